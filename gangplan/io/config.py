@@ -1,0 +1,105 @@
+"""KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1) -> SchedulerProfile.
+
+Defaults and merge rules follow ``pkg/scheduler/apis/config/v1/default_plugins.go`` and
+``defaults.go`` (v1.35): the profile starts from the default plugins; a plugin set's ``disabled``
+list removes defaults (``*`` removes all of that set); ``enabled`` adds plugins or overrides a
+default's weight. Only the first profile is read (gangplan simulates one scheduler).
+"""
+
+from __future__ import annotations
+
+from gangplan.io.fields import Ctx
+from gangplan.models.objects import (
+    DEFAULT_FILTER_PLUGINS,
+    DEFAULT_PLACEMENT_WEIGHTS,
+    DEFAULT_SCORE_WEIGHTS,
+    SchedulerProfile,
+    UtilizationShapePoint,
+)
+
+KNOWN_SCORE_PLUGINS = set(DEFAULT_SCORE_WEIGHTS)
+KNOWN_FILTER_PLUGINS = set(DEFAULT_FILTER_PLUGINS)
+
+
+def _apply_set(ctx: Ctx, plugins: dict, set_name: str, weights: dict[str, int], defaults: dict[str, int], field: str) -> None:
+    block = ctx.map(plugins.get(set_name), f"{field}.{set_name}")
+    for f, d in ctx.maps(block.get("disabled"), f"{field}.{set_name}.disabled"):
+        name = ctx.str(d.get("name"), f + ".name", required=True)
+        if name == "*":
+            for k in list(weights):
+                if k in defaults:
+                    del weights[k]
+        else:
+            weights.pop(name, None)
+    for f, e in ctx.maps(block.get("enabled"), f"{field}.{set_name}.enabled"):
+        name = ctx.str(e.get("name"), f + ".name", required=True)
+        w = ctx.int(e.get("weight"), f + ".weight", minimum=0)
+        weights[name] = w if w > 0 else defaults.get(name, 1)
+
+
+def parse_scheduler_config(ctx: Ctx, raw: dict) -> SchedulerProfile:
+    pct = ctx.int(raw.get("percentageOfNodesToScore"), "percentageOfNodesToScore", minimum=0)
+    if pct > 100:
+        raise ctx.fail("percentageOfNodesToScore", f"must be in 0..100, got {pct}")
+    profiles = ctx.maps(raw.get("profiles"), "profiles")
+    if not profiles:
+        return SchedulerProfile(percentage_of_nodes_to_score=pct, source=ctx.file)
+    pf, prof = profiles[0]
+    name = ctx.str(prof.get("schedulerName"), pf + ".schedulerName", default="default-scheduler") or "default-scheduler"
+    if prof.get("percentageOfNodesToScore") is not None:
+        pct = ctx.int(prof.get("percentageOfNodesToScore"), pf + ".percentageOfNodesToScore", minimum=0)
+    plugins = ctx.map(prof.get("plugins"), pf + ".plugins")
+    score = dict(DEFAULT_SCORE_WEIGHTS)
+    _apply_set(ctx, plugins, "multiPoint", score, DEFAULT_SCORE_WEIGHTS, pf + ".plugins")
+    _apply_set(ctx, plugins, "score", score, DEFAULT_SCORE_WEIGHTS, pf + ".plugins")
+    score = {k: v for k, v in score.items() if k in KNOWN_SCORE_PLUGINS}
+
+    filters = {k: 1 for k in DEFAULT_FILTER_PLUGINS}
+    _apply_set(ctx, plugins, "filter", filters, {k: 1 for k in DEFAULT_FILTER_PLUGINS}, pf + ".plugins")
+    # Disabling a plugin under multiPoint removes it from every extension point.
+    mp_disabled = {ctx.str(d.get("name"), f + ".name") for f, d in ctx.maps(ctx.map(plugins.get("multiPoint"), pf + ".plugins.multiPoint").get("disabled"), pf + ".plugins.multiPoint.disabled")}
+    filter_plugins = tuple(p for p in DEFAULT_FILTER_PLUGINS if p in filters and p not in mp_disabled and "*" not in mp_disabled)
+
+    placement = dict(DEFAULT_PLACEMENT_WEIGHTS)
+    _apply_set(ctx, plugins, "placementScore", placement, DEFAULT_PLACEMENT_WEIGHTS, pf + ".plugins")
+
+    strategy, fit_res, shape = "LeastAllocated", {"cpu": 1, "memory": 1}, ()
+    balanced = {"cpu": 1, "memory": 1}
+    for f, pc in ctx.maps(prof.get("pluginConfig"), pf + ".pluginConfig"):
+        pname = ctx.str(pc.get("name"), f + ".name", required=True)
+        args = ctx.map(pc.get("args"), f + ".args")
+        if pname == "NodeResourcesFit":
+            ss = ctx.map(args.get("scoringStrategy"), f + ".args.scoringStrategy")
+            if ss:
+                strategy = ctx.enum(ss.get("type"), f + ".args.scoringStrategy.type", ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"), default="LeastAllocated")
+                rs = ctx.maps(ss.get("resources"), f + ".args.scoringStrategy.resources")
+                if rs:
+                    fit_res = {ctx.str(r.get("name"), rf + ".name", required=True): ctx.int(r.get("weight"), rf + ".weight", default=1, minimum=1) for rf, r in rs}
+                if strategy == "RequestedToCapacityRatio":
+                    rtc = ctx.map(ss.get("requestedToCapacityRatio"), f + ".args.scoringStrategy.requestedToCapacityRatio", required=True)
+                    points = []
+                    for sf, p in ctx.maps(rtc.get("shape"), f + ".args.scoringStrategy.requestedToCapacityRatio.shape", required=True):
+                        u = ctx.int(p.get("utilization"), sf + ".utilization", minimum=0)
+                        s = ctx.int(p.get("score"), sf + ".score", minimum=0)
+                        if u > 100 or s > 10:
+                            raise ctx.fail(sf, "utilization must be 0..100 and score 0..10")
+                        points.append(UtilizationShapePoint(utilization=u, score=s))
+                    if any(points[i].utilization >= points[i + 1].utilization for i in range(len(points) - 1)):
+                        raise ctx.fail(f + ".args.scoringStrategy.requestedToCapacityRatio.shape", "utilization values must be strictly increasing")
+                    shape = tuple(points)
+        elif pname == "NodeResourcesBalancedAllocation":
+            rs = ctx.maps(args.get("resources"), f + ".args.resources")
+            if rs:
+                balanced = {ctx.str(r.get("name"), rf + ".name", required=True): ctx.int(r.get("weight"), rf + ".weight", default=1, minimum=1) for rf, r in rs}
+    return SchedulerProfile(
+        scheduler_name=name,
+        percentage_of_nodes_to_score=pct,
+        filter_plugins=filter_plugins,
+        score_weights=score,
+        fit_strategy=strategy,
+        fit_resources=fit_res,
+        balanced_resources=balanced,
+        requested_to_capacity_shape=shape,
+        placement_weights=placement,
+        source=ctx.file,
+    )

@@ -1,0 +1,511 @@
+"""Parse raw Kubernetes objects (dicts from YAML/JSON) into gangplan's normalised models.
+
+Each ``parse_*`` function takes the raw object and a :class:`Ctx` and either returns a model or
+raises :class:`SnapshotError` naming the field. Unknown fields are ignored, as the API server's
+clients do. Defaulting that the API server would have applied to a hand-written object (requests
+from limits, the default namespace, matchLabelKeys merged into the selector) is applied here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gangplan.io.fields import Ctx
+from gangplan.models.objects import (
+    CPU,
+    MEMORY,
+    Affinity,
+    CompositePodGroup,
+    HostPort,
+    LabelSelector,
+    Namespace,
+    Node,
+    NodeSelectorTerm,
+    Pod,
+    PodAffinityTerm,
+    PodDisruptionBudget,
+    PodGroup,
+    PreferredSchedulingTerm,
+    PriorityClass,
+    Requirement,
+    Taint,
+    Toleration,
+    TopologyLevels,
+    TopologySpreadConstraint,
+    WeightedPodAffinityTerm,
+    Workload,
+)
+
+DEFAULT_MILLI_CPU_REQUEST = 100  # pkg/scheduler/util/pod_resources.go (v1.35)
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+
+_NODE_OPS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+_LABEL_OPS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+# ---- selectors and affinity -------------------------------------------------------------------
+def _requirements(ctx: Ctx, raw: Any, field: str, ops: tuple[str, ...]) -> tuple[Requirement, ...]:
+    out = []
+    for f, r in ctx.maps(raw, field):
+        op = ctx.enum(r.get("operator"), f + ".operator", ops, default="")
+        values = ctx.str_list(r.get("values"), f + ".values")
+        if op in ("In", "NotIn") and not values:
+            raise ctx.fail(f + ".values", f"operator {op} needs at least one value")
+        if op in ("Gt", "Lt"):
+            if len(values) != 1:
+                raise ctx.fail(f + ".values", f"operator {op} needs exactly one value")
+            try:
+                int(values[0])
+            except ValueError:
+                raise ctx.fail(f + ".values", f"operator {op} needs an integer, got {values[0]!r}") from None
+        out.append(Requirement(key=ctx.str(r.get("key"), f + ".key", required=True), operator=op, values=values))
+    return tuple(out)
+
+
+def parse_label_selector(ctx: Ctx, raw: Any, field: str) -> LabelSelector | None:
+    if raw is None:
+        return None
+    m = ctx.map(raw, field)
+    return LabelSelector(
+        match_labels=ctx.str_map(m.get("matchLabels"), field + ".matchLabels"),
+        match_expressions=_requirements(ctx, m.get("matchExpressions"), field + ".matchExpressions", _LABEL_OPS),
+    )
+
+
+def _node_selector_term(ctx: Ctx, raw: dict, field: str) -> NodeSelectorTerm:
+    return NodeSelectorTerm(
+        match_expressions=_requirements(ctx, raw.get("matchExpressions"), field + ".matchExpressions", _NODE_OPS),
+        match_fields=_requirements(ctx, raw.get("matchFields"), field + ".matchFields", _NODE_OPS),
+    )
+
+
+def _pod_affinity_term(ctx: Ctx, raw: dict, field: str, pod_labels: dict[str, str]) -> PodAffinityTerm:
+    selector = parse_label_selector(ctx, raw.get("labelSelector"), field + ".labelSelector")
+    match_keys = ctx.str_list(raw.get("matchLabelKeys"), field + ".matchLabelKeys")
+    mismatch_keys = ctx.str_list(raw.get("mismatchLabelKeys"), field + ".mismatchLabelKeys")
+    if selector is not None and (match_keys or mismatch_keys):
+        # The API server merges these into the selector at creation (KEP-3633, v1.31+).
+        extra = [Requirement(key=k, operator="In", values=(pod_labels[k],)) for k in match_keys if k in pod_labels]
+        extra += [Requirement(key=k, operator="NotIn", values=(pod_labels[k],)) for k in mismatch_keys if k in pod_labels]
+        exprs = selector.match_expressions + tuple(e for e in extra if e not in selector.match_expressions)
+        selector = LabelSelector(match_labels=selector.match_labels, match_expressions=exprs)
+    return PodAffinityTerm(
+        label_selector=selector,
+        namespaces=ctx.str_list(raw.get("namespaces"), field + ".namespaces"),
+        namespace_selector=parse_label_selector(ctx, raw.get("namespaceSelector"), field + ".namespaceSelector"),
+        topology_key=ctx.str(raw.get("topologyKey"), field + ".topologyKey", required=True),
+    )
+
+
+def _weighted_terms(ctx: Ctx, raw: Any, field: str, labels: dict[str, str]) -> tuple[WeightedPodAffinityTerm, ...]:
+    out = []
+    for f, w in ctx.maps(raw, field):
+        out.append(
+            WeightedPodAffinityTerm(
+                weight=ctx.int(w.get("weight"), f + ".weight", required=True, minimum=1),
+                term=_pod_affinity_term(ctx, ctx.map(w.get("podAffinityTerm"), f + ".podAffinityTerm", required=True), f + ".podAffinityTerm", labels),
+            )
+        )
+    return tuple(out)
+
+
+def parse_affinity(ctx: Ctx, raw: Any, field: str, labels: dict[str, str]) -> Affinity:
+    a = ctx.map(raw, field)
+    if not a:
+        return Affinity()
+    na = ctx.map(a.get("nodeAffinity"), field + ".nodeAffinity")
+    pa = ctx.map(a.get("podAffinity"), field + ".podAffinity")
+    paa = ctx.map(a.get("podAntiAffinity"), field + ".podAntiAffinity")
+    node_required = None
+    req_raw = na.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if req_raw is not None:
+        f = field + ".nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+        req = ctx.map(req_raw, f)
+        node_required = tuple(
+            _node_selector_term(ctx, t, tf) for tf, t in ctx.maps(req.get("nodeSelectorTerms"), f + ".nodeSelectorTerms", required=True)
+        )
+    preferred = []
+    f = field + ".nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
+    for pf, p in ctx.maps(na.get("preferredDuringSchedulingIgnoredDuringExecution"), f):
+        preferred.append(
+            PreferredSchedulingTerm(
+                weight=ctx.int(p.get("weight"), pf + ".weight", required=True, minimum=0),
+                preference=_node_selector_term(ctx, ctx.map(p.get("preference"), pf + ".preference", required=True), pf + ".preference"),
+            )
+        )
+
+    def required_terms(block: dict, name: str) -> tuple[PodAffinityTerm, ...]:
+        f = f"{field}.{name}.requiredDuringSchedulingIgnoredDuringExecution"
+        return tuple(_pod_affinity_term(ctx, t, tf, labels) for tf, t in ctx.maps(block.get("requiredDuringSchedulingIgnoredDuringExecution"), f))
+
+    return Affinity(
+        node_required=node_required,
+        node_preferred=tuple(preferred),
+        pod_affinity_required=required_terms(pa, "podAffinity"),
+        pod_affinity_preferred=_weighted_terms(ctx, pa.get("preferredDuringSchedulingIgnoredDuringExecution"), field + ".podAffinity.preferredDuringSchedulingIgnoredDuringExecution", labels),
+        pod_anti_affinity_required=required_terms(paa, "podAntiAffinity"),
+        pod_anti_affinity_preferred=_weighted_terms(ctx, paa.get("preferredDuringSchedulingIgnoredDuringExecution"), field + ".podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution", labels),
+    )
+
+
+def _tolerations(ctx: Ctx, raw: Any, field: str) -> tuple[Toleration, ...]:
+    out = []
+    for f, t in ctx.maps(raw, field):
+        op = ctx.enum(t.get("operator"), f + ".operator", ("Exists", "Equal"), default="Equal")
+        effect = ctx.enum(t.get("effect"), f + ".effect", ("", "NoSchedule", "PreferNoSchedule", "NoExecute"), default="")
+        key = ctx.str(t.get("key"), f + ".key")
+        if op == "Equal" and key == "":
+            raise ctx.fail(f + ".key", "operator Equal needs a key")
+        out.append(Toleration(key=key, operator=op, value=ctx.str(t.get("value"), f + ".value"), effect=effect))
+    return tuple(out)
+
+
+# ---- metadata ---------------------------------------------------------------------------------
+def metadata(ctx: Ctx, raw: dict, *, namespaced: bool) -> tuple[str, str, dict]:
+    meta = ctx.map(raw.get("metadata"), "metadata", required=True)
+    name = ctx.str(meta.get("name"), "metadata.name", required=True)
+    ns = ctx.str(meta.get("namespace"), "metadata.namespace", default="default") if namespaced else ""
+    return ns or "default", name, meta
+
+
+# ---- Node -------------------------------------------------------------------------------------
+def parse_node(ctx: Ctx, raw: dict) -> Node:
+    _, name, meta = metadata(ctx, raw, namespaced=False)
+    spec = ctx.map(raw.get("spec"), "spec")
+    status = ctx.map(raw.get("status"), "status")
+    if status.get("allocatable") is not None:
+        alloc = ctx.resources(status.get("allocatable"), "status.allocatable")
+    elif status.get("capacity") is not None:
+        alloc = ctx.resources(status.get("capacity"), "status.capacity")
+    else:
+        raise ctx.fail("status.allocatable", "required field is missing (neither allocatable nor capacity is set)")
+    taints = []
+    for f, t in ctx.maps(spec.get("taints"), "spec.taints"):
+        taints.append(
+            Taint(
+                key=ctx.str(t.get("key"), f + ".key", required=True),
+                value=ctx.str(t.get("value"), f + ".value"),
+                effect=ctx.enum(t.get("effect"), f + ".effect", ("NoSchedule", "PreferNoSchedule", "NoExecute"), default=""),
+            )
+        )
+    images: dict[str, int] = {}
+    for f, im in ctx.maps(status.get("images"), "status.images"):
+        size = ctx.int(im.get("sizeBytes"), f + ".sizeBytes", minimum=0)
+        for n in ctx.str_list(im.get("names"), f + ".names"):
+            images[n] = size
+    return Node(
+        name=name,
+        labels=ctx.str_map(meta.get("labels"), "metadata.labels"),
+        annotations=ctx.str_map(meta.get("annotations"), "metadata.annotations"),
+        taints=tuple(taints),
+        unschedulable=ctx.bool(spec.get("unschedulable"), "spec.unschedulable"),
+        allocatable=alloc,
+        images=images,
+        source=ctx.file,
+    )
+
+
+# ---- Pod --------------------------------------------------------------------------------------
+def _add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, 0) + v
+    return out
+
+
+def _max(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = max(out.get(k, 0), v)
+    return out
+
+
+def _container_requests(ctx: Ctx, c: dict, f: str) -> dict[str, int]:
+    res = ctx.map(c.get("resources"), f + ".resources")
+    req = ctx.resources(res.get("requests"), f + ".resources.requests")
+    lim = ctx.resources(res.get("limits"), f + ".resources.limits")
+    for k, v in lim.items():  # API defaulting: a limit without a request sets the request
+        req.setdefault(k, v)
+    return req
+
+
+def _nonzero(req: dict[str, int]) -> dict[str, int]:
+    return {
+        CPU: req.get(CPU, DEFAULT_MILLI_CPU_REQUEST),
+        MEMORY: req.get(MEMORY, DEFAULT_MEMORY_REQUEST),
+    }
+
+
+def pod_requests(ctx: Ctx, spec: dict) -> tuple[dict[str, int], dict[str, int], tuple[HostPort, ...], tuple[str, ...]]:
+    """Effective and non-zero requests, host ports and images of a pod.
+
+    Mirrors ``resource.PodRequests`` (k8s.io/component-helpers/resource/helpers.go, v1.35):
+    containers are summed, restartable init containers (sidecars) add to the sum and to every later
+    init container, the result is the max of the sum and each init container, then overhead is added.
+    """
+    total: dict[str, int] = {}
+    total_nz: dict[str, int] = {}
+    ports: list[HostPort] = []
+    images: list[str] = []
+    for f, c in ctx.maps(spec.get("containers"), "spec.containers", required=True):
+        r = _container_requests(ctx, c, f)
+        total = _add(total, r)
+        total_nz = _add(total_nz, _nonzero(r))
+        if c.get("image") is not None:
+            images.append(ctx.str(c.get("image"), f + ".image"))
+        for pf, p in ctx.maps(c.get("ports"), f + ".ports"):
+            hp = ctx.int(p.get("hostPort"), pf + ".hostPort", minimum=0)
+            if hp > 0:
+                ports.append(
+                    HostPort(
+                        port=hp,
+                        protocol=ctx.str(p.get("protocol"), pf + ".protocol", default="TCP"),
+                        host_ip=ctx.str(p.get("hostIP"), pf + ".hostIP", default="0.0.0.0") or "0.0.0.0",
+                    )
+                )
+    init_max: dict[str, int] = {}
+    init_max_nz: dict[str, int] = {}
+    sidecars: dict[str, int] = {}
+    sidecars_nz: dict[str, int] = {}
+    for f, c in ctx.maps(spec.get("initContainers"), "spec.initContainers"):
+        r = _container_requests(ctx, c, f)
+        nz = _nonzero(r)
+        if ctx.str(c.get("restartPolicy"), f + ".restartPolicy") == "Always":
+            total, total_nz = _add(total, r), _add(total_nz, nz)
+            sidecars, sidecars_nz = _add(sidecars, r), _add(sidecars_nz, nz)
+            r, nz = dict(sidecars), dict(sidecars_nz)
+        else:
+            r, nz = _add(r, sidecars), _add(nz, sidecars_nz)
+        init_max, init_max_nz = _max(init_max, r), _max(init_max_nz, nz)
+    total, total_nz = _max(total, init_max), _max(total_nz, init_max_nz)
+    pod_level = ctx.map(spec.get("resources"), "spec.resources")
+    if pod_level:
+        plr = ctx.resources(pod_level.get("requests"), "spec.resources.requests")
+        for k in (CPU, MEMORY):
+            if k in plr:
+                total[k] = plr[k]
+                total_nz[k] = plr[k]
+    overhead = ctx.resources(spec.get("overhead"), "spec.overhead")
+    total, total_nz = _add(total, overhead), _add(total_nz, {k: v for k, v in overhead.items() if k in (CPU, MEMORY)})
+    return total, total_nz, tuple(ports), tuple(images)
+
+
+def parse_pod(ctx: Ctx, raw: dict) -> Pod:
+    ns, name, meta = metadata(ctx, raw, namespaced=True)
+    spec = ctx.map(raw.get("spec"), "spec", required=True)
+    status = ctx.map(raw.get("status"), "status")
+    labels = ctx.str_map(meta.get("labels"), "metadata.labels")
+    requests, nonzero, ports, images = pod_requests(ctx, spec)
+    spread = []
+    for f, t in ctx.maps(spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints"):
+        sel = parse_label_selector(ctx, t.get("labelSelector"), f + ".labelSelector")
+        match_keys = ctx.str_list(t.get("matchLabelKeys"), f + ".matchLabelKeys")
+        if sel is not None and match_keys:
+            extra = tuple(Requirement(key=k, operator="In", values=(labels[k],)) for k in match_keys if k in labels)
+            sel = LabelSelector(match_labels=sel.match_labels, match_expressions=sel.match_expressions + tuple(e for e in extra if e not in sel.match_expressions))
+        min_domains = t.get("minDomains")
+        spread.append(
+            TopologySpreadConstraint(
+                max_skew=ctx.int(t.get("maxSkew"), f + ".maxSkew", required=True, minimum=1),
+                topology_key=ctx.str(t.get("topologyKey"), f + ".topologyKey", required=True),
+                when_unsatisfiable=ctx.enum(t.get("whenUnsatisfiable"), f + ".whenUnsatisfiable", ("DoNotSchedule", "ScheduleAnyway"), default=""),
+                label_selector=sel,
+                min_domains=None if min_domains is None else ctx.int(min_domains, f + ".minDomains", minimum=1),
+                node_affinity_policy=ctx.enum(t.get("nodeAffinityPolicy"), f + ".nodeAffinityPolicy", ("Honor", "Ignore"), default="Honor"),
+                node_taints_policy=ctx.enum(t.get("nodeTaintsPolicy"), f + ".nodeTaintsPolicy", ("Honor", "Ignore"), default="Ignore"),
+            )
+        )
+    sg = ctx.map(spec.get("schedulingGroup"), "spec.schedulingGroup")
+    owners = ctx.maps(meta.get("ownerReferences"), "metadata.ownerReferences")
+    priority = spec.get("priority")
+    return Pod(
+        namespace=ns,
+        name=name,
+        uid=ctx.str(meta.get("uid"), "metadata.uid"),
+        labels=labels,
+        annotations=ctx.str_map(meta.get("annotations"), "metadata.annotations"),
+        creation_timestamp=ctx.str(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
+        node_name=ctx.opt_str(spec.get("nodeName"), "spec.nodeName") or None,
+        requests=requests,
+        nonzero_requests=nonzero,
+        node_selector=ctx.str_map(spec.get("nodeSelector"), "spec.nodeSelector"),
+        affinity=parse_affinity(ctx, spec.get("affinity"), "spec.affinity", labels),
+        tolerations=_tolerations(ctx, spec.get("tolerations"), "spec.tolerations"),
+        # Priority resolution from the class happens in the loader, which knows every PriorityClass.
+        priority=ctx.int(priority, "spec.priority") if priority is not None else 0,
+        priority_class_name=ctx.str(spec.get("priorityClassName"), "spec.priorityClassName"),
+        scheduler_name=ctx.str(spec.get("schedulerName"), "spec.schedulerName", default="default-scheduler") or "default-scheduler",
+        preemption_policy=ctx.enum(spec.get("preemptionPolicy"), "spec.preemptionPolicy", ("PreemptLowerPriority", "Never"), default="PreemptLowerPriority"),
+        host_ports=ports,
+        topology_spread=tuple(spread),
+        pod_group=ctx.opt_str(sg.get("podGroupName"), "spec.schedulingGroup.podGroupName") or None,
+        scheduling_gates=tuple(ctx.str(g.get("name"), f + ".name", required=True) for f, g in ctx.maps(spec.get("schedulingGates"), "spec.schedulingGates")),
+        phase=ctx.str(status.get("phase"), "status.phase", default="Pending") or "Pending",
+        start_time=ctx.opt_str(status.get("startTime"), "status.startTime"),
+        nominated_node_name=ctx.opt_str(status.get("nominatedNodeName"), "status.nominatedNodeName") or None,
+        terminating=meta.get("deletionTimestamp") is not None,
+        images=images,
+        owner_kind=ctx.str(owners[0][1].get("kind"), owners[0][0] + ".kind") if owners else None,
+        source=ctx.file,
+    )
+
+
+def pod_has_explicit_priority(raw: dict) -> bool:
+    spec = raw.get("spec")
+    return isinstance(spec, dict) and spec.get("priority") is not None
+
+
+# ---- PodGroup / CompositePodGroup / Workload --------------------------------------------------
+_DISRUPTION = {"single": "single", "all": "all", "Pod": "single", "PodGroup": "all", "Single": "single", "All": "all"}
+
+
+def _policy(ctx: Ctx, spec: dict, count_field: str) -> tuple[str, int]:
+    pol = ctx.map(spec.get("schedulingPolicy"), "spec.schedulingPolicy", required=True)
+    kinds = [k for k in ("basic", "gang") if k in pol]
+    if len(kinds) != 1:
+        raise ctx.fail("spec.schedulingPolicy", "must set exactly one of basic, gang")
+    if kinds[0] == "basic":
+        ctx.map(pol.get("basic"), "spec.schedulingPolicy.basic")
+        return "basic", 1
+    gang = ctx.map(pol.get("gang"), "spec.schedulingPolicy.gang", required=True)
+    return "gang", ctx.int(gang.get(count_field), f"spec.schedulingPolicy.gang.{count_field}", required=True, minimum=1)
+
+
+def _topology_key(ctx: Ctx, spec: dict) -> str | None:
+    sc = ctx.map(spec.get("schedulingConstraints"), "spec.schedulingConstraints")
+    topo = ctx.maps(sc.get("topology"), "spec.schedulingConstraints.topology")
+    if len(topo) > 1:
+        raise ctx.fail("spec.schedulingConstraints.topology", f"at most 1 entry is allowed, got {len(topo)}")
+    if not topo:
+        return None
+    f, t = topo[0]
+    return ctx.str(t.get("key"), f + ".key", required=True)
+
+
+def _disruption(ctx: Ctx, spec: dict, policy: str) -> str:
+    raw = ctx.str(spec.get("disruptionMode"), "spec.disruptionMode", default="single") or "single"
+    if raw not in _DISRUPTION:
+        raise ctx.fail("spec.disruptionMode", f"must be one of single, all; got {raw!r}")
+    mode = _DISRUPTION[raw]
+    if mode == "all" and policy == "basic":
+        raise ctx.fail("spec.disruptionMode", "disruptionMode all is not allowed with the basic policy")
+    return mode
+
+
+def _workload_ref(ctx: Ctx, spec: dict) -> str | None:
+    ref = ctx.map(spec.get("workloadRef") or spec.get("podGroupTemplateRef"), "spec.workloadRef")
+    name = ref.get("workloadName") or ref.get("workload")
+    return ctx.str(name, "spec.workloadRef.workloadName") if name is not None else None
+
+
+def parse_pod_group(ctx: Ctx, raw: dict) -> PodGroup:
+    ns, name, meta = metadata(ctx, raw, namespaced=True)
+    spec = ctx.map(raw.get("spec"), "spec", required=True)
+    policy, count = _policy(ctx, spec, "minCount")
+    pp = spec.get("preemptionPolicy")
+    return PodGroup(
+        namespace=ns,
+        name=name,
+        uid=ctx.str(meta.get("uid"), "metadata.uid"),
+        policy=policy,
+        min_count=count,
+        disruption_mode=_disruption(ctx, spec, policy),
+        priority=ctx.int(spec.get("priority"), "spec.priority"),
+        priority_class_name=ctx.str(spec.get("priorityClassName"), "spec.priorityClassName"),
+        preemption_policy=None if pp is None else ctx.enum(pp, "spec.preemptionPolicy", ("PreemptLowerPriority", "Never"), default=""),
+        topology_key=_topology_key(ctx, spec),
+        parent=ctx.opt_str(spec.get("parentCompositePodGroupName"), "spec.parentCompositePodGroupName") or None,
+        workload_ref=_workload_ref(ctx, spec),
+        creation_timestamp=ctx.str(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
+        annotations=ctx.str_map(meta.get("annotations"), "metadata.annotations"),
+        source=ctx.file,
+    )
+
+
+def parse_composite_pod_group(ctx: Ctx, raw: dict) -> CompositePodGroup:
+    ns, name, meta = metadata(ctx, raw, namespaced=True)
+    spec = ctx.map(raw.get("spec"), "spec", required=True)
+    policy, count = _policy(ctx, spec, "minGroupCount")
+    return CompositePodGroup(
+        namespace=ns,
+        name=name,
+        uid=ctx.str(meta.get("uid"), "metadata.uid"),
+        policy=policy,
+        min_group_count=count,
+        disruption_mode=_disruption(ctx, spec, policy),
+        priority=ctx.int(spec.get("priority"), "spec.priority"),
+        priority_class_name=ctx.str(spec.get("priorityClassName"), "spec.priorityClassName"),
+        topology_key=_topology_key(ctx, spec),
+        parent=ctx.opt_str(spec.get("parentCompositePodGroupName"), "spec.parentCompositePodGroupName") or None,
+        workload_ref=_workload_ref(ctx, spec),
+        creation_timestamp=ctx.str(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
+        source=ctx.file,
+    )
+
+
+def parse_workload(ctx: Ctx, raw: dict) -> Workload:
+    ns, name, _ = metadata(ctx, raw, namespaced=True)
+    spec = ctx.map(raw.get("spec"), "spec")
+    pgt = tuple(ctx.str(t.get("name"), f + ".name") for f, t in ctx.maps(spec.get("podGroupTemplates"), "spec.podGroupTemplates"))
+    cpgt = tuple(ctx.str(t.get("name"), f + ".name") for f, t in ctx.maps(spec.get("compositePodGroupTemplates"), "spec.compositePodGroupTemplates"))
+    return Workload(namespace=ns, name=name, pod_group_templates=pgt, composite_pod_group_templates=cpgt, source=ctx.file)
+
+
+# ---- cluster-wide kinds -----------------------------------------------------------------------
+def parse_priority_class(ctx: Ctx, raw: dict) -> PriorityClass:
+    _, name, _ = metadata(ctx, raw, namespaced=False)
+    return PriorityClass(
+        name=name,
+        value=ctx.int(raw.get("value"), "value", required=True),
+        global_default=ctx.bool(raw.get("globalDefault"), "globalDefault"),
+        preemption_policy=ctx.enum(raw.get("preemptionPolicy"), "preemptionPolicy", ("PreemptLowerPriority", "Never"), default="PreemptLowerPriority"),
+        source=ctx.file,
+    )
+
+
+def parse_pdb(ctx: Ctx, raw: dict) -> tuple[PodDisruptionBudget, bool]:
+    """The PDB, and whether ``status.disruptionsAllowed`` was given (else the loader computes it)."""
+    ns, name, _ = metadata(ctx, raw, namespaced=True)
+    spec = ctx.map(raw.get("spec"), "spec", required=True)
+    status = ctx.map(raw.get("status"), "status")
+    has_status = status.get("disruptionsAllowed") is not None
+    mina = spec.get("minAvailable")
+    maxu = spec.get("maxUnavailable")
+    if mina is not None and maxu is not None:
+        raise ctx.fail("spec.minAvailable", "minAvailable and maxUnavailable are mutually exclusive")
+    for f, v in (("spec.minAvailable", mina), ("spec.maxUnavailable", maxu)):
+        if v is not None:
+            s = ctx.str(v, f)
+            if not (s.rstrip("%").isdigit()):
+                raise ctx.fail(f, f"expected a non-negative integer or percentage, got {s!r}")
+    return (
+        PodDisruptionBudget(
+            namespace=ns,
+            name=name,
+            selector=parse_label_selector(ctx, spec.get("selector"), "spec.selector"),
+            min_available=None if mina is None else str(mina),
+            max_unavailable=None if maxu is None else str(maxu),
+            disruptions_allowed=ctx.int(status.get("disruptionsAllowed"), "status.disruptionsAllowed", minimum=0),
+            disrupted_pods=tuple(ctx.map(status.get("disruptedPods"), "status.disruptedPods").keys()),
+            source=ctx.file,
+        ),
+        has_status,
+    )
+
+
+def parse_namespace(ctx: Ctx, raw: dict) -> Namespace:
+    _, name, meta = metadata(ctx, raw, namespaced=False)
+    return Namespace(name=name, labels=ctx.str_map(meta.get("labels"), "metadata.labels"))
+
+
+def parse_topology(ctx: Ctx, raw: dict) -> TopologyLevels:
+    _, name, _ = metadata(ctx, raw, namespaced=False)
+    spec = ctx.map(raw.get("spec"), "spec", required=True)
+    levels = tuple(
+        ctx.str(lv.get("nodeLabel"), f + ".nodeLabel", required=True) for f, lv in ctx.maps(spec.get("levels"), "spec.levels", required=True)
+    )
+    if not levels:
+        raise ctx.fail("spec.levels", "at least one level is required")
+    if len(set(levels)) != len(levels):
+        raise ctx.fail("spec.levels", "node labels must be unique")
+    return TopologyLevels(name=name, levels=levels, source=ctx.file)

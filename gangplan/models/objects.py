@@ -1,0 +1,306 @@
+"""The Kubernetes objects gangplan reads, reduced to the fields placement depends on.
+
+These are *normalised* views built by :mod:`gangplan.io.loader`: quantities are already scheduler
+integers (cpu in millicores, memory and storage in bytes), a pod's request is already the effective
+request (max of containers and init containers, plus overhead), priorities are already resolved from
+PriorityClasses. Field names follow the Kubernetes API in snake_case.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Resources = dict[str, int]
+"""Resource name -> scheduler integer (cpu in millicores, memory/ephemeral-storage in bytes)."""
+
+CPU, MEMORY, PODS, EPHEMERAL = "cpu", "memory", "pods", "ephemeral-storage"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Taint(_Frozen):
+    key: str
+    value: str = ""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+    def display(self) -> str:
+        """The taint as upstream prints it in FitError messages: ``{key: value}``."""
+        return f"{{{self.key}: {self.value}}}"
+
+
+class Toleration(_Frozen):
+    key: str = ""
+    operator: Literal["Exists", "Equal"] = "Equal"
+    value: str = ""
+    effect: str = ""  # "" tolerates every effect
+
+
+class Requirement(_Frozen):
+    """A NodeSelectorRequirement or LabelSelectorRequirement."""
+
+    key: str
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
+    values: tuple[str, ...] = ()
+
+
+class NodeSelectorTerm(_Frozen):
+    match_expressions: tuple[Requirement, ...] = ()
+    match_fields: tuple[Requirement, ...] = ()
+
+
+class PreferredSchedulingTerm(_Frozen):
+    weight: int
+    preference: NodeSelectorTerm
+
+
+class LabelSelector(_Frozen):
+    """A metav1.LabelSelector. ``None`` where a selector is optional means "matches nothing"."""
+
+    match_labels: dict[str, str] = Field(default_factory=dict)
+    match_expressions: tuple[Requirement, ...] = ()
+
+
+class PodAffinityTerm(_Frozen):
+    label_selector: LabelSelector | None = None
+    namespaces: tuple[str, ...] = ()
+    namespace_selector: LabelSelector | None = None
+    topology_key: str
+
+
+class WeightedPodAffinityTerm(_Frozen):
+    weight: int
+    term: PodAffinityTerm
+
+
+class Affinity(_Frozen):
+    node_required: tuple[NodeSelectorTerm, ...] | None = None  # None: no required node affinity
+    node_preferred: tuple[PreferredSchedulingTerm, ...] = ()
+    pod_affinity_required: tuple[PodAffinityTerm, ...] = ()
+    pod_affinity_preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+    pod_anti_affinity_required: tuple[PodAffinityTerm, ...] = ()
+    pod_anti_affinity_preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+
+    @property
+    def has_pod_terms(self) -> bool:
+        return bool(
+            self.pod_affinity_required
+            or self.pod_affinity_preferred
+            or self.pod_anti_affinity_required
+            or self.pod_anti_affinity_preferred
+        )
+
+
+class TopologySpreadConstraint(_Frozen):
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"]
+    label_selector: LabelSelector | None = None
+    min_domains: int | None = None
+    node_affinity_policy: Literal["Honor", "Ignore"] = "Honor"
+    node_taints_policy: Literal["Honor", "Ignore"] = "Ignore"
+
+
+class HostPort(_Frozen):
+    port: int
+    protocol: str = "TCP"
+    host_ip: str = "0.0.0.0"
+
+
+class Node(_Frozen):
+    name: str
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    allocatable: Resources = Field(default_factory=dict)
+    images: dict[str, int] = Field(default_factory=dict)  # image name -> size in bytes
+    source: str = ""
+
+
+class Pod(_Frozen):
+    namespace: str
+    name: str
+    uid: str = ""
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    creation_timestamp: str = ""
+    node_name: str | None = None
+    requests: Resources = Field(default_factory=dict)
+    """Effective request used by Filter (NodeResourcesFit) and the capacity rule."""
+    nonzero_requests: Resources = Field(default_factory=dict)
+    """cpu/memory with upstream's non-zero defaults (100m, 200Mi) per container, used by scoring."""
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    affinity: Affinity = Field(default_factory=Affinity)
+    tolerations: tuple[Toleration, ...] = ()
+    priority: int = 0
+    priority_class_name: str = ""
+    scheduler_name: str = "default-scheduler"
+    preemption_policy: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
+    host_ports: tuple[HostPort, ...] = ()
+    topology_spread: tuple[TopologySpreadConstraint, ...] = ()
+    pod_group: str | None = None  # PodGroup name in the pod's namespace
+    scheduling_gates: tuple[str, ...] = ()
+    phase: str = "Pending"
+    start_time: str | None = None
+    nominated_node_name: str | None = None
+    terminating: bool = False
+    images: tuple[str, ...] = ()
+    owner_kind: str | None = None
+    source: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def group_key(self) -> str | None:
+        return f"{self.namespace}/{self.pod_group}" if self.pod_group else None
+
+    @property
+    def bound(self) -> bool:
+        return self.node_name is not None
+
+
+class PodGroup(_Frozen):
+    namespace: str
+    name: str
+    uid: str = ""
+    policy: Literal["basic", "gang"] = "basic"
+    min_count: int = 1
+    """Gang minCount; 1 for basic groups (upstream's PlacementFeasible uses M = 1)."""
+    disruption_mode: Literal["single", "all"] = "single"
+    priority: int = 0
+    priority_class_name: str = ""
+    preemption_policy: Literal["PreemptLowerPriority", "Never"] | None = None
+    topology_key: str | None = None
+    parent: str | None = None  # CompositePodGroup name in the same namespace
+    workload_ref: str | None = None
+    creation_timestamp: str = ""
+    annotations: dict[str, str] = Field(default_factory=dict)
+    source: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class CompositePodGroup(_Frozen):
+    namespace: str
+    name: str
+    uid: str = ""
+    policy: Literal["basic", "gang"] = "basic"
+    min_group_count: int = 1
+    disruption_mode: Literal["single", "all"] = "single"
+    priority: int = 0
+    priority_class_name: str = ""
+    topology_key: str | None = None
+    parent: str | None = None
+    workload_ref: str | None = None
+    creation_timestamp: str = ""
+    source: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class Workload(_Frozen):
+    namespace: str
+    name: str
+    pod_group_templates: tuple[str, ...] = ()
+    composite_pod_group_templates: tuple[str, ...] = ()
+    source: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class PriorityClass(_Frozen):
+    name: str
+    value: int
+    global_default: bool = False
+    preemption_policy: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
+    source: str = ""
+
+
+class PodDisruptionBudget(_Frozen):
+    namespace: str
+    name: str
+    selector: LabelSelector | None = None
+    min_available: str | None = None
+    max_unavailable: str | None = None
+    disruptions_allowed: int = 0
+    disrupted_pods: tuple[str, ...] = ()
+    source: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+class Namespace(_Frozen):
+    name: str
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class TopologyLevels(_Frozen):
+    """A Kueue ``Topology``: node label keys ordered from the coarsest level to the finest."""
+
+    name: str
+    levels: tuple[str, ...]
+    source: str = ""
+
+
+FitStrategy = Literal["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"]
+
+
+class UtilizationShapePoint(_Frozen):
+    utilization: int
+    score: int
+
+
+DEFAULT_SCORE_WEIGHTS: dict[str, int] = {
+    "TaintToleration": 3,
+    "NodeAffinity": 2,
+    "PodTopologySpread": 2,
+    "InterPodAffinity": 2,
+    "NodeResourcesFit": 1,
+    "NodeResourcesBalancedAllocation": 1,
+    "ImageLocality": 1,
+}
+"""Score weights of the default profile (``pkg/scheduler/apis/config/v1/default_plugins.go``)."""
+
+DEFAULT_FILTER_PLUGINS: tuple[str, ...] = (
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+    "PodTopologySpread",
+    "InterPodAffinity",
+)
+
+DEFAULT_PLACEMENT_WEIGHTS: dict[str, int] = {"NodeResourcesFit": 1, "PodGroupPodsCount": 1}
+
+
+class SchedulerProfile(_Frozen):
+    """The first profile of a KubeSchedulerConfiguration, or upstream's defaults."""
+
+    scheduler_name: str = "default-scheduler"
+    percentage_of_nodes_to_score: int = 0  # 0 = adaptive
+    filter_plugins: tuple[str, ...] = DEFAULT_FILTER_PLUGINS
+    score_weights: dict[str, int] = Field(default_factory=lambda: dict(DEFAULT_SCORE_WEIGHTS))
+    fit_strategy: FitStrategy = "LeastAllocated"
+    fit_resources: dict[str, int] = Field(default_factory=lambda: {CPU: 1, MEMORY: 1})
+    balanced_resources: dict[str, int] = Field(default_factory=lambda: {CPU: 1, MEMORY: 1})
+    requested_to_capacity_shape: tuple[UtilizationShapePoint, ...] = ()
+    placement_weights: dict[str, int] = Field(
+        default_factory=lambda: dict(DEFAULT_PLACEMENT_WEIGHTS)
+    )
+    source: str = "defaults"

@@ -1,0 +1,116 @@
+"""Kubernetes resource quantities, parsed exactly.
+
+Mirrors the grammar of ``k8s.io/apimachinery/pkg/api/resource/quantity.go`` (v0.35)::
+
+    <quantity>        ::= <signedNumber><suffix>
+    <suffix>          ::= <binarySI> | <decimalExponent> | <decimalSI>
+    <binarySI>        ::= Ki | Mi | Gi | Ti | Pi | Ei
+    <decimalSI>       ::= m | "" | k | M | G | T | P | E
+    <decimalExponent> ::= "e" <signedNumber> | "E" <signedNumber>
+
+Values are kept as :class:`fractions.Fraction`, so nothing is lost to floating point. Conversion to
+the integers the scheduler works with rounds *up*, as ``Quantity.Value()`` and
+``Quantity.MilliValue()`` do: cpu becomes millicores, everything else whole units (bytes, GPUs).
+
+>>> parse_quantity("100m")
+Fraction(1, 10)
+>>> to_scheduler_int("cpu", "1.5"), to_scheduler_int("memory", "2Gi")
+(1500, 2147483648)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from fractions import Fraction
+
+__all__ = ["QuantityError", "parse_quantity", "to_scheduler_int", "format_quantity"]
+
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_DECIMAL = {
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 1000),
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+}
+# A number: optional sign, then digits with an optional fraction, or a bare fraction (".5").
+_NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+_QUANTITY_RE = re.compile(
+    rf"^(?P<num>{_NUMBER})(?:(?P<exp>[eE][+-]?[0-9]+)|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$"
+)
+
+
+class QuantityError(ValueError):
+    """A string or number that is not a valid Kubernetes quantity."""
+
+
+def parse_quantity(value: str | int | float) -> Fraction:
+    """Parse a quantity into an exact fraction of base units.
+
+    Integers and floats (as YAML gives them for ``cpu: 2`` or ``cpu: 0.5``) are accepted; a float is
+    read through its shortest decimal representation, as YAML wrote it.
+
+    >>> parse_quantity("1e3"), parse_quantity("500M"), parse_quantity(0.1)
+    (Fraction(1000, 1), Fraction(500000000, 1), Fraction(1, 10))
+    """
+    if isinstance(value, bool):
+        raise QuantityError(f"expected a quantity, got boolean {value!r}")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise QuantityError(f"quantity {value!r} is not finite")
+        return Fraction(repr(value))
+    if not isinstance(value, str):
+        raise QuantityError(f"expected a quantity string or number, got {type(value).__name__}")
+    text = value.strip()
+    m = _QUANTITY_RE.match(text)
+    if not m:
+        raise QuantityError(f"unable to parse quantity {value!r}")
+    number = Fraction(m.group("num"))
+    if m.group("exp"):
+        exponent = int(m.group("exp")[1:])
+        if abs(exponent) > 64:
+            raise QuantityError(f"quantity {value!r} has an out-of-range exponent")
+        return number * Fraction(10) ** exponent
+    suffix = m.group("suffix") or ""
+    if suffix in _BINARY:
+        return number * _BINARY[suffix]
+    return number * _DECIMAL[suffix]
+
+
+def to_scheduler_int(resource: str, value: str | int | float) -> int:
+    """The integer kube-scheduler uses for ``resource``: millicores for cpu, units otherwise.
+
+    Rounds up like ``Quantity.MilliValue()`` / ``Quantity.Value()``. Negative values raise.
+
+    >>> to_scheduler_int("cpu", "100m"), to_scheduler_int("memory", "500M"), to_scheduler_int("cpu", "0.0001")
+    (100, 500000000, 1)
+    """
+    q = parse_quantity(value)
+    if q < 0:
+        raise QuantityError(f"quantity {value!r} is negative")
+    if resource == "cpu":
+        q = q * 1000
+    return math.ceil(q)
+
+
+def format_quantity(resource: str, amount: int) -> str:
+    """Render a scheduler integer back as a short, exact Kubernetes quantity string.
+
+    >>> format_quantity("cpu", 1500), format_quantity("memory", 2 * 2**30), format_quantity("nvidia.com/gpu", 8)
+    ('1500m', '2Gi', '8')
+    """
+    if resource == "cpu":
+        return f"{amount // 1000}" if amount % 1000 == 0 else f"{amount}m"
+    if amount > 0:
+        for suffix in ("Ei", "Pi", "Ti", "Gi", "Mi", "Ki"):
+            if amount % _BINARY[suffix] == 0:
+                return f"{amount // _BINARY[suffix]}{suffix}"
+    return str(amount)

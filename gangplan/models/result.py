@@ -1,0 +1,100 @@
+"""The engine-neutral Result: what both engines write and everything downstream reads.
+
+Its JSON (camelCase keys) is a public interface. Keys are only ever added, never renamed. See the
+README's "Result JSON" section; ``gangplan schema result`` prints the JSON Schema.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+RESULT_SCHEMA_VERSION = 1
+
+
+class Status(str, Enum):
+    HEURISTIC = "HEURISTIC"  # greedy: a placement with no optimality claim
+    OPTIMAL = "OPTIMAL"  # exact: proven optimal
+    FEASIBLE = "FEASIBLE"  # exact: a solution, not proven optimal (see bound / gap)
+    INFEASIBLE = "INFEASIBLE"  # exact: the model has no solution (should not happen: placing nothing is valid)
+    UNKNOWN = "UNKNOWN"  # exact: no solution found within the limits
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
+    )
+
+
+class PodOutcome(_Model):
+    """Where one pending pod goes. ``node`` is None when it is not placed; ``reason`` says why."""
+
+    node: str | None = None
+    reason: str | None = None
+    nominated: bool = False
+    """True when the node is a nomination that waits for victims to leave (preemption)."""
+
+
+class GroupOutcome(_Model):
+    """The outcome of one PodGroup that had pending pods."""
+
+    admitted: bool
+    placed: int
+    """The group's pods on nodes after the run, already bound ones included."""
+    min_count: int
+    pending: int = 0
+    """How many of its pods were pending before the run (gated ones included)."""
+    priority: int = 0
+    domain: str | None = None
+    """The topology domain the group was placed in (``key=value``), when it has a constraint."""
+    reason: str | None = None
+
+
+class Result(_Model):
+    """One engine run on one snapshot."""
+
+    schema_version: int = RESULT_SCHEMA_VERSION
+    engine: str
+    status: Status
+    snapshot: str | None = None
+    pods: dict[str, PodOutcome] = Field(default_factory=dict)
+    """Every pending pod of the snapshot, keyed ``namespace/name``."""
+    groups: dict[str, GroupOutcome] = Field(default_factory=dict)
+    """Every PodGroup with at least one pending pod, keyed ``namespace/name``."""
+    victims: list[str] = Field(default_factory=list)
+    objective: dict[str, float] = Field(default_factory=dict)
+    """Objective value per lexicographic tier, highest tier first (insertion order)."""
+    bound: dict[str, float] = Field(default_factory=dict)
+    """Best proven bound per tier (exact engine); empty for greedy."""
+    gap: float | None = None
+    """Relative gap of the first tier not proven optimal; 0.0 when optimal, None for greedy."""
+    wall_seconds: float = 0.0
+    params: dict[str, Any] = Field(default_factory=dict)
+    trace: dict[str, Any] = Field(default_factory=dict)
+
+    # ---- convenience -----------------------------------------------------------------------
+    def placements(self) -> dict[str, str]:
+        """Pod key -> node for every placed pending pod."""
+        return {k: o.node for k, o in self.pods.items() if o.node is not None}
+
+    def admitted_groups(self) -> list[str]:
+        return sorted(k for k, g in self.groups.items() if g.admitted)
+
+    def to_json(self, *, indent: int | None = 2, with_trace: bool = True) -> str:
+        data = self.model_dump(mode="json", by_alias=True)
+        if not with_trace:
+            data["trace"] = {}
+        return json.dumps(data, indent=indent, sort_keys=False) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> Result:
+        return cls.model_validate_json(text)
+
+
+def result_json_schema() -> dict[str, Any]:
+    """The JSON Schema of the Result, generated from the model."""
+    return Result.model_json_schema(by_alias=True, mode="serialization")

@@ -1,0 +1,75 @@
+"""Label selectors and node selectors.
+
+Semantics of ``k8s.io/apimachinery/pkg/labels/selector.go`` and
+``k8s.io/component-helpers/scheduling/corev1/nodeaffinity/nodeaffinity.go`` (v1.35):
+a ``None`` selector matches nothing, an empty one everything; ``NotIn`` and ``DoesNotExist``
+match a missing label; ``Gt``/``Lt`` compare integers and never match a non-integer label;
+an empty NodeSelectorTerm matches no node; terms are ORed, requirements inside a term ANDed.
+"""
+
+from __future__ import annotations
+
+from gangplan.models.objects import LabelSelector, Node, NodeSelectorTerm, Pod, Requirement
+
+
+def requirement_matches(req: Requirement, labels: dict[str, str]) -> bool:
+    """One selector requirement against a label set.
+
+    >>> requirement_matches(Requirement(key="gpu", operator="Gt", values=("4",)), {"gpu": "8"})
+    True
+    >>> requirement_matches(Requirement(key="zone", operator="NotIn", values=("a",)), {})
+    True
+    """
+    op = req.operator
+    has = req.key in labels
+    if op == "In":
+        return has and labels[req.key] in req.values
+    if op == "NotIn":
+        return not has or labels[req.key] not in req.values
+    if op == "Exists":
+        return has
+    if op == "DoesNotExist":
+        return not has
+    if not has:
+        return False
+    try:
+        value, bound = int(labels[req.key]), int(req.values[0])
+    except (ValueError, IndexError):
+        return False
+    return value > bound if op == "Gt" else value < bound
+
+
+def selector_matches(selector: LabelSelector | None, labels: dict[str, str]) -> bool:
+    """A metav1.LabelSelector. ``None`` matches nothing; ``LabelSelector()`` matches everything."""
+    if selector is None:
+        return False
+    for k, v in selector.match_labels.items():
+        if labels.get(k) != v:
+            return False
+    return all(requirement_matches(r, labels) for r in selector.match_expressions)
+
+
+def node_selector_term_matches(term: NodeSelectorTerm, node: Node) -> bool:
+    if not term.match_expressions and not term.match_fields:
+        return False
+    if not all(requirement_matches(r, node.labels) for r in term.match_expressions):
+        return False
+    fields = {"metadata.name": node.name}
+    for r in term.match_fields:
+        if r.key != "metadata.name" or not requirement_matches(r, fields):
+            return False
+    return True
+
+
+def node_matches_terms(terms: tuple[NodeSelectorTerm, ...], node: Node) -> bool:
+    """Required node affinity: any term matches."""
+    return any(node_selector_term_matches(t, node) for t in terms)
+
+
+def node_matches_pod_selector(pod: Pod, node: Node) -> bool:
+    """``spec.nodeSelector`` and required node affinity together (NodeAffinity Filter)."""
+    for k, v in pod.node_selector.items():
+        if node.labels.get(k) != v:
+            return False
+    req = pod.affinity.node_required
+    return req is None or node_matches_terms(req, node)

@@ -1,0 +1,196 @@
+"""Build a Result from placements, the same way for every engine.
+
+Both engines decide *where pods go* (and which pods are evicted); everything derived from that (the
+per-group outcome, the placed counts, the domain, the shared objective tiers) is computed here, so
+the two engines cannot disagree on bookkeeping.
+
+Objective tiers, highest first (``Result.objective`` keeps this order):
+
+``admitted[p=<priority>]``  entities admitted at each priority, highest priority first. An entity is
+                            a root group (a PodGroup without parent, or a root CompositePodGroup) or a
+                            single pod without a group. A higher priority always dominates a lower one.
+``placed``                  pending pods placed (extra pods past minCount included)
+
+Engines may append lower tiers of their own (the exact engine's tie-break), which :func:`compare`
+ignores unless both results carry them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from gangplan.models.cluster import Cluster
+from gangplan.models.result import GroupOutcome, PodOutcome, Result, Status
+
+ADMITTED_PREFIX = "admitted[p="
+PLACED = "placed"
+
+
+def entity_of(cluster: Cluster, pod_key: str) -> str:
+    """The queue entity a pending pod belongs to: its root group's key, or ``pod:<key>``."""
+    p = cluster.pod_by_key[pod_key]
+    if p.group_key is None or p.group_key not in cluster.pod_groups:
+        return f"pod:{pod_key}"
+    return cluster.root_of(p.group_key)
+
+
+def entity_priority(cluster: Cluster, entity: str) -> int:
+    if entity.startswith("pod:"):
+        return cluster.pod_by_key[entity[4:]].priority
+    g = cluster.pod_groups.get(entity) or cluster.composite_pod_groups.get(entity)
+    return g.priority if g is not None else 0
+
+
+def group_placed_counts(cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()) -> tuple[dict[str, int], dict[str, int]]:
+    """PodGroup key -> pods on nodes after the run, and -> pods newly placed."""
+    gone = set(victims)
+    placed: dict[str, int] = defaultdict(int)
+    newly: dict[str, int] = defaultdict(int)
+    for p in cluster.bound_pods:
+        if p.group_key and p.key not in gone:
+            placed[p.group_key] += 1
+    for key in placements:
+        g = cluster.pod_by_key[key].group_key
+        if g:
+            placed[g] += 1
+            newly[g] += 1
+    return placed, newly
+
+
+def admitted_entities(cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()) -> set[str]:
+    """Entities with at least one newly placed pod whose group rules hold (root Success)."""
+    placed, _ = group_placed_counts(cluster, placements, victims)
+    out = set()
+    for key in placements:
+        ent = entity_of(cluster, key)
+        if ent.startswith("pod:"):
+            out.add(ent)
+        elif _satisfied(cluster, ent, placed):
+            out.add(ent)
+    return out
+
+
+def _satisfied(cluster: Cluster, key: str, placed: Mapping[str, int]) -> bool:
+    if key in cluster.pod_groups:
+        return placed.get(key, 0) >= cluster.group_min_count(key)
+    cg = cluster.composite_pod_groups[key]
+    need = cg.min_group_count if cg.policy == "gang" else 1
+    kids = cluster.composite_children.get(key, ())
+    return sum(1 for k in kids if _satisfied(cluster, k, placed)) >= need
+
+
+def objective(cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()) -> dict[str, float]:
+    """The shared objective tiers (see the module docstring)."""
+    victims = list(victims)
+    prios = sorted({entity_priority(cluster, entity_of(cluster, p.key)) for p in cluster.pending_pods}, reverse=True)
+    counts: dict[int, int] = {pr: 0 for pr in prios}
+    for ent in admitted_entities(cluster, placements, victims):
+        counts[entity_priority(cluster, ent)] += 1
+    out: dict[str, float] = {f"{ADMITTED_PREFIX}{pr}]": float(counts[pr]) for pr in prios}
+    out[PLACED] = float(len(placements))
+    return out
+
+
+def compare(a: Mapping[str, float], b: Mapping[str, float]) -> int:
+    """Lexicographic comparison of two objectives over the tiers both carry: -1, 0 or 1."""
+    keys = [k for k in a if k in b]
+    for k in keys:
+        if a[k] != b[k]:
+            return 1 if a[k] > b[k] else -1
+    return 0
+
+
+def _domain(cluster: Cluster, topology_key: str | None, nodes: Iterable[str]) -> str | None:
+    if not topology_key:
+        return None
+    by_name = {n.name: n for n in cluster.nodes}
+    values = sorted({by_name[n].labels.get(topology_key, "") for n in nodes})
+    if len(values) != 1 or values[0] == "":
+        return None
+    return f"{topology_key}={values[0]}"
+
+
+def build_result(
+    cluster: Cluster,
+    *,
+    engine: str,
+    status: Status,
+    placements: Mapping[str, str],
+    pod_reasons: Mapping[str, str] | None = None,
+    group_reasons: Mapping[str, str] | None = None,
+    victims: Iterable[str] = (),
+    nominated: Iterable[str] = (),
+    extra_objective: Mapping[str, float] | None = None,
+    bound: Mapping[str, float] | None = None,
+    gap: float | None = None,
+    wall_seconds: float = 0.0,
+    params: Mapping[str, Any] | None = None,
+    trace: Mapping[str, Any] | None = None,
+    snapshot: str | None = None,
+) -> Result:
+    """Assemble a Result. ``placements`` maps pending pod keys to nodes (nominations included)."""
+    pod_reasons = pod_reasons or {}
+    group_reasons = group_reasons or {}
+    victims = sorted(set(victims))
+    nominated = set(nominated)
+    pods: dict[str, PodOutcome] = {}
+    for p in cluster.pending_pods:
+        node = placements.get(p.key)
+        if node is not None:
+            pods[p.key] = PodOutcome(node=node, reason=None, nominated=p.key in nominated)
+        else:
+            reason = pod_reasons.get(p.key) or (f"gated: {cluster.gated[p.key]}" if p.key in cluster.gated else "not placed")
+            pods[p.key] = PodOutcome(node=None, reason=reason)
+    placed, newly = group_placed_counts(cluster, placements, victims)
+    admitted = admitted_entities(cluster, placements, victims)
+    groups: dict[str, GroupOutcome] = {}
+    pending_by_group: dict[str, int] = defaultdict(int)
+    for p in cluster.pending_pods:
+        if p.group_key:
+            pending_by_group[p.group_key] += 1
+    for gkey in sorted(pending_by_group):
+        g = cluster.pod_groups.get(gkey)
+        if g is None:
+            continue
+        ok = newly.get(gkey, 0) > 0 and cluster.root_of(gkey) in admitted and placed.get(gkey, 0) >= cluster.group_min_count(gkey)
+        nodes = [placements[p.key] for p in cluster.group_members[gkey] if p.key in placements]
+        nodes += [p.node_name for p in cluster.group_members[gkey] if p.node_name and p.key not in victims]
+        reason = None if ok else group_reasons.get(gkey) or _default_group_reason(cluster, gkey, newly.get(gkey, 0))
+        groups[gkey] = GroupOutcome(
+            admitted=ok,
+            placed=placed.get(gkey, 0),
+            min_count=cluster.group_min_count(gkey),
+            pending=pending_by_group[gkey],
+            priority=g.priority,
+            domain=_domain(cluster, g.topology_key, nodes) if nodes else None,
+            reason=reason,
+        )
+    obj = objective(cluster, placements, victims)
+    if extra_objective:
+        obj.update(extra_objective)
+    return Result(
+        engine=engine,
+        status=status,
+        snapshot=snapshot,
+        pods=pods,
+        groups=groups,
+        victims=victims,
+        objective=obj,
+        bound=dict(bound or {}),
+        gap=gap,
+        wall_seconds=round(wall_seconds, 6),
+        params=dict(params or {}),
+        trace=dict(trace or {}),
+    )
+
+
+def _default_group_reason(cluster: Cluster, gkey: str, newly: int) -> str:
+    members = cluster.group_members[gkey]
+    gated = [p for p in members if p.key in cluster.gated]
+    if gated:
+        return f"gated: {cluster.gated[gated[0].key]}"
+    if newly == 0:
+        return "no pod placed"
+    return "group rules not met"

@@ -1,0 +1,310 @@
+"""Independent validator: every hard rule, checked on the final state a Result describes.
+
+It imports no engine. The final state is: bound pods, minus victims, plus every placed (or
+nominated) pending pod. Per pod x node checks come from :mod:`gangplan.predicates`, the same pure
+functions the engines use, so "feasible" means one thing.
+
+Rules (``Violation.rule``):
+
+``result-shape``      unknown pods or nodes, gated pods placed, a pending pod missing, outcome counts
+                      that disagree with the placements
+``capacity``          a node's requests (per resource, and the pod count) exceed its allocatable
+``unschedulable``     a pod on a ``spec.unschedulable`` node it does not tolerate
+``taint``             an untolerated NoSchedule / NoExecute taint (PreferNoSchedule never blocks)
+``node-selector``     nodeSelector or required node affinity not met
+``host-port``         two pods on a node want the same host port
+``pod-affinity``      a required podAffinity term not met (the first-pod rule applies)
+``pod-anti-affinity`` a required podAntiAffinity term violated, by the pod or by a pod already there
+``topology-spread``   a DoNotSchedule constraint's skew exceeds maxSkew in the final state
+``gang``              a PodGroup with newly placed pods but fewer than minCount on nodes
+``composite``         a CompositePodGroup with newly placed pods but fewer than minGroupCount children
+``topology``          a group's pods not inside one domain of its ``schedulingConstraints.topology`` key
+``victim``            a victim that is not a bound pod, or whose priority is not strictly lower than
+                      every group it made room for
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from gangplan.models.cluster import Cluster
+from gangplan.models.objects import PODS, Node, Pod
+from gangplan.models.result import Result
+from gangplan.predicates import (
+    blocked_by_unschedulable,
+    first_untolerated_taint,
+    matches_all_terms,
+    node_matches_pod_selector,
+    ports_conflict,
+    selector_matches,
+    term_matches,
+)
+
+
+@dataclass(frozen=True, order=True)
+class Violation:
+    rule: str
+    subject: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"[{self.rule}] {self.subject}: {self.message}"
+
+
+class _State:
+    """The final state: node -> pods on it, and pod -> node."""
+
+    def __init__(self, cluster: Cluster, result: Result) -> None:
+        self.cluster = cluster
+        victims = set(result.victims)
+        self.node_of: dict[str, str] = {}
+        self.pods: dict[str, Pod] = {}
+        for p in cluster.bound_pods:
+            if p.key not in victims:
+                self.node_of[p.key] = p.node_name  # type: ignore[assignment]
+                self.pods[p.key] = p
+        self.new: set[str] = set()
+        for key, out in result.pods.items():
+            p = cluster.pod_by_key.get(key)
+            if out.node is not None and p is not None and p.node_name is None and out.node in cluster.node_index:
+                self.node_of[key] = out.node
+                self.pods[key] = p
+                self.new.add(key)
+        self.on_node: dict[str, list[Pod]] = defaultdict(list)
+        for key, n in self.node_of.items():
+            self.on_node[n].append(self.pods[key])
+        self.nodes = {n.name: n for n in cluster.nodes}
+
+
+def _shape(cluster: Cluster, result: Result) -> list[Violation]:
+    out = []
+    pending = {p.key for p in cluster.pending_pods}
+    bound = {p.key for p in cluster.bound_pods}
+    for key, o in result.pods.items():
+        if key not in pending:
+            out.append(Violation("result-shape", key, "not a pending pod of the snapshot"))
+        elif o.node is not None and o.node not in cluster.node_index:
+            out.append(Violation("result-shape", key, f"placed on unknown node {o.node!r}"))
+        elif o.node is not None and key in cluster.gated:
+            out.append(Violation("result-shape", key, f"placed although gated ({cluster.gated[key]})"))
+    for key in sorted(pending - set(result.pods)):
+        out.append(Violation("result-shape", key, "pending pod missing from the result"))
+    for v in result.victims:
+        if v not in bound:
+            out.append(Violation("victim", v, "victim is not a bound pod of the snapshot"))
+    return out
+
+
+def _capacity(st: _State) -> list[Violation]:
+    out = []
+    touched = {st.node_of[k] for k in st.new}
+    for name in sorted(touched, key=lambda n: st.cluster.node_index[n]):
+        node = st.nodes[name]
+        pods = st.on_node[name]
+        used: dict[str, int] = defaultdict(int)
+        for p in pods:
+            for r, q in p.requests.items():
+                used[r] += q
+        for r, q in sorted(used.items()):
+            if q > node.allocatable.get(r, 0) and q > 0:
+                out.append(Violation("capacity", f"Node/{name}", f"{r} requested {q} > allocatable {node.allocatable.get(r, 0)}"))
+        if PODS in node.allocatable and len(pods) > node.allocatable[PODS]:
+            out.append(Violation("capacity", f"Node/{name}", f"{len(pods)} pods > allocatable pods {node.allocatable[PODS]}"))
+    return out
+
+
+def _node_rules(st: _State) -> list[Violation]:
+    out = []
+    for key in sorted(st.new):
+        p, node = st.pods[key], st.nodes[st.node_of[key]]
+        if blocked_by_unschedulable(node, p.tolerations):
+            out.append(Violation("unschedulable", key, f"node {node.name} is unschedulable"))
+        taint = first_untolerated_taint(node.taints, p.tolerations)
+        if taint is not None:
+            out.append(Violation("taint", key, f"node {node.name} has untolerated taint {taint.display()} ({taint.effect})"))
+        if not node_matches_pod_selector(p, node):
+            out.append(Violation("node-selector", key, f"node {node.name} does not match nodeSelector / required node affinity"))
+        if p.host_ports:
+            for q in st.on_node[node.name]:
+                if q.key != key and any(ports_conflict(a, b) for a in p.host_ports for b in q.host_ports):
+                    out.append(Violation("host-port", key, f"host port conflict with {q.key} on node {node.name}"))
+                    break
+    return out
+
+
+def _same_domain(a: Node, b: Node, key: str) -> bool:
+    return key in a.labels and key in b.labels and a.labels[key] == b.labels[key]
+
+
+def _affinity(st: _State) -> list[Violation]:
+    out = []
+    ns = st.cluster.namespaces
+    everyone = [(st.pods[k], st.nodes[n]) for k, n in st.node_of.items()]
+    anti_holders = [(p, n) for p, n in everyone if p.affinity.pod_anti_affinity_required]
+    for key in sorted(st.new):
+        p, node = st.pods[key], st.nodes[st.node_of[key]]
+        terms = p.affinity.pod_affinity_required
+        if terms:
+            others = [(q, m) for q, m in everyone if q.key != key and matches_all_terms(terms, p.namespace, q, ns)]
+            for t in terms:
+                if t.topology_key not in node.labels:
+                    out.append(Violation("pod-affinity", key, f"node {node.name} has no label {t.topology_key!r}"))
+                    break
+            else:
+                unmet = [t for t in terms if not any(_same_domain(node, m, t.topology_key) for _, m in others)]
+                if unmet:
+                    # First-pod rule: no other pod matches all terms anywhere, and the pod matches them itself.
+                    if others or not matches_all_terms(terms, p.namespace, p, ns):
+                        out.append(Violation("pod-affinity", key, f"no pod matching the required podAffinity in the same {unmet[0].topology_key} domain as node {node.name}"))
+        for t in p.affinity.pod_anti_affinity_required:
+            for q, m in everyone:
+                if q.key != key and _same_domain(node, m, t.topology_key) and term_matches(t, p.namespace, q, ns):
+                    out.append(Violation("pod-anti-affinity", key, f"{q.key} on node {m.name} matches its podAntiAffinity ({t.topology_key})"))
+                    break
+        for q, m in anti_holders:
+            if q.key == key:
+                continue
+            for t in q.affinity.pod_anti_affinity_required:
+                if _same_domain(node, m, t.topology_key) and term_matches(t, q.namespace, p, ns):
+                    out.append(Violation("pod-anti-affinity", key, f"violates the podAntiAffinity of {q.key} on node {m.name} ({t.topology_key})"))
+                    break
+    return out
+
+
+def _spread(st: _State) -> list[Violation]:
+    out = []
+    for key in sorted(st.new):
+        p, node = st.pods[key], st.nodes[st.node_of[key]]
+        for c in p.topology_spread:
+            if c.when_unsatisfiable != "DoNotSchedule":
+                continue
+            if c.topology_key not in node.labels:
+                out.append(Violation("topology-spread", key, f"node {node.name} has no label {c.topology_key!r}"))
+                continue
+            counts: dict[str, int] = {}
+            for n in st.cluster.nodes:
+                if c.topology_key not in n.labels:
+                    continue
+                if c.node_affinity_policy == "Honor" and not node_matches_pod_selector(p, n):
+                    continue
+                if c.node_taints_policy == "Honor" and first_untolerated_taint(n.taints, p.tolerations) is not None:
+                    continue
+                v = n.labels[c.topology_key]
+                counts.setdefault(v, 0)
+                counts[v] += sum(1 for q in st.on_node.get(n.name, ()) if q.namespace == p.namespace and not q.terminating and selector_matches(c.label_selector, q.labels))
+            if not counts:
+                continue
+            lo = min(counts.values())
+            if c.min_domains is not None and len(counts) < c.min_domains:
+                lo = 0
+            mine = counts.get(node.labels[c.topology_key], 0)
+            if mine - lo > c.max_skew:
+                out.append(Violation("topology-spread", key, f"skew {mine - lo} > maxSkew {c.max_skew} on {c.topology_key}={node.labels[c.topology_key]}"))
+    return out
+
+
+def _groups(st: _State, result: Result) -> list[Violation]:
+    out = []
+    c = st.cluster
+    placed: dict[str, int] = defaultdict(int)
+    newly: dict[str, int] = defaultdict(int)
+    for key in st.node_of:
+        g = st.pods[key].group_key
+        if g is not None:
+            placed[g] += 1
+            if key in st.new:
+                newly[g] += 1
+    for gkey, g in c.pod_groups.items():
+        need = g.min_count if g.policy == "gang" else 1
+        if newly[gkey] and placed[gkey] < need:
+            out.append(Violation("gang", f"PodGroup/{gkey}", f"{placed[gkey]} pods on nodes < minCount {need} although {newly[gkey]} were placed"))
+        outcome = result.groups.get(gkey)
+        if outcome is not None:
+            if outcome.placed != placed[gkey]:
+                out.append(Violation("result-shape", f"PodGroup/{gkey}", f"outcome says placed={outcome.placed}, placements give {placed[gkey]}"))
+            if outcome.admitted and placed[gkey] < need:
+                out.append(Violation("result-shape", f"PodGroup/{gkey}", f"outcome says admitted with {placed[gkey]} < minCount {need} pods"))
+        if g.topology_key:
+            out.extend(_one_domain(st, f"PodGroup/{gkey}", g.topology_key, [k for k in st.node_of if st.pods[k].group_key == gkey]))
+
+    # Composite groups: a CPG with new pods below it needs minGroupCount satisfied children.
+    children = c.composite_children
+
+    def satisfied(key: str) -> bool:
+        if key in c.pod_groups:
+            return placed[key] >= c.group_min_count(key)
+        cg = c.composite_pod_groups[key]
+        need = cg.min_group_count if cg.policy == "gang" else 1
+        return sum(1 for k in children.get(key, ()) if satisfied(k)) >= need
+
+    def new_below(key: str) -> int:
+        if key in c.pod_groups:
+            return newly[key]
+        return sum(new_below(k) for k in children.get(key, ()))
+
+    def leaves(key: str) -> list[str]:
+        if key in c.pod_groups:
+            return [key]
+        return [x for k in children.get(key, ()) for x in leaves(k)]
+
+    for ckey, cg in c.composite_pod_groups.items():
+        if new_below(ckey) and not satisfied(ckey):
+            need = cg.min_group_count if cg.policy == "gang" else 1
+            out.append(Violation("composite", f"CompositePodGroup/{ckey}", f"fewer than minGroupCount {need} children satisfied although pods were placed below it"))
+        if cg.topology_key:
+            lv = set(leaves(ckey))
+            out.extend(_one_domain(st, f"CompositePodGroup/{ckey}", cg.topology_key, [k for k in st.node_of if st.pods[k].group_key in lv]))
+    return out
+
+
+def _one_domain(st: _State, subject: str, key: str, pod_keys: list[str]) -> list[Violation]:
+    if not any(k in st.new for k in pod_keys):
+        return []
+    values = set()
+    for k in pod_keys:
+        node = st.nodes[st.node_of[k]]
+        if key not in node.labels:
+            return [Violation("topology", subject, f"pod {k} is on node {node.name}, which has no label {key!r}")]
+        values.add(node.labels[key])
+    if len(values) > 1:
+        return [Violation("topology", subject, f"pods span {len(values)} domains of {key}: {', '.join(sorted(values))}")]
+    return []
+
+
+def _unit_priority(c: Cluster, p: Pod) -> int:
+    if p.group_key and p.group_key in c.pod_groups:
+        root = c.root_of(p.group_key)
+        g = c.pod_groups.get(root) or c.composite_pod_groups.get(root)
+        if g is not None:
+            return g.priority
+    return p.priority
+
+
+def _victims(st: _State, result: Result) -> list[Violation]:
+    if not result.victims:
+        return []
+    c = st.cluster
+    preemptors = [_unit_priority(c, st.pods[k]) for k in st.new]
+    if not preemptors:
+        return [Violation("victim", v, "evicted although no pod was placed") for v in sorted(result.victims)]
+    top = max(preemptors)
+    out = []
+    for v in sorted(result.victims):
+        p = c.pod_by_key.get(v)
+        if p is not None and p.node_name is not None and _unit_priority(c, p) >= top:
+            out.append(Violation("victim", v, f"priority {_unit_priority(c, p)} is not lower than the preemptor's {top}"))
+    return out
+
+
+def validate(cluster: Cluster, result: Result) -> list[Violation]:
+    """Every violated hard rule of ``result`` on ``cluster``; empty when the result is valid."""
+    out = _shape(cluster, result)
+    st = _State(cluster, result)
+    out += _capacity(st)
+    out += _node_rules(st)
+    out += _affinity(st)
+    out += _spread(st)
+    out += _groups(st, result)
+    out += _victims(st, result)
+    return out
