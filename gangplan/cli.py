@@ -1,0 +1,291 @@
+"""The ``gangplan`` command line: wiring only. All logic lives in the library.
+
+Exit codes: 0 success; 1 validation found violations; 2 bad input (file, object and field named);
+3 ``diff``: greedy is suboptimal; 4 ``diff``: model mismatch (a bug); 70 internal error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from gangplan.io.errors import SnapshotError
+
+app = typer.Typer(
+    name="gangplan",
+    help="Place Kubernetes pod groups (gangs): what kube-scheduler would do, the optimum, and why they differ.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+schema_app = typer.Typer(help="Print JSON Schemas of gangplan's public documents.", no_args_is_help=True)
+import_app = typer.Typer(help="Convert third-party cluster data into snapshots.", no_args_is_help=True)
+app.add_typer(schema_app, name="schema")
+app.add_typer(import_app, name="import")
+
+out = Console(highlight=False, width=int(os.environ.get("COLUMNS", "160")))
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+EXIT_VIOLATIONS = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 70
+
+
+def _bad_input(e: SnapshotError | str) -> typer.Exit:
+    from rich.text import Text
+
+    err.print(Text.assemble(("error: ", "bold red"), str(e)))
+    return typer.Exit(EXIT_BAD_INPUT)
+
+
+def _load(path: Path):
+    from gangplan.io.loader import load_snapshot
+
+    try:
+        return load_snapshot(path)
+    except SnapshotError as e:
+        raise _bad_input(e) from None
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    except OSError as e:
+        raise _bad_input(SnapshotError(str(path), f"cannot write: {e.strerror or e}")) from None
+
+
+# ---- inspect / validate / schema ---------------------------------------------------------------
+@app.command()
+def inspect(
+    snapshot: Annotated[Path, typer.Argument(help="Snapshot file or directory (Kubernetes YAML/JSON).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Summarise a snapshot: node shapes, resources, topology, pending groups, gated pods."""
+    from gangplan.render import render_summary
+    from gangplan.summary import summarize
+
+    cluster = _load(snapshot)
+    s = summarize(cluster)
+    if as_json:
+        sys.stdout.write(json.dumps(s, indent=2) + "\n")
+    else:
+        render_summary(out, s)
+
+
+def _read_result(path: Path):
+    from pydantic import ValidationError
+
+    from gangplan.models.result import Result
+
+    try:
+        return Result.from_json(path.read_text())
+    except OSError as e:
+        raise _bad_input(SnapshotError(str(path), f"cannot read: {e.strerror or e}")) from None
+    except ValidationError as e:
+        first = e.errors()[0]
+        loc = ".".join(str(x) for x in first["loc"])
+        raise _bad_input(SnapshotError(str(path), f"not a gangplan Result: {first['msg']}", field=loc or None)) from None
+    except ValueError as e:
+        raise _bad_input(SnapshotError(str(path), f"not a gangplan Result: {e}")) from None
+
+
+@app.command()
+def validate(
+    snapshot: Annotated[Path, typer.Argument(help="The snapshot the result was computed on.")],
+    result: Annotated[Path, typer.Argument(help="A Result JSON written by `gangplan solve --out`.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print violations as JSON.")] = False,
+) -> None:
+    """Check every hard rule of RESULT on SNAPSHOT; exit 1 if any is violated."""
+    from gangplan.solver.validate import validate as run_validate
+
+    cluster = _load(snapshot)
+    res = _read_result(result)
+    violations = run_validate(cluster, res)
+    if as_json:
+        sys.stdout.write(json.dumps([v.__dict__ for v in violations], indent=2) + "\n")
+    elif violations:
+        out.print(f"[bold red]{len(violations)} violation(s)[/bold red]")
+        for v in violations:
+            out.print(f"  {v}", markup=False)
+    else:
+        out.print(f"[green]valid[/green]: {len(res.placements())} placements, {len(res.victims)} victims, no rule violated")
+    if violations:
+        raise typer.Exit(EXIT_VIOLATIONS)
+
+
+class SchemaName(str, Enum):
+    result = "result"
+
+
+@schema_app.command("result")
+def schema_result() -> None:
+    """The JSON Schema of the Result document (`solve --out`)."""
+    from gangplan.models.result import result_json_schema
+
+    sys.stdout.write(json.dumps(result_json_schema(), indent=2) + "\n")
+
+
+# ---- import ------------------------------------------------------------------------------------
+@import_app.command("alibaba-nodes")
+def import_alibaba_nodes(
+    csv_path: Annotated[Path, typer.Argument(help="openb_node_list_*.csv from the Alibaba GPU trace v2023.")],
+    output: Annotated[Path, typer.Option("--out", "-o", help="Snapshot file to write (multi-document YAML).")] = Path("nodes.yaml"),
+) -> None:
+    """Convert an Alibaba openb node list into Kubernetes Node objects."""
+    from gangplan.io.alibaba import alibaba_nodes_to_objects, write_snapshot
+
+    try:
+        objects = alibaba_nodes_to_objects(csv_path)
+        write_snapshot(objects, output)
+    except SnapshotError as e:
+        raise _bad_input(e) from None
+    out.print(f"wrote {len(objects)} nodes to {output}")
+
+
+# ---- solve ------------------------------------------------------------------------------------
+class Engine(str, Enum):
+    greedy = "greedy"
+    exact = "exact"
+
+
+class TieBreak(str, Enum):
+    first = "first"
+    random = "random"
+
+
+class Objective(str, Enum):
+    default = "default"
+    gpus = "gpus"
+
+
+def run_engine(cluster, engine: Engine, *, snapshot: str, time_limit: float, workers: int, seed: int, tie_break: TieBreak, objective: Objective):
+    """Run one engine; the exact engine gets the greedy result as its hint."""
+    from gangplan.solver.greedy import solve_greedy
+
+    greedy = solve_greedy(cluster, tie_break=tie_break.value, seed=seed, snapshot=snapshot)
+    if engine == Engine.greedy:
+        return greedy, greedy
+    from gangplan.solver.exact import solve_exact
+
+    exact = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, objective=objective.value, hint=greedy, snapshot=snapshot)
+    return exact, greedy
+
+
+@app.command()
+def solve(
+    snapshot: Annotated[Path, typer.Argument(help="Snapshot file or directory.")],
+    engine: Annotated[Engine, typer.Option(help="greedy: kube-scheduler's cycle; exact: the CP-SAT optimum.")] = Engine.greedy,
+    time_limit: Annotated[float, typer.Option("--time-limit", help="Exact engine: seconds per solve phase.", min=0.01)] = 10.0,
+    workers: Annotated[int, typer.Option(help="Exact engine: CP-SAT workers.", min=1)] = 2,
+    seed: Annotated[int, typer.Option(help="Seed for every random choice (CP-SAT, --tie-break random).")] = 0,
+    tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: first node in snapshot order, or seeded random.")] = TieBreak.first,
+    objective: Annotated[Objective, typer.Option(help="Exact engine objective after the admission tiers.")] = Objective.default,
+    output: Annotated[Path | None, typer.Option("--out", "-o", help="Write the Result JSON here.")] = None,
+    explain: Annotated[str | None, typer.Option(help="Print the greedy trace of this pod (namespace/name).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the Result JSON instead of tables.")] = False,
+) -> None:
+    """Place the pending pods of a snapshot with one engine and print the outcome per group."""
+    from gangplan.render import render_result, render_trace
+
+    cluster = _load(snapshot)
+    result, greedy = run_engine(cluster, engine, snapshot=str(snapshot), time_limit=time_limit, workers=workers, seed=seed, tie_break=tie_break, objective=objective)
+    if output is not None:
+        _write(output, result.to_json())
+    if as_json:
+        sys.stdout.write(result.to_json())
+    else:
+        render_result(out, result, cluster)
+    if explain:
+        if explain not in greedy.pods:
+            raise _bad_input(SnapshotError(str(snapshot), f"--explain: {explain!r} is not a pending pod of the snapshot"))
+        render_trace(out, greedy, explain)
+
+
+@app.command()
+def diff(
+    snapshot: Annotated[Path | None, typer.Argument(help="Snapshot file or directory.")] = None,
+    suite: Annotated[Path | None, typer.Option(help="Run every scenario of this directory and check its expectations.")] = None,
+    time_limit: Annotated[float, typer.Option("--time-limit", help="Seconds for each exact solve phase.", min=0.01)] = 10.0,
+    probe_time_limit: Annotated[float, typer.Option("--probe-time-limit", help="Seconds per exact solve while searching the decisive step.", min=0.01)] = 5.0,
+    workers: Annotated[int, typer.Option(help="CP-SAT workers.", min=1)] = 2,
+    seed: Annotated[int, typer.Option(help="Seed for CP-SAT and --tie-break random.")] = 0,
+    tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: snapshot order or seeded random.")] = TieBreak.first,
+    plan: Annotated[Path | None, typer.Option(help="Write the optimal placement as Kubernetes objects (Pod patches, Evictions).")] = None,
+    nominate: Annotated[bool, typer.Option(help="In --plan, set status.nominatedNodeName instead of spec.nodeName.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the diff as JSON.")] = False,
+) -> None:
+    """Greedy (kube-scheduler) against optimal (CP-SAT): classification and the decisive greedy step.
+
+    Exit codes: 0 both agree (identical, tie-break, equivalent), 3 greedy is suboptimal, 4 model
+    mismatch (a bug), 2 bad input. With --suite: 4 if any scenario mismatches, 1 if an expectation
+    is not met, else 0.
+    """
+    from gangplan.render import render_diff, render_suite
+    from gangplan.solver.diff import diff_snapshot
+
+    opts = dict(time_limit=time_limit, probe_time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break.value)
+    if (snapshot is None) == (suite is None):
+        raise _bad_input(SnapshotError("<arguments>", "give exactly one of SNAPSHOT or --suite DIR"))
+    if suite is not None:
+        from gangplan.solver.suite import run_suite
+
+        try:
+            rows = run_suite(suite, **opts)
+        except SnapshotError as e:
+            raise _bad_input(e) from None
+        if as_json:
+            data = [
+                {"scenario": r.scenario, "error": r.error, "expectations": r.expectations, "failures": r.failures, "seconds": round(r.seconds, 3), "diff": r.diff.to_dict(with_results=False) if r.diff else None}
+                for r in rows
+            ]
+            sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        else:
+            render_suite(out, rows)
+        if any(r.diff is not None and r.diff.exit_code == 4 for r in rows):
+            raise typer.Exit(4)
+        if any(r.error or r.failures for r in rows):
+            raise typer.Exit(EXIT_VIOLATIONS)
+        return
+    cluster = _load(snapshot)
+    d = diff_snapshot(cluster, snapshot=str(snapshot), **opts)
+    if plan is not None:
+        from gangplan.io.plan import write_plan
+
+        try:
+            write_plan(d.optimal, plan, nominate=nominate)
+        except OSError as e:
+            raise _bad_input(SnapshotError(str(plan), f"cannot write: {e.strerror or e}")) from None
+    if as_json:
+        sys.stdout.write(json.dumps(d.to_dict(), indent=2) + "\n")
+    else:
+        render_diff(out, d)
+    if d.exit_code:
+        raise typer.Exit(d.exit_code)
+
+
+def main() -> None:
+    """Console entry point: bad input exits 2 with a message, never a traceback."""
+    try:
+        app()
+    except SnapshotError as e:  # raised outside a command's own handling
+        err.print(f"error: {e}", markup=False)
+        sys.exit(EXIT_BAD_INPUT)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as e:  # noqa: BLE001 - a bug: say so plainly, keep the traceback opt-in
+        if os.environ.get("GANGPLAN_DEBUG"):
+            raise
+        err.print(f"internal error: {type(e).__name__}: {e} (set GANGPLAN_DEBUG=1 for the traceback)", markup=False)
+        sys.exit(EXIT_INTERNAL)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""Run ``diff`` over a directory of scenarios and check their ``gangplan.io/expect-*`` annotations.
+
+A suite is a directory; each top-level ``.yaml``/``.yml``/``.json`` file, and each subdirectory
+(a multi-file snapshot), is one scenario, taken in sorted order.
+
+Expectations live on PodGroups:
+
+``gangplan.io/expect-greedy``    ``admitted`` | ``rejected`` | ``gated``  (the greedy engine's outcome)
+``gangplan.io/expect-optimal``   ``admitted`` | ``rejected``             (the exact engine's outcome)
+``gangplan.io/expect-placed``    integer: the group's pods on nodes after the greedy run
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gangplan.io.errors import SnapshotError
+from gangplan.io.loader import SNAPSHOT_SUFFIXES, load_snapshot
+from gangplan.models.cluster import Cluster
+from gangplan.models.result import Result
+from gangplan.solver.diff import MODEL_MISMATCH, Diff, diff_snapshot
+
+EXPECT_GREEDY = "gangplan.io/expect-greedy"
+EXPECT_OPTIMAL = "gangplan.io/expect-optimal"
+EXPECT_PLACED = "gangplan.io/expect-placed"
+
+
+@dataclass
+class SuiteRow:
+    scenario: str
+    diff: Diff | None = None
+    error: str | None = None
+    failures: list[str] = field(default_factory=list)
+    expectations: int = 0
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.failures and (self.diff is None or self.diff.classification != MODEL_MISMATCH)
+
+
+def suite_entries(directory: str | Path) -> list[Path]:
+    d = Path(directory)
+    if not d.is_dir():
+        raise SnapshotError(str(d), "a suite must be a directory of snapshots")
+    entries = [p for p in sorted(d.iterdir()) if not p.name.startswith(".") and (p.is_dir() or p.suffix.lower() in SNAPSHOT_SUFFIXES)]
+    if not entries:
+        raise SnapshotError(str(d), "suite directory holds no snapshot")
+    return entries
+
+
+def _outcome(result: Result, cluster: Cluster, group: str) -> str:
+    members = cluster.group_members.get(group, ())
+    pending = [p for p in members if p.node_name is None]
+    if pending and all(p.key in cluster.gated for p in pending):
+        return "gated"
+    g = result.groups.get(group)
+    return "admitted" if g is not None and g.admitted else "rejected"
+
+
+def check_expectations(cluster: Cluster, diff: Diff) -> tuple[int, list[str]]:
+    """(number of expectations, failures) for one scenario."""
+    n, failures = 0, []
+    for key, g in sorted(cluster.pod_groups.items()):
+        ann = g.annotations
+        if EXPECT_GREEDY in ann:
+            n += 1
+            got = _outcome(diff.greedy, cluster, key)
+            if got != ann[EXPECT_GREEDY]:
+                failures.append(f"{key}: greedy {got}, expected {ann[EXPECT_GREEDY]}")
+        if EXPECT_OPTIMAL in ann:
+            n += 1
+            got = _outcome(diff.optimal, cluster, key)
+            if got != ann[EXPECT_OPTIMAL]:
+                failures.append(f"{key}: optimal {got}, expected {ann[EXPECT_OPTIMAL]}")
+        if EXPECT_PLACED in ann:
+            n += 1
+            res = diff.greedy.groups.get(key)
+            got_n = res.placed if res else sum(1 for p in cluster.group_members.get(key, ()) if p.node_name)
+            if str(got_n) != ann[EXPECT_PLACED].strip():
+                failures.append(f"{key}: greedy placed {got_n}, expected {ann[EXPECT_PLACED]}")
+    return n, failures
+
+
+def run_scenario(path: Path, **opts) -> SuiteRow:
+    t0 = time.perf_counter()
+    row = SuiteRow(scenario=path.name)
+    try:
+        cluster = load_snapshot(path)
+    except SnapshotError as e:
+        row.error = str(e)
+        row.seconds = time.perf_counter() - t0
+        return row
+    row.diff = diff_snapshot(cluster, snapshot=str(path), **opts)
+    row.expectations, row.failures = check_expectations(cluster, row.diff)
+    row.seconds = time.perf_counter() - t0
+    return row
+
+
+def run_suite(directory: str | Path, **opts) -> list[SuiteRow]:
+    return [run_scenario(p, **opts) for p in suite_entries(directory)]

@@ -1,0 +1,93 @@
+"""End-to-end checks of the CLI wiring: inspect, validate, schema, plan."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from gangplan.cli import app
+from gangplan.io.loader import load_snapshot
+from gangplan.io.plan import plan_objects, write_plan
+from gangplan.models.result import Result, Status
+from gangplan.solver.outcome import build_result
+
+SHOWCASE = Path(__file__).resolve().parent.parent / "scenarios" / "showcase"
+runner = CliRunner()
+
+
+def showcase_snapshots() -> list[Path]:
+    return sorted(p for p in SHOWCASE.iterdir() if p.suffix == ".yaml" or p.is_dir())
+
+
+@pytest.mark.parametrize("path", showcase_snapshots(), ids=lambda p: p.name)
+def test_inspect_summarises_every_showcase_snapshot(path: Path) -> None:
+    res = runner.invoke(app, ["inspect", str(path), "--json"])
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout)
+    cluster = load_snapshot(path)
+    assert summary["counts"]["nodes"] == len(cluster.nodes)
+    assert summary["counts"]["pendingPods"] == len(cluster.pending_pods)
+    assert sum(s["count"] for s in summary["nodeShapes"]) == len(cluster.nodes)
+
+
+def test_inspect_table_names_the_pending_gang() -> None:
+    res = runner.invoke(app, ["inspect", str(SHOWCASE / "design-card-a100.yaml")])
+    assert res.exit_code == 0
+    assert "ml/train" in res.stdout
+    assert "MostAllocated" in res.stdout
+
+
+def test_schema_result_lists_the_contract_keys() -> None:
+    res = runner.invoke(app, ["schema", "result"])
+    assert res.exit_code == 0
+    schema = json.loads(res.stdout)
+    for key in ("engine", "status", "pods", "groups", "victims", "objective", "bound", "gap", "wallSeconds", "trace"):
+        assert key in schema["properties"], key
+    group = schema["$defs"]["GroupOutcome"]["properties"]
+    assert {"admitted", "placed", "minCount", "domain", "reason"} <= set(group)
+
+
+def _result(placements: dict[str, str]) -> Result:
+    cluster = load_snapshot(SHOWCASE / "design-card-a100.yaml")
+    return build_result(cluster, engine="manual", status=Status.HEURISTIC, placements=placements)
+
+
+def test_validate_accepts_a_valid_result_and_rejects_a_broken_one(tmp_path: Path) -> None:
+    snap = str(SHOWCASE / "design-card-a100.yaml")
+    good = tmp_path / "good.json"
+    good.write_text(_result({"ml/a": "n2", "ml/b": "n2"}).to_json())
+    res = runner.invoke(app, ["validate", snap, str(good)])
+    assert res.exit_code == 0, res.output
+    assert "valid" in res.stdout
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(_result({"ml/a": "n1", "ml/b": "n2"}).to_json())
+    res = runner.invoke(app, ["validate", snap, str(bad), "--json"])
+    assert res.exit_code == 1
+    rules = {v["rule"] for v in json.loads(res.stdout)}
+    assert rules == {"pod-affinity"}
+
+
+def test_validate_reports_a_non_result_file_as_bad_input(tmp_path: Path) -> None:
+    bogus = tmp_path / "r.json"
+    bogus.write_text('{"engine": "greedy"}')
+    res = runner.invoke(app, ["validate", str(SHOWCASE / "design-card-a100.yaml"), str(bogus)])
+    assert res.exit_code == 2
+    assert "r.json" in res.output and "status" in res.output
+
+
+def test_plan_binds_placed_pods_and_evicts_victims(tmp_path: Path) -> None:
+    r = _result({"ml/a": "n2", "ml/b": "n2"}).model_copy(update={"victims": ["ml/old"]})
+    objs = plan_objects(r)
+    assert objs[0] == {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "namespace": "ml"}, "spec": {"nodeName": "n2"}}
+    assert objs[-1]["kind"] == "Eviction" and objs[-1]["metadata"] == {"name": "old", "namespace": "ml"}
+    nominated = plan_objects(r, nominate=True)
+    assert nominated[0]["status"] == {"nominatedNodeName": "n2"}
+    path = tmp_path / "plan.yaml"
+    assert write_plan(r, path) == 3
+    docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
+    assert [d["kind"] for d in docs] == ["Pod", "Pod", "Eviction"]
