@@ -50,8 +50,13 @@ def render_summary(console: Console, s: dict[str, Any]) -> None:
     t.add_column("label")
     t.add_column("domains", justify="right")
     t.add_column("nodes without label", justify="right")
+    t.add_column("free capacity per domain")
     for lv in topo["levels"]:
-        t.add_row(lv["label"], str(lv["domains"]), str(lv["nodesWithoutLabel"]))
+        free = lv.get("free") or {}
+        cells = "; ".join(f"{d}: " + " ".join(f"{k}={v}" for k, v in f.items() if k in ("nodes", "cpu", "nvidia.com/gpu")) for d, f in list(free.items())[:8])
+        if len(free) > 8:
+            cells += f"; ... (+{len(free) - 8})"
+        t.add_row(lv["label"], str(lv["domains"]), str(lv["nodesWithoutLabel"]), cells)
     console.print(t)
 
     t = Table(title="Pending groups", title_justify="left")

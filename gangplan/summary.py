@@ -9,17 +9,6 @@ from gangplan.models.cluster import Cluster
 from gangplan.models.objects import CPU, MEMORY, PODS
 from gangplan.models.quantity import format_quantity
 
-# Well-known node labels, coarse to fine, used when the snapshot has no Kueue Topology.
-WELL_KNOWN_LEVELS: tuple[str, ...] = (
-    "topology.kubernetes.io/region",
-    "topology.kubernetes.io/zone",
-    "cloud.google.com/gce-topology-block",
-    "cloud.google.com/gce-topology-subblock",
-    "topology.kubernetes.io/rack",
-    "cloud.google.com/gce-topology-host",
-    "nvidia.com/gpu.clique",
-    "kubernetes.io/hostname",
-)
 GPU_MODEL_LABELS = ("nvidia.com/gpu.product", "gangplan.io/gpu-model")
 
 
@@ -50,18 +39,29 @@ def node_shapes(cluster: Cluster) -> list[dict[str, Any]]:
 
 
 def topology_levels(cluster: Cluster) -> dict[str, Any]:
-    """Levels (from the Kueue Topology, else well-known labels present) with domain counts."""
-    if cluster.topologies:
-        levels, source = list(cluster.topologies[0].levels), f"Topology/{cluster.topologies[0].name}"
-    else:
-        levels = [k for k in WELL_KNOWN_LEVELS if any(k in n.labels for n in cluster.nodes)]
-        source = "well-known node labels"
-    out = []
-    for key in levels:
-        values = {n.labels[key] for n in cluster.nodes if key in n.labels}
-        missing = sum(1 for n in cluster.nodes if key not in n.labels)
-        out.append({"label": key, "domains": len(values), "nodesWithoutLabel": missing})
-    return {"source": source, "levels": out}
+    """Levels of the domain tree with domain counts, and free capacity per domain where few."""
+    from gangplan.topology import TopologyTree
+
+    tree = TopologyTree.from_cluster(cluster)
+    used = _used_by_node(cluster)
+    levels = []
+    for i, (key, count, missing) in enumerate(tree.domain_counts()):
+        entry: dict[str, Any] = {"label": key, "domains": count, "nodesWithoutLabel": missing}
+        if count <= 24:
+            free: dict[str, dict[str, int]] = {}
+            sizes: Counter[str] = Counter()
+            for j, n in enumerate(cluster.nodes):
+                d = tree.node_domain[i, j]
+                if d < 0:
+                    continue
+                dom = tree.domains[i][d]
+                sizes[dom] += 1
+                f = free.setdefault(dom, defaultdict(int))
+                for r, q in n.allocatable.items():
+                    f[r] += max(0, q - used.get(n.name, {}).get(r, 0))
+            entry["free"] = {dom: {"nodes": sizes[dom], **_fmt({r: q for r, q in f.items() if r != PODS})} for dom, f in free.items()}
+        levels.append(entry)
+    return {"source": tree.source, "levels": levels}
 
 
 def summarize(cluster: Cluster) -> dict[str, Any]:
