@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from gangplan.io.errors import SnapshotError
 from gangplan.models.quantity import QuantityError, to_scheduler_int
+
+
+_INT_RE = re.compile(r"[+-]?[0-9]{1,18}")
 
 
 def _type_name(v: Any) -> str:
@@ -77,7 +81,7 @@ class Ctx:
         if isinstance(v, bool) or not isinstance(v, int):
             if isinstance(v, float) and v.is_integer():
                 v = int(v)
-            elif isinstance(v, str) and v.strip().lstrip("+-").isdigit():
+            elif isinstance(v, str) and _INT_RE.fullmatch(v.strip()):
                 v = int(v)
             else:
                 raise self.fail(field, f"expected an integer, got {_type_name(v)} {v!r}")

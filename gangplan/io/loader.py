@@ -39,9 +39,20 @@ from gangplan.models.cluster import Cluster
 from gangplan.models.objects import LabelSelector, Pod, PodDisruptionBudget, PodGroup, SchedulerProfile
 
 try:  # libyaml is ~10x faster on large dumps; fall back to the pure-Python loader.
-    _YamlLoader = yaml.CSafeLoader  # type: ignore[attr-defined]
+    _BaseYamlLoader = yaml.CSafeLoader  # type: ignore[attr-defined]
 except AttributeError:  # pragma: no cover
-    _YamlLoader = yaml.SafeLoader
+    _BaseYamlLoader = yaml.SafeLoader
+
+
+class _YamlLoader(_BaseYamlLoader):  # type: ignore[misc,valid-type]
+    """Safe loading, except that timestamps stay strings.
+
+    Kubernetes reads YAML through JSON (sigs.k8s.io/yaml), so an unquoted
+    ``creationTimestamp: 2026-11-30T10:00:00Z`` is the string it was written as, not a datetime.
+    """
+
+
+_YamlLoader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
 
 SNAPSHOT_SUFFIXES = (".yaml", ".yml", ".json")
 SIMULATOR_KEYS = {
@@ -95,6 +106,8 @@ def read_documents(path: Path) -> list[Any]:
             # YAML flow style also starts with "{": let the YAML parser have a go.
         except RecursionError:
             raise SnapshotError(name, "invalid JSON: nesting too deep") from None
+        except ValueError as e:  # e.g. an integer longer than Python's conversion limit
+            raise SnapshotError(name, f"invalid JSON: {e}") from None
     try:
         return [d for d in yaml.load_all(text, Loader=_YamlLoader)]
     except yaml.MarkedYAMLError as e:
@@ -131,7 +144,9 @@ def _objects(file: str, doc: Any, index: int) -> list[dict]:
                 items = val if isinstance(val, list) else [val]
                 for i, item in enumerate(items):
                     if not isinstance(item, dict):
-                        raise SnapshotError(file, f"simulator export: {key}[{i}] is not an object")
+                        raise SnapshotError(file, f"simulator export: {key}[{i}] is not an object", field=f"{key}[{i}]")
+                    if "kind" in item and not isinstance(item["kind"], str):
+                        raise SnapshotError(file, f"simulator export: {key}[{i}]: kind is not a string", field=f"{key}[{i}].kind")
                     out.append({"kind": k, **item} if "kind" not in item else item)
             return out
         raise SnapshotError(file, f"document {index + 1} has no kind", field="kind")
@@ -403,4 +418,41 @@ def load_snapshot(path: str | os.PathLike) -> Cluster:
     )
 
 
-__all__ = ["load_snapshot", "snapshot_files", "read_documents", "SnapshotError", "LabelSelector"]
+__all__ = ["load_snapshot", "load_objects", "snapshot_files", "read_documents", "SnapshotError", "LabelSelector"]
+
+
+def _assemble(b: _Builder, sources: tuple[str, ...]) -> Cluster:
+    """Resolve what a builder collected into a Cluster (the tail of :func:`load_snapshot`)."""
+    groups, cpgs = b.resolve_groups()
+    pods = b.resolve_pods()
+    profile = b.profile or SchedulerProfile()
+    pdbs = tuple(pdb if has else _pdb_with_status(pdb, pods) for pdb, has in b.pdbs.values())
+    return Cluster(
+        nodes=tuple(b.nodes.values()),
+        pods=tuple(pods),
+        pod_groups=groups,
+        composite_pod_groups=cpgs,
+        workloads=b.workloads,
+        priority_classes=b.priority_classes,
+        pdbs=pdbs,
+        namespaces=b.namespaces,
+        profile=profile,
+        topologies=tuple(b.topologies.values()),
+        gated=_gate(pods, groups, cpgs, profile),
+        skipped_kinds=dict(sorted(b.skipped.items())),
+        sources=sources,
+    )
+
+
+def load_objects(objects: list[dict], source: str = "<memory>") -> Cluster:
+    """Load Kubernetes objects already in memory (dicts as YAML would give them) into a Cluster.
+
+    Same rules and errors as :func:`load_snapshot` (``kind: List`` is flattened, duplicates and bad
+    fields raise :class:`SnapshotError` naming ``source``); generators and tests use it to skip
+    the YAML round trip.
+    """
+    b = _Builder()
+    for i, doc in enumerate(objects):
+        for raw in _objects(source, doc, i):
+            b.add(source, raw)
+    return _assemble(b, (source,))

@@ -8,6 +8,7 @@ from limits, the default namespace, matchLabelKeys merged into the selector) is 
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from gangplan.io.fields import Ctx
@@ -35,6 +36,7 @@ from gangplan.models.objects import (
     WeightedPodAffinityTerm,
     Workload,
 )
+from gangplan.predicates.labels import parse_int64
 
 DEFAULT_MILLI_CPU_REQUEST = 100  # pkg/scheduler/util/pod_resources.go (v1.35)
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
@@ -54,10 +56,8 @@ def _requirements(ctx: Ctx, raw: Any, field: str, ops: tuple[str, ...]) -> tuple
         if op in ("Gt", "Lt"):
             if len(values) != 1:
                 raise ctx.fail(f + ".values", f"operator {op} needs exactly one value")
-            try:
-                int(values[0])
-            except ValueError:
-                raise ctx.fail(f + ".values", f"operator {op} needs an integer, got {values[0]!r}") from None
+            if parse_int64(values[0]) is None:
+                raise ctx.fail(f + ".values", f"operator {op} needs an integer, got {values[0]!r}")
         out.append(Requirement(key=ctx.str(r.get("key"), f + ".key", required=True), operator=op, values=values))
     return tuple(out)
 
@@ -356,6 +356,7 @@ def pod_has_explicit_priority(raw: dict) -> bool:
 
 
 # ---- PodGroup / CompositePodGroup / Workload --------------------------------------------------
+_INT_OR_PERCENT_RE = re.compile(r"[0-9]+%?")
 _DISRUPTION = {"single": "single", "all": "all", "Pod": "single", "PodGroup": "all", "Single": "single", "All": "all"}
 
 
@@ -476,7 +477,7 @@ def parse_pdb(ctx: Ctx, raw: dict) -> tuple[PodDisruptionBudget, bool]:
     for f, v in (("spec.minAvailable", mina), ("spec.maxUnavailable", maxu)):
         if v is not None:
             s = ctx.str(v, f)
-            if not (s.rstrip("%").isdigit()):
+            if not _INT_OR_PERCENT_RE.fullmatch(s):
                 raise ctx.fail(f, f"expected a non-negative integer or percentage, got {s!r}")
     return (
         PodDisruptionBudget(

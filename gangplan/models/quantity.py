@@ -46,6 +46,9 @@ _QUANTITY_RE = re.compile(
 )
 
 
+_MAX_DIGITS = 1000
+
+
 class QuantityError(ValueError):
     """A string or number that is not a valid Kubernetes quantity."""
 
@@ -70,9 +73,12 @@ def parse_quantity(value: str | int | float) -> Fraction:
     if not isinstance(value, str):
         raise QuantityError(f"expected a quantity string or number, got {type(value).__name__}")
     text = value.strip()
-    m = _QUANTITY_RE.match(text)
+    m = _QUANTITY_RE.fullmatch(text)
     if not m:
         raise QuantityError(f"unable to parse quantity {value!r}")
+    if len(m.group("num")) > _MAX_DIGITS:
+        # Far beyond int64 (upstream's range), and past Python's int-from-text limit.
+        raise QuantityError(f"quantity {value[:20]!r}... has more than {_MAX_DIGITS} digits")
     number = Fraction(m.group("num"))
     if m.group("exp"):
         exponent = int(m.group("exp")[1:])

@@ -9,7 +9,25 @@ an empty NodeSelectorTerm matches no node; terms are ORed, requirements inside a
 
 from __future__ import annotations
 
+import re
+
 from gangplan.models.objects import LabelSelector, Node, NodeSelectorTerm, Pod, Requirement
+
+_INT64_RE = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_int64(text: str) -> int | None:
+    """``strconv.ParseInt(text, 10, 64)``: ASCII digits with an optional sign, in int64 range.
+
+    Python's ``int()`` is laxer (``" 8"``, ``"8_0"``, non-ASCII digits), hence this.
+
+    >>> parse_int64("+8"), parse_int64("8_0"), parse_int64(" 8"), parse_int64("9223372036854775808")
+    (8, None, None, None)
+    """
+    if not _INT64_RE.fullmatch(text):
+        return None
+    value = int(text)
+    return value if -(2**63) <= value < 2**63 else None
 
 
 def requirement_matches(req: Requirement, labels: dict[str, str]) -> bool:
@@ -32,9 +50,9 @@ def requirement_matches(req: Requirement, labels: dict[str, str]) -> bool:
         return not has
     if not has:
         return False
-    try:
-        value, bound = int(labels[req.key]), int(req.values[0])
-    except (ValueError, IndexError):
+    value = parse_int64(labels[req.key])
+    bound = parse_int64(req.values[0]) if len(req.values) == 1 else None
+    if value is None or bound is None:
         return False
     return value > bound if op == "Gt" else value < bound
 

@@ -1,6 +1,7 @@
 """Host ports (``pkg/scheduler/framework/plugins/nodeports/node_ports.go`` and
 ``framework/types.go`` HostPortInfo, v1.35): two ports conflict when protocol and port match and
-either host IP is 0.0.0.0 or both are equal."""
+either host IP is 0.0.0.0 or both are equal. An empty host IP or protocol is sanitised to 0.0.0.0 /
+TCP; ``::`` is an ordinary specific address upstream (only ``DefaultBindAllHostIP`` is a wildcard)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Iterable
 
 from gangplan.models.objects import HostPort
 
-_ANY = ("0.0.0.0", "", "::")
+_ANY = ("0.0.0.0", "")
 
 
 def ports_conflict(a: HostPort, b: HostPort) -> bool:

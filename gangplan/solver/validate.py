@@ -154,8 +154,11 @@ def _affinity(st: _State) -> list[Violation]:
             else:
                 unmet = [t for t in terms if not any(_same_domain(node, m, t.topology_key) for _, m in others)]
                 if unmet:
-                    # First-pod rule: no other pod matches all terms anywhere, and the pod matches them itself.
-                    if others or not matches_all_terms(terms, p.namespace, p, ns):
+                    # First-pod rule (interpodaffinity/filtering.go satisfyPodAffinity): upstream's
+                    # affinityCounts is empty, i.e. no matching pod sits on a node carrying one of the
+                    # terms' topology keys, and the pod matches all its own terms.
+                    counted = any(t.topology_key in m.labels for _, m in others for t in terms)
+                    if counted or not matches_all_terms(terms, p.namespace, p, ns):
                         out.append(Violation("pod-affinity", key, f"no pod matching the required podAffinity in the same {unmet[0].topology_key} domain as node {node.name}"))
         for t in p.affinity.pod_anti_affinity_required:
             for q, m in everyone:
