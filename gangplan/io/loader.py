@@ -36,7 +36,13 @@ from gangplan.io.parse import (
     parse_workload,
 )
 from gangplan.models.cluster import Cluster
-from gangplan.models.objects import LabelSelector, Pod, PodDisruptionBudget, PodGroup, SchedulerProfile
+from gangplan.models.objects import (
+    LabelSelector,
+    Pod,
+    PodDisruptionBudget,
+    PodGroup,
+    SchedulerProfile,
+)
 
 try:  # libyaml is ~10x faster on large dumps; fall back to the pure-Python loader.
     _BaseYamlLoader = yaml.CSafeLoader  # type: ignore[attr-defined]
@@ -397,25 +403,7 @@ def load_snapshot(path: str | os.PathLike) -> Cluster:
         for i, doc in enumerate(docs):
             for raw in _objects(str(f), doc, i):
                 b.add(str(f), raw)
-    groups, cpgs = b.resolve_groups()
-    pods = b.resolve_pods()
-    profile = b.profile or SchedulerProfile()
-    pdbs = tuple(pdb if has else _pdb_with_status(pdb, pods) for pdb, has in b.pdbs.values())
-    return Cluster(
-        nodes=tuple(b.nodes.values()),
-        pods=tuple(pods),
-        pod_groups=groups,
-        composite_pod_groups=cpgs,
-        workloads=b.workloads,
-        priority_classes=b.priority_classes,
-        pdbs=pdbs,
-        namespaces=b.namespaces,
-        profile=profile,
-        topologies=tuple(b.topologies.values()),
-        gated=_gate(pods, groups, cpgs, profile),
-        skipped_kinds=dict(sorted(b.skipped.items())),
-        sources=tuple(str(f) for f in files),
-    )
+    return _assemble(b, tuple(str(f) for f in files))
 
 
 __all__ = ["load_snapshot", "load_objects", "snapshot_files", "read_documents", "SnapshotError", "LabelSelector"]

@@ -1,0 +1,1 @@
+"""Benchmark support: deterministic instance generators (see :mod:`gangplan.bench.generators`)."""
