@@ -271,6 +271,16 @@ def diff(
         raise typer.Exit(d.exit_code)
 
 
+def _register_bench() -> None:
+    from gangplan.bench.commands import bench, report
+
+    app.command()(bench)
+    app.command()(report)
+
+
+_register_bench()
+
+
 def main() -> None:
     """Console entry point: bad input exits 2 with a message, never a traceback."""
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from gangplan.models.cluster import Cluster
@@ -94,9 +95,9 @@ def render_result(console: Console, r: Result, cluster: Cluster) -> None:
         head += f", gap {r.gap:.4%}"
     head += f", {r.wall_seconds:.3f} s"
     console.print(head)
-    console.print("  objective: " + ", ".join(f"{k}={v:g}" for k, v in r.objective.items()))
+    console.print("  objective: " + ", ".join(f"{k}={v:g}" for k, v in r.objective.items()), markup=False)
     if r.bound:
-        console.print("  bound:     " + ", ".join(f"{k}={v:g}" for k, v in r.bound.items()))
+        console.print("  bound:     " + ", ".join(f"{k}={v:g}" for k, v in r.bound.items()), markup=False)
     t = Table(title="Groups", title_justify="left")
     for col in ("group", "outcome", "placed/minCount", "nodes used", "domain", "reason"):
         t.add_column(col)
@@ -108,9 +109,9 @@ def render_result(console: Console, r: Result, cluster: Cluster) -> None:
             key,
             "[green]admitted[/green]" if g.admitted else "[red]not admitted[/red]",
             f"{g.placed}/{g.min_count}",
-            _short(nodes),
-            g.domain or "-",
-            g.reason or "",
+            escape(_short(nodes)),
+            escape(g.domain or "-"),
+            escape(g.reason or ""),
         )
     console.print(t)
     singles = {k: o for k, o in r.pods.items() if cluster.pod_by_key[k].group_key is None}
@@ -182,7 +183,7 @@ def render_diff(console: Console, d) -> None:
     t.add_column("optimal", justify="right")
     for k in d.optimal_objective:
         if k in d.greedy_objective:
-            t.add_row(k, f"{d.greedy_objective[k]:g}", f"{d.optimal_objective[k]:g}")
+            t.add_row(escape(k), f"{d.greedy_objective[k]:g}", f"{d.optimal_objective[k]:g}")
     console.print(t)
     t = Table(title="Groups", title_justify="left")
     for col in ("group", "minCount", "greedy", "optimal", "greedy reason"):
@@ -190,7 +191,7 @@ def render_diff(console: Console, d) -> None:
     for g in d.groups:
         gr = f"{'[green]admitted[/green]' if g.greedy_admitted else '[red]rejected[/red]'} {g.greedy_placed}" + (f" {g.greedy_domain}" if g.greedy_domain else "")
         op = f"{'[green]admitted[/green]' if g.optimal_admitted else '[red]rejected[/red]'} {g.optimal_placed}" + (f" {g.optimal_domain}" if g.optimal_domain else "")
-        t.add_row(g.group, str(g.min_count), gr, op, "" if g.greedy_admitted else (g.greedy_reason or ""))
+        t.add_row(escape(g.group), str(g.min_count), gr, op, escape("" if g.greedy_admitted else (g.greedy_reason or "")))
     console.print(t)
     s = d.decisive
     if s is not None:
@@ -219,10 +220,10 @@ def render_suite(console: Console, rows) -> None:
         t.add_column(col, justify="right" if col in ("time s",) else "left")
     for r in rows:
         if r.error:
-            t.add_row(r.scenario, "-", "-", "[red]error[/red]", r.error, f"{r.seconds:.2f}")
+            t.add_row(escape(r.scenario), "-", "-", "[red]error[/red]", escape(r.error), f"{r.seconds:.2f}")
             continue
         d = r.diff
         style = _CLASS_STYLE.get(d.classification, "white")
-        exp = "-" if r.expectations == 0 else (f"[green]{r.expectations} met[/green]" if not r.failures else "[red]" + "; ".join(r.failures) + "[/red]")
-        t.add_row(r.scenario, _admitted(d.groups, "greedy_admitted"), _admitted(d.groups, "optimal_admitted"), f"[{style}]{d.classification}[/{style}]", exp, f"{r.seconds:.2f}")
+        exp = "-" if r.expectations == 0 else (f"[green]{r.expectations} met[/green]" if not r.failures else "[red]" + escape("; ".join(r.failures)) + "[/red]")
+        t.add_row(escape(r.scenario), _admitted(d.groups, "greedy_admitted"), _admitted(d.groups, "optimal_admitted"), f"[{style}]{d.classification}[/{style}]", exp, f"{r.seconds:.2f}")
     console.print(t)

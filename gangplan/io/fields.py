@@ -8,7 +8,6 @@ from typing import Any
 from gangplan.io.errors import SnapshotError
 from gangplan.models.quantity import QuantityError, to_scheduler_int
 
-
 _INT_RE = re.compile(r"[+-]?[0-9]{1,18}")
 
 

@@ -185,6 +185,22 @@ def _ref(kind: str, raw: dict, namespaced: bool) -> str:
 # ---- assembling -------------------------------------------------------------------------------
 _NAMESPACED = {"Pod", "PodGroup", "CompositePodGroup", "Workload", "PodDisruptionBudget"}
 _KNOWN = _NAMESPACED | {"Node", "PriorityClass", "KubeSchedulerConfiguration", "Topology", "Namespace"}
+# The API group each kind is read from. Same-named kinds of other groups (the scheduler-plugins
+# PodGroup in scheduling.x-k8s.io, say) are different APIs: they are skipped and counted.
+_GROUPS = {
+    "Node": "", "Pod": "", "Namespace": "",
+    "PodGroup": "scheduling.k8s.io", "CompositePodGroup": "scheduling.k8s.io", "Workload": "scheduling.k8s.io",
+    "PriorityClass": "scheduling.k8s.io", "PodDisruptionBudget": "policy",
+    "KubeSchedulerConfiguration": "kubescheduler.config.k8s.io", "Topology": "kueue.x-k8s.io",
+}
+
+
+def _foreign_api(kind: str, api_version: Any) -> bool:
+    """True when ``apiVersion`` is given and names another API group than the one gangplan reads."""
+    if not isinstance(api_version, str) or not api_version:
+        return False
+    group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+    return group != _GROUPS[kind]
 
 
 class _Builder:
@@ -211,6 +227,9 @@ class _Builder:
         kind = raw.get("kind")
         if kind not in _KNOWN:
             self.skipped[str(kind)] += 1
+            return
+        if _foreign_api(kind, raw.get("apiVersion")):
+            self.skipped[f"{kind} ({raw.get('apiVersion')})"] += 1
             return
         ref = _ref(kind, raw, kind in _NAMESPACED)
         ctx = Ctx(file, ref)

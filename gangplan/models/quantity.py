@@ -40,7 +40,9 @@ _DECIMAL = {
     "E": Fraction(10**18),
 }
 # A number: optional sign, then digits with an optional fraction, or a bare fraction (".5").
-_NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+# Upstream's parseQuantityString reads a missing integer part as 0, so "." and "-.G" are 0
+# (TestParseQuantityString in quantity_test.go); a sign alone is not a number.
+_NUMBER = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]*)"
 _QUANTITY_RE = re.compile(
     rf"^(?P<num>{_NUMBER})(?:(?P<exp>[eE][+-]?[0-9]+)|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$"
 )
@@ -79,7 +81,8 @@ def parse_quantity(value: str | int | float) -> Fraction:
     if len(m.group("num")) > _MAX_DIGITS:
         # Far beyond int64 (upstream's range), and past Python's int-from-text limit.
         raise QuantityError(f"quantity {value[:20]!r}... has more than {_MAX_DIGITS} digits")
-    number = Fraction(m.group("num"))
+    num = m.group("num")
+    number = Fraction(num) if any(ch.isdigit() for ch in num) else Fraction(0)
     if m.group("exp"):
         exponent = int(m.group("exp")[1:])
         if abs(exponent) > 64:

@@ -15,7 +15,8 @@ Rules (``Violation.rule``):
 ``host-port``         two pods on a node want the same host port
 ``pod-affinity``      a required podAffinity term not met (the first-pod rule applies)
 ``pod-anti-affinity`` a required podAntiAffinity term violated, by the pod or by a pod already there
-``topology-spread``   a DoNotSchedule constraint's skew exceeds maxSkew in the final state
+``topology-spread``   a DoNotSchedule constraint's skew exceeds maxSkew in every order the pods could
+                      have been placed in
 ``gang``              a PodGroup with newly placed pods but fewer than minCount on nodes
 ``composite``         a CompositePodGroup with newly placed pods but fewer than minGroupCount children
 ``topology``          a group's pods not inside one domain of its ``schedulingConstraints.topology`` key
@@ -175,35 +176,64 @@ def _affinity(st: _State) -> list[Violation]:
     return out
 
 
+def _spread_peers(p: Pod, q: Pod) -> bool:
+    """Pods whose PodTopologySpread Filter sees the same constraints over the same nodes."""
+    return (
+        q.namespace == p.namespace
+        and q.topology_spread == p.topology_spread
+        and q.node_selector == p.node_selector
+        and q.affinity.node_required == p.affinity.node_required
+        and q.tolerations == p.tolerations
+    )
+
+
 def _spread(st: _State) -> list[Violation]:
+    """DoNotSchedule spread, checked so that only certain violations are reported.
+
+    Upstream checks each pod when it is placed (``podtopologyspread/filtering.go``, v1.35):
+    ``matching pods in its domain + self - global minimum <= maxSkew``. The validator sees only
+    the final state, not the order, so it checks a condition every order must meet: of a set of
+    new pods with identical constraints in one domain, the last one placed already counted the
+    others and the bound pods there, while the minimum then was at most the final minimum. New
+    pods without the constraint may have arrived after it, so they only enter the minimum.
+    """
     out = []
     for key in sorted(st.new):
         p, node = st.pods[key], st.nodes[st.node_of[key]]
+        # Only nodes carrying every hard constraint's topology key are counted
+        # (nodeLabelsMatchSpreadConstraints in calPreFilterState).
+        hard_keys = [c.topology_key for c in p.topology_spread if c.when_unsatisfiable == "DoNotSchedule"]
         for c in p.topology_spread:
             if c.when_unsatisfiable != "DoNotSchedule":
                 continue
             if c.topology_key not in node.labels:
                 out.append(Violation("topology-spread", key, f"node {node.name} has no label {c.topology_key!r}"))
                 continue
-            counts: dict[str, int] = {}
+            mine_value = node.labels[c.topology_key]
+            final: dict[str, int] = {}
+            certain = 0
             for n in st.cluster.nodes:
-                if c.topology_key not in n.labels:
+                if any(k not in n.labels for k in hard_keys):
                     continue
                 if c.node_affinity_policy == "Honor" and not node_matches_pod_selector(p, n):
                     continue
                 if c.node_taints_policy == "Honor" and first_untolerated_taint(n.taints, p.tolerations) is not None:
                     continue
                 v = n.labels[c.topology_key]
-                counts.setdefault(v, 0)
-                counts[v] += sum(1 for q in st.on_node.get(n.name, ()) if q.namespace == p.namespace and not q.terminating and selector_matches(c.label_selector, q.labels))
-            if not counts:
+                final.setdefault(v, 0)
+                for q in st.on_node.get(n.name, ()):
+                    if q.namespace != p.namespace or q.terminating or not selector_matches(c.label_selector, q.labels):
+                        continue
+                    final[v] += 1
+                    if v == mine_value and (q.key not in st.new or _spread_peers(p, q)):
+                        certain += 1
+            if not final:
                 continue
-            lo = min(counts.values())
-            if c.min_domains is not None and len(counts) < c.min_domains:
+            lo = min(final.values())
+            if c.min_domains is not None and len(final) < c.min_domains:
                 lo = 0
-            mine = counts.get(node.labels[c.topology_key], 0)
-            if mine - lo > c.max_skew:
-                out.append(Violation("topology-spread", key, f"skew {mine - lo} > maxSkew {c.max_skew} on {c.topology_key}={node.labels[c.topology_key]}"))
+            if certain - lo > c.max_skew:
+                out.append(Violation("topology-spread", key, f"skew {certain - lo} > maxSkew {c.max_skew} on {c.topology_key}={mine_value}"))
     return out
 
 

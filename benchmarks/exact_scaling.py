@@ -1,0 +1,297 @@
+"""Scaling of the exact engine: nodes x pending pods, with a naive per-(pod, node) baseline.
+
+Grid: nodes in {100, 1000, 5000} x pending pods in {64, 512, 2048}, GPU clusters built by
+:func:`gangplan.bench.generators.gpu_benchmark` (8-GPU / 128-core nodes in racks of 16; uneven
+usage: the "busy" profile leaves 70 % of nodes full, 20 % partly used, 10 % idle, or "mixed"
+30/35/35; gangs of 1..32 identical pods asking 1, 2, 4 or 8 GPUs, some with a nodeSelector on the
+GPU type, some confined to one rack, three priority classes). The seed is explicit.
+
+Per cell: model build time, solve time, status, relative gap of the decision tiers, model size,
+peak memory (each cell runs in a fresh process, so ``ru_maxrss`` is that cell's peak: read once
+after the exact solve, ``exact_peak_mb``, and again after the naive one, ``naive_peak_mb``), plus the
+naive model (one Boolean per feasible (pod, node) pair, gangs all-or-nothing, priorities as
+weights in one objective) under its own time limit. The naive model is skipped where its pair
+count would obviously blow memory (> ``NAIVE_MAX_PAIRS``); the table says so.
+
+The exact engine gets a hint: the greedy engine's result when ``gangplan.solver.greedy`` provides
+``solve_greedy`` (``--hint auto``, the default), else :func:`first_fit_hint` below (queue order,
+first node that fits, whole gang or nothing, inside one rack when the gang asks for it). The
+``hint_*`` columns say whether the hint was valid (the exact engine drops the entities the
+validator blames before trusting it) and its objective, computed on its own placement.
+
+Run: ``python benchmarks/exact_scaling.py [--seed 0] [--profile busy] [--time-limit 60]``.
+Writes ``benchmarks/results/exact_scaling.csv`` and prints a table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import multiprocessing as mp
+import resource
+import time
+from pathlib import Path
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from gangplan.bench.generators import gpu_benchmark, to_cluster
+from gangplan.models.cluster import Cluster
+from gangplan.models.objects import PODS
+from gangplan.models.result import Result, Status
+from gangplan.predicates import first_untolerated_taint, node_matches_pod_selector
+from gangplan.solver.outcome import build_result, entity_priority
+from gangplan.solver.validate import validate
+
+NODES = (100, 1000, 5000)
+PODS_PENDING = (64, 512, 2048)
+NAIVE_MAX_PAIRS = 3_000_000
+RESULTS = Path(__file__).resolve().parent / "results" / "exact_scaling.csv"
+
+
+# ---- hints ----------------------------------------------------------------------------------
+def make_hint(cluster: Cluster, kind: str = "auto") -> tuple[Result, str]:
+    """The greedy engine's result ("auto" when it exists, or "greedy"), else the first-fit one."""
+    if kind in ("auto", "greedy"):
+        try:
+            from gangplan.solver.greedy import solve_greedy  # type: ignore[attr-defined]
+        except ImportError:
+            if kind == "greedy":
+                raise
+        else:
+            return solve_greedy(cluster), "greedy"
+    return first_fit_hint(cluster), "first-fit"
+
+
+def first_fit_hint(cluster: Cluster) -> Result:
+    """Queue order (priority, then creation), first node that fits, whole group or nothing."""
+    resources = [r for r in cluster.resource_names if r != PODS]
+    free = np.array([[n.allocatable.get(r, 0) for r in resources] + [n.allocatable.get(PODS, 1 << 30)]
+                     for n in cluster.nodes], dtype=np.int64)
+    for p in cluster.bound_pods:
+        i = cluster.node_index[p.node_name]
+        free[i] -= np.array([p.requests.get(r, 0) for r in resources] + [1])
+    placements: dict[str, str] = {}
+    for pods, key in _queue(cluster):
+        eligible = np.array([node_matches_pod_selector(pods[0], n) and first_untolerated_taint(n.taints, pods[0].tolerations) is None
+                             and not n.unschedulable for n in cluster.nodes])
+        for domain in _domains(cluster, key, eligible):
+            trial = free.copy()
+            chosen = _fit_all(cluster, pods, resources, trial, eligible & domain)
+            if chosen is not None:
+                free = trial
+                placements.update(chosen)
+                break
+    return build_result(cluster, engine="first-fit", status=Status.HEURISTIC, placements=placements)
+
+
+def _queue(cluster: Cluster):
+    entities: dict[str, list] = {}
+    for p in cluster.schedulable_pods:
+        entities.setdefault(p.group_key or "pod:" + p.key, []).append(p)
+    def order(item):
+        key, pods = item
+        prio = entity_priority(cluster, key) if key in cluster.pod_groups else pods[0].priority
+        return (-prio, pods[0].creation_timestamp, key)
+    for key, pods in sorted(entities.items(), key=order):
+        group = cluster.pod_groups.get(key)
+        yield pods, group.topology_key if group else None
+
+
+def _domains(cluster: Cluster, key: str | None, eligible: np.ndarray):
+    if key is None:
+        yield np.ones(len(cluster.nodes), dtype=bool)
+        return
+    values = np.array([n.labels.get(key, "") for n in cluster.nodes])
+    for v in dict.fromkeys(values[eligible & (values != "")].tolist()):
+        yield values == v
+
+
+def _fit_all(cluster, pods, resources, free, mask):
+    chosen = {}
+    for p in pods:
+        need = np.array([p.requests.get(r, 0) for r in resources] + [1])
+        ok = np.nonzero(mask & (free >= need).all(axis=1))[0]
+        if not len(ok):
+            return None
+        free[ok[0]] -= need
+        chosen[p.key] = cluster.nodes[ok[0]].name
+    return chosen
+
+
+# ---- naive baseline ---------------------------------------------------------------------------
+def naive_pairs(cluster: Cluster) -> int:
+    return len(cluster.schedulable_pods) * len(cluster.nodes)
+
+
+def solve_naive(cluster: Cluster, time_limit: float, seed: int) -> dict:
+    """One Boolean per (pod, node) that could fit; adm per group; weighted single objective."""
+    t0 = time.perf_counter()
+    model = cp_model.CpModel()
+    resources = [r for r in cluster.resource_names if r != PODS]
+    pods = list(cluster.schedulable_pods)
+    free = {n.name: {r: n.allocatable.get(r, 0) for r in resources} for n in cluster.nodes}
+    for p in cluster.bound_pods:
+        for r, q in p.requests.items():
+            if r in free[p.node_name]:
+                free[p.node_name][r] -= q
+    x: dict[str, list[tuple[int, cp_model.IntVar]]] = {}
+    per_node: dict[int, list[tuple[cp_model.IntVar, dict]]] = {}
+    for p in pods:
+        row = []
+        for i, n in enumerate(cluster.nodes):
+            f = free[n.name]
+            if node_matches_pod_selector(p, n) and all(q <= f.get(r, 0) for r, q in p.requests.items() if q):
+                v = model.new_bool_var("")
+                row.append((i, v))
+                per_node.setdefault(i, []).append((v, p.requests))
+        x[p.key] = row
+    groups: dict[str, list] = {}
+    for p in pods:
+        groups.setdefault(p.group_key or "pod:" + p.key, []).append(p)
+    prios = sorted({entity_priority(cluster, g) if g in cluster.pod_groups else ps[0].priority for g, ps in groups.items()})
+    weight, w = {}, 1
+    for pr in prios:
+        weight[pr] = w
+        w *= len(groups) + 1
+    terms = []
+    for g, ps in groups.items():
+        adm = model.new_bool_var("")
+        for p in ps:
+            model.add(cp_model.LinearExpr.sum([v for _, v in x[p.key]]) == adm)
+        pr = entity_priority(cluster, g) if g in cluster.pod_groups else ps[0].priority
+        terms.append((adm, weight[pr]))
+        key = cluster.pod_groups[g].topology_key if g in cluster.pod_groups else None
+        if key:
+            _naive_topology(model, cluster, ps, x, key, adm)
+    for i, entries in per_node.items():
+        for r in resources:
+            coefs = [req.get(r, 0) for _, req in entries]
+            if any(coefs):
+                model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in entries], coefs) <= free[cluster.nodes[i].name][r])
+    model.maximize(cp_model.LinearExpr.weighted_sum([a for a, _ in terms], [c for _, c in terms]))
+    build = time.perf_counter() - t0
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 2
+    solver.parameters.random_seed = seed
+    solver.parameters.max_time_in_seconds = time_limit
+    status = solver.solve(model)
+    obj = solver.objective_value if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else float("nan")
+    bound = solver.best_objective_bound
+    return {"naive_status": solver.status_name(status), "naive_build_s": round(build, 2),
+            "naive_solve_s": round(solver.wall_time, 2), "naive_vars": len(model.proto.variables),
+            "naive_gap": round(abs(bound - obj) / max(1.0, abs(bound)), 4) if obj == obj else "",
+            "naive_top_admitted": int(obj // weight[prios[-1]]) if obj == obj else ""}
+
+
+def _naive_topology(model, cluster, ps, x, key, adm):
+    values = sorted({n.labels[key] for n in cluster.nodes if key in n.labels})
+    ys = {v: model.new_bool_var("") for v in values}
+    model.add(cp_model.LinearExpr.sum(list(ys.values())) == adm)
+    for p in ps:
+        for i, v in x[p.key]:
+            label = cluster.nodes[i].labels.get(key)
+            if label is None:
+                model.add(v == 0)
+            else:
+                model.add_implication(v, ys[label])
+
+
+# ---- one cell, in its own process -------------------------------------------------------------
+def run_cell(nodes: int, pods: int, profile: str, seed: int, time_limit: float, naive_limit: float, hint_kind: str) -> dict:
+    from gangplan.solver.exact import solve_exact
+
+    t0 = time.perf_counter()
+    cluster = to_cluster(gpu_benchmark(nodes, pods, profile=profile, seed=seed))
+    load_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    hint, hint_engine = make_hint(cluster, hint_kind)
+    hint_s = time.perf_counter() - t0
+    hint_valid = not validate(cluster, hint)
+    result = solve_exact(cluster, time_limit=time_limit, workers=2, seed=seed, hint=hint)
+    violations = validate(cluster, result)
+    build_s = result.trace["buildSeconds"]
+    first = next(iter(result.objective))
+    row = {
+        "nodes": nodes, "pods": pods, "profile": profile, "seed": seed, "load_s": round(load_s, 2),
+        "hint": hint_engine, "hint_s": round(hint_s, 2), "hint_valid": hint_valid,
+        "hint_used": result.trace["hint"].get("used"), "hint_dropped": result.trace["hint"].get("dropped", 0), "hint_top_admitted": hint.objective.get(first, 0),
+        "build_s": build_s, "solve_s": round(result.wall_seconds - build_s, 2), "status": result.status.value,
+        "gap": result.gap, "top_admitted": result.objective.get(first, 0),
+        "placed": result.objective.get("placed", 0), "hint_placed": hint.objective.get("placed", 0),
+        "decision_s": round(sum({p["phase"]: p["seconds"] for p in result.trace["phases"] if p["tier"] != "tiebreak"}.values()), 2),
+        "variables": result.trace["model"]["variables"], "valid": not violations,
+        "phases": " ".join(f"{p['tier']}:{p['status'][0]}{p['seconds']:.1f}s" for p in result.trace["phases"]),
+    }
+    row["exact_peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    if naive_pairs(cluster) > NAIVE_MAX_PAIRS:
+        row.update({"naive_status": f"skipped (>{NAIVE_MAX_PAIRS:,} pairs)"})
+    else:
+        row.update(solve_naive(cluster, naive_limit, seed))
+        row["naive_peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    return row
+
+
+def _cell_entry(args, queue):
+    queue.put(run_cell(*args))
+
+
+def run_isolated(*args) -> dict:
+    """Run a cell in a fresh process (its own peak memory); a crashed cell becomes an error row."""
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_cell_entry, args=(args, queue))
+    proc.start()
+    while True:
+        try:
+            row = queue.get(timeout=5)
+            break
+        except Exception:  # queue.Empty: still running, or dead without a row
+            if not proc.is_alive():
+                row = {"nodes": args[0], "pods": args[1], "status": f"error (exit code {proc.exitcode})"}
+                break
+    proc.join()
+    return row
+
+
+COLUMNS = ["nodes", "pods", "profile", "seed", "hint", "hint_valid", "hint_dropped", "hint_top_admitted", "top_admitted", "hint_placed", "placed",
+           "status", "gap", "build_s", "decision_s", "solve_s", "variables", "exact_peak_mb", "valid", "naive_status", "naive_build_s",
+           "naive_solve_s", "naive_vars", "naive_gap", "naive_top_admitted", "naive_peak_mb", "load_s", "hint_s", "phases"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--profile", default="busy", choices=["busy", "mixed"])
+    ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--naive-time-limit", type=float, default=30.0)
+    ap.add_argument("--nodes", type=int, nargs="*", default=list(NODES))
+    ap.add_argument("--pods", type=int, nargs="*", default=list(PODS_PENDING))
+    ap.add_argument("--hint", default="auto", choices=["auto", "greedy", "first-fit"])
+    ap.add_argument("--out", type=Path, default=RESULTS)
+    args = ap.parse_args()
+    rows = []
+    for n in args.nodes:
+        for p in args.pods:
+            row = run_isolated(n, p, args.profile, args.seed, args.time_limit, args.naive_time_limit, args.hint)
+            rows.append(row)
+            print(" | ".join(f"{k}={row.get(k, '')}" for k in COLUMNS[:19] + ["naive_status", "naive_solve_s", "naive_gap"]), flush=True)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    _print_table(rows)
+
+
+def _print_table(rows: list[dict]) -> None:
+    cols = ["nodes", "pods", "hint", "hint_valid", "hint_top_admitted", "top_admitted", "status", "gap", "build_s", "decision_s", "solve_s",
+            "variables", "exact_peak_mb", "naive_status", "naive_solve_s", "naive_gap", "naive_peak_mb"]
+    widths = [max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in cols]
+    print(" ".join(c.rjust(w) for c, w in zip(cols, widths, strict=True)))
+    for r in rows:
+        print(" ".join(str(r.get(c, "")).rjust(w) for c, w in zip(cols, widths, strict=True)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,251 @@
+"""The exact engine: one OR-tools CP-SAT model of the whole snapshot's placement.
+
+Every pending, non-gated entity (PodGroups, gang or basic, under CompositePodGroups or not, and
+single pods) is decided jointly: which groups are admitted and where each pod goes. Hard rules are
+the greedy's filters, with the final-state semantics of :mod:`gangplan.solver.validate`; the
+objective is lexicographic (see :mod:`.objective`) and solved tier by tier (see :mod:`.solve`).
+
+Build order (one module per family, each adds nothing when the snapshot does not use it):
+:mod:`.instance` (pod classes, group tree, bound state) -> :mod:`.eligibility` (numpy masks) ->
+:mod:`.variables` (shape slots / per-class counts) -> :mod:`.capacity` -> :mod:`.gang` ->
+:mod:`.topology` -> :mod:`.ports` -> :mod:`.affinity` -> :mod:`.spread` -> :mod:`.objective`.
+
+Public API: :func:`solve_exact`, :func:`check_feasible`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+
+from gangplan.models.cluster import Cluster
+from gangplan.models.result import Result, Status
+from gangplan.solver.exact.hint import (
+    counts_from_placements,
+    empty_counts,
+    placements_from_counts,
+)
+from gangplan.solver.exact.objective import GPUS, OBJECTIVES, TIEBREAK
+from gangplan.solver.exact.solve import build_model, feasible, solve_phases
+from gangplan.solver.exact.variables import Counts, ExactModel
+from gangplan.solver.outcome import build_result
+from gangplan.solver.validate import validate
+
+ENGINE = "exact"
+DYNAMIC_FAMILIES = ("capacity", "gang", "composite", "topology", "host-port", "pod-affinity",
+                    "pod-anti-affinity", "topology-spread")
+
+__all__ = ["ENGINE", "OBJECTIVES", "check_feasible", "solve_exact", "build_model"]
+
+
+def solve_exact(
+    cluster: Cluster,
+    *,
+    time_limit: float = 10.0,
+    workers: int = 2,
+    seed: int = 0,
+    objective: str = "default",
+    hint: Result | None = None,
+    fixed: dict[str, str | None] | None = None,
+    snapshot: str | None = None,
+) -> Result:
+    """The optimum placement (or the best found within ``time_limit`` seconds, with its bound).
+
+    ``hint`` (e.g. the greedy Result) seeds every phase as a complete hint; the entities the
+    independent validator blames are dropped first, and the rest is also a lower bound (it is
+    feasible), so the answer is never worse than the hint's valid part. ``fixed`` forces pods
+    onto nodes (``None``: the pod stays unplaced); a forced placement that is valid on its own
+    becomes the starting solution.
+
+    ``status``: OPTIMAL when every decision tier (admitted per priority, gpus, placed) is proven,
+    FEASIBLE with ``gap`` (relative, of the first unproven tier) otherwise, INFEASIBLE only when
+    ``fixed`` cannot hold, UNKNOWN when no solution was found in time. The tie-break tier is
+    reported (objective, bound, trace) but never demotes a proven optimum. ``Result.bound`` has
+    every tier's bound; ``trace`` the model size, build time, hint use and every phase.
+
+    Deterministic for a given seed with ``workers=1`` when every phase proves optimality within
+    the limit; with 2 workers the tier values of proven phases are reproducible, the placement
+    among equal optima may not be (see :mod:`.solve`).
+    """
+    t0 = time.perf_counter()
+    params = {"timeLimit": time_limit, "workers": workers, "seed": seed, "objective": objective}
+    if fixed:
+        params["fixed"] = len(fixed)
+    em = build_model(cluster, fixed=fixed, objective=objective)
+    build_seconds = time.perf_counter() - t0
+    trace: dict = {"model": model_stats(em), "buildSeconds": round(build_seconds, 4)}
+    if em.inst.fixed_errors:
+        trace["infeasible"] = list(em.inst.fixed_errors)
+        return _result(em, "INFEASIBLE", None, [], t0, params, trace, snapshot)
+    incumbent, trace["hint"] = _incumbent(em, hint, fixed)
+    remaining = max(0.0, time_limit - build_seconds)
+    outcome = solve_phases(em, time_limit=remaining, workers=workers, seed=seed, incumbent=incumbent)
+    if outcome.status == "INFEASIBLE" and incumbent is not None and hint is not None:
+        # The trusted hint's bound contradicted the model: never let a hint make the answer fail.
+        trace["hint"]["retried"] = "hint bound made the model infeasible; solved again without it"
+        em = build_model(cluster, fixed=fixed, objective=objective)
+        outcome = solve_phases(em, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)),
+                               workers=workers, seed=seed, incumbent=_default_incumbent(em, fixed))
+    trace["phases"] = [p.as_dict() for p in outcome.phases]
+    return _result(em, outcome.status, outcome.counts, outcome.phases, t0, params, trace, snapshot)
+
+
+def model_stats(em: ExactModel) -> dict:
+    proto = em.model.proto
+    return {
+        "variables": len(proto.variables),
+        "constraints": len(proto.constraints),
+        "classes": len(em.inst.classes),
+        "privateClasses": sum(em.private),
+        "shapes": len(em.shapes),
+    }
+
+
+def _default_incumbent(em: ExactModel, fixed: Mapping[str, str | None] | None) -> Counts | None:
+    """Placing nothing is always feasible, unless ``fixed`` forces pods onto nodes."""
+    forced = any(c.fixed_node is not None for c in em.inst.classes)
+    return None if forced else empty_counts(em)
+
+
+def _incumbent(em: ExactModel, hint: Result | None, fixed) -> tuple[Counts | None, dict]:
+    """The starting solution: the hint once the validator accepts it (entities it blames are
+    dropped first), else placing nothing, else (when ``fixed`` forces pods) the forced pods alone
+    if they are valid by themselves. None when nothing known is feasible."""
+    default = _default_incumbent(em, fixed)
+    info: dict = {"used": False}
+    if hint is not None:
+        info["engine"] = hint.engine
+        placements = {k: o.node for k, o in hint.pods.items() if o.node is not None and not o.nominated}
+        counts, dropped, blamed = _repaired(em, placements)
+        if counts is not None and _keeps_fixed(em, counts):
+            info.update({"used": True, "placed": sum(counts.total(c) for c in range(len(em.inst.classes))),
+                         "dropped": len(set(dropped))})
+            if blamed:
+                info["violations"] = blamed[:5]
+            return counts, info
+        info["rejected"] = blamed[-1] if blamed else "does not keep the fixed placements"
+    if default is None:
+        forced = {p.key: em.inst.cluster.nodes[c.fixed_node].name for c in em.inst.classes
+                  if c.fixed_node is not None for p in c.pods}
+        counts, dropped, _ = _repaired(em, forced, repairs=1)
+        if counts is not None and not dropped:
+            info["start"] = "the fixed placements alone"
+            return counts, info
+    return default, info
+
+
+def _keeps_fixed(em: ExactModel, counts: Counts) -> bool:
+    return all(counts.total(c.index) == c.size for c in em.inst.classes if c.fixed_node is not None)
+
+
+def _repaired(em: ExactModel, placements: Mapping[str, str], repairs: int | None = None):
+    """(counts, dropped pod keys, violations seen) of a placement made valid by dropping the
+    entities the validator blames; counts None when it is still invalid after the repairs."""
+    counts, dropped = counts_from_placements(em, placements)
+    blamed: list[str] = []
+    for _ in range(repairs or MAX_HINT_REPAIRS):
+        kept = placements_from_counts(em, counts)
+        check = build_result(em.inst.cluster, engine="hint", status=Status.HEURISTIC, placements=kept)
+        violations = validate(em.inst.cluster, check)
+        if not violations:
+            return counts, dropped, blamed
+        blamed.append(str(violations[0]))
+        bad = _blamed_pods(em, kept, violations)
+        counts, more = counts_from_placements(em, {k: n for k, n in kept.items() if k not in bad})
+        dropped = dropped + sorted(bad) + more
+    return None, dropped, blamed
+
+
+MAX_HINT_REPAIRS = 5
+
+
+def _blamed_pods(em: ExactModel, kept: Mapping[str, str], violations) -> set[str]:
+    """Every placed pod of every entity a violation names (a group, a pod, or a node's pods)."""
+    from gangplan.solver.outcome import entity_of
+
+    cluster = em.inst.cluster
+    entities: set[str] = set()
+    for v in violations:
+        kind, _, rest = v.subject.partition("/")
+        if kind in ("PodGroup", "CompositePodGroup"):
+            entities.add(cluster.root_of(rest))
+        elif kind == "Node":
+            entities.update(entity_of(cluster, k) for k, n in kept.items() if n == rest)
+        elif v.subject in cluster.pod_by_key:
+            entities.add(entity_of(cluster, v.subject))
+    return {k for k in kept if entity_of(cluster, k) in entities}
+
+
+_STATUS = {"OPTIMAL": Status.OPTIMAL, "FEASIBLE": Status.FEASIBLE, "INFEASIBLE": Status.INFEASIBLE,
+           "UNKNOWN": Status.UNKNOWN}
+
+
+def _result(em: ExactModel, status: str, counts: Counts | None, phases, t0: float, params, trace, snapshot) -> Result:
+    inst = em.inst
+    placements = placements_from_counts(em, counts) if counts is not None else {}
+    pod_reasons = dict(inst.excluded)
+    why = "not placed in the optimum" if status == "OPTIMAL" else "not placed in the best solution found"
+    for c in inst.classes:
+        for p in c.pods:
+            if p.key not in placements:
+                pod_reasons[p.key] = why
+    group_reasons = {}
+    for p in inst.cluster.pending_pods:
+        if p.group_key and p.key in inst.excluded and inst.excluded[p.key].startswith("group validation"):
+            group_reasons[p.group_key] = inst.excluded[p.key]
+    extra = {ph.tier: float(ph.value) for ph in phases if ph.tier in (GPUS, TIEBREAK)}
+    bound = {ph.tier: float(ph.bound) for ph in phases}
+    return build_result(
+        inst.cluster, engine=ENGINE, status=_STATUS[status], placements=placements,
+        pod_reasons=pod_reasons, group_reasons=group_reasons, extra_objective=extra, bound=bound,
+        gap=_gap(phases, status), wall_seconds=time.perf_counter() - t0, params=params, trace=trace,
+        snapshot=snapshot,
+    )
+
+
+def _gap(phases, status: str) -> float | None:
+    """Relative gap of the first decision tier not proven optimal (the tie-break does not count)."""
+    if status in ("INFEASIBLE", "UNKNOWN"):
+        return None
+    for ph in phases:
+        if ph.status != "OPTIMAL" and ph.tier != TIEBREAK:
+            return abs(ph.bound - ph.value) / max(1.0, abs(ph.bound))
+    return 0.0
+
+
+def check_feasible(cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()) -> bool | list[str]:
+    """Is this exact assignment feasible? ``True``, or the rule families that reject it.
+
+    Every pending pod not in ``placements`` stays unplaced. Static rules (node rules, a pod that
+    alone does not fit, conflicts with bound pods) are named per pod; for the rest, each family is
+    dropped in turn and those whose removal makes the model feasible are reported.
+    """
+    victims = tuple(victims)
+    fixed: dict[str, str | None] = {p.key: None for p in cluster.pending_pods}
+    fixed.update(placements)
+    em = build_model(cluster, fixed=fixed, victims=victims)
+    if em.inst.fixed_errors:
+        return list(em.inst.fixed_errors)
+    static = _static_failures(em)
+    if static:
+        return static
+    if feasible(em):
+        return True
+    culprits = [fam for fam in DYNAMIC_FAMILIES
+                if feasible(build_model(cluster, fixed=fixed, victims=victims, skip=frozenset({fam})))]
+    return culprits or ["infeasible: several rule families together"]
+
+
+def _static_failures(em: ExactModel) -> list[str]:
+    out = []
+    nodes = em.inst.cluster.nodes
+    for c in em.inst.classes:
+        n = c.fixed_node
+        if n is None:
+            continue
+        fam = em.elig[c.index].first_failing(n)
+        if fam is not None:
+            out.append(f"{fam}: {', '.join(p.key for p in c.pods)} on node {nodes[n].name}")
+    return out
+
+

@@ -1,0 +1,196 @@
+"""Static eligibility: which nodes a pod class could ever use, before any variable exists.
+
+Everything that depends only on the class and the bound state is decided here over whole node
+vectors (numpy), so an ineligible (class, node) pair never becomes a variable. Each family gives
+its own mask, so :func:`gangplan.solver.exact.check_feasible` can name the rule a forced placement
+breaks. Semantics are those of :mod:`gangplan.solver.validate` (final-state checks); the per pod x
+node predicates are :mod:`gangplan.predicates`, shared with the greedy engine and the validator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gangplan.predicates import (
+    blocked_by_unschedulable,
+    first_untolerated_taint,
+    node_matches_pod_selector,
+    ports_conflict,
+    term_matches,
+)
+from gangplan.solver.exact.instance import NO_DOMAIN, Instance, PodClass, canonical
+
+STATIC_FAMILIES = ("fixed", "unschedulable", "taint", "node-selector", "capacity", "host-port",
+                   "pod-anti-affinity", "pod-affinity", "topology-spread", "topology")
+
+
+@dataclass
+class Eligibility:
+    masks: dict[str, np.ndarray]
+    """Family -> bool per node (True: this family allows the node)."""
+    eligible: np.ndarray
+    fit: np.ndarray
+    """Per node, how many pods of the class fit on the bound state alone (0 where ineligible)."""
+
+    def first_failing(self, node: int) -> str | None:
+        for fam in STATIC_FAMILIES:
+            m = self.masks.get(fam)
+            if m is not None and not m[node]:
+                return fam
+        return None
+
+
+class EligibilityCache:
+    """Node-rule masks shared by classes with the same tolerations and node selectors."""
+
+    def __init__(self, inst: Instance) -> None:
+        self.inst = inst
+        self.node_rules: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        c = inst.cluster
+        self.anti_holders = [(q, t, inst.bound_node_of[q.key])
+                             for q in c.bound_pods if q.key in inst.bound_node_of
+                             for t in q.affinity.pod_anti_affinity_required]
+        self.port_nodes = [i for i, pods in enumerate(inst.bound_on_node) if any(p.host_ports for p in pods)]
+
+    def node_masks(self, cls: PodClass) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        p = cls.rep
+        key = canonical((p.tolerations, p.model_dump(include={"node_selector"}), p.affinity.node_required or ()))
+        if key not in self.node_rules:
+            nodes = self.inst.cluster.nodes
+            unsched = np.array([not blocked_by_unschedulable(n, p.tolerations) for n in nodes], dtype=bool)
+            taint = np.array([first_untolerated_taint(n.taints, p.tolerations) is None for n in nodes], dtype=bool)
+            sel = np.array([node_matches_pod_selector(p, n) for n in nodes], dtype=bool)
+            self.node_rules[key] = (unsched, taint, sel)
+        return self.node_rules[key]
+
+
+def request_vector(inst: Instance, cls: PodClass) -> np.ndarray:
+    return np.array([cls.rep.requests.get(r, 0) for r in inst.resources], dtype=np.int64)
+
+
+def fit_counts(inst: Instance, req: np.ndarray) -> np.ndarray:
+    """How many pods with request ``req`` fit on each node's free capacity (pod slots included)."""
+    fit = inst.free_pods.copy()
+    for r in np.nonzero(req > 0)[0]:
+        fit = np.minimum(fit, np.maximum(inst.free[:, r], -1) // req[r])
+    fit = np.maximum(fit, 0)
+    fit[inst.blocked] = 0
+    return fit
+
+
+def _domain_mask(inst: Instance, key: str, bad_domains: set[int]) -> np.ndarray:
+    ids, _ = inst.domains(key)
+    if not bad_domains:
+        return np.ones(inst.n_nodes, dtype=bool)
+    return ~np.isin(ids, np.fromiter(bad_domains, dtype=np.int64))
+
+
+def _anti_affinity_mask(inst: Instance, cache: EligibilityCache, cls: PodClass) -> np.ndarray | None:
+    """The class's own anti-affinity against bound pods, and bound pods' anti-affinity against it."""
+    p, ns = cls.rep, inst.cluster.namespaces
+    mask = None
+    for t in p.affinity.pod_anti_affinity_required:
+        ids, _ = inst.domains(t.topology_key)
+        bad = {int(ids[i]) for i, pods in enumerate(inst.bound_on_node) if ids[i] != NO_DOMAIN
+               and any(term_matches(t, p.namespace, q, ns) for q in pods)}
+        m = _domain_mask(inst, t.topology_key, bad)
+        mask = m if mask is None else mask & m
+    for q, t, node in cache.anti_holders:
+        ids, _ = inst.domains(t.topology_key)
+        if ids[node] != NO_DOMAIN and term_matches(t, q.namespace, p, ns):
+            m = ids != ids[node]
+            mask = m if mask is None else mask & m
+    return mask
+
+
+def _ports_mask(inst: Instance, cache: EligibilityCache, cls: PodClass) -> np.ndarray | None:
+    if not cls.rep.host_ports:
+        return None
+    mask = np.ones(inst.n_nodes, dtype=bool)
+    for i in cache.port_nodes:
+        if any(ports_conflict(a, b) for q in inst.bound_on_node[i] for a in cls.rep.host_ports for b in q.host_ports):
+            mask[i] = False
+    return mask
+
+
+def _has_labels(inst: Instance, keys: list[str]) -> np.ndarray | None:
+    mask = None
+    for k in keys:
+        ids, _ = inst.domains(k)
+        m = ids != NO_DOMAIN
+        mask = m if mask is None else mask & m
+    return mask
+
+
+def _topology_mask(inst: Instance, cls: PodClass) -> np.ndarray | None:
+    """Group topology constraints: nodes with the key, inside the domain bound members already use."""
+    mask = None
+    for key, leaves in group_topologies(inst, cls):
+        ids, _ = inst.domains(key)
+        m = ids != NO_DOMAIN
+        doms = set()
+        for leaf in leaves:
+            for q in inst.cluster.group_members.get(leaf, ()):
+                if q.key in inst.bound_node_of:
+                    doms.add(int(ids[inst.bound_node_of[q.key]]))
+        if NO_DOMAIN in doms or len(doms) > 1:
+            m = np.zeros(inst.n_nodes, dtype=bool)
+        elif doms:
+            m = ids == next(iter(doms))
+        mask = m if mask is None else mask & m
+    return mask
+
+
+def group_topologies(inst: Instance, cls: PodClass) -> list[tuple[str, list[str]]]:
+    """(topology key, leaf PodGroups under the constrained group) for every constrained ancestor."""
+    out = []
+    if cls.group is None or cls.group not in inst.leaves:
+        return out
+    leaf = inst.leaves[cls.group]
+    if leaf.topology_key:
+        out.append((leaf.topology_key, [leaf.key]))
+    parent = leaf.parent
+    while parent is not None:
+        node = inst.composites[parent]
+        if node.topology_key:
+            out.append((node.topology_key, leaves_under(inst, parent)))
+        parent = node.parent
+    return out
+
+
+def leaves_under(inst: Instance, key: str) -> list[str]:
+    if key in inst.leaves:
+        return [key]
+    if key not in inst.composites:
+        return []
+    return [x for k in inst.composites[key].children for x in leaves_under(inst, k)]
+
+
+def class_eligibility(inst: Instance, cache: EligibilityCache, cls: PodClass,
+                      ignore: frozenset[str] = frozenset()) -> Eligibility:
+    """Every family's mask; families in ``ignore`` do not restrict ``eligible`` (nor ``fit``)."""
+    p = cls.rep
+    unsched, taint, sel = cache.node_masks(cls)
+    fit = fit_counts(inst, request_vector(inst, cls))
+    masks: dict[str, np.ndarray] = {"unschedulable": unsched, "taint": taint, "node-selector": sel, "capacity": fit > 0}
+    if cls.fixed_node is not None:
+        m = np.zeros(inst.n_nodes, dtype=bool)
+        m[cls.fixed_node] = True
+        masks["fixed"] = m
+    optional = {
+        "host-port": _ports_mask(inst, cache, cls),
+        "pod-anti-affinity": _anti_affinity_mask(inst, cache, cls),
+        "pod-affinity": _has_labels(inst, [t.topology_key for t in p.affinity.pod_affinity_required]),
+        "topology-spread": _has_labels(inst, [c.topology_key for c in p.topology_spread if c.when_unsatisfiable == "DoNotSchedule"]),
+        "topology": _topology_mask(inst, cls),
+    }
+    masks.update({k: m for k, m in optional.items() if m is not None})
+    eligible = np.ones(inst.n_nodes, dtype=bool)
+    for fam, m in masks.items():
+        if fam not in ignore:
+            eligible &= m
+    if "capacity" in ignore:
+        fit = np.full(inst.n_nodes, cls.size, dtype=np.int64)
+    return Eligibility(masks=masks, eligible=eligible, fit=np.where(eligible, fit, 0))

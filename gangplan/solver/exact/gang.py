@@ -1,0 +1,120 @@
+"""Groups: gang minCount all-or-nothing, basic groups, CompositePodGroup minGroupCount.
+
+Final-state semantics of validate's ``gang`` and ``composite`` rules, which follow
+PlacementFeasible in ``gangscheduling.go`` (spec/kep-algorithms.md §1.5):
+
+* a PodGroup with newly placed pods has at least minCount pods on nodes (bound ones count); extra
+  pods past minCount are allowed; a basic group has minCount 1, so its pods are independent;
+* a CompositePodGroup with newly placed pods below it has at least minGroupCount satisfied
+  children (a child PodGroup is satisfied when it has minCount pods on nodes, a child composite
+  recursively).
+
+``act[g]`` is 1 exactly when the group (or subtree) gets a new pod; for a root it is the entity's
+admission, the quantity the first objective tiers count. ``sat[g]`` only has to imply the
+satisfied condition: the objective never profits from under-reporting it.
+"""
+
+from __future__ import annotations
+
+from ortools.sat.python import cp_model
+
+from gangplan.solver.exact.instance import CompositeNode, LeafGroup
+from gangplan.solver.exact.variables import Counts, ExactModel
+
+GANG, COMPOSITE = "gang", "composite"
+
+
+def _leaf_new(em: ExactModel, leaf: LeafGroup) -> list[cp_model.IntVar]:
+    return [em.placed[c] for c in leaf.classes]
+
+
+def _leaf_new_value(leaf: LeafGroup):
+    return lambda cnt: sum(cnt.total(c) for c in leaf.classes)
+
+
+def add_group_constraints(em: ExactModel) -> dict[str, cp_model.IntVar]:
+    """Returns the admission literal of every root entity (PodGroup or CompositePodGroup key)."""
+    inst = em.inst
+    act: dict[str, cp_model.IntVar | int] = {}
+    sat: dict[str, cp_model.IntVar | int] = {}
+    for key, leaf in inst.leaves.items():
+        act[key], sat[key] = _leaf(em, leaf)
+    for key in _bottom_up(inst.composites):
+        act[key], sat[key] = _composite(em, inst.composites[key], act, sat)
+    return {r: act[r] for r in inst.roots if r in act}
+
+
+def _leaf(em: ExactModel, leaf: LeafGroup):
+    model = em.model
+    satisfied_alone = int(leaf.bound >= leaf.min_count)
+    if not leaf.classes:
+        return 0, satisfied_alone
+    new = cp_model.LinearExpr.sum(_leaf_new(em, leaf))
+    total = sum(em.inst.classes[c].size for c in leaf.classes)
+    value = _leaf_new_value(leaf)
+    act = em.new_aux(0, 1, lambda cnt: int(value(cnt) > 0))
+    model.add(new <= total * act)
+    model.add(new >= act)
+    missing = leaf.min_count - leaf.bound
+    if missing > 1 and GANG not in em.skip:
+        model.add(new >= missing * act)
+    if leaf.parent is None:
+        return act, satisfied_alone
+    sat = em.new_aux(0, 1, lambda cnt: int(leaf.bound + value(cnt) >= leaf.min_count))
+    if missing > 0:
+        model.add(new >= missing * sat)
+    return act, sat
+
+
+def _composite(em: ExactModel, node: CompositeNode, act: dict, sat: dict):
+    model = em.model
+    leaves = _leaves(em, node.key)
+    classes = [c for leaf in leaves for c in em.inst.leaves[leaf].classes]
+    if not classes:
+        return 0, int(_satisfied_value(em, node.key, Counts([{} for _ in em.inst.classes])))
+    new = cp_model.LinearExpr.sum([em.placed[c] for c in classes])
+    total = sum(em.inst.classes[c].size for c in classes)
+    a = em.new_aux(0, 1, lambda cnt: int(sum(cnt.total(c) for c in classes) > 0))
+    model.add(new <= total * a)
+    model.add(new >= a)
+    kids = cp_model.LinearExpr.sum([sat[k] for k in node.children if k in sat])
+    if COMPOSITE not in em.skip:
+        model.add(kids >= node.need * a)
+    if node.parent is None:
+        return a, 0
+    s = em.new_aux(0, 1, lambda cnt: int(_satisfied_value(em, node.key, cnt)))
+    model.add(kids >= node.need * s)
+    return a, s
+
+
+def _satisfied_value(em: ExactModel, key: str, cnt: Counts) -> bool:
+    inst = em.inst
+    if key in inst.leaves:
+        leaf = inst.leaves[key]
+        return leaf.bound + _leaf_new_value(leaf)(cnt) >= leaf.min_count
+    if key not in inst.composites:
+        return False
+    node = inst.composites[key]
+    return sum(1 for k in node.children if _satisfied_value(em, k, cnt)) >= node.need
+
+
+def _leaves(em: ExactModel, key: str) -> list[str]:
+    inst = em.inst
+    if key in inst.leaves:
+        return [key]
+    if key not in inst.composites:
+        return []
+    return [x for k in inst.composites[key].children for x in _leaves(em, k)]
+
+
+def _bottom_up(composites: dict[str, CompositeNode]) -> list[str]:
+    """Composite keys, children before parents."""
+    depth: dict[str, int] = {}
+
+    def d(key: str) -> int:
+        if key not in depth:
+            parent = composites[key].parent
+            depth[key] = 0 if parent is None else d(parent) + 1
+        return depth[key]
+
+    return sorted(composites, key=lambda k: (-d(k), k))

@@ -1,0 +1,274 @@
+"""Problem data of the exact engine: the snapshot reduced to what the CP-SAT model decides.
+
+The model never sees single pods of a group one by one. Pods of one leaf PodGroup (or single pods
+of one priority) whose placement-relevant fields are identical form a :class:`PodClass`; the model
+decides *how many* of a class go on each node. Pods in a class are interchangeable for every rule
+the validator checks (requests, selectors, tolerations, affinity, ports, spread, labels that other
+pods' terms look at), so counting them is exact, and concrete pods are only picked when decoding
+(in snapshot order, so the choice is deterministic).
+
+The bound state (bound pods minus victims) is turned into per-node numpy arrays once, so that the
+eligibility step works on whole node vectors instead of pod x node Python loops.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from gangplan.models.cluster import Cluster
+from gangplan.models.objects import PODS, Pod
+from gangplan.solver.outcome import entity_of, entity_priority
+
+NO_DOMAIN = -1
+
+
+@dataclass
+class PodClass:
+    """Interchangeable pending pods: same group, same placement-relevant fields, same fixing."""
+
+    index: int
+    pods: list[Pod]
+    group: str | None
+    """Leaf PodGroup key; None for single pods (then every pod is its own entity)."""
+    entity: str | None
+    """Root entity key (PodGroup or CompositePodGroup); None for single pods."""
+    priority: int
+    fixed_node: int | None = None
+    """Node index every pod of the class is forced onto (``fixed``); all of them must be placed."""
+
+    @property
+    def rep(self) -> Pod:
+        return self.pods[0]
+
+    @property
+    def size(self) -> int:
+        return len(self.pods)
+
+
+@dataclass
+class LeafGroup:
+    key: str
+    gang: bool
+    min_count: int
+    bound: int
+    """Pods of the group already on nodes (victims excluded)."""
+    classes: list[int] = field(default_factory=list)
+    parent: str | None = None
+    topology_key: str | None = None
+
+
+@dataclass
+class CompositeNode:
+    key: str
+    need: int
+    children: list[str]
+    parent: str | None = None
+    topology_key: str | None = None
+
+
+@dataclass
+class Instance:
+    cluster: Cluster
+    nodes_alloc: np.ndarray  # [N, R] allocatable
+    free: np.ndarray  # [N, R] allocatable - bound usage
+    free_pods: np.ndarray  # [N] remaining pod slots (large when the node lists no pods cap)
+    blocked: np.ndarray  # [N] node already over-committed: validate rejects any new pod there
+    resources: tuple[str, ...]
+    bound_on_node: list[list[Pod]]
+    bound_node_of: dict[str, int]
+    classes: list[PodClass]
+    class_of: dict[str, int]
+    leaves: dict[str, LeafGroup]
+    composites: dict[str, CompositeNode]
+    roots: list[str]
+    excluded: dict[str, str]
+    """Pending pods the model never places -> why (gated, group validation, fixed unplaced)."""
+    fixed_errors: list[str]
+    """Forced placements that can never hold (unknown node, gated pod): the model is infeasible."""
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.cluster.nodes)
+
+    @cached_property
+    def _domain_cache(self) -> dict[str, tuple[np.ndarray, list[str]]]:
+        return {}
+
+    def domains(self, key: str) -> tuple[np.ndarray, list[str]]:
+        """Per node the id of its ``key`` domain (``NO_DOMAIN`` without the label), and the names."""
+        cache = self._domain_cache
+        if key not in cache:
+            names: dict[str, int] = {}
+            ids = np.full(self.n_nodes, NO_DOMAIN, dtype=np.int64)
+            for i, n in enumerate(self.cluster.nodes):
+                if key in n.labels:
+                    ids[i] = names.setdefault(n.labels[key], len(names))
+            cache[key] = (ids, list(names))
+        return cache[key]
+
+
+def pod_signature(p: Pod) -> str:
+    """Every field of a pod the rules read; equal signatures mean interchangeable pods."""
+    return p.model_dump_json(
+        include={"namespace", "labels", "requests", "node_selector", "affinity", "tolerations",
+                 "priority", "host_ports", "topology_spread", "scheduler_name"}
+    )
+
+
+def group_validation_errors(cluster: Cluster) -> dict[str, str]:
+    """Root entity -> why upstream's validatePodGroup fails it (KEP-4671 §1.4 step 3).
+
+    Mirrors ``schedule_one_podgroup.go`` validatePodGroup as written in spec/kep-algorithms.md
+    §1.6: every pod of the hierarchy (pending and bound) must use the profile's schedulerName, and
+    its priority must equal the root group's priority. A failing root places none of its pods.
+    """
+    out: dict[str, str] = {}
+    profile_name = cluster.profile.scheduler_name
+    for p in cluster.pods:
+        if p.group_key is None or p.group_key not in cluster.pod_groups:
+            continue
+        root = cluster.root_of(p.group_key)
+        if root in out:
+            continue
+        prio = entity_priority(cluster, root)
+        if p.scheduler_name != profile_name:
+            out[root] = f"group validation failed: pod {p.key} has schedulerName {p.scheduler_name!r}"
+        elif p.priority != prio:
+            out[root] = f"group validation failed: pod {p.key} has priority {p.priority} != group priority {prio}"
+    return out
+
+
+def _bound_state(cluster: Cluster, victims: set[str], resources: tuple[str, ...]):
+    n = len(cluster.nodes)
+    alloc = np.zeros((n, len(resources)), dtype=np.int64)
+    used = np.zeros_like(alloc)
+    ridx = {r: i for i, r in enumerate(resources)}
+    for i, node in enumerate(cluster.nodes):
+        for r, q in node.allocatable.items():
+            if r in ridx:
+                alloc[i, ridx[r]] = q
+    bound_on_node: list[list[Pod]] = [[] for _ in range(n)]
+    bound_node_of: dict[str, int] = {}
+    for p in cluster.bound_pods:
+        if p.key in victims or p.node_name not in cluster.node_index:
+            continue
+        i = cluster.node_index[p.node_name]
+        bound_on_node[i].append(p)
+        bound_node_of[p.key] = i
+        for r, q in p.requests.items():
+            if r in ridx:
+                used[i, ridx[r]] += q
+    big = np.iinfo(np.int32).max
+    free_pods = np.array(
+        [node.allocatable[PODS] - len(bound_on_node[i]) if PODS in node.allocatable else big
+         for i, node in enumerate(cluster.nodes)], dtype=np.int64)
+    blocked = ((used > alloc) & (used > 0)).any(axis=1) | (free_pods < 0)
+    return alloc, alloc - used, free_pods, blocked, bound_on_node, bound_node_of
+
+
+def build_instance(cluster: Cluster, *, fixed: dict[str, str | None] | None = None,
+                   victims: tuple[str, ...] | list[str] = ()) -> Instance:
+    """Group the schedulable pending pods into classes and the groups into a tree."""
+    fixed = dict(fixed or {})
+    resources = tuple(r for r in cluster.resource_names if r != PODS)
+    alloc, free, free_pods, blocked, bound_on_node, bound_node_of = _bound_state(cluster, set(victims), resources)
+    invalid = group_validation_errors(cluster)
+    excluded: dict[str, str] = {}
+    fixed_errors: list[str] = []
+    buckets: dict[tuple, list[Pod]] = defaultdict(list)
+    pending = {p.key for p in cluster.pending_pods}
+    for key in sorted(set(fixed) - pending):
+        if fixed[key] is not None:
+            fixed_errors.append(f"result-shape: {key} is not a pending pod of the snapshot")
+    for p in cluster.pending_pods:
+        target = fixed.get(p.key)
+        if p.key in cluster.gated:
+            excluded[p.key] = f"gated: {cluster.gated[p.key]}"
+            if target:
+                fixed_errors.append(f"result-shape: {p.key} is gated ({cluster.gated[p.key]}) but fixed to {target}")
+            continue
+        ent = entity_of(cluster, p.key)
+        if ent in invalid:
+            excluded[p.key] = invalid[ent]
+            if target:
+                fixed_errors.append(f"group-validation: {p.key} fixed to {target} but {invalid[ent]}")
+            continue
+        if p.key in fixed and target is None:
+            excluded[p.key] = "fixed unplaced"
+            continue
+        node_idx = None
+        if target:
+            if target not in cluster.node_index:
+                fixed_errors.append(f"result-shape: {p.key} fixed to unknown node {target!r}")
+                continue
+            node_idx = cluster.node_index[target]
+        group = p.group_key if p.group_key in cluster.pod_groups else None
+        buckets[(group, pod_signature(p), node_idx)].append(p)
+    classes: list[PodClass] = []
+    class_of: dict[str, int] = {}
+    # Classes in order of their first pod in the snapshot: deterministic model and decoding.
+    order = {p.key: i for i, p in enumerate(cluster.pods)}
+    for (group, _sig, node_idx), pods in sorted(buckets.items(), key=lambda kv: order[kv[1][0].key]):
+        ent = cluster.root_of(group) if group else None
+        prio = entity_priority(cluster, ent) if ent else pods[0].priority
+        c = PodClass(index=len(classes), pods=pods, group=group, entity=ent, priority=prio, fixed_node=node_idx)
+        classes.append(c)
+        for p in pods:
+            class_of[p.key] = c.index
+    leaves, composites, roots = _group_tree(cluster, classes, bound_node_of)
+    return Instance(cluster=cluster, nodes_alloc=alloc, free=free, free_pods=free_pods, blocked=blocked,
+                    resources=resources, bound_on_node=bound_on_node, bound_node_of=bound_node_of,
+                    classes=classes, class_of=class_of, leaves=leaves, composites=composites,
+                    roots=roots, excluded=excluded, fixed_errors=fixed_errors)
+
+
+def _group_tree(cluster: Cluster, classes: list[PodClass], bound_node_of: dict[str, int]):
+    """Leaf groups and composite ancestors of every root entity that has a class to place."""
+    roots = sorted({c.entity for c in classes if c.entity is not None}, key=_snapshot_key_order(cluster))
+    leaves: dict[str, LeafGroup] = {}
+    composites: dict[str, CompositeNode] = {}
+
+    def visit(key: str, parent: str | None) -> None:
+        if key in cluster.pod_groups:
+            g = cluster.pod_groups[key]
+            bound = sum(1 for p in cluster.group_members.get(key, ()) if p.key in bound_node_of)
+            leaves[key] = LeafGroup(key=key, gang=g.policy == "gang", min_count=cluster.group_min_count(key),
+                                    bound=bound, parent=parent, topology_key=g.topology_key)
+            return
+        cg = cluster.composite_pod_groups.get(key)
+        if cg is None:
+            return
+        kids = list(cluster.composite_children.get(key, ()))
+        composites[key] = CompositeNode(key=key, need=cg.min_group_count if cg.policy == "gang" else 1,
+                                        children=kids, parent=parent, topology_key=cg.topology_key)
+        for k in kids:
+            visit(k, key)
+
+    for r in roots:
+        visit(r, None)
+    for c in classes:
+        if c.group is not None and c.group in leaves:
+            leaves[c.group].classes.append(c.index)
+    return leaves, composites, roots
+
+
+def _snapshot_key_order(cluster: Cluster):
+    first: dict[str, int] = {}
+    for i, p in enumerate(cluster.pods):
+        if p.group_key and p.group_key in cluster.pod_groups:
+            first.setdefault(cluster.root_of(p.group_key), i)
+    return lambda key: (first.get(key, len(first)), key)
+
+
+def canonical(obj) -> str:
+    """A stable string key for pydantic objects and tuples of them (dict fields are not hashable)."""
+    if hasattr(obj, "model_dump"):
+        return json.dumps(obj.model_dump(mode="json"), sort_keys=True)
+    if isinstance(obj, tuple | list):
+        return "[" + ",".join(canonical(o) for o in obj) + "]"
+    return json.dumps(obj, sort_keys=True)

@@ -1,0 +1,122 @@
+"""The lexicographic objective, as named tiers (each a linear expression to maximise).
+
+Tiers, highest first, the first ones exactly the shared tiers of
+:func:`gangplan.solver.outcome.objective` so that the two engines compare on equal terms:
+
+``admitted[p=P]``  root entities admitted at priority P (groups: ``act`` of the root; single pods:
+                   their count), one tier per priority present among pending pods, highest first.
+``gpus``           (objective="gpus" only) nvidia.com/gpu requested by the placed pods.
+``placed``         pending pods placed, extra pods past minCount included.
+``tiebreak``       a cheap proxy for the greedy's NodeResourcesFit scoring: every placed pod earns
+                   its node's weight, the node's requested fraction before the run (0..100,
+                   averaged over the profile's scoring resources with their weights) for
+                   MostAllocated / an increasing RequestedToCapacityRatio shape, or 100 minus it
+                   for LeastAllocated. Among equal optima, pods then land where the greedy's
+                   strategy would rather put them. It is linear in the counts: no extra variable.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from gangplan.solver.exact.variables import Counts, ExactModel, Tier
+from gangplan.solver.outcome import ADMITTED_PREFIX, PLACED, entity_of, entity_priority
+
+GPU = "nvidia.com/gpu"
+GPUS, TIEBREAK = "gpus", "tiebreak"
+OBJECTIVES = ("default", "gpus")
+
+
+def build_tiers(em: ExactModel, admitted: dict[str, cp_model.IntVar], objective: str) -> list[Tier]:
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, not {objective!r}")
+    inst, cluster = em.inst, em.inst.cluster
+    prios = sorted({entity_priority(cluster, entity_of(cluster, p.key)) for p in cluster.pending_pods}, reverse=True)
+    tiers = [_admitted_tier(em, admitted, pr) for pr in prios]
+    if objective == "gpus":
+        tiers.append(_weighted_tier(em, GPUS, [int(c.rep.requests.get(GPU, 0)) for c in inst.classes]))
+    tiers.append(_weighted_tier(em, PLACED, [1] * len(inst.classes)))
+    tiers.append(_tiebreak_tier(em))
+    em.tiers = tiers
+    return tiers
+
+
+def _admitted_tier(em: ExactModel, admitted: dict[str, cp_model.IntVar], prio: int) -> Tier:
+    inst = em.inst
+    roots = [r for r in inst.roots if r in admitted and _root_priority(em, r) == prio]
+    singles = [c.index for c in inst.classes if c.entity is None and c.priority == prio]
+    terms = [admitted[r] for r in roots if not isinstance(admitted[r], int)] + [em.placed[c] for c in singles]
+    leaves_of = {r: _root_classes(em, r) for r in roots}
+
+    def value(cnt: Counts) -> int:
+        groups = sum(1 for r in roots if any(cnt.total(c) for c in leaves_of[r]))
+        return groups + sum(cnt.total(c) for c in singles)
+
+    upper = len(roots) + sum(inst.classes[c].size for c in singles)
+    return Tier(f"{ADMITTED_PREFIX}{prio}]", cp_model.LinearExpr.sum(terms), value, upper)
+
+
+def _root_priority(em: ExactModel, root: str) -> int:
+    return entity_priority(em.inst.cluster, root)
+
+
+def _root_classes(em: ExactModel, root: str) -> list[int]:
+    return [c.index for c in em.inst.classes if c.entity == root]
+
+
+def _weighted_tier(em: ExactModel, name: str, weights: list[int]) -> Tier:
+    inst = em.inst
+    pairs = [(em.placed[c.index], w) for c, w in zip(inst.classes, weights, strict=True) if w]
+    expr = cp_model.LinearExpr.weighted_sum([v for v, _ in pairs], [w for _, w in pairs]) if pairs else cp_model.LinearExpr.sum([])
+
+    def value(cnt: Counts) -> int:
+        return sum(w * cnt.total(c) for c, w in enumerate(weights))
+
+    return Tier(name, expr, value, sum(w * c.size for c, w in zip(inst.classes, weights, strict=True)))
+
+
+def node_weights(em: ExactModel) -> np.ndarray:
+    """Per node the tie-break weight (see the module docstring)."""
+    inst, profile = em.inst, em.inst.cluster.profile
+    used = inst.nodes_alloc - inst.free
+    score = np.zeros(inst.n_nodes)
+    total = np.zeros(inst.n_nodes)
+    for r, w in profile.fit_resources.items():
+        if r not in inst.resources:
+            continue
+        i = inst.resources.index(r)
+        alloc = inst.nodes_alloc[:, i]
+        has = alloc > 0
+        score[has] += w * np.minimum(used[has, i] / alloc[has], 1.0)
+        total[has] += w
+    util = np.where(total > 0, np.round(100 * score / np.maximum(total, 1e-9)), 0).astype(np.int64)
+    if _prefers_full(em):
+        return util
+    return 100 - util
+
+
+def _prefers_full(em: ExactModel) -> bool:
+    profile = em.inst.cluster.profile
+    if profile.fit_strategy == "MostAllocated":
+        return True
+    if profile.fit_strategy == "RequestedToCapacityRatio":
+        pts = sorted(profile.requested_to_capacity_shape, key=lambda p: p.utilization)
+        return not pts or pts[-1].score >= pts[0].score
+    return False
+
+
+def _tiebreak_tier(em: ExactModel) -> Tier:
+    w = node_weights(em)
+    variables, coefs = [], []
+    for n, entries in enumerate(em.node_vars):
+        if w[n]:
+            for var, _, _ in entries:
+                variables.append(var)
+                coefs.append(int(w[n]))
+
+    def value(cnt: Counts) -> int:
+        return int(sum(w[n] * k for per in cnt.per_class for n, k in per.items()))
+
+    upper = int(w.max(initial=0)) * sum(c.size for c in em.inst.classes)
+    return Tier(TIEBREAK, cp_model.LinearExpr.weighted_sum(variables, coefs), value, upper)

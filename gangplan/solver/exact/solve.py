@@ -1,0 +1,248 @@
+"""Build the whole model and solve it tier by tier.
+
+Why phases (spec/cpsat-modeling.md §2.8): one weighted objective needs weights that make a higher
+tier dominate every lower one; with admission counts, pod counts and node weights the numbers get
+huge, the LP gets weak, and the measured single-solve run did not even secure the first tier in
+60 s at 5,000 x 2,048. Solving tier by tier keeps each objective small: maximise tier i with every
+previous tier held at ``>=`` the value found (``>=`` rather than ``==``, so a phase that timed out
+stays feasible and a later phase may still improve it), and start each phase from the previous
+solution as a complete hint (bulk copy into ``solution_hint``), so a phase can never return worse
+than what is already known. The incumbent's value of the new tier is also a valid lower bound (it
+is a feasible solution of the phase's model), so ``tier >= incumbent value`` is added too.
+
+A tier whose incumbent value already reaches its trivial upper bound (every entity of that
+priority admitted, every pod placed) is proven without a solve; the bound is also added as a
+constraint, so the solver stops as soon as it reaches it.
+
+The status (OPTIMAL / FEASIBLE) and the gap refer to the *decision* tiers (admitted per priority,
+gpus, placed): the tie-break tier only orders equal optima, gets a capped budget
+(``TIEBREAK_SHARE`` of the time limit), and its own value and bound are reported in
+``Result.objective`` / ``Result.bound`` / the trace, without demoting a proven optimum.
+
+Solver settings: ``num_workers`` as asked (2 by default, matching the 2-core box), the seed as
+``random_seed``, and the extra ``max_lp_sym`` subsolver, which closed the LP bound of the
+shape-slot model on small overloaded instances in the lab (§1.2).
+
+Determinism: the model is built in a fixed order (classes, nodes, domains all sorted) and decoding
+is deterministic, so with ``workers=1`` a phase that proves optimality returns the same values
+every run. With ``workers >= 2`` CP-SAT's parallel portfolio is not deterministic (OR-tools issue
+2159), and any time limit makes the point where a search stops depend on the machine: then the
+tier *values* of proven phases are reproducible, but the placement among equal optima may differ.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ortools.sat.python import cp_model
+
+from gangplan.models.cluster import Cluster
+from gangplan.solver.exact.affinity import add_affinity_constraints
+from gangplan.solver.exact.capacity import add_capacity_constraints
+from gangplan.solver.exact.gang import add_group_constraints
+from gangplan.solver.exact.hint import counts_from_solution, set_hint
+from gangplan.solver.exact.instance import build_instance
+from gangplan.solver.exact.objective import TIEBREAK, build_tiers
+from gangplan.solver.exact.ports import add_port_constraints
+from gangplan.solver.exact.spread import add_spread_constraints
+from gangplan.solver.exact.topology import add_topology_constraints
+from gangplan.solver.exact.variables import Counts, ExactModel, Tier, build_variables
+
+MIN_PHASE_SECONDS = 0.05
+MERGED_SHARE = 0.25
+MAX_BAND_PRODUCT = 10**12
+"""Decision tiers are merged into one band-weighted phase while the weights stay below this (far
+from 2^53, since CP-SAT reports objectives as floats); above it they get phases of their own."""
+TIEBREAK_SHARE = 0.2
+"""The tie-break phase gets at most this share of the time limit (at least MIN_TIEBREAK_SECONDS):
+it only orders equal optima, so it must not eat the budget the decision tiers may need."""
+MIN_TIEBREAK_SECONDS = 0.5
+
+
+def build_model(cluster: Cluster, *, fixed: dict[str, str | None] | None = None, victims=(),
+                objective: str = "default", skip: frozenset[str] = frozenset()) -> ExactModel:
+    """Variables, then every constraint family in a fixed order, then the objective tiers."""
+    inst = build_instance(cluster, fixed=fixed, victims=victims)
+    em = build_variables(inst, skip=skip)
+    add_capacity_constraints(em)
+    admitted = add_group_constraints(em)
+    add_topology_constraints(em)
+    add_port_constraints(em)
+    add_affinity_constraints(em)
+    add_spread_constraints(em)
+    build_tiers(em, admitted, objective)
+    return em
+
+
+@dataclass
+class PhaseReport:
+    tier: str
+    status: str
+    value: int
+    bound: float
+    seconds: float
+    phase: int = 0
+    """Index of the solve that decided the tier (merged tiers share one solve and its seconds)."""
+
+    def as_dict(self) -> dict:
+        return {"tier": self.tier, "phase": self.phase, "status": self.status, "value": self.value,
+                "bound": self.bound, "seconds": round(self.seconds, 4)}
+
+
+@dataclass
+class SolveOutcome:
+    status: str  # OPTIMAL / FEASIBLE / INFEASIBLE / UNKNOWN
+    counts: Counts | None
+    phases: list[PhaseReport] = field(default_factory=list)
+
+
+SOLVER_PARAMS: dict[str, object] = {"max_presolve_iterations": 1}
+"""CP-SAT parameters every phase uses (callers may extend or override the dict). One presolve
+iteration: on the 5,000-node x 2,048-pod GPU cell, presolve (single-threaded, mostly probing)
+took 3.8 of 4.6 s with the default 3 iterations and 2.0 of 2.8 s with one, same proof."""
+
+
+def solver_for(seconds: float, workers: int, seed: int) -> cp_model.CpSolver:
+    solver = cp_model.CpSolver()
+    p = solver.parameters
+    p.num_workers = max(1, workers)
+    p.random_seed = seed
+    p.max_time_in_seconds = max(MIN_PHASE_SECONDS, seconds)
+    p.log_search_progress = False
+    if workers >= 2:
+        p.extra_subsolvers.append("max_lp_sym")
+    for name, value in SOLVER_PARAMS.items():
+        setattr(p, name, value)
+    return solver
+
+
+def group_tiers(tiers: list[Tier]) -> list[list[Tier]]:
+    """Consecutive decision tiers merged while their band weights stay small; tie-break alone."""
+    groups: list[list[Tier]] = []
+    span = 0
+    for tier in tiers:
+        width = tier.upper + 1
+        if groups and tier.name != TIEBREAK and groups[-1][-1].name != TIEBREAK and span * width <= MAX_BAND_PRODUCT:
+            groups[-1].append(tier)
+            span *= width
+        else:
+            groups.append([tier])
+            span = width
+    return groups
+
+
+def band_weights(group: list[Tier]) -> list[int]:
+    """Weights that make each tier dominate all lower ones: w_i = prod_{j>i} (upper_j + 1)."""
+    weights, w = [], 1
+    for tier in reversed(group):
+        weights.insert(0, w)
+        w *= tier.upper + 1
+    return weights
+
+
+def solve_phases(em: ExactModel, *, time_limit: float, workers: int, seed: int,
+                 incumbent: Counts | None) -> SolveOutcome:
+    """Maximise each phase in turn, the previous ones held at >= their value (see module doc).
+
+    Merged decision tiers first get ``MERGED_SHARE`` of their budget as one band-weighted solve;
+    when that does not prove them all, they are solved one tier at a time from its solution (the
+    per-tier phases proved the top tier in 1.8 s on the busy 1,000 x 2,048 cell where the merged
+    solve was still 2 admissions short after 30 s; on easy cells the merged solve saves presolves).
+    """
+    deadline = time.perf_counter() + time_limit
+    out = SolveOutcome(status="OPTIMAL", counts=incumbent)
+    for tier in em.tiers:
+        em.model.add(tier.expr <= tier.upper)  # valid, and lets a phase stop once it reaches it
+    decision = [t for t in em.tiers if t.name != TIEBREAK]
+    tiebreak = [t for t in em.tiers if t.name == TIEBREAK]
+    reserve = max(MIN_TIEBREAK_SECONDS, TIEBREAK_SHARE * time_limit) if tiebreak else 0.0
+    plan = group_tiers(decision)
+    phase = 0
+
+    def run(group: list[Tier], budget: float) -> bool:
+        nonlocal phase
+        done = len(out.phases)
+        ok = _solve_group(em, group, out, budget, workers, seed)
+        for report in out.phases[done:]:
+            report.phase = phase
+        phase += 1
+        return ok
+
+    for i, group in enumerate(plan):
+        left = len(plan) - i
+        budget = max(0.0, deadline - reserve - time.perf_counter()) / left
+        if len(group) > 1:
+            done = len(out.phases)
+            if not run(group, budget * MERGED_SHARE):
+                return out
+            if all(p.status == "OPTIMAL" for p in out.phases[done:]):
+                continue
+            del out.phases[done:]
+        for j, tier in enumerate(group):
+            budget = max(0.0, deadline - reserve - time.perf_counter()) / (left - 1 + len(group) - j)
+            if not run([tier], budget):
+                return out
+    if tiebreak and not run(tiebreak, min(reserve, max(0.0, deadline - time.perf_counter()))):
+        return out
+    if any(p.status != "OPTIMAL" and p.tier != TIEBREAK for p in out.phases):
+        out.status = "FEASIBLE"
+    return out
+
+
+def _solve_group(em: ExactModel, group: list[Tier], out: SolveOutcome, budget: float, workers: int, seed: int) -> bool:
+    """One phase: maximise the band-weighted sum of ``group``; False when the run must stop."""
+    model, start = em.model, time.perf_counter()
+    weights = band_weights(group)
+    expr = cp_model.LinearExpr.weighted_sum([t.expr for t in group], weights)
+    upper = sum(w * t.upper for w, t in zip(weights, group, strict=True))
+    if out.counts is not None:
+        known = sum(w * t.value(out.counts) for w, t in zip(weights, group, strict=True))
+        model.add(expr >= known)
+        if known >= upper:
+            out.phases += [PhaseReport(t.name, "OPTIMAL", t.value(out.counts), float(t.upper), 0.0) for t in group]
+            return True
+        set_hint(em, out.counts)
+    model.maximize(expr)
+    solver = solver_for(budget, workers, seed)
+    status = solver.solve(model)
+    seconds = time.perf_counter() - start
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        out.counts = counts_from_solution(em, list(solver.response_proto.solution))
+    elif status == cp_model.INFEASIBLE or out.counts is None:
+        name = "INFEASIBLE" if status == cp_model.INFEASIBLE else "UNKNOWN"
+        out.phases += [PhaseReport(t.name, name, 0, float("nan"), seconds) for t in group]
+        out.status = name
+        return False
+    values = [t.value(out.counts) for t in group]
+    total = sum(w * v for w, v in zip(weights, values, strict=True))
+    bound = total if status == cp_model.OPTIMAL else max(total, int(solver.best_objective_bound))
+    out.phases += _tier_reports(group, weights, values, bound, seconds)
+    model.add(expr >= total)
+    return True
+
+
+def _tier_reports(group, weights, values, bound: int, seconds: float) -> list[PhaseReport]:
+    """Per-tier bounds from the phase bound: tier i is bounded by what is left of the bound once
+    every higher tier is at its value, as long as every higher tier is proven (value == bound)."""
+    out, rest, proven = [], bound, True
+    for t, w, v in zip(group, weights, values, strict=True):
+        tier_bound = min(t.upper, rest // w) if proven else t.upper
+        ok = proven and tier_bound <= v
+        out.append(PhaseReport(t.name, "OPTIMAL" if ok else "FEASIBLE", v, float(max(tier_bound, v)), seconds))
+        proven = ok
+        rest -= w * v
+    return out
+
+
+def feasible(em: ExactModel, *, workers: int = 1, seed: int = 0, time_limit: float = 30.0) -> bool | None:
+    """Is the model (without objective) feasible? None when the limit hit first."""
+    model = em.model
+    model.clear_objective()
+    solver = solver_for(time_limit, workers, seed)
+    status = solver.solve(model)
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return True
+    if status == cp_model.INFEASIBLE:
+        return False
+    return None

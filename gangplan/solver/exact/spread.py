@@ -1,0 +1,117 @@
+"""PodTopologySpread with ``whenUnsatisfiable: DoNotSchedule``, as the validator checks it.
+
+validate's ``topology-spread`` rule (after ``plugins/podtopologyspread/filtering.go`` v1.35), which
+only reports violations every placement order must have: for every placed pod and constraint,
+the *certain* count in the pod's domain (bound matching pods plus new matching pods that are its
+spread peers: same namespace, constraints, node selector, required node affinity, tolerations;
+the last of them placed saw all the others) minus the minimum over the eligible domains of the
+*final* count (every matching pod) is at most maxSkew. Eligible nodes carry every hard
+constraint's key and, per the node affinity / taints policies, pass the pod's node selector and
+tolerate its taints; only pods on such nodes count. With fewer eligible domains than minDomains
+the minimum is 0.
+
+Model: ``final[d] = bound[d] + sum of matching classes' counts on eligible nodes of d``; an integer
+``lo <= final[e]`` for every eligible domain (so lo <= min; requiring ``certain[d] - lo <= maxSkew``
+is then sufficient, and lo = min makes it exact); the skew constraint is enforced only in domains
+where the constrained class has pods (presence literal). ``lo`` and the final counts are shared by
+every class with the same constraint, namespace and eligible node set.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from gangplan.models.objects import Pod, TopologySpreadConstraint
+from gangplan.predicates import first_untolerated_taint, node_matches_pod_selector, selector_matches
+from gangplan.solver.exact.instance import NO_DOMAIN, PodClass, canonical
+from gangplan.solver.exact.variables import ExactModel
+
+FAMILY = "topology-spread"
+
+
+def add_spread_constraints(em: ExactModel) -> None:
+    if FAMILY in em.skip:
+        return
+    shared: dict[str, tuple] = {}
+    for c in em.inst.classes:
+        if not em.x[c.index]:
+            continue
+        for sc in c.rep.topology_spread:
+            if sc.when_unsatisfiable == "DoNotSchedule":
+                _constraint(em, c, sc, shared)
+
+
+def spread_peers(p: Pod, q: Pod) -> bool:
+    """Pods whose Filter sees the same constraints over the same nodes (validate's criterion)."""
+    return (q.namespace == p.namespace and q.topology_spread == p.topology_spread
+            and q.node_selector == p.node_selector and q.affinity.node_required == p.affinity.node_required
+            and q.tolerations == p.tolerations)
+
+
+def _eligible_nodes(em: ExactModel, c: PodClass, sc: TopologySpreadConstraint) -> np.ndarray:
+    p, nodes = c.rep, em.inst.cluster.nodes
+    mask = np.ones(em.inst.n_nodes, dtype=bool)
+    for hard in p.topology_spread:  # nodes must carry every hard constraint's key
+        if hard.when_unsatisfiable == "DoNotSchedule":
+            mask &= em.inst.domains(hard.topology_key)[0] != NO_DOMAIN
+    if sc.node_affinity_policy == "Honor":
+        mask &= np.array([node_matches_pod_selector(p, n) for n in nodes], dtype=bool)
+    if sc.node_taints_policy == "Honor":
+        mask &= np.array([first_untolerated_taint(n.taints, p.tolerations) is None for n in nodes], dtype=bool)
+    return mask
+
+
+def _domain_counts(em: ExactModel, c: PodClass, sc: TopologySpreadConstraint, mask: np.ndarray):
+    """Per eligible domain: (bound matching pods, pending count variables, node set)."""
+    inst, p = em.inst, c.rep
+    ids, _ = inst.domains(sc.topology_key)
+
+    def matches(q) -> bool:
+        return q.namespace == p.namespace and not q.terminating and selector_matches(sc.label_selector, q.labels)
+
+    matching = [o.index for o in inst.classes if em.x[o.index] and matches(o.rep)]
+    out: dict[int, tuple[int, list, set[int]]] = {}
+    for d in sorted(set(ids[mask].tolist())):
+        members = set(np.nonzero(mask & (ids == d))[0].tolist())
+        bound = sum(1 for n in members for q in inst.bound_on_node[n] if matches(q))
+        out[d] = (bound, em.count_in(matching, sc.topology_key, d, mask), members)
+    return out, matching
+
+
+def _constraint(em: ExactModel, c: PodClass, sc: TopologySpreadConstraint, shared: dict) -> None:
+    mask = _eligible_nodes(em, c, sc)
+    key = canonical(sc) + c.rep.namespace + mask.tobytes().hex()
+    if key not in shared:
+        counts, matching = _domain_counts(em, c, sc, mask)
+        if not counts:
+            shared[key] = (None, counts)
+        else:
+            shared[key] = (_lower(em, sc, counts, matching), counts)
+    lo, counts = shared[key]
+    if not counts:
+        return
+    peers = [o.index for o in em.inst.classes if em.x[o.index] and spread_peers(c.rep, o.rep)
+             and selector_matches(sc.label_selector, o.rep.labels) and not o.rep.terminating]
+    for d in sorted(em.domain_vars(c.index, sc.topology_key)):
+        if d not in counts:
+            continue
+        bound, _, _ = counts[d]
+        certain = em.count_in(peers, sc.topology_key, d, mask)
+        u = em.presence(c.index, sc.topology_key, d)
+        em.model.add(cp_model.LinearExpr.sum(certain) + bound - lo <= sc.max_skew).only_enforce_if(u)
+
+
+def _lower(em: ExactModel, sc: TopologySpreadConstraint, counts: dict, matching: list[int]):
+    """``lo``: 0 below minDomains, else a variable under every eligible domain's count."""
+    if sc.min_domains is not None and len(counts) < sc.min_domains:
+        return 0
+
+    def value(cnt) -> int:
+        return min(b + sum(cnt.in_nodes(o, m) for o in matching) for b, _, m in counts.values())
+
+    hi = min(b for b, _, _ in counts.values()) + sum(em.inst.classes[o].size for o in matching)
+    lo = em.new_aux(0, hi, value)
+    for bound, variables, _ in counts.values():
+        em.model.add(lo <= cp_model.LinearExpr.sum(variables) + bound)
+    return lo

@@ -1,0 +1,122 @@
+"""Group topology constraints: a group's pods all sit inside one domain of its topology key.
+
+validate's ``topology`` rule (KEP-5732 ``schedulingConstraints.topology``, spec/kep-algorithms.md
+§3): every pod of the PodGroup (or of every PodGroup under the CompositePodGroup), bound and new,
+on nodes carrying the key, all with the same value. Bound members already pin the domain; that
+case and "the key is missing" are static (see :func:`eligibility._topology_mask`). Otherwise one
+Boolean ``y[g, d]`` per candidate domain, at most one of them true, gates the classes' counts
+(spec/cpsat-modeling.md §2.5).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from gangplan.solver.exact.eligibility import leaves_under
+from gangplan.solver.exact.variables import ExactModel
+
+FAMILY = "topology"
+
+
+def _constrained_groups(em: ExactModel) -> list[tuple[str, str, list[int]]]:
+    inst = em.inst
+    out = []
+    for key, leaf in inst.leaves.items():
+        if leaf.topology_key and leaf.classes:
+            out.append((key, leaf.topology_key, list(leaf.classes)))
+    for key, node in inst.composites.items():
+        if node.topology_key:
+            classes = [c for lf in leaves_under(inst, key) for c in inst.leaves[lf].classes]
+            if classes:
+                out.append((key, node.topology_key, classes))
+    return out
+
+
+def add_topology_constraints(em: ExactModel) -> None:
+    """At most one domain per constrained group; a class's count in any other domain is 0."""
+    if FAMILY in em.skip:
+        return
+    pools: dict[tuple[int, int], list] = {}
+    for _key, tkey, classes in _constrained_groups(em):
+        ids, _ = em.inst.domains(tkey)
+        domains = sorted({int(d) for c in classes for d in ids[em.elig[c].eligible] if d >= 0})
+        if len(domains) <= 1:
+            continue
+        ys = {d: _domain_literal(em, ids, d, classes) for d in domains if _could_host(em, ids, d, classes)}
+        for c in classes:
+            if em.private[c]:
+                _private_class(em, c, tkey, ys)
+            else:
+                _pooled_class(em, c, ids, ys, pools)
+        if ys:
+            em.model.add_at_most_one(list(ys.values()))
+    _pool_constraints(em, pools)
+
+
+def _domain_literal(em: ExactModel, ids, d: int, classes: list[int]):
+    members = set((ids == d).nonzero()[0].tolist())
+    return em.new_aux(0, 1, lambda cnt, m=members, cl=classes: int(any(cnt.in_nodes(c, m) for c in cl)))
+
+
+def _could_host(em: ExactModel, ids, d: int, classes: list[int]) -> bool:
+    """Static domain filter (spec §2.1 step 4): on the bound state alone, can the domain take the
+    pods the group needs (minCount, or every pod of a class when admission places them all)?"""
+    inside = ids == d
+    room = {c: int(np.minimum(em.elig[c].fit[inside], em.inst.classes[c].size).sum()) for c in classes}
+    c0 = em.inst.classes[classes[0]]
+    leaf = em.inst.leaves.get(c0.group) if c0.group else None
+    if leaf is not None and leaf.classes == classes and _forced_full(em, classes[0]):
+        return all(room[c] >= em.inst.classes[c].size for c in classes)
+    need = leaf.min_count - leaf.bound if leaf is not None and leaf.classes == classes else 1
+    return sum(room.values()) >= max(1, need)
+
+
+def _private_class(em: ExactModel, c: int, tkey: str, ys: dict) -> None:
+    for d, nodes in em.domain_vars(c, tkey).items():
+        total = cp_model.LinearExpr.sum([v for _, v in nodes])
+        if d not in ys:
+            em.model.add(total == 0)
+            continue
+        ub = sum(em.x_ub[c][n] for n, _ in nodes)
+        em.model.add(total <= ub * ys[d])
+
+
+def _forced_full(em: ExactModel, c: int) -> bool:
+    """Admission places every pod of the group (minCount covers all of them): count = size * y."""
+    leaf = em.inst.leaves[em.inst.classes[c].group]
+    total = sum(em.inst.classes[k].size for k in leaf.classes)
+    return leaf.gang and leaf.min_count - leaf.bound >= total
+
+
+def _pooled_class(em: ExactModel, c: int, ids, ys: dict, pools: dict) -> None:
+    """Shape-slot demand per domain (spec/cpsat-modeling.md §2.1 step 4-5)."""
+    size = em.inst.classes[c].size
+    s = em.shape_of[c]
+    mine = sorted({int(d) for d in ids[em.elig[c].eligible] if d >= 0 and d in ys})
+    em.confined[c] = {}
+    if _forced_full(em, c):
+        for d in mine:
+            em.confined[c][d] = (None, ys[d], size)
+            pools.setdefault((s, d), []).append(size * ys[d])
+        em.model.add(em.placed[c] == size * cp_model.LinearExpr.sum([ys[d] for d in mine]))
+        return
+    counts = []
+    for d in mine:
+        members = set((ids == d).nonzero()[0].tolist())
+        cd = em.new_aux(0, size, lambda cnt, m=members: cnt.in_nodes(c, m))
+        em.model.add(cd <= size * ys[d])
+        em.confined[c][d] = (cd, ys[d], size)
+        pools.setdefault((s, d), []).append(cd)
+        counts.append(cd)
+    em.model.add(cp_model.LinearExpr.sum(counts) == em.placed[c])
+
+
+def _pool_constraints(em: ExactModel, pools: dict) -> None:
+    """Per shape and domain: the confined demand fits the shape's slots inside the domain. With
+    one key per shape the domains partition the nodes, so these cuts plus the cluster-wide pool
+    are exactly Hall's condition: the slots can be handed out (decoding does it domain by domain)."""
+    for (s, d), demand in sorted(pools.items(), key=lambda kv: kv[0]):
+        ids, _ = em.inst.domains(em.shapes[s].confined_key)
+        slots = [v for n, v in em.v[s].items() if ids[n] == d]
+        em.model.add(cp_model.LinearExpr.sum(demand) <= cp_model.LinearExpr.sum(slots))

@@ -1,0 +1,245 @@
+"""The decision variables: counts per (class, node) where pods interact, shared slots elsewhere.
+
+Formulation (spec/cpsat-modeling.md §2.1, the shape-slot "b3" model):
+
+* A class is *private* when its pods take part in a rule that looks at individual nodes or
+  domains: its own inter-pod affinity / anti-affinity, host ports, a DoNotSchedule spread, a group
+  topology constraint, a forced node, or another pending pod's term selects it. A private class
+  gets ``x[c, n]``: how many of its pods go on node ``n`` (the "b1" count).
+* Every other class is *pooled*: classes with the same request vector and the same eligible node
+  set (a *shape*) draw from one pool of slots ``v[s, n]``. Demand and supply are linked by
+  ``sum_n v[s, n] == sum_{c in s} placed[c]``. This is exact: pooled classes have no per-node rule
+  besides capacity, and pods of one shape are interchangeable there, so any split of the slots
+  among the classes is valid (decoding fills slots in node order).
+* ``placed[c]``: how many pods of the class are placed.
+
+Variables exist only for eligible pairs (see :mod:`eligibility`), bounded by how many pods fit on
+the node's free capacity. Names are empty: bulk variables build faster without them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from gangplan.predicates import matches_all_terms, selector_matches, term_matches
+from gangplan.solver.exact.eligibility import (
+    Eligibility,
+    EligibilityCache,
+    class_eligibility,
+    group_topologies,
+    request_vector,
+)
+from gangplan.solver.exact.instance import Instance, PodClass
+
+
+@dataclass
+class Counts:
+    """A placement as counts: per class, node index -> pods of the class on it."""
+
+    per_class: list[dict[int, int]]
+
+    def total(self, c: int) -> int:
+        return sum(self.per_class[c].values())
+
+    def in_nodes(self, c: int, nodes: set[int] | np.ndarray) -> int:
+        return sum(k for n, k in self.per_class[c].items() if n in nodes)
+
+
+@dataclass
+class Shape:
+    classes: list[int]
+    req: np.ndarray
+    fit: np.ndarray
+    confined_key: str | None = None
+    """Topology key every class of the shape is confined to (one domain per group), or None."""
+
+
+@dataclass
+class Tier:
+    name: str
+    expr: cp_model.LinearExprT
+    value: Callable[[Counts], int]
+    upper: int
+    """A trivial upper bound (when the incumbent reaches it the phase is proven without a solve)."""
+
+
+@dataclass
+class ExactModel:
+    inst: Instance
+    model: cp_model.CpModel
+    elig: list[Eligibility]
+    private: list[bool]
+    req: list[np.ndarray]
+    x: list[dict[int, cp_model.IntVar]] = field(default_factory=list)
+    x_ub: list[dict[int, int]] = field(default_factory=list)
+    shapes: list[Shape] = field(default_factory=list)
+    shape_of: dict[int, int] = field(default_factory=dict)
+    v: list[dict[int, cp_model.IntVar]] = field(default_factory=list)
+    placed: list[cp_model.IntVar] = field(default_factory=list)
+    aux: list[tuple[cp_model.IntVar, Callable[[Counts], int]]] = field(default_factory=list)
+    tiers: list[Tier] = field(default_factory=list)
+    node_vars: list[list[tuple[cp_model.IntVar, np.ndarray, int]]] = field(default_factory=list)
+    """Per node: (variable, per-pod request vector, upper bound) of everything that can land on it."""
+    skip: frozenset[str] = frozenset()
+    """Constraint families left out (check_feasible uses it to name the family that rejects)."""
+    _presence: dict[tuple[int, str, int], cp_model.IntVar] = field(default_factory=dict)
+    confined: dict[int, dict[int, tuple[cp_model.IntVar | None, cp_model.IntVar, int]]] = field(default_factory=dict)
+    """Pooled confined class -> domain -> (count var, or None when the count is size * y; y; size)."""
+    _domain_vars: dict[tuple[int, str], dict[int, list[tuple[int, cp_model.IntVar]]]] = field(default_factory=dict)
+
+    # ---- helpers shared by the families -----------------------------------------------------
+    def new_aux(self, lo: int, hi: int, value: Callable[[Counts], int]) -> cp_model.IntVar:
+        """An auxiliary variable and how to compute it from a placement (for complete hints)."""
+        var = self.model.new_bool_var("") if (lo, hi) == (0, 1) else self.model.new_int_var(lo, hi, "")
+        self.aux.append((var, value))
+        return var
+
+    def domain_vars(self, c: int, key: str) -> dict[int, list[tuple[int, cp_model.IntVar]]]:
+        """For a private class: domain id of ``key`` -> [(node, x var)] on nodes with the label."""
+        if (c, key) in self._domain_vars:
+            return self._domain_vars[(c, key)]
+        ids, _ = self.inst.domains(key)
+        out: dict[int, list[tuple[int, cp_model.IntVar]]] = {}
+        for n, var in self.x[c].items():
+            d = int(ids[n])
+            if d >= 0:
+                out.setdefault(d, []).append((n, var))
+        self._domain_vars[(c, key)] = out
+        return out
+
+    def presence(self, c: int, key: str, d: int) -> cp_model.IntVar:
+        """``u[c, key, d]``: may class ``c`` have pods in domain ``d``? (count <= ub * u)."""
+        k = (c, key, d)
+        if k not in self._presence:
+            nodes = self.domain_vars(c, key).get(d, [])
+            members = {n for n, _ in nodes}
+            u = self.new_aux(0, 1, lambda cnt, c=c, m=members: int(cnt.in_nodes(c, m) > 0))
+            ub = sum(self.x_ub[c][n] for n, _ in nodes)
+            self.model.add(cp_model.LinearExpr.sum([var for _, var in nodes]) <= ub * u)
+            self._presence[k] = u
+        return self._presence[k]
+
+    def count_in(self, classes: list[int], key: str, d: int, node_filter: np.ndarray | None = None) -> list[cp_model.IntVar]:
+        """The x variables of ``classes`` on nodes of domain ``d`` (optionally only filtered nodes)."""
+        out = []
+        for c in classes:
+            for n, var in self.domain_vars(c, key).get(d, []):
+                if node_filter is None or node_filter[n]:
+                    out.append(var)
+        return out
+
+
+def _matched_by_terms(inst: Instance, classes: list[PodClass]) -> set[int]:
+    """Classes some pending class's affinity, anti-affinity or spread selector looks at."""
+    ns = inst.cluster.namespaces
+    holders = [c for c in classes if c.rep.affinity.pod_affinity_required or c.rep.affinity.pod_anti_affinity_required
+               or any(s.when_unsatisfiable == "DoNotSchedule" for s in c.rep.topology_spread)]
+    out: set[int] = set()
+    for h in holders:
+        p = h.rep
+        for c in classes:
+            q = c.rep
+            if matches_all_terms(p.affinity.pod_affinity_required, p.namespace, q, ns):
+                out.add(c.index)
+            elif any(term_matches(t, p.namespace, q, ns) for t in p.affinity.pod_anti_affinity_required):
+                out.add(c.index)
+            elif any(s.when_unsatisfiable == "DoNotSchedule" and q.namespace == p.namespace
+                     and selector_matches(s.label_selector, q.labels) for s in p.topology_spread):
+                out.add(c.index)
+    return out
+
+
+def _needs_private(inst: Instance, c: PodClass, matched: set[int]) -> bool:
+    p = c.rep
+    return bool(
+        c.index in matched or c.fixed_node is not None or p.host_ports
+        or p.affinity.pod_affinity_required or p.affinity.pod_anti_affinity_required
+        or any(s.when_unsatisfiable == "DoNotSchedule" for s in p.topology_spread)
+        or (group_topologies(inst, c) and not _topology_poolable(inst, c))
+    )
+
+
+def _topology_poolable(inst: Instance, c: PodClass) -> bool:
+    tops = group_topologies(inst, c)
+    return len(tops) == 1 and c.group is not None and tops[0][1] == [c.group]
+
+
+def confinement_key(inst: Instance, c: PodClass) -> str | None:
+    """The key of the one-domain rule a pooled class follows, or None when it cannot be pooled.
+
+    Pooling works for a class whose only topology rule is its own PodGroup's, with no member of
+    the group bound yet (bound members pin the domain statically, see eligibility); composite
+    topology rules span several groups and stay private.
+    """
+    if not _topology_poolable(inst, c) or inst.leaves[c.group].bound:
+        return None
+    return group_topologies(inst, c)[0][0]
+
+
+def build_variables(inst: Instance, *, skip: frozenset[str] = frozenset()) -> ExactModel:
+    """Eligibility, then x / v / placed variables and the demand-supply links."""
+    cache = EligibilityCache(inst)
+    elig = [class_eligibility(inst, cache, c, skip) for c in inst.classes]
+    matched = _matched_by_terms(inst, inst.classes)
+    private = [_needs_private(inst, c, matched) for c in inst.classes]
+    req = [request_vector(inst, c) for c in inst.classes]
+    em = ExactModel(inst=inst, model=cp_model.CpModel(), elig=elig, private=private, req=req, skip=skip)
+    em.node_vars = [[] for _ in range(inst.n_nodes)]
+    model = em.model
+    for c in inst.classes:
+        em.placed.append(model.new_int_var(0, c.size if elig[c.index].eligible.any() or c.fixed_node is not None else 0, ""))
+    _private_counts(em)
+    _pooled_slots(em)
+    for c in inst.classes:
+        if c.fixed_node is not None:
+            model.add(em.placed[c.index] == c.size)
+    return em
+
+
+def _private_counts(em: ExactModel) -> None:
+    model = em.model
+    for c in em.inst.classes:
+        xs: dict[int, cp_model.IntVar] = {}
+        ubs: dict[int, int] = {}
+        if em.private[c.index]:
+            e = em.elig[c.index]
+            cap = 1 if c.rep.host_ports and "host-port" not in em.skip else c.size
+            for n in np.nonzero(e.eligible)[0].tolist():
+                ub = int(min(e.fit[n], cap))
+                var = model.new_int_var(0, ub, "")
+                xs[n] = var
+                ubs[n] = ub
+                em.node_vars[n].append((var, em.req[c.index], ub))
+            model.add(cp_model.LinearExpr.sum(list(xs.values())) == em.placed[c.index])
+        em.x.append(xs)
+        em.x_ub.append(ubs)
+
+
+def _pooled_slots(em: ExactModel) -> None:
+    model = em.model
+    by_key: dict[tuple[bytes, bytes, str], list[int]] = {}
+    for c in em.inst.classes:
+        if not em.private[c.index]:
+            tkey = confinement_key(em.inst, c) or ""
+            key = (em.req[c.index].tobytes(), em.elig[c.index].eligible.tobytes(), tkey)
+            by_key.setdefault(key, []).append(c.index)
+    for (_, _, tkey), classes in by_key.items():
+        s = len(em.shapes)
+        first = classes[0]
+        shape = Shape(classes=classes, req=em.req[first], fit=em.elig[first].fit, confined_key=tkey or None)
+        em.shapes.append(shape)
+        demand = sum(em.inst.classes[c].size for c in classes)
+        slots: dict[int, cp_model.IntVar] = {}
+        for n in np.nonzero(shape.fit > 0)[0].tolist():
+            ub = int(min(shape.fit[n], demand))
+            var = model.new_int_var(0, ub, "")
+            slots[n] = var
+            em.node_vars[n].append((var, shape.req, ub))
+        em.v.append(slots)
+        for c in classes:
+            em.shape_of[c] = s
+        model.add(cp_model.LinearExpr.sum(list(slots.values())) == cp_model.LinearExpr.sum([em.placed[c] for c in classes]))

@@ -1,0 +1,169 @@
+"""The scheduling framework's vocabulary: status codes, cycle state, score helpers, FitError.
+
+Mirrors ``pkg/scheduler/framework/interface.go`` (status codes, ``MaxNodeScore``),
+``pkg/scheduler/framework/types.go`` (``FitError.Error``) and
+``pkg/scheduler/framework/plugins/helper/normalize_score.go`` (``DefaultNormalizeScore``) of
+kubernetes/kubernetes v1.36. Extension points a batch simulator does not need (queue events,
+queueing hints, Reserve/Permit/Bind, extenders, metrics, parallelism) are left out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+import numpy as np
+
+MAX_NODE_SCORE = 100
+NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
+
+
+class Code(IntEnum):
+    """``fwk.Code``: a closed set. Only ``Unschedulable`` nodes are preemption candidates."""
+
+    SUCCESS = 0
+    ERROR = 1
+    UNSCHEDULABLE = 2
+    UNSCHEDULABLE_AND_UNRESOLVABLE = 3
+    WAIT = 4
+    SKIP = 5
+    PENDING = 6
+
+    @property
+    def label(self) -> str:
+        return _CODE_LABELS[self]
+
+
+_CODE_LABELS = {
+    Code.SUCCESS: "Success",
+    Code.ERROR: "Error",
+    Code.UNSCHEDULABLE: "Unschedulable",
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE: "UnschedulableAndUnresolvable",
+    Code.WAIT: "Wait",
+    Code.SKIP: "Skip",
+    Code.PENDING: "Pending",
+}
+
+
+@dataclass(frozen=True)
+class Status:
+    """``fwk.Status``: a code, its reasons, and the plugin that returned it."""
+
+    code: Code = Code.SUCCESS
+    reasons: tuple[str, ...] = ()
+    plugin: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.code == Code.SUCCESS
+
+    @property
+    def rejected(self) -> bool:
+        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    def message(self) -> str:
+        return ", ".join(self.reasons)
+
+    def with_plugin(self, plugin: str) -> Status:
+        return Status(self.code, self.reasons, plugin)
+
+
+SUCCESS = Status()
+SKIP = Status(Code.SKIP)
+
+
+def unschedulable(*reasons: str, unresolvable: bool = False) -> Status:
+    code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if unresolvable else Code.UNSCHEDULABLE
+    return Status(code, tuple(reasons))
+
+
+class CycleState(dict):
+    """``CycleState``: per-pod data a plugin's PreFilter/PreScore computes once and Filter/Score
+    read back, keyed by plugin name. ``skip_filter`` / ``skip_score`` hold plugins that returned
+    Skip, exactly as the framework records them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.skip_filter: set[str] = set()
+        self.skip_score: set[str] = set()
+        self.node_subset: set[int] | None = None
+        """``PreFilterResult.NodeNames`` merged over plugins (None: all nodes)."""
+        self.subset_plugins: list[str] = []
+        self.nominated_statuses: dict[int, Status] = {}
+        """Nodes that failed only with their nominated pods added, and why."""
+
+    def restrict(self, plugin: str, nodes: set[int]) -> None:
+        """``PreFilterResult.Merge``: intersect a plugin's node set into the cycle's."""
+        self.node_subset = set(nodes) if self.node_subset is None else self.node_subset & nodes
+        self.subset_plugins.append(plugin)
+
+
+def go_div(a: int, b: int) -> int:
+    """Go's integer division: truncation toward zero (Python's ``//`` floors)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def go_div_array(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
+    """Elementwise Go integer division on int64 arrays (truncation toward zero)."""
+    q = np.abs(a) // np.abs(b)
+    return np.where((a >= 0) == (np.asarray(b) >= 0), q, -q)
+
+
+def default_normalize_score(scores: np.ndarray, reverse: bool, max_priority: int = MAX_NODE_SCORE) -> np.ndarray:
+    """``helper.DefaultNormalizeScore``: scale to 0..max by the maximum (reversed if asked).
+
+    >>> default_normalize_score(np.array([0, 1, 2]), reverse=True).tolist()
+    [100, 50, 0]
+    """
+    scores = np.asarray(scores, dtype=np.int64)
+    max_count = int(scores.max(initial=0))
+    if max_count == 0:
+        return np.full_like(scores, max_priority) if reverse else scores.copy()
+    out = go_div_array(max_priority * scores, max_count)
+    return max_priority - out if reverse else out
+
+
+@dataclass
+class Diagnosis:
+    """``framework.Diagnosis``: node -> failing status, the status of nodes a PreFilterResult left
+    out (``NodeToStatus.AbsentNodesStatus``), and the PreFilter message if any."""
+
+    node_to_status: dict[str, Status] = field(default_factory=dict)
+    absent_nodes_status: Status | None = None
+    pre_filter_msg: str = ""
+    post_filter_msg: str = ""
+
+
+def absent_nodes_reason(plugins: list[str]) -> str:
+    """The status upstream gives nodes outside a PreFilterResult (``findNodesThatFitPod``)."""
+    return f"node(s) didn't satisfy plugin(s) [{' '.join(sorted(set(plugins)))}]"
+
+
+def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
+    """``FitError.Error()``: "0/N nodes are available: <count reason, ...>." with the histogram of
+    every reason of every failing node, sorted as strings (``sort.Strings``), as upstream."""
+    msg = NO_NODE_AVAILABLE_MSG.format(num_all_nodes) + ":"
+    if diagnosis.pre_filter_msg:
+        msg += f" {diagnosis.pre_filter_msg}."
+    else:
+        hist = reason_histogram(diagnosis.node_to_status.values())
+        absent = num_all_nodes - len(diagnosis.node_to_status)
+        if diagnosis.absent_nodes_status is not None and absent > 0:
+            for r in diagnosis.absent_nodes_status.reasons:
+                hist[r] += absent
+        parts = sorted(f"{n} {r}" for r, n in hist.items())
+        if parts:
+            msg += f" {', '.join(parts)}."
+    if diagnosis.post_filter_msg:
+        msg += f" {diagnosis.post_filter_msg}."
+    return msg
+
+
+def reason_histogram(statuses: Iterable[Status]) -> Counter:
+    hist: Counter = Counter()
+    for st in statuses:
+        hist.update(st.reasons)
+    return hist

@@ -1,0 +1,556 @@
+"""The workload scheduling cycle: one queue entity (a single pod or a root group) at a time.
+
+Mirrors ``scheduleOnePodGroup`` (``pkg/scheduler/schedule_one_podgroup.go``, version id
+55585698688), the pod-group algorithm (id 61488082464) and GangScheduling's
+``PlacementFeasible`` (``plugins/gangscheduling/gangscheduling.go``, id 55730559477), as written
+down in spec §1.4-1.6 and §4.2 (kubernetes/kubernetes v1.37-era):
+
+* Validation over every queued and already-scheduled pod of the hierarchy: one schedulerName,
+  every pod's priority equal to the root group's, one preemption policy. A violation fails every
+  member with a SchedulerError, without scheduling anything.
+* Leaf PodGroup: PlacementFeasible before the first pod, then each pod in member order runs the
+  per-pod cycle (no per-pod preemption) and, when placed, is assumed so later pods see it. After
+  each pod PlacementFeasible is asked again: Unschedulable (``remaining + scheduled < M``) stops
+  at once; Success does not stop (extra pods past minCount are placed greedily). A final Wait
+  becomes Unschedulable; anything but Success reverts every pod the group assumed.
+* CompositePodGroup: the same counting over children (``M = minGroupCount``, 1 for basic),
+  children in creationTimestamp order, no backtracking; a failing parent reverts its successful
+  children too. Without TopologyAwareWorkloadScheduling constraints there is one implicit
+  placement holding every node, so no placement scoring takes place.
+* The root succeeds only if at least one pod was newly placed anywhere in it.
+
+* Placements (KEP-5732, ``podGroupSchedulingPlacementAlgorithm`` /
+  ``compositePodGroupSchedulingPlacementAlgorithm`` of id 55585698688, spec §3.3 and §4.2): a group
+  with ``schedulingConstraints.topology`` (PodGroup or CompositePodGroup) gets one placement per
+  label value inside its parent's placement (:mod:`.placement`). Each is evaluated by running the
+  algorithm above with :attr:`PodScheduler.placement` set to its nodes, then reverted. A standalone
+  PodGroup whose queued pods carry nominated nodes evaluates the placement holding most of them
+  first and takes it without looking further when it succeeds with a new pod. No feasible
+  placement: Unschedulable, "0/N placements are available, reported placement status: ..." (the
+  first placement evaluated is reported; for a CompositePodGroup "first placement status").
+  One feasible placement: chosen without scoring. Several: PlacementBinPacking and
+  PodGroupPodsCount, weighted by ``profile.placement_weights``; the highest total wins (ties: see
+  :mod:`.placement`). The chosen placement's pods are assumed again so later groups see them.
+  Children of a CompositePodGroup are evaluated inside the parent placement under evaluation.
+
+Not reproduced: workload-aware preemption (PostFilter) and ``PercentageOfPlacementsToScore``
+(not found in upstream code either).
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gangplan.models.cluster import Cluster
+from gangplan.models.objects import Pod
+from gangplan.solver.greedy.framework import Code, Status
+from gangplan.solver.greedy.placement import (
+    BIN_PACKING,
+    PODS_COUNT,
+    Placement,
+    PlacementError,
+    bin_packing_score,
+    generate_placements,
+    placement_weights,
+    pods_count_scores,
+)
+from gangplan.solver.greedy.queue import (
+    Entity,
+    leaf_groups,
+    member_order,
+    parse_timestamp,
+    queued_pods,
+)
+from gangplan.solver.greedy.schedule_one import PodResult, PodScheduler
+from gangplan.solver.greedy.snapshot import NodeTable
+
+SCHEDULER_ERROR = "SchedulerError"
+
+
+def placement_feasible(remaining: int, scheduled: int, minimum: int) -> Code:
+    """GangScheduling ``PlacementFeasible``: Unschedulable once ``minimum`` is out of reach, Wait
+    while it is not yet met, Success once it is.
+
+    >>> [placement_feasible(1, 0, 2).label, placement_feasible(2, 0, 2).label, placement_feasible(0, 2, 2).label]
+    ['Unschedulable', 'Wait', 'Success']
+    """
+    if remaining + scheduled < minimum:
+        return Code.UNSCHEDULABLE
+    if scheduled < minimum:
+        return Code.WAIT
+    return Code.SUCCESS
+
+
+@dataclass
+class GroupRun:
+    """What one group (leaf or composite) of the hierarchy ended with."""
+
+    status: Code
+    new: int
+    reason: str | None = None
+
+
+@dataclass
+class PlacementRun:
+    """One placement's evaluation: the group's outcome, the proposals it made (already reverted),
+    the pod cycles it ran and the group traces it left, kept aside until a placement is chosen."""
+
+    placement: Placement
+    run: GroupRun
+    assigned: list[tuple[Pod, int]]
+    order: list[str]
+    results: dict[str, PodResult]
+    traces: tuple[dict, dict]
+    scores: dict[str, int] = field(default_factory=dict)
+    total: int | None = None
+
+    def to_trace(self) -> dict:
+        return {
+            "name": self.placement.name,
+            "nodes": len(self.placement.nodes),
+            "status": self.run.status.label,
+            "reason": self.run.reason,
+            "assigned": len(self.assigned),
+            "scores": dict(self.scores),
+            "total": self.total,
+        }
+
+
+class StopBefore(Exception):
+    """Raised to stop a replay just before a given pod's cycle (see ``pod_scores_at_step``)."""
+
+    def __init__(self, pod: Pod, placement: np.ndarray | None = None, placement_name: str | None = None) -> None:
+        super().__init__(pod.key)
+        self.pod = pod
+        self.placement = placement
+        """The placement under evaluation when the run stopped (placement wrappers unwind)."""
+        self.placement_name = placement_name
+
+
+class WorkloadCycle:
+    """Runs every entity in queue order against one :class:`NodeTable`, recording the trace."""
+
+    def __init__(self, cluster: Cluster, snap: NodeTable, scheduler: PodScheduler, *, fixed: dict[str, str] | None = None, stop_before: str | None = None, stop_node: int | None = None) -> None:
+        self.cluster = cluster
+        self.snap = snap
+        self.sched = scheduler
+        self.fixed = dict(fixed or {})
+        self.stop_before = stop_before
+        self.stop_node = stop_node
+        """With ``stop_before``: stop only in a placement holding this node position."""
+        self.queued = {p.key for p in queued_pods(cluster)}
+        self.assumed: list[Pod] = []
+        self.placements: dict[str, int] = {}
+        self.results: dict[str, PodResult] = {}
+        self.order: list[str] = []
+        self.pod_reasons: dict[str, str] = {}
+        self.group_reasons: dict[str, str] = {}
+        self.group_trace: dict[str, dict] = {}
+        self.entity_order: list[str] = []
+
+    # ---- entities ----------------------------------------------------------------------------
+    def run(self, queue: list[Entity]) -> None:
+        for entity in queue:
+            self.entity_order.append(entity.key)
+            if entity.kind == "pod":
+                self.schedule_single(self.cluster.pod_by_key[entity.key[4:]])
+            else:
+                self.schedule_root(entity.key)
+
+    def schedule_single(self, pod: Pod) -> None:
+        r = self.schedule_pod(pod)
+        if r.node is not None:
+            self.assume(pod, r.node)
+            self.placements[pod.key] = r.node
+        else:
+            self.pod_reasons[pod.key] = _pod_failure(r)
+
+    def schedule_root(self, root: str) -> None:
+        self._schedule_root(root)
+        # Every queued member now leaves the nominator: bound, or failed with its NNN cleared.
+        for g in leaf_groups(self.cluster, root):
+            for p in self.cluster.group_members.get(g, ()):
+                self.snap.clear_nomination(p)
+
+    def _schedule_root(self, root: str) -> None:
+        checkpoint = len(self.assumed)
+        invalid = self.validate(root)
+        if invalid is not None:
+            self._fail_root(root, f"{SCHEDULER_ERROR}: {invalid}", Code.ERROR)
+            return
+        run = self.schedule_group(root)
+        if run.status == Code.SUCCESS and run.new == 0:
+            run = GroupRun(Code.UNSCHEDULABLE, 0, run.reason or "no new pod could be placed (minimum already met by bound pods)")
+            self._set_trace(root, run)
+        if run.status != Code.SUCCESS:
+            self.revert(checkpoint)
+            self._fail_root(root, run.reason or run.status.label, run.status)
+            return
+        for pod in self.assumed[checkpoint:]:
+            self.placements[pod.key] = self.snap.node_of[pod.key]
+        for g in leaf_groups(self.cluster, root):
+            reason = self.group_reasons.get(g) or f"PodGroup {g} was not attempted"
+            for p in self.cluster.group_members.get(g, ()):
+                if p.key in self.queued and p.key not in self.placements:
+                    self.pod_reasons[p.key] = self._dropped_reason(p, g, reason)
+
+    def _fail_root(self, root: str, reason: str, code: Code) -> None:
+        for g in leaf_groups(self.cluster, root):
+            self.group_reasons.setdefault(g, reason)
+            t = self.group_trace.setdefault(g, {"progression": [], "status": code.label, "reason": reason})
+            if t["status"] == Code.SUCCESS.label:
+                t.update(status=code.label, reason=f"root {root} failed: {reason}")
+            for p in self.cluster.group_members.get(g, ()):
+                if p.key in self.queued and p.key not in self.pod_reasons:
+                    self.pod_reasons[p.key] = self._dropped_reason(p, g, reason)
+        if root not in self.group_trace:
+            self.group_trace[root] = {"progression": [], "status": code.label, "reason": reason}
+
+    def _dropped_reason(self, pod: Pod, group: str, reason: str) -> str:
+        r = self.results.get(pod.key)
+        if r is not None and r.node is None:
+            return _pod_failure(r)
+        return f"pod group {group} is unschedulable: {reason}"
+
+    # ---- validation --------------------------------------------------------------------------
+    def validate(self, root: str) -> str | None:
+        """``validatePodGroup``: the reason the hierarchy is invalid, or None."""
+        pods = [p for g in leaf_groups(self.cluster, root) for p in self.cluster.group_members.get(g, ()) if p.bound or p.key in self.queued]
+        root_obj = self.cluster.pod_groups.get(root) or self.cluster.composite_pod_groups[root]
+        names = sorted({p.scheduler_name for p in pods})
+        if len(names) > 1:
+            return f"pods of {root} use different schedulerNames: {', '.join(names)}"
+        for p in pods:
+            if p.priority != root_obj.priority:
+                return f"pod {p.key} has priority {p.priority}, but its root group {root} has priority {root_obj.priority}"
+        policies = sorted({p.preemption_policy for p in pods})
+        if len(policies) > 1:
+            return f"pods of {root} have different preemption policies: {', '.join(policies)}"
+        return None
+
+    # ---- groups ------------------------------------------------------------------------------
+    def schedule_group(self, key: str) -> GroupRun:
+        """One node of the hierarchy: through its placements when it has a topology constraint
+        (without one its single placement is the parent's, which needs no wrapper)."""
+        group = self.cluster.pod_groups.get(key) or self.cluster.composite_pod_groups.get(key)
+        if group is not None and group.topology_key:
+            return self.schedule_placements(key, group.topology_key)
+        return self.schedule_in_placement(key)
+
+    def schedule_in_placement(self, key: str) -> GroupRun:
+        """The pod-group algorithm (leaf) or the recursive one (composite) in the current placement."""
+        if key in self.cluster.pod_groups:
+            return self.schedule_leaf(key)
+        return self.schedule_composite(key)
+
+    # ---- placements (KEP-5732) -----------------------------------------------------------------
+    def schedule_placements(self, key: str, topology_key: str) -> GroupRun:
+        """``podGroupSchedulingPlacementAlgorithm``: generate, evaluate each and revert, choose."""
+        parent, parent_name = self.sched.placement, self.sched.placement_name
+        base = self._trace_state(key)
+        try:
+            return self._schedule_placements(key, topology_key, parent, base)
+        finally:
+            self.sched.placement, self.sched.placement_name = parent, parent_name
+
+    def _schedule_placements(self, key: str, topology_key: str, parent, base: tuple[dict, dict]) -> GroupRun:
+        scheduled = self._scheduled_nodes(key)
+        info: dict = {"key": topology_key, "parent": self.sched.placement_name, "generated": 0, "evaluated": [], "nominated": None, "scored": False, "tieCount": 0, "chosen": None}
+        try:
+            placements = generate_placements(self.snap, topology_key, self.snap.all_nodes if parent is None else parent, scheduled)
+        except PlacementError as err:
+            return self._placement_outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {err}"), info)
+        info["generated"] = len(placements)
+        records: list[PlacementRun] = []
+        nominated = self._nominated_placement(key, placements)
+        if nominated is not None:
+            info["nominated"] = nominated.name
+            rec = self._evaluate(key, nominated, base)
+            records.append(rec)
+            if rec.run.status == Code.SUCCESS and rec.run.new > 0:
+                return self._choose(key, rec, records, info)
+        for pl in placements:
+            if pl is nominated:
+                continue
+            rec = self._evaluate(key, pl, base)
+            records.append(rec)
+            if rec.run.status == Code.ERROR:
+                self._apply(rec)
+                info["evaluated"] = [r.to_trace() for r in records]
+                return self._placement_outcome(key, rec.run, info)
+        return self._select(key, placements, records, info, len(scheduled))
+
+    def _select(self, key: str, placements: list[Placement], records: list[PlacementRun], info: dict, before: int) -> GroupRun:
+        feasible = [r for r in records if r.run.status == Code.SUCCESS]
+        if not feasible:
+            return self._no_placement(key, placements, records, info)
+        if len(feasible) == 1:
+            return self._choose(key, feasible[0], records, info)
+        try:
+            self._score(feasible, before)
+        except PlacementError as err:
+            info["evaluated"] = [r.to_trace() for r in records]
+            return self._placement_outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {err}"), info)
+        info["scored"] = True
+        best = max(r.total for r in feasible)
+        ties = [r for r in feasible if r.total == best]
+        info["tieCount"] = len(ties)
+        pick = ties[0] if self.sched.tie_break == "first" or len(ties) == 1 else ties[self.sched.rng.randrange(len(ties))]
+        return self._choose(key, pick, records, info)
+
+    def _score(self, feasible: list[PlacementRun], before: int) -> None:
+        """PlacementScore plugins, weighted and summed (spec §3.3 step 7)."""
+        w_fit, w_count = placement_weights(self.cluster.profile.placement_weights)
+        counts = pods_count_scores([before + len(r.assigned) for r in feasible]) if w_count > 0 else [0] * len(feasible)
+        fit = dict(self.cluster.profile.fit_resources)
+        for r, count in zip(feasible, counts, strict=True):
+            r.scores = {}
+            if w_fit > 0:
+                r.scores[BIN_PACKING] = w_fit * bin_packing_score(self.snap, fit, r.placement.nodes, r.assigned)
+            if w_count > 0:
+                r.scores[PODS_COUNT] = w_count * count
+            r.total = sum(r.scores.values())
+
+    def _choose(self, key: str, rec: PlacementRun, records: list[PlacementRun], info: dict) -> GroupRun:
+        """Re-assume the chosen placement's pods and keep its trace (upstream
+        ``assumeSubtreeWithRevert``)."""
+        self._apply(rec)
+        for pod, i in rec.assigned:
+            self.assume(pod, i)
+        info["chosen"] = rec.placement.name
+        info["evaluated"] = [r.to_trace() for r in records]
+        return self._placement_outcome(key, rec.run, info)
+
+    def _no_placement(self, key: str, placements: list[Placement], records: list[PlacementRun], info: dict) -> GroupRun:
+        info["evaluated"] = [r.to_trace() for r in records]
+        if not records:
+            run = GroupRun(Code.UNSCHEDULABLE, 0, f"0/0 placements are available: no node of the parent placement has the label {info['key']!r}")
+            return self._placement_outcome(key, run, info)
+        reported = records[0]
+        self._apply(reported)
+        which = "reported" if key in self.cluster.pod_groups else "first"
+        reason = f"0/{len(placements)} placements are available, {which} placement status: pod group is unschedulable ({reported.placement.label}: {reported.run.reason})"
+        return self._placement_outcome(key, GroupRun(Code.UNSCHEDULABLE, 0, reason), info)
+
+    def _placement_outcome(self, key: str, run: GroupRun, info: dict) -> GroupRun:
+        self._set_trace(key, run)
+        self.group_trace[key]["placements"] = info
+        if run.status != Code.SUCCESS and key in self.cluster.composite_pod_groups:
+            self._propagate_failure(key, run.reason or run.status.label)
+        return run
+
+    def _evaluate(self, key: str, placement: Placement, base: tuple[dict, dict]) -> PlacementRun:
+        """``evaluatePlacement``: run the group inside ``placement``, record, revert everything."""
+        checkpoint, mark = len(self.assumed), len(self.order)
+        self.sched.placement, self.sched.placement_name = placement.nodes, placement.label
+        run = self.schedule_in_placement(key)
+        assigned = [(p, self.snap.node_of[p.key]) for p in self.assumed[checkpoint:]]
+        self.revert(checkpoint)
+        order = self.order[mark:]
+        del self.order[mark:]
+        results = {k: self.results.pop(k) for k in order if k in self.results}
+        rec = PlacementRun(placement, run, assigned, order, results, self._trace_state(key))
+        self._restore_trace_state(base)
+        return rec
+
+    def _apply(self, rec: PlacementRun) -> None:
+        """Make ``rec``'s pod cycles and group traces the run's own."""
+        self.order.extend(rec.order)
+        self.results.update(rec.results)
+        self._restore_trace_state(rec.traces)
+
+    def _subtree(self, key: str) -> list[str]:
+        out = [key]
+        for child in self.cluster.composite_children.get(key, ()):
+            out.extend(self._subtree(child))
+        return out
+
+    def _trace_state(self, key: str) -> tuple[dict, dict]:
+        keys = self._subtree(key)
+        traces = {k: copy.deepcopy(self.group_trace.get(k)) for k in keys}
+        reasons = {k: self.group_reasons.get(k) for k in keys}
+        return traces, reasons
+
+    def _restore_trace_state(self, state: tuple[dict, dict]) -> None:
+        traces, reasons = state
+        for k, t in traces.items():
+            if t is None:
+                self.group_trace.pop(k, None)
+            else:
+                self.group_trace[k] = copy.deepcopy(t)
+        for k, r in reasons.items():
+            if r is None:
+                self.group_reasons.pop(k, None)
+            else:
+                self.group_reasons[k] = r
+
+    def _scheduled_nodes(self, key: str) -> list[tuple[str, int]]:
+        """(pod, node) of every pod of the group (every leaf under a composite) that is bound or
+        assumed: upstream's ``PodGroupState.ScheduledPods``."""
+        return [(p.key, self.snap.node_of[p.key]) for g in leaf_groups(self.cluster, key) for p in self.cluster.group_members.get(g, ()) if p.key in self.snap.node_of]
+
+    def _nominated_placement(self, key: str, placements: list[Placement]) -> Placement | None:
+        """``nominatedPlacement``: for a standalone PodGroup, the placement holding most of its
+        queued pods' nominated nodes (the first on ties), else None."""
+        if key not in self.cluster.pod_groups or self.cluster.pod_groups[key].parent:
+            return None
+        counts: dict[int, int] = {}
+        for p in self.cluster.group_members.get(key, ()):
+            i = self.snap.index.get(p.nominated_node_name or "")
+            if p.key in self.queued and i is not None:
+                counts[i] = counts.get(i, 0) + 1
+        best, best_count = None, 0
+        for pl in placements:
+            c = sum(counts.get(int(i), 0) for i in pl.nodes) if counts else 0
+            if c > best_count:
+                best, best_count = pl, c
+        return best
+
+    def schedule_leaf(self, key: str) -> GroupRun:
+        members = self.cluster.group_members.get(key, ())
+        pods = member_order([p for p in members if p.key in self.queued])
+        minimum = self.cluster.group_min_count(key)
+        before = sum(1 for p in members if p.bound)
+        checkpoint = len(self.assumed)
+        remaining, scheduled, new = len(pods), before, 0
+        status = placement_feasible(remaining, scheduled, minimum)
+        progression: list[str] = []
+        failures: list[PodResult] = []
+        if status != Code.UNSCHEDULABLE:
+            for pod in pods:
+                r = self.schedule_pod(pod)
+                if r.status.code == Code.ERROR:
+                    status = Code.ERROR
+                    failures.append(r)
+                    break
+                if r.node is not None:
+                    self.assume(pod, r.node)
+                    scheduled, new = scheduled + 1, new + 1
+                else:
+                    failures.append(r)
+                remaining -= 1
+                status = placement_feasible(remaining, scheduled, minimum)
+                progression.append(status.label)
+                if status == Code.UNSCHEDULABLE:
+                    break
+        if status == Code.WAIT:
+            status = Code.UNSCHEDULABLE
+        reason = None
+        if status != Code.SUCCESS:
+            self.revert(checkpoint)
+            new = 0
+            reason = _leaf_reason(key, minimum, before, scheduled, len(pods), failures)
+        run = GroupRun(status, new, reason)
+        self._set_trace(key, run, progression)
+        return run
+
+    def schedule_composite(self, key: str) -> GroupRun:
+        cg = self.cluster.composite_pod_groups[key]
+        minimum = cg.min_group_count if cg.policy == "gang" else 1
+        children = sorted(self.cluster.composite_children.get(key, ()), key=lambda k: (self._created(k), k))
+        checkpoint = len(self.assumed)
+        remaining, scheduled, new = len(children), 0, 0
+        status = placement_feasible(remaining, scheduled, minimum)
+        progression: list[str] = []
+        failed: list[str] = []
+        if status != Code.UNSCHEDULABLE:
+            for child in children:
+                run = self.schedule_group(child)
+                if run.status == Code.ERROR:
+                    status = Code.ERROR
+                    break
+                remaining -= 1
+                if run.status == Code.SUCCESS:
+                    scheduled, new = scheduled + 1, new + run.new
+                else:
+                    failed.append(child)
+                status = placement_feasible(remaining, scheduled, minimum)
+                progression.append(status.label)
+                if status == Code.UNSCHEDULABLE:
+                    break
+        if status == Code.WAIT:
+            status = Code.UNSCHEDULABLE
+        reason = None
+        if status != Code.SUCCESS:
+            self.revert(checkpoint)
+            new = 0
+            reason = f"CompositePodGroup {key}: {scheduled} of minGroupCount {minimum} child groups schedulable" + (f" (failed: {', '.join(failed)})" if failed else "")
+            self._propagate_failure(key, reason)
+        run = GroupRun(status, new, reason)
+        self._set_trace(key, run, progression)
+        return run
+
+    def _propagate_failure(self, key: str, reason: str) -> None:
+        """A failing parent overrides its successful children: none of their pods bind."""
+        for g in leaf_groups(self.cluster, key):
+            t = self.group_trace.get(g)
+            if t is not None and t["status"] == Code.SUCCESS.label:
+                t.update(status=Code.UNSCHEDULABLE.label, reason=f"parent failed: {reason}")
+                self.group_reasons[g] = f"parent failed: {reason}"
+
+    def _created(self, key: str):
+        g = self.cluster.pod_groups.get(key) or self.cluster.composite_pod_groups.get(key)
+        return parse_timestamp(g.creation_timestamp if g else "")
+
+    def _set_trace(self, key: str, run: GroupRun, progression: list[str] | None = None) -> None:
+        t = self.group_trace.setdefault(key, {"progression": [], "status": "", "reason": None})
+        if progression is not None:
+            t["progression"] = progression
+        t["status"] = run.status.label
+        t["reason"] = run.reason
+        if run.reason and run.status != Code.SUCCESS:
+            self.group_reasons[key] = run.reason
+
+    # ---- pods --------------------------------------------------------------------------------
+    def schedule_pod(self, pod: Pod) -> PodResult:
+        if pod.key == self.stop_before and self._stop_here():
+            raise StopBefore(pod, self.sched.placement, self.sched.placement_name)
+        r = self.sched.schedule(pod)
+        if pod.key in self.fixed:
+            self._apply_fixed(pod, r)
+        self.results[pod.key] = r
+        self.order.append(pod.key)
+        return r
+
+    def _stop_here(self) -> bool:
+        placement = self.sched.placement
+        return self.stop_node is None or placement is None or bool((placement == self.stop_node).any())
+
+    def _apply_fixed(self, pod: Pod, r: PodResult) -> None:
+        """Force the pod onto its fixed node when that node passes Filter (a what-if replay);
+        a fixed node outside the placement under evaluation is infeasible there."""
+        name = self.fixed[pod.key]
+        i = self.snap.index.get(name)
+        got = self.sched.explain(pod, [i])[i] if i is not None else {"feasible": False, "reason": "no such node"}
+        if got["feasible"]:
+            r.node, r.fit_error, r.status = i, None, Status()
+        else:
+            r.node = None
+            r.fit_error = f"fixed node {name} is infeasible: {got['reason']}"
+            r.status = Status(Code.UNSCHEDULABLE, (r.fit_error,))
+
+    def assume(self, pod: Pod, i: int) -> None:
+        self.snap.assume(pod, i)
+        self.assumed.append(pod)
+
+    def revert(self, checkpoint: int) -> None:
+        while len(self.assumed) > checkpoint:
+            self.snap.forget(self.assumed.pop())
+
+
+def _pod_failure(r: PodResult) -> str:
+    return r.fit_error or r.status.message() or r.status.code.label
+
+
+def _leaf_reason(key: str, minimum: int, before: int, scheduled: int, queued: int, failures: list[PodResult]) -> str:
+    head = f"PodGroup {key}: minCount {minimum} not reached ({scheduled} of {minimum} pods schedulable"
+    head += f", {before} already bound)" if before else ")"
+    if queued + before < minimum:
+        return f"PodGroup {key}: only {queued + before} pods for minCount {minimum}"
+    if failures:
+        first = failures[0]
+        return f"{head}; {first.pod.key}: {_pod_failure(first)}"
+    return head

@@ -1,0 +1,364 @@
+"""One pod's scheduling cycle: PreFilter, Filter, PreScore, Score, NormalizeScore, select host.
+
+Mirrors ``schedulePod`` / ``findNodesThatFitPod`` / ``findNodesThatPassFilters`` /
+``prioritizeNodes`` / ``selectHost`` of ``pkg/scheduler/schedule_one.go`` (kubernetes/kubernetes
+@003b4460) and ``RunScorePlugins`` of ``framework/runtime/framework.go`` (@002774c3):
+
+1. PreFilter every filter plugin (Skip drops that plugin's Filter for this pod; a
+   PreFilterResult node set limits the scan to those nodes, the others are reported as "node(s)
+   didn't satisfy plugin(s) [...]").
+2. A pod with ``status.nominatedNodeName`` tries that node alone first; if it passes, it is chosen
+   without scoring.
+3. Filter nodes in node-tree order from ``nextStartNodeIndex``, stopping once
+   ``numFeasibleNodesToFind`` nodes passed (``percentageOfNodesToScore``: all nodes below 100,
+   else ``max(100, N * p / 100)`` with the adaptive ``p = max(5, 50 - N / 125)`` when unset); the
+   start index then advances by the nodes processed. Upstream filters 16 nodes in parallel, so
+   which nodes past the stop point were processed varies; here the scan is sequential. A node
+   holding pending pods nominated to it with priority >= this pod's must pass Filter both with
+   and without them (``RunFilterPluginsWithNominatedPods``).
+4. No feasible node: a FitError. One feasible node: chosen without scoring.
+5. PreScore (Skip drops the plugin's Score), Score, NormalizeScore, range check [0, 100], times
+   the weight, summed. The highest total wins; ties go to the lowest snapshot position
+   (``tie_break="first"``) or a seeded uniform choice (``"random"``): upstream's heap order over
+   parallel filter output is effectively arbitrary (spec §1.7).
+
+Opportunistic batching (KEP-5598) is not reproduced: it reuses the previous identical pod's sorted
+node list when that pod's node filled up, which picks the same node a full cycle would except for
+sampled windows (N >= 100) and normalisation changes (spec §5.3).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gangplan.models.objects import Pod
+from gangplan.solver.greedy.framework import (
+    MAX_NODE_SCORE,
+    Code,
+    CycleState,
+    Diagnosis,
+    Status,
+    absent_nodes_reason,
+    fit_error_message,
+)
+from gangplan.solver.greedy.profile import Profile
+from gangplan.solver.greedy.snapshot import NodeTable
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+MAX_TIE_SET = 100
+"""The trace lists at most this many tied nodes (lowest snapshot positions); ``tieCount`` has all."""
+
+
+def num_feasible_nodes_to_find(percentage: int, num_all_nodes: int) -> int:
+    """``numFeasibleNodesToFind``: how many feasible nodes the filter scan looks for.
+
+    >>> num_feasible_nodes_to_find(0, 5000), num_feasible_nodes_to_find(0, 50), num_feasible_nodes_to_find(30, 1000)
+    (500, 50, 300)
+    """
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    if percentage == 0:
+        percentage = max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    return max(num_all_nodes * percentage // 100, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+@dataclass
+class PodResult:
+    """What one pod's cycle decided, and the evidence the trace shows."""
+
+    pod: Pod
+    node: int | None = None
+    status: Status = field(default_factory=Status)
+    feasible: int = 0
+    evaluated: int = 0
+    fit_error: str | None = None
+    rejections: dict[str, Counter] = field(default_factory=dict)
+    top: list[dict] = field(default_factory=list)
+    tie_set: list[int] = field(default_factory=list)
+    node_statuses: dict[int, Status] = field(default_factory=dict)
+    tie_count: int = 0
+
+
+class PodScheduler:
+    """Runs the per-pod cycle against a :class:`NodeTable` (which the caller mutates)."""
+
+    def __init__(self, snap: NodeTable, profile: Profile, *, tie_break: str = "first", seed: int = 0, top_k: int = 5) -> None:
+        if tie_break not in ("first", "random"):
+            raise ValueError(f"tie_break must be 'first' or 'random', got {tie_break!r}")
+        self.snap = snap
+        self.profile = profile
+        self.tie_break = tie_break
+        self.rng = random.Random(seed)
+        self.top_k = top_k
+        self.placement: np.ndarray | None = None
+        """Node positions of the placement being evaluated (TAS, spec §3.3; ``ListNodesInPlacement``),
+        or None for every node. The placement wrapper (``WorkloadCycle.schedule_placements``) sets it
+        around the pod-group algorithm."""
+        self.placement_name: str | None = None
+        """``key=value`` of :attr:`placement` (for traces and explanations)."""
+
+    # ---- the cycle ---------------------------------------------------------------------------
+    def schedule(self, pod: Pod) -> PodResult:
+        try:
+            return self._schedule(pod)
+        finally:
+            self.snap.clear_nomination(pod)
+
+    def _schedule(self, pod: Pod) -> PodResult:
+        res = PodResult(pod=pod)
+        cs = CycleState()
+        pre = self._pre_filter(cs, pod)
+        if pre is not None:
+            return self._fail_pre_filter(res, pre)
+        if self._try_nominated(cs, pod, res):
+            return res
+        feasible, failed_by = self._find_feasible(cs, pod, res)
+        if len(feasible) == 0:
+            return self._fail_filter(res, cs, pod, failed_by)
+        if len(feasible) == 1:
+            res.node = int(feasible[0])
+            res.tie_set, res.tie_count = [res.node], 1
+            return res
+        totals, parts = self.prioritize(cs, pod, feasible)
+        if isinstance(totals, Status):
+            res.status = totals
+            return res
+        self._select_host(res, feasible, totals, parts)
+        return res
+
+    def _pre_filter(self, cs: CycleState, pod: Pod) -> Status | None:
+        for pl in self.profile.filters:
+            st = pl.pre_filter(cs, pod, self.snap)
+            if st.code == Code.SKIP:
+                cs.skip_filter.add(pl.name)
+            elif not st.ok:
+                return st.with_plugin(pl.name)
+        return None
+
+    def _try_nominated(self, cs: CycleState, pod: Pod, res: PodResult) -> bool:
+        i = self.snap.index.get(pod.nominated_node_name or "")
+        if i is None:
+            return False
+        idx = np.array([i], dtype=np.int64)
+        ok, _ = self.run_filters(cs, pod, idx)
+        if not ok[0]:
+            return False
+        res.node, res.feasible, res.evaluated, res.tie_set, res.tie_count = i, 1, 1, [i], 1
+        return True
+
+    def run_filters(self, cs: CycleState, pod: Pod, idx: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """Pass mask over ``idx`` and, per plugin, the nodes it rejected first (plugin order).
+
+        A node that holds nominated pods of priority >= ``pod``'s must pass with them as well
+        (:meth:`_with_nominated`); its failing status is kept in ``cs.nominated_statuses``."""
+        alive = np.ones(len(idx), dtype=bool)
+        failed_by: dict[str, list[np.ndarray]] = {}
+        for pl in self.profile.filters:
+            if pl.name in cs.skip_filter:
+                continue
+            pos = np.nonzero(alive)[0]
+            if len(pos) == 0:
+                break
+            passed = pl.filter_mask(cs, pod, self.snap, idx[pos])
+            if not passed.all():
+                failed_by[pl.name] = [idx[pos[~passed]]]
+                alive[pos[~passed]] = False
+        for k in self._nominated_positions(pod, idx, alive):
+            st = self._with_nominated(pod, int(idx[k]))
+            if not st.ok:
+                alive[k] = False
+                cs.nominated_statuses[int(idx[k])] = st
+                failed_by.setdefault(st.plugin, []).append(idx[k : k + 1])
+        return alive, {name: np.concatenate(parts) for name, parts in failed_by.items()}
+
+    def _nominated_positions(self, pod: Pod, idx: np.ndarray, alive: np.ndarray) -> list[int]:
+        if not self.snap.nominated:
+            return []
+        nodes = {i for i, pods in self.snap.nominated.items() if any(k != pod.key and p.priority >= pod.priority for k, p in pods.items())}
+        return [k for k in np.nonzero(alive)[0].tolist() if int(idx[k]) in nodes]
+
+    def _with_nominated(self, pod: Pod, i: int) -> Status:
+        """``RunFilterPluginsWithNominatedPods``' first pass: the node's nominated pods of priority
+        >= ``pod``'s are added (to the node and to every plugin's PreFilter state, here by
+        assuming them and re-running PreFilter), and all filters must still pass."""
+        added = [p for k, p in self.snap.nominated[i].items() if k != pod.key and p.priority >= pod.priority]
+        for p in added:
+            self.snap.assume(p, i)
+        try:
+            cs = CycleState()
+            pre = self._pre_filter(cs, pod)
+            if pre is not None:
+                return pre
+            for pl in self.profile.filters:
+                if pl.name not in cs.skip_filter:
+                    st = pl.filter_one(cs, pod, self.snap, i)
+                    if not st.ok:
+                        return st
+            return Status()
+        finally:
+            for p in added:
+                self.snap.forget(p)
+
+    def _find_feasible(self, cs: CycleState, pod: Pod, res: PodResult) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        snap = self.snap
+        scan = snap.scan_order
+        if self.placement is not None:
+            scan = scan[np.isin(scan, self.placement)]
+        if cs.node_subset is not None:  # PreFilterResult: only these nodes (Go map order; ours: scan order)
+            scan = scan[np.isin(scan, np.fromiter(cs.node_subset, dtype=np.int64, count=len(cs.node_subset)))]
+        n = len(scan)
+        if n == 0:
+            return np.zeros(0, dtype=np.int64), {}
+        to_find = num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, n)
+        if not self.profile.has_scoring:
+            to_find = 1
+        start = snap.next_start_node_index % n
+        order = np.concatenate([scan[start:], scan[:start]])
+        ok, failed_by = self.run_filters(cs, pod, order)
+        processed = n
+        if to_find < n:
+            hits = np.nonzero(ok)[0]
+            if len(hits) >= to_find:
+                processed = int(hits[to_find - 1]) + 1
+        if processed < n:
+            failed_by = {k: v[np.isin(v, order[:processed])] for k, v in failed_by.items()}
+        feasible = order[:processed][ok[:processed]]
+        snap.next_start_node_index = (snap.next_start_node_index + processed) % self._num_all_nodes()
+        res.evaluated = processed
+        res.feasible = len(feasible)
+        return feasible, failed_by
+
+    # ---- failures ----------------------------------------------------------------------------
+    def node_statuses(self, cs: CycleState, pod: Pod, failed_by: dict[str, np.ndarray]) -> dict[int, Status]:
+        by_name = {pl.name: pl for pl in self.profile.filters}
+        out: dict[int, Status] = {}
+        for name, nodes in failed_by.items():
+            for i in nodes.tolist():
+                out[i] = cs.nominated_statuses.get(i) or by_name[name].filter_one(cs, pod, self.snap, i)
+        return out
+
+    def _fail_filter(self, res: PodResult, cs: CycleState, pod: Pod, failed_by) -> PodResult:
+        statuses = self.node_statuses(cs, pod, failed_by)
+        res.node_statuses = statuses
+        diag = Diagnosis(node_to_status={self.snap.names[i]: st for i, st in statuses.items()})
+        res.rejections = _rejections(statuses.values())
+        if cs.node_subset is not None:
+            absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (absent_nodes_reason(cs.subset_plugins),))
+            diag.absent_nodes_status = absent
+            missing = self.snap.n - len(cs.node_subset)
+            for name in sorted(set(cs.subset_plugins)):
+                if missing:
+                    res.rejections.setdefault(name, Counter())[absent.reasons[0]] += missing
+        res.fit_error = fit_error_message(self._num_all_nodes(), diag)
+        code = Code.UNSCHEDULABLE
+        if statuses and all(st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE for st in statuses.values()):
+            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+        res.status = Status(code, (res.fit_error,))
+        return res
+
+    def _num_all_nodes(self) -> int:
+        """The "0/N nodes" of a FitError: the nodes of the placement under evaluation
+        (``ListNodesInPlacement``), or every node."""
+        return self.snap.n if self.placement is None else len(self.placement)
+
+    def _fail_pre_filter(self, res: PodResult, st: Status) -> PodResult:
+        diag = Diagnosis(pre_filter_msg=st.message())
+        res.fit_error = fit_error_message(self._num_all_nodes(), diag)
+        res.rejections = {st.plugin: Counter({st.message(): self._num_all_nodes()})}
+        res.status = Status(st.code, (res.fit_error,), st.plugin)
+        return res
+
+    # ---- scoring -----------------------------------------------------------------------------
+    def prioritize(self, cs: CycleState, pod: Pod, feasible: np.ndarray) -> tuple[np.ndarray | Status, dict[str, np.ndarray]]:
+        """Weighted totals over ``feasible`` and the weighted score of each plugin."""
+        if not self.profile.has_scoring:
+            return np.ones(len(feasible), dtype=np.int64), {}
+        active = []
+        for pl, w in self.profile.scorers:
+            st = pl.pre_score(cs, pod, self.snap, feasible)
+            if st.code == Code.SKIP:
+                continue
+            if not st.ok:
+                return st.with_plugin(pl.name), {}
+            active.append((pl, w))
+        totals = np.zeros(len(feasible), dtype=np.int64)
+        parts: dict[str, np.ndarray] = {}
+        for pl, w in active:
+            raw = pl.score(cs, pod, self.snap, feasible)
+            if pl.normalizes:
+                raw = pl.normalize(cs, pod, self.snap, feasible, raw)
+            if not pl.bounded and len(raw) and (raw.min() < 0 or raw.max() > MAX_NODE_SCORE):
+                msg = f"plugin {pl.name!r} returns an invalid score {int(raw.max() if raw.max() > MAX_NODE_SCORE else raw.min())}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing"
+                return Status(Code.ERROR, (msg,), pl.name), {}
+            weighted = raw * w
+            parts[pl.name] = weighted
+            totals += weighted
+        return totals, parts
+
+    def _select_host(self, res: PodResult, feasible: np.ndarray, totals: np.ndarray, parts: dict[str, np.ndarray]) -> None:
+        best = int(totals.max())
+        ties = feasible[totals == best]
+        res.tie_count = len(ties)
+        if self.tie_break == "first" or len(ties) == 1:
+            res.node = int(ties.min())
+        else:
+            k = self.rng.randrange(len(ties))
+            res.node = int(np.partition(ties, k)[k])  # the k-th lowest position: order-independent
+        head = np.partition(ties, MAX_TIE_SET - 1)[:MAX_TIE_SET] if len(ties) > MAX_TIE_SET else ties
+        res.tie_set = np.sort(head).tolist()
+        if self.top_k > 0:
+            k = min(self.top_k, len(feasible))
+            order = np.lexsort((feasible, -totals))[:k]
+            res.top = [
+                {"node": self.snap.names[int(feasible[j])], "total": int(totals[j]), "scores": {name: int(v[j]) for name, v in parts.items()}}
+                for j in order
+            ]
+
+    def explain(self, pod: Pod, nodes: list[int]) -> dict[int, dict]:
+        """Feasibility, reason and scores of ``nodes`` for ``pod`` against the current state, with
+        scores normalised over every feasible node (the set a full, unsampled scan would score)."""
+        cs = CycleState()
+        pre = self._pre_filter(cs, pod)
+        if pre is not None:
+            return {i: {"feasible": False, "reason": pre.message(), "scores": {}, "total": 0} for i in nodes}
+        all_idx = np.arange(self.snap.n, dtype=np.int64)
+        ok, failed_by = self.run_filters(cs, pod, all_idx)
+        statuses = self.node_statuses(cs, pod, failed_by)
+        if self.placement is not None:
+            outside = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"node is outside the placement under evaluation ({self.placement_name})",))
+            for i in np.setdiff1d(all_idx, self.placement).tolist():
+                ok[i] = False
+                statuses[i] = outside
+        if cs.node_subset is not None:
+            absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (absent_nodes_reason(cs.subset_plugins),))
+            for i in range(self.snap.n):
+                if i not in cs.node_subset:
+                    ok[i] = False
+                    statuses[i] = absent
+        feasible = all_idx[ok]
+        totals, parts = self.prioritize(cs, pod, feasible) if len(feasible) else (np.zeros(0, dtype=np.int64), {})
+        if isinstance(totals, Status):
+            totals, parts = np.zeros(len(feasible), dtype=np.int64), {}
+        where = {int(i): j for j, i in enumerate(feasible)}
+        out: dict[int, dict] = {}
+        for i in nodes:
+            if i in where:
+                j = where[i]
+                out[i] = {"feasible": True, "reason": None, "scores": {k: int(v[j]) for k, v in parts.items()}, "total": int(totals[j])}
+            else:
+                st = statuses.get(i)
+                out[i] = {"feasible": False, "reason": st.message() if st else None, "scores": {}, "total": 0}
+        return out
+
+
+def _rejections(statuses) -> dict[str, Counter]:
+    out: dict[str, Counter] = defaultdict(Counter)
+    for st in statuses:
+        for r in st.reasons:
+            out[st.plugin][r] += 1
+    return dict(out)

@@ -1,0 +1,202 @@
+"""The mutable node state one run schedules against: upstream's cache snapshot, as numpy arrays.
+
+Mirrors ``pkg/scheduler/backend/cache/snapshot.go`` and ``framework/types.go`` NodeInfo
+(kubernetes/kubernetes v1.36): per node the allocatable, the sum of the requests of its pods
+(``Requested``), the sum of their non-zero cpu/memory requests (``NonZeroRequested``), its pods,
+and the host ports in use. Assuming a pod adds it to all of these; forgetting it removes it, so a
+failed group reverts exactly. Per-node work in the plugins is vectorised over these arrays.
+
+The scan order of Filter is upstream's node tree order (``backend/cache/node_tree.go``): nodes
+are grouped by zone (region + zone labels, in order of first appearance) and listed round-robin
+across zones. Ties are broken by snapshot position, not scan order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gangplan.models.cluster import Cluster
+from gangplan.models.objects import CPU, MEMORY, PODS, HostPort, Pod
+
+ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
+REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+
+
+def zone_key(labels: dict[str, str]) -> str:
+    """``utilnode.GetZoneKey``: "" when neither region nor zone is set."""
+    zone = next((labels[k] for k in ZONE_LABELS if k in labels), "")
+    region = next((labels[k] for k in REGION_LABELS if k in labels), "")
+    if not zone and not region:
+        return ""
+    return region + ":\x00:" + zone
+
+
+def node_tree_order(cluster: Cluster) -> np.ndarray:
+    """Node positions in upstream's node-tree list order (round-robin over zones)."""
+    zones: dict[str, list[int]] = {}
+    for i, n in enumerate(cluster.nodes):
+        zones.setdefault(zone_key(n.labels), []).append(i)
+    out: list[int] = []
+    lists = list(zones.values())
+    depth = max((len(v) for v in lists), default=0)
+    for j in range(depth):
+        for v in lists:
+            if j < len(v):
+                out.append(v[j])
+    return np.array(out, dtype=np.int64)
+
+
+class NodeTable:
+    """Nodes and everything on them, mutable by :meth:`assume` / :meth:`forget`."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.nodes = cluster.nodes
+        self.n = len(self.nodes)
+        self.names = [n.name for n in self.nodes]
+        self.index = dict(cluster.node_index)
+        names = [r for r in cluster.resource_names if r != PODS]
+        for r in list(cluster.profile.fit_resources) + list(cluster.profile.balanced_resources):
+            if r not in names and r != PODS:
+                names.append(r)
+        self.resources: list[str] = names
+        self.res_index = {r: i for i, r in enumerate(names)}
+        self.alloc = np.array([[n.allocatable.get(r, 0) for r in names] for n in self.nodes], dtype=np.int64).reshape(self.n, len(names))
+        self.allowed_pods = np.array([n.allocatable.get(PODS, 0) for n in self.nodes], dtype=np.int64)
+        self.requested = np.zeros_like(self.alloc)
+        self.free = self.alloc.copy()
+        """``alloc - requested``, kept up to date by assume / forget."""
+        self.all_nodes = np.arange(self.n, dtype=np.int64)
+        self.nonzero = np.zeros((self.n, 2), dtype=np.int64)
+        self.pod_count = np.zeros(self.n, dtype=np.int64)
+        self.pods_on: list[list[Pod]] = [[] for _ in range(self.n)]
+        self.ports_on: list[list[HostPort]] = [[] for _ in range(self.n)]
+        self.anti_affinity_pods: dict[str, tuple[Pod, int]] = {}
+        """Pods with required anti-affinity terms (for the existing-pods anti-affinity check)."""
+        self.affinity_pods: dict[str, tuple[Pod, int]] = {}
+        """Pods with any pod (anti-)affinity term (InterPodAffinity scoring of existing pods)."""
+        self.node_of: dict[str, int] = {}
+        self.scan_order = node_tree_order(cluster)
+        self.next_start_node_index = 0
+        self._vectors: dict[int, tuple] = {}
+        self.changes: list[int] = []
+        """Node positions in the order assume / forget touched them (for incremental caches)."""
+        self._node_cache: dict[object, list] = {}
+        self._label_codes: dict[str, tuple] = {}
+        self._static: dict[object, np.ndarray] = {}
+        for p in cluster.bound_pods:
+            if p.node_name in self.index:
+                self.assume(p, self.index[p.node_name])
+        self.nominated: dict[int, dict[str, Pod]] = {}
+        """Node -> pending pods nominated to it (``status.nominatedNodeName``) and not yet tried."""
+        for p in cluster.pending_pods:
+            if p.nominated_node_name in self.index and p.key not in cluster.gated:
+                self.nominated.setdefault(self.index[p.nominated_node_name], {})[p.key] = p
+
+    # ---- pod vectors ---------------------------------------------------------------------------
+    def request_vector(self, pod: Pod) -> np.ndarray:
+        """The pod's effective request per resource (Filter)."""
+        return self._pod_vectors(pod)[0]
+
+    def nonzero_vector(self, pod: Pod) -> np.ndarray:
+        """The pod's non-zero cpu/memory request (scoring)."""
+        return self._pod_vectors(pod)[1]
+
+    def signature(self, pod: Pod) -> bytes:
+        """The pod's resource vectors as one hashable key (identical pods share it)."""
+        self._pod_vectors(pod)
+        return self._vectors[id(pod)][3]
+
+    def _pod_vectors(self, pod: Pod) -> tuple[np.ndarray, np.ndarray]:
+        key = id(pod)
+        got = self._vectors.get(key)
+        if got is None or got[2] is not pod:
+            req = np.array([pod.requests.get(r, 0) for r in self.resources], dtype=np.int64)
+            nz = np.array([pod.nonzero_requests.get(CPU, 0), pod.nonzero_requests.get(MEMORY, 0)], dtype=np.int64)
+            got = (req, nz, pod, req.tobytes() + b"|" + nz.tobytes())
+            self._vectors[key] = got
+        return got[0], got[1]
+
+    def node_array(self, key: object, compute) -> np.ndarray:
+        """A per-node array ``compute(all nodes)``, cached under ``key`` and brought up to date by
+        recomputing only the nodes assume / forget touched since (identical pods in a row cost one
+        node each). ``compute`` takes node positions and must depend on nothing but node state.
+        The returned array is shared: index it, never write to it."""
+        entry = self._node_cache.get(key)
+        now = len(self.changes)
+        if entry is None or now - entry[1] > max(self.n // 8, 1):
+            entry = [compute(self.all_nodes), now]
+            self._node_cache[key] = entry
+        elif entry[1] < now:
+            dirty = np.unique(np.array(self.changes[entry[1]:], dtype=np.int64))
+            entry[0][dirty] = compute(dirty)
+            entry[1] = now
+        return entry[0]
+
+    # ---- mutation ------------------------------------------------------------------------------
+    def assume(self, pod: Pod, i: int) -> None:
+        """Add ``pod`` to node ``i`` (upstream ``AssumePod`` into the snapshot)."""
+        req, nz = self._pod_vectors(pod)
+        self.requested[i] += req
+        self.free[i] -= req
+        self.nonzero[i] += nz
+        self.pod_count[i] += 1
+        self.pods_on[i].append(pod)
+        self.ports_on[i].extend(pod.host_ports)
+        self.node_of[pod.key] = i
+        self.changes.append(i)
+        aff = pod.affinity
+        if aff.pod_anti_affinity_required:
+            self.anti_affinity_pods[pod.key] = (pod, i)
+        if aff.has_pod_terms:
+            self.affinity_pods[pod.key] = (pod, i)
+
+    def forget(self, pod: Pod) -> None:
+        """Undo :meth:`assume` (upstream ``ForgetPod``)."""
+        i = self.node_of.pop(pod.key)
+        self.changes.append(i)
+        req, nz = self._pod_vectors(pod)
+        self.requested[i] -= req
+        self.free[i] += req
+        self.nonzero[i] -= nz
+        self.pod_count[i] -= 1
+        self.pods_on[i] = [p for p in self.pods_on[i] if p.key != pod.key]
+        ports = list(self.ports_on[i])
+        for hp in pod.host_ports:
+            ports.remove(hp)
+        self.ports_on[i] = ports
+        self.anti_affinity_pods.pop(pod.key, None)
+        self.affinity_pods.pop(pod.key, None)
+
+    def clear_nomination(self, pod: Pod) -> None:
+        """A pod leaves the nominator once its own cycle runs (placed or failed)."""
+        i = self.index.get(pod.nominated_node_name or "")
+        if i is not None and i in self.nominated:
+            self.nominated[i].pop(pod.key, None)
+            if not self.nominated[i]:
+                del self.nominated[i]
+
+    def static_array(self, key: object, compute) -> np.ndarray:
+        """A per-node array that depends only on node objects and the pod spec (never on what
+        runs where): computed once per key. Shared: index it, never write to it."""
+        got = self._static.get(key)
+        if got is None:
+            got = compute()
+            self._static[key] = got
+        return got
+
+    # ---- lookups -------------------------------------------------------------------------------
+    def label_codes(self, key: str) -> tuple[np.ndarray, list[str], dict[str, int]]:
+        """Node label ``key`` as integer codes (-1 where missing), the values by code, and the
+        code of each value. Node labels never change, so this is computed once per key."""
+        got = self._label_codes.get(key)
+        if got is None:
+            values: dict[str, int] = {}
+            codes = np.full(self.n, -1, dtype=np.int64)
+            for i, node in enumerate(self.nodes):
+                v = node.labels.get(key)
+                if v is not None:
+                    codes[i] = values.setdefault(v, len(values))
+            got = (codes, list(values), values)
+            self._label_codes[key] = got
+        return got
