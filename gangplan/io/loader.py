@@ -203,6 +203,20 @@ def _foreign_api(kind: str, api_version: Any) -> bool:
     return group != _GROUPS[kind]
 
 
+# kind -> (parser, _Builder attribute it is stored in, attribute of the object used as key)
+_PARSERS: dict[str, tuple[Any, str, str]] = {
+    "Node": (parse_node, "nodes", "name"),
+    "Pod": (parse_pod, "pods", "key"),
+    "PodGroup": (parse_pod_group, "pod_groups", "key"),
+    "CompositePodGroup": (parse_composite_pod_group, "cpgs", "key"),
+    "Workload": (parse_workload, "workloads", "key"),
+    "PriorityClass": (parse_priority_class, "priority_classes", "name"),
+    "PodDisruptionBudget": (parse_pdb, "pdbs", "key"),
+    "Namespace": (parse_namespace, "namespaces", "name"),
+    "Topology": (parse_topology, "topologies", "name"),
+}
+
+
 class _Builder:
     def __init__(self) -> None:
         self.nodes: dict[str, Any] = {}
@@ -233,45 +247,22 @@ class _Builder:
             return
         ref = _ref(kind, raw, kind in _NAMESPACED)
         ctx = Ctx(file, ref)
-        if kind == "Node":
-            obj = parse_node(ctx, raw)
-            self._unique(ref, file)
-            self.nodes[obj.name] = obj
-        elif kind == "Pod":
-            obj = parse_pod(ctx, raw)
-            if obj.phase in ("Succeeded", "Failed"):
+        if kind in _PARSERS:
+            parse, store, key_attr = _PARSERS[kind]
+            parsed = parse(ctx, raw)
+            obj = parsed[0] if kind == "PodDisruptionBudget" else parsed  # (pdb, has_status)
+            if kind == "Pod" and obj.phase in ("Succeeded", "Failed"):
                 self.skipped["Pod (terminated)"] += 1
                 return
             self._unique(ref, file)
-            self.pods[obj.key] = (obj, raw, ctx)
-        elif kind == "PodGroup":
-            obj = parse_pod_group(ctx, raw)
-            self._unique(ref, file)
-            self.pod_groups[obj.key] = (obj, ctx)
-        elif kind == "CompositePodGroup":
-            obj = parse_composite_pod_group(ctx, raw)
-            self._unique(ref, file)
-            self.cpgs[obj.key] = (obj, ctx)
-        elif kind == "Workload":
-            obj = parse_workload(ctx, raw)
-            self._unique(ref, file)
-            self.workloads[obj.key] = obj
-        elif kind == "PriorityClass":
-            obj = parse_priority_class(ctx, raw)
-            self._unique(ref, file)
-            self.priority_classes[obj.name] = obj
-        elif kind == "PodDisruptionBudget":
-            pdb, has_status = parse_pdb(ctx, raw)
-            self._unique(ref, file)
-            self.pdbs[pdb.key] = (pdb, has_status)
-        elif kind == "Namespace":
-            obj = parse_namespace(ctx, raw)
-            self._unique(ref, file)
-            self.namespaces[obj.name] = obj
-        elif kind == "Topology":
-            obj = parse_topology(ctx, raw)
-            self._unique(ref, file)
-            self.topologies[obj.name] = obj
+            # Pods keep their raw object and context (priority resolution), groups their context.
+            if kind == "Pod":
+                value = (obj, raw, ctx)
+            elif kind in ("PodGroup", "CompositePodGroup"):
+                value = (obj, ctx)
+            else:
+                value = parsed
+            getattr(self, store)[getattr(obj, key_attr)] = value
         elif kind == "KubeSchedulerConfiguration":
             if self.profile is not None:
                 raise SnapshotError(file, f"duplicate object (first defined in {self.profile.source})", obj="KubeSchedulerConfiguration")
@@ -290,21 +281,17 @@ class _Builder:
         defaults = [pc.value for pc in self.priority_classes.values() if pc.global_default]
         return max(defaults) if defaults else 0
 
+    def _with_priority(self, g: Any, ctx: Ctx) -> Any:
+        """A group's priority: spec.priority, else its PriorityClass, else the global default."""
+        if g.priority != 0:
+            return g
+        cp = self._class_priority(ctx, g.priority_class_name, "spec.priorityClassName")
+        prio = cp if cp is not None else self._default_priority() if not g.priority_class_name else 0
+        return g.model_copy(update={"priority": prio})
+
     def resolve_groups(self) -> tuple[dict[str, PodGroup], dict[str, Any]]:
-        groups = {}
-        for key, (g, ctx) in self.pod_groups.items():
-            prio = g.priority
-            if g.priority == 0:
-                cp = self._class_priority(ctx, g.priority_class_name, "spec.priorityClassName")
-                prio = cp if cp is not None else self._default_priority() if not g.priority_class_name else 0
-            groups[key] = g.model_copy(update={"priority": prio})
-        cpgs = {}
-        for key, (g, ctx) in self.cpgs.items():
-            prio = g.priority
-            if g.priority == 0:
-                cp = self._class_priority(ctx, g.priority_class_name, "spec.priorityClassName")
-                prio = cp if cp is not None else self._default_priority() if not g.priority_class_name else 0
-            cpgs[key] = g.model_copy(update={"priority": prio})
+        groups = {key: self._with_priority(g, ctx) for key, (g, ctx) in self.pod_groups.items()}
+        cpgs = {key: self._with_priority(g, ctx) for key, (g, ctx) in self.cpgs.items()}
         # A hierarchy must be a forest: a cycle is bad input. A missing parent gates (see gating).
         for start in list(groups) + list(cpgs):
             seen = [start]
