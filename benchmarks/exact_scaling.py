@@ -211,12 +211,13 @@ def run_cell(nodes: int, pods: int, profile: str, seed: int, time_limit: float, 
     result = solve_exact(cluster, time_limit=time_limit, workers=2, seed=seed, hint=hint)
     violations = validate(cluster, result)
     build_s = result.trace["buildSeconds"]
+    start_s = result.trace.get("startSeconds", 0.0)
     first = next(iter(result.objective))
     row = {
         "nodes": nodes, "pods": pods, "profile": profile, "seed": seed, "load_s": round(load_s, 2),
         "hint": hint_engine, "hint_s": round(hint_s, 2), "hint_valid": hint_valid,
         "hint_used": result.trace["hint"].get("used"), "hint_dropped": result.trace["hint"].get("dropped", 0), "hint_top_admitted": hint.objective.get(first, 0),
-        "build_s": build_s, "solve_s": round(result.wall_seconds - build_s, 2), "status": result.status.value,
+        "build_s": build_s, "start_s": start_s, "solve_s": round(result.wall_seconds - build_s - start_s, 2), "status": result.status.value,
         "gap": result.gap, "top_admitted": result.objective.get(first, 0),
         "placed": result.objective.get("placed", 0), "hint_placed": hint.objective.get("placed", 0),
         "decision_s": round(sum({p["phase"]: p["seconds"] for p in result.trace["phases"] if p["tier"] != "tiebreak"}.values()), 2),
@@ -255,7 +256,7 @@ def run_isolated(*args) -> dict:
 
 
 COLUMNS = ["nodes", "pods", "profile", "seed", "hint", "hint_valid", "hint_dropped", "hint_top_admitted", "top_admitted", "hint_placed", "placed",
-           "status", "gap", "build_s", "decision_s", "solve_s", "variables", "exact_peak_mb", "valid", "naive_status", "naive_build_s",
+           "status", "gap", "build_s", "start_s", "decision_s", "solve_s", "variables", "exact_peak_mb", "valid", "naive_status", "naive_build_s",
            "naive_solve_s", "naive_vars", "naive_gap", "naive_top_admitted", "naive_peak_mb", "load_s", "hint_s", "phases"]
 
 
@@ -275,7 +276,7 @@ def main() -> None:
         for p in args.pods:
             row = run_isolated(n, p, args.profile, args.seed, args.time_limit, args.naive_time_limit, args.hint)
             rows.append(row)
-            print(" | ".join(f"{k}={row.get(k, '')}" for k in COLUMNS[:19] + ["naive_status", "naive_solve_s", "naive_gap"]), flush=True)
+            print(" | ".join(f"{k}={row.get(k, '')}" for k in COLUMNS[:20] + ["naive_status", "naive_solve_s", "naive_gap"]), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
@@ -285,7 +286,7 @@ def main() -> None:
 
 
 def _print_table(rows: list[dict]) -> None:
-    cols = ["nodes", "pods", "hint", "hint_valid", "hint_top_admitted", "top_admitted", "status", "gap", "build_s", "decision_s", "solve_s",
+    cols = ["nodes", "pods", "hint", "hint_valid", "hint_top_admitted", "top_admitted", "status", "gap", "build_s", "start_s", "decision_s", "solve_s",
             "variables", "exact_peak_mb", "naive_status", "naive_solve_s", "naive_gap", "naive_peak_mb"]
     widths = [max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in cols]
     print(" ".join(c.rjust(w) for c, w in zip(cols, widths, strict=True)))

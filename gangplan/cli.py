@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -121,10 +121,6 @@ def validate(
         raise typer.Exit(EXIT_VIOLATIONS)
 
 
-class SchemaName(str, Enum):
-    result = "result"
-
-
 @schema_app.command("result")
 def schema_result() -> None:
     """The JSON Schema of the Result document (`solve --out`)."""
@@ -151,17 +147,17 @@ def import_alibaba_nodes(
 
 
 # ---- solve ------------------------------------------------------------------------------------
-class Engine(str, Enum):
+class Engine(StrEnum):
     greedy = "greedy"
     exact = "exact"
 
 
-class TieBreak(str, Enum):
+class TieBreak(StrEnum):
     first = "first"
     random = "random"
 
 
-class Objective(str, Enum):
+class Objective(StrEnum):
     default = "default"
     gpus = "gpus"
 
@@ -273,9 +269,11 @@ def diff(
 
 def _register_bench() -> None:
     from gangplan.bench.commands import bench, report
+    from gangplan.bench.generate_cmd import generate
 
     app.command()(bench)
     app.command()(report)
+    app.command()(generate)
 
 
 _register_bench()

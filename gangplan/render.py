@@ -205,9 +205,25 @@ def render_diff(console: Console, d) -> None:
             console.print(f"  the optimum puts {s.pod} on {s.optimal_node}", markup=False)
         for label, node, sc in (("greedy's node", s.greedy_node, s.greedy_scores), ("optimum's node", s.optimal_node, s.optimal_scores)):
             if node and sc:
+                if not sc.get("feasible", True):
+                    console.print(f"  {label} {node}: not feasible for greedy at that step ({sc.get('reason')})", markup=False)
+                    continue
                 parts = ", ".join(f"{p} {v}" for p, v in (sc.get("scores") or {}).items())
-                feas = "" if sc.get("feasible", True) else f" (infeasible: {sc.get('reason')})"
-                console.print(f"  {label} {node}: total {sc.get('total')}{feas} = {parts}", markup=False)
+                console.print(f"  {label} {node}: total {sc.get('total')} = {parts}", markup=False)
+        pe = s.placement
+        if pe:
+            console.print(
+                f"  placement: {pe.get('group')} chose {pe.get('key')}={pe.get('greedy')} over {pe.get('optimal')}"
+                + (f", misled by {pe['misledBy']}" if pe.get("misledBy") else ""),
+                markup=False,
+            )
+            for side in ("greedy", "optimal"):
+                dom = pe.get(side)
+                info = (pe.get("placements") or {}).get(dom)
+                if info:
+                    parts = ", ".join(f"{p} {v}" for p, v in (info.get("scores") or {}).items())
+                    detail = f"total {info.get('total')} = {parts}" if parts else f"{info.get('status')}: {info.get('reason') or 'not scored'}"
+                    console.print(f"    {side}'s domain {dom} ({info.get('nodes')} nodes): {detail}", markup=False)
         if s.failed_pod:
             console.print(f"  then {s.failed_pod} failed: {s.failed_reason}", markup=False)
     for p in d.problems:

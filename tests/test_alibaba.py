@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from gangplan.bench.families import data_dir
 from gangplan.cli import app
 from gangplan.io.alibaba import (
     alibaba_nodes_to_objects,
@@ -27,7 +28,7 @@ from gangplan.predicates import insufficient, node_matches_pod_selector
 from gangplan.solver.outcome import build_result
 from gangplan.solver.validate import validate
 
-DATA = Path("/work/shared/data/alibaba-gpu-v2023")
+DATA = data_dir() / "alibaba-gpu-v2023"
 NODE_CSV = DATA / "openb_node_list_gpu_node.csv"
 POD_CSV = DATA / "openb_pod_list_default.csv"
 SHOWCASE = Path(__file__).resolve().parent.parent / "scenarios" / "showcase" / "alibaba-1213"

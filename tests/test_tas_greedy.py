@@ -312,3 +312,26 @@ def test_the_kep_6012_block_example_succeeds_in_block_b_with_the_higher_scoring_
     assert info["chosen"] == "block-B"
     assert {r.groups["default/pg-1"].domain, r.groups["default/pg-2"].domain} == {f"{RACK}=B1", f"{RACK}=B2"}
     assert r.status == Status.HEURISTIC
+
+
+def test_an_infeasible_nominated_placement_falls_back_to_scoring_the_others():
+    nodes = [rack_node("b1", "rack-b", cpu=4), rack_node("a1", "rack-a", cpu=1), rack_node("c1", "rack-c", cpu=4)]
+    pods = gang_pods("pg", 2)
+    pods[0] = pods[0].model_copy(update={"nominated_node_name": "a1"})
+    r = solve_valid(make_cluster(nodes, pods, groups=[gang("pg", 2)]))
+    info = placements_of(r)
+    assert [(e["name"], e["status"]) for e in info["evaluated"]] == [("rack-a", "Unschedulable"), ("rack-b", "Success"), ("rack-c", "Success")]
+    assert (info["scored"], info["chosen"]) == (True, "rack-b")
+
+
+def test_pod_scores_at_step_falls_back_to_the_first_attempt_when_no_placement_holds_the_node():
+    nodes = [rack_node("a1", "rack1", cpu=4), rack_node("free", None, cpu=4)]
+    got = pod_scores_at_step(make_cluster(nodes, gang_pods("pg", 2), groups=[gang("pg", 2)]), "default/pg-0", ["free", "a1"])
+    assert got["free"]["feasible"] is False and "outside the placement" in got["free"]["reason"]
+    assert got["a1"]["feasible"] is True
+
+
+def test_a_pod_fit_error_inside_a_placement_counts_only_the_placements_nodes():
+    nodes = [rack_node("a1", "rack1", cpu=2), rack_node("a2", "rack1", cpu=2), rack_node("b1", "rack2", cpu=2)]
+    r = solve_valid(make_cluster(nodes, gang_pods("pg", 5), groups=[gang("pg", 5)]))
+    assert r.trace["pods"]["default/pg-4"]["fitError"] == "0/2 nodes are available: 2 Insufficient cpu."

@@ -7,7 +7,7 @@ README's "Result JSON" section; ``gangplan schema result`` prints the JSON Schem
 from __future__ import annotations
 
 import json
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -16,7 +16,7 @@ from pydantic.alias_generators import to_camel
 RESULT_SCHEMA_VERSION = 1
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     HEURISTIC = "HEURISTIC"  # greedy: a placement with no optimality claim
     OPTIMAL = "OPTIMAL"  # exact: proven optimal
     FEASIBLE = "FEASIBLE"  # exact: a solution, not proven optimal (see bound / gap)

@@ -62,6 +62,9 @@ class DecisiveStep:
     failed_pod: str | None = None
     failed_reason: str | None = None
     probes: int = 0
+    placement: dict[str, Any] | None = None
+    """For a topology-constrained group: the two domains, their placement scores and the
+    placement plugin that favoured greedy's domain (``misledBy``)."""
 
 
 @dataclass
@@ -142,7 +145,7 @@ def classify(cluster: Cluster, greedy: Result, optimal: Result, *, greedy_feasib
 def find_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, tie_break: str = "first") -> DecisiveStep | None:
     """Binary search over prefixes of the greedy's choices (see the module docstring)."""
     from gangplan.solver.exact import solve_exact
-    from gangplan.solver.greedy import pod_scores_at_step
+    from gangplan.solver.greedy import placement_evidence, pod_scores_at_step
 
     choices = greedy_choices(greedy)
     if not choices:
@@ -177,6 +180,7 @@ def find_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, tim
     nodes = [n for n in (node, opt_node) if n]
     scores = pod_scores_at_step(cluster, pod, nodes, tie_break=tie_break, seed=seed)
     group = cluster.pod_by_key[pod].group_key
+    placement = placement_evidence(cluster, group, node, opt_node, tie_break=tie_break, seed=seed) if group else None
     failed_pod, failed_reason = None, None
     order = greedy.trace.get("order", [])
     start = order.index(pod) + 1 if pod in order else 0
@@ -197,6 +201,7 @@ def find_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, tim
         failed_pod=failed_pod,
         failed_reason=failed_reason,
         probes=probes,
+        placement=placement,
     )
 
 

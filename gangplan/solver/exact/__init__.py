@@ -15,21 +15,17 @@ Public API: :func:`solve_exact`, :func:`check_feasible`.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterable, Mapping
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.result import Result, Status
-from gangplan.solver.exact.hint import (
-    counts_from_placements,
-    empty_counts,
-    placements_from_counts,
-)
+from gangplan.solver.exact.hint import default_incumbent, placements_from_counts, starting_solution
 from gangplan.solver.exact.objective import GPUS, OBJECTIVES, TIEBREAK
 from gangplan.solver.exact.solve import build_model, feasible, solve_phases
 from gangplan.solver.exact.variables import Counts, ExactModel
 from gangplan.solver.outcome import build_result
-from gangplan.solver.validate import validate
 
 ENGINE = "exact"
 DYNAMIC_FAMILIES = ("capacity", "gang", "composite", "topology", "host-port", "pod-affinity",
@@ -77,15 +73,17 @@ def solve_exact(
     if em.inst.fixed_errors:
         trace["infeasible"] = list(em.inst.fixed_errors)
         return _result(em, "INFEASIBLE", None, [], t0, params, trace, snapshot)
-    incumbent, trace["hint"] = _incumbent(em, hint, fixed)
-    remaining = max(0.0, time_limit - build_seconds)
+    t1 = time.perf_counter()
+    incumbent, trace["hint"] = starting_solution(em, hint)
+    trace["startSeconds"] = round(time.perf_counter() - t1, 4)
+    remaining = max(0.0, time_limit - (time.perf_counter() - t0))
     outcome = solve_phases(em, time_limit=remaining, workers=workers, seed=seed, incumbent=incumbent)
     if outcome.status == "INFEASIBLE" and incumbent is not None and hint is not None:
         # The trusted hint's bound contradicted the model: never let a hint make the answer fail.
         trace["hint"]["retried"] = "hint bound made the model infeasible; solved again without it"
         em = build_model(cluster, fixed=fixed, objective=objective)
         outcome = solve_phases(em, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)),
-                               workers=workers, seed=seed, incumbent=_default_incumbent(em, fixed))
+                               workers=workers, seed=seed, incumbent=default_incumbent(em))
     trace["phases"] = [p.as_dict() for p in outcome.phases]
     return _result(em, outcome.status, outcome.counts, outcome.phases, t0, params, trace, snapshot)
 
@@ -101,81 +99,6 @@ def model_stats(em: ExactModel) -> dict:
     }
 
 
-def _default_incumbent(em: ExactModel, fixed: Mapping[str, str | None] | None) -> Counts | None:
-    """Placing nothing is always feasible, unless ``fixed`` forces pods onto nodes."""
-    forced = any(c.fixed_node is not None for c in em.inst.classes)
-    return None if forced else empty_counts(em)
-
-
-def _incumbent(em: ExactModel, hint: Result | None, fixed) -> tuple[Counts | None, dict]:
-    """The starting solution: the hint once the validator accepts it (entities it blames are
-    dropped first), else placing nothing, else (when ``fixed`` forces pods) the forced pods alone
-    if they are valid by themselves. None when nothing known is feasible."""
-    default = _default_incumbent(em, fixed)
-    info: dict = {"used": False}
-    if hint is not None:
-        info["engine"] = hint.engine
-        placements = {k: o.node for k, o in hint.pods.items() if o.node is not None and not o.nominated}
-        counts, dropped, blamed = _repaired(em, placements)
-        if counts is not None and _keeps_fixed(em, counts):
-            info.update({"used": True, "placed": sum(counts.total(c) for c in range(len(em.inst.classes))),
-                         "dropped": len(set(dropped))})
-            if blamed:
-                info["violations"] = blamed[:5]
-            return counts, info
-        info["rejected"] = blamed[-1] if blamed else "does not keep the fixed placements"
-    if default is None:
-        forced = {p.key: em.inst.cluster.nodes[c.fixed_node].name for c in em.inst.classes
-                  if c.fixed_node is not None for p in c.pods}
-        counts, dropped, _ = _repaired(em, forced, repairs=1)
-        if counts is not None and not dropped:
-            info["start"] = "the fixed placements alone"
-            return counts, info
-    return default, info
-
-
-def _keeps_fixed(em: ExactModel, counts: Counts) -> bool:
-    return all(counts.total(c.index) == c.size for c in em.inst.classes if c.fixed_node is not None)
-
-
-def _repaired(em: ExactModel, placements: Mapping[str, str], repairs: int | None = None):
-    """(counts, dropped pod keys, violations seen) of a placement made valid by dropping the
-    entities the validator blames; counts None when it is still invalid after the repairs."""
-    counts, dropped = counts_from_placements(em, placements)
-    blamed: list[str] = []
-    for _ in range(repairs or MAX_HINT_REPAIRS):
-        kept = placements_from_counts(em, counts)
-        check = build_result(em.inst.cluster, engine="hint", status=Status.HEURISTIC, placements=kept)
-        violations = validate(em.inst.cluster, check)
-        if not violations:
-            return counts, dropped, blamed
-        blamed.append(str(violations[0]))
-        bad = _blamed_pods(em, kept, violations)
-        counts, more = counts_from_placements(em, {k: n for k, n in kept.items() if k not in bad})
-        dropped = dropped + sorted(bad) + more
-    return None, dropped, blamed
-
-
-MAX_HINT_REPAIRS = 5
-
-
-def _blamed_pods(em: ExactModel, kept: Mapping[str, str], violations) -> set[str]:
-    """Every placed pod of every entity a violation names (a group, a pod, or a node's pods)."""
-    from gangplan.solver.outcome import entity_of
-
-    cluster = em.inst.cluster
-    entities: set[str] = set()
-    for v in violations:
-        kind, _, rest = v.subject.partition("/")
-        if kind in ("PodGroup", "CompositePodGroup"):
-            entities.add(cluster.root_of(rest))
-        elif kind == "Node":
-            entities.update(entity_of(cluster, k) for k, n in kept.items() if n == rest)
-        elif v.subject in cluster.pod_by_key:
-            entities.add(entity_of(cluster, v.subject))
-    return {k for k in kept if entity_of(cluster, k) in entities}
-
-
 _STATUS = {"OPTIMAL": Status.OPTIMAL, "FEASIBLE": Status.FEASIBLE, "INFEASIBLE": Status.INFEASIBLE,
            "UNKNOWN": Status.UNKNOWN}
 
@@ -184,7 +107,9 @@ def _result(em: ExactModel, status: str, counts: Counts | None, phases, t0: floa
     inst = em.inst
     placements = placements_from_counts(em, counts) if counts is not None else {}
     pod_reasons = dict(inst.excluded)
-    why = "not placed in the optimum" if status == "OPTIMAL" else "not placed in the best solution found"
+    why = {"OPTIMAL": "not placed in the optimum", "FEASIBLE": "not placed in the best solution found",
+           "INFEASIBLE": "no solution: the fixed placements cannot all hold",
+           "UNKNOWN": "no solution found within the time limit"}[status]
     for c in inst.classes:
         for p in c.pods:
             if p.key not in placements:
@@ -194,7 +119,7 @@ def _result(em: ExactModel, status: str, counts: Counts | None, phases, t0: floa
         if p.group_key and p.key in inst.excluded and inst.excluded[p.key].startswith("group validation"):
             group_reasons[p.group_key] = inst.excluded[p.key]
     extra = {ph.tier: float(ph.value) for ph in phases if ph.tier in (GPUS, TIEBREAK)}
-    bound = {ph.tier: float(ph.bound) for ph in phases}
+    bound = {ph.tier: float(ph.bound) for ph in phases if math.isfinite(ph.bound)}
     return build_result(
         inst.cluster, engine=ENGINE, status=_STATUS[status], placements=placements,
         pod_reasons=pod_reasons, group_reasons=group_reasons, extra_objective=extra, bound=bound,

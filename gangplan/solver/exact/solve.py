@@ -32,6 +32,7 @@ tier *values* of proven phases are reproducible, but the placement among equal o
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -87,7 +88,7 @@ class PhaseReport:
 
     def as_dict(self) -> dict:
         return {"tier": self.tier, "phase": self.phase, "status": self.status, "value": self.value,
-                "bound": self.bound, "seconds": round(self.seconds, 4)}
+                "bound": self.bound if math.isfinite(self.bound) else None, "seconds": round(self.seconds, 4)}
 
 
 @dataclass

@@ -23,7 +23,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from gangplan.models.objects import Pod, TopologySpreadConstraint
-from gangplan.predicates import first_untolerated_taint, node_matches_pod_selector, selector_matches
+from gangplan.predicates import selector_matches
 from gangplan.solver.exact.instance import NO_DOMAIN, PodClass, canonical
 from gangplan.solver.exact.variables import ExactModel
 
@@ -50,15 +50,16 @@ def spread_peers(p: Pod, q: Pod) -> bool:
 
 
 def _eligible_nodes(em: ExactModel, c: PodClass, sc: TopologySpreadConstraint) -> np.ndarray:
-    p, nodes = c.rep, em.inst.cluster.nodes
+    p = c.rep
+    _, taint_ok, selector_ok = em.cache.node_masks(c)  # the same predicates validate calls
     mask = np.ones(em.inst.n_nodes, dtype=bool)
     for hard in p.topology_spread:  # nodes must carry every hard constraint's key
         if hard.when_unsatisfiable == "DoNotSchedule":
             mask &= em.inst.domains(hard.topology_key)[0] != NO_DOMAIN
     if sc.node_affinity_policy == "Honor":
-        mask &= np.array([node_matches_pod_selector(p, n) for n in nodes], dtype=bool)
+        mask &= selector_ok
     if sc.node_taints_policy == "Honor":
-        mask &= np.array([first_untolerated_taint(n.taints, p.tolerations) is None for n in nodes], dtype=bool)
+        mask &= taint_ok
     return mask
 
 

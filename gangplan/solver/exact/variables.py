@@ -84,6 +84,8 @@ class ExactModel:
     tiers: list[Tier] = field(default_factory=list)
     node_vars: list[list[tuple[cp_model.IntVar, np.ndarray, int]]] = field(default_factory=list)
     """Per node: (variable, per-pod request vector, upper bound) of everything that can land on it."""
+    cache: EligibilityCache | None = None
+    """Node-rule masks per (tolerations, selectors), shared with the families that need them."""
     skip: frozenset[str] = frozenset()
     """Constraint families left out (check_feasible uses it to name the family that rejects)."""
     _presence: dict[tuple[int, str, int], cp_model.IntVar] = field(default_factory=dict)
@@ -187,7 +189,7 @@ def build_variables(inst: Instance, *, skip: frozenset[str] = frozenset()) -> Ex
     matched = _matched_by_terms(inst, inst.classes)
     private = [_needs_private(inst, c, matched) for c in inst.classes]
     req = [request_vector(inst, c) for c in inst.classes]
-    em = ExactModel(inst=inst, model=cp_model.CpModel(), elig=elig, private=private, req=req, skip=skip)
+    em = ExactModel(inst=inst, model=cp_model.CpModel(), elig=elig, private=private, req=req, skip=skip, cache=cache)
     em.node_vars = [[] for _ in range(inst.n_nodes)]
     model = em.model
     for c in inst.classes:

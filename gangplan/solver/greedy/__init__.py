@@ -4,7 +4,9 @@ scheduling cycle (KEP-4671), per-pod Filter / Score included.
 Layout, following ``pkg/scheduler``: :mod:`.framework` (status codes, cycle state, FitError),
 :mod:`.plugins` (one module per upstream plugin), :mod:`.profile` (default plugins and weights),
 :mod:`.snapshot` (the node state as numpy arrays), :mod:`.schedule_one` (one pod's cycle),
-:mod:`.queue` (entity and member order), :mod:`.podgroup` (the pod-group cycle).
+:mod:`.queue` (entity and member order), :mod:`.podgroup` (the pod-group cycle),
+:mod:`.placement_cycle` and :mod:`.placement` (KEP-5732 topology placements: generation,
+evaluation, PlacementBinPacking / PodGroupPodsCount scoring).
 
 ``Result.trace`` (JSON, deterministic)::
 
@@ -54,7 +56,7 @@ from gangplan.solver.outcome import build_result
 
 ENGINE = "greedy"
 
-__all__ = ["ENGINE", "placement_scores_at_step", "pod_scores_at_step", "run_cycle", "solve_greedy"]
+__all__ = ["ENGINE", "placement_evidence", "placement_scores_at_step", "pod_scores_at_step", "run_cycle", "solve_greedy"]
 
 
 def run_cycle(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: Mapping[str, str] | None = None, stop_before: str | None = None, stop_node: str | None = None) -> WorkloadCycle:
@@ -167,6 +169,44 @@ def placement_scores_at_step(cluster: Cluster, group_key: str, placements: list[
         "generated": info["generated"],
         "placements": {n: by_name.get(n, dict(missing)) for n in names},
     }
+
+
+def placement_evidence(cluster: Cluster, group_key: str, greedy_node: str, optimal_node: str | None, *, tie_break: str = "first", seed: int = 0, fixed: dict[str, str] | None = None) -> dict[str, Any] | None:
+    """Why greedy put a topology-constrained group where it did, for a diff's decisive step.
+
+    Walks from ``group_key`` up its CompositePodGroup parents to the first group with a topology
+    key under which ``greedy_node`` and ``optimal_node`` are in different domains, and returns
+    ``{"group", "key", "greedy", "optimal"}`` (the two label values) plus the
+    :func:`placement_scores_at_step` fields for those two placements, and ``"misledBy"``: the
+    placement plugin whose weighted score favoured greedy's domain the most (None when the two
+    were not both scored, e.g. the optimum's domain was infeasible for greedy at that moment, or
+    greedy's domain was the only feasible one). None when no such group exists.
+    """
+    nodes = {n.name: n for n in cluster.nodes}
+    key: str | None = group_key
+    while key is not None:
+        group = cluster.pod_groups.get(key) or cluster.composite_pod_groups.get(key)
+        if group is None:
+            return None
+        tkey = group.topology_key
+        if tkey and optimal_node in nodes:
+            mine, theirs = nodes[greedy_node].labels.get(tkey), nodes[optimal_node].labels.get(tkey)
+            if mine != theirs:
+                return _evidence(cluster, key, tkey, mine, theirs, tie_break=tie_break, seed=seed, fixed=fixed)
+        key = f"{group.namespace}/{group.parent}" if group.parent else None
+    return None
+
+
+def _evidence(cluster: Cluster, group: str, tkey: str, mine: str | None, theirs: str | None, **opts: Any) -> dict[str, Any]:
+    names = [v for v in (mine, theirs) if v is not None]
+    got = placement_scores_at_step(cluster, group, names, **opts)
+    a, b = got["placements"].get(mine or "", {}), got["placements"].get(theirs or "", {})
+    misled = None
+    if a.get("total") is not None and b.get("total") is not None:
+        diffs = {k: v - b["scores"].get(k, 0) for k, v in a["scores"].items()}
+        best = max(diffs.items(), key=lambda kv: (kv[1], kv[0]), default=None)
+        misled = best[0] if best and best[1] > 0 else None
+    return {"group": group, "key": tkey, "greedy": mine, "optimal": theirs, **got, "misledBy": misled}
 
 
 def build_trace(cycle: WorkloadCycle) -> dict[str, Any]:

@@ -19,19 +19,11 @@ down in spec §1.4-1.6 and §4.2 (kubernetes/kubernetes v1.37-era):
   placement holding every node, so no placement scoring takes place.
 * The root succeeds only if at least one pod was newly placed anywhere in it.
 
-* Placements (KEP-5732, ``podGroupSchedulingPlacementAlgorithm`` /
-  ``compositePodGroupSchedulingPlacementAlgorithm`` of id 55585698688, spec §3.3 and §4.2): a group
-  with ``schedulingConstraints.topology`` (PodGroup or CompositePodGroup) gets one placement per
-  label value inside its parent's placement (:mod:`.placement`). Each is evaluated by running the
-  algorithm above with :attr:`PodScheduler.placement` set to its nodes, then reverted. A standalone
-  PodGroup whose queued pods carry nominated nodes evaluates the placement holding most of them
-  first and takes it without looking further when it succeeds with a new pod. No feasible
-  placement: Unschedulable, "0/N placements are available, reported placement status: ..." (the
-  first placement evaluated is reported; for a CompositePodGroup "first placement status").
-  One feasible placement: chosen without scoring. Several: PlacementBinPacking and
-  PodGroupPodsCount, weighted by ``profile.placement_weights``; the highest total wins (ties: see
-  :mod:`.placement`). The chosen placement's pods are assumed again so later groups see them.
-  Children of a CompositePodGroup are evaluated inside the parent placement under evaluation.
+* Placements (KEP-5732, spec §3.3 and §4.2): a group with ``schedulingConstraints.topology``
+  (PodGroup or CompositePodGroup) runs the algorithm above once per topology domain inside its
+  parent's placement and keeps the best feasible one: :mod:`.placement_cycle` (the algorithm) and
+  :mod:`.placement` (generation and scoring). Children of a CompositePodGroup are evaluated inside
+  the parent placement under evaluation.
 
 Not reproduced: workload-aware preemption (PostFilter) and ``PercentageOfPlacementsToScore``
 (not found in upstream code either).
@@ -39,24 +31,12 @@ Not reproduced: workload-aware preemption (PostFilter) and ``PercentageOfPlaceme
 
 from __future__ import annotations
 
-import copy
-from dataclasses import dataclass, field
-
 import numpy as np
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import Pod
 from gangplan.solver.greedy.framework import Code, Status
-from gangplan.solver.greedy.placement import (
-    BIN_PACKING,
-    PODS_COUNT,
-    Placement,
-    PlacementError,
-    bin_packing_score,
-    generate_placements,
-    placement_weights,
-    pods_count_scores,
-)
+from gangplan.solver.greedy.placement_cycle import SCHEDULER_ERROR, GroupRun, PlacementAlgorithm
 from gangplan.solver.greedy.queue import (
     Entity,
     leaf_groups,
@@ -66,8 +46,6 @@ from gangplan.solver.greedy.queue import (
 )
 from gangplan.solver.greedy.schedule_one import PodResult, PodScheduler
 from gangplan.solver.greedy.snapshot import NodeTable
-
-SCHEDULER_ERROR = "SchedulerError"
 
 
 def placement_feasible(remaining: int, scheduled: int, minimum: int) -> Code:
@@ -84,41 +62,6 @@ def placement_feasible(remaining: int, scheduled: int, minimum: int) -> Code:
     return Code.SUCCESS
 
 
-@dataclass
-class GroupRun:
-    """What one group (leaf or composite) of the hierarchy ended with."""
-
-    status: Code
-    new: int
-    reason: str | None = None
-
-
-@dataclass
-class PlacementRun:
-    """One placement's evaluation: the group's outcome, the proposals it made (already reverted),
-    the pod cycles it ran and the group traces it left, kept aside until a placement is chosen."""
-
-    placement: Placement
-    run: GroupRun
-    assigned: list[tuple[Pod, int]]
-    order: list[str]
-    results: dict[str, PodResult]
-    traces: tuple[dict, dict]
-    scores: dict[str, int] = field(default_factory=dict)
-    total: int | None = None
-
-    def to_trace(self) -> dict:
-        return {
-            "name": self.placement.name,
-            "nodes": len(self.placement.nodes),
-            "status": self.run.status.label,
-            "reason": self.run.reason,
-            "assigned": len(self.assigned),
-            "scores": dict(self.scores),
-            "total": self.total,
-        }
-
-
 class StopBefore(Exception):
     """Raised to stop a replay just before a given pod's cycle (see ``pod_scores_at_step``)."""
 
@@ -130,7 +73,7 @@ class StopBefore(Exception):
         self.placement_name = placement_name
 
 
-class WorkloadCycle:
+class WorkloadCycle(PlacementAlgorithm):
     """Runs every entity in queue order against one :class:`NodeTable`, recording the trace."""
 
     def __init__(self, cluster: Cluster, snap: NodeTable, scheduler: PodScheduler, *, fixed: dict[str, str] | None = None, stop_before: str | None = None, stop_node: int | None = None) -> None:
@@ -245,169 +188,6 @@ class WorkloadCycle:
         if key in self.cluster.pod_groups:
             return self.schedule_leaf(key)
         return self.schedule_composite(key)
-
-    # ---- placements (KEP-5732) -----------------------------------------------------------------
-    def schedule_placements(self, key: str, topology_key: str) -> GroupRun:
-        """``podGroupSchedulingPlacementAlgorithm``: generate, evaluate each and revert, choose."""
-        parent, parent_name = self.sched.placement, self.sched.placement_name
-        base = self._trace_state(key)
-        try:
-            return self._schedule_placements(key, topology_key, parent, base)
-        finally:
-            self.sched.placement, self.sched.placement_name = parent, parent_name
-
-    def _schedule_placements(self, key: str, topology_key: str, parent, base: tuple[dict, dict]) -> GroupRun:
-        scheduled = self._scheduled_nodes(key)
-        info: dict = {"key": topology_key, "parent": self.sched.placement_name, "generated": 0, "evaluated": [], "nominated": None, "scored": False, "tieCount": 0, "chosen": None}
-        try:
-            placements = generate_placements(self.snap, topology_key, self.snap.all_nodes if parent is None else parent, scheduled)
-        except PlacementError as err:
-            return self._placement_outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {err}"), info)
-        info["generated"] = len(placements)
-        records: list[PlacementRun] = []
-        nominated = self._nominated_placement(key, placements)
-        if nominated is not None:
-            info["nominated"] = nominated.name
-            rec = self._evaluate(key, nominated, base)
-            records.append(rec)
-            if rec.run.status == Code.SUCCESS and rec.run.new > 0:
-                return self._choose(key, rec, records, info)
-        for pl in placements:
-            if pl is nominated:
-                continue
-            rec = self._evaluate(key, pl, base)
-            records.append(rec)
-            if rec.run.status == Code.ERROR:
-                self._apply(rec)
-                info["evaluated"] = [r.to_trace() for r in records]
-                return self._placement_outcome(key, rec.run, info)
-        return self._select(key, placements, records, info, len(scheduled))
-
-    def _select(self, key: str, placements: list[Placement], records: list[PlacementRun], info: dict, before: int) -> GroupRun:
-        feasible = [r for r in records if r.run.status == Code.SUCCESS]
-        if not feasible:
-            return self._no_placement(key, placements, records, info)
-        if len(feasible) == 1:
-            return self._choose(key, feasible[0], records, info)
-        try:
-            self._score(feasible, before)
-        except PlacementError as err:
-            info["evaluated"] = [r.to_trace() for r in records]
-            return self._placement_outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {err}"), info)
-        info["scored"] = True
-        best = max(r.total for r in feasible)
-        ties = [r for r in feasible if r.total == best]
-        info["tieCount"] = len(ties)
-        pick = ties[0] if self.sched.tie_break == "first" or len(ties) == 1 else ties[self.sched.rng.randrange(len(ties))]
-        return self._choose(key, pick, records, info)
-
-    def _score(self, feasible: list[PlacementRun], before: int) -> None:
-        """PlacementScore plugins, weighted and summed (spec §3.3 step 7)."""
-        w_fit, w_count = placement_weights(self.cluster.profile.placement_weights)
-        counts = pods_count_scores([before + len(r.assigned) for r in feasible]) if w_count > 0 else [0] * len(feasible)
-        fit = dict(self.cluster.profile.fit_resources)
-        for r, count in zip(feasible, counts, strict=True):
-            r.scores = {}
-            if w_fit > 0:
-                r.scores[BIN_PACKING] = w_fit * bin_packing_score(self.snap, fit, r.placement.nodes, r.assigned)
-            if w_count > 0:
-                r.scores[PODS_COUNT] = w_count * count
-            r.total = sum(r.scores.values())
-
-    def _choose(self, key: str, rec: PlacementRun, records: list[PlacementRun], info: dict) -> GroupRun:
-        """Re-assume the chosen placement's pods and keep its trace (upstream
-        ``assumeSubtreeWithRevert``)."""
-        self._apply(rec)
-        for pod, i in rec.assigned:
-            self.assume(pod, i)
-        info["chosen"] = rec.placement.name
-        info["evaluated"] = [r.to_trace() for r in records]
-        return self._placement_outcome(key, rec.run, info)
-
-    def _no_placement(self, key: str, placements: list[Placement], records: list[PlacementRun], info: dict) -> GroupRun:
-        info["evaluated"] = [r.to_trace() for r in records]
-        if not records:
-            run = GroupRun(Code.UNSCHEDULABLE, 0, f"0/0 placements are available: no node of the parent placement has the label {info['key']!r}")
-            return self._placement_outcome(key, run, info)
-        reported = records[0]
-        self._apply(reported)
-        which = "reported" if key in self.cluster.pod_groups else "first"
-        reason = f"0/{len(placements)} placements are available, {which} placement status: pod group is unschedulable ({reported.placement.label}: {reported.run.reason})"
-        return self._placement_outcome(key, GroupRun(Code.UNSCHEDULABLE, 0, reason), info)
-
-    def _placement_outcome(self, key: str, run: GroupRun, info: dict) -> GroupRun:
-        self._set_trace(key, run)
-        self.group_trace[key]["placements"] = info
-        if run.status != Code.SUCCESS and key in self.cluster.composite_pod_groups:
-            self._propagate_failure(key, run.reason or run.status.label)
-        return run
-
-    def _evaluate(self, key: str, placement: Placement, base: tuple[dict, dict]) -> PlacementRun:
-        """``evaluatePlacement``: run the group inside ``placement``, record, revert everything."""
-        checkpoint, mark = len(self.assumed), len(self.order)
-        self.sched.placement, self.sched.placement_name = placement.nodes, placement.label
-        run = self.schedule_in_placement(key)
-        assigned = [(p, self.snap.node_of[p.key]) for p in self.assumed[checkpoint:]]
-        self.revert(checkpoint)
-        order = self.order[mark:]
-        del self.order[mark:]
-        results = {k: self.results.pop(k) for k in order if k in self.results}
-        rec = PlacementRun(placement, run, assigned, order, results, self._trace_state(key))
-        self._restore_trace_state(base)
-        return rec
-
-    def _apply(self, rec: PlacementRun) -> None:
-        """Make ``rec``'s pod cycles and group traces the run's own."""
-        self.order.extend(rec.order)
-        self.results.update(rec.results)
-        self._restore_trace_state(rec.traces)
-
-    def _subtree(self, key: str) -> list[str]:
-        out = [key]
-        for child in self.cluster.composite_children.get(key, ()):
-            out.extend(self._subtree(child))
-        return out
-
-    def _trace_state(self, key: str) -> tuple[dict, dict]:
-        keys = self._subtree(key)
-        traces = {k: copy.deepcopy(self.group_trace.get(k)) for k in keys}
-        reasons = {k: self.group_reasons.get(k) for k in keys}
-        return traces, reasons
-
-    def _restore_trace_state(self, state: tuple[dict, dict]) -> None:
-        traces, reasons = state
-        for k, t in traces.items():
-            if t is None:
-                self.group_trace.pop(k, None)
-            else:
-                self.group_trace[k] = copy.deepcopy(t)
-        for k, r in reasons.items():
-            if r is None:
-                self.group_reasons.pop(k, None)
-            else:
-                self.group_reasons[k] = r
-
-    def _scheduled_nodes(self, key: str) -> list[tuple[str, int]]:
-        """(pod, node) of every pod of the group (every leaf under a composite) that is bound or
-        assumed: upstream's ``PodGroupState.ScheduledPods``."""
-        return [(p.key, self.snap.node_of[p.key]) for g in leaf_groups(self.cluster, key) for p in self.cluster.group_members.get(g, ()) if p.key in self.snap.node_of]
-
-    def _nominated_placement(self, key: str, placements: list[Placement]) -> Placement | None:
-        """``nominatedPlacement``: for a standalone PodGroup, the placement holding most of its
-        queued pods' nominated nodes (the first on ties), else None."""
-        if key not in self.cluster.pod_groups or self.cluster.pod_groups[key].parent:
-            return None
-        counts: dict[int, int] = {}
-        for p in self.cluster.group_members.get(key, ()):
-            i = self.snap.index.get(p.nominated_node_name or "")
-            if p.key in self.queued and i is not None:
-                counts[i] = counts.get(i, 0) + 1
-        best, best_count = None, 0
-        for pl in placements:
-            c = sum(counts.get(int(i), 0) for i in pl.nodes) if counts else 0
-            if c > best_count:
-                best, best_count = pl, c
-        return best
 
     def schedule_leaf(self, key: str) -> GroupRun:
         members = self.cluster.group_members.get(key, ())

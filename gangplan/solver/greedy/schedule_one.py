@@ -22,6 +22,15 @@ Mirrors ``schedulePod`` / ``findNodesThatFitPod`` / ``findNodesThatPassFilters``
    (``tie_break="first"``) or a seeded uniform choice (``"random"``): upstream's heap order over
    parallel filter output is effectively arbitrary (spec §1.7).
 
+Inside a TAS placement (:attr:`PodScheduler.placement`, set by the placement algorithm) the pod
+sees only the placement's nodes, as with ``ListNodesInPlacement`` / ``GetNodeInPlacement`` in the
+placement-aware ``schedule_one.go`` (version id 55632346671): the scan, the PreFilterResult subset
+and the nominated node are restricted to it (a nominated node outside it is skipped, not an
+error), the FitError counts "0/N nodes" over the placement, and ``nextStartNodeIndex`` wraps at
+its size. ``numFeasibleNodesToFind`` is computed from the placement's node count; that version
+reads a precomputed ``sched.numNodesToFind`` whose source was not read, which only matters for
+placements of more than 100 nodes with sampling on.
+
 Opportunistic batching (KEP-5598) is not reproduced: it reuses the previous identical pod's sorted
 node list when that pod's node filled up, which picks the same node a full cycle would except for
 sampled windows (N >= 100) and normalisation changes (spec §5.3).
@@ -99,6 +108,7 @@ class PodScheduler:
         """Node positions of the placement being evaluated (TAS, spec §3.3; ``ListNodesInPlacement``),
         or None for every node. The placement wrapper (``WorkloadCycle.schedule_placements``) sets it
         around the pod-group algorithm."""
+        self._scan_cache: tuple[np.ndarray, np.ndarray] | None = None
         self.placement_name: str | None = None
         """``key=value`` of :attr:`placement` (for traces and explanations)."""
 
@@ -142,8 +152,8 @@ class PodScheduler:
 
     def _try_nominated(self, cs: CycleState, pod: Pod, res: PodResult) -> bool:
         i = self.snap.index.get(pod.nominated_node_name or "")
-        if i is None:
-            return False
+        if i is None or (self.placement is not None and not (self.placement == i).any()):
+            return False  # upstream looks the node up with GetNodeInPlacement
         idx = np.array([i], dtype=np.int64)
         ok, _ = self.run_filters(cs, pod, idx)
         if not ok[0]:
@@ -208,7 +218,7 @@ class PodScheduler:
         snap = self.snap
         scan = snap.scan_order
         if self.placement is not None:
-            scan = scan[np.isin(scan, self.placement)]
+            scan = self._placement_scan()
         if cs.node_subset is not None:  # PreFilterResult: only these nodes (Go map order; ours: scan order)
             scan = scan[np.isin(scan, np.fromiter(cs.node_subset, dtype=np.int64, count=len(cs.node_subset)))]
         n = len(scan)
@@ -232,6 +242,16 @@ class PodScheduler:
         res.evaluated = processed
         res.feasible = len(feasible)
         return feasible, failed_by
+
+    def _placement_scan(self) -> np.ndarray:
+        """The scan order restricted to :attr:`placement`, cached while the placement object
+        stays the same (every pod of a group is tried in one placement in a row)."""
+        cached = self._scan_cache
+        if cached is None or cached[0] is not self.placement:
+            scan = self.snap.scan_order
+            cached = (self.placement, scan[np.isin(scan, self.placement)])
+            self._scan_cache = cached
+        return cached[1]
 
     # ---- failures ----------------------------------------------------------------------------
     def node_statuses(self, cs: CycleState, pod: Pod, failed_by: dict[str, np.ndarray]) -> dict[int, Status]:

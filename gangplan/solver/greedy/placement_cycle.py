@@ -1,0 +1,259 @@
+"""The KEP-5732 placement algorithm of the workload cycle, as a mixin of
+:class:`~gangplan.solver.greedy.podgroup.WorkloadCycle`.
+
+Mirrors ``podGroupSchedulingPlacementAlgorithm``, ``compositePodGroupSchedulingPlacementAlgorithm``,
+``evaluatePlacement``, ``nominatedPlacement`` and ``findBestPlacement`` of
+``pkg/scheduler/schedule_one_podgroup.go`` (kubernetes/kubernetes, version id 55585698688; spec
+§3.3 and §4.2):
+
+1. Generate placements inside the parent placement (:func:`.placement.generate_placements`); an
+   error (scheduled pods in several domains) fails the group with an Error status.
+2. A standalone PodGroup whose queued pods are nominated evaluates the placement holding most
+   nominations first; Success with a new pod there is taken at once (the NNN fast path).
+3. Evaluate every placement: run the group's algorithm with the scheduler restricted to the
+   placement's nodes, record its proposals, pod cycles and traces, revert.
+4. None feasible: Unschedulable, "0/N placements are available, reported (PodGroup) / first
+   (CompositePodGroup) placement status: pod group is unschedulable" followed, beyond upstream's
+   text (whose error is always errPodGroupUnschedulable), by that placement's own reason. Zero
+   placements (no parent node has the label) would dereference nil upstream; here it is
+   Unschedulable "0/0 placements are available".
+5. One feasible: chosen without scoring. Several: PlacementBinPacking + PodGroupPodsCount, weighted
+   (:mod:`.placement`); the highest total wins, ties as documented there.
+6. Re-assume the chosen placement's pods (``assumeSubtreeWithRevert``) and keep its pod cycles and
+   group traces as the run's own.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from gangplan.models.objects import Pod
+from gangplan.solver.greedy.framework import Code
+from gangplan.solver.greedy.placement import (
+    BIN_PACKING,
+    PODS_COUNT,
+    Placement,
+    PlacementError,
+    bin_packing_score,
+    generate_placements,
+    placement_weights,
+    pods_count_scores,
+)
+from gangplan.solver.greedy.queue import leaf_groups
+
+if TYPE_CHECKING:
+    from gangplan.models.cluster import Cluster
+    from gangplan.solver.greedy.schedule_one import PodResult, PodScheduler
+    from gangplan.solver.greedy.snapshot import NodeTable
+
+SCHEDULER_ERROR = "SchedulerError"
+
+
+@dataclass
+class GroupRun:
+    """What one group (leaf or composite) of the hierarchy ended with."""
+
+    status: Code
+    new: int
+    reason: str | None = None
+
+
+@dataclass
+class PlacementRun:
+    """One placement's evaluation: the group's outcome, the proposals it made (already reverted),
+    the pod cycles it ran and the group traces it left, kept aside until a placement is chosen."""
+
+    placement: Placement
+    run: GroupRun
+    assigned: list[tuple[Pod, int]]
+    order: list[str]
+    results: dict[str, PodResult]
+    traces: tuple[dict, dict]
+    scores: dict[str, int] = field(default_factory=dict)
+    total: int | None = None
+
+    def to_trace(self) -> dict:
+        return {
+            "name": self.placement.name,
+            "nodes": len(self.placement.nodes),
+            "status": self.run.status.label,
+            "reason": self.run.reason,
+            "assigned": len(self.assigned),
+            "scores": dict(self.scores),
+            "total": self.total,
+        }
+
+
+class PlacementAlgorithm:
+    """Placement evaluation for :class:`WorkloadCycle` (which provides the attributes below and
+    ``schedule_in_placement`` / ``assume`` / ``revert`` / ``_set_trace`` / ``_propagate_failure``)."""
+
+    cluster: Cluster
+    snap: NodeTable
+    sched: PodScheduler
+    queued: set[str]
+    assumed: list[Pod]
+    order: list[str]
+    results: dict[str, PodResult]
+    group_trace: dict[str, dict]
+    group_reasons: dict[str, str]
+
+    def schedule_placements(self, key: str, topology_key: str) -> GroupRun:
+        """``podGroupSchedulingPlacementAlgorithm``: generate, evaluate each and revert, choose."""
+        parent, parent_name = self.sched.placement, self.sched.placement_name
+        base = self._trace_state(key)
+        try:
+            return self._schedule_placements(key, topology_key, parent, base)
+        finally:
+            self.sched.placement, self.sched.placement_name = parent, parent_name
+
+    def _schedule_placements(self, key: str, topology_key: str, parent, base: tuple[dict, dict]) -> GroupRun:
+        scheduled = self._scheduled_nodes(key)
+        info: dict = {"key": topology_key, "parent": self.sched.placement_name, "generated": 0, "evaluated": [], "nominated": None, "scored": False, "tieCount": 0, "chosen": None}
+        try:
+            placements = generate_placements(self.snap, topology_key, self.snap.all_nodes if parent is None else parent, scheduled)
+        except PlacementError as err:
+            return self._placement_outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {err}"), info)
+        info["generated"] = len(placements)
+        records: list[PlacementRun] = []
+        nominated = self._nominated_placement(key, placements)
+        info["nominated"] = nominated.name if nominated is not None else None
+        first = [nominated] if nominated is not None else []
+        for pl in first + [p for p in placements if p is not nominated]:
+            rec = self._evaluate(key, pl, base)
+            records.append(rec)
+            if rec.run.status == Code.ERROR:
+                self._apply(rec)
+                info["evaluated"] = [r.to_trace() for r in records]
+                return self._placement_outcome(key, rec.run, info)
+            if pl is nominated and rec.run.status == Code.SUCCESS and rec.run.new > 0:
+                return self._choose(key, rec, records, info)
+        return self._select(key, placements, records, info, len(scheduled))
+
+    def _select(self, key: str, placements: list[Placement], records: list[PlacementRun], info: dict, before: int) -> GroupRun:
+        feasible = [r for r in records if r.run.status == Code.SUCCESS]
+        if not feasible:
+            return self._no_placement(key, placements, records, info)
+        if len(feasible) == 1:
+            return self._choose(key, feasible[0], records, info)
+        try:
+            self._score(feasible, before)
+        except PlacementError as err:
+            info["evaluated"] = [r.to_trace() for r in records]
+            return self._placement_outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {err}"), info)
+        info["scored"] = True
+        best = max(r.total for r in feasible)
+        ties = [r for r in feasible if r.total == best]
+        info["tieCount"] = len(ties)
+        pick = ties[0] if self.sched.tie_break == "first" or len(ties) == 1 else ties[self.sched.rng.randrange(len(ties))]
+        return self._choose(key, pick, records, info)
+
+    def _score(self, feasible: list[PlacementRun], before: int) -> None:
+        """PlacementScore plugins, weighted and summed (spec §3.3 step 7)."""
+        w_fit, w_count = placement_weights(self.cluster.profile.placement_weights)
+        counts = pods_count_scores([before + len(r.assigned) for r in feasible]) if w_count > 0 else [0] * len(feasible)
+        fit = dict(self.cluster.profile.fit_resources)
+        for r, count in zip(feasible, counts, strict=True):
+            r.scores = {}
+            if w_fit > 0:
+                r.scores[BIN_PACKING] = w_fit * bin_packing_score(self.snap, fit, r.placement.nodes, r.assigned)
+            if w_count > 0:
+                r.scores[PODS_COUNT] = w_count * count
+            r.total = sum(r.scores.values())
+
+    def _choose(self, key: str, rec: PlacementRun, records: list[PlacementRun], info: dict) -> GroupRun:
+        """Re-assume the chosen placement's pods and keep its trace (upstream
+        ``assumeSubtreeWithRevert``)."""
+        self._apply(rec)
+        for pod, i in rec.assigned:
+            self.assume(pod, i)
+        info["chosen"] = rec.placement.name
+        info["evaluated"] = [r.to_trace() for r in records]
+        return self._placement_outcome(key, rec.run, info)
+
+    def _no_placement(self, key: str, placements: list[Placement], records: list[PlacementRun], info: dict) -> GroupRun:
+        info["evaluated"] = [r.to_trace() for r in records]
+        if not records:
+            run = GroupRun(Code.UNSCHEDULABLE, 0, f"0/0 placements are available: no node of the parent placement has the label {info['key']!r}")
+            return self._placement_outcome(key, run, info)
+        reported = records[0]
+        self._apply(reported)
+        which = "reported" if key in self.cluster.pod_groups else "first"
+        reason = f"0/{len(placements)} placements are available, {which} placement status: pod group is unschedulable ({reported.placement.label}: {reported.run.reason})"
+        return self._placement_outcome(key, GroupRun(Code.UNSCHEDULABLE, 0, reason), info)
+
+    def _placement_outcome(self, key: str, run: GroupRun, info: dict) -> GroupRun:
+        self._set_trace(key, run)
+        self.group_trace[key]["placements"] = info
+        if run.status != Code.SUCCESS and key in self.cluster.composite_pod_groups:
+            self._propagate_failure(key, run.reason or run.status.label)
+        return run
+
+    def _evaluate(self, key: str, placement: Placement, base: tuple[dict, dict]) -> PlacementRun:
+        """``evaluatePlacement``: run the group inside ``placement``, record, revert everything."""
+        checkpoint, mark = len(self.assumed), len(self.order)
+        self.sched.placement, self.sched.placement_name = placement.nodes, placement.label
+        run = self.schedule_in_placement(key)
+        assigned = [(p, self.snap.node_of[p.key]) for p in self.assumed[checkpoint:]]
+        self.revert(checkpoint)
+        order = self.order[mark:]
+        del self.order[mark:]
+        results = {k: self.results.pop(k) for k in order if k in self.results}
+        rec = PlacementRun(placement, run, assigned, order, results, self._trace_state(key))
+        self._restore_trace_state(base)
+        return rec
+
+    def _apply(self, rec: PlacementRun) -> None:
+        """Make ``rec``'s pod cycles and group traces the run's own."""
+        self.order.extend(rec.order)
+        self.results.update(rec.results)
+        self._restore_trace_state(rec.traces)
+
+    def _subtree(self, key: str) -> list[str]:
+        out = [key]
+        for child in self.cluster.composite_children.get(key, ()):
+            out.extend(self._subtree(child))
+        return out
+
+    def _trace_state(self, key: str) -> tuple[dict, dict]:
+        keys = self._subtree(key)
+        traces = {k: copy.deepcopy(self.group_trace.get(k)) for k in keys}
+        reasons = {k: self.group_reasons.get(k) for k in keys}
+        return traces, reasons
+
+    def _restore_trace_state(self, state: tuple[dict, dict]) -> None:
+        traces, reasons = state
+        for k, t in traces.items():
+            if t is None:
+                self.group_trace.pop(k, None)
+            else:
+                self.group_trace[k] = copy.deepcopy(t)
+        for k, r in reasons.items():
+            if r is None:
+                self.group_reasons.pop(k, None)
+            else:
+                self.group_reasons[k] = r
+
+    def _scheduled_nodes(self, key: str) -> list[tuple[str, int]]:
+        """(pod, node) of every pod of the group (every leaf under a composite) that is bound or
+        assumed: upstream's ``PodGroupState.ScheduledPods``."""
+        return [(p.key, self.snap.node_of[p.key]) for g in leaf_groups(self.cluster, key) for p in self.cluster.group_members.get(g, ()) if p.key in self.snap.node_of]
+
+    def _nominated_placement(self, key: str, placements: list[Placement]) -> Placement | None:
+        """``nominatedPlacement``: for a standalone PodGroup, the placement holding most of its
+        queued pods' nominated nodes (the first on ties), else None."""
+        if key not in self.cluster.pod_groups or self.cluster.pod_groups[key].parent:
+            return None
+        counts: dict[int, int] = {}
+        for p in self.cluster.group_members.get(key, ()):
+            i = self.snap.index.get(p.nominated_node_name or "")
+            if p.key in self.queued and i is not None:
+                counts[i] = counts.get(i, 0) + 1
+        best, best_count = None, 0
+        for pl in placements:
+            c = sum(counts.get(int(i), 0) for i in pl.nodes) if counts else 0
+            if c > best_count:
+                best, best_count = pl, c
+        return best
