@@ -233,6 +233,29 @@ def test_the_first_pod_rule_ignores_matching_pods_on_nodes_without_the_topology_
     assert rules(c, {"default/web": "n1"}) == set()
 
 
+def test_a_first_pod_may_be_followed_by_unconstrained_matching_pods_elsewhere():
+    """Regression (fuzz seed 395): kube-scheduler places the self-affine pod first under the
+    first-pod rule, then its unconstrained group mates anywhere; the final state has the mates in
+    another domain. Some order allows it, so it is valid (the validator once said pod-affinity)."""
+    aff = Affinity(pod_affinity_required=(_term({"group": "g"}),))
+    c = Cluster(nodes=two_nodes(), pods=(pod("lead", labels={"group": "g"}, affinity=aff), pod("mate", labels={"group": "g"})))
+    assert rules(c, {"default/lead": "n1", "default/mate": "n2"}) == set()
+
+
+def test_two_self_affine_pods_cannot_both_be_the_first_pod():
+    aff = Affinity(pod_affinity_required=(_term({"group": "g"}),))
+    c = Cluster(nodes=two_nodes(), pods=(pod("a", labels={"group": "g"}, affinity=aff), pod("b", labels={"group": "g"}, affinity=aff)))
+    assert rules(c, {"default/a": "n1", "default/b": "n1"}) == set()
+    assert rules(c, {"default/a": "n1", "default/b": "n2"}) == {"pod-affinity"}
+
+
+def test_a_bound_matching_pod_elsewhere_forbids_the_first_pod_rule():
+    aff = Affinity(pod_affinity_required=(_term({"group": "g"}),))
+    c = Cluster(nodes=two_nodes(), pods=(pod("old", on="n2", labels={"group": "g"}), pod("lead", labels={"group": "g"}, affinity=aff)))
+    assert rules(c, {"default/lead": "n1"}) == {"pod-affinity"}
+    assert rules(c, {"default/lead": "n2"}) == set()
+
+
 def test_pod_affinity_needs_the_topology_label_on_the_node():
     aff = Affinity(pod_affinity_required=(_term({"app": "db"}, key="zone"),))
     c = Cluster(nodes=(node("n1", labels={"zone": "a"}), node("bare")), pods=(pod("db", on="n1", labels={"app": "db"}), pod("web", affinity=aff)))

@@ -139,28 +139,48 @@ def _same_domain(a: Node, b: Node, key: str) -> bool:
 
 
 def _affinity(st: _State) -> list[Violation]:
+    """Required inter-pod affinity and anti-affinity on the final state.
+
+    Upstream checks a pod's required podAffinity when it is placed
+    (``interpodaffinity/filtering.go`` satisfyPodAffinity, v1.35): some pod matching all its terms
+    must sit in its domain of each term's key, unless no matching pod sits on any node carrying the
+    keys and the pod matches its own terms (the first-pod rule). The validator does not know the
+    order, so it accepts what *some* order allows: a pod whose terms are unmet in the final state
+    passes as a first pod when it matches its own terms, no pod that was already bound counts, and
+    no other such first pod is matched by its terms (two first pods matching each other cannot
+    both have come first). Matching new pods without constraints may have come after it.
+    """
     out = []
     ns = st.cluster.namespaces
     everyone = [(st.pods[k], st.nodes[n]) for k, n in st.node_of.items()]
     anti_holders = [(p, n) for p, n in everyone if p.affinity.pod_anti_affinity_required]
+    first_pods: list[tuple[str, tuple]] = []
     for key in sorted(st.new):
         p, node = st.pods[key], st.nodes[st.node_of[key]]
         terms = p.affinity.pod_affinity_required
-        if terms:
-            others = [(q, m) for q, m in everyone if q.key != key and matches_all_terms(terms, p.namespace, q, ns)]
-            for t in terms:
-                if t.topology_key not in node.labels:
-                    out.append(Violation("pod-affinity", key, f"node {node.name} has no label {t.topology_key!r}"))
-                    break
-            else:
-                unmet = [t for t in terms if not any(_same_domain(node, m, t.topology_key) for _, m in others)]
-                if unmet:
-                    # First-pod rule (interpodaffinity/filtering.go satisfyPodAffinity): upstream's
-                    # affinityCounts is empty, i.e. no matching pod sits on a node carrying one of the
-                    # terms' topology keys, and the pod matches all its own terms.
-                    counted = any(t.topology_key in m.labels for _, m in others for t in terms)
-                    if counted or not matches_all_terms(terms, p.namespace, p, ns):
-                        out.append(Violation("pod-affinity", key, f"no pod matching the required podAffinity in the same {unmet[0].topology_key} domain as node {node.name}"))
+        if not terms:
+            continue
+        missing = [t for t in terms if t.topology_key not in node.labels]
+        if missing:
+            out.append(Violation("pod-affinity", key, f"node {node.name} has no label {missing[0].topology_key!r}"))
+            continue
+        others = [(q, m) for q, m in everyone if q.key != key and matches_all_terms(terms, p.namespace, q, ns)]
+        unmet = [t for t in terms if not any(_same_domain(node, m, t.topology_key) for _, m in others)]
+        if not unmet:
+            continue
+        counted_before = any(q.key not in st.new and t.topology_key in m.labels for q, m in others for t in terms)
+        if counted_before or not matches_all_terms(terms, p.namespace, p, ns):
+            out.append(Violation("pod-affinity", key, f"no pod matching the required podAffinity in the same {unmet[0].topology_key} domain as node {node.name}"))
+        else:
+            first_pods.append((key, terms))
+    firsts = {k for k, _ in first_pods}
+    for key, terms in first_pods:
+        p = st.pods[key]
+        rival = next((q.key for q, m in everyone if q.key in firsts and q.key != key and matches_all_terms(terms, p.namespace, q, ns) and any(t.topology_key in m.labels for t in terms)), None)
+        if rival is not None:
+            out.append(Violation("pod-affinity", key, f"both {key} and {rival} would need the first-pod rule of the same podAffinity, in different domains"))
+    for key in sorted(st.new):
+        p, node = st.pods[key], st.nodes[st.node_of[key]]
         for t in p.affinity.pod_anti_affinity_required:
             for q, m in everyone:
                 if q.key != key and _same_domain(node, m, t.topology_key) and term_matches(t, p.namespace, q, ns):
