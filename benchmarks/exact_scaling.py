@@ -17,7 +17,10 @@ The exact engine gets a hint: the greedy engine's result when ``gangplan.solver.
 ``solve_greedy`` (``--hint auto``, the default), else :func:`first_fit_hint` below (queue order,
 first node that fits, whole gang or nothing, inside one rack when the gang asks for it). The
 ``hint_*`` columns say whether the hint was valid (the exact engine drops the entities the
-validator blames before trusting it) and its objective, computed on its own placement.
+validator blames before trusting it) and its objective, computed on its own placement. The exact
+engine then starts from the better of the hint and its own first-fit completion (``start_s``);
+``decision_s`` is the time to prove (or give up on) the decision tiers, ``solve_s`` adds the
+tie-break phase, which gets at most 20 % of the time limit.
 
 Run: ``python benchmarks/exact_scaling.py [--seed 0] [--profile busy] [--time-limit 60]``.
 Writes ``benchmarks/results/exact_scaling.csv`` and prints a table.

@@ -72,7 +72,7 @@ def test_exact_matches_brute_force_on_enumerable_snapshots(cluster):
 @given(small_clusters())
 def test_a_hint_never_makes_the_answer_worse(cluster):
     plain = solve_exact(cluster, time_limit=5.0, workers=2, seed=0)
-    # A hint that is valid but poor: only the first placed pod's whole entity from the optimum.
+    # The optimum itself as the hint: it must be trusted whole, and the answer stays as good.
     hinted = solve_exact(cluster, time_limit=5.0, workers=2, seed=0, hint=plain)
     assert [str(v) for v in validate(cluster, hinted)] == []
     assert hinted.trace["hint"]["used"] is True

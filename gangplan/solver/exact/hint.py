@@ -16,6 +16,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from gangplan.models.result import Result, Status
+from gangplan.solver.exact.objective import TIEBREAK
 from gangplan.solver.exact.variables import Counts, ExactModel
 from gangplan.solver.outcome import build_result, entity_of
 from gangplan.solver.validate import validate
@@ -179,7 +180,13 @@ def starting_solution(em: ExactModel, hint: Result | None) -> tuple[Counts | Non
                          "dropped": len(set(dropped))})
             if blamed:
                 info["violations"] = blamed[:5]
-            return _completed(em, counts, info), info
+            start = _completed(em, counts, info)
+            if default is not None:  # a first-fit of its own may beat a weak hint
+                alone = _completed(em, default, {})
+                if _better(em, alone, start):
+                    info["start"] = "first-fit (better than the hint)"
+                    return alone, info
+            return start, info
         info["rejected"] = blamed[-1] if blamed else "does not keep the fixed placements"
     if default is not None:
         return _completed(em, default, info), info
@@ -191,6 +198,12 @@ def starting_solution(em: ExactModel, hint: Result | None) -> tuple[Counts | Non
             info["start"] = "the fixed placements alone"
             return counts, info
     return default, info
+
+
+def _better(em: ExactModel, a: Counts, b: Counts) -> bool:
+    """Is ``a`` lexicographically better than ``b`` on the decision tiers?"""
+    tiers = [t for t in em.tiers if t.name != TIEBREAK]
+    return [t.value(a) for t in tiers] > [t.value(b) for t in tiers]
 
 
 def _keeps_fixed(em: ExactModel, counts: Counts) -> bool:
