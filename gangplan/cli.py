@@ -16,6 +16,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from gangplan.cliutil import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_VIOLATIONS, err
+from gangplan.cliutil import bad_input as _bad_input
 from gangplan.io.errors import SnapshotError
 
 app = typer.Typer(
@@ -31,18 +33,6 @@ app.add_typer(schema_app, name="schema")
 app.add_typer(import_app, name="import")
 
 out = Console(highlight=False, width=int(os.environ.get("COLUMNS", "160")))
-err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-EXIT_VIOLATIONS = 1
-EXIT_BAD_INPUT = 2
-EXIT_INTERNAL = 70
-
-
-def _bad_input(e: SnapshotError | str) -> typer.Exit:
-    from rich.text import Text
-
-    err.print(Text.assemble(("error: ", "bold red"), str(e)))
-    return typer.Exit(EXIT_BAD_INPUT)
 
 
 def _load(path: Path):
@@ -160,6 +150,7 @@ class TieBreak(StrEnum):
 class Objective(StrEnum):
     default = "default"
     gpus = "gpus"
+    compact = "compact"
 
 
 def run_engine(cluster, engine: Engine, *, snapshot: str, time_limit: float, workers: int, seed: int, tie_break: TieBreak, objective: Objective):

@@ -13,20 +13,13 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.table import Table
-from rich.text import Text
 
+from gangplan.cliutil import bad_input as _bad_input
 from gangplan.io.errors import SnapshotError
 
-EXIT_BAD_INPUT = 2
 EXIT_FAILURES = 1
 
 _out = Console(highlight=False)
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
-
-
-def _bad_input(e: SnapshotError | str) -> typer.Exit:
-    _err.print(Text.assemble(("error: ", "bold red"), str(e)))
-    return typer.Exit(EXIT_BAD_INPUT)
 
 
 def bench(

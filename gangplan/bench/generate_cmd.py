@@ -12,15 +12,12 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.text import Text
 
 from gangplan.bench.generators import to_cluster, write_snapshot
 from gangplan.bench.topology_shapes import SHAPES, generate_shape
-
-EXIT_BAD_INPUT = 2
+from gangplan.cliutil import bad_input as _bad_input
 
 _out = Console(highlight=False, soft_wrap=True)
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def generate(
@@ -67,7 +64,3 @@ def _options(shape: str, gang_size: list[int] | None, topology_key: str | None, 
         options["topology_key"] = topology_key
     return options
 
-
-def _bad_input(message: str) -> typer.Exit:
-    _err.print(Text.assemble(("error: ", "bold red"), message))
-    return typer.Exit(EXIT_BAD_INPUT)
