@@ -195,29 +195,17 @@ class WorkloadCycle(PlacementAlgorithm):
         minimum = self.cluster.group_min_count(key)
         before = sum(1 for p in members if p.bound)
         checkpoint = len(self.assumed)
-        remaining, scheduled, new = len(pods), before, 0
-        status = placement_feasible(remaining, scheduled, minimum)
-        progression: list[str] = []
         failures: list[PodResult] = []
-        if status != Code.UNSCHEDULABLE:
-            for pod in pods:
-                r = self.schedule_pod(pod)
-                if r.status.code == Code.ERROR:
-                    status = Code.ERROR
-                    failures.append(r)
-                    break
-                if r.node is not None:
-                    self.assume(pod, r.node)
-                    scheduled, new = scheduled + 1, new + 1
-                else:
-                    failures.append(r)
-                remaining -= 1
-                status = placement_feasible(remaining, scheduled, minimum)
-                progression.append(status.label)
-                if status == Code.UNSCHEDULABLE:
-                    break
-        if status == Code.WAIT:
-            status = Code.UNSCHEDULABLE
+
+        def attempt(pod):
+            r = self.schedule_pod(pod)
+            if r.node is None:
+                failures.append(r)
+                return None if r.status.code == Code.ERROR else (False, 0)
+            self.assume(pod, r.node)
+            return True, 1
+
+        status, scheduled, new, progression = _until_feasible(pods, before, minimum, attempt)
         reason = None
         if status != Code.SUCCESS:
             self.revert(checkpoint)
@@ -232,27 +220,15 @@ class WorkloadCycle(PlacementAlgorithm):
         minimum = cg.min_group_count if cg.policy == "gang" else 1
         children = sorted(self.cluster.composite_children.get(key, ()), key=lambda k: (self._created(k), k))
         checkpoint = len(self.assumed)
-        remaining, scheduled, new = len(children), 0, 0
-        status = placement_feasible(remaining, scheduled, minimum)
-        progression: list[str] = []
         failed: list[str] = []
-        if status != Code.UNSCHEDULABLE:
-            for child in children:
-                run = self.schedule_group(child)
-                if run.status == Code.ERROR:
-                    status = Code.ERROR
-                    break
-                remaining -= 1
-                if run.status == Code.SUCCESS:
-                    scheduled, new = scheduled + 1, new + run.new
-                else:
-                    failed.append(child)
-                status = placement_feasible(remaining, scheduled, minimum)
-                progression.append(status.label)
-                if status == Code.UNSCHEDULABLE:
-                    break
-        if status == Code.WAIT:
-            status = Code.UNSCHEDULABLE
+
+        def attempt(child):
+            run = self.schedule_group(child)
+            if run.status != Code.SUCCESS and run.status != Code.ERROR:
+                failed.append(child)
+            return None if run.status == Code.ERROR else (run.status == Code.SUCCESS, run.new)
+
+        status, scheduled, new, progression = _until_feasible(children, 0, minimum, attempt)
         reason = None
         if status != Code.SUCCESS:
             self.revert(checkpoint)
@@ -334,3 +310,32 @@ def _leaf_reason(key: str, minimum: int, before: int, scheduled: int, queued: in
         first = failures[0]
         return f"{head}; {first.pod.key}: {_pod_failure(first)}"
     return head
+
+
+def _until_feasible(items, scheduled: int, minimum: int, attempt) -> tuple[Code, int, int, list[str]]:
+    """The PlacementFeasible loop shared by leaf groups (items are pods) and composite groups
+    (items are child groups), spec §1.5 and §4.2 (``schedule_one_podgroup.go``).
+
+    ``attempt(item)`` returns None on an Error, else ``(succeeded, newly placed pods)``. The loop
+    stops as soon as minCount (minGroupCount) can no longer be reached, continues past Success to
+    place extra items greedily, and turns a final Wait into Unschedulable. Returns the status,
+    the scheduled count, the newly placed pods and the status after each item.
+    """
+    remaining, new = len(items), 0
+    status = placement_feasible(remaining, scheduled, minimum)
+    progression: list[str] = []
+    if status == Code.UNSCHEDULABLE:
+        return status, scheduled, new, progression
+    for item in items:
+        outcome = attempt(item)
+        if outcome is None:
+            return Code.ERROR, scheduled, new, progression
+        ok, added = outcome
+        remaining -= 1
+        if ok:
+            scheduled, new = scheduled + 1, new + added
+        status = placement_feasible(remaining, scheduled, minimum)
+        progression.append(status.label)
+        if status == Code.UNSCHEDULABLE:
+            break
+    return (Code.UNSCHEDULABLE if status == Code.WAIT else status), scheduled, new, progression
