@@ -153,11 +153,11 @@ class Objective(StrEnum):
     compact = "compact"
 
 
-def run_engine(cluster, engine: Engine, *, snapshot: str, time_limit: float, workers: int, seed: int, tie_break: TieBreak, objective: Objective):
+def run_engine(cluster, engine: Engine, *, snapshot: str, time_limit: float, workers: int, seed: int, tie_break: TieBreak, objective: Objective, preemption: bool = False):
     """Run one engine; the exact engine gets the greedy result as its hint."""
     from gangplan.solver.greedy import solve_greedy
 
-    greedy = solve_greedy(cluster, tie_break=tie_break.value, seed=seed, snapshot=snapshot)
+    greedy = solve_greedy(cluster, tie_break=tie_break.value, seed=seed, snapshot=snapshot, preemption=preemption)
     if engine == Engine.greedy:
         return greedy, greedy
     from gangplan.solver.exact import solve_exact
@@ -178,12 +178,15 @@ def solve(
     output: Annotated[Path | None, typer.Option("--out", "-o", help="Write the Result JSON here.")] = None,
     explain: Annotated[str | None, typer.Option(help="Print the greedy trace of this pod (namespace/name).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the Result JSON instead of tables.")] = False,
+    preemption: Annotated[bool, typer.Option("--preemption", help="Greedy only: workload-aware (KEP-5710) and default pod preemption; victims go to the Result.")] = False,
 ) -> None:
     """Place the pending pods of a snapshot with one engine and print the outcome per group."""
     from gangplan.render import render_result, render_trace
 
+    if preemption and engine == Engine.exact:
+        raise _bad_input(SnapshotError("<arguments>", "--preemption is supported by the greedy engine only; the exact engine does not model eviction yet"))
     cluster = _load(snapshot)
-    result, greedy = run_engine(cluster, engine, snapshot=str(snapshot), time_limit=time_limit, workers=workers, seed=seed, tie_break=tie_break, objective=objective)
+    result, greedy = run_engine(cluster, engine, snapshot=str(snapshot), time_limit=time_limit, workers=workers, seed=seed, tie_break=tie_break, objective=objective, preemption=preemption)
     if output is not None:
         _write(output, result.to_json())
     if as_json:

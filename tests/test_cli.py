@@ -91,3 +91,15 @@ def test_plan_binds_placed_pods_and_evicts_victims(tmp_path: Path) -> None:
     assert write_plan(r, path) == 3
     docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
     assert [d["kind"] for d in docs] == ["Pod", "Pod", "Eviction"]
+
+
+def test_solve_with_preemption_lists_the_victims_and_the_result_is_valid(tmp_path: Path) -> None:
+    snap = Path(__file__).resolve().parent.parent / "scenarios" / "upstream-preemption" / "podgroup-11-partial-wap.yaml"
+    out = tmp_path / "r.json"
+    res = runner.invoke(app, ["solve", str(snap), "--preemption", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    r = Result.from_json(out.read_text())
+    assert r.victims == ["podgroup-test/very-low1", "podgroup-test/very-low2"]
+    assert runner.invoke(app, ["validate", str(snap), str(out)]).exit_code == 0
+    res = runner.invoke(app, ["solve", str(snap), "--preemption", "--engine", "exact"])
+    assert res.exit_code == 2 and "greedy engine only" in res.output

@@ -31,6 +31,9 @@ evaluation, PlacementBinPacking / PodGroupPodsCount scoring).
                                        "scored": bool, "tieCount": int,
                                        "chosen": value | null}}}}
 
+With ``solve_greedy(..., preemption=True)`` the trace also has ``"preemption": {entity: ...}``
+(see :mod:`.preemption`) and ``params`` has ``"preemption": true``; without it neither key exists.
+
 For a topology-constrained group each pod is tried once per placement; ``order`` and ``pods`` keep
 only the cycles of the chosen placement (of the reported, first-evaluated one when none was
 feasible), and ``progression`` is that placement's.
@@ -59,7 +62,7 @@ ENGINE = "greedy"
 __all__ = ["ENGINE", "placement_evidence", "placement_scores_at_step", "pod_scores_at_step", "run_cycle", "solve_greedy"]
 
 
-def run_cycle(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: Mapping[str, str] | None = None, stop_before: str | None = None, stop_node: str | None = None) -> WorkloadCycle:
+def run_cycle(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: Mapping[str, str] | None = None, stop_before: str | None = None, stop_node: str | None = None, preemption: bool = False) -> WorkloadCycle:
     """Run every queue entity once; the returned cycle holds placements, reasons and trace data.
 
     With ``stop_before`` the run stops just before that pod's cycle and raises
@@ -70,7 +73,7 @@ def run_cycle(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_
     snap = NodeTable(cluster)
     sched = PodScheduler(snap, build_profile(cluster), tie_break=tie_break, seed=seed, top_k=top_k)
     stop_at = snap.index.get(stop_node) if stop_node else None
-    cycle = WorkloadCycle(cluster, snap, sched, fixed=dict(fixed or {}), stop_before=stop_before, stop_node=stop_at)
+    cycle = WorkloadCycle(cluster, snap, sched, fixed=dict(fixed or {}), stop_before=stop_before, stop_node=stop_at, preemption=preemption)
     try:
         cycle.run(entities(cluster))
     except StopBefore as stop:
@@ -79,15 +82,19 @@ def run_cycle(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_
     return cycle
 
 
-def solve_greedy(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: dict[str, str] | None = None, snapshot: str | None = None) -> Result:
+def solve_greedy(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool = False) -> Result:
     """Schedule every pending pod the way kube-scheduler's workload cycle would, once each.
 
     ``tie_break``: "first" (lowest snapshot position among equal totals) or "random" (seeded).
     ``fixed``: pod key -> node to force (when that node passes Filter), for what-if replays.
+    ``preemption``: run PostFilter (workload-aware preemption for groups, default preemption for
+    single pods, :mod:`.preemption`); evicted pods go to ``Result.victims`` and the preemptors'
+    pods are reported on their nominated nodes. Off by default (the exact engine models no
+    eviction), and then the Result is exactly what it is without the option.
     """
     start = time.perf_counter()
     _check_fixed(cluster, fixed)
-    cycle = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed)
+    cycle = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, preemption=preemption)
     names = cycle.snap.names
     placements = {k: names[i] for k, i in cycle.placements.items()}
     for p in cluster.pending_pods:
@@ -96,6 +103,10 @@ def solve_greedy(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, t
     params: dict[str, Any] = {"tieBreak": tie_break, "seed": seed, "topK": top_k}
     if fixed:
         params["fixed"] = dict(sorted(fixed.items()))
+    trace = build_trace(cycle)
+    if preemption:
+        params["preemption"] = True
+        trace["preemption"] = {k: v for k, v in sorted(cycle.preemption_trace.items())}
     return build_result(
         cluster,
         engine=ENGINE,
@@ -105,8 +116,10 @@ def solve_greedy(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, t
         group_reasons=cycle.group_reasons,
         wall_seconds=time.perf_counter() - start,
         params=params,
-        trace=build_trace(cycle),
+        trace=trace,
         snapshot=snapshot,
+        victims=cycle.victims,
+        nominated=cycle.nominated,
     )
 
 
@@ -118,7 +131,7 @@ def _check_fixed(cluster: Cluster, fixed: Mapping[str, str] | None) -> None:
             raise ValueError(f"fixed: node {node} is not in the snapshot")
 
 
-def pod_scores_at_step(cluster: Cluster, pod_key: str, nodes: list[str], *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: dict[str, str] | None = None, snapshot: str | None = None) -> dict[str, dict]:
+def pod_scores_at_step(cluster: Cluster, pod_key: str, nodes: list[str], *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool = False) -> dict[str, dict]:
     """Replay the run up to just before ``pod_key`` is scheduled and evaluate ``nodes`` for it.
 
     Returns node -> ``{"feasible", "reason", "scores": {plugin: weighted score}, "total"}``.
@@ -133,7 +146,7 @@ def pod_scores_at_step(cluster: Cluster, pod_key: str, nodes: list[str], *, tie_
         raise KeyError(f"unknown node(s): {', '.join(unknown)}")
     for stop_node in ([nodes[0]] if nodes else []) + [None]:
         try:
-            run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, stop_before=pod_key, stop_node=stop_node)
+            run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, stop_before=pod_key, stop_node=stop_node, preemption=preemption)
         except StopBefore as stop:
             cycle: WorkloadCycle = stop.cycle  # type: ignore[attr-defined]
             cycle.sched.placement, cycle.sched.placement_name = stop.placement, stop.placement_name
@@ -143,7 +156,7 @@ def pod_scores_at_step(cluster: Cluster, pod_key: str, nodes: list[str], *, tie_
     raise ValueError(f"pod {pod_key} is never attempted by the greedy run")
 
 
-def placement_scores_at_step(cluster: Cluster, group_key: str, placements: list[str] | None = None, *, tie_break: str = "first", seed: int = 0, fixed: dict[str, str] | None = None, snapshot: str | None = None) -> dict[str, Any]:
+def placement_scores_at_step(cluster: Cluster, group_key: str, placements: list[str] | None = None, *, tie_break: str = "first", seed: int = 0, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool = False) -> dict[str, Any]:
     """The placement decision greedy made for a topology-constrained group (KEP-5732).
 
     Returns ``{"key", "chosen", "scored", "tieCount", "generated", "placements": {name: {"status",
@@ -154,7 +167,7 @@ def placement_scores_at_step(cluster: Cluster, group_key: str, placements: list[
     """
     del snapshot
     _check_fixed(cluster, fixed)
-    cycle = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=0, fixed=fixed)
+    cycle = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=0, fixed=fixed, preemption=preemption)
     info = cycle.group_trace.get(group_key, {}).get("placements")
     if info is None:
         raise ValueError(f"the greedy run made no placement decision for {group_key} (no topology constraint, or never attempted)")

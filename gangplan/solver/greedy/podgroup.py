@@ -25,8 +25,10 @@ down in spec §1.4-1.6 and §4.2 (kubernetes/kubernetes v1.37-era):
   :mod:`.placement` (generation and scoring). Children of a CompositePodGroup are evaluated inside
   the parent placement under evaluation.
 
-Not reproduced: workload-aware preemption (PostFilter) and ``PercentageOfPlacementsToScore``
-(not found in upstream code either).
+* Preemption (PostFilter) is opt-in (``preemption=True``): workload-aware preemption for a root
+  group that ends Unschedulable, default preemption for a single pod (:mod:`.preemption`).
+
+Not reproduced: ``PercentageOfPlacementsToScore`` (not found in upstream code either).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from gangplan.models.cluster import Cluster
 from gangplan.models.objects import Pod
 from gangplan.solver.greedy.framework import Code, Status
 from gangplan.solver.greedy.placement_cycle import SCHEDULER_ERROR, GroupRun, PlacementAlgorithm
+from gangplan.solver.greedy.preemption import Preemption
 from gangplan.solver.greedy.queue import (
     Entity,
     leaf_groups,
@@ -73,11 +76,19 @@ class StopBefore(Exception):
         self.placement_name = placement_name
 
 
-class WorkloadCycle(PlacementAlgorithm):
+class WorkloadCycle(PlacementAlgorithm, Preemption):
     """Runs every entity in queue order against one :class:`NodeTable`, recording the trace."""
 
-    def __init__(self, cluster: Cluster, snap: NodeTable, scheduler: PodScheduler, *, fixed: dict[str, str] | None = None, stop_before: str | None = None, stop_node: int | None = None) -> None:
+    def __init__(self, cluster: Cluster, snap: NodeTable, scheduler: PodScheduler, *, fixed: dict[str, str] | None = None, stop_before: str | None = None, stop_node: int | None = None, preemption: bool = False) -> None:
         self.cluster = cluster
+        self.preemption = preemption
+        """Run PostFilter (preemption) for entities that end Unschedulable."""
+        self.victims: list[str] = []
+        self.nominated: set[str] = set()
+        self.preemption_trace: dict[str, dict] = {}
+        self._next_cycle_running = False
+        """True while a root's leftover pods get their next cycle (pods placed in this run count
+        as scheduled members)."""
         self.snap = snap
         self.sched = scheduler
         self.fixed = dict(fixed or {})
@@ -105,6 +116,10 @@ class WorkloadCycle(PlacementAlgorithm):
 
     def schedule_single(self, pod: Pod) -> None:
         r = self.schedule_pod(pod)
+        if r.node is None and self.preemption and r.status.code == Code.UNSCHEDULABLE:
+            node = self.preempt_single(pod, r)
+            if node is not None:
+                r = self._nominated_result(r, node)
         if r.node is not None:
             self.assume(pod, r.node)
             self.placements[pod.key] = r.node
@@ -113,6 +128,8 @@ class WorkloadCycle(PlacementAlgorithm):
 
     def schedule_root(self, root: str) -> None:
         self._schedule_root(root)
+        if self.preemption:
+            self._next_cycle(root)
         # Every queued member now leaves the nominator: bound, or failed with its NNN cleared.
         for g in leaf_groups(self.cluster, root):
             for p in self.cluster.group_members.get(g, ()):
@@ -124,14 +141,22 @@ class WorkloadCycle(PlacementAlgorithm):
         if invalid is not None:
             self._fail_root(root, f"{SCHEDULER_ERROR}: {invalid}", Code.ERROR)
             return
+        order_mark = len(self.order)
         run = self.schedule_group(root)
         if run.status == Code.SUCCESS and run.new == 0:
             run = GroupRun(Code.UNSCHEDULABLE, 0, run.reason or "no new pod could be placed (minimum already met by bound pods)")
             self._set_trace(root, run)
         if run.status != Code.SUCCESS:
             self.revert(checkpoint)
-            self._fail_root(root, run.reason or run.status.label, run.status)
-            return
+            reason = run.reason or run.status.label
+            why = self.preempt_group(root, order_mark) if self.preemption and run.status == Code.UNSCHEDULABLE else reason
+            if why is not None:  # None: workload-aware preemption nominated the group's pods
+                self._fail_root(root, reason if why is reason else f"{reason}; preemption: {why}", run.status)
+                if why is not reason:
+                    for g in leaf_groups(self.cluster, root):
+                        if "; preemption: " not in self.group_reasons.get(g, ""):
+                            self.group_reasons[g] = f"{self.group_reasons.get(g, reason)}; preemption: {why}"
+                return
         for pod in self.assumed[checkpoint:]:
             self.placements[pod.key] = self.snap.node_of[pod.key]
         for g in leaf_groups(self.cluster, root):
@@ -139,6 +164,43 @@ class WorkloadCycle(PlacementAlgorithm):
             for p in self.cluster.group_members.get(g, ()):
                 if p.key in self.queued and p.key not in self.placements:
                     self.pod_reasons[p.key] = self._dropped_reason(p, g, reason)
+
+    def _next_cycle(self, root: str) -> None:
+        """With preemption on, a PodGroup root that succeeded with queued pods left over gets their
+        next cycle at once (upstream: the leftovers return to the queue; when that cycle is
+        Unschedulable, workload-aware preemption runs for them, spec §6.1 case 9). When it places
+        nothing, every record of it is undone (its preemption trace entry stays)."""
+        members = self.cluster.group_members.get(root, ())
+        placed = {p.key for p in members if p.key in self.placements}
+        left = [p for p in members if p.key in self.queued and p.key not in placed and not p.terminating]
+        if root not in self.cluster.pod_groups or not placed or not left:
+            return
+        mark = len(self.order)
+        saved = (self._trace_state(root), {p.key: self.results.get(p.key) for p in left}, {p.key: self.pod_reasons.get(p.key) for p in left})
+        queued = self.queued
+        self.queued, self._next_cycle_running = queued - placed, True
+        try:
+            self._schedule_root(root)
+        finally:
+            self.queued, self._next_cycle_running = queued, False
+        now = {p.key for p in left if p.key in self.placements}
+        if now:
+            self.order[:mark] = [k for k in self.order[:mark] if k not in now]
+            for k in now:
+                self.pod_reasons.pop(k, None)
+            return
+        del self.order[mark:]
+        self._restore_trace_state(saved[0])
+        for k, r in saved[1].items():
+            if r is None:
+                self.results.pop(k, None)
+            else:
+                self.results[k] = r
+        for k, why in saved[2].items():
+            if why is None:
+                self.pod_reasons.pop(k, None)
+            else:
+                self.pod_reasons[k] = why
 
     def _fail_root(self, root: str, reason: str, code: Code) -> None:
         for g in leaf_groups(self.cluster, root):
@@ -151,6 +213,11 @@ class WorkloadCycle(PlacementAlgorithm):
                     self.pod_reasons[p.key] = self._dropped_reason(p, g, reason)
         if root not in self.group_trace:
             self.group_trace[root] = {"progression": [], "status": code.label, "reason": reason}
+
+    def _nominated_result(self, r: PodResult, node: int) -> PodResult:
+        """The pod's cycle result once default preemption nominated ``node``."""
+        r.node, r.status, r.fit_error = node, Status(), None
+        return r
 
     def _dropped_reason(self, pod: Pod, group: str, reason: str) -> str:
         r = self.results.get(pod.key)
@@ -194,6 +261,8 @@ class WorkloadCycle(PlacementAlgorithm):
         pods = member_order([p for p in members if p.key in self.queued])
         minimum = self.cluster.group_min_count(key)
         before = sum(1 for p in members if p.bound)
+        if self._next_cycle_running:
+            before += sum(1 for p in members if not p.bound and p.key in self.snap.node_of)
         checkpoint = len(self.assumed)
         failures: list[PodResult] = []
 

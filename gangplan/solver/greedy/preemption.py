@@ -1,0 +1,432 @@
+"""Preemption for the greedy engine (opt-in, ``solve_greedy(..., preemption=True)``).
+
+Two PostFilter paths, as kube-scheduler v1.37 runs them:
+
+* **Workload-aware preemption** (KEP-5710, spec §2.1-2.3) for a root group whose cycle ended
+  Unschedulable. Mirrors ``PodGroupEvaluator.selectVictimsOnDomain`` of
+  ``pkg/scheduler/framework/preemption/podgrouppreemption.go`` (kubernetes/kubernetes, version
+  00f22436be9627b0d57b18d24da0017217f4e5a0) and ``MoreImportantVictim`` /
+  ``FilterVictimsWithPDBViolation`` of ``util.go`` (version 1d54bff3606e44a9d5178698816fc8af340e85a9):
+  the domain is the whole cluster; every lower-priority victim unit is removed, the pod-group
+  algorithm (TAS placements included) runs once on the emptied snapshot, and the units are added
+  back one at a time (PDB-violating first, each list in importance order), kept when every
+  proposed assignment still passes Filter. The units that do not fit back are the victims.
+* **Default preemption** (spec §2.4) for a single pod (no group), mirroring ``preemption.go``
+  (``Evaluator.Preempt``, ``SelectVictimsOnNode``, ``pickOneNodeForPreemption``): the nodes whose
+  filter status was Unschedulable are dry-run one by one and the best candidate is picked.
+
+Victim units (``WorkloadPortion``): a bound pod with no ``disruptionMode: all`` ancestor is its own
+unit (rank 1 without a group, 2 inside one); otherwise the unit is keyed by its highest ``all``
+ancestor (rank 2 for a PodGroup, 3 for a CompositePodGroup) and holds every pod on a node of every
+leaf PodGroup under it. A unit's priority is its root group's, else the pod's own.
+
+Simplifications (the run is one pass over the queue, not a series of cycles):
+
+* "Victims deleted, the preemptor binds in its next cycle" is modelled as immediate: the victims
+  leave the snapshot at once, the preemptor's pods are assumed on their nominated nodes (reported
+  with ``PodOutcome.nominated``) and every later entity sees the freed and the taken resources.
+  Upstream the preemptor's next cycle re-runs Filter/Score and would normally take the same nodes.
+* A PodGroup root that succeeded with queued pods left over (a basic group, or extras past
+  minCount) gets the leftovers' next cycle at once, so that workload-aware preemption can run for
+  them (spec §6.1 case 9); when that cycle places nothing its records are undone, except its
+  ``trace["preemption"]`` entry and the advanced scan start index. CompositePodGroup roots do not
+  get this second cycle.
+* A single pod that preempts keeps its failing Filter evidence in ``trace["pods"]``; its
+  ``chosen`` is the nominated node.
+* Only pods bound in the snapshot can be victims (pods placed earlier in the same run have a
+  priority at least the current entity's anyway, by queue order).
+* Candidate nodes of default preemption are scanned from offset 0 in snapshot position order
+  (upstream starts at a random offset), and the final tie goes to the lowest node position
+  (upstream: the first of a Go map, effectively random).
+* A single pod whose PreFilter failed gets no candidate node (upstream may still try every node
+  when that status is only Unschedulable).
+* "Terminating because of scheduler preemption" (the ongoing-preemption check) is read as
+  "terminating" (the snapshot has no DisruptionTarget condition): a preemptor whose nominated node
+  holds a lower-priority terminating pod is not eligible, as in ``preemptorEligibleToPreemptOthers``.
+* Reprieve re-runs PreFilter on the current snapshot instead of updating the cycle states with the
+  ``AddPod`` / ``RemovePod`` extensions (the same state, computed from scratch). Reserve plugins
+  are modelled by assuming the preemptor pod.
+
+Trace (``Result.trace["preemption"][entity]``, only with ``preemption=True``)::
+
+    {"kind": "workload" | "pod", "priority": int, "policy": str,
+     "status": "Success" | "Unschedulable" | "UnschedulableAndUnresolvable", "reason": str | null,
+     "candidates": [unit keys, importance order], "order": [violating units, then the others],
+     "violating": {unit: violating pods}, "reprieved": [unit keys], "victims": [pod keys],
+     "pdbViolations": int, "nominated": {pod: node},
+     # default preemption only:
+     # ("order" / "violating" / "reprieved" stay empty: per node, see "nodes")
+     "nodes": {node: {"victims": [pod keys], "pdbViolations": int} | "not a candidate: ..."},
+     "chosen": node | null}
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from gangplan.models.objects import Pod, PodDisruptionBudget
+from gangplan.predicates import selector_matches
+from gangplan.solver.greedy.framework import Code, CycleState
+from gangplan.solver.greedy.queue import leaf_groups, parse_timestamp
+
+if TYPE_CHECKING:
+    from gangplan.models.cluster import Cluster
+    from gangplan.solver.greedy.schedule_one import PodResult, PodScheduler
+    from gangplan.solver.greedy.snapshot import NodeTable
+
+NEVER = "Never"
+FAR_FUTURE = datetime(9999, 12, 31, tzinfo=UTC)
+"""The start time of a pod that has not started: the least important (spec §2.2)."""
+MIN_CANDIDATE_NODES_PERCENTAGE = 10
+MIN_CANDIDATE_NODES_ABSOLUTE = 100
+RANK = {"Pod": 1, "PodGroup": 2, "CompositePodGroup": 3}
+
+
+@dataclass(frozen=True)
+class VictimUnit:
+    """One preemption unit: evicted or reprieved as a whole."""
+
+    key: str
+    """``pod:<ns/name>`` for a single pod, else the group key of the ``all`` ancestor."""
+    kind: str
+    """"Pod", "PodGroup" or "CompositePodGroup" (a Single-mode pod of a group is a "PodGroup")."""
+    pods: tuple[Pod, ...]
+    priority: int
+
+    @property
+    def earliest_start(self) -> datetime:
+        return min((_start(p) for p in self.pods), default=FAR_FUTURE)
+
+    def importance(self) -> tuple:
+        """Sort key, most important first (``MoreImportantVictim``)."""
+        return (-self.priority, -RANK[self.kind], -len(self.pods), self.earliest_start, self.pods[0].uid, self.pods[0].key)
+
+
+def _start(p: Pod) -> datetime:
+    return parse_timestamp(p.start_time) if p.start_time else FAR_FUTURE
+
+
+def unit_priority(cluster: Cluster, pod: Pod) -> int:
+    """The root group's priority for a pod of a group, else the pod's own (``getPodPriority``)."""
+    if pod.group_key and pod.group_key in cluster.pod_groups:
+        root = cluster.root_of(pod.group_key)
+        g = cluster.pod_groups.get(root) or cluster.composite_pod_groups.get(root)
+        if g is not None:
+            return g.priority
+    return pod.priority
+
+
+def _all_ancestor(cluster: Cluster, group_key: str) -> str | None:
+    """The highest group at or above ``group_key`` with ``disruptionMode: all``."""
+    found, key, seen = None, group_key, set()
+    while key not in seen:
+        seen.add(key)
+        g = cluster.pod_groups.get(key) or cluster.composite_pod_groups.get(key)
+        if g is None:
+            break
+        if g.disruption_mode == "all":
+            found = key
+        if g.parent is None:
+            break
+        key = f"{g.namespace}/{g.parent}"
+    return found
+
+
+def victim_units(cluster: Cluster, snap: NodeTable) -> list[VictimUnit]:
+    """Every unit over the bound pods still on a node (``getCrossNodesVictims``), in pod order."""
+    on_node = [p for p in cluster.bound_pods if p.key in snap.node_of]
+    units: dict[str, VictimUnit] = {}
+    for p in on_node:
+        g = p.group_key if p.group_key in cluster.pod_groups else None
+        top = _all_ancestor(cluster, g) if g else None
+        if top is None:
+            units[f"pod:{p.key}"] = VictimUnit(f"pod:{p.key}", "PodGroup" if g else "Pod", (p,), unit_priority(cluster, p))
+        elif top not in units:
+            leaves = set(leaf_groups(cluster, top))
+            pods = tuple(q for q in on_node if q.group_key in leaves)
+            kind = "PodGroup" if top in cluster.pod_groups else "CompositePodGroup"
+            units[top] = VictimUnit(top, kind, pods, unit_priority(cluster, p))
+    return list(units.values())
+
+
+def classify_pdb(units: list[VictimUnit], pdbs: tuple[PodDisruptionBudget, ...]) -> tuple[list[VictimUnit], list[VictimUnit], dict[str, int]]:
+    """``FilterVictimsWithPDBViolation``: (violating, non-violating, violating pods per unit).
+    Budgets are consumed in the given (importance) order; a pod stops at its first violated PDB."""
+    allowed = [pdb.disruptions_allowed for pdb in pdbs]
+
+    def violating(pod: Pod) -> bool:
+        for i, pdb in enumerate(pdbs):
+            if pdb.namespace != pod.namespace or not selector_matches(pdb.selector, pod.labels):
+                continue
+            if pod.name in pdb.disrupted_pods:
+                continue
+            allowed[i] -= 1
+            if allowed[i] < 0:
+                return True
+        return False
+
+    bad, good, counts = [], [], {}
+    for u in units:
+        n = sum(1 for p in u.pods if violating(p))
+        if n:
+            bad.append(u)
+            counts[u.key] = n
+        else:
+            good.append(u)
+    return bad, good, counts
+
+
+class Preemption:
+    """PostFilter for :class:`~gangplan.solver.greedy.podgroup.WorkloadCycle` (which provides the
+    attributes below and ``schedule_group`` / ``assume`` / ``revert`` / the trace helpers)."""
+
+    cluster: Cluster
+    snap: NodeTable
+    sched: PodScheduler
+    queued: set[str]
+    assumed: list[Pod]
+    order: list[str]
+    results: dict[str, PodResult]
+    placements: dict[str, int]
+    victims: list[str]
+    nominated: set[str]
+    preemption_trace: dict[str, dict]
+
+    # ---- shared ------------------------------------------------------------------------------
+    def fits(self, pod: Pod, i: int) -> bool:
+        """PreFilter on the current snapshot, then Filter with nominated pods on node ``i``."""
+        cs = CycleState()
+        if self.sched._pre_filter(cs, pod) is not None:
+            return False
+        if cs.node_subset is not None and i not in cs.node_subset:
+            return False
+        ok, _ = self.sched.run_filters(cs, pod, np.array([i], dtype=np.int64))
+        return bool(ok[0])
+
+    def _remove(self, unit: VictimUnit) -> None:
+        for p in unit.pods:
+            self.snap.forget(p)
+
+    def _restore(self, unit: VictimUnit) -> None:
+        for p in unit.pods:
+            self.snap.assume(p, self.snap.index[p.node_name])  # type: ignore[index]
+
+    def _ongoing(self, pods: list[Pod], priority: int) -> bool:
+        """A lower-priority terminating pod on a preemptor pod's nominated node."""
+        for pod in pods:
+            i = self.snap.index.get(pod.nominated_node_name or "")
+            if i is not None and any(q.terminating and unit_priority(self.cluster, q) < priority for q in self.snap.pods_on[i]):
+                return True
+        return False
+
+    def _actuate(self, victims: list[VictimUnit], nominated: list[tuple[Pod, int]], priority: int) -> None:
+        """Victims leave the snapshot (already removed by the caller); the preemptor's pods are
+        nominated, and lower-priority nominations on those nodes are cleared."""
+        for u in victims:
+            self.victims.extend(p.key for p in u.pods)
+        for pod, i in nominated:
+            self.nominated.add(pod.key)
+            for k, q in list(self.snap.nominated.get(i, {}).items()):
+                if q.priority < priority:
+                    self.snap.nominated[i].pop(k)
+            if i in self.snap.nominated and not self.snap.nominated[i]:
+                del self.snap.nominated[i]
+
+    # ---- workload-aware preemption -----------------------------------------------------------
+    def preempt_group(self, root: str, order_mark: int) -> str | None:
+        """WAP for ``root`` after its cycle failed (reverted already). On success the preemptor's
+        pods are assumed (and left in ``assumed``) and None is returned; else the reason."""
+        group = self.cluster.pod_groups.get(root) or self.cluster.composite_pod_groups[root]
+        pods = [p for g in leaf_groups(self.cluster, root) for p in self.cluster.group_members.get(g, ()) if p.key in self.queued]
+        policy = getattr(group, "preemption_policy", None) or (NEVER if any(p.preemption_policy == NEVER for p in pods) else "PreemptLowerPriority")
+        trace: dict = {"kind": "workload", "priority": group.priority, "policy": policy, "status": Code.UNSCHEDULABLE.label, "reason": None, "candidates": [], "order": [], "violating": {}, "reprieved": [], "victims": [], "pdbViolations": 0, "nominated": {}}
+        self.preemption_trace[root] = trace
+        if policy == NEVER:
+            return self._wap_fail(trace, "not eligible due to preemptionPolicy=Never.")
+        if self._ongoing(pods, group.priority):
+            return self._wap_fail(trace, "not eligible due to a terminating pod on the nominated node.")
+        units = sorted((u for u in victim_units(self.cluster, self.snap) if u.priority < group.priority), key=VictimUnit.importance)
+        trace["candidates"] = [u.key for u in units]
+        if not units:
+            return self._wap_fail(trace, "No preemption victims found for incoming preemptor", Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+        saved = self._save_attempt(root, order_mark)
+        for u in units:
+            self._remove(u)
+        checkpoint = len(self.assumed)
+        run = self.schedule_group(root)
+        if run.status != Code.SUCCESS or run.new == 0:
+            self.revert(checkpoint)
+            self._restore_attempt(saved, order_mark)
+            for u in units:
+                self._restore(u)
+            return self._wap_fail(trace, f"preemption cannot help: {run.reason or run.status.label}")
+        assignments = [(p, self.snap.node_of[p.key]) for p in self.assumed[checkpoint:]]
+        self.revert(checkpoint)
+        evicted = self._reprieve(units, assignments, trace)
+        for pod, i in assignments:
+            self.assume(pod, i)
+        self._actuate(evicted, assignments, group.priority)
+        trace.update(status=Code.SUCCESS.label, nominated={p.key: self.snap.names[i] for p, i in assignments})
+        return None
+
+    def _reprieve(self, units: list[VictimUnit], assignments: list[tuple[Pod, int]], trace: dict) -> list[VictimUnit]:
+        """Add units back (violating first, importance order); keep those with which every
+        assignment still passes Filter. Returns the evicted units, in importance order."""
+        bad, good, counts = classify_pdb(units, self.cluster.pdbs)
+        trace["order"] = [u.key for u in bad + good]
+        trace["violating"] = dict(counts)
+        evicted: list[VictimUnit] = []
+        for u in bad + good:
+            self._restore(u)
+            if self._assignments_fit(assignments):
+                trace["reprieved"].append(u.key)
+                continue
+            self._remove(u)
+            evicted.append(u)
+            trace["pdbViolations"] += counts.get(u.key, 0)
+        evicted.sort(key=VictimUnit.importance)
+        trace["victims"] = [p.key for u in evicted for p in u.pods]
+        return evicted
+
+    def _assignments_fit(self, assignments: list[tuple[Pod, int]]) -> bool:
+        added: list[Pod] = []
+        try:
+            for pod, i in assignments:
+                if not self.fits(pod, i):
+                    return False
+                self.snap.assume(pod, i)
+                added.append(pod)
+            return True
+        finally:
+            for pod in reversed(added):
+                self.snap.forget(pod)
+
+    def _wap_fail(self, trace: dict, reason: str, code: Code = Code.UNSCHEDULABLE) -> str:
+        trace.update(status=code.label, reason=reason)
+        return reason
+
+    def _save_attempt(self, root: str, order_mark: int) -> tuple:
+        order = self.order[order_mark:]
+        results = {k: self.results[k] for k in order if k in self.results}
+        del self.order[order_mark:]
+        return order, results, self._trace_state(root)  # type: ignore[attr-defined]
+
+    def _restore_attempt(self, saved: tuple, order_mark: int) -> None:
+        order, results, traces = saved
+        for k in self.order[order_mark:]:
+            self.results.pop(k, None)
+        del self.order[order_mark:]
+        self.order.extend(order)
+        self.results.update(results)
+        self._restore_trace_state(traces)  # type: ignore[attr-defined]
+
+    # ---- default (single-pod) preemption -----------------------------------------------------
+    def preempt_single(self, pod: Pod, r: PodResult) -> int | None:
+        """Default preemption for a single pod whose cycle failed: the chosen node (the pod is
+        assumed there and the victims removed), or None."""
+        trace: dict = {"kind": "pod", "priority": pod.priority, "policy": pod.preemption_policy, "status": Code.UNSCHEDULABLE.label, "reason": None, "candidates": [], "order": [], "violating": {}, "reprieved": [], "victims": [], "pdbViolations": 0, "nominated": {}, "nodes": {}, "chosen": None}
+        self.preemption_trace[f"pod:{pod.key}"] = trace
+        if pod.preemption_policy == NEVER:
+            self._wap_fail(trace, "not eligible due to preemptionPolicy=Never.")
+            return None
+        if self._ongoing([pod], pod.priority):
+            self._wap_fail(trace, "not eligible due to a terminating pod on the nominated node.")
+            return None
+        potential = sorted(i for i, st in r.node_statuses.items() if st.code == Code.UNSCHEDULABLE)
+        if not potential:
+            self._wap_fail(trace, "preemption is not helpful for scheduling", Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+            return None
+        units = sorted((u for u in victim_units(self.cluster, self.snap) if u.priority < pod.priority), key=VictimUnit.importance)
+        trace["candidates"] = [u.key for u in units]
+        want = min(max(len(potential) * MIN_CANDIDATE_NODES_PERCENTAGE // 100, MIN_CANDIDATE_NODES_ABSOLUTE), len(potential))
+        candidates: list[tuple[int, list[VictimUnit], int]] = []
+        non_violating = 0
+        for i in potential:
+            got = self._dry_run(pod, i, units, trace)
+            if got is not None:
+                candidates.append((i, *got))
+                non_violating += got[1] == 0
+                if non_violating > 0 and len(candidates) >= want:
+                    break
+        if not candidates:
+            self._wap_fail(trace, "No preemption victims found for incoming pod")
+            return None
+        node, evicted, violations = pick_one_node(candidates)
+        for u in evicted:
+            self._remove(u)
+        self._actuate(evicted, [(pod, node)], pod.priority)
+        trace.update(status=Code.SUCCESS.label, chosen=self.snap.names[node], victims=[p.key for u in evicted for p in u.pods], pdbViolations=violations, nominated={pod.key: self.snap.names[node]})
+        return node
+
+    def _dry_run(self, pod: Pod, i: int, units: list[VictimUnit], trace: dict) -> tuple[list[VictimUnit], int] | None:
+        """``SelectVictimsOnNode``: the units to evict on node ``i`` and the PDB violations, or
+        None when the pod does not fit even with every lower-priority unit there removed."""
+        name = self.snap.names[i]
+        here = sorted((u for u in units if any(self.snap.node_of.get(p.key) == i for p in u.pods)), key=VictimUnit.importance)
+        for u in here:
+            self._remove(u)
+        try:
+            if not self.fits(pod, i):
+                trace["nodes"][name] = "not a candidate: the pod does not fit even without lower-priority pods"
+                return None
+            bad, good, counts = classify_pdb(here, self.cluster.pdbs)
+            evicted, violations = [], 0
+            kept: list[VictimUnit] = []
+            for u in bad + good:
+                self._restore(u)
+                if self.fits(pod, i):
+                    kept.append(u)
+                    continue
+                self._remove(u)
+                evicted.append(u)
+                violations += counts.get(u.key, 0)
+            for u in kept:
+                self._remove(u)
+        finally:
+            for u in here:
+                self._restore(u)
+        evicted.sort(key=VictimUnit.importance)
+        trace["nodes"][name] = {"victims": [p.key for u in evicted for p in u.pods], "pdbViolations": violations}
+        return evicted, violations
+
+
+def pick_one_node(candidates: list[tuple[int, list[VictimUnit], int]]) -> tuple[int, list[VictimUnit], int]:
+    """``pickOneNodeForPreemption``: a node without victims at once; else fewest PDB violations,
+    lowest highest victim priority, smallest sum of (priority + 2^31), fewest pods, latest
+    earliest start among the highest-priority victims; then the lowest node position."""
+    for c in candidates:
+        if not c[1]:
+            return c
+
+    def pods(c):
+        return [(u.priority, p) for u in c[1] for p in u.pods]
+
+    def top(c):
+        return max(pr for pr, _ in pods(c))
+
+    def latest(c):
+        hi = top(c)
+        return min(_start(p) for pr, p in pods(c) if pr == hi)
+
+    criteria = [
+        lambda c: c[2],
+        top,
+        lambda c: sum(pr + 2**31 for pr, _ in pods(c)),
+        lambda c: len(pods(c)),
+    ]
+    left = list(candidates)
+    for crit in criteria:
+        best = min(crit(c) for c in left)
+        left = [c for c in left if crit(c) == best]
+        if len(left) == 1:
+            return left[0]
+    best_t = max(latest(c) for c in left)
+    left = [c for c in left if latest(c) == best_t]
+    return min(left, key=lambda c: c[0])
+
+
+__all__ = ["Preemption", "VictimUnit", "classify_pdb", "pick_one_node", "unit_priority", "victim_units"]
