@@ -8,7 +8,8 @@ objective is lexicographic (see :mod:`.objective`) and solved tier by tier (see 
 Build order (one module per family, each adds nothing when the snapshot does not use it):
 :mod:`.instance` (pod classes, group tree, bound state) -> :mod:`.eligibility` (numpy masks) ->
 :mod:`.variables` (shape slots / per-class counts) -> :mod:`.capacity` -> :mod:`.gang` ->
-:mod:`.topology` -> :mod:`.ports` -> :mod:`.affinity` -> :mod:`.spread` -> :mod:`.objective`.
+:mod:`.topology` -> :mod:`.ports` -> :mod:`.affinity` -> :mod:`.spread` -> :mod:`.locality`
+(preferred topology and network distance, beyond upstream) -> :mod:`.objective`.
 
 Public API: :func:`solve_exact`, :func:`check_feasible`.
 """
@@ -22,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from gangplan.models.cluster import Cluster
 from gangplan.models.result import Result, Status
 from gangplan.solver.exact.hint import default_incumbent, placements_from_counts, starting_solution
+from gangplan.solver.exact.locality import SPREAD, TOPOLOGY
 from gangplan.solver.exact.objective import GPUS, OBJECTIVES, TIEBREAK
 from gangplan.solver.exact.solve import build_model, feasible, solve_phases
 from gangplan.solver.exact.variables import Counts, ExactModel
@@ -53,7 +55,8 @@ def solve_exact(
     onto nodes (``None``: the pod stays unplaced); a forced placement that is valid on its own
     becomes the starting solution.
 
-    ``status``: OPTIMAL when every decision tier (admitted per priority, gpus, placed) is proven,
+    ``status``: OPTIMAL when every decision tier (admitted per priority, gpus, placed, and the
+    locality tiers topology / spread when the snapshot or ``objective="compact"`` asks for them) is proven,
     FEASIBLE with ``gap`` (relative, of the first unproven tier) otherwise, INFEASIBLE only when
     ``fixed`` cannot hold, UNKNOWN when no solution was found in time. The tie-break tier is
     reported (objective, bound, trace) but never demotes a proven optimum. ``Result.bound`` has
@@ -118,7 +121,7 @@ def _result(em: ExactModel, status: str, counts: Counts | None, phases, t0: floa
     for p in inst.cluster.pending_pods:
         if p.group_key and p.key in inst.excluded and inst.excluded[p.key].startswith("group validation"):
             group_reasons[p.group_key] = inst.excluded[p.key]
-    extra = {ph.tier: float(ph.value) for ph in phases if ph.tier in (GPUS, TIEBREAK)}
+    extra = {ph.tier: float(ph.value) for ph in phases if ph.tier in (GPUS, TOPOLOGY, SPREAD, TIEBREAK)}
     bound = {ph.tier: float(ph.bound) for ph in phases if math.isfinite(ph.bound)}
     return build_result(
         inst.cluster, engine=ENGINE, status=_STATUS[status], placements=placements,

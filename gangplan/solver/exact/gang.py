@@ -39,6 +39,7 @@ def add_group_constraints(em: ExactModel) -> dict[str, cp_model.IntVar]:
     sat: dict[str, cp_model.IntVar | int] = {}
     for key, leaf in inst.leaves.items():
         act[key], sat[key] = _leaf(em, leaf)
+        em.active[key] = act[key]
     for key in _bottom_up(inst.composites):
         act[key], sat[key] = _composite(em, inst.composites[key], act, sat)
     return {r: act[r] for r in inst.roots if r in act}

@@ -125,13 +125,17 @@ def placements_from_counts(em: ExactModel, cnt: Counts) -> dict[str, str]:
 
 
 def _split_slots(em: ExactModel, s: int, slots: dict, solution: list[int], per_class: list[dict[int, int]]) -> None:
-    """Hand a shape's slots to its classes: confined classes inside their domain first, then the
-    rest anywhere, nodes in index order, classes in class order."""
+    """Hand a shape's slots to its classes: split and confined classes inside their domains first,
+    then the rest anywhere, nodes in index order, classes in class order."""
     left = {n: solution[var.index] for n, var in sorted(slots.items()) if solution[var.index]}
     shape = em.shapes[s]
     ids = em.inst.domains(shape.confined_key)[0] if shape.confined_key else None
     free_classes = []
     for c in shape.classes:
+        if c in em.split:
+            for nodes, var, _ in em.split[c]:
+                _take(left, [n for n in nodes if n in left], c, solution[var.index], per_class)
+            continue
         if c not in em.confined:
             free_classes.append((c, solution[em.placed[c].index]))
             continue

@@ -90,6 +90,11 @@ class Instance:
     """Pending pods the model never places -> why (gated, group validation, fixed unplaced)."""
     fixed_errors: list[str]
     """Forced placements that can never hold (unknown node, gated pod): the model is infeasible."""
+    locality_groups: frozenset[str] = frozenset()
+    """Leaf PodGroups the locality tiers measure (see :mod:`.locality`)."""
+    locality_split: dict[str, str] = field(default_factory=dict)
+    """Locality group -> the finest level it is measured on, for groups whose pooled classes count
+    pods per domain of that level instead of per node (see :mod:`.variables`)."""
 
     @property
     def n_nodes(self) -> int:
@@ -98,6 +103,22 @@ class Instance:
     @cached_property
     def _domain_cache(self) -> dict[str, tuple[np.ndarray, list[str]]]:
         return {}
+
+    @cached_property
+    def tree(self):
+        """The snapshot's topology tree (levels from the Kueue Topology or well-known labels)."""
+        from gangplan.topology import TopologyTree
+
+        return TopologyTree.from_cluster(self.cluster)
+
+    def level_ids(self, key: str) -> tuple[np.ndarray, int]:
+        """Per node the domain id at ``key``, -1 without the label, and the number of domains:
+        tree ids (label values root to leaf) when ``key`` is a tree level, else label values."""
+        if key in self.tree.levels:
+            i = self.tree.level_index(key)
+            return self.tree.node_domain[i].astype(np.int64), len(self.tree.domains[i])
+        ids, names = self.domains(key)
+        return ids, len(names)
 
     def domains(self, key: str) -> tuple[np.ndarray, list[str]]:
         """Per node the id of its ``key`` domain (``NO_DOMAIN`` without the label), and the names."""

@@ -7,6 +7,10 @@ Tiers, highest first, the first ones exactly the shared tiers of
                    their count), one tier per priority present among pending pods, highest first.
 ``gpus``           (objective="gpus" only) nvidia.com/gpu requested by the placed pods.
 ``placed``         pending pods placed, extra pods past minCount included.
+``topology``       (groups annotated ``gangplan.io/preferred-topology`` only) pending pods of the
+                   groups packed into one domain of their preferred level; see :mod:`.locality`.
+``spread``         (annotated groups, or every multi-pod group with objective="compact") network
+                   distance: level-weighted domains spanned beyond the first, as domains saved.
 ``tiebreak``       a cheap proxy for the greedy's NodeResourcesFit scoring: every placed pod earns
                    its node's weight, the node's requested fraction before the run (0..100,
                    averaged over the profile's scoring resources with their weights) for
@@ -20,12 +24,13 @@ from __future__ import annotations
 import numpy as np
 from ortools.sat.python import cp_model
 
+from gangplan.solver.exact.locality import COMPACT
 from gangplan.solver.exact.variables import Counts, ExactModel, Tier
 from gangplan.solver.outcome import ADMITTED_PREFIX, PLACED, entity_of, entity_priority
 
 GPU = "nvidia.com/gpu"
 GPUS, TIEBREAK = "gpus", "tiebreak"
-OBJECTIVES = ("default", "gpus")
+OBJECTIVES = ("default", "gpus", COMPACT)
 
 
 def build_tiers(em: ExactModel, admitted: dict[str, cp_model.IntVar], objective: str) -> list[Tier]:
@@ -37,6 +42,8 @@ def build_tiers(em: ExactModel, admitted: dict[str, cp_model.IntVar], objective:
     if objective == "gpus":
         tiers.append(_weighted_tier(em, GPUS, [int(c.rep.requests.get(GPU, 0)) for c in inst.classes]))
     tiers.append(_weighted_tier(em, PLACED, [1] * len(inst.classes)))
+    if em.locality is not None:
+        tiers += em.locality.tiers()
     tiers.append(_tiebreak_tier(em))
     em.tiers = tiers
     return tiers

@@ -15,7 +15,7 @@ priority admitted, every pod placed) is proven without a solve; the bound is als
 constraint, so the solver stops as soon as it reaches it.
 
 The status (OPTIMAL / FEASIBLE) and the gap refer to the *decision* tiers (admitted per priority,
-gpus, placed): the tie-break tier only orders equal optima, gets a capped budget
+gpus, placed, topology, spread): the tie-break tier only orders equal optima, gets a capped budget
 (``TIEBREAK_SHARE`` of the time limit), and its own value and bound are reported in
 ``Result.objective`` / ``Result.bound`` / the trace, without demoting a proven optimum.
 
@@ -44,6 +44,7 @@ from gangplan.solver.exact.capacity import add_capacity_constraints
 from gangplan.solver.exact.gang import add_group_constraints
 from gangplan.solver.exact.hint import counts_from_solution, set_hint
 from gangplan.solver.exact.instance import build_instance
+from gangplan.solver.exact.locality import add_locality_constraints, locality_plan
 from gangplan.solver.exact.objective import TIEBREAK, build_tiers
 from gangplan.solver.exact.ports import add_port_constraints
 from gangplan.solver.exact.spread import add_spread_constraints
@@ -65,6 +66,7 @@ def build_model(cluster: Cluster, *, fixed: dict[str, str | None] | None = None,
                 objective: str = "default", skip: frozenset[str] = frozenset()) -> ExactModel:
     """Variables, then every constraint family in a fixed order, then the objective tiers."""
     inst = build_instance(cluster, fixed=fixed, victims=victims)
+    inst.locality_groups, inst.locality_split = locality_plan(inst, objective)
     em = build_variables(inst, skip=skip)
     add_capacity_constraints(em)
     admitted = add_group_constraints(em)
@@ -72,6 +74,7 @@ def build_model(cluster: Cluster, *, fixed: dict[str, str | None] | None = None,
     add_port_constraints(em)
     add_affinity_constraints(em)
     add_spread_constraints(em)
+    add_locality_constraints(em, objective)
     build_tiers(em, admitted, objective)
     return em
 

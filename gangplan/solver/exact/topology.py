@@ -47,6 +47,8 @@ def add_topology_constraints(em: ExactModel) -> None:
         for c in classes:
             if em.private[c]:
                 _private_class(em, c, tkey, ys)
+            elif c in em.split:
+                _split_class(em, c, ids, ys)
             else:
                 _pooled_class(em, c, ids, ys, pools)
         if ys:
@@ -80,6 +82,28 @@ def _private_class(em: ExactModel, c: int, tkey: str, ys: dict) -> None:
             continue
         ub = sum(em.x_ub[c][n] for n, _ in nodes)
         em.model.add(total <= ub * ys[d])
+
+
+def _split_class(em: ExactModel, c: int, ids, ys: dict) -> None:
+    """A pooled class counted per finer domain (:mod:`.locality`): each counted domain lies in one
+    domain of the key, so the counts inside a candidate domain are gated by its literal and the
+    counts anywhere else are 0."""
+    inside: dict[int, list] = {}
+    for nodes, var, _ in em.split[c]:
+        d = int(ids[nodes[0]])
+        if d in ys:
+            inside.setdefault(d, []).append(var)
+        else:
+            em.model.add(var == 0)
+    size = em.inst.classes[c].size
+    full = _forced_full(em, c)
+    for d, vs in sorted(inside.items()):
+        if full:  # as in the pooled case: the domain's demand is exactly size * y (a tight LP)
+            em.model.add(cp_model.LinearExpr.sum(vs) == size * ys[d])
+        else:
+            em.model.add(cp_model.LinearExpr.sum(vs) <= size * ys[d])
+    if full:
+        em.model.add(em.placed[c] == size * cp_model.LinearExpr.sum([ys[d] for d in inside]))
 
 
 def _forced_full(em: ExactModel, c: int) -> bool:

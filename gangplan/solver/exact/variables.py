@@ -4,13 +4,18 @@ Formulation (spec/cpsat-modeling.md §2.1, the shape-slot "b3" model):
 
 * A class is *private* when its pods take part in a rule that looks at individual nodes or
   domains: its own inter-pod affinity / anti-affinity, host ports, a DoNotSchedule spread, a group
-  topology constraint, a forced node, or another pending pod's term selects it. A private class
+  topology constraint, a forced node, a locality tier measures its group but cannot use per-domain
+  counts (:func:`.locality.locality_plan`), or another pending pod's term selects it. A private class
   gets ``x[c, n]``: how many of its pods go on node ``n`` (the "b1" count).
 * Every other class is *pooled*: classes with the same request vector and the same eligible node
   set (a *shape*) draw from one pool of slots ``v[s, n]``. Demand and supply are linked by
   ``sum_n v[s, n] == sum_{c in s} placed[c]``. This is exact: pooled classes have no per-node rule
   besides capacity, and pods of one shape are interchangeable there, so any split of the slots
   among the classes is valid (decoding fills slots in node order).
+* A pooled class of a group the locality tiers measure (:mod:`.locality`) also counts its pods
+  per domain of the finest measured level (``split``): per domain, the classes' counts add up to
+  the shape's slots there, so any split of those slots among the classes is valid again, and the
+  tiers see per-domain counts without a per-node variable.
 * ``placed[c]``: how many pods of the class are placed.
 
 Variables exist only for eligible pairs (see :mod:`eligibility`), bounded by how many pods fit on
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from ortools.sat.python import cp_model
@@ -34,6 +40,9 @@ from gangplan.solver.exact.eligibility import (
     request_vector,
 )
 from gangplan.solver.exact.instance import Instance, PodClass
+
+if TYPE_CHECKING:
+    from gangplan.solver.exact.locality import Locality
 
 
 @dataclass
@@ -56,6 +65,8 @@ class Shape:
     fit: np.ndarray
     confined_key: str | None = None
     """Topology key every class of the shape is confined to (one domain per group), or None."""
+    split_key: str | None = None
+    """Level whose domains the classes count their pods in (locality groups, see :mod:`.locality`)."""
 
 
 @dataclass
@@ -92,6 +103,13 @@ class ExactModel:
     confined: dict[int, dict[int, tuple[cp_model.IntVar | None, cp_model.IntVar, int]]] = field(default_factory=dict)
     """Pooled confined class -> domain -> (count var, or None when the count is size * y; y; size)."""
     _domain_vars: dict[tuple[int, str], dict[int, list[tuple[int, cp_model.IntVar]]]] = field(default_factory=dict)
+    active: dict[str, cp_model.IntVar | int] = field(default_factory=dict)
+    """Leaf PodGroup -> ``act``: 1 exactly when the group gets a new pod (see :mod:`.gang`)."""
+    split: dict[int, list[tuple[list[int], cp_model.IntVar, int]]] = field(default_factory=dict)
+    """Pooled class of a locality group -> per domain of its shape's ``split_key`` (or per node
+    without the label): (nodes, count variable, upper bound)."""
+    locality: Locality | None = None
+    """The locality tiers' terms (:class:`.locality.Locality`), built with the constraints."""
 
     # ---- helpers shared by the families -----------------------------------------------------
     def new_aux(self, lo: int, hi: int, value: Callable[[Counts], int]) -> cp_model.IntVar:
@@ -162,6 +180,7 @@ def _needs_private(inst: Instance, c: PodClass, matched: set[int]) -> bool:
         or p.affinity.pod_affinity_required or p.affinity.pod_anti_affinity_required
         or any(s.when_unsatisfiable == "DoNotSchedule" for s in p.topology_spread)
         or (group_topologies(inst, c) and not _topology_poolable(inst, c))
+        or (c.group in inst.locality_groups and c.group not in inst.locality_split)
     )
 
 
@@ -177,8 +196,8 @@ def confinement_key(inst: Instance, c: PodClass) -> str | None:
     the group bound yet (bound members pin the domain statically, see eligibility); composite
     topology rules span several groups and stay private.
     """
-    if not _topology_poolable(inst, c) or inst.leaves[c.group].bound:
-        return None
+    if not _topology_poolable(inst, c) or inst.leaves[c.group].bound or c.group in inst.locality_split:
+        return None  # a split class is gated per counted domain instead (see topology)
     return group_topologies(inst, c)[0][0]
 
 
@@ -227,12 +246,14 @@ def _pooled_slots(em: ExactModel) -> None:
     for c in em.inst.classes:
         if not em.private[c.index]:
             tkey = confinement_key(em.inst, c) or ""
-            key = (em.req[c.index].tobytes(), em.elig[c.index].eligible.tobytes(), tkey)
+            split = em.inst.locality_split.get(c.group, "") if c.group is not None else ""
+            key = (em.req[c.index].tobytes(), em.elig[c.index].eligible.tobytes(), tkey, split)
             by_key.setdefault(key, []).append(c.index)
-    for (_, _, tkey), classes in by_key.items():
+    for (_, _, tkey, split), classes in by_key.items():
         s = len(em.shapes)
         first = classes[0]
-        shape = Shape(classes=classes, req=em.req[first], fit=em.elig[first].fit, confined_key=tkey or None)
+        shape = Shape(classes=classes, req=em.req[first], fit=em.elig[first].fit, confined_key=tkey or None,
+                      split_key=split or None)
         em.shapes.append(shape)
         demand = sum(em.inst.classes[c].size for c in classes)
         slots: dict[int, cp_model.IntVar] = {}
@@ -245,3 +266,29 @@ def _pooled_slots(em: ExactModel) -> None:
         for c in classes:
             em.shape_of[c] = s
         model.add(cp_model.LinearExpr.sum(list(slots.values())) == cp_model.LinearExpr.sum([em.placed[c] for c in classes]))
+        if shape.split_key:
+            _split_counts(em, s)
+
+
+def _split_counts(em: ExactModel, s: int) -> None:
+    """Per-domain counts of a split shape's classes (see the module doc): per domain of the
+    ``split_key`` (a node without the label is a domain of its own), the classes' counts equal the
+    slots there, and each class's counts add up to its placed pods."""
+    model, shape, slots = em.model, em.shapes[s], em.v[s]
+    ids, _ = em.inst.level_ids(shape.split_key)
+    atoms: dict[tuple[str, int], list[int]] = {}
+    for n in sorted(slots):
+        atoms.setdefault(("domain", int(ids[n])) if ids[n] >= 0 else ("node", n), []).append(n)
+    per_class: dict[int, list[cp_model.IntVar]] = {c: [] for c in shape.classes}
+    for nodes in atoms.values():
+        room = sum(int(min(shape.fit[n], sum(em.inst.classes[c].size for c in shape.classes))) for n in nodes)
+        counts = []
+        for c in shape.classes:
+            ub = min(em.inst.classes[c].size, room)
+            var = em.new_aux(0, ub, lambda cnt, c=c, m=frozenset(nodes): cnt.in_nodes(c, m))
+            em.split.setdefault(c, []).append((nodes, var, ub))
+            per_class[c].append(var)
+            counts.append(var)
+        model.add(cp_model.LinearExpr.sum(counts) == cp_model.LinearExpr.sum([slots[n] for n in nodes]))
+    for c, vs in per_class.items():
+        model.add(cp_model.LinearExpr.sum(vs) == em.placed[c])
