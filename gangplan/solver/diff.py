@@ -142,7 +142,7 @@ def classify(cluster: Cluster, greedy: Result, optimal: Result, *, greedy_feasib
     return EQUIVALENT, problems
 
 
-def find_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, tie_break: str = "first") -> DecisiveStep | None:
+def find_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, tie_break: str = "first", preemption: bool = False) -> DecisiveStep | None:
     """Binary search over prefixes of the greedy's choices (see the module docstring)."""
     from gangplan.solver.exact import solve_exact
     from gangplan.solver.greedy import placement_evidence, pod_scores_at_step
@@ -157,7 +157,7 @@ def find_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, tim
         nonlocal probes
         probes += 1
         fixed = dict(choices[:k])
-        r = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, fixed=fixed, hint=optimal if k == 0 else None)
+        r = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, fixed=fixed, hint=optimal if k == 0 else None, preemption=preemption)
         if r.status not in (Status.OPTIMAL, Status.FEASIBLE):
             return False, r
         # FEASIBLE but equal to the optimum also proves agreement; below it is undecided -> treat as no.
@@ -205,14 +205,14 @@ def find_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, tim
     )
 
 
-def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 10.0, probe_time_limit: float = 5.0, workers: int = 2, seed: int = 0, tie_break: str = "first", explain: bool = True) -> Diff:
-    """Run both engines on ``cluster`` and compare them."""
+def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 10.0, probe_time_limit: float = 5.0, workers: int = 2, seed: int = 0, tie_break: str = "first", explain: bool = True, preemption: bool = False) -> Diff:
+    """Run both engines on ``cluster`` and compare them (``preemption``: both may evict)."""
     from gangplan.solver.exact import check_feasible, solve_exact
     from gangplan.solver.greedy import solve_greedy
 
     t0 = time.perf_counter()
-    greedy = solve_greedy(cluster, tie_break=tie_break, seed=seed, snapshot=snapshot)
-    optimal = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, hint=greedy, snapshot=snapshot)
+    greedy = solve_greedy(cluster, tie_break=tie_break, seed=seed, snapshot=snapshot, preemption=preemption)
+    optimal = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, hint=greedy, snapshot=snapshot, preemption=preemption)
     feasible = check_feasible(cluster, greedy.placements(), greedy.victims)
     feasible_ok = feasible is True or (isinstance(feasible, list) and not feasible)
     classification, problems = classify(cluster, greedy, optimal, greedy_feasible_in_model=feasible_ok)
@@ -237,7 +237,7 @@ def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 1
         )
     decisive = None
     if explain and classification == GREEDY_SUBOPTIMAL:
-        decisive = find_decisive_step(cluster, greedy, optimal, time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break)
+        decisive = find_decisive_step(cluster, greedy, optimal, time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break, preemption=preemption)
     return Diff(
         snapshot=snapshot,
         classification=classification,

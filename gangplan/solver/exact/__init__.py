@@ -9,7 +9,9 @@ Build order (one module per family, each adds nothing when the snapshot does not
 :mod:`.instance` (pod classes, group tree, bound state) -> :mod:`.eligibility` (numpy masks) ->
 :mod:`.variables` (shape slots / per-class counts) -> :mod:`.capacity` -> :mod:`.gang` ->
 :mod:`.topology` -> :mod:`.ports` -> :mod:`.affinity` -> :mod:`.spread` -> :mod:`.locality`
-(preferred topology and network distance, beyond upstream) -> :mod:`.objective`.
+(preferred topology and network distance, beyond upstream) -> :mod:`.objective`; with
+``preemption=True`` :mod:`.preemption` adds the evictable victim units (``evict[u]``, used by
+:mod:`.capacity`) and the disruption tiers.
 
 Public API: :func:`solve_exact`, :func:`check_feasible`.
 """
@@ -25,6 +27,7 @@ from gangplan.models.result import Result, Status
 from gangplan.solver.exact.hint import default_incumbent, placements_from_counts, starting_solution
 from gangplan.solver.exact.locality import SPREAD, TOPOLOGY
 from gangplan.solver.exact.objective import GPUS, OBJECTIVES, TIEBREAK
+from gangplan.solver.exact.preemption import VICTIMS, disruption_report, nominated_pods, victims_of
 from gangplan.solver.exact.solve import build_model, feasible, solve_phases
 from gangplan.solver.exact.variables import Counts, ExactModel
 from gangplan.solver.outcome import build_result
@@ -46,6 +49,7 @@ def solve_exact(
     hint: Result | None = None,
     fixed: dict[str, str | None] | None = None,
     snapshot: str | None = None,
+    preemption: bool = False,
 ) -> Result:
     """The optimum placement (or the best found within ``time_limit`` seconds, with its bound).
 
@@ -65,12 +69,20 @@ def solve_exact(
     Deterministic for a given seed with ``workers=1`` when every phase proves optimality within
     the limit; with 2 workers the tier values of proven phases are reproducible, the placement
     among equal optima may not be (see :mod:`.solve`).
+
+    ``preemption`` (off by default, and then nothing changes) lets the model evict lower-priority
+    bound pods (:mod:`.preemption`): victims go to ``Result.victims``, pods placed on a node a
+    victim left are reported ``nominated``, and the disruption tiers (``pdbViolations``,
+    ``victims[p=P]``, minimised, right after ``placed``) join the objective with the total
+    ``victims``. A hint's victims are used when they are whole evictable units.
     """
     t0 = time.perf_counter()
     params = {"timeLimit": time_limit, "workers": workers, "seed": seed, "objective": objective}
     if fixed:
         params["fixed"] = len(fixed)
-    em = build_model(cluster, fixed=fixed, objective=objective)
+    if preemption:
+        params["preemption"] = True
+    em = build_model(cluster, fixed=fixed, objective=objective, preemption=preemption)
     build_seconds = time.perf_counter() - t0
     trace: dict = {"model": model_stats(em), "buildSeconds": round(build_seconds, 4)}
     if em.inst.fixed_errors:
@@ -84,7 +96,7 @@ def solve_exact(
     if outcome.status == "INFEASIBLE" and incumbent is not None and hint is not None:
         # The trusted hint's bound contradicted the model: never let a hint make the answer fail.
         trace["hint"]["retried"] = "hint bound made the model infeasible; solved again without it"
-        em = build_model(cluster, fixed=fixed, objective=objective)
+        em = build_model(cluster, fixed=fixed, objective=objective, preemption=preemption)
         outcome = solve_phases(em, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)),
                                workers=workers, seed=seed, incumbent=default_incumbent(em))
     trace["phases"] = [p.as_dict() for p in outcome.phases]
@@ -123,8 +135,19 @@ def _result(em: ExactModel, status: str, counts: Counts | None, phases, t0: floa
             group_reasons[p.group_key] = inst.excluded[p.key]
     extra = {ph.tier: float(ph.value) for ph in phases if ph.tier in (GPUS, TOPOLOGY, SPREAD, TIEBREAK)}
     bound = {ph.tier: float(ph.bound) for ph in phases if math.isfinite(ph.bound)}
+    victims: list[str] = []
+    nominated: set[str] = set()
+    if em.evict:
+        evicted = counts.evicted if counts is not None else frozenset()
+        victims = victims_of(em, evicted)
+        nominated = nominated_pods(em, placements, evicted)
+        costs, cost_bounds = disruption_report(em, phases)
+        extra.update(costs)
+        extra[VICTIMS] = float(len(victims))
+        bound.update(cost_bounds)
     return build_result(
         inst.cluster, engine=ENGINE, status=_STATUS[status], placements=placements,
+        victims=victims, nominated=nominated,
         pod_reasons=pod_reasons, group_reasons=group_reasons, extra_objective=extra, bound=bound,
         gap=_gap(phases, status), wall_seconds=time.perf_counter() - t0, params=params, trace=trace,
         snapshot=snapshot,

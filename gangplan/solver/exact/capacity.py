@@ -8,6 +8,11 @@ Each resource is divided by the gcd of all pending requests of that resource (an
 amount floored by it): the constraint is unchanged on integers, and memory coefficients shrink from
 bytes to something the LP handles well. A constraint is only written when the variables' upper
 bounds could actually exceed the free amount.
+
+With preemption (:mod:`.preemption`) the bound usage is a linear expression: each evictable unit
+on the node gives back its requests and pod slots when ``evict[u]`` is 1, i.e.
+``new requests - sum_u usage[u, n] * evict[u] <= free`` (free after every bound pod); the unit
+usages join the gcd so the scaling stays exact.
 """
 
 from __future__ import annotations
@@ -30,6 +35,10 @@ def resource_scales(em: ExactModel) -> np.ndarray:
         for req in em.req:
             if req[r] > 0:
                 g = math.gcd(g, int(req[r]))
+        for u in em.inst.units:
+            for vec in u.usage.values():
+                if vec[r] > 0:
+                    g = math.gcd(g, int(vec[r]))
         scales[r] = g or 1
     return scales
 
@@ -47,9 +56,46 @@ def add_capacity_constraints(em: ExactModel) -> None:
         ubs = np.array([ub for _, _, ub in entries], dtype=np.int64)
         reqs = np.stack([req for _, req, _ in entries]) // scales
         free = inst.free[n] // scales
+        gives = [(em.evict[i], u.usage[n] // scales, u.slots[n]) for i, u in enumerate(inst.units) if n in u.usage]
+        if gives and ((inst.free[n] < 0).any() or inst.free_pods[n] < 0):
+            _overcommitted(em, n, variables, ubs, reqs, free, gives)
+            continue
         for r in np.nonzero(reqs.any(axis=0))[0].tolist():
             coefs = reqs[:, r]
             if int(coefs @ ubs) > free[r]:
-                model.add(cp_model.LinearExpr.weighted_sum(variables, coefs.tolist()) <= int(free[r]))
+                back = [(var, -int(use[r])) for var, use, _ in gives if use[r]]
+                if not back:
+                    model.add(cp_model.LinearExpr.weighted_sum(variables, coefs.tolist()) <= int(free[r]))
+                    continue
+                model.add(cp_model.LinearExpr.weighted_sum(variables + [v for v, _ in back],
+                                                           coefs.tolist() + [k for _, k in back]) <= int(free[r]))
         if int(ubs.sum()) > inst.free_pods[n]:
-            model.add(cp_model.LinearExpr.sum(variables) <= int(inst.free_pods[n]))
+            if not gives:
+                model.add(cp_model.LinearExpr.sum(variables) <= int(inst.free_pods[n]))
+                continue
+            model.add(cp_model.LinearExpr.weighted_sum(variables + [v for v, _, _ in gives],
+                                                       [1] * len(variables) + [-k for _, _, k in gives]) <= int(inst.free_pods[n]))
+
+
+def _overcommitted(em: ExactModel, n: int, variables, ubs, reqs, free, gives) -> None:
+    """A node the bound state over-commits, reachable only by evicting (preemption): with
+    ``land`` = 1 when any pod lands there, every resource (requested or not) and the pod slots
+    must fit once the evictions are done: ``new - given back <= free * land`` (free < 0 forces
+    evictions only when something lands; with nothing landing the left side is <= 0 anyway)."""
+    model, inst = em.model, em.inst
+    members = [(var, k) for var, k in zip(variables, ubs.tolist(), strict=True)]
+    land = em.new_aux(0, 1, lambda cnt, n=n: int(any(per.get(n, 0) for per in cnt.per_class)))
+    model.add(cp_model.LinearExpr.sum(variables) <= int(sum(k for _, k in members)) * land)
+    for r in range(len(free)):
+        coefs = reqs[:, r].tolist()
+        back = [(var, -int(use[r])) for var, use, _ in gives if use[r]]
+        if free[r] >= 0 and int(reqs[:, r] @ ubs) <= free[r]:
+            continue
+        terms = variables + [v for v, _ in back] + [land]
+        weights = coefs + [k for _, k in back] + [-int(min(free[r], 0))]
+        model.add(cp_model.LinearExpr.weighted_sum(terms, weights) <= int(max(free[r], 0)))
+    slots = int(inst.free_pods[n])
+    if slots < 0 or int(ubs.sum()) > slots:
+        terms = variables + [v for v, _, _ in gives] + [land]
+        weights = [1] * len(variables) + [-k for _, _, k in gives] + [-min(slots, 0)]
+        model.add(cp_model.LinearExpr.weighted_sum(terms, weights) <= max(slots, 0))

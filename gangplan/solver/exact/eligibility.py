@@ -72,9 +72,12 @@ def request_vector(inst: Instance, cls: PodClass) -> np.ndarray:
 
 def fit_counts(inst: Instance, req: np.ndarray) -> np.ndarray:
     """How many pods with request ``req`` fit on each node's free capacity (pod slots included)."""
-    fit = inst.free_pods.copy()
+    free, free_pods = inst.free, inst.free_pods
+    if inst.evict_room is not None:  # preemption: what the evictable units could free counts too
+        free, free_pods = free + inst.evict_room, free_pods + inst.evict_slots
+    fit = free_pods.copy()
     for r in np.nonzero(req > 0)[0]:
-        fit = np.minimum(fit, np.maximum(inst.free[:, r], -1) // req[r])
+        fit = np.minimum(fit, np.maximum(free[:, r], -1) // req[r])
     fit = np.maximum(fit, 0)
     fit[inst.blocked] = 0
     return fit

@@ -17,6 +17,7 @@ import numpy as np
 
 from gangplan.models.result import Result, Status
 from gangplan.solver.exact.objective import TIEBREAK
+from gangplan.solver.exact.preemption import evicted_units, units_of_victims, victims_of
 from gangplan.solver.exact.variables import Counts, ExactModel
 from gangplan.solver.outcome import build_result, entity_of
 from gangplan.solver.validate import validate
@@ -86,6 +87,9 @@ def hint_values(em: ExactModel, cnt: Counts) -> tuple[list[int], list[int]]:
     for c, var in enumerate(em.placed):
         idx.append(var.index)
         val.append(cnt.total(c))
+    for u, var in enumerate(em.evict):
+        idx.append(var.index)
+        val.append(int(u in cnt.evicted))
     for var, fn in em.aux:
         idx.append(var.index)
         val.append(int(fn(cnt)))
@@ -109,7 +113,7 @@ def counts_from_solution(em: ExactModel, solution: list[int]) -> Counts:
                 per_class[c][n] = k
     for s, slots in enumerate(em.v):
         _split_slots(em, s, slots, solution, per_class)
-    return Counts(per_class)
+    return Counts(per_class, evicted_units(em, solution))
 
 
 def placements_from_counts(em: ExactModel, cnt: Counts) -> dict[str, str]:
@@ -177,8 +181,8 @@ def starting_solution(em: ExactModel, hint: Result | None) -> tuple[Counts | Non
     info: dict = {"used": False}
     if hint is not None:
         info["engine"] = hint.engine
-        placements = {k: o.node for k, o in hint.pods.items() if o.node is not None and not o.nominated}
-        counts, dropped, blamed = _repaired(em, placements)
+        placements, evicted = _hint_placements(em, hint)
+        counts, dropped, blamed = _repaired(em, placements, evicted=evicted)
         if counts is not None and _keeps_fixed(em, counts):
             info.update({"used": True, "placed": sum(counts.total(c) for c in range(len(em.inst.classes))),
                          "dropped": len(set(dropped))})
@@ -204,6 +208,18 @@ def starting_solution(em: ExactModel, hint: Result | None) -> tuple[Counts | Non
     return default, info
 
 
+def _hint_placements(em: ExactModel, hint: Result) -> tuple[dict[str, str], frozenset[int]]:
+    """The hint's placements and evicted units. Nominated pods (placed on room that victims
+    free) only count when the model may evict and the hint's victims are whole evictable units."""
+    placed = {k: o.node for k, o in hint.pods.items() if o.node is not None and not o.nominated}
+    if not em.evict or not hint.victims:
+        return placed, frozenset()
+    evicted = units_of_victims(em, hint.victims)
+    if evicted is None:
+        return placed, frozenset()
+    return {k: o.node for k, o in hint.pods.items() if o.node is not None}, evicted
+
+
 def _better(em: ExactModel, a: Counts, b: Counts) -> bool:
     """Is ``a`` lexicographically better than ``b`` on the decision tiers?"""
     tiers = [t for t in em.tiers if t.name != TIEBREAK]
@@ -214,20 +230,29 @@ def _keeps_fixed(em: ExactModel, counts: Counts) -> bool:
     return all(counts.total(c.index) == c.size for c in em.inst.classes if c.fixed_node is not None)
 
 
-def _repaired(em: ExactModel, placements: Mapping[str, str], repairs: int | None = None):
+def _repaired(em: ExactModel, placements: Mapping[str, str], repairs: int | None = None,
+              evicted: frozenset[int] = frozenset()):
     """(counts, dropped pod keys, violations seen) of a placement made valid by dropping the
-    entities the validator blames; counts None when it is still invalid after the repairs."""
+    entities the validator blames; counts None when it is still invalid after the repairs.
+    Evictions (preemption) are kept while the validator accepts them, all dropped at its first
+    ``victim`` complaint (then the pods that needed the room are blamed in the next round)."""
     counts, dropped = counts_from_placements(em, placements)
+    counts.evicted = evicted
     blamed: list[str] = []
     for _ in range(repairs or MAX_HINT_REPAIRS):
         kept = placements_from_counts(em, counts)
-        check = build_result(em.inst.cluster, engine="hint", status=Status.HEURISTIC, placements=kept)
+        check = build_result(em.inst.cluster, engine="hint", status=Status.HEURISTIC, placements=kept,
+                             victims=victims_of(em, counts.evicted))
         violations = validate(em.inst.cluster, check)
         if not violations:
             return counts, dropped, blamed
         blamed.append(str(violations[0]))
+        if any(v.rule == "victim" for v in violations):
+            evicted = frozenset()
+            violations = [v for v in violations if v.rule != "victim"]
         bad = _blamed_pods(em, kept, violations)
         counts, more = counts_from_placements(em, {k: n for k, n in kept.items() if k not in bad})
+        counts.evicted = evicted
         dropped = dropped + sorted(bad) + more
     return None, dropped, blamed
 
@@ -276,7 +301,7 @@ def complete_first_fit(em: ExactModel, counts: Counts) -> Counts:
     """
     inst = em.inst
     per_class = [dict(d) for d in counts.per_class]
-    free, free_pods = _free_after(em, per_class)
+    free, free_pods = _free_after(em, per_class, counts.evicted)
     for classes, key in _entities_in_queue_order(em, per_class):
         ids = inst.domains(key)[0] if key else None
         domains = [None] if ids is None else sorted({int(d) for c in classes for d in ids[em.elig[c].eligible] if d >= 0})
@@ -288,16 +313,21 @@ def complete_first_fit(em: ExactModel, counts: Counts) -> Counts:
                     for n, k in nodes.items():
                         per_class[c][n] = per_class[c].get(n, 0) + k
                 break
-    return Counts(per_class)
+    return Counts(per_class, counts.evicted)
 
 
-def _free_after(em: ExactModel, per_class: list[dict[int, int]]):
+def _free_after(em: ExactModel, per_class: list[dict[int, int]], per_class_evicted: frozenset[int] = frozenset()):
     free = em.inst.free.copy()
     free_pods = em.inst.free_pods.copy()
     for c, nodes in enumerate(per_class):
         for n, k in nodes.items():
             free[n] -= em.req[c] * k
             free_pods[n] -= k
+    for u in per_class_evicted:
+        unit = em.inst.units[u]
+        for n, use in unit.usage.items():
+            free[n] += use
+            free_pods[n] += unit.slots[n]
     return free, free_pods
 
 

@@ -95,6 +95,12 @@ class Instance:
     locality_split: dict[str, str] = field(default_factory=dict)
     """Locality group -> the finest level it is measured on, for groups whose pooled classes count
     pods per domain of that level instead of per node (see :mod:`.variables`)."""
+    units: list = field(default_factory=list)
+    """Evictable victim units (``preemption=True`` only, see :mod:`.preemption`); empty otherwise."""
+    evict_room: np.ndarray | None = None
+    """[N, R] resources the evictable units could free per node (None without preemption)."""
+    evict_slots: np.ndarray | None = None
+    """[N] pod slots the evictable units could free per node (None without preemption)."""
 
     @property
     def n_nodes(self) -> int:
@@ -193,8 +199,11 @@ def _bound_state(cluster: Cluster, victims: set[str], resources: tuple[str, ...]
 
 
 def build_instance(cluster: Cluster, *, fixed: dict[str, str | None] | None = None,
-                   victims: tuple[str, ...] | list[str] = ()) -> Instance:
-    """Group the schedulable pending pods into classes and the groups into a tree."""
+                   victims: tuple[str, ...] | list[str] = (), preemption: bool = False) -> Instance:
+    """Group the schedulable pending pods into classes and the groups into a tree.
+
+    ``victims`` leave the bound state statically (check_feasible of a result with victims);
+    ``preemption`` adds the evictable units the model may decide to evict (:mod:`.preemption`)."""
     fixed = dict(fixed or {})
     resources = tuple(r for r in cluster.resource_names if r != PODS)
     alloc, free, free_pods, blocked, bound_on_node, bound_node_of = _bound_state(cluster, set(victims), resources)
@@ -242,10 +251,19 @@ def build_instance(cluster: Cluster, *, fixed: dict[str, str | None] | None = No
         for p in pods:
             class_of[p.key] = c.index
     leaves, composites, roots = _group_tree(cluster, classes, bound_node_of)
-    return Instance(cluster=cluster, nodes_alloc=alloc, free=free, free_pods=free_pods, blocked=blocked,
+    inst = Instance(cluster=cluster, nodes_alloc=alloc, free=free, free_pods=free_pods, blocked=blocked,
                     resources=resources, bound_on_node=bound_on_node, bound_node_of=bound_node_of,
                     classes=classes, class_of=class_of, leaves=leaves, composites=composites,
                     roots=roots, excluded=excluded, fixed_errors=fixed_errors)
+    if preemption:
+        from gangplan.solver.exact.preemption import evictable_units, eviction_room
+
+        inst.units = evictable_units(cluster, classes, bound_node_of, resources)
+        inst.evict_room, inst.evict_slots = eviction_room(inst.units, len(cluster.nodes), len(resources))
+        # A node is only out of reach when it stays over-committed with every evictable unit gone
+        # (capacity then asks for the evictions that fix it before a pod lands, see .capacity).
+        inst.blocked = ((free + inst.evict_room) < 0).any(axis=1) | (free_pods + inst.evict_slots < 0)
+    return inst
 
 
 def _group_tree(cluster: Cluster, classes: list[PodClass], bound_node_of: dict[str, int]):

@@ -7,6 +7,9 @@ Tiers, highest first, the first ones exactly the shared tiers of
                    their count), one tier per priority present among pending pods, highest first.
 ``gpus``           (objective="gpus" only) nvidia.com/gpu requested by the placed pods.
 ``placed``         pending pods placed, extra pods past minCount included.
+``pdbViolations``  (``preemption=True`` with evictable units only, :mod:`.preemption`) minimised
+``victims[p=P]``   disruption: PDB-violating victim pods, then victim pods per priority P
+                   (highest first); each tier is ``upper - cost`` here, the Result reports the cost.
 ``topology``       (groups annotated ``gangplan.io/preferred-topology`` only) pending pods of the
                    groups packed into one domain of their preferred level; see :mod:`.locality`.
 ``spread``         (annotated groups, or every multi-pod group with objective="compact") network
@@ -25,6 +28,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from gangplan.solver.exact.locality import COMPACT
+from gangplan.solver.exact.preemption import disruption_tiers
 from gangplan.solver.exact.variables import Counts, ExactModel, Tier
 from gangplan.solver.outcome import ADMITTED_PREFIX, PLACED, entity_of, entity_priority
 
@@ -42,6 +46,7 @@ def build_tiers(em: ExactModel, admitted: dict[str, cp_model.IntVar], objective:
     if objective == "gpus":
         tiers.append(_weighted_tier(em, GPUS, [int(c.rep.requests.get(GPU, 0)) for c in inst.classes]))
     tiers.append(_weighted_tier(em, PLACED, [1] * len(inst.classes)))
+    tiers += disruption_tiers(em)  # preemption only: pdbViolations, victims[p=P]
     if em.locality is not None:
         tiers += em.locality.tiers()
     tiers.append(_tiebreak_tier(em))

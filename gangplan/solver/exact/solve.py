@@ -47,6 +47,7 @@ from gangplan.solver.exact.instance import build_instance
 from gangplan.solver.exact.locality import add_locality_constraints, locality_plan
 from gangplan.solver.exact.objective import TIEBREAK, build_tiers
 from gangplan.solver.exact.ports import add_port_constraints
+from gangplan.solver.exact.preemption import add_eviction
 from gangplan.solver.exact.spread import add_spread_constraints
 from gangplan.solver.exact.topology import add_topology_constraints
 from gangplan.solver.exact.variables import Counts, ExactModel, Tier, build_variables
@@ -63,13 +64,19 @@ MIN_TIEBREAK_SECONDS = 0.5
 
 
 def build_model(cluster: Cluster, *, fixed: dict[str, str | None] | None = None, victims=(),
-                objective: str = "default", skip: frozenset[str] = frozenset()) -> ExactModel:
-    """Variables, then every constraint family in a fixed order, then the objective tiers."""
-    inst = build_instance(cluster, fixed=fixed, victims=victims)
+                objective: str = "default", skip: frozenset[str] = frozenset(),
+                preemption: bool = False) -> ExactModel:
+    """Variables, then every constraint family in a fixed order, then the objective tiers.
+
+    ``victims`` are removed from the bound state up front; ``preemption`` lets the model choose
+    evictions itself (:mod:`.preemption`)."""
+    inst = build_instance(cluster, fixed=fixed, victims=victims, preemption=preemption)
     inst.locality_groups, inst.locality_split = locality_plan(inst, objective)
     em = build_variables(inst, skip=skip)
+    em.evict = [em.model.new_bool_var("") for _ in inst.units]
     add_capacity_constraints(em)
     admitted = add_group_constraints(em)
+    add_eviction(em, admitted)
     add_topology_constraints(em)
     add_port_constraints(em)
     add_affinity_constraints(em)

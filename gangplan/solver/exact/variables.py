@@ -17,6 +17,8 @@ Formulation (spec/cpsat-modeling.md §2.1, the shape-slot "b3" model):
   the shape's slots there, so any split of those slots among the classes is valid again, and the
   tiers see per-domain counts without a per-node variable.
 * ``placed[c]``: how many pods of the class are placed.
+* With preemption (:mod:`.preemption`), a shape also keys on the priority: which priority lands on
+  a node decides whether an eviction there is justified.
 
 Variables exist only for eligible pairs (see :mod:`eligibility`), bounded by how many pods fit on
 the node's free capacity. Names are empty: bulk variables build faster without them.
@@ -50,6 +52,8 @@ class Counts:
     """A placement as counts: per class, node index -> pods of the class on it."""
 
     per_class: list[dict[int, int]]
+    evicted: frozenset[int] = frozenset()
+    """Indices of the evicted victim units (``Instance.units``; preemption only)."""
 
     def total(self, c: int) -> int:
         return sum(self.per_class[c].values())
@@ -110,6 +114,10 @@ class ExactModel:
     without the label): (nodes, count variable, upper bound)."""
     locality: Locality | None = None
     """The locality tiers' terms (:class:`.locality.Locality`), built with the constraints."""
+    evict: list[cp_model.IntVar] = field(default_factory=list)
+    """``evict[u]`` per evictable unit of ``inst.units`` (preemption only, :mod:`.preemption`)."""
+    disruption_upper: dict[str, int] = field(default_factory=dict)
+    """Disruption tier -> its upper bound (the tier is ``upper - cost``)."""
 
     # ---- helpers shared by the families -----------------------------------------------------
     def new_aux(self, lo: int, hi: int, value: Callable[[Counts], int]) -> cp_model.IntVar:
@@ -248,8 +256,10 @@ def _pooled_slots(em: ExactModel) -> None:
             tkey = confinement_key(em.inst, c) or ""
             split = em.inst.locality_split.get(c.group, "") if c.group is not None else ""
             key = (em.req[c.index].tobytes(), em.elig[c.index].eligible.tobytes(), tkey, split)
+            if em.inst.units:  # preemption: a shape's slots must tell which priority lands where
+                key += (c.priority,)
             by_key.setdefault(key, []).append(c.index)
-    for (_, _, tkey, split), classes in by_key.items():
+    for (_, _, tkey, split, *_), classes in by_key.items():
         s = len(em.shapes)
         first = classes[0]
         shape = Shape(classes=classes, req=em.req[first], fit=em.elig[first].fit, confined_key=tkey or None,

@@ -1,0 +1,322 @@
+"""Opt-in eviction (``solve_exact(..., preemption=True)``): which bound pods may leave, and what it costs.
+
+Victim units mirror upstream's ``WorkloadPortion`` (spec/kep-algorithms.md §2.1-2.2, the units of
+``getCrossNodesVictims`` in ``pkg/scheduler/framework/preemption/podgrouppreemption.go``,
+kubernetes/kubernetes 00f22436be9627b0d57b18d24da0017217f4e5a0), re-derived here from the Cluster
+(no engine imports the other): a bound pod with no ``disruptionMode: all`` ancestor group is its
+own unit; the pods under the highest ``all`` ancestor (every bound pod of every leaf PodGroup below
+it) form one unit. A unit's priority is its root group's, else the pod's own (``getPodPriority``).
+
+Model (spec/cpsat-modeling.md §2.7): one Boolean ``evict[u]`` per evictable unit. Capacity on a
+node subtracts the evicted pods' requests and pod slots (see :mod:`.capacity`), and a unit may only
+be evicted when an entity of strictly higher priority whose preemptionPolicy is
+PreemptLowerPriority (the group's policy, else ``Never`` if any of its pods says so) is admitted:
+``evict[u] <= sum of those entities' admission``, which is the validator's ``victim`` rule; and,
+locally, only when such a preemptor's pod lands on a node of the unit (``evict[u] <= sum of the
+higher-priority preemptors' counts on the unit's nodes``): upstream only evicts what the
+preemptor needs (the reprieve step), and what it needs is room on the nodes it takes. Leftover room
+may then go to lower-priority pods too, as upstream's later cycles would use it.
+
+A unit is *not* evictable (a deliberate, documented limitation: removing it would change rules the
+model evaluates statically on the bound state) when any of its pods
+
+* has a host port some pending pod also wants, a required pod affinity / anti-affinity term or
+  a DoNotSchedule spread;
+* is matched by such a term or spread selector of any pod (bound or pending);
+* belongs to a group hierarchy with pending pods (its removal would change gang counts);
+* is on a node the model does not know.
+
+Objective (the ``disruption`` tiers, right after ``placed``; upstream's importance criteria of
+``pickOneNodeForPreemption`` / ``MoreImportantVictim``, lexicographic): PDB violations first (per
+PDB, ``max(0, evicted matching pods - status.disruptionsAllowed)``, pods already in the PDB's
+``disruptedPods`` do not count), then victim pods per priority, highest priority first (so one
+higher-priority victim costs more than any number of lower ones), which also minimises the count.
+Tiers are maximised by :mod:`.solve`, so each is written as ``upper - cost``; the Result reports
+the cost itself (``pdbViolations``, ``victims[p=P]``, and the total ``victims``), minimised.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from gangplan.models.cluster import Cluster
+from gangplan.models.objects import Pod
+from gangplan.predicates import ports_conflict, selector_matches, term_matches
+from gangplan.solver.exact.variables import Tier
+
+NEVER = "Never"
+PDB_TIER = "pdbViolations"
+VICTIMS = "victims"
+VICTIMS_PREFIX = "victims[p="
+
+
+@dataclass
+class EvictUnit:
+    """One evictable unit: evicted as a whole or kept."""
+
+    key: str
+    pods: tuple[Pod, ...]
+    priority: int
+    usage: dict[int, np.ndarray]
+    """Node index -> summed requests of the unit's pods there (Instance.resources order)."""
+    slots: dict[int, int]
+    """Node index -> the unit's pods there."""
+
+
+def _all_ancestor(cluster: Cluster, group_key: str) -> str | None:
+    """The highest group at or above ``group_key`` with ``disruptionMode: all``."""
+    found, key, seen = None, group_key, set()
+    while key not in seen:
+        seen.add(key)
+        g = cluster.pod_groups.get(key) or cluster.composite_pod_groups.get(key)
+        if g is None:
+            break
+        if g.disruption_mode == "all":
+            found = key
+        if g.parent is None:
+            break
+        key = f"{g.namespace}/{g.parent}"
+    return found
+
+
+def _leaf_groups(cluster: Cluster, key: str) -> list[str]:
+    if key in cluster.pod_groups:
+        return [key]
+    return [x for k in cluster.composite_children.get(key, ()) for x in _leaf_groups(cluster, k)]
+
+
+def unit_priority(cluster: Cluster, pod: Pod) -> int:
+    """The root group's priority for a pod of a group, else the pod's own."""
+    if pod.group_key and pod.group_key in cluster.pod_groups:
+        root = cluster.root_of(pod.group_key)
+        g = cluster.pod_groups.get(root) or cluster.composite_pod_groups.get(root)
+        if g is not None:
+            return g.priority
+    return pod.priority
+
+
+def victim_units(cluster: Cluster, bound_node_of: dict[str, int]) -> list[tuple[str, tuple[Pod, ...], int]]:
+    """(key, pods, priority) of every unit over the bound pods on known nodes, in pod order."""
+    on_node = [p for p in cluster.bound_pods if p.key in bound_node_of]
+    units: dict[str, tuple[str, tuple[Pod, ...], int]] = {}
+    for p in on_node:
+        g = p.group_key if p.group_key in cluster.pod_groups else None
+        top = _all_ancestor(cluster, g) if g else None
+        if top is None:
+            units[f"pod:{p.key}"] = (f"pod:{p.key}", (p,), unit_priority(cluster, p))
+        elif top not in units:
+            leaves = set(_leaf_groups(cluster, top))
+            units[top] = (top, tuple(q for q in on_node if q.group_key in leaves), unit_priority(cluster, p))
+    return list(units.values())
+
+
+def _term_bound(cluster: Cluster) -> set[str]:
+    """Keys of pods that hold, or are matched by, a required inter-pod term or a hard spread, and
+    bound pods whose host ports conflict with a pending pod's."""
+    ns = cluster.namespaces
+    holders = [p for p in cluster.pods if p.affinity.pod_affinity_required or p.affinity.pod_anti_affinity_required
+               or any(s.when_unsatisfiable == "DoNotSchedule" for s in p.topology_spread)]
+    out = {p.key for p in holders}
+    ports = [a for p in cluster.pending_pods for a in p.host_ports]
+    for q in cluster.bound_pods:
+        if any(ports_conflict(a, b) for a in ports for b in q.host_ports):
+            out.add(q.key)
+            continue
+        for h in holders:
+            terms = h.affinity.pod_affinity_required + h.affinity.pod_anti_affinity_required
+            if any(term_matches(t, h.namespace, q, ns) for t in terms) or any(
+                    s.when_unsatisfiable == "DoNotSchedule" and q.namespace == h.namespace
+                    and selector_matches(s.label_selector, q.labels) for s in h.topology_spread):
+                out.add(q.key)
+                break
+    return out
+
+
+def preemptors(cluster: Cluster, classes) -> list[tuple[int, str]]:
+    """(priority, entity) of every entity the model may place that may preempt."""
+    out: dict[str, int] = {}
+    never: set[str] = set()
+    for c in classes:
+        for p in c.pods:
+            ent = c.entity or f"pod:{p.key}"
+            out[ent] = c.priority
+            if p.preemption_policy == NEVER:
+                never.add(ent)
+    for ent in list(out):
+        g = cluster.pod_groups.get(ent) or cluster.composite_pod_groups.get(ent)
+        policy = getattr(g, "preemption_policy", None) if g is not None else None
+        if policy == NEVER or (policy is None and ent in never):
+            del out[ent]
+    return sorted(((pr, e) for e, pr in out.items()), key=lambda t: (-t[0], t[1]))
+
+
+def evictable_units(cluster: Cluster, classes, bound_node_of: dict[str, int],
+                    resources: tuple[str, ...]) -> list[EvictUnit]:
+    """The units the model may evict (see the module docstring), in pod order."""
+    pre = preemptors(cluster, classes)
+    if not pre:
+        return []
+    top = pre[0][0]
+    pending_roots = {cluster.root_of(p.group_key) for p in cluster.pending_pods
+                     if p.group_key and p.group_key in cluster.pod_groups}
+    pinned = _term_bound(cluster)
+    ridx = {r: i for i, r in enumerate(resources)}
+    out = []
+    for key, pods, prio in victim_units(cluster, bound_node_of):
+        if prio >= top or any(p.key in pinned for p in pods):
+            continue
+        if any(p.group_key in cluster.pod_groups and cluster.root_of(p.group_key) in pending_roots for p in pods):
+            continue
+        usage: dict[int, np.ndarray] = {}
+        slots: dict[int, int] = {}
+        for p in pods:
+            n = bound_node_of[p.key]
+            vec = usage.setdefault(n, np.zeros(len(resources), dtype=np.int64))
+            for r, q in p.requests.items():
+                if r in ridx:
+                    vec[ridx[r]] += q
+            slots[n] = slots.get(n, 0) + 1
+        out.append(EvictUnit(key=key, pods=pods, priority=prio, usage=usage, slots=slots))
+    return out
+
+
+def eviction_room(units: list[EvictUnit], n_nodes: int, n_res: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per node, the resources and pod slots every evictable unit together could free."""
+    room = np.zeros((n_nodes, n_res), dtype=np.int64)
+    slots = np.zeros(n_nodes, dtype=np.int64)
+    for u in units:
+        for n, vec in u.usage.items():
+            room[n] += vec
+            slots[n] += u.slots[n]
+    return room, slots
+
+
+# ---- model --------------------------------------------------------------------------------------
+def add_eviction(em, admitted: dict) -> None:
+    """Each ``evict[u]`` (created with the variables, before capacity uses them) is allowed only
+    while a higher-priority preemptor is admitted."""
+    inst = em.inst
+    if not inst.units:
+        return
+    pre = preemptors(inst.cluster, inst.classes)
+    singles: dict[str, list] = {}
+    for c in inst.classes:
+        if c.entity is None:
+            for p in c.pods:
+                singles.setdefault(f"pod:{p.key}", []).append(c.index)
+    prio_of = _slot_priorities(em)
+    preempting = {c.index for c in inst.classes if (c.entity or f"pod:{c.pods[0].key}") in {e for _, e in pre}}
+    for var, u in zip(em.evict, inst.units, strict=True):
+        lits = []
+        for pr, ent in pre:
+            if pr <= u.priority:
+                continue
+            if ent in singles:
+                lits += [em.placed[c] for c in singles[ent]]
+            elif not isinstance(admitted.get(ent, 0), int):
+                lits.append(admitted[ent])
+        local = [v for n in sorted(u.usage) for v, _, _ in em.node_vars[n]
+                 if prio_of[v.index][0] > u.priority and prio_of[v.index][1] & preempting]
+        if lits and local:
+            em.model.add(var <= cp_model.LinearExpr.sum(sorted(set(lits), key=lambda v: v.index)))
+            em.model.add(var <= cp_model.LinearExpr.sum(local))
+        else:
+            em.model.add(var == 0)
+
+
+def _slot_priorities(em) -> dict[int, tuple[int, set[int]]]:
+    """Variable index of every per-node count -> (priority of the pods it counts, their classes).
+    With preemption, shapes never mix priorities (see :mod:`.variables`)."""
+    out: dict[int, tuple[int, set[int]]] = {}
+    for c, xs in enumerate(em.x):
+        for var in xs.values():
+            out[var.index] = (em.inst.classes[c].priority, {c})
+    for s, slots in enumerate(em.v):
+        members = set(em.shapes[s].classes)
+        prio = em.inst.classes[em.shapes[s].classes[0]].priority
+        for var in slots.values():
+            out[var.index] = (prio, members)
+    return out
+
+
+def disruption_tiers(em) -> list:
+    """``pdbViolations`` then ``victims[p=P]`` per unit priority, highest first (upper - cost)."""
+    inst = em.inst
+    if not inst.units:
+        return []
+    tiers = []
+    viols, viol_upper = [], 0
+    for pdb in inst.cluster.pdbs:
+        per_unit = [sum(1 for p in u.pods if p.namespace == pdb.namespace and p.name not in pdb.disrupted_pods
+                        and selector_matches(pdb.selector, p.labels)) for u in inst.units]
+        worst = sum(per_unit) - pdb.disruptions_allowed
+        if worst <= 0:
+            continue
+        allowed = pdb.disruptions_allowed
+        fn = _pdb_violations(per_unit, allowed)
+        v = em.new_aux(0, worst, fn)
+        pairs = [(em.evict[i], k) for i, k in enumerate(per_unit) if k]
+        em.model.add(v >= cp_model.LinearExpr.weighted_sum([x for x, _ in pairs], [k for _, k in pairs]) - allowed)
+        viols.append((v, fn))
+        viol_upper += worst
+    if viols:
+        fns = [fn for _, fn in viols]
+        tiers.append(Tier(PDB_TIER, viol_upper - cp_model.LinearExpr.sum([v for v, _ in viols]),
+                          lambda cnt, fns=fns, up=viol_upper: up - sum(f(cnt) for f in fns), viol_upper))
+    for prio in sorted({u.priority for u in inst.units}, reverse=True):
+        idx = [i for i, u in enumerate(inst.units) if u.priority == prio]
+        sizes = {i: len(inst.units[i].pods) for i in idx}
+        upper = sum(sizes.values())
+        expr = upper - cp_model.LinearExpr.weighted_sum([em.evict[i] for i in idx], [sizes[i] for i in idx])
+        tiers.append(Tier(f"{VICTIMS_PREFIX}{prio}]", expr,
+                          lambda cnt, s=sizes, up=upper: up - sum(k for i, k in s.items() if i in cnt.evicted), upper))
+    em.disruption_upper = {t.name: t.upper for t in tiers}
+    return tiers
+
+
+def _pdb_violations(per_unit: list[int], allowed: int):
+    def value(cnt) -> int:
+        return max(0, sum(per_unit[i] for i in cnt.evicted) - allowed)
+
+    return value
+
+
+def evicted_units(em, solution: list[int]) -> frozenset[int]:
+    return frozenset(i for i, var in enumerate(em.evict) if solution[var.index])
+
+
+def victims_of(em, evicted: frozenset[int]) -> list[str]:
+    return sorted(p.key for i in evicted for p in em.inst.units[i].pods)
+
+
+def units_of_victims(em, victims) -> frozenset[int] | None:
+    """The evictable units exactly covering ``victims``; None when they cannot be expressed."""
+    victims = set(victims)
+    chosen = {i for i, u in enumerate(em.inst.units) if any(p.key in victims for p in u.pods)}
+    covered = {p.key for i in chosen for p in em.inst.units[i].pods}
+    return frozenset(chosen) if covered == victims else None
+
+
+def nominated_pods(em, placements: dict[str, str], evicted: frozenset[int]) -> set[str]:
+    """Placed pods on a node a victim left (the greedy reports its preemptors the same way)."""
+    nodes = em.inst.cluster.nodes
+    freed = {nodes[n].name for i in evicted for n in em.inst.units[i].usage}
+    return {k for k, n in placements.items() if n in freed}
+
+
+def disruption_report(em, phases) -> tuple[dict[str, float], dict[str, float]]:
+    """(objective, bound) of the disruption tiers as minimised costs (upper - tier value)."""
+    uppers = getattr(em, "disruption_upper", {})
+    obj, bound = {}, {}
+    for ph in phases:
+        if ph.tier in uppers:
+            obj[ph.tier] = float(uppers[ph.tier] - ph.value)
+            if np.isfinite(ph.bound):
+                bound[ph.tier] = float(uppers[ph.tier] - ph.bound)
+    return obj, bound
+
+
+__all__ = ["EvictUnit", "add_eviction", "disruption_tiers", "evictable_units", "victim_units"]
