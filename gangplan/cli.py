@@ -162,7 +162,7 @@ def run_engine(cluster, engine: Engine, *, snapshot: str, time_limit: float, wor
         return greedy, greedy
     from gangplan.solver.exact import solve_exact
 
-    exact = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, objective=objective.value, hint=greedy, snapshot=snapshot)
+    exact = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, objective=objective.value, hint=greedy, snapshot=snapshot, preemption=preemption)
     return exact, greedy
 
 
@@ -178,13 +178,11 @@ def solve(
     output: Annotated[Path | None, typer.Option("--out", "-o", help="Write the Result JSON here.")] = None,
     explain: Annotated[str | None, typer.Option(help="Print the greedy trace of this pod (namespace/name).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the Result JSON instead of tables.")] = False,
-    preemption: Annotated[bool, typer.Option("--preemption", help="Greedy only: workload-aware (KEP-5710) and default pod preemption; victims go to the Result.")] = False,
+    preemption: Annotated[bool, typer.Option("--preemption", help="Let both engines evict lower-priority pods: greedy by workload-aware (KEP-5710) and default preemption, exact by optimal victim selection.")] = False,
 ) -> None:
     """Place the pending pods of a snapshot with one engine and print the outcome per group."""
     from gangplan.render import render_result, render_trace
 
-    if preemption and engine == Engine.exact:
-        raise _bad_input(SnapshotError("<arguments>", "--preemption is supported by the greedy engine only; the exact engine does not model eviction yet"))
     cluster = _load(snapshot)
     result, greedy = run_engine(cluster, engine, snapshot=str(snapshot), time_limit=time_limit, workers=workers, seed=seed, tie_break=tie_break, objective=objective, preemption=preemption)
     if output is not None:
@@ -210,6 +208,7 @@ def diff(
     tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: snapshot order or seeded random.")] = TieBreak.first,
     plan: Annotated[Path | None, typer.Option(help="Write the optimal placement as Kubernetes objects (Pod patches, Evictions).")] = None,
     nominate: Annotated[bool, typer.Option(help="In --plan, set status.nominatedNodeName instead of spec.nodeName.")] = False,
+    preemption: Annotated[bool, typer.Option("--preemption", help="Let both engines evict lower-priority pods (victims in both Results and in --plan).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the diff as JSON.")] = False,
 ) -> None:
     """Greedy (kube-scheduler) against optimal (CP-SAT): classification and the decisive greedy step.
@@ -221,7 +220,7 @@ def diff(
     from gangplan.render import render_diff, render_suite
     from gangplan.solver.diff import diff_snapshot
 
-    opts = dict(time_limit=time_limit, probe_time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break.value)
+    opts = dict(time_limit=time_limit, probe_time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break.value, preemption=preemption)
     if (snapshot is None) == (suite is None):
         raise _bad_input(SnapshotError("<arguments>", "give exactly one of SNAPSHOT or --suite DIR"))
     if suite is not None:

@@ -101,5 +101,10 @@ def test_solve_with_preemption_lists_the_victims_and_the_result_is_valid(tmp_pat
     r = Result.from_json(out.read_text())
     assert r.victims == ["podgroup-test/very-low1", "podgroup-test/very-low2"]
     assert runner.invoke(app, ["validate", str(snap), str(out)]).exit_code == 0
-    res = runner.invoke(app, ["solve", str(snap), "--preemption", "--engine", "exact"])
-    assert res.exit_code == 2 and "greedy engine only" in res.output
+    exact_out = tmp_path / "e.json"
+    res = runner.invoke(app, ["solve", str(snap), "--preemption", "--engine", "exact", "--out", str(exact_out)])
+    assert res.exit_code == 0, res.output
+    assert Result.from_json(exact_out.read_text()).victims == r.victims
+    res = runner.invoke(app, ["diff", str(snap), "--preemption", "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["classification"] == "identical"
