@@ -109,6 +109,32 @@ class Cluster(BaseModel):
             key = f"{g.namespace}/{g.parent}"
         return key
 
+    def unit_priority(self, pod: Pod) -> int:
+        """A pod's priority as a preemption victim or preemptor: its root group's priority, else
+        its own (KEP-5710 ``getPodPriority``)."""
+        if pod.group_key and pod.group_key in self.pod_groups:
+            root = self.root_of(pod.group_key)
+            g = self.pod_groups.get(root) or self.composite_pod_groups.get(root)
+            if g is not None:
+                return g.priority
+        return pod.priority
+
+    def highest_all_ancestor(self, group_key: str) -> str | None:
+        """The highest group at or above ``group_key`` with ``disruptionMode: all`` (the key of
+        the victim unit its pods belong to, KEP-5710), or None."""
+        found, key, seen = None, group_key, set()
+        while key not in seen:
+            seen.add(key)
+            g = self.pod_groups.get(key) or self.composite_pod_groups.get(key)
+            if g is None:
+                break
+            if g.disruption_mode == "all":
+                found = key
+            if g.parent is None:
+                break
+            key = f"{g.namespace}/{g.parent}"
+        return found
+
     def group_min_count(self, group_key: str) -> int:
         g = self.pod_groups[group_key]
         return g.min_count if g.policy == "gang" else 1

@@ -325,28 +325,19 @@ def _one_domain(st: _State, subject: str, key: str, pod_keys: list[str]) -> list
     return []
 
 
-def _unit_priority(c: Cluster, p: Pod) -> int:
-    if p.group_key and p.group_key in c.pod_groups:
-        root = c.root_of(p.group_key)
-        g = c.pod_groups.get(root) or c.composite_pod_groups.get(root)
-        if g is not None:
-            return g.priority
-    return p.priority
-
-
 def _victims(st: _State, result: Result) -> list[Violation]:
     if not result.victims:
         return []
     c = st.cluster
-    preemptors = [_unit_priority(c, st.pods[k]) for k in st.new]
+    preemptors = [c.unit_priority(st.pods[k]) for k in st.new]
     if not preemptors:
         return [Violation("victim", v, "evicted although no pod was placed") for v in sorted(result.victims)]
     top = max(preemptors)
     out = []
     for v in sorted(result.victims):
         p = c.pod_by_key.get(v)
-        if p is not None and p.node_name is not None and _unit_priority(c, p) >= top:
-            out.append(Violation("victim", v, f"priority {_unit_priority(c, p)} is not lower than the preemptor's {top}"))
+        if p is not None and p.node_name is not None and c.unit_priority(p) >= top:
+            out.append(Violation("victim", v, f"priority {c.unit_priority(p)} is not lower than the preemptor's {top}"))
     return out
 
 

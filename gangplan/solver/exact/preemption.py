@@ -66,36 +66,10 @@ class EvictUnit:
     """Node index -> the unit's pods there."""
 
 
-def _all_ancestor(cluster: Cluster, group_key: str) -> str | None:
-    """The highest group at or above ``group_key`` with ``disruptionMode: all``."""
-    found, key, seen = None, group_key, set()
-    while key not in seen:
-        seen.add(key)
-        g = cluster.pod_groups.get(key) or cluster.composite_pod_groups.get(key)
-        if g is None:
-            break
-        if g.disruption_mode == "all":
-            found = key
-        if g.parent is None:
-            break
-        key = f"{g.namespace}/{g.parent}"
-    return found
-
-
 def _leaf_groups(cluster: Cluster, key: str) -> list[str]:
     if key in cluster.pod_groups:
         return [key]
     return [x for k in cluster.composite_children.get(key, ()) for x in _leaf_groups(cluster, k)]
-
-
-def unit_priority(cluster: Cluster, pod: Pod) -> int:
-    """The root group's priority for a pod of a group, else the pod's own."""
-    if pod.group_key and pod.group_key in cluster.pod_groups:
-        root = cluster.root_of(pod.group_key)
-        g = cluster.pod_groups.get(root) or cluster.composite_pod_groups.get(root)
-        if g is not None:
-            return g.priority
-    return pod.priority
 
 
 def victim_units(cluster: Cluster, bound_node_of: dict[str, int]) -> list[tuple[str, tuple[Pod, ...], int]]:
@@ -104,12 +78,12 @@ def victim_units(cluster: Cluster, bound_node_of: dict[str, int]) -> list[tuple[
     units: dict[str, tuple[str, tuple[Pod, ...], int]] = {}
     for p in on_node:
         g = p.group_key if p.group_key in cluster.pod_groups else None
-        top = _all_ancestor(cluster, g) if g else None
+        top = cluster.highest_all_ancestor(g) if g else None
         if top is None:
-            units[f"pod:{p.key}"] = (f"pod:{p.key}", (p,), unit_priority(cluster, p))
+            units[f"pod:{p.key}"] = (f"pod:{p.key}", (p,), cluster.unit_priority(p))
         elif top not in units:
             leaves = set(_leaf_groups(cluster, top))
-            units[top] = (top, tuple(q for q in on_node if q.group_key in leaves), unit_priority(cluster, p))
+            units[top] = (top, tuple(q for q in on_node if q.group_key in leaves), cluster.unit_priority(p))
     return list(units.values())
 
 

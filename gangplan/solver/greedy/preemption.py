@@ -110,46 +110,20 @@ def _start(p: Pod) -> datetime:
     return parse_timestamp(p.start_time) if p.start_time else FAR_FUTURE
 
 
-def unit_priority(cluster: Cluster, pod: Pod) -> int:
-    """The root group's priority for a pod of a group, else the pod's own (``getPodPriority``)."""
-    if pod.group_key and pod.group_key in cluster.pod_groups:
-        root = cluster.root_of(pod.group_key)
-        g = cluster.pod_groups.get(root) or cluster.composite_pod_groups.get(root)
-        if g is not None:
-            return g.priority
-    return pod.priority
-
-
-def _all_ancestor(cluster: Cluster, group_key: str) -> str | None:
-    """The highest group at or above ``group_key`` with ``disruptionMode: all``."""
-    found, key, seen = None, group_key, set()
-    while key not in seen:
-        seen.add(key)
-        g = cluster.pod_groups.get(key) or cluster.composite_pod_groups.get(key)
-        if g is None:
-            break
-        if g.disruption_mode == "all":
-            found = key
-        if g.parent is None:
-            break
-        key = f"{g.namespace}/{g.parent}"
-    return found
-
-
 def victim_units(cluster: Cluster, snap: NodeTable) -> list[VictimUnit]:
     """Every unit over the bound pods still on a node (``getCrossNodesVictims``), in pod order."""
     on_node = [p for p in cluster.bound_pods if p.key in snap.node_of]
     units: dict[str, VictimUnit] = {}
     for p in on_node:
         g = p.group_key if p.group_key in cluster.pod_groups else None
-        top = _all_ancestor(cluster, g) if g else None
+        top = cluster.highest_all_ancestor(g) if g else None
         if top is None:
-            units[f"pod:{p.key}"] = VictimUnit(f"pod:{p.key}", "PodGroup" if g else "Pod", (p,), unit_priority(cluster, p))
+            units[f"pod:{p.key}"] = VictimUnit(f"pod:{p.key}", "PodGroup" if g else "Pod", (p,), cluster.unit_priority(p))
         elif top not in units:
             leaves = set(leaf_groups(cluster, top))
             pods = tuple(q for q in on_node if q.group_key in leaves)
             kind = "PodGroup" if top in cluster.pod_groups else "CompositePodGroup"
-            units[top] = VictimUnit(top, kind, pods, unit_priority(cluster, p))
+            units[top] = VictimUnit(top, kind, pods, cluster.unit_priority(p))
     return list(units.values())
 
 
@@ -219,7 +193,7 @@ class Preemption:
         """A lower-priority terminating pod on a preemptor pod's nominated node."""
         for pod in pods:
             i = self.snap.index.get(pod.nominated_node_name or "")
-            if i is not None and any(q.terminating and unit_priority(self.cluster, q) < priority for q in self.snap.pods_on[i]):
+            if i is not None and any(q.terminating and self.cluster.unit_priority(q) < priority for q in self.snap.pods_on[i]):
                 return True
         return False
 
@@ -429,4 +403,4 @@ def pick_one_node(candidates: list[tuple[int, list[VictimUnit], int]]) -> tuple[
     return min(left, key=lambda c: c[0])
 
 
-__all__ = ["Preemption", "VictimUnit", "classify_pdb", "pick_one_node", "unit_priority", "victim_units"]
+__all__ = ["Preemption", "VictimUnit", "classify_pdb", "pick_one_node", "victim_units"]
