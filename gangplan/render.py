@@ -102,9 +102,10 @@ def render_result(console: Console, r: Result, cluster: Cluster) -> None:
     for col in ("group", "outcome", "placed/minCount", "nodes used", "domain", "reason"):
         t.add_column(col)
     for key, g in r.groups.items():
-        members = [p.key for p in cluster.group_members.get(key, ())]
+        group_pods = cluster.groups.members(key)
+        members = [p.key for p in group_pods]
         nodes = sorted({r.pods[k].node for k in members if k in r.pods and r.pods[k].node})
-        nodes += sorted({p.node_name for p in cluster.group_members.get(key, ()) if p.node_name} - set(nodes))
+        nodes += sorted({p.node_name for p in group_pods if p.node_name} - set(nodes))
         t.add_row(
             key,
             "[green]admitted[/green]" if g.admitted else "[red]not admitted[/red]",

@@ -84,7 +84,7 @@ def summarize(cluster: Cluster) -> dict[str, Any]:
     pending_by_group: Counter[str] = Counter(p.group_key for p in cluster.pending_pods if p.group_key)
     for key in sorted(set(pending_by_group) | set(cluster.pod_groups)):
         g = cluster.pod_groups.get(key)
-        members = cluster.group_members.get(key, ())
+        members = cluster.groups.members(key)
         groups.append(
             {
                 "group": key,

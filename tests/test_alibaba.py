@@ -181,7 +181,7 @@ def _first_fit(cluster: Cluster, order: list[str]) -> dict[str, str]:
         free[p.node_name]["pods"] -= 1
     placements = {}
     for gkey in order:
-        for p in cluster.group_members[gkey]:
+        for p in cluster.groups.node(gkey).members:
             for n in cluster.nodes:
                 f = free[n.name]
                 if node_matches_pod_selector(p, n) and not insufficient(p.requests, f, f["pods"]):

@@ -145,13 +145,13 @@ CASES = [
         ": Pod/default/p: duplicate object (first defined in ",
     ),
     (
-        "a group hierarchy with a cycle shows the cycle",
+        "a PodGroup and a CompositePodGroup with one name are refused",
         "s.yaml",
         docs(
-            "kind: CompositePodGroup\nmetadata: {name: a, namespace: ml}\nspec: {parentCompositePodGroupName: b, schedulingPolicy: {basic: {}}}\n",
-            "kind: CompositePodGroup\nmetadata: {name: b, namespace: ml}\nspec: {parentCompositePodGroupName: a, schedulingPolicy: {basic: {}}}\n",
+            "kind: CompositePodGroup\nmetadata: {name: a, namespace: ml}\nspec: {schedulingPolicy: {basic: {}}}\n",
+            "kind: PodGroup\nmetadata: {name: a, namespace: ml}\nspec: {schedulingPolicy: {basic: {}}}\n",
         ),
-        ": CompositePodGroup/ml/a: spec.parentCompositePodGroupName: group hierarchy has a cycle: ml/a -> ml/b -> ml/a",
+        ": CompositePodGroup/ml/a: metadata.name: a PodGroup named ml/a exists too",
     ),
     (
         "a pod bound to an unknown node names spec.nodeName",

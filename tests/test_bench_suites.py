@@ -66,7 +66,7 @@ def test_random_families_draw_a_different_instance_for_another_seed(name: str) -
 
 def test_philly_gangs_carry_the_real_job_gpu_totals_split_into_at_most_8_gpu_workers() -> None:
     cluster = to_cluster(build_family("philly", {"nodes": 32, "jobs": 40, "min_gpus": 12, "sampling": "uniform"}, 0))
-    totals = sorted(sum(p.requests[GPU] for p in members) for members in cluster.group_members.values())
+    totals = sorted(sum(p.requests[GPU] for p in members) for members in (cluster.groups.node(k).members for k in cluster.groups.leaf_keys))
     assert totals and set(totals) <= {12, 16, 24, 32, 64, 128, 256}
     assert all(p.requests[GPU] <= 8 for p in cluster.pending_pods)
 

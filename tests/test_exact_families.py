@@ -330,7 +330,7 @@ def test_a_group_whose_pod_priority_differs_from_the_group_is_never_placed():
                 pod_object("odd", group="g", priority=5, requests={"cpu": "1"}))
     r = solve(c)
     assert r.placements() == {}
-    assert r.pods["default/ok"].reason.startswith("group validation failed")
+    assert r.pods["default/ok"].reason.startswith("SchedulerError: ")
 
 
 def test_gated_pods_are_never_placed():

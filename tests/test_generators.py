@@ -72,7 +72,7 @@ def test_scheduler_perf_gangs_has_the_upstream_shape(nodes, gangs, per_gang, pol
     assert all(n.allocatable == {"cpu": 4000, "memory": 32 * 2**30, "pods": 110} for n in c.nodes)
     assert all(p.requests == {"cpu": 100, "memory": 100 * 2**20} for p in c.pods)
     assert {g.policy for g in c.pod_groups.values()} == {policy}
-    assert all(len(m) == per_gang for m in c.group_members.values())
+    assert all(len(m) == per_gang for m in (c.groups.node(k).members for k in c.groups.leaf_keys))
     # Member i belongs to group i div podsPerGroup, in creation order.
     assert [p.pod_group for p in c.pods] == [sorted(c.pod_groups)[i // per_gang].split("/")[1] for i in range(gangs * per_gang)]
 
@@ -150,7 +150,7 @@ def test_gpu_cluster_has_racks_of_16_in_zones_of_8_racks_with_one_gpu_type_per_r
 def test_gpu_gangs_total_exactly_the_requested_pods_as_identical_all_or_nothing_gangs(total):
     c = to_cluster(gpu_gangs(total, seed=5))
     assert len(c.pending_pods) == total and not c.gated
-    for key, members in c.group_members.items():
+    for key, members in ((k, c.groups.node(k).members) for k in c.groups.leaf_keys):
         g = c.pod_groups[key]
         assert g.policy == "gang" and g.min_count == len(members) <= 32
         assert len({tuple(sorted(p.requests.items())) for p in members}) == 1
@@ -160,10 +160,10 @@ def test_gpu_gangs_total_exactly_the_requested_pods_as_identical_all_or_nothing_
 
 def test_gpu_gangs_mix_rack_constraints_and_gpu_type_selectors():
     c = to_cluster(gpu_gangs(2048, seed=0))
-    multi = [g for k, g in c.pod_groups.items() if len(c.group_members[k]) > 1]
+    multi = [g for k, g in c.pod_groups.items() if len(c.groups.node(k).members) > 1]
     racked = sum(1 for g in multi if g.topology_key == RACK)
     assert 0.35 < racked / len(multi) < 0.65
-    assert all(g.topology_key is None for k, g in c.pod_groups.items() if len(c.group_members[k]) == 1)
+    assert all(g.topology_key is None for k, g in c.pod_groups.items() if len(c.groups.node(k).members) == 1)
     selecting = {p.group_key for p in c.pods if p.node_selector}
     assert 0.1 < len(selecting) / len(c.pod_groups) < 0.3
     assert 150 < len(c.pod_groups) < 320  # ~230 gangs for 2,048 pods, as in the lab grid
@@ -251,7 +251,7 @@ def test_small_snapshots_have_the_promised_sizes(objects):
     assert 2 <= kinds["Node"] <= 6
     assert kinds["PodGroup"] in range(1, 4)
     c = load_objects(objects)
-    for key, members in c.group_members.items():
+    for key, members in ((k, c.groups.node(k).members) for k in c.groups.leaf_keys):
         assert len(members) in range(1, 5)
         g = c.pod_groups[key]
         assert g.policy == "basic" or 1 <= g.min_count <= len(members)
@@ -268,4 +268,4 @@ def test_small_clusters_bound_pods_respect_capacity(cluster):
 @given(small_clusters())
 def test_small_clusters_are_valid_when_nothing_is_placed(cluster):
     assert _empty_result_violations(cluster) == []
-    assert all(cluster.group_of(p) is not None for p in cluster.pending_pods if p.pod_group)
+    assert all(cluster.groups.group_of(p) is not None for p in cluster.pending_pods if p.pod_group)

@@ -106,7 +106,7 @@ def test_a_pod_whose_priority_differs_from_its_group_fails_the_whole_group_with_
     c = make_cluster([node()], [member("p0", "pg"), member("p1", "pg", priority=5)], groups=[gang("pg", 2)])
     r = solve(c)
     assert r.placements() == {}
-    assert r.pods["default/p0"].reason.startswith("pod group default/pg is unschedulable: SchedulerError: pod default/p1 has priority 5")
+    assert r.pods["default/p0"].reason.startswith("pod group default/pg is unschedulable: SchedulerError: all pods in a pod group hierarchy should have the same priority as the root pod group's priority, got 5 (\"p1\") and 100 (\"default/pg\")")
     assert r.trace["groups"]["default/pg"]["status"] == "Error"
     assert r.trace["order"] == []
 

@@ -18,7 +18,8 @@ from gangplan.io.loader import load_snapshot
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import LabelSelector, Pod, PodDisruptionBudget, PodGroup
 from gangplan.solver.greedy import solve_greedy
-from gangplan.solver.greedy.preemption import VictimUnit, classify_pdb
+from gangplan.models.groups import EntityKey, VictimUnit
+from gangplan.solver.greedy.preemption import classify_pdb, importance
 from gangplan.solver.greedy.testing import make_node, make_pod
 from gangplan.solver.suite import EXPECT_GREEDY, EXPECT_PLACED
 from gangplan.solver.validate import validate
@@ -36,6 +37,8 @@ def victim(name: str, node: str, priority: int, *, uid: str | None = None, label
 def preemptor_group(name: str = "pre", priority: int = HIGH, pods: int = 1, *, policy: str | None = None) -> tuple[PodGroup, list[Pod]]:
     g = PodGroup(namespace="default", name=name, policy="gang", min_count=pods, priority=priority, preemption_policy=policy)
     members = [make_pod(f"{name}-{i}", priority=priority, group=name, created=f"2026-11-30T10:00:0{i}Z") for i in range(pods)]
+    if policy is not None:  # Priority admission gives pods and group the class's policy: they agree
+        members = [p.model_copy(update={"preemption_policy": policy}) for p in members]
     return g, members
 
 
@@ -169,10 +172,10 @@ def test_freed_resources_are_seen_by_later_entities_and_victims_are_not_reused()
 
 def test_classify_pdb_consumes_budgets_in_the_given_order() -> None:
     pods = [victim(f"p{i}", "n", LOW, labels={"app": "a"}) for i in range(3)]
-    units = [VictimUnit(f"pod:{p.key}", "Pod", (p,), LOW) for p in pods]
+    units = [VictimUnit(EntityKey.pod(p.key), "Pod", (p,), LOW) for p in pods]
     bad, good, counts = classify_pdb(units, (pdb("b", "a", allowed=2),))
-    assert [u.key for u in good] == ["pod:default/p0", "pod:default/p1"]
-    assert [u.key for u in bad] == ["pod:default/p2"] and counts == {"pod:default/p2": 1}
+    assert [str(u.key) for u in good] == ["pod:default/p0", "pod:default/p1"]
+    assert [str(u.key) for u in bad] == ["pod:default/p2"] and counts == {"pod:default/p2": 1}
 
 
 # ---- default single-pod preemption (spec §2.4) ---------------------------------------------------
@@ -288,8 +291,8 @@ def test_an_all_mode_composite_is_one_unit_of_rank_three_over_all_its_leaves() -
     leaves = [PodGroup(namespace="default", name=n, policy="gang", min_count=1, priority=LOW, parent="job") for n in ("a", "b")]
     pods = [victim("a0", "node1", LOW, group="a"), victim("b0", "node2", LOW, group="b"), victim("solo", "node2", LOW)]
     c = Cluster(nodes=(make_node("node1"), make_node("node2")), pods=tuple(pods), pod_groups={g.key: g for g in leaves}, composite_pod_groups={cpg.key: cpg})
-    units = sorted(victim_units(c, NodeTable(c)), key=VictimUnit.importance)
-    assert [(u.key, u.kind, [p.name for p in u.pods]) for u in units] == [
+    units = sorted(victim_units(c, NodeTable(c)), key=importance)
+    assert [(str(u.key), u.kind, [p.name for p in u.pods]) for u in units] == [
         ("default/job", "CompositePodGroup", ["a0", "b0"]),
         ("pod:default/solo", "Pod", ["solo"]),
     ]

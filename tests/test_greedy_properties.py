@@ -26,7 +26,7 @@ def test_greedy_results_validate_repeat_and_agree_with_their_trace(cluster) -> N
         if t["chosen"] is None:
             assert t["fitError"] and r.pods[key].reason
     for key, g in r.groups.items():
-        members = [p.key for p in cluster.group_members[key] if p.node_name is None]
+        members = [p.key for p in cluster.groups.node(key).members if p.node_name is None]
         if not g.admitted:
             assert not any(m in placed for m in members)
         else:

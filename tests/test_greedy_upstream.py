@@ -17,7 +17,7 @@ UPSTREAM = Path(__file__).resolve().parent.parent / "scenarios" / "upstream"
 
 
 def _outcome(cluster, result, key: str) -> str:
-    pending = [p for p in cluster.group_members.get(key, ()) if p.node_name is None]
+    pending = [p for p in cluster.groups.members(key) if p.node_name is None]
     if pending and all(p.key in cluster.gated for p in pending):
         return "gated"
     g = result.groups.get(key)
@@ -35,7 +35,7 @@ def test_greedy_reproduces_the_upstream_outcome(path: Path) -> None:
             assert _outcome(cluster, result, key) == g.annotations[EXPECT_GREEDY], key
             checked += 1
         if EXPECT_PLACED in g.annotations:
-            placed = result.groups[key].placed if key in result.groups else sum(1 for p in cluster.group_members.get(key, ()) if p.node_name)
+            placed = result.groups[key].placed if key in result.groups else sum(1 for p in cluster.groups.members(key) if p.node_name)
             assert placed == int(g.annotations[EXPECT_PLACED]), key
             checked += 1
     assert checked > 0

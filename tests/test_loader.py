@@ -273,7 +273,7 @@ def member(name: str, group: str = "train", ns: str = "ml") -> str:
 
 def test_group_membership_comes_from_spec_scheduling_group(load_text):
     c = load_text(NODES + GANG + member("w0") + member("w1") + pod_doc("loner", ns="ml"))
-    assert [p.key for p in c.group_members["ml/train"]] == ["ml/w0", "ml/w1"]
+    assert [p.key for p in c.groups.node("ml/train").members] == ["ml/w0", "ml/w1"]
     assert c.pod_groups["ml/train"].min_count == 2 and c.pod_groups["ml/train"].policy == "gang"
     assert c.pod_by_key["ml/loner"].group_key is None
     assert c.gated == {}
@@ -315,8 +315,8 @@ spec: {parentCompositePodGroupName: top, schedulingPolicy: {gang: {minCount: 2}}
 """ + member("a0", group="a") + member("b0", group="b"))
     reason = "waiting for CompositePodGroup ml/top: 1 of minGroupCount 2 children ready"
     assert c.gated == {"ml/a0": reason, "ml/b0": reason}
-    assert c.composite_children["ml/top"] == ("ml/a", "ml/b")
-    assert c.root_of("ml/b") == "ml/top"
+    assert c.groups.node("ml/top").children == ("ml/a", "ml/b")
+    assert c.groups.root_of("ml/b") == "ml/top"
 
 
 def test_scheduling_gates_gate_a_pod(load_text):

@@ -355,7 +355,7 @@ def test_victims_must_have_strictly_lower_priority_than_the_preemptor():
 
 def test_a_group_member_preempts_with_its_groups_priority():
     g = PodGroup(namespace="ml", name="g", policy="gang", min_count=1, priority=100)
-    c = Cluster(nodes=(node("n1"),), pods=(pod("low", cpu=4000, on="n1", priority=50), pod("w", ns="ml", cpu=4000, pod_group="g")), pod_groups={g.key: g})
+    c = Cluster(nodes=(node("n1"),), pods=(pod("low", cpu=4000, on="n1", priority=50), pod("w", ns="ml", cpu=4000, pod_group="g", priority=100)), pod_groups={g.key: g})
     assert rules(c, {"ml/w": "n1"}, victims=("default/low",)) == set()
 
 

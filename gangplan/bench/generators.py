@@ -210,6 +210,7 @@ def composite_pod_group_object(
         topology_key=topology_key, parent=parent, annotations=annotations, created=created,
     )
     obj["kind"] = "CompositePodGroup"
+    obj["apiVersion"] = "scheduling.k8s.io/v1alpha3"  # the only version that serves CompositePodGroup
     if policy == "gang":
         obj["spec"]["schedulingPolicy"] = {"gang": {"minGroupCount": int(min_group_count)}}
     return obj

@@ -22,11 +22,17 @@ def _type_name(v: Any) -> str:
 class Ctx:
     """Where an object came from; every accessor raises :class:`SnapshotError` naming the field."""
 
-    __slots__ = ("file", "obj")
+    __slots__ = ("file", "obj", "notes")
 
     def __init__(self, file: str, obj: str) -> None:
         self.file = file
         self.obj = obj
+        self.notes: list[tuple[str, str]] = []
+        """(field, message) of what was read but is not used (the loader turns them into warnings)."""
+
+    def note(self, field: str, message: str) -> None:
+        """Record a field gangplan reads but does not model (never silently dropped)."""
+        self.notes.append((field, message))
 
     def fail(self, field: str | None, message: str) -> SnapshotError:
         return SnapshotError(self.file, message, obj=self.obj, field=field)

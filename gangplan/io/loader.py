@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,9 @@ from gangplan.io.parse import (
     parse_topology,
     parse_workload,
 )
+from gangplan.io.v1alpha1 import synthesize as synthesize_v1alpha1
 from gangplan.models.cluster import Cluster
+from gangplan.models.groups import GroupTree, gate
 from gangplan.models.objects import (
     LabelSelector,
     Pod,
@@ -195,12 +198,56 @@ _GROUPS = {
 }
 
 
+# Served versions gangplan reads, per kind of scheduling.k8s.io (docs/upstream-api-shapes.md §1):
+# v1alpha1 = v1.35, v1alpha2 = v1.36, v1alpha3 and v1beta1 = v1.37. Another version is named in a
+# warning and not read.
+_VERSIONS = {
+    "Workload": ("v1alpha1", "v1alpha2", "v1alpha3", "v1beta1"),
+    "PodGroup": ("v1alpha2", "v1alpha3", "v1beta1"),
+    "CompositePodGroup": ("v1alpha3",),
+    "PriorityClass": ("v1", "v1beta1", "v1alpha1"),
+}
+
+
+def _api_group(api_version: Any) -> str | None:
+    if not isinstance(api_version, str) or not api_version:
+        return None
+    return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+
+
 def _foreign_api(kind: str, api_version: Any) -> bool:
     """True when ``apiVersion`` is given and names another API group than the one gangplan reads."""
-    if not isinstance(api_version, str) or not api_version:
+    group = _api_group(api_version)
+    return group is not None and group != _GROUPS[kind]
+
+
+def _unreadable_version(kind: str, api_version: Any) -> bool:
+    if kind not in _VERSIONS or _api_group(api_version) is None:
         return False
-    group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
-    return group != _GROUPS[kind]
+    return api_version.rsplit("/", 1)[-1] not in _VERSIONS[kind]
+
+
+# Objects gangplan does not read but that change where pods can go (or which pods exist): named in
+# a warning (see Cluster.warnings), not only counted. API group -> what is lost.
+_SCHEDULING_GROUPS = {
+    "scheduling.x-k8s.io": "a scheduler-plugins coscheduling group: its pods are scheduled as single pods",
+    "scheduling.volcano.sh": "a Volcano scheduling object: its gang semantics are not applied",
+    "batch.volcano.sh": "a Volcano Job: it is not expanded into pods",
+    "topology.volcano.sh": "a Volcano HyperNode: its tiers are not read as topology",
+    "scheduling.run.ai": "a KAI-Scheduler object: its gang semantics are not applied",
+    "kai.scheduler": "a KAI-Scheduler object: not read",
+    "kueue.x-k8s.io": "a Kueue object: quota and admission are not modelled",
+    "resource.k8s.io": "Dynamic Resource Allocation is not modelled: device claims do not constrain placement",
+    "storage.k8s.io": "volume topology is not modelled",
+    "jobset.x-k8s.io": "a JobSet: it is not expanded into pods (only pods in the snapshot are scheduled)",
+    "leaderworkerset.x-k8s.io": "a LeaderWorkerSet: it is not expanded into pods",
+    "scheduling.k8s.io": "an API version gangplan cannot read",
+}
+_SCHEDULING_KINDS = {
+    "PersistentVolumeClaim": "volume binding is not modelled: claims do not constrain placement",
+    "PersistentVolume": "volume topology is not modelled",
+    "Job": "a Job: it is not expanded into pods (only pods in the snapshot are scheduled)",
+}
 
 
 # kind -> (parser, _Builder attribute it is stored in, attribute of the object used as key)
@@ -231,6 +278,28 @@ class _Builder:
         self.profile: SchedulerProfile | None = None
         self.seen: dict[str, str] = {}
         self.skipped: Counter[str] = Counter()
+        self.notes: dict[tuple[str, str, str], list[str]] = {}
+        """(kind, field, message) -> names of the objects it applies to (warnings)."""
+
+    def note(self, kind: str, field: str, message: str, name: str) -> None:
+        self.notes.setdefault((kind, re.sub(r"\[\d+\]", "[]", field), message), []).append(name)
+
+    def _skip(self, kind: str, raw: dict, label: str) -> None:
+        self.skipped[label] += 1
+        group = _api_group(raw.get("apiVersion"))
+        why = _SCHEDULING_GROUPS.get(group or "") if group else None
+        why = why or (_SCHEDULING_KINDS.get(kind) if not group or group in ("", "batch") else None)
+        if why is not None:
+            meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+            self.note(label, "", f"not read: {why}", str(meta.get("name", "?")))
+
+    def warnings(self) -> tuple[str, ...]:
+        out = []
+        for (kind, field, message), names in sorted(self.notes.items()):
+            shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
+            where = f"{kind} {field}" if field else kind
+            out.append(f"{where}: {len(names)} object{'s' if len(names) != 1 else ''} ({shown}): {message}")
+        return tuple(out)
 
     def _unique(self, ref: str, file: str) -> None:
         if ref in self.seen:
@@ -240,16 +309,18 @@ class _Builder:
     def add(self, file: str, raw: dict) -> None:
         kind = raw.get("kind")
         if kind not in _KNOWN:
-            self.skipped[str(kind)] += 1
+            self._skip(str(kind), raw, str(kind))
             return
-        if _foreign_api(kind, raw.get("apiVersion")):
-            self.skipped[f"{kind} ({raw.get('apiVersion')})"] += 1
+        if _foreign_api(kind, raw.get("apiVersion")) or _unreadable_version(kind, raw.get("apiVersion")):
+            self._skip(kind, raw, f"{kind} ({raw.get('apiVersion')})")
             return
         ref = _ref(kind, raw, kind in _NAMESPACED)
         ctx = Ctx(file, ref)
         if kind in _PARSERS:
             parse, store, key_attr = _PARSERS[kind]
             parsed = parse(ctx, raw)
+            for field, message in ctx.notes:
+                self.note(kind, field, message, ref.split("/", 1)[1])
             obj = parsed[0] if kind == "PodDisruptionBudget" else parsed  # (pdb, has_status)
             if kind == "Pod" and obj.phase in ("Succeeded", "Failed"):
                 self.skipped["Pod (terminated)"] += 1
@@ -281,32 +352,34 @@ class _Builder:
         defaults = [pc.value for pc in self.priority_classes.values() if pc.global_default]
         return max(defaults) if defaults else 0
 
+    def _class_policy(self, class_name: str) -> str | None:
+        """The preemptionPolicy Priority admission copies from the object's PriorityClass (or the
+        global default class when none is named)."""
+        if class_name:
+            pc = self.priority_classes.get(class_name)
+        else:
+            pc = max((c for c in self.priority_classes.values() if c.global_default), key=lambda c: c.value, default=None)
+        return pc.preemption_policy if pc is not None else None
+
     def _with_priority(self, g: Any, ctx: Ctx) -> Any:
-        """A group's priority: spec.priority, else its PriorityClass, else the global default."""
-        if g.priority != 0:
-            return g
-        cp = self._class_priority(ctx, g.priority_class_name, "spec.priorityClassName")
-        prio = cp if cp is not None else self._default_priority() if not g.priority_class_name else 0
-        return g.model_copy(update={"priority": prio})
+        """A group's priority: spec.priority, else its PriorityClass, else the global default; an
+        unset preemptionPolicy from the class, as Priority admission fills them in."""
+        update: dict[str, Any] = {}
+        if g.priority == 0:
+            cp = self._class_priority(ctx, g.priority_class_name, "spec.priorityClassName")
+            update["priority"] = cp if cp is not None else self._default_priority() if not g.priority_class_name else 0
+        if g.preemption_policy is None and self._class_policy(g.priority_class_name) is not None:
+            update["preemption_policy"] = self._class_policy(g.priority_class_name)
+        return g.model_copy(update=update) if update else g
 
     def resolve_groups(self) -> tuple[dict[str, PodGroup], dict[str, Any]]:
         groups = {key: self._with_priority(g, ctx) for key, (g, ctx) in self.pod_groups.items()}
         cpgs = {key: self._with_priority(g, ctx) for key, (g, ctx) in self.cpgs.items()}
-        # A hierarchy must be a forest: a cycle is bad input. A missing parent gates (see gating).
-        for start in list(groups) + list(cpgs):
-            seen = [start]
-            g = groups.get(start) or cpgs.get(start)
-            while g is not None and g.parent is not None:
-                parent_key = f"{g.namespace}/{g.parent}"
-                if parent_key in seen:
-                    ctx = (self.pod_groups.get(start) or self.cpgs.get(start))[1]
-                    chain = " -> ".join(seen + [parent_key])
-                    raise ctx.fail("spec.parentCompositePodGroupName", f"group hierarchy has a cycle: {chain}")
-                if parent_key in groups:
-                    ctx = (self.pod_groups.get(seen[-1]) or self.cpgs.get(seen[-1]))[1]
-                    raise ctx.fail("spec.parentCompositePodGroupName", f"parent {parent_key} is a PodGroup, not a CompositePodGroup")
-                seen.append(parent_key)
-                g = cpgs.get(parent_key)
+        # A PodGroup and a CompositePodGroup sharing a name cannot be told apart by group keys.
+        for key in sorted(set(groups) & set(cpgs)):
+            raise self.cpgs[key][1].fail("metadata.name", f"a PodGroup named {key} exists too; gangplan needs PodGroup and CompositePodGroup names to differ within a namespace")
+        # Cycles and missing parents are not bad input: kube-scheduler fails (or holds) only that
+        # hierarchy (gangplan.models.groups / hierarchy).
         return groups, cpgs
 
     def resolve_pods(self) -> list[Pod]:
@@ -317,6 +390,8 @@ class _Builder:
             if spec.get("priority") is None:
                 cp = self._class_priority(ctx, obj.priority_class_name, "spec.priorityClassName")
                 obj = obj.model_copy(update={"priority": cp if cp is not None else default})
+            if spec.get("preemptionPolicy") is None and self._class_policy(obj.priority_class_name) is not None:
+                obj = obj.model_copy(update={"preemption_policy": self._class_policy(obj.priority_class_name)})
             if obj.node_name is not None and obj.node_name not in self.nodes:
                 raise ctx.fail("spec.nodeName", f"bound to node {obj.node_name!r}, which is not in the snapshot")
             out.append(obj)
@@ -345,61 +420,6 @@ def _pdb_with_status(pdb: PodDisruptionBudget, pods: list[Pod]) -> PodDisruption
     return pdb.model_copy(update={"disruptions_allowed": max(0, healthy - desired)})
 
 
-def _gate(pods: list[Pod], groups: dict[str, PodGroup], cpgs: dict[str, Any], profile: SchedulerProfile) -> dict[str, str]:
-    """Reasons why pending pods are not queued (PreEnqueue)."""
-    counts: Counter[str] = Counter(p.group_key for p in pods if p.group_key)
-    memo: dict[str, tuple[bool, str]] = {}
-
-    def ready(key: str) -> tuple[bool, str]:
-        if key in memo:
-            return memo[key]
-        if key in groups:
-            g = groups[key]
-            need = g.min_count if g.policy == "gang" else 1
-            have = counts.get(key, 0)
-            res = (have >= need, f"waiting for gang quorum: PodGroup {key} has {have} of minCount {need} pods")
-        else:
-            c = cpgs[key]
-            need = c.min_group_count if c.policy == "gang" else 1
-            kids = [k for k, g in list(groups.items()) + list(cpgs.items()) if g.parent is not None and f"{g.namespace}/{g.parent}" == key]
-            n_ready = sum(1 for k in kids if ready(k)[0])
-            res = (n_ready >= need, f"waiting for CompositePodGroup {key}: {n_ready} of minGroupCount {need} children ready")
-        memo[key] = res
-        return res
-
-    gated: dict[str, str] = {}
-    for p in pods:
-        if p.node_name is not None:
-            continue
-        if p.scheduling_gates:
-            gated[p.key] = "scheduling gates: " + ", ".join(p.scheduling_gates)
-            continue
-        if p.group_key is None:
-            if p.scheduler_name != profile.scheduler_name:
-                gated[p.key] = f"schedulerName {p.scheduler_name!r} is not served by profile {profile.scheduler_name!r}"
-            continue
-        g = groups.get(p.group_key)
-        if g is None:
-            gated[p.key] = f"waiting for pod group {p.group_key}"
-            continue
-        # Walk to the root; a missing parent gates (the hierarchy is not observed yet).
-        key, missing = p.group_key, None
-        node: Any = g
-        while node.parent is not None:
-            parent_key = f"{node.namespace}/{node.parent}"
-            if parent_key not in cpgs:
-                missing = parent_key
-                break
-            key, node = parent_key, cpgs[parent_key]
-        if missing:
-            gated[p.key] = f"waiting for CompositePodGroup {missing}"
-            continue
-        ok, why = ready(key)
-        if not ok:
-            gated[p.key] = why
-    return gated
-
-
 def load_snapshot(path: str | os.PathLike) -> Cluster:
     """Load a snapshot file or directory. Raises :class:`SnapshotError` on bad input."""
     b = _Builder()
@@ -418,10 +438,12 @@ __all__ = ["load_snapshot", "load_objects", "snapshot_files", "read_documents", 
 def _assemble(b: _Builder, sources: tuple[str, ...]) -> Cluster:
     """Resolve what a builder collected into a Cluster (the tail of :func:`load_snapshot`)."""
     groups, cpgs = b.resolve_groups()
-    pods = b.resolve_pods()
+    pods, v1alpha1_groups, held = synthesize_v1alpha1(b.resolve_pods(), b.workloads, groups)
+    groups = {**groups, **v1alpha1_groups}
     profile = b.profile or SchedulerProfile()
     pdbs = tuple(pdb if has else _pdb_with_status(pdb, pods) for pdb, has in b.pdbs.values())
-    return Cluster(
+    gated = {**gate(pods, GroupTree.build(pods, groups, cpgs, profile=profile), profile), **held}
+    cluster = Cluster(
         nodes=tuple(b.nodes.values()),
         pods=tuple(pods),
         pod_groups=groups,
@@ -432,10 +454,13 @@ def _assemble(b: _Builder, sources: tuple[str, ...]) -> Cluster:
         namespaces=b.namespaces,
         profile=profile,
         topologies=tuple(b.topologies.values()),
-        gated=_gate(pods, groups, cpgs, profile),
+        gated=gated,
         skipped_kinds=dict(sorted(b.skipped.items())),
+        warnings=b.warnings(),
         sources=sources,
     )
+    cluster.groups  # noqa: B018  (built once here: hierarchy validation runs at load time)
+    return cluster
 
 
 def load_objects(objects: list[dict], source: str = "<memory>") -> Cluster:

@@ -316,6 +316,16 @@ def parse_pod(ctx: Ctx, raw: dict) -> Pod:
             )
         )
     sg = ctx.map(spec.get("schedulingGroup"), "spec.schedulingGroup")
+    wref = ctx.map(spec.get("workloadRef"), "spec.workloadRef")
+    workload_ref = None
+    if wref:
+        workload_ref = (
+            ctx.str(wref.get("name"), "spec.workloadRef.name", required=True),
+            ctx.str(wref.get("podGroup"), "spec.workloadRef.podGroup", required=True),
+            ctx.str(wref.get("podGroupReplicaKey"), "spec.workloadRef.podGroupReplicaKey"),
+        )
+    if not spec.get("nodeName"):
+        _pending_pod_notes(ctx, spec)
     owners = ctx.maps(meta.get("ownerReferences"), "metadata.ownerReferences")
     priority = spec.get("priority")
     return Pod(
@@ -335,10 +345,12 @@ def parse_pod(ctx: Ctx, raw: dict) -> Pod:
         priority=ctx.int(priority, "spec.priority") if priority is not None else 0,
         priority_class_name=ctx.str(spec.get("priorityClassName"), "spec.priorityClassName"),
         scheduler_name=ctx.str(spec.get("schedulerName"), "spec.schedulerName", default="default-scheduler") or "default-scheduler",
+        # An unset policy comes from the PriorityClass (Priority admission), resolved by the loader.
         preemption_policy=ctx.enum(spec.get("preemptionPolicy"), "spec.preemptionPolicy", ("PreemptLowerPriority", "Never"), default="PreemptLowerPriority"),
         host_ports=ports,
         topology_spread=tuple(spread),
         pod_group=ctx.opt_str(sg.get("podGroupName"), "spec.schedulingGroup.podGroupName") or None,
+        workload_ref=workload_ref,
         scheduling_gates=tuple(ctx.str(g.get("name"), f + ".name", required=True) for f, g in ctx.maps(spec.get("schedulingGates"), "spec.schedulingGates")),
         phase=ctx.str(status.get("phase"), "status.phase", default="Pending") or "Pending",
         start_time=ctx.opt_str(status.get("startTime"), "status.startTime"),
@@ -350,26 +362,53 @@ def parse_pod(ctx: Ctx, raw: dict) -> Pod:
     )
 
 
+def _pending_pod_notes(ctx: Ctx, spec: dict) -> None:
+    """Fields of a pending pod that filter nodes through plugins gangplan does not run."""
+    if spec.get("resourceClaims"):
+        ctx.note("spec.resourceClaims", "DynamicResources (DRA) is not modelled: the pod is placed as if its claims were allocatable anywhere")
+    for _, v in ctx.maps(spec.get("volumes"), "spec.volumes"):
+        if v.get("persistentVolumeClaim") is not None or v.get("ephemeral") is not None:
+            ctx.note("spec.volumes[].persistentVolumeClaim", "VolumeBinding / VolumeZone are not modelled: node affinity of the pod's volumes is ignored")
+            break
+
+
 def pod_has_explicit_priority(raw: dict) -> bool:
     spec = raw.get("spec")
     return isinstance(spec, dict) and spec.get("priority") is not None
 
 
 # ---- PodGroup / CompositePodGroup / Workload --------------------------------------------------
+# Wire shapes per version: docs/upstream-api-shapes.md (k8s.io/api scheduling/*/types.go, v0.35.0 to
+# master 10b39a39). Shapes are recognised by content, so one parser reads every served version.
 _INT_OR_PERCENT_RE = re.compile(r"[0-9]+%?")
-_DISRUPTION = {"single": "single", "all": "all", "Pod": "single", "PodGroup": "all", "Single": "single", "All": "all"}
+# v1alpha2 (1.36) strings; lower-case and capitalised spellings of the 1.37 union members too.
+_DISRUPTION_STRINGS = {"Pod": "single", "PodGroup": "all", "single": "single", "all": "all", "Single": "single", "All": "all"}
+_POLICIES = ("basic", "gang")
+
+PODGROUP_SPEC_FIELDS = frozenset({
+    "parentCompositePodGroupName", "workloadRef", "podGroupTemplateRef", "schedulingPolicy", "schedulingConstraints",
+    "resourceClaims", "disruptionMode", "priorityClassName", "priority", "preemptionPolicy",
+})
+COMPOSITE_SPEC_FIELDS = PODGROUP_SPEC_FIELDS - {"podGroupTemplateRef", "resourceClaims"}
 
 
-def _policy(ctx: Ctx, spec: dict, count_field: str) -> tuple[str, int]:
-    pol = ctx.map(spec.get("schedulingPolicy"), "spec.schedulingPolicy", required=True)
-    kinds = [k for k in ("basic", "gang") if k in pol]
-    if len(kinds) != 1:
-        raise ctx.fail("spec.schedulingPolicy", "must set exactly one of basic, gang")
-    if kinds[0] == "basic":
-        ctx.map(pol.get("basic"), "spec.schedulingPolicy.basic")
+def _policy(ctx: Ctx, pol: dict, field: str, count_field: str) -> tuple[str, int]:
+    """A ``{basic: {}}`` / ``{gang: {minCount}}`` union (``minGroupCount`` for a composite)."""
+    known = [k for k in _POLICIES if pol.get(k) is not None]
+    unknown = sorted(k for k in pol if k not in _POLICIES and pol[k] is not None)
+    if len(known) > 1:
+        raise ctx.fail(field, "must set exactly one of basic, gang")
+    for k in unknown:
+        ctx.note(f"{field}.{k}", f"unknown scheduling policy {k!r}: not modelled" + ("" if known else "; read as basic"))
+    if not known:
+        if unknown:
+            return "basic", 1
+        raise ctx.fail(field, "must set exactly one of basic, gang")
+    if known[0] == "basic":
+        ctx.map(pol.get("basic"), field + ".basic")
         return "basic", 1
-    gang = ctx.map(pol.get("gang"), "spec.schedulingPolicy.gang", required=True)
-    return "gang", ctx.int(gang.get(count_field), f"spec.schedulingPolicy.gang.{count_field}", required=True, minimum=1)
+    gang = ctx.map(pol.get("gang"), field + ".gang", required=True)
+    return "gang", ctx.int(gang.get(count_field), f"{field}.gang.{count_field}", required=True, minimum=1)
 
 
 def _topology_key(ctx: Ctx, spec: dict) -> str | None:
@@ -383,42 +422,80 @@ def _topology_key(ctx: Ctx, spec: dict) -> str | None:
     return ctx.str(t.get("key"), f + ".key", required=True)
 
 
-def _disruption(ctx: Ctx, spec: dict, policy: str) -> str:
-    raw = ctx.str(spec.get("disruptionMode"), "spec.disruptionMode", default="single") or "single"
-    if raw not in _DISRUPTION:
-        raise ctx.fail("spec.disruptionMode", f"must be one of single, all; got {raw!r}")
-    mode = _DISRUPTION[raw]
-    if mode == "all" and policy == "basic":
-        raise ctx.fail("spec.disruptionMode", "disruptionMode all is not allowed with the basic policy")
-    return mode
+def _disruption(ctx: Ctx, spec: dict) -> str:
+    """``spec.disruptionMode``: the v1alpha2 strings ``Pod`` / ``PodGroup``, or the v1alpha3 / v1beta1
+    union ``{single: {}}`` / ``{all: {}}`` (API default ``{"single": {}}``). A basic group may use
+    ``all`` (the newest code evicts it as one unit)."""
+    raw = spec.get("disruptionMode")
+    field = "spec.disruptionMode"
+    if raw is None:
+        return "single"
+    if isinstance(raw, str):
+        if raw not in _DISRUPTION_STRINGS:
+            raise ctx.fail(field, f"must be one of Pod, PodGroup (v1alpha2) or {{single: {{}}}}, {{all: {{}}}}; got {raw!r}")
+        return _DISRUPTION_STRINGS[raw]
+    mode = ctx.map(raw, field)
+    members = [k for k in ("single", "all") if k in mode and mode[k] is not None]
+    if len(members) != 1:
+        raise ctx.fail(field, f"exactly one of single, all must be set; got {', '.join(sorted(mode)) or 'none'}")
+    ctx.map(mode[members[0]], f"{field}.{members[0]}")
+    return members[0]
 
 
 def _workload_ref(ctx: Ctx, spec: dict) -> str | None:
-    ref = ctx.map(spec.get("workloadRef") or spec.get("podGroupTemplateRef"), "spec.workloadRef")
-    name = ref.get("workloadName") or ref.get("workload")
-    return ctx.str(name, "spec.workloadRef.workloadName") if name is not None else None
+    """The Workload a group comes from, in all three wire shapes: ``workloadRef {workloadName,
+    templateName}`` (1.37), ``podGroupTemplateRef {workload: {workloadName, podGroupTemplateName}}``
+    (1.36, ``null`` when unset) and the flat ``podGroupTemplateRef {workloadName, ...}``."""
+    if spec.get("workloadRef") is not None:
+        ref = ctx.map(spec.get("workloadRef"), "spec.workloadRef")
+        return ctx.str(ref.get("workloadName"), "spec.workloadRef.workloadName", required=True)
+    if spec.get("podGroupTemplateRef") is None:
+        return None
+    ref = ctx.map(spec.get("podGroupTemplateRef"), "spec.podGroupTemplateRef")
+    if ref.get("workload") is not None:
+        inner = ctx.map(ref.get("workload"), "spec.podGroupTemplateRef.workload")
+        return ctx.str(inner.get("workloadName"), "spec.podGroupTemplateRef.workload.workloadName", required=True)
+    if ref.get("workloadName") is not None:
+        return ctx.str(ref.get("workloadName"), "spec.podGroupTemplateRef.workloadName")
+    for k in sorted(ref):
+        ctx.note(f"spec.podGroupTemplateRef.{k}", f"unknown template reference {k!r}: not read")
+    return None
+
+
+def _preemption_policy(ctx: Ctx, spec: dict) -> str | None:
+    pp = spec.get("preemptionPolicy")
+    return None if pp is None else ctx.enum(pp, "spec.preemptionPolicy", ("PreemptLowerPriority", "Never"), default="")
+
+
+def _unread_spec_fields(ctx: Ctx, spec: dict, known: frozenset[str]) -> None:
+    for k in sorted(set(spec) - known):
+        if spec[k] is not None:
+            ctx.note(f"spec.{k}", "unknown field: not read")
+    if spec.get("resourceClaims"):
+        ctx.note("spec.resourceClaims", "ResourceClaims shared by the group's pods (DRA) are not modelled: pods are placed as if the devices were free")
 
 
 def parse_pod_group(ctx: Ctx, raw: dict) -> PodGroup:
     ns, name, meta = metadata(ctx, raw, namespaced=True)
     spec = ctx.map(raw.get("spec"), "spec", required=True)
-    policy, count = _policy(ctx, spec, "minCount")
-    pp = spec.get("preemptionPolicy")
+    policy, count = _policy(ctx, ctx.map(spec.get("schedulingPolicy"), "spec.schedulingPolicy", required=True), "spec.schedulingPolicy", "minCount")
+    _unread_spec_fields(ctx, spec, PODGROUP_SPEC_FIELDS)
     return PodGroup(
         namespace=ns,
         name=name,
         uid=ctx.str(meta.get("uid"), "metadata.uid"),
         policy=policy,
         min_count=count,
-        disruption_mode=_disruption(ctx, spec, policy),
+        disruption_mode=_disruption(ctx, spec),
         priority=ctx.int(spec.get("priority"), "spec.priority"),
         priority_class_name=ctx.str(spec.get("priorityClassName"), "spec.priorityClassName"),
-        preemption_policy=None if pp is None else ctx.enum(pp, "spec.preemptionPolicy", ("PreemptLowerPriority", "Never"), default=""),
+        preemption_policy=_preemption_policy(ctx, spec),
         topology_key=_topology_key(ctx, spec),
         parent=ctx.opt_str(spec.get("parentCompositePodGroupName"), "spec.parentCompositePodGroupName") or None,
         workload_ref=_workload_ref(ctx, spec),
         creation_timestamp=ctx.str(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
         annotations=ctx.str_map(meta.get("annotations"), "metadata.annotations"),
+        api_version=raw.get("apiVersion") if isinstance(raw.get("apiVersion"), str) else "",
         source=ctx.file,
     )
 
@@ -426,16 +503,18 @@ def parse_pod_group(ctx: Ctx, raw: dict) -> PodGroup:
 def parse_composite_pod_group(ctx: Ctx, raw: dict) -> CompositePodGroup:
     ns, name, meta = metadata(ctx, raw, namespaced=True)
     spec = ctx.map(raw.get("spec"), "spec", required=True)
-    policy, count = _policy(ctx, spec, "minGroupCount")
+    policy, count = _policy(ctx, ctx.map(spec.get("schedulingPolicy"), "spec.schedulingPolicy", required=True), "spec.schedulingPolicy", "minGroupCount")
+    _unread_spec_fields(ctx, spec, COMPOSITE_SPEC_FIELDS)
     return CompositePodGroup(
         namespace=ns,
         name=name,
         uid=ctx.str(meta.get("uid"), "metadata.uid"),
         policy=policy,
         min_group_count=count,
-        disruption_mode=_disruption(ctx, spec, policy),
+        disruption_mode=_disruption(ctx, spec),
         priority=ctx.int(spec.get("priority"), "spec.priority"),
         priority_class_name=ctx.str(spec.get("priorityClassName"), "spec.priorityClassName"),
+        preemption_policy=_preemption_policy(ctx, spec),
         topology_key=_topology_key(ctx, spec),
         parent=ctx.opt_str(spec.get("parentCompositePodGroupName"), "spec.parentCompositePodGroupName") or None,
         workload_ref=_workload_ref(ctx, spec),
@@ -444,12 +523,33 @@ def parse_composite_pod_group(ctx: Ctx, raw: dict) -> CompositePodGroup:
     )
 
 
+def _template_names(ctx: Ctx, spec: dict, field: str, out_pg: list[str], out_cpg: list[str]) -> None:
+    """Template names of a v1alpha2+ Workload, composite templates walked recursively."""
+    for f, t in ctx.maps(spec.get("podGroupTemplates"), field + "podGroupTemplates"):
+        out_pg.append(ctx.str(t.get("name"), f + ".name"))
+        if t.get("resourceClaims"):
+            ctx.note("spec.podGroupTemplates[].resourceClaims", "ResourceClaims of a template (DRA) are not modelled")
+    for f, t in ctx.maps(spec.get("compositePodGroupTemplates"), field + "compositePodGroupTemplates"):
+        out_cpg.append(ctx.str(t.get("name"), f + ".name"))
+        _template_names(ctx, t, f + ".", out_pg, out_cpg)
+
+
 def parse_workload(ctx: Ctx, raw: dict) -> Workload:
+    """A Workload of any version. v1alpha1 (1.35) lists ``spec.podGroups[] {name, policy}``: the gangs
+    themselves (there is no PodGroup object); later versions list templates only."""
     ns, name, _ = metadata(ctx, raw, namespaced=True)
     spec = ctx.map(raw.get("spec"), "spec")
-    pgt = tuple(ctx.str(t.get("name"), f + ".name") for f, t in ctx.maps(spec.get("podGroupTemplates"), "spec.podGroupTemplates"))
-    cpgt = tuple(ctx.str(t.get("name"), f + ".name") for f, t in ctx.maps(spec.get("compositePodGroupTemplates"), "spec.compositePodGroupTemplates"))
-    return Workload(namespace=ns, name=name, pod_group_templates=pgt, composite_pod_group_templates=cpgt, source=ctx.file)
+    pgt: list[str] = []
+    cpgt: list[str] = []
+    _template_names(ctx, spec, "spec.", pgt, cpgt)
+    v1alpha1: dict[str, tuple[str, int]] = {}
+    for f, g in ctx.maps(spec.get("podGroups"), "spec.podGroups"):
+        gname = ctx.str(g.get("name"), f + ".name", required=True)
+        if gname in v1alpha1:
+            raise ctx.fail(f + ".name", f"duplicate pod group name {gname!r}")
+        v1alpha1[gname] = _policy(ctx, ctx.map(g.get("policy"), f + ".policy", required=True), f + ".policy", "minCount")
+    return Workload(namespace=ns, name=name, pod_group_templates=tuple(pgt), composite_pod_group_templates=tuple(cpgt),
+                    pod_groups_v1alpha1=v1alpha1, source=ctx.file)
 
 
 # ---- cluster-wide kinds -----------------------------------------------------------------------

@@ -7,6 +7,7 @@ from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gangplan.models.groups import GroupTree
 from gangplan.models.objects import (
     CompositePodGroup,
     Namespace,
@@ -43,6 +44,9 @@ class Cluster(BaseModel):
     topologies: tuple[TopologyLevels, ...] = ()
     gated: dict[str, str] = Field(default_factory=dict)
     skipped_kinds: dict[str, int] = Field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    """Objects and fields that can change scheduling but gangplan does not model, one line per
+    kind (or kind and field) with counts; ``--strict`` turns them into bad input."""
     sources: tuple[str, ...] = ()
 
     # ---- lookups -------------------------------------------------------------------------
@@ -77,67 +81,19 @@ class Cluster(BaseModel):
         return {k: tuple(v) for k, v in out.items()}
 
     @cached_property
-    def group_members(self) -> dict[str, tuple[Pod, ...]]:
-        """PodGroup key -> its pods (bound and pending) in snapshot order."""
-        out: dict[str, list[Pod]] = defaultdict(list)
-        for p in self.pods:
-            if p.group_key is not None:
-                out[p.group_key].append(p)
-        return {k: tuple(v) for k, v in out.items()}
+    def groups(self) -> GroupTree:
+        """The group forest (:mod:`gangplan.models.groups`): the one place group structure,
+        entities, victim units and hierarchy validation come from."""
+        queued = {p.key for p in self.pending_pods if p.key not in self.gated}
+        return GroupTree.build(self.pods, self.pod_groups, self.composite_pod_groups, profile=self.profile, queued=queued)
 
-    @cached_property
-    def composite_children(self) -> dict[str, tuple[str, ...]]:
-        """CompositePodGroup key -> keys of its child PodGroups and CompositePodGroups."""
-        out: dict[str, list[str]] = defaultdict(list)
-        for g in list(self.composite_pod_groups.values()) + list(self.pod_groups.values()):
-            if g.parent is not None:
-                out[f"{g.namespace}/{g.parent}"].append(g.key)
-        return {k: tuple(v) for k, v in out.items()}
-
-    def group_of(self, pod: Pod) -> PodGroup | None:
-        return self.pod_groups.get(pod.group_key) if pod.group_key else None
-
-    def root_of(self, group_key: str) -> str:
-        """The key of the root of a group's hierarchy (itself when it has no parent)."""
-        key = group_key
-        seen = set()
-        while key not in seen:
-            seen.add(key)
-            g = self.pod_groups.get(key) or self.composite_pod_groups.get(key)
-            if g is None or g.parent is None:
-                return key
-            key = f"{g.namespace}/{g.parent}"
-        return key
-
-    def unit_priority(self, pod: Pod) -> int:
-        """A pod's priority as a preemption victim or preemptor: its root group's priority, else
-        its own (KEP-5710 ``getPodPriority``)."""
-        if pod.group_key and pod.group_key in self.pod_groups:
-            root = self.root_of(pod.group_key)
-            g = self.pod_groups.get(root) or self.composite_pod_groups.get(root)
-            if g is not None:
-                return g.priority
-        return pod.priority
-
-    def highest_all_ancestor(self, group_key: str) -> str | None:
-        """The highest group at or above ``group_key`` with ``disruptionMode: all`` (the key of
-        the victim unit its pods belong to, KEP-5710), or None."""
-        found, key, seen = None, group_key, set()
-        while key not in seen:
-            seen.add(key)
-            g = self.pod_groups.get(key) or self.composite_pod_groups.get(key)
-            if g is None:
-                break
-            if g.disruption_mode == "all":
-                found = key
-            if g.parent is None:
-                break
-            key = f"{g.namespace}/{g.parent}"
-        return found
-
-    def group_min_count(self, group_key: str) -> int:
-        g = self.pod_groups[group_key]
-        return g.min_count if g.policy == "gang" else 1
+    def model_copy(self, *, update: dict | None = None, deep: bool = False) -> Cluster:
+        """A copy with ``update`` applied; derived (cached) views are rebuilt, never copied."""
+        copy = super().model_copy(update=update, deep=deep)
+        for name, value in type(self).__dict__.items():
+            if isinstance(value, cached_property):
+                copy.__dict__.pop(name, None)
+        return copy
 
     @cached_property
     def resource_names(self) -> tuple[str, ...]:

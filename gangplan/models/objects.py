@@ -143,6 +143,9 @@ class Pod(_Frozen):
     host_ports: tuple[HostPort, ...] = ()
     topology_spread: tuple[TopologySpreadConstraint, ...] = ()
     pod_group: str | None = None  # PodGroup name in the pod's namespace
+    workload_ref: tuple[str, str, str] | None = None
+    """v1.35 (``scheduling.k8s.io/v1alpha1``) ``spec.workloadRef``: (Workload name, podGroup,
+    podGroupReplicaKey). The loader turns it into ``pod_group`` (see :mod:`gangplan.io.v1alpha1`)."""
     scheduling_gates: tuple[str, ...] = ()
     phase: str = "Pending"
     start_time: str | None = None
@@ -181,6 +184,9 @@ class PodGroup(_Frozen):
     workload_ref: str | None = None
     creation_timestamp: str = ""
     annotations: dict[str, str] = Field(default_factory=dict)
+    api_version: str = ""
+    """The apiVersion it was read from; ``scheduling.k8s.io/v1alpha1`` for a v1.35 gang synthesized
+    from a Workload's ``spec.podGroups`` (v1.35 has no PodGroup object and no group validation)."""
     source: str = ""
 
     @property
@@ -197,6 +203,7 @@ class CompositePodGroup(_Frozen):
     disruption_mode: Literal["single", "all"] = "single"
     priority: int = 0
     priority_class_name: str = ""
+    preemption_policy: Literal["PreemptLowerPriority", "Never"] | None = None
     topology_key: str | None = None
     parent: str | None = None
     workload_ref: str | None = None
@@ -213,6 +220,8 @@ class Workload(_Frozen):
     name: str
     pod_group_templates: tuple[str, ...] = ()
     composite_pod_group_templates: tuple[str, ...] = ()
+    pod_groups_v1alpha1: dict[str, tuple[str, int]] = Field(default_factory=dict)
+    """v1.35 ``spec.podGroups[]``: name -> (policy, minCount; 1 for basic)."""
     source: str = ""
 
     @property

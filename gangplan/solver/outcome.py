@@ -22,63 +22,49 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gangplan.models.cluster import Cluster
+from gangplan.models.groups import EntityKey
 from gangplan.models.result import GroupOutcome, PodOutcome, Result, Status
 
 ADMITTED_PREFIX = "admitted[p="
 PLACED = "placed"
 
 
-def entity_of(cluster: Cluster, pod_key: str) -> str:
-    """The queue entity a pending pod belongs to: its root group's key, or ``pod:<key>``."""
-    p = cluster.pod_by_key[pod_key]
-    if p.group_key is None or p.group_key not in cluster.pod_groups:
-        return f"pod:{pod_key}"
-    return cluster.root_of(p.group_key)
+def entity_of(cluster: Cluster, pod_key: str) -> EntityKey:
+    """The queue entity a pending pod belongs to (:meth:`GroupTree.entity_of`)."""
+    return cluster.groups.entity_of(cluster.pod_by_key[pod_key])
 
 
-def entity_priority(cluster: Cluster, entity: str) -> int:
-    if entity.startswith("pod:"):
-        return cluster.pod_by_key[entity[4:]].priority
-    g = cluster.pod_groups.get(entity) or cluster.composite_pod_groups.get(entity)
-    return g.priority if g is not None else 0
+def entity_priority(cluster: Cluster, entity: EntityKey) -> int:
+    return cluster.groups.entity_priority(entity)
 
 
 def group_placed_counts(cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()) -> tuple[dict[str, int], dict[str, int]]:
     """PodGroup key -> pods on nodes after the run, and -> pods newly placed."""
     gone = set(victims)
+    tree = cluster.groups
     placed: dict[str, int] = defaultdict(int)
     newly: dict[str, int] = defaultdict(int)
     for p in cluster.bound_pods:
-        if p.group_key and p.key not in gone:
+        if p.group_key in tree and p.key not in gone:
             placed[p.group_key] += 1
     for key in placements:
         g = cluster.pod_by_key[key].group_key
-        if g:
+        if g in tree:
             placed[g] += 1
             newly[g] += 1
     return placed, newly
 
 
-def admitted_entities(cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()) -> set[str]:
+def admitted_entities(cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()) -> set[EntityKey]:
     """Entities with at least one newly placed pod whose group rules hold (root Success)."""
     placed, _ = group_placed_counts(cluster, placements, victims)
+    tree = cluster.groups
     out = set()
     for key in placements:
         ent = entity_of(cluster, key)
-        if ent.startswith("pod:"):
-            out.add(ent)
-        elif _satisfied(cluster, ent, placed):
+        if ent.is_pod or tree.satisfied(ent.key, placed):
             out.add(ent)
     return out
-
-
-def _satisfied(cluster: Cluster, key: str, placed: Mapping[str, int]) -> bool:
-    if key in cluster.pod_groups:
-        return placed.get(key, 0) >= cluster.group_min_count(key)
-    cg = cluster.composite_pod_groups[key]
-    need = cg.min_group_count if cg.policy == "gang" else 1
-    kids = cluster.composite_children.get(key, ())
-    return sum(1 for k in kids if _satisfied(cluster, k, placed)) >= need
 
 
 def objective(cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()) -> dict[str, float]:
@@ -145,23 +131,24 @@ def build_result(
             pods[p.key] = PodOutcome(node=None, reason=reason)
     placed, newly = group_placed_counts(cluster, placements, victims)
     admitted = admitted_entities(cluster, placements, victims)
+    tree = cluster.groups
     groups: dict[str, GroupOutcome] = {}
     pending_by_group: dict[str, int] = defaultdict(int)
     for p in cluster.pending_pods:
         if p.group_key:
             pending_by_group[p.group_key] += 1
     for gkey in sorted(pending_by_group):
-        g = cluster.pod_groups.get(gkey)
-        if g is None:
+        if gkey not in tree:
             continue
-        ok = newly.get(gkey, 0) > 0 and cluster.root_of(gkey) in admitted and placed.get(gkey, 0) >= cluster.group_min_count(gkey)
-        nodes = [placements[p.key] for p in cluster.group_members[gkey] if p.key in placements]
-        nodes += [p.node_name for p in cluster.group_members[gkey] if p.node_name and p.key not in victims]
+        g = tree.node(gkey)
+        ok = newly.get(gkey, 0) > 0 and tree.node(g.root).entity in admitted and placed.get(gkey, 0) >= g.need
+        nodes = [placements[p.key] for p in g.members if p.key in placements]
+        nodes += [p.node_name for p in g.members if p.node_name and p.key not in victims]
         reason = None if ok else group_reasons.get(gkey) or _default_group_reason(cluster, gkey, newly.get(gkey, 0))
         groups[gkey] = GroupOutcome(
             admitted=ok,
             placed=placed.get(gkey, 0),
-            min_count=cluster.group_min_count(gkey),
+            min_count=g.need,
             pending=pending_by_group[gkey],
             priority=g.priority,
             domain=_domain(cluster, g.topology_key, nodes) if nodes else None,
@@ -187,7 +174,7 @@ def build_result(
 
 
 def _default_group_reason(cluster: Cluster, gkey: str, newly: int) -> str:
-    members = cluster.group_members[gkey]
+    members = cluster.groups.node(gkey).members
     gated = [p for p in members if p.key in cluster.gated]
     if gated:
         return f"gated: {cluster.gated[gated[0].key]}"

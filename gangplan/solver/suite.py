@@ -52,7 +52,7 @@ def suite_entries(directory: str | Path) -> list[Path]:
 
 
 def _outcome(result: Result, cluster: Cluster, group: str) -> str:
-    members = cluster.group_members.get(group, ())
+    members = cluster.groups.members(group)
     pending = [p for p in members if p.node_name is None]
     if pending and all(p.key in cluster.gated for p in pending):
         return "gated"
@@ -78,7 +78,7 @@ def check_expectations(cluster: Cluster, diff: Diff) -> tuple[int, list[str]]:
         if EXPECT_PLACED in ann:
             n += 1
             res = diff.greedy.groups.get(key)
-            got_n = res.placed if res else sum(1 for p in cluster.group_members.get(key, ()) if p.node_name)
+            got_n = res.placed if res else sum(1 for p in cluster.groups.members(key) if p.node_name)
             if str(got_n) != ann[EXPECT_PLACED].strip():
                 failures.append(f"{key}: greedy placed {got_n}, expected {ann[EXPECT_PLACED]}")
     return n, failures

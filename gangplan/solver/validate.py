@@ -17,11 +17,13 @@ Rules (``Violation.rule``):
 ``pod-anti-affinity`` a required podAntiAffinity term violated, by the pod or by a pod already there
 ``topology-spread``   a DoNotSchedule constraint's skew exceeds maxSkew in every order the pods could
                       have been placed in
+``group-validation``  pods placed under a hierarchy kube-scheduler's run-time validation refuses
 ``gang``              a PodGroup with newly placed pods but fewer than minCount on nodes
 ``composite``         a CompositePodGroup with newly placed pods but fewer than minGroupCount children
 ``topology``          a group's pods not inside one domain of its ``schedulingConstraints.topology`` key
-``victim``            a victim that is not a bound pod, or whose priority is not strictly lower than
-                      every group it made room for
+``victim``            a victim that is not a bound pod, whose priority is not strictly lower than
+                      every group it made room for, or that leaves part of its victim unit (a
+                      ``disruptionMode: all`` group) on the nodes
 """
 
 from __future__ import annotations
@@ -259,55 +261,40 @@ def _spread(st: _State) -> list[Violation]:
 
 def _groups(st: _State, result: Result) -> list[Violation]:
     out = []
-    c = st.cluster
+    tree = st.cluster.groups
     placed: dict[str, int] = defaultdict(int)
     newly: dict[str, int] = defaultdict(int)
     for key in st.node_of:
         g = st.pods[key].group_key
-        if g is not None:
+        if g in tree:
             placed[g] += 1
             if key in st.new:
                 newly[g] += 1
-    for gkey, g in c.pod_groups.items():
-        need = g.min_count if g.policy == "gang" else 1
-        if newly[gkey] and placed[gkey] < need:
-            out.append(Violation("gang", f"PodGroup/{gkey}", f"{placed[gkey]} pods on nodes < minCount {need} although {newly[gkey]} were placed"))
+    for root in tree.roots:
+        why = tree.validation_error(root)
+        if why is not None and any(newly[g] for g in tree.leaves(root)):
+            out.append(Violation("group-validation", f"{tree.node(root).kind}/{root}", f"pods placed although kube-scheduler refuses the hierarchy: {why}"))
+    for gkey in tree.leaf_keys:
+        g = tree.node(gkey)
+        if newly[gkey] and placed[gkey] < g.need:
+            out.append(Violation("gang", f"PodGroup/{gkey}", f"{placed[gkey]} pods on nodes < minCount {g.need} although {newly[gkey]} were placed"))
         outcome = result.groups.get(gkey)
         if outcome is not None:
             if outcome.placed != placed[gkey]:
                 out.append(Violation("result-shape", f"PodGroup/{gkey}", f"outcome says placed={outcome.placed}, placements give {placed[gkey]}"))
-            if outcome.admitted and placed[gkey] < need:
-                out.append(Violation("result-shape", f"PodGroup/{gkey}", f"outcome says admitted with {placed[gkey]} < minCount {need} pods"))
+            if outcome.admitted and placed[gkey] < g.need:
+                out.append(Violation("result-shape", f"PodGroup/{gkey}", f"outcome says admitted with {placed[gkey]} < minCount {g.need} pods"))
         if g.topology_key:
             out.extend(_one_domain(st, f"PodGroup/{gkey}", g.topology_key, [k for k in st.node_of if st.pods[k].group_key == gkey]))
 
     # Composite groups: a CPG with new pods below it needs minGroupCount satisfied children.
-    children = c.composite_children
-
-    def satisfied(key: str) -> bool:
-        if key in c.pod_groups:
-            return placed[key] >= c.group_min_count(key)
-        cg = c.composite_pod_groups[key]
-        need = cg.min_group_count if cg.policy == "gang" else 1
-        return sum(1 for k in children.get(key, ()) if satisfied(k)) >= need
-
-    def new_below(key: str) -> int:
-        if key in c.pod_groups:
-            return newly[key]
-        return sum(new_below(k) for k in children.get(key, ()))
-
-    def leaves(key: str) -> list[str]:
-        if key in c.pod_groups:
-            return [key]
-        return [x for k in children.get(key, ()) for x in leaves(k)]
-
-    for ckey, cg in c.composite_pod_groups.items():
-        if new_below(ckey) and not satisfied(ckey):
-            need = cg.min_group_count if cg.policy == "gang" else 1
-            out.append(Violation("composite", f"CompositePodGroup/{ckey}", f"fewer than minGroupCount {need} children satisfied although pods were placed below it"))
+    for ckey in tree.composite_keys:
+        cg = tree.node(ckey)
+        leaves = set(cg.leaves)
+        if any(newly[g] for g in leaves) and not tree.satisfied(ckey, placed):
+            out.append(Violation("composite", f"CompositePodGroup/{ckey}", f"fewer than minGroupCount {cg.need} children satisfied although pods were placed below it"))
         if cg.topology_key:
-            lv = set(leaves(ckey))
-            out.extend(_one_domain(st, f"CompositePodGroup/{ckey}", cg.topology_key, [k for k in st.node_of if st.pods[k].group_key in lv]))
+            out.extend(_one_domain(st, f"CompositePodGroup/{ckey}", cg.topology_key, [k for k in st.node_of if st.pods[k].group_key in leaves]))
     return out
 
 
@@ -329,15 +316,22 @@ def _victims(st: _State, result: Result) -> list[Violation]:
     if not result.victims:
         return []
     c = st.cluster
-    preemptors = [c.unit_priority(st.pods[k]) for k in st.new]
+    tree = c.groups
+    preemptors = [tree.unit_priority(st.pods[k]) for k in st.new]
     if not preemptors:
         return [Violation("victim", v, "evicted although no pod was placed") for v in sorted(result.victims)]
     top = max(preemptors)
     out = []
     for v in sorted(result.victims):
         p = c.pod_by_key.get(v)
-        if p is not None and p.node_name is not None and c.unit_priority(p) >= top:
-            out.append(Violation("victim", v, f"priority {c.unit_priority(p)} is not lower than the preemptor's {top}"))
+        if p is not None and p.node_name is not None and tree.unit_priority(p) >= top:
+            out.append(Violation("victim", v, f"priority {tree.unit_priority(p)} is not lower than the preemptor's {top}"))
+    gone = set(result.victims)
+    for u in tree.victim_units(c.bound_pods):
+        keys = {p.key for p in u.pods}
+        if keys & gone and not keys <= gone:
+            kept = ", ".join(sorted(keys - gone))
+            out.append(Violation("victim", str(u.key), f"{u.kind} unit (disruptionMode all) only partly evicted; kept: {kept}"))
     return out
 
 

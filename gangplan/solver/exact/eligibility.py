@@ -135,7 +135,7 @@ def _topology_mask(inst: Instance, cls: PodClass) -> np.ndarray | None:
         m = ids != NO_DOMAIN
         doms = set()
         for leaf in leaves:
-            for q in inst.cluster.group_members.get(leaf, ()):
+            for q in inst.cluster.groups.node(leaf).members:
                 if q.key in inst.bound_node_of:
                     doms.add(int(ids[inst.bound_node_of[q.key]]))
         if NO_DOMAIN in doms or len(doms) > 1:
@@ -164,11 +164,8 @@ def group_topologies(inst: Instance, cls: PodClass) -> list[tuple[str, list[str]
 
 
 def leaves_under(inst: Instance, key: str) -> list[str]:
-    if key in inst.leaves:
-        return [key]
-    if key not in inst.composites:
-        return []
-    return [x for k in inst.composites[key].children for x in leaves_under(inst, k)]
+    """The model's leaf PodGroups at or below ``key`` (from the shared group forest)."""
+    return [k for k in inst.cluster.groups.leaves(key) if k in inst.leaves]
 
 
 def class_eligibility(inst: Instance, cache: EligibilityCache, cls: PodClass,

@@ -40,7 +40,7 @@ def add_group_constraints(em: ExactModel) -> dict[str, cp_model.IntVar]:
     for key, leaf in inst.leaves.items():
         act[key], sat[key] = _leaf(em, leaf)
         em.active[key] = act[key]
-    for key in _bottom_up(inst.composites):
+    for key in _bottom_up(em):
         act[key], sat[key] = _composite(em, inst.composites[key], act, sat)
     return {r: act[r] for r in inst.roots if r in act}
 
@@ -89,33 +89,15 @@ def _composite(em: ExactModel, node: CompositeNode, act: dict, sat: dict):
 
 
 def _satisfied_value(em: ExactModel, key: str, cnt: Counts) -> bool:
-    inst = em.inst
-    if key in inst.leaves:
-        leaf = inst.leaves[key]
-        return leaf.bound + _leaf_new_value(leaf)(cnt) >= leaf.min_count
-    if key not in inst.composites:
-        return False
-    node = inst.composites[key]
-    return sum(1 for k in node.children if _satisfied_value(em, k, cnt)) >= node.need
+    """The shared rule (:meth:`GroupTree.satisfied`) on the counts of a solution."""
+    placed = {k: leaf.bound + _leaf_new_value(leaf)(cnt) for k, leaf in em.inst.leaves.items()}
+    return key in em.inst.cluster.groups and em.inst.cluster.groups.satisfied(key, placed)
 
 
 def _leaves(em: ExactModel, key: str) -> list[str]:
-    inst = em.inst
-    if key in inst.leaves:
-        return [key]
-    if key not in inst.composites:
-        return []
-    return [x for k in inst.composites[key].children for x in _leaves(em, k)]
+    return [k for k in em.inst.cluster.groups.leaves(key) if k in em.inst.leaves]
 
 
-def _bottom_up(composites: dict[str, CompositeNode]) -> list[str]:
-    """Composite keys, children before parents."""
-    depth: dict[str, int] = {}
-
-    def d(key: str) -> int:
-        if key not in depth:
-            parent = composites[key].parent
-            depth[key] = 0 if parent is None else d(parent) + 1
-        return depth[key]
-
-    return sorted(composites, key=lambda k: (-d(k), k))
+def _bottom_up(em: ExactModel) -> list[str]:
+    """The model's composite keys, children before parents."""
+    return [k for k in em.inst.cluster.groups.bottom_up() if k in em.inst.composites]

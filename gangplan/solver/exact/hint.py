@@ -15,6 +15,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from gangplan.models.groups import EntityKey
 from gangplan.models.result import Result, Status
 from gangplan.solver.exact.objective import TIEBREAK
 from gangplan.solver.exact.preemption import evicted_units, units_of_victims, victims_of
@@ -30,7 +31,7 @@ def counts_from_placements(em: ExactModel, placements: Mapping[str, str]) -> tup
     class may never use). Dropping the whole entity keeps gang rules intact.
     """
     inst = em.inst
-    bad_entities: set[str] = set()
+    bad_entities: set[EntityKey] = set()
     rows: list[tuple[str, int, int]] = []
     for key in sorted(placements):
         node = placements[key]
@@ -50,14 +51,9 @@ def counts_from_placements(em: ExactModel, placements: Mapping[str, str]) -> tup
     return Counts(per_class), dropped
 
 
-def _entity(em: ExactModel, key: str) -> str:
-    c = em.inst.class_of.get(key)
-    if c is not None and em.inst.classes[c].entity is not None:
-        return em.inst.classes[c].entity
+def _entity(em: ExactModel, key: str) -> EntityKey:
     p = em.inst.cluster.pod_by_key.get(key)
-    if p is not None and p.group_key in em.inst.cluster.pod_groups:
-        return em.inst.cluster.root_of(p.group_key)
-    return "pod:" + key
+    return em.inst.cluster.groups.entity_of(p) if p is not None else EntityKey.pod(key)
 
 
 def _usable(em: ExactModel, c: int, n: int) -> bool:
@@ -263,11 +259,11 @@ MAX_HINT_REPAIRS = 5
 def _blamed_pods(em: ExactModel, kept: Mapping[str, str], violations) -> set[str]:
     """Every placed pod of every entity a violation names (a group, a pod, or a node's pods)."""
     cluster = em.inst.cluster
-    entities: set[str] = set()
+    entities: set[EntityKey] = set()
     for v in violations:
         kind, _, rest = v.subject.partition("/")
-        if kind in ("PodGroup", "CompositePodGroup"):
-            entities.add(cluster.root_of(rest))
+        if kind in ("PodGroup", "CompositePodGroup") and rest in cluster.groups:
+            entities.add(cluster.groups.node(cluster.groups.root_of(rest)).entity)
         elif kind == "Node":
             entities.update(entity_of(cluster, k) for k, n in kept.items() if n == rest)
         elif v.subject in cluster.pod_by_key:

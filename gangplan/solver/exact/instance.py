@@ -22,7 +22,6 @@ import numpy as np
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import PODS, Pod
-from gangplan.solver.outcome import entity_of, entity_priority
 
 NO_DOMAIN = -1
 
@@ -147,29 +146,6 @@ def pod_signature(p: Pod) -> str:
     )
 
 
-def group_validation_errors(cluster: Cluster) -> dict[str, str]:
-    """Root entity -> why upstream's validatePodGroup fails it (KEP-4671 §1.4 step 3).
-
-    Mirrors ``schedule_one_podgroup.go`` validatePodGroup as written in spec/kep-algorithms.md
-    §1.6: every pod of the hierarchy (pending and bound) must use the profile's schedulerName, and
-    its priority must equal the root group's priority. A failing root places none of its pods.
-    """
-    out: dict[str, str] = {}
-    profile_name = cluster.profile.scheduler_name
-    for p in cluster.pods:
-        if p.group_key is None or p.group_key not in cluster.pod_groups:
-            continue
-        root = cluster.root_of(p.group_key)
-        if root in out:
-            continue
-        prio = entity_priority(cluster, root)
-        if p.scheduler_name != profile_name:
-            out[root] = f"group validation failed: pod {p.key} has schedulerName {p.scheduler_name!r}"
-        elif p.priority != prio:
-            out[root] = f"group validation failed: pod {p.key} has priority {p.priority} != group priority {prio}"
-    return out
-
-
 def _bound_state(cluster: Cluster, victims: set[str], resources: tuple[str, ...]):
     n = len(cluster.nodes)
     alloc = np.zeros((n, len(resources)), dtype=np.int64)
@@ -207,7 +183,7 @@ def build_instance(cluster: Cluster, *, fixed: dict[str, str | None] | None = No
     fixed = dict(fixed or {})
     resources = tuple(r for r in cluster.resource_names if r != PODS)
     alloc, free, free_pods, blocked, bound_on_node, bound_node_of = _bound_state(cluster, set(victims), resources)
-    invalid = group_validation_errors(cluster)
+    tree = cluster.groups
     excluded: dict[str, str] = {}
     fixed_errors: list[str] = []
     buckets: dict[tuple, list[Pod]] = defaultdict(list)
@@ -222,11 +198,12 @@ def build_instance(cluster: Cluster, *, fixed: dict[str, str | None] | None = No
             if target:
                 fixed_errors.append(f"result-shape: {p.key} is gated ({cluster.gated[p.key]}) but fixed to {target}")
             continue
-        ent = entity_of(cluster, p.key)
-        if ent in invalid:
-            excluded[p.key] = invalid[ent]
+        ent = tree.entity_of(p)
+        invalid = None if ent.is_pod else tree.validation_error(ent.key)
+        if invalid is not None:
+            excluded[p.key] = f"SchedulerError: {invalid}"
             if target:
-                fixed_errors.append(f"group-validation: {p.key} fixed to {target} but {invalid[ent]}")
+                fixed_errors.append(f"group-validation: {p.key} fixed to {target} but {invalid}")
             continue
         if p.key in fixed and target is None:
             excluded[p.key] = "fixed unplaced"
@@ -237,15 +214,15 @@ def build_instance(cluster: Cluster, *, fixed: dict[str, str | None] | None = No
                 fixed_errors.append(f"result-shape: {p.key} fixed to unknown node {target!r}")
                 continue
             node_idx = cluster.node_index[target]
-        group = p.group_key if p.group_key in cluster.pod_groups else None
+        group = p.group_key if p.group_key in tree else None
         buckets[(group, pod_signature(p), node_idx)].append(p)
     classes: list[PodClass] = []
     class_of: dict[str, int] = {}
     # Classes in order of their first pod in the snapshot: deterministic model and decoding.
     order = {p.key: i for i, p in enumerate(cluster.pods)}
     for (group, _sig, node_idx), pods in sorted(buckets.items(), key=lambda kv: order[kv[1][0].key]):
-        ent = cluster.root_of(group) if group else None
-        prio = entity_priority(cluster, ent) if ent else pods[0].priority
+        ent = tree.root_of(group) if group else None
+        prio = tree.node(ent).priority if ent else pods[0].priority
         c = PodClass(index=len(classes), pods=pods, group=group, entity=ent, priority=prio, fixed_node=node_idx)
         classes.append(c)
         for p in pods:
@@ -267,41 +244,27 @@ def build_instance(cluster: Cluster, *, fixed: dict[str, str | None] | None = No
 
 
 def _group_tree(cluster: Cluster, classes: list[PodClass], bound_node_of: dict[str, int]):
-    """Leaf groups and composite ancestors of every root entity that has a class to place."""
-    roots = sorted({c.entity for c in classes if c.entity is not None}, key=_snapshot_key_order(cluster))
+    """Leaf groups and composite ancestors of every root entity that has a class to place, read
+    from the shared group forest (``cluster.groups``) plus the model's own bookkeeping."""
+    tree = cluster.groups
+    with_classes = {c.entity for c in classes if c.entity is not None}
+    roots = [r for r in tree.roots if r in with_classes]
     leaves: dict[str, LeafGroup] = {}
     composites: dict[str, CompositeNode] = {}
-
-    def visit(key: str, parent: str | None) -> None:
-        if key in cluster.pod_groups:
-            g = cluster.pod_groups[key]
-            bound = sum(1 for p in cluster.group_members.get(key, ()) if p.key in bound_node_of)
-            leaves[key] = LeafGroup(key=key, gang=g.policy == "gang", min_count=cluster.group_min_count(key),
-                                    bound=bound, parent=parent, topology_key=g.topology_key)
-            return
-        cg = cluster.composite_pod_groups.get(key)
-        if cg is None:
-            return
-        kids = list(cluster.composite_children.get(key, ()))
-        composites[key] = CompositeNode(key=key, need=cg.min_group_count if cg.policy == "gang" else 1,
-                                        children=kids, parent=parent, topology_key=cg.topology_key)
-        for k in kids:
-            visit(k, key)
-
     for r in roots:
-        visit(r, None)
+        for key in tree.subtree(r):
+            g = tree.node(key)
+            if g.is_leaf:
+                bound = sum(1 for p in g.members if p.key in bound_node_of)
+                leaves[key] = LeafGroup(key=key, gang=g.gang, min_count=g.need, bound=bound,
+                                        parent=g.parent if key != r else None, topology_key=g.topology_key)
+            else:
+                composites[key] = CompositeNode(key=key, need=g.need, children=list(g.children),
+                                                parent=g.parent if key != r else None, topology_key=g.topology_key)
     for c in classes:
         if c.group is not None and c.group in leaves:
             leaves[c.group].classes.append(c.index)
     return leaves, composites, roots
-
-
-def _snapshot_key_order(cluster: Cluster):
-    first: dict[str, int] = {}
-    for i, p in enumerate(cluster.pods):
-        if p.group_key and p.group_key in cluster.pod_groups:
-            first.setdefault(cluster.root_of(p.group_key), i)
-    return lambda key: (first.get(key, len(first)), key)
 
 
 def canonical(obj) -> str:

@@ -186,7 +186,7 @@ def add_locality_constraints(em: ExactModel, objective: str) -> Locality:
 def _group(em: ExactModel, key: str) -> _Group:
     inst = em.inst
     leaf = inst.leaves[key]
-    bound = [inst.bound_node_of[p.key] for p in inst.cluster.group_members.get(key, ()) if p.key in inst.bound_node_of]
+    bound = [inst.bound_node_of[p.key] for p in inst.cluster.groups.node(key).members if p.key in inst.bound_node_of]
     return _Group(key=key, classes=list(leaf.classes), bound_nodes=bound,
                   pending=sum(inst.classes[c].size for c in leaf.classes), act=em.active.get(key, 0))
 

@@ -70,7 +70,7 @@ def _admitted_tier(em: ExactModel, admitted: dict[str, cp_model.IntVar], prio: i
 
 
 def _root_priority(em: ExactModel, root: str) -> int:
-    return entity_priority(em.inst.cluster, root)
+    return em.inst.cluster.groups.node(root).priority
 
 
 def _root_classes(em: ExactModel, root: str) -> list[int]:

@@ -43,6 +43,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from gangplan.models.cluster import Cluster
+from gangplan.models.groups import EntityKey, VictimUnit
 from gangplan.models.objects import Pod
 from gangplan.predicates import ports_conflict, selector_matches, term_matches
 from gangplan.solver.exact.variables import Tier
@@ -66,25 +67,9 @@ class EvictUnit:
     """Node index -> the unit's pods there."""
 
 
-def _leaf_groups(cluster: Cluster, key: str) -> list[str]:
-    if key in cluster.pod_groups:
-        return [key]
-    return [x for k in cluster.composite_children.get(key, ()) for x in _leaf_groups(cluster, k)]
-
-
-def victim_units(cluster: Cluster, bound_node_of: dict[str, int]) -> list[tuple[str, tuple[Pod, ...], int]]:
-    """(key, pods, priority) of every unit over the bound pods on known nodes, in pod order."""
-    on_node = [p for p in cluster.bound_pods if p.key in bound_node_of]
-    units: dict[str, tuple[str, tuple[Pod, ...], int]] = {}
-    for p in on_node:
-        g = p.group_key if p.group_key in cluster.pod_groups else None
-        top = cluster.highest_all_ancestor(g) if g else None
-        if top is None:
-            units[f"pod:{p.key}"] = (f"pod:{p.key}", (p,), cluster.unit_priority(p))
-        elif top not in units:
-            leaves = set(_leaf_groups(cluster, top))
-            units[top] = (top, tuple(q for q in on_node if q.group_key in leaves), cluster.unit_priority(p))
-    return list(units.values())
+def victim_units(cluster: Cluster, bound_node_of: dict[str, int]) -> list[VictimUnit]:
+    """Every unit over the bound pods on known nodes, in pod order (:meth:`GroupTree.victim_units`)."""
+    return cluster.groups.victim_units(p for p in cluster.bound_pods if p.key in bound_node_of)
 
 
 def _term_bound(cluster: Cluster) -> set[str]:
@@ -109,22 +94,14 @@ def _term_bound(cluster: Cluster) -> set[str]:
     return out
 
 
-def preemptors(cluster: Cluster, classes) -> list[tuple[int, str]]:
+def preemptors(cluster: Cluster, classes) -> list[tuple[int, EntityKey]]:
     """(priority, entity) of every entity the model may place that may preempt."""
-    out: dict[str, int] = {}
-    never: set[str] = set()
+    tree = cluster.groups
+    out: dict[EntityKey, int] = {}
     for c in classes:
         for p in c.pods:
-            ent = c.entity or f"pod:{p.key}"
-            out[ent] = c.priority
-            if p.preemption_policy == NEVER:
-                never.add(ent)
-    for ent in list(out):
-        g = cluster.pod_groups.get(ent) or cluster.composite_pod_groups.get(ent)
-        policy = getattr(g, "preemption_policy", None) if g is not None else None
-        if policy == NEVER or (policy is None and ent in never):
-            del out[ent]
-    return sorted(((pr, e) for e, pr in out.items()), key=lambda t: (-t[0], t[1]))
+            out[tree.entity_of(p)] = c.priority
+    return sorted(((pr, e) for e, pr in out.items() if tree.preemption_policy(e) != NEVER), key=lambda t: (-t[0], t[1]))
 
 
 def evictable_units(cluster: Cluster, classes, bound_node_of: dict[str, int],
@@ -134,15 +111,16 @@ def evictable_units(cluster: Cluster, classes, bound_node_of: dict[str, int],
     if not pre:
         return []
     top = pre[0][0]
-    pending_roots = {cluster.root_of(p.group_key) for p in cluster.pending_pods
-                     if p.group_key and p.group_key in cluster.pod_groups}
+    tree = cluster.groups
+    pending_roots = {tree.root_of(p.group_key) for p in cluster.pending_pods if p.group_key in tree}
     pinned = _term_bound(cluster)
     ridx = {r: i for i, r in enumerate(resources)}
     out = []
-    for key, pods, prio in victim_units(cluster, bound_node_of):
+    for unit in victim_units(cluster, bound_node_of):
+        key, pods, prio = str(unit.key), unit.pods, unit.priority
         if prio >= top or any(p.key in pinned for p in pods):
             continue
-        if any(p.group_key in cluster.pod_groups and cluster.root_of(p.group_key) in pending_roots for p in pods):
+        if any(p.group_key in tree and tree.root_of(p.group_key) in pending_roots for p in pods):
             continue
         usage: dict[int, np.ndarray] = {}
         slots: dict[int, int] = {}
@@ -176,13 +154,14 @@ def add_eviction(em, admitted: dict) -> None:
     if not inst.units:
         return
     pre = preemptors(inst.cluster, inst.classes)
-    singles: dict[str, list] = {}
+    singles: dict[EntityKey, list] = {}
     for c in inst.classes:
         if c.entity is None:
             for p in c.pods:
-                singles.setdefault(f"pod:{p.key}", []).append(c.index)
+                singles.setdefault(EntityKey.pod(p.key), []).append(c.index)
     prio_of = _slot_priorities(em)
-    preempting = {c.index for c in inst.classes if (c.entity or f"pod:{c.pods[0].key}") in {e for _, e in pre}}
+    pre_entities = {e for _, e in pre}
+    preempting = {c.index for c in inst.classes if inst.cluster.groups.entity_of(c.pods[0]) in pre_entities}
     for var, u in zip(em.evict, inst.units, strict=True):
         lits = []
         for pr, ent in pre:
@@ -190,8 +169,8 @@ def add_eviction(em, admitted: dict) -> None:
                 continue
             if ent in singles:
                 lits += [em.placed[c] for c in singles[ent]]
-            elif not isinstance(admitted.get(ent, 0), int):
-                lits.append(admitted[ent])
+            elif not isinstance(admitted.get(ent.key, 0), int):
+                lits.append(admitted[ent.key])
         local = [v for n in sorted(u.usage) for v, _, _ in em.node_vars[n]
                  if prio_of[v.index][0] > u.priority and prio_of[v.index][1] & preempting]
         if lits and local:

@@ -196,17 +196,12 @@ def placement_evidence(cluster: Cluster, group_key: str, greedy_node: str, optim
     greedy's domain was the only feasible one). None when no such group exists.
     """
     nodes = {n.name: n for n in cluster.nodes}
-    key: str | None = group_key
-    while key is not None:
-        group = cluster.pod_groups.get(key) or cluster.composite_pod_groups.get(key)
-        if group is None:
-            return None
-        tkey = group.topology_key
+    for key in cluster.groups.ancestors(group_key):
+        tkey = cluster.groups.node(key).topology_key
         if tkey and optimal_node in nodes:
             mine, theirs = nodes[greedy_node].labels.get(tkey), nodes[optimal_node].labels.get(tkey)
             if mine != theirs:
                 return _evidence(cluster, key, tkey, mine, theirs, tie_break=tie_break, seed=seed, fixed=fixed)
-        key = f"{group.namespace}/{group.parent}" if group.parent else None
     return None
 
 

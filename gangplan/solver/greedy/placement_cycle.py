@@ -41,7 +41,6 @@ from gangplan.solver.greedy.placement import (
     placement_weights,
     pods_count_scores,
 )
-from gangplan.solver.greedy.queue import leaf_groups
 
 if TYPE_CHECKING:
     from gangplan.models.cluster import Cluster
@@ -180,14 +179,14 @@ class PlacementAlgorithm:
             return self._placement_outcome(key, run, info)
         reported = records[0]
         self._apply(reported)
-        which = "reported" if key in self.cluster.pod_groups else "first"
+        which = "reported" if self.cluster.groups.is_leaf(key) else "first"
         reason = f"0/{len(placements)} placements are available, {which} placement status: pod group is unschedulable ({reported.placement.label}: {reported.run.reason})"
         return self._placement_outcome(key, GroupRun(Code.UNSCHEDULABLE, 0, reason), info)
 
     def _placement_outcome(self, key: str, run: GroupRun, info: dict) -> GroupRun:
         self._set_trace(key, run)
         self.group_trace[key]["placements"] = info
-        if run.status != Code.SUCCESS and key in self.cluster.composite_pod_groups:
+        if run.status != Code.SUCCESS and not self.cluster.groups.is_leaf(key):
             self._propagate_failure(key, run.reason or run.status.label)
         return run
 
@@ -211,14 +210,8 @@ class PlacementAlgorithm:
         self.results.update(rec.results)
         self._restore_trace_state(rec.traces)
 
-    def _subtree(self, key: str) -> list[str]:
-        out = [key]
-        for child in self.cluster.composite_children.get(key, ()):
-            out.extend(self._subtree(child))
-        return out
-
     def _trace_state(self, key: str) -> tuple[dict, dict]:
-        keys = self._subtree(key)
+        keys = self.cluster.groups.subtree(key)
         traces = {k: copy.deepcopy(self.group_trace.get(k)) for k in keys}
         reasons = {k: self.group_reasons.get(k) for k in keys}
         return traces, reasons
@@ -239,15 +232,16 @@ class PlacementAlgorithm:
     def _scheduled_nodes(self, key: str) -> list[tuple[str, int]]:
         """(pod, node) of every pod of the group (every leaf under a composite) that is bound or
         assumed: upstream's ``PodGroupState.ScheduledPods``."""
-        return [(p.key, self.snap.node_of[p.key]) for g in leaf_groups(self.cluster, key) for p in self.cluster.group_members.get(g, ()) if p.key in self.snap.node_of]
+        return [(p.key, self.snap.node_of[p.key]) for p in self.cluster.groups.members(key) if p.key in self.snap.node_of]
 
     def _nominated_placement(self, key: str, placements: list[Placement]) -> Placement | None:
         """``nominatedPlacement``: for a standalone PodGroup, the placement holding most of its
         queued pods' nominated nodes (the first on ties), else None."""
-        if key not in self.cluster.pod_groups or self.cluster.pod_groups[key].parent:
+        group = self.cluster.groups.node(key)
+        if not group.is_leaf or group.parent is not None:
             return None
         counts: dict[int, int] = {}
-        for p in self.cluster.group_members.get(key, ()):
+        for p in group.members:
             i = self.snap.index.get(p.nominated_node_name or "")
             if p.key in self.queued and i is not None:
                 counts[i] = counts.get(i, 0) + 1

@@ -40,13 +40,7 @@ from gangplan.models.objects import Pod
 from gangplan.solver.greedy.framework import Code, Status
 from gangplan.solver.greedy.placement_cycle import SCHEDULER_ERROR, GroupRun, PlacementAlgorithm
 from gangplan.solver.greedy.preemption import Preemption
-from gangplan.solver.greedy.queue import (
-    Entity,
-    leaf_groups,
-    member_order,
-    parse_timestamp,
-    queued_pods,
-)
+from gangplan.solver.greedy.queue import Entity, member_order, queued_pods
 from gangplan.solver.greedy.schedule_one import PodResult, PodScheduler
 from gangplan.solver.greedy.snapshot import NodeTable
 
@@ -108,11 +102,11 @@ class WorkloadCycle(PlacementAlgorithm, Preemption):
     # ---- entities ----------------------------------------------------------------------------
     def run(self, queue: list[Entity]) -> None:
         for entity in queue:
-            self.entity_order.append(entity.key)
-            if entity.kind == "pod":
-                self.schedule_single(self.cluster.pod_by_key[entity.key[4:]])
+            self.entity_order.append(str(entity.key))
+            if entity.key.is_pod:
+                self.schedule_single(self.cluster.pod_by_key[entity.key.key])
             else:
-                self.schedule_root(entity.key)
+                self.schedule_root(entity.key.key)
 
     def schedule_single(self, pod: Pod) -> None:
         r = self.schedule_pod(pod)
@@ -131,13 +125,12 @@ class WorkloadCycle(PlacementAlgorithm, Preemption):
         if self.preemption:
             self._next_cycle(root)
         # Every queued member now leaves the nominator: bound, or failed with its NNN cleared.
-        for g in leaf_groups(self.cluster, root):
-            for p in self.cluster.group_members.get(g, ()):
-                self.snap.clear_nomination(p)
+        for p in self.cluster.groups.members(root):
+            self.snap.clear_nomination(p)
 
     def _schedule_root(self, root: str) -> None:
         checkpoint = len(self.assumed)
-        invalid = self.validate(root)
+        invalid = self.cluster.groups.validation_error(root)
         if invalid is not None:
             self._fail_root(root, f"{SCHEDULER_ERROR}: {invalid}", Code.ERROR)
             return
@@ -153,15 +146,15 @@ class WorkloadCycle(PlacementAlgorithm, Preemption):
             if why is not None:  # None: workload-aware preemption nominated the group's pods
                 self._fail_root(root, reason if why is reason else f"{reason}; preemption: {why}", run.status)
                 if why is not reason:
-                    for g in leaf_groups(self.cluster, root):
+                    for g in self.cluster.groups.leaves(root):
                         if "; preemption: " not in self.group_reasons.get(g, ""):
                             self.group_reasons[g] = f"{self.group_reasons.get(g, reason)}; preemption: {why}"
                 return
         for pod in self.assumed[checkpoint:]:
             self.placements[pod.key] = self.snap.node_of[pod.key]
-        for g in leaf_groups(self.cluster, root):
+        for g in self.cluster.groups.leaves(root):
             reason = self.group_reasons.get(g) or f"PodGroup {g} was not attempted"
-            for p in self.cluster.group_members.get(g, ()):
+            for p in self.cluster.groups.node(g).members:
                 if p.key in self.queued and p.key not in self.placements:
                     self.pod_reasons[p.key] = self._dropped_reason(p, g, reason)
 
@@ -170,10 +163,12 @@ class WorkloadCycle(PlacementAlgorithm, Preemption):
         next cycle at once (upstream: the leftovers return to the queue; when that cycle is
         Unschedulable, workload-aware preemption runs for them, spec §6.1 case 9). When it places
         nothing, every record of it is undone (its preemption trace entry stays)."""
-        members = self.cluster.group_members.get(root, ())
+        if not self.cluster.groups.is_leaf(root):
+            return
+        members = self.cluster.groups.node(root).members
         placed = {p.key for p in members if p.key in self.placements}
         left = [p for p in members if p.key in self.queued and p.key not in placed and not p.terminating]
-        if root not in self.cluster.pod_groups or not placed or not left:
+        if not placed or not left:
             return
         mark = len(self.order)
         saved = (self._trace_state(root), {p.key: self.results.get(p.key) for p in left}, {p.key: self.pod_reasons.get(p.key) for p in left})
@@ -203,12 +198,12 @@ class WorkloadCycle(PlacementAlgorithm, Preemption):
                 self.pod_reasons[k] = why
 
     def _fail_root(self, root: str, reason: str, code: Code) -> None:
-        for g in leaf_groups(self.cluster, root):
+        for g in self.cluster.groups.leaves(root):
             self.group_reasons.setdefault(g, reason)
             t = self.group_trace.setdefault(g, {"progression": [], "status": code.label, "reason": reason})
             if t["status"] == Code.SUCCESS.label:
                 t.update(status=code.label, reason=f"root {root} failed: {reason}")
-            for p in self.cluster.group_members.get(g, ()):
+            for p in self.cluster.groups.node(g).members:
                 if p.key in self.queued and p.key not in self.pod_reasons:
                     self.pod_reasons[p.key] = self._dropped_reason(p, g, reason)
         if root not in self.group_trace:
@@ -225,41 +220,26 @@ class WorkloadCycle(PlacementAlgorithm, Preemption):
             return _pod_failure(r)
         return f"pod group {group} is unschedulable: {reason}"
 
-    # ---- validation --------------------------------------------------------------------------
-    def validate(self, root: str) -> str | None:
-        """``validatePodGroup``: the reason the hierarchy is invalid, or None."""
-        pods = [p for g in leaf_groups(self.cluster, root) for p in self.cluster.group_members.get(g, ()) if p.bound or p.key in self.queued]
-        root_obj = self.cluster.pod_groups.get(root) or self.cluster.composite_pod_groups[root]
-        names = sorted({p.scheduler_name for p in pods})
-        if len(names) > 1:
-            return f"pods of {root} use different schedulerNames: {', '.join(names)}"
-        for p in pods:
-            if p.priority != root_obj.priority:
-                return f"pod {p.key} has priority {p.priority}, but its root group {root} has priority {root_obj.priority}"
-        policies = sorted({p.preemption_policy for p in pods})
-        if len(policies) > 1:
-            return f"pods of {root} have different preemption policies: {', '.join(policies)}"
-        return None
-
     # ---- groups ------------------------------------------------------------------------------
     def schedule_group(self, key: str) -> GroupRun:
         """One node of the hierarchy: through its placements when it has a topology constraint
         (without one its single placement is the parent's, which needs no wrapper)."""
-        group = self.cluster.pod_groups.get(key) or self.cluster.composite_pod_groups.get(key)
-        if group is not None and group.topology_key:
+        group = self.cluster.groups.node(key)
+        if group.topology_key:
             return self.schedule_placements(key, group.topology_key)
         return self.schedule_in_placement(key)
 
     def schedule_in_placement(self, key: str) -> GroupRun:
         """The pod-group algorithm (leaf) or the recursive one (composite) in the current placement."""
-        if key in self.cluster.pod_groups:
+        if self.cluster.groups.is_leaf(key):
             return self.schedule_leaf(key)
         return self.schedule_composite(key)
 
     def schedule_leaf(self, key: str) -> GroupRun:
-        members = self.cluster.group_members.get(key, ())
+        group = self.cluster.groups.node(key)
+        members = group.members
         pods = member_order([p for p in members if p.key in self.queued])
-        minimum = self.cluster.group_min_count(key)
+        minimum = group.need
         before = sum(1 for p in members if p.bound)
         if self._next_cycle_running:
             before += sum(1 for p in members if not p.bound and p.key in self.snap.node_of)
@@ -285,9 +265,9 @@ class WorkloadCycle(PlacementAlgorithm, Preemption):
         return run
 
     def schedule_composite(self, key: str) -> GroupRun:
-        cg = self.cluster.composite_pod_groups[key]
-        minimum = cg.min_group_count if cg.policy == "gang" else 1
-        children = sorted(self.cluster.composite_children.get(key, ()), key=lambda k: (self._created(k), k))
+        group = self.cluster.groups.node(key)
+        minimum = group.need
+        children = list(group.children)
         checkpoint = len(self.assumed)
         failed: list[str] = []
 
@@ -310,15 +290,11 @@ class WorkloadCycle(PlacementAlgorithm, Preemption):
 
     def _propagate_failure(self, key: str, reason: str) -> None:
         """A failing parent overrides its successful children: none of their pods bind."""
-        for g in leaf_groups(self.cluster, key):
+        for g in self.cluster.groups.leaves(key):
             t = self.group_trace.get(g)
             if t is not None and t["status"] == Code.SUCCESS.label:
                 t.update(status=Code.UNSCHEDULABLE.label, reason=f"parent failed: {reason}")
                 self.group_reasons[g] = f"parent failed: {reason}"
-
-    def _created(self, key: str):
-        g = self.cluster.pod_groups.get(key) or self.cluster.composite_pod_groups.get(key)
-        return parse_timestamp(g.creation_timestamp if g else "")
 
     def _set_trace(self, key: str, run: GroupRun, progression: list[str] | None = None) -> None:
         t = self.group_trace.setdefault(key, {"progression": [], "status": "", "reason": None})

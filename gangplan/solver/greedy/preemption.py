@@ -62,16 +62,15 @@ Trace (``Result.trace["preemption"][entity]``, only with ``preemption=True``)::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gangplan.models.groups import VictimUnit, parse_timestamp
 from gangplan.models.objects import Pod, PodDisruptionBudget
 from gangplan.predicates import selector_matches
 from gangplan.solver.greedy.framework import Code, CycleState
-from gangplan.solver.greedy.queue import leaf_groups, parse_timestamp
 
 if TYPE_CHECKING:
     from gangplan.models.cluster import Cluster
@@ -86,24 +85,10 @@ MIN_CANDIDATE_NODES_ABSOLUTE = 100
 RANK = {"Pod": 1, "PodGroup": 2, "CompositePodGroup": 3}
 
 
-@dataclass(frozen=True)
-class VictimUnit:
-    """One preemption unit: evicted or reprieved as a whole."""
-
-    key: str
-    """``pod:<ns/name>`` for a single pod, else the group key of the ``all`` ancestor."""
-    kind: str
-    """"Pod", "PodGroup" or "CompositePodGroup" (a Single-mode pod of a group is a "PodGroup")."""
-    pods: tuple[Pod, ...]
-    priority: int
-
-    @property
-    def earliest_start(self) -> datetime:
-        return min((_start(p) for p in self.pods), default=FAR_FUTURE)
-
-    def importance(self) -> tuple:
-        """Sort key, most important first (``MoreImportantVictim``)."""
-        return (-self.priority, -RANK[self.kind], -len(self.pods), self.earliest_start, self.pods[0].uid, self.pods[0].key)
+def importance(u: VictimUnit) -> tuple:
+    """Sort key of a victim unit, most important first (``MoreImportantVictim``): priority,
+    then unit kind (CompositePodGroup over PodGroup over Pod), size, earliest start, uid."""
+    return (-u.priority, -RANK[u.kind], -len(u.pods), min((_start(p) for p in u.pods), default=FAR_FUTURE), u.pods[0].uid, u.pods[0].key)
 
 
 def _start(p: Pod) -> datetime:
@@ -112,19 +97,7 @@ def _start(p: Pod) -> datetime:
 
 def victim_units(cluster: Cluster, snap: NodeTable) -> list[VictimUnit]:
     """Every unit over the bound pods still on a node (``getCrossNodesVictims``), in pod order."""
-    on_node = [p for p in cluster.bound_pods if p.key in snap.node_of]
-    units: dict[str, VictimUnit] = {}
-    for p in on_node:
-        g = p.group_key if p.group_key in cluster.pod_groups else None
-        top = cluster.highest_all_ancestor(g) if g else None
-        if top is None:
-            units[f"pod:{p.key}"] = VictimUnit(f"pod:{p.key}", "PodGroup" if g else "Pod", (p,), cluster.unit_priority(p))
-        elif top not in units:
-            leaves = set(leaf_groups(cluster, top))
-            pods = tuple(q for q in on_node if q.group_key in leaves)
-            kind = "PodGroup" if top in cluster.pod_groups else "CompositePodGroup"
-            units[top] = VictimUnit(top, kind, pods, cluster.unit_priority(p))
-    return list(units.values())
+    return cluster.groups.victim_units(p for p in cluster.bound_pods if p.key in snap.node_of)
 
 
 def classify_pdb(units: list[VictimUnit], pdbs: tuple[PodDisruptionBudget, ...]) -> tuple[list[VictimUnit], list[VictimUnit], dict[str, int]]:
@@ -148,7 +121,7 @@ def classify_pdb(units: list[VictimUnit], pdbs: tuple[PodDisruptionBudget, ...])
         n = sum(1 for p in u.pods if violating(p))
         if n:
             bad.append(u)
-            counts[u.key] = n
+            counts[str(u.key)] = n
         else:
             good.append(u)
     return bad, good, counts
@@ -193,7 +166,7 @@ class Preemption:
         """A lower-priority terminating pod on a preemptor pod's nominated node."""
         for pod in pods:
             i = self.snap.index.get(pod.nominated_node_name or "")
-            if i is not None and any(q.terminating and self.cluster.unit_priority(q) < priority for q in self.snap.pods_on[i]):
+            if i is not None and any(q.terminating and self.cluster.groups.unit_priority(q) < priority for q in self.snap.pods_on[i]):
                 return True
         return False
 
@@ -214,17 +187,18 @@ class Preemption:
     def preempt_group(self, root: str, order_mark: int) -> str | None:
         """WAP for ``root`` after its cycle failed (reverted already). On success the preemptor's
         pods are assumed (and left in ``assumed``) and None is returned; else the reason."""
-        group = self.cluster.pod_groups.get(root) or self.cluster.composite_pod_groups[root]
-        pods = [p for g in leaf_groups(self.cluster, root) for p in self.cluster.group_members.get(g, ()) if p.key in self.queued]
-        policy = getattr(group, "preemption_policy", None) or (NEVER if any(p.preemption_policy == NEVER for p in pods) else "PreemptLowerPriority")
+        tree = self.cluster.groups
+        group = tree.node(root)
+        pods = [p for p in tree.members(root) if p.key in self.queued]
+        policy = tree.preemption_policy(group.entity)
         trace: dict = {"kind": "workload", "priority": group.priority, "policy": policy, "status": Code.UNSCHEDULABLE.label, "reason": None, "candidates": [], "order": [], "violating": {}, "reprieved": [], "victims": [], "pdbViolations": 0, "nominated": {}}
         self.preemption_trace[root] = trace
         if policy == NEVER:
             return self._wap_fail(trace, "not eligible due to preemptionPolicy=Never.")
         if self._ongoing(pods, group.priority):
             return self._wap_fail(trace, "not eligible due to a terminating pod on the nominated node.")
-        units = sorted((u for u in victim_units(self.cluster, self.snap) if u.priority < group.priority), key=VictimUnit.importance)
-        trace["candidates"] = [u.key for u in units]
+        units = sorted((u for u in victim_units(self.cluster, self.snap) if u.priority < group.priority), key=importance)
+        trace["candidates"] = [str(u.key) for u in units]
         if not units:
             return self._wap_fail(trace, "No preemption victims found for incoming preemptor", Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
         saved = self._save_attempt(root, order_mark)
@@ -251,18 +225,18 @@ class Preemption:
         """Add units back (violating first, importance order); keep those with which every
         assignment still passes Filter. Returns the evicted units, in importance order."""
         bad, good, counts = classify_pdb(units, self.cluster.pdbs)
-        trace["order"] = [u.key for u in bad + good]
+        trace["order"] = [str(u.key) for u in bad + good]
         trace["violating"] = dict(counts)
         evicted: list[VictimUnit] = []
         for u in bad + good:
             self._restore(u)
             if self._assignments_fit(assignments):
-                trace["reprieved"].append(u.key)
+                trace["reprieved"].append(str(u.key))
                 continue
             self._remove(u)
             evicted.append(u)
-            trace["pdbViolations"] += counts.get(u.key, 0)
-        evicted.sort(key=VictimUnit.importance)
+            trace["pdbViolations"] += counts.get(str(u.key), 0)
+        evicted.sort(key=importance)
         trace["victims"] = [p.key for u in evicted for p in u.pods]
         return evicted
 
@@ -314,8 +288,8 @@ class Preemption:
         if not potential:
             self._wap_fail(trace, "preemption is not helpful for scheduling", Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
             return None
-        units = sorted((u for u in victim_units(self.cluster, self.snap) if u.priority < pod.priority), key=VictimUnit.importance)
-        trace["candidates"] = [u.key for u in units]
+        units = sorted((u for u in victim_units(self.cluster, self.snap) if u.priority < pod.priority), key=importance)
+        trace["candidates"] = [str(u.key) for u in units]
         want = min(max(len(potential) * MIN_CANDIDATE_NODES_PERCENTAGE // 100, MIN_CANDIDATE_NODES_ABSOLUTE), len(potential))
         candidates: list[tuple[int, list[VictimUnit], int]] = []
         non_violating = 0
@@ -340,7 +314,7 @@ class Preemption:
         """``SelectVictimsOnNode``: the units to evict on node ``i`` and the PDB violations, or
         None when the pod does not fit even with every lower-priority unit there removed."""
         name = self.snap.names[i]
-        here = sorted((u for u in units if any(self.snap.node_of.get(p.key) == i for p in u.pods)), key=VictimUnit.importance)
+        here = sorted((u for u in units if any(self.snap.node_of.get(p.key) == i for p in u.pods)), key=importance)
         for u in here:
             self._remove(u)
         try:
@@ -357,13 +331,13 @@ class Preemption:
                     continue
                 self._remove(u)
                 evicted.append(u)
-                violations += counts.get(u.key, 0)
+                violations += counts.get(str(u.key), 0)
             for u in kept:
                 self._remove(u)
         finally:
             for u in here:
                 self._restore(u)
-        evicted.sort(key=VictimUnit.importance)
+        evicted.sort(key=importance)
         trace["nodes"][name] = {"victims": [p.key for u in evicted for p in u.pods], "pdbViolations": violations}
         return evicted, violations
 
@@ -403,4 +377,4 @@ def pick_one_node(candidates: list[tuple[int, list[VictimUnit], int]]) -> tuple[
     return min(left, key=lambda c: c[0])
 
 
-__all__ = ["Preemption", "VictimUnit", "classify_pdb", "pick_one_node", "victim_units"]
+__all__ = ["Preemption", "VictimUnit", "classify_pdb", "importance", "pick_one_node", "victim_units"]

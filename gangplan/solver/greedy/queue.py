@@ -20,30 +20,16 @@ id 60702751550 and PR #140421), kubernetes/kubernetes v1.37-era:
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 
 from gangplan.models.cluster import Cluster
+from gangplan.models.groups import EntityKey, parse_timestamp
 from gangplan.models.objects import Pod
-
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def parse_timestamp(ts: str) -> datetime:
-    """RFC 3339 to an aware datetime; a missing or unreadable timestamp sorts first."""
-    if not ts:
-        return EPOCH
-    try:
-        dt = datetime.fromisoformat(ts.replace("Z", "+00:00"))
-    except ValueError:
-        return EPOCH
-    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)
 class Entity:
-    key: str
-    """``pod:<ns/name>`` for a single pod, else the root group's key."""
-    kind: str  # "pod" | "group" | "composite"
+    key: EntityKey
     priority: int
     timestamp: datetime
     position: int
@@ -62,43 +48,28 @@ def member_order(pods: list[Pod]) -> list[Pod]:
     return sorted(pods, key=lambda p: (-p.priority, 0, parse_timestamp(p.creation_timestamp), p.name))
 
 
-def leaf_groups(cluster: Cluster, root: str) -> list[str]:
-    """Every PodGroup under ``root`` (itself when it is a PodGroup)."""
-    if root in cluster.pod_groups:
-        return [root]
-    out: list[str] = []
-    for child in cluster.composite_children.get(root, ()):
-        out.extend(leaf_groups(cluster, child))
-    return out
-
-
 def entities(cluster: Cluster) -> list[Entity]:
     """The queue's entities in PrioritySort order."""
     position = {p.key: i for i, p in enumerate(cluster.pods)}
-    seen: dict[str, Entity] = {}
+    tree = cluster.groups
+    seen: dict[EntityKey, Entity] = {}
     for pod in queued_pods(cluster):
-        gkey = pod.group_key
-        if gkey is None or gkey not in cluster.pod_groups:
-            key = f"pod:{pod.key}"
-            seen[key] = Entity(key, "pod", pod.priority, parse_timestamp(pod.creation_timestamp), position[pod.key])
-            continue
-        root = cluster.root_of(gkey)
-        if root not in seen:
-            seen[root] = _group_entity(cluster, root, position)
+        ent = tree.entity_of(pod)
+        if ent.is_pod:
+            seen[ent] = Entity(ent, pod.priority, parse_timestamp(pod.creation_timestamp), position[pod.key])
+        elif ent not in seen:
+            seen[ent] = _group_entity(cluster, ent, position)
     return sorted(seen.values(), key=Entity.sort_key)
 
 
-def _group_entity(cluster: Cluster, root: str, position: dict[str, int]) -> Entity:
-    members = [p for g in leaf_groups(cluster, root) for p in cluster.group_members.get(g, ())]
+def _group_entity(cluster: Cluster, ent: EntityKey, position: dict[str, int]) -> Entity:
+    root = cluster.groups.node(ent.key)
+    members = cluster.groups.members(root.key)
     stamps = sorted(parse_timestamp(p.creation_timestamp) for p in members)
-    if root in cluster.pod_groups:
-        g = cluster.pod_groups[root]
-        quorum = min(cluster.group_min_count(root), len(stamps))
-        ts = stamps[quorum - 1] if stamps else parse_timestamp(g.creation_timestamp)
-        kind, prio = "group", g.priority
+    if root.is_leaf:
+        quorum = min(root.need, len(stamps))
+        ts = stamps[quorum - 1] if stamps else parse_timestamp(root.obj.creation_timestamp)
     else:
-        cg = cluster.composite_pod_groups[root]
-        ts = stamps[0] if stamps else parse_timestamp(cg.creation_timestamp)
-        kind, prio = "composite", cg.priority
+        ts = stamps[0] if stamps else parse_timestamp(root.obj.creation_timestamp)
     first = min((position[p.key] for p in members), default=len(position))
-    return Entity(root, kind, prio, ts, first)
+    return Entity(ent, root.priority, ts, first)

@@ -1,0 +1,124 @@
+"""Run-time validation of a group hierarchy, as kube-scheduler does it before a workload cycle.
+
+Mirrors ``validatePodGroupHierarchy`` / ``validatePodGroupSubtree`` in
+``pkg/scheduler/schedule_one_podgroup.go`` (kubernetes/kubernetes commit 45f0bf0fa76b, the newest
+version found; its integration test is ``test/integration/scheduler/podgroup/
+hierarchy_validation_test.go`` at the same commit). The rules, restated in
+``docs/upstream-hierarchy-validation.md`` §2.3, run as a pre-order walk from the root (depth 1),
+children in queue order, and the first failing check wins:
+
+A. a CompositePodGroup at depth ``WorkloadMaxTreeDepth`` (4) or deeper;
+for every group but the root:
+B. its ``workloadRef`` workload name differs from the root's (only the names are compared);
+C. its priority differs from the root's;
+D. its preemption policy differs from the root's (gate ``PodGroupPreemptionPolicy``, on here);
+E. a gang parent with a basic child;
+F. a parent with ``disruptionMode: all`` and a child with ``single``;
+for every pod of a leaf, queued pods first, then already scheduled ones:
+G. its schedulerName differs from the first queued pod's;
+H. its priority differs from the root group's;
+I. its preemption policy differs from the root group's;
+J. finally, no profile serves the schedulerName.
+
+Any failure is SchedulerError-type: none of the hierarchy's pods is scheduled, every group of it
+gets the message, and the rest of the snapshot is scheduled. A missing parent or a cycle is not a
+validation error upstream: the queue holds such pods back (``incompletePodGroupPods``), so they
+are gated (:func:`gangplan.models.groups.gate`), not failed.
+
+Older upstream code disagrees, and the newest wins here (README, fidelity section): v1.37 ships
+only checks C, D, G-J; ``cpg_test.go`` (16457a8a) schedules a gang CompositePodGroup with a basic
+child, which rule E refuses.
+
+Used through :meth:`GroupTree.validation_error` by the greedy engine, the exact engine and the
+validator alike.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gangplan.models.objects import Pod, SchedulerProfile
+
+if TYPE_CHECKING:
+    from gangplan.models.groups import GroupNode, GroupTree
+
+WORKLOAD_MAX_TREE_DEPTH = 4
+V1ALPHA1 = "scheduling.k8s.io/v1alpha1"
+PREEMPT = "PreemptLowerPriority"
+
+
+def validate_hierarchies(tree: GroupTree, queued: set[str], profile: SchedulerProfile) -> dict[str, str]:
+    """Root key -> the first failed check of its hierarchy, for every root kube-scheduler would
+    attempt (roots whose pods are all held back, e.g. on a cycle, are not validated)."""
+    out: dict[str, str] = {}
+    for root in tree.roots:
+        if root in tree.cycles or getattr(tree.node(root).obj, "api_version", "") == V1ALPHA1:
+            continue  # held back by the queue; v1.35 gangs have no group validation
+        pods = tree.members(root)
+        first = next((p for p in pods if p.key in queued), None)
+        if first is None:
+            continue  # nothing queued: no cycle runs
+        why = _Walk(tree, root, first, queued).visit(root, None, 1)
+        if why is None and first.scheduler_name != profile.scheduler_name:
+            why = f"profile not found for scheduler name {first.scheduler_name!r}"
+        if why is not None:
+            out[root] = why
+    return out
+
+
+def effective_policy(node: GroupNode) -> str:
+    """A group's preemption policy with the API default applied."""
+    return getattr(node.obj, "preemption_policy", None) or PREEMPT
+
+
+class _Walk:
+    def __init__(self, tree: GroupTree, root: str, first: Pod, queued: set[str]) -> None:
+        self.tree = tree
+        self.queued = queued
+        r = tree.node(root)
+        self.root = r
+        self.first = first
+        self.policy = effective_policy(r)
+
+    def visit(self, key: str, parent: GroupNode | None, depth: int) -> str | None:
+        g = self.tree.node(key)
+        r = self.root
+        if not g.is_leaf and depth >= WORKLOAD_MAX_TREE_DEPTH:
+            return f'hierarchy depth exceeds maximum allowed depth {WORKLOAD_MAX_TREE_DEPTH} at "{key}"'
+        if parent is not None:
+            mine, theirs = g.obj.workload_ref or "", r.obj.workload_ref or ""
+            if mine != theirs:
+                return f'pod group workload does not match root workload, got: "{mine}" ("{key}") and "{theirs}" ("{r.key}")'
+            if g.priority != r.priority:
+                return (f"all pod groups in a hierarchy should have the same priority as the root pod group's "
+                        f'priority, got {g.priority} ("{key}") and {r.priority} ("{r.key}")')
+            if effective_policy(g) != self.policy:
+                return (f"all pod groups in a hierarchy should have the same preemption policy as the root pod "
+                        f'group\'s preemption policy, got {effective_policy(g)} ("{key}") and {self.policy} ("{r.key}")')
+            if parent.gang and not g.gang:
+                return f'gang parent "{parent.key}" cannot have basic child "{key}"'
+            if parent.disruption_mode == "all" and g.disruption_mode == "single":
+                return f'parent "{parent.key}" with All disruption mode cannot have child "{key}" with Single disruption mode'
+        if not g.is_leaf:
+            for child in g.children:
+                why = self.visit(child, g, depth + 1)
+                if why is not None:
+                    return why
+            return None
+        return self._pods(g)
+
+    def _pods(self, g: GroupNode) -> str | None:
+        first, r = self.first, self.root
+        queued = [p for p in g.members if p.key in self.queued]
+        scheduled = [p for p in g.members if p.bound]
+        for p in queued + scheduled:
+            if p.scheduler_name != first.scheduler_name:
+                return (f"all pods in a pod group hierarchy should have the same .spec.schedulerName set, got: "
+                        f'"{p.scheduler_name}" ("{p.name}") and "{first.scheduler_name}" ("{first.name}")')
+            if p.priority != r.priority:
+                return (f"all pods in a pod group hierarchy should have the same priority as the root pod group's "
+                        f'priority, got {p.priority} ("{p.name}") and {r.priority} ("{r.key}")')
+            if p.preemption_policy != self.policy:
+                return (f"all pods in a pod group hierarchy should have the same preemption policy as the root pod "
+                        f'group\'s preemption policy, got {p.preemption_policy} ("{p.name}") and {self.policy} ("{r.key}")')
+        return None
