@@ -35,13 +35,25 @@ app.add_typer(import_app, name="import")
 out = Console(highlight=False, width=int(os.environ.get("COLUMNS", "160")))
 
 
-def _load(path: Path):
+def _load(path: Path, *, strict: bool = False, warn: bool = False):
+    """Load a snapshot; bad input exits 2. ``warn`` prints the snapshot's warnings on stderr;
+    ``strict`` makes any of them bad input."""
     from gangplan.io.loader import load_snapshot
 
     try:
-        return load_snapshot(path)
+        cluster = load_snapshot(path)
     except SnapshotError as e:
         raise _bad_input(e) from None
+    if strict and cluster.warnings:
+        lines = "\n  ".join(cluster.warnings)
+        raise _bad_input(SnapshotError(str(path), f"--strict: {len(cluster.warnings)} input(s) gangplan does not model:\n  {lines}"))
+    if warn:
+        for line in cluster.warnings:
+            err.print(f"warning: {line}", markup=False)
+    return cluster
+
+
+STRICT_HELP = "Treat inputs that can change scheduling but are not modelled (see the warnings) as bad input (exit 2)."
 
 
 def _write(path: Path, text: str) -> None:
@@ -179,11 +191,12 @@ def solve(
     explain: Annotated[str | None, typer.Option(help="Print the greedy trace of this pod (namespace/name).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the Result JSON instead of tables.")] = False,
     preemption: Annotated[bool, typer.Option("--preemption", help="Let both engines evict lower-priority pods: greedy by workload-aware (KEP-5710) and default preemption, exact by optimal victim selection.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
 ) -> None:
     """Place the pending pods of a snapshot with one engine and print the outcome per group."""
     from gangplan.render import render_result, render_trace
 
-    cluster = _load(snapshot)
+    cluster = _load(snapshot, strict=strict, warn=True)
     result, greedy = run_engine(cluster, engine, snapshot=str(snapshot), time_limit=time_limit, workers=workers, seed=seed, tie_break=tie_break, objective=objective, preemption=preemption)
     if output is not None:
         _write(output, result.to_json())
@@ -210,6 +223,7 @@ def diff(
     nominate: Annotated[bool, typer.Option(help="In --plan, set status.nominatedNodeName instead of spec.nodeName.")] = False,
     preemption: Annotated[bool, typer.Option("--preemption", help="Let both engines evict lower-priority pods (victims in both Results and in --plan).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the diff as JSON.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
 ) -> None:
     """Greedy (kube-scheduler) against optimal (CP-SAT): classification and the decisive greedy step.
 
@@ -243,7 +257,7 @@ def diff(
         if any(r.error or r.failures for r in rows):
             raise typer.Exit(EXIT_VIOLATIONS)
         return
-    cluster = _load(snapshot)
+    cluster = _load(snapshot, strict=strict, warn=True)
     d = diff_snapshot(cluster, snapshot=str(snapshot), **opts)
     if plan is not None:
         from gangplan.io.plan import write_plan

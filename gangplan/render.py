@@ -22,7 +22,9 @@ def render_summary(console: Console, s: dict[str, Any]) -> None:
         f"{c['priorityClasses']} PriorityClasses, {c['podDisruptionBudgets']} PDBs"
     )
     if s["skippedKinds"]:
-        console.print("  skipped kinds: " + ", ".join(f"{k} x{n}" for k, n in s["skippedKinds"].items()))
+        console.print("  skipped kinds: " + ", ".join(f"{k} x{n}" for k, n in s["skippedKinds"].items()), markup=False)
+    for line in s.get("warnings", ()):
+        console.print(f"  [yellow]not modelled[/yellow]: {escape(line)}")
     p = s["profile"]
     console.print(
         f"  profile {p['schedulerName']} ({p['source']}): {p['fitStrategy']} {p['fitResources']}, "

@@ -117,6 +117,7 @@ def summarize(cluster: Cluster) -> dict[str, Any]:
             "podDisruptionBudgets": len(cluster.pdbs),
         },
         "skippedKinds": dict(cluster.skipped_kinds),
+        "warnings": list(cluster.warnings),
         "nodeShapes": node_shapes(cluster),
         "resources": resources,
         "topology": topology_levels(cluster),

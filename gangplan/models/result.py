@@ -75,6 +75,9 @@ class Result(_Model):
     wall_seconds: float = 0.0
     params: dict[str, Any] = Field(default_factory=dict)
     trace: dict[str, Any] = Field(default_factory=dict)
+    warnings: list[str] = Field(default_factory=list)
+    """Snapshot inputs that can change scheduling but were not modelled, one line per kind (or
+    kind and field) with counts (``Cluster.warnings``)."""
 
     # ---- convenience -----------------------------------------------------------------------
     def placements(self) -> dict[str, str]:

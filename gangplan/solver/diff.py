@@ -98,6 +98,7 @@ class Diff:
             "problems": self.problems,
             "decisive": asdict(self.decisive) if self.decisive else None,
             "seconds": round(self.seconds, 3),
+            "warnings": list(self.greedy.warnings),
         }
         if with_results:
             d["greedy"] = self.greedy.model_dump(mode="json", by_alias=True)

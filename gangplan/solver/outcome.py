@@ -170,6 +170,7 @@ def build_result(
         wall_seconds=round(wall_seconds, 6),
         params=dict(params or {}),
         trace=dict(trace or {}),
+        warnings=list(cluster.warnings),
     )
 
 

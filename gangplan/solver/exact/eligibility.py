@@ -151,15 +151,11 @@ def group_topologies(inst: Instance, cls: PodClass) -> list[tuple[str, list[str]
     out = []
     if cls.group is None or cls.group not in inst.leaves:
         return out
-    leaf = inst.leaves[cls.group]
-    if leaf.topology_key:
-        out.append((leaf.topology_key, [leaf.key]))
-    parent = leaf.parent
-    while parent is not None:
-        node = inst.composites[parent]
-        if node.topology_key:
-            out.append((node.topology_key, leaves_under(inst, parent)))
-        parent = node.parent
+    tree = inst.cluster.groups
+    for key in tree.ancestors(cls.group):
+        topology_key = tree.node(key).topology_key
+        if topology_key:
+            out.append((topology_key, leaves_under(inst, key)))
     return out
 
 

@@ -105,11 +105,8 @@ def _splittable(inst: Instance, key: str, finest: str) -> bool:
     topology (it spans groups), and a required key of its own must be a tree level at or above
     ``finest``, so that each counted domain lies inside one required domain."""
     leaf = inst.leaves[key]
-    parent = leaf.parent
-    while parent is not None:
-        if inst.composites[parent].topology_key:
-            return False
-        parent = inst.composites[parent].parent
+    if any(inst.cluster.groups.node(k).topology_key for k in inst.cluster.groups.ancestors(key)[1:]):
+        return False
     required = leaf.topology_key
     if not required:
         return True

@@ -67,7 +67,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gangplan.models.groups import VictimUnit, parse_timestamp
+from gangplan.models.groups import EntityKey, VictimUnit, parse_timestamp
 from gangplan.models.objects import Pod, PodDisruptionBudget
 from gangplan.predicates import selector_matches
 from gangplan.solver.greedy.framework import Code, CycleState
@@ -277,7 +277,7 @@ class Preemption:
         """Default preemption for a single pod whose cycle failed: the chosen node (the pod is
         assumed there and the victims removed), or None."""
         trace: dict = {"kind": "pod", "priority": pod.priority, "policy": pod.preemption_policy, "status": Code.UNSCHEDULABLE.label, "reason": None, "candidates": [], "order": [], "violating": {}, "reprieved": [], "victims": [], "pdbViolations": 0, "nominated": {}, "nodes": {}, "chosen": None}
-        self.preemption_trace[f"pod:{pod.key}"] = trace
+        self.preemption_trace[str(EntityKey.pod(pod.key))] = trace
         if pod.preemption_policy == NEVER:
             self._wap_fail(trace, "not eligible due to preemptionPolicy=Never.")
             return None

@@ -1,0 +1,43 @@
+"""solve / diff name every unmodelled input in a warning (stderr and JSON); --strict refuses them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from gangplan.cli import app
+
+DRA = Path(__file__).resolve().parent / "fixtures" / "upstream" / "jobset-was-dra.yaml"
+CLEAN = Path(__file__).resolve().parent / "fixtures" / "api" / "v1alpha2-v1.36.yaml"
+runner = CliRunner()  # click >= 8.2 keeps stderr apart (res.stderr)
+
+
+def test_solve_prints_one_warning_line_per_kind_on_stderr_and_carries_them_in_the_json() -> None:
+    res = runner.invoke(app, ["solve", str(DRA), "--json"])
+    assert res.exit_code == 0, res.output
+    result = json.loads(res.stdout)
+    assert len(result["warnings"]) == 4
+    assert any(w.startswith("PodGroup spec.resourceClaims: 1 object (default/training-workers)") for w in result["warnings"])
+    assert [line for line in res.stderr.splitlines() if line.startswith("warning: ")] == [f"warning: {w}" for w in result["warnings"]]
+
+
+def test_strict_turns_the_warnings_into_bad_input() -> None:
+    for cmd in (["solve", str(DRA), "--strict"], ["diff", str(DRA), "--strict", "--time-limit", "1"]):
+        res = runner.invoke(app, cmd)
+        assert res.exit_code == 2, res.output
+        assert "--strict: 4 input(s) gangplan does not model" in res.stderr
+        assert "ResourceClaimTemplate: 1 object (gpu-claim-template)" in res.stderr
+
+
+def test_strict_accepts_a_snapshot_with_nothing_unmodelled() -> None:
+    res = runner.invoke(app, ["diff", str(CLEAN), "--strict", "--json", "--time-limit", "2"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["warnings"] == []
+
+
+def test_inspect_lists_what_is_not_modelled() -> None:
+    res = runner.invoke(app, ["inspect", str(DRA), "--json"])
+    assert res.exit_code == 0
+    assert len(json.loads(res.stdout)["warnings"]) == 4
