@@ -5,8 +5,8 @@ Mirrors ``scheduleOnePodGroup`` (``pkg/scheduler/schedule_one_podgroup.go``, ver
 ``PlacementFeasible`` (``plugins/gangscheduling/gangscheduling.go``, id 55730559477), as written
 down in spec §1.4-1.6 and §4.2 (kubernetes/kubernetes v1.37-era):
 
-* Validation over every queued and already-scheduled pod of the hierarchy: one schedulerName,
-  every pod's priority equal to the root group's, one preemption policy. A violation fails every
+* Validation of the whole hierarchy (:meth:`GroupTree.validation_error`, which mirrors
+  ``validatePodGroupHierarchy``, see :mod:`gangplan.models.hierarchy`). A violation fails every
   member with a SchedulerError, without scheduling anything.
 * Leaf PodGroup: PlacementFeasible before the first pod, then each pod in member order runs the
   per-pod cycle (no per-pod preemption) and, when placed, is assumed so later pods see it. After
