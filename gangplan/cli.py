@@ -53,6 +53,8 @@ def _load(path: Path, *, strict: bool = False, warn: bool = False):
     return cluster
 
 
+PREEMPTION_HELP = ("Whether both engines may evict lower-priority pods (greedy: DefaultPreemption and workload-aware "
+                   "preemption, KEP-5710; exact: minimum-disruption victims). Default: as kube-scheduler's profile.")
 STRICT_HELP = "Treat inputs that can change scheduling but are not modelled (see the warnings) as bad input (exit 2)."
 
 
@@ -165,7 +167,7 @@ class Objective(StrEnum):
     compact = "compact"
 
 
-def run_engine(cluster, engine: Engine, *, snapshot: str, time_limit: float, workers: int, seed: int, tie_break: TieBreak, objective: Objective, preemption: bool = False):
+def run_engine(cluster, engine: Engine, *, snapshot: str, time_limit: float, workers: int, seed: int, tie_break: TieBreak, objective: Objective, preemption: bool | None = None):
     """Run one engine; the exact engine gets the greedy result as its hint."""
     from gangplan.solver.greedy import solve_greedy
 
@@ -190,7 +192,7 @@ def solve(
     output: Annotated[Path | None, typer.Option("--out", "-o", help="Write the Result JSON here.")] = None,
     explain: Annotated[str | None, typer.Option(help="Print the greedy trace of this pod (namespace/name).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the Result JSON instead of tables.")] = False,
-    preemption: Annotated[bool, typer.Option("--preemption", help="Let both engines evict lower-priority pods: greedy by workload-aware (KEP-5710) and default preemption, exact by optimal victim selection.")] = False,
+    preemption: Annotated[bool | None, typer.Option("--preemption/--no-preemption", help=PREEMPTION_HELP, show_default="as the profile: on unless DefaultPreemption is disabled")] = None,
     strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
 ) -> None:
     """Place the pending pods of a snapshot with one engine and print the outcome per group."""
@@ -221,7 +223,7 @@ def diff(
     tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: snapshot order or seeded random.")] = TieBreak.first,
     plan: Annotated[Path | None, typer.Option(help="Write the optimal placement as Kubernetes objects (Pod patches, Evictions).")] = None,
     nominate: Annotated[bool, typer.Option(help="In --plan, set status.nominatedNodeName instead of spec.nodeName.")] = False,
-    preemption: Annotated[bool, typer.Option("--preemption", help="Let both engines evict lower-priority pods (victims in both Results and in --plan).")] = False,
+    preemption: Annotated[bool | None, typer.Option("--preemption/--no-preemption", help=PREEMPTION_HELP, show_default="as the profile: on unless DefaultPreemption is disabled")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the diff as JSON.")] = False,
     strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
 ) -> None:

@@ -187,13 +187,13 @@ def test_units_whose_pods_carry_or_meet_inter_pod_terms_are_never_evicted():
     assert r.victims == [] and r.pods["default/urgent"].node is None
 
 
-def test_without_the_flag_nothing_is_evicted_and_no_disruption_tier_appears():
+def test_with_preemption_off_nothing_is_evicted_and_no_disruption_tier_appears():
     c = cluster([make_node("n1", cpu=1000)], [bound("holder", "n1", LOW), pending("urgent", HIGH)])
-    r = solve_exact(c, time_limit=5.0, workers=1)
+    r = solve_exact(c, time_limit=5.0, workers=1, preemption=False)
     assert validate(c, r) == []
     assert r.victims == [] and r.pods["default/urgent"].node is None
     assert not any(k.startswith("victims") or k == "pdbViolations" for k in r.objective)
-    assert "preemption" not in r.params
+    assert (r.params["preemption"], r.params["preemptionFrom"]) == (False, "flag")
     assert build_model(c).evict == [] and build_model(c).inst.units == []
 
 

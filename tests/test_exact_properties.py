@@ -49,19 +49,19 @@ def brute_force_best(cluster) -> dict[str, float] | None:
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(small_clusters())
 def test_exact_results_are_valid_optimal_and_feasible_when_fixed(cluster):
-    r = solve_exact(cluster, time_limit=5.0, workers=2, seed=0)
+    r = solve_exact(cluster, time_limit=5.0, workers=2, seed=0, preemption=False)
     assert [str(v) for v in validate(cluster, r)] == []
     assert r.status == Status.OPTIMAL
     assert check_feasible(cluster, r.placements()) is True
     fixed = {p.key: r.pods[p.key].node for p in cluster.schedulable_pods}
-    again = solve_exact(cluster, time_limit=5.0, fixed=fixed)
+    again = solve_exact(cluster, time_limit=5.0, fixed=fixed, preemption=False)
     assert shared(again.objective) == shared(r.objective)
 
 
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(small_clusters(max_nodes=3, max_groups=2, max_group_size=3, max_singles=1))
 def test_exact_matches_brute_force_on_enumerable_snapshots(cluster):
-    r = solve_exact(cluster, time_limit=5.0, workers=2, seed=0)
+    r = solve_exact(cluster, time_limit=5.0, workers=2, seed=0, preemption=False)
     assert [str(v) for v in validate(cluster, r)] == []
     best = brute_force_best(cluster)
     if best is not None:
@@ -71,9 +71,9 @@ def test_exact_matches_brute_force_on_enumerable_snapshots(cluster):
 @settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(small_clusters())
 def test_a_hint_never_makes_the_answer_worse(cluster):
-    plain = solve_exact(cluster, time_limit=5.0, workers=2, seed=0)
+    plain = solve_exact(cluster, time_limit=5.0, workers=2, seed=0, preemption=False)
     # The optimum itself as the hint: it must be trusted whole, and the answer stays as good.
-    hinted = solve_exact(cluster, time_limit=5.0, workers=2, seed=0, hint=plain)
+    hinted = solve_exact(cluster, time_limit=5.0, workers=2, seed=0, hint=plain, preemption=False)
     assert [str(v) for v in validate(cluster, hinted)] == []
     assert hinted.trace["hint"]["used"] is True
     assert compare(shared(hinted.objective), shared(plain.objective)) == 0

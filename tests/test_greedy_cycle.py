@@ -278,8 +278,13 @@ def test_a_pod_pinned_by_metadata_name_only_filters_its_node_and_reports_the_oth
     pin = Affinity(node_required=(NodeSelectorTerm(match_fields=(Requirement(key="metadata.name", operator="In", values=("node-2",)),)),))
     pod = make_pod("ds", requests={"cpu": 3 * CPU}, affinity=pin)
     c = make_cluster([node("node-1"), node("node-2"), node("node-3")], [blocker(2, "node-2"), pod])
-    r = solve(c)
+    r = solve(c, preemption=False)
     assert r.pods["default/ds"].reason == "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]."
+    # With DefaultPreemption (the default profile) the PostFilter message follows: node-2 has no
+    # lower-priority pod, the two absent nodes are UnschedulableAndUnresolvable.
+    assert solve(c).pods["default/ds"].reason == (
+        "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. "
+        "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.")
     assert r.trace["pods"]["default/ds"]["evaluatedNodes"] == 1
 
 
@@ -344,7 +349,7 @@ def test_fit_error_counts_each_reason_and_sorts_the_histogram_as_strings():
     small = [node(f"s{i}", extra={gpu: 1}) for i in range(3)]
     many = [node(f"m{i:02d}", cpu=1, extra={gpu: 8}) for i in range(10)]
     pod = make_pod("p", requests={"cpu": 2 * CPU, gpu: 4})
-    r = solve(make_cluster(tainted + small + many, [pod]))
+    r = solve(make_cluster(tainted + small + many, [pod]), preemption=False)
     assert r.pods["default/p"].reason == "0/15 nodes are available: 10 Insufficient cpu, 2 node(s) had untolerated taint(s), 3 Insufficient nvidia.com/gpu."
     assert r.trace["pods"]["default/p"]["rejections"] == {
         "NodeResourcesFit": {"Insufficient cpu": 10, "Insufficient nvidia.com/gpu": 3},

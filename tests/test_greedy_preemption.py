@@ -106,12 +106,20 @@ def test_workload_aware_preemption_picks_the_upstream_victims(name: str) -> None
 
 
 @pytest.mark.parametrize("name", WAP_CASES)
-def test_without_the_flag_the_same_cluster_evicts_nothing(name: str) -> None:
+def test_with_preemption_off_the_same_cluster_evicts_nothing(name: str) -> None:
     c, _ = wap_case(name)
-    r = solve_greedy(c)
+    r = solve_greedy(c, preemption=False)
     assert validate(c, r) == []
     assert r.victims == [] and not r.groups["default/pre"].admitted
-    assert "preemption" not in r.trace and "preemption" not in r.params
+    assert "preemption" not in r.trace and (r.params["preemption"], r.params["preemptionFrom"]) == (False, "flag")
+
+
+@pytest.mark.parametrize("name", ["single lower-priority pod", "all-mode group across two nodes"])
+def test_preemption_is_on_by_default_as_in_the_default_profile(name: str) -> None:
+    c, _ = wap_case(name)
+    default, explicit = solve_greedy(c), solve_greedy(c, preemption=True)
+    assert default.victims == explicit.victims != []
+    assert (default.params["preemption"], default.params["preemptionFrom"]) == (True, "default profile")
 
 
 def test_the_fewest_victims_case_reprieves_in_uid_order() -> None:
@@ -252,9 +260,9 @@ def test_the_upstream_preemption_scenarios_reproduce_the_upstream_outcome(path: 
 
 
 @pytest.mark.parametrize("path", SNAPSHOTS, ids=lambda p: p.stem)
-def test_the_upstream_preemption_scenarios_without_the_flag_evict_nothing(path: Path) -> None:
+def test_the_upstream_preemption_scenarios_with_preemption_off_evict_nothing(path: Path) -> None:
     c = load_snapshot(path)
-    r = solve_greedy(c)
+    r = solve_greedy(c, preemption=False)
     assert validate(c, r) == [] and r.victims == []
     assert not any(o.nominated for o in r.pods.values())
     for key, g in r.groups.items():

@@ -2,7 +2,8 @@
 
 Every file under ``tests/fixtures/upstream/`` is a copy of a kubernetes.io, JobSet or scheduler_perf
 example (source path and commit in its header, the documented outcome beside it, the table in its
-README). Both engines run on each; both results go through the validator; the greedy engine must
+README). Both engines run on each with the default profile (preemption on, as kube-scheduler's); both
+results go through the validator; the greedy engine must
 give the documented outcome, and the exact engine may never be lexicographically worse.
 """
 
@@ -22,31 +23,31 @@ from gangplan.solver.validate import validate
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "upstream"
 
-# fixture -> (preemption, {group: pods on nodes after the run}, victims, pending pods placed,
+# fixture -> ({group: pods on nodes after the run}, victims, pending pods placed,
 #             pending pods gated, a fragment every warning list must contain or None)
 DOCUMENTED = {
-    "jobset-was-dra": (False, {}, 0, 0, 0, "PodGroup spec.resourceClaims"),
-    "jobset-was-gang-scheduling": (False, {"default/js-abc-workers-def": 0}, 0, 0, 0, "JobSet"),
-    "jobset-was-preemption": (True, {"default/hp-abc-workers-def": 4}, 4, 4, 0, "JobSet"),
-    "jobset-was-preemption-v1alpha3-pr1250": (True, {"default/hp-abc-workers-def": 4}, 4, 4, 0, "JobSet"),
-    "jobset-was-tas": (False, {"default/js-abc-workers-def": 4}, 0, 4, 0, "JobSet"),
-    "k8sio-compositepodgroup-api-hierarchy": (False, {"default/workers-a-0": 0}, 0, 0, 1, None),
-    "k8sio-podgroup-api-how-it-fits": (False, {"default/training-worker-0": 0}, 0, 0, 1, None),
-    "k8sio-podgroup-api-standalone": (False, {}, 0, 0, 0, None),
-    "k8sio-tas-podgroup-rack": (False, {"default/example-podgroup": 4}, 0, 4, 0, None),
-    "k8sio-v135-blog-workload-gang-of-4": (False, {"some-ns/training-job-workload-workers": 4}, 0, 4, 0, None),
-    "k8sio-v135-workload-reference-replica-keys": (False, {"some-ns/training-job-workload-workers-0": 2, "some-ns/training-job-workload-workers-1": 0}, 0, 2, 0, None),
-    "k8sio-v136-blog-workload-podgroup": (False, {"some-ns/training-job-workers-pg": 0}, 0, 0, 1, None),
-    "k8sio-v136-workload-api-training-job": (False, {}, 0, 0, 0, None),
-    "k8sio-v137-workload-api-gang-of-gangs": (False, {}, 0, 0, 0, None),
-    "k8sio-v137-workload-api-training-job": (False, {}, 0, 0, 0, None),
-    "perf-cpg-gang-10nodes-3cpgs": (False, {f"cpg-gang-ns-0/gang-group-{i}": 3 for i in range(6)}, 0, 18, 0, None),
-    "perf-cpg-preemption-cpg-2nodes": (True, {"cpg-preempt-0/gang-group-0": 1, "cpg-preempt-0/gang-group-1": 1}, 4, 2, 0, None),
-    "perf-cpg-tas-10nodes-3cpgs": (False, {f"cpg-tas-ns-0/gang-group-{i}": 3 for i in range(6)}, 0, 18, 0, None),
-    "perf-gangscheduling-10nodes-3gangs": (False, {f"gang-0/gang-{i}": 3 for i in range(3)}, 0, 9, 0, None),
-    "perf-preemption-podgroup-disruption-all": (True, {}, 4, 1, 0, None),
-    "perf-preemption-podgroup-disruption-single": (True, {}, 2, 1, 0, None),
-    "served-v1beta1-podgroup": (False, {}, 0, 0, 0, None),
+    "jobset-was-dra": ({}, 0, 0, 0, "PodGroup spec.resourceClaims"),
+    "jobset-was-gang-scheduling": ({"default/js-abc-workers-def": 0}, 0, 0, 0, "JobSet"),
+    "jobset-was-preemption": ({"default/hp-abc-workers-def": 4}, 4, 4, 0, "JobSet"),
+    "jobset-was-preemption-v1alpha3-pr1250": ({"default/hp-abc-workers-def": 4}, 4, 4, 0, "JobSet"),
+    "jobset-was-tas": ({"default/js-abc-workers-def": 4}, 0, 4, 0, "JobSet"),
+    "k8sio-compositepodgroup-api-hierarchy": ({"default/workers-a-0": 0}, 0, 0, 1, None),
+    "k8sio-podgroup-api-how-it-fits": ({"default/training-worker-0": 0}, 0, 0, 1, None),
+    "k8sio-podgroup-api-standalone": ({}, 0, 0, 0, None),
+    "k8sio-tas-podgroup-rack": ({"default/example-podgroup": 4}, 0, 4, 0, None),
+    "k8sio-v135-blog-workload-gang-of-4": ({"some-ns/training-job-workload-workers": 4}, 0, 4, 0, None),
+    "k8sio-v135-workload-reference-replica-keys": ({"some-ns/training-job-workload-workers-0": 2, "some-ns/training-job-workload-workers-1": 0}, 0, 2, 0, None),
+    "k8sio-v136-blog-workload-podgroup": ({"some-ns/training-job-workers-pg": 0}, 0, 0, 1, None),
+    "k8sio-v136-workload-api-training-job": ({}, 0, 0, 0, None),
+    "k8sio-v137-workload-api-gang-of-gangs": ({}, 0, 0, 0, None),
+    "k8sio-v137-workload-api-training-job": ({}, 0, 0, 0, None),
+    "perf-cpg-gang-10nodes-3cpgs": ({f"cpg-gang-ns-0/gang-group-{i}": 3 for i in range(6)}, 0, 18, 0, None),
+    "perf-cpg-preemption-cpg-2nodes": ({"cpg-preempt-0/gang-group-0": 1, "cpg-preempt-0/gang-group-1": 1}, 4, 2, 0, None),
+    "perf-cpg-tas-10nodes-3cpgs": ({f"cpg-tas-ns-0/gang-group-{i}": 3 for i in range(6)}, 0, 18, 0, None),
+    "perf-gangscheduling-10nodes-3gangs": ({f"gang-0/gang-{i}": 3 for i in range(3)}, 0, 9, 0, None),
+    "perf-preemption-podgroup-disruption-all": ({}, 4, 1, 0, None),
+    "perf-preemption-podgroup-disruption-single": ({}, 2, 1, 0, None),
+    "served-v1beta1-podgroup": ({}, 0, 0, 0, None),
 }
 
 
@@ -62,10 +63,11 @@ def test_every_fixture_has_a_documented_outcome_and_a_source_header() -> None:
 
 @pytest.mark.parametrize("name", sorted(DOCUMENTED))
 def test_the_example_gives_its_documented_outcome_in_both_engines(name: str) -> None:
-    preemption, groups, victims, placed, gated, warning = DOCUMENTED[name]
+    groups, victims, placed, gated, warning = DOCUMENTED[name]
     cluster = load_snapshot(FIXTURES / f"{name}.yaml")
-    greedy = solve_greedy(cluster, preemption=preemption)
-    exact = solve_exact(cluster, hint=greedy, preemption=preemption, time_limit=5.0, workers=1)
+    # The default profile: DefaultPreemption (and workload-aware preemption) on, as upstream.
+    greedy = solve_greedy(cluster)
+    exact = solve_exact(cluster, hint=greedy, time_limit=5.0, workers=1)
     assert validate(cluster, greedy) == [] and validate(cluster, exact) == []
     assert {k: g.placed for k, g in greedy.groups.items()} == groups
     assert (len(greedy.victims), len(greedy.placements()), len(cluster.gated)) == (victims, placed, gated)

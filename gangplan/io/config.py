@@ -12,6 +12,7 @@ from gangplan.io.fields import Ctx
 from gangplan.models.objects import (
     DEFAULT_FILTER_PLUGINS,
     DEFAULT_PLACEMENT_WEIGHTS,
+    DEFAULT_POST_FILTER_PLUGINS,
     DEFAULT_SCORE_WEIGHTS,
     SchedulerProfile,
     UtilizationShapePoint,
@@ -60,6 +61,10 @@ def parse_scheduler_config(ctx: Ctx, raw: dict) -> SchedulerProfile:
     mp_disabled = {ctx.str(d.get("name"), f + ".name") for f, d in ctx.maps(ctx.map(plugins.get("multiPoint"), pf + ".plugins.multiPoint").get("disabled"), pf + ".plugins.multiPoint.disabled")}
     filter_plugins = tuple(p for p in DEFAULT_FILTER_PLUGINS if p in filters and p not in mp_disabled and "*" not in mp_disabled)
 
+    post_filter = {k: 1 for k in DEFAULT_POST_FILTER_PLUGINS}
+    _apply_set(ctx, plugins, "postFilter", post_filter, {k: 1 for k in DEFAULT_POST_FILTER_PLUGINS}, pf + ".plugins")
+    post_filter_plugins = tuple(p for p in post_filter if p not in mp_disabled and "*" not in mp_disabled)
+
     placement = dict(DEFAULT_PLACEMENT_WEIGHTS)
     _apply_set(ctx, plugins, "placementScore", placement, DEFAULT_PLACEMENT_WEIGHTS, pf + ".plugins")
 
@@ -101,5 +106,6 @@ def parse_scheduler_config(ctx: Ctx, raw: dict) -> SchedulerProfile:
         balanced_resources=balanced,
         requested_to_capacity_shape=shape,
         placement_weights=placement,
+        post_filter_plugins=post_filter_plugins,
         source=ctx.file,
     )

@@ -297,6 +297,10 @@ DEFAULT_FILTER_PLUGINS: tuple[str, ...] = (
 
 DEFAULT_PLACEMENT_WEIGHTS: dict[str, int] = {"NodeResourcesFit": 1, "PodGroupPodsCount": 1}
 
+DEFAULT_POST_FILTER_PLUGINS: tuple[str, ...] = ("DefaultPreemption",)
+"""PostFilter of the default profile (``default_plugins.go``): DefaultPreemption, which with the
+GenericWorkload feature also runs workload-aware preemption (KEP-5710) for pod groups."""
+
 
 class SchedulerProfile(_Frozen):
     """The first profile of a KubeSchedulerConfiguration, or upstream's defaults."""
@@ -312,4 +316,16 @@ class SchedulerProfile(_Frozen):
     placement_weights: dict[str, int] = Field(
         default_factory=lambda: dict(DEFAULT_PLACEMENT_WEIGHTS)
     )
+    post_filter_plugins: tuple[str, ...] = DEFAULT_POST_FILTER_PLUGINS
     source: str = "defaults"
+
+    @property
+    def preemption(self) -> bool:
+        """Whether the profile preempts: DefaultPreemption is enabled at PostFilter."""
+        return "DefaultPreemption" in self.post_filter_plugins
+
+    def resolve_preemption(self, override: bool | None) -> tuple[bool, str]:
+        """(preemption on?, where that came from): an explicit flag wins, else the profile."""
+        if override is not None:
+            return override, "flag"
+        return self.preemption, "profile" if self.source != "defaults" else "default profile"

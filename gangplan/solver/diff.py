@@ -143,7 +143,7 @@ def classify(cluster: Cluster, greedy: Result, optimal: Result, *, greedy_feasib
     return EQUIVALENT, problems
 
 
-def find_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, tie_break: str = "first", preemption: bool = False) -> DecisiveStep | None:
+def find_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, tie_break: str = "first", preemption: bool | None = None) -> DecisiveStep | None:
     """Binary search over prefixes of the greedy's choices (see the module docstring)."""
     from gangplan.solver.exact import solve_exact
     from gangplan.solver.greedy import placement_evidence, pod_scores_at_step
@@ -206,7 +206,7 @@ def find_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, tim
     )
 
 
-def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 10.0, probe_time_limit: float = 5.0, workers: int = 2, seed: int = 0, tie_break: str = "first", explain: bool = True, preemption: bool = False) -> Diff:
+def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 10.0, probe_time_limit: float = 5.0, workers: int = 2, seed: int = 0, tie_break: str = "first", explain: bool = True, preemption: bool | None = None) -> Diff:
     """Run both engines on ``cluster`` and compare them (``preemption``: both may evict)."""
     from gangplan.solver.exact import check_feasible, solve_exact
     from gangplan.solver.greedy import solve_greedy

@@ -49,7 +49,7 @@ def solve_exact(
     hint: Result | None = None,
     fixed: dict[str, str | None] | None = None,
     snapshot: str | None = None,
-    preemption: bool = False,
+    preemption: bool | None = None,
 ) -> Result:
     """The optimum placement (or the best found within ``time_limit`` seconds, with its bound).
 
@@ -70,7 +70,8 @@ def solve_exact(
     the limit; with 2 workers the tier values of proven phases are reproducible, the placement
     among equal optima may not be (see :mod:`.solve`).
 
-    ``preemption`` (off by default, and then nothing changes) lets the model evict lower-priority
+    ``preemption`` (``None``: as the profile, on unless DefaultPreemption is disabled; ``False``:
+    nothing is evicted) lets the model evict lower-priority
     bound pods (:mod:`.preemption`): victims go to ``Result.victims``, pods placed on a node a
     victim left are reported ``nominated``, and the disruption tiers (``pdbViolations``,
     ``victims[p=P]``, minimised, right after ``placed``) join the objective with the total
@@ -80,8 +81,8 @@ def solve_exact(
     params = {"timeLimit": time_limit, "workers": workers, "seed": seed, "objective": objective}
     if fixed:
         params["fixed"] = len(fixed)
-    if preemption:
-        params["preemption"] = True
+    preemption, params["preemptionFrom"] = cluster.profile.resolve_preemption(preemption)
+    params["preemption"] = preemption
     em = build_model(cluster, fixed=fixed, objective=objective, preemption=preemption)
     build_seconds = time.perf_counter() - t0
     trace: dict = {"model": model_stats(em), "buildSeconds": round(build_seconds, 4)}

@@ -62,7 +62,7 @@ ENGINE = "greedy"
 __all__ = ["ENGINE", "placement_evidence", "placement_scores_at_step", "pod_scores_at_step", "run_cycle", "solve_greedy"]
 
 
-def run_cycle(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: Mapping[str, str] | None = None, stop_before: str | None = None, stop_node: str | None = None, preemption: bool = False) -> WorkloadCycle:
+def run_cycle(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: Mapping[str, str] | None = None, stop_before: str | None = None, stop_node: str | None = None, preemption: bool | None = None) -> WorkloadCycle:
     """Run every queue entity once; the returned cycle holds placements, reasons and trace data.
 
     With ``stop_before`` the run stops just before that pod's cycle and raises
@@ -70,6 +70,7 @@ def run_cycle(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_
     With ``stop_node`` as well, it stops only in a topology placement holding that node (a pod of
     a topology-constrained group is tried once per placement).
     """
+    preemption, _ = cluster.profile.resolve_preemption(preemption)
     snap = NodeTable(cluster)
     sched = PodScheduler(snap, build_profile(cluster), tie_break=tie_break, seed=seed, top_k=top_k)
     stop_at = snap.index.get(stop_node) if stop_node else None
@@ -82,18 +83,20 @@ def run_cycle(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_
     return cycle
 
 
-def solve_greedy(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool = False) -> Result:
+def solve_greedy(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool | None = None) -> Result:
     """Schedule every pending pod the way kube-scheduler's workload cycle would, once each.
 
     ``tie_break``: "first" (lowest snapshot position among equal totals) or "random" (seeded).
     ``fixed``: pod key -> node to force (when that node passes Filter), for what-if replays.
     ``preemption``: run PostFilter (workload-aware preemption for groups, default preemption for
     single pods, :mod:`.preemption`); evicted pods go to ``Result.victims`` and the preemptors'
-    pods are reported on their nominated nodes. Off by default (the exact engine models no
-    eviction), and then the Result is exactly what it is without the option.
+    pods are reported on their nominated nodes. ``None`` (the default) follows the profile, as
+    kube-scheduler does: on unless a KubeSchedulerConfiguration disables DefaultPreemption.
+    ``params`` records ``preemption`` and where it came from (``preemptionFrom``).
     """
     start = time.perf_counter()
     _check_fixed(cluster, fixed)
+    preemption, source = cluster.profile.resolve_preemption(preemption)
     cycle = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, preemption=preemption)
     names = cycle.snap.names
     placements = {k: names[i] for k, i in cycle.placements.items()}
@@ -104,8 +107,8 @@ def solve_greedy(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, t
     if fixed:
         params["fixed"] = dict(sorted(fixed.items()))
     trace = build_trace(cycle)
+    params["preemption"], params["preemptionFrom"] = preemption, source
     if preemption:
-        params["preemption"] = True
         trace["preemption"] = {k: v for k, v in sorted(cycle.preemption_trace.items())}
     return build_result(
         cluster,
@@ -131,7 +134,7 @@ def _check_fixed(cluster: Cluster, fixed: Mapping[str, str] | None) -> None:
             raise ValueError(f"fixed: node {node} is not in the snapshot")
 
 
-def pod_scores_at_step(cluster: Cluster, pod_key: str, nodes: list[str], *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool = False) -> dict[str, dict]:
+def pod_scores_at_step(cluster: Cluster, pod_key: str, nodes: list[str], *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool | None = None) -> dict[str, dict]:
     """Replay the run up to just before ``pod_key`` is scheduled and evaluate ``nodes`` for it.
 
     Returns node -> ``{"feasible", "reason", "scores": {plugin: weighted score}, "total"}``.
@@ -156,7 +159,7 @@ def pod_scores_at_step(cluster: Cluster, pod_key: str, nodes: list[str], *, tie_
     raise ValueError(f"pod {pod_key} is never attempted by the greedy run")
 
 
-def placement_scores_at_step(cluster: Cluster, group_key: str, placements: list[str] | None = None, *, tie_break: str = "first", seed: int = 0, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool = False) -> dict[str, Any]:
+def placement_scores_at_step(cluster: Cluster, group_key: str, placements: list[str] | None = None, *, tie_break: str = "first", seed: int = 0, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool | None = None) -> dict[str, Any]:
     """The placement decision greedy made for a topology-constrained group (KEP-5732).
 
     Returns ``{"key", "chosen", "scored", "tieCount", "generated", "placements": {name: {"status",

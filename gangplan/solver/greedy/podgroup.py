@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from gangplan.models.cluster import Cluster
+from gangplan.models.groups import EntityKey
 from gangplan.models.objects import Pod
 from gangplan.solver.greedy.framework import Code, Status
 from gangplan.solver.greedy.placement_cycle import SCHEDULER_ERROR, GroupRun, PlacementAlgorithm
@@ -110,15 +111,19 @@ class WorkloadCycle(PlacementAlgorithm, Preemption):
 
     def schedule_single(self, pod: Pod) -> None:
         r = self.schedule_pod(pod)
-        if r.node is None and self.preemption and r.status.code == Code.UNSCHEDULABLE:
+        post_filter = None
+        if r.node is None and self.preemption and r.fit_error and r.status.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
             node = self.preempt_single(pod, r)
             if node is not None:
                 r = self._nominated_result(r, node)
+            else:
+                post_filter = self.preemption_trace[str(EntityKey.pod(pod.key))]["reason"]
         if r.node is not None:
             self.assume(pod, r.node)
             self.placements[pod.key] = r.node
         else:
-            self.pod_reasons[pod.key] = _pod_failure(r)
+            # FitError.Error() with the PostFilter message: "<filter reasons>. preemption: ..."
+            self.pod_reasons[pod.key] = _pod_failure(r) + (f" preemption: {post_filter}" if post_filter else "")
 
     def schedule_root(self, root: str) -> None:
         self._schedule_root(root)

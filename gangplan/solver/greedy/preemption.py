@@ -70,7 +70,14 @@ import numpy as np
 from gangplan.models.groups import EntityKey, VictimUnit, parse_timestamp
 from gangplan.models.objects import Pod, PodDisruptionBudget
 from gangplan.predicates import selector_matches
-from gangplan.solver.greedy.framework import Code, CycleState
+from gangplan.solver.greedy.framework import (
+    Code,
+    CycleState,
+    Diagnosis,
+    Status,
+    absent_nodes_reason,
+    fit_error_message,
+)
 
 if TYPE_CHECKING:
     from gangplan.models.cluster import Cluster
@@ -83,6 +90,11 @@ FAR_FUTURE = datetime(9999, 12, 31, tzinfo=UTC)
 MIN_CANDIDATE_NODES_PERCENTAGE = 10
 MIN_CANDIDATE_NODES_ABSOLUTE = 100
 RANK = {"Pod": 1, "PodGroup": 2, "CompositePodGroup": 3}
+NOT_HELPFUL = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("Preemption is not helpful for scheduling",))
+NO_VICTIMS = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("No preemption victims found for incoming pod",))
+"""Per-node statuses of ``Evaluator.Preempt``'s FitError (``preemption.go``): a node whose Filter
+status was UnschedulableAndUnresolvable, and a candidate node without lower-priority pods
+(``SelectVictimsOnNode``)."""
 
 
 def importance(u: VictimUnit) -> tuple:
@@ -146,13 +158,21 @@ class Preemption:
     # ---- shared ------------------------------------------------------------------------------
     def fits(self, pod: Pod, i: int) -> bool:
         """PreFilter on the current snapshot, then Filter with nominated pods on node ``i``."""
+        return self.fit_status(pod, i) is None
+
+    def fit_status(self, pod: Pod, i: int) -> Status | None:
+        """None when ``pod`` passes PreFilter and Filter (with nominated pods) on node ``i``, else
+        the failing status (``RunFilterPluginsWithNominatedPods``)."""
         cs = CycleState()
-        if self.sched._pre_filter(cs, pod) is not None:
-            return False
+        pre = self.sched._pre_filter(cs, pod)
+        if pre is not None:
+            return pre
         if cs.node_subset is not None and i not in cs.node_subset:
-            return False
-        ok, _ = self.sched.run_filters(cs, pod, np.array([i], dtype=np.int64))
-        return bool(ok[0])
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (absent_nodes_reason(cs.subset_plugins),))
+        ok, failed_by = self.sched.run_filters(cs, pod, np.array([i], dtype=np.int64))
+        if ok[0]:
+            return None
+        return next(iter(self.sched.node_statuses(cs, pod, {k: np.array([i]) for k, v in failed_by.items() if len(v)}).values()))
 
     def _remove(self, unit: VictimUnit) -> None:
         for p in unit.pods:
@@ -285,8 +305,10 @@ class Preemption:
             self._wap_fail(trace, "not eligible due to a terminating pod on the nominated node.")
             return None
         potential = sorted(i for i, st in r.node_statuses.items() if st.code == Code.UNSCHEDULABLE)
+        # Per node, why preemption cannot help there (the FitError of Evaluator.Preempt).
+        statuses = {self.snap.names[i]: NOT_HELPFUL for i in range(self.snap.n) if i not in potential}
         if not potential:
-            self._wap_fail(trace, "preemption is not helpful for scheduling", Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+            self._wap_fail(trace, fit_error_message(self.snap.n, Diagnosis(node_to_status=statuses)), Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
             return None
         units = sorted((u for u in victim_units(self.cluster, self.snap) if u.priority < pod.priority), key=importance)
         trace["candidates"] = [str(u.key) for u in units]
@@ -294,14 +316,14 @@ class Preemption:
         candidates: list[tuple[int, list[VictimUnit], int]] = []
         non_violating = 0
         for i in potential:
-            got = self._dry_run(pod, i, units, trace)
+            got = self._dry_run(pod, i, units, trace, statuses)
             if got is not None:
                 candidates.append((i, *got))
                 non_violating += got[1] == 0
                 if non_violating > 0 and len(candidates) >= want:
                     break
         if not candidates:
-            self._wap_fail(trace, "No preemption victims found for incoming pod")
+            self._wap_fail(trace, fit_error_message(self.snap.n, Diagnosis(node_to_status=statuses)))
             return None
         node, evicted, violations = pick_one_node(candidates)
         for u in evicted:
@@ -310,16 +332,23 @@ class Preemption:
         trace.update(status=Code.SUCCESS.label, chosen=self.snap.names[node], victims=[p.key for u in evicted for p in u.pods], pdbViolations=violations, nominated={pod.key: self.snap.names[node]})
         return node
 
-    def _dry_run(self, pod: Pod, i: int, units: list[VictimUnit], trace: dict) -> tuple[list[VictimUnit], int] | None:
+    def _dry_run(self, pod: Pod, i: int, units: list[VictimUnit], trace: dict, statuses: dict[str, Status]) -> tuple[list[VictimUnit], int] | None:
         """``SelectVictimsOnNode``: the units to evict on node ``i`` and the PDB violations, or
-        None when the pod does not fit even with every lower-priority unit there removed."""
+        None when the pod does not fit even with every lower-priority unit there removed (the
+        node's status goes to ``statuses``)."""
         name = self.snap.names[i]
         here = sorted((u for u in units if any(self.snap.node_of.get(p.key) == i for p in u.pods)), key=importance)
+        if not here:
+            trace["nodes"][name] = "not a candidate: no lower-priority pods on the node"
+            statuses[name] = NO_VICTIMS
+            return None
         for u in here:
             self._remove(u)
         try:
-            if not self.fits(pod, i):
+            st = self.fit_status(pod, i)
+            if st is not None:
                 trace["nodes"][name] = "not a candidate: the pod does not fit even without lower-priority pods"
+                statuses[name] = st
                 return None
             bad, good, counts = classify_pdb(here, self.cluster.pdbs)
             evicted, violations = [], 0
