@@ -11,6 +11,17 @@ Objective tiers, highest first (``Result.objective`` keeps this order):
                             single pod without a group. A higher priority always dominates a lower one.
 ``placed``                  pending pods placed (extra pods past minCount included)
 
+The disruption tiers follow when the snapshot holds potential victims (bound pods whose unit
+priority is below the highest pending entity's), for every engine alike, as *costs* (lower is
+better, :data:`COST_TIERS`), computed from ``Result.victims``:
+
+``pdbViolations``           per PodDisruptionBudget, evicted matching pods (not already in
+                            ``status.disruptedPods``) beyond ``status.disruptionsAllowed``
+``victims[p=<priority>]``   victim pods at each unit priority, highest priority first (one victim
+                            of a higher priority costs more than any number of lower ones)
+``brokenGroups``            gangs (and ``disruptionMode: all`` groups) that lose at least one pod
+``victims``                 victim pods in all
+
 Engines may append lower tiers of their own (the exact engine's tie-break), which :func:`compare`
 ignores unless both results carry them.
 """
@@ -27,6 +38,15 @@ from gangplan.models.result import GroupOutcome, PodOutcome, Result, Status
 
 ADMITTED_PREFIX = "admitted[p="
 PLACED = "placed"
+PDB_VIOLATIONS = "pdbViolations"
+VICTIMS_PREFIX = "victims[p="
+BROKEN_GROUPS = "brokenGroups"
+VICTIM_PODS = "victims"
+
+
+def is_cost(tier: str) -> bool:
+    """Disruption tiers are costs: lower is better."""
+    return tier in (PDB_VIOLATIONS, BROKEN_GROUPS, VICTIM_PODS) or tier.startswith(VICTIMS_PREFIX)
 
 
 def entity_of(cluster: Cluster, pod_key: str) -> EntityKey:
@@ -76,15 +96,59 @@ def objective(cluster: Cluster, placements: Mapping[str, str], victims: Iterable
         counts[entity_priority(cluster, ent)] += 1
     out: dict[str, float] = {f"{ADMITTED_PREFIX}{pr}]": float(counts[pr]) for pr in prios}
     out[PLACED] = float(len(placements))
+    out.update(disruption(cluster, victims))
     return out
 
 
+def victim_priorities(cluster: Cluster) -> list[int]:
+    """Unit priorities of the bound pods a pending entity could evict (strictly lower than the
+    highest pending entity priority), highest first; empty when nothing could be a victim."""
+    tree = cluster.groups
+    pending = [tree.entity_priority(tree.entity_of(p)) for p in cluster.pending_pods]
+    if not pending:
+        return []
+    top = max(pending)
+    return sorted({pr for p in cluster.bound_pods if (pr := tree.unit_priority(p)) < top}, reverse=True)
+
+
+def disruption(cluster: Cluster, victims: Iterable[str]) -> dict[str, float]:
+    """The disruption tiers (costs) of evicting ``victims``; empty without potential victims."""
+    prios = victim_priorities(cluster)
+    if not prios:
+        return {}
+    tree = cluster.groups
+    gone = [cluster.pod_by_key[k] for k in sorted(set(victims)) if k in cluster.pod_by_key]
+    out: dict[str, float] = {PDB_VIOLATIONS: float(pdb_violations(cluster, gone))}
+    for pr in prios:
+        out[f"{VICTIMS_PREFIX}{pr}]"] = float(sum(1 for p in gone if tree.unit_priority(p) == pr))
+    broken = {g.key for p in gone if (g := tree.group_of(p)) is not None and (g.gang or g.disruption_mode == "all")}
+    out[BROKEN_GROUPS] = float(len(broken))
+    out[VICTIM_PODS] = float(len(gone))
+    return out
+
+
+def pdb_violations(cluster: Cluster, gone: Iterable) -> int:
+    """Per PDB, evicted matching pods beyond ``status.disruptionsAllowed`` (pods already listed in
+    ``status.disruptedPods`` do not count again), summed."""
+    from gangplan.predicates import selector_matches
+
+    gone = list(gone)
+    total = 0
+    for pdb in cluster.pdbs:
+        hit = sum(1 for p in gone if p.namespace == pdb.namespace and p.name not in pdb.disrupted_pods
+                  and pdb.selector is not None and selector_matches(pdb.selector, p.labels))
+        total += max(0, hit - pdb.disruptions_allowed)
+    return total
+
+
 def compare(a: Mapping[str, float], b: Mapping[str, float]) -> int:
-    """Lexicographic comparison of two objectives over the tiers both carry: -1, 0 or 1."""
+    """Lexicographic comparison of two objectives over the tiers both carry: -1, 0 or 1 (1: ``a``
+    is better). Cost tiers (:func:`is_cost`) count lower as better."""
     keys = [k for k in a if k in b]
     for k in keys:
         if a[k] != b[k]:
-            return 1 if a[k] > b[k] else -1
+            better = a[k] < b[k] if is_cost(k) else a[k] > b[k]
+            return 1 if better else -1
     return 0
 
 

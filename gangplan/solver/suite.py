@@ -8,6 +8,8 @@ Expectations live on PodGroups:
 ``gangplan.io/expect-greedy``    ``admitted`` | ``rejected`` | ``gated``  (the greedy engine's outcome)
 ``gangplan.io/expect-optimal``   ``admitted`` | ``rejected``             (the exact engine's outcome)
 ``gangplan.io/expect-placed``    integer: the group's pods on nodes after the greedy run
+``gangplan.io/expect-greedy-victims``, ``gangplan.io/expect-optimal-victims``
+                                 integer: pods the engine evicts in the whole scenario
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from gangplan.solver.diff import MODEL_MISMATCH, Diff, diff_snapshot
 EXPECT_GREEDY = "gangplan.io/expect-greedy"
 EXPECT_OPTIMAL = "gangplan.io/expect-optimal"
 EXPECT_PLACED = "gangplan.io/expect-placed"
+EXPECT_VICTIMS = {"greedy": "gangplan.io/expect-greedy-victims", "optimal": "gangplan.io/expect-optimal-victims"}
 
 
 @dataclass
@@ -81,6 +84,12 @@ def check_expectations(cluster: Cluster, diff: Diff) -> tuple[int, list[str]]:
             got_n = res.placed if res else sum(1 for p in cluster.groups.members(key) if p.node_name)
             if str(got_n) != ann[EXPECT_PLACED].strip():
                 failures.append(f"{key}: greedy placed {got_n}, expected {ann[EXPECT_PLACED]}")
+        for engine, annotation in EXPECT_VICTIMS.items():
+            if annotation in ann:
+                n += 1
+                got_v = len((diff.greedy if engine == "greedy" else diff.optimal).victims)
+                if str(got_v) != ann[annotation].strip():
+                    failures.append(f"{key}: {engine} evicted {got_v} pods, expected {ann[annotation]}")
     return n, failures
 
 

@@ -27,7 +27,7 @@ from gangplan.models.result import Result, Status
 from gangplan.solver.exact.hint import default_incumbent, placements_from_counts, starting_solution
 from gangplan.solver.exact.locality import SPREAD, TOPOLOGY
 from gangplan.solver.exact.objective import GPUS, OBJECTIVES, TIEBREAK
-from gangplan.solver.exact.preemption import VICTIMS, disruption_report, nominated_pods, victims_of
+from gangplan.solver.exact.preemption import disruption_report, nominated_pods, victims_of
 from gangplan.solver.exact.solve import build_model, feasible, solve_phases
 from gangplan.solver.exact.variables import Counts, ExactModel
 from gangplan.solver.outcome import build_result
@@ -132,7 +132,7 @@ def _result(em: ExactModel, status: str, counts: Counts | None, phases, t0: floa
                 pod_reasons[p.key] = why
     group_reasons = {}
     for p in inst.cluster.pending_pods:
-        if p.group_key and p.key in inst.excluded and inst.excluded[p.key].startswith("group validation"):
+        if p.group_key and p.key in inst.excluded and inst.excluded[p.key].startswith("SchedulerError"):
             group_reasons[p.group_key] = inst.excluded[p.key]
     extra = {ph.tier: float(ph.value) for ph in phases if ph.tier in (GPUS, TOPOLOGY, SPREAD, TIEBREAK)}
     bound = {ph.tier: float(ph.bound) for ph in phases if math.isfinite(ph.bound)}
@@ -142,9 +142,9 @@ def _result(em: ExactModel, status: str, counts: Counts | None, phases, t0: floa
         evicted = counts.evicted if counts is not None else frozenset()
         victims = victims_of(em, evicted)
         nominated = nominated_pods(em, placements, evicted)
-        costs, cost_bounds = disruption_report(em, phases)
-        extra.update(costs)
-        extra[VICTIMS] = float(len(victims))
+        # The disruption tiers' values come from the victims (outcome.disruption), as for greedy;
+        # their bounds from the phases, as costs.
+        _, cost_bounds = disruption_report(em, phases)
         bound.update(cost_bounds)
     return build_result(
         inst.cluster, engine=ENGINE, status=_STATUS[status], placements=placements,

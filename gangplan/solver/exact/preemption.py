@@ -47,11 +47,11 @@ from gangplan.models.groups import EntityKey, VictimUnit
 from gangplan.models.objects import Pod
 from gangplan.predicates import ports_conflict, selector_matches, term_matches
 from gangplan.solver.exact.variables import Tier
+from gangplan.solver.outcome import BROKEN_GROUPS, PDB_VIOLATIONS, VICTIM_PODS, VICTIMS_PREFIX
 
 NEVER = "Never"
-PDB_TIER = "pdbViolations"
-VICTIMS = "victims"
-VICTIMS_PREFIX = "victims[p="
+PDB_TIER = PDB_VIOLATIONS
+VICTIMS = VICTIM_PODS
 
 
 @dataclass
@@ -226,8 +226,35 @@ def disruption_tiers(em) -> list:
         expr = upper - cp_model.LinearExpr.weighted_sum([em.evict[i] for i in idx], [sizes[i] for i in idx])
         tiers.append(Tier(f"{VICTIMS_PREFIX}{prio}]", expr,
                           lambda cnt, s=sizes, up=upper: up - sum(k for i, k in s.items() if i in cnt.evicted), upper))
+    tiers += _broken_groups_tier(em)
+    sizes = {i: len(u.pods) for i, u in enumerate(inst.units)}
+    upper = sum(sizes.values())
+    tiers.append(Tier(VICTIMS, upper - cp_model.LinearExpr.weighted_sum(list(em.evict), list(sizes.values())),
+                      lambda cnt, s=sizes, up=upper: up - sum(k for i, k in s.items() if i in cnt.evicted), upper))
     em.disruption_upper = {t.name: t.upper for t in tiers}
     return tiers
+
+
+def _broken_groups_tier(em) -> list:
+    """``brokenGroups``: gangs (and ``all`` groups) losing a pod; ``broken[g] >= evict[u]`` for every
+    unit holding a pod of ``g`` (the solver minimises, so ``broken[g]`` is the OR)."""
+    inst = em.inst
+    tree = inst.cluster.groups
+    touching: dict[str, list[int]] = {}
+    for i, u in enumerate(inst.units):
+        for g in sorted({g.key for p in u.pods if (g := tree.group_of(p)) is not None and (g.gang or g.disruption_mode == "all")}):
+            touching.setdefault(g, []).append(i)
+    if not touching:
+        return []
+    broken = []
+    for _, units in sorted(touching.items()):
+        b = em.new_aux(0, 1, lambda cnt, us=tuple(units): int(any(i in cnt.evicted for i in us)))
+        for i in units:
+            em.model.add(b >= em.evict[i])
+        broken.append((b, tuple(units)))
+    upper = len(broken)
+    return [Tier(BROKEN_GROUPS, upper - cp_model.LinearExpr.sum([b for b, _ in broken]),
+                 lambda cnt, bs=tuple(us for _, us in broken), up=upper: up - sum(1 for us in bs if any(i in cnt.evicted for i in us)), upper)]
 
 
 def _pdb_violations(per_unit: list[int], allowed: int):
