@@ -772,6 +772,74 @@ def small_mixed_snapshot(
     return nodes + bound + groups + singles
 
 
+def small_preemption_snapshot(ch: Chooser) -> list[Obj]:
+    """A small random snapshot where preemption matters (issue 12's fuzz): 2-4 nodes (4-8 CPU, zone
+    and hostname labels), 2-8 bound pods at priority 0, 10 or 50 (labels ``app: a|b``), some in
+    bound gangs of two with ``disruptionMode`` single or all, a PDB over ``app: a`` half the time;
+    1-3 pending entities at priority 50 or 100 (a single pod or a gang of 1-3 pods of 1-4 CPU),
+    some with required anti-affinity to ``app: b`` on the hostname or affinity to ``app: a`` on
+    the zone, some with ``preemptionPolicy: Never``."""
+    objs: list[Obj] = []
+    n_nodes = ch.integer(2, 4)
+    nodes = [f"n{i}" for i in range(n_nodes)]
+    free = {}
+    for i, n in enumerate(nodes):
+        cpu = ch.pick([4, 6, 8])
+        free[n] = cpu
+        objs.append(node_object(n, cpu=str(cpu), labels={HOSTNAME: n, ZONE: f"z{i % 2}"}))
+    k = 0
+    for b in range(ch.integer(2, 8)):
+        prio = ch.pick([0, 10, 50])
+        app = ch.pick(["a", "b"])
+        gang = ch.integer(0, 3) == 0
+        size = 2 if gang else 1
+        group = None
+        if gang:
+            group = f"bg{b}"
+            g = pod_group_object(group, min_count=2, priority=prio)
+            g["spec"]["disruptionMode"] = {ch.pick(["single", "all"]): {}}
+            objs.append(g)
+        for _ in range(size):
+            cpu = ch.integer(1, 3)
+            room = [n for n in nodes if free[n] >= cpu]
+            if not room:
+                break
+            n = ch.pick(room)
+            free[n] -= cpu
+            objs.append(pod_object(f"run{k}", node_name=n, priority=prio, group=group, labels={"app": app}, requests={"cpu": str(cpu)}, created=k))
+            k += 1
+    if ch.integer(0, 1):
+        objs.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "pdb-a", "namespace": "default"},
+                     "spec": {"maxUnavailable": ch.pick([0, 1]), "selector": {"matchLabels": {"app": "a"}}}})
+    for e in range(ch.integer(1, 3)):
+        prio = ch.pick([50, 100])
+        size = ch.integer(1, 3)
+        rule = ch.pick([None, None, "anti", "affinity"])
+        affinity = None
+        if rule == "anti":
+            affinity = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {"matchLabels": {"app": "b"}}, "topologyKey": HOSTNAME}]}}
+        elif rule == "affinity":
+            affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": ZONE}]}}
+        group = None
+        if size > 1 or ch.integer(0, 1):
+            group = f"pg{e}"
+            objs.append(pod_group_object(group, min_count=size, priority=prio))
+        never = ch.integer(0, 4) == 0
+        for i in range(size):
+            pod = pod_object(f"new{e}-{i}", priority=prio, group=group, affinity=affinity, labels={"app": "new"}, requests={"cpu": str(ch.integer(1, 4))}, created=100 + e)
+            if never:
+                pod["spec"]["preemptionPolicy"] = "Never"
+            objs.append(pod)
+        if never and group:
+            objs[-size - 1]["spec"]["preemptionPolicy"] = "Never"
+    return objs
+
+
+def small_preemption(seed: int) -> list[Obj]:
+    """:func:`small_preemption_snapshot` drawn from a seed."""
+    return small_preemption_snapshot(SeededChooser(seed, stream=5))
+
+
 def small_mixed(seed: int, **limits: int) -> list[Obj]:
     """:func:`small_mixed_snapshot` drawn from a seed (for benchmarks over many random instances)."""
     return small_mixed_snapshot(SeededChooser(seed), **limits)
@@ -803,6 +871,8 @@ __all__ = [
     "scheduler_config_object",
     "small_mixed",
     "small_mixed_snapshot",
+    "small_preemption",
+    "small_preemption_snapshot",
     "scheduler_perf_composite",
     "scheduler_perf_gang_preemption",
     "scheduler_perf_gang_preemption_podgroups",
