@@ -18,8 +18,8 @@ the group where native scheduling may admit it.
 
 from __future__ import annotations
 
-from gangplan.io.foreign.common import Env, Hierarchy
 from gangplan.io.fields import Ctx
+from gangplan.io.foreign.common import Env, Hierarchy
 from gangplan.models.objects import PodGroup
 
 API = "scheduling.x-k8s.io/v1alpha1"
@@ -56,7 +56,7 @@ def translate(env: Env, objects: list[tuple[str, dict]]) -> None:
         by_name[(ns, name)] = (native, ctx, max(min_member, 1), min_res)
         names.append(f"{ns}/{name}")
     members: dict[tuple[str, str], list] = {}
-    for key, pod, raw in env.pods():
+    for key, pod, _raw in env.pods():
         value = pod.labels.get(LABEL)
         if not value:
             continue
@@ -71,7 +71,7 @@ def translate(env: Env, objects: list[tuple[str, dict]]) -> None:
         env.link(key, target[0], SCHEDULERS)
         members.setdefault((pod.namespace, value), []).append(pod)
         next(h for h in env.hierarchies if h.root == f"{pod.namespace}/{target[0]}").pods.append(key)
-    for (ns, name), (native, ctx, count, min_res) in by_name.items():
+    for (ns, name), (_native, _ctx, count, min_res) in by_name.items():
         pods = members.get((ns, name), [])
         for r, want in sorted(min_res.items()):
             have = sum(sorted(p.requests.get(r, 0) for p in pods)[:count]) if len(pods) >= count else 0

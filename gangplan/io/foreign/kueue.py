@@ -23,7 +23,6 @@ PodSet with the constraint, unless it already has another topology key (warned).
 
 from __future__ import annotations
 
-from gangplan.io.fields import Ctx
 from gangplan.io.foreign.common import PREFERRED, Env, Hierarchy
 from gangplan.models.objects import PodGroup
 

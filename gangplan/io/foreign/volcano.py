@@ -239,7 +239,8 @@ def translate(env: Env, objects: list[tuple[str, dict]], hypernodes: list[tuple[
         if tasks and not enforced:
             ignored_tasks += 1
 
-        def leaf(lname: str, count: int, parent: str | None, req: str | None, pref: str | None, keys: list[str]) -> None:
+        def leaf(lname: str, count: int, parent: str | None, req: str | None, pref: str | None, keys: list[str],
+                 h: Hierarchy = h, ctx: Ctx = ctx, common: dict = common) -> None:
             pg = PodGroup(name=lname, policy="gang", min_count=max(count, 1), topology_key=req, parent=parent,
                           annotations={PREFERRED: pref} if pref else {}, api_version=API, **common)
             h.keys.append(env.add(pg, ctx))
