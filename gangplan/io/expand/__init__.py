@@ -58,9 +58,10 @@ def _counts(objs: list[dict]) -> str:
     return ", ".join(parts) or "nothing"
 
 
-def expand(controllers: list[tuple[str, dict]], *, pods: list[dict], workloads: list[dict]) -> Expansion:
-    """Expand Jobs, JobSets and LeaderWorkerSets (``controllers``: (file, raw object), snapshot order)."""
-    env = ExpandEnv(pods=pods, workloads=workloads, jobs=[raw for _, raw in controllers if raw.get("kind") == "Job"])
+def expand(controllers: list[tuple[str, dict]], *, pods: list[dict], workloads: list[dict], groups: set[str] | frozenset[str] = frozenset()) -> Expansion:
+    """Expand Jobs, JobSets and LeaderWorkerSets (``controllers``: (file, raw object), snapshot
+    order); ``groups``: ``namespace/name`` of the snapshot's PodGroups (found, not made again)."""
+    env = ExpandEnv(pods=pods, workloads=workloads, jobs=[raw for _, raw in controllers if raw.get("kind") == "Job"], existing_groups=set(groups))
     out = Expansion()
     done: dict[str, list[str]] = {k: [] for k in CONTROLLER_KINDS}
     made: dict[str, list[dict]] = {k: [] for k in CONTROLLER_KINDS}
@@ -85,7 +86,7 @@ def expand(controllers: list[tuple[str, dict]], *, pods: list[dict], workloads: 
                 jctx = Ctx(file, f"Job/{meta.namespace}/{job['metadata']['name']} (from {ref})")
                 res = expand_job(jctx, job, env)
                 objs += [job, *res.objects]
-                groups[kind][res.groups] += 1
+                groups[kind][res.groups or f"no pods: {res.skipped}"] += 1
         else:
             objs, why, provider = expand_lws(ctx, raw, env, meta)
             if why is None:
@@ -99,7 +100,7 @@ def expand(controllers: list[tuple[str, dict]], *, pods: list[dict], workloads: 
     for kind in CONTROLLER_KINDS:
         if done[kind]:
             n = len(done[kind])
-            how = "; ".join(f"{c} x {g}" if c > 1 or n > 1 else g for g, c in sorted(groups[kind].items()))
+            how = "; ".join(f"{c} x {g}" if c > 1 or n > 1 or kind == "JobSet" else g for g, c in sorted(groups[kind].items()))
             if kind == "LeaderWorkerSet":
                 how = "; ".join(f"gang provider {p} ({c})" for p, c in sorted(providers.items()))
             out.lines.append(f"expanded {n} {kind} ({_API[kind]}) into {_counts(made[kind])} as {_WHO[kind]} would create them"

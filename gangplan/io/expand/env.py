@@ -44,6 +44,10 @@ class ExpandEnv:
     pods: list[dict] = field(default_factory=list)
     workloads: list[dict] = field(default_factory=list)
     jobs: list[dict] = field(default_factory=list)
+    existing_groups: set[str] = field(default_factory=set)
+    """``namespace/name`` of the PodGroups and CompositePodGroups in the snapshot."""
+    made_groups: dict[str, str] = field(default_factory=dict)
+    """``namespace/name`` of a synthesized PodGroup -> the object it was made for."""
     notes: list[tuple[str, str, str, str]] = field(default_factory=list)
     """(kind, field, message, object name): turned into warnings by the loader."""
     _owners: set[tuple[str, str, str]] = field(default_factory=set)

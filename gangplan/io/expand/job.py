@@ -203,23 +203,38 @@ def expand_job(ctx: Ctx, raw: dict, env: ExpandEnv, *, meta: Meta | None = None)
     elif controller is not None and controller.get("kind") != "CronJob":
         pg, out.groups = _delegated(ctx, env, meta, ref)
         if pg is not None:
-            out.objects.append(pg)
             pg_name = pg["metadata"]["name"]
+            key = f"{meta.namespace}/{pg_name}"
+            if key in env.made_groups:
+                # computePodGroupName hashes only the Workload and template names: a second Job
+                # delegated to the same template gets the same name, the create fails with
+                # AlreadyExists and the Job controller's sync errors out before creating pods.
+                env.note("Job", f"metadata.annotations.{GROUP_TEMPLATE_ANNOTATION}", f"its PodGroup name {pg_name} is taken by the PodGroup of {env.made_groups[key]} "
+                         "(computePodGroupName depends on the Workload and template only): upstream's create fails, so no pods are created", f"{meta.namespace}/{meta.name}")
+                return JobExpansion(skipped="its delegated PodGroup's name is taken by another Job's (no pods)")
+            if key in env.existing_groups:
+                out.groups = f"the existing PodGroup {pg_name} (discovered, not created)"
+            else:
+                env.made_groups[key] = ref
+                out.objects.append(pg)
     else:
         if controller is not None:
             env.note("Job", "metadata.ownerReferences", "a CronJob's Job gets its own Workload and PodGroup as KEP-5547 says (the stored controller code skips Jobs with any controller owner)", f"{meta.namespace}/{meta.name}")
         template = compile_template(ctx, env, meta, spec, parallelism)
         wname = workload_name(meta.name, meta.uid)
-        job_owner = owner_ref("batch/v1", "Job", meta.name, meta.uid)
-        wl = {"apiVersion": SCHEDULING_API, "kind": "Workload",
-              "metadata": object_meta(wname, meta.namespace, source=ref, owners=[job_owner], creation_timestamp=meta.creation_timestamp, uid_kind="Workload"),
-              "spec": {"controllerRef": {"apiGroup": "batch", "kind": "Job", "name": meta.name}, "podGroupTemplates": [template]}}
-        owners = [job_owner, owner_ref(SCHEDULING_API, "Workload", wname, wl["metadata"]["uid"], controller=False)]
-        pg = _pod_group(pod_group_name(wname, template["name"]), meta, ref, wname, template, owners, None)
-        pg_name = pg["metadata"]["name"]
-        out.objects += [wl, pg]
-        policy = "gang minCount " + str(template["schedulingPolicy"]["gang"]["minCount"]) if "gang" in template["schedulingPolicy"] else "basic"
-        out.groups = f"Workload + PodGroup ({policy})"
+        pg_name = pod_group_name(wname, template["name"])
+        if f"{meta.namespace}/{pg_name}" in env.existing_groups:
+            out.groups = f"the existing Workload/PodGroup {pg_name} (discovered, not created)"
+        else:
+            job_owner = owner_ref("batch/v1", "Job", meta.name, meta.uid)
+            wl = {"apiVersion": SCHEDULING_API, "kind": "Workload",
+                  "metadata": object_meta(wname, meta.namespace, source=ref, owners=[job_owner], creation_timestamp=meta.creation_timestamp, uid_kind="Workload"),
+                  "spec": {"controllerRef": {"apiGroup": "batch", "kind": "Job", "name": meta.name}, "podGroupTemplates": [template]}}
+            owners = [job_owner, owner_ref(SCHEDULING_API, "Workload", wname, wl["metadata"]["uid"], controller=False)]
+            out.objects += [wl, _pod_group(pg_name, meta, ref, wname, template, owners, None)]
+            env.made_groups[f"{meta.namespace}/{pg_name}"] = ref
+            policy = "gang minCount " + str(template["schedulingPolicy"]["gang"]["minCount"]) if "gang" in template["schedulingPolicy"] else "basic"
+            out.groups = f"Workload + PodGroup ({policy})"
 
     sel = {"batch.kubernetes.io/controller-uid": meta.uid, "batch.kubernetes.io/job-name": meta.name,
            "controller-uid": meta.uid, "job-name": meta.name}

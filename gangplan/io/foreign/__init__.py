@@ -75,7 +75,8 @@ def apply(b: Any) -> None:
     objs = list(b.foreign)
     controllers = [(f, r) for f, r in objs if r.get("kind") in _expand.CONTROLLER_KINDS]
     if controllers:
-        ex = _expand.expand(controllers, pods=[raw for _, raw, _ in b.pods.values()], workloads=b.raw_workloads)
+        ex = _expand.expand(controllers, pods=[raw for _, raw, _ in b.pods.values()], workloads=b.raw_workloads,
+                            groups=set(b.pod_groups) | set(b.cpgs))
         for kind, fld, message, name in ex.notes:
             b.note(kind, fld, message, name)
         for file, obj in ex.objects:
