@@ -70,7 +70,8 @@ def expand(controllers: list[tuple[str, dict]], *, pods: list[dict], workloads: 
     skipped: dict[tuple[str, str], list[str]] = {}
     for file, raw in controllers:
         kind = raw["kind"]
-        ctx = Ctx(file, f"{kind}/?")
+        m = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+        ctx = Ctx(file, f"{kind}/{m.get('namespace') or 'default'}/{m.get('name') or m.get('generateName') or '?'}")
         meta = env.meta(ctx, raw, kind)
         ref = f"{kind}/{meta.namespace}/{meta.name}"
         ctx = Ctx(file, ref)

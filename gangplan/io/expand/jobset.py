@@ -92,18 +92,15 @@ def expand_jobset(ctx: Ctx, raw: dict, env: ExpandEnv, meta: Meta) -> tuple[list
             job_spec.setdefault("completionMode", "Indexed")
             if suspend is not None:
                 job_spec["suspend"] = bool(suspend)
-            pod_t = job_spec.setdefault("template", {})
-            if not isinstance(pod_t, dict):
-                raise ctx.fail(f + ".template.spec.template", "expected a mapping")
-            pm = pod_t.setdefault("metadata", {}) or {}
-            pod_t["metadata"] = pm
-            pm["labels"] = {**(pm.get("labels") or {}), **tags}
-            pm["annotations"] = {**(pm.get("annotations") or {}), **tags}
-            ps = pod_t.setdefault("spec", {})
-            if isinstance(ps, dict):
-                ps.setdefault("restartPolicy", "OnFailure")
-                if dns:
-                    ps.setdefault("subdomain", subdomain)
+            tf = f + ".template.spec.template"
+            pod_t = ctx.map(job_spec.get("template"), tf, required=True)
+            pm = ctx.map(pod_t.get("metadata"), tf + ".metadata")
+            pod_t["metadata"] = {**pm, "labels": {**ctx.str_map(pm.get("labels"), tf + ".metadata.labels"), **tags},
+                                 "annotations": {**ctx.str_map(pm.get("annotations"), tf + ".metadata.annotations"), **tags}}
+            ps = ctx.map(pod_t.get("spec"), tf + ".spec", required=True)
+            ps.setdefault("restartPolicy", "OnFailure")
+            if dns:
+                ps.setdefault("subdomain", subdomain)
             jmeta = object_meta(job_name, meta.namespace, source=source,
                                 labels={**ctx.str_map(tm.get("labels"), f + ".template.metadata.labels"), **tags},
                                 annotations={**ctx.str_map(tm.get("annotations"), f + ".template.metadata.annotations"), **tags},

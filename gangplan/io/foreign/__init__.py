@@ -120,14 +120,17 @@ def _unexpanded(b: Any) -> None:
             if isinstance(o, dict):
                 owners.add((str(meta.get("namespace") or "default"), str(o.get("kind")), str(o.get("name"))))
     rs_owners = {}
+    def meta_of(raw: dict) -> dict:
+        return raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+
     for raw in b.controllers:
-        meta = raw.get("metadata") or {}
+        meta = meta_of(raw)
         if raw.get("kind") == "ReplicaSet":
-            for o in meta.get("ownerReferences") or ():
+            for o in meta.get("ownerReferences") if isinstance(meta.get("ownerReferences"), list) else ():
                 if isinstance(o, dict) and o.get("kind") == "Deployment":
                     rs_owners.setdefault((str(meta.get("namespace") or "default"), str(o.get("name"))), []).append(str(meta.get("name")))
     for raw in b.controllers:
-        meta = raw.get("metadata") or {}
+        meta = meta_of(raw)
         ns, name, kind = str(meta.get("namespace") or "default"), str(meta.get("name", "?")), str(raw.get("kind"))
         have = (ns, kind, name) in owners
         if kind == "Deployment":

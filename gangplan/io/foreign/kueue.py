@@ -50,13 +50,18 @@ def translate(env: Env) -> None:
             ident = str(owner.get("name"))
         else:
             ident = pod.name
-        podsets.setdefault((pod.namespace, ident, pod.labels.get(PODSET, "main")), []).append(key)
+        kind = "PodGroupName" if pod.labels.get(POD_GROUP) else str(owner.get("kind")) if owner is not None else "Pod"
+        podsets.setdefault((pod.namespace, kind, ident, pod.labels.get(PODSET, "main")), []).append(key)
     if not podsets:
         return
     made = changed = 0
     names: list[str] = []
     levels_of = [t.levels for t in env.b.topologies.values()]
-    for (ns, ident, podset), keys in sorted(podsets.items()):
+    members: dict[str, int] = {}
+    for _, p, _ in env.pods():
+        if p.group_key:
+            members[p.group_key] = members.get(p.group_key, 0) + 1
+    for (ns, _kind, ident, podset), keys in sorted(podsets.items()):
         pods = [env.b.pods[k][0] for k in keys]
         ann = pods[0].annotations
         ctx = env.b.pods[keys[0]][2]
@@ -85,8 +90,7 @@ def translate(env: Env) -> None:
             continue
         gkey = f"{ns}/{next(iter(groups))}" if len(groups) == 1 and None not in groups else None
         entry = env.b.pod_groups.get(gkey) if gkey else None
-        others = [k for k, p, _ in env.pods() if gkey and p.group_key == gkey and k not in keys]
-        if entry is None or others or entry[0].parent is not None:
+        if entry is None or members.get(gkey, 0) != len(keys) or entry[0].parent is not None:
             env.note("Pod", f"metadata.annotations.{REQUIRED if req else PREFERRED_KUEUE}", "not applied: the PodSet's pods are not exactly one native PodGroup", keys[0])
             continue
         g, gctx = entry
