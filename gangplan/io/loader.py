@@ -194,7 +194,8 @@ def _ref(kind: str, raw: dict, namespaced: bool) -> str:
 _NAMESPACED = {"Pod", "PodGroup", "CompositePodGroup", "Workload", "PodDisruptionBudget"}
 _KNOWN = _NAMESPACED | {"Node", "PriorityClass", "KubeSchedulerConfiguration", "Topology", "Namespace"}
 # The API group each kind is read from. Same-named kinds of other groups (the scheduler-plugins
-# PodGroup in scheduling.x-k8s.io, say) are different APIs: they are skipped and counted.
+# PodGroup in scheduling.x-k8s.io, say) are different APIs: gangplan.io.foreign translates the ones
+# it reads (foreign.READ); the rest are skipped and counted.
 _GROUPS = {
     "Node": "", "Pod": "", "Namespace": "",
     "PodGroup": "scheduling.k8s.io", "CompositePodGroup": "scheduling.k8s.io", "Workload": "scheduling.k8s.io",
@@ -234,7 +235,7 @@ def _unreadable_version(kind: str, api_version: Any) -> bool:
 
 # Objects gangplan does not read but that change where pods can go (or which pods exist): named in
 # a warning (see Cluster.warnings), not only counted. API group -> what is lost.
-# The group PodGroups of scheduler-plugins, Volcano and KAI, HyperNodes, KAI Topologies, Jobs,
+# The PodGroups of scheduler-plugins, Volcano and KAI, HyperNodes, KAI Topologies, Jobs,
 # JobSets and LeaderWorkerSets in the versions gangplan.io.foreign.READ lists are read (translated
 # or expanded, gangplan.io.foreign); what remains of these groups is named here.
 _SCHEDULING_GROUPS = {
