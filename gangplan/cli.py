@@ -47,6 +47,8 @@ def _load(path: Path, *, strict: bool = False, warn: bool = False):
     if strict and cluster.warnings:
         lines = "\n  ".join(cluster.warnings)
         raise _bad_input(SnapshotError(str(path), f"--strict: {len(cluster.warnings)} input(s) gangplan does not model:\n  {lines}"))
+    for line in cluster.translations:
+        err.print(f"note: {line}", markup=False)
     if warn:
         for line in cluster.warnings:
             err.print(f"warning: {line}", markup=False)
@@ -131,6 +133,24 @@ def schema_result() -> None:
     from gangplan.models.result import result_json_schema
 
     sys.stdout.write(json.dumps(result_json_schema(), indent=2) + "\n")
+
+
+@app.command()
+def expand(
+    snapshot: Annotated[Path, typer.Argument(help="Snapshot file or directory with Jobs, JobSets or LeaderWorkerSets.")],
+) -> None:
+    """Print what gangplan synthesizes from the snapshot's Jobs, JobSets and LeaderWorkerSets (the
+    Workloads, PodGroups, Jobs, StatefulSets and pending pods their controllers create) as YAML."""
+    from gangplan.io.expand import to_yaml
+    from gangplan.io.loader import load_with_expansion
+
+    try:
+        cluster, objects = load_with_expansion(snapshot)
+    except SnapshotError as e:
+        raise _bad_input(e) from None
+    for line in cluster.translations:
+        err.print(f"note: {line}", markup=False)
+    sys.stdout.write(to_yaml(objects))
 
 
 # ---- import ------------------------------------------------------------------------------------

@@ -118,6 +118,7 @@ def summarize(cluster: Cluster) -> dict[str, Any]:
         },
         "skippedKinds": dict(cluster.skipped_kinds),
         "warnings": list(cluster.warnings),
+        "translations": list(cluster.translations),
         "nodeShapes": node_shapes(cluster),
         "resources": resources,
         "topology": topology_levels(cluster),

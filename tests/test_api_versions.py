@@ -118,13 +118,17 @@ def test_a_basic_group_with_disruption_mode_all_is_accepted_and_evicted_as_one_u
 
 
 def test_unreadable_versions_and_other_api_groups_are_warnings_not_silence() -> None:
-    objs = [_pg({}, version="v2"), {"apiVersion": "scheduling.x-k8s.io/v1alpha1", "kind": "PodGroup", "metadata": {"name": "cosched"}, "spec": {"minMember": 4}}]
+    objs = [_pg({}, version="v2"), {"apiVersion": "scheduling.x-k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "cosched"}, "spec": {"minMember": 4}}]
     c = load_objects(objs)
     assert c.pod_groups == {}
     assert c.warnings == (
         "PodGroup (scheduling.k8s.io/v2): 1 object (g): not read: an API version gangplan cannot read",
-        "PodGroup (scheduling.x-k8s.io/v1alpha1): 1 object (cosched): not read: a scheduler-plugins coscheduling group: its pods are scheduled as single pods",
+        "PodGroup (scheduling.x-k8s.io/v1beta1): 1 object (cosched): not read: a scheduler-plugins object (ElasticQuota, or a PodGroup version other than v1alpha1): quota is not modelled, the object is not read",
     )
+    # The served coscheduling version is translated instead (tests/test_foreign_groups.py).
+    objs[1] = {**objs[1], "apiVersion": "scheduling.x-k8s.io/v1alpha1"}
+    c = load_objects(objs)
+    assert c.pod_groups["default/cosched"].min_count == 4 and len(c.warnings) == 1
 
 
 def test_unknown_policy_members_and_spec_fields_are_named_in_warnings() -> None:

@@ -26,11 +26,13 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "upstream"
 # fixture -> ({group: pods on nodes after the run}, victims, pending pods placed,
 #             pending pods gated, a fragment every warning list must contain or None)
 DOCUMENTED = {
-    "jobset-was-dra": ({}, 0, 0, 0, "PodGroup spec.resourceClaims"),
-    "jobset-was-gang-scheduling": ({"default/js-abc-workers-def": 0}, 0, 0, 0, "JobSet"),
-    "jobset-was-preemption": ({"default/hp-abc-workers-def": 4}, 4, 4, 0, "JobSet"),
-    "jobset-was-preemption-v1alpha3-pr1250": ({"default/hp-abc-workers-def": 4}, 4, 4, 0, "JobSet"),
-    "jobset-was-tas": ({"default/js-abc-workers-def": 4}, 0, 4, 0, "JobSet"),
+    # The JobSet is expanded (gangplan.io.expand): its 6 pods join the user's PodGroup; no node.
+    "jobset-was-dra": ({"default/training-workers": 0}, 0, 0, 0, "Pod spec.resourceClaims"),
+    # These JobSets already have their pods in the snapshot: not expanded again, nothing unread.
+    "jobset-was-gang-scheduling": ({"default/js-abc-workers-def": 0}, 0, 0, 0, None),
+    "jobset-was-preemption": ({"default/hp-abc-workers-def": 4}, 4, 4, 0, None),
+    "jobset-was-preemption-v1alpha3-pr1250": ({"default/hp-abc-workers-def": 4}, 4, 4, 0, None),
+    "jobset-was-tas": ({"default/js-abc-workers-def": 4}, 0, 4, 0, None),
     "k8sio-compositepodgroup-api-hierarchy": ({"default/workers-a-0": 0}, 0, 0, 1, None),
     "k8sio-podgroup-api-how-it-fits": ({"default/training-worker-0": 0}, 0, 0, 1, None),
     "k8sio-podgroup-api-standalone": ({}, 0, 0, 0, None),

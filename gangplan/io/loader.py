@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from gangplan.io import foreign, kai_snapshot
 from gangplan.io.config import parse_scheduler_config
 from gangplan.io.errors import SnapshotError
 from gangplan.io.fields import Ctx
@@ -97,6 +98,8 @@ def snapshot_files(path: str | os.PathLike) -> list[Path]:
 def read_documents(path: Path) -> list[Any]:
     """Parse one file into its documents, with syntax errors reported at file:line."""
     name = str(path)
+    if path.suffix.lower() == ".zip":
+        return [kai_snapshot.read_zip(path)]
     try:
         data = path.read_bytes()
     except OSError as e:
@@ -142,6 +145,8 @@ def _objects(file: str, doc: Any, index: int) -> list[dict]:
     if not isinstance(doc, dict):
         raise SnapshotError(file, f"document {index + 1} is a {type(doc).__name__}, not a Kubernetes object")
     kind = doc.get("kind")
+    if kind is None and kai_snapshot.is_kai_snapshot(doc):
+        return kai_snapshot.objects(file, doc)
     if kind is None:
         keys = set(doc) & (set(SIMULATOR_KEYS) | _SIMULATOR_IGNORED)
         if keys:
@@ -189,7 +194,8 @@ def _ref(kind: str, raw: dict, namespaced: bool) -> str:
 _NAMESPACED = {"Pod", "PodGroup", "CompositePodGroup", "Workload", "PodDisruptionBudget"}
 _KNOWN = _NAMESPACED | {"Node", "PriorityClass", "KubeSchedulerConfiguration", "Topology", "Namespace"}
 # The API group each kind is read from. Same-named kinds of other groups (the scheduler-plugins
-# PodGroup in scheduling.x-k8s.io, say) are different APIs: they are skipped and counted.
+# PodGroup in scheduling.x-k8s.io, say) are different APIs: gangplan.io.foreign translates the ones
+# it reads (foreign.READ); the rest are skipped and counted.
 _GROUPS = {
     "Node": "", "Pod": "", "Namespace": "",
     "PodGroup": "scheduling.k8s.io", "CompositePodGroup": "scheduling.k8s.io", "Workload": "scheduling.k8s.io",
@@ -229,24 +235,29 @@ def _unreadable_version(kind: str, api_version: Any) -> bool:
 
 # Objects gangplan does not read but that change where pods can go (or which pods exist): named in
 # a warning (see Cluster.warnings), not only counted. API group -> what is lost.
+# The PodGroups of scheduler-plugins, Volcano and KAI, HyperNodes, KAI Topologies, Jobs,
+# JobSets and LeaderWorkerSets in the versions gangplan.io.foreign.READ lists are read (translated
+# or expanded, gangplan.io.foreign); what remains of these groups is named here.
 _SCHEDULING_GROUPS = {
-    "scheduling.x-k8s.io": "a scheduler-plugins coscheduling group: its pods are scheduled as single pods",
-    "scheduling.volcano.sh": "a Volcano scheduling object: its gang semantics are not applied",
-    "batch.volcano.sh": "a Volcano Job: it is not expanded into pods",
-    "topology.volcano.sh": "a Volcano HyperNode: its tiers are not read as topology",
-    "scheduling.run.ai": "a KAI-Scheduler object: its gang semantics are not applied",
+    "scheduling.x-k8s.io": "a scheduler-plugins object (ElasticQuota, or a PodGroup version other than v1alpha1): quota is not modelled, the object is not read",
+    "scheduling.volcano.sh": "a Volcano Queue (or a PodGroup version other than v1beta1): queues, quota and fair share are not modelled",
+    "batch.volcano.sh": "a Volcano Job: it is not expanded into pods (only its PodGroup and pods in the snapshot are read)",
+    "topology.volcano.sh": "a Volcano topology object gangplan does not read (HyperNode is read in v1alpha1)",
+    "scheduling.run.ai": "a KAI-Scheduler Queue or BindRequest (or a PodGroup version other than v2alpha2): queues, fair share and bind requests are not modelled",
     "kai.scheduler": "a KAI-Scheduler object: not read",
-    "kueue.x-k8s.io": "a Kueue object: quota and admission are not modelled",
+    "kai-scheduler.config": "the KAI scheduler's own configuration (actions, plugin tiers) in a KAI snapshot: gangplan schedules with the snapshot's kube-scheduler profile (the default one when it has none)",
+    "kueue.x-k8s.io": "a Kueue object: quota, admission and ResourceFlavor node labels are not modelled",
     "resource.k8s.io": "Dynamic Resource Allocation is not modelled: device claims do not constrain placement",
     "storage.k8s.io": "volume topology is not modelled",
-    "jobset.x-k8s.io": "a JobSet: it is not expanded into pods (only pods in the snapshot are scheduled)",
-    "leaderworkerset.x-k8s.io": "a LeaderWorkerSet: it is not expanded into pods",
+    "jobset.x-k8s.io": "a JobSet of an API version gangplan cannot read (v1alpha2 is expanded): it is not expanded into pods",
+    "leaderworkerset.x-k8s.io": "a LeaderWorkerSet of an API version gangplan cannot read (v1 is expanded): it is not expanded into pods",
     "scheduling.k8s.io": "an API version gangplan cannot read",
 }
 _SCHEDULING_KINDS = {
     "PersistentVolumeClaim": "volume binding is not modelled: claims do not constrain placement",
     "PersistentVolume": "volume topology is not modelled",
-    "Job": "a Job: it is not expanded into pods (only pods in the snapshot are scheduled)",
+    "Job": "a Job of an API version gangplan cannot read (batch/v1 is expanded): it is not expanded into pods",
+    "ResourceQuota": "quota is not modelled: pods it would refuse to create are scheduled",
 }
 
 
@@ -280,6 +291,13 @@ class _Builder:
         self.skipped: Counter[str] = Counter()
         self.notes: dict[tuple[str, str, str], list[str]] = {}
         """(kind, field, message) -> names of the objects it applies to (warnings)."""
+        # Foreign group APIs and controllers (gangplan.io.foreign): read after every file.
+        self.foreign: list[tuple[str, dict]] = []
+        self.controllers: list[dict] = []
+        self.raw_workloads: list[dict] = []
+        self.expanded: list[dict] = []
+        self.translations: list[str] = []
+        self.held: dict[str, str] = {}
 
     def note(self, kind: str, field: str, message: str, name: str) -> None:
         self.notes.setdefault((kind, re.sub(r"\[\d+\]", "[]", field), message), []).append(name)
@@ -287,6 +305,9 @@ class _Builder:
     def _skip(self, kind: str, raw: dict, label: str) -> None:
         self.skipped[label] += 1
         group = _api_group(raw.get("apiVersion"))
+        if (kind, group or "") in foreign.UNEXPANDED:
+            self.controllers.append(raw)  # warned about only if none of its pods is in the snapshot
+            return
         why = _SCHEDULING_GROUPS.get(group or "") if group else None
         why = why or (_SCHEDULING_KINDS.get(kind) if not group or group in ("", "batch") else None)
         if why is not None:
@@ -308,6 +329,9 @@ class _Builder:
 
     def add(self, file: str, raw: dict) -> None:
         kind = raw.get("kind")
+        if foreign.claims(kind, raw.get("apiVersion")):
+            self.foreign.append((file, raw))
+            return
         if kind not in _KNOWN:
             self._skip(str(kind), raw, str(kind))
             return
@@ -333,6 +357,8 @@ class _Builder:
                 value = (obj, ctx)
             else:
                 value = parsed
+                if kind == "Workload":
+                    self.raw_workloads.append(raw)
             getattr(self, store)[getattr(obj, key_attr)] = value
         elif kind == "KubeSchedulerConfiguration":
             if self.profile is not None:
@@ -422,6 +448,12 @@ def _pdb_with_status(pdb: PodDisruptionBudget, pods: list[Pod]) -> PodDisruption
 
 def load_snapshot(path: str | os.PathLike) -> Cluster:
     """Load a snapshot file or directory. Raises :class:`SnapshotError` on bad input."""
+    return load_with_expansion(path)[0]
+
+
+def load_with_expansion(path: str | os.PathLike) -> tuple[Cluster, list[dict]]:
+    """Load a snapshot, and the objects gangplan synthesized from its Jobs, JobSets and
+    LeaderWorkerSets (:mod:`gangplan.io.expand`; what ``gangplan expand`` prints)."""
     b = _Builder()
     files = snapshot_files(path)
     for f in files:
@@ -429,7 +461,7 @@ def load_snapshot(path: str | os.PathLike) -> Cluster:
         for i, doc in enumerate(docs):
             for raw in _objects(str(f), doc, i):
                 b.add(str(f), raw)
-    return _assemble(b, tuple(str(f) for f in files))
+    return _assemble(b, tuple(str(f) for f in files)), b.expanded
 
 
 __all__ = ["load_snapshot", "load_objects", "snapshot_files", "read_documents", "SnapshotError", "LabelSelector"]
@@ -437,8 +469,11 @@ __all__ = ["load_snapshot", "load_objects", "snapshot_files", "read_documents", 
 
 def _assemble(b: _Builder, sources: tuple[str, ...]) -> Cluster:
     """Resolve what a builder collected into a Cluster (the tail of :func:`load_snapshot`)."""
+    foreign.apply(b)
     groups, cpgs = b.resolve_groups()
-    pods, v1alpha1_groups, held = synthesize_v1alpha1(b.resolve_pods(), b.workloads, groups)
+    pods, groups, cpgs = foreign.align(b, b.resolve_pods(), groups, cpgs)
+    pods, v1alpha1_groups, held = synthesize_v1alpha1(pods, b.workloads, groups)
+    held = {**b.held, **held}
     groups = {**groups, **v1alpha1_groups}
     profile = b.profile or SchedulerProfile()
     pdbs = tuple(pdb if has else _pdb_with_status(pdb, pods) for pdb, has in b.pdbs.values())
@@ -457,6 +492,7 @@ def _assemble(b: _Builder, sources: tuple[str, ...]) -> Cluster:
         gated=gated,
         skipped_kinds=dict(sorted(b.skipped.items())),
         warnings=b.warnings(),
+        translations=tuple(b.translations),
         sources=sources,
     )
     cluster.groups  # noqa: B018  (built once here: hierarchy validation runs at load time)

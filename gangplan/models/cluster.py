@@ -47,6 +47,9 @@ class Cluster(BaseModel):
     warnings: tuple[str, ...] = ()
     """Objects and fields that can change scheduling but gangplan does not model, one line per
     kind (or kind and field) with counts; ``--strict`` turns them into bad input."""
+    translations: tuple[str, ...] = ()
+    """What the loader translated or synthesized (foreign group APIs into native groups, Jobs,
+    JobSets and LeaderWorkerSets into their pods), one line per kind (:mod:`gangplan.io.foreign`)."""
     sources: tuple[str, ...] = ()
 
     # ---- lookups -------------------------------------------------------------------------

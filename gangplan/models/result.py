@@ -78,6 +78,9 @@ class Result(_Model):
     warnings: list[str] = Field(default_factory=list)
     """Snapshot inputs that can change scheduling but were not modelled, one line per kind (or
     kind and field) with counts (``Cluster.warnings``)."""
+    translations: list[str] = Field(default_factory=list)
+    """What the loader translated into the native model (foreign group APIs, expanded Jobs /
+    JobSets / LeaderWorkerSets), one line per kind (``Cluster.translations``); ``[]`` when none."""
 
     # ---- convenience -----------------------------------------------------------------------
     def placements(self) -> dict[str, str]:

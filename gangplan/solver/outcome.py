@@ -235,6 +235,7 @@ def build_result(
         params=dict(params or {}),
         trace=dict(trace or {}),
         warnings=list(cluster.warnings),
+        translations=list(cluster.translations),
     )
 
 
