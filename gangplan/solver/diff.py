@@ -5,26 +5,46 @@ Classification (``Diff.classification``):
 ``identical``           same placements and victims
 ``tie-break``           same objective, different nodes, and wherever they differ the optimum's node
                         was in the greedy's tie set for that pod (an arbitrary upstream choice)
-``equivalent``          same objective, different nodes for reasons other than ties
+``equivalent``          same objective, different nodes for other reasons
 ``greedy-suboptimal``   the optimum is lexicographically better on the shared objective tiers
 ``model-mismatch``      a result fails validation, the greedy placement is infeasible in the exact
                         model, or greedy beats a proven optimum: the engines disagree about the
                         rules, which is a bug
 
-The decisive step is found, not guessed: the greedy's pod choices c1..cn (in scheduling order,
-tentative choices of groups that were later reverted included) are fixed in the exact model one
-prefix at a time. ``P(k)`` = "an optimal placement exists that agrees with c1..ck"; P(0) holds,
-and once P fails it keeps failing, so a binary search finds the first k with P(k) false. Choice
-ck is the earliest greedy choice that no optimal placement shares.
+The decisive step is found, not guessed. The *candidates* are the greedy's pod choices, in
+scheduling order, that survive in greedy's final result or belong to a group the optimum admits
+(a single pod counts as its own group): a tentative choice of a group greedy reverted and the
+optimum rejects left no trace and cannot be to blame. The candidates c1..cn are fixed in the
+exact model one prefix at a time. ``P(k)`` = "an optimal placement exists that agrees with
+c1..ck"; P(0) holds, and once P fails it keeps failing, so a binary search finds the first k
+with P(k) false: ck is the earliest candidate no optimal placement shares. The optimum ``R``
+found for P(k-1) agrees with every earlier candidate; if R puts ck's pod on another node the step
+is a ``placement`` step, if R leaves it out the difference is which groups get admitted (an
+``admission`` step). When every candidate is shared by an optimum (P(n) holds), the step is an
+``admission`` step without a pod: greedy's choices were all right, the optimum admits more.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from gangplan.models.cluster import Cluster
+from gangplan.models.documents import (
+    Admission,
+    DecisiveStep,
+    DiffDocument,
+    EngineSide,
+    Engines,
+    GroupDiff,
+    GroupUse,
+    SinglePodDiff,
+    VictimUnit,
+)
+from gangplan.models.quantity import format_quantity
 from gangplan.models.result import Result, Status
 from gangplan.solver.outcome import compare
 from gangplan.solver.validate import validate
@@ -35,36 +55,7 @@ EQUIVALENT = "equivalent"
 GREEDY_SUBOPTIMAL = "greedy-suboptimal"
 MODEL_MISMATCH = "model-mismatch"
 
-
-@dataclass
-class GroupDiff:
-    group: str
-    min_count: int
-    greedy_admitted: bool
-    optimal_admitted: bool
-    greedy_placed: int
-    optimal_placed: int
-    greedy_domain: str | None = None
-    optimal_domain: str | None = None
-    greedy_reason: str | None = None
-
-
-@dataclass
-class DecisiveStep:
-    step: int
-    """1-based index of the choice in the greedy's scheduling order."""
-    pod: str
-    group: str | None
-    greedy_node: str
-    optimal_node: str | None
-    greedy_scores: dict[str, Any] = field(default_factory=dict)
-    optimal_scores: dict[str, Any] = field(default_factory=dict)
-    failed_pod: str | None = None
-    failed_reason: str | None = None
-    probes: int = 0
-    placement: dict[str, Any] | None = None
-    """For a topology-constrained group: the two domains, their placement scores and the
-    placement plugin that favoured greedy's domain (``misledBy``)."""
+Progress = Callable[[str], None]
 
 
 @dataclass
@@ -81,29 +72,41 @@ class Diff:
     greedy: Result
     optimal: Result
     seconds: float
+    single_pods: list[SinglePodDiff] | None = None
+    admission: Admission | None = None
+    engines: Engines | None = None
 
     @property
     def exit_code(self) -> int:
         return {MODEL_MISMATCH: 4, GREEDY_SUBOPTIMAL: 3}.get(self.classification, 0)
 
+    def document(self, *, with_results: bool = True) -> DiffDocument:
+        return DiffDocument(
+            snapshot=self.snapshot,
+            classification=self.classification,  # type: ignore[arg-type]
+            optimal_status=self.optimal_status,
+            gap=self.gap,
+            seconds=round(self.seconds, 3),
+            greedy_objective=self.greedy_objective,
+            optimal_objective=self.optimal_objective,
+            problems=self.problems,
+            groups=self.groups,
+            single_pods=self.single_pods or [],
+            admission=self.admission or Admission(),
+            engines=self.engines or Engines(greedy=_side_stub(self.greedy), optimal=_side_stub(self.optimal)),
+            decisive=self.decisive,
+            greedy=self.greedy if with_results else None,
+            optimal=self.optimal if with_results else None,
+        )
+
     def to_dict(self, *, with_results: bool = True) -> dict[str, Any]:
-        d = {
-            "snapshot": self.snapshot,
-            "classification": self.classification,
-            "groups": [asdict(g) for g in self.groups],
-            "greedyObjective": self.greedy_objective,
-            "optimalObjective": self.optimal_objective,
-            "optimalStatus": self.optimal_status,
-            "gap": self.gap,
-            "problems": self.problems,
-            "decisive": asdict(self.decisive) if self.decisive else None,
-            "seconds": round(self.seconds, 3),
-            "warnings": list(self.greedy.warnings),
-        }
-        if with_results:
-            d["greedy"] = self.greedy.model_dump(mode="json", by_alias=True)
-            d["optimal"] = self.optimal.model_dump(mode="json", by_alias=True)
-        return d
+        """The ``diff --json`` document (camelCase; ``gangplan schema diff``)."""
+        return self.document(with_results=with_results).dump(exclude_none=False, exclude={"greedy", "optimal"} if not with_results else None)
+
+
+def _side_stub(r: Result) -> EngineSide:
+    placed = r.placements()
+    return EngineSide(status=r.status.value, admitted_groups=len(r.admitted_groups()), placed_pods=len(placed), single_pods_placed=0)
 
 
 def _shared(obj: dict[str, float], other: dict[str, float]) -> dict[str, float]:
@@ -119,6 +122,25 @@ def greedy_choices(greedy: Result) -> list[tuple[str, str]]:
         if chosen:
             out.append((key, chosen))
     return out
+
+
+def candidate_choices(cluster: Cluster, greedy: Result, optimal: Result) -> tuple[list[tuple[int, str, str]], int]:
+    """The choices the decisive step may blame, as (1-based step, pod, node), and how many were
+    skipped: a choice is a candidate when it survives in greedy's result (``kept``, and the pod is
+    placed there) or its group is admitted by the optimum (a single pod: the optimum places it)."""
+    trace = greedy.trace.get("pods", {})
+    admitted = set(optimal.admitted_groups())
+    out, skipped = [], 0
+    for step, (pod, node) in enumerate(greedy_choices(greedy), start=1):
+        kept = bool(trace.get(pod, {}).get("kept")) and greedy.pods.get(pod) is not None and greedy.pods[pod].node == node
+        p = cluster.pod_by_key.get(pod)
+        group = p.group_key if p is not None else None
+        theirs = group in admitted if group else (optimal.pods.get(pod) is not None and optimal.pods[pod].node is not None)
+        if kept or theirs:
+            out.append((step, pod, node))
+        else:
+            skipped += 1
+    return out, skipped
 
 
 def classify(cluster: Cluster, greedy: Result, optimal: Result, *, greedy_feasible_in_model: bool | None = None) -> tuple[str, list[str]]:
@@ -143,31 +165,182 @@ def classify(cluster: Cluster, greedy: Result, optimal: Result, *, greedy_feasib
     return EQUIVALENT, problems
 
 
-def find_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, tie_break: str = "first", preemption: bool | None = None) -> DecisiveStep | None:
-    """Binary search over prefixes of the greedy's choices (see the module docstring)."""
+def _group_desc(g) -> str:
+    if g is None:
+        return "no pending pod"
+    word = "admitted" if g.admitted else "not admitted"
+    return f"{word}, {g.placed} pod(s) on nodes" + (f" in {g.domain}" if g.domain else "")
+
+
+def _group_differs(a, b) -> bool:
+    if a is None or b is None:
+        return (a is None) != (b is None)
+    return (a.admitted, a.placed, a.domain) != (b.admitted, b.placed, b.domain)
+
+
+def _entity_differs(cluster: Cluster, pod: str, greedy: Result, other: Result) -> tuple[str | None, bool]:
+    """(group or None, whether that group - or the single pod - ends differently in the two results)."""
+    p = cluster.pod_by_key.get(pod)
+    group = p.group_key if p is not None else None
+    if group:
+        return group, _group_differs(greedy.groups.get(group), other.groups.get(group))
+    a, b = greedy.pods.get(pod), other.pods.get(pod)
+    return None, (a.node if a else None) != (b.node if b else None)
+
+
+def _differing_groups(cluster: Cluster, greedy: Result, other: Result) -> list[str]:
+    """Groups (and single pods) whose outcome differs, in greedy's scheduling order."""
+    seen, out = set(), []
+    order = list(greedy.trace.get("order", [])) + sorted(other.pods)
+    for pod in order:
+        p = cluster.pod_by_key.get(pod)
+        if p is None:
+            continue
+        key = p.group_key or pod
+        if key in seen:
+            continue
+        seen.add(key)
+        if _entity_differs(cluster, pod, greedy, other)[1]:
+            out.append(key)
+    return out
+
+
+def _names(keys: list[str], n: int = 4) -> str:
+    if not keys:
+        return "none"
+    return ", ".join(keys[:n]) + (f" and {len(keys) - n} more" if len(keys) > n else "")
+
+
+def group_use(cluster: Cluster, result: Result, group: str) -> GroupUse:
+    """What ``group``'s pods placed by ``result`` take: pods, nodes, domain, summed requests."""
+    members = [p for p in cluster.group_members.get(group, ()) if p.key in result.pods and result.pods[p.key].node]
+    total: Counter[str] = Counter()
+    for p in members:
+        total.update(p.requests)
+    g = result.groups.get(group)
+    return GroupUse(
+        group=group,
+        pods=len(members),
+        nodes=sorted({result.pods[p.key].node for p in members}),  # type: ignore[misc]
+        domain=g.domain if g else None,
+        requests={r: format_quantity(r, q) for r, q in sorted(total.items(), key=lambda kv: (kv[0] not in ("cpu", "memory"), kv[0])) if q and r != "pods"},
+    )
+
+
+def admission(cluster: Cluster, greedy: Result, optimal: Result) -> Admission:
+    ga, oa = greedy.admitted_groups(), optimal.admitted_groups()
+    only_g = [k for k in ga if k not in set(oa)]
+    only_o = [k for k in oa if k not in set(ga)]
+    first = None
+    if only_g:
+        order = [cluster.pod_by_key[k].group_key for k in greedy.trace.get("order", []) if k in cluster.pod_by_key]
+        ranked = sorted(only_g, key=lambda k: order.index(k) if k in order else len(order))
+        first = group_use(cluster, greedy, ranked[0])
+    return Admission(greedy=ga, optimal=oa, only_greedy=only_g, only_optimal=only_o, first_given_up=first)
+
+
+def _victim_units(cluster: Cluster, result: Result) -> list[VictimUnit]:
+    units: dict[str, list[str]] = {}
+    prio: dict[str, int] = {}
+    for key in result.victims:
+        p = cluster.pod_by_key.get(key)
+        if p is None:
+            continue
+        unit = (cluster.highest_all_ancestor(p.group_key) if p.group_key else None) or key
+        units.setdefault(unit, []).append(key)
+        prio[unit] = cluster.unit_priority(p)
+    return [VictimUnit(unit=u, priority=prio[u], pods=sorted(ps)) for u, ps in sorted(units.items(), key=lambda kv: (-prio[kv[0]], kv[0]))]
+
+
+def _pdb_violations(cluster: Cluster, victims: set[str]) -> int:
+    from gangplan.predicates import selector_matches
+
+    total = 0
+    for pdb in cluster.pdbs:
+        hit = sum(1 for k in victims if (p := cluster.pod_by_key.get(k)) is not None and p.namespace == pdb.namespace
+                  and p.name not in pdb.disrupted_pods and selector_matches(pdb.selector, p.labels))
+        total += max(0, hit - pdb.disruptions_allowed)
+    return total
+
+
+def _broken_groups(cluster: Cluster, victims: set[str]) -> list[str]:
+    out = []
+    for key in sorted(cluster.pod_groups):
+        members = cluster.group_members.get(key, ())
+        bound = [p for p in members if p.node_name]
+        hit = [p for p in bound if p.key in victims]
+        if hit and len(hit) < len(bound) and len(bound) - len(hit) < cluster.group_min_count(key):
+            out.append(key)
+    return out
+
+
+def engine_side(cluster: Cluster, result: Result) -> EngineSide:
+    placed = result.placements()
+    victims = set(result.victims)
+    units = _victim_units(cluster, result)
+    by_prio: Counter[int] = Counter()
+    for u in units:
+        by_prio[u.priority] += len(u.pods)
+    return EngineSide(
+        status=result.status.value,
+        admitted_groups=len(result.admitted_groups()),
+        placed_pods=len(placed),
+        single_pods_placed=sum(1 for k in placed if cluster.pod_by_key[k].group_key is None),
+        victims=units,
+        victims_by_priority={str(p): n for p, n in sorted(by_prio.items(), reverse=True)},
+        pdb_violations=_pdb_violations(cluster, victims),
+        broken_groups=_broken_groups(cluster, victims),
+    )
+
+
+def single_pods(cluster: Cluster, greedy: Result, optimal: Result) -> list[SinglePodDiff]:
+    out = []
+    for key in sorted(set(greedy.pods) | set(optimal.pods)):
+        p = cluster.pod_by_key.get(key)
+        if p is None or p.group_key is not None:
+            continue
+        g, o = greedy.pods.get(key), optimal.pods.get(key)
+        gn, on = (g.node if g else None), (o.node if o else None)
+        out.append(SinglePodDiff(pod=key, greedy_node=gn, optimal_node=on, greedy_reason=None if gn else (g.reason if g else None),
+                                 optimal_reason=None if on else (o.reason if o else None), priority=p.priority, differs=gn != on))
+    return out
+
+
+def find_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, tie_break: str = "first", preemption: bool = False, progress: Progress | None = None) -> DecisiveStep | None:
+    """Binary search over prefixes of the candidate choices (see the module docstring)."""
+    return search_decisive_step(cluster, greedy, optimal, time_limit=time_limit, workers=workers, seed=seed, tie_break=tie_break, preemption=preemption, progress=progress)[0]
+
+
+def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, tie_break: str = "first", preemption: bool = False, progress: Progress | None = None) -> tuple[DecisiveStep | None, Result]:
+    """The decisive step and the optimum it refers to: the optimal placement found that agrees
+    with every candidate choice before the step (``optimal`` itself when the step is the first)."""
     from gangplan.solver.exact import solve_exact
     from gangplan.solver.greedy import placement_evidence, pod_scores_at_step
 
-    choices = greedy_choices(greedy)
-    if not choices:
-        return None
+    if not greedy_choices(greedy):
+        return _admission_only(cluster, greedy, optimal, candidates=0, skipped=0, probes=0), optimal
+    choices, skipped = candidate_choices(cluster, greedy, optimal)
     target = optimal.objective
     probes = 0
 
     def agrees(k: int) -> tuple[bool, Result]:
         nonlocal probes
         probes += 1
-        fixed = dict(choices[:k])
+        if progress:
+            progress(f"decisive step: exact probe {probes} (first {k} of {len(choices)} greedy choices fixed)")
+        fixed = {pod: node for _, pod, node in choices[:k]}
         r = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, fixed=fixed, hint=optimal if k == 0 else None, preemption=preemption)
         if r.status not in (Status.OPTIMAL, Status.FEASIBLE):
             return False, r
         # FEASIBLE but equal to the optimum also proves agreement; below it is undecided -> treat as no.
         return compare(_shared(r.objective, target), _shared(target, r.objective)) >= 0, r
 
+    if not choices:
+        return _admission_only(cluster, greedy, optimal, candidates=0, skipped=skipped, probes=0), optimal
     lo, hi = 0, len(choices)  # P(lo) true (k=0 is the optimum itself); find first k with P(k) false
-    ok_hi, _ = agrees(hi)
+    ok_hi, r_hi = agrees(hi)
     if ok_hi:
-        return None
+        return _admission_only(cluster, greedy, r_hi, candidates=len(choices), skipped=skipped, probes=probes), r_hi
     best_agreeing = optimal
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -176,49 +349,147 @@ def find_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, tim
             lo, best_agreeing = mid, r
         else:
             hi = mid
-    pod, node = choices[hi - 1]
-    opt_node = best_agreeing.pods.get(pod).node if pod in best_agreeing.pods else None
+    step, pod, node = choices[hi - 1]
+    outcome = best_agreeing.pods.get(pod)
+    opt_node = outcome.node if outcome is not None else None
+    group, differs = _entity_differs(cluster, pod, greedy, best_agreeing)
+    kind = "placement" if opt_node is not None else "admission"
     nodes = [n for n in (node, opt_node) if n]
-    scores = pod_scores_at_step(cluster, pod, nodes, tie_break=tie_break, seed=seed)
-    group = cluster.pod_by_key[pod].group_key
-    placement = placement_evidence(cluster, group, node, opt_node, tie_break=tie_break, seed=seed) if group else None
-    failed_pod, failed_reason = None, None
+    try:
+        scores = pod_scores_at_step(cluster, pod, nodes, tie_break=tie_break, seed=seed, preemption=preemption)
+    except ValueError:
+        scores = {}
+    placement = placement_evidence(cluster, group, node, opt_node, tie_break=tie_break, seed=seed) if group and opt_node else None
+    failed_pod, failed_reason = _next_failure(greedy, pod)
+    why = _why(cluster, greedy, best_agreeing, pod, node, opt_node, group, differs)
+    return DecisiveStep(
+        kind=kind,
+        step=step,
+        pod=pod,
+        group=group,
+        greedy_node=node,
+        optimal_node=opt_node,
+        group_outcome_differs=differs,
+        why=why,
+        greedy_scores=scores.get(node, {}),
+        optimal_scores=scores.get(opt_node, {}) if opt_node else {},
+        failed_pod=failed_pod,
+        failed_reason=failed_reason,
+        probes=probes,
+        candidates=len(choices),
+        skipped=skipped,
+        placement=placement,
+    ), best_agreeing
+
+
+def _next_failure(greedy: Result, pod: str) -> tuple[str | None, str | None]:
     order = greedy.trace.get("order", [])
     start = order.index(pod) + 1 if pod in order else 0
     trace_pods = greedy.trace.get("pods", {})
     for key in order[start:]:
         t = trace_pods.get(key, {})
         if not t.get("chosen"):
-            failed_pod, failed_reason = key, t.get("fitError") or greedy.pods[key].reason
-            break
-    return DecisiveStep(
-        step=hi,
-        pod=pod,
-        group=group,
-        greedy_node=node,
-        optimal_node=opt_node,
-        greedy_scores=scores.get(node, {}),
-        optimal_scores=scores.get(opt_node, {}) if opt_node else {},
-        failed_pod=failed_pod,
-        failed_reason=failed_reason,
-        probes=probes,
-        placement=placement,
-    )
+            return key, t.get("fitError") or (greedy.pods[key].reason if key in greedy.pods else None)
+    return None, None
 
 
-def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 10.0, probe_time_limit: float = 5.0, workers: int = 2, seed: int = 0, tie_break: str = "first", explain: bool = True, preemption: bool | None = None) -> Diff:
-    """Run both engines on ``cluster`` and compare them (``preemption``: both may evict)."""
+def _why(cluster: Cluster, greedy: Result, opt: Result, pod: str, node: str, opt_node: str | None, group: str | None, differs: bool) -> str:
+    entity = group or pod
+    others = [k for k in _differing_groups(cluster, greedy, opt) if k != entity]
+    if opt_node is None:
+        use = group_use(cluster, greedy, group) if group else None
+        held = f" (in greedy it holds {_use_text(use)})" if use and use.pods else ""
+        gained = [k for k in others if _admitted_in(cluster, opt, k) and not _admitted_in(cluster, greedy, k)]
+        return (f"no optimal placement keeps {pod} on {node} after greedy's earlier choices; the optimum that agrees with "
+                f"them leaves {entity} out{held} and admits {_names(gained)} instead")
+    if opt_node == node:
+        return (f"the probe with {pod} fixed on {node} did not reach the optimum within --probe-time-limit, so the step is "
+                "undecided beyond this point")
+    if differs:
+        return f"{entity} ends differently: greedy {_desc(cluster, greedy, entity)}, the optimum {_desc(cluster, opt, entity)}"
+    return (f"{entity} ends the same in both ({_desc(cluster, greedy, entity)}); {pod} on {node} instead of {opt_node} is what "
+            f"costs: it leaves no room for {_names(others)}, whose outcome differs")
+
+
+def _admitted_in(cluster: Cluster, r: Result, key: str) -> bool:
+    if key in r.groups:
+        return r.groups[key].admitted
+    o = r.pods.get(key)
+    return bool(o and o.node)
+
+
+def _desc(cluster: Cluster, r: Result, key: str) -> str:
+    if key in cluster.pod_groups:
+        return _group_desc(r.groups.get(key))
+    o = r.pods.get(key)
+    return f"on {o.node}" if o and o.node else "not placed"
+
+
+def _use_text(use: GroupUse) -> str:
+    res = ", ".join(f"{q} {r}" for r, q in use.requests.items())
+    where = f" in {use.domain}" if use.domain else ""
+    return f"{use.pods} pod(s) on {len(use.nodes)} node(s){where}" + (f": {res}" if res else "")
+
+
+def _admission_only(cluster: Cluster, greedy: Result, optimal: Result, *, candidates: int, skipped: int, probes: int) -> DecisiveStep:
+    """Every candidate choice is shared by an optimum: the difference is what greedy did not admit."""
+    gained = [k for k in _differing_groups(cluster, greedy, optimal) if _admitted_in(cluster, optimal, k) and not _admitted_in(cluster, greedy, k)]
+    first = gained[0] if gained else None
+    reason = None
+    if first is not None:
+        reason = greedy.groups[first].reason if first in greedy.groups else (greedy.pods[first].reason if first in greedy.pods else None)
+    why = ("every greedy choice that survives, or belongs to a group the optimum admits, is shared by an optimal placement; "
+           f"the optimum also admits {_names(gained)}" + (f" (greedy: {reason})" if reason else ""))
+    return DecisiveStep(kind="admission", group=first, group_outcome_differs=first is not None, why=why,
+                        probes=probes, candidates=candidates, skipped=skipped)
+
+
+def closest_optimum(cluster: Cluster, optimal: Result, agreeing: Result, step: DecisiveStep | None) -> Result:
+    """The optimum the diff reports: ``agreeing`` (an optimal placement that shares every greedy
+    choice before the decisive step, so the groups, the admission summary, the plan and the step
+    all describe one placement) when it passes the validator and ties ``optimal`` on every tier;
+    else ``optimal``. Status, gap and bound stay those of the proven solve; the trace says which
+    greedy choices were fixed."""
+    if agreeing is optimal or agreeing.status not in (Status.OPTIMAL, Status.FEASIBLE):
+        return optimal
+    if not set(optimal.objective) <= set(agreeing.objective) or compare(_shared(agreeing.objective, optimal.objective), optimal.objective) < 0:
+        return optimal
+    if validate(cluster, agreeing):
+        return optimal
+    fixed = agreeing.params.get("fixed", 0)
+    note = {"fixedChoices": fixed, "probeStatus": agreeing.status.value,
+            "why": "an optimal placement that agrees with greedy's choices before the decisive step"
+                   + (f" (#{step.step})" if step is not None and step.step else "")}
+    return agreeing.model_copy(update={"status": optimal.status, "gap": optimal.gap, "bound": optimal.bound,
+                                       "snapshot": optimal.snapshot, "wall_seconds": optimal.wall_seconds,
+                                       "trace": {**agreeing.trace, "closestToGreedy": note}})
+
+
+def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 10.0, probe_time_limit: float = 5.0, workers: int = 2, seed: int = 0, tie_break: str = "first", explain: bool = True, preemption: bool = False, progress: Progress | None = None) -> Diff:
+    """Run both engines on ``cluster`` and compare them (``preemption``: both may evict).
+
+    ``progress`` (optional) is called with a short description before each long step."""
     from gangplan.solver.exact import check_feasible, solve_exact
     from gangplan.solver.greedy import solve_greedy
 
     t0 = time.perf_counter()
+    if progress:
+        progress("greedy: kube-scheduler's cycle")
     greedy = solve_greedy(cluster, tie_break=tie_break, seed=seed, snapshot=snapshot, preemption=preemption)
+    if progress:
+        progress("exact: CP-SAT, tier by tier")
     optimal = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, hint=greedy, snapshot=snapshot, preemption=preemption)
+    if progress:
+        progress("checking the greedy placement in the exact model")
     feasible = check_feasible(cluster, greedy.placements(), greedy.victims)
     feasible_ok = feasible is True or (isinstance(feasible, list) and not feasible)
     classification, problems = classify(cluster, greedy, optimal, greedy_feasible_in_model=feasible_ok)
     if isinstance(feasible, list) and feasible:
         problems += [f"exact model rejects the greedy placement: {p}" for p in feasible]
+    decisive = None
+    if explain and classification == GREEDY_SUBOPTIMAL:
+        decisive, agreeing = search_decisive_step(cluster, greedy, optimal, time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break, preemption=preemption, progress=progress)
+        optimal = closest_optimum(cluster, optimal, agreeing, decisive)
     groups = []
     for key in sorted(set(greedy.groups) | set(optimal.groups)):
         g, o = greedy.groups.get(key), optimal.groups.get(key)
@@ -234,11 +505,11 @@ def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 1
                 greedy_domain=g.domain if g else None,
                 optimal_domain=o.domain if o else None,
                 greedy_reason=g.reason if g else None,
+                optimal_reason=o.reason if o else None,
+                priority=ref.priority,
+                differs=_group_differs(g, o),
             )
         )
-    decisive = None
-    if explain and classification == GREEDY_SUBOPTIMAL:
-        decisive = find_decisive_step(cluster, greedy, optimal, time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break, preemption=preemption)
     return Diff(
         snapshot=snapshot,
         classification=classification,
@@ -252,4 +523,7 @@ def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 1
         greedy=greedy,
         optimal=optimal,
         seconds=time.perf_counter() - t0,
+        single_pods=single_pods(cluster, greedy, optimal),
+        admission=admission(cluster, greedy, optimal),
+        engines=Engines(greedy=engine_side(cluster, greedy), optimal=engine_side(cluster, optimal)),
     )

@@ -146,13 +146,22 @@ def _result(em: ExactModel, status: str, counts: Counts | None, phases, t0: floa
         # their bounds from the phases, as costs.
         _, cost_bounds = disruption_report(em, phases)
         bound.update(cost_bounds)
-    return build_result(
+    result = build_result(
         inst.cluster, engine=ENGINE, status=_STATUS[status], placements=placements,
         victims=victims, nominated=nominated,
         pod_reasons=pod_reasons, group_reasons=group_reasons, extra_objective=extra, bound=bound,
         gap=_gap(phases, status), wall_seconds=time.perf_counter() - t0, params=params, trace=trace,
         snapshot=snapshot,
     )
+    order = [ph.tier for ph in phases]
+    return result.model_copy(update={"objective": _tier_order(result.objective, order), "bound": _tier_order(result.bound, order)})
+
+
+def _tier_order(values: dict[str, float], order: list[str]) -> dict[str, float]:
+    """``values`` with the solved tiers first, in the order they were solved (highest first), so
+    ``objective`` and ``bound`` list their tiers identically; other keys keep their order after."""
+    head = {k: values[k] for k in order if k in values}
+    return {**head, **{k: v for k, v in values.items() if k not in head}}
 
 
 def _gap(phases, status: str) -> float | None:

@@ -1,0 +1,370 @@
+"""The JSON documents gangplan prints besides the Result, as pydantic models with their schemas.
+
+One naming convention everywhere: camelCase keys, as Kubernetes and the Result. Keys are a public
+interface, only ever added from here on (README "JSON contracts"); ``gangplan schema NAME`` prints
+each schema with its ``$id``:
+
+========== ================================================ =====================================
+name       printed by                                       model
+========== ================================================ =====================================
+result     ``solve --json`` / ``--out``                     :class:`gangplan.models.result.Result`
+diff       ``diff --json``                                  :class:`DiffDocument`
+suite      ``diff --suite DIR --json``                      a list of :class:`SuiteRowDocument`
+bench-row  ``bench --json`` (one per snapshot in the db)    a list of :class:`BenchRow`
+inspect    ``inspect --json``                               :class:`InspectDocument`
+violations ``validate --json``                              a list of :class:`ViolationDocument`
+========== ================================================ =====================================
+
+Keys that hold data rather than names keep the data's spelling: objective tiers
+(``admitted[p=100]``), plugin names, resource names, ``namespace/name`` keys, and a bench task's
+generator parameters (as written in the suite file).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+from pydantic.alias_generators import to_camel
+
+from gangplan.models.result import Result, result_json_schema
+
+SCHEMA_BASE = "https://gangplan.io/schemas"
+DIFF_SCHEMA_VERSION = 1
+
+
+class _Doc(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    def dump(self, **kw: Any) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, **kw)
+
+
+# ---- diff ------------------------------------------------------------------------------------
+class GroupDiff(_Doc):
+    """One PodGroup with pending pods: its outcome in each engine."""
+
+    group: str
+    min_count: int
+    greedy_admitted: bool
+    optimal_admitted: bool
+    greedy_placed: int
+    optimal_placed: int
+    greedy_domain: str | None = None
+    optimal_domain: str | None = None
+    greedy_reason: str | None = None
+    optimal_reason: str | None = None
+    priority: int = 0
+    differs: bool = False
+    """Admission, placed count or domain differ between the engines."""
+
+
+class SinglePodDiff(_Doc):
+    """A pending pod outside any PodGroup: its node, or the reason it has none, per engine."""
+
+    pod: str
+    greedy_node: str | None = None
+    optimal_node: str | None = None
+    greedy_reason: str | None = None
+    optimal_reason: str | None = None
+    priority: int = 0
+    differs: bool = False
+
+
+class GroupUse(_Doc):
+    """The capacity a group's placed pods take in one engine's result."""
+
+    group: str
+    pods: int
+    nodes: list[str] = Field(default_factory=list)
+    domain: str | None = None
+    requests: dict[str, str] = Field(default_factory=dict)
+    """Resource -> total request of the placed pods (Kubernetes quantity)."""
+
+
+class Admission(_Doc):
+    """Which groups each engine admits (PodGroup keys, each list sorted)."""
+
+    greedy: list[str] = Field(default_factory=list)
+    optimal: list[str] = Field(default_factory=list)
+    only_greedy: list[str] = Field(default_factory=list)
+    only_optimal: list[str] = Field(default_factory=list)
+    first_given_up: GroupUse | None = None
+    """The first group, in greedy's queue order, that greedy admits and the optimum does not,
+    with the capacity it takes in greedy's result."""
+
+
+class VictimUnit(_Doc):
+    """Pods evicted together: a pod alone, or every scheduled pod under the highest
+    ``disruptionMode: all`` group (KEP-5710)."""
+
+    unit: str
+    priority: int
+    pods: list[str]
+
+
+class EngineSide(_Doc):
+    """One engine's result in numbers, and what it disrupts."""
+
+    status: str
+    admitted_groups: int
+    placed_pods: int
+    single_pods_placed: int
+    victims: list[VictimUnit] = Field(default_factory=list)
+    victims_by_priority: dict[str, int] = Field(default_factory=dict)
+    """Priority (as a string key) -> evicted pods, highest priority first."""
+    pdb_violations: int = 0
+    """Per PodDisruptionBudget, evicted matching pods beyond ``disruptionsAllowed``, summed."""
+    broken_groups: list[str] = Field(default_factory=list)
+    """Running PodGroups that evictions leave with fewer than minCount pods on nodes."""
+
+
+class Engines(_Doc):
+    greedy: EngineSide
+    optimal: EngineSide
+
+
+class DecisiveStep(_Doc):
+    """The earliest greedy choice no optimal placement shares, or why the difference is admission.
+
+    ``kind``: ``placement`` (the optimum that agrees with every earlier choice puts ``pod`` on
+    ``optimalNode``), or ``admission`` (it leaves ``pod``'s group out: the difference is which
+    groups get admitted; also used, with ``pod`` null, when every candidate choice is shared by an
+    optimum). ``groupOutcomeDiffers`` says whether ``group`` (the pod itself for a single pod)
+    ends differently in greedy's result and in that optimum; ``why`` explains the step in words,
+    and always when the group's outcome does not differ.
+    """
+
+    kind: Literal["placement", "admission"] = "placement"
+    step: int | None = None
+    """1-based index of the choice among greedy's successful pod choices (scheduling order)."""
+    pod: str | None = None
+    group: str | None = None
+    greedy_node: str | None = None
+    optimal_node: str | None = None
+    group_outcome_differs: bool = False
+    why: str | None = None
+    greedy_scores: dict[str, Any] = Field(default_factory=dict)
+    optimal_scores: dict[str, Any] = Field(default_factory=dict)
+    failed_pod: str | None = None
+    failed_reason: str | None = None
+    probes: int = 0
+    candidates: int = 0
+    """Greedy choices searched: those kept in greedy's result or of a group the optimum admits."""
+    skipped: int = 0
+    """Tentative choices of groups greedy reverted and the optimum does not admit (not searched)."""
+    placement: dict[str, Any] | None = None
+    """For a topology-constrained group: the two domains, their placement scores and the
+    placement plugin that favoured greedy's domain (``misledBy``)."""
+
+
+class DiffDocument(_Doc):
+    """``gangplan diff --json``."""
+
+    schema_version: int = DIFF_SCHEMA_VERSION
+    snapshot: str
+    classification: Literal["identical", "tie-break", "equivalent", "greedy-suboptimal", "model-mismatch"]
+    optimal_status: str
+    gap: float | None = None
+    seconds: float
+    greedy_objective: dict[str, float]
+    optimal_objective: dict[str, float]
+    problems: list[str] = Field(default_factory=list)
+    groups: list[GroupDiff] = Field(default_factory=list)
+    single_pods: list[SinglePodDiff] = Field(default_factory=list)
+    admission: Admission = Field(default_factory=Admission)
+    engines: Engines
+    decisive: DecisiveStep | None = None
+    greedy: Result | None = None
+    """The greedy Result (absent in ``diff --suite`` rows)."""
+    optimal: Result | None = None
+    """The exact Result (absent in ``diff --suite`` rows)."""
+
+
+class SuiteRowDocument(_Doc):
+    """One scenario of ``gangplan diff --suite DIR --json``."""
+
+    scenario: str
+    error: str | None = None
+    expectations: int = 0
+    failures: list[str] = Field(default_factory=list)
+    seconds: float = 0.0
+    diff: DiffDocument | None = None
+
+
+class SuiteDocument(RootModel[list[SuiteRowDocument]]):
+    pass
+
+
+# ---- bench ------------------------------------------------------------------------------------
+class BenchRun(_Doc):
+    engine: str
+    status: str
+    objective: dict[str, float]
+    admitted_groups: int
+    groups: int
+    placed_pods: int
+    pending_pods: int
+    placed_gpus: int
+    victims: int
+    gap: float | None = None
+    violations: int
+    wall_seconds: float
+
+
+class BenchDiff(_Doc):
+    classification: str
+    gap: float | None = None
+    problems: int
+    first_problem: str | None = None
+    decisive_step: int | None = None
+    decisive_pod: str | None = None
+    seconds: float
+
+
+class BenchRow(_Doc):
+    """One snapshot of a results database (``gangplan bench --json``): its task, the engine runs
+    that finished, and the diff."""
+
+    task_id: str
+    family: str
+    generator: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    seed: int
+    status: Literal["ok", "error", "timeout", "crashed"]
+    error: str | None = None
+    nodes: int | None = None
+    pending_pods: int | None = None
+    groups: int | None = None
+    gpus: int | None = None
+    free_gpus: int | None = None
+    time_limit: float | None = None
+    wall_seconds: float | None = None
+    finished_at: float | None = None
+    runs: list[BenchRun] = Field(default_factory=list)
+    diff: BenchDiff | None = None
+
+
+class BenchRows(RootModel[list[BenchRow]]):
+    pass
+
+
+# ---- inspect / validate -----------------------------------------------------------------------
+class NodeShape(_Doc):
+    count: int
+    gpu_model: str | None = None
+    allocatable: dict[str, str]
+
+
+class ResourceTotals(_Doc):
+    allocatable: str
+    requested: str
+    free: str
+
+
+class TopologyLevel(_Doc):
+    label: str
+    domains: int
+    nodes_without_label: int
+    free: dict[str, dict[str, int | str]] | None = None
+
+
+class TopologySummary(_Doc):
+    source: str
+    levels: list[TopologyLevel]
+
+
+class PendingGroup(_Doc):
+    group: str
+    exists: bool
+    policy: str | None = None
+    min_count: int | None = None
+    pods: int
+    pending: int
+    bound: int
+    gated: int
+    priority: int | None = None
+    topology_key: str | None = None
+    parent: str | None = None
+    requests: str
+
+
+class Counts(_Doc):
+    nodes: int
+    unschedulable_nodes: int
+    tainted_nodes: int
+    bound_pods: int
+    pending_pods: int
+    gated_pods: int
+    pod_groups: int
+    composite_pod_groups: int
+    priority_classes: int
+    pod_disruption_budgets: int
+
+
+class ProfileSummary(_Doc):
+    scheduler_name: str
+    source: str
+    percentage_of_nodes_to_score: int | float | None = None
+    fit_strategy: str
+    fit_resources: dict[str, int]
+    score_weights: dict[str, int]
+
+
+class InspectDocument(_Doc):
+    """``gangplan inspect --json``."""
+
+    sources: list[str]
+    counts: Counts
+    skipped_kinds: dict[str, int]
+    node_shapes: list[NodeShape]
+    resources: dict[str, ResourceTotals]
+    topology: TopologySummary
+    pending_groups: list[PendingGroup]
+    single_pending_pods: int
+    gated: dict[str, str]
+    profile: ProfileSummary
+
+
+class ViolationDocument(_Doc):
+    rule: str
+    subject: str
+    message: str
+
+
+class Violations(RootModel[list[ViolationDocument]]):
+    pass
+
+
+# ---- schemas ----------------------------------------------------------------------------------
+SCHEMAS: dict[str, tuple[type[BaseModel], str]] = {
+    "result": (Result, "gangplan solve --json / --out: one engine's Result"),
+    "diff": (DiffDocument, "gangplan diff --json"),
+    "suite": (SuiteDocument, "gangplan diff --suite DIR --json"),
+    "bench-row": (BenchRows, "gangplan bench --json: every snapshot of the results database"),
+    "inspect": (InspectDocument, "gangplan inspect --json"),
+    "violations": (Violations, "gangplan validate --json"),
+}
+
+
+def schema_id(name: str) -> str:
+    return f"{SCHEMA_BASE}/{name}-v1.json"
+
+
+def json_schema(name: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12, from the pydantic model) of document ``name``, with ``$id``."""
+    if name not in SCHEMAS:
+        raise KeyError(name)
+    model, what = SCHEMAS[name]
+    schema = result_json_schema() if model is Result else model.model_json_schema(by_alias=True, mode="serialization")
+    out = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": schema_id(name)}
+    out.update(schema)
+    out.setdefault("description", what)
+    return out
+
+
+__all__ = [
+    "Admission", "BenchDiff", "BenchRow", "BenchRun", "DecisiveStep", "DiffDocument", "EngineSide", "Engines",
+    "GroupDiff", "GroupUse", "InspectDocument", "SCHEMAS", "SinglePodDiff", "SuiteRowDocument", "VictimUnit",
+    "ViolationDocument", "json_schema", "schema_id",
+]
