@@ -32,7 +32,38 @@ import_app = typer.Typer(help="Convert third-party cluster data into snapshots."
 app.add_typer(schema_app, name="schema")
 app.add_typer(import_app, name="import")
 
-out = Console(highlight=False, width=int(os.environ.get("COLUMNS", "160")))
+DEFAULT_WIDTH = 100
+"""Tables fit this many columns unless COLUMNS says otherwise; ``-o wide`` lifts the limit."""
+WIDE_WIDTH = 250
+
+
+def _width() -> int:
+    try:
+        return max(40, int(os.environ.get("COLUMNS") or DEFAULT_WIDTH))
+    except ValueError:
+        return DEFAULT_WIDTH
+
+
+out = Console(highlight=False, width=_width())
+
+
+class Output(StrEnum):
+    table = "table"
+    wide = "wide"
+    json = "json"
+
+
+def _console(output: Output) -> Console:
+    """The stdout console: ``table`` fits the width (100 by default), ``wide`` shows everything."""
+    if output == Output.wide:
+        return Console(highlight=False, width=max(WIDE_WIDTH, _width()), file=out.file)
+    return Console(highlight=False, width=_width(), file=out.file)
+
+
+def _spinner(enabled: bool):
+    from gangplan.spinner import Spinner
+
+    return Spinner(enabled)
 
 
 def _load(path: Path, *, strict: bool = False, warn: bool = False):
@@ -127,12 +158,46 @@ def validate(
         raise typer.Exit(EXIT_VIOLATIONS)
 
 
+def _print_schema(name: str) -> None:
+    from gangplan.models.documents import json_schema
+
+    sys.stdout.write(json.dumps(json_schema(name), indent=2) + "\n")
+
+
 @schema_app.command("result")
 def schema_result() -> None:
-    """The JSON Schema of the Result document (`solve --out`)."""
-    from gangplan.models.result import result_json_schema
+    """The JSON Schema of the Result (`solve --json`, `solve --out`)."""
+    _print_schema("result")
 
-    sys.stdout.write(json.dumps(result_json_schema(), indent=2) + "\n")
+
+@schema_app.command("diff")
+def schema_diff() -> None:
+    """The JSON Schema of the diff document (`diff --json`)."""
+    _print_schema("diff")
+
+
+@schema_app.command("suite")
+def schema_suite() -> None:
+    """The JSON Schema of a suite run (`diff --suite DIR --json`)."""
+    _print_schema("suite")
+
+
+@schema_app.command("bench-row")
+def schema_bench_row() -> None:
+    """The JSON Schema of the bench rows (`bench --json`: one row per snapshot of the database)."""
+    _print_schema("bench-row")
+
+
+@schema_app.command("inspect")
+def schema_inspect() -> None:
+    """The JSON Schema of the snapshot summary (`inspect --json`)."""
+    _print_schema("inspect")
+
+
+@schema_app.command("violations")
+def schema_violations() -> None:
+    """The JSON Schema of the violation list (`validate --json`)."""
+    _print_schema("violations")
 
 
 @app.command()
@@ -187,17 +252,50 @@ class Objective(StrEnum):
     compact = "compact"
 
 
-def run_engine(cluster, engine: Engine, *, snapshot: str, time_limit: float, workers: int, seed: int, tie_break: TieBreak, objective: Objective, preemption: bool | None = None):
+def run_engine(cluster, engine: Engine, *, snapshot: str, time_limit: float, workers: int, seed: int, tie_break: TieBreak, objective: Objective, preemption: bool = False, progress=None):
     """Run one engine; the exact engine gets the greedy result as its hint."""
     from gangplan.solver.greedy import solve_greedy
 
+    if progress:
+        progress("greedy: kube-scheduler's cycle")
     greedy = solve_greedy(cluster, tie_break=tie_break.value, seed=seed, snapshot=snapshot, preemption=preemption)
     if engine == Engine.greedy:
         return greedy, greedy
     from gangplan.solver.exact import solve_exact
 
+    if progress:
+        progress(f"exact: CP-SAT, tier by tier (up to {time_limit:g} s per tier)")
+
     exact = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, objective=objective.value, hint=greedy, snapshot=snapshot, preemption=preemption)
     return exact, greedy
+
+
+def resolve_pod(cluster, name: str, snapshot: Path) -> str:
+    """``--explain`` argument -> a pending pod's ``namespace/name``: exact keys, or a bare name
+    when exactly one pending pod has it; otherwise bad input naming close matches."""
+    import difflib
+
+    pending = [p.key for p in cluster.pending_pods]
+    if name in pending:
+        return name
+    bound = {p.key: p.node_name for p in cluster.bound_pods}
+    if name in bound:
+        raise _bad_input(SnapshotError(str(snapshot), f"pod {name} is bound to node {bound[name]}, not pending: there is no scheduling step to explain", obj=f"Pod/{name}", field="--explain"))
+    if "/" not in name:
+        same = [k for k in pending if k.split("/", 1)[1] == name]
+        if len(same) == 1:
+            return same[0]
+        if len(same) > 1:
+            raise _bad_input(SnapshotError(str(snapshot), f"pod name {name!r} is ambiguous: {', '.join(same)}; give namespace/name", field="--explain"))
+    names = pending + [k.split("/", 1)[1] for k in pending]
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    close_keys = []
+    for c in close:
+        key = c if "/" in c else next(k for k in pending if k.split("/", 1)[1] == c)
+        if key not in close_keys:
+            close_keys.append(key)
+    hint = f"; did you mean {', '.join(close_keys)}?" if close_keys else f"; the snapshot has {len(pending)} pending pod(s)" + (f", e.g. {pending[0]}" if pending else "")
+    raise _bad_input(SnapshotError(str(snapshot), f"{name!r} is not a pending pod of the snapshot (give namespace/name){hint}", field="--explain"))
 
 
 @app.command()
@@ -209,27 +307,29 @@ def solve(
     seed: Annotated[int, typer.Option(help="Seed for every random choice (CP-SAT, --tie-break random).")] = 0,
     tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: first node in snapshot order, or seeded random.")] = TieBreak.first,
     objective: Annotated[Objective, typer.Option(help="Exact engine objective after the admission tiers.")] = Objective.default,
-    output: Annotated[Path | None, typer.Option("--out", "-o", help="Write the Result JSON here.")] = None,
-    explain: Annotated[str | None, typer.Option(help="Print the greedy trace of this pod (namespace/name).")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the Result JSON instead of tables.")] = False,
-    preemption: Annotated[bool | None, typer.Option("--preemption/--no-preemption", help=PREEMPTION_HELP, show_default="as the profile: on unless DefaultPreemption is disabled")] = None,
-    strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
+    result_path: Annotated[Path | None, typer.Option("--out", help="Write the Result JSON to this file.")] = None,
+    explain: Annotated[str | None, typer.Option(help="Also print the greedy trace of this pending pod: namespace/name, or a bare name when unique.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the Result JSON instead of tables (same as -o json).")] = False,
+    output: Annotated[Output, typer.Option("--output", "-o", help="table: fits 100 columns, reasons shortened; wide: every column and the full reasons; json: the Result.")] = Output.table,
+    preemption: Annotated[bool, typer.Option("--preemption", help="Let both engines evict lower-priority pods: greedy by workload-aware (KEP-5710) and default preemption, exact by optimal victim selection.")] = False,
 ) -> None:
     """Place the pending pods of a snapshot with one engine and print the outcome per group."""
     from gangplan.render import render_result, render_trace
 
-    cluster = _load(snapshot, strict=strict, warn=True)
-    result, greedy = run_engine(cluster, engine, snapshot=str(snapshot), time_limit=time_limit, workers=workers, seed=seed, tie_break=tie_break, objective=objective, preemption=preemption)
-    if output is not None:
-        _write(output, result.to_json())
+    as_json = as_json or output == Output.json
+    cluster = _load(snapshot)
+    pod = resolve_pod(cluster, explain, snapshot) if explain else None
+    with _spinner(not as_json) as sp:
+        result, greedy = run_engine(cluster, engine, snapshot=str(snapshot), time_limit=time_limit, workers=workers, seed=seed, tie_break=tie_break, objective=objective, preemption=preemption, progress=sp.update)
+    if result_path is not None:
+        _write(result_path, result.to_json())
     if as_json:
         sys.stdout.write(result.to_json())
-    else:
-        render_result(out, result, cluster)
-    if explain:
-        if explain not in greedy.pods:
-            raise _bad_input(SnapshotError(str(snapshot), f"--explain: {explain!r} is not a pending pod of the snapshot"))
-        render_trace(out, greedy, explain)
+        return
+    console = _console(output)
+    render_result(console, result, cluster, wide=output == Output.wide)
+    if pod:
+        render_trace(console, greedy, pod)
 
 
 @app.command()
@@ -241,11 +341,11 @@ def diff(
     workers: Annotated[int, typer.Option(help="CP-SAT workers.", min=1)] = 2,
     seed: Annotated[int, typer.Option(help="Seed for CP-SAT and --tie-break random.")] = 0,
     tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: snapshot order or seeded random.")] = TieBreak.first,
-    plan: Annotated[Path | None, typer.Option(help="Write the optimal placement as Kubernetes objects (Pod patches, Evictions).")] = None,
-    nominate: Annotated[bool, typer.Option(help="In --plan, set status.nominatedNodeName instead of spec.nodeName.")] = False,
-    preemption: Annotated[bool | None, typer.Option("--preemption/--no-preemption", help=PREEMPTION_HELP, show_default="as the profile: on unless DefaultPreemption is disabled")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the diff as JSON.")] = False,
-    strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
+    plan: Annotated[Path | None, typer.Option(help="Write the optimal placement as core/v1 Bindings to this YAML file, and beside it a .sh script that evicts the victims first and then creates the Bindings.")] = None,
+    nominate: Annotated[bool, typer.Option(help="With --plan: no Bindings; the script sets status.nominatedNodeName (status subresource) and leaves binding to kube-scheduler.")] = False,
+    preemption: Annotated[bool, typer.Option("--preemption", help="Let both engines evict lower-priority pods (victims in both Results and in --plan).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the diff as JSON (same as -o json; `gangplan schema diff`).")] = False,
+    output: Annotated[Output, typer.Option("--output", "-o", help="table: summary first, fits 100 columns; wide: every group and the full reasons; json: the diff document.")] = Output.table,
 ) -> None:
     """Greedy (kube-scheduler) against optimal (CP-SAT): classification and the decisive greedy step.
 
@@ -256,16 +356,19 @@ def diff(
     from gangplan.render import render_diff, render_suite
     from gangplan.solver.diff import diff_snapshot
 
+    as_json = as_json or output == Output.json
     opts = dict(time_limit=time_limit, probe_time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break.value, preemption=preemption)
     if (snapshot is None) == (suite is None):
         raise _bad_input(SnapshotError("<arguments>", "give exactly one of SNAPSHOT or --suite DIR"))
     if suite is not None:
-        from gangplan.solver.suite import run_suite
+        from gangplan.solver.suite import run_suite, suite_entries
 
         try:
-            rows = run_suite(suite, **opts)
+            entries = suite_entries(suite)
         except SnapshotError as e:
             raise _bad_input(e) from None
+        with _spinner(not as_json) as sp:
+            rows = run_suite(suite, progress=sp.update, entries=entries, **opts)
         if as_json:
             data = [
                 {"scenario": r.scenario, "error": r.error, "expectations": r.expectations, "failures": r.failures, "seconds": round(r.seconds, 3), "diff": r.diff.to_dict(with_results=False) if r.diff else None}
@@ -273,25 +376,35 @@ def diff(
             ]
             sys.stdout.write(json.dumps(data, indent=2) + "\n")
         else:
-            render_suite(out, rows)
+            render_suite(_console(output), rows, title=suite.resolve().name, wide=output == Output.wide)
         if any(r.diff is not None and r.diff.exit_code == 4 for r in rows):
             raise typer.Exit(4)
         if any(r.error or r.failures for r in rows):
             raise typer.Exit(EXIT_VIOLATIONS)
         return
-    cluster = _load(snapshot, strict=strict, warn=True)
-    d = diff_snapshot(cluster, snapshot=str(snapshot), **opts)
+    if nominate and plan is None:
+        raise _bad_input(SnapshotError("<arguments>", "--nominate only changes what --plan writes: give --plan plan.yaml too"))
+    cluster = _load(snapshot)
+    with _spinner(not as_json) as sp:
+        d = diff_snapshot(cluster, snapshot=str(snapshot), progress=sp.update, **opts)
+    written = None
     if plan is not None:
-        from gangplan.io.plan import write_plan
+        from gangplan.io.plan import script_path, write_plan
 
         try:
-            write_plan(d.optimal, plan, nominate=nominate)
+            written = write_plan(d.optimal, plan, nominate=nominate)
         except OSError as e:
             raise _bad_input(SnapshotError(str(plan), f"cannot write: {e.strerror or e}")) from None
     if as_json:
         sys.stdout.write(json.dumps(d.to_dict(), indent=2) + "\n")
     else:
-        render_diff(out, d)
+        console = _console(output)
+        render_diff(console, d, wide=output == Output.wide)
+        if written is not None:
+            sh = script_path(plan)
+            steps = f"{len(written.evictions)} eviction(s) first, then " if written.evictions else ""
+            what = f"{len(written.nominations)} nomination(s)" if nominate else f"{len(written.bindings)} Binding(s) in {plan}"
+            console.print(f"\nplan: {sh}: {steps}{what}; apply with: bash {sh}", markup=False)
     if d.exit_code:
         raise typer.Exit(d.exit_code)
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.result import Result
@@ -91,38 +94,132 @@ def render_summary(console: Console, s: dict[str, Any]) -> None:
         console.print(t)
 
 
-def render_result(console: Console, r: Result, cluster: Cluster) -> None:
+# ---- shared pieces for one-line cells --------------------------------------------------------
+_MINCOUNT = re.compile(r"minCount (\d+) not reached \((\d+) of (\d+) pods schedulable\)")
+_PLACEMENTS = re.compile(r"(\d+)/(\d+) placements are available")
+_NODES = re.compile(r"(\d+)/(\d+) nodes are available: (.*?)(?:\.\)?(?=\s|$)|;|$)")
+_COUNTED = re.compile(r"(\d+) ([^,]+)")
+
+
+def short_reason(text: str | None) -> str:
+    """A one-line summary of a scheduler reason (the full text is in ``-o wide`` and ``--explain``).
+
+    ``PodGroup ml/x: minCount 32 not reached (14 of 32 pods schedulable); ml/x-21: 0/32 nodes are
+    available: 32 Insufficient cpu, 32 Insufficient memory.`` becomes ``minCount 32 not reached
+    (14/32 schedulable); 0/32 nodes: Insufficient cpu, memory``. Texts without a known shape are
+    kept (a table cell cuts them with an ellipsis).
+    """
+    if not text:
+        return ""
+    parts = []
+    m = _PLACEMENTS.search(text)
+    if m:
+        parts.append(f"{m.group(1)}/{m.group(2)} placements")
+    m = _MINCOUNT.search(text)
+    if m:
+        parts.append(f"minCount {m.group(1)} not reached ({m.group(2)}/{m.group(3)} schedulable)")
+    m = _NODES.search(text)
+    if m:
+        parts.append(f"{m.group(1)}/{m.group(2)} nodes: {_why_nodes(m.group(3))}")
+    if not parts:
+        return " ".join(text.split())
+    return "; ".join(parts)
+
+
+def _why_nodes(reasons: str) -> str:
+    """``32 Insufficient cpu, 32 Insufficient memory, 1 node(s) had untolerated taint(s)`` ->
+    ``Insufficient cpu, memory; untolerated taint``: the distinct reasons, most nodes first."""
+    counted = [(int(m.group(1)), m.group(2).strip()) for m in _COUNTED.finditer(reasons)]
+    counted.sort(key=lambda kv: -kv[0])
+    insufficient = [r.removeprefix("Insufficient ") for _, r in counted if r.startswith("Insufficient ")]
+    other = [r.removeprefix("node(s) ") for _, r in counted if not r.startswith("Insufficient ")]
+    out = []
+    if insufficient:
+        out.append("Insufficient " + ", ".join(insufficient))
+    out += other
+    return "; ".join(out) if out else reasons.strip()
+
+
+def short_domain(domain: str | None) -> str:
+    """``network.topology.nvidia.com/block=su-3`` -> ``block=su-3`` (the key's last segment)."""
+    if not domain:
+        return ""
+    key, _, value = domain.partition("=")
+    return f"{key.rsplit('/', 1)[-1]}={value}"
+
+
+def _table() -> Table:
+    return Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+
+
+def _flex(text: str, wide: bool) -> Text:
+    """A cell that stays on one line (cut with an ellipsis) unless ``wide``."""
+    return Text(text, no_wrap=not wide, overflow="fold" if wide else "ellipsis")
+
+
+def _line(console: Console, text: str, wide: bool, style: str = "") -> None:
+    """One line: cut with an ellipsis at the console width, unless ``wide`` (then wrapped)."""
+    console.print(Text(text, style=style), no_wrap=not wide, overflow="fold" if wide else "ellipsis")
+
+
+def _heading(console: Console, title: str, note: str = "") -> None:
+    console.print()
+    console.print(Text.assemble((title, "bold"), (f" {note}" if note else "", "dim")))
+
+
+def _outcome(admitted: bool, placed: int, domain: str | None, wide: bool) -> Text:
+    t = Text("admitted" if admitted else "rejected", style="green" if admitted else "red")
+    t.append(f" {placed}")
+    if domain:
+        t.append(" " + (domain if wide else short_domain(domain)))
+    return t
+
+
+def render_result(console: Console, r: Result, cluster: Cluster, *, wide: bool = False) -> None:
+    """One engine's Result: summary line first, then the groups, the single pods and the victims."""
     head = f"[bold]{r.engine}[/bold] {r.status.value}"
     if r.gap is not None:
         head += f", gap {r.gap:.4%}"
     head += f", {r.wall_seconds:.3f} s"
     console.print(head)
+    singles = {k: o for k, o in r.pods.items() if cluster.pod_by_key[k].group_key is None}
+    admitted = sum(1 for g in r.groups.values() if g.admitted)
+    summary = f"  admitted {admitted}/{len(r.groups)} groups"
+    if singles:
+        summary += f", single pods {sum(1 for o in singles.values() if o.node)}/{len(singles)} placed"
+    summary += f", {len(r.victims)} victim(s)"
+    console.print(summary, markup=False)
     console.print("  objective: " + ", ".join(f"{k}={v:g}" for k, v in r.objective.items()), markup=False)
     if r.bound:
         console.print("  bound:     " + ", ".join(f"{k}={v:g}" for k, v in r.bound.items()), markup=False)
-    t = Table(title="Groups", title_justify="left")
-    for col in ("group", "outcome", "placed/minCount", "nodes used", "domain", "reason"):
-        t.add_column(col)
-    for key, g in r.groups.items():
-        group_pods = cluster.groups.members(key)
-        members = [p.key for p in group_pods]
-        nodes = sorted({r.pods[k].node for k in members if k in r.pods and r.pods[k].node})
-        nodes += sorted({p.node_name for p in group_pods if p.node_name} - set(nodes))
-        t.add_row(
-            key,
-            "[green]admitted[/green]" if g.admitted else "[red]not admitted[/red]",
-            f"{g.placed}/{g.min_count}",
-            escape(_short(nodes)),
-            escape(g.domain or "-"),
-            escape(g.reason or ""),
-        )
-    console.print(t)
-    singles = {k: o for k, o in r.pods.items() if cluster.pod_by_key[k].group_key is None}
+    if r.groups:
+        _heading(console, "Groups")
+        t = _table()
+        for col, kw in (("group", {"no_wrap": True}), ("outcome", {"no_wrap": True}), ("placed/min", {"no_wrap": True, "justify": "right"}),
+                        ("nodes", {"no_wrap": not wide}), ("reason", {})):
+            t.add_column(col, **kw)
+        for key, g in r.groups.items():
+            members = cluster.group_members.get(key, ())
+            nodes = sorted({r.pods[p.key].node for p in members if p.key in r.pods and r.pods[p.key].node})
+            nodes += sorted({p.node_name for p in members if p.node_name and p.key not in r.victims} - set(nodes))
+            nodes_cell = ", ".join(nodes) if wide else (_short(nodes, 2) if nodes else "-")
+            reason = (g.reason or "") if wide else short_reason(g.reason)
+            t.add_row(key, _outcome(g.admitted, g.placed, g.domain, wide), f"{g.placed}/{g.min_count}", nodes_cell, _flex(reason, wide))
+        console.print(t)
     if singles:
-        placed = sum(1 for o in singles.values() if o.node)
-        console.print(f"  single pods: {placed}/{len(singles)} placed")
+        _heading(console, "Single pods")
+        t = _table()
+        t.add_column("pod", no_wrap=True)
+        t.add_column("node", no_wrap=True)
+        t.add_column("reason")
+        for key, o in singles.items():
+            reason = (o.reason or "") if wide else short_reason(o.reason)
+            t.add_row(key, (o.node or "-") + (" (nominated)" if o.nominated else ""), _flex("" if o.node else reason, wide))
+        console.print(t)
     if r.victims:
-        console.print(f"  victims ({len(r.victims)}): {_short(r.victims)}")
+        _line(console, f"  victims ({len(r.victims)}): " + (", ".join(r.victims) if wide else _short(r.victims)), wide)
+    if not wide and any(len(g.reason or "") > len(short_reason(g.reason)) for g in r.groups.values()):
+        console.print("  (reasons shortened: -o wide for the full text, --explain POD for one pod's trace)", style="dim")
 
 
 def _short(items: list[str], n: int = 6) -> str:
@@ -169,80 +266,213 @@ _CLASS_STYLE = {
     "model-mismatch": "bold red",
 }
 
+MAX_ROWS = 12
+"""Default view: at most this many group rows; beyond, only the groups whose outcome differs."""
+
 
 def _admitted(groups, attr: str) -> str:
     n = sum(1 for g in groups if getattr(g, attr))
     return f"{n}/{len(groups)}"
 
 
-def render_diff(console: Console, d) -> None:
-    """A people's view of a Diff (gangplan.solver.diff.Diff)."""
+def _names(keys: list[str], n: int = 4) -> str:
+    if not keys:
+        return "none"
+    return ", ".join(keys[:n]) + (f" (+{len(keys) - n})" if len(keys) > n else "")
+
+
+def _use(u) -> str:
+    res = ", ".join(f"{q} {r}" for r, q in u.requests.items())
+    where = f" in {short_domain(u.domain)}" if u.domain else ""
+    return f"{u.pods} pods on {len(u.nodes)} nodes{where}" + (f": {res}" if res else "")
+
+
+def _use_brief(u) -> str:
+    """``16 pods, 128 nvidia.com/gpu in block=su-3``: the GPUs when it has any, else cpu and memory."""
+    gpus = {r: q for r, q in u.requests.items() if "gpu" in r}
+    res = gpus or {r: q for r, q in u.requests.items() if r in ("cpu", "memory")}
+    where = f" in {short_domain(u.domain)}" if u.domain else f" on {len(u.nodes)} nodes"
+    return f"{u.pods} pods, " + ", ".join(f"{q} {r}" for r, q in res.items()) + where
+
+
+def decisive_lines(d) -> list[str]:
+    """The decisive step in (at most) three lines, for the summary."""
+    s = d.decisive
+    if s is None:
+        return []
+    adm = d.admission
+    if s.kind == "admission" and s.pod is None:
+        gained = adm.only_optimal if adm else []
+        first = gained[0] if gained else None
+        g = next((x for x in d.groups if x.group == first), None)
+        return [
+            "the difference is which groups get admitted: every greedy choice that counts is shared by an optimum",
+            f"the optimum also admits {_names(gained)}",
+            f"greedy rejected {first}: {short_reason(g.greedy_reason)}" if g and g.greedy_reason else (s.why or ""),
+        ]
+    if s.kind == "admission":
+        u = adm.first_given_up if adm and adm.first_given_up and adm.first_given_up.group == s.group else None
+        return [
+            f"admission, not placement: no optimum keeps greedy choice #{s.step} {s.pod} -> {s.greedy_node}",
+            f"the optimum gives up {s.group}" + (f": {_use_brief(u)}" if u else ", which greedy admits"),
+            f"to admit {_names(adm.only_optimal if adm else [], 3)}",
+        ]
+    first = f"greedy choice #{s.step}: {s.pod}" + (f" ({s.group})" if s.group else "") + f" -> {s.greedy_node}; no optimal placement shares it"
+    second = f"the optimum puts it on {s.optimal_node}"
+    pe = s.placement
+    if pe and pe.get("greedy") is not None:
+        second += f"; greedy chose {pe.get('greedy')} over {pe.get('optimal')}"
+        if pe.get("misledBy"):
+            second += f" ({pe['misledBy']})"
+    elif s.greedy_scores.get("total") is not None and s.optimal_scores.get("total") is not None:
+        second += f" (greedy scored {s.greedy_node} {s.greedy_scores['total']}, {s.optimal_node} {s.optimal_scores['total']})"
+    if not s.group_outcome_differs:
+        third = s.why or ""
+    elif s.failed_pod:
+        third = f"then {s.failed_pod} failed: {short_reason(s.failed_reason)}"
+    else:
+        third = s.why or ""
+    return [first, second, third]
+
+
+def render_diff(console: Console, d, *, wide: bool = False) -> None:
+    """A people's view of a Diff (gangplan.solver.diff.Diff): the summary first, then details."""
     style = _CLASS_STYLE.get(d.classification, "white")
-    gap = "" if d.gap is None else f", gap {d.gap:.4%}"
-    console.print(f"[bold]{d.snapshot}[/bold]: [{style}]{d.classification}[/{style}] (optimum {d.optimal_status}{gap}, {d.seconds:.2f} s)")
-    t = Table(title="Objective (lexicographic, highest tier first)", title_justify="left")
-    t.add_column("tier")
+    gap = "" if d.gap is None else f", gap {d.gap:.2%}"
+    console.print(Text(d.snapshot, style="bold"), no_wrap=not wide, overflow="fold" if wide else "ellipsis")
+    console.print(f"  verdict    [{style}]{d.classification}[/{style}] (optimum {d.optimal_status}{gap}, {d.seconds:.2f} s)")
+    ga, oa = _admitted(d.groups, "greedy_admitted"), _admitted(d.groups, "optimal_admitted")
+    singles = d.single_pods or []
+    line = f"  admitted   greedy {ga} groups, optimal {oa}"
+    if singles:
+        line += f"; single pods placed: greedy {sum(1 for p in singles if p.greedy_node)}/{len(singles)}, optimal {sum(1 for p in singles if p.optimal_node)}/{len(singles)}"
+    _line(console, line, wide)
+    adm = d.admission
+    if adm and (adm.only_greedy or adm.only_optimal):
+        n = 50 if wide else 2
+        _line(console, f"             only greedy: {_names(adm.only_greedy, n)}; only optimal: {_names(adm.only_optimal, n)}", wide)
+    for i, text in enumerate(decisive_lines(d)):
+        if text:
+            _line(console, ("  decisive   " if i == 0 else "             ") + text, wide)
+    for p in d.problems:
+        _line(console, f"  problem    {p}", wide, style="red")
+
+    _heading(console, "Objective", "(lexicographic, highest tier first)")
+    t = _table()
+    t.add_column("tier", no_wrap=True)
     t.add_column("greedy", justify="right")
     t.add_column("optimal", justify="right")
     for k in d.optimal_objective:
         if k in d.greedy_objective:
             t.add_row(escape(k), f"{d.greedy_objective[k]:g}", f"{d.optimal_objective[k]:g}")
     console.print(t)
-    t = Table(title="Groups", title_justify="left")
-    for col in ("group", "minCount", "greedy", "optimal", "greedy reason"):
-        t.add_column(col)
-    for g in d.groups:
-        gr = f"{'[green]admitted[/green]' if g.greedy_admitted else '[red]rejected[/red]'} {g.greedy_placed}" + (f" {g.greedy_domain}" if g.greedy_domain else "")
-        op = f"{'[green]admitted[/green]' if g.optimal_admitted else '[red]rejected[/red]'} {g.optimal_placed}" + (f" {g.optimal_domain}" if g.optimal_domain else "")
-        t.add_row(escape(g.group), str(g.min_count), gr, op, escape("" if g.greedy_admitted else (g.greedy_reason or "")))
-    console.print(t)
+
+    rows = d.groups
+    hidden = 0
+    if not wide and len(rows) > MAX_ROWS:
+        shown = [g for g in rows if g.differs]
+        hidden = len(rows) - len(shown)
+        rows = shown
+    if rows:
+        _heading(console, "Groups", "whose outcome differs" if hidden else "")
+        t = _table()
+        t.add_column("group", no_wrap=True)
+        t.add_column("min", justify="right", no_wrap=True)
+        t.add_column("greedy", no_wrap=True)
+        t.add_column("optimal", no_wrap=True)
+        t.add_column("greedy reason")
+        for g in rows:
+            reason = "" if g.greedy_admitted else ((g.greedy_reason or "") if wide else short_reason(g.greedy_reason))
+            t.add_row(escape(g.group), str(g.min_count), _outcome(g.greedy_admitted, g.greedy_placed, g.greedy_domain, wide),
+                      _outcome(g.optimal_admitted, g.optimal_placed, g.optimal_domain, wide), _flex(reason, wide))
+        console.print(t)
+    if hidden:
+        console.print(f"  (+{hidden} groups with the same outcome in both; -o wide lists every group)", style="dim")
+    if singles:
+        _heading(console, "Single pods")
+        t = _table()
+        t.add_column("pod", no_wrap=True)
+        t.add_column("greedy")
+        t.add_column("optimal")
+        for p in singles:
+            gr = p.greedy_node or ("not placed: " + ((p.greedy_reason or "") if wide else short_reason(p.greedy_reason)))
+            op = p.optimal_node or ("not placed: " + ((p.optimal_reason or "") if wide else short_reason(p.optimal_reason)))
+            t.add_row(escape(p.pod), _flex(gr, wide), _flex(op, wide))
+        console.print(t)
+    eng = d.engines
+    if eng and (eng.greedy.victims or eng.optimal.victims):
+        console.print()
+        for label, side in (("greedy", eng.greedy), ("optimal", eng.optimal)):
+            pods = [p for u in side.victims for p in u.pods]
+            prio = ", ".join(f"p={p}: {n}" for p, n in side.victims_by_priority.items())
+            text = f"  victims {label}: {len(pods)} pod(s) in {len(side.victims)} unit(s)" + (f" ({prio})" if prio else "")
+            text += f", {side.pdb_violations} PDB violation(s)" + (f", broken groups: {_names(side.broken_groups)}" if side.broken_groups else "")
+            if wide and pods:
+                text += ": " + ", ".join(pods)
+            _line(console, text, wide)
+    _render_decisive_details(console, d, wide)
+
+
+def _render_decisive_details(console: Console, d, wide: bool) -> None:
     s = d.decisive
-    if s is not None:
-        console.print("[bold]Decisive step[/bold]")
-        console.print(
-            f"  greedy choice #{s.step}: pod {s.pod} -> {s.greedy_node}; no optimal placement shares it "
-            f"(found by fixing greedy prefixes in the exact model, {s.probes} solves)",
-            markup=False,
-        )
+    if s is None:
+        return
+    _heading(console, "Decisive step", f"(greedy choices fixed in the exact model: {s.probes} solves, {s.candidates} candidates, {s.skipped} skipped)")
+    if s.pod is not None:
+        console.print(f"  greedy choice #{s.step}: pod {s.pod} -> {s.greedy_node}; no optimal placement shares it", markup=False)
         if s.optimal_node:
             console.print(f"  the optimum puts {s.pod} on {s.optimal_node}", markup=False)
-        for label, node, sc in (("greedy's node", s.greedy_node, s.greedy_scores), ("optimum's node", s.optimal_node, s.optimal_scores)):
-            if node and sc:
-                if not sc.get("feasible", True):
-                    console.print(f"  {label} {node}: not feasible for greedy at that step ({sc.get('reason')})", markup=False)
-                    continue
-                parts = ", ".join(f"{p} {v}" for p, v in (sc.get("scores") or {}).items())
-                console.print(f"  {label} {node}: total {sc.get('total')} = {parts}", markup=False)
-        pe = s.placement
-        if pe:
-            console.print(
-                f"  placement: {pe.get('group')} chose {pe.get('key')}={pe.get('greedy')} over {pe.get('optimal')}"
-                + (f", misled by {pe['misledBy']}" if pe.get("misledBy") else ""),
-                markup=False,
-            )
-            for side in ("greedy", "optimal"):
-                dom = pe.get(side)
-                info = (pe.get("placements") or {}).get(dom)
-                if info:
-                    parts = ", ".join(f"{p} {v}" for p, v in (info.get("scores") or {}).items())
-                    detail = f"total {info.get('total')} = {parts}" if parts else f"{info.get('status')}: {info.get('reason') or 'not scored'}"
-                    console.print(f"    {side}'s domain {dom} ({info.get('nodes')} nodes): {detail}", markup=False)
-        if s.failed_pod:
-            console.print(f"  then {s.failed_pod} failed: {s.failed_reason}", markup=False)
-    for p in d.problems:
-        console.print(f"  [red]problem[/red]: {p}")
+        else:
+            console.print(f"  the optimum (agreeing with every earlier greedy choice) does not place {s.pod}", markup=False)
+    for label, node, sc in (("greedy's node", s.greedy_node, s.greedy_scores), ("optimum's node", s.optimal_node, s.optimal_scores)):
+        if node and sc:
+            if not sc.get("feasible", True):
+                console.print(f"  {label} {node}: not feasible for greedy at that step ({sc.get('reason')})", markup=False)
+                continue
+            parts = ", ".join(f"{p} {v}" for p, v in (sc.get("scores") or {}).items())
+            console.print(f"  {label} {node}: total {sc.get('total')} = {parts}", markup=False)
+    pe = s.placement
+    if pe:
+        console.print(
+            f"  placement: {pe.get('group')} chose {pe.get('key')}={pe.get('greedy')} over {pe.get('optimal')}"
+            + (f", misled by {pe['misledBy']}" if pe.get("misledBy") else ""),
+            markup=False,
+        )
+        for side in ("greedy", "optimal"):
+            dom = pe.get(side)
+            info = (pe.get("placements") or {}).get(dom)
+            if info:
+                parts = ", ".join(f"{p} {v}" for p, v in (info.get("scores") or {}).items())
+                detail = f"total {info.get('total')} = {parts}" if parts else f"{info.get('status')}: {info.get('reason') or 'not scored'}"
+                console.print(f"    {side}'s domain {dom} ({info.get('nodes')} nodes): {detail}", markup=False)
+    if s.failed_pod:
+        reason = (s.failed_reason or "") if wide else short_reason(s.failed_reason)
+        console.print(f"  then {s.failed_pod} failed: {reason}", markup=False)
+    if s.why:
+        console.print(f"  why: {s.why}", markup=False)
 
 
-def render_suite(console: Console, rows) -> None:
-    t = Table(title="Showcase suite: greedy (kube-scheduler) vs optimal (CP-SAT)", title_justify="left")
-    for col in ("scenario", "greedy admitted", "optimal admitted", "classification", "expectations", "time s"):
-        t.add_column(col, justify="right" if col in ("time s",) else "left")
+def render_suite(console: Console, rows, *, title: str = "suite", wide: bool = False) -> None:
+    console.print(Text.assemble((title, "bold"), ": greedy (kube-scheduler) vs optimal (CP-SAT), groups admitted per engine"))
+    t = _table()
+    t.add_column("scenario", no_wrap=True)
+    t.add_column("greedy", no_wrap=True, justify="right")
+    t.add_column("optimal", no_wrap=True, justify="right")
+    t.add_column("classification", no_wrap=True)
+    t.add_column("expectations")
+    t.add_column("s", justify="right", no_wrap=True)
     for r in rows:
         if r.error:
-            t.add_row(escape(r.scenario), "-", "-", "[red]error[/red]", escape(r.error), f"{r.seconds:.2f}")
+            t.add_row(escape(r.scenario), "-", "-", Text("error", style="red"), _flex(r.error, wide), f"{r.seconds:.2f}")
             continue
         d = r.diff
         style = _CLASS_STYLE.get(d.classification, "white")
-        exp = "-" if r.expectations == 0 else (f"[green]{r.expectations} met[/green]" if not r.failures else "[red]" + escape("; ".join(r.failures)) + "[/red]")
-        t.add_row(escape(r.scenario), _admitted(d.groups, "greedy_admitted"), _admitted(d.groups, "optimal_admitted"), f"[{style}]{d.classification}[/{style}]", exp, f"{r.seconds:.2f}")
+        if r.expectations == 0:
+            exp = Text("-")
+        elif not r.failures:
+            exp = Text(f"{r.expectations} met", style="green")
+        else:
+            exp = Text("; ".join(r.failures), style="red", no_wrap=not wide, overflow="fold" if wide else "ellipsis")
+        t.add_row(escape(r.scenario), _admitted(d.groups, "greedy_admitted"), _admitted(d.groups, "optimal_admitted"),
+                  Text(d.classification, style=style), exp, f"{r.seconds:.2f}")
     console.print(t)

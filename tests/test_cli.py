@@ -6,12 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from gangplan.cli import app
 from gangplan.io.loader import load_snapshot
-from gangplan.io.plan import plan_objects, write_plan
 from gangplan.models.result import Result, Status
 from gangplan.solver.outcome import build_result
 
@@ -78,19 +76,6 @@ def test_validate_reports_a_non_result_file_as_bad_input(tmp_path: Path) -> None
     res = runner.invoke(app, ["validate", str(SHOWCASE / "design-card-a100.yaml"), str(bogus)])
     assert res.exit_code == 2
     assert "r.json" in res.output and "status" in res.output
-
-
-def test_plan_binds_placed_pods_and_evicts_victims(tmp_path: Path) -> None:
-    r = _result({"ml/a": "n2", "ml/b": "n2"}).model_copy(update={"victims": ["ml/old"]})
-    objs = plan_objects(r)
-    assert objs[0] == {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "namespace": "ml"}, "spec": {"nodeName": "n2"}}
-    assert objs[-1]["kind"] == "Eviction" and objs[-1]["metadata"] == {"name": "old", "namespace": "ml"}
-    nominated = plan_objects(r, nominate=True)
-    assert nominated[0]["status"] == {"nominatedNodeName": "n2"}
-    path = tmp_path / "plan.yaml"
-    assert write_plan(r, path) == 3
-    docs = [d for d in yaml.safe_load_all(path.read_text()) if d]
-    assert [d["kind"] for d in docs] == ["Pod", "Pod", "Eviction"]
 
 
 def test_solve_with_preemption_lists_the_victims_and_the_result_is_valid(tmp_path: Path) -> None:

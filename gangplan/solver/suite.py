@@ -15,6 +15,7 @@ Expectations live on PodGroups:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,7 +94,7 @@ def check_expectations(cluster: Cluster, diff: Diff) -> tuple[int, list[str]]:
     return n, failures
 
 
-def run_scenario(path: Path, **opts) -> SuiteRow:
+def run_scenario(path: Path, *, progress: Callable[[str], None] | None = None, **opts) -> SuiteRow:
     t0 = time.perf_counter()
     row = SuiteRow(scenario=path.name)
     try:
@@ -102,11 +103,13 @@ def run_scenario(path: Path, **opts) -> SuiteRow:
         row.error = str(e)
         row.seconds = time.perf_counter() - t0
         return row
-    row.diff = diff_snapshot(cluster, snapshot=str(path), **opts)
+    step = (lambda text: progress(f"{path.name}: {text}")) if progress else None
+    row.diff = diff_snapshot(cluster, snapshot=str(path), progress=step, **opts)
     row.expectations, row.failures = check_expectations(cluster, row.diff)
     row.seconds = time.perf_counter() - t0
     return row
 
 
-def run_suite(directory: str | Path, **opts) -> list[SuiteRow]:
-    return [run_scenario(p, **opts) for p in suite_entries(directory)]
+def run_suite(directory: str | Path, *, progress: Callable[[str], None] | None = None, entries: list[Path] | None = None, **opts) -> list[SuiteRow]:
+    """Every scenario of ``directory`` (or the given ``entries`` of it), in order."""
+    return [run_scenario(p, progress=progress, **opts) for p in (entries if entries is not None else suite_entries(directory))]
