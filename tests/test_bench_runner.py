@@ -107,7 +107,8 @@ def test_a_generator_error_a_timeout_and_a_crash_are_recorded_and_the_suite_goes
     broken = next(v for k, v in status.items() if k.startswith("broken/"))
     assert broken[0] == "error" and "philly.csv" in broken[1]
     slow = next(v for k, v in status.items() if k.startswith("slow/"))
-    assert slow == ("timeout", "over the task wall limit of 1.5 s")
+    assert slow == ("timeout", "over the task wall limit of 1.5 s (raise --task-timeout, or lower --time-limit)")
+    assert " at " not in broken[1] and "SnapshotError" not in broken[1]
     assert [v[0] for k, v in status.items() if k.startswith("mix/") and k != crash_id] == ["ok"]
 
 
@@ -214,3 +215,67 @@ def test_retry_failed_reruns_timed_out_snapshots_and_keeps_one_row_per_snapshot(
     assert retried.ran == 4 and retried.statuses["ok"] == 4
     assert [r["status"] for r in rows["tasks"]] == ["ok"] * 4
     assert len(rows["runs"]) == 8 and len(rows["diffs"]) == 4
+
+
+BROKEN = """\
+  - name: broken
+    generator: philly
+    params: {data_dir: /nonexistent}
+"""
+
+
+def test_the_bench_command_names_each_failed_snapshot_with_a_one_line_cause(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, seeds=1, extra=BROKEN)
+    db = tmp_path / "r.db"
+    res = CliRunner().invoke(_app(), ["bench", str(suite), "--out", str(db)])
+    assert res.exit_code == 1, res.output
+    broken = "broken/data_dir=/nonexistent/seed=0"
+    line = next(x for x in res.stdout.splitlines() if broken in x)
+    assert "error: generate: /nonexistent/philly-pollux/philly.csv: trace file not found (set GANGPLAN_DATA_DIR" in line
+    assert ".py:" not in res.stdout and "Traceback" not in res.output
+
+
+def test_resume_prints_the_outcomes_of_everything_in_the_database(tmp_path: Path) -> None:
+    suite = write_suite(tmp_path, seeds=1, extra=BROKEN)
+    db = tmp_path / "r.db"
+    run_bench(suite, db, progress=False)
+    res = CliRunner().invoke(_app(), ["bench", str(suite), "--out", str(db), "--resume"])
+    assert res.exit_code == 1, res.output  # the database still holds a failed snapshot
+    assert "0 snapshot(s) run now, 3 already in the database" in res.stdout
+    rows = read_rows(db)
+    counts = {}
+    for d in rows["diffs"]:
+        counts[d["classification"]] = counts.get(d["classification"], 0) + 1
+    counts["error"] = 1
+    table = {}
+    for x in res.stdout.splitlines():
+        cells = [c.strip() for c in x.replace("│", "|").split("|")]
+        if len(cells) == 2 and cells[1].isdigit():
+            table[cells[0]] = int(cells[1])
+    assert table == counts and sum(table.values()) == 3
+    assert "broken/data_dir=/nonexistent/seed=0" in res.stdout
+
+
+def test_an_engine_bug_is_recorded_as_an_internal_error_without_a_source_location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gangplan.solver.diff as diff_module
+
+    def boom(*a, **k):
+        raise TypeError("unsupported operand")
+
+    monkeypatch.setattr(diff_module, "diff_snapshot", boom)
+    monkeypatch.delenv("GANGPLAN_DEBUG", raising=False)
+    out = run_task(Task(id="x", family="x", generator="mixed", params={"nodes": 4, "gangs": 2}), RunOptions(time_limit=1))
+    assert out["task"]["status"] == "error"
+    assert out["task"]["error"] == ("diff: internal error (a gangplan bug) TypeError: unsupported operand; "
+                                    "rerun with GANGPLAN_DEBUG=1 for where it was raised")
+
+
+def test_bench_help_shows_every_default_and_no_stray_period() -> None:
+    res = CliRunner().invoke(_app(), ["bench", "--help"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0
+    text = " ".join(res.stdout.split())
+    for default in ("[default: results.db]", "[default: 1]", "(default: the suite's timeLimit, else 10)",
+                    "(default: the suite's taskTimeout, else 5 x time limit + 30)", "(default: the suite's explain, else no)",
+                    "(default: local processes)"):
+        assert default in text, default
+    assert " ." not in text

@@ -141,12 +141,12 @@ class LocalExecutor:
             if outcome is not None:
                 return outcome
             code = r.process.exitcode
-            return failed_outcome(r.task, opts, "crashed", f"worker process exited with code {code} before sending a result", elapsed)
+            return failed_outcome(r.task, opts, "crashed", f"worker process exited with code {code} before sending a result (killed, or out of memory: try fewer --jobs)", elapsed)
         if elapsed >= limit:
             r.process.kill()
             r.process.join()
             r.conn.close()
-            return failed_outcome(r.task, opts, "timeout", f"over the task wall limit of {limit:g} s", elapsed)
+            return failed_outcome(r.task, opts, "timeout", f"over the task wall limit of {limit:g} s (raise --task-timeout, or lower --time-limit)", elapsed)
         return None
 
 

@@ -9,6 +9,7 @@ worker). It never raises for a bad snapshot or an engine bug: it returns the tas
 from __future__ import annotations
 
 import json
+import os
 import time
 import traceback
 from collections import Counter
@@ -108,9 +109,17 @@ def failed_outcome(task: Task, opts: RunOptions, status: str, error: str, second
 
 
 def _error_text(phase: str, e: BaseException) -> str:
-    where = traceback.extract_tb(e.__traceback__)[-1] if e.__traceback__ else None
-    at = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
-    return f"{phase}: {type(e).__name__}: {e}{at}"
+    """One line a user can act on: bad input (a snapshot, a generator parameter, a missing data
+    file) as its message; anything else is a gangplan bug, said so, with how to see more
+    (``GANGPLAN_DEBUG=1`` adds where it was raised)."""
+    if isinstance(e, SnapshotError | ValueError | FileNotFoundError | KeyError):
+        text = f"{phase}: {e.args[0] if isinstance(e, KeyError) and e.args else e}"
+    else:
+        text = f"{phase}: internal error (a gangplan bug) {type(e).__name__}: {e}; rerun with GANGPLAN_DEBUG=1 for where it was raised"
+        if os.environ.get("GANGPLAN_DEBUG") and e.__traceback__:
+            where = traceback.extract_tb(e.__traceback__)[-1]
+            text += f" ({Path(where.filename).name}:{where.lineno})"
+    return " ".join(text.split())
 
 
 def run_task(task: Task, opts: RunOptions) -> dict[str, Any]:
@@ -121,7 +130,7 @@ def run_task(task: Task, opts: RunOptions) -> dict[str, Any]:
     try:
         cluster = task.build()
     except Exception as e:  # noqa: BLE001 - a bad generator cell is a recorded failure, not a stop
-        return failed_outcome(task, opts, "error", _error_text("generate", e), time.perf_counter() - t0)
+        return failed_outcome(task, opts, "error", _error_text("load" if task.path else "generate", e), time.perf_counter() - t0)
     stats = cluster_stats(cluster)
     try:
         d = diff_snapshot(cluster, snapshot=task.id, time_limit=opts.time_limit, probe_time_limit=opts.probe_time_limit,

@@ -186,4 +186,41 @@ def read_meta(path: str | Path) -> dict[str, Any]:
         conn.close()
 
 
-__all__ = ["DIFF_COLUMNS", "RUN_COLUMNS", "ResultStore", "TASK_COLUMNS", "TIME_COLUMNS", "connect", "read_meta", "read_rows"]
+def bench_rows(path: str | Path) -> list[dict[str, Any]]:
+    """Every snapshot of the database as one camelCase document (``gangplan schema bench-row``):
+    its task row, its engine runs and its diff, JSON columns parsed."""
+    from gangplan.models.documents import BenchDiff, BenchRow, BenchRun
+
+    rows = read_rows(path)
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for r in rows["runs"]:
+        runs.setdefault(r["task_id"], []).append(r)
+    diffs = {d["task_id"]: d for d in rows["diffs"]}
+    out = []
+    for t in rows["tasks"]:
+        tid = t["task_id"]
+        task = {k: v for k, v in t.items() if k != "params"}
+        doc = BenchRow(
+            **task, params=json.loads(t["params"] or "{}"),
+            runs=[BenchRun(**{**{k: v for k, v in r.items() if k != "task_id"}, "objective": json.loads(r["objective"])}) for r in runs.get(tid, [])],
+            diff=BenchDiff(**{k: v for k, v in diffs[tid].items() if k != "task_id"}) if tid in diffs else None,
+        )
+        out.append(doc.dump())
+    return out
+
+
+def outcome_counts(path: str | Path) -> tuple[dict[str, int], dict[str, int], list[dict[str, Any]]]:
+    """Over everything in the database: classifications of the finished diffs, task statuses,
+    and the failed tasks (task id, status, error) in id order."""
+    rows = read_rows(path)
+    classes: dict[str, int] = {}
+    for d in rows["diffs"]:
+        classes[d["classification"]] = classes.get(d["classification"], 0) + 1
+    statuses: dict[str, int] = {}
+    for t in rows["tasks"]:
+        statuses[t["status"]] = statuses.get(t["status"], 0) + 1
+    failed = [{"task_id": t["task_id"], "status": t["status"], "error": t["error"]} for t in rows["tasks"] if t["status"] in FAILED]
+    return classes, statuses, failed
+
+
+__all__ = ["DIFF_COLUMNS", "RUN_COLUMNS", "ResultStore", "TASK_COLUMNS", "TIME_COLUMNS", "bench_rows", "connect", "outcome_counts", "read_meta", "read_rows"]
