@@ -99,6 +99,8 @@ class VictimUnit(_Doc):
     ``disruptionMode: all`` group (KEP-5710)."""
 
     unit: str
+    """``namespace/name`` of the pod, or of the group whose pods go together."""
+    kind: Literal["Pod", "PodGroup", "CompositePodGroup"] = "Pod"
     priority: int
     pods: list[str]
 

@@ -242,14 +242,18 @@ def admission(cluster: Cluster, greedy: Result, optimal: Result) -> Admission:
 def _victim_units(cluster: Cluster, result: Result) -> list[VictimUnit]:
     units: dict[str, list[str]] = {}
     prio: dict[str, int] = {}
+    kinds: dict[str, str] = {}
     for key in result.victims:
         p = cluster.pod_by_key.get(key)
         if p is None:
             continue
-        unit = (cluster.highest_all_ancestor(p.group_key) if p.group_key else None) or key
+        whole = cluster.highest_all_ancestor(p.group_key) if p.group_key else None
+        unit = whole or key
+        kinds[unit] = ("CompositePodGroup" if whole in cluster.composite_pod_groups else "PodGroup") if whole else "Pod"
         units.setdefault(unit, []).append(key)
         prio[unit] = cluster.unit_priority(p)
-    return [VictimUnit(unit=u, priority=prio[u], pods=sorted(ps)) for u, ps in sorted(units.items(), key=lambda kv: (-prio[kv[0]], kv[0]))]
+    order = sorted(units, key=lambda u: (-prio[u], u))
+    return [VictimUnit(unit=u, kind=kinds[u], priority=prio[u], pods=sorted(units[u])) for u in order]
 
 
 def _pdb_violations(cluster: Cluster, victims: set[str]) -> int:
