@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+import textwrap
 from typing import Any
 
 from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -105,9 +107,9 @@ def short_reason(text: str | None) -> str:
     """A one-line summary of a scheduler reason (the full text is in ``-o wide`` and ``--explain``).
 
     ``PodGroup ml/x: minCount 32 not reached (14 of 32 pods schedulable); ml/x-21: 0/32 nodes are
-    available: 32 Insufficient cpu, 32 Insufficient memory.`` becomes ``minCount 32 not reached
-    (14/32 schedulable); 0/32 nodes: Insufficient cpu, memory``. Texts without a known shape are
-    kept (a table cell cuts them with an ellipsis).
+    available: 32 Insufficient cpu, 32 Insufficient memory.`` becomes ``only 14/32 schedulable;
+    0/32 nodes: Insufficient cpu, memory`` (14 of the minCount 32). Texts without a known shape
+    are kept (a table cell cuts them with an ellipsis).
     """
     if not text:
         return ""
@@ -117,7 +119,7 @@ def short_reason(text: str | None) -> str:
         parts.append(f"{m.group(1)}/{m.group(2)} placements")
     m = _MINCOUNT.search(text)
     if m:
-        parts.append(f"minCount {m.group(1)} not reached ({m.group(2)}/{m.group(3)} schedulable)")
+        parts.append(f"only {m.group(2)}/{m.group(1)} schedulable")
     m = _NODES.search(text)
     if m:
         parts.append(f"{m.group(1)}/{m.group(2)} nodes: {_why_nodes(m.group(3))}")
@@ -160,6 +162,12 @@ def _flex(text: str, wide: bool) -> Text:
 def _line(console: Console, text: str, wide: bool, style: str = "") -> None:
     """One line: cut with an ellipsis at the console width, unless ``wide`` (then wrapped)."""
     console.print(Text(text, style=style), no_wrap=not wide, overflow="fold" if wide else "ellipsis")
+
+
+def _para(console: Console, text: str, indent: int = 2) -> None:
+    """A paragraph wrapped at the console width, continuation lines indented under the first."""
+    console.print(textwrap.fill(text, width=console.width, initial_indent=" " * indent, subsequent_indent=" " * (indent + 4),
+                                break_on_hyphens=False, break_long_words=False), markup=False, highlight=False, soft_wrap=True)
 
 
 def _heading(console: Console, title: str, note: str = "") -> None:
@@ -388,6 +396,8 @@ def render_diff(console: Console, d, *, wide: bool = False) -> None:
         console.print(t)
     if hidden:
         console.print(f"  (+{hidden} groups with the same outcome in both; -o wide lists every group)", style="dim")
+    elif not wide and any(not g.greedy_admitted and len(g.greedy_reason or "") > len(short_reason(g.greedy_reason)) for g in rows):
+        console.print("  (reasons shortened: -o wide for the full text)", style="dim")
     if singles:
         _heading(console, "Single pods")
         t = _table()
@@ -417,39 +427,54 @@ def _render_decisive_details(console: Console, d, wide: bool) -> None:
     s = d.decisive
     if s is None:
         return
-    _heading(console, "Decisive step", f"(greedy choices fixed in the exact model: {s.probes} solves, {s.candidates} candidates, {s.skipped} skipped)")
+    _heading(console, "Decisive step", f"({s.probes} exact solves over {s.candidates} candidate choices, {s.skipped} skipped)")
     if s.pod is not None:
-        console.print(f"  greedy choice #{s.step}: pod {s.pod} -> {s.greedy_node}; no optimal placement shares it", markup=False)
+        _para(console, f"greedy choice #{s.step}: pod {s.pod} -> {s.greedy_node}; no optimal placement shares it")
         if s.optimal_node:
-            console.print(f"  the optimum puts {s.pod} on {s.optimal_node}", markup=False)
+            _para(console, f"the optimum puts {s.pod} on {s.optimal_node}")
         else:
-            console.print(f"  the optimum (agreeing with every earlier greedy choice) does not place {s.pod}", markup=False)
-    for label, node, sc in (("greedy's node", s.greedy_node, s.greedy_scores), ("optimum's node", s.optimal_node, s.optimal_scores)):
-        if node and sc:
-            if not sc.get("feasible", True):
-                console.print(f"  {label} {node}: not feasible for greedy at that step ({sc.get('reason')})", markup=False)
-                continue
-            parts = ", ".join(f"{p} {v}" for p, v in (sc.get("scores") or {}).items())
-            console.print(f"  {label} {node}: total {sc.get('total')} = {parts}", markup=False)
+            _para(console, f"the optimum (agreeing with every earlier greedy choice) does not place {s.pod}")
+    _render_scores(console, s)
     pe = s.placement
     if pe:
-        console.print(
-            f"  placement: {pe.get('group')} chose {pe.get('key')}={pe.get('greedy')} over {pe.get('optimal')}"
-            + (f", misled by {pe['misledBy']}" if pe.get("misledBy") else ""),
-            markup=False,
-        )
+        _para(console, f"placement: {pe.get('group')} chose {pe.get('key')}={pe.get('greedy')} over {pe.get('optimal')}"
+              + (f", misled by {pe['misledBy']}" if pe.get("misledBy") else ""))
         for side in ("greedy", "optimal"):
             dom = pe.get(side)
             info = (pe.get("placements") or {}).get(dom)
             if info:
                 parts = ", ".join(f"{p} {v}" for p, v in (info.get("scores") or {}).items())
                 detail = f"total {info.get('total')} = {parts}" if parts else f"{info.get('status')}: {info.get('reason') or 'not scored'}"
-                console.print(f"    {side}'s domain {dom} ({info.get('nodes')} nodes): {detail}", markup=False)
+                _para(console, f"{side}'s domain {dom} ({info.get('nodes')} nodes): {detail}", indent=4)
     if s.failed_pod:
         reason = (s.failed_reason or "") if wide else short_reason(s.failed_reason)
-        console.print(f"  then {s.failed_pod} failed: {reason}", markup=False)
+        _para(console, f"then {s.failed_pod} failed: {reason}")
     if s.why:
-        console.print(f"  why: {s.why}", markup=False)
+        _para(console, f"why: {s.why}")
+
+
+def _render_scores(console: Console, s) -> None:
+    """The per-plugin scores greedy gave its node and the optimum's node at the decisive step, one
+    row per plugin (so the table stays narrow whatever the plugin names)."""
+    sides = []
+    for label, node, sc in (("greedy", s.greedy_node, s.greedy_scores), ("optimum", s.optimal_node, s.optimal_scores)):
+        if not node or not sc:
+            continue
+        if not sc.get("feasible", True):
+            _para(console, f"{label}'s node {node}: not feasible for greedy at that step ({sc.get('reason')})")
+            continue
+        sides.append((f"{node} ({label})", sc.get("scores") or {}, sc.get("total")))
+    if not sides:
+        return
+    t = _table()
+    t.add_column("plugin score at that step", no_wrap=True)
+    for head, _, _ in sides:
+        t.add_column(head, justify="right", no_wrap=True)
+    plugins = list(dict.fromkeys(p for _, sc, _ in sides for p in sc))
+    for plugin in plugins:
+        t.add_row(plugin, *[str(sc.get(plugin, "")) for _, sc, _ in sides])
+    t.add_row("total", *[str(total) for _, _, total in sides])
+    console.print(Padding(t, (0, 0, 0, 2), expand=False))
 
 
 def render_suite(console: Console, rows, *, title: str = "suite", wide: bool = False) -> None:
