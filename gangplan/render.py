@@ -320,13 +320,18 @@ def decisive_lines(d) -> list[str]:
         ]
     if s.kind == "admission":
         u = adm.first_given_up if adm and adm.first_given_up and adm.first_given_up.group == s.group else None
+        entity = s.group or s.pod
+        if not s.group_outcome_differs:
+            second = f"greedy reverted {entity}, and the optimum shown leaves it out too"
+        else:
+            second = f"the optimum gives up {entity}" + (f": {_use_brief(u)}" if u else ", which greedy admits")
         return [
             f"admission, not placement: no optimum keeps greedy choice #{s.step} {s.pod} -> {s.greedy_node}",
-            f"the optimum gives up {s.group}" + (f": {_use_brief(u)}" if u else ", which greedy admits"),
+            second,
             f"to admit {_names(adm.only_optimal if adm else [], 3)}",
         ]
     first = f"greedy choice #{s.step}: {s.pod}" + (f" ({s.group})" if s.group else "") + f" -> {s.greedy_node}; no optimal placement shares it"
-    second = f"the optimum puts it on {s.optimal_node}"
+    second = f"the optimum puts it on {s.optimal_node}" if s.optimal_node else f"the optimum admits {s.group} too but leaves it unplaced"
     pe = s.placement
     if pe and pe.get("greedy") is not None:
         second += f"; greedy chose {pe.get('greedy')} over {pe.get('optimal')}"
@@ -432,6 +437,8 @@ def _render_decisive_details(console: Console, d, wide: bool) -> None:
         _para(console, f"greedy choice #{s.step}: pod {s.pod} -> {s.greedy_node}; no optimal placement shares it")
         if s.optimal_node:
             _para(console, f"the optimum puts {s.pod} on {s.optimal_node}")
+        elif s.kind == "placement":
+            _para(console, f"the optimum (agreeing with every earlier greedy choice) admits {s.group} but does not place {s.pod}")
         else:
             _para(console, f"the optimum (agreeing with every earlier greedy choice) does not place {s.pod}")
     _render_scores(console, s)

@@ -33,3 +33,15 @@ def load_text(write_text: Callable[..., Path]) -> Callable[..., Cluster]:
         return load_snapshot(write_text(text, name))
 
     return load
+
+
+@pytest.fixture(scope="session")
+def dgx32():
+    """The issue's case: ``gangplan generate dgx-h100-superpod --gangs 32 --utilisation 0.4`` and
+    its diff with default options, computed once for the tests that read it."""
+    from gangplan.bench.generators import to_cluster
+    from gangplan.bench.topology_shapes import generate_shape
+    from gangplan.solver.diff import diff_snapshot
+
+    cluster = to_cluster(generate_shape("dgx-h100-superpod", nodes=144, utilisation=0.4, seed=0, gangs=32), source="dgx.yaml")
+    return cluster, diff_snapshot(cluster, snapshot="dgx.yaml")

@@ -19,14 +19,24 @@ from gangplan.cliutil import bad_input as _bad_input
 
 _out = Console(highlight=False, soft_wrap=True)
 
+DEFAULT_NODES = 144
+DEFAULT_UTILISATION = 0.4
+DEFAULT_GANGS = 32
+"""Defaults chosen so a default draw shows the point: with 32 gangs of mixed sizes on 144 nodes
+at 40 % load the free GPUs are oversubscribed and greedy usually admits fewer gangs than the
+optimum (measured over seeds 0-11 with default `gangplan diff`: gb200-nvl72 11 of 12,
+dgx-h100-superpod 12 of 12 greedy-suboptimal; at the old 8 gangs / 50 %: 0 of 24).
+scheduler-perf-tas is upstream's throughput benchmark, identical 4-pod gangs of 100m pods: greedy
+matches the optimum there at any load (0 of 12), by design of that benchmark."""
+
 
 def generate(
     shape: Annotated[str, typer.Argument(help="Cluster shape: " + "; ".join(f"{k} ({v})" for k, v in SHAPES.items()) + ".")],
     out: Annotated[Path, typer.Option("--out", "-o", help="Snapshot file to write (multi-document YAML).")],
-    nodes: Annotated[int, typer.Option(help="Number of nodes (gb200-nvl72: rounded up to whole 18-node racks).")] = 144,
-    utilisation: Annotated[float, typer.Option(help="Fraction of GPUs (cpu for scheduler-perf-tas) already used by bound pods.")] = 0.5,
+    nodes: Annotated[int, typer.Option(help="Number of nodes (gb200-nvl72: rounded up to whole 18-node racks).")] = DEFAULT_NODES,
+    utilisation: Annotated[float, typer.Option(help="Fraction of GPUs (cpu for scheduler-perf-tas) already used by bound pods.")] = DEFAULT_UTILISATION,
     seed: Annotated[int, typer.Option(help="Seed for the load and gang draws.")] = 0,
-    gangs: Annotated[int, typer.Option(help="Pending topology-constrained gangs.")] = 8,
+    gangs: Annotated[int, typer.Option(help="Pending topology-constrained gangs (the default oversubscribes the free GPUs, so gangs compete).")] = DEFAULT_GANGS,
     gang_size: Annotated[list[int] | None, typer.Option("--gang-size", help="Pods per gang to draw from (repeatable; shape default when omitted).")] = None,
     topology_key: Annotated[str | None, typer.Option("--topology-key", help="Label key every gang must stay inside (shape default when omitted).")] = None,
     unconstrained: Annotated[bool, typer.Option("--unconstrained", help="Generate gangs without a topology constraint.")] = False,

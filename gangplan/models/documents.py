@@ -130,9 +130,9 @@ class DecisiveStep(_Doc):
     """The earliest greedy choice no optimal placement shares, or why the difference is admission.
 
     ``kind``: ``placement`` (the optimum that agrees with every earlier choice puts ``pod`` on
-    ``optimalNode``), or ``admission`` (it leaves ``pod``'s group out: the difference is which
-    groups get admitted; also used, with ``pod`` null, when every candidate choice is shared by an
-    optimum). ``groupOutcomeDiffers`` says whether ``group`` (the pod itself for a single pod)
+    ``optimalNode``, or leaves it out while admitting its group: ``optimalNode`` null), or
+    ``admission`` (it leaves ``pod``'s group out: the difference is which groups get admitted;
+    also used, with ``pod`` null, when every candidate choice is shared by an optimum). ``groupOutcomeDiffers`` says whether ``group`` (the pod itself for a single pod)
     ends differently in greedy's result and in that optimum; ``why`` explains the step in words,
     and always when the group's outcome does not differ.
     """

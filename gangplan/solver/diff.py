@@ -357,7 +357,8 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
     outcome = best_agreeing.pods.get(pod)
     opt_node = outcome.node if outcome is not None else None
     group, differs = _entity_differs(cluster, pod, greedy, best_agreeing)
-    kind = "placement" if opt_node is not None else "admission"
+    still_admitted = bool(group and group in best_agreeing.groups and best_agreeing.groups[group].admitted)
+    kind = "placement" if opt_node is not None or still_admitted else "admission"
     nodes = [n for n in (node, opt_node) if n]
     try:
         scores = pod_scores_at_step(cluster, pod, nodes, tie_break=tie_break, seed=seed, preemption=preemption)
@@ -400,6 +401,9 @@ def _next_failure(greedy: Result, pod: str) -> tuple[str | None, str | None]:
 def _why(cluster: Cluster, greedy: Result, opt: Result, pod: str, node: str, opt_node: str | None, group: str | None, differs: bool) -> str:
     entity = group or pod
     others = [k for k in _differing_groups(cluster, greedy, opt) if k != entity]
+    if opt_node is None and group and group in opt.groups and opt.groups[group].admitted:
+        return (f"the optimum admits {group} too but leaves {pod} unplaced (a pod past minCount): the room it takes on {node} "
+                f"goes to {_names(others)}")
     if opt_node is None:
         use = group_use(cluster, greedy, group) if group else None
         held = f" (in greedy it holds {_use_text(use)})" if use and use.pods else ""
@@ -458,7 +462,7 @@ def closest_optimum(cluster: Cluster, optimal: Result, agreeing: Result, step: D
         return optimal
     if not set(optimal.objective) <= set(agreeing.objective) or compare(_shared(agreeing.objective, optimal.objective), optimal.objective) < 0:
         return optimal
-    if validate(cluster, agreeing):
+    if validate(cluster, agreeing):  # the caller reports this as a model mismatch
         return optimal
     fixed = agreeing.params.get("fixed", 0)
     note = {"fixedChoices": fixed, "probeStatus": agreeing.status.value,
@@ -493,7 +497,11 @@ def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 1
     decisive = None
     if explain and classification == GREEDY_SUBOPTIMAL:
         decisive, agreeing = search_decisive_step(cluster, greedy, optimal, time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break, preemption=preemption, progress=progress)
-        optimal = closest_optimum(cluster, optimal, agreeing, decisive)
+        broken = [f"exact (decisive-step probe): {v}" for v in validate(cluster, agreeing)] if agreeing is not optimal else []
+        if broken:  # the exact engine produced an invalid placement: a bug, like any other mismatch
+            classification, problems = MODEL_MISMATCH, problems + broken
+        else:
+            optimal = closest_optimum(cluster, optimal, agreeing, decisive)
     groups = []
     for key in sorted(set(greedy.groups) | set(optimal.groups)):
         g, o = greedy.groups.get(key), optimal.groups.get(key)
