@@ -404,7 +404,7 @@ def diff(
             sh = script_path(plan)
             steps = f"{len(written.evictions)} eviction(s) first, then " if written.evictions else ""
             what = f"{len(written.nominations)} nomination(s)" if nominate else f"{len(written.bindings)} Binding(s) in {plan}"
-            console.print(f"\nplan: {sh}: {steps}{what}; apply with: bash {sh}", markup=False)
+            console.print(f"\nplan: {sh}: {steps}{what}; apply with: bash {sh}", markup=False, soft_wrap=True)
     if d.exit_code:
         raise typer.Exit(d.exit_code)
 

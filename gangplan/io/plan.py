@@ -128,11 +128,12 @@ def plan_script(result: Result, plan: Plan, yaml_name: str) -> str:
             ns, name = _split(key)
             lines.append(f"kubectl wait --for=delete pod/{q(name)} -n {q(ns)} --timeout={WAIT_TIMEOUT}")
         lines.append("")
+    step = 2 if plan.evictions else 1
     if plan.bindings:
-        lines.append(f"# 2. bind {len(plan.bindings)} pending pod(s) (core/v1 Binding)")
+        lines.append(f"# {step}. bind {len(plan.bindings)} pending pod(s) (core/v1 Binding)")
         lines.append(f"kubectl create -f {q(yaml_name)}")
     if plan.nominations:
-        lines.append(f"# 2. nominate {len(plan.nominations)} pod(s): status.nominatedNodeName; kube-scheduler binds them")
+        lines.append(f"# {step}. nominate {len(plan.nominations)} pod(s): status.nominatedNodeName; kube-scheduler binds them")
         for key, node in plan.nominations:
             ns, name = _split(key)
             patch = json.dumps(nomination_patch(node), separators=(",", ":"))
