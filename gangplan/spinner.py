@@ -12,8 +12,11 @@ import time
 from typing import TextIO
 
 from rich.console import Console
+from rich.status import Status
 
 DELAY = 1.0
+REFRESH = 4
+"""Refreshes per second: enough for a sign of life, little CPU taken from the solver."""
 
 
 class Spinner:
@@ -42,18 +45,19 @@ class Spinner:
     def _label(self) -> str:
         return f"{self.text} ({time.perf_counter() - self._t0:.0f} s)"
 
+    def __rich__(self) -> str:
+        """Rendered at each refresh, so the elapsed seconds stay current between updates."""
+        return self._label()
+
     def _start(self) -> None:
         with self._lock:
             if self._closed or self.console is None:
                 return
-            self._status = self.console.status(self._label(), spinner="dots")
+            self._status = Status(self, console=self.console, spinner="dots", refresh_per_second=REFRESH)
             self._status.start()
 
     def update(self, text: str) -> None:
         self.text = text
-        with self._lock:
-            if self._status is not None:
-                self._status.update(self._label())
 
     @property
     def shown(self) -> bool:
