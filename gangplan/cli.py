@@ -252,7 +252,7 @@ class Objective(StrEnum):
     compact = "compact"
 
 
-def run_engine(cluster, engine: Engine, *, snapshot: str, time_limit: float, workers: int, seed: int, tie_break: TieBreak, objective: Objective, preemption: bool = False, progress=None):
+def run_engine(cluster, engine: Engine, *, snapshot: str, time_limit: float, workers: int, seed: int, tie_break: TieBreak, objective: Objective, preemption: bool | None = None, progress=None):
     """Run one engine; the exact engine gets the greedy result as its hint."""
     from gangplan.solver.greedy import solve_greedy
 
@@ -311,13 +311,14 @@ def solve(
     explain: Annotated[str | None, typer.Option(help="Also print the greedy trace of this pending pod: namespace/name, or a bare name when unique.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the Result JSON instead of tables (same as -o json).")] = False,
     output: Annotated[Output, typer.Option("--output", "-o", help="table: fits 100 columns, reasons shortened; wide: every column and the full reasons; json: the Result.")] = Output.table,
-    preemption: Annotated[bool, typer.Option("--preemption", help="Let both engines evict lower-priority pods: greedy by workload-aware (KEP-5710) and default preemption, exact by optimal victim selection.")] = False,
+    preemption: Annotated[bool | None, typer.Option("--preemption/--no-preemption", help=PREEMPTION_HELP, show_default="as the profile: on unless DefaultPreemption is disabled")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
 ) -> None:
     """Place the pending pods of a snapshot with one engine and print the outcome per group."""
     from gangplan.render import render_result, render_trace
 
     as_json = as_json or output == Output.json
-    cluster = _load(snapshot)
+    cluster = _load(snapshot, strict=strict, warn=True)
     pod = resolve_pod(cluster, explain, snapshot) if explain else None
     with _spinner(not as_json) as sp:
         result, greedy = run_engine(cluster, engine, snapshot=str(snapshot), time_limit=time_limit, workers=workers, seed=seed, tie_break=tie_break, objective=objective, preemption=preemption, progress=sp.update)
@@ -343,9 +344,10 @@ def diff(
     tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: snapshot order or seeded random.")] = TieBreak.first,
     plan: Annotated[Path | None, typer.Option(help="Write the optimal placement as core/v1 Bindings to this YAML file, and beside it a .sh script that evicts the victims first and then creates the Bindings.")] = None,
     nominate: Annotated[bool, typer.Option(help="With --plan: no Bindings; the script sets status.nominatedNodeName (status subresource) and leaves binding to kube-scheduler.")] = False,
-    preemption: Annotated[bool, typer.Option("--preemption", help="Let both engines evict lower-priority pods (victims in both Results and in --plan).")] = False,
+    preemption: Annotated[bool | None, typer.Option("--preemption/--no-preemption", help=PREEMPTION_HELP, show_default="as the profile: on unless DefaultPreemption is disabled")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the diff as JSON (same as -o json; `gangplan schema diff`).")] = False,
     output: Annotated[Output, typer.Option("--output", "-o", help="table: summary first, fits 100 columns; wide: every group and the full reasons; json: the diff document.")] = Output.table,
+    strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
 ) -> None:
     """Greedy (kube-scheduler) against optimal (CP-SAT): classification and the decisive greedy step.
 
@@ -384,7 +386,7 @@ def diff(
         return
     if nominate and plan is None:
         raise _bad_input(SnapshotError("<arguments>", "--nominate only changes what --plan writes: give --plan plan.yaml too"))
-    cluster = _load(snapshot)
+    cluster = _load(snapshot, strict=strict, warn=True)
     with _spinner(not as_json) as sp:
         d = diff_snapshot(cluster, snapshot=str(snapshot), progress=sp.update, **opts)
     written = None

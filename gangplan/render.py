@@ -207,7 +207,7 @@ def render_result(console: Console, r: Result, cluster: Cluster, *, wide: bool =
                         ("nodes", {"no_wrap": not wide}), ("reason", {})):
             t.add_column(col, **kw)
         for key, g in r.groups.items():
-            members = cluster.group_members.get(key, ())
+            members = cluster.groups.members(key)
             nodes = sorted({r.pods[p.key].node for p in members if p.key in r.pods and r.pods[p.key].node})
             nodes += sorted({p.node_name for p in members if p.node_name and p.key not in r.victims} - set(nodes))
             nodes_cell = ", ".join(nodes) if wide else (_short(nodes, 2) if nodes else "-")

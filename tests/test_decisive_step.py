@@ -22,7 +22,7 @@ SHOWCASE = Path(__file__).resolve().parent.parent / "scenarios" / "showcase"
 
 def outcome(cluster: Cluster, r, key: str):
     """What a group (or a single pod) ends as in a Result."""
-    if key in cluster.pod_groups:
+    if key in cluster.groups:
         g = r.groups.get(key)
         return None if g is None else (g.admitted, g.placed, g.domain)
     o = r.pods.get(key)
@@ -68,7 +68,7 @@ def check_decisive_step(cluster: Cluster, d: Diff) -> None:
         if s.group_outcome_differs:  # greedy admits the group, the optimum shown gives it up first
             assert d.greedy.groups[s.group].admitted
             assert d.admission.first_given_up is not None and d.admission.first_given_up.group == s.group
-            assert d.admission.first_given_up.pods == sum(1 for p in cluster.group_members[s.group] if d.greedy.pods.get(p.key) and d.greedy.pods[p.key].node)
+            assert d.admission.first_given_up.pods == sum(1 for p in cluster.groups.members(s.group) if d.greedy.pods.get(p.key) and d.greedy.pods[p.key].node)
 
 
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])

@@ -177,6 +177,8 @@ class DiffDocument(_Doc):
     admission: Admission = Field(default_factory=Admission)
     engines: Engines
     decisive: DecisiveStep | None = None
+    warnings: list[str] = Field(default_factory=list)
+    """Inputs of the snapshot gangplan does not model (``Cluster.warnings``), as in the Results."""
     greedy: Result | None = None
     """The greedy Result (absent in ``diff --suite`` rows)."""
     optimal: Result | None = None
@@ -326,6 +328,8 @@ class InspectDocument(_Doc):
     single_pending_pods: int
     gated: dict[str, str]
     profile: ProfileSummary
+    warnings: list[str] = Field(default_factory=list)
+    """Inputs that can change scheduling but gangplan does not model."""
 
 
 class ViolationDocument(_Doc):

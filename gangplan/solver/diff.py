@@ -95,6 +95,7 @@ class Diff:
             admission=self.admission or Admission(),
             engines=self.engines or Engines(greedy=_side_stub(self.greedy), optimal=_side_stub(self.optimal)),
             decisive=self.decisive,
+            warnings=list(self.greedy.warnings),
             greedy=self.greedy if with_results else None,
             optimal=self.optimal if with_results else None,
         )
@@ -213,7 +214,7 @@ def _names(keys: list[str], n: int = 4) -> str:
 
 def group_use(cluster: Cluster, result: Result, group: str) -> GroupUse:
     """What ``group``'s pods placed by ``result`` take: pods, nodes, domain, summed requests."""
-    members = [p for p in cluster.group_members.get(group, ()) if p.key in result.pods and result.pods[p.key].node]
+    members = [p for p in cluster.groups.members(group) if p.key in result.pods and result.pods[p.key].node]
     total: Counter[str] = Counter()
     for p in members:
         total.update(p.requests)
@@ -240,20 +241,12 @@ def admission(cluster: Cluster, greedy: Result, optimal: Result) -> Admission:
 
 
 def _victim_units(cluster: Cluster, result: Result) -> list[VictimUnit]:
-    units: dict[str, list[str]] = {}
-    prio: dict[str, int] = {}
-    kinds: dict[str, str] = {}
-    for key in result.victims:
-        p = cluster.pod_by_key.get(key)
-        if p is None:
-            continue
-        whole = cluster.highest_all_ancestor(p.group_key) if p.group_key else None
-        unit = whole or key
-        kinds[unit] = ("CompositePodGroup" if whole in cluster.composite_pod_groups else "PodGroup") if whole else "Pod"
-        units.setdefault(unit, []).append(key)
-        prio[unit] = cluster.unit_priority(p)
-    order = sorted(units, key=lambda u: (-prio[u], u))
-    return [VictimUnit(unit=u, kind=kinds[u], priority=prio[u], pods=sorted(units[u])) for u in order]
+    """The victims as the units they were evicted in (``cluster.groups.victim_units``), highest
+    priority first."""
+    pods = [cluster.pod_by_key[k] for k in result.victims if k in cluster.pod_by_key]
+    units = [VictimUnit(unit=u.key.key, kind="Pod" if u.key.is_pod else str(u.key.kind), priority=u.priority,
+                        pods=sorted(p.key for p in u.pods)) for u in cluster.groups.victim_units(pods)]
+    return sorted(units, key=lambda u: (-u.priority, u.unit))
 
 
 def _pdb_violations(cluster: Cluster, victims: set[str]) -> int:
@@ -269,11 +262,10 @@ def _pdb_violations(cluster: Cluster, victims: set[str]) -> int:
 
 def _broken_groups(cluster: Cluster, victims: set[str]) -> list[str]:
     out = []
-    for key in sorted(cluster.pod_groups):
-        members = cluster.group_members.get(key, ())
-        bound = [p for p in members if p.node_name]
+    for key in sorted(cluster.groups.leaf_keys):
+        bound = [p for p in cluster.groups.members(key) if p.node_name]
         hit = [p for p in bound if p.key in victims]
-        if hit and len(hit) < len(bound) and len(bound) - len(hit) < cluster.group_min_count(key):
+        if hit and len(hit) < len(bound) and len(bound) - len(hit) < cluster.groups.node(key).need:
             out.append(key)
     return out
 
@@ -310,12 +302,12 @@ def single_pods(cluster: Cluster, greedy: Result, optimal: Result) -> list[Singl
     return out
 
 
-def find_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, tie_break: str = "first", preemption: bool = False, progress: Progress | None = None) -> DecisiveStep | None:
+def find_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, tie_break: str = "first", preemption: bool | None = None, progress: Progress | None = None) -> DecisiveStep | None:
     """Binary search over prefixes of the candidate choices (see the module docstring)."""
     return search_decisive_step(cluster, greedy, optimal, time_limit=time_limit, workers=workers, seed=seed, tie_break=tie_break, preemption=preemption, progress=progress)[0]
 
 
-def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, tie_break: str = "first", preemption: bool = False, progress: Progress | None = None) -> tuple[DecisiveStep | None, Result]:
+def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, tie_break: str = "first", preemption: bool | None = None, progress: Progress | None = None) -> tuple[DecisiveStep | None, Result]:
     """The decisive step and the optimum it refers to: the optimal placement found that agrees
     with every candidate choice before the step (``optimal`` itself when the step is the first)."""
     from gangplan.solver.exact import solve_exact
@@ -427,7 +419,7 @@ def _admitted_in(cluster: Cluster, r: Result, key: str) -> bool:
 
 
 def _desc(cluster: Cluster, r: Result, key: str) -> str:
-    if key in cluster.pod_groups:
+    if key in cluster.groups:
         return _group_desc(r.groups.get(key))
     o = r.pods.get(key)
     return f"on {o.node}" if o and o.node else "not placed"
@@ -473,8 +465,9 @@ def closest_optimum(cluster: Cluster, optimal: Result, agreeing: Result, step: D
                                        "trace": {**agreeing.trace, "closestToGreedy": note}})
 
 
-def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 10.0, probe_time_limit: float = 5.0, workers: int = 2, seed: int = 0, tie_break: str = "first", explain: bool = True, preemption: bool = False, progress: Progress | None = None) -> Diff:
-    """Run both engines on ``cluster`` and compare them (``preemption``: both may evict).
+def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 10.0, probe_time_limit: float = 5.0, workers: int = 2, seed: int = 0, tie_break: str = "first", explain: bool = True, preemption: bool | None = None, progress: Progress | None = None) -> Diff:
+    """Run both engines on ``cluster`` and compare them (``preemption``: both may evict;
+    ``None``: as the profile).
 
     ``progress`` (optional) is called with a short description before each long step."""
     from gangplan.solver.exact import check_feasible, solve_exact
