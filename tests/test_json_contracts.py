@@ -165,3 +165,15 @@ def test_objective_and_bound_list_the_tiers_in_the_same_order(objective: str) ->
         assert list(doc["bound"]) == shared
         if objective == "gpus":
             assert shared.index("gpus") < shared.index("placed")
+
+
+@pytest.mark.parametrize("name", ["preempt-all-mode-unit.yaml", "preempt-one-gang-not-five.yaml"])
+def test_the_engines_section_agrees_with_the_disruption_tiers(name: str) -> None:
+    doc = printed("diff", str(SHOWCASE / name), "--json", codes=(0, 3))
+    check(schema("diff"), doc)
+    for side, objective in (("greedy", doc["greedyObjective"]), ("optimal", doc["optimalObjective"])):
+        e = doc["engines"][side]
+        assert sorted(p for u in e["victims"] for p in u["pods"]) == doc[side]["victims"] != []
+        assert sum(e["victimsByPriority"].values()) == objective["victims"]
+        assert {k: v for k, v in objective.items() if k.startswith("victims[p=") and v} == {f"victims[p={p}]": n for p, n in e["victimsByPriority"].items()}
+        assert (e["pdbViolations"], len(e["brokenGroups"])) == (objective["pdbViolations"], objective["brokenGroups"])

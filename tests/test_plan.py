@@ -149,6 +149,14 @@ def test_preemption_plan_evicts_the_victims_first_then_waits_then_binds(tmp_path
     assert calls[-1]["argv"] == ["create", "-f", "plan.yaml"]
 
 
+def test_showcase_preemption_plan_evicts_the_optimums_victims_then_binds(tmp_path: Path) -> None:
+    optimal, docs, calls = check_plan(SHOWCASE / "preempt-all-mode-unit.yaml", tmp_path)  # preemption: on, as the profile
+    assert optimal.victims == ["batch/batch-a", "batch/batch-b"]
+    assert [c["argv"][:2] for c in calls] == [["create", "--raw"]] * 2 + [["wait", "--for=delete"]] * 2 + [["create", "-f"]]
+    bound = {(d["metadata"]["namespace"] + "/" + d["metadata"]["name"]): d["target"]["name"] for d in docs}
+    assert bound == optimal.placements() and bound
+
+
 def test_preemption_with_nominate_evicts_then_patches(tmp_path: Path) -> None:
     optimal, docs, calls = check_plan(PREEMPTION / "podgroup-11-partial-wap.yaml", tmp_path, "--preemption", "--nominate")
     assert docs == []

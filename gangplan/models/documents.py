@@ -116,9 +116,11 @@ class EngineSide(_Doc):
     victims_by_priority: dict[str, int] = Field(default_factory=dict)
     """Priority (as a string key) -> evicted pods, highest priority first."""
     pdb_violations: int = 0
-    """Per PodDisruptionBudget, evicted matching pods beyond ``disruptionsAllowed``, summed."""
+    """Per PodDisruptionBudget, evicted matching pods beyond ``disruptionsAllowed``, summed (the
+    ``pdbViolations`` tier)."""
     broken_groups: list[str] = Field(default_factory=list)
-    """Running PodGroups that evictions leave with fewer than minCount pods on nodes."""
+    """Gangs (and ``disruptionMode: all`` groups) that lose at least one pod (what the
+    ``brokenGroups`` tier counts)."""
 
 
 class Engines(_Doc):

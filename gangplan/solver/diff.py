@@ -46,7 +46,7 @@ from gangplan.models.documents import (
 )
 from gangplan.models.quantity import format_quantity
 from gangplan.models.result import Result, Status
-from gangplan.solver.outcome import compare
+from gangplan.solver.outcome import compare, pdb_violations
 from gangplan.solver.validate import validate
 
 IDENTICAL = "identical"
@@ -249,25 +249,12 @@ def _victim_units(cluster: Cluster, result: Result) -> list[VictimUnit]:
     return sorted(units, key=lambda u: (-u.priority, u.unit))
 
 
-def _pdb_violations(cluster: Cluster, victims: set[str]) -> int:
-    from gangplan.predicates import selector_matches
-
-    total = 0
-    for pdb in cluster.pdbs:
-        hit = sum(1 for k in victims if (p := cluster.pod_by_key.get(k)) is not None and p.namespace == pdb.namespace
-                  and p.name not in pdb.disrupted_pods and selector_matches(pdb.selector, p.labels))
-        total += max(0, hit - pdb.disruptions_allowed)
-    return total
-
-
 def _broken_groups(cluster: Cluster, victims: set[str]) -> list[str]:
-    out = []
-    for key in sorted(cluster.groups.leaf_keys):
-        bound = [p for p in cluster.groups.members(key) if p.node_name]
-        hit = [p for p in bound if p.key in victims]
-        if hit and len(hit) < len(bound) and len(bound) - len(hit) < cluster.groups.node(key).need:
-            out.append(key)
-    return out
+    """Gangs (and ``disruptionMode: all`` groups) that lose at least one pod: the groups the
+    ``brokenGroups`` disruption tier counts (:func:`gangplan.solver.outcome.disruption`)."""
+    tree = cluster.groups
+    gone = [cluster.pod_by_key[k] for k in victims if k in cluster.pod_by_key]
+    return sorted({g.key for p in gone if (g := tree.group_of(p)) is not None and (g.gang or g.disruption_mode == "all")})
 
 
 def engine_side(cluster: Cluster, result: Result) -> EngineSide:
@@ -284,7 +271,7 @@ def engine_side(cluster: Cluster, result: Result) -> EngineSide:
         single_pods_placed=sum(1 for k in placed if cluster.pod_by_key[k].group_key is None),
         victims=units,
         victims_by_priority={str(p): n for p, n in sorted(by_prio.items(), reverse=True)},
-        pdb_violations=_pdb_violations(cluster, victims),
+        pdb_violations=pdb_violations(cluster, [cluster.pod_by_key[k] for k in sorted(victims) if k in cluster.pod_by_key]),
         broken_groups=_broken_groups(cluster, victims),
     )
 

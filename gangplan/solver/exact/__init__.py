@@ -154,14 +154,30 @@ def _result(em: ExactModel, status: str, counts: Counts | None, phases, t0: floa
         snapshot=snapshot,
     )
     order = [ph.tier for ph in phases]
-    return result.model_copy(update={"objective": _tier_order(result.objective, order), "bound": _tier_order(result.bound, order)})
+    rank = _tier_rank(list(result.objective), order)
+    return result.model_copy(update={"objective": _ranked(result.objective, rank), "bound": _ranked(result.bound, rank)})
 
 
-def _tier_order(values: dict[str, float], order: list[str]) -> dict[str, float]:
-    """``values`` with the solved tiers first, in the order they were solved (highest first), so
-    ``objective`` and ``bound`` list their tiers identically; other keys keep their order after."""
-    head = {k: values[k] for k in order if k in values}
-    return {**head, **{k: v for k, v in values.items() if k not in head}}
+def _tier_rank(keys: list[str], solved: list[str]) -> dict[str, tuple[int, int]]:
+    """Where each objective tier goes: solved tiers in the order they were solved (highest first;
+    ``gpus`` lands before ``placed``), every other tier right after the solved tier it follows in
+    the Result's own order (e.g. ``pdbViolations`` when no PDB made it a phase). ``objective`` and
+    ``bound`` are both listed in this order, so their tiers line up and :func:`compare` reads them
+    highest first."""
+    phase = {t: i for i, t in enumerate(solved)}
+    rank, last = {}, -1
+    for k in keys:
+        if k in phase:
+            last = phase[k]
+            rank[k] = (last, 0)
+        else:
+            rank[k] = (last, 1)
+    return rank
+
+
+def _ranked(values: dict[str, float], rank: dict[str, tuple[int, int]]) -> dict[str, float]:
+    end = (len(rank) + 1, 0)
+    return dict(sorted(values.items(), key=lambda kv: rank.get(kv[0], end)))  # stable: ties keep their order
 
 
 def _gap(phases, status: str) -> float | None:
