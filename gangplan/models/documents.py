@@ -332,6 +332,8 @@ class InspectDocument(_Doc):
     profile: ProfileSummary
     warnings: list[str] = Field(default_factory=list)
     """Inputs that can change scheduling but gangplan does not model."""
+    translations: list[str] = Field(default_factory=list)
+    """Foreign group APIs and workload controllers read as native groups, one line per kind."""
 
 
 class ViolationDocument(_Doc):
