@@ -310,13 +310,17 @@ def solve(
     result_path: Annotated[Path | None, typer.Option("--out", help="Write the Result JSON to this file.")] = None,
     explain: Annotated[str | None, typer.Option(help="Also print the greedy trace of this pending pod: namespace/name, or a bare name when unique.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the Result JSON instead of tables (same as -o json).")] = False,
-    output: Annotated[Output, typer.Option("--output", "-o", help="table: fits 100 columns, reasons shortened; wide: every column and the full reasons; json: the Result.")] = Output.table,
+    output_arg: Annotated[str, typer.Option("--output", "-o", help="table: fits 100 columns, reasons shortened; wide: every column and the full reasons; json: the Result. Any other value is a file to write the Result JSON to, as -o meant before (same as --out).")] = Output.table.value,
     preemption: Annotated[bool | None, typer.Option("--preemption/--no-preemption", help=PREEMPTION_HELP, show_default="as the profile: on unless DefaultPreemption is disabled")] = None,
     strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
 ) -> None:
     """Place the pending pods of a snapshot with one engine and print the outcome per group."""
     from gangplan.render import render_result, render_trace
 
+    if output_arg in Output.__members__:
+        output = Output(output_arg)
+    else:  # the 0.1 contract: `solve -o result.json` writes the Result file
+        output, result_path = Output.table, result_path or Path(output_arg)
     as_json = as_json or output == Output.json
     cluster = _load(snapshot, strict=strict, warn=True)
     pod = resolve_pod(cluster, explain, snapshot) if explain else None
