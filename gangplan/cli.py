@@ -310,7 +310,7 @@ def solve(
     result_path: Annotated[Path | None, typer.Option("--out", help="Write the Result JSON to this file.")] = None,
     explain: Annotated[str | None, typer.Option(help="Also print the greedy trace of this pending pod: namespace/name, or a bare name when unique.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the Result JSON instead of tables (same as -o json).")] = False,
-    output_arg: Annotated[str, typer.Option("--output", "-o", help="table: fits 100 columns, reasons shortened; wide: every column and the full reasons; json: the Result. Any other value is a file to write the Result JSON to, as -o meant before (same as --out).")] = Output.table.value,
+    output_arg: Annotated[str, typer.Option("--output", "-o", help="table: fits 100 columns, reasons shortened; wide: every column and the full reasons; json: the Result. A file name with a suffix (result.json) writes the Result JSON there, as -o meant before (same as --out).")] = Output.table.value,
     preemption: Annotated[bool | None, typer.Option("--preemption/--no-preemption", help=PREEMPTION_HELP, show_default="as the profile: on unless DefaultPreemption is disabled")] = None,
     strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
 ) -> None:
@@ -319,8 +319,10 @@ def solve(
 
     if output_arg in Output.__members__:
         output = Output(output_arg)
-    else:  # the 0.1 contract: `solve -o result.json` writes the Result file
+    elif Path(output_arg).suffix or "/" in output_arg:  # the 0.1 contract: `solve -o result.json`
         output, result_path = Output.table, result_path or Path(output_arg)
+    else:
+        raise _bad_input(SnapshotError("<arguments>", f"-o/--output: {output_arg!r} is none of table, wide, json (nor a file name with a suffix, which -o also accepts)"))
     as_json = as_json or output == Output.json
     cluster = _load(snapshot, strict=strict, warn=True)
     pod = resolve_pod(cluster, explain, snapshot) if explain else None
