@@ -456,6 +456,19 @@ def _render_decisive_details(console: Console, d, wide: bool) -> None:
     if s.failed_pod:
         reason = (s.failed_reason or "") if wide else short_reason(s.failed_reason)
         _para(console, f"then {s.failed_pod} failed: {reason}")
+    pre = s.preemption
+    if pre:
+        def units(us) -> str:
+            if not us:
+                return "nobody"
+            pods = sum(len(u["pods"]) for u in us)
+            names = [u["name"] + (f" ({len(u['pods'])} pods, all)" if len(u["pods"]) > 1 else "") for u in us]
+            shown = ", ".join(names[:3]) + (f", +{len(names) - 3} more" if len(names) > 3 else "")
+            prios = "/".join(str(p) for p in sorted({u["priority"] for u in us}, reverse=True))
+            return f"{pods} pod(s) at priority {prios} ({shown})"
+        _para(console, f"preemption for {pre['entity']} ({pre['path']}): greedy evicts {units(pre['victims'])} for {_short(pre['nodes']) or '-'}")
+        _para(console, f"the optimum evicts {units(pre['optimalVictims'])}" + (f" and uses {_short(pre['optimalNodes'])}" if pre["optimalNodes"] else ""), indent=4)
+        _para(console, f"greedy's criterion: {pre['criterion']}", indent=4)
     if s.why:
         _para(console, f"why: {s.why}")
 

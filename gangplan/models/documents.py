@@ -160,6 +160,11 @@ class DecisiveStep(_Doc):
     placement: dict[str, Any] | None = None
     """For a topology-constrained group: the two domains, their placement scores and the
     placement plugin that favoured greedy's domain (``misledBy``)."""
+    preemption: dict[str, Any] | None = None
+    """When greedy's preemption chose victims the optimum does not (``diff._preemption_evidence``):
+    ``entity``, ``path`` (``workload``: workload-aware preemption, ``pod``: default preemption),
+    greedy's ``nodes`` and ``victims`` (by unit), the ``criterion`` that picked them, and the
+    optimum's ``optimalVictims`` (by unit) and ``optimalNodes``."""
 
 
 class DiffDocument(_Doc):

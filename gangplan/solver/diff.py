@@ -346,6 +346,7 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
     placement = placement_evidence(cluster, group, node, opt_node, tie_break=tie_break, seed=seed) if group and opt_node else None
     failed_pod, failed_reason = _next_failure(greedy, pod)
     why = _why(cluster, greedy, best_agreeing, pod, node, opt_node, group, differs)
+    pre = _preemption_evidence(cluster, greedy, best_agreeing, pod)
     return DecisiveStep(
         kind=kind,
         step=step,
@@ -363,6 +364,7 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
         candidates=len(choices),
         skipped=skipped,
         placement=placement,
+        preemption=pre,
     ), best_agreeing
 
 
@@ -394,6 +396,9 @@ def _why(cluster: Cluster, greedy: Result, opt: Result, pod: str, node: str, opt
                 "undecided beyond this point")
     if differs:
         return f"{entity} ends differently: greedy {_desc(cluster, greedy, entity)}, the optimum {_desc(cluster, opt, entity)}"
+    if not others and set(greedy.victims) != set(opt.victims):
+        return (f"{entity} ends the same in both ({_desc(cluster, greedy, entity)}); {pod} on {node} instead of {opt_node} is what "
+                f"costs disruption: greedy evicts {len(greedy.victims)} pod(s) in all, the optimum {len(opt.victims)}")
     return (f"{entity} ends the same in both ({_desc(cluster, greedy, entity)}); {pod} on {node} instead of {opt_node} is what "
             f"costs: it leaves no room for {_names(others)}, whose outcome differs")
 
@@ -427,8 +432,86 @@ def _admission_only(cluster: Cluster, greedy: Result, optimal: Result, *, candid
         reason = greedy.groups[first].reason if first in greedy.groups else (greedy.pods[first].reason if first in greedy.pods else None)
     why = ("every greedy choice that survives, or belongs to a group the optimum admits, is shared by an optimal placement; "
            f"the optimum also admits {_names(gained)}" + (f" (greedy: {reason})" if reason else ""))
+    pre = None
+    if not gained and set(greedy.victims) != set(optimal.victims):
+        # Same placements, other victims: the difference is greedy's victim choice.
+        for pod in greedy.trace.get("order", []):
+            pre = _preemption_evidence(cluster, greedy, optimal, pod)
+            if pre is not None:
+                why = ("every greedy placement is shared by an optimal placement; what differs is which pods are evicted: "
+                       + pre["criterion"])
+                break
     return DecisiveStep(kind="admission", group=first, group_outcome_differs=first is not None, why=why,
-                        probes=probes, candidates=candidates, skipped=skipped)
+                        probes=probes, candidates=candidates, skipped=skipped, preemption=pre)
+
+
+# pickOneNodeForPreemption (preemption.go): the criteria in order, each (name, key to minimise).
+_PICK_CRITERIA = ("fewest PDB violations", "lowest highest-victim priority", "lowest sum of victim priorities",
+                  "fewest victims", "latest start among the most important victims")
+
+
+def _preemption_evidence(cluster: Cluster, greedy: Result, opt: Result, pod: str) -> dict | None:
+    """Greedy's victim choice for ``pod``'s entity against the optimum's, when greedy preempted
+    for it and the optimum evicts other pods (None otherwise)."""
+    p = cluster.pod_by_key.get(pod)
+    if p is None:
+        return None
+    tree = cluster.groups
+    entity = tree.entity_of(p)
+    t = greedy.trace.get("preemption", {}).get(str(entity))
+    if not t or t.get("status") != "Success" or not t.get("victims"):
+        return None
+    greedy_victims = set(t["victims"])
+    if greedy_victims <= set(opt.victims) and len(greedy_victims) == len(opt.victims):
+        return None
+    members = [q.key for q in tree.entity_pods(entity)]
+    opt_nodes = sorted({opt.pods[k].node for k in members if k in opt.pods and opt.pods[k].node})
+    on_opt_nodes = {q.key for q in cluster.bound_pods if q.node_name in opt_nodes}
+    opt_victims = sorted(v for v in opt.victims if v in on_opt_nodes) or sorted(opt.victims)
+
+    def units(keys) -> list[dict]:
+        chosen = [cluster.pod_by_key[k] for k in sorted(set(keys)) if k in cluster.pod_by_key]
+        out = []
+        for u in tree.victim_units(chosen):
+            out.append({"unit": str(u.key), "name": u.key.key, "kind": u.kind, "priority": u.priority, "pods": [q.key for q in u.pods]})
+        return out
+
+    if t.get("kind") == "pod":
+        chosen = t.get("chosen")
+        nodes = [chosen] if chosen else []
+        criterion = _default_preemption_criterion(t, chosen, opt_nodes[0] if opt_nodes else None, cluster)
+    else:
+        nodes = sorted(set((t.get("nominated") or {}).values()))
+        kept = t.get("reprieved") or []
+        criterion = ("workload-aware preemption removed every lower-priority unit, placed the group on the emptied cluster "
+                     f"(on {_names(nodes)}), then put units back in MoreImportantVictim order"
+                     + (" (PDB-violating units first)" if t.get("violating") else "")
+                     + f" ({len(kept)} reprieved); the {len(t['victims'])} pod(s) that could not go back were evicted")
+    return {"entity": str(entity), "path": t.get("kind"), "nodes": nodes, "victims": units(t["victims"]),
+            "pdbViolations": t.get("pdbViolations", 0), "criterion": criterion,
+            "optimalNodes": opt_nodes, "optimalVictims": units(opt_victims)}
+
+
+def _default_preemption_criterion(t: dict, chosen: str | None, other: str | None, cluster: Cluster) -> str:
+    """Which pickOneNodeForPreemption criterion made greedy's node win over the optimum's."""
+    nodes = t.get("nodes") or {}
+    mine, theirs = nodes.get(chosen), nodes.get(other) if other else None
+    if not isinstance(mine, dict):
+        return f"default preemption chose {chosen}"
+    if not isinstance(theirs, dict):
+        why = theirs if isinstance(theirs, str) else "not evaluated (enough candidates were found before it)"
+        return f"default preemption chose {chosen}; the optimum's node {other}: {why}"
+
+    def metrics(entry: dict) -> tuple:
+        pods = [cluster.pod_by_key[k] for k in entry["victims"] if k in cluster.pod_by_key]
+        prios = [cluster.groups.unit_priority(q) for q in pods]
+        return (entry.get("pdbViolations", 0), max(prios, default=0), sum(prios), len(pods))
+
+    a, b = metrics(mine), metrics(theirs)
+    for name, x, y in zip(_PICK_CRITERIA, a, b, strict=False):
+        if x != y:
+            return f"default preemption chose {chosen} over {other} by {name} ({x} vs {y})"
+    return f"default preemption chose {chosen} over {other}: equal on {', '.join(_PICK_CRITERIA[:4])}, decided by start times and node order"
 
 
 def closest_optimum(cluster: Cluster, optimal: Result, agreeing: Result, step: DecisiveStep | None) -> Result:
