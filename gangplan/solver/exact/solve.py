@@ -246,6 +246,19 @@ def _tier_reports(group, weights, values, bound: int, seconds: float) -> list[Ph
     return out
 
 
+def model_accepts(em: ExactModel, counts: Counts, *, time_limit: float = 30.0) -> bool:
+    """Does the model itself accept this complete assignment? Every variable is fixed to its
+    hinted value (``fix_variables_to_their_hinted_value``), so this is a check, not a search.
+    The starting solution passed the validator; this guards against the model disagreeing (a
+    bug), so a placement the model rejects never becomes the answer."""
+    set_hint(em, counts)
+    solver = solver_for(time_limit, 1, 0)
+    solver.parameters.fix_variables_to_their_hinted_value = True
+    status = solver.solve(em.model)
+    em.model.clear_hints()
+    return status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+
+
 def feasible(em: ExactModel, *, workers: int = 1, seed: int = 0, time_limit: float = 30.0) -> bool | None:
     """Is the model (without objective) feasible? None when the limit hit first."""
     model = em.model
