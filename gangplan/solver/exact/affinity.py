@@ -424,7 +424,6 @@ class _Affinity:
                 needs.append((cell, key, e, w, lv))
 
         def hint(cnt: Counts, first_of: dict[int, tuple[int, int]], first_rank: list[int], vals: dict[int, int]) -> None:
-            ids_of = {k: inst.domains(k)[0] for k in {k for c in comp for k in self.keys[c]}}
             present = {id(cell): cnt.in_nodes(cell.cls, set(cell.nodes)) > 0 for cell in cells}
             first_cell = {}
             for cell in cells:
@@ -480,7 +479,7 @@ class _Affinity:
                 vals[w.a.index] = best[0] if best else 0
                 for i, (_j, _here, lit) in enumerate(w.cells):
                     vals[lit.index] = int(best is not None and i == best[1])
-            for cell, key, _e, w, lv in needs:
+            for cell, key, _e, _w, lv in needs:
                 if lv is not None:
                     vals[lv.index] = int(present[id(cell)] and not first_cell.get(id(cell)) and not ext_ok[(id(cell), key)])
 

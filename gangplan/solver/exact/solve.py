@@ -254,6 +254,7 @@ def model_accepts(em: ExactModel, counts: Counts, *, time_limit: float = 30.0) -
     set_hint(em, counts)
     solver = solver_for(time_limit, 1, 0)
     solver.parameters.fix_variables_to_their_hinted_value = True
+    solver.parameters.cp_model_presolve = False  # nothing to simplify: every variable is fixed
     status = solver.solve(em.model)
     em.model.clear_hints()
     return status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
