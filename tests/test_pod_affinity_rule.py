@@ -184,6 +184,31 @@ def test_a_hint_the_model_rejects_is_dropped_not_returned(monkeypatch):
     assert r.status == Status.OPTIMAL and len(r.placements()) == 1
 
 
+def test_a_phase_stopped_before_it_found_anything_proves_nothing(monkeypatch):
+    """CP-SAT answers UNKNOWN with a bound of 0 when its time runs out first; that must not turn
+    the incumbent into a proven optimum (the property below relies on ``OPTIMAL`` being proven)."""
+    import gangplan.solver.exact.solve as solve_module
+    from gangplan.bench.generators import gpu_benchmark
+
+    c = to_cluster(gpu_benchmark(100, 64, seed=0, profile="busy"))
+    plain = solve_module.solver_for
+
+    def starved(seconds, workers, seed):
+        solver = plain(seconds, workers, seed)
+        solver.parameters.max_time_in_seconds = 1e-9
+        return solver
+
+    monkeypatch.setattr(solve_module, "solver_for", starved)
+    r = solve_exact(c, time_limit=5.0, workers=1)
+    monkeypatch.undo()
+    assert [str(v) for v in validate(c, r)] == []
+    assert r.status == Status.FEASIBLE and r.gap is not None and r.gap > 0
+    proven = [p["tier"] for p in r.trace["phases"] if p["status"] == "OPTIMAL"]
+    # Only a tier whose start already reaches its trivial upper bound is proven.
+    assert all(r.objective[t] == r.bound[t] for t in proven)
+    assert any(p["status"] == "FEASIBLE" for p in r.trace["phases"])
+
+
 # ---- the property -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class PodSpec:

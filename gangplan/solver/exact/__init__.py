@@ -90,7 +90,8 @@ def solve_exact(
         return _result(em, "INFEASIBLE", None, [], t0, params, trace, snapshot)
     t1 = time.perf_counter()
     incumbent, trace["hint"] = starting_solution(em, hint)
-    if incumbent is not None and not model_accepts(em, incumbent):
+    placed_any = incumbent is not None and (incumbent.evicted or any(incumbent.per_class))
+    if placed_any and not model_accepts(em, incumbent):
         # The validator accepted it but the model does not: never return it. Start from placing
         # nothing instead (or, with forced pods, from no solution at all).
         trace["hint"]["modelRejected"] = "the starting solution violates the model; dropped"
