@@ -13,7 +13,11 @@ Rules (``Violation.rule``):
 ``taint``             an untolerated NoSchedule / NoExecute taint (PreferNoSchedule never blocks)
 ``node-selector``     nodeSelector or required node affinity not met
 ``host-port``         two pods on a node want the same host port
-``pod-affinity``      a required podAffinity term not met (the first-pod rule applies)
+``pod-affinity``      no order of the placed pending pods (bound pods first) passes kube-scheduler's
+                      required podAffinity check for this pod at its turn: some term lacks an
+                      earlier matching pod in its domain, and the first-pod rule (nothing earlier
+                      matches on a node with a term's key, the pod matches its own terms) does not
+                      apply; see :mod:`gangplan.predicates.affinity_order` for the definition
 ``pod-anti-affinity`` a required podAntiAffinity term violated, by the pod or by a pod already there
 ``topology-spread``   a DoNotSchedule constraint's skew exceeds maxSkew in every order the pods could
                       have been placed in
@@ -37,12 +41,12 @@ from gangplan.models.result import Result
 from gangplan.predicates import (
     blocked_by_unschedulable,
     first_untolerated_taint,
-    matches_all_terms,
     node_matches_pod_selector,
     ports_conflict,
     selector_matches,
     term_matches,
 )
+from gangplan.predicates.affinity_order import affinity_order
 
 
 @dataclass(frozen=True, order=True)
@@ -143,44 +147,27 @@ def _same_domain(a: Node, b: Node, key: str) -> bool:
 def _affinity(st: _State) -> list[Violation]:
     """Required inter-pod affinity and anti-affinity on the final state.
 
-    Upstream checks a pod's required podAffinity when it is placed
-    (``interpodaffinity/filtering.go`` satisfyPodAffinity, v1.35): some pod matching all its terms
-    must sit in its domain of each term's key, unless no matching pod sits on any node carrying the
-    keys and the pod matches its own terms (the first-pod rule). The validator does not know the
-    order, so it accepts what *some* order allows: a pod whose terms are unmet in the final state
-    passes as a first pod when it matches its own terms, no pod that was already bound counts, and
-    no other such first pod is matched by its terms (two first pods matching each other cannot
-    both have come first). Matching new pods without constraints may have come after it.
+    Affinity is order-dependent upstream (``interpodaffinity/filtering.go`` satisfyPodAffinity):
+    the final state is valid iff some order of the placed pending pods, bound pods first, passes
+    kube-scheduler's check for each pod at its turn (every term has a matching pod already placed
+    in the pod's domain of the term's key, or no placed pod matching all terms sits on a node with
+    any of the keys and the pod matches its own terms). That definition, and its exact decision,
+    live in :func:`gangplan.predicates.affinity_order.affinity_order`; each pod no order can place
+    is named. Anti-affinity needs no order: a pod violates it when another pod in the same domain
+    of its term's key matches the term, or when it sits in the domain of another pod's term that
+    matches it.
     """
     out = []
     ns = st.cluster.namespaces
     everyone = [(st.pods[k], st.nodes[n]) for k, n in st.node_of.items()]
     anti_holders = [(p, n) for p, n in everyone if p.affinity.pod_anti_affinity_required]
-    first_pods: list[tuple[str, tuple]] = []
-    for key in sorted(st.new):
-        p, node = st.pods[key], st.nodes[st.node_of[key]]
-        terms = p.affinity.pod_affinity_required
-        if not terms:
-            continue
-        missing = [t for t in terms if t.topology_key not in node.labels]
-        if missing:
-            out.append(Violation("pod-affinity", key, f"node {node.name} has no label {missing[0].topology_key!r}"))
-            continue
-        others = [(q, m) for q, m in everyone if q.key != key and matches_all_terms(terms, p.namespace, q, ns)]
-        unmet = [t for t in terms if not any(_same_domain(node, m, t.topology_key) for _, m in others)]
-        if not unmet:
-            continue
-        counted_before = any(q.key not in st.new and t.topology_key in m.labels for q, m in others for t in terms)
-        if counted_before or not matches_all_terms(terms, p.namespace, p, ns):
-            out.append(Violation("pod-affinity", key, f"no pod matching the required podAffinity in the same {unmet[0].topology_key} domain as node {node.name}"))
-        else:
-            first_pods.append((key, terms))
-    firsts = {k for k, _ in first_pods}
-    for key, terms in first_pods:
-        p = st.pods[key]
-        rival = next((q.key for q, m in everyone if q.key in firsts and q.key != key and matches_all_terms(terms, p.namespace, q, ns) and any(t.topology_key in m.labels for t in terms)), None)
-        if rival is not None:
-            out.append(Violation("pod-affinity", key, f"both {key} and {rival} would need the first-pod rule of the same podAffinity, in different domains"))
+    if any(st.pods[k].affinity.pod_affinity_required for k in st.new):
+        bound = [(st.pods[k], st.nodes[n]) for k, n in st.node_of.items() if k not in st.new]
+        new = [(st.pods[k], st.nodes[st.node_of[k]]) for k in sorted(st.new)]
+        plan = affinity_order(bound, new, ns)
+        if not plan.feasible:
+            note = " (undecided: the search for an order hit its budget)" if plan.undecided else ""
+            out += [Violation("pod-affinity", key, why + note) for key, why in plan.blocked]
     for key in sorted(st.new):
         p, node = st.pods[key], st.nodes[st.node_of[key]]
         for t in p.affinity.pod_anti_affinity_required:

@@ -28,7 +28,7 @@ from gangplan.solver.exact.hint import default_incumbent, placements_from_counts
 from gangplan.solver.exact.locality import SPREAD, TOPOLOGY
 from gangplan.solver.exact.objective import GPUS, OBJECTIVES, TIEBREAK
 from gangplan.solver.exact.preemption import disruption_report, nominated_pods, victims_of
-from gangplan.solver.exact.solve import build_model, feasible, solve_phases
+from gangplan.solver.exact.solve import build_model, feasible, model_accepts, solve_phases
 from gangplan.solver.exact.variables import Counts, ExactModel
 from gangplan.solver.outcome import build_result
 
@@ -91,6 +91,13 @@ def solve_exact(
         return _result(em, "INFEASIBLE", None, [], t0, params, trace, snapshot)
     t1 = time.perf_counter()
     incumbent, trace["hint"] = starting_solution(em, hint)
+    placed_any = incumbent is not None and (incumbent.evicted or any(incumbent.per_class))
+    if placed_any and not model_accepts(em, incumbent):
+        # The validator accepted it but the model does not: never return it. Start from placing
+        # nothing instead (or, with forced pods, from no solution at all).
+        trace["hint"]["modelRejected"] = "the starting solution violates the model; dropped"
+        trace["hint"]["used"] = False
+        incumbent = default_incumbent(em)
     trace["startSeconds"] = round(time.perf_counter() - t1, 4)
     remaining = max(0.0, time_limit - (time.perf_counter() - t0))
     outcome = solve_phases(em, time_limit=remaining, workers=workers, seed=seed, incumbent=incumbent)

@@ -1,55 +1,75 @@
 """Required inter-pod affinity and anti-affinity, any topologyKey, between pending pods.
 
-Final-state semantics of validate's ``pod-affinity`` and ``pod-anti-affinity`` rules, which
-mirror InterPodAffinity's Filter (``plugins/interpodaffinity/filtering.go`` v1.35):
+The rules are the validator's (``pod-affinity`` / ``pod-anti-affinity``), which mirror
+InterPodAffinity's Filter (``plugins/interpodaffinity/filtering.go``, kubernetes/kubernetes v1.36).
 
-* anti-affinity: no other pod matching a term of the pod sits in the same domain of the term's
-  key; and the pod sits in no domain where another pod's term matches it. Bound pods make this
-  static (eligibility); between pending classes it is a mutual exclusion per domain, with a
-  presence literal ``u[c, key, d]`` (count <= ub * u) and ``count[c', d] <= ub' * (1 - u)``. A class
-  its own term matches has at most one pod per domain.
-* affinity: for every term, some *other* pod matching all the terms sits in the same domain of the
-  term's key, unless the first-pod rule applies. Domains where a bound pod already provides the
-  match need nothing. Elsewhere: ``support[d] >= u`` (or ``>= 2u - first`` when the class matches
-  its own terms: its own pods count, minus itself). The first-pod rule is the validator's
-  order-free one: allowed only when no bound matching pod sits on a node carrying a term's key;
-  with one term, a single pod may stand alone in one domain (``first[d]``, at most one per class,
-  and not in two classes matching each other), while matching pods elsewhere may have come later;
-  with several terms, the strict form (one matching pod cluster-wide).
+**Anti-affinity** is order-free: no other pod matching a term of the pod sits in the same domain
+of the term's key, and the pod sits in no domain where another pod's term matches it. Bound pods
+make this static (eligibility); between pending classes it is a mutual exclusion per domain, with
+a presence literal ``u[c, key, d]`` (count <= ub * u) and ``count[c', d] <= ub' * (1 - u)``. A
+class its own term matches has at most one pod per domain.
+
+**Affinity** follows the one definition in :mod:`gangplan.predicates.affinity_order`: a
+placement is feasible iff some order of the pending pods (bound pods first) passes
+kube-scheduler's check at each pod's turn. Its normal form is what the model encodes: first pods
+``U`` (the first-pod rule) go before everything else, in an order where a first pod precedes every
+first pod its terms count; then every other pod once each term has an earlier matching pod in its
+domain. Per affinity class ``c`` (its terms ``T``, the classes ``M`` matching all of ``T``):
+
+* a first pod of ``c`` is possible only when ``c`` matches ``T`` itself and no bound pod matching
+  ``T`` sits on a node carrying a key of ``T``; two first pods of one class count each other, so
+  a class has at most one;
+* a term is met outright in a domain holding a bound pod matching ``T``;
+* classes are grouped by the support graph (``o -> c`` when ``o`` is an affinity class in ``M``)
+  into strongly connected components. Support from outside the component (classes without
+  affinity, or upstream components) only needs to *exist* in the domain (those pods can all be
+  placed first): a literal ``ext <= count`` per (classes, key, domain). Inside a component
+  support must be acyclic, encoded by the cheapest exact form that fits:
+
+  - *trivial* (one class, not matching itself): every domain holding it needs ``ext``
+    (``presence <= ext``), the count formulation as before;
+  - *merged* (every term of every class on one key, every class matching every class's terms, as
+    a self-affine gang of one or several pod shapes): in each domain the earliest pod of the
+    component needs outside support or is the component's one first pod, and the others are then
+    supported by it: ``presence[c, d] <= sum_c' first[c', d] + sum_c' own[c', d]``, where
+    ``own[c', d]`` says a pod of ``c'`` there has outside support, and ``sum first <= 1``;
+  - *levelled* (anything else: several keys, or classes that support each other only one way):
+    pods of a class in one *cell* (same domain of each of its keys) are interchangeable, so each
+    cell gets a level ``l`` in ``0..cells``; a cell's term is met by ``ext``, or by being a first
+    pod's cell (level 0), or by a witness cell of a class in ``M`` with pods in the domain at a
+    lower level: ``l[k] >= A + 1`` where ``A[M, key, d] >= l[j]`` for a chosen present witness
+    ``j``. First pods of different classes that count each other get an order ``o[c]``.
+
+Aggregated (count) variables stay: only classes with terms, and classes those terms select, are
+private (per node) at all, and the levelled form is used only where support can go round a cycle
+across domains. Hint values of every auxiliary variable come from the same definition: the hint's
+placement is decoded, :func:`~gangplan.predicates.affinity_order.affinity_order` gives its first
+pods, and the levels are the rounds of the support closure from them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import networkx as nx
 import numpy as np
 from ortools.sat.python import cp_model
 
 from gangplan.predicates import matches_all_terms, term_matches
+from gangplan.predicates.affinity_order import affinity_order
 from gangplan.solver.exact.instance import NO_DOMAIN, PodClass
-from gangplan.solver.exact.variables import ExactModel
+from gangplan.solver.exact.variables import Counts, ExactModel
 
 ANTI, AFFINITY = "pod-anti-affinity", "pod-affinity"
 
 
 def add_affinity_constraints(em: ExactModel) -> None:
-    firsts: dict[int, tuple[list[cp_model.IntVar], frozenset[int]]] = {}
     for c in em.inst.classes:
-        if not em.x[c.index]:
-            continue
-        if c.rep.affinity.pod_anti_affinity_required and ANTI not in em.skip:
+        if em.x[c.index] and c.rep.affinity.pod_anti_affinity_required and ANTI not in em.skip:
             _anti(em, c)
-        if c.rep.affinity.pod_affinity_required and AFFINITY not in em.skip:
-            used = _affinity(em, c)
-            if used is not None:
-                firsts[c.index] = used
-    _link_first_pods(em, firsts)
-
-
-def _link_first_pods(em: ExactModel, firsts: dict[int, tuple[list[cp_model.IntVar], frozenset[int]]]) -> None:
-    """Two classes whose first pods would match each other's term cannot both have one."""
-    for a, (fa, match_a) in sorted(firsts.items()):
-        for b, (fb, match_b) in sorted(firsts.items()):
-            if a < b and (b in match_a or a in match_b):
-                em.model.add(cp_model.LinearExpr.sum(fa + fb) <= 1)
+    if AFFINITY not in em.skip:
+        _Affinity(em).build()
 
 
 def _anti(em: ExactModel, c: PodClass) -> None:
@@ -72,69 +92,429 @@ def _anti(em: ExactModel, c: PodClass) -> None:
                 em.model.add(cp_model.LinearExpr.sum([v for _, v in theirs]) <= ub * (1 - u))
 
 
-def _affinity(em: ExactModel, c: PodClass) -> tuple[list[cp_model.IntVar], frozenset[int]] | None:
-    """Returns the class's first-pod literals (and the classes its term matches), if it has any."""
-    inst = em.inst
-    ns = inst.cluster.namespaces
-    p = c.rep
-    terms = p.affinity.pod_affinity_required
-    matching = [o.index for o in inst.classes if em.x[o.index] and matches_all_terms(terms, p.namespace, o.rep, ns)]
-    bound = [q for pods in inst.bound_on_node for q in pods if matches_all_terms(terms, p.namespace, q, ns)]
-    # Upstream's affinityCounts only counts matching pods on nodes that carry a term's key.
-    counted = [q for q in bound if any(inst.domains(t.topology_key)[0][inst.bound_node_of[q.key]] != NO_DOMAIN for t in terms)]
-    self_match = c.index in matching
-    if not counted and not matching:
-        em.model.add(em.placed[c.index] == 0)
-        return None
-    if self_match and not counted and len(terms) == 1:
-        return _affinity_with_first_pod(em, c, terms[0], matching, bound), frozenset(matching)
-    first_pod = None
-    if self_match and not counted:
-        # Several terms: keep the strict form (one matching pod cluster-wide) rather than waive
-        # different terms for different pods, which the validator would not accept.
-        first_pod = em.new_aux(0, 1, lambda cnt: int(sum(cnt.total(o) for o in matching) <= 1))
-        em.model.add(cp_model.LinearExpr.sum([em.placed[o] for o in matching]) <= 1).only_enforce_if(first_pod)
-    for t in terms:
-        ids, _ = inst.domains(t.topology_key)
-        supported = {int(ids[inst.bound_node_of[q.key]]) for q in bound} - {NO_DOMAIN}
-        for d in sorted(em.domain_vars(c.index, t.topology_key)):
-            if d in supported:
-                continue
-            u = em.presence(c.index, t.topology_key, d)
-            support = cp_model.LinearExpr.sum(em.count_in(matching, t.topology_key, d))
-            if not self_match:
-                em.model.add(support >= u)
-            elif first_pod is not None:
-                em.model.add(support >= 2 * u - first_pod)
+# ---- affinity -----------------------------------------------------------------------------------
+@dataclass
+class _Cell:
+    """Pods of one class on nodes in the same domain of each of its keys (levelled form)."""
+
+    cls: int
+    nodes: list[int]
+    dom: dict[str, int]
+    keyed: dict[int, bool]
+    """For first-pod ordering: does the cell's node carry a key of that class's terms?"""
+    y: cp_model.IntVar | None = None
+    level: cp_model.IntVar | None = None
+    first: cp_model.IntVar | None = None
+
+
+@dataclass
+class _Witnesses:
+    """``A[M, key, d]`` and the cells that may witness it: (cell, its nodes in the domain, w)."""
+
+    a: cp_model.IntVar
+    cells: list[tuple[_Cell, list[int], cp_model.IntVar]] = field(default_factory=list)
+
+
+class _Affinity:
+    def __init__(self, em: ExactModel) -> None:
+        self.em = em
+        inst = em.inst
+        ns = inst.cluster.namespaces
+        classes = inst.classes
+        self.holders = [c.index for c in classes if em.x[c.index] and c.rep.affinity.pod_affinity_required]
+        live = [c.index for c in classes if em.x[c.index]]
+        self.terms = {c: classes[c].rep.affinity.pod_affinity_required for c in self.holders}
+        self.keys = {c: tuple(dict.fromkeys(t.topology_key for t in self.terms[c])) for c in self.holders}
+        self.match: dict[int, list[int]] = {}
+        self.bound_doms: dict[int, dict[str, set[int]]] = {}
+        self.counted_bound: dict[int, bool] = {}
+        bound_cache: dict[tuple, list[int]] = {}
+        bound_pods = [(q, n) for n, pods in enumerate(inst.bound_on_node) for q in pods]
+        relevant_bound: dict[str, tuple] = {}
+        for c in self.holders:
+            rep = classes[c].rep
+            self.match[c] = [o for o in live if matches_all_terms(self.terms[c], rep.namespace, classes[o].rep, ns)]
+            gkey = (rep.namespace, tuple(t.model_dump_json() for t in self.terms[c]))
+            if gkey not in bound_cache:
+                hits = [(q, n) for q, n in bound_pods if matches_all_terms(self.terms[c], rep.namespace, q, ns)]
+                bound_cache[gkey] = [n for _, n in hits]
+                for q, n in hits:
+                    relevant_bound[q.key] = (q, inst.cluster.nodes[n])
+            nodes = bound_cache[gkey]
+            self.bound_doms[c] = {k: {int(inst.domains(k)[0][n]) for n in nodes} - {NO_DOMAIN} for k in self.keys[c]}
+            self.counted_bound[c] = any(self.bound_doms[c][k] for k in self.keys[c])
+        self.relevant_bound = list(relevant_bound.values())
+        self.capable = {c: c in self.match[c] and not self.counted_bound[c] for c in self.holders}
+        self.relevant = sorted(set(self.holders) | {o for c in self.holders for o in self.match[c]})
+        self._ext: dict[tuple, cp_model.IntVar | int] = {}
+        self._ext_fn: dict[int, Callable[[Counts], int]] = {}
+        self._has_vars: dict[tuple[int, str, int], cp_model.IntVar] = {}
+        self._cnt: Counts | None = None
+        self._vals: dict[int, int] = {}
+        self._hinters: list[Callable[[Counts, dict[int, tuple[int, int]], list[int], dict[int, int]], None]] = []
+
+    # ---- helpers ------------------------------------------------------------------------------
+    def _var(self, lo: int, hi: int) -> cp_model.IntVar:
+        """A variable whose hint value the joint computation (:meth:`_compute`) provides."""
+        m = self.em.model
+        var = m.new_bool_var("") if (lo, hi) == (0, 1) else m.new_int_var(lo, hi, "")
+        self.em.aux.append((var, lambda cnt, i=var.index: self._value(cnt, i)))
+        return var
+
+    def _value(self, cnt: Counts, index: int) -> int:
+        if self._cnt is not cnt:
+            self._vals = self._compute(cnt)
+            self._cnt = cnt
+        return self._vals.get(index, 0)
+
+    def _xs(self, c: int, nodes) -> list[cp_model.IntVar]:
+        xs = self.em.x[c]
+        return [xs[n] for n in nodes if n in xs]
+
+    def _has(self, c: int, key: str, d: int) -> cp_model.IntVar:
+        """1 only when class ``c`` has a pod in domain ``d`` of ``key`` (``presence`` is the
+        other direction: 0 only when it has none)."""
+        k = (c, key, d)
+        if k not in self._has_vars:
+            nodes = self.em.domain_vars(c, key)[d]
+            members = frozenset(n for n, _ in nodes)
+            h = self.em.new_aux(0, 1, lambda cnt: int(cnt.in_nodes(c, members) > 0))
+            self.em.model.add(cp_model.LinearExpr.sum([v for _, v in nodes]) >= h)
+            self._has_vars[k] = h
+        return self._has_vars[k]
+
+    def _domain_nodes(self, key: str, d: int) -> frozenset[int]:
+        ids, _ = self.em.inst.domains(key)
+        return frozenset(np.flatnonzero(ids == d).tolist())
+
+    def ext(self, classes: list[int], key: str, d: int) -> cp_model.IntVar | int:
+        """1 only when a pod of ``classes`` sits in domain ``d`` of ``key`` (outside support)."""
+        k = (tuple(sorted(classes)), key, d)
+        if k not in self._ext:
+            xs = self.em.count_in(list(k[0]), key, d)
+            if not xs:
+                self._ext[k] = 0
             else:
-                em.model.add(support >= 2 * u)
-    return None
+                members = self._domain_nodes(key, d)
+                fn = lambda cnt, cs=k[0], m=members: int(any(cnt.in_nodes(o, m) > 0 for o in cs))  # noqa: E731
+                e = self.em.new_aux(0, 1, fn)
+                self.em.model.add(cp_model.LinearExpr.sum(xs) >= e)
+                self._ext[k] = e
+                self._ext_fn[e.index] = fn
+        return self._ext[k]
 
+    # ---- build --------------------------------------------------------------------------------
+    def build(self) -> None:
+        if not self.holders:
+            return
+        graph = nx.DiGraph()
+        graph.add_nodes_from(self.holders)
+        holder_set = set(self.holders)
+        for c in self.holders:
+            for o in self.match[c]:
+                if o in holder_set:
+                    graph.add_edge(o, c)
+        for comp in sorted((sorted(s) for s in nx.strongly_connected_components(graph)), key=lambda s: s[0]):
+            if len(comp) == 1 and comp[0] not in self.match[comp[0]]:
+                self._trivial(comp[0])
+            elif (chain := self._chain(comp)) is not None:
+                self._tree(comp, chain)
+            else:
+                self._levelled(comp)
 
-def _affinity_with_first_pod(em: ExactModel, c: PodClass, t, matching: list[int], bound: list) -> list[cp_model.IntVar]:
-    """One self-matching term, nothing bound counted: the validator's order-free first-pod rule.
+    def _chain(self, comp: list[int]) -> list[str] | None:
+        """The component's keys coarse to fine when the nested form applies, else None.
 
-    In every domain holding the class, at least one *other* matching pod must be there, except in
-    one domain cluster-wide where a single pod may stand alone as the first pod (``first[d]``).
-    Matching pods elsewhere may have been placed after it (upstream checks affinity only when a
-    pod is placed). Two classes whose first pods would match each other's term cannot both use
-    it (:func:`_link_first_pods`).
-    """
-    inst = em.inst
-    ids, _ = inst.domains(t.topology_key)
-    supported = {int(ids[inst.bound_node_of[q.key]]) for q in bound} - {NO_DOMAIN}
-    firsts = []
-    for d in sorted(em.domain_vars(c.index, t.topology_key)):
-        if d in supported:
-            continue
-        u = em.presence(c.index, t.topology_key, d)
-        support = cp_model.LinearExpr.sum(em.count_in(matching, t.topology_key, d))
-        members = set(np.flatnonzero(ids == d).tolist())
-        first = em.new_aux(
-            0, 1, lambda cnt, m=members: int(cnt.in_nodes(c.index, m) > 0 and sum(cnt.in_nodes(o, m) for o in matching) == 1)
-        )
-        em.model.add(support >= 2 * u - first)
-        firsts.append(first)
-    if firsts:
-        em.model.add(cp_model.LinearExpr.sum(firsts) <= 1)
-    return firsts
+        It applies when every class matches every class's terms (any pod of the component
+        supports any other in a shared domain), every node a class of it may use carries every
+        key (so any two first pods count each other), and the keys nest: each finer key's
+        domains lie inside one domain of the next coarser key, on every node.
+        """
+        if not all(o in self.match[c] for c in comp for o in comp):
+            return None
+        inst = self.em.inst
+        keys = sorted({k for c in comp for k in self.keys[c]}, key=lambda k: (len(inst.domains(k)[1]), k))
+        for c in comp:
+            nodes = np.fromiter(self.em.x[c], dtype=np.int64)
+            if any((inst.domains(k)[0][nodes] == NO_DOMAIN).any() for k in keys):
+                return None
+        for coarse, fine in zip(keys, keys[1:], strict=False):
+            a, b = inst.domains(fine)[0], inst.domains(coarse)[0]
+            has = a != NO_DOMAIN
+            if (b[has] == NO_DOMAIN).any() or len(set(zip(a[has].tolist(), b[has].tolist(), strict=True))) != len(set(a[has].tolist())):
+                return None
+        return keys
+
+    def _trivial(self, c: int) -> None:
+        """Support only from outside the class: presence in a domain needs it there."""
+        for k in self.keys[c]:
+            for d in sorted(self.em.domain_vars(c, k)):
+                if d in self.bound_doms[c][k]:
+                    continue
+                u = self.em.presence(c, k, d)
+                self.em.model.add(u <= self.ext(self.match[c], k, d))
+
+    def _tree(self, comp: list[int], chain: list[str]) -> None:
+        """Nested form (module doc): per domain of each key of the chain holding pods of the
+        component, its earliest pod of the component must be able to go there first: the first
+        pod, a pod with outside support at its finest key (``own``), or a pod of a class whose
+        finest key is coarser (it relies on the coarser domain, checked at that level)."""
+        em, model, inst = self.em, self.em.model, self.em.inst
+        inside = set(comp)
+        level = {k: i for i, k in enumerate(chain)}
+        finest = {c: max(level[k] for k in self.keys[c]) for c in comp}
+        ids = [inst.domains(k)[0] for k in chain]
+        atom_key = chain[-1]
+        firsts: dict[tuple[int, int], cp_model.IntVar] = {}
+        owns: dict[tuple[int, int], tuple[cp_model.IntVar, bool, cp_model.IntVar | int]] = {}
+        for c in comp:
+            fk = chain[finest[c]]
+            if self.capable[c]:
+                for a, nodes in sorted(em.domain_vars(c, atom_key).items()):
+                    f = self._var(0, 1)
+                    model.add(cp_model.LinearExpr.sum([v for _, v in nodes]) >= f)
+                    firsts[(c, a)] = f
+            outside = [o for o in self.match[c] if o not in inside]
+            for d, nodes in sorted(em.domain_vars(c, fk).items()):
+                static = d in self.bound_doms[c][fk]
+                e = 1 if static else self.ext(outside, fk, d)
+                if isinstance(e, int) and e == 0:
+                    continue
+                sv = self._var(0, 1)
+                model.add(cp_model.LinearExpr.sum([v for _, v in nodes]) >= sv)
+                if not static:
+                    model.add(sv <= e)
+                owns[(c, d)] = (sv, static, e)
+        # Which domain of level i holds a node: by any node of the finer domain (they nest).
+        parent_at: dict[tuple[int, int], dict[int, int]] = {}
+
+        def inside_of(j: int, d: int, i: int) -> int:
+            if (j, i) not in parent_at:
+                has = ids[j] != NO_DOMAIN
+                parent_at[(j, i)] = dict(zip(ids[j][has].tolist(), ids[i][has].tolist(), strict=True))
+            return parent_at[(j, i)][d]
+
+        for i, key in enumerate(chain):
+            domains = sorted({d for c in comp for d in em.domain_vars(c, key)})
+            for d in domains:
+                support = [f for (c, a), f in firsts.items() if inside_of(len(chain) - 1, a, i) == d]
+                support += [sv for (c, dd), (sv, _, _) in owns.items() if finest[c] >= i and inside_of(finest[c], dd, i) == d]
+                support += [self._has(c, key, d) for c in comp if finest[c] < i and d in em.domain_vars(c, key)]
+                for c in comp:
+                    if finest[c] >= i and d in em.domain_vars(c, key):
+                        model.add(em.presence(c, key, d) <= cp_model.LinearExpr.sum(support))
+        if firsts:
+            model.add(cp_model.LinearExpr.sum(list(firsts.values())) <= 1)
+        atoms = {a: self._domain_nodes(atom_key, a) for (_, a) in firsts}
+        members = {(c, d): self._domain_nodes(chain[finest[c]], d) for (c, d) in owns}
+
+        def hint(cnt: Counts, first_of: dict[int, tuple[int, int]], _order, vals: dict[int, int]) -> None:
+            for (c, a), f in firsts.items():
+                vals[f.index] = int(c in first_of and first_of[c][1] in atoms[a])
+            for (c, d), (sv, static, e) in owns.items():
+                here = cnt.in_nodes(c, members[(c, d)]) > 0
+                vals[sv.index] = int(here and (static or self._ext_value(e, cnt)))
+
+        self._hinters.append(hint)
+
+    def _ext_value(self, e, cnt: Counts) -> bool:
+        return bool(e) if isinstance(e, int) else bool(self._ext_fn[e.index](cnt))
+
+    def _levelled(self, comp: list[int]) -> None:
+        em, model = self.em, self.em.model
+        inst = em.inst
+        inside = set(comp)
+        cells: list[_Cell] = []
+        by_class: dict[int, list[_Cell]] = {}
+        for c in comp:
+            watchers = [c1 for c1 in comp if c1 != c and self.capable[c1] and self.capable[c] and c in self.match[c1]]
+            keyed_masks = {c1: self._any_key_mask(self.keys[c1]) for c1 in watchers}
+            groups: dict[tuple, list[int]] = {}
+            for n in sorted(em.x[c]):
+                sig = tuple(int(inst.domains(k)[0][n]) for k in self.keys[c]) + tuple(bool(keyed_masks[c1][n]) for c1 in watchers)
+                groups.setdefault(sig, []).append(n)
+            by_class[c] = []
+            for sig, nodes in groups.items():
+                cell = _Cell(cls=c, nodes=nodes, dom=dict(zip(self.keys[c], sig, strict=False)),
+                             keyed={c1: bool(keyed_masks[c1][nodes[0]]) for c1 in watchers})
+                cells.append(cell)
+                by_class[c].append(cell)
+        top = len(cells)
+        for cell in cells:
+            xs = self._xs(cell.cls, cell.nodes)
+            ub = sum(em.x_ub[cell.cls][n] for n in cell.nodes)
+            cell.y = self._var(0, 1)
+            model.add(cp_model.LinearExpr.sum(xs) <= ub * cell.y)
+            cell.level = self._var(0, top)
+            if self.capable[cell.cls]:
+                cell.first = self._var(0, 1)
+                model.add(cp_model.LinearExpr.sum(xs) >= cell.first)
+                model.add(cell.level == 0).only_enforce_if(cell.first)
+        any_first: dict[int, cp_model.IntVar] = {}
+        for c in comp:
+            fs = [cell.first for cell in by_class[c] if cell.first is not None]
+            if fs:
+                model.add(cp_model.LinearExpr.sum(fs) <= 1)
+                any_first[c] = self._var(0, 1)
+                model.add(any_first[c] == cp_model.LinearExpr.sum(fs))
+        # First pods of different classes: c1 before c2 when c1's terms count c2's first pod.
+        order: dict[int, cp_model.IntVar] = {}
+        edges = []
+        for c1 in comp:
+            for c2 in comp:
+                if c1 == c2 or c1 not in any_first or c2 not in any_first or c2 not in self.match[c1]:
+                    continue
+                keyed = [cell.first for cell in by_class[c2] if cell.first is not None and cell.keyed.get(c1)]
+                if not keyed:
+                    continue
+                if len(keyed) == len([cell for cell in by_class[c2] if cell.first is not None]):
+                    lit = any_first[c2]
+                else:
+                    lit = self._var(0, 1)
+                    model.add(lit == cp_model.LinearExpr.sum(keyed))
+                edges.append((c1, c2, lit))
+        if edges:
+            for c in sorted({c for e in edges for c in e[:2]}):
+                order[c] = self._var(0, len(comp) - 1)
+            for c1, c2, lit in edges:
+                model.add(order[c1] + 1 <= order[c2]).only_enforce_if([any_first[c1], lit])
+                if lit is any_first[c2] and any(e[0] == c2 and e[1] == c1 and e[2] is any_first[c1] for e in edges):
+                    if c1 < c2:
+                        model.add(any_first[c1] + any_first[c2] <= 1)
+        witnesses: dict[tuple, _Witnesses] = {}
+
+        def witness(ms: tuple[int, ...], key: str, d: int) -> _Witnesses:
+            k = (ms, key, d)
+            if k not in witnesses:
+                ids = inst.domains(key)[0]
+                w = _Witnesses(a=self._var(0, top))
+                for c in ms:
+                    for cell in by_class[c]:
+                        here = [n for n in cell.nodes if ids[n] == d]
+                        if not here:
+                            continue
+                        lit = self._var(0, 1)
+                        model.add(cell.level <= w.a).only_enforce_if(lit)
+                        model.add(cp_model.LinearExpr.sum(self._xs(c, here)) >= lit)
+                        w.cells.append((cell, here, lit))
+                witnesses[k] = w
+            return witnesses[k]
+
+        needs: list[tuple[_Cell, str, cp_model.IntVar | int, _Witnesses | None, cp_model.IntVar | None]] = []
+        for cell in cells:
+            c = cell.cls
+            ms = tuple(o for o in self.match[c] if o in inside)
+            outside = [o for o in self.match[c] if o not in inside]
+            for key in self.keys[c]:
+                d = cell.dom[key]
+                if d in self.bound_doms[c][key]:
+                    continue
+                e = self.ext(outside, key, d)
+                w = witness(ms, key, d) if ms else None
+                if w is not None and not any(j is not cell for j, _, _ in w.cells):
+                    w = None
+                rhs = [v for v in (cell.first, e) if not (v is None or (isinstance(v, int) and v == 0))]
+                lv = None
+                if w is not None:
+                    lv = self._var(0, 1)
+                    rhs.append(lv)
+                    model.add(cell.level >= w.a + 1).only_enforce_if(lv)
+                    model.add(cp_model.LinearExpr.sum([lit for _, _, lit in w.cells]) >= lv)
+                model.add(cell.y <= (cp_model.LinearExpr.sum(rhs) if rhs else 0))
+                needs.append((cell, key, e, w, lv))
+
+        def hint(cnt: Counts, first_of: dict[int, tuple[int, int]], first_rank: list[int], vals: dict[int, int]) -> None:
+            present = {id(cell): cnt.in_nodes(cell.cls, set(cell.nodes)) > 0 for cell in cells}
+            first_cell = {}
+            for cell in cells:
+                fc = first_of.get(cell.cls)
+                if fc is not None and cell.first is not None and fc[1] in set(cell.nodes):
+                    first_cell[id(cell)] = True
+            ext_ok = {}
+            for cell, key, e, _w, _lv in needs:
+                ext_ok[(id(cell), key)] = self._ext_value(e, cnt)
+            level: dict[int, int] = {}
+            for cell in cells:
+                if present[id(cell)] and (first_cell.get(id(cell)) or all(
+                        ext_ok[(id(cl), key)] for cl, key, _e, _w, _lv in needs if cl is cell)):
+                    level[id(cell)] = 0
+            rnd = 0
+            while True:
+                rnd += 1
+                new = []
+                for cell in cells:
+                    if id(cell) in level or not present[id(cell)]:
+                        continue
+                    ok = True
+                    for cl, key, _e, w, _lv in needs:
+                        if cl is not cell or ext_ok[(id(cell), key)]:
+                            continue
+                        if w is None or not any(j is not cell and level.get(id(j), rnd) < rnd and cnt.in_nodes(j.cls, set(here)) > 0
+                                                for j, here, _ in w.cells):
+                            ok = False
+                            break
+                    if ok:
+                        new.append(cell)
+                if not new:
+                    break
+                for cell in new:
+                    level[id(cell)] = rnd
+            for cell in cells:
+                vals[cell.y.index] = int(present[id(cell)])
+                vals[cell.level.index] = min(level.get(id(cell), 0), top)
+                if cell.first is not None:
+                    vals[cell.first.index] = int(bool(first_cell.get(id(cell))))
+            for c, var in any_first.items():
+                vals[var.index] = int(any(first_cell.get(id(cell)) for cell in by_class[c]))
+            for c1, c2, lit in edges:
+                if lit is not any_first[c2]:
+                    vals[lit.index] = int(any(first_cell.get(id(cell)) and cell.keyed.get(c1) for cell in by_class[c2]))
+            ranked = [c for c in first_rank if c in order]
+            for c, var in order.items():
+                vals[var.index] = ranked.index(c) if c in ranked else 0
+            for w in witnesses.values():
+                lits = [(level[id(j)], i) for i, (j, here, _) in enumerate(w.cells)
+                        if id(j) in level and cnt.in_nodes(j.cls, set(here)) > 0]
+                best = min(lits) if lits else None
+                vals[w.a.index] = best[0] if best else 0
+                for i, (_j, _here, lit) in enumerate(w.cells):
+                    vals[lit.index] = int(best is not None and i == best[1])
+            for cell, key, _e, _w, lv in needs:
+                if lv is not None:
+                    vals[lv.index] = int(present[id(cell)] and not first_cell.get(id(cell)) and not ext_ok[(id(cell), key)])
+
+        self._hinters.append(hint)
+
+    def _any_key_mask(self, keys: tuple[str, ...]) -> np.ndarray:
+        inst = self.em.inst
+        mask = np.zeros(inst.n_nodes, dtype=bool)
+        for k in keys:
+            mask |= inst.domains(k)[0] != NO_DOMAIN
+        return mask
+
+    # ---- hint values --------------------------------------------------------------------------
+    def _compute(self, cnt: Counts) -> dict[int, int]:
+        """Every auxiliary value for a placement: its first pods from the shared definition, then
+        each form's literals and levels."""
+        inst = self.em.inst
+        nodes = inst.cluster.nodes
+        new = []
+        where: dict[str, tuple[int, int]] = {}
+        for c in self.relevant:
+            pods = iter(inst.classes[c].pods)
+            for n in sorted(cnt.per_class[c]):
+                for _ in range(cnt.per_class[c][n]):
+                    p = next(pods)
+                    new.append((p, nodes[n]))
+                    where[p.key] = (c, n)
+        plan = affinity_order(self.relevant_bound, new, inst.cluster.namespaces)
+        first_of: dict[int, tuple[int, int]] = {}
+        rank: list[int] = []
+        for key in plan.first_pods:
+            c, n = where[key]
+            first_of.setdefault(c, (c, n))
+            rank.append(c)
+        vals: dict[int, int] = {}
+        for hinter in self._hinters:
+            hinter(cnt, first_of, rank, vals)
+        return vals
