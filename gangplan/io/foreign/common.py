@@ -15,6 +15,39 @@ PATH_LABEL_PREFIX = "gangplan.io/path-"
 different parents: ``gangplan.io/path-<level key with / as _>``, value ``<v0>/<v1>/.../<level value>``."""
 
 
+@dataclass(frozen=True)
+class ForeignObject:
+    """One foreign group object, read far enough to name it: its file, context and metadata."""
+
+    file: str
+    ctx: Ctx
+    meta: dict
+    namespace: str
+    name: str
+    spec: dict
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+def read_objects(objects: list[tuple[str, dict]], kind: str, api: str, *, spec_required: bool = False) -> list[ForeignObject]:
+    """The objects of one foreign kind with metadata and spec read, duplicates refused (exit 2)."""
+    out: list[ForeignObject] = []
+    seen: set[tuple[str, str]] = set()
+    for file, raw in objects:
+        meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+        ctx = Ctx(file, f"{kind}/{meta.get('namespace') or 'default'}/{meta.get('name', '?')} ({api})")
+        m = ctx.map(raw.get("metadata"), "metadata", required=True)
+        ns = ctx.str(m.get("namespace"), "metadata.namespace", default="default") or "default"
+        name = ctx.str(m.get("name"), "metadata.name", required=True)
+        if (ns, name) in seen:
+            raise ctx.fail("metadata.name", "duplicate object")
+        seen.add((ns, name))
+        out.append(ForeignObject(file, ctx, m, ns, name, ctx.map(raw.get("spec"), "spec", required=spec_required)))
+    return out
+
+
 @dataclass
 class Hierarchy:
     """A translated group tree, for the priority alignment after resolution."""

@@ -19,7 +19,7 @@ the group where native scheduling may admit it.
 from __future__ import annotations
 
 from gangplan.io.fields import Ctx
-from gangplan.io.foreign.common import Env, Hierarchy
+from gangplan.io.foreign.common import Env, Hierarchy, read_objects
 from gangplan.models.objects import PodGroup
 
 API = "scheduling.x-k8s.io/v1alpha1"
@@ -33,20 +33,13 @@ def translate(env: Env, objects: list[tuple[str, dict]]) -> None:
         return
     by_name: dict[tuple[str, str], tuple[str, Ctx, int, dict[str, int]]] = {}
     names = []
-    for file, raw in objects:
-        meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
-        ctx = Ctx(file, f"PodGroup/{meta.get('namespace') or 'default'}/{meta.get('name', '?')} ({API})")
-        m = ctx.map(raw.get("metadata"), "metadata", required=True)
-        ns = ctx.str(m.get("namespace"), "metadata.namespace", default="default") or "default"
-        name = ctx.str(m.get("name"), "metadata.name", required=True)
-        spec = ctx.map(raw.get("spec"), "spec")
+    for obj in read_objects(objects, "PodGroup", API):
+        file, ctx, m, ns, name, spec = obj.file, obj.ctx, obj.meta, obj.namespace, obj.name, obj.spec
         min_member = ctx.int(spec.get("minMember"), "spec.minMember", minimum=0)
         min_res = ctx.resources(spec.get("minResources"), "spec.minResources")
         ctx.int(spec.get("scheduleTimeoutSeconds"), "spec.scheduleTimeoutSeconds", minimum=0)
         for k in sorted(set(spec) - _KNOWN):
             env.note(f"PodGroup ({API})", f"spec.{k}", "unknown field: not read", f"{ns}/{name}")
-        if (ns, name) in by_name:
-            raise ctx.fail("metadata.name", "duplicate object")
         native = env.free_name(ns, name, "coscheduling")
         pg = PodGroup(namespace=ns, name=native, uid=ctx.str(m.get("uid"), "metadata.uid"), policy="gang", min_count=max(min_member, 1),
                       creation_timestamp=ctx.str(m.get("creationTimestamp"), "metadata.creationTimestamp"),

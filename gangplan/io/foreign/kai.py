@@ -29,7 +29,7 @@ CRD field is ``subGroups``, an API server prunes the other) is read with a warni
 from __future__ import annotations
 
 from gangplan.io.fields import Ctx
-from gangplan.io.foreign.common import PREFERRED, Env, Hierarchy
+from gangplan.io.foreign.common import PREFERRED, Env, Hierarchy, read_objects
 from gangplan.models.objects import CompositePodGroup, PodGroup, TopologyLevels
 
 API = "scheduling.run.ai/v2alpha2"
@@ -84,19 +84,10 @@ def translate(env: Env, objects: list[tuple[str, dict]], topologies: dict[str, T
             by_pod.setdefault((pod.namespace, value), []).append(key)
     shapes = {"PodGroup": 0, "CompositePodGroup": 0}
     names: list[str] = []
-    seen: set[tuple[str, str]] = set()
-    for file, raw in objects:
-        meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
-        ctx = Ctx(file, f"PodGroup/{meta.get('namespace') or 'default'}/{meta.get('name', '?')} ({API})")
-        m = ctx.map(raw.get("metadata"), "metadata", required=True)
-        ns = ctx.str(m.get("namespace"), "metadata.namespace", default="default") or "default"
-        name = ctx.str(m.get("name"), "metadata.name", required=True)
-        who = f"{ns}/{name}"
-        if (ns, name) in seen:
-            raise ctx.fail("metadata.name", "duplicate object")
-        seen.add((ns, name))
+    for obj in read_objects(objects, "PodGroup", API, spec_required=True):
+        file, ctx, m, ns, name, spec = obj.file, obj.ctx, obj.meta, obj.namespace, obj.name, obj.spec
+        who = obj.key
         names.append(who)
-        spec = ctx.map(raw.get("spec"), "spec", required=True)
         for k in sorted(set(spec) - _KNOWN):
             env.note(f"PodGroup ({API})", f"spec.{k}", "unknown field: not read", who)
         min_member = ctx.int(spec.get("minMember"), "spec.minMember", minimum=0)

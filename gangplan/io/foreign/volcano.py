@@ -44,7 +44,7 @@ import re
 from dataclasses import dataclass
 
 from gangplan.io.fields import Ctx
-from gangplan.io.foreign.common import PREFERRED, Env, Hierarchy
+from gangplan.io.foreign.common import PREFERRED, Env, Hierarchy, read_objects
 from gangplan.io.parse import parse_label_selector
 from gangplan.models.objects import CompositePodGroup, LabelSelector, PodGroup
 from gangplan.predicates.labels import selector_matches
@@ -206,19 +206,10 @@ def translate(env: Env, objects: list[tuple[str, dict]], hypernodes: list[tuple[
             by_pod.setdefault((pod.namespace, value), []).append(key)
     shapes: dict[str, int] = {"PodGroup": 0, "CompositePodGroup": 0}
     names, ignored_tasks = [], 0
-    seen: set[tuple[str, str]] = set()
-    for file, raw in objects:
-        meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
-        ctx = Ctx(file, f"PodGroup/{meta.get('namespace') or 'default'}/{meta.get('name', '?')} ({API})")
-        m = ctx.map(raw.get("metadata"), "metadata", required=True)
-        ns = ctx.str(m.get("namespace"), "metadata.namespace", default="default") or "default"
-        name = ctx.str(m.get("name"), "metadata.name", required=True)
-        who = f"{ns}/{name}"
-        if (ns, name) in seen:
-            raise ctx.fail("metadata.name", "duplicate object")
-        seen.add((ns, name))
+    for obj in read_objects(objects, "PodGroup", API):
+        file, ctx, m, ns, name, spec = obj.file, obj.ctx, obj.meta, obj.namespace, obj.name, obj.spec
+        who = obj.key
         names.append(who)
-        spec = ctx.map(raw.get("spec"), "spec")
         for k in sorted(set(spec) - _KNOWN):
             env.note(f"PodGroup ({API})", f"spec.{k}", "unknown field: not read", who)
         min_member = ctx.int(spec.get("minMember"), "spec.minMember", minimum=0)
