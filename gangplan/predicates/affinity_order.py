@@ -15,7 +15,17 @@ when it carries every term's key and
 **Definition.** A final placement (bound pods minus victims, plus the placed pending pods) is
 feasible for required pod affinity iff *some order* of the placed pending pods, all bound pods
 first, passes that check for every pending pod at its turn, the pods placed before it being the
-existing ones. Pods of different entities may interleave in the order. (Anti-affinity needs no
+existing ones. Pods of different entities may interleave in the order.
+
+**Victims** (preemption) are absent from the final state for capacity, anti-affinity, spread and
+host ports, but each victim is evicted at *some point* of that order: the pending pods placed
+before its eviction count it as an existing pod (it may support their terms, and it switches off
+the first-pod rule for terms it matches), those placed after do not. Upstream allows exactly
+this: required affinity is IgnoredDuringExecution, and preemption never looks at other pods'
+affinity to spare a supporter (``SelectVictimsOnNode`` in
+``pkg/scheduler/framework/preemption/preemption.go`` and the victim selection of
+``podgrouppreemption.go`` only re-run the preemptor's own filters), so a pod placed while its
+supporter ran keeps running when a later preemptor evicts the supporter. (Anti-affinity needs no
 order: a violation in the final state fails whichever of the two pods came second, through its
 own terms or through ``satisfyExistingPodsAntiAffinity``; so the validator checks it on the final
 state.)
@@ -37,6 +47,15 @@ state.)
    candidate, or rule out it and every interchangeable pod: same labels, namespace, terms and
    node label values for every affinity key). Tiny in practice (a self-affine gang branches once
    per domain); ``budget`` caps the search, and an undecided placement is reported as such.
+3. Victims. When no pod that could pass by the first-pod rule (it matches its own terms) has terms
+   a victim matches, keeping every victim until all pending pods are placed dominates every other
+   eviction time (a victim then only adds support), so steps 1-2 with the victims as bound pods
+   decide exactly. Otherwise three orders are tried, each a real order of the definition: victims
+   kept to the end; victims gone before the first pending pod; and victims kept while the pods
+   reachable by support alone are placed (the closure from no first pods), then evicted, then
+   steps 1-2 for the rest with those pods existing. The placement passes when one of them does;
+   this is sound (never accepts a placement no order realises) and exact whenever no first-pod
+   candidate's terms match a victim.
 """
 
 from __future__ import annotations
@@ -292,13 +311,53 @@ class _Problem:
 
 
 def affinity_order(bound: Sequence[tuple[Pod, Node]], new: Sequence[tuple[Pod, Node]],
-                   namespaces: Mapping[str, Namespace] | None = None, *, budget: int = SEARCH_BUDGET) -> AffinityPlan:
+                   namespaces: Mapping[str, Namespace] | None = None, *, victims: Sequence[tuple[Pod, Node]] = (),
+                   budget: int = SEARCH_BUDGET) -> AffinityPlan:
     """Decide the definition above for the pods ``new`` placed on top of ``bound`` (see module doc).
 
-    ``bound``: (pod, node) of every pod already running (victims removed); ``new``: (pod, node)
-    of every placed pending pod. Returns a passing order with its first pods, or the pods that
-    cannot go, each with the reason.
+    ``bound``: (pod, node) of every pod still running (victims removed); ``victims``: (pod, node)
+    of every victim, evicted at some point of the order (step 3 of the module doc); ``new``:
+    (pod, node) of every placed pending pod. Returns a passing order with its first pods, or the
+    pods that cannot go, each with the reason.
     """
+    if not victims:
+        return _decide(bound, new, namespaces, budget)
+    bound, victims = list(bound), list(victims)
+    kept = _decide(bound + victims, new, namespaces, budget)
+    if kept.feasible or not _victims_can_hurt(bound, victims, new, namespaces):
+        return kept
+    gone = _decide(bound, new, namespaces, budget)
+    if gone.feasible:
+        return gone
+    pb = _Problem(bound + victims, new, namespaces)
+    early = [i for i in pb.closure([]) if i >= pb.n_bound]
+    if early:
+        early_set = set(early)
+        first = [(pb.pods[i], pb.nodes[i]) for i in early]
+        rest = [(p, n) for j, (p, n) in enumerate(new) if pb.n_bound + j not in early_set]
+        later = _decide(bound + first, rest, namespaces, budget)
+        if later.feasible:
+            free = [pb.pods[i].key for i in range(pb.n_bound, len(pb.pods)) if i not in pb.group_of]
+            rest_order = [k for k in later.order if k not in set(free)]
+            order = free + [pb.pods[i].key for i in early] + rest_order
+            return AffinityPlan(feasible=True, first_pods=later.first_pods, order=tuple(order))
+    return kept
+
+
+def _victims_can_hurt(bound, victims, new, namespaces) -> bool:
+    """Does a victim match every term of a new pod that matches its own terms (a possible first
+    pod)? Only then can keeping a victim switch off a first-pod rule (module doc, step 3)."""
+    ns = dict(namespaces or {})
+    for p, _ in new:
+        terms = p.affinity.pod_affinity_required
+        if terms and matches_all_terms(terms, p.namespace, p, ns) and any(
+                matches_all_terms(terms, p.namespace, v, ns) for v, _ in victims):
+            return True
+    return False
+
+
+def _decide(bound: Sequence[tuple[Pod, Node]], new: Sequence[tuple[Pod, Node]],
+            namespaces: Mapping[str, Namespace] | None, budget: int) -> AffinityPlan:
     pb = _Problem(bound, new, namespaces)
     key = lambda i: pb.pods[i].key  # noqa: E731
     static = tuple((key(i), f"node {pb.nodes[i].name} has no label {k!r}") for i, k in sorted(pb.missing_key.items(), key=lambda kv: key(kv[0])))

@@ -1,7 +1,10 @@
 """Independent validator: every hard rule, checked on the final state a Result describes.
 
 It imports no engine. The final state is: bound pods, minus victims, plus every placed (or
-nominated) pending pod. Per pod x node checks come from :mod:`gangplan.predicates`, the same pure
+nominated) pending pod. Victims are absent from it for capacity, anti-affinity, spread and host
+ports; for required pod affinity (the one order-based rule) a victim may still count as an
+existing pod supporting a pending pod, which may have been placed before the victim was evicted
+(:mod:`gangplan.predicates.affinity_order`). Per pod x node checks come from :mod:`gangplan.predicates`, the same pure
 functions the engines use, so "feasible" means one thing.
 
 Rules (``Violation.rule``):
@@ -65,6 +68,7 @@ class _State:
     def __init__(self, cluster: Cluster, result: Result) -> None:
         self.cluster = cluster
         victims = set(result.victims)
+        self.victims = victims
         self.node_of: dict[str, str] = {}
         self.pods: dict[str, Pod] = {}
         for p in cluster.bound_pods:
@@ -153,7 +157,9 @@ def _affinity(st: _State) -> list[Violation]:
     in the pod's domain of the term's key, or no placed pod matching all terms sits on a node with
     any of the keys and the pod matches its own terms). That definition, and its exact decision,
     live in :func:`gangplan.predicates.affinity_order.affinity_order`; each pod no order can place
-    is named. Anti-affinity needs no order: a pod violates it when another pod in the same domain
+    is named. Victims are evicted at some point of that order, so a pod may count a victim as its
+    supporter (placed before the victim left; see the module docstring of
+    :mod:`gangplan.predicates.affinity_order`). Anti-affinity needs no order: a pod violates it when another pod in the same domain
     of its term's key matches the term, or when it sits in the domain of another pod's term that
     matches it.
     """
@@ -164,7 +170,9 @@ def _affinity(st: _State) -> list[Violation]:
     if any(st.pods[k].affinity.pod_affinity_required for k in st.new):
         bound = [(st.pods[k], st.nodes[n]) for k, n in st.node_of.items() if k not in st.new]
         new = [(st.pods[k], st.nodes[st.node_of[k]]) for k in sorted(st.new)]
-        plan = affinity_order(bound, new, ns)
+        gone = set(st.victims)
+        victims = [(p, st.nodes[p.node_name]) for p in st.cluster.bound_pods if p.key in gone and p.node_name in st.nodes]
+        plan = affinity_order(bound, new, ns, victims=victims)
         if not plan.feasible:
             note = " (undecided: the search for an order hit its budget)" if plan.undecided else ""
             out += [Violation("pod-affinity", key, why + note) for key, why in plan.blocked]

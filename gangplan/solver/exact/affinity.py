@@ -40,6 +40,15 @@ domain. Per affinity class ``c`` (its terms ``T``, the classes ``M`` matching al
     lower level: ``l[k] >= A + 1`` where ``A[M, key, d] >= l[j]`` for a chosen present witness
     ``j``. First pods of different classes that count each other get an order ``o[c]``.
 
+**Victims** do not change affinity in the model: a bound pod the model evicts (or a victim
+removed up front) still supports and still counts against the first-pod rule, i.e. the model
+picks the order of :mod:`~gangplan.predicates.affinity_order` where victims leave after every
+pending pod is placed. That order is always one the definition allows (upstream preemption does
+not spare other pods' supporters: ``SelectVictimsOnNode`` in
+``pkg/scheduler/framework/preemption/preemption.go`` only re-runs the preemptor's filters), so
+supporting units are evictable; it is conservative only where evicting a counted pod *first*
+would switch a first-pod rule on.
+
 Aggregated (count) variables stay: only classes with terms, and classes those terms select, are
 private (per node) at all, and the levelled form is used only where support can go round a cycle
 across domains. Hint values of every auxiliary variable come from the same definition: the hint's
@@ -129,7 +138,10 @@ class _Affinity:
         self.bound_doms: dict[int, dict[str, set[int]]] = {}
         self.counted_bound: dict[int, bool] = {}
         bound_cache: dict[tuple, list[int]] = {}
-        bound_pods = [(q, n) for n, pods in enumerate(inst.bound_on_node) for q in pods]
+        # Victims (evictable units the model evicts, or victims removed up front) still support:
+        # the model keeps them until every pending pod is placed, one of the orders the shared
+        # definition allows (affinity_order, step 3); they also keep the first-pod rule off.
+        bound_pods = [(q, n) for n, pods in enumerate(inst.bound_on_node) for q in pods] + list(inst.victim_pods)
         relevant_bound: dict[str, tuple] = {}
         for c in self.holders:
             rep = classes[c].rep

@@ -9,7 +9,7 @@ node predicates are :mod:`gangplan.predicates`, shared with the greedy engine an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -33,6 +33,10 @@ class Eligibility:
     eligible: np.ndarray
     fit: np.ndarray
     """Per node, how many pods of the class fit on the bound state alone (0 where ineligible)."""
+    needs_evict: dict[int, frozenset[int]] = field(default_factory=dict)
+    """Node -> evictable units that must all be evicted before the class may use it: every
+    bound pod whose host port or anti-affinity blocks the class there is in those units
+    (preemption only; the model adds ``count(class, node) <= ub * evict[u]``)."""
 
     def first_failing(self, node: int) -> str | None:
         for fam in STATIC_FAMILIES:
@@ -90,31 +94,52 @@ def _domain_mask(inst: Instance, key: str, bad_domains: set[int]) -> np.ndarray:
     return ~np.isin(ids, np.fromiter(bad_domains, dtype=np.int64))
 
 
-def _anti_affinity_mask(inst: Instance, cache: EligibilityCache, cls: PodClass) -> np.ndarray | None:
-    """The class's own anti-affinity against bound pods, and bound pods' anti-affinity against it."""
+def _block(inst: Instance, mask: np.ndarray, cond: dict[int, set[int]], nodes, blockers) -> None:
+    """``blockers`` (bound pods) make ``nodes`` ineligible, unless every one of them is in an
+    evictable unit: then the nodes stay eligible on condition that those units are evicted."""
+    units = {inst.unit_of.get(q.key) for q in blockers}
+    if None in units:
+        mask[nodes] = False
+        return
+    for n in nodes.tolist():
+        cond.setdefault(n, set()).update(units)
+
+
+def _anti_affinity_mask(inst: Instance, cache: EligibilityCache, cls: PodClass,
+                        cond: dict[int, set[int]]) -> np.ndarray | None:
+    """The class's own anti-affinity against bound pods, and bound pods' anti-affinity against it;
+    blockers in evictable units only condition the nodes (``cond``, see :func:`_block`)."""
     p, ns = cls.rep, inst.cluster.namespaces
     mask = None
     for t in p.affinity.pod_anti_affinity_required:
         ids, _ = inst.domains(t.topology_key)
-        bad = {int(ids[i]) for i, pods in enumerate(inst.bound_on_node) if ids[i] != NO_DOMAIN
-               and any(term_matches(t, p.namespace, q, ns) for q in pods)}
-        m = _domain_mask(inst, t.topology_key, bad)
+        blockers: dict[int, list] = {}
+        for i, pods in enumerate(inst.bound_on_node):
+            if ids[i] != NO_DOMAIN:
+                hit = [q for q in pods if term_matches(t, p.namespace, q, ns)]
+                if hit:
+                    blockers.setdefault(int(ids[i]), []).extend(hit)
+        m = np.ones(inst.n_nodes, dtype=bool)
+        for d, qs in sorted(blockers.items()):
+            _block(inst, m, cond, np.flatnonzero(ids == d), qs)
         mask = m if mask is None else mask & m
     for q, t, node in cache.anti_holders:
         ids, _ = inst.domains(t.topology_key)
         if ids[node] != NO_DOMAIN and term_matches(t, q.namespace, p, ns):
-            m = ids != ids[node]
+            m = np.ones(inst.n_nodes, dtype=bool)
+            _block(inst, m, cond, np.flatnonzero(ids == ids[node]), [q])
             mask = m if mask is None else mask & m
     return mask
 
 
-def _ports_mask(inst: Instance, cache: EligibilityCache, cls: PodClass) -> np.ndarray | None:
+def _ports_mask(inst: Instance, cache: EligibilityCache, cls: PodClass, cond: dict[int, set[int]]) -> np.ndarray | None:
     if not cls.rep.host_ports:
         return None
     mask = np.ones(inst.n_nodes, dtype=bool)
     for i in cache.port_nodes:
-        if any(ports_conflict(a, b) for q in inst.bound_on_node[i] for a in cls.rep.host_ports for b in q.host_ports):
-            mask[i] = False
+        hit = [q for q in inst.bound_on_node[i] if any(ports_conflict(a, b) for a in cls.rep.host_ports for b in q.host_ports)]
+        if hit:
+            _block(inst, mask, cond, np.array([i]), hit)
     return mask
 
 
@@ -175,9 +200,11 @@ def class_eligibility(inst: Instance, cache: EligibilityCache, cls: PodClass,
         m = np.zeros(inst.n_nodes, dtype=bool)
         m[cls.fixed_node] = True
         masks["fixed"] = m
+    port_cond: dict[int, set[int]] = {}
+    anti_cond: dict[int, set[int]] = {}
     optional = {
-        "host-port": _ports_mask(inst, cache, cls),
-        "pod-anti-affinity": _anti_affinity_mask(inst, cache, cls),
+        "host-port": _ports_mask(inst, cache, cls, port_cond),
+        "pod-anti-affinity": _anti_affinity_mask(inst, cache, cls, anti_cond),
         "pod-affinity": _has_labels(inst, [t.topology_key for t in p.affinity.pod_affinity_required]),
         "topology-spread": _has_labels(inst, [c.topology_key for c in p.topology_spread if c.when_unsatisfiable == "DoNotSchedule"]),
         "topology": _topology_mask(inst, cls),
@@ -189,4 +216,11 @@ def class_eligibility(inst: Instance, cache: EligibilityCache, cls: PodClass,
             eligible &= m
     if "capacity" in ignore:
         fit = np.full(inst.n_nodes, cls.size, dtype=np.int64)
-    return Eligibility(masks=masks, eligible=eligible, fit=np.where(eligible, fit, 0))
+    needs: dict[int, set[int]] = {}
+    for fam, cond in (("host-port", port_cond), ("pod-anti-affinity", anti_cond)):
+        if fam not in ignore:
+            for n, us in cond.items():
+                if eligible[n]:
+                    needs.setdefault(n, set()).update(us)
+    return Eligibility(masks=masks, eligible=eligible, fit=np.where(eligible, fit, 0),
+                       needs_evict={n: frozenset(us) for n, us in sorted(needs.items())})

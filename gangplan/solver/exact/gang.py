@@ -5,6 +5,9 @@ PlacementFeasible in ``gangscheduling.go`` (spec/kep-algorithms.md §1.5):
 
 * a PodGroup with newly placed pods has at least minCount pods on nodes (bound ones count); extra
   pods past minCount are allowed; a basic group has minCount 1, so its pods are independent;
+  with preemption the bound count is ``bound - sum k * evict[u]`` over the evictable units
+  holding ``k`` of its pods (a hierarchy with pending pods may lose bound pods to a higher-priority
+  preemptor, never to its own pending pods: same priority);
 * a CompositePodGroup with newly placed pods below it has at least minGroupCount satisfied
   children (a child PodGroup is satisfied when it has minCount pods on nodes, a child composite
   recursively).
@@ -45,11 +48,28 @@ def add_group_constraints(em: ExactModel) -> dict[str, cp_model.IntVar]:
     return {r: act[r] for r in inst.roots if r in act}
 
 
+def bound_now(leaf: LeafGroup, cnt: Counts) -> int:
+    """The leaf's bound pods still on nodes in a solution (evicted units' pods gone)."""
+    return leaf.bound - sum(k for u, k in leaf.evictable if u in cnt.evicted)
+
+
+def _bound_expr(em: ExactModel, leaf: LeafGroup):
+    """``bound - sum k * evict[u]`` over the evictable units holding pods of the leaf."""
+    if not leaf.evictable:
+        return leaf.bound
+    return leaf.bound - cp_model.LinearExpr.weighted_sum([em.evict[u] for u, _ in leaf.evictable],
+                                                         [k for _, k in leaf.evictable])
+
+
 def _leaf(em: ExactModel, leaf: LeafGroup):
     model = em.model
-    satisfied_alone = int(leaf.bound >= leaf.min_count)
+    bound = _bound_expr(em, leaf)
     if not leaf.classes:
-        return 0, satisfied_alone
+        if not leaf.evictable or leaf.bound < leaf.min_count:
+            return 0, int(leaf.bound >= leaf.min_count)
+        sat = em.new_aux(0, 1, lambda cnt: int(bound_now(leaf, cnt) >= leaf.min_count))
+        model.add(bound >= leaf.min_count * sat)
+        return 0, sat
     new = cp_model.LinearExpr.sum(_leaf_new(em, leaf))
     total = sum(em.inst.classes[c].size for c in leaf.classes)
     value = _leaf_new_value(leaf)
@@ -57,13 +77,13 @@ def _leaf(em: ExactModel, leaf: LeafGroup):
     model.add(new <= total * act)
     model.add(new >= act)
     missing = leaf.min_count - leaf.bound
-    if missing > 1 and GANG not in em.skip:
-        model.add(new >= missing * act)
-    if leaf.parent is None:
-        return act, satisfied_alone
-    sat = em.new_aux(0, 1, lambda cnt: int(leaf.bound + value(cnt) >= leaf.min_count))
-    if missing > 0:
-        model.add(new >= missing * sat)
+    if (missing > 1 or leaf.evictable) and GANG not in em.skip:
+        model.add(new + bound >= leaf.min_count * act)
+    if leaf.parent is None:  # a root's ``sat`` is read by no composite
+        return act, int(leaf.bound >= leaf.min_count)
+    sat = em.new_aux(0, 1, lambda cnt: int(bound_now(leaf, cnt) + value(cnt) >= leaf.min_count))
+    if missing > 0 or leaf.evictable:
+        model.add(new + bound >= leaf.min_count * sat)
     return act, sat
 
 
@@ -90,7 +110,7 @@ def _composite(em: ExactModel, node: CompositeNode, act: dict, sat: dict):
 
 def _satisfied_value(em: ExactModel, key: str, cnt: Counts) -> bool:
     """The shared rule (:meth:`GroupTree.satisfied`) on the counts of a solution."""
-    placed = {k: leaf.bound + _leaf_new_value(leaf)(cnt) for k, leaf in em.inst.leaves.items()}
+    placed = {k: bound_now(leaf, cnt) + _leaf_new_value(leaf)(cnt) for k, leaf in em.inst.leaves.items()}
     return key in em.inst.cluster.groups and em.inst.cluster.groups.satisfied(key, placed)
 
 

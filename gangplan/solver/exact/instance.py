@@ -56,6 +56,9 @@ class LeafGroup:
     min_count: int
     bound: int
     """Pods of the group already on nodes (victims excluded)."""
+    evictable: list[tuple[int, int]] = field(default_factory=list)
+    """(evictable unit index, pods of this group in it): the bound count is
+    ``bound - sum k * evict[u]`` (preemption only, see :mod:`.gang`)."""
     classes: list[int] = field(default_factory=list)
     parent: str | None = None
     topology_key: str | None = None
@@ -100,6 +103,12 @@ class Instance:
     """[N, R] resources the evictable units could free per node (None without preemption)."""
     evict_slots: np.ndarray | None = None
     """[N] pod slots the evictable units could free per node (None without preemption)."""
+    unit_of: dict[str, int] = field(default_factory=dict)
+    """Bound pod key -> index of its evictable unit in ``units`` (preemption only)."""
+    victim_pods: list[tuple[Pod, int]] = field(default_factory=list)
+    """(pod, node) of the victims removed up front (``victims``): gone for every rule but
+    required pod affinity, where a victim may still support a pod placed before it left
+    (:mod:`gangplan.predicates.affinity_order`)."""
 
     @property
     def n_nodes(self) -> int:
@@ -240,6 +249,17 @@ def build_instance(cluster: Cluster, *, fixed: dict[str, str | None] | None = No
         # A node is only out of reach when it stays over-committed with every evictable unit gone
         # (capacity then asks for the evictions that fix it before a pod lands, see .capacity).
         inst.blocked = ((free + inst.evict_room) < 0).any(axis=1) | (free_pods + inst.evict_slots < 0)
+        inst.unit_of = {p.key: i for i, u in enumerate(inst.units) for p in u.pods}
+        for i, u in enumerate(inst.units):
+            per_group: dict[str, int] = defaultdict(int)
+            for p in u.pods:
+                if p.group_key in leaves:
+                    per_group[p.group_key] += 1
+            for g, k in sorted(per_group.items()):
+                leaves[g].evictable.append((i, k))
+    gone = set(victims)
+    inst.victim_pods = [(p, cluster.node_index[p.node_name]) for p in cluster.bound_pods
+                        if p.key in gone and p.node_name in cluster.node_index]
     return inst
 
 

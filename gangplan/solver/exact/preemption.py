@@ -17,14 +17,25 @@ higher-priority preemptors' counts on the unit's nodes``): upstream only evicts 
 preemptor needs (the reprieve step), and what it needs is room on the nodes it takes. Leftover room
 may then go to lower-priority pods too, as upstream's later cycles would use it.
 
-A unit is *not* evictable (a deliberate, documented limitation: removing it would change rules the
-model evaluates statically on the bound state) when any of its pods
+Every such unit is evictable, whatever pod-to-pod rule it takes part in; each rule of the model
+sees an evicted unit gone, as the validator does:
 
-* has a host port some pending pod also wants, a required pod affinity / anti-affinity term or
-  a DoNotSchedule spread;
-* is matched by such a term or spread selector of any pod (bound or pending);
-* belongs to a group hierarchy with pending pods (its removal would change gang counts);
-* is on a node the model does not know.
+* capacity: its requests and pod slots come back (:mod:`.capacity`);
+* host ports and anti-affinity: a node (domain) whose bound blockers for a class are all in
+  evictable units stays eligible, with ``count(class, node) <= ub * evict[u]`` per blocking unit
+  (:mod:`.eligibility`, such classes are private);
+* DoNotSchedule spread: evicted matching pods leave the domain counts (:mod:`.spread`);
+* gangs and composites with pending pods: a leaf's bound count is ``bound - evicted pods`` of the
+  group (:mod:`.gang`); a hierarchy is never its own preemptor (same priority, and excluded);
+* required pod affinity: a victim may have supported a pod placed before it left (the shared
+  definition, :mod:`gangplan.predicates.affinity_order`), and the model keeps evicted supporters
+  counted (:mod:`.affinity`), the order where victims leave last.
+
+Upstream evicts the same way: ``SelectVictimsOnNode`` (``pkg/scheduler/framework/preemption/
+preemption.go``) removes every lower-priority pod and re-runs only the *preemptor's* filters,
+and the pod-group path (``podgrouppreemption.go``) selects units the same way; neither looks at
+other pods' affinity, gang membership or spread, so no unit is spared for those reasons. Units on
+nodes the model does not know are never evicted.
 
 Objective (the ``disruption`` tiers, right after ``placed``; upstream's importance criteria of
 ``pickOneNodeForPreemption`` / ``MoreImportantVictim``, lexicographic): PDB violations first (per
@@ -45,7 +56,7 @@ from ortools.sat.python import cp_model
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import EntityKey, VictimUnit
 from gangplan.models.objects import Pod
-from gangplan.predicates import ports_conflict, selector_matches, term_matches
+from gangplan.predicates import selector_matches
 from gangplan.solver.exact.variables import Tier
 from gangplan.solver.outcome import BROKEN_GROUPS, PDB_VIOLATIONS, VICTIM_PODS, VICTIMS_PREFIX
 
@@ -72,28 +83,6 @@ def victim_units(cluster: Cluster, bound_node_of: dict[str, int]) -> list[Victim
     return cluster.groups.victim_units(p for p in cluster.bound_pods if p.key in bound_node_of)
 
 
-def _term_bound(cluster: Cluster) -> set[str]:
-    """Keys of pods that hold, or are matched by, a required inter-pod term or a hard spread, and
-    bound pods whose host ports conflict with a pending pod's."""
-    ns = cluster.namespaces
-    holders = [p for p in cluster.pods if p.affinity.pod_affinity_required or p.affinity.pod_anti_affinity_required
-               or any(s.when_unsatisfiable == "DoNotSchedule" for s in p.topology_spread)]
-    out = {p.key for p in holders}
-    ports = [a for p in cluster.pending_pods for a in p.host_ports]
-    for q in cluster.bound_pods:
-        if any(ports_conflict(a, b) for a in ports for b in q.host_ports):
-            out.add(q.key)
-            continue
-        for h in holders:
-            terms = h.affinity.pod_affinity_required + h.affinity.pod_anti_affinity_required
-            if any(term_matches(t, h.namespace, q, ns) for t in terms) or any(
-                    s.when_unsatisfiable == "DoNotSchedule" and q.namespace == h.namespace
-                    and selector_matches(s.label_selector, q.labels) for s in h.topology_spread):
-                out.add(q.key)
-                break
-    return out
-
-
 def preemptors(cluster: Cluster, classes) -> list[tuple[int, EntityKey]]:
     """(priority, entity) of every entity the model may place that may preempt."""
     tree = cluster.groups
@@ -111,16 +100,11 @@ def evictable_units(cluster: Cluster, classes, bound_node_of: dict[str, int],
     if not pre:
         return []
     top = pre[0][0]
-    tree = cluster.groups
-    pending_roots = {tree.root_of(p.group_key) for p in cluster.pending_pods if p.group_key in tree}
-    pinned = _term_bound(cluster)
     ridx = {r: i for i, r in enumerate(resources)}
     out = []
     for unit in victim_units(cluster, bound_node_of):
         key, pods, prio = str(unit.key), unit.pods, unit.priority
-        if prio >= top or any(p.key in pinned for p in pods):
-            continue
-        if any(p.group_key in tree and tree.root_of(p.group_key) in pending_roots for p in pods):
+        if prio >= top:
             continue
         usage: dict[int, np.ndarray] = {}
         slots: dict[int, int] = {}
@@ -162,10 +146,12 @@ def add_eviction(em, admitted: dict) -> None:
     prio_of = _slot_priorities(em)
     pre_entities = {e for _, e in pre}
     preempting = {c.index for c in inst.classes if inst.cluster.groups.entity_of(c.pods[0]) in pre_entities}
+    tree = inst.cluster.groups
     for var, u in zip(em.evict, inst.units, strict=True):
         lits = []
+        own = {tree.root_of(p.group_key) for p in u.pods if p.group_key in tree}
         for pr, ent in pre:
-            if pr <= u.priority:
+            if pr <= u.priority or ent.key in own:  # never its own hierarchy's preemptor
                 continue
             if ent in singles:
                 lits += [em.placed[c] for c in singles[ent]]
@@ -178,6 +164,19 @@ def add_eviction(em, admitted: dict) -> None:
             em.model.add(var <= cp_model.LinearExpr.sum(local))
         else:
             em.model.add(var == 0)
+    _conditional_nodes(em)
+
+
+def _conditional_nodes(em) -> None:
+    """A class may use a node its bound blockers (host port, anti-affinity) make ineligible only
+    when every blocking unit is evicted: ``x[c, n] <= ub * evict[u]`` (:mod:`.eligibility`)."""
+    for c, e in enumerate(em.elig):
+        for n, units in e.needs_evict.items():
+            var = em.x[c].get(n)
+            if var is None:
+                continue
+            for u in sorted(units):
+                em.model.add(var <= em.x_ub[c][n] * em.evict[u])
 
 
 def _slot_priorities(em) -> dict[int, tuple[int, set[int]]]:

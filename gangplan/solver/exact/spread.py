@@ -10,7 +10,8 @@ constraint's key and, per the node affinity / taints policies, pass the pod's no
 tolerate its taints; only pods on such nodes count. With fewer eligible domains than minDomains
 the minimum is 0.
 
-Model: ``final[d] = bound[d] + sum of matching classes' counts on eligible nodes of d``; an integer
+Model: ``final[d] = bound[d] + sum of matching classes' counts on eligible nodes of d``, where with
+preemption ``bound[d]`` loses the matching pods of evicted units (``- sum k * evict[u]``); an integer
 ``lo <= final[e]`` for every eligible domain (so lo <= min; requiring ``certain[d] - lo <= maxSkew``
 is then sufficient, and lo = min makes it exact); the skew constraint is enforced only in domains
 where the constrained class has pods (presence literal). ``lo`` and the final counts are shared by
@@ -72,12 +73,27 @@ def _domain_counts(em: ExactModel, c: PodClass, sc: TopologySpreadConstraint, ma
         return q.namespace == p.namespace and not q.terminating and selector_matches(sc.label_selector, q.labels)
 
     matching = [o.index for o in inst.classes if em.x[o.index] and matches(o.rep)]
-    out: dict[int, tuple[int, list, set[int]]] = {}
+    out: dict[int, tuple[int, list, set[int], list[tuple[int, int]]]] = {}
     for d in sorted(set(ids[mask].tolist())):
         members = set(np.nonzero(mask & (ids == d))[0].tolist())
-        bound = sum(1 for n in members for q in inst.bound_on_node[n] if matches(q))
-        out[d] = (bound, em.count_in(matching, sc.topology_key, d, mask), members)
+        hits = [q for n in members for q in inst.bound_on_node[n] if matches(q)]
+        gone: dict[int, int] = {}
+        for q in hits:
+            if q.key in inst.unit_of:
+                gone[inst.unit_of[q.key]] = gone.get(inst.unit_of[q.key], 0) + 1
+        out[d] = (len(hits), em.count_in(matching, sc.topology_key, d, mask), members, sorted(gone.items()))
     return out, matching
+
+
+def _bound_expr(em: ExactModel, bound: int, gone: list[tuple[int, int]]):
+    """Bound matching pods of a domain minus those of evicted units (preemption)."""
+    if not gone:
+        return bound
+    return bound - cp_model.LinearExpr.weighted_sum([em.evict[u] for u, _ in gone], [k for _, k in gone])
+
+
+def _bound_value(bound: int, gone: list[tuple[int, int]], cnt) -> int:
+    return bound - sum(k for u, k in gone if u in cnt.evicted)
 
 
 def _constraint(em: ExactModel, c: PodClass, sc: TopologySpreadConstraint, shared: dict) -> None:
@@ -97,10 +113,10 @@ def _constraint(em: ExactModel, c: PodClass, sc: TopologySpreadConstraint, share
     for d in sorted(em.domain_vars(c.index, sc.topology_key)):
         if d not in counts:
             continue
-        bound, _, _ = counts[d]
+        bound, _, _, gone = counts[d]
         certain = em.count_in(peers, sc.topology_key, d, mask)
         u = em.presence(c.index, sc.topology_key, d)
-        em.model.add(cp_model.LinearExpr.sum(certain) + bound - lo <= sc.max_skew).only_enforce_if(u)
+        em.model.add(cp_model.LinearExpr.sum(certain) + _bound_expr(em, bound, gone) - lo <= sc.max_skew).only_enforce_if(u)
 
 
 def _lower(em: ExactModel, sc: TopologySpreadConstraint, counts: dict, matching: list[int]):
@@ -109,10 +125,10 @@ def _lower(em: ExactModel, sc: TopologySpreadConstraint, counts: dict, matching:
         return 0
 
     def value(cnt) -> int:
-        return min(b + sum(cnt.in_nodes(o, m) for o in matching) for b, _, m in counts.values())
+        return min(_bound_value(b, g, cnt) + sum(cnt.in_nodes(o, m) for o in matching) for b, _, m, g in counts.values())
 
-    hi = min(b for b, _, _ in counts.values()) + sum(em.inst.classes[o].size for o in matching)
+    hi = min(b for b, _, _, _ in counts.values()) + sum(em.inst.classes[o].size for o in matching)
     lo = em.new_aux(0, hi, value)
-    for bound, variables, _ in counts.values():
-        em.model.add(lo <= cp_model.LinearExpr.sum(variables) + bound)
+    for bound, variables, _, gone in counts.values():
+        em.model.add(lo <= cp_model.LinearExpr.sum(variables) + _bound_expr(em, bound, gone))
     return lo

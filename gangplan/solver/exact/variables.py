@@ -5,7 +5,10 @@ Formulation (spec/cpsat-modeling.md §2.1, the shape-slot "b3" model):
 * A class is *private* when its pods take part in a rule that looks at individual nodes or
   domains: its own inter-pod affinity / anti-affinity, host ports, a DoNotSchedule spread, a group
   topology constraint, a forced node, a locality tier measures its group but cannot use per-domain
-  counts (:func:`.locality.locality_plan`), or another pending pod's term selects it. A private class
+  counts (:func:`.locality.locality_plan`), another pending pod's term selects it, or (preemption)
+  some node is eligible only once evictable units holding a conflicting host port or a blocking
+  anti-affinity pod are evicted (``Eligibility.needs_evict``: a per-node condition pooled
+  classes could not share). A private class
   gets ``x[c, n]``: how many of its pods go on node ``n`` (the "b1" count).
 * Every other class is *pooled*: classes with the same request vector and the same eligible node
   set (a *shape*) draw from one pool of slots ``v[s, n]``. Demand and supply are linked by
@@ -214,7 +217,7 @@ def build_variables(inst: Instance, *, skip: frozenset[str] = frozenset()) -> Ex
     cache = EligibilityCache(inst)
     elig = [class_eligibility(inst, cache, c, skip) for c in inst.classes]
     matched = _matched_by_terms(inst, inst.classes)
-    private = [_needs_private(inst, c, matched) for c in inst.classes]
+    private = [_needs_private(inst, c, matched) or bool(elig[c.index].needs_evict) for c in inst.classes]
     req = [request_vector(inst, c) for c in inst.classes]
     em = ExactModel(inst=inst, model=cp_model.CpModel(), elig=elig, private=private, req=req, skip=skip, cache=cache)
     em.node_vars = [[] for _ in range(inst.n_nodes)]
