@@ -58,6 +58,7 @@ pods, and the levels are the rounds of the support closure from them.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -270,22 +271,24 @@ class _Affinity:
         """Nested form (module doc): per domain of each key of the chain holding pods of the
         component, its earliest pod of the component must be able to go there first: the first
         pod, a pod with outside support at its finest key (``own``), or a pod of a class whose
-        finest key is coarser (it relies on the coarser domain, checked at that level)."""
+        finest key is coarser (it relies on the coarser domain, checked at that level). The
+        component's classes share the per-domain literals (any of them is as good a support)."""
         em, model, inst = self.em, self.em.model, self.em.inst
         inside = set(comp)
         level = {k: i for i, k in enumerate(chain)}
         finest = {c: max(level[k] for k in self.keys[c]) for c in comp}
         ids = [inst.domains(k)[0] for k in chain]
         atom_key = chain[-1]
-        firsts: dict[tuple[int, int], cp_model.IntVar] = {}
+        capable = [c for c in comp if self.capable[c]]
+        firsts: dict[int, cp_model.IntVar] = {}
+        for a in sorted({a for c in capable for a in em.domain_vars(c, atom_key)}):
+            f = self._var(0, 1)
+            if len(comp) > 1:  # alone, a class's pods need its first pod where they are anyway
+                model.add(cp_model.LinearExpr.sum(em.count_in(capable, atom_key, a)) >= f)
+            firsts[a] = f
         owns: dict[tuple[int, int], tuple[cp_model.IntVar, bool, cp_model.IntVar | int]] = {}
         for c in comp:
             fk = chain[finest[c]]
-            if self.capable[c]:
-                for a, nodes in sorted(em.domain_vars(c, atom_key).items()):
-                    f = self._var(0, 1)
-                    model.add(cp_model.LinearExpr.sum([v for _, v in nodes]) >= f)
-                    firsts[(c, a)] = f
             outside = [o for o in self.match[c] if o not in inside]
             for d, nodes in sorted(em.domain_vars(c, fk).items()):
                 static = d in self.bound_doms[c][fk]
@@ -306,26 +309,49 @@ class _Affinity:
                 parent_at[(j, i)] = dict(zip(ids[j][has].tolist(), ids[i][has].tolist(), strict=True))
             return parent_at[(j, i)][d]
 
+        presences: list[tuple[cp_model.IntVar, list[int], frozenset[int]]] = []
         for i, key in enumerate(chain):
-            domains = sorted({d for c in comp for d in em.domain_vars(c, key)})
-            for d in domains:
-                support = [f for (c, a), f in firsts.items() if inside_of(len(chain) - 1, a, i) == d]
-                support += [sv for (c, dd), (sv, _, _) in owns.items() if finest[c] >= i and inside_of(finest[c], dd, i) == d]
-                support += [self._has(c, key, d) for c in comp if finest[c] < i and d in em.domain_vars(c, key)]
-                for c in comp:
-                    if finest[c] >= i and d in em.domain_vars(c, key):
-                        model.add(em.presence(c, key, d) <= cp_model.LinearExpr.sum(support))
+            below: dict[int, list[cp_model.IntVar]] = {}
+            for a, f in firsts.items():
+                below.setdefault(inside_of(len(chain) - 1, a, i), []).append(f)
+            for (c, dd), (sv, _, _) in owns.items():
+                if finest[c] >= i:
+                    below.setdefault(inside_of(finest[c], dd, i), []).append(sv)
+            for d in sorted({d for c in comp for d in em.domain_vars(c, key)}):
+                need = [c for c in comp if finest[c] >= i and d in em.domain_vars(c, key)]
+                if not need:
+                    continue
+                coarser = [c for c in comp if finest[c] < i and d in em.domain_vars(c, key)]
+                support = list(below.get(d, ()))
+                if len(coarser) == 1:
+                    support.append(self._has(coarser[0], key, d))
+                elif coarser:
+                    h = self._var(0, 1)
+                    model.add(cp_model.LinearExpr.sum(em.count_in(coarser, key, d)) >= h)
+                    presences.append((h, coarser, self._domain_nodes(key, d)))
+                    support.append(h)
+                if len(need) == 1:
+                    here = em.presence(need[0], key, d)
+                else:
+                    here = self._var(0, 1)
+                    xs = [(n, v) for c in need for n, v in em.domain_vars(c, key)[d]]
+                    ub = sum(em.x_ub[c][n] for c in need for n, _ in em.domain_vars(c, key)[d])
+                    model.add(cp_model.LinearExpr.sum([v for _, v in xs]) <= ub * here)
+                    presences.append((here, need, self._domain_nodes(key, d)))
+                model.add(here <= cp_model.LinearExpr.sum(support))
         if firsts:
             model.add(cp_model.LinearExpr.sum(list(firsts.values())) <= 1)
-        atoms = {a: self._domain_nodes(atom_key, a) for (_, a) in firsts}
+        atoms = {a: self._domain_nodes(atom_key, a) for a in firsts}
         members = {(c, d): self._domain_nodes(chain[finest[c]], d) for (c, d) in owns}
 
         def hint(cnt: Counts, first_of: dict[int, tuple[int, int]], _order, vals: dict[int, int]) -> None:
-            for (c, a), f in firsts.items():
-                vals[f.index] = int(c in first_of and first_of[c][1] in atoms[a])
+            for a, f in firsts.items():
+                vals[f.index] = int(any(c in first_of and first_of[c][1] in atoms[a] for c in capable))
             for (c, d), (sv, static, e) in owns.items():
                 here = cnt.in_nodes(c, members[(c, d)]) > 0
                 vals[sv.index] = int(here and (static or self._ext_value(e, cnt)))
+            for var, classes, nodes in presences:
+                vals[var.index] = int(any(cnt.in_nodes(c, nodes) > 0 for c in classes))
 
         self._hinters.append(hint)
 
@@ -359,8 +385,7 @@ class _Affinity:
             model.add(cp_model.LinearExpr.sum(xs) <= ub * cell.y)
             cell.level = self._var(0, top)
             if self.capable[cell.cls]:
-                cell.first = self._var(0, 1)
-                model.add(cp_model.LinearExpr.sum(xs) >= cell.first)
+                cell.first = self._var(0, 1)  # it supports others only through presence literals
                 model.add(cell.level == 0).only_enforce_if(cell.first)
         any_first: dict[int, cp_model.IntVar] = {}
         for c in comp:
@@ -394,17 +419,29 @@ class _Affinity:
                     if c1 < c2:
                         model.add(any_first[c1] + any_first[c2] <= 1)
         witnesses: dict[tuple, _Witnesses] = {}
+        cells_by_domain: dict[tuple[int, str], dict[int, list[tuple[_Cell, list[int]]]]] = {}
+
+        def in_domains(c: int, key: str) -> dict[int, list[tuple[_Cell, list[int]]]]:
+            """Class ``c``'s cells by domain of ``key``, each with its nodes in that domain."""
+            if (c, key) not in cells_by_domain:
+                ids = inst.domains(key)[0]
+                out: dict[int, list[tuple[_Cell, list[int]]]] = {}
+                for cell in by_class[c]:
+                    split: dict[int, list[int]] = {}
+                    for n in cell.nodes:
+                        if ids[n] != NO_DOMAIN:
+                            split.setdefault(int(ids[n]), []).append(n)
+                    for d, here in split.items():
+                        out.setdefault(d, []).append((cell, here))
+                cells_by_domain[(c, key)] = out
+            return cells_by_domain[(c, key)]
 
         def witness(ms: tuple[int, ...], key: str, d: int) -> _Witnesses:
             k = (ms, key, d)
             if k not in witnesses:
-                ids = inst.domains(key)[0]
                 w = _Witnesses(a=self._var(0, top))
                 for c in ms:
-                    for cell in by_class[c]:
-                        here = [n for n in cell.nodes if ids[n] == d]
-                        if not here:
-                            continue
+                    for cell, here in in_domains(c, key).get(d, ()):
                         lit = self._var(0, 1)
                         model.add(cell.level <= w.a).only_enforce_if(lit)
                         model.add(cp_model.LinearExpr.sum(self._xs(c, here)) >= lit)
@@ -434,66 +471,74 @@ class _Affinity:
                     model.add(cp_model.LinearExpr.sum([lit for _, _, lit in w.cells]) >= lv)
                 model.add(cell.y <= (cp_model.LinearExpr.sum(rhs) if rhs else 0))
                 needs.append((cell, key, e, w, lv))
+        needs_of: dict[int, list[int]] = {}
+        for i, (cell, *_rest) in enumerate(needs):
+            needs_of.setdefault(id(cell), []).append(i)
+        witness_of: dict[int, list[tuple[_Witnesses, list[int]]]] = {}
+        users: dict[int, list[int]] = {}
+        for w in witnesses.values():
+            for j, here, _ in w.cells:
+                witness_of.setdefault(id(j), []).append((w, here))
+        for i, (_cell, _key, _e, w, _lv) in enumerate(needs):
+            if w is not None:
+                users.setdefault(id(w), []).append(i)
 
         def hint(cnt: Counts, first_of: dict[int, tuple[int, int]], first_rank: list[int], vals: dict[int, int]) -> None:
+            """Levels are the support closure from the first pods (Knuth's generalisation of
+            Dijkstra: a cell's level is one more than the largest, over its terms, of the lowest
+            level among the present cells that witness the term)."""
             present = {id(cell): cnt.in_nodes(cell.cls, set(cell.nodes)) > 0 for cell in cells}
-            first_cell = {}
-            for cell in cells:
-                fc = first_of.get(cell.cls)
-                if fc is not None and cell.first is not None and fc[1] in set(cell.nodes):
-                    first_cell[id(cell)] = True
-            ext_ok = {}
-            for cell, key, e, _w, _lv in needs:
-                ext_ok[(id(cell), key)] = self._ext_value(e, cnt)
+            first_cell = {id(cell) for cell in cells
+                          if cell.first is not None and cell.cls in first_of and first_of[cell.cls][1] in set(cell.nodes)}
+            ext_ok = [self._ext_value(e, cnt) for _cell, _key, e, _w, _lv in needs]
+            waiting = {id(cell): [i for i in needs_of.get(id(cell), ()) if not ext_ok[i]] for cell in cells}
+            heap: list[tuple[int, int, _Cell]] = []
+            for order_no, cell in enumerate(cells):
+                if present[id(cell)] and (id(cell) in first_cell or not waiting[id(cell)]):
+                    heapq.heappush(heap, (0, order_no, cell))
+            position = {id(cell): k for k, cell in enumerate(cells)}
             level: dict[int, int] = {}
-            for cell in cells:
-                if present[id(cell)] and (first_cell.get(id(cell)) or all(
-                        ext_ok[(id(cl), key)] for cl, key, _e, _w, _lv in needs if cl is cell)):
-                    level[id(cell)] = 0
-            rnd = 0
-            while True:
-                rnd += 1
-                new = []
-                for cell in cells:
-                    if id(cell) in level or not present[id(cell)]:
+            lowest: dict[int, tuple[int, int]] = {}  # witness structure -> (its lowest level, entry)
+            met: dict[int, int] = {}
+            highest: dict[int, int] = {}
+            while heap:
+                lv_now, _, cell = heapq.heappop(heap)
+                if id(cell) in level:
+                    continue
+                level[id(cell)] = lv_now
+                for w, here in witness_of.get(id(cell), ()):
+                    if id(w) in lowest or cnt.in_nodes(cell.cls, set(here)) == 0:
                         continue
-                    ok = True
-                    for cl, key, _e, w, _lv in needs:
-                        if cl is not cell or ext_ok[(id(cell), key)]:
+                    lowest[id(w)] = (lv_now, next(k for k, (j, h, _) in enumerate(w.cells) if j is cell and h is here))
+                    for i in users.get(id(w), ()):
+                        user = needs[i][0]
+                        if id(user) in level or ext_ok[i] or i in met:
                             continue
-                        if w is None or not any(j is not cell and level.get(id(j), rnd) < rnd and cnt.in_nodes(j.cls, set(here)) > 0
-                                                for j, here, _ in w.cells):
-                            ok = False
-                            break
-                    if ok:
-                        new.append(cell)
-                if not new:
-                    break
-                for cell in new:
-                    level[id(cell)] = rnd
+                        met[i] = lv_now
+                        highest[id(user)] = max(highest.get(id(user), 0), lv_now)
+                        if present[id(user)] and all(k in met for k in waiting[id(user)]):
+                            heapq.heappush(heap, (highest[id(user)] + 1, position[id(user)], user))
             for cell in cells:
                 vals[cell.y.index] = int(present[id(cell)])
                 vals[cell.level.index] = min(level.get(id(cell), 0), top)
                 if cell.first is not None:
-                    vals[cell.first.index] = int(bool(first_cell.get(id(cell))))
+                    vals[cell.first.index] = int(id(cell) in first_cell)
             for c, var in any_first.items():
-                vals[var.index] = int(any(first_cell.get(id(cell)) for cell in by_class[c]))
+                vals[var.index] = int(any(id(cell) in first_cell for cell in by_class[c]))
             for c1, c2, lit in edges:
                 if lit is not any_first[c2]:
-                    vals[lit.index] = int(any(first_cell.get(id(cell)) and cell.keyed.get(c1) for cell in by_class[c2]))
+                    vals[lit.index] = int(any(id(cell) in first_cell and cell.keyed.get(c1) for cell in by_class[c2]))
             ranked = [c for c in first_rank if c in order]
             for c, var in order.items():
                 vals[var.index] = ranked.index(c) if c in ranked else 0
             for w in witnesses.values():
-                lits = [(level[id(j)], i) for i, (j, here, _) in enumerate(w.cells)
-                        if id(j) in level and cnt.in_nodes(j.cls, set(here)) > 0]
-                best = min(lits) if lits else None
+                best = lowest.get(id(w))
                 vals[w.a.index] = best[0] if best else 0
-                for i, (_j, _here, lit) in enumerate(w.cells):
-                    vals[lit.index] = int(best is not None and i == best[1])
-            for cell, key, _e, _w, lv in needs:
+                for k, (_j, _here, lit) in enumerate(w.cells):
+                    vals[lit.index] = int(best is not None and k == best[1])
+            for i, (cell, _key, _e, _w, lv) in enumerate(needs):
                 if lv is not None:
-                    vals[lv.index] = int(present[id(cell)] and not first_cell.get(id(cell)) and not ext_ok[(id(cell), key)])
+                    vals[lv.index] = int(present[id(cell)] and id(cell) not in first_cell and not ext_ok[i])
 
         self._hinters.append(hint)
 
