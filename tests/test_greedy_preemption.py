@@ -16,9 +16,9 @@ import pytest
 
 from gangplan.io.loader import load_snapshot
 from gangplan.models.cluster import Cluster
+from gangplan.models.groups import EntityKey, VictimUnit
 from gangplan.models.objects import LabelSelector, Pod, PodDisruptionBudget, PodGroup
 from gangplan.solver.greedy import solve_greedy
-from gangplan.models.groups import EntityKey, VictimUnit
 from gangplan.solver.greedy.preemption import classify_pdb, importance
 from gangplan.solver.greedy.testing import make_node, make_pod
 from gangplan.solver.suite import EXPECT_GREEDY, EXPECT_PLACED
