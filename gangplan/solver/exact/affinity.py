@@ -28,14 +28,17 @@ domain. Per affinity class ``c`` (its terms ``T``, the classes ``M`` matching al
 
   - *trivial* (one class, not matching itself): every domain holding it needs ``ext``
     (``presence <= ext``), the count formulation as before;
-  - *merged* (every term of every class on one key, every class matching every class's terms, as
-    a self-affine gang of one or several pod shapes): in each domain the earliest pod of the
-    component needs outside support or is the component's one first pod, and the others are then
-    supported by it: ``presence[c, d] <= sum_c' first[c', d] + sum_c' own[c', d]``, where
-    ``own[c', d]`` says a pod of ``c'`` there has outside support, and ``sum first <= 1``;
-  - *levelled* (anything else: several keys, or classes that support each other only one way):
-    pods of a class in one *cell* (same domain of each of its keys) are interchangeable, so each
-    cell gets a level ``l`` in ``0..cells``; a cell's term is met by ``ext``, or by being a first
+  - *nested* (every class matching every class's terms, every node they may use carrying every
+    key, and the keys nesting, e.g. zone > rack > hostname or a single key: a self-affine gang
+    of one or several pod shapes, also with several terms): in each domain of each key, the
+    earliest pod of the component must be the component's one first pod, or have outside
+    support at its finest key (``own``), or belong to a class whose finest key is coarser (it
+    relies on the coarser domain, checked there); the others are then supported by it:
+    ``presence[S, key, d] <= sum first[atoms in d] + sum own[in d] + has[coarser classes, d]``
+    and ``sum first <= 1``;
+  - *levelled* (anything else: keys that do not nest, or classes that support each other only
+    one way): pods of a class in one *cell* (same domain of each of its keys) are
+    interchangeable, so each cell gets a level ``l`` in ``0..cells``; a cell's term is met by ``ext``, or by being a first
     pod's cell (level 0), or by a witness cell of a class in ``M`` with pods in the domain at a
     lower level: ``l[k] >= A + 1`` where ``A[M, key, d] >= l[j]`` for a chosen present witness
     ``j``. First pods of different classes that count each other get an order ``o[c]``.
@@ -53,7 +56,7 @@ Aggregated (count) variables stay: only classes with terms, and classes those te
 private (per node) at all, and the levelled form is used only where support can go round a cycle
 across domains. Hint values of every auxiliary variable come from the same definition: the hint's
 placement is decoded, :func:`~gangplan.predicates.affinity_order.affinity_order` gives its first
-pods, and the levels are the rounds of the support closure from them.
+pods, and the levels come from the support closure from them.
 """
 
 from __future__ import annotations
