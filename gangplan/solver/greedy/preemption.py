@@ -108,8 +108,24 @@ def _start(p: Pod) -> datetime:
 
 
 def victim_units(cluster: Cluster, snap: NodeTable) -> list[VictimUnit]:
-    """Every unit over the bound pods still on a node (``getCrossNodesVictims``), in pod order."""
-    return cluster.groups.victim_units(p for p in cluster.bound_pods if p.key in snap.node_of)
+    """Every unit over the bound pods still on a node (``getCrossNodesVictims``), in pod order.
+
+    Bound pods leave only as whole units of this list (evictions) and come back the same way, so
+    the units over the pods still on nodes are the units over every bound pod that are still
+    whole on nodes: those are computed once per run and filtered (a unit only partly on nodes,
+    which evictions never leave, falls back to grouping the pods again)."""
+    every = snap.victim_units_cache
+    if every is None:
+        every = snap.victim_units_cache = cluster.groups.victim_units(cluster.bound_pods)
+    on = snap.node_of
+    out = []
+    for u in every:
+        here = sum(1 for p in u.pods if p.key in on)
+        if here == len(u.pods):
+            out.append(u)
+        elif here:
+            return cluster.groups.victim_units(p for p in cluster.bound_pods if p.key in snap.node_of)
+    return out
 
 
 def classify_pdb(units: list[VictimUnit], pdbs: tuple[PodDisruptionBudget, ...]) -> tuple[list[VictimUnit], list[VictimUnit], dict[str, int]]:

@@ -84,6 +84,11 @@ class NodeTable:
         self._node_cache: dict[object, list] = {}
         self._label_codes: dict[str, tuple] = {}
         self._static: dict[object, np.ndarray] = {}
+        self.victim_units_cache: list | None = None
+        """Victim units over every bound pod (:func:`gangplan.solver.greedy.preemption.victim_units`)."""
+        self.placement_cache: dict[tuple[str, int], tuple[np.ndarray, list]] = {}
+        """(topology key, id of the parent node array) -> (that array, its placements): see
+        :func:`gangplan.solver.greedy.placement.generate_placements`."""
         for p in cluster.bound_pods:
             if p.node_name in self.index:
                 self.assume(p, self.index[p.node_name])
