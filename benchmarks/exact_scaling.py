@@ -57,7 +57,7 @@ from gangplan.models.cluster import Cluster
 from gangplan.models.objects import PODS
 from gangplan.models.result import Result, Status
 from gangplan.predicates import first_untolerated_taint, node_matches_pod_selector
-from gangplan.solver.outcome import build_result, entity_priority
+from gangplan.solver.outcome import build_result
 from gangplan.solver.validate import validate
 
 NODES = (100, 1000, 5000)
@@ -108,7 +108,7 @@ def _queue(cluster: Cluster):
         entities.setdefault(p.group_key or "pod:" + p.key, []).append(p)
     def order(item):
         key, pods = item
-        prio = entity_priority(cluster, key) if key in cluster.pod_groups else pods[0].priority
+        prio = cluster.groups.node(key).priority if key in cluster.pod_groups else pods[0].priority
         return (-prio, pods[0].creation_timestamp, key)
     for key, pods in sorted(entities.items(), key=order):
         group = cluster.pod_groups.get(key)
@@ -166,7 +166,7 @@ def solve_naive(cluster: Cluster, time_limit: float, seed: int) -> dict:
     groups: dict[str, list] = {}
     for p in pods:
         groups.setdefault(p.group_key or "pod:" + p.key, []).append(p)
-    prios = sorted({entity_priority(cluster, g) if g in cluster.pod_groups else ps[0].priority for g, ps in groups.items()})
+    prios = sorted({cluster.groups.node(g).priority if g in cluster.pod_groups else ps[0].priority for g, ps in groups.items()})
     weight, w = {}, 1
     for pr in prios:
         weight[pr] = w
@@ -176,7 +176,7 @@ def solve_naive(cluster: Cluster, time_limit: float, seed: int) -> dict:
         adm = model.new_bool_var("")
         for p in ps:
             model.add(cp_model.LinearExpr.sum([v for _, v in x[p.key]]) == adm)
-        pr = entity_priority(cluster, g) if g in cluster.pod_groups else ps[0].priority
+        pr = cluster.groups.node(g).priority if g in cluster.pod_groups else ps[0].priority
         terms.append((adm, weight[pr]))
         key = cluster.pod_groups[g].topology_key if g in cluster.pod_groups else None
         if key:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import csv
 import multiprocessing as mp
+import os
 import resource
 import time
 from pathlib import Path
@@ -89,6 +90,7 @@ def run_cell(jobs: int, load: float, seed: int, time_limit: float, workers: int)
     from gangplan.solver.greedy import solve_greedy
     from gangplan.solver.validate import validate
 
+    load_avg = round(os.getloadavg()[0], 2)
     t0 = time.perf_counter()
     cluster = to_cluster(inventory_snapshot(jobs, load, seed))
     build_s = time.perf_counter() - t0
@@ -117,6 +119,7 @@ def run_cell(jobs: int, load: float, seed: int, time_limit: float, workers: int)
         "decisive_probes": d.decisive.probes if d.decisive else 0,
         "valid": not validate(cluster, greedy) and not validate(cluster, exact),
         "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "load_avg": load_avg,
     }
 
 
@@ -144,7 +147,7 @@ def run_isolated(*args) -> dict:
 
 COLUMNS = ["nodes", "jobs", "load", "pods", "gangs", "rackGangs", "greedy_s", "greedy_pods_per_s", "greedy_admitted", "exact_admitted",
            "exact_s", "exact_status", "gap", "exact_over_greedy", "diff_s", "classification", "decisive_probes", "peak_mb", "valid",
-           "build_s", "seed", "phases"]
+           "load_avg", "build_s", "seed", "phases"]
 
 
 def main() -> None:

@@ -202,8 +202,11 @@ def starting_solution(em: ExactModel, hint: Result | None) -> tuple[Counts | Non
                   if c.fixed_node is not None for p in c.pods}
         counts, dropped, _ = _repaired(em, forced, repairs=1)
         if counts is not None and not dropped:
-            info["start"] = "the fixed placements alone"
-            return counts, info
+            # Completed first-fit like any start: a diff's decisive-step probes fix a prefix of
+            # the greedy choices and need the rest placed to prove anything quickly.
+            start = _completed(em, counts, info)
+            info["start"] = "the fixed placements alone" if start is counts else "the fixed placements, completed first-fit"
+            return start, info
     return default, info
 
 
