@@ -221,10 +221,15 @@ def _draw_cases() -> dict[str, Callable[[], dict[str, Any]]]:
         c[f"draw__mixed_family_{seed}"] = _draw(lambda seed=seed: build_family("mixed", {
             "nodes": 32, "gangs": 12, "hetero_fraction": 0.3, "affinity_fraction": 0.3, "anti_affinity_fraction": 0.3,
             "topology_fraction": 0.3, "spread_fraction": 0.3, "selector_fraction": 0.3, "priorities": 2, "utilisation": 0.6}, seed))
-    if _needs_data():
-        c["draw__philly_64n"] = _draw(lambda: build_family("philly", {"nodes": 64, "jobs": 40, "utilisation": 0.6}, 3))
-        c["draw__alibaba_spot_96n"] = _draw(lambda: build_family("alibaba", {"inventory": "spot", "nodes": 96, "gangs": 30, "max_gang_size": 8, "utilisation": 0.7}, 4))
+    c["draw__philly_64n"] = _draw(lambda: _with_data(build_family, "philly", {"nodes": 64, "jobs": 40, "utilisation": 0.6}, 3))
+    c["draw__alibaba_spot_96n"] = _draw(lambda: _with_data(build_family, "alibaba", {"inventory": "spot", "nodes": 96, "gangs": 30, "max_gang_size": 8, "utilisation": 0.7}, 4))
     return c
+
+
+def _with_data(build, *args):
+    if not _needs_data():
+        pytest.skip(f"the real traces are not in {data_dir()}")
+    return build(*args)
 
 
 CASES = {**_scenario_cases(), **_draw_cases()}
