@@ -11,7 +11,10 @@ Mirrors ``podGroupSchedulingPlacementAlgorithm``, ``compositePodGroupSchedulingP
 2. A standalone PodGroup whose queued pods are nominated evaluates the placement holding most
    nominations first; Success with a new pod there is taken at once (the NNN fast path).
 3. Evaluate every placement: run the group's algorithm with the scheduler restricted to the
-   placement's nodes, record its proposals, pod cycles and traces, revert.
+   placement's nodes, record its proposals, pod cycles and traces, revert. For a gang of identical
+   node-local pods the outcome is counted instead (:mod:`.placement_fast`), and only the placement
+   that is kept (step 5 or 6, or the reported one of step 4) is evaluated in full, from the same
+   node state and scan start, and checked against its count.
 4. None feasible: Unschedulable, "0/N placements are available, reported (PodGroup) / first
    (CompositePodGroup) placement status: pod group is unschedulable" followed, beyond upstream's
    text (whose error is always errPodGroupUnschedulable), by that placement's own reason. Zero
