@@ -22,6 +22,19 @@ engine then starts from the better of the hint and its own first-fit completion 
 ``decision_s`` is the time to prove (or give up on) the decision tiers, ``solve_s`` adds the
 tie-break phase, which gets at most 20 % of the time limit.
 
+``greedy_pods_s`` is the greedy hint's throughput (``hint_s`` is its time) and
+``exact_over_greedy`` the exact engine's wall time over the greedy's, both from the same cell;
+``load`` is the 1-minute load average when the cell started (the machine is shared).
+
+Where the greedy time goes on the busy 5,000 x 2,048 cell (cProfile): before issue 15 (46-52 s,
+about 40 pods/s) 157,635 pod cycles for 2,048 pods: each of the 116 rack-confined gangs ran its
+pod-group algorithm in every one of the 313 racks (36,308 placement evaluations), and 24,142
+failing cycles built a status per node for their FitError (13 %). After (1.4-1.7 s, 1,200-1,450
+pods/s): the racks a gang does not keep are counted (:mod:`gangplan.solver.greedy.placement_fast`,
+their FitErrors from vectorised reason tables), so 1,562 pod cycles run (~35 % of the profile);
+counting 36,308 placements takes ~30 %, workload-aware preemption of the 49 failing gangs ~13 %.
+Result JSON byte-identical.
+
 Run: ``python benchmarks/exact_scaling.py [--seed 0] [--profile busy] [--time-limit 60]``.
 Writes ``benchmarks/results/exact_scaling.csv`` and prints a table.
 """
@@ -31,6 +44,7 @@ from __future__ import annotations
 import argparse
 import csv
 import multiprocessing as mp
+import os
 import resource
 import time
 from pathlib import Path
@@ -94,7 +108,7 @@ def _queue(cluster: Cluster):
         entities.setdefault(p.group_key or "pod:" + p.key, []).append(p)
     def order(item):
         key, pods = item
-        prio = cluster.pod_groups[key].priority if key in cluster.pod_groups else pods[0].priority
+        prio = cluster.groups.node(key).priority if key in cluster.pod_groups else pods[0].priority
         return (-prio, pods[0].creation_timestamp, key)
     for key, pods in sorted(entities.items(), key=order):
         group = cluster.pod_groups.get(key)
@@ -152,7 +166,7 @@ def solve_naive(cluster: Cluster, time_limit: float, seed: int) -> dict:
     groups: dict[str, list] = {}
     for p in pods:
         groups.setdefault(p.group_key or "pod:" + p.key, []).append(p)
-    prios = sorted({cluster.pod_groups[g].priority if g in cluster.pod_groups else ps[0].priority for g, ps in groups.items()})
+    prios = sorted({cluster.groups.node(g).priority if g in cluster.pod_groups else ps[0].priority for g, ps in groups.items()})
     weight, w = {}, 1
     for pr in prios:
         weight[pr] = w
@@ -162,7 +176,7 @@ def solve_naive(cluster: Cluster, time_limit: float, seed: int) -> dict:
         adm = model.new_bool_var("")
         for p in ps:
             model.add(cp_model.LinearExpr.sum([v for _, v in x[p.key]]) == adm)
-        pr = cluster.pod_groups[g].priority if g in cluster.pod_groups else ps[0].priority
+        pr = cluster.groups.node(g).priority if g in cluster.pod_groups else ps[0].priority
         terms.append((adm, weight[pr]))
         key = cluster.pod_groups[g].topology_key if g in cluster.pod_groups else None
         if key:
@@ -204,6 +218,7 @@ def _naive_topology(model, cluster, ps, x, key, adm):
 def run_cell(nodes: int, pods: int, profile: str, seed: int, time_limit: float, naive_limit: float, hint_kind: str) -> dict:
     from gangplan.solver.exact import solve_exact
 
+    load = round(os.getloadavg()[0], 2)
     t0 = time.perf_counter()
     cluster = to_cluster(gpu_benchmark(nodes, pods, profile=profile, seed=seed))
     load_s = time.perf_counter() - t0
@@ -226,6 +241,9 @@ def run_cell(nodes: int, pods: int, profile: str, seed: int, time_limit: float, 
         "decision_s": round(sum({p["phase"]: p["seconds"] for p in result.trace["phases"] if p["tier"] != "tiebreak"}.values()), 2),
         "variables": result.trace["model"]["variables"], "valid": not violations,
         "phases": " ".join(f"{p['tier']}:{p['status'][0]}{p['seconds']:.1f}s" for p in result.trace["phases"]),
+        "greedy_pods_s": round(len(cluster.pending_pods) / hint_s, 1) if hint_s > 0 else "",
+        "exact_over_greedy": round(result.wall_seconds / hint_s, 2) if hint_s > 0 else "",
+        "load": load,
     }
     row["exact_peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     if naive_pairs(cluster) > NAIVE_MAX_PAIRS:
@@ -260,7 +278,8 @@ def run_isolated(*args) -> dict:
 
 COLUMNS = ["nodes", "pods", "profile", "seed", "hint", "hint_valid", "hint_dropped", "hint_top_admitted", "top_admitted", "hint_placed", "placed",
            "status", "gap", "build_s", "start_s", "decision_s", "solve_s", "variables", "exact_peak_mb", "valid", "naive_status", "naive_build_s",
-           "naive_solve_s", "naive_vars", "naive_gap", "naive_top_admitted", "naive_peak_mb", "load_s", "hint_s", "phases"]
+           "naive_solve_s", "naive_vars", "naive_gap", "naive_top_admitted", "naive_peak_mb", "load_s", "hint_s", "greedy_pods_s", "exact_over_greedy",
+           "load", "phases"]
 
 
 def main() -> None:
@@ -279,7 +298,7 @@ def main() -> None:
         for p in args.pods:
             row = run_isolated(n, p, args.profile, args.seed, args.time_limit, args.naive_time_limit, args.hint)
             rows.append(row)
-            print(" | ".join(f"{k}={row.get(k, '')}" for k in COLUMNS[:20] + ["naive_status", "naive_solve_s", "naive_gap"]), flush=True)
+            print(" | ".join(f"{k}={row.get(k, '')}" for k in COLUMNS[:20] + ["naive_status", "naive_solve_s", "naive_gap", "hint_s", "greedy_pods_s", "exact_over_greedy", "load"]), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
@@ -290,7 +309,7 @@ def main() -> None:
 
 def _print_table(rows: list[dict]) -> None:
     cols = ["nodes", "pods", "hint", "hint_valid", "hint_top_admitted", "top_admitted", "status", "gap", "build_s", "start_s", "decision_s", "solve_s",
-            "variables", "exact_peak_mb", "naive_status", "naive_solve_s", "naive_gap", "naive_peak_mb"]
+            "variables", "exact_peak_mb", "hint_s", "greedy_pods_s", "exact_over_greedy", "naive_status", "naive_solve_s", "naive_gap", "naive_peak_mb", "load"]
     widths = [max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in cols]
     print(" ".join(c.rjust(w) for c, w in zip(cols, widths, strict=True)))
     for r in rows:

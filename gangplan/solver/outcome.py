@@ -155,8 +155,8 @@ def compare(a: Mapping[str, float], b: Mapping[str, float]) -> int:
 def _domain(cluster: Cluster, topology_key: str | None, nodes: Iterable[str]) -> str | None:
     if not topology_key:
         return None
-    by_name = {n.name: n for n in cluster.nodes}
-    values = sorted({by_name[n].labels.get(topology_key, "") for n in nodes})
+    index, all_nodes = cluster.node_index, cluster.nodes
+    values = sorted({all_nodes[index[n]].labels.get(topology_key, "") for n in nodes})
     if len(values) != 1 or values[0] == "":
         return None
     return f"{topology_key}={values[0]}"

@@ -76,10 +76,13 @@ def hint_values(em: ExactModel, cnt: Counts) -> tuple[list[int], list[int]]:
             idx.append(var.index)
             val.append(per.get(n, 0))
     for s, slots in enumerate(em.v):
-        members = em.shapes[s].classes
+        on: dict[int, int] = {}  # the shape's pods per node, summed over its member classes
+        for c in em.shapes[s].classes:
+            for n, k in cnt.per_class[c].items():
+                on[n] = on.get(n, 0) + k
         for n, var in slots.items():
             idx.append(var.index)
-            val.append(sum(cnt.per_class[c].get(n, 0) for c in members))
+            val.append(on.get(n, 0))
     for c, var in enumerate(em.placed):
         idx.append(var.index)
         val.append(cnt.total(c))
@@ -199,8 +202,11 @@ def starting_solution(em: ExactModel, hint: Result | None) -> tuple[Counts | Non
                   if c.fixed_node is not None for p in c.pods}
         counts, dropped, _ = _repaired(em, forced, repairs=1)
         if counts is not None and not dropped:
-            info["start"] = "the fixed placements alone"
-            return counts, info
+            # Completed first-fit like any start: a diff's decisive-step probes fix a prefix of
+            # the greedy choices and need the rest placed to prove anything quickly.
+            start = _completed(em, counts, info)
+            info["start"] = "the fixed placements alone" if start is counts else "the fixed placements, completed first-fit"
+            return start, info
     return default, info
 
 
@@ -360,18 +366,20 @@ def _fit_entity(em: ExactModel, classes: list[int], free, free_pods, domain):
         need = 1 if cls.entity is None else cls.size
         req = em.req[c]
         mask = em.elig[c].eligible if domain is None else em.elig[c].eligible & domain
-        for n in np.nonzero(mask)[0].tolist():
-            room = int(free_pods[n])
-            for r in np.nonzero(req > 0)[0]:
-                room = min(room, int(free[n, r] // req[r]))
-            take = min(room, need)
-            if take > 0:
-                placed.setdefault(c, {})[n] = take
-                free[n] -= req * take
-                free_pods[n] -= take
-                need -= take
-            if need == 0:
-                break
+        nodes = np.nonzero(mask)[0]
+        room = free_pods[nodes]
+        for r in np.nonzero(req > 0)[0]:
+            room = np.minimum(room, free[nodes, r] // req[r])
+        room = np.maximum(room, 0)
+        # Nodes in index order, each taking what it has room for until the class is complete.
+        before = np.minimum(np.cumsum(room) - room, need)
+        take = np.minimum(room, need - before)
+        hit = np.nonzero(take > 0)[0]
+        for n, k in zip(nodes[hit].tolist(), take[hit].tolist(), strict=True):
+            placed.setdefault(c, {})[n] = k
+            free[n] -= req * k
+            free_pods[n] -= k
+            need -= k
         if need:
             return None
     return free, free_pods, placed

@@ -14,6 +14,7 @@ eligibility step works on whole node vectors instead of pod x node Python loops.
 from __future__ import annotations
 
 import json
+import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -120,10 +121,17 @@ class Instance:
 
     @cached_property
     def tree(self):
-        """The snapshot's topology tree (levels from the Kueue Topology or well-known labels)."""
+        """The snapshot's topology tree (levels from the Kueue Topology or well-known labels),
+        built once per Cluster object (a diff builds the model once per probe; the tree is only
+        read)."""
         from gangplan.topology import TopologyTree
 
-        return TopologyTree.from_cluster(self.cluster)
+        hit = _TREES.get(id(self.cluster))
+        if hit is not None and hit[0]() is self.cluster:
+            return hit[1]
+        tree = TopologyTree.from_cluster(self.cluster)
+        _TREES[id(self.cluster)] = (weakref.ref(self.cluster, lambda _ref, key=id(self.cluster): _TREES.pop(key, None)), tree)
+        return tree
 
     def level_ids(self, key: str) -> tuple[np.ndarray, int]:
         """Per node the domain id at ``key``, -1 without the label, and the number of domains:
@@ -146,6 +154,10 @@ class Instance:
             cache[key] = (ids, list(names))
         return cache[key]
 
+
+
+_TREES: dict[int, tuple[weakref.ref, object]] = {}
+"""id(Cluster) -> (a weak reference to it, its topology tree): see :attr:`Instance.tree`."""
 
 def pod_signature(p: Pod) -> str:
     """Every field of a pod the rules read; equal signatures mean interchangeable pods."""

@@ -59,7 +59,12 @@ def _admitted_tier(em: ExactModel, admitted: dict[str, cp_model.IntVar], prio: i
     roots = [r for r in inst.roots if r in admitted and _root_priority(em, r) == prio]
     singles = [c.index for c in inst.classes if c.entity is None and c.priority == prio]
     terms = [admitted[r] for r in roots if not isinstance(admitted[r], int)] + [em.placed[c] for c in singles]
-    leaves_of = {r: _root_classes(em, r) for r in roots}
+    by_root: dict[str, list[int]] = {}
+    wanted = set(roots)
+    for c in inst.classes:
+        if c.entity in wanted:
+            by_root.setdefault(c.entity, []).append(c.index)
+    leaves_of = {r: by_root.get(r, []) for r in roots}
 
     def value(cnt: Counts) -> int:
         groups = sum(1 for r in roots if any(cnt.total(c) for c in leaves_of[r]))
@@ -71,10 +76,6 @@ def _admitted_tier(em: ExactModel, admitted: dict[str, cp_model.IntVar], prio: i
 
 def _root_priority(em: ExactModel, root: str) -> int:
     return em.inst.cluster.groups.node(root).priority
-
-
-def _root_classes(em: ExactModel, root: str) -> list[int]:
-    return [c.index for c in em.inst.classes if c.entity == root]
 
 
 def _weighted_tier(em: ExactModel, name: str, weights: list[int]) -> Tier:

@@ -95,10 +95,15 @@ class PhaseReport:
     seconds: float
     phase: int = 0
     """Index of the solve that decided the tier (merged tiers share one solve and its seconds)."""
+    timing: dict[str, float] = field(default_factory=dict)
+    """Where the phase's seconds went: ``hint`` (complete hint from the incumbent), ``solver``
+    (CP-SAT's wall time, presolve included), ``decode`` (counts from the response); ``budget`` is
+    the time it was given."""
 
     def as_dict(self) -> dict:
         return {"tier": self.tier, "phase": self.phase, "status": self.status, "value": self.value,
-                "bound": self.bound if math.isfinite(self.bound) else None, "seconds": round(self.seconds, 4)}
+                "bound": self.bound if math.isfinite(self.bound) else None, "seconds": round(self.seconds, 4),
+                "timing": {k: round(v, 4) for k, v in self.timing.items()}}
 
 
 @dataclass
@@ -207,24 +212,30 @@ def _solve_group(em: ExactModel, group: list[Tier], out: SolveOutcome, budget: f
     weights = band_weights(group)
     expr = cp_model.LinearExpr.weighted_sum([t.expr for t in group], weights)
     upper = sum(w * t.upper for w, t in zip(weights, group, strict=True))
+    timing = {"budget": budget}
     if out.counts is not None:
         known = sum(w * t.value(out.counts) for w, t in zip(weights, group, strict=True))
         model.add(expr >= known)
         if known >= upper:
             out.phases += [PhaseReport(t.name, "OPTIMAL", t.value(out.counts), float(t.upper), 0.0) for t in group]
             return True
+        t0 = time.perf_counter()
         set_hint(em, out.counts)
+        timing["hint"] = time.perf_counter() - t0
     model.maximize(expr)
     solver = solver_for(budget, workers, seed)
     status = solver.solve(model)
-    seconds = time.perf_counter() - start
+    timing["solver"] = solver.wall_time
+    t0 = time.perf_counter()
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         out.counts = counts_from_solution(em, list(solver.response_proto.solution))
     elif status == cp_model.INFEASIBLE or out.counts is None:
         name = "INFEASIBLE" if status == cp_model.INFEASIBLE else "UNKNOWN"
-        out.phases += [PhaseReport(t.name, name, 0, float("nan"), seconds) for t in group]
+        out.phases += [PhaseReport(t.name, name, 0, float("nan"), time.perf_counter() - start, timing=timing) for t in group]
         out.status = name
         return False
+    timing["decode"] = time.perf_counter() - t0
+    seconds = time.perf_counter() - start
     values = [t.value(out.counts) for t in group]
     total = sum(w * v for w, v in zip(weights, values, strict=True))
     if status == cp_model.OPTIMAL:
@@ -233,7 +244,10 @@ def _solve_group(em: ExactModel, group: list[Tier], out: SolveOutcome, budget: f
         bound = max(total, int(solver.best_objective_bound))
     else:  # UNKNOWN: stopped before finding anything, its bound (0) proves nothing
         bound = upper
-    out.phases += _tier_reports(group, weights, values, bound, seconds)
+    reports = _tier_reports(group, weights, values, bound, seconds)
+    for r in reports:
+        r.timing = timing
+    out.phases += reports
     model.add(expr >= total)
     return True
 

@@ -6,7 +6,8 @@ Layout, following ``pkg/scheduler``: :mod:`.framework` (status codes, cycle stat
 :mod:`.snapshot` (the node state as numpy arrays), :mod:`.schedule_one` (one pod's cycle),
 :mod:`.queue` (entity and member order), :mod:`.podgroup` (the pod-group cycle),
 :mod:`.placement_cycle` and :mod:`.placement` (KEP-5732 topology placements: generation,
-evaluation, PlacementBinPacking / PodGroupPodsCount scoring).
+evaluation, PlacementBinPacking / PodGroupPodsCount scoring), :mod:`.placement_fast` (placements
+of identical node-local gangs counted instead of evaluated, with the same outcome).
 
 ``Result.trace`` (JSON, deterministic)::
 

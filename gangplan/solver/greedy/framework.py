@@ -145,20 +145,29 @@ def absent_nodes_reason(plugins: list[str]) -> str:
 def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
     """``FitError.Error()``: "0/N nodes are available: <count reason, ...>." with the histogram of
     every reason of every failing node, sorted as strings (``sort.Strings``), as upstream."""
-    msg = NO_NODE_AVAILABLE_MSG.format(num_all_nodes) + ":"
     if diagnosis.pre_filter_msg:
-        msg += f" {diagnosis.pre_filter_msg}."
+        return fit_error_text(num_all_nodes, Counter(), pre_filter_msg=diagnosis.pre_filter_msg, post_filter_msg=diagnosis.post_filter_msg)
+    hist = reason_histogram(diagnosis.node_to_status.values())
+    absent = num_all_nodes - len(diagnosis.node_to_status)
+    if diagnosis.absent_nodes_status is not None and absent > 0:
+        for r in diagnosis.absent_nodes_status.reasons:
+            hist[r] += absent
+    return fit_error_text(num_all_nodes, hist, post_filter_msg=diagnosis.post_filter_msg)
+
+
+def fit_error_text(num_all_nodes: int, hist: Counter, *, pre_filter_msg: str = "", post_filter_msg: str = "") -> str:
+    """The text of ``FitError.Error()`` from the histogram of every reason of every failing node
+    (absent nodes included): what :func:`fit_error_message` prints, for callers that count reasons
+    without building a status per node."""
+    msg = NO_NODE_AVAILABLE_MSG.format(num_all_nodes) + ":"
+    if pre_filter_msg:
+        msg += f" {pre_filter_msg}."
     else:
-        hist = reason_histogram(diagnosis.node_to_status.values())
-        absent = num_all_nodes - len(diagnosis.node_to_status)
-        if diagnosis.absent_nodes_status is not None and absent > 0:
-            for r in diagnosis.absent_nodes_status.reasons:
-                hist[r] += absent
-        parts = sorted(f"{n} {r}" for r, n in hist.items())
+        parts = sorted(f"{n} {r}" for r, n in hist.items() if n)
         if parts:
             msg += f" {', '.join(parts)}."
-    if diagnosis.post_filter_msg:
-        msg += f" {diagnosis.post_filter_msg}."
+    if post_filter_msg:
+        msg += f" {post_filter_msg}."
     return msg
 
 

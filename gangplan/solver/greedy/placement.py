@@ -74,16 +74,28 @@ def generate_placements(snap: NodeTable, topology_key: str, parent: np.ndarray, 
     group's already scheduled pods) when there are any. Raises :class:`PlacementError`."""
     codes, values, _ = snap.label_codes(topology_key)
     required = _required_domain(snap, topology_key, codes, values, scheduled_nodes)
+    every = _placements_of(snap, topology_key, parent)
+    if required is None:
+        return list(every)
+    return [p for p in every if p.name == values[required]]
+
+
+def _placements_of(snap: NodeTable, topology_key: str, parent: np.ndarray) -> list[Placement]:
+    """Every placement of ``topology_key`` inside ``parent``, computed once per parent array
+    (node labels never change; a parent is the root's node list or a cached placement's)."""
+    cache = snap.placement_cache
+    hit = cache.get((topology_key, id(parent)))
+    if hit is not None and hit[0] is parent:
+        return hit[1]
+    codes, values, _ = snap.label_codes(topology_key)
     nodes = np.sort(parent)
     nodes = nodes[codes[nodes] >= 0]
-    if required is not None:
-        nodes = nodes[codes[nodes] == required]
-    out: list[Placement] = []
-    seen: dict[int, int] = {}
-    for i in nodes.tolist():
-        seen.setdefault(int(codes[i]), len(seen))
-    for code in seen:
-        out.append(Placement(values[code], nodes[codes[nodes] == code], topology_key))
+    grouped = nodes[np.argsort(codes[nodes], kind="stable")]  # ascending positions within a value
+    cuts = np.flatnonzero(np.diff(codes[grouped])) + 1
+    parts = {int(codes[part[0]]): part for part in np.split(grouped, cuts) if len(part)}
+    seen, first = np.unique(codes[nodes], return_index=True)  # where each value first appears
+    out = [Placement(values[int(code)], parts[int(code)], topology_key) for code in seen[np.argsort(first)]]
+    cache[(topology_key, id(parent))] = (parent, out)
     return out
 
 
@@ -103,24 +115,40 @@ def bin_packing_score(snap: NodeTable, fit_resources: dict[str, int], nodes: np.
     """PlacementBinPacking's raw score of one placement (see the module docstring).
 
     ``assigned`` are (pod, node) proposals; they must not be assumed in ``snap`` any more."""
+    return bin_packing_scores(snap, fit_resources, [nodes], [assigned])[0]
+
+
+def bin_packing_scores(snap: NodeTable, fit_resources: dict[str, int], node_sets: list[np.ndarray], proposals: list[list[tuple[Pod, int]]]) -> list[int]:
+    """:func:`bin_packing_score` of several placements at once: per resource the proposals'
+    requests plus the placement's usage (``NonZeroRequested`` for cpu / memory) over its total
+    allocatable; an extended resource counts only if the placement's proposals request it. Only
+    the proposals' requests are read, never their nodes."""
     resources = list(fit_resources)
     weights = [fit_resources[r] for r in resources]
-    wanted = np.zeros(len(resources), dtype=np.int64)
-    for pod, _node in assigned:
-        wanted += np.array(pod_request_list(pod, resources, use_requested=False), dtype=np.int64)
-    requested = np.zeros((len(resources), 1), dtype=np.int64)
+    vectors: dict[int, np.ndarray] = {}
+    wanted = np.zeros((len(node_sets), len(resources)), dtype=np.int64)
+    for m, assigned in enumerate(proposals):
+        for pod, _node in assigned:
+            v = vectors.get(id(pod))
+            if v is None:
+                v = vectors[id(pod)] = np.array(pod_request_list(pod, resources, use_requested=False), dtype=np.int64)
+            wanted[m] += v
+    concat = np.concatenate(node_sets) if node_sets else np.zeros(0, dtype=np.int64)
+    starts = np.cumsum([0] + [len(s) for s in node_sets[:-1]])
+    requested = np.zeros((len(resources), len(node_sets)), dtype=np.int64)
     alloc = np.zeros_like(requested)
     for k, r in enumerate(resources):
         j = snap.res_index.get(r)
-        if j is None or (r not in (CPU, MEMORY, EPHEMERAL) and wanted[k] == 0):
+        if j is None:
             continue
+        counted = np.ones(len(node_sets), dtype=bool) if r in (CPU, MEMORY, EPHEMERAL) else wanted[:, k] != 0
         if r in (CPU, MEMORY):
-            used = snap.nonzero[nodes, 0 if r == CPU else 1].sum()
+            used = np.add.reduceat(snap.nonzero[concat, 0 if r == CPU else 1], starts)
         else:
-            used = snap.requested[nodes, j].sum()
-        alloc[k, 0] = snap.alloc[nodes, j].sum()
-        requested[k, 0] = wanted[k] + used if alloc[k, 0] > 0 else 0
-    return int(weighted_average(most_requested_score(requested, alloc), alloc, weights)[0])
+            used = np.add.reduceat(snap.requested[concat, j], starts)
+        alloc[k] = np.where(counted, np.add.reduceat(snap.alloc[concat, j], starts), 0)
+        requested[k] = np.where(alloc[k] > 0, wanted[:, k] + used, 0)
+    return weighted_average(most_requested_score(requested, alloc), alloc, weights).tolist()
 
 
 def pods_count_scores(raw: list[int]) -> list[int]:

@@ -11,7 +11,10 @@ Mirrors ``podGroupSchedulingPlacementAlgorithm``, ``compositePodGroupSchedulingP
 2. A standalone PodGroup whose queued pods are nominated evaluates the placement holding most
    nominations first; Success with a new pod there is taken at once (the NNN fast path).
 3. Evaluate every placement: run the group's algorithm with the scheduler restricted to the
-   placement's nodes, record its proposals, pod cycles and traces, revert.
+   placement's nodes, record its proposals, pod cycles and traces, revert. For a gang of identical
+   node-local pods the outcome is counted instead (:mod:`.placement_fast`), and only the placement
+   that is kept (step 5 or 6, or the reported one of step 4) is evaluated in full, from the same
+   node state and scan start, and checked against its count.
 4. None feasible: Unschedulable, "0/N placements are available, reported (PodGroup) / first
    (CompositePodGroup) placement status: pod group is unschedulable" followed, beyond upstream's
    text (whose error is always errPodGroupUnschedulable), by that placement's own reason. Zero
@@ -30,17 +33,19 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gangplan.models.objects import Pod
+from gangplan.solver.greedy import placement_fast
 from gangplan.solver.greedy.framework import Code
 from gangplan.solver.greedy.placement import (
     BIN_PACKING,
     PODS_COUNT,
     Placement,
     PlacementError,
-    bin_packing_score,
+    bin_packing_scores,
     generate_placements,
     placement_weights,
     pods_count_scores,
 )
+from gangplan.solver.greedy.placement_fast import Counted, CountingMismatch, CountingPlan
 
 if TYPE_CHECKING:
     from gangplan.models.cluster import Cluster
@@ -69,9 +74,13 @@ class PlacementRun:
     assigned: list[tuple[Pod, int]]
     order: list[str]
     results: dict[str, PodResult]
-    traces: tuple[dict, dict]
+    traces: tuple[dict, dict] | None
     scores: dict[str, int] = field(default_factory=dict)
     total: int | None = None
+    counted: Counted | None = None
+    """Set when the outcome was counted (:mod:`.placement_fast`) instead of evaluated: ``order``,
+    ``results`` and ``traces`` are empty and ``assigned`` has no nodes (-1) until
+    :meth:`PlacementAlgorithm._materialize` evaluates it in full."""
 
     def to_trace(self) -> dict:
         return {
@@ -103,12 +112,21 @@ class PlacementAlgorithm:
         """``podGroupSchedulingPlacementAlgorithm``: generate, evaluate each and revert, choose."""
         parent, parent_name = self.sched.placement, self.sched.placement_name
         base = self._trace_state(key)
+        start = self.snap.next_start_node_index
         try:
-            return self._schedule_placements(key, topology_key, parent, base)
+            try:
+                return self._schedule_placements(key, topology_key, parent, base, counting=True)
+            except CountingMismatch:
+                if placement_fast.VERIFY:
+                    raise
+                self.snap.next_start_node_index = start
+                self._restore_trace_state(base)
+                self.sched.placement, self.sched.placement_name = parent, parent_name
+                return self._schedule_placements(key, topology_key, parent, base, counting=False)
         finally:
             self.sched.placement, self.sched.placement_name = parent, parent_name
 
-    def _schedule_placements(self, key: str, topology_key: str, parent, base: tuple[dict, dict]) -> GroupRun:
+    def _schedule_placements(self, key: str, topology_key: str, parent, base: tuple[dict, dict], *, counting: bool) -> GroupRun:
         scheduled = self._scheduled_nodes(key)
         info: dict = {"key": topology_key, "parent": self.sched.placement_name, "generated": 0, "evaluated": [], "nominated": None, "scored": False, "tieCount": 0, "chosen": None}
         try:
@@ -120,23 +138,65 @@ class PlacementAlgorithm:
         nominated = self._nominated_placement(key, placements)
         info["nominated"] = nominated.name if nominated is not None else None
         first = [nominated] if nominated is not None else []
+        plan = CountingPlan.build(self, key, placements) if counting and nominated is None else None
         for pl in first + [p for p in placements if p is not nominated]:
-            rec = self._evaluate(key, pl, base)
+            rec = self._count(key, plan, pl, base) if plan is not None else None
+            if rec is None:
+                rec = self._evaluate(key, pl, base)
             records.append(rec)
             if rec.run.status == Code.ERROR:
                 self._apply(rec)
                 info["evaluated"] = [r.to_trace() for r in records]
                 return self._placement_outcome(key, rec.run, info)
             if pl is nominated and rec.run.status == Code.SUCCESS and rec.run.new > 0:
-                return self._choose(key, rec, records, info)
-        return self._select(key, placements, records, info, len(scheduled))
+                return self._choose(key, rec, records, info, base)
+        return self._select(key, placements, records, info, len(scheduled), base)
 
-    def _select(self, key: str, placements: list[Placement], records: list[PlacementRun], info: dict, before: int) -> GroupRun:
+    def _count(self, key: str, plan: CountingPlan, placement: Placement, base: tuple[dict, dict]) -> PlacementRun | None:
+        """A counted record for ``placement`` (the scan start advanced as its cycles would), or
+        None when it must be evaluated in full. With ``placement_fast.VERIFY`` it is checked
+        against a full evaluation at once."""
+        got = plan.evaluate(placement)
+        if got is None:
+            return None
+        rec = PlacementRun(placement, GroupRun(got.status, got.new, got.reason), [(p, -1) for p in plan.pods[: got.new]], [], {}, None, counted=got)
+        self.snap.next_start_node_index = got.x_after
+        if placement_fast.VERIFY:
+            self._full(key, rec, base)
+            self.snap.next_start_node_index = got.x_after
+        return rec
+
+    def _full(self, key: str, rec: PlacementRun, base: tuple[dict, dict]) -> PlacementRun:
+        """Evaluate a counted placement in full from the node state and scan start it was counted
+        at, and check the count; the scan start is left as the full evaluation leaves it."""
+        c = rec.counted
+        assert c is not None
+        self.snap.next_start_node_index = c.x_before
+        full = self._evaluate(key, rec.placement, base)
+        got = (full.run.status, full.run.new, full.run.reason, len(full.assigned), self.snap.next_start_node_index)
+        want = (c.status, c.new, c.reason, len(rec.assigned), c.x_after)
+        if got != want:
+            raise CountingMismatch(f"{key} in {rec.placement.label}: evaluated {got}, counted {want}")
+        full.scores, full.total = rec.scores, rec.total
+        return full
+
+    def _materialize(self, key: str, rec: PlacementRun, records: list[PlacementRun], base: tuple[dict, dict]) -> PlacementRun:
+        """The kept placement's full record (pod cycles, node choices, group traces) in place of
+        its count; the scan start stays where the whole decision left it."""
+        if rec.counted is None:
+            return rec
+        now = self.snap.next_start_node_index
+        full = self._full(key, rec, base)
+        self.snap.next_start_node_index = now
+        records[next(k for k, r in enumerate(records) if r is rec)] = full
+        return full
+
+    def _select(self, key: str, placements: list[Placement], records: list[PlacementRun], info: dict, before: int, base: tuple[dict, dict]) -> GroupRun:
         feasible = [r for r in records if r.run.status == Code.SUCCESS]
         if not feasible:
-            return self._no_placement(key, placements, records, info)
+            return self._no_placement(key, placements, records, info, base)
         if len(feasible) == 1:
-            return self._choose(key, feasible[0], records, info)
+            return self._choose(key, feasible[0], records, info, base)
         try:
             self._score(feasible, before)
         except PlacementError as err:
@@ -147,24 +207,26 @@ class PlacementAlgorithm:
         ties = [r for r in feasible if r.total == best]
         info["tieCount"] = len(ties)
         pick = ties[0] if self.sched.tie_break == "first" or len(ties) == 1 else ties[self.sched.rng.randrange(len(ties))]
-        return self._choose(key, pick, records, info)
+        return self._choose(key, pick, records, info, base)
 
     def _score(self, feasible: list[PlacementRun], before: int) -> None:
         """PlacementScore plugins, weighted and summed (spec §3.3 step 7)."""
         w_fit, w_count = placement_weights(self.cluster.profile.placement_weights)
         counts = pods_count_scores([before + len(r.assigned) for r in feasible]) if w_count > 0 else [0] * len(feasible)
         fit = dict(self.cluster.profile.fit_resources)
-        for r, count in zip(feasible, counts, strict=True):
+        packing = bin_packing_scores(self.snap, fit, [r.placement.nodes for r in feasible], [r.assigned for r in feasible]) if w_fit > 0 else []
+        for k, (r, count) in enumerate(zip(feasible, counts, strict=True)):
             r.scores = {}
             if w_fit > 0:
-                r.scores[BIN_PACKING] = w_fit * bin_packing_score(self.snap, fit, r.placement.nodes, r.assigned)
+                r.scores[BIN_PACKING] = w_fit * packing[k]
             if w_count > 0:
                 r.scores[PODS_COUNT] = w_count * count
             r.total = sum(r.scores.values())
 
-    def _choose(self, key: str, rec: PlacementRun, records: list[PlacementRun], info: dict) -> GroupRun:
+    def _choose(self, key: str, rec: PlacementRun, records: list[PlacementRun], info: dict, base: tuple[dict, dict]) -> GroupRun:
         """Re-assume the chosen placement's pods and keep its trace (upstream
         ``assumeSubtreeWithRevert``)."""
+        rec = self._materialize(key, rec, records, base)
         self._apply(rec)
         for pod, i in rec.assigned:
             self.assume(pod, i)
@@ -172,12 +234,13 @@ class PlacementAlgorithm:
         info["evaluated"] = [r.to_trace() for r in records]
         return self._placement_outcome(key, rec.run, info)
 
-    def _no_placement(self, key: str, placements: list[Placement], records: list[PlacementRun], info: dict) -> GroupRun:
-        info["evaluated"] = [r.to_trace() for r in records]
+    def _no_placement(self, key: str, placements: list[Placement], records: list[PlacementRun], info: dict, base: tuple[dict, dict]) -> GroupRun:
         if not records:
+            info["evaluated"] = []
             run = GroupRun(Code.UNSCHEDULABLE, 0, f"0/0 placements are available: no node of the parent placement has the label {info['key']!r}")
             return self._placement_outcome(key, run, info)
-        reported = records[0]
+        reported = self._materialize(key, records[0], records, base)
+        info["evaluated"] = [r.to_trace() for r in records]
         self._apply(reported)
         which = "reported" if self.cluster.groups.is_leaf(key) else "first"
         reason = f"0/{len(placements)} placements are available, {which} placement status: pod group is unschedulable ({reported.placement.label}: {reported.run.reason})"

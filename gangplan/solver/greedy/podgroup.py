@@ -240,14 +240,19 @@ class WorkloadCycle(PlacementAlgorithm, Preemption):
             return self.schedule_leaf(key)
         return self.schedule_composite(key)
 
-    def schedule_leaf(self, key: str) -> GroupRun:
+    def leaf_inputs(self, key: str) -> tuple[list[Pod], int, int]:
+        """A leaf group's queued pods in member order, its minCount and its already scheduled
+        pods (bound ones, and in a next cycle the ones this run placed)."""
         group = self.cluster.groups.node(key)
         members = group.members
         pods = member_order([p for p in members if p.key in self.queued])
-        minimum = group.need
         before = sum(1 for p in members if p.bound)
         if self._next_cycle_running:
             before += sum(1 for p in members if not p.bound and p.key in self.snap.node_of)
+        return pods, group.need, before
+
+    def schedule_leaf(self, key: str) -> GroupRun:
+        pods, minimum, before = self.leaf_inputs(key)
         checkpoint = len(self.assumed)
         failures: list[PodResult] = []
 
@@ -259,12 +264,12 @@ class WorkloadCycle(PlacementAlgorithm, Preemption):
             self.assume(pod, r.node)
             return True, 1
 
-        status, scheduled, new, progression = _until_feasible(pods, before, minimum, attempt)
+        status, scheduled, new, progression = until_feasible(pods, before, minimum, attempt)
         reason = None
         if status != Code.SUCCESS:
             self.revert(checkpoint)
             new = 0
-            reason = _leaf_reason(key, minimum, before, scheduled, len(pods), failures)
+            reason = leaf_reason(key, minimum, before, scheduled, len(pods), failures)
         run = GroupRun(status, new, reason)
         self._set_trace(key, run, progression)
         return run
@@ -282,7 +287,7 @@ class WorkloadCycle(PlacementAlgorithm, Preemption):
                 failed.append(child)
             return None if run.status == Code.ERROR else (run.status == Code.SUCCESS, run.new)
 
-        status, scheduled, new, progression = _until_feasible(children, 0, minimum, attempt)
+        status, scheduled, new, progression = until_feasible(children, 0, minimum, attempt)
         reason = None
         if status != Code.SUCCESS:
             self.revert(checkpoint)
@@ -351,7 +356,7 @@ def _pod_failure(r: PodResult) -> str:
     return r.fit_error or r.status.message() or r.status.code.label
 
 
-def _leaf_reason(key: str, minimum: int, before: int, scheduled: int, queued: int, failures: list[PodResult]) -> str:
+def leaf_reason(key: str, minimum: int, before: int, scheduled: int, queued: int, failures: list[PodResult]) -> str:
     head = f"PodGroup {key}: minCount {minimum} not reached ({scheduled} of {minimum} pods schedulable"
     head += f", {before} already bound)" if before else ")"
     if queued + before < minimum:
@@ -362,7 +367,7 @@ def _leaf_reason(key: str, minimum: int, before: int, scheduled: int, queued: in
     return head
 
 
-def _until_feasible(items, scheduled: int, minimum: int, attempt) -> tuple[Code, int, int, list[str]]:
+def until_feasible(items, scheduled: int, minimum: int, attempt) -> tuple[Code, int, int, list[str]]:
     """The PlacementFeasible loop shared by leaf groups (items are pods) and composite groups
     (items are child groups), spec §1.5 and §4.2 (``schedule_one_podgroup.go``).
 

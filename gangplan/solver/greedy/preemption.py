@@ -108,8 +108,22 @@ def _start(p: Pod) -> datetime:
 
 
 def victim_units(cluster: Cluster, snap: NodeTable) -> list[VictimUnit]:
-    """Every unit over the bound pods still on a node (``getCrossNodesVictims``), in pod order."""
-    return cluster.groups.victim_units(p for p in cluster.bound_pods if p.key in snap.node_of)
+    """Every unit over the bound pods still on a node (``getCrossNodesVictims``), in pod order.
+
+    Bound pods leave only as whole units of this list (evictions) and come back the same way, so
+    the units over the pods still on nodes are the units over every bound pod whose first pod is
+    on a node: those are computed once per run and filtered. When their pods do not add up to
+    the bound pods on nodes (a unit partly on nodes, which evictions never leave), the pods are
+    grouped again."""
+    cached = snap.victim_units_cache
+    if cached is None:
+        every = cluster.groups.victim_units(cluster.bound_pods)
+        cached = snap.victim_units_cache = [(u.pods[0].key, len(u.pods), u) for u in every]
+    on = snap.node_of
+    out = [u for first, _, u in cached if first in on]
+    if sum(n for first, n, _ in cached if first in on) != snap.bound_on_nodes:
+        return cluster.groups.victim_units(p for p in cluster.bound_pods if p.key in on)
+    return out
 
 
 def classify_pdb(units: list[VictimUnit], pdbs: tuple[PodDisruptionBudget, ...]) -> tuple[list[VictimUnit], list[VictimUnit], dict[str, int]]:

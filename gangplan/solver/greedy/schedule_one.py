@@ -39,7 +39,8 @@ sampled windows (N >= 100) and normalisation changes (spec §5.3).
 from __future__ import annotations
 
 import random
-from collections import Counter, defaultdict
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -53,6 +54,7 @@ from gangplan.solver.greedy.framework import (
     Status,
     absent_nodes_reason,
     fit_error_message,
+    fit_error_text,
 )
 from gangplan.solver.greedy.profile import Profile
 from gangplan.solver.greedy.snapshot import NodeTable
@@ -89,8 +91,21 @@ class PodResult:
     rejections: dict[str, Counter] = field(default_factory=dict)
     top: list[dict] = field(default_factory=list)
     tie_set: list[int] = field(default_factory=list)
-    node_statuses: dict[int, Status] = field(default_factory=dict)
     tie_count: int = 0
+    statuses_fn: Callable[[], dict[int, Status]] | None = field(default=None, repr=False)
+    """Builds :attr:`node_statuses` (a Filter failure computes them only when asked: FitError text
+    and rejection tables come from vectorised reason counts)."""
+    _statuses: dict[int, Status] | None = field(default=None, repr=False)
+
+    @property
+    def node_statuses(self) -> dict[int, Status]:
+        """Node -> failing Filter status (a Filter failure only). Computed on first access from
+        the node state of the cycle: read it before the node table changes (default preemption
+        does, right after the pod's cycle)."""
+        if self._statuses is None:
+            self._statuses = self.statuses_fn() if self.statuses_fn is not None else {}
+            self.statuses_fn = None
+        return self._statuses
 
 
 class PodScheduler:
@@ -263,23 +278,59 @@ class PodScheduler:
         return out
 
     def _fail_filter(self, res: PodResult, cs: CycleState, pod: Pod, failed_by) -> PodResult:
-        statuses = self.node_statuses(cs, pod, failed_by)
-        res.node_statuses = statuses
-        diag = Diagnosis(node_to_status={self.snap.names[i]: st for i, st in statuses.items()})
-        res.rejections = _rejections(statuses.values())
+        """FitError, rejection table and code from the reasons of the failing nodes, counted per
+        plugin (``filter_reasons``) instead of one status per node; the per-node statuses are
+        built only when read (:attr:`PodResult.node_statuses`)."""
+        res.statuses_fn = lambda: self.node_statuses(cs, pod, failed_by)
+        rejections, failing, unresolvable = self.reason_counts(cs, pod, failed_by)
+        res.rejections = rejections
+        hist: Counter = Counter()
+        for c in rejections.values():
+            hist.update(c)
+        num_all = self._num_all_nodes()
         if cs.node_subset is not None:
-            absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (absent_nodes_reason(cs.subset_plugins),))
-            diag.absent_nodes_status = absent
+            reason = absent_nodes_reason(cs.subset_plugins)
+            absent = num_all - failing
+            if absent > 0:
+                hist[reason] += absent
             missing = self.snap.n - len(cs.node_subset)
             for name in sorted(set(cs.subset_plugins)):
                 if missing:
-                    res.rejections.setdefault(name, Counter())[absent.reasons[0]] += missing
-        res.fit_error = fit_error_message(self._num_all_nodes(), diag)
-        code = Code.UNSCHEDULABLE
-        if statuses and all(st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE for st in statuses.values()):
-            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+                    res.rejections.setdefault(name, Counter())[reason] += missing
+        res.fit_error = fit_error_text(num_all, hist)
+        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if failing and unresolvable == failing else Code.UNSCHEDULABLE
         res.status = Status(code, (res.fit_error,))
         return res
+
+    def reason_counts(self, cs: CycleState, pod: Pod, failed_by: dict[str, np.ndarray]) -> tuple[dict[str, Counter], int, int]:
+        """Per plugin the count of each reason over the nodes it rejected (the nodes that failed
+        only with their nominated pods count under their own status), the number of failing
+        nodes, and how many of them are UnschedulableAndUnresolvable."""
+        by_name = {pl.name: pl for pl in self.profile.filters}
+        out: dict[str, Counter] = {}
+        failing = unresolvable = 0
+        for name, nodes in failed_by.items():
+            if cs.nominated_statuses:
+                nominated = np.fromiter((int(i) in cs.nominated_statuses for i in nodes), dtype=bool, count=len(nodes))
+                for i in nodes[nominated].tolist():
+                    st = cs.nominated_statuses[i]
+                    c = out.setdefault(st.plugin, Counter())
+                    for r in st.reasons:
+                        c[r] += 1
+                    failing += 1
+                    unresolvable += st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+                nodes = nodes[~nominated]
+            if len(nodes) == 0:
+                continue
+            masks, unres = by_name[name].filter_reasons(cs, pod, self.snap, nodes)
+            c = out.setdefault(name, Counter())
+            for r, m in masks:
+                k = int(np.count_nonzero(m))
+                if k:
+                    c[r] += k
+            failing += len(nodes)
+            unresolvable += int(np.count_nonzero(unres))
+        return {k: v for k, v in out.items() if v}, failing, unresolvable
 
     def _num_all_nodes(self) -> int:
         """The "0/N nodes" of a FitError: the nodes of the placement under evaluation
@@ -374,11 +425,3 @@ class PodScheduler:
                 st = statuses.get(i)
                 out[i] = {"feasible": False, "reason": st.message() if st else None, "scores": {}, "total": 0}
         return out
-
-
-def _rejections(statuses) -> dict[str, Counter]:
-    out: dict[str, Counter] = defaultdict(Counter)
-    for st in statuses:
-        for r in st.reasons:
-            out[st.plugin][r] += 1
-    return dict(out)

@@ -69,6 +69,8 @@ class NodeTable:
         self.all_nodes = np.arange(self.n, dtype=np.int64)
         self.nonzero = np.zeros((self.n, 2), dtype=np.int64)
         self.pod_count = np.zeros(self.n, dtype=np.int64)
+        self.bound_on_nodes = 0
+        """How many pods bound in the snapshot are on nodes (evictions take them off)."""
         self.pods_on: list[list[Pod]] = [[] for _ in range(self.n)]
         self.ports_on: list[list[HostPort]] = [[] for _ in range(self.n)]
         self.anti_affinity_pods: dict[str, tuple[Pod, int]] = {}
@@ -84,6 +86,11 @@ class NodeTable:
         self._node_cache: dict[object, list] = {}
         self._label_codes: dict[str, tuple] = {}
         self._static: dict[object, np.ndarray] = {}
+        self.victim_units_cache: list | None = None
+        """Victim units over every bound pod (:func:`gangplan.solver.greedy.preemption.victim_units`)."""
+        self.placement_cache: dict[tuple[str, int], tuple[np.ndarray, list]] = {}
+        """(topology key, id of the parent node array) -> (that array, its placements): see
+        :func:`gangplan.solver.greedy.placement.generate_placements`."""
         for p in cluster.bound_pods:
             if p.node_name in self.index:
                 self.assume(p, self.index[p.node_name])
@@ -141,6 +148,7 @@ class NodeTable:
         self.free[i] -= req
         self.nonzero[i] += nz
         self.pod_count[i] += 1
+        self.bound_on_nodes += pod.bound
         self.pods_on[i].append(pod)
         self.ports_on[i].extend(pod.host_ports)
         self.node_of[pod.key] = i
@@ -160,6 +168,7 @@ class NodeTable:
         self.free[i] += req
         self.nonzero[i] -= nz
         self.pod_count[i] -= 1
+        self.bound_on_nodes -= pod.bound
         self.pods_on[i] = [p for p in self.pods_on[i] if p.key != pod.key]
         ports = list(self.ports_on[i])
         for hp in pod.host_ports:

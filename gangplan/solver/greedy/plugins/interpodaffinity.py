@@ -143,6 +143,13 @@ class InterPodAffinity(Plugin):
             return self.status(unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY))
         return SUCCESS
 
+    def filter_reasons(self, cs, pod, snap, idx):
+        aff_ok, anti_ok, existing_ok = self._masks(cs, pod, snap, idx)
+        aff = ~aff_ok
+        anti = aff_ok & ~anti_ok
+        existing = aff_ok & anti_ok & ~existing_ok
+        return [(ERR_REASON_AFFINITY, aff), (ERR_REASON_ANTI_AFFINITY, anti), (ERR_REASON_EXISTING_ANTI_AFFINITY, existing)], aff
+
     # ---- Score -------------------------------------------------------------------------------
     def pre_score(self, cs, pod, snap, feasible):
         topo: dict[str, np.ndarray] = {}

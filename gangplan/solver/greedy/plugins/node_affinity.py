@@ -14,7 +14,7 @@ import numpy as np
 
 from gangplan.predicates import node_matches_pod_selector, node_selector_term_matches
 from gangplan.solver.greedy.framework import SKIP, SUCCESS, default_normalize_score, unschedulable
-from gangplan.solver.greedy.plugins.base import Plugin, StaticFilterCache
+from gangplan.solver.greedy.plugins.base import Plugin, StaticFilterCache, constant_reason
 
 NAME = "NodeAffinity"
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
@@ -68,6 +68,9 @@ class NodeAffinity(Plugin):
         if node_matches_pod_selector(pod, snap.nodes[i]):
             return SUCCESS
         return self.status(unschedulable(ERR_REASON_POD, unresolvable=True))
+
+    def filter_reasons(self, cs, pod, snap, idx):
+        return constant_reason(ERR_REASON_POD, idx, unresolvable=True)
 
     def filter_mask(self, cs, pod, snap, idx):
         def build() -> np.ndarray:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from gangplan.solver.greedy.framework import SUCCESS, unschedulable
-from gangplan.solver.greedy.plugins.base import Plugin
+from gangplan.solver.greedy.plugins.base import Plugin, constant_reason
 
 NAME = "NodeName"
 ERR_REASON = "node(s) didn't match the requested node name"
@@ -21,6 +21,9 @@ class NodeName(Plugin):
         if pod.node_name and pod.node_name != snap.names[i]:
             return self.status(unschedulable(ERR_REASON, unresolvable=True))
         return SUCCESS
+
+    def filter_reasons(self, cs, pod, snap, idx):
+        return constant_reason(ERR_REASON, idx, unresolvable=True)
 
     def filter_mask(self, cs, pod, snap, idx):
         if not pod.node_name:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gangplan.predicates import conflicting_port
 from gangplan.solver.greedy.framework import SKIP, SUCCESS, unschedulable
-from gangplan.solver.greedy.plugins.base import Plugin
+from gangplan.solver.greedy.plugins.base import Plugin, constant_reason
 
 NAME = "NodePorts"
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
@@ -23,3 +23,6 @@ class NodePorts(Plugin):
         if conflicting_port(pod.host_ports, snap.ports_on[i]) is not None:
             return self.status(unschedulable(ERR_REASON))
         return SUCCESS
+
+    def filter_reasons(self, cs, pod, snap, idx):
+        return constant_reason(ERR_REASON, idx, unresolvable=False)

@@ -8,7 +8,7 @@ import numpy as np
 
 from gangplan.predicates import blocked_by_unschedulable
 from gangplan.solver.greedy.framework import SUCCESS, unschedulable
-from gangplan.solver.greedy.plugins.base import Plugin, StaticFilterCache
+from gangplan.solver.greedy.plugins.base import Plugin, StaticFilterCache, constant_reason
 
 NAME = "NodeUnschedulable"
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
@@ -26,6 +26,9 @@ class NodeUnschedulable(Plugin):
         if blocked_by_unschedulable(snap.nodes[i], pod.tolerations):
             return self.status(unschedulable(ERR_REASON_UNSCHEDULABLE, unresolvable=True))
         return SUCCESS
+
+    def filter_reasons(self, cs, pod, snap, idx):
+        return constant_reason(ERR_REASON_UNSCHEDULABLE, idx, unresolvable=True)
 
     def filter_mask(self, cs, pod, snap, idx):
         def build() -> np.ndarray:

@@ -138,6 +138,18 @@ class PodTopologySpread(Plugin):
                 return self.status(unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH))
         return SUCCESS
 
+    def filter_reasons(self, cs, pod, snap, idx):
+        pending = np.ones(len(idx), dtype=bool)
+        missing = np.zeros(len(idx), dtype=bool)
+        skewed = np.zeros(len(idx), dtype=bool)
+        for d in cs[NAME]:  # the first failing constraint decides, as in filter_one
+            has, within = self._skew_ok(d, pod, idx)
+            missing |= pending & ~has
+            pending &= has
+            skewed |= pending & ~within
+            pending &= within
+        return [(ERR_REASON_NODE_LABEL_NOT_MATCH, missing), (ERR_REASON_CONSTRAINTS_NOT_MATCH, skewed)], missing
+
     # ---- Score -------------------------------------------------------------------------------
     def pre_score(self, cs, pod, snap, feasible):
         constraints = [c for c in pod.topology_spread if c.when_unsatisfiable == "ScheduleAnyway"]

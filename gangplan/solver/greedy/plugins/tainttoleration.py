@@ -13,7 +13,7 @@ import numpy as np
 
 from gangplan.predicates import count_intolerable_prefer_no_schedule, first_untolerated_taint
 from gangplan.solver.greedy.framework import SUCCESS, default_normalize_score, unschedulable
-from gangplan.solver.greedy.plugins.base import Plugin, StaticFilterCache
+from gangplan.solver.greedy.plugins.base import Plugin, StaticFilterCache, constant_reason
 
 NAME = "TaintToleration"
 
@@ -39,6 +39,9 @@ class TaintToleration(Plugin):
         if taint is None:
             return SUCCESS
         return self.status(unschedulable(ERR_REASON_UNTOLERATED, unresolvable=True))
+
+    def filter_reasons(self, cs, pod, snap, idx):
+        return constant_reason(ERR_REASON_UNTOLERATED, idx, unresolvable=True)
 
     def filter_mask(self, cs, pod, snap, idx):
         def build() -> np.ndarray:

@@ -11,6 +11,8 @@ RequestedToCapacityRatio) over its resources and weights; no NormalizeScore.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from gangplan.models.objects import CPU, EPHEMERAL, MEMORY
@@ -29,12 +31,30 @@ NAME = "NodeResourcesFit"
 TOO_MANY_PODS = "Too many pods"
 
 
-def _reason_order(resources: list[str]) -> list[int]:
+@lru_cache(maxsize=64)
+def _reason_order(resources: tuple[str, ...]) -> list[int]:
     """cpu, memory, ephemeral-storage, then extended resources by name (Go map order is random;
     each reason is counted on its own, so the order never reaches a FitError)."""
     head = [resources.index(r) for r in (CPU, MEMORY, EPHEMERAL) if r in resources]
     tail = sorted((i for i, r in enumerate(resources) if r not in (CPU, MEMORY, EPHEMERAL)), key=lambda i: resources[i])
     return head + tail
+
+
+def fit_failures(snap, req: np.ndarray, idx: np.ndarray, added: np.ndarray | int = 0) -> tuple[list[tuple[str, np.ndarray]], np.ndarray]:
+    """Filter's reasons over the nodes ``idx`` (``filter_reasons``): per reason the mask of the
+    nodes that report it, and the mask of unresolvable ones (a request above the whole
+    allocatable), with ``added`` more copies of the pod (request ``req``) already on each node:
+    the state a group of identical pods leaves once it used a node's room (the counting
+    evaluation of :mod:`gangplan.solver.greedy.placement_fast`)."""
+    reasons = [(TOO_MANY_PODS, snap.pod_count[idx] + added + 1 > snap.allowed_pods[idx])]
+    unresolvable = np.zeros(len(idx), dtype=bool)
+    for j in _reason_order(tuple(snap.resources)):
+        q = int(req[j])
+        if q > 0:
+            short = q > snap.free[idx, j] - added * q
+            reasons.append((f"Insufficient {snap.resources[j]}", short))
+            unresolvable |= short & (q > snap.alloc[idx, j])
+    return reasons, unresolvable
 
 
 class Fit(Plugin):
@@ -61,7 +81,7 @@ class Fit(Plugin):
         unresolvable = False
         if snap.pod_count[i] + 1 > snap.allowed_pods[i]:
             reasons.append(TOO_MANY_PODS)
-        for j in _reason_order(snap.resources):
+        for j in _reason_order(tuple(snap.resources)):
             q = int(req[j])
             if q > 0 and q > snap.alloc[i, j] - snap.requested[i, j]:
                 reasons.append(f"Insufficient {snap.resources[j]}")
@@ -69,6 +89,9 @@ class Fit(Plugin):
         if not reasons:
             return SUCCESS
         return self.status(unschedulable(*reasons, unresolvable=unresolvable))
+
+    def filter_reasons(self, cs, pod, snap, idx):
+        return fit_failures(snap, snap.request_vector(pod), idx)
 
     def score(self, cs, pod, snap, feasible):
         return snap.node_array((NAME, "score", snap.signature(pod)), lambda nodes: self._scores(pod, snap, nodes))[feasible]

@@ -1,0 +1,245 @@
+"""Counting evaluation of KEP-5732 placements: the outcome of a placement for a gang of identical,
+node-local pods without running its pod cycles.
+
+Upstream evaluates every placement by running the pod-group algorithm in it and reverting
+(``evaluatePlacement``). Only the evaluation of the placement that is kept (the chosen one, or the
+reported one when none is feasible) leaves pod cycles, node choices and group traces in the
+result; of every other placement the result shows its status, reason, number of proposed pods and
+placement scores. For a group whose queued pods are identical and whose active filters read
+nothing but the node itself (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity and
+NodeResourcesFit: no inter-pod terms, spread constraints, host ports or nominated pods anywhere
+in play), those are fixed by counting:
+
+* node ``i`` passes Filter for ``c_i = min(allocatable pods - pods, min_r floor(free_r / req_r))``
+  more copies of the pod (0 where a static filter or the PreFilterResult rejects it), and every
+  copy placed on a node lowers that node's count by exactly one, whichever node the scores pick.
+  So the pods of placement ``P`` succeed, in member order, while fewer than ``C_P = sum c_i`` have
+  been placed, and fail from then on: the PlacementFeasible loop runs on these outcomes;
+* when a pod fails, every node of ``P`` holds exactly ``c_i`` more copies, so its FitError is the
+  one of that state (:func:`~gangplan.solver.greedy.plugins.noderesources.fit.fit_failures`
+  with ``added = c``), counted per node by the first rejecting filter in profile order;
+* PlacementBinPacking and PodGroupPodsCount read the totals of the proposals, not their nodes;
+* ``nextStartNodeIndex``: when every cycle scans the whole placement (it holds at most
+  ``numFeasibleNodesToFind`` nodes, or fewer feasible ones), each attempted pod advances it by the
+  nodes scanned, modulo the placement's size; a placement where sampling could stop a scan early
+  is evaluated in full.
+
+The kept placement is evaluated in full afterwards, from the same node state and start index, and
+must agree with its count (status, reason, proposals, start index); a disagreement re-runs the
+whole decision without counting. With :data:`VERIFY` every counted placement is also evaluated in
+full and compared (the tests turn it on).
+
+Random tie-breaking (``tie_break="random"``) draws from the generator in every scored cycle, so
+counting is off with it, as it is for what-if replays of the group (``fixed`` pods, or the pod a
+replay stops before).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+import gangplan.solver.greedy.podgroup as _podgroup
+from gangplan.models.objects import Pod
+from gangplan.solver.greedy.framework import Code, CycleState, absent_nodes_reason, fit_error_text
+from gangplan.solver.greedy.plugins.node_affinity import NodeAffinity
+from gangplan.solver.greedy.plugins.node_name import NodeName
+from gangplan.solver.greedy.plugins.node_unschedulable import NodeUnschedulable
+from gangplan.solver.greedy.plugins.noderesources.fit import Fit, fit_failures
+from gangplan.solver.greedy.plugins.tainttoleration import TaintToleration
+from gangplan.solver.greedy.schedule_one import PodResult, num_feasible_nodes_to_find
+
+if TYPE_CHECKING:
+    from gangplan.solver.greedy.placement import Placement
+    from gangplan.solver.greedy.placement_cycle import PlacementAlgorithm
+
+VERIFY = False
+"""Evaluate every counted placement in full as well and raise on any difference (tests)."""
+
+STATIC_FILTERS = (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity)
+"""Filters that read only the node object and the pod spec."""
+
+
+class CountingMismatch(Exception):
+    """A full evaluation disagreed with its count (a bug): the decision is re-run in full."""
+
+
+@dataclass
+class Counted:
+    """The counted outcome of one placement (what the trace shows of a placement not kept)."""
+
+    status: Code
+    new: int
+    reason: str | None
+    x_before: int
+    x_after: int
+
+
+class CountingPlan:
+    """Per placement decision of one leaf group: node capacities for its pod, from the decision's
+    base state (every evaluation is reverted, so they hold for all its placements), summed per
+    placement."""
+
+    def __init__(self, algo: PlacementAlgorithm, key: str, placements: list[Placement], pods: list[Pod], minimum: int, before: int, cs: CycleState, active: list) -> None:
+        self.algo = algo
+        self.key = key
+        self.pods = pods
+        self.minimum = minimum
+        self.before = before
+        self.cs = cs
+        self.active = active
+        snap = algo.snap
+        self.req = snap.request_vector(pods[0])
+        ok = np.ones(snap.n, dtype=bool)
+        self.static: dict[str, np.ndarray] = {}
+        for pl in active:
+            if not isinstance(pl, Fit):
+                self.static[pl.name] = pl.filter_mask(cs, pods[0], snap, snap.all_nodes)
+                ok &= self.static[pl.name]
+        self.in_subset = np.ones(snap.n, dtype=bool)
+        if cs.node_subset is not None:
+            self.in_subset[:] = False
+            self.in_subset[np.fromiter(cs.node_subset, dtype=np.int64, count=len(cs.node_subset))] = True
+        cap = snap.allowed_pods - snap.pod_count
+        for j in np.nonzero(self.req > 0)[0]:
+            cap = np.minimum(cap, snap.free[:, j] // self.req[j])
+        self.capacity = np.where(ok & self.in_subset, np.maximum(cap, 0), 0)
+        self.rows = {id(p): k for k, p in enumerate(placements)}
+        self.concat = np.concatenate([p.nodes for p in placements])
+        self.sizes = np.array([len(p.nodes) for p in placements], dtype=np.int64)
+        self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+        self.room = self._per_placement(self.capacity)
+        self.with_room = self._per_placement(self.capacity > 0)
+        self.scanned = self._per_placement(self.in_subset) if cs.node_subset is not None else self.sizes
+        self._failures: tuple[list[str], np.ndarray, np.ndarray] | None = None
+
+    def _per_placement(self, per_node: np.ndarray) -> np.ndarray:
+        return np.add.reduceat(per_node[self.concat].astype(np.int64), self.starts)
+
+    # ---- building --------------------------------------------------------------------------
+    @classmethod
+    def build(cls, algo: PlacementAlgorithm, key: str, placements: list[Placement]) -> CountingPlan | None:
+        """The plan for group ``key``'s placement decision, or None when counting does not apply."""
+        sched, snap = algo.sched, algo.snap
+        if not placements or sched.tie_break != "first" or not sched.profile.has_scoring or snap.nominated:
+            return None
+        if not algo.cluster.groups.is_leaf(key):
+            return None
+        pods, minimum, before = algo.leaf_inputs(key)
+        if not pods:
+            return None
+        stop = getattr(algo, "stop_before", None)
+        fixed = getattr(algo, "fixed", {})
+        first = _filter_key(pods[0], snap)
+        for p in pods:
+            if p.nominated_node_name or p.key in fixed or p.key == stop or p.node_name:
+                return None
+            if p is not pods[0] and _filter_key(p, snap) != first:
+                return None
+        cs = CycleState()
+        if sched._pre_filter(cs, pods[0]) is not None:
+            return None
+        active = [pl for pl in sched.profile.filters if pl.name not in cs.skip_filter]
+        if not any(isinstance(pl, Fit) for pl in active) or not all(isinstance(pl, (Fit, *STATIC_FILTERS)) for pl in active):
+            return None
+        return cls(algo, key, placements, pods, minimum, before, cs, active)
+
+    # ---- one placement -----------------------------------------------------------------------
+    def evaluate(self, placement: Placement) -> Counted | None:
+        """The counted outcome of ``placement`` with the scan start advanced as its cycles would,
+        or None when it must be evaluated in full (sampling could stop a scan early)."""
+        k = self.rows[id(placement)]
+        n_pl, n_scan, room = int(self.sizes[k]), int(self.scanned[k]), int(self.room[k])
+        if n_scan:
+            to_find = num_feasible_nodes_to_find(self.algo.sched.profile.percentage_of_nodes_to_score, n_scan)
+            if to_find < n_scan and int(self.with_room[k]) >= to_find:
+                return None
+        status, scheduled, placed, attempts = count_outcome(len(self.pods), self.before, self.minimum, room)
+        x = self.algo.snap.next_start_node_index
+        x_after = (x + attempts * n_scan) % n_pl if n_scan and attempts else x
+        if status == Code.SUCCESS:
+            return Counted(status, placed, None, x, x_after)
+        failures = [PodResult(pod=self.pods[placed], fit_error=self._fit_error(k))] if attempts > placed else []
+        reason = _podgroup.leaf_reason(self.key, self.minimum, self.before, scheduled, len(self.pods), failures)
+        return Counted(status, 0, reason, x, x_after)
+
+    def _fit_error(self, k: int) -> str:
+        """The FitError of a pod once every node of placement ``k`` took its ``c_i`` copies."""
+        names, counts, alive = self._failure_table()
+        if alive[k]:
+            raise CountingMismatch(f"{self.key}: a node of placement #{k} still fits after its counted copies")
+        hist = Counter()
+        for r, n in zip(names, counts[:, k].tolist(), strict=True):
+            hist[r] += n
+        n_pl, n_scan = int(self.sizes[k]), int(self.scanned[k])
+        if self.cs.node_subset is not None and n_pl > n_scan:
+            hist[absent_nodes_reason(self.cs.subset_plugins)] += n_pl - n_scan
+        return fit_error_text(n_pl, hist)
+
+    def _failure_table(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """Per reason, its count over each placement's scanned nodes once every node holds its
+        ``c_i`` copies (each node counted by the first filter that rejects it, in profile order),
+        and per placement the nodes that would still pass (none, by construction)."""
+        if self._failures is not None:
+            return self._failures
+        snap, pod = self.algo.snap, self.pods[0]
+        alive = self.in_subset.copy()
+        names: list[str] = []
+        rows: list[np.ndarray] = []
+        for pl in self.active:
+            if isinstance(pl, Fit):
+                masks, _ = fit_failures(snap, self.req, snap.all_nodes, self.capacity)
+                fails = np.zeros(snap.n, dtype=bool)
+                for r, m in masks:
+                    names.append(r)
+                    rows.append(m & alive)
+                    fails |= m
+                fails &= alive
+            else:
+                fails = alive & ~self.static[pl.name]
+                idx = np.nonzero(fails)[0]
+                if len(idx):
+                    masks, _ = pl.filter_reasons(self.cs, pod, snap, idx)
+                    for r, m in masks:
+                        full = np.zeros(snap.n, dtype=bool)
+                        full[idx[m]] = True
+                        names.append(r)
+                        rows.append(full)
+            alive &= ~fails
+        table = np.array(rows, dtype=np.int64).reshape(len(rows), snap.n)
+        counts = np.add.reduceat(table[:, self.concat], self.starts, axis=1) if len(rows) else np.zeros((0, len(self.sizes)), dtype=np.int64)
+        self._failures = (names, counts, self._per_placement(alive) > 0)
+        return self._failures
+
+
+def count_outcome(queued: int, before: int, minimum: int, room: int) -> tuple[Code, int, int, int]:
+    """The PlacementFeasible loop (:func:`gangplan.solver.greedy.podgroup.until_feasible`) for
+    ``queued`` identical pods of which the first ``room`` succeed: (status, scheduled, newly
+    placed, pods attempted). ``tests/test_placement_counting.py`` checks it against the loop."""
+    if queued + before < minimum:
+        return Code.UNSCHEDULABLE, before, 0, 0
+    stop = max(room + 1, queued + before + room - minimum + 1)  # the first attempt after which minimum is out of reach
+    attempts = stop if stop <= queued else queued
+    placed = min(attempts, room)
+    scheduled = before + placed
+    if stop <= queued or scheduled < minimum:
+        return Code.UNSCHEDULABLE, scheduled, placed, attempts
+    return Code.SUCCESS, scheduled, placed, attempts
+
+
+def _filter_key(pod: Pod, snap) -> tuple:
+    """What Filter reads of a pod (two pods with equal keys pass and fail the same nodes)."""
+    return (
+        snap.signature(pod),
+        pod.namespace,
+        tuple(sorted(pod.labels.items())),
+        tuple(sorted(pod.node_selector.items())),
+        repr(pod.affinity),
+        pod.tolerations,
+        pod.host_ports,
+        repr(pod.topology_spread),
+        pod.node_name,
+    )

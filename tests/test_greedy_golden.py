@@ -1,0 +1,287 @@
+"""Golden comparison of the greedy engine: every decision, score and trace field stays identical.
+
+For every scenario under ``scenarios/showcase/`` and ``scenarios/upstream*/`` (run three ways:
+the defaults, ``tie_break="random"`` with a seed, and preemption off) and a set of bench generator
+draws (small mixed and preemption snapshots, scheduler_perf gang / basic / TAS / composite shapes,
+GPU clusters with selectors, racks and priorities, GB200 / DGX topology shapes, Philly and Alibaba
+families), the greedy Result JSON (``Result.to_json``, ``wallSeconds`` set to 0; the greedy trace
+holds no other timing) is compared byte for byte with a golden file recorded before the speed
+work of issue 15. Small scenarios also replay ``pod_scores_at_step`` and
+``placement_scores_at_step`` (what the diff's decisive step reads).
+
+Record (only when a change of outcome is intended, and say so in the commit)::
+
+    PYTHONPATH=. python tests/test_greedy_golden.py --record
+
+Goldens live in ``tests/golden/<case>.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GOLDEN = Path(__file__).resolve().parent / "golden"
+sys.path.insert(0, str(ROOT))
+
+from gangplan.bench import generators as gen  # noqa: E402
+from gangplan.bench import topology_shapes as shapes  # noqa: E402
+from gangplan.bench.families import build_family, data_dir  # noqa: E402
+from gangplan.io.loader import load_snapshot  # noqa: E402
+from gangplan.models.cluster import Cluster  # noqa: E402
+from gangplan.solver.greedy import placement_scores_at_step, pod_scores_at_step, solve_greedy  # noqa: E402
+
+SCENARIOS = sorted(p for p in (ROOT / "scenarios" / "showcase").iterdir() if p.suffix in (".yaml", ".yml", ".json") or p.is_dir())
+SCENARIOS += sorted(p for d in sorted((ROOT / "scenarios").glob("upstream*")) for p in d.iterdir() if p.suffix in (".yaml", ".yml", ".json") or p.is_dir())
+SMALL_NODES = 60
+"""Scenarios with at most this many nodes are run in every variant and replayed."""
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    "default": {},
+    "random7": {"tie_break": "random", "seed": 7},
+    "nopreempt": {"preemption": False},
+}
+
+
+def result_text(cluster: Cluster, snapshot: str | None, **opts: Any) -> dict[str, Any]:
+    r = solve_greedy(cluster, snapshot=snapshot, **opts)
+    data = json.loads(r.to_json())
+    data["wallSeconds"] = 0.0
+    return data
+
+
+def replays(cluster: Cluster, result: dict[str, Any], **opts: Any) -> dict[str, Any]:
+    """pod_scores_at_step for the first, middle and last pod cycle over every node, and
+    placement_scores_at_step for every group with a placement decision."""
+    order = result["trace"]["order"]
+    nodes = [n.name for n in cluster.nodes]
+    out: dict[str, Any] = {"pods": {}, "placements": {}}
+    for key in dict.fromkeys([order[0], order[len(order) // 2], order[-1]] if order else []):
+        try:
+            out["pods"][key] = pod_scores_at_step(cluster, key, nodes, **opts)
+        except ValueError as err:
+            out["pods"][key] = {"error": str(err)}
+    for g, t in result["trace"]["groups"].items():
+        if "placements" in t:
+            try:
+                out["placements"][g] = placement_scores_at_step(cluster, g, **opts)
+            except ValueError as err:
+                out["placements"][g] = {"error": str(err)}
+    return out
+
+
+def _scenario_cases() -> dict[str, Callable[[], dict[str, Any]]]:
+    cases: dict[str, Callable[[], dict[str, Any]]] = {}
+    for path in SCENARIOS:
+        rel = path.relative_to(ROOT / "scenarios").as_posix()
+        base = rel.replace("/", "__").removesuffix(".yaml")
+
+        def run(path=path, rel=rel, variant="default") -> dict[str, Any]:
+            cluster = load_snapshot(path)
+            opts = VARIANTS[variant]
+            res = result_text(cluster, rel, **opts)
+            doc = {"result": res}
+            if len(cluster.nodes) <= SMALL_NODES:
+                doc["replays"] = replays(cluster, res, **{k: v for k, v in opts.items()})
+            return doc
+
+        cases[f"scenario__{base}"] = run
+        if path.is_file():  # every variant for the small hand-written snapshots
+            for v in VARIANTS:
+                if v != "default":
+                    cases[f"scenario__{base}__{v}"] = lambda path=path, rel=rel, v=v: run(path, rel, v)
+    return cases
+
+
+def _draw(objects_fn: Callable[[], list], *, replay: bool = False, **opts: Any) -> Callable[[], dict[str, Any]]:
+    def run() -> dict[str, Any]:
+        cluster = gen.to_cluster(objects_fn())
+        res = result_text(cluster, None, **opts)
+        doc = {"result": res}
+        if replay:
+            doc["replays"] = replays(cluster, res, **opts)
+        return doc
+
+    return run
+
+
+def corners(seed: int) -> list[dict[str, Any]]:
+    """A small snapshot with the rarer paths: PreFilterResult node subsets (matchFields), pending
+    pods with ``nominatedNodeName``, host ports, images, PreferNoSchedule / NoSchedule taints, an
+    unschedulable node, a low pod limit, preferred node and pod (anti-)affinity, spread both ways,
+    existing pods' affinity terms, zone-constrained and basic groups."""
+    rng = np.random.default_rng([seed, 99])
+    out: list[dict[str, Any]] = []
+    names = [f"n{i:02d}" for i in range(24)]
+    for i, name in enumerate(names):
+        taints = []
+        if i % 7 == 3:
+            taints.append({"key": "soft", "value": "x", "effect": "PreferNoSchedule"})
+        if i % 11 == 5:
+            taints.append({"key": "hard", "value": "y", "effect": "NoSchedule"})
+        node = gen.node_object(name, cpu=str(int(rng.integers(2, 9))), memory=f"{int(rng.integers(4, 33))}Gi", pods=int(rng.integers(3, 12)),
+                               labels={gen.HOSTNAME: name, gen.ZONE: f"z{i % 3}", gen.RACK: f"r{i // 4}", "disk": "ssd" if i % 2 else "hdd"},
+                               taints=taints, unschedulable=(i == 17))
+        if i % 3 == 0:
+            node["status"]["images"] = [{"names": ["app:1", "registry/app:1"], "sizeBytes": int(rng.integers(50, 900)) * 1024 * 1024}]
+        out.append(node)
+    labels = ["web", "db", "cache"]
+    for j in range(45):
+        app = labels[j % 3]
+        aff: dict[str, Any] = {}
+        if j % 5 == 0:
+            aff["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": gen.HOSTNAME}]}
+        if j % 4 == 1:
+            aff["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 7, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": gen.ZONE}}]}
+        out.append(gen.pod_object(f"run-{j}", requests={"cpu": f"{int(rng.integers(2, 16)) * 100}m", "memory": f"{int(rng.integers(1, 7))}Gi"},
+                                  node_name=names[int(rng.integers(0, len(names)))], labels={"app": app}, affinity=aff or None,
+                                  host_ports=[8080] if j % 6 == 2 else (), created=j))
+    t = 100
+    for k in range(14):
+        kind = k % 7
+        aff = None
+        spread: list[dict[str, Any]] = []
+        ports: tuple[int, ...] = ()
+        sel = None
+        if kind == 0:
+            picked = sorted(str(x) for x in rng.choice(names, size=3, replace=False))
+            aff = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": picked}]}]}}}
+        elif kind == 1:
+            aff = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 5, "preference": {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}}]}}
+        elif kind == 2:
+            ports = (8080,)
+        elif kind == 3:
+            spread = [{"maxSkew": 1, "topologyKey": gen.ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}},
+                      {"maxSkew": 2, "topologyKey": gen.HOSTNAME, "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": {"app": "web"}}}]
+        elif kind == 4:
+            aff = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 3, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "cache"}}, "topologyKey": gen.RACK}}]},
+                   "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                       {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": gen.ZONE}]}}
+        elif kind == 5:
+            sel = {"disk": "ssd"}
+        pod = gen.pod_object(f"single-{k}", requests={"cpu": f"{int(rng.integers(1, 50)) * 100}m", "memory": f"{int(rng.integers(1, 12))}Gi"},
+                             labels={"app": labels[k % 3]}, affinity=aff, topology_spread=spread, host_ports=ports, node_selector=sel,
+                             tolerations=[{"key": "soft", "operator": "Exists"}] if k % 4 == 0 else (), created=t + k,
+                             image="app:1" if k % 2 else "registry/app:1", priority=int(rng.integers(0, 3)) * 10)
+        if kind == 6:
+            pod["status"]["nominatedNodeName"] = names[int(rng.integers(0, len(names)))]
+        out.append(pod)
+    for g in range(4):
+        gname = f"grp-{g}"
+        out.append(gen.pod_group_object(gname, policy="basic" if g == 3 else "gang", min_count=3, topology_key=gen.ZONE if g % 2 == 0 else None, created=200 + g))
+        for m in range(4):
+            pod = gen.pod_object(f"{gname}-{m}", group=gname, requests={"cpu": f"{int(rng.integers(5, 35)) * 100}m", "memory": "3Gi"},
+                                 labels={"app": labels[(g + m) % 3], "grp": gname}, created=210 + 10 * g + m)
+            if g == 1 and m < 2:
+                pod["status"]["nominatedNodeName"] = names[int(rng.integers(0, len(names)))]
+            out.append(pod)
+    return out
+
+
+def _needs_data() -> bool:
+    return (data_dir() / "philly-pollux" / "philly.csv").exists() and (data_dir() / "alibaba-spot-gpu-v2026" / "node_info_df.csv").exists()
+
+
+def _draw_cases() -> dict[str, Callable[[], dict[str, Any]]]:
+    c: dict[str, Callable[[], dict[str, Any]]] = {}
+    for seed in range(40):
+        c[f"draw__small_mixed_{seed:02d}"] = _draw(lambda seed=seed: gen.small_mixed(seed), replay=seed < 10)
+    for seed in range(20):
+        c[f"draw__small_preemption_{seed:02d}"] = _draw(lambda seed=seed: gen.small_preemption(seed), replay=seed < 5)
+    for seed in range(6):
+        c[f"draw__corners_{seed}"] = _draw(lambda seed=seed: corners(seed), replay=True)
+        c[f"draw__corners_{seed}_random"] = _draw(lambda seed=seed: corners(seed), tie_break="random", seed=seed)
+    for seed in range(5):
+        c[f"draw__small_mixed_random_{seed:02d}"] = _draw(lambda seed=seed: gen.small_mixed(100 + seed), tie_break="random", seed=seed)
+    c["draw__perf_tas_500n_75g"] = _draw(lambda: gen.scheduler_perf_gangs(nodes=500, gangs=75, pods_per_gang=4, nodes_per_rack=100, topology_key=gen.RACK))
+    c["draw__perf_tas_200n_racks10_40g"] = _draw(lambda: gen.scheduler_perf_gangs(nodes=200, gangs=40, pods_per_gang=8, nodes_per_rack=10, topology_key=gen.RACK), top_k=3)
+    c["draw__perf_gang_300n_sampled"] = _draw(lambda: gen.scheduler_perf_gangs(nodes=300, gangs=60, pods_per_gang=3, percentage_of_nodes_to_score=0))
+    c["draw__perf_basic_150n"] = _draw(lambda: gen.scheduler_perf_gangs(nodes=150, gangs=40, pods_per_gang=3, policy="basic"))
+    c["draw__perf_cpg_topology"] = _draw(lambda: gen.scheduler_perf_composite(nodes=300, composites=6, groups_per_composite=2, pods_per_group=3, topology=True))
+    c["draw__perf_cpg_basic"] = _draw(lambda: gen.scheduler_perf_composite(nodes=60, composites=6, policy="basic"))
+    c["draw__gpu_busy_100n_512p"] = _draw(lambda: gen.gpu_benchmark(100, 512, profile="busy", seed=0))
+    c["draw__gpu_mixed_150n_256p_s1"] = _draw(lambda: gen.gpu_benchmark(150, 256, profile="mixed", seed=1))
+    c["draw__gpu_busy_120n_400p_s2_random"] = _draw(lambda: gen.gpu_benchmark(120, 400, profile="busy", seed=2), tie_break="random", seed=3)
+    c["draw__gb200_nvl72"] = _draw(lambda: shapes.gb200_nvl72(seed=0))
+    c["draw__dgx_h100_superpod"] = _draw(lambda: shapes.dgx_h100_superpod(nodes=64, su_nodes=16, sus_per_spine=2, seed=1))
+    c["draw__perf_tas_shape_util"] = _draw(lambda: shapes.scheduler_perf_tas(nodes=400, nodes_per_zone=200, utilisation=0.6, gangs=60, seed=2))
+    for seed in range(3):
+        c[f"draw__mixed_family_{seed}"] = _draw(lambda seed=seed: build_family("mixed", {
+            "nodes": 32, "gangs": 12, "hetero_fraction": 0.3, "affinity_fraction": 0.3, "anti_affinity_fraction": 0.3,
+            "topology_fraction": 0.3, "spread_fraction": 0.3, "selector_fraction": 0.3, "priorities": 2, "utilisation": 0.6}, seed))
+    c["draw__philly_64n"] = _draw(lambda: _with_data(build_family, "philly", {"nodes": 64, "jobs": 40, "utilisation": 0.6}, 3))
+    c["draw__alibaba_spot_96n"] = _draw(lambda: _with_data(build_family, "alibaba", {"inventory": "spot", "nodes": 96, "gangs": 30, "max_gang_size": 8, "utilisation": 0.7}, 4))
+    return c
+
+
+def _with_data(build, *args):
+    if not _needs_data():
+        pytest.skip(f"the real traces are not in {data_dir()}")
+    return build(*args)
+
+
+CASES = {**_scenario_cases(), **_draw_cases()}
+
+
+def dump(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+
+
+def _first_difference(a: Any, b: Any, path: str = "") -> str:
+    if type(a) is not type(b):
+        return f"{path}: {type(a).__name__} != {type(b).__name__}"
+    if isinstance(a, dict):
+        if list(a) != list(b):
+            return f"{path}: keys {list(a)[:8]} != {list(b)[:8]}"
+        for k in a:
+            if a[k] != b[k]:
+                return _first_difference(a[k], b[k], f"{path}/{k}")
+    elif isinstance(a, list):
+        if len(a) != len(b):
+            return f"{path}: length {len(a)} != {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                return _first_difference(x, y, f"{path}[{i}]")
+    return f"{path}: {a!r} != {b!r}"
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_greedy_result_matches_golden(case: str) -> None:
+    path = GOLDEN / f"{case}.json"
+    assert path.exists(), f"no golden for {case}: record with `PYTHONPATH=. python tests/test_greedy_golden.py --record`"
+    got = dump(CASES[case]())
+    want = path.read_text(encoding="utf-8")
+    if got != want:
+        pytest.fail(f"greedy output of {case} changed at {_first_difference(json.loads(want), json.loads(got))}")
+
+
+def test_every_golden_has_a_case() -> None:
+    stale = sorted(p.stem for p in GOLDEN.glob("*.json") if p.stem not in CASES)
+    assert not stale, f"goldens without a case (remove them or restore the case): {stale}"
+
+
+def record(only: list[str] | None = None) -> None:
+    GOLDEN.mkdir(exist_ok=True)
+    for name in sorted(CASES):
+        if only and not any(o in name for o in only):
+            continue
+        (GOLDEN / f"{name}.json").write_text(dump(CASES[name]()), encoding="utf-8")
+        print("recorded", name)
+
+
+if __name__ == "__main__":
+    if "--record" not in sys.argv:
+        sys.exit("usage: PYTHONPATH=. python tests/test_greedy_golden.py --record [name-substring ...]")
+    record([a for a in sys.argv[1:] if a != "--record"])

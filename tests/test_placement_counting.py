@@ -1,0 +1,41 @@
+"""The counting evaluation of placements (``gangplan.solver.greedy.placement_fast``): its closed
+form of the PlacementFeasible loop matches the loop, and every counted placement of the golden
+suites matches a full evaluation of that placement (``VERIFY``)."""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from pathlib import Path
+
+import pytest
+
+from gangplan.solver.greedy import placement_fast
+from gangplan.solver.greedy.placement_fast import count_outcome
+from gangplan.solver.greedy.podgroup import until_feasible
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import test_greedy_golden as golden  # noqa: E402
+
+
+def test_count_outcome_matches_the_placement_feasible_loop():
+    for queued, before, minimum, room in itertools.product(range(7), range(3), range(9), range(9)):
+        done = 0
+
+        def attempt(_pod, room=room):
+            nonlocal done
+            done += 1
+            return (True, 1) if done <= room else (False, 0)
+
+        status, scheduled, new, _ = until_feasible(list(range(queued)), before, minimum, attempt)
+        assert count_outcome(queued, before, minimum, room) == (status, scheduled, new, done), (queued, before, minimum, room)
+
+
+VERIFIED = [c for c in sorted(golden.CASES) if any(k in c for k in ("tas", "gpu", "gb200", "dgx", "perf_cpg", "nvlink", "mixed_family"))
+            and "random" not in c and "500n" not in c]
+
+
+@pytest.mark.parametrize("case", VERIFIED)
+def test_every_counted_placement_matches_its_full_evaluation(case, monkeypatch):
+    monkeypatch.setattr(placement_fast, "VERIFY", True)
+    assert golden.dump(golden.CASES[case]()) == (golden.GOLDEN / f"{case}.json").read_text(encoding="utf-8")
