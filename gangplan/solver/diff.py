@@ -320,11 +320,20 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
 
     if not choices:
         return _admission_only(cluster, greedy, optimal, candidates=0, skipped=skipped, probes=0), optimal
-    lo, hi = 0, len(choices)  # P(lo) true (k=0 is the optimum itself); find first k with P(k) false
-    ok_hi, r_hi = agrees(hi)
-    if ok_hi:
-        return _admission_only(cluster, greedy, r_hi, candidates=len(choices), skipped=skipped, probes=probes), r_hi
-    best_agreeing = optimal
+    # P(0) holds (k=0 is the optimum itself); find the first k with P(k) false. Galloping from the
+    # start (k = 1, 2, 4, ...), then bisecting: decisive steps are usually early, so this takes
+    # about 2 log2(step) probes instead of log2(choices) + 1 (e.g. 6 instead of 11 for step 5 of 921).
+    lo, best_agreeing, k = 0, optimal, 1
+    while True:
+        k = min(k, len(choices))
+        ok, r = agrees(k)
+        if not ok:
+            hi = k
+            break
+        lo, best_agreeing = k, r
+        if k == len(choices):
+            return _admission_only(cluster, greedy, r, candidates=len(choices), skipped=skipped, probes=probes), r
+        k *= 2
     while hi - lo > 1:
         mid = (lo + hi) // 2
         ok, r = agrees(mid)
