@@ -111,3 +111,22 @@ def test_the_cli_flags_and_default() -> None:
         exact = json.loads(runner.invoke(app, ["solve", str(path), "--json", "--engine", "exact", "--time-limit", "2"]).stdout)
     assert on["victims"] == exact["victims"] == ["default/holder"] and off["victims"] == []
     assert on["params"]["preemptionFrom"] == "default profile" and off["params"]["preemptionFrom"] == "flag"
+
+
+def test_upstreams_preemption_scenarios_give_upstreams_victims_with_the_default_profile() -> None:
+    """podgroup integration cases 6 and 9-11 (scenarios/upstream-preemption/): the default run
+    (no flag) is the preempting one, with the victims the files state."""
+    from pathlib import Path
+
+    from gangplan.io.loader import load_snapshot
+
+    scenarios = sorted((Path(__file__).resolve().parent.parent / "scenarios" / "upstream-preemption").glob("*.yaml"))
+    assert len(scenarios) == 4
+    for path in scenarios:
+        c = load_snapshot(path)
+        default, explicit = solve_greedy(c), solve_greedy(c, preemption=True)
+        assert validate(c, default) == []
+        assert default.victims == explicit.victims and default.placements() == explicit.placements(), path.name
+        stated = [g.annotations["gangplan.io/expect-victims"] for g in c.pod_groups.values() if "gangplan.io/expect-victims" in g.annotations]
+        expected = sorted(k for s in stated for k in s.split(",") if k)
+        assert default.victims == expected, path.name
