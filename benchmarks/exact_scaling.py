@@ -43,12 +43,12 @@ from __future__ import annotations
 
 import argparse
 import csv
-import multiprocessing as mp
 import os
 import resource
 import time
 from pathlib import Path
 
+import isolate  # benchmarks/isolate.py
 import numpy as np
 from ortools.sat.python import cp_model
 
@@ -254,26 +254,9 @@ def run_cell(nodes: int, pods: int, profile: str, seed: int, time_limit: float, 
     return row
 
 
-def _cell_entry(args, queue):
-    queue.put(run_cell(*args))
-
-
 def run_isolated(*args) -> dict:
-    """Run a cell in a fresh process (its own peak memory); a crashed cell becomes an error row."""
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=_cell_entry, args=(args, queue))
-    proc.start()
-    while True:
-        try:
-            row = queue.get(timeout=5)
-            break
-        except Exception:  # queue.Empty: still running, or dead without a row
-            if not proc.is_alive():
-                row = {"nodes": args[0], "pods": args[1], "status": f"error (exit code {proc.exitcode})"}
-                break
-    proc.join()
-    return row
+    """One cell in a fresh process (its own peak memory); a crashed cell becomes an error row."""
+    return isolate.run_isolated(run_cell, args, lambda code: {"nodes": args[0], "pods": args[1], "status": f"error (exit code {code})"})
 
 
 COLUMNS = ["nodes", "pods", "profile", "seed", "hint", "hint_valid", "hint_dropped", "hint_top_admitted", "top_admitted", "hint_placed", "placed",

@@ -50,11 +50,12 @@ from __future__ import annotations
 
 import argparse
 import csv
-import multiprocessing as mp
 import os
 import resource
 import time
 from pathlib import Path
+
+import isolate  # benchmarks/isolate.py
 
 from gangplan.bench.families import (
     _STREAM_PHILLY,
@@ -137,26 +138,9 @@ def run_cell(jobs: int, load: float, seed: int, time_limit: float, workers: int)
     }
 
 
-def _entry(args, queue) -> None:
-    queue.put(run_cell(*args))
-
-
 def run_isolated(*args) -> dict:
     """One cell in a fresh process (its own peak memory); a crashed cell becomes an error row."""
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=_entry, args=(args, queue))
-    proc.start()
-    while True:
-        try:
-            row = queue.get(timeout=5)
-            break
-        except Exception:  # queue.Empty: still running, or dead without a row
-            if not proc.is_alive():
-                row = {"jobs": args[0], "load": args[1], "exact_status": f"error (exit code {proc.exitcode})"}
-                break
-    proc.join()
-    return row
+    return isolate.run_isolated(run_cell, args, lambda code: {"jobs": args[0], "load": args[1], "exact_status": f"error (exit code {code})"})
 
 
 COLUMNS = ["nodes", "jobs", "load", "pods", "gangs", "rackGangs", "greedy_s", "greedy_pods_per_s", "greedy_admitted", "exact_admitted",
