@@ -104,6 +104,15 @@ class Env:
         """(key, pod, raw) of every pod read so far (terminated ones are not kept)."""
         return [(k, obj, raw) for k, (obj, raw, _) in self.b.pods.items()]
 
+    def pods_by_annotation(self, annotation: str) -> dict[tuple[str, str], list[str]]:
+        """(namespace, annotation value) -> keys of the pods carrying it, in snapshot order."""
+        out: dict[tuple[str, str], list[str]] = {}
+        for key, pod, _ in self.pods():
+            value = pod.annotations.get(annotation)
+            if value:
+                out.setdefault((pod.namespace, value), []).append(key)
+        return out
+
     def link(self, key: str, group: str, schedulers: tuple[str, ...]) -> None:
         """Put pod ``key`` into PodGroup ``group``; a schedulerName of the foreign scheduler is read
         as the profile's."""

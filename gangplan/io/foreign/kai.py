@@ -77,11 +77,7 @@ def _constraint(env: Env, ctx: Ctx, raw: object, fld: str, topologies: dict[str,
 def translate(env: Env, objects: list[tuple[str, dict]], topologies: dict[str, TopologyLevels]) -> None:
     if not objects:
         return
-    by_pod: dict[tuple[str, str], list[str]] = {}
-    for key, pod, _ in env.pods():
-        value = pod.annotations.get(ANNOTATION)
-        if value:
-            by_pod.setdefault((pod.namespace, value), []).append(key)
+    by_pod = env.pods_by_annotation(ANNOTATION)
     shapes = {"PodGroup": 0, "CompositePodGroup": 0}
     names: list[str] = []
     for obj in read_objects(objects, "PodGroup", API, spec_required=True):

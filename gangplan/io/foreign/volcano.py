@@ -199,11 +199,7 @@ def translate(env: Env, objects: list[tuple[str, dict]], hypernodes: list[tuple[
                          + ", ".join(f"tier {t} -> {hyper.key_of(t)}" for t in hyper.tiers()))
     if not objects:
         return
-    by_pod: dict[tuple[str, str], list[str]] = {}
-    for key, pod, _ in env.pods():
-        value = pod.annotations.get(ANNOTATION)
-        if value:
-            by_pod.setdefault((pod.namespace, value), []).append(key)
+    by_pod = env.pods_by_annotation(ANNOTATION)
     shapes: dict[str, int] = {"PodGroup": 0, "CompositePodGroup": 0}
     names, ignored_tasks = [], 0
     for obj in read_objects(objects, "PodGroup", API):
