@@ -27,6 +27,7 @@ from gangplan.models.result import Result, Status
 from gangplan.solver.exact.hint import default_incumbent, placements_from_counts, starting_solution
 from gangplan.solver.exact.locality import SPREAD, TOPOLOGY
 from gangplan.solver.exact.objective import GPUS, OBJECTIVES, TIEBREAK
+from gangplan.solver.exact.packing import improved_start
 from gangplan.solver.exact.preemption import disruption_report, nominated_pods, victims_of
 from gangplan.solver.exact.solve import build_model, feasible, model_accepts, solve_phases
 from gangplan.solver.exact.variables import Counts, ExactModel
@@ -91,6 +92,8 @@ def solve_exact(
         return _result(em, "INFEASIBLE", None, [], t0, params, trace, snapshot)
     t1 = time.perf_counter()
     incumbent, trace["hint"] = starting_solution(em, hint)
+    incumbent = improved_start(em, incumbent, trace["hint"])
+    t2 = time.perf_counter()
     placed_any = incumbent is not None and (incumbent.evicted or any(incumbent.per_class))
     if placed_any and not model_accepts(em, incumbent):
         # The validator accepted it but the model does not: never return it. Start from placing
@@ -99,15 +102,26 @@ def solve_exact(
         trace["hint"]["used"] = False
         incumbent = default_incumbent(em)
     trace["startSeconds"] = round(time.perf_counter() - t1, 4)
+    timing = {"build": build_seconds, "start": t2 - t1, "modelCheck": time.perf_counter() - t2}
     remaining = max(0.0, time_limit - (time.perf_counter() - t0))
     outcome = solve_phases(em, time_limit=remaining, workers=workers, seed=seed, incumbent=incumbent)
     if outcome.status == "INFEASIBLE" and incumbent is not None and hint is not None:
         # The trusted hint's bound contradicted the model: never let a hint make the answer fail.
         trace["hint"]["retried"] = "hint bound made the model infeasible; solved again without it"
+        first = outcome
         em = build_model(cluster, fixed=fixed, objective=objective, preemption=preemption)
         outcome = solve_phases(em, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)),
                                workers=workers, seed=seed, incumbent=default_incumbent(em))
+        timing["retried"] = sum(first.seconds.get(k, 0.0) for k in ("decision", "tiebreak"))
     trace["phases"] = [p.as_dict() for p in outcome.phases]
+    if outcome.superseded:
+        trace["superseded"] = [p.as_dict() for p in outcome.superseded]
+    timing["decision"] = outcome.seconds.get("decision", 0.0)
+    timing["tiebreak"] = outcome.seconds.get("tiebreak", 0.0)
+    trace["timing"] = timing
+    tiebreak = outcome.tiebreak()
+    if tiebreak is not None:
+        trace["tiebreak"] = tiebreak
     return _result(em, outcome.status, outcome.counts, outcome.phases, t0, params, trace, snapshot)
 
 
@@ -128,6 +142,7 @@ _STATUS = {"OPTIMAL": Status.OPTIMAL, "FEASIBLE": Status.FEASIBLE, "INFEASIBLE":
 
 def _result(em: ExactModel, status: str, counts: Counts | None, phases, t0: float, params, trace, snapshot) -> Result:
     inst = em.inst
+    t_decode = time.perf_counter()
     placements = placements_from_counts(em, counts) if counts is not None else {}
     pod_reasons = dict(inst.excluded)
     why = {"OPTIMAL": "not placed in the optimum", "FEASIBLE": "not placed in the best solution found",
@@ -153,6 +168,10 @@ def _result(em: ExactModel, status: str, counts: Counts | None, phases, t0: floa
         # their bounds from the phases, as costs.
         _, cost_bounds = disruption_report(em, phases)
         bound.update(cost_bounds)
+    timing = trace.setdefault("timing", {"build": trace.get("buildSeconds", 0.0)})
+    timing["result"] = time.perf_counter() - t_decode  # pods from counts, reasons, victims
+    timing["total"] = time.perf_counter() - t0
+    trace["timing"] = {k: round(v, 4) for k, v in timing.items()}
     result = build_result(
         inst.cluster, engine=ENGINE, status=_STATUS[status], placements=placements,
         victims=victims, nominated=nominated,

@@ -58,9 +58,17 @@ MAX_BAND_PRODUCT = 10**12
 """Decision tiers are merged into one band-weighted phase while the weights stay below this (far
 from 2^53, since CP-SAT reports objectives as floats); above it they get phases of their own."""
 TIEBREAK_SHARE = 0.2
-"""The tie-break phase gets at most this share of the time limit (at least MIN_TIEBREAK_SECONDS):
-it only orders equal optima, so it must not eat the budget the decision tiers may need."""
+"""The tie-break phase gets at most this share of the time limit (at least MIN_TIEBREAK_SECONDS,
+at most MAX_TIEBREAK_SHARE of the limit): it only orders equal optima, so it must not eat the
+budget the decision tiers may need. The decision phases never use this reserve; the tie-break
+gets the reserve, or less when the decision phases overran."""
 MIN_TIEBREAK_SECONDS = 0.5
+MAX_TIEBREAK_SHARE = 0.5
+
+
+def tiebreak_reserve(time_limit: float) -> float:
+    """Seconds kept for the tie-break phase out of ``time_limit`` (see TIEBREAK_SHARE)."""
+    return min(max(MIN_TIEBREAK_SECONDS, TIEBREAK_SHARE * time_limit), MAX_TIEBREAK_SHARE * time_limit)
 
 
 def build_model(cluster: Cluster, *, fixed: dict[str, str | None] | None = None, victims=(),
@@ -111,6 +119,23 @@ class SolveOutcome:
     status: str  # OPTIMAL / FEASIBLE / INFEASIBLE / UNKNOWN
     counts: Counts | None
     phases: list[PhaseReport] = field(default_factory=list)
+    superseded: list[PhaseReport] = field(default_factory=list)
+    """Merged solves that did not prove every tier they held: their tiers were solved again one at
+    a time (the reports in ``phases``); kept so that the time they took is accounted for."""
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Wall time of the ``decision`` phases (superseded merged solves included) and of the
+    ``tiebreak`` phase, and the tie-break's ``tiebreakBudget``."""
+
+    def tiebreak(self) -> dict | None:
+        """The tie-break phase's status, value, bound and relative gap (None without one): its
+        own report, apart from the decision tiers' status, which it never changes."""
+        ph = next((p for p in self.phases if p.tier == TIEBREAK), None)
+        if ph is None:
+            return None
+        bound = ph.bound if math.isfinite(ph.bound) else None
+        gap = None if bound is None else round(abs(bound - ph.value) / max(1.0, abs(bound)), 6)
+        return {"status": ph.status, "value": ph.value, "bound": bound, "gap": gap,
+                "seconds": round(ph.seconds, 4), "budget": round(self.seconds.get("tiebreakBudget", 0.0), 4)}
 
 
 SOLVER_PARAMS: dict[str, object] = {"max_presolve_iterations": 1}
@@ -166,13 +191,14 @@ def solve_phases(em: ExactModel, *, time_limit: float, workers: int, seed: int,
     per-tier phases proved the top tier in 1.8 s on the busy 1,000 x 2,048 cell where the merged
     solve was still 2 admissions short after 30 s; on easy cells the merged solve saves presolves).
     """
-    deadline = time.perf_counter() + time_limit
+    began = time.perf_counter()
+    deadline = began + time_limit
     out = SolveOutcome(status="OPTIMAL", counts=incumbent)
     for tier in em.tiers:
         em.model.add(tier.expr <= tier.upper)  # valid, and lets a phase stop once it reaches it
     decision = [t for t in em.tiers if t.name != TIEBREAK]
     tiebreak = [t for t in em.tiers if t.name == TIEBREAK]
-    reserve = max(MIN_TIEBREAK_SECONDS, TIEBREAK_SHARE * time_limit) if tiebreak else 0.0
+    reserve = tiebreak_reserve(time_limit) if tiebreak else 0.0
     plan = group_tiers(decision)
     phase = 0
 
@@ -185,22 +211,37 @@ def solve_phases(em: ExactModel, *, time_limit: float, workers: int, seed: int,
         phase += 1
         return ok
 
+    def decided() -> None:
+        out.seconds["decision"] = time.perf_counter() - began
+
     for i, group in enumerate(plan):
         left = len(plan) - i
         budget = max(0.0, deadline - reserve - time.perf_counter()) / left
         if len(group) > 1:
             done = len(out.phases)
             if not run(group, budget * MERGED_SHARE):
+                decided()
                 return out
             if all(p.status == "OPTIMAL" for p in out.phases[done:]):
                 continue
+            out.superseded += out.phases[done:]
             del out.phases[done:]
         for j, tier in enumerate(group):
             budget = max(0.0, deadline - reserve - time.perf_counter()) / (left - 1 + len(group) - j)
             if not run([tier], budget):
+                decided()
                 return out
-    if tiebreak and not run(tiebreak, min(reserve, max(0.0, deadline - time.perf_counter()))):
-        return out
+    decided()
+    if tiebreak:
+        t0 = time.perf_counter()
+        out.seconds["tiebreakBudget"] = budget = min(reserve, max(0.0, deadline - t0))
+        if not run(tiebreak, budget):
+            # Only a bug could make the tie-break phase infeasible (its start is a solution of
+            # it): the decision tiers keep their own status and the solution they found.
+            out.status = "OPTIMAL" if out.counts is not None else out.status
+        out.seconds["tiebreak"] = time.perf_counter() - t0
+        if out.counts is None:
+            return out
     if any(p.status != "OPTIMAL" and p.tier != TIEBREAK for p in out.phases):
         out.status = "FEASIBLE"
     return out
