@@ -53,7 +53,13 @@ def improved_start(em: ExactModel, start: Counts | None, info: dict) -> Counts |
     """The better (lexicographically, decision tiers) of ``start`` and the packed starts: on top
     of ``start`` itself and, when nothing is forced, on top of placing nothing. A packed start is
     only taken once the validator accepts it (entities it blames dropped, as for any start)."""
-    from gangplan.solver.exact.hint import _better, _entities_in_queue_order, _repaired, default_incumbent, placements_from_counts
+    from gangplan.solver.exact.hint import (
+        _better,
+        _entities_in_queue_order,
+        _repaired,
+        default_incumbent,
+        placements_from_counts,
+    )
 
     t0 = time.perf_counter()
     empty = default_incumbent(em)
