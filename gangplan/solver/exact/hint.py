@@ -17,6 +17,7 @@ import numpy as np
 
 from gangplan.models.groups import EntityKey
 from gangplan.models.result import Result, Status
+from gangplan.solver.exact.aggregation import decode, take_nodes
 from gangplan.solver.exact.objective import TIEBREAK
 from gangplan.solver.exact.preemption import evicted_units, units_of_victims, victims_of
 from gangplan.solver.exact.variables import Counts, ExactModel
@@ -132,6 +133,9 @@ def _split_slots(em: ExactModel, s: int, slots: dict, solution: list[int], per_c
     then the rest anywhere, nodes in index order, classes in class order."""
     left = {n: solution[var.index] for n, var in sorted(slots.items()) if solution[var.index]}
     shape = em.shapes[s]
+    if shape.anti_key:
+        decode(em, s, left, solution, per_class)
+        return
     ids = em.inst.domains(shape.confined_key)[0] if shape.confined_key else None
     free_classes = []
     for c in shape.classes:
@@ -375,7 +379,10 @@ def _fit_entity(em: ExactModel, classes: list[int], free, free_pods, domain):
         before = np.minimum(np.cumsum(room) - room, need)
         take = np.minimum(room, need - before)
         hit = np.nonzero(take > 0)[0]
-        for n, k in zip(nodes[hit].tolist(), take[hit].tolist(), strict=True):
+        pairs = zip(nodes[hit].tolist(), take[hit].tolist(), strict=True)
+        if c in em.anti:  # one pod per domain of its anti-affinity key
+            pairs = take_nodes(em, c, nodes.tolist(), dict(zip(nodes.tolist(), room.tolist(), strict=True)), need)
+        for n, k in pairs:
             placed.setdefault(c, {})[n] = k
             free[n] -= req * k
             free_pods[n] -= k

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gangplan.solver.exact.aggregation import take_nodes
 from gangplan.solver.exact.variables import Counts, ExactModel
 
 REPACK_SECONDS = 1.0
@@ -197,15 +198,13 @@ class _Packer:
                 return None
             nodes = np.nonzero(room)[0]
             order = nodes[np.argsort(room[nodes], kind="stable")]
-            left = need
-            for n in order.tolist():
-                k = int(min(room[n], left))
+            taken = take_nodes(self.em, c, order.tolist(), room, need)
+            if sum(k for _, k in taken) < need:
+                return None
+            for n, k in taken:
                 placed.setdefault(c, {})[n] = k
                 free[n] -= self.em.req[c] * k
                 pods[n] -= k
-                left -= k
-                if not left:
-                    break
         return placed
 
 

@@ -37,6 +37,7 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from gangplan.predicates import matches_all_terms, selector_matches, term_matches
+from gangplan.solver.exact.aggregation import add_domain_caps, symmetric_anti_affine
 from gangplan.solver.exact.eligibility import (
     Eligibility,
     EligibilityCache,
@@ -74,6 +75,9 @@ class Shape:
     """Topology key every class of the shape is confined to (one domain per group), or None."""
     split_key: str | None = None
     """Level whose domains the classes count their pods in (locality groups, see :mod:`.locality`)."""
+    anti_key: str | None = None
+    """Topology key of the classes' own anti-affinity term: symmetric anti-affine gangs, at most
+    one pod of each per domain of it (:mod:`.aggregation`)."""
 
 
 @dataclass
@@ -121,6 +125,8 @@ class ExactModel:
     """``evict[u]`` per evictable unit of ``inst.units`` (preemption only, :mod:`.preemption`)."""
     disruption_upper: dict[str, int] = field(default_factory=dict)
     """Disruption tier -> its upper bound (the tier is ``upper - cost``)."""
+    anti: dict[int, str] = field(default_factory=dict)
+    """Pooled symmetric anti-affine class -> its term's key (:mod:`.aggregation`)."""
 
     # ---- helpers shared by the families -----------------------------------------------------
     def new_aux(self, lo: int, hi: int, value: Callable[[Counts], int]) -> cp_model.IntVar:
@@ -217,15 +223,18 @@ def build_variables(inst: Instance, *, skip: frozenset[str] = frozenset()) -> Ex
     cache = EligibilityCache(inst)
     elig = [class_eligibility(inst, cache, c, skip) for c in inst.classes]
     matched = _matched_by_terms(inst, inst.classes)
-    private = [_needs_private(inst, c, matched) or bool(elig[c.index].needs_evict) for c in inst.classes]
+    anti = symmetric_anti_affine(inst, elig, skip)
+    private = [c.index not in anti and (_needs_private(inst, c, matched) or bool(elig[c.index].needs_evict))
+               for c in inst.classes]
     req = [request_vector(inst, c) for c in inst.classes]
     em = ExactModel(inst=inst, model=cp_model.CpModel(), elig=elig, private=private, req=req, skip=skip, cache=cache)
+    em.anti = anti
     em.node_vars = [[] for _ in range(inst.n_nodes)]
     model = em.model
     for c in inst.classes:
         em.placed.append(model.new_int_var(0, c.size if elig[c.index].eligible.any() or c.fixed_node is not None else 0, ""))
     _private_counts(em)
-    _pooled_slots(em)
+    _pooled_slots(em, anti)
     for c in inst.classes:
         if c.fixed_node is not None:
             model.add(em.placed[c.index] == c.size)
@@ -251,22 +260,23 @@ def _private_counts(em: ExactModel) -> None:
         em.x_ub.append(ubs)
 
 
-def _pooled_slots(em: ExactModel) -> None:
+def _pooled_slots(em: ExactModel, anti: dict[int, str]) -> None:
     model = em.model
-    by_key: dict[tuple[bytes, bytes, str], list[int]] = {}
+    by_key: dict[tuple, list[int]] = {}
     for c in em.inst.classes:
         if not em.private[c.index]:
             tkey = confinement_key(em.inst, c) or ""
             split = em.inst.locality_split.get(c.group, "") if c.group is not None else ""
-            key = (em.req[c.index].tobytes(), em.elig[c.index].eligible.tobytes(), tkey, split)
+            key = (em.req[c.index].tobytes(), em.elig[c.index].eligible.tobytes(), tkey, split,
+                   anti.get(c.index, ""), c.size if c.index in anti else 0)
             if em.inst.units:  # preemption: a shape's slots must tell which priority lands where
                 key += (c.priority,)
             by_key.setdefault(key, []).append(c.index)
-    for (_, _, tkey, split, *_), classes in by_key.items():
+    for (_, _, tkey, split, anti_key, *_), classes in by_key.items():
         s = len(em.shapes)
         first = classes[0]
         shape = Shape(classes=classes, req=em.req[first], fit=em.elig[first].fit, confined_key=tkey or None,
-                      split_key=split or None)
+                      split_key=split or None, anti_key=anti_key or None)
         em.shapes.append(shape)
         demand = sum(em.inst.classes[c].size for c in classes)
         slots: dict[int, cp_model.IntVar] = {}
@@ -281,6 +291,8 @@ def _pooled_slots(em: ExactModel) -> None:
         model.add(cp_model.LinearExpr.sum(list(slots.values())) == cp_model.LinearExpr.sum([em.placed[c] for c in classes]))
         if shape.split_key:
             _split_counts(em, s)
+        if shape.anti_key:
+            add_domain_caps(em, s)
 
 
 def _split_counts(em: ExactModel, s: int) -> None:
