@@ -310,7 +310,7 @@ def complete_first_fit(em: ExactModel, counts: Counts) -> Counts:
     free, free_pods = _free_after(em, per_class, counts.evicted)
     for classes, key in _entities_in_queue_order(em, per_class):
         ids = inst.domains(key)[0] if key else None
-        domains = [None] if ids is None else sorted({int(d) for c in classes for d in ids[em.elig[c].eligible] if d >= 0})
+        domains = [None] if ids is None else _roomy_domains(em, classes, ids, free, free_pods)
         for d in domains:
             trial = _fit_entity(em, classes, free.copy(), free_pods.copy(), None if d is None else ids == d)
             if trial is not None:
@@ -320,6 +320,23 @@ def complete_first_fit(em: ExactModel, counts: Counts) -> Counts:
                         per_class[c][n] = per_class[c].get(n, 0) + k
                 break
     return Counts(per_class, counts.evicted)
+
+
+def _roomy_domains(em: ExactModel, classes: list[int], ids: np.ndarray, free, free_pods) -> list[int]:
+    """The candidate domains in id order, without those where the first class alone cannot fit
+    (a domain skipped here would fail :func:`_fit_entity` anyway: same first-fit choice, fewer
+    trials)."""
+    c = classes[0]
+    cls = em.inst.classes[c]
+    need = 1 if cls.entity is None else cls.size
+    room = free_pods.copy()
+    req = em.req[c]
+    for r in np.nonzero(req > 0)[0]:
+        room = np.minimum(room, free[:, r] // req[r])
+    room = np.where(em.elig[c].eligible & (ids >= 0), np.maximum(room, 0), 0)
+    held = np.bincount(ids[room > 0], weights=room[room > 0])
+    candidates = {int(d) for k in classes for d in ids[em.elig[k].eligible] if d >= 0}
+    return sorted(d for d in candidates if d < len(held) and held[d] >= need)
 
 
 def _free_after(em: ExactModel, per_class: list[dict[int, int]], per_class_evicted: frozenset[int] = frozenset()):

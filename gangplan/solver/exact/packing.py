@@ -33,6 +33,10 @@ import numpy as np
 from gangplan.solver.exact.aggregation import take_nodes
 from gangplan.solver.exact.variables import Counts, ExactModel
 
+MAX_DOMAINS = 8
+"""Candidate domains scored per placement of a domain-confined group (the ones with least room)."""
+MAX_SHAPES = 4
+"""Request vectors the fragmentation score looks at."""
 REPACK_SECONDS = 1.0
 """Wall-time cap on the from-scratch repacks (the incremental pass always finishes)."""
 
@@ -51,9 +55,10 @@ class _Entity:
 
 
 def improved_start(em: ExactModel, start: Counts | None, info: dict) -> Counts | None:
-    """The better (lexicographically, decision tiers) of ``start`` and the packed starts: on top
-    of ``start`` itself and, when nothing is forced, on top of placing nothing. A packed start is
-    only taken once the validator accepts it (entities it blames dropped, as for any start)."""
+    """The better (lexicographically, decision tiers) of ``start`` and a packed start: from
+    nothing when nothing is forced, else on top of ``start`` (which keeps the forced pods). A
+    packed start is only taken once the validator accepts it (entities it blames dropped, as for
+    any start); ``info`` gets ``packedSeconds`` and, when the packed start won, ``start``."""
     from gangplan.solver.exact.hint import (
         _better,
         _entities_in_queue_order,
@@ -64,9 +69,10 @@ def improved_start(em: ExactModel, start: Counts | None, info: dict) -> Counts |
 
     t0 = time.perf_counter()
     empty = default_incumbent(em)
-    bases = [("packed on the start", start)] if start is not None else []
-    if empty is not None and (start is None or start.evicted or any(start.per_class)):
-        bases.append(("packed from nothing", empty))
+    if empty is not None:  # nothing forced: the packing chooses every entity itself
+        bases = [("packed from nothing", empty)]
+    else:  # forced pods (a diff's decisive-step probes): pack around the start that keeps them
+        bases = [("packed on the start", start)] if start is not None else []
     best, how = start, None
     for name, base in bases:
         more = packed_start(em, base, _entities_in_queue_order(em, base.per_class))
@@ -102,6 +108,9 @@ class _Packer:
         total = np.maximum(np.maximum(self.free0, 0).sum(axis=0), 1)
         self.total = np.maximum(self.free0, 0).sum(axis=0)
         self.entities: list[_Entity] = []
+        vectors = {em.req[c].tobytes(): em.req[c] for classes, _ in entities for c in classes}
+        self.shapes = sorted(vectors.values(), key=lambda q: -float((q / total).max()))[:MAX_SHAPES]
+        """The largest request vectors pending (by dominant share): what fragmentation is measured on."""
         for classes, key in entities:
             need = [1 if inst.classes[c].entity is None else inst.classes[c].size for c in classes]
             demand = sum(em.req[c] * k for c, k in zip(classes, need, strict=True))
@@ -166,7 +175,9 @@ class _Packer:
         return np.where(self.em.elig[c].eligible, np.maximum(room, 0), 0)
 
     def _place(self, e: _Entity, per_class, free, pods) -> bool:
-        """Best-fit placement of the whole entity into ``per_class`` / ``free`` / ``pods``."""
+        """Best-fit placement of the whole entity into ``per_class`` / ``free`` / ``pods``: in
+        the candidate domain whose placement destroys the least room for the larger pod shapes
+        (then the least room of its own), nodes with the least room for its pods first."""
         room = self._room(e.classes[0], free, pods)
         if e.ids is None:
             domains = [None]
@@ -174,37 +185,75 @@ class _Packer:
             inside = (e.ids >= 0) & (room > 0)
             held = np.bincount(e.ids[inside], weights=room[inside], minlength=0)
             order = np.argsort(held, kind="stable")
-            domains = [int(d) for d in order.tolist() if held[d] >= e.need[0]]
+            domains = [int(d) for d in order.tolist() if held[d] >= e.need[0]][:MAX_DOMAINS]
+        best = None
         for d in domains:
             placed = self._fit(e, free, pods, None if d is None else e.ids == d)
             if placed is None:
                 continue
-            for c, nodes in placed.items():
-                for n, k in nodes.items():
-                    per_class[c][n] = per_class[c].get(n, 0) + k
-                    free[n] -= self.em.req[c] * k
-                    pods[n] -= k
-            return True
-        return False
-
-    def _fit(self, e: _Entity, free, pods, domain) -> dict[int, dict[int, int]] | None:
-        free, pods = free.copy(), pods.copy()
-        placed: dict[int, dict[int, int]] = {}
-        for c, need in zip(e.classes, e.need, strict=True):
-            room = self._room(c, free, pods)
-            if domain is not None:
-                room = np.where(domain, room, 0)
-            if int(room.sum()) < need:
-                return None
-            nodes = np.nonzero(room)[0]
-            order = nodes[np.argsort(room[nodes], kind="stable")]
-            taken = take_nodes(self.em, c, order.tolist(), room, need)
-            if sum(k for _, k in taken) < need:
-                return None
-            for n, k in taken:
-                placed.setdefault(c, {})[n] = k
+            if d is None:
+                best = (None, placed)
+                break
+            damage = self._damage(placed, free, pods)
+            if best is None or damage < best[0]:
+                best = (damage, placed)
+        if best is None:
+            return False
+        for c, nodes in best[1].items():
+            for n, k in nodes.items():
+                per_class[c][n] = per_class[c].get(n, 0) + k
                 free[n] -= self.em.req[c] * k
                 pods[n] -= k
+        return True
+
+    def _damage(self, placed: dict[int, dict[int, int]], free, pods) -> tuple[int, ...]:
+        """Room lost on the touched nodes for each larger pod shape, largest first."""
+        nodes = sorted({n for per in placed.values() for n in per})
+        f, p = free[nodes].copy(), pods[nodes].copy()
+        at = {n: i for i, n in enumerate(nodes)}
+        for c, per in placed.items():
+            for n, k in per.items():
+                f[at[n]] -= self.em.req[c] * k
+                p[at[n]] -= k
+        out = []
+        for q in self.shapes:
+            before, after = pods[nodes].copy(), p.copy()
+            for r in np.nonzero(q > 0)[0]:
+                before = np.minimum(before, free[nodes, r] // q[r])
+                after = np.minimum(after, f[:, r] // q[r])
+            out.append(int(np.maximum(before, 0).sum() - np.maximum(after, 0).sum()))
+        return tuple(out)
+
+    def _fit(self, e: _Entity, free, pods, domain) -> dict[int, dict[int, int]] | None:
+        """Where the entity's pods go (class -> node -> pods), tightest nodes first, or None;
+        works on the candidate nodes only (``free`` / ``pods`` are not changed)."""
+        em = self.em
+        mask = np.zeros(len(pods), dtype=bool)
+        for c in e.classes:
+            mask |= em.elig[c].eligible
+        if domain is not None:
+            mask &= domain
+        nodes = np.nonzero(mask)[0]
+        f, p = free[nodes].copy(), pods[nodes].copy()
+        placed: dict[int, dict[int, int]] = {}
+        for c, need in zip(e.classes, e.need, strict=True):
+            req = em.req[c]
+            room = p.copy()
+            for r in np.nonzero(req > 0)[0]:
+                room = np.minimum(room, f[:, r] // req[r])
+            room = np.where(em.elig[c].eligible[nodes], np.maximum(room, 0), 0)
+            if int(room.sum()) < need:
+                return None
+            local = np.nonzero(room)[0]
+            order = local[np.argsort(room[local], kind="stable")]
+            taken = take_nodes(em, c, nodes[order].tolist(), dict(zip(nodes[order].tolist(), room[order].tolist(), strict=True)), need)
+            if sum(k for _, k in taken) < need:
+                return None
+            at = {int(n): i for i, n in enumerate(nodes.tolist())}
+            for n, k in taken:
+                placed.setdefault(c, {})[n] = k
+                f[at[n]] -= req * k
+                p[at[n]] -= k
         return placed
 
 
