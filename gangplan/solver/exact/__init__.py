@@ -27,7 +27,7 @@ from gangplan.models.result import Result, Status
 from gangplan.solver.exact.hint import default_incumbent, placements_from_counts, starting_solution
 from gangplan.solver.exact.locality import SPREAD, TOPOLOGY
 from gangplan.solver.exact.objective import GPUS, OBJECTIVES, TIEBREAK
-from gangplan.solver.exact.packing import improved_start
+from gangplan.solver.exact.packing import improved_start, pack_seconds
 from gangplan.solver.exact.preemption import disruption_report, nominated_pods, victims_of
 from gangplan.solver.exact.solve import build_model, feasible, model_accepts, solve_phases
 from gangplan.solver.exact.variables import Counts, ExactModel
@@ -92,7 +92,7 @@ def solve_exact(
         return _result(em, "INFEASIBLE", None, [], t0, params, trace, snapshot)
     t1 = time.perf_counter()
     incumbent, trace["hint"] = starting_solution(em, hint)
-    incumbent = improved_start(em, incumbent, trace["hint"])
+    incumbent = improved_start(em, incumbent, trace["hint"], seconds=pack_seconds(time_limit))
     t2 = time.perf_counter()
     placed_any = incumbent is not None and (incumbent.evicted or any(incumbent.per_class))
     if placed_any and not model_accepts(em, incumbent):

@@ -37,8 +37,13 @@ MAX_DOMAINS = 8
 """Candidate domains scored per placement of a domain-confined group (the ones with least room)."""
 MAX_SHAPES = 4
 """Request vectors the fragmentation score looks at."""
-REPACK_SECONDS = 1.0
-"""Wall-time cap on the from-scratch repacks (the incremental pass always finishes)."""
+PACK_SECONDS = 1.0
+"""Wall-time cap on the packing (the repacks stop there; an incremental pass always finishes)."""
+PACK_SHARE, MAX_PACK_SECONDS = 0.15, 3.0
+"""What a solve with a time limit gives the packing: this share of it, at most this many seconds."""
+RESTARTS = 8
+NOISE = 0.1
+"""Perturbed orders tried after the plain one, and the relative cost noise that makes them."""
 
 
 @dataclass
@@ -52,9 +57,17 @@ class _Entity:
     pod: float
     priority: int
     signature: tuple
+    cand: np.ndarray = None
+    """Nodes eligible for any of its classes, in index order."""
+    by_domain: dict[int, np.ndarray] = None
+    """Domain id -> the candidate nodes in it (confined entities)."""
 
 
-def improved_start(em: ExactModel, start: Counts | None, info: dict) -> Counts | None:
+def pack_seconds(time_limit: float) -> float:
+    return min(MAX_PACK_SECONDS, PACK_SHARE * time_limit)
+
+
+def improved_start(em: ExactModel, start: Counts | None, info: dict, *, seconds: float = PACK_SECONDS) -> Counts | None:
     """The better (lexicographically, decision tiers) of ``start`` and a packed start: from
     nothing when nothing is forced, else on top of ``start`` (which keeps the forced pods). A
     packed start is only taken once the validator accepts it (entities it blames dropped, as for
@@ -75,7 +88,7 @@ def improved_start(em: ExactModel, start: Counts | None, info: dict) -> Counts |
         bases = [("packed on the start", start)] if start is not None else []
     best, how = start, None
     for name, base in bases:
-        more = packed_start(em, base, _entities_in_queue_order(em, base.per_class))
+        more, info["packedRuns"] = packed_start(em, base, _entities_in_queue_order(em, base.per_class), seconds=seconds)
         if best is not None and not _better(em, more, best):
             continue
         checked, _, _ = _repaired(em, placements_from_counts(em, more), evicted=more.evicted)
@@ -92,10 +105,30 @@ def _keeps_fixed(em: ExactModel, checked: Counts, more: Counts) -> bool:
 
 
 def packed_start(em: ExactModel, counts: Counts, entities: list[tuple[list[int], str | None]],
-                 *, repack_seconds: float = REPACK_SECONDS) -> Counts:
+                 *, seconds: float = PACK_SECONDS, restarts: int = RESTARTS) -> tuple[Counts, int]:
     """``counts`` plus the entities (``(classes, topology key)`` as the first-fit start lists
-    them) selected and packed as the module doc says."""
-    return _Packer(em, counts, entities).run(repack_seconds)
+    them) selected and packed as the module doc says; the best of the plain order and up to
+    ``restarts`` perturbed ones (each entity's cost times ``1 + u``, ``u`` uniform in
+    ``0..NOISE`` from ``numpy.random.default_rng(restart)``) while ``seconds`` last. Returns the
+    counts and how many orders were packed."""
+    from gangplan.solver.exact.hint import _better
+
+    deadline = time.perf_counter() + seconds
+    packer = _Packer(em, counts, entities)
+    plain = [e.cost for e in packer.entities]
+    best = packer.run(deadline)
+    runs = 1
+    for restart in range(restarts):
+        if time.perf_counter() >= deadline:
+            break
+        noise = np.random.default_rng(restart).uniform(0.0, NOISE, size=len(plain))
+        for e, cost, u in zip(packer.entities, plain, noise.tolist(), strict=True):
+            e.cost = cost * (1.0 + u)
+        trial = packer.run(deadline)
+        runs += 1
+        if _better(em, trial, best):
+            best = trial
+    return best, runs
 
 
 class _Packer:
@@ -111,6 +144,8 @@ class _Packer:
         vectors = {em.req[c].tobytes(): em.req[c] for classes, _ in entities for c in classes}
         self.shapes = sorted(vectors.values(), key=lambda q: -float((q / total).max()))[:MAX_SHAPES]
         """The largest request vectors pending (by dominant share): what fragmentation is measured on."""
+        big = np.iinfo(np.int64).max // 4
+        self.shape_req = np.array([np.where(q > 0, q, big) for q in self.shapes], dtype=np.int64).reshape(len(self.shapes), len(em.inst.resources))
         for classes, key in entities:
             need = [1 if inst.classes[c].entity is None else inst.classes[c].size for c in classes]
             demand = sum(em.req[c] * k for c, k in zip(classes, need, strict=True))
@@ -120,9 +155,16 @@ class _Packer:
                 classes=classes, need=need, ids=ids, demand=demand, cost=float((demand / total).max()),
                 pod=max(float((em.req[c] / total).max()) for c in classes),
                 priority=inst.classes[classes[0]].priority, signature=sig))
+            e = self.entities[-1]
+            union = np.zeros(inst.n_nodes, dtype=bool)
+            for c in classes:
+                union |= em.elig[c].eligible
+            e.cand = np.nonzero(union)[0]
+            if ids is not None:
+                doms = ids[e.cand]
+                e.by_domain = {int(d): e.cand[doms == d] for d in np.unique(doms[doms >= 0]).tolist()}
 
-    def run(self, repack_seconds: float) -> Counts:
-        deadline = time.perf_counter() + repack_seconds
+    def run(self, deadline: float) -> Counts:
         chosen: list[_Entity] = []
         state = ([dict(d) for d in self.base], self.free0.copy(), self.pods0.copy())
         for prio in sorted({e.priority for e in self.entities}, reverse=True):
@@ -188,7 +230,7 @@ class _Packer:
             domains = [int(d) for d in order.tolist() if held[d] >= e.need[0]][:MAX_DOMAINS]
         best = None
         for d in domains:
-            placed = self._fit(e, free, pods, None if d is None else e.ids == d)
+            placed = self._fit(e, free, pods, e.cand if d is None else e.by_domain[d])
             if placed is None:
                 continue
             if d is None:
@@ -215,45 +257,51 @@ class _Packer:
             for n, k in per.items():
                 f[at[n]] -= self.em.req[c] * k
                 p[at[n]] -= k
-        out = []
-        for q in self.shapes:
-            before, after = pods[nodes].copy(), p.copy()
-            for r in np.nonzero(q > 0)[0]:
-                before = np.minimum(before, free[nodes, r] // q[r])
-                after = np.minimum(after, f[:, r] // q[r])
-            out.append(int(np.maximum(before, 0).sum() - np.maximum(after, 0).sum()))
-        return tuple(out)
+        before = self._shape_room(free[nodes], pods[nodes])
+        after = self._shape_room(f, p)
+        return tuple((before - after).tolist())
 
-    def _fit(self, e: _Entity, free, pods, domain) -> dict[int, dict[int, int]] | None:
-        """Where the entity's pods go (class -> node -> pods), tightest nodes first, or None;
-        works on the candidate nodes only (``free`` / ``pods`` are not changed)."""
+    def _shape_room(self, f: np.ndarray, p: np.ndarray) -> np.ndarray:
+        """Per larger shape, the pods of it the nodes (rows of ``f`` / ``p``) still hold in total."""
+        per = np.floor_divide(np.maximum(f, 0)[:, None, :], self.shape_req[None, :, :]).min(axis=2)
+        return np.maximum(np.minimum(per, p[:, None]), 0).sum(axis=0)
+
+    def _fit(self, e: _Entity, free, pods, nodes: np.ndarray) -> dict[int, dict[int, int]] | None:
+        """Where the entity's pods go (class -> node -> pods) among ``nodes`` (its candidate
+        nodes, in index order), tightest first, or None; ``free`` / ``pods`` are not changed."""
         em = self.em
-        mask = np.zeros(len(pods), dtype=bool)
-        for c in e.classes:
-            mask |= em.elig[c].eligible
-        if domain is not None:
-            mask &= domain
-        nodes = np.nonzero(mask)[0]
-        f, p = free[nodes].copy(), pods[nodes].copy()
+        f, p = free[nodes], pods[nodes]
+        if len(e.classes) > 1:
+            f, p = f.copy(), p.copy()
         placed: dict[int, dict[int, int]] = {}
         for c, need in zip(e.classes, e.need, strict=True):
             req = em.req[c]
-            room = p.copy()
+            room = p
             for r in np.nonzero(req > 0)[0]:
                 room = np.minimum(room, f[:, r] // req[r])
-            room = np.where(em.elig[c].eligible[nodes], np.maximum(room, 0), 0)
+            room = np.maximum(room, 0)
+            if len(e.classes) > 1:
+                room = np.where(em.elig[c].eligible[nodes], room, 0)
             if int(room.sum()) < need:
                 return None
             local = np.nonzero(room)[0]
-            order = local[np.argsort(room[local], kind="stable")]
-            taken = take_nodes(em, c, nodes[order].tolist(), dict(zip(nodes[order].tolist(), room[order].tolist(), strict=True)), need)
-            if sum(k for _, k in taken) < need:
-                return None
-            at = {int(n): i for i, n in enumerate(nodes.tolist())}
-            for n, k in taken:
-                placed.setdefault(c, {})[n] = k
-                f[at[n]] -= req * k
-                p[at[n]] -= k
+            local = local[np.argsort(room[local], kind="stable")]
+            if c in em.anti:
+                taken = take_nodes(em, c, nodes[local].tolist(), dict(zip(nodes[local].tolist(), room[local].tolist(), strict=True)), need)
+                if sum(k for _, k in taken) < need:
+                    return None
+                at = {n: i for i, n in zip(local.tolist(), nodes[local].tolist(), strict=True)}
+                pairs = [(at[n], k) for n, k in taken]
+            else:
+                take = np.minimum(room[local], np.maximum(need - (np.cumsum(room[local]) - room[local]), 0))
+                hit = np.nonzero(take)[0]
+                pairs = list(zip(local[hit].tolist(), take[hit].tolist(), strict=True))
+            mine = placed.setdefault(c, {})
+            for i, k in pairs:
+                mine[int(nodes[i])] = k
+                if len(e.classes) > 1:
+                    f[i] -= req * k
+                    p[i] -= k
         return placed
 
 

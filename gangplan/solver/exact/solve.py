@@ -60,9 +60,11 @@ from 2^53, since CP-SAT reports objectives as floats); above it they get phases 
 TIEBREAK_SHARE = 0.2
 """The tie-break phase gets at most this share of the time limit (at least MIN_TIEBREAK_SECONDS,
 at most MAX_TIEBREAK_SHARE of the limit): it only orders equal optima, so it must not eat the
-budget the decision tiers may need. The decision phases never use this reserve; the tie-break
-gets the reserve, or less when the decision phases overran."""
+budget the decision tiers may need. The decision phases may use the whole limit; the tie-break
+runs on what they leave, up to the reserve, and is reported unproven without a solve when they
+leave less than SKIP_TIEBREAK_SECONDS (they were not proven then anyway, or barely)."""
 MIN_TIEBREAK_SECONDS = 0.5
+SKIP_TIEBREAK_SECONDS = 0.1
 MAX_TIEBREAK_SHARE = 0.5
 
 
@@ -134,8 +136,11 @@ class SolveOutcome:
             return None
         bound = ph.bound if math.isfinite(ph.bound) else None
         gap = None if bound is None else round(abs(bound - ph.value) / max(1.0, abs(bound)), 6)
-        return {"status": ph.status, "value": ph.value, "bound": bound, "gap": gap,
-                "seconds": round(ph.seconds, 4), "budget": round(self.seconds.get("tiebreakBudget", 0.0), 4)}
+        out = {"status": ph.status, "value": ph.value, "bound": bound, "gap": gap,
+               "seconds": round(ph.seconds, 4), "budget": round(self.seconds.get("tiebreakBudget", 0.0), 4)}
+        if self.seconds.get("tiebreakSkipped"):
+            out["solved"] = False  # no time left after the decision tiers: value of their solution
+        return out
 
 
 SOLVER_PARAMS: dict[str, object] = {"max_presolve_iterations": 1}
@@ -216,7 +221,7 @@ def solve_phases(em: ExactModel, *, time_limit: float, workers: int, seed: int,
 
     for i, group in enumerate(plan):
         left = len(plan) - i
-        budget = max(0.0, deadline - reserve - time.perf_counter()) / left
+        budget = max(0.0, deadline - time.perf_counter()) / left
         if len(group) > 1:
             done = len(out.phases)
             if not run(group, budget * MERGED_SHARE):
@@ -227,7 +232,7 @@ def solve_phases(em: ExactModel, *, time_limit: float, workers: int, seed: int,
             out.superseded += out.phases[done:]
             del out.phases[done:]
         for j, tier in enumerate(group):
-            budget = max(0.0, deadline - reserve - time.perf_counter()) / (left - 1 + len(group) - j)
+            budget = max(0.0, deadline - time.perf_counter()) / (left - 1 + len(group) - j)
             if not run([tier], budget):
                 decided()
                 return out
@@ -235,7 +240,14 @@ def solve_phases(em: ExactModel, *, time_limit: float, workers: int, seed: int,
     if tiebreak:
         t0 = time.perf_counter()
         out.seconds["tiebreakBudget"] = budget = min(reserve, max(0.0, deadline - t0))
-        if not run(tiebreak, budget):
+        if budget < SKIP_TIEBREAK_SECONDS and out.counts is not None:
+            # The decision tiers needed the time (they may use the reserve; the tie-break only
+            # orders equal optima): report its value on their solution, unproven, without a solve.
+            t = tiebreak[0]
+            out.phases.append(PhaseReport(t.name, "FEASIBLE", t.value(out.counts), float(t.upper), 0.0, phase=phase,
+                                          timing={"budget": budget}))
+            out.seconds["tiebreakSkipped"] = 1.0
+        elif not run(tiebreak, budget):
             # Only a bug could make the tie-break phase infeasible (its start is a solution of
             # it): the decision tiers keep their own status and the solution they found.
             out.status = "OPTIMAL" if out.counts is not None else out.status
