@@ -15,8 +15,8 @@ import csv
 from collections import Counter
 from pathlib import Path
 
+from gangplan.bench.builders import to_cluster
 from gangplan.bench.generate_cmd import DEFAULT_GANGS, DEFAULT_NODES, DEFAULT_UTILISATION
-from gangplan.bench.generators import to_cluster
 from gangplan.bench.topology_shapes import SHAPES, generate_shape
 from gangplan.solver.diff import GREEDY_SUBOPTIMAL, diff_snapshot
 from gangplan.solver.validate import validate

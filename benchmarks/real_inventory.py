@@ -57,6 +57,7 @@ from pathlib import Path
 
 import isolate  # benchmarks/isolate.py
 
+from gangplan.bench.builders import pod_group_object, pod_object, to_cluster
 from gangplan.bench.families import (
     _STREAM_PHILLY,
     _gang,
@@ -68,7 +69,7 @@ from gangplan.bench.families import (
     _split_gpus,
     data_dir_path,
 )
-from gangplan.bench.generators import RACK, pod_group_object, pod_object, to_cluster
+from gangplan.models.well_known import RACK
 
 OUT = Path(__file__).resolve().parent / "results" / "real_inventory.csv"
 NODES_PER_RACK, RACKS_PER_ZONE, GPUS_PER_WORKER, MAX_RACK_GANG = 8, 8, 8, 8

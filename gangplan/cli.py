@@ -206,8 +206,8 @@ def expand(
 ) -> None:
     """Print what gangplan synthesizes from the snapshot's Jobs, JobSets and LeaderWorkerSets (the
     Workloads, PodGroups, Jobs, StatefulSets and pending pods their controllers create) as YAML."""
-    from gangplan.io.expand import to_yaml
     from gangplan.io.loader import load_with_expansion
+    from gangplan.io.writer import dump_snapshot
 
     try:
         cluster, objects = load_with_expansion(snapshot)
@@ -215,7 +215,7 @@ def expand(
         raise _bad_input(e) from None
     for line in cluster.translations:
         err.print(f"note: {line}", markup=False)
-    sys.stdout.write(to_yaml(objects))
+    sys.stdout.write(dump_snapshot(objects))
 
 
 # ---- import ------------------------------------------------------------------------------------
@@ -225,7 +225,8 @@ def import_alibaba_nodes(
     output: Annotated[Path, typer.Option("--out", "-o", help="Snapshot file to write (multi-document YAML).")] = Path("nodes.yaml"),
 ) -> None:
     """Convert an Alibaba openb node list into Kubernetes Node objects."""
-    from gangplan.io.alibaba import alibaba_nodes_to_objects, write_snapshot
+    from gangplan.io.alibaba import alibaba_nodes_to_objects
+    from gangplan.io.writer import write_snapshot
 
     try:
         objects = alibaba_nodes_to_objects(csv_path)

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.result import Result
+from gangplan.models.well_known import GPU
 
 
 def render_summary(console: Console, s: dict[str, Any]) -> None:
@@ -61,7 +62,7 @@ def render_summary(console: Console, s: dict[str, Any]) -> None:
     t.add_column("free capacity per domain")
     for lv in topo["levels"]:
         free = lv.get("free") or {}
-        cells = "; ".join(f"{d}: " + " ".join(f"{k}={v}" for k, v in f.items() if k in ("nodes", "cpu", "nvidia.com/gpu")) for d, f in list(free.items())[:8])
+        cells = "; ".join(f"{d}: " + " ".join(f"{k}={v}" for k, v in f.items() if k in ("nodes", "cpu", GPU)) for d, f in list(free.items())[:8])
         if len(free) > 8:
             cells += f"; ... (+{len(free) - 8})"
         t.add_row(lv["label"], str(lv["domains"]), str(lv["nodesWithoutLabel"]), cells)

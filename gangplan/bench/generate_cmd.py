@@ -13,9 +13,11 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from gangplan.bench.generators import to_cluster, write_snapshot
+from gangplan.bench.builders import to_cluster
 from gangplan.bench.topology_shapes import SHAPES, generate_shape
 from gangplan.cliutil import bad_input as _bad_input
+from gangplan.io.errors import SnapshotError
+from gangplan.io.writer import write_snapshot
 
 _out = Console(highlight=False, soft_wrap=True)
 
@@ -50,7 +52,10 @@ def generate(
     except ValueError as e:
         raise _bad_input(str(e)) from e
     header = f"gangplan generate {shape} --nodes {nodes} --utilisation {utilisation} --seed {seed} --gangs {gangs}"
-    write_snapshot(objects, out, header=header)
+    try:
+        write_snapshot(objects, out, header=header)
+    except SnapshotError as e:
+        raise _bad_input(e) from None
     cluster = to_cluster(objects, source=str(out))
     _out.print(f"wrote {out}: {len(cluster.nodes)} nodes, {len(cluster.bound_pods)} bound pods, {len(cluster.pod_groups)} gangs, {len(cluster.pending_pods)} pending pods")
 

@@ -22,8 +22,8 @@ from gangplan.bench.suites import Suite, Task, load_suite
 from gangplan.io.errors import SnapshotError
 from gangplan.models.cluster import Cluster
 from gangplan.models.result import Result
+from gangplan.models.well_known import GPU
 
-GPU = "nvidia.com/gpu"
 DEFAULT_TIME_LIMIT = 10.0
 FAILED = ("error", "timeout", "crashed")
 
