@@ -522,3 +522,25 @@ def render_suite(console: Console, rows, *, title: str = "suite", wide: bool = F
         t.add_row(escape(r.scenario), _admitted(d.groups, "greedy_admitted"), _admitted(d.groups, "optimal_admitted"),
                   Text(d.classification, style=style), exp, f"{r.seconds:.2f}")
     console.print(t)
+
+
+def render_bench(console: Console, summary, db, classes: dict[str, int], statuses: dict[str, int], failed: list[dict]) -> None:
+    """``gangplan bench``: what this run did, then outcomes and failures over the whole database."""
+    from gangplan.bench.store import FAILED
+
+    total = sum(statuses.values())
+    console.print(f"[bold]{summary.suite}[/bold]: {summary.ran} snapshot(s) run now, {summary.skipped} already in the database, {summary.seconds:.1f} s; {db} holds {total}")
+    t = Table(show_edge=False)
+    t.add_column("outcome (whole database)")
+    t.add_column("snapshots", justify="right")
+    for name, n in sorted(classes.items()):
+        t.add_row(name, str(n))
+    for name in FAILED:
+        if statuses.get(name):
+            t.add_row(f"[red]{name}[/red]", str(statuses[name]))
+    console.print(t)
+    if failed:
+        console.print(f"[red]{len(failed)} snapshot(s) failed[/red] (run them again with --retry-failed):")
+        for f in failed:
+            console.print(Text.assemble("  ", (f["task_id"], "bold"), f"  {f['status']}: ", f["error"] or "no message"), soft_wrap=True)
+    console.print(f"results: {db}  (gangplan report {db} --out report)")
