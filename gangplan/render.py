@@ -290,12 +290,6 @@ def _names(keys: list[str], n: int = 4) -> str:
     return ", ".join(keys[:n]) + (f" (+{len(keys) - n})" if len(keys) > n else "")
 
 
-def _use(u) -> str:
-    res = ", ".join(f"{q} {r}" for r, q in u.requests.items())
-    where = f" in {short_domain(u.domain)}" if u.domain else ""
-    return f"{u.pods} pods on {len(u.nodes)} nodes{where}" + (f": {res}" if res else "")
-
-
 def _use_brief(u) -> str:
     """``16 pods, 128 nvidia.com/gpu in block=su-3``: the GPUs when it has any, else cpu and memory."""
     gpus = {r: q for r, q in u.requests.items() if "gpu" in r}

@@ -26,7 +26,6 @@ from gangplan.io.expand.lws import expand_lws
 from gangplan.io.fields import Ctx
 
 CONTROLLER_KINDS = {"Job": "batch", "JobSet": "jobset.x-k8s.io", "LeaderWorkerSet": "leaderworkerset.x-k8s.io"}
-VERSIONS = {"batch": ("v1",), "jobset.x-k8s.io": ("v1alpha2",), "leaderworkerset.x-k8s.io": ("v1",)}
 _WHO = {"Job": "the v1.37 Job controller (gate WorkloadWithJob)", "JobSet": "the JobSet controller, then the Job controller",
         "LeaderWorkerSet": "the LeaderWorkerSet controller and StatefulSets"}
 _API = {"Job": "batch/v1", "JobSet": "jobset.x-k8s.io/v1alpha2", "LeaderWorkerSet": "leaderworkerset.x-k8s.io/v1"}
