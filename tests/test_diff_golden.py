@@ -35,7 +35,6 @@ ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden_diff"
 sys.path.insert(0, str(ROOT))
 
-from gangplan.bench.families import data_dir  # noqa: E402
 from gangplan.bench.suites import load_suite  # noqa: E402
 from gangplan.io.loader import load_snapshot  # noqa: E402
 from gangplan.models.cluster import Cluster  # noqa: E402
@@ -69,13 +68,13 @@ def diff_doc(cluster: Cluster, snapshot: str) -> dict[str, Any]:
     return strip_time(json.loads(json.dumps(d.to_dict())))
 
 
-def _cases() -> dict[str, tuple[Callable[[], dict[str, Any]], bool]]:
-    """name -> (run, slow)."""
-    cases: dict[str, tuple[Callable[[], dict[str, Any]], bool]] = {}
+def _cases() -> dict[str, tuple[Callable[[], dict[str, Any]], bool, bool]]:
+    """name -> (run, slow, reads the real traces)."""
+    cases: dict[str, tuple[Callable[[], dict[str, Any]], bool, bool]] = {}
     for path in SCENARIOS:
         rel = path.relative_to(ROOT / "scenarios").as_posix()
         name = "scenario__" + rel.replace("/", "__").removesuffix(".yaml")
-        cases[name] = ((lambda path=path, rel=rel: diff_doc(load_snapshot(path), rel)), path.is_dir())
+        cases[name] = ((lambda path=path, rel=rel: diff_doc(load_snapshot(path), rel)), path.is_dir(), False)
     suite = load_suite(ROOT / "scenarios" / "suites" / "small.yaml")
     seen: dict[str, int] = {}
     for task in suite.tasks:
@@ -84,14 +83,12 @@ def _cases() -> dict[str, tuple[Callable[[], dict[str, Any]], bool]]:
         n = seen.get(task.family, 0)
         seen[task.family] = n + 1
         slow = not (task.family in BENCH_FAST or n < 4)
-        cases["bench__" + task.id.replace("/", "__")] = ((lambda task=task: diff_doc(_build(task), task.id)), slow)
+        cases["bench__" + task.id.replace("/", "__")] = ((lambda task=task: diff_doc(task.build(), task.id)), slow, task.generator in TRACE_GENERATORS)
     return cases
 
 
-def _build(task: Any) -> Cluster:
-    if task.generator in ("philly", "alibaba") and not (data_dir() / "philly-pollux" / "philly.csv").exists():
-        pytest.skip(f"the real traces are not in {data_dir()}")
-    return task.build()
+TRACE_GENERATORS = {"philly", "alibaba"}
+"""Bench families drawn from the real traces: their cases carry the ``traces`` marker."""
 
 
 CASES = _cases()
@@ -120,7 +117,8 @@ def _first_difference(a: Any, b: Any, path: str = "") -> str:
 
 
 def _params() -> list[Any]:
-    return [pytest.param(name, marks=[pytest.mark.slow] if slow else []) for name, (_, slow) in sorted(CASES.items())]
+    return [pytest.param(name, marks=[m for m, on in ((pytest.mark.slow, slow), (pytest.mark.traces, traces)) if on])
+            for name, (_, slow, traces) in sorted(CASES.items())]
 
 
 @pytest.mark.parametrize("case", _params())
@@ -146,7 +144,7 @@ def test_every_case_is_proven() -> None:
 
 def record(only: list[str]) -> None:
     GOLDEN.mkdir(exist_ok=True)
-    for name, (run, _) in sorted(CASES.items()):
+    for name, (run, _, _) in sorted(CASES.items()):
         if only and not any(o in name for o in only):
             continue
         doc = run()
