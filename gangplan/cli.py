@@ -1,6 +1,6 @@
 """The ``gangplan`` command line: wiring only. All logic lives in the library.
 
-Exit codes: 0 success; 1 validation found violations; 2 bad input (file, object and field named);
+Exit codes: 0 success; 1 validation found violations (``bench``: a snapshot failed); 2 bad input (file, object and field named);
 3 ``diff``: greedy is suboptimal; 4 ``diff``: model mismatch (a bug); 70 internal error.
 """
 
@@ -34,6 +34,7 @@ def _bad_input(e: SnapshotError | str) -> typer.Exit:
     """Print ``error: <message>`` on stderr and return the Exit(2) to raise."""
     err.print(Text.assemble(("error: ", "bold red"), str(e)))
     return typer.Exit(EXIT_BAD_INPUT)
+
 
 app = typer.Typer(
     name="gangplan",
