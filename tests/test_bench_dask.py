@@ -8,9 +8,10 @@ import pytest
 
 from gangplan.bench import executors
 from gangplan.bench.executors import DaskExecutor
-from gangplan.bench.runner import RunOptions, run_bench
+from gangplan.bench.runner import run_bench
 from gangplan.bench.store import read_rows
 from gangplan.bench.suites import Task
+from gangplan.bench.worker import RunOptions
 from gangplan.io.errors import SnapshotError
 
 pytest.importorskip("dask.distributed", reason="the dask extra is not installed")
@@ -37,6 +38,7 @@ spec:
 """
 
 
+@pytest.mark.traces
 def test_a_dask_local_cluster_with_2_workers_writes_the_rows_the_local_executor_writes(tmp_path: Path) -> None:
     suite = tmp_path / "suite.yaml"
     suite.write_text(SUITE)
@@ -72,7 +74,7 @@ def _die_once(marker: str, task: Task, opts: RunOptions) -> dict:
     """Kill the worker process the first time any task runs; run normally after that."""
     import os
 
-    from gangplan.bench.runner import run_task
+    from gangplan.bench.worker import run_task
 
     try:
         fd = os.open(marker, os.O_CREAT | os.O_EXCL)
@@ -101,6 +103,7 @@ def test_tasks_of_a_dask_worker_that_dies_are_rescheduled_not_lost(tmp_path: Pat
     assert all(o["task"]["status"] == "ok" for o in outcomes)
 
 
+@pytest.mark.traces
 def test_a_scheduler_address_is_used_as_it_is(tmp_path: Path) -> None:
     from dask.distributed import LocalCluster
 

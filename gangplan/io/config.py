@@ -19,7 +19,6 @@ from gangplan.models.objects import (
 )
 
 KNOWN_SCORE_PLUGINS = set(DEFAULT_SCORE_WEIGHTS)
-KNOWN_FILTER_PLUGINS = set(DEFAULT_FILTER_PLUGINS)
 
 
 def _apply_set(ctx: Ctx, plugins: dict, set_name: str, weights: dict[str, int], defaults: dict[str, int], field: str) -> None:

@@ -372,11 +372,6 @@ def _pending_pod_notes(ctx: Ctx, spec: dict) -> None:
             break
 
 
-def pod_has_explicit_priority(raw: dict) -> bool:
-    spec = raw.get("spec")
-    return isinstance(spec, dict) and spec.get("priority") is not None
-
-
 # ---- PodGroup / CompositePodGroup / Workload --------------------------------------------------
 # Wire shapes per version: docs/upstream-api-shapes.md (k8s.io/api scheduling/*/types.go, v0.35.0 to
 # master 10b39a39). Shapes are recognised by content, so one parser reads every served version.

@@ -31,7 +31,6 @@ from gangplan.io.fields import Ctx
 
 API = "jobset.x-k8s.io/v1alpha2"
 P = "jobset.sigs.k8s.io/"
-EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 
 
 def expand_jobset(ctx: Ctx, raw: dict, env: ExpandEnv, meta: Meta) -> tuple[list[dict], str | None]:
