@@ -13,15 +13,10 @@ from __future__ import annotations
 
 import pytest
 
-from gangplan.bench.generators import (
-    HOSTNAME,
-    gpu_benchmark,
-    node_object,
-    pod_group_object,
-    pod_object,
-    to_cluster,
-)
+from gangplan.bench.builders import node_object, pod_group_object, pod_object, to_cluster
+from gangplan.bench.gpu_clusters import gpu_benchmark
 from gangplan.models.result import Status
+from gangplan.models.well_known import HOSTNAME
 from gangplan.solver.exact import build_model, solve, solve_exact
 from gangplan.solver.exact.hint import (
     _entities_in_queue_order,
