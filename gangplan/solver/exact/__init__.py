@@ -67,6 +67,14 @@ def solve_exact(
     reported (objective, bound, trace) but never demotes a proven optimum. ``Result.bound`` has
     every tier's bound; ``trace`` the model size, build time, hint use and every phase.
 
+    Where the time went (``trace``, additive): ``timing`` splits the wall time into ``build``,
+    ``start`` (hint repair, first-fit and packed starts; ``packing`` of it, ``packingRuns``
+    orders tried), ``modelCheck`` (the model accepts the start), ``decision`` (every decision
+    phase, superseded merged solves included), ``tiebreak``, ``result`` (decoding) and ``total``;
+    ``superseded`` lists merged solves whose tiers were then solved one by one; ``tiebreak`` has
+    the tie-break phase's status, value, bound, relative gap, seconds and budget (``solved: false``
+    when the decision tiers left it no time).
+
     Deterministic for a given seed with ``workers=1`` when every phase proves optimality within
     the limit; with 2 workers the tier values of proven phases are reproducible, the placement
     among equal optima may not be (see :mod:`.solve`).

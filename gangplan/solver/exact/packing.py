@@ -17,7 +17,12 @@ priority, so a start that admits many cheap entities is much closer:
   selection so far plus it is packed again from scratch, hardest first (domain-confined groups,
   then larger pods, then larger entities): first-fit decreasing, which repairs most of the
   fragmentation that arrival order leaves. Symmetric entities (same classes' requests, sizes,
-  eligible nodes and key) that failed once are not tried again at that state.
+  eligible nodes and key) that failed once are not tried again at that state. Among candidate
+  domains the one whose placement destroys the least room for the larger pod shapes wins.
+* **restarts**: the plain order, then up to ``RESTARTS`` orders with seeded cost noise, within a
+  share of the time limit (:func:`pack_seconds`); the lexicographically best (decision tiers) is
+  the start. On busy 1,000 x 2,048 (seed 0) the plain order gives 76/53 admissions (first-fit:
+  68/35); one of the first five perturbed orders reaches 76/54, the optimum of both tiers.
 
 Everything here is a heuristic whose output the caller validates (and the model checks) before
 it is trusted; it never decides optimality. Deterministic: ties keep snapshot order.

@@ -10,6 +10,8 @@ Formulation (spec/cpsat-modeling.md §2.1, the shape-slot "b3" model):
   anti-affinity pod are evicted (``Eligibility.needs_evict``: a per-node condition pooled
   classes could not share). A private class
   gets ``x[c, n]``: how many of its pods go on node ``n`` (the "b1" count).
+* Symmetric anti-affine gangs (one term selecting the gang's own pods only, see
+  :mod:`.aggregation`) are pooled too, with a per-domain cap instead of per-node counts.
 * Every other class is *pooled*: classes with the same request vector and the same eligible node
   set (a *shape*) draw from one pool of slots ``v[s, n]``. Demand and supply are linked by
   ``sum_n v[s, n] == sum_{c in s} placed[c]``. This is exact: pooled classes have no per-node rule
