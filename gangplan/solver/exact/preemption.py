@@ -61,9 +61,6 @@ from gangplan.solver.exact.variables import ExactModel, Tier
 from gangplan.solver.exact.victims import preemptors
 from gangplan.solver.outcome import BROKEN_GROUPS, PDB_VIOLATIONS, VICTIM_PODS, VICTIMS_PREFIX
 
-PDB_TIER = PDB_VIOLATIONS
-VICTIMS = VICTIM_PODS
-
 
 # ---- model --------------------------------------------------------------------------------------
 def add_eviction(ctx: BuildContext) -> None:
@@ -153,7 +150,7 @@ def disruption_tiers(em: ExactModel) -> list[Tier]:
         viol_upper += worst
     if viols:
         fns = [fn for _, fn in viols]
-        tiers.append(Tier(PDB_TIER, viol_upper - cp_model.LinearExpr.sum([v for v, _ in viols]),
+        tiers.append(Tier(PDB_VIOLATIONS, viol_upper - cp_model.LinearExpr.sum([v for v, _ in viols]),
                           lambda cnt, fns=fns, up=viol_upper: up - sum(f(cnt) for f in fns), viol_upper, cost=True))
     for prio in sorted({u.priority for u in inst.units}, reverse=True):
         idx = [i for i, u in enumerate(inst.units) if u.priority == prio]
@@ -166,7 +163,7 @@ def disruption_tiers(em: ExactModel) -> list[Tier]:
     tiers += _broken_groups_tier(em)
     sizes = {i: len(u.pods) for i, u in enumerate(inst.units)}
     upper = sum(sizes.values())
-    tiers.append(Tier(VICTIMS, upper - cp_model.LinearExpr.weighted_sum(list(em.evict), list(sizes.values())),
+    tiers.append(Tier(VICTIM_PODS, upper - cp_model.LinearExpr.weighted_sum(list(em.evict), list(sizes.values())),
                       lambda cnt, s=sizes, up=upper: up - sum(k for i, k in s.items() if i in cnt.evicted), upper,
                       cost=True))
     return tiers
