@@ -136,7 +136,7 @@ def check_hint(built: BuiltModel, cnt: Counts, label: str) -> None:
             f"Python says {t.value(cnt)}")
 
 
-def _counts(built: BuiltModel, placements: dict[str, str], victims) -> Counts | None:
+def counts_of(built: BuiltModel, placements: dict[str, str], victims) -> Counts | None:
     cnt, dropped = counts_from_placements(built.em, placements)
     if dropped:
         return None
@@ -169,7 +169,7 @@ def check_model(cluster, *, objective: str = "default", preemption: bool = False
     best = solve_exact(cluster, time_limit=SOLVE_SECONDS, workers=1, objective=objective, preemption=preemption)
     assert [str(v) for v in validate(cluster, best)] == []
     placements = best.placements()
-    cnt = _counts(built, placements, best.victims)
+    cnt = counts_of(built, placements, best.victims)
     assert cnt is not None and model_accepts_placement(built, cnt)
     check_hint(built, cnt, "exact optimum")
     checked += 1
@@ -179,7 +179,7 @@ def check_model(cluster, *, objective: str = "default", preemption: bool = False
         # model only evicts for a preemptor placed on the victim's node (see .preemption).
         gone = entities[drop % len(entities)]
         less = {k: n for k, n in placements.items() if entity_of(cluster, k) != gone}
-        cnt = _counts(built, less, best.victims) if _valid(cluster, less, best.victims) else None
+        cnt = counts_of(built, less, best.victims) if _valid(cluster, less, best.victims) else None
         if cnt is not None and model_accepts_placement(built, cnt):
             check_hint(built, cnt, f"exact optimum without {gone}")
             checked += 1
