@@ -72,7 +72,7 @@ from ortools.sat.python import cp_model
 from gangplan.predicates import matches_all_terms, term_matches
 from gangplan.predicates.affinity_order import affinity_order
 from gangplan.solver.exact.eligibility import ClassView, Conditions, block, has_labels
-from gangplan.solver.exact.family import BuildContext, Family, Layout
+from gangplan.solver.exact.family import BuildContext, Family, Layout, selector_layout
 from gangplan.solver.exact.instance import NO_DOMAIN, Instance, PodClass
 from gangplan.solver.exact.names import POD_AFFINITY, POD_ANTI_AFFINITY
 from gangplan.solver.exact.variables import Counts, ExactModel
@@ -114,27 +114,16 @@ def affinity_mask(view: ClassView, cond: Conditions) -> np.ndarray | None:
 def anti_affinity_layout(inst: Instance, objective: str) -> Layout:
     """Per-node counts for classes with required anti-affinity and the classes a term matches."""
     ns = inst.cluster.namespaces
-    holders = [c for c in inst.classes if c.rep.affinity.pod_anti_affinity_required]
-    out = {h.index: h.size for h in holders}
-    for h in holders:
-        p = h.rep
-        for c in inst.classes:
-            if any(term_matches(t, p.namespace, c.rep, ns) for t in p.affinity.pod_anti_affinity_required):
-                out[c.index] = c.size
-    return Layout(per_node=out)
+    return selector_layout(
+        inst, lambda p: bool(p.affinity.pod_anti_affinity_required),
+        lambda p, q: any(term_matches(t, p.namespace, q, ns) for t in p.affinity.pod_anti_affinity_required))
 
 
 def affinity_layout(inst: Instance, objective: str) -> Layout:
     """Per-node counts for classes with required affinity and the classes matching all its terms."""
     ns = inst.cluster.namespaces
-    holders = [c for c in inst.classes if c.rep.affinity.pod_affinity_required]
-    out = {h.index: h.size for h in holders}
-    for h in holders:
-        p = h.rep
-        for c in inst.classes:
-            if matches_all_terms(p.affinity.pod_affinity_required, p.namespace, c.rep, ns):
-                out[c.index] = c.size
-    return Layout(per_node=out)
+    return selector_layout(inst, lambda p: bool(p.affinity.pod_affinity_required),
+                           lambda p, q: matches_all_terms(p.affinity.pod_affinity_required, p.namespace, q, ns))
 
 
 # ---- anti-affinity ------------------------------------------------------------------------------

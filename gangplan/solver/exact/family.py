@@ -29,6 +29,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from gangplan.models.objects import Pod
 from gangplan.solver.exact.eligibility import EligibilityCache, Mask
 from gangplan.solver.exact.instance import Instance
 from gangplan.solver.exact.variables import ExactModel
@@ -73,6 +74,18 @@ class Layout:
     """A typed output for later families (``ctx.outputs``)."""
 
 
+def selector_layout(inst: Instance, holds: Callable[[Pod], bool], selects: Callable[[Pod, Pod], bool]) -> Layout:
+    """Per-node counts for the classes whose pods hold a pod-to-pod rule (``holds``) and every
+    class one of them selects (``selects(holder, pod)``): both sides of inter-pod terms."""
+    holders = [c for c in inst.classes if holds(c.rep)]
+    out = {h.index: h.size for h in holders}
+    for h in holders:
+        for c in inst.classes:
+            if selects(h.rep, c.rep):
+                out[c.index] = c.size
+    return Layout(per_node=out)
+
+
 @dataclass
 class BuildContext:
     """What a family's ``build`` gets: the variables, the shared node-rule masks, the objective
@@ -101,4 +114,4 @@ class Family:
     move or what is rewarded, not what is valid)."""
 
 
-__all__ = ["BuildContext", "Family", "Layout", "Outputs"]
+__all__ = ["BuildContext", "Family", "Layout", "Outputs", "selector_layout"]

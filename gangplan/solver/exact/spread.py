@@ -26,7 +26,7 @@ from ortools.sat.python import cp_model
 from gangplan.models.objects import Pod, TopologySpreadConstraint
 from gangplan.predicates import selector_matches
 from gangplan.solver.exact.eligibility import ClassView, Conditions, EligibilityCache, has_labels
-from gangplan.solver.exact.family import BuildContext, Family, Layout
+from gangplan.solver.exact.family import BuildContext, Family, Layout, selector_layout
 from gangplan.solver.exact.instance import NO_DOMAIN, Instance, PodClass, canonical
 from gangplan.solver.exact.names import TOPOLOGY_SPREAD
 from gangplan.solver.exact.variables import ExactModel
@@ -44,15 +44,8 @@ def spread_mask(view: ClassView, cond: Conditions) -> np.ndarray | None:
 def spread_layout(inst: Instance, objective: str) -> Layout:
     """Per-node counts for classes with a DoNotSchedule spread and the classes their selectors
     count (same namespace)."""
-    holders = [c for c in inst.classes if _hard(c.rep)]
-    out = {h.index: h.size for h in holders}
-    for h in holders:
-        p = h.rep
-        for c in inst.classes:
-            q = c.rep
-            if any(q.namespace == p.namespace and selector_matches(sc.label_selector, q.labels) for sc in _hard(p)):
-                out[c.index] = c.size
-    return Layout(per_node=out)
+    return selector_layout(inst, lambda p: bool(_hard(p)), lambda p, q: any(
+        q.namespace == p.namespace and selector_matches(sc.label_selector, q.labels) for sc in _hard(p)))
 
 
 def add_spread_constraints(ctx: BuildContext) -> None:
