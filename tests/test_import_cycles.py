@@ -19,7 +19,6 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "gangplan"
 
 KNOWN_ELSEWHERE: dict[frozenset[str], str] = {
-    frozenset({"gangplan.bench.executors", "gangplan.bench.runner"}): "issue 16 item 7 (wt-16d)",
     frozenset({"gangplan.solver.greedy.placement_fast", "gangplan.solver.greedy.podgroup",
                "gangplan.solver.greedy.placement_cycle"}): "issue 16 items 2-3 (wt-16a / wt-16b)",
 }
