@@ -56,6 +56,7 @@ from gangplan.solver.greedy.framework import (
     fit_error_message,
     fit_error_text,
 )
+from gangplan.solver.greedy.plugins.base import NORMALIZE_SCORE
 from gangplan.solver.greedy.profile import Profile
 from gangplan.solver.greedy.snapshot import NodeTable
 
@@ -361,9 +362,9 @@ class PodScheduler:
         parts: dict[str, np.ndarray] = {}
         for pl, w in active:
             raw = pl.score(cs, pod, self.snap, feasible)
-            if pl.normalizes:
+            if NORMALIZE_SCORE in pl.points:
                 raw = pl.normalize(cs, pod, self.snap, feasible, raw)
-            if not pl.bounded and len(raw) and (raw.min() < 0 or raw.max() > MAX_NODE_SCORE):
+            if len(raw) and (raw.min() < 0 or raw.max() > MAX_NODE_SCORE):
                 msg = f"plugin {pl.name!r} returns an invalid score {int(raw.max() if raw.max() > MAX_NODE_SCORE else raw.min())}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing"
                 return Status(Code.ERROR, (msg,), pl.name), {}
             weighted = raw * w
