@@ -42,13 +42,10 @@ class TopologyPlacementGenerator(Plugin):
         key = info.group.topology_key
         if not key:
             return [parent], SUCCESS
-        codes, values, _ = snap.label_codes(key)
         try:
-            required = required_domain(codes, values, info.scheduled)
+            got = generate_placements(snap, key, parent.nodes, info.scheduled)
         except PlacementError as err:
             return [], self.status(Status(Code.ERROR, (str(err),)))
-        every = placements_of(snap, key, parent.nodes)
-        got = list(every) if required is None else [p for p in every if p.name == values[required]]
         if not got:
             return [], self.status(unschedulable(f"no node of the parent placement has the label {key!r}"))
         return got, SUCCESS
