@@ -24,6 +24,7 @@ multiplied by the plugin's ``placementScore`` weight and summed. The in-tree plu
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import product
 
 import numpy as np
@@ -40,6 +41,7 @@ from gangplan.solver.greedy.framework import (
     unschedulable,
 )
 from gangplan.solver.greedy.plugins.base import NORMALIZE_PLACEMENT_SCORE, Plugin
+from gangplan.solver.greedy.plugins.gangscheduling import GangScheduling, placement_feasible
 from gangplan.solver.greedy.snapshot import NodeTable
 
 
@@ -117,3 +119,12 @@ def run_placement_feasible(plugins: list[Plugin], minimum: int, remaining: int, 
         if got == Code.WAIT:
             code = got
     return code
+
+
+def feasible_rule(plugins: list[Plugin]) -> Callable[[int, int, int], Code]:
+    """``(remaining, scheduled, minimum) -> Code`` for the pod-group loop: GangScheduling's rule
+    itself when it is the only plugin (the profile's case; no per-pod objects), else
+    :func:`run_placement_feasible` over ``plugins``."""
+    if len(plugins) == 1 and type(plugins[0]) is GangScheduling:
+        return placement_feasible
+    return lambda remaining, scheduled, minimum: run_placement_feasible(plugins, minimum, remaining, scheduled)

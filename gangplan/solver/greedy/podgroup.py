@@ -39,7 +39,6 @@ from gangplan.models.cluster import Cluster
 from gangplan.models.groups import EntityKey
 from gangplan.models.objects import Pod
 from gangplan.solver.greedy.framework import Code, Status
-from gangplan.solver.greedy.placement import run_placement_feasible
 from gangplan.solver.greedy.placement_cycle import SCHEDULER_ERROR, GroupRun, PlacementAlgorithm
 from gangplan.solver.greedy.plugins.gangscheduling import placement_feasible
 from gangplan.solver.greedy.preemption import Preemption
@@ -249,7 +248,7 @@ class WorkloadCycle(PlacementAlgorithm, Preemption):
             self.assume(pod, r.node)
             return True, 1
 
-        status, scheduled, new, progression = until_feasible(pods, before, minimum, attempt, self.sched.profile.placement_feasible)
+        status, scheduled, new, progression = until_feasible(pods, before, minimum, attempt, self.sched.profile.feasible)
         reason = None
         if status != Code.SUCCESS:
             self.revert(checkpoint)
@@ -272,7 +271,7 @@ class WorkloadCycle(PlacementAlgorithm, Preemption):
                 failed.append(child)
             return None if run.status == Code.ERROR else (run.status == Code.SUCCESS, run.new)
 
-        status, scheduled, new, progression = until_feasible(children, 0, minimum, attempt, self.sched.profile.placement_feasible)
+        status, scheduled, new, progression = until_feasible(children, 0, minimum, attempt, self.sched.profile.feasible)
         reason = None
         if status != Code.SUCCESS:
             self.revert(checkpoint)
@@ -352,17 +351,16 @@ def leaf_reason(key: str, minimum: int, before: int, scheduled: int, queued: int
     return head
 
 
-def until_feasible(items, scheduled: int, minimum: int, attempt, plugins=None) -> tuple[Code, int, int, list[str]]:
+def until_feasible(items, scheduled: int, minimum: int, attempt, feasible=placement_feasible) -> tuple[Code, int, int, list[str]]:
     """The PlacementFeasible loop shared by leaf groups (items are pods) and composite groups
     (items are child groups), spec §1.5 and §4.2 (``schedule_one_podgroup.go``).
 
     ``attempt(item)`` returns None on an Error, else ``(succeeded, newly placed pods)``. The loop
     stops as soon as minCount (minGroupCount) can no longer be reached, continues past Success to
     place extra items greedily, and turns a final Wait into Unschedulable. Returns the status,
-    the scheduled count, the newly placed pods and the status after each item. ``plugins``: the
-    profile's PlacementFeasible plugins (None: GangScheduling's rule, which is the profile's).
+    the scheduled count, the newly placed pods and the status after each item. ``feasible``: the
+    profile's PlacementFeasible (``Profile.feasible``; GangScheduling's rule by default).
     """
-    feasible = placement_feasible if plugins is None else (lambda r, s, m: run_placement_feasible(plugins, m, r, s))
     remaining, new = len(items), 0
     status = feasible(remaining, scheduled, minimum)
     progression: list[str] = []

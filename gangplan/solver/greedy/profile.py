@@ -24,7 +24,8 @@ every point it is enabled at.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import (
@@ -32,6 +33,8 @@ from gangplan.models.objects import (
     DEFAULT_SCORE_WEIGHTS,
     PLACEMENT_PLUGIN_ALIASES,
 )
+from gangplan.solver.greedy.framework import Code
+from gangplan.solver.greedy.placement import feasible_rule
 from gangplan.solver.greedy.plugins import REGISTRY, Plugin, names
 from gangplan.solver.greedy.plugins.base import (
     FILTER,
@@ -55,6 +58,11 @@ class Profile:
     placement_generators: list[Plugin]
     placement_scorers: list[tuple[Plugin, int]]
     placement_feasible: list[Plugin]
+    feasible: Callable[[int, int, int], Code] = field(init=False)
+    """PlacementFeasible as ``(remaining, scheduled, minimum) -> Code`` (:func:`.placement.feasible_rule`)."""
+
+    def __post_init__(self) -> None:
+        self.feasible = feasible_rule(self.placement_feasible)
 
     @property
     def has_scoring(self) -> bool:

@@ -60,6 +60,8 @@ from gangplan.solver.greedy.plugins.base import NORMALIZE_SCORE
 from gangplan.solver.greedy.profile import Profile
 from gangplan.solver.greedy.snapshot import NodeTable
 
+_umax = np.maximum.reduce
+
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 MAX_TIE_SET = 100
@@ -364,7 +366,9 @@ class PodScheduler:
             raw = pl.score(cs, pod, self.snap, feasible)
             if NORMALIZE_SCORE in pl.points:
                 raw = pl.normalize(cs, pod, self.snap, feasible, raw)
-            if len(raw) and (raw.min() < 0 or raw.max() > MAX_NODE_SCORE):
+            if raw.dtype != np.int64:
+                raw = np.asarray(raw, dtype=np.int64)
+            if len(raw) and _umax(raw.view(np.uint64)) > MAX_NODE_SCORE:  # one pass: negatives wrap past 100
                 msg = f"plugin {pl.name!r} returns an invalid score {int(raw.max() if raw.max() > MAX_NODE_SCORE else raw.min())}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing"
                 return Status(Code.ERROR, (msg,), pl.name), {}
             weighted = raw * w
