@@ -92,22 +92,40 @@ def test_a_point_is_extended_by_defining_its_method_even_in_a_parent_class():
     assert Plugin.points == frozenset()
 
 
-def test_a_score_out_of_range_is_an_error_for_every_plugin(load_text):
-    class TooHigh(Plugin):
-        name = "ToyTooHigh"
+@pytest.mark.parametrize("value", [150, -5, 101])
+def test_a_score_out_of_range_is_an_error_for_every_plugin(value):
+    class OutOfRange(Plugin):
+        name = "ToyOutOfRange"
 
         def score(self, cs, pod, snap, feasible):
-            return np.full(len(feasible), 150, dtype=np.int64)
+            return np.array([value, 0][: len(feasible)], dtype=np.int64)
 
-    register(TooHigh)
+    register(OutOfRange)
     try:
         c = make_cluster([make_node("n0", cpu=4000), make_node("n1", cpu=4000)], [_pod("p")])
-        c = c.model_copy(update={"profile": c.profile.model_copy(update={"score_weights": {**c.profile.score_weights, "ToyTooHigh": 1}})})
+        c = c.model_copy(update={"profile": c.profile.model_copy(update={"score_weights": {**c.profile.score_weights, "ToyOutOfRange": 1}})})
         r = solve_greedy(c)
         assert r.pods["default/p"].node is None
-        assert r.pods["default/p"].reason == "plugin 'ToyTooHigh' returns an invalid score 150, it should in the range of [0, 100] after normalizing"
+        assert r.pods["default/p"].reason == f"plugin 'ToyOutOfRange' returns an invalid score {value}, it should in the range of [0, 100] after normalizing"
     finally:
-        unregister("ToyTooHigh")
+        unregister("ToyOutOfRange")
+
+
+def test_scores_at_the_range_ends_pass_the_check():
+    class Ends(Plugin):
+        name = "ToyEnds"
+
+        def score(self, cs, pod, snap, feasible):
+            return np.array([0, 100][: len(feasible)], dtype=np.int64)
+
+    register(Ends)
+    try:
+        c = make_cluster([make_node("n0", cpu=4000), make_node("n1", cpu=4000)], [_pod("p")])
+        c = c.model_copy(update={"profile": c.profile.model_copy(update={"score_weights": {**c.profile.score_weights, "ToyEnds": 5}})})
+        r = solve_greedy(c)
+        assert r.pods["default/p"].node == "n1" and validate(c, r) == []
+    finally:
+        unregister("ToyEnds")
 
 
 def _pod(name: str):
