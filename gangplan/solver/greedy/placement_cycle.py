@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 
 from gangplan.models.objects import Pod
 from gangplan.solver.greedy import placement_fast
-from gangplan.solver.greedy.framework import Code, Placement, PlacementError, PodGroupInfo
+from gangplan.solver.greedy.framework import Code, Placement, PlacementError, PodGroupInfo, Status
 from gangplan.solver.greedy.placement import run_placement_generate, run_placement_score
 from gangplan.solver.greedy.placement_fast import Counted, CountingMismatch, CountingPlan
 
@@ -128,7 +128,7 @@ class PlacementAlgorithm:
         finally:
             self.sched.placement, self.sched.placement_name = parent, parent_name
 
-    def _schedule_placements(self, key: str, pg: PodGroupInfo, generated: tuple[list[Placement] | None, object], base: tuple[dict, dict], *, counting: bool) -> GroupRun:
+    def _schedule_placements(self, key: str, pg: PodGroupInfo, generated: tuple[list[Placement] | None, Status], base: tuple[dict, dict], *, counting: bool) -> GroupRun:
         placements, st = generated
         info: dict = {"key": pg.group.topology_key, "parent": self.sched.placement_name, "generated": 0, "evaluated": [], "nominated": None, "scored": False, "tieCount": 0, "chosen": None}
         if st.code == Code.ERROR:
