@@ -360,17 +360,24 @@ class PodScheduler:
             if not st.ok:
                 return st.with_plugin(pl.name), {}
             active.append((pl, w))
-        totals = np.zeros(len(feasible), dtype=np.int64)
-        parts: dict[str, np.ndarray] = {}
-        for pl, w in active:
+        raws = []
+        for pl, _ in active:
             raw = pl.score(cs, pod, self.snap, feasible)
             if NORMALIZE_SCORE in pl.points:
                 raw = pl.normalize(cs, pod, self.snap, feasible, raw)
-            if raw.dtype != np.int64:
+            if not isinstance(raw, np.ndarray) or raw.dtype != np.int64:
                 raw = np.asarray(raw, dtype=np.int64)
-            if len(raw) and _umax(raw.view(np.uint64)) > MAX_NODE_SCORE:  # one pass: negatives wrap past 100
-                msg = f"plugin {pl.name!r} returns an invalid score {int(raw.max() if raw.max() > MAX_NODE_SCORE else raw.min())}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing"
-                return Status(Code.ERROR, (msg,), pl.name), {}
+            raws.append(raw)
+        # Upstream checks every plugin's scores after NormalizeScore: one pass over all of them
+        # (negatives wrap past 100 as uint64), the first plugin out of range named on failure.
+        if len(feasible) and raws and _umax((np.concatenate(raws) if len(raws) > 1 else raws[0]).view(np.uint64)) > MAX_NODE_SCORE:
+            for (pl, _), raw in zip(active, raws, strict=True):
+                if _umax(raw.view(np.uint64)) > MAX_NODE_SCORE:
+                    msg = f"plugin {pl.name!r} returns an invalid score {int(raw.max() if raw.max() > MAX_NODE_SCORE else raw.min())}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing"
+                    return Status(Code.ERROR, (msg,), pl.name), {}
+        totals = np.zeros(len(feasible), dtype=np.int64)
+        parts: dict[str, np.ndarray] = {}
+        for (pl, w), raw in zip(active, raws, strict=True):
             weighted = raw * w
             parts[pl.name] = weighted
             totals += weighted
