@@ -133,7 +133,7 @@ def mutants(draw, bases: list[tuple[str, list[dict]]]) -> tuple[str, list[str], 
             i = draw(st.integers(0, len(objs) - 1))
             if op == "duplicate":
                 objs.append(copy.deepcopy(objs[i]))
-            elif isinstance(objs[i].get("metadata"), dict):
+            elif isinstance(objs[i], dict) and isinstance(objs[i].get("metadata"), dict):
                 objs[i]["metadata"]["name"] = draw(st.sampled_from(("renamed", "", "x" * 300, "a/b")))
             done.append(f"{op} object {i}")
             continue
