@@ -101,7 +101,7 @@ def _identical_gangs(gangs: int, size: int, key: str, nodes: int = 6) -> list[di
 ])
 def test_identical_anti_affine_gangs_share_one_pooled_shape(key, gangs, size, admitted):
     cluster = to_cluster(_identical_gangs(gangs, size, key))
-    em = build_model(cluster)
+    em = build_model(cluster).em
     assert sum(em.private) == 0 and len(em.shapes) == 1 and em.shapes[0].anti_key == key
     r = _solve(cluster, True)
     assert r.status == Status.OPTIMAL
@@ -117,5 +117,5 @@ def test_a_term_selecting_another_gang_keeps_both_per_node():
             o["metadata"]["labels"]["team"] = "x"
         if o["kind"] == "Pod" and o["metadata"]["name"].startswith("g1-"):
             o["metadata"]["labels"]["team"] = "x"
-    em = build_model(to_cluster(objs))
+    em = build_model(to_cluster(objs)).em
     assert em.private == [True, True]

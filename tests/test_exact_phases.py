@@ -88,11 +88,12 @@ def test_the_packed_start_admits_the_cheap_gangs_queue_order_blocks():
         objs.append(pod_group_object(f"small{g}", min_count=1, priority=10, created=2 + 2 * g))
         objs.append(pod_object(f"small{g}-0", group=f"small{g}", requests={"cpu": "2"}, priority=10, created=3 + 2 * g))
     c = to_cluster(objs)
-    em = build_model(c)
+    built = build_model(c)
+    em = built.em
     empty = empty_counts(em)
     first_fit = complete_first_fit(em, empty)
-    packed, runs = packed_start(em, empty, _entities_in_queue_order(em, empty.per_class))
-    admitted = em.tiers[0]
+    packed, runs = packed_start(em, built.tiers, empty, _entities_in_queue_order(em, empty.per_class))
+    admitted = built.tiers[0]
     assert admitted.value(first_fit) == 1 and admitted.value(packed) == 3 and runs >= 1
     result = build_result(c, engine="packed", status=Status.HEURISTIC, placements=placements_from_counts(em, packed))
     assert [str(v) for v in validate(c, result)] == []

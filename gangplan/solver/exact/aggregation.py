@@ -25,12 +25,14 @@ group, no forced node), whose pods carry exactly one required anti-affinity term
 the class's own pods and no other pending class, and no pod affinity, DoNotSchedule spread or host
 port; no other pending pod's term selects it. Bound pods its term selects (and bound pods whose
 anti-affinity selects it) stay static node masks (:mod:`.eligibility`), as for private classes.
-Any other class, and every class when a family is skipped (:func:`.check_feasible` probes) keeps
-the per-node form.
+Any other class keeps the per-node form: one another family (ports, spread, affinity, locality)
+counts per node, one that needs evictions before it may use a node, and every class when a
+family is skipped (``check_feasible``'s probes, see :func:`.build.build_model`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from ortools.sat.python import cp_model
@@ -38,7 +40,6 @@ from ortools.sat.python import cp_model
 from gangplan.predicates import selector_matches, term_matches
 
 if TYPE_CHECKING:
-    from gangplan.solver.exact.eligibility import Eligibility
     from gangplan.solver.exact.instance import Instance
     from gangplan.solver.exact.variables import ExactModel
 
@@ -46,10 +47,12 @@ ENABLED = True
 """Pool symmetric anti-affine gangs (the property test compares against ``False``)."""
 
 
-def symmetric_anti_affine(inst: Instance, elig: list[Eligibility], skip: frozenset[str]) -> dict[int, str]:
+def symmetric_anti_affine(inst: Instance, counted_groups: Collection[str] = ()) -> dict[int, str]:
     """Class index -> the topology key of its anti-affinity term, for every class that can be
-    pooled as the module doc says."""
-    if not ENABLED or skip:
+    pooled as the module doc says (:func:`.build.build_model` also keeps per node any class
+    another family wants per node, or that needs evictions; ``counted_groups``: the groups the
+    locality tiers count per domain, left out too)."""
+    if not ENABLED:
         return {}
     from gangplan.solver.exact.eligibility import group_topologies
 
@@ -63,8 +66,7 @@ def symmetric_anti_affine(inst: Instance, elig: list[Eligibility], skip: frozens
             continue
         leaf = inst.leaves[c.group]
         if (leaf.parent is not None or not leaf.gang or leaf.classes != [c.index] or leaf.bound or leaf.evictable
-                or leaf.min_count != c.size or group_topologies(inst, c) or c.group in inst.locality_groups
-                or elig[c.index].needs_evict):
+                or leaf.min_count != c.size or group_topologies(inst, c) or c.group in counted_groups):
             continue
         if (p.host_ports or p.affinity.pod_affinity_required
                 or any(s.when_unsatisfiable == "DoNotSchedule" for s in p.topology_spread)):

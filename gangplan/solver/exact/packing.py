@@ -32,11 +32,15 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gangplan.solver.exact.aggregation import take_nodes
-from gangplan.solver.exact.variables import Counts, ExactModel
+from gangplan.solver.exact.variables import Counts, ExactModel, Tier
+
+if TYPE_CHECKING:
+    from gangplan.solver.exact.build import BuiltModel
 
 MAX_DOMAINS = 8
 """Candidate domains scored per placement of a domain-confined group (the ones with least room)."""
@@ -72,7 +76,7 @@ def pack_seconds(time_limit: float) -> float:
     return min(MAX_PACK_SECONDS, PACK_SHARE * time_limit)
 
 
-def improved_start(em: ExactModel, start: Counts | None, info: dict, *, seconds: float = PACK_SECONDS) -> Counts | None:
+def improved_start(built: BuiltModel, start: Counts | None, info: dict, *, seconds: float = PACK_SECONDS) -> Counts | None:
     """The better (lexicographically, decision tiers) of ``start`` and a packed start: from
     nothing when nothing is forced, else on top of ``start`` (which keeps the forced pods). A
     packed start is only taken once the validator accepts it (entities it blames dropped, as for
@@ -86,6 +90,7 @@ def improved_start(em: ExactModel, start: Counts | None, info: dict, *, seconds:
     )
 
     t0 = time.perf_counter()
+    em, tiers = built.em, built.tiers
     empty = default_incumbent(em)
     if empty is not None:  # nothing forced: the packing chooses every entity itself
         bases = [("packed from nothing", empty)]
@@ -93,11 +98,11 @@ def improved_start(em: ExactModel, start: Counts | None, info: dict, *, seconds:
         bases = [("packed on the start", start)] if start is not None else []
     best, how = start, None
     for name, base in bases:
-        more, info["packedRuns"] = packed_start(em, base, _entities_in_queue_order(em, base.per_class), seconds=seconds)
-        if best is not None and not _better(em, more, best):
+        more, info["packedRuns"] = packed_start(em, tiers, base, _entities_in_queue_order(em, base.per_class), seconds=seconds)
+        if best is not None and not _better(tiers, more, best):
             continue
         checked, _, _ = _repaired(em, placements_from_counts(em, more), evicted=more.evicted)
-        if checked is not None and _keeps_fixed(em, checked, more) and (best is None or _better(em, checked, best)):
+        if checked is not None and _keeps_fixed(em, checked, more) and (best is None or _better(tiers, checked, best)):
             best, how = checked, name
     info["packedSeconds"] = round(time.perf_counter() - t0, 4)
     if how:
@@ -109,7 +114,7 @@ def _keeps_fixed(em: ExactModel, checked: Counts, more: Counts) -> bool:
     return all(checked.total(c.index) == more.total(c.index) for c in em.inst.classes if c.fixed_node is not None)
 
 
-def packed_start(em: ExactModel, counts: Counts, entities: list[tuple[list[int], str | None]],
+def packed_start(em: ExactModel, tiers: list[Tier], counts: Counts, entities: list[tuple[list[int], str | None]],
                  *, seconds: float = PACK_SECONDS, restarts: int = RESTARTS) -> tuple[Counts, int]:
     """``counts`` plus the entities (``(classes, topology key)`` as the first-fit start lists
     them) selected and packed as the module doc says; the best of the plain order and up to
@@ -131,7 +136,7 @@ def packed_start(em: ExactModel, counts: Counts, entities: list[tuple[list[int],
             e.cost = cost * (1.0 + u)
         trial = packer.run(deadline)
         runs += 1
-        if _better(em, trial, best):
+        if _better(tiers, trial, best):
             best = trial
     return best, runs
 

@@ -6,8 +6,10 @@ Mirrors ``podGroupSchedulingPlacementAlgorithm``, ``compositePodGroupSchedulingP
 ``pkg/scheduler/schedule_one_podgroup.go`` (kubernetes/kubernetes, version id 55585698688; spec
 §3.3 and §4.2):
 
-1. Generate placements inside the parent placement (:func:`.placement.generate_placements`); an
-   error (scheduled pods in several domains) fails the group with an Error status.
+1. Generate placements inside the parent placement with the profile's PlacementGenerate plugins
+   (:func:`.placement.run_placement_generate`; several are merged). None of them constraining
+   the group: no decision, the group runs in the parent placement. An error (scheduled pods in
+   several domains) fails the group with an Error status.
 2. A standalone PodGroup whose queued pods are nominated evaluates the placement holding most
    nominations first; Success with a new pod there is taken at once (the NNN fast path).
 3. Evaluate every placement: run the group's algorithm with the scheduler restricted to the
@@ -20,8 +22,11 @@ Mirrors ``podGroupSchedulingPlacementAlgorithm``, ``compositePodGroupSchedulingP
    text (whose error is always errPodGroupUnschedulable), by that placement's own reason. Zero
    placements (no parent node has the label) would dereference nil upstream; here it is
    Unschedulable "0/0 placements are available".
-5. One feasible: chosen without scoring. Several: PlacementBinPacking + PodGroupPodsCount, weighted
-   (:mod:`.placement`); the highest total wins, ties as documented there.
+5. One feasible: chosen without scoring. Several: the profile's PlacementScore plugins (default
+   PlacementBinPacking + PodGroupPodsCount), weighted (:func:`.placement.run_placement_score`);
+   the highest total wins; equal totals go to the earliest placement in generation order with
+   ``tie_break="first"``, to a seeded uniform choice with ``"random"`` (upstream:
+   ``Randomizer = rand.Int()``).
 6. Re-assume the chosen placement's pods (``assumeSubtreeWithRevert``) and keep its pod cycles and
    group traces as the run's own.
 """
@@ -34,17 +39,8 @@ from typing import TYPE_CHECKING
 
 from gangplan.models.objects import Pod
 from gangplan.solver.greedy import placement_fast
-from gangplan.solver.greedy.framework import Code
-from gangplan.solver.greedy.placement import (
-    BIN_PACKING,
-    PODS_COUNT,
-    Placement,
-    PlacementError,
-    bin_packing_scores,
-    generate_placements,
-    placement_weights,
-    pods_count_scores,
-)
+from gangplan.solver.greedy.framework import Code, Placement, PlacementError, PodGroupInfo, Status
+from gangplan.solver.greedy.placement import run_placement_generate, run_placement_score
 from gangplan.solver.greedy.placement_fast import Counted, CountingMismatch, CountingPlan
 
 if TYPE_CHECKING:
@@ -108,31 +104,39 @@ class PlacementAlgorithm:
     group_trace: dict[str, dict]
     group_reasons: dict[str, str]
 
-    def schedule_placements(self, key: str, topology_key: str) -> GroupRun:
-        """``podGroupSchedulingPlacementAlgorithm``: generate, evaluate each and revert, choose."""
+    def schedule_placements(self, key: str) -> GroupRun:
+        """``podGroupSchedulingPlacementAlgorithm``: generate, evaluate each and revert, choose.
+        A group no PlacementGenerate plugin constrains runs in the parent placement as it is."""
         parent, parent_name = self.sched.placement, self.sched.placement_name
+        info = PodGroupInfo(self.cluster.groups.node(key), self.cluster.groups.members(key), self.snap.node_of)
+        parent_placement = Placement(parent_name or "", self.snap.all_nodes if parent is None else parent)
+        generated = run_placement_generate(self.sched.profile.placement_generators, self.snap, info, parent_placement)
+        if generated[0] is None:
+            return self.schedule_in_placement(key)
         base = self._trace_state(key)
         start = self.snap.next_start_node_index
         try:
             try:
-                return self._schedule_placements(key, topology_key, parent, base, counting=True)
+                return self._schedule_placements(key, info, generated, base, counting=True)
             except CountingMismatch:
                 if placement_fast.VERIFY:
                     raise
                 self.snap.next_start_node_index = start
                 self._restore_trace_state(base)
                 self.sched.placement, self.sched.placement_name = parent, parent_name
-                return self._schedule_placements(key, topology_key, parent, base, counting=False)
+                return self._schedule_placements(key, info, generated, base, counting=False)
         finally:
             self.sched.placement, self.sched.placement_name = parent, parent_name
 
-    def _schedule_placements(self, key: str, topology_key: str, parent, base: tuple[dict, dict], *, counting: bool) -> GroupRun:
-        scheduled = self._scheduled_nodes(key)
-        info: dict = {"key": topology_key, "parent": self.sched.placement_name, "generated": 0, "evaluated": [], "nominated": None, "scored": False, "tieCount": 0, "chosen": None}
-        try:
-            placements = generate_placements(self.snap, topology_key, self.snap.all_nodes if parent is None else parent, scheduled)
-        except PlacementError as err:
-            return self._placement_outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {err}"), info)
+    def _schedule_placements(self, key: str, pg: PodGroupInfo, generated: tuple[list[Placement] | None, Status], base: tuple[dict, dict], *, counting: bool) -> GroupRun:
+        placements, st = generated
+        info: dict = {"key": pg.group.topology_key, "parent": self.sched.placement_name, "generated": 0, "evaluated": [], "nominated": None, "scored": False, "tieCount": 0, "chosen": None}
+        if st.code == Code.ERROR:
+            return self._placement_outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {st.message()}"), info)
+        if not st.ok:
+            run = GroupRun(Code.UNSCHEDULABLE, 0, f"0/0 placements are available: {st.message()}")
+            return self._placement_outcome(key, run, info)
+        assert placements is not None
         info["generated"] = len(placements)
         records: list[PlacementRun] = []
         nominated = self._nominated_placement(key, placements)
@@ -150,7 +154,7 @@ class PlacementAlgorithm:
                 return self._placement_outcome(key, rec.run, info)
             if pl is nominated and rec.run.status == Code.SUCCESS and rec.run.new > 0:
                 return self._choose(key, rec, records, info, base)
-        return self._select(key, placements, records, info, len(scheduled), base)
+        return self._select(key, pg, placements, records, info, base)
 
     def _count(self, key: str, plan: CountingPlan, placement: Placement, base: tuple[dict, dict]) -> PlacementRun | None:
         """A counted record for ``placement`` (the scan start advanced as its cycles would), or
@@ -191,14 +195,14 @@ class PlacementAlgorithm:
         records[next(k for k, r in enumerate(records) if r is rec)] = full
         return full
 
-    def _select(self, key: str, placements: list[Placement], records: list[PlacementRun], info: dict, before: int, base: tuple[dict, dict]) -> GroupRun:
+    def _select(self, key: str, pg: PodGroupInfo, placements: list[Placement], records: list[PlacementRun], info: dict, base: tuple[dict, dict]) -> GroupRun:
         feasible = [r for r in records if r.run.status == Code.SUCCESS]
         if not feasible:
             return self._no_placement(key, placements, records, info, base)
         if len(feasible) == 1:
             return self._choose(key, feasible[0], records, info, base)
         try:
-            self._score(feasible, before)
+            self._score(pg, feasible)
         except PlacementError as err:
             info["evaluated"] = [r.to_trace() for r in records]
             return self._placement_outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {err}"), info)
@@ -209,19 +213,12 @@ class PlacementAlgorithm:
         pick = ties[0] if self.sched.tie_break == "first" or len(ties) == 1 else ties[self.sched.rng.randrange(len(ties))]
         return self._choose(key, pick, records, info, base)
 
-    def _score(self, feasible: list[PlacementRun], before: int) -> None:
-        """PlacementScore plugins, weighted and summed (spec §3.3 step 7)."""
-        w_fit, w_count = placement_weights(self.cluster.profile.placement_weights)
-        counts = pods_count_scores([before + len(r.assigned) for r in feasible]) if w_count > 0 else [0] * len(feasible)
-        fit = dict(self.cluster.profile.fit_resources)
-        packing = bin_packing_scores(self.snap, fit, [r.placement.nodes for r in feasible], [r.assigned for r in feasible]) if w_fit > 0 else []
-        for k, (r, count) in enumerate(zip(feasible, counts, strict=True)):
-            r.scores = {}
-            if w_fit > 0:
-                r.scores[BIN_PACKING] = w_fit * packing[k]
-            if w_count > 0:
-                r.scores[PODS_COUNT] = w_count * count
-            r.total = sum(r.scores.values())
+    def _score(self, pg: PodGroupInfo, feasible: list[PlacementRun]) -> None:
+        """The profile's PlacementScore plugins, weighted and summed (spec §3.3 step 7)."""
+        scores = run_placement_score(self.sched.profile.placement_scorers, self.snap, pg, [r.placement for r in feasible], [r.assigned for r in feasible])
+        for r, s in zip(feasible, scores, strict=True):
+            r.scores = s
+            r.total = sum(s.values())
 
     def _choose(self, key: str, rec: PlacementRun, records: list[PlacementRun], info: dict, base: tuple[dict, dict]) -> GroupRun:
         """Re-assume the chosen placement's pods and keep its trace (upstream
@@ -235,10 +232,6 @@ class PlacementAlgorithm:
         return self._placement_outcome(key, rec.run, info)
 
     def _no_placement(self, key: str, placements: list[Placement], records: list[PlacementRun], info: dict, base: tuple[dict, dict]) -> GroupRun:
-        if not records:
-            info["evaluated"] = []
-            run = GroupRun(Code.UNSCHEDULABLE, 0, f"0/0 placements are available: no node of the parent placement has the label {info['key']!r}")
-            return self._placement_outcome(key, run, info)
         reported = self._materialize(key, records[0], records, base)
         info["evaluated"] = [r.to_trace() for r in records]
         self._apply(reported)
@@ -291,11 +284,6 @@ class PlacementAlgorithm:
                 self.group_reasons.pop(k, None)
             else:
                 self.group_reasons[k] = r
-
-    def _scheduled_nodes(self, key: str) -> list[tuple[str, int]]:
-        """(pod, node) of every pod of the group (every leaf under a composite) that is bound or
-        assumed: upstream's ``PodGroupState.ScheduledPods``."""
-        return [(p.key, self.snap.node_of[p.key]) for p in self.cluster.groups.members(key) if p.key in self.snap.node_of]
 
     def _nominated_placement(self, key: str, placements: list[Placement]) -> Placement | None:
         """``nominatedPlacement``: for a standalone PodGroup, the placement holding most of its

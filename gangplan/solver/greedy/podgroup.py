@@ -40,24 +40,11 @@ from gangplan.models.groups import EntityKey
 from gangplan.models.objects import Pod
 from gangplan.solver.greedy.framework import Code, Status
 from gangplan.solver.greedy.placement_cycle import SCHEDULER_ERROR, GroupRun, PlacementAlgorithm
+from gangplan.solver.greedy.plugins.gangscheduling import placement_feasible
 from gangplan.solver.greedy.preemption import Preemption
 from gangplan.solver.greedy.queue import Entity, member_order, queued_pods
 from gangplan.solver.greedy.schedule_one import PodResult, PodScheduler
 from gangplan.solver.greedy.snapshot import NodeTable
-
-
-def placement_feasible(remaining: int, scheduled: int, minimum: int) -> Code:
-    """GangScheduling ``PlacementFeasible``: Unschedulable once ``minimum`` is out of reach, Wait
-    while it is not yet met, Success once it is.
-
-    >>> [placement_feasible(1, 0, 2).label, placement_feasible(2, 0, 2).label, placement_feasible(0, 2, 2).label]
-    ['Unschedulable', 'Wait', 'Success']
-    """
-    if remaining + scheduled < minimum:
-        return Code.UNSCHEDULABLE
-    if scheduled < minimum:
-        return Code.WAIT
-    return Code.SUCCESS
 
 
 class StopBefore(Exception):
@@ -227,12 +214,9 @@ class WorkloadCycle(PlacementAlgorithm, Preemption):
 
     # ---- groups ------------------------------------------------------------------------------
     def schedule_group(self, key: str) -> GroupRun:
-        """One node of the hierarchy: through its placements when it has a topology constraint
-        (without one its single placement is the parent's, which needs no wrapper)."""
-        group = self.cluster.groups.node(key)
-        if group.topology_key:
-            return self.schedule_placements(key, group.topology_key)
-        return self.schedule_in_placement(key)
+        """One node of the hierarchy: through its placements when a PlacementGenerate plugin
+        constrains it (without one its single placement is the parent's, which needs no wrapper)."""
+        return self.schedule_placements(key)
 
     def schedule_in_placement(self, key: str) -> GroupRun:
         """The pod-group algorithm (leaf) or the recursive one (composite) in the current placement."""
@@ -264,7 +248,7 @@ class WorkloadCycle(PlacementAlgorithm, Preemption):
             self.assume(pod, r.node)
             return True, 1
 
-        status, scheduled, new, progression = until_feasible(pods, before, minimum, attempt)
+        status, scheduled, new, progression = until_feasible(pods, before, minimum, attempt, self.sched.profile.feasible)
         reason = None
         if status != Code.SUCCESS:
             self.revert(checkpoint)
@@ -287,7 +271,7 @@ class WorkloadCycle(PlacementAlgorithm, Preemption):
                 failed.append(child)
             return None if run.status == Code.ERROR else (run.status == Code.SUCCESS, run.new)
 
-        status, scheduled, new, progression = until_feasible(children, 0, minimum, attempt)
+        status, scheduled, new, progression = until_feasible(children, 0, minimum, attempt, self.sched.profile.feasible)
         reason = None
         if status != Code.SUCCESS:
             self.revert(checkpoint)
@@ -367,17 +351,18 @@ def leaf_reason(key: str, minimum: int, before: int, scheduled: int, queued: int
     return head
 
 
-def until_feasible(items, scheduled: int, minimum: int, attempt) -> tuple[Code, int, int, list[str]]:
+def until_feasible(items, scheduled: int, minimum: int, attempt, feasible=placement_feasible) -> tuple[Code, int, int, list[str]]:
     """The PlacementFeasible loop shared by leaf groups (items are pods) and composite groups
     (items are child groups), spec §1.5 and §4.2 (``schedule_one_podgroup.go``).
 
     ``attempt(item)`` returns None on an Error, else ``(succeeded, newly placed pods)``. The loop
     stops as soon as minCount (minGroupCount) can no longer be reached, continues past Success to
     place extra items greedily, and turns a final Wait into Unschedulable. Returns the status,
-    the scheduled count, the newly placed pods and the status after each item.
+    the scheduled count, the newly placed pods and the status after each item. ``feasible``: the
+    profile's PlacementFeasible (``Profile.feasible``; GangScheduling's rule by default).
     """
     remaining, new = len(items), 0
-    status = placement_feasible(remaining, scheduled, minimum)
+    status = feasible(remaining, scheduled, minimum)
     progression: list[str] = []
     if status == Code.UNSCHEDULABLE:
         return status, scheduled, new, progression
@@ -389,7 +374,7 @@ def until_feasible(items, scheduled: int, minimum: int, attempt) -> tuple[Code, 
         remaining -= 1
         if ok:
             scheduled, new = scheduled + 1, new + added
-        status = placement_feasible(remaining, scheduled, minimum)
+        status = feasible(remaining, scheduled, minimum)
         progression.append(status.label)
         if status == Code.UNSCHEDULABLE:
             break
