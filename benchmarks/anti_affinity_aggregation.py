@@ -51,7 +51,7 @@ def run(nodes: int, gangs: int, seed: int, time_limit: float) -> list[dict]:
         aggregation.ENABLED = mode == "on"
         try:
             t0 = time.perf_counter()
-            em = build_model(cluster)
+            em = build_model(cluster).em
             build_s = time.perf_counter() - t0
             r = solve_exact(cluster, time_limit=time_limit, workers=2, seed=seed, hint=hint)
         finally:
