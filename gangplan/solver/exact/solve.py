@@ -141,7 +141,7 @@ models keep probing, so their search (and which of equal optima it returns) is u
 Parameters never change what is proven, only how fast."""
 
 
-def solver_for(seconds: float, workers: int, seed: int, variables: int = 0) -> cp_model.CpSolver:
+def solver_for(seconds: float, workers: int, seed: int) -> cp_model.CpSolver:
     solver = cp_model.CpSolver()
     p = solver.parameters
     p.num_workers = max(1, workers)
@@ -152,9 +152,6 @@ def solver_for(seconds: float, workers: int, seed: int, variables: int = 0) -> c
         p.extra_subsolvers.append("max_lp_sym")
     for name, value in SOLVER_PARAMS.items():
         setattr(p, name, value)
-    if variables > LARGE_MODEL_VARIABLES:
-        for name, value in LARGE_MODEL_PARAMS.items():
-            setattr(p, name, value)
     return solver
 
 
@@ -271,7 +268,10 @@ def _solve_group(em: BuiltModel, group: list[Tier], out: SolveOutcome, budget: f
         set_hint(em, out.counts)
         timing["hint"] = time.perf_counter() - t0
     model.maximize(expr)
-    solver = solver_for(budget, workers, seed, len(model.proto.variables))
+    solver = solver_for(budget, workers, seed)
+    if len(model.proto.variables) > LARGE_MODEL_VARIABLES:
+        for name, value in LARGE_MODEL_PARAMS.items():
+            setattr(solver.parameters, name, value)
     status = solver.solve(model)
     timing["solver"] = solver.wall_time
     t0 = time.perf_counter()
