@@ -345,8 +345,8 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
     still_admitted = bool(group and group in best_agreeing.groups and best_agreeing.groups[group].admitted)
     kind = "placement" if opt_node is not None or still_admitted else "admission"
     nodes = [n for n in (node, opt_node) if n]
-    try:  # the replay runs exactly greedy's run (its options, preemption included)
-        scores = pod_scores_at_step(cluster, pod, nodes, **replay_options(greedy))
+    try:  # greedy's own run (its options, preemption included), before the cycle that made the choice
+        scores = pod_scores_at_step(cluster, pod, nodes, step="recorded", **replay_options(greedy))
     except ValueError:
         scores = {}
     placement = placement_evidence(cluster, greedy, group, node, opt_node) if group and opt_node else None

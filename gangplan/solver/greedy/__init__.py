@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import Pod
@@ -141,20 +141,29 @@ def _check_fixed(cluster: Cluster, fixed: Mapping[str, str] | None) -> None:
 
 
 class _ScoresBefore:
-    """A replay's observer: the evidence for ``nodes`` just before ``pod_key``'s cycle, taken in
-    the first placement holding ``prefer`` (the first attempt of the pod when none does). Stops
-    the run once it has what it wants."""
+    """A replay's observer: the evidence for ``nodes`` just before one of ``pod_key``'s cycles.
 
-    def __init__(self, pod_key: str, nodes: list[int], prefer: int | None) -> None:
-        self.pod_key, self.nodes, self.prefer = pod_key, nodes, prefer
+    ``step="first"``: its first cycle in a placement holding ``prefer`` (its first cycle when
+    none does); the run stops there. ``step="recorded"``: the cycle whose result the run's trace
+    keeps (the one that made the choice the Result shows: in the chosen placement, or after
+    workload-aware preemption removed the victims); the run goes to the end."""
+
+    def __init__(self, pod_key: str, nodes: list[int], prefer: int | None, step: str) -> None:
+        self.pod_key, self.nodes, self.prefer, self.step = pod_key, nodes, prefer, step
         self.first: dict[int, dict] | None = None
         self.found: dict[int, dict] | None = None
+        self.pending: dict[int, dict] | None = None
+        self.cycles: list[tuple[PodResult, dict[int, dict]]] = []
+        """Each cycle of the pod and the evidence taken just before it (``step="recorded"``)."""
 
     def watches(self, pod: Pod) -> bool:
         return pod.key == self.pod_key
 
     def before_cycle(self, state: RunState, pod: Pod) -> bool:
         if pod.key != self.pod_key:
+            return False
+        if self.step == "recorded":
+            self.pending = state.sched.explain(pod, self.nodes)
             return False
         placement = state.sched.placement
         wanted = self.prefer is None or placement is None or bool((placement == self.prefer).any())
@@ -166,20 +175,31 @@ class _ScoresBefore:
                 self.found = got
         return wanted
 
-    @property
-    def evidence(self) -> dict[int, dict] | None:
+    def after_cycle(self, state: RunState, pod: Pod, result: PodResult) -> None:
+        if pod.key == self.pod_key and self.pending is not None:
+            self.cycles.append((result, self.pending))
+            self.pending = None
+
+    def evidence(self, state: RunState) -> dict[int, dict] | None:
+        if self.step == "recorded":
+            kept = state.trace.results.get(self.pod_key) if self.pod_key in state.trace.order else None
+            return next((got for r, got in self.cycles if r is kept), None)
         return self.found if self.found is not None else self.first
 
 
-def pod_scores_at_step(cluster: Cluster, pod_key: str, nodes: list[str], *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool | None = None) -> dict[str, dict]:
-    """Replay the run up to just before ``pod_key`` is scheduled and evaluate ``nodes`` for it.
+def pod_scores_at_step(cluster: Cluster, pod_key: str, nodes: list[str], *, step: Literal["first", "recorded"] = "first", tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool | None = None) -> dict[str, dict]:
+    """Replay the run and evaluate ``nodes`` for ``pod_key`` just before one of its cycles.
 
     Returns node -> ``{"feasible", "reason", "scores": {plugin: weighted score}, "total"}``.
-    Scores are normalised over every node feasible at that step. For a pod of a
-    topology-constrained group (tried once per placement) the step is its first attempt in a
-    placement holding ``nodes[0]``, else its first attempt. Raises ``KeyError`` for an unknown
-    node and ``ValueError`` when the run never attempts the pod (gated, or its group was
-    rejected before its turn). Pass :func:`replay_options` of a Result to replay that run.
+    Scores are normalised over every node feasible at that step. ``step="first"``: the pod's
+    first cycle; for a pod of a topology-constrained group (tried once per placement) its first
+    cycle in a placement holding ``nodes[0]``, else its first cycle. ``step="recorded"``: the
+    cycle the trace keeps for the pod, whose choice the Result shows (the chosen placement's; for
+    a group placed by workload-aware preemption, the cycle that ran with the victims removed):
+    what a diff's decisive step shows. Raises ``KeyError`` for an unknown node and
+    ``ValueError`` when the run never attempts the pod (gated, or its group was rejected before
+    its turn) or, with ``"recorded"``, keeps no cycle of it. Pass :func:`replay_options` of a
+    Result to replay that run.
     """
     del snapshot
     _check_fixed(cluster, fixed)
@@ -187,9 +207,9 @@ def pod_scores_at_step(cluster: Cluster, pod_key: str, nodes: list[str], *, tie_
     if unknown:
         raise KeyError(f"unknown node(s): {', '.join(unknown)}")
     idx = [cluster.node_index[n] for n in nodes]
-    probe = _ScoresBefore(pod_key, idx, idx[0] if idx else None)
-    run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, preemption=preemption, observer=probe)
-    got = probe.evidence
+    probe = _ScoresBefore(pod_key, idx, idx[0] if idx else None, step)
+    st = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, preemption=preemption, observer=probe).state
+    got = probe.evidence(st)
     if got is None:
         raise ValueError(f"pod {pod_key} is never attempted by the greedy run")
     return {n: got[i] for n, i in zip(nodes, idx, strict=True)}

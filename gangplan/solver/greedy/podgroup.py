@@ -284,6 +284,8 @@ class WorkloadCycle:
         if pod.key in st.fixed:
             self._apply_fixed(pod, r)
         st.trace.cycle(pod.key, r)
+        if st.observer is not None:
+            st.observer.after_cycle(st, pod, r)
         return r
 
     def _apply_fixed(self, pod: Pod, r: PodResult) -> None:

@@ -79,8 +79,6 @@ class TraceRecorder:
     per entity, kept when its attempt is undone) and ``entities`` are not journaled.
     """
 
-    TABLES = ("results", "groups", "group_reasons", "pod_reasons")
-
     def __init__(self) -> None:
         self.order: list[str] = []
         """Pod keys of the kept pod cycles, in the order they ran."""
@@ -194,6 +192,11 @@ class RunObserver(Protocol):
     def before_cycle(self, state: RunState, pod: Pod) -> bool:
         """Called just before each pod cycle; True stops the run there (every later cycle ends
         with an Error status at once and no further entity is scheduled)."""
+        ...
+
+    def after_cycle(self, state: RunState, pod: Pod, result: PodResult) -> None:
+        """Called after each pod cycle the run recorded (``result`` is the recorded object: the
+        trace keeps the result of the cycle whose outcome it shows)."""
         ...
 
 
