@@ -1,4 +1,10 @@
-"""Shared fixtures: write a snapshot text to a temporary file and load it."""
+"""Shared fixtures (write a snapshot text to a temporary file and load it) and the real-trace check.
+
+Tests marked ``traces`` read the third-party traces (``../shared/data`` beside the clone, or
+``$GANGPLAN_DATA_DIR``). The run's header says where it looked and whether they are there; when a
+file is missing, each such test fails at set-up with one line naming the missing files and the
+variable to set, instead of a stack trace from deep inside a generator.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +14,47 @@ from pathlib import Path
 
 import pytest
 
+from gangplan.bench.families import data_dir
 from gangplan.io.loader import load_snapshot
 from gangplan.models.cluster import Cluster
+
+TRACE_FILES = (
+    "philly-pollux/philly.csv",
+    "alibaba-gpu-v2023/openb_node_list_gpu_node.csv",
+    "alibaba-gpu-v2023/openb_node_list_all_node.csv",
+    "alibaba-gpu-v2023/openb_pod_list_default.csv",
+    "alibaba-spot-gpu-v2026/node_info_df.csv",
+    "alibaba-pai-v2020/pai_machine_spec.csv",
+)
+"""What the ``traces`` tests read, relative to the data directory."""
+
+
+def missing_traces() -> list[str]:
+    return [f for f in TRACE_FILES if not (data_dir() / f).is_file()]
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    missing = missing_traces()
+    if not missing:
+        return f"real traces: {data_dir()} (all {len(TRACE_FILES)} files found)"
+    return (f"real traces: MISSING in {data_dir()}: {', '.join(missing)}; tests marked `traces` will fail "
+            "(put the data in ../shared/data beside the clone or set GANGPLAN_DATA_DIR)")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Say it before the first test too (the default ``-q`` hides the header)."""
+    missing = missing_traces()
+    needing = sum(1 for item in session.items if item.get_closest_marker("traces") is not None)
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if missing and needing and reporter is not None:
+        reporter.write_line(f"data missing: {needing} tests marked `traces` will fail; {pytest_report_header(session.config)}", yellow=True)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("traces") is not None:
+        missing = missing_traces()
+        if missing:
+            pytest.fail(f"data missing: {', '.join(missing)} not in {data_dir()} (set GANGPLAN_DATA_DIR)", pytrace=False)
 
 
 @pytest.fixture

@@ -99,6 +99,7 @@ def test_bad_csv_raises_snapshot_error_naming_file_row_and_column(tmp_path, cont
     assert str(info.value) == str(path) + expected
 
 
+@pytest.mark.traces
 def test_the_gpu_node_list_converts_to_1213_nodes_with_the_readme_shapes():
     nodes = read_trace_nodes(NODE_CSV)
     assert len(nodes) == 1213
@@ -140,6 +141,7 @@ def showcase() -> Cluster:
     return load_snapshot(SHOWCASE)
 
 
+@pytest.mark.traces
 def test_the_committed_showcase_is_exactly_what_the_generator_writes(tmp_path):
     from gangplan.io.alibaba import SHOWCASE_EXPECTATIONS
 

@@ -37,6 +37,7 @@ spec:
 """
 
 
+@pytest.mark.traces
 def test_a_dask_local_cluster_with_2_workers_writes_the_rows_the_local_executor_writes(tmp_path: Path) -> None:
     suite = tmp_path / "suite.yaml"
     suite.write_text(SUITE)
@@ -101,6 +102,7 @@ def test_tasks_of_a_dask_worker_that_dies_are_rescheduled_not_lost(tmp_path: Pat
     assert all(o["task"]["status"] == "ok" for o in outcomes)
 
 
+@pytest.mark.traces
 def test_a_scheduler_address_is_used_as_it_is(tmp_path: Path) -> None:
     from dask.distributed import LocalCluster
 

@@ -13,6 +13,8 @@ from gangplan.io.errors import SnapshotError
 
 REPO = Path(__file__).resolve().parent.parent
 SUITES = REPO / "scenarios" / "suites"
+TRACE_FAMILIES = {"philly", "alibaba"}
+"""Families drawn from the real traces (the ``traces`` marker)."""
 
 SUITE = """\
 apiVersion: gangplan.io/v1alpha1
@@ -49,7 +51,7 @@ def test_task_ids_ignore_the_order_parameters_are_written_in() -> None:
     assert task_id("f", {"b": 1, "a": [1, 2]}, 3) == task_id("f", {"a": [1, 2], "b": 1}, 3) == "f/a=[1,2],b=1/seed=3"
 
 
-@pytest.mark.parametrize("name", sorted(FAMILIES))
+@pytest.mark.parametrize("name", [pytest.param(f, marks=[pytest.mark.traces] if f in TRACE_FAMILIES else []) for f in sorted(FAMILIES)])
 def test_every_family_generates_the_same_bytes_for_the_same_seed_and_loads(name: str) -> None:
     small = {"mixed": {"nodes": 6, "gangs": 4}, "gpu": {"nodes": 8, "pending_pods": 12}, "philly": {"nodes": 6, "jobs": 5},
              "alibaba": {"nodes": 6, "gangs": 4}, "scheduler-perf": {"nodes": 4, "gangs": 3}}[name]
@@ -59,11 +61,12 @@ def test_every_family_generates_the_same_bytes_for_the_same_seed_and_loads(name:
     assert cluster.nodes and cluster.pending_pods
 
 
-@pytest.mark.parametrize("name", ["mixed", "gpu", "philly", "alibaba"])
+@pytest.mark.parametrize("name", ["mixed", "gpu", pytest.param("philly", marks=pytest.mark.traces), pytest.param("alibaba", marks=pytest.mark.traces)])
 def test_random_families_draw_a_different_instance_for_another_seed(name: str) -> None:
     assert dump_snapshot(build_family(name, {}, 0)) != dump_snapshot(build_family(name, {}, 1))
 
 
+@pytest.mark.traces
 def test_philly_gangs_carry_the_real_job_gpu_totals_split_into_at_most_8_gpu_workers() -> None:
     cluster = to_cluster(build_family("philly", {"nodes": 32, "jobs": 40, "min_gpus": 12, "sampling": "uniform"}, 0))
     totals = sorted(sum(p.requests[GPU] for p in members) for members in (cluster.groups.node(k).members for k in cluster.groups.leaf_keys))
@@ -71,6 +74,7 @@ def test_philly_gangs_carry_the_real_job_gpu_totals_split_into_at_most_8_gpu_wor
     assert all(p.requests[GPU] <= 8 for p in cluster.pending_pods)
 
 
+@pytest.mark.traces
 def test_alibaba_nodes_come_from_the_real_inventory_with_their_gpu_model() -> None:
     cluster = to_cluster(build_family("alibaba", {"inventory": "openb", "nodes": 10}, 3))
     assert all(n.name.startswith("openb-node-") for n in cluster.nodes)
