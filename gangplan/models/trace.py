@@ -12,7 +12,8 @@ values) keep the data's spelling.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -35,36 +36,49 @@ class _Trace(BaseModel):
 
 
 # ---- greedy --------------------------------------------------------------------------------------
-class ScoredNode(_Trace):
+_CONFIG = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+
+
+# The records the run writes per pod cycle, placement and group are slotted dataclasses, not
+# BaseModels: the engine builds them with the right types (no validation pass each, which cost the
+# greedy several percent of its throughput); JSON read back (``Result.from_json``) is validated.
+@dataclass(slots=True)
+class ScoredNode:
     """One of the best-scored nodes of a pod cycle (``top``)."""
 
+    __pydantic_config__ = _CONFIG
     node: str
     total: int
-    scores: dict[str, int] = Field(default_factory=dict)
+    scores: dict[str, int] = field(default_factory=dict)
     """Weighted score per Score plugin."""
 
 
-class PodCycle(_Trace):
+@dataclass(slots=True)
+class PodCycle:
     """One pod's scheduling cycle: the evidence behind its choice (``trace.pods[pod]``)."""
 
+    __pydantic_config__ = _CONFIG
     feasible_nodes: int = 0
     evaluated_nodes: int = 0
-    rejections: dict[str, dict[str, int]] = Field(default_factory=dict)
+    rejections: dict[str, dict[str, int]] = field(default_factory=dict)
     """Per Filter plugin, per reason, how many nodes it rejected."""
-    top: list[ScoredNode] = Field(default_factory=list)
+    top: list[ScoredNode] = field(default_factory=list)
     """The ``top_k`` best-scored nodes (empty when the pod was not scored)."""
     chosen: str | None = None
     kept: bool = False
     """The choice survived its group (the pod is placed there in the Result)."""
-    tie_set: list[str] = Field(default_factory=list)
+    tie_set: list[str] = field(default_factory=list)
     """Nodes with the best total, lowest snapshot positions first, at most 100."""
     tie_count: int = 0
     fit_error: str | None = None
 
 
-class EvaluatedPlacement(_Trace):
-    """One topology placement a group was tried in (KEP-5732 ``evaluatePlacement``)."""
+@dataclass(slots=True)
+class EvaluatedPlacement:
+    """One topology placement a group was tried in (KEP-5732 ``evaluatePlacement``); a dataclass
+    for the same reason as :class:`PodCycle` (one per placement of every decision)."""
 
+    __pydantic_config__ = _CONFIG
     name: str
     """The label value of the domain."""
     nodes: int
@@ -72,20 +86,22 @@ class EvaluatedPlacement(_Trace):
     reason: str | None = None
     assigned: int = 0
     """Pods the group proposed in it."""
-    scores: dict[str, int] = Field(default_factory=dict)
+    scores: dict[str, int] = field(default_factory=dict)
     """Weighted score per PlacementScore plugin (scored placements only)."""
     total: int | None = None
 
 
-class PlacementDecision(_Trace):
+@dataclass(slots=True)
+class PlacementDecision:
     """A topology-constrained group's placement decision (``trace.groups[group].placements``)."""
 
+    __pydantic_config__ = _CONFIG
     key: str
     """The topology label key."""
     parent: str | None = None
     """The parent placement (``key=value``) it was generated in, None at the top."""
     generated: int = 0
-    evaluated: list[EvaluatedPlacement] = Field(default_factory=list)
+    evaluated: list[EvaluatedPlacement] = field(default_factory=list)
     nominated: str | None = None
     """The placement evaluated first for its nominated pods, if any."""
     scored: bool = False
@@ -96,14 +112,17 @@ class PlacementDecision(_Trace):
         return next((e for e in self.evaluated if e.name == name), None)
 
 
-class GroupCycle(_Trace):
-    """One group's PlacementFeasible run (``trace.groups[group]``)."""
+@dataclass(slots=True)
+class GroupCycle:
+    """One group's PlacementFeasible run (``trace.groups[group]``); replaced, not changed, while
+    the run records it (``TraceRecorder.update_group``)."""
 
-    progression: list[str] = Field(default_factory=list)
+    __pydantic_config__ = _CONFIG
+    progression: list[str] = field(default_factory=list)
     """PlacementFeasible after each pod (each child for a CompositePodGroup)."""
     status: str = ""
     reason: str | None = None
-    placements: PlacementDecision | None = optional_key()
+    placements: Annotated[PlacementDecision | None, Field(exclude_if=_absent)] = None
     """Only for groups with ``schedulingConstraints.topology``."""
 
 

@@ -223,7 +223,8 @@ def placement_decision(decision: PlacementDecision, placements: list[str] | None
     "placements": {name: {"nodes", "status", "reason", "assigned", "scores", "total"}}}``, with only
     the named ``placements`` (label values) when given; one that was not evaluated has status
     ``"NotEvaluated"`` (it was not generated, or the nominated placement won first)."""
-    by_name = {e.name: e.model_dump(mode="json", by_alias=True, exclude={"name"}) for e in decision.evaluated}
+    by_name = {e.name: {"nodes": e.nodes, "status": e.status, "reason": e.reason, "assigned": e.assigned, "scores": dict(e.scores), "total": e.total}
+               for e in decision.evaluated}
     names = placements if placements is not None else list(by_name)
     return {
         "key": decision.key,

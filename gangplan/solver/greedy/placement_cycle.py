@@ -65,11 +65,14 @@ class GroupRun:
     reason: str | None = None
 
 
-def record_group(state: RunState, key: str, run: GroupRun, progression: list[str] | None = None) -> None:
-    """A group's PlacementFeasible outcome into its trace record (and its reason, when it failed)."""
+def record_group(state: RunState, key: str, run: GroupRun, progression: list[str] | None = None, placements: PlacementDecision | None = None) -> None:
+    """A group's PlacementFeasible outcome (and placement decision) into its trace record, and
+    its reason when it failed."""
     fields: dict = {"status": run.status.label, "reason": run.reason}
     if progression is not None:
         fields["progression"] = progression
+    if placements is not None:
+        fields["placements"] = placements
     state.trace.update_group(key, **fields)
     if run.reason and run.status != Code.SUCCESS:
         state.trace.set("group_reasons", key, run.reason)
@@ -103,13 +106,8 @@ class PlacementRun:
 
     def to_trace(self) -> EvaluatedPlacement:
         return EvaluatedPlacement(
-            name=self.placement.name,
-            nodes=len(self.placement.nodes),
-            status=self.run.status.label,
-            reason=self.run.reason,
-            assigned=len(self.assigned),
-            scores=dict(self.scores),
-            total=self.total,
+            self.placement.name, len(self.placement.nodes), self.run.status.label, self.run.reason,
+            len(self.assigned), dict(self.scores), self.total,
         )
 
 
@@ -282,8 +280,7 @@ class PlacementAlgorithm:
 
     def _outcome(self, key: str, run: GroupRun, d: _Decision, records: list[PlacementRun]) -> GroupRun:
         st = self.state
-        record_group(st, key, run)
-        st.trace.update_group(key, placements=d.trace(records))
+        record_group(st, key, run, placements=d.trace(records))
         if run.status != Code.SUCCESS and not st.cluster.groups.is_leaf(key):
             propagate_failure(st, key, run.reason or run.status.label)
         return run

@@ -388,7 +388,7 @@ class PodScheduler:
             k = min(self.top_k, len(feasible))
             order = np.lexsort((feasible, -totals))[:k]
             res.top = [
-                ScoredNode(node=self.snap.names[int(feasible[j])], total=int(totals[j]), scores={name: int(v[j]) for name, v in parts.items()})
+                ScoredNode(self.snap.names[int(feasible[j])], int(totals[j]), {name: int(v[j]) for name, v in parts.items()})
                 for j in order
             ]
 

@@ -13,7 +13,7 @@ the placement algorithm (:mod:`.placement_cycle`) and preemption (:mod:`.preempt
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gangplan.models.trace import GroupCycle, PreemptionAttempt
@@ -104,9 +104,10 @@ class TraceRecorder:
 
     def cycle(self, pod_key: str, r: PodResult) -> None:
         """Record one pod cycle."""
-        self._journal.append(("order", len(self.order)))
+        results = self.results
+        self._journal += (("order", len(self.order)), ("set", "results", pod_key, results.get(pod_key, _MISSING)))
         self.order.append(pod_key)
-        self.set("results", pod_key, r)
+        results[pod_key] = r
 
     def extend_order(self, keys: list[str]) -> None:
         self._journal.append(("order", len(self.order)))
@@ -127,7 +128,7 @@ class TraceRecorder:
     def update_group(self, key: str, **fields: Any) -> GroupCycle:
         """The group's record with ``fields`` changed (created when absent)."""
         old = self.groups.get(key)
-        new = GroupCycle(**fields) if old is None else old.model_copy(update=fields)
+        new = GroupCycle(**fields) if old is None else replace(old, **fields)
         self.set("groups", key, new)
         return new
 
@@ -161,6 +162,8 @@ class TraceRecorder:
             if entry[0] == "set":
                 _, table, key, _ = entry
                 entries.setdefault((table, key), None)
+            elif entry[0] == "replace":
+                raise RuntimeError("take: the order was rewritten since the mark (only appends can be taken)")
         for table, key in entries:
             entries[(table, key)] = getattr(self, table).get(key, _MISSING)
         self.restore(mark)
