@@ -28,16 +28,9 @@ import csv
 import time
 from pathlib import Path
 
+from gangplan.bench.builders import node_object, pod_group_object, pod_object, to_cluster
 from gangplan.bench.families import FAMILIES
-from gangplan.bench.generators import (
-    HOSTNAME,
-    RACK,
-    ZONE,
-    node_object,
-    pod_group_object,
-    pod_object,
-    to_cluster,
-)
+from gangplan.models.well_known import HOSTNAME, RACK, ZONE
 from gangplan.solver.exact import solve_exact
 from gangplan.solver.greedy import solve_greedy
 from gangplan.solver.validate import validate

@@ -1,7 +1,7 @@
 """How often a default ``gangplan generate`` draw shows greedy losing (issue 14).
 
 For each shape and seed: the snapshot ``gangplan generate SHAPE --seed N`` writes with every other
-flag at its default (``gangplan.bench.generate_cmd``: 144 nodes, 40 % load, 32 gangs), then a diff
+flag at its default (``gangplan.bench.topology_shapes.DEFAULT_*``: 144 nodes, 40 % load, 32 gangs), then a diff
 with ``gangplan diff``'s defaults. Both Results go through the validator. Prints one row per draw
 and a count per shape; writes ``benchmarks/results/generate_defaults.csv``.
 
@@ -15,9 +15,14 @@ import csv
 from collections import Counter
 from pathlib import Path
 
-from gangplan.bench.generate_cmd import DEFAULT_GANGS, DEFAULT_NODES, DEFAULT_UTILISATION
-from gangplan.bench.generators import to_cluster
-from gangplan.bench.topology_shapes import SHAPES, generate_shape
+from gangplan.bench.builders import to_cluster
+from gangplan.bench.topology_shapes import (
+    DEFAULT_GANGS,
+    DEFAULT_NODES,
+    DEFAULT_UTILISATION,
+    SHAPES,
+    generate_shape,
+)
 from gangplan.solver.diff import GREEDY_SUBOPTIMAL, diff_snapshot
 from gangplan.solver.validate import validate
 

@@ -57,6 +57,7 @@ from pathlib import Path
 
 import isolate  # benchmarks/isolate.py
 
+from gangplan.bench.builders import pod_group_object, pod_object, seeded_rng, to_cluster
 from gangplan.bench.families import (
     _STREAM_PHILLY,
     _gang,
@@ -64,11 +65,10 @@ from gangplan.bench.families import (
     _inventory,
     _nodes_with_usage,
     _read_csv,
-    _rng,
     _split_gpus,
     data_dir_path,
 )
-from gangplan.bench.generators import RACK, pod_group_object, pod_object, to_cluster
+from gangplan.models.well_known import RACK
 
 OUT = Path(__file__).resolve().parent / "results" / "real_inventory.csv"
 NODES_PER_RACK, RACKS_PER_ZONE, GPUS_PER_WORKER, MAX_RACK_GANG = 8, 8, 8, 8
@@ -84,7 +84,7 @@ def inventory_snapshot(jobs: int, utilisation: float, seed: int = 0, data_dir: s
     out = _nodes_with_usage(ordered, utilisation, seed, NODES_PER_RACK, RACKS_PER_ZONE)
     trace = _read_csv(str(data_dir_path(data_dir, "philly-pollux", "philly.csv")))
     rows = trace[trace["num_gpus"] >= 1].sort_values(["timestamp"], kind="stable")
-    rng = _rng(seed, _STREAM_PHILLY)
+    rng = seeded_rng(seed, _STREAM_PHILLY)
     start = int(rng.integers(0, len(rows) - jobs + 1))
     width = len(str(max(jobs - 1, 0)))
     for g, total in enumerate(int(x) for x in rows.iloc[start:start + jobs]["num_gpus"]):

@@ -1,6 +1,6 @@
 """The ``gangplan`` command line: wiring only. All logic lives in the library.
 
-Exit codes: 0 success; 1 validation found violations; 2 bad input (file, object and field named);
+Exit codes: 0 success; 1 validation found violations (``bench``: a snapshot failed); 2 bad input (file, object and field named);
 3 ``diff``: greedy is suboptimal; 4 ``diff``: model mismatch (a bug); 70 internal error.
 """
 
@@ -15,10 +15,26 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
-from gangplan.cliutil import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_VIOLATIONS, err
-from gangplan.cliutil import bad_input as _bad_input
+from gangplan.bench.topology_shapes import DEFAULT_GANGS, DEFAULT_NODES, DEFAULT_UTILISATION, SHAPES
 from gangplan.io.errors import SnapshotError
+
+EXIT_VIOLATIONS = 1
+"""``validate``: a rule is violated; ``diff --suite``: an expectation is not met."""
+EXIT_FAILURES = 1
+"""``bench``: a snapshot in the database failed (error, timeout or crashed)."""
+EXIT_BAD_INPUT = 2
+EXIT_INTERNAL = 70
+
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _bad_input(e: SnapshotError | str) -> typer.Exit:
+    """Print ``error: <message>`` on stderr and return the Exit(2) to raise."""
+    err.print(Text.assemble(("error: ", "bold red"), str(e)))
+    return typer.Exit(EXIT_BAD_INPUT)
+
 
 app = typer.Typer(
     name="gangplan",
@@ -206,8 +222,8 @@ def expand(
 ) -> None:
     """Print what gangplan synthesizes from the snapshot's Jobs, JobSets and LeaderWorkerSets (the
     Workloads, PodGroups, Jobs, StatefulSets and pending pods their controllers create) as YAML."""
-    from gangplan.io.expand import to_yaml
     from gangplan.io.loader import load_with_expansion
+    from gangplan.io.writer import dump_snapshot
 
     try:
         cluster, objects = load_with_expansion(snapshot)
@@ -215,7 +231,7 @@ def expand(
         raise _bad_input(e) from None
     for line in cluster.translations:
         err.print(f"note: {line}", markup=False)
-    sys.stdout.write(to_yaml(objects))
+    sys.stdout.write(dump_snapshot(objects))
 
 
 # ---- import ------------------------------------------------------------------------------------
@@ -225,7 +241,8 @@ def import_alibaba_nodes(
     output: Annotated[Path, typer.Option("--out", "-o", help="Snapshot file to write (multi-document YAML).")] = Path("nodes.yaml"),
 ) -> None:
     """Convert an Alibaba openb node list into Kubernetes Node objects."""
-    from gangplan.io.alibaba import alibaba_nodes_to_objects, write_snapshot
+    from gangplan.io.alibaba import alibaba_nodes_to_objects
+    from gangplan.io.writer import write_snapshot
 
     try:
         objects = alibaba_nodes_to_objects(csv_path)
@@ -417,16 +434,112 @@ def diff(
         raise typer.Exit(d.exit_code)
 
 
-def _register_bench() -> None:
-    from gangplan.bench.commands import bench, report
-    from gangplan.bench.generate_cmd import generate
+# ---- bench / report / generate --------------------------------------------------------------
+@app.command()
+def bench(
+    suite: Annotated[Path, typer.Argument(help="A suite file (kind: BenchSuite) or a directory of snapshots.")],
+    out_db: Annotated[Path, typer.Option("--out", "-o", help="SQLite database the results go into, as each snapshot finishes.")] = Path("results.db"),
+    jobs: Annotated[int, typer.Option("--jobs", "-j", help="Snapshots run at once (local processes, or LocalCluster workers with --dask local).", min=1)] = 1,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue a database: skip the snapshots it already holds (failed ones too, unless --retry-failed).")] = False,
+    retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Run the snapshots recorded as error, timeout or crashed again (implies --resume).")] = False,
+    time_limit: Annotated[float | None, typer.Option("--time-limit", help="Seconds per exact solve phase (default: the suite's timeLimit, else 10).", min=0.01, show_default=False)] = None,
+    task_timeout: Annotated[float | None, typer.Option("--task-timeout", help="Wall seconds per snapshot before it is killed and recorded as timeout (default: the suite's taskTimeout, else 5 x time limit + 30).", min=0.1, show_default=False)] = None,
+    explain: Annotated[bool | None, typer.Option("--explain/--no-explain", help="Also find the decisive greedy step of suboptimal snapshots (default: the suite's explain, else no).", show_default=False)] = None,
+    dask: Annotated[str | None, typer.Option("--dask", help="Run on Dask: a scheduler address (tcp://host:8786) or 'local' for a LocalCluster of --jobs workers (default: local processes).", show_default=False)] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print every snapshot of the database as JSON rows (`gangplan schema bench-row`) instead of the table.")] = False,
+) -> None:
+    """Run greedy, exact and the diff on every snapshot of SUITE into a results database.
 
-    app.command()(bench)
-    app.command()(report)
-    app.command()(generate)
+    The table counts everything in the database (earlier runs included) and names every failed
+    snapshot with its cause. Exit codes: 0 every snapshot finished, 1 a snapshot in the database
+    failed (error, timeout or crashed), 2 bad input.
+    """
+    from gangplan.bench.runner import run_bench
+    from gangplan.bench.store import bench_rows, outcome_counts
+    from gangplan.render import render_bench
+
+    try:
+        summary = run_bench(suite, out_db, jobs=jobs, resume=resume, retry_failed=retry_failed, time_limit=time_limit, task_timeout=task_timeout, explain=explain,
+                            executor="dask" if dask else "local", dask_address=dask, progress=not as_json and sys.stderr.isatty())
+    except SnapshotError as e:
+        raise _bad_input(e) from None
+    classes, statuses, failed = outcome_counts(out_db)
+    if as_json:
+        sys.stdout.write(json.dumps(bench_rows(out_db), indent=2) + "\n")
+    else:
+        render_bench(out, summary, out_db, classes, statuses, failed)
+    if failed:
+        raise typer.Exit(EXIT_FAILURES)
 
 
-_register_bench()
+@app.command()
+def report(
+    db: Annotated[Path, typer.Argument(help="A results database written by `gangplan bench`.")],
+    out_dir: Annotated[Path, typer.Option("--out", "-o", help="Directory for index.html, the CSV tables and the plots.")] = Path("report"),
+    compare: Annotated[Path | None, typer.Option("--compare", help="A second results database to show side by side.")] = None,
+) -> None:
+    """Tables (CSV) and an HTML report with plots from a results database."""
+    from gangplan.bench.report import build_report
+
+    try:
+        index = build_report(db, out_dir, compare=compare)
+    except SnapshotError as e:
+        raise _bad_input(e) from None
+    out.print(f"wrote {index}")
+
+
+@app.command()
+def generate(
+    shape: Annotated[str, typer.Argument(help="Cluster shape: " + "; ".join(f"{k} ({v})" for k, v in SHAPES.items()) + ".")],
+    out_path: Annotated[Path, typer.Option("--out", "-o", help="Snapshot file to write (multi-document YAML).")],
+    nodes: Annotated[int, typer.Option(help="Number of nodes (gb200-nvl72: rounded up to whole 18-node racks).")] = DEFAULT_NODES,
+    utilisation: Annotated[float, typer.Option(help="Fraction of GPUs (cpu for scheduler-perf-tas) already used by bound pods.")] = DEFAULT_UTILISATION,
+    seed: Annotated[int, typer.Option(help="Seed for the load and gang draws.")] = 0,
+    gangs: Annotated[int, typer.Option(help="Pending topology-constrained gangs (the default oversubscribes the free GPUs, so gangs compete).")] = DEFAULT_GANGS,
+    gang_size: Annotated[list[int] | None, typer.Option("--gang-size", help="Pods per gang to draw from (repeatable; shape default when omitted).")] = None,
+    topology_key: Annotated[str | None, typer.Option("--topology-key", help="Label key every gang must stay inside (shape default when omitted).")] = None,
+    unconstrained: Annotated[bool, typer.Option("--unconstrained", help="Generate gangs without a topology constraint.")] = False,
+) -> None:
+    """Generate a cluster with existing load and pending rack/NVLink-constrained gangs."""
+    from gangplan.bench.builders import to_cluster
+    from gangplan.bench.topology_shapes import generate_shape
+    from gangplan.io.writer import write_snapshot
+
+    options = _shape_options(shape, gang_size, topology_key, unconstrained)
+    if nodes < 1:
+        raise _bad_input("--nodes must be at least 1")
+    try:
+        objects = generate_shape(shape, nodes=nodes, utilisation=utilisation, seed=seed, gangs=gangs, **options)
+    except ValueError as e:
+        raise _bad_input(str(e)) from e
+    header = f"gangplan generate {shape} --nodes {nodes} --utilisation {utilisation} --seed {seed} --gangs {gangs}"
+    try:
+        write_snapshot(objects, out_path, header=header)
+    except SnapshotError as e:
+        raise _bad_input(e) from None
+    cluster = to_cluster(objects, source=str(out_path))
+    out.print(f"wrote {out_path}: {len(cluster.nodes)} nodes, {len(cluster.bound_pods)} bound pods, {len(cluster.pod_groups)} gangs, {len(cluster.pending_pods)} pending pods", soft_wrap=True)
+
+
+def _shape_options(shape: str, gang_size: list[int] | None, topology_key: str | None, unconstrained: bool) -> dict:
+    """``generate``'s shape flags as the shape generator's keyword arguments; bad ones exit 2."""
+    if shape not in SHAPES:
+        raise _bad_input(f"unknown shape {shape!r}; use one of {', '.join(SHAPES)}")
+    options: dict = {}
+    if gang_size:
+        if any(k < 1 for k in gang_size):
+            raise _bad_input("--gang-size must be at least 1")
+        if shape == "scheduler-perf-tas":
+            if len(set(gang_size)) > 1:
+                raise _bad_input("scheduler-perf-tas gangs all have one size: give --gang-size once")
+            options["pods_per_gang"] = gang_size[0]
+        else:
+            options["gang_sizes"] = tuple(gang_size)
+    if unconstrained:
+        options["topology_key"] = None
+    elif topology_key:
+        options["topology_key"] = topology_key
+    return options
 
 
 def main() -> None:

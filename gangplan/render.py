@@ -15,6 +15,7 @@ from rich.text import Text
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.result import Result
+from gangplan.models.well_known import GPU
 
 
 def render_summary(console: Console, s: dict[str, Any]) -> None:
@@ -61,7 +62,7 @@ def render_summary(console: Console, s: dict[str, Any]) -> None:
     t.add_column("free capacity per domain")
     for lv in topo["levels"]:
         free = lv.get("free") or {}
-        cells = "; ".join(f"{d}: " + " ".join(f"{k}={v}" for k, v in f.items() if k in ("nodes", "cpu", "nvidia.com/gpu")) for d, f in list(free.items())[:8])
+        cells = "; ".join(f"{d}: " + " ".join(f"{k}={v}" for k, v in f.items() if k in ("nodes", "cpu", GPU)) for d, f in list(free.items())[:8])
         if len(free) > 8:
             cells += f"; ... (+{len(free) - 8})"
         t.add_row(lv["label"], str(lv["domains"]), str(lv["nodesWithoutLabel"]), cells)
@@ -286,12 +287,6 @@ def _names(keys: list[str], n: int = 4) -> str:
     if not keys:
         return "none"
     return ", ".join(keys[:n]) + (f" (+{len(keys) - n})" if len(keys) > n else "")
-
-
-def _use(u) -> str:
-    res = ", ".join(f"{q} {r}" for r, q in u.requests.items())
-    where = f" in {short_domain(u.domain)}" if u.domain else ""
-    return f"{u.pods} pods on {len(u.nodes)} nodes{where}" + (f": {res}" if res else "")
 
 
 def _use_brief(u) -> str:
@@ -520,3 +515,25 @@ def render_suite(console: Console, rows, *, title: str = "suite", wide: bool = F
         t.add_row(escape(r.scenario), _admitted(d.groups, "greedy_admitted"), _admitted(d.groups, "optimal_admitted"),
                   Text(d.classification, style=style), exp, f"{r.seconds:.2f}")
     console.print(t)
+
+
+def render_bench(console: Console, summary, db, classes: dict[str, int], statuses: dict[str, int], failed: list[dict]) -> None:
+    """``gangplan bench``: what this run did, then outcomes and failures over the whole database."""
+    from gangplan.bench.store import FAILED
+
+    total = sum(statuses.values())
+    console.print(f"[bold]{summary.suite}[/bold]: {summary.ran} snapshot(s) run now, {summary.skipped} already in the database, {summary.seconds:.1f} s; {db} holds {total}")
+    t = Table(show_edge=False)
+    t.add_column("outcome (whole database)")
+    t.add_column("snapshots", justify="right")
+    for name, n in sorted(classes.items()):
+        t.add_row(name, str(n))
+    for name in FAILED:
+        if statuses.get(name):
+            t.add_row(f"[red]{name}[/red]", str(statuses[name]))
+    console.print(t)
+    if failed:
+        console.print(f"[red]{len(failed)} snapshot(s) failed[/red] (run them again with --retry-failed):")
+        for f in failed:
+            console.print(Text.assemble("  ", (f["task_id"], "bold"), f"  {f['status']}: ", f["error"] or "no message"), soft_wrap=True)
+    console.print(f"results: {db}  (gangplan report {db} --out report)")

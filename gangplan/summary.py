@@ -8,8 +8,9 @@ from typing import Any
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import CPU, MEMORY, PODS
 from gangplan.models.quantity import format_quantity
+from gangplan.models.well_known import GPU_PRODUCT
 
-GPU_MODEL_LABELS = ("nvidia.com/gpu.product", "gangplan.io/gpu-model")
+GPU_MODEL_LABELS = (GPU_PRODUCT, "gangplan.io/gpu-model")
 
 
 def _used_by_node(cluster: Cluster) -> dict[str, dict[str, int]]:

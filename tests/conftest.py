@@ -84,7 +84,7 @@ def load_text(write_text: Callable[..., Path]) -> Callable[..., Cluster]:
 def dgx32():
     """The issue's case: ``gangplan generate dgx-h100-superpod --gangs 32 --utilisation 0.4`` and
     its diff with default options, computed once for the tests that read it."""
-    from gangplan.bench.generators import to_cluster
+    from gangplan.bench.builders import to_cluster
     from gangplan.bench.topology_shapes import generate_shape
     from gangplan.solver.diff import diff_snapshot
 

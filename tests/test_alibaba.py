@@ -18,10 +18,10 @@ from gangplan.io.alibaba import (
     build_alibaba_showcase,
     instance_type,
     read_trace_nodes,
-    write_snapshot,
 )
 from gangplan.io.errors import SnapshotError
 from gangplan.io.loader import load_snapshot
+from gangplan.io.writer import write_snapshot
 from gangplan.models.cluster import Cluster
 from gangplan.models.result import Status
 from gangplan.predicates import insufficient, node_matches_pod_selector

@@ -8,9 +8,10 @@ import pytest
 
 from gangplan.bench import executors
 from gangplan.bench.executors import DaskExecutor
-from gangplan.bench.runner import RunOptions, run_bench
+from gangplan.bench.runner import run_bench
 from gangplan.bench.store import read_rows
 from gangplan.bench.suites import Task
+from gangplan.bench.worker import RunOptions
 from gangplan.io.errors import SnapshotError
 
 pytest.importorskip("dask.distributed", reason="the dask extra is not installed")
@@ -73,7 +74,7 @@ def _die_once(marker: str, task: Task, opts: RunOptions) -> dict:
     """Kill the worker process the first time any task runs; run normally after that."""
     import os
 
-    from gangplan.bench.runner import run_task
+    from gangplan.bench.worker import run_task
 
     try:
         fd = os.open(marker, os.O_CREAT | os.O_EXCL)

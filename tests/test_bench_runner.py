@@ -12,15 +12,15 @@ import time
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
 from gangplan.bench import executors
-from gangplan.bench.commands import bench, report
 from gangplan.bench.executors import LocalExecutor
-from gangplan.bench.runner import RunOptions, run_bench, run_task
+from gangplan.bench.runner import run_bench
 from gangplan.bench.store import read_rows
 from gangplan.bench.suites import Task, load_suite
+from gangplan.bench.worker import RunOptions, run_task
+from gangplan.cli import app
 from gangplan.io.errors import SnapshotError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -153,22 +153,15 @@ def test_a_killed_bench_resumes_without_losing_or_duplicating_a_finished_row(tmp
     assert len(after["diffs"]) == total
 
 
-def _app() -> typer.Typer:
-    app = typer.Typer()
-    app.command()(bench)
-    app.command()(report)
-    return app
-
-
 def test_the_bench_and_report_commands_write_a_database_and_a_report(tmp_path: Path) -> None:
     runner = CliRunner()
     suite = write_suite(tmp_path, seeds=1)
-    res = runner.invoke(_app(), ["bench", str(suite), "--out", str(tmp_path / "r.db"), "--jobs", "2"])
+    res = runner.invoke(app, ["bench", str(suite), "--out", str(tmp_path / "r.db"), "--jobs", "2"])
     assert res.exit_code == 0, res.output
     assert len(read_rows(tmp_path / "r.db")["tasks"]) == 2
-    res = runner.invoke(_app(), ["bench", str(suite), "--out", str(tmp_path / "r.db")])
+    res = runner.invoke(app, ["bench", str(suite), "--out", str(tmp_path / "r.db")])
     assert res.exit_code == 2 and "--resume" in res.output
-    res = runner.invoke(_app(), ["report", str(tmp_path / "r.db"), "--out", str(tmp_path / "rep")])
+    res = runner.invoke(app, ["report", str(tmp_path / "r.db"), "--out", str(tmp_path / "rep")])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "rep" / "index.html").is_file()
 
@@ -188,7 +181,7 @@ def test_the_bench_and_report_commands_write_a_database_and_a_report(tmp_path: P
 def test_bad_input_exits_2_with_a_message(tmp_path: Path, args: list[str], message: str) -> None:
     (tmp_path / "notasuite.yaml").write_text("kind: Pod\n")
     suite = write_suite(tmp_path, seeds=1)
-    res = CliRunner().invoke(_app(), [a.format(tmp=tmp_path, suite=suite) for a in args])
+    res = CliRunner().invoke(app, [a.format(tmp=tmp_path, suite=suite) for a in args])
     assert res.exit_code == 2
     assert message in res.output
 
@@ -227,7 +220,7 @@ BROKEN = """\
 def test_the_bench_command_names_each_failed_snapshot_with_a_one_line_cause(tmp_path: Path) -> None:
     suite = write_suite(tmp_path, seeds=1, extra=BROKEN)
     db = tmp_path / "r.db"
-    res = CliRunner().invoke(_app(), ["bench", str(suite), "--out", str(db)])
+    res = CliRunner().invoke(app, ["bench", str(suite), "--out", str(db)])
     assert res.exit_code == 1, res.output
     broken = "broken/data_dir=/nonexistent/seed=0"
     line = next(x for x in res.stdout.splitlines() if broken in x)
@@ -239,7 +232,7 @@ def test_resume_prints_the_outcomes_of_everything_in_the_database(tmp_path: Path
     suite = write_suite(tmp_path, seeds=1, extra=BROKEN)
     db = tmp_path / "r.db"
     run_bench(suite, db, progress=False)
-    res = CliRunner().invoke(_app(), ["bench", str(suite), "--out", str(db), "--resume"])
+    res = CliRunner().invoke(app, ["bench", str(suite), "--out", str(db), "--resume"])
     assert res.exit_code == 1, res.output  # the database still holds a failed snapshot
     assert "0 snapshot(s) run now, 3 already in the database" in res.stdout
     rows = read_rows(db)
@@ -271,7 +264,7 @@ def test_an_engine_bug_is_recorded_as_an_internal_error_without_a_source_locatio
 
 
 def test_bench_help_shows_every_default_and_no_stray_period() -> None:
-    res = CliRunner().invoke(_app(), ["bench", "--help"], env={"COLUMNS": "200"})
+    res = CliRunner().invoke(app, ["bench", "--help"], env={"COLUMNS": "200"})
     assert res.exit_code == 0
     text = " ".join(res.stdout.split())
     for default in ("[default: results.db]", "[default: 1]", "(default: the suite's timeLimit, else 10)",

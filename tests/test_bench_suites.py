@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from gangplan.bench.builders import to_cluster
 from gangplan.bench.families import FAMILIES, build_family
-from gangplan.bench.generators import GPU, dump_snapshot, to_cluster
 from gangplan.bench.suites import Task, load_suite, task_id
 from gangplan.io.errors import SnapshotError
+from gangplan.io.writer import dump_snapshot
+from gangplan.models.well_known import GPU
 
 REPO = Path(__file__).resolve().parent.parent
 SUITES = REPO / "scenarios" / "suites"

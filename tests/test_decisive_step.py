@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from gangplan.bench.generators import to_cluster
+from gangplan.bench.builders import to_cluster
 from gangplan.bench.topology_shapes import generate_shape
 from gangplan.io.loader import load_snapshot
 from gangplan.models.cluster import Cluster

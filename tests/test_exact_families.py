@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from gangplan.bench.generators import (
-    GPU,
-    HOSTNAME,
-    ZONE,
+from gangplan.bench.builders import (
     composite_pod_group_object,
     node_object,
     pod_group_object,
@@ -18,6 +15,7 @@ from gangplan.bench.generators import (
 )
 from gangplan.io.loader import load_objects
 from gangplan.models.result import Status
+from gangplan.models.well_known import GPU, HOSTNAME, ZONE
 from gangplan.solver.exact import check_feasible, solve_exact
 from gangplan.solver.outcome import build_result
 from gangplan.solver.validate import validate

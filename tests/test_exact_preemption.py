@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gangplan.bench.generators import small_mixed, to_cluster
+from gangplan.bench.builders import to_cluster
+from gangplan.bench.small_snapshots import small_mixed
 from gangplan.io.loader import load_snapshot
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import (
@@ -197,7 +198,7 @@ def test_with_preemption_off_nothing_is_evicted_and_every_disruption_tier_is_zer
     assert {k: v for k, v in r.objective.items() if k.startswith("victims") or k in ("pdbViolations", "brokenGroups")} == {
         "pdbViolations": 0.0, "victims[p=10]": 0.0, "brokenGroups": 0.0, "victims": 0.0}
     assert (r.params["preemption"], r.params["preemptionFrom"]) == (False, "flag")
-    assert build_model(c).evict == [] and build_model(c).inst.units == []
+    assert build_model(c).em.evict == [] and build_model(c).inst.units == []
 
 
 def test_check_feasible_accepts_the_greedy_result_with_its_victims_and_rejects_it_without():

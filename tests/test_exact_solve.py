@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gangplan.bench.generators import gpu_benchmark, to_cluster
+from gangplan.bench.builders import to_cluster
+from gangplan.bench.gpu_clusters import gpu_benchmark
 from gangplan.models.result import Status
 from gangplan.solver.exact import solve_exact
 from gangplan.solver.exact.solve import PhaseReport, _tier_reports, band_weights, group_tiers

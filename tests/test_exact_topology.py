@@ -12,22 +12,19 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gangplan.bench.generators import (
-    GPU,
-    HOSTNAME,
-    RACK,
-    ZONE,
+from gangplan.bench.builders import (
     composite_pod_group_object,
     node_object,
     pod_group_object,
     pod_object,
-    small_mixed,
     to_cluster,
     topology_object,
 )
+from gangplan.bench.small_snapshots import small_mixed
 from gangplan.cli import app
 from gangplan.io.loader import load_objects, load_snapshot
 from gangplan.models.result import Status
+from gangplan.models.well_known import GPU, HOSTNAME, RACK, ZONE
 from gangplan.solver.exact import check_feasible, solve_exact
 from gangplan.solver.exact.locality import PREFERRED_ANNOTATION, SPREAD, TOPOLOGY
 from gangplan.solver.greedy import solve_greedy

@@ -5,34 +5,31 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
-from gangplan.bench.generate_cmd import generate
-from gangplan.bench.generators import to_cluster
+from gangplan.bench.builders import to_cluster
 from gangplan.bench.topology_shapes import (
-    BLOCK,
-    CLIQUE,
-    SUBBLOCK,
-    TOPOGRAPH_BLOCK,
     dgx_h100_superpod,
     gb200_nvl72,
     generate_shape,
     scheduler_perf_tas,
     used_units,
 )
+from gangplan.cli import app
 from gangplan.io.loader import load_snapshot
+from gangplan.models.well_known import (
+    GCE_BLOCK,
+    GCE_SUBBLOCK,
+    GPU,
+    GPU_CLIQUE,
+    RACK,
+    TOPOGRAPH_BLOCK,
+    ZONE,
+)
 from gangplan.solver.greedy import solve_greedy
 from gangplan.solver.validate import validate
 from gangplan.topology import TopologyTree
 
-RACK = "topology.kubernetes.io/rack"
-ZONE = "topology.kubernetes.io/zone"
-GPU = "nvidia.com/gpu"
-
-app = typer.Typer()
-app.command()(generate)
-app.command("noop")(lambda: None)  # two commands keep `generate` a named subcommand
 runner = CliRunner()
 
 
@@ -91,17 +88,17 @@ def test_gang_size_and_unconstrained_options_reach_the_pod_groups(tmp_path):
 def test_gb200_racks_are_18_nodes_of_4_gpus_one_nvlink_clique_each_and_8_racks_per_block():
     c = to_cluster(gb200_nvl72(racks=16, utilisation=0.0, gangs=0))
     tree = TopologyTree.from_cluster(c)
-    assert tree.levels == (BLOCK, SUBBLOCK, CLIQUE, "kubernetes.io/hostname")
+    assert tree.levels == (GCE_BLOCK, GCE_SUBBLOCK, GPU_CLIQUE, "kubernetes.io/hostname")
     assert tree.source == "Topology/gb200-nvl72"
-    assert Counter(n.labels[CLIQUE] for n in c.nodes).most_common(1)[0][1] == 18
-    assert len({n.labels[CLIQUE] for n in c.nodes}) == 16
-    assert len({n.labels[BLOCK] for n in c.nodes}) == 2
+    assert Counter(n.labels[GPU_CLIQUE] for n in c.nodes).most_common(1)[0][1] == 18
+    assert len({n.labels[GPU_CLIQUE] for n in c.nodes}) == 16
+    assert len({n.labels[GCE_BLOCK] for n in c.nodes}) == 2
     assert {n.allocatable[GPU] for n in c.nodes} == {4}
 
 
 def test_gb200_cliques_can_split_a_rack_into_partitions():
     c = to_cluster(gb200_nvl72(racks=2, cliques_per_rack=2, utilisation=0.0, gangs=0))
-    assert sorted(Counter(n.labels[CLIQUE] for n in c.nodes).values()) == [9, 9, 9, 9]
+    assert sorted(Counter(n.labels[GPU_CLIQUE] for n in c.nodes).values()) == [9, 9, 9, 9]
     with pytest.raises(ValueError):
         gb200_nvl72(racks=1, cliques_per_rack=4)
 

@@ -8,29 +8,20 @@ from collections import Counter, defaultdict
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from gangplan.bench.generators import (
-    GPU,
-    GPU_PRODUCT,
-    RACK,
-    RUNNING_PRIORITY,
-    ZONE,
-    dump_snapshot,
-    gpu_benchmark,
-    gpu_cluster,
-    gpu_gangs,
-    pod_group_object,
-    pod_object,
+from gangplan.bench.builders import pod_group_object, pod_object, to_cluster
+from gangplan.bench.gpu_clusters import RUNNING_PRIORITY, gpu_benchmark, gpu_cluster, gpu_gangs
+from gangplan.bench.scheduler_perf import (
     scheduler_perf_composite,
     scheduler_perf_gang_preemption,
     scheduler_perf_gang_preemption_podgroups,
     scheduler_perf_gangs,
-    small_mixed,
-    to_cluster,
-    write_snapshot,
 )
+from gangplan.bench.small_snapshots import small_mixed
 from gangplan.io.loader import load_objects, load_snapshot
+from gangplan.io.writer import dump_snapshot, write_snapshot
 from gangplan.models.cluster import Cluster
 from gangplan.models.result import Status
+from gangplan.models.well_known import GPU, GPU_PRODUCT, RACK, ZONE
 from gangplan.solver.outcome import build_result
 from gangplan.solver.validate import validate
 from tests.strategies import small_clusters, small_snapshots

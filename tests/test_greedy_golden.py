@@ -31,11 +31,15 @@ ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
 sys.path.insert(0, str(ROOT))
 
-from gangplan.bench import generators as gen  # noqa: E402
 from gangplan.bench import topology_shapes as shapes  # noqa: E402
+from gangplan.bench.builders import node_object, pod_group_object, pod_object, to_cluster  # noqa: E402
 from gangplan.bench.families import build_family  # noqa: E402
+from gangplan.bench.gpu_clusters import gpu_benchmark  # noqa: E402
+from gangplan.bench.scheduler_perf import scheduler_perf_composite, scheduler_perf_gangs  # noqa: E402
+from gangplan.bench.small_snapshots import small_mixed, small_preemption  # noqa: E402
 from gangplan.io.loader import load_snapshot  # noqa: E402
 from gangplan.models.cluster import Cluster  # noqa: E402
+from gangplan.models.well_known import HOSTNAME, RACK, ZONE  # noqa: E402
 from gangplan.solver.greedy import placement_scores_at_step, pod_scores_at_step, solve_greedy  # noqa: E402
 
 SCENARIOS = sorted(p for p in (ROOT / "scenarios" / "showcase").iterdir() if p.suffix in (".yaml", ".yml", ".json") or p.is_dir())
@@ -102,7 +106,7 @@ def _scenario_cases() -> dict[str, Callable[[], dict[str, Any]]]:
 
 def _draw(objects_fn: Callable[[], list], *, replay: bool = False, **opts: Any) -> Callable[[], dict[str, Any]]:
     def run() -> dict[str, Any]:
-        cluster = gen.to_cluster(objects_fn())
+        cluster = to_cluster(objects_fn())
         res = result_text(cluster, None, **opts)
         doc = {"result": res}
         if replay:
@@ -126,8 +130,8 @@ def corners(seed: int) -> list[dict[str, Any]]:
             taints.append({"key": "soft", "value": "x", "effect": "PreferNoSchedule"})
         if i % 11 == 5:
             taints.append({"key": "hard", "value": "y", "effect": "NoSchedule"})
-        node = gen.node_object(name, cpu=str(int(rng.integers(2, 9))), memory=f"{int(rng.integers(4, 33))}Gi", pods=int(rng.integers(3, 12)),
-                               labels={gen.HOSTNAME: name, gen.ZONE: f"z{i % 3}", gen.RACK: f"r{i // 4}", "disk": "ssd" if i % 2 else "hdd"},
+        node = node_object(name, cpu=str(int(rng.integers(2, 9))), memory=f"{int(rng.integers(4, 33))}Gi", pods=int(rng.integers(3, 12)),
+                               labels={HOSTNAME: name, ZONE: f"z{i % 3}", RACK: f"r{i // 4}", "disk": "ssd" if i % 2 else "hdd"},
                                taints=taints, unschedulable=(i == 17))
         if i % 3 == 0:
             node["status"]["images"] = [{"names": ["app:1", "registry/app:1"], "sizeBytes": int(rng.integers(50, 900)) * 1024 * 1024}]
@@ -138,11 +142,11 @@ def corners(seed: int) -> list[dict[str, Any]]:
         aff: dict[str, Any] = {}
         if j % 5 == 0:
             aff["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": gen.HOSTNAME}]}
+                {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": HOSTNAME}]}
         if j % 4 == 1:
             aff["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 7, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": gen.ZONE}}]}
-        out.append(gen.pod_object(f"run-{j}", requests={"cpu": f"{int(rng.integers(2, 16)) * 100}m", "memory": f"{int(rng.integers(1, 7))}Gi"},
+                {"weight": 7, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": ZONE}}]}
+        out.append(pod_object(f"run-{j}", requests={"cpu": f"{int(rng.integers(2, 16)) * 100}m", "memory": f"{int(rng.integers(1, 7))}Gi"},
                                   node_name=names[int(rng.integers(0, len(names)))], labels={"app": app}, affinity=aff or None,
                                   host_ports=[8080] if j % 6 == 2 else (), created=j))
     t = 100
@@ -162,16 +166,16 @@ def corners(seed: int) -> list[dict[str, Any]]:
         elif kind == 2:
             ports = (8080,)
         elif kind == 3:
-            spread = [{"maxSkew": 1, "topologyKey": gen.ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}},
-                      {"maxSkew": 2, "topologyKey": gen.HOSTNAME, "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": {"app": "web"}}}]
+            spread = [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}},
+                      {"maxSkew": 2, "topologyKey": HOSTNAME, "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": {"app": "web"}}}]
         elif kind == 4:
             aff = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 3, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "cache"}}, "topologyKey": gen.RACK}}]},
+                {"weight": 3, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "cache"}}, "topologyKey": RACK}}]},
                    "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                       {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": gen.ZONE}]}}
+                       {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": ZONE}]}}
         elif kind == 5:
             sel = {"disk": "ssd"}
-        pod = gen.pod_object(f"single-{k}", requests={"cpu": f"{int(rng.integers(1, 50)) * 100}m", "memory": f"{int(rng.integers(1, 12))}Gi"},
+        pod = pod_object(f"single-{k}", requests={"cpu": f"{int(rng.integers(1, 50)) * 100}m", "memory": f"{int(rng.integers(1, 12))}Gi"},
                              labels={"app": labels[k % 3]}, affinity=aff, topology_spread=spread, host_ports=ports, node_selector=sel,
                              tolerations=[{"key": "soft", "operator": "Exists"}] if k % 4 == 0 else (), created=t + k,
                              image="app:1" if k % 2 else "registry/app:1", priority=int(rng.integers(0, 3)) * 10)
@@ -180,9 +184,9 @@ def corners(seed: int) -> list[dict[str, Any]]:
         out.append(pod)
     for g in range(4):
         gname = f"grp-{g}"
-        out.append(gen.pod_group_object(gname, policy="basic" if g == 3 else "gang", min_count=3, topology_key=gen.ZONE if g % 2 == 0 else None, created=200 + g))
+        out.append(pod_group_object(gname, policy="basic" if g == 3 else "gang", min_count=3, topology_key=ZONE if g % 2 == 0 else None, created=200 + g))
         for m in range(4):
-            pod = gen.pod_object(f"{gname}-{m}", group=gname, requests={"cpu": f"{int(rng.integers(5, 35)) * 100}m", "memory": "3Gi"},
+            pod = pod_object(f"{gname}-{m}", group=gname, requests={"cpu": f"{int(rng.integers(5, 35)) * 100}m", "memory": "3Gi"},
                                  labels={"app": labels[(g + m) % 3], "grp": gname}, created=210 + 10 * g + m)
             if g == 1 and m < 2:
                 pod["status"]["nominatedNodeName"] = names[int(rng.integers(0, len(names)))]
@@ -193,23 +197,23 @@ def corners(seed: int) -> list[dict[str, Any]]:
 def _draw_cases() -> dict[str, Callable[[], dict[str, Any]]]:
     c: dict[str, Callable[[], dict[str, Any]]] = {}
     for seed in range(40):
-        c[f"draw__small_mixed_{seed:02d}"] = _draw(lambda seed=seed: gen.small_mixed(seed), replay=seed < 10)
+        c[f"draw__small_mixed_{seed:02d}"] = _draw(lambda seed=seed: small_mixed(seed), replay=seed < 10)
     for seed in range(20):
-        c[f"draw__small_preemption_{seed:02d}"] = _draw(lambda seed=seed: gen.small_preemption(seed), replay=seed < 5)
+        c[f"draw__small_preemption_{seed:02d}"] = _draw(lambda seed=seed: small_preemption(seed), replay=seed < 5)
     for seed in range(6):
         c[f"draw__corners_{seed}"] = _draw(lambda seed=seed: corners(seed), replay=True)
         c[f"draw__corners_{seed}_random"] = _draw(lambda seed=seed: corners(seed), tie_break="random", seed=seed)
     for seed in range(5):
-        c[f"draw__small_mixed_random_{seed:02d}"] = _draw(lambda seed=seed: gen.small_mixed(100 + seed), tie_break="random", seed=seed)
-    c["draw__perf_tas_500n_75g"] = _draw(lambda: gen.scheduler_perf_gangs(nodes=500, gangs=75, pods_per_gang=4, nodes_per_rack=100, topology_key=gen.RACK))
-    c["draw__perf_tas_200n_racks10_40g"] = _draw(lambda: gen.scheduler_perf_gangs(nodes=200, gangs=40, pods_per_gang=8, nodes_per_rack=10, topology_key=gen.RACK), top_k=3)
-    c["draw__perf_gang_300n_sampled"] = _draw(lambda: gen.scheduler_perf_gangs(nodes=300, gangs=60, pods_per_gang=3, percentage_of_nodes_to_score=0))
-    c["draw__perf_basic_150n"] = _draw(lambda: gen.scheduler_perf_gangs(nodes=150, gangs=40, pods_per_gang=3, policy="basic"))
-    c["draw__perf_cpg_topology"] = _draw(lambda: gen.scheduler_perf_composite(nodes=300, composites=6, groups_per_composite=2, pods_per_group=3, topology=True))
-    c["draw__perf_cpg_basic"] = _draw(lambda: gen.scheduler_perf_composite(nodes=60, composites=6, policy="basic"))
-    c["draw__gpu_busy_100n_512p"] = _draw(lambda: gen.gpu_benchmark(100, 512, profile="busy", seed=0))
-    c["draw__gpu_mixed_150n_256p_s1"] = _draw(lambda: gen.gpu_benchmark(150, 256, profile="mixed", seed=1))
-    c["draw__gpu_busy_120n_400p_s2_random"] = _draw(lambda: gen.gpu_benchmark(120, 400, profile="busy", seed=2), tie_break="random", seed=3)
+        c[f"draw__small_mixed_random_{seed:02d}"] = _draw(lambda seed=seed: small_mixed(100 + seed), tie_break="random", seed=seed)
+    c["draw__perf_tas_500n_75g"] = _draw(lambda: scheduler_perf_gangs(nodes=500, gangs=75, pods_per_gang=4, nodes_per_rack=100, topology_key=RACK))
+    c["draw__perf_tas_200n_racks10_40g"] = _draw(lambda: scheduler_perf_gangs(nodes=200, gangs=40, pods_per_gang=8, nodes_per_rack=10, topology_key=RACK), top_k=3)
+    c["draw__perf_gang_300n_sampled"] = _draw(lambda: scheduler_perf_gangs(nodes=300, gangs=60, pods_per_gang=3, percentage_of_nodes_to_score=0))
+    c["draw__perf_basic_150n"] = _draw(lambda: scheduler_perf_gangs(nodes=150, gangs=40, pods_per_gang=3, policy="basic"))
+    c["draw__perf_cpg_topology"] = _draw(lambda: scheduler_perf_composite(nodes=300, composites=6, groups_per_composite=2, pods_per_group=3, topology=True))
+    c["draw__perf_cpg_basic"] = _draw(lambda: scheduler_perf_composite(nodes=60, composites=6, policy="basic"))
+    c["draw__gpu_busy_100n_512p"] = _draw(lambda: gpu_benchmark(100, 512, profile="busy", seed=0))
+    c["draw__gpu_mixed_150n_256p_s1"] = _draw(lambda: gpu_benchmark(150, 256, profile="mixed", seed=1))
+    c["draw__gpu_busy_120n_400p_s2_random"] = _draw(lambda: gpu_benchmark(120, 400, profile="busy", seed=2), tie_break="random", seed=3)
     c["draw__gb200_nvl72"] = _draw(lambda: shapes.gb200_nvl72(seed=0))
     c["draw__dgx_h100_superpod"] = _draw(lambda: shapes.dgx_h100_superpod(nodes=64, su_nodes=16, sus_per_spine=2, seed=1))
     c["draw__perf_tas_shape_util"] = _draw(lambda: shapes.scheduler_perf_tas(nodes=400, nodes_per_zone=200, utilisation=0.6, gangs=60, seed=2))

@@ -22,9 +22,9 @@ from gangplan.models.objects import (
 )
 from gangplan.solver.greedy.framework import Code
 from gangplan.solver.greedy.plugins.imagelocality import calculate_priority
-from gangplan.solver.greedy.plugins.node_affinity import ERR_REASON_POD
-from gangplan.solver.greedy.plugins.node_ports import ERR_REASON as PORTS_REASON
-from gangplan.solver.greedy.plugins.node_unschedulable import ERR_REASON_UNSCHEDULABLE
+from gangplan.solver.greedy.plugins.nodeaffinity import ERR_REASON_POD
+from gangplan.solver.greedy.plugins.nodeports import ERR_REASON as PORTS_REASON
+from gangplan.solver.greedy.plugins.nodeunschedulable import ERR_REASON_UNSCHEDULABLE
 from gangplan.solver.greedy.plugins.tainttoleration import ERR_REASON_UNTOLERATED
 from gangplan.solver.greedy.testing import (
     filter_with,

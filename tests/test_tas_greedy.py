@@ -14,13 +14,11 @@ from gangplan.models.cluster import Cluster
 from gangplan.models.objects import CompositePodGroup, PodGroup, SchedulerProfile
 from gangplan.models.result import Status
 from gangplan.solver.greedy import placement_scores_at_step, pod_scores_at_step, solve_greedy
-from gangplan.solver.greedy.placement import (
-    PlacementError,
-    bin_packing_score,
-    generate_placements,
-    placement_weights,
-    pods_count_scores,
-)
+from gangplan.solver.greedy.framework import PlacementError
+from gangplan.solver.greedy.plugins.noderesources.placement_bin_packing import bin_packing_score
+from gangplan.solver.greedy.plugins.podgrouppodscount import pods_count_scores
+from gangplan.solver.greedy.plugins.topologyaware import generate_placements
+from gangplan.solver.greedy.profile import build_profile
 from gangplan.solver.greedy.snapshot import NodeTable
 from gangplan.solver.greedy.testing import make_cluster, make_node, make_pod
 from gangplan.solver.validate import validate
@@ -98,14 +96,16 @@ def test_pods_count_normalises_to_the_best_placement():
 @pytest.mark.parametrize(
     "weights, expected",
     [
-        ({"NodeResourcesFit": 1, "PodGroupPodsCount": 1}, (1, 1)),
-        ({"PlacementBinPacking": 3, "PodGroupPodsCount": 0}, (3, 0)),
-        ({}, (0, 0)),
+        ({"NodeResourcesFit": 1, "PodGroupPodsCount": 1}, [("PlacementBinPacking", 1), ("PodGroupPodsCount", 1)]),
+        ({"PlacementBinPacking": 3, "PodGroupPodsCount": 0}, [("PlacementBinPacking", 3)]),
+        ({"PodGroupPodsCount": 2, "NodeResourcesFit": 1, "PlacementBinPacking": 4}, [("PlacementBinPacking", 4), ("PodGroupPodsCount", 2)]),
+        ({}, []),
     ],
-    ids=["defaults from the profile", "bin packing under its own name", "no placement scorers"],
+    ids=["v1.36 name", "bin packing under its own name", "later entry wins, default order", "no placement scorers"],
 )
 def test_placement_weights_come_from_the_profile(weights, expected):
-    assert placement_weights(weights) == expected
+    c = make_cluster([rack_node("n0", "r1")], profile=SchedulerProfile(placement_weights=weights))
+    assert [(pl.name, w) for pl, w in build_profile(c).placement_scorers] == expected
 
 
 def test_a_zero_pods_count_weight_leaves_bin_packing_alone():

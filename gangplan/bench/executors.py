@@ -1,6 +1,6 @@
 """Where tasks run: a local process per task, this process, or a Dask cluster.
 
-Every executor runs :func:`gangplan.bench.runner.run_task` and yields the outcomes as they finish;
+Every executor runs :func:`gangplan.bench.worker.run_task` and yields the outcomes as they finish;
 only the caller writes the database.
 
 ``local`` forks one process per task (at most ``jobs`` at once) after importing the engines once
@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from gangplan.bench.families import preload
-from gangplan.bench.runner import RunOptions, failed_outcome, run_task
 from gangplan.bench.suites import Task
+from gangplan.bench.worker import RunOptions, failed_outcome, run_task
 from gangplan.io.errors import SnapshotError
 
-PRELOAD = ["gangplan.bench.runner", "gangplan.solver.diff", "gangplan.solver.greedy", "gangplan.solver.exact"]
+PRELOAD = ["gangplan.bench.worker", "gangplan.solver.diff", "gangplan.solver.greedy", "gangplan.solver.exact"]
 DASK_RETRIES = 2
 
 

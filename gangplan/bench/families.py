@@ -2,14 +2,15 @@
 
 A suite file (:mod:`gangplan.bench.suites`) names a family by its ``generator`` and gives a grid
 of parameters and a list of seeds; each cell of the grid and each seed is one snapshot. A family
-returns the Kubernetes object dicts of :mod:`gangplan.bench.generators` (so every instance can be
-written as YAML with ``write_snapshot`` and read back unchanged) and is deterministic per seed:
-random draws come from ``numpy.random.default_rng([seed, stream])`` with a stream id per family.
+returns the Kubernetes object dicts of :mod:`gangplan.bench.builders` (so every instance can be
+written as YAML with :func:`gangplan.io.writer.write_snapshot` and read back unchanged) and is
+deterministic per seed: random draws come from :func:`~gangplan.bench.builders.seeded_rng` with a
+stream id per family.
 
 Families:
 
-``gpu``             :func:`~gangplan.bench.generators.gpu_cluster` + ``gpu_gangs`` (cpsat-modeling.md §1)
-``scheduler-perf``  :func:`~gangplan.bench.generators.scheduler_perf_gangs` (upstream's gang benchmarks)
+``gpu``             :func:`~gangplan.bench.gpu_clusters.gpu_cluster` + ``gpu_gangs`` (cpsat-modeling.md §1)
+``scheduler-perf``  :func:`~gangplan.bench.scheduler_perf.scheduler_perf_gangs` (upstream's gang benchmarks)
 ``mixed``           GPU racks at a chosen utilisation, with knobs for gang sizes, heterogeneous gangs,
                     pod affinity / anti-affinity, PodGroup topology, spread and priorities
 ``philly``          gangs whose GPU totals are a window of real Microsoft Philly jobs
@@ -33,30 +34,29 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gangplan.bench.generators import (
-    CPU_PER_GPU,
-    GPU,
-    GPU_PRODUCT,
-    HOSTNAME,
-    MEMORY_PER_GPU_GI,
-    RACK,
-    ZONE,
+from gangplan.bench.builders import (
     Obj,
-    gpu_cluster,
-    gpu_gangs,
     node_object,
     pod_group_object,
     pod_object,
     priority_class_object,
-    scheduler_perf_gangs,
+    seeded_rng,
 )
+from gangplan.bench.gpu_clusters import (
+    CPU_PER_GPU,
+    MEMORY_PER_GPU_GI,
+    RUNNING_PRIORITY,
+    RUNNING_PRIORITY_CLASS,
+    gpu_cluster,
+    gpu_gangs,
+)
+from gangplan.bench.scheduler_perf import scheduler_perf_gangs
 from gangplan.io.errors import SnapshotError
+from gangplan.models.well_known import GPU, GPU_PRODUCT, HOSTNAME, RACK, ZONE
 
-# Stream ids of this module (generators.py uses 1 and 2).
+# Stream ids of this module (gpu_clusters.py uses 1 and 2, small_snapshots.py 3 and 5).
 _STREAM_MIXED_NODES, _STREAM_MIXED_GANGS, _STREAM_PHILLY, _STREAM_ALIBABA, _STREAM_FILL = 11, 12, 13, 14, 15
 
-RUNNING_CLASS, RUNNING_PRIORITY = "gangplan-running", 1000
-"""Bound pods outrank every pending gang, so the bench measures placement, not preemption."""
 
 
 @dataclass(frozen=True)
@@ -89,10 +89,6 @@ def build_family(name: str, params: Mapping[str, Any], seed: int) -> list[Obj]:
     if unknown:
         raise ValueError(f"generator {name!r} has no parameter {unknown[0]!r}; it takes: {', '.join(sorted(fam.defaults))}")
     return fam.build(seed=int(seed), **{**fam.defaults, **params})
-
-
-def _rng(seed: int, stream: int) -> np.random.Generator:
-    return np.random.default_rng([int(seed), stream])
 
 
 def data_dir(override: str | None = None) -> Path:
@@ -164,9 +160,9 @@ def _nodes_with_usage(shapes: Sequence[_NodeShape], utilisation: float, seed: in
     """
     if not 0.0 <= utilisation <= 1.0:
         raise ValueError(f"utilisation must be in [0, 1], got {utilisation}")
-    rng = _rng(seed, _STREAM_FILL)
+    rng = seeded_rng(seed, _STREAM_FILL)
     used = rng.binomial([s.gpus for s in shapes], utilisation) if shapes else []
-    out: list[Obj] = [priority_class_object(RUNNING_CLASS, RUNNING_PRIORITY)]
+    out: list[Obj] = [priority_class_object(RUNNING_PRIORITY_CLASS, RUNNING_PRIORITY)]
     bound: list[Obj] = []
     for i, s in enumerate(shapes):
         out.append(node_object(
@@ -178,7 +174,7 @@ def _nodes_with_usage(shapes: Sequence[_NodeShape], utilisation: float, seed: in
             share = u / s.gpus / 2
             bound.append(pod_object(
                 f"run-{s.name}", namespace="running", node_name=s.name, priority=RUNNING_PRIORITY,
-                priority_class=RUNNING_CLASS, labels={"app": "running"}, created=0,
+                priority_class=RUNNING_PRIORITY_CLASS, labels={"app": "running"}, created=0,
                 requests={"cpu": f"{int(s.cpu_milli * share)}m", "memory": f"{int(s.memory_mib * share)}Mi", GPU: str(u)},
             ))
     return out + bound
@@ -246,13 +242,13 @@ def mixed_family(*, seed: int, nodes: int, gpus_per_node: int, cpu: int, memory_
     required anti-affinity per hostname (one pod per node). Topology: the PodGroup's
     ``schedulingConstraints.topology`` on the rack label. Spread: maxSkew 1 over zones.
     """
-    rng_nodes = _rng(seed, _STREAM_MIXED_NODES)
+    rng_nodes = seeded_rng(seed, _STREAM_MIXED_NODES)
     n_racks = -(-nodes // nodes_per_rack)
     rack_type = [str(gpu_types[int(k)]) for k in rng_nodes.integers(0, len(gpu_types), size=n_racks)]
     width = len(str(max(nodes - 1, 0)))
     shapes = [_NodeShape(f"gpu-{i:0{width}d}", cpu * 1000, memory_gi * 1024, gpus_per_node, rack_type[i // nodes_per_rack]) for i in range(nodes)]
     out = _nodes_with_usage(shapes, utilisation, seed, nodes_per_rack, racks_per_zone)
-    rng = _rng(seed, _STREAM_MIXED_GANGS)
+    rng = seeded_rng(seed, _STREAM_MIXED_GANGS)
     classes = _priority_classes(priorities)
     out += [priority_class_object(n, v) for n, v in classes.items()]
     gwidth = len(str(max(gangs - 1, 0)))
@@ -319,7 +315,7 @@ def philly_family(*, seed: int, nodes: int, gpus_per_node: int, nodes_per_rack: 
     rows = rows.sort_values(["timestamp"], kind="stable")
     if rows.empty:
         raise ValueError(f"no Philly job with num_gpus >= {min_gpus} fits {nodes} x {gpus_per_node} GPUs (vc={vc})")
-    rng = _rng(seed, _STREAM_PHILLY)
+    rng = seeded_rng(seed, _STREAM_PHILLY)
     n = min(jobs, len(rows))
     if sampling == "window":
         start = int(rng.integers(0, len(rows) - n + 1))
@@ -376,7 +372,7 @@ def alibaba_family(*, seed: int, inventory: str, nodes: int, nodes_per_rack: int
     """The trace has no gangs (README caveat): a gang here is k copies of one sampled pod with
     ``num_gpu >= 1`` and ``gpu_milli == 1000`` (whole GPUs). With ``gpu_spec`` and an openb
     inventory, the pod's allowed models become required node affinity on the GPU model label."""
-    rng = _rng(seed, _STREAM_ALIBABA)
+    rng = seeded_rng(seed, _STREAM_ALIBABA)
     inv = _inventory(inventory, data_dir)
     pick = np.sort(rng.choice(len(inv), size=min(nodes, len(inv)), replace=False))
     shapes = [inv[int(i)] for i in pick]

@@ -27,11 +27,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from gangplan.bench.store import DIFF_COLUMNS, RUN_COLUMNS, TASK_COLUMNS
+from gangplan.bench.store import DIFF_COLUMNS, FAILED, RUN_COLUMNS, TASK_COLUMNS
 from gangplan.io.errors import SnapshotError
 
 CLASSES = ("identical", "tie-break", "equivalent", "greedy-suboptimal", "model-mismatch")
-FAILED = ("error", "timeout", "crashed")
 CLASS_COLORS = {"identical": "#4c72b0", "tie-break": "#64b5cd", "equivalent": "#8172b2", "greedy-suboptimal": "#dd8452",
                 "model-mismatch": "#c44e52", "error": "#7f7f7f", "timeout": "#b0b0b0", "crashed": "#404040"}
 HTML_ROW_LIMIT = 5000

@@ -87,6 +87,7 @@ RUN_COLUMNS = ("task_id", "engine", "status", "objective", "admitted_groups", "g
 DIFF_COLUMNS = ("task_id", "classification", "gap", "problems", "first_problem", "decisive_step", "decisive_pod", "seconds")
 TABLES = {"tasks": TASK_COLUMNS, "runs": RUN_COLUMNS, "diffs": DIFF_COLUMNS}
 FAILED = ("error", "timeout", "crashed")
+"""Task statuses of a task that did not finish (the others: ``ok``)."""
 TIME_COLUMNS = frozenset({"wall_seconds", "seconds", "finished_at"})
 """Columns that measure time: they differ between runs of the same suite, nothing else should."""
 
@@ -102,7 +103,7 @@ def connect(path: str | Path) -> sqlite3.Connection:
 
 
 class ResultStore:
-    """Append-only writer of task outcomes (see :func:`gangplan.bench.runner.run_task`)."""
+    """Append-only writer of task outcomes (see :func:`gangplan.bench.worker.run_task`)."""
 
     def __init__(self, path: str | Path) -> None:
         from gangplan.io.errors import SnapshotError

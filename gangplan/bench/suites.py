@@ -65,7 +65,7 @@ class Task:
             from gangplan.io.loader import load_snapshot
 
             return load_snapshot(self.path)
-        from gangplan.bench.generators import to_cluster
+        from gangplan.bench.builders import to_cluster
 
         return to_cluster(self.objects(), source=self.id)
 

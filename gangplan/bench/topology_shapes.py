@@ -2,7 +2,7 @@
 
 Every generator returns Kubernetes object dicts in snapshot order (a Kueue ``Topology`` listing
 the levels, PriorityClass, nodes, bound pods, PodGroups, pending pods), usable with
-:func:`gangplan.bench.generators.to_cluster` and :func:`~gangplan.bench.generators.write_snapshot`.
+:func:`gangplan.bench.builders.to_cluster` and :func:`gangplan.io.writer.write_snapshot`.
 Random draws come from ``numpy.random.default_rng([seed, stream])``: the same arguments give the
 same objects, byte for byte once written. Facts are from ``spec/topology-facts.md``:
 
@@ -36,28 +36,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
-from gangplan.bench.generators import (
-    GPU,
-    GPU_PRODUCT,
-    HOSTNAME,
-    RACK,
-    ZONE,
+from gangplan.bench.builders import (
     Obj,
     node_object,
     pod_group_object,
     pod_object,
     priority_class_object,
+    seeded_rng,
     topology_object,
 )
-
-BLOCK = "cloud.google.com/gce-topology-block"
-SUBBLOCK = "cloud.google.com/gce-topology-subblock"
-HOST = "cloud.google.com/gce-topology-host"
-CLIQUE = "nvidia.com/gpu.clique"
-TOPOGRAPH_BLOCK = "network.topology.nvidia.com/block"
-TOPOGRAPH_SPINE = "network.topology.nvidia.com/spine"
+from gangplan.models.well_known import (
+    GCE_BLOCK,
+    GCE_HOST,
+    GCE_SUBBLOCK,
+    GPU,
+    GPU_CLIQUE,
+    GPU_PRODUCT,
+    HOSTNAME,
+    RACK,
+    TOPOGRAPH_BLOCK,
+    TOPOGRAPH_SPINE,
+    ZONE,
+)
 
 NVL72_NODES = 18
 NVL72_GPUS_PER_NODE = 4
@@ -74,10 +74,6 @@ WHOLE_NODE_SHARE = 0.7
 """Fraction of load draws that take a whole node (the rest take a random part of one)."""
 
 _STREAM_LOAD, _STREAM_GANGS = 11, 12
-
-
-def _rng(seed: int, stream: int) -> np.random.Generator:
-    return np.random.default_rng([int(seed), stream])
 
 
 @dataclass(frozen=True)
@@ -115,7 +111,7 @@ def used_units(n: int, units_per_node: int, utilisation: float, seed: int) -> li
     """
     if not 0.0 <= utilisation <= 1.0:
         raise ValueError(f"utilisation must be within [0, 1], got {utilisation}")
-    rng = _rng(seed, _STREAM_LOAD)
+    rng = seeded_rng(seed, _STREAM_LOAD)
     target = round(utilisation * n * units_per_node)
     used = [0] * n
     order = rng.permutation(n).tolist()
@@ -156,7 +152,7 @@ def topology_gangs(gangs: int, sizes: Sequence[int], requests: dict[str, str], *
     """``gangs`` all-or-nothing PodGroups (size drawn uniformly from ``sizes``) of identical pods
     with ``requests``, each constrained to one domain of ``topology_key``; gang ``g`` is created
     at second ``first_created + 2g`` so queue order is gang order. PodGroups first, then pods."""
-    rng = _rng(seed, _STREAM_GANGS)
+    rng = seeded_rng(seed, _STREAM_GANGS)
     width = len(str(max(gangs - 1, 0)))
     groups: list[Obj] = []
     pods: list[Obj] = []
@@ -170,7 +166,7 @@ def topology_gangs(gangs: int, sizes: Sequence[int], requests: dict[str, str], *
 
 
 # ---- shapes -------------------------------------------------------------------------------------
-def gb200_nvl72(*, racks: int = GB200_SU_RACKS, racks_per_block: int = GB200_SU_RACKS, cliques_per_rack: int = 1, utilisation: float = 0.5, gangs: int = 8, gang_sizes: Sequence[int] = (2, 4, 9, 18), gpus_per_pod: int = NVL72_GPUS_PER_NODE, topology_key: str | None = CLIQUE, seed: int = 0) -> list[Obj]:
+def gb200_nvl72(*, racks: int = GB200_SU_RACKS, racks_per_block: int = GB200_SU_RACKS, cliques_per_rack: int = 1, utilisation: float = 0.5, gangs: int = 8, gang_sizes: Sequence[int] = (2, 4, 9, 18), gpus_per_pod: int = NVL72_GPUS_PER_NODE, topology_key: str | None = GPU_CLIQUE, seed: int = 0) -> list[Obj]:
     """GB200 NVL72 racks (18 nodes x 4 GPUs, one NVLink domain each) grouped into SUs (blocks).
 
     Pending gangs: pods of ``gpus_per_pod`` GPUs (a whole tray by default), ``gang_sizes`` pods
@@ -186,10 +182,10 @@ def gb200_nvl72(*, racks: int = GB200_SU_RACKS, racks_per_block: int = GB200_SU_
             name = f"{rack}-tray-{t:02d}"
             names.append(name)
             labels.append({
-                HOSTNAME: name, BLOCK: block, SUBBLOCK: rack, HOST: f"host-{rack}-{t:02d}", RACK: rack,
-                CLIQUE: f"{rack}.{t // per_clique}", GPU_PRODUCT: "GB200",
+                HOSTNAME: name, GCE_BLOCK: block, GCE_SUBBLOCK: rack, GCE_HOST: f"host-{rack}-{t:02d}", RACK: rack,
+                GPU_CLIQUE: f"{rack}.{t // per_clique}", GPU_PRODUCT: "GB200",
             })
-    levels = (BLOCK, SUBBLOCK, CLIQUE, HOSTNAME)
+    levels = (GCE_BLOCK, GCE_SUBBLOCK, GPU_CLIQUE, HOSTNAME)
     requests = GB200_NODE.share(gpus_per_pod)
     return _assemble("gb200-nvl72", levels, names, labels, GB200_NODE, utilisation, seed) + topology_gangs(gangs, gang_sizes, requests, topology_key=topology_key, seed=seed)
 
@@ -234,12 +230,22 @@ def _assemble(name: str, levels: tuple[str, ...], names: list[str], labels: list
     return out + _load_pods(names, used, spec)
 
 
-# ---- by name ------------------------------------------------------------------------------------
+# ---- by name (``gangplan generate``) --------------------------------------------------------------
 SHAPES: dict[str, str] = {
     "gb200-nvl72": "GB200 NVL72 racks (18 nodes x 4 GPUs per NVLink domain), 8 racks per SU block",
     "dgx-h100-superpod": "DGX H100 SuperPOD: 8-GPU nodes, 32-node scalable units, 4 SUs per spine",
     "scheduler-perf-tas": "upstream scheduler_perf TAS: 4-cpu nodes, zones of 1,000 (or 100), racks of 100",
 }
+
+DEFAULT_NODES = 144
+DEFAULT_UTILISATION = 0.4
+DEFAULT_GANGS = 32
+"""Defaults of ``gangplan generate``, chosen so a default draw shows the point: with 32 gangs of
+mixed sizes on 144 nodes at 40 % load the free GPUs are oversubscribed and greedy usually admits
+fewer gangs than the optimum (measured over seeds 0-11 with default `gangplan diff`: gb200-nvl72
+11 of 12, dgx-h100-superpod 12 of 12 greedy-suboptimal; at the old 8 gangs / 50 %: 0 of 24).
+scheduler-perf-tas is upstream's throughput benchmark, identical 4-pod gangs of 100m pods: greedy
+matches the optimum there at any load (0 of 12), by design of that benchmark."""
 
 
 def generate_shape(shape: str, *, nodes: int, utilisation: float, seed: int, gangs: int, **options: Any) -> list[Obj]:

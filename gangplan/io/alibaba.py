@@ -16,21 +16,17 @@ from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gangplan.io.errors import SnapshotError
+from gangplan.io.writer import write_snapshot
+from gangplan.models.well_known import GPU, GPU_COUNT, GPU_PRODUCT, HOSTNAME, INSTANCE_TYPE
 
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
 POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase", "creation_time")
-GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
-GPU_COUNT_LABEL = "nvidia.com/gpu.count"
-INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
-HOSTNAME_LABEL = "kubernetes.io/hostname"
 PODS_PER_NODE = "110"  # the kubelet's default maxPods
 
 SOURCE_NOTE = (
@@ -144,12 +140,12 @@ def instance_type(n: TraceNode) -> str:
     return f"{head}.{cores}.{mem}"
 
 
-def node_object(n: TraceNode, *, gpu_resource: str = "nvidia.com/gpu") -> dict[str, Any]:
-    labels = {HOSTNAME_LABEL: n.name, INSTANCE_TYPE_LABEL: instance_type(n)}
+def node_object(n: TraceNode, *, gpu_resource: str = GPU) -> dict[str, Any]:
+    labels = {HOSTNAME: n.name, INSTANCE_TYPE: instance_type(n)}
     allocatable = {"cpu": f"{n.cpu_milli}m", "memory": f"{n.memory_mib}Mi", "pods": PODS_PER_NODE}
     if n.gpu > 0:
-        labels[GPU_PRODUCT_LABEL] = n.model
-        labels[GPU_COUNT_LABEL] = str(n.gpu)
+        labels[GPU_PRODUCT] = n.model
+        labels[GPU_COUNT] = str(n.gpu)
         allocatable[gpu_resource] = str(n.gpu)
     return {
         "apiVersion": "v1",
@@ -159,32 +155,9 @@ def node_object(n: TraceNode, *, gpu_resource: str = "nvidia.com/gpu") -> dict[s
     }
 
 
-def alibaba_nodes_to_objects(csv_path: str | os.PathLike, *, gpu_resource: str = "nvidia.com/gpu") -> list[dict[str, Any]]:
+def alibaba_nodes_to_objects(csv_path: str | os.PathLike, *, gpu_resource: str = GPU) -> list[dict[str, Any]]:
     """Kubernetes Node objects for every row of an openb node list, in file order."""
     return [node_object(n, gpu_resource=gpu_resource) for n in read_trace_nodes(csv_path)]
-
-
-# ---- writing ------------------------------------------------------------------------------------
-try:
-    _Dumper = yaml.CSafeDumper  # type: ignore[attr-defined]
-except AttributeError:  # pragma: no cover
-    _Dumper = yaml.SafeDumper
-
-
-def write_snapshot(objects: Iterable[dict[str, Any]], path: str | os.PathLike, *, header: str = "") -> None:
-    """Write objects as multi-document YAML, in the given order, keys in insertion order.
-
-    Leaf mappings and lists are written in flow style so a 1,000-node file stays readable.
-    ``header`` becomes a ``#`` comment block at the top. The same input gives the same bytes.
-    """
-    p = Path(path)
-    text = yaml.dump_all(list(objects), Dumper=_Dumper, sort_keys=False, default_flow_style=None, width=200, explicit_start=False)
-    comment = "".join(f"# {line}\n" if line else "#\n" for line in header.splitlines())
-    try:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(comment + text, encoding="utf-8")
-    except OSError as e:
-        raise SnapshotError(str(p), f"cannot write: {e.strerror or e}") from None
 
 
 # ---- the showcase: existing usage from the pod trace, plus gangs --------------------------------
@@ -247,7 +220,7 @@ def _requests(cpu_milli: int, memory_mib: int, gpus: int, gpu_resource: str) -> 
     return req
 
 
-def bound_pod_object(p: TracePod, node: str, *, gpu_resource: str = "nvidia.com/gpu") -> dict[str, Any]:
+def bound_pod_object(p: TracePod, node: str, *, gpu_resource: str = GPU) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": p.name, "namespace": TRACE_NAMESPACE, "labels": {"app": "openb", "qos": p.qos}}
     if p.num_gpu and p.gpu_milli < 1000:
         meta["annotations"] = {"gangplan.io/trace-gpu-milli": str(p.gpu_milli)}
@@ -260,7 +233,7 @@ def bound_pod_object(p: TracePod, node: str, *, gpu_resource: str = "nvidia.com/
     }
 
 
-def gang_objects(g: GangSpec, *, gpu_resource: str = "nvidia.com/gpu", annotations: dict[str, str] | None = None) -> list[dict[str, Any]]:
+def gang_objects(g: GangSpec, *, gpu_resource: str = GPU, annotations: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """A PodGroup (gang, minCount = size) and its pending pods."""
     group: dict[str, Any] = {
         "apiVersion": "scheduling.k8s.io/v1beta1",
@@ -274,7 +247,7 @@ def gang_objects(g: GangSpec, *, gpu_resource: str = "nvidia.com/gpu", annotatio
     for i in range(g.size):
         spec: dict[str, Any] = {"schedulingGroup": {"podGroupName": g.name}}
         if g.gpu_product:
-            spec["nodeSelector"] = {GPU_PRODUCT_LABEL: g.gpu_product}
+            spec["nodeSelector"] = {GPU_PRODUCT: g.gpu_product}
         spec["containers"] = [{"name": "worker", "resources": {"requests": _requests(g.cpu_milli, g.memory_mib, g.gpus, gpu_resource)}}]
         out.append(
             {
@@ -294,7 +267,7 @@ def build_alibaba_showcase(
     pod_csv: str | os.PathLike,
     gangs: tuple[GangSpec, ...] = DEFAULT_GANGS,
     expectations: dict[str, dict[str, str]] | None = None,
-    gpu_resource: str = "nvidia.com/gpu",
+    gpu_resource: str = GPU,
 ) -> dict[str, int]:
     """Write ``nodes.yaml``, ``running.yaml`` and ``workload.yaml`` under ``out_dir``.
 
@@ -320,7 +293,7 @@ def build_alibaba_showcase(
         ),
     )
     workload = [obj for g in gangs for obj in gang_objects(g, gpu_resource=gpu_resource, annotations=(expectations or {}).get(g.name))]
-    lines = [f"{g.name}: {g.size} x {g.gpus} GPU, {g.cpu_milli}m cpu, {g.memory_mib}Mi" + (f", {GPU_PRODUCT_LABEL}={g.gpu_product}" if g.gpu_product else "") for g in gangs]
+    lines = [f"{g.name}: {g.size} x {g.gpus} GPU, {g.cpu_milli}m cpu, {g.memory_mib}Mi" + (f", {GPU_PRODUCT}={g.gpu_product}" if g.gpu_product else "") for g in gangs]
     write_snapshot(workload, out / "workload.yaml", header="Pending gangs (built for gangplan; the trace itself has no gangs):\n" + "\n".join(lines))
     return {"nodes": len(nodes), "bound_pods": len(bound), "dropped_pods": len(dropped), "pending_pods": sum(g.size for g in gangs), "gangs": len(gangs)}
 

@@ -1,4 +1,13 @@
-"""Typed access to raw Kubernetes objects that fails with file, object and field named."""
+"""Typed access to raw Kubernetes objects that fails with file, object and field named.
+
+Integers are checked against the range of their Go type and the range validation allows, in one
+place (:func:`check_range`): ``Ctx.int32`` for the API's ``int32`` fields (counts, priorities,
+weights, ports), ``Ctx.int`` for ``int64`` ones, and every resource quantity must fit an int64 in
+the unit gangplan stores it in (millicores for cpu, whole units otherwise), as kube-scheduler holds
+it (``framework.Resource``: ``MilliCPU int64``, ``Memory int64``, ``ScalarResources map[..]int64``).
+A value outside is bad input, as the API server rejects it (a JSON number beyond int32 does not
+decode into an int32 field) instead of reaching numpy or CP-SAT as an overflow.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +19,29 @@ from gangplan.models.quantity import QuantityError, to_scheduler_int
 
 _INT_RE = re.compile(r"[+-]?[0-9]{1,18}")
 
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def check_range(v: int, minimum: int | None, maximum: int | None, type_min: int, type_max: int, type_name: str) -> str | None:
+    """Why ``v`` is out of range, or None: first against its Go type, then against the bounds
+    validation sets (``minimum`` / ``maximum``, inclusive).
+
+    >>> check_range(2**31, 1, None, INT32_MIN, INT32_MAX, "int32")
+    '2147483648 does not fit an int32 (-2147483648..2147483647)'
+    >>> check_range(0, 1, 100, INT32_MIN, INT32_MAX, "int32"), check_range(5, 1, 100, INT32_MIN, INT32_MAX, "int32")
+    ('must be in 1..100, got 0', None)
+    """
+    if not type_min <= v <= type_max:
+        return f"{_short(v, quote=False)} does not fit an {type_name} ({type_min}..{type_max})"
+    lo_bad = minimum is not None and v < minimum
+    hi_bad = maximum is not None and v > maximum
+    if not (lo_bad or hi_bad):
+        return None
+    if minimum is not None and maximum is not None:
+        return f"must be {minimum}, got {v}" if minimum == maximum else f"must be in {minimum}..{maximum}, got {v}"
+    return f"must be >= {minimum}, got {v}" if lo_bad else f"must be <= {maximum}, got {v}"
+
 
 def _type_name(v: Any) -> str:
     if v is None:
@@ -17,6 +49,14 @@ def _type_name(v: Any) -> str:
     return {dict: "mapping", list: "list", str: "string", bool: "boolean", int: "integer", float: "number"}.get(
         type(v), type(v).__name__
     )
+
+
+def _short(v: Any, *, quote: bool = True) -> str:
+    """A value for a message, at most ~40 characters (huge numbers give their digit count)."""
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10**30:
+        return f"{'-' if v < 0 else ''}{str(abs(v))[:6]}... ({len(str(abs(v)))} digits)"
+    text = repr(v) if quote else str(v)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 class Ctx:
@@ -78,7 +118,11 @@ class Ctx:
     def opt_str(self, v: Any, field: str) -> str | None:
         return None if v is None else self.str(v, field)
 
-    def int(self, v: Any, field: str, *, required: bool = False, default: int = 0, minimum: int | None = None) -> int:
+    def int(
+        self, v: Any, field: str, *, required: bool = False, default: int = 0, minimum: int | None = None,
+        maximum: int | None = None, _type: tuple[int, int, str] = (INT64_MIN, INT64_MAX, "int64"),
+    ) -> int:
+        """An ``int64`` field (an integral float or a decimal string is read as its integer)."""
         if v is None:
             if required:
                 raise self.fail(field, "required field is missing")
@@ -90,9 +134,16 @@ class Ctx:
                 v = int(v)
             else:
                 raise self.fail(field, f"expected an integer, got {_type_name(v)} {v!r}")
-        if minimum is not None and v < minimum:
-            raise self.fail(field, f"must be >= {minimum}, got {v}")
+        problem = check_range(v, minimum, maximum, *_type)
+        if problem:
+            raise self.fail(field, problem)
         return v
+
+    def int32(
+        self, v: Any, field: str, *, required: bool = False, default: int = 0, minimum: int | None = None, maximum: int | None = None
+    ) -> int:
+        """An ``int32`` field: counts, priorities, weights, ports."""
+        return self.int(v, field, required=required, default=default, minimum=minimum, maximum=maximum, _type=(INT32_MIN, INT32_MAX, "int32"))
 
     def bool(self, v: Any, field: str, *, default: bool = False) -> bool:
         if v is None:
@@ -115,7 +166,7 @@ class Ctx:
         return tuple(self.str(x, f"{field}[{i}]") for i, x in enumerate(self.list(v, field)))
 
     def resources(self, v: Any, field: str) -> dict[str, int]:
-        """A ResourceList: name -> quantity, converted to scheduler integers."""
+        """A ResourceList: name -> quantity, converted to scheduler integers that fit an int64."""
         out: dict[str, int] = {}
         for name, q in self.map(v, field).items():
             name = self.str(name, field)
@@ -123,4 +174,11 @@ class Ctx:
                 out[name] = to_scheduler_int(name, q)
             except QuantityError as e:
                 raise self.fail(f"{field}.{name}", str(e)) from None
+            self.check_amount(out[name], f"{field}.{name}", name, what=f"quantity {_short(q)}")
         return out
+
+    def check_amount(self, amount: int, field: str, resource: str, *, what: str) -> None:
+        """A resource amount in gangplan's unit (millicores for cpu) must fit an int64."""
+        if check_range(amount, None, None, INT64_MIN, INT64_MAX, "int64"):
+            unit = "millicores" if resource == "cpu" else "units"
+            raise self.fail(field, f"{what} is out of range: {_short(amount, quote=False)} {unit} does not fit an int64 (at most {INT64_MAX} {unit})")

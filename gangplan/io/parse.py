@@ -102,7 +102,7 @@ def _weighted_terms(ctx: Ctx, raw: Any, field: str, labels: dict[str, str]) -> t
     for f, w in ctx.maps(raw, field):
         out.append(
             WeightedPodAffinityTerm(
-                weight=ctx.int(w.get("weight"), f + ".weight", required=True, minimum=1),
+                weight=ctx.int32(w.get("weight"), f + ".weight", required=True, minimum=1, maximum=100),
                 term=_pod_affinity_term(ctx, ctx.map(w.get("podAffinityTerm"), f + ".podAffinityTerm", required=True), f + ".podAffinityTerm", labels),
             )
         )
@@ -129,7 +129,7 @@ def parse_affinity(ctx: Ctx, raw: Any, field: str, labels: dict[str, str]) -> Af
     for pf, p in ctx.maps(na.get("preferredDuringSchedulingIgnoredDuringExecution"), f):
         preferred.append(
             PreferredSchedulingTerm(
-                weight=ctx.int(p.get("weight"), pf + ".weight", required=True, minimum=0),
+                weight=ctx.int32(p.get("weight"), pf + ".weight", required=True, minimum=1, maximum=100),
                 preference=_node_selector_term(ctx, ctx.map(p.get("preference"), pf + ".preference", required=True), pf + ".preference"),
             )
         )
@@ -190,7 +190,7 @@ def parse_node(ctx: Ctx, raw: dict) -> Node:
         )
     images: dict[str, int] = {}
     for f, im in ctx.maps(status.get("images"), "status.images"):
-        size = ctx.int(im.get("sizeBytes"), f + ".sizeBytes", minimum=0)
+        size = ctx.int(im.get("sizeBytes"), f + ".sizeBytes", minimum=0)  # int64
         for n in ctx.str_list(im.get("names"), f + ".names"):
             images[n] = size
     return Node(
@@ -254,7 +254,11 @@ def pod_requests(ctx: Ctx, spec: dict) -> tuple[dict[str, int], dict[str, int], 
         if c.get("image") is not None:
             images.append(ctx.str(c.get("image"), f + ".image"))
         for pf, p in ctx.maps(c.get("ports"), f + ".ports"):
-            hp = ctx.int(p.get("hostPort"), pf + ".hostPort", minimum=0)
+            # validateContainerPorts: containerPort (required upstream; checked when given) and a
+            # non-zero hostPort are port numbers 1..65535 (pkg/apis/core/validation, v1.35).
+            if p.get("containerPort") is not None:
+                ctx.int32(p.get("containerPort"), pf + ".containerPort", minimum=1, maximum=65535)
+            hp = ctx.int32(p.get("hostPort"), pf + ".hostPort", minimum=0, maximum=65535)
             if hp > 0:
                 ports.append(
                     HostPort(
@@ -287,6 +291,10 @@ def pod_requests(ctx: Ctx, spec: dict) -> tuple[dict[str, int], dict[str, int], 
                 total_nz[k] = plr[k]
     overhead = ctx.resources(spec.get("overhead"), "spec.overhead")
     total, total_nz = _add(total, overhead), _add(total_nz, {k: v for k, v in overhead.items() if k in (CPU, MEMORY)})
+    for k in sorted(total.keys() | total_nz.keys()):
+        # Each quantity fits an int64; their sum must too (kube-scheduler adds them in int64).
+        amount = max(total.get(k, 0), total_nz.get(k, 0))
+        ctx.check_amount(amount, "spec.containers", k, what=f"the pod's {k} request (containers, init containers and overhead together)")
     return total, total_nz, tuple(ports), tuple(images)
 
 
@@ -304,13 +312,17 @@ def parse_pod(ctx: Ctx, raw: dict) -> Pod:
             extra = tuple(Requirement(key=k, operator="In", values=(labels[k],)) for k in match_keys if k in labels)
             sel = LabelSelector(match_labels=sel.match_labels, match_expressions=sel.match_expressions + tuple(e for e in extra if e not in sel.match_expressions))
         min_domains = t.get("minDomains")
+        when = ctx.enum(t.get("whenUnsatisfiable"), f + ".whenUnsatisfiable", ("DoNotSchedule", "ScheduleAnyway"), default="")
+        if min_domains is not None and when != "DoNotSchedule":
+            # validateMinDomains (pkg/apis/core/validation, v1.35)
+            raise ctx.fail(f + ".minDomains", f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {when or '(unset)'}")
         spread.append(
             TopologySpreadConstraint(
-                max_skew=ctx.int(t.get("maxSkew"), f + ".maxSkew", required=True, minimum=1),
+                max_skew=ctx.int32(t.get("maxSkew"), f + ".maxSkew", required=True, minimum=1),
                 topology_key=ctx.str(t.get("topologyKey"), f + ".topologyKey", required=True),
-                when_unsatisfiable=ctx.enum(t.get("whenUnsatisfiable"), f + ".whenUnsatisfiable", ("DoNotSchedule", "ScheduleAnyway"), default=""),
+                when_unsatisfiable=when,
                 label_selector=sel,
-                min_domains=None if min_domains is None else ctx.int(min_domains, f + ".minDomains", minimum=1),
+                min_domains=None if min_domains is None else ctx.int32(min_domains, f + ".minDomains", minimum=1),
                 node_affinity_policy=ctx.enum(t.get("nodeAffinityPolicy"), f + ".nodeAffinityPolicy", ("Honor", "Ignore"), default="Honor"),
                 node_taints_policy=ctx.enum(t.get("nodeTaintsPolicy"), f + ".nodeTaintsPolicy", ("Honor", "Ignore"), default="Ignore"),
             )
@@ -342,7 +354,7 @@ def parse_pod(ctx: Ctx, raw: dict) -> Pod:
         affinity=parse_affinity(ctx, spec.get("affinity"), "spec.affinity", labels),
         tolerations=_tolerations(ctx, spec.get("tolerations"), "spec.tolerations"),
         # Priority resolution from the class happens in the loader, which knows every PriorityClass.
-        priority=ctx.int(priority, "spec.priority") if priority is not None else 0,
+        priority=ctx.int32(priority, "spec.priority") if priority is not None else 0,
         priority_class_name=ctx.str(spec.get("priorityClassName"), "spec.priorityClassName"),
         scheduler_name=ctx.str(spec.get("schedulerName"), "spec.schedulerName", default="default-scheduler") or "default-scheduler",
         # An unset policy comes from the PriorityClass (Priority admission), resolved by the loader.
@@ -370,11 +382,6 @@ def _pending_pod_notes(ctx: Ctx, spec: dict) -> None:
         if v.get("persistentVolumeClaim") is not None or v.get("ephemeral") is not None:
             ctx.note("spec.volumes[].persistentVolumeClaim", "VolumeBinding / VolumeZone are not modelled: node affinity of the pod's volumes is ignored")
             break
-
-
-def pod_has_explicit_priority(raw: dict) -> bool:
-    spec = raw.get("spec")
-    return isinstance(spec, dict) and spec.get("priority") is not None
 
 
 # ---- PodGroup / CompositePodGroup / Workload --------------------------------------------------
@@ -408,7 +415,7 @@ def _policy(ctx: Ctx, pol: dict, field: str, count_field: str) -> tuple[str, int
         ctx.map(pol.get("basic"), field + ".basic")
         return "basic", 1
     gang = ctx.map(pol.get("gang"), field + ".gang", required=True)
-    return "gang", ctx.int(gang.get(count_field), f"{field}.gang.{count_field}", required=True, minimum=1)
+    return "gang", ctx.int32(gang.get(count_field), f"{field}.gang.{count_field}", required=True, minimum=1)
 
 
 def _topology_key(ctx: Ctx, spec: dict) -> str | None:
@@ -487,7 +494,7 @@ def parse_pod_group(ctx: Ctx, raw: dict) -> PodGroup:
         policy=policy,
         min_count=count,
         disruption_mode=_disruption(ctx, spec),
-        priority=ctx.int(spec.get("priority"), "spec.priority"),
+        priority=ctx.int32(spec.get("priority"), "spec.priority"),
         priority_class_name=ctx.str(spec.get("priorityClassName"), "spec.priorityClassName"),
         preemption_policy=_preemption_policy(ctx, spec),
         topology_key=_topology_key(ctx, spec),
@@ -512,7 +519,7 @@ def parse_composite_pod_group(ctx: Ctx, raw: dict) -> CompositePodGroup:
         policy=policy,
         min_group_count=count,
         disruption_mode=_disruption(ctx, spec),
-        priority=ctx.int(spec.get("priority"), "spec.priority"),
+        priority=ctx.int32(spec.get("priority"), "spec.priority"),
         priority_class_name=ctx.str(spec.get("priorityClassName"), "spec.priorityClassName"),
         preemption_policy=_preemption_policy(ctx, spec),
         topology_key=_topology_key(ctx, spec),
@@ -553,12 +560,29 @@ def parse_workload(ctx: Ctx, raw: dict) -> Workload:
 
 
 # ---- cluster-wide kinds -----------------------------------------------------------------------
+# pkg/apis/scheduling/types.go and scheduling/v1 helpers (v1.35): user classes go up to one billion;
+# the names with the "system-" prefix are reserved for the two system classes and their values.
+HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
+SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
+
+
 def parse_priority_class(ctx: Ctx, raw: dict) -> PriorityClass:
+    """A PriorityClass, validated as ``ValidatePriorityClass`` (pkg/apis/scheduling/validation, v1.35)."""
     _, name, _ = metadata(ctx, raw, namespaced=False)
+    global_default = ctx.bool(raw.get("globalDefault"), "globalDefault")
+    if name.startswith("system-"):
+        if name not in SYSTEM_PRIORITY_CLASSES:
+            raise ctx.fail("metadata.name", f"priority class names with the 'system-' prefix are reserved for system use only: {name} is not a known system priority class")
+        if global_default:
+            raise ctx.fail("globalDefault", f"globalDefault of {name} PriorityClass must be false")
+        system_value = SYSTEM_PRIORITY_CLASSES[name]
+        value = ctx.int32(raw.get("value"), "value", required=True, minimum=system_value, maximum=system_value)
+    else:
+        value = ctx.int32(raw.get("value"), "value", required=True, maximum=HIGHEST_USER_DEFINABLE_PRIORITY)
     return PriorityClass(
         name=name,
-        value=ctx.int(raw.get("value"), "value", required=True),
-        global_default=ctx.bool(raw.get("globalDefault"), "globalDefault"),
+        value=value,
+        global_default=global_default,
         preemption_policy=ctx.enum(raw.get("preemptionPolicy"), "preemptionPolicy", ("PreemptLowerPriority", "Never"), default="PreemptLowerPriority"),
         source=ctx.file,
     )
@@ -586,7 +610,7 @@ def parse_pdb(ctx: Ctx, raw: dict) -> tuple[PodDisruptionBudget, bool]:
             selector=parse_label_selector(ctx, spec.get("selector"), "spec.selector"),
             min_available=None if mina is None else str(mina),
             max_unavailable=None if maxu is None else str(maxu),
-            disruptions_allowed=ctx.int(status.get("disruptionsAllowed"), "status.disruptionsAllowed", minimum=0),
+            disruptions_allowed=ctx.int32(status.get("disruptionsAllowed"), "status.disruptionsAllowed", minimum=0),
             disrupted_pods=tuple(ctx.map(status.get("disruptedPods"), "status.disruptedPods").keys()),
             source=ctx.file,
         ),

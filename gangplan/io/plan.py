@@ -29,8 +29,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
+from gangplan.io.writer import dump_snapshot
 from gangplan.models.result import Result
 
 WAIT_TIMEOUT = "300s"
@@ -93,15 +92,12 @@ def plan_objects(result: Result, *, nominate: bool = False) -> list[dict]:
 
 def plan_yaml(result: Result, plan: Plan) -> str:
     header = (
-        f"# gangplan plan from the {result.engine} engine ({result.status.value}) for {result.snapshot or 'snapshot'}\n"
-        f"# {len(plan.bindings)} core/v1 Binding(s); run the plan.sh beside this file: it evicts "
+        f"gangplan plan from the {result.engine} engine ({result.status.value}) for {result.snapshot or 'snapshot'}\n"
+        f"{len(plan.bindings)} core/v1 Binding(s); run the plan.sh beside this file: it evicts "
         f"{len(plan.evictions)} victim(s) first, then creates these Bindings"
         + (f", and nominates {len(plan.nominations)} pod(s)" if plan.nominations else "")
-        + "\n"
     )
-    objs = plan.objects()
-    body = yaml.safe_dump_all(objs, sort_keys=False, default_flow_style=False) if objs else ""
-    return header + body
+    return dump_snapshot(plan.objects(), header)
 
 
 def plan_script(result: Result, plan: Plan, yaml_name: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -75,13 +74,6 @@ class Cluster(BaseModel):
     def schedulable_pods(self) -> tuple[Pod, ...]:
         """Pending pods the scheduler would queue (not gated)."""
         return tuple(p for p in self.pending_pods if p.key not in self.gated)
-
-    @cached_property
-    def pods_by_node(self) -> dict[str, tuple[Pod, ...]]:
-        out: dict[str, list[Pod]] = defaultdict(list)
-        for p in self.bound_pods:
-            out[p.node_name].append(p)  # type: ignore[index]
-        return {k: tuple(v) for k, v in out.items()}
 
     @cached_property
     def groups(self) -> GroupTree:

@@ -295,7 +295,23 @@ DEFAULT_FILTER_PLUGINS: tuple[str, ...] = (
     "InterPodAffinity",
 )
 
-DEFAULT_PLACEMENT_WEIGHTS: dict[str, int] = {"NodeResourcesFit": 1, "PodGroupPodsCount": 1}
+DEFAULT_PLACEMENT_WEIGHTS: dict[str, int] = {"PlacementBinPacking": 1, "PodGroupPodsCount": 1}
+"""``placementScore`` of the default profile, in the order the trace lists the scores: equal
+weights (public docs ``topology-aware-scheduling.md`` @015c39bd: "By default, the
+NodeResourcesFit and PodGroupPodsCount plugins are configured with equal weights")."""
+
+DEFAULT_PLACEMENT_GENERATE_PLUGINS: tuple[str, ...] = ("TopologyPlacementGenerator",)
+"""``placementGenerate`` of the default profile (feature gate TopologyAwareWorkloadScheduling on)."""
+
+PLACEMENT_PLUGIN_ALIASES: dict[str, str] = {
+    "NodeResourcesFit": "PlacementBinPacking",
+    "TopologyPlacement": "TopologyPlacementGenerator",
+}
+"""Names the v1.36 documentation gives the placement plugins, mapped to the plugin that does the
+work: in v1.36 NodeResourcesFit itself implemented PlacementScore (master splits it out as
+PlacementBinPacking, ``placement_bin_packing.go`` @128a49b7) and the docs call the generator
+TopologyPlacement (``names.TopologyPlacementGenerator`` in code). ``placementScore`` and
+``placementGenerate`` entries are read through this map, so either name configures one plugin."""
 
 DEFAULT_POST_FILTER_PLUGINS: tuple[str, ...] = ("DefaultPreemption",)
 """PostFilter of the default profile (``default_plugins.go``): DefaultPreemption, which with the
@@ -316,6 +332,10 @@ class SchedulerProfile(_Frozen):
     placement_weights: dict[str, int] = Field(
         default_factory=lambda: dict(DEFAULT_PLACEMENT_WEIGHTS)
     )
+    """``placementScore``: plugin -> weight, in order (an alias of :data:`PLACEMENT_PLUGIN_ALIASES`
+    counts as its plugin; a later entry for the same plugin wins)."""
+    placement_generate_plugins: tuple[str, ...] = DEFAULT_PLACEMENT_GENERATE_PLUGINS
+    """``placementGenerate``: the PlacementGenerate plugins, in order (several are merged)."""
     post_filter_plugins: tuple[str, ...] = DEFAULT_POST_FILTER_PLUGINS
     source: str = "defaults"
 

@@ -11,6 +11,8 @@ Mirrors the grammar of ``k8s.io/apimachinery/pkg/api/resource/quantity.go`` (v0.
 Values are kept as :class:`fractions.Fraction`, so nothing is lost to floating point. Conversion to
 the integers the scheduler works with rounds *up*, as ``Quantity.Value()`` and
 ``Quantity.MilliValue()`` do: cpu becomes millicores, everything else whole units (bytes, GPUs).
+Whether the result fits the int64 kube-scheduler keeps it in is checked where a snapshot is read
+(:meth:`gangplan.io.fields.Ctx.resources`), so the file, object and field can be named.
 
 >>> parse_quantity("100m")
 Fraction(1, 10)

@@ -96,8 +96,9 @@ class PlacementDecision:
     """A topology-constrained group's placement decision (``trace.groups[group].placements``)."""
 
     __pydantic_config__ = _CONFIG
-    key: str
-    """The topology label key."""
+    key: str | None
+    """The topology label key (None when only a PlacementGenerate plugin without one constrains
+    the group)."""
     parent: str | None = None
     """The parent placement (``key=value``) it was generated in, None at the top."""
     generated: int = 0

@@ -23,6 +23,7 @@ of walking the graph.
 
 >>> from gangplan.models.objects import Node
 >>> from gangplan.models.cluster import Cluster
+from gangplan.models.well_known import GCE_BLOCK, GCE_HOST, GCE_SUBBLOCK, GPU_CLIQUE, HOSTNAME, RACK, REGION, ZONE
 >>> nodes = tuple(Node(name=f"n{i}", labels={"topology.kubernetes.io/zone": "z" + str(i // 2), "kubernetes.io/hostname": f"n{i}"}) for i in range(4))
 >>> t = TopologyTree.from_cluster(Cluster(nodes=nodes))
 >>> t.levels
@@ -39,17 +40,27 @@ import networkx as nx
 import numpy as np
 
 from gangplan.models.cluster import Cluster
+from gangplan.models.well_known import (
+    GCE_BLOCK,
+    GCE_HOST,
+    GCE_SUBBLOCK,
+    GPU_CLIQUE,
+    HOSTNAME,
+    RACK,
+    REGION,
+    ZONE,
+)
 
 ROOT = "<cluster>"
 WELL_KNOWN_LEVELS: tuple[str, ...] = (
-    "topology.kubernetes.io/region",
-    "topology.kubernetes.io/zone",
-    "cloud.google.com/gce-topology-block",
-    "cloud.google.com/gce-topology-subblock",
-    "topology.kubernetes.io/rack",
-    "cloud.google.com/gce-topology-host",
-    "nvidia.com/gpu.clique",
-    "kubernetes.io/hostname",
+    REGION,
+    ZONE,
+    GCE_BLOCK,
+    GCE_SUBBLOCK,
+    RACK,
+    GCE_HOST,
+    GPU_CLIQUE,
+    HOSTNAME,
 )
 SEP = "/"
 

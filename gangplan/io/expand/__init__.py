@@ -19,8 +19,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-import yaml
-
 from gangplan.io.expand.env import ExpandEnv
 from gangplan.io.expand.job import expand_job
 from gangplan.io.expand.jobset import expand_jobset
@@ -28,7 +26,6 @@ from gangplan.io.expand.lws import expand_lws
 from gangplan.io.fields import Ctx
 
 CONTROLLER_KINDS = {"Job": "batch", "JobSet": "jobset.x-k8s.io", "LeaderWorkerSet": "leaderworkerset.x-k8s.io"}
-VERSIONS = {"batch": ("v1",), "jobset.x-k8s.io": ("v1alpha2",), "leaderworkerset.x-k8s.io": ("v1",)}
 _WHO = {"Job": "the v1.37 Job controller (gate WorkloadWithJob)", "JobSet": "the JobSet controller, then the Job controller",
         "LeaderWorkerSet": "the LeaderWorkerSet controller and StatefulSets"}
 _API = {"Job": "batch/v1", "JobSet": "jobset.x-k8s.io/v1alpha2", "LeaderWorkerSet": "leaderworkerset.x-k8s.io/v1"}
@@ -111,8 +108,3 @@ def expand(controllers: list[tuple[str, dict]], *, pods: list[dict], workloads: 
                 out.lines.append(f"not expanded: {len(names)} {kind} ({_API[kind]}), {why}: {_names(names)}")
     out.notes = env.notes
     return out
-
-
-def to_yaml(objects: list[dict]) -> str:
-    """Multi-document YAML, keys in the order the objects were built (deterministic)."""
-    return yaml.safe_dump_all(objects, sort_keys=False, default_flow_style=False, width=1000) if objects else ""

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gangplan.io.expand.naming import deterministic_uid, suffix
-from gangplan.io.fields import Ctx
+from gangplan.io.fields import INT64_MAX, INT64_MIN, Ctx, check_range
 
 EXPANDED_FROM = "gangplan.io/expanded-from"
 """Annotation on every synthesized object: ``<Kind>/<namespace>/<name>`` of the object it came from."""
@@ -18,6 +18,11 @@ JOB_NAME_LABELS = ("batch.kubernetes.io/job-name", "job-name")
 JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
 LWS_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"
 _INDEXED_LABELS = (*JOB_NAME_LABELS, JOBSET_NAME_LABEL, LWS_NAME_LABEL)
+
+MAX_EXPANDED = 100_000
+"""Pods (and JobSet Jobs) gangplan synthesizes per snapshot at most: the Job API's cap on an Indexed
+Job's parallelism (``maxParallelismForIndexedJob``, pkg/apis/batch/validation, v1.35) applied to the
+whole expansion, so a replica count near int32's limit is bad input rather than billions of pods."""
 
 
 @dataclass
@@ -53,6 +58,7 @@ class ExpandEnv:
     _owners: set[tuple[str, str, str]] = field(default_factory=set)
     _labels: set[tuple[str, str, str]] = field(default_factory=set)
     _generated: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    _expanded: int = 0
 
     def __post_init__(self) -> None:
         for raw in [*self.pods, *self.jobs]:
@@ -73,6 +79,12 @@ class ExpandEnv:
 
     def labelled(self, what: str, ns: str, key: str, value: str) -> bool:
         return (ns, f"{what}:{key}", value) in self._labels
+
+    def reserve(self, ctx: Ctx, count: int, fld: str, what: str = "pods") -> None:
+        """Count ``count`` objects about to be synthesized; beyond :data:`MAX_EXPANDED` is bad input."""
+        self._expanded += count
+        if check_range(self._expanded, None, MAX_EXPANDED, INT64_MIN, INT64_MAX, "int64"):
+            raise ctx.fail(fld, f"expanding would create {count} {what} ({self._expanded} in this snapshot); gangplan expands at most {MAX_EXPANDED}")
 
     def note(self, kind: str, fld: str, message: str, name: str) -> None:
         self.notes.append((kind, fld, message, name))

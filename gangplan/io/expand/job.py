@@ -37,7 +37,14 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from gangplan.io.expand.env import ExpandEnv, Meta, object_meta, owner_ref, template_parts
+from gangplan.io.expand.env import (
+    MAX_EXPANDED,
+    ExpandEnv,
+    Meta,
+    object_meta,
+    owner_ref,
+    template_parts,
+)
 from gangplan.io.expand.naming import generate_name, pod_group_name, workload_name
 from gangplan.io.fields import Ctx
 
@@ -56,16 +63,31 @@ class JobExpansion:
     """What the controller did about groups, for the summary line."""
 
 
-def _completed(ctx: Ctx, raw: Any) -> set[int]:
-    """``status.completedIndexes`` (``"1,3-5"``)."""
+def _completed(ctx: Ctx, raw: Any) -> list[tuple[int, int]]:
+    """``status.completedIndexes`` (``"1,3-5"``) as sorted inclusive ranges."""
     text = ctx.str(raw, "status.completedIndexes")
-    out: set[int] = set()
+    out: list[tuple[int, int]] = []
     for part in filter(None, (p.strip() for p in text.split(","))):
         lo, _, hi = part.partition("-")
         try:
-            out.update(range(int(lo), int(hi or lo) + 1))
+            out.append((int(lo), int(hi or lo)))
         except ValueError:
             raise ctx.fail("status.completedIndexes", f"expected a list of indexes and ranges, got {text!r}") from None
+    return sorted(out)
+
+
+def _pending_indexes(done: list[tuple[int, int]], completions: int, parallelism: int) -> list[int]:
+    """The first ``parallelism`` indexes below ``completions`` not in ``done``, without walking
+    every index (completions may be near int32's limit)."""
+    out: list[int] = []
+    i = 0
+    for lo, hi in [*done, (completions, completions)]:
+        while i < min(lo, completions) and len(out) < parallelism:
+            out.append(i)
+            i += 1
+        if len(out) >= parallelism or i >= completions:
+            break
+        i = max(i, hi + 1)
     return out
 
 
@@ -93,7 +115,7 @@ def compile_template(ctx: Ctx, env: ExpandEnv, meta: Meta, spec: dict, paralleli
         if gang.get("minCount") is None:
             count = max(parallelism, 1)  # defaultMinCountForJob
         else:
-            count = ctx.int(gang.get("minCount"), pol_field + ".gang.minCount", minimum=1)
+            count = ctx.int32(gang.get("minCount"), pol_field + ".gang.minCount", minimum=1)
             if count > parallelism:
                 raise ctx.fail(pol_field + ".gang.minCount", f"must not exceed spec.parallelism ({parallelism}), got {count}")
         tpl["schedulingPolicy"] = {"gang": {"minCount": count}}
@@ -163,13 +185,14 @@ def expand_job(ctx: Ctx, raw: dict, env: ExpandEnv, *, meta: Meta | None = None)
     spec = ctx.map(raw.get("spec"), "spec", required=True)
     status = ctx.map(raw.get("status"), "status")
     labels, annotations, pod_spec = template_parts(ctx, spec.get("template"), "spec.template")
-    parallelism = ctx.int(spec.get("parallelism"), "spec.parallelism", default=1, minimum=0)
-    completions = None if spec.get("completions") is None else ctx.int(spec.get("completions"), "spec.completions", minimum=0)
     mode = ctx.enum(spec.get("completionMode"), "spec.completionMode", ("NonIndexed", "Indexed"), default="NonIndexed")
+    # An Indexed Job's parallelism is capped (maxParallelismForIndexedJob, pkg/apis/batch/validation).
+    parallelism = ctx.int32(spec.get("parallelism"), "spec.parallelism", default=1, minimum=0, maximum=MAX_EXPANDED if mode == "Indexed" else None)
+    completions = None if spec.get("completions") is None else ctx.int32(spec.get("completions"), "spec.completions", minimum=0)
     if mode == "Indexed" and completions is None:
         raise ctx.fail("spec.completions", "an Indexed Job needs completions")
-    succeeded = ctx.int(status.get("succeeded"), "status.succeeded", minimum=0)
-    failed = ctx.int(status.get("failed"), "status.failed", minimum=0)
+    succeeded = ctx.int32(status.get("succeeded"), "status.succeeded", minimum=0)
+    failed = ctx.int32(status.get("failed"), "status.failed", minimum=0)
     conditions = {ctx.str(c.get("type"), f + ".type"): ctx.str(c.get("status"), f + ".status") for f, c in ctx.maps(status.get("conditions"), "status.conditions")}
     if env.owned("Pod", meta.namespace, "Job", meta.name) or any(env.labelled("Pod", meta.namespace, k, meta.name) for k in ("batch.kubernetes.io/job-name", "job-name")):
         return JobExpansion(skipped="its pods are in the snapshot")
@@ -182,11 +205,13 @@ def expand_job(ctx: Ctx, raw: dict, env: ExpandEnv, *, meta: Meta | None = None)
 
     # Which pods the controller creates now.
     if completions is None:
+        env.reserve(ctx, parallelism if succeeded == 0 else 0, "spec.parallelism")
         ordinals = list(range(parallelism if succeeded == 0 else 0))
     elif mode == "Indexed":
-        done = _completed(ctx, status.get("completedIndexes"))
-        ordinals = [i for i in range(completions) if i not in done][:parallelism]
+        ordinals = _pending_indexes(_completed(ctx, status.get("completedIndexes")), completions, parallelism)
+        env.reserve(ctx, len(ordinals), "spec.parallelism")
     else:
+        env.reserve(ctx, min(parallelism, max(completions - succeeded, 0)), "spec.parallelism")
         ordinals = list(range(min(parallelism, max(completions - succeeded, 0))))
 
     # Scheduling objects (shouldManageWorkloadForJob, ensureWorkloadAndPodGroup, isNewJob).

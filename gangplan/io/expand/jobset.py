@@ -31,7 +31,6 @@ from gangplan.io.fields import Ctx
 
 API = "jobset.x-k8s.io/v1alpha2"
 P = "jobset.sigs.k8s.io/"
-EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 
 
 def expand_jobset(ctx: Ctx, raw: dict, env: ExpandEnv, meta: Meta) -> tuple[list[dict], str | None]:
@@ -43,7 +42,7 @@ def expand_jobset(ctx: Ctx, raw: dict, env: ExpandEnv, meta: Meta) -> tuple[list
     if env.owned("Pod", meta.namespace, "JobSet", meta.name) or env.labelled("Pod", meta.namespace, P + "jobset-name", meta.name):
         return [], "its pods are in the snapshot"
     status = ctx.map(raw.get("status"), "status")
-    restarts = ctx.int(status.get("restarts"), "status.restarts", minimum=0)
+    restarts = ctx.int32(status.get("restarts"), "status.restarts", minimum=0)
     network = ctx.map(spec.get("network"), "spec.network")
     dns = ctx.bool(network.get("enableDNSHostnames"), "spec.network.enableDNSHostnames", default=True)
     subdomain = ctx.str(network.get("subdomain"), "spec.network.subdomain") or meta.name
@@ -55,20 +54,21 @@ def expand_jobset(ctx: Ctx, raw: dict, env: ExpandEnv, meta: Meta) -> tuple[list
     parsed = []
     for f, rj in rjobs:
         name = ctx.str(rj.get("name"), f + ".name", required=True)
-        replicas = ctx.int(rj.get("replicas"), f + ".replicas", default=1, minimum=0)
+        replicas = ctx.int32(rj.get("replicas"), f + ".replicas", default=1, minimum=0)
         group = ctx.str(rj.get("groupName"), f + ".groupName") or "default"
         template = ctx.map(rj.get("template"), f + ".template", required=True)
         ctx.map(template.get("spec"), f + ".template.spec", required=True)
         parsed.append((f, name, replicas, group, template))
     global_replicas = sum(r for _, _, r, _, _ in parsed)
+    env.reserve(ctx, global_replicas, "spec.replicatedJobs", "Jobs")
     group_replicas: dict[str, int] = {}
     for _, _, r, g, _ in parsed:
         group_replicas[g] = group_replicas.get(g, 0) + r
     coord = ""
     if coordinator:
         coord = f"{meta.name}-{ctx.str(coordinator.get('replicatedJob'), 'spec.coordinator.replicatedJob', required=True)}-" \
-                f"{ctx.int(coordinator.get('jobIndex'), 'spec.coordinator.jobIndex', minimum=0)}-" \
-                f"{ctx.int(coordinator.get('podIndex'), 'spec.coordinator.podIndex', minimum=0)}.{subdomain}"
+                f"{ctx.int32(coordinator.get('jobIndex'), 'spec.coordinator.jobIndex', minimum=0)}-" \
+                f"{ctx.int32(coordinator.get('podIndex'), 'spec.coordinator.podIndex', minimum=0)}.{subdomain}"
 
     jobs: list[dict] = []
     global_index = 0

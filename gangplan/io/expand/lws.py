@@ -56,9 +56,9 @@ def expand_lws(ctx: Ctx, raw: dict, env: ExpandEnv, meta: Meta) -> tuple[list[di
     spec = ctx.map(raw.get("spec"), "spec", required=True)
     if env.owned("Pod", meta.namespace, "StatefulSet", meta.name) or env.labelled("Pod", meta.namespace, P + "name", meta.name):
         return [], "its pods are in the snapshot", ""
-    replicas = ctx.int(spec.get("replicas"), "spec.replicas", default=1, minimum=0)
+    replicas = ctx.int32(spec.get("replicas"), "spec.replicas", default=1, minimum=0)
     lwt_raw = ctx.map(spec.get("leaderWorkerTemplate"), "spec.leaderWorkerTemplate", required=True)
-    size = ctx.int(lwt_raw.get("size"), "spec.leaderWorkerTemplate.size", default=1, minimum=1)
+    size = ctx.int32(lwt_raw.get("size"), "spec.leaderWorkerTemplate.size", default=1, minimum=1)
     startup = ctx.enum(spec.get("startupPolicy"), "spec.startupPolicy", ("LeaderCreated", "LeaderReady"), default="LeaderCreated")
     wl, wa, wspec = template_parts(ctx, lwt_raw.get("workerTemplate"), "spec.leaderWorkerTemplate.workerTemplate")
     if lwt_raw.get("leaderTemplate") is not None:
@@ -90,6 +90,7 @@ def expand_lws(ctx: Ctx, raw: dict, env: ExpandEnv, meta: Meta) -> tuple[list[di
     out = [leader_sts]
     lreq = pod_requests(ctx, lspec)[0]
     wreq = pod_requests(ctx, wspec)[0]
+    env.reserve(ctx, replicas * size, "spec.replicas")
     for g in range(replicas):
         leader = f"{meta.name}-{g}"
         key = hashlib.sha1(f"{meta.namespace}/{leader}".encode()).hexdigest()

@@ -35,9 +35,9 @@ def translate(env: Env, objects: list[tuple[str, dict]]) -> None:
     names = []
     for obj in read_objects(objects, "PodGroup", API):
         file, ctx, m, ns, name, spec = obj.file, obj.ctx, obj.meta, obj.namespace, obj.name, obj.spec
-        min_member = ctx.int(spec.get("minMember"), "spec.minMember", minimum=0)
+        min_member = ctx.int32(spec.get("minMember"), "spec.minMember", minimum=0)
         min_res = ctx.resources(spec.get("minResources"), "spec.minResources")
-        ctx.int(spec.get("scheduleTimeoutSeconds"), "spec.scheduleTimeoutSeconds", minimum=0)
+        ctx.int32(spec.get("scheduleTimeoutSeconds"), "spec.scheduleTimeoutSeconds", minimum=0)
         for k in sorted(set(spec) - _KNOWN):
             env.note(f"PodGroup ({API})", f"spec.{k}", "unknown field: not read", f"{ns}/{name}")
         native = env.free_name(ns, name, "coscheduling")

@@ -86,7 +86,7 @@ def translate(env: Env, objects: list[tuple[str, dict]], topologies: dict[str, T
         names.append(who)
         for k in sorted(set(spec) - _KNOWN):
             env.note(f"PodGroup ({API})", f"spec.{k}", "unknown field: not read", who)
-        min_member = ctx.int(spec.get("minMember"), "spec.minMember", minimum=0)
+        min_member = ctx.int32(spec.get("minMember"), "spec.minMember", minimum=0)
         pclass = ctx.str(spec.get("priorityClassName"), "spec.priorityClassName")
         req, pref = _constraint(env, ctx, spec.get("topologyConstraint"), "spec.topologyConstraint", topologies, who)
         sg_field = "spec.subGroups"
@@ -118,7 +118,7 @@ def translate(env: Env, objects: list[tuple[str, dict]], topologies: dict[str, T
             if sname in parsed:
                 raise ctx.fail(f + ".name", f"duplicate subgroup {sname!r}")
             sreq, spref = _constraint(env, ctx, sg.get("topologyConstraint"), f + ".topologyConstraint", topologies, who)
-            parsed[sname] = (f, ctx.opt_str(sg.get("parent"), f + ".parent") or None, ctx.int(sg.get("minMember"), f + ".minMember", minimum=0), sreq, spref)
+            parsed[sname] = (f, ctx.opt_str(sg.get("parent"), f + ".parent") or None, ctx.int32(sg.get("minMember"), f + ".minMember", minimum=0), sreq, spref)
         children: dict[str | None, list[str]] = {}
         for sname, (f, parent, *_rest) in parsed.items():
             if parent is not None and parent not in parsed:

@@ -208,8 +208,8 @@ def translate(env: Env, objects: list[tuple[str, dict]], hypernodes: list[tuple[
         names.append(who)
         for k in sorted(set(spec) - _KNOWN):
             env.note(f"PodGroup ({API})", f"spec.{k}", "unknown field: not read", who)
-        min_member = ctx.int(spec.get("minMember"), "spec.minMember", minimum=0)
-        tasks = {ctx.str(k, "spec.minTaskMember"): ctx.int(v, f"spec.minTaskMember.{k}", minimum=0) for k, v in ctx.map(spec.get("minTaskMember"), "spec.minTaskMember").items()}
+        min_member = ctx.int32(spec.get("minMember"), "spec.minMember", minimum=0)
+        tasks = {ctx.str(k, "spec.minTaskMember"): ctx.int32(v, f"spec.minTaskMember.{k}", minimum=0) for k, v in ctx.map(spec.get("minTaskMember"), "spec.minTaskMember").items()}
         ctx.resources(spec.get("minResources"), "spec.minResources")
         ctx.str(spec.get("queue"), "spec.queue")
         pclass = ctx.str(spec.get("priorityClassName"), "spec.priorityClassName")
@@ -248,8 +248,8 @@ def translate(env: Env, objects: list[tuple[str, dict]], hypernodes: list[tuple[
             sizes = []
             for f, pol in policies:
                 pname = ctx.str(pol.get("name"), f + ".name", required=True)
-                size = ctx.int(pol.get("subGroupSize"), f + ".subGroupSize", default=1, minimum=1)
-                need += ctx.int(pol.get("minSubGroups"), f + ".minSubGroups", minimum=0)
+                size = ctx.int32(pol.get("subGroupSize"), f + ".subGroupSize", default=1, minimum=1)
+                need += ctx.int32(pol.get("minSubGroups"), f + ".minSubGroups", minimum=0)
                 sizes.append(size)
                 sel = parse_label_selector(ctx, pol.get("labelSelector"), f + ".labelSelector")
                 keys = ctx.str_list(pol.get("matchLabelKeys"), f + ".matchLabelKeys")

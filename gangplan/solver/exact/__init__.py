@@ -5,13 +5,14 @@ single pods) is decided jointly: which groups are admitted and where each pod go
 the greedy's filters, with the final-state semantics of :mod:`gangplan.solver.validate`; the
 objective is lexicographic (see :mod:`.objective`) and solved tier by tier (see :mod:`.solve`).
 
-Build order (one module per family, each adds nothing when the snapshot does not use it):
-:mod:`.instance` (pod classes, group tree, bound state) -> :mod:`.eligibility` (numpy masks) ->
-:mod:`.variables` (shape slots / per-class counts) -> :mod:`.capacity` -> :mod:`.gang` ->
-:mod:`.topology` -> :mod:`.ports` -> :mod:`.affinity` -> :mod:`.spread` -> :mod:`.locality`
-(preferred topology and network distance, beyond upstream) -> :mod:`.objective`; with
-``preemption=True`` :mod:`.preemption` adds the evictable victim units (``evict[u]``, used by
-:mod:`.capacity`) and the disruption tiers.
+Build (:mod:`.build`): :mod:`.instance` (pod classes, group tree, bound state, evictable victim
+units from :mod:`.victims`), then the constraint families of :mod:`.registry` (one module and one
+:class:`.family.Family` record each, adding nothing when the snapshot does not use it): their
+layouts, their static masks (:mod:`.eligibility`), :mod:`.variables` (shape slots / per-class
+counts), their constraints in registry order (:mod:`.noderules`, :mod:`.capacity`, :mod:`.gang`,
+:mod:`.preemption` with ``preemption=True``, :mod:`.topology`, :mod:`.ports`, :mod:`.affinity`,
+:mod:`.spread`, :mod:`.locality`: preferred topology and network distance, beyond upstream),
+then :mod:`.objective`.
 
 Public API: :func:`solve_exact`, :func:`check_feasible`.
 """
@@ -24,17 +25,16 @@ from collections.abc import Iterable, Mapping
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.result import Result, Status
+from gangplan.solver.exact.build import BuiltModel, build_model, rule_families
 from gangplan.solver.exact.hint import default_incumbent, placements_from_counts, starting_solution
 from gangplan.solver.exact.locality import SPREAD, TOPOLOGY
 from gangplan.solver.exact.objective import GPUS, OBJECTIVES, TIEBREAK
 from gangplan.solver.exact.preemption import disruption_report, nominated_pods, victims_of
-from gangplan.solver.exact.solve import build_model, feasible, model_accepts, solve_phases
-from gangplan.solver.exact.variables import Counts, ExactModel
+from gangplan.solver.exact.solve import feasible, model_accepts, solve_phases
+from gangplan.solver.exact.variables import Counts
 from gangplan.solver.outcome import build_result
 
 ENGINE = "exact"
-DYNAMIC_FAMILIES = ("capacity", "gang", "composite", "topology", "host-port", "pod-affinity",
-                    "pod-anti-affinity", "topology-spread")
 
 __all__ = ["ENGINE", "OBJECTIVES", "check_feasible", "solve_exact", "build_model"]
 
@@ -83,35 +83,36 @@ def solve_exact(
         params["fixed"] = len(fixed)
     preemption, params["preemptionFrom"] = cluster.profile.resolve_preemption(preemption)
     params["preemption"] = preemption
-    em = build_model(cluster, fixed=fixed, objective=objective, preemption=preemption)
+    built = build_model(cluster, fixed=fixed, objective=objective, preemption=preemption)
     build_seconds = time.perf_counter() - t0
-    trace: dict = {"model": model_stats(em), "buildSeconds": round(build_seconds, 4)}
-    if em.inst.fixed_errors:
-        trace["infeasible"] = list(em.inst.fixed_errors)
-        return _result(em, "INFEASIBLE", None, [], t0, params, trace, snapshot)
+    trace: dict = {"model": model_stats(built), "buildSeconds": round(build_seconds, 4)}
+    if built.inst.fixed_errors:
+        trace["infeasible"] = list(built.inst.fixed_errors)
+        return _result(built, "INFEASIBLE", None, [], t0, params, trace, snapshot)
     t1 = time.perf_counter()
-    incumbent, trace["hint"] = starting_solution(em, hint)
+    incumbent, trace["hint"] = starting_solution(built, hint)
     placed_any = incumbent is not None and (incumbent.evicted or any(incumbent.per_class))
-    if placed_any and not model_accepts(em, incumbent):
+    if placed_any and not model_accepts(built, incumbent):
         # The validator accepted it but the model does not: never return it. Start from placing
         # nothing instead (or, with forced pods, from no solution at all).
         trace["hint"]["modelRejected"] = "the starting solution violates the model; dropped"
         trace["hint"]["used"] = False
-        incumbent = default_incumbent(em)
+        incumbent = default_incumbent(built.em)
     trace["startSeconds"] = round(time.perf_counter() - t1, 4)
     remaining = max(0.0, time_limit - (time.perf_counter() - t0))
-    outcome = solve_phases(em, time_limit=remaining, workers=workers, seed=seed, incumbent=incumbent)
+    outcome = solve_phases(built, time_limit=remaining, workers=workers, seed=seed, incumbent=incumbent)
     if outcome.status == "INFEASIBLE" and incumbent is not None and hint is not None:
         # The trusted hint's bound contradicted the model: never let a hint make the answer fail.
         trace["hint"]["retried"] = "hint bound made the model infeasible; solved again without it"
-        em = build_model(cluster, fixed=fixed, objective=objective, preemption=preemption)
-        outcome = solve_phases(em, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)),
-                               workers=workers, seed=seed, incumbent=default_incumbent(em))
+        built = build_model(cluster, fixed=fixed, objective=objective, preemption=preemption)
+        outcome = solve_phases(built, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)),
+                               workers=workers, seed=seed, incumbent=default_incumbent(built.em))
     trace["phases"] = [p.as_dict() for p in outcome.phases]
-    return _result(em, outcome.status, outcome.counts, outcome.phases, t0, params, trace, snapshot)
+    return _result(built, outcome.status, outcome.counts, outcome.phases, t0, params, trace, snapshot)
 
 
-def model_stats(em: ExactModel) -> dict:
+def model_stats(built: BuiltModel) -> dict:
+    em = built.em
     proto = em.model.proto
     return {
         "variables": len(proto.variables),
@@ -126,8 +127,8 @@ _STATUS = {"OPTIMAL": Status.OPTIMAL, "FEASIBLE": Status.FEASIBLE, "INFEASIBLE":
            "UNKNOWN": Status.UNKNOWN}
 
 
-def _result(em: ExactModel, status: str, counts: Counts | None, phases, t0: float, params, trace, snapshot) -> Result:
-    inst = em.inst
+def _result(built: BuiltModel, status: str, counts: Counts | None, phases, t0: float, params, trace, snapshot) -> Result:
+    em, inst = built.em, built.inst
     placements = placements_from_counts(em, counts) if counts is not None else {}
     pod_reasons = dict(inst.excluded)
     why = {"OPTIMAL": "not placed in the optimum", "FEASIBLE": "not placed in the best solution found",
@@ -151,7 +152,7 @@ def _result(em: ExactModel, status: str, counts: Counts | None, phases, t0: floa
         nominated = nominated_pods(em, placements, evicted)
         # The disruption tiers' values come from the victims (outcome.disruption), as for greedy;
         # their bounds from the phases, as costs.
-        _, cost_bounds = disruption_report(em, phases)
+        _, cost_bounds = disruption_report(built.tiers, phases)
         bound.update(cost_bounds)
     result = build_result(
         inst.cluster, engine=ENGINE, status=_STATUS[status], placements=placements,
@@ -201,26 +202,28 @@ def check_feasible(cluster: Cluster, placements: Mapping[str, str], victims: Ite
     """Is this exact assignment feasible? ``True``, or the rule families that reject it.
 
     Every pending pod not in ``placements`` stays unplaced. Static rules (node rules, a pod that
-    alone does not fit, conflicts with bound pods) are named per pod; for the rest, each family is
+    alone does not fit, conflicts with bound pods) are named per pod, the first family of the
+    registry whose mask rejects the node; for the rest, each rule family of the registry is
     dropped in turn and those whose removal makes the model feasible are reported.
     """
     victims = tuple(victims)
     fixed: dict[str, str | None] = {p.key: None for p in cluster.pending_pods}
     fixed.update(placements)
-    em = build_model(cluster, fixed=fixed, victims=victims)
-    if em.inst.fixed_errors:
-        return list(em.inst.fixed_errors)
-    static = _static_failures(em)
+    built = build_model(cluster, fixed=fixed, victims=victims)
+    if built.inst.fixed_errors:
+        return list(built.inst.fixed_errors)
+    static = _static_failures(built)
     if static:
         return static
-    if feasible(em):
+    if feasible(built):
         return True
-    culprits = [fam for fam in DYNAMIC_FAMILIES
+    culprits = [fam for fam in rule_families()
                 if feasible(build_model(cluster, fixed=fixed, victims=victims, skip=frozenset({fam})))]
     return culprits or ["infeasible: several rule families together"]
 
 
-def _static_failures(em: ExactModel) -> list[str]:
+def _static_failures(built: BuiltModel) -> list[str]:
+    em = built.em
     out = []
     nodes = em.inst.cluster.nodes
     for c in em.inst.classes:

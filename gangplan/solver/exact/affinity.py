@@ -71,18 +71,74 @@ from ortools.sat.python import cp_model
 
 from gangplan.predicates import matches_all_terms, term_matches
 from gangplan.predicates.affinity_order import affinity_order
-from gangplan.solver.exact.instance import NO_DOMAIN, PodClass
+from gangplan.solver.exact.eligibility import ClassView, Conditions, block, has_labels
+from gangplan.solver.exact.family import BuildContext, Family, Layout, selector_layout
+from gangplan.solver.exact.instance import NO_DOMAIN, Instance, PodClass
+from gangplan.solver.exact.names import POD_AFFINITY, POD_ANTI_AFFINITY
 from gangplan.solver.exact.variables import Counts, ExactModel
 
-ANTI, AFFINITY = "pod-anti-affinity", "pod-affinity"
+
+# ---- static parts ---------------------------------------------------------------------------------
+def anti_affinity_mask(view: ClassView, cond: Conditions) -> np.ndarray | None:
+    """The class's own anti-affinity against bound pods, and bound pods' anti-affinity against it;
+    blockers in evictable units only condition the nodes (``cond``, see :func:`.eligibility.block`)."""
+    inst, cache, p = view.inst, view.cache, view.cls.rep
+    ns = inst.cluster.namespaces
+    mask = None
+    for t in p.affinity.pod_anti_affinity_required:
+        ids, _ = inst.domains(t.topology_key)
+        blockers: dict[int, list] = {}
+        for i, pods in enumerate(inst.bound_on_node):
+            if ids[i] != NO_DOMAIN:
+                hit = [q for q in pods if term_matches(t, p.namespace, q, ns)]
+                if hit:
+                    blockers.setdefault(int(ids[i]), []).extend(hit)
+        m = np.ones(inst.n_nodes, dtype=bool)
+        for d, qs in sorted(blockers.items()):
+            block(inst, m, cond, np.flatnonzero(ids == d), qs)
+        mask = m if mask is None else mask & m
+    for q, t, node in cache.anti_holders:
+        ids, _ = inst.domains(t.topology_key)
+        if ids[node] != NO_DOMAIN and term_matches(t, q.namespace, p, ns):
+            m = np.ones(inst.n_nodes, dtype=bool)
+            block(inst, m, cond, np.flatnonzero(ids == ids[node]), [q])
+            mask = m if mask is None else mask & m
+    return mask
 
 
-def add_affinity_constraints(em: ExactModel) -> None:
+def affinity_mask(view: ClassView, cond: Conditions) -> np.ndarray | None:
+    """Nodes carrying every required affinity term's key (elsewhere no term can be met)."""
+    return has_labels(view.inst, [t.topology_key for t in view.cls.rep.affinity.pod_affinity_required])
+
+
+def anti_affinity_layout(inst: Instance, objective: str) -> Layout:
+    """Per-node counts for classes with required anti-affinity and the classes a term matches."""
+    ns = inst.cluster.namespaces
+    return selector_layout(
+        inst, lambda p: bool(p.affinity.pod_anti_affinity_required),
+        lambda p, q: any(term_matches(t, p.namespace, q, ns) for t in p.affinity.pod_anti_affinity_required))
+
+
+def affinity_layout(inst: Instance, objective: str) -> Layout:
+    """Per-node counts for classes with required affinity and the classes matching all its terms."""
+    ns = inst.cluster.namespaces
+    return selector_layout(inst, lambda p: bool(p.affinity.pod_affinity_required),
+                           lambda p, q: matches_all_terms(p.affinity.pod_affinity_required, p.namespace, q, ns))
+
+
+# ---- anti-affinity ------------------------------------------------------------------------------
+def add_anti_affinity_constraints(ctx: BuildContext) -> None:
+    if not ctx.enforces(POD_ANTI_AFFINITY):
+        return
+    em = ctx.em
     for c in em.inst.classes:
-        if em.x[c.index] and c.rep.affinity.pod_anti_affinity_required and ANTI not in em.skip:
+        if em.x[c.index] and c.rep.affinity.pod_anti_affinity_required:
             _anti(em, c)
-    if AFFINITY not in em.skip:
-        _Affinity(em).build()
+
+
+def add_affinity_constraints(ctx: BuildContext) -> None:
+    if ctx.enforces(POD_AFFINITY):
+        _Affinity(ctx.em).build()
 
 
 def _anti(em: ExactModel, c: PodClass) -> None:
@@ -578,3 +634,8 @@ class _Affinity:
         for hinter in self._hinters:
             hinter(cnt, first_of, rank, vals)
         return vals
+
+
+ANTI_AFFINITY_FAMILY = Family(POD_ANTI_AFFINITY, mask=anti_affinity_mask, layout=anti_affinity_layout,
+                              build=add_anti_affinity_constraints)
+AFFINITY_FAMILY = Family(POD_AFFINITY, mask=affinity_mask, layout=affinity_layout, build=add_affinity_constraints)

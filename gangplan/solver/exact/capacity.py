@@ -22,9 +22,15 @@ import math
 import numpy as np
 from ortools.sat.python import cp_model
 
+from gangplan.solver.exact.eligibility import ClassView, Conditions
+from gangplan.solver.exact.family import BuildContext, Family
+from gangplan.solver.exact.names import CAPACITY
 from gangplan.solver.exact.variables import ExactModel
 
-FAMILY = "capacity"
+
+def capacity_mask(view: ClassView, cond: Conditions) -> np.ndarray:
+    """Nodes where at least one pod of the class fits the free capacity (evictable room included)."""
+    return view.fit > 0
 
 
 def resource_scales(em: ExactModel) -> np.ndarray:
@@ -43,10 +49,11 @@ def resource_scales(em: ExactModel) -> np.ndarray:
     return scales
 
 
-def add_capacity_constraints(em: ExactModel) -> None:
+def add_capacity_constraints(ctx: BuildContext) -> None:
     """Sum over everything landing on a node of request x count <= free, per resource and pods."""
-    if FAMILY in em.skip:
+    if not ctx.enforces(CAPACITY):
         return
+    em = ctx.em
     inst, model = em.inst, em.model
     scales = resource_scales(em)
     for n, entries in enumerate(em.node_vars):
@@ -99,3 +106,6 @@ def _overcommitted(em: ExactModel, n: int, variables, ubs, reqs, free, gives) ->
         terms = variables + [v for v, _, _ in gives] + [land]
         weights = [1] * len(variables) + [-k for _, _, k in gives] + [-min(slots, 0)]
         model.add(cp_model.LinearExpr.weighted_sum(terms, weights) <= max(slots, 0))
+
+
+FAMILY = Family(CAPACITY, mask=capacity_mask, build=add_capacity_constraints)

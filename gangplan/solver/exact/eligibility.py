@@ -1,14 +1,17 @@
 """Static eligibility: which nodes a pod class could ever use, before any variable exists.
 
 Everything that depends only on the class and the bound state is decided here over whole node
-vectors (numpy), so an ineligible (class, node) pair never becomes a variable. Each family gives
-its own mask, so :func:`gangplan.solver.exact.check_feasible` can name the rule a forced placement
-breaks. Semantics are those of :mod:`gangplan.solver.validate` (final-state checks); the per pod x
-node predicates are :mod:`gangplan.predicates`, shared with the greedy engine and the validator.
+vectors (numpy), so an ineligible (class, node) pair never becomes a variable. Each constraint
+family gives its own mask (``Family.mask``, see :mod:`.family`; the node rules, which have no
+model part, are :mod:`.noderules`), so :func:`gangplan.solver.exact.check_feasible` can name the
+rule a forced placement breaks. Semantics are those of :mod:`gangplan.solver.validate`
+(final-state checks); the per pod x node predicates are :mod:`gangplan.predicates`, shared with the
+greedy engine and the validator.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -17,19 +20,18 @@ from gangplan.predicates import (
     blocked_by_unschedulable,
     first_untolerated_taint,
     node_matches_pod_selector,
-    ports_conflict,
-    term_matches,
 )
 from gangplan.solver.exact.instance import NO_DOMAIN, Instance, PodClass, canonical
+from gangplan.solver.exact.names import CAPACITY
 
-STATIC_FAMILIES = ("fixed", "unschedulable", "taint", "node-selector", "capacity", "host-port",
-                   "pod-anti-affinity", "pod-affinity", "topology-spread", "topology")
+Conditions = dict[int, set[int]]
+"""Node -> evictable units that must all be evicted before the class may use the node."""
 
 
 @dataclass
 class Eligibility:
     masks: dict[str, np.ndarray]
-    """Family -> bool per node (True: this family allows the node)."""
+    """Family -> bool per node (True: this family allows the node), in registry order."""
     eligible: np.ndarray
     fit: np.ndarray
     """Per node, how many pods of the class fit on the bound state alone (0 where ineligible)."""
@@ -39,9 +41,8 @@ class Eligibility:
     (preemption only; the model adds ``count(class, node) <= ub * evict[u]``)."""
 
     def first_failing(self, node: int) -> str | None:
-        for fam in STATIC_FAMILIES:
-            m = self.masks.get(fam)
-            if m is not None and not m[node]:
+        for fam, m in self.masks.items():
+            if not m[node]:
                 return fam
         return None
 
@@ -70,6 +71,23 @@ class EligibilityCache:
         return self.node_rules[key]
 
 
+@dataclass(frozen=True)
+class ClassView:
+    """What a family's static mask reads: the class, the problem data, the shared node-rule
+    masks, and how many of the class's pods fit per node on the bound state alone."""
+
+    inst: Instance
+    cache: EligibilityCache
+    cls: PodClass
+    fit: np.ndarray
+
+
+Mask = Callable[[ClassView, Conditions], "np.ndarray | None"]
+"""A family's static mask: bool per node (True: allowed), or None when the family says nothing
+about the class. Nodes it allows only once evictable units go are recorded in the
+:data:`Conditions` it is given (see :func:`block`)."""
+
+
 def request_vector(inst: Instance, cls: PodClass) -> np.ndarray:
     return np.array([cls.rep.requests.get(r, 0) for r in inst.resources], dtype=np.int64)
 
@@ -87,14 +105,7 @@ def fit_counts(inst: Instance, req: np.ndarray) -> np.ndarray:
     return fit
 
 
-def _domain_mask(inst: Instance, key: str, bad_domains: set[int]) -> np.ndarray:
-    ids, _ = inst.domains(key)
-    if not bad_domains:
-        return np.ones(inst.n_nodes, dtype=bool)
-    return ~np.isin(ids, np.fromiter(bad_domains, dtype=np.int64))
-
-
-def _block(inst: Instance, mask: np.ndarray, cond: dict[int, set[int]], nodes, blockers) -> None:
+def block(inst: Instance, mask: np.ndarray, cond: Conditions, nodes, blockers) -> None:
     """``blockers`` (bound pods) make ``nodes`` ineligible, unless every one of them is in an
     evictable unit: then the nodes stay eligible on condition that those units are evicted."""
     units = {inst.unit_of.get(q.key) for q in blockers}
@@ -105,68 +116,12 @@ def _block(inst: Instance, mask: np.ndarray, cond: dict[int, set[int]], nodes, b
         cond.setdefault(n, set()).update(units)
 
 
-def _anti_affinity_mask(inst: Instance, cache: EligibilityCache, cls: PodClass,
-                        cond: dict[int, set[int]]) -> np.ndarray | None:
-    """The class's own anti-affinity against bound pods, and bound pods' anti-affinity against it;
-    blockers in evictable units only condition the nodes (``cond``, see :func:`_block`)."""
-    p, ns = cls.rep, inst.cluster.namespaces
-    mask = None
-    for t in p.affinity.pod_anti_affinity_required:
-        ids, _ = inst.domains(t.topology_key)
-        blockers: dict[int, list] = {}
-        for i, pods in enumerate(inst.bound_on_node):
-            if ids[i] != NO_DOMAIN:
-                hit = [q for q in pods if term_matches(t, p.namespace, q, ns)]
-                if hit:
-                    blockers.setdefault(int(ids[i]), []).extend(hit)
-        m = np.ones(inst.n_nodes, dtype=bool)
-        for d, qs in sorted(blockers.items()):
-            _block(inst, m, cond, np.flatnonzero(ids == d), qs)
-        mask = m if mask is None else mask & m
-    for q, t, node in cache.anti_holders:
-        ids, _ = inst.domains(t.topology_key)
-        if ids[node] != NO_DOMAIN and term_matches(t, q.namespace, p, ns):
-            m = np.ones(inst.n_nodes, dtype=bool)
-            _block(inst, m, cond, np.flatnonzero(ids == ids[node]), [q])
-            mask = m if mask is None else mask & m
-    return mask
-
-
-def _ports_mask(inst: Instance, cache: EligibilityCache, cls: PodClass, cond: dict[int, set[int]]) -> np.ndarray | None:
-    if not cls.rep.host_ports:
-        return None
-    mask = np.ones(inst.n_nodes, dtype=bool)
-    for i in cache.port_nodes:
-        hit = [q for q in inst.bound_on_node[i] if any(ports_conflict(a, b) for a in cls.rep.host_ports for b in q.host_ports)]
-        if hit:
-            _block(inst, mask, cond, np.array([i]), hit)
-    return mask
-
-
-def _has_labels(inst: Instance, keys: list[str]) -> np.ndarray | None:
+def has_labels(inst: Instance, keys: list[str]) -> np.ndarray | None:
+    """Nodes carrying every key (None when there is no key)."""
     mask = None
     for k in keys:
         ids, _ = inst.domains(k)
         m = ids != NO_DOMAIN
-        mask = m if mask is None else mask & m
-    return mask
-
-
-def _topology_mask(inst: Instance, cls: PodClass) -> np.ndarray | None:
-    """Group topology constraints: nodes with the key, inside the domain bound members already use."""
-    mask = None
-    for key, leaves in group_topologies(inst, cls):
-        ids, _ = inst.domains(key)
-        m = ids != NO_DOMAIN
-        doms = set()
-        for leaf in leaves:
-            for q in inst.cluster.groups.node(leaf).members:
-                if q.key in inst.bound_node_of:
-                    doms.add(int(ids[inst.bound_node_of[q.key]]))
-        if NO_DOMAIN in doms or len(doms) > 1:
-            m = np.zeros(inst.n_nodes, dtype=bool)
-        elif doms:
-            m = ids == next(iter(doms))
         mask = m if mask is None else mask & m
     return mask
 
@@ -184,43 +139,43 @@ def group_topologies(inst: Instance, cls: PodClass) -> list[tuple[str, list[str]
     return out
 
 
+def topology_poolable(inst: Instance, c: PodClass) -> bool:
+    """Is the class's only topology rule its own PodGroup's (so its pods can share slots)?"""
+    tops = group_topologies(inst, c)
+    return len(tops) == 1 and c.group is not None and tops[0][1] == [c.group]
+
+
 def leaves_under(inst: Instance, key: str) -> list[str]:
     """The model's leaf PodGroups at or below ``key`` (from the shared group forest)."""
     return [k for k in inst.cluster.groups.leaves(key) if k in inst.leaves]
 
 
-def class_eligibility(inst: Instance, cache: EligibilityCache, cls: PodClass,
+def class_eligibility(inst: Instance, cache: EligibilityCache, cls: PodClass, masks: Sequence[tuple[str, Mask]],
                       ignore: frozenset[str] = frozenset()) -> Eligibility:
-    """Every family's mask; families in ``ignore`` do not restrict ``eligible`` (nor ``fit``)."""
-    p = cls.rep
-    unsched, taint, sel = cache.node_masks(cls)
+    """Every family's mask (``masks``: (name, mask) in registry order); families in ``ignore`` do
+    not restrict ``eligible`` (nor ``fit``, for capacity)."""
     fit = fit_counts(inst, request_vector(inst, cls))
-    masks: dict[str, np.ndarray] = {"unschedulable": unsched, "taint": taint, "node-selector": sel, "capacity": fit > 0}
-    if cls.fixed_node is not None:
-        m = np.zeros(inst.n_nodes, dtype=bool)
-        m[cls.fixed_node] = True
-        masks["fixed"] = m
-    port_cond: dict[int, set[int]] = {}
-    anti_cond: dict[int, set[int]] = {}
-    optional = {
-        "host-port": _ports_mask(inst, cache, cls, port_cond),
-        "pod-anti-affinity": _anti_affinity_mask(inst, cache, cls, anti_cond),
-        "pod-affinity": _has_labels(inst, [t.topology_key for t in p.affinity.pod_affinity_required]),
-        "topology-spread": _has_labels(inst, [c.topology_key for c in p.topology_spread if c.when_unsatisfiable == "DoNotSchedule"]),
-        "topology": _topology_mask(inst, cls),
-    }
-    masks.update({k: m for k, m in optional.items() if m is not None})
+    view = ClassView(inst=inst, cache=cache, cls=cls, fit=fit)
+    found: dict[str, np.ndarray] = {}
+    conds: dict[str, Conditions] = {}
+    for name, mask_fn in masks:
+        cond: Conditions = {}
+        m = mask_fn(view, cond)
+        if m is not None:
+            found[name] = m
+        if cond:
+            conds[name] = cond
     eligible = np.ones(inst.n_nodes, dtype=bool)
-    for fam, m in masks.items():
+    for fam, m in found.items():
         if fam not in ignore:
             eligible &= m
-    if "capacity" in ignore:
+    if CAPACITY in ignore:
         fit = np.full(inst.n_nodes, cls.size, dtype=np.int64)
     needs: dict[int, set[int]] = {}
-    for fam, cond in (("host-port", port_cond), ("pod-anti-affinity", anti_cond)):
+    for fam, cond in conds.items():
         if fam not in ignore:
             for n, us in cond.items():
                 if eligible[n]:
                     needs.setdefault(n, set()).update(us)
-    return Eligibility(masks=masks, eligible=eligible, fit=np.where(eligible, fit, 0),
+    return Eligibility(masks=found, eligible=eligible, fit=np.where(eligible, fit, 0),
                        needs_evict={n: frozenset(us) for n, us in sorted(needs.items())})

@@ -15,16 +15,41 @@ PlacementFeasible in ``gangscheduling.go`` (spec/kep-algorithms.md §1.5):
 ``act[g]`` is 1 exactly when the group (or subtree) gets a new pod; for a root it is the entity's
 admission, the quantity the first objective tiers count. ``sat[g]`` only has to imply the
 satisfied condition: the objective never profits from under-reporting it.
+
+Two families: ``gang`` (leaf PodGroups, output :class:`LeafAdmission`) and ``composite``
+(CompositePodGroups bottom up, output :class:`Admission`, which preemption and the objective read).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ortools.sat.python import cp_model
 
+from gangplan.solver.exact.family import BuildContext, Family
 from gangplan.solver.exact.instance import CompositeNode, LeafGroup
+from gangplan.solver.exact.names import COMPOSITE, GANG
 from gangplan.solver.exact.variables import Counts, ExactModel
 
-GANG, COMPOSITE = "gang", "composite"
+Literal = cp_model.IntVar | int
+
+
+@dataclass(frozen=True)
+class LeafAdmission:
+    """Per leaf PodGroup of the model: ``act`` (1 exactly when it gets a new pod) and ``sat``
+    (implies it has minCount pods on nodes); constants where the value is known."""
+
+    act: dict[str, Literal]
+    sat: dict[str, Literal]
+
+
+@dataclass(frozen=True)
+class Admission:
+    """The admission literal of every root entity (PodGroup or CompositePodGroup key) and
+    ``active``, the ``act`` of every leaf PodGroup."""
+
+    roots: dict[str, Literal]
+    active: dict[str, Literal]
 
 
 def _leaf_new(em: ExactModel, leaf: LeafGroup) -> list[cp_model.IntVar]:
@@ -35,17 +60,24 @@ def _leaf_new_value(leaf: LeafGroup):
     return lambda cnt: sum(cnt.total(c) for c in leaf.classes)
 
 
-def add_group_constraints(em: ExactModel) -> dict[str, cp_model.IntVar]:
-    """Returns the admission literal of every root entity (PodGroup or CompositePodGroup key)."""
-    inst = em.inst
-    act: dict[str, cp_model.IntVar | int] = {}
-    sat: dict[str, cp_model.IntVar | int] = {}
-    for key, leaf in inst.leaves.items():
-        act[key], sat[key] = _leaf(em, leaf)
-        em.active[key] = act[key]
+def add_gang_constraints(ctx: BuildContext) -> LeafAdmission:
+    """``act`` / ``sat`` of every leaf PodGroup; minCount all-or-nothing unless ``gang`` is skipped."""
+    act: dict[str, Literal] = {}
+    sat: dict[str, Literal] = {}
+    enforce = ctx.enforces(GANG)
+    for key, leaf in ctx.em.inst.leaves.items():
+        act[key], sat[key] = _leaf(ctx.em, leaf, enforce)
+    return LeafAdmission(act=act, sat=sat)
+
+
+def add_composite_constraints(ctx: BuildContext) -> Admission:
+    """CompositePodGroups children before parents: minGroupCount unless ``composite`` is skipped."""
+    em, leaves = ctx.em, ctx.outputs.get(LeafAdmission)
+    act, sat = dict(leaves.act), dict(leaves.sat)
+    enforce = ctx.enforces(COMPOSITE)
     for key in _bottom_up(em):
-        act[key], sat[key] = _composite(em, inst.composites[key], act, sat)
-    return {r: act[r] for r in inst.roots if r in act}
+        act[key], sat[key] = _composite(em, em.inst.composites[key], act, sat, enforce)
+    return Admission(roots={r: act[r] for r in em.inst.roots if r in act}, active=dict(leaves.act))
 
 
 def bound_now(leaf: LeafGroup, cnt: Counts) -> int:
@@ -61,7 +93,7 @@ def _bound_expr(em: ExactModel, leaf: LeafGroup):
                                                          [k for _, k in leaf.evictable])
 
 
-def _leaf(em: ExactModel, leaf: LeafGroup):
+def _leaf(em: ExactModel, leaf: LeafGroup, enforce: bool):
     model = em.model
     bound = _bound_expr(em, leaf)
     if not leaf.classes:
@@ -77,7 +109,7 @@ def _leaf(em: ExactModel, leaf: LeafGroup):
     model.add(new <= total * act)
     model.add(new >= act)
     missing = leaf.min_count - leaf.bound
-    if (missing > 1 or leaf.evictable) and GANG not in em.skip:
+    if (missing > 1 or leaf.evictable) and enforce:
         model.add(new + bound >= leaf.min_count * act)
     if leaf.parent is None:  # a root's ``sat`` is read by no composite
         return act, int(leaf.bound >= leaf.min_count)
@@ -87,7 +119,7 @@ def _leaf(em: ExactModel, leaf: LeafGroup):
     return act, sat
 
 
-def _composite(em: ExactModel, node: CompositeNode, act: dict, sat: dict):
+def _composite(em: ExactModel, node: CompositeNode, act: dict, sat: dict, enforce: bool):
     model = em.model
     leaves = _leaves(em, node.key)
     classes = [c for leaf in leaves for c in em.inst.leaves[leaf].classes]
@@ -99,7 +131,7 @@ def _composite(em: ExactModel, node: CompositeNode, act: dict, sat: dict):
     model.add(new <= total * a)
     model.add(new >= a)
     kids = cp_model.LinearExpr.sum([sat[k] for k in node.children if k in sat])
-    if COMPOSITE not in em.skip:
+    if enforce:
         model.add(kids >= node.need * a)
     if node.parent is None:
         return a, 0
@@ -121,3 +153,7 @@ def _leaves(em: ExactModel, key: str) -> list[str]:
 def _bottom_up(em: ExactModel) -> list[str]:
     """The model's composite keys, children before parents."""
     return [k for k in em.inst.cluster.groups.bottom_up() if k in em.inst.composites]
+
+
+GANG_FAMILY = Family(GANG, build=add_gang_constraints)
+COMPOSITE_FAMILY = Family(COMPOSITE, build=add_composite_constraints)

@@ -17,9 +17,11 @@ import numpy as np
 
 from gangplan.models.groups import EntityKey
 from gangplan.models.result import Result, Status
+from gangplan.solver.exact.build import BuiltModel
 from gangplan.solver.exact.objective import TIEBREAK
 from gangplan.solver.exact.preemption import evicted_units, units_of_victims, victims_of
-from gangplan.solver.exact.variables import Counts, ExactModel
+from gangplan.solver.exact.topology import Confinement
+from gangplan.solver.exact.variables import Counts, ExactModel, Tier
 from gangplan.solver.outcome import build_result, entity_of
 from gangplan.solver.validate import validate
 
@@ -95,15 +97,17 @@ def hint_values(em: ExactModel, cnt: Counts) -> tuple[list[int], list[int]]:
     return idx, val
 
 
-def set_hint(em: ExactModel, cnt: Counts) -> None:
-    em.model.clear_hints()
-    idx, val = hint_values(em, cnt)
-    em.model.proto.solution_hint.vars.extend(idx)
-    em.model.proto.solution_hint.values.extend(val)
+def set_hint(built: BuiltModel, cnt: Counts) -> None:
+    model = built.model
+    model.clear_hints()
+    idx, val = hint_values(built.em, cnt)
+    model.proto.solution_hint.vars.extend(idx)
+    model.proto.solution_hint.values.extend(val)
 
 
-def counts_from_solution(em: ExactModel, solution: list[int]) -> Counts:
+def counts_from_solution(built: BuiltModel, solution: list[int]) -> Counts:
     """Counts per (class, node) from a solver response; pooled slots split in class order."""
+    em, confinement = built.em, built.confinement
     per_class: list[dict[int, int]] = [{} for _ in em.inst.classes]
     for c, xs in enumerate(em.x):
         for n, var in xs.items():
@@ -111,7 +115,7 @@ def counts_from_solution(em: ExactModel, solution: list[int]) -> Counts:
             if k:
                 per_class[c][n] = k
     for s, slots in enumerate(em.v):
-        _split_slots(em, s, slots, solution, per_class)
+        _split_slots(em, confinement, s, slots, solution, per_class)
     return Counts(per_class, evicted_units(em, solution))
 
 
@@ -127,7 +131,8 @@ def placements_from_counts(em: ExactModel, cnt: Counts) -> dict[str, str]:
     return out
 
 
-def _split_slots(em: ExactModel, s: int, slots: dict, solution: list[int], per_class: list[dict[int, int]]) -> None:
+def _split_slots(em: ExactModel, confinement: Confinement, s: int, slots: dict, solution: list[int],
+                 per_class: list[dict[int, int]]) -> None:
     """Hand a shape's slots to its classes: split and confined classes inside their domains first,
     then the rest anywhere, nodes in index order, classes in class order."""
     left = {n: solution[var.index] for n, var in sorted(slots.items()) if solution[var.index]}
@@ -139,10 +144,10 @@ def _split_slots(em: ExactModel, s: int, slots: dict, solution: list[int], per_c
             for nodes, var, _ in em.split[c]:
                 _take(left, [n for n in nodes if n in left], c, solution[var.index], per_class)
             continue
-        if c not in em.confined:
+        if c not in confinement.by_class:
             free_classes.append((c, solution[em.placed[c].index]))
             continue
-        for d, (var, y, size) in sorted(em.confined[c].items()):
+        for d, (var, y, size) in sorted(confinement.by_class[c].items()):
             need = solution[var.index] if var is not None else size * solution[y.index]
             _take(left, [n for n in left if ids[n] == d], c, need, per_class)
     for c, need in free_classes:
@@ -171,11 +176,12 @@ def default_incumbent(em: ExactModel) -> Counts | None:
     return None if forced else empty_counts(em)
 
 
-def starting_solution(em: ExactModel, hint: Result | None) -> tuple[Counts | None, dict]:
+def starting_solution(built: BuiltModel, hint: Result | None) -> tuple[Counts | None, dict]:
     """The starting solution: the hint once the validator accepts it (entities it blames are
     dropped first), else placing nothing, else (when ``fixed`` forces pods) the forced pods alone
     if they are valid by themselves; then completed first-fit (:func:`complete_first_fit`).
     None when nothing known is feasible."""
+    em = built.em
     default = default_incumbent(em)
     info: dict = {"used": False}
     if hint is not None:
@@ -190,7 +196,7 @@ def starting_solution(em: ExactModel, hint: Result | None) -> tuple[Counts | Non
             start = _completed(em, counts, info)
             if default is not None:  # a first-fit of its own may beat a weak hint
                 alone = _completed(em, default, {})
-                if _better(em, alone, start):
+                if _better(built.tiers, alone, start):
                     info["start"] = "first-fit (better than the hint)"
                     return alone, info
             return start, info
@@ -222,9 +228,9 @@ def _hint_placements(em: ExactModel, hint: Result) -> tuple[dict[str, str], froz
     return {k: o.node for k, o in hint.pods.items() if o.node is not None}, evicted
 
 
-def _better(em: ExactModel, a: Counts, b: Counts) -> bool:
+def _better(tiers: list[Tier], a: Counts, b: Counts) -> bool:
     """Is ``a`` lexicographically better than ``b`` on the decision tiers?"""
-    tiers = [t for t in em.tiers if t.name != TIEBREAK]
+    tiers = [t for t in tiers if t.name != TIEBREAK]
     return [t.value(a) for t in tiers] > [t.value(b) for t in tiers]
 
 

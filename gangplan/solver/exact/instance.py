@@ -23,6 +23,8 @@ import numpy as np
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import PODS, Pod
+from gangplan.solver.exact.victims import EvictUnit, evictable_units, eviction_room
+from gangplan.topology import TopologyTree
 
 NO_DOMAIN = -1
 
@@ -74,8 +76,11 @@ class CompositeNode:
     topology_key: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Instance:
+    """The problem data, built once by :func:`build_instance` and never changed after (the model
+    build only reads it; per-objective plans such as :mod:`.locality`'s are family outputs)."""
+
     cluster: Cluster
     nodes_alloc: np.ndarray  # [N, R] allocatable
     free: np.ndarray  # [N, R] allocatable - bound usage
@@ -93,12 +98,7 @@ class Instance:
     """Pending pods the model never places -> why (gated, group validation, fixed unplaced)."""
     fixed_errors: list[str]
     """Forced placements that can never hold (unknown node, gated pod): the model is infeasible."""
-    locality_groups: frozenset[str] = frozenset()
-    """Leaf PodGroups the locality tiers measure (see :mod:`.locality`)."""
-    locality_split: dict[str, str] = field(default_factory=dict)
-    """Locality group -> the finest level it is measured on, for groups whose pooled classes count
-    pods per domain of that level instead of per node (see :mod:`.variables`)."""
-    units: list = field(default_factory=list)
+    units: list[EvictUnit] = field(default_factory=list)
     """Evictable victim units (``preemption=True`` only, see :mod:`.preemption`); empty otherwise."""
     evict_room: np.ndarray | None = None
     """[N, R] resources the evictable units could free per node (None without preemption)."""
@@ -120,12 +120,10 @@ class Instance:
         return {}
 
     @cached_property
-    def tree(self):
+    def tree(self) -> TopologyTree:
         """The snapshot's topology tree (levels from the Kueue Topology or well-known labels),
         built once per Cluster object (a diff builds the model once per probe; the tree is only
         read)."""
-        from gangplan.topology import TopologyTree
-
         hit = _TREES.get(id(self.cluster))
         if hit is not None and hit[0]() is self.cluster:
             return hit[1]
@@ -155,9 +153,9 @@ class Instance:
         return cache[key]
 
 
-
-_TREES: dict[int, tuple[weakref.ref, object]] = {}
+_TREES: dict[int, tuple[weakref.ref, TopologyTree]] = {}
 """id(Cluster) -> (a weak reference to it, its topology tree): see :attr:`Instance.tree`."""
+
 
 def pod_signature(p: Pod) -> str:
     """Every field of a pod the rules read; equal signatures mean interchangeable pods."""
@@ -200,7 +198,8 @@ def build_instance(cluster: Cluster, *, fixed: dict[str, str | None] | None = No
     """Group the schedulable pending pods into classes and the groups into a tree.
 
     ``victims`` leave the bound state statically (check_feasible of a result with victims);
-    ``preemption`` adds the evictable units the model may decide to evict (:mod:`.preemption`)."""
+    ``preemption`` adds the evictable units the model may decide to evict (:mod:`.victims`,
+    :mod:`.preemption`)."""
     fixed = dict(fixed or {})
     resources = tuple(r for r in cluster.resource_names if r != PODS)
     alloc, free, free_pods, blocked, bound_on_node, bound_node_of = _bound_state(cluster, set(victims), resources)
@@ -249,20 +248,15 @@ def build_instance(cluster: Cluster, *, fixed: dict[str, str | None] | None = No
         for p in pods:
             class_of[p.key] = c.index
     leaves, composites, roots = _group_tree(cluster, classes, bound_node_of)
-    inst = Instance(cluster=cluster, nodes_alloc=alloc, free=free, free_pods=free_pods, blocked=blocked,
-                    resources=resources, bound_on_node=bound_on_node, bound_node_of=bound_node_of,
-                    classes=classes, class_of=class_of, leaves=leaves, composites=composites,
-                    roots=roots, excluded=excluded, fixed_errors=fixed_errors)
+    units: list[EvictUnit] = []
+    evict_room = evict_slots = None
     if preemption:
-        from gangplan.solver.exact.preemption import evictable_units, eviction_room
-
-        inst.units = evictable_units(cluster, classes, bound_node_of, resources)
-        inst.evict_room, inst.evict_slots = eviction_room(inst.units, len(cluster.nodes), len(resources))
+        units = evictable_units(cluster, classes, bound_node_of, resources)
+        evict_room, evict_slots = eviction_room(units, len(cluster.nodes), len(resources))
         # A node is only out of reach when it stays over-committed with every evictable unit gone
         # (capacity then asks for the evictions that fix it before a pod lands, see .capacity).
-        inst.blocked = ((free + inst.evict_room) < 0).any(axis=1) | (free_pods + inst.evict_slots < 0)
-        inst.unit_of = {p.key: i for i, u in enumerate(inst.units) for p in u.pods}
-        for i, u in enumerate(inst.units):
+        blocked = ((free + evict_room) < 0).any(axis=1) | (free_pods + evict_slots < 0)
+        for i, u in enumerate(units):
             per_group: dict[str, int] = defaultdict(int)
             for p in u.pods:
                 if p.group_key in leaves:
@@ -270,9 +264,14 @@ def build_instance(cluster: Cluster, *, fixed: dict[str, str | None] | None = No
             for g, k in sorted(per_group.items()):
                 leaves[g].evictable.append((i, k))
     gone = set(victims)
-    inst.victim_pods = [(p, cluster.node_index[p.node_name]) for p in cluster.bound_pods
-                        if p.key in gone and p.node_name in cluster.node_index]
-    return inst
+    return Instance(cluster=cluster, nodes_alloc=alloc, free=free, free_pods=free_pods, blocked=blocked,
+                    resources=resources, bound_on_node=bound_on_node, bound_node_of=bound_node_of,
+                    classes=classes, class_of=class_of, leaves=leaves, composites=composites,
+                    roots=roots, excluded=excluded, fixed_errors=fixed_errors, units=units,
+                    evict_room=evict_room, evict_slots=evict_slots,
+                    unit_of={p.key: i for i, u in enumerate(units) for p in u.pods},
+                    victim_pods=[(p, cluster.node_index[p.node_name]) for p in cluster.bound_pods
+                                 if p.key in gone and p.node_name in cluster.node_index])
 
 
 def _group_tree(cluster: Cluster, classes: list[PodClass], bound_node_of: dict[str, int]):

@@ -32,7 +32,8 @@ nodes exactly like the next finer one (a GB200 rack and its one NVLink clique), 
 levels at or above its required topology key (one domain there anyway) are not measured.
 
 Cost: the literals exist only for these groups and levels. Their pooled classes stay pooled and
-count pods per domain of the finest level measured (``ExactModel.split``, see :mod:`.variables`):
+count pods per domain of the finest level measured (``Layout.per_domain``, ``ExactModel.split``,
+see :mod:`.variables`):
 a domain of a coarser level is a union of those (tree domains nest), so one count per (class,
 clique) serves every level; a required topology of the group's own, at or above that level, gates
 those counts (:mod:`.topology`). Only a group under a CompositePodGroup topology, with a required
@@ -49,7 +50,10 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from gangplan.models.cluster import Cluster
+from gangplan.solver.exact.family import BuildContext, Family, Layout
+from gangplan.solver.exact.gang import Admission
 from gangplan.solver.exact.instance import Instance
+from gangplan.solver.exact.names import LOCALITY
 from gangplan.solver.exact.variables import Counts, ExactModel, Tier
 from gangplan.topology import TopologyTree
 
@@ -66,6 +70,22 @@ def preferred_keys(cluster: Cluster) -> dict[str, str]:
         if value:
             out[key] = value
     return out
+
+
+@dataclass(frozen=True)
+class LocalityPlan:
+    """The leaf PodGroups the locality tiers measure, and the level each splittable one's pooled
+    classes count pods per domain of (see :func:`locality_plan`)."""
+
+    groups: frozenset[str]
+    split: dict[str, str]
+
+
+def locality_layout(inst: Instance, objective: str) -> Layout:
+    """The plan as the family's output; measured groups that cannot be split get per-node counts."""
+    groups, split = locality_plan(inst, objective)
+    per_node = {c.index: c.size for c in inst.classes if c.group in groups and c.group not in split}
+    return Layout(per_node=per_node, per_domain=split, output=LocalityPlan(groups=groups, split=split))
 
 
 def locality_plan(inst: Instance, objective: str) -> tuple[frozenset[str], dict[str, str]]:
@@ -160,17 +180,19 @@ class _Group:
         return 1 if self.bound_nodes else int(any(cnt.total(c) for c in self.classes))
 
 
-def add_locality_constraints(em: ExactModel, objective: str) -> Locality:
-    """Packed and presence literals for every locality group; stores and returns the terms."""
+def add_locality_constraints(ctx: BuildContext) -> Locality:
+    """Packed and presence literals for every locality group; returns the tiers' terms."""
+    em, objective = ctx.em, ctx.objective
     inst = em.inst
     loc = Locality()
-    em.locality = loc
-    if not inst.locality_groups:
+    plan = ctx.outputs.get(LocalityPlan)
+    if not plan.groups:
         return loc
+    active = ctx.outputs.get(Admission).active
     tree = inst.tree
     preferred = preferred_keys(inst.cluster)
-    for key in sorted(inst.locality_groups):
-        g = _group(em, key)
+    for key in sorted(plan.groups):
+        g = _group(em, key, active.get(key, 0))
         pref = preferred.get(key)
         if pref is not None:
             _add_packed(em, loc, g, *inst.level_ids(pref))
@@ -180,12 +202,12 @@ def add_locality_constraints(em: ExactModel, objective: str) -> Locality:
     return loc
 
 
-def _group(em: ExactModel, key: str) -> _Group:
+def _group(em: ExactModel, key: str, act: cp_model.IntVar | int) -> _Group:
     inst = em.inst
     leaf = inst.leaves[key]
     bound = [inst.bound_node_of[p.key] for p in inst.cluster.groups.node(key).members if p.key in inst.bound_node_of]
     return _Group(key=key, classes=list(leaf.classes), bound_nodes=bound,
-                  pending=sum(inst.classes[c].size for c in leaf.classes), act=em.active.get(key, 0))
+                  pending=sum(inst.classes[c].size for c in leaf.classes), act=act)
 
 
 def _atoms(em: ExactModel, g: _Group) -> list[tuple[int, cp_model.IntVar, int, int]]:
@@ -340,3 +362,6 @@ def _weighted(built):
         out.append((i, w, m, expr, fn))
         below += w * m
     return list(reversed(out))
+
+
+FAMILY = Family(LOCALITY, layout=locality_layout, build=add_locality_constraints, rule=False)

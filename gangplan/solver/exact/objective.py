@@ -27,7 +27,9 @@ from __future__ import annotations
 import numpy as np
 from ortools.sat.python import cp_model
 
-from gangplan.solver.exact.locality import COMPACT
+from gangplan.solver.exact.family import Outputs
+from gangplan.solver.exact.gang import Admission
+from gangplan.solver.exact.locality import COMPACT, Locality
 from gangplan.solver.exact.preemption import disruption_tiers
 from gangplan.solver.exact.variables import Counts, ExactModel, Tier
 from gangplan.solver.outcome import ADMITTED_PREFIX, PLACED, entity_of, entity_priority
@@ -37,9 +39,12 @@ GPUS, TIEBREAK = "gpus", "tiebreak"
 OBJECTIVES = ("default", "gpus", COMPACT)
 
 
-def build_tiers(em: ExactModel, admitted: dict[str, cp_model.IntVar], objective: str) -> list[Tier]:
+def build_tiers(em: ExactModel, outputs: Outputs, objective: str) -> list[Tier]:
+    """The tiers, highest first, from the variables and the families' outputs (the groups'
+    :class:`.gang.Admission`, the :class:`.locality.Locality` terms)."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, not {objective!r}")
+    admitted = outputs.get(Admission).roots
     inst, cluster = em.inst, em.inst.cluster
     prios = sorted({entity_priority(cluster, entity_of(cluster, p.key)) for p in cluster.pending_pods}, reverse=True)
     tiers = [_admitted_tier(em, admitted, pr) for pr in prios]
@@ -47,10 +52,10 @@ def build_tiers(em: ExactModel, admitted: dict[str, cp_model.IntVar], objective:
         tiers.append(_weighted_tier(em, GPUS, [int(c.rep.requests.get(GPU, 0)) for c in inst.classes]))
     tiers.append(_weighted_tier(em, PLACED, [1] * len(inst.classes)))
     tiers += disruption_tiers(em)  # preemption only: pdbViolations, victims[p=P]
-    if em.locality is not None:
-        tiers += em.locality.tiers()
+    locality = outputs.find(Locality)
+    if locality is not None:
+        tiers += locality.tiers()
     tiers.append(_tiebreak_tier(em))
-    em.tiers = tiers
     return tiers
 
 

@@ -48,95 +48,29 @@ the cost itself (``pdbViolations``, ``victims[p=P]``, and the total ``victims``)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
 
-import numpy as np
 from ortools.sat.python import cp_model
 
-from gangplan.models.cluster import Cluster
-from gangplan.models.groups import EntityKey, VictimUnit
-from gangplan.models.objects import Pod
+from gangplan.models.groups import EntityKey
 from gangplan.predicates import selector_matches
-from gangplan.solver.exact.variables import Tier
+from gangplan.solver.exact.family import BuildContext, Family
+from gangplan.solver.exact.gang import Admission
+from gangplan.solver.exact.names import PREEMPTION
+from gangplan.solver.exact.variables import ExactModel, Tier
+from gangplan.solver.exact.victims import preemptors
 from gangplan.solver.outcome import BROKEN_GROUPS, PDB_VIOLATIONS, VICTIM_PODS, VICTIMS_PREFIX
-
-NEVER = "Never"
-PDB_TIER = PDB_VIOLATIONS
-VICTIMS = VICTIM_PODS
-
-
-@dataclass
-class EvictUnit:
-    """One evictable unit: evicted as a whole or kept."""
-
-    key: str
-    pods: tuple[Pod, ...]
-    priority: int
-    usage: dict[int, np.ndarray]
-    """Node index -> summed requests of the unit's pods there (Instance.resources order)."""
-    slots: dict[int, int]
-    """Node index -> the unit's pods there."""
-
-
-def victim_units(cluster: Cluster, bound_node_of: dict[str, int]) -> list[VictimUnit]:
-    """Every unit over the bound pods on known nodes, in pod order (:meth:`GroupTree.victim_units`)."""
-    return cluster.groups.victim_units(p for p in cluster.bound_pods if p.key in bound_node_of)
-
-
-def preemptors(cluster: Cluster, classes) -> list[tuple[int, EntityKey]]:
-    """(priority, entity) of every entity the model may place that may preempt."""
-    tree = cluster.groups
-    out: dict[EntityKey, int] = {}
-    for c in classes:
-        for p in c.pods:
-            out[tree.entity_of(p)] = c.priority
-    return sorted(((pr, e) for e, pr in out.items() if tree.preemption_policy(e) != NEVER), key=lambda t: (-t[0], t[1]))
-
-
-def evictable_units(cluster: Cluster, classes, bound_node_of: dict[str, int],
-                    resources: tuple[str, ...]) -> list[EvictUnit]:
-    """The units the model may evict (see the module docstring), in pod order."""
-    pre = preemptors(cluster, classes)
-    if not pre:
-        return []
-    top = pre[0][0]
-    ridx = {r: i for i, r in enumerate(resources)}
-    out = []
-    for unit in victim_units(cluster, bound_node_of):
-        key, pods, prio = str(unit.key), unit.pods, unit.priority
-        if prio >= top:
-            continue
-        usage: dict[int, np.ndarray] = {}
-        slots: dict[int, int] = {}
-        for p in pods:
-            n = bound_node_of[p.key]
-            vec = usage.setdefault(n, np.zeros(len(resources), dtype=np.int64))
-            for r, q in p.requests.items():
-                if r in ridx:
-                    vec[ridx[r]] += q
-            slots[n] = slots.get(n, 0) + 1
-        out.append(EvictUnit(key=key, pods=pods, priority=prio, usage=usage, slots=slots))
-    return out
-
-
-def eviction_room(units: list[EvictUnit], n_nodes: int, n_res: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per node, the resources and pod slots every evictable unit together could free."""
-    room = np.zeros((n_nodes, n_res), dtype=np.int64)
-    slots = np.zeros(n_nodes, dtype=np.int64)
-    for u in units:
-        for n, vec in u.usage.items():
-            room[n] += vec
-            slots[n] += u.slots[n]
-    return room, slots
 
 
 # ---- model --------------------------------------------------------------------------------------
-def add_eviction(em, admitted: dict) -> None:
+def add_eviction(ctx: BuildContext) -> None:
     """Each ``evict[u]`` (created with the variables, before capacity uses them) is allowed only
     while a higher-priority preemptor is admitted."""
+    em = ctx.em
     inst = em.inst
     if not inst.units:
         return
+    admitted = ctx.outputs.get(Admission).roots
     pre = preemptors(inst.cluster, inst.classes)
     singles: dict[EntityKey, list] = {}
     for c in inst.classes:
@@ -167,7 +101,7 @@ def add_eviction(em, admitted: dict) -> None:
     _conditional_nodes(em)
 
 
-def _conditional_nodes(em) -> None:
+def _conditional_nodes(em: ExactModel) -> None:
     """A class may use a node its bound blockers (host port, anti-affinity) make ineligible only
     when every blocking unit is evicted: ``x[c, n] <= ub * evict[u]`` (:mod:`.eligibility`)."""
     for c, e in enumerate(em.elig):
@@ -179,7 +113,7 @@ def _conditional_nodes(em) -> None:
                 em.model.add(var <= em.x_ub[c][n] * em.evict[u])
 
 
-def _slot_priorities(em) -> dict[int, tuple[int, set[int]]]:
+def _slot_priorities(em: ExactModel) -> dict[int, tuple[int, set[int]]]:
     """Variable index of every per-node count -> (priority of the pods it counts, their classes).
     With preemption, shapes never mix priorities (see :mod:`.variables`)."""
     out: dict[int, tuple[int, set[int]]] = {}
@@ -194,7 +128,7 @@ def _slot_priorities(em) -> dict[int, tuple[int, set[int]]]:
     return out
 
 
-def disruption_tiers(em) -> list:
+def disruption_tiers(em: ExactModel) -> list[Tier]:
     """``pdbViolations`` then ``victims[p=P]`` per unit priority, highest first (upper - cost)."""
     inst = em.inst
     if not inst.units:
@@ -216,25 +150,26 @@ def disruption_tiers(em) -> list:
         viol_upper += worst
     if viols:
         fns = [fn for _, fn in viols]
-        tiers.append(Tier(PDB_TIER, viol_upper - cp_model.LinearExpr.sum([v for v, _ in viols]),
-                          lambda cnt, fns=fns, up=viol_upper: up - sum(f(cnt) for f in fns), viol_upper))
+        tiers.append(Tier(PDB_VIOLATIONS, viol_upper - cp_model.LinearExpr.sum([v for v, _ in viols]),
+                          lambda cnt, fns=fns, up=viol_upper: up - sum(f(cnt) for f in fns), viol_upper, cost=True))
     for prio in sorted({u.priority for u in inst.units}, reverse=True):
         idx = [i for i, u in enumerate(inst.units) if u.priority == prio]
         sizes = {i: len(inst.units[i].pods) for i in idx}
         upper = sum(sizes.values())
         expr = upper - cp_model.LinearExpr.weighted_sum([em.evict[i] for i in idx], [sizes[i] for i in idx])
         tiers.append(Tier(f"{VICTIMS_PREFIX}{prio}]", expr,
-                          lambda cnt, s=sizes, up=upper: up - sum(k for i, k in s.items() if i in cnt.evicted), upper))
+                          lambda cnt, s=sizes, up=upper: up - sum(k for i, k in s.items() if i in cnt.evicted), upper,
+                          cost=True))
     tiers += _broken_groups_tier(em)
     sizes = {i: len(u.pods) for i, u in enumerate(inst.units)}
     upper = sum(sizes.values())
-    tiers.append(Tier(VICTIMS, upper - cp_model.LinearExpr.weighted_sum(list(em.evict), list(sizes.values())),
-                      lambda cnt, s=sizes, up=upper: up - sum(k for i, k in s.items() if i in cnt.evicted), upper))
-    em.disruption_upper = {t.name: t.upper for t in tiers}
+    tiers.append(Tier(VICTIM_PODS, upper - cp_model.LinearExpr.weighted_sum(list(em.evict), list(sizes.values())),
+                      lambda cnt, s=sizes, up=upper: up - sum(k for i, k in s.items() if i in cnt.evicted), upper,
+                      cost=True))
     return tiers
 
 
-def _broken_groups_tier(em) -> list:
+def _broken_groups_tier(em: ExactModel) -> list[Tier]:
     """``brokenGroups``: gangs (and ``all`` groups) losing a pod; ``broken[g] >= evict[u]`` for every
     unit holding a pod of ``g`` (the solver minimises, so ``broken[g]`` is the OR)."""
     inst = em.inst
@@ -253,7 +188,8 @@ def _broken_groups_tier(em) -> list:
         broken.append((b, tuple(units)))
     upper = len(broken)
     return [Tier(BROKEN_GROUPS, upper - cp_model.LinearExpr.sum([b for b, _ in broken]),
-                 lambda cnt, bs=tuple(us for _, us in broken), up=upper: up - sum(1 for us in bs if any(i in cnt.evicted for i in us)), upper)]
+                 lambda cnt, bs=tuple(us for _, us in broken), up=upper: up - sum(1 for us in bs if any(i in cnt.evicted for i in us)), upper,
+                 cost=True)]
 
 
 def _pdb_violations(per_unit: list[int], allowed: int):
@@ -263,15 +199,15 @@ def _pdb_violations(per_unit: list[int], allowed: int):
     return value
 
 
-def evicted_units(em, solution: list[int]) -> frozenset[int]:
+def evicted_units(em: ExactModel, solution: list[int]) -> frozenset[int]:
     return frozenset(i for i, var in enumerate(em.evict) if solution[var.index])
 
 
-def victims_of(em, evicted: frozenset[int]) -> list[str]:
+def victims_of(em: ExactModel, evicted: frozenset[int]) -> list[str]:
     return sorted(p.key for i in evicted for p in em.inst.units[i].pods)
 
 
-def units_of_victims(em, victims) -> frozenset[int] | None:
+def units_of_victims(em: ExactModel, victims) -> frozenset[int] | None:
     """The evictable units exactly covering ``victims``; None when they cannot be expressed."""
     victims = set(victims)
     chosen = {i for i, u in enumerate(em.inst.units) if any(p.key in victims for p in u.pods)}
@@ -279,23 +215,26 @@ def units_of_victims(em, victims) -> frozenset[int] | None:
     return frozenset(chosen) if covered == victims else None
 
 
-def nominated_pods(em, placements: dict[str, str], evicted: frozenset[int]) -> set[str]:
+def nominated_pods(em: ExactModel, placements: dict[str, str], evicted: frozenset[int]) -> set[str]:
     """Placed pods on a node a victim left (the greedy reports its preemptors the same way)."""
     nodes = em.inst.cluster.nodes
     freed = {nodes[n].name for i in evicted for n in em.inst.units[i].usage}
     return {k for k, n in placements.items() if n in freed}
 
 
-def disruption_report(em, phases) -> tuple[dict[str, float], dict[str, float]]:
+def disruption_report(tiers: list[Tier], phases) -> tuple[dict[str, float], dict[str, float]]:
     """(objective, bound) of the disruption tiers as minimised costs (upper - tier value)."""
-    uppers = getattr(em, "disruption_upper", {})
+    uppers = {t.name: t.upper for t in tiers if t.cost}
     obj, bound = {}, {}
     for ph in phases:
         if ph.tier in uppers:
             obj[ph.tier] = float(uppers[ph.tier] - ph.value)
-            if np.isfinite(ph.bound):
+            if math.isfinite(ph.bound):
                 bound[ph.tier] = float(uppers[ph.tier] - ph.bound)
     return obj, bound
 
 
-__all__ = ["EvictUnit", "add_eviction", "disruption_tiers", "evictable_units", "victim_units"]
+__all__ = ["add_eviction", "disruption_tiers"]
+
+
+FAMILY = Family(PREEMPTION, build=add_eviction, rule=False)

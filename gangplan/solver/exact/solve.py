@@ -1,4 +1,4 @@
-"""Build the whole model and solve it tier by tier.
+"""Solve the built model (:mod:`.build`) tier by tier.
 
 Why phases (spec/cpsat-modeling.md §2.8): one weighted objective needs weights that make a higher
 tier dominate every lower one; with admission counts, pod counts and node weights the numbers get
@@ -38,19 +38,10 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
-from gangplan.models.cluster import Cluster
-from gangplan.solver.exact.affinity import add_affinity_constraints
-from gangplan.solver.exact.capacity import add_capacity_constraints
-from gangplan.solver.exact.gang import add_group_constraints
+from gangplan.solver.exact.build import BuiltModel
 from gangplan.solver.exact.hint import counts_from_solution, set_hint
-from gangplan.solver.exact.instance import build_instance
-from gangplan.solver.exact.locality import add_locality_constraints, locality_plan
-from gangplan.solver.exact.objective import TIEBREAK, build_tiers
-from gangplan.solver.exact.ports import add_port_constraints
-from gangplan.solver.exact.preemption import add_eviction
-from gangplan.solver.exact.spread import add_spread_constraints
-from gangplan.solver.exact.topology import add_topology_constraints
-from gangplan.solver.exact.variables import Counts, ExactModel, Tier, build_variables
+from gangplan.solver.exact.objective import TIEBREAK
+from gangplan.solver.exact.variables import Counts, Tier
 
 MIN_PHASE_SECONDS = 0.05
 MERGED_SHARE = 0.25
@@ -61,29 +52,6 @@ TIEBREAK_SHARE = 0.2
 """The tie-break phase gets at most this share of the time limit (at least MIN_TIEBREAK_SECONDS):
 it only orders equal optima, so it must not eat the budget the decision tiers may need."""
 MIN_TIEBREAK_SECONDS = 0.5
-
-
-def build_model(cluster: Cluster, *, fixed: dict[str, str | None] | None = None, victims=(),
-                objective: str = "default", skip: frozenset[str] = frozenset(),
-                preemption: bool = False) -> ExactModel:
-    """Variables, then every constraint family in a fixed order, then the objective tiers.
-
-    ``victims`` are removed from the bound state up front; ``preemption`` lets the model choose
-    evictions itself (:mod:`.preemption`)."""
-    inst = build_instance(cluster, fixed=fixed, victims=victims, preemption=preemption)
-    inst.locality_groups, inst.locality_split = locality_plan(inst, objective)
-    em = build_variables(inst, skip=skip)
-    em.evict = [em.model.new_bool_var("") for _ in inst.units]
-    add_capacity_constraints(em)
-    admitted = add_group_constraints(em)
-    add_eviction(em, admitted)
-    add_topology_constraints(em)
-    add_port_constraints(em)
-    add_affinity_constraints(em)
-    add_spread_constraints(em)
-    add_locality_constraints(em, objective)
-    build_tiers(em, admitted, objective)
-    return em
 
 
 @dataclass
@@ -157,7 +125,7 @@ def band_weights(group: list[Tier]) -> list[int]:
     return weights
 
 
-def solve_phases(em: ExactModel, *, time_limit: float, workers: int, seed: int,
+def solve_phases(em: BuiltModel, *, time_limit: float, workers: int, seed: int,
                  incumbent: Counts | None) -> SolveOutcome:
     """Maximise each phase in turn, the previous ones held at >= their value (see module doc).
 
@@ -206,7 +174,7 @@ def solve_phases(em: ExactModel, *, time_limit: float, workers: int, seed: int,
     return out
 
 
-def _solve_group(em: ExactModel, group: list[Tier], out: SolveOutcome, budget: float, workers: int, seed: int) -> bool:
+def _solve_group(em: BuiltModel, group: list[Tier], out: SolveOutcome, budget: float, workers: int, seed: int) -> bool:
     """One phase: maximise the band-weighted sum of ``group``; False when the run must stop."""
     model, start = em.model, time.perf_counter()
     weights = band_weights(group)
@@ -265,7 +233,7 @@ def _tier_reports(group, weights, values, bound: int, seconds: float) -> list[Ph
     return out
 
 
-def model_accepts(em: ExactModel, counts: Counts, *, time_limit: float = 30.0) -> bool:
+def model_accepts(em: BuiltModel, counts: Counts, *, time_limit: float = 30.0) -> bool:
     """Does the model itself accept this complete assignment? Every variable is fixed to its
     hinted value (``fix_variables_to_their_hinted_value``), so this is a check, not a search
     (under a second on the 243,000-variable affinity benchmark model). The starting solution
@@ -283,7 +251,7 @@ def model_accepts(em: ExactModel, counts: Counts, *, time_limit: float = 30.0) -
     return status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
 
 
-def feasible(em: ExactModel, *, workers: int = 1, seed: int = 0, time_limit: float = 30.0) -> bool | None:
+def feasible(em: BuiltModel, *, workers: int = 1, seed: int = 0, time_limit: float = 30.0) -> bool | None:
     """Is the model (without objective) feasible? None when the limit hit first."""
     model = em.model
     model.clear_objective()

@@ -25,22 +25,40 @@ from ortools.sat.python import cp_model
 
 from gangplan.models.objects import Pod, TopologySpreadConstraint
 from gangplan.predicates import selector_matches
-from gangplan.solver.exact.instance import NO_DOMAIN, PodClass, canonical
+from gangplan.solver.exact.eligibility import ClassView, Conditions, EligibilityCache, has_labels
+from gangplan.solver.exact.family import BuildContext, Family, Layout, selector_layout
+from gangplan.solver.exact.instance import NO_DOMAIN, Instance, PodClass, canonical
+from gangplan.solver.exact.names import TOPOLOGY_SPREAD
 from gangplan.solver.exact.variables import ExactModel
 
-FAMILY = "topology-spread"
+
+def _hard(p: Pod) -> list[TopologySpreadConstraint]:
+    return [sc for sc in p.topology_spread if sc.when_unsatisfiable == "DoNotSchedule"]
 
 
-def add_spread_constraints(em: ExactModel) -> None:
-    if FAMILY in em.skip:
+def spread_mask(view: ClassView, cond: Conditions) -> np.ndarray | None:
+    """Nodes carrying every DoNotSchedule constraint's key."""
+    return has_labels(view.inst, [sc.topology_key for sc in _hard(view.cls.rep)])
+
+
+def spread_layout(inst: Instance, objective: str) -> Layout:
+    """Per-node counts for classes with a DoNotSchedule spread and the classes their selectors
+    count (same namespace)."""
+    return selector_layout(inst, lambda p: bool(_hard(p)), lambda p, q: any(
+        q.namespace == p.namespace and selector_matches(sc.label_selector, q.labels) for sc in _hard(p)))
+
+
+def add_spread_constraints(ctx: BuildContext) -> None:
+    if not ctx.enforces(TOPOLOGY_SPREAD):
         return
+    em = ctx.em
     shared: dict[str, tuple] = {}
     for c in em.inst.classes:
         if not em.x[c.index]:
             continue
         for sc in c.rep.topology_spread:
             if sc.when_unsatisfiable == "DoNotSchedule":
-                _constraint(em, c, sc, shared)
+                _constraint(em, ctx.cache, c, sc, shared)
 
 
 def spread_peers(p: Pod, q: Pod) -> bool:
@@ -50,9 +68,9 @@ def spread_peers(p: Pod, q: Pod) -> bool:
             and q.tolerations == p.tolerations)
 
 
-def _eligible_nodes(em: ExactModel, c: PodClass, sc: TopologySpreadConstraint) -> np.ndarray:
+def _eligible_nodes(em: ExactModel, cache: EligibilityCache, c: PodClass, sc: TopologySpreadConstraint) -> np.ndarray:
     p = c.rep
-    _, taint_ok, selector_ok = em.cache.node_masks(c)  # the same predicates validate calls
+    _, taint_ok, selector_ok = cache.node_masks(c)  # the same predicates validate calls
     mask = np.ones(em.inst.n_nodes, dtype=bool)
     for hard in p.topology_spread:  # nodes must carry every hard constraint's key
         if hard.when_unsatisfiable == "DoNotSchedule":
@@ -96,8 +114,8 @@ def _bound_value(bound: int, gone: list[tuple[int, int]], cnt) -> int:
     return bound - sum(k for u, k in gone if u in cnt.evicted)
 
 
-def _constraint(em: ExactModel, c: PodClass, sc: TopologySpreadConstraint, shared: dict) -> None:
-    mask = _eligible_nodes(em, c, sc)
+def _constraint(em: ExactModel, cache: EligibilityCache, c: PodClass, sc: TopologySpreadConstraint, shared: dict) -> None:
+    mask = _eligible_nodes(em, cache, c, sc)
     key = canonical(sc) + c.rep.namespace + mask.tobytes().hex()
     if key not in shared:
         counts, matching = _domain_counts(em, c, sc, mask)
@@ -132,3 +150,6 @@ def _lower(em: ExactModel, sc: TopologySpreadConstraint, counts: dict, matching:
     for bound, variables, _, gone in counts.values():
         em.model.add(lo <= cp_model.LinearExpr.sum(variables) + _bound_expr(em, bound, gone))
     return lo
+
+
+FAMILY = Family(TOPOLOGY_SPREAD, mask=spread_mask, layout=spread_layout, build=add_spread_constraints)

@@ -5,18 +5,62 @@ validate's ``topology`` rule (KEP-5732 ``schedulingConstraints.topology``, spec/
 on nodes carrying the key, all with the same value. Bound members already pin the domain; that
 case and "the key is missing" are static (see :func:`eligibility._topology_mask`). Otherwise one
 Boolean ``y[g, d]`` per candidate domain, at most one of them true, gates the classes' counts
-(spec/cpsat-modeling.md §2.5).
+(spec/cpsat-modeling.md §2.5). A pooled class's count per candidate domain is the family's output
+(:class:`Confinement`), which decoding reads to hand out the shape's slots domain by domain.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from ortools.sat.python import cp_model
 
-from gangplan.solver.exact.eligibility import leaves_under
+from gangplan.solver.exact.eligibility import (
+    ClassView,
+    Conditions,
+    group_topologies,
+    leaves_under,
+    topology_poolable,
+)
+from gangplan.solver.exact.family import BuildContext, Family, Layout
+from gangplan.solver.exact.instance import NO_DOMAIN, Instance
+from gangplan.solver.exact.names import TOPOLOGY
 from gangplan.solver.exact.variables import ExactModel
 
-FAMILY = "topology"
+
+@dataclass(frozen=True)
+class Confinement:
+    """Pooled confined class -> domain -> (count variable, or None when the count is
+    ``size * y``; the domain literal ``y``; the class size)."""
+
+    by_class: dict[int, dict[int, tuple[cp_model.IntVar | None, cp_model.IntVar, int]]]
+
+
+def topology_mask(view: ClassView, cond: Conditions) -> np.ndarray | None:
+    """Group topology constraints: nodes with the key, inside the domain bound members already use."""
+    inst, mask = view.inst, None
+    for key, leaves in group_topologies(inst, view.cls):
+        ids, _ = inst.domains(key)
+        m = ids != NO_DOMAIN
+        doms = set()
+        for leaf in leaves:
+            for q in inst.cluster.groups.node(leaf).members:
+                if q.key in inst.bound_node_of:
+                    doms.add(int(ids[inst.bound_node_of[q.key]]))
+        if NO_DOMAIN in doms or len(doms) > 1:
+            m = np.zeros(inst.n_nodes, dtype=bool)
+        elif doms:
+            m = ids == next(iter(doms))
+        mask = m if mask is None else mask & m
+    return mask
+
+
+def topology_layout(inst: Instance, objective: str) -> Layout:
+    """Per-node counts for classes under a topology rule they cannot be pooled for (a composite's,
+    or more than one)."""
+    return Layout(per_node={c.index: c.size for c in inst.classes
+                            if group_topologies(inst, c) and not topology_poolable(inst, c)})
 
 
 def _constrained_groups(em: ExactModel) -> list[tuple[str, str, list[int]]]:
@@ -33,10 +77,12 @@ def _constrained_groups(em: ExactModel) -> list[tuple[str, str, list[int]]]:
     return out
 
 
-def add_topology_constraints(em: ExactModel) -> None:
+def add_topology_constraints(ctx: BuildContext) -> Confinement:
     """At most one domain per constrained group; a class's count in any other domain is 0."""
-    if FAMILY in em.skip:
-        return
+    confined = Confinement(by_class={})
+    if not ctx.enforces(TOPOLOGY):
+        return confined
+    em = ctx.em
     pools: dict[tuple[int, int], list] = {}
     for _key, tkey, classes in _constrained_groups(em):
         ids, _ = em.inst.domains(tkey)
@@ -50,10 +96,11 @@ def add_topology_constraints(em: ExactModel) -> None:
             elif c in em.split:
                 _split_class(em, c, ids, ys)
             else:
-                _pooled_class(em, c, ids, ys, pools)
+                _pooled_class(em, c, ids, ys, pools, confined)
         if ys:
             em.model.add_at_most_one(list(ys.values()))
     _pool_constraints(em, pools)
+    return confined
 
 
 def _domain_literal(em: ExactModel, ids, d: int, classes: list[int]):
@@ -113,15 +160,15 @@ def _forced_full(em: ExactModel, c: int) -> bool:
     return leaf.gang and leaf.min_count - leaf.bound >= total
 
 
-def _pooled_class(em: ExactModel, c: int, ids, ys: dict, pools: dict) -> None:
+def _pooled_class(em: ExactModel, c: int, ids, ys: dict, pools: dict, confined: Confinement) -> None:
     """Shape-slot demand per domain (spec/cpsat-modeling.md §2.1 step 4-5)."""
     size = em.inst.classes[c].size
     s = em.shape_of[c]
     mine = sorted({int(d) for d in ids[em.elig[c].eligible] if d >= 0 and d in ys})
-    em.confined[c] = {}
+    own = confined.by_class[c] = {}
     if _forced_full(em, c):
         for d in mine:
-            em.confined[c][d] = (None, ys[d], size)
+            own[d] = (None, ys[d], size)
             pools.setdefault((s, d), []).append(size * ys[d])
         em.model.add(em.placed[c] == size * cp_model.LinearExpr.sum([ys[d] for d in mine]))
         return
@@ -130,7 +177,7 @@ def _pooled_class(em: ExactModel, c: int, ids, ys: dict, pools: dict) -> None:
         members = set((ids == d).nonzero()[0].tolist())
         cd = em.new_aux(0, size, lambda cnt, m=members: cnt.in_nodes(c, m))
         em.model.add(cd <= size * ys[d])
-        em.confined[c][d] = (cd, ys[d], size)
+        own[d] = (cd, ys[d], size)
         pools.setdefault((s, d), []).append(cd)
         counts.append(cd)
     em.model.add(cp_model.LinearExpr.sum(counts) == em.placed[c])
@@ -144,3 +191,6 @@ def _pool_constraints(em: ExactModel, pools: dict) -> None:
         ids, _ = em.inst.domains(em.shapes[s].confined_key)
         slots = [v for n, v in em.v[s].items() if ids[n] == d]
         em.model.add(cp_model.LinearExpr.sum(demand) <= cp_model.LinearExpr.sum(slots))
+
+
+FAMILY = Family(TOPOLOGY, mask=topology_mask, layout=topology_layout, build=add_topology_constraints)

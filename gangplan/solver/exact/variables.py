@@ -3,20 +3,21 @@
 Formulation (spec/cpsat-modeling.md §2.1, the shape-slot "b3" model):
 
 * A class is *private* when its pods take part in a rule that looks at individual nodes or
-  domains: its own inter-pod affinity / anti-affinity, host ports, a DoNotSchedule spread, a group
-  topology constraint, a forced node, a locality tier measures its group but cannot use per-domain
-  counts (:func:`.locality.locality_plan`), another pending pod's term selects it, or (preemption)
-  some node is eligible only once evictable units holding a conflicting host port or a blocking
-  anti-affinity pod are evicted (``Eligibility.needs_evict``: a per-node condition pooled
-  classes could not share). A private class
-  gets ``x[c, n]``: how many of its pods go on node ``n`` (the "b1" count).
+  domains: a constraint family's ``Layout.per_node`` names it (its own inter-pod affinity /
+  anti-affinity, host ports, a DoNotSchedule spread, a group topology constraint, a forced node,
+  a locality tier measures its group but cannot use per-domain counts, another pending pod's
+  term selects it; see each family's ``layout``), or (preemption) some node is eligible only once
+  evictable units holding a conflicting host port or a blocking anti-affinity pod are evicted
+  (``Eligibility.needs_evict``: a per-node condition pooled classes could not share). A private
+  class gets ``x[c, n]``: how many of its pods go on node ``n`` (the "b1" count), at most the
+  smallest per-node limit its families set (1 with host ports).
 * Every other class is *pooled*: classes with the same request vector and the same eligible node
   set (a *shape*) draw from one pool of slots ``v[s, n]``. Demand and supply are linked by
   ``sum_n v[s, n] == sum_{c in s} placed[c]``. This is exact: pooled classes have no per-node rule
   besides capacity, and pods of one shape are interchangeable there, so any split of the slots
   among the classes is valid (decoding fills slots in node order).
-* A pooled class of a group the locality tiers measure (:mod:`.locality`) also counts its pods
-  per domain of the finest measured level (``split``): per domain, the classes' counts add up to
+* A pooled class of a group the locality tiers measure (:mod:`.locality`, ``Layout.per_domain``)
+  also counts its pods per domain of the finest measured level (``split``): per domain, the classes' counts add up to
   the shape's slots there, so any split of those slots among the classes is valid again, and the
   tiers see per-domain counts without a per-node variable.
 * ``placed[c]``: how many pods of the class are placed.
@@ -29,25 +30,19 @@ the node's free capacity. Names are empty: bulk variables build faster without t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 from ortools.sat.python import cp_model
 
-from gangplan.predicates import matches_all_terms, selector_matches, term_matches
 from gangplan.solver.exact.eligibility import (
     Eligibility,
-    EligibilityCache,
-    class_eligibility,
     group_topologies,
     request_vector,
+    topology_poolable,
 )
 from gangplan.solver.exact.instance import Instance, PodClass
-
-if TYPE_CHECKING:
-    from gangplan.solver.exact.locality import Locality
 
 
 @dataclass
@@ -83,10 +78,18 @@ class Tier:
     value: Callable[[Counts], int]
     upper: int
     """A trivial upper bound (when the incumbent reaches it the phase is proven without a solve)."""
+    cost: bool = False
+    """The tier is ``upper - cost`` and the Result reports the cost, minimised (disruption)."""
 
 
 @dataclass
 class ExactModel:
+    """The CP-SAT model's variables, and how they map onto classes and nodes.
+
+    Only variables live here (with the static data that decides which exist); what a constraint
+    family builds for later families is its typed output (:mod:`.family`), the objective tiers
+    are :class:`.build.BuiltModel`'s."""
+
     inst: Instance
     model: cp_model.CpModel
     elig: list[Eligibility]
@@ -98,29 +101,17 @@ class ExactModel:
     shape_of: dict[int, int] = field(default_factory=dict)
     v: list[dict[int, cp_model.IntVar]] = field(default_factory=list)
     placed: list[cp_model.IntVar] = field(default_factory=list)
-    aux: list[tuple[cp_model.IntVar, Callable[[Counts], int]]] = field(default_factory=list)
-    tiers: list[Tier] = field(default_factory=list)
-    node_vars: list[list[tuple[cp_model.IntVar, np.ndarray, int]]] = field(default_factory=list)
-    """Per node: (variable, per-pod request vector, upper bound) of everything that can land on it."""
-    cache: EligibilityCache | None = None
-    """Node-rule masks per (tolerations, selectors), shared with the families that need them."""
-    skip: frozenset[str] = frozenset()
-    """Constraint families left out (check_feasible uses it to name the family that rejects)."""
-    _presence: dict[tuple[int, str, int], cp_model.IntVar] = field(default_factory=dict)
-    confined: dict[int, dict[int, tuple[cp_model.IntVar | None, cp_model.IntVar, int]]] = field(default_factory=dict)
-    """Pooled confined class -> domain -> (count var, or None when the count is size * y; y; size)."""
-    _domain_vars: dict[tuple[int, str], dict[int, list[tuple[int, cp_model.IntVar]]]] = field(default_factory=dict)
-    active: dict[str, cp_model.IntVar | int] = field(default_factory=dict)
-    """Leaf PodGroup -> ``act``: 1 exactly when the group gets a new pod (see :mod:`.gang`)."""
     split: dict[int, list[tuple[list[int], cp_model.IntVar, int]]] = field(default_factory=dict)
-    """Pooled class of a locality group -> per domain of its shape's ``split_key`` (or per node
-    without the label): (nodes, count variable, upper bound)."""
-    locality: Locality | None = None
-    """The locality tiers' terms (:class:`.locality.Locality`), built with the constraints."""
+    """Pooled class of a group counted per domain (``Layout.per_domain``, :mod:`.locality`) -> per
+    domain of its shape's ``split_key`` (or per node without the label): (nodes, count, upper bound)."""
     evict: list[cp_model.IntVar] = field(default_factory=list)
     """``evict[u]`` per evictable unit of ``inst.units`` (preemption only, :mod:`.preemption`)."""
-    disruption_upper: dict[str, int] = field(default_factory=dict)
-    """Disruption tier -> its upper bound (the tier is ``upper - cost``)."""
+    node_vars: list[list[tuple[cp_model.IntVar, np.ndarray, int]]] = field(default_factory=list)
+    """Per node: (variable, per-pod request vector, upper bound) of everything that can land on it."""
+    aux: list[tuple[cp_model.IntVar, Callable[[Counts], int]]] = field(default_factory=list)
+    """Every auxiliary variable with the function computing its value from a placement (hints)."""
+    _presence: dict[tuple[int, str, int], cp_model.IntVar] = field(default_factory=dict)
+    _domain_vars: dict[tuple[int, str], dict[int, list[tuple[int, cp_model.IntVar]]]] = field(default_factory=dict)
 
     # ---- helpers shared by the families -----------------------------------------------------
     def new_aux(self, lo: int, hi: int, value: Callable[[Counts], int]) -> cp_model.IntVar:
@@ -164,82 +155,47 @@ class ExactModel:
         return out
 
 
-def _matched_by_terms(inst: Instance, classes: list[PodClass]) -> set[int]:
-    """Classes some pending class's affinity, anti-affinity or spread selector looks at."""
-    ns = inst.cluster.namespaces
-    holders = [c for c in classes if c.rep.affinity.pod_affinity_required or c.rep.affinity.pod_anti_affinity_required
-               or any(s.when_unsatisfiable == "DoNotSchedule" for s in c.rep.topology_spread)]
-    out: set[int] = set()
-    for h in holders:
-        p = h.rep
-        for c in classes:
-            q = c.rep
-            if matches_all_terms(p.affinity.pod_affinity_required, p.namespace, q, ns):
-                out.add(c.index)
-            elif any(term_matches(t, p.namespace, q, ns) for t in p.affinity.pod_anti_affinity_required):
-                out.add(c.index)
-            elif any(s.when_unsatisfiable == "DoNotSchedule" and q.namespace == p.namespace
-                     and selector_matches(s.label_selector, q.labels) for s in p.topology_spread):
-                out.add(c.index)
-    return out
-
-
-def _needs_private(inst: Instance, c: PodClass, matched: set[int]) -> bool:
-    p = c.rep
-    return bool(
-        c.index in matched or c.fixed_node is not None or p.host_ports
-        or p.affinity.pod_affinity_required or p.affinity.pod_anti_affinity_required
-        or any(s.when_unsatisfiable == "DoNotSchedule" for s in p.topology_spread)
-        or (group_topologies(inst, c) and not _topology_poolable(inst, c))
-        or (c.group in inst.locality_groups and c.group not in inst.locality_split)
-    )
-
-
-def _topology_poolable(inst: Instance, c: PodClass) -> bool:
-    tops = group_topologies(inst, c)
-    return len(tops) == 1 and c.group is not None and tops[0][1] == [c.group]
-
-
-def confinement_key(inst: Instance, c: PodClass) -> str | None:
+def confinement_key(inst: Instance, c: PodClass, split: Mapping[str, str]) -> str | None:
     """The key of the one-domain rule a pooled class follows, or None when it cannot be pooled.
 
     Pooling works for a class whose only topology rule is its own PodGroup's, with no member of
     the group bound yet (bound members pin the domain statically, see eligibility); composite
     topology rules span several groups and stay private.
     """
-    if not _topology_poolable(inst, c) or inst.leaves[c.group].bound or c.group in inst.locality_split:
+    if not topology_poolable(inst, c) or inst.leaves[c.group].bound or c.group in split:
         return None  # a split class is gated per counted domain instead (see topology)
     return group_topologies(inst, c)[0][0]
 
 
-def build_variables(inst: Instance, *, skip: frozenset[str] = frozenset()) -> ExactModel:
-    """Eligibility, then x / v / placed variables and the demand-supply links."""
-    cache = EligibilityCache(inst)
-    elig = [class_eligibility(inst, cache, c, skip) for c in inst.classes]
-    matched = _matched_by_terms(inst, inst.classes)
-    private = [_needs_private(inst, c, matched) or bool(elig[c.index].needs_evict) for c in inst.classes]
+def build_variables(inst: Instance, elig: list[Eligibility], private: list[bool], caps: list[int],
+                    split: Mapping[str, str]) -> ExactModel:
+    """x / v / placed / evict variables and the demand-supply links.
+
+    ``private``: classes with per-node counts; ``caps``: per class the most pods one node may
+    take; ``split``: leaf PodGroup -> the level its pooled classes count pods per domain of."""
     req = [request_vector(inst, c) for c in inst.classes]
-    em = ExactModel(inst=inst, model=cp_model.CpModel(), elig=elig, private=private, req=req, skip=skip, cache=cache)
+    em = ExactModel(inst=inst, model=cp_model.CpModel(), elig=elig, private=private, req=req)
     em.node_vars = [[] for _ in range(inst.n_nodes)]
     model = em.model
     for c in inst.classes:
         em.placed.append(model.new_int_var(0, c.size if elig[c.index].eligible.any() or c.fixed_node is not None else 0, ""))
-    _private_counts(em)
-    _pooled_slots(em)
+    _private_counts(em, caps)
+    _pooled_slots(em, split)
     for c in inst.classes:
         if c.fixed_node is not None:
             model.add(em.placed[c.index] == c.size)
+    em.evict = [model.new_bool_var("") for _ in inst.units]
     return em
 
 
-def _private_counts(em: ExactModel) -> None:
+def _private_counts(em: ExactModel, caps: list[int]) -> None:
     model = em.model
     for c in em.inst.classes:
         xs: dict[int, cp_model.IntVar] = {}
         ubs: dict[int, int] = {}
         if em.private[c.index]:
             e = em.elig[c.index]
-            cap = 1 if c.rep.host_ports and "host-port" not in em.skip else c.size
+            cap = caps[c.index]
             for n in np.nonzero(e.eligible)[0].tolist():
                 ub = int(min(e.fit[n], cap))
                 var = model.new_int_var(0, ub, "")
@@ -251,13 +207,13 @@ def _private_counts(em: ExactModel) -> None:
         em.x_ub.append(ubs)
 
 
-def _pooled_slots(em: ExactModel) -> None:
+def _pooled_slots(em: ExactModel, split_of: Mapping[str, str]) -> None:
     model = em.model
-    by_key: dict[tuple[bytes, bytes, str], list[int]] = {}
+    by_key: dict[tuple, list[int]] = {}
     for c in em.inst.classes:
         if not em.private[c.index]:
-            tkey = confinement_key(em.inst, c) or ""
-            split = em.inst.locality_split.get(c.group, "") if c.group is not None else ""
+            tkey = confinement_key(em.inst, c, split_of) or ""
+            split = split_of.get(c.group, "") if c.group is not None else ""
             key = (em.req[c.index].tobytes(), em.elig[c.index].eligible.tobytes(), tkey, split)
             if em.inst.units:  # preemption: a shape's slots must tell which priority lands where
                 key += (c.priority,)

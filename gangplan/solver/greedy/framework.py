@@ -1,6 +1,10 @@
-"""The scheduling framework's vocabulary: status codes, cycle state, score helpers, FitError.
+"""The scheduling framework's vocabulary: status codes, cycle state, score helpers, FitError,
+and the pod-group side: placements, the group a placement plugin is asked about, the progress
+PlacementFeasible judges.
 
-Mirrors ``pkg/scheduler/framework/interface.go`` (status codes, ``MaxNodeScore``),
+Mirrors ``pkg/scheduler/framework/interface.go`` (status codes, ``MaxNodeScore``; ``Placement``,
+``PodGroupInfo``, ``PlacementProgress`` of ``staging/src/k8s.io/kube-scheduler/framework`` in
+v1.36 / master),
 ``pkg/scheduler/framework/types.go`` (``FitError.Error``) and
 ``pkg/scheduler/framework/plugins/helper/normalize_score.go`` (``DefaultNormalizeScore``) of
 kubernetes/kubernetes v1.36. Extension points a batch simulator does not need (queue events,
@@ -13,8 +17,14 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import IntEnum
+from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from gangplan.models.groups import GroupNode
+    from gangplan.models.objects import Pod
 
 MAX_NODE_SCORE = 100
 NO_NODE_AVAILABLE_MSG = "0/{} nodes are available"
@@ -172,3 +182,63 @@ def reason_histogram(statuses: Iterable[Status]) -> Counter:
     for st in statuses:
         hist.update(st.reasons)
     return hist
+
+
+# ---- pod groups and placements (KEP-4671 / KEP-5732) ------------------------------------------
+@dataclass(frozen=True)
+class Placement:
+    """``fwk.Placement``: a candidate node set for a pod group.
+
+    ``name`` is what the generating plugin calls it (the topology label value for
+    TopologyPlacementGenerator, "" for the parent placement); merged placements join their parts'
+    names with "/" as upstream does. ``nodes`` are snapshot positions, ascending."""
+
+    name: str
+    nodes: np.ndarray
+    key: str | None = None
+    """The label key a topology placement stands for (None for the parent and merged ones)."""
+    parts: tuple[Placement, ...] = ()
+    """The per-plugin placements a merged placement intersects, in plugin order."""
+
+    @property
+    def label(self) -> str:
+        """``key=value`` as Result domains are written, the parts' labels joined by "/" for a
+        merged placement, ``<parent placement>`` for no constraint."""
+        if self.parts:
+            return "/".join(p.label for p in self.parts)
+        return f"{self.key}={self.name}" if self.key else "<parent placement>"
+
+
+class PlacementError(Exception):
+    """A placement plugin returned an Error status (e.g. GeneratePlacements found the group's
+    scheduled pods in several domains); the group fails with ``SchedulerError: <message>``."""
+
+
+class PodGroupInfo:
+    """``fwk.PodGroupInfo`` with its ``PodGroupState``: the group a placement plugin is asked
+    about, read against the run's node state of the placement decision (every evaluation is
+    reverted, so the state is the same when the placements are scored)."""
+
+    def __init__(self, group: GroupNode, members: tuple[Pod, ...], node_of: dict[str, int]) -> None:
+        self.group = group
+        self._members = members
+        self._node_of = node_of
+
+    @property
+    def key(self) -> str:
+        return self.group.key
+
+    @cached_property
+    def scheduled(self) -> list[tuple[str, int]]:
+        """(pod key, node position) of every pod of the group (every leaf under a composite)
+        that is bound or assumed: upstream's ``PodGroupState.ScheduledPods``."""
+        return [(p.key, self._node_of[p.key]) for p in self._members if p.key in self._node_of]
+
+
+@dataclass(frozen=True)
+class PlacementProgress:
+    """``framework.PlacementProgress``: what PlacementFeasible sees after each pod (child group
+    for a CompositePodGroup) of a placement's evaluation, and once before the first."""
+
+    scheduled: int
+    remaining: int

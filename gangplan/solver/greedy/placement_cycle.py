@@ -7,8 +7,10 @@ Mirrors ``podGroupSchedulingPlacementAlgorithm``, ``compositePodGroupSchedulingP
 ``pkg/scheduler/schedule_one_podgroup.go`` (kubernetes/kubernetes, version id 55585698688; spec
 §3.3 and §4.2):
 
-1. Generate placements inside the parent placement (:func:`.placement.generate_placements`); an
-   error (scheduled pods in several domains) fails the group with an Error status.
+1. Generate placements inside the parent placement with the profile's PlacementGenerate plugins
+   (:func:`.placement.run_placement_generate`; several are merged). None of them constraining
+   the group: no decision, the group runs in the parent placement. An error (scheduled pods in
+   several domains) fails the group with an Error status.
 2. A standalone PodGroup whose queued pods are nominated evaluates the placement holding most
    nominations first; Success with a new pod there is taken at once (the NNN fast path).
 3. Evaluate every placement: run the group's algorithm with the scheduler restricted to the
@@ -21,8 +23,11 @@ Mirrors ``podGroupSchedulingPlacementAlgorithm``, ``compositePodGroupSchedulingP
    text (whose error is always errPodGroupUnschedulable), by that placement's own reason. Zero
    placements (no parent node has the label) would dereference nil upstream; here it is
    Unschedulable "0/0 placements are available".
-5. One feasible: chosen without scoring. Several: PlacementBinPacking + PodGroupPodsCount, weighted
-   (:mod:`.placement`); the highest total wins, ties as documented there.
+5. One feasible: chosen without scoring. Several: the profile's PlacementScore plugins (default
+   PlacementBinPacking + PodGroupPodsCount), weighted (:func:`.placement.run_placement_score`);
+   the highest total wins; equal totals go to the earliest placement in generation order with
+   ``tie_break="first"``, to a seeded uniform choice with ``"random"`` (upstream:
+   ``Randomizer = rand.Int()``).
 6. Re-assume the chosen placement's pods (``assumeSubtreeWithRevert``) and keep its pod cycles and
    group traces as the run's own.
 """
@@ -36,17 +41,8 @@ from typing import TYPE_CHECKING
 from gangplan.models.objects import Pod
 from gangplan.models.trace import EvaluatedPlacement, PlacementDecision
 from gangplan.solver.greedy import placement_fast
-from gangplan.solver.greedy.framework import Code
-from gangplan.solver.greedy.placement import (
-    BIN_PACKING,
-    PODS_COUNT,
-    Placement,
-    PlacementError,
-    bin_packing_scores,
-    generate_placements,
-    placement_weights,
-    pods_count_scores,
-)
+from gangplan.solver.greedy.framework import Code, Placement, PlacementError, PodGroupInfo, Status
+from gangplan.solver.greedy.placement import run_placement_generate, run_placement_score
 from gangplan.solver.greedy.placement_fast import Counted, CountingMismatch, CountingPlan
 from gangplan.solver.greedy.state import Segment
 
@@ -138,34 +134,41 @@ class PlacementAlgorithm:
         self.schedule_in_placement = schedule_in_placement
         self.leaf_inputs = leaf_inputs
 
-    def schedule_placements(self, key: str, topology_key: str) -> GroupRun:
-        """``podGroupSchedulingPlacementAlgorithm``: generate, evaluate each and revert, choose."""
+    def schedule_placements(self, key: str) -> GroupRun:
+        """``podGroupSchedulingPlacementAlgorithm``: generate, evaluate each and revert, choose.
+        A group no PlacementGenerate plugin constrains runs in the parent placement as it is."""
         st = self.state
         sched = st.sched
         parent, parent_name = sched.placement, sched.placement_name
+        info = PodGroupInfo(st.cluster.groups.node(key), st.cluster.groups.members(key), st.snap.node_of)
+        parent_placement = Placement(parent_name or "", st.snap.all_nodes if parent is None else parent)
+        generated = run_placement_generate(sched.profile.placement_generators, st.snap, info, parent_placement)
+        if generated[0] is None:
+            return self.schedule_in_placement(key)
         base = st.trace.mark()
         start = st.snap.next_start_node_index
         try:
             try:
-                return self._schedule_placements(key, topology_key, parent, counting=True)
+                return self._schedule_placements(key, info, generated, counting=True)
             except CountingMismatch:
                 if placement_fast.VERIFY:
                     raise
                 st.snap.next_start_node_index = start
                 st.trace.restore(base)
                 sched.placement, sched.placement_name = parent, parent_name
-                return self._schedule_placements(key, topology_key, parent, counting=False)
+                return self._schedule_placements(key, info, generated, counting=False)
         finally:
             sched.placement, sched.placement_name = parent, parent_name
 
-    def _schedule_placements(self, key: str, topology_key: str, parent, *, counting: bool) -> GroupRun:
+    def _schedule_placements(self, key: str, pg: PodGroupInfo, generated: tuple[list[Placement] | None, Status], *, counting: bool) -> GroupRun:
         st = self.state
-        scheduled = st.scheduled_nodes(key)
-        d = _Decision(topology_key, st.sched.placement_name)
-        try:
-            placements = generate_placements(st.snap, topology_key, st.snap.all_nodes if parent is None else parent, scheduled)
-        except PlacementError as err:
-            return self._outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {err}"), d, [])
+        placements, status = generated
+        d = _Decision(pg.group.topology_key, st.sched.placement_name)
+        if status.code == Code.ERROR:
+            return self._outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {status.message()}"), d, [])
+        if not status.ok:
+            return self._outcome(key, GroupRun(Code.UNSCHEDULABLE, 0, f"0/0 placements are available: {status.message()}"), d, [])
+        assert placements is not None
         d.generated = len(placements)
         records: list[PlacementRun] = []
         nominated = self._nominated_placement(key, placements)
@@ -182,7 +185,7 @@ class PlacementAlgorithm:
                 return self._outcome(key, rec.run, d, records)
             if pl is nominated and rec.run.status == Code.SUCCESS and rec.run.new > 0:
                 return self._choose(key, rec, records, d)
-        return self._select(key, placements, records, d, len(scheduled))
+        return self._select(key, pg, placements, records, d)
 
     def _count(self, key: str, plan: CountingPlan, placement: Placement, d: _Decision) -> PlacementRun | None:
         """A counted record for ``placement`` (the scan start advanced as its cycles would), or
@@ -225,14 +228,14 @@ class PlacementAlgorithm:
         records[next(k for k, r in enumerate(records) if r is rec)] = full
         return full
 
-    def _select(self, key: str, placements: list[Placement], records: list[PlacementRun], d: _Decision, before: int) -> GroupRun:
+    def _select(self, key: str, pg: PodGroupInfo, placements: list[Placement], records: list[PlacementRun], d: _Decision) -> GroupRun:
         feasible = [r for r in records if r.run.status == Code.SUCCESS]
         if not feasible:
             return self._no_placement(key, placements, records, d)
         if len(feasible) == 1:
             return self._choose(key, feasible[0], records, d)
         try:
-            self._score(feasible, before)
+            self._score(pg, feasible)
         except PlacementError as err:
             return self._outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {err}"), d, records)
         d.scored = True
@@ -243,20 +246,13 @@ class PlacementAlgorithm:
         pick = ties[0] if sched.tie_break == "first" or len(ties) == 1 else ties[sched.rng.randrange(len(ties))]
         return self._choose(key, pick, records, d)
 
-    def _score(self, feasible: list[PlacementRun], before: int) -> None:
-        """PlacementScore plugins, weighted and summed (spec §3.3 step 7)."""
+    def _score(self, pg: PodGroupInfo, feasible: list[PlacementRun]) -> None:
+        """The profile's PlacementScore plugins, weighted and summed (spec §3.3 step 7)."""
         st = self.state
-        w_fit, w_count = placement_weights(st.cluster.profile.placement_weights)
-        counts = pods_count_scores([before + len(r.assigned) for r in feasible]) if w_count > 0 else [0] * len(feasible)
-        fit = dict(st.cluster.profile.fit_resources)
-        packing = bin_packing_scores(st.snap, fit, [r.placement.nodes for r in feasible], [r.assigned for r in feasible]) if w_fit > 0 else []
-        for k, (r, count) in enumerate(zip(feasible, counts, strict=True)):
-            r.scores = {}
-            if w_fit > 0:
-                r.scores[BIN_PACKING] = w_fit * packing[k]
-            if w_count > 0:
-                r.scores[PODS_COUNT] = w_count * count
-            r.total = sum(r.scores.values())
+        scores = run_placement_score(st.sched.profile.placement_scorers, st.snap, pg, [r.placement for r in feasible], [r.assigned for r in feasible])
+        for r, s in zip(feasible, scores, strict=True):
+            r.scores = s
+            r.total = sum(s.values())
 
     def _choose(self, key: str, rec: PlacementRun, records: list[PlacementRun], d: _Decision) -> GroupRun:
         """Re-assume the chosen placement's pods and keep its trace (upstream
@@ -269,9 +265,6 @@ class PlacementAlgorithm:
         return self._outcome(key, rec.run, d, records)
 
     def _no_placement(self, key: str, placements: list[Placement], records: list[PlacementRun], d: _Decision) -> GroupRun:
-        if not records:
-            run = GroupRun(Code.UNSCHEDULABLE, 0, f"0/0 placements are available: no node of the parent placement has the label {d.key!r}")
-            return self._outcome(key, run, d, [])
         reported = self._materialize(key, records[0], records)
         self._apply(reported)
         which = "reported" if self.state.cluster.groups.is_leaf(key) else "first"

@@ -43,18 +43,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-import gangplan.solver.greedy.podgroup as _podgroup
 from gangplan.models.objects import Pod
 from gangplan.solver.greedy.framework import Code, CycleState, absent_nodes_reason, fit_error_text
-from gangplan.solver.greedy.plugins.node_affinity import NodeAffinity
-from gangplan.solver.greedy.plugins.node_name import NodeName
-from gangplan.solver.greedy.plugins.node_unschedulable import NodeUnschedulable
+from gangplan.solver.greedy.plugins.gangscheduling import GangScheduling
+from gangplan.solver.greedy.plugins.nodeaffinity import NodeAffinity
+from gangplan.solver.greedy.plugins.nodename import NodeName
 from gangplan.solver.greedy.plugins.noderesources.fit import Fit, fit_failures
+from gangplan.solver.greedy.plugins.noderesources.placement_bin_packing import PlacementBinPacking
+from gangplan.solver.greedy.plugins.nodeunschedulable import NodeUnschedulable
+from gangplan.solver.greedy.plugins.podgrouppodscount import PodGroupPodsCount
 from gangplan.solver.greedy.plugins.tainttoleration import TaintToleration
-from gangplan.solver.greedy.schedule_one import PodResult, num_feasible_nodes_to_find
+from gangplan.solver.greedy.schedule_one import PodResult, leaf_reason, num_feasible_nodes_to_find
 
 if TYPE_CHECKING:
-    from gangplan.solver.greedy.placement import Placement
+    from gangplan.solver.greedy.framework import Placement
     from gangplan.solver.greedy.state import RunState
 
 VERIFY = False
@@ -62,6 +64,10 @@ VERIFY = False
 
 STATIC_FILTERS = (NodeUnschedulable, NodeName, TaintToleration, NodeAffinity)
 """Filters that read only the node object and the pod spec."""
+
+COUNTABLE_PLACEMENT_SCORERS = (PlacementBinPacking, PodGroupPodsCount)
+"""PlacementScore plugins that read the totals of the proposals, never their nodes (a counted
+placement's proposals have none). Any other plugin in the profile turns counting off."""
 
 
 class CountingMismatch(Exception):
@@ -128,6 +134,10 @@ class CountingPlan:
         sched, snap = state.sched, state.snap
         if not placements or sched.tie_break != "first" or not sched.profile.has_scoring or snap.nominated:
             return None
+        if not all(isinstance(pl, COUNTABLE_PLACEMENT_SCORERS) for pl, _ in sched.profile.placement_scorers):
+            return None
+        if [type(pl) for pl in sched.profile.placement_feasible] != [GangScheduling]:
+            return None  # count_outcome is GangScheduling's loop
         if not state.cluster.groups.is_leaf(key):
             return None
         pods, minimum, before = leaf_inputs(key)
@@ -164,7 +174,7 @@ class CountingPlan:
         if status == Code.SUCCESS:
             return Counted(status, placed, None, x, x_after)
         failures = [PodResult(pod=self.pods[placed], fit_error=self._fit_error(k))] if attempts > placed else []
-        reason = _podgroup.leaf_reason(self.key, self.minimum, self.before, scheduled, len(self.pods), failures)
+        reason = leaf_reason(self.key, self.minimum, self.before, scheduled, len(self.pods), failures)
         return Counted(status, 0, reason, x, x_after)
 
     def _fit_error(self, k: int) -> str:

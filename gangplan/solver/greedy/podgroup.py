@@ -43,25 +43,11 @@ from gangplan.solver.greedy.placement_cycle import (
     propagate_failure,
     record_group,
 )
+from gangplan.solver.greedy.plugins.gangscheduling import placement_feasible
 from gangplan.solver.greedy.preemption import Preemption
 from gangplan.solver.greedy.queue import Entity, member_order
-from gangplan.solver.greedy.schedule_one import PodResult
+from gangplan.solver.greedy.schedule_one import PodResult, leaf_reason, pod_failure
 from gangplan.solver.greedy.state import RunState
-
-
-def placement_feasible(remaining: int, scheduled: int, minimum: int) -> Code:
-    """GangScheduling ``PlacementFeasible``: Unschedulable once ``minimum`` is out of reach, Wait
-    while it is not yet met, Success once it is.
-
-    >>> [placement_feasible(1, 0, 2).label, placement_feasible(2, 0, 2).label, placement_feasible(0, 2, 2).label]
-    ['Unschedulable', 'Wait', 'Success']
-    """
-    if remaining + scheduled < minimum:
-        return Code.UNSCHEDULABLE
-    if scheduled < minimum:
-        return Code.WAIT
-    return Code.SUCCESS
-
 
 STOPPED = "the run was stopped by its observer"
 
@@ -103,7 +89,7 @@ class WorkloadCycle:
             st.placements[pod.key] = r.node
         else:
             # FitError.Error() with the PostFilter message: "<filter reasons>. preemption: ..."
-            st.trace.set("pod_reasons", pod.key, _pod_failure(r) + (f" preemption: {post_filter}" if post_filter else ""))
+            st.trace.set("pod_reasons", pod.key, pod_failure(r) + (f" preemption: {post_filter}" if post_filter else ""))
 
     def schedule_root(self, root: str) -> None:
         self._schedule_root(root)
@@ -191,17 +177,14 @@ class WorkloadCycle:
     def _dropped_reason(self, pod: Pod, group: str, reason: str) -> str:
         r = self.state.trace.results.get(pod.key)
         if r is not None and r.node is None:
-            return _pod_failure(r)
+            return pod_failure(r)
         return f"pod group {group} is unschedulable: {reason}"
 
     # ---- groups ------------------------------------------------------------------------------
     def schedule_group(self, key: str) -> GroupRun:
-        """One node of the hierarchy: through its placements when it has a topology constraint
-        (without one its single placement is the parent's, which needs no wrapper)."""
-        group = self.state.cluster.groups.node(key)
-        if group.topology_key:
-            return self.placement.schedule_placements(key, group.topology_key)
-        return self.schedule_in_placement(key)
+        """One node of the hierarchy: through its placements when a PlacementGenerate plugin
+        constrains it (without one its single placement is the parent's, which needs no wrapper)."""
+        return self.placement.schedule_placements(key)
 
     def schedule_in_placement(self, key: str) -> GroupRun:
         """The pod-group algorithm (leaf) or the recursive one (composite) in the current placement."""
@@ -235,7 +218,7 @@ class WorkloadCycle:
             st.assumed.assume(pod, r.node)
             return True, 1
 
-        status, scheduled, new, progression = until_feasible(pods, before, minimum, attempt)
+        status, scheduled, new, progression = until_feasible(pods, before, minimum, attempt, st.sched.profile.feasible)
         reason = None
         if status != Code.SUCCESS:
             st.assumed.rollback(checkpoint)
@@ -259,7 +242,7 @@ class WorkloadCycle:
                 failed.append(child)
             return None if run.status == Code.ERROR else (run.status == Code.SUCCESS, run.new)
 
-        status, scheduled, new, progression = until_feasible(children, 0, minimum, attempt)
+        status, scheduled, new, progression = until_feasible(children, 0, minimum, attempt, st.sched.profile.feasible)
         reason = None
         if status != Code.SUCCESS:
             st.assumed.rollback(checkpoint)
@@ -303,32 +286,18 @@ class WorkloadCycle:
             r.status = Status(Code.UNSCHEDULABLE, (r.fit_error,))
 
 
-def _pod_failure(r: PodResult) -> str:
-    return r.fit_error or r.status.message() or r.status.code.label
-
-
-def leaf_reason(key: str, minimum: int, before: int, scheduled: int, queued: int, failures: list[PodResult]) -> str:
-    head = f"PodGroup {key}: minCount {minimum} not reached ({scheduled} of {minimum} pods schedulable"
-    head += f", {before} already bound)" if before else ")"
-    if queued + before < minimum:
-        return f"PodGroup {key}: only {queued + before} pods for minCount {minimum}"
-    if failures:
-        first = failures[0]
-        return f"{head}; {first.pod.key}: {_pod_failure(first)}"
-    return head
-
-
-def until_feasible(items, scheduled: int, minimum: int, attempt) -> tuple[Code, int, int, list[str]]:
+def until_feasible(items, scheduled: int, minimum: int, attempt, feasible=placement_feasible) -> tuple[Code, int, int, list[str]]:
     """The PlacementFeasible loop shared by leaf groups (items are pods) and composite groups
     (items are child groups), spec §1.5 and §4.2 (``schedule_one_podgroup.go``).
 
     ``attempt(item)`` returns None on an Error, else ``(succeeded, newly placed pods)``. The loop
     stops as soon as minCount (minGroupCount) can no longer be reached, continues past Success to
     place extra items greedily, and turns a final Wait into Unschedulable. Returns the status,
-    the scheduled count, the newly placed pods and the status after each item.
+    the scheduled count, the newly placed pods and the status after each item. ``feasible``: the
+    profile's PlacementFeasible (``Profile.feasible``; GangScheduling's rule by default).
     """
     remaining, new = len(items), 0
-    status = placement_feasible(remaining, scheduled, minimum)
+    status = feasible(remaining, scheduled, minimum)
     progression: list[str] = []
     if status == Code.UNSCHEDULABLE:
         return status, scheduled, new, progression
@@ -340,7 +309,7 @@ def until_feasible(items, scheduled: int, minimum: int, attempt) -> tuple[Code, 
         remaining -= 1
         if ok:
             scheduled, new = scheduled + 1, new + added
-        status = placement_feasible(remaining, scheduled, minimum)
+        status = feasible(remaining, scheduled, minimum)
         progression.append(status.label)
         if status == Code.UNSCHEDULABLE:
             break

@@ -1,23 +1,52 @@
-"""A scheduling profile built from ``cluster.profile``: the filter plugins in order, the score
-plugins with their weights.
+"""A scheduling profile built from ``cluster.profile``: the plugins of each extension point, in
+order, with their weights.
 
-Mirrors ``pkg/scheduler/apis/config/v1/default_plugins.go`` (kubernetes/kubernetes v1.36): the
-default MultiPoint order is NodeUnschedulable, NodeName, TaintToleration, NodeAffinity, NodePorts,
-NodeResourcesFit, PodTopologySpread, InterPodAffinity (volume and DRA plugins have nothing to do
-in a snapshot without volumes or claims); score weights TaintToleration 3, NodeAffinity 2,
-PodTopologySpread 2, InterPodAffinity 2, NodeResourcesFit 1, NodeResourcesBalancedAllocation 1,
-ImageLocality 1. Score plugins run in that default order, weight 0 disables one.
+Mirrors ``NewFramework`` of ``pkg/scheduler/framework/runtime/framework.go`` and
+``pkg/scheduler/apis/config/v1/default_plugins.go`` (kubernetes/kubernetes v1.36 / master): a
+plugin named in a point's set serves that point if it implements it (:attr:`Plugin.points`,
+read off its methods); a name no registered plugin carries, or one that does not implement the
+point, is left out (upstream refuses to start; gangplan reads configurations written for
+kube-schedulers with volume and DRA plugins it does not model). One instance per plugin serves
+every point it is enabled at.
+
+* Filter: ``cfg.filter_plugins`` in order (default NodeUnschedulable, NodeName, TaintToleration,
+  NodeAffinity, NodePorts, NodeResourcesFit, PodTopologySpread, InterPodAffinity).
+* Score: ``cfg.score_weights`` with weight > 0, the default order (TaintToleration 3,
+  NodeAffinity 2, PodTopologySpread 2, InterPodAffinity 2, NodeResourcesFit 1,
+  NodeResourcesBalancedAllocation 1, ImageLocality 1) first, others by name.
+* PlacementGenerate: ``cfg.placement_generate_plugins`` in order (default
+  TopologyPlacementGenerator); several are merged (:func:`.placement.run_placement_generate`).
+* PlacementScore: ``cfg.placement_weights`` with weight > 0 (default PlacementBinPacking 1,
+  PodGroupPodsCount 1), the default order first, others by name; NodeResourcesFit /
+  TopologyPlacement are read as PlacementBinPacking / TopologyPlacementGenerator.
+* PlacementFeasible: GangScheduling, always (upstream uses no other plugin there).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from gangplan.models.cluster import Cluster
-from gangplan.models.objects import DEFAULT_SCORE_WEIGHTS
-from gangplan.solver.greedy.plugins import REGISTRY, Plugin
+from gangplan.models.objects import (
+    DEFAULT_PLACEMENT_WEIGHTS,
+    DEFAULT_SCORE_WEIGHTS,
+    PLACEMENT_PLUGIN_ALIASES,
+)
+from gangplan.solver.greedy.framework import Code
+from gangplan.solver.greedy.placement import feasible_rule
+from gangplan.solver.greedy.plugins import REGISTRY, Plugin, names
+from gangplan.solver.greedy.plugins.base import (
+    FILTER,
+    PLACEMENT_FEASIBLE,
+    PLACEMENT_GENERATE,
+    PLACEMENT_SCORE,
+    SCORE,
+)
 
 SCORE_ORDER = tuple(DEFAULT_SCORE_WEIGHTS)
+PLACEMENT_SCORE_ORDER = tuple(DEFAULT_PLACEMENT_WEIGHTS)
+PLACEMENT_FEASIBLE_PLUGINS = (names.GANG_SCHEDULING,)
 
 
 @dataclass
@@ -26,22 +55,62 @@ class Profile:
     percentage_of_nodes_to_score: int
     filters: list[Plugin]
     scorers: list[tuple[Plugin, int]]
+    placement_generators: list[Plugin]
+    placement_scorers: list[tuple[Plugin, int]]
+    placement_feasible: list[Plugin]
+    feasible: Callable[[int, int, int], Code] = field(init=False)
+    """PlacementFeasible as ``(remaining, scheduled, minimum) -> Code`` (:func:`.placement.feasible_rule`)."""
+
+    def __post_init__(self) -> None:
+        self.feasible = feasible_rule(self.placement_feasible)
 
     @property
     def has_scoring(self) -> bool:
         return bool(self.scorers)
 
 
+def placement_weights(weights: dict[str, int]) -> dict[str, int]:
+    """``placementScore`` weights by registered plugin name (aliases resolved, later wins).
+
+    >>> placement_weights({"NodeResourcesFit": 1, "PodGroupPodsCount": 1, "PlacementBinPacking": 3})
+    {'PlacementBinPacking': 3, 'PodGroupPodsCount': 1}
+    """
+    out: dict[str, int] = {}
+    for name, w in weights.items():
+        out[PLACEMENT_PLUGIN_ALIASES.get(name, name)] = w
+    return out
+
+
+def _ordered(weights: dict[str, int], default_order: tuple[str, ...]) -> list[str]:
+    return [n for n in default_order if n in weights] + sorted(n for n in weights if n not in default_order)
+
+
 def build_profile(cluster: Cluster) -> Profile:
     cfg = cluster.profile
     instances: dict[str, Plugin] = {}
 
-    def get(name: str) -> Plugin:
-        if name not in instances:
-            instances[name] = REGISTRY[name](cluster, cfg)
-        return instances[name]
+    def at(point: str, names_: list[str] | tuple[str, ...]) -> list[Plugin]:
+        out = []
+        for n in names_:
+            cls = REGISTRY.get(n)
+            if cls is None or point not in cls.points:
+                continue
+            if n not in instances:
+                instances[n] = cls(cluster, cfg)
+            out.append(instances[n])
+        return out
 
-    filters = [get(n) for n in cfg.filter_plugins if n in REGISTRY and REGISTRY[n].filters]
-    order = list(SCORE_ORDER) + sorted(n for n in cfg.score_weights if n not in SCORE_ORDER)
-    scorers = [(get(n), cfg.score_weights[n]) for n in order if n in REGISTRY and cfg.score_weights.get(n, 0) > 0 and REGISTRY[n].scores]
-    return Profile(cfg.scheduler_name, cfg.percentage_of_nodes_to_score, filters, scorers)
+    score_w = {n: w for n, w in cfg.score_weights.items() if w > 0}
+    scorers = [(pl, score_w[pl.name]) for pl in at(SCORE, _ordered(score_w, SCORE_ORDER))]
+    place_w = {n: w for n, w in placement_weights(cfg.placement_weights).items() if w > 0}
+    placement_scorers = [(pl, place_w[pl.name]) for pl in at(PLACEMENT_SCORE, _ordered(place_w, PLACEMENT_SCORE_ORDER))]
+    generators = at(PLACEMENT_GENERATE, [PLACEMENT_PLUGIN_ALIASES.get(n, n) for n in cfg.placement_generate_plugins])
+    return Profile(
+        cfg.scheduler_name,
+        cfg.percentage_of_nodes_to_score,
+        filters=at(FILTER, cfg.filter_plugins),
+        scorers=scorers,
+        placement_generators=generators,
+        placement_scorers=placement_scorers,
+        placement_feasible=at(PLACEMENT_FEASIBLE, PLACEMENT_FEASIBLE_PLUGINS),
+    )

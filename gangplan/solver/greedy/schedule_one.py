@@ -57,8 +57,11 @@ from gangplan.solver.greedy.framework import (
     fit_error_message,
     fit_error_text,
 )
+from gangplan.solver.greedy.plugins.base import NORMALIZE_SCORE
 from gangplan.solver.greedy.profile import Profile
 from gangplan.solver.greedy.snapshot import NodeTable
+
+_umax = np.maximum.reduce
 
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
@@ -359,15 +362,24 @@ class PodScheduler:
             if not st.ok:
                 return st.with_plugin(pl.name), {}
             active.append((pl, w))
+        raws = []
+        for pl, _ in active:
+            raw = pl.score(cs, pod, self.snap, feasible)
+            if NORMALIZE_SCORE in pl.points:
+                raw = pl.normalize(cs, pod, self.snap, feasible, raw)
+            if not isinstance(raw, np.ndarray) or raw.dtype != np.int64:
+                raw = np.asarray(raw, dtype=np.int64)
+            raws.append(raw)
+        # Upstream checks every plugin's scores after NormalizeScore: one pass over all of them
+        # (negatives wrap past 100 as uint64), the first plugin out of range named on failure.
+        if len(feasible) and raws and _umax((np.concatenate(raws) if len(raws) > 1 else raws[0]).view(np.uint64)) > MAX_NODE_SCORE:
+            for (pl, _), raw in zip(active, raws, strict=True):
+                if _umax(raw.view(np.uint64)) > MAX_NODE_SCORE:
+                    msg = f"plugin {pl.name!r} returns an invalid score {int(raw.max() if raw.max() > MAX_NODE_SCORE else raw.min())}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing"
+                    return Status(Code.ERROR, (msg,), pl.name), {}
         totals = np.zeros(len(feasible), dtype=np.int64)
         parts: dict[str, np.ndarray] = {}
-        for pl, w in active:
-            raw = pl.score(cs, pod, self.snap, feasible)
-            if pl.normalizes:
-                raw = pl.normalize(cs, pod, self.snap, feasible, raw)
-            if not pl.bounded and len(raw) and (raw.min() < 0 or raw.max() > MAX_NODE_SCORE):
-                msg = f"plugin {pl.name!r} returns an invalid score {int(raw.max() if raw.max() > MAX_NODE_SCORE else raw.min())}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing"
-                return Status(Code.ERROR, (msg,), pl.name), {}
+        for (pl, w), raw in zip(active, raws, strict=True):
             weighted = raw * w
             parts[pl.name] = weighted
             totals += weighted
@@ -427,3 +439,21 @@ class PodScheduler:
                 st = statuses.get(i)
                 out[i] = {"feasible": False, "reason": st.message() if st else None, "scores": {}, "total": 0}
         return out
+
+
+def pod_failure(r: PodResult) -> str:
+    """A failed pod cycle's reason: its FitError text, else its status."""
+    return r.fit_error or r.status.message() or r.status.code.label
+
+
+def leaf_reason(key: str, minimum: int, before: int, scheduled: int, queued: int, failures: list[PodResult]) -> str:
+    """Why a leaf PodGroup's cycle did not reach minCount (the pod-group cycle and the counted
+    placement outcomes of :mod:`.placement_fast` give the same text)."""
+    head = f"PodGroup {key}: minCount {minimum} not reached ({scheduled} of {minimum} pods schedulable"
+    head += f", {before} already bound)" if before else ")"
+    if queued + before < minimum:
+        return f"PodGroup {key}: only {queued + before} pods for minCount {minimum}"
+    if failures:
+        first = failures[0]
+        return f"{head}; {first.pod.key}: {pod_failure(first)}"
+    return head

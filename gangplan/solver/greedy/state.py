@@ -233,11 +233,5 @@ class RunState:
         """A fresh run over ``snap`` (which may already hold state, e.g. a replay's)."""
         return cls(cluster, snap, sched, AssumedPods(snap), TraceRecorder(), {p.key for p in queued_pods(cluster)}, dict(fixed or {}), preemption, observer)
 
-    def scheduled_nodes(self, key: str) -> list[tuple[str, int]]:
-        """(pod, node) of every pod of group ``key`` (every leaf under a composite) that is bound
-        or assumed: upstream's ``PodGroupState.ScheduledPods``."""
-        node_of = self.snap.node_of
-        return [(p.key, node_of[p.key]) for p in self.cluster.groups.members(key) if p.key in node_of]
-
 
 __all__ = ["AssumedPods", "Mark", "RunObserver", "RunState", "Segment", "TraceRecorder"]

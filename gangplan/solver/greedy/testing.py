@@ -25,6 +25,7 @@ from gangplan.models.objects import (
 )
 from gangplan.solver.greedy.framework import Code, CycleState, Status
 from gangplan.solver.greedy.plugins import REGISTRY
+from gangplan.solver.greedy.plugins.base import NORMALIZE_SCORE
 from gangplan.solver.greedy.snapshot import NodeTable
 
 DEFAULT_MILLI_CPU = 100
@@ -79,7 +80,7 @@ def score_with(plugin: str, cluster: Cluster, pod: Pod, feasible: Iterable[str] 
     if pl.pre_score(cs, pod, snap, nodes).code == Code.SKIP:
         return None
     raw = pl.score(cs, pod, snap, nodes)
-    if pl.normalizes:
+    if NORMALIZE_SCORE in pl.points:
         raw = pl.normalize(cs, pod, snap, nodes, raw)
     return {n: int(raw[k]) for k, n in enumerate(names)}
 

@@ -1,19 +1,29 @@
-"""The plugins of the default profile, one module each, named like upstream's packages.
+"""The in-tree plugins, one module each, named like upstream's packages; the registry.
 
-The registry mirrors ``pkg/scheduler/framework/plugins/registry.go``: a plugin name maps to its
-type, one line each.
+The registry mirrors ``pkg/scheduler/framework/plugins/registry.go`` (``NewInTreeRegistry``): a
+plugin name (a :mod:`.names` constant) maps to its type, one line each. Which extension points a
+plugin serves is read off its methods (:attr:`.base.Plugin.points`); which of them a run uses is
+the profile's business (:mod:`gangplan.solver.greedy.profile`, from the KubeSchedulerConfiguration).
+A plugin outside the package is added with :func:`register` (README "Extending gangplan").
 """
 
 from gangplan.solver.greedy.plugins.base import Plugin
+from gangplan.solver.greedy.plugins.gangscheduling import GangScheduling
 from gangplan.solver.greedy.plugins.imagelocality import ImageLocality
 from gangplan.solver.greedy.plugins.interpodaffinity import InterPodAffinity
-from gangplan.solver.greedy.plugins.node_affinity import NodeAffinity
-from gangplan.solver.greedy.plugins.node_name import NodeName
-from gangplan.solver.greedy.plugins.node_ports import NodePorts
-from gangplan.solver.greedy.plugins.node_unschedulable import NodeUnschedulable
-from gangplan.solver.greedy.plugins.noderesources import BalancedAllocation, Fit
+from gangplan.solver.greedy.plugins.nodeaffinity import NodeAffinity
+from gangplan.solver.greedy.plugins.nodename import NodeName
+from gangplan.solver.greedy.plugins.nodeports import NodePorts
+from gangplan.solver.greedy.plugins.noderesources import (
+    BalancedAllocation,
+    Fit,
+    PlacementBinPacking,
+)
+from gangplan.solver.greedy.plugins.nodeunschedulable import NodeUnschedulable
+from gangplan.solver.greedy.plugins.podgrouppodscount import PodGroupPodsCount
 from gangplan.solver.greedy.plugins.podtopologyspread import PodTopologySpread
 from gangplan.solver.greedy.plugins.tainttoleration import TaintToleration
+from gangplan.solver.greedy.plugins.topologyaware import TopologyPlacementGenerator
 
 REGISTRY: dict[str, type[Plugin]] = {
     NodeUnschedulable.name: NodeUnschedulable,
@@ -26,6 +36,27 @@ REGISTRY: dict[str, type[Plugin]] = {
     InterPodAffinity.name: InterPodAffinity,
     BalancedAllocation.name: BalancedAllocation,
     ImageLocality.name: ImageLocality,
+    GangScheduling.name: GangScheduling,
+    TopologyPlacementGenerator.name: TopologyPlacementGenerator,
+    PlacementBinPacking.name: PlacementBinPacking,
+    PodGroupPodsCount.name: PodGroupPodsCount,
 }
 
-__all__ = ["REGISTRY", "Plugin"]
+
+def register(plugin: type[Plugin]) -> type[Plugin]:
+    """Add a plugin type under its ``name`` (usable as a class decorator); the name must be new.
+    The profile picks it up wherever the KubeSchedulerConfiguration enables it."""
+    if not plugin.name:
+        raise ValueError(f"{plugin.__name__} has no name")
+    if REGISTRY.get(plugin.name, plugin) is not plugin:
+        raise ValueError(f"a plugin named {plugin.name!r} is already registered ({REGISTRY[plugin.name].__name__})")
+    REGISTRY[plugin.name] = plugin
+    return plugin
+
+
+def unregister(name: str) -> None:
+    """Remove a plugin :func:`register` added (tests)."""
+    REGISTRY.pop(name, None)
+
+
+__all__ = ["REGISTRY", "Plugin", "register", "unregister"]

@@ -1,10 +1,18 @@
-"""The plugin interface, reduced to the extension points a pod x node simulation needs.
+"""The plugin interface: the extension points a pod x node simulation of the pod-by-pod cycle
+and of the pod-group cycle needs.
 
-Mirrors the PreFilter / Filter / PreScore / Score / NormalizeScore interfaces of
-``pkg/scheduler/framework/interface.go`` (kubernetes/kubernetes v1.36), but each point works on an
-array of node positions at once so numpy can do the per-node arithmetic: ``filter_mask`` answers
-"which of these nodes pass" and ``filter_one`` gives the full status (reasons) of one node;
-``score`` returns raw scores for the feasible nodes and ``normalize`` maps them to 0..100.
+Mirrors the PreFilter / Filter / PreScore / Score / NormalizeScore interfaces and the pod-group
+ones, PlacementGenerate / PlacementScore (with NormalizePlacementScore) / PlacementFeasible, of
+``staging/src/k8s.io/kube-scheduler/framework/interface.go`` (kubernetes/kubernetes v1.36 and
+master). The pod points work on an array of node positions at once so numpy can do the per-node
+arithmetic: ``filter_mask`` answers "which of these nodes pass" and ``filter_one`` gives the full
+status (reasons) of one node; ``score`` returns raw scores for the feasible nodes and
+``normalize`` maps them to 0..100. The placement points likewise take every placement of one
+decision at once.
+
+Which points a plugin extends is read off the methods its class defines, as Go reads it off the
+interfaces a type satisfies (``NewFramework`` / ``updatePluginList``): :attr:`Plugin.points`,
+computed when the class is created. There is nothing to declare and nothing that can drift.
 """
 
 from __future__ import annotations
@@ -13,19 +21,59 @@ import numpy as np
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import Pod, SchedulerProfile
-from gangplan.solver.greedy.framework import SUCCESS, Code, CycleState, Status
+from gangplan.solver.greedy.framework import (
+    SUCCESS,
+    Code,
+    CycleState,
+    Placement,
+    PlacementProgress,
+    PodGroupInfo,
+    Status,
+)
 from gangplan.solver.greedy.snapshot import NodeTable
+
+PRE_FILTER = "PreFilter"
+FILTER = "Filter"
+PRE_SCORE = "PreScore"
+SCORE = "Score"
+NORMALIZE_SCORE = "NormalizeScore"
+PLACEMENT_GENERATE = "PlacementGenerate"
+PLACEMENT_SCORE = "PlacementScore"
+NORMALIZE_PLACEMENT_SCORE = "NormalizePlacementScore"
+PLACEMENT_FEASIBLE = "PlacementFeasible"
+
+EXTENSION_POINTS: dict[str, tuple[str, ...]] = {
+    PRE_FILTER: ("pre_filter",),
+    FILTER: ("filter_one", "filter_mask"),
+    PRE_SCORE: ("pre_score",),
+    SCORE: ("score",),
+    NORMALIZE_SCORE: ("normalize",),
+    PLACEMENT_GENERATE: ("generate_placements",),
+    PLACEMENT_SCORE: ("score_placements",),
+    NORMALIZE_PLACEMENT_SCORE: ("normalize_placement_scores",),
+    PLACEMENT_FEASIBLE: ("placement_feasible",),
+}
+"""Extension point -> the methods that implement it; a plugin extends a point when its class
+(or a parent other than :class:`Plugin`) defines one of them."""
+
+
+def extension_points(cls: type) -> frozenset[str]:
+    """The points ``cls`` implements: those with a method defined below :class:`Plugin`."""
+    return frozenset(point for point, methods in EXTENSION_POINTS.items() if any(getattr(cls, m, None) is not getattr(Plugin, m) for m in methods))
 
 
 class Plugin:
-    """One upstream plugin. Subclasses set ``name`` and override the points they implement."""
+    """One upstream plugin. Subclasses set ``name`` (a :mod:`.names` constant) and define the
+    methods of the points they implement; the defaults below are what the framework does for a
+    plugin that does not (pass, zero, identity), so runners may call any of them."""
 
     name = ""
-    filters = False
-    scores = False
-    normalizes = False
-    bounded = False
-    """True when Score cannot leave [0, 100] by construction (the range check is skipped)."""
+    points: frozenset[str] = frozenset()
+    """The extension points this class implements (set for every subclass)."""
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.points = extension_points(cls)
 
     def __init__(self, cluster: Cluster, profile: SchedulerProfile) -> None:
         self.cluster = cluster
@@ -66,6 +114,37 @@ class Plugin:
 
     def normalize(self, cs: CycleState, pod: Pod, snap: NodeTable, feasible: np.ndarray, scores: np.ndarray) -> np.ndarray:
         return scores
+
+    # ---- PlacementGenerate -------------------------------------------------------------------
+    def generate_placements(self, snap: NodeTable, info: PodGroupInfo, parent: Placement) -> tuple[list[Placement], Status]:
+        """``GeneratePlacements``: the candidate placements of the group inside ``parent``.
+
+        Return ``[parent]`` (the very object) when the plugin does not constrain this group;
+        an empty list with Success means "no placement" (the framework makes it Unschedulable),
+        a non-success status fails the decision (Error) or makes it Unschedulable."""
+        return [parent], SUCCESS
+
+    # ---- PlacementScore ----------------------------------------------------------------------
+    def score_placements(self, snap: NodeTable, info: PodGroupInfo, placements: list[Placement], proposals: list[list[tuple[Pod, int]]]) -> list[int]:
+        """``ScorePlacement`` of every feasible placement of one decision: raw scores.
+
+        ``proposals[k]`` are placement ``k``'s (pod, node) assignments, already reverted in
+        ``snap``. Raise :class:`~gangplan.solver.greedy.framework.PlacementError` for an Error
+        status. A node of -1 means the outcome was counted, not evaluated
+        (:mod:`gangplan.solver.greedy.placement_fast`); plugins that read proposal nodes must be
+        left out of counting (``placement_fast.COUNTABLE_PLACEMENT_SCORERS``)."""
+        return [0] * len(placements)
+
+    def normalize_placement_scores(self, snap: NodeTable, info: PodGroupInfo, scores: list[int]) -> list[int]:
+        """``NormalizePlacementScore`` (``PlacementScoreExtensions``). Default: unchanged."""
+        return scores
+
+    # ---- PlacementFeasible -------------------------------------------------------------------
+    def placement_feasible(self, minimum: int, progress: PlacementProgress) -> Code:
+        """``PlacementFeasible`` after each pod (child group) of a placement's evaluation:
+        Unschedulable stops the evaluation, Wait continues, Success means the group may be kept.
+        Only the code is modelled (upstream's status messages reach no trace)."""
+        return Code.SUCCESS
 
     def status(self, st: Status) -> Status:
         return st.with_plugin(self.name)

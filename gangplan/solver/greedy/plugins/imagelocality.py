@@ -10,9 +10,10 @@ from collections import Counter
 import numpy as np
 
 from gangplan.solver.greedy.framework import MAX_NODE_SCORE
+from gangplan.solver.greedy.plugins import names
 from gangplan.solver.greedy.plugins.base import Plugin, StaticFilterCache
 
-NAME = "ImageLocality"
+NAME = names.IMAGE_LOCALITY
 MB = 1024 * 1024
 MIN_THRESHOLD = 23 * MB
 MAX_CONTAINER_THRESHOLD = 1000 * MB
@@ -35,9 +36,7 @@ def calculate_priority(sum_scores: int, num_containers: int) -> int:
 
 
 class ImageLocality(Plugin):
-    bounded = True
     name = NAME
-    scores = True
 
     def __init__(self, cluster, profile) -> None:
         super().__init__(cluster, profile)

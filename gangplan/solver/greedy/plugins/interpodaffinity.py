@@ -30,10 +30,11 @@ import numpy as np
 from gangplan.models.objects import Pod, PodAffinityTerm
 from gangplan.predicates import term_matches
 from gangplan.solver.greedy.framework import MAX_NODE_SCORE, SKIP, SUCCESS, unschedulable
+from gangplan.solver.greedy.plugins import names
 from gangplan.solver.greedy.plugins.base import Plugin
 from gangplan.solver.greedy.snapshot import NodeTable
 
-NAME = "InterPodAffinity"
+NAME = names.INTER_POD_AFFINITY
 ERR_REASON_EXISTING_ANTI_AFFINITY = "node(s) didn't satisfy existing pods anti-affinity rules"
 ERR_REASON_AFFINITY = "node(s) didn't match pod affinity rules"
 ERR_REASON_ANTI_AFFINITY = "node(s) didn't match pod anti-affinity rules"
@@ -69,9 +70,6 @@ def _at(counts: dict[str, np.ndarray], snap: NodeTable, key: str, idx: np.ndarra
 
 class InterPodAffinity(Plugin):
     name = NAME
-    filters = True
-    scores = True
-    normalizes = True
 
     def _matches(self, term: PodAffinityTerm, owner_ns: str, pod: Pod) -> bool:
         return term_matches(term, owner_ns, pod, self.cluster.namespaces)

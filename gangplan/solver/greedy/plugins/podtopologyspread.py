@@ -34,10 +34,11 @@ from gangplan.solver.greedy.framework import (
     go_div_array,
     unschedulable,
 )
+from gangplan.solver.greedy.plugins import names
 from gangplan.solver.greedy.plugins.base import Plugin
 from gangplan.solver.greedy.snapshot import NodeTable
 
-NAME = "PodTopologySpread"
+NAME = names.POD_TOPOLOGY_SPREAD
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
 HOSTNAME = "kubernetes.io/hostname"
@@ -93,9 +94,6 @@ class _Domains:
 
 class PodTopologySpread(Plugin):
     name = NAME
-    filters = True
-    scores = True
-    normalizes = True
 
     # ---- Filter ------------------------------------------------------------------------------
     def pre_filter(self, cs, pod, snap):

@@ -13,9 +13,10 @@ import numpy as np
 
 from gangplan.predicates import count_intolerable_prefer_no_schedule, first_untolerated_taint
 from gangplan.solver.greedy.framework import SUCCESS, default_normalize_score, unschedulable
+from gangplan.solver.greedy.plugins import names
 from gangplan.solver.greedy.plugins.base import Plugin, StaticFilterCache, constant_reason
 
-NAME = "TaintToleration"
+NAME = names.TAINT_TOLERATION
 
 
 ERR_REASON_UNTOLERATED = "node(s) had untolerated taint(s)"
@@ -25,9 +26,6 @@ LEGACY_REASON_FORMAT = "node(s) had untolerated taint {{{key}: {value}}}"
 
 class TaintToleration(Plugin):
     name = NAME
-    filters = True
-    scores = True
-    normalizes = True
 
     def __init__(self, cluster, profile) -> None:
         super().__init__(cluster, profile)

@@ -15,13 +15,14 @@ import math
 import numpy as np
 
 from gangplan.solver.greedy.framework import MAX_NODE_SCORE, SKIP, SUCCESS
+from gangplan.solver.greedy.plugins import names
 from gangplan.solver.greedy.plugins.base import Plugin
 from gangplan.solver.greedy.plugins.noderesources.resource_allocation import (
     pod_request_list,
     requested_and_allocatable,
 )
 
-NAME = "NodeResourcesBalancedAllocation"
+NAME = names.NODE_RESOURCES_BALANCED_ALLOCATION
 
 
 def balanced_resource_score(requested: list[int], allocatable: list[int]) -> int:
@@ -66,9 +67,7 @@ def balanced_allocation_scores(requested: np.ndarray, alloc: np.ndarray) -> np.n
 
 
 class BalancedAllocation(Plugin):
-    bounded = True
     name = NAME
-    scores = True
 
     def _resources(self) -> list[str]:
         return list(self.profile.balanced_resources)

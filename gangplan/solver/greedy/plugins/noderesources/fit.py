@@ -17,6 +17,7 @@ import numpy as np
 
 from gangplan.models.objects import CPU, EPHEMERAL, MEMORY
 from gangplan.solver.greedy.framework import SUCCESS, Status, unschedulable
+from gangplan.solver.greedy.plugins import names
 from gangplan.solver.greedy.plugins.base import Plugin
 from gangplan.solver.greedy.plugins.noderesources.least_allocated import least_allocated_scores
 from gangplan.solver.greedy.plugins.noderesources.most_allocated import most_allocated_scores
@@ -27,7 +28,7 @@ from gangplan.solver.greedy.plugins.noderesources.resource_allocation import (
     requested_and_allocatable,
 )
 
-NAME = "NodeResourcesFit"
+NAME = names.NODE_RESOURCES_FIT
 TOO_MANY_PODS = "Too many pods"
 
 
@@ -58,10 +59,7 @@ def fit_failures(snap, req: np.ndarray, idx: np.ndarray, added: np.ndarray | int
 
 
 class Fit(Plugin):
-    bounded = True
     name = NAME
-    filters = True
-    scores = True
 
     def filter_mask(self, cs, pod, snap, idx):
         req = snap.request_vector(pod)

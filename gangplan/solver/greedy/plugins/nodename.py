@@ -7,15 +7,15 @@ from __future__ import annotations
 import numpy as np
 
 from gangplan.solver.greedy.framework import SUCCESS, unschedulable
+from gangplan.solver.greedy.plugins import names
 from gangplan.solver.greedy.plugins.base import Plugin, constant_reason
 
-NAME = "NodeName"
+NAME = names.NODE_NAME
 ERR_REASON = "node(s) didn't match the requested node name"
 
 
 class NodeName(Plugin):
     name = NAME
-    filters = True
 
     def filter_one(self, cs, pod, snap, i):
         if pod.node_name and pod.node_name != snap.names[i]:

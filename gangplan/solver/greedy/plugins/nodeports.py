@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from gangplan.predicates import conflicting_port
 from gangplan.solver.greedy.framework import SKIP, SUCCESS, unschedulable
+from gangplan.solver.greedy.plugins import names
 from gangplan.solver.greedy.plugins.base import Plugin, constant_reason
 
-NAME = "NodePorts"
+NAME = names.NODE_PORTS
 ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
 
 
 class NodePorts(Plugin):
     name = NAME
-    filters = True
 
     def pre_filter(self, cs, pod, snap):
         return SUCCESS if pod.host_ports else SKIP

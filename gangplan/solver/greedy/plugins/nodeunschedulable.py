@@ -8,15 +8,15 @@ import numpy as np
 
 from gangplan.predicates import blocked_by_unschedulable
 from gangplan.solver.greedy.framework import SUCCESS, unschedulable
+from gangplan.solver.greedy.plugins import names
 from gangplan.solver.greedy.plugins.base import Plugin, StaticFilterCache, constant_reason
 
-NAME = "NodeUnschedulable"
+NAME = names.NODE_UNSCHEDULABLE
 ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 
 
 class NodeUnschedulable(Plugin):
     name = NAME
-    filters = True
 
     def __init__(self, cluster, profile) -> None:
         super().__init__(cluster, profile)

@@ -14,9 +14,10 @@ import numpy as np
 
 from gangplan.predicates import node_matches_pod_selector, node_selector_term_matches
 from gangplan.solver.greedy.framework import SKIP, SUCCESS, default_normalize_score, unschedulable
+from gangplan.solver.greedy.plugins import names
 from gangplan.solver.greedy.plugins.base import Plugin, StaticFilterCache, constant_reason
 
-NAME = "NodeAffinity"
+NAME = names.NODE_AFFINITY
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 
 
@@ -47,9 +48,6 @@ def _selector_key(pod) -> str:
 
 class NodeAffinity(Plugin):
     name = NAME
-    filters = True
-    scores = True
-    normalizes = True
 
     def __init__(self, cluster, profile) -> None:
         super().__init__(cluster, profile)

@@ -1,0 +1,97 @@
+"""Build the whole CP-SAT model from the registry of constraint families (:mod:`.registry`).
+
+Steps, every family in registry order at each (see :mod:`.family`):
+
+1. the problem data (:func:`.instance.build_instance`), never changed after;
+2. every family's ``layout``: which classes get per-node counts (with the most pods one node may
+   take), which groups' pooled classes count per domain, and plan outputs;
+3. every family's static ``mask`` per class (:func:`.eligibility.class_eligibility`);
+4. the variables (:func:`.variables.build_variables`);
+5. every family's ``build``, each reading the outputs of the ones before it;
+6. the objective tiers (:func:`.objective.build_tiers`).
+
+``skip`` leaves rule families out (their masks, per-node limits and guarded constraints), so that
+``check_feasible`` can name the family that rejects a placement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ortools.sat.python import cp_model
+
+from gangplan.models.cluster import Cluster
+from gangplan.solver.exact import registry
+from gangplan.solver.exact.eligibility import EligibilityCache, class_eligibility
+from gangplan.solver.exact.family import BuildContext, Family, Outputs
+from gangplan.solver.exact.instance import Instance, build_instance
+from gangplan.solver.exact.objective import build_tiers
+from gangplan.solver.exact.topology import Confinement
+from gangplan.solver.exact.variables import ExactModel, Tier, build_variables
+
+
+@dataclass
+class BuiltModel:
+    """What :func:`build_model` returns: the variables, the families' typed outputs, and the
+    objective tiers (highest first) that :mod:`.solve` maximises."""
+
+    em: ExactModel
+    outputs: Outputs
+    tiers: list[Tier]
+
+    @property
+    def inst(self) -> Instance:
+        return self.em.inst
+
+    @property
+    def model(self) -> cp_model.CpModel:
+        return self.em.model
+
+    @property
+    def confinement(self) -> Confinement:
+        """The topology family's per-domain counts of pooled classes (decoding reads them)."""
+        return self.outputs.find(Confinement) or Confinement(by_class={})
+
+
+def build_model(cluster: Cluster, *, fixed: dict[str, str | None] | None = None, victims=(),
+                objective: str = "default", skip: frozenset[str] = frozenset(),
+                preemption: bool = False, families: Sequence[Family] | None = None) -> BuiltModel:
+    """The model of ``cluster`` (see the module docstring). ``victims`` are removed from the
+    bound state up front; ``preemption`` lets the model choose evictions itself
+    (:mod:`.preemption`); ``families`` (default: the registry) are built in the order given."""
+    families = registry.FAMILIES if families is None else tuple(families)
+    inst = build_instance(cluster, fixed=fixed, victims=victims, preemption=preemption)
+    outputs = Outputs()
+    caps = [c.size for c in inst.classes]
+    per_node: set[int] = set()
+    per_domain: dict[str, str] = {}
+    for fam in families:
+        if fam.layout is None:
+            continue
+        layout = fam.layout(inst, objective)
+        per_node.update(layout.per_node)
+        if fam.name not in skip:
+            for c, most in layout.per_node.items():
+                caps[c] = min(caps[c], most)
+        per_domain.update(layout.per_domain)
+        outputs.put(layout.output)
+    cache = EligibilityCache(inst)
+    masks = [(fam.name, fam.mask) for fam in families if fam.mask is not None]
+    elig = [class_eligibility(inst, cache, c, masks, skip) for c in inst.classes]
+    private = [c.index in per_node or bool(elig[c.index].needs_evict) for c in inst.classes]
+    em = build_variables(inst, elig, private, caps, per_domain)
+    ctx = BuildContext(em=em, cache=cache, objective=objective, skip=skip, outputs=outputs)
+    for fam in families:
+        if fam.build is not None:
+            outputs.put(fam.build(ctx))
+    return BuiltModel(em=em, outputs=outputs, tiers=build_tiers(em, outputs, objective))
+
+
+def rule_families(families: Sequence[Family] | None = None) -> list[str]:
+    """Names of the families ``check_feasible`` drops one at a time (rules with a model part)."""
+    families = registry.FAMILIES if families is None else families
+    return [fam.name for fam in families if fam.rule and fam.build is not None]
+
+
+__all__ = ["BuiltModel", "build_model", "rule_families"]

@@ -1,0 +1,85 @@
+"""Victim units as problem data: which bound pods the exact model may evict, and what each frees.
+
+Victim units mirror upstream's ``WorkloadPortion`` (spec/kep-algorithms.md §2.1-2.2, the units of
+``getCrossNodesVictims`` in ``pkg/scheduler/framework/preemption/podgrouppreemption.go``,
+kubernetes/kubernetes 00f22436be9627b0d57b18d24da0017217f4e5a0), re-derived here from the Cluster
+(no engine imports the other): see :mod:`.preemption` for the rules and the model part. This
+module only reads the Cluster, so :mod:`.instance` builds the units without importing the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gangplan.models.cluster import Cluster
+from gangplan.models.groups import EntityKey, VictimUnit
+from gangplan.models.objects import Pod
+
+NEVER = "Never"
+
+
+@dataclass
+class EvictUnit:
+    """One evictable unit: evicted as a whole or kept."""
+
+    key: str
+    pods: tuple[Pod, ...]
+    priority: int
+    usage: dict[int, np.ndarray]
+    """Node index -> summed requests of the unit's pods there (Instance.resources order)."""
+    slots: dict[int, int]
+    """Node index -> the unit's pods there."""
+
+
+def victim_units(cluster: Cluster, bound_node_of: dict[str, int]) -> list[VictimUnit]:
+    """Every unit over the bound pods on known nodes, in pod order (:meth:`GroupTree.victim_units`)."""
+    return cluster.groups.victim_units(p for p in cluster.bound_pods if p.key in bound_node_of)
+
+
+def preemptors(cluster: Cluster, classes) -> list[tuple[int, EntityKey]]:
+    """(priority, entity) of every entity the model may place that may preempt."""
+    tree = cluster.groups
+    out: dict[EntityKey, int] = {}
+    for c in classes:
+        for p in c.pods:
+            out[tree.entity_of(p)] = c.priority
+    return sorted(((pr, e) for e, pr in out.items() if tree.preemption_policy(e) != NEVER), key=lambda t: (-t[0], t[1]))
+
+
+def evictable_units(cluster: Cluster, classes, bound_node_of: dict[str, int],
+                    resources: tuple[str, ...]) -> list[EvictUnit]:
+    """The units the model may evict (see the module docstring), in pod order."""
+    pre = preemptors(cluster, classes)
+    if not pre:
+        return []
+    top = pre[0][0]
+    ridx = {r: i for i, r in enumerate(resources)}
+    out = []
+    for unit in victim_units(cluster, bound_node_of):
+        key, pods, prio = str(unit.key), unit.pods, unit.priority
+        if prio >= top:
+            continue
+        usage: dict[int, np.ndarray] = {}
+        slots: dict[int, int] = {}
+        for p in pods:
+            n = bound_node_of[p.key]
+            vec = usage.setdefault(n, np.zeros(len(resources), dtype=np.int64))
+            for r, q in p.requests.items():
+                if r in ridx:
+                    vec[ridx[r]] += q
+            slots[n] = slots.get(n, 0) + 1
+        out.append(EvictUnit(key=key, pods=pods, priority=prio, usage=usage, slots=slots))
+    return out
+
+
+def eviction_room(units: list[EvictUnit], n_nodes: int, n_res: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per node, the resources and pod slots every evictable unit together could free."""
+    room = np.zeros((n_nodes, n_res), dtype=np.int64)
+    slots = np.zeros(n_nodes, dtype=np.int64)
+    for u in units:
+        for n, vec in u.usage.items():
+            room[n] += vec
+            slots[n] += u.slots[n]
+    return room, slots

@@ -1,0 +1,75 @@
+"""PlacementBinPacking: ``pkg/scheduler/framework/plugins/noderesources/placement_bin_packing.go``
+(kubernetes/kubernetes @128a49b7, ``ScorePlacement``; in v1.36 the same scorer was registered as
+NodeResourcesFit's PlacementScore, which is why ``placementScore`` accepts either name).
+
+PlacementScore only: the resource-allocation scorer over the whole placement. Per resource the
+requests of the proposed assignments plus what the placement's nodes already hold
+(``NonZeroRequested`` for cpu/memory), over the placement's total allocatable. An extended
+resource counts only if the group's proposed pods request it in total. The strategy is
+MostAllocated with the resource weights of the profile's NodeResourcesFit (public docs
+``topology-aware-scheduling.md`` @015c39bd: "always uses MostAllocated ... inherits the resource
+weights"). No normalisation. Only the proposals' requests are read, never their nodes, so counted
+placement outcomes (node -1) score the same as evaluated ones.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gangplan.models.objects import CPU, EPHEMERAL, MEMORY, Pod
+from gangplan.solver.greedy.plugins import names
+from gangplan.solver.greedy.plugins.base import Plugin
+from gangplan.solver.greedy.plugins.noderesources.most_allocated import most_requested_score
+from gangplan.solver.greedy.plugins.noderesources.resource_allocation import (
+    pod_request_list,
+    weighted_average,
+)
+from gangplan.solver.greedy.snapshot import NodeTable
+
+NAME = names.PLACEMENT_BIN_PACKING
+
+
+class PlacementBinPacking(Plugin):
+    name = NAME
+
+    def score_placements(self, snap, info, placements, proposals):
+        return bin_packing_scores(snap, dict(self.profile.fit_resources), [p.nodes for p in placements], proposals)
+
+
+def bin_packing_score(snap: NodeTable, fit_resources: dict[str, int], nodes: np.ndarray, assigned: list[tuple[Pod, int]]) -> int:
+    """The raw score of one placement (see the module docstring).
+
+    ``assigned`` are (pod, node) proposals; they must not be assumed in ``snap`` any more."""
+    return bin_packing_scores(snap, fit_resources, [nodes], [assigned])[0]
+
+
+def bin_packing_scores(snap: NodeTable, fit_resources: dict[str, int], node_sets: list[np.ndarray], proposals: list[list[tuple[Pod, int]]]) -> list[int]:
+    """:func:`bin_packing_score` of several placements at once: per resource the proposals'
+    requests plus the placement's usage (``NonZeroRequested`` for cpu / memory) over its total
+    allocatable; an extended resource counts only if the placement's proposals request it."""
+    resources = list(fit_resources)
+    weights = [fit_resources[r] for r in resources]
+    vectors: dict[int, np.ndarray] = {}
+    wanted = np.zeros((len(node_sets), len(resources)), dtype=np.int64)
+    for m, assigned in enumerate(proposals):
+        for pod, _node in assigned:
+            v = vectors.get(id(pod))
+            if v is None:
+                v = vectors[id(pod)] = np.array(pod_request_list(pod, resources, use_requested=False), dtype=np.int64)
+            wanted[m] += v
+    concat = np.concatenate(node_sets) if node_sets else np.zeros(0, dtype=np.int64)
+    starts = np.cumsum([0] + [len(s) for s in node_sets[:-1]])
+    requested = np.zeros((len(resources), len(node_sets)), dtype=np.int64)
+    alloc = np.zeros_like(requested)
+    for k, r in enumerate(resources):
+        j = snap.res_index.get(r)
+        if j is None:
+            continue
+        counted = np.ones(len(node_sets), dtype=bool) if r in (CPU, MEMORY, EPHEMERAL) else wanted[:, k] != 0
+        if r in (CPU, MEMORY):
+            used = np.add.reduceat(snap.nonzero[concat, 0 if r == CPU else 1], starts)
+        else:
+            used = np.add.reduceat(snap.requested[concat, j], starts)
+        alloc[k] = np.where(counted, np.add.reduceat(snap.alloc[concat, j], starts), 0)
+        requested[k] = np.where(alloc[k] > 0, wanted[:, k] + used, 0)
+    return weighted_average(most_requested_score(requested, alloc), alloc, weights).tolist()

@@ -1,0 +1,61 @@
+"""Layering: typer commands live in the CLI layer only, and the bench modules import one way.
+
+Both read the source (every ``import`` statement, the ones inside functions too, since a lazy
+import is how a cycle hides), so they fail as soon as a library module imports typer or a bench
+module imports one that imports it back.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import networkx as nx
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "gangplan"
+
+
+def _module_name(path: Path, root: Path = ROOT) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, at module level or inside a function."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.add(node.module)
+            out.update(f"{node.module}.{a.name}" for a in node.names)  # `from pkg import module`
+    return out
+
+
+def _graph(paths: list[Path], root: Path = ROOT) -> nx.DiGraph:
+    names = {_module_name(p, root): p for p in paths}
+    g = nx.DiGraph()
+    g.add_nodes_from(names)
+    for name, path in names.items():
+        g.add_edges_from((name, m) for m in _imports(path) if m in names and m != name)
+    return g
+
+
+def test_only_the_cli_module_imports_typer():
+    users = sorted(_module_name(p) for p in PACKAGE.rglob("*.py") if any(m == "typer" or m.startswith("typer.") for m in _imports(p)))
+    assert users == ["gangplan.cli"]
+
+
+def test_the_bench_modules_have_no_import_cycle_even_through_lazy_imports():
+    g = _graph(sorted((PACKAGE / "bench").glob("*.py")))
+    assert {("gangplan.bench.runner", "gangplan.bench.executors"), ("gangplan.bench.executors", "gangplan.bench.worker")} <= set(g.edges)
+    assert list(nx.simple_cycles(g)) == []
+
+
+def test_the_cycle_check_sees_a_lazy_import(tmp_path):
+    (tmp_path / "gangplan").mkdir()
+    (tmp_path / "gangplan" / "a.py").write_text("import gangplan.b\n")
+    (tmp_path / "gangplan" / "b.py").write_text("def f():\n    from gangplan.a import x\n")
+    g = _graph(sorted((tmp_path / "gangplan").glob("*.py")), root=tmp_path)
+    assert [sorted(c) for c in nx.simple_cycles(g)] == [["gangplan.a", "gangplan.b"]]
