@@ -95,15 +95,15 @@ def measure(shape: str, nodes: int, size: int, build, *, time_limit: float, work
     greedy = solve_greedy(cluster)
     greedy_s = time.perf_counter() - t0
     exact = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, hint=greedy)
-    model = exact.trace.get("model", {})
+    trace = exact.exact_trace
     # Tiers solved in one merged phase report that phase's seconds each: count every phase once.
-    solve_s = sum({p.get("phase", i): p.get("seconds", 0.0) for i, p in enumerate(exact.trace.get("phases", []))}.values())
+    solve_s = sum({p.phase: p.seconds for p in trace.phases or []}.values())
     violations = len(validate(cluster, greedy)) + len(validate(cluster, exact))
     fmt = lambda obj: ";".join(f"{k}={v:g}" for k, v in obj.items() if k.startswith("admitted") or k == "placed")  # noqa: E731
     return {
         "shape": shape, "nodes": nodes, "pods": len(cluster.pending_pods), "greedy_s": round(greedy_s, 3),
-        "greedy_objective": fmt(greedy.objective), "variables": model.get("variables"), "constraints": model.get("constraints"),
-        "build_s": exact.trace.get("buildSeconds"), "solve_s": round(solve_s, 3), "exact_s": round(exact.wall_seconds, 3),
+        "greedy_objective": fmt(greedy.objective), "variables": trace.model.variables, "constraints": trace.model.constraints,
+        "build_s": trace.build_seconds, "solve_s": round(solve_s, 3), "exact_s": round(exact.wall_seconds, 3),
         "status": exact.status.value,
         "gap": "" if exact.gap is None else round(exact.gap, 6), "exact_objective": fmt(exact.objective),
         "violations": violations,

@@ -245,26 +245,28 @@ def run_cell(nodes: int, pods: int, profile: str, seed: int, time_limit: float, 
     hint_valid = not validate(cluster, hint)
     result = solve_exact(cluster, time_limit=time_limit, workers=2, seed=seed, hint=hint)
     violations = validate(cluster, result)
-    build_s = result.trace["buildSeconds"]
-    start_s = result.trace.get("startSeconds", 0.0)
-    timing = result.trace.get("timing", {})
-    tiebreak = result.trace.get("tiebreak", {})
+    trace = result.exact_trace
+    build_s = trace.build_seconds
+    start_s = trace.start_seconds or 0.0
+    timing = trace.timing or {}
+    tiebreak = trace.tiebreak
     first = next(iter(result.objective))
     row = {
         "nodes": nodes, "pods": pods, "profile": profile, "seed": seed, "load_s": round(load_s, 2),
         "hint": hint_engine, "hint_s": round(hint_s, 2), "hint_valid": hint_valid,
-        "hint_used": result.trace["hint"].get("used"), "hint_dropped": result.trace["hint"].get("dropped", 0), "hint_top_admitted": hint.objective.get(first, 0),
-        "start": result.trace["hint"].get("start", "hint"),
+        "hint_used": trace.hint.used, "hint_dropped": trace.hint.dropped or 0, "hint_top_admitted": hint.objective.get(first, 0),
+        "start": trace.hint.start or "hint",
         "build_s": build_s, "start_s": start_s, "pack_s": round(timing.get("packing", 0.0), 2), "pack_runs": timing.get("packingRuns", 0),
         "solve_s": round(result.wall_seconds - build_s - start_s, 2), "status": result.status.value,
         "gap": result.gap, "top_admitted": result.objective.get(first, 0),
         "placed": result.objective.get("placed", 0), "hint_placed": hint.objective.get("placed", 0),
         "decision_s": round(timing.get("decision", 0.0), 2),
-        "tiebreak_s": round(timing.get("tiebreak", 0.0), 2), "tiebreak_status": tiebreak.get("status", "") if tiebreak.get("solved", True) else "skipped",
-        "tiebreak_gap": tiebreak.get("gap", ""), "exact_s": round(result.wall_seconds, 2),
-        "variables": result.trace["model"]["variables"], "valid": not violations,
-        "phases": " ".join(f"{p['tier']}:{p['status'][0]}{p['seconds']:.1f}s" for p in result.trace["phases"]),
-        "superseded_s": round(sum({p["phase"]: p["seconds"] for p in result.trace.get("superseded", [])}.values()), 2),
+        "tiebreak_s": round(timing.get("tiebreak", 0.0), 2),
+        "tiebreak_status": "" if tiebreak is None else ("skipped" if tiebreak.solved is False else tiebreak.status),
+        "tiebreak_gap": "" if tiebreak is None or tiebreak.gap is None else tiebreak.gap, "exact_s": round(result.wall_seconds, 2),
+        "variables": trace.model.variables, "valid": not violations,
+        "phases": " ".join(f"{p.tier}:{p.status[0]}{p.seconds:.1f}s" for p in trace.phases),
+        "superseded_s": round(sum({p.phase: p.seconds for p in trace.superseded or []}.values()), 2),
         "greedy_pods_s": round(len(cluster.pending_pods) / hint_s, 1) if hint_s > 0 else "",
         "exact_over_greedy": round(result.wall_seconds / hint_s, 2) if hint_s > 0 else "",
         "load": load,

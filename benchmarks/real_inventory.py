@@ -129,7 +129,7 @@ def run_cell(jobs: int, load: float, seed: int, time_limit: float, workers: int)
         "greedy_admitted": greedy.objective.get(first, 0), "exact_admitted": exact.objective.get(first, 0),
         "exact_s": round(exact_s, 3), "exact_status": exact.status.value, "gap": exact.gap,
         "exact_over_greedy": round(exact_s / greedy_s, 2),
-        "phases": " ".join(f"{p['tier']}:{p['status'][0]}{p['seconds']:.1f}s" for p in exact.trace.get("phases", [])),
+        "phases": " ".join(f"{p.tier}:{p.status[0]}{p.seconds:.1f}s" for p in exact.exact_trace.phases or []),
         "diff_s": round(diff_s, 3), "classification": d.classification,
         "decisive_probes": d.decisive.probes if d.decisive else 0,
         "valid": not validate(cluster, greedy) and not validate(cluster, exact),

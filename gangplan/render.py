@@ -239,32 +239,31 @@ def _short(items: list[str], n: int = 6) -> str:
 
 def render_trace(console: Console, r: Result, pod_key: str) -> None:
     """One pod's greedy trace: feasible nodes, rejections per plugin, top scores, the choice."""
-    tr = r.trace.get("pods", {}).get(pod_key)
+    tr = r.greedy_trace.pods.get(pod_key)
     outcome = r.pods.get(pod_key)
     console.print(f"[bold]{pod_key}[/bold]: " + (f"-> {outcome.node}" if outcome and outcome.node else f"not placed ({outcome.reason if outcome else '?'})"))
     if tr is None:
         console.print("  (not evaluated by the scheduler: gated, or its group failed validation)")
         return
-    console.print(f"  evaluated {tr.get('evaluatedNodes', '?')} nodes, {tr.get('feasibleNodes', '?')} feasible")
-    for plugin, reasons in (tr.get("rejections") or {}).items():
+    console.print(f"  evaluated {tr.evaluated_nodes} nodes, {tr.feasible_nodes} feasible")
+    for plugin, reasons in tr.rejections.items():
         for reason, n in reasons.items():
             console.print(f"  rejected by {plugin}: {n} x {reason}", markup=False)
-    if tr.get("fitError"):
-        console.print(f"  FitError: {tr['fitError']}", markup=False)
-    top = tr.get("top") or []
-    if top:
-        plugins = sorted({p for row in top for p in row.get("scores", {})})
+    if tr.fit_error:
+        console.print(f"  FitError: {tr.fit_error}", markup=False)
+    if tr.top:
+        plugins = sorted({p for row in tr.top for p in row.scores})
         t = Table(title="Top scored nodes (weighted)", title_justify="left")
         t.add_column("node")
         t.add_column("total", justify="right")
         for p in plugins:
             t.add_column(p, justify="right")
-        for row in top:
-            t.add_row(row["node"], str(row["total"]), *[str(row.get("scores", {}).get(p, "")) for p in plugins])
+        for row in tr.top:
+            t.add_row(row.node, str(row.total), *[str(row.scores.get(p, "")) for p in plugins])
         console.print(t)
-    if tr.get("tieSet") and len(tr["tieSet"]) > 1:
-        console.print(f"  tie set: {_short(tr['tieSet'])}")
-    console.print(f"  chosen: {tr.get('chosen')}")
+    if len(tr.tie_set) > 1:
+        console.print(f"  tie set: {_short(tr.tie_set)}")
+    console.print(f"  chosen: {tr.chosen}")
 
 
 _CLASS_STYLE = {

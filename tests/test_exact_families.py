@@ -366,7 +366,7 @@ def test_a_valid_hint_is_used_and_the_answer_is_never_worse():
     hint = build_result(c, engine="greedy", status=Status.HEURISTIC,
                         placements={"default/b-0": "n2", "default/b-1": "n1"})
     r = solve(c, hint=hint, time_limit=5.0)
-    assert r.trace["hint"]["used"] is True
+    assert r.exact_trace.hint.used is True
     assert shared(r) == {"admitted[p=0]": 1.0, "placed": 3.0}
 
 
@@ -375,8 +375,8 @@ def test_the_entities_an_invalid_hint_breaks_are_dropped_before_it_is_trusted():
     hint = build_result(c, engine="greedy", status=Status.HEURISTIC,
                         placements={f"default/a-{i}": "n2" for i in range(3)})
     r = solve(c, hint=hint, time_limit=5.0)
-    assert r.trace["hint"]["dropped"] == 3
-    assert r.trace["hint"]["violations"][0].startswith("[capacity] Node/n2")
+    assert r.exact_trace.hint.dropped == 3
+    assert r.exact_trace.hint.violations[0].startswith("[capacity] Node/n2")
     assert shared(r) == {"admitted[p=0]": 1.0, "placed": 3.0}
 
 
@@ -393,8 +393,8 @@ def test_an_exact_placement_is_feasible_in_check_feasible():
 
 def test_the_tier_values_of_the_model_match_the_shared_objective():
     r = solve(capacity_cluster())
-    for phase in r.trace["phases"]:
-        assert r.objective[phase["tier"]] == phase["value"]
+    for phase in r.exact_trace.phases:
+        assert r.objective[phase.tier] == phase.value
     assert r.gap == 0.0 and r.bound["placed"] == 3.0
     assert r.engine == "exact"
 
@@ -403,7 +403,7 @@ def test_fixing_a_valid_prefix_starts_from_it_and_still_finds_the_optimum():
     # Forcing gang a's three pods where they fit is valid on its own, so it is the incumbent.
     fixed = {"default/a-0": "n1", "default/a-1": "n1", "default/a-2": "n2"}
     r = solve(capacity_cluster(), fixed=fixed)
-    assert r.trace["hint"]["start"] == "the fixed placements alone"
+    assert r.exact_trace.hint.start == "the fixed placements alone"
     assert {k: r.pods[k].node for k in fixed} == fixed
     assert shared(r) == {"admitted[p=0]": 1.0, "placed": 3.0}
 
@@ -411,7 +411,7 @@ def test_fixing_a_valid_prefix_starts_from_it_and_still_finds_the_optimum():
 def test_fixing_pods_onto_a_node_that_does_not_exist_is_infeasible():
     r = solve_exact(capacity_cluster(), fixed={"default/a-0": "nowhere"})
     assert r.status == Status.INFEASIBLE
-    assert r.trace["infeasible"] == ["result-shape: default/a-0 fixed to unknown node 'nowhere'"]
+    assert r.exact_trace.infeasible == ["result-shape: default/a-0 fixed to unknown node 'nowhere'"]
 
 
 def two_zone_nodes(cpu="1"):

@@ -34,17 +34,20 @@ PARTS = ("build", "start", "modelCheck", "decision", "tiebreak", "result")
 def test_the_trace_says_where_the_time_went():
     c = to_cluster(gpu_benchmark(200, 256, profile="busy", seed=1))
     r = solve_exact(c, time_limit=10.0, workers=2, seed=0)
-    timing = r.trace["timing"]
+    trace = r.exact_trace
+    timing = trace.timing
     assert set(PARTS) <= set(timing)
     assert all(timing[k] >= 0 for k in PARTS)
     assert sum(timing[k] for k in PARTS) <= r.wall_seconds + 1e-3
     assert timing["total"] <= r.wall_seconds + 1e-3
-    phases = r.trace["phases"] + r.trace.get("superseded", [])
-    solves = {(p["phase"], p["seconds"]) for p in phases if p["tier"] != "tiebreak"}
+    phases = trace.phases + (trace.superseded or [])
+    solves = {(p.phase, p.seconds) for p in phases if p.tier != "tiebreak"}
     assert sum(s for _, s in solves) <= timing["decision"] + 1e-3
-    tb = r.trace["tiebreak"]
-    assert tb["value"] == r.objective["tiebreak"] and tb["budget"] <= max(0.5, 0.2 * 10.0) + 1e-6
-    assert tb["gap"] == pytest.approx(abs(tb["bound"] - tb["value"]) / max(1.0, abs(tb["bound"])), abs=1e-6)
+    tb = trace.tiebreak
+    assert tb.value == r.objective["tiebreak"] and tb.budget <= max(0.5, 0.2 * 10.0) + 1e-6
+    assert tb.gap == pytest.approx(abs(tb.bound - tb.value) / max(1.0, abs(tb.bound)), abs=1e-6)
+    again = type(r).from_json(r.to_json())  # the additive keys survive the typed round trip
+    assert again.exact_trace.tiebreak == tb and again.exact_trace.timing == timing
 
 
 def test_a_skipped_tie_break_leaves_the_decision_tiers_optimal(monkeypatch):
@@ -52,9 +55,9 @@ def test_a_skipped_tie_break_leaves_the_decision_tiers_optimal(monkeypatch):
     c = to_cluster(gpu_benchmark(100, 64, profile="busy", seed=0))
     r = solve_exact(c, time_limit=10.0, workers=1, seed=0)
     assert r.status == Status.OPTIMAL and r.gap == 0.0
-    tb = r.trace["tiebreak"]
-    assert tb["solved"] is False and tb["status"] == "FEASIBLE" and tb["seconds"] == 0.0
-    assert tb["bound"] >= tb["value"] == r.objective["tiebreak"]
+    tb = r.exact_trace.tiebreak
+    assert tb.solved is False and tb.status == "FEASIBLE" and tb.seconds == 0.0
+    assert tb.bound >= tb.value == r.objective["tiebreak"]
     assert [str(v) for v in validate(c, r)] == []
 
 
@@ -72,11 +75,11 @@ def test_an_unproven_tie_break_does_not_demote_proven_decision_tiers(monkeypatch
     c = to_cluster(gpu_benchmark(100, 64, profile="busy", seed=0))
     r = solve_exact(c, time_limit=10.0, workers=1, seed=0)
     assert r.status == Status.OPTIMAL and r.gap == 0.0
-    tb = r.trace["tiebreak"]
-    assert tb["status"] == "FEASIBLE" and tb["bound"] == tb["value"] + 10
-    assert tb["gap"] == pytest.approx(10 / max(1.0, tb["bound"]), abs=1e-6)
+    tb = r.exact_trace.tiebreak
+    assert tb.status == "FEASIBLE" and tb.bound == tb.value + 10
+    assert tb.gap == pytest.approx(10 / max(1.0, tb.bound), abs=1e-6)
     assert r.bound["tiebreak"] == r.objective["tiebreak"] + 10
-    assert all(p["status"] == "OPTIMAL" for p in r.trace["phases"] if p["tier"] != "tiebreak")
+    assert all(p.status == "OPTIMAL" for p in r.exact_trace.phases if p.tier != "tiebreak")
 
 
 def test_the_packed_start_admits_the_cheap_gangs_queue_order_blocks():

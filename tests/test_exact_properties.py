@@ -75,5 +75,5 @@ def test_a_hint_never_makes_the_answer_worse(cluster):
     # The optimum itself as the hint: it must be trusted whole, and the answer stays as good.
     hinted = solve_exact(cluster, time_limit=5.0, workers=2, seed=0, hint=plain, preemption=False)
     assert [str(v) for v in validate(cluster, hinted)] == []
-    assert hinted.trace["hint"]["used"] is True
+    assert hinted.exact_trace.hint.used is True
     assert compare(shared(hinted.objective), shared(plain.objective)) == 0

@@ -62,7 +62,7 @@ def test_one_worker_gives_the_same_bytes_twice():
     def run():
         r = solve_exact(c, time_limit=30.0, workers=1, seed=7)
         assert r.status == Status.OPTIMAL
-        return r.model_copy(update={"wall_seconds": 0.0, "trace": {}}).to_json()
+        return r.model_copy(update={"wall_seconds": 0.0}).to_json(with_trace=False)
 
     assert run() == run()
 
@@ -72,6 +72,6 @@ def test_a_thousand_nodes_and_512_pending_pods_are_proven_optimal_within_seconds
     c = busy_cluster(1000, 512)
     r = solve_exact(c, time_limit=30.0, workers=2, seed=0)
     assert r.status == Status.OPTIMAL
-    decision = {p["phase"]: p["seconds"] for p in r.trace["phases"] if p["tier"] != "tiebreak"}
-    assert r.trace["buildSeconds"] + sum(decision.values()) < 5.0
+    decision = {p.phase: p.seconds for p in r.exact_trace.phases if p.tier != "tiebreak"}
+    assert r.exact_trace.build_seconds + sum(decision.values()) < 5.0
     assert [str(v) for v in validate(c, r)] == []

@@ -131,7 +131,7 @@ def test_the_showcase_gang_greedy_scatters_over_two_cliques_lands_in_one_clique_
     assert shared(r) == shared(greedy) == {"admitted[p=0]": 1.0, "placed": 4.0}
     assert domains_of_ml(c, r) in ({"nvl-a.0"}, {"nvl-b.0"})
     assert r.objective[TOPOLOGY] == 4.0 and r.objective[SPREAD] == 1.0
-    assert r.trace["model"]["privateClasses"] == 0, "identical pods stay pooled, counted per clique"
+    assert r.exact_trace.model.private_classes == 0, "identical pods stay pooled, counted per clique"
 
 
 def domains_of_ml(c, r) -> set[str]:
@@ -181,7 +181,7 @@ def test_a_required_block_with_a_preferred_clique_packs_inside_the_block_with_po
     assert shared(r) == {"admitted[p=0]": 1.0, "placed": 4.0}
     assert len(domains_of(c, r, "g", CLIQUE)) == 1
     assert r.objective[TOPOLOGY] == 4.0
-    assert r.trace["model"]["privateClasses"] == 0
+    assert r.exact_trace.model.private_classes == 0
 
 
 def test_pooled_per_rack_counts_still_obey_the_required_zone():
@@ -193,7 +193,7 @@ def test_pooled_per_rack_counts_still_obey_the_required_zone():
     c = cluster(objs, gang("g", 4, 4, requests={"cpu": "1"}, prefer=RACK, topology_key=ZONE))
     r = solve(c)
     assert shared(r) == {"admitted[p=0]": 0.0, "placed": 0.0}
-    assert r.trace["model"]["privateClasses"] == 0
+    assert r.exact_trace.model.private_classes == 0
 
 
 def test_a_preferred_child_under_a_zone_constrained_composite_gets_per_node_counts():
@@ -205,7 +205,7 @@ def test_a_preferred_child_under_a_zone_constrained_composite_gets_per_node_coun
     r = solve(c)
     assert shared(r) == {"admitted[p=0]": 1.0, "placed": 2.0}
     assert len(domains_of(c, r, "c0", RACK)) == 1
-    assert r.trace["model"]["privateClasses"] == 1
+    assert r.exact_trace.model.private_classes == 1
 
 
 def test_the_preference_never_costs_an_admission():
@@ -230,14 +230,14 @@ def test_a_preferred_key_no_node_carries_rewards_nothing_and_places_as_usual():
     r = solve(c)
     assert shared(r) == {"admitted[p=0]": 1.0, "placed": 3.0}
     assert TOPOLOGY not in r.objective and SPREAD not in r.objective
-    assert r.trace["model"]["privateClasses"] == 0
+    assert r.exact_trace.model.private_classes == 0
 
 
 def test_without_the_annotation_the_default_model_has_no_locality_tier_and_no_private_class():
     c = cluster(two_block_cluster(), gang("g", 6, 6, requests={"cpu": "1", GPU: "2"}))
     r = solve(c)
     assert TOPOLOGY not in r.objective and SPREAD not in r.objective
-    assert r.trace["model"]["privateClasses"] == 0
+    assert r.exact_trace.model.private_classes == 0
 
 
 # ---- network distance: the spread tier on a 2-level tree ---------------------------------------

@@ -168,9 +168,9 @@ def test_a_toy_filter_and_score_plugin_moves_a_gang_off_noisy_nodes_onto_quiet_o
     assert ("ToyQuietNodes", 10) in [(pl.name, w) for pl, w in profile.scorers]
     r = solve_valid(cluster)
     assert nodes_of(r, "job") == {"ml/job-0": "n-quiet", "ml/job-1": "n-quiet"}
-    first = r.trace["pods"]["ml/job-0"]
-    assert first["feasibleNodes"] == 2
-    assert first["top"][0]["node"] == "n-quiet" and first["top"][0]["scores"]["ToyQuietNodes"] == 1000
+    first = r.greedy_trace.pods["ml/job-0"]
+    assert first.feasible_nodes == 2
+    assert first.top[0].node == "n-quiet" and first.top[0].scores["ToyQuietNodes"] == 1000
 
 
 def test_a_toy_filter_rejection_is_counted_in_the_fit_error_under_the_plugins_name(toys, load_text):
@@ -178,9 +178,9 @@ def test_a_toy_filter_rejection_is_counted_in_the_fit_error_under_the_plugins_na
     assert solve_valid(load_text(snapshot)).groups["ml/big"].admitted
     r = solve_valid(load_text(config("    filter:\n      enabled: [{name: ToyQuietNodes}]") + snapshot))
     assert not r.groups["ml/big"].admitted
-    failed = r.trace["pods"]["ml/big-2"]
-    assert failed["fitError"] == f"0/3 nodes are available: 1 {ToyQuietNodes.REASON}, 2 Insufficient cpu."
-    assert failed["rejections"]["ToyQuietNodes"] == {ToyQuietNodes.REASON: 1}
+    failed = r.greedy_trace.pods["ml/big-2"]
+    assert failed.fit_error == f"0/3 nodes are available: 1 {ToyQuietNodes.REASON}, 2 Insufficient cpu."
+    assert failed.rejections["ToyQuietNodes"] == {ToyQuietNodes.REASON: 1}
 
 
 def test_a_filter_only_entry_enables_the_filter_without_the_score(toys, load_text):
@@ -207,21 +207,21 @@ status: {phase: Running}
 def test_a_toy_placement_score_plugin_outweighs_bin_packing(toys, load_text):
     snapshot = NODES_B + BLOCKER + gang("pg", 3, 1, topology=RACK)
     plain = solve_valid(load_text(snapshot))
-    assert plain.trace["groups"]["ml/pg"]["placements"]["chosen"] == "rack2"  # PlacementBinPacking prefers the fuller rack
+    assert plain.greedy_trace.groups["ml/pg"].placements.chosen == "rack2"  # PlacementBinPacking prefers the fuller rack
 
     cluster = load_text(config("    placementScore:\n      enabled: [{name: ToyPreferredPlacement, weight: 2}]") + snapshot)
     r = solve_valid(cluster)
-    info = r.trace["groups"]["ml/pg"]["placements"]
-    by_name = {e["name"]: e for e in info["evaluated"]}
-    assert list(by_name["rack1"]["scores"]) == ["PlacementBinPacking", "PodGroupPodsCount", "ToyPreferredPlacement"]
-    assert by_name["rack1"]["scores"]["ToyPreferredPlacement"] == 200 and by_name["rack2"]["scores"]["ToyPreferredPlacement"] == 0
-    assert (by_name["rack1"]["total"], by_name["rack2"]["total"]) == (plain_total(plain, "rack1") + 200, plain_total(plain, "rack2"))
-    assert info["chosen"] == "rack1"
+    info = r.greedy_trace.groups["ml/pg"].placements
+    by_name = {e.name: e for e in info.evaluated}
+    assert list(by_name["rack1"].scores) == ["PlacementBinPacking", "PodGroupPodsCount", "ToyPreferredPlacement"]
+    assert by_name["rack1"].scores["ToyPreferredPlacement"] == 200 and by_name["rack2"].scores["ToyPreferredPlacement"] == 0
+    assert (by_name["rack1"].total, by_name["rack2"].total) == (plain_total(plain, "rack1") + 200, plain_total(plain, "rack2"))
+    assert info.chosen == "rack1"
     assert set(nodes_of(r, "pg").values()) <= {"a1", "a2"}
 
 
 def plain_total(result, placement: str) -> int:
-    return next(e["total"] for e in result.trace["groups"]["ml/pg"]["placements"]["evaluated"] if e["name"] == placement)
+    return next(e.total for e in result.greedy_trace.groups["ml/pg"].placements.evaluated if e.name == placement)
 
 
 NODES_C = (
@@ -237,15 +237,15 @@ NODES_C = (
 def test_a_second_placement_generator_is_merged_with_the_topology_one_by_intersecting_node_sets(toys, load_text):
     snapshot = NODES_C + gang("pg", 2, 4, topology=RACK)
     plain = solve_valid(load_text(snapshot))
-    assert plain.trace["groups"]["ml/pg"]["placements"]["generated"] == 2
+    assert plain.greedy_trace.groups["ml/pg"].placements.generated == 2
 
     cluster = load_text(config("    placementGenerate:\n      enabled: [{name: ToyPowerDomains}]") + snapshot)
     assert [pl.name for pl in build_profile(cluster).placement_generators] == ["TopologyPlacementGenerator", "ToyPowerDomains"]
     r = solve_valid(cluster)
-    info = r.trace["groups"]["ml/pg"]["placements"]
-    assert info["generated"] == 4
-    assert [(e["name"], e["nodes"]) for e in info["evaluated"]] == [("r1/p1", 2), ("r1/p2", 1), ("r2/p1", 1), ("r2/p2", 2)]
-    assert {e["name"]: e["status"] for e in info["evaluated"]} == {"r1/p1": "Success", "r1/p2": "Unschedulable", "r2/p1": "Unschedulable", "r2/p2": "Success"}
+    info = r.greedy_trace.groups["ml/pg"].placements
+    assert info.generated == 4
+    assert [(e.name, e.nodes) for e in info.evaluated] == [("r1/p1", 2), ("r1/p2", 1), ("r2/p1", 1), ("r2/p2", 2)]
+    assert {e.name: e.status for e in info.evaluated} == {"r1/p1": "Success", "r1/p2": "Unschedulable", "r2/p1": "Unschedulable", "r2/p2": "Success"}
     placed = nodes_of(r, "pg").values()
     racks = {n.split("-")[0] for n in placed}
     powers = {n.split("-")[1] for n in placed}
@@ -256,6 +256,6 @@ def test_a_second_placement_generator_is_merged_with_the_topology_one_by_interse
 def test_a_second_generator_alone_constrains_groups_without_a_topology_key(toys, load_text):
     cluster = load_text(config("    placementGenerate:\n      enabled: [{name: ToyPowerDomains}]") + NODES_C + gang("pg", 3, 4))
     r = solve_valid(cluster)
-    info = r.trace["groups"]["ml/pg"]["placements"]
-    assert info["key"] is None and [e["name"] for e in info["evaluated"]] == ["p1", "p2"]
+    info = r.greedy_trace.groups["ml/pg"].placements
+    assert info.key is None and [e.name for e in info.evaluated] == ["p1", "p2"]
     assert len({n.split("-")[1] for n in nodes_of(r, "pg").values()}) == 1

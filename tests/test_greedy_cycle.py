@@ -57,7 +57,7 @@ def test_gang_with_min_count_met_places_extra_pods_greedily_and_leaves_the_rest(
     assert r.groups["default/pg"].admitted
     assert sorted(r.placements()) == ["default/p0", "default/p1", "default/p2"]
     assert r.pods["default/p3"].reason == "0/1 nodes are available: 1 Insufficient cpu."
-    assert r.trace["groups"]["default/pg"]["progression"] == ["Wait", "Wait", "Success", "Success"]
+    assert r.greedy_trace.groups["default/pg"].progression == ["Wait", "Wait", "Success", "Success"]
 
 
 def test_gang_that_cannot_reach_min_count_places_nothing():
@@ -107,8 +107,8 @@ def test_a_pod_whose_priority_differs_from_its_group_fails_the_whole_group_with_
     r = solve(c)
     assert r.placements() == {}
     assert r.pods["default/p0"].reason.startswith("pod group default/pg is unschedulable: SchedulerError: all pods in a pod group hierarchy should have the same priority as the root pod group's priority, got 5 (\"p1\") and 100 (\"default/pg\")")
-    assert r.trace["groups"]["default/pg"]["status"] == "Error"
-    assert r.trace["order"] == []
+    assert r.greedy_trace.groups["default/pg"].status == "Error"
+    assert r.greedy_trace.order == []
 
 
 def test_a_failed_gang_gives_its_room_back_to_later_entities():
@@ -118,20 +118,20 @@ def test_a_failed_gang_gives_its_room_back_to_later_entities():
     r = solve(make_cluster([node()], pods, groups=[gang("pg", 3)]))
     assert not r.groups["default/pg"].admitted
     assert r.placements() == {"default/solo": "node-1"}
-    assert r.trace["order"] == ["default/g0", "default/g1", "default/g2", "default/solo"]
+    assert r.greedy_trace.order == ["default/g0", "default/g1", "default/g2", "default/solo"]
 
 
 def test_higher_priority_entities_go_first():
     pods = [make_pod("low", requests={"cpu": 3 * CPU}, priority=1, created="2026-11-30T10:00:00Z"), make_pod("high", requests={"cpu": 3 * CPU}, priority=9, created="2026-11-30T10:00:05Z")]
     r = solve(make_cluster([node()], pods))
     assert r.placements() == {"default/high": "node-1"}
-    assert r.trace["order"] == ["default/high", "default/low"]
+    assert r.greedy_trace.order == ["default/high", "default/low"]
 
 
 def test_gated_pods_are_never_scheduled():
     c = make_cluster([node()], [make_pod("held", requests={"cpu": CPU})]).model_copy(update={"gated": {"default/held": "scheduling gates: x"}})
     r = solve(c)
-    assert r.placements() == {} and r.trace["order"] == []
+    assert r.placements() == {} and r.greedy_trace.order == []
     assert r.pods["default/held"].reason == "gated: scheduling gates: x"
 
 
@@ -139,7 +139,7 @@ def test_a_nominated_node_that_passes_filter_is_taken_without_scoring():
     pod = make_pod("p", requests={"cpu": CPU}).model_copy(update={"nominated_node_name": "node-2"})
     r = solve(make_cluster([node("node-1", cpu=8), node("node-2", cpu=2)], [pod]))
     assert r.placements() == {"default/p": "node-2"}
-    assert r.trace["pods"]["default/p"]["evaluatedNodes"] == 1 and r.trace["pods"]["default/p"]["top"] == []
+    assert r.greedy_trace.pods["default/p"].evaluated_nodes == 1 and r.greedy_trace.pods["default/p"].top == []
 
 
 def test_ties_go_to_the_lowest_snapshot_position_or_to_a_seeded_choice():
@@ -149,8 +149,8 @@ def test_ties_go_to_the_lowest_snapshot_position_or_to_a_seeded_choice():
     picks = {solve(c, tie_break="random", seed=s).placements()["default/p"] for s in range(12)}
     assert len(picks) > 1 and picks <= {f"n{i}" for i in range(6)}
     assert solve(c, tie_break="random", seed=3).placements() == solve(c, tie_break="random", seed=3).placements()
-    trace = solve(c).trace["pods"]["default/p"]
-    assert trace["tieSet"] == [f"n{i}" for i in range(6)] and trace["tieCount"] == 6
+    trace = solve(c).greedy_trace.pods["default/p"]
+    assert trace.tie_set == [f"n{i}" for i in range(6)] and trace.tie_count == 6
 
 
 @pytest.mark.parametrize(
@@ -166,8 +166,8 @@ def test_filtering_stops_after_enough_feasible_nodes_and_rotates_the_start_index
     pods = [make_pod(f"p{i}", requests={"cpu": CPU}, created=f"2026-11-30T10:00:0{i}Z") for i in range(3)]
     c = make_cluster(nodes, pods, profile=SchedulerProfile(percentage_of_nodes_to_score=50))
     r = solve(c)
-    t = r.trace["pods"]
-    assert [t[f"default/p{i}"]["evaluatedNodes"] for i in range(3)] == [100, 100, 100]
+    t = r.greedy_trace.pods
+    assert [t[f"default/p{i}"].evaluated_nodes for i in range(3)] == [100, 100, 100]
     # The first pod scores n000..n099 and ties on n000; the second starts at n100.
     assert [r.placements()[f"default/p{i}"] for i in range(3)] == ["n000", "n100", "n001"]
 
@@ -204,8 +204,8 @@ def test_a_failing_composite_parent_overrides_its_successful_children():
     pods = [member("f", "pg6"), member("g", "pg7", cpu=100)]
     r = solve(_cpg_cluster([cpg("sub3", 2)], groups, pods))
     assert r.placements() == {}
-    assert r.trace["groups"]["default/pg6"]["status"] == "Unschedulable"
-    assert r.trace["groups"]["default/sub3"]["status"] == "Unschedulable"
+    assert r.greedy_trace.groups["default/pg6"].status == "Unschedulable"
+    assert r.greedy_trace.groups["default/sub3"].status == "Unschedulable"
 
 
 def test_a_basic_composite_root_binds_whichever_child_fits():
@@ -267,7 +267,7 @@ def test_pods_nominated_to_a_node_reserve_room_against_pods_of_lower_or_equal_pr
     early = make_pod("early", requests={"cpu": 2 * CPU}, priority=100, created="2026-11-30T10:00:00Z")
     r = solve(make_cluster([node("node-1", cpu=8), node("node-2", cpu=4)], [early, nom]))
     assert r.placements()["default/early"] == early_goes_to
-    assert r.trace["order"][0] == "default/early"
+    assert r.greedy_trace.order[0] == "default/early"
 
 
 def test_a_pod_pinned_by_metadata_name_only_filters_its_node_and_reports_the_others_as_absent():
@@ -285,7 +285,7 @@ def test_a_pod_pinned_by_metadata_name_only_filters_its_node_and_reports_the_oth
     assert solve(c).pods["default/ds"].reason == (
         "0/3 nodes are available: 1 Insufficient cpu, 2 node(s) didn't satisfy plugin(s) [NodeAffinity]. "
         "preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.")
-    assert r.trace["pods"]["default/ds"]["evaluatedNodes"] == 1
+    assert r.greedy_trace.pods["default/ds"].evaluated_nodes == 1
 
 
 def test_pod_scores_at_step_refuses_pods_the_run_never_attempts_and_unknown_nodes():
@@ -303,7 +303,7 @@ def test_pod_scores_at_step_refuses_pods_the_run_never_attempts_and_unknown_node
 def test_trace_lists_queue_entities_in_order():
     pods = [member("g0", "pg", t=3), member("g1", "pg", t=4), make_pod("solo", requests={"cpu": CPU}, priority=100, created="2026-11-30T10:00:01Z")]
     r = solve(make_cluster([node()], pods, groups=[gang("pg", 2)]))
-    assert r.trace["entities"] == ["pod:default/solo", "default/pg"]
+    assert r.greedy_trace.entities == ["pod:default/solo", "default/pg"]
 
 
 def test_a_placement_restricts_the_nodes_a_pod_may_take():
@@ -315,14 +315,15 @@ def test_a_placement_restricts_the_nodes_a_pod_may_take():
     from gangplan.solver.greedy.queue import entities
     from gangplan.solver.greedy.schedule_one import PodScheduler
     from gangplan.solver.greedy.snapshot import NodeTable
+    from gangplan.solver.greedy.state import RunState
 
     c = make_cluster([node("big", cpu=16), node("small", cpu=2)], [member(f"p{i}", "pg", t=i) for i in range(2)], groups=[gang("pg", 2)])
     snap = NodeTable(c)
     sched = PodScheduler(snap, build_profile(c))
     sched.placement = np.array([snap.index["small"]])
-    cycle = WorkloadCycle(c, snap, sched)
+    cycle = WorkloadCycle(RunState.start(c, snap, sched))
     cycle.run(entities(c))
-    assert {k: snap.names[i] for k, i in cycle.placements.items()} == {"default/p0": "small", "default/p1": "small"}
+    assert {k: snap.names[i] for k, i in cycle.state.placements.items()} == {"default/p0": "small", "default/p1": "small"}
 
 
 def test_a_nominated_pod_counts_for_inter_pod_anti_affinity_too():
@@ -351,7 +352,7 @@ def test_fit_error_counts_each_reason_and_sorts_the_histogram_as_strings():
     pod = make_pod("p", requests={"cpu": 2 * CPU, gpu: 4})
     r = solve(make_cluster(tainted + small + many, [pod]), preemption=False)
     assert r.pods["default/p"].reason == "0/15 nodes are available: 10 Insufficient cpu, 2 node(s) had untolerated taint(s), 3 Insufficient nvidia.com/gpu."
-    assert r.trace["pods"]["default/p"]["rejections"] == {
+    assert r.greedy_trace.pods["default/p"].rejections == {
         "NodeResourcesFit": {"Insufficient cpu": 10, "Insufficient nvidia.com/gpu": 3},
         "TaintToleration": {"node(s) had untolerated taint(s)": 2},
     }

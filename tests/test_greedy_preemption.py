@@ -10,6 +10,7 @@ Every Result goes through validate().
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -102,7 +103,7 @@ def test_workload_aware_preemption_picks_the_upstream_victims(name: str) -> None
     assert r.victims == expected
     assert r.pods["default/pre-0"].node is not None and r.pods["default/pre-0"].nominated
     assert r.groups["default/pre"].admitted
-    assert r.trace["preemption"]["default/pre"]["status"] == "Success"
+    assert r.greedy_trace.preemption["default/pre"].status == "Success"
 
 
 @pytest.mark.parametrize("name", WAP_CASES)
@@ -111,7 +112,7 @@ def test_with_preemption_off_the_same_cluster_evicts_nothing(name: str) -> None:
     r = solve_greedy(c, preemption=False)
     assert validate(c, r) == []
     assert r.victims == [] and not r.groups["default/pre"].admitted
-    assert "preemption" not in r.trace and (r.params["preemption"], r.params["preemptionFrom"]) == (False, "flag")
+    assert r.greedy_trace.preemption is None and "preemption" not in json.loads(r.to_json())["trace"] and (r.params["preemption"], r.params["preemptionFrom"]) == (False, "flag")
 
 
 @pytest.mark.parametrize("name", ["single lower-priority pod", "all-mode group across two nodes"])
@@ -124,22 +125,22 @@ def test_preemption_is_on_by_default_as_in_the_default_profile(name: str) -> Non
 
 def test_the_fewest_victims_case_reprieves_in_uid_order() -> None:
     c, _ = wap_case("fewest victims")
-    t = solve(c).trace["preemption"]["default/pre"]
-    assert t["order"] == ["pod:default/p1", "pod:default/p2", "pod:default/p3", "pod:default/p4"]
-    assert t["reprieved"] == ["pod:default/p1", "pod:default/p2"]
+    t = solve(c).greedy_trace.preemption["default/pre"]
+    assert t.order == ["pod:default/p1", "pod:default/p2", "pod:default/p3", "pod:default/p4"]
+    assert t.reprieved == ["pod:default/p1", "pod:default/p2"]
 
 
 def test_the_pdb_case_tries_the_violating_unit_first_and_reprieves_it() -> None:
     c, _ = wap_case("pdb beats priority")
-    t = solve(c).trace["preemption"]["default/pre"]
-    assert t["order"] == ["pod:default/victim-pdb", "pod:default/victim-no-pdb"]
-    assert t["violating"] == {"pod:default/victim-pdb": 1} and t["pdbViolations"] == 0
+    t = solve(c).greedy_trace.preemption["default/pre"]
+    assert t.order == ["pod:default/victim-pdb", "pod:default/victim-no-pdb"]
+    assert t.violating == {"pod:default/victim-pdb": 1} and t.pdb_violations == 0
 
 
 def test_an_all_mode_unit_counts_as_one_victim_holding_both_pods() -> None:
     c, _ = wap_case("all-mode group across two nodes")
-    t = solve(c).trace["preemption"]["default/pre"]
-    assert t["candidates"] == ["default/pg1"] and t["victims"] == ["default/p1", "default/p2"]
+    t = solve(c).greedy_trace.preemption["default/pre"]
+    assert t.candidates == ["default/pg1"] and t.victims == ["default/p1", "default/p2"]
 
 
 def test_a_preemption_policy_of_never_evicts_nothing() -> None:
@@ -147,7 +148,7 @@ def test_a_preemption_policy_of_never_evicts_nothing() -> None:
     c = cluster([make_node("node1", pods=1)], [victim("p1", "node1", LOW), *pre], [g])
     r = solve(c)
     assert r.victims == [] and r.pods["default/pre-0"].node is None
-    assert r.trace["preemption"]["default/pre"]["reason"] == "not eligible due to preemptionPolicy=Never."
+    assert r.greedy_trace.preemption["default/pre"].reason == "not eligible due to preemptionPolicy=Never."
     assert "preemption: not eligible" in r.groups["default/pre"].reason
 
 
@@ -156,7 +157,7 @@ def test_equal_priority_pods_are_never_victims() -> None:
     c = cluster([make_node("node1", pods=1)], [victim("p1", "node1", HIGH), *pre], [g])
     r = solve(c)
     assert r.victims == [] and r.pods["default/pre-0"].node is None
-    assert r.trace["preemption"]["default/pre"]["status"] == "UnschedulableAndUnresolvable"
+    assert r.greedy_trace.preemption["default/pre"].status == "UnschedulableAndUnresolvable"
 
 
 def test_a_gang_that_cannot_fit_even_on_the_emptied_cluster_evicts_nothing() -> None:
@@ -164,7 +165,7 @@ def test_a_gang_that_cannot_fit_even_on_the_emptied_cluster_evicts_nothing() -> 
     c = cluster([make_node("node1", pods=2)], [victim("p1", "node1", LOW), *pre], [g])
     r = solve(c)
     assert r.victims == [] and all(r.pods[p.key].node is None for p in pre)
-    assert r.trace["preemption"]["default/pre"]["reason"].startswith("preemption cannot help")
+    assert r.greedy_trace.preemption["default/pre"].reason.startswith("preemption cannot help")
 
 
 def test_freed_resources_are_seen_by_later_entities_and_victims_are_not_reused() -> None:
@@ -175,7 +176,7 @@ def test_freed_resources_are_seen_by_later_entities_and_victims_are_not_reused()
     # pre takes one slot freed from p1/p2 (p1 reprieved, uid order); "later" has a lower priority
     # than everything on the node, so it neither fits nor preempts.
     assert r.victims == ["default/p2"] and r.pods["default/later"].node is None
-    assert r.trace["preemption"]["pod:default/later"]["status"] == "Unschedulable"
+    assert r.greedy_trace.preemption["pod:default/later"].status == "Unschedulable"
 
 
 def test_classify_pdb_consumes_budgets_in_the_given_order() -> None:
@@ -223,7 +224,7 @@ def test_default_preemption_picks_one_node_like_upstream(name: str) -> None:
     r = solve(c)
     assert r.pods["default/pod"].node == node and r.pods["default/pod"].nominated
     assert r.victims == victims
-    assert r.trace["preemption"]["pod:default/pod"]["chosen"] == node
+    assert r.greedy_trace.preemption["pod:default/pod"].chosen == node
 
 
 def test_default_preemption_skips_unresolvable_nodes() -> None:
@@ -231,7 +232,7 @@ def test_default_preemption_skips_unresolvable_nodes() -> None:
     c = cluster([make_node("node1", pods=1), make_node("node2", pods=1, labels={"pool": "b"})], [victim("a", "node1", LOW), victim("b", "node2", MID), pod])
     r = solve(c)
     assert r.pods["default/pod"].node == "node2" and r.victims == ["default/b"]
-    assert list(r.trace["preemption"]["pod:default/pod"]["nodes"]) == ["node2"]
+    assert list(r.greedy_trace.preemption["pod:default/pod"].nodes) == ["node2"]
 
 
 def test_a_single_pod_with_policy_never_does_not_preempt() -> None:
@@ -272,15 +273,15 @@ def test_the_upstream_preemption_scenarios_with_preemption_off_evict_nothing(pat
 
 def test_case_11_reprieves_the_low_pods_and_evicts_the_very_low_ones() -> None:
     r = solve(load_snapshot(SCENARIOS / "podgroup-11-partial-wap.yaml"))
-    t = r.trace["preemption"]["podgroup-test/mid"]
-    assert t["reprieved"] == ["pod:podgroup-test/low1", "pod:podgroup-test/low2"]
-    assert t["victims"] == ["podgroup-test/very-low1", "podgroup-test/very-low2"]
+    t = r.greedy_trace.preemption["podgroup-test/mid"]
+    assert t.reprieved == ["pod:podgroup-test/low1", "pod:podgroup-test/low2"]
+    assert t.victims == ["podgroup-test/very-low1", "podgroup-test/very-low2"]
 
 
 def test_case_9_preempts_in_the_leftover_pods_next_cycle() -> None:
     r = solve(load_snapshot(SCENARIOS / "podgroup-09-basic-with-preemption.yaml"))
     assert [k for k, o in sorted(r.pods.items()) if o.nominated] == ["podgroup-test/p3", "podgroup-test/p4"]
-    assert r.trace["order"] == ["podgroup-test/p1", "podgroup-test/p2", "podgroup-test/p3", "podgroup-test/p4"]
+    assert r.greedy_trace.order == ["podgroup-test/p1", "podgroup-test/p2", "podgroup-test/p3", "podgroup-test/p4"]
 
 
 def test_preemption_results_are_deterministic() -> None:
@@ -315,7 +316,7 @@ def test_a_topology_constrained_group_preempts_inside_the_one_placement_that_can
     r = solve(c)
     assert r.victims == ["default/low-a1", "default/low-a2"]
     assert {r.pods[p.key].node for p in pre} == {"a1", "a2"} and r.groups["default/pre"].domain == "zone=a"
-    assert r.trace["groups"]["default/pre"]["placements"]["chosen"] == "a"
+    assert r.greedy_trace.groups["default/pre"].placements.chosen == "a"
 
 
 def test_an_ongoing_preemption_on_the_nominated_node_blocks_a_new_one() -> None:
@@ -325,4 +326,4 @@ def test_an_ongoing_preemption_on_the_nominated_node_blocks_a_new_one() -> None:
     c = cluster([make_node("node1", pods=1), make_node("node2", pods=1)], [dying, victim("p2", "node2", LOW), *pre], [g])
     r = solve(c)
     assert r.victims == [] and r.pods["default/pre-0"].node is None
-    assert r.trace["preemption"]["default/pre"]["reason"] == "not eligible due to a terminating pod on the nominated node."
+    assert r.greedy_trace.preemption["default/pre"].reason == "not eligible due to a terminating pod on the nominated node."

@@ -19,12 +19,12 @@ def test_greedy_results_validate_repeat_and_agree_with_their_trace(cluster) -> N
     again = solve_greedy(cluster)
     assert r.model_copy(update={"wall_seconds": 0.0}).to_json() == again.model_copy(update={"wall_seconds": 0.0}).to_json()
     placed = r.placements()
-    for key, t in r.trace["pods"].items():
-        assert t["kept"] == (key in placed)
-        if t["kept"]:
-            assert t["chosen"] == placed[key]
-        if t["chosen"] is None:
-            assert t["fitError"] and r.pods[key].reason
+    for key, t in r.greedy_trace.pods.items():
+        assert t.kept == (key in placed)
+        if t.kept:
+            assert t.chosen == placed[key]
+        if t.chosen is None:
+            assert t.fit_error and r.pods[key].reason
     for key, g in r.groups.items():
         members = [p.key for p in cluster.groups.node(key).members if p.node_name is None]
         if not g.admitted:

@@ -26,30 +26,30 @@ def _solve(name: str):
 def test_heterogeneous_gang_is_rejected_because_p1_took_the_bigger_node():
     _, r = _solve("heterogeneous-gang.yaml")
     assert not r.groups["default/hetero"].admitted
-    p1 = r.trace["pods"]["default/p1"]
-    assert p1["chosen"] == "node-a"
-    assert [t["node"] for t in p1["top"]] == ["node-a", "node-b"]
-    assert p1["top"][0]["total"] > p1["top"][1]["total"]
-    assert p1["top"][0]["scores"]["NodeResourcesFit"] == 74  # cpu 50, memory 98 -> 74
+    p1 = r.greedy_trace.pods["default/p1"]
+    assert p1.chosen == "node-a"
+    assert [t.node for t in p1.top] == ["node-a", "node-b"]
+    assert p1.top[0].total > p1.top[1].total
+    assert p1.top[0].scores["NodeResourcesFit"] == 74  # cpu 50, memory 98 -> 74
     assert r.pods["default/p2"].reason == "0/2 nodes are available: 2 Insufficient cpu."
     assert r.pods["default/p1"].node is None  # the group failed, so p1's placement was reverted
-    assert r.trace["groups"]["default/hetero"]["progression"] == ["Wait", "Unschedulable"]
+    assert r.greedy_trace.groups["default/hetero"].progression == ["Wait", "Unschedulable"]
 
 
 def test_intra_group_affinity_gang_fails_at_its_first_pod_and_is_fast_rejected():
     _, r = _solve("intra-group-affinity.yaml")
     assert not r.groups["default/affine"].admitted
     assert r.pods["default/p1"].reason == "0/2 nodes are available: 2 node(s) didn't match pod affinity rules."
-    assert r.trace["order"] == ["default/p1"]  # remaining + scheduled < minCount: p2 never tried
-    assert r.trace["groups"]["default/affine"]["progression"] == ["Unschedulable"]
+    assert r.greedy_trace.order == ["default/p1"]  # remaining + scheduled < minCount: p2 never tried
+    assert r.greedy_trace.groups["default/affine"].progression == ["Unschedulable"]
 
 
 def test_design_card_gang_fails_because_a_prefers_the_fuller_gpu_node():
     _, r = _solve("design-card-a100.yaml")
     assert not r.groups["ml/train"].admitted
-    a = r.trace["pods"]["ml/a"]
-    assert a["chosen"] == "n1"
-    assert {t["node"]: t["total"] for t in a["top"]} == {"n1": 441, "n2": 434}
+    a = r.greedy_trace.pods["ml/a"]
+    assert a.chosen == "n1"
+    assert {t.node: t.total for t in a.top} == {"n1": 441, "n2": 434}
     assert r.pods["ml/b"].reason == "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match pod affinity rules."
 
 
@@ -76,7 +76,7 @@ def test_gang_fits_is_admitted_with_every_pod_placed():
     _, r = _solve("gang-fits.yaml")
     assert r.groups["ml/llm-train"].admitted
     assert len(r.placements()) == 4
-    assert r.trace["groups"]["ml/llm-train"]["progression"] == ["Wait", "Wait", "Wait", "Success"]
+    assert r.greedy_trace.groups["ml/llm-train"].progression == ["Wait", "Wait", "Wait", "Success"]
 
 
 @pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])

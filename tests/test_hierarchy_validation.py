@@ -87,7 +87,7 @@ def test_b1_pod_group_hierarchy_exceeding_workload_max_tree_depth_fails_validati
     objs = [node(), cpg("cpg-root"), cpg("cpg1", parent="cpg-root"), cpg("cpg2", parent="cpg1"), cpg("cpg3", parent="cpg2"),
             pg("pg1", parent="cpg3"), *pods("pg1")]
     _, greedy = assert_refused(objs, "cpg-root", f'hierarchy depth exceeds maximum allowed depth 4 at "{NS}/cpg3"')
-    assert greedy.trace["groups"][f"{NS}/pg1"]["status"] == "Error"
+    assert greedy.greedy_trace.groups[f"{NS}/pg1"].status == "Error"
     assert greedy.groups[f"{NS}/pg1"].reason.startswith("SchedulerError: hierarchy depth exceeds")
 
 

@@ -18,14 +18,6 @@ import networkx as nx
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "gangplan"
 
-KNOWN_ELSEWHERE: dict[frozenset[str], str] = {
-    frozenset({"gangplan.solver.greedy.placement_fast", "gangplan.solver.greedy.podgroup",
-               "gangplan.solver.greedy.placement_cycle"}): "issue 16 items 2-3 (wt-16a / wt-16b)",
-}
-"""Cycles other branches of this issue remove; each must still exist (the test fails once it is
-gone, so the entry is deleted with the fix). Empty once the issue's branches are merged."""
-
-
 def module_files(package: Path = PACKAGE) -> dict[str, Path]:
     out = {}
     for f in sorted(package.rglob("*.py")):
@@ -81,14 +73,7 @@ def cycles(graph: nx.DiGraph) -> list[list[str]]:
 
 
 def test_no_import_cycles_in_the_package():
-    found = cycles(import_graph(module_files()))
-    unexpected = [" -> ".join(c) for c in found if frozenset(c) not in KNOWN_ELSEWHERE]
-    assert unexpected == []
-
-
-def test_every_known_cycle_still_exists_until_its_branch_removes_it():
-    found = {frozenset(c) for c in cycles(import_graph(module_files()))}
-    assert [sorted(c) for c in KNOWN_ELSEWHERE if c not in found] == []
+    assert [" -> ".join(c) for c in cycles(import_graph(module_files()))] == []
 
 
 def test_the_walk_sees_lazy_imports_and_skips_type_checking_ones(tmp_path):

@@ -293,7 +293,7 @@ def test_without_the_topology_generator_a_rack_constrained_gang_spans_racks(load
     c = load_text(_config("    placementGenerate:\n      disabled: [{name: TopologyPlacement}]") + SNAPSHOT)
     assert c.profile.placement_generate_plugins == ()
     r = solve_greedy(c)
-    assert r.groups["ml/pg"].admitted and "placements" not in r.trace["groups"]["ml/pg"]
+    assert r.groups["ml/pg"].admitted and r.greedy_trace.groups["ml/pg"].placements is None
     assert {o.node for o in r.pods.values()} == {"a1", "b1"}
     assert [v.rule for v in validate(c, r)] == ["topology"]  # the validator still holds the snapshot's constraint
 

@@ -179,7 +179,7 @@ def test_a_hint_the_model_rejects_is_dropped_not_returned(monkeypatch):
     monkeypatch.setattr(hint_module, "validate", lambda cluster, result: [])
     r = solve_exact(c, time_limit=5.0, workers=1, hint=bad)
     monkeypatch.undo()
-    assert r.trace["hint"]["modelRejected"].startswith("the starting solution violates the model")
+    assert r.exact_trace.hint.model_rejected.startswith("the starting solution violates the model")
     assert [str(v) for v in validate(c, r)] == []
     assert r.status == Status.OPTIMAL and len(r.placements()) == 1
 
@@ -203,10 +203,10 @@ def test_a_phase_stopped_before_it_found_anything_proves_nothing(monkeypatch):
     monkeypatch.undo()
     assert [str(v) for v in validate(c, r)] == []
     assert r.status == Status.FEASIBLE and r.gap is not None and r.gap > 0
-    proven = [p["tier"] for p in r.trace["phases"] if p["status"] == "OPTIMAL"]
+    proven = [p.tier for p in r.exact_trace.phases if p.status == "OPTIMAL"]
     # Only a tier whose start already reaches its trivial upper bound is proven.
     assert all(r.objective[t] == r.bound[t] for t in proven)
-    assert any(p["status"] == "FEASIBLE" for p in r.trace["phases"])
+    assert any(p.status == "FEASIBLE" for p in r.exact_trace.phases)
 
 
 # ---- the property -----------------------------------------------------------------------------------
@@ -454,7 +454,7 @@ def _exact_agrees(spec: Spec) -> None:
     # Valid placements as hints: the model accepts their complete hint (first pods, levels).
     for hint in (greedy, exact):
         again = solve_exact(cluster, time_limit=20.0, workers=1, hint=hint, preemption=False)
-        assert again.trace["hint"]["used"] is True and "modelRejected" not in again.trace["hint"]
+        assert again.exact_trace.hint.used is True and again.exact_trace.hint.model_rejected is None
         assert [str(v) for v in validate(cluster, again)] == []
         assert _shared(again.objective) == _shared(exact.objective)
 

@@ -50,7 +50,7 @@ def solve_valid(cluster, **kw):
 
 
 def placements_of(result, group: str = "default/pg") -> dict:
-    return result.trace["groups"][group]["placements"]
+    return result.greedy_trace.groups[group].placements
 
 
 # ---- the rack example of spec §3.3 ---------------------------------------------------------------
@@ -63,19 +63,19 @@ def rack_example():
 def test_the_rack_example_scores_rack1_75_and_rack2_83_and_rack2_wins():
     r = solve_valid(rack_example())
     info = placements_of(r)
-    by_name = {e["name"]: e for e in info["evaluated"]}
-    assert by_name["rack1"]["scores"] == {"PlacementBinPacking": 75, "PodGroupPodsCount": 100}
-    assert by_name["rack2"]["scores"] == {"PlacementBinPacking": 83, "PodGroupPodsCount": 100}
-    assert (info["chosen"], info["scored"], by_name["rack2"]["total"]) == ("rack2", True, 183)
+    by_name = {e.name: e for e in info.evaluated}
+    assert by_name["rack1"].scores == {"PlacementBinPacking": 75, "PodGroupPodsCount": 100}
+    assert by_name["rack2"].scores == {"PlacementBinPacking": 83, "PodGroupPodsCount": 100}
+    assert (info.chosen, info.scored, by_name["rack2"].total) == ("rack2", True, 183)
     assert r.groups["default/pg"].domain == f"{RACK}=rack2"
     assert {r.pods[f"default/pg-{i}"].node for i in range(3)} <= {"b2", "b3"}
 
 
 def test_the_trace_keeps_only_the_chosen_placements_pod_cycles():
     r = solve_valid(rack_example())
-    assert r.trace["order"] == ["default/pg-0", "default/pg-1", "default/pg-2"]
-    assert all(r.trace["pods"][k]["chosen"] in ("b2", "b3") for k in r.trace["order"])
-    assert r.trace["groups"]["default/pg"]["progression"] == ["Wait", "Wait", "Success"]
+    assert r.greedy_trace.order == ["default/pg-0", "default/pg-1", "default/pg-2"]
+    assert all(r.greedy_trace.pods[k].chosen in ("b2", "b3") for k in r.greedy_trace.order)
+    assert r.greedy_trace.groups["default/pg"].progression == ["Wait", "Wait", "Success"]
 
 
 def test_bin_packing_score_counts_existing_allocations_and_proposals_over_the_placement():
@@ -111,9 +111,9 @@ def test_placement_weights_come_from_the_profile(weights, expected):
 def test_a_zero_pods_count_weight_leaves_bin_packing_alone():
     c = rack_example()
     c = make_cluster(c.nodes, c.pods, groups=c.pod_groups.values(), profile=SchedulerProfile(placement_weights={"NodeResourcesFit": 2, "PodGroupPodsCount": 0}))
-    by_name = {e["name"]: e for e in placements_of(solve_valid(c))["evaluated"]}
-    assert by_name["rack2"]["scores"] == {"PlacementBinPacking": 166}
-    assert by_name["rack2"]["total"] == 166
+    by_name = {e.name: e for e in placements_of(solve_valid(c)).evaluated}
+    assert by_name["rack2"].scores == {"PlacementBinPacking": 166}
+    assert by_name["rack2"].total == 166
 
 
 # ---- generation --------------------------------------------------------------------------------
@@ -154,8 +154,8 @@ def test_growth_is_locked_in_to_the_rack_of_a_bound_member_even_when_another_rac
     pods = [make_pod("pg-bound", requests={"cpu": CPU}, group="pg", node="b1")] + gang_pods("pg", 2)
     r = solve_valid(make_cluster(nodes, pods, groups=[gang("pg", 3)]))
     info = placements_of(r)
-    assert [e["name"] for e in info["evaluated"]] == ["rack2"]
-    assert (info["chosen"], info["scored"]) == ("rack2", False)
+    assert [e.name for e in info.evaluated] == ["rack2"]
+    assert (info.chosen, info.scored) == ("rack2", False)
     assert {r.pods["default/pg-0"].node, r.pods["default/pg-1"].node} <= {"b1", "b2"}
 
 
@@ -164,7 +164,7 @@ def test_members_bound_in_two_racks_fail_the_group_with_an_error():
     pods = [make_pod("pg-x", requests={"cpu": CPU}, group="pg", node="a1"), make_pod("pg-y", requests={"cpu": CPU}, group="pg", node="b1")] + gang_pods("pg", 1)
     c = make_cluster(nodes, pods, groups=[gang("pg", 3)])
     r = solve_greedy(c)
-    assert r.trace["groups"]["default/pg"]["status"] == "Error"
+    assert r.greedy_trace.groups["default/pg"].status == "Error"
     assert "more than 1 domain found for pod group: rack1, rack2" in r.pods["default/pg-0"].reason
     assert r.pods["default/pg-0"].node is None
 
@@ -180,8 +180,8 @@ def test_a_single_feasible_placement_is_chosen_without_scoring():
     nodes = [rack_node("a1", "rack1", cpu=1), rack_node("b1", "rack2", cpu=4)]
     r = solve_valid(make_cluster(nodes, gang_pods("pg", 3), groups=[gang("pg", 3)]))
     info = placements_of(r)
-    assert (info["chosen"], info["scored"]) == ("rack2", False)
-    assert [(e["name"], e["status"], e["total"]) for e in info["evaluated"]] == [("rack1", "Unschedulable", None), ("rack2", "Success", None)]
+    assert (info.chosen, info.scored) == ("rack2", False)
+    assert [(e.name, e.status, e.total) for e in info.evaluated] == [("rack1", "Unschedulable", None), ("rack2", "Success", None)]
 
 
 def test_no_feasible_placement_reports_zero_of_n_placements_with_the_first_placements_status():
@@ -201,23 +201,23 @@ def test_a_cluster_without_the_label_offers_zero_placements():
 def test_pods_count_prefers_the_placement_that_fits_more_pods_of_a_basic_group():
     nodes = [rack_node("a1", "rack1", cpu=2), rack_node("b1", "rack2", cpu=4)]
     r = solve_valid(make_cluster(nodes, gang_pods("pg", 4), groups=[gang("pg", 4, policy="basic")]))
-    by_name = {e["name"]: e for e in placements_of(r)["evaluated"]}
-    assert by_name["rack1"]["scores"] == {"PlacementBinPacking": 100, "PodGroupPodsCount": 50}
-    assert by_name["rack2"]["scores"] == {"PlacementBinPacking": 100, "PodGroupPodsCount": 100}
+    by_name = {e.name: e for e in placements_of(r).evaluated}
+    assert by_name["rack1"].scores == {"PlacementBinPacking": 100, "PodGroupPodsCount": 50}
+    assert by_name["rack2"].scores == {"PlacementBinPacking": 100, "PodGroupPodsCount": 100}
     assert r.groups["default/pg"].placed == 4
 
 
 def test_equal_totals_go_to_the_first_placement_in_snapshot_order():
     nodes = [rack_node("b1", "rack-b", cpu=4), rack_node("a1", "rack-a", cpu=4)]
     r = solve_valid(make_cluster(nodes, gang_pods("pg", 2), groups=[gang("pg", 2)]))
-    assert (placements_of(r)["chosen"], placements_of(r)["tieCount"]) == ("rack-b", 2)
+    assert (placements_of(r).chosen, placements_of(r).tie_count) == ("rack-b", 2)
 
 
 def test_random_tie_break_is_seeded_and_reaches_every_tied_placement():
     nodes = [rack_node(f"n{i}", f"rack{i}", cpu=4) for i in range(4)]
     c = make_cluster(nodes, gang_pods("pg", 2), groups=[gang("pg", 2)])
-    chosen = {seed: placements_of(solve_valid(c, tie_break="random", seed=seed))["chosen"] for seed in range(12)}
-    assert chosen == {seed: placements_of(solve_greedy(c, tie_break="random", seed=seed))["chosen"] for seed in range(12)}
+    chosen = {seed: placements_of(solve_valid(c, tie_break="random", seed=seed)).chosen for seed in range(12)}
+    assert chosen == {seed: placements_of(solve_greedy(c, tie_break="random", seed=seed)).chosen for seed in range(12)}
     assert len(set(chosen.values())) > 1
 
 
@@ -227,14 +227,14 @@ def test_a_nominated_placement_is_taken_without_evaluating_the_others():
     pods[0] = pods[0].model_copy(update={"nominated_node_name": "a1"})
     r = solve_valid(make_cluster(nodes, pods, groups=[gang("pg", 2)]))
     info = placements_of(r)
-    assert (info["nominated"], info["chosen"], [e["name"] for e in info["evaluated"]]) == ("rack-a", "rack-a", ["rack-a"])
+    assert (info.nominated, info.chosen, [e.name for e in info.evaluated]) == ("rack-a", "rack-a", ["rack-a"])
 
 
 def test_groups_without_a_topology_key_keep_the_unconstrained_path():
     nodes = [rack_node("a1", "rack1", cpu=2), rack_node("b1", "rack2", cpu=2)]
     r = solve_valid(make_cluster(nodes, gang_pods("pg", 4), groups=[gang("pg", 4, key=None)]))
     assert r.groups["default/pg"].placed == 4
-    assert "placements" not in r.trace["groups"]["default/pg"]
+    assert r.greedy_trace.groups["default/pg"].placements is None
 
 
 # ---- spec §7.4: greedy's placement choice blocks the next gang ----------------------------------
@@ -258,8 +258,8 @@ def with_composites(c, *composites):
 
 def test_standalone_gangs_first_takes_the_only_rack_the_second_fits():
     r = solve_valid(seven_four(False))
-    by_name = {e["name"]: e for e in placements_of(r, "default/pg-1")["evaluated"]}
-    assert (by_name["A1"]["scores"]["PlacementBinPacking"], by_name["A2"]["scores"]["PlacementBinPacking"]) == (90, 75)
+    by_name = {e.name: e for e in placements_of(r, "default/pg-1").evaluated}
+    assert (by_name["A1"].scores["PlacementBinPacking"], by_name["A2"].scores["PlacementBinPacking"]) == (90, 75)
     assert r.groups["default/pg-1"].domain == f"{RACK}=A1"
     assert not r.groups["default/pg-2"].admitted
     assert r.groups["default/pg-2"].reason.startswith("0/2 placements are available")
@@ -291,9 +291,9 @@ def test_the_composite_version_fails_without_backtracking_inside_the_block():
     c = seven_four(True)
     assert c.composite_pod_groups
     r = solve_valid(c)
-    root = r.trace["groups"]["default/root"]
-    assert root["placements"]["evaluated"][0]["name"] == "blk"
-    assert root["reason"].startswith("0/1 placements are available, first placement status")
+    root = r.greedy_trace.groups["default/root"]
+    assert root.placements.evaluated[0].name == "blk"
+    assert root.reason.startswith("0/1 placements are available, first placement status")
     assert not r.groups["default/pg-1"].admitted and not r.groups["default/pg-2"].admitted
 
 
@@ -307,9 +307,9 @@ def test_the_kep_6012_block_example_succeeds_in_block_b_with_the_higher_scoring_
     root = CompositePodGroup(namespace="default", name="root", policy="gang", min_group_count=2, topology_key=BLOCK)
     c = with_composites(make_cluster(nodes, pods, groups=groups), root)
     r = solve_valid(c)
-    info = r.trace["groups"]["default/root"]["placements"]
-    assert [(e["name"], e["status"]) for e in info["evaluated"]] == [("block-A", "Unschedulable"), ("block-B", "Success")]
-    assert info["chosen"] == "block-B"
+    info = r.greedy_trace.groups["default/root"].placements
+    assert [(e.name, e.status) for e in info.evaluated] == [("block-A", "Unschedulable"), ("block-B", "Success")]
+    assert info.chosen == "block-B"
     assert {r.groups["default/pg-1"].domain, r.groups["default/pg-2"].domain} == {f"{RACK}=B1", f"{RACK}=B2"}
     assert r.status == Status.HEURISTIC
 
@@ -320,8 +320,8 @@ def test_an_infeasible_nominated_placement_falls_back_to_scoring_the_others():
     pods[0] = pods[0].model_copy(update={"nominated_node_name": "a1"})
     r = solve_valid(make_cluster(nodes, pods, groups=[gang("pg", 2)]))
     info = placements_of(r)
-    assert [(e["name"], e["status"]) for e in info["evaluated"]] == [("rack-a", "Unschedulable"), ("rack-b", "Success"), ("rack-c", "Success")]
-    assert (info["scored"], info["chosen"]) == (True, "rack-b")
+    assert [(e.name, e.status) for e in info.evaluated] == [("rack-a", "Unschedulable"), ("rack-b", "Success"), ("rack-c", "Success")]
+    assert (info.scored, info.chosen) == (True, "rack-b")
 
 
 def test_pod_scores_at_step_falls_back_to_the_first_attempt_when_no_placement_holds_the_node():
@@ -334,4 +334,4 @@ def test_pod_scores_at_step_falls_back_to_the_first_attempt_when_no_placement_ho
 def test_a_pod_fit_error_inside_a_placement_counts_only_the_placements_nodes():
     nodes = [rack_node("a1", "rack1", cpu=2), rack_node("a2", "rack1", cpu=2), rack_node("b1", "rack2", cpu=2)]
     r = solve_valid(make_cluster(nodes, gang_pods("pg", 5), groups=[gang("pg", 5)]))
-    assert r.trace["pods"]["default/pg-4"]["fitError"] == "0/2 nodes are available: 2 Insufficient cpu."
+    assert r.greedy_trace.pods["default/pg-4"].fit_error == "0/2 nodes are available: 2 Insufficient cpu."

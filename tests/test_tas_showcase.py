@@ -9,7 +9,7 @@ import pytest
 
 from gangplan.io.loader import load_snapshot
 from gangplan.solver.diff import GREEDY_SUBOPTIMAL, diff_snapshot
-from gangplan.solver.greedy import placement_evidence, placement_scores_at_step
+from gangplan.solver.greedy import placement_evidence, placement_scores_at_step, solve_greedy
 from gangplan.solver.validate import validate
 
 SHOWCASE = Path(__file__).resolve().parent.parent / "scenarios" / "showcase"
@@ -40,13 +40,14 @@ def test_the_decisive_step_is_the_first_gangs_rack_chosen_by_bin_packing(name, g
     scores = (got["placements"][greedy_rack]["scores"]["PlacementBinPacking"], got["placements"][optimal_rack]["scores"]["PlacementBinPacking"])
     assert scores == bin_packing
     assert got["placements"][greedy_rack]["scores"]["PodGroupPodsCount"] == got["placements"][optimal_rack]["scores"]["PodGroupPodsCount"]
-    evidence = placement_evidence(cluster, d.decisive.group, d.decisive.greedy_node, d.decisive.optimal_node)
+    evidence = placement_evidence(cluster, d.greedy, d.decisive.group, d.decisive.greedy_node, d.decisive.optimal_node)
     assert (evidence["group"], evidence["greedy"], evidence["optimal"], evidence["misledBy"]) == (group, greedy_rack, optimal_rack, "PlacementBinPacking")
+    assert d.decisive.placement == evidence  # the diff read it from its greedy Result, no replay
 
 
 def test_placement_evidence_is_none_when_both_nodes_share_the_domain():
     cluster = load_snapshot(SHOWCASE / "tas-rack-no-backtracking.yaml")
-    assert placement_evidence(cluster, "train/pg-1", "a1-0", "a1-3") is None
+    assert placement_evidence(cluster, solve_greedy(cluster), "train/pg-1", "a1-0", "a1-3") is None
 
 
 def test_on_a_small_upstream_tas_shape_greedy_admits_every_gang_and_exact_proves_it_optimal():

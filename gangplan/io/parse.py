@@ -482,28 +482,36 @@ def _unread_spec_fields(ctx: Ctx, spec: dict, known: frozenset[str]) -> None:
         ctx.note("spec.resourceClaims", "ResourceClaims shared by the group's pods (DRA) are not modelled: pods are placed as if the devices were free")
 
 
+def _group_fields(ctx: Ctx, ns: str, name: str, meta: dict, spec: dict, policy: str) -> dict[str, Any]:
+    """The fields a PodGroup and a CompositePodGroup read alike (v1alpha2+ / v1beta1
+    ``PodGroupSpec`` and ``CompositePodGroupSpec`` share them)."""
+    return {
+        "namespace": ns,
+        "name": name,
+        "uid": ctx.str(meta.get("uid"), "metadata.uid"),
+        "policy": policy,
+        "disruption_mode": _disruption(ctx, spec),
+        "priority": ctx.int32(spec.get("priority"), "spec.priority"),
+        "priority_class_name": ctx.str(spec.get("priorityClassName"), "spec.priorityClassName"),
+        "preemption_policy": _preemption_policy(ctx, spec),
+        "topology_key": _topology_key(ctx, spec),
+        "parent": ctx.opt_str(spec.get("parentCompositePodGroupName"), "spec.parentCompositePodGroupName") or None,
+        "workload_ref": _workload_ref(ctx, spec),
+        "creation_timestamp": ctx.str(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
+        "source": ctx.file,
+    }
+
+
 def parse_pod_group(ctx: Ctx, raw: dict) -> PodGroup:
     ns, name, meta = metadata(ctx, raw, namespaced=True)
     spec = ctx.map(raw.get("spec"), "spec", required=True)
     policy, count = _policy(ctx, ctx.map(spec.get("schedulingPolicy"), "spec.schedulingPolicy", required=True), "spec.schedulingPolicy", "minCount")
     _unread_spec_fields(ctx, spec, PODGROUP_SPEC_FIELDS)
     return PodGroup(
-        namespace=ns,
-        name=name,
-        uid=ctx.str(meta.get("uid"), "metadata.uid"),
-        policy=policy,
+        **_group_fields(ctx, ns, name, meta, spec, policy),
         min_count=count,
-        disruption_mode=_disruption(ctx, spec),
-        priority=ctx.int32(spec.get("priority"), "spec.priority"),
-        priority_class_name=ctx.str(spec.get("priorityClassName"), "spec.priorityClassName"),
-        preemption_policy=_preemption_policy(ctx, spec),
-        topology_key=_topology_key(ctx, spec),
-        parent=ctx.opt_str(spec.get("parentCompositePodGroupName"), "spec.parentCompositePodGroupName") or None,
-        workload_ref=_workload_ref(ctx, spec),
-        creation_timestamp=ctx.str(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
         annotations=ctx.str_map(meta.get("annotations"), "metadata.annotations"),
         api_version=raw.get("apiVersion") if isinstance(raw.get("apiVersion"), str) else "",
-        source=ctx.file,
     )
 
 
@@ -512,22 +520,7 @@ def parse_composite_pod_group(ctx: Ctx, raw: dict) -> CompositePodGroup:
     spec = ctx.map(raw.get("spec"), "spec", required=True)
     policy, count = _policy(ctx, ctx.map(spec.get("schedulingPolicy"), "spec.schedulingPolicy", required=True), "spec.schedulingPolicy", "minGroupCount")
     _unread_spec_fields(ctx, spec, COMPOSITE_SPEC_FIELDS)
-    return CompositePodGroup(
-        namespace=ns,
-        name=name,
-        uid=ctx.str(meta.get("uid"), "metadata.uid"),
-        policy=policy,
-        min_group_count=count,
-        disruption_mode=_disruption(ctx, spec),
-        priority=ctx.int32(spec.get("priority"), "spec.priority"),
-        priority_class_name=ctx.str(spec.get("priorityClassName"), "spec.priorityClassName"),
-        preemption_policy=_preemption_policy(ctx, spec),
-        topology_key=_topology_key(ctx, spec),
-        parent=ctx.opt_str(spec.get("parentCompositePodGroupName"), "spec.parentCompositePodGroupName") or None,
-        workload_ref=_workload_ref(ctx, spec),
-        creation_timestamp=ctx.str(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
-        source=ctx.file,
-    )
+    return CompositePodGroup(**_group_fields(ctx, ns, name, meta, spec, policy), min_group_count=count)
 
 
 def _template_names(ctx: Ctx, spec: dict, field: str, out_pg: list[str], out_cpg: list[str]) -> None:

@@ -345,6 +345,10 @@ class ViolationDocument(_Doc):
     rule: str
     subject: str
     message: str
+    kind: str = "Pod"
+    """What ``subject`` names: ``Pod``, ``Node``, ``PodGroup`` or ``CompositePodGroup``."""
+    name: str = ""
+    """That object's key (``namespace/name``; a node's name): ``subject`` without the kind."""
 
 
 class Violations(RootModel[list[ViolationDocument]]):

@@ -10,8 +10,10 @@ import json
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
+
+from gangplan.models.trace import EmptyTrace, ExactTrace, GreedyTrace, Trace, trace_for_engine
 
 RESULT_SCHEMA_VERSION = 1
 
@@ -74,7 +76,9 @@ class Result(_Model):
     """Relative gap of the first tier not proven optimal; 0.0 when optimal, None for greedy."""
     wall_seconds: float = 0.0
     params: dict[str, Any] = Field(default_factory=dict)
-    trace: dict[str, Any] = Field(default_factory=dict)
+    trace: Trace = Field(default_factory=EmptyTrace)
+    """The engine's evidence: :class:`~gangplan.models.trace.GreedyTrace` or
+    :class:`~gangplan.models.trace.ExactTrace` by ``engine``, ``{}`` when there is none."""
     warnings: list[str] = Field(default_factory=list)
     """Snapshot inputs that can change scheduling but were not modelled, one line per kind (or
     kind and field) with counts (``Cluster.warnings``)."""
@@ -82,7 +86,32 @@ class Result(_Model):
     """What the loader translated into the native model (foreign group APIs, expanded Jobs /
     JobSets / LeaderWorkerSets), one line per kind (``Cluster.translations``); ``[]`` when none."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _trace_by_engine(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("trace"), dict):
+            data = {**data, "trace": trace_for_engine(str(data.get("engine", "")), data["trace"])}
+        return data
+
     # ---- convenience -----------------------------------------------------------------------
+    @property
+    def greedy_trace(self) -> GreedyTrace:
+        """The greedy trace (empty when the Result carries none); a TypeError for another engine's."""
+        if isinstance(self.trace, GreedyTrace):
+            return self.trace
+        if isinstance(self.trace, EmptyTrace):
+            return GreedyTrace()
+        raise TypeError(f"a {self.engine} Result has no greedy trace")
+
+    @property
+    def exact_trace(self) -> ExactTrace | None:
+        """The exact engine's trace, None when the Result carries none; a TypeError for another engine's."""
+        if isinstance(self.trace, ExactTrace):
+            return self.trace
+        if isinstance(self.trace, EmptyTrace):
+            return None
+        raise TypeError(f"a {self.engine} Result has no exact trace")
+
     def placements(self) -> dict[str, str]:
         """Pod key -> node for every placed pending pod."""
         return {k: o.node for k, o in self.pods.items() if o.node is not None}

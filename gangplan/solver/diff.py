@@ -46,6 +46,7 @@ from gangplan.models.documents import (
 )
 from gangplan.models.quantity import format_quantity
 from gangplan.models.result import Result, Status
+from gangplan.models.trace import ClosestToGreedy, NodeVictims, PodPreemption
 from gangplan.solver.outcome import compare, pdb_violations
 from gangplan.solver.validate import validate
 
@@ -116,24 +117,18 @@ def _shared(obj: dict[str, float], other: dict[str, float]) -> dict[str, float]:
 
 def greedy_choices(greedy: Result) -> list[tuple[str, str]]:
     """(pod, node) for every successful greedy pod choice, in scheduling order (reverted ones too)."""
-    pods = greedy.trace.get("pods", {})
-    out = []
-    for key in greedy.trace.get("order", []):
-        chosen = pods.get(key, {}).get("chosen")
-        if chosen:
-            out.append((key, chosen))
-    return out
+    return greedy.greedy_trace.chosen_steps()
 
 
 def candidate_choices(cluster: Cluster, greedy: Result, optimal: Result) -> tuple[list[tuple[int, str, str]], int]:
     """The choices the decisive step may blame, as (1-based step, pod, node), and how many were
     skipped: a choice is a candidate when it survives in greedy's result (``kept``, and the pod is
     placed there) or its group is admitted by the optimum (a single pod: the optimum places it)."""
-    trace = greedy.trace.get("pods", {})
+    cycles = greedy.greedy_trace.pods
     admitted = set(optimal.admitted_groups())
     out, skipped = [], 0
     for step, (pod, node) in enumerate(greedy_choices(greedy), start=1):
-        kept = bool(trace.get(pod, {}).get("kept")) and greedy.pods.get(pod) is not None and greedy.pods[pod].node == node
+        kept = cycles[pod].kept and greedy.pods.get(pod) is not None and greedy.pods[pod].node == node
         p = cluster.pod_by_key.get(pod)
         group = p.group_key if p is not None else None
         theirs = group in admitted if group else (optimal.pods.get(pod) is not None and optimal.pods[pod].node is not None)
@@ -158,10 +153,10 @@ def classify(cluster: Cluster, greedy: Result, optimal: Result, *, greedy_feasib
         return GREEDY_SUBOPTIMAL, problems
     if greedy.placements() == optimal.placements() and greedy.victims == optimal.victims:
         return IDENTICAL, problems
-    ties = greedy.trace.get("pods", {})
+    cycles = greedy.greedy_trace.pods
     gp, op = greedy.placements(), optimal.placements()
     differing = [k for k in set(gp) | set(op) if gp.get(k) != op.get(k)]
-    if differing and all(k in gp and k in op and op[k] in (ties.get(k, {}).get("tieSet") or []) for k in differing):
+    if differing and all(k in gp and k in op and k in cycles and op[k] in cycles[k].tie_set for k in differing):
         return TIE_BREAK, problems
     return EQUIVALENT, problems
 
@@ -192,7 +187,7 @@ def _entity_differs(cluster: Cluster, pod: str, greedy: Result, other: Result) -
 def _differing_groups(cluster: Cluster, greedy: Result, other: Result) -> list[str]:
     """Groups (and single pods) whose outcome differs, in greedy's scheduling order."""
     seen, out = set(), []
-    order = list(greedy.trace.get("order", [])) + sorted(other.pods)
+    order = list(greedy.greedy_trace.order) + sorted(other.pods)
     for pod in order:
         p = cluster.pod_by_key.get(pod)
         if p is None:
@@ -234,7 +229,7 @@ def admission(cluster: Cluster, greedy: Result, optimal: Result) -> Admission:
     only_o = [k for k in oa if k not in set(ga)]
     first = None
     if only_g:
-        order = [cluster.pod_by_key[k].group_key for k in greedy.trace.get("order", []) if k in cluster.pod_by_key]
+        order = [cluster.pod_by_key[k].group_key for k in greedy.greedy_trace.order if k in cluster.pod_by_key]
         ranked = sorted(only_g, key=lambda k: order.index(k) if k in order else len(order))
         first = group_use(cluster, greedy, ranked[0])
     return Admission(greedy=ga, optimal=oa, only_greedy=only_g, only_optimal=only_o, first_given_up=first)
@@ -289,16 +284,18 @@ def single_pods(cluster: Cluster, greedy: Result, optimal: Result) -> list[Singl
     return out
 
 
-def find_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, tie_break: str = "first", preemption: bool | None = None, progress: Progress | None = None) -> DecisiveStep | None:
+def find_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, preemption: bool | None = None, progress: Progress | None = None) -> DecisiveStep | None:
     """Binary search over prefixes of the candidate choices (see the module docstring)."""
-    return search_decisive_step(cluster, greedy, optimal, time_limit=time_limit, workers=workers, seed=seed, tie_break=tie_break, preemption=preemption, progress=progress)[0]
+    return search_decisive_step(cluster, greedy, optimal, time_limit=time_limit, workers=workers, seed=seed, preemption=preemption, progress=progress)[0]
 
 
-def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, tie_break: str = "first", preemption: bool | None = None, progress: Progress | None = None) -> tuple[DecisiveStep | None, Result]:
+def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, preemption: bool | None = None, progress: Progress | None = None) -> tuple[DecisiveStep | None, Result]:
     """The decisive step and the optimum it refers to: the optimal placement found that agrees
-    with every candidate choice before the step (``optimal`` itself when the step is the first)."""
+    with every candidate choice before the step (``optimal`` itself when the step is the first).
+    ``preemption`` is the exact probes'; the greedy evidence replays greedy's own run
+    (:func:`~gangplan.solver.greedy.replay_options`) or reads its trace."""
     from gangplan.solver.exact import solve_exact
-    from gangplan.solver.greedy import placement_evidence, pod_scores_at_step
+    from gangplan.solver.greedy import placement_evidence, pod_scores_at_step, replay_options
 
     if not greedy_choices(greedy):
         return _admission_only(cluster, greedy, optimal, candidates=0, skipped=0, probes=0), optimal
@@ -348,11 +345,11 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
     still_admitted = bool(group and group in best_agreeing.groups and best_agreeing.groups[group].admitted)
     kind = "placement" if opt_node is not None or still_admitted else "admission"
     nodes = [n for n in (node, opt_node) if n]
-    try:
-        scores = pod_scores_at_step(cluster, pod, nodes, tie_break=tie_break, seed=seed, preemption=preemption)
+    try:  # greedy's own run (its options, preemption included), before the cycle that made the choice
+        scores = pod_scores_at_step(cluster, pod, nodes, step="recorded", **replay_options(greedy))
     except ValueError:
         scores = {}
-    placement = placement_evidence(cluster, group, node, opt_node, tie_break=tie_break, seed=seed) if group and opt_node else None
+    placement = placement_evidence(cluster, greedy, group, node, opt_node) if group and opt_node else None
     failed_pod, failed_reason = _next_failure(greedy, pod)
     why = _why(cluster, greedy, best_agreeing, pod, node, opt_node, group, differs)
     pre = _preemption_evidence(cluster, greedy, best_agreeing, pod)
@@ -378,13 +375,13 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
 
 
 def _next_failure(greedy: Result, pod: str) -> tuple[str | None, str | None]:
-    order = greedy.trace.get("order", [])
+    trace = greedy.greedy_trace
+    order = trace.order
     start = order.index(pod) + 1 if pod in order else 0
-    trace_pods = greedy.trace.get("pods", {})
     for key in order[start:]:
-        t = trace_pods.get(key, {})
-        if not t.get("chosen"):
-            return key, t.get("fitError") or (greedy.pods[key].reason if key in greedy.pods else None)
+        t = trace.pods.get(key)
+        if t is None or not t.chosen:
+            return key, (t.fit_error if t is not None else None) or (greedy.pods[key].reason if key in greedy.pods else None)
     return None, None
 
 
@@ -444,7 +441,7 @@ def _admission_only(cluster: Cluster, greedy: Result, optimal: Result, *, candid
     pre = None
     if not gained and set(greedy.victims) != set(optimal.victims):
         # Same placements, other victims: the difference is greedy's victim choice.
-        for pod in greedy.trace.get("order", []):
+        for pod in greedy.greedy_trace.order:
             pre = _preemption_evidence(cluster, greedy, optimal, pod)
             if pre is not None:
                 why = ("every greedy placement is shared by an optimal placement; what differs is which pods are evicted: "
@@ -467,10 +464,10 @@ def _preemption_evidence(cluster: Cluster, greedy: Result, opt: Result, pod: str
         return None
     tree = cluster.groups
     entity = tree.entity_of(p)
-    t = greedy.trace.get("preemption", {}).get(str(entity))
-    if not t or t.get("status") != "Success" or not t.get("victims"):
+    t = (greedy.greedy_trace.preemption or {}).get(str(entity))
+    if t is None or t.status != "Success" or not t.victims:
         return None
-    greedy_victims = set(t["victims"])
+    greedy_victims = set(t.victims)
     if greedy_victims <= set(opt.victims) and len(greedy_victims) == len(opt.victims):
         return None
     members = [q.key for q in tree.entity_pods(entity)]
@@ -485,36 +482,34 @@ def _preemption_evidence(cluster: Cluster, greedy: Result, opt: Result, pod: str
             out.append({"unit": str(u.key), "name": u.key.key, "kind": u.kind, "priority": u.priority, "pods": [q.key for q in u.pods]})
         return out
 
-    if t.get("kind") == "pod":
-        chosen = t.get("chosen")
+    if isinstance(t, PodPreemption):
+        chosen = t.chosen
         nodes = [chosen] if chosen else []
         criterion = _default_preemption_criterion(t, chosen, opt_nodes[0] if opt_nodes else None, cluster)
     else:
-        nodes = sorted(set((t.get("nominated") or {}).values()))
-        kept = t.get("reprieved") or []
+        nodes = sorted(set(t.nominated.values()))
         criterion = ("workload-aware preemption removed every lower-priority unit, placed the group on the emptied cluster "
                      f"(on {_names(nodes)}), then put units back in MoreImportantVictim order"
-                     + (" (PDB-violating units first)" if t.get("violating") else "")
-                     + f" ({len(kept)} reprieved); the {len(t['victims'])} pod(s) that could not go back were evicted")
-    return {"entity": str(entity), "path": t.get("kind"), "nodes": nodes, "victims": units(t["victims"]),
-            "pdbViolations": t.get("pdbViolations", 0), "criterion": criterion,
+                     + (" (PDB-violating units first)" if t.violating else "")
+                     + f" ({len(t.reprieved)} reprieved); the {len(t.victims)} pod(s) that could not go back were evicted")
+    return {"entity": str(entity), "path": t.kind, "nodes": nodes, "victims": units(t.victims),
+            "pdbViolations": t.pdb_violations, "criterion": criterion,
             "optimalNodes": opt_nodes, "optimalVictims": units(opt_victims)}
 
 
-def _default_preemption_criterion(t: dict, chosen: str | None, other: str | None, cluster: Cluster) -> str:
+def _default_preemption_criterion(t: PodPreemption, chosen: str | None, other: str | None, cluster: Cluster) -> str:
     """Which pickOneNodeForPreemption criterion made greedy's node win over the optimum's."""
-    nodes = t.get("nodes") or {}
-    mine, theirs = nodes.get(chosen), nodes.get(other) if other else None
-    if not isinstance(mine, dict):
+    mine, theirs = t.nodes.get(chosen or ""), t.nodes.get(other) if other else None
+    if not isinstance(mine, NodeVictims):
         return f"default preemption chose {chosen}"
-    if not isinstance(theirs, dict):
+    if not isinstance(theirs, NodeVictims):
         why = theirs if isinstance(theirs, str) else "not evaluated (enough candidates were found before it)"
         return f"default preemption chose {chosen}; the optimum's node {other}: {why}"
 
-    def metrics(entry: dict) -> tuple:
-        pods = [cluster.pod_by_key[k] for k in entry["victims"] if k in cluster.pod_by_key]
+    def metrics(entry: NodeVictims) -> tuple:
+        pods = [cluster.pod_by_key[k] for k in entry.victims if k in cluster.pod_by_key]
         prios = [cluster.groups.unit_priority(q) for q in pods]
-        return (entry.get("pdbViolations", 0), max(prios, default=0), sum(prios), len(pods))
+        return (entry.pdb_violations, max(prios, default=0), sum(prios), len(pods))
 
     a, b = metrics(mine), metrics(theirs)
     for name, x, y in zip(_PICK_CRITERIA, a, b, strict=False):
@@ -535,13 +530,15 @@ def closest_optimum(cluster: Cluster, optimal: Result, agreeing: Result, step: D
         return optimal
     if validate(cluster, agreeing):  # the caller reports this as a model mismatch
         return optimal
-    fixed = agreeing.params.get("fixed", 0)
-    note = {"fixedChoices": fixed, "probeStatus": agreeing.status.value,
-            "why": "an optimal placement that agrees with greedy's choices before the decisive step"
-                   + (f" (#{step.step})" if step is not None and step.step else "")}
-    return agreeing.model_copy(update={"status": optimal.status, "gap": optimal.gap, "bound": optimal.bound,
-                                       "snapshot": optimal.snapshot, "wall_seconds": optimal.wall_seconds,
-                                       "trace": {**agreeing.trace, "closestToGreedy": note}})
+    note = ClosestToGreedy(fixed_choices=agreeing.params.get("fixed", 0), probe_status=agreeing.status.value,
+                           why="an optimal placement that agrees with greedy's choices before the decisive step"
+                               + (f" (#{step.step})" if step is not None and step.step else ""))
+    trace = agreeing.exact_trace
+    update = {"status": optimal.status, "gap": optimal.gap, "bound": optimal.bound,
+              "snapshot": optimal.snapshot, "wall_seconds": optimal.wall_seconds}
+    if trace is not None:
+        update["trace"] = trace.model_copy(update={"closest_to_greedy": note})
+    return agreeing.model_copy(update=update)
 
 
 def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 10.0, probe_time_limit: float = 5.0, workers: int = 2, seed: int = 0, tie_break: str = "first", explain: bool = True, preemption: bool | None = None, progress: Progress | None = None) -> Diff:
@@ -568,7 +565,7 @@ def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 1
         problems += [f"exact model rejects the greedy placement: {p}" for p in feasible]
     decisive = None
     if explain and classification == GREEDY_SUBOPTIMAL:
-        decisive, agreeing = search_decisive_step(cluster, greedy, optimal, time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break, preemption=preemption, progress=progress)
+        decisive, agreeing = search_decisive_step(cluster, greedy, optimal, time_limit=probe_time_limit, workers=workers, seed=seed, preemption=preemption, progress=progress)
         broken = [f"exact (decisive-step probe): {v}" for v in validate(cluster, agreeing)] if agreeing is not optimal else []
         if broken:  # the exact engine produced an invalid placement: a bug, like any other mismatch
             classification, problems = MODEL_MISMATCH, problems + broken

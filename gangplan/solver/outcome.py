@@ -35,6 +35,7 @@ from typing import Any
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import EntityKey
 from gangplan.models.result import GroupOutcome, PodOutcome, Result, Status
+from gangplan.models.trace import ExactTrace, GreedyTrace
 
 ADMITTED_PREFIX = "admitted[p="
 PLACED = "placed"
@@ -177,10 +178,11 @@ def build_result(
     gap: float | None = None,
     wall_seconds: float = 0.0,
     params: Mapping[str, Any] | None = None,
-    trace: Mapping[str, Any] | None = None,
+    trace: GreedyTrace | ExactTrace | Mapping[str, Any] | None = None,
     snapshot: str | None = None,
 ) -> Result:
-    """Assemble a Result. ``placements`` maps pending pod keys to nodes (nominations included)."""
+    """Assemble a Result. ``placements`` maps pending pod keys to nodes (nominations included);
+    ``trace`` is the engine's trace model, or its JSON (validated into the engine's model)."""
     pod_reasons = pod_reasons or {}
     group_reasons = group_reasons or {}
     victims = sorted(set(victims))
@@ -233,7 +235,7 @@ def build_result(
         gap=gap,
         wall_seconds=round(wall_seconds, 6),
         params=dict(params or {}),
-        trace=dict(trace or {}),
+        trace=trace if isinstance(trace, GreedyTrace | ExactTrace) else dict(trace or {}),
         warnings=list(cluster.warnings),
         translations=list(cluster.translations),
     )

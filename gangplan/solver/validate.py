@@ -51,12 +51,31 @@ from gangplan.predicates import (
 )
 from gangplan.predicates.affinity_order import affinity_order
 
+POD, NODE = "Pod", "Node"
+
 
 @dataclass(frozen=True, order=True)
 class Violation:
+    """One violated rule. ``subject`` is what the text names (a pod key, ``Node/<name>``,
+    ``PodGroup/<key>``, ``CompositePodGroup/<key>``, or a victim unit's key); ``kind`` and
+    ``name`` say the same typed, for code that acts on the object (``name``: its key)."""
+
     rule: str
     subject: str
     message: str
+    kind: str = POD
+    """``Pod``, ``Node``, ``PodGroup`` or ``CompositePodGroup``."""
+    name: str = ""
+    """The object's key (``namespace/name``, a node's name); defaults to ``subject``."""
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            object.__setattr__(self, "name", self.subject)
+
+    @classmethod
+    def on(cls, rule: str, kind: str, name: str, message: str) -> Violation:
+        """A violation of a node or a group: the subject reads ``<kind>/<name>``."""
+        return cls(rule, f"{kind}/{name}", message, kind, name)
 
     def __str__(self) -> str:
         return f"[{self.rule}] {self.subject}: {self.message}"
@@ -119,9 +138,9 @@ def _capacity(st: _State) -> list[Violation]:
                 used[r] += q
         for r, q in sorted(used.items()):
             if q > node.allocatable.get(r, 0) and q > 0:
-                out.append(Violation("capacity", f"Node/{name}", f"{r} requested {q} > allocatable {node.allocatable.get(r, 0)}"))
+                out.append(Violation.on("capacity", NODE, name, f"{r} requested {q} > allocatable {node.allocatable.get(r, 0)}"))
         if PODS in node.allocatable and len(pods) > node.allocatable[PODS]:
-            out.append(Violation("capacity", f"Node/{name}", f"{len(pods)} pods > allocatable pods {node.allocatable[PODS]}"))
+            out.append(Violation.on("capacity", NODE, name, f"{len(pods)} pods > allocatable pods {node.allocatable[PODS]}"))
     return out
 
 
@@ -270,42 +289,42 @@ def _groups(st: _State, result: Result) -> list[Violation]:
     for root in tree.roots:
         why = tree.validation_error(root)
         if why is not None and any(newly[g] for g in tree.leaves(root)):
-            out.append(Violation("group-validation", f"{tree.node(root).kind}/{root}", f"pods placed although kube-scheduler refuses the hierarchy: {why}"))
+            out.append(Violation.on("group-validation", tree.node(root).kind, root, f"pods placed although kube-scheduler refuses the hierarchy: {why}"))
     for gkey in tree.leaf_keys:
         g = tree.node(gkey)
         if newly[gkey] and placed[gkey] < g.need:
-            out.append(Violation("gang", f"PodGroup/{gkey}", f"{placed[gkey]} pods on nodes < minCount {g.need} although {newly[gkey]} were placed"))
+            out.append(Violation.on("gang", "PodGroup", gkey, f"{placed[gkey]} pods on nodes < minCount {g.need} although {newly[gkey]} were placed"))
         outcome = result.groups.get(gkey)
         if outcome is not None:
             if outcome.placed != placed[gkey]:
-                out.append(Violation("result-shape", f"PodGroup/{gkey}", f"outcome says placed={outcome.placed}, placements give {placed[gkey]}"))
+                out.append(Violation.on("result-shape", "PodGroup", gkey, f"outcome says placed={outcome.placed}, placements give {placed[gkey]}"))
             if outcome.admitted and placed[gkey] < g.need:
-                out.append(Violation("result-shape", f"PodGroup/{gkey}", f"outcome says admitted with {placed[gkey]} < minCount {g.need} pods"))
+                out.append(Violation.on("result-shape", "PodGroup", gkey, f"outcome says admitted with {placed[gkey]} < minCount {g.need} pods"))
         if g.topology_key:
-            out.extend(_one_domain(st, f"PodGroup/{gkey}", g.topology_key, members[gkey]))
+            out.extend(_one_domain(st, "PodGroup", gkey, g.topology_key, members[gkey]))
 
     # Composite groups: a CPG with new pods below it needs minGroupCount satisfied children.
     for ckey in tree.composite_keys:
         cg = tree.node(ckey)
         leaves = set(cg.leaves)
         if any(newly[g] for g in leaves) and not tree.satisfied(ckey, placed):
-            out.append(Violation("composite", f"CompositePodGroup/{ckey}", f"fewer than minGroupCount {cg.need} children satisfied although pods were placed below it"))
+            out.append(Violation.on("composite", "CompositePodGroup", ckey, f"fewer than minGroupCount {cg.need} children satisfied although pods were placed below it"))
         if cg.topology_key:
-            out.extend(_one_domain(st, f"CompositePodGroup/{ckey}", cg.topology_key, [k for k in st.node_of if st.pods[k].group_key in leaves]))
+            out.extend(_one_domain(st, "CompositePodGroup", ckey, cg.topology_key, [k for k in st.node_of if st.pods[k].group_key in leaves]))
     return out
 
 
-def _one_domain(st: _State, subject: str, key: str, pod_keys: list[str]) -> list[Violation]:
+def _one_domain(st: _State, kind: str, group: str, key: str, pod_keys: list[str]) -> list[Violation]:
     if not any(k in st.new for k in pod_keys):
         return []
     values = set()
     for k in pod_keys:
         node = st.nodes[st.node_of[k]]
         if key not in node.labels:
-            return [Violation("topology", subject, f"pod {k} is on node {node.name}, which has no label {key!r}")]
+            return [Violation.on("topology", kind, group, f"pod {k} is on node {node.name}, which has no label {key!r}")]
         values.add(node.labels[key])
     if len(values) > 1:
-        return [Violation("topology", subject, f"pods span {len(values)} domains of {key}: {', '.join(sorted(values))}")]
+        return [Violation.on("topology", kind, group, f"pods span {len(values)} domains of {key}: {', '.join(sorted(values))}")]
     return []
 
 
@@ -328,7 +347,7 @@ def _victims(st: _State, result: Result) -> list[Violation]:
         keys = {p.key for p in u.pods}
         if keys & gone and not keys <= gone:
             kept = ", ".join(sorted(keys - gone))
-            out.append(Violation("victim", str(u.key), f"{u.kind} unit (disruptionMode all) only partly evicted; kept: {kept}"))
+            out.append(Violation("victim", str(u.key), f"{u.kind} unit (disruptionMode all) only partly evicted; kept: {kept}", u.kind, u.key.key))
     return out
 
 

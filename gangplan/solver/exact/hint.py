@@ -277,13 +277,12 @@ def _blamed_pods(em: ExactModel, kept: Mapping[str, str], violations) -> set[str
     cluster = em.inst.cluster
     entities: set[EntityKey] = set()
     for v in violations:
-        kind, _, rest = v.subject.partition("/")
-        if kind in ("PodGroup", "CompositePodGroup") and rest in cluster.groups:
-            entities.add(cluster.groups.node(cluster.groups.root_of(rest)).entity)
-        elif kind == "Node":
-            entities.update(entity_of(cluster, k) for k, n in kept.items() if n == rest)
-        elif v.subject in cluster.pod_by_key:
-            entities.add(entity_of(cluster, v.subject))
+        if v.kind in ("PodGroup", "CompositePodGroup") and v.name in cluster.groups:
+            entities.add(cluster.groups.node(cluster.groups.root_of(v.name)).entity)
+        elif v.kind == "Node":
+            entities.update(entity_of(cluster, k) for k, n in kept.items() if n == v.name)
+        elif v.kind == "Pod" and v.name in cluster.pod_by_key:
+            entities.add(entity_of(cluster, v.name))
     return {k for k in kept if entity_of(cluster, k) in entities}
 
 

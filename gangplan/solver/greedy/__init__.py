@@ -47,40 +47,34 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from gangplan.models.cluster import Cluster
+from gangplan.models.objects import Pod
 from gangplan.models.result import Result, Status
-from gangplan.solver.greedy.podgroup import StopBefore, WorkloadCycle
+from gangplan.models.trace import GreedyTrace, PlacementDecision, PodCycle
+from gangplan.solver.greedy.podgroup import WorkloadCycle
 from gangplan.solver.greedy.profile import build_profile
 from gangplan.solver.greedy.queue import entities
 from gangplan.solver.greedy.schedule_one import PodResult, PodScheduler
 from gangplan.solver.greedy.snapshot import NodeTable
+from gangplan.solver.greedy.state import RunObserver, RunState
 from gangplan.solver.outcome import build_result
 
 ENGINE = "greedy"
 
-__all__ = ["ENGINE", "placement_evidence", "placement_scores_at_step", "pod_scores_at_step", "run_cycle", "solve_greedy"]
+__all__ = ["ENGINE", "placement_decision", "placement_evidence", "placement_scores_at_step", "pod_scores_at_step", "replay_options", "run_cycle", "solve_greedy"]
 
 
-def run_cycle(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: Mapping[str, str] | None = None, stop_before: str | None = None, stop_node: str | None = None, preemption: bool | None = None) -> WorkloadCycle:
-    """Run every queue entity once; the returned cycle holds placements, reasons and trace data.
-
-    With ``stop_before`` the run stops just before that pod's cycle and raises
-    :class:`~gangplan.solver.greedy.podgroup.StopBefore` (the cycle is attached as ``.cycle``).
-    With ``stop_node`` as well, it stops only in a topology placement holding that node (a pod of
-    a topology-constrained group is tried once per placement).
-    """
+def run_cycle(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: Mapping[str, str] | None = None, preemption: bool | None = None, observer: RunObserver | None = None) -> WorkloadCycle:
+    """Run every queue entity once; the returned cycle's state holds placements, reasons and the
+    trace. ``observer`` (a replay) is called before every pod cycle and may stop the run there
+    (:class:`~gangplan.solver.greedy.state.RunObserver`)."""
     preemption, _ = cluster.profile.resolve_preemption(preemption)
     snap = NodeTable(cluster)
     sched = PodScheduler(snap, build_profile(cluster), tie_break=tie_break, seed=seed, top_k=top_k)
-    stop_at = snap.index.get(stop_node) if stop_node else None
-    cycle = WorkloadCycle(cluster, snap, sched, fixed=dict(fixed or {}), stop_before=stop_before, stop_node=stop_at, preemption=preemption)
-    try:
-        cycle.run(entities(cluster))
-    except StopBefore as stop:
-        stop.cycle = cycle  # type: ignore[attr-defined]
-        raise
+    cycle = WorkloadCycle(RunState.start(cluster, snap, sched, fixed=dict(fixed or {}), preemption=preemption, observer=observer))
+    cycle.run(entities(cluster))
     return cycle
 
 
@@ -98,33 +92,44 @@ def solve_greedy(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, t
     start = time.perf_counter()
     _check_fixed(cluster, fixed)
     preemption, source = cluster.profile.resolve_preemption(preemption)
-    cycle = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, preemption=preemption)
-    names = cycle.snap.names
-    placements = {k: names[i] for k, i in cycle.placements.items()}
+    st = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, preemption=preemption).state
+    names = st.snap.names
+    placements = {k: names[i] for k, i in st.placements.items()}
+    pod_reasons = dict(st.trace.pod_reasons)
     for p in cluster.pending_pods:
         if p.terminating and p.key not in cluster.gated:
-            cycle.pod_reasons.setdefault(p.key, "pod is being deleted (skipped, as upstream skips terminating pods)")
+            pod_reasons.setdefault(p.key, "pod is being deleted (skipped, as upstream skips terminating pods)")
     params: dict[str, Any] = {"tieBreak": tie_break, "seed": seed, "topK": top_k}
     if fixed:
         params["fixed"] = dict(sorted(fixed.items()))
-    trace = build_trace(cycle)
     params["preemption"], params["preemptionFrom"] = preemption, source
-    if preemption:
-        trace["preemption"] = {k: v for k, v in sorted(cycle.preemption_trace.items())}
     return build_result(
         cluster,
         engine=ENGINE,
         status=Status.HEURISTIC,
         placements=placements,
-        pod_reasons=cycle.pod_reasons,
-        group_reasons=cycle.group_reasons,
+        pod_reasons=pod_reasons,
+        group_reasons=st.trace.group_reasons,
         wall_seconds=time.perf_counter() - start,
         params=params,
-        trace=trace,
+        trace=build_trace(st),
         snapshot=snapshot,
-        victims=cycle.victims,
-        nominated=cycle.nominated,
+        victims=st.victims,
+        nominated=st.nominated,
     )
+
+
+def replay_options(result: Result) -> dict[str, Any]:
+    """The options a greedy Result was produced with (its ``params``), as keyword arguments for
+    :func:`pod_scores_at_step` / :func:`placement_scores_at_step`: a replay runs exactly the run
+    the Result reports, preemption included."""
+    p = result.params
+    out: dict[str, Any] = {"tie_break": p.get("tieBreak", "first"), "seed": p.get("seed", 0), "top_k": p.get("topK", 5)}
+    if p.get("fixed"):
+        out["fixed"] = dict(p["fixed"])
+    if "preemption" in p:
+        out["preemption"] = bool(p["preemption"])
+    return out
 
 
 def _check_fixed(cluster: Cluster, fixed: Mapping[str, str] | None) -> None:
@@ -135,110 +140,171 @@ def _check_fixed(cluster: Cluster, fixed: Mapping[str, str] | None) -> None:
             raise ValueError(f"fixed: node {node} is not in the snapshot")
 
 
-def pod_scores_at_step(cluster: Cluster, pod_key: str, nodes: list[str], *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool | None = None) -> dict[str, dict]:
-    """Replay the run up to just before ``pod_key`` is scheduled and evaluate ``nodes`` for it.
+class _ScoresBefore:
+    """A replay's observer: the evidence for ``nodes`` just before one of ``pod_key``'s cycles.
+
+    ``step="first"``: its first cycle in a placement holding ``prefer`` (its first cycle when
+    none does); the run stops there. ``step="recorded"``: the cycle whose result the run's trace
+    keeps (the one that made the choice the Result shows: in the chosen placement, or after
+    workload-aware preemption removed the victims); the run goes to the end."""
+
+    def __init__(self, pod_key: str, nodes: list[int], prefer: int | None, step: str) -> None:
+        self.pod_key, self.nodes, self.prefer, self.step = pod_key, nodes, prefer, step
+        self.first: dict[int, dict] | None = None
+        self.found: dict[int, dict] | None = None
+        self.pending: dict[int, dict] | None = None
+        self.cycles: list[tuple[PodResult, dict[int, dict]]] = []
+        """Each cycle of the pod and the evidence taken just before it (``step="recorded"``)."""
+
+    def watches(self, pod: Pod) -> bool:
+        return pod.key == self.pod_key
+
+    def before_cycle(self, state: RunState, pod: Pod) -> bool:
+        if pod.key != self.pod_key:
+            return False
+        if self.step == "recorded":
+            self.pending = state.sched.explain(pod, self.nodes)
+            return False
+        placement = state.sched.placement
+        wanted = self.prefer is None or placement is None or bool((placement == self.prefer).any())
+        if wanted or self.first is None:
+            got = state.sched.explain(pod, self.nodes)
+            if self.first is None:
+                self.first = got
+            if wanted:
+                self.found = got
+        return wanted
+
+    def after_cycle(self, state: RunState, pod: Pod, result: PodResult) -> None:
+        if pod.key == self.pod_key and self.pending is not None:
+            self.cycles.append((result, self.pending))
+            self.pending = None
+
+    def evidence(self, state: RunState) -> dict[int, dict] | None:
+        if self.step == "recorded":
+            kept = state.trace.results.get(self.pod_key) if self.pod_key in state.trace.order else None
+            return next((got for r, got in self.cycles if r is kept), None)
+        return self.found if self.found is not None else self.first
+
+
+def pod_scores_at_step(cluster: Cluster, pod_key: str, nodes: list[str], *, step: Literal["first", "recorded"] = "first", tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool | None = None) -> dict[str, dict]:
+    """Replay the run and evaluate ``nodes`` for ``pod_key`` just before one of its cycles.
 
     Returns node -> ``{"feasible", "reason", "scores": {plugin: weighted score}, "total"}``.
-    Scores are normalised over every node feasible at that step. Raises ``KeyError`` for an
-    unknown node and ``ValueError`` when the run never attempts the pod (gated, or its group
-    was rejected before its turn).
+    Scores are normalised over every node feasible at that step. ``step="first"``: the pod's
+    first cycle; for a pod of a topology-constrained group (tried once per placement) its first
+    cycle in a placement holding ``nodes[0]``, else its first cycle. ``step="recorded"``: the
+    cycle the trace keeps for the pod, whose choice the Result shows (the chosen placement's; for
+    a group placed by workload-aware preemption, the cycle that ran with the victims removed):
+    what a diff's decisive step shows. Raises ``KeyError`` for an unknown node and
+    ``ValueError`` when the run never attempts the pod (gated, or its group was rejected before
+    its turn) or, with ``"recorded"``, keeps no cycle of it. Pass :func:`replay_options` of a
+    Result to replay that run.
     """
     del snapshot
     _check_fixed(cluster, fixed)
     unknown = [n for n in nodes if n not in cluster.node_index]
     if unknown:
         raise KeyError(f"unknown node(s): {', '.join(unknown)}")
-    for stop_node in ([nodes[0]] if nodes else []) + [None]:
-        try:
-            run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, stop_before=pod_key, stop_node=stop_node, preemption=preemption)
-        except StopBefore as stop:
-            cycle: WorkloadCycle = stop.cycle  # type: ignore[attr-defined]
-            cycle.sched.placement, cycle.sched.placement_name = stop.placement, stop.placement_name
-            idx = [cycle.snap.index[n] for n in nodes]
-            got = cycle.sched.explain(stop.pod, idx)
-            return {n: got[i] for n, i in zip(nodes, idx, strict=True)}
-    raise ValueError(f"pod {pod_key} is never attempted by the greedy run")
+    idx = [cluster.node_index[n] for n in nodes]
+    probe = _ScoresBefore(pod_key, idx, idx[0] if idx else None, step)
+    st = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, preemption=preemption, observer=probe).state
+    got = probe.evidence(st)
+    if got is None:
+        raise ValueError(f"pod {pod_key} is never attempted by the greedy run")
+    return {n: got[i] for n, i in zip(nodes, idx, strict=True)}
 
 
-def placement_scores_at_step(cluster: Cluster, group_key: str, placements: list[str] | None = None, *, tie_break: str = "first", seed: int = 0, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool | None = None) -> dict[str, Any]:
-    """The placement decision greedy made for a topology-constrained group (KEP-5732).
+NOT_EVALUATED = {"status": "NotEvaluated", "reason": None, "assigned": 0, "scores": {}, "total": None}
 
-    Returns ``{"key", "chosen", "scored", "tieCount", "generated", "placements": {name: {"status",
-    "reason", "assigned", "scores": {plugin: weighted score}, "total"}}}``, with only the named
-    ``placements`` (label values) when given. A placement that was not evaluated is reported with
-    status ``"NotEvaluated"`` (it was not generated, or the nominated placement won first).
-    Raises ``ValueError`` when the run never made a placement decision for the group.
-    """
-    del snapshot
-    _check_fixed(cluster, fixed)
-    cycle = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=0, fixed=fixed, preemption=preemption)
-    info = cycle.group_trace.get(group_key, {}).get("placements")
-    if info is None:
-        raise ValueError(f"the greedy run made no placement decision for {group_key} (no topology constraint, or never attempted)")
-    by_name = {e["name"]: {k: v for k, v in e.items() if k != "name"} for e in info["evaluated"]}
+
+def placement_decision(decision: PlacementDecision, placements: list[str] | None = None) -> dict[str, Any]:
+    """A recorded placement decision as ``{"key", "chosen", "scored", "tieCount", "generated",
+    "placements": {name: {"nodes", "status", "reason", "assigned", "scores", "total"}}}``, with only
+    the named ``placements`` (label values) when given; one that was not evaluated has status
+    ``"NotEvaluated"`` (it was not generated, or the nominated placement won first)."""
+    by_name = {e.name: {"nodes": e.nodes, "status": e.status, "reason": e.reason, "assigned": e.assigned, "scores": dict(e.scores), "total": e.total}
+               for e in decision.evaluated}
     names = placements if placements is not None else list(by_name)
-    missing = {"status": "NotEvaluated", "reason": None, "assigned": 0, "scores": {}, "total": None}
     return {
-        "key": info["key"],
-        "chosen": info["chosen"],
-        "scored": info["scored"],
-        "tieCount": info["tieCount"],
-        "generated": info["generated"],
-        "placements": {n: by_name.get(n, dict(missing)) for n in names},
+        "key": decision.key,
+        "chosen": decision.chosen,
+        "scored": decision.scored,
+        "tieCount": decision.tie_count,
+        "generated": decision.generated,
+        "placements": {n: by_name.get(n, dict(NOT_EVALUATED)) for n in names},
     }
 
 
-def placement_evidence(cluster: Cluster, group_key: str, greedy_node: str, optimal_node: str | None, *, tie_break: str = "first", seed: int = 0, fixed: dict[str, str] | None = None) -> dict[str, Any] | None:
-    """Why greedy put a topology-constrained group where it did, for a diff's decisive step.
+def placement_scores_at_step(cluster: Cluster, group_key: str, placements: list[str] | None = None, *, tie_break: str = "first", seed: int = 0, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool | None = None) -> dict[str, Any]:
+    """The placement decision greedy made for a topology-constrained group (KEP-5732), from a run
+    with these options (:func:`placement_decision`; a diff reads its greedy Result instead).
+    Raises ``ValueError`` when the run never made a placement decision for the group."""
+    del snapshot
+    _check_fixed(cluster, fixed)
+    st = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=0, fixed=fixed, preemption=preemption).state
+    return placement_decision(_decision_of(st.trace.groups.get(group_key), group_key), placements)
+
+
+def _decision_of(record, group_key: str) -> PlacementDecision:
+    if record is None or record.placements is None:
+        raise ValueError(f"the greedy run made no placement decision for {group_key} (no topology constraint, or never attempted)")
+    return record.placements
+
+
+def placement_evidence(cluster: Cluster, greedy: Result, group_key: str, greedy_node: str, optimal_node: str | None) -> dict[str, Any] | None:
+    """Why greedy put a topology-constrained group where it did, for a diff's decisive step, read
+    from the greedy Result's trace (no replay: the run recorded every placement it evaluated).
 
     Walks from ``group_key`` up its CompositePodGroup parents to the first group with a topology
     key under which ``greedy_node`` and ``optimal_node`` are in different domains, and returns
     ``{"group", "key", "greedy", "optimal"}`` (the two label values) plus the
-    :func:`placement_scores_at_step` fields for those two placements, and ``"misledBy"``: the
+    :func:`placement_decision` fields for those two placements, and ``"misledBy"``: the
     placement plugin whose weighted score favoured greedy's domain the most (None when the two
     were not both scored, e.g. the optimum's domain was infeasible for greedy at that moment, or
     greedy's domain was the only feasible one). None when no such group exists.
     """
     nodes = {n.name: n for n in cluster.nodes}
+    trace = greedy.greedy_trace
     for key in cluster.groups.ancestors(group_key):
         tkey = cluster.groups.node(key).topology_key
         if tkey and optimal_node in nodes:
             mine, theirs = nodes[greedy_node].labels.get(tkey), nodes[optimal_node].labels.get(tkey)
             if mine != theirs:
-                return _evidence(cluster, key, tkey, mine, theirs, tie_break=tie_break, seed=seed, fixed=fixed)
+                names = [v for v in (mine, theirs) if v is not None]
+                got = placement_decision(_decision_of(trace.groups.get(key), key), names)
+                return {"group": key, "key": tkey, "greedy": mine, "optimal": theirs, **got, "misledBy": _misled_by(got, mine, theirs)}
     return None
 
 
-def _evidence(cluster: Cluster, group: str, tkey: str, mine: str | None, theirs: str | None, **opts: Any) -> dict[str, Any]:
-    names = [v for v in (mine, theirs) if v is not None]
-    got = placement_scores_at_step(cluster, group, names, **opts)
+def _misled_by(got: dict[str, Any], mine: str | None, theirs: str | None) -> str | None:
     a, b = got["placements"].get(mine or "", {}), got["placements"].get(theirs or "", {})
-    misled = None
-    if a.get("total") is not None and b.get("total") is not None:
-        diffs = {k: v - b["scores"].get(k, 0) for k, v in a["scores"].items()}
-        best = max(diffs.items(), key=lambda kv: (kv[1], kv[0]), default=None)
-        misled = best[0] if best and best[1] > 0 else None
-    return {"group": group, "key": tkey, "greedy": mine, "optimal": theirs, **got, "misledBy": misled}
+    if a.get("total") is None or b.get("total") is None:
+        return None
+    diffs = {k: v - b["scores"].get(k, 0) for k, v in a["scores"].items()}
+    best = max(diffs.items(), key=lambda kv: (kv[1], kv[0]), default=None)
+    return best[0] if best and best[1] > 0 else None
 
 
-def build_trace(cycle: WorkloadCycle) -> dict[str, Any]:
-    """The JSON trace: pod scheduling order, queue entities in order, per-pod evidence, per-group
+def build_trace(state: RunState) -> GreedyTrace:
+    """The trace: pod scheduling order, queue entities in order, per-pod evidence, per-group
     PlacementFeasible progression (see the README's trace section)."""
-    names = cycle.snap.names
-    pods = {key: _pod_trace(cycle.results[key], names, cycle.placements.get(key)) for key in cycle.order}
-    groups = {k: dict(v) for k, v in sorted(cycle.group_trace.items())}
-    return {"order": list(cycle.order), "entities": list(cycle.entity_order), "pods": pods, "groups": groups}
+    tr, names = state.trace, state.snap.names
+    pods = {key: _pod_cycle(tr.results[key], names, state.placements.get(key)) for key in tr.order}
+    groups = dict(sorted(tr.groups.items()))
+    preemption = dict(sorted(tr.preemption.items())) if state.preemption else None
+    return GreedyTrace(order=list(tr.order), entities=list(tr.entities), pods=pods, groups=groups, preemption=preemption)
 
 
-def _pod_trace(r: PodResult, names: list[str], kept: int | None) -> dict[str, Any]:
-    return {
-        "feasibleNodes": int(r.feasible),
-        "evaluatedNodes": int(r.evaluated),
-        "rejections": {pl: dict(sorted(c.items())) for pl, c in sorted(r.rejections.items())},
-        "top": r.top,
-        "chosen": names[r.node] if r.node is not None else None,
-        "kept": kept is not None,
-        "tieSet": [names[i] for i in r.tie_set],
-        "tieCount": int(r.tie_count),
-        "fitError": r.fit_error,
-    }
+def _pod_cycle(r: PodResult, names: list[str], kept: int | None) -> PodCycle:
+    return PodCycle(
+        feasible_nodes=int(r.feasible),
+        evaluated_nodes=int(r.evaluated),
+        rejections={pl: dict(sorted(c.items())) for pl, c in sorted(r.rejections.items())},
+        top=r.top,
+        chosen=names[r.node] if r.node is not None else None,
+        kept=kept is not None,
+        tie_set=[names[i] for i in r.tie_set],
+        tie_count=int(r.tie_count),
+        fit_error=r.fit_error,
+    )

@@ -69,10 +69,6 @@ class Status:
     def ok(self) -> bool:
         return self.code == Code.SUCCESS
 
-    @property
-    def rejected(self) -> bool:
-        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
-
     def message(self) -> str:
         return ", ".join(self.reasons)
 
@@ -91,13 +87,13 @@ def unschedulable(*reasons: str, unresolvable: bool = False) -> Status:
 
 class CycleState(dict):
     """``CycleState``: per-pod data a plugin's PreFilter/PreScore computes once and Filter/Score
-    read back, keyed by plugin name. ``skip_filter`` / ``skip_score`` hold plugins that returned
-    Skip, exactly as the framework records them."""
+    read back, keyed by plugin name. ``skip_filter`` holds the plugins whose PreFilter returned
+    Skip, as the framework records them (a PreScore Skip only drops the plugin from that pod's
+    scoring, see ``PodScheduler.prioritize``)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.skip_filter: set[str] = set()
-        self.skip_score: set[str] = set()
         self.node_subset: set[int] | None = None
         """``PreFilterResult.NodeNames`` merged over plugins (None: all nodes)."""
         self.subset_plugins: list[str] = []

@@ -1,5 +1,6 @@
-"""The KEP-5732 placement algorithm of the workload cycle, as a mixin of
-:class:`~gangplan.solver.greedy.podgroup.WorkloadCycle`.
+"""The KEP-5732 placement algorithm of the workload cycle: a collaborator of
+:class:`~gangplan.solver.greedy.podgroup.WorkloadCycle` on the same
+:class:`~gangplan.solver.greedy.state.RunState`.
 
 Mirrors ``podGroupSchedulingPlacementAlgorithm``, ``compositePodGroupSchedulingPlacementAlgorithm``,
 ``evaluatePlacement``, ``nominatedPlacement`` and ``findBestPlacement`` of
@@ -33,20 +34,20 @@ Mirrors ``podGroupSchedulingPlacementAlgorithm``, ``compositePodGroupSchedulingP
 
 from __future__ import annotations
 
-import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gangplan.models.objects import Pod
+from gangplan.models.trace import EvaluatedPlacement, PlacementDecision
 from gangplan.solver.greedy import placement_fast
 from gangplan.solver.greedy.framework import Code, Placement, PlacementError, PodGroupInfo, Status
 from gangplan.solver.greedy.placement import run_placement_generate, run_placement_score
 from gangplan.solver.greedy.placement_fast import Counted, CountingMismatch, CountingPlan
+from gangplan.solver.greedy.state import Segment
 
 if TYPE_CHECKING:
-    from gangplan.models.cluster import Cluster
-    from gangplan.solver.greedy.schedule_one import PodResult, PodScheduler
-    from gangplan.solver.greedy.snapshot import NodeTable
+    from gangplan.solver.greedy.state import RunState
 
 SCHEDULER_ERROR = "SchedulerError"
 
@@ -60,241 +61,249 @@ class GroupRun:
     reason: str | None = None
 
 
+def record_group(state: RunState, key: str, run: GroupRun, progression: list[str] | None = None, placements: PlacementDecision | None = None) -> None:
+    """A group's PlacementFeasible outcome (and placement decision) into its trace record, and
+    its reason when it failed."""
+    fields: dict = {"status": run.status.label, "reason": run.reason}
+    if progression is not None:
+        fields["progression"] = progression
+    if placements is not None:
+        fields["placements"] = placements
+    state.trace.update_group(key, **fields)
+    if run.reason and run.status != Code.SUCCESS:
+        state.trace.set("group_reasons", key, run.reason)
+
+
+def propagate_failure(state: RunState, key: str, reason: str) -> None:
+    """A failing parent overrides its successful children: none of their pods bind."""
+    tr = state.trace
+    for g in state.cluster.groups.leaves(key):
+        t = tr.groups.get(g)
+        if t is not None and t.status == Code.SUCCESS.label:
+            tr.update_group(g, status=Code.UNSCHEDULABLE.label, reason=f"parent failed: {reason}")
+            tr.set("group_reasons", g, f"parent failed: {reason}")
+
+
 @dataclass
 class PlacementRun:
-    """One placement's evaluation: the group's outcome, the proposals it made (already reverted),
-    the pod cycles it ran and the group traces it left, kept aside until a placement is chosen."""
+    """One placement's evaluation: the group's outcome, the proposals it made (already reverted)
+    and everything it recorded (taken out of the trace), kept aside until a placement is chosen."""
 
     placement: Placement
     run: GroupRun
     assigned: list[tuple[Pod, int]]
-    order: list[str]
-    results: dict[str, PodResult]
-    traces: tuple[dict, dict] | None
+    recorded: Segment | None
     scores: dict[str, int] = field(default_factory=dict)
     total: int | None = None
     counted: Counted | None = None
-    """Set when the outcome was counted (:mod:`.placement_fast`) instead of evaluated: ``order``,
-    ``results`` and ``traces`` are empty and ``assigned`` has no nodes (-1) until
-    :meth:`PlacementAlgorithm._materialize` evaluates it in full."""
+    """Set when the outcome was counted (:mod:`.placement_fast`) instead of evaluated: nothing
+    was recorded and ``assigned`` has no nodes (-1) until :meth:`PlacementAlgorithm._materialize`
+    evaluates it in full."""
 
-    def to_trace(self) -> dict:
-        return {
-            "name": self.placement.name,
-            "nodes": len(self.placement.nodes),
-            "status": self.run.status.label,
-            "reason": self.run.reason,
-            "assigned": len(self.assigned),
-            "scores": dict(self.scores),
-            "total": self.total,
-        }
+    def to_trace(self) -> EvaluatedPlacement:
+        return EvaluatedPlacement(
+            self.placement.name, len(self.placement.nodes), self.run.status.label, self.run.reason,
+            len(self.assigned), dict(self.scores), self.total,
+        )
+
+
+@dataclass
+class _Decision:
+    """The placement decision being made for one group (becomes its ``PlacementDecision``)."""
+
+    key: str
+    parent: str | None
+    generated: int = 0
+    nominated: str | None = None
+    scored: bool = False
+    tie_count: int = 0
+    chosen: str | None = None
+
+    def trace(self, records: list[PlacementRun]) -> PlacementDecision:
+        return PlacementDecision(key=self.key, parent=self.parent, generated=self.generated, evaluated=[r.to_trace() for r in records],
+                                 nominated=self.nominated, scored=self.scored, tie_count=self.tie_count, chosen=self.chosen)
 
 
 class PlacementAlgorithm:
-    """Placement evaluation for :class:`WorkloadCycle` (which provides the attributes below and
-    ``schedule_in_placement`` / ``assume`` / ``revert`` / ``_set_trace`` / ``_propagate_failure``)."""
+    """Placement evaluation on a run's state. ``schedule_in_placement(key)`` runs the pod-group
+    algorithm of ``key`` in the scheduler's current placement; ``leaf_inputs(key)`` gives a leaf
+    group's queued pods, minCount and scheduled pods (both from the pod-group cycle)."""
 
-    cluster: Cluster
-    snap: NodeTable
-    sched: PodScheduler
-    queued: set[str]
-    assumed: list[Pod]
-    order: list[str]
-    results: dict[str, PodResult]
-    group_trace: dict[str, dict]
-    group_reasons: dict[str, str]
+    def __init__(self, state: RunState, schedule_in_placement: Callable[[str], GroupRun], leaf_inputs: Callable[[str], tuple[list[Pod], int, int]]) -> None:
+        self.state = state
+        self.schedule_in_placement = schedule_in_placement
+        self.leaf_inputs = leaf_inputs
 
     def schedule_placements(self, key: str) -> GroupRun:
         """``podGroupSchedulingPlacementAlgorithm``: generate, evaluate each and revert, choose.
         A group no PlacementGenerate plugin constrains runs in the parent placement as it is."""
-        parent, parent_name = self.sched.placement, self.sched.placement_name
-        info = PodGroupInfo(self.cluster.groups.node(key), self.cluster.groups.members(key), self.snap.node_of)
-        parent_placement = Placement(parent_name or "", self.snap.all_nodes if parent is None else parent)
-        generated = run_placement_generate(self.sched.profile.placement_generators, self.snap, info, parent_placement)
+        st = self.state
+        sched = st.sched
+        parent, parent_name = sched.placement, sched.placement_name
+        info = PodGroupInfo(st.cluster.groups.node(key), st.cluster.groups.members(key), st.snap.node_of)
+        parent_placement = Placement(parent_name or "", st.snap.all_nodes if parent is None else parent)
+        generated = run_placement_generate(sched.profile.placement_generators, st.snap, info, parent_placement)
         if generated[0] is None:
             return self.schedule_in_placement(key)
-        base = self._trace_state(key)
-        start = self.snap.next_start_node_index
+        base = st.trace.mark()
+        start = st.snap.next_start_node_index
         try:
             try:
-                return self._schedule_placements(key, info, generated, base, counting=True)
+                return self._schedule_placements(key, info, generated, counting=True)
             except CountingMismatch:
                 if placement_fast.VERIFY:
                     raise
-                self.snap.next_start_node_index = start
-                self._restore_trace_state(base)
-                self.sched.placement, self.sched.placement_name = parent, parent_name
-                return self._schedule_placements(key, info, generated, base, counting=False)
+                st.snap.next_start_node_index = start
+                st.trace.restore(base)
+                sched.placement, sched.placement_name = parent, parent_name
+                return self._schedule_placements(key, info, generated, counting=False)
         finally:
-            self.sched.placement, self.sched.placement_name = parent, parent_name
+            sched.placement, sched.placement_name = parent, parent_name
 
-    def _schedule_placements(self, key: str, pg: PodGroupInfo, generated: tuple[list[Placement] | None, Status], base: tuple[dict, dict], *, counting: bool) -> GroupRun:
-        placements, st = generated
-        info: dict = {"key": pg.group.topology_key, "parent": self.sched.placement_name, "generated": 0, "evaluated": [], "nominated": None, "scored": False, "tieCount": 0, "chosen": None}
-        if st.code == Code.ERROR:
-            return self._placement_outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {st.message()}"), info)
-        if not st.ok:
-            run = GroupRun(Code.UNSCHEDULABLE, 0, f"0/0 placements are available: {st.message()}")
-            return self._placement_outcome(key, run, info)
+    def _schedule_placements(self, key: str, pg: PodGroupInfo, generated: tuple[list[Placement] | None, Status], *, counting: bool) -> GroupRun:
+        st = self.state
+        placements, status = generated
+        d = _Decision(pg.group.topology_key, st.sched.placement_name)
+        if status.code == Code.ERROR:
+            return self._outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {status.message()}"), d, [])
+        if not status.ok:
+            return self._outcome(key, GroupRun(Code.UNSCHEDULABLE, 0, f"0/0 placements are available: {status.message()}"), d, [])
         assert placements is not None
-        info["generated"] = len(placements)
+        d.generated = len(placements)
         records: list[PlacementRun] = []
         nominated = self._nominated_placement(key, placements)
-        info["nominated"] = nominated.name if nominated is not None else None
+        d.nominated = nominated.name if nominated is not None else None
         first = [nominated] if nominated is not None else []
-        plan = CountingPlan.build(self, key, placements) if counting and nominated is None else None
+        plan = CountingPlan.build(st, key, placements, self.leaf_inputs) if counting and nominated is None else None
         for pl in first + [p for p in placements if p is not nominated]:
-            rec = self._count(key, plan, pl, base) if plan is not None else None
+            rec = self._count(key, plan, pl, d) if plan is not None else None
             if rec is None:
-                rec = self._evaluate(key, pl, base)
+                rec = self._evaluate(key, pl)
             records.append(rec)
             if rec.run.status == Code.ERROR:
                 self._apply(rec)
-                info["evaluated"] = [r.to_trace() for r in records]
-                return self._placement_outcome(key, rec.run, info)
+                return self._outcome(key, rec.run, d, records)
             if pl is nominated and rec.run.status == Code.SUCCESS and rec.run.new > 0:
-                return self._choose(key, rec, records, info, base)
-        return self._select(key, pg, placements, records, info, base)
+                return self._choose(key, rec, records, d)
+        return self._select(key, pg, placements, records, d)
 
-    def _count(self, key: str, plan: CountingPlan, placement: Placement, base: tuple[dict, dict]) -> PlacementRun | None:
+    def _count(self, key: str, plan: CountingPlan, placement: Placement, d: _Decision) -> PlacementRun | None:
         """A counted record for ``placement`` (the scan start advanced as its cycles would), or
         None when it must be evaluated in full. With ``placement_fast.VERIFY`` it is checked
         against a full evaluation at once."""
         got = plan.evaluate(placement)
         if got is None:
             return None
-        rec = PlacementRun(placement, GroupRun(got.status, got.new, got.reason), [(p, -1) for p in plan.pods[: got.new]], [], {}, None, counted=got)
-        self.snap.next_start_node_index = got.x_after
+        rec = PlacementRun(placement, GroupRun(got.status, got.new, got.reason), [(p, -1) for p in plan.pods[: got.new]], None, counted=got)
+        self.state.snap.next_start_node_index = got.x_after
         if placement_fast.VERIFY:
-            self._full(key, rec, base)
-            self.snap.next_start_node_index = got.x_after
+            self._full(key, rec)
+            self.state.snap.next_start_node_index = got.x_after
         return rec
 
-    def _full(self, key: str, rec: PlacementRun, base: tuple[dict, dict]) -> PlacementRun:
+    def _full(self, key: str, rec: PlacementRun) -> PlacementRun:
         """Evaluate a counted placement in full from the node state and scan start it was counted
         at, and check the count; the scan start is left as the full evaluation leaves it."""
         c = rec.counted
         assert c is not None
-        self.snap.next_start_node_index = c.x_before
-        full = self._evaluate(key, rec.placement, base)
-        got = (full.run.status, full.run.new, full.run.reason, len(full.assigned), self.snap.next_start_node_index)
+        snap = self.state.snap
+        snap.next_start_node_index = c.x_before
+        full = self._evaluate(key, rec.placement)
+        got = (full.run.status, full.run.new, full.run.reason, len(full.assigned), snap.next_start_node_index)
         want = (c.status, c.new, c.reason, len(rec.assigned), c.x_after)
         if got != want:
             raise CountingMismatch(f"{key} in {rec.placement.label}: evaluated {got}, counted {want}")
         full.scores, full.total = rec.scores, rec.total
         return full
 
-    def _materialize(self, key: str, rec: PlacementRun, records: list[PlacementRun], base: tuple[dict, dict]) -> PlacementRun:
+    def _materialize(self, key: str, rec: PlacementRun, records: list[PlacementRun]) -> PlacementRun:
         """The kept placement's full record (pod cycles, node choices, group traces) in place of
         its count; the scan start stays where the whole decision left it."""
         if rec.counted is None:
             return rec
-        now = self.snap.next_start_node_index
-        full = self._full(key, rec, base)
-        self.snap.next_start_node_index = now
+        snap = self.state.snap
+        now = snap.next_start_node_index
+        full = self._full(key, rec)
+        snap.next_start_node_index = now
         records[next(k for k, r in enumerate(records) if r is rec)] = full
         return full
 
-    def _select(self, key: str, pg: PodGroupInfo, placements: list[Placement], records: list[PlacementRun], info: dict, base: tuple[dict, dict]) -> GroupRun:
+    def _select(self, key: str, pg: PodGroupInfo, placements: list[Placement], records: list[PlacementRun], d: _Decision) -> GroupRun:
         feasible = [r for r in records if r.run.status == Code.SUCCESS]
         if not feasible:
-            return self._no_placement(key, placements, records, info, base)
+            return self._no_placement(key, placements, records, d)
         if len(feasible) == 1:
-            return self._choose(key, feasible[0], records, info, base)
+            return self._choose(key, feasible[0], records, d)
         try:
             self._score(pg, feasible)
         except PlacementError as err:
-            info["evaluated"] = [r.to_trace() for r in records]
-            return self._placement_outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {err}"), info)
-        info["scored"] = True
+            return self._outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {err}"), d, records)
+        d.scored = True
         best = max(r.total for r in feasible)
         ties = [r for r in feasible if r.total == best]
-        info["tieCount"] = len(ties)
-        pick = ties[0] if self.sched.tie_break == "first" or len(ties) == 1 else ties[self.sched.rng.randrange(len(ties))]
-        return self._choose(key, pick, records, info, base)
+        d.tie_count = len(ties)
+        sched = self.state.sched
+        pick = ties[0] if sched.tie_break == "first" or len(ties) == 1 else ties[sched.rng.randrange(len(ties))]
+        return self._choose(key, pick, records, d)
 
     def _score(self, pg: PodGroupInfo, feasible: list[PlacementRun]) -> None:
         """The profile's PlacementScore plugins, weighted and summed (spec §3.3 step 7)."""
-        scores = run_placement_score(self.sched.profile.placement_scorers, self.snap, pg, [r.placement for r in feasible], [r.assigned for r in feasible])
+        st = self.state
+        scores = run_placement_score(st.sched.profile.placement_scorers, st.snap, pg, [r.placement for r in feasible], [r.assigned for r in feasible])
         for r, s in zip(feasible, scores, strict=True):
             r.scores = s
             r.total = sum(s.values())
 
-    def _choose(self, key: str, rec: PlacementRun, records: list[PlacementRun], info: dict, base: tuple[dict, dict]) -> GroupRun:
+    def _choose(self, key: str, rec: PlacementRun, records: list[PlacementRun], d: _Decision) -> GroupRun:
         """Re-assume the chosen placement's pods and keep its trace (upstream
         ``assumeSubtreeWithRevert``)."""
-        rec = self._materialize(key, rec, records, base)
+        rec = self._materialize(key, rec, records)
         self._apply(rec)
         for pod, i in rec.assigned:
-            self.assume(pod, i)
-        info["chosen"] = rec.placement.name
-        info["evaluated"] = [r.to_trace() for r in records]
-        return self._placement_outcome(key, rec.run, info)
+            self.state.assumed.assume(pod, i)
+        d.chosen = rec.placement.name
+        return self._outcome(key, rec.run, d, records)
 
-    def _no_placement(self, key: str, placements: list[Placement], records: list[PlacementRun], info: dict, base: tuple[dict, dict]) -> GroupRun:
-        reported = self._materialize(key, records[0], records, base)
-        info["evaluated"] = [r.to_trace() for r in records]
+    def _no_placement(self, key: str, placements: list[Placement], records: list[PlacementRun], d: _Decision) -> GroupRun:
+        reported = self._materialize(key, records[0], records)
         self._apply(reported)
-        which = "reported" if self.cluster.groups.is_leaf(key) else "first"
+        which = "reported" if self.state.cluster.groups.is_leaf(key) else "first"
         reason = f"0/{len(placements)} placements are available, {which} placement status: pod group is unschedulable ({reported.placement.label}: {reported.run.reason})"
-        return self._placement_outcome(key, GroupRun(Code.UNSCHEDULABLE, 0, reason), info)
+        return self._outcome(key, GroupRun(Code.UNSCHEDULABLE, 0, reason), d, records)
 
-    def _placement_outcome(self, key: str, run: GroupRun, info: dict) -> GroupRun:
-        self._set_trace(key, run)
-        self.group_trace[key]["placements"] = info
-        if run.status != Code.SUCCESS and not self.cluster.groups.is_leaf(key):
-            self._propagate_failure(key, run.reason or run.status.label)
+    def _outcome(self, key: str, run: GroupRun, d: _Decision, records: list[PlacementRun]) -> GroupRun:
+        st = self.state
+        record_group(st, key, run, placements=d.trace(records))
+        if run.status != Code.SUCCESS and not st.cluster.groups.is_leaf(key):
+            propagate_failure(st, key, run.reason or run.status.label)
         return run
 
-    def _evaluate(self, key: str, placement: Placement, base: tuple[dict, dict]) -> PlacementRun:
+    def _evaluate(self, key: str, placement: Placement) -> PlacementRun:
         """``evaluatePlacement``: run the group inside ``placement``, record, revert everything."""
-        checkpoint, mark = len(self.assumed), len(self.order)
-        self.sched.placement, self.sched.placement_name = placement.nodes, placement.label
+        st = self.state
+        checkpoint, mark = st.assumed.checkpoint(), st.trace.mark()
+        st.sched.placement, st.sched.placement_name = placement.nodes, placement.label
         run = self.schedule_in_placement(key)
-        assigned = [(p, self.snap.node_of[p.key]) for p in self.assumed[checkpoint:]]
-        self.revert(checkpoint)
-        order = self.order[mark:]
-        del self.order[mark:]
-        results = {k: self.results.pop(k) for k in order if k in self.results}
-        rec = PlacementRun(placement, run, assigned, order, results, self._trace_state(key))
-        self._restore_trace_state(base)
-        return rec
+        assigned = st.assumed.since(checkpoint)
+        st.assumed.rollback(checkpoint)
+        return PlacementRun(placement, run, assigned, st.trace.take(mark))
 
     def _apply(self, rec: PlacementRun) -> None:
         """Make ``rec``'s pod cycles and group traces the run's own."""
-        self.order.extend(rec.order)
-        self.results.update(rec.results)
-        self._restore_trace_state(rec.traces)
-
-    def _trace_state(self, key: str) -> tuple[dict, dict]:
-        keys = self.cluster.groups.subtree(key)
-        traces = {k: copy.deepcopy(self.group_trace.get(k)) for k in keys}
-        reasons = {k: self.group_reasons.get(k) for k in keys}
-        return traces, reasons
-
-    def _restore_trace_state(self, state: tuple[dict, dict]) -> None:
-        traces, reasons = state
-        for k, t in traces.items():
-            if t is None:
-                self.group_trace.pop(k, None)
-            else:
-                self.group_trace[k] = copy.deepcopy(t)
-        for k, r in reasons.items():
-            if r is None:
-                self.group_reasons.pop(k, None)
-            else:
-                self.group_reasons[k] = r
+        if rec.recorded is not None:
+            self.state.trace.apply(rec.recorded)
 
     def _nominated_placement(self, key: str, placements: list[Placement]) -> Placement | None:
         """``nominatedPlacement``: for a standalone PodGroup, the placement holding most of its
         queued pods' nominated nodes (the first on ties), else None."""
-        group = self.cluster.groups.node(key)
+        st = self.state
+        group = st.cluster.groups.node(key)
         if not group.is_leaf or group.parent is not None:
             return None
         counts: dict[int, int] = {}
         for p in group.members:
-            i = self.snap.index.get(p.nominated_node_name or "")
-            if p.key in self.queued and i is not None:
+            i = st.snap.index.get(p.nominated_node_name or "")
+            if p.key in st.queued and i is not None:
                 counts[i] = counts.get(i, 0) + 1
         best, best_count = None, 0
         for pl in placements:

@@ -30,19 +30,19 @@ whole decision without counting. With :data:`VERIFY` every counted placement is 
 full and compared (the tests turn it on).
 
 Random tie-breaking (``tie_break="random"``) draws from the generator in every scored cycle, so
-counting is off with it, as it is for what-if replays of the group (``fixed`` pods, or the pod a
-replay stops before).
+counting is off with it, as it is for what-if replays of the group (``fixed`` pods, or a pod the
+run's observer watches).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-import gangplan.solver.greedy.podgroup as _podgroup
 from gangplan.models.objects import Pod
 from gangplan.solver.greedy.framework import Code, CycleState, absent_nodes_reason, fit_error_text
 from gangplan.solver.greedy.plugins.gangscheduling import GangScheduling
@@ -53,11 +53,11 @@ from gangplan.solver.greedy.plugins.noderesources.placement_bin_packing import P
 from gangplan.solver.greedy.plugins.nodeunschedulable import NodeUnschedulable
 from gangplan.solver.greedy.plugins.podgrouppodscount import PodGroupPodsCount
 from gangplan.solver.greedy.plugins.tainttoleration import TaintToleration
-from gangplan.solver.greedy.schedule_one import PodResult, num_feasible_nodes_to_find
+from gangplan.solver.greedy.schedule_one import PodResult, leaf_reason, num_feasible_nodes_to_find
 
 if TYPE_CHECKING:
     from gangplan.solver.greedy.framework import Placement
-    from gangplan.solver.greedy.placement_cycle import PlacementAlgorithm
+    from gangplan.solver.greedy.state import RunState
 
 VERIFY = False
 """Evaluate every counted placement in full as well and raise on any difference (tests)."""
@@ -90,15 +90,15 @@ class CountingPlan:
     base state (every evaluation is reverted, so they hold for all its placements), summed per
     placement."""
 
-    def __init__(self, algo: PlacementAlgorithm, key: str, placements: list[Placement], pods: list[Pod], minimum: int, before: int, cs: CycleState, active: list) -> None:
-        self.algo = algo
+    def __init__(self, state: RunState, key: str, placements: list[Placement], pods: list[Pod], minimum: int, before: int, cs: CycleState, active: list) -> None:
+        self.state = state
         self.key = key
         self.pods = pods
         self.minimum = minimum
         self.before = before
         self.cs = cs
         self.active = active
-        snap = algo.snap
+        snap = state.snap
         self.req = snap.request_vector(pods[0])
         ok = np.ones(snap.n, dtype=bool)
         self.static: dict[str, np.ndarray] = {}
@@ -128,35 +128,35 @@ class CountingPlan:
 
     # ---- building --------------------------------------------------------------------------
     @classmethod
-    def build(cls, algo: PlacementAlgorithm, key: str, placements: list[Placement]) -> CountingPlan | None:
-        """The plan for group ``key``'s placement decision, or None when counting does not apply."""
-        sched, snap = algo.sched, algo.snap
+    def build(cls, state: RunState, key: str, placements: list[Placement], leaf_inputs: Callable[[str], tuple[list[Pod], int, int]]) -> CountingPlan | None:
+        """The plan for group ``key``'s placement decision, or None when counting does not apply
+        (``leaf_inputs``: the pod-group cycle's queued pods, minCount and scheduled pods)."""
+        sched, snap = state.sched, state.snap
         if not placements or sched.tie_break != "first" or not sched.profile.has_scoring or snap.nominated:
             return None
         if not all(isinstance(pl, COUNTABLE_PLACEMENT_SCORERS) for pl, _ in sched.profile.placement_scorers):
             return None
         if [type(pl) for pl in sched.profile.placement_feasible] != [GangScheduling]:
             return None  # count_outcome is GangScheduling's loop
-        if not algo.cluster.groups.is_leaf(key):
+        if not state.cluster.groups.is_leaf(key):
             return None
-        pods, minimum, before = algo.leaf_inputs(key)
+        pods, minimum, before = leaf_inputs(key)
         if not pods:
             return None
-        stop = getattr(algo, "stop_before", None)
-        fixed = getattr(algo, "fixed", {})
+        fixed, observer = state.fixed, state.observer
         first = _filter_key(pods[0], snap)
         for p in pods:
-            if p.nominated_node_name or p.key in fixed or p.key == stop or p.node_name:
+            if p.nominated_node_name or p.key in fixed or (observer is not None and observer.watches(p)) or p.node_name:
                 return None
             if p is not pods[0] and _filter_key(p, snap) != first:
                 return None
         cs = CycleState()
-        if sched._pre_filter(cs, pods[0]) is not None:
+        if sched.pre_filter(cs, pods[0]) is not None:
             return None
         active = [pl for pl in sched.profile.filters if pl.name not in cs.skip_filter]
         if not any(isinstance(pl, Fit) for pl in active) or not all(isinstance(pl, (Fit, *STATIC_FILTERS)) for pl in active):
             return None
-        return cls(algo, key, placements, pods, minimum, before, cs, active)
+        return cls(state, key, placements, pods, minimum, before, cs, active)
 
     # ---- one placement -----------------------------------------------------------------------
     def evaluate(self, placement: Placement) -> Counted | None:
@@ -165,16 +165,16 @@ class CountingPlan:
         k = self.rows[id(placement)]
         n_pl, n_scan, room = int(self.sizes[k]), int(self.scanned[k]), int(self.room[k])
         if n_scan:
-            to_find = num_feasible_nodes_to_find(self.algo.sched.profile.percentage_of_nodes_to_score, n_scan)
+            to_find = num_feasible_nodes_to_find(self.state.sched.profile.percentage_of_nodes_to_score, n_scan)
             if to_find < n_scan and int(self.with_room[k]) >= to_find:
                 return None
         status, scheduled, placed, attempts = count_outcome(len(self.pods), self.before, self.minimum, room)
-        x = self.algo.snap.next_start_node_index
+        x = self.state.snap.next_start_node_index
         x_after = (x + attempts * n_scan) % n_pl if n_scan and attempts else x
         if status == Code.SUCCESS:
             return Counted(status, placed, None, x, x_after)
         failures = [PodResult(pod=self.pods[placed], fit_error=self._fit_error(k))] if attempts > placed else []
-        reason = _podgroup.leaf_reason(self.key, self.minimum, self.before, scheduled, len(self.pods), failures)
+        reason = leaf_reason(self.key, self.minimum, self.before, scheduled, len(self.pods), failures)
         return Counted(status, 0, reason, x, x_after)
 
     def _fit_error(self, k: int) -> str:
@@ -196,7 +196,7 @@ class CountingPlan:
         and per placement the nodes that would still pass (none, by construction)."""
         if self._failures is not None:
             return self._failures
-        snap, pod = self.algo.snap, self.pods[0]
+        snap, pod = self.state.snap, self.pods[0]
         alive = self.in_subset.copy()
         names: list[str] = []
         rows: list[np.ndarray] = []

@@ -47,7 +47,8 @@ Simplifications (the run is one pass over the queue, not a series of cycles):
   ``AddPod`` / ``RemovePod`` extensions (the same state, computed from scratch). Reserve plugins
   are modelled by assuming the preemptor pod.
 
-Trace (``Result.trace["preemption"][entity]``, only with ``preemption=True``)::
+Trace (``Result.trace.preemption[entity]``, only with ``preemption=True``:
+:class:`~gangplan.models.trace.WorkloadPreemption` / :class:`~gangplan.models.trace.PodPreemption`)::
 
     {"kind": "workload" | "pod", "priority": int, "policy": str,
      "status": "Success" | "Unschedulable" | "UnschedulableAndUnresolvable", "reason": str | null,
@@ -62,6 +63,7 @@ Trace (``Result.trace["preemption"][entity]``, only with ``preemption=True``)::
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -69,6 +71,7 @@ import numpy as np
 
 from gangplan.models.groups import EntityKey, VictimUnit, parse_timestamp
 from gangplan.models.objects import Pod, PodDisruptionBudget
+from gangplan.models.trace import NodeVictims, PodPreemption, WorkloadPreemption
 from gangplan.predicates import selector_matches
 from gangplan.solver.greedy.framework import (
     Code,
@@ -81,8 +84,10 @@ from gangplan.solver.greedy.framework import (
 
 if TYPE_CHECKING:
     from gangplan.models.cluster import Cluster
-    from gangplan.solver.greedy.schedule_one import PodResult, PodScheduler
+    from gangplan.solver.greedy.placement_cycle import GroupRun
+    from gangplan.solver.greedy.schedule_one import PodResult
     from gangplan.solver.greedy.snapshot import NodeTable
+    from gangplan.solver.greedy.state import Mark, RunState
 
 NEVER = "Never"
 FAR_FUTURE = datetime(9999, 12, 31, tzinfo=UTC)
@@ -154,20 +159,13 @@ def classify_pdb(units: list[VictimUnit], pdbs: tuple[PodDisruptionBudget, ...])
 
 
 class Preemption:
-    """PostFilter for :class:`~gangplan.solver.greedy.podgroup.WorkloadCycle` (which provides the
-    attributes below and ``schedule_group`` / ``assume`` / ``revert`` / the trace helpers)."""
+    """PostFilter on a run's state, a collaborator of
+    :class:`~gangplan.solver.greedy.podgroup.WorkloadCycle`: ``schedule_group(root)`` runs the
+    pod-group algorithm (placements included) of a root group on the current node state."""
 
-    cluster: Cluster
-    snap: NodeTable
-    sched: PodScheduler
-    queued: set[str]
-    assumed: list[Pod]
-    order: list[str]
-    results: dict[str, PodResult]
-    placements: dict[str, int]
-    victims: list[str]
-    nominated: set[str]
-    preemption_trace: dict[str, dict]
+    def __init__(self, state: RunState, schedule_group: Callable[[str], GroupRun]) -> None:
+        self.state = state
+        self.schedule_group = schedule_group
 
     # ---- shared ------------------------------------------------------------------------------
     def fits(self, pod: Pod, i: int) -> bool:
@@ -177,155 +175,149 @@ class Preemption:
     def fit_status(self, pod: Pod, i: int) -> Status | None:
         """None when ``pod`` passes PreFilter and Filter (with nominated pods) on node ``i``, else
         the failing status (``RunFilterPluginsWithNominatedPods``)."""
+        sched = self.state.sched
         cs = CycleState()
-        pre = self.sched._pre_filter(cs, pod)
+        pre = sched.pre_filter(cs, pod)
         if pre is not None:
             return pre
         if cs.node_subset is not None and i not in cs.node_subset:
             return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (absent_nodes_reason(cs.subset_plugins),))
-        ok, failed_by = self.sched.run_filters(cs, pod, np.array([i], dtype=np.int64))
+        ok, failed_by = sched.run_filters(cs, pod, np.array([i], dtype=np.int64))
         if ok[0]:
             return None
-        return next(iter(self.sched.node_statuses(cs, pod, {k: np.array([i]) for k, v in failed_by.items() if len(v)}).values()))
+        return next(iter(sched.node_statuses(cs, pod, {k: np.array([i]) for k, v in failed_by.items() if len(v)}).values()))
 
     def _remove(self, unit: VictimUnit) -> None:
         for p in unit.pods:
-            self.snap.forget(p)
+            self.state.snap.forget(p)
 
     def _restore(self, unit: VictimUnit) -> None:
+        snap = self.state.snap
         for p in unit.pods:
-            self.snap.assume(p, self.snap.index[p.node_name])  # type: ignore[index]
+            snap.assume(p, snap.index[p.node_name])  # type: ignore[index]
 
     def _ongoing(self, pods: list[Pod], priority: int) -> bool:
         """A lower-priority terminating pod on a preemptor pod's nominated node."""
+        snap, tree = self.state.snap, self.state.cluster.groups
         for pod in pods:
-            i = self.snap.index.get(pod.nominated_node_name or "")
-            if i is not None and any(q.terminating and self.cluster.groups.unit_priority(q) < priority for q in self.snap.pods_on[i]):
+            i = snap.index.get(pod.nominated_node_name or "")
+            if i is not None and any(q.terminating and tree.unit_priority(q) < priority for q in snap.pods_on[i]):
                 return True
         return False
 
     def _actuate(self, victims: list[VictimUnit], nominated: list[tuple[Pod, int]], priority: int) -> None:
         """Victims leave the snapshot (already removed by the caller); the preemptor's pods are
         nominated, and lower-priority nominations on those nodes are cleared."""
+        st = self.state
         for u in victims:
-            self.victims.extend(p.key for p in u.pods)
+            st.victims.extend(p.key for p in u.pods)
         for pod, i in nominated:
-            self.nominated.add(pod.key)
-            for k, q in list(self.snap.nominated.get(i, {}).items()):
+            st.nominated.add(pod.key)
+            for k, q in list(st.snap.nominated.get(i, {}).items()):
                 if q.priority < priority:
-                    self.snap.nominated[i].pop(k)
-            if i in self.snap.nominated and not self.snap.nominated[i]:
-                del self.snap.nominated[i]
+                    st.snap.nominated[i].pop(k)
+            if i in st.snap.nominated and not st.snap.nominated[i]:
+                del st.snap.nominated[i]
 
     # ---- workload-aware preemption -----------------------------------------------------------
-    def preempt_group(self, root: str, order_mark: int) -> str | None:
-        """WAP for ``root`` after its cycle failed (reverted already). On success the preemptor's
-        pods are assumed (and left in ``assumed``) and None is returned; else the reason."""
-        tree = self.cluster.groups
+    def preempt_group(self, root: str, attempt: Mark) -> str | None:
+        """WAP for ``root`` after its cycle (recorded since ``attempt``) failed and was reverted.
+        On success the preemptor's pods are assumed and None is returned; else the reason."""
+        st = self.state
+        tree = st.cluster.groups
         group = tree.node(root)
-        pods = [p for p in tree.members(root) if p.key in self.queued]
+        pods = [p for p in tree.members(root) if p.key in st.queued]
         policy = tree.preemption_policy(group.entity)
-        trace: dict = {"kind": "workload", "priority": group.priority, "policy": policy, "status": Code.UNSCHEDULABLE.label, "reason": None, "candidates": [], "order": [], "violating": {}, "reprieved": [], "victims": [], "pdbViolations": 0, "nominated": {}}
-        self.preemption_trace[root] = trace
+        trace = WorkloadPreemption(priority=group.priority, policy=policy, status=Code.UNSCHEDULABLE.label)
+        st.trace.preemption[root] = trace
         if policy == NEVER:
-            return self._wap_fail(trace, "not eligible due to preemptionPolicy=Never.")
+            return _fail(trace, "not eligible due to preemptionPolicy=Never.")
         if self._ongoing(pods, group.priority):
-            return self._wap_fail(trace, "not eligible due to a terminating pod on the nominated node.")
-        units = sorted((u for u in victim_units(self.cluster, self.snap) if u.priority < group.priority), key=importance)
-        trace["candidates"] = [str(u.key) for u in units]
+            return _fail(trace, "not eligible due to a terminating pod on the nominated node.")
+        units = sorted((u for u in victim_units(st.cluster, st.snap) if u.priority < group.priority), key=importance)
+        trace.candidates = [str(u.key) for u in units]
         if not units:
-            return self._wap_fail(trace, "No preemption victims found for incoming preemptor", Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
-        saved = self._save_attempt(root, order_mark)
+            return _fail(trace, "No preemption victims found for incoming preemptor", Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+        # The failed attempt's pod cycles leave the order (its group records stay while this
+        # attempt runs); they come back when preemption cannot help.
+        failed_cycles = st.trace.cut_order(attempt)
+        retry = st.trace.mark()
         for u in units:
             self._remove(u)
-        checkpoint = len(self.assumed)
+        checkpoint = st.assumed.checkpoint()
         run = self.schedule_group(root)
         if run.status != Code.SUCCESS or run.new == 0:
-            self.revert(checkpoint)
-            self._restore_attempt(saved, order_mark)
+            st.assumed.rollback(checkpoint)
+            st.trace.restore(retry)
+            st.trace.extend_order(failed_cycles)
             for u in units:
                 self._restore(u)
-            return self._wap_fail(trace, f"preemption cannot help: {run.reason or run.status.label}")
-        assignments = [(p, self.snap.node_of[p.key]) for p in self.assumed[checkpoint:]]
-        self.revert(checkpoint)
+            return _fail(trace, f"preemption cannot help: {run.reason or run.status.label}")
+        assignments = st.assumed.since(checkpoint)
+        st.assumed.rollback(checkpoint)
         evicted = self._reprieve(units, assignments, trace)
         for pod, i in assignments:
-            self.assume(pod, i)
+            st.assumed.assume(pod, i)
         self._actuate(evicted, assignments, group.priority)
-        trace.update(status=Code.SUCCESS.label, nominated={p.key: self.snap.names[i] for p, i in assignments})
+        trace.status = Code.SUCCESS.label
+        trace.nominated = {p.key: st.snap.names[i] for p, i in assignments}
         return None
 
-    def _reprieve(self, units: list[VictimUnit], assignments: list[tuple[Pod, int]], trace: dict) -> list[VictimUnit]:
+    def _reprieve(self, units: list[VictimUnit], assignments: list[tuple[Pod, int]], trace: WorkloadPreemption) -> list[VictimUnit]:
         """Add units back (violating first, importance order); keep those with which every
         assignment still passes Filter. Returns the evicted units, in importance order."""
-        bad, good, counts = classify_pdb(units, self.cluster.pdbs)
-        trace["order"] = [str(u.key) for u in bad + good]
-        trace["violating"] = dict(counts)
+        bad, good, counts = classify_pdb(units, self.state.cluster.pdbs)
+        trace.order = [str(u.key) for u in bad + good]
+        trace.violating = dict(counts)
         evicted: list[VictimUnit] = []
         for u in bad + good:
             self._restore(u)
             if self._assignments_fit(assignments):
-                trace["reprieved"].append(str(u.key))
+                trace.reprieved.append(str(u.key))
                 continue
             self._remove(u)
             evicted.append(u)
-            trace["pdbViolations"] += counts.get(str(u.key), 0)
+            trace.pdb_violations += counts.get(str(u.key), 0)
         evicted.sort(key=importance)
-        trace["victims"] = [p.key for u in evicted for p in u.pods]
+        trace.victims = [p.key for u in evicted for p in u.pods]
         return evicted
 
     def _assignments_fit(self, assignments: list[tuple[Pod, int]]) -> bool:
+        snap = self.state.snap
         added: list[Pod] = []
         try:
             for pod, i in assignments:
                 if not self.fits(pod, i):
                     return False
-                self.snap.assume(pod, i)
+                snap.assume(pod, i)
                 added.append(pod)
             return True
         finally:
             for pod in reversed(added):
-                self.snap.forget(pod)
-
-    def _wap_fail(self, trace: dict, reason: str, code: Code = Code.UNSCHEDULABLE) -> str:
-        trace.update(status=code.label, reason=reason)
-        return reason
-
-    def _save_attempt(self, root: str, order_mark: int) -> tuple:
-        order = self.order[order_mark:]
-        results = {k: self.results[k] for k in order if k in self.results}
-        del self.order[order_mark:]
-        return order, results, self._trace_state(root)  # type: ignore[attr-defined]
-
-    def _restore_attempt(self, saved: tuple, order_mark: int) -> None:
-        order, results, traces = saved
-        for k in self.order[order_mark:]:
-            self.results.pop(k, None)
-        del self.order[order_mark:]
-        self.order.extend(order)
-        self.results.update(results)
-        self._restore_trace_state(traces)  # type: ignore[attr-defined]
+                snap.forget(pod)
 
     # ---- default (single-pod) preemption -----------------------------------------------------
     def preempt_single(self, pod: Pod, r: PodResult) -> int | None:
         """Default preemption for a single pod whose cycle failed: the chosen node (the pod is
         assumed there and the victims removed), or None."""
-        trace: dict = {"kind": "pod", "priority": pod.priority, "policy": pod.preemption_policy, "status": Code.UNSCHEDULABLE.label, "reason": None, "candidates": [], "order": [], "violating": {}, "reprieved": [], "victims": [], "pdbViolations": 0, "nominated": {}, "nodes": {}, "chosen": None}
-        self.preemption_trace[str(EntityKey.pod(pod.key))] = trace
+        st = self.state
+        snap = st.snap
+        trace = PodPreemption(priority=pod.priority, policy=pod.preemption_policy, status=Code.UNSCHEDULABLE.label)
+        st.trace.preemption[str(EntityKey.pod(pod.key))] = trace
         if pod.preemption_policy == NEVER:
-            self._wap_fail(trace, "not eligible due to preemptionPolicy=Never.")
+            _fail(trace, "not eligible due to preemptionPolicy=Never.")
             return None
         if self._ongoing([pod], pod.priority):
-            self._wap_fail(trace, "not eligible due to a terminating pod on the nominated node.")
+            _fail(trace, "not eligible due to a terminating pod on the nominated node.")
             return None
-        potential = sorted(i for i, st in r.node_statuses.items() if st.code == Code.UNSCHEDULABLE)
+        potential = sorted(i for i, s in r.node_statuses.items() if s.code == Code.UNSCHEDULABLE)
         # Per node, why preemption cannot help there (the FitError of Evaluator.Preempt).
-        statuses = {self.snap.names[i]: NOT_HELPFUL for i in range(self.snap.n) if i not in potential}
+        statuses = {snap.names[i]: NOT_HELPFUL for i in range(snap.n) if i not in potential}
         if not potential:
-            self._wap_fail(trace, fit_error_message(self.snap.n, Diagnosis(node_to_status=statuses)), Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+            _fail(trace, fit_error_message(snap.n, Diagnosis(node_to_status=statuses)), Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
             return None
-        units = sorted((u for u in victim_units(self.cluster, self.snap) if u.priority < pod.priority), key=importance)
-        trace["candidates"] = [str(u.key) for u in units]
+        units = sorted((u for u in victim_units(st.cluster, snap) if u.priority < pod.priority), key=importance)
+        trace.candidates = [str(u.key) for u in units]
         want = min(max(len(potential) * MIN_CANDIDATE_NODES_PERCENTAGE // 100, MIN_CANDIDATE_NODES_ABSOLUTE), len(potential))
         candidates: list[tuple[int, list[VictimUnit], int]] = []
         non_violating = 0
@@ -337,23 +329,26 @@ class Preemption:
                 if non_violating > 0 and len(candidates) >= want:
                     break
         if not candidates:
-            self._wap_fail(trace, fit_error_message(self.snap.n, Diagnosis(node_to_status=statuses)))
+            _fail(trace, fit_error_message(snap.n, Diagnosis(node_to_status=statuses)))
             return None
         node, evicted, violations = pick_one_node(candidates)
         for u in evicted:
             self._remove(u)
         self._actuate(evicted, [(pod, node)], pod.priority)
-        trace.update(status=Code.SUCCESS.label, chosen=self.snap.names[node], victims=[p.key for u in evicted for p in u.pods], pdbViolations=violations, nominated={pod.key: self.snap.names[node]})
+        trace.status, trace.chosen = Code.SUCCESS.label, snap.names[node]
+        trace.victims, trace.pdb_violations = [p.key for u in evicted for p in u.pods], violations
+        trace.nominated = {pod.key: snap.names[node]}
         return node
 
-    def _dry_run(self, pod: Pod, i: int, units: list[VictimUnit], trace: dict, statuses: dict[str, Status]) -> tuple[list[VictimUnit], int] | None:
+    def _dry_run(self, pod: Pod, i: int, units: list[VictimUnit], trace: PodPreemption, statuses: dict[str, Status]) -> tuple[list[VictimUnit], int] | None:
         """``SelectVictimsOnNode``: the units to evict on node ``i`` and the PDB violations, or
         None when the pod does not fit even with every lower-priority unit there removed (the
         node's status goes to ``statuses``)."""
-        name = self.snap.names[i]
-        here = sorted((u for u in units if any(self.snap.node_of.get(p.key) == i for p in u.pods)), key=importance)
+        snap = self.state.snap
+        name = snap.names[i]
+        here = sorted((u for u in units if any(snap.node_of.get(p.key) == i for p in u.pods)), key=importance)
         if not here:
-            trace["nodes"][name] = "not a candidate: no lower-priority pods on the node"
+            trace.nodes[name] = "not a candidate: no lower-priority pods on the node"
             statuses[name] = NO_VICTIMS
             return None
         for u in here:
@@ -361,10 +356,10 @@ class Preemption:
         try:
             st = self.fit_status(pod, i)
             if st is not None:
-                trace["nodes"][name] = "not a candidate: the pod does not fit even without lower-priority pods"
+                trace.nodes[name] = "not a candidate: the pod does not fit even without lower-priority pods"
                 statuses[name] = st
                 return None
-            bad, good, counts = classify_pdb(here, self.cluster.pdbs)
+            bad, good, counts = classify_pdb(here, self.state.cluster.pdbs)
             evicted, violations = [], 0
             kept: list[VictimUnit] = []
             for u in bad + good:
@@ -381,8 +376,13 @@ class Preemption:
             for u in here:
                 self._restore(u)
         evicted.sort(key=importance)
-        trace["nodes"][name] = {"victims": [p.key for u in evicted for p in u.pods], "pdbViolations": violations}
+        trace.nodes[name] = NodeVictims(victims=[p.key for u in evicted for p in u.pods], pdb_violations=violations)
         return evicted, violations
+
+
+def _fail(trace: WorkloadPreemption | PodPreemption, reason: str, code: Code = Code.UNSCHEDULABLE) -> str:
+    trace.status, trace.reason = code.label, reason
+    return reason
 
 
 def pick_one_node(candidates: list[tuple[int, list[VictimUnit], int]]) -> tuple[int, list[VictimUnit], int]:

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gangplan.models.objects import Pod
+from gangplan.models.trace import ScoredNode
 from gangplan.solver.greedy.framework import (
     MAX_NODE_SCORE,
     Code,
@@ -92,7 +93,7 @@ class PodResult:
     evaluated: int = 0
     fit_error: str | None = None
     rejections: dict[str, Counter] = field(default_factory=dict)
-    top: list[dict] = field(default_factory=list)
+    top: list[ScoredNode] = field(default_factory=list)
     tie_set: list[int] = field(default_factory=list)
     tie_count: int = 0
     statuses_fn: Callable[[], dict[int, Status]] | None = field(default=None, repr=False)
@@ -124,7 +125,7 @@ class PodScheduler:
         self.top_k = top_k
         self.placement: np.ndarray | None = None
         """Node positions of the placement being evaluated (TAS, spec §3.3; ``ListNodesInPlacement``),
-        or None for every node. The placement wrapper (``WorkloadCycle.schedule_placements``) sets it
+        or None for every node. The placement algorithm (``PlacementAlgorithm.schedule_placements``) sets it
         around the pod-group algorithm."""
         self._scan_cache: tuple[np.ndarray, np.ndarray] | None = None
         self.placement_name: str | None = None
@@ -140,7 +141,7 @@ class PodScheduler:
     def _schedule(self, pod: Pod) -> PodResult:
         res = PodResult(pod=pod)
         cs = CycleState()
-        pre = self._pre_filter(cs, pod)
+        pre = self.pre_filter(cs, pod)
         if pre is not None:
             return self._fail_pre_filter(res, pre)
         if self._try_nominated(cs, pod, res):
@@ -159,7 +160,8 @@ class PodScheduler:
         self._select_host(res, feasible, totals, parts)
         return res
 
-    def _pre_filter(self, cs: CycleState, pod: Pod) -> Status | None:
+    def pre_filter(self, cs: CycleState, pod: Pod) -> Status | None:
+        """PreFilter of every filter plugin into ``cs``: the first failing status, or None."""
         for pl in self.profile.filters:
             st = pl.pre_filter(cs, pod, self.snap)
             if st.code == Code.SKIP:
@@ -219,7 +221,7 @@ class PodScheduler:
             self.snap.assume(p, i)
         try:
             cs = CycleState()
-            pre = self._pre_filter(cs, pod)
+            pre = self.pre_filter(cs, pod)
             if pre is not None:
                 return pre
             for pl in self.profile.filters:
@@ -398,7 +400,7 @@ class PodScheduler:
             k = min(self.top_k, len(feasible))
             order = np.lexsort((feasible, -totals))[:k]
             res.top = [
-                {"node": self.snap.names[int(feasible[j])], "total": int(totals[j]), "scores": {name: int(v[j]) for name, v in parts.items()}}
+                ScoredNode(self.snap.names[int(feasible[j])], int(totals[j]), {name: int(v[j]) for name, v in parts.items()})
                 for j in order
             ]
 
@@ -406,7 +408,7 @@ class PodScheduler:
         """Feasibility, reason and scores of ``nodes`` for ``pod`` against the current state, with
         scores normalised over every feasible node (the set a full, unsampled scan would score)."""
         cs = CycleState()
-        pre = self._pre_filter(cs, pod)
+        pre = self.pre_filter(cs, pod)
         if pre is not None:
             return {i: {"feasible": False, "reason": pre.message(), "scores": {}, "total": 0} for i in nodes}
         all_idx = np.arange(self.snap.n, dtype=np.int64)
@@ -437,3 +439,21 @@ class PodScheduler:
                 st = statuses.get(i)
                 out[i] = {"feasible": False, "reason": st.message() if st else None, "scores": {}, "total": 0}
         return out
+
+
+def pod_failure(r: PodResult) -> str:
+    """A failed pod cycle's reason: its FitError text, else its status."""
+    return r.fit_error or r.status.message() or r.status.code.label
+
+
+def leaf_reason(key: str, minimum: int, before: int, scheduled: int, queued: int, failures: list[PodResult]) -> str:
+    """Why a leaf PodGroup's cycle did not reach minCount (the pod-group cycle and the counted
+    placement outcomes of :mod:`.placement_fast` give the same text)."""
+    head = f"PodGroup {key}: minCount {minimum} not reached ({scheduled} of {minimum} pods schedulable"
+    head += f", {before} already bound)" if before else ")"
+    if queued + before < minimum:
+        return f"PodGroup {key}: only {queued + before} pods for minCount {minimum}"
+    if failures:
+        first = failures[0]
+        return f"{head}; {first.pod.key}: {pod_failure(first)}"
+    return head

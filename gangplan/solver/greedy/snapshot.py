@@ -105,10 +105,6 @@ class NodeTable:
         """The pod's effective request per resource (Filter)."""
         return self._pod_vectors(pod)[0]
 
-    def nonzero_vector(self, pod: Pod) -> np.ndarray:
-        """The pod's non-zero cpu/memory request (scoring)."""
-        return self._pod_vectors(pod)[1]
-
     def signature(self, pod: Pod) -> bytes:
         """The pod's resource vectors as one hashable key (identical pods share it)."""
         self._pod_vectors(pod)

@@ -1,0 +1,305 @@
+"""The engines' traces (``Result.trace``) as typed models: the greedy's evidence per pod cycle,
+group and placement decision, and the exact engine's model size, hint use and solve phases.
+
+``Result.trace`` is one of :class:`GreedyTrace`, :class:`ExactTrace` or :class:`EmptyTrace`,
+chosen by ``Result.engine`` (:func:`trace_for_engine`). The JSON is the one the engines wrote as
+plain dicts before these models existed, key for key and in the same order: a key that only
+appears in some traces (``preemption``, a group's ``placements``, the hint's ``violations``, ...)
+is a field that is left out of the JSON while it is None. Keys follow the Result's convention
+(camelCase, only ever added); keys that hold data (pod keys, plugin names, node names, label
+values) keep the data's spelling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+Number = int | float
+"""A value the engines wrote as an int or a float: kept as written (``2`` stays ``2``)."""
+
+
+def _absent(value: Any) -> bool:
+    return value is None
+
+
+def optional_key() -> Any:
+    """A field for a key the JSON holds only when it has a value (left out while None)."""
+    return Field(None, exclude_if=_absent)
+
+
+class _Trace(BaseModel):
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True, validate_assignment=False)
+
+
+# ---- greedy --------------------------------------------------------------------------------------
+_CONFIG = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+
+
+# The records the run writes per pod cycle, placement and group are slotted dataclasses, not
+# BaseModels: the engine builds them with the right types (no validation pass each, which cost the
+# greedy several percent of its throughput); JSON read back (``Result.from_json``) is validated.
+@dataclass(slots=True)
+class ScoredNode:
+    """One of the best-scored nodes of a pod cycle (``top``)."""
+
+    __pydantic_config__ = _CONFIG
+    node: str
+    total: int
+    scores: dict[str, int] = field(default_factory=dict)
+    """Weighted score per Score plugin."""
+
+
+@dataclass(slots=True)
+class PodCycle:
+    """One pod's scheduling cycle: the evidence behind its choice (``trace.pods[pod]``)."""
+
+    __pydantic_config__ = _CONFIG
+    feasible_nodes: int = 0
+    evaluated_nodes: int = 0
+    rejections: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per Filter plugin, per reason, how many nodes it rejected."""
+    top: list[ScoredNode] = field(default_factory=list)
+    """The ``top_k`` best-scored nodes (empty when the pod was not scored)."""
+    chosen: str | None = None
+    kept: bool = False
+    """The choice survived its group (the pod is placed there in the Result)."""
+    tie_set: list[str] = field(default_factory=list)
+    """Nodes with the best total, lowest snapshot positions first, at most 100."""
+    tie_count: int = 0
+    fit_error: str | None = None
+
+
+@dataclass(slots=True)
+class EvaluatedPlacement:
+    """One topology placement a group was tried in (KEP-5732 ``evaluatePlacement``); a dataclass
+    for the same reason as :class:`PodCycle` (one per placement of every decision)."""
+
+    __pydantic_config__ = _CONFIG
+    name: str
+    """The label value of the domain."""
+    nodes: int
+    status: str
+    reason: str | None = None
+    assigned: int = 0
+    """Pods the group proposed in it."""
+    scores: dict[str, int] = field(default_factory=dict)
+    """Weighted score per PlacementScore plugin (scored placements only)."""
+    total: int | None = None
+
+
+@dataclass(slots=True)
+class PlacementDecision:
+    """A topology-constrained group's placement decision (``trace.groups[group].placements``)."""
+
+    __pydantic_config__ = _CONFIG
+    key: str | None
+    """The topology label key (None when only a PlacementGenerate plugin without one constrains
+    the group)."""
+    parent: str | None = None
+    """The parent placement (``key=value``) it was generated in, None at the top."""
+    generated: int = 0
+    evaluated: list[EvaluatedPlacement] = field(default_factory=list)
+    nominated: str | None = None
+    """The placement evaluated first for its nominated pods, if any."""
+    scored: bool = False
+    tie_count: int = 0
+    chosen: str | None = None
+
+    def placement(self, name: str) -> EvaluatedPlacement | None:
+        return next((e for e in self.evaluated if e.name == name), None)
+
+
+@dataclass(slots=True)
+class GroupCycle:
+    """One group's PlacementFeasible run (``trace.groups[group]``); replaced, not changed, while
+    the run records it (``TraceRecorder.update_group``)."""
+
+    __pydantic_config__ = _CONFIG
+    progression: list[str] = field(default_factory=list)
+    """PlacementFeasible after each pod (each child for a CompositePodGroup)."""
+    status: str = ""
+    reason: str | None = None
+    placements: Annotated[PlacementDecision | None, Field(exclude_if=_absent)] = None
+    """Only for groups with ``schedulingConstraints.topology``."""
+
+
+class NodeVictims(_Trace):
+    """Default preemption's dry run on one candidate node."""
+
+    victims: list[str] = Field(default_factory=list)
+    pdb_violations: int = 0
+
+
+class _PreemptionBase(_Trace):
+    kind: str
+    priority: int = 0
+    policy: str = ""
+    status: str = ""
+    reason: str | None = None
+    candidates: list[str] = Field(default_factory=list)
+    """Lower-priority victim units, most important first."""
+    order: list[str] = Field(default_factory=list)
+    """The order units were put back in: PDB-violating ones first (workload-aware preemption)."""
+    violating: dict[str, int] = Field(default_factory=dict)
+    reprieved: list[str] = Field(default_factory=list)
+    victims: list[str] = Field(default_factory=list)
+    pdb_violations: int = 0
+    nominated: dict[str, str] = Field(default_factory=dict)
+    """Pod -> the node it was nominated to."""
+
+
+class WorkloadPreemption(_PreemptionBase):
+    """Workload-aware preemption (KEP-5710) for a root group."""
+
+    kind: Literal["workload"] = "workload"
+
+
+class PodPreemption(_PreemptionBase):
+    """Default preemption for a single pod."""
+
+    kind: Literal["pod"] = "pod"
+    nodes: dict[str, NodeVictims | str] = Field(default_factory=dict)
+    """Per node tried: the dry run's victims, or why it is not a candidate."""
+    chosen: str | None = None
+
+
+PreemptionAttempt = WorkloadPreemption | PodPreemption
+"""By ``kind`` (a plain union: each member admits only its own ``kind``)."""
+
+
+class GreedyTrace(_Trace):
+    """The greedy engine's trace (see :mod:`gangplan.solver.greedy`)."""
+
+    order: list[str] = Field(default_factory=list)
+    """Pod keys in the order their (kept) cycles ran."""
+    entities: list[str] = Field(default_factory=list)
+    """Queue entities in order: root group keys, ``pod:<key>`` for single pods."""
+    pods: dict[str, PodCycle] = Field(default_factory=dict)
+    groups: dict[str, GroupCycle] = Field(default_factory=dict)
+    preemption: dict[str, PreemptionAttempt] | None = optional_key()
+    """Per entity, its PostFilter run; only when the run had preemption on."""
+
+    def chosen_steps(self) -> list[tuple[str, str]]:
+        """(pod, node) for every successful pod choice, in scheduling order (reverted ones too)."""
+        out = []
+        for key in self.order:
+            t = self.pods.get(key)
+            if t is not None and t.chosen:
+                out.append((key, t.chosen))
+        return out
+
+
+# ---- exact ---------------------------------------------------------------------------------------
+class ModelStats(_Trace):
+    variables: int
+    constraints: int
+    classes: int
+    private_classes: int
+    shapes: int
+
+
+class HintUse(_Trace):
+    """How the starting solution was found (``trace.hint``)."""
+
+    used: bool = False
+    engine: str | None = optional_key()
+    """The hint's engine, when a hint was given."""
+    placed: int | None = optional_key()
+    dropped: int | None = optional_key()
+    violations: list[str] | None = optional_key()
+    """The first validator complaints the hint repair acted on (at most 5)."""
+    rejected: str | None = optional_key()
+    first_fit: int | str | None = optional_key()
+    """Pods first-fit added to the start, or why that completion was rejected."""
+    start: str | None = optional_key()
+    model_rejected: str | None = optional_key()
+    retried: str | None = optional_key()
+
+
+class SolvePhase(_Trace):
+    """One tier's CP-SAT solve."""
+
+    tier: str
+    phase: int
+    status: str
+    value: Number
+    bound: Number | None = None
+    seconds: float
+    timing: dict[str, float] = Field(default_factory=dict)
+    """Where the seconds went: ``budget``, ``hint``, ``solver``, ``decode``."""
+
+
+class TiebreakReport(_Trace):
+    """The tie-break phase on its own (``trace.tiebreak``): it never changes the Result's status
+    or gap, which are the decision tiers'."""
+
+    status: str
+    value: Number
+    bound: Number | None = None
+    gap: float | None = None
+    """Relative gap of the tie-break tier (None without a bound)."""
+    seconds: float
+    budget: float
+    solved: bool | None = optional_key()
+    """False when the decision tiers left it no time: the value is their solution's, unsolved."""
+
+
+class ClosestToGreedy(_Trace):
+    """Set by the diff on the optimum it reports (``diff.closest_optimum``)."""
+
+    fixed_choices: int = 0
+    probe_status: str = ""
+    why: str = ""
+
+
+class ExactTrace(_Trace):
+    """The exact engine's trace (see :func:`gangplan.solver.exact.solve_exact`)."""
+
+    model: ModelStats
+    build_seconds: float
+    infeasible: list[str] | None = optional_key()
+    """Why the fixed placements cannot hold (no solve took place)."""
+    hint: HintUse | None = optional_key()
+    start_seconds: float | None = optional_key()
+    phases: list[SolvePhase] | None = optional_key()
+    superseded: list[SolvePhase] | None = optional_key()
+    """Merged solves that did not prove every tier they held (then solved tier by tier)."""
+    timing: dict[str, Number] | None = optional_key()
+    """Where the wall time went: ``build``, ``start`` (``packing`` of it and ``packingRuns``),
+    ``modelCheck``, ``decision``, ``tiebreak``, ``result``, ``total`` (``retried`` after a retry)."""
+    tiebreak: TiebreakReport | None = optional_key()
+    closest_to_greedy: ClosestToGreedy | None = optional_key()
+
+
+class EmptyTrace(_Trace):
+    """No trace (``Result.to_json(with_trace=False)``, or a Result built without one)."""
+
+
+ENGINE_TRACES: dict[str, type[_Trace]] = {"greedy": GreedyTrace, "exact": ExactTrace}
+
+
+Trace = GreedyTrace | ExactTrace | EmptyTrace | dict[str, Any]
+"""``Result.trace``, chosen by ``Result.engine``: ``Result`` validates a raw dict with
+:func:`trace_for_engine` (so the union never guesses from the keys); an engine gangplan does not
+know keeps its trace as a free JSON object. The JSON Schema lists the four as ``anyOf``."""
+
+
+def trace_for_engine(engine: str, data: Any) -> Any:
+    """The trace model for a Result of ``engine`` from its raw JSON value (a model passes as is)."""
+    if isinstance(data, BaseModel) or not isinstance(data, dict):
+        return data
+    if not data:
+        return EmptyTrace()
+    model = ENGINE_TRACES.get(engine)
+    return data if model is None else model.model_validate(data)
+
+
+__all__ = [
+    "ClosestToGreedy", "EmptyTrace", "EvaluatedPlacement", "ExactTrace", "GreedyTrace", "GroupCycle", "HintUse",
+    "ModelStats", "NodeVictims", "PlacementDecision", "PodCycle", "PodPreemption", "PreemptionAttempt", "ScoredNode",
+    "SolvePhase", "Trace", "WorkloadPreemption", "trace_for_engine",
+]

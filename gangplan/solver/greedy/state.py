@@ -1,0 +1,237 @@
+"""One greedy run's state, shared by its collaborators: the pod-group cycle (:mod:`.podgroup`),
+the placement algorithm (:mod:`.placement_cycle`) and preemption (:mod:`.preemption`).
+
+* :class:`AssumedPods`: the node table and the stack of pods assumed on it in this run, with
+  ``checkpoint`` / ``rollback`` (upstream's assume / forget around a pod-group cycle);
+* :class:`TraceRecorder`: the trace as the run writes it (pod cycles in order, group records,
+  reasons), with ``mark`` / ``restore`` and ``take`` / ``apply`` of everything recorded since a
+  mark: the one way a tentative evaluation (a placement, a preemption attempt, a leftover cycle)
+  is undone or kept;
+* :class:`RunObserver`: what a replay watches (``pod_scores_at_step``): called before every pod
+  cycle, it may stop the run there instead of an exception unwinding it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+from gangplan.models.trace import GroupCycle, PreemptionAttempt
+from gangplan.solver.greedy.queue import queued_pods
+
+if TYPE_CHECKING:
+    from gangplan.models.cluster import Cluster
+    from gangplan.models.objects import Pod
+    from gangplan.solver.greedy.schedule_one import PodResult, PodScheduler
+    from gangplan.solver.greedy.snapshot import NodeTable
+
+_MISSING: Any = object()
+
+
+class AssumedPods:
+    """Pods this run assumed on the node table, newest last."""
+
+    def __init__(self, snap: NodeTable) -> None:
+        self.snap = snap
+        self.pods: list[Pod] = []
+
+    def assume(self, pod: Pod, i: int) -> None:
+        self.snap.assume(pod, i)
+        self.pods.append(pod)
+
+    def checkpoint(self) -> int:
+        return len(self.pods)
+
+    def rollback(self, checkpoint: int) -> None:
+        """Forget every pod assumed since ``checkpoint``."""
+        while len(self.pods) > checkpoint:
+            self.snap.forget(self.pods.pop())
+
+    def since(self, checkpoint: int) -> list[tuple[Pod, int]]:
+        """(pod, node) of every pod assumed since ``checkpoint``, in order."""
+        return [(p, self.snap.node_of[p.key]) for p in self.pods[checkpoint:]]
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A point of the trace to restore to or take from."""
+
+    journal: int
+    order: int
+
+
+@dataclass
+class Segment:
+    """What was recorded after a mark (taken out by :meth:`TraceRecorder.take`): the pod cycles
+    run, in order, and the final value of every table entry changed (``_MISSING``: removed)."""
+
+    order: list[str]
+    entries: dict[tuple[str, str], Any]
+
+
+class TraceRecorder:
+    """The greedy trace while the run writes it.
+
+    Tables (``results``, ``groups``, ``group_reasons``, ``pod_reasons``) change only through
+    :meth:`set` / :meth:`pop` and ``order`` only through :meth:`cycle` / :meth:`extend_order` /
+    :meth:`cut_order` / :meth:`drop_cycles`, each journaled, so :meth:`restore` undoes everything
+    since a :meth:`mark`. Records are replaced, never changed in place. ``preemption`` (one entry
+    per entity, kept when its attempt is undone) and ``entities`` are not journaled.
+    """
+
+    def __init__(self) -> None:
+        self.order: list[str] = []
+        """Pod keys of the kept pod cycles, in the order they ran."""
+        self.results: dict[str, PodResult] = {}
+        """Pod key -> its latest kept cycle."""
+        self.groups: dict[str, GroupCycle] = {}
+        self.group_reasons: dict[str, str] = {}
+        self.pod_reasons: dict[str, str] = {}
+        self.entities: list[str] = []
+        self.preemption: dict[str, PreemptionAttempt] = {}
+        self._journal: list[tuple] = []
+
+    # ---- journaled changes -----------------------------------------------------------------
+    def set(self, table: str, key: str, value: Any) -> None:
+        t = getattr(self, table)
+        self._journal.append(("set", table, key, t.get(key, _MISSING)))
+        t[key] = value
+
+    def pop(self, table: str, key: str) -> None:
+        t = getattr(self, table)
+        if key in t:
+            self._journal.append(("set", table, key, t.pop(key)))
+
+    def cycle(self, pod_key: str, r: PodResult) -> None:
+        """Record one pod cycle."""
+        results = self.results
+        self._journal += (("order", len(self.order)), ("set", "results", pod_key, results.get(pod_key, _MISSING)))
+        self.order.append(pod_key)
+        results[pod_key] = r
+
+    def extend_order(self, keys: list[str]) -> None:
+        self._journal.append(("order", len(self.order)))
+        self.order.extend(keys)
+
+    def cut_order(self, mark: Mark) -> list[str]:
+        """Take the cycles recorded since ``mark`` out of the order (their results stay)."""
+        cut = self.order[mark.order :]
+        self._journal.append(("replace", list(self.order)))
+        del self.order[mark.order :]
+        return cut
+
+    def drop_cycles(self, before: Mark, keys: set[str]) -> None:
+        """Remove the cycles of ``keys`` recorded before ``before`` (a later cycle replaced them)."""
+        self._journal.append(("replace", list(self.order)))
+        self.order[: before.order] = [k for k in self.order[: before.order] if k not in keys]
+
+    def update_group(self, key: str, **fields: Any) -> GroupCycle:
+        """The group's record with ``fields`` changed (created when absent)."""
+        old = self.groups.get(key)
+        new = GroupCycle(**fields) if old is None else replace(old, **fields)
+        self.set("groups", key, new)
+        return new
+
+    # ---- marks -------------------------------------------------------------------------------
+    def mark(self) -> Mark:
+        return Mark(len(self._journal), len(self.order))
+
+    def restore(self, mark: Mark) -> None:
+        """Undo everything recorded since ``mark``."""
+        journal = self._journal
+        while len(journal) > mark.journal:
+            entry = journal.pop()
+            if entry[0] == "set":
+                _, table, key, old = entry
+                t = getattr(self, table)
+                if old is _MISSING:
+                    t.pop(key, None)
+                else:
+                    t[key] = old
+            elif entry[0] == "order":
+                del self.order[entry[1] :]
+            else:
+                self.order[:] = entry[1]
+
+    def take(self, mark: Mark) -> Segment:
+        """Undo everything recorded since ``mark`` and return it, to :meth:`apply` later. The pods
+        whose cycles are taken have no result meanwhile (their earlier results were replaced)."""
+        order = self.order[mark.order :]
+        entries: dict[tuple[str, str], Any] = {}
+        for entry in self._journal[mark.journal :]:
+            if entry[0] == "set":
+                _, table, key, _ = entry
+                entries.setdefault((table, key), None)
+            elif entry[0] == "replace":
+                raise RuntimeError("take: the order was rewritten since the mark (only appends can be taken)")
+        for table, key in entries:
+            entries[(table, key)] = getattr(self, table).get(key, _MISSING)
+        self.restore(mark)
+        for k in order:
+            self.pop("results", k)
+        return Segment(order, entries)
+
+    def apply(self, seg: Segment) -> None:
+        """Make a taken segment the run's own again."""
+        self.extend_order(seg.order)
+        for (table, key), value in seg.entries.items():
+            if value is _MISSING:
+                self.pop(table, key)
+            else:
+                self.set(table, key, value)
+
+    def clear_journal(self) -> None:
+        """Forget the journal (no mark before this point will be restored)."""
+        self._journal.clear()
+
+
+class RunObserver(Protocol):
+    """Watches a run (a replay) from the inside."""
+
+    def watches(self, pod: Pod) -> bool:
+        """True when this pod's cycles must really run (not be counted, :mod:`.placement_fast`)."""
+        ...
+
+    def before_cycle(self, state: RunState, pod: Pod) -> bool:
+        """Called just before each pod cycle; True stops the run there (every later cycle ends
+        with an Error status at once and no further entity is scheduled)."""
+        ...
+
+    def after_cycle(self, state: RunState, pod: Pod, result: PodResult) -> None:
+        """Called after each pod cycle the run recorded (``result`` is the recorded object: the
+        trace keeps the result of the cycle whose outcome it shows)."""
+        ...
+
+
+@dataclass
+class RunState:
+    """Everything one greedy run reads and changes, passed to each collaborator."""
+
+    cluster: Cluster
+    snap: NodeTable
+    sched: PodScheduler
+    assumed: AssumedPods
+    trace: TraceRecorder
+    queued: set[str]
+    """Keys of the pods the run attempts (pending, not gated, not terminating)."""
+    fixed: dict[str, str] = field(default_factory=dict)
+    """Pod key -> node to force when it passes Filter (what-if replays)."""
+    preemption: bool = False
+    observer: RunObserver | None = None
+    placements: dict[str, int] = field(default_factory=dict)
+    """Pod key -> node position of every pod the run placed (or nominated)."""
+    victims: list[str] = field(default_factory=list)
+    nominated: set[str] = field(default_factory=set)
+    next_cycle: bool = False
+    """True while a root's leftover pods get their next cycle (pods placed earlier in this run
+    count as scheduled members)."""
+    stopped: bool = False
+    """Set when the observer stopped the run."""
+
+    @classmethod
+    def start(cls, cluster: Cluster, snap: NodeTable, sched: PodScheduler, *, fixed: dict[str, str] | None = None, preemption: bool = False, observer: RunObserver | None = None) -> RunState:
+        """A fresh run over ``snap`` (which may already hold state, e.g. a replay's)."""
+        return cls(cluster, snap, sched, AssumedPods(snap), TraceRecorder(), {p.key for p in queued_pods(cluster)}, dict(fixed or {}), preemption, observer)
+
+
+__all__ = ["AssumedPods", "Mark", "RunObserver", "RunState", "Segment", "TraceRecorder"]
