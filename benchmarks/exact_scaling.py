@@ -22,6 +22,21 @@ engine then starts from the better of the hint and its own first-fit completion 
 ``decision_s`` is the time to prove (or give up on) the decision tiers, ``solve_s`` adds the
 tie-break phase, which gets at most 20 % of the time limit.
 
+Where the exact time goes, per cell (from ``Result.trace["timing"]``): ``build_s`` (the model),
+``start_s`` (hint repair, first-fit and packed starts; ``pack_s`` / ``pack_runs`` of it: the
+packed start of :mod:`gangplan.solver.exact.packing` and the orders it tried), ``superseded_s``
+(a merged solve of every decision tier that did not prove them all), ``decision_s`` (every
+decision phase, the superseded one included), ``tiebreak_s`` with ``tiebreak_status`` (``skipped``
+when the decision tiers left no time) and ``tiebreak_gap``; ``status`` and ``gap`` are the
+decision tiers' only. ``phases`` lists each phase (O = proven, F = not) and its seconds.
+
+Exact, busy 1,000 x 2,048 (issue 15): the LP bound is tight at once (first tier 76, second 54 =
+the optima); the time goes into finding solutions that reach it (the packing uses 1,608 of 1,611
+free GPUs). Before the packed start, CP-SAT climbed from the first-fit start's 68 / 35 admissions
+and ended FEASIBLE at 10 s (gaps 7-17 % at load ~3.5, seeds 0-2); with it, seed 2 is OPTIMAL in
+4.6 s, seed 0 OPTIMAL in 8.6 s when a perturbed order reaches 54 in time (else 1.9 % gap), seed 1
+FEASIBLE (5.1 %).
+
 ``greedy_pods_s`` is the greedy hint's throughput (``hint_s`` is its time) and
 ``exact_over_greedy`` the exact engine's wall time over the greedy's, both from the same cell;
 ``load`` is the 1-minute load average when the cell started (the machine is shared).
@@ -35,7 +50,8 @@ their FitErrors from vectorised reason tables), so 1,562 pod cycles run (~35 % o
 counting 36,308 placements takes ~30 %, workload-aware preemption of the 49 failing gangs ~13 %.
 Result JSON byte-identical.
 
-Run: ``python benchmarks/exact_scaling.py [--seed 0] [--profile busy] [--time-limit 60]``.
+Run: ``python benchmarks/exact_scaling.py [--seed 0 1 2] [--profile busy] [--time-limit 60]
+[--naive-time-limit 0 (skip the baseline)]``.
 Writes ``benchmarks/results/exact_scaling.csv`` and prints a table.
 """
 
@@ -232,23 +248,33 @@ def run_cell(nodes: int, pods: int, profile: str, seed: int, time_limit: float, 
     trace = result.exact_trace
     build_s = trace.build_seconds
     start_s = trace.start_seconds or 0.0
+    timing = trace.timing or {}
+    tiebreak = trace.tiebreak
     first = next(iter(result.objective))
     row = {
         "nodes": nodes, "pods": pods, "profile": profile, "seed": seed, "load_s": round(load_s, 2),
         "hint": hint_engine, "hint_s": round(hint_s, 2), "hint_valid": hint_valid,
         "hint_used": trace.hint.used, "hint_dropped": trace.hint.dropped or 0, "hint_top_admitted": hint.objective.get(first, 0),
-        "build_s": build_s, "start_s": start_s, "solve_s": round(result.wall_seconds - build_s - start_s, 2), "status": result.status.value,
+        "start": trace.hint.start or "hint",
+        "build_s": build_s, "start_s": start_s, "pack_s": round(timing.get("packing", 0.0), 2), "pack_runs": timing.get("packingRuns", 0),
+        "solve_s": round(result.wall_seconds - build_s - start_s, 2), "status": result.status.value,
         "gap": result.gap, "top_admitted": result.objective.get(first, 0),
         "placed": result.objective.get("placed", 0), "hint_placed": hint.objective.get("placed", 0),
-        "decision_s": round(sum({p.phase: p.seconds for p in trace.phases if p.tier != "tiebreak"}.values()), 2),
+        "decision_s": round(timing.get("decision", 0.0), 2),
+        "tiebreak_s": round(timing.get("tiebreak", 0.0), 2),
+        "tiebreak_status": "" if tiebreak is None else ("skipped" if tiebreak.solved is False else tiebreak.status),
+        "tiebreak_gap": "" if tiebreak is None or tiebreak.gap is None else tiebreak.gap, "exact_s": round(result.wall_seconds, 2),
         "variables": trace.model.variables, "valid": not violations,
         "phases": " ".join(f"{p.tier}:{p.status[0]}{p.seconds:.1f}s" for p in trace.phases),
+        "superseded_s": round(sum({p.phase: p.seconds for p in trace.superseded or []}.values()), 2),
         "greedy_pods_s": round(len(cluster.pending_pods) / hint_s, 1) if hint_s > 0 else "",
         "exact_over_greedy": round(result.wall_seconds / hint_s, 2) if hint_s > 0 else "",
         "load": load,
     }
     row["exact_peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-    if naive_pairs(cluster) > NAIVE_MAX_PAIRS:
+    if naive_limit <= 0:
+        row.update({"naive_status": "skipped (--naive-time-limit 0)"})
+    elif naive_pairs(cluster) > NAIVE_MAX_PAIRS:
         row.update({"naive_status": f"skipped (>{NAIVE_MAX_PAIRS:,} pairs)"})
     else:
         row.update(solve_naive(cluster, naive_limit, seed))
@@ -262,14 +288,19 @@ def run_isolated(*args) -> dict:
 
 
 COLUMNS = ["nodes", "pods", "profile", "seed", "hint", "hint_valid", "hint_dropped", "hint_top_admitted", "top_admitted", "hint_placed", "placed",
-           "status", "gap", "build_s", "start_s", "decision_s", "solve_s", "variables", "exact_peak_mb", "valid", "naive_status", "naive_build_s",
+           "status", "gap", "build_s", "start_s", "pack_s", "pack_runs", "start", "superseded_s", "decision_s", "tiebreak_s", "tiebreak_status",
+           "tiebreak_gap", "solve_s", "exact_s", "variables", "exact_peak_mb", "valid", "naive_status", "naive_build_s",
            "naive_solve_s", "naive_vars", "naive_gap", "naive_top_admitted", "naive_peak_mb", "load_s", "hint_s", "greedy_pods_s", "exact_over_greedy",
            "load", "phases"]
+PRINTED = ["nodes", "pods", "status", "gap", "build_s", "start_s", "pack_s", "decision_s", "tiebreak_s", "tiebreak_status", "tiebreak_gap",
+           "exact_s", "hint_s", "exact_over_greedy", "top_admitted", "hint_top_admitted", "placed", "variables", "exact_peak_mb", "naive_status",
+           "naive_gap", "load", "phases"]
+"""Columns of the printed line and table (the CSV has every column)."""
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, nargs="*", default=[0], help="one cell per seed")
     ap.add_argument("--profile", default="busy", choices=["busy", "mixed"])
     ap.add_argument("--time-limit", type=float, default=60.0)
     ap.add_argument("--naive-time-limit", type=float, default=30.0)
@@ -281,9 +312,10 @@ def main() -> None:
     rows = []
     for n in args.nodes:
         for p in args.pods:
-            row = run_isolated(n, p, args.profile, args.seed, args.time_limit, args.naive_time_limit, args.hint)
-            rows.append(row)
-            print(" | ".join(f"{k}={row.get(k, '')}" for k in COLUMNS[:20] + ["naive_status", "naive_solve_s", "naive_gap", "hint_s", "greedy_pods_s", "exact_over_greedy", "load"]), flush=True)
+            for seed in args.seed:
+                row = run_isolated(n, p, args.profile, seed, args.time_limit, args.naive_time_limit, args.hint)
+                rows.append(row)
+                print(" | ".join(f"{k}={row.get(k, '')}" for k in PRINTED), flush=True)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
@@ -293,8 +325,7 @@ def main() -> None:
 
 
 def _print_table(rows: list[dict]) -> None:
-    cols = ["nodes", "pods", "hint", "hint_valid", "hint_top_admitted", "top_admitted", "status", "gap", "build_s", "start_s", "decision_s", "solve_s",
-            "variables", "exact_peak_mb", "hint_s", "greedy_pods_s", "exact_over_greedy", "naive_status", "naive_solve_s", "naive_gap", "naive_peak_mb", "load"]
+    cols = [c for c in PRINTED if c != "phases"]
     widths = [max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in cols]
     print(" ".join(c.rjust(w) for c, w in zip(cols, widths, strict=True)))
     for r in rows:

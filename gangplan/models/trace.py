@@ -233,6 +233,21 @@ class SolvePhase(_Trace):
     """Where the seconds went: ``budget``, ``hint``, ``solver``, ``decode``."""
 
 
+class TiebreakReport(_Trace):
+    """The tie-break phase on its own (``trace.tiebreak``): it never changes the Result's status
+    or gap, which are the decision tiers'."""
+
+    status: str
+    value: Number
+    bound: Number | None = None
+    gap: float | None = None
+    """Relative gap of the tie-break tier (None without a bound)."""
+    seconds: float
+    budget: float
+    solved: bool | None = optional_key()
+    """False when the decision tiers left it no time: the value is their solution's, unsolved."""
+
+
 class ClosestToGreedy(_Trace):
     """Set by the diff on the optimum it reports (``diff.closest_optimum``)."""
 
@@ -251,6 +266,12 @@ class ExactTrace(_Trace):
     hint: HintUse | None = optional_key()
     start_seconds: float | None = optional_key()
     phases: list[SolvePhase] | None = optional_key()
+    superseded: list[SolvePhase] | None = optional_key()
+    """Merged solves that did not prove every tier they held (then solved tier by tier)."""
+    timing: dict[str, Number] | None = optional_key()
+    """Where the wall time went: ``build``, ``start`` (``packing`` of it and ``packingRuns``),
+    ``modelCheck``, ``decision``, ``tiebreak``, ``result``, ``total`` (``retried`` after a retry)."""
+    tiebreak: TiebreakReport | None = optional_key()
     closest_to_greedy: ClosestToGreedy | None = optional_key()
 
 

@@ -278,10 +278,12 @@ def _groups(st: _State, result: Result) -> list[Violation]:
     tree = st.cluster.groups
     placed: dict[str, int] = defaultdict(int)
     newly: dict[str, int] = defaultdict(int)
+    members: dict[str, list[str]] = defaultdict(list)  # placed pods per PodGroup, in node_of order
     for key in st.node_of:
         g = st.pods[key].group_key
         if g in tree:
             placed[g] += 1
+            members[g].append(key)
             if key in st.new:
                 newly[g] += 1
     for root in tree.roots:
@@ -299,7 +301,7 @@ def _groups(st: _State, result: Result) -> list[Violation]:
             if outcome.admitted and placed[gkey] < g.need:
                 out.append(Violation.on("result-shape", "PodGroup", gkey, f"outcome says admitted with {placed[gkey]} < minCount {g.need} pods"))
         if g.topology_key:
-            out.extend(_one_domain(st, "PodGroup", gkey, g.topology_key, [k for k in st.node_of if st.pods[k].group_key == gkey]))
+            out.extend(_one_domain(st, "PodGroup", gkey, g.topology_key, members[gkey]))
 
     # Composite groups: a CPG with new pods below it needs minGroupCount satisfied children.
     for ckey in tree.composite_keys:

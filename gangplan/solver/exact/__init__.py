@@ -29,6 +29,7 @@ from gangplan.solver.exact.build import BuiltModel, build_model, rule_families
 from gangplan.solver.exact.hint import default_incumbent, placements_from_counts, starting_solution
 from gangplan.solver.exact.locality import SPREAD, TOPOLOGY
 from gangplan.solver.exact.objective import GPUS, OBJECTIVES, TIEBREAK
+from gangplan.solver.exact.packing import improved_start, pack_seconds
 from gangplan.solver.exact.preemption import disruption_report, nominated_pods, victims_of
 from gangplan.solver.exact.solve import feasible, model_accepts, solve_phases
 from gangplan.solver.exact.variables import Counts
@@ -66,6 +67,14 @@ def solve_exact(
     reported (objective, bound, trace) but never demotes a proven optimum. ``Result.bound`` has
     every tier's bound; ``trace`` the model size, build time, hint use and every phase.
 
+    Where the time went (``trace``, additive): ``timing`` splits the wall time into ``build``,
+    ``start`` (hint repair, first-fit and packed starts; ``packing`` of it, ``packingRuns``
+    orders tried), ``modelCheck`` (the model accepts the start), ``decision`` (every decision
+    phase, superseded merged solves included), ``tiebreak``, ``result`` (decoding) and ``total``;
+    ``superseded`` lists merged solves whose tiers were then solved one by one; ``tiebreak`` has
+    the tie-break phase's status, value, bound, relative gap, seconds and budget (``solved: false``
+    when the decision tiers left it no time).
+
     Deterministic for a given seed with ``workers=1`` when every phase proves optimality within
     the limit; with 2 workers the tier values of proven phases are reproducible, the placement
     among equal optima may not be (see :mod:`.solve`).
@@ -91,6 +100,8 @@ def solve_exact(
         return _result(built, "INFEASIBLE", None, [], t0, params, trace, snapshot)
     t1 = time.perf_counter()
     incumbent, trace["hint"] = starting_solution(built, hint)
+    incumbent = improved_start(built, incumbent, trace["hint"], seconds=pack_seconds(time_limit))
+    t2 = time.perf_counter()
     placed_any = incumbent is not None and (incumbent.evicted or any(incumbent.per_class))
     if placed_any and not model_accepts(built, incumbent):
         # The validator accepted it but the model does not: never return it. Start from placing
@@ -99,15 +110,30 @@ def solve_exact(
         trace["hint"]["used"] = False
         incumbent = default_incumbent(built.em)
     trace["startSeconds"] = round(time.perf_counter() - t1, 4)
+    timing = {"build": build_seconds, "start": t2 - t1, "modelCheck": time.perf_counter() - t2}
+    # The packing's share of ``start``, and how many orders it packed in that time (a count that
+    # depends on the machine's speed, so it lives with the timings).
+    timing["packing"] = trace["hint"].pop("packedSeconds", 0.0)
+    timing["packingRuns"] = trace["hint"].pop("packedRuns", 0)
     remaining = max(0.0, time_limit - (time.perf_counter() - t0))
     outcome = solve_phases(built, time_limit=remaining, workers=workers, seed=seed, incumbent=incumbent)
     if outcome.status == "INFEASIBLE" and incumbent is not None and hint is not None:
         # The trusted hint's bound contradicted the model: never let a hint make the answer fail.
         trace["hint"]["retried"] = "hint bound made the model infeasible; solved again without it"
+        first = outcome
         built = build_model(cluster, fixed=fixed, objective=objective, preemption=preemption)
         outcome = solve_phases(built, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)),
                                workers=workers, seed=seed, incumbent=default_incumbent(built.em))
+        timing["retried"] = sum(first.seconds.get(k, 0.0) for k in ("decision", "tiebreak"))
     trace["phases"] = [p.as_dict() for p in outcome.phases]
+    if outcome.superseded:
+        trace["superseded"] = [p.as_dict() for p in outcome.superseded]
+    timing["decision"] = outcome.seconds.get("decision", 0.0)
+    timing["tiebreak"] = outcome.seconds.get("tiebreak", 0.0)
+    trace["timing"] = timing
+    tiebreak = outcome.tiebreak()
+    if tiebreak is not None:
+        trace["tiebreak"] = tiebreak
     return _result(built, outcome.status, outcome.counts, outcome.phases, t0, params, trace, snapshot)
 
 
@@ -129,6 +155,7 @@ _STATUS = {"OPTIMAL": Status.OPTIMAL, "FEASIBLE": Status.FEASIBLE, "INFEASIBLE":
 
 def _result(built: BuiltModel, status: str, counts: Counts | None, phases, t0: float, params, trace, snapshot) -> Result:
     em, inst = built.em, built.inst
+    t_decode = time.perf_counter()
     placements = placements_from_counts(em, counts) if counts is not None else {}
     pod_reasons = dict(inst.excluded)
     why = {"OPTIMAL": "not placed in the optimum", "FEASIBLE": "not placed in the best solution found",
@@ -154,6 +181,10 @@ def _result(built: BuiltModel, status: str, counts: Counts | None, phases, t0: f
         # their bounds from the phases, as costs.
         _, cost_bounds = disruption_report(built.tiers, phases)
         bound.update(cost_bounds)
+    timing = trace.setdefault("timing", {"build": trace.get("buildSeconds", 0.0)})
+    timing["result"] = time.perf_counter() - t_decode  # pods from counts, reasons, victims
+    timing["total"] = time.perf_counter() - t0
+    trace["timing"] = {k: round(v, 4) for k, v in timing.items()}
     result = build_result(
         inst.cluster, engine=ENGINE, status=_STATUS[status], placements=placements,
         victims=victims, nominated=nominated,

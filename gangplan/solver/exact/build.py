@@ -23,9 +23,11 @@ from ortools.sat.python import cp_model
 
 from gangplan.models.cluster import Cluster
 from gangplan.solver.exact import registry
+from gangplan.solver.exact.aggregation import symmetric_anti_affine
 from gangplan.solver.exact.eligibility import EligibilityCache, class_eligibility
 from gangplan.solver.exact.family import BuildContext, Family, Outputs
 from gangplan.solver.exact.instance import Instance, build_instance
+from gangplan.solver.exact.names import POD_ANTI_AFFINITY
 from gangplan.solver.exact.objective import build_tiers
 from gangplan.solver.exact.topology import Confinement
 from gangplan.solver.exact.variables import ExactModel, Tier, build_variables
@@ -65,12 +67,15 @@ def build_model(cluster: Cluster, *, fixed: dict[str, str | None] | None = None,
     outputs = Outputs()
     caps = [c.size for c in inst.classes]
     per_node: set[int] = set()
+    wanted_by: dict[int, set[str]] = {}
     per_domain: dict[str, str] = {}
     for fam in families:
         if fam.layout is None:
             continue
         layout = fam.layout(inst, objective)
         per_node.update(layout.per_node)
+        for c in layout.per_node:
+            wanted_by.setdefault(c, set()).add(fam.name)
         if fam.name not in skip:
             for c, most in layout.per_node.items():
                 caps[c] = min(caps[c], most)
@@ -79,8 +84,12 @@ def build_model(cluster: Cluster, *, fixed: dict[str, str | None] | None = None,
     cache = EligibilityCache(inst)
     masks = [(fam.name, fam.mask) for fam in families if fam.mask is not None]
     elig = [class_eligibility(inst, cache, c, masks, skip) for c in inst.classes]
-    private = [c.index in per_node or bool(elig[c.index].needs_evict) for c in inst.classes]
-    em = build_variables(inst, elig, private, caps, per_domain)
+    # Symmetric anti-affine gangs pool with a per-domain cap (:mod:`.aggregation`) when the
+    # anti-affinity family is the only one that wants them per node and nothing is skipped.
+    anti = {} if skip else {c: key for c, key in symmetric_anti_affine(inst, per_domain).items()
+                            if wanted_by.get(c, set()) <= {POD_ANTI_AFFINITY} and not elig[c].needs_evict}
+    private = [(c.index in per_node and c.index not in anti) or bool(elig[c.index].needs_evict) for c in inst.classes]
+    em = build_variables(inst, elig, private, caps, per_domain, anti)
     ctx = BuildContext(em=em, cache=cache, objective=objective, skip=skip, outputs=outputs)
     for fam in families:
         if fam.build is not None:

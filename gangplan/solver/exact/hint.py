@@ -17,6 +17,7 @@ import numpy as np
 
 from gangplan.models.groups import EntityKey
 from gangplan.models.result import Result, Status
+from gangplan.solver.exact.aggregation import decode, take_nodes
 from gangplan.solver.exact.build import BuiltModel
 from gangplan.solver.exact.objective import TIEBREAK
 from gangplan.solver.exact.preemption import evicted_units, units_of_victims, victims_of
@@ -137,6 +138,9 @@ def _split_slots(em: ExactModel, confinement: Confinement, s: int, slots: dict, 
     then the rest anywhere, nodes in index order, classes in class order."""
     left = {n: solution[var.index] for n, var in sorted(slots.items()) if solution[var.index]}
     shape = em.shapes[s]
+    if shape.anti_key:
+        decode(em, s, left, solution, per_class)
+        return
     ids = em.inst.domains(shape.confined_key)[0] if shape.confined_key else None
     free_classes = []
     for c in shape.classes:
@@ -311,7 +315,7 @@ def complete_first_fit(em: ExactModel, counts: Counts) -> Counts:
     free, free_pods = _free_after(em, per_class, counts.evicted)
     for classes, key in _entities_in_queue_order(em, per_class):
         ids = inst.domains(key)[0] if key else None
-        domains = [None] if ids is None else sorted({int(d) for c in classes for d in ids[em.elig[c].eligible] if d >= 0})
+        domains = [None] if ids is None else _roomy_domains(em, classes, ids, free, free_pods)
         for d in domains:
             trial = _fit_entity(em, classes, free.copy(), free_pods.copy(), None if d is None else ids == d)
             if trial is not None:
@@ -321,6 +325,23 @@ def complete_first_fit(em: ExactModel, counts: Counts) -> Counts:
                         per_class[c][n] = per_class[c].get(n, 0) + k
                 break
     return Counts(per_class, counts.evicted)
+
+
+def _roomy_domains(em: ExactModel, classes: list[int], ids: np.ndarray, free, free_pods) -> list[int]:
+    """The candidate domains in id order, without those where the first class alone cannot fit
+    (a domain skipped here would fail :func:`_fit_entity` anyway: same first-fit choice, fewer
+    trials)."""
+    c = classes[0]
+    cls = em.inst.classes[c]
+    need = 1 if cls.entity is None else cls.size
+    room = free_pods.copy()
+    req = em.req[c]
+    for r in np.nonzero(req > 0)[0]:
+        room = np.minimum(room, free[:, r] // req[r])
+    room = np.where(em.elig[c].eligible & (ids >= 0), np.maximum(room, 0), 0)
+    held = np.bincount(ids[room > 0], weights=room[room > 0])
+    candidates = {int(d) for k in classes for d in ids[em.elig[k].eligible] if d >= 0}
+    return sorted(d for d in candidates if d < len(held) and held[d] >= need)
 
 
 def _free_after(em: ExactModel, per_class: list[dict[int, int]], per_class_evicted: frozenset[int] = frozenset()):
@@ -380,7 +401,10 @@ def _fit_entity(em: ExactModel, classes: list[int], free, free_pods, domain):
         before = np.minimum(np.cumsum(room) - room, need)
         take = np.minimum(room, need - before)
         hit = np.nonzero(take > 0)[0]
-        for n, k in zip(nodes[hit].tolist(), take[hit].tolist(), strict=True):
+        pairs = zip(nodes[hit].tolist(), take[hit].tolist(), strict=True)
+        if c in em.anti:  # one pod per domain of its anti-affinity key
+            pairs = take_nodes(em, c, nodes.tolist(), dict(zip(nodes.tolist(), room.tolist(), strict=True)), need)
+        for n, k in pairs:
             placed.setdefault(c, {})[n] = k
             free[n] -= req * k
             free_pods[n] -= k

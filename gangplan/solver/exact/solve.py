@@ -15,9 +15,23 @@ priority admitted, every pod placed) is proven without a solve; the bound is als
 constraint, so the solver stops as soon as it reaches it.
 
 The status (OPTIMAL / FEASIBLE) and the gap refer to the *decision* tiers (admitted per priority,
-gpus, placed, topology, spread): the tie-break tier only orders equal optima, gets a capped budget
-(``TIEBREAK_SHARE`` of the time limit), and its own value and bound are reported in
-``Result.objective`` / ``Result.bound`` / the trace, without demoting a proven optimum.
+gpus, placed, topology, spread): the tie-break tier only orders equal optima. The decision phases
+may use the whole limit; the tie-break runs on what they leave, at most ``TIEBREAK_SHARE`` of the
+limit (:func:`tiebreak_reserve`), and is reported without a solve when they leave (almost)
+nothing. Its value and bound go to ``Result.objective`` / ``Result.bound``, its status and gap to
+``SolveOutcome.tiebreak()`` (the trace's ``tiebreak``), never into the Result's status or gap: an
+unproven, skipped or failed tie-break leaves proven decision tiers OPTIMAL.
+
+Where the time goes (busy 1,000 nodes x 2,048 GPU pods, issue 15): the model is small (7,628
+variables, 24 shapes, no private class) and the LP bound is tight from the start: the first tier's
+bound 76 and the second's 54 are known after ~0.4 / ~1.8 s and equal the optima; what takes the
+time is *finding* solutions that reach them (from the queue-order first-fit start, 68 admissions,
+CP-SAT needed ~6 s to find 76 and ~90 s to find 54 at the second tier, the packing is
+1,608 of 1,611 free GPUs). Hence the packed warm start (:mod:`.packing`); per-node
+Chvatal-Gomory capacity cuts (tried) did not move the bound, and ``linearization_level=2``,
+``symmetry_level=4``, core-based search, randomized branching, an extra violation local search, or
+fixing the higher tiers' admitted set (not exact, tried only as a heuristic) did not find the
+solutions reliably faster. Each phase's report and ``SolveOutcome.seconds`` give the split.
 
 Solver settings: ``num_workers`` as asked (2 by default, matching the 2-core box), the seed as
 ``random_seed``, and the extra ``max_lp_sym`` subsolver, which closed the LP bound of the
@@ -49,9 +63,19 @@ MAX_BAND_PRODUCT = 10**12
 """Decision tiers are merged into one band-weighted phase while the weights stay below this (far
 from 2^53, since CP-SAT reports objectives as floats); above it they get phases of their own."""
 TIEBREAK_SHARE = 0.2
-"""The tie-break phase gets at most this share of the time limit (at least MIN_TIEBREAK_SECONDS):
-it only orders equal optima, so it must not eat the budget the decision tiers may need."""
+"""The tie-break phase gets at most this share of the time limit (at least MIN_TIEBREAK_SECONDS,
+at most MAX_TIEBREAK_SHARE of the limit): it only orders equal optima, so it must not eat the
+budget the decision tiers may need. The decision phases may use the whole limit; the tie-break
+runs on what they leave, up to the reserve, and is reported unproven without a solve when they
+leave less than SKIP_TIEBREAK_SECONDS (they were not proven then anyway, or barely)."""
 MIN_TIEBREAK_SECONDS = 0.5
+SKIP_TIEBREAK_SECONDS = 0.1
+MAX_TIEBREAK_SHARE = 0.5
+
+
+def tiebreak_reserve(time_limit: float) -> float:
+    """Seconds kept for the tie-break phase out of ``time_limit`` (see TIEBREAK_SHARE)."""
+    return min(max(MIN_TIEBREAK_SECONDS, TIEBREAK_SHARE * time_limit), MAX_TIEBREAK_SHARE * time_limit)
 
 
 @dataclass
@@ -79,12 +103,42 @@ class SolveOutcome:
     status: str  # OPTIMAL / FEASIBLE / INFEASIBLE / UNKNOWN
     counts: Counts | None
     phases: list[PhaseReport] = field(default_factory=list)
+    superseded: list[PhaseReport] = field(default_factory=list)
+    """Merged solves that did not prove every tier they held: their tiers were solved again one at
+    a time (the reports in ``phases``); kept so that the time they took is accounted for."""
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Wall time of the ``decision`` phases (superseded merged solves included) and of the
+    ``tiebreak`` phase, and the tie-break's ``tiebreakBudget``."""
+
+    def tiebreak(self) -> dict | None:
+        """The tie-break phase's status, value, bound and relative gap (None without one): its
+        own report, apart from the decision tiers' status, which it never changes."""
+        ph = next((p for p in self.phases if p.tier == TIEBREAK), None)
+        if ph is None:
+            return None
+        bound = ph.bound if math.isfinite(ph.bound) else None
+        gap = None if bound is None else round(abs(bound - ph.value) / max(1.0, abs(bound)), 6)
+        out = {"status": ph.status, "value": ph.value, "bound": bound, "gap": gap,
+               "seconds": round(ph.seconds, 4), "budget": round(self.seconds.get("tiebreakBudget", 0.0), 4)}
+        if self.seconds.get("tiebreakSkipped"):
+            out["solved"] = False  # no time left after the decision tiers: value of their solution
+        return out
 
 
 SOLVER_PARAMS: dict[str, object] = {"max_presolve_iterations": 1}
 """CP-SAT parameters every phase uses (callers may extend or override the dict). One presolve
 iteration: on the 5,000-node x 2,048-pod GPU cell, presolve (single-threaded, mostly probing)
 took 3.8 of 4.6 s with the default 3 iterations and 2.0 of 2.8 s with one, same proof."""
+
+LARGE_MODEL_VARIABLES = 20_000
+LARGE_MODEL_PARAMS: dict[str, object] = {"cp_model_probing_level": 0}
+"""Added for models with more than LARGE_MODEL_VARIABLES variables: no probing in presolve (issue
+15). Every phase presolves again, and probing was most of it: on the busy 5,000 x 2,048 cell
+(35,905 variables) the top tier's presolve took 1.5 s with probing (which then proved the bound 84
+by itself) and 0.7 s without (the search proves 84 by 1.0 s); the three seeds' decision gaps at
+10 s went from 4.5 / 18.8 / 11.7 % to 0 (OPTIMAL in 6.3 s) / 1.6 / 1.4 % (load ~1.5-2.5). Small
+models keep probing, so their search (and which of equal optima it returns) is unchanged.
+Parameters never change what is proven, only how fast."""
 
 
 def solver_for(seconds: float, workers: int, seed: int) -> cp_model.CpSolver:
@@ -134,13 +188,14 @@ def solve_phases(em: BuiltModel, *, time_limit: float, workers: int, seed: int,
     per-tier phases proved the top tier in 1.8 s on the busy 1,000 x 2,048 cell where the merged
     solve was still 2 admissions short after 30 s; on easy cells the merged solve saves presolves).
     """
-    deadline = time.perf_counter() + time_limit
+    began = time.perf_counter()
+    deadline = began + time_limit
     out = SolveOutcome(status="OPTIMAL", counts=incumbent)
     for tier in em.tiers:
         em.model.add(tier.expr <= tier.upper)  # valid, and lets a phase stop once it reaches it
     decision = [t for t in em.tiers if t.name != TIEBREAK]
     tiebreak = [t for t in em.tiers if t.name == TIEBREAK]
-    reserve = max(MIN_TIEBREAK_SECONDS, TIEBREAK_SHARE * time_limit) if tiebreak else 0.0
+    reserve = tiebreak_reserve(time_limit) if tiebreak else 0.0
     plan = group_tiers(decision)
     phase = 0
 
@@ -153,22 +208,44 @@ def solve_phases(em: BuiltModel, *, time_limit: float, workers: int, seed: int,
         phase += 1
         return ok
 
+    def decided() -> None:
+        out.seconds["decision"] = time.perf_counter() - began
+
     for i, group in enumerate(plan):
         left = len(plan) - i
-        budget = max(0.0, deadline - reserve - time.perf_counter()) / left
+        budget = max(0.0, deadline - time.perf_counter()) / left
         if len(group) > 1:
             done = len(out.phases)
             if not run(group, budget * MERGED_SHARE):
+                decided()
                 return out
             if all(p.status == "OPTIMAL" for p in out.phases[done:]):
                 continue
+            out.superseded += out.phases[done:]
             del out.phases[done:]
         for j, tier in enumerate(group):
-            budget = max(0.0, deadline - reserve - time.perf_counter()) / (left - 1 + len(group) - j)
+            budget = max(0.0, deadline - time.perf_counter()) / (left - 1 + len(group) - j)
             if not run([tier], budget):
+                decided()
                 return out
-    if tiebreak and not run(tiebreak, min(reserve, max(0.0, deadline - time.perf_counter()))):
-        return out
+    decided()
+    if tiebreak:
+        t0 = time.perf_counter()
+        out.seconds["tiebreakBudget"] = budget = min(reserve, max(0.0, deadline - t0))
+        if budget < SKIP_TIEBREAK_SECONDS and out.counts is not None:
+            # The decision tiers needed the time (they may use the reserve; the tie-break only
+            # orders equal optima): report its value on their solution, unproven, without a solve.
+            t = tiebreak[0]
+            out.phases.append(PhaseReport(t.name, "FEASIBLE", t.value(out.counts), float(t.upper), 0.0, phase=phase,
+                                          timing={"budget": budget}))
+            out.seconds["tiebreakSkipped"] = 1.0
+        elif not run(tiebreak, budget):
+            # Only a bug could make the tie-break phase infeasible (its start is a solution of
+            # it): the decision tiers keep their own status and the solution they found.
+            out.status = "OPTIMAL" if out.counts is not None else out.status
+        out.seconds["tiebreak"] = time.perf_counter() - t0
+        if out.counts is None:
+            return out
     if any(p.status != "OPTIMAL" and p.tier != TIEBREAK for p in out.phases):
         out.status = "FEASIBLE"
     return out
@@ -192,6 +269,9 @@ def _solve_group(em: BuiltModel, group: list[Tier], out: SolveOutcome, budget: f
         timing["hint"] = time.perf_counter() - t0
     model.maximize(expr)
     solver = solver_for(budget, workers, seed)
+    if len(model.proto.variables) > LARGE_MODEL_VARIABLES:
+        for name, value in LARGE_MODEL_PARAMS.items():
+            setattr(solver.parameters, name, value)
     status = solver.solve(model)
     timing["solver"] = solver.wall_time
     t0 = time.perf_counter()

@@ -11,6 +11,9 @@ Formulation (spec/cpsat-modeling.md §2.1, the shape-slot "b3" model):
   (``Eligibility.needs_evict``: a per-node condition pooled classes could not share). A private
   class gets ``x[c, n]``: how many of its pods go on node ``n`` (the "b1" count), at most the
   smallest per-node limit its families set (1 with host ports).
+* Symmetric anti-affine gangs (one term selecting the gang's own pods only, see
+  :mod:`.aggregation`) are pooled although the anti-affinity family would count them per node:
+  identical ones share a shape with a per-domain cap.
 * Every other class is *pooled*: classes with the same request vector and the same eligible node
   set (a *shape*) draw from one pool of slots ``v[s, n]``. Demand and supply are linked by
   ``sum_n v[s, n] == sum_{c in s} placed[c]``. This is exact: pooled classes have no per-node rule
@@ -36,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from ortools.sat.python import cp_model
 
+from gangplan.solver.exact.aggregation import add_domain_caps
 from gangplan.solver.exact.eligibility import (
     Eligibility,
     group_topologies,
@@ -69,6 +73,9 @@ class Shape:
     """Topology key every class of the shape is confined to (one domain per group), or None."""
     split_key: str | None = None
     """Level whose domains the classes count their pods in (locality groups, see :mod:`.locality`)."""
+    anti_key: str | None = None
+    """Topology key of the classes' own anti-affinity term: symmetric anti-affine gangs, at most
+    one pod of each per domain of it (:mod:`.aggregation`)."""
 
 
 @dataclass
@@ -110,6 +117,8 @@ class ExactModel:
     """Per node: (variable, per-pod request vector, upper bound) of everything that can land on it."""
     aux: list[tuple[cp_model.IntVar, Callable[[Counts], int]]] = field(default_factory=list)
     """Every auxiliary variable with the function computing its value from a placement (hints)."""
+    anti: dict[int, str] = field(default_factory=dict)
+    """Pooled symmetric anti-affine class -> its term's key (:mod:`.aggregation`)."""
     _presence: dict[tuple[int, str, int], cp_model.IntVar] = field(default_factory=dict)
     _domain_vars: dict[tuple[int, str], dict[int, list[tuple[int, cp_model.IntVar]]]] = field(default_factory=dict)
 
@@ -168,13 +177,14 @@ def confinement_key(inst: Instance, c: PodClass, split: Mapping[str, str]) -> st
 
 
 def build_variables(inst: Instance, elig: list[Eligibility], private: list[bool], caps: list[int],
-                    split: Mapping[str, str]) -> ExactModel:
+                    split: Mapping[str, str], anti: Mapping[int, str] | None = None) -> ExactModel:
     """x / v / placed / evict variables and the demand-supply links.
 
     ``private``: classes with per-node counts; ``caps``: per class the most pods one node may
-    take; ``split``: leaf PodGroup -> the level its pooled classes count pods per domain of."""
+    take; ``split``: leaf PodGroup -> the level its pooled classes count pods per domain of;
+    ``anti``: pooled symmetric anti-affine class -> its term's key (:mod:`.aggregation`)."""
     req = [request_vector(inst, c) for c in inst.classes]
-    em = ExactModel(inst=inst, model=cp_model.CpModel(), elig=elig, private=private, req=req)
+    em = ExactModel(inst=inst, model=cp_model.CpModel(), elig=elig, private=private, req=req, anti=dict(anti or {}))
     em.node_vars = [[] for _ in range(inst.n_nodes)]
     model = em.model
     for c in inst.classes:
@@ -214,15 +224,16 @@ def _pooled_slots(em: ExactModel, split_of: Mapping[str, str]) -> None:
         if not em.private[c.index]:
             tkey = confinement_key(em.inst, c, split_of) or ""
             split = split_of.get(c.group, "") if c.group is not None else ""
-            key = (em.req[c.index].tobytes(), em.elig[c.index].eligible.tobytes(), tkey, split)
+            key = (em.req[c.index].tobytes(), em.elig[c.index].eligible.tobytes(), tkey, split,
+                   em.anti.get(c.index, ""), c.size if c.index in em.anti else 0)
             if em.inst.units:  # preemption: a shape's slots must tell which priority lands where
                 key += (c.priority,)
             by_key.setdefault(key, []).append(c.index)
-    for (_, _, tkey, split, *_), classes in by_key.items():
+    for (_, _, tkey, split, anti_key, *_), classes in by_key.items():
         s = len(em.shapes)
         first = classes[0]
         shape = Shape(classes=classes, req=em.req[first], fit=em.elig[first].fit, confined_key=tkey or None,
-                      split_key=split or None)
+                      split_key=split or None, anti_key=anti_key or None)
         em.shapes.append(shape)
         demand = sum(em.inst.classes[c].size for c in classes)
         slots: dict[int, cp_model.IntVar] = {}
@@ -237,6 +248,8 @@ def _pooled_slots(em: ExactModel, split_of: Mapping[str, str]) -> None:
         model.add(cp_model.LinearExpr.sum(list(slots.values())) == cp_model.LinearExpr.sum([em.placed[c] for c in classes]))
         if shape.split_key:
             _split_counts(em, s)
+        if shape.anti_key:
+            add_domain_caps(em, s)
 
 
 def _split_counts(em: ExactModel, s: int) -> None:
