@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -150,10 +149,9 @@ def test_the_committed_showcase_is_exactly_what_the_generator_writes(tmp_path):
         assert (tmp_path / name).read_bytes() == (SHOWCASE / name).read_bytes(), name
 
 
-def test_the_showcase_loads_in_under_five_seconds():
-    start = time.perf_counter()
+def test_the_showcase_loads_with_its_1213_nodes():
+    """Its load time is measured by ``benchmarks/load_time.py``, not asserted here."""
     c = load_snapshot(SHOWCASE)
-    assert time.perf_counter() - start < 5.0
     assert len(c.nodes) == 1213
 
 
