@@ -81,6 +81,7 @@ from gangplan.solver.greedy.framework import (
     absent_nodes_reason,
     fit_error_message,
 )
+from gangplan.solver.greedy.plugins import names
 
 if TYPE_CHECKING:
     from gangplan.models.cluster import Cluster
@@ -100,6 +101,15 @@ NO_VICTIMS = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("No preemption victims
 """Per-node statuses of ``Evaluator.Preempt``'s FitError (``preemption.go``): a node whose Filter
 status was UnschedulableAndUnresolvable, and a candidate node without lower-priority pods
 (``SelectVictimsOnNode``)."""
+NODE_LOCAL_FILTERS = frozenset({names.NODE_UNSCHEDULABLE, names.NODE_NAME, names.TAINT_TOLERATION, names.NODE_AFFINITY,
+                                names.NODE_PORTS, names.NODE_RESOURCES_FIT})
+"""Filter plugins whose PreFilter reads only the pod and whose Filter verdict on node ``i`` reads
+only the pod, the node object and what is on node ``i`` (its pods, requests, host ports): a pod
+added to or removed from another node cannot change it."""
+CROSS_NODE_FILTERS = frozenset({names.INTER_POD_AFFINITY, names.POD_TOPOLOGY_SPREAD})
+"""Filter plugins that count pods on other nodes, but only for a pod with required pod
+(anti-)affinity terms or DoNotSchedule spread constraints, and (InterPodAffinity) for existing
+pods with required anti-affinity terms: see :meth:`Preemption._local_reprieve`."""
 
 
 def importance(u: VictimUnit) -> tuple:
@@ -265,14 +275,25 @@ class Preemption:
 
     def _reprieve(self, units: list[VictimUnit], assignments: list[tuple[Pod, int]], trace: WorkloadPreemption) -> list[VictimUnit]:
         """Add units back (violating first, importance order); keep those with which every
-        assignment still passes Filter. Returns the evicted units, in importance order."""
+        assignment still passes Filter. Returns the evicted units, in importance order.
+
+        When :meth:`_local_reprieve` holds, a unit's check re-runs Filter only for the assignments
+        on the unit's nodes (the answer is the same, see there); else every assignment is checked,
+        as upstream does."""
         bad, good, counts = classify_pdb(units, self.state.cluster.pdbs)
         trace.order = [str(u.key) for u in bad + good]
         trace.violating = dict(counts)
         evicted: list[VictimUnit] = []
+        local = self._local_reprieve(assignments)
+        index = self.state.snap.index
         for u in bad + good:
             self._restore(u)
-            if self._assignments_fit(assignments):
+            if local and not any(p.affinity.pod_anti_affinity_required for p in u.pods):
+                on = {index[p.node_name] for p in u.pods}  # type: ignore[index]
+                fit = self._assignments_fit([a for a in assignments if a[1] in on])
+            else:
+                fit = self._assignments_fit(assignments)
+            if fit:
                 trace.reprieved.append(str(u.key))
                 continue
             self._remove(u)
@@ -281,6 +302,35 @@ class Preemption:
         evicted.sort(key=importance)
         trace.victims = [p.key for u in evicted for p in u.pods]
         return evicted
+
+    def _local_reprieve(self, assignments: list[tuple[Pod, int]]) -> bool:
+        """Whether a reprieve check may skip the assignments away from the restored unit.
+
+        Claim: let S be a node state in which every assignment passes Filter (each with the
+        earlier ones assumed, as :meth:`_assignments_fit` checks), and u a unit without required
+        anti-affinity terms whose pods sit on the nodes N. If every Filter plugin is node-local
+        (:data:`NODE_LOCAL_FILTERS`) or cross-node (:data:`CROSS_NODE_FILTERS`), and no assigned pod
+        has required pod (anti-)affinity terms or DoNotSchedule spread constraints, then all
+        assignments pass in S + u exactly when those on N pass (with the earlier ones on N assumed).
+
+        Why: for such a pod PodTopologySpread skips, and InterPodAffinity reads only the existing
+        pods with required anti-affinity terms (neither u's nor the other assignments' pods are
+        among them); the node-local plugins read node ``i`` only (nominated pods on ``i`` included,
+        and ``snap.nominated`` does not change during the reprieve). So an assignment on a node
+        outside N sees in S + u what it saw in S, where it passed; one on a node of N sees the
+        same as when only the assignments on N are assumed. The state S always exists: it is the
+        emptied snapshot checked here up front (falling back to the full check when that fails),
+        and each step either keeps u (all pass in S + u, the next S) or removes u again (back to
+        S). Upstream's loop therefore keeps and evicts the very same units; only Filter calls whose
+        answer is known are skipped."""
+        filters = {pl.name for pl in self.state.sched.profile.filters}
+        if not filters <= NODE_LOCAL_FILTERS | CROSS_NODE_FILTERS:
+            return False
+        for pod, _ in assignments:
+            aff = pod.affinity
+            if aff.pod_affinity_required or aff.pod_anti_affinity_required or any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.topology_spread):
+                return False
+        return self._assignments_fit(assignments)
 
     def _assignments_fit(self, assignments: list[tuple[Pod, int]]) -> bool:
         snap = self.state.snap
