@@ -176,6 +176,16 @@ class Preemption:
     def __init__(self, state: RunState, schedule_group: Callable[[str], GroupRun]) -> None:
         self.state = state
         self.schedule_group = schedule_group
+        self._keys: dict[int, tuple[VictimUnit, tuple]] = {}
+
+    def importance(self, u: VictimUnit) -> tuple:
+        """:func:`importance` of ``u``, computed once per unit object (a unit is immutable, and
+        the run's units are built once, see :func:`victim_units`; the entry holds the unit, so
+        its id is not reused while cached)."""
+        got = self._keys.get(id(u))
+        if got is None or got[0] is not u:
+            got = self._keys[id(u)] = (u, importance(u))
+        return got[1]
 
     # ---- shared ------------------------------------------------------------------------------
     def fits(self, pod: Pod, i: int) -> bool:
@@ -244,7 +254,7 @@ class Preemption:
             return _fail(trace, "not eligible due to preemptionPolicy=Never.")
         if self._ongoing(pods, group.priority):
             return _fail(trace, "not eligible due to a terminating pod on the nominated node.")
-        units = sorted((u for u in victim_units(st.cluster, st.snap) if u.priority < group.priority), key=importance)
+        units = sorted((u for u in victim_units(st.cluster, st.snap) if u.priority < group.priority), key=self.importance)
         trace.candidates = [str(u.key) for u in units]
         if not units:
             return _fail(trace, "No preemption victims found for incoming preemptor", Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
@@ -299,7 +309,7 @@ class Preemption:
             self._remove(u)
             evicted.append(u)
             trace.pdb_violations += counts.get(str(u.key), 0)
-        evicted.sort(key=importance)
+        evicted.sort(key=self.importance)
         trace.victims = [p.key for u in evicted for p in u.pods]
         return evicted
 
@@ -366,7 +376,7 @@ class Preemption:
         if not potential:
             _fail(trace, fit_error_message(snap.n, Diagnosis(node_to_status=statuses)), Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
             return None
-        units = sorted((u for u in victim_units(st.cluster, snap) if u.priority < pod.priority), key=importance)
+        units = sorted((u for u in victim_units(st.cluster, snap) if u.priority < pod.priority), key=self.importance)
         trace.candidates = [str(u.key) for u in units]
         want = min(max(len(potential) * MIN_CANDIDATE_NODES_PERCENTAGE // 100, MIN_CANDIDATE_NODES_ABSOLUTE), len(potential))
         candidates: list[tuple[int, list[VictimUnit], int]] = []
@@ -396,7 +406,7 @@ class Preemption:
         node's status goes to ``statuses``)."""
         snap = self.state.snap
         name = snap.names[i]
-        here = sorted((u for u in units if any(snap.node_of.get(p.key) == i for p in u.pods)), key=importance)
+        here = sorted((u for u in units if any(snap.node_of.get(p.key) == i for p in u.pods)), key=self.importance)
         if not here:
             trace.nodes[name] = "not a candidate: no lower-priority pods on the node"
             statuses[name] = NO_VICTIMS
@@ -425,7 +435,7 @@ class Preemption:
         finally:
             for u in here:
                 self._restore(u)
-        evicted.sort(key=importance)
+        evicted.sort(key=self.importance)
         trace.nodes[name] = NodeVictims(victims=[p.key for u in evicted for p in u.pods], pdb_violations=violations)
         return evicted, violations
 

@@ -165,11 +165,16 @@ class NodeTable:
         self.nonzero[i] -= nz
         self.pod_count[i] -= 1
         self.bound_on_nodes -= pod.bound
-        self.pods_on[i] = [p for p in self.pods_on[i] if p.key != pod.key]
-        ports = list(self.ports_on[i])
-        for hp in pod.host_ports:
-            ports.remove(hp)
-        self.ports_on[i] = ports
+        on = self.pods_on[i]
+        # The same object is on the node (node_of holds one entry per key), so an identity
+        # match removes exactly what the key comparison would; a copy of it falls back to keys.
+        at = next((k for k, p in enumerate(on) if p is pod), None)
+        self.pods_on[i] = on[:at] + on[at + 1 :] if at is not None else [p for p in on if p.key != pod.key]
+        if pod.host_ports:
+            ports = list(self.ports_on[i])
+            for hp in pod.host_ports:
+                ports.remove(hp)
+            self.ports_on[i] = ports
         self.anti_affinity_pods.pop(pod.key, None)
         self.affinity_pods.pop(pod.key, None)
 
