@@ -361,3 +361,34 @@ def test_the_local_reprieve_check_keeps_and_evicts_what_the_full_check_does(seed
         a["wallSeconds"] = b["wallSeconds"] = 0.0
         assert a == b
     assert True in calls, "the local check must have been taken at least once"
+
+
+def test_batch_forget_and_assume_leave_the_node_table_as_one_by_one_calls_do() -> None:
+    """``NodeTable.forget_all`` / ``assume_all`` (the removal of every candidate unit before the
+    emptied-snapshot run, and its undo) against :meth:`forget` / :meth:`assume` pod by pod, on a
+    snapshot with host ports, (anti-)affinity pods and several pods per node."""
+    from test_greedy_golden import corners
+
+    from gangplan.bench.builders import to_cluster
+    from gangplan.solver.greedy.snapshot import NodeTable
+
+    cluster = to_cluster(corners(1))
+
+    def state(t: NodeTable) -> tuple:
+        return (t.requested.tolist(), t.free.tolist(), t.nonzero.tolist(), t.pod_count.tolist(), t.bound_on_nodes,
+                [[p.key for p in on] for on in t.pods_on], [list(ps) for ps in t.ports_on], dict(t.node_of), list(t.changes),
+                list(t.anti_affinity_pods), list(t.affinity_pods))
+
+    batch, single = NodeTable(cluster), NodeTable(cluster)
+    gone = [p for k, p in enumerate(cluster.bound_pods) if k % 3 != 1]
+    assert any(p.host_ports for p in gone) and any(p.affinity.pod_anti_affinity_required for p in gone)
+    batch.forget_all(gone)
+    for p in gone:
+        single.forget(p)
+    assert state(batch) == state(single)
+    back = [(p, batch.index[p.node_name]) for p in reversed(gone)]
+    batch.assume_all(back)
+    for p, i in back:
+        single.assume(p, i)
+    assert state(batch) == state(single)
+    assert state(batch)[:5] == state(NodeTable(cluster))[:5]

@@ -262,16 +262,15 @@ class Preemption:
         # attempt runs); they come back when preemption cannot help.
         failed_cycles = st.trace.cut_order(attempt)
         retry = st.trace.mark()
-        for u in units:
-            self._remove(u)
+        st.snap.forget_all([p for u in units for p in u.pods])
         checkpoint = st.assumed.checkpoint()
         run = self.schedule_group(root)
         if run.status != Code.SUCCESS or run.new == 0:
             st.assumed.rollback(checkpoint)
             st.trace.restore(retry)
             st.trace.extend_order(failed_cycles)
-            for u in units:
-                self._restore(u)
+            snap = st.snap
+            snap.assume_all([(p, snap.index[p.node_name]) for u in units for p in u.pods])  # type: ignore[index]
             return _fail(trace, f"preemption cannot help: {run.reason or run.status.label}")
         assignments = st.assumed.since(checkpoint)
         st.assumed.rollback(checkpoint)
