@@ -288,26 +288,37 @@ class Preemption:
 
         When :meth:`_local_reprieve` holds, a unit's check re-runs Filter only for the assignments
         on the unit's nodes (the answer is the same, see there); else every assignment is checked,
-        as upstream does."""
+        as upstream does. A unit with no assignment on its nodes is then kept without a check, and
+        its pods go back in one batch just before the next check (or the end): every check, and
+        the final state, see the same pods in the same order as one restore per unit gives."""
         bad, good, counts = classify_pdb(units, self.state.cluster.pdbs)
         trace.order = [str(u.key) for u in bad + good]
         trace.violating = dict(counts)
         evicted: list[VictimUnit] = []
         local = self._local_reprieve(assignments)
-        index = self.state.snap.index
+        snap = self.state.snap
+        index = snap.index
+        pending: list[tuple[Pod, int]] = []
         for u in bad + good:
-            self._restore(u)
             if local and not any(p.affinity.pod_anti_affinity_required for p in u.pods):
                 on = {index[p.node_name] for p in u.pods}  # type: ignore[index]
-                fit = self._assignments_fit([a for a in assignments if a[1] in on])
+                todo = [a for a in assignments if a[1] in on]
+                if not todo:
+                    pending.extend((p, index[p.node_name]) for p in u.pods)  # type: ignore[index]
+                    trace.reprieved.append(str(u.key))
+                    continue
             else:
-                fit = self._assignments_fit(assignments)
-            if fit:
+                todo = assignments
+            snap.assume_all(pending)
+            pending.clear()
+            self._restore(u)
+            if self._assignments_fit(todo):
                 trace.reprieved.append(str(u.key))
                 continue
             self._remove(u)
             evicted.append(u)
             trace.pdb_violations += counts.get(str(u.key), 0)
+        snap.assume_all(pending)
         evicted.sort(key=self.importance)
         trace.victims = [p.key for u in evicted for p in u.pods]
         return evicted
