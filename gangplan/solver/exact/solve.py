@@ -32,6 +32,13 @@ Chvatal-Gomory capacity cuts (tried) did not move the bound, and ``linearization
 ``symmetry_level=4``, core-based search, randomized branching, an extra violation local search, or
 fixing the higher tiers' admitted set (not exact, tried only as a heuristic) did not find the
 solutions reliably faster. Each phase's report and ``SolveOutcome.seconds`` give the split.
+Also tried (seed 1 at 1,000, second tier: bound 39 proven by ``max_lp_sym`` at ~0.6 s, the
+solver reaches 38 in ~1-2.6 s and 39 only sometimes, in 1.3-3.1 s): ``num_workers=3``,
+``use_lns_only`` (both no better over three random seeds), 40 perturbed packing orders (best
+38). With 2 workers CP-SAT runs one full-problem subsolver (``max_lp_sym``) and interleaves the
+LNS ones on the other; the improvements come from LNS. What helps: a phase gets what is left
+minus a reserve per later tier (``LATER_TIER_SHARE``) instead of an even split, and each
+decision phase's solution is topped up with the entities it left out (:func:`topped_up`).
 
 Solver settings: ``num_workers`` as asked (2 by default, matching the 2-core box), the seed as
 ``random_seed``, and the extra ``max_lp_sym`` subsolver, which closed the LP bound of the
