@@ -40,6 +40,7 @@ from gangplan.io.loader import load_snapshot  # noqa: E402
 from gangplan.models.cluster import Cluster  # noqa: E402
 from gangplan.solver.diff import diff_snapshot  # noqa: E402
 from gangplan.solver.validate import validate  # noqa: E402
+from tests.golden_compare import dump, first_difference  # noqa: E402
 
 TIME_LIMIT = 20.0
 PROBE_TIME_LIMIT = 10.0
@@ -94,28 +95,6 @@ TRACE_GENERATORS = {"philly", "alibaba"}
 CASES = _cases()
 
 
-def dump(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=1, ensure_ascii=False, sort_keys=False) + "\n"
-
-
-def _first_difference(a: Any, b: Any, path: str = "") -> str:
-    if type(a) is not type(b):
-        return f"{path}: {type(a).__name__} != {type(b).__name__}"
-    if isinstance(a, dict):
-        if list(a) != list(b):
-            return f"{path}: keys {list(a)[:10]} != {list(b)[:10]}"
-        for k in a:
-            if a[k] != b[k]:
-                return _first_difference(a[k], b[k], f"{path}/{k}")
-    elif isinstance(a, list):
-        if len(a) != len(b):
-            return f"{path}: length {len(a)} != {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            if x != y:
-                return _first_difference(x, y, f"{path}[{i}]")
-    return f"{path}: {a!r} != {b!r}"
-
-
 def _params() -> list[Any]:
     return [pytest.param(name, marks=[m for m, on in ((pytest.mark.slow, slow), (pytest.mark.traces, traces)) if on])
             for name, (_, slow, traces) in sorted(CASES.items())]
@@ -129,7 +108,7 @@ def test_diff_matches_golden(case: str) -> None:
     got_doc = CASES[case][0]()
     got = dump(got_doc)
     if got != want:
-        pytest.fail(f"diff of {case} changed at {_first_difference(json.loads(want), got_doc)}")
+        pytest.fail(f"diff of {case} changed at {first_difference(json.loads(want), got_doc)}")
 
 
 def test_every_case_is_proven() -> None:

@@ -47,6 +47,7 @@ from gangplan.io.loader import load_snapshot  # noqa: E402
 from gangplan.models.cluster import Cluster  # noqa: E402
 from gangplan.models.well_known import HOSTNAME, RACK, ZONE  # noqa: E402
 from gangplan.solver.greedy import placement_scores_at_step, pod_scores_at_step, solve_greedy  # noqa: E402
+from tests.golden_compare import dump, first_difference  # noqa: E402
 
 SCENARIOS = sorted(p for p in (ROOT / "scenarios" / "showcase").iterdir() if p.suffix in (".yaml", ".yml", ".json") or p.is_dir())
 SCENARIOS += sorted(p for d in sorted((ROOT / "scenarios").glob("upstream*")) for p in d.iterdir() if p.suffix in (".yaml", ".yml", ".json") or p.is_dir())
@@ -266,28 +267,6 @@ TRACE_CASES = {"draw__philly_64n", "draw__alibaba_spot_96n"}
 CASES = {**_scenario_cases(), **_draw_cases()}
 
 
-def dump(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
-
-
-def _first_difference(a: Any, b: Any, path: str = "") -> str:
-    if type(a) is not type(b):
-        return f"{path}: {type(a).__name__} != {type(b).__name__}"
-    if isinstance(a, dict):
-        if list(a) != list(b):
-            return f"{path}: keys {list(a)[:8]} != {list(b)[:8]}"
-        for k in a:
-            if a[k] != b[k]:
-                return _first_difference(a[k], b[k], f"{path}/{k}")
-    elif isinstance(a, list):
-        if len(a) != len(b):
-            return f"{path}: length {len(a)} != {len(b)}"
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            if x != y:
-                return _first_difference(x, y, f"{path}[{i}]")
-    return f"{path}: {a!r} != {b!r}"
-
-
 @pytest.mark.parametrize("case", [pytest.param(c, marks=[pytest.mark.traces] if c in TRACE_CASES else []) for c in sorted(CASES)])
 def test_greedy_result_matches_golden(case: str) -> None:
     path = GOLDEN / f"{case}.json"
@@ -295,7 +274,7 @@ def test_greedy_result_matches_golden(case: str) -> None:
     got = dump(CASES[case]())
     want = path.read_text(encoding="utf-8")
     if got != want:
-        pytest.fail(f"greedy output of {case} changed at {_first_difference(json.loads(want), json.loads(got))}")
+        pytest.fail(f"greedy output of {case} changed at {first_difference(json.loads(want), json.loads(got))}")
 
 
 def test_every_golden_has_a_case() -> None:

@@ -125,15 +125,6 @@ def test_no_module_but_the_writer_dumps_yaml():
     assert found and all(f.startswith("gangplan/io/writer.py:") for f in found), found
 
 
-# Modules of other branches of issue 16 (greedy: wt-16a / wt-16b, exact: wt-16c / wt-15) that
-# still spell label keys; each entry goes once its module imports gangplan.models.well_known.
-NOT_YET_MIGRATED = {
-    "gangplan/solver/exact/objective.py": {well_known.GPU},
-    "gangplan/solver/greedy/plugins/podtopologyspread.py": {well_known.HOSTNAME},
-    "gangplan/solver/greedy/snapshot.py": {well_known.ZONE, well_known.ZONE_BETA, well_known.REGION, well_known.REGION_BETA},
-}
-
-
 def test_only_well_known_spells_the_label_keys():
     keys = {getattr(well_known, name) for name in well_known.__all__}
     spelled: dict[str, set[str]] = {}
@@ -143,4 +134,4 @@ def test_only_well_known_spells_the_label_keys():
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in keys:
                 spelled.setdefault(str(path.relative_to(ROOT)), set()).add(node.value)
-    assert spelled == {k: v for k, v in NOT_YET_MIGRATED.items() if (ROOT / k).exists()}
+    assert spelled == {}

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 from ortools.sat.python import cp_model
 
+from gangplan.models.well_known import GPU
 from gangplan.solver.exact.family import Outputs
 from gangplan.solver.exact.gang import Admission
 from gangplan.solver.exact.locality import COMPACT, Locality
@@ -34,7 +35,6 @@ from gangplan.solver.exact.preemption import disruption_tiers
 from gangplan.solver.exact.variables import Counts, ExactModel, Tier
 from gangplan.solver.outcome import ADMITTED_PREFIX, PLACED, entity_of, entity_priority
 
-GPU = "nvidia.com/gpu"
 GPUS, TIEBREAK = "gpus", "tiebreak"
 OBJECTIVES = ("default", "gpus", COMPACT)
 

@@ -32,6 +32,13 @@ Chvatal-Gomory capacity cuts (tried) did not move the bound, and ``linearization
 ``symmetry_level=4``, core-based search, randomized branching, an extra violation local search, or
 fixing the higher tiers' admitted set (not exact, tried only as a heuristic) did not find the
 solutions reliably faster. Each phase's report and ``SolveOutcome.seconds`` give the split.
+Also tried (seed 1 at 1,000, second tier: bound 39 proven by ``max_lp_sym`` at ~0.6 s, the
+solver reaches 38 in ~1-2.6 s and 39 only sometimes, in 1.3-3.1 s): ``num_workers=3``,
+``use_lns_only`` (both no better over three random seeds), 40 perturbed packing orders (best
+38). With 2 workers CP-SAT runs one full-problem subsolver (``max_lp_sym``) and interleaves the
+LNS ones on the other; the improvements come from LNS. What helps: a phase gets what is left
+minus a reserve per later tier (``LATER_TIER_SHARE``) instead of an even split, and each
+decision phase's solution is topped up with the entities it left out (:func:`topped_up`).
 
 Solver settings: ``num_workers`` as asked (2 by default, matching the 2-core box), the seed as
 ``random_seed``, and the extra ``max_lp_sym`` subsolver, which closed the LP bound of the
@@ -71,6 +78,12 @@ leave less than SKIP_TIEBREAK_SECONDS (they were not proven then anyway, or bare
 MIN_TIEBREAK_SECONDS = 0.5
 SKIP_TIEBREAK_SECONDS = 0.1
 MAX_TIEBREAK_SHARE = 0.5
+LATER_TIER_SHARE = 0.1
+"""Per-tier budget of the one-at-a-time decision phases: what is left, minus this share of the
+limit for each later decision tier (at least an even split of what is left). A tier that is not
+proven leaves every later tier unproven too, and the higher tiers are where the time goes (busy
+1,000 x 2,048: an even split gave the second tier ~1.8 s, while it often needs 2-4 s to find the
+optimum its bound already shows); time a tier does not use rolls over to the next."""
 
 
 def tiebreak_reserve(time_limit: float) -> float:
@@ -203,6 +216,11 @@ def solve_phases(em: BuiltModel, *, time_limit: float, workers: int, seed: int,
         nonlocal phase
         done = len(out.phases)
         ok = _solve_group(em, group, out, budget, workers, seed)
+        if ok and group[-1].name != TIEBREAK and deadline - time.perf_counter() > TOP_UP_SECONDS:
+            t0 = time.perf_counter()
+            out.counts = topped_up(em, out.counts)
+            for report in out.phases[done:]:
+                report.timing["topUp"] = time.perf_counter() - t0
         for report in out.phases[done:]:
             report.phase = phase
         phase += 1
@@ -224,7 +242,9 @@ def solve_phases(em: BuiltModel, *, time_limit: float, workers: int, seed: int,
             out.superseded += out.phases[done:]
             del out.phases[done:]
         for j, tier in enumerate(group):
-            budget = max(0.0, deadline - time.perf_counter()) / (left - 1 + len(group) - j)
+            rest = max(0.0, deadline - time.perf_counter())
+            later = left - 1 + len(group) - j - 1
+            budget = max(rest / (later + 1), rest - later * LATER_TIER_SHARE * time_limit)
             if not run([tier], budget):
                 decided()
                 return out
@@ -249,6 +269,34 @@ def solve_phases(em: BuiltModel, *, time_limit: float, workers: int, seed: int,
     if any(p.status != "OPTIMAL" and p.tier != TIEBREAK for p in out.phases):
         out.status = "FEASIBLE"
     return out
+
+
+TOP_UP_SECONDS = 0.2
+"""Wall-time cap of the top-up packing after a decision phase (:func:`topped_up`)."""
+
+
+def topped_up(em: BuiltModel, counts: Counts | None) -> Counts | None:
+    """``counts`` plus the entities it leaves out, packed into the room it leaves
+    (:func:`.packing.packed_start` on top of it), when that is lexicographically better on the
+    decision tiers and the model itself accepts it (:func:`model_accepts`), else ``counts``.
+
+    A phase maximises its own tier only (the lower ones are not held yet), so its solution often
+    drops lower-priority entities that still fit: on busy 1,000 x 2,048 (seed 1) the second
+    tier's solve left the third tier at 3 admissions and CP-SAT then searched from there (once
+    20 s without finding better than 0), where packing the left-out entities into the free room
+    gives 7 in 0.07 s. Only a better start for the next phase: the phases still prove each tier."""
+    from gangplan.solver.exact.hint import _better, _entities_in_queue_order
+    from gangplan.solver.exact.packing import packed_start
+
+    if counts is None:
+        return counts
+    left = _entities_in_queue_order(em.em, counts.per_class)
+    if not left:
+        return counts
+    more, _ = packed_start(em.em, em.tiers, counts, left, seconds=TOP_UP_SECONDS, restarts=2)
+    if _better(em.tiers, more, counts) and model_accepts(em, more, time_limit=5.0):
+        return more
+    return counts
 
 
 def _solve_group(em: BuiltModel, group: list[Tier], out: SolveOutcome, budget: float, workers: int, seed: int) -> bool:

@@ -17,9 +17,10 @@ import numpy as np
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import CPU, MEMORY, PODS, HostPort, Pod
+from gangplan.models.well_known import REGION, REGION_BETA, ZONE, ZONE_BETA
 
-ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")
-REGION_LABELS = ("topology.kubernetes.io/region", "failure-domain.beta.kubernetes.io/region")
+ZONE_LABELS = (ZONE, ZONE_BETA)
+REGION_LABELS = (REGION, REGION_BETA)
 
 
 def zone_key(labels: dict[str, str]) -> str:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gangplan.models.objects import Pod, TopologySpreadConstraint
+from gangplan.models.well_known import HOSTNAME
 from gangplan.predicates import first_untolerated_taint, node_matches_pod_selector, selector_matches
 from gangplan.solver.greedy.framework import (
     MAX_NODE_SCORE,
@@ -41,7 +42,6 @@ from gangplan.solver.greedy.snapshot import NodeTable
 NAME = names.POD_TOPOLOGY_SPREAD
 ERR_REASON_CONSTRAINTS_NOT_MATCH = "node(s) didn't match pod topology spread constraints"
 ERR_REASON_NODE_LABEL_NOT_MATCH = ERR_REASON_CONSTRAINTS_NOT_MATCH + " (missing required label)"
-HOSTNAME = "kubernetes.io/hostname"
 MAX_INT32 = 2**31 - 1
 
 
