@@ -32,7 +32,13 @@ GOLDEN = Path(__file__).resolve().parent / "golden"
 sys.path.insert(0, str(ROOT))
 
 from gangplan.bench import topology_shapes as shapes  # noqa: E402
-from gangplan.bench.builders import node_object, pod_group_object, pod_object, to_cluster  # noqa: E402
+from gangplan.bench.builders import (  # noqa: E402
+    node_object,
+    pod_group_object,
+    pod_object,
+    priority_class_object,
+    to_cluster,
+)
 from gangplan.bench.families import build_family  # noqa: E402
 from gangplan.bench.gpu_clusters import gpu_benchmark  # noqa: E402
 from gangplan.bench.scheduler_perf import scheduler_perf_composite, scheduler_perf_gangs  # noqa: E402
@@ -222,9 +228,31 @@ def _draw_cases() -> dict[str, Callable[[], dict[str, Any]]]:
         c[f"draw__mixed_family_{seed}"] = _draw(lambda seed=seed: build_family("mixed", {
             "nodes": 32, "gangs": 12, "hetero_fraction": 0.3, "affinity_fraction": 0.3, "anti_affinity_fraction": 0.3,
             "topology_fraction": 0.3, "spread_fraction": 0.3, "selector_fraction": 0.3, "priorities": 2, "utilisation": 0.6}, seed))
+    c["draw__preemptible_gpu_300n_512p"] = _draw(lambda: preemptible(gpu_benchmark(300, 512, profile="busy", seed=0), 0))
+    c["draw__preemptible_gpu_200n_600p_s1"] = _draw(lambda: preemptible(gpu_benchmark(200, 600, profile="busy", seed=1), 1, share=0.5))
+    for seed in range(3):
+        c[f"draw__preemptible_mixed_family_{seed}"] = _draw(lambda seed=seed: preemptible(build_family("mixed", {
+            "nodes": 48, "gangs": 20, "hetero_fraction": 0.3, "affinity_fraction": 0.3, "anti_affinity_fraction": 0.3,
+            "topology_fraction": 0.3, "spread_fraction": 0.3, "selector_fraction": 0.3, "priorities": 2, "utilisation": 0.8}, seed), seed, share=0.5))
     c["draw__philly_64n"] = _draw(lambda: _with_data(build_family, "philly", {"nodes": 64, "jobs": 40, "utilisation": 0.6}, 3))
     c["draw__alibaba_spot_96n"] = _draw(lambda: _with_data(build_family, "alibaba", {"inventory": "spot", "nodes": 96, "gangs": 30, "max_gang_size": 8, "utilisation": 0.7}, 4))
     return c
+
+
+def preemptible(objs: list[dict[str, Any]], seed: int, share: float = 0.3) -> list[dict[str, Any]]:
+    """``objs`` with the bound pods of a seeded ``share`` of the nodes moved to a PriorityClass
+    ``preemptible`` (value 0) below every pending pod, as ``benchmarks/preemption_scaling.py``'s
+    ``preemptible_shape`` does: workload-aware preemption at a few hundred nodes, with many
+    candidate units per failed gang (the reprieve loop of ``Preemption._reprieve`` at scale)."""
+    names = [o["metadata"]["name"] for o in objs if o["kind"] == "Node"]
+    rng = np.random.default_rng([seed, 11])
+    chosen = set(rng.choice(names, size=int(len(names) * share), replace=False).tolist())
+    objs.append(priority_class_object("preemptible", 0))
+    for o in objs:
+        if o["kind"] == "Pod" and o["spec"].get("nodeName") in chosen:
+            o["spec"].pop("priority", None)
+            o["spec"]["priorityClassName"] = "preemptible"
+    return objs
 
 
 def _with_data(build, *args):

@@ -81,6 +81,7 @@ from gangplan.solver.greedy.framework import (
     absent_nodes_reason,
     fit_error_message,
 )
+from gangplan.solver.greedy.plugins import names
 
 if TYPE_CHECKING:
     from gangplan.models.cluster import Cluster
@@ -100,6 +101,15 @@ NO_VICTIMS = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("No preemption victims
 """Per-node statuses of ``Evaluator.Preempt``'s FitError (``preemption.go``): a node whose Filter
 status was UnschedulableAndUnresolvable, and a candidate node without lower-priority pods
 (``SelectVictimsOnNode``)."""
+NODE_LOCAL_FILTERS = frozenset({names.NODE_UNSCHEDULABLE, names.NODE_NAME, names.TAINT_TOLERATION, names.NODE_AFFINITY,
+                                names.NODE_PORTS, names.NODE_RESOURCES_FIT})
+"""Filter plugins whose PreFilter reads only the pod and whose Filter verdict on node ``i`` reads
+only the pod, the node object and what is on node ``i`` (its pods, requests, host ports): a pod
+added to or removed from another node cannot change it."""
+CROSS_NODE_FILTERS = frozenset({names.INTER_POD_AFFINITY, names.POD_TOPOLOGY_SPREAD})
+"""Filter plugins that count pods on other nodes, but only for a pod with required pod
+(anti-)affinity terms or DoNotSchedule spread constraints, and (InterPodAffinity) for existing
+pods with required anti-affinity terms: see :meth:`Preemption._local_reprieve`."""
 
 
 def importance(u: VictimUnit) -> tuple:
@@ -166,6 +176,16 @@ class Preemption:
     def __init__(self, state: RunState, schedule_group: Callable[[str], GroupRun]) -> None:
         self.state = state
         self.schedule_group = schedule_group
+        self._keys: dict[int, tuple[VictimUnit, tuple]] = {}
+
+    def importance(self, u: VictimUnit) -> tuple:
+        """:func:`importance` of ``u``, computed once per unit object (a unit is immutable, and
+        the run's units are built once, see :func:`victim_units`; the entry holds the unit, so
+        its id is not reused while cached)."""
+        got = self._keys.get(id(u))
+        if got is None or got[0] is not u:
+            got = self._keys[id(u)] = (u, importance(u))
+        return got[1]
 
     # ---- shared ------------------------------------------------------------------------------
     def fits(self, pod: Pod, i: int) -> bool:
@@ -234,7 +254,7 @@ class Preemption:
             return _fail(trace, "not eligible due to preemptionPolicy=Never.")
         if self._ongoing(pods, group.priority):
             return _fail(trace, "not eligible due to a terminating pod on the nominated node.")
-        units = sorted((u for u in victim_units(st.cluster, st.snap) if u.priority < group.priority), key=importance)
+        units = sorted((u for u in victim_units(st.cluster, st.snap) if u.priority < group.priority), key=self.importance)
         trace.candidates = [str(u.key) for u in units]
         if not units:
             return _fail(trace, "No preemption victims found for incoming preemptor", Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
@@ -242,16 +262,15 @@ class Preemption:
         # attempt runs); they come back when preemption cannot help.
         failed_cycles = st.trace.cut_order(attempt)
         retry = st.trace.mark()
-        for u in units:
-            self._remove(u)
+        st.snap.forget_all([p for u in units for p in u.pods])
         checkpoint = st.assumed.checkpoint()
         run = self.schedule_group(root)
         if run.status != Code.SUCCESS or run.new == 0:
             st.assumed.rollback(checkpoint)
             st.trace.restore(retry)
             st.trace.extend_order(failed_cycles)
-            for u in units:
-                self._restore(u)
+            snap = st.snap
+            snap.assume_all([(p, snap.index[p.node_name]) for u in units for p in u.pods])  # type: ignore[index]
             return _fail(trace, f"preemption cannot help: {run.reason or run.status.label}")
         assignments = st.assumed.since(checkpoint)
         st.assumed.rollback(checkpoint)
@@ -265,22 +284,73 @@ class Preemption:
 
     def _reprieve(self, units: list[VictimUnit], assignments: list[tuple[Pod, int]], trace: WorkloadPreemption) -> list[VictimUnit]:
         """Add units back (violating first, importance order); keep those with which every
-        assignment still passes Filter. Returns the evicted units, in importance order."""
+        assignment still passes Filter. Returns the evicted units, in importance order.
+
+        When :meth:`_local_reprieve` holds, a unit's check re-runs Filter only for the assignments
+        on the unit's nodes (the answer is the same, see there); else every assignment is checked,
+        as upstream does. A unit with no assignment on its nodes is then kept without a check, and
+        its pods go back in one batch just before the next check (or the end): every check, and
+        the final state, see the same pods in the same order as one restore per unit gives."""
         bad, good, counts = classify_pdb(units, self.state.cluster.pdbs)
         trace.order = [str(u.key) for u in bad + good]
         trace.violating = dict(counts)
         evicted: list[VictimUnit] = []
+        local = self._local_reprieve(assignments)
+        snap = self.state.snap
+        index = snap.index
+        pending: list[tuple[Pod, int]] = []
         for u in bad + good:
+            if local and not any(p.affinity.pod_anti_affinity_required for p in u.pods):
+                on = {index[p.node_name] for p in u.pods}  # type: ignore[index]
+                todo = [a for a in assignments if a[1] in on]
+                if not todo:
+                    pending.extend((p, index[p.node_name]) for p in u.pods)  # type: ignore[index]
+                    trace.reprieved.append(str(u.key))
+                    continue
+            else:
+                todo = assignments
+            snap.assume_all(pending)
+            pending.clear()
             self._restore(u)
-            if self._assignments_fit(assignments):
+            if self._assignments_fit(todo):
                 trace.reprieved.append(str(u.key))
                 continue
             self._remove(u)
             evicted.append(u)
             trace.pdb_violations += counts.get(str(u.key), 0)
-        evicted.sort(key=importance)
+        snap.assume_all(pending)
+        evicted.sort(key=self.importance)
         trace.victims = [p.key for u in evicted for p in u.pods]
         return evicted
+
+    def _local_reprieve(self, assignments: list[tuple[Pod, int]]) -> bool:
+        """Whether a reprieve check may skip the assignments away from the restored unit.
+
+        Claim: let S be a node state in which every assignment passes Filter (each with the
+        earlier ones assumed, as :meth:`_assignments_fit` checks), and u a unit without required
+        anti-affinity terms whose pods sit on the nodes N. If every Filter plugin is node-local
+        (:data:`NODE_LOCAL_FILTERS`) or cross-node (:data:`CROSS_NODE_FILTERS`), and no assigned pod
+        has required pod (anti-)affinity terms or DoNotSchedule spread constraints, then all
+        assignments pass in S + u exactly when those on N pass (with the earlier ones on N assumed).
+
+        Why: for such a pod PodTopologySpread skips, and InterPodAffinity reads only the existing
+        pods with required anti-affinity terms (neither u's nor the other assignments' pods are
+        among them); the node-local plugins read node ``i`` only (nominated pods on ``i`` included,
+        and ``snap.nominated`` does not change during the reprieve). So an assignment on a node
+        outside N sees in S + u what it saw in S, where it passed; one on a node of N sees the
+        same as when only the assignments on N are assumed. The state S always exists: it is the
+        emptied snapshot checked here up front (falling back to the full check when that fails),
+        and each step either keeps u (all pass in S + u, the next S) or removes u again (back to
+        S). Upstream's loop therefore keeps and evicts the very same units; only Filter calls whose
+        answer is known are skipped."""
+        filters = {pl.name for pl in self.state.sched.profile.filters}
+        if not filters <= NODE_LOCAL_FILTERS | CROSS_NODE_FILTERS:
+            return False
+        for pod, _ in assignments:
+            aff = pod.affinity
+            if aff.pod_affinity_required or aff.pod_anti_affinity_required or any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.topology_spread):
+                return False
+        return self._assignments_fit(assignments)
 
     def _assignments_fit(self, assignments: list[tuple[Pod, int]]) -> bool:
         snap = self.state.snap
@@ -316,7 +386,7 @@ class Preemption:
         if not potential:
             _fail(trace, fit_error_message(snap.n, Diagnosis(node_to_status=statuses)), Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
             return None
-        units = sorted((u for u in victim_units(st.cluster, snap) if u.priority < pod.priority), key=importance)
+        units = sorted((u for u in victim_units(st.cluster, snap) if u.priority < pod.priority), key=self.importance)
         trace.candidates = [str(u.key) for u in units]
         want = min(max(len(potential) * MIN_CANDIDATE_NODES_PERCENTAGE // 100, MIN_CANDIDATE_NODES_ABSOLUTE), len(potential))
         candidates: list[tuple[int, list[VictimUnit], int]] = []
@@ -346,7 +416,7 @@ class Preemption:
         node's status goes to ``statuses``)."""
         snap = self.state.snap
         name = snap.names[i]
-        here = sorted((u for u in units if any(snap.node_of.get(p.key) == i for p in u.pods)), key=importance)
+        here = sorted((u for u in units if any(snap.node_of.get(p.key) == i for p in u.pods)), key=self.importance)
         if not here:
             trace.nodes[name] = "not a candidate: no lower-priority pods on the node"
             statuses[name] = NO_VICTIMS
@@ -375,7 +445,7 @@ class Preemption:
         finally:
             for u in here:
                 self._restore(u)
-        evicted.sort(key=importance)
+        evicted.sort(key=self.importance)
         trace.nodes[name] = NodeVictims(victims=[p.key for u in evicted for p in u.pods], pdb_violations=violations)
         return evicted, violations
 

@@ -166,13 +166,72 @@ class NodeTable:
         self.nonzero[i] -= nz
         self.pod_count[i] -= 1
         self.bound_on_nodes -= pod.bound
-        self.pods_on[i] = [p for p in self.pods_on[i] if p.key != pod.key]
-        ports = list(self.ports_on[i])
-        for hp in pod.host_ports:
-            ports.remove(hp)
-        self.ports_on[i] = ports
+        on = self.pods_on[i]
+        # The same object is on the node (node_of holds one entry per key), so an identity
+        # match removes exactly what the key comparison would; a copy of it falls back to keys.
+        at = next((k for k, p in enumerate(on) if p is pod), None)
+        self.pods_on[i] = on[:at] + on[at + 1 :] if at is not None else [p for p in on if p.key != pod.key]
+        if pod.host_ports:
+            ports = list(self.ports_on[i])
+            for hp in pod.host_ports:
+                ports.remove(hp)
+            self.ports_on[i] = ports
         self.anti_affinity_pods.pop(pod.key, None)
         self.affinity_pods.pop(pod.key, None)
+
+    def assume_all(self, placed: list[tuple[Pod, int]]) -> None:
+        """:meth:`assume` of every (pod, node) in order, the per-node arrays updated at once: the
+        same end state (integer sums; lists, dicts and :attr:`changes` filled in the same order)."""
+        if not placed:
+            return
+        rows = np.array([i for _, i in placed], dtype=np.int64)
+        vecs = [self._pod_vectors(p) for p, _ in placed]
+        req = np.array([v[0] for v in vecs], dtype=np.int64).reshape(len(placed), len(self.resources))
+        nz = np.array([v[1] for v in vecs], dtype=np.int64)
+        np.add.at(self.requested, rows, req)
+        np.subtract.at(self.free, rows, req)
+        np.add.at(self.nonzero, rows, nz)
+        np.add.at(self.pod_count, rows, 1)
+        for pod, i in placed:
+            self.bound_on_nodes += pod.bound
+            self.pods_on[i].append(pod)
+            self.ports_on[i].extend(pod.host_ports)
+            self.node_of[pod.key] = i
+            self.changes.append(i)
+            aff = pod.affinity
+            if aff.pod_anti_affinity_required:
+                self.anti_affinity_pods[pod.key] = (pod, i)
+            if aff.has_pod_terms:
+                self.affinity_pods[pod.key] = (pod, i)
+
+    def forget_all(self, pods: list[Pod]) -> None:
+        """:meth:`forget` of every pod in order, the per-node arrays updated at once: the same end
+        state (what stays on a node keeps its order)."""
+        if not pods:
+            return
+        at = [self.node_of.pop(p.key) for p in pods]
+        self.changes.extend(at)
+        rows = np.array(at, dtype=np.int64)
+        vecs = [self._pod_vectors(p) for p in pods]
+        req = np.array([v[0] for v in vecs], dtype=np.int64).reshape(len(pods), len(self.resources))
+        nz = np.array([v[1] for v in vecs], dtype=np.int64)
+        np.subtract.at(self.requested, rows, req)
+        np.add.at(self.free, rows, req)
+        np.subtract.at(self.nonzero, rows, nz)
+        np.subtract.at(self.pod_count, rows, 1)
+        gone: dict[int, set[str]] = {}
+        for pod, i in zip(pods, at, strict=True):
+            self.bound_on_nodes -= pod.bound
+            gone.setdefault(i, set()).add(pod.key)
+            if pod.host_ports:
+                ports = list(self.ports_on[i])
+                for hp in pod.host_ports:
+                    ports.remove(hp)
+                self.ports_on[i] = ports
+            self.anti_affinity_pods.pop(pod.key, None)
+            self.affinity_pods.pop(pod.key, None)
+        for i, keys in gone.items():
+            self.pods_on[i] = [p for p in self.pods_on[i] if p.key not in keys]
 
     def clear_nomination(self, pod: Pod) -> None:
         """A pod leaves the nominator once its own cycle runs (placed or failed)."""
