@@ -43,29 +43,18 @@ import os
 import time
 from pathlib import Path
 
-import numpy as np
-
-from gangplan.bench.builders import priority_class_object, to_cluster
+from gangplan.bench.builders import PREEMPTIBLE_CLASS, preemptible_load, to_cluster
 from gangplan.bench.gpu_clusters import gpu_benchmark
 from gangplan.solver.exact import solve_exact
 from gangplan.solver.greedy import solve_greedy
 from gangplan.solver.validate import validate
 
 RESULTS = Path(__file__).resolve().parent / "results" / "preemption_scaling.csv"
-PREEMPTIBLE = "preemptible"
+PREEMPTIBLE = PREEMPTIBLE_CLASS
 
 
 def preemptible_shape(nodes: int, pending: int, *, seed: int, share: float = 0.3) -> list[dict]:
-    objs = gpu_benchmark(nodes, pending, profile="busy", seed=seed)
-    names = [o["metadata"]["name"] for o in objs if o["kind"] == "Node"]
-    rng = np.random.default_rng([seed, 11])
-    chosen = set(rng.choice(names, size=int(len(names) * share), replace=False).tolist())
-    objs.append(priority_class_object(PREEMPTIBLE, 0))
-    for o in objs:
-        if o["kind"] == "Pod" and o["spec"].get("nodeName") in chosen:
-            o["spec"].pop("priority", None)
-            o["spec"]["priorityClassName"] = PREEMPTIBLE
-    return objs
+    return preemptible_load(gpu_benchmark(nodes, pending, profile="busy", seed=seed), seed, share)
 
 
 def run_cell(nodes: int, pending: int, *, seed: int, time_limit: float, greedy_only: bool = False) -> dict:

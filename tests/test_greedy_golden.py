@@ -24,7 +24,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,10 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from gangplan.bench import topology_shapes as shapes  # noqa: E402
 from gangplan.bench.builders import (  # noqa: E402
-    node_object,
-    pod_group_object,
-    pod_object,
-    priority_class_object,
+    preemptible_load,
     to_cluster,
 )
 from gangplan.bench.families import build_family  # noqa: E402
@@ -45,8 +41,9 @@ from gangplan.bench.scheduler_perf import scheduler_perf_composite, scheduler_pe
 from gangplan.bench.small_snapshots import small_mixed, small_preemption  # noqa: E402
 from gangplan.io.loader import load_snapshot  # noqa: E402
 from gangplan.models.cluster import Cluster  # noqa: E402
-from gangplan.models.well_known import HOSTNAME, RACK, ZONE  # noqa: E402
+from gangplan.models.well_known import RACK  # noqa: E402
 from gangplan.solver.greedy import placement_scores_at_step, pod_scores_at_step, solve_greedy  # noqa: E402
+from tests.draws import corners  # noqa: E402
 from tests.golden_compare import dump, first_difference  # noqa: E402
 
 SCENARIOS = sorted(p for p in (ROOT / "scenarios" / "showcase").iterdir() if p.suffix in (".yaml", ".yml", ".json") or p.is_dir())
@@ -123,84 +120,6 @@ def _draw(objects_fn: Callable[[], list], *, replay: bool = False, **opts: Any) 
     return run
 
 
-def corners(seed: int) -> list[dict[str, Any]]:
-    """A small snapshot with the rarer paths: PreFilterResult node subsets (matchFields), pending
-    pods with ``nominatedNodeName``, host ports, images, PreferNoSchedule / NoSchedule taints, an
-    unschedulable node, a low pod limit, preferred node and pod (anti-)affinity, spread both ways,
-    existing pods' affinity terms, zone-constrained and basic groups."""
-    rng = np.random.default_rng([seed, 99])
-    out: list[dict[str, Any]] = []
-    names = [f"n{i:02d}" for i in range(24)]
-    for i, name in enumerate(names):
-        taints = []
-        if i % 7 == 3:
-            taints.append({"key": "soft", "value": "x", "effect": "PreferNoSchedule"})
-        if i % 11 == 5:
-            taints.append({"key": "hard", "value": "y", "effect": "NoSchedule"})
-        node = node_object(name, cpu=str(int(rng.integers(2, 9))), memory=f"{int(rng.integers(4, 33))}Gi", pods=int(rng.integers(3, 12)),
-                               labels={HOSTNAME: name, ZONE: f"z{i % 3}", RACK: f"r{i // 4}", "disk": "ssd" if i % 2 else "hdd"},
-                               taints=taints, unschedulable=(i == 17))
-        if i % 3 == 0:
-            node["status"]["images"] = [{"names": ["app:1", "registry/app:1"], "sizeBytes": int(rng.integers(50, 900)) * 1024 * 1024}]
-        out.append(node)
-    labels = ["web", "db", "cache"]
-    for j in range(45):
-        app = labels[j % 3]
-        aff: dict[str, Any] = {}
-        if j % 5 == 0:
-            aff["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
-                {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": HOSTNAME}]}
-        if j % 4 == 1:
-            aff["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 7, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "web"}}, "topologyKey": ZONE}}]}
-        out.append(pod_object(f"run-{j}", requests={"cpu": f"{int(rng.integers(2, 16)) * 100}m", "memory": f"{int(rng.integers(1, 7))}Gi"},
-                                  node_name=names[int(rng.integers(0, len(names)))], labels={"app": app}, affinity=aff or None,
-                                  host_ports=[8080] if j % 6 == 2 else (), created=j))
-    t = 100
-    for k in range(14):
-        kind = k % 7
-        aff = None
-        spread: list[dict[str, Any]] = []
-        ports: tuple[int, ...] = ()
-        sel = None
-        if kind == 0:
-            picked = sorted(str(x) for x in rng.choice(names, size=3, replace=False))
-            aff = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-                {"matchFields": [{"key": "metadata.name", "operator": "In", "values": picked}]}]}}}
-        elif kind == 1:
-            aff = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 5, "preference": {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]}}]}}
-        elif kind == 2:
-            ports = (8080,)
-        elif kind == 3:
-            spread = [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}},
-                      {"maxSkew": 2, "topologyKey": HOSTNAME, "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {"matchLabels": {"app": "web"}}}]
-        elif kind == 4:
-            aff = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-                {"weight": 3, "podAffinityTerm": {"labelSelector": {"matchLabels": {"app": "cache"}}, "topologyKey": RACK}}]},
-                   "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-                       {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": ZONE}]}}
-        elif kind == 5:
-            sel = {"disk": "ssd"}
-        pod = pod_object(f"single-{k}", requests={"cpu": f"{int(rng.integers(1, 50)) * 100}m", "memory": f"{int(rng.integers(1, 12))}Gi"},
-                             labels={"app": labels[k % 3]}, affinity=aff, topology_spread=spread, host_ports=ports, node_selector=sel,
-                             tolerations=[{"key": "soft", "operator": "Exists"}] if k % 4 == 0 else (), created=t + k,
-                             image="app:1" if k % 2 else "registry/app:1", priority=int(rng.integers(0, 3)) * 10)
-        if kind == 6:
-            pod["status"]["nominatedNodeName"] = names[int(rng.integers(0, len(names)))]
-        out.append(pod)
-    for g in range(4):
-        gname = f"grp-{g}"
-        out.append(pod_group_object(gname, policy="basic" if g == 3 else "gang", min_count=3, topology_key=ZONE if g % 2 == 0 else None, created=200 + g))
-        for m in range(4):
-            pod = pod_object(f"{gname}-{m}", group=gname, requests={"cpu": f"{int(rng.integers(5, 35)) * 100}m", "memory": "3Gi"},
-                                 labels={"app": labels[(g + m) % 3], "grp": gname}, created=210 + 10 * g + m)
-            if g == 1 and m < 2:
-                pod["status"]["nominatedNodeName"] = names[int(rng.integers(0, len(names)))]
-            out.append(pod)
-    return out
-
-
 def _draw_cases() -> dict[str, Callable[[], dict[str, Any]]]:
     c: dict[str, Callable[[], dict[str, Any]]] = {}
     for seed in range(40):
@@ -228,31 +147,15 @@ def _draw_cases() -> dict[str, Callable[[], dict[str, Any]]]:
         c[f"draw__mixed_family_{seed}"] = _draw(lambda seed=seed: build_family("mixed", {
             "nodes": 32, "gangs": 12, "hetero_fraction": 0.3, "affinity_fraction": 0.3, "anti_affinity_fraction": 0.3,
             "topology_fraction": 0.3, "spread_fraction": 0.3, "selector_fraction": 0.3, "priorities": 2, "utilisation": 0.6}, seed))
-    c["draw__preemptible_gpu_300n_512p"] = _draw(lambda: preemptible(gpu_benchmark(300, 512, profile="busy", seed=0), 0))
-    c["draw__preemptible_gpu_200n_600p_s1"] = _draw(lambda: preemptible(gpu_benchmark(200, 600, profile="busy", seed=1), 1, share=0.5))
+    c["draw__preemptible_gpu_300n_512p"] = _draw(lambda: preemptible_load(gpu_benchmark(300, 512, profile="busy", seed=0), 0))
+    c["draw__preemptible_gpu_200n_600p_s1"] = _draw(lambda: preemptible_load(gpu_benchmark(200, 600, profile="busy", seed=1), 1, share=0.5))
     for seed in range(3):
-        c[f"draw__preemptible_mixed_family_{seed}"] = _draw(lambda seed=seed: preemptible(build_family("mixed", {
+        c[f"draw__preemptible_mixed_family_{seed}"] = _draw(lambda seed=seed: preemptible_load(build_family("mixed", {
             "nodes": 48, "gangs": 20, "hetero_fraction": 0.3, "affinity_fraction": 0.3, "anti_affinity_fraction": 0.3,
             "topology_fraction": 0.3, "spread_fraction": 0.3, "selector_fraction": 0.3, "priorities": 2, "utilisation": 0.8}, seed), seed, share=0.5))
     c["draw__philly_64n"] = _draw(lambda: _with_data(build_family, "philly", {"nodes": 64, "jobs": 40, "utilisation": 0.6}, 3))
     c["draw__alibaba_spot_96n"] = _draw(lambda: _with_data(build_family, "alibaba", {"inventory": "spot", "nodes": 96, "gangs": 30, "max_gang_size": 8, "utilisation": 0.7}, 4))
     return c
-
-
-def preemptible(objs: list[dict[str, Any]], seed: int, share: float = 0.3) -> list[dict[str, Any]]:
-    """``objs`` with the bound pods of a seeded ``share`` of the nodes moved to a PriorityClass
-    ``preemptible`` (value 0) below every pending pod, as ``benchmarks/preemption_scaling.py``'s
-    ``preemptible_shape`` does: workload-aware preemption at a few hundred nodes, with many
-    candidate units per failed gang (the reprieve loop of ``Preemption._reprieve`` at scale)."""
-    names = [o["metadata"]["name"] for o in objs if o["kind"] == "Node"]
-    rng = np.random.default_rng([seed, 11])
-    chosen = set(rng.choice(names, size=int(len(names) * share), replace=False).tolist())
-    objs.append(priority_class_object("preemptible", 0))
-    for o in objs:
-        if o["kind"] == "Pod" and o["spec"].get("nodeName") in chosen:
-            o["spec"].pop("priority", None)
-            o["spec"]["priorityClassName"] = "preemptible"
-    return objs
 
 
 def _with_data(build, *args):

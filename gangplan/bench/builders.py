@@ -232,16 +232,39 @@ def topology_object(name: str, levels: Sequence[str]) -> Obj:
     }
 
 
+
+
+PREEMPTIBLE_CLASS = "preemptible"
+
+
+def preemptible_load(objs: list[Obj], seed: int, share: float = 0.3) -> list[Obj]:
+    """``objs`` with the bound pods of a seeded ``share`` of the nodes moved to the PriorityClass
+    ``preemptible`` (value 0, below every pending pod): a cluster where workload-aware preemption
+    has many candidate units per failed gang (``benchmarks/preemption_scaling.py`` and the
+    greedy goldens' ``draw__preemptible_*``). Changes ``objs`` in place and returns it."""
+    names = [o["metadata"]["name"] for o in objs if o["kind"] == "Node"]
+    rng = np.random.default_rng([seed, 11])
+    chosen = set(rng.choice(names, size=int(len(names) * share), replace=False).tolist())
+    objs.append(priority_class_object(PREEMPTIBLE_CLASS, 0))
+    for o in objs:
+        if o["kind"] == "Pod" and o["spec"].get("nodeName") in chosen:
+            o["spec"].pop("priority", None)
+            o["spec"]["priorityClassName"] = PREEMPTIBLE_CLASS
+    return objs
+
+
 __all__ = [
     "BASE_TIME",
     "KUEUE_TOPOLOGY_API",
     "POD_GROUP_API",
+    "PREEMPTIBLE_CLASS",
     "SCHEDULER_CONFIG_API",
     "Obj",
     "composite_pod_group_object",
     "node_object",
     "pod_group_object",
     "pod_object",
+    "preemptible_load",
     "priority_class_object",
     "scheduler_config_object",
     "seeded_rng",
