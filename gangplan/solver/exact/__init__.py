@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from gangplan.models.cluster import Cluster
 from gangplan.models.result import Result, Status
 from gangplan.solver.exact.build import BuiltModel, build_model, rule_families
+from gangplan.solver.exact.classpack import class_seconds
 from gangplan.solver.exact.hint import default_incumbent, placements_from_counts, starting_solution
 from gangplan.solver.exact.locality import SPREAD, TOPOLOGY
 from gangplan.solver.exact.objective import GPUS, OBJECTIVES, TIEBREAK
@@ -100,7 +101,8 @@ def solve_exact(
         return _result(built, "INFEASIBLE", None, [], t0, params, trace, snapshot)
     t1 = time.perf_counter()
     incumbent, trace["hint"] = starting_solution(built, hint)
-    incumbent = improved_start(built, incumbent, trace["hint"], seconds=pack_seconds(time_limit))
+    incumbent = improved_start(built, incumbent, trace["hint"], seconds=pack_seconds(time_limit),
+                               class_seconds=class_seconds(time_limit), workers=workers, seed=seed)
     t2 = time.perf_counter()
     placed_any = incumbent is not None and (incumbent.evicted or any(incumbent.per_class))
     if placed_any and not model_accepts(built, incumbent):
@@ -115,6 +117,7 @@ def solve_exact(
     # depends on the machine's speed, so it lives with the timings).
     timing["packing"] = trace["hint"].pop("packedSeconds", 0.0)
     timing["packingRuns"] = trace["hint"].pop("packedRuns", 0)
+    timing["classPacking"] = trace["hint"].pop("classSeconds", 0.0)
     remaining = max(0.0, time_limit - (time.perf_counter() - t0))
     outcome = solve_phases(built, time_limit=remaining, workers=workers, seed=seed, incumbent=incumbent)
     if outcome.status == "INFEASIBLE" and incumbent is not None and hint is not None:
