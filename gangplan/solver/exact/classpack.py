@@ -170,6 +170,9 @@ def level_start(built: BuiltModel, base: Counts, entities: list[tuple[list[int],
         count.append(ws)
     for lk, vars_ in link.items():
         model.add(sum(vars_) == sum(demand.get(lk, [])))
+    for lk, terms_ in demand.items():
+        if lk not in link:  # a type no pool holds: none of its entities is admitted
+            model.add(sum(terms_) == 0)
     prios = sorted({pr for (_, _, _, pr) in shapes}, reverse=True)
     terms = [[(w, 1) for s, ((_, _, _, pr), _) in enumerate(shape_list) if pr == p for _, w in count[s]] for p in prios]
     uppers = [sum(len(m) for (_, _, _, pr), m in shape_list if pr == p) for p in prios]
