@@ -22,7 +22,7 @@ engine then starts from the better of the hint and its own first-fit completion 
 ``decision_s`` is the time to prove (or give up on) the decision tiers, ``solve_s`` adds the
 tie-break phase, which gets at most 20 % of the time limit.
 
-Where the exact time goes, per cell (from ``Result.trace["timing"]``): ``build_s`` (the model),
+Where the exact time goes, per cell (from ``Result.exact_trace.timing``): ``build_s`` (the model),
 ``start_s`` (hint repair, first-fit and packed starts; ``pack_s`` / ``pack_runs`` of it: the
 packed start of :mod:`gangplan.solver.exact.packing` and the orders it tried; ``class_s``: the
 class-level start of :mod:`gangplan.solver.exact.classpack`), ``superseded_s``
@@ -77,6 +77,7 @@ from gangplan.bench.gpu_clusters import gpu_benchmark
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import PODS
 from gangplan.models.result import Result, Status
+from gangplan.models.trace import ExactTiming
 from gangplan.predicates import first_untolerated_taint, node_matches_pod_selector
 from gangplan.solver.outcome import build_result
 from gangplan.solver.validate import validate
@@ -252,7 +253,7 @@ def run_cell(nodes: int, pods: int, profile: str, seed: int, time_limit: float, 
     trace = result.exact_trace
     build_s = trace.build_seconds
     start_s = trace.start_seconds or 0.0
-    timing = trace.timing or {}
+    timing = trace.timing or ExactTiming(build=build_s)
     tiebreak = trace.tiebreak
     first = next(iter(result.objective))
     row = {
@@ -260,13 +261,13 @@ def run_cell(nodes: int, pods: int, profile: str, seed: int, time_limit: float, 
         "hint": hint_engine, "hint_s": round(hint_s, 2), "hint_valid": hint_valid,
         "hint_used": trace.hint.used, "hint_dropped": trace.hint.dropped or 0, "hint_top_admitted": hint.objective.get(first, 0),
         "start": trace.hint.start or "hint",
-        "build_s": build_s, "start_s": start_s, "pack_s": round(timing.get("packing", 0.0), 2), "pack_runs": timing.get("packingRuns", 0),
-        "class_s": round(timing.get("classPacking", 0.0), 2),
+        "build_s": build_s, "start_s": start_s, "pack_s": round(timing.packing or 0.0, 2), "pack_runs": timing.packing_runs or 0,
+        "class_s": round(timing.class_packing or 0.0, 2),
         "solve_s": round(result.wall_seconds - build_s - start_s, 2), "status": result.status.value,
         "gap": result.gap, "top_admitted": result.objective.get(first, 0),
         "placed": result.objective.get("placed", 0), "hint_placed": hint.objective.get("placed", 0),
-        "decision_s": round(timing.get("decision", 0.0), 2),
-        "tiebreak_s": round(timing.get("tiebreak", 0.0), 2),
+        "decision_s": round(timing.decision or 0.0, 2),
+        "tiebreak_s": round(timing.tiebreak or 0.0, 2),
         "tiebreak_status": "" if tiebreak is None else ("skipped" if tiebreak.solved is False else tiebreak.status),
         "tiebreak_gap": "" if tiebreak is None or tiebreak.gap is None else tiebreak.gap, "exact_s": round(result.wall_seconds, 2),
         "variables": trace.model.variables, "valid": not violations,

@@ -13,9 +13,14 @@ from gangplan.io.loader import load_snapshot
 from gangplan.models.result import Result
 from gangplan.models.trace import (
     EmptyTrace,
+    ExactTiming,
     ExactTrace,
     GreedyTrace,
+    HintUse,
+    ModelStats,
+    PhaseTiming,
     PodPreemption,
+    SolvePhase,
     WorkloadPreemption,
 )
 from gangplan.solver.diff import GREEDY_SUBOPTIMAL, diff_snapshot
@@ -58,6 +63,31 @@ def test_greedy_and_exact_results_round_trip_through_their_trace_models(name: st
     hint = exact.exact_trace.hint
     assert hint is not None and hint.used and hint.engine == "greedy"
     assert "violations" not in json.loads(exact.to_json())["trace"]["hint"]  # an absent key stays absent
+
+
+def test_the_exact_engine_builds_its_trace_typed_with_the_timing_keys_in_run_order() -> None:
+    # The goldens drop every timing, so the timing JSON's keys and their order are checked here.
+    cluster = load_snapshot(SHOWCASE / "design-card-a100.yaml")
+    r = solve_exact(cluster, time_limit=5.0, workers=1, hint=solve_greedy(cluster))
+    assert validate(cluster, r) == []
+    trace = r.exact_trace
+    assert isinstance(trace.model, ModelStats) and isinstance(trace.hint, HintUse)
+    assert isinstance(trace.timing, ExactTiming) and all(isinstance(p, SolvePhase) for p in trace.phases)
+    assert all(isinstance(p.timing, PhaseTiming) for p in trace.phases)
+    doc = json.loads(r.to_json())["trace"]
+    assert list(doc["timing"]) == ["build", "start", "modelCheck", "packing", "packingRuns", "decision", "tiebreak",
+                                   "result", "total"]
+    assert isinstance(doc["timing"]["packingRuns"], int) and isinstance(doc["timing"]["packing"], float)
+    solved = [p["timing"] for p in doc["phases"] if p["timing"].get("solver") is not None]
+    assert solved and all(list(t)[:2] == ["budget", "hint"] and "solver" in t for t in solved)
+    assert all(list(t) == sorted(t, key=["budget", "hint", "solver", "decode", "topUp"].index) for t in solved)
+    assert trace.tiebreak is None or "solved" not in doc["tiebreak"]  # only a skipped tie-break says so
+    pod = cluster.pending_pods[0].key
+    bad = solve_exact(cluster, time_limit=5.0, workers=1, fixed={pod: "nowhere"})
+    bad_doc = json.loads(bad.to_json())["trace"]
+    assert bad.status.value == "INFEASIBLE" and bad_doc["infeasible"] and "phases" not in bad_doc
+    assert list(bad_doc["timing"]) == ["build", "result", "total"]
+    assert Result.from_json(bad.to_json()).to_json() == bad.to_json()
 
 
 def test_the_trace_follows_the_engine_and_an_unknown_engine_keeps_a_free_object() -> None:

@@ -220,6 +220,52 @@ class HintUse(_Trace):
     retried: str | None = optional_key()
 
 
+class _Timing(_Trace):
+    def rounded(self) -> Any:
+        """A copy with every part rounded to 4 decimals (as the JSON holds them)."""
+        return self.model_copy(update={k: round(v, 4) for k, v in self if v is not None})
+
+
+class PhaseTiming(_Timing):
+    """Where a solve's seconds went (``SolvePhase.timing``); a part is left out while None."""
+
+    budget: float | None = optional_key()
+    """The time the solve was given."""
+    hint: float | None = optional_key()
+    """Complete hint from the incumbent."""
+    solver: float | None = optional_key()
+    """CP-SAT's wall time, presolve included."""
+    decode: float | None = optional_key()
+    """Counts from the response."""
+    top_up: float | None = optional_key()
+    """The top-up packing after the phase (:func:`gangplan.solver.exact.solve.topped_up`)."""
+
+
+class ExactTiming(_Timing):
+    """Where the exact engine's wall time went (``ExactTrace.timing``), in the run's order; a
+    part is left out while None (an INFEASIBLE ``fixed`` has only ``build``, ``result``, ``total``)."""
+
+    build: float
+    start: float | None = optional_key()
+    """Hint repair, first-fit and packed starts."""
+    model_check: float | None = optional_key()
+    """The model accepts the start."""
+    packing: float | None = optional_key()
+    """The packed start's share of ``start``."""
+    packing_runs: int | None = optional_key()
+    """How many orders the packing tried in that time (depends on the machine's speed)."""
+    class_packing: float | None = optional_key()
+    """The class-level start's share of ``start`` (:mod:`gangplan.solver.exact.classpack`), when tried."""
+    retried: float | None = optional_key()
+    """The first solve's decision and tie-break seconds, when the hint bound made it infeasible."""
+    decision: float | None = optional_key()
+    """Every decision phase, superseded merged solves included."""
+    tiebreak: float | None = optional_key()
+    result: float | None = optional_key()
+    """Decoding: pods from counts, reasons, victims."""
+    total: float | None = optional_key()
+
+
 class SolvePhase(_Trace):
     """One tier's CP-SAT solve."""
 
@@ -229,8 +275,8 @@ class SolvePhase(_Trace):
     value: Number
     bound: Number | None = None
     seconds: float
-    timing: dict[str, float] = Field(default_factory=dict)
-    """Where the seconds went: ``budget``, ``hint``, ``solver``, ``decode``."""
+    timing: PhaseTiming = Field(default_factory=PhaseTiming)
+    """Where the seconds went: ``budget``, ``hint``, ``solver``, ``decode``, ``topUp``."""
 
 
 class TiebreakReport(_Trace):
@@ -268,9 +314,8 @@ class ExactTrace(_Trace):
     phases: list[SolvePhase] | None = optional_key()
     superseded: list[SolvePhase] | None = optional_key()
     """Merged solves that did not prove every tier they held (then solved tier by tier)."""
-    timing: dict[str, Number] | None = optional_key()
-    """Where the wall time went: ``build``, ``start`` (``packing`` of it and ``packingRuns``),
-    ``modelCheck``, ``decision``, ``tiebreak``, ``result``, ``total`` (``retried`` after a retry)."""
+    timing: ExactTiming | None = optional_key()
+    """Where the wall time went (:class:`ExactTiming`)."""
     tiebreak: TiebreakReport | None = optional_key()
     closest_to_greedy: ClosestToGreedy | None = optional_key()
 
@@ -299,7 +344,7 @@ def trace_for_engine(engine: str, data: Any) -> Any:
 
 
 __all__ = [
-    "ClosestToGreedy", "EmptyTrace", "EvaluatedPlacement", "ExactTrace", "GreedyTrace", "GroupCycle", "HintUse",
-    "ModelStats", "NodeVictims", "PlacementDecision", "PodCycle", "PodPreemption", "PreemptionAttempt", "ScoredNode",
-    "SolvePhase", "Trace", "WorkloadPreemption", "trace_for_engine",
+    "ClosestToGreedy", "EmptyTrace", "EvaluatedPlacement", "ExactTiming", "ExactTrace", "GreedyTrace", "GroupCycle",
+    "HintUse", "ModelStats", "NodeVictims", "PhaseTiming", "PlacementDecision", "PodCycle", "PodPreemption",
+    "PreemptionAttempt", "ScoredNode", "SolvePhase", "TiebreakReport", "Trace", "WorkloadPreemption", "trace_for_engine",
 ]

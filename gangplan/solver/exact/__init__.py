@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.result import Result, Status
+from gangplan.models.trace import ExactTiming, ExactTrace, ModelStats
 from gangplan.solver.exact.build import BuiltModel, build_model, rule_families
 from gangplan.solver.exact.classpack import class_seconds
 from gangplan.solver.exact.hint import default_incumbent, placements_from_counts, starting_solution
@@ -95,68 +96,60 @@ def solve_exact(
     params["preemption"] = preemption
     built = build_model(cluster, fixed=fixed, objective=objective, preemption=preemption)
     build_seconds = time.perf_counter() - t0
-    trace: dict = {"model": model_stats(built), "buildSeconds": round(build_seconds, 4)}
+    trace = ExactTrace(model=model_stats(built), build_seconds=round(build_seconds, 4))
     if built.inst.fixed_errors:
-        trace["infeasible"] = list(built.inst.fixed_errors)
+        trace.infeasible = list(built.inst.fixed_errors)
         return _result(built, "INFEASIBLE", None, [], t0, params, trace, snapshot)
     t1 = time.perf_counter()
-    incumbent, trace["hint"] = starting_solution(built, hint)
-    incumbent = improved_start(built, incumbent, trace["hint"], seconds=pack_seconds(time_limit),
+    # The packing records its share of ``start`` here, and how many orders it packed in that time
+    # (a count that depends on the machine's speed, so it lives with the timings).
+    timing = ExactTiming(build=build_seconds)
+    incumbent, trace.hint = starting_solution(built, hint)
+    incumbent = improved_start(built, incumbent, trace.hint, timing, seconds=pack_seconds(time_limit),
                                class_seconds=class_seconds(time_limit), workers=workers, seed=seed)
     t2 = time.perf_counter()
     placed_any = incumbent is not None and (incumbent.evicted or any(incumbent.per_class))
     if placed_any and not model_accepts(built, incumbent):
         # The validator accepted it but the model does not: never return it. Start from placing
         # nothing instead (or, with forced pods, from no solution at all).
-        trace["hint"]["modelRejected"] = "the starting solution violates the model; dropped"
-        trace["hint"]["used"] = False
+        trace.hint.model_rejected = "the starting solution violates the model; dropped"
+        trace.hint.used = False
         incumbent = default_incumbent(built.em)
-    trace["startSeconds"] = round(time.perf_counter() - t1, 4)
-    timing = {"build": build_seconds, "start": t2 - t1, "modelCheck": time.perf_counter() - t2}
-    # The packing's share of ``start``, and how many orders it packed in that time (a count that
-    # depends on the machine's speed, so it lives with the timings).
-    timing["packing"] = trace["hint"].pop("packedSeconds", 0.0)
-    timing["packingRuns"] = trace["hint"].pop("packedRuns", 0)
-    timing["classPacking"] = trace["hint"].pop("classSeconds", 0.0)
+    trace.start_seconds = round(time.perf_counter() - t1, 4)
+    timing.start, timing.model_check = t2 - t1, time.perf_counter() - t2
     remaining = max(0.0, time_limit - (time.perf_counter() - t0))
     outcome = solve_phases(built, time_limit=remaining, workers=workers, seed=seed, incumbent=incumbent)
     if outcome.status == "INFEASIBLE" and incumbent is not None and hint is not None:
         # The trusted hint's bound contradicted the model: never let a hint make the answer fail.
-        trace["hint"]["retried"] = "hint bound made the model infeasible; solved again without it"
+        trace.hint.retried = "hint bound made the model infeasible; solved again without it"
         first = outcome
         built = build_model(cluster, fixed=fixed, objective=objective, preemption=preemption)
         outcome = solve_phases(built, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)),
                                workers=workers, seed=seed, incumbent=default_incumbent(built.em))
-        timing["retried"] = sum(first.seconds.get(k, 0.0) for k in ("decision", "tiebreak"))
-    trace["phases"] = [p.as_dict() for p in outcome.phases]
+        timing.retried = sum(first.seconds.get(k, 0.0) for k in ("decision", "tiebreak"))
+    trace.phases = [p.to_trace() for p in outcome.phases]
     if outcome.superseded:
-        trace["superseded"] = [p.as_dict() for p in outcome.superseded]
-    timing["decision"] = outcome.seconds.get("decision", 0.0)
-    timing["tiebreak"] = outcome.seconds.get("tiebreak", 0.0)
-    trace["timing"] = timing
-    tiebreak = outcome.tiebreak()
-    if tiebreak is not None:
-        trace["tiebreak"] = tiebreak
+        trace.superseded = [p.to_trace() for p in outcome.superseded]
+    timing.decision = outcome.seconds.get("decision", 0.0)
+    timing.tiebreak = outcome.seconds.get("tiebreak", 0.0)
+    trace.timing = timing
+    trace.tiebreak = outcome.tiebreak()
     return _result(built, outcome.status, outcome.counts, outcome.phases, t0, params, trace, snapshot)
 
 
-def model_stats(built: BuiltModel) -> dict:
+def model_stats(built: BuiltModel) -> ModelStats:
     em = built.em
     proto = em.model.proto
-    return {
-        "variables": len(proto.variables),
-        "constraints": len(proto.constraints),
-        "classes": len(em.inst.classes),
-        "privateClasses": sum(em.private),
-        "shapes": len(em.shapes),
-    }
+    return ModelStats(variables=len(proto.variables), constraints=len(proto.constraints), classes=len(em.inst.classes),
+                      private_classes=sum(em.private), shapes=len(em.shapes))
 
 
 _STATUS = {"OPTIMAL": Status.OPTIMAL, "FEASIBLE": Status.FEASIBLE, "INFEASIBLE": Status.INFEASIBLE,
            "UNKNOWN": Status.UNKNOWN}
 
 
-def _result(built: BuiltModel, status: str, counts: Counts | None, phases, t0: float, params, trace, snapshot) -> Result:
+def _result(built: BuiltModel, status: str, counts: Counts | None, phases, t0: float, params, trace: ExactTrace,
+            snapshot) -> Result:
     em, inst = built.em, built.inst
     t_decode = time.perf_counter()
     placements = placements_from_counts(em, counts) if counts is not None else {}
@@ -184,10 +177,10 @@ def _result(built: BuiltModel, status: str, counts: Counts | None, phases, t0: f
         # their bounds from the phases, as costs.
         _, cost_bounds = disruption_report(built.tiers, phases)
         bound.update(cost_bounds)
-    timing = trace.setdefault("timing", {"build": trace.get("buildSeconds", 0.0)})
-    timing["result"] = time.perf_counter() - t_decode  # pods from counts, reasons, victims
-    timing["total"] = time.perf_counter() - t0
-    trace["timing"] = {k: round(v, 4) for k, v in timing.items()}
+    timing = trace.timing or ExactTiming(build=trace.build_seconds)
+    timing.result = time.perf_counter() - t_decode  # pods from counts, reasons, victims
+    timing.total = time.perf_counter() - t0
+    trace.timing = timing.rounded()
     result = build_result(
         inst.cluster, engine=ENGINE, status=_STATUS[status], placements=placements,
         victims=victims, nominated=nominated,

@@ -17,6 +17,7 @@ import numpy as np
 
 from gangplan.models.groups import EntityKey
 from gangplan.models.result import Result, Status
+from gangplan.models.trace import HintUse
 from gangplan.solver.exact.aggregation import decode, take_nodes
 from gangplan.solver.exact.build import BuiltModel
 from gangplan.solver.exact.objective import TIEBREAK
@@ -180,31 +181,32 @@ def default_incumbent(em: ExactModel) -> Counts | None:
     return None if forced else empty_counts(em)
 
 
-def starting_solution(built: BuiltModel, hint: Result | None) -> tuple[Counts | None, dict]:
+def starting_solution(built: BuiltModel, hint: Result | None) -> tuple[Counts | None, HintUse]:
     """The starting solution: the hint once the validator accepts it (entities it blames are
     dropped first), else placing nothing, else (when ``fixed`` forces pods) the forced pods alone
     if they are valid by themselves; then completed first-fit (:func:`complete_first_fit`).
     None when nothing known is feasible."""
     em = built.em
     default = default_incumbent(em)
-    info: dict = {"used": False}
+    info = HintUse(used=False)
     if hint is not None:
-        info["engine"] = hint.engine
+        info.engine = hint.engine
         placements, evicted = _hint_placements(em, hint)
         counts, dropped, blamed = _repaired(em, placements, evicted=evicted)
         if counts is not None and _keeps_fixed(em, counts):
-            info.update({"used": True, "placed": sum(counts.total(c) for c in range(len(em.inst.classes))),
-                         "dropped": len(set(dropped))})
+            info.used = True
+            info.placed = sum(counts.total(c) for c in range(len(em.inst.classes)))
+            info.dropped = len(set(dropped))
             if blamed:
-                info["violations"] = blamed[:5]
+                info.violations = blamed[:5]
             start = _completed(em, counts, info)
             if default is not None:  # a first-fit of its own may beat a weak hint
-                alone = _completed(em, default, {})
+                alone = _completed(em, default, HintUse())
                 if _better(built.tiers, alone, start):
-                    info["start"] = "first-fit (better than the hint)"
+                    info.start = "first-fit (better than the hint)"
                     return alone, info
             return start, info
-        info["rejected"] = blamed[-1] if blamed else "does not keep the fixed placements"
+        info.rejected = blamed[-1] if blamed else "does not keep the fixed placements"
     if default is not None:
         return _completed(em, default, info), info
     if default is None:
@@ -215,7 +217,7 @@ def starting_solution(built: BuiltModel, hint: Result | None) -> tuple[Counts | 
             # Completed first-fit like any start: a diff's decisive-step probes fix a prefix of
             # the greedy choices and need the rest placed to prove anything quickly.
             start = _completed(em, counts, info)
-            info["start"] = "the fixed placements alone" if start is counts else "the fixed placements, completed first-fit"
+            info.start = "the fixed placements alone" if start is counts else "the fixed placements, completed first-fit"
             return start, info
     return default, info
 
@@ -286,7 +288,7 @@ def _blamed_pods(em: ExactModel, kept: Mapping[str, str], violations) -> set[str
     return {k for k in kept if entity_of(cluster, k) in entities}
 
 
-def _completed(em: ExactModel, counts: Counts, info: dict) -> Counts:
+def _completed(em: ExactModel, counts: Counts, info: HintUse) -> Counts:
     """The start completed first-fit, kept only when the validator accepts the whole of it."""
     more = complete_first_fit(em, counts)
     added = sum(more.total(c) for c in range(len(em.inst.classes))) - sum(counts.total(c) for c in range(len(em.inst.classes)))
@@ -294,9 +296,9 @@ def _completed(em: ExactModel, counts: Counts, info: dict) -> Counts:
         return counts
     checked, dropped, _ = _repaired(em, placements_from_counts(em, more))
     if checked is None or not _keeps_fixed(em, checked):
-        info["firstFit"] = "rejected by the validator"
+        info.first_fit = "rejected by the validator"
         return counts
-    info["firstFit"] = added - len(dropped)
+    info.first_fit = added - len(dropped)
     return checked
 
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gangplan.models.trace import ExactTiming, HintUse
 from gangplan.solver.exact.aggregation import take_nodes
 from gangplan.solver.exact.variables import Counts, ExactModel, Tier
 
@@ -76,15 +77,16 @@ def pack_seconds(time_limit: float) -> float:
     return min(MAX_PACK_SECONDS, PACK_SHARE * time_limit)
 
 
-def improved_start(built: BuiltModel, start: Counts | None, info: dict, *, seconds: float = PACK_SECONDS,
-                   class_seconds: float = 0.0, workers: int = 2, seed: int = 0) -> Counts | None:
+def improved_start(built: BuiltModel, start: Counts | None, info: HintUse, timing: ExactTiming, *,
+                   seconds: float = PACK_SECONDS, class_seconds: float = 0.0, workers: int = 2, seed: int = 0) -> Counts | None:
     """The better (lexicographically, decision tiers) of ``start`` and a packed start: from
     nothing when nothing is forced, else on top of ``start`` (which keeps the forced pods). A
     packed start is only taken once the validator accepts it (entities it blames dropped, as for
-    any start); ``info`` gets ``packedSeconds`` and, when the packed start won, ``start``. With
-    ``class_seconds``, the class-level start (:func:`.classpack.level_start`, hinted with the best
-    so far) is tried next and taken when it is better still, the validator and the model
-    (:func:`.solve.model_accepts`) accept it; ``info`` gets ``classSeconds``."""
+    any start); ``info`` gets ``start`` when the packed start won, ``timing`` the packing's
+    seconds (``packing``) and how many orders it tried (``packingRuns``). With ``class_seconds``
+    and nothing forced, the class-level start (:func:`.classpack.level_start`, hinted with the
+    best so far) is tried next and taken when it is better still and the validator and the model
+    (:func:`.solve.model_accepts`) accept it; ``timing.class_packing`` gets its seconds."""
     from gangplan.solver.exact.hint import (
         _better,
         _entities_in_queue_order,
@@ -101,22 +103,23 @@ def improved_start(built: BuiltModel, start: Counts | None, info: dict, *, secon
     else:  # forced pods (a diff's decisive-step probes): pack around the start that keeps them
         bases = [("packed on the start", start)] if start is not None else []
     best, how = start, None
+    timing.packing_runs = 0
     for name, base in bases:
-        more, info["packedRuns"] = packed_start(em, tiers, base, _entities_in_queue_order(em, base.per_class), seconds=seconds)
+        more, timing.packing_runs = packed_start(em, tiers, base, _entities_in_queue_order(em, base.per_class), seconds=seconds)
         if best is not None and not _better(tiers, more, best):
             continue
         checked, _, _ = _repaired(em, placements_from_counts(em, more), evicted=more.evicted)
         if checked is not None and _keeps_fixed(em, checked, more) and (best is None or _better(tiers, checked, best)):
             best, how = checked, name
-    info["packedSeconds"] = round(time.perf_counter() - t0, 4)
+    timing.packing = round(time.perf_counter() - t0, 4)
     if class_seconds > 0 and empty is not None:
         t1 = time.perf_counter()
         found = _class_start(built, empty, best, class_seconds, workers, seed)
         if found is not None:
             best, how = found, "class-level packing"
-        info["classSeconds"] = round(time.perf_counter() - t1, 4)
+        timing.class_packing = round(time.perf_counter() - t1, 4)
     if how:
-        info["start"] = how
+        info.start = how
     return best
 
 

@@ -59,6 +59,7 @@ from dataclasses import dataclass, field
 
 from ortools.sat.python import cp_model
 
+from gangplan.models.trace import PhaseTiming, SolvePhase, TiebreakReport
 from gangplan.solver.exact.build import BuiltModel
 from gangplan.solver.exact.hint import _better, counts_from_solution, set_hint
 from gangplan.solver.exact.objective import TIEBREAK
@@ -100,15 +101,16 @@ class PhaseReport:
     seconds: float
     phase: int = 0
     """Index of the solve that decided the tier (merged tiers share one solve and its seconds)."""
-    timing: dict[str, float] = field(default_factory=dict)
+    timing: PhaseTiming = field(default_factory=PhaseTiming)
     """Where the phase's seconds went: ``hint`` (complete hint from the incumbent), ``solver``
-    (CP-SAT's wall time, presolve included), ``decode`` (counts from the response); ``budget`` is
-    the time it was given."""
+    (CP-SAT's wall time, presolve included), ``decode`` (counts from the response), ``topUp``;
+    ``budget`` is the time it was given. Shared by the reports of one merged solve."""
 
-    def as_dict(self) -> dict:
-        return {"tier": self.tier, "phase": self.phase, "status": self.status, "value": self.value,
-                "bound": self.bound if math.isfinite(self.bound) else None, "seconds": round(self.seconds, 4),
-                "timing": {k: round(v, 4) for k, v in self.timing.items()}}
+    def to_trace(self) -> SolvePhase:
+        """The phase as the trace records it (seconds rounded, a bound only when finite)."""
+        return SolvePhase(tier=self.tier, phase=self.phase, status=self.status, value=self.value,
+                          bound=self.bound if math.isfinite(self.bound) else None, seconds=round(self.seconds, 4),
+                          timing=self.timing.rounded())
 
 
 @dataclass
@@ -123,7 +125,7 @@ class SolveOutcome:
     """Wall time of the ``decision`` phases (superseded merged solves included) and of the
     ``tiebreak`` phase, and the tie-break's ``tiebreakBudget``."""
 
-    def tiebreak(self) -> dict | None:
+    def tiebreak(self) -> TiebreakReport | None:
         """The tie-break phase's status, value, bound and relative gap (None without one): its
         own report, apart from the decision tiers' status, which it never changes."""
         ph = next((p for p in self.phases if p.tier == TIEBREAK), None)
@@ -131,11 +133,10 @@ class SolveOutcome:
             return None
         bound = ph.bound if math.isfinite(ph.bound) else None
         gap = None if bound is None else round(abs(bound - ph.value) / max(1.0, abs(bound)), 6)
-        out = {"status": ph.status, "value": ph.value, "bound": bound, "gap": gap,
-               "seconds": round(ph.seconds, 4), "budget": round(self.seconds.get("tiebreakBudget", 0.0), 4)}
-        if self.seconds.get("tiebreakSkipped"):
-            out["solved"] = False  # no time left after the decision tiers: value of their solution
-        return out
+        # solved: False when no time was left after the decision tiers (value of their solution)
+        return TiebreakReport(status=ph.status, value=ph.value, bound=bound, gap=gap, seconds=round(ph.seconds, 4),
+                              budget=round(self.seconds.get("tiebreakBudget", 0.0), 4),
+                              solved=False if self.seconds.get("tiebreakSkipped") else None)
 
 
 SOLVER_PARAMS: dict[str, object] = {"max_presolve_iterations": 1}
@@ -220,7 +221,7 @@ def solve_phases(em: BuiltModel, *, time_limit: float, workers: int, seed: int,
             t0 = time.perf_counter()
             out.counts = topped_up(em, out.counts)
             for report in out.phases[done:]:
-                report.timing["topUp"] = time.perf_counter() - t0
+                report.timing.top_up = time.perf_counter() - t0
         for report in out.phases[done:]:
             report.phase = phase
         phase += 1
@@ -257,7 +258,7 @@ def solve_phases(em: BuiltModel, *, time_limit: float, workers: int, seed: int,
             # orders equal optima): report its value on their solution, unproven, without a solve.
             t = tiebreak[0]
             out.phases.append(PhaseReport(t.name, "FEASIBLE", t.value(out.counts), float(t.upper), 0.0, phase=phase,
-                                          timing={"budget": budget}))
+                                          timing=PhaseTiming(budget=budget)))
             out.seconds["tiebreakSkipped"] = 1.0
         elif not run(tiebreak, budget):
             # Only a bug could make the tie-break phase infeasible (its start is a solution of
@@ -305,7 +306,7 @@ def _solve_group(em: BuiltModel, group: list[Tier], out: SolveOutcome, budget: f
     weights = band_weights(group)
     expr = cp_model.LinearExpr.weighted_sum([t.expr for t in group], weights)
     upper = sum(w * t.upper for w, t in zip(weights, group, strict=True))
-    timing = {"budget": budget}
+    timing = PhaseTiming(budget=budget)
     previous, known = out.counts, None
     if out.counts is not None:
         known = sum(w * t.value(out.counts) for w, t in zip(weights, group, strict=True))
@@ -315,14 +316,14 @@ def _solve_group(em: BuiltModel, group: list[Tier], out: SolveOutcome, budget: f
             return True
         t0 = time.perf_counter()
         set_hint(em, out.counts)
-        timing["hint"] = time.perf_counter() - t0
+        timing.hint = time.perf_counter() - t0
     model.maximize(expr)
     solver = solver_for(budget, workers, seed)
     if len(model.proto.variables) > LARGE_MODEL_VARIABLES:
         for name, value in LARGE_MODEL_PARAMS.items():
             setattr(solver.parameters, name, value)
     status = solver.solve(model)
-    timing["solver"] = solver.wall_time
+    timing.solver = solver.wall_time
     t0 = time.perf_counter()
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         out.counts = counts_from_solution(em, list(solver.response_proto.solution))
@@ -331,7 +332,7 @@ def _solve_group(em: BuiltModel, group: list[Tier], out: SolveOutcome, budget: f
         out.phases += [PhaseReport(t.name, name, 0, float("nan"), time.perf_counter() - start, timing=timing) for t in group]
         out.status = name
         return False
-    timing["decode"] = time.perf_counter() - t0
+    timing.decode = time.perf_counter() - t0
     seconds = time.perf_counter() - start
     values = [t.value(out.counts) for t in group]
     total = sum(w * v for w, v in zip(weights, values, strict=True))
@@ -340,7 +341,6 @@ def _solve_group(em: BuiltModel, group: list[Tier], out: SolveOutcome, budget: f
         # start it was given (a phase maximises its own tiers only): keep the start, which
         # satisfies every constraint so far (it reaches ``known`` == ``total`` on this phase).
         out.counts = previous
-        timing["keptStart"] = 1.0
     if status == cp_model.OPTIMAL:
         bound = total
     elif status == cp_model.FEASIBLE:

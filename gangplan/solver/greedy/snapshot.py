@@ -145,6 +145,10 @@ class NodeTable:
         self.free[i] -= req
         self.nonzero[i] += nz
         self.pod_count[i] += 1
+        self._place(pod, i)
+
+    def _place(self, pod: Pod, i: int) -> None:
+        """What :meth:`assume` records besides the per-node arrays."""
         self.bound_on_nodes += pod.bound
         self.pods_on[i].append(pod)
         self.ports_on[i].extend(pod.host_ports)
@@ -193,16 +197,7 @@ class NodeTable:
         np.add.at(self.nonzero, rows, nz)
         np.add.at(self.pod_count, rows, 1)
         for pod, i in placed:
-            self.bound_on_nodes += pod.bound
-            self.pods_on[i].append(pod)
-            self.ports_on[i].extend(pod.host_ports)
-            self.node_of[pod.key] = i
-            self.changes.append(i)
-            aff = pod.affinity
-            if aff.pod_anti_affinity_required:
-                self.anti_affinity_pods[pod.key] = (pod, i)
-            if aff.has_pod_terms:
-                self.affinity_pods[pod.key] = (pod, i)
+            self._place(pod, i)
 
     def forget_all(self, pods: list[Pod]) -> None:
         """:meth:`forget` of every pod in order, the per-node arrays updated at once: the same end
