@@ -374,3 +374,29 @@ def _level_decode(base: Counts, entities, shape_list, tsize, pools, keys, h, y, 
                 room[n] -= g
                 per_class[c][n] = per_class[c].get(n, 0) + 1
     return Counts(per_class, base.evicted)
+
+
+def class_start(built: BuiltModel, best: Counts | None, *, seconds: float, workers: int = 2, seed: int = 0) -> Counts | None:
+    """The class-level start from nothing (callers use it only when nothing is forced), hinted
+    with ``best``, when it beats ``best`` on the decision tiers and both the validator (nothing
+    blamed) and the model (:func:`.solve.model_accepts`) accept it; else None."""
+    from gangplan.solver.exact.hint import (
+        _better,
+        _entities_in_queue_order,
+        _repaired,
+        default_incumbent,
+        placements_from_counts,
+    )
+    from gangplan.solver.exact.solve import model_accepts
+
+    em = built.em
+    base = default_incumbent(em)
+    if base is None or seconds <= 0:
+        return None
+    found = level_start(built, base, _entities_in_queue_order(em, base.per_class), best, seconds=seconds, workers=workers, seed=seed)
+    if found is None or (best is not None and not _better(built.tiers, found, best)):
+        return None
+    checked, dropped, _ = _repaired(em, placements_from_counts(em, found), repairs=1)
+    if checked is None or dropped or not model_accepts(built, checked, time_limit=5.0):
+        return None
+    return checked

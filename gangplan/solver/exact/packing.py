@@ -78,15 +78,12 @@ def pack_seconds(time_limit: float) -> float:
 
 
 def improved_start(built: BuiltModel, start: Counts | None, info: HintUse, timing: ExactTiming, *,
-                   seconds: float = PACK_SECONDS, class_seconds: float = 0.0, workers: int = 2, seed: int = 0) -> Counts | None:
+                   seconds: float = PACK_SECONDS) -> Counts | None:
     """The better (lexicographically, decision tiers) of ``start`` and a packed start: from
     nothing when nothing is forced, else on top of ``start`` (which keeps the forced pods). A
     packed start is only taken once the validator accepts it (entities it blames dropped, as for
     any start); ``info`` gets ``start`` when the packed start won, ``timing`` the packing's
-    seconds (``packing``) and how many orders it tried (``packingRuns``). With ``class_seconds``
-    and nothing forced, the class-level start (:func:`.classpack.level_start`, hinted with the
-    best so far) is tried next and taken when it is better still and the validator and the model
-    (:func:`.solve.model_accepts`) accept it; ``timing.class_packing`` gets its seconds."""
+    seconds (``packing``) and how many orders it tried (``packingRuns``)."""
     from gangplan.solver.exact.hint import (
         _better,
         _entities_in_queue_order,
@@ -112,36 +109,9 @@ def improved_start(built: BuiltModel, start: Counts | None, info: HintUse, timin
         if checked is not None and _keeps_fixed(em, checked, more) and (best is None or _better(tiers, checked, best)):
             best, how = checked, name
     timing.packing = round(time.perf_counter() - t0, 4)
-    if class_seconds > 0 and empty is not None:
-        t1 = time.perf_counter()
-        found = _class_start(built, empty, best, class_seconds, workers, seed)
-        if found is not None:
-            best, how = found, "class-level packing"
-        timing.class_packing = round(time.perf_counter() - t1, 4)
     if how:
         info.start = how
     return best
-
-
-def _class_start(built: BuiltModel, base: Counts, best: Counts | None, seconds: float, workers: int, seed: int) -> Counts | None:
-    """The class-level start when it beats ``best`` and both the validator and the model accept it."""
-    from gangplan.solver.exact.classpack import level_start
-    from gangplan.solver.exact.hint import (
-        _better,
-        _entities_in_queue_order,
-        _repaired,
-        placements_from_counts,
-    )
-    from gangplan.solver.exact.solve import model_accepts
-
-    em = built.em
-    found = level_start(built, base, _entities_in_queue_order(em, base.per_class), best, seconds=seconds, workers=workers, seed=seed)
-    if found is None or (best is not None and not _better(built.tiers, found, best)):
-        return None
-    checked, dropped, _ = _repaired(em, placements_from_counts(em, found), repairs=1)
-    if checked is None or dropped or not model_accepts(built, checked, time_limit=5.0):
-        return None
-    return checked
 
 
 def _keeps_fixed(em: ExactModel, checked: Counts, more: Counts) -> bool:
