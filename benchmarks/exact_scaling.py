@@ -24,7 +24,8 @@ tie-break phase, which gets at most 20 % of the time limit.
 
 Where the exact time goes, per cell (from ``Result.exact_trace.timing``): ``build_s`` (the model),
 ``start_s`` (hint repair, first-fit and packed starts; ``pack_s`` / ``pack_runs`` of it: the
-packed start of :mod:`gangplan.solver.exact.packing` and the orders it tried), ``superseded_s``
+packed start of :mod:`gangplan.solver.exact.packing` and the orders it tried; ``class_s``: the
+class-level start of :mod:`gangplan.solver.exact.classpack`), ``superseded_s``
 (a merged solve of every decision tier that did not prove them all), ``decision_s`` (every
 decision phase, the superseded one included), ``tiebreak_s`` with ``tiebreak_status`` (``skipped``
 when the decision tiers left no time) and ``tiebreak_gap``; ``status`` and ``gap`` are the
@@ -35,7 +36,10 @@ the optima); the time goes into finding solutions that reach it (the packing use
 free GPUs). Before the packed start, CP-SAT climbed from the first-fit start's 68 / 35 admissions
 and ended FEASIBLE at 10 s (gaps 7-17 % at load ~3.5, seeds 0-2); with it, seed 2 is OPTIMAL in
 4.6 s, seed 0 OPTIMAL in 8.6 s when a perturbed order reaches 54 in time (else 1.9 % gap), seed 1
-FEASIBLE (5.1 %).
+FEASIBLE (5.1 %). Seed 1's second tier (bound 39) stayed at 37-38 until the class-level start
+(:mod:`gangplan.solver.exact.classpack`: the packing as a small integer program over pools of
+nodes, solved by HiGHS) found 65 / 39 / 7 in ~2.9 s; the phases then prove every decision tier
+in ~2.6 s, so all three seeds are OPTIMAL at 10 s (the start grew from ~1.6 to ~4.5 s).
 
 ``greedy_pods_s`` is the greedy hint's throughput (``hint_s`` is its time) and
 ``exact_over_greedy`` the exact engine's wall time over the greedy's, both from the same cell;
@@ -258,6 +262,7 @@ def run_cell(nodes: int, pods: int, profile: str, seed: int, time_limit: float, 
         "hint_used": trace.hint.used, "hint_dropped": trace.hint.dropped or 0, "hint_top_admitted": hint.objective.get(first, 0),
         "start": trace.hint.start or "hint",
         "build_s": build_s, "start_s": start_s, "pack_s": round(timing.packing or 0.0, 2), "pack_runs": timing.packing_runs or 0,
+        "class_s": round(timing.class_packing or 0.0, 2),
         "solve_s": round(result.wall_seconds - build_s - start_s, 2), "status": result.status.value,
         "gap": result.gap, "top_admitted": result.objective.get(first, 0),
         "placed": result.objective.get("placed", 0), "hint_placed": hint.objective.get("placed", 0),
@@ -289,7 +294,7 @@ def run_isolated(*args) -> dict:
 
 
 COLUMNS = ["nodes", "pods", "profile", "seed", "hint", "hint_valid", "hint_dropped", "hint_top_admitted", "top_admitted", "hint_placed", "placed",
-           "status", "gap", "build_s", "start_s", "pack_s", "pack_runs", "start", "superseded_s", "decision_s", "tiebreak_s", "tiebreak_status",
+           "status", "gap", "build_s", "start_s", "pack_s", "pack_runs", "class_s", "start", "superseded_s", "decision_s", "tiebreak_s", "tiebreak_status",
            "tiebreak_gap", "solve_s", "exact_s", "variables", "exact_peak_mb", "valid", "naive_status", "naive_build_s",
            "naive_solve_s", "naive_vars", "naive_gap", "naive_top_admitted", "naive_peak_mb", "load_s", "hint_s", "greedy_pods_s", "exact_over_greedy",
            "load", "phases"]

@@ -75,8 +75,8 @@ def test_the_exact_engine_builds_its_trace_typed_with_the_timing_keys_in_run_ord
     assert isinstance(trace.timing, ExactTiming) and all(isinstance(p, SolvePhase) for p in trace.phases)
     assert all(isinstance(p.timing, PhaseTiming) for p in trace.phases)
     doc = json.loads(r.to_json())["trace"]
-    assert list(doc["timing"]) == ["build", "start", "modelCheck", "packing", "packingRuns", "decision", "tiebreak",
-                                   "result", "total"]
+    assert list(doc["timing"]) == ["build", "start", "modelCheck", "packing", "packingRuns", "classPacking", "decision",
+                                   "tiebreak", "result", "total"]
     assert isinstance(doc["timing"]["packingRuns"], int) and isinstance(doc["timing"]["packing"], float)
     solved = [p["timing"] for p in doc["phases"] if p["timing"].get("solver") is not None]
     assert solved and all(list(t)[:2] == ["budget", "hint"] and "solver" in t for t in solved)

@@ -27,6 +27,7 @@ from gangplan.models.cluster import Cluster
 from gangplan.models.result import Result, Status
 from gangplan.models.trace import ExactTiming, ExactTrace, ModelStats
 from gangplan.solver.exact.build import BuiltModel, build_model, rule_families
+from gangplan.solver.exact.classpack import class_seconds, class_start
 from gangplan.solver.exact.hint import default_incumbent, placements_from_counts, starting_solution
 from gangplan.solver.exact.locality import SPREAD, TOPOLOGY
 from gangplan.solver.exact.objective import GPUS, OBJECTIVES, TIEBREAK
@@ -105,6 +106,12 @@ def solve_exact(
     timing = ExactTiming(build=build_seconds)
     incumbent, trace.hint = starting_solution(built, hint)
     incumbent = improved_start(built, incumbent, trace.hint, timing, seconds=pack_seconds(time_limit))
+    if default_incumbent(built.em) is not None:  # nothing forced: the class-level start may do better
+        t3 = time.perf_counter()
+        better = class_start(built, incumbent, seconds=class_seconds(time_limit), workers=workers, seed=seed)
+        timing.class_packing = round(time.perf_counter() - t3, 4)
+        if better is not None:
+            incumbent, trace.hint.start = better, "class-level packing"
     t2 = time.perf_counter()
     placed_any = incumbent is not None and (incumbent.evicted or any(incumbent.per_class))
     if placed_any and not model_accepts(built, incumbent):

@@ -61,7 +61,7 @@ from ortools.sat.python import cp_model
 
 from gangplan.models.trace import PhaseTiming, SolvePhase, TiebreakReport
 from gangplan.solver.exact.build import BuiltModel
-from gangplan.solver.exact.hint import counts_from_solution, set_hint
+from gangplan.solver.exact.hint import _better, counts_from_solution, set_hint
 from gangplan.solver.exact.objective import TIEBREAK
 from gangplan.solver.exact.variables import Counts, Tier
 
@@ -307,6 +307,7 @@ def _solve_group(em: BuiltModel, group: list[Tier], out: SolveOutcome, budget: f
     expr = cp_model.LinearExpr.weighted_sum([t.expr for t in group], weights)
     upper = sum(w * t.upper for w, t in zip(weights, group, strict=True))
     timing = PhaseTiming(budget=budget)
+    previous, known = out.counts, None
     if out.counts is not None:
         known = sum(w * t.value(out.counts) for w, t in zip(weights, group, strict=True))
         model.add(expr >= known)
@@ -335,6 +336,11 @@ def _solve_group(em: BuiltModel, group: list[Tier], out: SolveOutcome, budget: f
     seconds = time.perf_counter() - start
     values = [t.value(out.counts) for t in group]
     total = sum(w * v for w, v in zip(weights, values, strict=True))
+    if previous is not None and total == known and _better(em.tiers, previous, out.counts):
+        # The phase did not improve its tiers, and its solution is worse on the lower ones than the
+        # start it was given (a phase maximises its own tiers only): keep the start, which
+        # satisfies every constraint so far (it reaches ``known`` == ``total`` on this phase).
+        out.counts = previous
     if status == cp_model.OPTIMAL:
         bound = total
     elif status == cp_model.FEASIBLE:

@@ -1,0 +1,402 @@
+"""A third warm start for the exact engine: the packing solved over classes of nodes.
+
+On busy clusters the decision tiers' LP bound is tight at once and the time goes into finding the
+last admission (busy 1,000 x 2,048, seed 1: bound 39 on the second tier; CP-SAT's LNS on two
+workers reaches 38 and 39 only sometimes, the packed start of :mod:`.packing` has 37; the optimum
+uses nearly all free GPUs). Here the same packing is written without per-node variables, for
+*one-dimensional divisible* requests (:func:`level_start`): every pending request is ``g`` times one
+unit vector and the ``g`` divide each other (GPU pods of 1, 2, 4, 8 GPUs whose CPU and memory go per
+GPU). A node then holds ``h = min_r floor(free_r / u_r)`` units, and pods fit a set of nodes iff for
+every size ``g``: sum over the pods of size >= g of size / g <= sum over the nodes of floor(h / g).
+(Placing larger pods, multiples of ``g``, anywhere leaves the same floor(. / g) room, so largest
+first into any node with room always succeeds.) Nodes are pooled per eligibility and domain of every
+key an entity is confined to; a pool's capacity is those sums. The model counts pods per (type,
+pool), confined and not, and admitted entities per shape (identical requests, size, eligibility,
+priority, key; per domain when confined), and maximises the decision tiers: the top tier (at least
+where the packed start has it), then the rest band-weighted, by HiGHS through OR-tools' ``pywraplp``
+(a small pure integer program with a tight LP: LP-guided branching finds 39 in ~1 s where CP-SAT
+stays at 38 after 9 s on the same model; CP-SAT is the fallback without HiGHS). The solution is
+decoded largest pods first, best fit, and used only when it beats the packed start and the validator
+and :func:`.solve.model_accepts` accept it: a start, never a proof, so the search stays exact.
+Busy 1,000 x 2,048, seed 1, 10 s: decision tiers OPTIMAL (65 / 39 / 7 / 551) after 2.6 s of
+phases, where they stayed FEASIBLE (37-38 of 39) before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import time
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+import numpy as np
+from ortools.sat.python import cp_model
+
+from gangplan.solver.exact.variables import Counts
+
+if TYPE_CHECKING:
+    from gangplan.solver.exact.build import BuiltModel
+
+CLASS_SHARE, MAX_CLASS_SECONDS = 0.35, 6.0
+"""What a solve with a time limit gives the class start: this share, at most this many seconds."""
+MAX_POOLS = 400
+"""More pools (busy 5,000 x 2,048: ~840, a ~30,000-variable level model) and there is no class
+start: HiGHS then needs more than the class start's time for the second tier, and the shape-slot
+model does well there on its own (busy 1,000 x 2,048: ~170 pools, ~6,500 variables)."""
+LATER_SHARE = 0.1
+"""Share of the class start's time kept for each later tier while one tier is solved."""
+
+
+def class_seconds(time_limit: float) -> float:
+    return min(MAX_CLASS_SECONDS, CLASS_SHARE * time_limit)
+
+
+def _unit_sizes(em, classes: list[int]) -> tuple[np.ndarray, dict[int, int]] | None:
+    """A unit request vector ``u`` and per class ``g`` with ``req == g * u``, the ``g`` divisible
+    (each divides the next larger); None when the requests are not such multiples."""
+    reqs = {c: em.req[c] for c in classes}
+    if any(not (q > 0).any() or (q < 0).any() for q in reqs.values()):
+        return None
+    small = min(reqs.values(), key=lambda q: int(q[q > 0].min()))  # the unit: the smallest request
+    sizes: dict[int, int] = {}
+    for c, q in reqs.items():
+        if ((q > 0) != (small > 0)).any():
+            return None
+        ratio = q[small > 0] / small[small > 0]
+        g = int(round(float(ratio[0])))
+        if g < 1 or not np.all(q == small * g):
+            return None
+        sizes[c] = g
+    levels = sorted(set(sizes.values()))
+    if any(b % a for a, b in zip(levels, levels[1:], strict=False)):
+        return None
+    return small, sizes
+
+
+def level_start(built: BuiltModel, base: Counts, entities: list[tuple[list[int], str | None]],
+                hint: Counts | None, *, seconds: float, workers: int = 2, seed: int = 0) -> Counts | None:
+    """The class start for one-dimensional divisible requests (every pending request is ``g`` times
+    one unit vector, the ``g`` each dividing the next: GPU pods whose CPU and memory go per GPU).
+    A node then holds ``h = min_r floor(free_r / u_r)`` units, and pods of divisible sizes fit a
+    set of nodes iff for every size ``g``: sum over pods of size >= g of size / g <=
+    sum over nodes of floor(h / g) (placing the larger pods anywhere leaves the same floor(. / g)
+    room, so largest first into any node with room always succeeds). Nodes are pooled per
+    (domain of every confining key, eligibility): a pool's capacity is those sums, so the model
+    has no per-node variable: pods per (type, pool), entities admitted per shape (per domain when
+    confined). Decoded largest first, best fit, then checked by the caller."""
+    from gangplan.solver.exact.hint import _free_after
+
+    deadline = time.perf_counter() + seconds
+    em, inst = built.em, built.inst
+    if not entities or any(len(cl) != 1 or cl[0] in em.anti for cl, _ in entities):
+        return None
+    unit = _unit_sizes(em, [cl[0] for cl, _ in entities])
+    if unit is None:
+        return None
+    u, size = unit
+    free, pods = _free_after(em, base.per_class, base.evicted)
+    h = np.full(inst.n_nodes, np.iinfo(np.int64).max // 4, dtype=np.int64)
+    for r in np.nonzero(u > 0)[0].tolist():
+        h = np.minimum(h, np.maximum(free[:, r], 0) // u[r])
+    keys = sorted({k for _, k in entities if k})
+    ids = {k: inst.domains(k)[0] for k in keys}
+    types: dict[bytes, int] = {}
+    type_rep: list[int] = []
+    shapes: dict[tuple, list[int]] = {}
+    for i, (cl, key) in enumerate(entities):
+        c = cl[0]
+        cls = inst.classes[c]
+        t = types.setdefault(em.req[c].tobytes() + em.elig[c].eligible.tobytes(), len(types))
+        if t == len(type_rep):
+            type_rep.append(c)
+        shapes.setdefault((key, t, 1 if cls.entity is None else cls.size, cls.priority), []).append(i)
+    shape_list = list(shapes.items())
+    tsize = [size[c] for c in type_rep]
+    elig = np.array([em.elig[c].eligible for c in type_rep])
+    usable = (h > 0) & elig.any(axis=0)
+    if (pods[usable] < h[usable]).any():
+        return None  # pod slots could bind: not one-dimensional
+    pool_of: dict[tuple, list[int]] = {}
+    for n in np.nonzero(usable)[0].tolist():
+        pool_of.setdefault((elig[:, n].tobytes(), tuple(int(ids[k][n]) for k in keys)), []).append(n)
+    pools = list(pool_of.items())
+    if len(pools) > MAX_POOLS:
+        return None
+    model = cp_model.CpModel()
+    y: dict[tuple, cp_model.IntVar] = {}  # (key or None, type, pool) -> pods
+    for p, ((_, doms), members) in enumerate(pools):
+        here = np.nonzero(elig[:, members[0]])[0].tolist()
+        cap = {g: int((h[members] // g).sum()) for g in sorted({tsize[t] for t in here})}
+        use: dict[int, list] = defaultdict(list)
+        for t in here:
+            if cap[tsize[t]] == 0:
+                continue
+            for ki, key in enumerate([None, *keys]):
+                if key is not None and doms[ki - 1] < 0:
+                    continue
+                var = model.new_int_var(0, cap[tsize[t]], "")
+                y[(key, t, p)] = var
+                for g in cap:
+                    if g <= tsize[t]:
+                        use[g].append((tsize[t] // g) * var)
+        for g, terms in use.items():
+            model.add(sum(terms) <= cap[g])
+    link: dict[tuple, list] = defaultdict(list)
+    for (key, t, p), var in y.items():
+        d = None if key is None else pools[p][0][1][keys.index(key)]
+        link[(key, t, d)].append(var)
+    room: dict[tuple, int] = defaultdict(int)  # (key, type, domain) -> pods of the type it holds alone
+    for (key, t, p), var in y.items():
+        if key is not None:
+            room[(key, t, pools[p][0][1][keys.index(key)])] += var.proto.domain[1]
+    demand: dict[tuple, list] = defaultdict(list)
+    count: list = []
+    for (key, t, need, _), members in shape_list:
+        if key is None:
+            a = model.new_int_var(0, len(members), "")
+            demand[(None, t, None)].append(need * a)
+            count.append([(None, a)])
+            continue
+        ws = []
+        for k2, t2, d in link:
+            if k2 == key and t2 == t and room[(key, t, d)] >= need:
+                w = model.new_int_var(0, len(members), "")
+                demand[(key, t, d)].append(need * w)
+                ws.append((d, w))
+        if ws:
+            model.add(sum(w for _, w in ws) <= len(members))
+        count.append(ws)
+    for lk, vars_ in link.items():
+        model.add(sum(vars_) == sum(demand.get(lk, [])))
+    for lk, terms_ in demand.items():
+        if lk not in link:  # a type no pool holds: none of its entities is admitted
+            model.add(sum(terms_) == 0)
+    prios = sorted({pr for (_, _, _, pr) in shapes}, reverse=True)
+    terms = [[(w, 1) for s, ((_, _, _, pr), _) in enumerate(shape_list) if pr == p for _, w in count[s]] for p in prios]
+    uppers = [sum(len(m) for (_, _, _, pr), m in shape_list if pr == p) for p in prios]
+    terms.append([(w, need) for s, ((_, _, need, _), _) in enumerate(shape_list) for _, w in count[s]])
+    uppers.append(sum(need * len(m) for (_, _, need, _), m in shape_list))
+    tiers = [sum(k * v for v, k in tt) for tt in terms]
+    current: dict[int, int] = {}
+    if hint is not None:
+        current = _level_hint(model, hint, base, entities, shape_list, pools, keys, ids, y, count)
+    floor = sum(k * current.get(v.index, 0) for v, k in terms[0])
+    values = _mip_tiers(model, terms, uppers, floor, deadline, seconds)
+    if values is None:
+        values = _cpsat_tiers(model, tiers, terms, uppers, current, deadline, seconds, workers, seed)
+    if values is None:
+        return None
+    try:
+        return _level_decode(base, entities, shape_list, tsize, pools, keys, h, y, count, lambda v: values[v.index])
+    except (RuntimeError, IndexError, StopIteration):
+        return None  # a MIP solution off by its tolerances: no class start
+
+
+@contextlib.contextmanager
+def _quiet_stdout():
+    """File descriptor 1 to /dev/null meanwhile: HiGHS prints its banner there (not through
+    Python), and the CLI's stdout carries the Result JSON."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _budget(left: float, later: int, seconds: float) -> float:
+    return max(left / (later + 1), left - later * LATER_SHARE * seconds)
+
+
+def _mip_tiers(model: cp_model.CpModel, terms, uppers, floor: int, deadline: float, seconds: float) -> list[int] | None:
+    """The level model's tiers maximised one after the other by HiGHS (through OR-tools'
+    ``pywraplp``), each later one with the earlier ones held at their values; the last solution
+    (rounded), or None when HiGHS is missing or found nothing. A MIP solver fits here: the model is
+    a small pure integer program whose LP bound is tight, and LP-guided branching finds the last
+    admission that CP-SAT's search misses (busy 1,000 x 2,048, seed 1: 39 in ~1.3 s where CP-SAT
+    stays at 38 after 9 s on the same model)."""
+    from ortools.linear_solver import pywraplp
+
+    with _quiet_stdout():
+        mip = pywraplp.Solver.CreateSolver("HIGHS")
+    if mip is None:
+        return None
+    mip.SuppressOutput()
+    inf = mip.infinity()
+    proto = model.proto
+    xs = []
+    for v in proto.variables:
+        dom = list(v.domain)
+        xs.append(mip.IntVar(float(dom[0]), float(dom[len(dom) - 1]), ""))
+    for c in proto.constraints:
+        lin = c.linear
+        dom = list(lin.domain)
+        if len(dom) != 2 or len(c.enforcement_literal):
+            return None
+        lo, hi = dom[0], dom[1]
+        row = mip.Constraint(-inf if lo < -(2**60) else float(lo), inf if hi > 2**60 else float(hi))
+        acc: dict[int, int] = defaultdict(int)
+        for v, k in zip(lin.vars, lin.coeffs, strict=True):
+            acc[v] += k
+        for v, k in acc.items():
+            row.SetCoefficient(xs[v], float(k))
+    row = mip.Constraint(float(floor), inf)  # the top tier at least where the hint has it
+    acc0: dict[int, int] = defaultdict(int)
+    for v, k in terms[0]:
+        acc0[v.index] += k
+    for v, k in acc0.items():
+        row.SetCoefficient(xs[v], float(k))
+    groups = [[0], list(range(1, len(terms)))] if len(terms) > 1 else [[0]]
+    values = None
+    for gi, group in enumerate(groups):
+        left = deadline - time.perf_counter()
+        if left <= 0.05:
+            break
+        weights, w = {}, 1
+        for i in reversed(group):
+            weights[i] = w
+            w *= uppers[i] + 1
+        obj = mip.Objective()
+        obj.Clear()
+        coef: dict[int, int] = defaultdict(int)
+        for i in group:
+            for v, k in terms[i]:
+                coef[v.index] += k * weights[i]
+        for v, k in coef.items():
+            obj.SetCoefficient(xs[v], float(k))
+        obj.SetMaximization()
+        mip.SetTimeLimit(max(1, int(1000 * _budget(left, len(groups) - gi - 1, seconds))))
+        with _quiet_stdout():
+            status = mip.Solve()
+        if status not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
+            break
+        values = [round(x.solution_value()) for x in xs]
+        for i in group:
+            value = sum(k * values[v.index] for v, k in terms[i])
+            row = mip.Constraint(float(value), inf)
+            acc: dict[int, int] = defaultdict(int)
+            for v, k in terms[i]:
+                acc[v.index] += k
+            for v, k in acc.items():
+                row.SetCoefficient(xs[v], float(k))
+    return values
+
+
+def _cpsat_tiers(model, tiers, terms, uppers, current, deadline: float, seconds: float, workers: int, seed: int) -> list[int] | None:
+    """The same with CP-SAT (when HiGHS is missing)."""
+    values = None
+    for i, (tier, up) in enumerate(zip(tiers, uppers, strict=True)):
+        left = deadline - time.perf_counter()
+        if left <= 0.05:
+            break
+        model.maximize(tier)
+        model.add(tier <= up)
+        trial = cp_model.CpSolver()
+        trial.parameters.max_time_in_seconds = _budget(left, len(tiers) - i - 1, seconds)
+        trial.parameters.num_workers = max(1, workers)
+        trial.parameters.random_seed = seed
+        st = trial.solve(model)
+        if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            break
+        values = list(trial.response_proto.solution)
+        value = int(round(trial.objective_value))
+        model.add(tier >= value)
+        if value > sum(k * current.get(v.index, 0) for v, k in terms[i]):
+            model.clear_hints()  # better than the hint on this tier: its solution is the hint now
+            current = dict(enumerate(values))
+            for v, x in current.items():
+                model.add_hint(model.get_int_var_from_proto_index(v), x)
+    return values
+
+
+def _level_hint(model, hint: Counts, base: Counts, entities, shape_list, pools, keys, ids, y, count) -> dict[int, int]:
+    """Hint the level model with ``hint``'s entities (those in pools); returns variable -> value."""
+    pool_at = {n: p for p, (_, m) in enumerate(pools) for n in m}
+    ys: dict = defaultdict(int)
+    out: dict[int, int] = {}
+    for s, ((key, t, need, _), members) in enumerate(shape_list):
+        per_dom: dict = defaultdict(int)
+        for i in members:
+            c = entities[i][0][0]
+            placed = {n: k - base.per_class[c].get(n, 0) for n, k in hint.per_class[c].items() if k - base.per_class[c].get(n, 0)}
+            if sum(placed.values()) < need or any(n not in pool_at for n in placed):
+                continue
+            per_dom[None if key is None else int(ids[key][next(iter(placed))])] += 1
+            for n, k in placed.items():
+                ys[(key, t, pool_at[n])] += k
+        for d, w in count[s]:
+            model.add_hint(w, per_dom.get(d, 0))
+            out[w.index] = per_dom.get(d, 0)
+    for k, var in y.items():
+        model.add_hint(var, ys.get(k, 0))
+        out[var.index] = ys.get(k, 0)
+    return out
+
+
+def _level_decode(base: Counts, entities, shape_list, tsize, pools, keys, h, y, count, value) -> Counts:
+    per_class = [dict(d) for d in base.per_class]
+    room = {n: int(h[n]) for _, m in pools for n in m}
+    pool_rows: dict = defaultdict(list)  # (key, type, domain) -> [[pool, pods]]
+    for (key, t, p), var in y.items():
+        k = value(var)
+        if k:
+            d = None if key is None else pools[p][0][1][keys.index(key)]
+            pool_rows[(key, t, d)].append([p, k])
+    # Each entity's pods to pools, then per pool largest first into the node with least room.
+    wanted: dict[int, list[tuple[int, int, int]]] = defaultdict(list)  # pool -> [(size, class, pods)]
+    for s, ((key, t, need, _), members) in enumerate(shape_list):
+        queue = iter(members)
+        for d, w in count[s]:
+            rows = pool_rows[(key, t, d)]
+            for _ in range(value(w)):
+                c = entities[next(queue)][0][0]
+                want = need
+                while want:
+                    p, k = rows[0]
+                    take = min(want, k)
+                    wanted[p].append((tsize[t], c, take))
+                    want -= take
+                    rows[0][1] -= take
+                    if rows[0][1] == 0:
+                        rows.pop(0)
+    for p, items in wanted.items():
+        nodes = pools[p][1]
+        for g, c, k in sorted(items, key=lambda x: -x[0]):
+            for _ in range(k):
+                n = min((n for n in nodes if room[n] >= g), key=lambda n: (room[n], n), default=None)
+                if n is None:
+                    raise RuntimeError("class start: level model and decoding disagree")
+                room[n] -= g
+                per_class[c][n] = per_class[c].get(n, 0) + 1
+    return Counts(per_class, base.evicted)
+
+
+def class_start(built: BuiltModel, best: Counts | None, *, seconds: float, workers: int = 2, seed: int = 0) -> Counts | None:
+    """The class-level start from nothing (callers use it only when nothing is forced), hinted
+    with ``best``, when it beats ``best`` on the decision tiers and both the validator (nothing
+    blamed) and the model (:func:`.solve.model_accepts`) accept it; else None."""
+    from gangplan.solver.exact.hint import (
+        _better,
+        _entities_in_queue_order,
+        _repaired,
+        default_incumbent,
+        placements_from_counts,
+    )
+    from gangplan.solver.exact.solve import model_accepts
+
+    em = built.em
+    base = default_incumbent(em)
+    if base is None or seconds <= 0:
+        return None
+    found = level_start(built, base, _entities_in_queue_order(em, base.per_class), best, seconds=seconds, workers=workers, seed=seed)
+    if found is None or (best is not None and not _better(built.tiers, found, best)):
+        return None
+    checked, dropped, _ = _repaired(em, placements_from_counts(em, found), repairs=1)
+    if checked is None or dropped or not model_accepts(built, checked, time_limit=5.0):
+        return None
+    return checked

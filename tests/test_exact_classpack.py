@@ -1,0 +1,63 @@
+"""The class-level start (:mod:`gangplan.solver.exact.classpack`): on small busy GPU draws it is a
+valid placement the model accepts, never worse on the decision tiers than the packed start it is
+hinted with, and (the level model being exact for these one-dimensional divisible requests) it
+reaches the exact engine's proven decision-tier optimum; instances it does not model get None."""
+
+from __future__ import annotations
+
+import pytest
+
+from gangplan.bench.builders import to_cluster
+from gangplan.bench.gpu_clusters import gpu_benchmark
+from gangplan.models.result import Status
+from gangplan.solver.exact import build_model, solve_exact
+from gangplan.solver.exact.classpack import _unit_sizes, level_start
+from gangplan.solver.exact.hint import (
+    _entities_in_queue_order,
+    default_incumbent,
+    placements_from_counts,
+)
+from gangplan.solver.exact.objective import TIEBREAK
+from gangplan.solver.exact.packing import packed_start
+from gangplan.solver.exact.solve import model_accepts
+from gangplan.solver.outcome import build_result
+from gangplan.solver.validate import validate
+
+DRAWS = [(40, 64, 0), (40, 64, 1), (60, 128, 2), (100, 256, 3)]
+
+
+def _decision(built, counts) -> list[int]:
+    return [t.value(counts) for t in built.tiers if t.name != TIEBREAK]
+
+
+@pytest.mark.parametrize(("nodes", "pods", "seed"), DRAWS)
+def test_class_start_is_valid_accepted_and_not_worse_than_packed(nodes: int, pods: int, seed: int) -> None:
+    cluster = to_cluster(gpu_benchmark(nodes, pods, profile="busy", seed=seed))
+    built = build_model(cluster)
+    base = default_incumbent(built.em)
+    entities = _entities_in_queue_order(built.em, base.per_class)
+    packed, _ = packed_start(built.em, built.tiers, base, entities, seconds=0.5)
+    found = level_start(built, base, entities, packed, seconds=10.0)
+    assert found is not None
+    result = build_result(cluster, engine="hint", status=Status.HEURISTIC, placements=placements_from_counts(built.em, found))
+    assert validate(cluster, result) == []
+    assert model_accepts(built, found)
+    assert _decision(built, found) >= _decision(built, packed)
+    exact = solve_exact(cluster, time_limit=20.0, workers=1, seed=0)
+    assert validate(cluster, exact) == []
+    if exact.status == Status.OPTIMAL:
+        assert _decision(built, found) == [exact.objective[t.name] for t in built.tiers if t.name != TIEBREAK]
+
+
+def test_requests_that_are_not_divisible_multiples_get_no_class_start() -> None:
+    cluster = to_cluster(gpu_benchmark(40, 64, profile="busy", seed=0))
+    built = build_model(cluster)
+    em = built.em
+    classes = list(range(len(built.inst.classes)))
+    unit = _unit_sizes(em, classes)
+    assert unit is not None
+    u, sizes = unit
+    assert all((em.req[c] == u * g).all() for c, g in sizes.items())
+    three = next(c for c in classes if sizes[c] == 1)
+    em.req[three] = em.req[three] * 3  # 3 units next to 2, 4, 8: not divisible
+    assert _unit_sizes(em, classes) is None
