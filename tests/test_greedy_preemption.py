@@ -358,7 +358,7 @@ def test_the_local_reprieve_check_keeps_and_evicts_what_the_full_check_does(seed
         a, b = json.loads(fast.to_json()), json.loads(full.to_json())
         a["wallSeconds"] = b["wallSeconds"] = 0.0
         assert a == b
-    assert True in calls, "the local check must have been taken at least once"
+    assert any(calls), f"the local check must have been taken at least once ({len(calls)} reprieve checks, all full)"
 
 
 def test_batch_forget_and_assume_leave_the_node_table_as_one_by_one_calls_do() -> None:

@@ -169,12 +169,16 @@ class NodeTable:
         self.free[i] += req
         self.nonzero[i] -= nz
         self.pod_count[i] -= 1
-        self.bound_on_nodes -= pod.bound
         on = self.pods_on[i]
         # The same object is on the node (node_of holds one entry per key), so an identity
         # match removes exactly what the key comparison would; a copy of it falls back to keys.
         at = next((k for k, p in enumerate(on) if p is pod), None)
         self.pods_on[i] = on[:at] + on[at + 1 :] if at is not None else [p for p in on if p.key != pod.key]
+        self._unplace(pod, i)
+
+    def _unplace(self, pod: Pod, i: int) -> None:
+        """What :meth:`forget` undoes besides the per-node arrays and the node's pod list."""
+        self.bound_on_nodes -= pod.bound
         if pod.host_ports:
             ports = list(self.ports_on[i])
             for hp in pod.host_ports:
@@ -183,15 +187,19 @@ class NodeTable:
         self.anti_affinity_pods.pop(pod.key, None)
         self.affinity_pods.pop(pod.key, None)
 
+    def _stacked_vectors(self, pods: list[Pod]) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_pod_vectors` of every pod, one row each (for the batched updates)."""
+        vecs = [self._pod_vectors(p) for p in pods]
+        req = np.array([v[0] for v in vecs], dtype=np.int64).reshape(len(pods), len(self.resources))
+        return req, np.array([v[1] for v in vecs], dtype=np.int64)
+
     def assume_all(self, placed: list[tuple[Pod, int]]) -> None:
         """:meth:`assume` of every (pod, node) in order, the per-node arrays updated at once: the
         same end state (integer sums; lists, dicts and :attr:`changes` filled in the same order)."""
         if not placed:
             return
         rows = np.array([i for _, i in placed], dtype=np.int64)
-        vecs = [self._pod_vectors(p) for p, _ in placed]
-        req = np.array([v[0] for v in vecs], dtype=np.int64).reshape(len(placed), len(self.resources))
-        nz = np.array([v[1] for v in vecs], dtype=np.int64)
+        req, nz = self._stacked_vectors([p for p, _ in placed])
         np.add.at(self.requested, rows, req)
         np.subtract.at(self.free, rows, req)
         np.add.at(self.nonzero, rows, nz)
@@ -207,24 +215,15 @@ class NodeTable:
         at = [self.node_of.pop(p.key) for p in pods]
         self.changes.extend(at)
         rows = np.array(at, dtype=np.int64)
-        vecs = [self._pod_vectors(p) for p in pods]
-        req = np.array([v[0] for v in vecs], dtype=np.int64).reshape(len(pods), len(self.resources))
-        nz = np.array([v[1] for v in vecs], dtype=np.int64)
+        req, nz = self._stacked_vectors(pods)
         np.subtract.at(self.requested, rows, req)
         np.add.at(self.free, rows, req)
         np.subtract.at(self.nonzero, rows, nz)
         np.subtract.at(self.pod_count, rows, 1)
         gone: dict[int, set[str]] = {}
         for pod, i in zip(pods, at, strict=True):
-            self.bound_on_nodes -= pod.bound
             gone.setdefault(i, set()).add(pod.key)
-            if pod.host_ports:
-                ports = list(self.ports_on[i])
-                for hp in pod.host_ports:
-                    ports.remove(hp)
-                self.ports_on[i] = ports
-            self.anti_affinity_pods.pop(pod.key, None)
-            self.affinity_pods.pop(pod.key, None)
+            self._unplace(pod, i)
         for i, keys in gone.items():
             self.pods_on[i] = [p for p in self.pods_on[i] if p.key not in keys]
 
