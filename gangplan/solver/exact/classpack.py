@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from ortools.sat.python import cp_model
 
+from gangplan.solver.exact.solve import tier_budget
 from gangplan.solver.exact.variables import Counts
 
 if TYPE_CHECKING:
@@ -45,8 +46,6 @@ MAX_POOLS = 400
 """More pools (busy 5,000 x 2,048: ~840, a ~30,000-variable level model) and there is no class
 start: HiGHS then needs more than the class start's time for the second tier, and the shape-slot
 model does well there on its own (busy 1,000 x 2,048: ~170 pools, ~6,500 variables)."""
-LATER_SHARE = 0.1
-"""Share of the class start's time kept for each later tier while one tier is solved."""
 
 
 def class_seconds(time_limit: float) -> float:
@@ -209,10 +208,6 @@ def _quiet_stdout():
         os.close(saved)
 
 
-def _budget(left: float, later: int, seconds: float) -> float:
-    return max(left / (later + 1), left - later * LATER_SHARE * seconds)
-
-
 def _mip_tiers(model: cp_model.CpModel, terms, uppers, floor: int, deadline: float, seconds: float) -> list[int] | None:
     """The level model's tiers maximised one after the other by HiGHS (through OR-tools'
     ``pywraplp``), each later one with the earlier ones held at their values; the last solution
@@ -270,7 +265,7 @@ def _mip_tiers(model: cp_model.CpModel, terms, uppers, floor: int, deadline: flo
         for v, k in coef.items():
             obj.SetCoefficient(xs[v], float(k))
         obj.SetMaximization()
-        mip.SetTimeLimit(max(1, int(1000 * _budget(left, len(groups) - gi - 1, seconds))))
+        mip.SetTimeLimit(max(1, int(1000 * tier_budget(left, len(groups) - gi - 1, seconds))))
         with _quiet_stdout():
             status = mip.Solve()
         if status not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
@@ -297,7 +292,7 @@ def _cpsat_tiers(model, tiers, terms, uppers, current, deadline: float, seconds:
         model.maximize(tier)
         model.add(tier <= up)
         trial = cp_model.CpSolver()
-        trial.parameters.max_time_in_seconds = _budget(left, len(tiers) - i - 1, seconds)
+        trial.parameters.max_time_in_seconds = tier_budget(left, len(tiers) - i - 1, seconds)
         trial.parameters.num_workers = max(1, workers)
         trial.parameters.random_seed = seed
         st = trial.solve(model)

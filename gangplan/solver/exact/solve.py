@@ -87,6 +87,12 @@ proven leaves every later tier unproven too, and the higher tiers are where the 
 optimum its bound already shows); time a tier does not use rolls over to the next."""
 
 
+def tier_budget(rest: float, later: int, time_limit: float) -> float:
+    """The time of one tier solved alone: what is left (``rest``) minus ``LATER_TIER_SHARE`` of
+    ``time_limit`` for each of the ``later`` tiers still to solve, at least an even split."""
+    return max(rest / (later + 1), rest - later * LATER_TIER_SHARE * time_limit)
+
+
 def tiebreak_reserve(time_limit: float) -> float:
     """Seconds kept for the tie-break phase out of ``time_limit`` (see TIEBREAK_SHARE)."""
     return min(max(MIN_TIEBREAK_SECONDS, TIEBREAK_SHARE * time_limit), MAX_TIEBREAK_SHARE * time_limit)
@@ -245,7 +251,7 @@ def solve_phases(em: BuiltModel, *, time_limit: float, workers: int, seed: int,
         for j, tier in enumerate(group):
             rest = max(0.0, deadline - time.perf_counter())
             later = left - 1 + len(group) - j - 1
-            budget = max(rest / (later + 1), rest - later * LATER_TIER_SHARE * time_limit)
+            budget = tier_budget(rest, later, time_limit)
             if not run([tier], budget):
                 decided()
                 return out
