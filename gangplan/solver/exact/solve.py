@@ -61,8 +61,14 @@ from ortools.sat.python import cp_model
 
 from gangplan.models.trace import PhaseTiming, SolvePhase, TiebreakReport
 from gangplan.solver.exact.build import BuiltModel
-from gangplan.solver.exact.hint import _better, counts_from_solution, set_hint
+from gangplan.solver.exact.hint import (
+    _better,
+    _entities_in_queue_order,
+    counts_from_solution,
+    set_hint,
+)
 from gangplan.solver.exact.objective import TIEBREAK
+from gangplan.solver.exact.packing import packed_start
 from gangplan.solver.exact.variables import Counts, Tier
 
 MIN_PHASE_SECONDS = 0.05
@@ -292,9 +298,6 @@ def topped_up(em: BuiltModel, counts: Counts | None) -> Counts | None:
     tier's solve left the third tier at 3 admissions and CP-SAT then searched from there (once
     20 s without finding better than 0), where packing the left-out entities into the free room
     gives 7 in 0.07 s. Only a better start for the next phase: the phases still prove each tier."""
-    from gangplan.solver.exact.hint import _better, _entities_in_queue_order
-    from gangplan.solver.exact.packing import packed_start
-
     if counts is None:
         return counts
     left = _entities_in_queue_order(em.em, counts.per_class)
