@@ -41,3 +41,33 @@ def test_inspect_lists_what_is_not_modelled() -> None:
     res = runner.invoke(app, ["inspect", str(DRA), "--json"])
     assert res.exit_code == 0
     assert len(json.loads(res.stdout)["warnings"]) == 4
+
+
+def test_plugins_the_configuration_enables_that_gangplan_does_not_implement_are_named(tmp_path) -> None:
+    """A KubeSchedulerConfiguration enabling an out-of-tree Filter/Score plugin and an unknown
+    PlacementScore plugin: both engines run without them, and a warning names each set and plugin."""
+    from gangplan.io.loader import load_snapshot
+
+    snap = tmp_path / "s.yaml"
+    snap.write_text("""\
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    filter: {enabled: [{name: NodeResourceTopologyMatch}]}
+    score: {enabled: [{name: NodeResourceTopologyMatch, weight: 2}, {name: ImageLocality, weight: 3}]}
+    placementScore: {enabled: [{name: MyPlacementScorer, weight: 1}]}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "2", memory: 2Gi, pods: "10"}}
+""")
+    warnings = load_snapshot(snap).warnings
+    named = sorted(w.split(":")[0] + " " + w.split("(")[1].split(")")[0] for w in warnings if "not implemented by gangplan" in w)
+    assert named == [
+        "KubeSchedulerConfiguration profiles[].plugins.filter NodeResourceTopologyMatch",
+        "KubeSchedulerConfiguration profiles[].plugins.placementScore MyPlacementScorer",
+        "KubeSchedulerConfiguration profiles[].plugins.score NodeResourceTopologyMatch",
+    ]

@@ -364,6 +364,11 @@ class _Builder:
             if self.profile is not None:
                 raise SnapshotError(file, f"duplicate object (first defined in {self.profile.source})", obj="KubeSchedulerConfiguration")
             self.profile = parse_scheduler_config(Ctx(file, "KubeSchedulerConfiguration"), raw)
+            # The plugins are the greedy engine's; asked here so that none is dropped unnamed.
+            from gangplan.solver.greedy.profile import unmodelled_plugins
+
+            for where, plugin in unmodelled_plugins(self.profile):
+                self.note("KubeSchedulerConfiguration", f"profiles[0].plugins.{where}", "plugin not implemented by gangplan at this extension point: ignored (both engines run without it)", plugin)
 
     # -- resolution ---------------------------------------------------------------------------
     def _class_priority(self, ctx: Ctx, class_name: str, field: str) -> int | None:
