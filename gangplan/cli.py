@@ -82,13 +82,14 @@ def _spinner(enabled: bool):
     return Spinner(enabled)
 
 
-def _load(path: Path, *, strict: bool = False, warn: bool = False):
-    """Load a snapshot; bad input exits 2. ``warn`` prints the snapshot's warnings on stderr;
+def _load(path: Path, *, strict: bool = False, warn: bool = False, kube_version: str | None = None):
+    """Load a snapshot; bad input exits 2. ``warn`` prints the snapshot's warnings on stderr
+    (and, when the Nodes' kubelets suggest another version than the one used, says so);
     ``strict`` makes any of them bad input."""
     from gangplan.io.loader import load_snapshot
 
     try:
-        cluster = load_snapshot(path)
+        cluster = load_snapshot(path, kube_version=kube_version)
     except SnapshotError as e:
         raise _bad_input(e) from None
     if strict and cluster.warnings:
@@ -99,7 +100,24 @@ def _load(path: Path, *, strict: bool = False, warn: bool = False):
     if warn:
         for line in cluster.warnings:
             err.print(f"warning: {line}", markup=False)
+        ev = cluster.version_evidence
+        if ev.differs_from(cluster.kube_version):
+            how = "--kube-version" if kube_version else "the default (the newest); pass --kube-version to choose"
+            err.print(f"warning: reproducing kube-scheduler v{cluster.kube_version} ({how}), but the Nodes suggest v{ev.suggested} ({ev.describe()})", markup=False)
     return cluster
+
+
+class KubeVersionOpt(StrEnum):
+    v1_35 = "1.35"
+    v1_36 = "1.36"
+    v1_37 = "1.37"
+
+
+KUBE_VERSION_HELP = "The kube-scheduler version greedy reproduces (scores, pod order, preemption rules differ; README: versions). Default: the newest."
+
+
+def _kv(v: KubeVersionOpt | None) -> str | None:
+    return v.value if v is not None else None
 
 
 PREEMPTION_HELP = ("Whether both engines may evict lower-priority pods (greedy: DefaultPreemption and workload-aware "
@@ -120,12 +138,14 @@ def _write(path: Path, text: str) -> None:
 def inspect(
     snapshot: Annotated[Path, typer.Argument(help="Snapshot file or directory (Kubernetes YAML/JSON).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default="1.37")] = None,
 ) -> None:
-    """Summarise a snapshot: node shapes, resources, topology, pending groups, gated pods."""
+    """Summarise a snapshot: node shapes, resources, topology, pending groups, gated pods, and the
+    kube-scheduler version its Nodes' kubelets suggest."""
     from gangplan.render import render_summary
     from gangplan.summary import summarize
 
-    cluster = _load(snapshot)
+    cluster = _load(snapshot, kube_version=_kv(kube_version))
     s = summarize(cluster)
     if as_json:
         sys.stdout.write(json.dumps(s, indent=2) + "\n")
@@ -330,6 +350,7 @@ def solve(
     output_arg: Annotated[str, typer.Option("--output", "-o", help="table: fits 100 columns, reasons shortened; wide: every column and the full reasons; json: the Result. A file name with a suffix (result.json) writes the Result JSON there, as -o meant before (same as --out).")] = Output.table.value,
     preemption: Annotated[bool | None, typer.Option("--preemption/--no-preemption", help=PREEMPTION_HELP, show_default="as the profile: on unless DefaultPreemption is disabled")] = None,
     strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
+    kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default="1.37")] = None,
 ) -> None:
     """Place the pending pods of a snapshot with one engine and print the outcome per group."""
     from gangplan.render import render_result, render_trace
@@ -341,7 +362,7 @@ def solve(
     else:
         raise _bad_input(SnapshotError("<arguments>", f"-o/--output: {output_arg!r} is none of table, wide, json (nor a file name with a suffix, which -o also accepts)"))
     as_json = as_json or output == Output.json
-    cluster = _load(snapshot, strict=strict, warn=True)
+    cluster = _load(snapshot, strict=strict, warn=True, kube_version=_kv(kube_version))
     pod = resolve_pod(cluster, explain, snapshot) if explain else None
     with _spinner(not as_json) as sp:
         result, greedy = run_engine(cluster, engine, snapshot=str(snapshot), time_limit=time_limit, workers=workers, seed=seed, tie_break=tie_break, objective=objective, preemption=preemption, progress=sp.update)
@@ -371,6 +392,8 @@ def diff(
     as_json: Annotated[bool, typer.Option("--json", help="Print the diff as JSON (same as -o json; `gangplan schema diff`).")] = False,
     output: Annotated[Output, typer.Option("--output", "-o", help="table: summary first, fits 100 columns; wide: every group and the full reasons; json: the diff document.")] = Output.table,
     strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
+    kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default="1.37")] = None,
+    samples: Annotated[int, typer.Option("--samples", help="Also run greedy K times (seeds SEED..SEED+K-1, random ties and, in v1.36, random gang pod orders) and report how often it admits each group and reaches the optimum.", min=0)] = 0,
 ) -> None:
     """Greedy (kube-scheduler) against optimal (CP-SAT): classification and the decisive greedy step.
 
@@ -382,7 +405,7 @@ def diff(
     from gangplan.solver.diff import diff_snapshot
 
     as_json = as_json or output == Output.json
-    opts = dict(time_limit=time_limit, probe_time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break.value, preemption=preemption)
+    opts = dict(time_limit=time_limit, probe_time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break.value, preemption=preemption, kube_version=_kv(kube_version), samples=samples)
     if (snapshot is None) == (suite is None):
         raise _bad_input(SnapshotError("<arguments>", "give exactly one of SNAPSHOT or --suite DIR"))
     if suite is not None:
@@ -409,7 +432,7 @@ def diff(
         return
     if nominate and plan is None:
         raise _bad_input(SnapshotError("<arguments>", "--nominate only changes what --plan writes: give --plan plan.yaml too"))
-    cluster = _load(snapshot, strict=strict, warn=True)
+    cluster = _load(snapshot, strict=strict, warn=True, kube_version=_kv(kube_version))
     with _spinner(not as_json) as sp:
         d = diff_snapshot(cluster, snapshot=str(snapshot), progress=sp.update, **opts)
     written = None

@@ -36,6 +36,12 @@ def render_summary(console: Console, s: dict[str, Any]) -> None:
         f"  profile {p['schedulerName']} ({p['source']}): {p['fitStrategy']} {p['fitResources']}, "
         f"percentageOfNodesToScore {p['percentageOfNodesToScore'] or 'adaptive'}"
     )
+    kv = s.get("kubeVersion")
+    if kv:
+        kubelets = ", ".join(f"v{m} x{n}" for m, n in kv["kubelets"].items()) or "no kubeletVersion on the Nodes"
+        hint = f"suggested v{kv['suggested']}" if kv["suggested"] else "no version suggested"
+        flag = "" if kv["suggested"] in (None, kv["used"]) else f"  [yellow](run with --kube-version {kv['suggested']})[/yellow]"
+        console.print(f"  kube-scheduler v{kv['used']} reproduced; kubelets: {escape(kubelets)}, {hint}{flag}")
 
     t = Table(title="Node shapes", title_justify="left")
     t.add_column("nodes", justify="right")
@@ -271,6 +277,7 @@ _CLASS_STYLE = {
     "tie-break": "green",
     "equivalent": "green",
     "greedy-suboptimal": "yellow",
+    "greedy-suboptimal-sometimes": "yellow",
     "model-mismatch": "bold red",
 }
 
@@ -342,6 +349,22 @@ def decisive_lines(d) -> list[str]:
     return [first, second, third]
 
 
+def sample_lines(samples, *, wide: bool = False) -> list[str]:
+    """``--samples K``: how often greedy reaches the optimum, then each group's share of runs."""
+    if samples is None:
+        return []
+    head = f"{samples.runs} greedy runs (seeds {samples.seeds[0]}..{samples.seeds[1]}, random ties, v{samples.kube_version})"
+    if samples.reaches_target is not None:
+        head += f": optimum in {samples.reaches_target}/{samples.runs}"
+    shares = [f"{k} {n}/{samples.runs}" for k, n in sorted(samples.admitted.items())]
+    limit = len(shares) if wide else 6
+    lines = [head]
+    if shares:
+        more = f" (+{len(shares) - limit})" if len(shares) > limit else ""
+        lines.append("admitted: " + ", ".join(shares[:limit]) + more)
+    return lines
+
+
 def render_diff(console: Console, d, *, wide: bool = False) -> None:
     """A people's view of a Diff (gangplan.solver.diff.Diff): the summary first, then details."""
     style = _CLASS_STYLE.get(d.classification, "white")
@@ -361,6 +384,8 @@ def render_diff(console: Console, d, *, wide: bool = False) -> None:
     for i, text in enumerate(decisive_lines(d)):
         if text:
             _line(console, ("  decisive   " if i == 0 else "             ") + text, wide)
+    for i, text in enumerate(sample_lines(d.samples, wide=wide)):
+        _line(console, ("  samples    " if i == 0 else "             ") + text, wide)
     for p in d.problems:
         _line(console, f"  problem    {p}", wide, style="red")
 

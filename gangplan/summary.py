@@ -6,6 +6,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from gangplan.models.cluster import Cluster
+from gangplan.models.version import VERSIONS
 from gangplan.models.objects import CPU, MEMORY, PODS
 from gangplan.models.quantity import format_quantity
 from gangplan.models.well_known import GPU_PRODUCT
@@ -103,6 +104,7 @@ def summarize(cluster: Cluster) -> dict[str, Any]:
             }
         )
     single = [p for p in cluster.pending_pods if p.group_key is None]
+    ev = cluster.version_evidence
     return {
         "sources": list(cluster.sources),
         "counts": {
@@ -133,6 +135,12 @@ def summarize(cluster: Cluster) -> dict[str, Any]:
             "fitStrategy": cluster.profile.fit_strategy,
             "fitResources": dict(cluster.profile.fit_resources),
             "scoreWeights": dict(cluster.profile.score_weights),
+        },
+        "kubeVersion": {
+            "suggested": ev.suggested.value if ev.suggested else None,
+            "kubelets": dict(ev.minors),
+            "used": cluster.kube_version.value,
+            "modelled": [v.value for v in VERSIONS],
         },
     }
 

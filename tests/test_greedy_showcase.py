@@ -16,8 +16,8 @@ SHOWCASE = Path(__file__).resolve().parent.parent / "scenarios" / "showcase"
 ALL = sorted(SHOWCASE.glob("*.yaml"))
 
 
-def _solve(name: str):
-    cluster = load_snapshot(SHOWCASE / name)
+def _solve(name: str, kube_version: str | None = None):
+    cluster = load_snapshot(SHOWCASE / name, kube_version=kube_version)
     result = solve_greedy(cluster, snapshot=name)
     assert validate(cluster, result) == []
     return cluster, result
@@ -44,12 +44,24 @@ def test_intra_group_affinity_gang_fails_at_its_first_pod_and_is_fast_rejected()
     assert r.greedy_trace.groups["default/affine"].progression == ["Unschedulable"]
 
 
-def test_design_card_gang_fails_because_a_prefers_the_fuller_gpu_node():
-    _, r = _solve("design-card-a100.yaml")
+def test_design_card_in_v136_fails_at_b_which_completed_the_quorum_and_goes_first():
+    """v1.36 orders a gang's pods by their first PreEnqueue pass: b completed the quorum, so b is
+    tried first, finds no pod matching its affinity to a, and the gang is rejected before a is tried."""
+    _, r = _solve("design-card-a100.yaml", "1.36")
+    assert not r.groups["ml/train"].admitted
+    assert r.greedy_trace.order == ["ml/b"]
+    assert r.pods["ml/b"].reason.startswith("0/2 nodes are available: 2 node(s) didn't match pod affinity rules.")
+
+
+@pytest.mark.parametrize(("version", "totals"), [("1.35", {"n1": 441, "n2": 434}), ("1.37", {"n1": 416, "n2": 409})])
+def test_design_card_gang_fails_because_a_prefers_the_fuller_gpu_node(version, totals):
+    """The totals differ by version only through NodeResourcesBalancedAllocation (v1.36's change
+    of balance scores both nodes 25 lower here); the choice and the failure do not."""
+    _, r = _solve("design-card-a100.yaml", version)
     assert not r.groups["ml/train"].admitted
     a = r.greedy_trace.pods["ml/a"]
     assert a.chosen == "n1"
-    assert {t.node: t.total for t in a.top} == {"n1": 441, "n2": 434}
+    assert {t.node: t.total for t in a.top} == totals
     assert r.pods["ml/b"].reason == "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match pod affinity rules."
 
 
@@ -57,7 +69,7 @@ def test_design_card_scores_at_the_decisive_step_show_n1_above_n2():
     cluster = load_snapshot(SHOWCASE / "design-card-a100.yaml")
     got = pod_scores_at_step(cluster, "ml/a", ["n1", "n2"])
     assert got["n1"]["feasible"] and got["n2"]["feasible"]
-    assert (got["n1"]["total"], got["n2"]["total"]) == (441, 434)
+    assert (got["n1"]["total"], got["n2"]["total"]) == (416, 409)
     assert got["n1"]["scores"]["NodeResourcesFit"] == 41 and got["n2"]["scores"]["NodeResourcesFit"] == 34
     later = pod_scores_at_step(cluster, "ml/b", ["n1", "n2"])
     assert later["n1"] == {"feasible": False, "reason": "Insufficient nvidia.com/gpu", "scores": {}, "total": 0}

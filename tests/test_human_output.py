@@ -69,7 +69,7 @@ def test_the_summary_comes_first_with_the_verdict_admissions_and_a_three_line_de
     assert decisive == [4]
     assert lines[4:7] == [
         "  decisive   greedy choice #1: ml/a (ml/train) -> n1; no optimal placement shares it",
-        "             the optimum puts it on n2 (greedy scored n1 441, n2 434)",
+        "             the optimum puts it on n2 (greedy scored n1 416, n2 409)",
         "             then ml/b failed: 0/2 nodes: Insufficient nvidia.com/gpu; didn't match pod affinity ru…",
     ]
     assert lines[7] == "" and lines.index("Objective (lexicographic, highest tier first)") > 7

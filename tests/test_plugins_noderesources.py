@@ -4,7 +4,9 @@ table tests with their expected numbers:
 * ``pkg/scheduler/framework/plugins/noderesources/least_allocated_test.go`` @008b3652
   (TestLeastAllocatedScoringStrategy)
 * ``.../noderesources/most_allocated_test.go`` @030880a5 (TestMostAllocatedScoringStrategy)
-* ``.../noderesources/balanced_allocation_test.go`` @00fdb4ff (TestNodeResourcesBalancedAllocation)
+* ``.../noderesources/balanced_allocation_test.go`` @00fdb4ff (TestNodeResourcesBalancedAllocation),
+  the v1.35 formula (run at ``--kube-version 1.35``), and the same file after kubernetes#135573
+  (v1.36+, the change of balance), whose table gives the second expectation of each case
 * ``.../noderesources/requested_to_capacity_ratio_test.go`` @8519d339
 
 Upstream's ``st.MakeNode().Capacity({"cpu": "4000"})`` is 4000 cores; we write millicores (x1000),
@@ -209,6 +211,7 @@ BALANCED = [
         [],
         CPU_AND_MEMORY,
         {"node1": 87, "node2": 100},
+        {"node1": 68, "node2": 75},
     ),
     (
         "resources requested, pods scheduled with resources",
@@ -217,6 +220,7 @@ BALANCED = [
         [_on("node1", CPU_ONLY), _on("node2", CPU_AND_MEMORY)],
         CPU_AND_MEMORY,
         {"node1": 82, "node2": 95},
+        {"node1": 73, "node2": 74},
     ),
     (
         "resources requested, pods scheduled with resources, differently sized nodes",
@@ -225,6 +229,16 @@ BALANCED = [
         [_on("node1", CPU_ONLY), _on("node2", CPU_AND_MEMORY)],
         CPU_AND_MEMORY,
         {"node1": 82, "node2": 80},
+        {"node1": 73, "node2": 70},
+    ),
+    (
+        "resources requested, pods scheduled with resources, nodes to reach min/max score",
+        None,
+        [make_node("node1", cpu=3000, memory=5000), make_node("node2", cpu=3000, memory=5000)],
+        [_on("node1", CPU_ONLY)],
+        {"memory": 5000},
+        {"node1": 100, "node2": 50},
+        {"node1": 100, "node2": 50},
     ),
     (
         "requested resources at node capacity",
@@ -233,6 +247,7 @@ BALANCED = [
         [_on("node1", CPU_ONLY), _on("node2", CPU_AND_MEMORY)],
         CPU_ONLY,
         {"node1": 50, "node2": 75},
+        {"node1": 62, "node2": 62},
     ),
     (
         "include scalar resource on a node for balanced resource allocation",
@@ -241,6 +256,7 @@ BALANCED = [
         [_on("node2", CPU_AND_MEMORY), _on("node1", CPU_MEMORY_GPU)],
         {"memory": 0, GPU: 1},
         {"node1": 70, "node2": 65},
+        {"node1": 75, "node2": 76},
     ),
     (
         "node without the scalar resource should skip the scalar resource",
@@ -249,14 +265,19 @@ BALANCED = [
         [],
         CPU_AND_MEMORY,
         {"node1": 63, "node2": 63},
+        {"node1": 56, "node2": 56},
     ),
 ]
 
 
-@pytest.mark.parametrize(("name", "resources", "nodes", "pods", "requests", "want"), BALANCED, ids=[c[0] for c in BALANCED])
-def test_balanced_allocation_scores_match_upstream(name, resources, nodes, pods, requests, want):
+@pytest.mark.parametrize(("name", "resources", "nodes", "pods", "requests", "want_135", "want_136"), BALANCED, ids=[c[0] for c in BALANCED])
+@pytest.mark.parametrize("version", ["1.35", "1.36", "1.37"])
+def test_balanced_allocation_scores_match_upstream(name, resources, nodes, pods, requests, want_135, want_136, version):
+    """TestNodeResourcesBalancedAllocation per release: v1.35 scores the balance with the pod,
+    v1.36 and v1.37 the change of balance (kubernetes#135573)."""
     profile = SchedulerProfile(balanced_resources=resources or {"cpu": 1, "memory": 1})
-    cluster = make_cluster(nodes, pods, profile=profile)
+    cluster = make_cluster(nodes, pods, profile=profile).at_version(version)
+    want = want_135 if version == "1.35" else want_136
     assert score_with("NodeResourcesBalancedAllocation", cluster, make_pod("p", requests=requests)) == want
 
 

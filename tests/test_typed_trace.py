@@ -148,7 +148,7 @@ def test_an_observer_that_never_stops_leaves_the_run_as_it_is() -> None:
 def test_a_replay_runs_with_the_options_of_the_result_it_explains() -> None:
     cluster = load_snapshot(SHOWCASE / "preempt-nvlink-clique.yaml")
     r = solve_greedy(cluster, tie_break="random", seed=4, top_k=2, preemption=True)
-    assert replay_options(r) == {"tie_break": "random", "seed": 4, "top_k": 2, "preemption": True}
+    assert replay_options(r) == {"tie_break": "random", "seed": 4, "top_k": 2, "preemption": True, "kube_version": "1.37"}
     assert replay_options(solve_greedy(cluster, preemption=False))["preemption"] is False
 
 

@@ -40,6 +40,7 @@ from gangplan.io.parse import (
 from gangplan.io.v1alpha1 import synthesize as synthesize_v1alpha1
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import GroupTree, gate
+from gangplan.models.version import NEWEST, KubeVersion
 from gangplan.models.objects import (
     LabelSelector,
     Pod,
@@ -451,12 +452,13 @@ def _pdb_with_status(pdb: PodDisruptionBudget, pods: list[Pod]) -> PodDisruption
     return pdb.model_copy(update={"disruptions_allowed": max(0, healthy - desired)})
 
 
-def load_snapshot(path: str | os.PathLike) -> Cluster:
-    """Load a snapshot file or directory. Raises :class:`SnapshotError` on bad input."""
-    return load_with_expansion(path)[0]
+def load_snapshot(path: str | os.PathLike, *, kube_version: KubeVersion | str | None = None) -> Cluster:
+    """Load a snapshot file or directory. Raises :class:`SnapshotError` on bad input.
+    ``kube_version``: the kube-scheduler version the engines reproduce (default: the newest)."""
+    return load_with_expansion(path, kube_version=kube_version)[0]
 
 
-def load_with_expansion(path: str | os.PathLike) -> tuple[Cluster, list[dict]]:
+def load_with_expansion(path: str | os.PathLike, *, kube_version: KubeVersion | str | None = None) -> tuple[Cluster, list[dict]]:
     """Load a snapshot, and the objects gangplan synthesized from its Jobs, JobSets and
     LeaderWorkerSets (:mod:`gangplan.io.expand`; what ``gangplan expand`` prints)."""
     b = _Builder()
@@ -466,13 +468,13 @@ def load_with_expansion(path: str | os.PathLike) -> tuple[Cluster, list[dict]]:
         for i, doc in enumerate(docs):
             for raw in _objects(str(f), doc, i):
                 b.add(str(f), raw)
-    return _assemble(b, tuple(str(f) for f in files)), b.expanded
+    return _assemble(b, tuple(str(f) for f in files), kube_version), b.expanded
 
 
 __all__ = ["load_snapshot", "load_objects", "snapshot_files", "read_documents", "SnapshotError", "LabelSelector"]
 
 
-def _assemble(b: _Builder, sources: tuple[str, ...]) -> Cluster:
+def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion | str | None = None) -> Cluster:
     """Resolve what a builder collected into a Cluster (the tail of :func:`load_snapshot`)."""
     foreign.apply(b)
     groups, cpgs = b.resolve_groups()
@@ -499,12 +501,13 @@ def _assemble(b: _Builder, sources: tuple[str, ...]) -> Cluster:
         warnings=b.warnings(),
         translations=tuple(b.translations),
         sources=sources,
+        kube_version=KubeVersion(kube_version) if kube_version else NEWEST,
     )
     cluster.groups  # noqa: B018  (built once here: hierarchy validation runs at load time)
     return cluster
 
 
-def load_objects(objects: list[dict], source: str = "<memory>") -> Cluster:
+def load_objects(objects: list[dict], source: str = "<memory>", *, kube_version: KubeVersion | str | None = None) -> Cluster:
     """Load Kubernetes objects already in memory (dicts as YAML would give them) into a Cluster.
 
     Same rules and errors as :func:`load_snapshot` (``kind: List`` is flattened, duplicates and bad
@@ -515,4 +518,4 @@ def load_objects(objects: list[dict], source: str = "<memory>") -> Cluster:
     for i, doc in enumerate(objects):
         for raw in _objects(source, doc, i):
             b.add(source, raw)
-    return _assemble(b, (source,))
+    return _assemble(b, (source,), kube_version)

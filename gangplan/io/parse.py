@@ -201,6 +201,7 @@ def parse_node(ctx: Ctx, raw: dict) -> Node:
         unschedulable=ctx.bool(spec.get("unschedulable"), "spec.unschedulable"),
         allocatable=alloc,
         images=images,
+        kubelet_version=ctx.str(ctx.map(status.get("nodeInfo"), "status.nodeInfo").get("kubeletVersion"), "status.nodeInfo.kubeletVersion"),
         source=ctx.file,
     )
 

@@ -19,6 +19,7 @@ from gangplan.models.objects import (
     TopologyLevels,
     Workload,
 )
+from gangplan.models.version import NEWEST, KubeVersion, VersionEvidence, version_evidence
 
 
 class Cluster(BaseModel):
@@ -50,6 +51,25 @@ class Cluster(BaseModel):
     """What the loader translated or synthesized (foreign group APIs into native groups, Jobs,
     JobSets and LeaderWorkerSets into their pods), one line per kind (:mod:`gangplan.io.foreign`)."""
     sources: tuple[str, ...] = ()
+    kube_version: KubeVersion = NEWEST
+    """The Kubernetes minor version whose kube-scheduler the engines reproduce
+    (:mod:`gangplan.models.version`); the newest unless the loader or a run is told otherwise."""
+
+    def at_version(self, version: KubeVersion | str | None) -> Cluster:
+        """This snapshot as kube-scheduler ``version`` sees it (itself when None or the same).
+        The derived views (group forest, indexes) do not depend on the version and are kept."""
+        if version is None or KubeVersion(version) == self.kube_version:
+            return self
+        copy = BaseModel.model_copy(self, update={"kube_version": KubeVersion(version)})
+        for name, value in type(self).__dict__.items():
+            if isinstance(value, cached_property) and name in self.__dict__:
+                copy.__dict__[name] = self.__dict__[name]
+        return copy
+
+    @cached_property
+    def version_evidence(self) -> VersionEvidence:
+        """The version the Nodes' kubelets suggest (``inspect``; ``solve`` warns when it differs)."""
+        return version_evidence(n.kubelet_version for n in self.nodes if n.kubelet_version)
 
     # ---- lookups -------------------------------------------------------------------------
     @cached_property

@@ -167,12 +167,27 @@ class DecisiveStep(_Doc):
     optimum's ``optimalVictims`` (by unit) and ``optimalNodes``."""
 
 
+class SamplesDocument(_Doc):
+    """``diff --samples K`` / ``solve --samples K``: K greedy runs with seeded random ties (and, in
+    v1.36, seeded gang pod orders); how often each root group is admitted and each single pod placed."""
+
+    runs: int
+    seeds: list[int]
+    """First and last seed."""
+    tie_break: str = "random"
+    kube_version: str
+    admitted: dict[str, int]
+    placed: dict[str, int] = Field(default_factory=dict)
+    reaches_optimum: int | None = None
+    """Runs whose objective equals the optimum's (diff only)."""
+
+
 class DiffDocument(_Doc):
     """``gangplan diff --json``."""
 
     schema_version: int = DIFF_SCHEMA_VERSION
     snapshot: str
-    classification: Literal["identical", "tie-break", "equivalent", "greedy-suboptimal", "model-mismatch"]
+    classification: Literal["identical", "tie-break", "equivalent", "greedy-suboptimal", "greedy-suboptimal-sometimes", "model-mismatch"]
     optimal_status: str
     gap: float | None = None
     seconds: float
@@ -186,6 +201,10 @@ class DiffDocument(_Doc):
     decisive: DecisiveStep | None = None
     warnings: list[str] = Field(default_factory=list)
     """Inputs of the snapshot gangplan does not model (``Cluster.warnings``), as in the Results."""
+    kube_version: str | None = None
+    """The kube-scheduler version the greedy run reproduced."""
+    samples: SamplesDocument | None = None
+    """With ``--samples K``: how often greedy admits each group over random ties and pod orders."""
     greedy: Result | None = None
     """The greedy Result (absent in ``diff --suite`` rows)."""
     optimal: Result | None = None
@@ -322,6 +341,15 @@ class ProfileSummary(_Doc):
     score_weights: dict[str, int]
 
 
+class KubeVersionSummary(_Doc):
+    """What the Nodes' kubelets say about the cluster's version, and the version a run would use."""
+
+    suggested: str | None = None
+    kubelets: dict[str, int]
+    used: str
+    modelled: list[str]
+
+
 class InspectDocument(_Doc):
     """``gangplan inspect --json``."""
 
@@ -339,6 +367,8 @@ class InspectDocument(_Doc):
     """Inputs that can change scheduling but gangplan does not model."""
     translations: list[str] = Field(default_factory=list)
     """Foreign group APIs and workload controllers read as native groups, one line per kind."""
+    kube_version: KubeVersionSummary | None = None
+    """The kube-scheduler version a run would reproduce and the one the kubelets suggest."""
 
 
 class ViolationDocument(_Doc):

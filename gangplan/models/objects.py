@@ -118,6 +118,8 @@ class Node(_Frozen):
     unschedulable: bool = False
     allocatable: Resources = Field(default_factory=dict)
     images: dict[str, int] = Field(default_factory=dict)  # image name -> size in bytes
+    kubelet_version: str = ""
+    """``status.nodeInfo.kubeletVersion`` (``v1.36.2``), what ``inspect`` reads the cluster's version from."""
     source: str = ""
 
 

@@ -113,6 +113,18 @@ class PlacementDecision:
         return next((e for e in self.evaluated if e.name == name), None)
 
 
+class MemberOrder(_Trace):
+    """How a PodGroup's pods were ordered when that order has a random part (v1.36: the pods gated
+    until the quorum leave the unschedulable pool in Go map order, :mod:`gangplan.solver.greedy.queue`)."""
+
+    rule: str
+    """``quorum-first``: the pod that completed the quorum, then the gated pods as drawn, then later arrivals."""
+    quorum_pod: str
+    drawn: list[str] = Field(default_factory=list)
+    """The pods gated before the quorum, in the order drawn from the seed."""
+    seed: int = 0
+
+
 @dataclass(slots=True)
 class GroupCycle:
     """One group's PlacementFeasible run (``trace.groups[group]``); replaced, not changed, while
@@ -125,6 +137,8 @@ class GroupCycle:
     reason: str | None = None
     placements: Annotated[PlacementDecision | None, Field(exclude_if=_absent)] = None
     """Only for groups with ``schedulingConstraints.topology``."""
+    member_order: Annotated[MemberOrder | None, Field(exclude_if=_absent)] = None
+    """Only when the version's pod order had a random part that was drawn from the seed."""
 
 
 class NodeVictims(_Trace):
@@ -171,6 +185,22 @@ PreemptionAttempt = WorkloadPreemption | PodPreemption
 """By ``kind`` (a plain union: each member admits only its own ``kind``)."""
 
 
+class Requeue(_Trace):
+    """A later attempt of an entity that failed, after an event of the run moved it out of the
+    unschedulable pool (:mod:`gangplan.solver.greedy.scheduling_queue`)."""
+
+    entity: str
+    attempt: int
+    """2 for the first retry."""
+    at: float
+    """Virtual seconds since the run began (attempts take no time; backoff and the flush do)."""
+    trigger: str
+    """The event whose queueing hint moved it (``AssignedPodAdd ns/pod (node)``), or the flush."""
+    placed: int = 0
+    outcome: str = ""
+    """``Success``, ``Partial`` (some pods placed, some left) or ``Unschedulable``."""
+
+
 class GreedyTrace(_Trace):
     """The greedy engine's trace (see :mod:`gangplan.solver.greedy`)."""
 
@@ -182,6 +212,8 @@ class GreedyTrace(_Trace):
     groups: dict[str, GroupCycle] = Field(default_factory=dict)
     preemption: dict[str, PreemptionAttempt] | None = optional_key()
     """Per entity, its PostFilter run; only when the run had preemption on."""
+    requeues: list[Requeue] | None = optional_key()
+    """Later attempts of failed entities, in order; only when the run made one."""
 
     def chosen_steps(self) -> list[tuple[str, str]]:
         """(pod, node) for every successful pod choice, in scheduling order (reverted ones too)."""

@@ -47,6 +47,7 @@ from gangplan.models.documents import (
 from gangplan.models.quantity import format_quantity
 from gangplan.models.result import Result, Status
 from gangplan.models.trace import ClosestToGreedy, NodeVictims, PodPreemption
+from gangplan.solver.greedy.samples import Samples, sample_greedy
 from gangplan.solver.outcome import compare, pdb_violations
 from gangplan.solver.validate import validate
 
@@ -54,6 +55,8 @@ IDENTICAL = "identical"
 TIE_BREAK = "tie-break"
 EQUIVALENT = "equivalent"
 GREEDY_SUBOPTIMAL = "greedy-suboptimal"
+GREEDY_SUBOPTIMAL_SOMETIMES = "greedy-suboptimal-sometimes"
+"""With ``--samples K``: some of the K seeded greedy runs reach the optimum and some do not."""
 MODEL_MISMATCH = "model-mismatch"
 
 Progress = Callable[[str], None]
@@ -76,10 +79,11 @@ class Diff:
     single_pods: list[SinglePodDiff] | None = None
     admission: Admission | None = None
     engines: Engines | None = None
+    samples: Samples | None = None
 
     @property
     def exit_code(self) -> int:
-        return {MODEL_MISMATCH: 4, GREEDY_SUBOPTIMAL: 3}.get(self.classification, 0)
+        return {MODEL_MISMATCH: 4, GREEDY_SUBOPTIMAL: 3, GREEDY_SUBOPTIMAL_SOMETIMES: 3}.get(self.classification, 0)
 
     def document(self, *, with_results: bool = True) -> DiffDocument:
         return DiffDocument(
@@ -97,6 +101,8 @@ class Diff:
             engines=self.engines or Engines(greedy=_side_stub(self.greedy), optimal=_side_stub(self.optimal)),
             decisive=self.decisive,
             warnings=list(self.greedy.warnings),
+            kube_version=self.greedy.params.get("kubeVersion"),
+            samples=self.samples.document() if self.samples is not None else None,
             greedy=self.greedy if with_results else None,
             optimal=self.optimal if with_results else None,
         )
@@ -541,14 +547,33 @@ def closest_optimum(cluster: Cluster, optimal: Result, agreeing: Result, step: D
     return agreeing.model_copy(update=update)
 
 
-def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 10.0, probe_time_limit: float = 5.0, workers: int = 2, seed: int = 0, tie_break: str = "first", explain: bool = True, preemption: bool | None = None, progress: Progress | None = None) -> Diff:
+def sometimes(classification: str, drawn: Samples) -> str:
+    """The classification over the sampled runs: ``greedy-suboptimal-sometimes`` when greedy
+    reaches the optimum in some runs (the main one included) and misses it in others."""
+    if classification == MODEL_MISMATCH or drawn.reaches_target is None:
+        return classification
+    hits = drawn.reaches_target + (0 if classification == GREEDY_SUBOPTIMAL else 1)
+    misses = (drawn.runs - drawn.reaches_target) + (1 if classification == GREEDY_SUBOPTIMAL else 0)
+    if hits and misses:
+        return GREEDY_SUBOPTIMAL_SOMETIMES
+    return classification
+
+
+def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 10.0, probe_time_limit: float = 5.0, workers: int = 2, seed: int = 0, tie_break: str = "first", explain: bool = True, preemption: bool | None = None, progress: Progress | None = None, kube_version: str | None = None, samples: int = 0) -> Diff:
     """Run both engines on ``cluster`` and compare them (``preemption``: both may evict;
-    ``None``: as the profile).
+    ``None``: as the profile; ``kube_version``: the kube-scheduler version greedy reproduces,
+    default the cluster's).
+
+    ``samples`` K > 0 also runs greedy with seeds ``seed .. seed + K - 1`` and random ties
+    (:mod:`gangplan.solver.greedy.samples`) and counts how often it admits each group and reaches
+    the optimum; when some of those runs reach it and some do not (or the main run and the
+    samples disagree), the classification is ``greedy-suboptimal-sometimes``.
 
     ``progress`` (optional) is called with a short description before each long step."""
     from gangplan.solver.exact import check_feasible, solve_exact
     from gangplan.solver.greedy import solve_greedy
 
+    cluster = cluster.at_version(kube_version)
     t0 = time.perf_counter()
     if progress:
         progress("greedy: kube-scheduler's cycle")
@@ -591,7 +616,14 @@ def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 1
                 differs=_group_differs(g, o),
             )
         )
+    drawn = None
+    if samples:
+        if progress:
+            progress(f"greedy: {samples} seeded runs (random ties and pod orders)")
+        drawn = sample_greedy(cluster, samples, seed=seed, preemption=preemption, target=optimal.objective, snapshot=snapshot)
+        classification = sometimes(classification, drawn)
     return Diff(
+        samples=drawn,
         snapshot=snapshot,
         classification=classification,
         groups=groups,

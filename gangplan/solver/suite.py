@@ -5,7 +5,12 @@ A suite is a directory; each top-level ``.yaml``/``.yml``/``.json`` file, and ea
 
 Expectations live on PodGroups:
 
-``gangplan.io/expect-greedy``    ``admitted`` | ``rejected`` | ``gated``  (the greedy engine's outcome)
+``gangplan.io/expect-greedy``    ``admitted`` | ``rejected`` | ``gated``  (the greedy engine's outcome,
+                                 certain: with samples, every sampled run too) | ``sometimes``
+                                 (admitted in some sampled runs and not in others; the scenario
+                                 is then sampled, :data:`SUITE_SAMPLES` runs unless ``--samples``)
+``<any of these>-v1.36``         (any modelled version) the same, for that kube-scheduler
+                                 version only; it overrides the plain annotation there
 ``gangplan.io/expect-optimal``   ``admitted`` | ``rejected``             (the exact engine's outcome)
 ``gangplan.io/expect-placed``    integer: the group's pods on nodes after the greedy run
 ``gangplan.io/expect-greedy-victims``, ``gangplan.io/expect-optimal-victims``
@@ -26,6 +31,9 @@ from gangplan.models.result import Result
 from gangplan.solver.diff import MODEL_MISMATCH, Diff, diff_snapshot
 
 EXPECT_GREEDY = "gangplan.io/expect-greedy"
+SOMETIMES = "sometimes"
+SUITE_SAMPLES = 20
+"""Runs a scenario with a ``sometimes`` expectation is sampled with when ``--samples`` is not given."""
 EXPECT_OPTIMAL = "gangplan.io/expect-optimal"
 EXPECT_PLACED = "gangplan.io/expect-placed"
 EXPECT_VICTIMS = {"greedy": "gangplan.io/expect-greedy-victims", "optimal": "gangplan.io/expect-optimal-victims"}
@@ -64,33 +72,61 @@ def _outcome(result: Result, cluster: Cluster, group: str) -> str:
     return "admitted" if g is not None and g.admitted else "rejected"
 
 
+def expectation(cluster: Cluster, annotations: dict[str, str], key: str) -> str | None:
+    """An expectation for the cluster's kube-scheduler version: ``<key>-v<version>`` when
+    present (``gangplan.io/expect-greedy-v1.36``), else ``<key>``."""
+    return annotations.get(f"{key}-v{cluster.kube_version.value}", annotations.get(key))
+
+
+def greedy_expectation(cluster: Cluster, annotations: dict[str, str]) -> str | None:
+    return expectation(cluster, annotations, EXPECT_GREEDY)
+
+
+def wants_samples(cluster: Cluster) -> bool:
+    return any(greedy_expectation(cluster, g.annotations) == SOMETIMES for g in cluster.pod_groups.values())
+
+
+def _greedy_outcome(cluster: Cluster, diff: Diff, key: str) -> str:
+    """The main run's outcome, or over the samples too: ``sometimes`` when they disagree."""
+    got = _outcome(diff.greedy, cluster, key)
+    if diff.samples is None or got == "gated":
+        return got
+    runs = [_outcome(r, cluster, key) for r in diff.samples.results]
+    return got if all(o == got for o in runs) else SOMETIMES
+
+
 def check_expectations(cluster: Cluster, diff: Diff) -> tuple[int, list[str]]:
     """(number of expectations, failures) for one scenario."""
     n, failures = 0, []
     for key, g in sorted(cluster.pod_groups.items()):
         ann = g.annotations
-        if EXPECT_GREEDY in ann:
+        want = greedy_expectation(cluster, ann)
+        if want is not None:
             n += 1
-            got = _outcome(diff.greedy, cluster, key)
-            if got != ann[EXPECT_GREEDY]:
-                failures.append(f"{key}: greedy {got}, expected {ann[EXPECT_GREEDY]}")
-        if EXPECT_OPTIMAL in ann:
+            got = _greedy_outcome(cluster, diff, key)
+            if got != want:
+                share = f" (admitted in {sum(_outcome(r, cluster, key) == 'admitted' for r in diff.samples.results)}/{diff.samples.runs} sampled runs)" if diff.samples is not None else ""
+                failures.append(f"{key}: greedy {got}{share}, expected {want} (kube-scheduler v{cluster.kube_version})")
+        want_optimal = expectation(cluster, ann, EXPECT_OPTIMAL)
+        if want_optimal is not None:
             n += 1
             got = _outcome(diff.optimal, cluster, key)
-            if got != ann[EXPECT_OPTIMAL]:
-                failures.append(f"{key}: optimal {got}, expected {ann[EXPECT_OPTIMAL]}")
-        if EXPECT_PLACED in ann:
+            if got != want_optimal:
+                failures.append(f"{key}: optimal {got}, expected {want_optimal}")
+        want_placed = expectation(cluster, ann, EXPECT_PLACED)
+        if want_placed is not None:
             n += 1
             res = diff.greedy.groups.get(key)
             got_n = res.placed if res else sum(1 for p in cluster.groups.members(key) if p.node_name)
-            if str(got_n) != ann[EXPECT_PLACED].strip():
-                failures.append(f"{key}: greedy placed {got_n}, expected {ann[EXPECT_PLACED]}")
+            if str(got_n) != want_placed.strip():
+                failures.append(f"{key}: greedy placed {got_n}, expected {want_placed}")
         for engine, annotation in EXPECT_VICTIMS.items():
-            if annotation in ann:
+            want_v = expectation(cluster, ann, annotation)
+            if want_v is not None:
                 n += 1
                 got_v = len((diff.greedy if engine == "greedy" else diff.optimal).victims)
-                if str(got_v) != ann[annotation].strip():
-                    failures.append(f"{key}: {engine} evicted {got_v} pods, expected {ann[annotation]}")
+                if str(got_v) != want_v.strip():
+                    failures.append(f"{key}: {engine} evicted {got_v} pods, expected {want_v} (kube-scheduler v{cluster.kube_version})")
     return n, failures
 
 
@@ -98,12 +134,14 @@ def run_scenario(path: Path, *, progress: Callable[[str], None] | None = None, *
     t0 = time.perf_counter()
     row = SuiteRow(scenario=path.name)
     try:
-        cluster = load_snapshot(path)
+        cluster = load_snapshot(path, kube_version=opts.pop("kube_version", None))
     except SnapshotError as e:
         row.error = str(e)
         row.seconds = time.perf_counter() - t0
         return row
     step = (lambda text: progress(f"{path.name}: {text}")) if progress else None
+    if not opts.get("samples") and wants_samples(cluster):
+        opts = {**opts, "samples": SUITE_SAMPLES}
     row.diff = diff_snapshot(cluster, snapshot=str(path), progress=step, **opts)
     row.expectations, row.failures = check_expectations(cluster, row.diff)
     row.seconds = time.perf_counter() - t0

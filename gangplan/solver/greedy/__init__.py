@@ -53,6 +53,7 @@ from gangplan.models.cluster import Cluster
 from gangplan.models.objects import Pod
 from gangplan.models.result import Result, Status
 from gangplan.models.trace import GreedyTrace, PlacementDecision, PodCycle
+from gangplan.models.version import KubeVersion
 from gangplan.solver.greedy.podgroup import WorkloadCycle
 from gangplan.solver.greedy.profile import build_profile
 from gangplan.solver.greedy.queue import entities
@@ -66,20 +67,25 @@ ENGINE = "greedy"
 __all__ = ["ENGINE", "placement_decision", "placement_evidence", "placement_scores_at_step", "pod_scores_at_step", "replay_options", "run_cycle", "solve_greedy"]
 
 
-def run_cycle(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: Mapping[str, str] | None = None, preemption: bool | None = None, observer: RunObserver | None = None) -> WorkloadCycle:
+def run_cycle(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: Mapping[str, str] | None = None, preemption: bool | None = None, observer: RunObserver | None = None, kube_version: KubeVersion | str | None = None, requeue: bool = True) -> WorkloadCycle:
     """Run every queue entity once; the returned cycle's state holds placements, reasons and the
     trace. ``observer`` (a replay) is called before every pod cycle and may stop the run there
-    (:class:`~gangplan.solver.greedy.state.RunObserver`)."""
+    (:class:`~gangplan.solver.greedy.state.RunObserver`). ``kube_version``: reproduce that
+    version's kube-scheduler (default: the cluster's, :attr:`Cluster.kube_version`).
+    ``requeue=False`` makes one pass over the queue without retries (for benchmarks)."""
+    cluster = cluster.at_version(kube_version)
     preemption, _ = cluster.profile.resolve_preemption(preemption)
     snap = NodeTable(cluster)
     sched = PodScheduler(snap, build_profile(cluster), tie_break=tie_break, seed=seed, top_k=top_k)
     cycle = WorkloadCycle(RunState.start(cluster, snap, sched, fixed=dict(fixed or {}), preemption=preemption, observer=observer))
-    cycle.run(entities(cluster))
+    cycle.run(entities(cluster), requeue=requeue)
     return cycle
 
 
-def solve_greedy(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool | None = None) -> Result:
-    """Schedule every pending pod the way kube-scheduler's workload cycle would, once each.
+def solve_greedy(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool | None = None, kube_version: KubeVersion | str | None = None) -> Result:
+    """Schedule every pending pod the way kube-scheduler's workload cycle would: each queue
+    entity once in queue order, then again when an event of the run may help it
+    (:mod:`.scheduling_queue`).
 
     ``tie_break``: "first" (lowest snapshot position among equal totals) or "random" (seeded).
     ``fixed``: pod key -> node to force (when that node passes Filter), for what-if replays.
@@ -88,8 +94,12 @@ def solve_greedy(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, t
     pods are reported on their nominated nodes. ``None`` (the default) follows the profile, as
     kube-scheduler does: on unless a KubeSchedulerConfiguration disables DefaultPreemption.
     ``params`` records ``preemption`` and where it came from (``preemptionFrom``).
+    ``kube_version``: the kube-scheduler version to reproduce, ``"1.35"``, ``"1.36"`` or
+    ``"1.37"`` (default: :attr:`Cluster.kube_version`, the newest unless the loader was told);
+    ``params.kubeVersion`` records it.
     """
     start = time.perf_counter()
+    cluster = cluster.at_version(kube_version)
     _check_fixed(cluster, fixed)
     preemption, source = cluster.profile.resolve_preemption(preemption)
     st = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, preemption=preemption).state
@@ -99,7 +109,7 @@ def solve_greedy(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, t
     for p in cluster.pending_pods:
         if p.terminating and p.key not in cluster.gated:
             pod_reasons.setdefault(p.key, "pod is being deleted (skipped, as upstream skips terminating pods)")
-    params: dict[str, Any] = {"tieBreak": tie_break, "seed": seed, "topK": top_k}
+    params: dict[str, Any] = {"tieBreak": tie_break, "seed": seed, "topK": top_k, "kubeVersion": cluster.kube_version.value}
     if fixed:
         params["fixed"] = dict(sorted(fixed.items()))
     params["preemption"], params["preemptionFrom"] = preemption, source
@@ -129,6 +139,8 @@ def replay_options(result: Result) -> dict[str, Any]:
         out["fixed"] = dict(p["fixed"])
     if "preemption" in p:
         out["preemption"] = bool(p["preemption"])
+    if p.get("kubeVersion"):
+        out["kube_version"] = p["kubeVersion"]
     return out
 
 
@@ -187,7 +199,7 @@ class _ScoresBefore:
         return self.found if self.found is not None else self.first
 
 
-def pod_scores_at_step(cluster: Cluster, pod_key: str, nodes: list[str], *, step: Literal["first", "recorded"] = "first", tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool | None = None) -> dict[str, dict]:
+def pod_scores_at_step(cluster: Cluster, pod_key: str, nodes: list[str], *, step: Literal["first", "recorded"] = "first", tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool | None = None, kube_version: KubeVersion | str | None = None) -> dict[str, dict]:
     """Replay the run and evaluate ``nodes`` for ``pod_key`` just before one of its cycles.
 
     Returns node -> ``{"feasible", "reason", "scores": {plugin: weighted score}, "total"}``.
@@ -208,7 +220,7 @@ def pod_scores_at_step(cluster: Cluster, pod_key: str, nodes: list[str], *, step
         raise KeyError(f"unknown node(s): {', '.join(unknown)}")
     idx = [cluster.node_index[n] for n in nodes]
     probe = _ScoresBefore(pod_key, idx, idx[0] if idx else None, step)
-    st = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, preemption=preemption, observer=probe).state
+    st = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, preemption=preemption, observer=probe, kube_version=kube_version).state
     got = probe.evidence(st)
     if got is None:
         raise ValueError(f"pod {pod_key} is never attempted by the greedy run")
@@ -236,13 +248,13 @@ def placement_decision(decision: PlacementDecision, placements: list[str] | None
     }
 
 
-def placement_scores_at_step(cluster: Cluster, group_key: str, placements: list[str] | None = None, *, tie_break: str = "first", seed: int = 0, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool | None = None) -> dict[str, Any]:
+def placement_scores_at_step(cluster: Cluster, group_key: str, placements: list[str] | None = None, *, tie_break: str = "first", seed: int = 0, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool | None = None, kube_version: KubeVersion | str | None = None) -> dict[str, Any]:
     """The placement decision greedy made for a topology-constrained group (KEP-5732), from a run
     with these options (:func:`placement_decision`; a diff reads its greedy Result instead).
     Raises ``ValueError`` when the run never made a placement decision for the group."""
     del snapshot
     _check_fixed(cluster, fixed)
-    st = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=0, fixed=fixed, preemption=preemption).state
+    st = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=0, fixed=fixed, preemption=preemption, kube_version=kube_version).state
     return placement_decision(_decision_of(st.trace.groups.get(group_key), group_key), placements)
 
 
@@ -293,7 +305,7 @@ def build_trace(state: RunState) -> GreedyTrace:
     pods = {key: _pod_cycle(tr.results[key], names, state.placements.get(key)) for key in tr.order}
     groups = dict(sorted(tr.groups.items()))
     preemption = dict(sorted(tr.preemption.items())) if state.preemption else None
-    return GreedyTrace(order=list(tr.order), entities=list(tr.entities), pods=pods, groups=groups, preemption=preemption)
+    return GreedyTrace(order=list(tr.order), entities=list(tr.entities), pods=pods, groups=groups, preemption=preemption, requeues=list(tr.requeues) or None)
 
 
 def _pod_cycle(r: PodResult, names: list[str], kept: int | None) -> PodCycle:

@@ -45,7 +45,9 @@ from gangplan.solver.greedy.placement_cycle import (
 )
 from gangplan.solver.greedy.plugins.gangscheduling import placement_feasible
 from gangplan.solver.greedy.preemption import Preemption
+from gangplan.models.trace import Requeue
 from gangplan.solver.greedy.queue import Entity, member_order
+from gangplan.solver.greedy.scheduling_queue import ASSIGNED_POD_ADD, POD_DELETE, ClusterEvent, SchedulingQueue, queueing_hint
 from gangplan.solver.greedy.schedule_one import PodResult, leaf_reason, pod_failure
 from gangplan.solver.greedy.state import RunState
 
@@ -62,17 +64,80 @@ class WorkloadCycle:
         self.preemption = Preemption(state, self.schedule_group)
 
     # ---- entities ----------------------------------------------------------------------------
-    def run(self, queue: list[Entity]) -> None:
+    def run(self, queue: list[Entity], *, requeue: bool = True) -> None:
+        """Every entity through the scheduling queue (:mod:`.scheduling_queue`): first in
+        PrioritySort order, then again whenever an event of the run (pods bound, pods evicted) may
+        make a failed one schedulable, until no entity can change state. ``requeue=False``: one
+        pass, no retries (what gangplan did before the queue; ``benchmarks/requeue_cost.py``)."""
         st = self.state
-        for entity in queue:
-            if st.stopped:
+        tree = st.cluster.groups
+        sizes = {e.key: len(self._queued_pods(e.key)) for e in queue}
+        q = SchedulingQueue.of(st.cluster, queue, sizes, queueing_hint(st.cluster, self._queued_pods))
+        names = st.snap.names
+        while not st.stopped:
+            qe = q.pop()
+            if qe is None:
                 break
-            st.trace.entities.append(str(entity.key))
-            if entity.key.is_pod:
-                self.schedule_single(st.cluster.pod_by_key[entity.key.key])
+            key = qe.key
+            pods = self._queued_pods(key)
+            before = {p.key for p in pods if p.key in st.placements}
+            victims = len(st.victims)
+            st.rejectors = set()
+            mark = st.trace.mark()
+            if qe.attempts == 1:
+                st.trace.entities.append(str(key))
+                self._attempt(key)
             else:
-                self.schedule_root(entity.key.key)
+                self._retry(key, pods, before)
+            bound = [p for p in pods if p.key in st.placements and p.key not in before]
+            if qe.attempts > 1 and not bound and not st.stopped:
+                st.trace.restore(mark)  # a retry that places nothing leaves the first attempt's records
             st.trace.clear_journal()
+            left = [p for p in pods if p.key not in st.placements and not p.terminating]
+            if qe.attempts > 1:
+                st.trace.requeues.append(Requeue(entity=str(key), attempt=qe.attempts, at=q.clock, trigger=qe.trigger or "", placed=len(bound), outcome="Success" if bound and not left else ("Partial" if bound else "Unschedulable")))
+            if left and requeue:
+                q.failed(qe, st.rejectors)
+            by_key = st.cluster.pod_by_key
+            for k in st.victims[victims:]:
+                victim = by_key[k]
+                q.event(ClusterEvent(POD_DELETE, victim, victim.node_name or ""))
+            for p in bound:
+                q.event(ClusterEvent(ASSIGNED_POD_ADD, p, names[st.placements[p.key]]))
+        st.rejectors = None
+
+    def _queued_pods(self, key: EntityKey) -> list[Pod]:
+        """The pending pods the run attempts for an entity."""
+        st = self.state
+        if key.is_pod:
+            return [st.cluster.pod_by_key[key.key]]
+        return [p for p in st.cluster.groups.members(key.key) if p.key in st.queued]
+
+    def _attempt(self, key: EntityKey) -> None:
+        if key.is_pod:
+            self.schedule_single(self.state.cluster.pod_by_key[key.key])
+        else:
+            self.schedule_root(key.key)
+
+    def _retry(self, key: EntityKey, pods: list[Pod], placed: set[str]) -> None:
+        """A later attempt of an entity that failed: its pods' old cycles and reasons go (the new
+        attempt gives its own); pods it already placed count as scheduled members (next cycle)."""
+        st, tr = self.state, self.state.trace
+        tr.drop_cycles(tr.mark(), {p.key for p in pods})  # the new attempt's cycles replace them
+        for p in pods:
+            tr.pop("pod_reasons", p.key)
+        if not key.is_pod:
+            for g in st.cluster.groups.leaves(key.key):
+                tr.pop("group_reasons", g)
+        if not placed:
+            self._attempt(key)
+            return
+        queued = st.queued
+        st.queued, st.next_cycle = queued - placed, True
+        try:
+            self._schedule_root(key.key)
+        finally:
+            st.queued, st.next_cycle = queued, False
 
     def schedule_single(self, pod: Pod) -> None:
         st = self.state
@@ -198,7 +263,9 @@ class WorkloadCycle:
         st = self.state
         group = st.cluster.groups.node(key)
         members = group.members
-        pods = member_order([p for p in members if p.key in st.queued])
+        pods, drawn = member_order([p for p in members if p.key in st.queued], group, cluster=st.cluster, seed=st.sched.seed)
+        if drawn is not None:
+            st.trace.update_group(key, member_order=drawn)
         before = sum(1 for p in members if p.bound)
         if st.next_cycle:
             before += sum(1 for p in members if not p.bound and p.key in st.snap.node_of)
@@ -264,6 +331,8 @@ class WorkloadCycle:
         if st.stopped:
             return PodResult(pod=pod, status=Status(Code.ERROR, (STOPPED,)))
         r = st.sched.schedule(pod)
+        if st.rejectors is not None:
+            st.rejectors.update(r.rejections)
         if pod.key in st.fixed:
             self._apply_fixed(pod, r)
         st.trace.cycle(pod.key, r)

@@ -20,7 +20,7 @@ unit (rank 1 without a group, 2 inside one); otherwise the unit is keyed by its 
 ancestor (rank 2 for a PodGroup, 3 for a CompositePodGroup) and holds every pod on a node of every
 leaf PodGroup under it. A unit's priority is its root group's, else the pod's own.
 
-Simplifications (the run is one pass over the queue, not a series of cycles):
+Simplifications (the run is a series of attempts on a virtual clock, :mod:`.scheduling_queue`):
 
 * "Victims deleted, the preemptor binds in its next cycle" is modelled as immediate: the victims
   leave the snapshot at once, the preemptor's pods are assumed on their nominated nodes (reported
@@ -33,8 +33,10 @@ Simplifications (the run is one pass over the queue, not a series of cycles):
   get this second cycle.
 * A single pod that preempts keeps its failing Filter evidence in ``trace["pods"]``; its
   ``chosen`` is the nominated node.
-* Only pods bound in the snapshot can be victims (pods placed earlier in the same run have a
-  priority at least the current entity's anyway, by queue order).
+* Only pods bound in the snapshot can be victims. In the first pass over the queue, pods placed
+  earlier in the run have a priority at least the current entity's anyway; a retried entity
+  (requeued by an event) could upstream also evict lower-priority pods the run placed after its
+  first attempt, which gangplan does not do.
 * Candidate nodes of default preemption are scanned from offset 0 in snapshot position order
   (upstream starts at a random offset), and the final tie goes to the lowest node position
   (upstream: the first of a Go map, effectively random).
@@ -70,6 +72,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gangplan.models.groups import EntityKey, VictimUnit, parse_timestamp
+from gangplan.models.version import NEWEST, KubeVersion, placement_groups_preempt, rerun_reprieve
 from gangplan.models.objects import Pod, PodDisruptionBudget
 from gangplan.models.trace import NodeVictims, PodPreemption, WorkloadPreemption
 from gangplan.predicates import selector_matches
@@ -112,10 +115,14 @@ CROSS_NODE_FILTERS = frozenset({names.INTER_POD_AFFINITY, names.POD_TOPOLOGY_SPR
 pods with required anti-affinity terms: see :meth:`Preemption._local_reprieve`."""
 
 
-def importance(u: VictimUnit) -> tuple:
+def importance(u: VictimUnit, version: KubeVersion = NEWEST) -> tuple:
     """Sort key of a victim unit, most important first (``MoreImportantVictim``): priority,
-    then unit kind (CompositePodGroup over PodGroup over Pod), size, earliest start, uid."""
-    return (-u.priority, -RANK[u.kind], -len(u.pods), min((_start(p) for p in u.pods), default=FAR_FUTURE), u.pods[0].uid, u.pods[0].key)
+    then unit kind (CompositePodGroup over PodGroup over Pod), size, earliest start, uid.
+    v1.36 (``moreImportantVictim``, ``framework/preemption/types.go`` release-1.36) ranks a unit
+    as a group when its first pod belongs to one (``IsPodGroup``: ``spec.schedulingGroup`` set),
+    so a lone pod of a ``disruptionMode: Pod`` group counts as a group there."""
+    rank = RANK[u.kind] if version != KubeVersion.V1_36 else (1 if u.pods[0].group_key else 0)
+    return (-u.priority, -rank, -len(u.pods), min((_start(p) for p in u.pods), default=FAR_FUTURE), u.pods[0].uid, u.pods[0].key)
 
 
 def _start(p: Pod) -> datetime:
@@ -184,7 +191,7 @@ class Preemption:
         its id is not reused while cached)."""
         got = self._keys.get(id(u))
         if got is None or got[0] is not u:
-            got = self._keys[id(u)] = (u, importance(u))
+            got = self._keys[id(u)] = (u, importance(u, self.state.cluster.kube_version))
         return got[1]
 
     # ---- shared ------------------------------------------------------------------------------
@@ -250,6 +257,10 @@ class Preemption:
         policy = tree.preemption_policy(group.entity)
         trace = WorkloadPreemption(priority=group.priority, policy=policy, status=Code.UNSCHEDULABLE.label)
         st.trace.preemption[root] = trace
+        if not placement_groups_preempt(st.cluster.kube_version) and any(tree.node(g).topology_key for g in tree.leaves(root)):
+            # v1.36 runWorkloadAwarePreemption (schedule_one_podgroup.go, kubernetes#137606;
+            # lifted in v1.37 by kubernetes#140683)
+            return _fail(trace, "workload aware preemption is not supported for pod groups with scheduling constraints")
         if policy == NEVER:
             return _fail(trace, "not eligible due to preemptionPolicy=Never.")
         if self._ongoing(pods, group.priority):
@@ -274,7 +285,10 @@ class Preemption:
             return _fail(trace, f"preemption cannot help: {run.reason or run.status.label}")
         assignments = st.assumed.since(checkpoint)
         st.assumed.rollback(checkpoint)
-        evicted = self._reprieve(units, assignments, trace)
+        if rerun_reprieve(st.cluster.kube_version):
+            evicted, assignments = self._reprieve_rerun(root, units, assignments, trace)
+        else:
+            evicted = self._reprieve(units, assignments, trace)
         for pod, i in assignments:
             st.assumed.assume(pod, i)
         self._actuate(evicted, assignments, group.priority)
@@ -322,6 +336,38 @@ class Preemption:
         evicted.sort(key=self.importance)
         trace.victims = [p.key for u in evicted for p in u.pods]
         return evicted
+
+    def _reprieve_rerun(self, root: str, units: list[VictimUnit], assignments: list[tuple[Pod, int]], trace: WorkloadPreemption) -> tuple[list[VictimUnit], list[tuple[Pod, int]]]:
+        """v1.36's reprieve (``PodGroupEvaluator``, ``framework/preemption/podgrouppreemption.go``
+        release-1.36): add a unit back (violating units first, each part in importance order) and
+        run the whole pod-group algorithm again, so the group's pods may move; the unit is spared
+        when the group still succeeds, with at least as many pods as the best run so far. Returns
+        the evicted units (importance order) and the assignments of the last successful run."""
+        st = self.state
+        bad, good, counts = classify_pdb(units, st.cluster.pdbs)
+        trace.order = [str(u.key) for u in bad + good]
+        trace.violating = dict(counts)
+        evicted: list[VictimUnit] = []
+        best = len(assignments)
+        for u in bad + good:
+            self._restore(u)
+            mark = st.trace.mark()
+            checkpoint = st.assumed.checkpoint()
+            run = self.schedule_group(root)
+            got = st.assumed.since(checkpoint)
+            st.assumed.rollback(checkpoint)
+            if run.status == Code.SUCCESS and run.new > 0 and len(got) >= best:
+                st.trace.cut_order(mark)
+                trace.reprieved.append(str(u.key))
+                assignments, best = got, len(got)
+                continue
+            st.trace.restore(mark)
+            self._remove(u)
+            evicted.append(u)
+            trace.pdb_violations += counts.get(str(u.key), 0)
+        evicted.sort(key=self.importance)
+        trace.victims = [p.key for u in evicted for p in u.pods]
+        return evicted, assignments
 
     def _local_reprieve(self, assignments: list[tuple[Pod, int]]) -> bool:
         """Whether a reprieve check may skip the assignments away from the restored unit.

@@ -122,6 +122,7 @@ class PodScheduler:
         self.profile = profile
         self.tie_break = tie_break
         self.rng = random.Random(seed)
+        self.seed = seed
         self.top_k = top_k
         self.placement: np.ndarray | None = None
         """Node positions of the placement being evaluated (TAS, spec §3.3; ``ListNodesInPlacement``),

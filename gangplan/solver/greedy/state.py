@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gangplan.models.trace import GroupCycle, PreemptionAttempt
+from gangplan.models.trace import GroupCycle, PreemptionAttempt, Requeue
 from gangplan.solver.greedy.queue import queued_pods
 
 if TYPE_CHECKING:
@@ -89,6 +89,7 @@ class TraceRecorder:
         self.pod_reasons: dict[str, str] = {}
         self.entities: list[str] = []
         self.preemption: dict[str, PreemptionAttempt] = {}
+        self.requeues: list[Requeue] = []
         self._journal: list[tuple] = []
 
     # ---- journaled changes -----------------------------------------------------------------
@@ -227,6 +228,8 @@ class RunState:
     count as scheduled members)."""
     stopped: bool = False
     """Set when the observer stopped the run."""
+    rejectors: set[str] | None = None
+    """Plugins that rejected a pod during the current entity's attempt (its ``UnschedulablePlugins``)."""
 
     @classmethod
     def start(cls, cluster: Cluster, snap: NodeTable, sched: PodScheduler, *, fixed: dict[str, str] | None = None, preemption: bool = False, observer: RunObserver | None = None) -> RunState:

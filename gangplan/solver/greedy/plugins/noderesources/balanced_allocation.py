@@ -1,11 +1,19 @@
 """NodeResourcesBalancedAllocation: ``pkg/scheduler/framework/plugins/noderesources/
-balanced_allocation.go`` (kubernetes/kubernetes @02d7708a, v1.36).
+balanced_allocation.go``, per version (:func:`gangplan.models.version.balanced_allocation_with_change`).
 
-Uses the actual requests (``useRequested = true``) of the node plus the pod. Per resource the
-fraction ``min(1, requested / allocatable)`` (resources with allocatable 0 skipped);
-``std = |f1 - f2| / 2`` for two fractions, the population standard deviation for more, 0 for
-fewer; score ``int64((1 - std) * 100)``. PreScore skips best-effort pods (no requests at all).
-No NormalizeScore.
+Both versions use the actual requests (``useRequested = true``, no non-zero defaults). The balance
+of a request vector ``x`` is ``S(x)``: per resource the fraction ``min(1, x / allocatable)``
+(resources with allocatable 0 skipped), ``std = |f1 - f2| / 2`` for two fractions, the population
+standard deviation for more, 0 for fewer; ``S = int64((1 - std) * 100)`` (50..100).
+
+* v1.35 (release-1.35 @02d7708a): the score is ``S(node requested + pod)``.
+* v1.36 and later (kubernetes#135573, CHANGELOG-1.36 "score will now take into consideration both
+  balance with and without the requested pod"): ``50 + (50 + S(with pod) - S(without pod)) / 2``
+  in int64, each S truncated first; 75 when the pod leaves the balance unchanged, 50 when it turns
+  a balanced node into the most unbalanced one, 100 for the reverse. The test table of the new
+  ``balanced_allocation_test.go`` is ported in ``tests/test_kube_version.py``.
+
+PreScore skips best-effort pods (no requests at all). No NormalizeScore.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import math
 
 import numpy as np
 
+from gangplan.models.version import balanced_allocation_with_change
 from gangplan.solver.greedy.framework import MAX_NODE_SCORE, SKIP, SUCCESS
 from gangplan.solver.greedy.plugins import names
 from gangplan.solver.greedy.plugins.base import Plugin
@@ -47,6 +56,12 @@ def balanced_resource_score(requested: list[int], allocatable: list[int]) -> int
     return int((1 - std) * MAX_NODE_SCORE)
 
 
+def balance_change_score(with_pod: int, without_pod: int) -> int:
+    """v1.36+: the two balances combined, Go int64 arithmetic (the inner term is never negative,
+    so floor division is Go's truncation)."""
+    return MAX_NODE_SCORE // 2 + (MAX_NODE_SCORE // 2 + with_pod - without_pod) // 2
+
+
 def balanced_allocation_scores(requested: np.ndarray, alloc: np.ndarray) -> np.ndarray:
     """All nodes at once; the common case (every resource offered, two resources) is vectorised,
     other nodes go through :func:`balanced_resource_score`."""
@@ -78,8 +93,15 @@ class BalancedAllocation(Plugin):
         return SUCCESS
 
     def score(self, cs, pod, snap, feasible):
+        with_change = balanced_allocation_with_change(self.cluster.kube_version)
+
         def compute(nodes):
             requested, alloc = requested_and_allocatable(snap, pod, self._resources(), True, nodes)
-            return balanced_allocation_scores(requested, alloc)
+            with_pod = balanced_allocation_scores(requested, alloc)
+            if not with_change:
+                return with_pod
+            pod_req = np.array(pod_request_list(pod, self._resources(), True), dtype=np.int64)[:, None]
+            without = np.where(alloc > 0, requested - pod_req, 0)
+            return balance_change_score(with_pod, balanced_allocation_scores(without, alloc))
 
-        return snap.node_array((NAME, snap.signature(pod)), compute)[feasible]
+        return snap.node_array((NAME, snap.signature(pod), with_change), compute)[feasible]

@@ -1,0 +1,201 @@
+"""The Kubernetes minor version a run reproduces, and every behaviour that differs between them.
+
+kube-scheduler's workload scheduling changed between v1.35, v1.36 and v1.37 (the pod-group cycle
+appeared in v1.36, NodeResourcesBalancedAllocation changed its formula in v1.36, the preemption of
+topology-constrained groups changed, the scheduling API versions served differ). A run names the
+version it reproduces (``--kube-version``, ``kube_version=`` in the library, ``params.kubeVersion``
+in the Result); the default is the newest. Each behaviour keyed on the version is listed once in
+:data:`BEHAVIOURS`, with the upstream code it mirrors per version; the README's table is generated
+from it (``tests/test_kube_version.py`` keeps them equal) and the engines read the predicates
+below, never a version literal of their own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class KubeVersion(StrEnum):
+    V1_35 = "1.35"
+    V1_36 = "1.36"
+    V1_37 = "1.37"
+
+    @property
+    def minor(self) -> int:
+        return int(self.value.split(".")[1])
+
+    def at_least(self, other: KubeVersion | str) -> bool:
+        return self.minor >= KubeVersion(other).minor
+
+
+NEWEST = KubeVersion.V1_37
+VERSIONS = tuple(KubeVersion)
+
+_SEMVER = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
+
+
+def parse_kube_version(text: str | None) -> KubeVersion | None:
+    """``1.36``, ``v1.36``, ``1.36.2`` or a kubelet's ``v1.36.2-eks-1234`` -> the minor version
+    gangplan models; None when the text is no version or names one gangplan does not model."""
+    m = _SEMVER.match((text or "").strip())
+    if not m or m.group(1) != "1":
+        return None
+    try:
+        return KubeVersion(f"1.{int(m.group(2))}")
+    except ValueError:
+        return None
+
+
+def minor_of(text: str | None) -> str | None:
+    """The ``1.<minor>`` of a version string, modelled or not (``v1.33.4`` -> ``1.33``)."""
+    m = _SEMVER.match((text or "").strip())
+    return f"{m.group(1)}.{int(m.group(2))}" if m else None
+
+
+@dataclass(frozen=True)
+class VersionEvidence:
+    """What the Nodes' ``status.nodeInfo.kubeletVersion`` suggest about the cluster's version."""
+
+    suggested: KubeVersion | None
+    """The newest modelled minor any node runs (the control plane is at least as new as its
+    kubelets, so the newest kubelet is the closest lower bound on kube-scheduler's version)."""
+    minors: dict[str, int]
+    """Nodes per kubelet minor (``1.36``: 12), modelled or not; nodes without a version are left out."""
+
+    def differs_from(self, used: KubeVersion) -> bool:
+        return self.suggested is not None and self.suggested != used
+
+    def describe(self) -> str:
+        if not self.minors:
+            return "no Node reports status.nodeInfo.kubeletVersion"
+        counts = ", ".join(f"{n} node(s) at v{m}" for m, n in sorted(self.minors.items(), key=lambda kv: _minor_key(kv[0])))
+        return counts
+
+
+def _minor_key(m: str) -> tuple[int, int]:
+    a, b = m.split(".")
+    return int(a), int(b)
+
+
+def version_evidence(kubelet_versions: Iterable[str]) -> VersionEvidence:
+    minors: Counter[str] = Counter()
+    for v in kubelet_versions:
+        m = minor_of(v)
+        if m is not None:
+            minors[m] += 1
+    modelled = [KubeVersion(m) for m in minors if m in {v.value for v in VERSIONS}]
+    newer = [m for m in minors if _minor_key(m) > _minor_key(NEWEST.value)]
+    suggested = max(modelled, key=lambda v: v.minor) if modelled else (NEWEST if newer else None)
+    return VersionEvidence(suggested, dict(sorted(minors.items(), key=lambda kv: _minor_key(kv[0]))))
+
+
+# ---- behaviours keyed on the version -------------------------------------------------------------
+def balanced_allocation_with_change(v: KubeVersion) -> bool:
+    """NodeResourcesBalancedAllocation scores the change of the node's balance (v1.36+,
+    kubernetes#135573) instead of the balance with the pod alone (v1.35)."""
+    return v.at_least(KubeVersion.V1_36)
+
+
+def quorum_pod_first(v: KubeVersion) -> bool:
+    """v1.36 sorts a gang's pods by the time they passed PreEnqueue: the pod that completed the
+    quorum first, the pods gated before it after it in Go map order (random). v1.35 (pods queued
+    one by one) and v1.37 (the group's pods in the order they joined the queued group) try them in
+    arrival order (:mod:`gangplan.solver.greedy.queue`)."""
+    return v == KubeVersion.V1_36
+
+
+def placement_groups_preempt(v: KubeVersion) -> bool:
+    """A topology-constrained (placement-based) pod group may use workload-aware preemption.
+    v1.36 refuses ("not eligible due to placement-based pod group scheduling limitation")."""
+    return v != KubeVersion.V1_36
+
+
+def rerun_reprieve(v: KubeVersion) -> bool:
+    """Workload-aware preemption's reprieve re-runs the whole pod-group algorithm for each unit
+    put back (v1.36); v1.37 re-checks Filter on the nodes chosen once (kubernetes#139980)."""
+    return v == KubeVersion.V1_36
+
+
+def groups_requeue_without_hints(v: KubeVersion) -> bool:
+    """v1.37's entity queue puts a failed pod group straight back to backoff (no queueing hint,
+    ``AddAttemptedPodGroupIfNeeded``), with a backoff cap of ``10 s * sqrt(size)``; v1.36 requeues
+    each member pod by its own hints (:mod:`gangplan.solver.greedy.scheduling_queue`)."""
+    return v.at_least(KubeVersion.V1_37)
+
+
+@dataclass(frozen=True)
+class Behaviour:
+    topic: str
+    per_version: dict[str, str]
+    """``"1.35"`` / ``"1.36"`` / ``"1.37"`` (or ``"1.35-1.36"``, ``"1.36+"``) -> what that version does."""
+    upstream: str
+    """The upstream code each version's reproduction mirrors."""
+
+
+BEHAVIOURS: tuple[Behaviour, ...] = (
+    Behaviour(
+        "NodeResourcesBalancedAllocation score",
+        {"1.35": "`(1 - std) * 100` of the fractions with the pod",
+         "1.36+": "the change of balance: with the pod against without it, 75 when unchanged (50..100)"},
+        "`pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go` (release-1.35 @02d7708a; kubernetes#135573 in v1.36)",
+    ),
+    Behaviour(
+        "order of a gang's pods in its cycle",
+        {"1.35": "arrival order (each pod its own activeQ entry: priority, then queue time)",
+         "1.36": "priority, then `InitialAttemptTimestamp` (first PreEnqueue pass): the pod that completed the quorum, then the pods gated before it in Go map order (drawn from `--seed`), then later arrivals",
+         "1.37": "arrival order (the queued group's `QueuedPodInfos`, no sort)"},
+        "`schedule_one_podgroup.go` `podGroupInfoForPod` (release-1.36 @008b3652: sort by priority, `InitialAttemptTimestamp`); `backend/queue/scheduling_queue.go` `moveToActiveQ`; `plugins/gangscheduling/gangscheduling.go` PreEnqueue; v1.37: `QueuedPodGroupInfo` (kubernetes#138567)",
+    ),
+    Behaviour(
+        "workload-aware preemption of a group with `schedulingConstraints.topology`",
+        {"1.35": "none (no workload-aware preemption)", "1.36": "refused: \"workload aware preemption is not supported for pod groups with scheduling constraints\"", "1.37": "runs (kubernetes#140683)"},
+        "`schedule_one_podgroup.go` `runWorkloadAwarePreemption` (release-1.36, kubernetes#137606)",
+    ),
+    Behaviour(
+        "workload-aware preemption's reprieve",
+        {"1.35": "none", "1.36": "each unit put back (PDB-violating first, importance order), then the whole pod-group algorithm again: the group's pods may move",
+         "1.37": "the algorithm once on the emptied cluster, then Filter re-checked on the chosen nodes per unit put back (kubernetes#139980)"},
+        "`pkg/scheduler/framework/preemption/podgrouppreemption.go` (release-1.36; master)",
+    ),
+    Behaviour(
+        "requeueing a failed entity",
+        {"1.35-1.36": "each pod by its rejecting plugins' queueing hints (a bound pod matching its affinity, an evicted pod freeing resources, ...), backoff 1 s doubling to 10 s, the 5-minute flush",
+         "1.37": "single pods as before; a failed pod group goes back whole on any event, backoff capped at `10 s * sqrt(size)`"},
+        "`pkg/scheduler/backend/queue/scheduling_queue.go`, `backoff_queue.go`, the plugins' `EventsToRegister` (release-1.36; v1.37 kubernetes#138567)",
+    ),
+    Behaviour(
+        "victim importance at equal priority",
+        {"1.35": "none", "1.36": "a unit whose first pod belongs to a PodGroup over a lone pod, then more pods, then the earlier start",
+         "1.37": "CompositePodGroup over PodGroup over Pod units, then more pods, then the earlier start"},
+        "`moreImportantVictim`, `pkg/scheduler/framework/preemption/types.go`",
+    ),
+)
+
+
+def behaviour_table() -> str:
+    """The README table: one row per behaviour, one column per version."""
+    rows = ["| behaviour | v1.35 | v1.36 | v1.37 | upstream |", "|---|---|---|---|---|"]
+    for b in BEHAVIOURS:
+        cells = [_cell(b, v) for v in VERSIONS]
+        rows.append(f"| {b.topic} | " + " | ".join(cells) + f" | {b.upstream} |")
+    return "\n".join(rows)
+
+
+def _cell(b: Behaviour, v: KubeVersion) -> str:
+    for spec, text in b.per_version.items():
+        if _covers(spec, v):
+            return text
+    return "-"
+
+
+def _covers(spec: str, v: KubeVersion) -> bool:
+    if spec.endswith("+"):
+        return v.minor >= KubeVersion(spec[:-1]).minor
+    if "-" in spec:
+        lo, hi = spec.split("-")
+        return KubeVersion(lo).minor <= v.minor <= KubeVersion(hi).minor
+    return v == KubeVersion(spec)

@@ -1,0 +1,85 @@
+"""How often kube-scheduler admits each group, over the choices upstream makes at random.
+
+kube-scheduler is random in two places a snapshot cannot pin: equal-score nodes (``selectHost``
+takes one of the best nodes uniformly) and, in v1.36, the order of a gang's pods gated before the
+quorum (a Go map, :mod:`.queue`). One greedy run draws both from its seed; :func:`sample_greedy`
+runs ``K`` seeds (``seed .. seed + K - 1``, ties drawn at random) and counts, per root group and
+per single pod, the runs that admit (place) it, and per run whether it reaches a target objective
+(the optimum, in a diff). A count of K or 0 is what every drawn run did, not a proof; the counts
+are the share of draws, each seed equally likely.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from gangplan.models.cluster import Cluster
+from gangplan.models.documents import SamplesDocument
+from gangplan.models.result import Result
+from gangplan.solver.outcome import compare
+
+SAMPLE_TIE_BREAK = "random"
+
+
+@dataclass
+class Samples:
+    runs: int
+    first_seed: int
+    kube_version: str
+    admitted: dict[str, int]
+    """Root group key -> runs that admit it (every pending root group, 0 included)."""
+    placed: dict[str, int]
+    """Pending single pod key -> runs that place it."""
+    results: list[Result] = field(default_factory=list, repr=False)
+    reaches_target: int | None = None
+    """Runs whose objective is at least the target's on every tier both carry (None: no target)."""
+    tie_break: str = SAMPLE_TIE_BREAK
+
+    @property
+    def seeds(self) -> list[int]:
+        return [self.first_seed, self.first_seed + self.runs - 1]
+
+    def document(self) -> SamplesDocument:
+        return SamplesDocument(runs=self.runs, seeds=self.seeds, tie_break=self.tie_break, kube_version=self.kube_version,
+                               admitted=dict(self.admitted), placed=dict(self.placed), reaches_optimum=self.reaches_target)
+
+    def share(self, group: str) -> str:
+        """``3/10`` for a group (or single pod)."""
+        n = self.admitted.get(group, self.placed.get(group, 0))
+        return f"{n}/{self.runs}"
+
+
+def sample_greedy(cluster: Cluster, samples: int, *, seed: int = 0, preemption: bool | None = None, kube_version: str | None = None,
+                  target: dict[str, float] | None = None, snapshot: str | None = None, tie_break: str = SAMPLE_TIE_BREAK) -> Samples:
+    """``samples`` greedy runs, seeds ``seed .. seed + samples - 1``, random ties (module docstring).
+    ``tie_break="first"`` keeps ties fixed, so only the pod orders vary (the brute-force property test)."""
+    from gangplan.solver.greedy import solve_greedy
+
+    if samples < 1:
+        raise ValueError("samples must be at least 1")
+    cluster = cluster.at_version(kube_version)
+    roots = sorted({r for p in cluster.schedulable_pods if p.group_key for r in [cluster.groups.node(p.group_key).root]})
+    singles = sorted(p.key for p in cluster.schedulable_pods if not p.group_key and not p.terminating)
+    admitted: Counter[str] = Counter({r: 0 for r in roots})
+    placed: Counter[str] = Counter({k: 0 for k in singles})
+    results: list[Result] = []
+    reaches = 0
+    for s in range(seed, seed + samples):
+        r = solve_greedy(cluster, tie_break=tie_break, seed=s, top_k=0, preemption=preemption, snapshot=snapshot)
+        results.append(r)
+        got = set(r.admitted_groups())
+        for root in roots:
+            admitted[root] += int(root in got or _root_admitted(cluster, r, root))
+        for k in singles:
+            placed[k] += int(r.pods.get(k) is not None and r.pods[k].node is not None)
+        if target is not None and compare(target, r.objective) <= 0:
+            reaches += 1
+    return Samples(samples, seed, cluster.kube_version.value, dict(admitted), dict(placed), results, reaches if target is not None else None, tie_break)
+
+
+def _root_admitted(cluster: Cluster, r: Result, root: str) -> bool:
+    """A root is admitted when every leaf below it that has pending pods is (a CompositePodGroup
+    has no row of its own in ``Result.groups``)."""
+    leaves = [g for g in cluster.groups.leaves(root) if g in r.groups]
+    return bool(leaves) and all(r.groups[g].admitted for g in leaves)
