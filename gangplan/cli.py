@@ -82,6 +82,18 @@ def _spinner(enabled: bool):
     return Spinner(enabled)
 
 
+def version_warnings(cluster, *, chosen: bool) -> list[str]:
+    """Where the snapshot says it comes from another release than the one reproduced."""
+    ev, used = cluster.version_evidence, cluster.kube_version
+    how = "--kube-version" if chosen else "the default (the newest); pass --kube-version to choose"
+    out = []
+    if ev.differs_from(used):
+        out.append(f"reproducing kube-scheduler v{used} ({how}), but the Nodes suggest v{ev.suggested} ({ev.describe()})")
+    for line in ev.not_served(used):
+        out.append(f"{line}; read anyway (v{used}); " + (f"the snapshot's scheduling objects suggest v{ev.api_suggested}" if ev.api_suggested else "no release serves all of the snapshot's scheduling objects"))
+    return out
+
+
 def _load(path: Path, *, strict: bool = False, warn: bool = False, kube_version: str | None = None):
     """Load a snapshot; bad input exits 2. ``warn`` prints the snapshot's warnings on stderr
     (and, when the Nodes' kubelets suggest another version than the one used, says so);
@@ -100,10 +112,8 @@ def _load(path: Path, *, strict: bool = False, warn: bool = False, kube_version:
     if warn:
         for line in cluster.warnings:
             err.print(f"warning: {line}", markup=False)
-        ev = cluster.version_evidence
-        if ev.differs_from(cluster.kube_version):
-            how = "--kube-version" if kube_version else "the default (the newest); pass --kube-version to choose"
-            err.print(f"warning: reproducing kube-scheduler v{cluster.kube_version} ({how}), but the Nodes suggest v{ev.suggested} ({ev.describe()})", markup=False)
+        for line in version_warnings(cluster, chosen=kube_version is not None):
+            err.print(f"warning: {line}", markup=False)
     return cluster
 
 

@@ -42,6 +42,10 @@ def render_summary(console: Console, s: dict[str, Any]) -> None:
         hint = f"suggested v{kv['suggested']}" if kv["suggested"] else "no version suggested"
         flag = "" if kv["suggested"] in (None, kv["used"]) else f"  [yellow](run with --kube-version {kv['suggested']})[/yellow]"
         console.print(f"  kube-scheduler v{kv['used']} reproduced; kubelets: {escape(kubelets)}, {hint}{flag}")
+        if kv.get("apiSuggested") and kv["apiSuggested"] != kv["used"]:
+            console.print(f"  the scheduling objects' apiVersions suggest v{kv['apiSuggested']}")
+        for line in kv.get("notServed", ()):
+            console.print(f"  [yellow]not served by v{kv['used']}[/yellow]: {escape(line)}")
 
     t = Table(title="Node shapes", title_justify="left")
     t.add_column("nodes", justify="right")

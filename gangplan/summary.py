@@ -141,6 +141,9 @@ def summarize(cluster: Cluster) -> dict[str, Any]:
             "kubelets": dict(ev.minors),
             "used": cluster.kube_version.value,
             "modelled": [v.value for v in VERSIONS],
+            "apiVersions": dict(cluster.api_versions),
+            "apiSuggested": ev.api_suggested.value if ev.api_suggested else None,
+            "notServed": list(ev.not_served(cluster.kube_version)),
         },
     }
 

@@ -86,6 +86,30 @@ def test_the_readme_lists_every_versioned_behaviour_as_the_table_the_code_genera
     assert behaviour_table() in readme
 
 
+def test_the_scheduling_objects_apiversions_tell_the_release_they_come_from():
+    v135 = {"Workload scheduling.k8s.io/v1alpha1": 1, "Pod spec.workloadRef": 4}
+    v136 = {"PodGroup scheduling.k8s.io/v1alpha2": 2, "Workload scheduling.k8s.io/v1alpha2": 1, "Pod spec.schedulingGroup": 3}
+    v137 = {"CompositePodGroup scheduling.k8s.io/v1alpha3": 1, "PodGroup scheduling.k8s.io/v1beta1": 2, "Pod spec.schedulingGroup": 3}
+    assert [version_evidence([], a).api_suggested.value for a in (v135, v136, v137)] == ["1.35", "1.36", "1.37"]
+    assert version_evidence([], {**v135, **v137}).api_suggested is None  # no release serves both
+    ev = version_evidence([], v137)
+    assert ev.not_served(KubeVersion.V1_37) == ()
+    assert ev.not_served(KubeVersion.V1_36) == (
+        "1 CompositePodGroup(s) in scheduling.k8s.io/v1alpha3, which kube-apiserver v1.36 does not serve (no version)",
+        "2 PodGroup(s) in scheduling.k8s.io/v1beta1, which kube-apiserver v1.36 does not serve (scheduling.k8s.io/v1alpha2)",
+    )
+    assert "3 Pod(s) use spec.schedulingGroup, which v1.35 does not have (spec.workloadRef there)" in version_evidence([], v136).not_served(KubeVersion.V1_35)
+
+
+@pytest.mark.parametrize(("fixture", "release"), [("v1alpha1-v1.35.yaml", "1.35"), ("v1alpha2-v1.36.yaml", "1.36"), ("v1beta1-v1alpha3-v1.37.yaml", "1.37")])
+def test_each_releases_api_fixture_suggests_that_release(fixture, release):
+    """The wire shapes of each release (tests/fixtures/api, from k8s.io/api) point at it, and only
+    that release serves all of them."""
+    ev = load_snapshot(ROOT / "tests" / "fixtures" / "api" / fixture).version_evidence
+    assert ev.api_suggested.value == release
+    assert [v.value for v in VERSIONS if not ev.not_served(v)] == [release]
+
+
 # ---- podGroupInfoForPod: the order of a gang's pods ---------------------------------------------------
 def _four_pod_gang() -> list[dict]:
     """A 4-pod gang, minCount 4, created p0..p3 one second apart: p3 completes the quorum."""
@@ -197,9 +221,13 @@ def test_solve_records_the_version_and_warns_when_the_kubelets_suggest_another(t
     assert code == 0 and json.loads(out)["params"]["kubeVersion"] == NEWEST.value
     assert re.search(r"warning: reproducing kube-scheduler v1\.37 .* the Nodes suggest v1\.36 \(2 node\(s\) at v1\.36\)", err)
     code, out, err = run_cli(["solve", str(snap), "--json", "--kube-version", "1.36"])
-    assert code == 0 and json.loads(out)["params"]["kubeVersion"] == "1.36" and "suggest" not in err
+    assert code == 0 and json.loads(out)["params"]["kubeVersion"] == "1.36" and "the Nodes suggest" not in err
+    # the objects are v1beta1, which v1.36 does not serve: read anyway, and said
+    assert "warning: 1 PodGroup(s) in scheduling.k8s.io/v1beta1, which kube-apiserver v1.36 does not serve (scheduling.k8s.io/v1alpha2); read anyway (v1.36); the snapshot's scheduling objects suggest v1.37" in err
     code, out, _ = run_cli(["inspect", str(snap), "--json"])
-    assert json.loads(out)["kubeVersion"] == {"suggested": "1.36", "kubelets": {"1.36": 2}, "used": NEWEST.value, "modelled": ["1.35", "1.36", "1.37"]}
+    assert json.loads(out)["kubeVersion"] == {
+        "suggested": "1.36", "kubelets": {"1.36": 2}, "used": NEWEST.value, "modelled": ["1.35", "1.36", "1.37"],
+        "apiVersions": {"Pod spec.schedulingGroup": 2, "PodGroup scheduling.k8s.io/v1beta1": 1}, "apiSuggested": "1.37", "notServed": []}
     code, _, err = run_cli(["solve", str(snap), "--kube-version", "1.34"])
     assert code == 2 and "1.34" in err
 

@@ -299,6 +299,17 @@ class _Builder:
         self.expanded: list[dict] = []
         self.translations: list[str] = []
         self.held: dict[str, str] = {}
+        self.api_versions: Counter[str] = Counter()
+
+    def _count_api(self, kind: str, raw: dict) -> None:
+        """What tells the release: the scheduling kinds' apiVersions, and the pods' group link."""
+        if kind in ("Workload", "PodGroup", "CompositePodGroup"):
+            self.api_versions[f"{kind} {raw.get('apiVersion') or '(no apiVersion)'}"] += 1
+        elif kind == "Pod" and isinstance(raw.get("spec"), dict):
+            spec = raw["spec"]
+            for link in ("workloadRef", "schedulingGroup"):
+                if spec.get(link):
+                    self.api_versions[f"Pod spec.{link}"] += 1
 
     def note(self, kind: str, field: str, message: str, name: str) -> None:
         self.notes.setdefault((kind, re.sub(r"\[\d+\]", "[]", field), message), []).append(name)
@@ -341,6 +352,7 @@ class _Builder:
             return
         ref = _ref(kind, raw, kind in _NAMESPACED)
         ctx = Ctx(file, ref)
+        self._count_api(kind, raw)
         if kind in _PARSERS:
             parse, store, key_attr = _PARSERS[kind]
             parsed = parse(ctx, raw)
@@ -502,6 +514,7 @@ def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion |
         translations=tuple(b.translations),
         sources=sources,
         kube_version=KubeVersion(kube_version) if kube_version else NEWEST,
+        api_versions=dict(sorted(b.api_versions.items())),
     )
     cluster.groups  # noqa: B018  (built once here: hierarchy validation runs at load time)
     return cluster

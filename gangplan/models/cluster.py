@@ -51,6 +51,9 @@ class Cluster(BaseModel):
     """What the loader translated or synthesized (foreign group APIs into native groups, Jobs,
     JobSets and LeaderWorkerSets into their pods), one line per kind (:mod:`gangplan.io.foreign`)."""
     sources: tuple[str, ...] = ()
+    api_versions: dict[str, int] = Field(default_factory=dict)
+    """``Kind apiVersion`` -> objects, for the scheduling.k8s.io kinds, and ``Pod spec.workloadRef`` /
+    ``Pod spec.schedulingGroup`` (how pods join groups): what tells the release a snapshot came from."""
     kube_version: KubeVersion = NEWEST
     """The Kubernetes minor version whose kube-scheduler the engines reproduce
     (:mod:`gangplan.models.version`); the newest unless the loader or a run is told otherwise."""
@@ -69,7 +72,7 @@ class Cluster(BaseModel):
     @cached_property
     def version_evidence(self) -> VersionEvidence:
         """The version the Nodes' kubelets suggest (``inspect``; ``solve`` warns when it differs)."""
-        return version_evidence(n.kubelet_version for n in self.nodes if n.kubelet_version)
+        return version_evidence((n.kubelet_version for n in self.nodes if n.kubelet_version), self.api_versions)
 
     # ---- lookups -------------------------------------------------------------------------
     @cached_property

@@ -348,6 +348,12 @@ class KubeVersionSummary(_Doc):
     kubelets: dict[str, int]
     used: str
     modelled: list[str]
+    api_versions: dict[str, int] = Field(default_factory=dict)
+    """``Kind apiVersion`` -> objects of the scheduling kinds, and the pods' group link fields."""
+    api_suggested: str | None = None
+    """The newest release that serves every scheduling object of the snapshot."""
+    not_served: list[str] = Field(default_factory=list)
+    """What of the snapshot the reproduced release does not serve."""
 
 
 class InspectDocument(_Doc):

@@ -65,9 +65,16 @@ class VersionEvidence:
     kubelets, so the newest kubelet is the closest lower bound on kube-scheduler's version)."""
     minors: dict[str, int]
     """Nodes per kubelet minor (``1.36``: 12), modelled or not; nodes without a version are left out."""
+    api_suggested: KubeVersion | None = None
+    """The newest release serving every ``scheduling.k8s.io`` object of the snapshot (:func:`api_suggestion`)."""
+    unserved: dict[str, tuple[str, ...]] | None = None
+    """Per modelled release, what of the snapshot it does not serve (:func:`unserved`)."""
 
     def differs_from(self, used: KubeVersion) -> bool:
         return self.suggested is not None and self.suggested != used
+
+    def not_served(self, used: KubeVersion) -> tuple[str, ...]:
+        return (self.unserved or {}).get(used.value, ())
 
     def describe(self) -> str:
         if not self.minors:
@@ -81,7 +88,7 @@ def _minor_key(m: str) -> tuple[int, int]:
     return int(a), int(b)
 
 
-def version_evidence(kubelet_versions: Iterable[str]) -> VersionEvidence:
+def version_evidence(kubelet_versions: Iterable[str], api_versions: dict[str, int] | None = None) -> VersionEvidence:
     minors: Counter[str] = Counter()
     for v in kubelet_versions:
         m = minor_of(v)
@@ -90,7 +97,68 @@ def version_evidence(kubelet_versions: Iterable[str]) -> VersionEvidence:
     modelled = [KubeVersion(m) for m in minors if m in {v.value for v in VERSIONS}]
     newer = [m for m in minors if _minor_key(m) > _minor_key(NEWEST.value)]
     suggested = max(modelled, key=lambda v: v.minor) if modelled else (NEWEST if newer else None)
-    return VersionEvidence(suggested, dict(sorted(minors.items(), key=lambda kv: _minor_key(kv[0]))))
+    apis = api_versions or {}
+    return VersionEvidence(suggested, dict(sorted(minors.items(), key=lambda kv: _minor_key(kv[0]))), api_suggestion(apis),
+                           {v.value: tuple(unserved(apis, v)) for v in VERSIONS})
+
+
+# ---- what each release serves ----------------------------------------------------------------------
+SCHEDULING = "scheduling.k8s.io"
+SERVED: dict[KubeVersion, dict[str, frozenset[str]]] = {
+    KubeVersion.V1_35: {"Workload": frozenset({f"{SCHEDULING}/v1alpha1"})},
+    KubeVersion.V1_36: {"Workload": frozenset({f"{SCHEDULING}/v1alpha2"}), "PodGroup": frozenset({f"{SCHEDULING}/v1alpha2"})},
+    KubeVersion.V1_37: {"Workload": frozenset({f"{SCHEDULING}/v1alpha3", f"{SCHEDULING}/v1beta1"}),
+                        "PodGroup": frozenset({f"{SCHEDULING}/v1alpha3", f"{SCHEDULING}/v1beta1"}),
+                        "CompositePodGroup": frozenset({f"{SCHEDULING}/v1alpha3"})},
+}
+"""The ``scheduling.k8s.io`` versions each kube-apiserver release serves (when enabled with
+``--runtime-config``: none is on by default): v1.35 CHANGELOG (#134564, v1alpha1 Workload), v1.36
+CHANGELOG (#136976, v1alpha2 Workload and PodGroup, v1alpha1 removed), v1.37 (``k8s.io/api``
+``scheduling/v1beta1`` Workload and PodGroup, ``v1alpha3`` with CompositePodGroup; v1alpha2 replaced)."""
+
+POD_GROUP_LINK = {"spec.workloadRef": frozenset({KubeVersion.V1_35}), "spec.schedulingGroup": frozenset({KubeVersion.V1_36, KubeVersion.V1_37})}
+"""The Pod field that joins a pod to its group, per release."""
+
+GATES: dict[str, dict[KubeVersion, str]] = {
+    "GenericWorkload": {KubeVersion.V1_35: "alpha", KubeVersion.V1_36: "alpha", KubeVersion.V1_37: "beta"},
+    "GangScheduling": {KubeVersion.V1_35: "alpha", KubeVersion.V1_36: "alpha"},
+    "TopologyAwareWorkloadScheduling": {KubeVersion.V1_36: "alpha", KubeVersion.V1_37: "alpha"},
+    "WorkloadAwarePreemption": {KubeVersion.V1_36: "alpha"},
+    "CompositePodGroup": {KubeVersion.V1_37: "alpha"},
+    "PodGroupPreemptionPolicy": {KubeVersion.V1_37: "alpha"},
+}
+"""Workload-scheduling feature gates per release (``pkg/features/kube_features.go`` versioned
+specs, the kubernetes.io feature-gate pages): every one is off by default; v1.37 folds
+GangScheduling and WorkloadAwarePreemption into GenericWorkload. gangplan models them all on."""
+
+
+def unserved(api_versions: dict[str, int], v: KubeVersion) -> list[str]:
+    """``Kind apiVersion`` (and Pod link field) counts of a snapshot that release ``v`` does not
+    serve, one line each, for a warning."""
+    out = []
+    served = SERVED[v]
+    for entry, n in sorted(api_versions.items()):
+        kind, _, api = entry.partition(" ")
+        if kind == "Pod":
+            if v not in POD_GROUP_LINK.get(api, frozenset({v})):
+                out.append(f"{n} Pod(s) use {api}, which v{v} does not have ({_link_of(v)} there)")
+        elif kind in served or kind in {k for s in SERVED.values() for k in s}:
+            if api not in served.get(kind, frozenset()):
+                there = ", ".join(sorted(served[kind])) if kind in served else "no version"
+                out.append(f"{n} {kind}(s) in {api}, which kube-apiserver v{v} does not serve ({there})")
+    return out
+
+
+def _link_of(v: KubeVersion) -> str:
+    return next(f for f, vs in POD_GROUP_LINK.items() if v in vs)
+
+
+def api_suggestion(api_versions: dict[str, int]) -> KubeVersion | None:
+    """The newest release that serves every scheduling object (and pod link) of the snapshot."""
+    if not api_versions:
+        return None
+    fits = [v for v in VERSIONS if not unserved(api_versions, v)]
+    return max(fits, key=lambda v: v.minor) if fits else None
 
 
 # ---- behaviours keyed on the version -------------------------------------------------------------
@@ -137,6 +205,20 @@ class Behaviour:
 
 
 BEHAVIOURS: tuple[Behaviour, ...] = (
+    Behaviour(
+        "`scheduling.k8s.io` versions served (kube-apiserver; none by default)",
+        {"1.35": "v1alpha1 Workload (groups in `spec.podGroups`, pods join by `spec.workloadRef`)",
+         "1.36": "v1alpha2 Workload and PodGroup (pods join by `spec.schedulingGroup`)",
+         "1.37": "v1beta1 Workload and PodGroup; v1alpha3 Workload, PodGroup and CompositePodGroup"},
+        "CHANGELOG-1.35 (#134564), CHANGELOG-1.36 (#136976), `staging/src/k8s.io/api/scheduling/v1beta1`, `v1alpha3` (v1.37); objects of a version the release does not serve are read and warned about",
+    ),
+    Behaviour(
+        "workload-scheduling feature gates (all off by default; gangplan models them on)",
+        {"1.35": "GenericWorkload, GangScheduling (alpha)",
+         "1.36": "GenericWorkload, GangScheduling, TopologyAwareWorkloadScheduling, WorkloadAwarePreemption (alpha)",
+         "1.37": "GenericWorkload (beta, with gang scheduling and workload-aware preemption folded in); TopologyAwareWorkloadScheduling, CompositePodGroup, PodGroupPreemptionPolicy (alpha)"},
+        "`pkg/features/kube_features.go` and `staging/src/k8s.io/kube-scheduler/pkg/features/kube_features.go` versioned specs; kubernetes.io feature-gate pages",
+    ),
     Behaviour(
         "NodeResourcesBalancedAllocation score",
         {"1.35": "`(1 - std) * 100` of the fractions with the pod",
