@@ -82,18 +82,6 @@ def _spinner(enabled: bool):
     return Spinner(enabled)
 
 
-def version_warnings(cluster, *, chosen: bool) -> list[str]:
-    """Where the snapshot says it comes from another release than the one reproduced."""
-    ev, used = cluster.version_evidence, cluster.kube_version
-    how = "--kube-version" if chosen else "the default (the newest); pass --kube-version to choose"
-    out = []
-    if ev.differs_from(used):
-        out.append(f"reproducing kube-scheduler v{used} ({how}), but the Nodes suggest v{ev.suggested} ({ev.describe()})")
-    for line in ev.not_served(used):
-        out.append(f"{line}; read anyway (v{used}); " + (f"the snapshot's scheduling objects suggest v{ev.api_suggested}" if ev.api_suggested else "no release serves all of the snapshot's scheduling objects"))
-    return out
-
-
 def _load(path: Path, *, strict: bool = False, warn: bool = False, kube_version: str | None = None):
     """Load a snapshot; bad input exits 2. ``warn`` prints the snapshot's warnings on stderr
     (and, when the Nodes' kubelets suggest another version than the one used, says so);
@@ -112,7 +100,7 @@ def _load(path: Path, *, strict: bool = False, warn: bool = False, kube_version:
     if warn:
         for line in cluster.warnings:
             err.print(f"warning: {line}", markup=False)
-        for line in version_warnings(cluster, chosen=kube_version is not None):
+        for line in cluster.version_warnings:
             err.print(f"warning: {line}", markup=False)
     return cluster
 
@@ -121,9 +109,10 @@ class KubeVersionOpt(StrEnum):
     v1_35 = "1.35"
     v1_36 = "1.36"
     v1_37 = "1.37"
+    v1_38 = "1.38"
 
 
-KUBE_VERSION_HELP = "The kube-scheduler version greedy reproduces (scores, pod order, preemption rules differ; README: versions). Default: the newest."
+KUBE_VERSION_HELP = "The kube-scheduler version greedy reproduces (scores, pod order, preemption, hierarchy validation differ; README: versions); 1.38 is the development code after v1.37. Default: the newest release."
 
 
 def _kv(v: KubeVersionOpt | None) -> str | None:

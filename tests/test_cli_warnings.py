@@ -15,12 +15,23 @@ runner = CliRunner()  # click >= 8.2 keeps stderr apart (res.stderr)
 
 
 def test_solve_prints_one_warning_line_per_kind_on_stderr_and_carries_them_in_the_json() -> None:
-    res = runner.invoke(app, ["solve", str(DRA), "--json"])
+    res = runner.invoke(app, ["solve", str(DRA), "--json", "--kube-version", "1.36"])  # the fixture's release
     assert res.exit_code == 0, res.output
     result = json.loads(res.stdout)
     assert len(result["warnings"]) == 4
     assert any(w.startswith("PodGroup spec.resourceClaims: 1 object (default/training-workers)") for w in result["warnings"])
     assert [line for line in res.stderr.splitlines() if line.startswith("warning: ")] == [f"warning: {w}" for w in result["warnings"]]
+
+
+def test_a_release_mismatch_is_a_warning_too_but_not_bad_input_under_strict() -> None:
+    """The fixture is v1.36 (scheduling.k8s.io/v1alpha2); reproducing v1.37 on it says so, on stderr
+    and in the JSON, and --strict still refuses only the unmodelled inputs (4)."""
+    res = runner.invoke(app, ["solve", str(DRA), "--json"])
+    assert res.exit_code == 0, res.output
+    warnings = json.loads(res.stdout)["warnings"]
+    release = [w for w in warnings if "which kube-apiserver v1.37 does not serve" in w]
+    assert len(warnings) == 4 + len(release) and release and all("suggest v1.36" in w for w in release)
+    assert [line for line in res.stderr.splitlines() if line.startswith("warning: ")] == [f"warning: {w}" for w in warnings]
 
 
 def test_strict_turns_the_warnings_into_bad_input() -> None:
@@ -32,7 +43,7 @@ def test_strict_turns_the_warnings_into_bad_input() -> None:
 
 
 def test_strict_accepts_a_snapshot_with_nothing_unmodelled() -> None:
-    res = runner.invoke(app, ["diff", str(CLEAN), "--strict", "--json", "--time-limit", "2"])
+    res = runner.invoke(app, ["diff", str(CLEAN), "--strict", "--json", "--time-limit", "2", "--kube-version", "1.36"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["warnings"] == []
 

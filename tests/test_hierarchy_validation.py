@@ -1,4 +1,9 @@
-"""Run-time hierarchy validation as kube-scheduler's newest code does it, in both engines.
+"""Run-time hierarchy validation as kube-scheduler does it, per version, in both engines.
+
+The structural cases (B1-B5) are the development code after v1.37 (``--kube-version 1.38``); the
+v1.37 release runs only the priority / preemption-policy / schedulerName checks, and v1.35 / v1.36
+none (:func:`gangplan.models.version.hierarchy_checks`): each structural case is also checked to
+be accepted by v1.37 and each v1.37 case by v1.36.
 
 Cases mirror ``test/integration/scheduler/podgroup/hierarchy_validation_test.go`` @45f0bf0f (B1-B5),
 the older queue-loop version @d6947b57 (A1-A3: cycles and missing parents, which the newest code
@@ -60,18 +65,27 @@ def node(name="node1", cpu="10"):
     return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "status": {"allocatable": {"cpu": cpu, "memory": "64Gi", "pods": "110"}}}
 
 
-def run(objs):
+DEV = "1.38"
+
+
+def run(objs, version=DEV):
     """Both engines and the validator; returns (cluster, greedy, exact)."""
-    c = load_objects(objs)
+    c = load_objects(objs, kube_version=version)
     greedy = solve_greedy(c)
     exact = solve_exact(c, hint=greedy, time_limit=5.0, workers=1)
     assert validate(c, greedy) == [] and validate(c, exact) == []
     return c, greedy, exact
 
 
-def assert_refused(objs, root, message, *, others_placed=()):
-    c, greedy, exact = run(objs)
+def assert_refused(objs, root, message, *, others_placed=(), version=DEV, accepted_by=None):
+    """Refused by ``version`` (and later); accepted by the release ``accepted_by`` (the newest one
+    without that check), whose run places the hierarchy's pods when they fit."""
+    c, greedy, exact = run(objs, version)
     assert c.groups.validation_error(f"{NS}/{root}") == message
+    if accepted_by is not None:
+        older = load_objects(objs, kube_version=accepted_by)
+        assert older.groups.validation_error(f"{NS}/{root}") is None
+        assert validate(older, solve_greedy(older)) == []
     refused = [p.key for p in c.groups.members(f"{NS}/{root}") if not p.bound]
     for key in refused:
         assert greedy.pods[key].node is None and exact.pods[key].node is None
@@ -86,7 +100,7 @@ def assert_refused(objs, root, message, *, others_placed=()):
 def test_b1_pod_group_hierarchy_exceeding_workload_max_tree_depth_fails_validation_in_scheduling_cycle():
     objs = [node(), cpg("cpg-root"), cpg("cpg1", parent="cpg-root"), cpg("cpg2", parent="cpg1"), cpg("cpg3", parent="cpg2"),
             pg("pg1", parent="cpg3"), *pods("pg1")]
-    _, greedy = assert_refused(objs, "cpg-root", f'hierarchy depth exceeds maximum allowed depth 4 at "{NS}/cpg3"')
+    _, greedy = assert_refused(objs, "cpg-root", f'hierarchy depth exceeds maximum allowed depth 4 at "{NS}/cpg3"', accepted_by="1.37")
     assert greedy.greedy_trace.groups[f"{NS}/pg1"].status == "Error"
     assert greedy.groups[f"{NS}/pg1"].reason.startswith("SchedulerError: hierarchy depth exceeds")
 
@@ -94,27 +108,27 @@ def test_b1_pod_group_hierarchy_exceeding_workload_max_tree_depth_fails_validati
 def test_b2_composite_pod_group_at_depth_4_fails_validation_in_scheduling_cycle_and_takes_its_valid_sibling_along():
     objs = [node(), cpg("cpg-root"), cpg("cpg1", parent="cpg-root"), cpg("cpg2", parent="cpg1"), cpg("cpg3", parent="cpg2"),
             pg("pg1", parent="cpg-root"), *pods("pg1")]
-    assert_refused(objs, "cpg-root", f'hierarchy depth exceeds maximum allowed depth 4 at "{NS}/cpg3"')
+    assert_refused(objs, "cpg-root", f'hierarchy depth exceeds maximum allowed depth 4 at "{NS}/cpg3"', accepted_by="1.37")
 
 
 def test_b3_pod_group_hierarchy_referencing_multiple_distinct_workloads_fails_validation_in_scheduling_cycle():
     objs = [node(), cpg("cpg-root", workload="wl-1"), pg("pg1", parent="cpg-root", workload="wl-2"), *pods("pg1")]
-    assert_refused(objs, "cpg-root", f'pod group workload does not match root workload, got: "wl-2" ("{NS}/pg1") and "wl-1" ("{NS}/cpg-root")')
+    assert_refused(objs, "cpg-root", f'pod group workload does not match root workload, got: "wl-2" ("{NS}/pg1") and "wl-1" ("{NS}/cpg-root")', accepted_by="1.37")
 
 
 def test_b4_gang_parent_composite_pod_group_with_basic_child_group_fails_validation_in_scheduling_cycle():
     objs = [node(), cpg("cpg-root", gang=1), pg("pg1", parent="cpg-root"), *pods("pg1")]
-    assert_refused(objs, "cpg-root", f'gang parent "{NS}/cpg-root" cannot have basic child "{NS}/pg1"')
+    assert_refused(objs, "cpg-root", f'gang parent "{NS}/cpg-root" cannot have basic child "{NS}/pg1"', accepted_by="1.37")
 
 
 def test_b5_parent_with_all_disruption_mode_and_child_with_single_disruption_mode_fails_validation_in_scheduling_cycle():
     objs = [node(), cpg("cpg-root", mode="all"), pg("pg1", parent="cpg-root", mode="single"), *pods("pg1")]
-    assert_refused(objs, "cpg-root", f'parent "{NS}/cpg-root" with All disruption mode cannot have child "{NS}/pg1" with Single disruption mode')
+    assert_refused(objs, "cpg-root", f'parent "{NS}/cpg-root" with All disruption mode cannot have child "{NS}/pg1" with Single disruption mode', accepted_by="1.37")
 
 
 def test_an_invalid_hierarchy_leaves_the_rest_of_the_snapshot_scheduled():
     objs = [node(), cpg("cpg-root", gang=1), pg("pg1", parent="cpg-root"), *pods("pg1"), pg("other", gang=1), *pods("other")]
-    assert_refused(objs, "cpg-root", f'gang parent "{NS}/cpg-root" cannot have basic child "{NS}/pg1"', others_placed=[f"{NS}/other-pod-0"])
+    assert_refused(objs, "cpg-root", f'gang parent "{NS}/cpg-root" cannot have basic child "{NS}/pg1"', others_placed=[f"{NS}/other-pod-0"], accepted_by="1.37")
 
 
 # ---- the older queue-loop version @d6947b57: cycles and missing parents --------------------------------
@@ -137,11 +151,11 @@ def test_a2_incomplete_pod_group_hierarchy_with_missing_parent_holds_its_pods_an
     assert greedy.pods[f"{NS}/pg1-pod-0"].node == "node1"
 
 
-# ---- validatePodGroupHierarchy checks C, D, G, H, I (shipped in v1.37 too) ------------------------------
+# ---- validatePodGroup checks C, D, G, H, I (v1.37; the development code keeps them) ----------------------
 def test_a_child_group_priority_other_than_the_roots_fails_validation():
     objs = [node(), cpg("cpg-root"), pg("pg1", parent="cpg-root", priority=50), *pods("pg1", priority=100)]
     assert_refused(objs, "cpg-root", "all pod groups in a hierarchy should have the same priority as the root pod group's "
-                                      f'priority, got 50 ("{NS}/pg1") and 100 ("{NS}/cpg-root")')
+                                      f'priority, got 50 ("{NS}/pg1") and 100 ("{NS}/cpg-root")', version="1.37", accepted_by="1.36")
 
 
 def test_cpg_hierarchy_validation_mismatched_priority_fails_every_pod():
@@ -149,14 +163,14 @@ def test_cpg_hierarchy_validation_mismatched_priority_fails_every_pod():
     objs = [node("node1", "20"), cpg("cpg-root"), pg("pg1", parent="cpg-root"), pg("pg2", parent="cpg-root"),
             *pods("pg1", 2, priority=50), *pods("pg2", 2, priority=50)]
     assert_refused(objs, "cpg-root", "all pods in a pod group hierarchy should have the same priority as the root pod "
-                                      f'group\'s priority, got 50 ("pg1-pod-0") and 100 ("{NS}/cpg-root")')
+                                      f'group\'s priority, got 50 ("pg1-pod-0") and 100 ("{NS}/cpg-root")', version="1.37", accepted_by="1.36")
 
 
 def test_a_gang_whose_pods_have_different_preemption_policies_is_refused_by_both_engines():
     # Was: greedy SchedulerError, exact admitted, diff "greedy-suboptimal" (issue 10 reproducer 1).
     objs = [node(), pg("g", gang=2), *pods("g", 1), *pods("g", 1, policy="Never", start=1)]
     assert_refused(objs, "g", "all pods in a pod group hierarchy should have the same preemption policy as the root pod "
-                               f'group\'s preemption policy, got Never ("g-pod-1") and PreemptLowerPriority ("{NS}/g")')
+                               f'group\'s preemption policy, got Never ("g-pod-1") and PreemptLowerPriority ("{NS}/g")', version="1.37", accepted_by="1.36")
 
 
 def test_a_gang_whose_pods_all_name_another_scheduler_is_left_to_it_by_both_engines():
@@ -173,14 +187,14 @@ def test_a_bound_member_of_another_scheduler_fails_the_schedulername_check():
     bound["spec"]["nodeName"] = "node1"
     objs = [node(), pg("g", gang=2), *pods("g", 1), bound]
     assert_refused(objs, "g", 'all pods in a pod group hierarchy should have the same .spec.schedulerName set, got: '
-                              '"other" ("g-old") and "default-scheduler" ("g-pod-0")')
+                              '"other" ("g-old") and "default-scheduler" ("g-pod-0")', version="1.37", accepted_by="1.36")
 
 
 # ---- cpg_test.go cases under the newest rules --------------------------------------------------------------
 def test_cpg_gang_with_basic_children_is_refused_by_the_newest_validation():
     objs = [node("node1", "8"), cpg("cpg-root", gang=2), pg("pg1", parent="cpg-root"), pg("pg2", parent="cpg-root"), pg("pg3", parent="cpg-root"),
             *pods("pg1", 3), *pods("pg2", 3), *pods("pg3", 3, cpu="10")]
-    assert_refused(objs, "cpg-root", f'gang parent "{NS}/cpg-root" cannot have basic child "{NS}/pg1"')
+    assert_refused(objs, "cpg-root", f'gang parent "{NS}/cpg-root" cannot have basic child "{NS}/pg1"', accepted_by="1.37")
 
 
 @pytest.mark.parametrize(("name", "objs", "placed"), [

@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 
 from gangplan.cli import app
 from gangplan.io.loader import load_objects, load_snapshot
-from gangplan.models.version import NEWEST, VERSIONS, KubeVersion, behaviour_table, parse_kube_version, version_evidence
+from gangplan.models.version import NEWEST, RELEASES, VERSIONS, KubeVersion, behaviour_table, parse_kube_version, version_evidence
 from gangplan.solver.diff import GREEDY_SUBOPTIMAL_SOMETIMES, diff_snapshot
 from gangplan.solver.greedy import queue as greedy_queue
 from gangplan.solver.greedy import solve_greedy
@@ -66,7 +66,7 @@ def _solve(cluster, **kw):
 
 
 # ---- the version itself ---------------------------------------------------------------------------
-@pytest.mark.parametrize(("text", "want"), [("1.36", "1.36"), ("v1.35", "1.35"), ("v1.37.1", "1.37"), ("v1.36.2-eks-a1b2c3", "1.36"), ("1.34", None), ("2.0", None), ("", None), ("latest", None)])
+@pytest.mark.parametrize(("text", "want"), [("1.36", "1.36"), ("v1.35", "1.35"), ("v1.37.1", "1.37"), ("v1.38.0-alpha.1", "1.38"), ("v1.36.2-eks-a1b2c3", "1.36"), ("1.34", None), ("2.0", None), ("", None), ("latest", None)])
 def test_parse_kube_version(text, want):
     got = parse_kube_version(text)
     assert (got.value if got else None) == want
@@ -78,7 +78,8 @@ def test_the_nodes_kubelets_suggest_the_newest_modelled_minor():
     assert ev.minors == {"1.33": 1, "1.35": 1, "1.36": 2}
     assert ev.differs_from(NEWEST) and not ev.differs_from(KubeVersion.V1_36)
     assert version_evidence([]).suggested is None
-    assert version_evidence(["v1.38.0"]).suggested == NEWEST  # newer than modelled: the newest we have
+    assert version_evidence(["v1.38.0"]).suggested == KubeVersion.V1_38  # the development code
+    assert version_evidence(["v1.40.1"]).suggested == VERSIONS[-1]  # newer than modelled: the newest we have
 
 
 def test_the_readme_lists_every_versioned_behaviour_as_the_table_the_code_generates():
@@ -107,7 +108,7 @@ def test_each_releases_api_fixture_suggests_that_release(fixture, release):
     that release serves all of them."""
     ev = load_snapshot(ROOT / "tests" / "fixtures" / "api" / fixture).version_evidence
     assert ev.api_suggested.value == release
-    assert [v.value for v in VERSIONS if not ev.not_served(v)] == [release]
+    assert [v.value for v in RELEASES if not ev.not_served(v)] == [release]
 
 
 # ---- podGroupInfoForPod: the order of a gang's pods ---------------------------------------------------
@@ -219,14 +220,15 @@ def test_solve_records_the_version_and_warns_when_the_kubelets_suggest_another(t
     snap.write_text("---\n".join(json.dumps(o) + "\n" for o in objs))
     code, out, err = run_cli(["solve", str(snap), "--json"])
     assert code == 0 and json.loads(out)["params"]["kubeVersion"] == NEWEST.value
-    assert re.search(r"warning: reproducing kube-scheduler v1\.37 .* the Nodes suggest v1\.36 \(2 node\(s\) at v1\.36\)", err)
+    line = "reproducing kube-scheduler v1.37, but the Nodes suggest v1.36 (2 node(s) at v1.36); choose with --kube-version"
+    assert f"warning: {line}" in err.splitlines() and line in json.loads(out)["warnings"]
     code, out, err = run_cli(["solve", str(snap), "--json", "--kube-version", "1.36"])
     assert code == 0 and json.loads(out)["params"]["kubeVersion"] == "1.36" and "the Nodes suggest" not in err
     # the objects are v1beta1, which v1.36 does not serve: read anyway, and said
     assert "warning: 1 PodGroup(s) in scheduling.k8s.io/v1beta1, which kube-apiserver v1.36 does not serve (scheduling.k8s.io/v1alpha2); read anyway (v1.36); the snapshot's scheduling objects suggest v1.37" in err
     code, out, _ = run_cli(["inspect", str(snap), "--json"])
     assert json.loads(out)["kubeVersion"] == {
-        "suggested": "1.36", "kubelets": {"1.36": 2}, "used": NEWEST.value, "modelled": ["1.35", "1.36", "1.37"],
+        "suggested": "1.36", "kubelets": {"1.36": 2}, "used": NEWEST.value, "modelled": ["1.35", "1.36", "1.37", "1.38"],
         "apiVersions": {"Pod spec.schedulingGroup": 2, "PodGroup scheduling.k8s.io/v1beta1": 1}, "apiSuggested": "1.37", "notServed": []}
     code, _, err = run_cli(["solve", str(snap), "--kube-version", "1.34"])
     assert code == 2 and "1.34" in err
@@ -272,3 +274,15 @@ def test_samples_cover_every_outcome_the_v136_pod_orders_can_produce(objects):
     for r in sampled.results:
         assert validate(cluster, r) == []
     assert {_outcome(r) for r in sampled.results} == brute
+
+
+def test_diff_samples_on_the_command_line_reports_the_share_and_exits_3():
+    path = str(SHOWCASE / "driver-without-selector.yaml")
+    code, out, _ = run_cli(["diff", path, "--kube-version", "1.36", "--samples", "8", "--json", "--time-limit", "5"])
+    doc = json.loads(out)
+    assert code == 3 and doc["classification"] == "greedy-suboptimal-sometimes"
+    assert doc["samples"]["runs"] == 8 and doc["samples"]["tieBreak"] == "random" and 0 < doc["samples"]["admitted"]["ray/job"] < 8
+    code, out, _ = run_cli(["diff", path, "--kube-version", "1.36", "--samples", "8", "--time-limit", "5"])
+    assert code == 3 and "8 greedy runs (seeds 0..7, random ties, v1.36): optimum in" in out and "admitted: ray/job " in out
+    code, out, _ = run_cli(["diff", path, "--json", "--time-limit", "5"])
+    assert code == 3 and json.loads(out)["samples"] is None and json.loads(out)["classification"] == "greedy-suboptimal"

@@ -19,7 +19,7 @@ from gangplan.models.objects import (
     TopologyLevels,
     Workload,
 )
-from gangplan.models.version import NEWEST, KubeVersion, VersionEvidence, version_evidence
+from gangplan.models.version import NEWEST, KubeVersion, VersionEvidence, hierarchy_checks, version_evidence
 
 
 class Cluster(BaseModel):
@@ -60,14 +60,30 @@ class Cluster(BaseModel):
 
     def at_version(self, version: KubeVersion | str | None) -> Cluster:
         """This snapshot as kube-scheduler ``version`` sees it (itself when None or the same).
-        The derived views (group forest, indexes) do not depend on the version and are kept."""
+        The derived views are kept, except the group forest when the two versions validate
+        hierarchies differently (:func:`gangplan.models.version.hierarchy_checks`)."""
         if version is None or KubeVersion(version) == self.kube_version:
             return self
-        copy = BaseModel.model_copy(self, update={"kube_version": KubeVersion(version)})
+        new = KubeVersion(version)
+        copy = BaseModel.model_copy(self, update={"kube_version": new})
+        keep_groups = hierarchy_checks(new) == hierarchy_checks(self.kube_version)
         for name, value in type(self).__dict__.items():
-            if isinstance(value, cached_property) and name in self.__dict__:
+            if isinstance(value, cached_property) and name in self.__dict__ and name != "version_warnings" and (keep_groups or name != "groups"):
                 copy.__dict__[name] = self.__dict__[name]
         return copy
+
+    @cached_property
+    def version_warnings(self) -> tuple[str, ...]:
+        """Where the snapshot says it comes from another release than the one reproduced (the
+        kubelets, or scheduling objects the release does not serve). They join ``warnings`` in
+        Results and on stderr; ``--strict`` does not refuse them (the input is read in full)."""
+        ev, used = self.version_evidence, self.kube_version
+        out = []
+        if ev.differs_from(used):
+            out.append(f"reproducing kube-scheduler v{used}, but the Nodes suggest v{ev.suggested} ({ev.describe()}); choose with --kube-version")
+        for line in ev.not_served(used):
+            out.append(f"{line}; read anyway (v{used}); " + (f"the snapshot's scheduling objects suggest v{ev.api_suggested}" if ev.api_suggested else "no release serves all of the snapshot's scheduling objects"))
+        return tuple(out)
 
     @cached_property
     def version_evidence(self) -> VersionEvidence:
@@ -103,7 +119,7 @@ class Cluster(BaseModel):
         """The group forest (:mod:`gangplan.models.groups`): the one place group structure,
         entities, victim units and hierarchy validation come from."""
         queued = {p.key for p in self.pending_pods if p.key not in self.gated}
-        return GroupTree.build(self.pods, self.pod_groups, self.composite_pod_groups, profile=self.profile, queued=queued)
+        return GroupTree.build(self.pods, self.pod_groups, self.composite_pod_groups, profile=self.profile, queued=queued, version=self.kube_version)
 
     def model_copy(self, *, update: dict | None = None, deep: bool = False) -> Cluster:
         """A copy with ``update`` applied; derived (cached) views are rebuilt, never copied."""

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 
 from gangplan.models.objects import CompositePodGroup, Pod, PodGroup, SchedulerProfile
+from gangplan.models.version import NEWEST, KubeVersion
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -157,7 +158,7 @@ class GroupTree:
     @classmethod
     def build(cls, pods: Iterable[Pod], pod_groups: Mapping[str, PodGroup],
               composites: Mapping[str, CompositePodGroup], *,
-              profile: SchedulerProfile | None = None, queued: set[str] | None = None) -> GroupTree:
+              profile: SchedulerProfile | None = None, queued: set[str] | None = None, version: KubeVersion | None = None) -> GroupTree:
         """The forest of ``pod_groups`` and ``composites`` with ``pods`` as leaf members.
 
         ``queued`` (pending pods the scheduler queues) and ``profile`` feed the pod checks of the
@@ -215,7 +216,7 @@ class GroupTree:
         tree = cls(nodes=nodes, roots=tuple(roots), pods={p.key: p for p in pods}, cycles=cycles)
         if queued is None:
             queued = {p.key for p in pods if p.node_name is None}
-        errors = validate_hierarchies(tree, queued, profile or SchedulerProfile())
+        errors = validate_hierarchies(tree, queued, profile or SchedulerProfile(), version or NEWEST)
         object.__setattr__(tree, "errors", errors)
         return tree
 

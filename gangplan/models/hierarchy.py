@@ -25,9 +25,10 @@ gets the message, and the rest of the snapshot is scheduled. A missing parent or
 validation error upstream: the queue holds such pods back (``incompletePodGroupPods``), so they
 are gated (:func:`gangplan.models.groups.gate`), not failed.
 
-Older upstream code disagrees, and the newest wins here (README, fidelity section): v1.37 ships
-only checks C, D, G-J; ``cpg_test.go`` (16457a8a) schedules a gang CompositePodGroup with a basic
-child, which rule E refuses.
+Per version (:func:`gangplan.models.version.hierarchy_checks`): v1.35 and v1.36 run no such
+validation; the v1.37 release runs only checks C, D and G-J (``validatePodGroup``; so
+``cpg_test.go`` @16457a8a schedules a gang CompositePodGroup with a basic child, which rule E
+refuses); the development code after v1.37 (``--kube-version 1.38``) runs them all.
 
 Used through :meth:`GroupTree.validation_error` by the greedy engine, the exact engine and the
 validator alike.
@@ -38,6 +39,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gangplan.models.objects import Pod, SchedulerProfile
+from gangplan.models.version import NEWEST, KubeVersion, hierarchy_checks
 
 if TYPE_CHECKING:
     from gangplan.models.groups import GroupNode, GroupTree
@@ -47,10 +49,14 @@ V1ALPHA1 = "scheduling.k8s.io/v1alpha1"
 PREEMPT = "PreemptLowerPriority"
 
 
-def validate_hierarchies(tree: GroupTree, queued: set[str], profile: SchedulerProfile) -> dict[str, str]:
+def validate_hierarchies(tree: GroupTree, queued: set[str], profile: SchedulerProfile, version: KubeVersion = NEWEST) -> dict[str, str]:
     """Root key -> the first failed check of its hierarchy, for every root kube-scheduler would
-    attempt (roots whose pods are all held back, e.g. on a cycle, are not validated)."""
+    attempt (roots whose pods are all held back, e.g. on a cycle, are not validated), with the
+    checks ``version`` runs."""
     out: dict[str, str] = {}
+    checks = hierarchy_checks(version)
+    if checks == "none":
+        return out
     for root in tree.roots:
         if root in tree.cycles or getattr(tree.node(root).obj, "api_version", "") == V1ALPHA1:
             continue  # held back by the queue; v1.35 gangs have no group validation
@@ -58,7 +64,7 @@ def validate_hierarchies(tree: GroupTree, queued: set[str], profile: SchedulerPr
         first = next((p for p in pods if p.key in queued), None)
         if first is None:
             continue  # nothing queued: no cycle runs
-        why = _Walk(tree, root, first, queued).visit(root, None, 1)
+        why = _Walk(tree, root, first, queued, structural=checks == "full").visit(root, None, 1)
         if why is None and first.scheduler_name != profile.scheduler_name:
             why = f"profile not found for scheduler name {first.scheduler_name!r}"
         if why is not None:
@@ -72,9 +78,11 @@ def effective_policy(node: GroupNode) -> str:
 
 
 class _Walk:
-    def __init__(self, tree: GroupTree, root: str, first: Pod, queued: set[str]) -> None:
+    def __init__(self, tree: GroupTree, root: str, first: Pod, queued: set[str], *, structural: bool = True) -> None:
         self.tree = tree
         self.queued = queued
+        self.structural = structural
+        """Checks A, B, E and F (the development code after v1.37)."""
         r = tree.node(root)
         self.root = r
         self.first = first
@@ -83,11 +91,12 @@ class _Walk:
     def visit(self, key: str, parent: GroupNode | None, depth: int) -> str | None:
         g = self.tree.node(key)
         r = self.root
-        if not g.is_leaf and depth >= WORKLOAD_MAX_TREE_DEPTH:
+        structural = self.structural
+        if structural and not g.is_leaf and depth >= WORKLOAD_MAX_TREE_DEPTH:
             return f'hierarchy depth exceeds maximum allowed depth {WORKLOAD_MAX_TREE_DEPTH} at "{key}"'
         if parent is not None:
             mine, theirs = g.obj.workload_ref or "", r.obj.workload_ref or ""
-            if mine != theirs:
+            if structural and mine != theirs:
                 return f'pod group workload does not match root workload, got: "{mine}" ("{key}") and "{theirs}" ("{r.key}")'
             if g.priority != r.priority:
                 return (f"all pod groups in a hierarchy should have the same priority as the root pod group's "
@@ -95,9 +104,9 @@ class _Walk:
             if effective_policy(g) != self.policy:
                 return (f"all pod groups in a hierarchy should have the same preemption policy as the root pod "
                         f'group\'s preemption policy, got {effective_policy(g)} ("{key}") and {self.policy} ("{r.key}")')
-            if parent.gang and not g.gang:
+            if structural and parent.gang and not g.gang:
                 return f'gang parent "{parent.key}" cannot have basic child "{key}"'
-            if parent.disruption_mode == "all" and g.disruption_mode == "single":
+            if structural and parent.disruption_mode == "all" and g.disruption_mode == "single":
                 return f'parent "{parent.key}" with All disruption mode cannot have child "{key}" with Single disruption mode'
         if not g.is_leaf:
             for child in g.children:

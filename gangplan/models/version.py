@@ -23,6 +23,8 @@ class KubeVersion(StrEnum):
     V1_35 = "1.35"
     V1_36 = "1.36"
     V1_37 = "1.37"
+    V1_38 = "1.38"
+    """The newest development code (master after the v1.37 release), for scheduler developers."""
 
     @property
     def minor(self) -> int:
@@ -33,7 +35,10 @@ class KubeVersion(StrEnum):
 
 
 NEWEST = KubeVersion.V1_37
+"""The newest release: the default."""
+DEVELOPMENT = KubeVersion.V1_38
 VERSIONS = tuple(KubeVersion)
+RELEASES = tuple(v for v in VERSIONS if v != DEVELOPMENT)
 
 _SEMVER = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
 
@@ -95,8 +100,8 @@ def version_evidence(kubelet_versions: Iterable[str], api_versions: dict[str, in
         if m is not None:
             minors[m] += 1
     modelled = [KubeVersion(m) for m in minors if m in {v.value for v in VERSIONS}]
-    newer = [m for m in minors if _minor_key(m) > _minor_key(NEWEST.value)]
-    suggested = max(modelled, key=lambda v: v.minor) if modelled else (NEWEST if newer else None)
+    newer = [m for m in minors if _minor_key(m) > _minor_key(VERSIONS[-1].value)]
+    suggested = max(modelled, key=lambda v: v.minor) if modelled else (VERSIONS[-1] if newer else None)
     apis = api_versions or {}
     return VersionEvidence(suggested, dict(sorted(minors.items(), key=lambda kv: _minor_key(kv[0]))), api_suggestion(apis),
                            {v.value: tuple(unserved(apis, v)) for v in VERSIONS})
@@ -111,12 +116,13 @@ SERVED: dict[KubeVersion, dict[str, frozenset[str]]] = {
                         "PodGroup": frozenset({f"{SCHEDULING}/v1alpha3", f"{SCHEDULING}/v1beta1"}),
                         "CompositePodGroup": frozenset({f"{SCHEDULING}/v1alpha3"})},
 }
+SERVED[KubeVersion.V1_38] = SERVED[KubeVersion.V1_37]
 """The ``scheduling.k8s.io`` versions each kube-apiserver release serves (when enabled with
 ``--runtime-config``: none is on by default): v1.35 CHANGELOG (#134564, v1alpha1 Workload), v1.36
 CHANGELOG (#136976, v1alpha2 Workload and PodGroup, v1alpha1 removed), v1.37 (``k8s.io/api``
 ``scheduling/v1beta1`` Workload and PodGroup, ``v1alpha3`` with CompositePodGroup; v1alpha2 replaced)."""
 
-POD_GROUP_LINK = {"spec.workloadRef": frozenset({KubeVersion.V1_35}), "spec.schedulingGroup": frozenset({KubeVersion.V1_36, KubeVersion.V1_37})}
+POD_GROUP_LINK = {"spec.workloadRef": frozenset({KubeVersion.V1_35}), "spec.schedulingGroup": frozenset({KubeVersion.V1_36, KubeVersion.V1_37, KubeVersion.V1_38})}
 """The Pod field that joins a pod to its group, per release."""
 
 GATES: dict[str, dict[KubeVersion, str]] = {
@@ -157,7 +163,7 @@ def api_suggestion(api_versions: dict[str, int]) -> KubeVersion | None:
     """The newest release that serves every scheduling object (and pod link) of the snapshot."""
     if not api_versions:
         return None
-    fits = [v for v in VERSIONS if not unserved(api_versions, v)]
+    fits = [v for v in RELEASES if not unserved(api_versions, v)]
     return max(fits, key=lambda v: v.minor) if fits else None
 
 
@@ -188,6 +194,18 @@ def rerun_reprieve(v: KubeVersion) -> bool:
     return v == KubeVersion.V1_36
 
 
+def hierarchy_checks(v: KubeVersion) -> str:
+    """Which run-time hierarchy validation a release runs before a pod-group cycle
+    (:mod:`gangplan.models.hierarchy`): ``none`` (v1.35, v1.36: no such validation; v1.36 even
+    sorts a gang's pods by their own priorities), ``pods`` (v1.37 ``validatePodGroup``: group and
+    pod priority / preemption policy against the root, schedulerName, profile), ``full`` (the
+    development code after v1.37, ``validatePodGroupHierarchy`` @45f0bf0f: also depth, one
+    Workload, gang parent / basic child, ``all`` parent / ``single`` child)."""
+    if v.minor <= 36:
+        return "none"
+    return "pods" if v == KubeVersion.V1_37 else "full"
+
+
 def groups_requeue_without_hints(v: KubeVersion) -> bool:
     """v1.37's entity queue puts a failed pod group straight back to backoff (no queueing hint,
     ``AddAttemptedPodGroupIfNeeded``), with a backoff cap of ``10 s * sqrt(size)``; v1.36 requeues
@@ -209,14 +227,14 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "`scheduling.k8s.io` versions served (kube-apiserver; none by default)",
         {"1.35": "v1alpha1 Workload (groups in `spec.podGroups`, pods join by `spec.workloadRef`)",
          "1.36": "v1alpha2 Workload and PodGroup (pods join by `spec.schedulingGroup`)",
-         "1.37": "v1beta1 Workload and PodGroup; v1alpha3 Workload, PodGroup and CompositePodGroup"},
+         "1.37+": "v1beta1 Workload and PodGroup; v1alpha3 Workload, PodGroup and CompositePodGroup"},
         "CHANGELOG-1.35 (#134564), CHANGELOG-1.36 (#136976), `staging/src/k8s.io/api/scheduling/v1beta1`, `v1alpha3` (v1.37); objects of a version the release does not serve are read and warned about",
     ),
     Behaviour(
         "workload-scheduling feature gates (all off by default; gangplan models them on)",
         {"1.35": "GenericWorkload, GangScheduling (alpha)",
          "1.36": "GenericWorkload, GangScheduling, TopologyAwareWorkloadScheduling, WorkloadAwarePreemption (alpha)",
-         "1.37": "GenericWorkload (beta, with gang scheduling and workload-aware preemption folded in); TopologyAwareWorkloadScheduling, CompositePodGroup, PodGroupPreemptionPolicy (alpha)"},
+         "1.37+": "GenericWorkload (beta, with gang scheduling and workload-aware preemption folded in); TopologyAwareWorkloadScheduling, CompositePodGroup, PodGroupPreemptionPolicy (alpha)"},
         "`pkg/features/kube_features.go` and `staging/src/k8s.io/kube-scheduler/pkg/features/kube_features.go` versioned specs; kubernetes.io feature-gate pages",
     ),
     Behaviour(
@@ -229,30 +247,36 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "order of a gang's pods in its cycle",
         {"1.35": "arrival order (each pod its own activeQ entry: priority, then queue time)",
          "1.36": "priority, then `InitialAttemptTimestamp` (first PreEnqueue pass): the pod that completed the quorum, then the pods gated before it in Go map order (drawn from `--seed`), then later arrivals",
-         "1.37": "arrival order (the queued group's `QueuedPodInfos`, no sort)"},
+         "1.37+": "arrival order (the queued group's `QueuedPodInfos`, no sort)"},
         "`schedule_one_podgroup.go` `podGroupInfoForPod` (release-1.36 @008b3652: sort by priority, `InitialAttemptTimestamp`); `backend/queue/scheduling_queue.go` `moveToActiveQ`; `plugins/gangscheduling/gangscheduling.go` PreEnqueue; v1.37: `QueuedPodGroupInfo` (kubernetes#138567)",
     ),
     Behaviour(
         "workload-aware preemption of a group with `schedulingConstraints.topology`",
-        {"1.35": "none (no workload-aware preemption)", "1.36": "refused: \"workload aware preemption is not supported for pod groups with scheduling constraints\"", "1.37": "runs (kubernetes#140683)"},
+        {"1.35": "v1.35 has no workload-aware preemption (a gang's pods preempt one by one); gangplan runs v1.37's (not yet per version)", "1.36": "refused: \"workload aware preemption is not supported for pod groups with scheduling constraints\"", "1.37+": "runs (kubernetes#140683)"},
         "`schedule_one_podgroup.go` `runWorkloadAwarePreemption` (release-1.36, kubernetes#137606)",
     ),
     Behaviour(
         "workload-aware preemption's reprieve",
-        {"1.35": "none", "1.36": "each unit put back (PDB-violating first, importance order), then the whole pod-group algorithm again: the group's pods may move",
-         "1.37": "the algorithm once on the emptied cluster, then Filter re-checked on the chosen nodes per unit put back (kubernetes#139980)"},
+        {"1.35": "as v1.37 (v1.35 has none; not yet per version)", "1.36": "each unit put back (PDB-violating first, importance order), then the whole pod-group algorithm again: the group's pods may move",
+         "1.37+": "the algorithm once on the emptied cluster, then Filter re-checked on the chosen nodes per unit put back (kubernetes#139980)"},
         "`pkg/scheduler/framework/preemption/podgrouppreemption.go` (release-1.36; master)",
     ),
     Behaviour(
         "requeueing a failed entity",
         {"1.35-1.36": "each pod by its rejecting plugins' queueing hints (a bound pod matching its affinity, an evicted pod freeing resources, ...), backoff 1 s doubling to 10 s, the 5-minute flush",
-         "1.37": "single pods as before; a failed pod group goes back whole on any event, backoff capped at `10 s * sqrt(size)`"},
+         "1.37+": "single pods as before; a failed pod group goes back whole on any event, backoff capped at `10 s * sqrt(size)`"},
         "`pkg/scheduler/backend/queue/scheduling_queue.go`, `backoff_queue.go`, the plugins' `EventsToRegister` (release-1.36; v1.37 kubernetes#138567)",
     ),
     Behaviour(
+        "run-time hierarchy validation before a pod-group cycle",
+        {"1.35-1.36": "none", "1.37": "group and pod priority / preemption policy equal the root's, one schedulerName, a profile for it (`validatePodGroup`)",
+         "1.38": "also: CompositePodGroup depth < 4, one Workload, no basic child under a gang, no `single` child under `all` (`validatePodGroupHierarchy`)"},
+        "`pkg/scheduler/schedule_one_podgroup.go` (v1.37 `validatePodGroup`; development @45f0bf0f `validatePodGroupHierarchy`, `hierarchy_validation_test.go`); docs/upstream-hierarchy-validation.md",
+    ),
+    Behaviour(
         "victim importance at equal priority",
-        {"1.35": "none", "1.36": "a unit whose first pod belongs to a PodGroup over a lone pod, then more pods, then the earlier start",
-         "1.37": "CompositePodGroup over PodGroup over Pod units, then more pods, then the earlier start"},
+        {"1.35": "as v1.37 (v1.35 has none)", "1.36": "a unit whose first pod belongs to a PodGroup over a lone pod, then more pods, then the earlier start",
+         "1.37+": "CompositePodGroup over PodGroup over Pod units, then more pods, then the earlier start"},
         "`moreImportantVictim`, `pkg/scheduler/framework/preemption/types.go`",
     ),
 )
@@ -260,7 +284,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
 
 def behaviour_table() -> str:
     """The README table: one row per behaviour, one column per version."""
-    rows = ["| behaviour | v1.35 | v1.36 | v1.37 | upstream |", "|---|---|---|---|---|"]
+    rows = ["| behaviour | v1.35 | v1.36 | v1.37 | v1.38 (development) | upstream |", "|---|---|---|---|---|---|"]
     for b in BEHAVIOURS:
         cells = [_cell(b, v) for v in VERSIONS]
         rows.append(f"| {b.topic} | " + " | ".join(cells) + f" | {b.upstream} |")

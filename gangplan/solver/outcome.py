@@ -236,7 +236,7 @@ def build_result(
         wall_seconds=round(wall_seconds, 6),
         params=dict(params or {}),
         trace=trace if isinstance(trace, GreedyTrace | ExactTrace) else dict(trace or {}),
-        warnings=list(cluster.warnings),
+        warnings=list(cluster.warnings) + list(cluster.version_warnings),
         translations=list(cluster.translations),
     )
 
