@@ -286,3 +286,30 @@ def test_diff_samples_on_the_command_line_reports_the_share_and_exits_3():
     assert code == 3 and "8 greedy runs (seeds 0..7, random ties, v1.36): optimum in" in out and "admitted: ray/job " in out
     code, out, _ = run_cli(["diff", path, "--json", "--time-limit", "5"])
     assert code == 3 and json.loads(out)["samples"] is None and json.loads(out)["classification"] == "greedy-suboptimal"
+
+
+def _wasted_eviction_snapshot() -> list[dict]:
+    """One 4-CPU node full with a priority-0 pod; a priority-100 gang (minCount 2) of p0 (2 CPU)
+    and p1 (5 CPU, more than the node has)."""
+    low = _pod("low", "none", 0, cpu="4", node="n1")
+    del low["spec"]["schedulingGroup"]
+    gang = _gang("g", 2)
+    gang["spec"]["priority"] = 100
+    pods = [_pod("p0", "g", 1, cpu="2"), _pod("p1", "g", 2, cpu="5")]
+    for p in pods:
+        p["spec"]["priority"] = 100
+    low["spec"]["priority"] = 0
+    return [_node("n1", "4"), low, gang, *pods]
+
+
+def test_v135_gang_pods_preempt_one_by_one_and_evict_for_a_gang_that_fails():
+    """v1.35 has no workload-aware preemption: p0's own PostFilter (DefaultPreemption) evicts low,
+    then p1 fits nowhere and the gang fails; the victim is gone anyway. v1.36 / v1.37 run
+    workload-aware preemption for the whole gang, which sees that evicting cannot help."""
+    for version, victims in (("1.35", ["default/low"]), ("1.36", []), ("1.37", [])):
+        cluster = load_objects(_wasted_eviction_snapshot(), kube_version=version)
+        r = _solve(cluster)
+        assert not r.groups["default/g"].admitted and r.victims == victims, version
+    cluster = load_objects(_wasted_eviction_snapshot(), kube_version="1.35")
+    d = diff_snapshot(cluster, time_limit=5)
+    assert d.classification == "greedy-suboptimal" and d.optimal.victims == [] and not d.problems

@@ -188,6 +188,14 @@ def placement_groups_preempt(v: KubeVersion) -> bool:
     return v != KubeVersion.V1_36
 
 
+def workload_aware_preemption(v: KubeVersion) -> bool:
+    """A pod group that cannot be placed runs workload-aware preemption once for the whole group
+    (v1.36+, KEP-5710). v1.35 has none: each gang pod that fails Filter runs DefaultPreemption on
+    its own (``PostFilter`` of the pod-by-pod cycle), so victims are evicted for a gang that may
+    still fail at Permit."""
+    return v.at_least(KubeVersion.V1_36)
+
+
 def rerun_reprieve(v: KubeVersion) -> bool:
     """Workload-aware preemption's reprieve re-runs the whole pod-group algorithm for each unit
     put back (v1.36); v1.37 re-checks Filter on the nodes chosen once (kubernetes#139980)."""
@@ -252,12 +260,12 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
     ),
     Behaviour(
         "workload-aware preemption of a group with `schedulingConstraints.topology`",
-        {"1.35": "v1.35 has no workload-aware preemption (a gang's pods preempt one by one); gangplan runs v1.37's (not yet per version)", "1.36": "refused: \"workload aware preemption is not supported for pod groups with scheduling constraints\"", "1.37+": "runs (kubernetes#140683)"},
+        {"1.35": "no workload-aware preemption: each gang pod that fails Filter runs DefaultPreemption alone, its victims evicted even when the gang then fails", "1.36": "refused: \"workload aware preemption is not supported for pod groups with scheduling constraints\"", "1.37+": "runs (kubernetes#140683)"},
         "`schedule_one_podgroup.go` `runWorkloadAwarePreemption` (release-1.36, kubernetes#137606)",
     ),
     Behaviour(
         "workload-aware preemption's reprieve",
-        {"1.35": "as v1.37 (v1.35 has none; not yet per version)", "1.36": "each unit put back (PDB-violating first, importance order), then the whole pod-group algorithm again: the group's pods may move",
+        {"1.35": "none (per-pod DefaultPreemption: dry run per node, `pickOneNodeForPreemption`)", "1.36": "each unit put back (PDB-violating first, importance order), then the whole pod-group algorithm again: the group's pods may move",
          "1.37+": "the algorithm once on the emptied cluster, then Filter re-checked on the chosen nodes per unit put back (kubernetes#139980)"},
         "`pkg/scheduler/framework/preemption/podgrouppreemption.go` (release-1.36; master)",
     ),
@@ -275,7 +283,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
     ),
     Behaviour(
         "victim importance at equal priority",
-        {"1.35": "as v1.37 (v1.35 has none)", "1.36": "a unit whose first pod belongs to a PodGroup over a lone pod, then more pods, then the earlier start",
+        {"1.35": "per node, as DefaultPreemption orders pods (`MoreImportantPod`)", "1.36": "a unit whose first pod belongs to a PodGroup over a lone pod, then more pods, then the earlier start",
          "1.37+": "CompositePodGroup over PodGroup over Pod units, then more pods, then the earlier start"},
         "`moreImportantVictim`, `pkg/scheduler/framework/preemption/types.go`",
     ),

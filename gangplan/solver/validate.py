@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import PODS, Node, Pod
 from gangplan.models.result import Result
+from gangplan.models.version import KubeVersion, workload_aware_preemption
 from gangplan.predicates import (
     blocked_by_unschedulable,
     first_untolerated_taint,
@@ -334,6 +335,10 @@ def _victims(st: _State, result: Result) -> list[Violation]:
     c = st.cluster
     tree = c.groups
     preemptors = [tree.unit_priority(st.pods[k]) for k in st.new]
+    if per_pod_preemption(result, c):
+        # v1.35: a gang pod preempts on its own before its gang is known to fit, so victims can
+        # be gone although the gang was not admitted: any queued pod that may preempt counts
+        preemptors += [tree.unit_priority(p) for p in c.schedulable_pods if not p.terminating and p.preemption_policy != "Never"]
     if not preemptors:
         return [Violation("victim", v, "evicted although no pod was placed") for v in sorted(result.victims)]
     top = max(preemptors)
@@ -349,6 +354,14 @@ def _victims(st: _State, result: Result) -> list[Violation]:
             kept = ", ".join(sorted(keys - gone))
             out.append(Violation("victim", str(u.key), f"{u.kind} unit (disruptionMode all) only partly evicted; kept: {kept}", u.kind, u.key.key))
     return out
+
+
+def per_pod_preemption(result: Result, cluster: Cluster) -> bool:
+    """Whether ``result`` comes from a kube-scheduler whose gang pods preempt one by one (v1.35,
+    :func:`gangplan.models.version.workload_aware_preemption`): a greedy Result says its version in
+    ``params.kubeVersion``, else the cluster's counts."""
+    version = result.params.get("kubeVersion") if result.engine == "greedy" else None
+    return not workload_aware_preemption(KubeVersion(version) if version else cluster.kube_version)
 
 
 def validate(cluster: Cluster, result: Result) -> list[Violation]:

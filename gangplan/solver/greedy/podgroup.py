@@ -46,6 +46,7 @@ from gangplan.solver.greedy.placement_cycle import (
 from gangplan.solver.greedy.plugins.gangscheduling import placement_feasible
 from gangplan.solver.greedy.preemption import Preemption
 from gangplan.models.trace import Requeue
+from gangplan.models.version import workload_aware_preemption
 from gangplan.solver.greedy.queue import Entity, member_order
 from gangplan.solver.greedy.scheduling_queue import ASSIGNED_POD_ADD, POD_DELETE, ClusterEvent, SchedulingQueue, queueing_hint
 from gangplan.solver.greedy.schedule_one import PodResult, leaf_reason, pod_failure
@@ -179,7 +180,8 @@ class WorkloadCycle:
         if run.status != Code.SUCCESS:
             st.assumed.rollback(checkpoint)
             reason = run.reason or run.status.label
-            why = self.preemption.preempt_group(root, attempt) if st.preemption and run.status == Code.UNSCHEDULABLE else reason
+            wap = st.preemption and run.status == Code.UNSCHEDULABLE and workload_aware_preemption(st.cluster.kube_version)
+            why = self.preemption.preempt_group(root, attempt) if wap else reason
             if why is not None:  # None: workload-aware preemption nominated the group's pods
                 self._fail_root(root, reason if why is reason else f"{reason}; preemption: {why}", run.status)
                 if why is not reason:
@@ -277,8 +279,16 @@ class WorkloadCycle:
         checkpoint = st.assumed.checkpoint()
         failures: list[PodResult] = []
 
+        per_pod = st.preemption and not workload_aware_preemption(st.cluster.kube_version)
+
         def attempt(pod):
             r = self.schedule_pod(pod)
+            if r.node is None and per_pod and r.fit_error and r.status.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+                # v1.35: the gang pod's own PostFilter (DefaultPreemption); its victims stay
+                # evicted even if the gang fails later (they are gone before Permit decides)
+                node = self.preemption.preempt_single(pod, r)
+                if node is not None:
+                    r.node, r.status, r.fit_error = node, Status(), None
             if r.node is None:
                 failures.append(r)
                 return None if r.status.code == Code.ERROR else (False, 0)
