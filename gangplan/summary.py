@@ -6,9 +6,9 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from gangplan.models.cluster import Cluster
-from gangplan.models.version import VERSIONS
 from gangplan.models.objects import CPU, MEMORY, PODS
 from gangplan.models.quantity import format_quantity
+from gangplan.models.version import VERSIONS
 from gangplan.models.well_known import GPU_PRODUCT
 
 GPU_MODEL_LABELS = (GPU_PRODUCT, "gangplan.io/gpu-model")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,15 @@ from typer.testing import CliRunner
 
 from gangplan.cli import app
 from gangplan.io.loader import load_objects, load_snapshot
-from gangplan.models.version import NEWEST, RELEASES, VERSIONS, KubeVersion, behaviour_table, parse_kube_version, version_evidence
+from gangplan.models.version import (
+    NEWEST,
+    RELEASES,
+    VERSIONS,
+    KubeVersion,
+    behaviour_table,
+    parse_kube_version,
+    version_evidence,
+)
 from gangplan.solver.diff import GREEDY_SUBOPTIMAL_SOMETIMES, diff_snapshot
 from gangplan.solver.greedy import queue as greedy_queue
 from gangplan.solver.greedy import solve_greedy
@@ -238,7 +245,7 @@ def test_solve_records_the_version_and_warns_when_the_kubelets_suggest_another(t
 def _orders(cluster) -> list[dict[str, list[str]]]:
     """Every combination of permutations of each gang's drawn part (v1.36), by brute force."""
     parts = {}
-    for key, g in sorted(cluster.pod_groups.items()):
+    for key in sorted(cluster.pod_groups):
         node = cluster.groups.node(key)
         pods = [p for p in node.members if p.key in {q.key for q in cluster.schedulable_pods}]
         _, rec = greedy_queue.member_order(pods, node, cluster=cluster, seed=0)

@@ -19,8 +19,8 @@ from gangplan.solver.greedy.scheduling_queue import (
     MAX_IN_UNSCHEDULABLE,
     POD_DELETE,
     ClusterEvent,
+    QueueingHints,
     SchedulingQueue,
-    queueing_hint,
 )
 from gangplan.solver.greedy.testing import make_cluster, make_node, make_pod
 from gangplan.solver.validate import validate
@@ -102,7 +102,7 @@ def test_flushUnschedulablePodsLeftover_retries_after_five_minutes_only_when_the
 
 def test_an_attempt_without_a_rejecting_plugin_moves_on_any_event():
     cluster = make_cluster([make_node("n1", cpu=1000)])
-    hint = queueing_hint(cluster, lambda key: [make_pod("p")])
+    hint = QueueingHints(cluster, lambda key: [make_pod("p")])
     q = SchedulingQueue.of(cluster, [_entity("p")], {}, hint)
     qe = q.pop()
     q.failed(qe, set())
@@ -119,7 +119,7 @@ def test_an_attempt_without_a_rejecting_plugin_moves_on_any_event():
 def test_plugin_queueing_hints_for_pod_events(plugin, kind, queue):
     cluster = make_cluster([make_node("n1", cpu=1000)]).at_version("1.36")
     pod = make_pod("p")
-    hint = queueing_hint(cluster, lambda key: [pod])
+    hint = QueueingHints(cluster, lambda key: [pod])
     q = SchedulingQueue.of(cluster, [_entity("p")], {}, hint)
     qe = q.pop()
     q.failed(qe, {plugin})

@@ -40,7 +40,6 @@ from gangplan.io.parse import (
 from gangplan.io.v1alpha1 import synthesize as synthesize_v1alpha1
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import GroupTree, gate
-from gangplan.models.version import NEWEST, KubeVersion
 from gangplan.models.objects import (
     LabelSelector,
     Pod,
@@ -48,6 +47,7 @@ from gangplan.models.objects import (
     PodGroup,
     SchedulerProfile,
 )
+from gangplan.models.version import NEWEST, KubeVersion
 
 try:  # libyaml is ~10x faster on large dumps; fall back to the pure-Python loader.
     _BaseYamlLoader = yaml.CSafeLoader  # type: ignore[attr-defined]

@@ -19,7 +19,13 @@ from gangplan.models.objects import (
     TopologyLevels,
     Workload,
 )
-from gangplan.models.version import NEWEST, KubeVersion, VersionEvidence, hierarchy_checks, version_evidence
+from gangplan.models.version import (
+    NEWEST,
+    KubeVersion,
+    VersionEvidence,
+    hierarchy_checks,
+    version_evidence,
+)
 
 
 class Cluster(BaseModel):

@@ -35,6 +35,8 @@ from __future__ import annotations
 
 from gangplan.models.groups import EntityKey
 from gangplan.models.objects import Pod
+from gangplan.models.trace import Requeue
+from gangplan.models.version import workload_aware_preemption
 from gangplan.solver.greedy.framework import Code, Status
 from gangplan.solver.greedy.placement_cycle import (
     SCHEDULER_ERROR,
@@ -45,11 +47,15 @@ from gangplan.solver.greedy.placement_cycle import (
 )
 from gangplan.solver.greedy.plugins.gangscheduling import placement_feasible
 from gangplan.solver.greedy.preemption import Preemption
-from gangplan.models.trace import Requeue
-from gangplan.models.version import workload_aware_preemption
 from gangplan.solver.greedy.queue import Entity, member_order
-from gangplan.solver.greedy.scheduling_queue import ASSIGNED_POD_ADD, POD_DELETE, ClusterEvent, SchedulingQueue, queueing_hint
 from gangplan.solver.greedy.schedule_one import PodResult, leaf_reason, pod_failure
+from gangplan.solver.greedy.scheduling_queue import (
+    ASSIGNED_POD_ADD,
+    POD_DELETE,
+    ClusterEvent,
+    QueueingHints,
+    SchedulingQueue,
+)
 from gangplan.solver.greedy.state import RunState
 
 STOPPED = "the run was stopped by its observer"
@@ -71,9 +77,8 @@ class WorkloadCycle:
         make a failed one schedulable, until no entity can change state. ``requeue=False``: one
         pass, no retries (what gangplan did before the queue; ``benchmarks/requeue_cost.py``)."""
         st = self.state
-        tree = st.cluster.groups
         sizes = {e.key: len(self._queued_pods(e.key)) for e in queue}
-        q = SchedulingQueue.of(st.cluster, queue, sizes, queueing_hint(st.cluster, self._queued_pods))
+        q = SchedulingQueue.of(st.cluster, queue, sizes, QueueingHints(st.cluster, self._queued_pods))
         names = st.snap.names
         while not st.stopped:
             qe = q.pop()

@@ -72,9 +72,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gangplan.models.groups import EntityKey, VictimUnit, parse_timestamp
-from gangplan.models.version import NEWEST, KubeVersion, placement_groups_preempt, rerun_reprieve
 from gangplan.models.objects import Pod, PodDisruptionBudget
 from gangplan.models.trace import NodeVictims, PodPreemption, WorkloadPreemption
+from gangplan.models.version import NEWEST, KubeVersion, placement_groups_preempt, rerun_reprieve
 from gangplan.predicates import selector_matches
 from gangplan.solver.greedy.framework import (
     Code,

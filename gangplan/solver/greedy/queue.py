@@ -83,7 +83,7 @@ def draw_order(pods: list[Pod], seed: int, group: str) -> list[Pod]:
 def member_order(pods: list[Pod], group: GroupNode | None = None, *, cluster: Cluster | None = None, seed: int = 0) -> tuple[list[Pod], MemberOrder | None]:
     """The queued pods of one PodGroup in the order its cycle tries them (module docstring), and
     the record of a random draw when the version's order has one (None otherwise)."""
-    by_arrival = sorted(pods, key=lambda p: (-p.priority, parse_timestamp(p.creation_timestamp), p.name))
+    by_arrival = sorted(arrival_order(pods), key=lambda p: -p.priority)  # stable: arrival within a priority
     if group is None or cluster is None or not group.gang or not quorum_pod_first(cluster.kube_version):
         return by_arrival, None
     queued = {p.key for p in pods}

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from gangplan.models.cluster import Cluster
 from gangplan.models.documents import SamplesDocument
 from gangplan.models.result import Result
-from gangplan.solver.outcome import compare
+from gangplan.solver.outcome import admitted_entities, compare
 
 SAMPLE_TIE_BREAK = "random"
 
@@ -28,7 +28,8 @@ class Samples:
     first_seed: int
     kube_version: str
     admitted: dict[str, int]
-    """Root group key -> runs that admit it (every pending root group, 0 included)."""
+    """Root group key -> runs that admit it (every pending root group, 0 included; admission as
+    the objective counts it, :func:`gangplan.solver.outcome.admitted_entities`)."""
     placed: dict[str, int]
     """Pending single pod key -> runs that place it."""
     results: list[Result] = field(default_factory=list, repr=False)
@@ -44,11 +45,6 @@ class Samples:
         return SamplesDocument(runs=self.runs, seeds=self.seeds, tie_break=self.tie_break, kube_version=self.kube_version,
                                admitted=dict(self.admitted), placed=dict(self.placed), reaches_optimum=self.reaches_target)
 
-    def share(self, group: str) -> str:
-        """``3/10`` for a group (or single pod)."""
-        n = self.admitted.get(group, self.placed.get(group, 0))
-        return f"{n}/{self.runs}"
-
 
 def sample_greedy(cluster: Cluster, samples: int, *, seed: int = 0, preemption: bool | None = None, kube_version: str | None = None,
                   target: dict[str, float] | None = None, snapshot: str | None = None, tie_break: str = SAMPLE_TIE_BREAK) -> Samples:
@@ -59,27 +55,18 @@ def sample_greedy(cluster: Cluster, samples: int, *, seed: int = 0, preemption: 
     if samples < 1:
         raise ValueError("samples must be at least 1")
     cluster = cluster.at_version(kube_version)
-    roots = sorted({r for p in cluster.schedulable_pods if p.group_key for r in [cluster.groups.node(p.group_key).root]})
-    singles = sorted(p.key for p in cluster.schedulable_pods if not p.group_key and not p.terminating)
-    admitted: Counter[str] = Counter({r: 0 for r in roots})
-    placed: Counter[str] = Counter({k: 0 for k in singles})
+    tree = cluster.groups
+    entities = {tree.entity_of(p) for p in cluster.schedulable_pods if not p.terminating}
+    admitted: Counter[str] = Counter({e.key: 0 for e in entities if not e.is_pod})
+    placed: Counter[str] = Counter({e.key: 0 for e in entities if e.is_pod})
     results: list[Result] = []
     reaches = 0
     for s in range(seed, seed + samples):
         r = solve_greedy(cluster, tie_break=tie_break, seed=s, top_k=0, preemption=preemption, snapshot=snapshot)
         results.append(r)
-        got = set(r.admitted_groups())
-        for root in roots:
-            admitted[root] += int(root in got or _root_admitted(cluster, r, root))
-        for k in singles:
-            placed[k] += int(r.pods.get(k) is not None and r.pods[k].node is not None)
+        for e in admitted_entities(cluster, r.placements(), r.victims) & entities:
+            (placed if e.is_pod else admitted)[e.key] += 1
         if target is not None and compare(target, r.objective) <= 0:
             reaches += 1
-    return Samples(samples, seed, cluster.kube_version.value, dict(admitted), dict(placed), results, reaches if target is not None else None, tie_break)
-
-
-def _root_admitted(cluster: Cluster, r: Result, root: str) -> bool:
-    """A root is admitted when every leaf below it that has pending pods is (a CompositePodGroup
-    has no row of its own in ``Result.groups``)."""
-    leaves = [g for g in cluster.groups.leaves(root) if g in r.groups]
-    return bool(leaves) and all(r.groups[g].admitted for g in leaves)
+    return Samples(samples, seed, cluster.kube_version.value, dict(sorted(admitted.items())), dict(sorted(placed.items())), results,
+                   reaches if target is not None else None, tie_break)

@@ -14,7 +14,7 @@ and the plugins' ``EventsToRegister`` / queueing hints:
   rejecting plugin (an error, or a group failing on its own count) backs off instead.
 * **Events** a run produces, a pod bound (``AssignedPodAdd``) or a pod evicted (``Pod/Delete``),
   are offered to every entity in the pool. The entity moves when a hint of one of its rejecting
-  plugins says Queue (:func:`queueing_hint`): to backoffQ while its backoff lasts, else to activeQ.
+  plugins says Queue (:class:`QueueingHints`): to backoffQ while its backoff lasts, else to activeQ.
   v1.37 requeues a failed pod group as a whole without consulting hints (its failed members are
   merged back and the group goes to backoff, ``AddAttemptedPodGroupIfNeeded``): any event moves it.
 * **Backoff**: ``1 s * 2^(count - 1)``, at most 10 s (v1.37 groups: ``10 s * sqrt(size)``); an
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import EntityKey
 from gangplan.models.objects import Pod
-from gangplan.models.version import KubeVersion, groups_requeue_without_hints
+from gangplan.models.version import groups_requeue_without_hints
 from gangplan.predicates.labels import selector_matches
 from gangplan.predicates.podaffinity import matches_all_terms, term_matches
 from gangplan.solver.greedy.plugins import names
@@ -214,9 +214,6 @@ class SchedulingQueue:
         else:
             self._push_active(qe)
 
-    def waiting(self) -> list[QueuedEntity]:
-        return sorted(self.unschedulable.values(), key=QueuedEntity.sort_key)
-
 
 # ---- queueing hints --------------------------------------------------------------------------------
 class QueueingHints:
@@ -247,11 +244,6 @@ class QueueingHints:
             return True
         pods = self.members(qe.key)
         return any(_plugin_hint(self.cluster, plugin, pod, ev) for plugin in qe.rejectors for pod in pods)
-
-
-def queueing_hint(cluster: Cluster, members: Callable[[EntityKey], list[Pod]]) -> QueueingHints:
-    """The run's :class:`QueueingHints`."""
-    return QueueingHints(cluster, members)
 
 
 def _plugin_hint(cluster: Cluster, plugin: str, pod: Pod, ev: ClusterEvent) -> bool:
