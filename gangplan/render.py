@@ -211,6 +211,8 @@ def render_result(console: Console, r: Result, cluster: Cluster, *, wide: bool =
     console.print("  objective: " + ", ".join(f"{k}={v:g}" for k, v in r.objective.items()), markup=False)
     if r.bound:
         console.print("  bound:     " + ", ".join(f"{k}={v:g}" for k, v in r.bound.items()), markup=False)
+    for line in chance_lines(r):
+        console.print(f"  [yellow]chance[/yellow]: {escape(line)}")
     if r.groups:
         _heading(console, "Groups")
         t = _table()
@@ -353,6 +355,22 @@ def decisive_lines(d) -> list[str]:
     return [first, second, third]
 
 
+def chance_lines(r: Result) -> list[str]:
+    """Where a greedy run drew what upstream leaves to chance: the pod order of v1.36 gangs (a Go
+    map), and node ties under ``--tie-break random``; ``diff --samples K`` gives the odds."""
+    trace = r.greedy_trace if r.engine == "greedy" else None
+    if trace is None:
+        return []
+    drawn = sorted(k for k, g in trace.groups.items() if g.member_order is not None)
+    out = []
+    if drawn:
+        shown = ", ".join(drawn[:3]) + (f" (+{len(drawn) - 3})" if len(drawn) > 3 else "")
+        out.append(f"pod order of {shown} drawn (v{r.params.get('kubeVersion')}: Go map order; --seed {r.params.get('seed', 0)}); odds: diff --samples K")
+    if r.params.get("tieBreak") == "random" and any(c.tie_count > 1 for c in trace.pods.values()):
+        out.append(f"node ties drawn (--tie-break random, --seed {r.params.get('seed', 0)}); odds: diff --samples K")
+    return out
+
+
 def sample_lines(samples, *, wide: bool = False) -> list[str]:
     """``--samples K``: how often greedy reaches the optimum, then each group's share of runs."""
     if samples is None:
@@ -388,6 +406,9 @@ def render_diff(console: Console, d, *, wide: bool = False) -> None:
     for i, text in enumerate(decisive_lines(d)):
         if text:
             _line(console, ("  decisive   " if i == 0 else "             ") + text, wide)
+    if d.samples is None:
+        for text in chance_lines(d.greedy):
+            _line(console, "  chance     " + text, wide)
     for i, text in enumerate(sample_lines(d.samples, wide=wide)):
         _line(console, ("  samples    " if i == 0 else "             ") + text, wide)
     for p in d.problems:

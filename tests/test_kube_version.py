@@ -320,3 +320,15 @@ def test_v135_gang_pods_preempt_one_by_one_and_evict_for_a_gang_that_fails():
     cluster = load_objects(_wasted_eviction_snapshot(), kube_version="1.35")
     d = diff_snapshot(cluster, time_limit=5)
     assert d.classification == "greedy-suboptimal" and d.optimal.victims == [] and not d.problems
+
+
+def test_the_people_output_says_when_an_order_was_drawn():
+    """A v1.36 run that drew a gang's pod order says so in solve's and diff's tables (v1.37 draws
+    nothing and says nothing)."""
+    path = str(SHOWCASE / "driver-without-selector.yaml")
+    _, out, _ = run_cli(["solve", path, "--kube-version", "1.36"])
+    assert "chance: pod order of ray/job drawn (v1.36: Go map order; --seed 0); odds: diff --samples K" in out
+    _, out, _ = run_cli(["diff", path, "--kube-version", "1.36", "--time-limit", "5"])
+    assert "  chance     pod order of ray/job drawn" in out
+    _, out, _ = run_cli(["solve", path])
+    assert "chance" not in out
