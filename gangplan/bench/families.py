@@ -51,6 +51,7 @@ from gangplan.bench.gpu_clusters import (
     gpu_gangs,
 )
 from gangplan.bench.scheduler_perf import scheduler_perf_gangs
+from gangplan.io.compressed import resolve
 from gangplan.io.errors import SnapshotError
 from gangplan.models.well_known import GPU, GPU_PRODUCT, HOSTNAME, RACK, ZONE
 
@@ -102,12 +103,14 @@ def data_dir(override: str | None = None) -> Path:
 
 
 def data_dir_path(override: str | None, *parts: str) -> Path:
-    return data_dir(override).joinpath(*parts)
+    """A trace file under :func:`data_dir`: the plain file, or its ``.xz`` / ``.gz`` copy when only
+    that exists (the repository's test copies are ``.xz``; :mod:`gangplan.io.compressed`)."""
+    return resolve(data_dir(override).joinpath(*parts))
 
 
 @lru_cache(maxsize=16)
 def _read_csv(path: str, header: tuple[str, ...] | None = None) -> pd.DataFrame:
-    p = Path(path)
+    p = resolve(path)
     if not p.is_file():
         raise SnapshotError(path, "trace file not found (set GANGPLAN_DATA_DIR or the family's data_dir)")
     return pd.read_csv(p, header=None if header else "infer", names=list(header) if header else None, keep_default_na=False)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gangplan.io.compressed import open_text
 from gangplan.io.errors import SnapshotError
 from gangplan.io.writer import write_snapshot
 from gangplan.models.well_known import GPU, GPU_COUNT, GPU_PRODUCT, HOSTNAME, INSTANCE_TYPE
@@ -40,7 +41,7 @@ def _rows(csv_path: str | os.PathLike, columns: tuple[str, ...]) -> Iterator[tup
     """(row number, line, row) for every data row; the header must hold ``columns``."""
     name = str(csv_path)
     try:
-        f = open(csv_path, newline="", encoding="utf-8")
+        f = open_text(csv_path)
     except OSError as e:
         raise SnapshotError(name, f"cannot read: {e.strerror or e}") from None
     with f:
