@@ -6,6 +6,7 @@ Exit codes: 0 success; 1 validation found violations (``bench``: a snapshot fail
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -564,10 +565,35 @@ def _shape_options(shape: str, gang_size: list[int] | None, topology_key: str | 
     return options
 
 
+def _pipe_closed(e: SystemExit) -> bool:
+    """Click turns a write to a closed pipe (``gangplan solve ... | head``) into exit 1 from inside
+    its ``except OSError`` block, so the exit's context is the EPIPE error."""
+    ctx = e.__context__
+    return isinstance(ctx, OSError) and ctx.errno == errno.EPIPE
+
+
+def _quiet_stdout() -> None:
+    """A reader that went away is not an error (as for Unix tools): point stdout at /dev/null so
+    the interpreter's final flush does not complain, and exit 0."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def main() -> None:
     """Console entry point: bad input exits 2 with a message, never a traceback."""
     try:
         app()
+    except SystemExit as e:
+        if _pipe_closed(e):
+            _quiet_stdout()
+            sys.exit(0)
+        raise
+    except BrokenPipeError:
+        _quiet_stdout()
+        sys.exit(0)
     except SnapshotError as e:  # raised outside a command's own handling
         err.print(f"error: {e}", markup=False)
         sys.exit(EXIT_BAD_INPUT)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Iterable
 from typing import Any
 
 from rich import box
@@ -79,7 +80,8 @@ def render_summary(console: Console, s: dict[str, Any]) -> None:
     console.print(t)
 
     t = Table(title="Pending groups", title_justify="left")
-    for col in ("group", "policy", "minCount", "pods", "pending", "bound", "gated", "priority", "topology", "requests"):
+    _name_col(t, "group", (g["group"] for g in s["pendingGroups"]))
+    for col in ("policy", "minCount", "pods", "pending", "bound", "gated", "priority", "topology", "requests"):
         t.add_column(col)
     for g in s["pendingGroups"]:
         t.add_row(
@@ -98,7 +100,7 @@ def render_summary(console: Console, s: dict[str, Any]) -> None:
     console.print(f"  single pending pods (no group): {s['singlePendingPods']}")
     if s["gated"]:
         t = Table(title="Gated pods", title_justify="left")
-        t.add_column("pod")
+        _name_col(t, "pod", list(s["gated"])[:50])
         t.add_column("why")
         for k, why in list(s["gated"].items())[:50]:
             t.add_row(k, why)
@@ -165,6 +167,13 @@ def _table() -> Table:
     return Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
 
 
+def _name_col(t: Table, header: str, names: Iterable[str], **kw) -> None:
+    """A column of names the reader needs whole (groups, pods): at least as wide as the longest,
+    so the table wraps or cuts the other columns instead."""
+    width = max((len(n) for n in names), default=0)
+    t.add_column(header, no_wrap=True, min_width=max(width, len(header)), **kw)
+
+
 def _flex(text: str, wide: bool) -> Text:
     """A cell that stays on one line (cut with an ellipsis) unless ``wide``."""
     return Text(text, no_wrap=not wide, overflow="fold" if wide else "ellipsis")
@@ -216,7 +225,8 @@ def render_result(console: Console, r: Result, cluster: Cluster, *, wide: bool =
     if r.groups:
         _heading(console, "Groups")
         t = _table()
-        for col, kw in (("group", {"no_wrap": True}), ("outcome", {"no_wrap": True}), ("placed/min", {"no_wrap": True, "justify": "right"}),
+        _name_col(t, "group", r.groups)
+        for col, kw in (("outcome", {"no_wrap": True}), ("placed/min", {"no_wrap": True, "justify": "right"}),
                         ("nodes", {"no_wrap": not wide}), ("reason", {})):
             t.add_column(col, **kw)
         for key, g in r.groups.items():
@@ -230,7 +240,7 @@ def render_result(console: Console, r: Result, cluster: Cluster, *, wide: bool =
     if singles:
         _heading(console, "Single pods")
         t = _table()
-        t.add_column("pod", no_wrap=True)
+        _name_col(t, "pod", singles)
         t.add_column("node", no_wrap=True)
         t.add_column("reason")
         for key, o in singles.items():
@@ -433,7 +443,7 @@ def render_diff(console: Console, d, *, wide: bool = False) -> None:
     if rows:
         _heading(console, "Groups", "whose outcome differs" if hidden else "")
         t = _table()
-        t.add_column("group", no_wrap=True)
+        _name_col(t, "group", (g.group for g in rows))
         t.add_column("min", justify="right", no_wrap=True)
         t.add_column("greedy", no_wrap=True)
         t.add_column("optimal", no_wrap=True)
@@ -450,7 +460,7 @@ def render_diff(console: Console, d, *, wide: bool = False) -> None:
     if singles:
         _heading(console, "Single pods")
         t = _table()
-        t.add_column("pod", no_wrap=True)
+        _name_col(t, "pod", (p.pod for p in singles))
         t.add_column("greedy")
         t.add_column("optimal")
         for p in singles:
