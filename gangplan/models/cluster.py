@@ -27,6 +27,9 @@ from gangplan.models.version import (
     version_evidence,
 )
 
+TERMINATING_REASON = "pod is being deleted (skipped, as upstream skips terminating pods)"
+"""Why a pending pod with ``metadata.deletionTimestamp`` is not placed (:attr:`Cluster.not_queued`)."""
+
 
 class Cluster(BaseModel):
     """Every object of a snapshot, normalised. Nothing here changes after loading.
@@ -117,8 +120,32 @@ class Cluster(BaseModel):
 
     @cached_property
     def schedulable_pods(self) -> tuple[Pod, ...]:
-        """Pending pods the scheduler would queue (not gated)."""
+        """Pending pods that pass PreEnqueue (not gated); terminating ones included, see
+        :attr:`queued_pods` for the pods a scheduling cycle attempts."""
         return tuple(p for p in self.pending_pods if p.key not in self.gated)
+
+    # ---- which pending pods are attempted: the one rule both engines and the validator read ----
+    @cached_property
+    def not_queued(self) -> dict[str, str]:
+        """Pending pod key -> why no scheduling cycle attempts it, for every pending pod that is
+        not attempted: ``gated: ...`` (scheduling gates, another scheduler's ``schedulerName``,
+        GangScheduling's PreEnqueue: :func:`gangplan.models.groups.gate`) or being deleted
+        (``metadata.deletionTimestamp`` set: ``skipPodSchedule`` in
+        ``pkg/scheduler/schedule_one.go`` skips it when it is popped). Greedy leaves these pods
+        out, the exact engine does not place them, and the validator rejects a placement of one."""
+        out: dict[str, str] = {}
+        for p in self.pending_pods:
+            if p.key in self.gated:
+                out[p.key] = f"gated: {self.gated[p.key]}"
+            elif p.terminating:
+                out[p.key] = TERMINATING_REASON
+        return out
+
+    @cached_property
+    def queued_pods(self) -> tuple[Pod, ...]:
+        """Pending pods a scheduling cycle attempts (not in :attr:`not_queued`), in snapshot order."""
+        skip = self.not_queued
+        return tuple(p for p in self.pending_pods if p.key not in skip)
 
     @cached_property
     def groups(self) -> GroupTree:
@@ -145,6 +172,22 @@ class Cluster(BaseModel):
             names.update(p.requests)
         head = [r for r in ("cpu", "memory", "pods", "ephemeral-storage") if r in names or r in ("cpu", "memory", "pods")]
         return tuple(head + sorted(names - set(head)))
+
+    def __repr__(self) -> str:
+        where = self.sources[0] if len(self.sources) == 1 else f"{len(self.sources)} files" if self.sources else "in memory"
+        groups = len({g for p in self.pending_pods if (g := p.group_key)})
+        return (f"<Cluster {where}: {len(self.nodes)} nodes, {len(self.bound_pods)} bound pods, {len(self.pending_pods)} pending pods "
+                f"in {groups} groups, kube-scheduler v{self.kube_version.value}>")
+
+    __str__ = __repr__
+
+    def to_frame(self, result=None):
+        """A pandas DataFrame, one row per node: its domain at each topology level, bound pods,
+        and per resource ``<r>_allocatable``, ``<r>_used`` and ``<r>_free`` (cpu in cores);
+        with a ``result``, the state after it (:func:`gangplan.frames.cluster_frame`)."""
+        from gangplan.frames import cluster_frame
+
+        return cluster_frame(self, result)
 
     def topology_levels(self) -> tuple[str, ...]:
         """The levels of the first Kueue Topology in the snapshot, or ``()``."""

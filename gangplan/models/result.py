@@ -119,6 +119,23 @@ class Result(_Model):
     def admitted_groups(self) -> list[str]:
         return sorted(k for k, g in self.groups.items() if g.admitted)
 
+    def __repr__(self) -> str:
+        groups = f"{len(self.admitted_groups())}/{len(self.groups)} groups admitted, " if self.groups else ""
+        status = "" if self.status == Status.HEURISTIC else f" {self.status.value}"
+        return (f"<Result {self.engine}{status}: {groups}{len(self.placements())}/{len(self.pods)} pods placed, "
+                f"{len(self.victims)} victims>")
+
+    __str__ = __repr__
+
+    def to_frame(self, cluster: Any = None) -> Any:
+        """A pandas DataFrame, one row per pending pod: namespace, pod, group, engine, node,
+        admitted, nominated, priority, reason, and the node's domain at each topology level
+        (:func:`gangplan.frames.result_frame`). ``cluster``: the snapshot the Result was computed
+        on; not needed for Results made by ``gangplan.solve`` or ``gangplan.diff``."""
+        from gangplan.frames import result_frame
+
+        return result_frame(self, cluster)
+
     def to_json(self, *, indent: int | None = 2, with_trace: bool = True) -> str:
         data = self.model_dump(mode="json", by_alias=True)
         if not with_trace:

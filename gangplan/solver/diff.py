@@ -44,6 +44,8 @@ from gangplan.models.documents import (
     SinglePodDiff,
     VictimUnit,
 )
+from gangplan.models.groups import parse_timestamp
+from gangplan.models.preemption import PICK_CRITERIA, PickKey, deciding_index, pick_key
 from gangplan.models.quantity import format_quantity
 from gangplan.models.result import Result, Status
 from gangplan.models.trace import ClosestToGreedy, NodeVictims, PodPreemption
@@ -81,6 +83,33 @@ class Diff:
     engines: Engines | None = None
     samples: Samples | None = None
 
+    def __repr__(self) -> str:
+        g, o = self.greedy.admitted_groups(), self.optimal.admitted_groups()
+        n = len(self.groups)
+        step = ""
+        if self.decisive is not None:
+            step = f"; decisive step {'#' + str(self.decisive.step) + ' ' if self.decisive.step else ''}({self.decisive.kind})"
+        return (f"<Diff {self.classification}: greedy {len(g)}/{n} groups admitted, {len(self.greedy.placements())} pods placed, "
+                f"{len(self.greedy.victims)} victims; optimal {len(o)}/{n}, {len(self.optimal.placements())} pods, "
+                f"{len(self.optimal.victims)} victims{step}>")
+
+    @property
+    def kube_version(self) -> str | None:
+        """The kube-scheduler version greedy reproduced (``kubeVersion`` of the diff JSON)."""
+        return self.greedy.params.get("kubeVersion")
+
+    @property
+    def warnings(self) -> list[str]:
+        """Snapshot inputs gangplan does not model (``warnings`` of the diff JSON)."""
+        return list(self.greedy.warnings)
+
+    def to_frame(self) -> Any:
+        """A pandas DataFrame, one row per PodGroup: greedy against the optimum (admitted,
+        placed, domain, reason) and whether they differ (:func:`gangplan.frames.diff_frame`)."""
+        from gangplan.frames import diff_frame
+
+        return diff_frame(self)
+
     @property
     def exit_code(self) -> int:
         return {MODEL_MISMATCH: 4, GREEDY_SUBOPTIMAL: 3, GREEDY_SUBOPTIMAL_SOMETIMES: 3}.get(self.classification, 0)
@@ -100,8 +129,8 @@ class Diff:
             admission=self.admission or Admission(),
             engines=self.engines or Engines(greedy=_side_stub(self.greedy), optimal=_side_stub(self.optimal)),
             decisive=self.decisive,
-            warnings=list(self.greedy.warnings),
-            kube_version=self.greedy.params.get("kubeVersion"),
+            warnings=self.warnings,
+            kube_version=self.kube_version,
             samples=self.samples.document() if self.samples is not None else None,
             greedy=self.greedy if with_results else None,
             optimal=self.optimal if with_results else None,
@@ -457,11 +486,6 @@ def _admission_only(cluster: Cluster, greedy: Result, optimal: Result, *, candid
                         probes=probes, candidates=candidates, skipped=skipped, preemption=pre)
 
 
-# pickOneNodeForPreemption (preemption.go): the criteria in order, each (name, key to minimise).
-_PICK_CRITERIA = ("fewest PDB violations", "lowest highest-victim priority", "lowest sum of victim priorities",
-                  "fewest victims", "latest start among the most important victims")
-
-
 def _preemption_evidence(cluster: Cluster, greedy: Result, opt: Result, pod: str) -> dict | None:
     """Greedy's victim choice for ``pod``'s entity against the optimum's, when greedy preempted
     for it and the optimum evicts other pods (None otherwise)."""
@@ -504,7 +528,8 @@ def _preemption_evidence(cluster: Cluster, greedy: Result, opt: Result, pod: str
 
 
 def _default_preemption_criterion(t: PodPreemption, chosen: str | None, other: str | None, cluster: Cluster) -> str:
-    """Which pickOneNodeForPreemption criterion made greedy's node win over the optimum's."""
+    """Which pickOneNodeForPreemption criterion made greedy's node win over the optimum's (the
+    criteria and their order: :mod:`gangplan.models.preemption`, the implementation greedy ran)."""
     mine, theirs = t.nodes.get(chosen or ""), t.nodes.get(other) if other else None
     if not isinstance(mine, NodeVictims):
         return f"default preemption chose {chosen}"
@@ -512,16 +537,18 @@ def _default_preemption_criterion(t: PodPreemption, chosen: str | None, other: s
         why = theirs if isinstance(theirs, str) else "not evaluated (enough candidates were found before it)"
         return f"default preemption chose {chosen}; the optimum's node {other}: {why}"
 
-    def metrics(entry: NodeVictims) -> tuple:
+    def key(entry: NodeVictims) -> PickKey:
         pods = [cluster.pod_by_key[k] for k in entry.victims if k in cluster.pod_by_key]
-        prios = [cluster.groups.unit_priority(q) for q in pods]
-        return (entry.pdb_violations, max(prios, default=0), sum(prios), len(pods))
+        return pick_key([(cluster.groups.unit_priority(q), parse_timestamp(q.start_time) if q.start_time else None) for q in pods], entry.pdb_violations)
 
-    a, b = metrics(mine), metrics(theirs)
-    for name, x, y in zip(_PICK_CRITERIA, a, b, strict=False):
-        if x != y:
-            return f"default preemption chose {chosen} over {other} by {name} ({x} vs {y})"
-    return f"default preemption chose {chosen} over {other}: equal on {', '.join(_PICK_CRITERIA[:4])}, decided by start times and node order"
+    a, b = key(mine), key(theirs)
+    i = deciding_index(a, b)
+    if i is None:
+        return f"default preemption chose {chosen} over {other}: equal on {', '.join(PICK_CRITERIA)}, decided by node order"
+    if i == len(PICK_CRITERIA) - 1:
+        return (f"default preemption chose {chosen} over {other}: equal on {', '.join(PICK_CRITERIA[:-1])}, decided by "
+                f"{PICK_CRITERIA[i]} ({a.describe(i)} vs {b.describe(i)})")
+    return f"default preemption chose {chosen} over {other} by {PICK_CRITERIA[i]} ({a.describe(i)} vs {b.describe(i)})"
 
 
 def closest_optimum(cluster: Cluster, optimal: Result, agreeing: Result, step: DecisiveStep | None) -> Result:
@@ -559,10 +586,16 @@ def sometimes(classification: str, drawn: Samples) -> str:
     return classification
 
 
-def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 10.0, probe_time_limit: float = 5.0, workers: int = 2, seed: int = 0, tie_break: str = "first", explain: bool = True, preemption: bool | None = None, progress: Progress | None = None, kube_version: str | None = None, samples: int = 0) -> Diff:
+def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 10.0, probe_time_limit: float = 5.0, workers: int = 2, seed: int = 0, tie_break: str = "first", explain: bool = True, preemption: bool | None = None, progress: Progress | None = None, kube_version: str | None = None, samples: int = 0,
+                  greedy: Result | None = None, optimal: Result | None = None) -> Diff:
     """Run both engines on ``cluster`` and compare them (``preemption``: both may evict;
     ``None``: as the profile; ``kube_version``: the kube-scheduler version greedy reproduces,
     default the cluster's).
+
+    ``greedy`` / ``optimal``: Results already computed on ``cluster`` (``solve_greedy``,
+    ``solve_exact``) to compare instead of running that engine again; the caller keeps them
+    consistent with the options (:func:`gangplan.diff` checks that). The decisive step's probes
+    and ``samples`` still run.
 
     ``samples`` K > 0 also runs greedy with seeds ``seed .. seed + K - 1`` and random ties
     (:mod:`gangplan.solver.greedy.samples`) and counts how often it admits each group and reaches
@@ -575,12 +608,18 @@ def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 1
 
     cluster = cluster.at_version(kube_version)
     t0 = time.perf_counter()
-    if progress:
-        progress("greedy: kube-scheduler's cycle")
-    greedy = solve_greedy(cluster, tie_break=tie_break, seed=seed, snapshot=snapshot, preemption=preemption)
-    if progress:
-        progress("exact: CP-SAT, tier by tier")
-    optimal = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, hint=greedy, snapshot=snapshot, preemption=preemption)
+    if greedy is not None and greedy.engine != "greedy":
+        raise ValueError(f"greedy= takes a greedy Result, not a {greedy.engine} one")
+    if optimal is not None and optimal.engine != "exact":
+        raise ValueError(f"optimal= takes an exact Result, not a {optimal.engine} one")
+    if greedy is None:
+        if progress:
+            progress("greedy: kube-scheduler's cycle")
+        greedy = solve_greedy(cluster, tie_break=tie_break, seed=seed, snapshot=snapshot, preemption=preemption)
+    if optimal is None:
+        if progress:
+            progress("exact: CP-SAT, tier by tier")
+        optimal = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, hint=greedy, snapshot=snapshot, preemption=preemption)
     if progress:
         progress("checking the greedy placement in the exact model")
     feasible = check_feasible(cluster, greedy.placements(), greedy.victims)

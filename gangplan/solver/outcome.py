@@ -193,7 +193,7 @@ def build_result(
         if node is not None:
             pods[p.key] = PodOutcome(node=node, reason=None, nominated=p.key in nominated)
         else:
-            reason = pod_reasons.get(p.key) or (f"gated: {cluster.gated[p.key]}" if p.key in cluster.gated else "not placed")
+            reason = pod_reasons.get(p.key) or cluster.not_queued.get(p.key) or "not placed"
             pods[p.key] = PodOutcome(node=None, reason=reason)
     placed, newly = group_placed_counts(cluster, placements, victims)
     admitted = admitted_entities(cluster, placements, victims)

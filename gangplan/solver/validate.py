@@ -119,6 +119,8 @@ def _shape(cluster: Cluster, result: Result) -> list[Violation]:
             out.append(Violation("result-shape", key, f"placed on unknown node {o.node!r}"))
         elif o.node is not None and key in cluster.gated:
             out.append(Violation("result-shape", key, f"placed although gated ({cluster.gated[key]})"))
+        elif o.node is not None and key in cluster.not_queued:
+            out.append(Violation("result-shape", key, f"placed although no scheduling cycle attempts it ({cluster.not_queued[key]})"))
     for key in sorted(pending - set(result.pods)):
         out.append(Violation("result-shape", key, "pending pod missing from the result"))
     for v in result.victims:
@@ -338,7 +340,7 @@ def _victims(st: _State, result: Result) -> list[Violation]:
     if per_pod_preemption(result, c):
         # v1.35: a gang pod preempts on its own before its gang is known to fit, so victims can
         # be gone although the gang was not admitted: any queued pod that may preempt counts
-        preemptors += [tree.unit_priority(p) for p in c.schedulable_pods if not p.terminating and p.preemption_policy != "Never"]
+        preemptors += [tree.unit_priority(p) for p in c.queued_pods if p.preemption_policy != "Never"]
     if not preemptors:
         return [Violation("victim", v, "evicted although no pod was placed") for v in sorted(result.victims)]
     top = max(preemptors)

@@ -1,8 +1,8 @@
 """The exact engine: one OR-tools CP-SAT model of the whole snapshot's placement.
 
-Every pending, non-gated entity (PodGroups, gang or basic, under CompositePodGroups or not, and
-single pods) is decided jointly: which groups are admitted and where each pod goes. Hard rules are
-the greedy's filters, with the final-state semantics of :mod:`gangplan.solver.validate`; the
+Every queued entity (PodGroups, gang or basic, under CompositePodGroups or not, and single pods,
+over ``Cluster.queued_pods``: pending, not gated, not being deleted) is decided jointly: which
+groups are admitted and where each pod goes. Hard rules are the greedy's filters, with the final-state semantics of :mod:`gangplan.solver.validate`; the
 objective is lexicographic (see :mod:`.objective`) and solved tier by tier (see :mod:`.solve`).
 
 Build (:mod:`.build`): :mod:`.instance` (pod classes, group tree, bound state, evictable victim

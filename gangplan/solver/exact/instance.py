@@ -213,10 +213,12 @@ def build_instance(cluster: Cluster, *, fixed: dict[str, str | None] | None = No
             fixed_errors.append(f"result-shape: {key} is not a pending pod of the snapshot")
     for p in cluster.pending_pods:
         target = fixed.get(p.key)
-        if p.key in cluster.gated:
-            excluded[p.key] = f"gated: {cluster.gated[p.key]}"
+        skip = cluster.not_queued.get(p.key)  # gated or being deleted: never placed
+        if skip is not None:
+            excluded[p.key] = skip
             if target:
-                fixed_errors.append(f"result-shape: {p.key} is gated ({cluster.gated[p.key]}) but fixed to {target}")
+                what = f"gated ({cluster.gated[p.key]})" if p.key in cluster.gated else f"not attempted ({skip})"
+                fixed_errors.append(f"result-shape: {p.key} is {what} but fixed to {target}")
             continue
         ent = tree.entity_of(p)
         invalid = None if ent.is_pod else tree.validation_error(ent.key)

@@ -105,10 +105,7 @@ def solve_greedy(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, t
     st = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, preemption=preemption).state
     names = st.snap.names
     placements = {k: names[i] for k, i in st.placements.items()}
-    pod_reasons = dict(st.trace.pod_reasons)
-    for p in cluster.pending_pods:
-        if p.terminating and p.key not in cluster.gated:
-            pod_reasons.setdefault(p.key, "pod is being deleted (skipped, as upstream skips terminating pods)")
+    pod_reasons = dict(st.trace.pod_reasons)  # pods never attempted: Cluster.not_queued (build_result)
     params: dict[str, Any] = {"tieBreak": tie_break, "seed": seed, "topK": top_k, "kubeVersion": cluster.kube_version.value}
     if fixed:
         params["fixed"] = dict(sorted(fixed.items()))

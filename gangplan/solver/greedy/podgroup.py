@@ -99,7 +99,7 @@ class WorkloadCycle:
             if qe.attempts > 1 and not bound and not st.stopped:
                 st.trace.restore(mark)  # a retry that places nothing leaves the first attempt's records
             st.trace.clear_journal()
-            left = [p for p in pods if p.key not in st.placements and not p.terminating]
+            left = [p for p in pods if p.key not in st.placements]
             if qe.attempts > 1:
                 st.trace.requeues.append(Requeue(entity=str(key), attempt=qe.attempts, at=q.clock, trigger=qe.trigger or "", placed=len(bound), outcome="Success" if bound and not left else ("Partial" if bound else "Unschedulable")))
             if left and requeue:
@@ -212,7 +212,7 @@ class WorkloadCycle:
             return
         members = st.cluster.groups.node(root).members
         placed = {p.key for p in members if p.key in st.placements}
-        left = [p for p in members if p.key in st.queued and p.key not in placed and not p.terminating]
+        left = [p for p in members if p.key in st.queued and p.key not in placed]
         if not placed or not left:
             return
         mark = tr.mark()

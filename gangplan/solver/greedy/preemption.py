@@ -66,13 +66,15 @@ Trace (``Result.trace.preemption[entity]``, only with ``preemption=True``:
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gangplan.models.groups import EntityKey, VictimUnit, parse_timestamp
 from gangplan.models.objects import Pod, PodDisruptionBudget
+from gangplan.models.preemption import FAR_FUTURE, pick_key
+from gangplan.models.preemption import pick_one_node as choose_node
 from gangplan.models.trace import NodeVictims, PodPreemption, WorkloadPreemption
 from gangplan.models.version import NEWEST, KubeVersion, placement_groups_preempt, rerun_reprieve
 from gangplan.predicates import selector_matches
@@ -94,8 +96,6 @@ if TYPE_CHECKING:
     from gangplan.solver.greedy.state import Mark, RunState
 
 NEVER = "Never"
-FAR_FUTURE = datetime(9999, 12, 31, tzinfo=UTC)
-"""The start time of a pod that has not started: the least important (spec §2.2)."""
 MIN_CANDIDATE_NODES_PERCENTAGE = 10
 MIN_CANDIDATE_NODES_ABSOLUTE = 100
 RANK = {"Pod": 1, "PodGroup": 2, "CompositePodGroup": 3}
@@ -502,38 +502,10 @@ def _fail(trace: WorkloadPreemption | PodPreemption, reason: str, code: Code = C
 
 
 def pick_one_node(candidates: list[tuple[int, list[VictimUnit], int]]) -> tuple[int, list[VictimUnit], int]:
-    """``pickOneNodeForPreemption``: a node without victims at once; else fewest PDB violations,
-    lowest highest victim priority, smallest sum of (priority + 2^31), fewest pods, latest
-    earliest start among the highest-priority victims; then the lowest node position."""
-    for c in candidates:
-        if not c[1]:
-            return c
-
-    def pods(c):
-        return [(u.priority, p) for u in c[1] for p in u.pods]
-
-    def top(c):
-        return max(pr for pr, _ in pods(c))
-
-    def latest(c):
-        hi = top(c)
-        return min(_start(p) for pr, p in pods(c) if pr == hi)
-
-    criteria = [
-        lambda c: c[2],
-        top,
-        lambda c: sum(pr + 2**31 for pr, _ in pods(c)),
-        lambda c: len(pods(c)),
-    ]
-    left = list(candidates)
-    for crit in criteria:
-        best = min(crit(c) for c in left)
-        left = [c for c in left if crit(c) == best]
-        if len(left) == 1:
-            return left[0]
-    best_t = max(latest(c) for c in left)
-    left = [c for c in left if latest(c) == best_t]
-    return min(left, key=lambda c: c[0])
+    """``pickOneNodeForPreemption`` over (node position, evicted units, PDB violations) in node
+    order (:func:`gangplan.models.preemption.pick_one_node`, the one implementation the diff
+    explains too)."""
+    return choose_node(candidates, key=lambda c: pick_key([(u.priority, _start(p)) for u in c[1] for p in u.pods], c[2]))
 
 
 __all__ = ["Preemption", "VictimUnit", "classify_pdb", "importance", "pick_one_node", "victim_units"]

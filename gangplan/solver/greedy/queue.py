@@ -62,8 +62,8 @@ class Entity:
 
 
 def queued_pods(cluster: Cluster) -> list[Pod]:
-    """Pending pods the scheduler would attempt: not gated, not being deleted."""
-    return [p for p in cluster.pending_pods if p.key not in cluster.gated and not p.terminating]
+    """Pending pods the scheduler would attempt (:attr:`Cluster.queued_pods`: not gated, not being deleted)."""
+    return list(cluster.queued_pods)
 
 
 def arrival_order(pods) -> list[Pod]:

@@ -56,7 +56,7 @@ def sample_greedy(cluster: Cluster, samples: int, *, seed: int = 0, preemption: 
         raise ValueError("samples must be at least 1")
     cluster = cluster.at_version(kube_version)
     tree = cluster.groups
-    entities = {tree.entity_of(p) for p in cluster.schedulable_pods if not p.terminating}
+    entities = {tree.entity_of(p) for p in cluster.queued_pods}
     admitted: Counter[str] = Counter({e.key: 0 for e in entities if not e.is_pod})
     placed: Counter[str] = Counter({e.key: 0 for e in entities if e.is_pod})
     results: list[Result] = []
