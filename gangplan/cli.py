@@ -94,8 +94,16 @@ def _load(path: Path, *, strict: bool = False, warn: bool = False, kube_version:
     except SnapshotError as e:
         raise _bad_input(e) from None
     if strict and cluster.warnings:
-        lines = "\n  ".join(cluster.warnings)
-        raise _bad_input(SnapshotError(str(path), f"--strict: {len(cluster.warnings)} input(s) gangplan does not model:\n  {lines}"))
+        from gangplan.io.schema import is_unknown_warning
+
+        unknown = [w for w in cluster.warnings if is_unknown_warning(w)]
+        rest = [w for w in cluster.warnings if not is_unknown_warning(w)]
+        parts = []
+        if unknown:  # as the API server's strict field validation refuses them
+            parts.append(f"--strict: {len(unknown)} unknown field(s), kind(s) or apiVersion(s):\n  " + "\n  ".join(unknown))
+        if rest:
+            parts.append(f"--strict: {len(rest)} input(s) gangplan does not model:\n  " + "\n  ".join(rest))
+        raise _bad_input(SnapshotError(str(path), "\n".join(parts)))
     for line in cluster.translations:
         err.print(f"note: {line}", markup=False)
     if warn:
@@ -479,10 +487,14 @@ def bench(
     """
     from gangplan.bench.runner import run_bench
     from gangplan.bench.store import bench_rows, outcome_counts
+    from gangplan.bench.suites import load_suite
     from gangplan.render import render_bench
 
     try:
-        summary = run_bench(suite, out_db, jobs=jobs, resume=resume, retry_failed=retry_failed, time_limit=time_limit, task_timeout=task_timeout, explain=explain,
+        loaded = load_suite(suite)
+        for line in loaded.warnings:
+            err.print(f"warning: {line}", markup=False)
+        summary = run_bench(loaded, out_db, jobs=jobs, resume=resume, retry_failed=retry_failed, time_limit=time_limit, task_timeout=task_timeout, explain=explain,
                             executor="dask" if dask else "local", dask_address=dask, progress=not as_json and sys.stderr.isatty())
     except SnapshotError as e:
         raise _bad_input(e) from None

@@ -78,6 +78,8 @@ class Suite:
     time_limit: float | None = None
     task_timeout: float | None = None
     explain: bool = False
+    warnings: tuple[str, ...] = ()
+    """Unknown fields of a suite file (``FILE: BenchSuite/NAME: unknown field "spec.x"``, gangplan.io.schema)."""
 
 
 def _fmt(value: Any) -> str:
@@ -143,7 +145,19 @@ def _file_suite(p: Path, doc: Any) -> Suite:
         if t.id in seen:
             raise SnapshotError(src, f"task {t.id} appears twice (repeat a family under another name or change its grid)", obj=obj, field="spec.families")
         seen.add(t.id)
-    return Suite(name=name, source=src, tasks=tuple(tasks), time_limit=time_limit, task_timeout=task_timeout, explain=bool(spec.get("explain", False)))
+    return Suite(name=name, source=src, tasks=tuple(tasks), time_limit=time_limit, task_timeout=task_timeout, explain=bool(spec.get("explain", False)),
+                 warnings=_unknown_fields(src, obj, doc))
+
+
+def _unknown_fields(src: str, obj: str, doc: dict) -> tuple[str, ...]:
+    """The suite file's fields its type does not define (gangplan.io.schema, like snapshot objects)."""
+    from gangplan.io import schema
+
+    if not schema.ENABLED:
+        return ()
+    found = schema.unknown_fields(doc if doc.get("apiVersion") else {**doc, "apiVersion": SUITE_API})
+    wrong = schema.unknown_kind(doc.get("kind"), doc.get("apiVersion"))
+    return tuple(f"{src}: {obj}: {message}" for _, message in found) + ((f"{src}: {obj}: {wrong}",) if wrong else ())
 
 
 def _seeds(src: str, obj: str, where: str, value: Any) -> list[int]:

@@ -22,7 +22,7 @@ from typing import Any
 
 import yaml
 
-from gangplan.io import foreign, kai_snapshot
+from gangplan.io import foreign, kai_snapshot, schema
 from gangplan.io.config import parse_scheduler_config
 from gangplan.io.errors import SnapshotError
 from gangplan.io.fields import Ctx
@@ -193,6 +193,9 @@ def _ref(kind: str, raw: dict, namespaced: bool) -> str:
 
 # ---- assembling -------------------------------------------------------------------------------
 _NAMESPACED = {"Pod", "PodGroup", "CompositePodGroup", "Workload", "PodDisruptionBudget"}
+_NAMESPACED_FOREIGN = {"Job", "JobSet", "LeaderWorkerSet"}
+UNKNOWN_SHOWN = 5
+"""Unknown-field warnings shown per file and field before the rest are counted."""
 _KNOWN = _NAMESPACED | {"Node", "PriorityClass", "KubeSchedulerConfiguration", "Topology", "Namespace"}
 # The API group each kind is read from. Same-named kinds of other groups (the scheduler-plugins
 # PodGroup in scheduling.x-k8s.io, say) are different APIs: gangplan.io.foreign translates the ones
@@ -300,6 +303,41 @@ class _Builder:
         self.translations: list[str] = []
         self.held: dict[str, str] = {}
         self.api_versions: Counter[str] = Counter()
+        self.unknown: dict[tuple[str, str], list[str]] = {}
+        """(file, unknown-field message with list indices as []) -> 'object: message' lines."""
+        self.unknown_paths: set[tuple[str, str, str]] = set()
+        """(kind, namespace/name, field path) of the unknown fields found (not noted twice)."""
+
+    def check_fields(self, file: str, raw: dict) -> None:
+        """Unknown fields, kinds and apiVersions of one object as read from a file (gangplan.io.schema)."""
+        if not schema.ENABLED:
+            return
+        kind, api = raw.get("kind"), raw.get("apiVersion")
+        found = schema.unknown_fields(raw)
+        wrong = schema.unknown_kind(kind, api)
+        if wrong is not None:
+            found.append(("apiVersion", wrong))
+        if not found:
+            return
+        meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+        if "name" not in meta:
+            ref = str(kind)
+        else:
+            ref = _ref(str(kind), raw, kind in _NAMESPACED or "namespace" in meta or kind in _NAMESPACED_FOREIGN)
+        for path, message in found:
+            self.unknown_paths.add((str(kind), ref.split("/", 1)[-1], path))
+            self.unknown.setdefault((file, re.sub(r"\[\d+\]", "[]", message)), []).append(f"{ref}: {message}")
+
+    def unknown_warnings(self) -> list[str]:
+        """One warning per unknown field: ``FILE: KIND/NS/NAME: unknown field "PATH", did you mean
+        "NAME"?``; past :data:`UNKNOWN_SHOWN` objects with the same one in a file, a count."""
+        out = []
+        for (file, _), lines in self.unknown.items():
+            out += [f"{file}: {line}" for line in lines[:UNKNOWN_SHOWN]]
+            if len(lines) > UNKNOWN_SHOWN:
+                rest = len(lines) - UNKNOWN_SHOWN
+                out.append(f"{file}: {rest} more object{'s' if rest != 1 else ''}: {lines[0].split(': ', 1)[1]}")
+        return out
 
     def _count_api(self, kind: str, raw: dict) -> None:
         """What tells the release: the scheduling kinds' apiVersions, and the pods' group link."""
@@ -312,6 +350,8 @@ class _Builder:
                     self.api_versions[f"Pod spec.{link}"] += 1
 
     def note(self, kind: str, field: str, message: str, name: str) -> None:
+        if message.startswith("unknown field") and (kind.split(" ", 1)[0], name, field) in self.unknown_paths:
+            return  # already named by the unknown-field check, with its file and a suggestion
         self.notes.setdefault((kind, re.sub(r"\[\d+\]", "[]", field), message), []).append(name)
 
     def _skip(self, kind: str, raw: dict, label: str) -> None:
@@ -479,6 +519,7 @@ def load_with_expansion(path: str | os.PathLike, *, kube_version: KubeVersion | 
         docs = read_documents(f)
         for i, doc in enumerate(docs):
             for raw in _objects(str(f), doc, i):
+                b.check_fields(str(f), raw)
                 b.add(str(f), raw)
     return _assemble(b, tuple(str(f) for f in files), kube_version), b.expanded
 
@@ -510,7 +551,7 @@ def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion |
         topologies=tuple(b.topologies.values()),
         gated=gated,
         skipped_kinds=dict(sorted(b.skipped.items())),
-        warnings=b.warnings(),
+        warnings=tuple(b.unknown_warnings()) + b.warnings(),
         translations=tuple(b.translations),
         sources=sources,
         kube_version=KubeVersion(kube_version) if kube_version else NEWEST,
@@ -520,15 +561,18 @@ def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion |
     return cluster
 
 
-def load_objects(objects: list[dict], source: str = "<memory>", *, kube_version: KubeVersion | str | None = None) -> Cluster:
+def load_objects(objects: list[dict], source: str = "<memory>", *, kube_version: KubeVersion | str | None = None, check_fields: bool = False) -> Cluster:
     """Load Kubernetes objects already in memory (dicts as YAML would give them) into a Cluster.
 
     Same rules and errors as :func:`load_snapshot` (``kind: List`` is flattened, duplicates and bad
     fields raise :class:`SnapshotError` naming ``source``); generators and tests use it to skip
-    the YAML round trip.
+    the YAML round trip. Objects built in memory are not checked for unknown fields
+    (:mod:`gangplan.io.schema`) unless ``check_fields``; files always are.
     """
     b = _Builder()
     for i, doc in enumerate(objects):
         for raw in _objects(source, doc, i):
+            if check_fields:
+                b.check_fields(source, raw)
             b.add(source, raw)
     return _assemble(b, (source,), kube_version)

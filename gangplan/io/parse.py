@@ -1,9 +1,10 @@
 """Parse raw Kubernetes objects (dicts from YAML/JSON) into gangplan's normalised models.
 
 Each ``parse_*`` function takes the raw object and a :class:`Ctx` and either returns a model or
-raises :class:`SnapshotError` naming the field. Unknown fields are ignored, as the API server's
-clients do. Defaulting that the API server would have applied to a hand-written object (requests
-from limits, the default namespace, matchLabelKeys merged into the selector) is applied here.
+raises :class:`SnapshotError` naming the field. Fields a type does not define are not read here:
+the loader names them in warnings (:mod:`gangplan.io.schema`), as strict field validation would.
+Defaulting that the API server would have applied to a hand-written object (requests from limits,
+the default namespace, matchLabelKeys merged into the selector) is applied here.
 """
 
 from __future__ import annotations
