@@ -99,6 +99,13 @@ def test_kinds_and_versions_that_resemble_nothing_known_are_left_alone() -> None
     assert unknown_kind("PodGroup", "scheduling.x-k8s.io/v1beta1") is None  # a known group: its own warning says "not read"
     assert unknown_kind("RayJob", "ray.io/v1") is None
     assert unknown_kind("Pdo", "v1") == 'no matches for kind "Pdo" in version "v1", did you mean kind "Pod"?'
+    assert unknown_kind("PodGroup", "scheduling.volcano.sh/v1alpha1") is None  # a CRD may serve versions the table lacks
+
+
+def test_a_core_v1_or_v2_pod_is_named() -> None:
+    assert unknown_kind("Pod", "core/v1") == 'no matches for kind "Pod" in version "core/v1", did you mean apiVersion "v1"?'
+    assert unknown_kind("Pod", "v2") == 'no matches for kind "Pod" in version "v2" (Pod is served by apiVersion "v1")'
+    assert unknown_kind("Job", "batch/v1beta1") == 'no matches for kind "Job" in version "batch/v1beta1" (Job is served by apiVersion "batch/v1")'
 
 
 def test_status_and_server_set_metadata_are_allowed() -> None:

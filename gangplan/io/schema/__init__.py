@@ -46,6 +46,7 @@ class Schema:
                     apis.append(api)
         self.groups = {_group(a) for a in list(self.kinds) + list(self.builtin)}
         """API groups the table or Kubernetes serves: a known group is not a misspelling."""
+        self.builtin_groups = {_group(a) for a in self.builtin}
         self._fields = {t: tuple(f) for t, f in self.types.items()}
 
     def type_of(self, kind: str, api_version: str) -> str | None:
@@ -153,8 +154,15 @@ def unknown_kind(kind: Any, api_version: Any) -> str | None:
         close = difflib.get_close_matches(api_version, known, n=1, cutoff=0.75)
         if close and _group(close[0]) != _group(api_version) and _group(api_version) not in s.groups:
             return f'no matches for kind "{kind}" in version "{api_version}", did you mean apiVersion "{close[0]}"?'
-        if served:
-            alts = ", ".join(f'"{a}"' for a in known[:3])
+        group, version = _group(api_version), api_version.rsplit("/", 1)[-1]
+        # Only Kubernetes' own groups are known in every version; a CRD may serve versions the table lacks.
+        same_group = [a for a in known if _group(a) == group] if group in s.builtin_groups else []
+        if group not in s.groups:  # "core/v1": an unknown group with the version of a built-in kind's
+            builtin = [a for a in known if a.rsplit("/", 1)[-1] == version and kind in s.builtin.get(a, ())]
+            if builtin:
+                return f'no matches for kind "{kind}" in version "{api_version}", did you mean apiVersion "{builtin[0]}"?'
+        if served or same_group:  # a group that does not serve the kind, or not in that version
+            alts = ", ".join(f'"{a}"' for a in (same_group or known)[:3])
             return f'no matches for kind "{kind}" in version "{api_version}" ({kind} is served by apiVersion {alts})'
         return None
     if served:
