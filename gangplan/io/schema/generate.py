@@ -25,6 +25,8 @@ Sources (repo @ commit, what the commit is):
 * ``kubernetes/apimachinery`` @ ``eed236ceee2c19c2753a3d93ac0631dc20750454``: ``pkg/apis/meta/v1/types.go``.
 * ``kubernetes/kube-scheduler`` @ ``e87dbddd27a5bd4c2028727c7ccc082cfb2cdc09``: ``config/v1/types.go``,
   ``config/v1/types_pluginargs.go``.
+* ``kubernetes/component-base`` @ ``349fbe06359c4b39ca17bb9cabdf4a13d70b4b82``: ``config/v1alpha1/types.go``
+  (the configuration's leaderElection, clientConnection and inlined debugging fields).
 * ``kubernetes-sigs/scheduler-plugins`` @ ``903da7df82cb8794dda8f2d510ba1156111662dd``:
   ``apis/scheduling/v1alpha1/types.go`` (coscheduling PodGroup).
 * ``volcano-sh/apis`` @ ``536f121f53656c6fb7a07b9775b7e0f22c3dc2d9``: ``pkg/apis/scheduling/v1beta1/types.go``,
@@ -98,6 +100,9 @@ SOURCES: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
     ("kubernetes/kube-scheduler", "e87dbddd27a5bd4c2028727c7ccc082cfb2cdc09", "master 2026-07-23", [
         ("config/v1/types.go", "k8s.io/kube-scheduler/config/v1", "kubescheduler/v1"),
         ("config/v1/types_pluginargs.go", "k8s.io/kube-scheduler/config/v1", "kubescheduler/v1"),
+    ]),
+    ("kubernetes/component-base", "349fbe06359c4b39ca17bb9cabdf4a13d70b4b82", "master 2026-07-21", [
+        ("config/v1alpha1/types.go", "k8s.io/component-base/config/v1alpha1", "componentbase/v1alpha1"),
     ]),
     ("kubernetes-sigs/scheduler-plugins", "903da7df82cb8794dda8f2d510ba1156111662dd", "master 2026-08-16", [
         ("apis/scheduling/v1alpha1/types.go", "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1", "coscheduling/v1alpha1"),
