@@ -121,7 +121,7 @@ class KubeVersionOpt(StrEnum):
     v1_38 = "1.38"
 
 
-KUBE_VERSION_HELP = "The kube-scheduler version greedy reproduces (scores, pod order, preemption, hierarchy validation differ; README: versions); 1.38 is the development code after v1.37. Default: the newest release."
+KUBE_VERSION_HELP = "The kube-scheduler version greedy reproduces (scores, pod order, preemption, hierarchy validation differ; docs/explanation/greedy-fidelity.md); 1.38 is the development code after v1.37. Default: the newest release."
 
 
 def _kv(v: KubeVersionOpt | None) -> str | None:

@@ -1,4 +1,4 @@
-"""Adding a constraint family through the documented steps (README, "Extending gangplan: a
+"""Adding a constraint family through the documented steps (docs/how-to/extend.md, "A
 constraint family"): a toy family, "at most K pods of a PodGroup per node", written as its own
 module would be (the functions below), registered with one line (``registry.FAMILIES`` plus the
 record, done here with monkeypatch so the registry file stays as it is), and tested. Every Result

@@ -1,9 +1,9 @@
-"""The README's "Extending gangplan: a scheduler plugin", step by step, with toy plugins.
+"""docs/how-to/extend.md, "A scheduler plugin", step by step, with toy plugins.
 
 Each toy plugin is a :class:`~gangplan.solver.greedy.plugins.base.Plugin` subclass defining the
 methods of the extension points it serves (nothing else declares them), registered with
 :func:`~gangplan.solver.greedy.plugins.register` (for an in-tree plugin: one line in ``REGISTRY``)
-and enabled by a KubeSchedulerConfiguration in the snapshot, exactly as the README says. Every
+and enabled by a KubeSchedulerConfiguration in the snapshot, exactly as that page says. Every
 Result goes through the validator; each test also runs the snapshot without the plugin enabled
 to show the plugin is what changed the outcome.
 """

@@ -89,9 +89,9 @@ def test_the_nodes_kubelets_suggest_the_newest_modelled_minor():
     assert version_evidence(["v1.40.1"]).suggested == VERSIONS[-1]  # newer than modelled: the newest we have
 
 
-def test_the_readme_lists_every_versioned_behaviour_as_the_table_the_code_generates():
-    readme = (ROOT / "README.md").read_text()
-    assert behaviour_table() in readme
+def test_the_docs_list_every_versioned_behaviour_as_the_table_the_code_generates():
+    page = (ROOT / "docs" / "explanation" / "greedy-fidelity.md").read_text()
+    assert behaviour_table() in page
 
 
 def test_the_scheduling_objects_apiversions_tell_the_release_they_come_from():

@@ -13,7 +13,7 @@ appended when set), with ``api_version`` ``scheduling.k8s.io/v1alpha1`` so that 
 validation, which v1.35 does not have, is skipped for it. Its priority is its first pod's (v1.35
 has no group priority). It is scheduled with the workload cycle of the newest code: for a gang that
 does not fit, v1.35's pod-by-pod cycles with a Permit wait end the same way (nothing binds after the
-5-minute timeout); see the README's fidelity section for where the two can differ.
+5-minute timeout); see docs/explanation/greedy-fidelity.md for where the two can differ.
 """
 
 from __future__ import annotations

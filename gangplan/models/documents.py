@@ -1,7 +1,7 @@
 """The JSON documents gangplan prints besides the Result, as pydantic models with their schemas.
 
 One naming convention everywhere: camelCase keys, as Kubernetes and the Result. Keys are a public
-interface, only ever added from here on (README "JSON contracts"); ``gangplan schema NAME`` prints
+interface, only ever added from here on (docs/reference/json.md, "JSON contracts"); ``gangplan schema NAME`` prints
 each schema with its ``$id``:
 
 ========== ================================================ =====================================

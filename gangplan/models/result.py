@@ -1,7 +1,7 @@
 """The engine-neutral Result: what both engines write and everything downstream reads.
 
 Its JSON (camelCase keys) is a public interface. Keys are only ever added, never renamed. See the
-README's "Result JSON" section; ``gangplan schema result`` prints the JSON Schema.
+docs/reference/json.md, "The Result JSON"; ``gangplan schema result`` prints the JSON Schema.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ appeared in v1.36, NodeResourcesBalancedAllocation changed its formula in v1.36,
 topology-constrained groups changed, the scheduling API versions served differ). A run names the
 version it reproduces (``--kube-version``, ``kube_version=`` in the library, ``params.kubeVersion``
 in the Result); the default is the newest. Each behaviour keyed on the version is listed once in
-:data:`BEHAVIOURS`, with the upstream code it mirrors per version; the README's table is generated
+:data:`BEHAVIOURS`, with the upstream code it mirrors per version; the table in docs/explanation/greedy-fidelity.md is generated
 from it (``tests/test_kube_version.py`` keeps them equal) and the engines read the predicates
 below, never a version literal of their own.
 """
@@ -291,7 +291,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
 
 
 def behaviour_table() -> str:
-    """The README table: one row per behaviour, one column per version."""
+    """The versions table (docs/explanation/greedy-fidelity.md): one row per behaviour, one column per version."""
     rows = ["| behaviour | v1.35 | v1.36 | v1.37 | v1.38 (development) | upstream |", "|---|---|---|---|---|---|"]
     for b in BEHAVIOURS:
         cells = [_cell(b, v) for v in VERSIONS]

@@ -6,7 +6,7 @@
 node rules (no model part) come first; ``capacity`` before the groups, ``preemption`` right after
 them (it reads their admission), ``locality`` last (it reads the groups' ``act``, and adds
 objective terms, not rules). Adding a family: its module with a ``Family`` record, one line here,
-its tests (README, "Extending gangplan").
+its tests (docs/how-to/extend.md).
 """
 
 from __future__ import annotations

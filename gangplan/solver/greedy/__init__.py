@@ -297,7 +297,7 @@ def _misled_by(got: dict[str, Any], mine: str | None, theirs: str | None) -> str
 
 def build_trace(state: RunState) -> GreedyTrace:
     """The trace: pod scheduling order, queue entities in order, per-pod evidence, per-group
-    PlacementFeasible progression (see the README's trace section)."""
+    PlacementFeasible progression (docs/explanation/greedy-fidelity.md)."""
     tr, names = state.trace, state.snap.names
     pods = {key: _pod_cycle(tr.results[key], names, state.placements.get(key)) for key in tr.order}
     groups = dict(sorted(tr.groups.items()))
