@@ -30,8 +30,11 @@ def render_summary(console: Console, s: dict[str, Any]) -> None:
     )
     if s["skippedKinds"]:
         console.print("  skipped kinds: " + ", ".join(f"{k} x{n}" for k, n in s["skippedKinds"].items()), markup=False)
+    from gangplan.io.schema import is_unknown_warning
+
     for line in s.get("warnings", ()):
-        console.print(f"  [yellow]not modelled[/yellow]: {escape(line)}")
+        label = "warning" if is_unknown_warning(line) else "not modelled"  # unknown fields: docs/validation.md
+        console.print(f"  [yellow]{label}[/yellow]: {escape(line)}")
     p = s["profile"]
     console.print(
         f"  profile {p['schedulerName']} ({p['source']}): {p['fitStrategy']} {p['fitResources']}, "
