@@ -53,6 +53,11 @@ types with their own ``MarshalJSON``/``UnmarshalJSON`` or defined outside the so
 ``PluginConfig.args`` (a ``runtime.RawExtension``) is checked as the ``<name>Args`` type of the
 plugin it configures, as kube-scheduler decodes it, when that type is known.
 
+The files are parsed whole; the table keeps the types reachable from the kinds in :data:`KINDS`
+(Pod -> PodSpec -> Container -> ResourceRequirements, Affinity, Toleration, ...; the plugin args
+types of kube-scheduler), with the ``status`` of each kind stored as "any value" (allowed, not
+checked).
+
 Table format (``fields.json``): ``kinds`` maps ``apiVersion`` -> kind -> type id; ``types`` maps a
 type id to ``{json field: 0 | type id | "*" + type id | "!args:" + package}`` (0: any value;
 ``*T``: a map whose values are T; ``!args``: plugin args); ``builtin`` maps each built-in
