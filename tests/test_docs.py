@@ -92,6 +92,12 @@ def test_shell_blocks_hold_no_gangplan_command():
     assert found == []
 
 
+def test_the_cli_reference_is_what_the_parser_generates():
+    from gangplan.cli_reference import reference
+
+    assert reference() in (ROOT / "docs" / "reference" / "cli.md").read_text(), "run: python -m gangplan.cli_reference"
+
+
 def test_the_readme_is_a_front_door():
     lines = (ROOT / "README.md").read_text().splitlines()
     assert len(lines) < 300
