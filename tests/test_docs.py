@@ -98,6 +98,15 @@ def test_the_cli_reference_is_what_the_parser_generates():
     assert reference() in (ROOT / "docs" / "reference" / "cli.md").read_text(), "run: python -m gangplan.cli_reference"
 
 
+def test_the_schema_files_in_the_docs_are_what_gangplan_schema_prints():
+    from gangplan.models.documents import SCHEMAS, json_schema
+
+    folder = ROOT / "docs" / "reference" / "schemas"
+    assert sorted(p.name for p in folder.glob("*.schema.json")) == sorted(f"{n}.schema.json" for n in SCHEMAS)
+    for name in SCHEMAS:
+        assert json.loads((folder / f"{name}.schema.json").read_text()) == json_schema(name), f"gangplan schema {name} > docs/reference/schemas/{name}.schema.json"
+
+
 def test_the_readme_is_a_front_door():
     lines = (ROOT / "README.md").read_text().splitlines()
     assert len(lines) < 300
