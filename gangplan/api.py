@@ -9,7 +9,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
-from gangplan.frames import attach
+from gangplan.models.result import attach_cluster as attach
 
 if TYPE_CHECKING:
     from typing import Unpack

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from functools import cached_property
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -181,13 +183,58 @@ class Cluster(BaseModel):
 
     __str__ = __repr__
 
-    def to_frame(self, result=None):
-        """A pandas DataFrame, one row per node: its domain at each topology level, bound pods,
-        and per resource ``<r>_allocatable``, ``<r>_used`` and ``<r>_free`` (cpu in cores);
-        with a ``result``, the state after it (:func:`gangplan.frames.cluster_frame`)."""
-        from gangplan.frames import cluster_frame
+    def frame_levels(self) -> tuple[str, ...]:
+        """The node label keys the DataFrames show a domain for: the levels of the snapshot's
+        Kueue Topology, else the topology keys of its groups' constraints (broadest first:
+        fewest domains)."""
+        if self.topologies:
+            return tuple(self.topology_levels())
+        keys = {n.topology_key for n in self.groups.nodes.values() if n.topology_key}
+        domains = {k: len({node.labels[k] for node in self.nodes if k in node.labels}) for k in keys}
+        return tuple(sorted((k for k in keys if domains[k]), key=lambda k: (domains[k], k)))
 
-        return cluster_frame(self, result)
+    def to_frame(self, result: Any = None) -> Any:
+        """A pandas DataFrame, one row per node: ``node``, its domain at each topology level
+        (:meth:`frame_levels`), ``unschedulable``, ``bound_pods``, then per resource
+        ``<r>_allocatable``, ``<r>_used`` (the bound pods' requests) and ``<r>_free``; cpu in
+        cores, every other resource in its integer unit (bytes, devices, pod slots). With a
+        ``result`` (a Result of this snapshot): the state after it (its placements added, its
+        victims removed) and ``placed_pods`` / ``victims`` columns."""
+        import pandas as pd
+
+        victims = set(result.victims) if result is not None else set()
+        placements = result.placements() if result is not None else {}
+        used: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        count: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+
+        def add(pod: Pod, node: str, what: str) -> None:
+            count[node][what] += 1
+            for r, q in pod.requests.items():
+                used[node][r] += q
+            if "pods" not in pod.requests:
+                used[node]["pods"] += 1
+
+        for p in self.bound_pods:
+            node = p.node_name or ""
+            if p.key in victims:
+                count[node]["victims"] += 1
+            else:
+                add(p, node, "bound_pods")
+        for key, node in placements.items():
+            add(self.pod_by_key[key], node, "placed_pods")
+        levels = self.frame_levels()
+        rows = []
+        for n in self.nodes:
+            row: dict[str, Any] = {"node": n.name, **{level: n.labels.get(level) for level in levels}}
+            row["unschedulable"] = n.unschedulable
+            for what in ("bound_pods", "placed_pods", "victims") if result is not None else ("bound_pods",):
+                row[what] = count[n.name][what]
+            for r in self.resource_names:
+                alloc, u = n.allocatable.get(r, 0), used[n.name][r]
+                for what, value in (("allocatable", alloc), ("used", u), ("free", alloc - u)):
+                    row[f"{r}_{what}"] = value / 1000 if r == "cpu" else value  # cpu: millicores -> cores
+            rows.append(row)
+        return pd.DataFrame(rows)
 
     def topology_levels(self) -> tuple[str, ...]:
         """The levels of the first Kueue Topology in the snapshot, or ``()``."""

@@ -7,13 +7,17 @@ docs/reference/json.md, "The Result JSON"; ``gangplan schema result`` prints the
 from __future__ import annotations
 
 import json
+import weakref
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from gangplan.models.trace import EmptyTrace, ExactTrace, GreedyTrace, Trace, trace_for_engine
+
+if TYPE_CHECKING:
+    from gangplan.models.cluster import Cluster
 
 RESULT_SCHEMA_VERSION = 1
 
@@ -127,14 +131,33 @@ class Result(_Model):
 
     __str__ = __repr__
 
-    def to_frame(self, cluster: Any = None) -> Any:
-        """A pandas DataFrame, one row per pending pod: namespace, pod, group, engine, node,
-        admitted, nominated, priority, reason, and the node's domain at each topology level
-        (:func:`gangplan.frames.result_frame`). ``cluster``: the snapshot the Result was computed
-        on; not needed for Results made by ``gangplan.solve`` or ``gangplan.diff``."""
-        from gangplan.frames import result_frame
+    def to_frame(self, cluster: Cluster | None = None) -> Any:
+        """A pandas DataFrame, one row per pending pod of the snapshot: ``namespace``, ``pod``,
+        ``group`` (its PodGroup key, None for a single pod), ``engine``, ``node`` (None when not
+        placed), ``admitted`` (the group's outcome; a single pod: placed), ``nominated``,
+        ``priority``, ``reason`` (why not placed), then the node's domain at each topology level
+        (:meth:`Cluster.frame_levels`). ``cluster``: the snapshot the Result was computed on;
+        Results made by ``gangplan.solve`` or ``gangplan.diff`` remember it (:func:`attach_cluster`)."""
+        import pandas as pd
 
-        return result_frame(self, cluster)
+        cluster = cluster if cluster is not None else _CLUSTER_OF.get(id(self))
+        if cluster is None:
+            raise ValueError("this Result does not know its snapshot (it was not made by gangplan.solve or gangplan.diff, "
+                             "e.g. it was read from JSON): pass the Cluster it was computed on, result.to_frame(cluster)")
+        levels = cluster.frame_levels()
+        nodes = {n.name: n for n in cluster.nodes}
+        rows = []
+        for p in cluster.pending_pods:
+            o = self.pods.get(p.key)
+            node = o.node if o is not None else None
+            g = self.groups.get(p.group_key) if p.group_key else None
+            labels = nodes[node].labels if node in nodes else {}
+            rows.append({"namespace": p.namespace, "pod": p.name, "group": p.group_key, "engine": self.engine, "node": node,
+                         "admitted": g.admitted if g is not None else node is not None, "nominated": bool(o and o.nominated),
+                         "priority": p.priority, "reason": o.reason if o is not None else None,
+                         **{level: labels.get(level) for level in levels}})
+        columns = ["namespace", "pod", "group", "engine", "node", "admitted", "nominated", "priority", "reason", *levels]
+        return pd.DataFrame(rows, columns=columns)
 
     def to_json(self, *, indent: int | None = 2, with_trace: bool = True) -> str:
         data = self.model_dump(mode="json", by_alias=True)
@@ -145,6 +168,20 @@ class Result(_Model):
     @classmethod
     def from_json(cls, text: str) -> Result:
         return cls.model_validate_json(text)
+
+
+_CLUSTER_OF: dict[int, Cluster] = {}
+
+
+def attach_cluster(result: Result, cluster: Cluster) -> Result:
+    """Remember that ``result`` was computed on ``cluster`` (``gangplan.solve`` and
+    ``gangplan.diff`` do), so ``result.to_frame()`` needs no argument. Kept beside the Result,
+    not in it: its fields, JSON and equality stay as the engine wrote them."""
+    key = id(result)
+    if key not in _CLUSTER_OF:
+        weakref.finalize(result, _CLUSTER_OF.pop, key, None)
+    _CLUSTER_OF[key] = cluster
+    return result
 
 
 def result_json_schema() -> dict[str, Any]:

@@ -62,6 +62,9 @@ GREEDY_SUBOPTIMAL_SOMETIMES = "greedy-suboptimal-sometimes"
 MODEL_MISMATCH = "model-mismatch"
 
 Progress = Callable[[str], None]
+FRAME_COLUMNS = ("group", "priority", "min_count", "greedy_admitted", "optimal_admitted", "greedy_placed", "optimal_placed",
+                 "greedy_domain", "optimal_domain", "greedy_reason", "optimal_reason", "differs")
+"""The columns of :meth:`Diff.to_frame` (fields of :class:`~gangplan.models.documents.GroupDiff`)."""
 
 
 @dataclass
@@ -104,11 +107,12 @@ class Diff:
         return list(self.greedy.warnings)
 
     def to_frame(self) -> Any:
-        """A pandas DataFrame, one row per PodGroup: greedy against the optimum (admitted,
-        placed, domain, reason) and whether they differ (:func:`gangplan.frames.diff_frame`)."""
-        from gangplan.frames import diff_frame
+        """A pandas DataFrame, one row per PodGroup with pending pods: ``group``, ``priority``,
+        ``min_count``, then greedy against the optimum (``*_admitted``, ``*_placed``,
+        ``*_domain``, ``*_reason``) and ``differs``."""
+        import pandas as pd
 
-        return diff_frame(self)
+        return pd.DataFrame([{c: getattr(g, c) for c in FRAME_COLUMNS} for g in self.groups], columns=list(FRAME_COLUMNS))
 
     @property
     def exit_code(self) -> int:
