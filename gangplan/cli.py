@@ -93,6 +93,11 @@ def _load(path: Path, *, strict: bool = False, warn: bool = False, kube_version:
         cluster = load_snapshot(path, kube_version=kube_version)
     except SnapshotError as e:
         raise _bad_input(e) from None
+    return _checked(cluster, path, strict=strict, warn=warn)
+
+
+def _checked(cluster, path: Path | str, *, strict: bool, warn: bool):
+    """``--strict`` refuses a loaded snapshot's warnings (exit 2); ``warn`` prints them."""
     if strict and cluster.warnings:
         from gangplan.io.schema import is_unknown_warning
 
@@ -463,6 +468,91 @@ def diff(
             console.print(f"\nplan: {sh}: {steps}{what}; apply with: bash {sh}", markup=False, soft_wrap=True)
     if d.exit_code:
         raise typer.Exit(d.exit_code)
+
+
+class Strategy(StrEnum):
+    LeastAllocated = "LeastAllocated"
+    MostAllocated = "MostAllocated"
+
+
+@app.command()
+def whatif(
+    snapshot: Annotated[Path, typer.Argument(help="Snapshot file or directory.")],
+    variants: Annotated[list[Path] | None, typer.Argument(help="Variant files or directories of objects laid over the snapshot: same kind/namespace/name replaces, others are added, a KubeSchedulerConfiguration replaces the profile, an object annotated gangplan.io/remove: \"true\" removes its namesake.", show_default=False)] = None,
+    scoring: Annotated[list[Strategy] | None, typer.Option("--scoring", help="A variant with NodeResourcesFit's scoringStrategy set to this type (repeatable).", show_default=False)] = None,
+    add_nodes: Annotated[int | None, typer.Option("--add-nodes", help="A variant with N idle copies of the node given by --like.", min=1, show_default=False)] = None,
+    like: Annotated[str | None, typer.Option("--like", help="The node --add-nodes copies.", show_default=False)] = None,
+    drain: Annotated[list[str] | None, typer.Option("--drain", help="A variant with this node (NAME) or these nodes (LABEL=VALUE) cordoned and their bound pods evicted (repeatable: one variant each).", show_default=False)] = None,
+    time_limit: Annotated[float, typer.Option(help="Seconds for each exact solve phase.")] = 10.0,
+    probe_time_limit: Annotated[float, typer.Option(help="Seconds per exact solve while searching the decisive step.")] = 5.0,
+    workers: Annotated[int, typer.Option(help="CP-SAT workers.")] = 2,
+    seed: Annotated[int, typer.Option(help="Seed for CP-SAT and --tie-break random.")] = 0,
+    tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: snapshot order or seeded random.")] = TieBreak.first,
+    preemption: Annotated[bool | None, typer.Option("--preemption/--no-preemption", help=PREEMPTION_HELP, show_default="as the profile: on unless DefaultPreemption is disabled")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON row per variant (same as -o json; `gangplan schema whatif`).")] = False,
+    output: Annotated[Output, typer.Option("--output", "-o", help="table: one row per variant; wide: the notes and warnings in full; json: the rows.")] = Output.table,
+    strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
+    kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default="1.37")] = None,
+) -> None:
+    """What if: the snapshot and each variant of it, greedy against optimal, one row each.
+
+    Rows: groups admitted by greedy and by the optimum, idle GPUs after each, the classification
+    and the kind of decisive step. Exit codes: 0, 4 if a variant's diff is a model mismatch (a
+    bug), 2 bad input.
+    """
+    from gangplan.io import overlay as ov
+    from gangplan.render import render_whatif
+    from gangplan.solver.whatif import run_whatif
+
+    as_json = as_json or output == Output.json
+    if (add_nodes is None) != (like is None):
+        raise _bad_input(SnapshotError("<arguments>", "--add-nodes N and --like NODE go together"))
+    try:
+        base = ov.read_layer(snapshot)
+        layers = [ov.read_layer(v, name=v.name) for v in variants or ()]
+        layers += [ov.scoring(base, s.value) for s in scoring or ()]
+        if add_nodes is not None and like is not None:
+            layers.append(ov.add_nodes(base, add_nodes, like))
+        layers += [ov.drain(base, t) for t in drain or ()]
+    except SnapshotError as e:
+        raise _bad_input(e) from None
+    if not layers:
+        raise _bad_input(SnapshotError("<arguments>", "no variant: give VARIANT files or directories, --scoring, --add-nodes N --like NODE or --drain"))
+    sources = tuple(str(p) for p in (snapshot, *(variants or ())))
+    opts = dict(time_limit=time_limit, probe_time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break.value, preemption=preemption)
+    kv = _kv(kube_version)
+    if strict:
+        from gangplan.io.loader import load_pairs
+
+        try:
+            for layer in layers:
+                _checked(load_pairs(ov.overlay(base, layer).objects, sources=sources, kube_version=kv), layer.name, strict=True, warn=False)
+        except SnapshotError as e:
+            raise _bad_input(e) from None
+    try:
+        with _spinner(not as_json) as sp:
+            rows = run_whatif(base, layers, sources=sources, kube_version=kv, progress=lambda name: sp.update(f"variant {name}"), **opts)
+    except SnapshotError as e:
+        raise _bad_input(e) from None
+    docs = [r.document() for r in rows]
+    seen: set[str] = set()
+    for d in docs:
+        for line in d.warnings:
+            if line not in seen:
+                seen.add(line)
+                err.print(f"warning: {line}" + ("" if d.variant == "snapshot" else f" [{d.variant}]"), markup=False)
+    if as_json:
+        sys.stdout.write(json.dumps([d.dump() for d in docs], indent=2) + "\n")
+    else:
+        render_whatif(_console(output), docs, title=str(snapshot), wide=output == Output.wide)
+    if any(r.diff.exit_code == 4 for r in rows):
+        raise typer.Exit(4)
+
+
+@schema_app.command("whatif")
+def schema_whatif() -> None:
+    """The JSON Schema of the what-if rows (`whatif --json`)."""
+    _print_schema("whatif")
 
 
 # ---- bench / report / generate --------------------------------------------------------------

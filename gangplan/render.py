@@ -554,6 +554,23 @@ def _render_scores(console: Console, s) -> None:
     console.print(Padding(t, (0, 0, 0, 2), expand=False))
 
 
+def render_whatif(console: Console, rows, *, title: str, wide: bool = False) -> None:
+    """``gangplan whatif``: one row per variant (``WhatIfRowDocument``), the snapshot first."""
+    console.print(Text(f"{title}: what if", style="bold"), no_wrap=not wide, overflow="fold" if wide else "ellipsis")
+    t = _table()
+    _name_col(t, "variant", (r.variant for r in rows))
+    for col in ("greedy", "optimal", "idle GPUs", "classification", "decisive"):
+        t.add_column(col, no_wrap=True, justify="right" if col in ("greedy", "optimal", "idle GPUs") else "left")
+    for r in rows:
+        t.add_row(r.variant, f"{r.greedy_admitted}/{r.groups}", f"{r.optimal_admitted}/{r.groups}",
+                  f"{r.greedy_idle_gpus} / {r.optimal_idle_gpus}", r.classification, r.decisive or "-")
+    console.print(t)
+    console.print("  groups admitted of those with pending pods; idle GPUs after greedy / after the optimum", style="dim")
+    for r in rows:
+        for note in r.notes:
+            _line(console, f"  {r.variant}: {note}", wide)
+
+
 def render_suite(console: Console, rows, *, title: str = "suite", wide: bool = False) -> None:
     console.print(Text.assemble((title, "bold"), ": greedy (kube-scheduler) vs optimal (CP-SAT), groups admitted per engine"))
     t = _table()

@@ -9,7 +9,8 @@
                the repository's ``scenarios/`` and ``examples/``; it must exit 0, or the code its
                ``# exit N`` comment names; a line whose comment starts with ``slow`` runs in the
                ``slow`` suite; the lines without ``$`` are output, not checked (timings move);
-  ``yaml``     a snapshot or a KubeSchedulerConfiguration: every document loads;
+  ``yaml``     a snapshot or a KubeSchedulerConfiguration: every document loads; a what-if
+               variant (objects annotated ``gangplan.io/remove``) loads laid over the GB200 showcase;
   ``json``     parses;
   ``text``     output, pseudo-code, layouts: not run;
   ``shell``    commands that need a real cluster or an install (kubectl, pip): not run, and so
@@ -29,7 +30,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gangplan.io.loader import load_objects
+from gangplan.io import overlay
+from gangplan.io.loader import load_objects, load_pairs
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
@@ -189,7 +191,13 @@ def test_yaml_blocks_load_as_snapshots(page: Path):
             continue
         docs = [d for d in yaml.safe_load_all(b.body) if d is not None]
         assert docs and all(isinstance(d, dict) and "apiVersion" in d and "kind" in d for d in docs), b.where()
-        load_objects(docs, source=b.where())
+        if any(overlay.REMOVE_ANNOTATION in ((d.get("metadata") or {}).get("annotations") or {}) for d in docs):
+            # a what-if variant (the docs' examples are variants of the GB200 showcase)
+            base = overlay.read_layer(ROOT / "scenarios" / "showcase" / "tas-nvl72-fragmentation.yaml")
+            merged = overlay.overlay(base, overlay.Layer("docs", [(b.where(), d) for d in docs]))
+            load_pairs(merged.objects, sources=(b.where(),))
+        else:
+            load_objects(docs, source=b.where())
 
 
 def test_json_blocks_parse():

@@ -524,7 +524,7 @@ def load_with_expansion(path: str | os.PathLike, *, kube_version: KubeVersion | 
     return _assemble(b, tuple(str(f) for f in files), kube_version), b.expanded
 
 
-__all__ = ["load_snapshot", "load_objects", "snapshot_files", "read_documents", "SnapshotError", "LabelSelector"]
+__all__ = ["load_snapshot", "load_objects", "load_pairs", "snapshot_files", "read_documents", "SnapshotError", "LabelSelector"]
 
 
 def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion | str | None = None) -> Cluster:
@@ -559,6 +559,17 @@ def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion |
     )
     cluster.groups  # noqa: B018  (built once here: hierarchy validation runs at load time)
     return cluster
+
+
+def load_pairs(pairs: list[tuple[str, dict]], *, sources: tuple[str, ...], kube_version: KubeVersion | str | None = None) -> Cluster:
+    """Load objects that each carry the file they came from (``(file, object)``, as
+    :mod:`gangplan.io.overlay` lays a what-if variant over a snapshot): the rules, checks and
+    errors of :func:`load_snapshot`, every error naming the object's own file."""
+    b = _Builder()
+    for file, raw in pairs:
+        b.check_fields(file, raw)
+        b.add(file, raw)
+    return _assemble(b, sources, kube_version)
 
 
 def load_objects(objects: list[dict], source: str = "<memory>", *, kube_version: KubeVersion | str | None = None, check_fields: bool = False) -> Cluster:

@@ -226,6 +226,36 @@ class SuiteDocument(RootModel[list[SuiteRowDocument]]):
     pass
 
 
+# ---- whatif -----------------------------------------------------------------------------------
+class WhatIfRowDocument(_Doc):
+    """One variant of ``gangplan whatif --json``: the snapshot (``variant`` "snapshot") or a
+    variant laid over it, diffed with the same options."""
+
+    variant: str
+    classification: str
+    groups: int
+    """PodGroups with pending pods (the diff's group rows)."""
+    greedy_admitted: int
+    optimal_admitted: int
+    greedy_placed: int
+    optimal_placed: int
+    greedy_victims: int
+    optimal_victims: int
+    greedy_idle_gpus: int
+    """``nvidia.com/gpu`` allocatable and unused after greedy's placements and evictions."""
+    optimal_idle_gpus: int
+    decisive: Literal["placement", "admission"] | None = None
+    """The kind of the diff's decisive step; null when greedy matches the optimum."""
+    notes: list[str] = Field(default_factory=list)
+    """What the variant changed beyond its objects (evicted pods)."""
+    warnings: list[str] = Field(default_factory=list)
+    """The loaded variant's warnings (inputs not modelled, unknown fields, version hints)."""
+
+
+class WhatIfDocument(RootModel[list[WhatIfRowDocument]]):
+    pass
+
+
 # ---- bench ------------------------------------------------------------------------------------
 class BenchRun(_Doc):
     engine: str
@@ -399,6 +429,7 @@ SCHEMAS: dict[str, tuple[type[BaseModel], str]] = {
     "bench-row": (BenchRows, "gangplan bench --json: every snapshot of the results database"),
     "inspect": (InspectDocument, "gangplan inspect --json"),
     "violations": (Violations, "gangplan validate --json"),
+    "whatif": (WhatIfDocument, "gangplan whatif --json: one row per variant"),
 }
 
 
@@ -421,5 +452,5 @@ def json_schema(name: str) -> dict[str, Any]:
 __all__ = [
     "Admission", "BenchDiff", "BenchRow", "BenchRun", "DecisiveStep", "DiffDocument", "EngineSide", "Engines",
     "GroupDiff", "GroupUse", "InspectDocument", "SCHEMAS", "SinglePodDiff", "SuiteRowDocument", "VictimUnit",
-    "ViolationDocument", "json_schema", "schema_id",
+    "ViolationDocument", "WhatIfDocument", "WhatIfRowDocument", "json_schema", "schema_id",
 ]
