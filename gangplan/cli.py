@@ -320,7 +320,7 @@ def run_engine(cluster, engine: Engine, *, snapshot: str, time_limit: float, wor
     return exact, greedy
 
 
-def resolve_pod(cluster, name: str, snapshot: Path) -> str:
+def resolve_pod(cluster, name: str, snapshot: Path, field: str = "--explain") -> str:
     """``--explain`` argument -> a pending pod's ``namespace/name``: exact keys, or a bare name
     when exactly one pending pod has it; otherwise bad input naming close matches."""
     import difflib
@@ -330,13 +330,13 @@ def resolve_pod(cluster, name: str, snapshot: Path) -> str:
         return name
     bound = {p.key: p.node_name for p in cluster.bound_pods}
     if name in bound:
-        raise _bad_input(SnapshotError(str(snapshot), f"pod {name} is bound to node {bound[name]}, not pending: there is no scheduling step to explain", obj=f"Pod/{name}", field="--explain"))
+        raise _bad_input(SnapshotError(str(snapshot), f"pod {name} is bound to node {bound[name]}, not pending: there is no scheduling step to explain", obj=f"Pod/{name}", field=field))
     if "/" not in name:
         same = [k for k in pending if k.split("/", 1)[1] == name]
         if len(same) == 1:
             return same[0]
         if len(same) > 1:
-            raise _bad_input(SnapshotError(str(snapshot), f"pod name {name!r} is ambiguous: {', '.join(same)}; give namespace/name", field="--explain"))
+            raise _bad_input(SnapshotError(str(snapshot), f"pod name {name!r} is ambiguous: {', '.join(same)}; give namespace/name", field=field))
     names = pending + [k.split("/", 1)[1] for k in pending]
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
     close_keys = []
@@ -345,7 +345,7 @@ def resolve_pod(cluster, name: str, snapshot: Path) -> str:
         if key not in close_keys:
             close_keys.append(key)
     hint = f"; did you mean {', '.join(close_keys)}?" if close_keys else f"; the snapshot has {len(pending)} pending pod(s)" + (f", e.g. {pending[0]}" if pending else "")
-    raise _bad_input(SnapshotError(str(snapshot), f"{name!r} is not a pending pod of the snapshot (give namespace/name){hint}", field="--explain"))
+    raise _bad_input(SnapshotError(str(snapshot), f"{name!r} is not a pending pod of the snapshot (give namespace/name){hint}", field=field))
 
 
 @app.command()
@@ -387,7 +387,32 @@ def solve(
     console = _console(output)
     render_result(console, result, cluster, wide=output == Output.wide)
     if pod:
-        render_trace(console, greedy, pod)
+        render_trace(console, greedy, pod, cluster)
+
+
+@app.command()
+def why(
+    snapshot: Annotated[Path, typer.Argument(help="Snapshot file or directory.")],
+    pod: Annotated[str, typer.Argument(help="The pending pod: namespace/name, or a bare name when unique.")],
+    seed: Annotated[int, typer.Option(help="Seed for every random choice (--tie-break random, v1.36 gang pod order).")] = 0,
+    tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: first node in snapshot order, or seeded random.")] = TieBreak.first,
+    preemption: Annotated[bool | None, typer.Option("--preemption/--no-preemption", help=PREEMPTION_HELP, show_default="as the profile: on unless DefaultPreemption is disabled")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
+    kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default="1.37")] = None,
+) -> None:
+    """Why is POD Pending: kube-scheduler's cycle for it (the short form of solve --explain POD).
+
+    Prints where the pod's cycle sits in its gang's (or why it was not evaluated: gated, its group
+    invalid, the gang stopped at an earlier pod), each Filter plugin's rejections with the taint or
+    selector behind them, the scores and the choice. Exit codes: 0, 2 bad input.
+    """
+    from gangplan.render import render_trace
+
+    cluster = _load(snapshot, strict=strict, warn=True, kube_version=_kv(kube_version))
+    key = resolve_pod(cluster, pod, snapshot, field="POD")
+    result, greedy = run_engine(cluster, Engine.greedy, snapshot=str(snapshot), time_limit=10.0, workers=1, seed=seed,
+                                tie_break=tie_break, objective=Objective.default, preemption=preemption, progress=None)
+    render_trace(_console(Output.table), greedy, key, cluster)
 
 
 @app.command()
@@ -665,6 +690,14 @@ def _shape_options(shape: str, gang_size: list[int] | None, topology_key: str | 
     elif topology_key:
         options["topology_key"] = topology_key
     return options
+
+
+def command_tree():
+    """The click command tree typer builds from ``app`` (for :mod:`gangplan.cli_reference`, which
+    documents every command and flag; only this module imports typer)."""
+    import typer.main
+
+    return typer.main.get_command(app)
 
 
 def _pipe_closed(e: SystemExit) -> bool:

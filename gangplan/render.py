@@ -115,7 +115,7 @@ def render_summary(console: Console, s: dict[str, Any]) -> None:
 # ---- shared pieces for one-line cells --------------------------------------------------------
 _MINCOUNT = re.compile(r"minCount (\d+) not reached \((\d+) of (\d+) pods schedulable\)")
 _PLACEMENTS = re.compile(r"(\d+)/(\d+) placements are available")
-_NODES = re.compile(r"(\d+)/(\d+) nodes are available: (.*?)(?:\.\)?(?=\s|$)|;|$)")
+_NODES = re.compile(r"(\d+)/(\d+) nodes are available: (.*?)(?:\.\)?(?=\s|$|;)|;|$)")
 _COUNTED = re.compile(r"(\d+) ([^,]+)")
 
 
@@ -123,25 +123,53 @@ def short_reason(text: str | None) -> str:
     """A one-line summary of a scheduler reason (the full text is in ``-o wide`` and ``--explain``).
 
     ``PodGroup ml/x: minCount 32 not reached (14 of 32 pods schedulable); ml/x-21: 0/32 nodes are
-    available: 32 Insufficient cpu, 32 Insufficient memory.`` becomes ``only 14/32 schedulable;
-    0/32 nodes: Insufficient cpu, memory`` (14 of the minCount 32). Texts without a known shape
-    are kept (a table cell cuts them with an ellipsis).
+    available: 32 Insufficient cpu, 32 Insufficient memory.`` becomes ``0/32 nodes: Insufficient
+    cpu, memory; only 14/32 schedulable`` (14 of the minCount 32): the nodes' reason first, as
+    it is what a reader acts on. Texts without a known shape are kept (a table cell cuts them
+    with an ellipsis).
     """
     if not text:
         return ""
     parts = []
+    m = _NODES.search(text)
+    if m:  # first: what the user acts on (the resource, the taint, the selector)
+        parts.append(f"{m.group(1)}/{m.group(2)} nodes: {_why_nodes(m.group(3))}")
     m = _PLACEMENTS.search(text)
     if m:
         parts.append(f"{m.group(1)}/{m.group(2)} placements")
     m = _MINCOUNT.search(text)
     if m:
         parts.append(f"only {m.group(2)}/{m.group(1)} schedulable")
-    m = _NODES.search(text)
-    if m:
-        parts.append(f"{m.group(1)}/{m.group(2)} nodes: {_why_nodes(m.group(3))}")
     if not parts:
         return " ".join(text.split())
     return "; ".join(parts)
+
+
+_FAILED_POD = re.compile(r"(?:^|; )([A-Za-z0-9.-]+/[A-Za-z0-9.-]+): \d+/\d+ nodes are available")
+
+
+def with_blockers(short: str, full: str | None, cluster: Cluster | None, pod_key: str | None = None) -> str:
+    """``short`` (a :func:`short_reason`) with the reasons that name no object made concrete for
+    the pod that failed (named in ``full``, else ``pod_key``): ``had untolerated taint(s)`` ->
+    ``taint nvidia.com/gpu=present:NoSchedule on 2``, the selector entry a node lacks
+    (:mod:`gangplan.solver.blockers`)."""
+    if cluster is None or not full or not short:
+        return short
+    m = _FAILED_POD.search(full)
+    key = m.group(1) if m else pod_key
+    pod = cluster.pod_by_key.get(key) if key else None
+    if pod is None:
+        return short
+    from gangplan.solver.blockers import details
+
+    found = details(cluster, pod)
+    for reason, detail in found.items():
+        brief = reason.removeprefix("node(s) ")
+        if brief in short:
+            short = short.replace(brief, detail, 1)
+        elif reason in short:
+            short = short.replace(reason, detail, 1)
+    return short
 
 
 def _why_nodes(reasons: str) -> str:
@@ -237,7 +265,7 @@ def render_result(console: Console, r: Result, cluster: Cluster, *, wide: bool =
             nodes = sorted({r.pods[p.key].node for p in members if p.key in r.pods and r.pods[p.key].node})
             nodes += sorted({p.node_name for p in members if p.node_name and p.key not in r.victims} - set(nodes))
             nodes_cell = ", ".join(nodes) if wide else (_short(nodes, 2) if nodes else "-")
-            reason = (g.reason or "") if wide else short_reason(g.reason)
+            reason = (g.reason or "") if wide else with_blockers(short_reason(g.reason), g.reason, cluster)
             t.add_row(key, _outcome(g.admitted, g.placed, g.domain, wide), f"{g.placed}/{g.min_count}", nodes_cell, _flex(reason, wide))
         console.print(t)
     if singles:
@@ -247,7 +275,7 @@ def render_result(console: Console, r: Result, cluster: Cluster, *, wide: bool =
         t.add_column("node", no_wrap=True)
         t.add_column("reason")
         for key, o in singles.items():
-            reason = (o.reason or "") if wide else short_reason(o.reason)
+            reason = (o.reason or "") if wide else with_blockers(short_reason(o.reason), o.reason, cluster, key)
             t.add_row(key, (o.node or "-") + (" (nominated)" if o.nominated else ""), _flex("" if o.node else reason, wide))
         console.print(t)
     if r.victims:
@@ -262,18 +290,74 @@ def _short(items: list[str], n: int = 6) -> str:
     return ", ".join(items[:n]) + f", ... (+{len(items) - n})"
 
 
-def render_trace(console: Console, r: Result, pod_key: str) -> None:
-    """One pod's greedy trace: feasible nodes, rejections per plugin, top scores, the choice."""
+def explain_context(r: Result, cluster: Cluster | None, pod_key: str) -> list[str]:
+    """Where ``pod_key``'s cycle sits in its gang's: the cycle that evaluated it, and when it was
+    not evaluated, why (gated at PreEnqueue, the group failed validation, or GangScheduling's
+    PlacementFeasible stopped the gang's cycle at an earlier pod). Never "not evaluated" for a pod
+    that was."""
+    trace = r.greedy_trace
+    pod = cluster.pod_by_key.get(pod_key) if cluster is not None else None
+    if cluster is not None and pod_key in cluster.gated:
+        return [f"not evaluated: gated at PreEnqueue ({cluster.gated[pod_key]})"]
+    group = pod.group_key if pod is not None else None
+    if group is None:
+        return [] if pod_key in trace.pods else ["not evaluated by the scheduler in this run"]
+    cycle = trace.groups.get(group)
+    members = [p.key for p in cluster.groups.members(group)] if cluster is not None else []
+    order = cycle.member_order.drawn if cycle is not None and cycle.member_order is not None else []
+    evaluated = [k for k in trace.order if k in set(members)] or [k for k in members if k in trace.pods]
+    root = cluster.groups.root_of(group) if cluster is not None else group
+    attempts = 1 + sum(1 for q in trace.requeues or () if q.entity == root)
+    lines = []
+    if cycle is None:
+        return [f"not evaluated: the workload cycle never reached group {group} (its root {root} failed before it)"] if root != group else [f"not evaluated: group {group} was not scheduled in this run"]
+    where = f"group {group}: {cycle.status}" + (f" after {attempts} attempt(s)" if attempts > 1 else "")
+    if cycle.progression:
+        where += f"; PlacementFeasible after each pod: {', '.join(cycle.progression)}"
+    lines.append(where)
+    if order:
+        lines.append(f"pod order drawn from the seed (v1.36 Go map order): {_short(order)}")
+    if pod_key in trace.pods:
+        if pod_key in evaluated:
+            lines.append(f"evaluated as pod {evaluated.index(pod_key) + 1} of {len(members)} in the gang's cycle")
+        return lines
+    if cycle.status == "SchedulerError" or (cycle.reason or "").startswith(("invalid", "validation")):
+        lines.append(f"not evaluated: the group failed validation ({cycle.reason})")
+        return lines
+    failed = [k for k in evaluated if not (trace.pods[k].chosen if k in trace.pods else None)]
+    first = failed[0] if failed else None
+    if first is not None:
+        err = trace.pods[first].fit_error or ""
+        lines.append(f"not evaluated: the gang's cycle stopped after {first} failed ({with_blockers(short_reason(err), err, cluster, first) or 'no node fits'}): "
+                     f"with {len(members) - len(evaluated)} pod(s) left, minCount could no longer be reached, so GangScheduling's "
+                     "PlacementFeasible returned Unschedulable before this pod's turn")
+    elif cycle.placements is not None:
+        lines.append("not evaluated in the placement that was kept: no placement (topology domain) held the whole gang")
+    else:
+        lines.append(f"not evaluated: {cycle.reason or 'the gang cycle ended before its turn'}")
+    return lines
+
+
+def render_trace(console: Console, r: Result, pod_key: str, cluster: Cluster | None = None) -> None:
+    """One pod's greedy trace: its place in the gang's cycle, feasible nodes, rejections per
+    plugin, top scores, the choice."""
     tr = r.greedy_trace.pods.get(pod_key)
     outcome = r.pods.get(pod_key)
     console.print(f"[bold]{pod_key}[/bold]: " + (f"-> {outcome.node}" if outcome and outcome.node else f"not placed ({outcome.reason if outcome else '?'})"))
+    for line in explain_context(r, cluster, pod_key):
+        _para(console, line)
     if tr is None:
-        console.print("  (not evaluated by the scheduler: gated, or its group failed validation)")
         return
     console.print(f"  evaluated {tr.evaluated_nodes} nodes, {tr.feasible_nodes} feasible")
+    found = {}
+    if cluster is not None and pod_key in cluster.pod_by_key:
+        from gangplan.solver.blockers import details
+
+        found = details(cluster, cluster.pod_by_key[pod_key])
     for plugin, reasons in tr.rejections.items():
         for reason, n in reasons.items():
-            console.print(f"  rejected by {plugin}: {n} x {reason}", markup=False)
+            extra = f" ({found[reason]})" if reason in found else ""
+            console.print(f"  rejected by {plugin}: {n} x {reason}{extra}", markup=False)
     if tr.fit_error:
         console.print(f"  FitError: {tr.fit_error}", markup=False)
     if tr.top:
