@@ -99,13 +99,17 @@ def _load(path: Path, *, strict: bool = False, warn: bool = False, kube_version:
 def _checked(cluster, path: Path | str, *, strict: bool, warn: bool):
     """``--strict`` refuses a loaded snapshot's warnings (exit 2); ``warn`` prints them."""
     if strict and cluster.warnings:
+        from gangplan.io.loader import is_dangling_warning
         from gangplan.io.schema import is_unknown_warning
 
         unknown = [w for w in cluster.warnings if is_unknown_warning(w)]
-        rest = [w for w in cluster.warnings if not is_unknown_warning(w)]
+        dangling = [w for w in cluster.warnings if is_dangling_warning(w) and not is_unknown_warning(w)]
+        rest = [w for w in cluster.warnings if not is_unknown_warning(w) and not is_dangling_warning(w)]
         parts = []
         if unknown:  # as the API server's strict field validation refuses them
             parts.append(f"--strict: {len(unknown)} unknown field(s), kind(s) or apiVersion(s):\n  " + "\n  ".join(unknown))
+        if dangling:
+            parts.append(f"--strict: {len(dangling)} reference(s) to objects not in the snapshot:\n  " + "\n  ".join(dangling))
         if rest:
             parts.append(f"--strict: {len(rest)} input(s) gangplan does not model:\n  " + "\n  ".join(rest))
         raise _bad_input(SnapshotError(str(path), "\n".join(parts)))

@@ -428,7 +428,11 @@ class _Builder:
         if class_name:
             pc = self.priority_classes.get(class_name)
             if pc is None:
-                raise ctx.fail(field, f"PriorityClass {class_name!r} not found in the snapshot")
+                import difflib
+
+                close = difflib.get_close_matches(class_name, list(self.priority_classes), n=1, cutoff=0.6)
+                hint = f', did you mean "{close[0]}"?' if close else " (the API server's Priority admission rejects such a pod)"
+                raise ctx.fail(field, f"PriorityClass {class_name!r} not found in the snapshot{hint}")
             return pc.value
         return None
 
@@ -527,6 +531,41 @@ def load_with_expansion(path: str | os.PathLike, *, kube_version: KubeVersion | 
 __all__ = ["load_snapshot", "load_objects", "load_pairs", "snapshot_files", "read_documents", "SnapshotError", "LabelSelector"]
 
 
+DANGLING = "not in the snapshot"
+"""The words every :func:`dangling_references` warning carries (``--strict`` names them apart)."""
+
+
+def is_dangling_warning(line: str) -> bool:
+    return DANGLING in line and line.startswith("Pod/")
+
+
+def dangling_references(pods: list, groups: dict, cpgs: dict, profile: SchedulerProfile) -> tuple[str, ...]:
+    """Warnings for pending pods that name what the snapshot does not hold: a pod group (the pod
+    stays Pending, gated at PreEnqueue, as kube-scheduler keeps it), or a scheduler name that is a
+    near miss of the profile's (a pod meant for another scheduler is not warned about). Each names
+    the closest existing name; ``--strict`` refuses them."""
+    import difflib
+
+    out = []
+    by_ns: dict[str, list[str]] = {}
+    for key in [*groups, *cpgs]:
+        ns, _, name = key.partition("/")
+        by_ns.setdefault(ns, []).append(name)
+    for p in pods:
+        if p.node_name is not None:
+            continue
+        if p.group_key is not None and p.group_key not in groups and p.group_key not in cpgs:
+            ns, _, name = p.group_key.partition("/")
+            close = difflib.get_close_matches(name, by_ns.get(ns, []), n=1, cutoff=0.6)
+            hint = f', did you mean "{close[0]}"?' if close else ""
+            out.append(f"Pod/{p.key}: its pod group {p.group_key} is not in the snapshot{hint} "
+                       "(kube-scheduler keeps the pod Pending, gated at PreEnqueue: waiting for pod group)")
+        if p.scheduler_name != profile.scheduler_name and difflib.get_close_matches(p.scheduler_name, [profile.scheduler_name], n=1, cutoff=0.8):
+            out.append(f'Pod/{p.key}: spec.schedulerName: "{p.scheduler_name}" is not in the snapshot\'s profiles, did you mean '
+                       f'"{profile.scheduler_name}"? (kube-scheduler leaves the pod to another scheduler; it stays Pending)')
+    return tuple(out)
+
+
 def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion | str | None = None) -> Cluster:
     """Resolve what a builder collected into a Cluster (the tail of :func:`load_snapshot`)."""
     foreign.apply(b)
@@ -551,7 +590,7 @@ def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion |
         topologies=tuple(b.topologies.values()),
         gated=gated,
         skipped_kinds=dict(sorted(b.skipped.items())),
-        warnings=tuple(b.unknown_warnings()) + b.warnings(),
+        warnings=tuple(b.unknown_warnings()) + b.warnings() + dangling_references(pods, groups, cpgs, profile),
         translations=tuple(b.translations),
         sources=sources,
         kube_version=KubeVersion(kube_version) if kube_version else NEWEST,

@@ -204,7 +204,9 @@ def build_result(
         if p.group_key:
             pending_by_group[p.group_key] += 1
     for gkey in sorted(pending_by_group):
-        if gkey not in tree:
+        if gkey not in tree:  # a dangling reference: kube-scheduler gates its pods at PreEnqueue
+            groups[gkey] = GroupOutcome(admitted=False, placed=0, min_count=0, pending=pending_by_group[gkey],
+                                        reason=f"gated at PreEnqueue: waiting for pod group {gkey}, which is not in the snapshot")
             continue
         g = tree.node(gkey)
         ok = newly.get(gkey, 0) > 0 and tree.node(g.root).entity in admitted and placed.get(gkey, 0) >= g.need
