@@ -452,6 +452,33 @@ def decisive_lines(d) -> list[str]:
     return [first, second, third]
 
 
+def tie_note(d) -> str | None:
+    """Whether the decisive greedy choice was a tie kube-scheduler breaks at random: equal top
+    node scores (``selectHost`` picks one of them at random), or equal placement scores; with
+    ``--samples K``, how often greedy admitted the step's group."""
+    s = d.decisive
+    if s is None or s.pod is None:
+        return None
+    cycle = d.greedy.greedy_trace.pods.get(s.pod) if d.greedy.engine == "greedy" else None
+    note = None
+    pe = s.placement or {}
+    infos = pe.get("placements") or {}
+    g_total = (infos.get(pe.get("greedy")) or {}).get("total")
+    o_total = (infos.get(pe.get("optimal")) or {}).get("total")
+    if pe.get("greedy") is not None and g_total is not None and g_total == o_total:
+        note = f"a tie between placements {pe.get('greedy')} and {pe.get('optimal')} (total {g_total} each)"
+    elif cycle is not None and cycle.tie_count > 1 and s.optimal_node and s.optimal_node in cycle.tie_set:
+        note = f"a tie among {cycle.tie_count} nodes with the top score, the optimum's node among them"
+    if note is None:
+        return None
+    note += ": kube-scheduler breaks it at random"
+    if d.samples is not None and s.group in d.samples.admitted:
+        note += f"; {s.group} admitted in {d.samples.admitted[s.group]} of {d.samples.runs} runs"
+    else:
+        note += "; diff --samples K gives the odds"
+    return note
+
+
 def chance_lines(r: Result) -> list[str]:
     """Where a greedy run drew what upstream leaves to chance: the pod order of v1.36 gangs (a Go
     map), and node ties under ``--tie-break random``; ``diff --samples K`` gives the odds."""
@@ -582,6 +609,9 @@ def _render_decisive_details(console: Console, d, wide: bool) -> None:
             _para(console, f"the optimum (agreeing with every earlier greedy choice) admits {s.group} but does not place {s.pod}")
         else:
             _para(console, f"the optimum (agreeing with every earlier greedy choice) does not place {s.pod}")
+    tie = tie_note(d)
+    if tie:
+        _para(console, tie)
     _render_scores(console, s)
     pe = s.placement
     if pe:

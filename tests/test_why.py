@@ -75,3 +75,20 @@ spec:
 def test_why_refuses_a_pod_that_is_not_pending_naming_the_argument():
     out = RUN.invoke(app, ["why", str(WHY), "nope"])
     assert out.exit_code == 2 and "POD: 'nope' is not a pending pod" in out.stderr
+
+
+def test_the_diff_says_when_the_decisive_choice_was_a_random_tie():
+    from gangplan.render import tie_note
+
+    path = ROOT / "scenarios" / "showcase" / "preempt-one-gang-not-five.yaml"
+    cluster = gp.load(path)
+    d = gp.diff(cluster, samples=10)
+    assert gp.validate(cluster, d.greedy) == [] and gp.validate(cluster, d.optimal) == []
+    note = tie_note(d)
+    assert note is not None and note.startswith("a tie among 2 nodes with the top score, the optimum's node among them")
+    assert f"{d.decisive.group} admitted in" in note and "of 10 runs" in note
+    out = RUN.invoke(app, ["diff", str(path)])
+    assert "a tie among 2 nodes" in " ".join(out.stdout.split())
+    # a decisive choice that was no tie says nothing of the kind
+    gb200 = gp.load(ROOT / "scenarios" / "showcase" / "tas-nvl72-fragmentation.yaml")
+    assert tie_note(gp.diff(gb200)) is None
