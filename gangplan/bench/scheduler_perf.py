@@ -3,7 +3,7 @@
 :func:`scheduler_perf_gangs`, :func:`scheduler_perf_composite`,
 :func:`scheduler_perf_gang_preemption` and :func:`scheduler_perf_gang_preemption_podgroups` mirror
 ``test/integration/scheduler_perf/`` (``podgroup/{gangscheduling,basicscheduling,tas}``, ``cpg``,
-``workload_preemption``; ``upstream-benchmarks.md`` §0, §2.1-2.5 for the commits read). A
+``workload_preemption``, kubernetes/kubernetes v1.37-era). A
 preemption shape is written as the state after its filler pods bound. Deterministic: no random
 draws.
 """

@@ -4,9 +4,10 @@ Every generator returns Kubernetes object dicts in snapshot order (a Kueue ``Top
 the levels, PriorityClass, nodes, bound pods, PodGroups, pending pods), usable with
 :func:`gangplan.bench.builders.to_cluster` and :func:`gangplan.io.writer.write_snapshot`.
 Random draws come from ``numpy.random.default_rng([seed, stream])``: the same arguments give the
-same objects, byte for byte once written. Facts are from ``spec/topology-facts.md``:
+same objects, byte for byte once written. The shapes follow the vendors' published topology
+(NVIDIA GB200 NVL72 and DGX SuperPOD reference architectures, GKE's topology labels):
 
-* :func:`gb200_nvl72` (§1, §3): a GB200 NVL72 rack is one NVLink domain of 18 compute trays with
+* :func:`gb200_nvl72`: a GB200 NVL72 rack is one NVLink domain of 18 compute trays with
   4 GPUs each; a DGX GB200 scalable unit (SU) is 8 racks. Node labels follow GKE A4X, where the
   sub-block is the NVLink domain: ``cloud.google.com/gce-topology-block`` (the SU),
   ``cloud.google.com/gce-topology-subblock`` (the rack), ``cloud.google.com/gce-topology-host``,
@@ -14,7 +15,7 @@ same objects, byte for byte once written. Facts are from ``spec/topology-facts.m
   partition the DRA driver reports, ``<domain>.<clique id>``; ``cliques_per_rack`` > 1 splits a
   rack's domain into partitions). Topology levels: block, sub-block, clique, hostname. Node size
   (140 cpu, 884Gi) is an assumption modelled on an A4X VM, not a sourced fact.
-* :func:`dgx_h100_superpod` (§2): 8-GPU nodes (the node is its own NVLink domain), scalable
+* :func:`dgx_h100_superpod`: 8-GPU nodes (the node is its own NVLink domain), scalable
   units of 32 nodes on one rail-optimised leaf group, 4 SUs behind one spine group (the fully
   tested build). Labels use NVIDIA Topograph v0.1 names: ``network.topology.nvidia.com/block``
   (the SU leaf group) and ``network.topology.nvidia.com/spine``. Levels: spine, block, hostname.

@@ -26,7 +26,9 @@ V1ALPHA1 = "scheduling.k8s.io/v1alpha1"
 
 
 def gang_name(workload: str, pod_group: str, replica_key: str) -> str:
-    """>>> gang_name("train", "workers", ""), gang_name("train", "workers", "1")
+    """The PodGroup name a v1.35 Workload's gang gets: ``<workload>-<podGroup>[-<replicaKey>]``.
+
+    >>> gang_name("train", "workers", ""), gang_name("train", "workers", "1")
     ('train-workers', 'train-workers-1')
     """
     return f"{workload}-{pod_group}" + (f"-{replica_key}" if replica_key else "")

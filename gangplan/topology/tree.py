@@ -23,7 +23,6 @@ of walking the graph.
 
 >>> from gangplan.models.objects import Node
 >>> from gangplan.models.cluster import Cluster
-from gangplan.models.well_known import GCE_BLOCK, GCE_HOST, GCE_SUBBLOCK, GPU_CLIQUE, HOSTNAME, RACK, REGION, ZONE
 >>> nodes = tuple(Node(name=f"n{i}", labels={"topology.kubernetes.io/zone": "z" + str(i // 2), "kubernetes.io/hostname": f"n{i}"}) for i in range(4))
 >>> t = TopologyTree.from_cluster(Cluster(nodes=nodes))
 >>> t.levels

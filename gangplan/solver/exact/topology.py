@@ -109,7 +109,7 @@ def _domain_literal(em: ExactModel, ids, d: int, classes: list[int]):
 
 
 def _could_host(em: ExactModel, ids, d: int, classes: list[int]) -> bool:
-    """Static domain filter (spec §2.1 step 4): on the bound state alone, can the domain take the
+    """Static domain filter (as workload-aware preemption filters domains first): on the bound state alone, can the domain take the
     pods the group needs (minCount, or every pod of a class when admission places them all)?"""
     inside = ids == d
     room = {c: int(np.minimum(em.elig[c].fit[inside], em.inst.classes[c].size).sum()) for c in classes}

@@ -4,8 +4,7 @@
 
 Mirrors ``podGroupSchedulingPlacementAlgorithm``, ``compositePodGroupSchedulingPlacementAlgorithm``,
 ``evaluatePlacement``, ``nominatedPlacement`` and ``findBestPlacement`` of
-``pkg/scheduler/schedule_one_podgroup.go`` (kubernetes/kubernetes, version id 55585698688; spec
-§3.3 and §4.2):
+``pkg/scheduler/schedule_one_podgroup.go`` (kubernetes/kubernetes @f07ca119, the v1.37-era code):
 
 1. Generate placements inside the parent placement with the profile's PlacementGenerate plugins
    (:func:`.placement.run_placement_generate`; several are merged). None of them constraining
@@ -247,7 +246,7 @@ class PlacementAlgorithm:
         return self._choose(key, pick, records, d)
 
     def _score(self, pg: PodGroupInfo, feasible: list[PlacementRun]) -> None:
-        """The profile's PlacementScore plugins, weighted and summed (spec §3.3 step 7)."""
+        """The profile's PlacementScore plugins, weighted and summed (``findBestPlacement``)."""
         st = self.state
         scores = run_placement_score(st.sched.profile.placement_scorers, st.snap, pg, [r.placement for r in feasible], [r.assigned for r in feasible])
         for r, s in zip(feasible, scores, strict=True):

@@ -1,9 +1,8 @@
 """The workload scheduling cycle: one queue entity (a single pod or a root group) at a time.
 
-Mirrors ``scheduleOnePodGroup`` (``pkg/scheduler/schedule_one_podgroup.go``, version id
-55585698688), the pod-group algorithm (id 61488082464) and GangScheduling's
-``PlacementFeasible`` (``plugins/gangscheduling/gangscheduling.go``, id 55730559477), as written
-down in spec §1.4-1.6 and §4.2 (kubernetes/kubernetes v1.37-era):
+Mirrors ``scheduleOnePodGroup`` and the pod-group algorithm (``pkg/scheduler/schedule_one_podgroup.go``,
+kubernetes/kubernetes @f07ca119) and GangScheduling's ``PlacementFeasible``
+(``pkg/scheduler/framework/plugins/gangscheduling/gangscheduling.go`` @61c7fad9), v1.37-era:
 
 * Validation of the whole hierarchy (:meth:`GroupTree.validation_error`, which mirrors
   ``validatePodGroupHierarchy``, see :mod:`gangplan.models.hierarchy`). A violation fails every
@@ -19,7 +18,7 @@ down in spec §1.4-1.6 and §4.2 (kubernetes/kubernetes v1.37-era):
   placement holding every node, so no placement scoring takes place.
 * The root succeeds only if at least one pod was newly placed anywhere in it.
 
-* Placements (KEP-5732, spec §3.3 and §4.2): a group with ``schedulingConstraints.topology``
+* Placements (KEP-5732, ``schedule_one_podgroup.go``): a group with ``schedulingConstraints.topology``
   (PodGroup or CompositePodGroup) runs the algorithm above once per topology domain inside its
   parent's placement and keeps the best feasible one: :mod:`.placement_cycle` (the algorithm) and
   :mod:`.placement` (generation and scoring). Children of a CompositePodGroup are evaluated inside
@@ -205,7 +204,7 @@ class WorkloadCycle:
     def _next_cycle(self, root: str) -> None:
         """With preemption on, a PodGroup root that succeeded with queued pods left over gets their
         next cycle at once (upstream: the leftovers return to the queue; when that cycle is
-        Unschedulable, workload-aware preemption runs for them, spec §6.1 case 9). When it places
+        Unschedulable, workload-aware preemption runs for them). When it places
         nothing, every record of it is undone (its preemption trace entry stays)."""
         st, tr = self.state, self.state.trace
         if not st.cluster.groups.is_leaf(root):
@@ -372,7 +371,7 @@ class WorkloadCycle:
 
 def until_feasible(items, scheduled: int, minimum: int, attempt, feasible=placement_feasible) -> tuple[Code, int, int, list[str]]:
     """The PlacementFeasible loop shared by leaf groups (items are pods) and composite groups
-    (items are child groups), spec §1.5 and §4.2 (``schedule_one_podgroup.go``).
+    (items are child groups), as ``schedule_one_podgroup.go`` does.
 
     ``attempt(item)`` returns None on an Error, else ``(succeeded, newly placed pods)``. The loop
     stops as soon as minCount (minGroupCount) can no longer be reached, continues past Success to

@@ -2,7 +2,7 @@
 
 Two PostFilter paths, as kube-scheduler v1.37 runs them:
 
-* **Workload-aware preemption** (KEP-5710, spec §2.1-2.3) for a root group whose cycle ended
+* **Workload-aware preemption** (KEP-5710) for a root group whose cycle ended
   Unschedulable. Mirrors ``PodGroupEvaluator.selectVictimsOnDomain`` of
   ``pkg/scheduler/framework/preemption/podgrouppreemption.go`` (kubernetes/kubernetes, version
   00f22436be9627b0d57b18d24da0017217f4e5a0) and ``MoreImportantVictim`` /
@@ -11,7 +11,7 @@ Two PostFilter paths, as kube-scheduler v1.37 runs them:
   algorithm (TAS placements included) runs once on the emptied snapshot, and the units are added
   back one at a time (PDB-violating first, each list in importance order), kept when every
   proposed assignment still passes Filter. The units that do not fit back are the victims.
-* **Default preemption** (spec §2.4) for a single pod (no group), mirroring ``preemption.go``
+* **Default preemption** for a single pod (no group), mirroring ``preemption.go``
   (``Evaluator.Preempt``, ``SelectVictimsOnNode``, ``pickOneNodeForPreemption``): the nodes whose
   filter status was Unschedulable are dry-run one by one and the best candidate is picked.
 
@@ -28,7 +28,7 @@ Simplifications (the run is a series of attempts on a virtual clock, :mod:`.sche
   Upstream the preemptor's next cycle re-runs Filter/Score and would normally take the same nodes.
 * A PodGroup root that succeeded with queued pods left over (a basic group, or extras past
   minCount) gets the leftovers' next cycle at once, so that workload-aware preemption can run for
-  them (spec §6.1 case 9); when that cycle places nothing its records are undone, except its
+  them; when that cycle places nothing its records are undone, except its
   ``trace["preemption"]`` entry and the advanced scan start index. CompositePodGroup roots do not
   get this second cycle.
 * A single pod that preempts keeps its failing Filter evidence in ``trace["pods"]``; its

@@ -1,8 +1,8 @@
 """The scheduling queue, reduced to the order in which a batch of pending work is attempted.
 
 Mirrors PrioritySort ``Less`` (``pkg/scheduler/framework/plugins/queuesort/priority_sort.go``)
-and ``PodGroupMemberPodsOrderingFunc`` (spec §1.3, verified from ``framework/types_test.go``
-id 60702751550 and PR #140421), kubernetes/kubernetes v1.37-era:
+and ``PodGroupMemberPodsOrderingFunc`` (verified from ``pkg/scheduler/framework/types_test.go``
+@98be7dfc and PR #140421), kubernetes/kubernetes v1.37-era:
 
 * Entities are single pods and root groups (a PodGroup without parent, or a root
   CompositePodGroup). Higher priority first, then the earlier queue timestamp.
@@ -12,7 +12,7 @@ id 60702751550 and PR #140421), kubernetes/kubernetes v1.37-era:
   member (bound members included, as ``AllPodsCount`` counts them). This reproduces upstream's
   "two gangs race" integration test (the gang completing its quorum first wins). A root
   CompositePodGroup uses its oldest member pod. This choice is ours: upstream does not say which
-  member timestamp the entity carries (spec §1.3 [unverified]).
+  member timestamp the entity carries (not verified against upstream code).
 * Remaining ties: the position of the entity's first pod in the snapshot.
 
 Pods inside a group (:func:`member_order`), per version (:func:`gangplan.models.version.quorum_pod_first`):

@@ -20,11 +20,11 @@ Mirrors ``schedulePod`` / ``findNodesThatFitPod`` / ``findNodesThatPassFilters``
 5. PreScore (Skip drops the plugin's Score), Score, NormalizeScore, range check [0, 100], times
    the weight, summed. The highest total wins; ties go to the lowest snapshot position
    (``tie_break="first"``) or a seeded uniform choice (``"random"``): upstream's heap order over
-   parallel filter output is effectively arbitrary (spec §1.7).
+   parallel filter output is effectively arbitrary.
 
 Inside a TAS placement (:attr:`PodScheduler.placement`, set by the placement algorithm) the pod
 sees only the placement's nodes, as with ``ListNodesInPlacement`` / ``GetNodeInPlacement`` in the
-placement-aware ``schedule_one.go`` (version id 55632346671): the scan, the PreFilterResult subset
+placement-aware ``pkg/scheduler/schedule_one.go`` (@4a37f009): the scan, the PreFilterResult subset
 and the nominated node are restricted to it (a nominated node outside it is skipped, not an
 error), the FitError counts "0/N nodes" over the placement, and ``nextStartNodeIndex`` wraps at
 its size. ``numFeasibleNodesToFind`` is computed from the placement's node count; that version
@@ -33,7 +33,7 @@ placements of more than 100 nodes with sampling on.
 
 Opportunistic batching (KEP-5598) is not reproduced: it reuses the previous identical pod's sorted
 node list when that pod's node filled up, which picks the same node a full cycle would except for
-sampled windows (N >= 100) and normalisation changes (spec §5.3).
+sampled windows (N >= 100) and normalisation changes.
 """
 
 from __future__ import annotations
@@ -125,7 +125,7 @@ class PodScheduler:
         self.seed = seed
         self.top_k = top_k
         self.placement: np.ndarray | None = None
-        """Node positions of the placement being evaluated (TAS, spec §3.3; ``ListNodesInPlacement``),
+        """Node positions of the placement being evaluated (TAS; ``ListNodesInPlacement``),
         or None for every node. The placement algorithm (``PlacementAlgorithm.schedule_placements``) sets it
         around the pod-group algorithm."""
         self._scan_cache: tuple[np.ndarray, np.ndarray] | None = None

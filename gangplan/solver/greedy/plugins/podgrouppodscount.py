@@ -1,5 +1,5 @@
 """PodGroupPodsCount: ``pkg/scheduler/framework/plugins/podgrouppodscount/podgroup_pods_count.go``
-(kubernetes/kubernetes, id 55719643956 / master).
+(kubernetes/kubernetes @78acd4d4, master).
 
 PlacementScore with NormalizePlacementScore: the raw score of a placement is the group's
 scheduled pods (summed over every PodGroup under a CompositePodGroup) plus the placement's

@@ -1,5 +1,5 @@
 """TaintToleration: ``pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go``
-(kubernetes/kubernetes @04c0d74f test / id 132917037 source, v1.35+). Filter: an untolerated
+(kubernetes/kubernetes v1.35+; the reason text as its test file has it at @04c0d74f). Filter: an untolerated
 NoSchedule/NoExecute taint rejects the node as UnschedulableAndUnresolvable with the reason
 "node(s) had untolerated taint(s)". (Releases before the TaintTolerationComparisonOperators
 change, e.g. @0f7becbc, said "node(s) had untolerated taint {key: value}"; workload scheduling
