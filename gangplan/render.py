@@ -268,6 +268,16 @@ def render_result(console: Console, r: Result, cluster: Cluster, *, wide: bool =
             reason = (g.reason or "") if wide else with_blockers(short_reason(g.reason), g.reason, cluster)
             t.add_row(key, _outcome(g.admitted, g.placed, g.domain, wide), f"{g.placed}/{g.min_count}", nodes_cell, _flex(reason, wide))
         console.print(t)
+    if r.composite_groups:
+        _heading(console, "Composite groups")
+        t = _table()
+        _name_col(t, "group", (k + ("" if c.root else " (child)") for k, c in r.composite_groups.items()))
+        for col in ("outcome", "children/min", "pods placed"):
+            t.add_column(col, no_wrap=True, justify="left" if col == "outcome" else "right")
+        for key, c in r.composite_groups.items():
+            outcome = Text("admitted" if c.admitted else "rejected", style="green" if c.admitted else "red")
+            t.add_row(key + ("" if c.root else " (child)"), outcome, f"{c.groups_admitted}/{c.min_group_count} of {c.children}", str(c.placed))
+        console.print(t)
     if singles:
         _heading(console, "Single pods")
         t = _table()

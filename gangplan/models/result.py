@@ -60,6 +60,28 @@ class GroupOutcome(_Model):
     reason: str | None = None
 
 
+class CompositeOutcome(_Model):
+    """The outcome of one CompositePodGroup with pending pods below it: what the objective counts
+    for a root (it is admitted as a whole), and for any composite how many of its children hold."""
+
+    admitted: bool
+    """Its rule holds (``minGroupCount`` children scheduled) and its root was admitted in the run."""
+    groups_admitted: int
+    """Children (PodGroups or CompositePodGroups) whose own rule holds after the run."""
+    min_group_count: int
+    """What the composite needs of its children (1 for a basic policy)."""
+    children: int
+    placed: int
+    """Pods of its subtree on nodes after the run, already bound ones included."""
+    pending: int = 0
+    priority: int = 0
+    root: bool = False
+
+
+def _no_composites(v: Any) -> bool:
+    return not v
+
+
 class Result(_Model):
     """One engine run on one snapshot."""
 
@@ -71,6 +93,8 @@ class Result(_Model):
     """Every pending pod of the snapshot, keyed ``namespace/name``."""
     groups: dict[str, GroupOutcome] = Field(default_factory=dict)
     """Every PodGroup with at least one pending pod, keyed ``namespace/name``."""
+    composite_groups: dict[str, CompositeOutcome] = Field(default_factory=dict, exclude_if=_no_composites)
+    """Every CompositePodGroup with a pending pod below it (absent when there is none)."""
     victims: list[str] = Field(default_factory=list)
     objective: dict[str, float] = Field(default_factory=dict)
     """Objective value per lexicographic tier, highest tier first (insertion order)."""

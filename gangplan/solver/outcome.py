@@ -34,7 +34,7 @@ from typing import Any
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import EntityKey
-from gangplan.models.result import GroupOutcome, PodOutcome, Result, Status
+from gangplan.models.result import CompositeOutcome, GroupOutcome, PodOutcome, Result, Status
 from gangplan.models.trace import ExactTrace, GreedyTrace
 
 ADMITTED_PREFIX = "admitted[p="
@@ -222,6 +222,7 @@ def build_result(
             domain=_domain(cluster, g.topology_key, nodes) if nodes else None,
             reason=reason,
         )
+    composites = composite_outcomes(cluster, placed, admitted, pending_by_group)
     obj = objective(cluster, placements, victims)
     if extra_objective:
         obj.update(extra_objective)
@@ -231,6 +232,7 @@ def build_result(
         snapshot=snapshot,
         pods=pods,
         groups=groups,
+        composite_groups=composites,
         victims=victims,
         objective=obj,
         bound=dict(bound or {}),
@@ -241,6 +243,31 @@ def build_result(
         warnings=list(cluster.warnings) + list(cluster.version_warnings),
         translations=list(cluster.translations),
     )
+
+
+def composite_outcomes(cluster: Cluster, placed: Mapping[str, int], admitted: set, pending_by_group: Mapping[str, int]) -> dict[str, CompositeOutcome]:
+    """One row per CompositePodGroup with a pending pod below it: the same rule the objective
+    counts (:meth:`GroupTree.satisfied`, the root's admission)."""
+    tree = cluster.groups
+    admitted_roots = {e.key for e in admitted if not e.is_pod}
+    out: dict[str, CompositeOutcome] = {}
+    for key in sorted(k for k in tree.nodes if not tree.node(k).is_leaf):
+        n = tree.node(key)
+        pending = sum(pending_by_group.get(leaf, 0) for leaf in n.leaves)
+        if pending == 0:
+            continue
+        ok = tree.satisfied(key, placed) and n.root in admitted_roots
+        out[key] = CompositeOutcome(
+            admitted=ok,
+            groups_admitted=sum(1 for c in n.children if c in tree.nodes and tree.satisfied(c, placed)),
+            min_group_count=n.need,
+            children=len(n.children),
+            placed=sum(placed.get(leaf, 0) for leaf in n.leaves),
+            pending=pending,
+            priority=n.priority,
+            root=n.root == key,
+        )
+    return out
 
 
 def _default_group_reason(cluster: Cluster, gkey: str, newly: int) -> str:
