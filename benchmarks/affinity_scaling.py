@@ -24,9 +24,10 @@ writes ``benchmarks/results/affinity_scaling.csv``.
 from __future__ import annotations
 
 import argparse
-import csv
 import time
 from pathlib import Path
+
+from results_csv import write_csv  # benchmarks/results_csv.py
 
 from gangplan.bench.builders import node_object, pod_group_object, pod_object, to_cluster
 from gangplan.bench.families import FAMILIES
@@ -122,11 +123,7 @@ def main() -> None:
         row = measure(shape, nodes, size, build, time_limit=args.time_limit, workers=args.workers, seed=args.seed)
         rows.append(row)
         print("  ".join(f"{k}={row[k]}" for k in FIELDS), flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=FIELDS)
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(args.out, rows, FIELDS)
     print(f"wrote {args.out}")
 
 

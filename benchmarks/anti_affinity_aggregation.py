@@ -18,10 +18,11 @@ writes ``benchmarks/results/anti_affinity_aggregation.csv``.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import time
 from pathlib import Path
+
+from results_csv import write_csv  # benchmarks/results_csv.py
 
 from gangplan.bench.builders import to_cluster
 from gangplan.bench.families import FAMILIES
@@ -81,11 +82,7 @@ def main() -> None:
         for row in run(nodes, gangs, args.seed, args.time_limit):
             rows.append(row)
             print(" | ".join(f"{k}={row[k]}" for k in FIELDS), flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(args.out, rows, FIELDS)
 
 
 if __name__ == "__main__":

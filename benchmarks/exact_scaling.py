@@ -62,7 +62,6 @@ Writes ``benchmarks/results/exact_scaling.csv`` and prints a table.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import resource
 import time
@@ -71,6 +70,7 @@ from pathlib import Path
 import isolate  # benchmarks/isolate.py
 import numpy as np
 from ortools.sat.python import cp_model
+from results_csv import write_csv  # benchmarks/results_csv.py
 
 from gangplan.bench.builders import to_cluster
 from gangplan.bench.gpu_clusters import gpu_benchmark
@@ -322,11 +322,7 @@ def main() -> None:
                 row = run_isolated(n, p, args.profile, seed, args.time_limit, args.naive_time_limit, args.hint)
                 rows.append(row)
                 print(" | ".join(f"{k}={row.get(k, '')}" for k in PRINTED), flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(args.out, rows, COLUMNS, ignore_extra=True)
     _print_table(rows)
 
 

@@ -11,9 +11,10 @@ Run: ``python benchmarks/generate_defaults.py [--seeds 12]``.
 from __future__ import annotations
 
 import argparse
-import csv
 from collections import Counter
 from pathlib import Path
+
+from results_csv import write_csv  # benchmarks/results_csv.py
 
 from gangplan.bench.builders import to_cluster
 from gangplan.bench.topology_shapes import (
@@ -54,11 +55,7 @@ def main() -> None:
     print()
     for shape, c in counts.items():
         print(f"{shape}: {c[GREEDY_SUBOPTIMAL]} of {sum(c.values())} greedy-suboptimal  ({dict(sorted(c.items()))})")
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    with OUT.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(OUT, rows, FIELDS)
 
 
 if __name__ == "__main__":

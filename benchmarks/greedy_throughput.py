@@ -26,10 +26,11 @@ by issue 15 (its work was on topology placements and failure paths, see
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import time
 from pathlib import Path
+
+from results_csv import write_csv  # benchmarks/results_csv.py
 
 from gangplan.bench.builders import to_cluster
 from gangplan.bench.scheduler_perf import scheduler_perf_gangs
@@ -83,11 +84,7 @@ def main() -> None:
             rows.append(row)
             print(f"{row['shape']:<42} {pct:>4} {row['pods']:>6} {row['admittedGroups']:>5}/{row['groups']:<5} {row['seconds']:>8.3f} {row['podsPerSecond']:>9.1f} {row['ratio']:>6.2f}x {row['msPerGroup']:>9.3f} {row['load']:>5}", flush=True)
     out = QUICK_OUT if args.quick else OUT
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(out, rows)
     print(f"wrote {out}")
 
 

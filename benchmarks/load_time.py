@@ -13,10 +13,11 @@ Run: ``python benchmarks/load_time.py [--repeat 3] [SNAPSHOT ...]``.
 from __future__ import annotations
 
 import argparse
-import csv
 import statistics
 import time
 from pathlib import Path
+
+from results_csv import write_csv  # benchmarks/results_csv.py
 
 from gangplan.io.loader import load_snapshot
 
@@ -53,11 +54,7 @@ def main() -> None:
     print("  ".join(FIELDS))
     for r in rows:
         print("  ".join(str(r[f]) for f in FIELDS))
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    with OUT.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(OUT, rows, FIELDS)
 
 
 if __name__ == "__main__":

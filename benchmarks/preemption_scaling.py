@@ -38,10 +38,11 @@ load 1.8-1.9, before and after in the same session):
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import time
 from pathlib import Path
+
+from results_csv import write_csv  # benchmarks/results_csv.py
 
 from gangplan.bench.builders import PREEMPTIBLE_CLASS, preemptible_load, to_cluster
 from gangplan.bench.gpu_clusters import gpu_benchmark
@@ -96,11 +97,7 @@ def main() -> None:
         rows.append(row)
         print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
     out = RESULTS.with_name("preemption_scaling_greedy.csv") if args.greedy_only else RESULTS
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(out, rows)
     print(f"wrote {out}")
 
 

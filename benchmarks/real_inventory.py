@@ -49,13 +49,13 @@ Run: ``python benchmarks/real_inventory.py [--jobs 200 1000 2000] [--load 0.6 0.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import resource
 import time
 from pathlib import Path
 
 import isolate  # benchmarks/isolate.py
+from results_csv import write_csv  # benchmarks/results_csv.py
 
 from gangplan.bench.builders import pod_group_object, pod_object, seeded_rng, to_cluster
 from gangplan.bench.families import (
@@ -165,11 +165,7 @@ def main() -> None:
             row = run_isolated(jobs, load, args.seed, args.time_limit, args.workers)
             rows.append(row)
             print(" | ".join(str(row.get(c, "")) for c in shown), flush=True)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="ignore")
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(args.out, rows, COLUMNS, ignore_extra=True)
     print(f"wrote {args.out}")
 
 

@@ -15,10 +15,11 @@ Run: ``python benchmarks/requeue_cost.py [--repeat 3]`` (best of ``--repeat`` pe
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import time
 from pathlib import Path
+
+from results_csv import write_csv  # benchmarks/results_csv.py
 
 from gangplan.bench.builders import to_cluster
 from gangplan.bench.topology_shapes import generate_shape
@@ -67,11 +68,7 @@ def main() -> None:
                "load": round(load, 2)}
         rows.append(row)
         print(f"{name:38} {one:8.3f} {queued:8.3f} {queued / one:6.2f} {retries:8d} {helped:7d} {load:5.2f}")
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    with OUT.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(OUT, rows)
     print(f"wrote {OUT.relative_to(ROOT)}")
 
 

@@ -36,10 +36,11 @@ start is printed and written with the rows.
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import time
 from pathlib import Path
+
+from results_csv import write_csv  # benchmarks/results_csv.py
 
 from gangplan.bench.builders import to_cluster
 from gangplan.bench.scheduler_perf import scheduler_perf_gangs
@@ -108,11 +109,7 @@ def main() -> None:
     rows: list[dict] = []
     for shape in shapes:
         rows.extend(measure(*shape, time_limit=args.time_limit, workers=args.workers))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    with open(out, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(out, rows, FIELDS)
     cols = ["shape", "engine", "pods", "admittedGroups", "seconds", "podsPerSecond", "ratio", "status", "gap", "violations", "load"]
     print(" | ".join(cols))
     for r in rows:

@@ -15,10 +15,11 @@ Run: ``python benchmarks/unknown_fields_cost.py [--repeat 5] [SNAPSHOT ...]``.
 from __future__ import annotations
 
 import argparse
-import csv
 import statistics
 import time
 from pathlib import Path
+
+from results_csv import write_csv  # benchmarks/results_csv.py
 
 from gangplan.io import schema
 from gangplan.io.loader import _objects, load_snapshot, read_documents, snapshot_files
@@ -76,11 +77,7 @@ def main() -> None:
     print("  ".join(FIELDS))
     for r in rows:
         print("  ".join(str(r[f]) for f in FIELDS))
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    with OUT.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        w.writeheader()
-        w.writerows(rows)
+    write_csv(OUT, rows, FIELDS)
 
 
 if __name__ == "__main__":
