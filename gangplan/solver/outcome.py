@@ -251,8 +251,8 @@ def composite_outcomes(cluster: Cluster, placed: Mapping[str, int], admitted: se
     tree = cluster.groups
     admitted_roots = {e.key for e in admitted if not e.is_pod}
     out: dict[str, CompositeOutcome] = {}
-    for key in sorted(k for k in tree.nodes if not tree.node(k).is_leaf):
-        n = tree.node(key)
+    for key in sorted(k for k in tree.nodes if not tree.node(k).is_leaf and k not in tree.cycles):
+        n = tree.node(key)  # a composite on (or into) a parent cycle holds its pods back: no row
         pending = sum(pending_by_group.get(leaf, 0) for leaf in n.leaves)
         if pending == 0:
             continue
