@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gangplan.models.objects import Pod, SchedulerProfile
+from gangplan.models.objects import PREEMPT_LOWER_PRIORITY, Pod, SchedulerProfile
 from gangplan.models.version import NEWEST, KubeVersion, hierarchy_checks
 
 if TYPE_CHECKING:
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 
 WORKLOAD_MAX_TREE_DEPTH = 4
 V1ALPHA1 = "scheduling.k8s.io/v1alpha1"
-PREEMPT = "PreemptLowerPriority"
 
 
 def validate_hierarchies(tree: GroupTree, queued: set[str], profile: SchedulerProfile, version: KubeVersion = NEWEST) -> dict[str, str]:
@@ -74,7 +73,7 @@ def validate_hierarchies(tree: GroupTree, queued: set[str], profile: SchedulerPr
 
 def effective_policy(node: GroupNode) -> str:
     """A group's preemption policy with the API default applied."""
-    return getattr(node.obj, "preemption_policy", None) or PREEMPT
+    return getattr(node.obj, "preemption_policy", None) or PREEMPT_LOWER_PRIORITY
 
 
 class _Walk:

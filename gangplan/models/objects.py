@@ -17,6 +17,12 @@ Resources = dict[str, int]
 
 CPU, MEMORY, PODS, EPHEMERAL = "cpu", "memory", "pods", "ephemeral-storage"
 
+PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
+"""core/v1 ``PreemptionPolicy`` (pods, PriorityClasses, PodGroups): the one vocabulary."""
+PREEMPT_LOWER_PRIORITY: PreemptionPolicy = "PreemptLowerPriority"
+NEVER: PreemptionPolicy = "Never"
+PREEMPTION_POLICIES: tuple[PreemptionPolicy, ...] = (PREEMPT_LOWER_PRIORITY, NEVER)
+
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -141,7 +147,7 @@ class Pod(_Frozen):
     priority: int = 0
     priority_class_name: str = ""
     scheduler_name: str = "default-scheduler"
-    preemption_policy: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
+    preemption_policy: PreemptionPolicy = PREEMPT_LOWER_PRIORITY
     host_ports: tuple[HostPort, ...] = ()
     topology_spread: tuple[TopologySpreadConstraint, ...] = ()
     pod_group: str | None = None  # PodGroup name in the pod's namespace
@@ -180,7 +186,7 @@ class PodGroup(_Frozen):
     disruption_mode: Literal["single", "all"] = "single"
     priority: int = 0
     priority_class_name: str = ""
-    preemption_policy: Literal["PreemptLowerPriority", "Never"] | None = None
+    preemption_policy: PreemptionPolicy | None = None
     topology_key: str | None = None
     parent: str | None = None  # CompositePodGroup name in the same namespace
     workload_ref: str | None = None
@@ -205,7 +211,7 @@ class CompositePodGroup(_Frozen):
     disruption_mode: Literal["single", "all"] = "single"
     priority: int = 0
     priority_class_name: str = ""
-    preemption_policy: Literal["PreemptLowerPriority", "Never"] | None = None
+    preemption_policy: PreemptionPolicy | None = None
     topology_key: str | None = None
     parent: str | None = None
     workload_ref: str | None = None
@@ -235,7 +241,7 @@ class PriorityClass(_Frozen):
     name: str
     value: int
     global_default: bool = False
-    preemption_policy: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
+    preemption_policy: PreemptionPolicy = PREEMPT_LOWER_PRIORITY
     source: str = ""
 
 

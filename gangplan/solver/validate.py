@@ -39,7 +39,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from gangplan.models.cluster import Cluster
-from gangplan.models.objects import PODS, Node, Pod
+from gangplan.models.objects import NEVER, PODS, Node, Pod
 from gangplan.models.result import Result
 from gangplan.models.version import KubeVersion, workload_aware_preemption
 from gangplan.predicates import (
@@ -340,7 +340,7 @@ def _victims(st: _State, result: Result) -> list[Violation]:
     if per_pod_preemption(result, c):
         # v1.35: a gang pod preempts on its own before its gang is known to fit, so victims can
         # be gone although the gang was not admitted: any queued pod that may preempt counts
-        preemptors += [tree.unit_priority(p) for p in c.queued_pods if p.preemption_policy != "Never"]
+        preemptors += [tree.unit_priority(p) for p in c.queued_pods if p.preemption_policy != NEVER]
     if not preemptors:
         return [Violation("victim", v, "evicted although no pod was placed") for v in sorted(result.victims)]
     top = max(preemptors)

@@ -25,6 +25,7 @@ from typing import Any
 from gangplan.io import expand as _expand
 from gangplan.io.foreign import coscheduling, kai, kueue, volcano
 from gangplan.io.foreign.common import Env
+from gangplan.models.objects import PREEMPT_LOWER_PRIORITY
 
 # (kind, API group) -> versions read. Other versions stay "not read" warnings.
 READ: dict[tuple[str, str], tuple[str, ...]] = {
@@ -158,14 +159,14 @@ def align(b: Any, pods: list, groups: dict, cpgs: dict) -> tuple[list, dict, dic
         if root is None:
             continue
         if h.from_group or not members:
-            prio, policy = root.priority, root.preemption_policy or "PreemptLowerPriority"
+            prio, policy = root.priority, root.preemption_policy or PREEMPT_LOWER_PRIORITY
         else:
             top = max(members, key=lambda p: p.priority)
             prio, policy = top.priority, top.preemption_policy
         for k in h.keys:
             store = groups if k in groups else cpgs
             g = store[k]
-            if g.priority != prio or (g.preemption_policy or "PreemptLowerPriority") != policy:
+            if g.priority != prio or (g.preemption_policy or PREEMPT_LOWER_PRIORITY) != policy:
                 store[k] = g.model_copy(update={"priority": prio, "preemption_policy": policy})
         for p in members:
             if p.priority != prio or p.preemption_policy != policy:

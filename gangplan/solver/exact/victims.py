@@ -15,9 +15,7 @@ import numpy as np
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import EntityKey, VictimUnit
-from gangplan.models.objects import Pod
-
-NEVER = "Never"
+from gangplan.models.objects import NEVER, Pod
 
 
 @dataclass

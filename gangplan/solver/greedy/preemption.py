@@ -72,7 +72,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gangplan.models.groups import EntityKey, VictimUnit, parse_timestamp
-from gangplan.models.objects import Pod, PodDisruptionBudget
+from gangplan.models.objects import NEVER, Pod, PodDisruptionBudget
 from gangplan.models.preemption import FAR_FUTURE, pick_key
 from gangplan.models.preemption import pick_one_node as choose_node
 from gangplan.models.trace import NodeVictims, PodPreemption, WorkloadPreemption
@@ -95,7 +95,6 @@ if TYPE_CHECKING:
     from gangplan.solver.greedy.snapshot import NodeTable
     from gangplan.solver.greedy.state import Mark, RunState
 
-NEVER = "Never"
 MIN_CANDIDATE_NODES_PERCENTAGE = 10
 MIN_CANDIDATE_NODES_ABSOLUTE = 100
 RANK = {"Pod": 1, "PodGroup": 2, "CompositePodGroup": 3}
