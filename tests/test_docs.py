@@ -112,9 +112,9 @@ def test_the_schema_files_in_the_docs_are_what_gangplan_schema_prints():
 def test_the_readme_is_a_front_door():
     lines = (ROOT / "README.md").read_text().splitlines()
     assert len(lines) < 300
-    first_screen = "\n".join(lines[:60])
-    for story in ("Will my gang fit?", "Why is it Pending?", "What if?"):
-        assert story in "\n".join(lines), story
+    first_screen = "\n".join(lines[:40])
+    for story, command in (("Will my gang fit?", "gangplan diff"), ("Why is it Pending?", "gangplan why"), ("What if?", "gangplan whatif")):
+        assert story in first_screen and command in first_screen, story
     assert "pip install -e . && gangplan diff --suite scenarios/showcase" in first_screen
     assert "pip install -e '.[test]' && python -m pytest" in first_screen
 
