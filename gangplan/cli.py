@@ -584,6 +584,52 @@ def schema_whatif() -> None:
     _print_schema("whatif")
 
 
+# ---- replay (issue 22) ------------------------------------------------------------------------
+@app.command()
+def replay(
+    trace: Annotated[Path, typer.Argument(help="The jobs: an openb pod CSV, the Philly job CSV, or gangplan's jobs.csv (X.csv falls back to X.csv.xz).")],
+    nodes: Annotated[str | None, typer.Option("--nodes", help="The cluster: an openb node CSV, a snapshot (its nodes and bound pods), or 'unlimited' (one 8-GPU node per worker).")] = None,
+    mode: Annotated[str, typer.Option("--mode", help="fill (the FGD paper's experiment: one attempt each, nothing leaves) or timed (a discrete-event clock).")] = "fill",
+    policy: Annotated[str, typer.Option("--policy", help="Comma-separated: default, mostallocated, bestfit, fgd.")] = "default",
+    seeds: Annotated[str, typer.Option("--seeds", help="A..B, N or N,M,...")] = "42",
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Write summary.json, timeseries.csv and jobs.csv here.")] = None,
+    arrival_scale: Annotated[float, typer.Option("--arrival-scale", help="Timed mode: divide submit times by k (k > 1 compresses inter-arrival times).")] = 1.0,
+    vc: Annotated[str | None, typer.Option("--vc", help="Philly: keep this VC's jobs and size the cluster from philly_vc.csv beside the trace (nodes x 8 GPUs).")] = None,
+    interval: Annotated[float, typer.Option("--interval", help="Timed mode: seconds between timeseries.csv rows.")] = 60.0,
+) -> None:
+    """Replay a trace over time with the greedy engine's plugins: unallocated GPUs vs arrived (fill), queueing delay, JCT and idle GPU-hours (timed)."""
+    from gangplan.replay import parse_policies, parse_seeds, write_outputs
+    from gangplan.replay import replay as run_replay
+
+    try:
+        pols, seed_list = parse_policies(policy), parse_seeds(seeds)
+        with _spinner(True) as sp:
+            result = run_replay(trace, nodes, mode=mode, policies=pols, seeds=seed_list, vc=vc, arrival_scale=arrival_scale, progress=lambda label, done, total: sp.update(f"replay {label}: {done}/{total} jobs"))
+        if out_dir is not None:
+            write_outputs(result, out_dir, interval=interval)
+    except SnapshotError as e:
+        raise _bad_input(e) from None
+    s = result.summary
+    for c in s.caveats:
+        err.print(Text.assemble(("caveat: ", "bold yellow"), c))
+    out.print(f"{s.mode} replay of {s.trace_jobs} jobs on {s.node_count} nodes ({s.capacity_gpus} GPUs), seeds {seeds}")
+    for name, p in s.policies.items():
+        if p.unallocated_percent_mean is not None:
+            at = p.unallocated_percent_mean.get("100")
+            sd = (p.unallocated_percent_std or {}).get("100")
+            out.print(f"  {name}: unallocated GPU % at 100 % arrived {at:.2f} (sd {sd:.2f})")
+        else:
+            out.print(f"  {name}: mean queueing delay {p.queueing_delay_mean or 0:.1f} s, mean JCT {p.jct_mean or 0:.1f} s, makespan {p.makespan_mean or 0:.0f} s, idle GPU-hours {p.idle_gpu_hours_mean or 0:.1f}")
+    if out_dir is not None:
+        out.print(f"wrote {out_dir}/summary.json, timeseries.csv, jobs.csv")
+
+
+@schema_app.command("replay")
+def schema_replay() -> None:
+    """The JSON Schema of `replay --out DIR`'s summary.json."""
+    _print_schema("replay")
+
+
 # ---- bench / report / generate --------------------------------------------------------------
 @app.command()
 def bench(

@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 from pydantic.alias_generators import to_camel
 
+from gangplan.models.replay import ReplaySummary
 from gangplan.models.result import Result, result_json_schema
 
 SCHEMA_BASE = "https://gangplan.io/schemas"
@@ -430,6 +431,7 @@ SCHEMAS: dict[str, tuple[type[BaseModel], str]] = {
     "inspect": (InspectDocument, "gangplan inspect --json"),
     "violations": (Violations, "gangplan validate --json"),
     "whatif": (WhatIfDocument, "gangplan whatif --json: one row per variant"),
+    "replay": (ReplaySummary, "gangplan replay --out DIR: DIR/summary.json"),
 }
 
 

@@ -1,0 +1,306 @@
+"""``gangplan replay``: read the inputs, run every policy under every seed, write DIR.
+
+Outputs (byte-for-byte the same for the same inputs and seeds):
+
+* ``summary.json``: :class:`gangplan.models.replay.ReplaySummary`;
+* ``timeseries.csv``: fill mode ``policy,seed,arrived_percent,unallocated_percent`` for arrived
+  1..130; timed mode ``policy,seed,time,allocated_gpus,utilisation,pending_jobs`` every
+  ``interval`` seconds (the state at that instant);
+* ``jobs.csv``: one row per job and run: fill ``policy,seed,order,job,gpus,placed``; timed
+  ``policy,seed,job,workers,gpus,submit,start,end,delay,jct,attempts``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gangplan.io.errors import SnapshotError
+from gangplan.models.cluster import Cluster
+from gangplan.models.replay import PolicySummary, Quantiles, ReplayRun, ReplaySummary
+from gangplan.replay.fill import FillRun, run_fill
+from gangplan.replay.policies import POLICIES, typical_pods
+from gangplan.replay.timed import TimedRun, run_timed
+from gangplan.replay.traces import (
+    Trace,
+    philly_nodes,
+    read_nodes,
+    read_trace,
+    unlimited_philly_nodes,
+)
+
+FRACTIONAL_CAVEAT = (
+    "GPU-SHARING PODS ROUNDED UP: {n} of {total} trace jobs ask for a fraction of a GPU (gpu_milli < 1000); "
+    "this slice gives each of them one whole GPU (capacity, requests, arrived and unallocated count whole GPUs), "
+    "so these numbers do not compare with the FGD paper's, which shares GPUs by milli. DRA consumable capacity is being built separately."
+)
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``42..51``, ``42`` or ``1,5,9``.
+
+    >>> parse_seeds("42..44"), parse_seeds("7"), parse_seeds("3,1")
+    ([42, 43, 44], [7], [3, 1])
+    """
+    t = text.strip()
+    try:
+        if ".." in t:
+            a, b = t.split("..", 1)
+            lo, hi = int(a), int(b)
+            if hi < lo:
+                raise ValueError
+            return list(range(lo, hi + 1))
+        return [int(x) for x in t.split(",") if x.strip()]
+    except ValueError:
+        raise SnapshotError("<arguments>", f"--seeds: expected A..B, N or N,M,..., got {text!r}", field="--seeds") from None
+
+
+def parse_policies(text: str) -> list[str]:
+    out = [p.strip() for p in text.split(",") if p.strip()]
+    bad = [p for p in out if p not in POLICIES]
+    if bad or not out:
+        raise SnapshotError("<arguments>", f"--policy: unknown policy {bad[0] if bad else text!r} (known: {', '.join(POLICIES)})", field="--policy")
+    return out
+
+
+def _quantiles(values: list[float]) -> Quantiles | None:
+    if not values:
+        return None
+    v = sorted(values)
+
+    def rank(q: float) -> float:
+        return v[max(0, math.ceil(q * len(v)) - 1)]
+
+    return Quantiles(mean=round(sum(v) / len(v), 6), p50=rank(0.5), p99=rank(0.99))
+
+
+@dataclass
+class ReplayOutput:
+    summary: ReplaySummary
+    fill: list[FillRun]
+    timed: list[TimedRun]
+
+
+def load_inputs(trace_path: str | os.PathLike, nodes: str | os.PathLike | None, *, vc: str | None = None) -> tuple[Trace, Cluster, str]:
+    trace = read_trace(trace_path, vc=vc)
+    if nodes is not None and str(nodes) != "unlimited":
+        return trace, read_nodes(nodes), str(nodes)
+    if trace.vc_nodes is not None and nodes is None:
+        return trace, Cluster(nodes=tuple(philly_nodes(trace.vc_nodes))), f"philly VC {vc} ({trace.vc_nodes} nodes x 8 GPUs)"
+    if str(nodes) == "unlimited":
+        n = unlimited_philly_nodes(trace.jobs)
+        return trace, Cluster(nodes=tuple(philly_nodes(n))), f"unlimited ({n} nodes x 8 GPUs, one per worker)"
+    raise SnapshotError("<arguments>", "--nodes NODES is needed (an openb node CSV, a snapshot, or 'unlimited'), or --vc NAME with the Philly trace", field="--nodes")
+
+
+def replay(
+    trace_path: str | os.PathLike,
+    nodes: str | os.PathLike | None,
+    *,
+    mode: str = "fill",
+    policies: list[str] | None = None,
+    seeds: list[int] | None = None,
+    vc: str | None = None,
+    arrival_scale: float = 1.0,
+    ratio: float = 1.3,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> ReplayOutput:
+    """Run the replay; ``progress(label, done, total)`` is called as jobs finish."""
+    if mode not in ("fill", "timed"):
+        raise SnapshotError("<arguments>", f"--mode: expected fill or timed, got {mode!r}", field="--mode")
+    if arrival_scale <= 0:
+        raise SnapshotError("<arguments>", f"--arrival-scale: expected a positive number, got {arrival_scale}", field="--arrival-scale")
+    policies = policies or ["default"]
+    seeds = seeds if seeds is not None else [42]
+    trace, cluster, nodes_label = load_inputs(trace_path, nodes, vc=vc)
+    typical = typical_pods([(j.cpu_milli, j.gpu, j.gpu_milli if j.gpu else 0, j.gpu_models) for j in trace.jobs])
+    caveats = []
+    frac = sum(j.fractional for j in trace.jobs)
+    if frac:
+        caveats.append(FRACTIONAL_CAVEAT.format(n=frac, total=len(trace.jobs)))
+    if any(j.preferred_topology_key for j in trace.jobs):
+        caveats.append("preferred_topology_key is not modelled in this slice (required_topology_key is)")
+    if mode == "timed":
+        caveats.append("timed mode: no preemption; the 5-minute unschedulable flush is not modelled (a job is retried only after a departure, then after its backoff)")
+    fills: list[FillRun] = []
+    timeds: list[TimedRun] = []
+    runs: list[ReplayRun] = []
+    for policy in policies:
+        for seed in seeds:
+            label = f"{policy} seed {seed}"
+            done = [0]
+
+            def tick(n: int, label=label, done=done) -> None:
+                done[0] += n
+                if progress is not None:
+                    progress(label, done[0], len(trace.jobs))
+
+            if mode == "fill":
+                fr = run_fill(cluster, trace.jobs, policy, seed, typical=typical, ratio=ratio, progress=tick)
+                fills.append(fr)
+                runs.append(_fill_run(fr))
+            else:
+                tr = run_timed(cluster, trace.jobs, policy, seed, typical=typical, arrival_scale=arrival_scale, progress=tick)
+                timeds.append(tr)
+                runs.append(_timed_run(tr))
+    capacity = (fills[0].capacity_gpus if fills else timeds[0].capacity_gpus) if runs else 0
+    summary = ReplaySummary(
+        mode=mode,  # type: ignore[arg-type]
+        trace=str(trace_path),
+        trace_kind=trace.kind,  # type: ignore[arg-type]
+        nodes=nodes_label,
+        node_count=len(cluster.nodes),
+        capacity_gpus=capacity,
+        trace_jobs=len(trace.jobs),
+        seeds=seeds,
+        inflation_ratio=ratio if mode == "fill" else None,
+        arrival_scale=arrival_scale if mode == "timed" else None,
+        caveats=caveats,
+        policies={p: _policy_summary([r for r in runs if r.policy == p]) for p in policies},
+        runs=runs,
+    )
+    return ReplayOutput(summary, fills, timeds)
+
+
+def _fill_run(fr: FillRun) -> ReplayRun:
+    placed = sum(fr.placed)
+    return ReplayRun(
+        policy=fr.policy,
+        seed=fr.seed,
+        jobs=len(fr.jobs),
+        placed=placed,
+        failed=len(fr.jobs) - placed,
+        requested_gpus=fr.arrived[-1] if fr.arrived else 0,
+        allocated_gpus=fr.allocated[-1] if fr.allocated else 0,
+        unallocated_percent=fr.unallocated_percent,
+    )
+
+
+def _timed_run(tr: TimedRun) -> ReplayRun:
+    started = [r for r in tr.records if r.start is not None]
+    done = [r for r in started if r.end is not None]
+    t0 = min((r.arrival for r in tr.records), default=0.0)
+    t1 = max((r.end for r in done), default=t0)
+    makespan = t1 - t0
+    busy = idle_pending = 0.0
+    cap = tr.capacity_gpus
+    ch = tr.changes
+    for (t, alloc, pend), nxt in zip(ch, ch[1:] + [(t1, 0, 0)], strict=True):
+        span = max(0.0, min(nxt[0], t1) - t)
+        busy += alloc * span
+        if pend:
+            idle_pending += (cap - alloc) * span
+    return ReplayRun(
+        policy=tr.policy,
+        seed=tr.seed,
+        jobs=len(tr.records),
+        placed=len(started),
+        failed=len(tr.records) - len(started),
+        requested_gpus=sum(r.job.gpus for r in tr.records),
+        allocated_gpus=max((a for _, a, _ in ch), default=0),
+        queueing_delay=_quantiles([r.start - r.arrival for r in started]),
+        jct=_quantiles([r.end - r.arrival for r in done]),
+        makespan=makespan,
+        gpu_utilisation_mean=round(busy / (cap * makespan), 6) if cap and makespan else None,
+        idle_gpu_hours=round((cap * makespan - busy) / 3600, 6),
+        idle_gpu_hours_while_pending=round(idle_pending / 3600, 6),
+        allocated_gpu_seconds=sum(r.job.gpus * r.job.duration for r in done),
+        unfinished=len(tr.records) - len(done),
+    )
+
+
+def _mean_std(values: list[float]) -> tuple[float, float]:
+    m = sum(values) / len(values)
+    return round(m, 6), round(math.sqrt(sum((v - m) ** 2 for v in values) / len(values)), 6)
+
+
+def _policy_summary(runs: list[ReplayRun]) -> PolicySummary:
+    out = PolicySummary(runs=len(runs))
+    curves = [r.unallocated_percent for r in runs if r.unallocated_percent is not None]
+    if curves:
+        keys = list(curves[0])
+        stats = {k: _mean_std([c[k] for c in curves]) for k in keys}
+        out.unallocated_percent_mean = {k: v[0] for k, v in stats.items()}
+        out.unallocated_percent_std = {k: v[1] for k, v in stats.items()}
+    timed = [r for r in runs if r.makespan is not None]
+    if timed:
+        delays = [r.queueing_delay.mean for r in timed if r.queueing_delay]
+        jcts = [r.jct.mean for r in timed if r.jct]
+        out.queueing_delay_mean = _mean_std(delays)[0] if delays else None
+        out.jct_mean = _mean_std(jcts)[0] if jcts else None
+        out.makespan_mean = _mean_std([r.makespan for r in timed])[0]  # type: ignore[misc]
+        out.idle_gpu_hours_mean = _mean_std([r.idle_gpu_hours for r in timed])[0]  # type: ignore[misc]
+    return out
+
+
+def _csv(rows: list[list[object]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerows(rows)
+    return buf.getvalue()
+
+
+def _num(x: float | None) -> str:
+    if x is None:
+        return ""
+    return str(int(x)) if float(x).is_integer() else repr(round(float(x), 6))
+
+
+def write_outputs(out: ReplayOutput, directory: str | os.PathLike, *, interval: float = 60.0) -> list[Path]:
+    d = Path(directory)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise SnapshotError(str(d), f"cannot create: {e.strerror or e}") from None
+    files = {"summary.json": json.dumps(out.summary.dump(), indent=2) + "\n"}
+    if out.summary.mode == "fill":
+        ts: list[list[object]] = [["policy", "seed", "arrived_percent", "unallocated_percent"]]
+        jobs: list[list[object]] = [["policy", "seed", "order", "job", "gpus", "placed"]]
+        for fr in out.fill:
+            ts += [[fr.policy, fr.seed, k, _num(v)] for k, v in fr.unallocated_percent.items()]
+            jobs += [[fr.policy, fr.seed, i, j.name, j.gpus, int(p)] for i, (j, p) in enumerate(zip(fr.jobs, fr.placed, strict=True))]
+    else:
+        ts = [["policy", "seed", "time", "allocated_gpus", "utilisation", "pending_jobs"]]
+        jobs = [["policy", "seed", "job", "workers", "gpus", "submit", "start", "end", "delay", "jct", "attempts"]]
+        for tr in out.timed:
+            ts += _samples(tr, interval)
+            for r in tr.records:
+                delay = None if r.start is None else r.start - r.arrival
+                jct = None if r.end is None else r.end - r.arrival
+                jobs.append([tr.policy, tr.seed, r.job.name, r.job.workers, r.job.gpus, _num(r.arrival), _num(r.start), _num(r.end), _num(delay), _num(jct), r.attempts])
+    files["timeseries.csv"] = _csv(ts)
+    files["jobs.csv"] = _csv(jobs)
+    written = []
+    for name, text in files.items():
+        p = d / name
+        try:
+            p.write_text(text, encoding="utf-8")
+        except OSError as e:
+            raise SnapshotError(str(p), f"cannot write: {e.strerror or e}") from None
+        written.append(p)
+    return written
+
+
+def _samples(tr: TimedRun, interval: float) -> list[list[object]]:
+    ch = tr.changes
+    if not ch:
+        return []
+    rows: list[list[object]] = []
+    t, end, k = ch[0][0], ch[-1][0], 0
+    cap = tr.capacity_gpus
+    while t <= end:
+        while k + 1 < len(ch) and ch[k + 1][0] <= t:
+            k += 1
+        _, alloc, pend = ch[k]
+        rows.append([tr.policy, tr.seed, _num(t), alloc, _num(alloc / cap if cap else 0.0), pend])
+        t += interval
+    return rows
+
+
+__all__ = ["ReplayOutput", "load_inputs", "parse_policies", "parse_seeds", "replay", "write_outputs"]
