@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from gangplan.dra import parse as dra_parse
+from gangplan.dra.build import build_state
 from gangplan.io import foreign, kai_snapshot, schema
 from gangplan.io.config import parse_scheduler_config
 from gangplan.io.errors import SnapshotError
@@ -251,7 +253,7 @@ _SCHEDULING_GROUPS = {
     "kai.scheduler": "a KAI-Scheduler object: not read",
     "kai-scheduler.config": "the KAI scheduler's own configuration (actions, plugin tiers) in a KAI snapshot: gangplan schedules with the snapshot's kube-scheduler profile (the default one when it has none)",
     "kueue.x-k8s.io": "a Kueue object: quota, admission and ResourceFlavor node labels are not modelled",
-    "resource.k8s.io": "Dynamic Resource Allocation is not modelled: device claims do not constrain placement",
+    "resource.k8s.io": "a Dynamic Resource Allocation object gangplan does not read (DeviceTaintRule, or an API version other than v1, v1beta2, v1beta1): it does not constrain placement",
     "storage.k8s.io": "volume topology is not modelled",
     "jobset.x-k8s.io": "a JobSet of an API version gangplan cannot read (v1alpha2 is expanded): it is not expanded into pods",
     "leaderworkerset.x-k8s.io": "a LeaderWorkerSet of an API version gangplan cannot read (v1 is expanded): it is not expanded into pods",
@@ -307,6 +309,10 @@ class _Builder:
         """(file, unknown-field message with list indices as []) -> 'object: message' lines."""
         self.unknown_paths: set[tuple[str, str, str]] = set()
         """(kind, namespace/name, field path) of the unknown fields found (not noted twice)."""
+        self.dra_objects: list[tuple[Ctx, str, dict]] = []
+        """resource.k8s.io DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates (gangplan.dra)."""
+        self.group_claims: set[tuple[str, str]] = set()
+        """(namespace, claim or template name) a PodGroup or Workload shares among its pods (KEP-5729)."""
 
     def check_fields(self, file: str, raw: dict) -> None:
         """Unknown fields, kinds and apiVersions of one object as read from a file (gangplan.io.schema)."""
@@ -384,6 +390,24 @@ class _Builder:
         if foreign.claims(kind, raw.get("apiVersion")):
             self.foreign.append((file, raw))
             return
+        if kind in dra_parse.KINDS and _api_group(raw.get("apiVersion")) == "resource.k8s.io" and str(raw.get("apiVersion")).rsplit("/", 1)[-1] in dra_parse.VERSIONS:
+            ref = _ref(kind, raw, kind in ("ResourceClaim", "ResourceClaimTemplate"))
+            self._unique(ref, file)
+            self.dra_objects.append((Ctx(file, ref), kind, raw))
+            return
+        if kind in ("PodGroup", "Workload") and isinstance(raw.get("spec"), dict):
+            meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
+            ns = str(meta.get("namespace") or "default")
+            spec = raw["spec"]
+            entries = list(spec.get("resourceClaims") or []) if isinstance(spec.get("resourceClaims"), list) else []
+            for t in spec.get("podGroupTemplates") or [] if isinstance(spec.get("podGroupTemplates"), list) else []:
+                if isinstance(t, dict) and isinstance(t.get("resourceClaims"), list):
+                    entries += t["resourceClaims"]
+            for e in entries:
+                if isinstance(e, dict):
+                    for k in ("resourceClaimName", "resourceClaimTemplateName"):
+                        if isinstance(e.get(k), str):
+                            self.group_claims.add((ns, e[k]))
         if kind not in _KNOWN:
             self._skip(str(kind), raw, str(kind))
             return
@@ -577,6 +601,10 @@ def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion |
     profile = b.profile or SchedulerProfile()
     pdbs = tuple(pdb if has else _pdb_with_status(pdb, pods) for pdb, has in b.pdbs.values())
     gated = {**gate(pods, GroupTree.build(pods, groups, cpgs, profile=profile), profile), **held}
+    dra = None
+    if b.dra_objects or any((raw.get("spec") or {}).get("resourceClaims") for _, raw, _ in b.pods.values()):
+        by_key = {p.key: p for p in pods}
+        dra = build_state(b.dra_objects, [(by_key[k], raw, ctx) for k, (_, raw, ctx) in b.pods.items() if k in by_key], b.group_claims, b.note)
     cluster = Cluster(
         nodes=tuple(b.nodes.values()),
         pods=tuple(pods),
@@ -595,6 +623,7 @@ def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion |
         sources=sources,
         kube_version=KubeVersion(kube_version) if kube_version else NEWEST,
         api_versions=dict(sorted(b.api_versions.items())),
+        dra=dra if dra else None,
     )
     cluster.groups  # noqa: B018  (built once here: hierarchy validation runs at load time)
     return cluster

@@ -378,8 +378,7 @@ def parse_pod(ctx: Ctx, raw: dict) -> Pod:
 
 def _pending_pod_notes(ctx: Ctx, spec: dict) -> None:
     """Fields of a pending pod that filter nodes through plugins gangplan does not run."""
-    if spec.get("resourceClaims"):
-        ctx.note("spec.resourceClaims", "DynamicResources (DRA) is not modelled: the pod is placed as if its claims were allocatable anywhere")
+    # spec.resourceClaims: read by gangplan.dra.build (the loader), which names what it does not model.
     for _, v in ctx.maps(spec.get("volumes"), "spec.volumes"):
         if v.get("persistentVolumeClaim") is not None or v.get("ephemeral") is not None:
             ctx.note("spec.volumes[].persistentVolumeClaim", "VolumeBinding / VolumeZone are not modelled: node affinity of the pod's volumes is ignored")

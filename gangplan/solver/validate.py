@@ -16,6 +16,9 @@ Rules (``Violation.rule``):
 ``taint``             an untolerated NoSchedule / NoExecute taint (PreferNoSchedule never blocks)
 ``node-selector``     nodeSelector or required node affinity not met
 ``host-port``         two pods on a node want the same host port
+``dra``               the new pods' ResourceClaims (and KEP-5004 extended requests) on a node cannot
+                      all be given distinct matching free devices, or a claim allocated in the
+                      snapshot is not usable on the pod's node (:func:`gangplan.dra.capacity.check_node`)
 ``pod-affinity``      no order of the placed pending pods (bound pods first) passes kube-scheduler's
                       required podAffinity check for this pod at its turn: some term lacks an
                       earlier matching pod in its domain, and the first-pod rule (nothing earlier
@@ -139,11 +142,41 @@ def _capacity(st: _State) -> list[Violation]:
         for p in pods:
             for r, q in p.requests.items():
                 used[r] += q
+        served = st.cluster.dra.mapped_on(node) if st.cluster.dra else ()  # KEP-5004: checked by _dra
         for r, q in sorted(used.items()):
+            if r in served:
+                continue
             if q > node.allocatable.get(r, 0) and q > 0:
                 out.append(Violation.on("capacity", NODE, name, f"{r} requested {q} > allocatable {node.allocatable.get(r, 0)}"))
         if PODS in node.allocatable and len(pods) > node.allocatable[PODS]:
             out.append(Violation.on("capacity", NODE, name, f"{len(pods)} pods > allocatable pods {node.allocatable[PODS]}"))
+    return out
+
+
+def _dra(st: _State) -> list[Violation]:
+    """DRA devices per node, checked with one joint allocation of the new pods' claims."""
+    dra = st.cluster.dra
+    if not dra:
+        return []
+    from gangplan.dra.capacity import check_node
+    from gangplan.dra.rules import uses_dra
+
+    out = []
+    touched = {st.node_of[k] for k in st.new}
+    for name in sorted(touched, key=lambda n: st.cluster.node_index[n]):
+        pods = [p for p in st.on_node[name] if p.key in st.new and uses_dra(dra, p)]
+        why = check_node(dra, st.nodes[name], pods) if pods else None
+        if why is not None:
+            out.append(Violation.on("dra", NODE, name, why))
+    # A claim shared by several new pods is allocated once: all of them on one node.
+    where: dict[str, set[str]] = defaultdict(set)
+    for key in st.new:
+        for c in dra.pod_claims.get(key, ()):
+            if dra.claims[c].allocated is None:
+                where[c].add(st.node_of[key])
+    for c, nodes in sorted(where.items()):
+        if len(nodes) > 1:
+            out.append(Violation("dra", c, f"claim shared by pods on several nodes ({', '.join(sorted(nodes))})"))
     return out
 
 
@@ -371,6 +404,7 @@ def validate(cluster: Cluster, result: Result) -> list[Violation]:
     out = _shape(cluster, result)
     st = _State(cluster, result)
     out += _capacity(st)
+    out += _dra(st)
     out += _node_rules(st)
     out += _affinity(st)
     out += _spread(st)

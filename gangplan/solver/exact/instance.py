@@ -21,6 +21,7 @@ from functools import cached_property
 
 import numpy as np
 
+from gangplan.dra.capacity import capacity_view
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import PODS, Pod
 from gangplan.solver.exact.victims import EvictUnit, evictable_units, eviction_room
@@ -201,6 +202,7 @@ def build_instance(cluster: Cluster, *, fixed: dict[str, str | None] | None = No
     ``preemption`` adds the evictable units the model may decide to evict (:mod:`.victims`,
     :mod:`.preemption`)."""
     fixed = dict(fixed or {})
+    cluster = capacity_view(cluster)  # DRA devices as resource rows (gangplan.dra.capacity); itself without DRA
     resources = tuple(r for r in cluster.resource_names if r != PODS)
     alloc, free, free_pods, blocked, bound_on_node, bound_node_of = _bound_state(cluster, set(victims), resources)
     tree = cluster.groups

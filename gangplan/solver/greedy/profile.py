@@ -101,6 +101,16 @@ def unmodelled_plugins(cfg: SchedulerProfile) -> list[tuple[str, str]]:
     return out
 
 
+def _filters(cluster: Cluster) -> tuple[str, ...]:
+    """The profile's Filter plugins; DynamicResources (in upstream's default set) joins them after
+    NodeResourcesFit when the snapshot has DRA objects (without any it would Skip every pod)."""
+    names_ = tuple(cluster.profile.filter_plugins)
+    if cluster.dra and names.DYNAMIC_RESOURCES not in names_:
+        at = names_.index(names.NODE_RESOURCES_FIT) + 1 if names.NODE_RESOURCES_FIT in names_ else len(names_)
+        names_ = names_[:at] + (names.DYNAMIC_RESOURCES,) + names_[at:]
+    return names_
+
+
 def build_profile(cluster: Cluster) -> Profile:
     cfg = cluster.profile
     instances: dict[str, Plugin] = {}
@@ -124,7 +134,7 @@ def build_profile(cluster: Cluster) -> Profile:
     return Profile(
         cfg.scheduler_name,
         cfg.percentage_of_nodes_to_score,
-        filters=at(FILTER, cfg.filter_plugins),
+        filters=at(FILTER, _filters(cluster)),
         scorers=scorers,
         placement_generators=generators,
         placement_scorers=placement_scorers,

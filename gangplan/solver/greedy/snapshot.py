@@ -20,6 +20,10 @@ from gangplan.models.objects import CPU, MEMORY, PODS, HostPort, Pod
 from gangplan.models.well_known import REGION, REGION_BETA, ZONE, ZONE_BETA
 
 ZONE_LABELS = (ZONE, ZONE_BETA)
+DRA_SERVED = 1 << 50
+"""Allocatable a node is given, in the greedy engine's table only, for an extended resource it
+lacks that a DeviceClass maps (KEP-5004): ``fit.go`` skips such a resource and DynamicResources
+allocates devices for it instead."""
 REGION_LABELS = (REGION, REGION_BETA)
 
 
@@ -64,6 +68,12 @@ class NodeTable:
         self.res_index = {r: i for i, r in enumerate(names)}
         self.alloc = np.array([[n.allocatable.get(r, 0) for r in names] for n in self.nodes], dtype=np.int64).reshape(self.n, len(names))
         self.allowed_pods = np.array([n.allocatable.get(PODS, 0) for n in self.nodes], dtype=np.int64)
+        dra = cluster.dra
+        if dra:  # KEP-5004: NodeResourcesFit leaves a DRA-served extended resource to DynamicResources
+            for i, node in enumerate(self.nodes):
+                for r in dra.mapped_on(node):
+                    if r in self.res_index:
+                        self.alloc[i, self.res_index[r]] = DRA_SERVED
         self.requested = np.zeros_like(self.alloc)
         self.free = self.alloc.copy()
         """``alloc - requested``, kept up to date by assume / forget."""

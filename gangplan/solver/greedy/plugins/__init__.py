@@ -8,6 +8,7 @@ A plugin outside the package is added with :func:`register` (docs/how-to/extend.
 """
 
 from gangplan.solver.greedy.plugins.base import Plugin
+from gangplan.solver.greedy.plugins.dynamicresources import DynamicResources
 from gangplan.solver.greedy.plugins.gangscheduling import GangScheduling
 from gangplan.solver.greedy.plugins.imagelocality import ImageLocality
 from gangplan.solver.greedy.plugins.interpodaffinity import InterPodAffinity
@@ -34,6 +35,7 @@ REGISTRY: dict[str, type[Plugin]] = {
     Fit.name: Fit,
     PodTopologySpread.name: PodTopologySpread,
     InterPodAffinity.name: InterPodAffinity,
+    DynamicResources.name: DynamicResources,
     BalancedAllocation.name: BalancedAllocation,
     ImageLocality.name: ImageLocality,
     GangScheduling.name: GangScheduling,

@@ -22,6 +22,7 @@ POD_TOPOLOGY_SPREAD = "PodTopologySpread"
 INTER_POD_AFFINITY = "InterPodAffinity"
 NODE_RESOURCES_BALANCED_ALLOCATION = "NodeResourcesBalancedAllocation"
 IMAGE_LOCALITY = "ImageLocality"
+DYNAMIC_RESOURCES = "DynamicResources"
 
 # ---- pod-group plugins (KEP-4671 gangs, KEP-5732 topology-aware placements) -----------------
 GANG_SCHEDULING = "GangScheduling"

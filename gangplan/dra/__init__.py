@@ -1,0 +1,16 @@
+"""Dynamic Resource Allocation (``resource.k8s.io``): one rule layer that the greedy engine's
+DynamicResources plugin, the exact engine's capacity rows and the validator all use.
+
+* :mod:`.model`: what is read of DeviceClass, ResourceSlice, ResourceClaim and
+  ResourceClaimTemplate (v1, v1beta1, v1beta2) and of pods' ``spec.resourceClaims``;
+* :mod:`.parse`: reading them from raw objects, naming what is not modelled in warnings;
+* :mod:`.cel`: CEL selectors with Kubernetes semantics (cel-expr-python);
+* :mod:`.allocator`: the structured allocator of kube-scheduler, per node;
+* :mod:`.capacity`: the per-node device counts the exact engine and the validator read.
+
+See docs/explanation/dra.md.
+"""
+
+from gangplan.dra.model import DraState
+
+__all__ = ["DraState"]

@@ -1,0 +1,118 @@
+"""The exact engine's view of DRA: device counts as resource dimensions (no variable per pod
+claim and device).
+
+Per node, the devices that match a (DeviceClass, request selectors) pair and are not allocated
+in the snapshot are counted, and that count becomes a resource ``dra.gangplan.io/<n>`` of the
+node; each pending pod requests, per pair, the devices its unallocated claims ask for. KEP-5004
+extended resources a DeviceClass maps get, on nodes without them in ``status.allocatable``, the
+count of the class's free devices (plus what bound pods there already use). A claim allocated in
+the snapshot pins its pods to the nodes of its allocation (``dra.gangplan.io/claim-<n>``); a
+claim gangplan cannot allocate asks for a resource no node has.
+
+This is exact when the devices of different pairs on a node are disjoint (the GB200 channel and
+DRA-only GPU cases); when a device matches several pairs the counts over-state what is free, and
+the validator (:func:`gangplan.dra.capacity.check_node`) is what catches a wrong placement.
+A claim shared by several pending pods is counted for each of them (no same-node constraint).
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from gangplan.dra.allocator import AllocationError, allocate, matches
+from gangplan.dra.model import DeviceRequest, DraState
+from gangplan.dra.rules import CANNOT_ALLOCATE, replay, try_node
+
+PREFIX = "dra.gangplan.io/"
+_BIG = 1 << 40
+_VIEWS: dict[int, tuple[weakref.ref, object]] = {}
+
+
+def _count(dra: DraState, node, request: DeviceRequest) -> int:
+    one = DeviceRequest(name=request.name, device_class=request.device_class, selectors=request.selectors, count=1)
+    try:
+        return sum(1 for d in dra.devices_by_node.get(node.name, ()) if d.id not in dra.in_use and matches(d, one, dra.classes))
+    except AllocationError:
+        return 0
+
+
+def capacity_view(cluster):
+    """``cluster`` with DRA demands and supplies as resources (itself without DRA); cached."""
+    dra: DraState | None = cluster.dra
+    if not dra:
+        return cluster
+    got = _VIEWS.get(id(cluster))
+    if got is not None and got[0]() is cluster:
+        return got[1]
+    dims: dict[tuple, str] = {}
+    pod_extra: dict[str, dict[str, int]] = {}
+    node_extra: dict[str, dict[str, int]] = {n.name: {} for n in cluster.nodes}
+    for p in cluster.pending_pods:
+        extra: dict[str, int] = {}
+        if p.key in dra.pod_missing:
+            extra[PREFIX + "unallocatable"] = 1
+        for key in dra.pod_claims.get(p.key, ()):
+            c = dra.claims[key]
+            if c.allocated is not None:
+                if c.allocated_nodes is not None:
+                    name = dims.setdefault(("claim", key), f"{PREFIX}claim-{len(dims)}")
+                    extra[name] = 1
+                    for n in c.allocated_nodes:
+                        if n in node_extra:
+                            node_extra[n][name] = _BIG
+                continue
+            if c.unsupported is not None:
+                extra[PREFIX + "unallocatable"] = 1
+                continue
+            for r in c.requests:
+                name = dims.setdefault(("request", r.device_class, r.selectors), f"{PREFIX}{len(dims)}")
+                extra[name] = extra.get(name, 0) + r.count
+        if extra:
+            pod_extra[p.key] = extra
+    for n in cluster.nodes:
+        for (kind, *rest), name in dims.items():
+            if kind == "request":
+                node_extra[n.name][name] = _count(dra, n, DeviceRequest(name="", device_class=rest[0], selectors=rest[1]))
+        for r in dra.mapped_on(n):
+            bound = sum(p.requests.get(r, 0) for p in cluster.bound_pods if p.node_name == n.name)
+            node_extra[n.name][r] = _count(dra, n, DeviceRequest(name="", device_class=dra.extended[r])) + bound
+    nodes = tuple(n.model_copy(update={"allocatable": {**n.allocatable, **node_extra[n.name]}}) if node_extra[n.name] else n for n in cluster.nodes)
+    pods = tuple(p.model_copy(update={"requests": {**p.requests, **pod_extra[p.key]}}) if p.key in pod_extra else p for p in cluster.pods)
+    fields = {f: getattr(cluster, f) for f in type(cluster).model_fields}
+    view = type(cluster)(**{**fields, "nodes": nodes, "pods": pods})
+    _VIEWS[id(cluster)] = (weakref.ref(cluster), view)
+    return view
+
+
+def check_node(dra: DraState, node, pods_in_order) -> str | None:
+    """The validator's independent check of one node: one joint allocation of every new pod's
+    claims (and KEP-5004 extended requests) from the node's free devices, by backtracking over
+    all of them at once, must exist (distinct matching devices, none used twice), and claims
+    allocated in the snapshot must be usable on the node. None when it holds, else why."""
+    todo = []
+    seen: set[str] = set()
+    for p in pods_in_order:
+        got, why = _demand_only(dra, p, node)
+        if why is not None:
+            return f"pod {p.key}: {why}"
+        for key, reqs in got:
+            if key not in seen:
+                seen.add(key)
+                todo.append((key, reqs))
+    if not todo:
+        return None
+    try:
+        ok = allocate(todo, dra.devices_by_node.get(node.name, ()), dra.in_use, dra.classes)
+    except AllocationError as e:
+        return str(e)
+    return None if ok is not None else f"{CANNOT_ALLOCATE}: the claims of {', '.join(sorted(p.key for p in pods_in_order))} need more matching free devices than the node has"
+
+
+def _demand_only(dra: DraState, pod, node):
+    from gangplan.dra.rules import demand
+
+    todo, why = demand(dra, pod, node, {})
+    return todo, why
+
+
+__all__ = ["capacity_view", "check_node", "replay", "try_node"]

@@ -1,0 +1,112 @@
+"""CEL device selectors with Kubernetes semantics, evaluated by cel-expr-python (the CEL C++
+implementation; ``staging/src/k8s.io/dynamic-resource-allocation/cel/compile.go`` is what it
+stands in for).
+
+* ``device.driver``, ``device.attributes[domain].name``, ``device.capacity[domain].name``;
+  unqualified attribute names belong to the driver's domain (the parser files them there);
+* an unknown domain is an empty map (the domains an expression names are added empty);
+* a missing key or any runtime error is an error for the whole allocation
+  (:class:`CelError`), not "no match", as the allocator reports it;
+* compiled expressions are cached, and each (expression, device) is evaluated once.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from gangplan.dra.model import Device
+
+
+class CelError(Exception):
+    """A selector that does not compile or fails at runtime (the allocation fails)."""
+
+
+try:  # pragma: no branch
+    from cel_expr_python import cel as _cel
+    from cel_expr_python.ext import ext_bindings, ext_optional, ext_strings
+
+    AVAILABLE = True
+except ImportError:  # pragma: no cover
+    _cel = None
+    AVAILABLE = False
+
+_DOMAIN_RE = re.compile(r"device\s*\.\s*(attributes|capacity)\s*\[\s*(['\"])([^'\"]+)\2\s*\]")
+
+
+def _quantity(text: str) -> int:
+    from gangplan.models.quantity import to_scheduler_int
+
+    return to_scheduler_int("dra-capacity", text)
+
+
+def _compare(a: int, b: int) -> int:
+    return (a > b) - (a < b)
+
+
+@lru_cache(maxsize=1)
+def _env():
+    """The environment: ``device`` plus the Kubernetes quantity library's ``quantity()``,
+    ``compareTo``, ``isGreaterThan``, ``isLessThan`` (k8s.io/apiserver/pkg/cel/library/
+    quantity.go) over capacities, which are passed as the integers gangplan reads them into."""
+    t = _cel.Type
+    fns = [
+        _cel.FunctionDecl("quantity", [_cel.Overload("quantity_string", t.INT, [t.STRING], impl=_quantity)]),
+        _cel.FunctionDecl("compareTo", [_cel.Overload("int_compareTo_int", t.INT, [t.INT, t.INT], is_member=True, impl=_compare)]),
+        _cel.FunctionDecl("isGreaterThan", [_cel.Overload("int_isGreaterThan_int", t.BOOL, [t.INT, t.INT], is_member=True, impl=lambda a, b: a > b)]),
+        _cel.FunctionDecl("isLessThan", [_cel.Overload("int_isLessThan_int", t.BOOL, [t.INT, t.INT], is_member=True, impl=lambda a, b: a < b)]),
+    ]
+    return _cel.NewEnv(variables={"device": t.DYN}, functions=fns,
+                       extensions=[ext_strings.ExtStrings(), ext_bindings.ExtBindings(), ext_optional.ExtOptional()])
+
+
+@lru_cache(maxsize=4096)
+def compile_expression(expr: str):
+    """The compiled program and the (map, domain) pairs it names (cached)."""
+    if not AVAILABLE:
+        raise CelError("CEL is not available (cel-expr-python is not installed)")
+    try:
+        program = _env().compile(expr)
+    except Exception as e:  # noqa: BLE001 - the library raises plain exceptions
+        raise CelError(f"compilation failed: {e}") from None
+    return program, tuple((m.group(1), m.group(3)) for m in _DOMAIN_RE.finditer(expr))
+
+
+def evaluate(expr: str, device: Device) -> bool:
+    """``expr`` on ``device``: True / False, or :class:`CelError` (once per (expression, device))."""
+    cache = device.__dict__.setdefault("_cel", {})  # per device object: results never leak between snapshots
+    got = cache.get(expr)
+    if got is None:
+        got = _evaluate(expr, device)
+        cache[expr] = got
+    if isinstance(got, str):
+        raise CelError(got)
+    return got
+
+
+def _evaluate(expr: str, device: Device) -> bool | str:
+    try:
+        program, domains = compile_expression(expr)
+    except CelError as e:
+        return str(e)
+    value = device.cel_value()
+    for m, domain in domains:
+        if domain not in value[m]:
+            value = {**value, m: {**value[m], domain: {}}}
+    try:
+        out = program.eval(data={"device": value})
+        plain = out.plain_value()
+    except Exception as e:  # noqa: BLE001
+        return f"CEL runtime error: {e}"
+    if out.type().name() == "ERROR" or not isinstance(plain, bool):
+        return f"CEL runtime error: {plain}" if out.type().name() == "ERROR" else f"expression must return bool, got {out.type().name()}"
+    return plain
+
+
+def check(expr: str) -> str | None:
+    """Why ``expr`` cannot be used (does not compile), or None."""
+    try:
+        compile_expression(expr)
+    except CelError as e:
+        return str(e)
+    return None

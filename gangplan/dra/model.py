@@ -1,0 +1,104 @@
+"""What gangplan reads of Dynamic Resource Allocation objects (``k8s.io/api`` ``resource/v1``
+``types.go``; v1beta1 / v1beta2 are read into the same shapes by :mod:`gangplan.dra.parse`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+DeviceID = tuple[str, str, str]
+"""(driver, pool, device): how ``status.allocation.devices.results`` names a device."""
+
+EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
+"""KEP-5004's implicit extended resource name of every DeviceClass (``<prefix><class name>``)."""
+
+
+@dataclass(frozen=True)
+class DeviceClass:
+    name: str
+    selectors: tuple[str, ...] = ()
+    """CEL expressions (``spec.selectors[].cel.expression``), all must be true."""
+    extended_resource_name: str | None = None
+
+
+@dataclass(frozen=True)
+class Device:
+    driver: str
+    pool: str
+    slice: str
+    name: str
+    attributes: dict[str, dict[str, Any]] = field(default_factory=dict, hash=False, compare=False)
+    """domain -> attribute name -> value (qualified names split; unqualified ones in the driver's domain)."""
+    capacity: dict[str, dict[str, int]] = field(default_factory=dict, hash=False, compare=False)
+    """domain -> capacity name -> scheduler integer."""
+
+    @property
+    def id(self) -> DeviceID:
+        return (self.driver, self.pool, self.name)
+
+    def cel_value(self) -> dict:
+        return {"driver": self.driver, "attributes": self.attributes, "capacity": self.capacity}
+
+
+@dataclass(frozen=True)
+class DeviceRequest:
+    """One ExactCount request of a claim (``spec.devices.requests[].exactly``)."""
+
+    name: str
+    device_class: str
+    selectors: tuple[str, ...] = ()
+    count: int = 1
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A ResourceClaim (or one a pod would get from a template, or an extended-resource claim)."""
+
+    key: str
+    """namespace/name; generated claims get ``namespace/<pod>-<pod claim name>``."""
+    requests: tuple[DeviceRequest, ...] = ()
+    allocated: tuple[DeviceID, ...] | None = None
+    """``status.allocation.devices.results`` when the claim is allocated."""
+    allocated_nodes: tuple[str, ...] | None = None
+    """Nodes ``status.allocation.nodeSelector`` names (matchFields metadata.name), None = any."""
+    reserved_for: tuple[str, ...] = ()
+    unsupported: str | None = None
+    """Why the claim cannot be allocated by gangplan (a feature not modelled): no node fits it."""
+
+
+@dataclass
+class DraState:
+    """Everything DRA in a snapshot. Empty (``bool(state) is False``) without DRA objects."""
+
+    classes: dict[str, DeviceClass] = field(default_factory=dict)
+    devices_by_node: dict[str, list[Device]] = field(default_factory=dict)
+    """node -> its node-local devices in allocator order (driver, pool, slice name, slice order)."""
+    claims: dict[str, Claim] = field(default_factory=dict)
+    """namespace/name -> claim object of the snapshot."""
+    templates: dict[str, tuple[DeviceRequest, ...]] = field(default_factory=dict)
+    pod_claims: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """pending pod key -> the claim keys it uses, in ``spec.resourceClaims`` order (generated
+    claims of templates are in :attr:`claims` too)."""
+    pod_missing: dict[str, str] = field(default_factory=dict)
+    """pending pod key -> why its claims cannot be resolved (PreFilter rejects it)."""
+    extended: dict[str, str] = field(default_factory=dict)
+    """extended resource name -> DeviceClass that serves it (KEP-5004)."""
+    in_use: frozenset[DeviceID] = frozenset()
+    """Devices allocated to claims in the snapshot."""
+
+    def __bool__(self) -> bool:
+        return bool(self.classes or self.devices_by_node or self.claims or self.pod_claims)
+
+    def extended_requests(self, pod, node) -> tuple[DeviceRequest, ...]:
+        """KEP-5004: the pod's extended resource requests a DeviceClass serves on ``node``
+        (one without that resource in ``status.allocatable``), as device requests."""
+        out = []
+        for r, q in sorted(pod.requests.items()):
+            cls = self.extended.get(r)
+            if cls is not None and q > 0 and node.allocatable.get(r, 0) == 0:
+                out.append(DeviceRequest(name=f"extended:{r}", device_class=cls, count=q))
+        return tuple(out)
+
+    def mapped_on(self, node) -> set[str]:
+        """Extended resources DRA serves on ``node`` (NodeResourcesFit leaves them to DynamicResources)."""
+        return {r for r in self.extended if node.allocatable.get(r, 0) == 0}

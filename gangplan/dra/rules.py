@@ -1,0 +1,77 @@
+"""The DynamicResources rules one pod on one node obeys, written once: the greedy plugin, the
+exact engine's capacity rows and the validator all call these (``pkg/scheduler/framework/plugins/
+dynamicresources/dynamicresources.go``, kubernetes/kubernetes v1.35: PreFilter / Filter)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gangplan.dra.allocator import AllocationError, allocate
+from gangplan.dra.model import Claim, DeviceID, DeviceRequest, DraState
+
+CANNOT_ALLOCATE = "cannot allocate all claims"
+NOT_AVAILABLE = "resourceclaim not available on the node"
+"""Filter's reasons (both UnschedulableAndUnresolvable, ``statusUnschedulable``)."""
+
+
+def uses_dra(dra: DraState | None, pod) -> bool:
+    """PreFilter does not Skip: the pod has claims, or asks for an extended resource a DeviceClass maps."""
+    if not dra:
+        return False
+    return pod.key in dra.pod_claims or pod.key in dra.pod_missing or any(q > 0 and r in dra.extended for r, q in pod.requests.items())
+
+
+def demand(dra: DraState, pod, node, claim_node: dict[str, str]) -> tuple[list[tuple[str, tuple[DeviceRequest, ...]]], str | None]:
+    """What ``pod`` must allocate on ``node``: (claim key, requests) pairs, or the reason the node
+    is rejected before allocating. ``claim_node``: claims already allocated in this run (pending
+    allocations of earlier pods) -> their node."""
+    todo: list[tuple[str, tuple[DeviceRequest, ...]]] = []
+    for key in dra.pod_claims.get(pod.key, ()):
+        c: Claim = dra.claims[key]
+        if c.allocated is not None:
+            if c.allocated_nodes is not None and node.name not in c.allocated_nodes:
+                return [], NOT_AVAILABLE
+            continue
+        if key in claim_node:
+            if claim_node[key] != node.name:
+                return [], NOT_AVAILABLE
+            continue
+        if c.unsupported is not None:
+            return [], CANNOT_ALLOCATE
+        if any(k == key for k, _ in todo):
+            continue
+        todo.append((key, c.requests))
+    ext = dra.extended_requests(pod, node)
+    if ext:
+        todo.append((f"{pod.key}/extended-resources", ext))
+    return todo, None
+
+
+def try_node(dra: DraState, pod, node, in_use: Iterable[DeviceID], claim_node: dict[str, str]) -> tuple[dict[str, tuple[DeviceID, ...]] | None, str | None]:
+    """Filter: the allocation of ``pod``'s claims on ``node`` (claim key -> devices; empty when
+    nothing needs allocating), or None and the reason (``CANNOT_ALLOCATE``, ``NOT_AVAILABLE``,
+    or the allocator's error text)."""
+    todo, why = demand(dra, pod, node, claim_node)
+    if why is not None:
+        return None, why
+    if not todo:
+        return {}, None
+    try:
+        got = allocate(todo, dra.devices_by_node.get(node.name, ()), in_use, dra.classes)
+    except AllocationError as e:
+        return None, str(e)
+    return (got, None) if got is not None else (None, CANNOT_ALLOCATE)
+
+
+def replay(dra: DraState, pods_in_order: Iterable, node, claim_node: dict[str, str]) -> tuple[set[DeviceID], dict[str, str]]:
+    """Devices in use on ``node`` after the pending ``pods_in_order`` placed there were allocated
+    one after another (Reserve, in placement order), and the claims they allocated -> node."""
+    in_use = set(dra.in_use)
+    allocated: dict[str, str] = {}
+    for p in pods_in_order:
+        got, _ = try_node(dra, p, node, in_use, {**claim_node, **allocated})
+        for key, devs in (got or {}).items():
+            in_use.update(devs)
+            if not key.endswith("/extended-resources"):
+                allocated[key] = node.name
+    return in_use, allocated
