@@ -1,0 +1,234 @@
+"""gangplan replay (issue 22, first slice): fill and timed modes, the FGD paper's scorers,
+outputs, determinism and bad input. Small clusters and traces cut from tests/data/traces."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from gangplan.cli import app
+from gangplan.io.compressed import open_text
+from gangplan.io.errors import SnapshotError
+from gangplan.models.documents import json_schema
+from gangplan.models.objects import SchedulerProfile
+from gangplan.models.replay import ReplaySummary
+from gangplan.models.well_known import GPU, GPU_PRODUCT
+from gangplan.replay import replay, write_outputs
+from gangplan.replay.fill import discrete, run_fill
+from gangplan.replay.policies import BEST_FIT, FGD, TypicalPod, typical_pods
+from gangplan.replay.traces import philly_gang, read_nodes, read_trace
+from gangplan.solver.greedy.plugins import REGISTRY
+from gangplan.solver.greedy.testing import make_cluster, make_node, make_pod, score_with
+
+TRACES = Path(__file__).parent / "data" / "traces"
+OPENB = TRACES / "alibaba-gpu-v2023"
+PHILLY = TRACES / "philly-pollux"
+runner = CliRunner()
+
+
+def _head(src: Path, dst: Path, rows: int, keep=lambda r: True) -> Path:
+    with open_text(src) as f:
+        reader = csv.reader(f)
+        header = next(reader)
+        out = [header]
+        for r in reader:
+            if keep(dict(zip(header, r, strict=True))):
+                out.append(r)
+            if len(out) > rows:
+                break
+    with dst.open("w", newline="") as f:
+        csv.writer(f).writerows(out)
+    return dst
+
+
+@pytest.fixture(scope="module")
+def small_openb(tmp_path_factory) -> tuple[Path, Path]:
+    d = tmp_path_factory.mktemp("openb")
+    nodes = _head(OPENB / "openb_node_list_gpu_node.csv", d / "nodes.csv", 60, keep=lambda r: int(r["gpu"]) > 0)
+    pods = _head(OPENB / "openb_pod_list_default.csv", d / "pods.csv", 300)
+    return nodes, pods
+
+
+# ---- fill mode --------------------------------------------------------------------------------
+@pytest.mark.parametrize("policy", ["default", "mostallocated", "bestfit", "fgd"])
+def test_fill_never_allocates_beyond_capacity_and_unallocated_only_falls(small_openb, policy):
+    nodes, pods = small_openb
+    base, trace = read_nodes(nodes), read_trace(pods)
+    typ = typical_pods([(j.cpu_milli, j.gpu, j.gpu_milli, j.gpu_models) for j in trace.jobs])
+    run = run_fill(base, trace.jobs, policy, 7, typical=typ)
+    cap = run.capacity_gpus
+    assert cap == sum(n.allocatable.get(GPU, 0) for n in base.nodes) > 0
+    # topped up to within 1.3 x capacity, and the next clone would have crossed it
+    assert run.arrived[-1] <= 1.3 * cap
+    assert all(a <= cap for a in run.allocated)
+    assert all(a <= r for a, r in zip(run.allocated, run.arrived, strict=True))  # never more than arrived
+    assert all(x <= y for x, y in zip(run.allocated, run.allocated[1:], strict=False))  # nothing leaves
+    curve = [run.unallocated_percent[str(k)] for k in range(1, 131)]
+    assert list(run.unallocated_percent) == [str(k) for k in range(1, 131)]
+    assert all(x >= y for x, y in zip(curve, curve[1:], strict=False))  # monotone non-increasing
+    assert all(u >= max(0.0, 100 - k) - 1e-9 for k, u in zip(range(1, 131), curve, strict=True))
+    assert sum(run.placed) > 0
+
+
+def test_discrete_reads_the_state_after_the_last_job_within_each_percent():
+    got = discrete([10, 20, 30], [10, 10, 30], 100, top=40)
+    assert got["9"] == 100.0 and got["10"] == 90.0 and got["25"] == 90.0 and got["30"] == 70.0 and got["40"] == 70.0
+
+
+def test_fill_output_is_deterministic_and_matches_the_schema(small_openb, tmp_path):
+    nodes, pods = small_openb
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d in (a, b):
+        write_outputs(replay(pods, nodes, policies=["fgd", "default"], seeds=[1, 2]), d)
+    for name in ("summary.json", "timeseries.csv", "jobs.csv"):
+        assert (a / name).read_bytes() == (b / name).read_bytes()
+    doc = json.loads((a / "summary.json").read_text())
+    ReplaySummary.model_validate(doc)
+    assert json_schema("replay")["$id"].endswith("replay-v1.json")
+    assert set(doc["policies"]) == {"fgd", "default"}
+    mean = doc["policies"]["fgd"]["unallocatedPercentMean"]
+    assert list(mean) == [str(k) for k in range(1, 131)]
+    runs = [r for r in doc["runs"] if r["policy"] == "fgd"]
+    assert [r["seed"] for r in runs] == [1, 2]
+    assert math.isclose(mean["100"], (runs[0]["unallocatedPercent"]["100"] + runs[1]["unallocatedPercent"]["100"]) / 2, abs_tol=1e-5)
+    assert any("GPU-SHARING PODS ROUNDED UP" in c for c in doc["caveats"])
+
+
+# ---- the FGD paper's scorers ------------------------------------------------------------------
+def test_the_paper_scorers_are_registered_plugins():
+    assert REGISTRY[BEST_FIT].name == BEST_FIT and REGISTRY[FGD].name == FGD
+
+
+def test_bestfit_prefers_the_tightest_node():
+    nodes = [make_node(f"n{i}", cpu=64000, memory=2**38, extra={GPU: g}) for i, g in enumerate((8, 2, 4))]
+    c = make_cluster(nodes, profile=SchedulerProfile(score_weights={BEST_FIT: 1}))
+    got = score_with(BEST_FIT, c, make_pod("p", requests={"cpu": 4000, GPU: 2}))
+    assert got["n1"] == 100 and got["n0"] == 0 and 0 < got["n2"] < 100
+
+
+def test_fgd_keeps_the_hole_the_typical_pods_need():
+    """Typical pods are all 4-GPU: a 1-GPU pod on a 5-GPU node leaves a 4-GPU hole (no new
+    fragment), on a 4-GPU node it breaks the only hole (all of the node's GPUs become fragment)."""
+    nodes = [make_node("five", cpu=64000, memory=2**38, extra={GPU: 5}, labels={GPU_PRODUCT: "V100"}), make_node("four", cpu=64000, memory=2**38, extra={GPU: 4}, labels={GPU_PRODUCT: "V100"})]
+    c = make_cluster(nodes, profile=SchedulerProfile(score_weights={FGD: 1}))
+    REGISTRY[FGD].typical = [TypicalPod(1000, 4, (), 1.0)]
+    try:
+        got = score_with(FGD, c, make_pod("p", requests={"cpu": 1000, GPU: 1}))
+    finally:
+        REGISTRY[FGD].typical = []
+    # five: F goes 0 -> 0 (score sigmoid(0) = 50); four: F goes 0 -> 3000 milli (sigmoid(-3))
+    assert got == {"five": 50, "four": int(100 / (1 + np.exp(3)))}
+
+
+def test_typical_pods_keep_the_most_popular_shapes_up_to_sixty_percent():
+    shapes = [(1000, 1, 1000, ())] * 50 + [(2000, 2, 1000, ())] * 30 + [(0, 0, 0, ())] * 100 + [(k, 1, 1000, ()) for k in range(20)]
+    typ = typical_pods(shapes)
+    assert math.isclose(sum(t.freq for t in typ), 1.0)
+    assert all(t.gpu > 0 for t in typ)  # CPU pods are not typical (IsInvolvedCpuPods false)
+    # kinds are kept 10 at a time until they cover 60 %: the first ten hold 50 + 30 + 8 of 100
+    assert len(typ) == 10 and typ[0] == TypicalPod(1000, 1, (), pytest.approx(50 / 88)) and typ[1].freq == pytest.approx(30 / 88)
+
+
+# ---- timed mode -------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def small_philly(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("philly")
+    return _head(PHILLY / "philly.csv", d / "philly.csv", 400, keep=lambda r: r["cluster"] == "b436b2")
+
+
+def test_philly_gangs():
+    assert [philly_gang(g) for g in (1, 2, 8, 16, 24, 128)] == [(1, 1), (1, 2), (1, 8), (2, 8), (3, 8), (16, 8)]
+
+
+def test_timed_with_unlimited_capacity_has_no_delay_and_jct_is_duration(small_philly):
+    out = replay(small_philly, "unlimited", mode="timed", policies=["default"])
+    run = out.summary.runs[0]
+    assert run.failed == 0 and run.unfinished == 0
+    assert run.queueing_delay.mean == run.queueing_delay.p99 == 0
+    recs = out.timed[0].records
+    assert all(r.start == r.arrival and r.end - r.start == r.job.duration for r in recs)
+    with open_text(small_philly) as f:
+        gpu_time = sum(float(r["gpu_time"]) for r in csv.DictReader(f))
+    assert run.allocated_gpu_seconds == pytest.approx(gpu_time)
+
+
+def test_timed_on_a_small_vc_makes_gangs_wait_and_keeps_them_whole(small_philly, tmp_path):
+    vc = tmp_path / "philly_vc.csv"
+    vc.write_text("vc,node num\nb436b2,2\n")
+    trace = tmp_path / "philly.csv"
+    trace.write_bytes(small_philly.read_bytes())
+    out = replay(trace, None, mode="timed", vc="b436b2", policies=["default", "fgd"], arrival_scale=4)
+    assert out.summary.capacity_gpus == 16
+    for tr, run in zip(out.timed, out.summary.runs, strict=True):
+        assert max(a for _, a, _ in tr.changes) <= 16
+        assert run.queueing_delay.p99 > 0
+        assert all(r.start is None or r.start >= r.arrival for r in tr.records)
+        assert run.idle_gpu_hours >= 0 and 0 < run.gpu_utilisation_mean <= 1
+        # a job too large for the VC never starts; all others do
+        big = [r for r in tr.records if r.job.gpus > 16]
+        assert all(r.start is None for r in big) and run.failed == len(big)
+
+
+def test_timed_outputs_are_deterministic(small_philly, tmp_path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    for d in (a, b):
+        res = runner.invoke(app, ["replay", str(small_philly), "--nodes", "unlimited", "--mode", "timed", "--out", str(d), "--interval", "3600"])
+        assert res.exit_code == 0, res.output
+    for name in ("summary.json", "timeseries.csv", "jobs.csv"):
+        assert (a / name).read_bytes() == (b / name).read_bytes()
+
+
+def test_jobs_csv_with_a_required_topology_key(tmp_path):
+    nodes = tmp_path / "nodes.yaml"
+    docs = []
+    for i in range(4):
+        docs.append(
+            f"apiVersion: v1\nkind: Node\nmetadata:\n  name: n{i}\n  labels:\n    rack: r{i // 2}\n"
+            f"status:\n  allocatable:\n    cpu: '32'\n    memory: 128Gi\n    pods: '110'\n    nvidia.com/gpu: '8'\n"
+        )
+    nodes.write_text("---\n".join(docs))
+    jobs = tmp_path / "jobs.csv"
+    jobs.write_text(
+        "job,submit,duration,workers,cpu_milli,memory_mib,gpu,min_count,priority,required_topology_key\n"
+        "a,0,100,1,1000,1024,4,1,0,\n"
+        "b,0,100,2,1000,1024,8,2,0,rack\n"
+        "c,10,50,2,1000,1024,4,2,5,rack\n"
+    )
+    out = replay(jobs, nodes, mode="timed", policies=["default"])
+    recs = {r.job.name: r for r in out.timed[0].records}
+    assert recs["b"].start == 0 and recs["a"].start == 0
+    assert recs["c"].start == 10  # the rack with a's node still holds 4 + 4 GPUs
+    assert out.summary.runs[0].unfinished == 0
+
+
+# ---- bad input --------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        ("job,submit,duration,workers,cpu_milli,memory_mib,gpu\na,0,10,1,100,100,1\nb,5,-3,1,100,100,1\n", ["jobs.csv:3", "row 2", "duration"]),
+        ("job,submit,duration,workers,cpu_milli,memory_mib,gpu\na,0,10,1,x,100,1\n", ["jobs.csv:2", "row 1", "cpu_milli"]),
+        ("job,submit,duration,workers,cpu_milli,gpu\na,0,10,1,100,1\n", ["jobs.csv", "memory_mib", "missing column"]),
+        ("job,submit,duration,workers,cpu_milli,memory_mib,gpu\na,0,10,1,100,100\n", ["jobs.csv:2", "row 1"]),
+    ],
+)
+def test_bad_input_exits_2_naming_file_row_and_column(tmp_path, text, where):
+    jobs = tmp_path / "jobs.csv"
+    jobs.write_text(text)
+    res = runner.invoke(app, ["replay", str(jobs), "--nodes", "unlimited", "--mode", "timed"])
+    assert res.exit_code == 2, res.output
+    for w in where:
+        assert w in res.output
+
+
+def test_bad_arguments_exit_2(small_philly):
+    for args in (["--policy", "nope"], ["--seeds", "9..1"], ["--mode", "later"]):
+        res = runner.invoke(app, ["replay", str(small_philly), "--nodes", "unlimited", *args])
+        assert res.exit_code == 2, res.output
+    with pytest.raises(SnapshotError, match="--vc applies to the Philly trace only"):
+        read_trace(OPENB / "openb_pod_list_default.csv", vc="x")
