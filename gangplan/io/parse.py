@@ -16,6 +16,8 @@ from gangplan.io.fields import Ctx
 from gangplan.models.objects import (
     CPU,
     MEMORY,
+    PREEMPT_LOWER_PRIORITY,
+    PREEMPTION_POLICIES,
     Affinity,
     CompositePodGroup,
     HostPort,
@@ -360,7 +362,7 @@ def parse_pod(ctx: Ctx, raw: dict) -> Pod:
         priority_class_name=ctx.str(spec.get("priorityClassName"), "spec.priorityClassName"),
         scheduler_name=ctx.str(spec.get("schedulerName"), "spec.schedulerName", default="default-scheduler") or "default-scheduler",
         # An unset policy comes from the PriorityClass (Priority admission), resolved by the loader.
-        preemption_policy=ctx.enum(spec.get("preemptionPolicy"), "spec.preemptionPolicy", ("PreemptLowerPriority", "Never"), default="PreemptLowerPriority"),
+        preemption_policy=ctx.enum(spec.get("preemptionPolicy"), "spec.preemptionPolicy", PREEMPTION_POLICIES, default=PREEMPT_LOWER_PRIORITY),
         host_ports=ports,
         topology_spread=tuple(spread),
         pod_group=ctx.opt_str(sg.get("podGroupName"), "spec.schedulingGroup.podGroupName") or None,
@@ -472,7 +474,7 @@ def _workload_ref(ctx: Ctx, spec: dict) -> str | None:
 
 def _preemption_policy(ctx: Ctx, spec: dict) -> str | None:
     pp = spec.get("preemptionPolicy")
-    return None if pp is None else ctx.enum(pp, "spec.preemptionPolicy", ("PreemptLowerPriority", "Never"), default="")
+    return None if pp is None else ctx.enum(pp, "spec.preemptionPolicy", PREEMPTION_POLICIES, default="")
 
 
 def _unread_spec_fields(ctx: Ctx, spec: dict, known: frozenset[str]) -> None:
@@ -577,7 +579,7 @@ def parse_priority_class(ctx: Ctx, raw: dict) -> PriorityClass:
         name=name,
         value=value,
         global_default=global_default,
-        preemption_policy=ctx.enum(raw.get("preemptionPolicy"), "preemptionPolicy", ("PreemptLowerPriority", "Never"), default="PreemptLowerPriority"),
+        preemption_policy=ctx.enum(raw.get("preemptionPolicy"), "preemptionPolicy", PREEMPTION_POLICIES, default=PREEMPT_LOWER_PRIORITY),
         source=ctx.file,
     )
 
