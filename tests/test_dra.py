@@ -252,3 +252,27 @@ def test_v1beta1_shapes_are_read() -> None:
 def test_snapshots_without_dra_have_no_dra_state() -> None:
     c = load_objects([{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "1"}}}])
     assert c.dra is None
+
+
+def _gb200_gang(min_count: int, pods: int):
+    import yaml
+
+    docs = [d for d in yaml.safe_load_all((FIXTURES / "gb200-compute-domain.yaml").read_text()) if d["kind"] != "Pod"]
+    docs.append({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "train", "namespace": "default"},
+                 "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}}})
+    for i in range(pods):
+        docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"w{i}", "namespace": "default"},
+                     "spec": {"schedulingGroup": {"podGroupName": "train"},
+                              "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "nvidia.com/gpu": "1"}}}],
+                              "resourceClaims": [{"name": "imex", "resourceClaimTemplateName": "imex-channel"}]}})
+    return load_objects(docs)
+
+
+def test_gang_pods_see_the_pending_allocations_of_earlier_gang_pods() -> None:
+    """dynamicresources_test.go / the workload cycle: a gang of 2 ComputeDomain pods lands on two
+    nodes (the second pod sees the first one's pending channel-0 allocation); a gang of 3 on 2
+    nodes cannot be admitted by either engine, and nothing stays assumed."""
+    for r in _both(_gb200_gang(2, 2)):
+        assert sorted(o.node for o in r.pods.values()) == ["gb-0", "gb-1"], r.engine
+    for r in _both(_gb200_gang(3, 3)):
+        assert all(o.node is None for o in r.pods.values()), r.engine
