@@ -10,7 +10,7 @@ The paper shares GPUs by milli; this slice gives a GPU-sharing pod a whole GPU (
 summary's caveats), so the numbers are **not** expected to match: the comparison is reported as
 it comes out.
 
-Run: ``python benchmarks/replay_speed.py [--seeds 42..51] [--policy default,mostallocated,bestfit,fgd]``
+Run: ``python benchmarks/replay_speed.py [--seeds 42..51] [--policy default,mostallocated,bestfit,fgd,random,packing] [--csv NAME]``
 (``--quick``: seed 42, the default profile). Writes ``benchmarks/results/replay_speed.csv``
 (``replay_speed_quick.csv`` with ``--quick``).
 """
@@ -39,7 +39,8 @@ PAPER = {"random": (13.70, 0.33), "dotprod": (9.38, 0.19), "clustering": (8.35, 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", default="42..51")
-    ap.add_argument("--policy", default="default,mostallocated,bestfit,fgd")
+    ap.add_argument("--policy", default="default,mostallocated,bestfit,fgd,random,packing")
+    ap.add_argument("--csv", default=None, help="file name under benchmarks/results/ (default replay_speed.csv)")
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
     seeds = [42] if a.quick else parse_seeds(a.seeds)
@@ -66,7 +67,7 @@ def main() -> None:
         sd = math.sqrt(sum((x - m) ** 2 for x in v) / len(v))
         pm, psd = PAPER.get(policy, (None, None))
         print(f"{policy:<14} {m:>6.2f} {sd:>5.2f} {pm if pm is not None else '-':>10} {psd if psd is not None else '-':>8}")
-    out = ROOT / "benchmarks" / "results" / ("replay_speed_quick.csv" if a.quick else "replay_speed.csv")
+    out = ROOT / "benchmarks" / "results" / (a.csv or ("replay_speed_quick.csv" if a.quick else "replay_speed.csv"))
     write_csv(out, rows)
     print(f"\nwrote {out.relative_to(ROOT)}")
 

@@ -21,7 +21,7 @@ from gangplan.models.replay import ReplaySummary
 from gangplan.models.well_known import GPU, GPU_PRODUCT
 from gangplan.replay import replay, write_outputs
 from gangplan.replay.fill import discrete, run_fill
-from gangplan.replay.policies import BEST_FIT, FGD, TypicalPod, typical_pods
+from gangplan.replay.policies import BEST_FIT, FGD, PACKING, RANDOM, TypicalPod, typical_pods
 from gangplan.replay.traces import philly_gang, read_nodes, read_trace
 from gangplan.solver.greedy.plugins import REGISTRY
 from gangplan.solver.greedy.testing import make_cluster, make_node, make_pod, score_with
@@ -232,3 +232,21 @@ def test_bad_arguments_exit_2(small_philly):
         assert res.exit_code == 2, res.output
     with pytest.raises(SnapshotError, match="--vc applies to the Philly trace only"):
         read_trace(OPENB / "openb_pod_list_default.csv", vc="x")
+
+
+def test_packing_prefers_used_nodes_and_random_picks_one_node():
+    nodes = [make_node(f"n{i}", cpu=64000, memory=2**38, extra={GPU: 8}) for i in range(3)]
+    used = make_pod("used", requests={"cpu": 1000, GPU: 4}, node="n1")
+    c = make_cluster(nodes, [used])
+    got = score_with(PACKING, c, make_pod("p", requests={"cpu": 1000, GPU: 2}))
+    assert got == {"n0": 25, "n1": 48, "n2": 25}  # free node: max(33 - 8, 8); used node: max(50 - 2, 33)
+    got = score_with(RANDOM, c, make_pod("p", requests={"cpu": 1000}))
+    assert sorted(got.values()) == [0, 0, 100]
+
+
+@pytest.mark.parametrize("policy", ["random", "packing"])
+def test_the_other_paper_policies_fill(small_openb, policy):
+    nodes, pods = small_openb
+    doc = replay(pods, nodes, policies=[policy], seeds=[3]).summary
+    curve = doc.policies[policy].unallocated_percent_mean
+    assert 0 <= curve["100"] <= 100 and curve["130"] <= curve["100"]

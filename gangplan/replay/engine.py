@@ -12,12 +12,14 @@ PlacementBinPacking); preferred topology keys are not modelled in this slice.
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import CPU, Pod
 from gangplan.models.well_known import GPU
-from gangplan.replay.policies import FGD, FGDScore, TypicalPod, policy_profile
+from gangplan.replay.policies import FGD, RANDOM, FGDScore, RandomScore, TypicalPod, policy_profile
 from gangplan.replay.traces import ReplayJob, worker_pod
 from gangplan.solver.greedy.profile import build_profile
 from gangplan.solver.greedy.schedule_one import PodScheduler
@@ -32,6 +34,9 @@ class Placer:
             if pl.name == FGD:
                 assert isinstance(pl, FGDScore)
                 pl.typical = typical
+            if pl.name == RANDOM:
+                assert isinstance(pl, RandomScore)
+                pl.rng = random.Random(f"random-score-{seed}")
         self.snap = NodeTable(self.cluster)
         self.sched = PodScheduler(self.snap, self.profile, tie_break="random", seed=seed, top_k=0)
         self.gpu_col = self.snap.res_index.get(GPU)

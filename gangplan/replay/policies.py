@@ -22,6 +22,7 @@ Both read whole GPUs: a GPU-sharing pod (``gpu_milli < 1000``) is one whole GPU 
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from dataclasses import dataclass
 
@@ -33,6 +34,8 @@ from gangplan.solver.greedy.plugins import REGISTRY, Plugin, register
 
 BEST_FIT = "FGDBestFit"
 FGD = "FGDFragmentation"
+RANDOM = "FGDRandom"
+PACKING = "FGDGpuPacking"
 MAX_SPEC_CPU = 128_000
 MAX_SPEC_GPU = 8_000
 TYPICAL_THRESHOLD = 60
@@ -139,12 +142,46 @@ class FGDScore(Plugin):
         return (100.0 / (1.0 + np.exp(-(before - after) / 1000.0))).astype(np.int64)
 
 
-for _cls in (BestFitScore, FGDScore):
+class RandomScore(Plugin):
+    """The FGD simulator's RandomScore (``random_score.go``): PreScore draws one feasible node
+    uniformly, Score gives it 100 and every other node 0. The replay seeds :attr:`rng`."""
+
+    name = RANDOM
+
+    def __init__(self, cluster, profile) -> None:
+        super().__init__(cluster, profile)
+        self.rng = random.Random(0)
+
+    def score(self, cs, pod, snap, feasible):
+        out = np.zeros(len(feasible), dtype=np.int64)
+        if len(feasible):
+            out[self.rng.randrange(len(feasible))] = 100
+        return out
+
+
+class GpuPackingScore(Plugin):
+    """The FGD simulator's GpuPackingScore (``gpu_packing_score.go``), on whole GPUs (every free
+    GPU is fully free): a node with all its GPUs free scores ``max(33 - free, free)``; otherwise a
+    GPU pod scores ``max(50 - GPUs asked, 33)`` and a pod without GPUs 100. No normalisation."""
+
+    name = PACKING
+
+    def score(self, cs, pod, snap, feasible):
+        g = _gpu_col(snap)
+        if g is None:
+            return np.full(len(feasible), 33, dtype=np.int64)
+        free, total = snap.free[feasible, g], snap.alloc[feasible, g]
+        req = pod.requests.get(GPU, 0)
+        used_node = np.full(len(feasible), max(50 - req, 33) if req else 100, dtype=np.int64)
+        return np.where(free == total, np.maximum(33 - free, free), used_node).astype(np.int64)
+
+
+for _cls in (BestFitScore, FGDScore, RandomScore, GpuPackingScore):
     if REGISTRY.get(_cls.name) is not _cls:
         register(_cls)
 
 
-POLICIES = ("default", "mostallocated", "bestfit", "fgd")
+POLICIES = ("default", "mostallocated", "bestfit", "fgd", "random", "packing")
 
 
 def policy_profile(policy: str) -> SchedulerProfile:
@@ -157,7 +194,11 @@ def policy_profile(policy: str) -> SchedulerProfile:
         return SchedulerProfile(score_weights={BEST_FIT: 1}, percentage_of_nodes_to_score=100, source="replay:bestfit")
     if policy == "fgd":
         return SchedulerProfile(score_weights={FGD: 1}, percentage_of_nodes_to_score=100, source="replay:fgd")
+    if policy == "random":
+        return SchedulerProfile(score_weights={RANDOM: 1}, percentage_of_nodes_to_score=100, source="replay:random")
+    if policy == "packing":
+        return SchedulerProfile(score_weights={PACKING: 1}, percentage_of_nodes_to_score=100, source="replay:packing")
     raise ValueError(f"unknown policy {policy!r} (known: {', '.join(POLICIES)})")
 
 
-__all__ = ["BEST_FIT", "FGD", "POLICIES", "BestFitScore", "FGDScore", "TypicalPod", "policy_profile", "typical_pods"]
+__all__ = ["BEST_FIT", "FGD", "PACKING", "POLICIES", "RANDOM", "BestFitScore", "FGDScore", "GpuPackingScore", "RandomScore", "TypicalPod", "policy_profile", "typical_pods"]
