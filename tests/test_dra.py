@@ -276,3 +276,25 @@ def test_gang_pods_see_the_pending_allocations_of_earlier_gang_pods() -> None:
         assert sorted(o.node for o in r.pods.values()) == ["gb-0", "gb-1"], r.engine
     for r in _both(_gb200_gang(3, 3)):
         assert all(o.node is None for o in r.pods.values()), r.engine
+
+
+def test_strict_refuses_an_unmodelled_dra_feature(tmp_path) -> None:
+    """A claim with allocationMode All is named in a warning, which --strict turns into bad input."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from gangplan.cli import app
+
+    objs = [
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "5"}}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "all", "namespace": "default"},
+         "spec": {"devices": {"requests": [{"name": "a", "exactly": {"deviceClassName": "gpu", "allocationMode": "All"}}]}}},
+        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+         "spec": {"containers": [{"name": "c"}], "resourceClaims": [{"name": "g", "resourceClaimName": "all"}]}},
+    ]
+    f = tmp_path / "s.yaml"
+    f.write_text(yaml.safe_dump_all(objs))
+    runner = CliRunner()
+    assert runner.invoke(app, ["solve", str(f)]).exit_code == 0
+    res = runner.invoke(app, ["solve", str(f), "--strict"])
+    assert res.exit_code == 2 and "allocationMode All" in res.stderr

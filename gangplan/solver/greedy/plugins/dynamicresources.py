@@ -9,6 +9,8 @@ Reserve's in-flight allocations are seen upstream. The rules are :mod:`gangplan.
 
 from __future__ import annotations
 
+import numpy as np
+
 from gangplan.dra import rules
 from gangplan.solver.greedy.framework import SKIP, SUCCESS, unschedulable
 from gangplan.solver.greedy.plugins import names
@@ -64,3 +66,24 @@ class DynamicResources(Plugin):
         if got is None:
             return self.status(unschedulable(why, unresolvable=True))
         return SUCCESS
+
+    def _signature(self, pod):
+        """What the Filter outcome of ``pod`` depends on besides node state, when that is all
+        (no claim shared with another pod, none allocated in the snapshot); else None."""
+        sig = []
+        for key in self.dra.pod_claims.get(pod.key, ()):
+            c = self.dra.claims[key]
+            if c.allocated is not None or len(self._users.get(key, ())) > 1:
+                return None
+            sig.append((c.unsupported, tuple((r.device_class, r.selectors, r.count) for r in c.requests)))
+        return (tuple(sig), tuple(sorted((r, q) for r, q in pod.requests.items() if r in self.dra.extended)))
+
+    def filter_mask(self, cs, pod, snap, idx):
+        sig = self._signature(pod)
+        if sig is None:
+            return super().filter_mask(cs, pod, snap, idx)
+
+        def compute(nodes: np.ndarray) -> np.ndarray:
+            return np.fromiter((self.filter_one(cs, pod, snap, int(i)).ok for i in nodes), dtype=bool, count=len(nodes))
+
+        return snap.node_array((NAME, sig), compute)[idx]
