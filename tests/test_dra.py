@@ -298,3 +298,24 @@ def test_strict_refuses_an_unmodelled_dra_feature(tmp_path) -> None:
     assert runner.invoke(app, ["solve", str(f)]).exit_code == 0
     res = runner.invoke(app, ["solve", str(f), "--strict"])
     assert res.exit_code == 2 and "allocationMode All" in res.stderr
+
+
+def test_simulator_export_dra_lists_are_read(tmp_path) -> None:
+    """kube-scheduler-simulator exports list DRA objects under resourceClaims / deviceClasses /
+    resourceSlices (items without apiVersion): read as resource.k8s.io/v1, not dropped."""
+    import json
+
+    export = {
+        "nodes": [{"metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "4", "memory": "4Gi", "pods": "10"}}}],
+        "pods": [{"metadata": {"name": "p", "namespace": "default"},
+                  "spec": {"containers": [{"name": "c"}], "resourceClaims": [{"name": "g", "resourceClaimName": "c"}]}}],
+        "deviceClasses": [{"metadata": {"name": "gpu"}, "spec": {"selectors": [{"cel": {"expression": "device.driver == 'd'"}}]}}],
+        "resourceSlices": [{"metadata": {"name": "s"}, "spec": {"driver": "d", "nodeName": "n", "pool": {"name": "n", "generation": 0, "resourceSliceCount": 1}, "devices": [{"name": "x"}]}}],
+        "resourceClaims": [{"metadata": {"name": "c", "namespace": "default"}, "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu"}}]}}}],
+    }
+    f = tmp_path / "export.json"
+    f.write_text(json.dumps(export))
+    c = load_snapshot(f)
+    assert c.dra.pod_claims == {"default/p": ("default/c",)}
+    for r in _both(c):
+        assert r.pods["default/p"].node == "n"

@@ -81,7 +81,14 @@ SIMULATOR_KEYS = {
     "pdbs": "PodDisruptionBudget",
     "topologies": "Topology",
 }
-_SIMULATOR_IGNORED = {"pvs", "pvcs", "storageClasses", "persistentVolumes", "persistentVolumeClaims", "resourceClaims", "deviceClasses", "resourceSlices"}
+_SIMULATOR_IGNORED = {"pvs", "pvcs", "storageClasses", "persistentVolumes", "persistentVolumeClaims"}
+SIMULATOR_DRA_KEYS = {
+    "resourceClaims": "ResourceClaim",
+    "resourceClaimTemplates": "ResourceClaimTemplate",
+    "deviceClasses": "DeviceClass",
+    "resourceSlices": "ResourceSlice",
+}
+"""DRA lists of a simulator export: read as ``resource.k8s.io/v1`` when an item names no apiVersion."""
 
 
 # ---- reading files ----------------------------------------------------------------------------
@@ -151,10 +158,10 @@ def _objects(file: str, doc: Any, index: int) -> list[dict]:
     if kind is None and kai_snapshot.is_kai_snapshot(doc):
         return kai_snapshot.objects(file, doc)
     if kind is None:
-        keys = set(doc) & (set(SIMULATOR_KEYS) | _SIMULATOR_IGNORED)
+        keys = set(doc) & (set(SIMULATOR_KEYS) | _SIMULATOR_IGNORED | set(SIMULATOR_DRA_KEYS))
         if keys:
             out = []
-            for key, k in SIMULATOR_KEYS.items():
+            for key, k in {**SIMULATOR_KEYS, **SIMULATOR_DRA_KEYS}.items():
                 val = doc.get(key)
                 if val is None:
                     continue
@@ -164,6 +171,8 @@ def _objects(file: str, doc: Any, index: int) -> list[dict]:
                         raise SnapshotError(file, f"simulator export: {key}[{i}] is not an object", field=f"{key}[{i}]")
                     if "kind" in item and not isinstance(item["kind"], str):
                         raise SnapshotError(file, f"simulator export: {key}[{i}]: kind is not a string", field=f"{key}[{i}].kind")
+                    if key in SIMULATOR_DRA_KEYS and "apiVersion" not in item:
+                        item = {"apiVersion": "resource.k8s.io/v1", **item}
                     out.append({"kind": k, **item} if "kind" not in item else item)
             return out
         raise SnapshotError(file, f"document {index + 1} has no kind", field="kind")
