@@ -319,3 +319,12 @@ def test_simulator_export_dra_lists_are_read(tmp_path) -> None:
     assert c.dra.pod_claims == {"default/p": ("default/c",)}
     for r in _both(c):
         assert r.pods["default/p"].node == "n"
+
+
+def test_a_bound_pod_using_dra_served_gpus_without_a_claim_is_warned_about() -> None:
+    import yaml
+
+    docs = list(yaml.safe_load_all((FIXTURES / "h100-extended-resource.yaml").read_text()))
+    docs[-1]["spec"]["nodeName"] = "h100-0"
+    c = load_objects(docs)
+    assert any("no allocated ResourceClaim in the snapshot is reserved for it" in w and "default/c" in w for w in c.warnings)

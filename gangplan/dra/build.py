@@ -20,9 +20,10 @@ UNMODELLED_GROUP_CLAIM = "DynamicResources (DRA) is not modelled for claims shar
 
 
 def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, dict, Ctx]], group_claims: set[tuple[str, str]],
-                note: Note) -> DraState:
+                note: Note, nodes: dict | None = None) -> DraState:
     """``objects``: (context, kind, raw) of every DRA object read; ``pods``: (Pod, raw, context)
-    of the snapshot; ``group_claims``: (namespace, claim or template name) that pod groups share."""
+    of the snapshot; ``group_claims``: (namespace, claim or template name) that pod groups share;
+    ``nodes``: name -> Node (to find bound pods whose DRA-served extended resources no claim covers)."""
     st = DraState()
     slices: dict[tuple[str, str], list[tuple[int, int, str, str | None, list[Device]]]] = {}
     templates: dict[str, tuple] = {}
@@ -63,8 +64,14 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
             else:
                 st.extended[c.extended_resource_name] = cname
     st.in_use = frozenset(d for c in st.claims.values() for d in (c.allocated or ()))
+    reserved = {(c.key.split("/", 1)[0], name) for c in st.claims.values() if c.allocated is not None for name in c.reserved_for}
     for pod, raw, ctx in pods:
         if getattr(pod, "node_name", None):
+            node = (nodes or {}).get(pod.node_name)
+            served = st.mapped_on(node) if node is not None else set()
+            if any(pod.requests.get(r, 0) > 0 for r in served) and (pod.namespace, pod.name) not in reserved:
+                note("Pod", "spec.containers[].resources", "a bound pod uses an extended resource DRA serves on its node (KEP-5004) but no allocated "
+                     "ResourceClaim in the snapshot is reserved for it: its devices count as free", pod.key)
             continue
         spec = raw.get("spec") or {}
         status = raw.get("status") or {}
