@@ -58,14 +58,14 @@ def parse_seeds(text: str) -> list[int]:
             return list(range(lo, hi + 1))
         return [int(x) for x in t.split(",") if x.strip()]
     except ValueError:
-        raise SnapshotError("<arguments>", f"--seeds: expected A..B, N or N,M,..., got {text!r}", field="--seeds") from None
+        raise SnapshotError("<arguments>", f"expected A..B, N or N,M,..., got {text!r}", field="--seeds") from None
 
 
 def parse_policies(text: str) -> list[str]:
     out = [p.strip() for p in text.split(",") if p.strip()]
     bad = [p for p in out if p not in POLICIES]
     if bad or not out:
-        raise SnapshotError("<arguments>", f"--policy: unknown policy {bad[0] if bad else text!r} (known: {', '.join(POLICIES)})", field="--policy")
+        raise SnapshotError("<arguments>", f"unknown policy {bad[0] if bad else text!r} (known: {', '.join(POLICIES)})", field="--policy")
     return out
 
 
@@ -96,7 +96,7 @@ def load_inputs(trace_path: str | os.PathLike, nodes: str | os.PathLike | None, 
     if str(nodes) == "unlimited":
         n = unlimited_philly_nodes(trace.jobs)
         return trace, Cluster(nodes=tuple(philly_nodes(n))), f"unlimited ({n} nodes x 8 GPUs, one per worker)"
-    raise SnapshotError("<arguments>", "--nodes NODES is needed (an openb node CSV, a snapshot, or 'unlimited'), or --vc NAME with the Philly trace", field="--nodes")
+    raise SnapshotError("<arguments>", "NODES is needed (an openb node CSV, a snapshot, or 'unlimited'), or --vc NAME with the Philly trace", field="--nodes")
 
 
 def replay(
@@ -113,9 +113,9 @@ def replay(
 ) -> ReplayOutput:
     """Run the replay; ``progress(label, done, total)`` is called as jobs finish."""
     if mode not in ("fill", "timed"):
-        raise SnapshotError("<arguments>", f"--mode: expected fill or timed, got {mode!r}", field="--mode")
+        raise SnapshotError("<arguments>", f"expected fill or timed, got {mode!r}", field="--mode")
     if arrival_scale <= 0:
-        raise SnapshotError("<arguments>", f"--arrival-scale: expected a positive number, got {arrival_scale}", field="--arrival-scale")
+        raise SnapshotError("<arguments>", f"expected a positive number, got {arrival_scale}", field="--arrival-scale")
     policies = policies or ["default"]
     seeds = seeds if seeds is not None else [42]
     trace, cluster, nodes_label = load_inputs(trace_path, nodes, vc=vc)
