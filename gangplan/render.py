@@ -276,7 +276,7 @@ def render_result(console: Console, r: Result, cluster: Cluster, *, wide: bool =
             t.add_column(col, no_wrap=True, justify="left" if col == "outcome" else "right")
         for key, c in r.composite_groups.items():
             outcome = Text("admitted" if c.admitted else "rejected", style="green" if c.admitted else "red")
-            t.add_row(key + ("" if c.root else " (child)"), outcome, f"{c.groups_admitted}/{c.min_group_count} of {c.children}", str(c.placed))
+            t.add_row(key + ("" if c.root else " (child)"), outcome, f"{c.groups_admitted}/{c.need} of {c.children}", str(c.placed))
         console.print(t)
     if singles:
         _heading(console, "Single pods")

@@ -23,7 +23,7 @@ def test_the_composite_has_a_row_in_both_engines_results():
     for r in (greedy, optimal):
         assert gp.validate(cluster, r) == []
     g, o = greedy.composite_groups["train/job"], optimal.composite_groups["train/job"]
-    assert (g.admitted, g.groups_admitted, g.min_group_count, g.children, g.root) == (False, 0, 2, 2, True)
+    assert (g.admitted, g.groups_admitted, g.need, g.children, g.root) == (False, 0, 2, 2, True)
     assert (o.admitted, o.groups_admitted, o.placed) == (True, 2, 8)
     # the row agrees with the objective's admission tier
     assert optimal.objective["admitted[p=0]"] == 1 and greedy.objective["admitted[p=0]"] == 0

@@ -68,8 +68,9 @@ class CompositeOutcome(_Model):
     """Its rule holds (``minGroupCount`` children scheduled) and its root was admitted in the run."""
     groups_admitted: int
     """Children (PodGroups or CompositePodGroups) whose own rule holds after the run."""
-    min_group_count: int
-    """What the composite needs of its children (1 for a basic policy)."""
+    need: int = Field(alias="minGroupCount")
+    """What the composite needs of its children: ``minGroupCount``, 1 for a basic policy (the
+    group model's ``need``)."""
     children: int
     placed: int
     """Pods of its subtree on nodes after the run, already bound ones included."""

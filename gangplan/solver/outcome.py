@@ -260,7 +260,7 @@ def composite_outcomes(cluster: Cluster, placed: Mapping[str, int], admitted: se
         out[key] = CompositeOutcome(
             admitted=ok,
             groups_admitted=sum(1 for c in n.children if c in tree.nodes and tree.satisfied(c, placed)),
-            min_group_count=n.need,
+            need=n.need,
             children=len(n.children),
             placed=sum(placed.get(leaf, 0) for leaf in n.leaves),
             pending=pending,
