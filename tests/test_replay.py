@@ -21,7 +21,15 @@ from gangplan.models.replay import ReplaySummary
 from gangplan.models.well_known import GPU, GPU_PRODUCT
 from gangplan.replay import replay, write_outputs
 from gangplan.replay.fill import discrete, run_fill
-from gangplan.replay.policies import BEST_FIT, FGD, PACKING, RANDOM, TypicalPod, typical_pods
+from gangplan.replay.policies import (
+    BEST_FIT,
+    FGD,
+    PACKING,
+    RANDOM,
+    TypicalPod,
+    registered,
+    typical_pods,
+)
 from gangplan.replay.traces import philly_gang, read_nodes, read_trace
 from gangplan.solver.greedy.plugins import REGISTRY
 from gangplan.solver.greedy.testing import make_cluster, make_node, make_pod, score_with
@@ -101,8 +109,20 @@ def test_fill_output_is_deterministic_and_matches_the_schema(small_openb, tmp_pa
 
 
 # ---- the FGD paper's scorers ------------------------------------------------------------------
-def test_the_paper_scorers_are_registered_plugins():
-    assert REGISTRY[BEST_FIT].name == BEST_FIT and REGISTRY[FGD].name == FGD
+def test_the_paper_scorers_are_registered_while_a_replay_builds_its_profiles_only():
+    assert BEST_FIT not in REGISTRY and FGD not in REGISTRY
+    with registered():
+        assert REGISTRY[BEST_FIT].name == BEST_FIT and REGISTRY[FGD].name == FGD
+    assert BEST_FIT not in REGISTRY
+
+
+@pytest.fixture(autouse=True)
+def _paper_plugins(request):
+    if "registered_while" in request.node.name:
+        yield
+        return
+    with registered():
+        yield
 
 
 def test_bestfit_prefers_the_tightest_node():

@@ -19,7 +19,15 @@ import numpy as np
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import CPU, Pod
 from gangplan.models.well_known import GPU
-from gangplan.replay.policies import FGD, RANDOM, FGDScore, RandomScore, TypicalPod, policy_profile
+from gangplan.replay.policies import (
+    FGD,
+    RANDOM,
+    FGDScore,
+    RandomScore,
+    TypicalPod,
+    policy_profile,
+    registered,
+)
 from gangplan.replay.traces import ReplayJob, worker_pod
 from gangplan.solver.greedy.profile import build_profile
 from gangplan.solver.greedy.schedule_one import PodScheduler
@@ -29,7 +37,8 @@ from gangplan.solver.greedy.snapshot import NodeTable
 class Placer:
     def __init__(self, base: Cluster, policy: str, *, seed: int, typical: list[TypicalPod]) -> None:
         self.cluster = Cluster(nodes=base.nodes, pods=base.pods, topologies=base.topologies, priority_classes=base.priority_classes, profile=policy_profile(policy))
-        self.profile = build_profile(self.cluster)
+        with registered():
+            self.profile = build_profile(self.cluster)
         for pl, _ in self.profile.scorers:
             if pl.name == FGD:
                 assert isinstance(pl, FGDScore)

@@ -1,5 +1,6 @@
 """Replay policies: a KubeSchedulerConfiguration profile each, and the FGD paper's scorers as
-gangplan score plugins (registered through :func:`gangplan.solver.greedy.plugins.register`).
+gangplan score plugins (registered through :func:`gangplan.solver.greedy.plugins.register` while a replay builds its
+profiles, :func:`registered`).
 
 The two paper scorers follow hkust-adsl/kubernetes-scheduler-simulator (commit read through the
 search index, ``pkg/simulator/plugin/best_fit_score.go``, ``fgd_score.go``, ``pkg/utils/frag.go``):
@@ -24,13 +25,15 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
 from gangplan.models.objects import CPU, DEFAULT_SCORE_WEIGHTS, MEMORY, SchedulerProfile
 from gangplan.models.well_known import GPU, GPU_PRODUCT
-from gangplan.solver.greedy.plugins import REGISTRY, Plugin, register
+from gangplan.solver.greedy.plugins import REGISTRY, Plugin, register, unregister
 
 BEST_FIT = "FGDBestFit"
 FGD = "FGDFragmentation"
@@ -176,9 +179,24 @@ class GpuPackingScore(Plugin):
         return np.where(free == total, np.maximum(33 - free, free), used_node).astype(np.int64)
 
 
-for _cls in (BestFitScore, FGDScore, RandomScore, GpuPackingScore):
-    if REGISTRY.get(_cls.name) is not _cls:
-        register(_cls)
+PAPER_PLUGINS = (BestFitScore, FGDScore, RandomScore, GpuPackingScore)
+
+
+@contextmanager
+def registered() -> Iterator[None]:
+    """The paper scorers in the plugin registry (:func:`register`) while the block runs: a
+    replay builds its profiles inside it, and the registry is left as it was (the in-tree
+    registry stays the one upstream names, ``tests/test_plugin_points.py``)."""
+    added = []
+    try:
+        for cls in PAPER_PLUGINS:
+            if REGISTRY.get(cls.name) is not cls:
+                register(cls)
+                added.append(cls.name)
+        yield
+    finally:
+        for name in added:
+            unregister(name)
 
 
 POLICIES = ("default", "mostallocated", "bestfit", "fgd", "random", "packing")
@@ -201,4 +219,4 @@ def policy_profile(policy: str) -> SchedulerProfile:
     raise ValueError(f"unknown policy {policy!r} (known: {', '.join(POLICIES)})")
 
 
-__all__ = ["BEST_FIT", "FGD", "PACKING", "POLICIES", "RANDOM", "BestFitScore", "FGDScore", "GpuPackingScore", "RandomScore", "TypicalPod", "policy_profile", "typical_pods"]
+__all__ = ["BEST_FIT", "FGD", "PACKING", "POLICIES", "RANDOM", "BestFitScore", "FGDScore", "GpuPackingScore", "RandomScore", "registered", "TypicalPod", "policy_profile", "typical_pods"]
