@@ -328,3 +328,28 @@ def test_a_bound_pod_using_dra_served_gpus_without_a_claim_is_warned_about() -> 
     docs[-1]["spec"]["nodeName"] = "h100-0"
     c = load_objects(docs)
     assert any("no allocated ResourceClaim in the snapshot is reserved for it" in w and "default/c" in w for w in c.warnings)
+
+
+def test_kubernetes_io_extended_resource_example_explicit_and_implicit_names() -> None:
+    """kubernetes.io "Extended resource allocation by DRA": example.com/gpu: 2 through the
+    DeviceClass's extendedResourceName, 1 through deviceclass.resource.kubernetes.io/gpu.example.com;
+    three devices, so the fourth GPU asked for does not fit."""
+    c = load_snapshot(FIXTURES / "k8sio-extended-resource.yaml")
+    assert c.warnings == ()
+    greedy, exact = _both(c)
+    assert [k for k, o in greedy.pods.items() if o.node] == ["default/explicit", "default/implicit"]
+    assert sum(1 for o in exact.pods.values() if o.node) == 2
+
+
+def test_kubernetes_io_partitionable_devices_example_is_warned_about() -> None:
+    """kubernetes.io "Partitionable devices": shared counters are not modelled: named in a warning,
+    and the devices consuming them are not allocated."""
+    counters = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "resourceslice-with-countersets"},
+                "spec": {"nodeName": "worker-1", "pool": {"name": "pool", "generation": 1, "resourceSliceCount": 2}, "driver": "dra.example.com",
+                         "sharedCounters": [{"name": "gpu-1-counters", "counters": {"memory": {"value": "8Gi"}}}]}}
+    devices = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "resourceslice-with-devices"},
+               "spec": {"nodeName": "worker-1", "pool": {"name": "pool", "generation": 1, "resourceSliceCount": 2}, "driver": "dra.example.com",
+                        "devices": [{"name": f"device-{i}", "consumesCounters": [{"counterSet": "gpu-1-counters", "counters": {"memory": {"value": "6Gi"}}}]} for i in (1, 2)]}}
+    c = load_objects([counters, devices])
+    assert any("shared counters" in w for w in c.warnings)
+    assert c.dra.devices_by_node.get("worker-1", []) == []

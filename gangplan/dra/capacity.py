@@ -5,7 +5,9 @@ Per node, the devices that match a (DeviceClass, request selectors) pair and are
 in the snapshot are counted, and that count becomes a resource ``dra.gangplan.io/<n>`` of the
 node; each pending pod requests, per pair, the devices its unallocated claims ask for. KEP-5004
 extended resources a DeviceClass maps get, on nodes without them in ``status.allocatable``, the
-count of the class's free devices (plus what bound pods there already use). A claim allocated in
+count of the class's free devices (bound pods hold theirs through claims), one row per class
+that every name mapping to it (explicit and ``deviceclass.resource.kubernetes.io/<class>``) draws
+on; nodes serving them by a device plugin keep their allocatable. A claim allocated in
 the snapshot pins its pods to the nodes of its allocation (``dra.gangplan.io/claim-<n>``); a
 claim gangplan cannot allocate asks for a resource no node has.
 
@@ -67,15 +69,28 @@ def capacity_view(cluster):
             for r in c.requests:
                 name = dims.setdefault(("request", r.device_class, r.selectors), f"{PREFIX}{len(dims)}")
                 extra[name] = extra.get(name, 0) + r.count
+        for r, q in p.requests.items():
+            cls = dra.extended.get(r)
+            if cls is not None and q > 0:  # every name of one class draws on one row (explicit and implicit)
+                name = f"{PREFIX}class-{cls}"
+                extra[name] = extra.get(name, 0) + q
         if extra:
             pod_extra[p.key] = extra
     for n in cluster.nodes:
         for (kind, *rest), name in dims.items():
             if kind == "request":
                 node_extra[n.name][name] = _count(dra, n, DeviceRequest(name="", device_class=rest[0], selectors=rest[1]))
-        for r in dra.mapped_on(n):
-            bound = sum(p.requests.get(r, 0) for p in cluster.bound_pods if p.node_name == n.name)
-            node_extra[n.name][r] = _count(dra, n, DeviceRequest(name="", device_class=dra.extended[r])) + bound
+        served = dra.mapped_on(n)
+        for cls in sorted(set(dra.extended.values())):
+            names = [r for r, c in dra.extended.items() if c == cls]
+            row = f"{PREFIX}class-{cls}"
+            if any(r in served for r in names):
+                node_extra[n.name][row] = _count(dra, n, DeviceRequest(name="", device_class=cls))  # bound pods' devices are in use
+                for r in names:
+                    if r in served:
+                        node_extra[n.name][r] = _BIG  # the class row holds the devices
+            else:
+                node_extra[n.name][row] = _BIG  # served by a device plugin here: its allocatable binds
     nodes = tuple(n.model_copy(update={"allocatable": {**n.allocatable, **node_extra[n.name]}}) if node_extra[n.name] else n for n in cluster.nodes)
     pods = tuple(p.model_copy(update={"requests": {**p.requests, **pod_extra[p.key]}}) if p.key in pod_extra else p for p in cluster.pods)
     fields = {f: getattr(cluster, f) for f in type(cluster).model_fields}
