@@ -353,3 +353,27 @@ def test_kubernetes_io_partitionable_devices_example_is_warned_about() -> None:
     c = load_objects([counters, devices])
     assert any("shared counters" in w for w in c.warnings)
     assert c.dra.devices_by_node.get("worker-1", []) == []
+
+
+@settings(max_examples=15, deadline=None)
+@given(devices=st.lists(st.integers(0, 3), min_size=1, max_size=3), counts=st.lists(st.integers(1, 2), min_size=1, max_size=4))
+def test_random_claim_clusters_both_engines_valid_and_exact_places_at_least_greedy(devices, counts) -> None:
+    """Random nodes with 0-3 devices of one class, pods with one template claim of 1-2 devices:
+    both engines' results pass the validator, and the exact engine (devices of one class are
+    interchangeable: its rows are exact) places at least as many pods as greedy."""
+    objs = [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": {"selectors": [{"cel": {"expression": 'device.driver == "d"'}}]}},
+    ]
+    for i, k in enumerate(devices):
+        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"}, "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}}})
+        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"s{i}"},
+                     "spec": {"driver": "d", "nodeName": f"n{i}", "pool": {"name": f"n{i}", "generation": 0, "resourceSliceCount": 1},
+                              "devices": [{"name": f"g{j}"} for j in range(k)]}})
+    for j, n in enumerate(counts):
+        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": f"t{j}", "namespace": "default"},
+                     "spec": {"spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "gpu", "count": n}}]}}}})
+        objs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{j}", "namespace": "default"},
+                     "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+                              "resourceClaims": [{"name": "g", "resourceClaimTemplateName": f"t{j}"}]}})
+    greedy, exact = _both(load_objects(objs))
+    assert sum(o.node is not None for o in exact.pods.values()) >= sum(o.node is not None for o in greedy.pods.values())
