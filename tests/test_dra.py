@@ -199,11 +199,12 @@ def _claim_cluster(pods: int, allocated: bool = False, shared: bool = True):
 
 def test_a_shared_claim_is_allocated_once_and_pins_its_pods_to_one_node() -> None:
     """dynamicresources_test.go "shared-claim": the second pod reuses the first pod's pending
-    allocation (same node, no second device)."""
+    allocation (same node, no second device); the exact engine keeps the claim's pods on one node."""
     c = _claim_cluster(3)
-    r = solve_greedy(c)
-    assert {o.node for o in r.pods.values()} == {"n0"}
-    assert validate(c, r) == []
+    greedy, exact = _both(c)
+    assert {o.node for o in greedy.pods.values()} == {"n0"}
+    # The exact engine: a same-node constraint on the claim's pods (all three placed, on one node).
+    assert len({o.node for o in exact.pods.values()}) == 1 and None not in {o.node for o in exact.pods.values()}
 
 
 def test_an_allocated_claim_restricts_its_pod_to_the_allocation_node() -> None:

@@ -14,7 +14,9 @@ claim gangplan cannot allocate asks for a resource no node has.
 This is exact when the devices of different pairs on a node are disjoint (the GB200 channel and
 DRA-only GPU cases); when a device matches several pairs the counts over-state what is free, and
 the validator (:func:`gangplan.dra.capacity.check_node`) is what catches a wrong placement.
-A claim shared by several pending pods is counted for each of them (no same-node constraint).
+A claim shared by several pending pods is one allocation: its pods carry a required pod affinity
+term on a per-node label (same node) and a row only nodes able to allocate the claim alone offer
+(its devices are not subtracted from what other claims see there).
 """
 
 from __future__ import annotations
@@ -24,8 +26,19 @@ import weakref
 from gangplan.dra.allocator import AllocationError, allocate, matches
 from gangplan.dra.model import DeviceRequest, DraState
 from gangplan.dra.rules import CANNOT_ALLOCATE, replay, try_node
+from gangplan.models.objects import LabelSelector, PodAffinityTerm
+
+
+def _fits_alone(dra: DraState, node, key: str) -> bool:
+    """Whether ``node`` can allocate claim ``key`` from its free devices, alone."""
+    try:
+        return allocate([(key, dra.claims[key].requests)], dra.devices_by_node.get(node.name, ()), dra.in_use, dra.classes) is not None
+    except AllocationError:
+        return False
 
 PREFIX = "dra.gangplan.io/"
+NODE_LABEL = PREFIX + "node"
+"""A label naming the node itself, the topology key of the shared-claim affinity terms."""
 _BIG = 1 << 40
 _VIEWS: dict[int, tuple[weakref.ref, object]] = {}
 
@@ -49,12 +62,25 @@ def capacity_view(cluster):
     dims: dict[tuple, str] = {}
     pod_extra: dict[str, dict[str, int]] = {}
     node_extra: dict[str, dict[str, int]] = {n.name: {} for n in cluster.nodes}
+    users: dict[str, list[str]] = {}
+    for p in cluster.pending_pods:
+        for key in dra.pod_claims.get(p.key, ()):
+            users.setdefault(key, []).append(p.key)
+    shared = {k for k, v in users.items() if len(v) > 1 and dra.claims[k].allocated is None and dra.claims[k].unsupported is None}
+    pod_shared: dict[str, list[str]] = {}
     for p in cluster.pending_pods:
         extra: dict[str, int] = {}
         if p.key in dra.pod_missing:
             extra[PREFIX + "unallocatable"] = 1
         for key in dra.pod_claims.get(p.key, ()):
             c = dra.claims[key]
+            if key in shared:
+                # One allocation for all its pods: a same-node constraint (required pod affinity
+                # on a per-node label) and a row that only nodes able to hold the claim offer.
+                name = dims.setdefault(("shared", key), f"{PREFIX}shared-{len(dims)}")
+                extra[name] = 1
+                pod_shared.setdefault(p.key, []).append(name)
+                continue
             if c.allocated is not None:
                 if c.allocated_nodes is not None:
                     name = dims.setdefault(("claim", key), f"{PREFIX}claim-{len(dims)}")
@@ -80,6 +106,8 @@ def capacity_view(cluster):
         for (kind, *rest), name in dims.items():
             if kind == "request":
                 node_extra[n.name][name] = _count(dra, n, DeviceRequest(name="", device_class=rest[0], selectors=rest[1]))
+            elif kind == "shared":
+                node_extra[n.name][name] = _BIG if _fits_alone(dra, n, rest[0]) else 0
         served = dra.mapped_on(n)
         for cls in sorted(set(dra.extended.values())):
             names = [r for r, c in dra.extended.items() if c == cls]
@@ -91,8 +119,25 @@ def capacity_view(cluster):
                         node_extra[n.name][r] = _BIG  # the class row holds the devices
             else:
                 node_extra[n.name][row] = _BIG  # served by a device plugin here: its allocatable binds
-    nodes = tuple(n.model_copy(update={"allocatable": {**n.allocatable, **node_extra[n.name]}}) if node_extra[n.name] else n for n in cluster.nodes)
-    pods = tuple(p.model_copy(update={"requests": {**p.requests, **pod_extra[p.key]}}) if p.key in pod_extra else p for p in cluster.pods)
+    def node(n):
+        update: dict = {"allocatable": {**n.allocatable, **node_extra[n.name]}} if node_extra[n.name] else {}
+        if shared:
+            update["labels"] = {**n.labels, NODE_LABEL: n.name}
+        return n.model_copy(update=update) if update else n
+
+    def pod(p):
+        if p.key not in pod_extra:
+            return p
+        update: dict = {"requests": {**p.requests, **pod_extra[p.key]}}
+        if p.key in pod_shared:
+            labels = {**p.labels, **{name: "true" for name in pod_shared[p.key]}}
+            terms = tuple(PodAffinityTerm(label_selector=LabelSelector(match_labels={name: "true"}), topology_key=NODE_LABEL) for name in pod_shared[p.key])
+            update["labels"] = labels
+            update["affinity"] = p.affinity.model_copy(update={"pod_affinity_required": p.affinity.pod_affinity_required + terms})
+        return p.model_copy(update=update)
+
+    nodes = tuple(node(n) for n in cluster.nodes)
+    pods = tuple(pod(p) for p in cluster.pods)
     fields = {f: getattr(cluster, f) for f in type(cluster).model_fields}
     view = type(cluster)(**{**fields, "nodes": nodes, "pods": pods})
     _VIEWS[id(cluster)] = (weakref.ref(cluster), view)
