@@ -14,14 +14,12 @@ The trace has **no gangs**: :func:`build_alibaba_showcase` builds them (document
 
 from __future__ import annotations
 
-import csv
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gangplan.io.compressed import open_text
+from gangplan.io.csvrows import csv_rows
 from gangplan.io.errors import SnapshotError
 from gangplan.io.writer import write_snapshot
 from gangplan.models.well_known import GPU, GPU_COUNT, GPU_PRODUCT, HOSTNAME, INSTANCE_TYPE
@@ -37,31 +35,8 @@ SOURCE_NOTE = (
 
 
 # ---- reading the CSVs ---------------------------------------------------------------------------
-def _rows(csv_path: str | os.PathLike, columns: tuple[str, ...]) -> Iterator[tuple[int, int, dict[str, str]]]:
-    """(row number, line, row) for every data row; the header must hold ``columns``."""
-    name = str(csv_path)
-    try:
-        f = open_text(csv_path)
-    except OSError as e:
-        raise SnapshotError(name, f"cannot read: {e.strerror or e}") from None
-    with f:
-        reader = csv.DictReader(f)
-        try:
-            header = reader.fieldnames or []
-        except (csv.Error, UnicodeDecodeError) as e:
-            raise SnapshotError(name, f"invalid CSV header: {e}", line=1) from None
-        missing = [c for c in columns if c not in header]
-        if missing:
-            raise SnapshotError(name, f"missing column {missing[0]!r} (header is {','.join(header) or 'empty'})", line=1, field=missing[0])
-        row_no = 0
-        try:
-            for row in reader:
-                row_no += 1
-                if None in row or any(row.get(c) is None for c in columns):
-                    raise SnapshotError(name, f"expected {len(header)} fields", obj=f"row {row_no}", line=reader.line_num)
-                yield row_no, reader.line_num, row
-        except (csv.Error, UnicodeDecodeError) as e:
-            raise SnapshotError(name, f"invalid CSV: {e}", obj=f"row {row_no + 1}", line=reader.line_num) from None
+_rows = csv_rows
+"""(row number, line, row) for every data row (:func:`gangplan.io.csvrows.csv_rows`)."""
 
 
 def _int(file: str, row_no: int, line: int, row: dict[str, str], column: str) -> int:

@@ -19,13 +19,13 @@ from __future__ import annotations
 import csv
 import math
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from gangplan.io.alibaba import alibaba_nodes_to_objects
 from gangplan.io.compressed import open_text, resolve
+from gangplan.io.csvrows import csv_rows
 from gangplan.io.errors import SnapshotError
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import Node, Pod
@@ -93,31 +93,8 @@ class Trace:
 
 
 # ---- CSV plumbing ---------------------------------------------------------------------------------
-def _rows(path: str | os.PathLike, columns: tuple[str, ...]) -> Iterator[tuple[int, int, dict[str, str]]]:
-    name = str(path)
-    try:
-        f = open_text(path)
-    except OSError as e:
-        raise SnapshotError(name, f"cannot read: {e.strerror or e}") from None
-    with f:
-        reader = csv.DictReader(f)
-        try:
-            header = [h.strip() for h in (reader.fieldnames or [])]
-        except (csv.Error, UnicodeDecodeError) as e:
-            raise SnapshotError(name, f"invalid CSV header: {e}", line=1) from None
-        reader.fieldnames = header
-        missing = [c for c in columns if c not in header]
-        if missing:
-            raise SnapshotError(name, f"missing column {missing[0]!r} (header is {','.join(header) or 'empty'})", line=1, field=missing[0])
-        row_no = 0
-        try:
-            for row in reader:
-                row_no += 1
-                if None in row or any(row.get(c) is None for c in columns):
-                    raise SnapshotError(name, f"expected {len(header)} fields", obj=f"row {row_no}", line=reader.line_num)
-                yield row_no, reader.line_num, row
-        except (csv.Error, UnicodeDecodeError) as e:
-            raise SnapshotError(name, f"invalid CSV: {e}", obj=f"row {row_no + 1}", line=reader.line_num) from None
+_rows = csv_rows
+"""(row number, line, row) for every data row (:func:`gangplan.io.csvrows.csv_rows`)."""
 
 
 class _Row:
