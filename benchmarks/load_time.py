@@ -17,7 +17,7 @@ import statistics
 import time
 from pathlib import Path
 
-from results_csv import write_csv  # benchmarks/results_csv.py
+from results_csv import print_rows, write_csv  # benchmarks/results_csv.py
 
 from gangplan.io.loader import load_snapshot
 
@@ -51,9 +51,7 @@ def main() -> None:
     ref = rows[0]["bestSeconds"] or 1e-9
     for r in rows:
         r["ratioToShowcase"] = round(r["bestSeconds"] / ref, 2)
-    print("  ".join(FIELDS))
-    for r in rows:
-        print("  ".join(str(r[f]) for f in FIELDS))
+    print_rows(rows, FIELDS)
     write_csv(OUT, rows, FIELDS)
 
 

@@ -9,6 +9,13 @@ from pathlib import Path
 from typing import Any
 
 
+def print_rows(rows: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> None:
+    """The table on stdout: a header line, then one line per row, columns two spaces apart."""
+    print("  ".join(fields))
+    for r in rows:
+        print("  ".join(str(r[f]) for f in fields))
+
+
 def write_csv(path: Path, rows: Sequence[Mapping[str, Any]], fields: Iterable[str] | None = None, *, ignore_extra: bool = False) -> Path:
     """Write ``rows`` with a header (``fields``, default the first row's keys); columns a row has
     beyond ``fields`` raise unless ``ignore_extra``. Creates the folder; returns ``path``."""

@@ -19,7 +19,7 @@ import statistics
 import time
 from pathlib import Path
 
-from results_csv import write_csv  # benchmarks/results_csv.py
+from results_csv import print_rows, write_csv  # benchmarks/results_csv.py
 
 from gangplan.io import schema
 from gangplan.io.loader import _objects, load_snapshot, read_documents, snapshot_files
@@ -74,9 +74,7 @@ def main() -> None:
     args = ap.parse_args()
     paths = [REFERENCE] + [p.resolve() for p in args.snapshots if p.resolve() != REFERENCE]
     rows = [measure(p, args.repeat) for p in paths]
-    print("  ".join(FIELDS))
-    for r in rows:
-        print("  ".join(str(r[f]) for f in FIELDS))
+    print_rows(rows, FIELDS)
     write_csv(OUT, rows, FIELDS)
 
 

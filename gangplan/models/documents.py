@@ -24,9 +24,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, RootModel
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, Field, RootModel
 
+from gangplan.models.base import Document
 from gangplan.models.replay import ReplaySummary
 from gangplan.models.result import Result, result_json_schema
 
@@ -34,11 +34,8 @@ SCHEMA_BASE = "https://gangplan.io/schemas"
 DIFF_SCHEMA_VERSION = 1
 
 
-class _Doc(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-    def dump(self, **kw: Any) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True, **kw)
+_Doc = Document
+"""(:class:`gangplan.models.base.Document`, the one base of the printed documents.)"""
 
 
 # ---- diff ------------------------------------------------------------------------------------

@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-from pydantic.alias_generators import to_camel
+from gangplan.models.base import Document
 
-
-class _Doc(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
-
-    def dump(self, **kw: Any) -> dict[str, Any]:
-        return self.model_dump(mode="json", by_alias=True, **kw)
+_Doc = Document
+"""(:class:`gangplan.models.base.Document`, the one base of the printed documents.)"""
 
 
 class Quantiles(_Doc):
