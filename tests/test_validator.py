@@ -476,3 +476,41 @@ def test_every_key_a_result_writes_is_declared_in_the_schema():
     assert set(data) <= set(schema["properties"])
     assert set(data["groups"]["ml/g"]) <= set(schema["$defs"]["GroupOutcome"]["properties"])
     assert set(data["pods"]["ml/w0"]) <= set(schema["$defs"]["PodOutcome"]["properties"])
+
+
+def test_a_bound_pods_overcommit_of_a_resource_no_new_pod_asks_for_is_not_the_results_doing(tmp_path):
+    """Found by the structural fuzz: a bound pod requests an extended resource its node does not
+    list. NodeResourcesFit checks only what the incoming pod requests, so kube-scheduler (and
+    greedy) place a cpu-only pod there; the validator must accept that placement."""
+    import gangplan as gp
+
+    path = tmp_path / "s.yaml"
+    path.write_text("""
+apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: old, namespace: ml}
+spec:
+  nodeName: n1
+  containers: [{name: c, resources: {requests: {cpu: "1", example.com/widget: "3"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: new, namespace: ml}
+spec:
+  containers: [{name: c, resources: {requests: {cpu: "1"}}}]
+""")
+    cluster = gp.load(path)
+    greedy = gp.solve(cluster)
+    assert greedy.pods["ml/new"].node == "n1"
+    assert gp.validate(cluster, greedy) == []
+    widget = path.read_text().replace('requests: {cpu: "1"}}}]\n', 'requests: {cpu: "1", example.com/widget: "1"}}}]\n')
+    path.write_text(widget)
+    cluster = gp.load(path)
+    greedy = gp.solve(cluster)
+    assert greedy.pods["ml/new"].node is None  # asking for the resource the node lacks: Insufficient
+    assert gp.validate(cluster, greedy) == []

@@ -143,8 +143,12 @@ def _capacity(st: _State) -> list[Violation]:
             for r, q in p.requests.items():
                 used[r] += q
         served = st.cluster.dra.mapped_on(node) if st.cluster.dra else ()  # KEP-5004: checked by _dra
+        # As NodeResourcesFit checks only what the incoming pod requests, a resource none of the
+        # node's new pods asks for is not the Result's doing (a snapshot may hold bound pods that
+        # overcommit a resource the node does not list).
+        asked = {r for p in pods if p.key in st.new for r, q in p.requests.items() if q > 0}
         for r, q in sorted(used.items()):
-            if r in served:
+            if r in served or r not in asked:
                 continue
             if q > node.allocatable.get(r, 0) and q > 0:
                 out.append(Violation.on("capacity", NODE, name, f"{r} requested {q} > allocatable {node.allocatable.get(r, 0)}"))

@@ -86,14 +86,18 @@ def add_capacity_constraints(ctx: BuildContext) -> None:
 
 def _overcommitted(em: ExactModel, n: int, variables, ubs, reqs, free, gives) -> None:
     """A node the bound state over-commits, reachable only by evicting (preemption): with
-    ``land`` = 1 when any pod lands there, every resource (requested or not) and the pod slots
+    ``land`` = 1 when any pod lands there, every resource a landing pod requests and the pod slots
     must fit once the evictions are done: ``new - given back <= free * land`` (free < 0 forces
-    evictions only when something lands; with nothing landing the left side is <= 0 anyway)."""
+    evictions only when something lands; with nothing landing the left side is <= 0 anyway). A
+    resource no candidate pod requests is not checked, as NodeResourcesFit checks only the
+    incoming pod's requests (the validator's capacity rule says the same)."""
     model, inst = em.model, em.inst
     members = [(var, k) for var, k in zip(variables, ubs.tolist(), strict=True)]
     land = em.new_aux(0, 1, lambda cnt, n=n: int(any(per.get(n, 0) for per in cnt.per_class)))
     model.add(cp_model.LinearExpr.sum(variables) <= int(sum(k for _, k in members)) * land)
     for r in range(len(free)):
+        if not reqs[:, r].any():
+            continue
         coefs = reqs[:, r].tolist()
         back = [(var, -int(use[r])) for var, use, _ in gives if use[r]]
         if free[r] >= 0 and int(reqs[:, r] @ ubs) <= free[r]:

@@ -86,7 +86,8 @@ class Instance:
     nodes_alloc: np.ndarray  # [N, R] allocatable
     free: np.ndarray  # [N, R] allocatable - bound usage
     free_pods: np.ndarray  # [N] remaining pod slots (large when the node lists no pods cap)
-    blocked: np.ndarray  # [N] node already over-committed: validate rejects any new pod there
+    blocked: np.ndarray  # [N] no pod slot left: validate rejects any new pod there (an over-committed
+    # resource blocks only the classes that request it: eligibility.fit_counts, as NodeResourcesFit)
     resources: tuple[str, ...]
     bound_on_node: list[list[Pod]]
     bound_node_of: dict[str, int]
@@ -190,7 +191,7 @@ def _bound_state(cluster: Cluster, victims: set[str], resources: tuple[str, ...]
     free_pods = np.array(
         [node.allocatable[PODS] - len(bound_on_node[i]) if PODS in node.allocatable else big
          for i, node in enumerate(cluster.nodes)], dtype=np.int64)
-    blocked = ((used > alloc) & (used > 0)).any(axis=1) | (free_pods < 0)
+    blocked = free_pods < 0
     return alloc, alloc - used, free_pods, blocked, bound_on_node, bound_node_of
 
 
@@ -259,7 +260,7 @@ def build_instance(cluster: Cluster, *, fixed: dict[str, str | None] | None = No
         evict_room, evict_slots = eviction_room(units, len(cluster.nodes), len(resources))
         # A node is only out of reach when it stays over-committed with every evictable unit gone
         # (capacity then asks for the evictions that fix it before a pod lands, see .capacity).
-        blocked = ((free + evict_room) < 0).any(axis=1) | (free_pods + evict_slots < 0)
+        blocked = free_pods + evict_slots < 0
         for i, u in enumerate(units):
             per_group: dict[str, int] = defaultdict(int)
             for p in u.pods:
