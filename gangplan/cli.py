@@ -550,17 +550,10 @@ def whatif(
     sources = tuple(str(p) for p in (snapshot, *(variants or ())))
     opts = dict(time_limit=time_limit, probe_time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break.value, preemption=preemption)
     kv = _kv(kube_version)
-    if strict:
-        from gangplan.io.loader import load_pairs
-
-        try:
-            for layer in layers:
-                _checked(load_pairs(ov.overlay(base, layer).objects, sources=sources, kube_version=kv), layer.name, strict=True, warn=False)
-        except SnapshotError as e:
-            raise _bad_input(e) from None
+    check = (lambda cluster, name: _checked(cluster, name, strict=True, warn=False)) if strict else None
     try:
         with _spinner(not as_json) as sp:
-            rows = run_whatif(base, layers, sources=sources, kube_version=kv, progress=lambda name: sp.update(f"variant {name}"), **opts)
+            rows = run_whatif(base, layers, sources=sources, kube_version=kv, progress=lambda name: sp.update(f"variant {name}"), check=check, **opts)
     except SnapshotError as e:
         raise _bad_input(e) from None
     docs = [r.document() for r in rows]

@@ -60,14 +60,22 @@ def idle_gpus(cluster: Cluster, result: Result) -> int:
 
 
 def run_whatif(base: Layer, variants: list[Layer], *, sources: tuple[str, ...], kube_version: str | None = None,
-               progress: Callable[[str], None] | None = None, **diff_options) -> list[WhatIfRow]:
-    """The diff of ``base`` and of each variant laid over it, in the order given."""
-    rows = []
+               progress: Callable[[str], None] | None = None, check: Callable[[Cluster, str], None] | None = None,
+               **diff_options) -> list[WhatIfRow]:
+    """The diff of ``base`` and of each variant laid over it, in the order given. Every variant is
+    loaded first (so bad input in any of them stops the run before a solve); ``check(cluster,
+    name)`` sees each loaded cluster (the CLI's ``--strict``) and may raise."""
+    loaded = []
     for layer in [Layer(BASE, base.objects, base.notes), *variants]:
         merged = layer if layer.name == BASE else overlay(base, layer)
+        cluster = load_pairs(merged.objects, sources=sources, kube_version=kube_version)
+        if check is not None:
+            check(cluster, layer.name)
+        loaded.append((layer, merged, cluster))
+    rows = []
+    for layer, merged, cluster in loaded:
         if progress is not None:
             progress(layer.name)
-        cluster = load_pairs(merged.objects, sources=sources, kube_version=kube_version)
         d = diff_snapshot(cluster, snapshot=f"{sources[0]} [{layer.name}]", kube_version=kube_version, **diff_options)
         rows.append(WhatIfRow(layer.name, cluster, d, merged.notes if layer.name != BASE else []))
     return rows
