@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from typer.testing import CliRunner
 
-from gangplan.bench.builders import node_object, pod_object
+from gangplan.bench.builders import node_object, pod_group_object, pod_object
 from gangplan.cli import app
 from gangplan.io.loader import load_objects
 from gangplan.models.cluster import TERMINATING_REASON
@@ -97,3 +97,35 @@ def test_the_diff_names_upstreams_criterion_for_victims_5_against_5_and_0() -> N
     assert pre is not None and pre["path"] == "pod" and pre["nodes"] == ["node-a"] and pre["optimalNodes"] == ["node-b"]
     assert pre["criterion"] == ("default preemption chose node-a over node-b by lowest sum of victim priorities "
                                 "(each + 2^31) (5 + 1 x 2^31 vs 5 + 2 x 2^31)")
+
+
+def _gang_victims() -> list[dict]:
+    """urgent (4 cpu) must evict a whole node: each holds a pod of the bound gang ``low`` (minCount
+    2) and a lone pod, so any eviction breaks the gang; the lone pods break nothing."""
+    def bound(name, node, group=None):
+        o = pod_object(name, node_name=node, priority=0, group=group, requests={"cpu": "2"})
+        o["status"] = {"phase": "Running", "startTime": "2026-11-30T09:00:00Z"}
+        return o
+
+    return [node_object("node-a", cpu="4", labels={"kubernetes.io/hostname": "node-a"}),
+            node_object("node-b", cpu="4", labels={"kubernetes.io/hostname": "node-b"}),
+            pod_group_object("low", min_count=2, priority=0),
+            bound("low-0", "node-a", "low"), bound("low-1", "node-b", "low"),
+            bound("lone-a", "node-a"), bound("lone-b", "node-b"),
+            pod_object("urgent", priority=100, requests={"cpu": "4"})]
+
+
+def test_outcome_exact_and_diff_read_one_broken_groups_rule() -> None:
+    cluster = load_objects(_gang_victims())
+    d = diff_snapshot(cluster, time_limit=5.0, probe_time_limit=5.0, workers=1, preemption=True)
+    doc = d.document(with_results=False)
+    for result, side in ((d.greedy, doc.engines.greedy), (d.optimal, doc.engines.optimal)):
+        assert validate(cluster, result) == []
+        gone = [cluster.pod_by_key[k] for k in result.victims]
+        assert len(gone) == 2
+        assert cluster.groups.broken_groups(gone) == ["default/low"]
+        # outcome (greedy's tier), the exact model's own tier and the diff's list: one answer
+        assert result.objective["brokenGroups"] == 1.0
+        assert side.broken_groups == ["default/low"]
+    assert d.optimal.status.value == "OPTIMAL" and d.optimal.bound["brokenGroups"] == 1.0  # the model's own tier
+    assert cluster.groups.broken_groups([cluster.pod_by_key["default/lone-a"]]) == []

@@ -11,7 +11,8 @@ greedy engine, the exact engine, the validator, the Result assembly and the diff
   CompositePodGroup, 1 for a basic group (upstream's PlacementFeasible uses M = 1), and
   :meth:`GroupTree.satisfied`, the recursive "this subtree is scheduled" rule;
 * queue entities as typed :class:`EntityKey` values (a single pod, or a root group);
-* victim units of workload-aware preemption (:meth:`GroupTree.victim_units`, KEP-5710);
+* victim units of workload-aware preemption (:meth:`GroupTree.victim_units`, KEP-5710) and the
+  groups an eviction breaks (:meth:`GroupTree.broken_groups`);
 * :meth:`GroupTree.validation_error`, the single mirror of kube-scheduler's run-time group and
   hierarchy validation (:mod:`gangplan.models.hierarchy`), and PreEnqueue gating (:func:`gate`).
 
@@ -356,6 +357,12 @@ class GroupTree:
                 kind = str(key.kind)
             out.append(VictimUnit(key, kind, tuple(pods), self.unit_priority(pods[0])))
         return out
+
+    def broken_groups(self, evicted: Iterable[Pod]) -> list[str]:
+        """The groups an eviction of ``evicted`` breaks, sorted: every gang PodGroup (and every
+        ``disruptionMode: all`` PodGroup) that loses at least one pod. The one rule behind the
+        ``brokenGroups`` disruption tier of both engines and the diff's ``brokenGroups`` list."""
+        return sorted({g.key for p in evicted if (g := self.group_of(p)) is not None and (g.gang or g.disruption_mode == "all")})
 
 
 def _ancestors(objs: Mapping[str, PodGroup | CompositePodGroup],

@@ -283,17 +283,9 @@ def _victim_units(cluster: Cluster, result: Result) -> list[VictimUnit]:
     return sorted(units, key=lambda u: (-u.priority, u.unit))
 
 
-def _broken_groups(cluster: Cluster, victims: set[str]) -> list[str]:
-    """Gangs (and ``disruptionMode: all`` groups) that lose at least one pod: the groups the
-    ``brokenGroups`` disruption tier counts (:func:`gangplan.solver.outcome.disruption`)."""
-    tree = cluster.groups
-    gone = [cluster.pod_by_key[k] for k in victims if k in cluster.pod_by_key]
-    return sorted({g.key for p in gone if (g := tree.group_of(p)) is not None and (g.gang or g.disruption_mode == "all")})
-
-
 def engine_side(cluster: Cluster, result: Result) -> EngineSide:
     placed = result.placements()
-    victims = set(result.victims)
+    gone = [cluster.pod_by_key[k] for k in sorted(set(result.victims)) if k in cluster.pod_by_key]
     units = _victim_units(cluster, result)
     by_prio: Counter[int] = Counter()
     for u in units:
@@ -305,8 +297,8 @@ def engine_side(cluster: Cluster, result: Result) -> EngineSide:
         single_pods_placed=sum(1 for k in placed if cluster.pod_by_key[k].group_key is None),
         victims=units,
         victims_by_priority={str(p): n for p, n in sorted(by_prio.items(), reverse=True)},
-        pdb_violations=pdb_violations(cluster, [cluster.pod_by_key[k] for k in sorted(victims) if k in cluster.pod_by_key]),
-        broken_groups=_broken_groups(cluster, victims),
+        pdb_violations=pdb_violations(cluster, gone),
+        broken_groups=cluster.groups.broken_groups(gone),
     )
 
 

@@ -32,9 +32,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gangplan.dra.results import assign_devices
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import EntityKey
-from gangplan.models.result import CompositeOutcome, GroupOutcome, PodOutcome, Result, Status
+from gangplan.models.result import ClaimDevice, CompositeOutcome, GroupOutcome, PodOutcome, Result, Status
 from gangplan.models.trace import ExactTrace, GreedyTrace
 
 ADMITTED_PREFIX = "admitted[p="
@@ -122,8 +123,7 @@ def disruption(cluster: Cluster, victims: Iterable[str]) -> dict[str, float]:
     out: dict[str, float] = {PDB_VIOLATIONS: float(pdb_violations(cluster, gone))}
     for pr in prios:
         out[f"{VICTIMS_PREFIX}{pr}]"] = float(sum(1 for p in gone if tree.unit_priority(p) == pr))
-    broken = {g.key for p in gone if (g := tree.group_of(p)) is not None and (g.gang or g.disruption_mode == "all")}
-    out[BROKEN_GROUPS] = float(len(broken))
+    out[BROKEN_GROUPS] = float(len(tree.broken_groups(gone)))
     out[VICTIM_PODS] = float(len(gone))
     return out
 
@@ -188,10 +188,12 @@ def build_result(
     victims = sorted(set(victims))
     nominated = set(nominated)
     pods: dict[str, PodOutcome] = {}
+    devices = assign_devices(cluster, placements)  # DRA: the devices each claim gets (one allocator)
     for p in cluster.pending_pods:
         node = placements.get(p.key)
         if node is not None:
-            pods[p.key] = PodOutcome(node=node, reason=None, nominated=p.key in nominated)
+            claims = [ClaimDevice(claim=c, request=r, driver=d, pool=pl, device=dev) for c, r, d, pl, dev in devices.get(p.key, ())]
+            pods[p.key] = PodOutcome(node=node, reason=None, nominated=p.key in nominated, claims=claims)
         else:
             reason = pod_reasons.get(p.key) or cluster.not_queued.get(p.key) or "not placed"
             pods[p.key] = PodOutcome(node=None, reason=reason)

@@ -176,7 +176,7 @@ def _broken_groups_tier(em: ExactModel) -> list[Tier]:
     tree = inst.cluster.groups
     touching: dict[str, list[int]] = {}
     for i, u in enumerate(inst.units):
-        for g in sorted({g.key for p in u.pods if (g := tree.group_of(p)) is not None and (g.gang or g.disruption_mode == "all")}):
+        for g in tree.broken_groups(u.pods):
             touching.setdefault(g, []).append(i)
     if not touching:
         return []
