@@ -32,10 +32,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gangplan.dra.results import assign_devices
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import EntityKey
-from gangplan.models.result import ClaimDevice, CompositeOutcome, GroupOutcome, PodOutcome, Result, Status
+from gangplan.models.result import CompositeOutcome, GroupOutcome, PodOutcome, Result, Status
 from gangplan.models.trace import ExactTrace, GreedyTrace
 
 ADMITTED_PREFIX = "admitted[p="
@@ -188,12 +187,10 @@ def build_result(
     victims = sorted(set(victims))
     nominated = set(nominated)
     pods: dict[str, PodOutcome] = {}
-    devices = assign_devices(cluster, placements)  # DRA: the devices each claim gets (one allocator)
     for p in cluster.pending_pods:
         node = placements.get(p.key)
         if node is not None:
-            claims = [ClaimDevice(claim=c, request=r, driver=d, pool=pl, device=dev) for c, r, d, pl, dev in devices.get(p.key, ())]
-            pods[p.key] = PodOutcome(node=node, reason=None, nominated=p.key in nominated, claims=claims)
+            pods[p.key] = PodOutcome(node=node, reason=None, nominated=p.key in nominated)
         else:
             reason = pod_reasons.get(p.key) or cluster.not_queued.get(p.key) or "not placed"
             pods[p.key] = PodOutcome(node=None, reason=reason)
