@@ -36,6 +36,24 @@ class _Model(BaseModel):
     )
 
 
+def _empty(v: Any) -> bool:
+    return not v
+
+
+class ClaimDevice(_Model):
+    """One device a pod's ResourceClaim got (``status.allocation.devices.results[]`` of the claim
+    kube-scheduler would write; docs/explanation/dra.md)."""
+
+    claim: str
+    """The ResourceClaim's name, in the pod's namespace (a template claim: the one the
+    resourceclaim controller would create; KEP-5004 extended resources: ``<pod>-extended-resources``)."""
+    request: str
+    """The claim's request (an extended-resource claim: the resource name)."""
+    driver: str
+    pool: str
+    device: str
+
+
 class PodOutcome(_Model):
     """Where one pending pod goes. ``node`` is None when it is not placed; ``reason`` says why."""
 
@@ -43,6 +61,9 @@ class PodOutcome(_Model):
     reason: str | None = None
     nominated: bool = False
     """True when the node is a nomination that waits for victims to leave (preemption)."""
+    claims: list[ClaimDevice] = Field(default_factory=list, exclude_if=_empty)
+    """The devices the pod's unallocated ResourceClaims get on ``node``, in claim then request
+    order (absent when the pod allocates none)."""
 
 
 class GroupOutcome(_Model):
@@ -79,10 +100,6 @@ class CompositeOutcome(_Model):
     root: bool = False
 
 
-def _no_composites(v: Any) -> bool:
-    return not v
-
-
 class Result(_Model):
     """One engine run on one snapshot."""
 
@@ -94,7 +111,7 @@ class Result(_Model):
     """Every pending pod of the snapshot, keyed ``namespace/name``."""
     groups: dict[str, GroupOutcome] = Field(default_factory=dict)
     """Every PodGroup with at least one pending pod, keyed ``namespace/name``."""
-    composite_groups: dict[str, CompositeOutcome] = Field(default_factory=dict, exclude_if=_no_composites)
+    composite_groups: dict[str, CompositeOutcome] = Field(default_factory=dict, exclude_if=_empty)
     """Every CompositePodGroup with a pending pod below it (absent when there is none)."""
     victims: list[str] = Field(default_factory=list)
     objective: dict[str, float] = Field(default_factory=dict)

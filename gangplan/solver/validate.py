@@ -18,7 +18,9 @@ Rules (``Violation.rule``):
 ``host-port``         two pods on a node want the same host port
 ``dra``               the new pods' ResourceClaims (and KEP-5004 extended requests) on a node cannot
                       all be given distinct matching free devices, or a claim allocated in the
-                      snapshot is not usable on the pod's node (:func:`gangplan.dra.capacity.check_node`)
+                      snapshot is not usable on the pod's node (:func:`gangplan.dra.capacity.check_node`);
+                      the devices a Result names for a pod's claims are not on its node, not free,
+                      do not match their request or are named twice (:func:`gangplan.dra.results.check_named`)
 ``pod-affinity``      no order of the placed pending pods (bound pods first) passes kube-scheduler's
                       required podAffinity check for this pod at its turn: some term lacks an
                       earlier matching pod in its domain, and the first-pod rule (nothing earlier
@@ -182,6 +184,17 @@ def _dra(st: _State) -> list[Violation]:
         if len(nodes) > 1:
             out.append(Violation("dra", c, f"claim shared by pods on several nodes ({', '.join(sorted(nodes))})"))
     return out
+
+
+def _named_devices(st: _State, result: Result) -> list[Violation]:
+    """The devices the Result names for each pod's claims (``PodOutcome.claims``), when it names
+    any: on the pod's node, free in the snapshot, matching their requests, distinct."""
+    named = {k: tuple((c.claim, c.request, c.driver, c.pool, c.device) for c in o.claims) for k, o in result.pods.items() if o.claims}
+    if not named:
+        return []
+    from gangplan.dra.results import check_named
+
+    return [Violation("dra", subject, why) for subject, why in check_named(st.cluster, st.node_of, named)]
 
 
 def _node_rules(st: _State) -> list[Violation]:
@@ -408,7 +421,7 @@ def validate(cluster: Cluster, result: Result) -> list[Violation]:
     out = _shape(cluster, result)
     st = _State(cluster, result)
     out += _capacity(st)
-    out += _dra(st)
+    out += _dra(st) + _named_devices(st, result)
     out += _node_rules(st)
     out += _affinity(st)
     out += _spread(st)

@@ -1,0 +1,168 @@
+"""The devices each claim of a placement gets, named in the Result (both engines), and the
+validator's check of those names.
+
+One rule for both engines: per node, the pending pods placed there, in placement order, get one
+joint allocation from :func:`gangplan.dra.allocator.allocate` (claims of the first pod first,
+then the next pod's, each claim's requests in order). When the pods' allocations one after the
+other succeed (what the greedy engine's DynamicResources Filter / Reserve did, and what
+kube-scheduler does), the joint depth-first search returns exactly those devices: its first full
+solution starts with the first pod's first full solution. When they do not (an exact placement
+kube-scheduler would reach only in another order), it returns an allocation that exists.
+
+Claims allocated in the snapshot keep their allocation and are not named again. A KEP-5004
+extended-resource claim (what kube-scheduler creates at PreBind, ``<pod>-extended-resources-``
+plus a random suffix) is named ``<pod>-extended-resources``, its requests by the resource name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gangplan.dra.allocator import AllocationError, allocate
+from gangplan.dra.model import DraState
+from gangplan.dra.rules import demand, uses_dra
+
+EXTENDED_SUFFIX = "/extended-resources"
+"""The key suffix :func:`gangplan.dra.rules.demand` gives a pod's extended-resource claim."""
+
+Named = tuple[str, str, str, str, str]
+"""(claim name in the pod's namespace, request, driver, pool, device)."""
+
+
+def claim_name(key: str) -> str:
+    """The ResourceClaim name a claim key stands for (``ns/name``; ``ns/pod/extended-resources``
+    -> ``pod-extended-resources``)."""
+    if key.endswith(EXTENDED_SUFFIX):
+        return key[: -len(EXTENDED_SUFFIX)].split("/", 1)[1] + "-extended-resources"
+    return key.split("/", 1)[1]
+
+
+def request_name(request) -> str:
+    return request.name.removeprefix("extended:")
+
+
+def _original(cluster):
+    """The snapshot a :func:`gangplan.dra.capacity.capacity_view` was made of (the exact engine's
+    Instance holds the view, whose nodes offer DRA-served extended resources as allocatable)."""
+    from gangplan.dra.capacity import _VIEWS
+
+    for ref, view in list(_VIEWS.values()):
+        if view is cluster and ref() is not None:
+            return ref()
+    return cluster
+
+
+def assign_devices(cluster, placements: Mapping[str, str]) -> dict[str, tuple[Named, ...]]:
+    """Pod key -> the devices its claims got on its node, for every placed pending pod using DRA
+    (``placements`` in placement order). Pods sharing a claim each list it."""
+    dra: DraState | None = cluster.dra
+    if not dra:
+        return {}
+    cluster = _original(cluster)
+    by_node: dict[str, list] = {}
+    for key, node in placements.items():
+        p = cluster.pod_by_key.get(key)
+        if p is not None and p.node_name is None and uses_dra(dra, p):
+            by_node.setdefault(node, []).append(p)
+    nodes = {n.name: n for n in cluster.nodes} if by_node else {}
+    out: dict[str, tuple[Named, ...]] = {}
+    for node_name, pods in by_node.items():
+        node = nodes.get(node_name)
+        if node is None:
+            continue
+        todo: list = []
+        owners: dict[str, list[str]] = {}
+        for p in pods:
+            got, why = demand(dra, p, node, {})
+            if why is not None:
+                continue
+            for key, reqs in got:
+                if key not in owners:
+                    todo.append((key, reqs))
+                owners.setdefault(key, []).append(p.key)
+        if not todo:
+            continue
+        try:
+            alloc = allocate(todo, dra.devices_by_node.get(node_name, ()), dra.in_use, dra.classes)
+        except AllocationError:
+            alloc = None
+        if alloc is None:
+            continue  # the validator's rule dra reports the node
+        named: dict[str, list[Named]] = {}
+        for key, reqs in todo:
+            slots = [r for r in reqs for _ in range(r.count)]
+            for r, (driver, pool, device) in zip(slots, alloc[key], strict=True):
+                for pk in owners[key]:
+                    named.setdefault(pk, []).append((claim_name(key), request_name(r), driver, pool, device))
+        out.update({k: tuple(v) for k, v in named.items()})
+    return out
+
+
+def check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[Named, ...]]) -> list[tuple[str, str]]:
+    """The validator's check of the devices a Result names: (pod key or claim, why) per problem.
+    Every named device exists on the pod's node, is free in the snapshot, matches its request
+    (DeviceClass and request selectors), each request gets its count, no device is named for two
+    claims, and pods sharing a claim name the same devices."""
+    from gangplan.dra.allocator import matches
+
+    dra: DraState | None = cluster.dra
+    out: list[tuple[str, str]] = []
+    if not dra:
+        return [(k, "names devices but the snapshot has no DRA objects") for k, v in named.items() if v]
+    holder: dict[tuple[str, str, str], str] = {}
+    claim_devices: dict[str, tuple] = {}
+    nodes = {x.name: x for x in cluster.nodes}
+    for pod_key, entries in named.items():
+        node = node_of.get(pod_key)
+        p = cluster.pod_by_key.get(pod_key)
+        if node is None or p is None:
+            out.append((pod_key, "names devices but is not placed"))
+            continue
+        ns = p.namespace
+        devices = {d.id: d for d in dra.devices_by_node.get(node, ())}
+        n = nodes.get(node)
+        expected: dict[str, tuple] = {}
+        got, _ = demand(dra, p, n, {}) if n is not None else ([], None)
+        for key, reqs in got:
+            expected[claim_name(key)] = reqs
+        mine: dict[str, list] = {}
+        for claim, request, driver, pool, device in entries:
+            mine.setdefault(claim, []).append((request, (driver, pool, device)))
+        for claim, items in sorted(mine.items()):
+            reqs = expected.get(claim)
+            if reqs is None:
+                out.append((pod_key, f"names devices for claim {claim}, which it does not allocate on {node}"))
+                continue
+            full = f"{ns}/{claim}"
+            ids = tuple(i for _, i in items)
+            if full in claim_devices and claim_devices[full] != ids:
+                out.append((full, "pods sharing the claim name different devices"))
+            claim_devices[full] = ids
+            if len(set(ids)) != len(ids):
+                out.append((pod_key, f"claim {claim} names a device twice"))
+            for r in reqs:
+                mine_r = [i for q, i in items if q == request_name(r)]
+                if len(mine_r) != r.count:
+                    out.append((pod_key, f"claim {claim} request {request_name(r)}: {len(mine_r)} device(s) named, {r.count} requested"))
+                for i in mine_r:
+                    d = devices.get(i)
+                    if d is None:
+                        out.append((pod_key, f"claim {claim}: device {'/'.join(i)} is not on node {node}"))
+                        continue
+                    if i in dra.in_use:
+                        out.append((pod_key, f"claim {claim}: device {'/'.join(i)} is allocated in the snapshot"))
+                    try:
+                        ok = matches(d, r, dra.classes)
+                    except AllocationError as e:
+                        ok, why = False, str(e)
+                    else:
+                        why = f"does not match request {request_name(r)} (class {r.device_class})"
+                    if not ok:
+                        out.append((pod_key, f"claim {claim}: device {'/'.join(i)} {why}"))
+                    other = holder.setdefault(i, full)
+                    if other != full:
+                        out.append((pod_key, f"device {'/'.join(i)} named for claims {other} and {full}"))
+            unknown = {q for q, _ in items} - {request_name(r) for r in reqs}
+            for q in sorted(unknown):
+                out.append((pod_key, f"claim {claim} has no request {q}"))
+    return out
