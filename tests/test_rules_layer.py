@@ -129,3 +129,20 @@ def test_outcome_exact_and_diff_read_one_broken_groups_rule() -> None:
         assert side.broken_groups == ["default/low"]
     assert d.optimal.status.value == "OPTIMAL" and d.optimal.bound["brokenGroups"] == 1.0  # the model's own tier
     assert cluster.groups.broken_groups([cluster.pod_by_key["default/lone-a"]]) == []
+
+
+def test_the_objective_tiers_are_defined_once_in_models() -> None:
+    import gangplan.models.objective as tiers
+    import gangplan.solver.outcome as outcome
+
+    for name in ("compare", "is_cost", "objective", "disruption", "pdb_violations", "admitted_entities", "BROKEN_GROUPS"):
+        assert getattr(outcome, name) is getattr(tiers, name)
+    cluster = load_objects(_gang_victims())
+    assert tiers.admitted_priorities(cluster) == [100] and tiers.victim_priorities(cluster) == [0]
+    exact = solve_exact(cluster, time_limit=5.0, workers=1, preemption=True)
+    shared = tiers.objective(cluster, exact.placements(), exact.victims)
+    assert list(shared) == ["admitted[p=100]", "placed", "pdbViolations", "victims[p=0]", "brokenGroups", "victims"]
+    assert {k: exact.objective[k] for k in shared} == shared
+    # the exact model's own tiers (its bound) carry the same names, in the same order
+    assert [k for k in exact.bound if k in shared] == [k for k in shared if k in exact.bound]
+    assert {"admitted[p=100]", "victims[p=0]", "brokenGroups", "victims"} <= set(exact.bound)

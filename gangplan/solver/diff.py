@@ -45,12 +45,12 @@ from gangplan.models.documents import (
     VictimUnit,
 )
 from gangplan.models.groups import parse_timestamp
+from gangplan.models.objective import compare, pdb_violations
 from gangplan.models.preemption import PICK_CRITERIA, PickKey, deciding_index, pick_key
 from gangplan.models.quantity import format_quantity
 from gangplan.models.result import Result, Status
 from gangplan.models.trace import ClosestToGreedy, NodeVictims, PodPreemption
 from gangplan.solver.greedy.samples import Samples, sample_greedy
-from gangplan.solver.outcome import compare, pdb_violations
 from gangplan.solver.validate import validate
 
 IDENTICAL = "identical"

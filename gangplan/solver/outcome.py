@@ -4,26 +4,9 @@ Both engines decide *where pods go* (and which pods are evicted); everything der
 per-group outcome, the placed counts, the domain, the shared objective tiers) is computed here, so
 the two engines cannot disagree on bookkeeping.
 
-Objective tiers, highest first (``Result.objective`` keeps this order):
-
-``admitted[p=<priority>]``  entities admitted at each priority, highest priority first. An entity is
-                            a root group (a PodGroup without parent, or a root CompositePodGroup) or a
-                            single pod without a group. A higher priority always dominates a lower one.
-``placed``                  pending pods placed (extra pods past minCount included)
-
-The disruption tiers follow when the snapshot holds potential victims (bound pods whose unit
-priority is below the highest pending entity's), for every engine alike, as *costs* (lower is
-better, :data:`COST_TIERS`), computed from ``Result.victims``:
-
-``pdbViolations``           per PodDisruptionBudget, evicted matching pods (not already in
-                            ``status.disruptedPods``) beyond ``status.disruptionsAllowed``
-``victims[p=<priority>]``   victim pods at each unit priority, highest priority first (one victim
-                            of a higher priority costs more than any number of lower ones)
-``brokenGroups``            gangs (and ``disruptionMode: all`` groups) that lose at least one pod
-``victims``                 victim pods in all
-
-Engines may append lower tiers of their own (the exact engine's tie-break), which :func:`compare`
-ignores unless both results carry them.
+The objective tiers (names, order, how each is computed) are defined once, in
+:mod:`gangplan.models.objective`; this module puts them into ``Result.objective`` and re-exports
+their names for its callers.
 """
 
 from __future__ import annotations
@@ -34,20 +17,24 @@ from typing import Any
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import EntityKey
+from gangplan.models.objective import (
+    ADMITTED_PREFIX,
+    BROKEN_GROUPS,
+    PDB_VIOLATIONS,
+    PLACED,
+    VICTIM_PODS,
+    VICTIMS_PREFIX,
+    admitted_entities,
+    compare,
+    disruption,
+    group_placed_counts,
+    is_cost,
+    objective,
+    pdb_violations,
+    victim_priorities,
+)
 from gangplan.models.result import CompositeOutcome, GroupOutcome, PodOutcome, Result, Status
 from gangplan.models.trace import ExactTrace, GreedyTrace
-
-ADMITTED_PREFIX = "admitted[p="
-PLACED = "placed"
-PDB_VIOLATIONS = "pdbViolations"
-VICTIMS_PREFIX = "victims[p="
-BROKEN_GROUPS = "brokenGroups"
-VICTIM_PODS = "victims"
-
-
-def is_cost(tier: str) -> bool:
-    """Disruption tiers are costs: lower is better."""
-    return tier in (PDB_VIOLATIONS, BROKEN_GROUPS, VICTIM_PODS) or tier.startswith(VICTIMS_PREFIX)
 
 
 def entity_of(cluster: Cluster, pod_key: str) -> EntityKey:
@@ -57,99 +44,6 @@ def entity_of(cluster: Cluster, pod_key: str) -> EntityKey:
 
 def entity_priority(cluster: Cluster, entity: EntityKey) -> int:
     return cluster.groups.entity_priority(entity)
-
-
-def group_placed_counts(cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()) -> tuple[dict[str, int], dict[str, int]]:
-    """PodGroup key -> pods on nodes after the run, and -> pods newly placed."""
-    gone = set(victims)
-    tree = cluster.groups
-    placed: dict[str, int] = defaultdict(int)
-    newly: dict[str, int] = defaultdict(int)
-    for p in cluster.bound_pods:
-        if p.group_key in tree and p.key not in gone:
-            placed[p.group_key] += 1
-    for key in placements:
-        g = cluster.pod_by_key[key].group_key
-        if g in tree:
-            placed[g] += 1
-            newly[g] += 1
-    return placed, newly
-
-
-def admitted_entities(cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()) -> set[EntityKey]:
-    """Entities with at least one newly placed pod whose group rules hold (root Success)."""
-    placed, _ = group_placed_counts(cluster, placements, victims)
-    tree = cluster.groups
-    out = set()
-    for key in placements:
-        ent = entity_of(cluster, key)
-        if ent.is_pod or tree.satisfied(ent.key, placed):
-            out.add(ent)
-    return out
-
-
-def objective(cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()) -> dict[str, float]:
-    """The shared objective tiers (see the module docstring)."""
-    victims = list(victims)
-    prios = sorted({entity_priority(cluster, entity_of(cluster, p.key)) for p in cluster.pending_pods}, reverse=True)
-    counts: dict[int, int] = {pr: 0 for pr in prios}
-    for ent in admitted_entities(cluster, placements, victims):
-        counts[entity_priority(cluster, ent)] += 1
-    out: dict[str, float] = {f"{ADMITTED_PREFIX}{pr}]": float(counts[pr]) for pr in prios}
-    out[PLACED] = float(len(placements))
-    out.update(disruption(cluster, victims))
-    return out
-
-
-def victim_priorities(cluster: Cluster) -> list[int]:
-    """Unit priorities of the bound pods a pending entity could evict (strictly lower than the
-    highest pending entity priority), highest first; empty when nothing could be a victim."""
-    tree = cluster.groups
-    pending = [tree.entity_priority(tree.entity_of(p)) for p in cluster.pending_pods]
-    if not pending:
-        return []
-    top = max(pending)
-    return sorted({pr for p in cluster.bound_pods if (pr := tree.unit_priority(p)) < top}, reverse=True)
-
-
-def disruption(cluster: Cluster, victims: Iterable[str]) -> dict[str, float]:
-    """The disruption tiers (costs) of evicting ``victims``; empty without potential victims."""
-    prios = victim_priorities(cluster)
-    if not prios:
-        return {}
-    tree = cluster.groups
-    gone = [cluster.pod_by_key[k] for k in sorted(set(victims)) if k in cluster.pod_by_key]
-    out: dict[str, float] = {PDB_VIOLATIONS: float(pdb_violations(cluster, gone))}
-    for pr in prios:
-        out[f"{VICTIMS_PREFIX}{pr}]"] = float(sum(1 for p in gone if tree.unit_priority(p) == pr))
-    out[BROKEN_GROUPS] = float(len(tree.broken_groups(gone)))
-    out[VICTIM_PODS] = float(len(gone))
-    return out
-
-
-def pdb_violations(cluster: Cluster, gone: Iterable) -> int:
-    """Per PDB, evicted matching pods beyond ``status.disruptionsAllowed`` (pods already listed in
-    ``status.disruptedPods`` do not count again), summed."""
-    from gangplan.predicates import selector_matches
-
-    gone = list(gone)
-    total = 0
-    for pdb in cluster.pdbs:
-        hit = sum(1 for p in gone if p.namespace == pdb.namespace and p.name not in pdb.disrupted_pods
-                  and pdb.selector is not None and selector_matches(pdb.selector, p.labels))
-        total += max(0, hit - pdb.disruptions_allowed)
-    return total
-
-
-def compare(a: Mapping[str, float], b: Mapping[str, float]) -> int:
-    """Lexicographic comparison of two objectives over the tiers both carry: -1, 0 or 1 (1: ``a``
-    is better). Cost tiers (:func:`is_cost`) count lower as better."""
-    keys = [k for k in a if k in b]
-    for k in keys:
-        if a[k] != b[k]:
-            better = a[k] < b[k] if is_cost(k) else a[k] > b[k]
-            return 1 if better else -1
-    return 0
 
 
 def _domain(cluster: Cluster, topology_key: str | None, nodes: Iterable[str]) -> str | None:
@@ -277,3 +171,10 @@ def _default_group_reason(cluster: Cluster, gkey: str, newly: int) -> str:
     if newly == 0:
         return "no pod placed"
     return "group rules not met"
+
+
+__all__ = [
+    "ADMITTED_PREFIX", "BROKEN_GROUPS", "PDB_VIOLATIONS", "PLACED", "VICTIMS_PREFIX", "VICTIM_PODS",
+    "admitted_entities", "build_result", "compare", "composite_outcomes", "disruption", "entity_of", "entity_priority",
+    "group_placed_counts", "is_cost", "objective", "pdb_violations", "victim_priorities",
+]

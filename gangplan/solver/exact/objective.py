@@ -1,7 +1,7 @@
 """The lexicographic objective, as named tiers (each a linear expression to maximise).
 
-Tiers, highest first, the first ones exactly the shared tiers of
-:func:`gangplan.solver.outcome.objective` so that the two engines compare on equal terms:
+Tiers, highest first, the first ones exactly the shared tiers named, ordered and computed in
+:mod:`gangplan.models.objective`, so that the two engines compare on equal terms:
 
 ``admitted[p=P]``  root entities admitted at priority P (groups: ``act`` of the root; single pods:
                    their count), one tier per priority present among pending pods, highest first.
@@ -27,13 +27,13 @@ from __future__ import annotations
 import numpy as np
 from ortools.sat.python import cp_model
 
+from gangplan.models.objective import PLACED, admitted_priorities, admitted_tier
 from gangplan.models.well_known import GPU
 from gangplan.solver.exact.family import Outputs
 from gangplan.solver.exact.gang import Admission
 from gangplan.solver.exact.locality import COMPACT, Locality
 from gangplan.solver.exact.preemption import disruption_tiers
 from gangplan.solver.exact.variables import Counts, ExactModel, Tier
-from gangplan.solver.outcome import ADMITTED_PREFIX, PLACED, entity_of, entity_priority
 
 GPUS, TIEBREAK = "gpus", "tiebreak"
 OBJECTIVES = ("default", "gpus", COMPACT)
@@ -46,8 +46,7 @@ def build_tiers(em: ExactModel, outputs: Outputs, objective: str) -> list[Tier]:
         raise ValueError(f"objective must be one of {OBJECTIVES}, not {objective!r}")
     admitted = outputs.get(Admission).roots
     inst, cluster = em.inst, em.inst.cluster
-    prios = sorted({entity_priority(cluster, entity_of(cluster, p.key)) for p in cluster.pending_pods}, reverse=True)
-    tiers = [_admitted_tier(em, admitted, pr) for pr in prios]
+    tiers = [_admitted_tier(em, admitted, pr) for pr in admitted_priorities(cluster)]
     if objective == "gpus":
         tiers.append(_weighted_tier(em, GPUS, [int(c.rep.requests.get(GPU, 0)) for c in inst.classes]))
     tiers.append(_weighted_tier(em, PLACED, [1] * len(inst.classes)))
@@ -76,7 +75,7 @@ def _admitted_tier(em: ExactModel, admitted: dict[str, cp_model.IntVar], prio: i
         return groups + sum(cnt.total(c) for c in singles)
 
     upper = len(roots) + sum(inst.classes[c].size for c in singles)
-    return Tier(f"{ADMITTED_PREFIX}{prio}]", cp_model.LinearExpr.sum(terms), value, upper)
+    return Tier(admitted_tier(prio), cp_model.LinearExpr.sum(terms), value, upper)
 
 
 def _root_priority(em: ExactModel, root: str) -> int:

@@ -53,13 +53,18 @@ import math
 from ortools.sat.python import cp_model
 
 from gangplan.models.groups import EntityKey
-from gangplan.predicates import selector_matches
+from gangplan.models.objective import (
+    BROKEN_GROUPS,
+    PDB_VIOLATIONS,
+    VICTIM_PODS,
+    pdb_counts,
+    victims_tier,
+)
 from gangplan.solver.exact.family import BuildContext, Family
 from gangplan.solver.exact.gang import Admission
 from gangplan.solver.exact.names import PREEMPTION
 from gangplan.solver.exact.variables import ExactModel, Tier
 from gangplan.solver.exact.victims import preemptors
-from gangplan.solver.outcome import BROKEN_GROUPS, PDB_VIOLATIONS, VICTIM_PODS, VICTIMS_PREFIX
 
 
 # ---- model --------------------------------------------------------------------------------------
@@ -136,8 +141,7 @@ def disruption_tiers(em: ExactModel) -> list[Tier]:
     tiers = []
     viols, viol_upper = [], 0
     for pdb in inst.cluster.pdbs:
-        per_unit = [sum(1 for p in u.pods if p.namespace == pdb.namespace and p.name not in pdb.disrupted_pods
-                        and selector_matches(pdb.selector, p.labels)) for u in inst.units]
+        per_unit = [sum(1 for p in u.pods if pdb_counts(pdb, p)) for u in inst.units]
         worst = sum(per_unit) - pdb.disruptions_allowed
         if worst <= 0:
             continue
@@ -157,7 +161,7 @@ def disruption_tiers(em: ExactModel) -> list[Tier]:
         sizes = {i: len(inst.units[i].pods) for i in idx}
         upper = sum(sizes.values())
         expr = upper - cp_model.LinearExpr.weighted_sum([em.evict[i] for i in idx], [sizes[i] for i in idx])
-        tiers.append(Tier(f"{VICTIMS_PREFIX}{prio}]", expr,
+        tiers.append(Tier(victims_tier(prio), expr,
                           lambda cnt, s=sizes, up=upper: up - sum(k for i, k in s.items() if i in cnt.evicted), upper,
                           cost=True))
     tiers += _broken_groups_tier(em)

@@ -72,12 +72,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gangplan.models.groups import EntityKey, VictimUnit, parse_timestamp
+from gangplan.models.objective import pdb_counts
 from gangplan.models.objects import NEVER, Pod, PodDisruptionBudget
 from gangplan.models.preemption import FAR_FUTURE, pick_key
 from gangplan.models.preemption import pick_one_node as choose_node
 from gangplan.models.trace import NodeVictims, PodPreemption, WorkloadPreemption
 from gangplan.models.version import NEWEST, KubeVersion, placement_groups_preempt, rerun_reprieve
-from gangplan.predicates import selector_matches
 from gangplan.solver.greedy.framework import (
     Code,
     CycleState,
@@ -154,9 +154,7 @@ def classify_pdb(units: list[VictimUnit], pdbs: tuple[PodDisruptionBudget, ...])
 
     def violating(pod: Pod) -> bool:
         for i, pdb in enumerate(pdbs):
-            if pdb.namespace != pod.namespace or not selector_matches(pdb.selector, pod.labels):
-                continue
-            if pod.name in pdb.disrupted_pods:
+            if not pdb_counts(pdb, pod):
                 continue
             allowed[i] -= 1
             if allowed[i] < 0:

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.documents import SamplesDocument
+from gangplan.models.objective import admitted_entities, compare
 from gangplan.models.result import Result
-from gangplan.solver.outcome import admitted_entities, compare
 
 SAMPLE_TIE_BREAK = "random"
 
@@ -29,7 +29,7 @@ class Samples:
     kube_version: str
     admitted: dict[str, int]
     """Root group key -> runs that admit it (every pending root group, 0 included; admission as
-    the objective counts it, :func:`gangplan.solver.outcome.admitted_entities`)."""
+    the objective counts it, :func:`gangplan.models.objective.admitted_entities`)."""
     placed: dict[str, int]
     """Pending single pod key -> runs that place it."""
     results: list[Result] = field(default_factory=list, repr=False)

@@ -1,0 +1,173 @@
+"""The objective tiers: their names, their order and how each is computed, written once.
+
+Both engines, the validator's callers, the Result assembly (:mod:`gangplan.solver.outcome`), the
+diff and the greedy sampler read this module; the exact engine builds one CP-SAT expression per
+tier named here (:mod:`gangplan.solver.exact.objective`, :mod:`gangplan.solver.exact.preemption`).
+
+Tiers, highest first (``Result.objective`` keeps this order):
+
+``admitted[p=<priority>]``  entities admitted at each priority, highest priority first. An entity is
+                            a root group (a PodGroup without parent, or a root CompositePodGroup) or a
+                            single pod without a group. A higher priority always dominates a lower one.
+``placed``                  pending pods placed (extra pods past minCount included)
+
+The disruption tiers follow when the snapshot holds potential victims (bound pods whose unit
+priority is below the highest pending entity's), for every engine alike, as *costs* (lower is
+better, :func:`is_cost`), computed from ``Result.victims``:
+
+``pdbViolations``           per PodDisruptionBudget, evicted matching pods (not already in
+                            ``status.disruptedPods``) beyond ``status.disruptionsAllowed``
+``victims[p=<priority>]``   victim pods at each unit priority, highest priority first (one victim
+                            of a higher priority costs more than any number of lower ones)
+``brokenGroups``            gangs (and ``disruptionMode: all`` groups) that lose at least one pod
+                            (:meth:`GroupTree.broken_groups`)
+``victims``                 victim pods in all
+
+Engines may append lower tiers of their own (the exact engine's ``gpus``, ``topology``,
+``spread`` and ``tiebreak``), which :func:`compare` ignores unless both results carry them.
+
+>>> admitted_tier(100), victims_tier(0), is_cost(victims_tier(0)), is_cost(PLACED)
+('admitted[p=100]', 'victims[p=0]', True, False)
+>>> compare({PLACED: 2.0, VICTIM_PODS: 1.0}, {PLACED: 2.0, VICTIM_PODS: 0.0})
+-1
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+
+from gangplan.models.cluster import Cluster
+from gangplan.models.groups import EntityKey
+from gangplan.models.objects import Pod, PodDisruptionBudget
+from gangplan.predicates.labels import selector_matches
+
+ADMITTED_PREFIX = "admitted[p="
+PLACED = "placed"
+PDB_VIOLATIONS = "pdbViolations"
+VICTIMS_PREFIX = "victims[p="
+BROKEN_GROUPS = "brokenGroups"
+VICTIM_PODS = "victims"
+
+
+def admitted_tier(priority: int) -> str:
+    """The name of the tier counting entities admitted at ``priority``."""
+    return f"{ADMITTED_PREFIX}{priority}]"
+
+
+def victims_tier(priority: int) -> str:
+    """The name of the cost tier counting victim pods of unit priority ``priority``."""
+    return f"{VICTIMS_PREFIX}{priority}]"
+
+
+def is_cost(tier: str) -> bool:
+    """Disruption tiers are costs: lower is better."""
+    return tier in (PDB_VIOLATIONS, BROKEN_GROUPS, VICTIM_PODS) or tier.startswith(VICTIMS_PREFIX)
+
+
+def compare(a: Mapping[str, float], b: Mapping[str, float]) -> int:
+    """Lexicographic comparison of two objectives over the tiers both carry: -1, 0 or 1 (1: ``a``
+    is better). Cost tiers (:func:`is_cost`) count lower as better."""
+    keys = [k for k in a if k in b]
+    for k in keys:
+        if a[k] != b[k]:
+            better = a[k] < b[k] if is_cost(k) else a[k] > b[k]
+            return 1 if better else -1
+    return 0
+
+
+# ---- the admission tiers ------------------------------------------------------------------------
+def admitted_priorities(cluster: Cluster) -> list[int]:
+    """The priorities of the ``admitted[p=P]`` tiers: every pending entity's, highest first."""
+    tree = cluster.groups
+    return sorted({tree.entity_priority(tree.entity_of(p)) for p in cluster.pending_pods}, reverse=True)
+
+
+def group_placed_counts(cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()) -> tuple[dict[str, int], dict[str, int]]:
+    """PodGroup key -> pods on nodes after the run, and -> pods newly placed."""
+    gone = set(victims)
+    tree = cluster.groups
+    placed: dict[str, int] = defaultdict(int)
+    newly: dict[str, int] = defaultdict(int)
+    for p in cluster.bound_pods:
+        if p.group_key in tree and p.key not in gone:
+            placed[p.group_key] += 1
+    for key in placements:
+        g = cluster.pod_by_key[key].group_key
+        if g in tree:
+            placed[g] += 1
+            newly[g] += 1
+    return placed, newly
+
+
+def admitted_entities(cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()) -> set[EntityKey]:
+    """Entities with at least one newly placed pod whose group rules hold (root Success)."""
+    placed, _ = group_placed_counts(cluster, placements, victims)
+    tree = cluster.groups
+    out = set()
+    for key in placements:
+        ent = tree.entity_of(cluster.pod_by_key[key])
+        if ent.is_pod or tree.satisfied(ent.key, placed):
+            out.add(ent)
+    return out
+
+
+def objective(cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()) -> dict[str, float]:
+    """The shared objective tiers (see the module docstring)."""
+    victims = list(victims)
+    tree = cluster.groups
+    prios = admitted_priorities(cluster)
+    counts: dict[int, int] = {pr: 0 for pr in prios}
+    for ent in admitted_entities(cluster, placements, victims):
+        counts[tree.entity_priority(ent)] += 1
+    out: dict[str, float] = {admitted_tier(pr): float(counts[pr]) for pr in prios}
+    out[PLACED] = float(len(placements))
+    out.update(disruption(cluster, victims))
+    return out
+
+
+# ---- the disruption tiers -----------------------------------------------------------------------
+def victim_priorities(cluster: Cluster) -> list[int]:
+    """Unit priorities of the bound pods a pending entity could evict (strictly lower than the
+    highest pending entity priority), highest first; empty when nothing could be a victim."""
+    tree = cluster.groups
+    pending = [tree.entity_priority(tree.entity_of(p)) for p in cluster.pending_pods]
+    if not pending:
+        return []
+    top = max(pending)
+    return sorted({pr for p in cluster.bound_pods if (pr := tree.unit_priority(p)) < top}, reverse=True)
+
+
+def disruption(cluster: Cluster, victims: Iterable[str]) -> dict[str, float]:
+    """The disruption tiers (costs) of evicting ``victims``; empty without potential victims."""
+    prios = victim_priorities(cluster)
+    if not prios:
+        return {}
+    tree = cluster.groups
+    gone = [cluster.pod_by_key[k] for k in sorted(set(victims)) if k in cluster.pod_by_key]
+    out: dict[str, float] = {PDB_VIOLATIONS: float(pdb_violations(cluster, gone))}
+    for pr in prios:
+        out[victims_tier(pr)] = float(sum(1 for p in gone if tree.unit_priority(p) == pr))
+    out[BROKEN_GROUPS] = float(len(tree.broken_groups(gone)))
+    out[VICTIM_PODS] = float(len(gone))
+    return out
+
+
+def pdb_counts(pdb: PodDisruptionBudget, pod: Pod) -> bool:
+    """Evicting ``pod`` uses one of ``pdb``'s disruptions: the pod is in the PDB's namespace, its
+    selector matches the pod, and the pod is not already in ``status.disruptedPods``."""
+    return pod.namespace == pdb.namespace and pod.name not in pdb.disrupted_pods and selector_matches(pdb.selector, pod.labels)
+
+
+def pdb_violations(cluster: Cluster, gone: Iterable[Pod]) -> int:
+    """Per PDB, evicted matching pods (:func:`pdb_counts`) beyond ``status.disruptionsAllowed``,
+    summed."""
+    gone = list(gone)
+    return sum(max(0, sum(1 for p in gone if pdb_counts(pdb, p)) - pdb.disruptions_allowed) for pdb in cluster.pdbs)
+
+
+__all__ = [
+    "ADMITTED_PREFIX", "BROKEN_GROUPS", "PDB_VIOLATIONS", "PLACED", "VICTIMS_PREFIX", "VICTIM_PODS",
+    "admitted_entities", "admitted_priorities", "admitted_tier", "compare", "disruption", "group_placed_counts",
+    "is_cost", "objective", "pdb_counts", "pdb_violations", "victim_priorities", "victims_tier",
+]
