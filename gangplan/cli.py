@@ -482,7 +482,7 @@ def diff(
         from gangplan.io.plan import script_path, write_plan
 
         try:
-            written = write_plan(d.optimal, plan, nominate=nominate)
+            written = write_plan(d.optimal, plan, nominate=nominate, cluster=cluster)
         except OSError as e:
             raise _bad_input(SnapshotError(str(plan), f"cannot write: {e.strerror or e}")) from None
     if as_json:
@@ -692,6 +692,7 @@ def generate(
     gang_size: Annotated[list[int] | None, typer.Option("--gang-size", help="Pods per gang to draw from (repeatable; shape default when omitted).")] = None,
     topology_key: Annotated[str | None, typer.Option("--topology-key", help="Label key every gang must stay inside (shape default when omitted).")] = None,
     unconstrained: Annotated[bool, typer.Option("--unconstrained", help="Generate gangs without a topology constraint.")] = False,
+    dra: Annotated[bool, typer.Option("--dra", help="GPUs as NVIDIA's DRA driver publishes them (ResourceSlices, DeviceClasses, nvidia.com/gpu served by KEP-5004); gb200-nvl72 also gets a ComputeDomain channel per node and a channel claim on every gang pod (docs/explanation/dra.md).")] = False,
 ) -> None:
     """Generate a cluster with existing load and pending rack/NVLink-constrained gangs."""
     from gangplan.bench.builders import to_cluster
@@ -705,7 +706,13 @@ def generate(
         objects = generate_shape(shape, nodes=nodes, utilisation=utilisation, seed=seed, gangs=gangs, **options)
     except ValueError as e:
         raise _bad_input(str(e)) from e
-    header = f"gangplan generate {shape} --nodes {nodes} --utilisation {utilisation} --seed {seed} --gangs {gangs}"
+    if dra:
+        from gangplan.bench.dra_gpu import to_dra
+
+        if shape == "scheduler-perf-tas":
+            raise _bad_input("--dra needs a GPU shape (gb200-nvl72, dgx-h100-superpod)")
+        objects = to_dra(objects, model="GB200" if shape == "gb200-nvl72" else "H100", channels=shape == "gb200-nvl72")
+    header = f"gangplan generate {shape} --nodes {nodes} --utilisation {utilisation} --seed {seed} --gangs {gangs}" + (" --dra" if dra else "")
     try:
         write_snapshot(objects, out_path, header=header)
     except SnapshotError as e:

@@ -16,9 +16,26 @@ What the API server takes, per the upstream types (kubernetes/kubernetes
   so ``--nominate`` writes ``kubectl patch pod <name> -n <ns> --subresource=status`` lines
   instead of Bindings and leaves the binding to kube-scheduler.
 
+* **resource.k8s.io/v1 ResourceClaim** (``resource/v1/types.go``): with DRA, every claim the plan
+  allocates (``Result`` ``pods[].claims``) is written to ``<stem>.claims.yaml`` beside
+  ``plan.yaml`` with ``status.allocation`` as kube-scheduler's DynamicResources PreBind writes it
+  (``pkg/scheduler/framework/plugins/dynamicresources``; the allocator's result building in
+  ``staging/src/k8s.io/dynamic-resource-allocation/structured/internal/stable/allocator_stable.go``):
+  ``devices.results[]`` {request, driver, pool, device} in request order and, as every device
+  gangplan allocates is node-local, ``nodeSelector`` with one ``matchFields`` term
+  ``metadata.name In [<node>]``; and ``status.reservedFor`` [{resource: pods, name, uid}] with
+  its pods. A claim the snapshot does not hold (the claim the resourceclaim controller would make
+  from a template, or the ``<pod>-extended-resources`` claim kube-scheduler makes for KEP-5004
+  extended resources) is created first when the cluster lacks it; ``status`` is then patched
+  through the status subresource. Extended-resource requests are named as upstream's
+  ``createDeviceRequests`` does (``container-<i>-request-<j>``) for a pod with one container.
+  Loading the snapshot with ``<stem>.claims.yaml`` and the bound pods gives a snapshot where those
+  devices are in use.
+
 Order in ``plan.sh``: evictions first, then a ``kubectl wait --for=delete`` per victim (a binding
-to a node whose victims still run would be refused by the kubelet's admission), then the bindings
-(or nominations). Every pod gets a Binding, or with ``nominate`` a status patch, whether or not
+to a node whose victims still run would be refused by the kubelet's admission), then the claims'
+allocations (as PreBind, before binding), then the bindings (or nominations; with ``nominate``
+kube-scheduler allocates, so no claim is written). Every pod gets a Binding, or with ``nominate`` a status patch, whether or not
 the engine marked it ``nominated``: nominations appear only with ``nominate``.
 """
 
@@ -69,19 +86,99 @@ class Plan:
     evictions: list[str] = field(default_factory=list)
     bindings: list[tuple[str, str]] = field(default_factory=list)
     nominations: list[tuple[str, str]] = field(default_factory=list)
+    claims: list[dict] = field(default_factory=list)
+    """The ResourceClaims the plan allocates, with ``status`` (``<stem>.claims.yaml``)."""
 
     def objects(self) -> list[dict]:
         """The ``plan.yaml`` documents: one Binding per pod placed (none with ``nominate``)."""
         return [binding(k, n) for k, n in self.bindings]
 
 
-def make_plan(result: Result, *, nominate: bool = False) -> Plan:
+EXTENDED_CLAIM_ANNOTATION = "resource.kubernetes.io/extended-resource-claim"
+POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+
+
+def node_selector(node: str) -> dict:
+    """``status.allocation.nodeSelector`` of a claim whose devices are local to ``node``."""
+    return {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+
+
+def _spec(requests, names: dict[str, str] | None = None) -> dict:
+    out = []
+    for r in requests:
+        exactly: dict = {"deviceClassName": r.device_class, "allocationMode": "ExactCount", "count": r.count}
+        if r.selectors:
+            exactly["selectors"] = [{"cel": {"expression": e}} for e in r.selectors]
+        out.append({"name": (names or {}).get(r.name, r.name), "exactly": exactly})
+    return {"devices": {"requests": out}}
+
+
+def claim_objects(result: Result, cluster=None) -> list[dict]:
+    """The ResourceClaims ``result`` allocates, with ``status.allocation`` and ``status.reservedFor``
+    (sorted by namespace and name). ``cluster``: the snapshot, for the claims' specs, the pods'
+    uids and which claims it already holds; without it the objects carry ``status`` only."""
+    dra = getattr(cluster, "dra", None)
+    pods = cluster.pod_by_key if cluster is not None else {}
+    claims: dict[tuple[str, str], dict] = {}
+    for key, o in sorted(result.pods.items()):
+        if o.node is None or not o.claims:
+            continue
+        ns, pod_name = _split(key)
+        pod = pods.get(key)
+        uid = getattr(pod, "uid", "") or ""
+        for c in o.claims:
+            got = claims.get((ns, c.claim))
+            if got is None:
+                got = claims[(ns, c.claim)] = {"node": o.node, "pods": [], "results": [], "first": (pod_name, pod)}
+            if (pod_name, uid) not in got["pods"]:
+                got["pods"].append((pod_name, uid))
+            if len(got["pods"]) == 1:
+                got["results"].append({"request": c.request, "driver": c.driver, "pool": c.pool, "device": c.device})
+    out = []
+    for (ns, name), got in sorted(claims.items()):
+        pod_name, pod = got["first"]
+        meta: dict = {"name": name, "namespace": ns}
+        obj: dict = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": meta}
+        results = got["results"]
+        owner = {"apiVersion": "v1", "kind": "Pod", "name": pod_name, **({"uid": pod.uid} if getattr(pod, "uid", "") else {}),
+                 "controller": True, "blockOwnerDeletion": True}
+        full = f"{ns}/{name}"
+        if name == f"{pod_name}-extended-resources" and dra and full not in dra.claims:
+            # KEP-5004: kube-scheduler's claim (generateName <pod>-extended-resources-), requests
+            # container-<i>-request-<j> (one container: j = the resource's index in its sorted requests).
+            meta["annotations"] = {EXTENDED_CLAIM_ANNOTATION: "true"}
+            meta["ownerReferences"] = [owner]
+            keys = sorted(pod.requests) if pod is not None else []
+            names = {r["request"]: f"container-0-request-{keys.index(r['request']) if r['request'] in keys else 0}" for r in results}
+            reqs = []
+            for r in results:
+                r["request"] = names[r["request"]]
+            for res, rname in names.items():
+                count = sum(1 for r in results if r["request"] == rname)
+                reqs.append({"name": rname, "exactly": {"deviceClassName": dra.extended.get(res, ""), "allocationMode": "ExactCount", "count": count}})
+            obj["spec"] = {"devices": {"requests": sorted(reqs, key=lambda r: r["name"])}}
+        elif dra and full in dra.claims:
+            claim = dra.claims[full]
+            obj["spec"] = _spec(claim.requests)
+            if name.startswith(f"{pod_name}-") and len(got["pods"]) == 1 and pod is not None:  # the claim the resourceclaim controller makes from the pod's template
+                meta["annotations"] = {POD_CLAIM_NAME_ANNOTATION: name[len(pod_name) + 1:]}
+                meta["ownerReferences"] = [owner]
+        obj["status"] = {
+            "allocation": {"devices": {"results": results}, "nodeSelector": node_selector(got["node"])},
+            "reservedFor": [{"resource": "pods", "name": p, **({"uid": u} if u else {})} for p, u in got["pods"]],
+        }
+        out.append(obj)
+    return out
+
+
+def make_plan(result: Result, *, nominate: bool = False, cluster=None) -> Plan:
     placed = sorted((k, o.node) for k, o in result.pods.items() if o.node is not None)
     plan = Plan(evictions=sorted(result.victims))
     if nominate:
         plan.nominations = placed
     else:
         plan.bindings = placed
+        plan.claims = claim_objects(result, cluster)
     return plan
 
 
@@ -125,6 +222,20 @@ def plan_script(result: Result, plan: Plan, yaml_name: str) -> str:
             lines.append(f"kubectl wait --for=delete pod/{q(name)} -n {q(ns)} --timeout={WAIT_TIMEOUT}")
         lines.append("")
     step = 2 if plan.evictions else 1
+    if plan.claims:
+        lines.append(f"# {step}. allocate {len(plan.claims)} ResourceClaim(s) as kube-scheduler's DynamicResources PreBind does "
+                     f"(created first when the cluster lacks them; status subresource; {claims_name(yaml_name)} lists them)")
+        for obj in plan.claims:
+            meta = obj["metadata"]
+            name, ns = q(meta["name"]), q(meta["namespace"])
+            if "spec" in obj:
+                body = json.dumps({k: v for k, v in obj.items() if k != "status"}, separators=(",", ":"))
+                lines.append(f"kubectl get resourceclaim {name} -n {ns} >/dev/null 2>&1 || kubectl create -f - <<'EOF'")
+                lines.append(body)
+                lines.append("EOF")
+            patch = json.dumps({"status": obj["status"]}, separators=(",", ":"))
+            lines.append(f"kubectl patch resourceclaim {name} -n {ns} --subresource=status --type=merge -p {q(patch)}")
+        step += 1
     if plan.bindings:
         lines.append(f"# {step}. bind {len(plan.bindings)} pending pod(s) (core/v1 Binding)")
         lines.append(f"kubectl create -f {q(yaml_name)}")
@@ -146,12 +257,27 @@ def script_path(path: str | Path) -> Path:
     return p.with_name(p.stem + ".sh") if p.suffix else p.with_name(p.name + ".sh")
 
 
-def write_plan(result: Result, path: str | Path, *, nominate: bool = False) -> Plan:
-    """Write ``path`` (the Bindings, multi-document YAML) and the script beside it; returns the plan."""
-    plan = make_plan(result, nominate=nominate)
+def claims_path(path: str | Path) -> Path:
+    """``<stem>.claims.yaml`` beside ``plan.yaml``: the ResourceClaims the plan allocates."""
+    p = Path(path)
+    return p.with_name((p.stem if p.suffix else p.name) + ".claims.yaml")
+
+
+def claims_name(yaml_name: str) -> str:
+    return claims_path(yaml_name).name
+
+
+def write_plan(result: Result, path: str | Path, *, nominate: bool = False, cluster=None) -> Plan:
+    """Write ``path`` (the Bindings, multi-document YAML) and the script beside it, and with DRA
+    claims ``<stem>.claims.yaml`` (``cluster``: the snapshot, for the claims' specs); returns the plan."""
+    plan = make_plan(result, nominate=nominate, cluster=cluster)
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(plan_yaml(result, plan))
+    if plan.claims:
+        header = (f"gangplan plan from the {result.engine} engine for {result.snapshot or 'snapshot'}: {len(plan.claims)} "
+                  f"resource.k8s.io/v1 ResourceClaim(s) with status.allocation as kube-scheduler writes it; {script_path(p).name} applies them")
+        claims_path(p).write_text(dump_snapshot(plan.claims, header))
     sh = script_path(p)
     sh.write_text(plan_script(result, plan, p.name))
     sh.chmod(0o755)
