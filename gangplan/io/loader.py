@@ -24,7 +24,7 @@ import yaml
 
 from gangplan.dra import parse as dra_parse
 from gangplan.dra.build import build_state
-from gangplan.io import foreign, kai_snapshot, schema
+from gangplan.io import foreign, kai_snapshot, schema, yamlfast
 from gangplan.io.config import parse_scheduler_config
 from gangplan.io.errors import SnapshotError
 from gangplan.io.fields import Ctx
@@ -131,7 +131,9 @@ def read_documents(path: Path) -> list[Any]:
         except ValueError as e:  # e.g. an integer longer than Python's conversion limit
             raise SnapshotError(name, f"invalid JSON: {e}") from None
     try:
-        return [d for d in yaml.load_all(text, Loader=_YamlLoader)]
+        # Built from libyaml events (same objects); on anything unusual or wrong, PyYAML's full
+        # loader reads the text again and raises its error, at its line.
+        return yamlfast.load_all(text, _YamlLoader)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -609,7 +611,9 @@ def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion |
     groups = {**groups, **v1alpha1_groups}
     profile = b.profile or SchedulerProfile()
     pdbs = tuple(pdb if has else _pdb_with_status(pdb, pods) for pdb, has in b.pdbs.values())
-    gated = {**gate(pods, GroupTree.build(pods, groups, cpgs, profile=profile), profile), **held}
+    # The forest is built once: gating reads its structure, cluster.groups validates it below.
+    forest = GroupTree.build(pods, groups, cpgs, validate=False)
+    gated = {**gate(pods, forest, profile), **held}
     dra = None
     if b.dra_objects or any((raw.get("spec") or {}).get("resourceClaims") for _, raw, _ in b.pods.values()):
         by_key = {p.key: p for p in pods}
@@ -634,7 +638,11 @@ def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion |
         api_versions=dict(sorted(b.api_versions.items())),
         dra=dra if dra else None,
     )
-    cluster.groups  # noqa: B018  (built once here: hierarchy validation runs at load time)
+    # Validated here, so that hierarchy validation runs at load time; the forest is the one above
+    # (the Cluster holds the objects it was given: the comparison is one of identities).
+    if cluster.pods == tuple(pods) and cluster.pod_groups == groups and cluster.composite_pod_groups == cpgs:
+        cluster.__dict__["groups"] = cluster.validated_groups(forest)
+    cluster.groups  # noqa: B018
     return cluster
 
 
