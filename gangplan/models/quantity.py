@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 import re
 from fractions import Fraction
+from functools import lru_cache
 
 __all__ = ["QuantityError", "parse_quantity", "to_scheduler_int", "format_quantity"]
 
@@ -76,6 +77,13 @@ def parse_quantity(value: str | int | float) -> Fraction:
         return Fraction(repr(value))
     if not isinstance(value, str):
         raise QuantityError(f"expected a quantity string or number, got {type(value).__name__}")
+    return _parse_text(value)
+
+
+@lru_cache(maxsize=8192)
+def _parse_text(value: str) -> Fraction:
+    """:func:`parse_quantity` of a string, once per distinct string (a snapshot repeats a few
+    dozen quantities thousands of times; a Fraction is immutable, an error is raised each time)."""
     text = value.strip()
     m = _QUANTITY_RE.fullmatch(text)
     if not m:
@@ -104,12 +112,33 @@ def to_scheduler_int(resource: str, value: str | int | float) -> int:
     >>> to_scheduler_int("cpu", "100m"), to_scheduler_int("memory", "500M"), to_scheduler_int("cpu", "0.0001")
     (100, 500000000, 1)
     """
+    kind = type(value)
+    if kind is str:
+        key = (resource == "cpu", value)
+        hit = _SCHEDULER_INTS.get(key)
+        if hit is not None:
+            return hit
+    elif kind is int:  # cpu: 2, nvidia.com/gpu: 8 (a bool is not an int here: parse_quantity refuses it)
+        if value < 0:
+            raise QuantityError(f"quantity {value!r} is negative")
+        return value * 1000 if resource == "cpu" else value
     q = parse_quantity(value)
     if q < 0:
         raise QuantityError(f"quantity {value!r} is negative")
     if resource == "cpu":
         q = q * 1000
-    return math.ceil(q)
+    out = math.ceil(q)
+    if kind is str:
+        if len(_SCHEDULER_INTS) >= _CACHE_SIZE:
+            _SCHEDULER_INTS.clear()
+        _SCHEDULER_INTS[key] = out
+    return out
+
+
+_CACHE_SIZE = 8192
+_SCHEDULER_INTS: dict[tuple[bool, str], int] = {}
+"""(is cpu, quantity string) -> :func:`to_scheduler_int`: the string is parsed once per snapshot
+(the table is emptied when full; only valid quantities are kept)."""
 
 
 def format_quantity(resource: str, amount: int) -> str:
