@@ -156,8 +156,13 @@ class Cluster(BaseModel):
     def groups(self) -> GroupTree:
         """The group forest (:mod:`gangplan.models.groups`): the one place group structure,
         entities, victim units and hierarchy validation come from."""
+        return self.validated_groups(GroupTree.build(self.pods, self.pod_groups, self.composite_pod_groups, validate=False))
+
+    def validated_groups(self, structure: GroupTree) -> GroupTree:
+        """:attr:`groups` from a forest already built of this snapshot's pods and groups (the
+        loader's, which gated the pods with it): validated for the pods the scheduler queues."""
         queued = {p.key for p in self.pending_pods if p.key not in self.gated}
-        return GroupTree.build(self.pods, self.pod_groups, self.composite_pod_groups, profile=self.profile, queued=queued, version=self.kube_version)
+        return structure.validated(queued, self.profile, self.kube_version)
 
     def model_copy(self, *, update: dict | None = None, deep: bool = False) -> Cluster:
         """A copy with ``update`` applied; derived (cached) views are rebuilt, never copied."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 
@@ -159,15 +159,15 @@ class GroupTree:
     @classmethod
     def build(cls, pods: Iterable[Pod], pod_groups: Mapping[str, PodGroup],
               composites: Mapping[str, CompositePodGroup], *,
-              profile: SchedulerProfile | None = None, queued: set[str] | None = None, version: KubeVersion | None = None) -> GroupTree:
+              profile: SchedulerProfile | None = None, queued: set[str] | None = None, version: KubeVersion | None = None,
+              validate: bool = True) -> GroupTree:
         """The forest of ``pod_groups`` and ``composites`` with ``pods`` as leaf members.
 
         ``queued`` (pending pods the scheduler queues) and ``profile`` feed the pod checks of the
         validation; without them every pending pod counts as queued and the default profile is
-        assumed.
+        assumed. ``validate=False``: the structure only, no ``errors`` (:meth:`validated` adds
+        them later to the same structure).
         """
-        from gangplan.models.hierarchy import validate_hierarchies
-
         pods = tuple(pods)
         members: dict[str, list[Pod]] = defaultdict(list)
         for p in pods:
@@ -215,10 +215,17 @@ class GroupTree:
                 first.setdefault(roots_of[p.group_key], i)
         roots = sorted({n.root for n in nodes.values()}, key=lambda r: (first.get(r, len(pods)), r))
         tree = cls(nodes=nodes, roots=tuple(roots), pods={p.key: p for p in pods}, cycles=cycles)
+        return tree.validated(queued, profile, version) if validate else tree
+
+    def validated(self, queued: set[str] | None = None, profile: SchedulerProfile | None = None, version: KubeVersion | None = None) -> GroupTree:
+        """This forest with the hierarchy validation of ``queued`` pods under ``profile`` and
+        ``version`` in ``errors`` (the arguments as :meth:`build` takes them); the structure is shared."""
+        from gangplan.models.hierarchy import validate_hierarchies
+
         if queued is None:
-            queued = {p.key for p in pods if p.node_name is None}
-        errors = validate_hierarchies(tree, queued, profile or SchedulerProfile(), version or NEWEST)
-        object.__setattr__(tree, "errors", errors)
+            queued = {p.key for p in self.pods.values() if p.node_name is None}
+        tree = replace(self, errors={})
+        object.__setattr__(tree, "errors", validate_hierarchies(tree, queued, profile or SchedulerProfile(), version or NEWEST))
         return tree
 
     # ---- structure ---------------------------------------------------------------------------
