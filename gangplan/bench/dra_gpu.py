@@ -122,11 +122,14 @@ def channel_claim_template(name: str, namespace: str) -> Obj:
 def extended_claim(pod: Obj, node: str, devices: Sequence[str]) -> Obj:
     """The allocated ``<pod>-extended-resources`` claim of a bound pod holding ``devices`` of ``node``."""
     meta = pod["metadata"]
-    results = [{"request": "container-0-request-0", "driver": GPU_DRIVER, "pool": node, "device": d} for d in devices]
+    # upstream createDeviceRequests: container-<container index>-request-<index of the resource in the container's sorted requests>
+    keys = sorted(pod["spec"]["containers"][0].get("resources", {}).get("requests", {}))
+    request = f"container-0-request-{keys.index(GPU) if GPU in keys else 0}"
+    results = [{"request": request, "driver": GPU_DRIVER, "pool": node, "device": d} for d in devices]
     return {"apiVersion": RESOURCE_API, "kind": "ResourceClaim",
             "metadata": {"name": f"{meta['name']}-extended-resources", "namespace": meta["namespace"], "annotations": {EXTENDED_CLAIM_ANNOTATION: "true"},
                          "ownerReferences": [{"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "controller": True, "blockOwnerDeletion": True}]},
-            "spec": {"devices": {"requests": [{"name": "container-0-request-0", "exactly": {"deviceClassName": GPU_CLASS, "allocationMode": "ExactCount", "count": len(devices)}}]}},
+            "spec": {"devices": {"requests": [{"name": request, "exactly": {"deviceClassName": GPU_CLASS, "allocationMode": "ExactCount", "count": len(devices)}}]}},
             "status": {"allocation": {"devices": {"results": results},
                                       "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}},
                        "reservedFor": [{"resource": "pods", "name": meta["name"]}]}}
