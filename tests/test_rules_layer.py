@@ -146,3 +146,18 @@ def test_the_objective_tiers_are_defined_once_in_models() -> None:
     # the exact model's own tiers (its bound) carry the same names, in the same order
     assert [k for k in exact.bound if k in shared] == [k for k in shared if k in exact.bound]
     assert {"admitted[p=100]", "victims[p=0]", "brokenGroups", "victims"} <= set(exact.bound)
+
+
+def test_one_victim_unit_the_exact_units_and_the_diff_rows_are_built_from() -> None:
+    from gangplan.models.documents import VictimUnit as VictimRow
+    from gangplan.models.groups import VictimUnit
+    from gangplan.solver.exact.instance import build_instance
+
+    cluster = load_objects(_gang_victims())
+    inst = build_instance(cluster, preemption=True)
+    rules = {u.key: u for u in cluster.groups.victim_units(cluster.bound_pods)}
+    assert inst.units and all(isinstance(u, VictimUnit) for u in inst.units)
+    assert all(rules[u.key].pods == u.pods and rules[u.key].priority == u.priority for u in inst.units)
+    rows = [VictimRow.of(u) for u in rules.values()]
+    assert [(r.unit, r.kind, r.pods) for r in rows] == [("default/low-0", "Pod", ["default/low-0"]), ("default/low-1", "Pod", ["default/low-1"]),
+                                                          ("default/lone-a", "Pod", ["default/lone-a"]), ("default/lone-b", "Pod", ["default/lone-b"])]

@@ -22,13 +22,16 @@ generator parameters (as written in the suite file).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, RootModel
 
 from gangplan.models.base import Document
 from gangplan.models.replay import ReplaySummary
 from gangplan.models.result import Result, result_json_schema
+
+if TYPE_CHECKING:
+    from gangplan.models.groups import VictimUnit as GroupsVictimUnit
 
 SCHEMA_BASE = "https://gangplan.io/schemas"
 DIFF_SCHEMA_VERSION = 1
@@ -101,6 +104,14 @@ class VictimUnit(_Doc):
     kind: Literal["Pod", "PodGroup", "CompositePodGroup"] = "Pod"
     priority: int
     pods: list[str]
+
+    @classmethod
+    def of(cls, unit: GroupsVictimUnit) -> VictimUnit:
+        """The printed form of the rules' unit, :class:`gangplan.models.groups.VictimUnit` (the
+        unit is defined there only): ``kind`` is ``Pod`` for a pod evicted alone (inside a
+        ``disruptionMode: single`` group too), else the kind of the group whose pods go together."""
+        return cls(unit=unit.key.key, kind="Pod" if unit.key.is_pod else str(unit.key.kind), priority=unit.priority,
+                   pods=sorted(p.key for p in unit.pods))
 
 
 class EngineSide(_Doc):

@@ -278,8 +278,7 @@ def _victim_units(cluster: Cluster, result: Result) -> list[VictimUnit]:
     """The victims as the units they were evicted in (``cluster.groups.victim_units``), highest
     priority first."""
     pods = [cluster.pod_by_key[k] for k in result.victims if k in cluster.pod_by_key]
-    units = [VictimUnit(unit=u.key.key, kind="Pod" if u.key.is_pod else str(u.key.kind), priority=u.priority,
-                        pods=sorted(p.key for p in u.pods)) for u in cluster.groups.victim_units(pods)]
+    units = [VictimUnit.of(u) for u in cluster.groups.victim_units(pods)]
     return sorted(units, key=lambda u: (-u.priority, u.unit))
 
 

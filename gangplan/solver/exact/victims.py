@@ -15,16 +15,14 @@ import numpy as np
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import EntityKey, VictimUnit
-from gangplan.models.objects import NEVER, Pod
+from gangplan.models.objects import NEVER
 
 
-@dataclass
-class EvictUnit:
-    """One evictable unit: evicted as a whole or kept."""
+@dataclass(frozen=True, eq=False)
+class EvictUnit(VictimUnit):
+    """One evictable unit (the rules' :class:`~gangplan.models.groups.VictimUnit`: evicted as a
+    whole or kept), with what it frees on each node."""
 
-    key: str
-    pods: tuple[Pod, ...]
-    priority: int
     usage: dict[int, np.ndarray]
     """Node index -> summed requests of the unit's pods there (Instance.resources order)."""
     slots: dict[int, int]
@@ -56,7 +54,7 @@ def evictable_units(cluster: Cluster, classes, bound_node_of: dict[str, int],
     ridx = {r: i for i, r in enumerate(resources)}
     out = []
     for unit in victim_units(cluster, bound_node_of):
-        key, pods, prio = str(unit.key), unit.pods, unit.priority
+        pods, prio = unit.pods, unit.priority
         if prio >= top:
             continue
         usage: dict[int, np.ndarray] = {}
@@ -68,7 +66,7 @@ def evictable_units(cluster: Cluster, classes, bound_node_of: dict[str, int],
                 if r in ridx:
                     vec[ridx[r]] += q
             slots[n] = slots.get(n, 0) + 1
-        out.append(EvictUnit(key=key, pods=pods, priority=prio, usage=usage, slots=slots))
+        out.append(EvictUnit(key=unit.key, kind=unit.kind, pods=pods, priority=prio, usage=usage, slots=slots))
     return out
 
 
