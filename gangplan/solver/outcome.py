@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gangplan.dra.results import assign_devices
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import EntityKey
 from gangplan.models.objective import (
@@ -33,7 +34,7 @@ from gangplan.models.objective import (
     pdb_violations,
     victim_priorities,
 )
-from gangplan.models.result import CompositeOutcome, GroupOutcome, PodOutcome, Result, Status
+from gangplan.models.result import ClaimDevice, CompositeOutcome, GroupOutcome, PodOutcome, Result, Status
 from gangplan.models.trace import ExactTrace, GreedyTrace
 
 
@@ -73,18 +74,23 @@ def build_result(
     params: Mapping[str, Any] | None = None,
     trace: GreedyTrace | ExactTrace | Mapping[str, Any] | None = None,
     snapshot: str | None = None,
+    name_devices: bool = True,
 ) -> Result:
     """Assemble a Result. ``placements`` maps pending pod keys to nodes (nominations included);
-    ``trace`` is the engine's trace model, or its JSON (validated into the engine's model)."""
+    ``trace`` is the engine's trace model, or its JSON (validated into the engine's model).
+    ``name_devices``: name the devices of the pods' DRA claims (``PodOutcome.claims``; off for the
+    exact engine's intermediate checks, which only validate placements)."""
     pod_reasons = pod_reasons or {}
     group_reasons = group_reasons or {}
     victims = sorted(set(victims))
     nominated = set(nominated)
     pods: dict[str, PodOutcome] = {}
+    devices = assign_devices(cluster, placements) if name_devices else {}  # DRA: the devices each claim gets (one allocator)
     for p in cluster.pending_pods:
         node = placements.get(p.key)
         if node is not None:
-            pods[p.key] = PodOutcome(node=node, reason=None, nominated=p.key in nominated)
+            claims = [ClaimDevice(claim=c, request=r, driver=d, pool=pl, device=dev) for c, r, d, pl, dev in devices.get(p.key, ())]
+            pods[p.key] = PodOutcome(node=node, reason=None, nominated=p.key in nominated, claims=claims)
         else:
             reason = pod_reasons.get(p.key) or cluster.not_queued.get(p.key) or "not placed"
             pods[p.key] = PodOutcome(node=None, reason=reason)

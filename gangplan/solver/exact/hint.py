@@ -256,7 +256,7 @@ def _repaired(em: ExactModel, placements: Mapping[str, str], repairs: int | None
     for _ in range(repairs or MAX_HINT_REPAIRS):
         kept = placements_from_counts(em, counts)
         check = build_result(em.inst.cluster, engine="hint", status=Status.HEURISTIC, placements=kept,
-                             victims=victims_of(em, counts.evicted))
+                             victims=victims_of(em, counts.evicted), name_devices=False)
         violations = validate(em.inst.cluster, check)
         if not violations:
             return counts, dropped, blamed
