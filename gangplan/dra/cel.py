@@ -72,12 +72,55 @@ def compile_expression(expr: str):
     return program, tuple((m.group(1), m.group(3)) for m in _DOMAIN_RE.finditer(expr))
 
 
+_ACCESS_RE = re.compile(r"device\s*\.\s*(?:(driver)\b|(attributes|capacity)\s*\[\s*(['\"])([^'\"]+)\3\s*\]\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\())")
+_DEVICE_RE = re.compile(r"\bdevice\b")
+_MISSING = object()
+_BY_VALUES: dict[tuple, bool | str] = {}
+"""(expression, the values it reads) -> result: devices that agree on what a selector reads share
+one evaluation (a pure function of those values), e.g. the same GPU model on a thousand nodes."""
+
+
+@lru_cache(maxsize=4096)
+def _reads(expr: str) -> tuple[tuple[str, ...], ...] | None:
+    """Every use of ``device`` in ``expr`` as ``("driver",)`` or ``(map, domain, name)`` when each
+    one is a plain ``device.driver`` / ``device.attributes['d'].name`` / ``device.capacity['d'].name``
+    read; None when ``device`` is used any other way (then only the per-device cache applies)."""
+    found = list(_ACCESS_RE.finditer(expr))
+    if len(found) != len(_DEVICE_RE.findall(expr)):
+        return None
+    return tuple(("driver",) if m.group(1) else (m.group(2), m.group(4), m.group(5)) for m in found)
+
+
+def _values_key(expr: str, device: Device) -> tuple | None:
+    reads = _reads(expr)
+    if reads is None:
+        return None
+    vals = []
+    for r in reads:
+        v = device.driver if r[0] == "driver" else getattr(device, r[0]).get(r[1], {}).get(r[2], _MISSING)
+        vals.append((type(v), v))  # 1 and True are equal in Python, not in CEL
+    key = (expr, tuple(vals))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 def evaluate(expr: str, device: Device) -> bool:
-    """``expr`` on ``device``: True / False, or :class:`CelError` (once per (expression, device))."""
+    """``expr`` on ``device``: True / False, or :class:`CelError` (once per (expression, device),
+    and once per (expression, values it reads) when it reads only plain fields)."""
     cache = device.__dict__.setdefault("_cel", {})  # per device object: results never leak between snapshots
     got = cache.get(expr)
     if got is None:
-        got = _evaluate(expr, device)
+        key = _values_key(expr, device)
+        got = _BY_VALUES.get(key) if key is not None else None
+        if got is None:
+            got = _evaluate(expr, device)
+            if key is not None:
+                if len(_BY_VALUES) > 100_000:
+                    _BY_VALUES.clear()
+                _BY_VALUES[key] = got
         cache[expr] = got
     if isinstance(got, str):
         raise CelError(got)
