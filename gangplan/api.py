@@ -208,14 +208,14 @@ def diff(cluster: Cluster, greedy: Result | None = None, optimal: Result | None 
     o = _check("diff", options, _DIFF_DEFAULTS)
     recorded = {}
     if greedy is not None:
-        recorded = {"kube_version": greedy.params.get("kubeVersion"), "preemption": greedy.params.get("preemption"),
-                    "tie_break": greedy.params.get("tieBreak"), "seed": greedy.params.get("seed")}
+        g = greedy.options
+        recorded = {"kube_version": g.kube_version, "preemption": g.preemption, "tie_break": g.tie_break, "seed": g.seed}
     if optimal is not None:
-        op = optimal.params.get("preemption")
+        op = optimal.options.preemption
         if "preemption" in recorded and recorded["preemption"] is not None and op is not None and op != recorded["preemption"]:
             raise ValueError(f"diff(): greedy= ran with preemption={recorded['preemption']}, optimal= with preemption={op}")
         recorded.setdefault("preemption", op)
-        recorded.setdefault("seed", optimal.params.get("seed"))
+        recorded.setdefault("seed", optimal.options.seed)
     for name, value in recorded.items():
         if value is None:
             continue

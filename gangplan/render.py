@@ -499,9 +499,9 @@ def chance_lines(r: Result) -> list[str]:
     out = []
     if drawn:
         shown = ", ".join(drawn[:3]) + (f" (+{len(drawn) - 3})" if len(drawn) > 3 else "")
-        out.append(f"pod order of {shown} drawn (v{r.params.get('kubeVersion')}: Go map order; --seed {r.params.get('seed', 0)}); odds: diff --samples K")
-    if r.params.get("tieBreak") == "random" and any(c.tie_count > 1 for c in trace.pods.values()):
-        out.append(f"node ties drawn (--tie-break random, --seed {r.params.get('seed', 0)}); odds: diff --samples K")
+        out.append(f"pod order of {shown} drawn (v{r.options.kube_version}: Go map order; --seed {r.options.seed or 0}); odds: diff --samples K")
+    if r.options.tie_break == "random" and any(c.tie_count > 1 for c in trace.pods.values()):
+        out.append(f"node ties drawn (--tie-break random, --seed {r.options.seed or 0}); odds: diff --samples K")
     return out
 
 

@@ -136,3 +136,37 @@ def test_load_fragments_some_nodes_and_leaves_others_idle():
 def test_cpu_load_for_the_perf_shape_is_in_whole_cores():
     c = to_cluster(scheduler_perf_tas(nodes=200, nodes_per_zone=100, utilisation=0.5, gangs=0))
     assert sum(p.requests["cpu"] for p in c.bound_pods) == 400 * 1000
+
+
+def test_generate_dra_writes_the_slices_nvidias_driver_publishes_and_both_engines_keep_one_channel_pod_per_node(tmp_path):
+    from gangplan.solver.exact import solve_exact
+
+    out = tmp_path / "gb200-dra.yaml"
+    res = runner.invoke(app, ["generate", "gb200-nvl72", "--dra", "--nodes", "18", "--gangs", "4", "--gang-size", "4", "--utilisation", "0.3", "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    docs = [d for d in __import__("yaml").safe_load_all(out.read_text()) if d]
+    kinds = Counter(d["kind"] for d in docs)
+    assert kinds["ResourceSlice"] == 2 * 18 and kinds["DeviceClass"] == 3 and kinds["ResourceClaimTemplate"] == 4
+    assert {d["metadata"]["name"] for d in docs if d["kind"] == "DeviceClass"} == {
+        "gpu.nvidia.com", "compute-domain-default-channel.nvidia.com", "compute-domain-daemon.nvidia.com"}
+    gpu = next(d for d in docs if d["kind"] == "ResourceSlice" and d["spec"]["driver"] == "gpu.nvidia.com")
+    assert [x["name"] for x in gpu["spec"]["devices"]] == ["gpu-0", "gpu-1", "gpu-2", "gpu-3"]
+    dev = gpu["spec"]["devices"][0]
+    assert {"type", "uuid", "productName", "brand", "architecture"} <= set(dev["attributes"]) and set(dev["capacity"]) == {"memory"}
+    assert dev["attributes"]["type"] == {"string": "gpu"} and dev["attributes"]["uuid"]["string"].startswith("GPU-")
+    cd = next(d for d in docs if d["kind"] == "ResourceSlice" and d["spec"]["driver"] == "compute-domain.nvidia.com")
+    assert [x["name"] for x in cd["spec"]["devices"]] == ["channel-0", "daemon-0"]
+    cluster = load_snapshot(out)
+    assert all(GPU not in n.allocatable for n in cluster.nodes)
+    assert not [w for w in cluster.warnings if "no allocated ResourceClaim" in w]  # bound pods hold their GPUs
+    assert all(p.key in cluster.dra.pod_claims for p in cluster.pending_pods)
+    for r in (solve_greedy(cluster), solve_exact(cluster, time_limit=10, workers=1)):
+        assert validate(cluster, r) == []
+        nodes = [o.node for o in r.pods.values() if o.node]
+        assert len(nodes) == len(set(nodes)), f"{r.engine}: two ComputeDomain pods on one node"
+        assert all(any(c.device == "channel-0" for c in o.claims) for o in r.pods.values() if o.node)
+
+
+def test_generate_dra_refuses_a_shape_without_gpus(tmp_path):
+    res = runner.invoke(app, ["generate", "scheduler-perf-tas", "--dra", "--nodes", "100", "-o", str(tmp_path / "x.yaml")])
+    assert res.exit_code == 2 and "--dra needs a GPU shape" in res.output

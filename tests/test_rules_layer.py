@@ -161,3 +161,19 @@ def test_one_victim_unit_the_exact_units_and_the_diff_rows_are_built_from() -> N
     rows = [VictimRow.of(u) for u in rules.values()]
     assert [(r.unit, r.kind, r.pods) for r in rows] == [("default/low-0", "Pod", ["default/low-0"]), ("default/low-1", "Pod", ["default/low-1"]),
                                                           ("default/lone-a", "Pod", ["default/lone-a"]), ("default/lone-b", "Pod", ["default/lone-b"])]
+
+
+def test_result_options_read_params_typed_and_fixed_has_one_meaning() -> None:
+    from gangplan.solver.greedy import replay_options
+
+    cluster = load_objects(_two_candidates())
+    greedy = solve_greedy(cluster, fixed={"default/small": "node-a"}, preemption=True)
+    exact = solve_exact(cluster, time_limit=5.0, workers=1, fixed={"default/small": "node-a"}, preemption=True)
+    # the JSON forms stay as the contract has them: greedy's mapping, exact's count
+    assert greedy.params["fixed"] == {"default/small": "node-a"} and exact.params["fixed"] == 1
+    assert greedy.options.fixed_count == exact.options.fixed_count == 1
+    assert greedy.options.fixed == {"default/small": "node-a"} and exact.options.fixed is None
+    assert (greedy.options.tie_break, greedy.options.seed, greedy.options.preemption) == ("first", 0, True)
+    assert exact.options.time_limit == 5.0 and exact.options.preemption is True
+    assert replay_options(greedy) == {"tie_break": "first", "seed": 0, "top_k": 5, "fixed": {"default/small": "node-a"},
+                                      "preemption": True, "kube_version": cluster.kube_version.value}

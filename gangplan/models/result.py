@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from gangplan.models.options import RunOptions
 from gangplan.models.trace import EmptyTrace, ExactTrace, GreedyTrace, Trace, trace_for_engine
 
 if TYPE_CHECKING:
@@ -157,6 +158,12 @@ class Result(_Model):
         if isinstance(self.trace, EmptyTrace):
             return None
         raise TypeError(f"a {self.engine} Result has no exact trace")
+
+    @property
+    def options(self) -> RunOptions:
+        """The options the run was produced with, typed (``params`` read once,
+        :class:`~gangplan.models.options.RunOptions`)."""
+        return RunOptions.of(self.engine, self.params)
 
     def placements(self) -> dict[str, str]:
         """Pod key -> node for every placed pending pod."""

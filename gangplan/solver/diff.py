@@ -99,7 +99,7 @@ class Diff:
     @property
     def kube_version(self) -> str | None:
         """The kube-scheduler version greedy reproduced (``kubeVersion`` of the diff JSON)."""
-        return self.greedy.params.get("kubeVersion")
+        return self.greedy.options.kube_version
 
     @property
     def warnings(self) -> list[str]:
@@ -558,7 +558,7 @@ def closest_optimum(cluster: Cluster, optimal: Result, agreeing: Result, step: D
         return optimal
     if validate(cluster, agreeing):  # the caller reports this as a model mismatch
         return optimal
-    note = ClosestToGreedy(fixed_choices=agreeing.params.get("fixed", 0), probe_status=agreeing.status.value,
+    note = ClosestToGreedy(fixed_choices=agreeing.options.fixed_count, probe_status=agreeing.status.value,
                            why="an optimal placement that agrees with greedy's choices before the decisive step"
                                + (f" (#{step.step})" if step is not None and step.step else ""))
     trace = agreeing.exact_trace

@@ -412,7 +412,7 @@ def per_pod_preemption(result: Result, cluster: Cluster) -> bool:
     """Whether ``result`` comes from a kube-scheduler whose gang pods preempt one by one (v1.35,
     :func:`gangplan.models.version.workload_aware_preemption`): a greedy Result says its version in
     ``params.kubeVersion``, else the cluster's counts."""
-    version = result.params.get("kubeVersion") if result.engine == "greedy" else None
+    version = result.options.kube_version if result.engine == "greedy" else None
     return not workload_aware_preemption(KubeVersion(version) if version else cluster.kube_version)
 
 

@@ -130,14 +130,14 @@ def replay_options(result: Result) -> dict[str, Any]:
     """The options a greedy Result was produced with (its ``params``), as keyword arguments for
     :func:`pod_scores_at_step` / :func:`placement_scores_at_step`: a replay runs exactly the run
     the Result reports, preemption included."""
-    p = result.params
-    out: dict[str, Any] = {"tie_break": p.get("tieBreak", "first"), "seed": p.get("seed", 0), "top_k": p.get("topK", 5)}
-    if p.get("fixed"):
-        out["fixed"] = dict(p["fixed"])
-    if "preemption" in p:
-        out["preemption"] = bool(p["preemption"])
-    if p.get("kubeVersion"):
-        out["kube_version"] = p["kubeVersion"]
+    o = result.options
+    out: dict[str, Any] = {"tie_break": o.tie_break or "first", "seed": o.seed or 0, "top_k": 5 if o.top_k is None else o.top_k}
+    if o.fixed:
+        out["fixed"] = dict(o.fixed)
+    if o.preemption is not None:
+        out["preemption"] = o.preemption
+    if o.kube_version:
+        out["kube_version"] = o.kube_version
     return out
 
 
