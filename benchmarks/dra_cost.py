@@ -29,7 +29,17 @@ Measured (2 shared cores, other engineers' test runs beside it):
   every hint repair check (``build_result`` 6 times, 0.33 s each; now only for the final Result),
   the validator's joint allocation per node (5 validations, 1.1 s), the capacity view's device
   counts per node (``capacity._count``, 1 s of CEL and matching).
-* after ``name_devices=False`` for the hint checks: see the CSV (``python benchmarks/dra_cost.py``).
+* after ``name_devices=False`` for the hint checks and the CEL cache by the values a selector
+  reads (commits 0a645bf, 7683456), 2026-12-02, load average 4.6 rising to 6.0 (2 cores), best of
+  2: extended resources load 1.23 s, greedy 5.96 s, exact 3.25 s; DRA load 2.40 s, greedy
+  18.22 s, exact 4.88 s: ratios greedy 3.06x (target 2x missed), exact 1.50x (at the target).
+  The working tree then also held the allocator owner's uncommitted consumable-capacity
+  allocator. Greedy's remaining cost is the allocator per call (``allocate_results`` about 1 ms,
+  of which 0.3 ms its own setup, for two devices out of eight) times two calls per pod (the
+  pod's Filter on each changed node, and the replay of the node's earlier pods); an incremental
+  node state in the plugin (the previous state plus the newest pod, instead of a replay from
+  scratch) measured 15.6 s -> 12.5 s in-process but is not committed (the plugin file carries
+  the allocator owner's uncommitted changes).
 
 Run: ``python benchmarks/dra_cost.py [--repeat 1] [--time-limit 120] [--nodes 1000] [--gangs 256]``.
 """
