@@ -10,9 +10,10 @@ import errno
 import json
 import os
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import IO, Annotated
 
 import typer
 from rich.console import Console
@@ -143,9 +144,15 @@ STRICT_HELP = "Treat inputs that can change scheduling but are not modelled (see
 
 
 def _write(path: Path, text: str) -> None:
+    _write_with(path, lambda fp: fp.write(text))
+
+
+def _write_with(path: Path, write: Callable[[IO[str]], object]) -> None:
+    """``write(fp)`` into ``path`` (its directory made); an OS error is bad input (exit 2)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        with path.open("w") as fp:
+            write(fp)
     except OSError as e:
         raise _bad_input(SnapshotError(str(path), f"cannot write: {e.strerror or e}")) from None
 
@@ -300,6 +307,16 @@ class TieBreak(StrEnum):
     random = "random"
 
 
+class TraceOpt(StrEnum):
+    none = "none"
+    summary = "summary"
+    full = "full"
+
+
+TRACE_HELP = ("How much of the greedy trace the JSON holds: summary keeps, of each placement decision, the chosen placement, "
+              "the runner-up and the reported one; full every placement evaluated (large on clusters with many domains); none no trace.")
+
+
 class Objective(StrEnum):
     default = "default"
     gpus = "gpus"
@@ -368,6 +385,7 @@ def solve(
     preemption: Annotated[bool | None, typer.Option("--preemption/--no-preemption", help=PREEMPTION_HELP, show_default="as the profile: on unless DefaultPreemption is disabled")] = None,
     strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
     kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default="1.37")] = None,
+    trace: Annotated[TraceOpt, typer.Option("--trace", help=TRACE_HELP)] = TraceOpt.summary,
 ) -> None:
     """Place the pending pods of a snapshot with one engine and print the outcome per group."""
     from gangplan.render import render_result, render_trace
@@ -384,9 +402,9 @@ def solve(
     with _spinner(not as_json) as sp:
         result, greedy = run_engine(cluster, engine, snapshot=str(snapshot), time_limit=time_limit, workers=workers, seed=seed, tie_break=tie_break, objective=objective, preemption=preemption, progress=sp.update)
     if result_path is not None:
-        _write(result_path, result.to_json())
+        _write_with(result_path, lambda fp: result.write_json(fp, trace=trace.value))
     if as_json:
-        sys.stdout.write(result.to_json())
+        result.write_json(sys.stdout, trace=trace.value)
         return
     console = _console(output)
     render_result(console, result, cluster, wide=output == Output.wide)
@@ -436,6 +454,7 @@ def diff(
     strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
     kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default="1.37")] = None,
     samples: Annotated[int, typer.Option("--samples", help="Also run greedy K times (seeds SEED..SEED+K-1, random ties and, in v1.36, random gang pod orders) and report how often it admits each group and reaches the optimum.", min=0)] = 0,
+    trace: Annotated[TraceOpt, typer.Option("--trace", help=TRACE_HELP)] = TraceOpt.summary,
 ) -> None:
     """Greedy (kube-scheduler) against optimal (CP-SAT): classification and the decisive greedy step.
 
@@ -486,7 +505,8 @@ def diff(
         except OSError as e:
             raise _bad_input(SnapshotError(str(plan), f"cannot write: {e.strerror or e}")) from None
     if as_json:
-        sys.stdout.write(json.dumps(d.to_dict(), indent=2) + "\n")
+        json.dump(d.to_dict(trace=trace.value), sys.stdout, indent=2)
+        sys.stdout.write("\n")
     else:
         console = _console(output)
         render_diff(console, d, wide=output == Output.wide)

@@ -16,6 +16,7 @@ Families:
 ``philly``          gangs whose GPU totals are a window of real Microsoft Philly jobs
 ``alibaba``         nodes sampled from a real Alibaba inventory (openb 2023, spot 2026, PAI 2020),
                     gangs of identical pods sampled from the openb pod lists
+``real-inventory``  the whole Alibaba spot-GPU inventory in racks, Philly-sized multi-GPU jobs
 
 The real traces are read from ``$GANGPLAN_DATA_DIR`` or ``<repo>/../shared/data`` (see each
 folder's README for provenance and license); a suite can also pass ``data_dir``.
@@ -401,14 +402,64 @@ def alibaba_family(*, seed: int, inventory: str, nodes: int, nodes_per_rack: int
     return out
 
 
+@family(
+    "real-inventory", "the whole Alibaba spot-GPU v2026 inventory in racks, with Philly-sized multi-GPU jobs (issue 27's shape)",
+    jobs=1000, utilisation=0.8, min_gpus=2, worker_gpus=4, nodes_per_rack=8, racks_per_zone=8, max_rack_gang=8, data_dir=None,
+)
+def real_inventory_family(*, seed: int, jobs: int, utilisation: float, min_gpus: int, worker_gpus: int, nodes_per_rack: int,
+                          racks_per_zone: int, max_rack_gang: int, data_dir: str | None) -> list[Obj]:
+    """A shape built differently from the generated ones: all 4,278 nodes of
+    ``alibaba-spot-gpu-v2026/node_info_df.csv`` (3,396 one-GPU, 10 four-GPU and 872 eight-GPU
+    servers), listed by model and GPU count so that racks of ``nodes_per_rack`` consecutive nodes
+    hold identical servers except where one group ends (535 racks in 67 zones at the defaults);
+    each node runs one bound pod using Binomial(GPUs, ``utilisation``) of its GPUs
+    (:func:`_nodes_with_usage`, about 3,600 bound pods at 0.8).
+
+    Pending: ``jobs`` Philly jobs drawn uniformly (seeded, without replacement, then submit order)
+    from the rows of ``philly-pollux/philly.csv`` with ``num_gpus >= min_gpus``, each split into
+    workers of at most ``worker_gpus`` GPUs (:func:`_split_gpus`). A one-worker job is a basic
+    PodGroup; a gang of up to ``max_rack_gang`` workers must stay in one rack
+    (``schedulingConstraints.topology`` on the rack label); bigger ones are unconstrained. At the
+    defaults, 1,000 jobs give about 1,500 pending pods of which about a third are in some 320
+    rack-constrained gangs of 2-8 pods: only the 109 racks of eight-GPU servers can hold them,
+    so each gang's placement search meets some 430 infeasible racks (the case issue 27 profiles).
+    """
+    shapes = _inventory("spot", data_dir)
+    by_kind: dict[tuple[str, int], list[_NodeShape]] = {}
+    for s in shapes:
+        by_kind.setdefault((s.model, s.gpus), []).append(s)
+    ordered = [s for g in by_kind.values() for s in g]
+    out = _nodes_with_usage(ordered, utilisation, seed, nodes_per_rack, racks_per_zone)
+    trace = _read_csv(str(data_dir_path(data_dir, "philly-pollux", "philly.csv")))
+    rows = trace[trace["num_gpus"] >= min_gpus]
+    if rows.empty:
+        raise ValueError(f"no Philly job with num_gpus >= {min_gpus}")
+    rng = seeded_rng(seed, _STREAM_PHILLY)
+    n = min(jobs, len(rows))
+    picked = rows.iloc[np.sort(rng.choice(len(rows), size=n, replace=False))].sort_values(["timestamp"], kind="stable")
+    width = len(str(max(n - 1, 0)))
+    for g, total in enumerate(int(x) for x in picked["num_gpus"]):
+        name = f"job-{g:0{width}d}"
+        pods = [(f"{name}-{j}", _gpu_requests(r)) for j, r in enumerate(_split_gpus(total, worker_gpus))]
+        if len(pods) == 1:
+            out.append(pod_group_object(name, namespace="philly", policy="basic", created=2 * g))
+            out.append(pod_object(pods[0][0], namespace="philly", group=name, requests=pods[0][1], labels={"job": name}, created=2 * g + 1))
+        else:
+            out += _gang(name, pods, index=g, namespace="philly", priority=None, topology_key=RACK if len(pods) <= max_rack_gang else None)
+    return out
+
+
 def preload(generator: str | None, params: Mapping[str, Any]) -> None:
     """Read the trace files an instance needs into this process's cache, so that processes forked
     afterwards share them instead of each parsing the CSV again. Errors are left to the task."""
-    if generator not in ("philly", "alibaba"):
+    if generator not in ("philly", "alibaba", "real-inventory"):
         return
     p = {**FAMILIES[generator].defaults, **params}
     try:
-        if generator == "philly":
+        if generator == "real-inventory":
+            _inventory("spot", p["data_dir"])
+            _read_csv(str(data_dir_path(p["data_dir"], "philly-pollux", "philly.csv")))
+        elif generator == "philly":
             _read_csv(str(data_dir_path(p["data_dir"], "philly-pollux", "philly.csv")))
         else:
             _inventory(p["inventory"], p["data_dir"])

@@ -9,13 +9,20 @@ from __future__ import annotations
 import json
 import weakref
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
 from gangplan.models.options import RunOptions
-from gangplan.models.trace import EmptyTrace, ExactTrace, GreedyTrace, Trace, trace_for_engine
+from gangplan.models.trace import (
+    EmptyTrace,
+    ExactTrace,
+    GreedyTrace,
+    Trace,
+    check_trace_level,
+    trace_for_engine,
+)
 
 if TYPE_CHECKING:
     from gangplan.models.cluster import Cluster
@@ -208,11 +215,23 @@ class Result(_Model):
         columns = ["namespace", "pod", "group", "engine", "node", "admitted", "nominated", "priority", "reason", *levels]
         return pd.DataFrame(rows, columns=columns)
 
-    def to_json(self, *, indent: int | None = 2, with_trace: bool = True) -> str:
-        data = self.model_dump(mode="json", by_alias=True)
-        if not with_trace:
+    def to_dict(self, *, trace: str | None = None) -> dict[str, Any]:
+        """The Result JSON as a dict, with the trace at ``trace`` (:data:`~gangplan.models.trace.TRACE_LEVELS`:
+        ``none``, ``summary`` or ``full``; None: full)."""
+        level = check_trace_level(trace)
+        data = self.model_dump(mode="json", by_alias=True, context={"trace": level})
+        if level == "none":
             data["trace"] = {}
-        return json.dumps(data, indent=indent, sort_keys=False) + "\n"
+        return data
+
+    def to_json(self, *, indent: int | None = 2, with_trace: bool = True, trace: str | None = None) -> str:
+        """The Result JSON (``with_trace=False`` is ``trace="none"``; the default is the full trace)."""
+        return json.dumps(self.to_dict(trace=trace if with_trace else "none"), indent=indent, sort_keys=False) + "\n"
+
+    def write_json(self, fp: IO[str], *, trace: str | None = None, indent: int | None = 2) -> None:
+        """:meth:`to_json` written to ``fp`` as it is encoded (no second copy of a large document)."""
+        json.dump(self.to_dict(trace=trace), fp, indent=indent)
+        fp.write("\n")
 
     @classmethod
     def from_json(cls, text: str) -> Result:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
 from pydantic.alias_generators import to_camel
 
 Number = int | float
@@ -91,9 +91,40 @@ class EvaluatedPlacement:
     total: int | None = None
 
 
-@dataclass(slots=True)
+TraceLevel = Literal["none", "summary", "full"]
+"""How much of the trace a printed Result or diff holds (``--trace``): ``full`` everything the run
+recorded; ``summary`` (the CLI's default) the same except that a placement decision lists only its
+chosen placement, the runner-up (the best-scored other feasible placement) and, when none was
+feasible, the reported one; ``none`` no trace. Without a level (the Python API's ``to_json()``)
+the trace is full."""
+
+TRACE_LEVELS: tuple[str, ...] = ("none", "summary", "full")
+
+
+def check_trace_level(level: str | None) -> str:
+    """``level`` (None: ``full``), or ``ValueError`` naming the levels."""
+    if level is None:
+        return "full"
+    if level not in TRACE_LEVELS:
+        raise ValueError(f"unknown trace level {level!r}; use one of {', '.join(TRACE_LEVELS)}")
+    return level
+
+
+def trace_level(info: Any) -> str:
+    """The trace level a serialisation was asked for (``context={"trace": level}``), else full."""
+    ctx = getattr(info, "context", None)
+    return ctx.get("trace", "full") if isinstance(ctx, dict) else "full"
+
+
+@dataclass
 class PlacementDecision:
-    """A topology-constrained group's placement decision (``trace.groups[group].placements``)."""
+    """A topology-constrained group's placement decision (``trace.groups[group].placements``).
+
+    Placements whose outcome the greedy counted and that failed are not built while the engine
+    runs (a decision can hold hundreds of them): they are *deferred*, kept as positions and a
+    function that builds their entry, and :meth:`entries` builds them in order when something
+    reads them (a full trace, :meth:`placement`). Not slotted, unlike the per-pod records: it
+    carries that deferred part beside its fields."""
 
     __pydantic_config__ = _CONFIG
     key: str | None
@@ -103,14 +134,61 @@ class PlacementDecision:
     """The parent placement (``key=value``) it was generated in, None at the top."""
     generated: int = 0
     evaluated: list[EvaluatedPlacement] = field(default_factory=list)
+    """Every placement evaluated, in evaluation order (with ``--trace summary``: the chosen, the
+    runner-up and the reported placement only)."""
     nominated: str | None = None
     """The placement evaluated first for its nominated pods, if any."""
     scored: bool = False
     tie_count: int = 0
     chosen: str | None = None
 
+    def defer(self, positions: list[int], build: Any) -> None:
+        """Entries at ``positions`` of the full evaluation order (ascending) are ``build(j)`` for
+        the ``j``-th of them; :attr:`evaluated` holds the others, in order."""
+        object.__setattr__(self, "_deferred", (positions, build) if positions else None)
+
+    def entries(self) -> list[EvaluatedPlacement]:
+        """Every evaluated placement, in order (builds the deferred ones, once)."""
+        deferred = self.__dict__.get("_deferred")
+        if deferred is not None:
+            positions, build = deferred
+            known = iter(self.evaluated)
+            slots = set(positions)
+            total = len(self.evaluated) + len(positions)
+            j = 0
+            out: list[EvaluatedPlacement] = []
+            for i in range(total):
+                if i in slots:
+                    out.append(build(j))
+                    j += 1
+                else:
+                    out.append(next(known))
+            self.evaluated = out
+            object.__setattr__(self, "_deferred", None)
+        return self.evaluated
+
     def placement(self, name: str) -> EvaluatedPlacement | None:
-        return next((e for e in self.evaluated if e.name == name), None)
+        found = next((e for e in self.evaluated if e.name == name), None)
+        return found if found is not None else next((e for e in self.entries() if e.name == name), None)
+
+    def summary(self) -> list[EvaluatedPlacement]:
+        """The entries ``--trace summary`` keeps: the chosen placement, the runner-up and, when
+        none was chosen, the reported (first evaluated) one. Deferred entries are failed counted
+        placements, never one of these, except the first when nothing was feasible (which the
+        engine builds)."""
+        keep: set[str] = set()
+        if self.chosen is not None:
+            keep.add(self.chosen)
+        elif self.evaluated:
+            keep.add(self.evaluated[0].name)  # the reported placement (the engine builds it)
+        others = [e for e in self.evaluated if e.status == "Success" and e.name != self.chosen]
+        if others:
+            keep.add(max(others, key=lambda e: -1 if e.total is None else e.total).name)
+        return [e for e in self.evaluated if e.name in keep]
+
+    @field_serializer("evaluated", mode="plain")
+    def _serialize_evaluated(self, value: list[EvaluatedPlacement], info: Any) -> list[EvaluatedPlacement]:
+        return self.summary() if trace_level(info) == "summary" else self.entries()
 
 
 class MemberOrder(_Trace):

@@ -49,7 +49,7 @@ from gangplan.models.objective import compare, pdb_violations
 from gangplan.models.preemption import PICK_CRITERIA, PickKey, deciding_index, pick_key
 from gangplan.models.quantity import format_quantity
 from gangplan.models.result import Result, Status
-from gangplan.models.trace import ClosestToGreedy, NodeVictims, PodPreemption
+from gangplan.models.trace import ClosestToGreedy, NodeVictims, PodPreemption, check_trace_level
 from gangplan.solver.greedy.samples import Samples, sample_greedy
 from gangplan.solver.validate import validate
 
@@ -140,9 +140,17 @@ class Diff:
             optimal=self.optimal if with_results else None,
         )
 
-    def to_dict(self, *, with_results: bool = True) -> dict[str, Any]:
-        """The ``diff --json`` document (camelCase; ``gangplan schema diff``)."""
-        return self.document(with_results=with_results).dump(exclude_none=False, exclude={"greedy", "optimal"} if not with_results else None)
+    def to_dict(self, *, with_results: bool = True, trace: str | None = None) -> dict[str, Any]:
+        """The ``diff --json`` document (camelCase; ``gangplan schema diff``), its Results'
+        traces at ``trace`` (``none``, ``summary`` or ``full``; None: full)."""
+        level = check_trace_level(trace)
+        data = self.document(with_results=with_results).dump(exclude_none=False, exclude={"greedy", "optimal"} if not with_results else None,
+                                                              context={"trace": level})
+        if level == "none":
+            for side in ("greedy", "optimal"):
+                if isinstance(data.get(side), dict):
+                    data[side]["trace"] = {}
+        return data
 
 
 def _side_stub(r: Result) -> EngineSide:

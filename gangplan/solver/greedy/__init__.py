@@ -233,7 +233,7 @@ def placement_decision(decision: PlacementDecision, placements: list[str] | None
     the named ``placements`` (label values) when given; one that was not evaluated has status
     ``"NotEvaluated"`` (it was not generated, or the nominated placement won first)."""
     by_name = {e.name: {"nodes": e.nodes, "status": e.status, "reason": e.reason, "assigned": e.assigned, "scores": dict(e.scores), "total": e.total}
-               for e in decision.evaluated}
+               for e in decision.entries()}
     names = placements if placements is not None else list(by_name)
     return {
         "key": decision.key,

@@ -35,7 +35,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import accumulate
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from gangplan.models.objects import Pod
 from gangplan.models.trace import EvaluatedPlacement, PlacementDecision
@@ -117,10 +120,16 @@ class _Decision:
     scored: bool = False
     tie_count: int = 0
     chosen: str | None = None
+    deferred: tuple[list[int], Callable[[int], EvaluatedPlacement]] | None = None
+    """Positions (in evaluation order) of the failed counted placements that have no record,
+    and the function that builds the trace entry of the ``j``-th of them."""
 
     def trace(self, records: list[PlacementRun]) -> PlacementDecision:
-        return PlacementDecision(key=self.key, parent=self.parent, generated=self.generated, evaluated=[r.to_trace() for r in records],
-                                 nominated=self.nominated, scored=self.scored, tie_count=self.tie_count, chosen=self.chosen)
+        out = PlacementDecision(key=self.key, parent=self.parent, generated=self.generated, evaluated=[r.to_trace() for r in records],
+                                nominated=self.nominated, scored=self.scored, tie_count=self.tie_count, chosen=self.chosen)
+        if self.deferred is not None:
+            out.defer(*self.deferred)
+        return out
 
 
 class PlacementAlgorithm:
@@ -174,6 +183,8 @@ class PlacementAlgorithm:
         d.nominated = nominated.name if nominated is not None else None
         first = [nominated] if nominated is not None else []
         plan = CountingPlan.build(st, key, placements, self.leaf_inputs) if counting and nominated is None else None
+        if plan is not None and not placement_fast.VERIFY:
+            return self._counted_decision(key, pg, placements, plan, d)
         for pl in first + [p for p in placements if p is not nominated]:
             rec = self._count(key, plan, pl, d) if plan is not None else None
             if rec is None:
@@ -184,6 +195,69 @@ class PlacementAlgorithm:
                 return self._outcome(key, rec.run, d, records)
             if pl is nominated and rec.run.status == Code.SUCCESS and rec.run.new > 0:
                 return self._choose(key, rec, records, d)
+        return self._select(key, pg, placements, records, d)
+
+    def _counted_decision(self, key: str, pg: PodGroupInfo, placements: list[Placement], plan: CountingPlan, d: _Decision) -> GroupRun:
+        """Steps 3-6 with every placement counted at once (:meth:`CountingPlan.evaluate_all`):
+        the same records, scan starts and choice as counting them one by one, but a failed
+        counted placement after the first gets no record object while the decision runs; its
+        trace entry (and FitError text) is built only if read (:meth:`PlacementDecision.entries`).
+        A placement that must be evaluated in full still is, at its turn."""
+        snap = self.state.snap
+        batch = plan.evaluate_all()
+        full, success, attempts, scan, sizes = batch.full, batch.success, batch.attempts, batch.scan, batch.sizes
+        records: list[PlacementRun] = []
+        positions: list[int] = []
+        deferred_k: list[int] = []
+
+        def entry(j: int) -> EvaluatedPlacement:
+            k = deferred_k[j]
+            pl = placements[k]
+            return EvaluatedPlacement(pl.name, len(pl.nodes), Code.UNSCHEDULABLE.label, batch.reason(k), 0, {}, None)
+
+        d.deferred = (positions, entry)
+        x = snap.next_start_node_index
+        if not any(full):
+            # No placement needs a full evaluation (the common case): the scan starts in one
+            # pass, records only for the first placement and the feasible ones.
+            def step(y: int, k: int) -> int:
+                return (y + attempts[k] * scan[k]) % sizes[k] if scan[k] and attempts[k] else y
+
+            starts = list(accumulate(range(len(placements)), step, initial=x))  # starts[k + 1]: after placement k
+            ok = np.flatnonzero(success).tolist()
+            for k in [0, *(k for k in ok if k)]:
+                got = batch.counted(k, starts[k], starts[k + 1])
+                records.append(PlacementRun(placements[k], GroupRun(got.status, got.new, got.reason), [(p, -1) for p in plan.pods[: got.new]], None, counted=got))
+            failed = np.ones(len(placements), dtype=bool)
+            failed[ok] = False
+            failed[0] = False
+            deferred_k.extend(np.flatnonzero(failed).tolist())
+            positions.extend(deferred_k)  # no full evaluation: a placement's position is its index
+            snap.next_start_node_index = starts[-1]
+            batch.freeze()
+            return self._select(key, pg, placements, records, d)
+        for k in range(len(placements)):
+            if full[k]:
+                snap.next_start_node_index = x
+                rec = self._evaluate(key, placements[k])
+                x = snap.next_start_node_index
+                records.append(rec)
+                if rec.run.status == Code.ERROR:
+                    batch.freeze()
+                    self._apply(rec)
+                    return self._outcome(key, rec.run, d, records)
+                continue
+            a, n_scan = attempts[k], scan[k]
+            x_after = (x + a * n_scan) % sizes[k] if n_scan and a else x
+            if k and not success[k]:
+                positions.append(len(records) + len(positions))
+                deferred_k.append(k)
+            else:
+                got = batch.counted(k, x, x_after)
+                records.append(PlacementRun(placements[k], GroupRun(got.status, got.new, got.reason), [(p, -1) for p in plan.pods[: got.new]], None, counted=got))
+            x = x_after
+        snap.next_start_node_index = x
+        batch.freeze()
         return self._select(key, pg, placements, records, d)
 
     def _count(self, key: str, plan: CountingPlan, placement: Placement, d: _Decision) -> PlacementRun | None:

@@ -39,6 +39,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -114,10 +115,9 @@ class CountingPlan:
         for j in np.nonzero(self.req > 0)[0]:
             cap = np.minimum(cap, snap.free[:, j] // self.req[j])
         self.capacity = np.where(ok & self.in_subset, np.maximum(cap, 0), 0)
-        self.rows = {id(p): k for k, p in enumerate(placements)}
-        self.concat = np.concatenate([p.nodes for p in placements])
-        self.sizes = np.array([len(p.nodes) for p in placements], dtype=np.int64)
-        self.starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int64)
+        self._placements = placements
+        self._rows: dict[int, int] | None = None
+        self.concat, self.sizes, self.starts = _geometry(snap, placements)
         self.room = self._per_placement(self.capacity)
         self.with_room = self._per_placement(self.capacity > 0)
         self.scanned = self._per_placement(self.in_subset) if cs.node_subset is not None else self.sizes
@@ -158,11 +158,40 @@ class CountingPlan:
             return None
         return cls(state, key, placements, pods, minimum, before, cs, active)
 
+    # ---- every placement at once --------------------------------------------------------------
+    def evaluate_all(self) -> CountedBatch:
+        """The counted outcomes of every placement of the decision, in generation order, as
+        arrays (:class:`CountedBatch`): what :meth:`evaluate` gives one placement at a time,
+        without a Python object or a FitError text per placement. The scan start is not
+        advanced here: the decision does it placement by placement, as each placement's cycles would."""
+        n_scan, room = self.scanned, self.room
+        pct = self.state.sched.profile.percentage_of_nodes_to_score
+        to_find = np.array([num_feasible_nodes_to_find(pct, int(v)) if v else 0 for v in n_scan.tolist()], dtype=np.int64) \
+            if len(n_scan) < 64 else _to_find_vector(pct, n_scan)
+        full = (n_scan > 0) & (to_find < n_scan) & (self.with_room >= to_find)
+        queued, before, minimum = len(self.pods), self.before, self.minimum
+        if queued + before < minimum:
+            zero = np.zeros(len(room), dtype=np.int64)
+            return CountedBatch(self, full, np.zeros(len(room), dtype=bool), zero, zero + before, zero)
+        stop = np.maximum(room + 1, queued + before + room - minimum + 1)
+        attempts = np.where(stop <= queued, stop, queued)
+        placed = np.minimum(attempts, room)
+        scheduled = before + placed
+        success = (stop > queued) & (scheduled >= minimum)
+        return CountedBatch(self, full, success, placed, scheduled, attempts)
+
+    def reason(self, k: int, scheduled: int, placed: int, attempts: int) -> str:
+        """The leaf reason of a failed counted placement ``k`` (its first failing pod's FitError)."""
+        failures = [PodResult(pod=self.pods[placed], fit_error=self._fit_error(k))] if attempts > placed else []
+        return leaf_reason(self.key, self.minimum, self.before, scheduled, len(self.pods), failures)
+
     # ---- one placement -----------------------------------------------------------------------
     def evaluate(self, placement: Placement) -> Counted | None:
         """The counted outcome of ``placement`` with the scan start advanced as its cycles would,
         or None when it must be evaluated in full (sampling could stop a scan early)."""
-        k = self.rows[id(placement)]
+        if self._rows is None:
+            self._rows = {id(p): k for k, p in enumerate(self._placements)}
+        k = self._rows[id(placement)]
         n_pl, n_scan, room = int(self.sizes[k]), int(self.scanned[k]), int(self.room[k])
         if n_scan:
             to_find = num_feasible_nodes_to_find(self.state.sched.profile.percentage_of_nodes_to_score, n_scan)
@@ -179,16 +208,14 @@ class CountingPlan:
 
     def _fit_error(self, k: int) -> str:
         """The FitError of a pod once every node of placement ``k`` took its ``c_i`` copies."""
-        names, counts, alive = self._failure_table()
-        if alive[k]:
-            raise CountingMismatch(f"{self.key}: a node of placement #{k} still fits after its counted copies")
-        hist = Counter()
-        for r, n in zip(names, counts[:, k].tolist(), strict=True):
-            hist[r] += n
-        n_pl, n_scan = int(self.sizes[k]), int(self.scanned[k])
-        if self.cs.node_subset is not None and n_pl > n_scan:
-            hist[absent_nodes_reason(self.cs.subset_plugins)] += n_pl - n_scan
-        return fit_error_text(n_pl, hist)
+        return self.reason_texts()(k)
+
+    def reason_texts(self) -> Callable[[int], str]:
+        """:meth:`_fit_error` as a function that holds only the failure table (per reason and
+        placement counts, computed now from the current node state) and the placement sizes,
+        not the plan."""
+        absent = absent_nodes_reason(self.cs.subset_plugins) if self.cs.node_subset is not None else None
+        return partial(_fit_error_text, self.key, self.sizes.tolist(), self.scanned.tolist(), absent, self._failure_table())
 
     def _failure_table(self) -> tuple[list[str], np.ndarray, np.ndarray]:
         """Per reason, its count over each placement's scanned nodes once every node holds its
@@ -224,6 +251,87 @@ class CountingPlan:
         counts = np.add.reduceat(table[:, self.concat], self.starts, axis=1) if len(rows) else np.zeros((0, len(self.sizes)), dtype=np.int64)
         self._failures = (names, counts, self._per_placement(alive) > 0)
         return self._failures
+
+
+def _geometry(snap, placements: list[Placement]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The placements' nodes end to end, their sizes and start offsets; kept in the node table's
+    placement cache, since a group's placements are the cached objects of
+    :func:`~gangplan.solver.greedy.plugins.topologyaware.placements_of` decision after decision."""
+    first, last = placements[0], placements[-1]
+    key = ("counting-geometry", id(first), id(last), len(placements))
+    hit = snap.placement_cache.get(key)
+    if hit is not None and hit[0] is first and hit[1] is last:
+        return hit[2]
+    concat = np.concatenate([p.nodes for p in placements])
+    sizes = np.array([len(p.nodes) for p in placements], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    snap.placement_cache[key] = (first, last, (concat, sizes, starts))
+    return concat, sizes, starts
+
+
+def _fit_error_text(key: str, sizes: list[int], scanned: list[int], absent: str | None, table: tuple[list[str], np.ndarray, np.ndarray], k: int) -> str:
+    names, counts, alive = table
+    if alive[k]:
+        raise CountingMismatch(f"{key}: a node of placement #{k} still fits after its counted copies")
+    hist = Counter()
+    for r, n in zip(names, counts[:, k].tolist(), strict=True):
+        hist[r] += n
+    n_pl, n_scan = sizes[k], scanned[k]
+    if absent is not None and n_pl > n_scan:
+        hist[absent] += n_pl - n_scan
+    return fit_error_text(n_pl, hist)
+
+
+class CountedBatch:
+    """The counted outcomes of one decision's placements (:meth:`CountingPlan.evaluate_all`):
+    per placement whether it must be evaluated in full (``full``: sampling could stop a scan
+    early), whether its pods reach minCount (``success``), and the pods it places, schedules and
+    attempts. Failed placements keep no object: their reason (a FitError text) is built only when
+    a trace or the decision reads it (:meth:`entry`), from the failure table of the decision's base
+    state, which :meth:`freeze` computes while that state holds."""
+
+    def __init__(self, plan: CountingPlan, full: np.ndarray, success: np.ndarray, placed: np.ndarray, scheduled: np.ndarray, attempts: np.ndarray) -> None:
+        self.plan = plan
+        self.full = full.tolist()
+        self.success = success.tolist()
+        self.placed = placed.tolist()
+        self.scheduled = scheduled.tolist()
+        self.attempts = attempts.tolist()
+        self.sizes = plan.sizes.tolist()
+        self.scan = plan.scanned.tolist()
+        self._frozen: tuple | None = None
+
+    def counted(self, k: int, x_before: int, x_after: int) -> Counted:
+        """Placement ``k`` as :meth:`CountingPlan.evaluate` gives it."""
+        if self.success[k]:
+            return Counted(Code.SUCCESS, self.placed[k], None, x_before, x_after)
+        return Counted(Code.UNSCHEDULABLE, 0, self.reason(k), x_before, x_after)
+
+    def reason(self, k: int) -> str:
+        if self.plan is not None:
+            return self.plan.reason(k, self.scheduled[k], self.placed[k], self.attempts[k])
+        assert self._frozen is not None
+        key, minimum, before, pods, fit_error = self._frozen
+        placed, attempts = self.placed[k], self.attempts[k]
+        failures = [PodResult(pod=pods[placed], fit_error=fit_error(k))] if attempts > placed else []
+        return leaf_reason(key, minimum, before, self.scheduled[k], len(pods), failures)
+
+    def freeze(self) -> None:
+        """Compute the failure table now, while the node state is the decision's base state
+        (every evaluation is reverted), so that reasons read later are those of that state;
+        then keep only what the reasons need (not the plan's per-node arrays)."""
+        plan = self.plan
+        if plan is None:
+            return
+        texts = plan.reason_texts() if not all(self.success) else None
+        self._frozen = (plan.key, plan.minimum, plan.before, plan.pods, texts)
+        self.plan = None
+
+
+def _to_find_vector(pct: int, n_scan: np.ndarray) -> np.ndarray:
+    """:func:`num_feasible_nodes_to_find` per placement, once per distinct size."""
+    sizes, inverse = np.unique(n_scan, return_inverse=True)
+    return np.array([num_feasible_nodes_to_find(pct, int(v)) if v else 0 for v in sizes.tolist()], dtype=np.int64)[inverse]
 
 
 def count_outcome(queued: int, before: int, minimum: int, room: int) -> tuple[Code, int, int, int]:

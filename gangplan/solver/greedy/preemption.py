@@ -147,6 +147,20 @@ def victim_units(cluster: Cluster, snap: NodeTable) -> list[VictimUnit]:
     return out
 
 
+def victims_below(cluster: Cluster, snap: NodeTable, priority: int) -> list[VictimUnit]:
+    """The units of :func:`victim_units` with a priority below ``priority`` (the preemptor's):
+    the only ones preemption may evict. When no bound pod's unit is below it (every running pod
+    outranks the preemptor, as on a cluster whose running jobs have a higher class), that is
+    known without listing the units: the floor over every bound pod is computed once per run."""
+    floor = snap.victim_priority_floor
+    if floor is None:
+        tree = cluster.groups
+        floor = snap.victim_priority_floor = min((tree.unit_priority(p) for p in cluster.bound_pods), default=None)
+    if floor is None or floor >= priority:
+        return []
+    return [u for u in victim_units(cluster, snap) if u.priority < priority]
+
+
 def classify_pdb(units: list[VictimUnit], pdbs: tuple[PodDisruptionBudget, ...]) -> tuple[list[VictimUnit], list[VictimUnit], dict[str, int]]:
     """``FilterVictimsWithPDBViolation``: (violating, non-violating, violating pods per unit).
     Budgets are consumed in the given (importance) order; a pod stops at its first violated PDB."""
@@ -262,7 +276,7 @@ class Preemption:
             return _fail(trace, "not eligible due to preemptionPolicy=Never.")
         if self._ongoing(pods, group.priority):
             return _fail(trace, "not eligible due to a terminating pod on the nominated node.")
-        units = sorted((u for u in victim_units(st.cluster, st.snap) if u.priority < group.priority), key=self.importance)
+        units = sorted(victims_below(st.cluster, st.snap, group.priority), key=self.importance)
         trace.candidates = [str(u.key) for u in units]
         if not units:
             return _fail(trace, "No preemption victims found for incoming preemptor", Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
@@ -425,11 +439,12 @@ class Preemption:
             return None
         potential = sorted(i for i, s in r.node_statuses.items() if s.code == Code.UNSCHEDULABLE)
         # Per node, why preemption cannot help there (the FitError of Evaluator.Preempt).
-        statuses = {snap.names[i]: NOT_HELPFUL for i in range(snap.n) if i not in potential}
+        helps = set(potential)
+        statuses = {snap.names[i]: NOT_HELPFUL for i in range(snap.n) if i not in helps}
         if not potential:
             _fail(trace, fit_error_message(snap.n, Diagnosis(node_to_status=statuses)), Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
             return None
-        units = sorted((u for u in victim_units(st.cluster, snap) if u.priority < pod.priority), key=self.importance)
+        units = sorted(victims_below(st.cluster, snap, pod.priority), key=self.importance)
         trace.candidates = [str(u.key) for u in units]
         want = min(max(len(potential) * MIN_CANDIDATE_NODES_PERCENTAGE // 100, MIN_CANDIDATE_NODES_ABSOLUTE), len(potential))
         candidates: list[tuple[int, list[VictimUnit], int]] = []

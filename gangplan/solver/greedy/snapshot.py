@@ -99,6 +99,8 @@ class NodeTable:
         self._static: dict[object, np.ndarray] = {}
         self.victim_units_cache: list | None = None
         """Victim units over every bound pod (:func:`gangplan.solver.greedy.preemption.victim_units`)."""
+        self.victim_priority_floor: int | None = None
+        """The lowest unit priority over every bound pod (:func:`gangplan.solver.greedy.preemption.victims_below`)."""
         self.placement_cache: dict[tuple[str, int], tuple[np.ndarray, list]] = {}
         """(topology key, id of the parent node array) -> (that array, its placements): see
         :func:`gangplan.solver.greedy.placement.generate_placements`."""

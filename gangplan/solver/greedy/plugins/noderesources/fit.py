@@ -47,14 +47,17 @@ def fit_failures(snap, req: np.ndarray, idx: np.ndarray, added: np.ndarray | int
     allocatable), with ``added`` more copies of the pod (request ``req``) already on each node:
     the state a group of identical pods leaves once it used a node's room (the counting
     evaluation of :mod:`gangplan.solver.greedy.placement_fast`)."""
-    reasons = [(TOO_MANY_PODS, snap.pod_count[idx] + added + 1 > snap.allowed_pods[idx])]
+    every = idx is snap.all_nodes  # read the columns in place instead of gathering them
+    pod_count, allowed = (snap.pod_count, snap.allowed_pods) if every else (snap.pod_count[idx], snap.allowed_pods[idx])
+    reasons = [(TOO_MANY_PODS, pod_count + added + 1 > allowed)]
     unresolvable = np.zeros(len(idx), dtype=bool)
     for j in _reason_order(tuple(snap.resources)):
         q = int(req[j])
         if q > 0:
-            short = q > snap.free[idx, j] - added * q
+            free, alloc = (snap.free[:, j], snap.alloc[:, j]) if every else (snap.free[idx, j], snap.alloc[idx, j])
+            short = q > free - added * q
             reasons.append((f"Insufficient {snap.resources[j]}", short))
-            unresolvable |= short & (q > snap.alloc[idx, j])
+            unresolvable |= short & (q > alloc)
     return reasons, unresolvable
 
 
