@@ -1,28 +1,53 @@
 """The structured allocator, per node: ``staging/src/k8s.io/dynamic-resource-allocation/
-structured/internal/stable/allocator_stable.go`` (kubernetes/kubernetes v1.35, the variant the
-default feature gates select when no alpha/beta DRA feature is in use), as the DynamicResources
-plugin (``pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go``) calls it in Filter.
+structured/internal/incubating/allocator_incubating.go`` and ``incubating/consumable_capacity.go``
+(kubernetes/kubernetes v1.36: the variant default feature gates select once DRAConsumableCapacity
+is beta and on by default; for claims and devices without consumable capacity it behaves as
+``stable/allocator_stable.go`` of v1.35), as the DynamicResources plugin
+(``pkg/scheduler/framework/plugins/dynamicresources/dynamicresources.go``) calls it in Filter.
 
 Candidate devices are the node's (:attr:`DraState.devices_by_node`: pools by driver then pool
 name, slices by name, devices in slice order). Claims, then their requests, then each of a
-request's ``count`` devices are allocated depth first: the first device that is neither in use
-nor already taken by this allocation and that matches the DeviceClass selectors and then the
-request selectors is tried, and the search backtracks when the rest cannot be satisfied. The
-first full solution wins; there is no device scoring. A selector error fails the allocation
-(:class:`AllocationError`), it never only skips the device.
+request's ``count`` devices are allocated depth first: the first device that is not in use, that
+matches the DeviceClass selectors and then the request selectors, and whose capacity the request
+fits is tried, and the search backtracks when the rest cannot be satisfied. A request's next
+device is searched after the one its previous device took (``allocateOne``'s start location), so
+one request never takes a device twice. The first full solution wins; there is no device scoring.
+A selector error fails the allocation (:class:`AllocationError`), it never only skips the device.
+
+Consumable capacity (KEP-5075): a device with ``allowMultipleAllocations`` is never in use by an
+allocation that shares it; each request it serves consumes, per capacity of the device, the
+amount :func:`consumption` gives, and the device takes a request while what the snapshot's shared
+allocations consume (``consumed``), what this allocation has already put on it and the request's
+amount stay within the capacity's value. A device without it stays exclusive, and a request's
+capacity requests must fit within its values (``cmpRequestOverCapacity`` runs for every device).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from gangplan.dra.cel import CelError, evaluate
-from gangplan.dra.model import Device, DeviceClass, DeviceID, DeviceRequest
+from gangplan.dra.model import CapName, Device, DeviceClass, DeviceID, DeviceRequest, RequestPolicy
+
+Consumed = Mapping[DeviceID, Mapping[CapName, int]]
+"""Per device, capacity already consumed by shared allocations (``AggregatedCapacity``)."""
 
 
 class AllocationError(Exception):
     """The allocation cannot be attempted (unknown class, selector error): kube-scheduler's
     Filter returns an Error status with this message."""
+
+
+@dataclass(frozen=True)
+class DeviceResult:
+    """One ``DeviceRequestAllocationResult``: the request, the device, and for a device shared
+    (``allowMultipleAllocations``, a ``shareID`` upstream) its ``consumedCapacity``; None when the
+    device is allocated exclusively."""
+
+    request: str
+    device: DeviceID
+    consumed: tuple[tuple[CapName, int], ...] | None = None
 
 
 def matches(device: Device, request: DeviceRequest, classes: dict[str, DeviceClass]) -> bool:
@@ -42,51 +67,240 @@ def matches(device: Device, request: DeviceRequest, classes: dict[str, DeviceCla
     return True
 
 
-def allocate(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: Iterable[DeviceID] | set,
-             classes: dict[str, DeviceClass]) -> dict[str, tuple[DeviceID, ...]] | None:
-    """Devices for every claim (claim key -> device ids, in request order), or None when no
-    full allocation exists. ``in_use``: devices allocated elsewhere (unavailable)."""
+def qualify(name: str, driver: str) -> CapName:
+    """A capacity name as written (``memory`` or ``example.com/memory``) -> (domain, name); an
+    unqualified name is in the device driver's domain (``resolveCapacityName``)."""
+    if "/" in name:
+        domain, _, short = name.partition("/")
+        return domain, short
+    return driver, name
+
+
+def consumed_amount(requested: int | None, value: int, policy: RequestPolicy | None) -> int:
+    """``calculateConsumedCapacity`` (``incubating/consumable_capacity.go`` v1.36): a capacity the
+    request does not name consumes the policy's default, else the whole value; a named one
+    consumes the request, raised to ``validRange.min`` and rounded up to ``min + k * step``, or to
+    the smallest of ``validValues`` at least the request (the request itself above them all)."""
+    if requested is None:
+        return policy.default if policy is not None and policy.default is not None else value
+    if policy is None:
+        return requested
+    if policy.has_range and policy.min is not None:
+        if requested < policy.min:
+            return policy.min
+        if policy.step is None or policy.step <= 0:
+            return requested
+        k = -(-(requested - policy.min) // policy.step)
+        return policy.min + k * policy.step
+    if policy.valid_values is not None:
+        for v in policy.valid_values:
+            if requested <= v:
+                return v
+    return requested
+
+
+def violates(amount: int, policy: RequestPolicy | None) -> bool:
+    """``violatesPolicy``: the default always passes; otherwise above ``validRange.max`` or off
+    its steps, or not one of ``validValues``."""
+    if policy is None or (policy.default is not None and amount == policy.default):
+        return False
+    if policy.has_range:
+        if policy.max is not None and amount > policy.max:
+            return True
+        if policy.step is not None and policy.step > 0 and (amount - (policy.min or 0)) % policy.step != 0:
+            return True
+        return False
+    if policy.valid_values:
+        return amount not in policy.valid_values
+    return False
+
+
+def consumption(device: Device, request: DeviceRequest) -> dict[CapName, int] | None:
+    """What ``request`` consumes of each capacity of ``device`` (``getConsumedCapacityFromRequest``),
+    or None when the device cannot serve it: the request names a capacity the device lacks, or an
+    amount violates the capacity's request policy (``cmpRequestOverCapacity``'s soft checks)."""
+    asked: dict[CapName, int] = {}
+    for name, amount in request.capacity:
+        key = qualify(name, device.driver)
+        if key[1] not in device.capacity.get(key[0], {}):
+            return None
+        asked[key] = amount
+    out: dict[CapName, int] = {}
+    for domain, caps in device.capacity.items():
+        for name, value in caps.items():
+            key = (domain, name)
+            policy = device.policies.get(key)
+            amount = consumed_amount(asked.get(key), value, policy)
+            if violates(amount, policy):
+                return None
+            out[key] = amount
+    return out
+
+
+def fits(device: Device, amounts: Mapping[CapName, int], *already: Mapping[CapName, int] | None) -> bool:
+    """Whether ``amounts`` on top of ``already`` stay within every capacity value of ``device``."""
+    for (domain, name), q in amounts.items():
+        total = q + sum(a.get((domain, name), 0) for a in already if a)
+        if total > device.capacity[domain][name]:
+            return False
+    return True
+
+
+_NO = object()
+"""A device that cannot serve a request (not matching, or its capacity policy refuses it)."""
+
+
+def _statuses(devices: Sequence[Device], request: DeviceRequest, classes: dict[str, DeviceClass]) -> list:
+    """Per device: what ``request`` consumes of it, ``_NO``, or the :class:`AllocationError` its
+    selectors raise (raised only when the search reaches that device, as ``isSelectable`` is)."""
+    out: list = []
+    for d in devices:
+        try:
+            ok = matches(d, request, classes)
+        except AllocationError as e:
+            out.append(e)
+            continue
+        q = consumption(d, request) if ok else None
+        out.append(_NO if q is None else q)
+    return out
+
+
+def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: Iterable[DeviceID] | set,
+                     classes: dict[str, DeviceClass], consumed: Consumed | None = None,
+                     cache: dict | None = None) -> dict[str, tuple[DeviceResult, ...]] | None:
+    """The allocation of every claim (claim key -> its device results, in request order), or None
+    when no full allocation exists. ``in_use``: devices allocated exclusively elsewhere;
+    ``consumed``: capacity shared allocations elsewhere consume (KEP-5075). ``cache`` (owned by
+    one :class:`DraState`, whose device lists and classes never change) keeps each (device list,
+    request) pair's selector and policy outcome across calls."""
     used = set(in_use)
-    slots: list[tuple[int, DeviceRequest]] = []
+    base = consumed or {}
+    slots: list[tuple[int, DeviceRequest, int]] = []
     for k, (_, requests) in enumerate(claims):
         for r in requests:
-            slots.extend((k, r) for _ in range(r.count))
-    chosen: list[Device] = []
+            slots.extend((k, r, j) for j in range(r.count))
+    store: dict = cache if cache is not None else {}
+    status: list[list] = []
+    errors: list[bool] = []
+    for _, r, _ in slots:
+        key = (id(devices), r)
+        got = store.get(key)
+        if got is None:
+            got = _statuses(devices, r, classes)
+            got = store[key] = (got, any(isinstance(q, AllocationError) for q in got))
+        status.append(got[0])
+        errors.append(got[1])
+    left = [0] * len(slots)  # slots of the same request still to fill after this one
+    for s in range(len(slots) - 2, -1, -1):
+        if slots[s + 1][2] > 0:
+            left[s] = left[s + 1] + 1
+    chosen: list[tuple[int, dict[CapName, int] | None]] = []
+    allocating: dict[DeviceID, dict[CapName, int]] = {}
+    n = len(devices)
 
     def one(s: int) -> bool:
         if s == len(slots):
             return True
-        _, request = slots[s]
-        for d in devices:
+        j = slots[s][2]
+        start = chosen[-1][0] + 1 if j > 0 else 0  # the same request: after its previous device
+        st = status[s]
+        rest = left[s] if not errors[s] else 0  # (an error must surface where upstream reaches it)
+        for i in range(start, n - rest):  # the request's later devices come after this one
+            q = st[i]
+            if q is _NO:
+                continue
+            d = devices[i]
             if d.id in used:
                 continue
-            if not matches(d, request, classes):
+            if isinstance(q, AllocationError):
+                raise q
+            if not d.allow_multiple:
+                if q and not fits(d, q, base.get(d.id)):
+                    continue
+                used.add(d.id)
+                chosen.append((i, None))
+                if one(s + 1):
+                    return True
+                chosen.pop()
+                used.discard(d.id)
                 continue
-            used.add(d.id)
-            chosen.append(d)
+            now = allocating.get(d.id)
+            if q and not fits(d, q, base.get(d.id), now):
+                continue
+            allocating[d.id] = dict(q) if now is None else {k: now.get(k, 0) + q.get(k, 0) for k in now.keys() | q.keys()}
+            chosen.append((i, q))
             if one(s + 1):
                 return True
             chosen.pop()
-            used.discard(d.id)
+            if now is None:
+                del allocating[d.id]
+            else:
+                allocating[d.id] = now
         return False
 
     if not one(0):
         return None
-    out: dict[str, list[DeviceID]] = {key: [] for key, _ in claims}
-    for (k, _), d in zip(slots, chosen, strict=True):
-        out[claims[k][0]].append(d.id)
+    out: dict[str, list[DeviceResult]] = {key: [] for key, _ in claims}
+    for (k, request, _), (i, q) in zip(slots, chosen, strict=True):
+        out[claims[k][0]].append(DeviceResult(request.name, devices[i].id, None if q is None else tuple(sorted(q.items()))))
     return {k: tuple(v) for k, v in out.items()}
 
 
+def allocate(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: Iterable[DeviceID] | set,
+             classes: dict[str, DeviceClass], consumed: Consumed | None = None, cache: dict | None = None) -> dict[str, tuple[DeviceID, ...]] | None:
+    """Devices for every claim (claim key -> device ids, in request order), or None when no
+    full allocation exists (:func:`allocate_results` without the consumed capacity)."""
+    got = allocate_results(claims, devices, in_use, classes, consumed, cache)
+    if got is None:
+        return None
+    return {k: tuple(r.device for r in v) for k, v in got.items()}
+
+
+def add_consumed(into: dict[DeviceID, dict[CapName, int]], results: Iterable[DeviceResult]) -> None:
+    """Add the consumed capacity of shared ``results`` to ``into`` (device -> capacity -> amount)."""
+    for r in results:
+        if r.consumed is not None:
+            per = into.setdefault(r.device, {})
+            for k, v in r.consumed:
+                per[k] = per.get(k, 0) + v
+
+
 def brute_force_exists(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: Iterable[DeviceID],
-                       classes: dict[str, DeviceClass]) -> bool:
-    """Whether any allocation exists (every assignment of distinct free devices to the slots
-    tried): the reference the allocator is tested against (tests/test_dra.py)."""
-    from itertools import permutations
+                       classes: dict[str, DeviceClass], consumed: Consumed | None = None) -> bool:
+    """Whether any allocation exists: every assignment of devices to the slots is tried (distinct
+    exclusive devices; a shared device at most once per request, its consumed capacity summed):
+    the reference the allocator is tested against (tests/test_dra.py, tests/test_dra_consumable.py)."""
+    from itertools import permutations, product
 
     used = set(in_use)
     free = [d for d in devices if d.id not in used]
-    slots = [r for _, requests in claims for r in requests for _ in range(r.count)]
-    if len(slots) > len(free):
-        return False
-    return any(all(matches(d, r, classes) for d, r in zip(p, slots, strict=True)) for p in permutations(free, len(slots)))
+    slots = [(k, r) for k, (_, requests) in enumerate(claims) for r in requests for _ in range(r.count)]
+    if not any(d.allow_multiple for d in free) and not any(r.capacity for _, r in slots):
+        if len(slots) > len(free):
+            return False
+        return any(all(matches(d, r, classes) for d, (_, r) in zip(p, slots, strict=True)) for p in permutations(free, len(slots)))
+    base = consumed or {}
+    for p in product(range(len(free)), repeat=len(slots)):
+        seen: set[tuple[int, str, int]] = set()
+        exclusive: set[int] = set()
+        total: dict[int, dict[CapName, int]] = {}
+        ok = True
+        for i, (k, r) in zip(p, slots, strict=True):
+            d = free[i]
+            q = consumption(d, r) if matches(d, r, classes) else None
+            if q is None or (k, r.name, i) in seen or i in exclusive:
+                ok = False
+                break
+            seen.add((k, r.name, i))
+            if not d.allow_multiple:
+                if i in total or not fits(d, q, base.get(d.id)):
+                    ok = False
+                    break
+                exclusive.add(i)
+                continue
+            t = total.setdefault(i, {})
+            for key, v in q.items():
+                t[key] = t.get(key, 0) + v
+        if ok and all(fits(free[i], t, base.get(free[i].id)) for i, t in total.items()):
+            return True
+    return False

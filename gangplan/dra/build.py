@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 
 from gangplan.dra.model import EXTENDED_PREFIX, Claim, Device, DraState
@@ -63,7 +64,21 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
                 note("DeviceClass", "spec.extendedResourceName", f"{c.extended_resource_name} is mapped by several DeviceClasses: {st.extended[c.extended_resource_name]} is used", cname)
             else:
                 st.extended[c.extended_resource_name] = cname
-    st.in_use = frozenset(d for c in st.claims.values() for d in (c.allocated or ()))
+    # KEP-5075 (``foreachAllocatedDevice`` in pkg/scheduler/framework/plugins/dynamicresources,
+    # v1.36): a result with a shareID consumes capacity, the others take their device.
+    dedicated: set = set()
+    for c in st.claims.values():
+        shares = Counter(d for d, _ in c.shared)
+        for d in c.allocated or ():
+            if shares[d] > 0:
+                shares[d] -= 1
+            else:
+                dedicated.add(d)
+        for d, used in c.shared:
+            per = st.consumed.setdefault(d, {})
+            for k, v in used:
+                per[k] = per.get(k, 0) + v
+    st.in_use = frozenset(dedicated)
     reserved = {(c.key.split("/", 1)[0], name) for c in st.claims.values() if c.allocated is not None for name in c.reserved_for}
     for pod, raw, ctx in pods:
         if getattr(pod, "node_name", None):

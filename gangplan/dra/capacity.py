@@ -17,14 +17,32 @@ the validator (:func:`gangplan.dra.capacity.check_node`) is what catches a wrong
 A claim shared by several pending pods is one allocation: its pods carry a required pod affinity
 term on a per-node label (same node) and a row only nodes able to allocate the claim alone offer
 (its devices are not subtracted from what other claims see there).
+
+Consumable capacity (KEP-5075; the allocator mirrors ``incubating/consumable_capacity.go`` of
+kubernetes/kubernetes v1.36): a (DeviceClass, request selectors) pair that matches a device with
+``allowMultipleAllocations`` gets, instead of a device count, rows over the node's matching devices
+that still have no variable per (pod claim, device):
+
+* per capacity name, ``sum of consumed amounts <= sum of what is left of the devices' values``
+  (the snapshot's shared allocations subtracted; an exclusive matching device counts whole);
+* per capacity name and each amount ``a`` pending requests consume, ``consumers of at least a <=
+  sum over devices of floor(left / a)`` (each device holds at most that many of them);
+* per request, a row only nodes with at least ``count`` devices that can serve it alone offer
+  (one request never takes a device twice).
+
+A request's amount is the least it consumes on any matching device (the request policies of
+different devices may round it differently). These rows are exact on a node with one matching
+device per pair, and for consumers of one size; with several devices and mixed sizes they are a
+relaxation (bin packing): the validator, which allocates every claim of a node jointly, is what
+catches a placement they let through.
 """
 
 from __future__ import annotations
 
 import weakref
 
-from gangplan.dra.allocator import AllocationError, allocate, matches
-from gangplan.dra.model import DeviceRequest, DraState
+from gangplan.dra.allocator import AllocationError, allocate_results, consumption, fits, matches
+from gangplan.dra.model import CapName, Device, DeviceRequest, DraState
 from gangplan.dra.rules import CANNOT_ALLOCATE, replay, try_node
 from gangplan.models.objects import LabelSelector, PodAffinityTerm
 
@@ -32,7 +50,7 @@ from gangplan.models.objects import LabelSelector, PodAffinityTerm
 def _fits_alone(dra: DraState, node, key: str) -> bool:
     """Whether ``node`` can allocate claim ``key`` from its free devices, alone."""
     try:
-        return allocate([(key, dra.claims[key].requests)], dra.devices_by_node.get(node.name, ()), dra.in_use, dra.classes) is not None
+        return allocate_results([(key, dra.claims[key].requests)], dra.devices_by_node.get(node.name, ()), dra.in_use, dra.classes, dra.consumed) is not None
     except AllocationError:
         return False
 
@@ -43,12 +61,84 @@ _BIG = 1 << 40
 _VIEWS: dict[int, tuple[weakref.ref, object]] = {}
 
 
+def _serves(dra: DraState, d: Device, request: DeviceRequest) -> dict[CapName, int] | None:
+    """What ``request`` consumes of ``d`` when ``d`` can serve it alone (free, matching, its
+    capacity left enough), else None."""
+    if d.id in dra.in_use or not matches(d, request, dra.classes):
+        return None
+    q = consumption(d, request)
+    return q if q is not None and fits(d, q, dra.consumed.get(d.id)) else None
+
+
 def _count(dra: DraState, node, request: DeviceRequest) -> int:
-    one = DeviceRequest(name=request.name, device_class=request.device_class, selectors=request.selectors, count=1)
+    one = DeviceRequest(name=request.name, device_class=request.device_class, selectors=request.selectors, count=1, capacity=request.capacity)
     try:
-        return sum(1 for d in dra.devices_by_node.get(node.name, ()) if d.id not in dra.in_use and matches(d, one, dra.classes))
+        return sum(1 for d in dra.devices_by_node.get(node.name, ()) if _serves(dra, d, one) is not None)
     except AllocationError:
         return 0
+
+
+def _left(dra: DraState, d: Device) -> dict[CapName, int]:
+    """What is left of each capacity of ``d`` after the snapshot's shared allocations."""
+    used = dra.consumed.get(d.id, {})
+    return {(dom, n): v - used.get((dom, n), 0) for dom, caps in d.capacity.items() for n, v in caps.items()}
+
+
+class _Shareable:
+    """The consumable-capacity rows of one (DeviceClass, request selectors) pair (module docstring)."""
+
+    def __init__(self, dra: DraState, cls: str, selectors: tuple[str, ...]) -> None:
+        self.dra, self.probe = dra, DeviceRequest(name="", device_class=cls, selectors=selectors)
+        self.amounts: dict[CapName, set[int]] = {}
+        self._devices: dict[str, list[Device]] = {}
+        self._demand: dict[tuple, dict[CapName, int]] = {}
+
+    def devices(self, node_name: str) -> list[Device]:
+        got = self._devices.get(node_name)
+        if got is None:
+            try:
+                got = [d for d in self.dra.devices_by_node.get(node_name, ()) if d.id not in self.dra.in_use and matches(d, self.probe, self.dra.classes)]
+            except AllocationError:
+                got = []
+            self._devices[node_name] = got
+        return got
+
+    def demand(self, r: DeviceRequest) -> dict[CapName, int]:
+        """The least ``r`` consumes per capacity name on any matching device of the cluster (0
+        of a name some candidate device lacks)."""
+        got = self._demand.get(r.capacity)
+        if got is not None:
+            return got
+        amounts = [q for n in self.dra.devices_by_node for d in self.devices(n) if (q := consumption(d, r)) is not None]
+        names = {k for q in amounts for k in q}
+        got = {k: min(q.get(k, 0) for q in amounts) for k in sorted(names)}
+        for k, v in got.items():
+            self.amounts.setdefault(k, set())
+            if v > 0:
+                self.amounts[k].add(v)
+        self._demand[r.capacity] = got
+        return got
+
+    @staticmethod
+    def names_of(d: Device) -> list[CapName]:
+        return [(dom, n) for dom, caps in d.capacity.items() for n in caps]
+
+    def supply(self, node_name: str, name: CapName, at_least: int | None) -> int:
+        """Sum of what is left of ``name`` (``at_least`` None), or how many consumers of at least
+        ``at_least`` fit, over the node's matching devices."""
+        total = 0
+        for d in self.devices(node_name):
+            left = _left(self.dra, d).get(name)
+            if left is None:
+                if at_least is None:
+                    continue
+                total += _BIG if d.allow_multiple else 1
+                continue
+            if not d.allow_multiple:
+                total += left if at_least is None else int(left >= at_least)
+            else:
+                total += max(left, 0) if at_least is None else max(left, 0) // at_least
+        return total
 
 
 def capacity_view(cluster):
@@ -68,6 +158,17 @@ def capacity_view(cluster):
             users.setdefault(key, []).append(p.key)
     shared = {k for k, v in users.items() if len(v) > 1 and dra.claims[k].allocated is None and dra.claims[k].unsupported is None}
     pod_shared: dict[str, list[str]] = {}
+    pairs: dict[tuple, _Shareable | None] = {}
+    consumers: list[tuple[dict, str, tuple, CapName, int, int]] = []
+
+    def _shareable(r: DeviceRequest) -> _Shareable | None:
+        """The rows of ``r``'s pair when some free device it matches is shared, else None."""
+        key = (r.device_class, r.selectors)
+        if key not in pairs:
+            sh = _Shareable(dra, r.device_class, r.selectors)
+            pairs[key] = sh if any(d.allow_multiple for n in dra.devices_by_node for d in sh.devices(n)) else None
+        return pairs[key]
+
     for p in cluster.pending_pods:
         extra: dict[str, int] = {}
         if p.key in dra.pod_missing:
@@ -93,8 +194,19 @@ def capacity_view(cluster):
                 extra[PREFIX + "unallocatable"] = 1
                 continue
             for r in c.requests:
-                name = dims.setdefault(("request", r.device_class, r.selectors), f"{PREFIX}{len(dims)}")
-                extra[name] = extra.get(name, 0) + r.count
+                sh = _shareable(r)
+                if sh is None:
+                    key = ("request", r.device_class, r.selectors) if not r.capacity else ("request", r.device_class, r.selectors, r.capacity)
+                    name = dims.setdefault(key, f"{PREFIX}{len(dims)}")
+                    extra[name] = extra.get(name, 0) + r.count
+                    continue
+                # KEP-5075: a pair with shared devices: capacity rows (module docstring).
+                name = dims.setdefault(("serves", r), f"{PREFIX}serves-{len(dims)}")
+                extra[name] = 1
+                for cap, q in sh.demand(r).items():
+                    row = dims.setdefault(("cap", r.device_class, r.selectors, cap), f"{PREFIX}cap-{len(dims)}")
+                    extra[row] = extra.get(row, 0) + r.count * q
+                    consumers.append((extra, r.device_class, r.selectors, cap, q, r.count))
         for r, q in p.requests.items():
             cls = dra.extended.get(r)
             if cls is not None and q > 0:  # every name of one class draws on one row (explicit and implicit)
@@ -102,12 +214,25 @@ def capacity_view(cluster):
                 extra[name] = extra.get(name, 0) + q
         if extra:
             pod_extra[p.key] = extra
+    thresholds: dict[tuple, str] = {}
+    for extra, cls, sel, cap, q, count in consumers:
+        for a in sorted(pairs[(cls, sel)].amounts[cap]):
+            if q >= a:
+                row = thresholds.setdefault((cls, sel, cap, a), f"{PREFIX}cap-{len(dims) + len(thresholds)}")
+                extra[row] = extra.get(row, 0) + count
     for n in cluster.nodes:
         for (kind, *rest), name in dims.items():
             if kind == "request":
-                node_extra[n.name][name] = _count(dra, n, DeviceRequest(name="", device_class=rest[0], selectors=rest[1]))
+                capacity = rest[2] if len(rest) > 2 else ()
+                node_extra[n.name][name] = _count(dra, n, DeviceRequest(name="", device_class=rest[0], selectors=rest[1], capacity=capacity))
+            elif kind == "serves":
+                node_extra[n.name][name] = _BIG if _count(dra, n, rest[0]) >= rest[0].count else 0
+            elif kind == "cap":
+                node_extra[n.name][name] = pairs[(rest[0], rest[1])].supply(n.name, rest[2], None)
             elif kind == "shared":
                 node_extra[n.name][name] = _BIG if _fits_alone(dra, n, rest[0]) else 0
+        for (cls, sel, cap, a), name in thresholds.items():
+            node_extra[n.name][name] = pairs[(cls, sel)].supply(n.name, cap, a)
         served = dra.mapped_on(n)
         for cls in sorted(set(dra.extended.values())):
             names = [r for r, c in dra.extended.items() if c == cls]
@@ -161,11 +286,43 @@ def check_node(dra: DraState, node, pods_in_order) -> str | None:
                 todo.append((key, reqs))
     if not todo:
         return None
+    devices = dra.devices_by_node.get(node.name, ())
     try:
-        ok = allocate(todo, dra.devices_by_node.get(node.name, ()), dra.in_use, dra.classes)
+        got = allocate_results(todo, devices, dra.in_use, dra.classes, dra.consumed)
     except AllocationError as e:
         return str(e)
-    return None if ok is not None else f"{CANNOT_ALLOCATE}: the claims of {', '.join(sorted(p.key for p in pods_in_order))} need more matching free devices than the node has"
+    if got is None:
+        return f"{CANNOT_ALLOCATE}: the claims of {', '.join(sorted(p.key for p in pods_in_order))} need more matching free devices than the node has"
+    return _recount(dra, devices, [r for results in got.values() for r in results])
+
+
+def _recount(dra: DraState, devices, results) -> str | None:
+    """KEP-5075, counted again from the joint allocation: an exclusive device is taken once and
+    is neither in use nor shared; on a shared device the snapshot's consumption plus every
+    consumed amount stays within each capacity value."""
+    by_id = {d.id: d for d in devices}
+    taken: set = set()
+    total: dict = {}
+    for r in results:
+        d = by_id[r.device]
+        if r.device in dra.in_use:
+            return f"{CANNOT_ALLOCATE}: device {'/'.join(r.device)} is in use"
+        if r.consumed is None:
+            if r.device in taken or r.device in total:
+                return f"{CANNOT_ALLOCATE}: device {'/'.join(r.device)} allocated twice"
+            taken.add(r.device)
+            continue
+        if not d.allow_multiple or r.device in taken:
+            return f"{CANNOT_ALLOCATE}: device {'/'.join(r.device)} is shared but does not allow multiple allocations"
+        per = total.setdefault(r.device, dict(dra.consumed.get(r.device, {})))
+        for k, v in r.consumed:
+            per[k] = per.get(k, 0) + v
+    for did, per in total.items():
+        caps = by_id[did].capacity
+        for (dom, name), v in sorted(per.items()):
+            if v > caps.get(dom, {}).get(name, 0):
+                return f"{CANNOT_ALLOCATE}: device {'/'.join(did)} capacity {dom}/{name}: {v} consumed of {caps.get(dom, {}).get(name, 0)}"
+    return None
 
 
 def _demand_only(dra: DraState, pod, node):

@@ -9,6 +9,10 @@ from typing import Any
 DeviceID = tuple[str, str, str]
 """(driver, pool, device): how ``status.allocation.devices.results`` names a device."""
 
+CapName = tuple[str, str]
+"""(domain, capacity name): a device capacity, its qualified name split (unqualified names are in
+the driver's domain), as ``resolveCapacityName`` resolves both spellings to one name."""
+
 EXTENDED_PREFIX = "deviceclass.resource.kubernetes.io/"
 """KEP-5004's implicit extended resource name of every DeviceClass (``<prefix><class name>``)."""
 
@@ -22,6 +26,23 @@ class DeviceClass:
 
 
 @dataclass(frozen=True)
+class RequestPolicy:
+    """``DeviceCapacity.requestPolicy`` (KEP-5075, ``staging/src/k8s.io/api/resource/v1/types.go``
+    ``CapacityRequestPolicy``, kubernetes/kubernetes v1.36), amounts as scheduler integers:
+    ``default``, ``validValues`` (ascending) or ``validRange`` {min, max, step}."""
+
+    default: int | None = None
+    valid_values: tuple[int, ...] | None = None
+    min: int | None = None
+    max: int | None = None
+    step: int | None = None
+
+    @property
+    def has_range(self) -> bool:
+        return self.min is not None or self.max is not None or self.step is not None
+
+
+@dataclass(frozen=True)
 class Device:
     driver: str
     pool: str
@@ -31,13 +52,19 @@ class Device:
     """domain -> attribute name -> value (qualified names split; unqualified ones in the driver's domain)."""
     capacity: dict[str, dict[str, int]] = field(default_factory=dict, hash=False, compare=False)
     """domain -> capacity name -> scheduler integer."""
+    allow_multiple: bool = False
+    """``allowMultipleAllocations`` (KEP-5075): several claims may share the device, each consuming
+    part of its capacity."""
+    policies: dict[CapName, RequestPolicy] = field(default_factory=dict, hash=False, compare=False)
+    """The ``requestPolicy`` of each capacity that has one."""
 
     @property
     def id(self) -> DeviceID:
         return (self.driver, self.pool, self.name)
 
     def cel_value(self) -> dict:
-        return {"driver": self.driver, "attributes": self.attributes, "capacity": self.capacity}
+        return {"driver": self.driver, "attributes": self.attributes, "capacity": self.capacity,
+                "allowMultipleAllocations": self.allow_multiple}
 
 
 @dataclass(frozen=True)
@@ -48,6 +75,8 @@ class DeviceRequest:
     device_class: str
     selectors: tuple[str, ...] = ()
     count: int = 1
+    capacity: tuple[tuple[str, int], ...] = ()
+    """``capacity.requests`` (KEP-5075): capacity name as written -> scheduler integer, sorted."""
 
 
 @dataclass(frozen=True)
@@ -59,6 +88,9 @@ class Claim:
     requests: tuple[DeviceRequest, ...] = ()
     allocated: tuple[DeviceID, ...] | None = None
     """``status.allocation.devices.results`` when the claim is allocated."""
+    shared: tuple[tuple[DeviceID, tuple[tuple[CapName, int], ...]], ...] = ()
+    """The results with a ``shareID`` (KEP-5075) and their ``consumedCapacity``: such a device is
+    not in use, it only has that much less capacity left."""
     allocated_nodes: tuple[str, ...] | None = None
     """Nodes ``status.allocation.nodeSelector`` names (matchFields metadata.name), None = any."""
     reserved_for: tuple[str, ...] = ()
@@ -84,7 +116,11 @@ class DraState:
     extended: dict[str, str] = field(default_factory=dict)
     """extended resource name -> DeviceClass that serves it (KEP-5004)."""
     in_use: frozenset[DeviceID] = frozenset()
-    """Devices allocated to claims in the snapshot."""
+    """Devices allocated to claims in the snapshot (results without a ``shareID``)."""
+    consumed: dict[DeviceID, dict[CapName, int]] = field(default_factory=dict)
+    """KEP-5075: per device, the capacity the snapshot's shared allocations consume (summed)."""
+    alloc_cache: dict = field(default_factory=dict, repr=False, compare=False)
+    """The allocator's per (device list, request) selector outcomes (:mod:`gangplan.dra.allocator`)."""
 
     def __bool__(self) -> bool:
         return bool(self.classes or self.devices_by_node or self.claims or self.pod_claims)

@@ -8,8 +8,14 @@ itself; v1beta2 and v1 move them to the device and under ``exactly``. Capacity i
 What is read but not modelled is named with ``ctx.note`` (a warning; ``--strict`` refuses it):
 partitionable devices and shared counters (KEP-4815), ``All`` allocation mode, ``firstAvailable``,
 admin access, device taints and tolerations, binding conditions, multi-node slices (nodeSelector /
-allNodes / perDeviceNodeSelection), constraints (matchAttribute), consumable capacity, claim
-``config``. A claim using one of them cannot be allocated by gangplan: no node fits it.
+allNodes / perDeviceNodeSelection), constraints (matchAttribute), claim ``config``. A claim using
+one of them cannot be allocated by gangplan: no node fits it.
+
+Consumable capacity (KEP-5075, ``resource/v1`` ``types.go`` of kubernetes/kubernetes v1.36) is
+read: a device's ``allowMultipleAllocations`` and each capacity's ``requestPolicy`` (``default``,
+``validValues``, ``validRange`` {min, max, step}), a request's ``capacity.requests``, and an
+allocation result's ``shareID`` and ``consumedCapacity``. Its quantities become scheduler
+integers (``Quantity.Value()``, rounded up); a fractional one is named in a warning.
 """
 
 from __future__ import annotations
@@ -17,9 +23,17 @@ from __future__ import annotations
 from typing import Any
 
 from gangplan.dra.cel import AVAILABLE, check
-from gangplan.dra.model import Claim, Device, DeviceClass, DeviceID, DeviceRequest
+from gangplan.dra.model import (
+    CapName,
+    Claim,
+    Device,
+    DeviceClass,
+    DeviceID,
+    DeviceRequest,
+    RequestPolicy,
+)
 from gangplan.io.fields import Ctx
-from gangplan.models.quantity import QuantityError, to_scheduler_int
+from gangplan.models.quantity import QuantityError, parse_quantity, to_scheduler_int
 
 VERSIONS = ("v1", "v1beta1", "v1beta2")
 KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
@@ -59,6 +73,31 @@ def _value(ctx: Ctx, v: dict, field: str) -> Any:
     raise ctx.fail(field, "attribute must set one of int, bool, string, version")
 
 
+def _amount(ctx: Ctx, q: Any, field: str, note_field: str) -> int:
+    """A capacity quantity as a scheduler integer (rounded up as ``Quantity.Value()``)."""
+    try:
+        amount = to_scheduler_int("dra-capacity", q)
+        exact = parse_quantity(q)
+    except QuantityError as e:
+        raise ctx.fail(field, str(e)) from None
+    if exact != amount:
+        ctx.note(note_field, f"fractional capacity quantities are rounded up to integers ({q} -> {amount})")
+    return amount
+
+
+def _policy(ctx: Ctx, raw: dict, field: str, note_field: str) -> RequestPolicy:
+    """``DeviceCapacity.requestPolicy`` (KEP-5075)."""
+    default = _amount(ctx, raw["default"], field + ".default", note_field) if raw.get("default") is not None else None
+    values = None
+    if raw.get("validValues") is not None:
+        if not isinstance(raw["validValues"], list):
+            raise ctx.fail(field + ".validValues", "must be a list of quantities")
+        values = tuple(sorted(_amount(ctx, v, field + ".validValues[]", note_field) for v in raw["validValues"]))
+    rng = ctx.map(raw.get("validRange"), field + ".validRange")
+    bounds = {k: _amount(ctx, rng[k], f"{field}.validRange.{k}", note_field) if rng.get(k) is not None else None for k in ("min", "max", "step")}
+    return RequestPolicy(default=default, valid_values=values, **bounds)
+
+
 def _qualify(name: str, driver: str) -> tuple[str, str]:
     if "/" in name:
         domain, _, short = name.partition("/")
@@ -89,7 +128,7 @@ def parse_resource_slice(ctx: Ctx, raw: dict) -> tuple[str | None, list[Device],
         dname = ctx.str(d.get("name"), f + ".name", required=True)
         skip = None
         for feature, what in (("consumesCounters", "shared counters (KEP-4815)"), ("taints", "device taints"),
-                              ("bindingConditions", "binding conditions"), ("allowMultipleAllocations", "consumable capacity (KEP-5075)"),
+                              ("bindingConditions", "binding conditions"),
                               ("nodeName", "per-device node selection"), ("nodeSelector", "per-device node selection"), ("allNodes", "per-device node selection")):
             if basic.get(feature) or d.get(feature):
                 ctx.note(f"{f.split('[')[0]}[].{feature}", f"{what} not modelled: the device is not allocated")
@@ -98,19 +137,20 @@ def parse_resource_slice(ctx: Ctx, raw: dict) -> tuple[str | None, list[Device],
         for an, av in ctx.map(basic.get("attributes"), f + ".attributes").items():
             dom, short = _qualify(str(an), driver)
             attrs.setdefault(dom, {})[short] = _value(ctx, ctx.map(av, f"{f}.attributes.{an}"), f"{f.split('[')[0]}[].attributes")
+        multiple = ctx.bool(basic.get("allowMultipleAllocations", d.get("allowMultipleAllocations")), f + ".allowMultipleAllocations")
         caps: dict[str, dict[str, int]] = {}
+        policies: dict[CapName, RequestPolicy] = {}
         for cn, cv in ctx.map(basic.get("capacity"), f + ".capacity").items():
             q = cv.get("value") if isinstance(cv, dict) else cv
-            if isinstance(cv, dict) and cv.get("requestPolicy"):
-                ctx.note(f"{f.split('[')[0]}[].capacity.requestPolicy", "consumable capacity (KEP-5075) is not modelled")
-            try:
-                amount = to_scheduler_int("dra-capacity", q)
-            except QuantityError as e:
-                raise ctx.fail(f"{f}.capacity.{cn}", str(e)) from None
+            amount = _amount(ctx, q, f"{f}.capacity.{cn}", f"{f.split('[')[0]}[].capacity")
             dom, short = _qualify(str(cn), driver)
             caps.setdefault(dom, {})[short] = amount
+            if isinstance(cv, dict) and cv.get("requestPolicy"):
+                policies[(dom, short)] = _policy(ctx, ctx.map(cv["requestPolicy"], f"{f}.capacity.{cn}.requestPolicy"), f"{f}.capacity.{cn}.requestPolicy",
+                                                 f"{f.split('[')[0]}[].capacity")
         if skip is None:
-            devices.append(Device(driver=driver, pool=pool_name, slice=name, name=dname, attributes=attrs, capacity=caps))
+            devices.append(Device(driver=driver, pool=pool_name, slice=name, name=dname, attributes=attrs, capacity=caps,
+                                  allow_multiple=multiple, policies=policies))
     return node, devices, (driver, pool_name, generation, count)
 
 
@@ -139,14 +179,14 @@ def _requests(ctx: Ctx, devices: dict, field: str) -> tuple[tuple[DeviceRequest,
             why = "adminAccess is not modelled"
         if ex.get("tolerations"):
             ctx.note(field + ".requests[].tolerations", "device taints and tolerations are not modelled (tainted devices are not allocated)")
-        if ex.get("capacity"):
-            ctx.note(field + ".requests[].capacity", "consumable capacity requests (KEP-5075) are not modelled: the claim is not allocatable")
-            why = "consumable capacity is not modelled"
+        asked = ctx.map(ctx.map(ex.get("capacity"), ef + ".capacity").get("requests"), ef + ".capacity.requests")
         out.append(DeviceRequest(
             name=name,
             device_class=ctx.str(ex.get("deviceClassName"), ef + ".deviceClassName", required=True),
             selectors=_selectors(ctx, ex.get("selectors"), ef + ".selectors"),
             count=ctx.int(ex.get("count"), ef + ".count", minimum=1) or 1,
+            capacity=tuple(sorted((str(cn), _amount(ctx, cq, f"{ef}.capacity.requests.{cn}", field + ".requests[].capacity.requests"))
+                                  for cn, cq in asked.items())),
         ))
     return tuple(out), why
 
@@ -168,11 +208,17 @@ def parse_claim(ctx: Ctx, raw: dict) -> Claim:
     alloc = ctx.map(status.get("allocation"), "status.allocation")
     allocated: tuple[DeviceID, ...] | None = None
     nodes: tuple[str, ...] | None = None
+    shared: list[tuple[DeviceID, tuple[tuple[CapName, int], ...]]] = []
     if alloc:
         results = []
         for f, r in ctx.maps(ctx.map(alloc.get("devices"), "status.allocation.devices").get("results"), "status.allocation.devices.results"):
-            results.append((ctx.str(r.get("driver"), f + ".driver", required=True), ctx.str(r.get("pool"), f + ".pool", required=True),
-                            ctx.str(r.get("device"), f + ".device", required=True)))
+            did = (ctx.str(r.get("driver"), f + ".driver", required=True), ctx.str(r.get("pool"), f + ".pool", required=True),
+                   ctx.str(r.get("device"), f + ".device", required=True))
+            results.append(did)
+            if r.get("shareID"):  # KEP-5075: a share of the device, consuming part of its capacity
+                used = ctx.map(r.get("consumedCapacity"), f + ".consumedCapacity")
+                shared.append((did, tuple(sorted((_qualify(str(cn), did[0]), _amount(ctx, cq, f"{f}.consumedCapacity.{cn}", "status.allocation.devices.results[].consumedCapacity"))
+                                                 for cn, cq in used.items()))))
         allocated = tuple(results)
         sel = ctx.map(alloc.get("nodeSelector"), "status.allocation.nodeSelector")
         names: list[str] = []
@@ -184,4 +230,4 @@ def parse_claim(ctx: Ctx, raw: dict) -> Claim:
                 ctx.note("status.allocation.nodeSelector", "an allocation node selector on labels is not modelled: the claim is usable on any node")
         nodes = tuple(names) if names else None
     reserved = tuple(str((r or {}).get("name", "")) for _, r in ctx.maps(status.get("reservedFor"), "status.reservedFor"))
-    return Claim(key=key, requests=reqs, allocated=allocated, allocated_nodes=nodes, reserved_for=reserved, unsupported=why)
+    return Claim(key=key, requests=reqs, allocated=allocated, allocated_nodes=nodes, reserved_for=reserved, unsupported=why, shared=tuple(shared))

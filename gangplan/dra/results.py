@@ -9,6 +9,10 @@ kube-scheduler does), the joint depth-first search returns exactly those devices
 solution starts with the first pod's first full solution. When they do not (an exact placement
 kube-scheduler would reach only in another order), it returns an allocation that exists.
 
+Consumable capacity (KEP-5075): the joint allocation sees what the snapshot's shared allocations
+consume (:attr:`DraState.consumed`); a device with ``allowMultipleAllocations`` may be named for
+several claims, and :func:`assign_consumed` gives the ``consumedCapacity`` of each named share.
+
 Claims allocated in the snapshot keep their allocation and are not named again. A KEP-5004
 extended-resource claim (what kube-scheduler creates at PreBind, ``<pod>-extended-resources-``
 plus a random suffix) is named ``<pod>-extended-resources``, its requests by the resource name.
@@ -18,8 +22,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gangplan.dra.allocator import AllocationError, allocate
-from gangplan.dra.model import DraState
+from gangplan.dra.allocator import AllocationError, allocate_results, consumption, fits
+from gangplan.dra.model import CapName, DraState
 from gangplan.dra.rules import demand, uses_dra
 
 EXTENDED_SUFFIX = "/extended-resources"
@@ -55,6 +59,16 @@ def _original(cluster):
 def assign_devices(cluster, placements: Mapping[str, str]) -> dict[str, tuple[Named, ...]]:
     """Pod key -> the devices its claims got on its node, for every placed pending pod using DRA
     (``placements`` in placement order). Pods sharing a claim each list it."""
+    return {k: tuple(n for n, _ in v) for k, v in _assign(cluster, placements).items()}
+
+
+def assign_consumed(cluster, placements: Mapping[str, str]) -> dict[str, tuple[tuple[tuple[CapName, int], ...] | None, ...]]:
+    """KEP-5075: per pod, the ``consumedCapacity`` of each entry :func:`assign_devices` names, in
+    the same order ((domain, capacity name) -> amount; None for a device allocated exclusively)."""
+    return {k: tuple(c for _, c in v) for k, v in _assign(cluster, placements).items()}
+
+
+def _assign(cluster, placements: Mapping[str, str]) -> dict[str, tuple[tuple[Named, tuple | None], ...]]:
     dra: DraState | None = cluster.dra
     if not dra:
         return {}
@@ -65,7 +79,7 @@ def assign_devices(cluster, placements: Mapping[str, str]) -> dict[str, tuple[Na
         if p is not None and p.node_name is None and uses_dra(dra, p):
             by_node.setdefault(node, []).append(p)
     nodes = {n.name: n for n in cluster.nodes} if by_node else {}
-    out: dict[str, tuple[Named, ...]] = {}
+    out: dict[str, tuple] = {}
     for node_name, pods in by_node.items():
         node = nodes.get(node_name)
         if node is None:
@@ -83,17 +97,18 @@ def assign_devices(cluster, placements: Mapping[str, str]) -> dict[str, tuple[Na
         if not todo:
             continue
         try:
-            alloc = allocate(todo, dra.devices_by_node.get(node_name, ()), dra.in_use, dra.classes)
+            alloc = allocate_results(todo, dra.devices_by_node.get(node_name, ()), dra.in_use, dra.classes, dra.consumed)
         except AllocationError:
             alloc = None
         if alloc is None:
             continue  # the validator's rule dra reports the node
-        named: dict[str, list[Named]] = {}
+        named: dict[str, list] = {}
         for key, reqs in todo:
             slots = [r for r in reqs for _ in range(r.count)]
-            for r, (driver, pool, device) in zip(slots, alloc[key], strict=True):
+            for r, res in zip(slots, alloc[key], strict=True):
+                driver, pool, device = res.device
                 for pk in owners[key]:
-                    named.setdefault(pk, []).append((claim_name(key), request_name(r), driver, pool, device))
+                    named.setdefault(pk, []).append(((claim_name(key), request_name(r), driver, pool, device), res.consumed))
         out.update({k: tuple(v) for k, v in named.items()})
     return out
 
@@ -110,6 +125,8 @@ def check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[N
     if not dra:
         return [(k, "names devices but the snapshot has no DRA objects") for k, v in named.items() if v]
     holder: dict[tuple[str, str, str], str] = {}
+    shares: dict[tuple[str, str, tuple[str, str, str]], dict] = {}
+    shared_by: dict[tuple[str, str, str], str] = {}
     claim_devices: dict[str, tuple] = {}
     nodes = {x.name: x for x in cluster.nodes}
     for pod_key, entries in named.items():
@@ -138,12 +155,15 @@ def check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[N
             if full in claim_devices and claim_devices[full] != ids:
                 out.append((full, "pods sharing the claim name different devices"))
             claim_devices[full] = ids
-            if len(set(ids)) != len(ids):
+            twice = [i for i in set(ids) if ids.count(i) > 1 and not (i in devices and devices[i].allow_multiple)]
+            if twice:
                 out.append((pod_key, f"claim {claim} names a device twice"))
             for r in reqs:
                 mine_r = [i for q, i in items if q == request_name(r)]
                 if len(mine_r) != r.count:
                     out.append((pod_key, f"claim {claim} request {request_name(r)}: {len(mine_r)} device(s) named, {r.count} requested"))
+                if len(set(mine_r)) != len(mine_r) and not twice:
+                    out.append((pod_key, f"claim {claim} request {request_name(r)} names a device twice"))
                 for i in mine_r:
                     d = devices.get(i)
                     if d is None:
@@ -159,10 +179,39 @@ def check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[N
                         why = f"does not match request {request_name(r)} (class {r.device_class})"
                     if not ok:
                         out.append((pod_key, f"claim {claim}: device {'/'.join(i)} {why}"))
+                    if d.allow_multiple:  # KEP-5075: a share; its consumed capacity is summed below
+                        if i in holder:
+                            out.append((pod_key, f"device {'/'.join(i)} named for claims {holder[i]} and {full}"))
+                        q = consumption(d, r)
+                        if q is None:
+                            out.append((pod_key, f"claim {claim}: device {'/'.join(i)} cannot serve the capacity request {request_name(r)} asks for"))
+                        elif (full, request_name(r), i) not in shares:
+                            shares[(full, request_name(r), i)] = q
+                        continue
+                    q = consumption(d, r)
+                    if q is None or not fits(d, q):
+                        out.append((pod_key, f"claim {claim}: device {'/'.join(i)} cannot serve the capacity request {request_name(r)} asks for"))
+                    if i in shared_by:
+                        out.append((pod_key, f"device {'/'.join(i)} named for claims {shared_by[i]} and {full}"))
                     other = holder.setdefault(i, full)
                     if other != full:
                         out.append((pod_key, f"device {'/'.join(i)} named for claims {other} and {full}"))
             unknown = {q for q, _ in items} - {request_name(r) for r in reqs}
             for q in sorted(unknown):
                 out.append((pod_key, f"claim {claim} has no request {q}"))
+            for (c, _, i) in shares:
+                if c == full:
+                    shared_by.setdefault(i, full)
+    # KEP-5075: on each shared device, the snapshot's consumption plus every named share's fits.
+    total: dict[tuple[str, str, str], dict] = {}
+    for (_, _, i), q in shares.items():
+        per = total.setdefault(i, dict(dra.consumed.get(i, {})))
+        for k, v in q.items():
+            per[k] = per.get(k, 0) + v
+    by_id = {d.id: d for devices in dra.devices_by_node.values() for d in devices}
+    for i, per in sorted(total.items()):
+        caps = by_id[i].capacity
+        if any(v > caps.get(dom, {}).get(name, 0) for (dom, name), v in per.items()):
+            owners = sorted({full for (full, _, j) in shares if j == i})
+            out.append((owners[-1], f"device {'/'.join(i)}: the shares named for {', '.join(owners)} consume more than its capacity"))
     return out

@@ -1,13 +1,21 @@
 """The DynamicResources rules one pod on one node obeys, written once: the greedy plugin, the
 exact engine's capacity rows and the validator all call these (``pkg/scheduler/framework/plugins/
-dynamicresources/dynamicresources.go``, kubernetes/kubernetes v1.35: PreFilter / Filter)."""
+dynamicresources/dynamicresources.go``, kubernetes/kubernetes v1.35: PreFilter / Filter; v1.36 for
+consumable capacity, KEP-5075: what earlier allocations consume of shared devices is passed to the
+allocator with the devices in use)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from gangplan.dra.allocator import AllocationError, allocate
-from gangplan.dra.model import Claim, DeviceID, DeviceRequest, DraState
+from gangplan.dra.allocator import (
+    AllocationError,
+    Consumed,
+    DeviceResult,
+    add_consumed,
+    allocate_results,
+)
+from gangplan.dra.model import CapName, Claim, DeviceID, DeviceRequest, DraState
 
 CANNOT_ALLOCATE = "cannot allocate all claims"
 NOT_AVAILABLE = "resourceclaim not available on the node"
@@ -47,31 +55,52 @@ def demand(dra: DraState, pod, node, claim_node: dict[str, str]) -> tuple[list[t
     return todo, None
 
 
-def try_node(dra: DraState, pod, node, in_use: Iterable[DeviceID], claim_node: dict[str, str]) -> tuple[dict[str, tuple[DeviceID, ...]] | None, str | None]:
-    """Filter: the allocation of ``pod``'s claims on ``node`` (claim key -> devices; empty when
-    nothing needs allocating), or None and the reason (``CANNOT_ALLOCATE``, ``NOT_AVAILABLE``,
-    or the allocator's error text)."""
+def try_node_results(dra: DraState, pod, node, in_use: Iterable[DeviceID], claim_node: dict[str, str],
+                     consumed: Consumed | None = None) -> tuple[dict[str, tuple[DeviceResult, ...]] | None, str | None]:
+    """Filter: the allocation of ``pod``'s claims on ``node`` (claim key -> device results with
+    the consumed capacity of shared devices; empty when nothing needs allocating), or None and the
+    reason (``CANNOT_ALLOCATE``, ``NOT_AVAILABLE``, or the allocator's error text). ``consumed``:
+    capacity consumed on shared devices (default: the snapshot's)."""
     todo, why = demand(dra, pod, node, claim_node)
     if why is not None:
         return None, why
     if not todo:
         return {}, None
     try:
-        got = allocate(todo, dra.devices_by_node.get(node.name, ()), in_use, dra.classes)
+        got = allocate_results(todo, dra.devices_by_node.get(node.name, ()), in_use, dra.classes, dra.consumed if consumed is None else consumed, dra.alloc_cache)
     except AllocationError as e:
         return None, str(e)
     return (got, None) if got is not None else (None, CANNOT_ALLOCATE)
 
 
-def replay(dra: DraState, pods_in_order: Iterable, node, claim_node: dict[str, str]) -> tuple[set[DeviceID], dict[str, str]]:
+def try_node(dra: DraState, pod, node, in_use: Iterable[DeviceID], claim_node: dict[str, str],
+             consumed: Consumed | None = None) -> tuple[dict[str, tuple[DeviceID, ...]] | None, str | None]:
+    """:func:`try_node_results` with only the device ids (claim key -> devices)."""
+    got, why = try_node_results(dra, pod, node, in_use, claim_node, consumed)
+    if got is None:
+        return None, why
+    return {k: tuple(r.device for r in v) for k, v in got.items()}, None
+
+
+def replay_usage(dra: DraState, pods_in_order: Iterable, node, claim_node: dict[str, str]
+                 ) -> tuple[set[DeviceID], dict[DeviceID, dict[CapName, int]], dict[str, str]]:
     """Devices in use on ``node`` after the pending ``pods_in_order`` placed there were allocated
-    one after another (Reserve, in placement order), and the claims they allocated -> node."""
+    one after another (Reserve, in placement order), the capacity then consumed on shared devices
+    (the snapshot's included), and the claims they allocated -> node."""
     in_use = set(dra.in_use)
+    consumed = {d: dict(v) for d, v in dra.consumed.items()}
     allocated: dict[str, str] = {}
     for p in pods_in_order:
-        got, _ = try_node(dra, p, node, in_use, {**claim_node, **allocated})
-        for key, devs in (got or {}).items():
-            in_use.update(devs)
+        got, _ = try_node_results(dra, p, node, in_use, {**claim_node, **allocated}, consumed)
+        for key, results in (got or {}).items():
+            in_use.update(r.device for r in results if r.consumed is None)
+            add_consumed(consumed, results)
             if not key.endswith("/extended-resources"):
                 allocated[key] = node.name
+    return in_use, consumed, allocated
+
+
+def replay(dra: DraState, pods_in_order: Iterable, node, claim_node: dict[str, str]) -> tuple[set[DeviceID], dict[str, str]]:
+    """:func:`replay_usage` without the consumed capacity: devices in use and allocated claims."""
+    in_use, _, allocated = replay_usage(dra, pods_in_order, node, claim_node)
     return in_use, allocated

@@ -5,6 +5,8 @@ Filter allocates the pod's unallocated claims on the node with the structured al
 (:mod:`gangplan.dra.allocator`), seeing the devices of every claim allocated in the snapshot and
 the pending allocations of pods assumed earlier in the run (the gang's own pods included), as
 Reserve's in-flight allocations are seen upstream. The rules are :mod:`gangplan.dra.rules`.
+Consumable capacity (KEP-5075, v1.36): what earlier pods' allocations consume of shared devices
+on a node is replayed with the devices they took, so later pods see only the capacity left.
 """
 
 from __future__ import annotations
@@ -54,15 +56,15 @@ class DynamicResources(Plugin):
         key = (i, tuple(p.key for p in pending))
         got = self._replays.get(key)
         if got is None:
-            got = rules.replay(self.dra, pending, snap.nodes[i], {})
+            got = rules.replay_usage(self.dra, pending, snap.nodes[i], {})
             if len(self._replays) > 100_000:
                 self._replays.clear()
             self._replays[key] = got
         return got
 
     def filter_one(self, cs, pod, snap, i):
-        in_use, _ = self._node_state(snap, i)
-        got, why = rules.try_node(self.dra, pod, snap.nodes[i], in_use, self._claim_nodes(snap, pod))
+        in_use, consumed, _ = self._node_state(snap, i)
+        got, why = rules.try_node(self.dra, pod, snap.nodes[i], in_use, self._claim_nodes(snap, pod), consumed)
         if got is None:
             return self.status(unschedulable(why, unresolvable=True))
         return SUCCESS
@@ -75,7 +77,7 @@ class DynamicResources(Plugin):
             c = self.dra.claims[key]
             if c.allocated is not None or len(self._users.get(key, ())) > 1:
                 return None
-            sig.append((c.unsupported, tuple((r.device_class, r.selectors, r.count) for r in c.requests)))
+            sig.append((c.unsupported, tuple((r.device_class, r.selectors, r.count, r.capacity) for r in c.requests)))
         return (tuple(sig), tuple(sorted((r, q) for r, q in pod.requests.items() if r in self.dra.extended)))
 
     def filter_mask(self, cs, pod, snap, idx):
