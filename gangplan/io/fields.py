@@ -105,6 +105,8 @@ class Ctx:
 
     # ---- scalars -----------------------------------------------------------------------------
     def str(self, v: Any, field: str, *, required: bool = False, default: str = "") -> str:
+        if v.__class__ is str and (v or not required):  # the common case, first
+            return v
         if v is None:
             if required:
                 raise self.fail(field, "required field is missing")
@@ -160,7 +162,13 @@ class Ctx:
 
     def str_map(self, v: Any, field: str) -> dict[str, str]:
         m = self.map(v, field)
-        return {self.str(k, field): self.str(val, f"{field}.{k}") for k, val in m.items()}
+        out = {}
+        for k, val in m.items():
+            if k.__class__ is str and val.__class__ is str:
+                out[k] = val
+            else:
+                out[self.str(k, field)] = self.str(val, f"{field}.{k}")
+        return out
 
     def str_list(self, v: Any, field: str) -> tuple[str, ...]:
         return tuple(self.str(x, f"{field}[{i}]") for i, x in enumerate(self.list(v, field)))
@@ -171,10 +179,11 @@ class Ctx:
         for name, q in self.map(v, field).items():
             name = self.str(name, field)
             try:
-                out[name] = to_scheduler_int(name, q)
+                amount = out[name] = to_scheduler_int(name, q)
             except QuantityError as e:
                 raise self.fail(f"{field}.{name}", str(e)) from None
-            self.check_amount(out[name], f"{field}.{name}", name, what=f"quantity {_short(q)}")
+            if not INT64_MIN <= amount <= INT64_MAX:
+                self.check_amount(amount, f"{field}.{name}", name, what=f"quantity {_short(q)}")
         return out
 
     def check_amount(self, amount: int, field: str, resource: str, *, what: str) -> None:
