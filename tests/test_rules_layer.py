@@ -177,3 +177,25 @@ def test_result_options_read_params_typed_and_fixed_has_one_meaning() -> None:
     assert exact.options.time_limit == 5.0 and exact.options.preemption is True
     assert replay_options(greedy) == {"tie_break": "first", "seed": 0, "top_k": 5, "fixed": {"default/small": "node-a"},
                                       "preemption": True, "kube_version": cluster.kube_version.value}
+
+
+def test_the_loaders_plugin_catalogue_is_the_greedy_registry() -> None:
+    """io/loader.py names unmodelled plugins from gangplan.models.plugins, without importing an
+    engine; the catalogue and the greedy registry stay one list (register() declares there too)."""
+    from gangplan.models import plugins as catalogue
+    from gangplan.solver.greedy.plugins import REGISTRY, Plugin, register, unregister
+
+    assert catalogue.MODELLED == {n: cls.points for n, cls in REGISTRY.items()}
+
+    class Extra(Plugin):
+        name = "ExtraScore"
+
+        def score(self, *args, **kwargs):  # pragma: no cover - never run
+            return 0
+
+    register(Extra)
+    try:
+        assert catalogue.MODELLED["ExtraScore"] == Extra.points == frozenset({catalogue.SCORE})
+    finally:
+        unregister("ExtraScore")
+    assert "ExtraScore" not in catalogue.MODELLED

@@ -49,6 +49,7 @@ from gangplan.models.objects import (
     PodGroup,
     SchedulerProfile,
 )
+from gangplan.models.plugins import unmodelled_plugins
 from gangplan.models.version import NEWEST, KubeVersion
 
 try:  # libyaml is ~10x faster on large dumps; fall back to the pure-Python loader.
@@ -452,9 +453,7 @@ class _Builder:
             if self.profile is not None:
                 raise SnapshotError(file, f"duplicate object (first defined in {self.profile.source})", obj="KubeSchedulerConfiguration")
             self.profile = parse_scheduler_config(Ctx(file, "KubeSchedulerConfiguration"), raw)
-            # The plugins are the greedy engine's; asked here so that none is dropped unnamed.
-            from gangplan.solver.greedy.profile import unmodelled_plugins
-
+            # Named here so that no plugin is dropped unnamed (gangplan.models.plugins: what the engines run).
             for where, plugin in unmodelled_plugins(self.profile):
                 self.note("KubeSchedulerConfiguration", f"profiles[0].plugins.{where}", "plugin not implemented by gangplan at this extension point: ignored (both engines run without it)", plugin)
 

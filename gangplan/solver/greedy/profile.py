@@ -32,8 +32,8 @@ from gangplan.models.objects import (
     DEFAULT_PLACEMENT_WEIGHTS,
     DEFAULT_SCORE_WEIGHTS,
     PLACEMENT_PLUGIN_ALIASES,
-    SchedulerProfile,
 )
+from gangplan.models.plugins import placement_weights
 from gangplan.solver.greedy.framework import Code
 from gangplan.solver.greedy.placement import feasible_rule
 from gangplan.solver.greedy.plugins import REGISTRY, Plugin, names
@@ -70,35 +70,8 @@ class Profile:
         return bool(self.scorers)
 
 
-def placement_weights(weights: dict[str, int]) -> dict[str, int]:
-    """``placementScore`` weights by registered plugin name (aliases resolved, later wins).
-
-    >>> placement_weights({"NodeResourcesFit": 1, "PodGroupPodsCount": 1, "PlacementBinPacking": 3})
-    {'PlacementBinPacking': 3, 'PodGroupPodsCount': 1}
-    """
-    out: dict[str, int] = {}
-    for name, w in weights.items():
-        out[PLACEMENT_PLUGIN_ALIASES.get(name, name)] = w
-    return out
-
-
 def _ordered(weights: dict[str, int], default_order: tuple[str, ...]) -> list[str]:
     return [n for n in default_order if n in weights] + sorted(n for n in weights if n not in default_order)
-
-
-def unmodelled_plugins(cfg: SchedulerProfile) -> list[tuple[str, str]]:
-    """(plugin set, name) of every plugin the configuration enables that the greedy engine cannot
-    run there: no registered plugin of that name, or one without that extension point.
-    :func:`build_profile` leaves them out; the loader names them in a warning."""
-    sets = [
-        ("filter", FILTER, list(cfg.filter_plugins)),
-        ("score", SCORE, [n for n, w in cfg.score_weights.items() if w > 0]),
-        ("placementScore", PLACEMENT_SCORE, [n for n, w in placement_weights(cfg.placement_weights).items() if w > 0]),
-        ("placementGenerate", PLACEMENT_GENERATE, [PLACEMENT_PLUGIN_ALIASES.get(n, n) for n in cfg.placement_generate_plugins]),
-    ]
-    out = [(where, n) for where, point, listed in sets for n in listed if REGISTRY.get(n) is None or point not in REGISTRY[n].points]
-    out += [("postFilter", n) for n in cfg.post_filter_plugins if n != names.DEFAULT_PREEMPTION]
-    return out
 
 
 def _filters(cluster: Cluster) -> tuple[str, ...]:

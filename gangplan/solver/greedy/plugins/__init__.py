@@ -7,6 +7,7 @@ the profile's business (:mod:`gangplan.solver.greedy.profile`, from the KubeSche
 A plugin outside the package is added with :func:`register` (docs/how-to/extend.md).
 """
 
+from gangplan.models.plugins import declare, forget
 from gangplan.solver.greedy.plugins.base import Plugin
 from gangplan.solver.greedy.plugins.dynamicresources import DynamicResources
 from gangplan.solver.greedy.plugins.gangscheduling import GangScheduling
@@ -53,12 +54,14 @@ def register(plugin: type[Plugin]) -> type[Plugin]:
     if REGISTRY.get(plugin.name, plugin) is not plugin:
         raise ValueError(f"a plugin named {plugin.name!r} is already registered ({REGISTRY[plugin.name].__name__})")
     REGISTRY[plugin.name] = plugin
+    declare(plugin.name, plugin.points)  # the loader's view (gangplan.models.plugins)
     return plugin
 
 
 def unregister(name: str) -> None:
     """Remove a plugin :func:`register` added (tests)."""
     REGISTRY.pop(name, None)
+    forget(name)
 
 
 __all__ = ["REGISTRY", "Plugin", "register", "unregister"]

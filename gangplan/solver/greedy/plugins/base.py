@@ -21,6 +21,17 @@ import numpy as np
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import Pod, SchedulerProfile
+from gangplan.models.plugins import (  # the point names live with the snapshot layer (the loader reads them)
+    FILTER,
+    NORMALIZE_PLACEMENT_SCORE,
+    NORMALIZE_SCORE,
+    PLACEMENT_FEASIBLE,
+    PLACEMENT_GENERATE,
+    PLACEMENT_SCORE,
+    PRE_FILTER,
+    PRE_SCORE,
+    SCORE,
+)
 from gangplan.solver.greedy.framework import (
     SUCCESS,
     Code,
@@ -31,16 +42,6 @@ from gangplan.solver.greedy.framework import (
     Status,
 )
 from gangplan.solver.greedy.snapshot import NodeTable
-
-PRE_FILTER = "PreFilter"
-FILTER = "Filter"
-PRE_SCORE = "PreScore"
-SCORE = "Score"
-NORMALIZE_SCORE = "NormalizeScore"
-PLACEMENT_GENERATE = "PlacementGenerate"
-PLACEMENT_SCORE = "PlacementScore"
-NORMALIZE_PLACEMENT_SCORE = "NormalizePlacementScore"
-PLACEMENT_FEASIBLE = "PlacementFeasible"
 
 EXTENSION_POINTS: dict[str, tuple[str, ...]] = {
     PRE_FILTER: ("pre_filter",),
