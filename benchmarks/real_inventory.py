@@ -57,18 +57,15 @@ from pathlib import Path
 import isolate  # benchmarks/isolate.py
 from results_csv import write_csv  # benchmarks/results_csv.py
 
-from gangplan.bench.builders import pod_group_object, pod_object, seeded_rng, to_cluster
+from gangplan.bench.builders import seeded_rng, to_cluster
 from gangplan.bench.families import (
     _STREAM_PHILLY,
-    _gang,
-    _gpu_requests,
     _inventory,
     _nodes_with_usage,
     _read_csv,
-    _split_gpus,
     data_dir_path,
+    philly_jobs,
 )
-from gangplan.models.well_known import RACK
 
 OUT = Path(__file__).resolve().parent / "results" / "real_inventory.csv"
 NODES_PER_RACK, RACKS_PER_ZONE, GPUS_PER_WORKER, MAX_RACK_GANG = 8, 8, 8, 8
@@ -86,17 +83,7 @@ def inventory_snapshot(jobs: int, utilisation: float, seed: int = 0, data_dir: s
     rows = trace[trace["num_gpus"] >= 1].sort_values(["timestamp"], kind="stable")
     rng = seeded_rng(seed, _STREAM_PHILLY)
     start = int(rng.integers(0, len(rows) - jobs + 1))
-    width = len(str(max(jobs - 1, 0)))
-    for g, total in enumerate(int(x) for x in rows.iloc[start:start + jobs]["num_gpus"]):
-        name = f"job-{g:0{width}d}"
-        workers = _split_gpus(total, GPUS_PER_WORKER)
-        pods = [(f"{name}-{j}", _gpu_requests(r)) for j, r in enumerate(workers)]
-        if len(pods) == 1:
-            out.append(pod_group_object(name, namespace="philly", policy="basic", created=2 * g))
-            out.append(pod_object(pods[0][0], namespace="philly", group=name, requests=pods[0][1], labels={"job": name}, created=2 * g + 1))
-        else:
-            out += _gang(name, pods, index=g, namespace="philly", priority=None, topology_key=RACK if len(pods) <= MAX_RACK_GANG else None)
-    return out
+    return out + philly_jobs([int(x) for x in rows.iloc[start:start + jobs]["num_gpus"]], GPUS_PER_WORKER, MAX_RACK_GANG)
 
 
 def run_cell(jobs: int, load: float, seed: int, time_limit: float, workers: int) -> dict:

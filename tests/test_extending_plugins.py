@@ -244,7 +244,7 @@ def test_a_second_placement_generator_is_merged_with_the_topology_one_by_interse
     r = solve_valid(cluster)
     info = r.greedy_trace.groups["ml/pg"].placements
     assert info.generated == 4
-    assert [(e.name, e.nodes) for e in info.evaluated] == [("r1/p1", 2), ("r1/p2", 1), ("r2/p1", 1), ("r2/p2", 2)]
+    assert [(e.name, e.nodes) for e in info.entries()] == [("r1/p1", 2), ("r1/p2", 1), ("r2/p1", 1), ("r2/p2", 2)]
     assert {e.name: e.status for e in info.evaluated} == {"r1/p1": "Success", "r1/p2": "Unschedulable", "r2/p1": "Unschedulable", "r2/p2": "Success"}
     placed = nodes_of(r, "pg").values()
     racks = {n.split("-")[0] for n in placed}
@@ -257,5 +257,5 @@ def test_a_second_generator_alone_constrains_groups_without_a_topology_key(toys,
     cluster = load_text(config("    placementGenerate:\n      enabled: [{name: ToyPowerDomains}]") + NODES_C + gang("pg", 3, 4))
     r = solve_valid(cluster)
     info = r.greedy_trace.groups["ml/pg"].placements
-    assert info.key is None and [e.name for e in info.evaluated] == ["p1", "p2"]
+    assert info.key is None and [e.name for e in info.entries()] == ["p1", "p2"]
     assert len({n.split("-")[1] for n in nodes_of(r, "pg").values()}) == 1

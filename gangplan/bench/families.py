@@ -437,8 +437,16 @@ def real_inventory_family(*, seed: int, jobs: int, utilisation: float, min_gpus:
     rng = seeded_rng(seed, _STREAM_PHILLY)
     n = min(jobs, len(rows))
     picked = rows.iloc[np.sort(rng.choice(len(rows), size=n, replace=False))].sort_values(["timestamp"], kind="stable")
-    width = len(str(max(n - 1, 0)))
-    for g, total in enumerate(int(x) for x in picked["num_gpus"]):
+    return out + philly_jobs([int(x) for x in picked["num_gpus"]], worker_gpus, max_rack_gang)
+
+
+def philly_jobs(totals: Sequence[int], worker_gpus: int, max_rack_gang: int) -> list[Obj]:
+    """Pending jobs of these GPU totals, in order (``job-<g>`` in namespace ``philly``): each split
+    into workers of at most ``worker_gpus`` GPUs; one worker is a basic PodGroup, several an
+    all-or-nothing gang confined to one rack up to ``max_rack_gang`` workers (unconstrained above)."""
+    out: list[Obj] = []
+    width = len(str(max(len(totals) - 1, 0)))
+    for g, total in enumerate(totals):
         name = f"job-{g:0{width}d}"
         pods = [(f"{name}-{j}", _gpu_requests(r)) for j, r in enumerate(_split_gpus(total, worker_gpus))]
         if len(pods) == 1:
