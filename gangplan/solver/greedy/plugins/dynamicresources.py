@@ -33,6 +33,9 @@ class DynamicResources(Plugin):
                 for k in keys:
                     self._users.setdefault(k, []).append(pod_key)
         self._replays: dict[tuple, tuple] = {}
+        self._uses_dra: dict[str, bool] = {}
+        self._signatures: dict[str, tuple | None] = {}
+        self._outcomes: dict[tuple, object] = {}
 
     def pre_filter(self, cs, pod, snap):
         if not rules.uses_dra(self.dra, pod):
@@ -51,8 +54,16 @@ class DynamicResources(Plugin):
                     break
         return out
 
+    def _uses(self, pod) -> bool:
+        got = self._uses_dra.get(pod.key)
+        if got is None:
+            got = self._uses_dra[pod.key] = rules.uses_dra(self.dra, pod)
+        return got
+
     def _node_state(self, snap, i: int):
-        pending = tuple(p for p in snap.pods_on[i] if p.node_name is None and rules.uses_dra(self.dra, p))
+        """(replay key, (devices in use, capacity consumed on shared devices, claims allocated))
+        after the pending pods assumed on node ``i``, in order."""
+        pending = tuple(p for p in snap.pods_on[i] if p.node_name is None and self._uses(p))
         key = (i, tuple(p.key for p in pending))
         got = self._replays.get(key)
         if got is None:
@@ -60,14 +71,24 @@ class DynamicResources(Plugin):
             if len(self._replays) > 100_000:
                 self._replays.clear()
             self._replays[key] = got
-        return got
+        return key, got
 
     def filter_one(self, cs, pod, snap, i):
-        in_use, consumed, _ = self._node_state(snap, i)
+        key, (in_use, consumed, _) = self._node_state(snap, i)
+        sig = self._signatures.get(pod.key, False)
+        if sig is False:
+            sig = self._signatures[pod.key] = self._signature(pod)
+        if sig is not None:  # the outcome depends on the node's state and the pod's signature only
+            hit = self._outcomes.get((key, sig))
+            if hit is not None:
+                return hit
         got, why = rules.try_node(self.dra, pod, snap.nodes[i], in_use, self._claim_nodes(snap, pod), consumed)
-        if got is None:
-            return self.status(unschedulable(why, unresolvable=True))
-        return SUCCESS
+        out = SUCCESS if got is not None else self.status(unschedulable(why, unresolvable=True))
+        if sig is not None:
+            if len(self._outcomes) > 200_000:
+                self._outcomes.clear()
+            self._outcomes[(key, sig)] = out
+        return out
 
     def _signature(self, pod):
         """What the Filter outcome of ``pod`` depends on besides node state, when that is all
