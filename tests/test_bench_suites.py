@@ -15,7 +15,7 @@ from gangplan.models.well_known import GPU
 
 REPO = Path(__file__).resolve().parent.parent
 SUITES = REPO / "scenarios" / "suites"
-TRACE_FAMILIES = {"philly", "alibaba"}
+TRACE_FAMILIES = {"philly", "alibaba", "real-inventory"}
 """Families drawn from the real traces (the ``traces`` marker)."""
 
 SUITE = """\
@@ -56,7 +56,8 @@ def test_task_ids_ignore_the_order_parameters_are_written_in() -> None:
 @pytest.mark.parametrize("name", [pytest.param(f, marks=[pytest.mark.traces] if f in TRACE_FAMILIES else []) for f in sorted(FAMILIES)])
 def test_every_family_generates_the_same_bytes_for_the_same_seed_and_loads(name: str) -> None:
     small = {"mixed": {"nodes": 6, "gangs": 4}, "gpu": {"nodes": 8, "pending_pods": 12}, "philly": {"nodes": 6, "jobs": 5},
-             "alibaba": {"nodes": 6, "gangs": 4}, "scheduler-perf": {"nodes": 4, "gangs": 3}}[name]
+             "alibaba": {"nodes": 6, "gangs": 4}, "scheduler-perf": {"nodes": 4, "gangs": 3},
+             "real-inventory": {"jobs": 5}}[name]
     a = dump_snapshot(build_family(name, small, 7))
     assert a == dump_snapshot(build_family(name, small, 7))
     cluster = to_cluster(build_family(name, small, 7))
