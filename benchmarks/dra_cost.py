@@ -33,6 +33,8 @@ Measured (2 shared cores, other engineers' test runs beside it):
   reads (commits 0a645bf, 7683456), 2026-12-02, load average 4.6 rising to 6.0 (2 cores), best of
   2: extended resources load 1.23 s, greedy 5.96 s, exact 3.25 s; DRA load 2.40 s, greedy
   18.22 s, exact 4.88 s: ratios greedy 3.06x (target 2x missed), exact 1.50x (at the target).
+  Again at load average 1.0-1.4, best of 2: extended resources greedy 2.12 s, exact 1.38 s; DRA
+  greedy 6.95 s, exact 2.32 s: greedy 3.28x, exact 1.68x (both targets missed).
   The working tree then also held the allocator owner's uncommitted consumable-capacity
   allocator. Greedy's remaining cost is the allocator per call (``allocate_results`` about 1 ms,
   of which 0.3 ms its own setup, for two devices out of eight) times two calls per pod (the
