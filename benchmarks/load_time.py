@@ -15,18 +15,21 @@ print them (one ``kind: List``, keys sorted, no managedFields), then loads them:
   needs the Alibaba and Philly traces (``../shared/data``), else it is skipped.
 * ``big.yaml`` / ``.json``: :func:`kubectl_like` at 10,000 nodes and 100,000 bound pods (plus
   250 pending gangs of 8), objects with the fields kubectl prints (labels, annotations, owner
-  references, conditions, container statuses, images, volumes): ~110,000 objects, ~100 MB of YAML.
+  references, conditions, container statuses, images, volumes): 112,250 objects, ~390 MB of YAML.
 
-Where the time goes and what it became (issue 27 item 2), both in one process each, same machine
-(2 shared cores; CPU seconds, best of 2; load average 2-4 during both runs):
+Before (main @64a9b85) and after (issue 27 item 2), one process each, back to back on the same
+machine (2 shared cores, load average 2.2-2.7); best of 2, CPU seconds (wall in brackets):
 
-===============================  ==========  =========  =====
-snapshot                         before (s)  after (s)  ratio
-===============================  ==========  =========  =====
-showcase alibaba-1213 (2 MB)     see RESULTS below
-===============================  ==========  =========  =====
+==================================================  ============  ===========  =====
+snapshot                                            before        after        ratio
+==================================================  ============  ===========  =====
+inventory, 9,904 objects, 3.9 MB multi-doc YAML     6.00 (16.1)   2.49 (3.55)  2.4x
+the same objects as a 9.3 MB JSON List              2.51 (3.48)   1.31 (2.03)  1.9x
+showcase alibaba-1213 (2 MB YAML)                   3.80 (5.28)   1.88 (2.68)  2.0x
+==================================================  ============  ===========  =====
 
-RESULTS
+``kubectl_like()`` at its defaults writes ~390 MB of YAML (not the issue's ~100 MB: the pods carry
+full statuses, ~3.6 KB each); it was not loaded within the session that wrote this.
 
 Before: PyYAML's CSafeLoader built the objects in Python (a Node and a resolver regex per scalar,
 then the constructor's generators): half the load; every quantity went through a regular

@@ -27,9 +27,13 @@ Run: ``python benchmarks/yaml_parsers.py [--yaml DUMP.yaml] [--repeat 3]``; with
 dump of :func:`load_time.kubectl_like` at 1,000 nodes and 10,000 bound pods is made in memory.
 Writes ``benchmarks/results/yaml_parsers.csv``.
 
-One run (the issue's inventory shape, ``/tmp/inv.yaml`` of ``load_time.py --write-dumps``: 9,904
-objects, 3.9 MB of YAML, 9.3 MB of JSON; best of 3 wall seconds): see the module's last run in
-``benchmarks/results/yaml_parsers.csv``.
+One run (the issue's inventory shape: 9,904 objects, 3.9 MB multi-document YAML, 9.3 MB JSON
+List; best of 2 wall seconds, load average 2.2-2.6): pyyaml-csafe 9.61, pyyaml-csafe-light 2.55,
+libyaml-events 2.00, libyaml-events-nogc 1.82 (5.3x, chosen), ruamel-c-safe 8.20 (disagrees on
+2/97 repo files, 10/22 edge cases), ryaml 0.54 and yaml-rs 0.27 (YAML 1.2: disagree on 9-10 of 22
+edge cases, yaml-rs on 53/97 repo files: rejected), rapidyaml-tree 0.09 (no Python objects),
+rapidyaml-walk 2.59; json 0.09, orjson 0.05 (not worth a dependency). The JSON rows' sameOnDump
+was False in that run only because the JSON file was a List and the YAML multi-document.
 """
 
 from __future__ import annotations
