@@ -183,12 +183,10 @@ class PlacementAlgorithm:
         d.nominated = nominated.name if nominated is not None else None
         first = [nominated] if nominated is not None else []
         plan = CountingPlan.build(st, key, placements, self.leaf_inputs) if counting and nominated is None else None
-        if plan is not None and not placement_fast.VERIFY:
+        if plan is not None:
             return self._counted_decision(key, pg, placements, plan, d)
         for pl in first + [p for p in placements if p is not nominated]:
-            rec = self._count(key, plan, pl, d) if plan is not None else None
-            if rec is None:
-                rec = self._evaluate(key, pl)
+            rec = self._evaluate(key, pl)
             records.append(rec)
             if rec.run.status == Code.ERROR:
                 self._apply(rec)
@@ -217,7 +215,8 @@ class PlacementAlgorithm:
 
         d.deferred = (positions, entry)
         x = snap.next_start_node_index
-        if not any(full):
+        verify = placement_fast.VERIFY
+        if not any(full) and not verify:
             # No placement needs a full evaluation (the common case): the scan starts in one
             # pass, records only for the first placement and the feasible ones.
             def step(y: int, k: int) -> int:
@@ -249,30 +248,19 @@ class PlacementAlgorithm:
                 continue
             a, n_scan = attempts[k], scan[k]
             x_after = (x + a * n_scan) % sizes[k] if n_scan and a else x
-            if k and not success[k]:
+            if k and not success[k] and not verify:
                 positions.append(len(records) + len(positions))
                 deferred_k.append(k)
             else:
                 got = batch.counted(k, x, x_after)
-                records.append(PlacementRun(placements[k], GroupRun(got.status, got.new, got.reason), [(p, -1) for p in plan.pods[: got.new]], None, counted=got))
+                rec = PlacementRun(placements[k], GroupRun(got.status, got.new, got.reason), [(p, -1) for p in plan.pods[: got.new]], None, counted=got)
+                if verify:  # every counted placement against its full evaluation (tests)
+                    self._full(key, rec)
+                records.append(rec)
             x = x_after
         snap.next_start_node_index = x
         batch.freeze()
         return self._select(key, pg, placements, records, d)
-
-    def _count(self, key: str, plan: CountingPlan, placement: Placement, d: _Decision) -> PlacementRun | None:
-        """A counted record for ``placement`` (the scan start advanced as its cycles would), or
-        None when it must be evaluated in full. With ``placement_fast.VERIFY`` it is checked
-        against a full evaluation at once."""
-        got = plan.evaluate(placement)
-        if got is None:
-            return None
-        rec = PlacementRun(placement, GroupRun(got.status, got.new, got.reason), [(p, -1) for p in plan.pods[: got.new]], None, counted=got)
-        self.state.snap.next_start_node_index = got.x_after
-        if placement_fast.VERIFY:
-            self._full(key, rec)
-            self.state.snap.next_start_node_index = got.x_after
-        return rec
 
     def _full(self, key: str, rec: PlacementRun) -> PlacementRun:
         """Evaluate a counted placement in full from the node state and scan start it was counted

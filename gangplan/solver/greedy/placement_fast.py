@@ -115,8 +115,6 @@ class CountingPlan:
         for j in np.nonzero(self.req > 0)[0]:
             cap = np.minimum(cap, snap.free[:, j] // self.req[j])
         self.capacity = np.where(ok & self.in_subset, np.maximum(cap, 0), 0)
-        self._placements = placements
-        self._rows: dict[int, int] | None = None
         self.concat, self.sizes, self.starts = _geometry(snap, placements)
         self.room = self._per_placement(self.capacity)
         self.with_room = self._per_placement(self.capacity > 0)
@@ -161,9 +159,9 @@ class CountingPlan:
     # ---- every placement at once --------------------------------------------------------------
     def evaluate_all(self) -> CountedBatch:
         """The counted outcomes of every placement of the decision, in generation order, as
-        arrays (:class:`CountedBatch`): what :meth:`evaluate` gives one placement at a time,
-        without a Python object or a FitError text per placement. The scan start is not
-        advanced here: the decision does it placement by placement, as each placement's cycles would."""
+        arrays (:class:`CountedBatch`), without a Python object or a FitError text per placement.
+        The scan start is not advanced here: the decision does it placement by placement, as each
+        placement's cycles would."""
         n_scan, room = self.scanned, self.room
         pct = self.state.sched.profile.percentage_of_nodes_to_score
         to_find = np.array([num_feasible_nodes_to_find(pct, int(v)) if v else 0 for v in n_scan.tolist()], dtype=np.int64) \
@@ -184,27 +182,6 @@ class CountingPlan:
         """The leaf reason of a failed counted placement ``k`` (its first failing pod's FitError)."""
         failures = [PodResult(pod=self.pods[placed], fit_error=self._fit_error(k))] if attempts > placed else []
         return leaf_reason(self.key, self.minimum, self.before, scheduled, len(self.pods), failures)
-
-    # ---- one placement -----------------------------------------------------------------------
-    def evaluate(self, placement: Placement) -> Counted | None:
-        """The counted outcome of ``placement`` with the scan start advanced as its cycles would,
-        or None when it must be evaluated in full (sampling could stop a scan early)."""
-        if self._rows is None:
-            self._rows = {id(p): k for k, p in enumerate(self._placements)}
-        k = self._rows[id(placement)]
-        n_pl, n_scan, room = int(self.sizes[k]), int(self.scanned[k]), int(self.room[k])
-        if n_scan:
-            to_find = num_feasible_nodes_to_find(self.state.sched.profile.percentage_of_nodes_to_score, n_scan)
-            if to_find < n_scan and int(self.with_room[k]) >= to_find:
-                return None
-        status, scheduled, placed, attempts = count_outcome(len(self.pods), self.before, self.minimum, room)
-        x = self.state.snap.next_start_node_index
-        x_after = (x + attempts * n_scan) % n_pl if n_scan and attempts else x
-        if status == Code.SUCCESS:
-            return Counted(status, placed, None, x, x_after)
-        failures = [PodResult(pod=self.pods[placed], fit_error=self._fit_error(k))] if attempts > placed else []
-        reason = leaf_reason(self.key, self.minimum, self.before, scheduled, len(self.pods), failures)
-        return Counted(status, 0, reason, x, x_after)
 
     def _fit_error(self, k: int) -> str:
         """The FitError of a pod once every node of placement ``k`` took its ``c_i`` copies."""
@@ -302,7 +279,7 @@ class CountedBatch:
         self._frozen: tuple | None = None
 
     def counted(self, k: int, x_before: int, x_after: int) -> Counted:
-        """Placement ``k`` as :meth:`CountingPlan.evaluate` gives it."""
+        """Placement ``k``'s counted outcome, its cycles run from scan start ``x_before``."""
         if self.success[k]:
             return Counted(Code.SUCCESS, self.placed[k], None, x_before, x_after)
         return Counted(Code.UNSCHEDULABLE, 0, self.reason(k), x_before, x_after)
