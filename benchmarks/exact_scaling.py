@@ -24,8 +24,8 @@ tie-break phase, which gets at most 20 % of the time limit.
 
 Where the exact time goes, per cell (from ``Result.exact_trace.timing``): ``build_s`` (the model),
 ``start_s`` (hint repair, first-fit and packed starts; ``pack_s`` / ``pack_runs`` of it: the
-packed start of :mod:`gangplan.solver.exact.packing` and the orders it tried; ``class_s``: the
-class-level start of :mod:`gangplan.solver.exact.classpack`), ``superseded_s``
+packed start of :mod:`gangplan.solver.exact.start.packing` and the orders it tried; ``class_s``: the
+class-level start of :mod:`gangplan.solver.exact.start.classpack`), ``superseded_s``
 (a merged solve of every decision tier that did not prove them all), ``decision_s`` (every
 decision phase, the superseded one included), ``tiebreak_s`` with ``tiebreak_status`` (``skipped``
 when the decision tiers left no time) and ``tiebreak_gap``; ``status`` and ``gap`` are the
@@ -37,7 +37,7 @@ free GPUs). Before the packed start, CP-SAT climbed from the first-fit start's 6
 and ended FEASIBLE at 10 s (gaps 7-17 % at load ~3.5, seeds 0-2); with it, seed 2 is OPTIMAL in
 4.6 s, seed 0 OPTIMAL in 8.6 s when a perturbed order reaches 54 in time (else 1.9 % gap), seed 1
 FEASIBLE (5.1 %). Seed 1's second tier (bound 39) stayed at 37-38 until the class-level start
-(:mod:`gangplan.solver.exact.classpack`: the packing as a small integer program over pools of
+(:mod:`gangplan.solver.exact.start.classpack`: the packing as a small integer program over pools of
 nodes, solved by HiGHS) found 65 / 39 / 7 in ~2.9 s; the phases then prove every decision tier
 in ~2.6 s, so all three seeds are OPTIMAL at 10 s (the start grew from ~1.6 to ~4.5 s).
 

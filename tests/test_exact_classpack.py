@@ -1,4 +1,4 @@
-"""The class-level start (:mod:`gangplan.solver.exact.classpack`): on small busy GPU draws it is a
+"""The class-level start (:mod:`gangplan.solver.exact.start.classpack`): on small busy GPU draws it is a
 valid placement the model accepts, never worse on the decision tiers than the packed start it is
 hinted with, and (the level model being exact for these one-dimensional divisible requests) it
 reaches the exact engine's proven decision-tier optimum; instances it does not model get None."""
@@ -11,15 +11,15 @@ from gangplan.bench.builders import to_cluster
 from gangplan.bench.gpu_clusters import gpu_benchmark
 from gangplan.models.result import Status
 from gangplan.solver.exact import build_model, solve_exact
-from gangplan.solver.exact.classpack import _unit_sizes, level_start
-from gangplan.solver.exact.hint import (
-    _entities_in_queue_order,
+from gangplan.solver.exact.start.classpack import _unit_sizes, level_start
+from gangplan.solver.exact.start.hint import (
+    entities_in_queue_order,
     default_incumbent,
     placements_from_counts,
 )
 from gangplan.solver.exact.objective import TIEBREAK
-from gangplan.solver.exact.packing import packed_start
-from gangplan.solver.exact.solve import model_accepts
+from gangplan.solver.exact.start.packing import packed_start
+from gangplan.solver.exact.start.check import model_accepts
 from gangplan.solver.outcome import build_result
 from gangplan.solver.validate import validate
 
@@ -35,7 +35,7 @@ def test_class_start_is_valid_accepted_and_not_worse_than_packed(nodes: int, pod
     cluster = to_cluster(gpu_benchmark(nodes, pods, profile="busy", seed=seed))
     built = build_model(cluster)
     base = default_incumbent(built.em)
-    entities = _entities_in_queue_order(built.em, base.per_class)
+    entities = entities_in_queue_order(built.em, base.per_class)
     packed, _ = packed_start(built.em, built.tiers, base, entities, seconds=0.5)
     found = level_start(built, base, entities, packed, seconds=10.0)
     assert found is not None

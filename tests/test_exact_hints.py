@@ -38,7 +38,7 @@ from gangplan.models.result import Status
 from gangplan.models.well_known import ZONE
 from gangplan.solver.exact import build_model, solve_exact
 from gangplan.solver.exact.build import BuiltModel
-from gangplan.solver.exact.hint import counts_from_placements, hint_values, starting_solution
+from gangplan.solver.exact.start.hint import counts_from_placements, hint_values, starting_solution
 from gangplan.solver.exact.locality import PREFERRED_ANNOTATION
 from gangplan.solver.exact.preemption import units_of_victims
 from gangplan.solver.exact.variables import Counts

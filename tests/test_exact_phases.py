@@ -5,7 +5,7 @@
   time, and superseded merged solves are listed with their seconds.
 * the tie-break phase never changes the status of proven decision tiers: skipped, or stopped
   unproven, the Result stays OPTIMAL with gap 0 and ``trace["tiebreak"]`` gives its own gap.
-* the packed start (``gangplan.solver.exact.packing``) is valid and, on an overloaded cluster
+* the packed start (``gangplan.solver.exact.start.packing``) is valid and, on an overloaded cluster
   where queue order admits one big gang, admits the cheaper gangs instead.
 """
 
@@ -18,13 +18,13 @@ from gangplan.bench.gpu_clusters import gpu_benchmark
 from gangplan.models.result import Status
 from gangplan.models.well_known import HOSTNAME
 from gangplan.solver.exact import build_model, solve, solve_exact
-from gangplan.solver.exact.hint import (
-    _entities_in_queue_order,
+from gangplan.solver.exact.start.hint import (
+    entities_in_queue_order,
     complete_first_fit,
     empty_counts,
     placements_from_counts,
 )
-from gangplan.solver.exact.packing import packed_start
+from gangplan.solver.exact.start.packing import packed_start
 from gangplan.solver.outcome import build_result
 from gangplan.solver.validate import validate
 
@@ -96,7 +96,7 @@ def test_the_packed_start_admits_the_cheap_gangs_queue_order_blocks():
     em = built.em
     empty = empty_counts(em)
     first_fit = complete_first_fit(em, empty)
-    packed, runs = packed_start(em, built.tiers, empty, _entities_in_queue_order(em, empty.per_class))
+    packed, runs = packed_start(em, built.tiers, empty, entities_in_queue_order(em, empty.per_class))
     admitted = built.tiers[0]
     assert admitted.value(first_fit) == 1 and admitted.value(packed) == 3 and runs >= 1
     result = build_result(c, engine="packed", status=Status.HEURISTIC, placements=placements_from_counts(em, packed))

@@ -171,7 +171,7 @@ def test_a_pod_with_two_terms_may_be_the_first_pod_before_a_plain_peer():
 def test_a_hint_the_model_rejects_is_dropped_not_returned(monkeypatch):
     """If the validator and the model ever disagree, the model wins: here the validator used for
     the hint is made to accept everything, and the hint overfills a node."""
-    import gangplan.solver.exact.hint as hint_module
+    import gangplan.solver.exact.start.hint as hint_module
 
     c = to_cluster([_node("n1", 1), pod_object("a", requests={"cpu": "1"}), pod_object("b", requests={"cpu": "1"})])
     bad = build_result(c, engine="greedy", status=Status.HEURISTIC, placements={"default/a": "n1", "default/b": "n1"})

@@ -27,7 +27,7 @@ variables, 24 shapes, no private class) and the LP bound is tight from the start
 bound 76 and the second's 54 are known after ~0.4 / ~1.8 s and equal the optima; what takes the
 time is *finding* solutions that reach them (from the queue-order first-fit start, 68 admissions,
 CP-SAT needed ~6 s to find 76 and ~90 s to find 54 at the second tier, the packing is
-1,608 of 1,611 free GPUs). Hence the packed warm start (:mod:`.packing`); per-node
+1,608 of 1,611 free GPUs). Hence the packed warm start (:mod:`.start.packing`); per-node
 Chvatal-Gomory capacity cuts (tried) did not move the bound, and ``linearization_level=2``,
 ``symmetry_level=4``, core-based search, randomized branching, an extra violation local search, or
 fixing the higher tiers' admitted set (not exact, tried only as a heuristic) did not find the
@@ -60,15 +60,17 @@ from dataclasses import dataclass, field
 from ortools.sat.python import cp_model
 
 from gangplan.models.trace import PhaseTiming, SolvePhase, TiebreakReport
+from gangplan.solver.exact.budget import tier_budget
 from gangplan.solver.exact.build import BuiltModel
-from gangplan.solver.exact.hint import (
-    _better,
-    _entities_in_queue_order,
+from gangplan.solver.exact.objective import TIEBREAK
+from gangplan.solver.exact.start.check import model_accepts
+from gangplan.solver.exact.start.hint import (
+    better,
     counts_from_solution,
+    entities_in_queue_order,
     set_hint,
 )
-from gangplan.solver.exact.objective import TIEBREAK
-from gangplan.solver.exact.packing import packed_start
+from gangplan.solver.exact.start.packing import packed_start
 from gangplan.solver.exact.variables import Counts, Tier
 
 MIN_PHASE_SECONDS = 0.05
@@ -85,20 +87,6 @@ leave less than SKIP_TIEBREAK_SECONDS (they were not proven then anyway, or bare
 MIN_TIEBREAK_SECONDS = 0.5
 SKIP_TIEBREAK_SECONDS = 0.1
 MAX_TIEBREAK_SHARE = 0.5
-LATER_TIER_SHARE = 0.1
-"""Per-tier budget of the one-at-a-time decision phases: what is left, minus this share of the
-limit for each later decision tier (at least an even split of what is left). A tier that is not
-proven leaves every later tier unproven too, and the higher tiers are where the time goes (busy
-1,000 x 2,048: an even split gave the second tier ~1.8 s, while it often needs 2-4 s to find the
-optimum its bound already shows); time a tier does not use rolls over to the next."""
-
-
-def tier_budget(rest: float, later: int, time_limit: float) -> float:
-    """The time of one tier solved alone: what is left (``rest``) minus ``LATER_TIER_SHARE`` of
-    ``time_limit`` for each of the ``later`` tiers still to solve, at least an even split."""
-    return max(rest / (later + 1), rest - later * LATER_TIER_SHARE * time_limit)
-
-
 def tiebreak_reserve(time_limit: float) -> float:
     """Seconds kept for the tie-break phase out of ``time_limit`` (see TIEBREAK_SHARE)."""
     return min(max(MIN_TIEBREAK_SECONDS, TIEBREAK_SHARE * time_limit), MAX_TIEBREAK_SHARE * time_limit)
@@ -290,7 +278,7 @@ TOP_UP_SECONDS = 0.2
 
 def topped_up(em: BuiltModel, counts: Counts | None) -> Counts | None:
     """``counts`` plus the entities it leaves out, packed into the room it leaves
-    (:func:`.packing.packed_start` on top of it), when that is lexicographically better on the
+    (:func:`.start.packing.packed_start` on top of it), when that is lexicographically better on the
     decision tiers and the model itself accepts it (:func:`model_accepts`), else ``counts``.
 
     A phase maximises its own tier only (the lower ones are not held yet), so its solution often
@@ -300,11 +288,11 @@ def topped_up(em: BuiltModel, counts: Counts | None) -> Counts | None:
     gives 7 in 0.07 s. Only a better start for the next phase: the phases still prove each tier."""
     if counts is None:
         return counts
-    left = _entities_in_queue_order(em.em, counts.per_class)
+    left = entities_in_queue_order(em.em, counts.per_class)
     if not left:
         return counts
     more, _ = packed_start(em.em, em.tiers, counts, left, seconds=TOP_UP_SECONDS, restarts=2)
-    if _better(em.tiers, more, counts) and model_accepts(em, more, time_limit=5.0):
+    if better(em.tiers, more, counts) and model_accepts(em, more, time_limit=5.0):
         return more
     return counts
 
@@ -345,7 +333,7 @@ def _solve_group(em: BuiltModel, group: list[Tier], out: SolveOutcome, budget: f
     seconds = time.perf_counter() - start
     values = [t.value(out.counts) for t in group]
     total = sum(w * v for w, v in zip(weights, values, strict=True))
-    if previous is not None and total == known and _better(em.tiers, previous, out.counts):
+    if previous is not None and total == known and better(em.tiers, previous, out.counts):
         # The phase did not improve its tiers, and its solution is worse on the lower ones than the
         # start it was given (a phase maximises its own tiers only): keep the start, which
         # satisfies every constraint so far (it reaches ``known`` == ``total`` on this phase).
@@ -375,24 +363,6 @@ def _tier_reports(group, weights, values, bound: int, seconds: float) -> list[Ph
         proven = ok
         rest -= w * v
     return out
-
-
-def model_accepts(em: BuiltModel, counts: Counts, *, time_limit: float = 30.0) -> bool:
-    """Does the model itself accept this complete assignment? Every variable is fixed to its
-    hinted value (``fix_variables_to_their_hinted_value``), so this is a check, not a search
-    (under a second on the 243,000-variable affinity benchmark model). The starting solution
-    passed the validator; this guards against the model disagreeing (a bug), so a placement the
-    model rejects never becomes the answer. A check that does not finish counts as a rejection."""
-    set_hint(em, counts)
-    solver = cp_model.CpSolver()
-    p = solver.parameters
-    p.num_workers = 1
-    p.max_time_in_seconds = time_limit
-    p.fix_variables_to_their_hinted_value = True
-    p.cp_model_presolve = False  # nothing to simplify: every variable is fixed
-    status = solver.solve(em.model)
-    em.model.clear_hints()
-    return status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
 
 
 def feasible(em: BuiltModel, *, workers: int = 1, seed: int = 0, time_limit: float = 30.0) -> bool | None:

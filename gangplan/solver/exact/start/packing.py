@@ -20,7 +20,7 @@ priority, so a start that admits many cheap entities is much closer:
   eligible nodes and key) that failed once are not tried again at that state. Among candidate
   domains the one whose placement destroys the least room for the larger pod shapes wins.
 * **restarts**: the plain order, then up to ``RESTARTS`` orders with seeded cost noise, within a
-  share of the time limit (:func:`pack_seconds`); the lexicographically best (decision tiers) is
+  share of the time limit (:func:`..budget.pack_seconds`); the lexicographically best (decision tiers) is
   the start. On busy 1,000 x 2,048 (seed 0) the plain order gives 76/53 admissions (first-fit:
   68/35); one of the first five perturbed orders reaches 76/54, the optimum of both tiers.
 
@@ -38,6 +38,14 @@ import numpy as np
 
 from gangplan.models.trace import ExactTiming, HintUse
 from gangplan.solver.exact.aggregation import take_nodes
+from gangplan.solver.exact.start.hint import (
+    better,
+    default_incumbent,
+    entities_in_queue_order,
+    free_after,
+    placements_from_counts,
+    repaired,
+)
 from gangplan.solver.exact.variables import Counts, ExactModel, Tier
 
 if TYPE_CHECKING:
@@ -49,8 +57,6 @@ MAX_SHAPES = 4
 """Request vectors the fragmentation score looks at."""
 PACK_SECONDS = 1.0
 """Wall-time cap on the packing (the repacks stop there; an incremental pass always finishes)."""
-PACK_SHARE, MAX_PACK_SECONDS = 0.15, 3.0
-"""What a solve with a time limit gives the packing: this share of it, at most this many seconds."""
 RESTARTS = 8
 NOISE = 0.1
 """Perturbed orders tried after the plain one, and the relative cost noise that makes them."""
@@ -73,10 +79,6 @@ class _Entity:
     """Domain id -> the candidate nodes in it (confined entities)."""
 
 
-def pack_seconds(time_limit: float) -> float:
-    return min(MAX_PACK_SECONDS, PACK_SHARE * time_limit)
-
-
 def improved_start(built: BuiltModel, start: Counts | None, info: HintUse, timing: ExactTiming, *,
                    seconds: float = PACK_SECONDS) -> Counts | None:
     """The better (lexicographically, decision tiers) of ``start`` and a packed start: from
@@ -84,13 +86,6 @@ def improved_start(built: BuiltModel, start: Counts | None, info: HintUse, timin
     packed start is only taken once the validator accepts it (entities it blames dropped, as for
     any start); ``info`` gets ``start`` when the packed start won, ``timing`` the packing's
     seconds (``packing``) and how many orders it tried (``packingRuns``)."""
-    from gangplan.solver.exact.hint import (
-        _better,
-        _entities_in_queue_order,
-        _repaired,
-        default_incumbent,
-        placements_from_counts,
-    )
 
     t0 = time.perf_counter()
     em, tiers = built.em, built.tiers
@@ -102,11 +97,11 @@ def improved_start(built: BuiltModel, start: Counts | None, info: HintUse, timin
     best, how = start, None
     timing.packing_runs = 0
     for name, base in bases:
-        more, timing.packing_runs = packed_start(em, tiers, base, _entities_in_queue_order(em, base.per_class), seconds=seconds)
-        if best is not None and not _better(tiers, more, best):
+        more, timing.packing_runs = packed_start(em, tiers, base, entities_in_queue_order(em, base.per_class), seconds=seconds)
+        if best is not None and not better(tiers, more, best):
             continue
-        checked, _, _ = _repaired(em, placements_from_counts(em, more), evicted=more.evicted)
-        if checked is not None and _keeps_fixed(em, checked, more) and (best is None or _better(tiers, checked, best)):
+        checked, _, _ = repaired(em, placements_from_counts(em, more), evicted=more.evicted)
+        if checked is not None and _keeps_fixed(em, checked, more) and (best is None or better(tiers, checked, best)):
             best, how = checked, name
     timing.packing = round(time.perf_counter() - t0, 4)
     if how:
@@ -125,7 +120,6 @@ def packed_start(em: ExactModel, tiers: list[Tier], counts: Counts, entities: li
     ``restarts`` perturbed ones (each entity's cost times ``1 + u``, ``u`` uniform in
     ``0..NOISE`` from ``numpy.random.default_rng(restart)``) while ``seconds`` last. Returns the
     counts and how many orders were packed."""
-    from gangplan.solver.exact.hint import _better
 
     deadline = time.perf_counter() + seconds
     packer = _Packer(em, counts, entities)
@@ -140,7 +134,7 @@ def packed_start(em: ExactModel, tiers: list[Tier], counts: Counts, entities: li
             e.cost = cost * (1.0 + u)
         trial = packer.run(deadline)
         runs += 1
-        if _better(tiers, trial, best):
+        if better(tiers, trial, best):
             best = trial
     return best, runs
 
@@ -151,7 +145,7 @@ class _Packer:
         inst = em.inst
         self.base = [dict(d) for d in counts.per_class]
         self.evicted = counts.evicted
-        self.free0, self.pods0 = _free_after(em, self.base, counts.evicted)
+        self.free0, self.pods0 = free_after(em, self.base, counts.evicted)
         total = np.maximum(np.maximum(self.free0, 0).sum(axis=0), 1)
         self.total = np.maximum(self.free0, 0).sum(axis=0)
         self.entities: list[_Entity] = []
@@ -318,8 +312,3 @@ class _Packer:
                     p[i] -= k
         return placed
 
-
-def _free_after(em: ExactModel, per_class: list[dict[int, int]], evicted: frozenset[int]):
-    from gangplan.solver.exact.hint import _free_after as free_after
-
-    return free_after(em, per_class, evicted)

@@ -17,7 +17,7 @@ where the packed start has it), then the rest band-weighted, by HiGHS through OR
 (a small pure integer program with a tight LP: LP-guided branching finds 39 in ~1 s where CP-SAT
 stays at 38 after 9 s on the same model; CP-SAT is the fallback without HiGHS). The solution is
 decoded largest pods first, best fit, and used only when it beats the packed start and the validator
-and :func:`.solve.model_accepts` accept it: a start, never a proof, so the search stays exact.
+and :func:`.check.model_accepts` accept it: a start, never a proof, so the search stays exact.
 Busy 1,000 x 2,048, seed 1, 10 s: decision tiers OPTIMAL (65 / 39 / 7 / 551) after 2.6 s of
 phases, where they stayed FEASIBLE (37-38 of 39) before.
 """
@@ -34,22 +34,25 @@ from typing import TYPE_CHECKING
 import numpy as np
 from ortools.sat.python import cp_model
 
-from gangplan.solver.exact.solve import tier_budget
+from gangplan.solver.exact.budget import tier_budget
+from gangplan.solver.exact.start.check import model_accepts
+from gangplan.solver.exact.start.hint import (
+    better,
+    default_incumbent,
+    entities_in_queue_order,
+    free_after,
+    placements_from_counts,
+    repaired,
+)
 from gangplan.solver.exact.variables import Counts
 
 if TYPE_CHECKING:
     from gangplan.solver.exact.build import BuiltModel
 
-CLASS_SHARE, MAX_CLASS_SECONDS = 0.35, 6.0
-"""What a solve with a time limit gives the class start: this share, at most this many seconds."""
 MAX_POOLS = 400
 """More pools (busy 5,000 x 2,048: ~840, a ~30,000-variable level model) and there is no class
 start: HiGHS then needs more than the class start's time for the second tier, and the shape-slot
 model does well there on its own (busy 1,000 x 2,048: ~170 pools, ~6,500 variables)."""
-
-
-def class_seconds(time_limit: float) -> float:
-    return min(MAX_CLASS_SECONDS, CLASS_SHARE * time_limit)
 
 
 def _unit_sizes(em, classes: list[int]) -> tuple[np.ndarray, dict[int, int]] | None:
@@ -85,7 +88,6 @@ def level_start(built: BuiltModel, base: Counts, entities: list[tuple[list[int],
     (domain of every confining key, eligibility): a pool's capacity is those sums, so the model
     has no per-node variable: pods per (type, pool), entities admitted per shape (per domain when
     confined). Decoded largest first, best fit, then checked by the caller."""
-    from gangplan.solver.exact.hint import _free_after
 
     deadline = time.perf_counter() + seconds
     em, inst = built.em, built.inst
@@ -95,7 +97,7 @@ def level_start(built: BuiltModel, base: Counts, entities: list[tuple[list[int],
     if unit is None:
         return None
     u, size = unit
-    free, pods = _free_after(em, base.per_class, base.evicted)
+    free, pods = free_after(em, base.per_class, base.evicted)
     h = np.full(inst.n_nodes, np.iinfo(np.int64).max // 4, dtype=np.int64)
     for r in np.nonzero(u > 0)[0].tolist():
         h = np.minimum(h, np.maximum(free[:, r], 0) // u[r])
@@ -374,24 +376,16 @@ def _level_decode(base: Counts, entities, shape_list, tsize, pools, keys, h, y, 
 def class_start(built: BuiltModel, best: Counts | None, *, seconds: float, workers: int = 2, seed: int = 0) -> Counts | None:
     """The class-level start from nothing (callers use it only when nothing is forced), hinted
     with ``best``, when it beats ``best`` on the decision tiers and both the validator (nothing
-    blamed) and the model (:func:`.solve.model_accepts`) accept it; else None."""
-    from gangplan.solver.exact.hint import (
-        _better,
-        _entities_in_queue_order,
-        _repaired,
-        default_incumbent,
-        placements_from_counts,
-    )
-    from gangplan.solver.exact.solve import model_accepts
+    blamed) and the model (:func:`.check.model_accepts`) accept it; else None."""
 
     em = built.em
     base = default_incumbent(em)
     if base is None or seconds <= 0:
         return None
-    found = level_start(built, base, _entities_in_queue_order(em, base.per_class), best, seconds=seconds, workers=workers, seed=seed)
-    if found is None or (best is not None and not _better(built.tiers, found, best)):
+    found = level_start(built, base, entities_in_queue_order(em, base.per_class), best, seconds=seconds, workers=workers, seed=seed)
+    if found is None or (best is not None and not better(built.tiers, found, best)):
         return None
-    checked, dropped, _ = _repaired(em, placements_from_counts(em, found), repairs=1)
+    checked, dropped, _ = repaired(em, placements_from_counts(em, found), repairs=1)
     if checked is None or dropped or not model_accepts(built, checked, time_limit=5.0):
         return None
     return checked

@@ -192,7 +192,7 @@ def starting_solution(built: BuiltModel, hint: Result | None) -> tuple[Counts | 
     if hint is not None:
         info.engine = hint.engine
         placements, evicted = _hint_placements(em, hint)
-        counts, dropped, blamed = _repaired(em, placements, evicted=evicted)
+        counts, dropped, blamed = repaired(em, placements, evicted=evicted)
         if counts is not None and _keeps_fixed(em, counts):
             info.used = True
             info.placed = sum(counts.total(c) for c in range(len(em.inst.classes)))
@@ -202,7 +202,7 @@ def starting_solution(built: BuiltModel, hint: Result | None) -> tuple[Counts | 
             start = _completed(em, counts, info)
             if default is not None:  # a first-fit of its own may beat a weak hint
                 alone = _completed(em, default, HintUse())
-                if _better(built.tiers, alone, start):
+                if better(built.tiers, alone, start):
                     info.start = "first-fit (better than the hint)"
                     return alone, info
             return start, info
@@ -212,7 +212,7 @@ def starting_solution(built: BuiltModel, hint: Result | None) -> tuple[Counts | 
     if default is None:
         forced = {p.key: em.inst.cluster.nodes[c.fixed_node].name for c in em.inst.classes
                   if c.fixed_node is not None for p in c.pods}
-        counts, dropped, _ = _repaired(em, forced, repairs=1)
+        counts, dropped, _ = repaired(em, forced, repairs=1)
         if counts is not None and not dropped:
             # Completed first-fit like any start: a diff's decisive-step probes fix a prefix of
             # the greedy choices and need the rest placed to prove anything quickly.
@@ -234,7 +234,7 @@ def _hint_placements(em: ExactModel, hint: Result) -> tuple[dict[str, str], froz
     return {k: o.node for k, o in hint.pods.items() if o.node is not None}, evicted
 
 
-def _better(tiers: list[Tier], a: Counts, b: Counts) -> bool:
+def better(tiers: list[Tier], a: Counts, b: Counts) -> bool:
     """Is ``a`` lexicographically better than ``b`` on the decision tiers?"""
     tiers = [t for t in tiers if t.name != TIEBREAK]
     return [t.value(a) for t in tiers] > [t.value(b) for t in tiers]
@@ -244,7 +244,7 @@ def _keeps_fixed(em: ExactModel, counts: Counts) -> bool:
     return all(counts.total(c.index) == c.size for c in em.inst.classes if c.fixed_node is not None)
 
 
-def _repaired(em: ExactModel, placements: Mapping[str, str], repairs: int | None = None,
+def repaired(em: ExactModel, placements: Mapping[str, str], repairs: int | None = None,
               evicted: frozenset[int] = frozenset()):
     """(counts, dropped pod keys, violations seen) of a placement made valid by dropping the
     entities the validator blames; counts None when it is still invalid after the repairs.
@@ -294,7 +294,7 @@ def _completed(em: ExactModel, counts: Counts, info: HintUse) -> Counts:
     added = sum(more.total(c) for c in range(len(em.inst.classes))) - sum(counts.total(c) for c in range(len(em.inst.classes)))
     if not added:
         return counts
-    checked, dropped, _ = _repaired(em, placements_from_counts(em, more))
+    checked, dropped, _ = repaired(em, placements_from_counts(em, more))
     if checked is None or not _keeps_fixed(em, checked):
         info.first_fit = "rejected by the validator"
         return counts
@@ -314,8 +314,8 @@ def complete_first_fit(em: ExactModel, counts: Counts) -> Counts:
     """
     inst = em.inst
     per_class = [dict(d) for d in counts.per_class]
-    free, free_pods = _free_after(em, per_class, counts.evicted)
-    for classes, key in _entities_in_queue_order(em, per_class):
+    free, free_pods = free_after(em, per_class, counts.evicted)
+    for classes, key in entities_in_queue_order(em, per_class):
         ids = inst.domains(key)[0] if key else None
         domains = [None] if ids is None else _roomy_domains(em, classes, ids, free, free_pods)
         for d in domains:
@@ -346,7 +346,7 @@ def _roomy_domains(em: ExactModel, classes: list[int], ids: np.ndarray, free, fr
     return sorted(d for d in candidates if d < len(held) and held[d] >= need)
 
 
-def _free_after(em: ExactModel, per_class: list[dict[int, int]], per_class_evicted: frozenset[int] = frozenset()):
+def free_after(em: ExactModel, per_class: list[dict[int, int]], per_class_evicted: frozenset[int] = frozenset()):
     free = em.inst.free.copy()
     free_pods = em.inst.free_pods.copy()
     for c, nodes in enumerate(per_class):
@@ -361,7 +361,7 @@ def _free_after(em: ExactModel, per_class: list[dict[int, int]], per_class_evict
     return free, free_pods
 
 
-def _entities_in_queue_order(em: ExactModel, per_class: list[dict[int, int]]):
+def entities_in_queue_order(em: ExactModel, per_class: list[dict[int, int]]):
     """(classes, topology key) of every unplaced entity made of pooled classes only."""
     inst = em.inst
     groups: dict[str, list[int]] = {}

@@ -1,0 +1,34 @@
+"""How the exact engine splits its time limit between the decision tiers solved one at a time
+(:mod:`.solve`) and the class-level warm start that solves its own tiers (:mod:`.start.classpack`):
+one rule, read by both."""
+
+from __future__ import annotations
+
+LATER_TIER_SHARE = 0.1
+"""Per-tier budget of the one-at-a-time decision phases: what is left, minus this share of the
+limit for each later decision tier (at least an even split of what is left). A tier that is not
+proven leaves every later tier unproven too, and the higher tiers are where the time goes (busy
+1,000 x 2,048: an even split gave the second tier ~1.8 s, while it often needs 2-4 s to find the
+optimum its bound already shows); time a tier does not use rolls over to the next."""
+
+
+def tier_budget(rest: float, later: int, time_limit: float) -> float:
+    """The time of one tier solved alone: what is left (``rest``) minus ``LATER_TIER_SHARE`` of
+    ``time_limit`` for each of the ``later`` tiers still to solve, at least an even split."""
+    return max(rest / (later + 1), rest - later * LATER_TIER_SHARE * time_limit)
+
+
+PACK_SHARE, MAX_PACK_SECONDS = 0.15, 3.0
+"""What a solve with a time limit gives the packed start (:mod:`.start.packing`): this share of
+it, at most this many seconds."""
+CLASS_SHARE, MAX_CLASS_SECONDS = 0.35, 6.0
+"""What a solve with a time limit gives the class-level start (:mod:`.start.classpack`): this
+share, at most this many seconds."""
+
+
+def pack_seconds(time_limit: float) -> float:
+    return min(MAX_PACK_SECONDS, PACK_SHARE * time_limit)
+
+
+def class_seconds(time_limit: float) -> float:
+    return min(MAX_CLASS_SECONDS, CLASS_SHARE * time_limit)
