@@ -1,0 +1,185 @@
+"""The decisive greedy step: the earliest greedy choice no optimal placement shares, found by a
+binary search over prefixes of greedy's choices fixed in the exact model (see
+:mod:`gangplan.solver.diff`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gangplan.models.cluster import Cluster
+from gangplan.models.documents import (
+    DecisiveStep,
+)
+from gangplan.models.objective import compare
+from gangplan.models.result import Result, Status
+from gangplan.models.trace import ClosestToGreedy
+from gangplan.solver.diff.classify import differing_groups, entity_differs, shared_tiers
+from gangplan.solver.diff.evidence import (
+    admitted_in,
+    name_list,
+    next_failure,
+    preemption_evidence,
+    why_text,
+)
+from gangplan.solver.validate import validate
+
+Progress = Callable[[str], None]
+
+
+def greedy_choices(greedy: Result) -> list[tuple[str, str]]:
+    """(pod, node) for every successful greedy pod choice, in scheduling order (reverted ones too)."""
+    return greedy.greedy_trace.chosen_steps()
+
+
+def candidate_choices(cluster: Cluster, greedy: Result, optimal: Result) -> tuple[list[tuple[int, str, str]], int]:
+    """The choices the decisive step may blame, as (1-based step, pod, node), and how many were
+    skipped: a choice is a candidate when it survives in greedy's result (``kept``, and the pod is
+    placed there) or its group is admitted by the optimum (a single pod: the optimum places it)."""
+    cycles = greedy.greedy_trace.pods
+    admitted = set(optimal.admitted_groups())
+    out, skipped = [], 0
+    for step, (pod, node) in enumerate(greedy_choices(greedy), start=1):
+        kept = cycles[pod].kept and greedy.pods.get(pod) is not None and greedy.pods[pod].node == node
+        p = cluster.pod_by_key.get(pod)
+        group = p.group_key if p is not None else None
+        theirs = group in admitted if group else (optimal.pods.get(pod) is not None and optimal.pods[pod].node is not None)
+        if kept or theirs:
+            out.append((step, pod, node))
+        else:
+            skipped += 1
+    return out, skipped
+
+
+def find_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, preemption: bool | None = None, progress: Progress | None = None) -> DecisiveStep | None:
+    """Binary search over prefixes of the candidate choices (see the module docstring)."""
+    return search_decisive_step(cluster, greedy, optimal, time_limit=time_limit, workers=workers, seed=seed, preemption=preemption, progress=progress)[0]
+
+
+def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, preemption: bool | None = None, progress: Progress | None = None) -> tuple[DecisiveStep | None, Result]:
+    """The decisive step and the optimum it refers to: the optimal placement found that agrees
+    with every candidate choice before the step (``optimal`` itself when the step is the first).
+    ``preemption`` is the exact probes'; the greedy evidence replays greedy's own run
+    (:func:`~gangplan.solver.greedy.replay_options`) or reads its trace."""
+    from gangplan.solver.exact import solve_exact
+    from gangplan.solver.greedy import placement_evidence, pod_scores_at_step, replay_options
+
+    if not greedy_choices(greedy):
+        return _admission_only(cluster, greedy, optimal, candidates=0, skipped=0, probes=0), optimal
+    choices, skipped = candidate_choices(cluster, greedy, optimal)
+    target = optimal.objective
+    probes = 0
+
+    def agrees(k: int) -> tuple[bool, Result]:
+        nonlocal probes
+        probes += 1
+        if progress:
+            progress(f"decisive step: exact probe {probes} (first {k} of {len(choices)} greedy choices fixed)")
+        fixed = {pod: node for _, pod, node in choices[:k]}
+        r = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, fixed=fixed, hint=optimal if k == 0 else None, preemption=preemption)
+        if r.status not in (Status.OPTIMAL, Status.FEASIBLE):
+            return False, r
+        # FEASIBLE but equal to the optimum also proves agreement; below it is undecided -> treat as no.
+        return compare(shared_tiers(r.objective, target), shared_tiers(target, r.objective)) >= 0, r
+
+    if not choices:
+        return _admission_only(cluster, greedy, optimal, candidates=0, skipped=skipped, probes=0), optimal
+    # P(0) holds (k=0 is the optimum itself); find the first k with P(k) false. Galloping from the
+    # start (k = 1, 2, 4, ...), then bisecting: decisive steps are usually early, so this takes
+    # about 2 log2(step) probes instead of log2(choices) + 1 (e.g. 6 instead of 11 for step 5 of 921).
+    lo, best_agreeing, k = 0, optimal, 1
+    while True:
+        k = min(k, len(choices))
+        ok, r = agrees(k)
+        if not ok:
+            hi = k
+            break
+        lo, best_agreeing = k, r
+        if k == len(choices):
+            return _admission_only(cluster, greedy, r, candidates=len(choices), skipped=skipped, probes=probes), r
+        k *= 2
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        ok, r = agrees(mid)
+        if ok:
+            lo, best_agreeing = mid, r
+        else:
+            hi = mid
+    step, pod, node = choices[hi - 1]
+    outcome = best_agreeing.pods.get(pod)
+    opt_node = outcome.node if outcome is not None else None
+    group, differs = entity_differs(cluster, pod, greedy, best_agreeing)
+    still_admitted = bool(group and group in best_agreeing.groups and best_agreeing.groups[group].admitted)
+    kind = "placement" if opt_node is not None or still_admitted else "admission"
+    nodes = [n for n in (node, opt_node) if n]
+    try:  # greedy's own run (its options, preemption included), before the cycle that made the choice
+        scores = pod_scores_at_step(cluster, pod, nodes, step="recorded", **replay_options(greedy))
+    except ValueError:
+        scores = {}
+    placement = placement_evidence(cluster, greedy, group, node, opt_node) if group and opt_node else None
+    failed_pod, failed_reason = next_failure(greedy, pod)
+    why = why_text(cluster, greedy, best_agreeing, pod, node, opt_node, group, differs)
+    pre = preemption_evidence(cluster, greedy, best_agreeing, pod)
+    return DecisiveStep(
+        kind=kind,
+        step=step,
+        pod=pod,
+        group=group,
+        greedy_node=node,
+        optimal_node=opt_node,
+        group_outcome_differs=differs,
+        why=why,
+        greedy_scores=scores.get(node, {}),
+        optimal_scores=scores.get(opt_node, {}) if opt_node else {},
+        failed_pod=failed_pod,
+        failed_reason=failed_reason,
+        probes=probes,
+        candidates=len(choices),
+        skipped=skipped,
+        placement=placement,
+        preemption=pre,
+    ), best_agreeing
+
+
+def _admission_only(cluster: Cluster, greedy: Result, optimal: Result, *, candidates: int, skipped: int, probes: int) -> DecisiveStep:
+    """Every candidate choice is shared by an optimum: the difference is what greedy did not admit."""
+    gained = [k for k in differing_groups(cluster, greedy, optimal) if admitted_in(cluster, optimal, k) and not admitted_in(cluster, greedy, k)]
+    first = gained[0] if gained else None
+    reason = None
+    if first is not None:
+        reason = greedy.groups[first].reason if first in greedy.groups else (greedy.pods[first].reason if first in greedy.pods else None)
+    why = ("every greedy choice that survives, or belongs to a group the optimum admits, is shared by an optimal placement; "
+           f"the optimum also admits {name_list(gained)}" + (f" (greedy: {reason})" if reason else ""))
+    pre = None
+    if not gained and set(greedy.victims) != set(optimal.victims):
+        # Same placements, other victims: the difference is greedy's victim choice.
+        for pod in greedy.greedy_trace.order:
+            pre = preemption_evidence(cluster, greedy, optimal, pod)
+            if pre is not None:
+                why = ("every greedy placement is shared by an optimal placement; what differs is which pods are evicted: "
+                       + pre["criterion"])
+                break
+    return DecisiveStep(kind="admission", group=first, group_outcome_differs=first is not None, why=why,
+                        probes=probes, candidates=candidates, skipped=skipped, preemption=pre)
+
+
+def closest_optimum(cluster: Cluster, optimal: Result, agreeing: Result, step: DecisiveStep | None) -> Result:
+    """The optimum the diff reports: ``agreeing`` (an optimal placement that shares every greedy
+    choice before the decisive step, so the groups, the admission summary, the plan and the step
+    all describe one placement) when it passes the validator and ties ``optimal`` on every tier;
+    else ``optimal``. Status, gap and bound stay those of the proven solve; the trace says which
+    greedy choices were fixed."""
+    if agreeing is optimal or agreeing.status not in (Status.OPTIMAL, Status.FEASIBLE):
+        return optimal
+    if not set(optimal.objective) <= set(agreeing.objective) or compare(shared_tiers(agreeing.objective, optimal.objective), optimal.objective) < 0:
+        return optimal
+    if validate(cluster, agreeing):  # the caller reports this as a model mismatch
+        return optimal
+    note = ClosestToGreedy(fixed_choices=agreeing.options.fixed_count, probe_status=agreeing.status.value,
+                           why="an optimal placement that agrees with greedy's choices before the decisive step"
+                               + (f" (#{step.step})" if step is not None and step.step else ""))
+    trace = agreeing.exact_trace
+    update = {"status": optimal.status, "gap": optimal.gap, "bound": optimal.bound,
+              "snapshot": optimal.snapshot, "wall_seconds": optimal.wall_seconds}
+    if trace is not None:
+        update["trace"] = trace.model_copy(update={"closest_to_greedy": note})
+    return agreeing.model_copy(update=update)
