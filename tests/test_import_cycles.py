@@ -5,7 +5,9 @@ inside a function (a lazy import that only hides a cycle is still a cycle). An e
 module named by ``import X`` / ``from X import ...`` and, for ``from X import name`` where
 ``X.name`` is a submodule, to that submodule instead of to ``X``'s ``__init__`` (Python loads
 the parent package first anyway; the parent is only a dependency when a name defined in it is
-imported). Imports under ``if TYPE_CHECKING:`` are left out: they never run.
+imported). Imports under ``if TYPE_CHECKING:`` count too (issue 24): they never run, but a
+type-only cycle still ties two modules together and usually hides a type that lives in the wrong
+one.
 """
 
 from __future__ import annotations
@@ -28,28 +30,13 @@ def module_files(package: Path = PACKAGE) -> dict[str, Path]:
     return out
 
 
-def _type_checking_lines(tree: ast.AST) -> set[int]:
-    lines: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If):
-            test = node.test
-            name = test.id if isinstance(test, ast.Name) else test.attr if isinstance(test, ast.Attribute) else None
-            if name == "TYPE_CHECKING":
-                for child in node.body:
-                    lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
-    return lines
-
-
 def import_graph(modules: dict[str, Path]) -> nx.DiGraph:
     graph = nx.DiGraph()
     for name, path in modules.items():
         graph.add_node(name)
         tree = ast.parse(path.read_text(), filename=str(path))
-        skip = _type_checking_lines(tree)
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         for node in ast.walk(tree):
-            if getattr(node, "lineno", None) in skip:
-                continue
             if isinstance(node, ast.Import):
                 for alias in node.names:
                     if alias.name in modules:
@@ -76,7 +63,7 @@ def test_no_import_cycles_in_the_package():
     assert [" -> ".join(c) for c in cycles(import_graph(module_files()))] == []
 
 
-def test_the_walk_sees_lazy_imports_and_skips_type_checking_ones(tmp_path):
+def test_the_walk_sees_lazy_and_type_checking_imports(tmp_path):
     pkg = tmp_path / "pkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
@@ -86,5 +73,5 @@ def test_the_walk_sees_lazy_imports_and_skips_type_checking_ones(tmp_path):
     (pkg / "d.py").write_text("from . import c\n")
     graph = import_graph(module_files(pkg))
     assert cycles(graph) == [["pkg.a", "pkg.b"]]
-    assert not graph.has_edge("pkg.c", "pkg.a")
+    assert graph.has_edge("pkg.c", "pkg.a")  # type-only: still an arrow
     assert graph.has_edge("pkg.d", "pkg.c") and not graph.has_edge("pkg.d", "pkg")

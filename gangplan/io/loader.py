@@ -611,7 +611,7 @@ def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion |
     profile = b.profile or SchedulerProfile()
     pdbs = tuple(pdb if has else _pdb_with_status(pdb, pods) for pdb, has in b.pdbs.values())
     # The forest is built once: gating reads its structure, cluster.groups validates it below.
-    forest = GroupTree.build(pods, groups, cpgs, validate=False)
+    forest = GroupTree.build(pods, groups, cpgs)
     gated = {**gate(pods, forest, profile), **held}
     dra = None
     if b.dra_objects or any((raw.get("spec") or {}).get("resourceClaims") for _, raw, _ in b.pods.values()):

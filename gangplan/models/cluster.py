@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from gangplan.models.groups import GroupTree
+from gangplan.models.hierarchy import validated
 from gangplan.models.objects import (
     CompositePodGroup,
     Namespace,
@@ -156,13 +157,13 @@ class Cluster(BaseModel):
     def groups(self) -> GroupTree:
         """The group forest (:mod:`gangplan.models.groups`): the one place group structure,
         entities, victim units and hierarchy validation come from."""
-        return self.validated_groups(GroupTree.build(self.pods, self.pod_groups, self.composite_pod_groups, validate=False))
+        return self.validated_groups(GroupTree.build(self.pods, self.pod_groups, self.composite_pod_groups))
 
     def validated_groups(self, structure: GroupTree) -> GroupTree:
         """:attr:`groups` from a forest already built of this snapshot's pods and groups (the
         loader's, which gated the pods with it): validated for the pods the scheduler queues."""
         queued = {p.key for p in self.pending_pods if p.key not in self.gated}
-        return structure.validated(queued, self.profile, self.kube_version)
+        return validated(structure, queued, self.profile, self.kube_version)
 
     def model_copy(self, *, update: dict | None = None, deep: bool = False) -> Cluster:
         """A copy with ``update`` applied; derived (cached) views are rebuilt, never copied."""

@@ -23,12 +23,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 
-from gangplan.models.objects import CompositePodGroup, Pod, PodGroup, SchedulerProfile
-from gangplan.models.version import NEWEST, KubeVersion
+from gangplan.models.objects import (
+    PREEMPT_LOWER_PRIORITY,
+    CompositePodGroup,
+    Pod,
+    PodGroup,
+    SchedulerProfile,
+)
 
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -126,6 +131,11 @@ class GroupNode:
     def entity(self) -> EntityKey:
         return EntityKey(self.kind, self.key)
 
+    @property
+    def preemption_policy(self) -> str:
+        """The group's ``spec.preemptionPolicy`` with the API default (PreemptLowerPriority)."""
+        return getattr(self.obj, "preemption_policy", None) or PREEMPT_LOWER_PRIORITY
+
 
 @dataclass(frozen=True)
 class VictimUnit:
@@ -158,16 +168,10 @@ class GroupTree:
     # ---- construction ----------------------------------------------------------------------
     @classmethod
     def build(cls, pods: Iterable[Pod], pod_groups: Mapping[str, PodGroup],
-              composites: Mapping[str, CompositePodGroup], *,
-              profile: SchedulerProfile | None = None, queued: set[str] | None = None, version: KubeVersion | None = None,
-              validate: bool = True) -> GroupTree:
-        """The forest of ``pod_groups`` and ``composites`` with ``pods`` as leaf members.
-
-        ``queued`` (pending pods the scheduler queues) and ``profile`` feed the pod checks of the
-        validation; without them every pending pod counts as queued and the default profile is
-        assumed. ``validate=False``: the structure only, no ``errors`` (:meth:`validated` adds
-        them later to the same structure).
-        """
+              composites: Mapping[str, CompositePodGroup]) -> GroupTree:
+        """The forest of ``pod_groups`` and ``composites`` with ``pods`` as leaf members: the
+        structure only, with no ``errors`` (:func:`gangplan.models.hierarchy.validated` adds the
+        run-time hierarchy validation to the same structure)."""
         pods = tuple(pods)
         members: dict[str, list[Pod]] = defaultdict(list)
         for p in pods:
@@ -215,17 +219,6 @@ class GroupTree:
                 first.setdefault(roots_of[p.group_key], i)
         roots = sorted({n.root for n in nodes.values()}, key=lambda r: (first.get(r, len(pods)), r))
         tree = cls(nodes=nodes, roots=tuple(roots), pods={p.key: p for p in pods}, cycles=cycles)
-        return tree.validated(queued, profile, version) if validate else tree
-
-    def validated(self, queued: set[str] | None = None, profile: SchedulerProfile | None = None, version: KubeVersion | None = None) -> GroupTree:
-        """This forest with the hierarchy validation of ``queued`` pods under ``profile`` and
-        ``version`` in ``errors`` (the arguments as :meth:`build` takes them); the structure is shared."""
-        from gangplan.models.hierarchy import validate_hierarchies
-
-        if queued is None:
-            queued = {p.key for p in self.pods.values() if p.node_name is None}
-        tree = replace(self, errors={})
-        object.__setattr__(tree, "errors", validate_hierarchies(tree, queued, profile or SchedulerProfile(), version or NEWEST))
         return tree
 
     # ---- structure ---------------------------------------------------------------------------
@@ -313,9 +306,7 @@ class GroupTree:
         (PreemptLowerPriority by default). Validation makes every pod of a group agree with it."""
         if entity.is_pod:
             return self.pods[entity.key].preemption_policy
-        from gangplan.models.hierarchy import effective_policy
-
-        return effective_policy(self.nodes[entity.key])
+        return self.nodes[entity.key].preemption_policy
 
     # ---- what groups need ----------------------------------------------------------------------
     def satisfied(self, key: str, placed: Mapping[str, int]) -> bool:

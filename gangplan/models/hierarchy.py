@@ -36,13 +36,11 @@ validator alike.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
-from gangplan.models.objects import PREEMPT_LOWER_PRIORITY, Pod, SchedulerProfile
+from gangplan.models.groups import GroupNode, GroupTree
+from gangplan.models.objects import Pod, SchedulerProfile
 from gangplan.models.version import NEWEST, KubeVersion, hierarchy_checks
-
-if TYPE_CHECKING:
-    from gangplan.models.groups import GroupNode, GroupTree
 
 WORKLOAD_MAX_TREE_DEPTH = 4
 V1ALPHA1 = "scheduling.k8s.io/v1alpha1"
@@ -71,9 +69,15 @@ def validate_hierarchies(tree: GroupTree, queued: set[str], profile: SchedulerPr
     return out
 
 
-def effective_policy(node: GroupNode) -> str:
-    """A group's preemption policy with the API default applied."""
-    return getattr(node.obj, "preemption_policy", None) or PREEMPT_LOWER_PRIORITY
+def validated(tree: GroupTree, queued: set[str] | None = None, profile: SchedulerProfile | None = None,
+              version: KubeVersion | None = None) -> GroupTree:
+    """``tree`` with the hierarchy validation of ``queued`` pods (default: every pending pod)
+    under ``profile`` and ``version`` in ``errors``; the structure is shared."""
+    if queued is None:
+        queued = {p.key for p in tree.pods.values() if p.node_name is None}
+    out = replace(tree, errors={})
+    object.__setattr__(out, "errors", validate_hierarchies(out, queued, profile or SchedulerProfile(), version or NEWEST))
+    return out
 
 
 class _Walk:
@@ -85,7 +89,7 @@ class _Walk:
         r = tree.node(root)
         self.root = r
         self.first = first
-        self.policy = effective_policy(r)
+        self.policy = r.preemption_policy
 
     def visit(self, key: str, parent: GroupNode | None, depth: int) -> str | None:
         g = self.tree.node(key)
@@ -100,9 +104,9 @@ class _Walk:
             if g.priority != r.priority:
                 return (f"all pod groups in a hierarchy should have the same priority as the root pod group's "
                         f'priority, got {g.priority} ("{key}") and {r.priority} ("{r.key}")')
-            if effective_policy(g) != self.policy:
+            if g.preemption_policy != self.policy:
                 return (f"all pod groups in a hierarchy should have the same preemption policy as the root pod "
-                        f'group\'s preemption policy, got {effective_policy(g)} ("{key}") and {self.policy} ("{r.key}")')
+                        f'group\'s preemption policy, got {g.preemption_policy} ("{key}") and {self.policy} ("{r.key}")')
             if structural and parent.gang and not g.gang:
                 return f'gang parent "{parent.key}" cannot have basic child "{key}"'
             if structural and parent.disruption_mode == "all" and g.disruption_mode == "single":

@@ -35,8 +35,6 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
-from ortools.sat.python import cp_model
-
 from gangplan.predicates import selector_matches, term_matches
 
 if TYPE_CHECKING:
@@ -93,23 +91,6 @@ def symmetric_anti_affine(inst: Instance, counted_groups: Collection[str] = ()) 
                     or any(r.namespace == q.namespace and selector_matches(s.label_selector, r.labels) for s in spread)):
                 del candidates[c]
     return candidates
-
-
-def add_domain_caps(em: ExactModel, s: int) -> None:
-    """``size * (slots in D) <= sum placed`` per domain D of the shape's anti-affinity key."""
-    shape, slots = em.shapes[s], em.v[s]
-    size = em.inst.classes[shape.classes[0]].size
-    admitted = cp_model.LinearExpr.sum([em.placed[c] for c in shape.classes])
-    ids, _ = em.inst.domains(shape.anti_key)
-    per_domain: dict[int, list] = {}
-    for n, var in slots.items():
-        if ids[n] >= 0:
-            per_domain.setdefault(int(ids[n]), []).append((n, var))
-    demand = size * len(shape.classes)
-    for _d, members in sorted(per_domain.items()):
-        if sum(min(int(shape.fit[n]), demand) for n, _ in members) <= 1:
-            continue  # the slots' bounds allow one pod there at most: nothing to cap
-        em.model.add(size * cp_model.LinearExpr.sum([v for _, v in members]) <= admitted)
 
 
 def decode(em: ExactModel, s: int, left: dict[int, int], solution: list[int], per_class: list[dict[int, int]]) -> None:

@@ -39,7 +39,6 @@ from dataclasses import dataclass, field
 import numpy as np
 from ortools.sat.python import cp_model
 
-from gangplan.solver.exact.aggregation import add_domain_caps
 from gangplan.solver.exact.eligibility import (
     Eligibility,
     group_topologies,
@@ -274,3 +273,21 @@ def _split_counts(em: ExactModel, s: int) -> None:
         model.add(cp_model.LinearExpr.sum(counts) == cp_model.LinearExpr.sum([slots[n] for n in nodes]))
     for c, vs in per_class.items():
         model.add(cp_model.LinearExpr.sum(vs) == em.placed[c])
+
+
+def add_domain_caps(em: ExactModel, s: int) -> None:
+    """``size * (slots in D) <= sum placed`` per domain D of the shape's anti-affinity key: the
+    cut that makes a pooled symmetric anti-affine shape exact (:mod:`.aggregation`)."""
+    shape, slots = em.shapes[s], em.v[s]
+    size = em.inst.classes[shape.classes[0]].size
+    admitted = cp_model.LinearExpr.sum([em.placed[c] for c in shape.classes])
+    ids, _ = em.inst.domains(shape.anti_key)
+    per_domain: dict[int, list] = {}
+    for n, var in slots.items():
+        if ids[n] >= 0:
+            per_domain.setdefault(int(ids[n]), []).append((n, var))
+    demand = size * len(shape.classes)
+    for _d, members in sorted(per_domain.items()):
+        if sum(min(int(shape.fit[n]), demand) for n, _ in members) <= 1:
+            continue  # the slots' bounds allow one pod there at most: nothing to cap
+        em.model.add(size * cp_model.LinearExpr.sum([v for _, v in members]) <= admitted)
