@@ -2,7 +2,7 @@
 
 Two shapes, both built in memory and seeded:
 
-* ``mixed``: the bench ``mixed`` family (:func:`gangplan.bench.families.mixed_family`): GPU racks
+* ``mixed``: the bench ``mixed`` family (:func:`gangplan.bench.generators.families.mixed_family`): GPU racks
   of 4 nodes at 50 % utilisation, every gang of 2+ pods with required pod affinity to its own pods
   per rack (``affinity_fraction=1``), 30 % heterogeneous gangs (a CPU launcher plus workers of two
   GPU sizes: several classes that all match each other), 30 % with hostname anti-affinity.
@@ -29,8 +29,8 @@ from pathlib import Path
 
 from results_csv import write_csv  # benchmarks/results_csv.py
 
-from gangplan.bench.builders import node_object, pod_group_object, pod_object, to_cluster
-from gangplan.bench.families import FAMILIES
+from gangplan.bench.generators.builders import node_object, pod_group_object, pod_object, to_cluster
+from gangplan.bench.generators.families import FAMILIES
 from gangplan.models.well_known import HOSTNAME, RACK, ZONE
 from gangplan.solver.exact import solve_exact
 from gangplan.solver.greedy import solve_greedy

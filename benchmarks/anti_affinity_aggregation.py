@@ -1,6 +1,6 @@
 """Aggregated anti-affine gangs (gangplan.solver.exact.aggregation) against the per-node model.
 
-Shape: the bench ``mixed`` family (:func:`gangplan.bench.families.mixed_family`) with every gang of
+Shape: the bench ``mixed`` family (:func:`gangplan.bench.generators.families.mixed_family`) with every gang of
 2+ pods anti-affine to its own pods per hostname (``anti_affinity_fraction=1``, no affinity),
 gangs of 1-4 pods asking 1 or 2 GPUs, GPU racks of 4 nodes at 50 % use, two priorities; many
 gangs are identical but for their ``job`` label, i.e. symmetric.
@@ -24,8 +24,8 @@ from pathlib import Path
 
 from results_csv import write_csv  # benchmarks/results_csv.py
 
-from gangplan.bench.builders import to_cluster
-from gangplan.bench.families import FAMILIES
+from gangplan.bench.generators.builders import to_cluster
+from gangplan.bench.generators.families import FAMILIES
 from gangplan.solver.exact import aggregation, build_model, solve_exact
 from gangplan.solver.greedy import solve_greedy
 from gangplan.solver.validate import validate

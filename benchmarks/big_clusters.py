@@ -1,7 +1,7 @@
 """Issue 27's shape, end to end through the files users give: load, greedy, the whole diff and the
 JSON it prints, beside the plain 5,000-node greedy rate of the same run.
 
-Instance: the ``real-inventory`` bench family (:func:`gangplan.bench.families.real_inventory_family`:
+Instance: the ``real-inventory`` bench family (:func:`gangplan.bench.generators.families.real_inventory_family`:
 all 4,278 Alibaba spot-GPU v2026 nodes in racks of 8, one bound pod per node at 80 % of its GPUs,
 1,000 Philly-sized jobs whose gangs of 2-8 workers must stay in one rack), written as multi-document
 YAML and as ``kubectl get -o json``-style JSON to a temporary directory, then per step, in this
@@ -43,9 +43,9 @@ from pathlib import Path
 
 from results_csv import print_rows, write_csv  # benchmarks/results_csv.py
 
-from gangplan.bench.builders import to_cluster
-from gangplan.bench.families import build_family
-from gangplan.bench.scheduler_perf import scheduler_perf_gangs
+from gangplan.bench.generators.builders import to_cluster
+from gangplan.bench.generators.families import build_family
+from gangplan.bench.generators.scheduler_perf import scheduler_perf_gangs
 from gangplan.io.loader import load_snapshot
 from gangplan.io.writer import write_snapshot
 from gangplan.solver.diff import diff_snapshot

@@ -2,7 +2,7 @@
 with 2,048 pending pods, once with ``nvidia.com/gpu`` as a device-plugin extended resource and
 once with the same GPUs published as DRA devices.
 
-The DRA variant is :func:`gangplan.bench.dra_gpu.to_dra` of the extended-resource one: each node
+The DRA variant is :func:`gangplan.bench.generators.dra_gpu.to_dra` of the extended-resource one: each node
 drops ``nvidia.com/gpu`` from ``status.allocatable`` and gets a ``gpu.nvidia.com`` ResourceSlice of
 eight H100 devices as NVIDIA's DRA driver publishes them, the DeviceClass ``gpu.nvidia.com`` maps
 ``nvidia.com/gpu`` to them (KEP-5004 ``extendedResourceName``), and each bound pod's GPUs are in an
@@ -55,9 +55,9 @@ from pathlib import Path
 
 from results_csv import print_rows, write_csv  # benchmarks/results_csv.py
 
-from gangplan.bench.builders import to_cluster
-from gangplan.bench.dra_gpu import to_dra
-from gangplan.bench.topology_shapes import dgx_h100_superpod
+from gangplan.bench.generators.builders import to_cluster
+from gangplan.bench.generators.dra_gpu import to_dra
+from gangplan.bench.generators.topology_shapes import dgx_h100_superpod
 from gangplan.solver.exact import solve_exact
 from gangplan.solver.greedy import solve_greedy
 from gangplan.solver.validate import validate

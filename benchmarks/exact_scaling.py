@@ -1,7 +1,7 @@
 """Scaling of the exact engine: nodes x pending pods, with a naive per-(pod, node) baseline.
 
 Grid: nodes in {100, 1000, 5000} x pending pods in {64, 512, 2048}, GPU clusters built by
-:func:`gangplan.bench.gpu_clusters.gpu_benchmark` (8-GPU / 128-core nodes in racks of 16; uneven
+:func:`gangplan.bench.generators.gpu_clusters.gpu_benchmark` (8-GPU / 128-core nodes in racks of 16; uneven
 usage: the "busy" profile leaves 70 % of nodes full, 20 % partly used, 10 % idle, or "mixed"
 30/35/35; gangs of 1..32 identical pods asking 1, 2, 4 or 8 GPUs, some with a nodeSelector on the
 GPU type, some confined to one rack, three priority classes). The seed is explicit.
@@ -72,8 +72,8 @@ import numpy as np
 from ortools.sat.python import cp_model
 from results_csv import write_csv  # benchmarks/results_csv.py
 
-from gangplan.bench.builders import to_cluster
-from gangplan.bench.gpu_clusters import gpu_benchmark
+from gangplan.bench.generators.builders import to_cluster
+from gangplan.bench.generators.gpu_clusters import gpu_benchmark
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import PODS
 from gangplan.models.result import Result, Status

@@ -1,7 +1,7 @@
 """How often a default ``gangplan generate`` draw shows greedy losing (issue 14).
 
 For each shape and seed: the snapshot ``gangplan generate SHAPE --seed N`` writes with every other
-flag at its default (``gangplan.bench.topology_shapes.DEFAULT_*``: 144 nodes, 40 % load, 32 gangs), then a diff
+flag at its default (``gangplan.bench.generators.topology_shapes.DEFAULT_*``: 144 nodes, 40 % load, 32 gangs), then a diff
 with ``gangplan diff``'s defaults. Both Results go through the validator. Prints one row per draw
 and a count per shape; writes ``benchmarks/results/generate_defaults.csv``.
 
@@ -16,8 +16,8 @@ from pathlib import Path
 
 from results_csv import write_csv  # benchmarks/results_csv.py
 
-from gangplan.bench.builders import to_cluster
-from gangplan.bench.topology_shapes import (
+from gangplan.bench.generators.builders import to_cluster
+from gangplan.bench.generators.topology_shapes import (
     DEFAULT_GANGS,
     DEFAULT_NODES,
     DEFAULT_UTILISATION,

@@ -5,7 +5,7 @@ nodes (4 CPU, 32Gi, 110 pods), gangs of identical 100m/100Mi pods with minCount 
 1,000 / 2,000 / 3,000 gangs of 3 pods, and 3 gangs of 1,000 pods; plus the BasicScheduling control
 (§2.2, 1,000 basic groups of 3). Each shape runs twice: scoring
 every feasible node (percentageOfNodesToScore 100) and with the adaptive default (0, i.e. 10% of
-5,000 nodes). Snapshots are built in memory with :mod:`gangplan.bench.scheduler_perf`.
+5,000 nodes). Snapshots are built in memory with :mod:`gangplan.bench.generators.scheduler_perf`.
 
 Run: ``python benchmarks/greedy_throughput.py [--quick]``. Prints a table and writes
 ``benchmarks/results/greedy_throughput.csv`` (``--quick``: one small shape, written to
@@ -32,8 +32,8 @@ from pathlib import Path
 
 from results_csv import write_csv  # benchmarks/results_csv.py
 
-from gangplan.bench.builders import to_cluster
-from gangplan.bench.scheduler_perf import scheduler_perf_gangs
+from gangplan.bench.generators.builders import to_cluster
+from gangplan.bench.generators.scheduler_perf import scheduler_perf_gangs
 from gangplan.solver.greedy import solve_greedy
 
 SHAPES = [

@@ -1,6 +1,6 @@
 """The exact engine with preemption on, on the exact-scaling shapes with preemptible load.
 
-Shapes: :func:`gangplan.bench.gpu_clusters.gpu_benchmark` (the exact_scaling.py grid: GPU nodes in
+Shapes: :func:`gangplan.bench.generators.gpu_clusters.gpu_benchmark` (the exact_scaling.py grid: GPU nodes in
 racks of 16, the "busy" usage profile, gangs of 1..32 pods with GPU selectors, rack-confined gangs,
 three priorities), and then the bound pods of 30 % of the nodes (a seeded choice) moved to a
 PriorityClass below every pending gang (``preemptible``, value 0), so the pending gangs may evict
@@ -44,8 +44,8 @@ from pathlib import Path
 
 from results_csv import write_csv  # benchmarks/results_csv.py
 
-from gangplan.bench.builders import PREEMPTIBLE_CLASS, preemptible_load, to_cluster
-from gangplan.bench.gpu_clusters import gpu_benchmark
+from gangplan.bench.generators.builders import PREEMPTIBLE_CLASS, preemptible_load, to_cluster
+from gangplan.bench.generators.gpu_clusters import gpu_benchmark
 from gangplan.solver.exact import solve_exact
 from gangplan.solver.greedy import solve_greedy
 from gangplan.solver.validate import validate

@@ -2,7 +2,7 @@
 exact and the whole diff.
 
 Instance (built in memory from ``../shared/data`` or ``$GANGPLAN_DATA_DIR``, with the bench
-family helpers of :mod:`gangplan.bench.families`, so nodes, load and gangs are the ones the
+family helpers of :mod:`gangplan.bench.generators.families`, so nodes, load and gangs are the ones the
 ``alibaba`` and ``philly`` families make):
 
 * **Nodes**: all 4,278 rows of ``alibaba-spot-gpu-v2026/node_info_df.csv`` (``_inventory("spot")``:
@@ -57,8 +57,8 @@ from pathlib import Path
 import isolate  # benchmarks/isolate.py
 from results_csv import write_csv  # benchmarks/results_csv.py
 
-from gangplan.bench.builders import seeded_rng, to_cluster
-from gangplan.bench.families import (
+from gangplan.bench.generators.builders import seeded_rng, to_cluster
+from gangplan.bench.generators.families import (
     _STREAM_PHILLY,
     _inventory,
     _nodes_with_usage,

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from results_csv import write_csv  # benchmarks/results_csv.py
 
-from gangplan.bench.builders import to_cluster
-from gangplan.bench.topology_shapes import generate_shape
+from gangplan.bench.generators.builders import to_cluster
+from gangplan.bench.generators.topology_shapes import generate_shape
 from gangplan.io.loader import load_snapshot
 from gangplan.solver.greedy import run_cycle
 

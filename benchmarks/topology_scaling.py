@@ -4,7 +4,7 @@ The shape of ``test/integration/scheduler_perf/podgroup/tas`` (``templates/node.
 ``schedulingConstraints.topology`` @4966917a): 5,000 default nodes (4 CPU, 32Gi, 110 pods) in
 racks of 100 (50 racks, zones of 100), 750 gangs of 4 identical 100m / 100Mi pods, each gang
 required to sit in one rack (``topology.kubernetes.io/rack``). Built in memory with
-:func:`gangplan.bench.scheduler_perf.scheduler_perf_gangs`.
+:func:`gangplan.bench.generators.scheduler_perf.scheduler_perf_gangs`.
 
 The greedy engine runs KEP-5732's placement algorithm: every gang evaluates all 50 racks, scores
 the feasible ones and keeps the best (upstream's ``ScoreAllPlacements`` setting). The same run also
@@ -42,8 +42,8 @@ from pathlib import Path
 
 from results_csv import write_csv  # benchmarks/results_csv.py
 
-from gangplan.bench.builders import to_cluster
-from gangplan.bench.scheduler_perf import scheduler_perf_gangs
+from gangplan.bench.generators.builders import to_cluster
+from gangplan.bench.generators.scheduler_perf import scheduler_perf_gangs
 from gangplan.models.well_known import RACK
 from gangplan.solver.exact import solve_exact
 from gangplan.solver.greedy import solve_greedy

@@ -19,7 +19,12 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-from gangplan.bench.topology_shapes import DEFAULT_GANGS, DEFAULT_NODES, DEFAULT_UTILISATION, SHAPES
+from gangplan.bench.generators.topology_shapes import (
+    DEFAULT_GANGS,
+    DEFAULT_NODES,
+    DEFAULT_UTILISATION,
+    SHAPES,
+)
 from gangplan.io.errors import SnapshotError
 
 EXIT_VIOLATIONS = 1
@@ -715,8 +720,8 @@ def generate(
     dra: Annotated[bool, typer.Option("--dra", help="GPUs as NVIDIA's DRA driver publishes them (ResourceSlices, DeviceClasses, nvidia.com/gpu served by KEP-5004); gb200-nvl72 also gets a ComputeDomain channel per node and a channel claim on every gang pod (docs/explanation/dra.md).")] = False,
 ) -> None:
     """Generate a cluster with existing load and pending rack/NVLink-constrained gangs."""
-    from gangplan.bench.builders import to_cluster
-    from gangplan.bench.topology_shapes import generate_shape
+    from gangplan.bench.generators.builders import to_cluster
+    from gangplan.bench.generators.topology_shapes import generate_shape
     from gangplan.io.writer import write_snapshot
 
     options = _shape_options(shape, gang_size, topology_key, unconstrained)
@@ -727,7 +732,7 @@ def generate(
     except ValueError as e:
         raise _bad_input(str(e)) from e
     if dra:
-        from gangplan.bench.dra_gpu import to_dra
+        from gangplan.bench.generators.dra_gpu import to_dra
 
         if shape == "scheduler-perf-tas":
             raise _bad_input("--dra needs a GPU shape (gb200-nvl72, dgx-h100-superpod)")

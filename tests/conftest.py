@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from gangplan.bench.families import data_dir
+from gangplan.bench.generators.families import data_dir
 from gangplan.io.compressed import resolve
 from gangplan.io.loader import load_snapshot
 from gangplan.models.cluster import Cluster
@@ -99,8 +99,8 @@ def load_text(write_text: Callable[..., Path]) -> Callable[..., Cluster]:
 def dgx32():
     """The issue's case: ``gangplan generate dgx-h100-superpod --gangs 32 --utilisation 0.4`` and
     its diff with default options, computed once for the tests that read it."""
-    from gangplan.bench.builders import to_cluster
-    from gangplan.bench.topology_shapes import generate_shape
+    from gangplan.bench.generators.builders import to_cluster
+    from gangplan.bench.generators.topology_shapes import generate_shape
     from gangplan.solver.diff import diff_snapshot
 
     cluster = to_cluster(generate_shape("dgx-h100-superpod", nodes=144, utilisation=0.4, seed=0, gangs=32), source="dgx.yaml")

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from gangplan.bench.builders import node_object, pod_group_object, pod_object
+from gangplan.bench.generators.builders import node_object, pod_group_object, pod_object
 from gangplan.models.well_known import HOSTNAME, RACK, ZONE
 
 

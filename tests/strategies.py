@@ -2,13 +2,13 @@
 
 ``small_snapshots()`` draws a list of Kubernetes object dicts (the snapshot format) and
 ``small_clusters()`` loads one into a :class:`Cluster`. What a draw holds is described once, in
-:func:`gangplan.bench.small_snapshots.small_mixed_snapshot` (2-6 nodes with random cpu / memory / GPUs,
+:func:`gangplan.bench.generators.small_snapshots.small_mixed_snapshot` (2-6 nodes with random cpu / memory / GPUs,
 zone / rack / GPU-type labels, taints, cordons; bound pods within capacity; 1-3 gang or basic
 PodGroups of 1-4 pods with mixed requests and one constraint kind among members: nodeSelector,
 tolerations, required pod affinity / anti-affinity by hostname or zone, a host port, a DoNotSchedule
 spread; 0-2 single pods; pods at their group's priority; nothing gated). Here its random choices come
 from hypothesis, so a failing example shrinks to fewer nodes, groups and constraints; the same
-description drawn from a numpy seed is :func:`gangplan.bench.small_snapshots.small_mixed`.
+description drawn from a numpy seed is :func:`gangplan.bench.generators.small_snapshots.small_mixed`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from gangplan.bench.small_snapshots import SMALL_CONSTRAINTS, small_mixed_snapshot
+from gangplan.bench.generators.small_snapshots import SMALL_CONSTRAINTS, small_mixed_snapshot
 from gangplan.io.loader import load_objects
 from gangplan.models.cluster import Cluster
 
@@ -27,7 +27,7 @@ CONSTRAINTS = SMALL_CONSTRAINTS
 
 
 class _DrawChooser:
-    """A :class:`gangplan.bench.small_snapshots.Chooser` over hypothesis's ``draw``."""
+    """A :class:`gangplan.bench.generators.small_snapshots.Chooser` over hypothesis's ``draw``."""
 
     def __init__(self, draw: st.DrawFn) -> None:
         self._draw = draw

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from gangplan.bench.families import data_dir
+from gangplan.bench.generators.families import data_dir
 from gangplan.cli import app
 from gangplan.io.alibaba import (
     alibaba_nodes_to_objects,

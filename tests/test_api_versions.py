@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gangplan.bench.builders import node_object, pod_object
+from gangplan.bench.generators.builders import node_object, pod_object
 from gangplan.io.errors import SnapshotError
 from gangplan.io.loader import load_objects, load_snapshot
 from gangplan.solver.exact import solve_exact

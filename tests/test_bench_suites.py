@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gangplan.bench.builders import to_cluster
-from gangplan.bench.families import FAMILIES, build_family
+from gangplan.bench.generators.builders import to_cluster
+from gangplan.bench.generators.families import FAMILIES, build_family
 from gangplan.bench.suites import Task, load_suite, task_id
 from gangplan.io.errors import SnapshotError
 from gangplan.io.writer import dump_snapshot

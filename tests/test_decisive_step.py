@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from gangplan.bench.builders import to_cluster
-from gangplan.bench.topology_shapes import generate_shape
+from gangplan.bench.generators.builders import to_cluster
+from gangplan.bench.generators.topology_shapes import generate_shape
 from gangplan.io.loader import load_snapshot
 from gangplan.models.cluster import Cluster
 from gangplan.solver.diff import GREEDY_SUBOPTIMAL, Diff, diff_snapshot, greedy_choices

@@ -11,7 +11,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from gangplan.bench.dra_gpu import channel_claim_template, compute_domain_slice, device_classes
+from gangplan.bench.generators.dra_gpu import (
+    channel_claim_template,
+    compute_domain_slice,
+    device_classes,
+)
 from gangplan.cli import app
 from gangplan.io.loader import load_snapshot
 from gangplan.io.plan import claims_path, script_path

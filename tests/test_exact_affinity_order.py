@@ -3,7 +3,7 @@ the exact model must accept what some placement order allows, exactly as the val
 
 from __future__ import annotations
 
-from gangplan.bench.builders import node_object, pod_group_object, pod_object, to_cluster
+from gangplan.bench.generators.builders import node_object, pod_group_object, pod_object, to_cluster
 from gangplan.solver.exact import check_feasible, solve_exact
 from gangplan.solver.greedy import solve_greedy
 from gangplan.solver.validate import validate

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gangplan.bench.builders import node_object, pod_group_object, pod_object, to_cluster
+from gangplan.bench.generators.builders import node_object, pod_group_object, pod_object, to_cluster
 from gangplan.models.result import Status
 from gangplan.models.well_known import HOSTNAME, ZONE
 from gangplan.solver.exact import aggregation, build_model, solve_exact

@@ -7,19 +7,19 @@ from __future__ import annotations
 
 import pytest
 
-from gangplan.bench.builders import to_cluster
-from gangplan.bench.gpu_clusters import gpu_benchmark
+from gangplan.bench.generators.builders import to_cluster
+from gangplan.bench.generators.gpu_clusters import gpu_benchmark
 from gangplan.models.result import Status
 from gangplan.solver.exact import build_model, solve_exact
+from gangplan.solver.exact.objective import TIEBREAK
+from gangplan.solver.exact.start.check import model_accepts
 from gangplan.solver.exact.start.classpack import _unit_sizes, level_start
 from gangplan.solver.exact.start.hint import (
-    entities_in_queue_order,
     default_incumbent,
+    entities_in_queue_order,
     placements_from_counts,
 )
-from gangplan.solver.exact.objective import TIEBREAK
 from gangplan.solver.exact.start.packing import packed_start
-from gangplan.solver.exact.start.check import model_accepts
 from gangplan.solver.outcome import build_result
 from gangplan.solver.validate import validate
 

@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 from ortools.sat.python import cp_model
 
-from gangplan.bench.builders import node_object, pod_group_object, pod_object, to_cluster
+from gangplan.bench.generators.builders import node_object, pod_group_object, pod_object, to_cluster
 from gangplan.models.result import Status
 from gangplan.models.well_known import HOSTNAME
 from gangplan.solver.exact import build_model, check_feasible, registry, solve_exact

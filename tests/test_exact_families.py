@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from gangplan.bench.builders import (
+from gangplan.bench.generators.builders import (
     composite_pod_group_object,
     node_object,
     pod_group_object,

@@ -29,18 +29,18 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ortools.sat.python import cp_model
 
-from gangplan.bench.builders import to_cluster
-from gangplan.bench.gpu_clusters import gpu_benchmark
-from gangplan.bench.scheduler_perf import scheduler_perf_composite
-from gangplan.bench.small_snapshots import small_preemption_snapshot
+from gangplan.bench.generators.builders import to_cluster
+from gangplan.bench.generators.gpu_clusters import gpu_benchmark
+from gangplan.bench.generators.scheduler_perf import scheduler_perf_composite
+from gangplan.bench.generators.small_snapshots import small_preemption_snapshot
 from gangplan.io.loader import load_objects
 from gangplan.models.result import Status
 from gangplan.models.well_known import ZONE
 from gangplan.solver.exact import build_model, solve_exact
 from gangplan.solver.exact.build import BuiltModel
-from gangplan.solver.exact.start.hint import counts_from_placements, hint_values, starting_solution
 from gangplan.solver.exact.locality import PREFERRED_ANNOTATION
 from gangplan.solver.exact.preemption import units_of_victims
+from gangplan.solver.exact.start.hint import counts_from_placements, hint_values, starting_solution
 from gangplan.solver.exact.variables import Counts
 from gangplan.solver.greedy import solve_greedy
 from gangplan.solver.outcome import build_result, entity_of

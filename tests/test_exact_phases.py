@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import pytest
 
-from gangplan.bench.builders import node_object, pod_group_object, pod_object, to_cluster
-from gangplan.bench.gpu_clusters import gpu_benchmark
+from gangplan.bench.generators.builders import node_object, pod_group_object, pod_object, to_cluster
+from gangplan.bench.generators.gpu_clusters import gpu_benchmark
 from gangplan.models.result import Status
 from gangplan.models.well_known import HOSTNAME
 from gangplan.solver.exact import build_model, solve, solve_exact
 from gangplan.solver.exact.start.hint import (
-    entities_in_queue_order,
     complete_first_fit,
     empty_counts,
+    entities_in_queue_order,
     placements_from_counts,
 )
 from gangplan.solver.exact.start.packing import packed_start

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gangplan.bench.builders import to_cluster
-from gangplan.bench.small_snapshots import small_mixed
+from gangplan.bench.generators.builders import to_cluster
+from gangplan.bench.generators.small_snapshots import small_mixed
 from gangplan.io.loader import load_snapshot
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gangplan.bench.builders import to_cluster
-from gangplan.bench.gpu_clusters import gpu_benchmark
+from gangplan.bench.generators.builders import to_cluster
+from gangplan.bench.generators.gpu_clusters import gpu_benchmark
 from gangplan.models.result import Status
 from gangplan.solver.exact import solve_exact
 from gangplan.solver.exact.solve import PhaseReport, _tier_reports, band_weights, group_tiers

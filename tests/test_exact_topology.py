@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gangplan.bench.builders import (
+from gangplan.bench.generators.builders import (
     composite_pod_group_object,
     node_object,
     pod_group_object,
@@ -20,7 +20,7 @@ from gangplan.bench.builders import (
     to_cluster,
     topology_object,
 )
-from gangplan.bench.small_snapshots import small_mixed
+from gangplan.bench.generators.small_snapshots import small_mixed
 from gangplan.cli import app
 from gangplan.io.loader import load_objects, load_snapshot
 from gangplan.models.result import Status

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gangplan.bench.builders import to_cluster
-from gangplan.bench.small_snapshots import small_mixed, small_preemption
+from gangplan.bench.generators.builders import to_cluster
+from gangplan.bench.generators.small_snapshots import small_mixed, small_preemption
 from gangplan.solver.greedy.framework import Code, CycleState
 from gangplan.solver.greedy.plugins.noderesources.fit import Fit, fit_failures
 from gangplan.solver.greedy.profile import build_profile

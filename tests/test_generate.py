@@ -7,8 +7,8 @@ from collections import Counter
 import pytest
 from typer.testing import CliRunner
 
-from gangplan.bench.builders import to_cluster
-from gangplan.bench.topology_shapes import (
+from gangplan.bench.generators.builders import to_cluster
+from gangplan.bench.generators.topology_shapes import (
     dgx_h100_superpod,
     gb200_nvl72,
     generate_shape,

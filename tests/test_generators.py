@@ -8,15 +8,20 @@ from collections import Counter, defaultdict
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from gangplan.bench.builders import pod_group_object, pod_object, to_cluster
-from gangplan.bench.gpu_clusters import RUNNING_PRIORITY, gpu_benchmark, gpu_cluster, gpu_gangs
-from gangplan.bench.scheduler_perf import (
+from gangplan.bench.generators.builders import pod_group_object, pod_object, to_cluster
+from gangplan.bench.generators.gpu_clusters import (
+    RUNNING_PRIORITY,
+    gpu_benchmark,
+    gpu_cluster,
+    gpu_gangs,
+)
+from gangplan.bench.generators.scheduler_perf import (
     scheduler_perf_composite,
     scheduler_perf_gang_preemption,
     scheduler_perf_gang_preemption_podgroups,
     scheduler_perf_gangs,
 )
-from gangplan.bench.small_snapshots import small_mixed
+from gangplan.bench.generators.small_snapshots import small_mixed
 from gangplan.io.loader import load_objects, load_snapshot
 from gangplan.io.writer import dump_snapshot, write_snapshot
 from gangplan.models.cluster import Cluster

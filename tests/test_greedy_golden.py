@@ -30,15 +30,15 @@ ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).resolve().parent / "golden"
 sys.path.insert(0, str(ROOT))
 
-from gangplan.bench import topology_shapes as shapes  # noqa: E402
-from gangplan.bench.builders import (  # noqa: E402
+from gangplan.bench.generators import topology_shapes as shapes  # noqa: E402
+from gangplan.bench.generators.builders import (  # noqa: E402
     preemptible_load,
     to_cluster,
 )
-from gangplan.bench.families import build_family  # noqa: E402
-from gangplan.bench.gpu_clusters import gpu_benchmark  # noqa: E402
-from gangplan.bench.scheduler_perf import scheduler_perf_composite, scheduler_perf_gangs  # noqa: E402
-from gangplan.bench.small_snapshots import small_mixed, small_preemption  # noqa: E402
+from gangplan.bench.generators.families import build_family  # noqa: E402
+from gangplan.bench.generators.gpu_clusters import gpu_benchmark  # noqa: E402
+from gangplan.bench.generators.scheduler_perf import scheduler_perf_composite, scheduler_perf_gangs  # noqa: E402
+from gangplan.bench.generators.small_snapshots import small_mixed, small_preemption  # noqa: E402
 from gangplan.io.loader import load_snapshot  # noqa: E402
 from gangplan.models.cluster import Cluster  # noqa: E402
 from gangplan.models.well_known import RACK  # noqa: E402

@@ -335,9 +335,9 @@ def test_the_local_reprieve_check_keeps_and_evicts_what_the_full_check_does(seed
     restored unit; with it switched off (every assignment re-checked per unit, as upstream does)
     the Result JSON is byte-identical, on preemptible draws with and without pod (anti-)affinity
     and spread constraints."""
-    from gangplan.bench.builders import preemptible_load, to_cluster
-    from gangplan.bench.families import build_family
-    from gangplan.bench.gpu_clusters import gpu_benchmark
+    from gangplan.bench.generators.builders import preemptible_load, to_cluster
+    from gangplan.bench.generators.families import build_family
+    from gangplan.bench.generators.gpu_clusters import gpu_benchmark
     from gangplan.solver.greedy.preemption import Preemption
 
     gpu = preemptible_load(gpu_benchmark(120, 300, profile="busy", seed=10 + seed), seed, share=0.4)
@@ -365,7 +365,7 @@ def test_batch_forget_and_assume_leave_the_node_table_as_one_by_one_calls_do() -
     """``NodeTable.forget_all`` / ``assume_all`` (the removal of every candidate unit before the
     emptied-snapshot run, and its undo) against :meth:`forget` / :meth:`assume` pod by pod, on a
     snapshot with host ports, (anti-)affinity pods and several pods per node."""
-    from gangplan.bench.builders import to_cluster
+    from gangplan.bench.generators.builders import to_cluster
     from gangplan.solver.greedy.snapshot import NodeTable
     from tests.draws import corners
 

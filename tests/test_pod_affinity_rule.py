@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gangplan.bench.builders import node_object, pod_group_object, pod_object, to_cluster
+from gangplan.bench.generators.builders import node_object, pod_group_object, pod_object, to_cluster
 from gangplan.models.result import Status
 from gangplan.solver.diff import diff_snapshot
 from gangplan.solver.exact import check_feasible, solve_exact
@@ -188,7 +188,7 @@ def test_a_phase_stopped_before_it_found_anything_proves_nothing(monkeypatch):
     """CP-SAT answers UNKNOWN with a bound of 0 when its time runs out first; that must not turn
     the incumbent into a proven optimum (the property below relies on ``OPTIMAL`` being proven)."""
     import gangplan.solver.exact.solve as solve_module
-    from gangplan.bench.gpu_clusters import gpu_benchmark
+    from gangplan.bench.generators.gpu_clusters import gpu_benchmark
 
     c = to_cluster(gpu_benchmark(100, 64, seed=0, profile="busy"))
     plain = solve_module.solver_for

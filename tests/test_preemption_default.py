@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from gangplan.bench.builders import node_object, pod_object, priority_class_object
+from gangplan.bench.generators.builders import node_object, pod_object, priority_class_object
 from gangplan.cli import app
 from gangplan.io.loader import load_objects
 from gangplan.solver.exact import solve_exact

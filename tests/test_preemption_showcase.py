@@ -64,7 +64,7 @@ def test_the_decisive_step_names_greedys_victim_choice_against_the_optimums(name
 
 
 def test_a_single_pods_default_preemption_names_the_pick_one_node_criterion() -> None:
-    from gangplan.bench.builders import node_object, pod_group_object, pod_object
+    from gangplan.bench.generators.builders import node_object, pod_group_object, pod_object
     from gangplan.io.loader import load_objects
 
     def bound(name, node, start, group=None):

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 from typer.testing import CliRunner
 
-from gangplan.bench.builders import node_object, pod_group_object, pod_object
+from gangplan.bench.generators.builders import node_object, pod_group_object, pod_object
 from gangplan.cli import app
 from gangplan.io.loader import load_objects
 from gangplan.models.cluster import TERMINATING_REASON

@@ -51,8 +51,8 @@ def test_placement_evidence_is_none_when_both_nodes_share_the_domain():
 
 
 def test_on_a_small_upstream_tas_shape_greedy_admits_every_gang_and_exact_proves_it_optimal():
-    from gangplan.bench.builders import to_cluster
-    from gangplan.bench.scheduler_perf import scheduler_perf_gangs
+    from gangplan.bench.generators.builders import to_cluster
+    from gangplan.bench.generators.scheduler_perf import scheduler_perf_gangs
     from gangplan.models.result import Status
     from gangplan.models.well_known import RACK
     from gangplan.solver.exact import solve_exact

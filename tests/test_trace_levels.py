@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gangplan.bench.builders import to_cluster
-from gangplan.bench.topology_shapes import generate_shape
+from gangplan.bench.generators.builders import to_cluster
+from gangplan.bench.generators.topology_shapes import generate_shape
 from gangplan.models.result import Result
 from gangplan.solver.greedy import placement_decision, solve_greedy
 from gangplan.solver.validate import validate

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import pytest
 
-from gangplan.bench.builders import node_object, pod_group_object, pod_object, to_cluster
-from gangplan.bench.small_snapshots import small_preemption
+from gangplan.bench.generators.builders import node_object, pod_group_object, pod_object, to_cluster
+from gangplan.bench.generators.small_snapshots import small_preemption
 from gangplan.models.result import Status
 from gangplan.solver.exact import solve_exact
 from gangplan.solver.greedy import solve_greedy

@@ -15,8 +15,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from gangplan.bench.builders import node_object, pod_object
-from gangplan.bench.topology_shapes import generate_shape
+from gangplan.bench.generators.builders import node_object, pod_object
+from gangplan.bench.generators.topology_shapes import generate_shape
 from gangplan.cli import app
 from gangplan.io.alibaba import alibaba_nodes_to_objects
 from gangplan.io.errors import SnapshotError

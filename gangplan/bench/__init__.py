@@ -1,10 +1,6 @@
-"""Benchmark support: instance generators, suites, the runner and its executors, store, report.
-
-Generators: :mod:`~gangplan.bench.builders` (Kubernetes object dicts, seeded draws, the in-memory
-load), :mod:`~gangplan.bench.scheduler_perf` (upstream's gang benchmarks),
-:mod:`~gangplan.bench.gpu_clusters` (the exact engine's GPU scaling family),
-:mod:`~gangplan.bench.small_snapshots` (small random snapshots for property tests),
-:mod:`~gangplan.bench.topology_shapes` (GB200 / DGX / TAS shapes behind ``gangplan generate``) and
-:mod:`~gangplan.bench.families` (the bench suite families over them and the real traces).
+"""Benchmark support: the instance generators (:mod:`gangplan.bench.generators`) apart from what
+runs them: :mod:`~gangplan.bench.suites` (suite files), :mod:`~gangplan.bench.runner` ->
+:mod:`~gangplan.bench.executors` (local processes or Dask) -> :mod:`~gangplan.bench.worker` (one
+task), :mod:`~gangplan.bench.store` (SQLite) and :mod:`~gangplan.bench.report`.
 Snapshots are written with :func:`gangplan.io.writer.write_snapshot`.
 """

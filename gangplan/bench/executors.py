@@ -28,7 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from gangplan.bench.families import preload
+from gangplan.bench.generators.families import preload
 from gangplan.bench.suites import Task
 from gangplan.bench.worker import RunOptions, failed_outcome, run_task
 from gangplan.io.errors import SnapshotError

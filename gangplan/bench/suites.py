@@ -12,7 +12,7 @@ A suite is either a directory of snapshots (each top-level file or subdirectory 
       explain: false        # also search the decisive greedy step of suboptimal snapshots
       families:
       - name: mixed-small   # how the report groups the tasks
-        generator: mixed    # a family of gangplan.bench.families
+        generator: mixed    # a family of gangplan.bench.generators.families
         params: {nodes: 16} # fixed parameters
         grid: {utilisation: [0.3, 0.6], gangs: [6, 10]}   # every combination
         seeds: [0, 1]       # or {count: 5} or {start: 10, count: 5}
@@ -35,7 +35,7 @@ from typing import Any
 
 import yaml
 
-from gangplan.bench.families import FAMILIES, build_family
+from gangplan.bench.generators.families import FAMILIES, build_family
 from gangplan.io.errors import SnapshotError
 from gangplan.models.cluster import Cluster
 
@@ -65,7 +65,7 @@ class Task:
             from gangplan.io.loader import load_snapshot
 
             return load_snapshot(self.path)
-        from gangplan.bench.builders import to_cluster
+        from gangplan.bench.generators.builders import to_cluster
 
         return to_cluster(self.objects(), source=self.id)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from gangplan.bench.builders import (
+from gangplan.bench.generators.builders import (
     Obj,
     composite_pod_group_object,
     node_object,

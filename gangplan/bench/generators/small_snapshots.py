@@ -12,7 +12,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from gangplan.bench.builders import Obj, node_object, pod_group_object, pod_object, seeded_rng
+from gangplan.bench.generators.builders import (
+    Obj,
+    node_object,
+    pod_group_object,
+    pod_object,
+    seeded_rng,
+)
 from gangplan.models.well_known import GPU, GPU_PRODUCT, HOSTNAME, RACK, ZONE
 
 

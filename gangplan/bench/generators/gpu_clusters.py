@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from gangplan.bench.builders import (
+from gangplan.bench.generators.builders import (
     Obj,
     node_object,
     pod_group_object,

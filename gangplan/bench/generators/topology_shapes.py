@@ -2,7 +2,7 @@
 
 Every generator returns Kubernetes object dicts in snapshot order (a Kueue ``Topology`` listing
 the levels, PriorityClass, nodes, bound pods, PodGroups, pending pods), usable with
-:func:`gangplan.bench.builders.to_cluster` and :func:`gangplan.io.writer.write_snapshot`.
+:func:`gangplan.bench.generators.builders.to_cluster` and :func:`gangplan.io.writer.write_snapshot`.
 Random draws come from ``numpy.random.default_rng([seed, stream])``: the same arguments give the
 same objects, byte for byte once written. The shapes follow the vendors' published topology
 (NVIDIA GB200 NVL72 and DGX SuperPOD reference architectures, GKE's topology labels):
@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gangplan.bench.builders import (
+from gangplan.bench.generators.builders import (
     Obj,
     node_object,
     pod_group_object,

@@ -41,7 +41,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from gangplan.bench.builders import Obj
+from gangplan.bench.generators.builders import Obj
 from gangplan.models.well_known import GPU
 
 RESOURCE_API = "resource.k8s.io/v1"

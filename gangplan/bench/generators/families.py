@@ -2,15 +2,15 @@
 
 A suite file (:mod:`gangplan.bench.suites`) names a family by its ``generator`` and gives a grid
 of parameters and a list of seeds; each cell of the grid and each seed is one snapshot. A family
-returns the Kubernetes object dicts of :mod:`gangplan.bench.builders` (so every instance can be
+returns the Kubernetes object dicts of :mod:`gangplan.bench.generators.builders` (so every instance can be
 written as YAML with :func:`gangplan.io.writer.write_snapshot` and read back unchanged) and is
-deterministic per seed: random draws come from :func:`~gangplan.bench.builders.seeded_rng` with a
+deterministic per seed: random draws come from :func:`~gangplan.bench.generators.builders.seeded_rng` with a
 stream id per family.
 
 Families:
 
-``gpu``             :func:`~gangplan.bench.gpu_clusters.gpu_cluster` + ``gpu_gangs`` (cpsat-modeling.md §1)
-``scheduler-perf``  :func:`~gangplan.bench.scheduler_perf.scheduler_perf_gangs` (upstream's gang benchmarks)
+``gpu``             :func:`~gangplan.bench.generators.gpu_clusters.gpu_cluster` + ``gpu_gangs`` (cpsat-modeling.md §1)
+``scheduler-perf``  :func:`~gangplan.bench.generators.scheduler_perf.scheduler_perf_gangs` (upstream's gang benchmarks)
 ``mixed``           GPU racks at a chosen utilisation, with knobs for gang sizes, heterogeneous gangs,
                     pod affinity / anti-affinity, PodGroup topology, spread and priorities
 ``philly``          gangs whose GPU totals are a window of real Microsoft Philly jobs
@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from gangplan.bench.builders import (
+from gangplan.bench.generators.builders import (
     Obj,
     node_object,
     pod_group_object,
@@ -43,7 +43,7 @@ from gangplan.bench.builders import (
     priority_class_object,
     seeded_rng,
 )
-from gangplan.bench.gpu_clusters import (
+from gangplan.bench.generators.gpu_clusters import (
     CPU_PER_GPU,
     MEMORY_PER_GPU_GI,
     RUNNING_PRIORITY,
@@ -51,7 +51,7 @@ from gangplan.bench.gpu_clusters import (
     gpu_cluster,
     gpu_gangs,
 )
-from gangplan.bench.scheduler_perf import scheduler_perf_gangs
+from gangplan.bench.generators.scheduler_perf import scheduler_perf_gangs
 from gangplan.io.compressed import resolve
 from gangplan.io.errors import SnapshotError
 from gangplan.models.well_known import GPU, GPU_PRODUCT, HOSTNAME, RACK, ZONE

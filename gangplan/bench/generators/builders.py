@@ -9,11 +9,11 @@ Generators draw from :func:`seeded_rng` (``numpy.random.default_rng([seed, strea
 id per generator): the same arguments give the same objects in the same order, byte for byte
 once written.
 
-The generators built on these: :mod:`gangplan.bench.scheduler_perf` (upstream's gang
-benchmarks), :mod:`gangplan.bench.gpu_clusters` (the exact engine's scaling family),
-:mod:`gangplan.bench.small_snapshots` (small random snapshots for property tests),
-:mod:`gangplan.bench.topology_shapes` (GB200 / DGX / TAS shapes) and the bench suite families
-of :mod:`gangplan.bench.families`.
+The generators built on these: :mod:`gangplan.bench.generators.scheduler_perf` (upstream's gang
+benchmarks), :mod:`gangplan.bench.generators.gpu_clusters` (the exact engine's scaling family),
+:mod:`gangplan.bench.generators.small_snapshots` (small random snapshots for property tests),
+:mod:`gangplan.bench.generators.topology_shapes` (GB200 / DGX / TAS shapes) and the bench suite families
+of :mod:`gangplan.bench.generators.families`.
 """
 
 from __future__ import annotations
