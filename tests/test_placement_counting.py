@@ -39,3 +39,21 @@ VERIFIED = [c for c in sorted(golden.CASES) if any(k in c for k in ("tas", "gpu"
 def test_every_counted_placement_matches_its_full_evaluation(case, monkeypatch):
     monkeypatch.setattr(placement_fast, "VERIFY", True)
     assert golden.dump(golden.CASES[case]()) == (golden.GOLDEN / f"{case}.json").read_text(encoding="utf-8")
+
+
+def test_scan_starts_match_the_placement_by_placement_chain():
+    import numpy as np
+
+    from gangplan.solver.greedy.placement_cycle import scan_starts
+
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        n = int(rng.integers(0, 12))
+        sizes = np.repeat(rng.integers(0, 6, size=4), rng.integers(0, 4, size=4))[:n].astype(np.int64)
+        advance = np.where(rng.random(len(sizes)) < 0.4, 0, rng.integers(1, 30, size=len(sizes))) * (sizes > 0)
+        x = int(rng.integers(0, 50))
+        want, y = [x], x
+        for a, m in zip(advance.tolist(), sizes.tolist(), strict=True):
+            y = (y + a) % m if a else y
+            want.append(y)
+        assert scan_starts(x, advance.astype(np.int64), sizes).tolist() == want

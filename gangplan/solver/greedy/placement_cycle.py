@@ -35,7 +35,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import accumulate
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -219,23 +218,23 @@ class PlacementAlgorithm:
         if not any(full) and not verify:
             # No placement needs a full evaluation (the common case): the scan starts in one
             # pass, records only for the first placement and the feasible ones.
-            def step(y: int, k: int) -> int:
-                return (y + attempts[k] * scan[k]) % sizes[k] if scan[k] and attempts[k] else y
-
-            starts = list(accumulate(range(len(placements)), step, initial=x))  # starts[k + 1]: after placement k
+            starts = scan_starts(x, batch.advance, plan.sizes)  # starts[k + 1]: after placement k
             ok = np.flatnonzero(success).tolist()
             for k in [0, *(k for k in ok if k)]:
-                got = batch.counted(k, starts[k], starts[k + 1])
+                got = batch.counted(k, int(starts[k]), int(starts[k + 1]))
                 records.append(PlacementRun(placements[k], GroupRun(got.status, got.new, got.reason), [(p, -1) for p in plan.pods[: got.new]], None, counted=got))
             failed = np.ones(len(placements), dtype=bool)
             failed[ok] = False
             failed[0] = False
             deferred_k.extend(np.flatnonzero(failed).tolist())
             positions.extend(deferred_k)  # no full evaluation: a placement's position is its index
-            snap.next_start_node_index = starts[-1]
+            snap.next_start_node_index = int(starts[-1])
             batch.freeze()
             return self._select(key, pg, placements, records, d)
+        closed = scan_starts(x, batch.advance, plan.sizes) if verify and not any(full) else None
         for k in range(len(placements)):
+            if closed is not None and closed[k] != x:  # the one-pass scan starts of the common case (tests)
+                raise CountingMismatch(f"{key}: scan start before placement #{k} is {x}, counted {int(closed[k])}")
             if full[k]:
                 snap.next_start_node_index = x
                 rec = self._evaluate(key, placements[k])
@@ -372,3 +371,22 @@ class PlacementAlgorithm:
             if c > best_count:
                 best, best_count = pl, c
         return best
+
+
+def scan_starts(x: int, advance: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The scan start before each placement and after the last (``len + 1`` values) when
+    placement ``k``'s cycles advance it by ``advance[k]`` nodes modulo its size ``sizes[k]``, and
+    leave it as it is (no modulo) when they scan nothing: ``y -> (y + a_k) % n_k if a_k else y``
+    from ``x``, computed per run of equal sizes with one cumulative sum each."""
+    out = np.empty(len(sizes) + 1, dtype=np.int64)
+    out[0] = y = x
+    cuts = [0, *(np.flatnonzero(np.diff(sizes)) + 1).tolist(), len(sizes)]
+    for lo, hi in zip(cuts, cuts[1:], strict=False):
+        if lo == hi:
+            continue
+        c = np.cumsum(advance[lo:hi])
+        m = int(sizes[lo])
+        vals = np.where(c == 0, y, (y + c) % m) if m else np.full(hi - lo, y, dtype=np.int64)
+        out[lo + 1 : hi + 1] = vals
+        y = int(vals[-1])
+    return out

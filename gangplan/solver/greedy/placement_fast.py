@@ -101,25 +101,38 @@ class CountingPlan:
         self.active = active
         snap = state.snap
         self.req = snap.request_vector(pods[0])
-        ok = np.ones(snap.n, dtype=bool)
         self.static: dict[str, np.ndarray] = {}
         for pl in active:
             if not isinstance(pl, Fit):
                 self.static[pl.name] = pl.filter_mask(cs, pods[0], snap, snap.all_nodes)
-                ok &= self.static[pl.name]
         self.in_subset = np.ones(snap.n, dtype=bool)
         if cs.node_subset is not None:
             self.in_subset[:] = False
             self.in_subset[np.fromiter(cs.node_subset, dtype=np.int64, count=len(cs.node_subset))] = True
-        cap = snap.allowed_pods - snap.pod_count
-        for j in np.nonzero(self.req > 0)[0]:
-            cap = np.minimum(cap, snap.free[:, j] // self.req[j])
-        self.capacity = np.where(ok & self.in_subset, np.maximum(cap, 0), 0)
+        self.capacity = np.where(self._passes_static(), snap.node_array(("counting-capacity", snap.signature(pods[0])), self._room), 0)
         self.concat, self.sizes, self.starts = _geometry(snap, placements)
         self.room = self._per_placement(self.capacity)
         self.with_room = self._per_placement(self.capacity > 0)
         self.scanned = self._per_placement(self.in_subset) if cs.node_subset is not None else self.sizes
-        self._failures: tuple[list[str], np.ndarray, np.ndarray] | None = None
+
+    def _passes_static(self) -> np.ndarray:
+        """The nodes every static filter passes and the PreFilterResult keeps (the same for
+        every pod with this pod's filter key: cached on the node table)."""
+        if not self.static and self.cs.node_subset is None:
+            return np.ones(self.state.snap.n, dtype=bool)
+        ok = self.in_subset.copy()
+        for m in self.static.values():
+            ok &= m
+        return ok
+
+    def _room(self, nodes: np.ndarray) -> np.ndarray:
+        """Per node, how many more copies of the pod NodeResourcesFit passes (node state only, so
+        the node table keeps it per pod signature and recomputes only the nodes that changed)."""
+        snap = self.state.snap
+        cap = snap.allowed_pods[nodes] - snap.pod_count[nodes]
+        for j in np.nonzero(self.req > 0)[0]:
+            cap = np.minimum(cap, snap.free[nodes, j] // self.req[j])
+        return np.maximum(cap, 0)
 
     def _per_placement(self, per_node: np.ndarray) -> np.ndarray:
         return np.add.reduceat(per_node[self.concat].astype(np.int64), self.starts)
@@ -184,50 +197,98 @@ class CountingPlan:
         return leaf_reason(self.key, self.minimum, self.before, scheduled, len(self.pods), failures)
 
     def _fit_error(self, k: int) -> str:
-        """The FitError of a pod once every node of placement ``k`` took its ``c_i`` copies."""
-        return self.reason_texts()(k)
+        """The FitError of a pod once every node of placement ``k`` took its ``c_i`` copies, from
+        the failure rows of that placement's nodes alone (the current node state)."""
+        at = int(self.starts[k])
+        idx = self.concat[at : at + int(self.sizes[k])]
+        names, rows, alive = self.failure_rows(idx, self._fit_masks(idx))
+        counts = rows.sum(axis=1, dtype=np.int64).reshape(len(names), 1)
+        return _fit_error_text(self.key, [int(self.sizes[k])], [int(self.scanned[k])], self._absent(), (names, counts, [bool(alive.any())]), 0)
+
+    def _absent(self) -> str | None:
+        return absent_nodes_reason(self.cs.subset_plugins) if self.cs.node_subset is not None else None
+
+    def _fit_masks(self, idx: np.ndarray) -> list[tuple[str, np.ndarray]]:
+        """NodeResourcesFit's reasons over the nodes ``idx`` (the current node state) once each
+        node holds its ``c_i`` copies."""
+        snap = self.state.snap
+        every = idx is snap.all_nodes
+        return fit_failures(snap, self.req, idx, self.capacity if every else self.capacity[idx])[0]
 
     def reason_texts(self) -> Callable[[int], str]:
-        """:meth:`_fit_error` as a function that holds only the failure table (per reason and
-        placement counts, computed now from the current node state) and the placement sizes,
-        not the plan."""
-        absent = absent_nodes_reason(self.cs.subset_plugins) if self.cs.node_subset is not None else None
-        return partial(_fit_error_text, self.key, self.sizes.tolist(), self.scanned.tolist(), absent, self._failure_table())
+        """:meth:`_fit_error` of every placement as a function: the part of the failure table
+        that reads node state (NodeResourcesFit's reasons on every node) is computed now, packed
+        into bits; the rest (the static filters' reasons, the counts per placement) on its first
+        call. It holds the plan's shared arrays, not its per-node state."""
+        snap = self.state.snap
+        fit = self._fit_masks(snap.all_nodes)
+        bits = np.packbits(np.array([m for _, m in fit], dtype=bool).reshape(len(fit), snap.n), axis=1)
+        table = _LazyTable(self, [r for r, _ in fit], bits)
+        return partial(_lazy_fit_error_text, self.key, self.sizes.tolist(), self.scanned.tolist(), self._absent(), table)
 
-    def _failure_table(self) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """Per reason, its count over each placement's scanned nodes once every node holds its
-        ``c_i`` copies (each node counted by the first filter that rejects it, in profile order),
-        and per placement the nodes that would still pass (none, by construction)."""
-        if self._failures is not None:
-            return self._failures
-        snap, pod = self.state.snap, self.pods[0]
-        alive = self.in_subset.copy()
-        names: list[str] = []
-        rows: list[np.ndarray] = []
-        for pl in self.active:
-            if isinstance(pl, Fit):
-                masks, _ = fit_failures(snap, self.req, snap.all_nodes, self.capacity)
-                fails = np.zeros(snap.n, dtype=bool)
+    def failure_rows(self, idx: np.ndarray, fit: list[tuple[str, np.ndarray]]) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """:func:`_failure_rows` of this plan's pod over the nodes ``idx``."""
+        return _failure_rows(self.state.snap, self.pods[0], self.cs, self.active, self.static, self.in_subset, idx, fit)
+
+
+def _failure_rows(snap, pod: Pod, cs: CycleState, active: list, static: dict[str, np.ndarray], in_subset: np.ndarray, idx: np.ndarray,
+                  fit: list[tuple[str, np.ndarray]]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Over the nodes ``idx``, per reason the mask of the nodes it is counted on once every node
+    holds its ``c_i`` copies (each node counted by the first filter of ``active`` that rejects it,
+    in profile order; a NodeResourcesFit node under each of its reasons), and the mask of the
+    nodes that would still pass (none, by construction). ``fit``: NodeResourcesFit's reason masks
+    over ``idx`` (:meth:`CountingPlan._fit_masks`); the static filters read node objects only."""
+    every = idx is snap.all_nodes
+    alive = in_subset.copy() if every else in_subset[idx]
+    names: list[str] = []
+    rows: list[np.ndarray] = []
+    for pl in active:
+        if isinstance(pl, Fit):
+            fails = np.zeros(len(idx), dtype=bool)
+            for r, m in fit:
+                names.append(r)
+                rows.append(m & alive)
+                fails |= m
+            fails &= alive
+        else:
+            fails = alive & ~(static[pl.name] if every else static[pl.name][idx])
+            sub = np.nonzero(fails)[0]
+            if len(sub):
+                masks, _ = pl.filter_reasons(cs, pod, snap, idx[sub])
                 for r, m in masks:
+                    full = np.zeros(len(idx), dtype=bool)
+                    full[sub[m]] = True
                     names.append(r)
-                    rows.append(m & alive)
-                    fails |= m
-                fails &= alive
-            else:
-                fails = alive & ~self.static[pl.name]
-                idx = np.nonzero(fails)[0]
-                if len(idx):
-                    masks, _ = pl.filter_reasons(self.cs, pod, snap, idx)
-                    for r, m in masks:
-                        full = np.zeros(snap.n, dtype=bool)
-                        full[idx[m]] = True
-                        names.append(r)
-                        rows.append(full)
-            alive &= ~fails
-        table = np.array(rows, dtype=np.int64).reshape(len(rows), snap.n)
-        counts = np.add.reduceat(table[:, self.concat], self.starts, axis=1) if len(rows) else np.zeros((0, len(self.sizes)), dtype=np.int64)
-        self._failures = (names, counts, self._per_placement(alive) > 0)
-        return self._failures
+                    rows.append(full)
+        alive &= ~fails
+    return names, np.array(rows, dtype=np.int64).reshape(len(rows), len(idx)), alive
+
+
+class _LazyTable:
+    """The failure table of every placement of a decision (per reason and placement its count,
+    per placement whether a node would still pass), built on first read from NodeResourcesFit's
+    reasons packed at the decision's base state (:meth:`CountingPlan.reason_texts`); until then
+    it holds the static parts of the plan (filters, their masks, the placement geometry)."""
+
+    def __init__(self, plan: CountingPlan, names: list[str], bits: np.ndarray) -> None:
+        snap = plan.state.snap
+        self._parts: tuple | None = (snap, plan.pods[0], plan.cs, plan.active, plan.static, plan.in_subset, plan.concat, plan.starts, names, bits)
+        self._table: tuple[list[str], np.ndarray, np.ndarray] | None = None
+
+    def get(self) -> tuple[list[str], np.ndarray, np.ndarray]:
+        if self._table is None:
+            assert self._parts is not None
+            snap, pod, cs, active, static, in_subset, concat, starts, fit_names, bits = self._parts
+            fit = list(zip(fit_names, np.unpackbits(bits, axis=1, count=snap.n).astype(bool), strict=True))
+            names, rows, alive = _failure_rows(snap, pod, cs, active, static, in_subset, snap.all_nodes, fit)
+            counts = np.add.reduceat(rows[:, concat], starts, axis=1) if len(rows) else np.zeros((0, len(starts)), dtype=np.int64)
+            self._table = (names, counts, np.add.reduceat(alive[concat].astype(np.int64), starts) > 0)
+            self._parts = None
+        return self._table
+
+
+def _lazy_fit_error_text(key: str, sizes: list[int], scanned: list[int], absent: str | None, table: _LazyTable, k: int) -> str:
+    return _fit_error_text(key, sizes, scanned, absent, table.get(), k)
 
 
 def _geometry(snap, placements: list[Placement]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -274,6 +335,8 @@ class CountedBatch:
         self.placed = placed.tolist()
         self.scheduled = scheduled.tolist()
         self.attempts = attempts.tolist()
+        self.advance = np.where(plan.scanned > 0, attempts * plan.scanned, 0)
+        """Per placement the nodes its cycles scan in all (each attempted pod scans its scanned nodes)."""
         self.sizes = plan.sizes.tolist()
         self.scan = plan.scanned.tolist()
         self._frozen: tuple | None = None
@@ -327,8 +390,14 @@ def count_outcome(queued: int, before: int, minimum: int, room: int) -> tuple[Co
 
 
 def _filter_key(pod: Pod, snap) -> tuple:
-    """What Filter reads of a pod (two pods with equal keys pass and fail the same nodes)."""
-    return (
+    """What Filter reads of a pod (two pods with equal keys pass and fail the same nodes); kept
+    per pod object in the node table's placement cache (a gang retried after each bind event
+    asks again for the same pods, and the ``repr`` of its affinity is the costly part)."""
+    cache_key = ("filter-key", id(pod))
+    hit = snap.placement_cache.get(cache_key)
+    if hit is not None and hit[0] is pod:
+        return hit[1]
+    key = (
         snap.signature(pod),
         pod.namespace,
         tuple(sorted(pod.labels.items())),
@@ -339,3 +408,5 @@ def _filter_key(pod: Pod, snap) -> tuple:
         repr(pod.topology_spread),
         pod.node_name,
     )
+    snap.placement_cache[cache_key] = (pod, key)
+    return key
