@@ -1,4 +1,4 @@
-"""Greedy engine throughput on upstream scheduler_perf shapes (spec upstream-benchmarks.md §2.1).
+"""Greedy engine throughput on upstream scheduler_perf shapes (``test/integration/scheduler_perf/``).
 
 GangScheduling (``podgroup/gangscheduling/performance-config.yaml`` @3a1efed4): 5,000 default
 nodes (4 CPU, 32Gi, 110 pods), gangs of identical 100m/100Mi pods with minCount = gang size:

@@ -1,6 +1,6 @@
 """KEP-5732 placements in the greedy engine: generation, evaluation, scoring, choice, trace.
 
-Numbers follow spec/kep-algorithms.md §3.3 and §7.4; upstream behaviour cited in
+Numbers follow ``topology_placement.go`` and the placement scorers (kubernetes/kubernetes @008b3652); upstream behaviour cited in
 gangplan/solver/greedy/placement.py. Nodes here offer cpu only (memory allocatable 0 is skipped
 by every resource scorer), so PlacementBinPacking is the cpu fraction of the placement.
 """

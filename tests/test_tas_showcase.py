@@ -1,5 +1,6 @@
 """The topology showcase snapshots: the decisive step is the first gang's placement, and the
-placement score that chose it is PlacementBinPacking (spec/kep-algorithms.md §3.3, §7.4)."""
+placement score that chose it is PlacementBinPacking (``pkg/scheduler/framework/plugins/topologyaware/``,
+kubernetes/kubernetes @008b3652)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """The upstream integration scenarios under ``scenarios/upstream/`` are well-formed fixtures.
 
 Each file captures the decisive moment of one upstream integration test case
-(``test/integration/scheduler/podgroup/podgroup_test.go`` @008b3652 and ``cpg_test.go`` @16457a8a,
-``kep-algorithms.md`` §6.1 and §6.3) and states the upstream outcome on every PodGroup (and
+(``test/integration/scheduler/podgroup/podgroup_test.go`` @008b3652 and ``cpg_test.go`` @16457a8a)
+and states the upstream outcome on every PodGroup (and
 CompositePodGroup) as ``gangplan.io/expect-greedy`` and ``gangplan.io/expect-placed``. These tests
 check the files, not an engine: they load, the annotations parse, gating is the loader's, and the
 annotated outcome is itself a valid final state (the engines' tests compare against it).

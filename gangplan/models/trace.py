@@ -365,7 +365,7 @@ class ExactTiming(_Timing):
     packing_runs: int | None = optional_key()
     """How many orders the packing tried in that time (depends on the machine's speed)."""
     class_packing: float | None = optional_key()
-    """The class-level start's share of ``start`` (:mod:`gangplan.solver.exact.classpack`), when tried."""
+    """The class-level start's share of ``start`` (:mod:`gangplan.solver.exact.start.classpack`), when tried."""
     retried: float | None = optional_key()
     """The first solve's decision and tie-break seconds, when the hint bound made it infeasible."""
     decision: float | None = optional_key()

@@ -9,7 +9,7 @@ stream id per family.
 
 Families:
 
-``gpu``             :func:`~gangplan.bench.generators.gpu_clusters.gpu_cluster` + ``gpu_gangs`` (cpsat-modeling.md §1)
+``gpu``             :func:`~gangplan.bench.generators.gpu_clusters.gpu_cluster` + ``gpu_gangs`` (docs/benchmarks.md)
 ``scheduler-perf``  :func:`~gangplan.bench.generators.scheduler_perf.scheduler_perf_gangs` (upstream's gang benchmarks)
 ``mixed``           GPU racks at a chosen utilisation, with knobs for gang sizes, heterogeneous gangs,
                     pod affinity / anti-affinity, PodGroup topology, spread and priorities
@@ -206,7 +206,7 @@ def _job_term(name: str, topology_key: str) -> dict[str, Any]:
 
 # ---- families ---------------------------------------------------------------------------------
 @family(
-    "gpu", "gpu_cluster + gpu_gangs: the exact engine's scaling family (cpsat-modeling.md §1)",
+    "gpu", "gpu_cluster + gpu_gangs: the exact engine's scaling family (docs/benchmarks.md)",
     nodes=16, pending_pods=32, profile="mixed", gpus_per_node=8, nodes_per_rack=16, max_gang_size=32,
     same_rack_fraction=0.5, selector_fraction=0.2,
 )

@@ -1,6 +1,6 @@
 """GPU clusters in racks and zones with a utilisation profile, and pending GPU gangs.
 
-The instance family of ``cpsat-modeling.md`` §1 for the exact engine's scaling benchmark:
+The instance family of docs/benchmarks.md for the exact engine's scaling benchmark:
 :func:`gpu_cluster` (nodes and the bound pods that realise the load), :func:`gpu_gangs` (the
 pending gangs) and :func:`gpu_benchmark` (one cell of the grid, both together).
 """
@@ -31,7 +31,7 @@ UTILISATION_PROFILES: dict[str, tuple[float, float, float]] = {
     "mixed": (0.30, 0.35, 0.35),
     "busy": (0.70, 0.20, 0.10),
 }
-"""Fractions of nodes that are full, partly used and idle (``cpsat-modeling.md`` §1)."""
+"""Fractions of nodes that are full, partly used and idle (docs/benchmarks.md)."""
 
 GPU_GANG_PRIORITIES: dict[str, int] = {"gangplan-low": 10, "gangplan-mid": 50, "gangplan-high": 100}
 """PriorityClasses of the pending GPU gangs."""
@@ -80,7 +80,7 @@ def gpu_cluster(
 ) -> list[Obj]:
     """GPU nodes in racks and zones, with bound pods realising a utilisation profile.
 
-    The instance family of ``cpsat-modeling.md`` §1: 8-GPU / 128-core nodes, racks of 16, zones of
+    The instance family of docs/benchmarks.md: 8-GPU / 128-core nodes, racks of 16, zones of
     8 racks, one GPU type per rack (label :data:`GPU_PRODUCT`). ``profile`` "mixed" makes 30 % of
     nodes full, 35 % partly used (1..7 GPUs) and 35 % idle; "busy" 70/20/10. Used GPUs are bound
     pods in namespace ``running`` of 8/4/2/1 GPUs (plus :data:`CPU_PER_GPU` cores and
@@ -184,7 +184,7 @@ def gpu_benchmark(
 ) -> list[Obj]:
     """One cell of the exact engine's scaling grid: :func:`gpu_cluster` plus :func:`gpu_gangs`.
 
-    The grid of ``cpsat-modeling.md`` §1 is nodes in {100, 1000, 5000} x pending pods in
+    The grid of docs/benchmarks.md is nodes in {100, 1000, 5000} x pending pods in
     {64, 512, 2048} x profile in {mixed, busy}.
     """
     return gpu_cluster(nodes, profile=profile, seed=seed) + gpu_gangs(pending_pods, seed=seed, **gang_options)

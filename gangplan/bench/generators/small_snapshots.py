@@ -177,8 +177,8 @@ def small_mixed_snapshot(
     capacity, never more. Each PodGroup is a gang (``minCount <= size``) or basic, its pods have
     mixed or identical requests and, per group, one kind of constraint among members (nodeSelector,
     tolerations, required pod affinity / anti-affinity on hostname or zone, a host port, a
-    DoNotSchedule spread). Pods carry their group's priority (beta validation, ``kep-algorithms.md``
-    §1.6) and every gang has its quorum, so nothing is gated.
+    DoNotSchedule spread). Pods carry their group's priority (the v1beta1
+    validation) and every gang has its quorum, so nothing is gated.
     """
     nodes, bound = [], []
     for i in range(c.integer(2, max_nodes)):

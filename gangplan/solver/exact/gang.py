@@ -1,7 +1,8 @@
 """Groups: gang minCount all-or-nothing, basic groups, CompositePodGroup minGroupCount.
 
 Final-state semantics of validate's ``gang`` and ``composite`` rules, which follow
-PlacementFeasible in ``gangscheduling.go`` (spec/kep-algorithms.md §1.5):
+PlacementFeasible in ``pkg/scheduler/framework/plugins/gangscheduling/gangscheduling.go``
+(kubernetes/kubernetes @61c7fad9):
 
 * a PodGroup with newly placed pods has at least minCount pods on nodes (bound ones count); extra
   pods past minCount are allowed; a basic group has minCount 1, so its pods are independent;

@@ -11,13 +11,13 @@ and two objective tiers placed after ``placed`` (so they never cost an admission
 and before ``tiebreak``:
 
 ``topology``  packed groups: a Boolean ``packed[g, D]`` per annotated group and domain D of its
-              preferred level (spec/cpsat-modeling.md §2.5), at most one per group, true only when
+              preferred level , at most one per group, true only when
               every pod of the group (bound members included) is on a node of D and at least one
               new pod is placed. The tier is sum over groups of ``packed * pending pods``: packing
               a bigger gang counts more. A key no node carries has no domain: nothing to reward.
 ``spread``    network distance: per group and level of the :class:`TopologyTree`, the number of
               domains its pods span beyond the first (``presence[g, level, D]`` Booleans, spec
-              §2.5 "minimise the number of domains spanned"), weighted by level. Weights are per
+              "minimise the number of domains spanned"), weighted by level. Weights are per
               group, finest level 1, each coarser level ``1 + sum(finer weight x finer max
               excess)``, so within a group one more domain at a coarser level is worse than any
               number of extra domains at finer levels: Kueue's climbing order (one block with
@@ -248,7 +248,7 @@ def _add_packed(em: ExactModel, loc: Locality, g: _Group, ids: np.ndarray, n_dom
     for d in candidates:
         entries = per_domain.get(d, [])
         if sum(ub for _, _, ub in entries) < need:
-            continue  # static filter (spec/cpsat-modeling.md §2.1 step 4): the domain cannot hold it
+            continue  # static filter (:mod:`.variables`): the domain cannot hold it
         pk = em.new_aux(0, 1, lambda cnt, d=d: _packed_in(g, ids, d, cnt))
         for c in g.classes:
             own = [v for k, v, _ in entries if k == c]

@@ -1,13 +1,13 @@
 """Opt-in eviction (``solve_exact(..., preemption=True)``): which bound pods may leave, and what it costs.
 
-Victim units mirror upstream's ``WorkloadPortion`` (spec/kep-algorithms.md §2.1-2.2, the units of
+Victim units mirror upstream's ``WorkloadPortion`` (the units of
 ``getCrossNodesVictims`` in ``pkg/scheduler/framework/preemption/podgrouppreemption.go``,
 kubernetes/kubernetes 00f22436be9627b0d57b18d24da0017217f4e5a0), re-derived here from the Cluster
 (no engine imports the other): a bound pod with no ``disruptionMode: all`` ancestor group is its
 own unit; the pods under the highest ``all`` ancestor (every bound pod of every leaf PodGroup below
 it) form one unit. A unit's priority is its root group's, else the pod's own (``getPodPriority``).
 
-Model (spec/cpsat-modeling.md §2.7): one Boolean ``evict[u]`` per evictable unit. Capacity on a
+Model (docs/explanation/exact-engine.md, "Eviction"): one Boolean ``evict[u]`` per evictable unit. Capacity on a
 node subtracts the evicted pods' requests and pod slots (see :mod:`.capacity`), and a unit may only
 be evicted when an entity of strictly higher priority whose preemptionPolicy is
 PreemptLowerPriority (the group's policy, else ``Never`` if any of its pods says so) is admitted:

@@ -1,6 +1,6 @@
 """Solve the built model (:mod:`.build`) tier by tier.
 
-Why phases (spec/cpsat-modeling.md §2.8): one weighted objective needs weights that make a higher
+Why phases: one weighted objective needs weights that make a higher
 tier dominate every lower one; with admission counts, pod counts and node weights the numbers get
 huge, the LP gets weak, and the measured single-solve run did not even secure the first tier in
 60 s at 5,000 x 2,048. Solving tier by tier keeps each objective small: maximise tier i with every
@@ -42,7 +42,7 @@ decision phase's solution is topped up with the entities it left out (:func:`top
 
 Solver settings: ``num_workers`` as asked (2 by default, matching the 2-core box), the seed as
 ``random_seed``, and the extra ``max_lp_sym`` subsolver, which closed the LP bound of the
-shape-slot model on small overloaded instances in the lab (§1.2).
+shape-slot model on small overloaded instances in our measurements.
 
 Determinism: the model is built in a fixed order (classes, nodes, domains all sorted) and decoding
 is deterministic, so with ``workers=1`` a phase that proves optimality returns the same values

@@ -1,11 +1,11 @@
 """Group topology constraints: a group's pods all sit inside one domain of its topology key.
 
-validate's ``topology`` rule (KEP-5732 ``schedulingConstraints.topology``, spec/kep-algorithms.md
-§3): every pod of the PodGroup (or of every PodGroup under the CompositePodGroup), bound and new,
+validate's ``topology`` rule (KEP-5732 ``schedulingConstraints.topology``, as
+``pkg/scheduler/framework/plugins/topologyaware/topology_placement.go`` @008b3652 places it): every pod of the PodGroup (or of every PodGroup under the CompositePodGroup), bound and new,
 on nodes carrying the key, all with the same value. Bound members already pin the domain; that
 case and "the key is missing" are static (see :func:`eligibility._topology_mask`). Otherwise one
 Boolean ``y[g, d]`` per candidate domain, at most one of them true, gates the classes' counts
-(spec/cpsat-modeling.md §2.5). A pooled class's count per candidate domain is the family's output
+(docs/explanation/exact-engine.md). A pooled class's count per candidate domain is the family's output
 (:class:`Confinement`), which decoding reads to hand out the shape's slots domain by domain.
 """
 
@@ -161,7 +161,7 @@ def _forced_full(em: ExactModel, c: int) -> bool:
 
 
 def _pooled_class(em: ExactModel, c: int, ids, ys: dict, pools: dict, confined: Confinement) -> None:
-    """Shape-slot demand per domain (spec/cpsat-modeling.md §2.1 step 4-5)."""
+    """Shape-slot demand per domain (:mod:`.variables`)."""
     size = em.inst.classes[c].size
     s = em.shape_of[c]
     mine = sorted({int(d) for d in ids[em.elig[c].eligible] if d >= 0 and d in ys})

@@ -1,6 +1,6 @@
 """The decision variables: counts per (class, node) where pods interact, shared slots elsewhere.
 
-Formulation (spec/cpsat-modeling.md §2.1, the shape-slot "b3" model):
+Formulation (the shape-slot model; docs/explanation/exact-engine.md, "Scale by aggregation"):
 
 * A class is *private* when its pods take part in a rule that looks at individual nodes or
   domains: a constraint family's ``Layout.per_node`` names it (its own inter-pod affinity /

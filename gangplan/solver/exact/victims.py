@@ -1,6 +1,6 @@
 """Victim units as problem data: which bound pods the exact model may evict, and what each frees.
 
-Victim units mirror upstream's ``WorkloadPortion`` (spec/kep-algorithms.md §2.1-2.2, the units of
+Victim units mirror upstream's ``WorkloadPortion`` (the units of
 ``getCrossNodesVictims`` in ``pkg/scheduler/framework/preemption/podgrouppreemption.go``,
 kubernetes/kubernetes 00f22436be9627b0d57b18d24da0017217f4e5a0), re-derived here from the Cluster
 (no engine imports the other): see :mod:`.preemption` for the rules and the model part. This

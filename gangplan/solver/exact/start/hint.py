@@ -1,7 +1,7 @@
 """Between placements and model values: complete hints in, concrete pods out.
 
 A hint is only useful to CP-SAT when it is *complete* (every variable, auxiliaries included) and
-feasible (spec/cpsat-modeling.md §3): then the solver starts from it and can never return
+feasible (:mod:`gangplan.solver.exact.solve`): then the solver starts from it and can never return
 something worse. So a placement (the greedy result, or the previous phase's solution) is turned
 into counts, and every variable's value is computed from the counts by the same rule the family
 that created it documents. Decoding goes the other way, deterministically: within a class, pods

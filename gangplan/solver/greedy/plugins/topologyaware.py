@@ -1,5 +1,5 @@
 """TopologyPlacementGenerator: ``pkg/scheduler/framework/plugins/topologyaware/topology_placement.go``
-(kubernetes/kubernetes @008b3652, ``GeneratePlacements``; spec/kep-algorithms.md §3.3).
+(kubernetes/kubernetes @008b3652, ``GeneratePlacements``).
 
 PlacementGenerate only. A group without ``schedulingConstraints.topology`` gets its parent
 placement unchanged (it is not constrained). Otherwise the parent's nodes are grouped by the value
