@@ -149,7 +149,7 @@ def test_the_objective_tiers_are_defined_once_in_models() -> None:
 
 
 def test_one_victim_unit_the_exact_units_and_the_diff_rows_are_built_from() -> None:
-    from gangplan.models.documents import VictimUnit as VictimRow
+    from gangplan.models.documents import VictimRow
     from gangplan.models.groups import VictimUnit
     from gangplan.solver.exact.instance import build_instance
 

@@ -24,14 +24,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from gangplan.models.base import Document
 from gangplan.models.replay import ReplaySummary
 from gangplan.models.result import Result, result_json_schema
 
 if TYPE_CHECKING:
-    from gangplan.models.groups import VictimUnit as GroupsVictimUnit
+    from gangplan.models.groups import VictimUnit
 
 SCHEMA_BASE = "https://gangplan.io/schemas"
 DIFF_SCHEMA_VERSION = 1
@@ -95,9 +95,13 @@ class Admission(_Doc):
     with the capacity it takes in greedy's result."""
 
 
-class VictimUnit(_Doc):
-    """Pods evicted together: a pod alone, or every scheduled pod under the highest
-    ``disruptionMode: all`` group (KEP-5710)."""
+class VictimRow(_Doc):
+    """The printed row of one victim unit (the unit itself is defined once, as the rules'
+    :class:`gangplan.models.groups.VictimUnit`): pods evicted together, a pod alone or every
+    scheduled pod under the highest ``disruptionMode: all`` group (KEP-5710). Its JSON Schema
+    keeps the title ``VictimUnit``."""
+
+    model_config = ConfigDict(title="VictimUnit")
 
     unit: str
     """``namespace/name`` of the pod, or of the group whose pods go together."""
@@ -106,9 +110,8 @@ class VictimUnit(_Doc):
     pods: list[str]
 
     @classmethod
-    def of(cls, unit: GroupsVictimUnit) -> VictimUnit:
-        """The printed form of the rules' unit, :class:`gangplan.models.groups.VictimUnit` (the
-        unit is defined there only): ``kind`` is ``Pod`` for a pod evicted alone (inside a
+    def of(cls, unit: VictimUnit) -> VictimRow:
+        """The printed form of the rules' unit: ``kind`` is ``Pod`` for a pod evicted alone (inside a
         ``disruptionMode: single`` group too), else the kind of the group whose pods go together."""
         return cls(unit=unit.key.key, kind="Pod" if unit.key.is_pod else str(unit.key.kind), priority=unit.priority,
                    pods=sorted(p.key for p in unit.pods))
@@ -121,7 +124,7 @@ class EngineSide(_Doc):
     admitted_groups: int
     placed_pods: int
     single_pods_placed: int
-    victims: list[VictimUnit] = Field(default_factory=list)
+    victims: list[VictimRow] = Field(default_factory=list)
     victims_by_priority: dict[str, int] = Field(default_factory=dict)
     """Priority (as a string key) -> evicted pods, highest priority first."""
     pdb_violations: int = 0
@@ -461,6 +464,6 @@ def json_schema(name: str) -> dict[str, Any]:
 
 __all__ = [
     "Admission", "BenchDiff", "BenchRow", "BenchRun", "DecisiveStep", "DiffDocument", "EngineSide", "Engines",
-    "GroupDiff", "GroupUse", "InspectDocument", "SCHEMAS", "SinglePodDiff", "SuiteRowDocument", "VictimUnit",
+    "GroupDiff", "GroupUse", "InspectDocument", "SCHEMAS", "SinglePodDiff", "SuiteRowDocument", "VictimRow",
     "ViolationDocument", "WhatIfDocument", "WhatIfRowDocument", "json_schema", "schema_id",
 ]

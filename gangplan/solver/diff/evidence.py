@@ -12,7 +12,7 @@ from gangplan.models.documents import (
     EngineSide,
     GroupUse,
     SinglePodDiff,
-    VictimUnit,
+    VictimRow,
 )
 from gangplan.models.groups import parse_timestamp
 from gangplan.models.objective import pdb_violations
@@ -69,11 +69,11 @@ def admission(cluster: Cluster, greedy: Result, optimal: Result) -> Admission:
     return Admission(greedy=ga, optimal=oa, only_greedy=only_g, only_optimal=only_o, first_given_up=first)
 
 
-def _victim_units(cluster: Cluster, result: Result) -> list[VictimUnit]:
+def _victim_units(cluster: Cluster, result: Result) -> list[VictimRow]:
     """The victims as the units they were evicted in (``cluster.groups.victim_units``), highest
     priority first."""
     pods = [cluster.pod_by_key[k] for k in result.victims if k in cluster.pod_by_key]
-    units = [VictimUnit.of(u) for u in cluster.groups.victim_units(pods)]
+    units = [VictimRow.of(u) for u in cluster.groups.victim_units(pods)]
     return sorted(units, key=lambda u: (-u.priority, u.unit))
 
 
