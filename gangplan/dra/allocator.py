@@ -14,6 +14,22 @@ device is searched after the one its previous device took (``allocateOne``'s sta
 one request never takes a device twice. The first full solution wins; there is no device scoring.
 A selector error fails the allocation (:class:`AllocationError`), it never only skips the device.
 
+Constraints (``spec.devices.constraints``, ``matchAttribute`` / ``distinctAttribute``) are checked
+as ``allocateDevice`` checks them (``incubating/allocator_incubating.go`` ``matchAttributeConstraint``
+and ``incubating/constraint.go`` ``distinctAttributeConstraint``, kubernetes/kubernetes v1.36; the
+stable variant of v1.35 and the experimental one of master do the same for these two): after the
+device is found free, selectable and with capacity enough, each constraint of the claim that
+applies to the request (its ``requests`` name it, or it names none) must accept the device, or the
+search moves on to the next device. The device must have the attribute (``lookupAttribute``: the
+fully qualified name, or the short name when its domain is the device's driver); for
+``matchAttribute`` the first device of the claim the constraint covers fixes the value and every
+later one must carry the same type and value; for ``distinctAttribute`` its value must differ from
+every value already taken of the same type (a value of another type counts as different). Undoing
+a device undoes its constraint entries, so backtracking tries every combination in device order.
+A constraint of neither kind fails the allocation ("empty constraint (unsupported constraint
+type?)"), and so does ``distinctAttribute`` where the allocator has no case for it
+(``distinct=False``: v1.35's stable allocator, DRAConsumableCapacity off by default there).
+
 Consumable capacity (KEP-5075): a device with ``allowMultipleAllocations`` is never in use by an
 allocation that shares it; each request it serves consumes, per capacity of the device, the
 amount :func:`consumption` gives, and the device takes a request while what the snapshot's shared
@@ -28,10 +44,56 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gangplan.dra.cel import CelError, evaluate
-from gangplan.dra.model import CapName, Device, DeviceClass, DeviceID, DeviceRequest, RequestPolicy
+from gangplan.dra.model import (
+    CapName,
+    Constraint,
+    Device,
+    DeviceClass,
+    DeviceID,
+    DeviceRequest,
+    RequestPolicy,
+)
 
 Consumed = Mapping[DeviceID, Mapping[CapName, int]]
 """Per device, capacity already consumed by shared allocations (``AggregatedCapacity``)."""
+
+Constraints = Mapping[str, Sequence[Constraint]]
+"""Claim key -> its ``spec.devices.constraints`` (claims without any may be absent)."""
+
+_ABSENT = object()
+
+
+def attribute_value(device: Device, attribute: CapName) -> object:
+    """``lookupAttribute``: the device's value of a fully qualified attribute, as a (type, value)
+    pair so that ``1`` and ``True`` differ as they do in the API; ``_ABSENT`` without it. The
+    parser files an unqualified attribute under the driver's domain, which is where the short
+    name lookup of upstream finds it."""
+    v = device.attributes.get(attribute[0], {}).get(attribute[1], _ABSENT)
+    return v if v is _ABSENT else (type(v), v)
+
+
+def has_attribute(device: Device, attribute: CapName) -> bool:
+    return attribute_value(device, attribute) is not _ABSENT
+
+
+def _empty(key: str, i: int) -> AllocationError:
+    return AllocationError(f"claim {key}, constraint #{i}: empty constraint (unsupported constraint type?)")
+
+
+def constraints_hold(constraints: Sequence[Constraint], picked: Sequence[tuple[str, Device]]) -> bool:
+    """Whether the devices a claim got (``(request name, device)`` each) satisfy every one of its
+    constraints: the reference the search is tested against, and what the validator checks."""
+    for c in constraints:
+        values = [attribute_value(d, c.attribute) for r, d in picked if c.applies(r)]
+        if any(v is _ABSENT for v in values):
+            return False
+        if c.kind == "match" and len(set(values)) > 1:
+            return False
+        if c.kind == "distinct" and len(set(values)) != len(values):
+            return False
+        if c.kind not in ("match", "distinct"):
+            return False
+    return True
 
 
 class AllocationError(Exception):
@@ -167,18 +229,56 @@ def _statuses(devices: Sequence[Device], request: DeviceRequest, classes: dict[s
 
 def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: Iterable[DeviceID] | set,
                      classes: dict[str, DeviceClass], consumed: Consumed | None = None,
-                     cache: dict | None = None) -> dict[str, tuple[DeviceResult, ...]] | None:
+                     cache: dict | None = None, constraints: Constraints | None = None,
+                     distinct: bool = True) -> dict[str, tuple[DeviceResult, ...]] | None:
     """The allocation of every claim (claim key -> its device results, in request order), or None
     when no full allocation exists. ``in_use``: devices allocated exclusively elsewhere;
     ``consumed``: capacity shared allocations elsewhere consume (KEP-5075). ``cache`` (owned by
     one :class:`DraState`, whose device lists and classes never change) keeps each (device list,
-    request) pair's selector and policy outcome across calls."""
+    request) pair's selector and policy outcome across calls. ``constraints``: each claim's
+    matchAttribute / distinctAttribute constraints (:attr:`DraState.constraints`); ``distinct``:
+    whether the allocator knows ``distinctAttribute`` (module docstring)."""
     used = set(in_use)
     base = consumed or {}
     slots: list[tuple[int, DeviceRequest, int]] = []
     for k, (_, requests) in enumerate(claims):
         for r in requests:
             slots.extend((k, r, j) for j in range(r.count))
+    # Per slot, the constraints that apply to its request: (index into ``taken``, constraint).
+    slot_cons: list[tuple[tuple[int, Constraint], ...]] = [()] * len(slots)
+    taken: list[list] = []
+    if constraints:
+        first: dict[int, int] = {}
+        for k, (key, _) in enumerate(claims):
+            cons = constraints.get(key, ())
+            for i, c in enumerate(cons):
+                if c.kind == "empty" or (c.kind == "distinct" and not distinct):
+                    raise _empty(key, i)
+            if cons:
+                first[k] = len(taken)
+                taken.extend([] for _ in cons)
+        for s, (k, r, _) in enumerate(slots):
+            if k in first:
+                cons = constraints[claims[k][0]]
+                slot_cons[s] = tuple((first[k] + i, c) for i, c in enumerate(cons) if c.applies(r.name))
+
+    def admits(s: int, d: Device) -> list[int] | None:
+        """The constraint entries ``d`` adds for slot ``s`` (None: a constraint refuses it)."""
+        added = []
+        for ci, c in slot_cons[s]:
+            v = attribute_value(d, c.attribute)
+            have = taken[ci]
+            if v is _ABSENT or (c.kind == "match" and have and have[0] != v) or (c.kind == "distinct" and v in have):
+                for cj in added:
+                    taken[cj].pop()
+                return None
+            have.append(v)
+            added.append(ci)
+        return added
+
+    def undo(added: list[int]) -> None:
+        for ci in added:
+            taken[ci].pop()
     store: dict = cache if cache is not None else {}
     status: list[list] = []
     errors: list[bool] = []
@@ -217,21 +317,31 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
             if not d.allow_multiple:
                 if q and not fits(d, q, base.get(d.id)):
                     continue
+                added = admits(s, d) if slot_cons[s] else ()
+                if added is None:
+                    continue
                 used.add(d.id)
                 chosen.append((i, None))
                 if one(s + 1):
                     return True
                 chosen.pop()
                 used.discard(d.id)
+                if added:
+                    undo(added)
                 continue
             now = allocating.get(d.id)
             if q and not fits(d, q, base.get(d.id), now):
+                continue
+            added = admits(s, d) if slot_cons[s] else ()
+            if added is None:
                 continue
             allocating[d.id] = dict(q) if now is None else {k: now.get(k, 0) + q.get(k, 0) for k in now.keys() | q.keys()}
             chosen.append((i, q))
             if one(s + 1):
                 return True
             chosen.pop()
+            if added:
+                undo(added)
             if now is None:
                 del allocating[d.id]
             else:
@@ -247,10 +357,11 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
 
 
 def allocate(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: Iterable[DeviceID] | set,
-             classes: dict[str, DeviceClass], consumed: Consumed | None = None, cache: dict | None = None) -> dict[str, tuple[DeviceID, ...]] | None:
+             classes: dict[str, DeviceClass], consumed: Consumed | None = None, cache: dict | None = None,
+             constraints: Constraints | None = None, distinct: bool = True) -> dict[str, tuple[DeviceID, ...]] | None:
     """Devices for every claim (claim key -> device ids, in request order), or None when no
     full allocation exists (:func:`allocate_results` without the consumed capacity)."""
-    got = allocate_results(claims, devices, in_use, classes, consumed, cache)
+    got = allocate_results(claims, devices, in_use, classes, consumed, cache, constraints, distinct)
     if got is None:
         return None
     return {k: tuple(r.device for r in v) for k, v in got.items()}
@@ -266,19 +377,30 @@ def add_consumed(into: dict[DeviceID, dict[CapName, int]], results: Iterable[Dev
 
 
 def brute_force_exists(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: Iterable[DeviceID],
-                       classes: dict[str, DeviceClass], consumed: Consumed | None = None) -> bool:
+                       classes: dict[str, DeviceClass], consumed: Consumed | None = None,
+                       constraints: Constraints | None = None) -> bool:
     """Whether any allocation exists: every assignment of devices to the slots is tried (distinct
-    exclusive devices; a shared device at most once per request, its consumed capacity summed):
-    the reference the allocator is tested against (tests/test_dra.py, tests/test_dra_consumable.py)."""
+    exclusive devices; a shared device at most once per request, its consumed capacity summed;
+    every claim's constraints, :func:`constraints_hold`): the reference the allocator is tested
+    against (tests/test_dra.py, tests/test_dra_consumable.py, tests/test_dra_constraints.py)."""
     from itertools import permutations, product
 
     used = set(in_use)
     free = [d for d in devices if d.id not in used]
     slots = [(k, r) for k, (_, requests) in enumerate(claims) for r in requests for _ in range(r.count)]
+    cons = constraints or {}
+
+    def constrained(picked: Sequence[Device]) -> bool:
+        by_claim: dict[int, list[tuple[str, Device]]] = {}
+        for d, (k, r) in zip(picked, slots, strict=True):
+            by_claim.setdefault(k, []).append((r.name, d))
+        return all(constraints_hold(cons.get(claims[k][0], ()), got) for k, got in by_claim.items())
+
     if not any(d.allow_multiple for d in free) and not any(r.capacity for _, r in slots):
         if len(slots) > len(free):
             return False
-        return any(all(matches(d, r, classes) for d, (_, r) in zip(p, slots, strict=True)) for p in permutations(free, len(slots)))
+        return any(all(matches(d, r, classes) for d, (_, r) in zip(p, slots, strict=True)) and constrained(p)
+                   for p in permutations(free, len(slots)))
     base = consumed or {}
     for p in product(range(len(free)), repeat=len(slots)):
         seen: set[tuple[int, str, int]] = set()
@@ -301,6 +423,6 @@ def brute_force_exists(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], de
             t = total.setdefault(i, {})
             for key, v in q.items():
                 t[key] = t.get(key, 0) + v
-        if ok and all(fits(free[i], t, base.get(free[i].id)) for i, t in total.items()):
+        if ok and all(fits(free[i], t, base.get(free[i].id)) for i, t in total.items()) and constrained([free[i] for i in p]):
             return True
     return False

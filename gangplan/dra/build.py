@@ -40,8 +40,8 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
             c = parse_claim(ctx, raw)
             st.claims[c.key] = c
         elif kind == "ResourceClaimTemplate":
-            key, reqs, why = parse_claim_template(ctx, raw)
-            templates[key] = (reqs, why)
+            key, reqs, why, cons = parse_claim_template(ctx, raw)
+            templates[key] = (reqs, why, cons)
             st.templates[key] = reqs
         for field, message in ctx.notes:
             note(kind, field, message, name)
@@ -117,12 +117,13 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
             if tkey not in templates:
                 st.pod_missing.setdefault(pod.key, f'resourceclaimtemplate "{tpl}" not found')
                 continue
-            reqs, why = templates[tkey]
+            reqs, why, cons = templates[tkey]
             key = f"{pod.namespace}/{pod.name}-{cname}"  # what the resourceclaim controller would create
-            st.claims[key] = Claim(key=key, requests=reqs, unsupported=why)
+            st.claims[key] = Claim(key=key, requests=reqs, unsupported=why, constraints=cons)
             keys.append(key)
         if keys:
             st.pod_claims[pod.key] = tuple(keys)
         for field, message in ctx.notes[seen:]:
             note("Pod", field, message, pod.key)
+    st.constraints = {k: c.constraints for k, c in st.claims.items() if c.constraints}
     return st

@@ -50,7 +50,8 @@ from gangplan.models.objects import LabelSelector, PodAffinityTerm
 def _fits_alone(dra: DraState, node, key: str) -> bool:
     """Whether ``node`` can allocate claim ``key`` from its free devices, alone."""
     try:
-        return allocate_results([(key, dra.claims[key].requests)], dra.devices_by_node.get(node.name, ()), dra.in_use, dra.classes, dra.consumed) is not None
+        return allocate_results([(key, dra.claims[key].requests)], dra.devices_by_node.get(node.name, ()), dra.in_use, dra.classes, dra.consumed,
+                                constraints=dra.constraints) is not None
     except AllocationError:
         return False
 
@@ -269,7 +270,7 @@ def capacity_view(cluster):
     return view
 
 
-def check_node(dra: DraState, node, pods_in_order) -> str | None:
+def check_node(dra: DraState, node, pods_in_order, distinct: bool = True) -> str | None:
     """The validator's independent check of one node: one joint allocation of every new pod's
     claims (and KEP-5004 extended requests) from the node's free devices, by backtracking over
     all of them at once, must exist (distinct matching devices, none used twice), and claims
@@ -288,7 +289,7 @@ def check_node(dra: DraState, node, pods_in_order) -> str | None:
         return None
     devices = dra.devices_by_node.get(node.name, ())
     try:
-        got = allocate_results(todo, devices, dra.in_use, dra.classes, dra.consumed)
+        got = allocate_results(todo, devices, dra.in_use, dra.classes, dra.consumed, constraints=dra.constraints, distinct=distinct)
     except AllocationError as e:
         return str(e)
     if got is None:

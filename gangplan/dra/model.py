@@ -80,6 +80,24 @@ class DeviceRequest:
 
 
 @dataclass(frozen=True)
+class Constraint:
+    """One ``spec.devices.constraints[]`` entry (``resource/v1`` ``types.go`` ``DeviceConstraint``):
+    ``matchAttribute`` (every device picked for the listed requests has the attribute, all with
+    one value) or ``distinctAttribute`` (KEP-5075, gate DRAConsumableCapacity: all have it, with
+    pairwise different values). ``requests`` empty: every request of the claim."""
+
+    kind: str
+    """``match``, ``distinct``, or ``empty`` (neither field set: upstream's allocator fails the
+    claim with "empty constraint (unsupported constraint type?)")."""
+    attribute: CapName = ("", "")
+    """The fully qualified attribute name split (domain, name)."""
+    requests: tuple[str, ...] = ()
+
+    def applies(self, request: str) -> bool:
+        return not self.requests or request in self.requests
+
+
+@dataclass(frozen=True)
 class Claim:
     """A ResourceClaim (or one a pod would get from a template, or an extended-resource claim)."""
 
@@ -96,6 +114,8 @@ class Claim:
     reserved_for: tuple[str, ...] = ()
     unsupported: str | None = None
     """Why the claim cannot be allocated by gangplan (a feature not modelled): no node fits it."""
+    constraints: tuple[Constraint, ...] = ()
+    """``spec.devices.constraints`` (matchAttribute / distinctAttribute)."""
 
 
 @dataclass
@@ -108,6 +128,9 @@ class DraState:
     claims: dict[str, Claim] = field(default_factory=dict)
     """namespace/name -> claim object of the snapshot."""
     templates: dict[str, tuple[DeviceRequest, ...]] = field(default_factory=dict)
+    constraints: dict[str, tuple[Constraint, ...]] = field(default_factory=dict)
+    """claim key -> its ``spec.devices.constraints`` (only claims that have some; generated
+    claims of templates included): what :func:`gangplan.dra.allocator.allocate_results` checks."""
     pod_claims: dict[str, tuple[str, ...]] = field(default_factory=dict)
     """pending pod key -> the claim keys it uses, in ``spec.resourceClaims`` order (generated
     claims of templates are in :attr:`claims` too)."""

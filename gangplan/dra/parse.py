@@ -8,8 +8,9 @@ itself; v1beta2 and v1 move them to the device and under ``exactly``. Capacity i
 What is read but not modelled is named with ``ctx.note`` (a warning; ``--strict`` refuses it):
 partitionable devices and shared counters (KEP-4815), ``All`` allocation mode, ``firstAvailable``,
 admin access, device taints and tolerations, binding conditions, multi-node slices (nodeSelector /
-allNodes / perDeviceNodeSelection), constraints (matchAttribute), claim ``config``. A claim using
-one of them cannot be allocated by gangplan: no node fits it.
+allNodes / perDeviceNodeSelection), claim ``config``. A claim using one of them cannot be
+allocated by gangplan: no node fits it. Constraints (``matchAttribute``, ``distinctAttribute``)
+are read into :class:`gangplan.dra.model.Constraint` and checked by the allocator.
 
 Consumable capacity (KEP-5075, ``resource/v1`` ``types.go`` of kubernetes/kubernetes v1.36) is
 read: a device's ``allowMultipleAllocations`` and each capacity's ``requestPolicy`` (``default``,
@@ -26,6 +27,7 @@ from gangplan.dra.cel import AVAILABLE, check
 from gangplan.dra.model import (
     CapName,
     Claim,
+    Constraint,
     Device,
     DeviceClass,
     DeviceID,
@@ -158,9 +160,6 @@ def _requests(ctx: Ctx, devices: dict, field: str) -> tuple[tuple[DeviceRequest,
     """The ExactCount requests of a claim spec's ``devices``, and why it is not allocatable."""
     out = []
     why = None
-    if devices.get("constraints"):
-        ctx.note(field + ".constraints", "constraints (matchAttribute / distinctAttribute) are not modelled: the claim is not allocatable")
-        why = "constraints are not modelled"
     # devices.config is passed to drivers only: it never changes placement, and is not read.
     for f, r in ctx.maps(devices.get("requests"), field + ".requests"):
         name = ctx.str(r.get("name"), f + ".name", required=True)
@@ -191,19 +190,56 @@ def _requests(ctx: Ctx, devices: dict, field: str) -> tuple[tuple[DeviceRequest,
     return tuple(out), why
 
 
+CONSTRAINT_FIELDS = frozenset({"requests", "matchAttribute", "distinctAttribute"})
+
+
+def _constraints(ctx: Ctx, devices: dict, field: str, names: set[str]) -> tuple[Constraint, ...]:
+    """``devices.constraints`` (``DeviceConstraint``: ``requests`` plus exactly one of
+    ``matchAttribute`` / ``distinctAttribute``, a fully qualified attribute name). Both set, a name
+    without a domain or an unknown request name is refused (API validation refuses them too);
+    neither set is kept as an ``empty`` constraint, which fails the allocation as upstream's
+    allocator does (a constraint type of a newer API)."""
+    out = []
+    for f, c in ctx.maps(devices.get("constraints"), field + ".constraints"):
+        for k in sorted(set(c) - CONSTRAINT_FIELDS):
+            if c[k] is not None:
+                ctx.note(f"{field}.constraints[].{k}", f"unknown constraint field {k!r}: not read")
+        requests = ctx.str_list(c.get("requests"), f + ".requests")
+        for r in requests:
+            if r not in names:
+                raise ctx.fail(f + ".requests", f"names request {r!r}, which the claim does not have ({', '.join(sorted(names)) or 'none'})")
+        kinds = [k for k in ("matchAttribute", "distinctAttribute") if c.get(k) is not None]
+        if len(kinds) > 1:
+            raise ctx.fail(f, "must set exactly one of matchAttribute, distinctAttribute")
+        if not kinds:
+            out.append(Constraint(kind="empty", requests=requests))
+            continue
+        name = ctx.str(c.get(kinds[0]), f"{f}.{kinds[0]}", required=True)
+        domain, sep, short = name.partition("/")
+        if not sep or not domain or not short:
+            raise ctx.fail(f"{f}.{kinds[0]}", f"must be a fully qualified attribute name (<domain>/<name>), got {name!r}")
+        out.append(Constraint(kind="match" if kinds[0] == "matchAttribute" else "distinct", attribute=(domain, short), requests=requests))
+    return tuple(out)
+
+
 def parse_claim_template(ctx: Ctx, raw: dict) -> tuple[str, tuple[DeviceRequest, ...], str | None]:
     meta = ctx.map(raw.get("metadata"), "metadata", required=True)
     key = f"{ctx.str(meta.get('namespace'), 'metadata.namespace', default='default') or 'default'}/{ctx.str(meta.get('name'), 'metadata.name', required=True)}"
     inner = ctx.map(ctx.map(raw.get("spec"), "spec", required=True).get("spec"), "spec.spec")
-    reqs, why = _requests(ctx, ctx.map(inner.get("devices"), "spec.spec.devices"), "spec.spec.devices")
-    return key, reqs, why
+    devices = ctx.map(inner.get("devices"), "spec.spec.devices")
+    reqs, why = _requests(ctx, devices, "spec.spec.devices")
+    names = {str(r.get("name")) for _, r in ctx.maps(devices.get("requests"), "spec.spec.devices.requests")}
+    return key, reqs, why, _constraints(ctx, devices, "spec.spec.devices", names)
 
 
 def parse_claim(ctx: Ctx, raw: dict) -> Claim:
     meta = ctx.map(raw.get("metadata"), "metadata", required=True)
     key = f"{ctx.str(meta.get('namespace'), 'metadata.namespace', default='default') or 'default'}/{ctx.str(meta.get('name'), 'metadata.name', required=True)}"
     spec = ctx.map(raw.get("spec"), "spec")
-    reqs, why = _requests(ctx, ctx.map(spec.get("devices"), "spec.devices"), "spec.devices")
+    devices = ctx.map(spec.get("devices"), "spec.devices")
+    reqs, why = _requests(ctx, devices, "spec.devices")
+    names = {str(r.get("name")) for _, r in ctx.maps(devices.get("requests"), "spec.devices.requests")}
+    constraints = _constraints(ctx, devices, "spec.devices", names)
     status = ctx.map(raw.get("status"), "status")
     alloc = ctx.map(status.get("allocation"), "status.allocation")
     allocated: tuple[DeviceID, ...] | None = None
@@ -230,4 +266,5 @@ def parse_claim(ctx: Ctx, raw: dict) -> Claim:
                 ctx.note("status.allocation.nodeSelector", "an allocation node selector on labels is not modelled: the claim is usable on any node")
         nodes = tuple(names) if names else None
     reserved = tuple(str((r or {}).get("name", "")) for _, r in ctx.maps(status.get("reservedFor"), "status.reservedFor"))
-    return Claim(key=key, requests=reqs, allocated=allocated, allocated_nodes=nodes, reserved_for=reserved, unsupported=why, shared=tuple(shared))
+    return Claim(key=key, requests=reqs, allocated=allocated, allocated_nodes=nodes, reserved_for=reserved, unsupported=why, shared=tuple(shared),
+                 constraints=constraints)

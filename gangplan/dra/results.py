@@ -24,7 +24,7 @@ from collections.abc import Mapping
 
 from gangplan.dra.allocator import AllocationError, allocate_results, consumption, fits
 from gangplan.dra.model import CapName, DraState
-from gangplan.dra.rules import demand, uses_dra
+from gangplan.dra.rules import demand, distinct_supported, uses_dra
 
 EXTENDED_SUFFIX = "/extended-resources"
 """The key suffix :func:`gangplan.dra.rules.demand` gives a pod's extended-resource claim."""
@@ -97,7 +97,8 @@ def _assign(cluster, placements: Mapping[str, str]) -> dict[str, tuple[tuple[Nam
         if not todo:
             continue
         try:
-            alloc = allocate_results(todo, dra.devices_by_node.get(node_name, ()), dra.in_use, dra.classes, dra.consumed)
+            alloc = allocate_results(todo, dra.devices_by_node.get(node_name, ()), dra.in_use, dra.classes, dra.consumed,
+                                     constraints=dra.constraints, distinct=distinct_supported(cluster))
         except AllocationError:
             alloc = None
         if alloc is None:
@@ -118,7 +119,7 @@ def check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[N
     Every named device exists on the pod's node, is free in the snapshot, matches its request
     (DeviceClass and request selectors), each request gets its count, no device is named for two
     claims, and pods sharing a claim name the same devices."""
-    from gangplan.dra.allocator import matches
+    from gangplan.dra.allocator import constraints_hold, matches
 
     dra: DraState | None = cluster.dra
     out: list[tuple[str, str]] = []
@@ -196,6 +197,12 @@ def check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[N
                     other = holder.setdefault(i, full)
                     if other != full:
                         out.append((pod_key, f"device {'/'.join(i)} named for claims {other} and {full}"))
+            cons = dra.constraints.get(full, ())
+            if cons:
+                picked = [(q, devices[i]) for q, i in items if i in devices]
+                if len(picked) == len(items) and not constraints_hold(cons, picked):
+                    what = ", ".join(f"{c.kind}Attribute {'/'.join(c.attribute)}" for c in cons)
+                    out.append((pod_key, f"claim {claim}: the devices named break its constraints ({what})"))
             unknown = {q for q, _ in items} - {request_name(r) for r in reqs}
             for q in sorted(unknown):
                 out.append((pod_key, f"claim {claim} has no request {q}"))

@@ -22,6 +22,14 @@ NOT_AVAILABLE = "resourceclaim not available on the node"
 """Filter's reasons (both UnschedulableAndUnresolvable, ``statusUnschedulable``)."""
 
 
+def distinct_supported(cluster) -> bool:
+    """Whether the allocator of the release ``cluster`` reproduces knows ``distinctAttribute``
+    (:func:`gangplan.models.version.dra_distinct_attribute`)."""
+    from gangplan.models.version import dra_distinct_attribute
+
+    return dra_distinct_attribute(cluster.kube_version)
+
+
 def uses_dra(dra: DraState | None, pod) -> bool:
     """PreFilter does not Skip: the pod has claims, or asks for an extended resource a DeviceClass maps."""
     if not dra:
@@ -56,7 +64,7 @@ def demand(dra: DraState, pod, node, claim_node: dict[str, str]) -> tuple[list[t
 
 
 def try_node_results(dra: DraState, pod, node, in_use: Iterable[DeviceID], claim_node: dict[str, str],
-                     consumed: Consumed | None = None) -> tuple[dict[str, tuple[DeviceResult, ...]] | None, str | None]:
+                     consumed: Consumed | None = None, distinct: bool = True) -> tuple[dict[str, tuple[DeviceResult, ...]] | None, str | None]:
     """Filter: the allocation of ``pod``'s claims on ``node`` (claim key -> device results with
     the consumed capacity of shared devices; empty when nothing needs allocating), or None and the
     reason (``CANNOT_ALLOCATE``, ``NOT_AVAILABLE``, or the allocator's error text). ``consumed``:
@@ -67,22 +75,23 @@ def try_node_results(dra: DraState, pod, node, in_use: Iterable[DeviceID], claim
     if not todo:
         return {}, None
     try:
-        got = allocate_results(todo, dra.devices_by_node.get(node.name, ()), in_use, dra.classes, dra.consumed if consumed is None else consumed, dra.alloc_cache)
+        got = allocate_results(todo, dra.devices_by_node.get(node.name, ()), in_use, dra.classes, dra.consumed if consumed is None else consumed, dra.alloc_cache,
+                                 dra.constraints, distinct)
     except AllocationError as e:
         return None, str(e)
     return (got, None) if got is not None else (None, CANNOT_ALLOCATE)
 
 
 def try_node(dra: DraState, pod, node, in_use: Iterable[DeviceID], claim_node: dict[str, str],
-             consumed: Consumed | None = None) -> tuple[dict[str, tuple[DeviceID, ...]] | None, str | None]:
+             consumed: Consumed | None = None, distinct: bool = True) -> tuple[dict[str, tuple[DeviceID, ...]] | None, str | None]:
     """:func:`try_node_results` with only the device ids (claim key -> devices)."""
-    got, why = try_node_results(dra, pod, node, in_use, claim_node, consumed)
+    got, why = try_node_results(dra, pod, node, in_use, claim_node, consumed, distinct)
     if got is None:
         return None, why
     return {k: tuple(r.device for r in v) for k, v in got.items()}, None
 
 
-def replay_usage(dra: DraState, pods_in_order: Iterable, node, claim_node: dict[str, str]
+def replay_usage(dra: DraState, pods_in_order: Iterable, node, claim_node: dict[str, str], distinct: bool = True
                  ) -> tuple[set[DeviceID], dict[DeviceID, dict[CapName, int]], dict[str, str]]:
     """Devices in use on ``node`` after the pending ``pods_in_order`` placed there were allocated
     one after another (Reserve, in placement order), the capacity then consumed on shared devices
@@ -91,7 +100,7 @@ def replay_usage(dra: DraState, pods_in_order: Iterable, node, claim_node: dict[
     consumed = {d: dict(v) for d, v in dra.consumed.items()}
     allocated: dict[str, str] = {}
     for p in pods_in_order:
-        got, _ = try_node_results(dra, p, node, in_use, {**claim_node, **allocated}, consumed)
+        got, _ = try_node_results(dra, p, node, in_use, {**claim_node, **allocated}, consumed, distinct)
         for key, results in (got or {}).items():
             in_use.update(r.device for r in results if r.consumed is None)
             add_consumed(consumed, results)
@@ -100,7 +109,7 @@ def replay_usage(dra: DraState, pods_in_order: Iterable, node, claim_node: dict[
     return in_use, consumed, allocated
 
 
-def replay(dra: DraState, pods_in_order: Iterable, node, claim_node: dict[str, str]) -> tuple[set[DeviceID], dict[str, str]]:
+def replay(dra: DraState, pods_in_order: Iterable, node, claim_node: dict[str, str], distinct: bool = True) -> tuple[set[DeviceID], dict[str, str]]:
     """:func:`replay_usage` without the consumed capacity: devices in use and allocated claims."""
-    in_use, _, allocated = replay_usage(dra, pods_in_order, node, claim_node)
+    in_use, _, allocated = replay_usage(dra, pods_in_order, node, claim_node, distinct)
     return in_use, allocated

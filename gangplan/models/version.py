@@ -221,6 +221,14 @@ def groups_requeue_without_hints(v: KubeVersion) -> bool:
     return v.at_least(KubeVersion.V1_37)
 
 
+def dra_distinct_attribute(v: KubeVersion) -> bool:
+    """The structured allocator knows ``distinctAttribute`` constraints (gate DRAConsumableCapacity,
+    beta and on by default from v1.36, so the ``incubating`` allocator runs); v1.35's ``stable``
+    allocator has no case for them and fails the claim ("empty constraint (unsupported
+    constraint type?)", ``structured/internal/stable/allocator_stable.go``)."""
+    return v.at_least(KubeVersion.V1_36)
+
+
 @dataclass(frozen=True)
 class Behaviour:
     topic: str

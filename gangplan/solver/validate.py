@@ -20,7 +20,8 @@ Rules (``Violation.rule``):
                       all be given distinct matching free devices, or a claim allocated in the
                       snapshot is not usable on the pod's node (:func:`gangplan.dra.capacity.check_node`);
                       the devices a Result names for a pod's claims are not on its node, not free,
-                      do not match their request or are named twice (:func:`gangplan.dra.results.check_named`)
+                      do not match their request or are named twice, or a claim's named devices break
+                      its matchAttribute / distinctAttribute constraints (:func:`gangplan.dra.results.check_named`)
 ``pod-affinity``      no order of the placed pending pods (bound pods first) passes kube-scheduler's
                       required podAffinity check for this pod at its turn: some term lacks an
                       earlier matching pod in its domain, and the first-pod rule (nothing earlier
@@ -159,19 +160,30 @@ def _capacity(st: _State) -> list[Violation]:
     return out
 
 
-def _dra(st: _State) -> list[Violation]:
-    """DRA devices per node, checked with one joint allocation of the new pods' claims."""
+def result_version(result: Result, cluster: Cluster) -> KubeVersion:
+    """The release a Result reproduces: a greedy Result's ``params.kubeVersion``, else the cluster's."""
+    version = result.options.kube_version if result.engine == "greedy" else None
+    return KubeVersion(version) if version else cluster.kube_version
+
+
+def _dra(st: _State, result: Result) -> list[Violation]:
+    """DRA devices per node, checked with one joint allocation of the new pods' claims (with
+    each claim's matchAttribute / distinctAttribute constraints, distinctAttribute as the
+    Result's release knows it)."""
     dra = st.cluster.dra
     if not dra:
         return []
     from gangplan.dra.capacity import check_node
     from gangplan.dra.rules import uses_dra
+    from gangplan.models.version import dra_distinct_attribute
+
+    distinct = dra_distinct_attribute(result_version(result, st.cluster))
 
     out = []
     touched = {st.node_of[k] for k in st.new}
     for name in sorted(touched, key=lambda n: st.cluster.node_index[n]):
         pods = [p for p in st.on_node[name] if p.key in st.new and uses_dra(dra, p)]
-        why = check_node(dra, st.nodes[name], pods) if pods else None
+        why = check_node(dra, st.nodes[name], pods, distinct) if pods else None
         if why is not None:
             out.append(Violation.on("dra", NODE, name, why))
     # A claim shared by several new pods is allocated once: all of them on one node.
@@ -421,7 +433,7 @@ def validate(cluster: Cluster, result: Result) -> list[Violation]:
     out = _shape(cluster, result)
     st = _State(cluster, result)
     out += _capacity(st)
-    out += _dra(st) + _named_devices(st, result)
+    out += _dra(st, result) + _named_devices(st, result)
     out += _node_rules(st)
     out += _affinity(st)
     out += _spread(st)

@@ -36,6 +36,7 @@ class DynamicResources(Plugin):
         self._uses_dra: dict[str, bool] = {}
         self._signatures: dict[str, tuple | None] = {}
         self._outcomes: dict[tuple, object] = {}
+        self._distinct = rules.distinct_supported(cluster)
 
     def pre_filter(self, cs, pod, snap):
         if not rules.uses_dra(self.dra, pod):
@@ -67,7 +68,7 @@ class DynamicResources(Plugin):
         key = (i, tuple(p.key for p in pending))
         got = self._replays.get(key)
         if got is None:
-            got = rules.replay_usage(self.dra, pending, snap.nodes[i], {})
+            got = rules.replay_usage(self.dra, pending, snap.nodes[i], {}, self._distinct)
             if len(self._replays) > 100_000:
                 self._replays.clear()
             self._replays[key] = got
@@ -82,7 +83,7 @@ class DynamicResources(Plugin):
             hit = self._outcomes.get((key, sig))
             if hit is not None:
                 return hit
-        got, why = rules.try_node(self.dra, pod, snap.nodes[i], in_use, self._claim_nodes(snap, pod), consumed)
+        got, why = rules.try_node(self.dra, pod, snap.nodes[i], in_use, self._claim_nodes(snap, pod), consumed, self._distinct)
         out = SUCCESS if got is not None else self.status(unschedulable(why, unresolvable=True))
         if sig is not None:
             if len(self._outcomes) > 200_000:
@@ -98,7 +99,7 @@ class DynamicResources(Plugin):
             c = self.dra.claims[key]
             if c.allocated is not None or len(self._users.get(key, ())) > 1:
                 return None
-            sig.append((c.unsupported, tuple((r.device_class, r.selectors, r.count, r.capacity) for r in c.requests)))
+            sig.append((c.unsupported, tuple((r.device_class, r.selectors, r.count, r.capacity) for r in c.requests), c.constraints))
         return (tuple(sig), tuple(sorted((r, q) for r, q in pod.requests.items() if r in self.dra.extended)))
 
     def filter_mask(self, cs, pod, snap, idx):
