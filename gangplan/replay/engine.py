@@ -3,6 +3,11 @@
 plugins) run against one :class:`~gangplan.solver.greedy.snapshot.NodeTable` that the replay
 mutates (assume on placement, forget on completion), so no cycle rebuilds anything.
 
+GPUs are devices shared by milli (:mod:`gangplan.replay.gpushare`): after a pod's cycle chose its
+node, the placer gives it devices by the policy's selection method
+(:data:`gangplan.replay.policies.GPU_SELECTION`: the simulator's Reserve of ``Open-Gpu-Share``),
+and takes them back when the pod leaves.
+
 A gang is placed all-or-nothing like the pod-group cycle: its workers go through the per-pod
 cycle one after the other, each assumed before the next; if one fails, the ones placed are
 forgotten and the gang fails. A required topology key restricts the gang to one domain of that
@@ -18,10 +23,12 @@ import numpy as np
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import CPU, Pod
-from gangplan.models.well_known import GPU
+from gangplan.replay.gpushare import MILLI, GpuRequest, devices_of, request_of
 from gangplan.replay.policies import (
     FGD,
+    GPU_SELECTION,
     RANDOM,
+    TIE_BREAK,
     FGDScore,
     RandomScore,
     TypicalPod,
@@ -35,39 +42,53 @@ from gangplan.solver.greedy.snapshot import NodeTable
 
 
 class Placer:
-    def __init__(self, base: Cluster, policy: str, *, seed: int, typical: list[TypicalPod]) -> None:
-        self.cluster = Cluster(nodes=base.nodes, pods=base.pods, topologies=base.topologies, priority_classes=base.priority_classes, profile=policy_profile(policy))
+    """``node_order``: node positions of ``base`` in the order the cluster is built (ties of
+    the paper policies go to the first: see :data:`gangplan.replay.policies.TIE_BREAK`)."""
+
+    def __init__(self, base: Cluster, policy: str, *, seed: int, typical: list[TypicalPod], node_order: list[int] | None = None) -> None:
+        nodes = base.nodes if node_order is None else tuple(base.nodes[k] for k in node_order)
+        self.cluster = Cluster(nodes=nodes, pods=base.pods, topologies=base.topologies, priority_classes=base.priority_classes, profile=policy_profile(policy))
         with registered():
             self.profile = build_profile(self.cluster)
+        self.fgd: FGDScore | None = None
         for pl, _ in self.profile.scorers:
             if pl.name == FGD:
                 assert isinstance(pl, FGDScore)
                 pl.typical = typical
+                self.fgd = pl
             if pl.name == RANDOM:
                 assert isinstance(pl, RandomScore)
                 pl.rng = random.Random(f"random-score-{seed}")
+        self.selection = GPU_SELECTION[policy]
+        self.gpu_rng = random.Random(f"gpu-select-{seed}")
         self.snap = NodeTable(self.cluster)
-        self.sched = PodScheduler(self.snap, self.profile, tie_break="random", seed=seed, top_k=0)
-        self.gpu_col = self.snap.res_index.get(GPU)
+        self.devices = devices_of(self.snap)
+        self.sched = PodScheduler(self.snap, self.profile, tie_break=TIE_BREAK[policy], seed=seed, top_k=0)
         self.cpu_col = self.snap.res_index.get(CPU)
-        self.capacity_gpus = int(self.snap.alloc[:, self.gpu_col].sum()) if self.gpu_col is not None else 0
+        self.capacity_milli = self.devices.capacity_milli
+        self.capacity_gpus = self.capacity_milli // MILLI
         self.pods: dict[str, list[Pod]] = {}
 
     @property
-    def allocated_gpus(self) -> int:
-        return int(self.snap.requested[:, self.gpu_col].sum()) if self.gpu_col is not None else 0
+    def allocated_milli(self) -> int:
+        return self.devices.used_milli
+
+    @property
+    def allocated_gpus(self) -> float:
+        """Allocated GPUs (milli / 1000; whole when every pod holds whole GPUs)."""
+        m = self.devices.used_milli
+        return m // MILLI if m % MILLI == 0 else m / MILLI
 
     def _may_fit(self, job: ReplayJob, nodes: np.ndarray | None = None) -> bool:
-        """A necessary condition (free GPUs / cpu per node for ``gang`` workers): False means the
-        gang cannot fit, so the per-pod cycles need not run."""
-        free = self.snap.free if nodes is None else self.snap.free[nodes]
-        slots = np.full(len(free), job.gang, dtype=np.int64)
-        if job.gpu:
-            if self.gpu_col is None:
-                return False
-            slots = np.minimum(slots, free[:, self.gpu_col] // job.gpu)
+        """A necessary condition (device slots / cpu per node for ``gang`` workers): False means
+        the gang cannot fit, so the per-pod cycles need not run."""
+        idx = self.snap.all_nodes if nodes is None else nodes
+        slots = np.full(len(idx), job.gang, dtype=np.int64)
+        req = GpuRequest(job.gpu, job.gpu_milli) if job.gpu else GpuRequest()
+        if req.count:
+            slots = np.minimum(slots, self.devices.slots(req)[idx])
         if job.cpu_milli and self.cpu_col is not None:
-            slots = np.minimum(slots, np.maximum(free[:, self.cpu_col], 0) // job.cpu_milli)
+            slots = np.minimum(slots, np.maximum(self.snap.free[idx, self.cpu_col], 0) // job.cpu_milli)
         return int(slots.clip(min=0).sum()) >= job.gang
 
     def place(self, job: ReplayJob, instance: str) -> bool:
@@ -78,7 +99,7 @@ class Placer:
         if not job.required_topology_key:
             return self._place_in(pods, None, instance)
         codes, values, _ = self.snap.label_codes(job.required_topology_key)
-        g = self.snap.free[:, self.gpu_col] if self.gpu_col is not None else np.zeros(self.snap.n, dtype=np.int64)
+        g = self.devices.total_left(self.snap.all_nodes)
         domains = []
         for d in range(len(values)):
             nodes = np.flatnonzero(codes == d)
@@ -89,6 +110,30 @@ class Placer:
                 return True
         return False
 
+    def _devices_for(self, pod: Pod, i: int, req: GpuRequest) -> tuple[int, ...]:
+        dev = self.devices
+        if req.count == 0 or req.milli == 0:
+            return ()
+        if self.selection == "first":
+            return dev.first_fit(i, req)
+        if self.selection == "random":
+            return dev.random_fit(i, req, self.gpu_rng)
+        if self.selection == "fgd" and self.fgd is not None:
+            return self.fgd.choose(dev, pod, i)
+        return dev.best_fit(i, req)
+
+    def _assume(self, pod: Pod, i: int) -> None:
+        req = request_of(pod)
+        devs = self._devices_for(pod, i, req)
+        if len(devs) != (req.count if req.milli else 0):
+            raise AssertionError(f"{pod.key}: node {self.snap.names[i]} passed the GPU filter but has no devices for {req}")
+        self.snap.assume(pod, i)
+        self.devices.take(pod, i, devs, req)
+
+    def _forget(self, pod: Pod) -> None:
+        self.snap.forget(pod)
+        self.devices.give(pod)
+
     def _place_in(self, pods: list[Pod], nodes: np.ndarray | None, instance: str) -> bool:
         self.sched.placement = nodes
         placed: list[Pod] = []
@@ -97,9 +142,9 @@ class Placer:
                 r = self.sched.schedule(p)
                 if r.node is None:
                     for q in placed:
-                        self.snap.forget(q)
+                        self._forget(q)
                     return False
-                self.snap.assume(p, r.node)
+                self._assume(p, r.node)
                 placed.append(p)
         finally:
             self.sched.placement = None
@@ -107,7 +152,8 @@ class Placer:
         return True
 
     def release(self, instance: str) -> None:
-        self.snap.forget_all(self.pods.pop(instance))
+        for p in self.pods.pop(instance):
+            self._forget(p)
 
 
 __all__ = ["Placer"]

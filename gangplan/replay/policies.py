@@ -1,24 +1,39 @@
-"""Replay policies: a KubeSchedulerConfiguration profile each, and the FGD paper's scorers as
-gangplan score plugins (registered through :func:`gangplan.solver.greedy.plugins.register` while a replay builds its
-profiles, :func:`registered`).
+"""Replay policies: a KubeSchedulerConfiguration profile each, and the FGD paper's six scorers as
+gangplan score plugins (registered through :func:`gangplan.solver.greedy.plugins.register` while a
+replay builds its profiles, :func:`registered`).
 
-The two paper scorers follow hkust-adsl/kubernetes-scheduler-simulator (commit read through the
-search index, ``pkg/simulator/plugin/best_fit_score.go``, ``fgd_score.go``, ``pkg/utils/frag.go``):
+Every scorer follows hkust-adsl/kubernetes-scheduler-simulator @8f3d641 (``pkg/simulator/plugin/``,
+``pkg/utils/``, ``pkg/type/resource.go``) on the per-device state of
+:mod:`gangplan.replay.gpushare` (free milli per GPU; the one fit rule lives there). A pod's
+``MilliCpu`` there is its non-zero cpu request (``GetPodResource``, 100m for 0); a node's free
+cpu is allocatable minus requests.
 
-* **BestFit** (``FGDBestFit``): ``(1 - sum_i w_i (free_i - req_i) / maxSpec_i) * 100`` over cpu
-  (maxSpec 128000 milli) and GPU (maxSpec 8000 milli), ``w = 0.5, 0.5``, truncated to an integer,
-  then min-max normalised to 0..100 (their ``NormalizeScore``; all equal -> 0).
-* **FGD** (``FGDFragmentation``): ``sigmoid((F(node) - F(node - pod)) / 1000) * 100``, no
-  normalisation, where ``F`` is the node's GPU fragmentation against the *typical pods*
-  (``NodeGpuShareFragAmountScore``): for each typical pod t of frequency p_t, the idle GPU milli
-  of the node counts as fragment unless t fits (GPU model allowed, enough GPUs, enough cpu); when
-  t fits, the GPUs with less than t's milli left count (none, with whole GPUs). Typical pods are
-  ``GetTypicalPods`` with the defaults: GPU pods only, counted by (cpu, GPUs, GPU milli, model),
-  sorted by count, the most popular kept in steps of 10 kinds until they cover 60 % of the pods,
-  frequencies renormalised.
+* **BestFit** (``best_fit_score.go``): ``(1 - sum_i w_i (free_i - req_i) / maxSpec_i) * 100`` over
+  cpu (maxSpec 128000) and total GPU milli (8000), ``w = 0.5, 0.5``, truncated, then min-max
+  normalised (``NormalizeScore``, all equal -> 0).
+* **FGD** (``fgd_score.go``, ``pkg/utils/frag.go``): ``int(sigmoid((F(node) - F(node + pod)) /
+  1000) * 100)``, where ``F`` is ``NodeGpuShareFragAmountScore`` against the typical pods: per
+  typical pod t of frequency p_t, the node's idle GPU milli counts as fragment unless t is
+  satisfied (model allowed, ``count`` devices with t's milli free, enough cpu); a satisfied t
+  counts only the devices with less than t's milli left; a typical pod without GPU counts all
+  idle milli (its XL / XR classes are fragment too). A shared pod is tried on every device that
+  fits and scores its best device (that device is the one it gets, first index on ties); other
+  pods are placed as ``NodeResource.Sub`` (best fit). Scores are cached per pod shape and node
+  state version (the simulator memoises ``F`` by node state, ``fragMemo``).
+* **GpuPacking** (``gpu_packing_score.go``): a pod without GPU scores 0; a node with every GPU
+  free ``max(33 - free GPUs, free GPUs)``; a pod that would use fully free GPUs (best-fit order)
+  ``max(50 - those, 33)``; else ``max(100 - (sum of the chosen GPUs' free percent) / 10, 50)``.
+* **DotProd** (``dot_product_score.go`` with the experiment's ``dimExtMethod: merge``,
+  ``normMethod: max``): ``int(100 * (1 - (cpuLeft/128000 * cpu/128000 + gpuLeft/8000 *
+  gpu/8000) / 2))``, 0 where cpu does not fit; GPUs chosen best fit.
+* **GpuClustering** (``gpu_clustering_score.go``): by the node's GPU affinities (pods per
+  ``share-gpu`` / ``k-gpu`` class): only the pod's class ``75 +``, several including it ``50 +``,
+  none ``25 +``, others ``0 +``, plus ``25 * (8000 - gpuLeft) / 8000`` (integers); 0 for a pod
+  without GPU.
+* **Random** (``random_score.go``): one feasible node drawn uniformly scores 100, the others 0.
 
-Both read whole GPUs: a GPU-sharing pod (``gpu_milli < 1000``) is one whole GPU in this slice
-(the summary's caveats say so), so FGD's per-GPU milli bookkeeping collapses to GPU counts.
+Typical pods are ``GetTypicalPods`` with the experiment's ``typicalPodsConfig``
+(``scripts/generate_config_and_run.py``): CPU pods included, popularity threshold 95 %, step 1.
 """
 
 from __future__ import annotations
@@ -31,52 +46,77 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gangplan.models.objects import CPU, DEFAULT_SCORE_WEIGHTS, MEMORY, SchedulerProfile
-from gangplan.models.well_known import GPU, GPU_PRODUCT
+from gangplan.models.objects import CPU, DEFAULT_FILTER_PLUGINS, MEMORY, SchedulerProfile
+from gangplan.replay.gpushare import (
+    GPU_SHARE,
+    MILLI,
+    GpuDevices,
+    GpuRequest,
+    GpuShareFilter,
+    devices_of,
+    request_of,
+)
 from gangplan.solver.greedy.plugins import REGISTRY, Plugin, register, unregister
 
 BEST_FIT = "FGDBestFit"
 FGD = "FGDFragmentation"
 RANDOM = "FGDRandom"
 PACKING = "FGDGpuPacking"
+DOT_PRODUCT = "FGDDotProduct"
+CLUSTERING = "FGDGpuClustering"
 MAX_SPEC_CPU = 128_000
 MAX_SPEC_GPU = 8_000
-TYPICAL_THRESHOLD = 60
-TYPICAL_STEP = 10
+TYPICAL_THRESHOLD = 95
+TYPICAL_STEP = 1
 
 
 @dataclass(frozen=True)
 class TypicalPod:
     cpu_milli: int
     gpu: int
+    gpu_milli: int
     models: tuple[str, ...]
     freq: float
 
 
-def typical_pods(shapes: list[tuple[int, int, int, tuple[str, ...]]]) -> list[TypicalPod]:
-    """``GetTypicalPods`` over (cpu milli, GPUs, GPU milli, models) of every pod of the workload.
-    Ties in count are ordered by shape (Go sorts a map's entries, whose order is random)."""
-    counts = Counter(s for s in shapes if s[1] > 0)
+def typical_pods(shapes: list[tuple[int, int, int, tuple[str, ...]]], *, threshold: int = TYPICAL_THRESHOLD, step: int = TYPICAL_STEP) -> list[TypicalPod]:
+    """``GetTypicalPods`` over (non-zero cpu milli, GPUs, GPU milli, models) of every pod of the
+    workload (CPU pods included). Kinds are sorted by count, ties by the reverse of
+    ``PodResource.Less`` (cpu, then milli, then GPUs, then the model string, larger first); kinds
+    are taken ``step`` at a time until they cover ``threshold`` % of the pods, then renormalised."""
+    counts = Counter((cpu, milli if gpu else 0, gpu, "|".join(models) if gpu else "") for cpu, gpu, milli, models in shapes)
     total = sum(counts.values())
     if not total:
         return []
-    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    expected = TYPICAL_THRESHOLD * total / 100.0
+    ordered = sorted(counts.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)
+    expected = threshold * total / 100.0
     i, kinds, cum = 0, 0, 0.0
-    while cum < expected:
-        kinds += TYPICAL_STEP
+    while cum < expected and i < len(ordered):
+        kinds += step
         while i < kinds and i < len(ordered):
             cum += ordered[i][1]
             i += 1
-        if i >= len(ordered):
-            break
     kept = ordered[:i]
     s = sum(c for _, c in kept)
-    return [TypicalPod(cpu, gpu, models, c / s) for (cpu, gpu, _milli, models), c in kept]
+    return [TypicalPod(cpu, gpu, milli, tuple(m for m in spec.split("|") if m), c / s) for (cpu, milli, gpu, spec), c in kept]
 
 
-def _gpu_col(snap) -> int | None:
-    return snap.res_index.get(GPU)
+def _cpu(pod) -> int:
+    return int(pod.nonzero_requests.get(CPU, 100))
+
+
+def sub_devices(free: np.ndarray, req: GpuRequest) -> np.ndarray:
+    """Per row of ``free`` (nodes x devices), the mask of the devices ``NodeResource.Sub`` takes
+    for ``req``: in ascending order of free milli (stable), the first ``count`` that fit."""
+    if req.count == 0 or req.milli == 0:
+        return np.zeros(free.shape, dtype=bool)
+    order = np.argsort(free, axis=1, kind="stable")
+    srt = np.take_along_axis(free, order, axis=1)
+    fit = srt >= req.milli
+    pick_sorted = fit & (np.cumsum(fit, axis=1) <= req.count)
+    out = np.zeros(free.shape, dtype=bool)
+    np.put_along_axis(out, order, pick_sorted, axis=1)
+    return out
 
 
 class BestFitScore(Plugin):
@@ -85,13 +125,10 @@ class BestFitScore(Plugin):
     name = BEST_FIT
 
     def score(self, cs, pod, snap, feasible):
-        g = _gpu_col(snap)
-        c = snap.res_index[CPU]
-        free_cpu = snap.free[feasible, c].astype(np.float64)
-        free_gpu = snap.free[feasible, g].astype(np.float64) * 1000 if g is not None else np.zeros(len(feasible))
-        req_cpu = pod.requests.get(CPU, 0)
-        req_gpu = pod.requests.get(GPU, 0) * 1000
-        s = (free_cpu - req_cpu) / MAX_SPEC_CPU * 0.5 + (free_gpu - req_gpu) / MAX_SPEC_GPU * 0.5
+        dev = devices_of(snap)
+        req = request_of(pod)
+        s = (dev.cpu_left(feasible) - _cpu(pod)) / MAX_SPEC_CPU * 0.5
+        s = s + (dev.total_left(feasible) - req.total) / MAX_SPEC_GPU * 0.5
         return np.trunc((1.0 - s) * 100).astype(np.int64)
 
     def normalize(self, cs, pod, snap, feasible, scores):
@@ -105,44 +142,120 @@ class BestFitScore(Plugin):
 
 class FGDScore(Plugin):
     """The FGD simulator's fragmentation-gradient scorer (see the module docstring). The
-    typical pods are set by the replay (:func:`configure`) before the first cycle."""
+    typical pods are set by the replay (:attr:`typical`) before the first cycle."""
 
     name = FGD
     typical: list[TypicalPod] = []
 
-    def _access(self, snap) -> np.ndarray:
-        """(typical pods x nodes): the node's GPU model is one the typical pod allows."""
+    def __init__(self, cluster, profile) -> None:
+        super().__init__(cluster, profile)
+        self._tables_for: tuple | None = None
+        self._cache: dict[tuple, list[np.ndarray]] = {}
+        self._before: tuple[np.ndarray, np.ndarray] | None = None
 
-        def build():
-            codes, values, _ = snap.label_codes(GPU_PRODUCT)
-            out = np.ones((len(self.typical), snap.n), dtype=bool)
-            for k, t in enumerate(self.typical):
+    # ---- F over a batch of node states --------------------------------------------------------
+    def _tables(self, dev: GpuDevices):
+        key = (id(dev), tuple(self.typical))
+        if self._tables_for is None or self._tables_for[0] != key:
+            gpu_t = [t for t in self.typical if t.gpu > 0 and t.gpu_milli > 0]
+            mills = sorted({t.gpu_milli for t in gpu_t})
+            jt = np.array([mills.index(t.gpu_milli) for t in gpu_t], dtype=np.int64)
+            values = dev.model_values
+            access = np.ones((len(gpu_t), len(values) + 1), dtype=bool)  # last column: no model label
+            for k, t in enumerate(gpu_t):
                 if t.models:
-                    allowed = np.array([v in t.models for v in values] + [False], dtype=bool)
-                    out[k] = allowed[codes]
-            return out
+                    access[k] = [v in t.models for v in values] + [False]
+            tab = (
+                np.array(mills, dtype=np.int64),
+                jt,
+                np.array([t.gpu for t in gpu_t], dtype=np.int64),
+                np.array([t.cpu_milli for t in gpu_t], dtype=np.int64),
+                np.array([t.freq for t in gpu_t], dtype=np.float64),
+                access,
+                float(sum(t.freq for t in self.typical)),
+            )
+            self._tables_for = (key, tab)
+            self._cache = {}
+            self._before = None
+        return self._tables_for[1]
 
-        return snap.static_array(("fgd-access", id(self)), build)
+    def frag(self, dev: GpuDevices, free: np.ndarray, cpu: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """``NodeGpuShareFragAmountScore`` of node states (rows of ``free``, free cpu, model
+        codes of ``snap.label_codes``)."""
+        mills, jt, num, tcpu, freq, access, s_all = self._tables(dev)
+        total = free.sum(axis=1).astype(np.float64)
+        if len(num) == 0:
+            return total * s_all
+        ge = free[None, :, :] >= mills[:, None, None]
+        cnt = ge.sum(axis=2)
+        fragsum = np.where(ge, 0, free[None, :, :]).sum(axis=2)
+        sat = (cnt[jt] >= num[:, None]) & (cpu[None, :] >= tcpu[:, None]) & access[:, codes]
+        return total * s_all - (freq[:, None] * sat * (total[None, :] - fragsum[jt])).sum(axis=0)
 
-    def frag(self, snap, idx: np.ndarray, free_cpu: np.ndarray, free_gpu: np.ndarray) -> np.ndarray:
-        """``NodeGpuShareFragAmountScore`` of the nodes ``idx`` in the state (free cpu, GPUs)."""
-        if not self.typical:
-            return np.zeros(len(idx))
-        cpu = np.array([t.cpu_milli for t in self.typical])[:, None]
-        gpu = np.array([t.gpu for t in self.typical])[:, None]
-        freq = np.array([t.freq for t in self.typical])[:, None]
-        fits = (gpu <= free_gpu[None, :]) & (cpu <= free_cpu[None, :]) & self._access(snap)[:, idx]
-        return ((~fits) * freq).sum(axis=0) * free_gpu * 1000.0
+    def _f_before(self, dev: GpuDevices, idx: np.ndarray) -> np.ndarray:
+        if self._before is None:
+            self._before = (np.zeros(dev.snap.n), np.full(dev.snap.n, -1, dtype=np.int64))
+        fb, seen = self._before
+        stale = idx[seen[idx] != dev.version[idx]]
+        if len(stale):
+            fb[stale] = self.frag(dev, dev.free[stale], dev.cpu_left(stale), dev.model_codes[stale])
+            seen[stale] = dev.version[stale]
+        return fb[idx]
+
+    def _entry(self, dev: GpuDevices, req: GpuRequest, cpu: int, idx: np.ndarray) -> list[np.ndarray]:
+        """Scores and chosen devices of the pod shape (req, cpu) on the nodes ``idx``, computed
+        for the nodes whose state changed since the shape was last scored there."""
+        self._tables(dev)
+        key = (req, cpu)
+        e = self._cache.get(key)
+        n = dev.snap.n
+        if e is None:
+            e = [np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)]
+            self._cache[key] = e
+        scores, choice, seen = e
+        stale = idx[seen[idx] != dev.version[idx]]
+        if len(stale):
+            before = self._f_before(dev, stale)
+            free = dev.free[stale]
+            cpu_after = dev.cpu_left(stale) - cpu
+            codes = dev.model_codes[stale]
+            if req.shared:
+                s, w = free.shape
+                ok = free >= req.milli
+                rows, cols = np.nonzero(ok)
+                after_free = free[rows].copy()
+                after_free[np.arange(len(rows)), cols] -= req.milli
+                after = self.frag(dev, after_free, cpu_after[rows], codes[rows])
+                sc = self._sigmoid_score(before[rows] - after)
+                grid = np.full((s, w), -1, dtype=np.int64)
+                grid[rows, cols] = sc
+                best = grid.argmax(axis=1)
+                top = grid[np.arange(s), best]
+                scores[stale] = np.where(top >= 0, top, 0)
+                choice[stale] = np.where(top >= 0, best, -1)
+            else:
+                after_free = free - sub_devices(free, req) * req.milli
+                scores[stale] = self._sigmoid_score(before - self.frag(dev, after_free, cpu_after, codes))
+            seen[stale] = dev.version[stale]
+        return e
+
+    @staticmethod
+    def _sigmoid_score(delta: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore"):
+            return ((1.0 / (1.0 + np.exp(-delta / 1000.0))) * 100.0).astype(np.int64)
 
     def score(self, cs, pod, snap, feasible):
-        g = _gpu_col(snap)
-        if g is None or not pod.requests:
-            return np.full(len(feasible), 100, dtype=np.int64)
-        c = snap.res_index[CPU]
-        cpu, gpu = snap.free[feasible, c], snap.free[feasible, g]
-        before = self.frag(snap, feasible, cpu, gpu)
-        after = self.frag(snap, feasible, cpu - pod.requests.get(CPU, 0), gpu - pod.requests.get(GPU, 0))
-        return (100.0 / (1.0 + np.exp(-(before - after) / 1000.0))).astype(np.int64)
+        dev = devices_of(snap)
+        return self._entry(dev, request_of(pod), _cpu(pod), feasible)[0][feasible]
+
+    def choose(self, dev: GpuDevices, pod, i: int) -> tuple[int, ...]:
+        """``allocateGpuIdBasedOnFGDScore``: the device of the best score for a shared pod; the
+        lowest fully free devices otherwise (``AllocateExclusiveGpuId``)."""
+        req = request_of(pod)
+        if not req.shared:
+            return dev.best_fit(i, req)
+        d = int(self._entry(dev, req, _cpu(pod), np.array([i], dtype=np.int64))[1][i])
+        return (d,) if d >= 0 else ()
 
 
 class RandomScore(Plugin):
@@ -163,30 +276,66 @@ class RandomScore(Plugin):
 
 
 class GpuPackingScore(Plugin):
-    """The FGD simulator's GpuPackingScore (``gpu_packing_score.go``), on whole GPUs (every free
-    GPU is fully free): a node with all its GPUs free scores ``max(33 - free, free)``; otherwise a
-    GPU pod scores ``max(50 - GPUs asked, 33)`` and a pod without GPUs 100. No normalisation."""
+    """The FGD simulator's GpuPackingScore (``gpu_packing_score.go``; see the module docstring)."""
 
     name = PACKING
 
     def score(self, cs, pod, snap, feasible):
-        g = _gpu_col(snap)
-        if g is None:
-            return np.full(len(feasible), 33, dtype=np.int64)
-        free, total = snap.free[feasible, g], snap.alloc[feasible, g]
-        req = pod.requests.get(GPU, 0)
-        used_node = np.full(len(feasible), max(50 - req, 33) if req else 100, dtype=np.int64)
-        return np.where(free == total, np.maximum(33 - free, free), used_node).astype(np.int64)
+        req = request_of(pod)
+        if req.milli <= 0 or req.count == 0:
+            return np.zeros(len(feasible), dtype=np.int64)
+        dev = devices_of(snap)
+        free = dev.free[feasible]
+        ff = (free == MILLI).sum(axis=1)
+        all_free = ff == dev.count[feasible]
+        chosen = sub_devices(free, req)
+        ff_use = (chosen & (free == MILLI)).sum(axis=1)
+        pct = (np.where(chosen, free, 0) * 100 // MILLI).sum(axis=1)
+        used = np.where(ff_use > 0, np.maximum(50 - ff_use, 33), np.maximum(100 - pct // 10, 50))
+        return np.where(all_free, np.maximum(33 - ff, ff), used).astype(np.int64)
 
 
-PAPER_PLUGINS = (BestFitScore, FGDScore, RandomScore, GpuPackingScore)
+class DotProductScore(Plugin):
+    """The FGD simulator's DotProductScore with ``merge`` / ``max`` (see the module docstring)."""
+
+    name = DOT_PRODUCT
+
+    def score(self, cs, pod, snap, feasible):
+        dev = devices_of(snap)
+        req = request_of(pod)
+        cpu = _cpu(pod)
+        cl = dev.cpu_left(feasible)
+        dot = (cl / MAX_SPEC_CPU) * (cpu / MAX_SPEC_CPU) + (dev.total_left(feasible) / MAX_SPEC_GPU) * (req.total / MAX_SPEC_GPU)
+        s = (100.0 * (1 - dot / 2)).astype(np.int64)
+        return np.where(cl >= cpu, s, 0)
+
+
+class GpuClusteringScore(Plugin):
+    """The FGD simulator's GpuClusteringScore (see the module docstring)."""
+
+    name = CLUSTERING
+
+    def score(self, cs, pod, snap, feasible):
+        tag = request_of(pod).tag
+        if tag < 0:
+            return np.zeros(len(feasible), dtype=np.int64)
+        dev = devices_of(snap)
+        aff = dev.affinity[feasible]
+        has = aff[:, tag] > 0
+        kinds = (aff > 0).sum(axis=1)
+        base = 25 * (MAX_SPEC_GPU - dev.total_left(feasible)) // MAX_SPEC_GPU
+        offset = np.where(has, np.where(kinds == 1, 75, 50), np.where(kinds == 0, 25, 0))
+        return (base + offset).astype(np.int64)
+
+
+PAPER_PLUGINS = (BestFitScore, FGDScore, RandomScore, GpuPackingScore, DotProductScore, GpuClusteringScore, GpuShareFilter)
 
 
 @contextmanager
 def registered() -> Iterator[None]:
-    """The paper scorers in the plugin registry (:func:`register`) while the block runs: a
-    replay builds its profiles inside it, and the registry is left as it was (the in-tree
-    registry stays the one upstream names, ``tests/test_plugin_points.py``)."""
+    """The paper scorers and the GPU-share filter in the plugin registry (:func:`register`) while
+    the block runs: a replay builds its profiles inside it, and the registry is left as it was
+    (the in-tree registry stays the one upstream names, ``tests/test_plugin_points.py``)."""
     added = []
     try:
         for cls in PAPER_PLUGINS:
@@ -199,24 +348,34 @@ def registered() -> Iterator[None]:
             unregister(name)
 
 
-POLICIES = ("default", "mostallocated", "bestfit", "fgd", "random", "packing")
+POLICIES = ("default", "mostallocated", "bestfit", "fgd", "random", "packing", "dotprod", "clustering")
+PAPER_SCORERS = {"bestfit": BEST_FIT, "fgd": FGD, "random": RANDOM, "packing": PACKING, "dotprod": DOT_PRODUCT, "clustering": CLUSTERING}
+GPU_SELECTION = {"default": "first", "mostallocated": "first", "bestfit": "best", "fgd": "fgd", "random": "random", "packing": "best", "dotprod": "best", "clustering": "best"}
+"""Which devices a placed pod gets, per policy (:data:`gangplan.replay.gpushare.SELECTION`)."""
+TIE_BREAK = {p: "first" for p in PAPER_SCORERS} | {"default": "random", "mostallocated": "random"}
+"""Equal totals: kube-scheduler's ``selectHost`` draws uniformly (``random``); the simulator's
+kube-scheduler fork (``k8s.io/kubernetes => github.com/mental2008/kubernetes v1.20.5-minor``,
+``vendor/k8s.io/kubernetes/pkg/scheduler/core/generic_scheduler.go``) takes the node of the
+smallest name "for reproducibility", and its nodes are named with a random ``%04d-`` prefix
+(``syncClusterResourceList``, ``rand.Perm``): the first node in a seeded random order
+(``first``, on nodes ordered by that permutation in fill mode)."""
+FILTERS = (*DEFAULT_FILTER_PLUGINS, GPU_SHARE)
 
 
 def policy_profile(policy: str) -> SchedulerProfile:
-    """The KubeSchedulerConfiguration profile of a named policy."""
+    """The KubeSchedulerConfiguration profile of a named policy: upstream's filters plus the
+    GPU-share filter; the paper policies score with their plugin alone on every node
+    (``percentageOfNodesToScore: 100``, the simulator's scheduler configuration)."""
     if policy == "default":
-        return SchedulerProfile(source="replay:default")
+        return SchedulerProfile(filter_plugins=FILTERS, source="replay:default")
     if policy == "mostallocated":
-        return SchedulerProfile(fit_strategy="MostAllocated", fit_resources={CPU: 1, MEMORY: 1, GPU: 1}, score_weights=dict(DEFAULT_SCORE_WEIGHTS), source="replay:mostallocated")
-    if policy == "bestfit":
-        return SchedulerProfile(score_weights={BEST_FIT: 1}, percentage_of_nodes_to_score=100, source="replay:bestfit")
-    if policy == "fgd":
-        return SchedulerProfile(score_weights={FGD: 1}, percentage_of_nodes_to_score=100, source="replay:fgd")
-    if policy == "random":
-        return SchedulerProfile(score_weights={RANDOM: 1}, percentage_of_nodes_to_score=100, source="replay:random")
-    if policy == "packing":
-        return SchedulerProfile(score_weights={PACKING: 1}, percentage_of_nodes_to_score=100, source="replay:packing")
+        return SchedulerProfile(filter_plugins=FILTERS, fit_strategy="MostAllocated", fit_resources={CPU: 1, MEMORY: 1}, source="replay:mostallocated")
+    if policy in PAPER_SCORERS:
+        return SchedulerProfile(filter_plugins=FILTERS, score_weights={PAPER_SCORERS[policy]: 1}, percentage_of_nodes_to_score=100, source=f"replay:{policy}")
     raise ValueError(f"unknown policy {policy!r} (known: {', '.join(POLICIES)})")
 
 
-__all__ = ["BEST_FIT", "FGD", "PACKING", "POLICIES", "RANDOM", "BestFitScore", "FGDScore", "GpuPackingScore", "RandomScore", "registered", "TypicalPod", "policy_profile", "typical_pods"]
+__all__ = [
+    "BEST_FIT", "CLUSTERING", "DOT_PRODUCT", "FGD", "GPU_SELECTION", "PACKING", "TIE_BREAK", "POLICIES", "RANDOM", "BestFitScore", "DotProductScore",
+    "FGDScore", "GpuClusteringScore", "GpuPackingScore", "RandomScore", "TypicalPod", "policy_profile", "registered", "sub_devices", "typical_pods",
+]

@@ -6,7 +6,7 @@ Outputs (byte-for-byte the same for the same inputs and seeds):
 * ``timeseries.csv``: fill mode ``policy,seed,arrived_percent,unallocated_percent`` for arrived
   1..130; timed mode ``policy,seed,time,allocated_gpus,utilisation,pending_jobs`` every
   ``interval`` seconds (the state at that instant);
-* ``jobs.csv``: one row per job and run: fill ``policy,seed,order,job,gpus,placed``; timed
+* ``jobs.csv``: one row per job and run: fill ``policy,seed,order,job,gpus,gpu_milli,placed`` (gpus: devices, gpu_milli: their milli); timed
   ``policy,seed,job,workers,gpus,submit,start,end,delay,jct,attempts``.
 """
 
@@ -35,11 +35,17 @@ from gangplan.replay.traces import (
     unlimited_philly_nodes,
 )
 
-FRACTIONAL_CAVEAT = (
-    "GPU-SHARING PODS ROUNDED UP: {n} of {total} trace jobs ask for a fraction of a GPU (gpu_milli < 1000); "
-    "this slice gives each of them one whole GPU (capacity, requests, arrived and unallocated count whole GPUs), "
-    "so these numbers do not compare with the FGD paper's, which shares GPUs by milli. DRA consumable capacity is being built separately."
+SHARING_NOTE = (
+    "GPU sharing: {n} of {total} trace jobs ask for a share of a GPU (gpu_milli < 1000); GPUs are devices of 1000 milli "
+    "each (DRA consumable capacity semantics, gangplan.replay.gpushare), and arrived / allocated / unallocated count GPU milli "
+    "(requestedGpus / allocatedGpus: milli // 1000)."
 )
+
+
+def trace_shapes(jobs) -> list[tuple[int, int, int, tuple[str, ...]]]:
+    """(non-zero cpu milli, GPUs, GPU milli, models) of every pod of the trace, for
+    :func:`gangplan.replay.policies.typical_pods` (each worker of a gang counts)."""
+    return [(j.cpu_milli or 100, j.gpu, j.gpu_milli if j.gpu else 0, j.gpu_models if j.gpu else ()) for j in jobs for _ in range(j.workers)]
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -119,11 +125,11 @@ def replay(
     policies = policies or ["default"]
     seeds = seeds if seeds is not None else [42]
     trace, cluster, nodes_label = load_inputs(trace_path, nodes, vc=vc)
-    typical = typical_pods([(j.cpu_milli, j.gpu, j.gpu_milli if j.gpu else 0, j.gpu_models) for j in trace.jobs])
+    typical = typical_pods(trace_shapes(trace.jobs))
     caveats = []
     frac = sum(j.fractional for j in trace.jobs)
     if frac:
-        caveats.append(FRACTIONAL_CAVEAT.format(n=frac, total=len(trace.jobs)))
+        caveats.append(SHARING_NOTE.format(n=frac, total=len(trace.jobs)))
     if any(j.preferred_topology_key for j in trace.jobs):
         caveats.append("preferred_topology_key is not modelled in this slice (required_topology_key is)")
     if mode == "timed":
@@ -176,8 +182,8 @@ def _fill_run(fr: FillRun) -> ReplayRun:
         jobs=len(fr.jobs),
         placed=placed,
         failed=len(fr.jobs) - placed,
-        requested_gpus=fr.arrived[-1] if fr.arrived else 0,
-        allocated_gpus=fr.allocated[-1] if fr.allocated else 0,
+        requested_gpus=(fr.arrived[-1] if fr.arrived else 0) // 1000,
+        allocated_gpus=(fr.allocated[-1] if fr.allocated else 0) // 1000,
         unallocated_percent=fr.unallocated_percent,
     )
 
@@ -202,15 +208,15 @@ def _timed_run(tr: TimedRun) -> ReplayRun:
         jobs=len(tr.records),
         placed=len(started),
         failed=len(tr.records) - len(started),
-        requested_gpus=sum(r.job.gpus for r in tr.records),
-        allocated_gpus=max((a for _, a, _ in ch), default=0),
+        requested_gpus=sum(r.job.gpu_milli_total for r in tr.records) // 1000,
+        allocated_gpus=int(max((a for _, a, _ in ch), default=0)),
         queueing_delay=_quantiles([r.start - r.arrival for r in started]),
         jct=_quantiles([r.end - r.arrival for r in done]),
         makespan=makespan,
         gpu_utilisation_mean=round(busy / (cap * makespan), 6) if cap and makespan else None,
         idle_gpu_hours=round((cap * makespan - busy) / 3600, 6),
         idle_gpu_hours_while_pending=round(idle_pending / 3600, 6),
-        allocated_gpu_seconds=sum(r.job.gpus * r.job.duration for r in done),
+        allocated_gpu_seconds=sum(r.job.gpu_milli_total * r.job.duration for r in done) / 1000,
         unfinished=len(tr.records) - len(done),
     )
 
@@ -261,10 +267,10 @@ def write_outputs(out: ReplayOutput, directory: str | os.PathLike, *, interval: 
     files = {"summary.json": json.dumps(out.summary.dump(), indent=2) + "\n"}
     if out.summary.mode == "fill":
         ts: list[list[object]] = [["policy", "seed", "arrived_percent", "unallocated_percent"]]
-        jobs: list[list[object]] = [["policy", "seed", "order", "job", "gpus", "placed"]]
+        jobs: list[list[object]] = [["policy", "seed", "order", "job", "gpus", "gpu_milli", "placed"]]
         for fr in out.fill:
             ts += [[fr.policy, fr.seed, k, _num(v)] for k, v in fr.unallocated_percent.items()]
-            jobs += [[fr.policy, fr.seed, i, j.name, j.gpus, int(p)] for i, (j, p) in enumerate(zip(fr.jobs, fr.placed, strict=True))]
+            jobs += [[fr.policy, fr.seed, i, j.name, j.gpus, j.gpu_milli_total, int(p)] for i, (j, p) in enumerate(zip(fr.jobs, fr.placed, strict=True))]
     else:
         ts = [["policy", "seed", "time", "allocated_gpus", "utilisation", "pending_jobs"]]
         jobs = [["policy", "seed", "job", "workers", "gpus", "submit", "start", "end", "delay", "jct", "attempts"]]
@@ -298,7 +304,7 @@ def _samples(tr: TimedRun, interval: float) -> list[list[object]]:
         while k + 1 < len(ch) and ch[k + 1][0] <= t:
             k += 1
         _, alloc, pend = ch[k]
-        rows.append([tr.policy, tr.seed, _num(t), alloc, _num(alloc / cap if cap else 0.0), pend])
+        rows.append([tr.policy, tr.seed, _num(t), _num(alloc), _num(alloc / cap if cap else 0.0), pend])
         t += interval
     return rows
 

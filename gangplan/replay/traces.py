@@ -30,6 +30,7 @@ from gangplan.io.errors import SnapshotError
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import Node, Pod
 from gangplan.models.well_known import GPU, GPU_PRODUCT, HOSTNAME
+from gangplan.replay.gpushare import request_annotations
 
 MIB = 1024 * 1024
 PHILLY_GPUS_PER_NODE = 8
@@ -58,9 +59,9 @@ class ReplayJob:
     cpu_milli: int
     memory_mib: int
     gpu: int
-    """Whole GPUs per worker (a GPU-sharing openb pod counts one: see :attr:`gpu_milli`)."""
+    """GPU devices per worker (a GPU-sharing openb pod has one: see :attr:`gpu_milli`)."""
     gpu_milli: int = 1000
-    """The trace's share of each GPU (openb ``gpu_milli``); < 1000 is a fractional pod."""
+    """The milli each device gives (openb ``gpu_milli``); < 1000 shares the device."""
     gpu_models: tuple[str, ...] = ()
     min_count: int = 0
     priority: int = 0
@@ -74,8 +75,13 @@ class ReplayJob:
 
     @property
     def gpus(self) -> int:
-        """Whole GPUs of the whole job."""
+        """GPU devices of the whole job (shared or whole)."""
         return self.gpu * self.workers
+
+    @property
+    def gpu_milli_total(self) -> int:
+        """GPU milli of the whole job (the simulator's ``TotalMilliGpu`` times workers)."""
+        return self.gpu * self.gpu_milli * self.workers if self.gpu else 0
 
     @property
     def fractional(self) -> bool:
@@ -326,17 +332,18 @@ def model_selector(models: tuple[str, ...]):
 
 
 def worker_pod(job: ReplayJob, index: int, *, namespace: str = "replay", group: str | None = None) -> Pod:
-    """One worker of ``job`` as a pending Pod (whole GPUs; see :attr:`ReplayJob.gpu_milli`)."""
+    """One worker of ``job`` as a pending Pod. Its GPUs are a device request (``gpu`` devices of
+    ``gpu_milli`` each, :mod:`gangplan.replay.gpushare`) carried by annotations, not
+    ``nvidia.com/gpu``; the allowed models are a node-affinity term (GPU pods only)."""
     req: dict[str, int] = {"cpu": job.cpu_milli, "memory": job.memory_mib * MIB}
-    if job.gpu:
-        req[GPU] = job.gpu
     nonzero = {"cpu": job.cpu_milli or 100, "memory": job.memory_mib * MIB or 200 * MIB}
     return Pod(
         namespace=namespace,
         name=f"{job.name}-{index}" if job.workers > 1 else job.name,
         requests={k: v for k, v in req.items() if v},
         nonzero_requests=nonzero,
-        affinity=model_selector(job.gpu_models),
+        annotations=request_annotations(job.gpu, job.gpu_milli),
+        affinity=model_selector(job.gpu_models if job.gpu else ()),
         priority=job.priority,
         pod_group=group,
     )
