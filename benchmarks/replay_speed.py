@@ -33,7 +33,7 @@ from gangplan.replay.traces import read_nodes, read_trace
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("GANGPLAN_DATA_DIR") or ROOT / "tests" / "data" / "traces") / "alibaba-gpu-v2023"
 PAPER = {"random": (13.70, 0.33), "dotprod": (9.38, 0.19), "clustering": (8.35, 0.61), "packing": (8.22, 0.53), "bestfit": (7.14, 0.14), "fgd": (4.77, 0.11)}
-"""Fig. 9(a): unallocated GPU % at 100 % arrived, mean (sd) over seeds 42..51."""
+"""Fig. 9(a): unallocated GPU % at 100 % arrived, mean (sample sd) over seeds 42..51."""
 
 
 def main() -> None:
@@ -64,7 +64,7 @@ def main() -> None:
     for policy in policies:
         v = [r["unallocated_at_100"] for r in rows if r["policy"] == policy]
         m = sum(v) / len(v)
-        sd = math.sqrt(sum((x - m) ** 2 for x in v) / len(v))
+        sd = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else 0.0
         pm, psd = PAPER.get(policy, (None, None))
         print(f"{policy:<14} {m:>6.2f} {sd:>5.2f} {pm if pm is not None else '-':>10} {psd if psd is not None else '-':>8}")
     out = ROOT / "benchmarks" / "results" / (a.csv or ("replay_speed_quick.csv" if a.quick else "replay_speed.csv"))
