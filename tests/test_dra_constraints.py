@@ -21,6 +21,7 @@ from gangplan.dra.allocator import AllocationError, allocate, brute_force_exists
 from gangplan.dra.model import Constraint, Device, DeviceClass, DeviceRequest
 from gangplan.io.errors import SnapshotError
 from gangplan.io.loader import load_objects, load_snapshot
+from gangplan.solver.exact import solve_exact
 from gangplan.solver.greedy import solve_greedy
 from gangplan.solver.validate import validate
 
@@ -190,7 +191,6 @@ def _devices(result) -> dict[str, tuple]:
     return {k: (o.node, tuple(c.device for c in o.claims)) for k, o in result.pods.items()}
 
 
-@pytest.mark.skipif(not (FIXTURES / "dranet-gpu-nic-pcie-root.yaml").exists(), reason="fixture committed with the exact engine rows")
 def test_dranet_gpu_nic_template_greedy_places_two_pods_aligned() -> None:
     """node-a has no root with two GPUs of index <= 2 and two NICs; node-b fits directly; node-c
     after backtracking off gpu-0 (module docstring of the fixture)."""
@@ -203,7 +203,13 @@ def test_dranet_gpu_nic_template_greedy_places_two_pods_aligned() -> None:
     assert "cannot allocate all claims" in g.pods["default/nccl-2"].reason
 
 
-@pytest.mark.skipif(not (FIXTURES / "dranet-gpu-nic-pcie-root.yaml").exists(), reason="fixture committed with the exact engine rows")
+def test_dranet_gpu_nic_template_exact_places_two_pods_aligned() -> None:
+    c = load_snapshot(FIXTURES / "dranet-gpu-nic-pcie-root.yaml")
+    e = solve_exact(c, time_limit=10)
+    assert validate(c, e) == []
+    assert sorted(o.node for o in e.pods.values() if o.node) == ["node-b", "node-c"]
+
+
 def test_validator_rejects_named_devices_that_break_the_constraint(tmp_path) -> None:
     """The validator checks the constraint on the devices a Result names, independently of the
     search: nccl-1 on node-c named with gpu-0 (root 8c) and gpu-1 (root 9d) is refused."""
@@ -215,3 +221,94 @@ def test_validator_rejects_named_devices_that_break_the_constraint(tmp_path) -> 
     bad = type(g).model_validate(doc)
     problems = [str(v) for v in validate(c, bad)]
     assert any("break its constraints (matchAttribute resource.kubernetes.io/pcieRoot)" in p for p in problems), problems
+
+
+# ---- the exact engine's per-value rows --------------------------------------------------------
+def _cluster(nodes: dict[str, list[tuple[str, str, object]]], pods: int, devices_spec: dict, distinct_attr: bool = False):
+    """``nodes``: node -> [(device name, kind gpu|nic, attribute value or None)]; ``pods`` pods each
+    with one claim from a template: 1 GPU + 1 NIC on one ``root`` (matchAttribute), or with
+    ``distinct_attr`` 2 NICs on different ``port`` (distinctAttribute)."""
+    objs: list[dict] = [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": kind},
+         "spec": {"selectors": [{"cel": {"expression": f"device.attributes['{DRIVER}'].kind == '{kind}'"}}]}} for kind in ("gpu", "nic")]
+    if distinct_attr:
+        devices = {"requests": [{"name": "nic", "exactly": {"deviceClassName": "nic", "count": 2}}],
+                   "constraints": [{"distinctAttribute": f"{DRIVER}/port"}]}
+    else:
+        devices = {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu"}}, {"name": "nic", "exactly": {"deviceClassName": "nic"}}],
+                   "constraints": [{"requests": ["gpu", "nic"], "matchAttribute": f"{DRIVER}/root"}]}
+    objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "t", "namespace": "default"},
+                 "spec": {"spec": {"devices": devices}}})
+    attr = "port" if distinct_attr else "root"
+    for n, devs in nodes.items():
+        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n}, "status": {"allocatable": {"cpu": "64", "memory": "64Gi", "pods": "110"}}})
+        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{n}-s"},
+                     "spec": {"driver": DRIVER, "nodeName": n, "pool": {"name": n, "generation": 0, "resourceSliceCount": 1},
+                              "devices": [{"name": d, "attributes": {"kind": {"string": k}, **({attr: {"string": str(v)}} if v is not None else {})}}
+                                          for d, k, v in devs]}})
+    for i in range(pods):
+        objs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default"},
+                     "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+                              "resourceClaims": [{"name": "dev", "resourceClaimTemplateName": "t"}]}})
+    return load_objects(objs)
+
+
+def _placed(c, r) -> int:
+    assert validate(c, r) == []
+    return sum(o.node is not None for o in r.pods.values())
+
+
+def test_exact_splits_claims_over_values() -> None:
+    """Root a has 2 GPUs and 1 NIC, root b 1 GPU and 2 NICs: 3 GPUs and 3 NICs, but only two
+    aligned pairs. Both engines place 2 pods (the device counts alone would allow 3)."""
+    c = _cluster({"n": [("g0", "gpu", "a"), ("g1", "gpu", "a"), ("g2", "gpu", "b"), ("k0", "nic", "a"), ("k1", "nic", "b"), ("k2", "nic", "b")]}, 3, {})
+    assert _placed(c, solve_greedy(c)) == 2
+    assert _placed(c, solve_exact(c, time_limit=5)) == 2
+
+
+def test_exact_distinct_attribute_counts_values_per_claim() -> None:
+    """Two NICs on different ports per claim: ports p0, p0, p1, p1 hold two claims, ports p0,
+    p0, p0, p1 only one (every claim needs the single p1 NIC)."""
+    two = _cluster({"n": [("k0", "nic", "p0"), ("k1", "nic", "p0"), ("k2", "nic", "p1"), ("k3", "nic", "p1")]}, 3, {}, distinct_attr=True)
+    assert _placed(two, solve_greedy(two)) == 2 and _placed(two, solve_exact(two, time_limit=5)) == 2
+    one = _cluster({"n": [("k0", "nic", "p0"), ("k1", "nic", "p0"), ("k2", "nic", "p0"), ("k3", "nic", "p1")]}, 3, {}, distinct_attr=True)
+    assert _placed(one, solve_greedy(one)) == 1 and _placed(one, solve_exact(one, time_limit=5)) == 1
+
+
+def test_distinct_attribute_on_v1_35_fits_nowhere() -> None:
+    """v1.35's allocator fails claims with distinctAttribute: neither engine places the pods."""
+    c = _cluster({"n": [("k0", "nic", "p0"), ("k1", "nic", "p1")]}, 1, {}, distinct_attr=True).at_version("1.35")
+    g = solve_greedy(c)
+    assert _placed(c, g) == 0 and "empty constraint" in g.pods["default/p0"].reason
+    assert _placed(c, solve_exact(c, time_limit=5)) == 0
+
+
+def _most_claims(c) -> int:
+    """The most claims of the template that one node can hold together (the allocator's joint
+    search is complete, so j pods fit iff j claims allocate jointly)."""
+    from gangplan.dra.allocator import allocate as joint
+
+    dra = c.dra
+    key = next(iter(dra.pod_claims.values()))[0]
+    best = 0
+    for devices in dra.devices_by_node.values():
+        j = 0
+        while j < len(c.pending_pods) and joint([(f"c{i}", dra.claims[key].requests) for i in range(j + 1)], devices, set(), dra.classes,
+                                                constraints={f"c{i}": dra.constraints[key] for i in range(j + 1)}) is not None:
+            j += 1
+        best += j
+    return best
+
+
+values = st.sampled_from(["a", "b", "c", None])
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["gpu", "nic"]), values), min_size=1, max_size=6), st.integers(1, 4), st.booleans())
+def test_exact_places_as_many_as_the_brute_force(devs, pods, distinct_attr) -> None:
+    """One node with random devices and values: the exact engine places exactly as many pods as
+    fit (joint allocations tried for 1, 2, ... claims), greedy at most that, both valid."""
+    c = _cluster({"n": [(f"d{i}", k, v) for i, (k, v) in enumerate(devs)]}, pods, {}, distinct_attr=distinct_attr)
+    most = _most_claims(c)
+    assert _placed(c, solve_exact(c, time_limit=5)) == most
+    assert _placed(c, solve_greedy(c)) <= most

@@ -40,20 +40,101 @@ catches a placement they let through.
 from __future__ import annotations
 
 import weakref
+from collections import Counter
+from dataclasses import dataclass, field
 
 from gangplan.dra.allocator import AllocationError, allocate_results, consumption, fits, matches
 from gangplan.dra.model import CapName, Device, DeviceRequest, DraState
-from gangplan.dra.rules import CANNOT_ALLOCATE, replay, try_node
+from gangplan.dra.rules import CANNOT_ALLOCATE, distinct_supported, replay, try_node
 from gangplan.models.objects import LabelSelector, PodAffinityTerm
 
 
-def _fits_alone(dra: DraState, node, key: str) -> bool:
+def _fits_alone(dra: DraState, node, key: str, distinct: bool = True) -> bool:
     """Whether ``node`` can allocate claim ``key`` from its free devices, alone."""
     try:
         return allocate_results([(key, dra.claims[key].requests)], dra.devices_by_node.get(node.name, ()), dra.in_use, dra.classes, dra.consumed,
-                                constraints=dra.constraints) is not None
+                                constraints=dra.constraints, distinct=distinct) is not None
     except AllocationError:
         return False
+
+
+PairKey = tuple[str, tuple[str, ...], tuple[tuple[str, int], ...]]
+"""(DeviceClass, request selectors, capacity requests): the devices a request can take."""
+
+
+@dataclass(frozen=True)
+class AlignedConstraint:
+    """One constraint of a claim shape, for the exact engine's per-value rows."""
+
+    kind: str
+    """``match`` or ``distinct``."""
+    attribute: CapName
+    pairs: tuple[tuple[PairKey, int], ...]
+    """The pairs the requests it covers draw from, with the devices one claim takes of each."""
+
+
+@dataclass
+class AlignedRows:
+    """Claims with matchAttribute / distinctAttribute constraints, as the exact engine models
+    them (:func:`gangplan.solver.exact.capacity.add_aligned_rows`): per claim shape a resource
+    (one unit per claim) that only nodes able to allocate one such claim alone offer, and per node
+    the free devices of each (pair, attribute) split by the attribute's value."""
+
+    shapes: dict[str, tuple[AlignedConstraint, ...]] = field(default_factory=dict)
+    """resource name -> the shape's constraints."""
+    supply: dict[str, dict[tuple[PairKey, CapName], dict[object, int]]] = field(default_factory=dict)
+    """node name -> (pair, attribute) -> attribute value -> free devices of the pair with it."""
+    relaxed: dict[str, str] = field(default_factory=dict)
+    """node name -> why the rows are a relaxation there (the validator decides)."""
+
+
+_ALIGNED: dict[int, tuple[weakref.ref, AlignedRows]] = {}
+
+
+def aligned_rows(view) -> AlignedRows | None:
+    """The per-value rows of a :func:`capacity_view` (None when no pending claim has constraints)."""
+    got = _ALIGNED.get(id(view))
+    return got[1] if got is not None and got[0]() is view else None
+
+
+def _aligned(dra: DraState, nodes, shapes: dict[str, tuple[AlignedConstraint, ...]]) -> AlignedRows:
+    """Count, per node, the free exclusive devices of each (pair, attribute) by value."""
+    from gangplan.dra.allocator import attribute_value
+
+    rows = AlignedRows(shapes=shapes)
+    wanted = sorted({(p, c.attribute) for cons in shapes.values() for c in cons for p, _ in c.pairs}, key=repr)
+    by_pair: dict[PairKey, list[tuple[str, ...]]] = {}
+    for cons in shapes.values():
+        for c in cons:
+            for p, _ in c.pairs:
+                by_pair.setdefault(p, []).append(c.attribute)
+    for n in nodes:
+        per: dict[tuple[PairKey, CapName], dict[object, int]] = {}
+        why = []
+        devices = dra.devices_by_node.get(n.name, ())
+        for pair, attr in wanted:
+            req = DeviceRequest(name="", device_class=pair[0], selectors=pair[1], capacity=pair[2])
+            counts: dict[object, int] = {}
+            for d in devices:
+                try:
+                    ok = _serves(dra, d, req) is not None
+                except AllocationError:
+                    ok = False
+                if not ok:
+                    continue
+                if d.allow_multiple:
+                    why.append(f"device {'/'.join(d.id)} is shared (allowMultipleAllocations)")
+                    continue
+                v = attribute_value(d, attr)
+                if isinstance(v, tuple):
+                    counts[v] = counts.get(v, 0) + 1
+            per[(pair, attr)] = counts
+        if any(len(set(a)) > 1 for a in by_pair.values()):
+            why.append("constraints on different attributes draw on the same devices")
+        if why and any(per.values()):
+            rows.relaxed[n.name] = why[0]
+        rows.supply[n.name] = per
+    return rows
 
 PREFIX = "dra.gangplan.io/"
 NODE_LABEL = PREFIX + "node"
@@ -160,6 +241,8 @@ def capacity_view(cluster):
     shared = {k for k, v in users.items() if len(v) > 1 and dra.claims[k].allocated is None and dra.claims[k].unsupported is None}
     pod_shared: dict[str, list[str]] = {}
     pairs: dict[tuple, _Shareable | None] = {}
+    aligned: dict[str, tuple[str, tuple[AlignedConstraint, ...]]] = {}
+    distinct = distinct_supported(cluster)
     consumers: list[tuple[dict, str, tuple, CapName, int, int]] = []
 
     def _shareable(r: DeviceRequest) -> _Shareable | None:
@@ -194,6 +277,21 @@ def capacity_view(cluster):
             if c.unsupported is not None:
                 extra[PREFIX + "unallocatable"] = 1
                 continue
+            if c.constraints:
+                # matchAttribute / distinctAttribute: one unit per claim of its shape, and
+                # per-value rows in the exact engine (AlignedRows); the requests still count below.
+                shape = (tuple((r.name, r.device_class, r.selectors, r.count, r.capacity) for r in c.requests), c.constraints)
+                name = dims.setdefault(("aligned", shape), f"{PREFIX}aligned-{len(dims)}")
+                extra[name] = extra.get(name, 0) + 1
+                if name not in aligned:
+                    shaped = []
+                    for k in c.constraints:
+                        got: Counter = Counter()
+                        for r in c.requests:
+                            if k.applies(r.name):
+                                got[(r.device_class, r.selectors, r.capacity)] += r.count
+                        shaped.append(AlignedConstraint(k.kind, k.attribute, tuple(sorted(got.items(), key=repr))))
+                    aligned[name] = (key, tuple(shaped))
             for r in c.requests:
                 sh = _shareable(r)
                 if sh is None:
@@ -231,7 +329,9 @@ def capacity_view(cluster):
             elif kind == "cap":
                 node_extra[n.name][name] = pairs[(rest[0], rest[1])].supply(n.name, rest[2], None)
             elif kind == "shared":
-                node_extra[n.name][name] = _BIG if _fits_alone(dra, n, rest[0]) else 0
+                node_extra[n.name][name] = _BIG if _fits_alone(dra, n, rest[0], distinct) else 0
+            elif kind == "aligned":
+                node_extra[n.name][name] = _BIG if _fits_alone(dra, n, aligned[name][0], distinct) else 0
         for (cls, sel, cap, a), name in thresholds.items():
             node_extra[n.name][name] = pairs[(cls, sel)].supply(n.name, cap, a)
         served = dra.mapped_on(n)
@@ -265,8 +365,15 @@ def capacity_view(cluster):
     nodes = tuple(node(n) for n in cluster.nodes)
     pods = tuple(pod(p) for p in cluster.pods)
     fields = {f: getattr(cluster, f) for f in type(cluster).model_fields}
+    rows = _aligned(dra, cluster.nodes, {name: cons for name, (_, cons) in aligned.items()}) if aligned else None
+    if rows is not None and rows.relaxed:
+        first = sorted(rows.relaxed)[0]
+        fields["warnings"] = (*fields.get("warnings", ()), f"exact engine: the device rows of claims with matchAttribute / distinctAttribute constraints are "
+                              f"a relaxation on {len(rows.relaxed)} node(s) (e.g. {first}: {rows.relaxed[first]}); the validator checks the result")
     view = type(cluster)(**{**fields, "nodes": nodes, "pods": pods})
     _VIEWS[id(cluster)] = (weakref.ref(cluster), view)
+    if rows is not None:
+        _ALIGNED[id(view)] = (weakref.ref(view), rows)
     return view
 
 

@@ -13,6 +13,10 @@ With preemption (:mod:`.preemption`) the bound usage is a linear expression: eac
 on the node gives back its requests and pod slots when ``evict[u]`` is 1, i.e.
 ``new requests - sum_u usage[u, n] * evict[u] <= free`` (free after every bound pod); the unit
 usages join the gcd so the scaling stays exact.
+
+DRA claims with matchAttribute / distinctAttribute constraints add per-attribute-value variables
+on the nodes where they can land (:func:`add_aligned_rows`); everything else DRA is resource rows
+of :func:`gangplan.dra.capacity.capacity_view`.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from ortools.sat.python import cp_model
 from gangplan.solver.exact.eligibility import ClassView, Conditions
 from gangplan.solver.exact.family import BuildContext, Family
 from gangplan.solver.exact.names import CAPACITY
-from gangplan.solver.exact.variables import ExactModel
+from gangplan.solver.exact.variables import Counts, ExactModel
 
 
 def capacity_mask(view: ClassView, cond: Conditions) -> np.ndarray:
@@ -54,6 +58,7 @@ def add_capacity_constraints(ctx: BuildContext) -> None:
     if not ctx.enforces(CAPACITY):
         return
     em = ctx.em
+    add_aligned_rows(em)
     inst, model = em.inst, em.model
     scales = resource_scales(em)
     for n, entries in enumerate(em.node_vars):
@@ -110,6 +115,125 @@ def _overcommitted(em: ExactModel, n: int, variables, ubs, reqs, free, gives) ->
         terms = variables + [v for v, _, _ in gives] + [land]
         weights = [1] * len(variables) + [-k for _, _, k in gives] + [-min(slots, 0)]
         model.add(cp_model.LinearExpr.weighted_sum(terms, weights) <= max(slots, 0))
+
+
+def add_aligned_rows(em: ExactModel) -> None:
+    """DRA claims with ``matchAttribute`` / ``distinctAttribute`` constraints
+    (:class:`gangplan.dra.capacity.AlignedRows`): variables per attribute value, only on nodes
+    where such claims can land. With ``t`` the claims of a shape on node ``n`` (its resource's
+    count over everything landing there) and ``N[P, a, v]`` the node's free devices of pair ``P``
+    whose attribute ``a`` is ``v``:
+
+    * matchAttribute: ``y[v]`` claims take all their covered devices from value ``v``:
+      ``sum_v y[v] = t`` and, per (P, a, v), ``sum over shapes of k_P * y[v] <= N[P, a, v]``
+      (``k_P``: the devices of P one claim takes);
+    * distinctAttribute: ``z[P, v]`` devices of P with value ``v`` go to the shape's claims:
+      ``sum_v z[P, v] = k_P * t``, ``sum_P z[P, v] <= t`` (a claim takes each value once) and the
+      same per-(P, a, v) rows. Any such counts split into claims with pairwise distinct values
+      (an equitable edge colouring of the value / pair multigraph, de Werra), so the rows are
+      exact for one attribute per device pair.
+
+    The plain device rows of :mod:`gangplan.dra.capacity` still count every request, so devices
+    the unconstrained claims take are accounted for. Exact when each device matches one pair, the
+    pairs' devices are exclusive and one attribute is constrained per pair; otherwise the view
+    names the nodes in a warning and the validator decides."""
+    from gangplan.dra.capacity import aligned_rows
+
+    rows = aligned_rows(em.inst.cluster)
+    if rows is None:
+        return
+    model = em.model
+    ridx = {r: i for i, r in enumerate(em.inst.resources)}
+    shapes = [(name, ridx[name], rows.shapes[name]) for name in sorted(rows.shapes) if name in ridx]
+    plans: dict[tuple[int, int], dict] = {}
+
+    def plan(cnt: Counts, n: int) -> dict:
+        """A greedy split of a placement's claims on node ``n`` over values (hint values)."""
+        key = (id(cnt), n)
+        got = plans.get(key)
+        if got is not None:
+            return got
+        if len(plans) > 4096:
+            plans.clear()
+        left = {k: dict(v) for k, v in rows.supply.get(em.inst.cluster.nodes[n].name, {}).items()}
+        out: dict = {}
+        for name, i, cons in shapes:
+            t = sum(per.get(n, 0) * int(em.req[c][i]) for c, per in enumerate(cnt.per_class))
+            for _ in range(t):
+                for j, con in enumerate(cons):
+                    _hint_one(left, out, name, j, con)
+        plans[key] = out
+        return out
+
+    for n, entries in enumerate(em.node_vars):
+        supply = rows.supply.get(em.inst.cluster.nodes[n].name, {})
+        acc: dict[tuple, list[tuple[cp_model.IntVar, int, int]]] = {}
+        for name, i, cons in shapes:
+            t = [(var, int(req[i]), ub) for var, req, ub in entries if req[i] > 0]
+            if not t:
+                continue
+            hi = sum(k * ub for _, k, ub in t)
+            total = cp_model.LinearExpr.weighted_sum([v for v, _, _ in t], [k for _, k, _ in t])
+            for j, con in enumerate(cons):
+                values = sorted({v for p, _ in con.pairs for v in supply.get((p, con.attribute), {})}, key=repr)
+                if con.kind == "match":
+                    ys = []
+                    for v in values:
+                        cap = min(supply.get((p, con.attribute), {}).get(v, 0) // k for p, k in con.pairs)
+                        if cap <= 0:
+                            continue
+                        ub = min(cap, hi)
+                        y = em.new_aux(0, ub, lambda cnt, n=n, k=(name, j, "y", v), ub=ub: min(plan(cnt, n).get(k, 0), ub))
+                        ys.append(y)
+                        for p, k in con.pairs:
+                            acc.setdefault((p, con.attribute, v), []).append((y, k, ub))
+                    model.add(cp_model.LinearExpr.sum(ys) == total)
+                    continue
+                per_value: dict[object, list[cp_model.IntVar]] = {}
+                for p, k in con.pairs:
+                    zs = []
+                    for v in values:
+                        cap = supply.get((p, con.attribute), {}).get(v, 0)
+                        if cap <= 0:
+                            continue
+                        ub = min(cap, hi)
+                        z = em.new_aux(0, ub, lambda cnt, n=n, key=(name, j, "z", p, v), ub=ub: min(plan(cnt, n).get(key, 0), ub))
+                        zs.append(z)
+                        per_value.setdefault(v, []).append(z)
+                        acc.setdefault((p, con.attribute, v), []).append((z, 1, ub))
+                    model.add(cp_model.LinearExpr.sum(zs) == k * total)
+                for zs in per_value.values():
+                    if len(zs) > 1 or hi > 1:
+                        model.add(cp_model.LinearExpr.sum(zs) <= total)
+        for (p, a, v), terms in acc.items():
+            cap = supply[(p, a)][v]
+            if sum(k * ub for _, k, ub in terms) > cap:
+                model.add(cp_model.LinearExpr.weighted_sum([x for x, _, _ in terms], [k for _, k, _ in terms]) <= cap)
+
+
+def _hint_one(left: dict, out: dict, name: str, j: int, con) -> None:
+    """One claim's constraint ``j`` given values greedily from what is ``left`` (hint values only)."""
+    if con.kind == "match":
+        values = sorted({v for p, _ in con.pairs for v in left.get((p, con.attribute), {})}, key=repr)
+        pick = next((v for v in values if all(left.get((p, con.attribute), {}).get(v, 0) >= k for p, k in con.pairs)), None)
+        if pick is None:
+            return
+        for p, k in con.pairs:
+            left[(p, con.attribute)][pick] -= k
+        out[(name, j, "y", pick)] = out.get((name, j, "y", pick), 0) + 1
+        return
+    used: set = set()
+    for p, k in con.pairs:
+        have = left.get((p, con.attribute), {})
+        for v in sorted(have, key=lambda v: (-have[v], repr(v)))[: k + len(used)]:
+            if k == 0:
+                break
+            if v in used or have[v] <= 0:
+                continue
+            have[v] -= 1
+            used.add(v)
+            k -= 1
+            out[(name, j, "z", p, v)] = out.get((name, j, "z", p, v), 0) + 1
 
 
 FAMILY = Family(CAPACITY, mask=capacity_mask, build=add_capacity_constraints)
