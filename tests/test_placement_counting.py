@@ -57,3 +57,31 @@ def test_scan_starts_match_the_placement_by_placement_chain():
             y = (y + a) % m if a else y
             want.append(y)
         assert scan_starts(x, advance.astype(np.int64), sizes).tolist() == want
+
+
+def test_a_failed_retry_without_its_reported_cycles_gives_the_same_run(monkeypatch):
+    """A retry whose failure binds nothing skips the reported placement's pod cycles (their records
+    are undone with the retry): the Result, its full trace and every requeue are unchanged."""
+    from gangplan.bench.generators.builders import to_cluster
+    from gangplan.bench.generators.topology_shapes import generate_shape
+    from gangplan.solver.greedy import placement_cycle, solve_greedy
+    from gangplan.solver.greedy.preemption import Preemption
+    from gangplan.solver.validate import validate
+
+    cluster = to_cluster(generate_shape("dgx-h100-superpod", nodes=256, utilisation=0.8, seed=3, gangs=40))
+    skipped = []
+    no_placement = placement_cycle.PlacementAlgorithm._no_placement
+
+    def watch(self, key, placements, records, d):
+        skipped.append(records[0].counted is not None and self.state.discard_failure == key)
+        return no_placement(self, key, placements, records, d)
+
+    monkeypatch.setattr(placement_cycle.PlacementAlgorithm, "_no_placement", watch)
+    lazy = solve_greedy(cluster)
+    assert sum(skipped) >= 10 and validate(cluster, lazy) == []
+    monkeypatch.setattr(Preemption, "failure_binds_nothing", lambda self, root: False)
+    full = solve_greedy(cluster)
+    a, b = lazy.to_dict(trace="full"), full.to_dict(trace="full")
+    a.pop("wallSeconds"), b.pop("wallSeconds")
+    assert a == b
+    assert a["trace"]["requeues"]  # the retries are there, each with its outcome

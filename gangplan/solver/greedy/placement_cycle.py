@@ -266,11 +266,18 @@ class PlacementAlgorithm:
         at, and check the count; the scan start is left as the full evaluation leaves it."""
         c = rec.counted
         assert c is not None
-        snap = self.state.snap
+        st = self.state
+        snap = st.snap
         snap.next_start_node_index = c.x_before
-        full = self._evaluate(key, rec.placement)
-        got = (full.run.status, full.run.new, full.run.reason, len(full.assigned), snap.next_start_node_index)
-        want = (c.status, c.new, c.reason, len(rec.assigned), c.x_after)
+        outer, st.rejectors = st.rejectors, set()
+        try:
+            full = self._evaluate(key, rec.placement)
+        finally:
+            rejected, st.rejectors = st.rejectors, outer
+            if outer is not None:
+                outer |= rejected
+        got = (full.run.status, full.run.new, full.run.reason, len(full.assigned), snap.next_start_node_index, rejected)
+        want = (c.status, c.new, c.reason, len(rec.assigned), c.x_after, c.rejectors)
         if got != want:
             raise CountingMismatch(f"{key} in {rec.placement.label}: evaluated {got}, counted {want}")
         full.scores, full.total = rec.scores, rec.total
@@ -325,9 +332,20 @@ class PlacementAlgorithm:
         return self._outcome(key, rec.run, d, records)
 
     def _no_placement(self, key: str, placements: list[Placement], records: list[PlacementRun], d: _Decision) -> GroupRun:
-        reported = self._materialize(key, records[0], records)
-        self._apply(reported)
-        which = "reported" if self.state.cluster.groups.is_leaf(key) else "first"
+        st = self.state
+        reported = records[0]
+        if reported.counted is not None and st.discard_failure == key and not placement_fast.VERIFY:
+            # A retry of this root that fails leaves no record (``WorkloadCycle.run`` undoes it) and
+            # binds nothing: the reported placement's pod cycles, which only its records would
+            # show, are not run; their outcome is the count (status, reason, scan start) and
+            # they reject with the count's plugins. VERIFY evaluates it as any other decision
+            # does and checks those plugins against its cycles.
+            if st.rejectors is not None:
+                st.rejectors |= reported.counted.rejectors
+        else:
+            reported = self._materialize(key, reported, records)
+            self._apply(reported)
+        which = "reported" if st.cluster.groups.is_leaf(key) else "first"
         reason = f"0/{len(placements)} placements are available, {which} placement status: pod group is unschedulable ({reported.placement.label}: {reported.run.reason})"
         return self._outcome(key, GroupRun(Code.UNSCHEDULABLE, 0, reason), d, records)
 

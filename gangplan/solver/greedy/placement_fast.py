@@ -84,6 +84,8 @@ class Counted:
     reason: str | None
     x_before: int
     x_after: int
+    rejectors: frozenset[str] = frozenset()
+    """The plugins its failing pod's cycle reports (:meth:`CountingPlan.rejectors`)."""
 
 
 class CountingPlan:
@@ -109,15 +111,17 @@ class CountingPlan:
         if cs.node_subset is not None:
             self.in_subset[:] = False
             self.in_subset[np.fromiter(cs.node_subset, dtype=np.int64, count=len(cs.node_subset))] = True
-        self.capacity = np.where(self._passes_static(), snap.node_array(("counting-capacity", snap.signature(pods[0])), self._room), 0)
+        self.passes = self._passes_static()
+        self.capacity = np.where(self.passes, snap.node_array(("counting-capacity", snap.signature(pods[0])), self._room), 0)
         self.concat, self.sizes, self.starts = _geometry(snap, placements)
         self.room = self._per_placement(self.capacity)
         self.with_room = self._per_placement(self.capacity > 0)
         self.scanned = self._per_placement(self.in_subset) if cs.node_subset is not None else self.sizes
+        self._bits: tuple[list[str], np.ndarray] | None = None
+        self._rows: dict[int, tuple[list[str], list[str], np.ndarray, bool]] = {}
 
     def _passes_static(self) -> np.ndarray:
-        """The nodes every static filter passes and the PreFilterResult keeps (the same for
-        every pod with this pod's filter key: cached on the node table)."""
+        """The nodes every static filter passes and the PreFilterResult keeps."""
         if not self.static and self.cs.node_subset is None:
             return np.ones(self.state.snap.n, dtype=bool)
         ok = self.in_subset.copy()
@@ -199,54 +203,90 @@ class CountingPlan:
     def _fit_error(self, k: int) -> str:
         """The FitError of a pod once every node of placement ``k`` took its ``c_i`` copies, from
         the failure rows of that placement's nodes alone (the current node state)."""
+        names, _, counts, alive = self._placement_rows(k)
+        return _fit_error_text(self.key, [int(self.sizes[k])], [int(self.scanned[k])], self._absent(), (names, counts.reshape(len(names), 1), [alive]), 0)
+
+    def _placement_rows(self, k: int) -> tuple[list[str], list[str], np.ndarray, bool]:
+        """Placement ``k``'s failure rows summed over its nodes (reasons, their plugins, counts)
+        and whether a node would still pass."""
         at = int(self.starts[k])
         idx = self.concat[at : at + int(self.sizes[k])]
-        names, rows, alive = self.failure_rows(idx, self._fit_masks(idx))
-        counts = rows.sum(axis=1, dtype=np.int64).reshape(len(names), 1)
-        return _fit_error_text(self.key, [int(self.sizes[k])], [int(self.scanned[k])], self._absent(), (names, counts, [bool(alive.any())]), 0)
+        fit_names, bits = self._fit_bits()
+        got = self._rows.get(k)
+        if got is None:
+            names, plugins, rows, alive = self.failure_rows(idx, _unpack(fit_names, bits[idx]))
+            got = self._rows[k] = (names, plugins, rows.sum(axis=1, dtype=np.int64), bool(alive.any()))
+        return got
+
+    def rejectors(self, k: int, placed: int, attempts: int) -> set[str]:
+        """The plugins the cycles of counted placement ``k`` report as rejecting (their
+        ``UnschedulablePlugins``): those of its first failing pod's FitError, whose counts are
+        the ones of :meth:`_fit_error`, and the PreFilterResult's plugins when it left nodes
+        out (``PodScheduler._fail_filter``); none when no pod failed."""
+        if attempts <= placed:
+            return set()
+        _, plugins, counts, _ = self._placement_rows(k)
+        out = {pl for pl, c in zip(plugins, counts.tolist(), strict=True) if c}
+        cs, snap = self.cs, self.state.snap
+        if cs.node_subset is not None and snap.n - len(cs.node_subset):
+            out.update(cs.subset_plugins)
+        return out
 
     def _absent(self) -> str | None:
         return absent_nodes_reason(self.cs.subset_plugins) if self.cs.node_subset is not None else None
 
-    def _fit_masks(self, idx: np.ndarray) -> list[tuple[str, np.ndarray]]:
-        """NodeResourcesFit's reasons over the nodes ``idx`` (the current node state) once each
-        node holds its ``c_i`` copies."""
-        snap = self.state.snap
-        every = idx is snap.all_nodes
-        return fit_failures(snap, self.req, idx, self.capacity if every else self.capacity[idx])[0]
+    def _fit_bits(self) -> tuple[list[str], np.ndarray]:
+        """NodeResourcesFit's reasons on every node (the current node state) once each node holds
+        its ``c_i`` copies, as one integer per node (bit ``j``: reason ``j``). The node table keeps
+        them per pod signature with ``c_i`` its room and recomputes only the nodes that changed;
+        the nodes a static filter or the PreFilterResult rejects (``c_i = 0``) are redone here."""
+        if self._bits is None:
+            snap = self.state.snap
+            names = [r for r, _ in fit_failures(snap, self.req, snap.all_nodes[:0])[0]]
+
+            def compute(nodes: np.ndarray) -> np.ndarray:
+                return _pack(fit_failures(snap, self.req, nodes, self._room(nodes))[0])
+
+            bits = snap.node_array(("counting-fit-bits", snap.signature(self.pods[0])), compute)
+            redo = np.flatnonzero(self.in_subset & ~self.passes)
+            if len(redo):
+                bits = bits.copy()
+                bits[redo] = _pack(fit_failures(snap, self.req, redo, 0)[0])
+            self._bits = (names, bits)
+        return self._bits
 
     def reason_texts(self) -> Callable[[int], str]:
         """:meth:`_fit_error` of every placement as a function: the part of the failure table
-        that reads node state (NodeResourcesFit's reasons on every node) is computed now, packed
-        into bits; the rest (the static filters' reasons, the counts per placement) on its first
-        call. It holds the plan's shared arrays, not its per-node state."""
-        snap = self.state.snap
-        fit = self._fit_masks(snap.all_nodes)
-        bits = np.packbits(np.array([m for _, m in fit], dtype=bool).reshape(len(fit), snap.n), axis=1)
-        table = _LazyTable(self, [r for r, _ in fit], bits)
+        that reads node state (:meth:`_fit_bits`) is copied now; the rest (the static filters'
+        reasons, the counts per placement) is computed on its first call. It holds the plan's
+        shared arrays, not its per-node state."""
+        names, bits = self._fit_bits()
+        table = _LazyTable(self, names, bits.copy())
         return partial(_lazy_fit_error_text, self.key, self.sizes.tolist(), self.scanned.tolist(), self._absent(), table)
 
-    def failure_rows(self, idx: np.ndarray, fit: list[tuple[str, np.ndarray]]) -> tuple[list[str], np.ndarray, np.ndarray]:
+    def failure_rows(self, idx: np.ndarray, fit: list[tuple[str, np.ndarray]]) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
         """:func:`_failure_rows` of this plan's pod over the nodes ``idx``."""
         return _failure_rows(self.state.snap, self.pods[0], self.cs, self.active, self.static, self.in_subset, idx, fit)
 
 
 def _failure_rows(snap, pod: Pod, cs: CycleState, active: list, static: dict[str, np.ndarray], in_subset: np.ndarray, idx: np.ndarray,
-                  fit: list[tuple[str, np.ndarray]]) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Over the nodes ``idx``, per reason the mask of the nodes it is counted on once every node
-    holds its ``c_i`` copies (each node counted by the first filter of ``active`` that rejects it,
-    in profile order; a NodeResourcesFit node under each of its reasons), and the mask of the
-    nodes that would still pass (none, by construction). ``fit``: NodeResourcesFit's reason masks
-    over ``idx`` (:meth:`CountingPlan._fit_masks`); the static filters read node objects only."""
+                  fit: list[tuple[str, np.ndarray]]) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
+    """Over the nodes ``idx``, per reason (and the plugin reporting it) the mask of the nodes it
+    is counted on once every node holds its ``c_i`` copies (each node counted by the first filter
+    of ``active`` that rejects it, in profile order; a NodeResourcesFit node under each of its
+    reasons), and the mask of the nodes that would still pass (none, by construction). ``fit``: NodeResourcesFit's reason masks
+    over ``idx`` (:meth:`CountingPlan._fit_bits`); the static filters read node objects only."""
     every = idx is snap.all_nodes
     alive = in_subset.copy() if every else in_subset[idx]
     names: list[str] = []
+    plugins: list[str] = []
     rows: list[np.ndarray] = []
     for pl in active:
         if isinstance(pl, Fit):
             fails = np.zeros(len(idx), dtype=bool)
             for r, m in fit:
                 names.append(r)
+                plugins.append(pl.name)
                 rows.append(m & alive)
                 fails |= m
             fails &= alive
@@ -259,9 +299,10 @@ def _failure_rows(snap, pod: Pod, cs: CycleState, active: list, static: dict[str
                     full = np.zeros(len(idx), dtype=bool)
                     full[sub[m]] = True
                     names.append(r)
+                    plugins.append(pl.name)
                     rows.append(full)
         alive &= ~fails
-    return names, np.array(rows, dtype=np.int64).reshape(len(rows), len(idx)), alive
+    return names, plugins, np.array(rows, dtype=np.int64).reshape(len(rows), len(idx)), alive
 
 
 class _LazyTable:
@@ -279,12 +320,23 @@ class _LazyTable:
         if self._table is None:
             assert self._parts is not None
             snap, pod, cs, active, static, in_subset, concat, starts, fit_names, bits = self._parts
-            fit = list(zip(fit_names, np.unpackbits(bits, axis=1, count=snap.n).astype(bool), strict=True))
-            names, rows, alive = _failure_rows(snap, pod, cs, active, static, in_subset, snap.all_nodes, fit)
+            names, _, rows, alive = _failure_rows(snap, pod, cs, active, static, in_subset, snap.all_nodes, _unpack(fit_names, bits))
             counts = np.add.reduceat(rows[:, concat], starts, axis=1) if len(rows) else np.zeros((0, len(starts)), dtype=np.int64)
             self._table = (names, counts, np.add.reduceat(alive[concat].astype(np.int64), starts) > 0)
             self._parts = None
         return self._table
+
+
+def _pack(masks: list[tuple[str, np.ndarray]]) -> np.ndarray:
+    """Reason masks as one integer per node (bit ``j``: the ``j``-th reason)."""
+    out = np.zeros(len(masks[0][1]) if masks else 0, dtype=np.int64)
+    for j, (_, m) in enumerate(masks):
+        out |= m.astype(np.int64) << j
+    return out
+
+
+def _unpack(names: list[str], bits: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    return [(r, (bits >> j) & 1 == 1) for j, r in enumerate(names)]
 
 
 def _lazy_fit_error_text(key: str, sizes: list[int], scanned: list[int], absent: str | None, table: _LazyTable, k: int) -> str:
@@ -343,9 +395,11 @@ class CountedBatch:
 
     def counted(self, k: int, x_before: int, x_after: int) -> Counted:
         """Placement ``k``'s counted outcome, its cycles run from scan start ``x_before``."""
+        assert self.plan is not None, "a record is counted before the batch is frozen"
+        rejectors = frozenset(self.plan.rejectors(k, self.placed[k], self.attempts[k]))
         if self.success[k]:
-            return Counted(Code.SUCCESS, self.placed[k], None, x_before, x_after)
-        return Counted(Code.UNSCHEDULABLE, 0, self.reason(k), x_before, x_after)
+            return Counted(Code.SUCCESS, self.placed[k], None, x_before, x_after, rejectors)
+        return Counted(Code.UNSCHEDULABLE, 0, self.reason(k), x_before, x_after, rejectors)
 
     def reason(self, k: int) -> str:
         if self.plan is not None:

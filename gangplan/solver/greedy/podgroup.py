@@ -93,7 +93,12 @@ class WorkloadCycle:
                 st.trace.entities.append(str(key))
                 self._attempt(key)
             else:
-                self._retry(key, pods, before)
+                discard = not key.is_pod and st.observer is None and self.preemption.failure_binds_nothing(key.key)
+                st.discard_failure = key.key if discard else None
+                try:
+                    self._retry(key, pods, before)
+                finally:
+                    st.discard_failure = None
             bound = [p for p in pods if p.key in st.placements and p.key not in before]
             if qe.attempts > 1 and not bound and not st.stopped:
                 st.trace.restore(mark)  # a retry that places nothing leaves the first attempt's records

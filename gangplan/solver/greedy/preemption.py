@@ -77,7 +77,13 @@ from gangplan.models.objects import NEVER, Pod, PodDisruptionBudget
 from gangplan.models.preemption import FAR_FUTURE, pick_key
 from gangplan.models.preemption import pick_one_node as choose_node
 from gangplan.models.trace import NodeVictims, PodPreemption, WorkloadPreemption
-from gangplan.models.version import NEWEST, KubeVersion, placement_groups_preempt, rerun_reprieve
+from gangplan.models.version import (
+    NEWEST,
+    KubeVersion,
+    placement_groups_preempt,
+    rerun_reprieve,
+    workload_aware_preemption,
+)
 from gangplan.solver.greedy.framework import (
     Code,
     CycleState,
@@ -268,12 +274,9 @@ class Preemption:
         policy = tree.preemption_policy(group.entity)
         trace = WorkloadPreemption(priority=group.priority, policy=policy, status=Code.UNSCHEDULABLE.label)
         st.trace.preemption[root] = trace
-        if not placement_groups_preempt(st.cluster.kube_version) and any(tree.node(g).topology_key for g in tree.leaves(root)):
-            # v1.36 runWorkloadAwarePreemption (schedule_one_podgroup.go, kubernetes#137606;
-            # lifted in v1.37 by kubernetes#140683)
-            return _fail(trace, "workload aware preemption is not supported for pod groups with scheduling constraints")
-        if policy == NEVER:
-            return _fail(trace, "not eligible due to preemptionPolicy=Never.")
+        ineligible = self._ineligible(root)
+        if ineligible is not None:
+            return _fail(trace, ineligible)
         if self._ongoing(pods, group.priority):
             return _fail(trace, "not eligible due to a terminating pod on the nominated node.")
         units = sorted(victims_below(st.cluster, st.snap, group.priority), key=self.importance)
@@ -306,6 +309,32 @@ class Preemption:
         trace.status = Code.SUCCESS.label
         trace.nominated = {p.key: st.snap.names[i] for p, i in assignments}
         return None
+
+    def _ineligible(self, root: str) -> str | None:
+        """Why workload-aware preemption never tries ``root`` (None: it may)."""
+        st = self.state
+        tree = st.cluster.groups
+        group = tree.node(root)
+        if not placement_groups_preempt(st.cluster.kube_version) and any(tree.node(g).topology_key for g in tree.leaves(root)):
+            # v1.36 runWorkloadAwarePreemption (schedule_one_podgroup.go, kubernetes#137606;
+            # lifted in v1.37 by kubernetes#140683)
+            return "workload aware preemption is not supported for pod groups with scheduling constraints"
+        if tree.preemption_policy(group.entity) == NEVER:
+            return "not eligible due to preemptionPolicy=Never."
+        return None
+
+    def failure_binds_nothing(self, root: str) -> bool:
+        """True when a failed cycle of ``root`` now cannot end with any pod placed: preemption is
+        off, runs per pod only inside pod cycles (before v1.36, so not here), or workload-aware
+        preemption would give up before running the group again (ineligible, or no bound pod
+        below the group's priority). The node table's bound pods do not change while the group's
+        cycle runs (its own pods are assumed and forgotten), so this holds for the whole attempt."""
+        st = self.state
+        if not st.preemption:
+            return True
+        if not workload_aware_preemption(st.cluster.kube_version):
+            return False
+        return self._ineligible(root) is not None or not victims_below(st.cluster, st.snap, st.cluster.groups.node(root).priority)
 
     def _reprieve(self, units: list[VictimUnit], assignments: list[tuple[Pod, int]], trace: WorkloadPreemption) -> list[VictimUnit]:
         """Add units back (violating first, importance order); keep those with which every

@@ -230,6 +230,12 @@ class RunState:
     """Set when the observer stopped the run."""
     rejectors: set[str] | None = None
     """Plugins that rejected a pod during the current entity's attempt (its ``UnschedulablePlugins``)."""
+    discard_failure: str | None = None
+    """The root group of the current attempt when a failure of it is certain to leave no record:
+    a retry (a retry that places nothing is undone, ``WorkloadCycle.run``) whose failure binds
+    nothing (``Preemption.failure_binds_nothing``), in a run without an observer. A failed
+    placement decision of that root may skip what only its records would show (the reported
+    placement's pod cycles, :mod:`.placement_cycle`)."""
 
     @classmethod
     def start(cls, cluster: Cluster, snap: NodeTable, sched: PodScheduler, *, fixed: dict[str, str] | None = None, preemption: bool = False, observer: RunObserver | None = None) -> RunState:
