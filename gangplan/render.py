@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from gangplan.models.cluster import Cluster
+from gangplan.models.documents import NodeEvidence
 from gangplan.models.result import Result
 from gangplan.models.well_known import GPU
 
@@ -447,12 +448,12 @@ def decisive_lines(d) -> list[str]:
     first = f"greedy choice #{s.step}: {s.pod}" + (f" ({s.group})" if s.group else "") + f" -> {s.greedy_node}; no optimal placement shares it"
     second = f"the optimum puts it on {s.optimal_node}" if s.optimal_node else f"the optimum admits {s.group} too but leaves it unplaced"
     pe = s.placement
-    if pe and pe.get("greedy") is not None:
-        second += f"; greedy chose {pe.get('greedy')} over {pe.get('optimal')}"
-        if pe.get("misledBy"):
-            second += f" ({pe['misledBy']})"
-    elif s.greedy_scores.get("total") is not None and s.optimal_scores.get("total") is not None:
-        second += f" (greedy scored {s.greedy_node} {s.greedy_scores['total']}, {s.optimal_node} {s.optimal_scores['total']})"
+    if pe and pe.greedy is not None:
+        second += f"; greedy chose {pe.greedy} over {pe.optimal}"
+        if pe.misled_by:
+            second += f" ({pe.misled_by})"
+    elif isinstance(s.greedy_scores, NodeEvidence) and isinstance(s.optimal_scores, NodeEvidence):
+        second += f" (greedy scored {s.greedy_node} {s.greedy_scores.total}, {s.optimal_node} {s.optimal_scores.total})"
     if not s.group_outcome_differs:
         third = s.why or ""
     elif s.failed_pod:
@@ -471,12 +472,13 @@ def tie_note(d) -> str | None:
         return None
     cycle = d.greedy.greedy_trace.pods.get(s.pod) if d.greedy.engine == "greedy" else None
     note = None
-    pe = s.placement or {}
-    infos = pe.get("placements") or {}
-    g_total = (infos.get(pe.get("greedy")) or {}).get("total")
-    o_total = (infos.get(pe.get("optimal")) or {}).get("total")
-    if pe.get("greedy") is not None and g_total is not None and g_total == o_total:
-        note = f"a tie between placements {pe.get('greedy')} and {pe.get('optimal')} (total {g_total} each)"
+    pe = s.placement
+    infos = pe.placements if pe else {}
+    g = infos.get(pe.greedy) if pe and pe.greedy is not None else None
+    o = infos.get(pe.optimal) if pe and pe.optimal is not None else None
+    g_total, o_total = (g.total if g else None), (o.total if o else None)
+    if pe and pe.greedy is not None and g_total is not None and g_total == o_total:
+        note = f"a tie between placements {pe.greedy} and {pe.optimal} (total {g_total} each)"
     elif cycle is not None and cycle.tie_count > 1 and s.optimal_node and s.optimal_node in cycle.tie_set:
         note = f"a tie among {cycle.tie_count} nodes with the top score, the optimum's node among them"
     if note is None:
@@ -625,15 +627,14 @@ def _render_decisive_details(console: Console, d, wide: bool) -> None:
     _render_scores(console, s)
     pe = s.placement
     if pe:
-        _para(console, f"placement: {pe.get('group')} chose {pe.get('key')}={pe.get('greedy')} over {pe.get('optimal')}"
-              + (f", misled by {pe['misledBy']}" if pe.get("misledBy") else ""))
-        for side in ("greedy", "optimal"):
-            dom = pe.get(side)
-            info = (pe.get("placements") or {}).get(dom)
+        _para(console, f"placement: {pe.group} chose {pe.key}={pe.greedy} over {pe.optimal}"
+              + (f", misled by {pe.misled_by}" if pe.misled_by else ""))
+        for side, dom in (("greedy", pe.greedy), ("optimal", pe.optimal)):
+            info = pe.placements.get(dom) if dom is not None else None
             if info:
-                parts = ", ".join(f"{p} {v}" for p, v in (info.get("scores") or {}).items())
-                detail = f"total {info.get('total')} = {parts}" if parts else f"{info.get('status')}: {info.get('reason') or 'not scored'}"
-                _para(console, f"{side}'s domain {dom} ({info.get('nodes')} nodes): {detail}", indent=4)
+                parts = ", ".join(f"{p} {v}" for p, v in info.scores.items())
+                detail = f"total {info.total} = {parts}" if parts else f"{info.status}: {info.reason or 'not scored'}"
+                _para(console, f"{side}'s domain {dom} ({info.nodes} nodes): {detail}", indent=4)
     if s.failed_pod:
         reason = (s.failed_reason or "") if wide else short_reason(s.failed_reason)
         _para(console, f"then {s.failed_pod} failed: {reason}")
@@ -642,14 +643,14 @@ def _render_decisive_details(console: Console, d, wide: bool) -> None:
         def units(us) -> str:
             if not us:
                 return "nobody"
-            pods = sum(len(u["pods"]) for u in us)
-            names = [u["name"] + (f" ({len(u['pods'])} pods, all)" if len(u["pods"]) > 1 else "") for u in us]
+            pods = sum(len(u.pods) for u in us)
+            names = [u.name + (f" ({len(u.pods)} pods, all)" if len(u.pods) > 1 else "") for u in us]
             shown = ", ".join(names[:3]) + (f", +{len(names) - 3} more" if len(names) > 3 else "")
-            prios = "/".join(str(p) for p in sorted({u["priority"] for u in us}, reverse=True))
+            prios = "/".join(str(p) for p in sorted({u.priority for u in us}, reverse=True))
             return f"{pods} pod(s) at priority {prios} ({shown})"
-        _para(console, f"preemption for {pre['entity']} ({pre['path']}): greedy evicts {units(pre['victims'])} for {_short(pre['nodes']) or '-'}")
-        _para(console, f"the optimum evicts {units(pre['optimalVictims'])}" + (f" and uses {_short(pre['optimalNodes'])}" if pre["optimalNodes"] else ""), indent=4)
-        _para(console, f"greedy's criterion: {pre['criterion']}", indent=4)
+        _para(console, f"preemption for {pre.entity} ({pre.path}): greedy evicts {units(pre.victims)} for {_short(pre.nodes) or '-'}")
+        _para(console, f"the optimum evicts {units(pre.optimal_victims)}" + (f" and uses {_short(pre.optimal_nodes)}" if pre.optimal_nodes else ""), indent=4)
+        _para(console, f"greedy's criterion: {pre.criterion}", indent=4)
     if s.why:
         _para(console, f"why: {s.why}")
 
@@ -659,12 +660,12 @@ def _render_scores(console: Console, s) -> None:
     row per plugin (so the table stays narrow whatever the plugin names)."""
     sides = []
     for label, node, sc in (("greedy", s.greedy_node, s.greedy_scores), ("optimum", s.optimal_node, s.optimal_scores)):
-        if not node or not sc:
+        if not node or not isinstance(sc, NodeEvidence):
             continue
-        if not sc.get("feasible", True):
-            _para(console, f"{label}'s node {node}: not feasible for greedy at that step ({sc.get('reason')})")
+        if not sc.feasible:
+            _para(console, f"{label}'s node {node}: not feasible for greedy at that step ({sc.reason})")
             continue
-        sides.append((f"{node} ({label})", sc.get("scores") or {}, sc.get("total")))
+        sides.append((f"{node} ({label})", sc.scores, sc.total))
     if not sides:
         return
     t = _table()

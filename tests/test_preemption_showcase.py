@@ -57,10 +57,10 @@ def test_the_decisive_step_names_greedys_victim_choice_against_the_optimums(name
     cluster = load_snapshot(SHOWCASE / f"{name}.yaml")
     d = diff_snapshot(cluster, time_limit=10.0, probe_time_limit=5.0, workers=1)
     pre = d.decisive.preemption
-    assert pre is not None and pre["entity"] == "ml/train" and pre["path"] == "workload"
-    assert [u["unit"] for u in pre["victims"]] == greedy_units
-    assert [u["unit"] for u in pre["optimalVictims"]] == optimal_units
-    assert "MoreImportantVictim" in pre["criterion"]
+    assert pre is not None and pre.entity == "ml/train" and pre.path == "workload"
+    assert [u.unit for u in pre.victims] == greedy_units
+    assert [u.unit for u in pre.optimal_victims] == optimal_units
+    assert "MoreImportantVictim" in pre.criterion
 
 
 def test_a_single_pods_default_preemption_names_the_pick_one_node_criterion() -> None:
@@ -83,5 +83,5 @@ def test_a_single_pods_default_preemption_names_the_pick_one_node_criterion() ->
     assert d.greedy.victims == ["default/pair-0"] and d.optimal.victims == ["default/solo"]
     assert d.classification == "greedy-suboptimal"
     pre = d.decisive.preemption
-    assert pre["path"] == "pod" and pre["nodes"] == ["node-a"] and pre["optimalNodes"] == ["node-b"]
-    assert pre["criterion"].startswith("default preemption chose node-a over node-b: equal on fewest PDB violations")
+    assert pre.path == "pod" and pre.nodes == ["node-a"] and pre.optimal_nodes == ["node-b"]
+    assert pre.criterion.startswith("default preemption chose node-a over node-b: equal on fewest PDB violations")

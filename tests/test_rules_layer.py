@@ -94,8 +94,8 @@ def test_the_diff_names_upstreams_criterion_for_victims_5_against_5_and_0() -> N
     assert d.optimal.victims == ["default/high-b", "default/low-b"]
     assert d.classification == "greedy-suboptimal"
     pre = d.decisive.preemption
-    assert pre is not None and pre["path"] == "pod" and pre["nodes"] == ["node-a"] and pre["optimalNodes"] == ["node-b"]
-    assert pre["criterion"] == ("default preemption chose node-a over node-b by lowest sum of victim priorities "
+    assert pre is not None and pre.path == "pod" and pre.nodes == ["node-a"] and pre.optimal_nodes == ["node-b"]
+    assert pre.criterion == ("default preemption chose node-a over node-b by lowest sum of victim priorities "
                                 "(each + 2^31) (5 + 1 x 2^31 vs 5 + 2 x 2^31)")
 
 

@@ -42,7 +42,7 @@ def test_the_decisive_step_is_the_first_gangs_rack_chosen_by_bin_packing(name, g
     assert scores == bin_packing
     assert got["placements"][greedy_rack]["scores"]["PodGroupPodsCount"] == got["placements"][optimal_rack]["scores"]["PodGroupPodsCount"]
     evidence = placement_evidence(cluster, d.greedy, d.decisive.group, d.decisive.greedy_node, d.decisive.optimal_node)
-    assert (evidence["group"], evidence["greedy"], evidence["optimal"], evidence["misledBy"]) == (group, greedy_rack, optimal_rack, "PlacementBinPacking")
+    assert (evidence.group, evidence.greedy, evidence.optimal, evidence.misled_by) == (group, greedy_rack, optimal_rack, "PlacementBinPacking")
     assert d.decisive.placement == evidence  # the diff read it from its greedy Result, no replay
 
 

@@ -161,16 +161,16 @@ def test_a_preemption_decisive_step_shows_the_cycle_that_ran_with_the_victims_go
     assert d.classification == GREEDY_SUBOPTIMAL
     step = d.decisive
     assert step is not None and step.pod and step.greedy_node and step.preemption is not None
-    assert step.preemption["path"] == "workload" and step.greedy_node in step.preemption["nodes"]
-    assert step.greedy_scores["feasible"] is True and step.greedy_scores["total"] > 0
+    assert step.preemption.path == "workload" and step.greedy_node in step.preemption.nodes
+    assert step.greedy_scores.feasible is True and step.greedy_scores.total > 0
     kept = pod_scores_at_step(cluster, step.pod, [step.greedy_node], step="recorded", **replay_options(d.greedy))
-    assert step.greedy_scores == kept[step.greedy_node]
+    assert step.greedy_scores.dump() == kept[step.greedy_node]
     first = pod_scores_at_step(cluster, step.pod, [step.greedy_node], preemption=True)
     assert first[step.greedy_node]["feasible"] is False  # before eviction: no room there
     assert "Insufficient" in first[step.greedy_node]["reason"]
     assert solve_greedy(cluster, preemption=False).pods[step.pod].node is None  # without eviction: never placed
     # the placement evidence is greedy's own (the run with eviction), read from its Result
-    decision = d.greedy.greedy_trace.groups[step.placement["group"]].placements
-    assert step.placement["chosen"] == decision.chosen
-    assert {n: p["total"] for n, p in step.placement["placements"].items()} == {
-        e.name: e.total for e in decision.evaluated if e.name in step.placement["placements"]}
+    decision = d.greedy.greedy_trace.groups[step.placement.group].placements
+    assert step.placement.chosen == decision.chosen
+    assert {n: p.total for n, p in step.placement.placements.items()} == {
+        e.name: e.total for e in decision.evaluated if e.name in step.placement.placements}

@@ -140,6 +140,119 @@ class Engines(_Doc):
     optimal: EngineSide
 
 
+class _Evidence(_Doc):
+    """A typed evidence record that still reads like the dict it replaced (``step.placement["misledBy"]``,
+    ``.get("total")``), by JSON key or field name, so code written against the earlier Python API
+    keeps working (issue 24: evidence became typed additively)."""
+
+    def _field(self, key: str) -> str:
+        fields = type(self).model_fields
+        if key in fields:
+            return key
+        for name, f in fields.items():
+            if f.alias == key:
+                return name
+        raise KeyError(key)
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, self._field(key))
+
+    def __contains__(self, key: object) -> bool:
+        try:
+            self._field(str(key))
+        except KeyError:
+            return False
+        return True
+
+    def get(self, key: str, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+
+class NodeEvidence(_Evidence):
+    """One node evaluated for the decisive pod just before its cycle
+    (:func:`gangplan.solver.greedy.pod_scores_at_step`): feasible or why not, and its weighted
+    score per plugin, normalised over every node feasible at that step."""
+
+    feasible: bool
+    reason: str | None
+    scores: dict[str, int]
+    total: int
+
+
+class NoEvidence(_Evidence):
+    """No node evidence (``{}``): the node was not evaluated, or there is no such node. False in
+    a boolean test, as the empty dict it replaced."""
+
+    def __bool__(self) -> bool:
+        return False
+
+
+class PlacementEvaluation(_Evidence):
+    """One topology domain as greedy's placement algorithm evaluated it (``NotEvaluated`` when it
+    was not generated, or the nominated placement won first)."""
+
+    nodes: int | None = None
+    status: str
+    reason: str | None
+    assigned: int
+    scores: dict[str, int]
+    total: int | None
+
+
+class PlacementEvidence(_Evidence):
+    """Why greedy put a topology-constrained group where it did
+    (:func:`gangplan.solver.greedy.placement_evidence`): the first group up the CompositePodGroup
+    chain whose key separates greedy's node from the optimum's, the two domains (label values),
+    greedy's decision there, and the placement plugin that favoured greedy's domain the most."""
+
+    group: str
+    key: str
+    greedy: str | None
+    optimal: str | None
+    chosen: str | None
+    scored: bool
+    tie_count: int
+    generated: int
+    placements: dict[str, PlacementEvaluation]
+    misled_by: str | None
+
+
+class PreemptionUnit(_Evidence):
+    """A victim unit in the preemption evidence: ``unit`` is the unit's entity (``pod:<key>`` for
+    a pod alone), ``name`` its key, ``kind`` the rules' unit kind
+    (:class:`gangplan.models.groups.VictimUnit`: ``PodGroup`` for a member of a Single-mode group)."""
+
+    unit: str
+    name: str
+    kind: str
+    priority: int
+    pods: list[str]
+
+    @classmethod
+    def of(cls, unit: VictimUnit) -> PreemptionUnit:
+        return cls(unit=str(unit.key), name=unit.key.key, kind=unit.kind, priority=unit.priority, pods=[q.key for q in unit.pods])
+
+
+class PreemptionEvidence(_Evidence):
+    """Greedy's victim choice for the decisive pod's entity against the optimum's: ``path``
+    ``workload`` (workload-aware preemption) or ``pod`` (default preemption), greedy's nominated
+    ``nodes`` and ``victims``, the ``criterion`` that picked them (for default preemption,
+    upstream's ``pickOneNodeForPreemption`` criterion that separated greedy's node from the
+    optimum's), and the optimum's nodes and victims."""
+
+    entity: str
+    path: str
+    nodes: list[str]
+    victims: list[PreemptionUnit]
+    pdb_violations: int
+    criterion: str
+    optimal_nodes: list[str]
+    optimal_victims: list[PreemptionUnit]
+
+
 class DecisiveStep(_Doc):
     """The earliest greedy choice no optimal placement shares, or why the difference is admission.
 
@@ -160,8 +273,10 @@ class DecisiveStep(_Doc):
     optimal_node: str | None = None
     group_outcome_differs: bool = False
     why: str | None = None
-    greedy_scores: dict[str, Any] = Field(default_factory=dict)
-    optimal_scores: dict[str, Any] = Field(default_factory=dict)
+    greedy_scores: NodeEvidence | NoEvidence = Field(default_factory=NoEvidence)
+    """Greedy's node evaluated just before the decisive pod's cycle (``{}`` when not evaluated)."""
+    optimal_scores: NodeEvidence | NoEvidence = Field(default_factory=NoEvidence)
+    """The optimum's node evaluated at the same moment (``{}`` when the optimum leaves the pod out)."""
     failed_pod: str | None = None
     failed_reason: str | None = None
     probes: int = 0
@@ -169,14 +284,12 @@ class DecisiveStep(_Doc):
     """Greedy choices searched: those kept in greedy's result or of a group the optimum admits."""
     skipped: int = 0
     """Tentative choices of groups greedy reverted and the optimum does not admit (not searched)."""
-    placement: dict[str, Any] | None = None
+    placement: PlacementEvidence | None = None
     """For a topology-constrained group: the two domains, their placement scores and the
     placement plugin that favoured greedy's domain (``misledBy``)."""
-    preemption: dict[str, Any] | None = None
-    """When greedy's preemption chose victims the optimum does not (``diff._preemption_evidence``):
-    ``entity``, ``path`` (``workload``: workload-aware preemption, ``pod``: default preemption),
-    greedy's ``nodes`` and ``victims`` (by unit), the ``criterion`` that picked them, and the
-    optimum's ``optimalVictims`` (by unit) and ``optimalNodes``."""
+    preemption: PreemptionEvidence | None = None
+    """When greedy's preemption chose victims the optimum does not
+    (:func:`gangplan.solver.diff.evidence.preemption_evidence`)."""
 
 
 class SamplesDocument(_Doc):
@@ -464,6 +577,7 @@ def json_schema(name: str) -> dict[str, Any]:
 
 __all__ = [
     "Admission", "BenchDiff", "BenchRow", "BenchRun", "DecisiveStep", "DiffDocument", "EngineSide", "Engines",
-    "GroupDiff", "GroupUse", "InspectDocument", "SCHEMAS", "SinglePodDiff", "SuiteRowDocument", "VictimRow",
+    "GroupDiff", "GroupUse", "InspectDocument", "NoEvidence", "NodeEvidence", "PlacementEvaluation", "PlacementEvidence",
+    "PreemptionEvidence", "PreemptionUnit", "SCHEMAS", "SinglePodDiff", "SuiteRowDocument", "VictimRow",
     "ViolationDocument", "WhatIfDocument", "WhatIfRowDocument", "json_schema", "schema_id",
 ]

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from gangplan.models.cluster import Cluster
 from gangplan.models.documents import (
     DecisiveStep,
+    NodeEvidence,
+    NoEvidence,
 )
 from gangplan.models.objective import compare
 from gangplan.models.result import Result, Status
@@ -128,8 +130,8 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
         optimal_node=opt_node,
         group_outcome_differs=differs,
         why=why,
-        greedy_scores=scores.get(node, {}),
-        optimal_scores=scores.get(opt_node, {}) if opt_node else {},
+        greedy_scores=node_evidence(scores.get(node)),
+        optimal_scores=node_evidence(scores.get(opt_node) if opt_node else None),
         failed_pod=failed_pod,
         failed_reason=failed_reason,
         probes=probes,
@@ -183,3 +185,8 @@ def closest_optimum(cluster: Cluster, optimal: Result, agreeing: Result, step: D
     if trace is not None:
         update["trace"] = trace.model_copy(update={"closest_to_greedy": note})
     return agreeing.model_copy(update=update)
+
+
+def node_evidence(got: dict | None) -> NodeEvidence | NoEvidence:
+    """A node's evidence from :func:`gangplan.solver.greedy.pod_scores_at_step` as its record."""
+    return NoEvidence() if not got else NodeEvidence.model_validate(got)

@@ -11,6 +11,8 @@ from gangplan.models.documents import (
     Admission,
     EngineSide,
     GroupUse,
+    PreemptionEvidence,
+    PreemptionUnit,
     SinglePodDiff,
     VictimRow,
 )
@@ -164,7 +166,7 @@ def _use_text(use: GroupUse) -> str:
     return f"{use.pods} pod(s) on {len(use.nodes)} node(s){where}" + (f": {res}" if res else "")
 
 
-def preemption_evidence(cluster: Cluster, greedy: Result, opt: Result, pod: str) -> dict | None:
+def preemption_evidence(cluster: Cluster, greedy: Result, opt: Result, pod: str) -> PreemptionEvidence | None:
     """Greedy's victim choice for ``pod``'s entity against the optimum's, when greedy preempted
     for it and the optimum evicts other pods (None otherwise)."""
     p = cluster.pod_by_key.get(pod)
@@ -183,12 +185,9 @@ def preemption_evidence(cluster: Cluster, greedy: Result, opt: Result, pod: str)
     on_opt_nodes = {q.key for q in cluster.bound_pods if q.node_name in opt_nodes}
     opt_victims = sorted(v for v in opt.victims if v in on_opt_nodes) or sorted(opt.victims)
 
-    def units(keys) -> list[dict]:
+    def units(keys) -> list[PreemptionUnit]:
         chosen = [cluster.pod_by_key[k] for k in sorted(set(keys)) if k in cluster.pod_by_key]
-        out = []
-        for u in tree.victim_units(chosen):
-            out.append({"unit": str(u.key), "name": u.key.key, "kind": u.kind, "priority": u.priority, "pods": [q.key for q in u.pods]})
-        return out
+        return [PreemptionUnit.of(u) for u in tree.victim_units(chosen)]
 
     if isinstance(t, PodPreemption):
         chosen = t.chosen
@@ -200,9 +199,9 @@ def preemption_evidence(cluster: Cluster, greedy: Result, opt: Result, pod: str)
                      f"(on {name_list(nodes)}), then put units back in MoreImportantVictim order"
                      + (" (PDB-violating units first)" if t.violating else "")
                      + f" ({len(t.reprieved)} reprieved); the {len(t.victims)} pod(s) that could not go back were evicted")
-    return {"entity": str(entity), "path": t.kind, "nodes": nodes, "victims": units(t.victims),
-            "pdbViolations": t.pdb_violations, "criterion": criterion,
-            "optimalNodes": opt_nodes, "optimalVictims": units(opt_victims)}
+    return PreemptionEvidence(entity=str(entity), path=t.kind, nodes=nodes, victims=units(t.victims),
+                              pdb_violations=t.pdb_violations, criterion=criterion,
+                              optimal_nodes=opt_nodes, optimal_victims=units(opt_victims))
 
 
 def _default_preemption_criterion(t: PodPreemption, chosen: str | None, other: str | None, cluster: Cluster) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from gangplan.models.cluster import Cluster
+from gangplan.models.documents import PlacementEvidence
 from gangplan.models.objects import Pod
 from gangplan.models.result import Result
 from gangplan.models.trace import PlacementDecision
@@ -129,14 +130,15 @@ def _decision_of(record, group_key: str) -> PlacementDecision:
     return record.placements
 
 
-def placement_evidence(cluster: Cluster, greedy: Result, group_key: str, greedy_node: str, optimal_node: str | None) -> dict[str, Any] | None:
+def placement_evidence(cluster: Cluster, greedy: Result, group_key: str, greedy_node: str, optimal_node: str | None) -> PlacementEvidence | None:
     """Why greedy put a topology-constrained group where it did, for a diff's decisive step, read
     from the greedy Result's trace (no replay: the run recorded every placement it evaluated).
 
     Walks from ``group_key`` up its CompositePodGroup parents to the first group with a topology
     key under which ``greedy_node`` and ``optimal_node`` are in different domains, and returns
-    ``{"group", "key", "greedy", "optimal"}`` (the two label values) plus the
-    :func:`placement_decision` fields for those two placements, and ``"misledBy"``: the
+    its :class:`~gangplan.models.documents.PlacementEvidence`: ``group``, ``key``, ``greedy``,
+    ``optimal`` (the two label values) plus the :func:`placement_decision` fields for those two
+    placements, and ``misledBy``: the
     placement plugin whose weighted score favoured greedy's domain the most (None when the two
     were not both scored, e.g. the optimum's domain was infeasible for greedy at that moment, or
     greedy's domain was the only feasible one). None when no such group exists.
@@ -150,7 +152,8 @@ def placement_evidence(cluster: Cluster, greedy: Result, group_key: str, greedy_
             if mine != theirs:
                 names = [v for v in (mine, theirs) if v is not None]
                 got = placement_decision(_decision_of(trace.groups.get(key), key), names)
-                return {"group": key, "key": tkey, "greedy": mine, "optimal": theirs, **got, "misledBy": _misled_by(got, mine, theirs)}
+                return PlacementEvidence.model_validate({"group": key, "key": tkey, "greedy": mine, "optimal": theirs, **got,
+                                                         "misledBy": _misled_by(got, mine, theirs)})
     return None
 
 
