@@ -61,7 +61,9 @@ def test_v1beta1_and_v1alpha3_unions_workload_ref_composites_and_resource_claims
     assert (job.min_group_count, job.disruption_mode, job.topology_key, job.workload_ref) == (2, "all", "topology.kubernetes.io/zone", "train")
     assert c.workloads["ml/train"].composite_pod_group_templates == ("job",)
     assert c.workloads["ml/train"].pod_group_templates == ("a", "b")
-    assert c.warnings == ("PodGroup spec.resourceClaims: 1 object (ml/a): ResourceClaims shared by the group's pods (DRA) are not modelled: pods are placed as if the devices were free",)
+    # KEP-5729 group claims are read (gangplan.dra.build); no pod of ml/a uses it, so nothing changes.
+    assert [(g.name, g.resource_claim_template_name) for g in a.resource_claims] == [("gpus", "gpu-claim")]
+    assert c.warnings == ()
     assert c.groups.validation_error("ml/job") is None
     greedy, exact = _both(c)
     assert greedy.admitted_groups() == exact.admitted_groups() == ["ml/a", "ml/b", "ml/single"]

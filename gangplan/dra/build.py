@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from gangplan.dra.model import EXTENDED_PREFIX, Claim, Device, DraState
 from gangplan.dra.parse import (
@@ -17,14 +17,37 @@ from gangplan.io.fields import Ctx
 Note = Callable[[str, str, str, str], None]
 """(kind, field, message, object name) -> records a warning."""
 
-UNMODELLED_GROUP_CLAIM = "DynamicResources (DRA) is not modelled for claims shared by a pod group (KEP-5729): the pod is placed as if its claims were allocatable anywhere"
+def group_claim_key(namespace: str, group: str, claim) -> str:
+    """The claim key of a PodGroup claim (KEP-5729): the named ResourceClaim, the one
+    ``status.resourceClaimStatuses`` names, or ``<group>-<claim name>`` for the claim the
+    controller would make from the template (upstream adds a random suffix)."""
+    if claim.resource_claim_name is not None:
+        return f"{namespace}/{claim.resource_claim_name}"
+    return f"{namespace}/{claim.generated or f'{group}-{claim.name}'}"
 
 
-def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, dict, Ctx]], group_claims: set[tuple[str, str]],
+def _group_claim(groups, pod, name: str, claim: str | None, template: str | None):
+    """The pod's group claim its entry (name, claim, template) matches exactly, or None."""
+    if not isinstance(groups, Mapping) or not getattr(pod, "pod_group", None):
+        return None
+    g = groups.get(pod.group_key)
+    for c in getattr(g, "resource_claims", ()):
+        if c.name == name and c.resource_claim_name == claim and c.resource_claim_template_name == template:
+            return c
+    return None
+
+
+def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, dict, Ctx]], groups: Mapping | set,
                 note: Note, nodes: dict | None = None) -> DraState:
     """``objects``: (context, kind, raw) of every DRA object read; ``pods``: (Pod, raw, context)
-    of the snapshot; ``group_claims``: (namespace, claim or template name) that pod groups share;
-    ``nodes``: name -> Node (to find bound pods whose DRA-served extended resources no claim covers)."""
+    of the snapshot; ``groups``: group key -> PodGroup (their ``resource_claims``, KEP-5729);
+    ``nodes``: name -> Node (to find bound pods whose DRA-served extended resources no claim covers).
+
+    A pod's ``spec.resourceClaims`` entry that matches one of its PodGroup's claims exactly (same
+    name, same claim or template) uses the group's claim: one claim for every pod of the group,
+    allocated for the first of them that is placed and shared by the rest (a shared claim, as
+    :mod:`gangplan.dra.rules` and the exact engine's same-node rows treat any claim several
+    pending pods use)."""
     st = DraState()
     slices: dict[tuple[str, str], list[tuple[int, int, str, str | None, list[Device]]]] = {}
     templates: dict[str, tuple] = {}
@@ -99,8 +122,20 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
             tpl = ctx.opt_str(rc.get("resourceClaimTemplateName"), f + ".resourceClaimTemplateName")
             if (claim_name is None) == (tpl is None):
                 raise ctx.fail(f, "must set exactly one of resourceClaimName, resourceClaimTemplateName")
-            if (pod.namespace, claim_name or tpl) in group_claims:
-                note("Pod", "spec.resourceClaims", UNMODELLED_GROUP_CLAIM, pod.key)
+            gc = _group_claim(groups, pod, cname, claim_name, tpl)
+            if gc is not None and tpl is not None:
+                key = group_claim_key(pod.namespace, pod.pod_group, gc)
+                if key not in st.claims:
+                    if gc.generated is not None:
+                        st.pod_missing.setdefault(pod.key, f'resourceclaim "{gc.generated}" not found')
+                        continue
+                    tkey = f"{pod.namespace}/{tpl}"
+                    if tkey not in templates:
+                        st.pod_missing.setdefault(pod.key, f'resourceclaimtemplate "{tpl}" not found')
+                        continue
+                    reqs, why, cons = templates[tkey]
+                    st.claims[key] = Claim(key=key, requests=reqs, unsupported=why, constraints=cons)
+                keys.append(key)
                 continue
             if claim_name is not None:
                 key = f"{pod.namespace}/{claim_name}"

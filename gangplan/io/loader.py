@@ -323,8 +323,6 @@ class _Builder:
         """(kind, namespace/name, field path) of the unknown fields found (not noted twice)."""
         self.dra_objects: list[tuple[Ctx, str, dict]] = []
         """resource.k8s.io DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates (gangplan.dra)."""
-        self.group_claims: set[tuple[str, str]] = set()
-        """(namespace, claim or template name) a PodGroup or Workload shares among its pods (KEP-5729)."""
 
     def check_fields(self, file: str, raw: dict) -> None:
         """Unknown fields, kinds and apiVersions of one object as read from a file (gangplan.io.schema)."""
@@ -407,19 +405,6 @@ class _Builder:
             self._unique(ref, file)
             self.dra_objects.append((Ctx(file, ref), kind, raw))
             return
-        if kind in ("PodGroup", "Workload") and isinstance(raw.get("spec"), dict):
-            meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
-            ns = str(meta.get("namespace") or "default")
-            spec = raw["spec"]
-            entries = list(spec.get("resourceClaims") or []) if isinstance(spec.get("resourceClaims"), list) else []
-            for t in spec.get("podGroupTemplates") or [] if isinstance(spec.get("podGroupTemplates"), list) else []:
-                if isinstance(t, dict) and isinstance(t.get("resourceClaims"), list):
-                    entries += t["resourceClaims"]
-            for e in entries:
-                if isinstance(e, dict):
-                    for k in ("resourceClaimName", "resourceClaimTemplateName"):
-                        if isinstance(e.get(k), str):
-                            self.group_claims.add((ns, e[k]))
         if kind not in _KNOWN:
             self._skip(str(kind), raw, str(kind))
             return
@@ -616,7 +601,7 @@ def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion |
     dra = None
     if b.dra_objects or any((raw.get("spec") or {}).get("resourceClaims") for _, raw, _ in b.pods.values()):
         by_key = {p.key: p for p in pods}
-        dra = build_state(b.dra_objects, [(by_key[k], raw, ctx) for k, (_, raw, ctx) in b.pods.items() if k in by_key], b.group_claims, b.note, b.nodes)
+        dra = build_state(b.dra_objects, [(by_key[k], raw, ctx) for k, (_, raw, ctx) in b.pods.items() if k in by_key], groups, b.note, b.nodes)
     cluster = Cluster(
         nodes=tuple(b.nodes.values()),
         pods=tuple(pods),

@@ -20,6 +20,7 @@ from gangplan.models.objects import (
     PREEMPTION_POLICIES,
     Affinity,
     CompositePodGroup,
+    GroupClaim,
     HostPort,
     LabelSelector,
     Namespace,
@@ -481,8 +482,6 @@ def _unread_spec_fields(ctx: Ctx, spec: dict, known: frozenset[str]) -> None:
     for k in sorted(set(spec) - known):
         if spec[k] is not None:
             ctx.note(f"spec.{k}", "unknown field: not read")
-    if spec.get("resourceClaims"):
-        ctx.note("spec.resourceClaims", "ResourceClaims shared by the group's pods (DRA) are not modelled: pods are placed as if the devices were free")
 
 
 def _group_fields(ctx: Ctx, ns: str, name: str, meta: dict, spec: dict, policy: str) -> dict[str, Any]:
@@ -505,6 +504,40 @@ def _group_fields(ctx: Ctx, ns: str, name: str, meta: dict, spec: dict, policy: 
     }
 
 
+GROUP_CLAIM_FIELDS = frozenset({"name", "resourceClaimName", "resourceClaimTemplateName"})
+
+
+def _group_claims(ctx: Ctx, spec: dict, status: dict) -> tuple[GroupClaim, ...]:
+    """``spec.resourceClaims`` (KEP-5729 ``PodGroupResourceClaim``: a name unique in the group and
+    exactly one of ``resourceClaimName`` / ``resourceClaimTemplateName``; at most 4) and the claims
+    ``status.resourceClaimStatuses`` says were made from the templates. A missing or doubled
+    name, neither or both references, or a status naming no claim entry is refused; another field
+    is named in a warning."""
+    out: list[GroupClaim] = []
+    entries = ctx.maps(spec.get("resourceClaims"), "spec.resourceClaims")
+    if len(entries) > 4:
+        raise ctx.fail("spec.resourceClaims", f"at most 4 entries are allowed, got {len(entries)}")
+    made: dict[str, str] = {}
+    for f, st in ctx.maps(status.get("resourceClaimStatuses"), "status.resourceClaimStatuses"):
+        made[ctx.str(st.get("name"), f + ".name", required=True)] = ctx.opt_str(st.get("resourceClaimName"), f + ".resourceClaimName") or ""
+    for f, e in entries:
+        for k in sorted(set(e) - GROUP_CLAIM_FIELDS):
+            if e[k] is not None:
+                ctx.note(f"spec.resourceClaims[].{k}", f"unknown field {k!r}: not read")
+        cname = ctx.str(e.get("name"), f + ".name", required=True)
+        if any(c.name == cname for c in out):
+            raise ctx.fail(f + ".name", f"duplicate claim name {cname!r}")
+        claim = ctx.opt_str(e.get("resourceClaimName"), f + ".resourceClaimName") or None
+        template = ctx.opt_str(e.get("resourceClaimTemplateName"), f + ".resourceClaimTemplateName") or None
+        if (claim is None) == (template is None):
+            raise ctx.fail(f, "must set exactly one of resourceClaimName, resourceClaimTemplateName")
+        out.append(GroupClaim(name=cname, resource_claim_name=claim, resource_claim_template_name=template,
+                              generated=made.get(cname) or None if template is not None else None))
+    for n in sorted(set(made) - {c.name for c in out}):
+        raise ctx.fail("status.resourceClaimStatuses", f"names {n!r}, which spec.resourceClaims does not have")
+    return tuple(out)
+
+
 def parse_pod_group(ctx: Ctx, raw: dict) -> PodGroup:
     ns, name, meta = metadata(ctx, raw, namespaced=True)
     spec = ctx.map(raw.get("spec"), "spec", required=True)
@@ -512,6 +545,7 @@ def parse_pod_group(ctx: Ctx, raw: dict) -> PodGroup:
     _unread_spec_fields(ctx, spec, PODGROUP_SPEC_FIELDS)
     return PodGroup(
         **_group_fields(ctx, ns, name, meta, spec, policy),
+        resource_claims=_group_claims(ctx, spec, ctx.map(raw.get("status"), "status")),
         min_count=count,
         annotations=ctx.str_map(meta.get("annotations"), "metadata.annotations"),
         api_version=raw.get("apiVersion") if isinstance(raw.get("apiVersion"), str) else "",

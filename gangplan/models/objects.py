@@ -176,6 +176,20 @@ class Pod(_Frozen):
         return self.node_name is not None
 
 
+class GroupClaim(_Frozen):
+    """One ``PodGroup.spec.resourceClaims`` entry (KEP-5729, ``k8s.io/api`` ``scheduling``
+    ``PodGroupResourceClaim``: v1alpha2 in v1.36, v1alpha3 / v1beta1 in v1.37; gate
+    DRAWorkloadResourceClaims): one ResourceClaim for the whole group, named directly or made from
+    a template. A pod of the group uses it by a ``spec.resourceClaims`` entry with the same name
+    and the same claim or template."""
+
+    name: str
+    resource_claim_name: str | None = None
+    resource_claim_template_name: str | None = None
+    generated: str | None = None
+    """The claim made from the template, when ``status.resourceClaimStatuses`` names it."""
+
+
 class PodGroup(_Frozen):
     namespace: str
     name: str
@@ -196,6 +210,8 @@ class PodGroup(_Frozen):
     """The apiVersion it was read from; ``scheduling.k8s.io/v1alpha1`` for a v1.35 gang synthesized
     from a Workload's ``spec.podGroups`` (v1.35 has no PodGroup object and no group validation)."""
     source: str = ""
+    resource_claims: tuple[GroupClaim, ...] = ()
+    """``spec.resourceClaims``: claims shared by every pod of the group (:class:`GroupClaim`)."""
 
     @property
     def key(self) -> str:

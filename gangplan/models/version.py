@@ -132,6 +132,7 @@ GATES: dict[str, dict[KubeVersion, str]] = {
     "WorkloadAwarePreemption": {KubeVersion.V1_36: "alpha"},
     "CompositePodGroup": {KubeVersion.V1_37: "alpha"},
     "PodGroupPreemptionPolicy": {KubeVersion.V1_37: "alpha"},
+    "DRAWorkloadResourceClaims": {KubeVersion.V1_36: "alpha", KubeVersion.V1_37: "beta"},
 }
 """Workload-scheduling feature gates per release (``pkg/features/kube_features.go`` versioned
 specs, the kubernetes.io feature-gate pages): every one is off by default; v1.37 folds
@@ -219,6 +220,16 @@ def groups_requeue_without_hints(v: KubeVersion) -> bool:
     ``AddAttemptedPodGroupIfNeeded``), with a backoff cap of ``10 s * sqrt(size)``; v1.36 requeues
     each member pod by its own hints (:mod:`gangplan.solver.greedy.scheduling_queue`)."""
     return v.at_least(KubeVersion.V1_37)
+
+
+def pod_group_claims(v: KubeVersion) -> bool:
+    """PodGroups may carry ``spec.resourceClaims`` shared by their pods (KEP-5729, gate
+    DRAWorkloadResourceClaims: alpha in v1.36, beta but still off by default in v1.37,
+    ``pkg/features/kube_features.go``; ``k8s.io/api`` ``scheduling/v1alpha2`` PodGroupSpec in
+    release-1.36, ``v1alpha3`` / ``v1beta1`` in v1.37). v1.35 has no PodGroup object at all (a
+    snapshot's PodGroups are read anyway and named as not served there), so gangplan reads the
+    claims the same way at every version."""
+    return v.at_least(KubeVersion.V1_36)
 
 
 def dra_distinct_attribute(v: KubeVersion) -> bool:

@@ -1,0 +1,147 @@
+"""PodGroup-level ResourceClaims (KEP-5729, ``PodGroup.spec.resourceClaims``): one claim for the
+whole group, allocated for its first placed pod and shared by the rest, in both engines and the
+validator (``k8s.io/api`` ``scheduling`` ``PodGroupResourceClaim``, ``PodGroupResourceClaimStatus``:
+v1alpha2 in release-1.36, v1alpha3 / v1beta1 in v1.37; gate DRAWorkloadResourceClaims alpha in
+v1.36, beta in v1.37)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gangplan.io.errors import SnapshotError
+from gangplan.io.loader import load_objects
+from gangplan.models.version import KubeVersion, pod_group_claims
+from gangplan.solver.exact import solve_exact
+from gangplan.solver.greedy import solve_greedy
+from gangplan.solver.validate import validate
+
+DRIVER = "nic.example.com"
+
+
+def _objects(*, nodes: dict[str, int], min_count: int, pods: int, group_claims: list | None = None, pod_claim: dict | None = None,
+             api: str = "scheduling.k8s.io/v1beta1", status: dict | None = None, extra: list | None = None) -> list[dict]:
+    """``nodes``: node -> devices of the class (one slice each, cpu 2 per node, pods ask 1 cpu);
+    a PodGroup ``g`` with ``group_claims``; every pod carries ``pod_claim``."""
+    group_claims = [{"name": "nic", "resourceClaimTemplateName": "one-nic"}] if group_claims is None else group_claims
+    pod_claim = {"name": "nic", "resourceClaimTemplateName": "one-nic"} if pod_claim is None else pod_claim
+    link = {"schedulingGroup": {"podGroupName": "g"}}
+    objs: list[dict] = [
+        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "nic"},
+         "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{DRIVER}'"}}]}},
+        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "one-nic", "namespace": "default"},
+         "spec": {"spec": {"devices": {"requests": [{"name": "nic", "exactly": {"deviceClassName": "nic"}}]}}}},
+        {"apiVersion": api, "kind": "PodGroup", "metadata": {"name": "g", "namespace": "default"},
+         "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}, "resourceClaims": group_claims}, **({"status": status} if status else {})},
+    ]
+    for n, k in nodes.items():
+        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n}, "status": {"allocatable": {"cpu": "2", "memory": "8Gi", "pods": "10"}}})
+        if k:
+            objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{n}-nic"},
+                         "spec": {"driver": DRIVER, "nodeName": n, "pool": {"name": n, "generation": 0, "resourceSliceCount": 1},
+                                  "devices": [{"name": f"nic-{i}"} for i in range(k)]}})
+    for i in range(pods):
+        objs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default"},
+                     "spec": {**link, "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}], "resourceClaims": [pod_claim]}})
+    return objs + (extra or [])
+
+
+def _placements(c, r) -> dict[str, str | None]:
+    assert validate(c, r) == []
+    return {k: o.node for k, o in sorted(r.pods.items())}
+
+
+def test_one_claim_for_the_group_pins_the_gang_to_one_node() -> None:
+    """Two nodes with one NIC each, a gang of 2 sharing one group claim: both engines put both
+    pods on one node (one allocation), which a per-pod template claim would not force."""
+    c = load_objects(_objects(nodes={"a": 1, "b": 1}, min_count=2, pods=2))
+    assert c.dra.pod_claims == {"default/p0": ("default/g-nic",), "default/p1": ("default/g-nic",)}
+    for r in (solve_greedy(c), solve_exact(c, time_limit=5)):
+        got = _placements(c, r)
+        assert len(set(got.values())) == 1 and None not in got.values()
+        assert {tuple(x.device for x in o.claims) for o in r.pods.values()} == {("nic-0",)}
+
+
+def test_the_group_claim_needs_a_node_that_holds_the_whole_gang() -> None:
+    """Only node b has the NIC and room for 2 pods: a gang of minCount 3 is rejected by both
+    engines; with minCount 2, two pods are admitted, both on b."""
+    c = load_objects(_objects(nodes={"a": 0, "b": 1}, min_count=3, pods=3))
+    for r in (solve_greedy(c), solve_exact(c, time_limit=5)):
+        assert set(_placements(c, r).values()) == {None}
+    c2 = load_objects(_objects(nodes={"a": 0, "b": 1}, min_count=2, pods=3))
+    for r in (solve_greedy(c2), solve_exact(c2, time_limit=5)):
+        assert sorted(n for n in _placements(c2, r).values() if n) == ["b", "b"]
+
+
+def test_a_pod_claim_that_does_not_match_exactly_is_the_pods_own() -> None:
+    """A pod entry with the group claim's name but another template gets its own claim."""
+    extra = [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "other", "namespace": "default"},
+              "spec": {"spec": {"devices": {"requests": [{"name": "nic", "exactly": {"deviceClassName": "nic"}}]}}}}]
+    c = load_objects(_objects(nodes={"a": 1, "b": 1}, min_count=2, pods=2, pod_claim={"name": "nic", "resourceClaimTemplateName": "other"}, extra=extra))
+    assert c.dra.pod_claims == {"default/p0": ("default/p0-nic",), "default/p1": ("default/p1-nic",)}
+    for r in (solve_greedy(c), solve_exact(c, time_limit=5)):
+        assert sorted(_placements(c, r).values()) == ["a", "b"]
+
+
+def test_a_named_group_claim_and_the_status_generated_claim() -> None:
+    """``resourceClaimName``: the named claim, shared; a template claim that
+    ``status.resourceClaimStatuses`` names is that claim, here already allocated on node b."""
+    named = load_objects(_objects(nodes={"a": 1, "b": 1}, min_count=2, pods=2, group_claims=[{"name": "nic", "resourceClaimName": "fabric"}],
+                                  pod_claim={"name": "nic", "resourceClaimName": "fabric"},
+                                  extra=[{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "fabric", "namespace": "default"},
+                                          "spec": {"devices": {"requests": [{"name": "nic", "exactly": {"deviceClassName": "nic"}}]}}}]))
+    assert set(named.dra.pod_claims.values()) == {("default/fabric",)}
+    allocated = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "g-nic-x7k2p", "namespace": "default"},
+                 "spec": {"devices": {"requests": [{"name": "nic", "exactly": {"deviceClassName": "nic"}}]}},
+                 "status": {"allocation": {"devices": {"results": [{"request": "nic", "driver": DRIVER, "pool": "b", "device": "nic-0"}]},
+                                           "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["b"]}]}]}},
+                            "reservedFor": [{"resource": "podgroups", "name": "g"}]}}
+    c = load_objects(_objects(nodes={"a": 1, "b": 1}, min_count=2, pods=2, status={"resourceClaimStatuses": [{"name": "nic", "resourceClaimName": "g-nic-x7k2p"}]},
+                              extra=[allocated]))
+    assert set(c.dra.pod_claims.values()) == {("default/g-nic-x7k2p",)}
+    for r in (solve_greedy(c), solve_exact(c, time_limit=5)):
+        assert _placements(c, r) == {"default/p0": "b", "default/p1": "b"}
+
+
+def test_validator_rejects_group_pods_split_over_nodes() -> None:
+    c = load_objects(_objects(nodes={"a": 1, "b": 1}, min_count=2, pods=2))
+    g = solve_greedy(c)
+    doc = json.loads(g.model_dump_json(by_alias=True))
+    doc["pods"]["default/p1"]["node"] = "b" if doc["pods"]["default/p0"]["node"] == "a" else "a"
+    doc["pods"]["default/p1"].pop("claims", None)
+    bad = type(g).model_validate(doc)
+    assert any("claim shared by pods on several nodes" in str(v) for v in validate(c, bad))
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"name": "nic"}, "exactly one of resourceClaimName, resourceClaimTemplateName"),
+    ({"name": "nic", "resourceClaimName": "x", "resourceClaimTemplateName": "y"}, "exactly one of"),
+    ({"resourceClaimTemplateName": "one-nic"}, "name"),
+])
+def test_bad_group_claims_are_refused(entry, message) -> None:
+    with pytest.raises(SnapshotError, match=message):
+        load_objects(_objects(nodes={"a": 1}, min_count=1, pods=1, group_claims=[entry]))
+
+
+def test_group_claim_typos_are_refused_or_named() -> None:
+    """A misspelt reference leaves neither set (refused); a duplicate name is refused; an
+    unknown extra field is named in a warning; a status entry for no claim is refused."""
+    with pytest.raises(SnapshotError, match="exactly one of"):
+        load_objects(_objects(nodes={"a": 1}, min_count=1, pods=1, group_claims=[{"name": "nic", "resourceClaimTemplatName": "one-nic"}]))
+    with pytest.raises(SnapshotError, match="duplicate claim name"):
+        load_objects(_objects(nodes={"a": 1}, min_count=1, pods=1, group_claims=[{"name": "nic", "resourceClaimTemplateName": "one-nic"}] * 2))
+    with pytest.raises(SnapshotError, match="spec.resourceClaims does not have"):
+        load_objects(_objects(nodes={"a": 1}, min_count=1, pods=1, status={"resourceClaimStatuses": [{"name": "nics", "resourceClaimName": "z"}]}))
+    c = load_objects(_objects(nodes={"a": 1}, min_count=1, pods=1, group_claims=[{"name": "nic", "resourceClaimTemplateName": "one-nic", "shareMode": "x"}]))
+    assert any("unknown field 'shareMode'" in w for w in c.warnings)
+    assert not any("not modelled" in w and "group" in w for w in c.warnings)
+
+
+def test_versions_with_pod_group_claims() -> None:
+    """PodGroup claims exist from v1.36 (v1alpha2, alpha) on; a v1.36 snapshot reads them too,
+    and each Result records the version it reproduced."""
+    assert [pod_group_claims(v) for v in KubeVersion] == [False, True, True, True]
+    c = load_objects(_objects(nodes={"a": 1, "b": 1}, min_count=2, pods=2, api="scheduling.k8s.io/v1alpha2"), kube_version="1.36")
+    r = solve_greedy(c)
+    assert len(set(_placements(c, r).values())) == 1 and r.options.kube_version == "1.36"
