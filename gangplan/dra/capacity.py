@@ -131,7 +131,7 @@ def _aligned(dra: DraState, nodes, shapes: dict[str, tuple[AlignedConstraint, ..
             per[(pair, attr)] = counts
         if any(len(set(a)) > 1 for a in by_pair.values()):
             why.append("constraints on different attributes draw on the same devices")
-        if why and any(per.values()):
+        if why and (any(per.values()) or any("shared" in w for w in why)):
             rows.relaxed[n.name] = why[0]
         rows.supply[n.name] = per
     return rows
@@ -369,7 +369,8 @@ def capacity_view(cluster):
     if rows is not None and rows.relaxed:
         first = sorted(rows.relaxed)[0]
         fields["warnings"] = (*fields.get("warnings", ()), f"exact engine: the device rows of claims with matchAttribute / distinctAttribute constraints are "
-                              f"a relaxation on {len(rows.relaxed)} node(s) (e.g. {first}: {rows.relaxed[first]}); the validator checks the result")
+                              f"not exact on {len(rows.relaxed)} node(s) (e.g. {first}: {rows.relaxed[first]}): there the exact engine places at most "
+                              f"one such claim per node")
     view = type(cluster)(**{**fields, "nodes": nodes, "pods": pods})
     _VIEWS[id(cluster)] = (weakref.ref(cluster), view)
     if rows is not None:

@@ -135,8 +135,9 @@ def add_aligned_rows(em: ExactModel) -> None:
 
     The plain device rows of :mod:`gangplan.dra.capacity` still count every request, so devices
     the unconstrained claims take are accounted for. Exact when each device matches one pair, the
-    pairs' devices are exclusive and one attribute is constrained per pair; otherwise the view
-    names the nodes in a warning and the validator decides."""
+    pairs' devices are exclusive and one attribute is constrained per pair. On a node where that
+    does not hold (a shared device, several attributes on one pair) the view names the node in a
+    warning and the model is conservative there: at most one constrained claim on it."""
     from gangplan.dra.capacity import aligned_rows
 
     rows = aligned_rows(em.inst.cluster)
@@ -166,7 +167,15 @@ def add_aligned_rows(em: ExactModel) -> None:
         return out
 
     for n, entries in enumerate(em.node_vars):
-        supply = rows.supply.get(em.inst.cluster.nodes[n].name, {})
+        node_name = em.inst.cluster.nodes[n].name
+        supply = rows.supply.get(node_name, {})
+        if node_name in rows.relaxed:
+            # Conservative where the rows would not be exact (the view's warning names the
+            # nodes): at most one constrained claim on the node, one that fits it alone.
+            t = [(var, int(req[i])) for name, i, _ in shapes for var, req, _ in entries if req[i] > 0]
+            if t:
+                model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in t], [k for _, k in t]) <= 1)
+            continue
         acc: dict[tuple, list[tuple[cp_model.IntVar, int, int]]] = {}
         for name, i, cons in shapes:
             t = [(var, int(req[i]), ub) for var, req, ub in entries if req[i] > 0]
