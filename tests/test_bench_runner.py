@@ -272,3 +272,26 @@ def test_bench_help_shows_every_default_and_no_stray_period() -> None:
                     "(default: local processes)"):
         assert default in text, default
     assert " ." not in text
+
+
+def test_a_bench_task_validates_each_result_once(monkeypatch) -> None:
+    """The diff validates its two Results and hands the findings to the bench rows (issue 24):
+    no Result the task reports goes through the validator twice."""
+    import gangplan.solver.diff.classification as classify_module
+    import gangplan.solver.diff.decisive as decisive_module
+    import gangplan.solver.diff.run as run_module
+    import gangplan.solver.validate as validate_module
+
+    real = validate_module.validate
+    seen: list[int] = []
+
+    def counting(cluster, result):
+        seen.append(id(result))
+        return real(cluster, result)
+
+    for module in (validate_module, classify_module, decisive_module, run_module):
+        monkeypatch.setattr(module, "validate", counting)
+    task = Task(id="x", family="x", generator="mixed", params={"nodes": 4, "gangs": 3, "gpus_per_pod": [2], "gang_size_dist": "fixed", "max_gang_size": 2, "utilisation": 0.0})
+    out = run_task(task, RunOptions(time_limit=5))
+    assert out["task"]["status"] == "ok" and [r["violations"] for r in out["runs"]] == [0, 0]
+    assert len(seen) >= 2 and len(seen) == len(set(seen))

@@ -23,12 +23,12 @@ is a ``placement`` step, if R leaves it out the difference is which groups get a
 ``admission`` step). When every candidate is shared by an optimum (P(n) holds), the step is an
 ``admission`` step without a pod: greedy's choices were all right, the optimum admits more.
 
-Layout: :mod:`.classify` (the classes and what differs), :mod:`.evidence` (per-group use,
+Layout: :mod:`.classification` (the classes and what differs), :mod:`.evidence` (per-group use,
 admission counts, victims, the decisive step's why and preemption criterion), :mod:`.decisive`
 (the binary search for the decisive step), :mod:`.run` (:func:`diff_snapshot` and :class:`Diff`).
 """
 
-from gangplan.solver.diff.classify import (
+from gangplan.solver.diff.classification import (
     EQUIVALENT,
     GREEDY_SUBOPTIMAL,
     GREEDY_SUBOPTIMAL_SOMETIMES,

@@ -15,7 +15,7 @@ from gangplan.models.documents import (
 from gangplan.models.objective import compare
 from gangplan.models.result import Result, Status
 from gangplan.models.trace import ClosestToGreedy
-from gangplan.solver.diff.classify import differing_groups, entity_differs, shared_tiers
+from gangplan.solver.diff.classification import differing_groups, entity_differs, shared_tiers
 from gangplan.solver.diff.evidence import (
     admitted_in,
     name_list,
@@ -164,17 +164,19 @@ def _admission_only(cluster: Cluster, greedy: Result, optimal: Result, *, candid
                         probes=probes, candidates=candidates, skipped=skipped, preemption=pre)
 
 
-def closest_optimum(cluster: Cluster, optimal: Result, agreeing: Result, step: DecisiveStep | None) -> Result:
+def closest_optimum(cluster: Cluster, optimal: Result, agreeing: Result, step: DecisiveStep | None, *,
+                    violations: list | None = None) -> Result:
     """The optimum the diff reports: ``agreeing`` (an optimal placement that shares every greedy
     choice before the decisive step, so the groups, the admission summary, the plan and the step
     all describe one placement) when it passes the validator and ties ``optimal`` on every tier;
     else ``optimal``. Status, gap and bound stay those of the proven solve; the trace says which
-    greedy choices were fixed."""
+    greedy choices were fixed. ``violations``: the validator's findings for ``agreeing`` when the
+    caller has them."""
     if agreeing is optimal or agreeing.status not in (Status.OPTIMAL, Status.FEASIBLE):
         return optimal
     if not set(optimal.objective) <= set(agreeing.objective) or compare(shared_tiers(agreeing.objective, optimal.objective), optimal.objective) < 0:
         return optimal
-    if validate(cluster, agreeing):  # the caller reports this as a model mismatch
+    if (validate(cluster, agreeing) if violations is None else violations):  # the caller reports this as a model mismatch
         return optimal
     note = ClosestToGreedy(fixed_choices=agreeing.options.fixed_count, probe_status=agreeing.status.value,
                            why="an optimal placement that agrees with greedy's choices before the decisive step"

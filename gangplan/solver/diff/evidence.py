@@ -22,7 +22,7 @@ from gangplan.models.preemption import PICK_CRITERIA, PickKey, deciding_index, p
 from gangplan.models.quantity import format_quantity
 from gangplan.models.result import Result
 from gangplan.models.trace import NodeVictims, PodPreemption
-from gangplan.solver.diff.classify import differing_groups
+from gangplan.solver.diff.classification import differing_groups
 
 
 def side_stub(r: Result) -> EngineSide:

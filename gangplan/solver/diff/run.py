@@ -5,7 +5,7 @@ diff JSON."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gangplan.models.cluster import Cluster
@@ -19,7 +19,7 @@ from gangplan.models.documents import (
 )
 from gangplan.models.result import Result
 from gangplan.models.trace import check_trace_level
-from gangplan.solver.diff.classify import (
+from gangplan.solver.diff.classification import (
     GREEDY_SUBOPTIMAL,
     GREEDY_SUBOPTIMAL_SOMETIMES,
     MODEL_MISMATCH,
@@ -55,6 +55,9 @@ class Diff:
     admission: Admission | None = None
     engines: Engines | None = None
     samples: Samples | None = None
+    violations: dict[str, list] = field(default_factory=dict, repr=False)
+    """The validator's findings for the two Results this Diff holds (``"greedy"``, ``"optimal"``),
+    computed once by :func:`diff_snapshot`; not part of the JSON (``problems`` says them)."""
 
     def __repr__(self) -> str:
         g, o = self.greedy.admitted_groups(), self.optimal.admitted_groups()
@@ -161,17 +164,23 @@ def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 1
         progress("checking the greedy placement in the exact model")
     feasible = check_feasible(cluster, greedy.placements(), greedy.victims)
     feasible_ok = feasible is True or (isinstance(feasible, list) and not feasible)
-    classification, problems = classify(cluster, greedy, optimal, greedy_feasible_in_model=feasible_ok)
+    violations = {"greedy": validate(cluster, greedy), "optimal": validate(cluster, optimal)}
+    classification, problems = classify(cluster, greedy, optimal, greedy_feasible_in_model=feasible_ok,
+                                        violations=(violations["greedy"], violations["optimal"]))
     if isinstance(feasible, list) and feasible:
         problems += [f"exact model rejects the greedy placement: {p}" for p in feasible]
     decisive = None
     if explain and classification == GREEDY_SUBOPTIMAL:
         decisive, agreeing = search_decisive_step(cluster, greedy, optimal, time_limit=probe_time_limit, workers=workers, seed=seed, preemption=preemption, progress=progress)
-        broken = [f"exact (decisive-step probe): {v}" for v in validate(cluster, agreeing)] if agreeing is not optimal else []
+        found = validate(cluster, agreeing) if agreeing is not optimal else []
+        broken = [f"exact (decisive-step probe): {v}" for v in found]
         if broken:  # the exact engine produced an invalid placement: a bug, like any other mismatch
             classification, problems = MODEL_MISMATCH, problems + broken
         else:
-            optimal = closest_optimum(cluster, optimal, agreeing, decisive)
+            closest = closest_optimum(cluster, optimal, agreeing, decisive, violations=found)
+            if closest is not optimal:  # a copy of agreeing: its placements and victims, validated above
+                violations["optimal"] = found
+            optimal = closest
     groups = []
     for key in sorted(set(greedy.groups) | set(optimal.groups)):
         g, o = greedy.groups.get(key), optimal.groups.get(key)
@@ -215,4 +224,5 @@ def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 1
         single_pods=single_pods(cluster, greedy, optimal),
         admission=admission(cluster, greedy, optimal),
         engines=Engines(greedy=engine_side(cluster, greedy), optimal=engine_side(cluster, optimal)),
+        violations=violations,
     )

@@ -32,9 +32,14 @@ def shared_tiers(obj: dict[str, float], other: dict[str, float]) -> dict[str, fl
     return {k: v for k, v in obj.items() if k in other}
 
 
-def classify(cluster: Cluster, greedy: Result, optimal: Result, *, greedy_feasible_in_model: bool | None = None) -> tuple[str, list[str]]:
-    problems = [f"greedy: {v}" for v in validate(cluster, greedy)]
-    problems += [f"exact: {v}" for v in validate(cluster, optimal)]
+def classify(cluster: Cluster, greedy: Result, optimal: Result, *, greedy_feasible_in_model: bool | None = None,
+             violations: tuple[list, list] | None = None) -> tuple[str, list[str]]:
+    """The classification and the problems behind a ``model-mismatch``. ``violations``: the
+    validator's findings for ``greedy`` and ``optimal`` when the caller has them (each Result is
+    validated once); else they are computed here."""
+    gv, ov = violations if violations is not None else (validate(cluster, greedy), validate(cluster, optimal))
+    problems = [f"greedy: {v}" for v in gv]
+    problems += [f"exact: {v}" for v in ov]
     if greedy_feasible_in_model is False:
         problems.append("the greedy placement is infeasible in the exact model")
     c = compare(optimal.objective, greedy.objective)
