@@ -162,7 +162,9 @@ GANG_NAMESPACE = "ml"
 
 
 def _whole_gpus(p: TracePod) -> int:
-    """A GPU-sharing pod (gpu_milli < 1000) still holds one whole ``nvidia.com/gpu`` device."""
+    """In a snapshot a GPU-sharing pod (gpu_milli < 1000) still holds one whole ``nvidia.com/gpu``
+    (the showcase's engines count whole GPUs). ``gangplan replay`` shares GPUs by milli instead
+    (:mod:`gangplan.replay.gpushare`)."""
     return p.num_gpu
 
 
