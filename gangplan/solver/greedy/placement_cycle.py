@@ -151,6 +151,10 @@ class PlacementAlgorithm:
         parent_placement = Placement(parent_name or "", st.snap.all_nodes if parent is None else parent)
         generated = run_placement_generate(sched.profile.placement_generators, st.snap, info, parent_placement)
         if generated[0] is None:
+            if st.discard_failure == key:
+                counted = self._failure_by_count(key, parent_placement)
+                if counted is not None:
+                    return counted
             return self.schedule_in_placement(key)
         base = st.trace.mark()
         start = st.snap.next_start_node_index
@@ -166,6 +170,46 @@ class PlacementAlgorithm:
                 return self._schedule_placements(key, info, generated, counting=False)
         finally:
             sched.placement, sched.placement_name = parent, parent_name
+
+    def _failure_by_count(self, key: str, whole: Placement) -> GroupRun | None:
+        """A retry of root ``key`` whose failure leaves no record (``RunState.discard_failure``),
+        in its parent placement ``whole`` (no PlacementGenerate plugin constrains it): when the
+        count says no node has room for its pod, every pod it attempts fails after scanning all
+        of the placement's nodes, so the group's outcome, reason, progression, scan start and
+        rejecting plugins are the count's, without its pod cycles (whose records the retry
+        undoes). None when counting does not apply or a pod could fit. VERIFY runs the cycles
+        as well and compares."""
+        st = self.state
+        plan = CountingPlan.build(st, key, [whole], self.leaf_inputs, cache=False)
+        if plan is None:
+            return None
+        batch = plan.evaluate_all()
+        if batch.full[0] or batch.success[0] or batch.placed[0]:
+            return None
+        snap = st.snap
+        x = snap.next_start_node_index
+        x_after = int(scan_starts(x, batch.advance, plan.sizes)[1])
+        got = batch.counted(0, x, x_after)
+        run = GroupRun(Code.UNSCHEDULABLE, 0, got.reason)
+        progression = _failed_progression(len(plan.pods), plan.before, plan.minimum, st.sched.profile.feasible)
+        if placement_fast.VERIFY:
+            outer, st.rejectors = st.rejectors, set()
+            try:
+                full = self.schedule_in_placement(key)
+            finally:
+                rejected, st.rejectors = st.rejectors, outer
+                if outer is not None:
+                    outer |= rejected
+            kept = st.trace.groups.get(key)
+            want = (full.status, full.new, full.reason, snap.next_start_node_index, rejected, kept.progression if kept else None)
+            if want != (run.status, run.new, run.reason, x_after, got.rejectors, progression):
+                raise CountingMismatch(f"{key}: evaluated {want}, counted {(run.status, run.new, run.reason, x_after, got.rejectors, progression)}")
+            return full
+        snap.next_start_node_index = x_after
+        if st.rejectors is not None:
+            st.rejectors |= got.rejectors
+        record_group(st, key, run, progression)
+        return run
 
     def _schedule_placements(self, key: str, pg: PodGroupInfo, generated: tuple[list[Placement] | None, Status], *, counting: bool) -> GroupRun:
         st = self.state
@@ -383,6 +427,8 @@ class PlacementAlgorithm:
             i = st.snap.index.get(p.nominated_node_name or "")
             if p.key in st.queued and i is not None:
                 counts[i] = counts.get(i, 0) + 1
+        if not counts:
+            return None
         best, best_count = None, 0
         for pl in placements:
             c = sum(counts.get(int(i), 0) for i in pl.nodes) if counts else 0
@@ -395,7 +441,8 @@ def scan_starts(x: int, advance: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """The scan start before each placement and after the last (``len + 1`` values) when
     placement ``k``'s cycles advance it by ``advance[k]`` nodes modulo its size ``sizes[k]``, and
     leave it as it is (no modulo) when they scan nothing: ``y -> (y + a_k) % n_k if a_k else y``
-    from ``x``, computed per run of equal sizes with one cumulative sum each."""
+    from ``x``, computed per run of equal sizes with one cumulative sum each (a rack level has
+    a few runs: racks are equal but where a group of servers ends)."""
     out = np.empty(len(sizes) + 1, dtype=np.int64)
     out[0] = y = x
     cuts = [0, *(np.flatnonzero(np.diff(sizes)) + 1).tolist(), len(sizes)]
@@ -408,3 +455,17 @@ def scan_starts(x: int, advance: np.ndarray, sizes: np.ndarray) -> np.ndarray:
         out[lo + 1 : hi + 1] = vals
         y = int(vals[-1])
     return out
+
+
+def _failed_progression(queued: int, before: int, minimum: int, feasible: Callable[[int, int, int], Code]) -> list[str]:
+    """The status after each pod of ``until_feasible`` (:mod:`.podgroup`) when every attempted
+    pod fails: the loop stops once minCount is out of reach."""
+    progression: list[str] = []
+    if feasible(queued, before, minimum) == Code.UNSCHEDULABLE:
+        return progression
+    for remaining in range(queued - 1, -1, -1):
+        status = feasible(remaining, before, minimum)
+        progression.append(status.label)
+        if status == Code.UNSCHEDULABLE:
+            break
+    return progression

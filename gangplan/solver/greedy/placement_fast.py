@@ -93,7 +93,8 @@ class CountingPlan:
     base state (every evaluation is reverted, so they hold for all its placements), summed per
     placement."""
 
-    def __init__(self, state: RunState, key: str, placements: list[Placement], pods: list[Pod], minimum: int, before: int, cs: CycleState, active: list) -> None:
+    def __init__(self, state: RunState, key: str, placements: list[Placement], pods: list[Pod], minimum: int, before: int, cs: CycleState, active: list,
+                 cache: bool = True) -> None:
         self.state = state
         self.key = key
         self.pods = pods
@@ -113,12 +114,24 @@ class CountingPlan:
             self.in_subset[np.fromiter(cs.node_subset, dtype=np.int64, count=len(cs.node_subset))] = True
         self.passes = self._passes_static()
         self.capacity = np.where(self.passes, snap.node_array(("counting-capacity", snap.signature(pods[0])), self._room), 0)
-        self.concat, self.sizes, self.starts = _geometry(snap, placements)
+        self.concat, self.sizes, self.starts = _geometry(snap, placements, cache)
         self.room = self._per_placement(self.capacity)
         self.with_room = self._per_placement(self.capacity > 0)
         self.scanned = self._per_placement(self.in_subset) if cs.node_subset is not None else self.sizes
         self._bits: tuple[list[str], np.ndarray] | None = None
         self._rows: dict[int, tuple[list[str], list[str], np.ndarray, bool]] = {}
+
+    def _to_find(self, pct: int, n_scan: np.ndarray) -> np.ndarray:
+        """:func:`num_feasible_nodes_to_find` per placement (0 where it scans nothing); for the
+        placements' own sizes (no PreFilterResult) kept with their geometry."""
+        if n_scan is not self.sizes:
+            return _to_find_vector(pct, n_scan)
+        snap = self.state.snap
+        key = ("counting-to-find", id(n_scan), pct)
+        hit = snap.placement_cache.get(key)
+        if hit is None or hit[0] is not n_scan:
+            hit = snap.placement_cache[key] = (n_scan, _to_find_vector(pct, n_scan))
+        return hit[1]
 
     def _passes_static(self) -> np.ndarray:
         """The nodes every static filter passes and the PreFilterResult keeps."""
@@ -143,9 +156,12 @@ class CountingPlan:
 
     # ---- building --------------------------------------------------------------------------
     @classmethod
-    def build(cls, state: RunState, key: str, placements: list[Placement], leaf_inputs: Callable[[str], tuple[list[Pod], int, int]]) -> CountingPlan | None:
+    def build(cls, state: RunState, key: str, placements: list[Placement], leaf_inputs: Callable[[str], tuple[list[Pod], int, int]], *,
+              cache: bool = True) -> CountingPlan | None:
         """The plan for group ``key``'s placement decision, or None when counting does not apply
-        (``leaf_inputs``: the pod-group cycle's queued pods, minCount and scheduled pods)."""
+        (``leaf_inputs``: the pod-group cycle's queued pods, minCount and scheduled pods).
+        ``cache=False``: the placements are not the generator's cached objects (their geometry
+        is not kept)."""
         sched, snap = state.sched, state.snap
         if not placements or sched.tie_break != "first" or not sched.profile.has_scoring or snap.nominated:
             return None
@@ -171,7 +187,7 @@ class CountingPlan:
         active = [pl for pl in sched.profile.filters if pl.name not in cs.skip_filter]
         if not any(isinstance(pl, Fit) for pl in active) or not all(isinstance(pl, (Fit, *STATIC_FILTERS)) for pl in active):
             return None
-        return cls(state, key, placements, pods, minimum, before, cs, active)
+        return cls(state, key, placements, pods, minimum, before, cs, active, cache)
 
     # ---- every placement at once --------------------------------------------------------------
     def evaluate_all(self) -> CountedBatch:
@@ -181,8 +197,7 @@ class CountingPlan:
         placement's cycles would."""
         n_scan, room = self.scanned, self.room
         pct = self.state.sched.profile.percentage_of_nodes_to_score
-        to_find = np.array([num_feasible_nodes_to_find(pct, int(v)) if v else 0 for v in n_scan.tolist()], dtype=np.int64) \
-            if len(n_scan) < 64 else _to_find_vector(pct, n_scan)
+        to_find = self._to_find(pct, n_scan)
         full = (n_scan > 0) & (to_find < n_scan) & (self.with_room >= to_find)
         queued, before, minimum = len(self.pods), self.before, self.minimum
         if queued + before < minimum:
@@ -242,13 +257,16 @@ class CountingPlan:
         the nodes a static filter or the PreFilterResult rejects (``c_i = 0``) are redone here."""
         if self._bits is None:
             snap = self.state.snap
-            names = [r for r, _ in fit_failures(snap, self.req, snap.all_nodes[:0])[0]]
+            sig = snap.signature(self.pods[0])
+            names = snap.placement_cache.get(("counting-fit-reasons", sig))
+            if names is None:
+                names = snap.placement_cache[("counting-fit-reasons", sig)] = [r for r, _ in fit_failures(snap, self.req, snap.all_nodes[:0])[0]]
 
             def compute(nodes: np.ndarray) -> np.ndarray:
                 return _pack(fit_failures(snap, self.req, nodes, self._room(nodes))[0])
 
-            bits = snap.node_array(("counting-fit-bits", snap.signature(self.pods[0])), compute)
-            redo = np.flatnonzero(self.in_subset & ~self.passes)
+            bits = snap.node_array(("counting-fit-bits", sig), compute)
+            redo = np.flatnonzero(self.in_subset & ~self.passes) if self.static or self.cs.node_subset is not None else ()
             if len(redo):
                 bits = bits.copy()
                 bits[redo] = _pack(fit_failures(snap, self.req, redo, 0)[0])
@@ -343,19 +361,20 @@ def _lazy_fit_error_text(key: str, sizes: list[int], scanned: list[int], absent:
     return _fit_error_text(key, sizes, scanned, absent, table.get(), k)
 
 
-def _geometry(snap, placements: list[Placement]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _geometry(snap, placements: list[Placement], cache: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The placements' nodes end to end, their sizes and start offsets; kept in the node table's
     placement cache, since a group's placements are the cached objects of
     :func:`~gangplan.solver.greedy.plugins.topologyaware.placements_of` decision after decision."""
     first, last = placements[0], placements[-1]
     key = ("counting-geometry", id(first), id(last), len(placements))
-    hit = snap.placement_cache.get(key)
+    hit = snap.placement_cache.get(key) if cache else None
     if hit is not None and hit[0] is first and hit[1] is last:
         return hit[2]
     concat = np.concatenate([p.nodes for p in placements])
     sizes = np.array([len(p.nodes) for p in placements], dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    snap.placement_cache[key] = (first, last, (concat, sizes, starts))
+    if cache:
+        snap.placement_cache[key] = (first, last, (concat, sizes, starts))
     return concat, sizes, starts
 
 
@@ -424,6 +443,8 @@ class CountedBatch:
 
 def _to_find_vector(pct: int, n_scan: np.ndarray) -> np.ndarray:
     """:func:`num_feasible_nodes_to_find` per placement, once per distinct size."""
+    if len(n_scan) < 64:
+        return np.array([num_feasible_nodes_to_find(pct, int(v)) if v else 0 for v in n_scan.tolist()], dtype=np.int64)
     sizes, inverse = np.unique(n_scan, return_inverse=True)
     return np.array([num_feasible_nodes_to_find(pct, int(v)) if v else 0 for v in sizes.tolist()], dtype=np.int64)[inverse]
 
