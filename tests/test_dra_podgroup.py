@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gangplan.io.errors import SnapshotError
 from gangplan.io.loader import load_objects
@@ -145,3 +147,21 @@ def test_versions_with_pod_group_claims() -> None:
     c = load_objects(_objects(nodes={"a": 1, "b": 1}, min_count=2, pods=2, api="scheduling.k8s.io/v1alpha2"), kube_version="1.36")
     r = solve_greedy(c)
     assert len(set(_placements(c, r).values())) == 1 and r.options.kube_version == "1.36"
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(1, 3)), min_size=1, max_size=3), st.integers(1, 4), st.integers(1, 4))
+def test_group_claim_placements_against_a_brute_force(nodes, pods, min_count) -> None:
+    """Random nodes (devices, cpu slots) and a gang sharing one group claim: every placed pod is
+    on one node with a device, so the most pods placed is the best node's slots (capped by the
+    pod count) when that reaches minCount, else 0. The exact engine reaches it, greedy at most it."""
+    min_count = min(min_count, pods)
+    objs = _objects(nodes={f"n{i}": k for i, (k, _) in enumerate(nodes)}, min_count=min_count, pods=pods)
+    for o in objs:
+        if o["kind"] == "Node":
+            o["status"]["allocatable"]["cpu"] = str(nodes[int(o["metadata"]["name"][1:])][1])
+    c = load_objects(objs)
+    best = max((min(cpu, pods) for k, cpu in nodes if k > 0), default=0)
+    best = best if best >= min_count else 0
+    placed = [sum(n is not None for n in _placements(c, r).values()) for r in (solve_exact(c, time_limit=5), solve_greedy(c))]
+    assert placed[0] == best and placed[1] <= best
