@@ -306,6 +306,13 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
          "1.37+": "CompositePodGroup over PodGroup over Pod units, then more pods, then the earlier start"},
         "`moreImportantVictim`, `pkg/scheduler/framework/preemption/types.go`",
     ),
+    Behaviour(
+        "DRA: `distinctAttribute` claim constraints; PodGroup `spec.resourceClaims` (KEP-5729)",
+        {"1.35": "`distinctAttribute` fails the claim (\"empty constraint\", the stable allocator); no PodGroup object (its claims are read as v1.36 reads them)",
+         "1.36": "`distinctAttribute` checked (incubating allocator, DRAConsumableCapacity beta); PodGroup claims (DRAWorkloadResourceClaims alpha): one claim per group, allocated for its first placed pod",
+         "1.37+": "as v1.36 (DRAWorkloadResourceClaims beta, off by default; gangplan models it on)"},
+        "`structured/internal/stable/allocator_stable.go`, `incubating/allocator_incubating.go`, `incubating/constraint.go`; `pkg/features/kube_features.go`; `k8s.io/api` `scheduling` `PodGroupResourceClaim` (v1alpha2, v1alpha3, v1beta1)",
+    ),
 )
 
 
