@@ -17,6 +17,7 @@ from gangplan.models.cluster import Cluster
 from gangplan.models.objects import SchedulerProfile
 from gangplan.models.result import PodOutcome, Result, Status
 from gangplan.models.well_known import GPU, GPU_PRODUCT
+from gangplan.replay.bound import arrived_prefix, packing_bound
 from gangplan.replay.engine import Placer
 from gangplan.replay.fill import discrete, run_fill
 from gangplan.replay.gpushare import (
@@ -239,3 +240,21 @@ def test_fgd_and_bestfit_on_the_paper_workload_land_on_fig_9a():
     fgd = run_fill(base, trace.jobs, "fgd", 42, typical=typ).unallocated_percent["100"]
     bestfit = run_fill(base, trace.jobs, "bestfit", 42, typical=typ).unallocated_percent["100"]
     assert abs(fgd - 4.77) <= 0.5 and abs(bestfit - 7.14) <= 0.5 and fgd < bestfit
+
+
+def test_the_lp_packing_bound_counts_devices_models_and_cpu():
+    """One T4 node (2 GPUs, 32 cores) and one V100 node (1 GPU): three 600 shares fit two per
+    T4 node's devices at most (no two shares above 500 on one device) and one on the V100; a
+    T4-only 1000 pod has no free T4 device left; a 40-core pod fits nowhere."""
+    base = Cluster(nodes=(gpu_node("a", 2), gpu_node("b", 1, model="V100")))
+    big_cpu = ReplayJob(name="big-cpu", submit=0, duration=1, workers=1, cpu_milli=40000, memory_mib=1024, gpu=0)
+    jobs = [*(job(f"s{i}", 1, 600) for i in range(3)), big_cpu]
+    b = packing_bound(base, jobs)
+    assert b.status == "lp-relaxation" and b.capacity_milli == 3000 and b.arrived_milli == 1800
+    assert b.allocatable_milli == pytest.approx(1800)
+    t4 = ReplayJob(name="t4", submit=0, duration=1, workers=1, cpu_milli=1000, memory_mib=1024, gpu=1, gpu_milli=1000, gpu_models=("T4",))
+    b = packing_bound(base, [*jobs, t4, t4])
+    # a's 2 devices hold at most two of {600 shares, T4 pods}: the two T4 pods (2000); b one share
+    assert b.allocatable_milli == pytest.approx(2000 + 600)
+    assert b.unallocated_percent == pytest.approx(100 * 400 / 3000, abs=1e-3)
+    assert arrived_prefix([job("x", 1), job("y", 1), job("z", 1)], 2000, 100) == [job("x", 1), job("y", 1)]

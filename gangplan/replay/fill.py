@@ -139,11 +139,18 @@ def capacity_milli(base: Cluster) -> int:
     return sum(int(n.allocatable.get(GPU, 0)) for n in base.nodes) * 1000
 
 
-def run_fill(base: Cluster, jobs: list[ReplayJob], policy: str, seed: int, *, typical: list[TypicalPod], ratio: float = 1.3, progress=None) -> FillRun:
+def fill_order(base: Cluster, jobs: list[ReplayJob], seed: int, ratio: float = 1.3) -> tuple[list[ReplayJob], list[int]]:
+    """The jobs in the order a fill tries them (shuffled, then tuned) and the node order, from one
+    stream seeded with ``seed`` (the same for every policy)."""
     rng = random.Random(seed)
     rng.random()
     todo = tune(order(jobs, rng), capacity_milli(base), ratio, rng)
-    placer = Placer(base, policy, seed=seed, typical=typical, node_order=node_order(base, rng))
+    return todo, node_order(base, rng)
+
+
+def run_fill(base: Cluster, jobs: list[ReplayJob], policy: str, seed: int, *, typical: list[TypicalPod], ratio: float = 1.3, progress=None) -> FillRun:
+    todo, nodes = fill_order(base, jobs, seed, ratio)
+    placer = Placer(base, policy, seed=seed, typical=typical, node_order=nodes)
     cap = placer.capacity_milli
     placed, arrived, allocated = [], [], []
     total = 0
@@ -164,4 +171,4 @@ def run_fill(base: Cluster, jobs: list[ReplayJob], policy: str, seed: int, *, ty
     return run
 
 
-__all__ = ["FillRun", "discrete", "order", "run_fill", "tune"]
+__all__ = ["FillRun", "capacity_milli", "discrete", "fill_order", "node_order", "order", "run_fill", "tune"]
