@@ -123,8 +123,25 @@ class TraceRecorder:
 
     def drop_cycles(self, before: Mark, keys: set[str]) -> None:
         """Remove the cycles of ``keys`` recorded before ``before`` (a later cycle replaced them)."""
-        self._journal.append(("replace", list(self.order)))
-        self.order[: before.order] = [k for k in self.order[: before.order] if k not in keys]
+        order, end = self.order, before.order
+        if len(keys) > 16:
+            self._journal.append(("replace", list(order)))
+            order[:end] = [k for k in order[:end] if k not in keys]
+            return
+        at: list[int] = []
+        for k in keys:  # list.index scans in C; a retried entity has a handful of pods
+            i = -1
+            while True:
+                try:
+                    i = order.index(k, i + 1, end)
+                except ValueError:
+                    break
+                at.append(i)
+        if not at:
+            return
+        self._journal.append(("replace", list(order)))
+        for i in sorted(at, reverse=True):
+            del order[i]
 
     def update_group(self, key: str, **fields: Any) -> GroupCycle:
         """The group's record with ``fields`` changed (created when absent)."""
