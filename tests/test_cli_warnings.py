@@ -18,19 +18,21 @@ def test_solve_prints_one_warning_line_per_kind_on_stderr_and_carries_them_in_th
     res = runner.invoke(app, ["solve", str(DRA), "--json", "--kube-version", "1.36"])  # the fixture's release
     assert res.exit_code == 0, res.output
     result = json.loads(res.stdout)
-    assert len(result["warnings"]) == 3  # the ResourceClaimTemplate is read (gangplan.dra); the group-level claims are not modelled
-    assert any(w.startswith("PodGroup spec.resourceClaims: 1 object (default/training-workers)") for w in result["warnings"])
+    # The ResourceClaimTemplate and the PodGroup's claims (KEP-5729) are read (gangplan.dra); the
+    # Workload template's copy of the claims is not.
+    assert len(result["warnings"]) == 1
+    assert result["warnings"][0].startswith("Workload spec.podGroupTemplates[].resourceClaims: 1 object (default/training-workload)")
     assert [line for line in res.stderr.splitlines() if line.startswith("warning: ")] == [f"warning: {w}" for w in result["warnings"]]
 
 
 def test_a_release_mismatch_is_a_warning_too_but_not_bad_input_under_strict() -> None:
     """The fixture is v1.36 (scheduling.k8s.io/v1alpha2); reproducing v1.37 on it says so, on stderr
-    and in the JSON, and --strict still refuses only the unmodelled inputs (3)."""
+    and in the JSON, and --strict still refuses only the unmodelled input (1)."""
     res = runner.invoke(app, ["solve", str(DRA), "--json"])
     assert res.exit_code == 0, res.output
     warnings = json.loads(res.stdout)["warnings"]
     release = [w for w in warnings if "which kube-apiserver v1.37 does not serve" in w]
-    assert len(warnings) == 3 + len(release) and release and all("suggest v1.36" in w for w in release)
+    assert len(warnings) == 1 + len(release) and release and all("suggest v1.36" in w for w in release)
     assert [line for line in res.stderr.splitlines() if line.startswith("warning: ")] == [f"warning: {w}" for w in warnings]
 
 
@@ -38,8 +40,8 @@ def test_strict_turns_the_warnings_into_bad_input() -> None:
     for cmd in (["solve", str(DRA), "--strict"], ["diff", str(DRA), "--strict", "--time-limit", "1"]):
         res = runner.invoke(app, cmd)
         assert res.exit_code == 2, res.output
-        assert "--strict: 3 input(s) gangplan does not model" in res.stderr
-        assert "Pod spec.resourceClaims: 6 objects" in res.stderr
+        assert "--strict: 1 input(s) gangplan does not model" in res.stderr
+        assert "Workload spec.podGroupTemplates[].resourceClaims: 1 object" in res.stderr
 
 
 def test_strict_accepts_a_snapshot_with_nothing_unmodelled() -> None:
@@ -51,7 +53,7 @@ def test_strict_accepts_a_snapshot_with_nothing_unmodelled() -> None:
 def test_inspect_lists_what_is_not_modelled() -> None:
     res = runner.invoke(app, ["inspect", str(DRA), "--json"])
     assert res.exit_code == 0
-    assert len(json.loads(res.stdout)["warnings"]) == 3
+    assert len(json.loads(res.stdout)["warnings"]) == 1
 
 
 def test_plugins_the_configuration_enables_that_gangplan_does_not_implement_are_named(tmp_path) -> None:

@@ -165,3 +165,30 @@ def test_group_claim_placements_against_a_brute_force(nodes, pods, min_count) ->
     best = best if best >= min_count else 0
     placed = [sum(n is not None for n in _placements(c, r).values()) for r in (solve_exact(c, time_limit=5), solve_greedy(c))]
     assert placed[0] == best and placed[1] <= best
+
+
+def test_jobset_workload_aware_dra_example_with_a_driver_gives_its_documented_outcome() -> None:
+    """kubernetes-sigs/jobset's workload-aware-scheduling DRA example (tests/fixtures/upstream/
+    jobset-was-dra.yaml, source and commit in its header): "a single ResourceClaim is created from
+    the template and shared across all pods in the gang", and all 6 pods run. The example has no
+    driver; here two nodes publish one gpu.example.com device each (written for the test). Both
+    engines admit the gang of 6 on one node, every pod naming the same device of one claim."""
+    from pathlib import Path
+
+    import yaml
+
+    path = Path(__file__).resolve().parent / "fixtures" / "upstream" / "jobset-was-dra.yaml"
+    objs = [o for o in yaml.safe_load_all(path.read_text()) if o]
+    objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.example.com"},
+                 "spec": {"selectors": [{"cel": {"expression": "device.driver == 'gpu.example.com'"}}]}})
+    for n in ("node-a", "node-b"):
+        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n}, "status": {"allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110"}}})
+        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{n}-gpu"},
+                     "spec": {"driver": "gpu.example.com", "nodeName": n, "pool": {"name": n, "generation": 0, "resourceSliceCount": 1},
+                              "devices": [{"name": "gpu-0"}]}})
+    c = load_objects(objs, kube_version="1.36")
+    assert set(c.dra.pod_claims.values()) == {("default/training-workers-shared-gpu",)}
+    for r in (solve_greedy(c), solve_exact(c, time_limit=10)):
+        got = _placements(c, r)
+        assert len(got) == 6 and len(set(got.values())) == 1 and None not in got.values()
+        assert {tuple((x.claim, x.device) for x in o.claims) for o in r.pods.values()} == {(("training-workers-shared-gpu", "gpu-0"),)}

@@ -27,7 +27,7 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "upstream"
 #             pending pods gated, a fragment every warning list must contain or None)
 DOCUMENTED = {
     # The JobSet is expanded (gangplan.io.expand): its 6 pods join the user's PodGroup; no node.
-    "jobset-was-dra": ({"default/training-workers": 0}, 0, 0, 0, "Pod spec.resourceClaims"),
+    "jobset-was-dra": ({"default/training-workers": 0}, 0, 0, 0, "podGroupTemplates[].resourceClaims"),
     # These JobSets already have their pods in the snapshot: not expanded again, nothing unread.
     "jobset-was-gang-scheduling": ({"default/js-abc-workers-def": 0}, 0, 0, 0, None),
     "jobset-was-preemption": ({"default/hp-abc-workers-def": 4}, 4, 4, 0, None),
