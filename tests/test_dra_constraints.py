@@ -337,3 +337,35 @@ def test_exact_is_conservative_and_says_so_where_its_rows_are_not_exact() -> Non
     assert _placed(c, g) == 2 and _placed(c, e) == 1
     assert any("not exact on 1 node(s) (e.g. n: device driver-a/n/gpu-0 is shared" in w for w in e.warnings)
     assert not any("not exact" in w for w in g.warnings)
+
+
+def test_first_fit_alignment_loses_a_pod_the_optimum_places() -> None:
+    """Root a: 2 GPUs and 2 NICs, root b: 1 GPU and 1 NIC. The small claim (1 + 1 aligned)
+    comes first and the allocator gives it root a's first devices (device order), so the big
+    claim (2 + 2 aligned) fits nowhere: greedy places 1 pod. The optimum puts the small claim on
+    root b: 2 pods. Both results pass the validator."""
+    gpu = {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+           "spec": {"selectors": [{"cel": {"expression": f"device.attributes['{DRIVER}'].kind == 'gpu'"}}]}}
+    nic = {**gpu, "metadata": {"name": "nic"}, "spec": {"selectors": [{"cel": {"expression": f"device.attributes['{DRIVER}'].kind == 'nic'"}}]}}
+
+    def template(name: str, n: int) -> dict:
+        return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": name, "namespace": "default"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": n}},
+                                                           {"name": "nic", "exactly": {"deviceClassName": "nic", "count": n}}],
+                                              "constraints": [{"matchAttribute": f"{DRIVER}/root"}]}}}}
+
+    devs = [("g0", "gpu", "a"), ("g1", "gpu", "a"), ("g2", "gpu", "b"), ("k0", "nic", "a"), ("k1", "nic", "a"), ("k2", "nic", "b")]
+    objs = [gpu, nic, template("small", 1), template("big", 2),
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}}},
+            {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
+             "spec": {"driver": DRIVER, "nodeName": "n", "pool": {"name": "n", "generation": 0, "resourceSliceCount": 1},
+                      "devices": [{"name": d, "attributes": {"kind": {"string": k}, "root": {"string": v}}} for d, k, v in devs]}}]
+    for i, (name, tpl) in enumerate((("small", "small"), ("big", "big"))):
+        objs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "creationTimestamp": f"2026-01-01T00:00:0{i}Z"},
+                     "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}], "resourceClaims": [{"name": "dev", "resourceClaimTemplateName": tpl}]}})
+    c = load_objects(objs)
+    g, e = solve_greedy(c), solve_exact(c, time_limit=10)
+    assert _placed(c, g) == 1 and g.pods["default/big"].node is None
+    assert [x.device for x in g.pods["default/small"].claims] == ["g0", "k0"]
+    assert _placed(c, e) == 2
+    assert {x.device for x in e.pods["default/small"].claims} == {"g2", "k2"}
