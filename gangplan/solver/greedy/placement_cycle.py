@@ -16,7 +16,11 @@ Mirrors ``podGroupSchedulingPlacementAlgorithm``, ``compositePodGroupSchedulingP
    placement's nodes, record its proposals, pod cycles and traces, revert. For a gang of identical
    node-local pods the outcome is counted instead (:mod:`.placement_fast`), and only the placement
    that is kept (step 5 or 6, or the reported one of step 4) is evaluated in full, from the same
-   node state and scan start, and checked against its count.
+   node state and scan start, and checked against its count. In a retry whose failure leaves
+   no record (``RunState.discard_failure``: the run undoes a retry that places nothing, and
+   preemption cannot rerun the group) a failed decision keeps the count of the reported
+   placement instead, and a group without placements whose pod fits no node is counted too
+   (:meth:`PlacementAlgorithm._failure_by_count`): their pod cycles would only be undone.
 4. None feasible: Unschedulable, "0/N placements are available, reported (PodGroup) / first
    (CompositePodGroup) placement status: pod group is unschedulable" followed, beyond upstream's
    text (whose error is always errPodGroupUnschedulable), by that placement's own reason. Zero

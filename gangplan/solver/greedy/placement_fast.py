@@ -17,7 +17,8 @@ in play), those are fixed by counting:
   been placed, and fail from then on: the PlacementFeasible loop runs on these outcomes;
 * when a pod fails, every node of ``P`` holds exactly ``c_i`` more copies, so its FitError is the
   one of that state (:func:`~gangplan.solver.greedy.plugins.noderesources.fit.fit_failures`
-  with ``added = c``), counted per node by the first rejecting filter in profile order;
+  with ``added = c``), counted per node by the first rejecting filter in profile order, and the
+  plugins its cycle reports as rejecting (``UnschedulablePlugins``) are those with a count;
 * PlacementBinPacking and PodGroupPodsCount read the totals of the proposals, not their nodes;
 * ``nextStartNodeIndex``: when every cycle scans the whole placement (it holds at most
   ``numFeasibleNodesToFind`` nodes, or fewer feasible ones), each attempted pod advances it by the
@@ -25,9 +26,17 @@ in play), those are fixed by counting:
   is evaluated in full.
 
 The kept placement is evaluated in full afterwards, from the same node state and start index, and
-must agree with its count (status, reason, proposals, start index); a disagreement re-runs the
-whole decision without counting. With :data:`VERIFY` every counted placement is also evaluated in
-full and compared (the tests turn it on).
+must agree with its count (status, reason, proposals, start index, rejecting plugins); a
+disagreement re-runs the whole decision without counting. With :data:`VERIFY` every counted
+placement is also evaluated in full and compared (the tests turn it on).
+
+What the counts cost (issue 27: 4,278 nodes in 535 racks, a decision per rack gang and per retry
+of one after each bind): ``c_i`` and NodeResourcesFit's reasons at ``c_i`` are per-node functions
+of node state, kept by the node table per pod signature (:meth:`NodeTable.node_array
+<gangplan.solver.greedy.snapshot.NodeTable.node_array>`: a decision after a bind recomputes the
+nodes that changed only); the reported placement's FitError reads its own nodes; the failure
+table of every other placement is built only when a trace reads one of their entries, from
+NodeResourcesFit's reasons copied at the decision's base state (one small integer per node).
 
 Random tie-breaking (``tie_break="random"``) draws from the generator in every scored cycle, so
 counting is off with it, as it is for what-if replays of the group (``fixed`` pods, or a pod the
