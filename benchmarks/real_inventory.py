@@ -43,12 +43,13 @@ Where the time goes, 1,000 jobs at 80 % load (load average 0.6-0.9):
   between this cell and a 10 s diff; where greedy is optimal the diff takes 0.8-5.5 s.
 
 Run: ``python benchmarks/real_inventory.py [--jobs 200 1000 2000] [--load 0.6 0.8] [--seed 0]
-[--time-limit 10]``.
+[--time-limit 10] [--greedy-only]`` (``--greedy-only``: the greedy columns alone).
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import resource
 import time
@@ -86,7 +87,7 @@ def inventory_snapshot(jobs: int, utilisation: float, seed: int = 0, data_dir: s
     return out + philly_jobs([int(x) for x in rows.iloc[start:start + jobs]["num_gpus"]], GPUS_PER_WORKER, MAX_RACK_GANG)
 
 
-def run_cell(jobs: int, load: float, seed: int, time_limit: float, workers: int) -> dict:
+def run_cell(jobs: int, load: float, seed: int, time_limit: float, workers: int, greedy_only: bool = False) -> dict:
     from gangplan.solver.diff import diff_snapshot
     from gangplan.solver.exact import solve_exact
     from gangplan.solver.greedy import solve_greedy
@@ -96,16 +97,25 @@ def run_cell(jobs: int, load: float, seed: int, time_limit: float, workers: int)
     t0 = time.perf_counter()
     cluster = to_cluster(inventory_snapshot(jobs, load, seed))
     build_s = time.perf_counter() - t0
+    gc.collect()  # the instance build's garbage is not the engine's (a full collection walks the heap)
     t0 = time.perf_counter()
     greedy = solve_greedy(cluster)
     greedy_s = time.perf_counter() - t0
+    pods = len(cluster.pending_pods)
+    if greedy_only:
+        return {
+            "nodes": len(cluster.nodes), "jobs": jobs, "load": load, "seed": seed, "pods": pods,
+            "gangs": sum(1 for g in cluster.pod_groups.values() if g.min_count > 1),
+            "rackGangs": sum(1 for g in cluster.pod_groups.values() if g.topology_key), "build_s": round(build_s, 2),
+            "greedy_s": round(greedy_s, 3), "greedy_pods_per_s": round(pods / greedy_s, 1), "valid": not validate(cluster, greedy),
+            "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1), "load_avg": load_avg,
+        }
     t0 = time.perf_counter()
     exact = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, hint=greedy)
     exact_s = time.perf_counter() - t0
     t0 = time.perf_counter()
     d = diff_snapshot(cluster, time_limit=time_limit, workers=workers, seed=seed)
     diff_s = time.perf_counter() - t0
-    pods = len(cluster.pending_pods)
     first = next(iter(exact.objective))
     return {
         "nodes": len(cluster.nodes), "jobs": jobs, "load": load, "seed": seed, "pods": pods,
@@ -142,6 +152,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--time-limit", type=float, default=10.0, help="exact engine: seconds per solve phase")
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--greedy-only", action="store_true", help="the greedy engine only (no exact solve, no diff)")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     rows = []
@@ -149,7 +160,7 @@ def main() -> None:
     print(" | ".join(shown), flush=True)
     for jobs in args.jobs:
         for load in args.load:
-            row = run_isolated(jobs, load, args.seed, args.time_limit, args.workers)
+            row = run_isolated(jobs, load, args.seed, args.time_limit, args.workers, args.greedy_only)
             rows.append(row)
             print(" | ".join(str(row.get(c, "")) for c in shown), flush=True)
     write_csv(args.out, rows, COLUMNS, ignore_extra=True)
