@@ -5,8 +5,11 @@ DynamicResources plugin, the exact engine's capacity rows and the validator all 
   ResourceClaimTemplate (v1, v1beta1, v1beta2) and of pods' ``spec.resourceClaims``;
 * :mod:`.parse`: reading them from raw objects, naming what is not modelled in warnings;
 * :mod:`.cel`: CEL selectors with Kubernetes semantics (cel-expr-python);
-* :mod:`.allocator`: the structured allocator of kube-scheduler, per node;
-* :mod:`.capacity`: the per-node device counts the exact engine and the validator read.
+* :mod:`.allocator`: the structured allocator of kube-scheduler, per node, with claims'
+  matchAttribute / distinctAttribute constraints;
+* :mod:`.build`: the state, PodGroup claims (KEP-5729) resolved to one claim per group;
+* :mod:`.capacity`: the per-node device counts (and, for constrained claims, counts per attribute
+  value) the exact engine and the validator read.
 
 See docs/explanation/dra.md.
 """
