@@ -184,11 +184,12 @@ class CountingPlan:
         if not pods:
             return None
         fixed, observer = state.fixed, state.observer
-        first = _filter_key(pods[0], snap)
         for p in pods:
             if p.nominated_node_name or p.key in fixed or (observer is not None and observer.watches(p)) or p.node_name:
                 return None
-            if p is not pods[0] and _filter_key(p, snap) != first:
+        if len(pods) > 1:  # one pod is identical to itself
+            first = _filter_key(pods[0], snap)
+            if any(_filter_key(p, snap) != first for p in pods[1:]):
                 return None
         cs = CycleState()
         if sched.pre_filter(cs, pods[0]) is not None:
