@@ -244,31 +244,35 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
     for k, (_, requests) in enumerate(claims):
         for r in requests:
             slots.extend((k, r, j) for j in range(r.count))
-    # Per slot, the constraints that apply to its request: (index into ``taken``, constraint).
-    slot_cons: list[tuple[tuple[int, Constraint], ...]] = [()] * len(slots)
+    # Per slot, the constraints that apply to its request: (index into ``taken``, is it a
+    # matchAttribute, every device's value of its attribute).
+    slot_cons: list[tuple[tuple[int, bool, list], ...]] = [()] * len(slots)
     taken: list[list] = []
     if constraints:
         first: dict[int, int] = {}
+        values: dict[CapName, list] = {}
         for k, (key, _) in enumerate(claims):
             cons = constraints.get(key, ())
             for i, c in enumerate(cons):
                 if c.kind == "empty" or (c.kind == "distinct" and not distinct):
                     raise _empty(key, i)
+                if c.attribute not in values:
+                    values[c.attribute] = [attribute_value(d, c.attribute) for d in devices]
             if cons:
                 first[k] = len(taken)
                 taken.extend([] for _ in cons)
         for s, (k, r, _) in enumerate(slots):
             if k in first:
                 cons = constraints[claims[k][0]]
-                slot_cons[s] = tuple((first[k] + i, c) for i, c in enumerate(cons) if c.applies(r.name))
+                slot_cons[s] = tuple((first[k] + i, c.kind == "match", values[c.attribute]) for i, c in enumerate(cons) if c.applies(r.name))
 
-    def admits(s: int, d: Device) -> list[int] | None:
-        """The constraint entries ``d`` adds for slot ``s`` (None: a constraint refuses it)."""
+    def admits(s: int, i: int) -> list[int] | None:
+        """The constraint entries device ``i`` adds for slot ``s`` (None: a constraint refuses it)."""
         added = []
-        for ci, c in slot_cons[s]:
-            v = attribute_value(d, c.attribute)
+        for ci, same, vals in slot_cons[s]:
+            v = vals[i]
             have = taken[ci]
-            if v is _ABSENT or (c.kind == "match" and have and have[0] != v) or (c.kind == "distinct" and v in have):
+            if v is _ABSENT or (have and (have[0] != v if same else v in have)):
                 for cj in added:
                     taken[cj].pop()
                 return None
@@ -317,7 +321,7 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
             if not d.allow_multiple:
                 if q and not fits(d, q, base.get(d.id)):
                     continue
-                added = admits(s, d) if slot_cons[s] else ()
+                added = admits(s, i) if slot_cons[s] else ()
                 if added is None:
                     continue
                 used.add(d.id)
@@ -332,7 +336,7 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
             now = allocating.get(d.id)
             if q and not fits(d, q, base.get(d.id), now):
                 continue
-            added = admits(s, d) if slot_cons[s] else ()
+            added = admits(s, i) if slot_cons[s] else ()
             if added is None:
                 continue
             allocating[d.id] = dict(q) if now is None else {k: now.get(k, 0) + q.get(k, 0) for k in now.keys() | q.keys()}
@@ -365,6 +369,32 @@ def allocate(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Seq
     if got is None:
         return None
     return {k: tuple(r.device for r in v) for k, v in got.items()}
+
+
+def allocate_joint(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: Iterable[DeviceID] | set,
+                   classes: dict[str, DeviceClass], consumed: Consumed | None = None, constraints: Constraints | None = None,
+                   distinct: bool = True) -> dict[str, tuple[DeviceResult, ...]] | None:
+    """One allocation of all ``claims`` together, or None when none exists: first the claims one
+    after another in the order given, each the first solution on what the earlier ones left (when
+    every one succeeds this is exactly what the joint depth-first search in that order returns,
+    its first full solution starting with the first claim's first solution); otherwise the joint
+    search with the claims that take the most devices first, which finds an allocation whenever
+    one exists (existence does not depend on the order) with less backtracking over small claims
+    placed first on devices the large ones need."""
+    used = set(in_use)
+    taken: dict[DeviceID, dict[CapName, int]] = {d: dict(v) for d, v in (consumed or {}).items()}
+    out: dict[str, tuple[DeviceResult, ...]] = {}
+    for key, reqs in claims:
+        got = allocate_results([(key, reqs)], devices, used, classes, taken, None, constraints, distinct)
+        if got is None:
+            break
+        out.update(got)
+        used.update(r.device for r in got[key] if r.consumed is None)
+        add_consumed(taken, got[key])
+    else:
+        return out
+    order = sorted(claims, key=lambda kr: -sum(r.count for r in kr[1]))
+    return allocate_results(order, devices, in_use, classes, consumed, None, constraints, distinct)
 
 
 def add_consumed(into: dict[DeviceID, dict[CapName, int]], results: Iterable[DeviceResult]) -> None:

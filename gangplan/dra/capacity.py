@@ -43,7 +43,14 @@ import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 
-from gangplan.dra.allocator import AllocationError, allocate_results, consumption, fits, matches
+from gangplan.dra.allocator import (
+    AllocationError,
+    allocate_joint,
+    allocate_results,
+    consumption,
+    fits,
+    matches,
+)
 from gangplan.dra.model import CapName, Device, DeviceRequest, DraState
 from gangplan.dra.rules import CANNOT_ALLOCATE, distinct_supported, replay, try_node
 from gangplan.models.objects import LabelSelector, PodAffinityTerm
@@ -397,7 +404,7 @@ def check_node(dra: DraState, node, pods_in_order, distinct: bool = True) -> str
         return None
     devices = dra.devices_by_node.get(node.name, ())
     try:
-        got = allocate_results(todo, devices, dra.in_use, dra.classes, dra.consumed, constraints=dra.constraints, distinct=distinct)
+        got = allocate_joint(todo, devices, dra.in_use, dra.classes, dra.consumed, constraints=dra.constraints, distinct=distinct)
     except AllocationError as e:
         return str(e)
     if got is None:

@@ -2,12 +2,13 @@
 validator's check of those names.
 
 One rule for both engines: per node, the pending pods placed there, in placement order, get one
-joint allocation from :func:`gangplan.dra.allocator.allocate` (claims of the first pod first,
+joint allocation from :func:`gangplan.dra.allocator.allocate_joint` (claims of the first pod first,
 then the next pod's, each claim's requests in order). When the pods' allocations one after the
 other succeed (what the greedy engine's DynamicResources Filter / Reserve did, and what
 kube-scheduler does), the joint depth-first search returns exactly those devices: its first full
 solution starts with the first pod's first full solution. When they do not (an exact placement
-kube-scheduler would reach only in another order), it returns an allocation that exists.
+kube-scheduler would reach only in another order), it returns an allocation that exists (searched
+with the claims that take the most devices first).
 
 Consumable capacity (KEP-5075): the joint allocation sees what the snapshot's shared allocations
 consume (:attr:`DraState.consumed`); a device with ``allowMultipleAllocations`` may be named for
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gangplan.dra.allocator import AllocationError, allocate_results, consumption, fits
+from gangplan.dra.allocator import AllocationError, allocate_joint, consumption, fits
 from gangplan.dra.model import CapName, DraState
 from gangplan.dra.rules import demand, distinct_supported, uses_dra
 
@@ -97,8 +98,8 @@ def _assign(cluster, placements: Mapping[str, str]) -> dict[str, tuple[tuple[Nam
         if not todo:
             continue
         try:
-            alloc = allocate_results(todo, dra.devices_by_node.get(node_name, ()), dra.in_use, dra.classes, dra.consumed,
-                                     constraints=dra.constraints, distinct=distinct_supported(cluster))
+            alloc = allocate_joint(todo, dra.devices_by_node.get(node_name, ()), dra.in_use, dra.classes, dra.consumed,
+                                   constraints=dra.constraints, distinct=distinct_supported(cluster))
         except AllocationError:
             alloc = None
         if alloc is None:
