@@ -369,3 +369,29 @@ def test_first_fit_alignment_loses_a_pod_the_optimum_places() -> None:
     assert [x.device for x in g.pods["default/small"].claims] == ["g0", "k0"]
     assert _placed(c, e) == 2
     assert {x.device for x in e.pods["default/small"].claims} == {"g2", "k2"}
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(attr_values, attr_values), min_size=1, max_size=5), st.lists(st.integers(1, 2), min_size=1, max_size=3),
+       st.sampled_from(["match", "distinct"]))
+def test_joint_allocation_is_the_in_order_search_when_that_succeeds_claim_by_claim(attrs, counts, kind) -> None:
+    """``allocate_joint`` (validator and device naming): an allocation exactly when one exists,
+    and the in-order search's devices whenever the claims succeed one after another."""
+    from gangplan.dra.allocator import allocate_joint, allocate_results
+
+    devices = [Device(driver=DRIVER, pool="pool-1", slice="s", name=f"d{i}",
+                      attributes={DRIVER: {k: v for k, v in (("a", a), ("b", b)) if v != "x"}}) for i, (a, b) in enumerate(attrs)]
+    claims = [(f"c{k}", (DeviceRequest("r0", "class-a", count=n),)) for k, n in enumerate(counts)]
+    cons = {f"c{k}": (Constraint(kind=kind, attribute=(DRIVER, "a")),) for k in range(len(counts))}
+    got = allocate_joint(claims, devices, set(), CLASSES, constraints=cons)
+    assert (got is not None) == brute_force_exists(claims, devices, set(), CLASSES, constraints=cons)
+    used: set = set()
+    one_by_one = True
+    for key, reqs in claims:
+        alone = allocate_results([(key, reqs)], devices, used, CLASSES, constraints=cons)
+        if alone is None:
+            one_by_one = False
+            break
+        used |= {r.device for r in alone[key]}
+    if one_by_one:
+        assert got == allocate_results(claims, devices, set(), CLASSES, constraints=cons)
