@@ -192,3 +192,21 @@ def test_jobset_workload_aware_dra_example_with_a_driver_gives_its_documented_ou
         got = _placements(c, r)
         assert len(got) == 6 and len(set(got.values())) == 1 and None not in got.values()
         assert {tuple((x.claim, x.device) for x in o.claims) for o in r.pods.values()} == {(("training-workers-shared-gpu", "gpu-0"),)}
+
+
+def test_a_group_claim_with_a_match_attribute_constraint() -> None:
+    """The group's template asks for 2 NICs on one ``root``: node a's two NICs are on different
+    roots, node b's on one. Both engines put the gang on b, one claim for the group."""
+    objs = _objects(nodes={"a": 0, "b": 0}, min_count=2, pods=2)
+    for o in objs:
+        if o["kind"] == "ResourceClaimTemplate":
+            o["spec"]["spec"]["devices"] = {"requests": [{"name": "nic", "exactly": {"deviceClassName": "nic", "count": 2}}],
+                                            "constraints": [{"matchAttribute": f"{DRIVER}/root"}]}
+    for n, roots in (("a", ("r0", "r1")), ("b", ("r0", "r0"))):
+        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{n}-nic"},
+                     "spec": {"driver": DRIVER, "nodeName": n, "pool": {"name": n, "generation": 0, "resourceSliceCount": 1},
+                              "devices": [{"name": f"nic-{i}", "attributes": {"root": {"string": r}}} for i, r in enumerate(roots)]}})
+    c = load_objects(objs)
+    for r in (solve_greedy(c), solve_exact(c, time_limit=5)):
+        assert _placements(c, r) == {"default/p0": "b", "default/p1": "b"}
+        assert {tuple(x.device for x in o.claims) for o in r.pods.values()} == {("nic-0", "nic-1")}
