@@ -39,7 +39,7 @@ PAPER = {"random": (13.70, 0.33), "dotprod": (9.38, 0.19), "clustering": (8.35, 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seeds", default="42..51")
-    ap.add_argument("--policy", default="default,mostallocated,bestfit,fgd,random,packing")
+    ap.add_argument("--policy", default="default,mostallocated,bestfit,fgd,random,packing,dotprod,clustering")
     ap.add_argument("--csv", default=None, help="file name under benchmarks/results/ (default replay_speed.csv)")
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
