@@ -192,7 +192,8 @@ class PlacementAlgorithm:
             return None
         snap = st.snap
         x = snap.next_start_node_index
-        x_after = int(scan_starts(x, batch.advance, plan.sizes)[1])
+        advance, size = int(batch.advance[0]), int(plan.sizes[0])
+        x_after = (x + advance) % size if advance else x  # scan_starts of one placement
         got = batch.counted(0, x, x_after)
         run = GroupRun(Code.UNSCHEDULABLE, 0, got.reason)
         progression = _failed_progression(len(plan.pods), plan.before, plan.minimum, st.sched.profile.feasible)
