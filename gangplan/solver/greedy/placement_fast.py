@@ -234,14 +234,40 @@ class CountingPlan:
     def _placement_rows(self, k: int) -> tuple[list[str], list[str], np.ndarray, bool]:
         """Placement ``k``'s failure rows summed over its nodes (reasons, their plugins, counts)
         and whether a node would still pass."""
+        got = self._rows.get(k)
+        if got is None:
+            got = self._rows[k] = self._count_rows(k)
+        return got
+
+    def _count_rows(self, k: int) -> tuple[list[str], list[str], np.ndarray, bool]:
+        """:meth:`failure_rows` of placement ``k``'s nodes, counted as it goes (no per-reason
+        masks kept): the same reasons, plugins and counts in the same order."""
         at = int(self.starts[k])
         idx = self.concat[at : at + int(self.sizes[k])]
         fit_names, bits = self._fit_bits()
-        got = self._rows.get(k)
-        if got is None:
-            names, plugins, rows, alive = self.failure_rows(idx, _unpack(fit_names, bits[idx]))
-            got = self._rows[k] = (names, plugins, rows.sum(axis=1, dtype=np.int64), bool(alive.any()))
-        return got
+        snap, pod = self.state.snap, self.pods[0]
+        alive = self.in_subset[idx] if self.cs.node_subset is not None else np.ones(len(idx), dtype=bool)
+        names: list[str] = []
+        plugins: list[str] = []
+        counts: list[int] = []
+        for pl in self.active:
+            if isinstance(pl, Fit):
+                b = np.where(alive, bits[idx], 0)
+                for j, r in enumerate(fit_names):
+                    names.append(r)
+                    plugins.append(pl.name)
+                    counts.append(int(np.count_nonzero(b & (1 << j))))
+                alive &= b == 0
+            else:
+                sub = np.flatnonzero(alive & ~self.static[pl.name][idx])
+                if len(sub):
+                    masks, _ = pl.filter_reasons(self.cs, pod, snap, idx[sub])
+                    for r, m in masks:
+                        names.append(r)
+                        plugins.append(pl.name)
+                        counts.append(int(np.count_nonzero(m)))
+                    alive[sub] = False
+        return names, plugins, np.array(counts, dtype=np.int64), bool(alive.any())
 
     def rejectors(self, k: int, placed: int, attempts: int) -> set[str]:
         """The plugins the cycles of counted placement ``k`` report as rejecting (their
