@@ -124,8 +124,9 @@ class CountingPlan:
         self.passes = self._passes_static()
         self.capacity = np.where(self.passes, snap.node_array(("counting-capacity", snap.signature(pods[0])), self._room), 0)
         self.concat, self.sizes, self.starts = _geometry(snap, placements, cache)
-        self.room = self._per_placement(self.capacity)
-        self.with_room = self._per_placement(self.capacity > 0)
+        along = self.capacity[self.concat]  # the placements' nodes end to end
+        self.room = np.add.reduceat(along, self.starts) if len(along) else np.zeros(len(self.sizes), dtype=np.int64)
+        self.with_room = np.add.reduceat((along > 0).view(np.int8).astype(np.int64), self.starts) if len(along) else self.room.copy()
         self.scanned = self._per_placement(self.in_subset) if cs.node_subset is not None else self.sizes
         self._bits: tuple[list[str], np.ndarray] | None = None
         self._rows: dict[int, tuple[list[str], list[str], np.ndarray, bool]] = {}
@@ -161,7 +162,7 @@ class CountingPlan:
         return np.maximum(cap, 0)
 
     def _per_placement(self, per_node: np.ndarray) -> np.ndarray:
-        return np.add.reduceat(per_node[self.concat].astype(np.int64), self.starts)
+        return np.add.reduceat(per_node[self.concat].astype(np.int64, copy=False), self.starts)
 
     # ---- building --------------------------------------------------------------------------
     @classmethod
