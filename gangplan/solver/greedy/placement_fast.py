@@ -316,7 +316,8 @@ class CountingPlan:
         reasons, the counts per placement) is computed on its first call. It holds the plan's
         shared arrays, not its per-node state."""
         names, bits = self._fit_bits()
-        table = _LazyTable(self, names, bits.copy())
+        small = np.uint8 if len(names) <= 8 else np.uint16 if len(names) <= 16 else np.int64
+        table = _LazyTable(self, names, bits.astype(small))  # a copy: the node table's array changes later
         return partial(_lazy_fit_error_text, self.key, self.sizes.tolist(), self.scanned.tolist(), self._absent(), table)
 
     def failure_rows(self, idx: np.ndarray, fit: list[tuple[str, np.ndarray]]) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
@@ -391,7 +392,7 @@ def _pack(masks: list[tuple[str, np.ndarray]]) -> np.ndarray:
 
 
 def _unpack(names: list[str], bits: np.ndarray) -> list[tuple[str, np.ndarray]]:
-    return [(r, (bits >> j) & 1 == 1) for j, r in enumerate(names)]
+    return [(r, (bits & (1 << j)) != 0) for j, r in enumerate(names)]
 
 
 def _lazy_fit_error_text(key: str, sizes: list[int], scanned: list[int], absent: str | None, table: _LazyTable, k: int) -> str:
