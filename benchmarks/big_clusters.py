@@ -24,11 +24,26 @@ on the other core): YAML 4.2 MB; load 3.4 s (YAML), 2.6 s (JSON: parsing is 0.09
 rest is the loader's object building); greedy 3.35 s = 471 pods/s against 845 pods/s on the plain
 shape, ratio 0.56; whole diff 65.9 s (greedy-suboptimal: most of it the decisive-step probes, one
 exact solve each), diff JSON 4.1 MB at ``--trace summary`` and 78.2 MB at ``full``; peak 838 MB.
-Met: ratio >= 0.5, JSON < 5 MB, memory < 1 GB. Not met: 1,000 pods/s, diff < 10 s, load < 2 s.
+
+Later run (main @0b7182a, ``--repeat 3``, load average 2.3 rising to 2.9 with three other agents'
+jobs): load 0.84 s (YAML), 0.58 s (JSON); greedy 1.27 s wall, 0.84 s CPU = 1,244 pods/s (1,880 per
+CPU second) against 1,980 pods/s plain, ratio 0.63 (0.65 in CPU time); whole diff 26.8 s, diff
+JSON 4.1 / 78.2 MB, peak 884 MB. On that machine the same script's greedy step gave, main @ab7705e
+against @0b7182a, alternating, best of 3 at load 2.9: 1.26 s CPU (1,255 pods/s per CPU second,
+ratio 0.47-0.49) against 0.87-0.90 s CPU (1,750-1,820, ratio 0.62-0.67); the Result with its full
+trace was byte-identical between the two. Where the greedy time goes now (cProfile, 0.9 s): the
+first attempts of the 356 rack gangs 0.25 s (0.7 ms each, of it 0.2 ms the full evaluation of the
+reported rack, whose pod cycles the trace keeps), the 644 single-pod groups' first cycles 0.28 s
+(the plain per-pod path: Filter, FitError over 4,278 nodes, scoring), the 657 retries after bind
+events 0.22 s (0.3-0.4 ms each, counted), the rest the queue, preemption checks, the trace and
+Result; a generation-2 garbage collection, when one falls in the run, adds 0.1-0.14 s. Met at that
+load: greedy >= 1,000 pods/s, ratio >= 0.5, load < 2 s, JSON < 5 MB, memory < 1 GB; not met: the
+whole diff under 10 s.
 
 Run: ``python benchmarks/big_clusters.py [--jobs 1000] [--utilisation 0.8] [--seed 0]
-[--time-limit 10]``; writes ``benchmarks/results/big_clusters.csv``. Needs the real traces
-(``$GANGPLAN_DATA_DIR``, ``../shared/data`` or the repository's compressed copies).
+[--time-limit 10] [--repeat 3] [--skip-diff]``; writes ``benchmarks/results/big_clusters.csv``.
+Needs the real traces (``$GANGPLAN_DATA_DIR``, ``../shared/data`` or the repository's compressed
+copies).
 """
 
 from __future__ import annotations
