@@ -31,6 +31,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from gangplan.models.documents import BenchDiff, BenchRun
+
 SCHEMA_VERSION = 1
 
 SCHEMA = """
@@ -82,9 +84,11 @@ CREATE TABLE IF NOT EXISTS diffs (
 
 TASK_COLUMNS = ("task_id", "family", "generator", "params", "seed", "status", "error", "nodes", "pending_pods",
                 "groups", "gpus", "free_gpus", "time_limit", "wall_seconds", "finished_at")
-RUN_COLUMNS = ("task_id", "engine", "status", "objective", "admitted_groups", "groups", "placed_pods", "pending_pods",
-               "placed_gpus", "victims", "gap", "violations", "wall_seconds")
-DIFF_COLUMNS = ("task_id", "classification", "gap", "problems", "first_problem", "decisive_step", "decisive_pod", "seconds")
+RUN_COLUMNS = ("task_id", *BenchRun.model_fields)
+"""One engine run: the fields of :class:`~gangplan.models.documents.BenchRun`, the one record
+the worker builds, this table stores, ``gangplan bench --json`` prints and the report reads."""
+DIFF_COLUMNS = ("task_id", *BenchDiff.model_fields)
+"""One diff: the fields of :class:`~gangplan.models.documents.BenchDiff`."""
 TABLES = {"tasks": TASK_COLUMNS, "runs": RUN_COLUMNS, "diffs": DIFF_COLUMNS}
 FAILED = ("error", "timeout", "crashed")
 """Task statuses of a task that did not finish (the others: ``ok``)."""
@@ -190,7 +194,7 @@ def read_meta(path: str | Path) -> dict[str, Any]:
 def bench_rows(path: str | Path) -> list[dict[str, Any]]:
     """Every snapshot of the database as one camelCase document (``gangplan schema bench-row``):
     its task row, its engine runs and its diff, JSON columns parsed."""
-    from gangplan.models.documents import BenchDiff, BenchRow, BenchRun
+    from gangplan.models.documents import BenchRow
 
     rows = read_rows(path)
     runs: dict[str, list[dict[str, Any]]] = {}
@@ -224,4 +228,15 @@ def outcome_counts(path: str | Path) -> tuple[dict[str, int], dict[str, int], li
     return classes, statuses, failed
 
 
-__all__ = ["DIFF_COLUMNS", "RUN_COLUMNS", "ResultStore", "TASK_COLUMNS", "TIME_COLUMNS", "bench_rows", "connect", "outcome_counts", "read_meta", "read_rows"]
+__all__ = ["DIFF_COLUMNS", "RUN_COLUMNS", "ResultStore", "TASK_COLUMNS", "TIME_COLUMNS", "bench_rows", "connect", "diff_row", "outcome_counts", "read_meta",
+           "read_rows", "run_row"]
+
+
+def run_row(run: BenchRun) -> dict[str, Any]:
+    """A :class:`BenchRun` as its ``runs`` row (``objective`` as JSON text)."""
+    return {**run.model_dump(), "objective": json.dumps(run.objective)}
+
+
+def diff_row(diff: BenchDiff) -> dict[str, Any]:
+    """A :class:`BenchDiff` as its ``diffs`` row."""
+    return diff.model_dump()

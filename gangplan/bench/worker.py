@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gangplan.bench.store import diff_row, run_row
 from gangplan.bench.suites import Task
 from gangplan.io.errors import SnapshotError
 from gangplan.models.cluster import Cluster
+from gangplan.models.documents import BenchDiff, BenchRun
 from gangplan.models.result import Result
 from gangplan.models.well_known import GPU
 
@@ -54,27 +56,28 @@ def cluster_stats(cluster: Cluster) -> dict[str, int]:
 
 
 def engine_row(cluster: Cluster, result: Result, engine: str, violations: list | None = None) -> dict[str, Any]:
-    """One ``runs`` row; the result is validated, whatever the engine claims: here, unless
+    """One ``runs`` row (a :class:`BenchRun`, :func:`gangplan.bench.store.run_row`); the result is
+    validated, whatever the engine claims: here, unless
     ``violations`` (the validator's findings the diff already has) are given."""
     from gangplan.solver.validate import validate
 
     if violations is None:
         violations = validate(cluster, result)
     placements = result.placements()
-    return {
-        "engine": engine,
-        "status": result.status.value,
-        "objective": json.dumps(result.objective),
-        "admitted_groups": len(result.admitted_groups()),
-        "groups": len(result.groups),
-        "placed_pods": len(placements),
-        "pending_pods": len(result.pods),
-        "placed_gpus": int(sum(cluster.pod_by_key[k].requests.get(GPU, 0) for k in placements)),
-        "victims": len(result.victims),
-        "gap": None if result.gap is None else round(float(result.gap), 6),
-        "violations": len(violations),
-        "wall_seconds": round(float(result.wall_seconds), 4),
-    }
+    return run_row(BenchRun(
+        engine=engine,
+        status=result.status.value,
+        objective=dict(result.objective),
+        admitted_groups=len(result.admitted_groups()),
+        groups=len(result.groups),
+        placed_pods=len(placements),
+        pending_pods=len(result.pods),
+        placed_gpus=int(sum(cluster.pod_by_key[k].requests.get(GPU, 0) for k in placements)),
+        victims=len(result.victims),
+        gap=None if result.gap is None else round(float(result.gap), 6),
+        violations=len(violations),
+        wall_seconds=round(float(result.wall_seconds), 4),
+    ))
 
 
 def _task_row(task: Task, opts: RunOptions, status: str, error: str | None, stats: dict[str, int], seconds: float) -> dict[str, Any]:
@@ -123,15 +126,15 @@ def run_task(task: Task, opts: RunOptions) -> dict[str, Any]:
         out = failed_outcome(task, opts, "error", _error_text("diff", e), time.perf_counter() - t0)
         out["task"].update(stats)
         return out
-    diff = {
-        "classification": d.classification,
-        "gap": None if d.gap is None else round(float(d.gap), 6),
-        "problems": len(d.problems),
-        "first_problem": d.problems[0] if d.problems else None,
-        "decisive_step": d.decisive.step if d.decisive else None,
-        "decisive_pod": d.decisive.pod if d.decisive else None,
-        "seconds": round(d.seconds, 4),
-    }
+    diff = diff_row(BenchDiff(
+        classification=d.classification,
+        gap=None if d.gap is None else round(float(d.gap), 6),
+        problems=len(d.problems),
+        first_problem=d.problems[0] if d.problems else None,
+        decisive_step=d.decisive.step if d.decisive else None,
+        decisive_pod=d.decisive.pod if d.decisive else None,
+        seconds=round(d.seconds, 4),
+    ))
     return {"task": _task_row(task, opts, "ok", None, stats, time.perf_counter() - t0), "runs": runs, "diff": diff}
 
 
