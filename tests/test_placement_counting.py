@@ -85,3 +85,51 @@ def test_a_failed_retry_without_its_reported_cycles_gives_the_same_run(monkeypat
     a.pop("wallSeconds"), b.pop("wallSeconds")
     assert a == b
     assert a["trace"]["requeues"]  # the retries are there, each with its outcome
+
+
+def _subset_cluster():
+    """Racks of two 2-cpu nodes; a rack gang and a one-pod group whose required node affinity
+    names nodes (a PreFilterResult), both failing and retried after later pods bind."""
+    from gangplan.models.objects import Affinity, NodeSelectorTerm, PodGroup, Requirement
+    from gangplan.solver.greedy.testing import make_cluster, make_node, make_pod
+
+    rack = "topology.kubernetes.io/rack"
+    nodes = [make_node(f"r{r}n{i}", cpu=2000, labels={rack: f"r{r}"}) for r in range(6) for i in range(2)]
+
+    def named(*names):
+        return Affinity(node_required=(NodeSelectorTerm(match_fields=(Requirement(key="metadata.name", operator="In", values=names),)),))
+
+    pods = [make_pod("full", requests={"cpu": 2000}, node="r5n0"), make_pod("half", requests={"cpu": 1000}, node="r0n0")]
+    pods += [make_pod(f"big-{i}", requests={"cpu": 1000}, group="big", created="2026-01-01T00:00:00Z", affinity=named("r0n0", "r0n1", "r1n0", "r5n0"))
+             for i in range(4)]
+    pods += [make_pod("lone-0", requests={"cpu": 1000}, group="lone", created="2026-01-01T00:00:01Z", affinity=named("r5n0"))]
+    pods += [make_pod(f"s{i}", requests={"cpu": 500}, created=f"2026-01-01T00:00:0{2 + i}Z") for i in range(3)]
+    groups = [PodGroup(namespace="default", name="big", policy="gang", min_count=4, topology_key=rack, creation_timestamp="2026-01-01T00:00:00Z"),
+              PodGroup(namespace="default", name="lone", policy="basic", min_count=1, creation_timestamp="2026-01-01T00:00:01Z")]
+    return make_cluster(nodes, pods, groups=groups)
+
+
+def test_counting_with_a_prefilter_result_matches_full_evaluation(monkeypatch):
+    """The PreFilterResult paths of the count (scanned nodes, absent-node reasons, the subset's
+    plugins among the rejecting ones), in first attempts and in counted retries, under VERIFY."""
+    from gangplan.solver.greedy import placement_cycle, solve_greedy
+    from gangplan.solver.validate import validate
+
+    cluster = _subset_cluster()
+    plain = solve_greedy(cluster)
+    assert validate(cluster, plain) == []
+    assert {r.entity for r in plain.greedy_trace.requeues} >= {"default/big", "default/lone"}
+    counted = []
+    by_count = placement_cycle.PlacementAlgorithm._failure_by_count
+
+    def watch(self, key, whole):
+        counted.append(key)
+        return by_count(self, key, whole)
+
+    monkeypatch.setattr(placement_cycle.PlacementAlgorithm, "_failure_by_count", watch)
+    monkeypatch.setattr(placement_fast, "VERIFY", True)
+    verified = solve_greedy(cluster)
+    assert "default/lone" in counted
+    a, b = plain.to_dict(trace="full"), verified.to_dict(trace="full")
+    a.pop("wallSeconds"), b.pop("wallSeconds")
+    assert a == b
