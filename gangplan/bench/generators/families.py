@@ -100,7 +100,7 @@ def data_dir(override: str | None = None) -> Path:
     env = os.environ.get("GANGPLAN_DATA_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2].parent / "shared" / "data"
+    return Path(__file__).resolve().parents[3].parent / "shared" / "data"  # this file: <repo>/gangplan/bench/generators/
 
 
 def data_dir_path(override: str | None, *parts: str) -> Path:
