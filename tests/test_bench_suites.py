@@ -127,3 +127,16 @@ def test_a_directory_is_a_suite_of_its_snapshots() -> None:
 def test_the_shipped_suites_load(name: str) -> None:
     suite = load_suite(SUITES / name)
     assert len(suite.tasks) >= (1000 if name == "large.yaml" else 30)
+
+
+def test_the_default_data_dir_is_shared_data_beside_the_repository(monkeypatch) -> None:
+    """Without $GANGPLAN_DATA_DIR the families read ``<repo>/../shared/data`` (the conftest sets
+    the variable for the test run, so only this test sees the default)."""
+    from pathlib import Path
+
+    import gangplan
+    from gangplan.bench.generators.families import data_dir
+
+    monkeypatch.delenv("GANGPLAN_DATA_DIR", raising=False)
+    assert data_dir() == Path(gangplan.__file__).resolve().parents[1].parent / "shared" / "data"
+    assert data_dir("/elsewhere") == Path("/elsewhere")
