@@ -17,7 +17,6 @@ with the full loader, which gives the same objects, or raises the same error wit
 
 from __future__ import annotations
 
-import gc
 from typing import Any
 
 import yaml
@@ -33,6 +32,8 @@ from yaml.events import (
     StreamStartEvent,
 )
 from yaml.nodes import ScalarNode
+
+from gangplan.gcpause import gc_paused
 
 try:
     from yaml._yaml import CParser  # type: ignore[import-not-found]
@@ -134,15 +135,11 @@ def load_all(text: str, loader: type) -> list[Any]:
     ``loader`` is a ``CSafeLoader`` subclass (its resolver and scalar constructors are used); the
     garbage collector is paused while the objects are built (they hold no cycles), as every
     collection would walk all of them again."""
-    enabled = gc.isenabled()
-    gc.disable()
     try:
-        return events_load_all(text, loader)
+        with gc_paused():
+            return events_load_all(text, loader)
     except Exception:  # noqa: BLE001 - whatever it was, the full loader decides (same error, same line)
         pass
-    finally:
-        if enabled:
-            gc.enable()
     return list(yaml.load_all(text, Loader=loader))
 
 

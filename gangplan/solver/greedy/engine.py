@@ -8,6 +8,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from gangplan.gcpause import gc_paused
 from gangplan.models.cluster import Cluster
 from gangplan.models.result import Result, Status
 from gangplan.models.trace import GreedyTrace, PodCycle
@@ -32,10 +33,11 @@ def run_cycle(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_
     ``requeue=False`` makes one pass over the queue without retries (for benchmarks)."""
     cluster = cluster.at_version(kube_version)
     preemption, _ = cluster.profile.resolve_preemption(preemption)
-    snap = NodeTable(cluster)
-    sched = PodScheduler(snap, build_profile(cluster), tie_break=tie_break, seed=seed, top_k=top_k)
-    cycle = WorkloadCycle(RunState.start(cluster, snap, sched, fixed=dict(fixed or {}), preemption=preemption, observer=observer))
-    cycle.run(entities(cluster), requeue=requeue)
+    with gc_paused():  # the run's objects hold no cycles (gangplan.gcpause)
+        snap = NodeTable(cluster)
+        sched = PodScheduler(snap, build_profile(cluster), tie_break=tie_break, seed=seed, top_k=top_k)
+        cycle = WorkloadCycle(RunState.start(cluster, snap, sched, fixed=dict(fixed or {}), preemption=preemption, observer=observer))
+        cycle.run(entities(cluster), requeue=requeue)
     return cycle
 
 
@@ -59,6 +61,13 @@ def solve_greedy(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, t
     cluster = cluster.at_version(kube_version)
     check_fixed(cluster, fixed)
     preemption, source = cluster.profile.resolve_preemption(preemption)
+    with gc_paused():  # the run's and the Result's objects hold no cycles (gangplan.gcpause)
+        return _solve(cluster, start, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, snapshot=snapshot,
+                      preemption=preemption, source=source)
+
+
+def _solve(cluster: Cluster, start: float, *, tie_break: str, seed: int, top_k: int, fixed: dict[str, str] | None,
+           snapshot: str | None, preemption: bool, source: str) -> Result:
     st = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, preemption=preemption).state
     names = st.snap.names
     placements = {k: names[i] for k, i in st.placements.items()}
