@@ -13,7 +13,7 @@ from gangplan.models.result import Status
 from gangplan.solver.exact import build_model, solve_exact
 from gangplan.solver.exact.objective import TIEBREAK
 from gangplan.solver.exact.start.check import model_accepts
-from gangplan.solver.exact.start.classpack import _unit_sizes, level_start
+from gangplan.solver.exact.start.classpack import _mip_groups, _unit_sizes, level_start
 from gangplan.solver.exact.start.hint import (
     default_incumbent,
     entities_in_queue_order,
@@ -61,3 +61,30 @@ def test_requests_that_are_not_divisible_multiples_get_no_class_start() -> None:
     three = next(c for c in classes if sizes[c] == 1)
     em.req[three] = em.req[three] * 3  # 3 units next to 2, 4, 8: not divisible
     assert _unit_sizes(em, classes) is None
+
+
+@pytest.mark.parametrize(("nodes", "pods", "seed"), DRAWS)
+def test_lean_class_start_is_valid_accepted_and_not_worse_than_packed(nodes: int, pods: int, seed: int) -> None:
+    """The engine's lean start (lower admission tiers only, LP-skipped when it cannot beat the
+    packed start): None, or a valid placement the model accepts, never worse than the packed one."""
+    cluster = to_cluster(gpu_benchmark(nodes, pods, profile="busy", seed=seed))
+    built = build_model(cluster)
+    base = default_incumbent(built.em)
+    entities = entities_in_queue_order(built.em, base.per_class)
+    packed, _ = packed_start(built.em, built.tiers, base, entities, seconds=0.5)
+    found = level_start(built, base, entities, packed, seconds=5.0, lean=True)
+    if found is None:
+        return
+    result = build_result(cluster, engine="hint", status=Status.HEURISTIC, placements=placements_from_counts(built.em, found))
+    assert validate(cluster, result) == []
+    assert model_accepts(built, found)
+    assert _decision(built, found)[0] >= _decision(built, packed)[0]
+
+
+def test_lean_groups_leave_the_top_tier_to_the_floor_row() -> None:
+    # four tiers: three priorities' admissions, then placed
+    assert _mip_groups(4, 0, lean=False) == [[0], [1, 2, 3]]
+    assert _mip_groups(4, 5, lean=True) == [[1, 2]]
+    assert _mip_groups(4, 0, lean=True) == [[0], [1, 2]]
+    assert _mip_groups(2, 5, lean=True) == [[1]]
+    assert _mip_groups(1, 5, lean=True) == [[0]]
