@@ -114,7 +114,7 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
     kind = "placement" if opt_node is not None or still_admitted else "admission"
     nodes = [n for n in (node, opt_node) if n]
     try:  # greedy's own run (its options, preemption included), before the cycle that made the choice
-        scores = pod_scores_at_step(cluster, pod, nodes, step="recorded", **replay_options(greedy))
+        scores = pod_scores_at_step(cluster, pod, nodes, step="recorded", chosen=node, **replay_options(greedy))
     except ValueError:
         scores = {}
     placement = placement_evidence(cluster, greedy, group, node, opt_node) if group and opt_node else None
