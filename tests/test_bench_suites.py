@@ -57,7 +57,7 @@ def test_task_ids_ignore_the_order_parameters_are_written_in() -> None:
 def test_every_family_generates_the_same_bytes_for_the_same_seed_and_loads(name: str) -> None:
     small = {"mixed": {"nodes": 6, "gangs": 4}, "gpu": {"nodes": 8, "pending_pods": 12}, "philly": {"nodes": 6, "jobs": 5},
              "alibaba": {"nodes": 6, "gangs": 4}, "scheduler-perf": {"nodes": 4, "gangs": 3},
-             "real-inventory": {"jobs": 5}}[name]
+             "real-inventory": {"jobs": 5}, "huge": {"nodes": 20, "bound_pods": 100, "pending_pods": 10}}[name]
     a = dump_snapshot(build_family(name, small, 7))
     assert a == dump_snapshot(build_family(name, small, 7))
     cluster = to_cluster(build_family(name, small, 7))
@@ -140,3 +140,27 @@ def test_the_default_data_dir_is_shared_data_beside_the_repository(monkeypatch) 
     monkeypatch.delenv("GANGPLAN_DATA_DIR", raising=False)
     assert data_dir() == Path(gangplan.__file__).resolve().parents[1].parent / "shared" / "data"
     assert data_dir("/elsewhere") == Path("/elsewhere")
+
+
+@pytest.mark.parametrize("variant", ["gb200", "dgx"])
+def test_the_huge_family_at_one_percent_scale_has_its_shape_and_greedy_places_it_validly(variant: str) -> None:
+    from gangplan.solver.greedy import solve_greedy
+    from gangplan.solver.validate import validate
+
+    small = {"variant": variant, "nodes": 100, "bound_pods": 1000, "pending_pods": 50}
+    objs = build_family("huge", small, 3)
+    assert dump_snapshot(objs) == dump_snapshot(build_family("huge", small, 3))
+    cluster = to_cluster(objs)
+    bound = [o for o in objs if o["kind"] == "Pod" and o["spec"].get("nodeName")]
+    assert len(bound) == 1000 and len(cluster.pending_pods) == 50
+    assert len(cluster.nodes) == (108 if variant == "gb200" else 100)  # GB200: whole racks of 18
+    gpus = sum(n.allocatable[GPU] for n in cluster.nodes)
+    used = sum(int(o["spec"]["containers"][0]["resources"]["requests"].get(GPU, 0)) for o in bound)
+    assert used == round(0.8 * gpus)
+    assert all(set(o["metadata"]) == {"name", "namespace", "uid", "labels"} for o in bound)  # slim, as a dump's essentials
+    groups = [o for o in objs if o["kind"] == "PodGroup"]
+    keys = {g["spec"]["schedulingConstraints"]["topology"][0]["key"] for g in groups}
+    assert len(keys) == 2 and all(2 <= g["spec"]["schedulingPolicy"]["gang"]["minCount"] <= 32 for g in groups)
+    result = solve_greedy(cluster)
+    assert [str(v) for v in validate(cluster, result)] == []
+    assert any(p.node for p in result.pods.values())

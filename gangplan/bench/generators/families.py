@@ -17,6 +17,8 @@ Families:
 ``alibaba``         nodes sampled from a real Alibaba inventory (openb 2023, spot 2026, PAI 2020),
                     gangs of identical pods sampled from the openb pod lists
 ``real-inventory``  the whole Alibaba spot-GPU inventory in racks, Philly-sized multi-GPU jobs
+``huge``            :func:`~gangplan.bench.generators.huge_clusters.huge_cluster`: 10,000 GB200- or DGX-like
+                    nodes, 100,000 bound pods, 5,000 pending pods in rack- and block-constrained gangs
 
 The real traces are read from ``$GANGPLAN_DATA_DIR`` or ``<repo>/../shared/data`` (see each
 folder's README for provenance and license); a suite can also pass ``data_dir``.
@@ -51,6 +53,7 @@ from gangplan.bench.generators.gpu_clusters import (
     gpu_cluster,
     gpu_gangs,
 )
+from gangplan.bench.generators.huge_clusters import huge_cluster
 from gangplan.bench.generators.scheduler_perf import scheduler_perf_gangs
 from gangplan.io.compressed import resolve
 from gangplan.io.errors import SnapshotError
@@ -455,6 +458,16 @@ def philly_jobs(totals: Sequence[int], worker_gpus: int, max_rack_gang: int) -> 
         else:
             out += _gang(name, pods, index=g, namespace="philly", priority=None, topology_key=RACK if len(pods) <= max_rack_gang else None)
     return out
+
+
+@family(
+    "huge", "10,000 GB200- or DGX-like nodes, 100,000 bound pods, 5,000 pending pods in rack/block gangs (issue 27 item 5)",
+    variant="gb200", nodes=10_000, bound_pods=100_000, pending_pods=5_000, utilisation=0.8, gpu_share=0.85, max_gang_size=32,
+    rack_fraction=0.5, single_fraction=0.1,
+)
+def huge_family(*, seed: int, **params: Any) -> list[Obj]:
+    """:func:`gangplan.bench.generators.huge_clusters.huge_cluster` with these parameters."""
+    return huge_cluster(seed=seed, **params)
 
 
 def preload(generator: str | None, params: Mapping[str, Any]) -> None:
