@@ -230,14 +230,21 @@ def _statuses(devices: Sequence[Device], request: DeviceRequest, classes: dict[s
 def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: Iterable[DeviceID] | set,
                      classes: dict[str, DeviceClass], consumed: Consumed | None = None,
                      cache: dict | None = None, constraints: Constraints | None = None,
-                     distinct: bool = True) -> dict[str, tuple[DeviceResult, ...]] | None:
+                     distinct: bool = True, *, counting: bool = True) -> dict[str, tuple[DeviceResult, ...]] | None:
     """The allocation of every claim (claim key -> its device results, in request order), or None
-    when no full allocation exists. ``in_use``: devices allocated exclusively elsewhere;
+    when no full allocation exists. ``counting``: answer the common case by counting
+    (:func:`_counted`, the same result as the search; False forces the search, for tests). ``in_use``: devices allocated exclusively elsewhere;
     ``consumed``: capacity shared allocations elsewhere consume (KEP-5075). ``cache`` (owned by
     one :class:`DraState`, whose device lists and classes never change) keeps each (device list,
     request) pair's selector and policy outcome across calls. ``constraints``: each claim's
     matchAttribute / distinctAttribute constraints (:attr:`DraState.constraints`); ``distinct``:
     whether the allocator knows ``distinctAttribute`` (module docstring)."""
+    if counting:
+        if not isinstance(in_use, (set, frozenset)):
+            in_use = set(in_use)
+        got = _counted(claims, devices, in_use, classes, consumed, cache, constraints)
+        if got is not _SEARCH:
+            return got
     used = set(in_use)
     base = consumed or {}
     slots: list[tuple[int, DeviceRequest, int]] = []
@@ -357,6 +364,111 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
     out: dict[str, list[DeviceResult]] = {key: [] for key, _ in claims}
     for (k, request, _), (i, q) in zip(slots, chosen, strict=True):
         out[claims[k][0]].append(DeviceResult(request.name, devices[i].id, None if q is None else tuple(sorted(q.items()))))
+    return {k: tuple(v) for k, v in out.items()}
+
+
+_SEARCH = object()
+""":func:`_counted` cannot answer by counting: run the search."""
+
+
+def _device_info(devices: Sequence[Device], store: dict) -> tuple[dict[DeviceID, int], frozenset[DeviceID], bool]:
+    """Per device list (cached in ``store``): device id -> bit, the ids, whether any is shared."""
+    key = (id(devices), "info")
+    got = store.get(key)
+    if got is None:
+        bits = {d.id: 1 << i for i, d in enumerate(devices)}
+        got = store[key] = (bits, frozenset(bits), any(d.allow_multiple for d in devices))
+    return got
+
+
+def _status(devices: Sequence[Device], request: DeviceRequest, classes: dict[str, DeviceClass], store: dict) -> tuple[list, bool]:
+    key = (id(devices), request)
+    got = store.get(key)
+    if got is None:
+        st = _statuses(devices, request, classes)
+        got = store[key] = (st, any(isinstance(q, AllocationError) for q in st))
+    return got
+
+
+def _usable(devices: Sequence[Device], request: DeviceRequest, classes: dict[str, DeviceClass], store: dict) -> int | None:
+    """The bit mask of the devices that can serve ``request`` on their own (matching, capacity
+    policy accepting it, its consumption within their capacity with nothing else consumed), or
+    None when a selector raised on one of them (the search must meet the error where upstream
+    does)."""
+    key = (id(devices), request, "mask")
+    got = store.get(key, _ABSENT)
+    if got is _ABSENT:
+        st, err = _status(devices, request, classes, store)
+        if err:
+            got = None
+        else:
+            got = 0
+            for i, (d, q) in enumerate(zip(devices, st, strict=True)):
+                if q is not _NO and (not q or fits(d, q)):
+                    got |= 1 << i
+        store[key] = got
+    return got
+
+
+def _counted(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: set | frozenset,
+             classes: dict[str, DeviceClass], consumed: Consumed | None, cache: dict | None,
+             constraints: Constraints | None) -> dict[str, tuple[DeviceResult, ...]] | None | object:
+    """The search's answer by counting, where that is exact, else ``_SEARCH``.
+
+    It is exact when no claim has constraints, no device of the node is shared
+    (``allowMultipleAllocations``) or has consumed capacity recorded, no request asks for
+    capacity, no selector raises, and the free devices each request can take (its usable mask
+    minus the devices in use) are, request by request, either the same set or disjoint sets.
+    Then an allocation exists exactly when every such set holds at least the devices its requests
+    ask for together (the sets do not compete), and the depth-first search never backtracks: each
+    slot, in claim, request and count order, takes the first free device of its set (the next
+    after its request's previous device is the first free one, as the earlier ones are taken),
+    which is what is returned here. Otherwise the search runs (:func:`allocate_results`)."""
+    if constraints and any(constraints.get(key) for key, _ in claims):
+        return _SEARCH
+    store: dict = cache if cache is not None else {}
+    bits, ids, shared = _device_info(devices, store)
+    if shared or (consumed and not ids.isdisjoint(consumed)):
+        return _SEARCH
+    used = 0
+    if len(in_use) <= len(bits):
+        for d in in_use:
+            b = bits.get(d)
+            if b:
+                used |= b
+    else:
+        for d, b in bits.items():
+            if d in in_use:
+                used |= b
+    plan: list[tuple[int, DeviceRequest, int]] = []
+    need: dict[int, int] = {}
+    for k, (_, requests) in enumerate(claims):
+        for r in requests:
+            if r.capacity:
+                return _SEARCH
+            m = _usable(devices, r, classes, store)
+            if m is None:
+                return _SEARCH
+            m &= ~used
+            if m not in need:
+                for other in need:
+                    if other & m:
+                        return _SEARCH
+                need[m] = 0
+            need[m] += r.count
+            plan.append((k, r, m))
+    for m, n in need.items():
+        if m.bit_count() < n:
+            return None
+    out: dict[str, list[DeviceResult]] = {key: [] for key, _ in claims}
+    taken = 0
+    for k, r, m in plan:
+        free = m & ~taken
+        for _ in range(r.count):
+            low = free & -free
+            free ^= low
+            taken |= low
+            out[claims[k][0]].append(DeviceResult(r.name, devices[low.bit_length() - 1].id))
     return {k: tuple(v) for k, v in out.items()}
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from gangplan.dra import rules
+from gangplan.dra.allocator import add_consumed
 from gangplan.solver.greedy.framework import SKIP, SUCCESS, unschedulable
 from gangplan.solver.greedy.plugins import names
 from gangplan.solver.greedy.plugins.base import Plugin
@@ -63,16 +64,41 @@ class DynamicResources(Plugin):
 
     def _node_state(self, snap, i: int):
         """(replay key, (devices in use, capacity consumed on shared devices, claims allocated))
-        after the pending pods assumed on node ``i``, in order."""
+        on node ``i`` after the pending pods assumed there, in order: what
+        :func:`rules.replay_usage` gives, restricted to the node's devices (the only ones its
+        allocations see), built from the state after all but the newest pod (Reserve's order)."""
         pending = tuple(p for p in snap.pods_on[i] if p.node_name is None and self._uses(p))
-        key = (i, tuple(p.key for p in pending))
+        keys = tuple(p.key for p in pending)
+        key = (i, keys)
         got = self._replays.get(key)
-        if got is None:
-            got = rules.replay_usage(self.dra, pending, snap.nodes[i], {}, self._distinct)
-            if len(self._replays) > 100_000:
-                self._replays.clear()
-            self._replays[key] = got
-        return key, got
+        if got is not None:
+            return key, got
+        j = len(keys)
+        while j > 0 and (i, keys[:j]) not in self._replays:
+            j -= 1
+        state = self._replays.get((i, keys[:j])) if j else self._base_state(snap, i)
+        if len(self._replays) > 100_000:
+            self._replays.clear()
+        node = snap.nodes[i]
+        for n in range(j, len(keys)):
+            in_use, consumed, allocated = state
+            got, _ = rules.try_node_results(self.dra, pending[n], node, in_use, allocated, consumed, self._distinct)
+            if got:
+                in_use, consumed, allocated = set(in_use), {d: dict(v) for d, v in consumed.items()}, dict(allocated)
+                for ck, results in got.items():
+                    in_use.update(r.device for r in results if r.consumed is None)
+                    add_consumed(consumed, results)
+                    if not ck.endswith("/extended-resources"):
+                        allocated[ck] = node.name
+                state = (frozenset(in_use), consumed, allocated)
+            self._replays[(i, keys[:n + 1])] = state
+        return key, state
+
+    def _base_state(self, snap, i: int):
+        """The snapshot's devices in use and consumed capacity on node ``i``, nothing allocated."""
+        devices = self.dra.devices_by_node.get(snap.nodes[i].name, ())
+        return (frozenset(d.id for d in devices if d.id in self.dra.in_use),
+                {d.id: dict(self.dra.consumed[d.id]) for d in devices if d.id in self.dra.consumed}, {})
 
     def filter_one(self, cs, pod, snap, i):
         key, (in_use, consumed, _) = self._node_state(snap, i)
