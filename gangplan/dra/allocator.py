@@ -395,10 +395,11 @@ def _usable(devices: Sequence[Device], request: DeviceRequest, classes: dict[str
     policy accepting it, its consumption within their capacity with nothing else consumed), or
     None when a selector raised on one of them (the search must meet the error where upstream
     does)."""
-    key = (id(devices), request, "mask")
+    key = (id(devices), "mask", request.device_class, request.selectors, request.capacity)  # not the name nor the count
     got = store.get(key, _ABSENT)
     if got is _ABSENT:
-        st, err = _status(devices, request, classes, store)
+        probe = DeviceRequest(name="", device_class=request.device_class, selectors=request.selectors, capacity=request.capacity)
+        st, err = _status(devices, probe, classes, store)
         if err:
             got = None
         else:
@@ -408,6 +409,32 @@ def _usable(devices: Sequence[Device], request: DeviceRequest, classes: dict[str
                     got |= 1 << i
         store[key] = got
     return got
+
+
+def _used_bits(bits: dict[DeviceID, int], in_use: set | frozenset) -> int:
+    used = 0
+    if len(in_use) <= len(bits):
+        for d in in_use:
+            b = bits.get(d)
+            if b:
+                used |= b
+    else:
+        for d, b in bits.items():
+            if d in in_use:
+                used |= b
+    return used
+
+
+def usable_mask(devices: Sequence[Device], request: DeviceRequest, classes: dict[str, DeviceClass], store: dict,
+                in_use: set | frozenset, consumed: Consumed | None) -> int | None:
+    """The bit mask (bit ``i``: ``devices[i]``) of the devices not in use that can serve
+    ``request`` alone, or None when that must be decided device by device: a selector raises on
+    one of them, or one has consumed capacity recorded. ``store``: the :class:`DraState`'s cache."""
+    bits, ids, _ = _device_info(devices, store)
+    if consumed and not ids.isdisjoint(consumed):
+        return None
+    m = _usable(devices, request, classes, store)
+    return None if m is None else m & ~_used_bits(bits, in_use)
 
 
 def _counted(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: set | frozenset,
@@ -430,16 +457,7 @@ def _counted(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Seq
     bits, ids, shared = _device_info(devices, store)
     if shared or (consumed and not ids.isdisjoint(consumed)):
         return _SEARCH
-    used = 0
-    if len(in_use) <= len(bits):
-        for d in in_use:
-            b = bits.get(d)
-            if b:
-                used |= b
-    else:
-        for d, b in bits.items():
-            if d in in_use:
-                used |= b
+    used = _used_bits(bits, in_use)
     plan: list[tuple[int, DeviceRequest, int]] = []
     need: dict[int, int] = {}
     for k, (_, requests) in enumerate(claims):
@@ -485,19 +503,19 @@ def allocate(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Seq
 
 def allocate_joint(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: Iterable[DeviceID] | set,
                    classes: dict[str, DeviceClass], consumed: Consumed | None = None, constraints: Constraints | None = None,
-                   distinct: bool = True) -> dict[str, tuple[DeviceResult, ...]] | None:
+                   distinct: bool = True, cache: dict | None = None) -> dict[str, tuple[DeviceResult, ...]] | None:
     """One allocation of all ``claims`` together, or None when none exists: first the claims one
     after another in the order given, each the first solution on what the earlier ones left (when
     every one succeeds this is exactly what the joint depth-first search in that order returns,
     its first full solution starting with the first claim's first solution); otherwise the joint
     search with the claims that take the most devices first, which finds an allocation whenever
     one exists (existence does not depend on the order) with less backtracking over small claims
-    placed first on devices the large ones need."""
+    placed first on devices the large ones need. ``cache``: as for :func:`allocate_results`."""
     used = set(in_use)
     taken: dict[DeviceID, dict[CapName, int]] = {d: dict(v) for d, v in (consumed or {}).items()}
     out: dict[str, tuple[DeviceResult, ...]] = {}
     for key, reqs in claims:
-        got = allocate_results([(key, reqs)], devices, used, classes, taken, None, constraints, distinct)
+        got = allocate_results([(key, reqs)], devices, used, classes, taken, cache, constraints, distinct)
         if got is None:
             break
         out.update(got)
@@ -506,7 +524,7 @@ def allocate_joint(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], device
     else:
         return out
     order = sorted(claims, key=lambda kr: -sum(r.count for r in kr[1]))
-    return allocate_results(order, devices, in_use, classes, consumed, None, constraints, distinct)
+    return allocate_results(order, devices, in_use, classes, consumed, cache, constraints, distinct)
 
 
 def add_consumed(into: dict[DeviceID, dict[CapName, int]], results: Iterable[DeviceResult]) -> None:

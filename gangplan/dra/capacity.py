@@ -50,6 +50,7 @@ from gangplan.dra.allocator import (
     consumption,
     fits,
     matches,
+    usable_mask,
 )
 from gangplan.dra.model import CapName, Device, DeviceRequest, DraState
 from gangplan.dra.rules import CANNOT_ALLOCATE, distinct_supported, replay, try_node
@@ -60,7 +61,7 @@ def _fits_alone(dra: DraState, node, key: str, distinct: bool = True) -> bool:
     """Whether ``node`` can allocate claim ``key`` from its free devices, alone."""
     try:
         return allocate_results([(key, dra.claims[key].requests)], dra.devices_by_node.get(node.name, ()), dra.in_use, dra.classes, dra.consumed,
-                                constraints=dra.constraints, distinct=distinct) is not None
+                                dra.alloc_cache, dra.constraints, distinct) is not None
     except AllocationError:
         return False
 
@@ -160,6 +161,13 @@ def _serves(dra: DraState, d: Device, request: DeviceRequest) -> dict[CapName, i
 
 
 def _count(dra: DraState, node, request: DeviceRequest) -> int:
+    """How many of ``node``'s devices can serve ``request`` alone (:func:`_serves`). From the
+    allocator's cached mask of the devices that can (:func:`gangplan.dra.allocator.usable_mask`)
+    when none of them has consumed capacity recorded; else device by device."""
+    devices = dra.devices_by_node.get(node.name, ())
+    got = usable_mask(devices, request, dra.classes, dra.alloc_cache, dra.in_use, dra.consumed)
+    if got is not None:
+        return got.bit_count()
     one = DeviceRequest(name=request.name, device_class=request.device_class, selectors=request.selectors, count=1, capacity=request.capacity)
     try:
         return sum(1 for d in dra.devices_by_node.get(node.name, ()) if _serves(dra, d, one) is not None)
@@ -326,6 +334,7 @@ def capacity_view(cluster):
             if q >= a:
                 row = thresholds.setdefault((cls, sel, cap, a), f"{PREFIX}cap-{len(dims) + len(thresholds)}")
                 extra[row] = extra.get(row, 0) + count
+    asked = {name[len(PREFIX) + len("class-"):] for extra in pod_extra.values() for name in extra if name.startswith(PREFIX + "class-")}
     for n in cluster.nodes:
         for (kind, *rest), name in dims.items():
             if kind == "request":
@@ -346,7 +355,8 @@ def capacity_view(cluster):
             names = [r for r, c in dra.extended.items() if c == cls]
             row = f"{PREFIX}class-{cls}"
             if any(r in served for r in names):
-                node_extra[n.name][row] = _count(dra, n, DeviceRequest(name="", device_class=cls))  # bound pods' devices are in use
+                if cls in asked:  # (a row no pending pod draws on is left out)
+                    node_extra[n.name][row] = _count(dra, n, DeviceRequest(name="", device_class=cls))  # bound pods' devices are in use
                 for r in names:
                     if r in served:
                         node_extra[n.name][r] = _BIG  # the class row holds the devices
@@ -404,7 +414,7 @@ def check_node(dra: DraState, node, pods_in_order, distinct: bool = True) -> str
         return None
     devices = dra.devices_by_node.get(node.name, ())
     try:
-        got = allocate_joint(todo, devices, dra.in_use, dra.classes, dra.consumed, constraints=dra.constraints, distinct=distinct)
+        got = allocate_joint(todo, devices, dra.in_use, dra.classes, dra.consumed, constraints=dra.constraints, distinct=distinct, cache=dra.alloc_cache)
     except AllocationError as e:
         return str(e)
     if got is None:

@@ -99,7 +99,7 @@ def _assign(cluster, placements: Mapping[str, str]) -> dict[str, tuple[tuple[Nam
             continue
         try:
             alloc = allocate_joint(todo, dra.devices_by_node.get(node_name, ()), dra.in_use, dra.classes, dra.consumed,
-                                   constraints=dra.constraints, distinct=distinct_supported(cluster))
+                                   constraints=dra.constraints, distinct=distinct_supported(cluster), cache=dra.alloc_cache)
         except AllocationError:
             alloc = None
         if alloc is None:
