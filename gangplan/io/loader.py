@@ -24,6 +24,7 @@ import yaml
 
 from gangplan.dra import parse as dra_parse
 from gangplan.dra.build import build_state
+from gangplan.gcpause import gc_paused
 from gangplan.io import foreign, kai_snapshot, schema, yamlfast
 from gangplan.io.config import parse_scheduler_config
 from gangplan.io.errors import SnapshotError
@@ -535,16 +536,23 @@ def load_snapshot(path: str | os.PathLike, *, kube_version: KubeVersion | str | 
 
 def load_with_expansion(path: str | os.PathLike, *, kube_version: KubeVersion | str | None = None) -> tuple[Cluster, list[dict]]:
     """Load a snapshot, and the objects gangplan synthesized from its Jobs, JobSets and
-    LeaderWorkerSets (:mod:`gangplan.io.expand`; what ``gangplan expand`` prints)."""
-    b = _Builder()
-    files = snapshot_files(path)
-    for f in files:
-        docs = read_documents(f)
-        for i, doc in enumerate(docs):
-            for raw in _objects(str(f), doc, i):
-                b.check_fields(str(f), raw)
-                b.add(str(f), raw)
-    return _assemble(b, tuple(str(f) for f in files), kube_version), b.expanded
+    LeaderWorkerSets (:mod:`gangplan.io.expand`; what ``gangplan expand`` prints).
+
+    The cyclic garbage collector is paused for the whole load (:mod:`gangplan.gcpause`): the
+    documents, the builder's records and the models hold no cycles, and every collection would
+    walk all of them again (10,000 nodes / 105,000 pods as a 114 MB JSON List: ``json.loads``
+    alone 4.6 s with the collector on, 1.7 s paused)."""
+    with gc_paused():
+        b = _Builder()
+        files = snapshot_files(path)
+        for f in files:
+            docs = read_documents(f)
+            for i, doc in enumerate(docs):
+                for raw in _objects(str(f), doc, i):
+                    b.check_fields(str(f), raw)
+                    b.add(str(f), raw)
+            del docs
+        return _assemble(b, tuple(str(f) for f in files), kube_version), b.expanded
 
 
 __all__ = ["load_snapshot", "load_objects", "load_pairs", "snapshot_files", "read_documents", "SnapshotError", "LabelSelector"]

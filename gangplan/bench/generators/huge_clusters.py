@@ -130,7 +130,8 @@ def _pending(name: str, uid: str, job: str, group: str | None, requests: dict[st
     spec: dict[str, Any] = {}
     if group is not None:
         spec["schedulingGroup"] = {"podGroupName": group}
-    spec["containers"] = [{"name": "main", "image": IMAGE, "resources": {"requests": requests, "limits": {GPU: requests[GPU]}}}]
+    # A fresh dict per pod: shared ones would be written as YAML anchors, which no kubectl dump has.
+    spec["containers"] = [{"name": "main", "image": IMAGE, "resources": {"requests": dict(requests), "limits": {GPU: requests[GPU]}}}]
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "namespace": "train", "uid": uid, "labels": {"job": job}, "creationTimestamp": timestamp(created)},
             "spec": spec, "status": {"phase": "Pending"}}
