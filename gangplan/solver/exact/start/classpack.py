@@ -226,10 +226,10 @@ def _mip_tiers(model: cp_model.CpModel, terms, uppers, start: list[int], deadlin
     a small pure integer program whose LP bound is tight, and LP-guided branching finds the last
     admission that CP-SAT's search misses (busy 1,000 x 2,048, seed 1: 39 in ~1.3 s where CP-SAT
     stays at 38 after 9 s on the same model). Also returns how many tiers (from the top) HiGHS
-    maximised; :func:`_cpsat_polish` gets the rest. ``start``: the hint's value of each tier (the
-    top one is held at least there). ``lean`` (the engine's start, see :func:`_mip_groups`): the
-    groups of a lean start, ``POLISH_SHARE`` of ``seconds`` kept for the polish, and before a
-    group's MIP its LP relaxation: when the LP bound divided by the group's first
+    maximised; :func:`_cpsat_polish` gets the rest (what HiGHS leaves of ``seconds``). ``start``:
+    the hint's value of each tier (the top one is held at least there). ``lean`` (the engine's
+    start, see :func:`_mip_groups`): the groups of a lean start, and before a group's MIP its LP
+    relaxation: when the LP bound divided by the group's first
     tier's weight does not exceed the start's value of that tier, no solution beats the start
     there (the lower tiers are >= 0), and ``(None, -1)`` says so without a MIP: the class start is
     for the contested higher tiers, the decision phases and their top-up do the lower ones (busy
@@ -268,10 +268,9 @@ def _mip_tiers(model: cp_model.CpModel, terms, uppers, start: list[int], deadlin
     for v, k in acc0.items():
         row.SetCoefficient(xs[v], float(k))
     groups = _mip_groups(len(terms), floor, lean)
-    reserve = POLISH_SHARE * seconds if lean else 0.0
     values, done = None, 0
     for gi, group in enumerate(groups):
-        left = deadline - time.perf_counter() - reserve
+        left = deadline - time.perf_counter()
         if left <= 0.05:
             break
         weights, w = {}, 1
@@ -291,7 +290,7 @@ def _mip_tiers(model: cp_model.CpModel, terms, uppers, start: list[int], deadlin
             lp = _lp_bound(mip, xs, left)
             if math.isfinite(lp) and math.floor((lp + 1e-6) / weights[group[0]]) <= start[group[0]]:
                 return None, -1  # the group's first tier cannot beat the start (the rest are >= 0)
-            left = deadline - time.perf_counter() - reserve
+            left = deadline - time.perf_counter()
         mip.SetTimeLimit(max(1, int(1000 * tier_budget(left, len(groups) - gi - 1, seconds))))
         with _quiet_stdout():
             status = mip.Solve()
@@ -344,10 +343,6 @@ def _mip_groups(n: int, floor: int, lean: bool) -> list[list[int]]:
         return [[0], list(range(1, n))]
     admitted = [list(range(1, n - 1))] if n > 2 else [[1]]
     return admitted if floor > 0 else [[0], *(admitted if n > 2 else [])]
-
-
-POLISH_SHARE = 0.15
-"""Share of the class start's seconds kept for :func:`_cpsat_polish` after HiGHS."""
 
 
 def _cpsat_polish(model: cp_model.CpModel, terms, uppers, values: list[int], done: int, deadline: float,
