@@ -69,7 +69,7 @@ from gangplan.solver.greedy import solve_greedy
 
 OUT = Path(__file__).resolve().parent / "results" / "big_clusters.csv"
 FIELDS = ["shape", "nodes", "pending", "yaml_mb", "load_yaml_s", "load_json_s", "greedy_s", "greedy_pods_per_s", "plain_pods_per_s", "ratio",
-          "greedy_cpu_s", "plain_cpu_s", "ratio_cpu", "repeat", "diff_s", "classification", "diff_json_mb", "diff_json_full_mb", "peak_mb",
+          "greedy_cpu_s", "plain_cpu_s", "ratio_cpu", "repeat", "diff_s", "diff_cpu_s", "classification", "decisive_step", "decisive_probes", "diff_json_mb", "diff_json_full_mb", "peak_mb",
           "load_avg", "load_avg_end"]
 
 
@@ -83,11 +83,13 @@ def timed(f):
     return out, time.perf_counter() - t0
 
 
-def timed_cpu(f) -> tuple[float, float]:
-    """Wall and process CPU seconds of ``f()`` (as :func:`timed`)."""
+def timed_cpu(f, out: list | None = None) -> tuple[float, float]:
+    """Wall and process CPU seconds of ``f()`` (as :func:`timed`; ``out`` gets its value)."""
     gc.collect()
     w, c = time.perf_counter(), time.process_time()
-    f()
+    got = f()
+    if out is not None:
+        out.append(got)
     return time.perf_counter() - w, time.process_time() - c
 
 
@@ -123,12 +125,17 @@ def main() -> None:
         "ratio": round(pending / greedy_s / plain_rate, 2), "greedy_cpu_s": round(greedy_cpu, 2), "plain_cpu_s": round(plain_cpu, 2),
         "ratio_cpu": round((pending / greedy_cpu) / (len(plain.pending_pods) / plain_cpu), 2), "repeat": len(runs),
     }
-    row |= dict.fromkeys(["diff_s", "classification", "diff_json_mb", "diff_json_full_mb"], "")
+    row |= dict.fromkeys(["diff_s", "diff_cpu_s", "classification", "decisive_step", "decisive_probes", "diff_json_mb", "diff_json_full_mb"], "")
     if not args.skip_diff:
-        d, diff_s = timed(lambda: diff_snapshot(cluster, time_limit=args.time_limit, seed=args.seed))
+        got: list = []
+        diff_s, diff_cpu = timed_cpu(lambda: diff_snapshot(cluster, time_limit=args.time_limit, seed=args.seed), got)
+        d = got[0]
         summary = json.dumps(d.to_dict(trace="summary"), indent=2)
         full = json.dumps(d.to_dict(trace="full"), indent=2)
-        row |= {"diff_s": round(diff_s, 1), "classification": d.classification,
+        step = d.decisive
+        row |= {"diff_s": round(diff_s, 1), "diff_cpu_s": round(diff_cpu, 1), "classification": d.classification,
+                "decisive_step": "" if step is None else f"#{step.step} {step.pod} ({step.kind})" if step.step else f"({step.kind})",
+                "decisive_probes": "" if step is None else step.probes,
                 "diff_json_mb": round(len(summary) / 2**20, 1), "diff_json_full_mb": round(len(full) / 2**20, 1)}
     row |= {"peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024), "load_avg": load_avg, "load_avg_end": round(os.getloadavg()[0], 2)}
     print_rows([row], FIELDS)
