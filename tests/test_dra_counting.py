@@ -10,6 +10,7 @@ agree with the brute force.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -84,3 +85,38 @@ def test_counting_answers_the_common_case() -> None:
     assert got is not _SEARCH
     assert [r.device[2] for r in got["c"]] == ["d1", "d3"]
     assert _counted([("c", (DeviceRequest("r", "class-a", count=7),))], devices, in_use, CLASSES, None, {}, None) is None
+
+
+# ---- the DynamicResources plugin: counted Filter / replay == the allocator's ------------------
+def _outcome(result):
+    return {k: (o.node, [(c.claim, c.driver, c.pool, c.device) for c in o.claims]) for k, o in sorted(result.pods.items())}
+
+
+@settings(max_examples=12, deadline=None)
+@given(nodes=st.integers(2, 5), gangs=st.integers(1, 4), size=st.sampled_from([1, 2, 4]), gpus=st.sampled_from([1, 2, 3, 8]),
+       use=st.sampled_from([0.0, 0.4, 0.7]), channels=st.booleans(), seed=st.integers(0, 3))
+def test_plugin_counting_equals_the_allocator(nodes, gangs, size, gpus, use, channels, seed) -> None:
+    """On random small H100 DRA clusters (KEP-5004 GPUs, with or without ComputeDomain channel
+    claims), the greedy run with the plugin's counting and the allocator's counting turned off
+    (every Filter and replay by the depth-first search) places every pod on the same node with
+    the same devices, and both results validate."""
+    import gangplan.dra.allocator as allocator
+    from gangplan.bench.generators.builders import to_cluster
+    from gangplan.bench.generators.dra_gpu import to_dra
+    from gangplan.bench.generators.topology_shapes import dgx_h100_superpod
+    from gangplan.solver.greedy import solve_greedy
+    from gangplan.solver.greedy.plugins.dynamicresources import DynamicResources
+    from gangplan.solver.validate import validate
+
+    base = dgx_h100_superpod(nodes=nodes, utilisation=use, gangs=gangs, gang_sizes=(size,), gpus_per_pod=gpus, topology_key=None, seed=seed)
+    objects = to_dra(base, model="H100", channels=channels)
+    fast_cluster = to_cluster(objects)
+    fast = solve_greedy(fast_cluster)
+    assert validate(fast_cluster, fast) == []
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(DynamicResources, "_counted", lambda self, pod, node, state: None)
+        m.setattr(allocator, "_counted", lambda *a, **k: allocator._SEARCH)
+        slow_cluster = to_cluster(objects)
+        slow = solve_greedy(slow_cluster)
+    assert validate(slow_cluster, slow) == []
+    assert _outcome(fast) == _outcome(slow)

@@ -437,6 +437,17 @@ def usable_mask(devices: Sequence[Device], request: DeviceRequest, classes: dict
     return None if m is None else m & ~_used_bits(bits, in_use)
 
 
+def countable_mask(devices: Sequence[Device], request: DeviceRequest, classes: dict[str, DeviceClass], store: dict,
+                   in_use: set | frozenset, consumed: Consumed | None) -> int | None:
+    """:func:`usable_mask` where counting decides allocations from ``devices`` (none of them is
+    shared, :func:`_counted`): a claim set whose requests all draw on this one mask is allocated
+    exactly when the mask holds as many devices as they ask for together, and then takes its
+    lowest bits. None where the search must decide."""
+    if _device_info(devices, store)[2]:
+        return None
+    return usable_mask(devices, request, classes, store, in_use, consumed)
+
+
 def _counted(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: set | frozenset,
              classes: dict[str, DeviceClass], consumed: Consumed | None, cache: dict | None,
              constraints: Constraints | None) -> dict[str, tuple[DeviceResult, ...]] | None | object:

@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from gangplan.dra import rules
-from gangplan.dra.allocator import add_consumed
+from gangplan.dra.allocator import add_consumed, countable_mask
+from gangplan.dra.model import DeviceRequest
 from gangplan.solver.greedy.framework import SKIP, SUCCESS, unschedulable
 from gangplan.solver.greedy.plugins import names
 from gangplan.solver.greedy.plugins.base import Plugin
@@ -38,6 +39,47 @@ class DynamicResources(Plugin):
         self._signatures: dict[str, tuple | None] = {}
         self._outcomes: dict[tuple, object] = {}
         self._distinct = rules.distinct_supported(cluster)
+        self._counts: dict[str, tuple | None] = {}
+        self._cannot = self.status(unschedulable(rules.CANNOT_ALLOCATE, unresolvable=True))
+
+    def _countable(self, pod):
+        """(probe request, devices the claims ask for, (extended resource, count) pairs) when
+        every device ``pod`` asks for comes from one (DeviceClass, selectors) pair, without
+        capacity requests or constraints, from claims neither allocated, shared nor unsupported;
+        else None (the allocator decides). Such a pod is counted (:meth:`_counted`)."""
+        got = self._counts.get(pod.key, False)
+        if got is not False:
+            return got
+        dra, pair, n, out = self.dra, None, 0, None
+        for key in dict.fromkeys(dra.pod_claims.get(pod.key, ())):
+            c = dra.claims[key]
+            if c.allocated is not None or len(self._users.get(key, ())) > 1 or c.unsupported is not None or dra.constraints.get(key):
+                break
+            if any(r.capacity or (pair is not None and (r.device_class, r.selectors) != pair) for r in c.requests):
+                break
+            for r in c.requests:
+                pair, n = (r.device_class, r.selectors), n + r.count
+        else:
+            ext = tuple((r, q) for r, q in sorted(pod.requests.items()) if q > 0 and r in dra.extended)
+            if all(pair is None or (dra.extended[r], ()) == pair for r, _ in ext) and len({dra.extended[r] for r, _ in ext}) <= 1:
+                pair = pair or ((dra.extended[ext[0][0]], ()) if ext else None)
+                out = (None if pair is None else DeviceRequest(name="", device_class=pair[0], selectors=pair[1]), n, ext)
+        self._counts[pod.key] = out
+        return out
+
+    def _counted(self, pod, node, state) -> tuple[int, int, list] | None:
+        """For a countable pod on ``node`` in ``state``: (devices it needs there, free devices
+        it could take as a bit mask, the node's devices); None where the allocator must decide."""
+        got = self._countable(pod)
+        if got is None:
+            return None
+        probe, n, ext = got
+        n += sum(q for r, q in ext if node.allocatable.get(r, 0) == 0)
+        if probe is None or n == 0:
+            return (n, 0, []) if probe is None else (0, 0, [])
+        devices = self.dra.devices_by_node.get(node.name, ())
+        free = countable_mask(devices, probe, self.dra.classes, self.dra.alloc_cache, state[0], state[1])
+        return None if free is None else (n, free, devices)
 
     def pre_filter(self, cs, pod, snap):
         if not rules.uses_dra(self.dra, pod):
@@ -82,6 +124,19 @@ class DynamicResources(Plugin):
         node = snap.nodes[i]
         for n in range(j, len(keys)):
             in_use, consumed, allocated = state
+            fast = self._counted(pending[n], node, state)
+            if fast is not None:  # the allocator's first solution: the lowest free devices
+                need, free, devices = fast
+                if need <= free.bit_count():
+                    taken = set(in_use)
+                    for _ in range(need):
+                        low = free & -free
+                        free ^= low
+                        taken.add(devices[low.bit_length() - 1].id)
+                    claims = dict.fromkeys(self.dra.pod_claims.get(pending[n].key, ()))
+                    state = (frozenset(taken), consumed, {**allocated, **dict.fromkeys(claims, node.name)} if claims else allocated)
+                self._replays[(i, keys[:n + 1])] = state
+                continue
             got, _ = rules.try_node_results(self.dra, pending[n], node, in_use, allocated, consumed, self._distinct)
             if got:
                 in_use, consumed, allocated = set(in_use), {d: dict(v) for d, v in consumed.items()}, dict(allocated)
@@ -101,7 +156,11 @@ class DynamicResources(Plugin):
                 {d.id: dict(self.dra.consumed[d.id]) for d in devices if d.id in self.dra.consumed}, {})
 
     def filter_one(self, cs, pod, snap, i):
-        key, (in_use, consumed, _) = self._node_state(snap, i)
+        key, state = self._node_state(snap, i)
+        in_use, consumed, _ = state
+        fast = self._counted(pod, snap.nodes[i], state)
+        if fast is not None:  # counting decides (NodeResourcesFit-like): enough free matching devices
+            return SUCCESS if fast[0] <= fast[1].bit_count() else self._cannot
         sig = self._signatures.get(pod.key, False)
         if sig is False:
             sig = self._signatures[pod.key] = self._signature(pod)
