@@ -88,3 +88,26 @@ def test_lean_groups_leave_the_top_tier_to_the_floor_row() -> None:
     assert _mip_groups(4, 0, lean=True) == [[0], [1, 2]]
     assert _mip_groups(2, 5, lean=True) == [[1]]
     assert _mip_groups(1, 5, lean=True) == [[0]]
+
+
+def test_packing_continued_from_a_restart_index_and_stopped_at_a_target() -> None:
+    """``packed_start(first=k)`` packs only restarts k.. (no plain order) and ``stop`` ends the
+    restarts as soon as the best satisfies it; every result is a valid placement."""
+    cluster = to_cluster(gpu_benchmark(60, 128, profile="busy", seed=2))
+    built = build_model(cluster)
+    base = default_incumbent(built.em)
+    entities = entities_in_queue_order(built.em, base.per_class)
+    top = built.tiers[0]
+    plain, runs = packed_start(built.em, built.tiers, base, entities, seconds=30.0, restarts=0)
+    assert runs == 1
+    cont, runs = packed_start(built.em, built.tiers, base, entities, seconds=30.0, restarts=3, first=5)
+    assert runs == 3
+    stopped, runs = packed_start(built.em, built.tiers, base, entities, seconds=30.0, restarts=3, first=5,
+                                 stop=lambda c: top.value(c) >= 1)
+    assert top.value(base) == 0 and top.value(stopped) >= 1
+    assert runs == 1  # the first restart's result already satisfies the target
+    for counts in (plain, cont, stopped):
+        result = build_result(cluster, engine="hint", status=Status.HEURISTIC,
+                              placements=placements_from_counts(built.em, counts))
+        assert validate(cluster, result) == []
+        assert model_accepts(built, counts)

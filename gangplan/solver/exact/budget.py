@@ -25,9 +25,10 @@ first few rarely improve the decision tiers, and the phases need the time)."""
 CLASS_SHARE, MAX_CLASS_SECONDS = 0.35, 6.0
 """What a solve with a time limit gives the class-level start (:mod:`.start.classpack`): this
 share, at most this many seconds. Issue 27: the start is lean now (the lower
-admission tiers only, skipped when their LP bound shows the packed start cannot be beaten), so
-it uses this only where it helps (busy 1,000 x 2,048, load ~2: 0.15-0.2 s in seeds 0 and 2,
-2.9 s in seed 1, where it finds 39 / 7, the optimum)."""
+admission tiers only, skipped when their LP bound shows the packed start cannot be beaten, more
+packing orders before HiGHS), so it uses this only where it may help (busy 1,000 x 2,048: 0.15-0.3
+s in seed 2; seed 0 1.6 s, more orders reach 54; seed 1 2.9 s at load ~2, where HiGHS finds 39 / 7,
+the optimum, but fails within 3.5-4.7 s at load ~4)."""
 
 
 def pack_seconds(time_limit: float) -> float:

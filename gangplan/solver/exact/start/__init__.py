@@ -48,7 +48,8 @@ def warm_start(built: BuiltModel, hint: Result | None, *, time_limit: float, wor
     incumbent = improved_start(built, incumbent, info, timing, seconds=pack_seconds(time_limit))
     if default_incumbent(built.em) is not None:  # nothing forced: the class-level start may do better
         t3 = time.perf_counter()
-        better = class_start(built, incumbent, seconds=class_seconds(time_limit), workers=workers, seed=seed)
+        better = class_start(built, incumbent, seconds=class_seconds(time_limit), workers=workers, seed=seed,
+                             first_restart=max(0, (timing.packing_runs or 1) - 1))
         timing.class_packing = round(time.perf_counter() - t3, 4)
         if better is not None:
             incumbent, info.start = better, "class-level packing"

@@ -31,6 +31,7 @@ it is trusted; it never decides optimality. Deterministic: ties keep snapshot or
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -114,20 +115,26 @@ def _keeps_fixed(em: ExactModel, checked: Counts, more: Counts) -> bool:
 
 
 def packed_start(em: ExactModel, tiers: list[Tier], counts: Counts, entities: list[tuple[list[int], str | None]],
-                 *, seconds: float = PACK_SECONDS, restarts: int = RESTARTS) -> tuple[Counts, int]:
+                 *, seconds: float = PACK_SECONDS, restarts: int = RESTARTS, first: int | None = None,
+                 stop: Callable[[Counts], bool] | None = None) -> tuple[Counts, int]:
     """``counts`` plus the entities (``(classes, topology key)`` as the first-fit start lists
     them) selected and packed as the module doc says; the best of the plain order and up to
     ``restarts`` perturbed ones (each entity's cost times ``1 + u``, ``u`` uniform in
     ``0..NOISE`` from ``numpy.random.default_rng(restart)``) while ``seconds`` last. Returns the
-    counts and how many orders were packed."""
+    counts and how many orders were packed.
+
+    ``first`` (not None) continues an earlier call: no plain order, restarts ``first .. first +
+    restarts - 1`` only (the best of them, ``counts`` itself when none ran). ``stop``: the restarts
+    end as soon as the best so far satisfies it (e.g. it reaches a bound: no order can do better)."""
 
     deadline = time.perf_counter() + seconds
     packer = _Packer(em, counts, entities)
     plain = [e.cost for e in packer.entities]
-    best = packer.run(deadline)
-    runs = 1
-    for restart in range(restarts):
-        if time.perf_counter() >= deadline:
+    best = packer.run(deadline) if first is None else counts
+    runs = 1 if first is None else 0
+    start = first or 0
+    for restart in range(start, start + restarts):
+        if time.perf_counter() >= deadline or (stop is not None and stop(best)):
             break
         noise = np.random.default_rng(restart).uniform(0.0, NOISE, size=len(plain))
         for e, cost, u in zip(packer.entities, plain, noise.tolist(), strict=True):
