@@ -18,6 +18,7 @@ from gangplan.dra.allocator import (
     _SEARCH,
     AllocationError,
     _counted,
+    allocate_joint,
     allocate_results,
     brute_force_exists,
 )
@@ -46,6 +47,13 @@ def run(claims, devices, in_use, constraints=None, counting=True):
         return ("error", str(e))
 
 
+def joint(claims, devices, in_use, counting=True):
+    try:
+        return allocate_joint(claims, devices, in_use, CLASSES, None, None, True, {}, counting=counting)
+    except AllocationError as e:
+        return ("error", str(e))
+
+
 devices_st = st.lists(st.tuples(st.integers(1, 3), st.sampled_from(["H100", "A100"])), min_size=0, max_size=6)
 claims_st = st.lists(st.lists(st.tuples(st.sampled_from(sorted(SELECTORS)), st.integers(1, 3)), min_size=1, max_size=2), min_size=1, max_size=3)
 
@@ -59,6 +67,7 @@ def test_counting_equals_search(devs, spec, used) -> None:
               for k, reqs in enumerate(spec)]
     fast = run(claims, devices, in_use)
     assert fast == run(claims, devices, in_use, counting=False)
+    assert joint(claims, devices, in_use) == joint(claims, devices, in_use, counting=False)
     if sum(r.count for _, rs in claims for r in rs) <= 4:
         assert (fast is not None) == brute_force_exists(claims, devices, in_use, CLASSES)
 

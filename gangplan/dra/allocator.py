@@ -514,19 +514,26 @@ def allocate(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Seq
 
 def allocate_joint(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: Iterable[DeviceID] | set,
                    classes: dict[str, DeviceClass], consumed: Consumed | None = None, constraints: Constraints | None = None,
-                   distinct: bool = True, cache: dict | None = None) -> dict[str, tuple[DeviceResult, ...]] | None:
+                   distinct: bool = True, cache: dict | None = None, *, counting: bool = True) -> dict[str, tuple[DeviceResult, ...]] | None:
     """One allocation of all ``claims`` together, or None when none exists: first the claims one
     after another in the order given, each the first solution on what the earlier ones left (when
     every one succeeds this is exactly what the joint depth-first search in that order returns,
     its first full solution starting with the first claim's first solution); otherwise the joint
     search with the claims that take the most devices first, which finds an allocation whenever
     one exists (existence does not depend on the order) with less backtracking over small claims
-    placed first on devices the large ones need. ``cache``: as for :func:`allocate_results`."""
+    placed first on devices the large ones need. ``cache`` and ``counting``: as for
+    :func:`allocate_results`; where counting decides (:func:`_counted`), the claims one after
+    another are the claims together: each slot takes the first free device of its set either way,
+    and when counting finds no allocation, none exists in any order."""
     used = set(in_use)
+    if counting:
+        got = _counted(claims, devices, used, classes, consumed, cache, constraints)
+        if got is not _SEARCH:
+            return got
     taken: dict[DeviceID, dict[CapName, int]] = {d: dict(v) for d, v in (consumed or {}).items()}
     out: dict[str, tuple[DeviceResult, ...]] = {}
     for key, reqs in claims:
-        got = allocate_results([(key, reqs)], devices, used, classes, taken, cache, constraints, distinct)
+        got = allocate_results([(key, reqs)], devices, used, classes, taken, cache, constraints, distinct, counting=counting)
         if got is None:
             break
         out.update(got)
@@ -535,7 +542,7 @@ def allocate_joint(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], device
     else:
         return out
     order = sorted(claims, key=lambda kr: -sum(r.count for r in kr[1]))
-    return allocate_results(order, devices, in_use, classes, consumed, cache, constraints, distinct)
+    return allocate_results(order, devices, in_use, classes, consumed, cache, constraints, distinct, counting=counting)
 
 
 def add_consumed(into: dict[DeviceID, dict[CapName, int]], results: Iterable[DeviceResult]) -> None:
