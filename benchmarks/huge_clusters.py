@@ -23,8 +23,9 @@ Issue 27's targets at this size: load under 10 s, greedy >= 1,000 pods/s, whole 
 
 Run: ``python benchmarks/huge_clusters.py [--variant gb200 dgx] [--steps load_yaml load_json
 greedy exact diff] [--scale 1.0] [--time-limit 60] [--dir /tmp/gangplan-huge]``; writes
-``benchmarks/results/huge_clusters.csv`` (one row per variant and step, with the load average
-at its start and end).
+``benchmarks/results/huge_clusters.csv`` (one row per variant and step: wall and process CPU
+seconds, which are all threads' CPU for the exact engine, and the load average at its start and
+end).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from results_csv import print_rows, write_csv  # benchmarks/results_csv.py  # no
 
 OUT = Path(__file__).resolve().parent / "results" / "huge_clusters.csv"
 STEPS = ("load_yaml", "load_json", "greedy", "exact", "diff")
-FIELDS = ["variant", "step", "nodes", "bound", "pending", "mb", "seconds", "pods_per_s", "status", "gap", "classification",
+FIELDS = ["variant", "step", "nodes", "bound", "pending", "mb", "seconds", "cpu_s", "pods_per_s", "status", "gap", "classification",
           "load_s", "peak_mb", "note", "load_avg", "load_avg_end"]
 
 
@@ -61,7 +62,7 @@ def _step(step: str, folder: str, variant: str, time_limit: float, profile: bool
     row: dict[str, Any] = {}
     load_path = base.with_suffix(".yaml" if step == "load_yaml" else ".json")
     gc.collect()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     if step.startswith("load") and profile:
         import cProfile
 
@@ -69,16 +70,16 @@ def _step(step: str, folder: str, variant: str, time_limit: float, profile: bool
         cluster = prof.runcall(load_snapshot, load_path)
     else:
         cluster = load_snapshot(load_path)
-    load_s = time.perf_counter() - t0
+    load_s, load_cpu = time.perf_counter() - t0, time.process_time() - c0
     bound = sum(1 for p in cluster.pods if p.node_name)
     row |= {"nodes": len(cluster.nodes), "bound": bound, "pending": len(cluster.pending_pods), "load_s": round(load_s, 2),
             "mb": round(load_path.stat().st_size / 2**20, 1)}
     if step.startswith("load"):
-        row["seconds"] = round(load_s, 2)
+        row |= {"seconds": round(load_s, 2), "cpu_s": round(load_cpu, 2)}
     else:
         fn = _runner(step, cluster, time_limit)
         gc.collect()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         if profile:
             import cProfile
 
@@ -87,13 +88,16 @@ def _step(step: str, folder: str, variant: str, time_limit: float, profile: bool
         else:
             out = fn()
         secs = time.perf_counter() - t0
-        row["seconds"] = round(secs, 2)
+        row |= {"seconds": round(secs, 2), "cpu_s": round(time.process_time() - c0, 2)}
         if step == "greedy":
             row["pods_per_s"] = round(len(cluster.pending_pods) / secs)
             row["note"] = f"placed {sum(1 for p in out.pods.values() if p.node)}"
         elif step == "exact":
-            row |= {"status": str(out.status), "gap": "" if out.gap is None else round(out.gap, 4),
-                    "note": f"placed {sum(1 for p in out.pods.values() if p.node)}"}
+            t = out.trace.model_dump() if hasattr(out.trace, "model_dump") else dict(out.trace)
+            timing, model = t.get("timing") or {}, t.get("model") or {}
+            parts = [f"placed {sum(1 for p in out.pods.values() if p.node)}", f"vars {model.get('variables')}", f"classes {model.get('classes')}"]
+            parts += [f"{k} {float(timing[k]):.1f}s" for k in ("build", "start", "decision", "tiebreak") if k in timing]
+            row |= {"status": str(out.status), "gap": "" if out.gap is None else round(out.gap, 4), "note": "; ".join(parts)}
         else:
             row |= {"classification": out.classification}
     row["peak_mb"] = _rss_mb()
