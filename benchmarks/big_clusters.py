@@ -40,6 +40,27 @@ Result; a generation-2 garbage collection, when one falls in the run, adds 0.1-0
 load: greedy >= 1,000 pods/s, ratio >= 0.5, load < 2 s, JSON < 5 MB, memory < 1 GB; not met: the
 whole diff under 10 s.
 
+The whole diff (issue 27, main @70cf912; ``diff_cpu_s``, ``decisive_step`` and
+``decisive_probes`` are the new columns): at load 5.0-5.3 (four agents' jobs on the 2 cores)
+10.4 s wall, 5.6 s CPU, peak 866 MB (the process: two loads, the plain shape and the 78 MB full
+JSON; a diff alone in a fresh process peaks at 341-344 MB), decisive step #1 (philly/job-000-0 on
+spot-0951, admission) after 1 probe. Before/after in one process (``diff_snapshot`` with the
+defaults, alternating, load 3.7-4.0): 24.4-27.4 s wall / 16.8 s CPU before, 7.7-8.5 s wall /
+4.7-4.8 s CPU after, same classification and decisive step; at load 2: 17.9-21.5 s before, 5.4-5.7 s
+after. Where the 17 s went (cProfile): 22.5 s of the profiled 29 s was the decisive step's
+evidence replay (``pod_scores_at_step(step="recorded")``) evaluating the rack gang's pod against
+all 4,278 nodes before each of its 535 per-rack cycles (2.26 million ``NodeResourcesFit``
+``filter_one`` calls) to keep the one cycle the trace keeps; it now evaluates only cycles inside a
+placement holding the node the kept cycle chose (1 evaluation). The one probe (P(1): is there an
+optimum with the pod on greedy's node?) was a full ``solve_exact`` (build 0.45 s, decision 0.5 s,
+tie-break 0.35 s); it is now decided by a feasibility solve of the same model with the proven
+optimum's admission and placed tiers held (INFEASIBLE: the answer no, exactly what the full probe
+gives). What the diff's CPU time is now (about 5 s at load 2): greedy 1.0 s, the exact solve of
+the snapshot 2.1-2.6 s (two CP-SAT workers), the feasibility check of greedy's placement 0.12 s,
+the probe's pre-check 0.6 s, the evidence replay (one more greedy run with an observer) 1.1 s,
+the validator and the document the rest; one to three generation-2 garbage collections (0.4-0.7 s)
+fall in it. Met at load <= 4: under 10 s and 1 GB; not at load 5 (10.4 s wall for 5.6 s CPU).
+
 Run: ``python benchmarks/big_clusters.py [--jobs 1000] [--utilisation 0.8] [--seed 0]
 [--time-limit 10] [--repeat 3] [--skip-diff]``; writes ``benchmarks/results/big_clusters.csv``.
 Needs the real traces (``$GANGPLAN_DATA_DIR``, ``../shared/data`` or the repository's compressed

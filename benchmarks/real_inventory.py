@@ -42,6 +42,17 @@ Where the time goes, 1,000 jobs at 80 % load (load average 0.6-0.9):
   (``gangplan.solver.diff.find_decisive_step``, one exact solve per probe) is what stands
   between this cell and a 10 s diff; where greedy is optimal the diff takes 0.8-5.5 s.
 
+* issue 27 (main @70cf912; the same cell, now with 1,579 pending pods, decisive step #1 after
+  one probe): the whole diff 24-27 s -> 7.7-8.5 s wall at load 3.7-4.0 (16.8 -> 4.7 s CPU), the
+  same classification and decisive step. The evidence replay evaluated the rack gang's pod on
+  every node before each of its 535 per-rack cycles (22 s); it now evaluates only its cycles in a
+  placement holding the node the kept cycle chose. A probe the optimum does not already answer
+  first runs a feasibility solve with the optimum's admission tiers held; INFEASIBLE is the
+  probe's no without its optimisation and tie-break. Other cells, same run, before -> after
+  (load 3.6-5): 2,000 jobs at 80 % 42.4 -> 23.1 s (23.1 -> 9.8 s CPU), 1,000 at 60 % 29.8 ->
+  18.4 s (21.3 -> 10.8 s CPU), 200 at 80 % 29.1 -> 3.7 s (13.7 -> 1.5 s CPU); each a decisive
+  step #1, unchanged.
+
 Run: ``python benchmarks/real_inventory.py [--jobs 200 1000 2000] [--load 0.6 0.8] [--seed 0]
 [--time-limit 10] [--greedy-only]`` (``--greedy-only``: the greedy columns alone).
 """
