@@ -608,12 +608,15 @@ def replay(
     trace: Annotated[Path, typer.Argument(help="The jobs: an openb pod CSV, the Philly job CSV, or gangplan's jobs.csv (X.csv falls back to X.csv.xz).")],
     nodes: Annotated[str | None, typer.Option("--nodes", help="The cluster: an openb node CSV, a snapshot (its nodes and bound pods), or 'unlimited' (one 8-GPU node per worker).")] = None,
     mode: Annotated[str, typer.Option("--mode", help="fill (the FGD paper's experiment: one attempt each, nothing leaves) or timed (a discrete-event clock).")] = "fill",
-    policy: Annotated[str, typer.Option("--policy", help="Comma-separated: default, mostallocated, bestfit, fgd, random, packing, dotprod, clustering.")] = "default",
+    policy: Annotated[str, typer.Option("--policy", help="Comma-separated: default, mostallocated, bestfit, fgd, random, packing, dotprod, clustering; shadow (timed: the default greedy plus a per-epoch exact solve on its state, running pods fixed: the regret).")] = "default",
     seeds: Annotated[str, typer.Option("--seeds", help="A..B, N or N,M,...")] = "42",
     out_dir: Annotated[Path | None, typer.Option("--out", help="Write summary.json, timeseries.csv and jobs.csv here.")] = None,
     arrival_scale: Annotated[float, typer.Option("--arrival-scale", help="Timed mode: divide submit times by k (k > 1 compresses inter-arrival times).")] = 1.0,
     vc: Annotated[str | None, typer.Option("--vc", help="Philly: keep this VC's jobs and size the cluster from philly_vc.csv beside the trace (nodes x 8 GPUs).")] = None,
     interval: Annotated[float, typer.Option("--interval", help="Timed mode: seconds between timeseries.csv rows.")] = 60.0,
+    epoch: Annotated[float | None, typer.Option("--epoch", help="Shadow: solve at the first event instant with pending jobs in each S seconds (default: every such instant).")] = None,
+    exact_time_limit: Annotated[float, typer.Option("--exact-time-limit", help="Shadow: seconds per epoch's exact solve (one at the limit is a bound with its gap).")] = 2.0,
+    export_epoch: Annotated[int | None, typer.Option("--export-epoch", help="Shadow: write epoch N's state (running pods bound, pending jobs) to DIR/epoch-N.yaml, a snapshot for gangplan diff; needs --out.")] = None,
 ) -> None:
     """Replay a trace over time with the greedy engine's plugins: unallocated GPUs vs arrived (fill), queueing delay, JCT and idle GPU-hours (timed)."""
     from gangplan.replay import parse_policies, parse_seeds, write_outputs
@@ -621,8 +624,12 @@ def replay(
 
     try:
         pols, seed_list = parse_policies(policy), parse_seeds(seeds)
+        if export_epoch is not None and (out_dir is None or export_epoch < 0):
+            raise SnapshotError("<arguments>", "--export-epoch N needs N >= 0 and --out DIR", field="--export-epoch")
+        export = (export_epoch, str(out_dir)) if export_epoch is not None else None
         with _spinner(True) as sp:
-            result = run_replay(trace, nodes, mode=mode, policies=pols, seeds=seed_list, vc=vc, arrival_scale=arrival_scale, progress=lambda label, done, total: sp.update(f"replay {label}: {done}/{total} jobs"))
+            result = run_replay(trace, nodes, mode=mode, policies=pols, seeds=seed_list, vc=vc, arrival_scale=arrival_scale, progress=lambda label, done, total: sp.update(f"replay {label}: {done}/{total} jobs"),
+                                exact_time_limit=exact_time_limit, epoch=epoch, export_epoch=export)
         if out_dir is not None:
             write_outputs(result, out_dir, interval=interval)
     except SnapshotError as e:
@@ -638,6 +645,12 @@ def replay(
             out.print(f"  {name}: unallocated GPU % at 100 % arrived {at:.2f} (sd {sd:.2f})")
         else:
             out.print(f"  {name}: mean queueing delay {p.queueing_delay_mean or 0:.1f} s, mean JCT {p.jct_mean or 0:.1f} s, makespan {p.makespan_mean or 0:.0f} s, idle GPU-hours {p.idle_gpu_hours_mean or 0:.1f}")
+    for r in s.runs:
+        if r.epochs is not None:
+            gap = f", largest gap {r.gap_max:.3f}" if r.gap_max is not None else ""
+            out.print(f"  {r.policy} seed {r.seed}: {r.epochs} epochs solved, regret {r.regret_gpus_total} GPUs / {r.regret_jobs_total} jobs over {r.epochs_with_regret} epochs, {r.epochs_at_limit} at the time limit{gap}")
+            if r.exported_epoch:
+                out.print(f"  wrote {r.exported_epoch}")
     if out_dir is not None:
         out.print(f"wrote {out_dir}/summary.json, timeseries.csv, jobs.csv")
 

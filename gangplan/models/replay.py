@@ -11,11 +11,14 @@ _Doc = Document
 
 
 class Quantiles(_Doc):
-    """Seconds: mean, median and 99th percentile (nearest rank) over the jobs that started."""
+    """Seconds: mean, median and 99th / 99.9th percentiles (nearest rank) and maximum over the jobs that started."""
 
     mean: float
     p50: float
     p99: float
+    p999: float | None = None
+    """99.9th percentile (nearest rank), the Helios / Lucid tail."""
+    max: float | None = None
 
 
 class ReplayRun(_Doc):
@@ -45,6 +48,23 @@ class ReplayRun(_Doc):
     allocated_gpu_seconds: float | None = None
     """Timed: sum over completed jobs of GPUs x duration (equals the trace's gpu_time)."""
     unfinished: int | None = None
+    epochs: int | None = None
+    """Shadow: epochs solved by the exact engine (event instants with pending jobs; ``--epoch S``:
+    the first in each S seconds). Per epoch in ``epochs.csv``."""
+    regret_gpus_total: int | None = None
+    """Shadow: over the epochs, GPUs of pending jobs the exact engine admits minus those greedy
+    admitted at that instant (running pods fixed). An epoch whose solve hit its limit counts
+    its best found solution: a lower bound on that epoch's regret."""
+    regret_gpus_max: int | None = None
+    regret_jobs_total: int | None = None
+    """Shadow: the same in admitted jobs."""
+    epochs_with_regret: int | None = None
+    epochs_at_limit: int | None = None
+    """Shadow: epochs whose solve stopped at ``--exact-time-limit`` unproven (FEASIBLE or UNKNOWN)."""
+    gap_max: float | None = None
+    """Shadow: the largest relative gap of those epochs (a bound with its gap, never an optimum)."""
+    exported_epoch: str | None = None
+    """Shadow: the snapshot ``--export-epoch`` wrote."""
 
 
 class PolicySummary(_Doc):

@@ -47,7 +47,7 @@ class Placer:
 
     def __init__(self, base: Cluster, policy: str, *, seed: int, typical: list[TypicalPod], node_order: list[int] | None = None) -> None:
         nodes = base.nodes if node_order is None else tuple(base.nodes[k] for k in node_order)
-        self.cluster = Cluster(nodes=nodes, pods=base.pods, topologies=base.topologies, priority_classes=base.priority_classes, profile=policy_profile(policy))
+        self.cluster = Cluster(nodes=nodes, pods=base.pods, topologies=base.topologies, priority_classes=base.priority_classes, profile=policy_profile(policy), kube_version=base.kube_version)
         with registered():
             self.profile = build_profile(self.cluster)
         self.fgd: FGDScore | None = None

@@ -26,6 +26,7 @@ from gangplan.models.cluster import Cluster
 from gangplan.models.replay import PolicySummary, Quantiles, ReplayRun, ReplaySummary
 from gangplan.replay.fill import FillRun, run_fill
 from gangplan.replay.policies import POLICIES, typical_pods
+from gangplan.replay.shadow import Shadow
 from gangplan.replay.timed import TimedRun, run_timed
 from gangplan.replay.traces import (
     Trace,
@@ -67,11 +68,16 @@ def parse_seeds(text: str) -> list[int]:
         raise SnapshotError("<arguments>", f"expected A..B, N or N,M,..., got {text!r}", field="--seeds") from None
 
 
+SHADOW = "shadow"
+"""The exact ``shadow`` policy (timed mode): the default profile's greedy run, with a per-epoch
+exact solve on its own state (:mod:`gangplan.replay.shadow`)."""
+
+
 def parse_policies(text: str) -> list[str]:
     out = [p.strip() for p in text.split(",") if p.strip()]
-    bad = [p for p in out if p not in POLICIES]
+    bad = [p for p in out if p not in POLICIES and p != SHADOW]
     if bad or not out:
-        raise SnapshotError("<arguments>", f"unknown policy {bad[0] if bad else text!r} (known: {', '.join(POLICIES)})", field="--policy")
+        raise SnapshotError("<arguments>", f"unknown policy {bad[0] if bad else text!r} (known: {', '.join(POLICIES)}, {SHADOW})", field="--policy")
     return out
 
 
@@ -83,7 +89,7 @@ def _quantiles(values: list[float]) -> Quantiles | None:
     def rank(q: float) -> float:
         return v[max(0, math.ceil(q * len(v)) - 1)]
 
-    return Quantiles(mean=round(sum(v) / len(v), 6), p50=rank(0.5), p99=rank(0.99))
+    return Quantiles(mean=round(sum(v) / len(v), 6), p50=rank(0.5), p99=rank(0.99), p999=rank(0.999), max=v[-1])
 
 
 @dataclass
@@ -116,14 +122,28 @@ def replay(
     arrival_scale: float = 1.0,
     ratio: float = 1.3,
     progress: Callable[[str, int, int], None] | None = None,
+    exact_time_limit: float = 2.0,
+    epoch: float | None = None,
+    export_epoch: tuple[int, str] | None = None,
 ) -> ReplayOutput:
-    """Run the replay; ``progress(label, done, total)`` is called as jobs finish."""
+    """Run the replay; ``progress(label, done, total)`` is called as jobs finish.
+
+    Policy ``shadow`` (timed mode only): the default profile's greedy run plus, at each epoch (an
+    event instant with pending jobs, or the first in each ``epoch`` seconds), an exact solve of
+    at most ``exact_time_limit`` seconds on its state; ``export_epoch`` = (N, DIR) writes epoch
+    N's state to ``DIR/epoch-N.yaml``."""
     if mode not in ("fill", "timed"):
         raise SnapshotError("<arguments>", f"expected fill or timed, got {mode!r}", field="--mode")
     if arrival_scale <= 0:
         raise SnapshotError("<arguments>", f"expected a positive number, got {arrival_scale}", field="--arrival-scale")
     policies = policies or ["default"]
     seeds = seeds if seeds is not None else [42]
+    if SHADOW in policies and mode != "timed":
+        raise SnapshotError("<arguments>", "the shadow policy needs --mode timed", field="--policy")
+    if exact_time_limit <= 0:
+        raise SnapshotError("<arguments>", f"expected a positive number, got {exact_time_limit}", field="--exact-time-limit")
+    if epoch is not None and epoch <= 0:
+        raise SnapshotError("<arguments>", f"expected a positive number, got {epoch}", field="--epoch")
     trace, cluster, nodes_label = load_inputs(trace_path, nodes, vc=vc)
     typical = typical_pods(trace_shapes(trace.jobs))
     caveats = []
@@ -152,7 +172,13 @@ def replay(
                 fills.append(fr)
                 runs.append(_fill_run(fr))
             else:
-                tr = run_timed(cluster, trace.jobs, policy, seed, typical=typical, arrival_scale=arrival_scale, progress=tick)
+                shadow = None
+                if policy == SHADOW:
+                    shadow = Shadow(time_limit=exact_time_limit, epoch=epoch, seed=seed, export=export_epoch)
+                    shadow.check(trace.jobs, str(trace_path))
+                tr = run_timed(cluster, trace.jobs, "default" if shadow else policy, seed, typical=typical, arrival_scale=arrival_scale, progress=tick, shadow=shadow)
+                tr.policy = policy
+                tr.shadow = shadow
                 timeds.append(tr)
                 runs.append(_timed_run(tr))
     capacity = (fills[0].capacity_gpus if fills else timeds[0].capacity_gpus) if runs else 0
@@ -218,7 +244,25 @@ def _timed_run(tr: TimedRun) -> ReplayRun:
         idle_gpu_hours_while_pending=round(idle_pending / 3600, 6),
         allocated_gpu_seconds=sum(r.job.gpu_milli_total * r.job.duration for r in done) / 1000,
         unfinished=len(tr.records) - len(done),
+        **_shadow_fields(tr),
     )
+
+
+def _shadow_fields(tr: TimedRun) -> dict:
+    sh = tr.shadow
+    if sh is None:
+        return {}
+    recs = sh.records
+    return {
+        "epochs": len(recs),
+        "regret_gpus_total": sum(r.regret_gpus for r in recs),
+        "regret_gpus_max": max((r.regret_gpus for r in recs), default=0),
+        "regret_jobs_total": sum(r.regret_jobs for r in recs),
+        "epochs_with_regret": sum(1 for r in recs if r.regret_gpus > 0 or r.regret_jobs > 0),
+        "epochs_at_limit": sum(1 for r in recs if r.status != "OPTIMAL"),
+        "gap_max": max((r.gap for r in recs if r.gap is not None and r.status != "OPTIMAL"), default=None),
+        "exported_epoch": sh.exported,
+    }
 
 
 def _mean_std(values: list[float]) -> tuple[float, float]:
@@ -265,6 +309,7 @@ def write_outputs(out: ReplayOutput, directory: str | os.PathLike, *, interval: 
     except OSError as e:
         raise SnapshotError(str(d), f"cannot create: {e.strerror or e}") from None
     files = {"summary.json": json.dumps(out.summary.dump(), indent=2) + "\n"}
+    extra: dict[str, str] = {}
     if out.summary.mode == "fill":
         ts: list[list[object]] = [["policy", "seed", "arrived_percent", "unallocated_percent"]]
         jobs: list[list[object]] = [["policy", "seed", "order", "job", "gpus", "gpu_milli", "placed"]]
@@ -272,7 +317,7 @@ def write_outputs(out: ReplayOutput, directory: str | os.PathLike, *, interval: 
             ts += [[fr.policy, fr.seed, k, _num(v)] for k, v in fr.unallocated_percent.items()]
             jobs += [[fr.policy, fr.seed, i, j.name, j.gpus, j.gpu_milli_total, int(p)] for i, (j, p) in enumerate(zip(fr.jobs, fr.placed, strict=True))]
     else:
-        ts = [["policy", "seed", "time", "allocated_gpus", "utilisation", "pending_jobs"]]
+        ts = [["policy", "seed", "time", "allocated_gpus", "utilisation", "pending_jobs", "regret_gpus"]]
         jobs = [["policy", "seed", "job", "workers", "gpus", "submit", "start", "end", "delay", "jct", "attempts"]]
         for tr in out.timed:
             ts += _samples(tr, interval)
@@ -280,7 +325,15 @@ def write_outputs(out: ReplayOutput, directory: str | os.PathLike, *, interval: 
                 delay = None if r.start is None else r.start - r.arrival
                 jct = None if r.end is None else r.end - r.arrival
                 jobs.append([tr.policy, tr.seed, r.job.name, r.job.workers, r.job.gpus, _num(r.arrival), _num(r.start), _num(r.end), _num(delay), _num(jct), r.attempts])
+        shadows = [tr for tr in out.timed if tr.shadow is not None]
+        if shadows:
+            ep: list[list[object]] = [["policy", "seed", "epoch", "time", "pending_jobs", "greedy_gpus", "exact_gpus", "regret_gpus", "greedy_jobs", "exact_jobs", "regret_jobs", "status", "gap", "wall_s"]]
+            for tr in shadows:
+                ep += [[tr.policy, tr.seed, e.index, _num(e.time), e.pending_jobs, e.greedy_gpus, e.exact_gpus, e.regret_gpus, e.greedy_jobs, e.exact_jobs, e.regret_jobs, e.status, _num(e.gap), _num(e.wall_s)]
+                       for e in tr.shadow.records]
+            extra["epochs.csv"] = _csv(ep)
     files["timeseries.csv"] = _csv(ts)
+    files.update(extra)
     files["jobs.csv"] = _csv(jobs)
     written = []
     for name, text in files.items():
@@ -300,11 +353,21 @@ def _samples(tr: TimedRun, interval: float) -> list[list[object]]:
     rows: list[list[object]] = []
     t, end, k = ch[0][0], ch[-1][0], 0
     cap = tr.capacity_gpus
+    epochs = tr.shadow.records if tr.shadow is not None else None
+    e = 0
     while t <= end:
         while k + 1 < len(ch) and ch[k + 1][0] <= t:
             k += 1
         _, alloc, pend = ch[k]
-        rows.append([tr.policy, tr.seed, _num(t), _num(alloc), _num(alloc / cap if cap else 0.0), pend])
+        regret = ""
+        if epochs is not None:
+            # the regret of the epochs in (t - interval, t] (the first sample: at or before t)
+            total = 0
+            while e < len(epochs) and epochs[e].time <= t:
+                total += epochs[e].regret_gpus
+                e += 1
+            regret = total
+        rows.append([tr.policy, tr.seed, _num(t), _num(alloc), _num(alloc / cap if cap else 0.0), pend, regret])
         t += interval
     return rows
 

@@ -5,39 +5,65 @@ start + duration, never the trace's deletion time). Gangs are all-or-nothing
 (:class:`~gangplan.replay.engine.Placer`).
 
 The queue follows kube-scheduler's (``gangplan.solver.greedy.scheduling_queue``, whose constants
-it reuses): at each instant the ready jobs are tried in PrioritySort order (higher priority, then
-the earlier queue timestamp, reset on every failed attempt); a failed job waits in the
-unschedulable pool; a departure (``Pod/Delete``, the only event that can make room for a
-resource-fit failure: a bound pod never does) moves every pooled job to backoff, ``1 s *
-2^(attempts - 1)`` capped at 10 s counted from its last failure, after which it is tried again.
-Simplified: the 5-minute flush of the pool is not modelled, by the same rule
-``scheduling_queue`` applies to snapshot runs: a job is only retried after the cluster changed
-since its last attempt (a retry on an unchanged cluster repeats the same cycle; with random ties
-it could draw differently, which is not modelled); no preemption; within one instant,
-completions are applied before arrivals, and every ready job is tried once.
+and version rule it reuses; upstream ``pkg/scheduler/backend/queue/scheduling_queue.go`` and
+``backoff_queue.go``, kubernetes/kubernetes release-1.36 and the v1.37 entity queue,
+kubernetes#138567):
+
+* at each instant the ready jobs are tried in PrioritySort order (higher priority, then the
+  earlier queue timestamp; the timestamp is reset to the failure time on every failed attempt,
+  ``AddUnschedulableIfNotPresent``);
+* a failed job waits in the unschedulable pool. A single pod (a job of one worker) moves out on a
+  departure only (``Pod/Delete``: NodeResourcesFit's queueing hint; a pod bound elsewhere,
+  ``AssignedPodAdd``, never makes room). A gang of more than one worker follows the cluster's
+  kube version (:func:`gangplan.models.version.groups_requeue_without_hints`): v1.36 requeues
+  its member pods by their hints (departures only, as above); v1.37 requeues a failed pod group
+  on any event without hints (``AddAttemptedPodGroupIfNeeded``), so a placement at the same or a
+  later instant moves it too;
+* moved out, a job backs off ``1 s * 2^(attempts - 1)``, capped at 10 s (v1.37 gangs of more
+  than one pod: ``10 s * sqrt(size)``, ``calculateBackoffDuration``), counted from its last
+  failure; when the backoff has already expired it goes straight to activeQ (``moveToActiveQ``).
+
+Departures from upstream, each by the rule ``scheduling_queue`` applies to snapshot runs:
+
+* the 5-minute flush of the pool (``flushUnschedulablePodsLeftover`` every 30 s,
+  ``DefaultPodMaxInUnschedulablePodsDuration``) is not modelled: a job is only retried after
+  an event that may help arrived since its last attempt, and a flush retry of a job that saw no
+  such event repeats the same cycle on the same free capacity (a bound pod only takes capacity)
+  and fails again, so only its attempt count would differ. With random ties it could draw
+  differently; not modelled;
+* attempts take no time: every ready job of an instant is tried at that instant, completions
+  are applied before arrivals, and a job's backoff timer starts at the instant it failed;
+* no preemption.
 """
 
 from __future__ import annotations
 
 import heapq
+import math
 from dataclasses import dataclass, field
 
 from gangplan.models.cluster import Cluster
+from gangplan.models.version import groups_requeue_without_hints
 from gangplan.replay.engine import Placer
 from gangplan.replay.policies import TypicalPod
+from gangplan.replay.shadow import Shadow
 from gangplan.replay.traces import ReplayJob
 from gangplan.solver.greedy.scheduling_queue import INITIAL_BACKOFF, MAX_BACKOFF
 
 COMPLETE, ARRIVE, READY = 0, 1, 2
 
 
-def backoff(attempts: int) -> float:
-    """``1 s * 2^(attempts - 1)``, at most 10 s.
+def backoff(attempts: int, size: int = 1, group_rules: bool = False) -> float:
+    """``1 s * 2^(attempts - 1)``, at most 10 s (``group_rules``, v1.37, and a gang of more
+    than one pod: at most ``10 s * sqrt(size)``).
 
     >>> [backoff(n) for n in (1, 2, 3, 4, 5)]
     [1.0, 2.0, 4.0, 8.0, 10.0]
+    >>> backoff(6, size=4, group_rules=True), backoff(6, size=4)
+    (20.0, 10.0)
     """
-    return min(INITIAL_BACKOFF * 2 ** (attempts - 1), MAX_BACKOFF)
+    cap = MAX_BACKOFF * math.sqrt(size) if group_rules and size > 1 else MAX_BACKOFF
+    return min(INITIAL_BACKOFF * 2 ** (attempts - 1), cap)
 
 
 @dataclass
@@ -59,20 +85,42 @@ class TimedRun:
     """(time, allocated GPUs, pending jobs) after each instant that changed either."""
     unplaceable: int = 0
     """Jobs larger than the whole cluster (never tried; reported, not counted as waiting)."""
+    shadow: Shadow | None = None
+    """The per-epoch exact solves (policy ``shadow``)."""
 
 
-def run_timed(base: Cluster, jobs: list[ReplayJob], policy: str, seed: int, *, typical: list[TypicalPod], arrival_scale: float = 1.0, progress=None) -> TimedRun:
+def run_timed(
+    base: Cluster, jobs: list[ReplayJob], policy: str, seed: int, *, typical: list[TypicalPod], arrival_scale: float = 1.0, progress=None, shadow: Shadow | None = None,
+) -> TimedRun:
+    """Replay ``jobs`` on ``base`` under ``policy``; ``shadow`` records the per-epoch exact
+    solves (:mod:`gangplan.replay.shadow`) on this run's own state."""
     placer = Placer(base, policy, seed=seed, typical=typical)
     cap = placer.capacity_gpus
+    group_rules = groups_requeue_without_hints(placer.cluster.kube_version)
     records = [JobRecord(j, j.submit / arrival_scale) for j in jobs]
     events: list[tuple[float, int, int]] = [(r.arrival, ARRIVE, k) for k, r in enumerate(records)]
     heapq.heapify(events)
     active: list[tuple[int, float, int]] = []  # (-priority, queue time, job index)
-    pool: dict[int, float] = {}  # job index -> time of its last failure
+    pool: dict[int, tuple[float, int]] = {}  # job index -> (time of its last failure, placements seen then)
     waiting_ready: set[int] = set()
+    pending_set: set[int] = set()
+    running: set[int] = set()
     run = TimedRun(policy, seed, cap, records)
-    pending = 0
     last = (None, None)
+    placements = 0
+
+    def move(k: int, now: float) -> None:
+        """Out of the pool: to backoffQ until the backoff expires, else straight to activeQ."""
+        failed_at = pool[k][0]
+        r = records[k]
+        ready = failed_at + backoff(r.attempts, r.job.gang, group_rules)
+        waiting_ready.add(k)
+        if ready <= now:
+            waiting_ready.discard(k)
+            heapq.heappush(active, (-r.job.priority, pool.pop(k)[0], k))
+        else:
+            heapq.heappush(events, (ready, READY, k))
+
     while events:
         now = events[0][0]
         departed = False
@@ -81,35 +129,54 @@ def run_timed(base: Cluster, jobs: list[ReplayJob], policy: str, seed: int, *, t
             r = records[k]
             if kind == COMPLETE:
                 placer.release(f"j{k}")
+                running.discard(k)
                 departed = True
                 if progress is not None:
                     progress(1)
             elif kind == ARRIVE:
-                pending += 1
+                pending_set.add(k)
                 heapq.heappush(active, (-r.job.priority, now, k))
             else:
                 waiting_ready.discard(k)
-                heapq.heappush(active, (-r.job.priority, pool.pop(k), k))
+                heapq.heappush(active, (-r.job.priority, pool.pop(k)[0], k))
         if departed:
-            for k, failed_at in pool.items():
-                if k not in waiting_ready:
-                    waiting_ready.add(k)
-                    heapq.heappush(events, (max(now, failed_at + backoff(records[k].attempts)), READY, k))
+            for k in [k for k in pool if k not in waiting_ready]:
+                move(k, now)
+        pre = None
+        if shadow is not None and shadow.due(now, len(pending_set)):
+            pre = ({k: _nodes_of(placer, k) for k in running}, sorted(pending_set))
+        placed_now: list[int] = []
         while active:
-            _, _, k = heapq.heappop(active)
-            r = records[k]
-            r.attempts += 1
-            if placer.place(r.job, f"j{k}"):
-                r.start, r.end = now, now + r.job.duration
-                pending -= 1
-                heapq.heappush(events, (r.end, COMPLETE, k))
-            else:
-                pool[k] = now
-        state = (placer.allocated_gpus, pending)
+            while active:
+                _, _, k = heapq.heappop(active)
+                r = records[k]
+                r.attempts += 1
+                if placer.place(r.job, f"j{k}"):
+                    r.start, r.end = now, now + r.job.duration
+                    pending_set.discard(k)
+                    running.add(k)
+                    placed_now.append(k)
+                    placements += 1
+                    heapq.heappush(events, (r.end, COMPLETE, k))
+                else:
+                    pool[k] = (now, placements)
+            if group_rules and placed_now:
+                # v1.37: a failed pod group goes back on any event, a pod bound after its attempt
+                # included; one whose backoff already expired is tried again at this instant
+                for k in [k for k, (_, seen) in pool.items() if seen < placements and k not in waiting_ready and records[k].job.gang > 1]:
+                    move(k, now)
+        if pre is not None:
+            shadow.solve(now, placer.cluster.nodes, jobs, pre[0], pre[1], {k: _nodes_of(placer, k) for k in placed_now})
+        state = (placer.allocated_gpus, len(pending_set))
         if state != last:
             run.changes.append((now, *state))
             last = state
     return run
+
+
+def _nodes_of(placer: Placer, k: int) -> list[str]:
+    names = placer.snap.names
+    return [names[placer.devices.held[p.key][0]] for p in placer.pods[f"j{k}"]]
 
 
 __all__ = ["JobRecord", "TimedRun", "backoff", "run_timed"]
