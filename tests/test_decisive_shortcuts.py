@@ -1,0 +1,79 @@
+"""The decisive-step search's shortcuts (issue 27) answer what the long way answers.
+
+* ``pod_scores_at_step(step="recorded", chosen=...)`` evaluates only the pod's cycles inside
+  placements holding the node its kept cycle chose: the evidence equals the replay that evaluates
+  every cycle.
+* ``cannot_reach`` (a probe's feasibility pre-check with the optimum's admission tiers held) says
+  True only where the full probe (``solve_exact`` with the prefix fixed) answers no.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gangplan.io.loader import load_snapshot
+from gangplan.models.objective import compare
+from gangplan.models.result import Status
+from gangplan.solver.diff.classification import shared_tiers
+from gangplan.solver.diff.decisive import candidate_choices, cannot_reach, greedy_choices
+from gangplan.solver.exact import solve_exact
+from gangplan.solver.greedy import pod_scores_at_step, replay_options, solve_greedy
+from gangplan.solver.greedy.schedule_one import PodScheduler
+from gangplan.solver.validate import validate
+
+SHOWCASE = Path(__file__).resolve().parent.parent / "scenarios" / "showcase"
+CASES = ["tas-rack-no-backtracking.yaml", "two-gangs-compete.yaml", "tas-cpg-no-backtracking.yaml"]
+
+
+def valid(cluster, r):
+    assert not validate(cluster, r), validate(cluster, r)[:3]
+    return r
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_recorded_evidence_with_the_kept_node_equals_the_full_replay(name: str, monkeypatch) -> None:
+    cluster = load_snapshot(SHOWCASE / name)
+    greedy = valid(cluster, solve_greedy(cluster))
+    steps = greedy_choices(greedy)
+    assert steps
+    calls = {"full": 0, "fast": 0}
+    explain = PodScheduler.explain
+    side = ["full"]
+
+    def counted(self, *args):
+        calls[side[0]] += 1
+        return explain(self, *args)
+
+    monkeypatch.setattr(PodScheduler, "explain", counted)
+    for pod, node in steps:
+        others = [n.name for n in cluster.nodes if n.name != node][:1]
+        side[0] = "full"
+        full = pod_scores_at_step(cluster, pod, [node, *others], step="recorded", **replay_options(greedy))
+        side[0] = "fast"
+        fast = pod_scores_at_step(cluster, pod, [node, *others], step="recorded", chosen=node, **replay_options(greedy))
+        assert fast == full, pod
+    assert calls["fast"] <= calls["full"]
+    if name.startswith("tas-"):  # the gangs are tried in more than one rack: fewer evaluations
+        assert calls["fast"] < calls["full"]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_the_pre_check_says_no_only_where_the_full_probe_says_no(name: str) -> None:
+    cluster = load_snapshot(SHOWCASE / name)
+    greedy = valid(cluster, solve_greedy(cluster))
+    optimal = valid(cluster, solve_exact(cluster, time_limit=10, workers=1, seed=0, hint=greedy))
+    assert optimal.status == Status.OPTIMAL
+    choices, _ = candidate_choices(cluster, greedy, optimal)
+    decided = 0
+    for k in range(1, len(choices) + 1):
+        fixed = {pod: node for _, pod, node in choices[:k]}
+        r = solve_exact(cluster, time_limit=10, workers=1, seed=0, fixed=fixed)
+        agrees = r.status in (Status.OPTIMAL, Status.FEASIBLE) and compare(shared_tiers(r.objective, optimal.objective), shared_tiers(optimal.objective, r.objective)) >= 0
+        if r.status in (Status.OPTIMAL, Status.FEASIBLE):
+            valid(cluster, r)
+        if cannot_reach(cluster, fixed, optimal, time_limit=10, workers=1, seed=0, preemption=None):
+            decided += 1
+            assert not agrees, (name, k)
+    assert decided > 0  # every case here has a prefix no optimum shares
