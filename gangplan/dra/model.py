@@ -151,11 +151,20 @@ class DraState:
     def extended_requests(self, pod, node) -> tuple[DeviceRequest, ...]:
         """KEP-5004: the pod's extended resource requests a DeviceClass serves on ``node``
         (one without that resource in ``status.allocatable``), as device requests."""
+        ext = self.extended
+        if not ext:
+            return ()
+        mine = sorted((r, q) for r, q in pod.requests.items() if r in ext and q > 0)
+        if not mine:
+            return ()
+        made = self.alloc_cache.setdefault("extended-requests", {})  # one object per (resource, count)
         out = []
-        for r, q in sorted(pod.requests.items()):
-            cls = self.extended.get(r)
-            if cls is not None and q > 0 and node.allocatable.get(r, 0) == 0:
-                out.append(DeviceRequest(name=f"extended:{r}", device_class=cls, count=q))
+        for r, q in mine:
+            if node.allocatable.get(r, 0) == 0:
+                req = made.get((r, q))
+                if req is None:
+                    req = made[(r, q)] = DeviceRequest(name=f"extended:{r}", device_class=ext[r], count=q)
+                out.append(req)
         return tuple(out)
 
     def mapped_on(self, node) -> set[str]:

@@ -216,7 +216,7 @@ def check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[N
         per = total.setdefault(i, dict(dra.consumed.get(i, {})))
         for k, v in q.items():
             per[k] = per.get(k, 0) + v
-    by_id = {d.id: d for devices in dra.devices_by_node.values() for d in devices}
+    by_id = {d.id: d for devices in dra.devices_by_node.values() for d in devices} if total else {}
     for i, per in sorted(total.items()):
         caps = by_id[i].capacity
         if any(v > caps.get(dom, {}).get(name, 0) for (dom, name), v in per.items()):
