@@ -1,6 +1,14 @@
 """The decisive greedy step: the earliest greedy choice no optimal placement shares, found by a
 binary search over prefixes of greedy's choices fixed in the exact model (see
-:mod:`gangplan.solver.diff`)."""
+:mod:`gangplan.solver.diff`).
+
+Each probe decides P(k): an optimal placement agrees with the first k candidate choices. A probe
+whose prefix the optimum itself does not share first runs :func:`cannot_reach` (a feasibility
+solve with the optimum's admission tiers held), whose INFEASIBLE is the probe's no; otherwise, and
+when that check finds a solution or runs out of time, the probe is a full ``solve_exact`` with the
+prefix fixed, whose Result is the agreeing optimum the diff reports. The step's node evidence
+replays greedy and evaluates only the cycles that can be the one greedy's trace keeps
+(``pod_scores_at_step(chosen=...)``)."""
 
 from __future__ import annotations
 
