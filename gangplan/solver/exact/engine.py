@@ -82,7 +82,8 @@ def solve_exact(
         return _result(built, "INFEASIBLE", None, [], t0, params, trace, snapshot)
     t1 = time.perf_counter()
     timing = ExactTiming(build=build_seconds)
-    incumbent, trace.hint = warm_start(built, hint, time_limit=time_limit, workers=workers, seed=seed, timing=timing)
+    incumbent, trace.hint = warm_start(built, hint, time_limit=time_limit, workers=workers, seed=seed, timing=timing,
+                                       spent=t1 - t0)
     trace.start_seconds = round(time.perf_counter() - t1, 4)
     remaining = max(0.0, time_limit - (time.perf_counter() - t0))
     outcome = solve_phases(built, time_limit=remaining, workers=workers, seed=seed, incumbent=incumbent)

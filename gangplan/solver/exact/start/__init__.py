@@ -21,7 +21,7 @@ import time
 
 from gangplan.models.result import Result
 from gangplan.models.trace import ExactTiming, HintUse
-from gangplan.solver.exact.budget import class_seconds, pack_seconds
+from gangplan.solver.exact.budget import class_budget, pack_seconds
 from gangplan.solver.exact.build import BuiltModel
 from gangplan.solver.exact.start.check import model_accepts
 from gangplan.solver.exact.start.classpack import class_start
@@ -37,18 +37,20 @@ __all__ = ["default_incumbent", "model_accepts", "placements_from_counts", "warm
 
 
 def warm_start(built: BuiltModel, hint: Result | None, *, time_limit: float, workers: int, seed: int,
-               timing: ExactTiming) -> tuple[Counts | None, HintUse]:
+               timing: ExactTiming, spent: float = 0.0) -> tuple[Counts | None, HintUse]:
     """The best start for a solve of ``time_limit`` seconds: the repaired ``hint`` (or first
     fit), improved by the packed start, then by the class-level start when nothing is forced;
     one the model rejects is replaced by placing nothing. ``timing`` gets ``start``,
     ``modelCheck``, ``packing`` / ``packingRuns`` and ``classPacking``; the returned
-    :class:`HintUse` says which start won and why any was dropped."""
+    :class:`HintUse` says which start won and why any was dropped. ``spent``: seconds of the
+    limit already gone (the build); the class-level start gets :func:`..budget.class_budget`."""
     t1 = time.perf_counter()
     incumbent, info = starting_solution(built, hint)
     incumbent = improved_start(built, incumbent, info, timing, seconds=pack_seconds(time_limit))
     if default_incumbent(built.em) is not None:  # nothing forced: the class-level start may do better
         t3 = time.perf_counter()
-        better = class_start(built, incumbent, seconds=class_seconds(time_limit), workers=workers, seed=seed,
+        seconds = class_budget(time_limit, spent + (t3 - t1))
+        better = class_start(built, incumbent, seconds=seconds, workers=workers, seed=seed,
                              first_restart=max(0, (timing.packing_runs or 1) - 1))
         timing.class_packing = round(time.perf_counter() - t3, 4)
         if better is not None:
