@@ -54,6 +54,7 @@ from gangplan.dra.allocator import (
 )
 from gangplan.dra.model import CapName, Device, DeviceRequest, DraState
 from gangplan.dra.rules import CANNOT_ALLOCATE, distinct_supported, replay, try_node
+from gangplan.gcpause import gc_paused
 from gangplan.models.objects import LabelSelector, PodAffinityTerm
 
 
@@ -239,7 +240,15 @@ class _Shareable:
 
 
 def capacity_view(cluster):
-    """``cluster`` with DRA demands and supplies as resources (itself without DRA); cached."""
+    """``cluster`` with DRA demands and supplies as resources (itself without DRA); cached. Built
+    with the cyclic collector paused (:mod:`gangplan.gcpause`: a copy of every node and pod
+    holds no cycles, and the collections its allocations trigger cost the exact engine more than
+    the view itself)."""
+    with gc_paused():
+        return _capacity_view(cluster)
+
+
+def _capacity_view(cluster):
     dra: DraState | None = cluster.dra
     if not dra:
         return cluster

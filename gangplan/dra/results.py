@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from gangplan.dra.allocator import AllocationError, allocate_joint, consumption, fits
 from gangplan.dra.model import CapName, DraState
 from gangplan.dra.rules import demand, distinct_supported, uses_dra
+from gangplan.gcpause import gc_paused
 
 EXTENDED_SUFFIX = "/extended-resources"
 """The key suffix :func:`gangplan.dra.rules.demand` gives a pod's extended-resource claim."""
@@ -70,6 +71,11 @@ def assign_consumed(cluster, placements: Mapping[str, str]) -> dict[str, tuple[t
 
 
 def _assign(cluster, placements: Mapping[str, str]) -> dict[str, tuple[tuple[Named, tuple | None], ...]]:
+    with gc_paused():  # many small acyclic objects (gangplan.gcpause)
+        return _assign_paused(cluster, placements)
+
+
+def _assign_paused(cluster, placements: Mapping[str, str]) -> dict[str, tuple[tuple[Named, tuple | None], ...]]:
     dra: DraState | None = cluster.dra
     if not dra:
         return {}
@@ -120,6 +126,11 @@ def check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[N
     Every named device exists on the pod's node, is free in the snapshot, matches its request
     (DeviceClass and request selectors), each request gets its count, no device is named for two
     claims, and pods sharing a claim name the same devices."""
+    with gc_paused():  # many small acyclic objects (gangplan.gcpause)
+        return _check_named(cluster, node_of, named)
+
+
+def _check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[Named, ...]]) -> list[tuple[str, str]]:
     from gangplan.dra.allocator import constraints_hold, matches
 
     dra: DraState | None = cluster.dra

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from gangplan.dra.results import assign_devices
+from gangplan.gcpause import gc_paused
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import EntityKey
 from gangplan.models.objective import (
@@ -34,7 +35,14 @@ from gangplan.models.objective import (
     pdb_violations,
     victim_priorities,
 )
-from gangplan.models.result import ClaimDevice, CompositeOutcome, GroupOutcome, PodOutcome, Result, Status
+from gangplan.models.result import (
+    ClaimDevice,
+    CompositeOutcome,
+    GroupOutcome,
+    PodOutcome,
+    Result,
+    Status,
+)
 from gangplan.models.trace import ExactTrace, GreedyTrace
 
 
@@ -85,15 +93,16 @@ def build_result(
     victims = sorted(set(victims))
     nominated = set(nominated)
     pods: dict[str, PodOutcome] = {}
-    devices = assign_devices(cluster, placements) if name_devices else {}  # DRA: the devices each claim gets (one allocator)
-    for p in cluster.pending_pods:
-        node = placements.get(p.key)
-        if node is not None:
-            claims = [ClaimDevice(claim=c, request=r, driver=d, pool=pl, device=dev) for c, r, d, pl, dev in devices.get(p.key, ())]
-            pods[p.key] = PodOutcome(node=node, reason=None, nominated=p.key in nominated, claims=claims)
-        else:
-            reason = pod_reasons.get(p.key) or cluster.not_queued.get(p.key) or "not placed"
-            pods[p.key] = PodOutcome(node=None, reason=reason)
+    with gc_paused():  # one outcome per pod, no cycles (gangplan.gcpause)
+        devices = assign_devices(cluster, placements) if name_devices else {}  # DRA: the devices each claim gets (one allocator)
+        for p in cluster.pending_pods:
+            node = placements.get(p.key)
+            if node is not None:
+                claims = [ClaimDevice(claim=c, request=r, driver=d, pool=pl, device=dev) for c, r, d, pl, dev in devices.get(p.key, ())]
+                pods[p.key] = PodOutcome(node=node, reason=None, nominated=p.key in nominated, claims=claims)
+            else:
+                reason = pod_reasons.get(p.key) or cluster.not_queued.get(p.key) or "not placed"
+                pods[p.key] = PodOutcome(node=None, reason=reason)
     placed, newly = group_placed_counts(cluster, placements, victims)
     admitted = admitted_entities(cluster, placements, victims)
     tree = cluster.groups
