@@ -652,7 +652,8 @@ def replay(
             if r.exported_epoch:
                 out.print(f"  wrote {r.exported_epoch}")
     if out_dir is not None:
-        out.print(f"wrote {out_dir}/summary.json, timeseries.csv, jobs.csv")
+        extra = ", epochs.csv" if any(r.epochs is not None for r in s.runs) else ""
+        out.print(f"wrote {out_dir}/summary.json, timeseries.csv, jobs.csv{extra}")
 
 
 @schema_app.command("replay")

@@ -194,3 +194,26 @@ def test_write_outputs_keeps_the_regret_column_blank_for_greedy(tmp_path):
     with open(tmp_path / "o" / "timeseries.csv") as f:
         assert {r["regret_gpus"] for r in csv.DictReader(f)} == {""}
     assert not (tmp_path / "o" / "epochs.csv").exists()
+
+
+def test_shadow_keeps_required_topology_and_every_epoch_validates():
+    data = Path(__file__).parent / "data" / "replay"
+    from gangplan.replay.traces import read_nodes, read_trace
+
+    trace = read_trace(data / "jobs.csv")
+    keyed = {k for k, j in enumerate(trace.jobs) if j.required_topology_key and j.workers > 1}
+    assert keyed
+    seen: set[int] = set()
+
+    class Watch(CheckedShadow):
+        def solve(self, now, nodes, jobs, running, pending, greedy):
+            rec = super().solve(now, nodes, jobs, running, pending, greedy)
+            cluster, _ = self.last_result
+            for k in keyed & set(pending):
+                assert cluster.pod_groups[f"{NAMESPACE}/{job_key(k)}"].topology_key == jobs[k].required_topology_key
+                seen.add(k)
+            return rec
+
+    sh = Watch(time_limit=2, epoch=600)
+    run_timed(read_nodes(data / "nodes.yaml"), trace.jobs, "default", 42, typical=[], shadow=sh)
+    assert seen and len(sh.records) > 10

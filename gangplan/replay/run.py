@@ -7,7 +7,11 @@ Outputs (byte-for-byte the same for the same inputs and seeds):
   1..130; timed mode ``policy,seed,time,allocated_gpus,utilisation,pending_jobs`` every
   ``interval`` seconds (the state at that instant);
 * ``jobs.csv``: one row per job and run: fill ``policy,seed,order,job,gpus,gpu_milli,placed`` (gpus: devices, gpu_milli: their milli); timed
-  ``policy,seed,job,workers,gpus,submit,start,end,delay,jct,attempts``.
+  ``policy,seed,job,workers,gpus,submit,start,end,delay,jct,attempts``;
+* ``epochs.csv`` (policy ``shadow`` only): one row per epoch, ``policy,seed,epoch,time,pending_jobs,
+  greedy_gpus,exact_gpus,regret_gpus,greedy_jobs,exact_jobs,regret_jobs,status,gap,wall_s``; the
+  timed ``timeseries.csv`` has a last column ``regret_gpus``: the sum over the epochs since the
+  previous row (blank for the other policies).
 """
 
 from __future__ import annotations
@@ -153,7 +157,8 @@ def replay(
     if any(j.preferred_topology_key for j in trace.jobs):
         caveats.append("preferred_topology_key is not modelled in this slice (required_topology_key is)")
     if mode == "timed":
-        caveats.append("timed mode: no preemption; the 5-minute unschedulable flush is not modelled (a job is retried only after a departure, then after its backoff)")
+        caveats.append("timed mode: no preemption; the 5-minute unschedulable flush is not modelled (a job is retried only after an event that may help: "
+                       "a departure, or for a v1.37 gang of more than one pod any placement; then after its backoff)")
     fills: list[FillRun] = []
     timeds: list[TimedRun] = []
     runs: list[ReplayRun] = []

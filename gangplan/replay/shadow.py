@@ -8,7 +8,8 @@ state handed to the exact engine is the cluster as greedy's round found it:
 * the nodes of the replay, their bound (running) pods fixed where greedy put them;
 * every pending job (ready, in backoff or in the unschedulable pool: the optimum is not bound by
   the queue), a job of more than one worker as a gang PodGroup (``minCount`` = its gang size),
-  its GPUs as ``nvidia.com/gpu`` requests.
+  its GPUs as ``nvidia.com/gpu`` requests, a required topology key as the PodGroup's
+  ``schedulingConstraints.topology`` (a preferred key is left out, as greedy's replay does).
 
 It is written as Kubernetes objects (:func:`epoch_objects`) and read back through the loader, so
 the exported snapshot (``--export-epoch N DIR``) is exactly what was solved and ``gangplan diff``
@@ -116,8 +117,12 @@ def epoch_objects(nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[
         group = None
         if job.workers > 1:
             group = job_key(k)
-            out.append({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": group, "namespace": NAMESPACE},
-                        "spec": {"schedulingPolicy": {"gang": {"minCount": job.gang}}}})
+            spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": job.gang}}}
+            if job.required_topology_key:
+                spec["schedulingConstraints"] = {"topology": [{"key": job.required_topology_key}]}
+            if job.priority:
+                spec["priority"] = job.priority
+            out.append({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": group, "namespace": NAMESPACE}, "spec": spec})
         out += [_pod(job, k, i, None, group) for i in range(job.workers)]
     return out
 
