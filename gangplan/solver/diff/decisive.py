@@ -65,6 +65,11 @@ PRECHECK_SHARE = 0.5
 when it runs out the full probe runs as before."""
 
 
+PRECHECK_GIVE_UP = 2
+"""A search stops running pre-checks once this many more of them decided nothing than decided a
+probe (each undecided one costs a model build and a feasibility solve on top of the full probe)."""
+
+
 def optimum_agrees(optimal: Result, prefix: list[tuple[int, str, str]]) -> bool:
     """Does ``optimal`` itself place every pod of ``prefix`` on greedy's node (then P(k) holds)?"""
     pods = optimal.pods
@@ -124,6 +129,7 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
     choices, skipped = candidate_choices(cluster, greedy, optimal)
     target = optimal.objective
     probes = 0
+    pre = {"decided": 0, "wasted": 0}
 
     def agrees(k: int) -> tuple[bool, Result]:
         nonlocal probes
@@ -131,8 +137,11 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
         if progress:
             progress(f"decisive step: exact probe {probes} (first {k} of {len(choices)} greedy choices fixed)")
         fixed = {pod: node for _, pod, node in choices[:k]}
-        if k > 0 and not optimum_agrees(optimal, choices[:k]) and cannot_reach(cluster, fixed, optimal, time_limit=time_limit, workers=workers, seed=seed, preemption=preemption):
-            return False, optimal  # what the full probe would answer (see cannot_reach), without its solve
+        if k > 0 and pre["wasted"] < PRECHECK_GIVE_UP + pre["decided"] and not optimum_agrees(optimal, choices[:k]):
+            if cannot_reach(cluster, fixed, optimal, time_limit=time_limit, workers=workers, seed=seed, preemption=preemption):
+                pre["decided"] += 1
+                return False, optimal  # what the full probe would answer (see cannot_reach), without its solve
+            pre["wasted"] += 1
         r = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, fixed=fixed, hint=optimal if k == 0 else None, preemption=preemption)
         if r.status not in (Status.OPTIMAL, Status.FEASIBLE):
             return False, r
