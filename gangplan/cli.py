@@ -653,7 +653,7 @@ def replay(
                 out.print(f"  wrote {r.exported_epoch}")
     if out_dir is not None:
         extra = ", epochs.csv" if any(r.epochs is not None for r in s.runs) else ""
-        out.print(f"wrote {out_dir}/summary.json, timeseries.csv, jobs.csv{extra}")
+        out.print(f"wrote {out_dir}/summary.json, timeseries.csv, jobs.csv{extra}, report.html")
 
 
 @schema_app.command("replay")

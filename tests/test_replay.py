@@ -104,8 +104,10 @@ def test_fill_output_is_deterministic_and_matches_the_schema(small_openb, tmp_pa
     a, b = tmp_path / "a", tmp_path / "b"
     for d in (a, b):
         write_outputs(replay(pods, nodes, policies=["fgd", "default"], seeds=[1, 2]), d)
-    for name in ("summary.json", "timeseries.csv", "jobs.csv"):
+    for name in ("summary.json", "timeseries.csv", "jobs.csv", "report.html"):
         assert (a / name).read_bytes() == (b / name).read_bytes()
+    page = (a / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 1 and "Unallocated GPU %" in page
     doc = json.loads((a / "summary.json").read_text())
     ReplaySummary.model_validate(doc)
     assert json_schema("replay")["$id"].endswith("replay-v1.json")
@@ -218,8 +220,10 @@ def test_timed_outputs_are_deterministic(small_philly, tmp_path):
     for d in (a, b):
         res = runner.invoke(app, ["replay", str(small_philly), "--nodes", "unlimited", "--mode", "timed", "--out", str(d), "--interval", "3600"])
         assert res.exit_code == 0, res.output
-    for name in ("summary.json", "timeseries.csv", "jobs.csv"):
+    for name in ("summary.json", "timeseries.csv", "jobs.csv", "report.html"):
         assert (a / name).read_bytes() == (b / name).read_bytes()
+    page = (a / "report.html").read_text()
+    assert page.count("data:image/png;base64,") == 2 and "CDF of queueing delay" in page
 
 
 def test_jobs_csv_with_a_required_topology_key(tmp_path):

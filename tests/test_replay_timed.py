@@ -167,6 +167,7 @@ def test_shadow_outputs_and_an_exported_epoch_gangplan_diff_reads(tmp_path):
     with open(d / "timeseries.csv") as f:
         ts = list(csv.DictReader(f))
     assert sum(int(r["regret_gpus"]) for r in ts) == sum(int(r["regret_gpus"]) for r in rows)
+    assert (d / "report.html").read_text().count("data:image/png;base64,") == 3  # allocation / queue, delay CDF, regret
     snap = load_snapshot(d / "epoch-2.yaml")
     pending = [p for p in snap.pods if p.node_name is None]
     assert len(pending) >= int(rows[2]["pending_jobs"])

@@ -11,7 +11,8 @@ Outputs (byte-for-byte the same for the same inputs and seeds):
 * ``epochs.csv`` (policy ``shadow`` only): one row per epoch, ``policy,seed,epoch,time,pending_jobs,
   greedy_gpus,exact_gpus,regret_gpus,greedy_jobs,exact_jobs,regret_jobs,status,gap,wall_s``; the
   timed ``timeseries.csv`` has a last column ``regret_gpus``: the sum over the epochs since the
-  previous row (blank for the other policies).
+  previous row (blank for the other policies);
+* ``report.html``: the plots (:mod:`gangplan.replay.report`), base64 PNGs in one page.
 """
 
 from __future__ import annotations
@@ -307,7 +308,9 @@ def _num(x: float | None) -> str:
     return str(int(x)) if float(x).is_integer() else repr(round(float(x), 6))
 
 
-def write_outputs(out: ReplayOutput, directory: str | os.PathLike, *, interval: float = 60.0) -> list[Path]:
+def write_outputs(out: ReplayOutput, directory: str | os.PathLike, *, interval: float = 60.0, report: bool = True) -> list[Path]:
+    """Write the outputs (module docstring) to ``directory``; ``report``: also ``report.html``
+    (:mod:`gangplan.replay.report`)."""
     d = Path(directory)
     try:
         d.mkdir(parents=True, exist_ok=True)
@@ -339,6 +342,10 @@ def write_outputs(out: ReplayOutput, directory: str | os.PathLike, *, interval: 
             extra["epochs.csv"] = _csv(ep)
     files["timeseries.csv"] = _csv(ts)
     files.update(extra)
+    if report:
+        from gangplan.replay.report import report_html
+
+        files["report.html"] = report_html(out)
     files["jobs.csv"] = _csv(jobs)
     written = []
     for name, text in files.items():
