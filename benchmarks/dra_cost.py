@@ -50,6 +50,7 @@ Run: ``python benchmarks/dra_cost.py [--repeat 1] [--time-limit 120] [--nodes 10
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import time
 from pathlib import Path
@@ -69,6 +70,10 @@ FIELDS = ["variant", "nodes", "pendingPods", "loadSeconds", "greedySeconds", "ex
 
 
 def _timed(fn):
+    """Wall time of ``fn()`` and its value, from a collected heap: each measurement's cyclic
+    collections then depend on its own allocations only, not on what earlier runs left behind
+    (a full collection landing in one run and not the other cost 0.25-0.5 s)."""
+    gc.collect()
     t0 = time.perf_counter()
     out = fn()
     return time.perf_counter() - t0, out

@@ -227,6 +227,14 @@ def _statuses(devices: Sequence[Device], request: DeviceRequest, classes: dict[s
     return out
 
 
+def _local(devices: Sequence[Device], in_use: Iterable[DeviceID]) -> set[DeviceID]:
+    """A mutable copy of ``in_use``, restricted to ``devices`` when that is smaller (the search
+    only asks about those)."""
+    if isinstance(in_use, (set, frozenset)) and len(in_use) > len(devices):
+        return {d.id for d in devices if d.id in in_use}
+    return set(in_use)
+
+
 def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: Iterable[DeviceID] | set,
                      classes: dict[str, DeviceClass], consumed: Consumed | None = None,
                      cache: dict | None = None, constraints: Constraints | None = None,
@@ -245,7 +253,7 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
         got = _counted(claims, devices, in_use, classes, consumed, cache, constraints)
         if got is not _SEARCH:
             return got
-    used = set(in_use)
+    used = _local(devices, in_use)
     base = consumed or {}
     slots: list[tuple[int, DeviceRequest, int]] = []
     for k, (_, requests) in enumerate(claims):
@@ -399,14 +407,20 @@ def _usable(devices: Sequence[Device], request: DeviceRequest, classes: dict[str
     got = store.get(key, _ABSENT)
     if got is _ABSENT:
         probe = DeviceRequest(name="", device_class=request.device_class, selectors=request.selectors, capacity=request.capacity)
-        st, err = _status(devices, probe, classes, store)
-        if err:
-            got = None
-        else:
-            got = 0
-            for i, (d, q) in enumerate(zip(devices, st, strict=True)):
-                if q is not _NO and (not q or fits(d, q)):
-                    got |= 1 << i
+        got = 0
+        for i, d in enumerate(devices):
+            try:
+                if not matches(d, probe, classes):
+                    continue
+            except AllocationError:
+                got = None
+                break
+            if not probe.capacity and not d.policies:
+                got |= 1 << i  # it consumes every capacity value whole, which fits
+                continue
+            q = consumption(d, probe)
+            if q is not None and (not q or fits(d, q)):
+                got |= 1 << i
         store[key] = got
     return got
 
@@ -525,11 +539,11 @@ def allocate_joint(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], device
     :func:`allocate_results`; where counting decides (:func:`_counted`), the claims one after
     another are the claims together: each slot takes the first free device of its set either way,
     and when counting finds no allocation, none exists in any order."""
-    used = set(in_use)
     if counting:
-        got = _counted(claims, devices, used, classes, consumed, cache, constraints)
+        got = _counted(claims, devices, in_use if isinstance(in_use, (set, frozenset)) else set(in_use), classes, consumed, cache, constraints)
         if got is not _SEARCH:
             return got
+    used = _local(devices, in_use)
     taken: dict[DeviceID, dict[CapName, int]] = {d: dict(v) for d, v in (consumed or {}).items()}
     out: dict[str, tuple[DeviceResult, ...]] = {}
     for key, reqs in claims:
