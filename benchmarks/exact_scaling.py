@@ -41,6 +41,20 @@ FEASIBLE (5.1 %). Seed 1's second tier (bound 39) stayed at 37-38 until the clas
 nodes, solved by HiGHS) found 65 / 39 / 7 in ~2.9 s; the phases then prove every decision tier
 in ~2.6 s, so all three seeds are OPTIMAL at 10 s (the start grew from ~1.6 to ~4.5 s).
 
+Proof margin (issue 27), busy 1,000 and 5,000 x 2,048 at 10 s, seeds 0-2
+(``benchmarks/results/exact_scaling_2048_tl10_rounds.csv``, one row per cell and round). Before:
+at load 2.0-3.4, 1 of 6 OPTIMAL; the 1,000-node starts took 4.6-5.6 s (class start ~3.7 s, which
+HiGHS then spent proving the top tier and finding nothing for the rest), and a merged solve of
+every tier cost another 1.0-1.5 s before the per-tier phases in 5 cells. After (lean class start:
+the lower admission tiers only, skipped when the level model's LP shows the packed start cannot be
+beaten, more packing orders first; no merged solve on large contested models; no presolve on
+large models; pack 0.1 / class 0.35 of the limit, the class start deadline-aware): at load
+1.6-2.3, 5 of 6 OPTIMAL (starts 0.8-4.0 s, decision phases 1.6-7.3 s); at load 4.3-6.2 (other
+jobs on the 2 cores, three rounds with and three without an extra busy loop), 7 of 36. What is
+left under load: seed 1 at 1,000 needs HiGHS ~2-3 s for its 39th admission (it fails inside 3.5
+s at load ~4 and the search alone stays at 37-38), and the 5,000-node phases need ~1-2 s each to
+prove even tiers the start already reaches, while the build takes 1-5 s.
+
 ``greedy_pods_s`` is the greedy hint's throughput (``hint_s`` is its time) and
 ``exact_over_greedy`` the exact engine's wall time over the greedy's, both from the same cell;
 ``load`` is the 1-minute load average when the cell started (the machine is shared).
