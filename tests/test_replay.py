@@ -118,6 +118,12 @@ def test_fill_output_is_deterministic_and_matches_the_schema(small_openb, tmp_pa
     assert [r["seed"] for r in runs] == [1, 2]
     assert math.isclose(mean["100"], (runs[0]["unallocatedPercent"]["100"] + runs[1]["unallocatedPercent"]["100"]) / 2, abs_tol=1e-5)
     assert any(c.startswith("GPU sharing:") for c in doc["caveats"])
+    # the packing bound: at every arrived percent no policy leaves fewer GPUs unallocated
+    bound = doc["packingBoundUnallocatedPercent"]
+    assert list(bound) == [str(k) for k in range(10, 131, 10)]
+    for p in doc["policies"].values():
+        assert all(bound[k] <= p["unallocatedPercentMean"][k] + 1e-6 for k in bound)
+    assert bound["10"] > bound["130"] >= 0
 
 
 # ---- the FGD paper's scorers ------------------------------------------------------------------

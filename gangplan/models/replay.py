@@ -91,6 +91,10 @@ class ReplaySummary(_Doc):
     trace_jobs: int
     seeds: list[int]
     inflation_ratio: float | None = None
+    packing_bound_unallocated_percent: dict[str, float] | None = None
+    """Fill: the packing bound's unallocated GPU % (an LP relaxation over node classes, a lower
+    bound for any placement of the arrived jobs) keyed by arrived percent ("10", "20", .. "130"),
+    mean over the seeds' fill orders."""
     arrival_scale: float | None = None
     caveats: list[str]
     policies: dict[str, PolicySummary]

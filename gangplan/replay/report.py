@@ -2,7 +2,7 @@
 one self-contained page (same bytes for the same inputs: the Agg backend, no software metadata).
 
 * fill mode: unallocated GPU % against arrived % per policy (mean over seeds, a band of one
-  standard deviation);
+  standard deviation) and the packing bound;
 * timed mode: allocated GPUs and pending jobs over time per run, and the CDF of queueing delay
   per run (jobs that started); with ``shadow`` runs, the regret per epoch.
 """
@@ -50,13 +50,16 @@ def fill_figures(out: ReplayOutput) -> list[str]:
         ax.plot(xs, m, label=name, linewidth=1.4)
         ax.fill_between(xs, [a - b for a, b in zip(m, sd, strict=True)], [a + b for a, b in zip(m, sd, strict=True)], alpha=0.2)
     ax.plot([0, 100], [100, 0], color="grey", linestyle=":", linewidth=1, label="ideal (100 - arrived)")
+    b = out.summary.packing_bound_unallocated_percent
+    if b:
+        ax.plot([int(k) for k in b], list(b.values()), color="black", linestyle="--", marker="o", markersize=3, linewidth=1.2, label="packing bound")
     ax.set_xlabel("arrived GPU %")
     ax.set_ylabel("unallocated GPU %")
     ax.set_xlim(0, 130)
     ax.set_ylim(0, 100)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
-    return [_figure(fig, "Unallocated GPU % against arrived GPU % per policy (mean over seeds, band: one standard deviation)")]
+    return [_figure(fig, "Unallocated GPU % against arrived GPU % per policy (mean over seeds, band: one standard deviation), and the packing bound")]
 
 
 def timed_figures(out: ReplayOutput) -> list[str]:

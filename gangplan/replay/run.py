@@ -29,7 +29,8 @@ from pathlib import Path
 from gangplan.io.errors import SnapshotError
 from gangplan.models.cluster import Cluster
 from gangplan.models.replay import PolicySummary, Quantiles, ReplayRun, ReplaySummary
-from gangplan.replay.fill import FillRun, run_fill
+from gangplan.replay.bound import arrived_prefix, packing_bound
+from gangplan.replay.fill import FillRun, capacity_milli, fill_order, run_fill
 from gangplan.replay.policies import POLICIES, typical_pods
 from gangplan.replay.shadow import Shadow
 from gangplan.replay.timed import TimedRun, run_timed
@@ -104,6 +105,23 @@ class ReplayOutput:
     timed: list[TimedRun]
 
 
+BOUND_PERCENTS = tuple(range(10, 131, 10))
+"""Arrived percents at which fill mode computes the packing bound."""
+
+
+def fill_bound(cluster: Cluster, jobs, seeds: list[int], ratio: float) -> dict[str, float]:
+    """The packing bound (:func:`gangplan.replay.bound.packing_bound`) of the jobs arrived up to
+    each of :data:`BOUND_PERCENTS` in each seed's fill order (the same for every policy), as the
+    mean unallocated GPU % over the seeds: no placement of that arrived multiset leaves less."""
+    cap = capacity_milli(cluster)
+    per: dict[int, list[float]] = {k: [] for k in BOUND_PERCENTS}
+    for seed in seeds:
+        order, _ = fill_order(cluster, jobs, seed, ratio)
+        for k in BOUND_PERCENTS:
+            per[k].append(packing_bound(cluster, arrived_prefix(order, cap, k)).unallocated_percent)
+    return {str(k): round(sum(v) / len(v), 4) for k, v in per.items() if v}
+
+
 def load_inputs(trace_path: str | os.PathLike, nodes: str | os.PathLike | None, *, vc: str | None = None) -> tuple[Trace, Cluster, str]:
     trace = read_trace(trace_path, vc=vc)
     if nodes is not None and str(nodes) != "unlimited":
@@ -130,13 +148,15 @@ def replay(
     exact_time_limit: float = 2.0,
     epoch: float | None = None,
     export_epoch: tuple[int, str] | None = None,
+    bound: bool = True,
 ) -> ReplayOutput:
     """Run the replay; ``progress(label, done, total)`` is called as jobs finish.
 
     Policy ``shadow`` (timed mode only): the default profile's greedy run plus, at each epoch (an
     event instant with pending jobs, or the first in each ``epoch`` seconds), an exact solve of
     at most ``exact_time_limit`` seconds on its state; ``export_epoch`` = (N, DIR) writes epoch
-    N's state to ``DIR/epoch-N.yaml``."""
+    N's state to ``DIR/epoch-N.yaml``. Fill mode with ``bound``: the packing bound at arrived
+    10, 20, .., 130 % (:func:`fill_bound`)."""
     if mode not in ("fill", "timed"):
         raise SnapshotError("<arguments>", f"expected fill or timed, got {mode!r}", field="--mode")
     if arrival_scale <= 0:
@@ -198,6 +218,7 @@ def replay(
         trace_jobs=len(trace.jobs),
         seeds=seeds,
         inflation_ratio=ratio if mode == "fill" else None,
+        packing_bound_unallocated_percent=fill_bound(cluster, trace.jobs, seeds, ratio) if mode == "fill" and bound and cluster.nodes else None,
         arrival_scale=arrival_scale if mode == "timed" else None,
         caveats=caveats,
         policies={p: _policy_summary([r for r in runs if r.policy == p]) for p in policies},
