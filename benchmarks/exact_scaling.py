@@ -50,7 +50,7 @@ the lower admission tiers only, skipped when the level model's LP shows the pack
 beaten, more packing orders first; no merged solve on large contested models; no presolve on
 large models; pack 0.1 / class 0.35 of the limit, the class start deadline-aware): at load
 1.6-2.3, 5 of 6 OPTIMAL (starts 0.8-4.0 s, decision phases 1.6-7.3 s); at load 4.3-6.2 (other
-jobs on the 2 cores, three rounds with and three without an extra busy loop), 7 of 36. What is
+jobs on the 2 cores, four rounds with and three without an extra busy loop), 8 of 42. What is
 left under load: seed 1 at 1,000 needs HiGHS ~2-3 s for its 39th admission (it fails inside 3.5
 s at load ~4 and the search alone stays at 37-38), and the 5,000-node phases need ~1-2 s each to
 prove even tiers the start already reaches, while the build takes 1-5 s.
