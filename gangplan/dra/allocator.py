@@ -389,15 +389,6 @@ def _device_info(devices: Sequence[Device], store: dict) -> tuple[dict[DeviceID,
     return got
 
 
-def _status(devices: Sequence[Device], request: DeviceRequest, classes: dict[str, DeviceClass], store: dict) -> tuple[list, bool]:
-    key = (id(devices), request)
-    got = store.get(key)
-    if got is None:
-        st = _statuses(devices, request, classes)
-        got = store[key] = (st, any(isinstance(q, AllocationError) for q in st))
-    return got
-
-
 def _usable(devices: Sequence[Device], request: DeviceRequest, classes: dict[str, DeviceClass], store: dict) -> int | None:
     """The bit mask of the devices that can serve ``request`` on their own (matching, capacity
     policy accepting it, its consumption within their capacity with nothing else consumed), or
