@@ -218,3 +218,18 @@ def test_shadow_keeps_required_topology_and_every_epoch_validates():
     sh = Watch(time_limit=2, epoch=600)
     run_timed(read_nodes(data / "nodes.yaml"), trace.jobs, "default", 42, typical=[], shadow=sh)
     assert seen and len(sh.records) > 10
+
+
+def test_shadow_sees_greedy_spread_two_halves_where_the_optimum_keeps_a_node_for_the_whole():
+    """Three jobs at t=0 on two 8-GPU nodes: greedy (LeastAllocated on cpu) spreads the two
+    4-GPU jobs over both nodes, so the 8-GPU job waits; the optimum packs them: regret 8 GPUs."""
+    def job(name, gpu):
+        return ReplayJob(name=name, submit=0, duration=100, workers=1, cpu_milli=16000, memory_mib=1024, gpu=gpu)
+
+    base = make_cluster([make_node(f"n{i}", cpu=64000, memory=512 * GI, extra={GPU: 8}) for i in range(2)])
+    sh = CheckedShadow(time_limit=5)
+    tr = run_timed(base, [job("a", 4), job("b", 4), job("c", 8)], "default", 0, typical=[], shadow=sh)
+    first = sh.records[0]
+    assert (first.time, first.greedy_gpus, first.greedy_jobs) == (0, 8, 2)
+    assert (first.exact_gpus, first.exact_jobs, first.regret_gpus, first.status) == (16, 3, 8, "OPTIMAL")
+    assert tr.records[2].start == 100  # c waits for a departure
