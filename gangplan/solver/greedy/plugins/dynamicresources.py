@@ -7,6 +7,15 @@ the pending allocations of pods assumed earlier in the run (the gang's own pods 
 Reserve's in-flight allocations are seen upstream. The rules are :mod:`gangplan.dra.rules`.
 Consumable capacity (KEP-5075, v1.36): what earlier pods' allocations consume of shared devices
 on a node is replayed with the devices they took, so later pods see only the capacity left.
+
+The node state after the pending pods assumed there is built from the state before the newest
+one (Reserve's order), restricted to the node's devices. Counting (issue 23): a pod whose devices
+all come from one (DeviceClass, selectors) pair, without capacity requests or constraints, from
+claims neither allocated in the snapshot nor shared, on a node without shared devices or consumed
+capacity, passes Filter exactly when the node's free devices of that pair are at least what it
+asks for (one cached bit mask per node and pair, :func:`gangplan.dra.allocator.countable_mask`),
+and its allocation in the replay is the lowest of them: the allocator's first solution
+(:func:`gangplan.dra.allocator._counted`). Every other pod goes to the allocator.
 """
 
 from __future__ import annotations
