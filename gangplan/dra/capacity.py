@@ -124,11 +124,15 @@ def _aligned(dra: DraState, nodes, shapes: dict[str, tuple[AlignedConstraint, ..
         for pair, attr in wanted:
             req = DeviceRequest(name="", device_class=pair[0], selectors=pair[1], capacity=pair[2])
             counts: dict[object, int] = {}
-            for d in devices:
-                try:
-                    ok = _serves(dra, d, req) is not None
-                except AllocationError:
-                    ok = False
+            mask = usable_mask(devices, req, dra.classes, dra.alloc_cache, dra.in_use, dra.consumed)  # as _serves, cached
+            for at, d in enumerate(devices):
+                if mask is not None:
+                    ok = bool(mask >> at & 1)
+                else:
+                    try:
+                        ok = _serves(dra, d, req) is not None
+                    except AllocationError:
+                        ok = False
                 if not ok:
                     continue
                 if d.allow_multiple:
