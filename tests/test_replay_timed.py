@@ -113,8 +113,8 @@ def test_backoff_caps():
 class CheckedShadow(Shadow):
     """Every epoch: greedy's placements at that instant and the exact answer through the validator."""
 
-    def solve(self, now, nodes, jobs, running, pending, greedy):
-        rec = super().solve(now, nodes, jobs, running, pending, greedy)
+    def solve(self, now, nodes, jobs, running, pending, greedy, tried=None):
+        rec = super().solve(now, nodes, jobs, running, pending, greedy, tried)
         cluster, res = self.last_result
         assert validate(cluster, res) == []
         g = Result(engine="greedy", status=Status.HEURISTIC, pods={
@@ -207,8 +207,8 @@ def test_shadow_keeps_required_topology_and_every_epoch_validates():
     seen: set[int] = set()
 
     class Watch(CheckedShadow):
-        def solve(self, now, nodes, jobs, running, pending, greedy):
-            rec = super().solve(now, nodes, jobs, running, pending, greedy)
+        def solve(self, now, nodes, jobs, running, pending, greedy, tried=None):
+            rec = super().solve(now, nodes, jobs, running, pending, greedy, tried)
             cluster, _ = self.last_result
             for k in keyed & set(pending):
                 assert cluster.pod_groups[f"{NAMESPACE}/{job_key(k)}"].topology_key == jobs[k].required_topology_key
@@ -232,4 +232,5 @@ def test_shadow_sees_greedy_spread_two_halves_where_the_optimum_keeps_a_node_for
     first = sh.records[0]
     assert (first.time, first.greedy_gpus, first.greedy_jobs) == (0, 8, 2)
     assert (first.exact_gpus, first.exact_jobs, first.regret_gpus, first.status) == (16, 3, 8, "OPTIMAL")
+    assert first.exact_gpus_untried == 0  # all three were tried: placement regret, not the queue's
     assert tr.records[2].start == 100  # c waits for a departure

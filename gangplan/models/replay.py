@@ -58,6 +58,9 @@ class ReplayRun(_Doc):
     regret_gpus_max: int | None = None
     regret_jobs_total: int | None = None
     """Shadow: the same in admitted jobs."""
+    regret_queue_gpus_total: int | None = None
+    """Shadow: of the optimum's GPUs, those on jobs greedy did not try at that instant (backing
+    off or pooled): regret the queue causes rather than the placement."""
     epochs_with_regret: int | None = None
     epochs_at_limit: int | None = None
     """Shadow: epochs whose solve stopped at ``--exact-time-limit`` unproven (FEASIBLE or UNKNOWN)."""

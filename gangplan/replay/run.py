@@ -9,7 +9,8 @@ Outputs (byte-for-byte the same for the same inputs and seeds):
 * ``jobs.csv``: one row per job and run: fill ``policy,seed,order,job,gpus,gpu_milli,placed`` (gpus: devices, gpu_milli: their milli); timed
   ``policy,seed,job,workers,gpus,submit,start,end,delay,jct,attempts``;
 * ``epochs.csv`` (policy ``shadow`` only): one row per epoch, ``policy,seed,epoch,time,pending_jobs,
-  greedy_gpus,exact_gpus,regret_gpus,greedy_jobs,exact_jobs,regret_jobs,status,gap,wall_s``; the
+  greedy_gpus,exact_gpus,regret_gpus,greedy_jobs,exact_jobs,regret_jobs,status,gap,wall_s,
+  exact_gpus_untried``; the
   timed ``timeseries.csv`` has a last column ``regret_gpus``: the sum over the epochs since the
   previous row (blank for the other policies);
 * ``report.html``: the plots (:mod:`gangplan.replay.report`), base64 PNGs in one page.
@@ -285,6 +286,7 @@ def _shadow_fields(tr: TimedRun) -> dict:
         "regret_gpus_total": sum(r.regret_gpus for r in recs),
         "regret_gpus_max": max((r.regret_gpus for r in recs), default=0),
         "regret_jobs_total": sum(r.regret_jobs for r in recs),
+        "regret_queue_gpus_total": sum(r.exact_gpus_untried for r in recs),
         "epochs_with_regret": sum(1 for r in recs if r.regret_gpus > 0 or r.regret_jobs > 0),
         "epochs_at_limit": sum(1 for r in recs if r.status != "OPTIMAL"),
         "gap_max": max((r.gap for r in recs if r.gap is not None and r.status != "OPTIMAL"), default=None),
@@ -356,9 +358,9 @@ def write_outputs(out: ReplayOutput, directory: str | os.PathLike, *, interval: 
                 jobs.append([tr.policy, tr.seed, r.job.name, r.job.workers, r.job.gpus, _num(r.arrival), _num(r.start), _num(r.end), _num(delay), _num(jct), r.attempts])
         shadows = [tr for tr in out.timed if tr.shadow is not None]
         if shadows:
-            ep: list[list[object]] = [["policy", "seed", "epoch", "time", "pending_jobs", "greedy_gpus", "exact_gpus", "regret_gpus", "greedy_jobs", "exact_jobs", "regret_jobs", "status", "gap", "wall_s"]]
+            ep: list[list[object]] = [["policy", "seed", "epoch", "time", "pending_jobs", "greedy_gpus", "exact_gpus", "regret_gpus", "greedy_jobs", "exact_jobs", "regret_jobs", "status", "gap", "wall_s", "exact_gpus_untried"]]
             for tr in shadows:
-                ep += [[tr.policy, tr.seed, e.index, _num(e.time), e.pending_jobs, e.greedy_gpus, e.exact_gpus, e.regret_gpus, e.greedy_jobs, e.exact_jobs, e.regret_jobs, e.status, _num(e.gap), _num(e.wall_s)]
+                ep += [[tr.policy, tr.seed, e.index, _num(e.time), e.pending_jobs, e.greedy_gpus, e.exact_gpus, e.regret_gpus, e.greedy_jobs, e.exact_jobs, e.regret_jobs, e.status, _num(e.gap), _num(e.wall_s), e.exact_gpus_untried]
                        for e in tr.shadow.records]
             extra["epochs.csv"] = _csv(ep)
     files["timeseries.csv"] = _csv(ts)

@@ -17,7 +17,9 @@ accepts it. Greedy's placements of this round are the hint, so the exact answer 
 than greedy's (lexicographic: admitted per priority, then GPUs). Per epoch:
 ``regret_gpus`` = GPUs of pending jobs the exact engine admits minus those greedy admitted at that
 instant (may be negative in GPUs when the optimum admits more jobs of fewer GPUs), ``regret_jobs``
-the same in jobs, and when the solve hit its time limit the status FEASIBLE with its ``gap``: a
+the same in jobs, ``exact_gpus_untried`` the part of the optimum's GPUs on jobs greedy did not
+even try at that instant (backing off or pooled: regret the queue causes, not the placement), and
+when the solve hit its time limit the status FEASIBLE with its ``gap``: a
 bound, never an optimum.
 
 Only whole GPUs: a trace with GPU-sharing jobs (``gpu_milli`` < 1000) is refused (the exact
@@ -53,6 +55,10 @@ class EpochRecord:
     status: str
     gap: float | None
     wall_s: float
+    exact_gpus_untried: int = 0
+    """GPUs the exact engine admits among the pending jobs greedy did not try at this instant
+    (backing off, or in the unschedulable pool with no event for them): the queue's share of
+    the regret, the rest being placement."""
 
     @property
     def regret_gpus(self) -> int:
@@ -155,8 +161,10 @@ class Shadow:
         self._window = w
         return True
 
-    def solve(self, now: float, nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int], greedy: dict[int, list[str]]) -> EpochRecord:
-        """``greedy``: job index -> nodes, the jobs of ``pending`` greedy placed at ``now``."""
+    def solve(self, now: float, nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int], greedy: dict[int, list[str]],
+              tried: set[int] | None = None) -> EpochRecord:
+        """``greedy``: job index -> nodes, the jobs of ``pending`` greedy placed at ``now``;
+        ``tried``: the jobs greedy attempted at ``now`` (None: all of ``pending``)."""
         import time
 
         from gangplan.models.result import PodOutcome, Result
@@ -190,6 +198,7 @@ class Shadow:
             greedy_gpus=sum(jobs[k].gpus for k in greedy), exact_gpus=sum(jobs[k].gpu * placed[k] for k in admitted),
             greedy_jobs=len(greedy), exact_jobs=len(admitted),
             status=str(res.status), gap=res.gap, wall_s=round(wall, 3),
+            exact_gpus_untried=0 if tried is None else sum(jobs[k].gpu * placed[k] for k in admitted if k not in tried),
         )
         self.records.append(rec)
         self.last_result = (cluster, res)

@@ -146,9 +146,11 @@ def run_timed(
         if shadow is not None and shadow.due(now, len(pending_set)):
             pre = ({k: _nodes_of(placer, k) for k in running}, sorted(pending_set))
         placed_now: list[int] = []
+        tried_now: set[int] = set()
         while active:
             while active:
                 _, _, k = heapq.heappop(active)
+                tried_now.add(k)
                 r = records[k]
                 r.attempts += 1
                 if placer.place(r.job, f"j{k}"):
@@ -166,7 +168,7 @@ def run_timed(
                 for k in [k for k, (_, seen) in pool.items() if seen < placements and k not in waiting_ready and records[k].job.gang > 1]:
                     move(k, now)
         if pre is not None:
-            shadow.solve(now, placer.cluster.nodes, jobs, pre[0], pre[1], {k: _nodes_of(placer, k) for k in placed_now})
+            shadow.solve(now, placer.cluster.nodes, jobs, pre[0], pre[1], {k: _nodes_of(placer, k) for k in placed_now}, tried=tried_now)
         state = (placer.allocated_gpus, len(pending_set))
         if state != last:
             run.changes.append((now, *state))
