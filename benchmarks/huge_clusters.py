@@ -21,6 +21,44 @@ Issue 27's targets at this size: load under 10 s, greedy >= 1,000 pods/s, whole 
 
 ``--profile STEP`` runs that step under cProfile and prints its 30 most expensive functions.
 
+One run (main @b2e9d16, from a ``git archive`` copy so that other sessions' edits could not land
+mid-run; 2 shared cores at load average 4.5-6.2, so wall is about twice CPU):
+
+=======  =========  ================  ===============  ===============  ================================  ===============  ========
+variant  dump       load YAML         load JSON        greedy           exact (60 s)                      whole diff       peak
+=======  =========  ================  ===============  ===============  ================================  ===============  ========
+GB200    50.4 MB    16.0 s (11.0 CPU) 9.2 s (6.2 CPU)  38.8 s, 129 p/s  FEASIBLE, gap 1.2 %, 61.3 s      134.7 s (76 CPU)  2.06 GB
+         114 MB JSON                                   (19.0 CPU)       (build 7.9, start 6.8, dec. 45.1)
+DGX      47.6 MB    22.6 s (11.1 CPU) 10.7 s (6.4 CPU) 17.5 s, 285 p/s  FEASIBLE, gap 3.6 %, 62.6 s      125.1 s (65 CPU)  2.23 GB
+         111 MB JSON                                   (7.7 CPU)        (build 28.8, start 9.4, dec. 22.5)
+=======  =========  ================  ===============  ===============  ================================  ===============  ========
+
+The loads owe half their speed to pausing the cyclic collector for the whole load
+(``loader.load_with_expansion``): the GB200 JSON, same process, alternating, load average 2.2-2.5:
+6.0 / 5.6 s CPU paused against 11.2 / 11.8 s with the collector on. Both diffs classify
+``greedy-suboptimal``. Peak resident memory per step: load 0.8-0.9 GB,
+greedy 1.0-1.3 GB, exact 1.9-2.0 GB, diff 2.1-2.2 GB. The dumps: 10,008 / 10,000 nodes,
+100,000 bound pods, 438 PodGroups, 5,000 pending pods (500 single); the slim pods make the YAML
+50 MB where ``load_time.kubectl_like`` (full statuses, ~3.6 KB a pod) wrote 390 MB.
+
+Where the time goes (cProfile, GB200): greedy is 81 % default preemption of the single pods
+that fail (``preemption.py`` ``preempt_single``: 226 calls, each materialising a Status per node
+through ``schedule_one.node_statuses`` -> ``NodeResourcesFit.filter_one``, 2.26 million Python
+calls, then ``_dry_run`` per node), although no pod here has a lower-priority victim (pending
+priority 0, bound 1000): with ``preemption=False`` the same placements take 6.1 s wall / 4.0 s CPU
+(818 pods/s wall, 1,264 per CPU second; DGX 6.6 / 4.2 s, 759 / 1,196) at load 2.4, against
+24.4 s / 18.4 s with it. The exact build (8.4 s CPU GB200, 15.6 s DGX under cProfile) is
+class-level (938 classes x nodes, no per-(pod, node) loop) but ``topology.add_topology_constraints``
+is 52-71 % of it: per (constrained gang, domain), ``_could_host`` and ``_domain_literal`` compare
+the whole node-domain vector (``ids == d``: 438 gangs x 310 / 1,040 domains x 10,000 nodes,
+135,883 / 454,659 calls), and ``_pool_constraints`` scans every slot variable per (shape,
+domain) in Python (2.6 s on DGX); then ``topology.tree.TopologyTree.build`` (networkx, 2.2-2.6 s)
+and ``affinity.py`` listing all 100,000 bound pods with no affinity term pending (0.9-1.1 s).
+Issue 27's targets: load under 10 s met for JSON in CPU time (6.2-6.4 s), at the edge in wall
+time on this loaded machine, not met for YAML (11 s CPU); greedy >= 1,000 pods/s not met (129-285
+pods/s; 1,200-1,260 per CPU second without the futile preemption); whole diff under 4 GB met
+(2.2 GB), under 60 s not met (125-135 s); exact status and gap reported (FEASIBLE, 1.2 % / 3.6 %).
+
 Run: ``python benchmarks/huge_clusters.py [--variant gb200 dgx] [--steps load_yaml load_json
 greedy exact diff] [--scale 1.0] [--time-limit 60] [--dir /tmp/gangplan-huge]``; writes
 ``benchmarks/results/huge_clusters.csv`` (one row per variant and step: wall and process CPU
