@@ -74,7 +74,7 @@ def timed(a) -> None:
         row = {"vc": vc, "policy": policy, "jobs": r.jobs, "gpus": out.summary.capacity_gpus, "wall_s": round(wall, 2), "load": round(load, 2), "delayed_jobs": delayed,
                "delay_mean_s": q.mean, "delay_p50_s": q.p50, "delay_p99_s": q.p99, "delay_p999_s": q.p999, "delay_max_s": q.max, "jct_mean_s": r.jct.mean,
                "peak_allocated": r.allocated_gpus, "idle_gpu_hours": r.idle_gpu_hours, "allocated_gpu_seconds": r.allocated_gpu_seconds, "trace_gpu_time": gpu_time[vc],
-               "unfinished": r.unfinished, "epochs": r.epochs, "regret_gpus_total": r.regret_gpus_total, "regret_jobs_total": r.regret_jobs_total, "epochs_at_limit": r.epochs_at_limit,
+               "unfinished": r.unfinished, "epochs": r.epochs, "regret_gpus_total": r.regret_gpus_total, "regret_jobs_total": r.regret_jobs_total, "regret_queue_gpus_total": r.regret_queue_gpus_total, "epochs_at_limit": r.epochs_at_limit,
                "gap_max": r.gap_max, "exact_wall_s": round(sum(e.wall_s for e in tr.shadow.records), 2) if tr.shadow else None}
         rows.append(row)
         print(f"{vc:<7} {policy:<8} {r.jobs:>5} {out.summary.capacity_gpus:>4} {wall:>7.1f} {load:>5.1f} {delayed:>7} {q.mean:>7.1f} {q.p50:>5.0f} {q.p99:>6.0f} {q.p999:>7.0f} {q.max:>7.0f} {r.jct.mean:>9.0f} {str(ok):>16} "
