@@ -389,3 +389,22 @@ def test_batch_forget_and_assume_leave_the_node_table_as_one_by_one_calls_do() -
         single.assume(p, i)
     assert state(batch) == state(single)
     assert state(batch)[:5] == state(NodeTable(cluster))[:5]
+
+
+@pytest.mark.parametrize(("draw", "seed"), [(d, s) for d in ("preemption", "mixed") for s in range(40)])
+def test_preemption_candidates_from_the_vectorised_reasons_equal_the_per_node_statuses(draw, seed, monkeypatch) -> None:
+    """Default preemption's potential nodes (``nodesWherePreemptionMightHelp``) are read from the
+    cycle's vectorised Filter reasons; under VERIFY every such read is compared with the status
+    built per node (an assertion inside), on small random snapshots where preemption matters
+    (21 single-pod preemption attempts over the 80 draws)."""
+    from gangplan.bench.generators.builders import to_cluster
+    from gangplan.bench.generators.small_snapshots import small_mixed, small_preemption
+    from gangplan.solver.greedy import placement_fast
+
+    cluster = to_cluster((small_preemption if draw == "preemption" else small_mixed)(seed))
+    monkeypatch.setattr(placement_fast, "VERIFY", True)
+    verified = solve_greedy(cluster, preemption=True)
+    monkeypatch.setattr(placement_fast, "VERIFY", False)
+    plain = solve_greedy(cluster, preemption=True)
+    assert validate(cluster, plain) == []
+    assert plain.placements() == verified.placements() and plain.victims == verified.victims

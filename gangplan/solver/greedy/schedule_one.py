@@ -100,6 +100,10 @@ class PodResult:
     """Builds :attr:`node_statuses` (a Filter failure computes them only when asked: FitError text
     and rejection tables come from vectorised reason counts)."""
     _statuses: dict[int, Status] | None = field(default=None, repr=False)
+    resolvable: np.ndarray | None = field(default=None, repr=False)
+    """A Filter failure: the failing nodes whose status is Unschedulable (not
+    UnschedulableAndUnresolvable), in index order, from the same vectorised reasons as the
+    FitError; default preemption's ``nodesWherePreemptionMightHelp`` without a status per node."""
 
     @property
     def node_statuses(self) -> dict[int, Status]:
@@ -288,7 +292,7 @@ class PodScheduler:
         plugin (``filter_reasons``) instead of one status per node; the per-node statuses are
         built only when read (:attr:`PodResult.node_statuses`)."""
         res.statuses_fn = lambda: self.node_statuses(cs, pod, failed_by)
-        rejections, failing, unresolvable = self.reason_counts(cs, pod, failed_by)
+        rejections, failing, unresolvable, res.resolvable = self.reason_counts(cs, pod, failed_by)
         res.rejections = rejections
         hist: Counter = Counter()
         for c in rejections.values():
@@ -308,13 +312,14 @@ class PodScheduler:
         res.status = Status(code, (res.fit_error,))
         return res
 
-    def reason_counts(self, cs: CycleState, pod: Pod, failed_by: dict[str, np.ndarray]) -> tuple[dict[str, Counter], int, int]:
+    def reason_counts(self, cs: CycleState, pod: Pod, failed_by: dict[str, np.ndarray]) -> tuple[dict[str, Counter], int, int, np.ndarray]:
         """Per plugin the count of each reason over the nodes it rejected (the nodes that failed
         only with their nominated pods count under their own status), the number of failing
-        nodes, and how many of them are UnschedulableAndUnresolvable."""
+        nodes, how many of them are UnschedulableAndUnresolvable, and the others (sorted)."""
         by_name = {pl.name: pl for pl in self.profile.filters}
         out: dict[str, Counter] = {}
         failing = unresolvable = 0
+        resolvable: list[np.ndarray] = []
         for name, nodes in failed_by.items():
             if cs.nominated_statuses:
                 nominated = np.fromiter((int(i) in cs.nominated_statuses for i in nodes), dtype=bool, count=len(nodes))
@@ -325,6 +330,8 @@ class PodScheduler:
                         c[r] += 1
                     failing += 1
                     unresolvable += st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+                    if st.code == Code.UNSCHEDULABLE:
+                        resolvable.append(np.array([i], dtype=np.int64))
                 nodes = nodes[~nominated]
             if len(nodes) == 0:
                 continue
@@ -336,7 +343,9 @@ class PodScheduler:
                     c[r] += k
             failing += len(nodes)
             unresolvable += int(np.count_nonzero(unres))
-        return {k: v for k, v in out.items() if v}, failing, unresolvable
+            resolvable.append(np.asarray(nodes, dtype=np.int64)[~np.asarray(unres, dtype=bool)])
+        nodes_ok = np.sort(np.concatenate(resolvable)) if resolvable else np.zeros(0, dtype=np.int64)
+        return {k: v for k, v in out.items() if v}, failing, unresolvable, nodes_ok
 
     def _num_all_nodes(self) -> int:
         """The "0/N nodes" of a FitError: the nodes of the placement under evaluation
