@@ -65,6 +65,7 @@ Trace (``Result.trace.preemption[entity]``, only with ``preemption=True``:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -91,6 +92,7 @@ from gangplan.solver.greedy.framework import (
     Status,
     absent_nodes_reason,
     fit_error_message,
+    fit_error_text,
 )
 from gangplan.solver.greedy.plugins import names
 
@@ -467,14 +469,20 @@ class Preemption:
             _fail(trace, "not eligible due to a terminating pod on the nominated node.")
             return None
         potential = _potential_nodes(r)
-        # Per node, why preemption cannot help there (the FitError of Evaluator.Preempt).
-        helps = set(potential)
-        statuses = {snap.names[i]: NOT_HELPFUL for i in range(snap.n) if i not in helps}
         if not potential:
-            _fail(trace, fit_error_message(snap.n, Diagnosis(node_to_status=statuses)), Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+            _fail(trace, _no_candidates_error(snap.n, 0), Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
             return None
         units = sorted(victims_below(st.cluster, snap, pod.priority), key=self.importance)
         trace.candidates = [str(u.key) for u in units]
+        if not units:  # SelectVictimsOnNode finds no lower-priority pod on any potential node
+            names = snap.names
+            for i in potential:
+                trace.nodes[names[i]] = NO_LOWER_PRIORITY
+            _fail(trace, _no_candidates_error(snap.n, len(potential)))
+            return None
+        # Per node, why preemption cannot help there (the FitError of Evaluator.Preempt).
+        helps = set(potential)
+        statuses = {snap.names[i]: NOT_HELPFUL for i in range(snap.n) if i not in helps}
         want = min(max(len(potential) * MIN_CANDIDATE_NODES_PERCENTAGE // 100, MIN_CANDIDATE_NODES_ABSOLUTE), len(potential))
         candidates: list[tuple[int, list[VictimUnit], int]] = []
         non_violating = 0
@@ -505,7 +513,7 @@ class Preemption:
         name = snap.names[i]
         here = sorted((u for u in units if any(snap.node_of.get(p.key) == i for p in u.pods)), key=self.importance)
         if not here:
-            trace.nodes[name] = "not a candidate: no lower-priority pods on the node"
+            trace.nodes[name] = NO_LOWER_PRIORITY
             statuses[name] = NO_VICTIMS
             return None
         for u in here:
@@ -540,6 +548,20 @@ class Preemption:
 def _fail(trace: WorkloadPreemption | PodPreemption, reason: str, code: Code = Code.UNSCHEDULABLE) -> str:
     trace.status, trace.reason = code.label, reason
     return reason
+
+
+NO_LOWER_PRIORITY = "not a candidate: no lower-priority pods on the node"
+
+
+def _no_candidates_error(n: int, potential: int) -> str:
+    """``Evaluator.Preempt``'s FitError when no node yields a candidate because none has a
+    lower-priority pod: ``potential`` nodes with NO_VICTIMS, the rest NOT_HELPFUL (the text
+    :func:`fit_error_message` gives over those statuses, from two counts)."""
+    hist = Counter()
+    for st, k in ((NO_VICTIMS, potential), (NOT_HELPFUL, n - potential)):
+        for reason in st.reasons:
+            hist[reason] += k
+    return fit_error_text(n, hist)
 
 
 def _potential_nodes(r) -> list[int]:
