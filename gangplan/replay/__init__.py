@@ -7,6 +7,7 @@ discrete-event clock). See docs/tutorials/replay.md.
 >>> write_outputs(out, "out/")  # doctest: +SKIP
 """
 
-from gangplan.replay.run import ReplayOutput, parse_policies, parse_seeds, replay, write_outputs
+from gangplan.replay.output import ReplayOutput
+from gangplan.replay.run import parse_policies, parse_seeds, replay, write_outputs
 
 __all__ = ["ReplayOutput", "parse_policies", "parse_seeds", "replay", "write_outputs"]

@@ -13,7 +13,7 @@ import base64
 import html
 import io
 
-from gangplan.replay.run import ReplayOutput
+from gangplan.replay.output import ReplayOutput
 
 
 def _plt():

@@ -24,7 +24,6 @@ import json
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from gangplan.io.errors import SnapshotError
@@ -32,6 +31,7 @@ from gangplan.models.cluster import Cluster
 from gangplan.models.replay import PolicySummary, Quantiles, ReplayRun, ReplaySummary
 from gangplan.replay.bound import arrived_prefix, packing_bound
 from gangplan.replay.fill import FillRun, capacity_milli, fill_order, run_fill
+from gangplan.replay.output import ReplayOutput
 from gangplan.replay.policies import POLICIES, typical_pods
 from gangplan.replay.shadow import Shadow
 from gangplan.replay.timed import TimedRun, run_timed
@@ -97,13 +97,6 @@ def _quantiles(values: list[float]) -> Quantiles | None:
         return v[max(0, math.ceil(q * len(v)) - 1)]
 
     return Quantiles(mean=round(sum(v) / len(v), 6), p50=rank(0.5), p99=rank(0.99), p999=rank(0.999), max=v[-1])
-
-
-@dataclass
-class ReplayOutput:
-    summary: ReplaySummary
-    fill: list[FillRun]
-    timed: list[TimedRun]
 
 
 BOUND_PERCENTS = tuple(range(10, 131, 10))
