@@ -37,7 +37,7 @@ from gangplan.io.loader import load_objects
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import CPU, Node
 from gangplan.models.result import Status
-from gangplan.models.well_known import GPU
+from gangplan.models.well_known import GPU, GPU_PRODUCT
 from gangplan.replay.traces import ReplayJob
 
 NAMESPACE = "replay"
@@ -104,7 +104,7 @@ def _pod(job: ReplayJob, k: int, i: int, node: str | None, group: str | None) ->
         spec["priority"] = job.priority
     if job.gpu and job.gpu_models:
         spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": "nvidia.com/gpu.product", "operator": "In", "values": list(job.gpu_models)}]}]}}}
+            {"matchExpressions": [{"key": GPU_PRODUCT, "operator": "In", "values": list(job.gpu_models)}]}]}}}
     spec["containers"] = [{"name": "worker", "resources": {"requests": req}}]
     pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{job_key(k)}-{i}", "namespace": NAMESPACE, "labels": {"job": job.name}}, "spec": spec}
     if node is not None:
