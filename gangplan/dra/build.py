@@ -129,12 +129,8 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
                     if gc.generated is not None:
                         st.pod_missing.setdefault(pod.key, f'resourceclaim "{gc.generated}" not found')
                         continue
-                    tkey = f"{pod.namespace}/{tpl}"
-                    if tkey not in templates:
-                        st.pod_missing.setdefault(pod.key, f'resourceclaimtemplate "{tpl}" not found')
+                    if not _claim_from_template(st, pod, tpl, templates, key):
                         continue
-                    reqs, why, cons = templates[tkey]
-                    st.claims[key] = Claim(key=key, requests=reqs, unsupported=why, constraints=cons)
                 keys.append(key)
                 continue
             if claim_name is not None:
@@ -148,17 +144,25 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
             if gen and f"{pod.namespace}/{gen}" in st.claims:
                 keys.append(f"{pod.namespace}/{gen}")
                 continue
-            tkey = f"{pod.namespace}/{tpl}"
-            if tkey not in templates:
-                st.pod_missing.setdefault(pod.key, f'resourceclaimtemplate "{tpl}" not found')
-                continue
-            reqs, why, cons = templates[tkey]
             key = f"{pod.namespace}/{pod.name}-{cname}"  # what the resourceclaim controller would create
-            st.claims[key] = Claim(key=key, requests=reqs, unsupported=why, constraints=cons)
-            keys.append(key)
+            if _claim_from_template(st, pod, tpl, templates, key):
+                keys.append(key)
         if keys:
             st.pod_claims[pod.key] = tuple(keys)
         for field, message in ctx.notes[seen:]:
             note("Pod", field, message, pod.key)
     st.constraints = {k: c.constraints for k, c in st.claims.items() if c.constraints}
     return st
+
+
+def _claim_from_template(st, pod, tpl: str, templates, key: str) -> bool:
+    """The claim ``key`` the resourceclaim controller makes from the pod's template ``tpl`` (in the
+    pod's namespace), added to ``st``; False (the pod is noted missing it) when there is no such
+    template."""
+    tkey = f"{pod.namespace}/{tpl}"
+    if tkey not in templates:
+        st.pod_missing.setdefault(pod.key, f'resourceclaimtemplate "{tpl}" not found')
+        return False
+    reqs, why, cons = templates[tkey]
+    st.claims[key] = Claim(key=key, requests=reqs, unsupported=why, constraints=cons)
+    return True
