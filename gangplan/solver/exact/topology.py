@@ -84,12 +84,16 @@ def add_topology_constraints(ctx: BuildContext) -> Confinement:
         return confined
     em = ctx.em
     pools: dict[tuple[int, int], list] = {}
+    members_of: dict[str, list[set[int]]] = {}
     for _key, tkey, classes in _constrained_groups(em):
-        ids, _ = em.inst.domains(tkey)
+        ids, names = em.inst.domains(tkey)
         domains = sorted({int(d) for c in classes for d in ids[em.elig[c].eligible] if d >= 0})
         if len(domains) <= 1:
             continue
-        ys = {d: _domain_literal(em, ids, d, classes) for d in domains if _could_host(em, ids, d, classes)}
+        if tkey not in members_of:
+            members_of[tkey] = _domain_members(ids, len(names))
+        rooms = _rooms(em, ids, len(names), classes)
+        ys = {d: _domain_literal(em, members_of[tkey][d], classes) for d in domains if _could_host(em, rooms, d, classes)}
         for c in classes:
             if em.private[c]:
                 _private_class(em, c, tkey, ys)
@@ -103,16 +107,35 @@ def add_topology_constraints(ctx: BuildContext) -> Confinement:
     return confined
 
 
-def _domain_literal(em: ExactModel, ids, d: int, classes: list[int]):
-    members = set((ids == d).nonzero()[0].tolist())
+def _domain_members(ids: np.ndarray, n_domains: int) -> list[set[int]]:
+    """Per domain id its node indices (one pass over the node vector per key, not one per
+    (group, domain))."""
+    out: list[set[int]] = [set() for _ in range(n_domains)]
+    for i, d in enumerate(ids.tolist()):
+        if d >= 0:
+            out[d].add(i)
+    return out
+
+
+def _rooms(em: ExactModel, ids: np.ndarray, n_domains: int, classes: list[int]) -> dict[int, np.ndarray]:
+    """Per class of the group, per domain id: the pods of the class its nodes can take on the
+    bound state (each node's fit, at most the class size), summed in one bincount."""
+    valid = ids >= 0
+    out = {}
+    for c in classes:
+        per_node = np.minimum(em.elig[c].fit, em.inst.classes[c].size)
+        out[c] = np.bincount(ids[valid], weights=per_node[valid], minlength=n_domains).astype(np.int64)
+    return out
+
+
+def _domain_literal(em: ExactModel, members: set[int], classes: list[int]):
     return em.new_aux(0, 1, lambda cnt, m=members, cl=classes: int(any(cnt.in_nodes(c, m) for c in cl)))
 
 
-def _could_host(em: ExactModel, ids, d: int, classes: list[int]) -> bool:
+def _could_host(em: ExactModel, rooms: dict[int, np.ndarray], d: int, classes: list[int]) -> bool:
     """Static domain filter (as workload-aware preemption filters domains first): on the bound state alone, can the domain take the
     pods the group needs (minCount, or every pod of a class when admission places them all)?"""
-    inside = ids == d
-    room = {c: int(np.minimum(em.elig[c].fit[inside], em.inst.classes[c].size).sum()) for c in classes}
+    room = {c: int(rooms[c][d]) for c in classes}
     c0 = em.inst.classes[classes[0]]
     leaf = em.inst.leaves.get(c0.group) if c0.group else None
     if leaf is not None and leaf.classes == classes and _forced_full(em, classes[0]):
