@@ -92,15 +92,15 @@ def add_topology_constraints(ctx: BuildContext) -> Confinement:
             continue
         if tkey not in members_of:
             members_of[tkey] = _domain_members(ids, len(names))
-        rooms = _rooms(em, ids, len(names), classes)
-        ys = {d: _domain_literal(em, members_of[tkey][d], classes) for d in domains if _could_host(em, rooms, d, classes)}
+        hosts = _hosting_domains(em, _rooms(em, ids, len(names), classes), classes)
+        ys = {d: _domain_literal(em, members_of[tkey][d], classes) for d in domains if hosts[d]}
         for c in classes:
             if em.private[c]:
                 _private_class(em, c, tkey, ys)
             elif c in em.split:
                 _split_class(em, c, ids, ys)
             else:
-                _pooled_class(em, c, ids, ys, pools, confined)
+                _pooled_class(em, c, ids, ys, pools, confined, members_of[tkey])
         if ys:
             em.model.add_at_most_one(list(ys.values()))
     _pool_constraints(em, pools)
@@ -132,16 +132,16 @@ def _domain_literal(em: ExactModel, members: set[int], classes: list[int]):
     return em.new_aux(0, 1, lambda cnt, m=members, cl=classes: int(any(cnt.in_nodes(c, m) for c in cl)))
 
 
-def _could_host(em: ExactModel, rooms: dict[int, np.ndarray], d: int, classes: list[int]) -> bool:
-    """Static domain filter (as workload-aware preemption filters domains first): on the bound state alone, can the domain take the
-    pods the group needs (minCount, or every pod of a class when admission places them all)?"""
-    room = {c: int(rooms[c][d]) for c in classes}
+def _hosting_domains(em: ExactModel, rooms: dict[int, np.ndarray], classes: list[int]) -> np.ndarray:
+    """Static domain filter (as workload-aware preemption filters domains first), for every domain
+    of the key at once: on the bound state alone, can the domain take the pods the group needs
+    (minCount, or every pod of a class when admission places them all)?"""
     c0 = em.inst.classes[classes[0]]
     leaf = em.inst.leaves.get(c0.group) if c0.group else None
     if leaf is not None and leaf.classes == classes and _forced_full(em, classes[0]):
-        return all(room[c] >= em.inst.classes[c].size for c in classes)
+        return np.logical_and.reduce([rooms[c] >= em.inst.classes[c].size for c in classes])
     need = leaf.min_count - leaf.bound if leaf is not None and leaf.classes == classes else 1
-    return sum(room.values()) >= max(1, need)
+    return np.sum([rooms[c] for c in classes], axis=0) >= max(1, need)
 
 
 def _private_class(em: ExactModel, c: int, tkey: str, ys: dict) -> None:
@@ -183,7 +183,7 @@ def _forced_full(em: ExactModel, c: int) -> bool:
     return leaf.gang and leaf.min_count - leaf.bound >= total
 
 
-def _pooled_class(em: ExactModel, c: int, ids, ys: dict, pools: dict, confined: Confinement) -> None:
+def _pooled_class(em: ExactModel, c: int, ids, ys: dict, pools: dict, confined: Confinement, members_of: list[set[int]]) -> None:
     """Shape-slot demand per domain (:mod:`.variables`)."""
     size = em.inst.classes[c].size
     s = em.shape_of[c]
@@ -197,8 +197,7 @@ def _pooled_class(em: ExactModel, c: int, ids, ys: dict, pools: dict, confined: 
         return
     counts = []
     for d in mine:
-        members = set((ids == d).nonzero()[0].tolist())
-        cd = em.new_aux(0, size, lambda cnt, m=members: cnt.in_nodes(c, m))
+        cd = em.new_aux(0, size, lambda cnt, m=members_of[d]: cnt.in_nodes(c, m))
         em.model.add(cd <= size * ys[d])
         own[d] = (cd, ys[d], size)
         pools.setdefault((s, d), []).append(cd)
@@ -210,9 +209,15 @@ def _pool_constraints(em: ExactModel, pools: dict) -> None:
     """Per shape and domain: the confined demand fits the shape's slots inside the domain. With
     one key per shape the domains partition the nodes, so these cuts plus the cluster-wide pool
     are exactly Hall's condition: the slots can be handed out (decoding does it domain by domain)."""
+    by_domain: dict[int, dict[int, list]] = {}
     for (s, d), demand in sorted(pools.items(), key=lambda kv: kv[0]):
-        ids, _ = em.inst.domains(em.shapes[s].confined_key)
-        slots = [v for n, v in em.v[s].items() if ids[n] == d]
+        if s not in by_domain:  # the shape's slots grouped by domain, in slot order
+            ids, _ = em.inst.domains(em.shapes[s].confined_key)
+            groups: dict[int, list] = {}
+            for n, v in em.v[s].items():
+                groups.setdefault(int(ids[n]), []).append(v)
+            by_domain[s] = groups
+        slots = by_domain[s].get(d, [])
         em.model.add(cp_model.LinearExpr.sum(demand) <= cp_model.LinearExpr.sum(slots))
 
 
