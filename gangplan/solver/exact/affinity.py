@@ -201,7 +201,8 @@ class _Affinity:
         # Victims (evictable units the model evicts, or victims removed up front) still support:
         # the model keeps them until every pending pod is placed, one of the orders the shared
         # definition allows (affinity_order, step 3); they also keep the first-pod rule off.
-        bound_pods = [(q, n) for n, pods in enumerate(inst.bound_on_node) for q in pods] + list(inst.victim_pods)
+        # Listed only when some class has a required pod affinity term (100,000 bound pods: 0.5 s).
+        bound_pods = ([(q, n) for n, pods in enumerate(inst.bound_on_node) for q in pods] + list(inst.victim_pods)) if self.holders else []
         relevant_bound: dict[str, tuple] = {}
         for c in self.holders:
             rep = classes[c].rep
