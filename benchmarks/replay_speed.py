@@ -34,7 +34,7 @@ from results_csv import write_csv  # benchmarks/results_csv.py
 
 from gangplan.replay.fill import run_fill
 from gangplan.replay.policies import typical_pods
-from gangplan.replay.run import parse_policies, parse_seeds
+from gangplan.replay.run import parse_policies, parse_seeds, trace_shapes
 from gangplan.replay.traces import read_nodes, read_trace
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -104,7 +104,7 @@ def main() -> None:
     policies = ["default"] if a.quick else parse_policies(a.policy)
     base = read_nodes(DATA / "openb_node_list_gpu_node.csv")
     trace = read_trace(DATA / "openb_pod_list_default.csv")
-    typ = typical_pods([(j.cpu_milli, j.gpu, j.gpu_milli if j.gpu else 0, j.gpu_models) for j in trace.jobs])
+    typ = typical_pods(trace_shapes(trace.jobs))
     rows = []
     print(f"{'policy':<14} {'seed':>4} {'jobs':>6} {'placed':>6} {'wall s':>7} {'unalloc@100':>11} {'load':>5}")
     for policy in policies:
