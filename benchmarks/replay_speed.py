@@ -81,7 +81,7 @@ def timed(a) -> None:
               f"{r.epochs if r.epochs is not None else '-':>6} {r.regret_gpus_total if r.regret_gpus_total is not None else '-':>6} {r.epochs_at_limit if r.epochs_at_limit is not None else '-':>8}", flush=True)
     out_csv = ROOT / "benchmarks" / "results" / (a.csv or "replay_speed_timed.csv")
     write_csv(out_csv, rows)
-    print(f"\nwrote {out_csv.relative_to(ROOT)}")
+    print(f"\nwrote {out_csv.relative_to(ROOT) if out_csv.is_relative_to(ROOT) else out_csv}")
 
 
 def main() -> None:
@@ -126,7 +126,7 @@ def main() -> None:
         print(f"{policy:<14} {m:>6.2f} {sd:>5.2f} {pm if pm is not None else '-':>10} {psd if psd is not None else '-':>8}")
     out = ROOT / "benchmarks" / "results" / (a.csv or ("replay_speed_quick.csv" if a.quick else "replay_speed.csv"))
     write_csv(out, rows)
-    print(f"\nwrote {out.relative_to(ROOT)}")
+    print(f"\nwrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
 
 
 if __name__ == "__main__":
