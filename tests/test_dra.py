@@ -342,9 +342,9 @@ def test_kubernetes_io_extended_resource_example_explicit_and_implicit_names() -
     assert sum(1 for o in exact.pods.values() if o.node) == 2
 
 
-def test_kubernetes_io_partitionable_devices_example_is_warned_about() -> None:
-    """kubernetes.io "Partitionable devices": shared counters are not modelled: named in a warning,
-    and the devices consuming them are not allocated."""
+def test_kubernetes_io_partitionable_devices_example_is_read_without_warnings() -> None:
+    """kubernetes.io "Partitionable devices": shared counters are modelled (tests/test_dra_counters.py):
+    no warning, both devices read, consuming the one counter set of their pool."""
     counters = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "resourceslice-with-countersets"},
                 "spec": {"nodeName": "worker-1", "pool": {"name": "pool", "generation": 1, "resourceSliceCount": 2}, "driver": "dra.example.com",
                          "sharedCounters": [{"name": "gpu-1-counters", "counters": {"memory": {"value": "8Gi"}}}]}}
@@ -352,8 +352,9 @@ def test_kubernetes_io_partitionable_devices_example_is_warned_about() -> None:
                "spec": {"nodeName": "worker-1", "pool": {"name": "pool", "generation": 1, "resourceSliceCount": 2}, "driver": "dra.example.com",
                         "devices": [{"name": f"device-{i}", "consumesCounters": [{"counterSet": "gpu-1-counters", "counters": {"memory": {"value": "6Gi"}}}]} for i in (1, 2)]}}
     c = load_objects([counters, devices])
-    assert any("shared counters" in w for w in c.warnings)
-    assert c.dra.devices_by_node.get("worker-1", []) == []
+    assert c.warnings == ()
+    got = c.dra.devices_by_node["worker-1"]
+    assert [d.name for d in got] == ["device-1", "device-2"] and got[0].counter_pool is got[1].counter_pool
 
 
 @settings(max_examples=15, deadline=None)

@@ -37,8 +37,24 @@ allocations consume (``consumed``), what this allocation has already put on it a
 amount stay within the capacity's value. A device without it stays exclusive, and a request's
 capacity requests must fit within its values (``cmpRequestOverCapacity`` runs for every device).
 
+Partitionable devices (KEP-4815; ``allocateDevice`` and ``checkAvailableCounters`` of
+``stable/allocator_stable.go`` and ``incubating/allocator_incubating.go``, kubernetes/kubernetes
+@03ab440c): a device with ``consumesCounters`` is never allocated while the gate
+DRAPartitionableDevices is off (``partitionable=False``: v1.35). Otherwise it takes, per counter
+set and counter of its pool, its consumption on top of what the pool's allocated devices consume
+(``in_use``, the snapshot's and in-flight allocations, on any node; a shared device with a share
+in ``consumed``) and what this allocation has already taken; it is refused when any counter of
+the pool would then exceed its value (so a counter already over-consumed refuses every device of
+the pool), and backtracking gives its consumption back. A shared device (``allowMultipleAllocations``)
+takes its counters once, with its first share (upstream skips the check once some of its
+capacity is in use). Consumption of a set or counter the pool does not define is not checked.
+Two differences, both in what upstream leaves behind while backtracking: at @03ab440c
+``allocateDevice`` does not give a device's counters back when a constraint (or a device taint)
+then refuses it, nor when a shared device's share is undone; gangplan gives them back. And
+upstream caches a pool's counters by pool name alone, gangplan by (driver, pool).
+
 Counting (not upstream's code, the same answer): where no claim has constraints, no device of the
-node is shared or has consumed capacity recorded, no request asks for capacity, no selector
+node is shared, consumes counters or has consumed capacity recorded, no request asks for capacity, no selector
 raises, and the free devices each request can take are per request one set or disjoint sets,
 the search never backtracks and its first solution is each slot's first free device of its set,
 so :func:`_counted` computes it from bit masks; everywhere else the search runs. Tested against
@@ -54,6 +70,7 @@ from gangplan.dra.cel import CelError, evaluate
 from gangplan.dra.model import (
     CapName,
     Constraint,
+    CounterPool,
     Device,
     DeviceClass,
     DeviceID,
@@ -215,6 +232,40 @@ def fits(device: Device, amounts: Mapping[CapName, int], *already: Mapping[CapNa
     return True
 
 
+def counter_pools(devices: Sequence[Device]) -> dict[int, CounterPool]:
+    """The counter pools of the devices that consume counters, by ``id``."""
+    return {id(d.counter_pool): d.counter_pool for d in devices if d.counters and d.counter_pool is not None}
+
+
+def available_counters(cp: CounterPool, in_use: Iterable[DeviceID], consumed: Consumed | None) -> dict[tuple[str, str], int]:
+    """(counter set, counter) -> what is left of it once the pool's allocated devices (``in_use``:
+    exclusive allocations, the snapshot's and in-flight ones; ``consumed``: shared devices with a
+    share allocated) have taken theirs; may be negative. Consumption of a set or counter the pool
+    does not define is ignored (``checkAvailableCounters``)."""
+    have = {(cset, c): v for cset, values in cp.sets.items() for c, v in values.items()}
+    for d in cp.users:
+        if d.id in in_use or (consumed and d.id in consumed):
+            for cset, amounts in d.counters:
+                for c, v in amounts:
+                    if (cset, c) in have:
+                        have[(cset, c)] -= v
+    return have
+
+
+def counters_fit_alone(d: Device, in_use: Iterable[DeviceID], consumed: Consumed | None) -> bool:
+    """Whether ``d`` alone fits its pool's counters after the allocated devices' consumption."""
+    if not d.counters or d.counter_pool is None:
+        return True
+    if d.allow_multiple and consumed and d.id in consumed:
+        return True
+    have = available_counters(d.counter_pool, in_use, consumed)
+    need: dict[tuple[str, str], int] = {}
+    for cset, amounts in d.counters:
+        for c, v in amounts:
+            need[(cset, c)] = need.get((cset, c), 0) + v
+    return all(v >= need.get(key, 0) for key, v in have.items())
+
+
 _NO = object()
 """A device that cannot serve a request (not matching, or its capacity policy refuses it)."""
 
@@ -245,7 +296,7 @@ def _local(devices: Sequence[Device], in_use: Iterable[DeviceID]) -> set[DeviceI
 def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: Iterable[DeviceID] | set,
                      classes: dict[str, DeviceClass], consumed: Consumed | None = None,
                      cache: dict | None = None, constraints: Constraints | None = None,
-                     distinct: bool = True, *, counting: bool = True) -> dict[str, tuple[DeviceResult, ...]] | None:
+                     distinct: bool = True, *, counting: bool = True, partitionable: bool | None = None) -> dict[str, tuple[DeviceResult, ...]] | None:
     """The allocation of every claim (claim key -> its device results, in request order), or None
     when no full allocation exists. ``counting``: answer the common case by counting
     (:func:`_counted`, the same result as the search; False forces the search, for tests). ``in_use``: devices allocated exclusively elsewhere;
@@ -253,13 +304,20 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
     one :class:`DraState`, whose device lists and classes never change) keeps each (device list,
     request) pair's selector and policy outcome across calls. ``constraints``: each claim's
     matchAttribute / distinctAttribute constraints (:attr:`DraState.constraints`); ``distinct``:
-    whether the allocator knows ``distinctAttribute`` (module docstring)."""
+    whether the allocator knows ``distinctAttribute`` (module docstring); ``partitionable``: whether
+    devices consuming shared counters may be allocated (gate DRAPartitionableDevices; None: as
+    ``distinct``, both gates turn on by default in v1.36, :func:`gangplan.models.version.dra_partitionable_devices`)."""
+    if partitionable is None:
+        partitionable = distinct
+    if not isinstance(in_use, (set, frozenset)):
+        in_use = set(in_use)
     if counting:
-        if not isinstance(in_use, (set, frozenset)):
-            in_use = set(in_use)
         got = _counted(claims, devices, in_use, classes, consumed, cache, constraints)
         if got is not _SEARCH:
             return got
+    pools = counter_pools(devices) if partitionable else {}
+    avail = {id(cp): available_counters(cp, in_use, consumed) for cp in pools.values()}
+    taking: dict[int, dict[tuple[str, str], int]] = {k: {} for k in avail}
     used = _local(devices, in_use)
     base = consumed or {}
     slots: list[tuple[int, DeviceRequest, int]] = []
@@ -324,6 +382,31 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
     allocating: dict[DeviceID, dict[CapName, int]] = {}
     n = len(devices)
 
+    def take(d: Device) -> tuple | None:
+        """``checkAvailableCounters``: add what ``d`` consumes to its pool's counters being
+        allocated; None (and nothing added) when some counter of the pool would then exceed what
+        is available (a counter already over-consumed refuses every device of the pool)."""
+        cp = d.counter_pool
+        if cp is None:
+            return ()  # the pool defines no counter sets: nothing to check (as upstream)
+        k = id(cp)
+        now, have = taking[k], avail[k]
+        for cset, amounts in d.counters:
+            for c, v in amounts:
+                now[(cset, c)] = now.get((cset, c), 0) + v
+        if any(v < now.get(key, 0) for key, v in have.items()):
+            give_back(d, d.counters)
+            return None
+        return d.counters
+
+    def give_back(d: Device, took) -> None:
+        if d.counter_pool is None:
+            return
+        now = taking[id(d.counter_pool)]
+        for cset, amounts in took:
+            for c, v in amounts:
+                now[(cset, c)] -= v
+
     def one(s: int) -> bool:
         if s == len(slots):
             return True
@@ -340,11 +423,18 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
                 continue
             if isinstance(q, AllocationError):
                 raise q
+            if d.counters and not partitionable:
+                continue  # (allocateDevice: the gate is off)
             if not d.allow_multiple:
                 if q and not fits(d, q, base.get(d.id)):
                     continue
                 added = admits(s, i) if slot_cons[s] else ()
                 if added is None:
+                    continue
+                took = take(d) if d.counters else ()
+                if took is None:
+                    if added:
+                        undo(added)
                     continue
                 used.add(d.id)
                 chosen.append((i, None))
@@ -354,12 +444,21 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
                 used.discard(d.id)
                 if added:
                     undo(added)
+                if took:
+                    give_back(d, took)
                 continue
             now = allocating.get(d.id)
             if q and not fits(d, q, base.get(d.id), now):
                 continue
             added = admits(s, i) if slot_cons[s] else ()
             if added is None:
+                continue
+            # A shared device takes its counters once, with its first share (upstream skips the
+            # check when some of its capacity is already in use).
+            took = take(d) if d.counters and now is None and d.id not in base else ()
+            if took is None:
+                if added:
+                    undo(added)
                 continue
             allocating[d.id] = dict(q) if now is None else {k: now.get(k, 0) + q.get(k, 0) for k in now.keys() | q.keys()}
             chosen.append((i, q))
@@ -368,6 +467,8 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
             chosen.pop()
             if added:
                 undo(added)
+            if took:
+                give_back(d, took)
             if now is None:
                 del allocating[d.id]
             else:
@@ -387,12 +488,13 @@ _SEARCH = object()
 
 
 def _device_info(devices: Sequence[Device], store: dict) -> tuple[dict[DeviceID, int], frozenset[DeviceID], bool]:
-    """Per device list (cached in ``store``): device id -> bit, the ids, whether any is shared."""
+    """Per device list (cached in ``store``): device id -> bit, the ids, whether any is shared
+    or consumes counters (then counting never decides: the search does)."""
     key = (id(devices), "info")
     got = store.get(key)
     if got is None:
         bits = {d.id: 1 << i for i, d in enumerate(devices)}
-        got = store[key] = (bits, frozenset(bits), any(d.allow_multiple for d in devices))
+        got = store[key] = (bits, frozenset(bits), any(d.allow_multiple or d.counters for d in devices))
     return got
 
 
@@ -441,10 +543,13 @@ def usable_mask(devices: Sequence[Device], request: DeviceRequest, classes: dict
                 in_use: set | frozenset, consumed: Consumed | None) -> int | None:
     """The bit mask (bit ``i``: ``devices[i]``) of the devices not in use that can serve
     ``request`` alone, or None when that must be decided device by device: a selector raises on
-    one of them, or one has consumed capacity recorded. ``store``: the :class:`DraState`'s cache."""
-    bits, ids, _ = _device_info(devices, store)
+    one of them, one has consumed capacity recorded, or one consumes shared counters. ``store``:
+    the :class:`DraState`'s cache."""
+    bits, ids, special = _device_info(devices, store)
     if consumed and not ids.isdisjoint(consumed):
         return None
+    if special and any(d.counters for d in devices):
+        return None  # counters depend on what is allocated: device by device
     m = _usable(devices, request, classes, store)
     return None if m is None else m & ~_used_bits(bits, in_use)
 
@@ -515,10 +620,10 @@ def _counted(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Seq
 
 def allocate(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: Iterable[DeviceID] | set,
              classes: dict[str, DeviceClass], consumed: Consumed | None = None, cache: dict | None = None,
-             constraints: Constraints | None = None, distinct: bool = True) -> dict[str, tuple[DeviceID, ...]] | None:
+             constraints: Constraints | None = None, distinct: bool = True, partitionable: bool | None = None) -> dict[str, tuple[DeviceID, ...]] | None:
     """Devices for every claim (claim key -> device ids, in request order), or None when no
     full allocation exists (:func:`allocate_results` without the consumed capacity)."""
-    got = allocate_results(claims, devices, in_use, classes, consumed, cache, constraints, distinct)
+    got = allocate_results(claims, devices, in_use, classes, consumed, cache, constraints, distinct, partitionable=partitionable)
     if got is None:
         return None
     return {k: tuple(r.device for r in v) for k, v in got.items()}
@@ -526,7 +631,8 @@ def allocate(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Seq
 
 def allocate_joint(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: Iterable[DeviceID] | set,
                    classes: dict[str, DeviceClass], consumed: Consumed | None = None, constraints: Constraints | None = None,
-                   distinct: bool = True, cache: dict | None = None, *, counting: bool = True) -> dict[str, tuple[DeviceResult, ...]] | None:
+                   distinct: bool = True, cache: dict | None = None, *, counting: bool = True,
+                   partitionable: bool | None = None) -> dict[str, tuple[DeviceResult, ...]] | None:
     """One allocation of all ``claims`` together, or None when none exists: first the claims one
     after another in the order given, each the first solution on what the earlier ones left (when
     every one succeeds this is exactly what the joint depth-first search in that order returns,
@@ -541,11 +647,12 @@ def allocate_joint(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], device
         got = _counted(claims, devices, in_use if isinstance(in_use, (set, frozenset)) else set(in_use), classes, consumed, cache, constraints)
         if got is not _SEARCH:
             return got
-    used = _local(devices, in_use)
+    # (counters: the pool's devices on other nodes count too, so in_use is not restricted)
+    used = set(in_use) if any(d.counters for d in devices) else _local(devices, in_use)
     taken: dict[DeviceID, dict[CapName, int]] = {d: dict(v) for d, v in (consumed or {}).items()}
     out: dict[str, tuple[DeviceResult, ...]] = {}
     for key, reqs in claims:
-        got = allocate_results([(key, reqs)], devices, used, classes, taken, cache, constraints, distinct, counting=counting)
+        got = allocate_results([(key, reqs)], devices, used, classes, taken, cache, constraints, distinct, counting=counting, partitionable=partitionable)
         if got is None:
             break
         out.update(got)
@@ -554,7 +661,7 @@ def allocate_joint(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], device
     else:
         return out
     order = sorted(claims, key=lambda kr: -sum(r.count for r in kr[1]))
-    return allocate_results(order, devices, in_use, classes, consumed, cache, constraints, distinct, counting=counting)
+    return allocate_results(order, devices, in_use, classes, consumed, cache, constraints, distinct, counting=counting, partitionable=partitionable)
 
 
 def add_consumed(into: dict[DeviceID, dict[CapName, int]], results: Iterable[DeviceResult]) -> None:
@@ -568,7 +675,7 @@ def add_consumed(into: dict[DeviceID, dict[CapName, int]], results: Iterable[Dev
 
 def brute_force_exists(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: Iterable[DeviceID],
                        classes: dict[str, DeviceClass], consumed: Consumed | None = None,
-                       constraints: Constraints | None = None) -> bool:
+                       constraints: Constraints | None = None, partitionable: bool = True) -> bool:
     """Whether any allocation exists: every assignment of devices to the slots is tried (distinct
     exclusive devices; a shared device at most once per request, its consumed capacity summed;
     every claim's constraints, :func:`constraints_hold`): the reference the allocator is tested
@@ -576,9 +683,28 @@ def brute_force_exists(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], de
     from itertools import permutations, product
 
     used = set(in_use)
-    free = [d for d in devices if d.id not in used]
+    free = [d for d in devices if d.id not in used and (partitionable or not d.counters)]
     slots = [(k, r) for k, (_, requests) in enumerate(claims) for r in requests for _ in range(r.count)]
     cons = constraints or {}
+
+    def counted(picked: Iterable[Device]) -> bool:
+        """Every pool's counters hold what the distinct ``picked`` devices consume, on top of the
+        allocated devices' consumption (a shared device with a share allocated takes none)."""
+        per: dict[int, dict[tuple[str, str], int]] = {}
+        pools: dict[int, CounterPool] = {}
+        for d in {d.id: d for d in picked}.values():
+            if not d.counters or d.counter_pool is None or (d.allow_multiple and consumed and d.id in consumed):
+                continue
+            pools[id(d.counter_pool)] = d.counter_pool
+            now = per.setdefault(id(d.counter_pool), {})
+            for cset, amounts in d.counters:
+                for c, v in amounts:
+                    now[(cset, c)] = now.get((cset, c), 0) + v
+        for k, now in per.items():
+            have = available_counters(pools[k], used, consumed)
+            if any(v < now.get(key, 0) for key, v in have.items()):
+                return False
+        return True
 
     def constrained(picked: Sequence[Device]) -> bool:
         by_claim: dict[int, list[tuple[str, Device]]] = {}
@@ -589,7 +715,7 @@ def brute_force_exists(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], de
     if not any(d.allow_multiple for d in free) and not any(r.capacity for _, r in slots):
         if len(slots) > len(free):
             return False
-        return any(all(matches(d, r, classes) for d, (_, r) in zip(p, slots, strict=True)) and constrained(p)
+        return any(all(matches(d, r, classes) for d, (_, r) in zip(p, slots, strict=True)) and constrained(p) and counted(p)
                    for p in permutations(free, len(slots)))
     base = consumed or {}
     for p in product(range(len(free)), repeat=len(slots)):
@@ -613,6 +739,6 @@ def brute_force_exists(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], de
             t = total.setdefault(i, {})
             for key, v in q.items():
                 t[key] = t.get(key, 0) + v
-        if ok and all(fits(free[i], t, base.get(free[i].id)) for i, t in total.items()) and constrained([free[i] for i in p]):
+        if ok and all(fits(free[i], t, base.get(free[i].id)) for i, t in total.items()) and constrained([free[i] for i in p]) and counted(free[i] for i in p):
             return True
     return False

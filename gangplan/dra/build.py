@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
-from gangplan.dra.model import EXTENDED_PREFIX, Claim, Device, DraState
+from gangplan.dra.model import EXTENDED_PREFIX, Claim, CounterPool, Device, DraState
 from gangplan.dra.parse import (
     parse_claim,
     parse_claim_template,
@@ -57,8 +58,8 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
             c = parse_device_class(ctx, raw)
             st.classes[c.name] = c
         elif kind == "ResourceSlice":
-            node, devices, (driver, pool, gen, count) = parse_resource_slice(ctx, raw)
-            slices.setdefault((driver, pool), []).append((gen, count, str(raw["metadata"]["name"]), node, devices))
+            node, devices, (driver, pool, gen, count), counter_sets = parse_resource_slice(ctx, raw)
+            slices.setdefault((driver, pool), []).append((gen, count, str(raw["metadata"]["name"]), node, devices, counter_sets))
         elif kind == "ResourceClaim":
             c = parse_claim(ctx, raw)
             st.claims[c.key] = c
@@ -70,12 +71,33 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
             note(kind, field, message, name)
         ctx.notes.clear()
     # Pools: only the newest generation counts (upstream GatherPools); by driver, pool, slice name.
+    # KEP-4815: a pool's counter sets are those of all its current slices (in v1 a slice has
+    # either devices or sharedCounters, so they live in slices of their own), wherever the slices'
+    # nodes are; every device of the pool that consumes counters joins one CounterPool.
     for (driver, pool), got in sorted(slices.items()):
         newest = max(g for g, *_ in got)
         current = sorted((s for s in got if s[0] == newest), key=lambda s: s[2])
         if len(current) < current[0][1]:
             note("ResourceSlice", "spec.pool.resourceSliceCount", f"pool {driver}/{pool} is incomplete ({len(current)} of {current[0][1]} slices): its devices are allocated as published", current[0][2])
-        for _, _, _, node, devices in current:
+        cp = None
+        for _, _, sname, _, devices, counter_sets in current:
+            if counter_sets or any(d.counters for d in devices):
+                cp = cp or CounterPool(driver, pool)
+            for cname, values in counter_sets.items():
+                if cname in cp.sets:
+                    note("ResourceSlice", "spec.sharedCounters", f"counter set {cname!r} of pool {driver}/{pool} is defined in several slices: the first (by slice name) is used", sname)
+                    continue
+                cp.sets[cname] = values
+        for _, _, sname, node, devices, _ in current:
+            if cp is not None:
+                for i, d in enumerate(devices):
+                    if d.counters:
+                        for cname, _ in d.counters:
+                            if cname not in cp.sets:
+                                note("ResourceSlice", "spec.devices[].consumesCounters", f"device {d.name} consumes counter set {cname!r}, which pool {driver}/{pool} does not define: "
+                                     "that consumption is not checked (as upstream's allocator)", sname)
+                        devices[i] = d = replace(d, counter_pool=cp)
+                        cp.users.append(d)
             if node is not None:
                 st.devices_by_node.setdefault(node, []).extend(devices)
     # KEP-5004: explicit extendedResourceName (first class by name when several), and the implicit name.

@@ -18,6 +18,12 @@ A claim shared by several pending pods is one allocation: its pods carry a requi
 term on a per-node label (same node) and a row only nodes able to allocate the claim alone offer
 (its devices are not subtracted from what other claims see there).
 
+Partitionable devices (KEP-4815): a free device that consumes shared counters counts for its
+pairs when it fits its pool's counters alone (after the allocated devices' consumption); where
+such devices exist the exact engine adds a boolean per device, counter rows and per-resource
+rows over them (:class:`CounterRows`, :func:`gangplan.solver.exact.capacity.add_counter_rows`).
+With the gate off (v1.35) such a device counts for nothing.
+
 Consumable capacity (KEP-5075; the allocator mirrors ``incubating/consumable_capacity.go`` of
 kubernetes/kubernetes v1.36): a (DeviceClass, request selectors) pair that matches a device with
 ``allowMultipleAllocations`` gets, instead of a device count, rows over the node's matching devices
@@ -47,7 +53,9 @@ from gangplan.dra.allocator import (
     AllocationError,
     allocate_joint,
     allocate_results,
+    available_counters,
     consumption,
+    counters_fit_alone,
     fits,
     matches,
     usable_mask,
@@ -156,16 +164,18 @@ _BIG = 1 << 40
 _VIEWS: dict[int, tuple[weakref.ref, object]] = {}
 
 
-def _serves(dra: DraState, d: Device, request: DeviceRequest) -> dict[CapName, int] | None:
+def _serves(dra: DraState, d: Device, request: DeviceRequest, partitionable: bool = True) -> dict[CapName, int] | None:
     """What ``request`` consumes of ``d`` when ``d`` can serve it alone (free, matching, its
-    capacity left enough), else None."""
+    capacity left enough, its shared counters enough after the allocated devices'), else None."""
     if d.id in dra.in_use or not matches(d, request, dra.classes):
+        return None
+    if d.counters and (not partitionable or not counters_fit_alone(d, dra.in_use, dra.consumed)):
         return None
     q = consumption(d, request)
     return q if q is not None and fits(d, q, dra.consumed.get(d.id)) else None
 
 
-def _count(dra: DraState, node, request: DeviceRequest) -> int:
+def _count(dra: DraState, node, request: DeviceRequest, partitionable: bool = True) -> int:
     """How many of ``node``'s devices can serve ``request`` alone (:func:`_serves`). From the
     allocator's cached mask of the devices that can (:func:`gangplan.dra.allocator.usable_mask`)
     when none of them has consumed capacity recorded; else device by device."""
@@ -175,7 +185,7 @@ def _count(dra: DraState, node, request: DeviceRequest) -> int:
         return got.bit_count()
     one = DeviceRequest(name=request.name, device_class=request.device_class, selectors=request.selectors, count=1, capacity=request.capacity)
     try:
-        return sum(1 for d in dra.devices_by_node.get(node.name, ()) if _serves(dra, d, one) is not None)
+        return sum(1 for d in dra.devices_by_node.get(node.name, ()) if _serves(dra, d, one, partitionable) is not None)
     except AllocationError:
         return 0
 
@@ -352,9 +362,9 @@ def _capacity_view(cluster):
         for (kind, *rest), name in dims.items():
             if kind == "request":
                 capacity = rest[2] if len(rest) > 2 else ()
-                node_extra[n.name][name] = _count(dra, n, DeviceRequest(name="", device_class=rest[0], selectors=rest[1], capacity=capacity))
+                node_extra[n.name][name] = _count(dra, n, DeviceRequest(name="", device_class=rest[0], selectors=rest[1], capacity=capacity), distinct)
             elif kind == "serves":
-                node_extra[n.name][name] = _BIG if _count(dra, n, rest[0]) >= rest[0].count else 0
+                node_extra[n.name][name] = _BIG if _count(dra, n, rest[0], distinct) >= rest[0].count else 0
             elif kind == "cap":
                 node_extra[n.name][name] = pairs[(rest[0], rest[1])].supply(n.name, rest[2], None)
             elif kind == "shared":
@@ -369,7 +379,7 @@ def _capacity_view(cluster):
             row = f"{PREFIX}class-{cls}"
             if any(r in served for r in names):
                 if cls in asked:  # (a row no pending pod draws on is left out)
-                    node_extra[n.name][row] = _count(dra, n, DeviceRequest(name="", device_class=cls))  # bound pods' devices are in use
+                    node_extra[n.name][row] = _count(dra, n, DeviceRequest(name="", device_class=cls), distinct)  # bound pods' devices are in use
                 for r in names:
                     if r in served:
                         node_extra[n.name][r] = _BIG  # the class row holds the devices
@@ -401,11 +411,113 @@ def _capacity_view(cluster):
         fields["warnings"] = (*fields.get("warnings", ()), f"exact engine: the device rows of claims with matchAttribute / distinctAttribute constraints are "
                               f"not exact on {len(rows.relaxed)} node(s) (e.g. {first}: {rows.relaxed[first]}): there the exact engine places at most "
                               f"one such claim per node")
+    probes = [(name, DeviceRequest(name="", device_class=rest[0], selectors=rest[1], capacity=rest[2] if len(rest) > 2 else ()))
+              for (kind, *rest), name in dims.items() if kind == "request"]
+    probes += [(f"{PREFIX}class-{cls}", DeviceRequest(name="", device_class=cls)) for cls in sorted(asked)]
+    crows = _counter_rows(dra, cluster.nodes, probes) if distinct else None
+    if crows is not None and crows.relaxed:
+        first = sorted(crows.relaxed)[0]
+        fields["warnings"] = (*fields.get("warnings", ()), f"exact engine: the shared-counter rows of partitionable devices are not exact on "
+                              f"{len(crows.relaxed)} node(s) (e.g. {first}: {crows.relaxed[first]}): the validator decides there")
     view = type(cluster)(**{**fields, "nodes": nodes, "pods": pods})
     _VIEWS[id(cluster)] = (weakref.ref(cluster), view)
     if rows is not None:
         _ALIGNED[id(view)] = (weakref.ref(view), rows)
+    if crows is not None:
+        _COUNTERS[id(view)] = (weakref.ref(view), crows)
     return view
+
+
+@dataclass
+class NodeCounters:
+    """One node's partitionable devices, for the exact engine's per-device rows."""
+
+    devices: list[tuple[str, tuple[str, ...], tuple[tuple[tuple[str, str, str], int], ...]]] = field(default_factory=list)
+    """Per free device consuming counters that can serve some pending pair alone: (device name,
+    the device-count resources it serves, ((pool, counter set, counter), amount) it consumes)."""
+    plain: dict[str, int] = field(default_factory=dict)
+    """Device-count resource -> the node's devices without counters that serve it alone."""
+    available: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    """(driver/pool, counter set, counter) -> what the allocated devices left of it."""
+
+
+@dataclass
+class CounterRows:
+    """KEP-4815 as the exact engine models it (:func:`gangplan.solver.exact.capacity.add_counter_rows`):
+    a boolean per partitionable device (only where such devices exist), counter rows over them,
+    and per device-count resource ``demand <= plain devices + taken partitionable devices``."""
+
+    nodes: dict[str, NodeCounters] = field(default_factory=dict)
+    relaxed: dict[str, str] = field(default_factory=dict)
+    """node -> why its rows are a relaxation there (the validator decides)."""
+
+
+_COUNTERS: dict[int, tuple[weakref.ref, CounterRows]] = {}
+
+
+def counter_rows(view) -> CounterRows | None:
+    """The partitionable-device rows of a :func:`capacity_view` (None without such devices)."""
+    got = _COUNTERS.get(id(view))
+    return got[1] if got is not None and got[0]() is view else None
+
+
+def _counter_rows(dra: DraState, nodes, probes: list[tuple[str, DeviceRequest]]) -> CounterRows | None:
+    """Per node with free devices that consume counters and serve a pending pair (``probes``:
+    device-count resource -> its pair), the rows of :class:`CounterRows`."""
+    if not probes or not any(d.counters for devs in dra.devices_by_node.values() for d in devs):
+        return None
+    out = CounterRows()
+    where: dict[int, set[str]] = {}
+    for node, devs in dra.devices_by_node.items():
+        for d in devs:
+            if d.counter_pool is not None:
+                where.setdefault(id(d.counter_pool), set()).add(node)
+    for n in nodes:
+        devs = dra.devices_by_node.get(n.name, ())
+        if not any(d.counters for d in devs):
+            continue
+        nc = NodeCounters(plain={name: 0 for name, _ in probes})
+        pools: dict[int, object] = {}
+        for d in devs:
+            try:
+                serves = tuple(name for name, probe in probes if _serves(dra, d, probe) is not None)
+            except AllocationError:
+                serves = ()
+            if not serves:
+                continue
+            if not d.counters:
+                for name in serves:
+                    nc.plain[name] += 1
+                continue
+            if d.allow_multiple:
+                out.relaxed.setdefault(n.name, f"device {'/'.join(d.id)} is shared (allowMultipleAllocations) and consumes counters")
+                for name in serves:
+                    nc.plain[name] += 1
+                continue
+            if len(serves) > 1:
+                out.relaxed.setdefault(n.name, f"device {'/'.join(d.id)} serves several device requests")
+            cp = d.counter_pool
+            if cp is None:
+                for name in serves:
+                    nc.plain[name] += 1
+                continue
+            if len(where.get(id(cp), ())) > 1:
+                out.relaxed.setdefault(n.name, f"counter pool {cp.driver}/{cp.pool} spans several nodes")
+            pools[id(cp)] = cp
+            amounts: dict[tuple[str, str, str], int] = {}
+            for cset, values in d.counters:
+                for c, v in values:
+                    if c in cp.sets.get(cset, {}):
+                        key = (f"{cp.driver}/{cp.pool}", cset, c)
+                        amounts[key] = amounts.get(key, 0) + v
+            nc.devices.append((d.name, serves, tuple(sorted(amounts.items()))))
+        if not nc.devices:
+            continue
+        for cp in pools.values():
+            for (cset, c), v in available_counters(cp, dra.in_use, dra.consumed).items():
+                nc.available[(f"{cp.driver}/{cp.pool}", cset, c)] = v
+        out.nodes[n.name] = nc
+    return out if out.nodes else None
 
 
 def check_node(dra: DraState, node, pods_in_order, distinct: bool = True) -> str | None:

@@ -42,6 +42,25 @@ class RequestPolicy:
         return self.min is not None or self.max is not None or self.step is not None
 
 
+Counters = tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
+"""``consumesCounters`` of a device: (counter set, ((counter, amount), ...)), sorted."""
+
+
+@dataclass(eq=False)
+class CounterPool:
+    """The shared counters of one resource pool (KEP-4815, ``resource/v1`` ``types.go``
+    ``CounterSet``, kubernetes/kubernetes v1.36): every ``spec.sharedCounters`` set of the pool's
+    current slices, and every device of the pool that consumes counters (on any node), from which
+    the allocator subtracts what allocated devices consume (``checkAvailableCounters``)."""
+
+    driver: str
+    pool: str
+    sets: dict[str, dict[str, int]] = field(default_factory=dict)
+    """counter set -> counter -> value (scheduler integers)."""
+    users: list = field(default_factory=list)
+    """The pool's devices with ``consumesCounters``."""
+
+
 @dataclass(frozen=True)
 class Device:
     driver: str
@@ -57,6 +76,10 @@ class Device:
     part of its capacity."""
     policies: dict[CapName, RequestPolicy] = field(default_factory=dict, hash=False, compare=False)
     """The ``requestPolicy`` of each capacity that has one."""
+    counters: Counters = field(default=(), hash=False, compare=False)
+    """``consumesCounters`` (KEP-4815): what allocating the device takes of its pool's shared counters."""
+    counter_pool: CounterPool | None = field(default=None, hash=False, compare=False, repr=False)
+    """The pool's shared counters (set by :func:`gangplan.dra.build.build_state` for a device with ``counters``)."""
 
     @property
     def id(self) -> DeviceID:

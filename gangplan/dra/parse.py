@@ -6,11 +6,16 @@ itself; v1beta2 and v1 move them to the device and under ``exactly``. Capacity i
 (v1beta1 before v1.33) or ``{value: quantity}``.
 
 What is read but not modelled is named with ``ctx.note`` (a warning; ``--strict`` refuses it):
-partitionable devices and shared counters (KEP-4815), ``All`` allocation mode, ``firstAvailable``,
-admin access, device taints and tolerations, binding conditions, multi-node slices (nodeSelector /
+``All`` allocation mode, ``firstAvailable``, admin access, device taints and tolerations, binding conditions, multi-node slices (nodeSelector /
 allNodes / perDeviceNodeSelection), claim ``config``. A claim using one of them cannot be
 allocated by gangplan: no node fits it. Constraints (``matchAttribute``, ``distinctAttribute``)
 are read into :class:`gangplan.dra.model.Constraint` and checked by the allocator.
+
+Partitionable devices (KEP-4815, ``resource/v1`` ``types.go`` ``CounterSet`` /
+``DeviceCounterConsumption``, kubernetes/kubernetes v1.36): a slice's ``sharedCounters`` (counter
+sets: name -> counters, each ``{value: quantity}``; in v1 they live in slices without devices)
+and a device's ``consumesCounters`` are read; :func:`gangplan.dra.build.build_state` joins a
+pool's sets and its consuming devices into one :class:`gangplan.dra.model.CounterPool`.
 
 Consumable capacity (KEP-5075, ``resource/v1`` ``types.go`` of kubernetes/kubernetes v1.36) is
 read: a device's ``allowMultipleAllocations`` and each capacity's ``requestPolicy`` (``default``,
@@ -107,8 +112,10 @@ def _qualify(name: str, driver: str) -> tuple[str, str]:
     return driver, name
 
 
-def parse_resource_slice(ctx: Ctx, raw: dict) -> tuple[str | None, list[Device], tuple[str, str, int, int]]:
-    """(node name or None for a multi-node slice, devices, (driver, pool, generation, sliceCount))."""
+def parse_resource_slice(ctx: Ctx, raw: dict) -> tuple[str | None, list[Device], tuple[str, str, int, int], dict[str, dict[str, int]]]:
+    """(node name or None for a multi-node slice, devices, (driver, pool, generation, sliceCount),
+    shared counter sets: name -> counter -> value). A device's ``consumesCounters`` is read into
+    :attr:`Device.counters`; :func:`gangplan.dra.build.build_state` joins the pool's sets."""
     meta = ctx.map(raw.get("metadata"), "metadata", required=True)
     name = ctx.str(meta.get("name"), "metadata.name", required=True)
     spec = ctx.map(raw.get("spec"), "spec", required=True)
@@ -122,14 +129,18 @@ def parse_resource_slice(ctx: Ctx, raw: dict) -> tuple[str | None, list[Device],
         if spec.get(f):
             ctx.note(f"spec.{f}", "multi-node ResourceSlices are not modelled: their devices are not allocated")
             node = None
-    if spec.get("sharedCounters"):
-        ctx.note("spec.sharedCounters", "shared counters (partitionable devices, KEP-4815) are not modelled: devices consuming counters are not allocated")
+    counter_sets: dict[str, dict[str, int]] = {}
+    for f, cs in ctx.maps(spec.get("sharedCounters"), "spec.sharedCounters"):
+        cname = ctx.str(cs.get("name"), f + ".name", required=True)
+        if cname in counter_sets:
+            raise ctx.fail(f + ".name", f"counter set {cname!r} is defined twice")
+        counter_sets[cname] = _counter_map(ctx, cs.get("counters"), f + ".counters", "spec.sharedCounters[].counters")
     devices = []
     for f, d in ctx.maps(spec.get("devices"), "spec.devices"):
         basic = ctx.map(d.get("basic"), f + ".basic") if "basic" in d else d  # v1beta1
         dname = ctx.str(d.get("name"), f + ".name", required=True)
         skip = None
-        for feature, what in (("consumesCounters", "shared counters (KEP-4815)"), ("taints", "device taints"),
+        for feature, what in (("taints", "device taints"),
                               ("bindingConditions", "binding conditions"),
                               ("nodeName", "per-device node selection"), ("nodeSelector", "per-device node selection"), ("allNodes", "per-device node selection")):
             if basic.get(feature) or d.get(feature):
@@ -150,10 +161,29 @@ def parse_resource_slice(ctx: Ctx, raw: dict) -> tuple[str | None, list[Device],
             if isinstance(cv, dict) and cv.get("requestPolicy"):
                 policies[(dom, short)] = _policy(ctx, ctx.map(cv["requestPolicy"], f"{f}.capacity.{cn}.requestPolicy"), f"{f}.capacity.{cn}.requestPolicy",
                                                  f"{f.split('[')[0]}[].capacity")
+        consumes = []
+        for cf, cc in ctx.maps(basic.get("consumesCounters", d.get("consumesCounters")), f + ".consumesCounters"):
+            cset = ctx.str(cc.get("counterSet"), cf + ".counterSet", required=True)
+            if cc.get("compatibilityGroups"):
+                ctx.note(f"{f.split('[')[0]}[].consumesCounters[].compatibilityGroups", "device compatibility groups (DRADeviceCompatibilityGroups, alpha) are not modelled: only the counters are checked")
+            amounts = _counter_map(ctx, cc.get("counters"), cf + ".counters", f"{f.split('[')[0]}[].consumesCounters[].counters")
+            consumes.append((cset, tuple(sorted(amounts.items()))))
         if skip is None:
             devices.append(Device(driver=driver, pool=pool_name, slice=name, name=dname, attributes=attrs, capacity=caps,
-                                  allow_multiple=multiple, policies=policies))
-    return node, devices, (driver, pool_name, generation, count)
+                                  allow_multiple=multiple, policies=policies, counters=tuple(sorted(consumes))))
+    return node, devices, (driver, pool_name, generation, count), counter_sets
+
+
+def _counter_map(ctx: Ctx, raw: Any, field: str, note_field: str) -> dict[str, int]:
+    """``counters`` of a CounterSet or a DeviceCounterConsumption: name -> ``{value: quantity}``
+    (``Counter``), as scheduler integers."""
+    out: dict[str, int] = {}
+    for cn, cv in ctx.map(raw, field, required=True).items():
+        q = cv.get("value") if isinstance(cv, dict) else cv
+        if q is None:
+            raise ctx.fail(f"{field}.{cn}.value", "required")
+        out[str(cn)] = _amount(ctx, q, f"{field}.{cn}.value", note_field)
+    return out
 
 
 def _requests(ctx: Ctx, devices: dict, field: str) -> tuple[tuple[DeviceRequest, ...], str | None]:

@@ -233,4 +233,43 @@ def _check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[
         if any(v > caps.get(dom, {}).get(name, 0) for (dom, name), v in per.items()):
             owners = sorted({full for (full, _, j) in shares if j == i})
             out.append((owners[-1], f"device {'/'.join(i)}: the shares named for {', '.join(owners)} consume more than its capacity"))
+    out.extend(_check_counters(cluster, dra, holder, {i: full for (full, _, i) in shares}))
+    return out
+
+
+def _check_counters(cluster, dra: DraState, exclusive: Mapping, shared: Mapping) -> list[tuple[str, str]]:
+    """KEP-4815: the named devices that consume shared counters (an exclusive device, or a shared
+    one without a share in the snapshot, once), per pool, take no more of any counter than the
+    snapshot's allocated devices left; and none is named where the release does not allocate them."""
+    from gangplan.dra.allocator import available_counters
+
+    named = {**{i: c for i, c in shared.items()}, **{i: c for i, c in exclusive.items()}}
+    if not named:
+        return []
+    by_id = {d.id: d for devices in dra.devices_by_node.values() for d in devices if d.counters}
+    users = {i: by_id[i] for i in sorted(named) if i in by_id}
+    if not users:
+        return []
+    if not distinct_supported(cluster):
+        return [(named[i], f"device {'/'.join(i)} consumes shared counters, which this release does not allocate (DRAPartitionableDevices off)") for i in users]
+    out: list[tuple[str, str]] = []
+    per: dict[tuple[str, str], dict] = {}
+    pools: dict[tuple[str, str], object] = {}
+    for i, d in users.items():
+        cp = d.counter_pool
+        if cp is None or (d.allow_multiple and i in dra.consumed):
+            continue
+        pools[(cp.driver, cp.pool)] = cp
+        now = per.setdefault((cp.driver, cp.pool), {})
+        for cset, amounts in d.counters:
+            for c, v in amounts:
+                now[(cset, c)] = now.get((cset, c), 0) + v
+    for key in sorted(per):
+        have = available_counters(pools[key], dra.in_use, dra.consumed)
+        over = sorted(k for k, v in have.items() if v < per[key].get(k, 0))
+        if over:
+            cset, c = over[0]
+            owners = sorted({named[i] for i, d in users.items() if d.counter_pool is pools[key]})
+            out.append((owners[-1], f"pool {key[0]}/{key[1]} counter {cset}/{c}: the devices named for {', '.join(owners)} consume "
+                                    f"{per[key].get((cset, c), 0)} of the {max(have[(cset, c)], 0)} left"))
     return out

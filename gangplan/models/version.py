@@ -240,6 +240,25 @@ def dra_distinct_attribute(v: KubeVersion) -> bool:
     return v.at_least(KubeVersion.V1_36)
 
 
+def dra_partitionable_devices(v: KubeVersion) -> bool:
+    """Devices that consume shared counters (KEP-4815, ``consumesCounters`` / ``sharedCounters``)
+    may be allocated: gate DRAPartitionableDevices, alpha (off) from v1.33, beta and on by
+    default from v1.36 (``pkg/features/kube_features.go``, release-1.36 and master). With it off
+    (v1.35) the allocator never allocates such a device (``allocateDevice``, ``structured/internal/
+    stable/allocator_stable.go``: "Device consumes counters, but the partitionable devices feature
+    is not enabled"). The gate turns on in the release DRAConsumableCapacity does
+    (:func:`dra_distinct_attribute`), so the allocator takes both from one flag unless told
+    otherwise (tests/test_dra_counters.py checks they agree at every version)."""
+    return v.at_least(KubeVersion.V1_36)
+
+
+def dra_prioritized_list(v: KubeVersion) -> bool:
+    """``firstAvailable`` subrequests (KEP-4816, gate DRAPrioritizedList): beta and on by default
+    from v1.34, GA in v1.36, locked on in v1.37 (``pkg/features/kube_features.go``): on at every
+    release gangplan reproduces."""
+    return v.at_least(KubeVersion.V1_35)
+
+
 @dataclass(frozen=True)
 class Behaviour:
     topic: str
@@ -312,6 +331,12 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
          "1.36": "`distinctAttribute` checked (incubating allocator, DRAConsumableCapacity beta); PodGroup claims (DRAWorkloadResourceClaims alpha): one claim per group, allocated for its first placed pod",
          "1.37+": "as v1.36 (DRAWorkloadResourceClaims beta, off by default; gangplan models it on)"},
         "`structured/internal/stable/allocator_stable.go`, `incubating/allocator_incubating.go`, `incubating/constraint.go`; `pkg/features/kube_features.go`; `k8s.io/api` `scheduling` `PodGroupResourceClaim` (v1alpha2, v1alpha3, v1beta1)",
+    ),
+    Behaviour(
+        "DRA: partitionable devices (shared counters, KEP-4815)",
+        {"1.35": "a device with `consumesCounters` is never allocated (DRAPartitionableDevices alpha, off)",
+         "1.36+": "allocated while its pool's counters, less what allocated devices consume, hold its consumption (DRAPartitionableDevices beta, on)"},
+        "`structured/internal/stable/allocator_stable.go` / `incubating/allocator_incubating.go` `allocateDevice`, `checkAvailableCounters` (kubernetes @03ab440c); `pkg/features/kube_features.go`",
     ),
 )
 

@@ -15,8 +15,10 @@ on the node gives back its requests and pod slots when ``evict[u]`` is 1, i.e.
 usages join the gcd so the scaling stays exact.
 
 DRA claims with matchAttribute / distinctAttribute constraints add per-attribute-value variables
-on the nodes where they can land (:func:`add_aligned_rows`); everything else DRA is resource rows
-of :func:`gangplan.dra.capacity.capacity_view`.
+on the nodes where they can land (:func:`add_aligned_rows`); partitionable devices (shared
+counters, KEP-4815) a boolean per device, only on nodes that have such devices
+(:func:`add_counter_rows`); everything else DRA is resource rows of
+:func:`gangplan.dra.capacity.capacity_view`.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ def add_capacity_constraints(ctx: BuildContext) -> None:
         return
     em = ctx.em
     add_aligned_rows(em)
+    add_counter_rows(em)
     inst, model = em.inst, em.model
     scales = resource_scales(em)
     for n, entries in enumerate(em.node_vars):
@@ -218,6 +221,89 @@ def add_aligned_rows(em: ExactModel) -> None:
             cap = supply[(p, a)][v]
             if sum(k * ub for _, k, ub in terms) > cap:
                 model.add(cp_model.LinearExpr.weighted_sum([x for x, _, _ in terms], [k for _, k, _ in terms]) <= cap)
+
+
+def add_counter_rows(em: ExactModel) -> None:
+    """Partitionable devices (KEP-4815, :class:`gangplan.dra.capacity.CounterRows`): on a node
+    with free devices that consume shared counters, a boolean ``x[d]`` per such device (taken by
+    some new claim), and
+
+    * per (pool, counter set, counter): ``sum_d consumption[d] * x[d] <= what is left``;
+    * per device-count resource ``r`` (a (DeviceClass, selectors) pair, or a KEP-4815 class row):
+      ``demand[r] <= plain[r] + sum over d serving r of x[d]`` (``plain``: the node's devices
+      without counters that serve it).
+
+    The view's device count still bounds each resource. Exact when each partitionable device
+    serves one resource, the pool is the node's own, and no partitionable device is shared; the
+    view names a node where that does not hold, and the validator decides there. Hints: per
+    resource, the placement's demand beyond the plain devices takes partitionable devices in
+    order while their counters last."""
+    from gangplan.dra.capacity import counter_rows
+
+    rows = counter_rows(em.inst.cluster)
+    if rows is None:
+        return
+    model = em.model
+    ridx = {r: i for i, r in enumerate(em.inst.resources)}
+    plans: dict[tuple[int, int], dict[int, int]] = {}
+
+    def plan(cnt: Counts, n: int, nc) -> dict[int, int]:
+        key = (id(cnt), n)
+        got = plans.get(key)
+        if got is not None:
+            return got
+        if len(plans) > 4096:
+            plans.clear()
+        left = dict(nc.available)
+        need = {}
+        for r, plain in nc.plain.items():
+            if r in ridx:
+                i = ridx[r]
+                need[r] = max(sum(per.get(n, 0) * int(em.req[c][i]) for c, per in enumerate(cnt.per_class)) - plain, 0)
+        out: dict[int, int] = {}
+        for j, (_, serves, amounts) in enumerate(nc.devices):
+            r = next((r for r in serves if need.get(r, 0) > 0), None)
+            if r is None or any(left.get(k, 0) < v for k, v in amounts):
+                continue
+            for k, v in amounts:
+                left[k] -= v
+            need[r] -= 1
+            out[j] = 1
+        plans[key] = out
+        return out
+
+    for n, entries in enumerate(em.node_vars):
+        nc = rows.nodes.get(em.inst.cluster.nodes[n].name)
+        if nc is None or not entries:
+            continue
+        used = [r for r in sorted(nc.plain) if r in ridx and any(req[ridx[r]] > 0 for _, req, _ in entries)]
+        if not used:
+            continue
+        xs = []
+        for j, (_, serves, _) in enumerate(nc.devices):
+            xs.append(em.new_aux(0, 1, lambda cnt, n=n, j=j, nc=nc: plan(cnt, n, nc).get(j, 0)) if any(r in used for r in serves) else None)
+        for r in used:
+            i = ridx[r]
+            t = [(var, int(req[i])) for var, req, _ in entries if req[i] > 0]
+            mine = [x for x, (_, serves, _) in zip(xs, nc.devices, strict=True) if x is not None and r in serves]
+            model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in t] + mine, [k for _, k in t] + [-1] * len(mine)) <= nc.plain[r])
+        per: dict[tuple[str, str, str], list[tuple[cp_model.IntVar, int]]] = {}
+        for x, (_, _, amounts) in zip(xs, nc.devices, strict=True):
+            if x is None:
+                continue
+            for k, v in amounts:
+                per.setdefault(k, []).append((x, v))
+        for k in sorted(per):
+            terms = per[k]
+            left = nc.available.get(k, 0)
+            if sum(v for _, v in terms) > left:
+                model.add(cp_model.LinearExpr.weighted_sum([x for x, _ in terms], [v for _, v in terms]) <= left)
+        # A counter over-consumed already refuses every device of its pool (checkAvailableCounters).
+        for k, left in sorted(nc.available.items()):
+            if left < 0:
+                for x, (_, _, amounts) in zip(xs, nc.devices, strict=True):
+                    if x is not None and any(a[0] == k[0] for a, _ in amounts):
+                        model.add(x == 0)
 
 
 def _hint_one(left: dict, out: dict, name: str, j: int, con) -> None:

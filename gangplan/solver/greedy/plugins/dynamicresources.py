@@ -161,7 +161,9 @@ class DynamicResources(Plugin):
     def _base_state(self, snap, i: int):
         """The snapshot's devices in use and consumed capacity on node ``i``, nothing allocated."""
         devices = self.dra.devices_by_node.get(snap.nodes[i].name, ())
-        return (frozenset(d.id for d in devices if d.id in self.dra.in_use),
+        # (KEP-4815: a counter pool's allocated devices on other nodes take their counters too)
+        others = {u.id for d in devices if d.counter_pool is not None for u in d.counter_pool.users if u.id in self.dra.in_use}
+        return (frozenset({d.id for d in devices if d.id in self.dra.in_use} | others),
                 {d.id: dict(self.dra.consumed[d.id]) for d in devices if d.id in self.dra.consumed}, {})
 
     def filter_one(self, cs, pod, snap, i):
