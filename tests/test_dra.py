@@ -225,14 +225,14 @@ def test_a_missing_claim_is_unresolvable_at_prefilter() -> None:
 def test_unmodelled_features_are_named_in_warnings() -> None:
     c = load_objects([
         {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "x"},
-         "spec": {"devices": {"requests": [{"name": "a", "exactly": {"deviceClassName": "gpu", "allocationMode": "All"}},
+         "spec": {"devices": {"requests": [{"name": "a", "exactly": {"deviceClassName": "gpu", "adminAccess": True}},
                                            {"name": "b", "firstAvailable": [{"name": "b1", "deviceClassName": "gpu"}]}],
                               "constraints": [{"matchAttribute": "gpu.example.com/numa"}]}}},
         {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "s"},
          "spec": {"driver": "d", "allNodes": True, "pool": {"name": "p", "generation": 0, "resourceSliceCount": 1}, "devices": [{"name": "x", "taints": [{"key": "k", "effect": "NoSchedule"}]}]}},
     ])
     text = "\n".join(c.warnings)
-    for what in ("allocationMode All", "firstAvailable", "multi-node ResourceSlices", "device taints"):
+    for what in ("admin access", "firstAvailable", "multi-node ResourceSlices", "device taints"):
         assert what in text, what
 
 
@@ -280,7 +280,7 @@ def test_gang_pods_see_the_pending_allocations_of_earlier_gang_pods() -> None:
 
 
 def test_strict_refuses_an_unmodelled_dra_feature(tmp_path) -> None:
-    """A claim with allocationMode All is named in a warning, which --strict turns into bad input."""
+    """A claim with admin access is named in a warning, which --strict turns into bad input."""
     import yaml
     from typer.testing import CliRunner
 
@@ -289,7 +289,7 @@ def test_strict_refuses_an_unmodelled_dra_feature(tmp_path) -> None:
     objs = [
         {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "5"}}},
         {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "all", "namespace": "default"},
-         "spec": {"devices": {"requests": [{"name": "a", "exactly": {"deviceClassName": "gpu", "allocationMode": "All"}}]}}},
+         "spec": {"devices": {"requests": [{"name": "a", "exactly": {"deviceClassName": "gpu", "adminAccess": True}}]}}},
         {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
          "spec": {"containers": [{"name": "c"}], "resourceClaims": [{"name": "g", "resourceClaimName": "all"}]}},
     ]
@@ -298,7 +298,7 @@ def test_strict_refuses_an_unmodelled_dra_feature(tmp_path) -> None:
     runner = CliRunner()
     assert runner.invoke(app, ["solve", str(f)]).exit_code == 0
     res = runner.invoke(app, ["solve", str(f), "--strict"])
-    assert res.exit_code == 2 and "allocationMode All" in res.stderr
+    assert res.exit_code == 2 and "admin access" in res.stderr
 
 
 def test_simulator_export_dra_lists_are_read(tmp_path) -> None:

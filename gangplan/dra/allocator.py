@@ -104,6 +104,22 @@ def _empty(key: str, i: int) -> AllocationError:
     return AllocationError(f"claim {key}, constraint #{i}: empty constraint (unsupported constraint type?)")
 
 
+def _must(key: str, request: DeviceRequest, d: Device) -> AllocationError:
+    """``allocateDevice`` with ``must`` (allocationMode All): a constraint refusing one of the
+    devices is an error, not a reason to try another."""
+    return AllocationError(f"claim {key}, request {request.name}: cannot add device {'/'.join(d.id)} because a claim constraint would not be satisfied")
+
+
+def all_devices(key: str, request: DeviceRequest, devices: Sequence[Device], classes: dict[str, DeviceClass]) -> list[int]:
+    """``validateDeviceRequest`` for ``allocationMode: All``: the indexes of every device of the
+    node's pools that matches the request (in use or not: taking it is the search's part), or an
+    :class:`AllocationError` when a pool of the node is incomplete or a selector fails."""
+    for d in devices:
+        if d.pool_incomplete:
+            raise AllocationError(f"claim {key}, request {request.name}: asks for all devices, but resource pool {d.driver}/{d.pool} is currently being updated")
+    return [i for i, d in enumerate(devices) if matches(d, request, classes)]
+
+
 def constraints_hold(constraints: Sequence[Constraint], picked: Sequence[tuple[str, Device]]) -> bool:
     """Whether the devices a claim got (``(request name, device)`` each) satisfy every one of its
     constraints: the reference the search is tested against, and what the validator checks."""
@@ -237,6 +253,17 @@ def counter_pools(devices: Sequence[Device]) -> dict[int, CounterPool]:
     return {id(d.counter_pool): d.counter_pool for d in devices if d.counters and d.counter_pool is not None}
 
 
+def _pools_of(devices: Sequence[Device], cache: dict | None) -> dict[int, CounterPool]:
+    """:func:`counter_pools`, cached per device list in ``cache`` (none: nothing consumes counters)."""
+    if cache is None:
+        return counter_pools(devices)
+    key = (id(devices), "pools")
+    got = cache.get(key)
+    if got is None:
+        got = cache[key] = counter_pools(devices)
+    return got
+
+
 def available_counters(cp: CounterPool, in_use: Iterable[DeviceID], consumed: Consumed | None) -> dict[tuple[str, str], int]:
     """(counter set, counter) -> what is left of it once the pool's allocated devices (``in_use``:
     exclusive allocations, the snapshot's and in-flight ones; ``consumed``: shared devices with a
@@ -315,15 +342,22 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
         got = _counted(claims, devices, in_use, classes, consumed, cache, constraints)
         if got is not _SEARCH:
             return got
-    pools = counter_pools(devices) if partitionable else {}
+    pools = _pools_of(devices, cache) if partitionable else {}
     avail = {id(cp): available_counters(cp, in_use, consumed) for cp in pools.values()}
     taking: dict[int, dict[tuple[str, str], int]] = {k: {} for k in avail}
     used = _local(devices, in_use)
     base = consumed or {}
     slots: list[tuple[int, DeviceRequest, int]] = []
-    for k, (_, requests) in enumerate(claims):
+    fixed: list[int | None] = []  # allocationMode All: the one device each of its slots must take
+    for k, (key, requests) in enumerate(claims):
         for r in requests:
+            if r.all:
+                alls = all_devices(key, r, devices, classes)
+                slots.extend((k, r, j) for j in range(max(len(alls), 1)))
+                fixed.extend(alls or [-1])  # (none: a slot nothing fills, the request fails there)
+                continue
             slots.extend((k, r, j) for j in range(r.count))
+            fixed.extend([None] * r.count)
     # Per slot, the constraints that apply to its request: (index into ``taken``, is it a
     # matchAttribute, every device's value of its attribute).
     slot_cons: list[tuple[tuple[int, bool, list], ...]] = [()] * len(slots)
@@ -411,10 +445,15 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
         if s == len(slots):
             return True
         j = slots[s][2]
-        start = chosen[-1][0] + 1 if j > 0 else 0  # the same request: after its previous device
         st = status[s]
-        rest = left[s] if not errors[s] else 0  # (an error must surface where upstream reaches it)
-        for i in range(start, n - rest):  # the request's later devices come after this one
+        f = fixed[s]
+        if f is not None:  # allocationMode All: this device or nothing
+            candidates: Iterable[int] = (f,) if f >= 0 else ()
+        else:
+            start = chosen[-1][0] + 1 if j > 0 else 0  # the same request: after its previous device
+            rest = left[s] if not errors[s] else 0  # (an error must surface where upstream reaches it)
+            candidates = range(start, n - rest)  # the request's later devices come after this one
+        for i in candidates:
             q = st[i]
             if q is _NO:
                 continue
@@ -430,6 +469,8 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
                     continue
                 added = admits(s, i) if slot_cons[s] else ()
                 if added is None:
+                    if f is not None:
+                        raise _must(claims[slots[s][0]][0], slots[s][1], d)
                     continue
                 took = take(d) if d.counters else ()
                 if took is None:
@@ -452,6 +493,8 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
                 continue
             added = admits(s, i) if slot_cons[s] else ()
             if added is None:
+                if f is not None:
+                    raise _must(claims[slots[s][0]][0], slots[s][1], d)
                 continue
             # A shared device takes its counters once, with its first share (upstream skips the
             # check when some of its capacity is already in use).
@@ -590,7 +633,7 @@ def _counted(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Seq
     need: dict[int, int] = {}
     for k, (_, requests) in enumerate(claims):
         for r in requests:
-            if r.capacity:
+            if r.capacity or r.all:
                 return _SEARCH
             m = _usable(devices, r, classes, store)
             if m is None:
@@ -684,8 +727,23 @@ def brute_force_exists(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], de
 
     used = set(in_use)
     free = [d for d in devices if d.id not in used and (partitionable or not d.counters)]
-    slots = [(k, r) for k, (_, requests) in enumerate(claims) for r in requests for _ in range(r.count)]
+    slots = []
+    pinned: list[DeviceID | None] = []  # allocationMode All: the device the slot must take
+    for k, (key, requests) in enumerate(claims):
+        for r in requests:
+            if r.all:
+                alls = [devices[i].id for i in all_devices(key, r, devices, classes)]
+                if not alls or any(d not in {x.id for x in free} for d in alls):
+                    return False
+                slots.extend((k, r) for _ in alls)
+                pinned.extend(alls)
+                continue
+            slots.extend((k, r) for _ in range(r.count))
+            pinned.extend([None] * r.count)
     cons = constraints or {}
+
+    def pins(picked: Sequence[Device]) -> bool:
+        return all(p is None or d.id == p for d, p in zip(picked, pinned, strict=True))
 
     def counted(picked: Iterable[Device]) -> bool:
         """Every pool's counters hold what the distinct ``picked`` devices consume, on top of the
@@ -715,7 +773,7 @@ def brute_force_exists(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], de
     if not any(d.allow_multiple for d in free) and not any(r.capacity for _, r in slots):
         if len(slots) > len(free):
             return False
-        return any(all(matches(d, r, classes) for d, (_, r) in zip(p, slots, strict=True)) and constrained(p) and counted(p)
+        return any(pins(p) and all(matches(d, r, classes) for d, (_, r) in zip(p, slots, strict=True)) and constrained(p) and counted(p)
                    for p in permutations(free, len(slots)))
     base = consumed or {}
     for p in product(range(len(free)), repeat=len(slots)):
@@ -739,6 +797,7 @@ def brute_force_exists(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], de
             t = total.setdefault(i, {})
             for key, v in q.items():
                 t[key] = t.get(key, 0) + v
-        if ok and all(fits(free[i], t, base.get(free[i].id)) for i, t in total.items()) and constrained([free[i] for i in p]) and counted(free[i] for i in p):
+        if ok and pins([free[i] for i in p]) and all(fits(free[i], t, base.get(free[i].id)) for i, t in total.items()) \
+                and constrained([free[i] for i in p]) and counted(free[i] for i in p):
             return True
     return False

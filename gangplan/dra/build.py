@@ -88,7 +88,10 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
                     note("ResourceSlice", "spec.sharedCounters", f"counter set {cname!r} of pool {driver}/{pool} is defined in several slices: the first (by slice name) is used", sname)
                     continue
                 cp.sets[cname] = values
+        incomplete = len(current) < current[0][1]
         for _, _, sname, node, devices, _ in current:
+            if incomplete:
+                devices[:] = [replace(d, pool_incomplete=True) for d in devices]
             if cp is not None:
                 for i, d in enumerate(devices):
                     if d.counters:

@@ -282,6 +282,7 @@ def _capacity_view(cluster):
     aligned: dict[str, tuple[str, tuple[AlignedConstraint, ...]]] = {}
     distinct = distinct_supported(cluster)
     consumers: list[tuple[dict, str, tuple, CapName, int, int]] = []
+    all_claims: dict[str, str] = {}
 
     def _shareable(r: DeviceRequest) -> _Shareable | None:
         """The rows of ``r``'s pair when some free device it matches is shared, else None."""
@@ -330,7 +331,23 @@ def _capacity_view(cluster):
                                 got[(r.device_class, r.selectors, r.capacity)] += r.count
                         shaped.append(AlignedConstraint(k.kind, k.attribute, tuple(sorted(got.items(), key=repr))))
                     aligned[name] = (key, tuple(shaped))
+            if any(r.all for r in c.requests):
+                # allocationMode All: one unit of the claim's shape, offered where the claim fits
+                # alone; per All request one unit of its pair's ``all`` row, 1 where every
+                # matching device is free, and (exact engine, add_all_rows) no other request of
+                # the pair next to it.
+                shape = tuple((r.name, r.device_class, r.selectors, r.count, r.capacity, r.all) for r in c.requests)
+                name = dims.setdefault(("allclaim", shape), f"{PREFIX}allclaim-{len(dims)}")
+                extra[name] = extra.get(name, 0) + 1
+                all_claims.setdefault(name, key)
+                for r in c.requests:
+                    if r.all:
+                        pair = (r.device_class, r.selectors, r.capacity)
+                        row = dims.setdefault(("all", *pair), f"{PREFIX}all-{len(dims)}")
+                        extra[row] = extra.get(row, 0) + 1
             for r in c.requests:
+                if r.all:
+                    continue
                 sh = _shareable(r)
                 if sh is None:
                     key = ("request", r.device_class, r.selectors) if not r.capacity else ("request", r.device_class, r.selectors, r.capacity)
@@ -351,6 +368,7 @@ def _capacity_view(cluster):
                 extra[name] = extra.get(name, 0) + q
         if extra:
             pod_extra[p.key] = extra
+    all_rows: dict[str, list[tuple[str, str, int]]] = {}
     thresholds: dict[tuple, str] = {}
     for extra, cls, sel, cap, q, count in consumers:
         for a in sorted(pairs[(cls, sel)].amounts[cap]):
@@ -371,6 +389,15 @@ def _capacity_view(cluster):
                 node_extra[n.name][name] = _BIG if _fits_alone(dra, n, rest[0], distinct) else 0
             elif kind == "aligned":
                 node_extra[n.name][name] = _BIG if _fits_alone(dra, n, aligned[name][0], distinct) else 0
+            elif kind == "allclaim":
+                node_extra[n.name][name] = _BIG if _fits_alone(dra, n, all_claims[name], distinct) else 0
+            elif kind == "all":
+                total, free = _all_count(dra, n, DeviceRequest(name="", device_class=rest[0], selectors=rest[1], capacity=rest[2], all=True), distinct)
+                node_extra[n.name][name] = 1 if total and total == free else 0
+                if total:
+                    req_row = dims.get(("request", *rest[:2])) if not rest[2] else dims.get(("request", *rest))
+                    if req_row is not None:
+                        all_rows.setdefault(n.name, []).append((name, req_row, total))
         for (cls, sel, cap, a), name in thresholds.items():
             node_extra[n.name][name] = pairs[(cls, sel)].supply(n.name, cap, a)
         served = dra.mapped_on(n)
@@ -425,7 +452,30 @@ def _capacity_view(cluster):
         _ALIGNED[id(view)] = (weakref.ref(view), rows)
     if crows is not None:
         _COUNTERS[id(view)] = (weakref.ref(view), crows)
+    if all_rows:
+        _ALL[id(view)] = (weakref.ref(view), all_rows)
     return view
+
+
+_ALL: dict[int, tuple[weakref.ref, dict]] = {}
+
+
+def all_rows(view) -> dict[str, list[tuple[str, str, int]]] | None:
+    """allocationMode All in a :func:`capacity_view`: node -> (the pair's ``all`` resource, the
+    pair's device-count resource, the node's matching devices), for
+    :func:`gangplan.solver.exact.capacity.add_all_rows`; None without All requests."""
+    got = _ALL.get(id(view))
+    return got[1] if got is not None and got[0]() is view else None
+
+
+def _all_count(dra: DraState, node, request: DeviceRequest, partitionable: bool = True) -> tuple[int, int]:
+    """(devices of ``node`` matching ``request``, of which free and able to serve it alone)."""
+    devices = dra.devices_by_node.get(node.name, ())
+    try:
+        total = [d for d in devices if matches(d, request, dra.classes)]
+        return len(total), sum(1 for d in total if _serves(dra, d, request, partitionable) is not None)
+    except AllocationError:
+        return 0, 0
 
 
 @dataclass

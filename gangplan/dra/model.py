@@ -78,6 +78,8 @@ class Device:
     """The ``requestPolicy`` of each capacity that has one."""
     counters: Counters = field(default=(), hash=False, compare=False)
     """``consumesCounters`` (KEP-4815): what allocating the device takes of its pool's shared counters."""
+    pool_incomplete: bool = field(default=False, hash=False, compare=False)
+    """The pool has fewer current slices than ``resourceSliceCount`` (a request for All devices fails)."""
     counter_pool: CounterPool | None = field(default=None, hash=False, compare=False, repr=False)
     """The pool's shared counters (set by :func:`gangplan.dra.build.build_state` for a device with ``counters``)."""
 
@@ -100,6 +102,8 @@ class DeviceRequest:
     count: int = 1
     capacity: tuple[tuple[str, int], ...] = ()
     """``capacity.requests`` (KEP-5075): capacity name as written -> scheduler integer, sorted."""
+    all: bool = False
+    """``allocationMode: All``: every matching device of the node's pools (``count`` unused)."""
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ itself; v1beta2 and v1 move them to the device and under ``exactly``. Capacity i
 (v1beta1 before v1.33) or ``{value: quantity}``.
 
 What is read but not modelled is named with ``ctx.note`` (a warning; ``--strict`` refuses it):
-``All`` allocation mode, ``firstAvailable``, admin access, device taints and tolerations, binding conditions, multi-node slices (nodeSelector /
+``firstAvailable``, admin access, device taints and tolerations, binding conditions, multi-node slices (nodeSelector /
 allNodes / perDeviceNodeSelection), claim ``config``. A claim using one of them cannot be
 allocated by gangplan: no node fits it. Constraints (``matchAttribute``, ``distinctAttribute``)
 are read into :class:`gangplan.dra.model.Constraint` and checked by the allocator.
@@ -200,9 +200,6 @@ def _requests(ctx: Ctx, devices: dict, field: str) -> tuple[tuple[DeviceRequest,
         ex = ctx.map(r.get("exactly"), f + ".exactly") if "exactly" in r else r  # v1beta1: on the request
         ef = f + ".exactly" if "exactly" in r else f
         mode = ctx.enum(ex.get("allocationMode"), ef + ".allocationMode", ("ExactCount", "All"), default="ExactCount")
-        if mode == "All":
-            ctx.note(field + ".requests[].allocationMode", "allocationMode All is not modelled: the claim is not allocatable")
-            why = "allocationMode All is not modelled"
         if ex.get("adminAccess"):
             ctx.note(field + ".requests[].adminAccess", "admin access is not modelled: the claim is not allocatable")
             why = "adminAccess is not modelled"
@@ -214,6 +211,7 @@ def _requests(ctx: Ctx, devices: dict, field: str) -> tuple[tuple[DeviceRequest,
             device_class=ctx.str(ex.get("deviceClassName"), ef + ".deviceClassName", required=True),
             selectors=_selectors(ctx, ex.get("selectors"), ef + ".selectors"),
             count=ctx.int(ex.get("count"), ef + ".count", minimum=1) or 1,
+            all=mode == "All",
             capacity=tuple(sorted((str(cn), _amount(ctx, cq, f"{ef}.capacity.requests.{cn}", field + ".requests[].capacity.requests"))
                                   for cn, cq in asked.items())),
         ))

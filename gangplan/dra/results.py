@@ -112,8 +112,9 @@ def _assign_paused(cluster, placements: Mapping[str, str]) -> dict[str, tuple[tu
             continue  # the validator's rule dra reports the node
         named: dict[str, list] = {}
         for key, reqs in todo:
-            slots = [r for r in reqs for _ in range(r.count)]
-            for r, res in zip(slots, alloc[key], strict=True):
+            by_name = {r.name: r for r in reqs}
+            for res in alloc[key]:
+                r = by_name[res.request]
                 driver, pool, device = res.device
                 for pk in owners[key]:
                     named.setdefault(pk, []).append(((claim_name(key), request_name(r), driver, pool, device), res.consumed))
@@ -173,7 +174,16 @@ def _check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[
                 out.append((pod_key, f"claim {claim} names a device twice"))
             for r in reqs:
                 mine_r = [i for q, i in items if q == request_name(r)]
-                if len(mine_r) != r.count:
+                if r.all:  # allocationMode All: exactly every matching device of the node
+                    try:
+                        want = sorted(d.id for d in devices.values() if matches(d, r, dra.classes))
+                    except AllocationError as e:
+                        out.append((pod_key, f"claim {claim} request {request_name(r)}: {e}"))
+                        want = sorted(mine_r)
+                    if sorted(mine_r) != want or not want:
+                        out.append((pod_key, f"claim {claim} request {request_name(r)} (allocationMode All): {len(mine_r)} device(s) named, "
+                                             f"not the {len(want)} matching device(s) of {node}"))
+                elif len(mine_r) != r.count:
                     out.append((pod_key, f"claim {claim} request {request_name(r)}: {len(mine_r)} device(s) named, {r.count} requested"))
                 if len(set(mine_r)) != len(mine_r) and not twice:
                     out.append((pod_key, f"claim {claim} request {request_name(r)} names a device twice"))

@@ -106,7 +106,8 @@ def node_selector(node: str) -> dict:
 def _spec(requests, names: dict[str, str] | None = None) -> dict:
     out = []
     for r in requests:
-        exactly: dict = {"deviceClassName": r.device_class, "allocationMode": "ExactCount", "count": r.count}
+        exactly: dict = ({"deviceClassName": r.device_class, "allocationMode": "All"} if getattr(r, "all", False)
+                         else {"deviceClassName": r.device_class, "allocationMode": "ExactCount", "count": r.count})
         if r.selectors:
             exactly["selectors"] = [{"cel": {"expression": e}} for e in r.selectors]
         out.append({"name": (names or {}).get(r.name, r.name), "exactly": exactly})

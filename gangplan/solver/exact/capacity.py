@@ -62,6 +62,7 @@ def add_capacity_constraints(ctx: BuildContext) -> None:
     em = ctx.em
     add_aligned_rows(em)
     add_counter_rows(em)
+    add_all_rows(em)
     inst, model = em.inst, em.model
     scales = resource_scales(em)
     for n, entries in enumerate(em.node_vars):
@@ -304,6 +305,33 @@ def add_counter_rows(em: ExactModel) -> None:
                 for x, (_, _, amounts) in zip(xs, nc.devices, strict=True):
                     if x is not None and any(a[0] == k[0] for a, _ in amounts):
                         model.add(x == 0)
+
+
+def add_all_rows(em: ExactModel) -> None:
+    """allocationMode All (:func:`gangplan.dra.capacity.all_rows`): on a node with ``M`` devices
+    matching an All request's pair, ``demand[pair] + M * demand[all] <= free[pair]``: a claim
+    taking all of them leaves none to the pair's ExactCount requests (its ``all`` row, 1 where
+    every matching device is free, already keeps a second All claim off the node). Requests of
+    other pairs whose devices overlap are left to the validator, as for the plain rows."""
+    from gangplan.dra.capacity import all_rows
+
+    rows = all_rows(em.inst.cluster)
+    if rows is None:
+        return
+    model = em.model
+    ridx = {r: i for i, r in enumerate(em.inst.resources)}
+    for n, entries in enumerate(em.node_vars):
+        got = rows.get(em.inst.cluster.nodes[n].name)
+        if not got or not entries:
+            continue
+        free = em.inst.free[n]
+        for all_res, pair_res, m in got:
+            if all_res not in ridx or pair_res not in ridx:
+                continue
+            a, p = ridx[all_res], ridx[pair_res]
+            t = [(var, int(req[p]) + m * int(req[a])) for var, req, _ in entries if req[a] > 0 or req[p] > 0]
+            if any(int(req[a]) > 0 for _, req, _ in entries) and any(int(req[p]) > 0 for _, req, _ in entries):
+                model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in t], [k for _, k in t]) <= int(free[p]))
 
 
 def _hint_one(left: dict, out: dict, name: str, j: int, con) -> None:
