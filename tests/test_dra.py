@@ -232,7 +232,7 @@ def test_unmodelled_features_are_named_in_warnings() -> None:
          "spec": {"driver": "d", "allNodes": True, "pool": {"name": "p", "generation": 0, "resourceSliceCount": 1}, "devices": [{"name": "x", "taints": [{"key": "k", "effect": "NoSchedule"}]}]}},
     ])
     text = "\n".join(c.warnings)
-    for what in ("admin access", "firstAvailable", "multi-node ResourceSlices", "device taints"):
+    for what in ("admin access", "multi-node ResourceSlices", "device taints"):
         assert what in text, what
 
 

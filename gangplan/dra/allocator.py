@@ -64,7 +64,7 @@ the search and the brute force (tests/test_dra_counting.py).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gangplan.dra.cel import CelError, evaluate
 from gangplan.dra.model import (
@@ -349,15 +349,35 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
     base = consumed or {}
     slots: list[tuple[int, DeviceRequest, int]] = []
     fixed: list[int | None] = []  # allocationMode All: the one device each of its slots must take
+    label: list[str] = []  # the result's request name: the request's, or <request>/<subrequest>
+    blocks: list[list[tuple[int, int]]] = []  # per request, its alternatives' slot ranges (firstAvailable: several)
     for k, (key, requests) in enumerate(claims):
         for r in requests:
-            if r.all:
-                alls = all_devices(key, r, devices, classes)
-                slots.extend((k, r, j) for j in range(max(len(alls), 1)))
-                fixed.extend(alls or [-1])  # (none: a slot nothing fills, the request fails there)
-                continue
-            slots.extend((k, r, j) for j in range(r.count))
-            fixed.extend([None] * r.count)
+            alts = r.alternatives or (r,)
+            for a in r.alternatives:
+                if a.device_class not in classes:  # (validateDeviceRequest, before any search)
+                    raise AllocationError(f"claim {key}, request {r.name}/{a.name}: could not retrieve device class {a.device_class}")
+            block = []
+            for a in alts:
+                lo = len(slots)
+                name = f"{r.name}/{a.name}" if r.alternatives else r.name
+                if a.all:
+                    alls = all_devices(key, a, devices, classes)
+                    n_slots = max(len(alls), 1)
+                    fixed.extend(alls or [-1])  # (none: a slot nothing fills, the request fails there)
+                else:
+                    n_slots = a.count
+                    fixed.extend([None] * a.count)
+                slots.extend((k, a, j) for j in range(n_slots))
+                label.extend([name] * n_slots)
+                block.append((lo, len(slots)))
+            blocks.append(block)
+    block_of = [0] * len(slots)
+    alt_end = [0] * len(slots)
+    for b, block in enumerate(blocks):
+        for lo, hi in block:
+            for t in range(lo, hi):
+                block_of[t], alt_end[t] = b, hi
     # Per slot, the constraints that apply to its request: (index into ``taken``, is it a
     # matchAttribute, every device's value of its attribute).
     slot_cons: list[tuple[tuple[int, bool, list], ...]] = [()] * len(slots)
@@ -375,10 +395,10 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
             if cons:
                 first[k] = len(taken)
                 taken.extend([] for _ in cons)
-        for s, (k, r, _) in enumerate(slots):
+        for s, (k, _r, _) in enumerate(slots):
             if k in first:
                 cons = constraints[claims[k][0]]
-                slot_cons[s] = tuple((first[k] + i, c.kind == "match", values[c.attribute]) for i, c in enumerate(cons) if c.applies(r.name))
+                slot_cons[s] = tuple((first[k] + i, c.kind == "match", values[c.attribute]) for i, c in enumerate(cons) if c.applies(label[s]))
 
     def admits(s: int, i: int) -> list[int] | None:
         """The constraint entries device ``i`` adds for slot ``s`` (None: a constraint refuses it)."""
@@ -412,7 +432,7 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
     for s in range(len(slots) - 2, -1, -1):
         if slots[s + 1][2] > 0:
             left[s] = left[s + 1] + 1
-    chosen: list[tuple[int, dict[CapName, int] | None]] = []
+    chosen: list[tuple[int, int, dict[CapName, int] | None]] = []  # (slot, device index, consumed)
     allocating: dict[DeviceID, dict[CapName, int]] = {}
     n = len(devices)
 
@@ -441,16 +461,24 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
             for c, v in amounts:
                 now[(cset, c)] -= v
 
-    def one(s: int) -> bool:
-        if s == len(slots):
+    def enter(b: int) -> bool:
+        """Request ``b`` onwards: its alternatives in priority order, each with everything after
+        it (``allocateOne``'s loop over subrequests: the first that leads to a full solution)."""
+        if b == len(blocks):
             return True
+        return any(one(lo) for lo, _ in blocks[b])
+
+    def after(s: int) -> bool:
+        return one(s + 1) if s + 1 < alt_end[s] else enter(block_of[s] + 1)
+
+    def one(s: int) -> bool:
         j = slots[s][2]
         st = status[s]
         f = fixed[s]
         if f is not None:  # allocationMode All: this device or nothing
             candidates: Iterable[int] = (f,) if f >= 0 else ()
         else:
-            start = chosen[-1][0] + 1 if j > 0 else 0  # the same request: after its previous device
+            start = chosen[-1][1] + 1 if j > 0 else 0  # the same request: after its previous device
             rest = left[s] if not errors[s] else 0  # (an error must surface where upstream reaches it)
             candidates = range(start, n - rest)  # the request's later devices come after this one
         for i in candidates:
@@ -478,8 +506,8 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
                         undo(added)
                     continue
                 used.add(d.id)
-                chosen.append((i, None))
-                if one(s + 1):
+                chosen.append((s, i, None))
+                if after(s):
                     return True
                 chosen.pop()
                 used.discard(d.id)
@@ -504,8 +532,8 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
                     undo(added)
                 continue
             allocating[d.id] = dict(q) if now is None else {k: now.get(k, 0) + q.get(k, 0) for k in now.keys() | q.keys()}
-            chosen.append((i, q))
-            if one(s + 1):
+            chosen.append((s, i, q))
+            if after(s):
                 return True
             chosen.pop()
             if added:
@@ -518,11 +546,11 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
                 allocating[d.id] = now
         return False
 
-    if not one(0):
+    if not enter(0):
         return None
     out: dict[str, list[DeviceResult]] = {key: [] for key, _ in claims}
-    for (k, request, _), (i, q) in zip(slots, chosen, strict=True):
-        out[claims[k][0]].append(DeviceResult(request.name, devices[i].id, None if q is None else tuple(sorted(q.items()))))
+    for s, i, q in chosen:
+        out[claims[slots[s][0]][0]].append(DeviceResult(label[s], devices[i].id, None if q is None else tuple(sorted(q.items()))))
     return {k: tuple(v) for k, v in out.items()}
 
 
@@ -633,7 +661,7 @@ def _counted(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Seq
     need: dict[int, int] = {}
     for k, (_, requests) in enumerate(claims):
         for r in requests:
-            if r.capacity or r.all:
+            if r.capacity or r.all or r.alternatives:
                 return _SEARCH
             m = _usable(devices, r, classes, store)
             if m is None:
@@ -725,6 +753,14 @@ def brute_force_exists(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], de
     against (tests/test_dra.py, tests/test_dra_consumable.py, tests/test_dra_constraints.py)."""
     from itertools import permutations, product
 
+    choices = [(k, j, r) for k, (_, requests) in enumerate(claims) for j, r in enumerate(requests) if r.alternatives]
+    if choices:  # firstAvailable: any subrequest of each (existence does not depend on priority)
+        for pick in product(*(r.alternatives for _, _, r in choices)):
+            chosen = {(k, j): replace(a, name=f"{r.name}/{a.name}") for (k, j, r), a in zip(choices, pick, strict=True)}
+            plain = [(key, tuple(chosen.get((k, j), r) for j, r in enumerate(requests))) for k, (key, requests) in enumerate(claims)]
+            if brute_force_exists(plain, devices, in_use, classes, consumed, constraints, partitionable):
+                return True
+        return False
     used = set(in_use)
     free = [d for d in devices if d.id not in used and (partitionable or not d.counters)]
     slots = []

@@ -283,6 +283,7 @@ def _capacity_view(cluster):
     distinct = distinct_supported(cluster)
     consumers: list[tuple[dict, str, tuple, CapName, int, int]] = []
     all_claims: dict[str, str] = {}
+    fa_alts: dict[str, list] = {}
 
     def _shareable(r: DeviceRequest) -> _Shareable | None:
         """The rows of ``r``'s pair when some free device it matches is shared, else None."""
@@ -331,22 +332,35 @@ def _capacity_view(cluster):
                                 got[(r.device_class, r.selectors, r.capacity)] += r.count
                         shaped.append(AlignedConstraint(k.kind, k.attribute, tuple(sorted(got.items(), key=repr))))
                     aligned[name] = (key, tuple(shaped))
-            if any(r.all for r in c.requests):
-                # allocationMode All: one unit of the claim's shape, offered where the claim fits
-                # alone; per All request one unit of its pair's ``all`` row, 1 where every
-                # matching device is free, and (exact engine, add_all_rows) no other request of
-                # the pair next to it.
-                shape = tuple((r.name, r.device_class, r.selectors, r.count, r.capacity, r.all) for r in c.requests)
+            if any(r.all or r.alternatives for r in c.requests):
+                # allocationMode All / firstAvailable: one unit of the claim's shape, offered where
+                # the claim fits alone. Per All request one unit of its pair's ``all`` row, 1 where
+                # every matching device is free, and (exact engine, add_all_rows) no other request
+                # of the pair next to it. Per firstAvailable request one unit of its ``fa`` row,
+                # which the exact engine splits over the subrequests (add_first_available_rows).
+                shape = tuple((r.name, r.device_class, r.selectors, r.count, r.capacity, r.all, r.alternatives) for r in c.requests)
                 name = dims.setdefault(("allclaim", shape), f"{PREFIX}allclaim-{len(dims)}")
                 extra[name] = extra.get(name, 0) + 1
                 all_claims.setdefault(name, key)
                 for r in c.requests:
+                    if r.alternatives:
+                        row = dims.setdefault(("fa", shape, r.name), f"{PREFIX}fa-{len(dims)}")
+                        extra[row] = extra.get(row, 0) + 1
+                        if row not in fa_alts:
+                            offered: list = []
+                            for a in r.alternatives:
+                                if a.all or a.capacity or _shareable(a) is not None:
+                                    offered.append(None)  # (not offered by the exact engine: conservative)
+                                    continue
+                                pair = dims.setdefault(("request", a.device_class, a.selectors), f"{PREFIX}{len(dims)}")
+                                offered.append((pair, a.count))
+                            fa_alts[row] = offered
                     if r.all:
                         pair = (r.device_class, r.selectors, r.capacity)
                         row = dims.setdefault(("all", *pair), f"{PREFIX}all-{len(dims)}")
                         extra[row] = extra.get(row, 0) + 1
             for r in c.requests:
-                if r.all:
+                if r.all or r.alternatives:
                     continue
                 sh = _shareable(r)
                 if sh is None:
@@ -389,6 +403,8 @@ def _capacity_view(cluster):
                 node_extra[n.name][name] = _BIG if _fits_alone(dra, n, rest[0], distinct) else 0
             elif kind == "aligned":
                 node_extra[n.name][name] = _BIG if _fits_alone(dra, n, aligned[name][0], distinct) else 0
+            elif kind == "fa":
+                node_extra[n.name][name] = _BIG  # (the claim's row says where it fits)
             elif kind == "allclaim":
                 node_extra[n.name][name] = _BIG if _fits_alone(dra, n, all_claims[name], distinct) else 0
             elif kind == "all":
@@ -446,6 +462,9 @@ def _capacity_view(cluster):
         first = sorted(crows.relaxed)[0]
         fields["warnings"] = (*fields.get("warnings", ()), f"exact engine: the shared-counter rows of partitionable devices are not exact on "
                               f"{len(crows.relaxed)} node(s) (e.g. {first}: {crows.relaxed[first]}): the validator decides there")
+    if any(None in v for v in fa_alts.values()):
+        fields["warnings"] = (*fields.get("warnings", ()), "exact engine: firstAvailable subrequests with allocationMode All, capacity requests or "
+                              "shared devices are not offered by the exact engine (the greedy engine and the validator allocate them)")
     view = type(cluster)(**{**fields, "nodes": nodes, "pods": pods})
     _VIEWS[id(cluster)] = (weakref.ref(cluster), view)
     if rows is not None:
@@ -454,7 +473,20 @@ def _capacity_view(cluster):
         _COUNTERS[id(view)] = (weakref.ref(view), crows)
     if all_rows:
         _ALL[id(view)] = (weakref.ref(view), all_rows)
+    if fa_alts:
+        _FA[id(view)] = (weakref.ref(view), fa_alts)
     return view
+
+
+_FA: dict[int, tuple[weakref.ref, dict]] = {}
+
+
+def first_available_rows(view) -> dict[str, list] | None:
+    """firstAvailable in a :func:`capacity_view`: the ``fa`` resource of each (claim shape,
+    request) -> per subrequest in priority order, (the device-count resource its pair draws on,
+    devices per claim), or None where the exact engine does not offer it; None without any."""
+    got = _FA.get(id(view))
+    return got[1] if got is not None and got[0]() is view else None
 
 
 _ALL: dict[int, tuple[weakref.ref, dict]] = {}

@@ -104,6 +104,10 @@ class DeviceRequest:
     """``capacity.requests`` (KEP-5075): capacity name as written -> scheduler integer, sorted."""
     all: bool = False
     """``allocationMode: All``: every matching device of the node's pools (``count`` unused)."""
+    alternatives: tuple[DeviceRequest, ...] = ()
+    """``firstAvailable`` (KEP-4816): the subrequests in priority order; the allocator takes the
+    first with which the whole allocation succeeds (its results are named ``<request>/<sub>``).
+    The request's own class, selectors and count are then unused."""
 
 
 @dataclass(frozen=True)
@@ -121,7 +125,9 @@ class Constraint:
     requests: tuple[str, ...] = ()
 
     def applies(self, request: str) -> bool:
-        return not self.requests or request in self.requests
+        """``request``: a request's name, or ``<request>/<subrequest>`` (``matches``: a constraint
+        naming the request covers all its subrequests)."""
+        return not self.requests or request in self.requests or request.split("/", 1)[0] in self.requests
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,12 @@ itself; v1beta2 and v1 move them to the device and under ``exactly``. Capacity i
 (v1beta1 before v1.33) or ``{value: quantity}``.
 
 What is read but not modelled is named with ``ctx.note`` (a warning; ``--strict`` refuses it):
-``firstAvailable``, admin access, device taints and tolerations, binding conditions, multi-node slices (nodeSelector /
+admin access, device taints and tolerations, binding conditions, multi-node slices (nodeSelector /
 allNodes / perDeviceNodeSelection), claim ``config``. A claim using one of them cannot be
 allocated by gangplan: no node fits it. Constraints (``matchAttribute``, ``distinctAttribute``)
-are read into :class:`gangplan.dra.model.Constraint` and checked by the allocator.
+are read into :class:`gangplan.dra.model.Constraint` and checked by the allocator; a
+``firstAvailable`` request (KEP-4816) into a :class:`gangplan.dra.model.DeviceRequest` whose
+``alternatives`` are its subrequests in priority order.
 
 Partitionable devices (KEP-4815, ``resource/v1`` ``types.go`` ``CounterSet`` /
 ``DeviceCounterConsumption``, kubernetes/kubernetes v1.36): a slice's ``sharedCounters`` (counter
@@ -187,35 +189,58 @@ def _counter_map(ctx: Ctx, raw: Any, field: str, note_field: str) -> dict[str, i
 
 
 def _requests(ctx: Ctx, devices: dict, field: str) -> tuple[tuple[DeviceRequest, ...], str | None]:
-    """The ExactCount requests of a claim spec's ``devices``, and why it is not allocatable."""
+    """The requests of a claim spec's ``devices`` (``exactly``, or ``firstAvailable``: the
+    subrequests in priority order as :attr:`DeviceRequest.alternatives`), and why the claim is
+    not allocatable."""
     out = []
-    why = None
+    why: list[str] = []
     # devices.config is passed to drivers only: it never changes placement, and is not read.
     for f, r in ctx.maps(devices.get("requests"), field + ".requests"):
         name = ctx.str(r.get("name"), f + ".name", required=True)
         if r.get("firstAvailable"):
-            ctx.note(field + ".requests[].firstAvailable", "firstAvailable (prioritized alternatives) is not modelled: the claim is not allocatable")
-            why = "firstAvailable is not modelled"
+            if r.get("exactly"):
+                raise ctx.fail(f, "must set exactly one of exactly, firstAvailable")
+            subs = tuple(_exact(ctx, sr, sf, ctx.str(sr.get("name"), sf + ".name", required=True), field + ".requests[].firstAvailable[]", why)
+                         for sf, sr in ctx.maps(r.get("firstAvailable"), f + ".firstAvailable"))
+            if len({x.name for x in subs}) < len(subs):
+                raise ctx.fail(f + ".firstAvailable", "subrequest names must be unique")
+            out.append(DeviceRequest(name=name, device_class=subs[0].device_class, alternatives=subs))
             continue
         ex = ctx.map(r.get("exactly"), f + ".exactly") if "exactly" in r else r  # v1beta1: on the request
         ef = f + ".exactly" if "exactly" in r else f
-        mode = ctx.enum(ex.get("allocationMode"), ef + ".allocationMode", ("ExactCount", "All"), default="ExactCount")
-        if ex.get("adminAccess"):
-            ctx.note(field + ".requests[].adminAccess", "admin access is not modelled: the claim is not allocatable")
-            why = "adminAccess is not modelled"
-        if ex.get("tolerations"):
-            ctx.note(field + ".requests[].tolerations", "device taints and tolerations are not modelled (tainted devices are not allocated)")
-        asked = ctx.map(ctx.map(ex.get("capacity"), ef + ".capacity").get("requests"), ef + ".capacity.requests")
-        out.append(DeviceRequest(
-            name=name,
-            device_class=ctx.str(ex.get("deviceClassName"), ef + ".deviceClassName", required=True),
-            selectors=_selectors(ctx, ex.get("selectors"), ef + ".selectors"),
-            count=ctx.int(ex.get("count"), ef + ".count", minimum=1) or 1,
-            all=mode == "All",
-            capacity=tuple(sorted((str(cn), _amount(ctx, cq, f"{ef}.capacity.requests.{cn}", field + ".requests[].capacity.requests"))
-                                  for cn, cq in asked.items())),
-        ))
-    return tuple(out), why
+        out.append(_exact(ctx, ex, ef, name, field + ".requests[]", why))
+    return tuple(out), (why[0] if why else None)
+
+
+def _exact(ctx: Ctx, ex: dict, ef: str, name: str, note_field: str, why: list[str]) -> DeviceRequest:
+    """One ``ExactDeviceRequest`` (or ``DeviceSubRequest``, the same fields but admin access)."""
+    mode = ctx.enum(ex.get("allocationMode"), ef + ".allocationMode", ("ExactCount", "All"), default="ExactCount")
+    if ex.get("adminAccess"):
+        ctx.note(note_field + ".adminAccess", "admin access is not modelled: the claim is not allocatable")
+        why.append("adminAccess is not modelled")
+    if ex.get("tolerations"):
+        ctx.note(note_field + ".tolerations", "device taints and tolerations are not modelled (tainted devices are not allocated)")
+    asked = ctx.map(ctx.map(ex.get("capacity"), ef + ".capacity").get("requests"), ef + ".capacity.requests")
+    return DeviceRequest(
+        name=name,
+        device_class=ctx.str(ex.get("deviceClassName"), ef + ".deviceClassName", required=True),
+        selectors=_selectors(ctx, ex.get("selectors"), ef + ".selectors"),
+        count=ctx.int(ex.get("count"), ef + ".count", minimum=1) or 1,
+        all=mode == "All",
+        capacity=tuple(sorted((str(cn), _amount(ctx, cq, f"{ef}.capacity.requests.{cn}", note_field + ".capacity.requests"))
+                              for cn, cq in asked.items())),
+    )
+
+
+def _request_names(ctx: Ctx, devices: dict, field: str) -> set[str]:
+    """The names a constraint may use: each request's, and ``<request>/<subrequest>``."""
+    names = set()
+    for _, r in ctx.maps(devices.get("requests"), field + ".requests"):
+        names.add(str(r.get("name")))
+        for sr in r.get("firstAvailable") or ():
+            if isinstance(sr, dict):
+                names.add(f"{r.get('name')}/{sr.get('name')}")
+    return names
 
 
 CONSTRAINT_FIELDS = frozenset({"requests", "matchAttribute", "distinctAttribute"})
@@ -256,7 +281,7 @@ def parse_claim_template(ctx: Ctx, raw: dict) -> tuple[str, tuple[DeviceRequest,
     inner = ctx.map(ctx.map(raw.get("spec"), "spec", required=True).get("spec"), "spec.spec")
     devices = ctx.map(inner.get("devices"), "spec.spec.devices")
     reqs, why = _requests(ctx, devices, "spec.spec.devices")
-    names = {str(r.get("name")) for _, r in ctx.maps(devices.get("requests"), "spec.spec.devices.requests")}
+    names = _request_names(ctx, devices, "spec.spec.devices")
     return key, reqs, why, _constraints(ctx, devices, "spec.spec.devices", names)
 
 
@@ -266,7 +291,7 @@ def parse_claim(ctx: Ctx, raw: dict) -> Claim:
     spec = ctx.map(raw.get("spec"), "spec")
     devices = ctx.map(spec.get("devices"), "spec.devices")
     reqs, why = _requests(ctx, devices, "spec.devices")
-    names = {str(r.get("name")) for _, r in ctx.maps(devices.get("requests"), "spec.devices.requests")}
+    names = _request_names(ctx, devices, "spec.devices")
     constraints = _constraints(ctx, devices, "spec.devices", names)
     status = ctx.map(raw.get("status"), "status")
     alloc = ctx.map(status.get("allocation"), "status.allocation")

@@ -114,12 +114,33 @@ def _assign_paused(cluster, placements: Mapping[str, str]) -> dict[str, tuple[tu
         for key, reqs in todo:
             by_name = {r.name: r for r in reqs}
             for res in alloc[key]:
-                r = by_name[res.request]
+                r = by_name.get(res.request)  # (firstAvailable: <request>/<subrequest>, named as upstream's result)
+                rname = request_name(r) if r is not None else res.request
                 driver, pool, device = res.device
                 for pk in owners[key]:
-                    named.setdefault(pk, []).append(((claim_name(key), request_name(r), driver, pool, device), res.consumed))
+                    named.setdefault(pk, []).append(((claim_name(key), rname, driver, pool, device), res.consumed))
         out.update({k: tuple(v) for k, v in named.items()})
     return out
+
+
+def _chosen(reqs, items, pod_key: str, claim: str, out: list) -> list:
+    """The requests the devices named for a claim answer: each plain request, and for a
+    ``firstAvailable`` request the one subrequest its devices are named for (renamed
+    ``<request>/<subrequest>``); a problem is added to ``out`` when they name several or none."""
+    from dataclasses import replace
+
+    got = []
+    for r in reqs:
+        if not r.alternatives:
+            got.append(r)
+            continue
+        subs = sorted({q.split("/", 1)[1] for q, _ in items if q.startswith(r.name + "/")})
+        if len(subs) != 1 or subs[0] not in {a.name for a in r.alternatives}:
+            out.append((pod_key, f"claim {claim} request {r.name}: devices named for {len(subs)} of its subrequests, not one"))
+            continue
+        a = next(a for a in r.alternatives if a.name == subs[0])
+        got.append(replace(a, name=f"{r.name}/{a.name}"))
+    return got
 
 
 def check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[Named, ...]]) -> list[tuple[str, str]]:
@@ -172,7 +193,7 @@ def _check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[
             twice = [i for i in set(ids) if ids.count(i) > 1 and not (i in devices and devices[i].allow_multiple)]
             if twice:
                 out.append((pod_key, f"claim {claim} names a device twice"))
-            for r in reqs:
+            for r in _chosen(reqs, items, pod_key, claim, out):
                 mine_r = [i for q, i in items if q == request_name(r)]
                 if r.all:  # allocationMode All: exactly every matching device of the node
                     try:
@@ -225,7 +246,7 @@ def _check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[
                 if len(picked) == len(items) and not constraints_hold(cons, picked):
                     what = ", ".join(f"{c.kind}Attribute {'/'.join(c.attribute)}" for c in cons)
                     out.append((pod_key, f"claim {claim}: the devices named break its constraints ({what})"))
-            unknown = {q for q, _ in items} - {request_name(r) for r in reqs}
+            unknown = {q for q, _ in items} - {request_name(r) for r in reqs} - {f"{r.name}/{a.name}" for r in reqs for a in r.alternatives}
             for q in sorted(unknown):
                 out.append((pod_key, f"claim {claim} has no request {q}"))
             for (c, _, i) in shares:

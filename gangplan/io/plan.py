@@ -104,13 +104,19 @@ def node_selector(node: str) -> dict:
 
 
 def _spec(requests, names: dict[str, str] | None = None) -> dict:
-    out = []
-    for r in requests:
+    def exact(r) -> dict:
         exactly: dict = ({"deviceClassName": r.device_class, "allocationMode": "All"} if getattr(r, "all", False)
                          else {"deviceClassName": r.device_class, "allocationMode": "ExactCount", "count": r.count})
         if r.selectors:
             exactly["selectors"] = [{"cel": {"expression": e}} for e in r.selectors]
-        out.append({"name": (names or {}).get(r.name, r.name), "exactly": exactly})
+        return exactly
+
+    out = []
+    for r in requests:
+        if getattr(r, "alternatives", ()):  # firstAvailable: the subrequests in priority order
+            out.append({"name": (names or {}).get(r.name, r.name), "firstAvailable": [{"name": a.name, **exact(a)} for a in r.alternatives]})
+            continue
+        out.append({"name": (names or {}).get(r.name, r.name), "exactly": exact(r)})
     return {"devices": {"requests": out}}
 
 

@@ -61,8 +61,9 @@ def add_capacity_constraints(ctx: BuildContext) -> None:
         return
     em = ctx.em
     add_aligned_rows(em)
-    add_counter_rows(em)
-    add_all_rows(em)
+    chosen = add_first_available_rows(em)
+    add_counter_rows(em, chosen)
+    add_all_rows(em, chosen)
     inst, model = em.inst, em.model
     scales = resource_scales(em)
     for n, entries in enumerate(em.node_vars):
@@ -224,7 +225,7 @@ def add_aligned_rows(em: ExactModel) -> None:
                 model.add(cp_model.LinearExpr.weighted_sum([x for x, _, _ in terms], [k for _, k, _ in terms]) <= cap)
 
 
-def add_counter_rows(em: ExactModel) -> None:
+def add_counter_rows(em: ExactModel, chosen: dict | None = None) -> None:
     """Partitionable devices (KEP-4815, :class:`gangplan.dra.capacity.CounterRows`): on a node
     with free devices that consume shared counters, a boolean ``x[d]`` per such device (taken by
     some new claim), and
@@ -277,7 +278,8 @@ def add_counter_rows(em: ExactModel) -> None:
         nc = rows.nodes.get(em.inst.cluster.nodes[n].name)
         if nc is None or not entries:
             continue
-        used = [r for r in sorted(nc.plain) if r in ridx and any(req[ridx[r]] > 0 for _, req, _ in entries)]
+        extra = chosen or {}
+        used = [r for r in sorted(nc.plain) if r in ridx and (any(req[ridx[r]] > 0 for _, req, _ in entries) or (n, r) in extra)]
         if not used:
             continue
         xs = []
@@ -285,7 +287,7 @@ def add_counter_rows(em: ExactModel) -> None:
             xs.append(em.new_aux(0, 1, lambda cnt, n=n, j=j, nc=nc: plan(cnt, n, nc).get(j, 0)) if any(r in used for r in serves) else None)
         for r in used:
             i = ridx[r]
-            t = [(var, int(req[i])) for var, req, _ in entries if req[i] > 0]
+            t = [(var, int(req[i])) for var, req, _ in entries if req[i] > 0] + extra.get((n, r), [])
             mine = [x for x, (_, serves, _) in zip(xs, nc.devices, strict=True) if x is not None and r in serves]
             model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in t] + mine, [k for _, k in t] + [-1] * len(mine)) <= nc.plain[r])
         per: dict[tuple[str, str, str], list[tuple[cp_model.IntVar, int]]] = {}
@@ -307,7 +309,62 @@ def add_counter_rows(em: ExactModel) -> None:
                         model.add(x == 0)
 
 
-def add_all_rows(em: ExactModel) -> None:
+def add_first_available_rows(em: ExactModel) -> dict[tuple[int, str], list[tuple[cp_model.IntVar, int]]]:
+    """firstAvailable (KEP-4816, :func:`gangplan.dra.capacity.first_available_rows`): on a node
+    where claims with a firstAvailable request can land (``t`` of them: the request's ``fa``
+    resource over everything landing there), a choice count per subrequest the engine offers,
+    ``sum_a y[a] = t``, and per device-count resource ``P`` a subrequest draws on,
+    ``demand[P] + sum_a k[a] * y[a] <= free[P]`` (``k``: its devices per claim). The engine may
+    choose any subrequest, kube-scheduler's priority only decides which devices the Result names
+    (the allocator, after the solve). Subrequests with allocationMode All, capacity requests or
+    shared devices are not offered (conservative; the view warns). Returns the choice terms per
+    (node, resource), which the counter and All rows add to their demand."""
+    from gangplan.dra.capacity import first_available_rows
+
+    rows = first_available_rows(em.inst.cluster)
+    out: dict[tuple[int, str], list[tuple[cp_model.IntVar, int]]] = {}
+    if rows is None:
+        return out
+    model = em.model
+    ridx = {r: i for i, r in enumerate(em.inst.resources)}
+    shapes = [(name, ridx[name], rows[name]) for name in sorted(rows) if name in ridx]
+
+    def hint(cnt: Counts, n: int, name: str, i: int, alts: list, a: int) -> int:
+        """All of the placement's claims on the first offered subrequest whose resource the
+        plain demand leaves room on (hint values only)."""
+        t = sum(per.get(n, 0) * int(em.req[c][i]) for c, per in enumerate(cnt.per_class))
+        for b, alt in enumerate(alts):
+            if alt is None or alt[0] not in ridx:
+                continue
+            p = ridx[alt[0]]
+            plain = sum(per.get(n, 0) * int(em.req[c][p]) for c, per in enumerate(cnt.per_class))
+            if plain + alt[1] * t <= int(em.inst.free[n][p]) or all(x is None or x[0] not in ridx for x in alts[b + 1:]):
+                return t if b == a else 0
+        return 0
+
+    for n, entries in enumerate(em.node_vars):
+        for name, i, alts in shapes:
+            t = [(var, int(req[i]), ub) for var, req, ub in entries if req[i] > 0]
+            if not t:
+                continue
+            hi = sum(k * ub for _, k, ub in t)
+            total = cp_model.LinearExpr.weighted_sum([v for v, _, _ in t], [k for _, k, _ in t])
+            ys = []
+            for a, alt in enumerate(alts):
+                if alt is None or alt[0] not in ridx:
+                    continue
+                y = em.new_aux(0, hi, lambda cnt, n=n, name=name, i=i, alts=alts, a=a: hint(cnt, n, name, i, alts, a))
+                ys.append(y)
+                out.setdefault((n, alt[0]), []).append((y, alt[1]))
+            model.add(cp_model.LinearExpr.sum(ys) == total) if ys else model.add(total == 0)
+    for (n, res), terms in sorted(out.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        p = ridx[res]
+        t = [(var, int(req[p])) for var, req, _ in em.node_vars[n] if req[p] > 0] + terms
+        model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in t], [k for _, k in t]) <= int(em.inst.free[n][p]))
+    return out
+
+
+def add_all_rows(em: ExactModel, chosen: dict | None = None) -> None:
     """allocationMode All (:func:`gangplan.dra.capacity.all_rows`): on a node with ``M`` devices
     matching an All request's pair, ``demand[pair] + M * demand[all] <= free[pair]``: a claim
     taking all of them leaves none to the pair's ExactCount requests (its ``all`` row, 1 where
@@ -329,8 +386,8 @@ def add_all_rows(em: ExactModel) -> None:
             if all_res not in ridx or pair_res not in ridx:
                 continue
             a, p = ridx[all_res], ridx[pair_res]
-            t = [(var, int(req[p]) + m * int(req[a])) for var, req, _ in entries if req[a] > 0 or req[p] > 0]
-            if any(int(req[a]) > 0 for _, req, _ in entries) and any(int(req[p]) > 0 for _, req, _ in entries):
+            t = [(var, int(req[p]) + m * int(req[a])) for var, req, _ in entries if req[a] > 0 or req[p] > 0] + (chosen or {}).get((n, pair_res), [])
+            if any(int(req[a]) > 0 for _, req, _ in entries) and (any(int(req[p]) > 0 for _, req, _ in entries) or (n, pair_res) in (chosen or {})):
                 model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in t], [k for _, k in t]) <= int(free[p]))
 
 

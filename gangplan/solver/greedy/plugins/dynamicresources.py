@@ -64,7 +64,7 @@ class DynamicResources(Plugin):
             c = dra.claims[key]
             if c.allocated is not None or len(self._users.get(key, ())) > 1 or c.unsupported is not None or dra.constraints.get(key):
                 break
-            if any(r.capacity or r.all or (pair is not None and (r.device_class, r.selectors) != pair) for r in c.requests):
+            if any(r.capacity or r.all or r.alternatives or (pair is not None and (r.device_class, r.selectors) != pair) for r in c.requests):
                 break
             for r in c.requests:
                 pair, n = (r.device_class, r.selectors), n + r.count
@@ -195,7 +195,7 @@ class DynamicResources(Plugin):
             c = self.dra.claims[key]
             if c.allocated is not None or len(self._users.get(key, ())) > 1:
                 return None
-            sig.append((c.unsupported, tuple((r.device_class, r.selectors, r.count, r.capacity, r.all) for r in c.requests), c.constraints))
+            sig.append((c.unsupported, tuple((r.device_class, r.selectors, r.count, r.capacity, r.all, r.alternatives) for r in c.requests), c.constraints))
         return (tuple(sig), tuple(sorted((r, q) for r, q in pod.requests.items() if r in self.dra.extended)))
 
     def filter_mask(self, cs, pod, snap, idx):
