@@ -204,3 +204,27 @@ def test_allocator_agrees_with_brute_force_with_subrequests(devs, claims) -> Non
         if out is not None:
             picked = [r.device for rs in out.values() for r in rs]
             assert len(picked) == len(set(picked))
+
+
+def test_prioritized_list_gate_is_on_at_every_release() -> None:
+    from gangplan.models.version import KubeVersion, dra_prioritized_list
+
+    assert all(dra_prioritized_list(KubeVersion(v)) for v in ("1.35", "1.36", "1.37"))
+
+
+def test_a_constraint_may_name_a_subrequest_and_a_typo_is_refused() -> None:
+    import pytest
+
+    from gangplan.io.errors import SnapshotError
+
+    def claim(names):
+        return [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "c"},
+                 "spec": {"devices": {"requests": [{"name": "r", "firstAvailable": [{"name": "a", "deviceClassName": "x"}, {"name": "b", "deviceClassName": "y", "count": 2}]}],
+                                      "constraints": [{"requests": names, "matchAttribute": "d/numa"}]}}}]
+
+    c = load_objects(claim(["r/b"]))
+    (r,) = c.dra.claims["default/c"].requests
+    assert [(a.name, a.device_class, a.count) for a in r.alternatives] == [("a", "x", 1), ("b", "y", 2)]
+    assert c.dra.constraints["default/c"][0].applies("r/b") and not c.dra.constraints["default/c"][0].applies("r/a")
+    with pytest.raises(SnapshotError, match="r/c"):
+        load_objects(claim(["r/c"]))

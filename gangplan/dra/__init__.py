@@ -6,10 +6,12 @@ DynamicResources plugin, the exact engine's capacity rows and the validator all 
 * :mod:`.parse`: reading them from raw objects, naming what is not modelled in warnings;
 * :mod:`.cel`: CEL selectors with Kubernetes semantics (cel-expr-python);
 * :mod:`.allocator`: the structured allocator of kube-scheduler, per node, with claims'
-  matchAttribute / distinctAttribute constraints;
+  matchAttribute / distinctAttribute constraints, shared counters of partitionable devices
+  (KEP-4815), ``allocationMode: All`` and ``firstAvailable`` subrequests (KEP-4816);
 * :mod:`.build`: the state, PodGroup claims (KEP-5729) resolved to one claim per group;
 * :mod:`.capacity`: the per-node device counts (and, for constrained claims, counts per attribute
-  value) the exact engine and the validator read.
+  value; for partitionable devices, per-device counter rows; for All and firstAvailable claims,
+  their rows) the exact engine and the validator read.
 
 See docs/explanation/dra.md.
 """
