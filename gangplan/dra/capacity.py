@@ -576,8 +576,6 @@ def _counter_rows(dra: DraState, nodes, probes: list[tuple[str, DeviceRequest]])
                 for name in serves:
                     nc.plain[name] += 1
                 continue
-            if len(serves) > 1:
-                out.relaxed.setdefault(n.name, f"device {'/'.join(d.id)} serves several device requests")
             cp = d.counter_pool
             if cp is None:
                 for name in serves:

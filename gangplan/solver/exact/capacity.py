@@ -227,17 +227,18 @@ def add_aligned_rows(em: ExactModel) -> None:
 
 def add_counter_rows(em: ExactModel, chosen: dict | None = None) -> None:
     """Partitionable devices (KEP-4815, :class:`gangplan.dra.capacity.CounterRows`): on a node
-    with free devices that consume shared counters, a boolean ``x[d]`` per such device (taken by
-    some new claim), and
+    with free devices that consume shared counters, a boolean ``x[d, r]`` per such device and
+    device-count resource ``r`` it serves (a (DeviceClass, selectors) pair, or a KEP-5004 class
+    row): the device taken for ``r``, for at most one of them, and
 
-    * per (pool, counter set, counter): ``sum_d consumption[d] * x[d] <= what is left``;
-    * per device-count resource ``r`` (a (DeviceClass, selectors) pair, or a KEP-4815 class row):
-      ``demand[r] <= plain[r] + sum over d serving r of x[d]`` (``plain``: the node's devices
-      without counters that serve it).
+    * per (pool, counter set, counter): ``sum_{d, r} consumption[d] * x[d, r] <= what is left``;
+    * per resource ``r``: ``demand[r] <= plain[r] + sum_d x[d, r]`` (``plain``: the node's
+      devices without counters that serve it).
 
-    The view's device count still bounds each resource. Exact when each partitionable device
-    serves one resource, the pool is the node's own, and no partitionable device is shared; the
-    view names a node where that does not hold, and the validator decides there. Hints: per
+    The view's device count still bounds each resource. Exact among the partitionable devices
+    when their pool is the node's own and none is shared (the plain devices keep the count
+    rows, with their usual relaxation where they serve several resources); the view names a node
+    where that does not hold, and the validator decides there. Hints: per
     resource, the placement's demand beyond the plain devices takes partitionable devices in
     order while their counters last."""
     from gangplan.dra.capacity import counter_rows
@@ -247,9 +248,9 @@ def add_counter_rows(em: ExactModel, chosen: dict | None = None) -> None:
         return
     model = em.model
     ridx = {r: i for i, r in enumerate(em.inst.resources)}
-    plans: dict[tuple[int, int], dict[int, int]] = {}
+    plans: dict[tuple[int, int], dict[int, str]] = {}
 
-    def plan(cnt: Counts, n: int, nc) -> dict[int, int]:
+    def plan(cnt: Counts, n: int, nc) -> dict[int, str]:
         key = (id(cnt), n)
         got = plans.get(key)
         if got is not None:
@@ -262,7 +263,7 @@ def add_counter_rows(em: ExactModel, chosen: dict | None = None) -> None:
             if r in ridx:
                 i = ridx[r]
                 need[r] = max(sum(per.get(n, 0) * int(em.req[c][i]) for c, per in enumerate(cnt.per_class)) - plain, 0)
-        out: dict[int, int] = {}
+        out: dict[int, str] = {}
         for j, (_, serves, amounts) in enumerate(nc.devices):
             r = next((r for r in serves if need.get(r, 0) > 0), None)
             if r is None or any(left.get(k, 0) < v for k, v in amounts):
@@ -270,7 +271,7 @@ def add_counter_rows(em: ExactModel, chosen: dict | None = None) -> None:
             for k, v in amounts:
                 left[k] -= v
             need[r] -= 1
-            out[j] = 1
+            out[j] = r
         plans[key] = out
         return out
 
@@ -282,20 +283,22 @@ def add_counter_rows(em: ExactModel, chosen: dict | None = None) -> None:
         used = [r for r in sorted(nc.plain) if r in ridx and (any(req[ridx[r]] > 0 for _, req, _ in entries) or (n, r) in extra)]
         if not used:
             continue
-        xs = []
+        # x[d, r]: device d taken for resource r (one of the resources it serves, at most one).
+        xs: list[dict[str, cp_model.IntVar]] = []
         for j, (_, serves, _) in enumerate(nc.devices):
-            xs.append(em.new_aux(0, 1, lambda cnt, n=n, j=j, nc=nc: plan(cnt, n, nc).get(j, 0)) if any(r in used for r in serves) else None)
+            mine = {r: em.new_aux(0, 1, lambda cnt, n=n, j=j, nc=nc, r=r: int(plan(cnt, n, nc).get(j) == r)) for r in serves if r in used}
+            if len(mine) > 1:
+                model.add(cp_model.LinearExpr.sum(list(mine.values())) <= 1)
+            xs.append(mine)
         for r in used:
             i = ridx[r]
             t = [(var, int(req[i])) for var, req, _ in entries if req[i] > 0] + extra.get((n, r), [])
-            mine = [x for x, (_, serves, _) in zip(xs, nc.devices, strict=True) if x is not None and r in serves]
+            mine = [x[r] for x in xs if r in x]
             model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in t] + mine, [k for _, k in t] + [-1] * len(mine)) <= nc.plain[r])
         per: dict[tuple[str, str, str], list[tuple[cp_model.IntVar, int]]] = {}
         for x, (_, _, amounts) in zip(xs, nc.devices, strict=True):
-            if x is None:
-                continue
             for k, v in amounts:
-                per.setdefault(k, []).append((x, v))
+                per.setdefault(k, []).extend((var, v) for var in x.values())
         for k in sorted(per):
             terms = per[k]
             left = nc.available.get(k, 0)
@@ -305,8 +308,9 @@ def add_counter_rows(em: ExactModel, chosen: dict | None = None) -> None:
         for k, left in sorted(nc.available.items()):
             if left < 0:
                 for x, (_, _, amounts) in zip(xs, nc.devices, strict=True):
-                    if x is not None and any(a[0] == k[0] for a, _ in amounts):
-                        model.add(x == 0)
+                    if any(a[0] == k[0] for a, _ in amounts):
+                        for var in x.values():
+                            model.add(var == 0)
 
 
 def add_first_available_rows(em: ExactModel) -> dict[tuple[int, str], list[tuple[cp_model.IntVar, int]]]:
