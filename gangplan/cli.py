@@ -617,6 +617,7 @@ def replay(
     epoch: Annotated[float | None, typer.Option("--epoch", help="Shadow: solve at the first event instant with pending jobs in each S seconds (default: every such instant).")] = None,
     exact_time_limit: Annotated[float, typer.Option("--exact-time-limit", help="Shadow: seconds per epoch's exact solve (one at the limit is a bound with its gap).")] = 2.0,
     export_epoch: Annotated[int | None, typer.Option("--export-epoch", help="Shadow: write epoch N's state (running pods bound, pending jobs) to DIR/epoch-N.yaml, a snapshot for gangplan diff; needs --out.")] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the killed replay in --out DIR: its finished runs (DIR/runs, each saved as it finishes) are read back, the rest run; exit 2 if they came from other inputs or flags.")] = False,
 ) -> None:
     """Replay a trace over time with the greedy engine's plugins: unallocated GPUs vs arrived (fill), queueing delay, JCT and idle GPU-hours (timed)."""
     from gangplan.replay import parse_policies, parse_seeds, write_outputs
@@ -628,8 +629,9 @@ def replay(
             raise SnapshotError("<arguments>", "--export-epoch N needs N >= 0 and --out DIR", field="--export-epoch")
         export = (export_epoch, str(out_dir)) if export_epoch is not None else None
         with _spinner(True) as sp:
-            result = run_replay(trace, nodes, mode=mode, policies=pols, seeds=seed_list, vc=vc, arrival_scale=arrival_scale, progress=lambda label, done, total: sp.update(f"replay {label}: {done}/{total} jobs"),
-                                exact_time_limit=exact_time_limit, epoch=epoch, export_epoch=export)
+            result = _replay_interruptible(lambda: run_replay(
+                trace, nodes, mode=mode, policies=pols, seeds=seed_list, vc=vc, arrival_scale=arrival_scale, progress=lambda label, done, total: sp.update(f"replay {label}: {done}/{total} jobs"),
+                exact_time_limit=exact_time_limit, epoch=epoch, export_epoch=export, checkpoint=out_dir, resume=resume), out_dir)
         if out_dir is not None:
             write_outputs(result, out_dir, interval=interval)
     except SnapshotError as e:
@@ -654,6 +656,24 @@ def replay(
     if out_dir is not None:
         extra = ", epochs.csv" if any(r.epochs is not None for r in s.runs) else ""
         out.print(f"wrote {out_dir}/summary.json, timeseries.csv, jobs.csv{extra}, report.html")
+
+
+def _replay_interruptible(run, out_dir: Path | None):
+    """``run()``; Ctrl-C exits 130 naming the runs saved in ``DIR/runs`` (no traceback)."""
+    try:
+        return run()
+    except KeyboardInterrupt:
+        from gangplan.replay.resume import RUNS
+
+        saved = sorted(p.stem for p in (out_dir / RUNS).glob("*.json")) if out_dir is not None and (out_dir / RUNS).is_dir() else []
+        if out_dir is None:
+            msg = "replay interrupted; nothing saved (give --out DIR to keep finished runs)"
+        elif saved:
+            msg = f"replay interrupted; {len(saved)} finished run(s) saved in {out_dir / RUNS} ({', '.join(saved)}); rerun with --resume to continue"
+        else:
+            msg = f"replay interrupted before any run finished; nothing saved in {out_dir / RUNS}"
+        err.print(Text.assemble(("interrupted: ", "bold yellow"), msg))
+        raise typer.Exit(130) from None
 
 
 @schema_app.command("replay")

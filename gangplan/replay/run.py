@@ -33,6 +33,7 @@ from gangplan.replay.bound import arrived_prefix, packing_bound
 from gangplan.replay.fill import FillRun, capacity_milli, fill_order, run_fill
 from gangplan.replay.output import ReplayOutput
 from gangplan.replay.policies import POLICIES, typical_pods
+from gangplan.replay.resume import RunStore, fingerprint
 from gangplan.replay.shadow import Shadow
 from gangplan.replay.timed import TimedRun, run_timed
 from gangplan.replay.traces import (
@@ -143,6 +144,8 @@ def replay(
     epoch: float | None = None,
     export_epoch: tuple[int, str] | None = None,
     bound: bool = True,
+    checkpoint: str | os.PathLike | None = None,
+    resume: bool = False,
 ) -> ReplayOutput:
     """Run the replay; ``progress(label, done, total)`` is called as jobs finish.
 
@@ -150,7 +153,11 @@ def replay(
     event instant with pending jobs, or the first in each ``epoch`` seconds), an exact solve of
     at most ``exact_time_limit`` seconds on its state; ``export_epoch`` = (N, DIR) writes epoch
     N's state to ``DIR/epoch-N.yaml``. Fill mode with ``bound``: the packing bound at arrived
-    10, 20, .., 130 % (:func:`fill_bound`)."""
+    10, 20, .., 130 % (:func:`fill_bound`).
+
+    ``checkpoint`` = DIR: each finished (policy, seed) run is written to ``DIR/runs`` as it
+    finishes; with ``resume`` the runs found there (of the same inputs and flags, else
+    SnapshotError) are read back instead of run again (:mod:`gangplan.replay.resume`)."""
     if mode not in ("fill", "timed"):
         raise SnapshotError("<arguments>", f"expected fill or timed, got {mode!r}", field="--mode")
     if arrival_scale <= 0:
@@ -177,9 +184,15 @@ def replay(
     fills: list[FillRun] = []
     timeds: list[TimedRun] = []
     runs: list[ReplayRun] = []
+    store = _run_store(checkpoint, resume, trace_path, nodes, vc=vc, mode=mode, arrival_scale=arrival_scale, ratio=ratio,
+                       exact_time_limit=exact_time_limit, epoch=epoch, export_epoch=export_epoch)
     for policy in policies:
         for seed in seeds:
             label = f"{policy} seed {seed}"
+            if store is not None and _resumed(store, mode, policy, seed, cluster, trace.jobs, ratio, fills, timeds, runs):
+                if progress is not None:
+                    progress(label, len(trace.jobs), len(trace.jobs))
+                continue
             done = [0]
 
             def tick(n: int, label=label, done=done) -> None:
@@ -191,6 +204,8 @@ def replay(
                 fr = run_fill(cluster, trace.jobs, policy, seed, typical=typical, ratio=ratio, progress=tick)
                 fills.append(fr)
                 runs.append(_fill_run(fr))
+                if store is not None:
+                    store.save(mode, fr)
             else:
                 shadow = None
                 if policy == SHADOW:
@@ -201,6 +216,8 @@ def replay(
                 tr.shadow = shadow
                 timeds.append(tr)
                 runs.append(_timed_run(tr))
+                if store is not None:
+                    store.save(mode, tr)
     capacity = (fills[0].capacity_gpus if fills else timeds[0].capacity_gpus) if runs else 0
     summary = ReplaySummary(
         mode=mode,  # type: ignore[arg-type]
@@ -219,6 +236,35 @@ def replay(
         runs=runs,
     )
     return ReplayOutput(summary, fills, timeds)
+
+
+def _run_store(checkpoint, resume: bool, trace_path, nodes, *, vc, mode: str, **flags) -> RunStore | None:
+    """The per-run checkpoint of ``replay(checkpoint=DIR)`` (:mod:`gangplan.replay.resume`)."""
+    if checkpoint is None:
+        if resume:
+            raise SnapshotError("<arguments>", "--resume needs --out DIR (the replay to resume)", field="--resume")
+        return None
+    if flags.get("export_epoch") is not None:
+        flags["export_epoch"] = list(flags["export_epoch"])
+    return RunStore(checkpoint, fingerprint(trace_path, nodes, vc=vc, flags={"mode": mode, **flags}), resume=resume)
+
+
+def _resumed(store: RunStore, mode: str, policy: str, seed: int, cluster: Cluster, jobs, ratio: float,
+             fills: list[FillRun], timeds: list[TimedRun], runs: list[ReplayRun]) -> bool:
+    """Read (policy, seed)'s finished run from the store into the lists; False if it has none."""
+    if mode == "fill":
+        fr = store.load_fill(policy, seed, cluster, jobs, ratio)
+        if fr is None:
+            return False
+        fills.append(fr)
+        runs.append(_fill_run(fr))
+        return True
+    tr = store.load_timed(policy, seed, jobs)
+    if tr is None:
+        return False
+    timeds.append(tr)
+    runs.append(_timed_run(tr))
+    return True
 
 
 def _fill_run(fr: FillRun) -> ReplayRun:
