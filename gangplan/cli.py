@@ -617,6 +617,7 @@ def replay(
     epoch: Annotated[float | None, typer.Option("--epoch", help="Shadow: solve at the first event instant with pending jobs in each S seconds (default: every such instant).")] = None,
     exact_time_limit: Annotated[float, typer.Option("--exact-time-limit", help="Shadow: seconds per epoch's exact solve (one at the limit is a bound with its gap).")] = 2.0,
     export_epoch: Annotated[int | None, typer.Option("--export-epoch", help="Shadow: write epoch N's state (running pods bound, pending jobs) to DIR/epoch-N.yaml, a snapshot for gangplan diff; needs --out.")] = None,
+    parquet: Annotated[bool, typer.Option("--parquet", help="Also write timeseries.parquet and jobs.parquet (and epochs.parquet) beside the CSVs; needs pyarrow: pip install 'gangplan[parquet]'.")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the killed replay in --out DIR: its finished runs (DIR/runs, each saved as it finishes) are read back, the rest run; exit 2 if they came from other inputs or flags.")] = False,
 ) -> None:
     """Replay a trace over time with the greedy engine's plugins: unallocated GPUs vs arrived (fill), queueing delay, JCT and idle GPU-hours (timed)."""
@@ -628,12 +629,18 @@ def replay(
         if export_epoch is not None and (out_dir is None or export_epoch < 0):
             raise SnapshotError("<arguments>", "--export-epoch N needs N >= 0 and --out DIR", field="--export-epoch")
         export = (export_epoch, str(out_dir)) if export_epoch is not None else None
+        if parquet:
+            from gangplan.replay.parquet import require_pyarrow
+
+            if out_dir is None:
+                raise SnapshotError("<arguments>", "--parquet needs --out DIR", field="--parquet")
+            require_pyarrow()
         with _spinner(True) as sp:
             result = _replay_interruptible(lambda: run_replay(
                 trace, nodes, mode=mode, policies=pols, seeds=seed_list, vc=vc, arrival_scale=arrival_scale, progress=lambda label, done, total: sp.update(f"replay {label}: {done}/{total} jobs"),
                 exact_time_limit=exact_time_limit, epoch=epoch, export_epoch=export, checkpoint=out_dir, resume=resume), out_dir)
         if out_dir is not None:
-            write_outputs(result, out_dir, interval=interval)
+            write_outputs(result, out_dir, interval=interval, parquet=parquet)
     except SnapshotError as e:
         raise _bad_input(e) from None
     s = result.summary
@@ -655,7 +662,8 @@ def replay(
                 out.print(f"  wrote {r.exported_epoch}")
     if out_dir is not None:
         extra = ", epochs.csv" if any(r.epochs is not None for r in s.runs) else ""
-        out.print(f"wrote {out_dir}/summary.json, timeseries.csv, jobs.csv{extra}, report.html")
+        pq = (", timeseries.parquet, jobs.parquet" + (", epochs.parquet" if extra else "")) if parquet else ""
+        out.print(f"wrote {out_dir}/summary.json, timeseries.csv, jobs.csv{extra}, report.html{pq}")
 
 
 def _replay_interruptible(run, out_dir: Path | None):

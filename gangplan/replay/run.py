@@ -370,9 +370,14 @@ def _num(x: float | None) -> str:
     return str(int(x)) if float(x).is_integer() else repr(round(float(x), 6))
 
 
-def write_outputs(out: ReplayOutput, directory: str | os.PathLike, *, interval: float = 60.0, report: bool = True) -> list[Path]:
+def write_outputs(out: ReplayOutput, directory: str | os.PathLike, *, interval: float = 60.0, report: bool = True, parquet: bool = False) -> list[Path]:
     """Write the outputs (module docstring) to ``directory``; ``report``: also ``report.html``
-    (:mod:`gangplan.replay.report`)."""
+    (:mod:`gangplan.replay.report`); ``parquet``: also ``timeseries.parquet``, ``jobs.parquet``
+    (and ``epochs.parquet``), the same tables (:mod:`gangplan.replay.parquet`, needs pyarrow)."""
+    if parquet:
+        from gangplan.replay.parquet import require_pyarrow
+
+        require_pyarrow()
     d = Path(directory)
     try:
         d.mkdir(parents=True, exist_ok=True)
@@ -417,6 +422,10 @@ def write_outputs(out: ReplayOutput, directory: str | os.PathLike, *, interval: 
         except OSError as e:
             raise SnapshotError(str(p), f"cannot write: {e.strerror or e}") from None
         written.append(p)
+    if parquet:
+        from gangplan.replay.parquet import write_parquet
+
+        written += write_parquet(d, files)
     return written
 
 
