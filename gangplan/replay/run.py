@@ -179,8 +179,8 @@ def replay(
     if any(j.preferred_topology_key for j in trace.jobs):
         caveats.append("preferred_topology_key is not modelled in this slice (required_topology_key is)")
     if mode == "timed":
-        caveats.append("timed mode: no preemption; the 5-minute unschedulable flush is not modelled (a job is retried only after an event that may help: "
-                       "a departure, or for a v1.37 gang of more than one pod any placement; then after its backoff)")
+        caveats.append("timed mode: no preemption; a failed job is retried after an event that may help (a departure, or for a v1.37 gang of more than one pod "
+                       "any placement; then after its backoff) or, seeing none, by the 5-minute unschedulable flush (a 30 s loop)")
     fills: list[FillRun] = []
     timeds: list[TimedRun] = []
     runs: list[ReplayRun] = []

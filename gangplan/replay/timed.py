@@ -21,16 +21,28 @@ kubernetes#138567):
   later instant moves it too;
 * moved out, a job backs off ``1 s * 2^(attempts - 1)``, capped at 10 s (v1.37 gangs of more
   than one pod: ``10 s * sqrt(size)``, ``calculateBackoffDuration``), counted from its last
-  failure; when the backoff has already expired it goes straight to activeQ (``moveToActiveQ``).
+  failure; when the backoff has already expired it goes straight to activeQ (``moveToActiveQ``);
+* **the 5-minute flush**: ``flushUnschedulablePodsLeftover`` runs every 30 s (``Run``:
+  ``wait.Until(..., 30*time.Second, ...)``; here at the instants 30 s, 60 s, .. of the replay
+  clock, which starts at 0) and moves every job whose last failure (its queue ``Timestamp``) is
+  more than ``DefaultPodMaxInUnschedulablePodsDuration`` = 5 min old (``currentTime.Sub(
+  lastScheduleTime) > podMaxInUnschedulablePodsDuration``, strictly) out of the pool with the
+  ``UnschedulableTimeout`` wildcard event, which every job takes (``queueAfterBackoff``): to
+  backoffQ if still backing off, else activeQ, the same move as an event. So a job failed at f
+  and seeing no event is retried at the first multiple of 30 s after f + 300 s. The flush
+  retry is an attempt like any other: it counts, and a failure resets the job's queue
+  timestamp (its PrioritySort place among equal priorities) and its 5 minutes. kubernetes/
+  kubernetes ``pkg/scheduler/backend/queue/scheduling_queue.go`` @003b4460 (release-1.35 /
+  1.36 line: ``flushUnschedulablePodsLeftover``, ``DefaultPodMaxInUnschedulablePodsDuration
+  time.Duration = 5 * time.Minute``); the v1.37 entity queue (kubernetes#138567) keeps the rule
+  as ``flushUnschedulableEntitiesLeftover`` over pods and pod groups alike
+  (``entity.GetTimestamp()``, the same 5 minutes and 30 s loop). A flush instant with no other
+  event is not a ``shadow`` epoch (the state is the previous instant's), and the run ends when
+  only flush ticks remain (nothing can change any more: each retry would repeat the last
+  failed cycle on the same cluster).
 
 Departures from upstream, each by the rule ``scheduling_queue`` applies to snapshot runs:
 
-* the 5-minute flush of the pool (``flushUnschedulablePodsLeftover`` every 30 s,
-  ``DefaultPodMaxInUnschedulablePodsDuration``) is not modelled: a job is only retried after
-  an event that may help arrived since its last attempt, and a flush retry of a job that saw no
-  such event repeats the same cycle on the same free capacity (a bound pod only takes capacity)
-  and fails again, so only its attempt count would differ. With random ties it could draw
-  differently; not modelled;
 * attempts take no time: every ready job of an instant is tried at that instant, completions
   are applied before arrivals, and a job's backoff timer starts at the instant it failed;
 * no preemption.
@@ -48,9 +60,24 @@ from gangplan.replay.engine import Placer
 from gangplan.replay.policies import TypicalPod
 from gangplan.replay.shadow import Shadow
 from gangplan.replay.traces import ReplayJob
-from gangplan.solver.greedy.scheduling_queue import INITIAL_BACKOFF, MAX_BACKOFF
+from gangplan.solver.greedy.scheduling_queue import (
+    FLUSH_INTERVAL,
+    INITIAL_BACKOFF,
+    MAX_BACKOFF,
+    MAX_IN_UNSCHEDULABLE,
+)
 
-COMPLETE, ARRIVE, READY = 0, 1, 2
+COMPLETE, ARRIVE, READY, FLUSH = 0, 1, 2, 3
+
+
+def flush_time(failed_at: float) -> float:
+    """The ``flushUnschedulablePodsLeftover`` tick that moves a job failed at ``failed_at`` and
+    seeing no event: the first multiple of 30 s more than 5 minutes later.
+
+    >>> flush_time(0.0), flush_time(10.0), flush_time(30.0)
+    (330.0, 330.0, 360.0)
+    """
+    return (math.floor((failed_at + MAX_IN_UNSCHEDULABLE) / FLUSH_INTERVAL) + 1) * FLUSH_INTERVAL
 
 
 def backoff(attempts: int, size: int = 1, group_rules: bool = False) -> float:
@@ -63,7 +90,7 @@ def backoff(attempts: int, size: int = 1, group_rules: bool = False) -> float:
     (20.0, 10.0)
     """
     cap = MAX_BACKOFF * math.sqrt(size) if group_rules and size > 1 else MAX_BACKOFF
-    return min(INITIAL_BACKOFF * 2 ** (attempts - 1), cap)
+    return min(INITIAL_BACKOFF * 2.0 ** min(attempts - 1, 64), cap)  # upstream doubles until the cap
 
 
 @dataclass
@@ -87,6 +114,8 @@ class TimedRun:
     """Jobs larger than the whole cluster (never tried; reported, not counted as waiting)."""
     shadow: Shadow | None = None
     """The per-epoch exact solves (policy ``shadow``)."""
+    flushed: int = 0
+    """Jobs the 5-minute flush moved out of the unschedulable pool (each move counted)."""
 
 
 def run_timed(
@@ -108,6 +137,14 @@ def run_timed(
     run = TimedRun(policy, seed, cap, records)
     last = (None, None)
     placements = 0
+    flushes = [0]  # FLUSH entries in events: the run ends when only those remain
+    flushed = [0]
+
+    def fail(k: int, now: float) -> None:
+        """To the pool (``AddUnschedulableIfNotPresent``), with its flush tick."""
+        pool[k] = (now, placements)
+        heapq.heappush(events, (flush_time(now), FLUSH, k))
+        flushes[0] += 1
 
     def move(k: int, now: float) -> None:
         """Out of the pool: to backoffQ until the backoff expires, else straight to activeQ."""
@@ -121,12 +158,21 @@ def run_timed(
         else:
             heapq.heappush(events, (ready, READY, k))
 
-    while events:
+    while len(events) > flushes[0]:
         now = events[0][0]
         departed = False
+        only_flush = True
         while events and events[0][0] == now:
             _, kind, k = heapq.heappop(events)
             r = records[k]
+            if kind == FLUSH:
+                flushes[0] -= 1
+                # still in the pool since the failure this tick was set for (no event moved it)
+                if k in pool and k not in waiting_ready and flush_time(pool[k][0]) == now:
+                    flushed[0] += 1
+                    move(k, now)
+                continue
+            only_flush = False
             if kind == COMPLETE:
                 placer.release(f"j{k}")
                 running.discard(k)
@@ -143,7 +189,7 @@ def run_timed(
             for k in [k for k in pool if k not in waiting_ready]:
                 move(k, now)
         pre = None
-        if shadow is not None and shadow.due(now, len(pending_set)):
+        if shadow is not None and not only_flush and shadow.due(now, len(pending_set)):
             pre = ({k: _nodes_of(placer, k) for k in running}, sorted(pending_set))
         placed_now: list[int] = []
         tried_now: set[int] = set()
@@ -161,7 +207,7 @@ def run_timed(
                     placements += 1
                     heapq.heappush(events, (r.end, COMPLETE, k))
                 else:
-                    pool[k] = (now, placements)
+                    fail(k, now)
             if group_rules and placed_now:
                 # v1.37: a failed pod group goes back on any event, a pod bound after its attempt
                 # included; one whose backoff already expired is tried again at this instant
@@ -173,6 +219,7 @@ def run_timed(
         if state != last:
             run.changes.append((now, *state))
             last = state
+    run.flushed = flushed[0]
     return run
 
 
@@ -181,4 +228,4 @@ def _nodes_of(placer: Placer, k: int) -> list[str]:
     return [names[placer.devices.held[p.key][0]] for p in placer.pods[f"j{k}"]]
 
 
-__all__ = ["JobRecord", "TimedRun", "backoff", "run_timed"]
+__all__ = ["JobRecord", "TimedRun", "backoff", "flush_time", "run_timed"]
