@@ -32,10 +32,27 @@ class ReplayRun(_Doc):
     failed: int
     """Fill: jobs dropped because they did not fit. Timed: jobs that never started."""
     requested_gpus: int
+    """GPU milli requested // 1000 (see ``requested_gpu_milli``)."""
     allocated_gpus: int
-    """Fill: GPUs allocated at the end. Timed: the peak."""
+    """Fill: GPUs allocated at the end. Timed: the peak. GPU milli // 1000 (see ``allocated_gpu_milli``)."""
+    requested_gpu_milli: int | None = None
+    """GPU milli the jobs requested (fill: every job tried; timed: every job of the trace), unrounded."""
+    allocated_gpu_milli: int | None = None
+    """Fill: GPU milli allocated at the end. Timed: the peak. Unrounded."""
     unallocated_percent: dict[str, float] | None = None
     """Fill: unallocated GPU % keyed by integer arrived % ("1" .. "130")."""
+    frag_gpu_milli: float | None = None
+    """Fill, at the end: the FGD simulator's fragment GPU milli against the typical pods
+    (``frag.go`` ``NodeGpuShareFragAmount`` summed over nodes except ``Q3Satisfied``;
+    :mod:`gangplan.replay.frag`): the expected idle milli the next typical pod could not use."""
+    fragmentation_rate_percent: float | None = None
+    """Fill, at the end: ``100 * frag / idle GPU milli`` (``ClusterGpuFragReport``'s Frag ratio)."""
+    fragmentation_percent: float | None = None
+    """Fill, at the end: the fragment's share of the cluster, ``100 * frag / capacity milli``."""
+    stranded_gpu_milli: int | None = None
+    """Fill, at the end: idle GPU milli on nodes where no typical pod with GPUs fits at all."""
+    unschedulable_flushes: int | None = None
+    """Timed: moves out of the unschedulable pool by the 5-minute flush (no event for the job)."""
     queueing_delay: Quantiles | None = None
     jct: Quantiles | None = None
     makespan: float | None = None

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field, replace
 from gangplan.models.cluster import Cluster
 from gangplan.models.well_known import GPU
 from gangplan.replay.engine import Placer
+from gangplan.replay.frag import FragMeter
 from gangplan.replay.policies import TypicalPod
 from gangplan.replay.traces import ReplayJob
 
@@ -61,6 +62,13 @@ class FillRun:
     allocated: list[int]
     """Allocated GPU milli after each job."""
     unallocated_percent: dict[str, float] = field(default_factory=dict)
+    frag: list[float] = field(default_factory=list)
+    """FGD's fragment GPU milli after each job (:mod:`gangplan.replay.frag`), the sample before
+    the first job first."""
+    stranded: list[int] = field(default_factory=list)
+    """Stranded GPU milli after each job (:mod:`gangplan.replay.frag`), likewise."""
+    initial_allocated: int = 0
+    """GPU milli allocated before the first job (a snapshot's bound pods)."""
 
     @property
     def capacity_milli(self) -> int:
@@ -155,6 +163,9 @@ def run_fill(base: Cluster, jobs: list[ReplayJob], policy: str, seed: int, *, ty
     placed, arrived, allocated = [], [], []
     total = 0
     samples_a, samples_u = [0], [placer.allocated_milli]
+    meter = FragMeter(placer.devices, typical)
+    f0, s0, _ = meter.sample()
+    frag, stranded = [f0], [s0]
     for k, j in enumerate(todo):
         total += j.gpu_milli_total
         ok = placer.place(j, f"j{k}")
@@ -164,9 +175,12 @@ def run_fill(base: Cluster, jobs: list[ReplayJob], policy: str, seed: int, *, ty
         allocated.append(alloc)
         samples_a.append(total)
         samples_u.append(alloc)
+        f, st, _ = meter.sample()
+        frag.append(f)
+        stranded.append(st)
         if progress is not None:
             progress(1)
-    run = FillRun(policy, seed, placer.capacity_gpus, todo, placed, arrived, allocated)
+    run = FillRun(policy, seed, placer.capacity_gpus, todo, placed, arrived, allocated, frag=frag, stranded=stranded, initial_allocated=samples_u[0])
     run.unallocated_percent = discrete(samples_a, samples_u, cap)
     return run
 

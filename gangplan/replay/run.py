@@ -3,8 +3,9 @@
 Outputs (byte-for-byte the same for the same inputs and seeds):
 
 * ``summary.json``: :class:`gangplan.models.replay.ReplaySummary`;
-* ``timeseries.csv``: fill mode ``policy,seed,arrived_percent,unallocated_percent`` for arrived
-  1..130; timed mode ``policy,seed,time,allocated_gpus,utilisation,pending_jobs`` every
+* ``timeseries.csv``: fill mode ``policy,seed,arrived_percent,unallocated_percent,frag_gpus,
+  fragmentation_rate_percent,stranded_gpus`` for arrived 1..130 (the last three: the state after
+  the last job arrived at or below that percent, :mod:`gangplan.replay.frag`); timed mode ``policy,seed,time,allocated_gpus,utilisation,pending_jobs`` every
   ``interval`` seconds (the state at that instant);
 * ``jobs.csv``: one row per job and run: fill ``policy,seed,order,job,gpus,gpu_milli,placed`` (gpus: devices, gpu_milli: their milli); timed
   ``policy,seed,job,workers,gpus,submit,start,end,delay,jct,attempts``;
@@ -13,6 +14,9 @@ Outputs (byte-for-byte the same for the same inputs and seeds):
   exact_gpus_untried``; the
   timed ``timeseries.csv`` has a last column ``regret_gpus``: the sum over the epochs since the
   previous row (blank for the other policies);
+* ``runs/<policy>-<seed>.json``: each finished run, written as it finishes, for ``--resume``
+  (:mod:`gangplan.replay.resume`); ``--parquet``: ``timeseries.parquet``, ``jobs.parquet`` (and
+  ``epochs.parquet``), the same tables (:mod:`gangplan.replay.parquet`);
 * ``report.html``: the plots (:mod:`gangplan.replay.report`), base64 PNGs in one page.
 """
 
@@ -277,8 +281,26 @@ def _fill_run(fr: FillRun) -> ReplayRun:
         failed=len(fr.jobs) - placed,
         requested_gpus=(fr.arrived[-1] if fr.arrived else 0) // 1000,
         allocated_gpus=(fr.allocated[-1] if fr.allocated else 0) // 1000,
+        requested_gpu_milli=fr.arrived[-1] if fr.arrived else 0,
+        allocated_gpu_milli=fr.allocated[-1] if fr.allocated else 0,
         unallocated_percent=fr.unallocated_percent,
+        **_frag_fields(fr),
     )
+
+
+def _frag_fields(fr: FillRun) -> dict:
+    """The end state's fragmentation and stranded GPUs (:mod:`gangplan.replay.frag`)."""
+    if not fr.frag:
+        return {}
+    cap = fr.capacity_milli
+    idle = cap - (fr.allocated[-1] if fr.allocated else 0)
+    f = fr.frag[-1]
+    return {
+        "frag_gpu_milli": round(f, 6),
+        "fragmentation_rate_percent": round(100 * f / idle, 6) if idle else 0.0,
+        "fragmentation_percent": round(100 * f / cap, 6) if cap else 0.0,
+        "stranded_gpu_milli": fr.stranded[-1],
+    }
 
 
 def _timed_run(tr: TimedRun) -> ReplayRun:
@@ -303,6 +325,9 @@ def _timed_run(tr: TimedRun) -> ReplayRun:
         failed=len(tr.records) - len(started),
         requested_gpus=sum(r.job.gpu_milli_total for r in tr.records) // 1000,
         allocated_gpus=int(max((a for _, a, _ in ch), default=0)),
+        requested_gpu_milli=sum(r.job.gpu_milli_total for r in tr.records),
+        allocated_gpu_milli=round(max((a for _, a, _ in ch), default=0) * 1000),
+        unschedulable_flushes=tr.flushed,
         queueing_delay=_quantiles([r.start - r.arrival for r in started]),
         jct=_quantiles([r.end - r.arrival for r in done]),
         makespan=makespan,
@@ -386,10 +411,10 @@ def write_outputs(out: ReplayOutput, directory: str | os.PathLike, *, interval: 
     files = {"summary.json": json.dumps(out.summary.dump(), indent=2) + "\n"}
     extra: dict[str, str] = {}
     if out.summary.mode == "fill":
-        ts: list[list[object]] = [["policy", "seed", "arrived_percent", "unallocated_percent"]]
+        ts: list[list[object]] = [["policy", "seed", "arrived_percent", "unallocated_percent", "frag_gpus", "fragmentation_rate_percent", "stranded_gpus"]]
         jobs: list[list[object]] = [["policy", "seed", "order", "job", "gpus", "gpu_milli", "placed"]]
         for fr in out.fill:
-            ts += [[fr.policy, fr.seed, k, _num(v)] for k, v in fr.unallocated_percent.items()]
+            ts += _fill_samples(fr)
             jobs += [[fr.policy, fr.seed, i, j.name, j.gpus, j.gpu_milli_total, int(p)] for i, (j, p) in enumerate(zip(fr.jobs, fr.placed, strict=True))]
     else:
         ts = [["policy", "seed", "time", "allocated_gpus", "utilisation", "pending_jobs", "regret_gpus"]]
@@ -427,6 +452,29 @@ def write_outputs(out: ReplayOutput, directory: str | os.PathLike, *, interval: 
 
         written += write_parquet(d, files)
     return written
+
+
+def _fill_samples(fr: FillRun) -> list[list[object]]:
+    """Fill timeseries rows: unallocated % (the simulator's analysis, :func:`~gangplan.replay.fill.discrete`)
+    and the state after the last job arrived at or below k %: fragment GPUs, fragmentation rate
+    (% of idle) and stranded GPUs (:mod:`gangplan.replay.frag`)."""
+    keys = list(fr.unallocated_percent)
+    if not fr.frag:
+        return [[fr.policy, fr.seed, k, _num(v), "", "", ""] for k, v in fr.unallocated_percent.items()]
+    from gangplan.replay.frag import at_arrived
+
+    cap = fr.capacity_milli
+    arrived = [0, *fr.arrived]
+    allocated = [fr.initial_allocated, *fr.allocated]
+    top = len(keys)
+    frag = at_arrived(arrived, fr.frag, cap, top)
+    stranded = at_arrived(arrived, [float(x) for x in fr.stranded], cap, top)
+    used = at_arrived(arrived, [float(x) for x in allocated], cap, top)
+    rows: list[list[object]] = []
+    for i, k in enumerate(keys):
+        free = cap - used[i]
+        rows.append([fr.policy, fr.seed, k, _num(fr.unallocated_percent[k]), _num(frag[i] / 1000), _num(100 * frag[i] / free if free else 0.0), _num(stranded[i] / 1000)])
+    return rows
 
 
 def _samples(tr: TimedRun, interval: float) -> list[list[object]]:
