@@ -99,3 +99,27 @@ def test_resume_needs_out_and_interrupt_without_out_says_nothing_was_saved(monke
     _counting(monkeypatch, "run_fill", stop_at=1)
     r = runner.invoke(app, ["replay", str(JOBS), "--nodes", str(NODES)])
     assert r.exit_code == 130 and "nothing saved" in r.output
+
+
+def test_a_shadow_run_reads_back_with_its_epochs(tmp_path, monkeypatch):
+    """The shadow run's epoch records (wall times included, so no rerun could reproduce them)
+    come back from DIR/runs: every output, epochs.csv too, is the same bytes."""
+    src = (Path(__file__).parent / "data" / "traces" / "philly-pollux" / "philly.csv")
+    from gangplan.io.compressed import open_text
+
+    lines = open_text(src).read().splitlines()
+    keep = [line for line in lines[1:] if line and line.rsplit(",", 1)[-1] == "b436b2"][:30]
+    trace = tmp_path / "philly.csv"
+    trace.write_text("\n".join([lines[0], *keep]) + "\n")
+    (tmp_path / "philly_vc.csv").write_text("vc,node num\nb436b2,2\n")
+    out = tmp_path / "out"
+    args = ["replay", str(trace), "--vc", "b436b2", "--mode", "timed", "--policy", "shadow", "--arrival-scale", "4",
+            "--exact-time-limit", "1", "--export-epoch", "1", "--out", str(out), "--interval", "86400"]
+    assert runner.invoke(app, args).exit_code == 0
+    names = ("summary.json", "timeseries.csv", "jobs.csv", "epochs.csv", "report.html")
+    before = {n: (out / n).read_bytes() for n in names}
+    calls = _counting(monkeypatch, "run_timed")
+    r = runner.invoke(app, [*args, "--resume"])
+    assert r.exit_code == 0, r.output
+    assert calls == []
+    assert {n: (out / n).read_bytes() for n in names} == before
