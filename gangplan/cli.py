@@ -640,7 +640,7 @@ def replay(
                 trace, nodes, mode=mode, policies=pols, seeds=seed_list, vc=vc, arrival_scale=arrival_scale, progress=lambda label, done, total: sp.update(f"replay {label}: {done}/{total} jobs"),
                 exact_time_limit=exact_time_limit, epoch=epoch, export_epoch=export, checkpoint=out_dir, resume=resume), out_dir)
         if out_dir is not None:
-            write_outputs(result, out_dir, interval=interval, parquet=parquet)
+            _replay_interruptible(lambda: write_outputs(result, out_dir, interval=interval, parquet=parquet), out_dir)
     except SnapshotError as e:
         raise _bad_input(e) from None
     s = result.summary
