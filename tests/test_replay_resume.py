@@ -123,3 +123,13 @@ def test_a_shadow_run_reads_back_with_its_epochs(tmp_path, monkeypatch):
     assert r.exit_code == 0, r.output
     assert calls == []
     assert {n: (out / n).read_bytes() for n in names} == before
+
+
+def test_resume_refuses_runs_of_another_gangplan_code(tmp_path, monkeypatch):
+    import gangplan.replay.resume as resume
+
+    out = tmp_path / "out"
+    assert runner.invoke(app, _args("fill", out)).exit_code == 0
+    monkeypatch.setattr(resume, "code_hash", lambda: "0" * 64)
+    r = runner.invoke(app, _args("fill", out, "--resume"))
+    assert r.exit_code == 2 and "version or code" in r.output

@@ -14,7 +14,9 @@ Each file carries the run's **fingerprint**: a SHA-256 over the trace file's byt
 (a file's bytes, a directory's files by relative name and bytes, or the label ``unlimited`` /
 ``philly VC``), Philly's ``philly_vc.csv`` when ``--vc`` sizes the cluster, the mode and every
 flag that changes a run (``--vc``, ``--arrival-scale``, the inflation ratio, ``--epoch``,
-``--exact-time-limit``, ``--export-epoch``) and gangplan's version. ``--resume`` refuses
+``--exact-time-limit``, ``--export-epoch``), gangplan's version and a SHA-256 of its own source
+files (``gangplan/**/*.py``, 9 ms: a changed engine between the kill and the resume would mix two
+behaviours in one output). ``--resume`` refuses
 (exit 2) a DIR holding runs with another fingerprint; the policies and seeds are not in it, so
 a resume may add seeds or policies to the finished ones.
 """
@@ -54,10 +56,21 @@ def _hash_path(h: Any, path: Path) -> None:
         h.update(b"label:" + str(path).encode())
 
 
+def code_hash() -> str:
+    """SHA-256 of gangplan's source files (relative names and bytes)."""
+    import gangplan
+
+    root = Path(gangplan.__file__).parent
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*.py")):
+        h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
 def fingerprint(trace_path: str | os.PathLike, nodes: str | os.PathLike | None, *, vc: str | None, flags: dict[str, Any]) -> str:
     """SHA-256 hex of the inputs and flags that determine every run (module docstring)."""
     h = hashlib.sha256()
-    h.update(f"gangplan {__version__} replay-runs {FORMAT}\n".encode())
+    h.update(f"gangplan {__version__} {code_hash()} replay-runs {FORMAT}\n".encode())
     h.update(json.dumps({"vc": vc, **flags}, sort_keys=True).encode() + b"\n")
     _hash_path(h, resolve(trace_path))
     h.update(b"\nnodes\n")
@@ -138,7 +151,7 @@ class RunStore:
                 raise SnapshotError(str(p), "not a replay run file; remove it to resume", field="--resume") from None
             if got != fp:
                 raise SnapshotError(str(p), "this run was made from other inputs or flags (trace, nodes, mode, --vc, --arrival-scale, --epoch, "
-                                    "--exact-time-limit, --export-epoch or the gangplan version differ); rerun without --resume to start afresh, "
+                                    "--exact-time-limit, --export-epoch or gangplan's version or code differ); rerun without --resume to start afresh, "
                                     "or use another --out", field="--resume")
 
     def path(self, policy: str, seed: int) -> Path:
