@@ -713,7 +713,8 @@ def allocate_joint(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], device
     placed first on devices the large ones need. ``cache`` and ``counting``: as for
     :func:`allocate_results`; where counting decides (:func:`_counted`), the claims one after
     another are the claims together: each slot takes the first free device of its set either way,
-    and when counting finds no allocation, none exists in any order."""
+    and when counting finds no allocation, none exists in any order. For plain ExactCount claims
+    the joint allocation after a failed sequence is decided by :func:`_joint_by_model`."""
     if counting:
         got = _counted(claims, devices, in_use if isinstance(in_use, (set, frozenset)) else set(in_use), classes, consumed, cache, constraints)
         if got is not _SEARCH:
@@ -731,8 +732,79 @@ def allocate_joint(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], device
         add_consumed(taken, got[key])
     else:
         return out
+    if partitionable is None:
+        partitionable = distinct
+    got = _joint_by_model(claims, devices, set(in_use), classes, consumed, constraints, partitionable)
+    if got is not _SEARCH:
+        return got
     order = sorted(claims, key=lambda kr: -sum(r.count for r in kr[1]))
     return allocate_results(order, devices, in_use, classes, consumed, cache, constraints, distinct, counting=counting, partitionable=partitionable)
+
+
+def _joint_by_model(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: set,
+                    classes: dict[str, DeviceClass], consumed: Consumed | None, constraints: Constraints | None,
+                    partitionable: bool) -> dict[str, tuple[DeviceResult, ...]] | None | object:
+    """Whether the claims have a joint allocation, as a small CP-SAT model (not upstream's code:
+    the depth-first search over interchangeable devices matched by overlapping requests, or
+    partitions of one GPU, is exponential when it must backtrack, and only the validator and the
+    naming of an exact Result ask for a joint allocation of several pods' claims). Per (request, device it matches) a
+    boolean; each request gets its count, each device at most one request, and per pool the
+    counters hold what the taken devices consume. Only for plain ExactCount requests without
+    constraints, capacity requests or shared devices (else ``_SEARCH``: the search decides). The
+    devices of a request are returned in device order. One worker, fixed seed: deterministic."""
+    if constraints and any(constraints.get(key) for key, _ in claims):
+        return _SEARCH
+    reqs = [(key, r) for key, rs in claims for r in rs]
+    if any(r.all or r.alternatives or r.capacity for _, r in reqs):
+        return _SEARCH
+    try:
+        cand = [[i for i, d in enumerate(devices) if d.id not in in_use and (partitionable or not d.counters) and matches(d, r, classes)] for _, r in reqs]
+    except AllocationError:
+        return _SEARCH  # (the search meets the error where upstream does)
+    if any(devices[i].allow_multiple for c in cand for i in c):
+        return _SEARCH
+    from ortools.sat.python import cp_model
+
+    m = cp_model.CpModel()
+    x: dict[tuple[int, int], cp_model.IntVar] = {}
+    for q, (_, r) in enumerate(reqs):
+        if len(cand[q]) < r.count:
+            return None
+        for i in cand[q]:
+            x[(q, i)] = m.new_bool_var("")
+        m.add(sum(x[(q, i)] for i in cand[q]) == r.count)
+    by_device: dict[int, list] = {}
+    for (_q, i), v in x.items():
+        by_device.setdefault(i, []).append(v)
+    for vs in by_device.values():
+        if len(vs) > 1:
+            m.add(sum(vs) <= 1)
+    pools = _pools_of(devices, None)
+    for cp in pools.values():
+        have = available_counters(cp, in_use, consumed)
+        for key, left in sorted(have.items()):
+            terms = [(v, amount) for (_q, i), v in x.items() if devices[i].counter_pool is cp
+                     for cset, amounts in devices[i].counters if cset == key[0] for c, amount in amounts if c == key[1]]
+            users = {i for (_q, i) in x if devices[i].counter_pool is cp and devices[i].counters}
+            if left < 0 and users:
+                for (_q, i), v in x.items():
+                    if i in users:
+                        m.add(v == 0)
+            elif terms:
+                m.add(sum(a * v for v, a in terms) <= left)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 0
+    solver.parameters.max_time_in_seconds = 30.0
+    status = solver.solve(m)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if status == cp_model.INFEASIBLE:
+            return None
+        return _SEARCH  # (undecided in time: the search decides)
+    out: dict[str, list[DeviceResult]] = {key: [] for key, _ in claims}
+    for q, (key, r) in enumerate(reqs):
+        out[key].extend(DeviceResult(r.name, devices[i].id) for i in cand[q] if solver.value(x[(q, i)]))
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def add_consumed(into: dict[DeviceID, dict[CapName, int]], results: Iterable[DeviceResult]) -> None:
