@@ -32,10 +32,11 @@ kubernetes#138567):
   and seeing no event is retried at the first multiple of 30 s after f + 300 s. The flush
   retry is an attempt like any other: it counts, and a failure resets the job's queue
   timestamp (its PrioritySort place among equal priorities) and its 5 minutes. kubernetes/
-  kubernetes ``pkg/scheduler/backend/queue/scheduling_queue.go`` @003b4460 (release-1.35 /
-  1.36 line: ``flushUnschedulablePodsLeftover``, ``DefaultPodMaxInUnschedulablePodsDuration
-  time.Duration = 5 * time.Minute``); the v1.37 entity queue (kubernetes#138567) keeps the rule
-  as ``flushUnschedulableEntitiesLeftover`` over pods and pod groups alike
+  kubernetes ``pkg/scheduler/backend/queue/scheduling_queue.go`` @003b4460 (the
+  QueuedPodInfo queue of the 1.3x releases before the entity queue: ``flushUnschedulablePodsLeftover``,
+  ``DefaultPodMaxInUnschedulablePodsDuration time.Duration = 5 * time.Minute``); the v1.37
+  entity queue (kubernetes#138567, as read in a fork's copy of the same file) keeps the rule as
+  ``flushUnschedulableEntitiesLeftover`` over pods and pod groups alike
   (``entity.GetTimestamp()``, the same 5 minutes and 30 s loop). A flush instant with no other
   event is not a ``shadow`` epoch (the state is the previous instant's), and the run ends when
   only flush ticks remain (nothing can change any more: each retry would repeat the last
