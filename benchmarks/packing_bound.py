@@ -12,7 +12,7 @@ every call (patterns fit a node whatever arrived), so later calls start warm: wa
 on the order (percent 100 for every seed first, then the others).
 
 Run: ``python benchmarks/packing_bound.py [--seeds 42..51] [--percents 100,50,80,110,130]
-[--policy fgd,bestfit,default] [--work-limit 200]``. Writes ``benchmarks/results/packing_bound.csv``
+[--policy fgd,bestfit,default] [--work-limit 200] [--pool FILE]``. Writes ``benchmarks/results/packing_bound.csv``
 (one row per seed and percent, rewritten after every row, with wall times and the load average)
 and prints the mean and sd over seeds per percent. ``GANGPLAN_DATA_DIR`` as the other benchmarks.
 """
@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import pickle
 import time
 from pathlib import Path
 
@@ -49,6 +50,7 @@ def main() -> None:
     ap.add_argument("--policy", default="fgd,bestfit,default")
     ap.add_argument("--work-limit", type=float, default=200.0, help="CP-SAT deterministic seconds per bound (then a bound with its gap)")
     ap.add_argument("--out", default="packing_bound")
+    ap.add_argument("--pool", default="", help="a pickle of the pattern pool: read at start if it exists, written after every bound")
     a = ap.parse_args()
     seeds, policies = parse_seeds(a.seeds), parse_policies(a.policy)
     percents = [int(x) for x in a.percents.split(",")]
@@ -59,6 +61,8 @@ def main() -> None:
     curves: dict[tuple[str, int], dict[str, float]] = {}
     fill_wall: dict[tuple[str, int], float] = {}
     pool: dict = {}
+    if a.pool and Path(a.pool).exists():
+        pool = pickle.loads(Path(a.pool).read_bytes())
     rows = []
     out = ROOT / "benchmarks" / "results" / f"{a.out}.csv"
     for k in percents:
@@ -82,6 +86,8 @@ def main() -> None:
             }
             rows.append(row)
             write_csv(out, rows)
+            if a.pool:
+                Path(a.pool).write_bytes(pickle.dumps(pool))
             print(f"arrived {k:3d} % seed {seed}: bound {b.unallocated_percent:6.2f} ({b.status}, gap {b.gap_percent}) integer "
                   f"{b.integer_unallocated_percent} | " + " ".join(f"{p} {curves[p, seed][str(k)]:.2f}" for p in policies)
                   + f" | {wall:.1f} s, {b.iterations} rounds, load {load:.1f}", flush=True)

@@ -194,3 +194,20 @@ def test_no_policy_goes_below_the_bound_on_a_seeded_fill(policy):
         if prev is not None:  # more arrived never lowers what a packing can allocate
             assert b.allocatable_milli >= prev - 1e-6
         prev = b.allocatable_milli
+
+
+def test_a_stopped_generation_still_reports_a_bound_with_its_gap():
+    """With no work allowed beyond one round the master's duals give the Lagrangian bound: at
+    least the converged LP (so still a bound on every packing), its gap to the master reported."""
+    base = Cluster(nodes=(*(node(f"g{i}", 8, cpu=64000, mem_gi=256) for i in range(3)), *(node(f"t{i}", 2, cpu=24000, mem_gi=96) for i in range(3))))
+    jobs = small_trace(60, 5)
+    cap = capacity_milli(base)
+    order, _ = fill_order(base, jobs, 11)
+    arrived = arrived_prefix(order, cap, 110)
+    full = packing_bound(base, arrived, method="patterns")
+    cut = packing_bound(base, arrived, method="patterns", work_limit=0.0, pricing_limit=0.01)
+    assert full.status == "optimal" and full.gap_percent == pytest.approx(0, abs=1e-3)
+    assert cut.allocatable_milli >= full.allocatable_milli - 1e-3
+    assert cut.master_milli is not None and cut.master_milli <= full.allocatable_milli + 1e-3
+    if cut.status == "limit":
+        assert cut.gap_percent is not None and cut.gap_percent >= 0

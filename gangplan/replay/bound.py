@@ -1,9 +1,13 @@
 """A packing bound for fill mode (issue 22, item 4): an upper bound on the GPU milli any placement
 could allocate to a multiset of arrived jobs, hence a lower bound on the unallocated GPU % that
-every policy's number is measured against.
+every policy's number is measured against. Two methods (:func:`packing_bound`): ``patterns``,
+column generation over per-node patterns (below; seconds to minutes on the paper's cluster), and
+``lp``, the aggregated LP over node classes (:func:`aggregated_bound`: milliseconds, but on the
+paper's cluster it places every arrived milli from 100 % arrived, i.e. says 0 %).
 
 **What it bounds.** Fill mode's metric (:func:`gangplan.replay.fill.discrete`, the FGD
-simulator's ``merge_alloc_discrete.py``) at arrived k % is 100 minus the mean, over the samples
+simulator's ``experiments/analysis/merge_alloc_discrete.py`` and ``pkg/simulator/analysis.go``,
+hkust-adsl/kubernetes-scheduler-simulator @8f3d641) at arrived k % is 100 minus the mean, over the samples
 whose arrived ratio rounds to k, of ``round(used / capacity * 100, 2)``, where ``used`` is the
 cluster's allocated GPU milli (``ClusterGpuFragReport``: per node ``GPUs x 1000 - milli left``,
 so a partly used GPU counts only its allocated milli; nothing is charged for stranded or
@@ -32,7 +36,7 @@ choice of patterns, so the LP optimum bounds it.
 ``sum_s y_s b_s + sum_c N_c max(0, best_c(y))`` (``best_c``: the pricing's proven upper bound,
 CP-SAT's objective bound when it stops at its limit) is an upper bound on every placement, LP or
 not; the reported value is the least such bound seen (equal to the LP optimum when the pricing
-proves no improving column). When the time limit stops the generation first the status is
+proves no improving column). When the work limit stops the generation first the status is
 ``limit`` and :attr:`PackingBound.gap_percent` is the bound minus the restricted master's value
 (points of capacity). With ``integer=True`` the generated patterns are also solved as an integer
 program (CP-SAT): a feasible packing, so the true optimum lies between the two and
