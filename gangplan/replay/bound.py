@@ -68,7 +68,6 @@ NodeClass = tuple[int, int, int, int, str]
 
 SCALE = 1000
 """Pricing objective coefficients are integers: reduced values in milli x ``SCALE`` rounded up."""
-_DEBUG = bool(__import__("os").environ.get("GANGPLAN_BOUND_DEBUG"))
 FAST_PRICING = 0.2
 KEEP = 8
 """Columns kept per pricing solve (its last improving solutions)."""
@@ -372,18 +371,14 @@ def pattern_bound(base: Cluster, jobs: list[ReplayJob], *, work_limit: float = 6
         reduced = {s: gain[s] - ylp[s] for s in shapes}
         lag = sum(y[s] * cap[s] for s in shapes)
         added = 0
-        slack = 0.0
         pis = {c: max(0.0, _dual(row_c[c])) for c in cls}
         for c in cls:
             tl = pricing_limit if proving else min(pricing_limit, FAST_PRICING)
-            pats, true, ub = pricers[c].solve(value, tl)
+            pats, _, ub = pricers[c].solve(value, tl)
             lag += classes[c] * max(0.0, ub)
-            slack += classes[c] * (max(0.0, ub) - max(0.0, true))
             for pat in pats:
                 if sum(reduced[s] * k for s, k in pat.items()) > pis[c] + 1e-6 * max(1.0, pis[c]) and add(c, pat):
                     added += 1
-        if _DEBUG:
-            print(f"it {it} master {master / capacity:.5f} lag {lag / capacity:.5f} slack {slack / capacity:.5f} added {added} proving {proving} smoothed {y is not ylp}", flush=True)
         if lag < best:
             best, center = lag, y
         smoothed = y is not ylp
