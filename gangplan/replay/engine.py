@@ -92,11 +92,16 @@ class Placer:
         return int(slots.clip(min=0).sum()) >= job.gang
 
     def place(self, job: ReplayJob, instance: str) -> bool:
-        """Place ``job`` (all-or-nothing); True if it runs. ``instance`` names its pods uniquely."""
-        pods = [worker_pod(job, k, namespace=instance) for k in range(job.gang)]
+        """Place ``job`` (all-or-nothing); True if it runs. ``instance`` names its pods uniquely.
+        After a False, :attr:`static_failure` says whether the necessary test (:meth:`_may_fit`,
+        on the cluster or on every domain of its required key) failed: then no per-pod cycle ran
+        (no random draw) and any state with no more free room fails the same way."""
+        self.static_failure = True
         if not self._may_fit(job):
             return False
+        pods = [worker_pod(job, k, namespace=instance) for k in range(job.gang)]
         if not job.required_topology_key:
+            self.static_failure = False
             return self._place_in(pods, None, instance)
         codes, values, _ = self.snap.label_codes(job.required_topology_key)
         g = self.devices.total_left(self.snap.all_nodes)
@@ -105,6 +110,7 @@ class Placer:
             nodes = np.flatnonzero(codes == d)
             if self._may_fit(job, nodes):
                 domains.append((int(g[nodes].sum()), values[d], nodes))
+        self.static_failure = not domains
         for _, _, nodes in sorted(domains, key=lambda x: (x[0], x[1])):
             if self._place_in(pods, nodes, instance):
                 return True

@@ -40,7 +40,13 @@ kubernetes#138567):
   (``entity.GetTimestamp()``, the same 5 minutes and 30 s loop). A flush instant with no other
   event is not a ``shadow`` epoch (the state is the previous instant's), and the run ends when
   only flush ticks remain (nothing can change any more: each retry would repeat the last
-  failed cycle on the same cluster).
+  failed cycle on the same cluster). A flush retry of a job whose last attempt failed the
+  placer's necessary test (:meth:`~gangplan.replay.engine.Placer._may_fit`: too few device
+  slots or too little cpu in all, no per-pod cycle run, no random draw), at an instant with no
+  departure, is counted and failed without running it: since that failure only placements
+  happened (a departure would have moved the job), so no node has more room and the monotone
+  test fails again. The same outcome, cheaply: an over-subscribed VC retries hundreds of
+  waiting jobs every 5 minutes for weeks (a 2-node Philly VC over 22 days: a million retries).
 
 Departures from upstream, each by the rule ``scheduling_queue`` applies to snapshot runs:
 
@@ -140,6 +146,8 @@ def run_timed(
     placements = 0
     flushes = [0]  # FLUSH entries in events: the run ends when only those remain
     flushed = [0]
+    static_fail: set[int] = set()  # jobs whose last attempt failed the placer's necessary test
+    flush_now: set[int] = set()  # jobs the flush moved straight to activeQ at this instant
 
     def fail(k: int, now: float) -> None:
         """To the pool (``AddUnschedulableIfNotPresent``), with its flush tick."""
@@ -163,6 +171,7 @@ def run_timed(
         now = events[0][0]
         departed = False
         only_flush = True
+        flush_now.clear()
         while events and events[0][0] == now:
             _, kind, k = heapq.heappop(events)
             r = records[k]
@@ -172,6 +181,8 @@ def run_timed(
                 if k in pool and k not in waiting_ready and flush_time(pool[k][0]) == now:
                     flushed[0] += 1
                     move(k, now)
+                    if k not in pool:
+                        flush_now.add(k)
                 continue
             only_flush = False
             if kind == COMPLETE:
@@ -200,6 +211,9 @@ def run_timed(
                 tried_now.add(k)
                 r = records[k]
                 r.attempts += 1
+                if k in flush_now and not departed and k in static_fail:
+                    fail(k, now)  # the same necessary test on no more room (module docstring)
+                    continue
                 if placer.place(r.job, f"j{k}"):
                     r.start, r.end = now, now + r.job.duration
                     pending_set.discard(k)
@@ -208,6 +222,10 @@ def run_timed(
                     placements += 1
                     heapq.heappush(events, (r.end, COMPLETE, k))
                 else:
+                    if placer.static_failure:
+                        static_fail.add(k)
+                    else:
+                        static_fail.discard(k)
                     fail(k, now)
             if group_rules and placed_now:
                 # v1.37: a failed pod group goes back on any event, a pod bound after its attempt
