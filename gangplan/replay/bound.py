@@ -180,7 +180,7 @@ class _Pricer:
         ccpu, cmem, cpods, cg, _ = c
         m = cp_model.CpModel()
         self.n = {}
-        hi = {s: min(cap[s], _max_alone(s, c)) for s in self.shapes}
+        hi = self.hi = {s: min(cap[s], _max_alone(s, c)) for s in self.shapes}
         for s in self.shapes:
             self.n[s] = m.NewIntVar(0, hi[s], "")
         whole = [s for s in self.shapes if s[3] >= MILLI]
@@ -258,8 +258,9 @@ class _Pricer:
         st = solver.Solve(self.model, Keep())
         self.work += solver.ResponseProto().deterministic_time
         if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            # no pattern found: the bound the solver proved (trivially the sum of maxima)
-            ub = solver.BestObjectiveBound() / SCALE if st == cp_model.UNKNOWN else 0.0
+            # no pattern found: the bound the solver proved, else every shape at its maximum
+            trivial = sum(v * self.hi[s] for s, v in pos.items())
+            ub = min(trivial, solver.BestObjectiveBound() / SCALE) if st == cp_model.UNKNOWN else trivial
             return [], 0.0, max(0.0, ub)
         found.reverse()
         true = sum(value[s] * k for s, k in found[0].items())
