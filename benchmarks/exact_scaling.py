@@ -54,6 +54,15 @@ jobs on the 2 cores, four rounds with and three without an extra busy loop), 8 o
 left under load: seed 1 at 1,000 needs HiGHS ~2-3 s for its 39th admission (it fails inside 3.5
 s at load ~4 and the search alone stays at 37-38), and the 5,000-node phases need ~1-2 s each to
 prove even tiers the start already reaches, while the build takes 1-5 s.
+Rounds 8-10 (commit 42bffd2), the must-show's condition measured for the first time: one extra
+CPU-bound process (a Python busy loop) on an otherwise idle machine (load 0.7-2.2 as the rounds
+ran), three rounds back to back: 18 of 18 cells OPTIMAL, whole exact run 3.7-6.8 s of the 10
+(1,000 nodes: 5.6 / 6.7 / 3.8 s; 5,000 nodes: 6.7-6.8 / 5.2 / 5.9-6.2 s), starts 0.6-4.3 s
+(seed 1 at 1,000: 4.2 s, of which the class start 3.0 s: HiGHS 1.5 s to the optimum of its
+band-weighted group, 0.8 s of further packing orders first), decision tiers 1.0-3.3 s. HiGHS
+through ``pywraplp`` crashes (SIGSEGV) when given a solution hint, so the class start cannot be
+MIP-started; a feasibility-only MIP at the LP's cap found 39 in 1.2 s but left the next tier
+FEASIBLE (gap 29 %), worse than the band-weighted MIP.
 
 ``greedy_pods_s`` is the greedy hint's throughput (``hint_s`` is its time) and
 ``exact_over_greedy`` the exact engine's wall time over the greedy's, both from the same cell;
