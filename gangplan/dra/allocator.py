@@ -765,14 +765,23 @@ def _joint_by_model(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devic
         return _SEARCH
     from ortools.sat.python import cp_model
 
+    # Requests with the same candidate devices are one group (their count summed): no symmetric
+    # copies for the solver to tell apart (a pigeonhole over interchangeable claims is hard for it).
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for q, c in enumerate(cand):
+        groups.setdefault(tuple(c), []).append(q)
+    keys = list(groups)
+    need = [sum(reqs[q][1].count for q in groups[g]) for g in keys]
+    if len({i for c in cand for i in c}) < sum(need):
+        return None
     m = cp_model.CpModel()
     x: dict[tuple[int, int], cp_model.IntVar] = {}
-    for q, (_, r) in enumerate(reqs):
-        if len(cand[q]) < r.count:
+    for q, g in enumerate(keys):
+        if len(g) < need[q]:
             return None
-        for i in cand[q]:
+        for i in g:
             x[(q, i)] = m.new_bool_var("")
-        m.add(sum(x[(q, i)] for i in cand[q]) == r.count)
+        m.add(sum(x[(q, i)] for i in g) == need[q])
     by_device: dict[int, list] = {}
     for (_q, i), v in x.items():
         by_device.setdefault(i, []).append(v)
@@ -802,9 +811,16 @@ def _joint_by_model(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devic
             return None
         return _SEARCH  # (undecided in time: the search decides)
     out: dict[str, list[DeviceResult]] = {key: [] for key, _ in claims}
-    for q, (key, r) in enumerate(reqs):
-        out[key].extend(DeviceResult(r.name, devices[i].id) for i in cand[q] if solver.value(x[(q, i)]))
-    return {k: tuple(v) for k, v in out.items()}
+    for q, g in enumerate(keys):
+        taken = iter([i for i in g if solver.value(x[(q, i)])])  # handed out in request order
+        for t in groups[g]:
+            key, r = reqs[t]
+            out[key].extend(DeviceResult(r.name, devices[next(taken)].id) for _ in range(r.count))
+    by_claim = {key: [] for key, _ in claims}
+    for key, rs in claims:  # each claim's results in its request order
+        names = [r.name for r in rs]
+        by_claim[key] = sorted(out[key], key=lambda res: names.index(res.request))
+    return {k: tuple(v) for k, v in by_claim.items()}
 
 
 def add_consumed(into: dict[DeviceID, dict[CapName, int]], results: Iterable[DeviceResult]) -> None:
