@@ -41,10 +41,17 @@ different devices may round it differently). These rows are exact on a node with
 device per pair, and for consumers of one size; with several devices and mixed sizes they are a
 relaxation (bin packing): the validator, which allocates every claim of a node jointly, is what
 catches a placement they let through.
+
+Pairs whose selectors match overlapping devices on a node ("any GPU" beside "a GPU of 80 GB")
+each count every device they match; :func:`_hall_rows` adds, per group of overlapping pairs, a
+row per subset (Hall's condition: what the subset asks for is at most the devices any of its pairs
+matches), which makes the counts exact for ExactCount requests of exclusive devices (before, a
+node of 4 such GPUs took two pods of 2 of each and the validator rejected the exact Result).
 """
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from collections import Counter
 from dataclasses import dataclass, field
@@ -428,6 +435,16 @@ def _capacity_view(cluster):
                         node_extra[n.name][r] = _BIG  # the class row holds the devices
             else:
                 node_extra[n.name][row] = _BIG  # served by a device plugin here: its allocatable binds
+    hall_probes = [(name, DeviceRequest(name="", device_class=rest[0], selectors=rest[1], capacity=rest[2] if len(rest) > 2 else ()))
+                   for (kind, *rest), name in dims.items() if kind == "request"]
+    hall_probes += [(f"{PREFIX}class-{cls}", DeviceRequest(name="", device_class=cls)) for cls in sorted(asked)]
+    hall, hall_relaxed = _hall_rows(dra, cluster.nodes, hall_probes, node_extra, distinct)
+    for row, members in hall.items():
+        for extra in pod_extra.values():
+            need = sum(extra.get(m, 0) for m in members)
+            if need:
+                extra[row] = need
+
     def node(n):
         update: dict = {"allocatable": {**n.allocatable, **node_extra[n.name]}} if node_extra[n.name] else {}
         if shared:
@@ -462,6 +479,10 @@ def _capacity_view(cluster):
         first = sorted(crows.relaxed)[0]
         fields["warnings"] = (*fields.get("warnings", ()), f"exact engine: the shared-counter rows of partitionable devices are not exact on "
                               f"{len(crows.relaxed)} node(s) (e.g. {first}: {crows.relaxed[first]}): the validator decides there")
+    if hall_relaxed:
+        fields["warnings"] = (*fields.get("warnings", ()), f"exact engine: {len(hall_relaxed)} group(s) of more than {HALL_MAX_PAIRS} device requests "
+                              f"match overlapping devices (e.g. {', '.join(hall_relaxed[0][:3])}, ...): their device rows are a relaxation there, "
+                              "the validator decides")
     if any(None in v for v in fa_alts.values()):
         fields["warnings"] = (*fields.get("warnings", ()), "exact engine: firstAvailable subrequests with allocationMode All, capacity requests or "
                               "shared devices are not offered by the exact engine (the greedy engine and the validator allocate them)")
@@ -476,6 +497,89 @@ def _capacity_view(cluster):
     if fa_alts:
         _FA[id(view)] = (weakref.ref(view), fa_alts)
     return view
+
+
+HALL_MAX_PAIRS = 6
+"""Overlapping request pairs per group up to which every subset gets its row (2^6 - 7 = 57 rows)."""
+
+
+def _mask(dra: DraState, node, request: DeviceRequest, partitionable: bool = True) -> int:
+    """Bit ``i``: ``node``'s ``i``-th device can serve ``request`` alone (popcount == :func:`_count`)."""
+    devices = dra.devices_by_node.get(node.name, ())
+    got = usable_mask(devices, request, dra.classes, dra.alloc_cache, dra.in_use, dra.consumed)
+    if got is not None:
+        return got
+    one = DeviceRequest(name=request.name, device_class=request.device_class, selectors=request.selectors, count=1, capacity=request.capacity)
+    m = 0
+    try:
+        for i, d in enumerate(devices):
+            if _serves(dra, d, one, partitionable) is not None:
+                m |= 1 << i
+    except AllocationError:
+        return 0
+    return m
+
+
+def _hall_rows(dra: DraState, nodes, probes: list[tuple[str, DeviceRequest]], node_extra: dict[str, dict[str, int]],
+               partitionable: bool = True) -> tuple[dict[str, tuple[str, ...]], list[tuple[str, ...]]]:
+    """Rows that make the per-pair device counts exact where pairs match overlapping devices.
+
+    Each row of ``probes`` (a (DeviceClass, selectors) pair, or a KEP-5004 class row) counts the
+    node's free devices that pair matches; two pairs matching the same devices ("any GPU" and "a
+    GPU of 80 GB") would each count all of them. Exclusive devices given to requests are a
+    bipartite b-matching, which exists exactly when Hall's condition holds: for every set ``S`` of
+    pairs, the devices asked for through ``S`` are at most the devices matching some pair of ``S``.
+    Pairs are grouped where their matches overlap on some node (elsewhere the condition follows
+    from the rows of the parts); each group of at most :data:`HALL_MAX_PAIRS` pairs gets a row per
+    subset of two or more, its supply per node the union's size (unbounded where a member is
+    served without devices, a device plugin's resource). Larger groups keep the relaxation and are
+    returned as the second value (named in a warning). Rows are written into ``node_extra``; the
+    result maps each row's name to its member pairs (the caller adds the pods' demands)."""
+    masks: dict[str, dict[str, int]] = {}
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for n in nodes:
+        if not dra.devices_by_node.get(n.name):
+            continue
+        per = {name: m for name, req in probes if node_extra[n.name].get(name) != _BIG and (m := _mask(dra, n, req, partitionable))}
+        masks[n.name] = per
+        items = sorted(per.items())
+        for i, (a, ma) in enumerate(items):
+            for b, mb in items[i + 1:]:
+                if ma & mb:
+                    parent[find(a)] = find(b)
+    groups: dict[str, list[str]] = {}
+    for x in sorted(parent):
+        groups.setdefault(find(x), []).append(x)
+    rows: dict[str, tuple[str, ...]] = {}
+    relaxed: list[tuple[str, ...]] = []
+    for members in sorted(groups.values()):
+        if len(members) < 2:
+            continue
+        if len(members) > HALL_MAX_PAIRS:
+            relaxed.append(tuple(members))
+            continue
+        for size in range(2, len(members) + 1):
+            for subset in itertools.combinations(members, size):
+                row = f"{PREFIX}hall-{len(rows)}"
+                rows[row] = subset
+                for n in nodes:
+                    extra = node_extra[n.name]
+                    if any(extra.get(m) == _BIG for m in subset):
+                        extra[row] = _BIG
+                        continue
+                    per = masks.get(n.name, {})
+                    union = 0
+                    for m in subset:
+                        union |= per.get(m, 0)
+                    extra[row] = union.bit_count()
+    return rows, relaxed
 
 
 _FA: dict[int, tuple[weakref.ref, dict]] = {}
