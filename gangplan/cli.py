@@ -608,15 +608,16 @@ def replay(
     trace: Annotated[Path, typer.Argument(help="The jobs: an openb pod CSV, the Philly job CSV, or gangplan's jobs.csv (X.csv falls back to X.csv.xz).")],
     nodes: Annotated[str | None, typer.Option("--nodes", help="The cluster: an openb node CSV, a snapshot (its nodes and bound pods), or 'unlimited' (one 8-GPU node per worker).")] = None,
     mode: Annotated[str, typer.Option("--mode", help="fill (the FGD paper's experiment: one attempt each, nothing leaves) or timed (a discrete-event clock).")] = "fill",
-    policy: Annotated[str, typer.Option("--policy", help="Comma-separated: default, mostallocated, bestfit, fgd, random, packing, dotprod, clustering; shadow (timed: the default greedy plus a per-epoch exact solve on its state, running pods fixed: the regret).")] = "default",
+    policy: Annotated[str, typer.Option("--policy", help="Comma-separated: default, mostallocated, bestfit, fgd, random, packing, dotprod, clustering; shadow (timed: the default greedy plus a per-epoch exact solve on its state, running pods fixed: the regret); optimal (timed: the per-epoch exact optimum starts the jobs of its own run).")] = "default",
     seeds: Annotated[str, typer.Option("--seeds", help="A..B, N or N,M,...")] = "42",
     out_dir: Annotated[Path | None, typer.Option("--out", help="Write summary.json, timeseries.csv and jobs.csv here.")] = None,
     arrival_scale: Annotated[float, typer.Option("--arrival-scale", help="Timed mode: divide submit times by k (k > 1 compresses inter-arrival times).")] = 1.0,
     vc: Annotated[str | None, typer.Option("--vc", help="Philly: keep this VC's jobs and size the cluster from philly_vc.csv beside the trace (nodes x 8 GPUs).")] = None,
     interval: Annotated[float, typer.Option("--interval", help="Timed mode: seconds between timeseries.csv rows.")] = 60.0,
-    epoch: Annotated[float | None, typer.Option("--epoch", help="Shadow: solve at the first event instant with pending jobs in each S seconds (default: every such instant).")] = None,
-    exact_time_limit: Annotated[float, typer.Option("--exact-time-limit", help="Shadow: seconds per epoch's exact solve (one at the limit is a bound with its gap).")] = 2.0,
-    export_epoch: Annotated[int | None, typer.Option("--export-epoch", help="Shadow: write epoch N's state (running pods bound, pending jobs) to DIR/epoch-N.yaml, a snapshot for gangplan diff; needs --out.")] = None,
+    epoch: Annotated[float | None, typer.Option("--epoch", help="Shadow: solve at the first event instant with pending jobs in each S seconds; optimal: solve at the instants k*S after a change (default: every event instant with pending jobs).")] = None,
+    exact_time_limit: Annotated[float, typer.Option("--exact-time-limit", help="Shadow / optimal: seconds per epoch's exact solve (one at the limit is a bound with its gap).")] = 2.0,
+    export_epoch: Annotated[int | None, typer.Option("--export-epoch", help="Shadow / optimal: write epoch N's state (running pods bound, pending jobs) to DIR/epoch-N.yaml, a snapshot for gangplan diff; needs --out.")] = None,
+    movable: Annotated[bool, typer.Option("--movable-bound", help="Shadow / optimal: at each epoch also the bound with running pods movable (every running job still runs, anywhere): epochs.csv movable_* columns; one more solve per epoch.")] = False,
     parquet: Annotated[bool, typer.Option("--parquet", help="Also write timeseries.parquet and jobs.parquet (and epochs.parquet) beside the CSVs; needs pyarrow: pip install 'gangplan[parquet]'.")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the killed replay in --out DIR: its finished runs (DIR/runs, each saved as it finishes) are read back, the rest run; exit 2 if they came from other inputs or flags.")] = False,
 ) -> None:
@@ -638,7 +639,7 @@ def replay(
         with _spinner(True) as sp:
             result = _replay_interruptible(lambda: run_replay(
                 trace, nodes, mode=mode, policies=pols, seeds=seed_list, vc=vc, arrival_scale=arrival_scale, progress=lambda label, done, total: sp.update(f"replay {label}: {done}/{total} jobs"),
-                exact_time_limit=exact_time_limit, epoch=epoch, export_epoch=export, checkpoint=out_dir, resume=resume), out_dir)
+                exact_time_limit=exact_time_limit, epoch=epoch, export_epoch=export, movable_bound=movable, checkpoint=out_dir, resume=resume), out_dir)
         if out_dir is not None:
             _replay_interruptible(lambda: write_outputs(result, out_dir, interval=interval, parquet=parquet), out_dir)
     except SnapshotError as e:
@@ -658,6 +659,8 @@ def replay(
         if r.epochs is not None:
             gap = f", largest gap {r.gap_max:.3f}" if r.gap_max is not None else ""
             out.print(f"  {r.policy} seed {r.seed}: {r.epochs} epochs solved, regret {r.regret_gpus_total} GPUs / {r.regret_jobs_total} jobs over {r.epochs_with_regret} epochs, {r.epochs_at_limit} at the time limit{gap}")
+            if r.movable_regret_jobs_total is not None:
+                out.print(f"  {r.policy} seed {r.seed}: with running pods movable at most {r.movable_regret_jobs_total} more job starts over the epochs ({r.movable_epochs_at_limit} bounds at the limit)")
             if r.exported_epoch:
                 out.print(f"  wrote {r.exported_epoch}")
     if out_dir is not None:

@@ -29,7 +29,7 @@ def _same(a, b, where: str = "") -> None:
             _same(a[k], b[k], f"{where}.{k}")
     elif isinstance(a, list):
         assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
             _same(x, y, f"{where}[{i}]")
     else:
         assert a == b or (a != a and b != b), where  # nan

@@ -83,6 +83,12 @@ class ReplayRun(_Doc):
     """Shadow: epochs whose solve stopped at ``--exact-time-limit`` unproven (FEASIBLE or UNKNOWN)."""
     gap_max: float | None = None
     """Shadow: the largest relative gap of those epochs (a bound with its gap, never an optimum)."""
+    movable_regret_jobs_total: int | None = None
+    """Shadow / optimal with ``--movable-bound``: over the epochs, the proven bound on pending jobs
+    startable with the running pods movable minus those the optimum started with them fixed: at
+    most this many job starts were lost to where earlier jobs were put."""
+    movable_epochs_at_limit: int | None = None
+    """Those movable solves that stopped at ``--exact-time-limit`` (their bound is CP-SAT's)."""
     exported_epoch: str | None = None
     """Shadow: the snapshot ``--export-epoch`` wrote."""
 

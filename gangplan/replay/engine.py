@@ -157,6 +157,20 @@ class Placer:
         self.pods[instance] = placed
         return True
 
+    def force(self, job: ReplayJob, instance: str, nodes: list[str]) -> None:
+        """Run ``job``'s workers on ``nodes`` (one name per worker, e.g. the exact engine's
+        answer), devices chosen by the policy's selection method; no cycle runs. Raises if a node
+        has no room (the answer was not valid on this state)."""
+        if not hasattr(self, "_index"):
+            self._index = {n: i for i, n in enumerate(self.snap.names)}
+        pods = [worker_pod(job, k, namespace=instance) for k in range(len(nodes))]
+        for p, name in zip(pods, nodes, strict=True):
+            i = self._index[name]
+            self._assume(p, i)
+            if (self.snap.free[i] < 0).any():
+                raise AssertionError(f"{p.key}: node {name} has no room for it on this state")
+        self.pods[instance] = pods
+
     def release(self, instance: str) -> None:
         for p in self.pods.pop(instance):
             self._forget(p)

@@ -122,6 +122,7 @@ def timed_record(tr: TimedRun) -> dict[str, Any]:
             "epoch": sh.epoch,
             "seed": sh.seed,
             "export": list(sh.export) if sh.export else None,
+            "movable": sh.movable,
             "exported": sh.exported,
             "records": [dataclasses.asdict(e) for e in sh.records],
         }
@@ -200,7 +201,8 @@ class RunStore:
         d["changes"] = [tuple(c) for c in d["changes"]]
         tr = TimedRun(records=[JobRecord(j, a, s, e, n) for j, (a, s, e, n) in zip(jobs, recs, strict=True)], **d)
         if sh is not None:
-            shadow = Shadow(time_limit=sh["time_limit"], epoch=sh["epoch"], seed=sh["seed"], export=tuple(sh["export"]) if sh["export"] else None)  # type: ignore[arg-type]
+            shadow = Shadow(time_limit=sh["time_limit"], epoch=sh["epoch"], seed=sh["seed"], export=tuple(sh["export"]) if sh["export"] else None,  # type: ignore[arg-type]
+                            movable=sh.get("movable", False))
             shadow.records = [EpochRecord(**e) for e in sh["records"]]
             shadow.exported = sh["exported"]
             tr.shadow = shadow

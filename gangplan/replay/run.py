@@ -35,6 +35,7 @@ from gangplan.models.cluster import Cluster
 from gangplan.models.replay import PolicySummary, Quantiles, ReplayRun, ReplaySummary
 from gangplan.replay.bound import arrived_prefix, packing_bound
 from gangplan.replay.fill import FillRun, capacity_milli, fill_order, run_fill
+from gangplan.replay.optimal import OPTIMAL, run_optimal
 from gangplan.replay.output import ReplayOutput
 from gangplan.replay.policies import POLICIES, typical_pods
 from gangplan.replay.resume import RunStore, fingerprint
@@ -83,13 +84,16 @@ def parse_seeds(text: str) -> list[int]:
 SHADOW = "shadow"
 """The exact ``shadow`` policy (timed mode): the default profile's greedy run, with a per-epoch
 exact solve on its own state (:mod:`gangplan.replay.shadow`)."""
+EXACT_POLICIES = (SHADOW, OPTIMAL)
+"""The timed-mode policies with per-epoch exact solves; ``optimal``: the per-epoch optimum drives
+its own run (:mod:`gangplan.replay.optimal`)."""
 
 
 def parse_policies(text: str) -> list[str]:
     out = [p.strip() for p in text.split(",") if p.strip()]
-    bad = [p for p in out if p not in POLICIES and p != SHADOW]
+    bad = [p for p in out if p not in POLICIES and p not in EXACT_POLICIES]
     if bad or not out:
-        raise SnapshotError("<arguments>", f"unknown policy {bad[0] if bad else text!r} (known: {', '.join(POLICIES)}, {SHADOW})", field="--policy")
+        raise SnapshotError("<arguments>", f"unknown policy {bad[0] if bad else text!r} (known: {', '.join(POLICIES)}, {', '.join(EXACT_POLICIES)})", field="--policy")
     return out
 
 
@@ -148,6 +152,7 @@ def replay(
     epoch: float | None = None,
     export_epoch: tuple[int, str] | None = None,
     bound: bool = True,
+    movable_bound: bool = False,
     checkpoint: str | os.PathLike | None = None,
     resume: bool = False,
 ) -> ReplayOutput:
@@ -156,7 +161,11 @@ def replay(
     Policy ``shadow`` (timed mode only): the default profile's greedy run plus, at each epoch (an
     event instant with pending jobs, or the first in each ``epoch`` seconds), an exact solve of
     at most ``exact_time_limit`` seconds on its state; ``export_epoch`` = (N, DIR) writes epoch
-    N's state to ``DIR/epoch-N.yaml``. Fill mode with ``bound``: the packing bound at arrived
+    N's state to ``DIR/epoch-N.yaml``. Policy ``optimal`` (timed mode only): the per-epoch
+    optimum (running pods fixed) starts the jobs of its own run, with the same epochs, limit and
+    export (:mod:`gangplan.replay.optimal`). ``movable_bound``: at each epoch of those policies,
+    also the bound with running pods movable (:func:`gangplan.replay.shadow.movable_bound`), one
+    more solve per epoch. Fill mode with ``bound``: the packing bound at arrived
     10, 20, .., 130 % (:func:`fill_bound`).
 
     ``checkpoint`` = DIR: each finished (policy, seed) run is written to ``DIR/runs`` as it
@@ -168,8 +177,9 @@ def replay(
         raise SnapshotError("<arguments>", f"expected a positive number, got {arrival_scale}", field="--arrival-scale")
     policies = policies or ["default"]
     seeds = seeds if seeds is not None else [42]
-    if SHADOW in policies and mode != "timed":
-        raise SnapshotError("<arguments>", "the shadow policy needs --mode timed", field="--policy")
+    for p in EXACT_POLICIES:
+        if p in policies and mode != "timed":
+            raise SnapshotError("<arguments>", f"the {p} policy needs --mode timed", field="--policy")
     if exact_time_limit <= 0:
         raise SnapshotError("<arguments>", f"expected a positive number, got {exact_time_limit}", field="--exact-time-limit")
     if epoch is not None and epoch <= 0:
@@ -189,7 +199,7 @@ def replay(
     timeds: list[TimedRun] = []
     runs: list[ReplayRun] = []
     store = _run_store(checkpoint, resume, trace_path, nodes, vc=vc, mode=mode, arrival_scale=arrival_scale, ratio=ratio,
-                       exact_time_limit=exact_time_limit, epoch=epoch, export_epoch=export_epoch)
+                       exact_time_limit=exact_time_limit, epoch=epoch, export_epoch=export_epoch, **({"movable_bound": True} if movable_bound else {}))
     for policy in policies:
         for seed in seeds:
             label = f"{policy} seed {seed}"
@@ -212,10 +222,14 @@ def replay(
                     store.save(mode, fr)
             else:
                 shadow = None
-                if policy == SHADOW:
-                    shadow = Shadow(time_limit=exact_time_limit, epoch=epoch, seed=seed, export=export_epoch)
-                    shadow.check(trace.jobs, str(trace_path))
-                tr = run_timed(cluster, trace.jobs, "default" if shadow else policy, seed, typical=typical, arrival_scale=arrival_scale, progress=tick, shadow=shadow)
+                if policy in EXACT_POLICIES:
+                    shadow = Shadow(time_limit=exact_time_limit, epoch=epoch, seed=seed, export=export_epoch, movable=movable_bound)
+                    shadow.check(trace.jobs, str(trace_path), policy)
+                if policy == OPTIMAL:
+                    assert shadow is not None
+                    tr = run_optimal(cluster, trace.jobs, seed, typical=typical, arrival_scale=arrival_scale, progress=tick, shadow=shadow)
+                else:
+                    tr = run_timed(cluster, trace.jobs, "default" if shadow else policy, seed, typical=typical, arrival_scale=arrival_scale, progress=tick, shadow=shadow)
                 tr.policy = policy
                 tr.shadow = shadow
                 timeds.append(tr)
@@ -353,6 +367,8 @@ def _shadow_fields(tr: TimedRun) -> dict:
         "regret_queue_gpus_total": sum(r.exact_gpus_untried for r in recs),
         "epochs_with_regret": sum(1 for r in recs if r.regret_gpus > 0 or r.regret_jobs > 0),
         "epochs_at_limit": sum(1 for r in recs if r.status != "OPTIMAL"),
+        **({"movable_regret_jobs_total": sum(r.movable_jobs_bound - r.exact_jobs for r in recs if r.movable_jobs_bound is not None),
+            "movable_epochs_at_limit": sum(1 for r in recs if r.movable_status is not None and r.movable_status != "OPTIMAL")} if sh.movable else {}),
         "gap_max": max((r.gap for r in recs if r.gap is not None and r.status != "OPTIMAL"), default=None),
         "exported_epoch": sh.exported,
     }
@@ -387,6 +403,10 @@ def _csv(rows: list[list[object]]) -> str:
     w = csv.writer(buf, lineterminator="\n")
     w.writerows(rows)
     return buf.getvalue()
+
+
+def _opt(x: int | None) -> str:
+    return "" if x is None else str(x)
 
 
 def _num(x: float | None) -> str:
@@ -427,9 +447,11 @@ def write_outputs(out: ReplayOutput, directory: str | os.PathLike, *, interval: 
                 jobs.append([tr.policy, tr.seed, r.job.name, r.job.workers, r.job.gpus, _num(r.arrival), _num(r.start), _num(r.end), _num(delay), _num(jct), r.attempts])
         shadows = [tr for tr in out.timed if tr.shadow is not None]
         if shadows:
-            ep: list[list[object]] = [["policy", "seed", "epoch", "time", "pending_jobs", "greedy_gpus", "exact_gpus", "regret_gpus", "greedy_jobs", "exact_jobs", "regret_jobs", "status", "gap", "wall_s", "exact_gpus_untried"]]
+            ep: list[list[object]] = [["policy", "seed", "epoch", "time", "pending_jobs", "greedy_gpus", "exact_gpus", "regret_gpus", "greedy_jobs", "exact_jobs", "regret_jobs", "status", "gap", "wall_s", "exact_gpus_untried",
+                                     "movable_jobs", "movable_jobs_bound", "movable_gpus", "movable_status"]]
             for tr in shadows:
-                ep += [[tr.policy, tr.seed, e.index, _num(e.time), e.pending_jobs, e.greedy_gpus, e.exact_gpus, e.regret_gpus, e.greedy_jobs, e.exact_jobs, e.regret_jobs, e.status, _num(e.gap), _num(e.wall_s), e.exact_gpus_untried]
+                ep += [[tr.policy, tr.seed, e.index, _num(e.time), e.pending_jobs, e.greedy_gpus, e.exact_gpus, e.regret_gpus, e.greedy_jobs, e.exact_jobs, e.regret_jobs, e.status, _num(e.gap), _num(e.wall_s), e.exact_gpus_untried,
+                    _opt(e.movable_jobs), _opt(e.movable_jobs_bound), _opt(e.movable_gpus), e.movable_status or ""]
                        for e in tr.shadow.records]
             extra["epochs.csv"] = _csv(ep)
     files["timeseries.csv"] = _csv(ts)
