@@ -617,6 +617,9 @@ def replay(
     epoch: Annotated[float | None, typer.Option("--epoch", help="Shadow: solve at the first event instant with pending jobs in each S seconds; optimal: solve at the instants k*S after a change (default: every event instant with pending jobs).")] = None,
     exact_time_limit: Annotated[float, typer.Option("--exact-time-limit", help="Shadow / optimal: seconds per epoch's exact solve (one at the limit is a bound with its gap).")] = 2.0,
     export_epoch: Annotated[int | None, typer.Option("--export-epoch", help="Shadow / optimal: write epoch N's state (running pods bound, pending jobs) to DIR/epoch-N.yaml, a snapshot for gangplan diff; needs --out.")] = None,
+    bound: Annotated[str, typer.Option("--bound", help="Fill mode's packing bound: lp (the aggregated LP, milliseconds, weak), patterns (column generation over node patterns, about a minute per arrived percent and seed on 1,213 nodes; try --bound-percents 100) or none.")] = "lp",
+    bound_percents: Annotated[str, typer.Option("--bound-percents", help="Fill: the arrived percents (1..130, comma-separated) at which the packing bound is computed.")] = "10,20,30,40,50,60,70,80,90,100,110,120,130",
+    bound_work_limit: Annotated[float, typer.Option("--bound-work-limit", help="Fill with --bound patterns: CP-SAT deterministic seconds per bound's column generation (stopped there it is still a bound, with its gap).")] = 60.0,
     movable: Annotated[bool, typer.Option("--movable-bound", help="Shadow / optimal: at each epoch also the bound with running pods movable (every running job still runs, anywhere): epochs.csv movable_* columns; one more solve per epoch.")] = False,
     parquet: Annotated[bool, typer.Option("--parquet", help="Also write timeseries.parquet and jobs.parquet (and epochs.parquet) beside the CSVs; needs pyarrow: pip install 'gangplan[parquet]'.")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the killed replay in --out DIR: its finished runs (DIR/runs, each saved as it finishes) are read back, the rest run; exit 2 if they came from other inputs or flags.")] = False,
@@ -627,6 +630,9 @@ def replay(
 
     try:
         pols, seed_list = parse_policies(policy), parse_seeds(seeds)
+        from gangplan.replay.run import parse_percents
+
+        percents = parse_percents(bound_percents)
         if export_epoch is not None and (out_dir is None or export_epoch < 0):
             raise SnapshotError("<arguments>", "--export-epoch N needs N >= 0 and --out DIR", field="--export-epoch")
         export = (export_epoch, str(out_dir)) if export_epoch is not None else None
@@ -639,7 +645,8 @@ def replay(
         with _spinner(True) as sp:
             result = _replay_interruptible(lambda: run_replay(
                 trace, nodes, mode=mode, policies=pols, seeds=seed_list, vc=vc, arrival_scale=arrival_scale, progress=lambda label, done, total: sp.update(f"replay {label}: {done}/{total} jobs"),
-                exact_time_limit=exact_time_limit, epoch=epoch, export_epoch=export, movable_bound=movable, checkpoint=out_dir, resume=resume), out_dir)
+                exact_time_limit=exact_time_limit, epoch=epoch, export_epoch=export, movable_bound=movable, bound=bound, bound_percents=percents,
+                bound_work_limit=bound_work_limit, checkpoint=out_dir, resume=resume), out_dir)
         if out_dir is not None:
             _replay_interruptible(lambda: write_outputs(result, out_dir, interval=interval, parquet=parquet), out_dir)
     except SnapshotError as e:
@@ -648,6 +655,10 @@ def replay(
     for c in s.caveats:
         err.print(Text.assemble(("caveat: ", "bold yellow"), c))
     out.print(f"{s.mode} replay of {s.trace_jobs} jobs on {s.node_count} nodes ({s.capacity_gpus} GPUs), seeds {seeds}")
+    if s.packing_bound_unallocated_percent:
+        last = max(s.packing_bound_unallocated_percent, key=int)
+        gap = f" (gap {s.packing_bound_gap_percent[last]:.2f})" if s.packing_bound_gap_percent and s.packing_bound_gap_percent.get(last) else ""
+        out.print(f"  packing bound ({s.packing_bound_method}): no placement leaves under {s.packing_bound_unallocated_percent[last]:.2f} % unallocated at {last} % arrived{gap}")
     for name, p in s.policies.items():
         if p.unallocated_percent_mean is not None:
             at = p.unallocated_percent_mean.get("100")

@@ -305,3 +305,32 @@ def test_the_other_paper_policies_fill(small_openb, policy):
     doc = replay(pods, nodes, policies=[policy], seeds=[3]).summary
     curve = doc.policies[policy].unallocated_percent_mean
     assert 0 <= curve["100"] <= 100 and curve["130"] <= curve["100"]
+
+
+def test_cli_pattern_bound_is_at_most_every_policy_and_at_least_the_lp(small_openb, tmp_path):
+    nodes, pods = small_openb
+    d = tmp_path / "out"
+    res = runner.invoke(app, ["replay", str(pods), "--nodes", str(nodes), "--policy", "fgd,default", "--seeds", "1", "--bound", "patterns",
+                              "--bound-percents", "90,100,130", "--out", str(d)])
+    assert res.exit_code == 0, res.output
+    assert "packing bound (patterns): no placement leaves under" in res.output
+    doc = json.loads((d / "summary.json").read_text())
+    ReplaySummary.model_validate(doc)
+    assert doc["packingBoundMethod"] == "patterns" and list(doc["packingBoundUnallocatedPercent"]) == ["90", "100", "130"]
+    assert all(g >= 0 for g in doc["packingBoundGapPercent"].values())
+    lp = replay(pods, nodes, policies=["default"], seeds=[1], bound="lp", bound_percents=(90, 100, 130)).summary
+    assert lp.packing_bound_method == "lp" and lp.packing_bound_gap_percent is None
+    for k, b in doc["packingBoundUnallocatedPercent"].items():
+        assert b >= lp.packing_bound_unallocated_percent[k] - 1e-6  # the pattern bound is never looser
+        for p in doc["policies"].values():
+            assert b <= p["unallocatedPercentMean"][k] + 1e-6
+    none = replay(pods, nodes, policies=["default"], seeds=[1], bound="none").summary
+    assert none.packing_bound_unallocated_percent is None and none.packing_bound_method is None
+
+
+@pytest.mark.parametrize("args", [["--bound", "exact"], ["--bound-percents", "0,100"], ["--bound-percents", "x"], ["--bound-work-limit", "0"]])
+def test_bad_bound_arguments_exit_2(small_openb, args):
+    nodes, pods = small_openb
+    res = runner.invoke(app, ["replay", str(pods), "--nodes", str(nodes), *args])
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output

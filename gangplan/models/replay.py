@@ -67,22 +67,24 @@ class ReplayRun(_Doc):
     unfinished: int | None = None
     epochs: int | None = None
     """Shadow: epochs solved by the exact engine (event instants with pending jobs; ``--epoch S``:
-    the first in each S seconds). Per epoch in ``epochs.csv``."""
+    the first in each S seconds). Optimal: instants after an arrival or departure with a
+    pending job that could fit (``--epoch S``: the instants k S), those where greedy started
+    every candidate proven by counting (``wall_s`` 0 in ``epochs.csv``). Per epoch in ``epochs.csv``."""
     regret_gpus_total: int | None = None
-    """Shadow: over the epochs, GPUs of pending jobs the exact engine admits minus those greedy
+    """Shadow / optimal (on its own run's state): over the epochs, GPUs of pending jobs the exact engine admits minus those greedy
     admitted at that instant (running pods fixed). An epoch whose solve hit its limit counts
     its best found solution: a lower bound on that epoch's regret."""
     regret_gpus_max: int | None = None
     regret_jobs_total: int | None = None
-    """Shadow: the same in admitted jobs."""
+    """Shadow / optimal: the same in admitted jobs."""
     regret_queue_gpus_total: int | None = None
-    """Shadow: of the optimum's GPUs, those on jobs greedy did not try at that instant (backing
+    """Shadow / optimal: of the optimum's GPUs, those on jobs greedy did not try at that instant (backing
     off or pooled): regret the queue causes rather than the placement."""
     epochs_with_regret: int | None = None
     epochs_at_limit: int | None = None
-    """Shadow: epochs whose solve stopped at ``--exact-time-limit`` unproven (FEASIBLE or UNKNOWN)."""
+    """Shadow / optimal: epochs whose solve stopped at ``--exact-time-limit`` unproven (FEASIBLE or UNKNOWN)."""
     gap_max: float | None = None
-    """Shadow: the largest relative gap of those epochs (a bound with its gap, never an optimum)."""
+    """Shadow / optimal: the largest relative gap of those epochs (a bound with its gap, never an optimum)."""
     movable_regret_jobs_total: int | None = None
     """Shadow / optimal with ``--movable-bound``: over the epochs, the proven bound on pending jobs
     startable with the running pods movable minus those the optimum started with them fixed: at
@@ -90,7 +92,7 @@ class ReplayRun(_Doc):
     movable_epochs_at_limit: int | None = None
     """Those movable solves that stopped at ``--exact-time-limit`` (their bound is CP-SAT's)."""
     exported_epoch: str | None = None
-    """Shadow: the snapshot ``--export-epoch`` wrote."""
+    """Shadow / optimal: the snapshot ``--export-epoch`` wrote."""
 
 
 class PolicySummary(_Doc):
@@ -118,9 +120,16 @@ class ReplaySummary(_Doc):
     seeds: list[int]
     inflation_ratio: float | None = None
     packing_bound_unallocated_percent: dict[str, float] | None = None
-    """Fill: the packing bound's unallocated GPU % (an LP relaxation over node classes, a lower
-    bound for any placement of the arrived jobs) keyed by arrived percent ("10", "20", .. "130"),
-    mean over the seeds' fill orders."""
+    """Fill: the packing bound's unallocated GPU % (a lower bound for any placement of the
+    arrived jobs: the aggregated LP over node classes, or with ``--bound patterns`` the pattern
+    bound) keyed by arrived percent ("10", "20", .. "130", or ``--bound-percents``), mean over
+    the seeds' fill orders."""
+    packing_bound_method: str | None = None
+    """Fill: ``lp`` or ``patterns`` (None: no bound computed)."""
+    packing_bound_gap_percent: dict[str, float] | None = None
+    """Fill with ``--bound patterns``: per arrived percent, the largest gap over the seeds between
+    the bound and the last restricted master (points of capacity; 0 where every column
+    generation converged; a generation stopped at ``--bound-work-limit`` is still a bound)."""
     arrival_scale: float | None = None
     caveats: list[str]
     policies: dict[str, PolicySummary]

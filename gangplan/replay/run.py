@@ -112,17 +112,43 @@ BOUND_PERCENTS = tuple(range(10, 131, 10))
 """Arrived percents at which fill mode computes the packing bound."""
 
 
-def fill_bound(cluster: Cluster, jobs, seeds: list[int], ratio: float) -> dict[str, float]:
-    """The packing bound (:func:`gangplan.replay.bound.packing_bound`) of the jobs arrived up to
-    each of :data:`BOUND_PERCENTS` in each seed's fill order (the same for every policy), as the
-    mean unallocated GPU % over the seeds: no placement of that arrived multiset leaves less."""
+BOUND_METHODS = ("lp", "patterns", "none")
+"""``--bound``: the aggregated LP (milliseconds, weak), the pattern bound (column generation,
+about a minute per arrived percent and seed on the paper's cluster), or none."""
+
+
+def fill_bound(cluster: Cluster, jobs, seeds: list[int], ratio: float, *, method: str = "lp", percents: tuple[int, ...] = BOUND_PERCENTS,
+               work_limit: float = 60.0) -> tuple[dict[str, float], dict[str, float] | None]:
+    """The packing bound (:func:`gangplan.replay.bound.packing_bound`, ``method`` lp or
+    patterns) of the jobs arrived up to each of ``percents`` in each seed's fill order (the same
+    for every policy), as the mean unallocated GPU % over the seeds: no placement of that
+    arrived multiset leaves less. Second: for patterns, the largest gap (points of capacity)
+    over the seeds per percent, 0 where every generation converged (a bound stopped at
+    ``work_limit`` is still a bound). The pattern pool is shared by every call (one cluster)."""
     cap = capacity_milli(cluster)
-    per: dict[int, list[float]] = {k: [] for k in BOUND_PERCENTS}
+    per: dict[int, list[float]] = {k: [] for k in percents}
+    gaps: dict[int, float] = {k: 0.0 for k in percents}
+    pool: dict = {}
+    options = {"work_limit": work_limit, "pool": pool} if method == "patterns" else {}
     for seed in seeds:
         order, _ = fill_order(cluster, jobs, seed, ratio)
-        for k in BOUND_PERCENTS:
-            per[k].append(packing_bound(cluster, arrived_prefix(order, cap, k)).unallocated_percent)
-    return {str(k): round(sum(v) / len(v), 4) for k, v in per.items() if v}
+        for k in percents:
+            b = packing_bound(cluster, arrived_prefix(order, cap, k), method=method, **options)
+            per[k].append(b.unallocated_percent)
+            gaps[k] = max(gaps[k], b.gap_percent or 0.0)
+    means = {str(k): round(sum(v) / len(v), 4) for k, v in per.items() if v}
+    return means, ({str(k): round(g, 4) for k, g in gaps.items()} if method == "patterns" else None)
+
+
+def parse_percents(text: str) -> tuple[int, ...]:
+    """``--bound-percents``: comma-separated integers in 1..130."""
+    try:
+        out = tuple(sorted({int(x) for x in text.split(",") if x.strip()}))
+    except ValueError:
+        out = ()
+    if not out or out[0] < 1 or out[-1] > 130:
+        raise SnapshotError("<arguments>", f"expected comma-separated integers in 1..130, got {text!r}", field="--bound-percents")
+    return out
 
 
 def load_inputs(trace_path: str | os.PathLike, nodes: str | os.PathLike | None, *, vc: str | None = None) -> tuple[Trace, Cluster, str]:
@@ -151,8 +177,10 @@ def replay(
     exact_time_limit: float = 2.0,
     epoch: float | None = None,
     export_epoch: tuple[int, str] | None = None,
-    bound: bool = True,
+    bound: bool | str = True,
     movable_bound: bool = False,
+    bound_percents: tuple[int, ...] = BOUND_PERCENTS,
+    bound_work_limit: float = 60.0,
     checkpoint: str | os.PathLike | None = None,
     resume: bool = False,
 ) -> ReplayOutput:
@@ -165,8 +193,10 @@ def replay(
     optimum (running pods fixed) starts the jobs of its own run, with the same epochs, limit and
     export (:mod:`gangplan.replay.optimal`). ``movable_bound``: at each epoch of those policies,
     also the bound with running pods movable (:func:`gangplan.replay.shadow.movable_bound`), one
-    more solve per epoch. Fill mode with ``bound``: the packing bound at arrived
-    10, 20, .., 130 % (:func:`fill_bound`).
+    more solve per epoch. Fill mode with ``bound`` (True or ``"lp"``: the aggregated LP;
+    ``"patterns"``: the pattern bound, at most ``bound_work_limit`` CP-SAT deterministic seconds
+    each; False or ``"none"``: no bound): the packing bound at arrived ``bound_percents``
+    (10, 20, .., 130 %; :func:`fill_bound`).
 
     ``checkpoint`` = DIR: each finished (policy, seed) run is written to ``DIR/runs`` as it
     finishes; with ``resume`` the runs found there (of the same inputs and flags, else
@@ -184,6 +214,11 @@ def replay(
         raise SnapshotError("<arguments>", f"expected a positive number, got {exact_time_limit}", field="--exact-time-limit")
     if epoch is not None and epoch <= 0:
         raise SnapshotError("<arguments>", f"expected a positive number, got {epoch}", field="--epoch")
+    method = "lp" if bound is True else "none" if bound is False else bound
+    if method not in BOUND_METHODS:
+        raise SnapshotError("<arguments>", f"expected one of {', '.join(BOUND_METHODS)}, got {bound!r}", field="--bound")
+    if bound_work_limit <= 0:
+        raise SnapshotError("<arguments>", f"expected a positive number, got {bound_work_limit}", field="--bound-work-limit")
     trace, cluster, nodes_label = load_inputs(trace_path, nodes, vc=vc)
     typical = typical_pods(trace_shapes(trace.jobs))
     caveats = []
@@ -237,6 +272,9 @@ def replay(
                 if store is not None:
                     store.save(mode, tr)
     capacity = (fills[0].capacity_gpus if fills else timeds[0].capacity_gpus) if runs else 0
+    bound_means = bound_gaps = None
+    if mode == "fill" and method != "none" and cluster.nodes:
+        bound_means, bound_gaps = fill_bound(cluster, trace.jobs, seeds, ratio, method=method, percents=bound_percents, work_limit=bound_work_limit)
     summary = ReplaySummary(
         mode=mode,  # type: ignore[arg-type]
         trace=str(trace_path),
@@ -247,7 +285,9 @@ def replay(
         trace_jobs=len(trace.jobs),
         seeds=seeds,
         inflation_ratio=ratio if mode == "fill" else None,
-        packing_bound_unallocated_percent=fill_bound(cluster, trace.jobs, seeds, ratio) if mode == "fill" and bound and cluster.nodes else None,
+        packing_bound_unallocated_percent=bound_means,
+        packing_bound_method=method if bound_means is not None else None,
+        packing_bound_gap_percent=bound_gaps,
         arrival_scale=arrival_scale if mode == "timed" else None,
         caveats=caveats,
         policies={p: _policy_summary([r for r in runs if r.policy == p]) for p in policies},
