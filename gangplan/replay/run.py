@@ -9,9 +9,10 @@ Outputs (byte-for-byte the same for the same inputs and seeds):
   ``interval`` seconds (the state at that instant);
 * ``jobs.csv``: one row per job and run: fill ``policy,seed,order,job,gpus,gpu_milli,placed`` (gpus: devices, gpu_milli: their milli); timed
   ``policy,seed,job,workers,gpus,submit,start,end,delay,jct,attempts``;
-* ``epochs.csv`` (policy ``shadow`` only): one row per epoch, ``policy,seed,epoch,time,pending_jobs,
+* ``epochs.csv`` (policies ``shadow`` and ``optimal`` only): one row per epoch, ``policy,seed,epoch,time,pending_jobs,
   greedy_gpus,exact_gpus,regret_gpus,greedy_jobs,exact_jobs,regret_jobs,status,gap,wall_s,
-  exact_gpus_untried``; the
+  exact_gpus_untried,movable_jobs,movable_jobs_bound,movable_gpus,movable_status`` (the last
+  four with ``movable_bound`` only); the
   timed ``timeseries.csv`` has a last column ``regret_gpus``: the sum over the epochs since the
   previous row (blank for the other policies);
 * ``runs/<policy>-<seed>.json``: each finished run, written as it finishes, for ``--resume``

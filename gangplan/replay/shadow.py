@@ -299,7 +299,10 @@ class Shadow:
     def record(self, rec: EpochRecord, nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int], placed: dict[int, list[str]]) -> EpochRecord:
         """Keep ``rec``, with the movable bound when asked (``placed``: the answer at this epoch)."""
         if self.movable:
-            mb = movable_bound(nodes, jobs, running, pending, placed, time_limit=self.time_limit, seed=self.seed)
+            if len(placed) == len(pending):  # every pending job starts: nothing above it, by counting
+                mb = MovableBound(jobs=len(placed), jobs_bound=len(placed), gpus=sum(jobs[k].gpu * len(v) for k, v in placed.items()), status="OPTIMAL")
+            else:
+                mb = movable_bound(nodes, jobs, running, pending, placed, time_limit=self.time_limit, seed=self.seed)
             rec.movable_jobs, rec.movable_jobs_bound, rec.movable_gpus, rec.movable_status = mb.jobs, mb.jobs_bound, mb.gpus, mb.status
         self.records.append(rec)
         return rec
