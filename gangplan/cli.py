@@ -608,7 +608,7 @@ def replay(
     trace: Annotated[Path, typer.Argument(help="The jobs: an openb pod CSV, the Philly job CSV, or gangplan's jobs.csv (X.csv falls back to X.csv.xz).")],
     nodes: Annotated[str | None, typer.Option("--nodes", help="The cluster: an openb node CSV, a snapshot (its nodes and bound pods), or 'unlimited' (one 8-GPU node per worker).")] = None,
     mode: Annotated[str, typer.Option("--mode", help="fill (the FGD paper's experiment: one attempt each, nothing leaves) or timed (a discrete-event clock).")] = "fill",
-    policy: Annotated[str, typer.Option("--policy", help="Comma-separated: default, mostallocated, bestfit, fgd, random, packing, dotprod, clustering; shadow (timed: the default greedy plus a per-epoch exact solve on its state, running pods fixed: the regret); optimal (timed: the per-epoch exact optimum starts the jobs of its own run).")] = "default",
+    policy: Annotated[str, typer.Option("--policy", help="Comma-separated: default, mostallocated, bestfit, fgd, random, packing, dotprod, clustering; shadow (timed: the default greedy plus a per-epoch exact solve on its state, running pods fixed: the regret); optimal (timed: the per-epoch exact optimum starts the jobs of its own run); or a KubeSchedulerConfiguration file (named by its stem).")] = "default",
     seeds: Annotated[str, typer.Option("--seeds", help="A..B, N or N,M,...")] = "42",
     out_dir: Annotated[Path | None, typer.Option("--out", help="Write summary.json, timeseries.csv and jobs.csv here.")] = None,
     arrival_scale: Annotated[float, typer.Option("--arrival-scale", help="Timed mode: divide submit times by k (k > 1 compresses inter-arrival times).")] = 1.0,

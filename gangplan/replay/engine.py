@@ -5,7 +5,7 @@ mutates (assume on placement, forget on completion), so no cycle rebuilds anythi
 
 GPUs are devices shared by milli (:mod:`gangplan.replay.gpushare`): after a pod's cycle chose its
 node, the placer gives it devices by the policy's selection method
-(:data:`gangplan.replay.policies.GPU_SELECTION`: the simulator's Reserve of ``Open-Gpu-Share``),
+(:attr:`gangplan.replay.policies.Policy.selection`: the simulator's Reserve of ``Open-Gpu-Share``),
 and takes them back when the pod leaves.
 
 A gang is placed all-or-nothing like the pod-group cycle: its workers go through the per-pod
@@ -26,13 +26,12 @@ from gangplan.models.objects import CPU, Pod
 from gangplan.replay.gpushare import MILLI, GpuRequest, devices_of, request_of
 from gangplan.replay.policies import (
     FGD,
-    GPU_SELECTION,
     RANDOM,
-    TIE_BREAK,
     FGDScore,
+    Policy,
     RandomScore,
     TypicalPod,
-    policy_profile,
+    builtin_policy,
     registered,
 )
 from gangplan.replay.traces import ReplayJob, worker_pod
@@ -45,9 +44,11 @@ class Placer:
     """``node_order``: node positions of ``base`` in the order the cluster is built (ties of
     the paper policies go to the first: see :data:`gangplan.replay.policies.TIE_BREAK`)."""
 
-    def __init__(self, base: Cluster, policy: str, *, seed: int, typical: list[TypicalPod], node_order: list[int] | None = None) -> None:
+    def __init__(self, base: Cluster, policy: str | Policy, *, seed: int, typical: list[TypicalPod], node_order: list[int] | None = None) -> None:
+        pol = builtin_policy(policy) if isinstance(policy, str) else policy
+        self.policy = pol
         nodes = base.nodes if node_order is None else tuple(base.nodes[k] for k in node_order)
-        self.cluster = Cluster(nodes=nodes, pods=base.pods, topologies=base.topologies, priority_classes=base.priority_classes, profile=policy_profile(policy), kube_version=base.kube_version)
+        self.cluster = Cluster(nodes=nodes, pods=base.pods, topologies=base.topologies, priority_classes=base.priority_classes, profile=pol.profile, kube_version=base.kube_version)
         with registered():
             self.profile = build_profile(self.cluster)
         self.fgd: FGDScore | None = None
@@ -59,11 +60,11 @@ class Placer:
             if pl.name == RANDOM:
                 assert isinstance(pl, RandomScore)
                 pl.rng = random.Random(f"random-score-{seed}")
-        self.selection = GPU_SELECTION[policy]
+        self.selection = pol.selection
         self.gpu_rng = random.Random(f"gpu-select-{seed}")
         self.snap = NodeTable(self.cluster)
         self.devices = devices_of(self.snap)
-        self.sched = PodScheduler(self.snap, self.profile, tie_break=TIE_BREAK[policy], seed=seed, top_k=0)
+        self.sched = PodScheduler(self.snap, self.profile, tie_break=pol.tie_break, seed=seed, top_k=0)
         self.cpu_col = self.snap.res_index.get(CPU)
         self.capacity_milli = self.devices.capacity_milli
         self.capacity_gpus = self.capacity_milli // MILLI

@@ -44,7 +44,7 @@ from gangplan.models.cluster import Cluster
 from gangplan.models.well_known import GPU
 from gangplan.replay.engine import Placer
 from gangplan.replay.frag import FragMeter
-from gangplan.replay.policies import TypicalPod
+from gangplan.replay.policies import Policy, TypicalPod
 from gangplan.replay.traces import ReplayJob
 
 MAX_ARRIVED_PERCENT = 130
@@ -156,7 +156,7 @@ def fill_order(base: Cluster, jobs: list[ReplayJob], seed: int, ratio: float = 1
     return todo, node_order(base, rng)
 
 
-def run_fill(base: Cluster, jobs: list[ReplayJob], policy: str, seed: int, *, typical: list[TypicalPod], ratio: float = 1.3, progress=None) -> FillRun:
+def run_fill(base: Cluster, jobs: list[ReplayJob], policy: str | Policy, seed: int, *, typical: list[TypicalPod], ratio: float = 1.3, progress=None) -> FillRun:
     todo, nodes = fill_order(base, jobs, seed, ratio)
     placer = Placer(base, policy, seed=seed, typical=typical, node_order=nodes)
     cap = placer.capacity_milli
@@ -180,7 +180,7 @@ def run_fill(base: Cluster, jobs: list[ReplayJob], policy: str, seed: int, *, ty
         stranded.append(st)
         if progress is not None:
             progress(1)
-    run = FillRun(policy, seed, placer.capacity_gpus, todo, placed, arrived, allocated, frag=frag, stranded=stranded, initial_allocated=samples_u[0])
+    run = FillRun(placer.policy.name, seed, placer.capacity_gpus, todo, placed, arrived, allocated, frag=frag, stranded=stranded, initial_allocated=samples_u[0])
     run.unallocated_percent = discrete(samples_a, samples_u, cap)
     return run
 

@@ -362,6 +362,77 @@ smallest name "for reproducibility", and its nodes are named with a random ``%04
 FILTERS = (*DEFAULT_FILTER_PLUGINS, GPU_SHARE)
 
 
+@dataclass(frozen=True)
+class Policy:
+    """One replay policy: its name (the key in ``summary.json``), the profile the placer builds,
+    how a placed pod's GPUs are chosen (:data:`GPU_SELECTION`) and how equal scores are broken
+    (:data:`TIE_BREAK`); ``source``: the KubeSchedulerConfiguration file of a file policy."""
+
+    name: str
+    profile: SchedulerProfile
+    selection: str
+    tie_break: str
+    source: str = ""
+    warnings: tuple[str, ...] = ()
+
+
+def builtin_policy(name: str) -> Policy:
+    return Policy(name, policy_profile(name), GPU_SELECTION[name], TIE_BREAK[name])
+
+
+def is_policy_file(text: str) -> bool:
+    """A ``--policy`` entry naming a file rather than a built-in policy."""
+    import os
+
+    return text not in POLICIES and (text.endswith((".yaml", ".yml", ".json")) or os.sep in text or os.path.exists(text))
+
+
+def policy_from_file(path: str, taken: tuple[str, ...] = ()) -> Policy:
+    """A KubeSchedulerConfiguration file as a replay policy (issue 22, item 4: "a configuration
+    file"). Read by the snapshot loader (the same checks, defaults and warnings as a
+    configuration inside a snapshot: :mod:`gangplan.io.config`); the file holds that one object
+    (anything else is an error, not dropped). The replay's GPUs are devices shared by milli, so
+    its GPU-share filter (:class:`gangplan.replay.gpushare.GpuShareFilter`) is added to the
+    profile's filters; the paper's score plugins may be named (``FGDFragmentation``, ..) since
+    they are registered while a replay builds its profiles. Ties are broken as kube-scheduler's
+    ``selectHost`` (``random``); a pod's GPUs are chosen as the paper policy whose scorer the
+    profile names (the first in :data:`PAPER_SCORERS` order), else first fit. Its name is the
+    file's stem."""
+    from pathlib import Path
+
+    from gangplan.io.errors import SnapshotError
+    from gangplan.io.loader import load_snapshot
+
+    p = Path(path)
+    if not p.is_file():
+        raise SnapshotError("<arguments>", f"unknown policy {path!r}: neither a built-in policy ({', '.join(POLICIES)}) nor a KubeSchedulerConfiguration file", field="--policy")
+    with registered():
+        cluster = load_snapshot(p)
+    extra = len(cluster.nodes) + len(cluster.pods) + len(cluster.topologies)
+    if extra:
+        raise SnapshotError(str(p), f"a policy file holds one KubeSchedulerConfiguration; this one also has {extra} other objects (nodes, pods or topologies)", field="--policy")
+    prof = cluster.profile
+    if not prof.source or not prof.source.startswith(str(p)):
+        raise SnapshotError(str(p), "no KubeSchedulerConfiguration in the policy file", field="--policy")
+    name = p.stem
+    if name in POLICIES or name in taken:
+        raise SnapshotError(str(p), f"the policy's name (the file's stem) {name!r} is already taken: rename the file", field="--policy")
+    filters = prof.filter_plugins if GPU_SHARE in prof.filter_plugins else (*prof.filter_plugins, GPU_SHARE)
+    prof = prof.model_copy(update={"filter_plugins": filters})
+    selection = next((GPU_SELECTION[k] for k, v in PAPER_SCORERS.items() if v in prof.score_weights), "first")
+    notes = list(cluster.warnings)
+    ignored = sorted(r for r in prof.fit_resources if r not in (CPU, MEMORY))
+    if ignored:
+        notes.append(f"NodeResourcesFit scores {', '.join(ignored)}, which no replay pod requests (the replay's GPUs are devices shared by milli, "
+                     "not the nvidia.com/gpu extended resource): each scores as unused on every node, its weight diluting the others")
+    return Policy(name, prof, selection, "random", source=str(p), warnings=tuple(notes))
+
+
+def resolve_policy(text: str, taken: tuple[str, ...] = ()) -> Policy:
+    """A built-in policy by name, else a KubeSchedulerConfiguration file (:func:`policy_from_file`)."""
+    return builtin_policy(text) if text in POLICIES else policy_from_file(text, taken)
+
+
 def policy_profile(policy: str) -> SchedulerProfile:
     """The KubeSchedulerConfiguration profile of a named policy: upstream's filters plus the
     GPU-share filter; the paper policies score with their plugin alone on every node
@@ -377,5 +448,5 @@ def policy_profile(policy: str) -> SchedulerProfile:
 
 __all__ = [
     "BEST_FIT", "CLUSTERING", "DOT_PRODUCT", "FGD", "GPU_SELECTION", "PACKING", "TIE_BREAK", "POLICIES", "RANDOM", "BestFitScore", "DotProductScore",
-    "FGDScore", "GpuClusteringScore", "GpuPackingScore", "RandomScore", "TypicalPod", "policy_profile", "registered", "sub_devices", "typical_pods",
+    "FGDScore", "GpuClusteringScore", "GpuPackingScore", "Policy", "RandomScore", "TypicalPod", "builtin_policy", "is_policy_file", "policy_from_file", "policy_profile", "resolve_policy", "registered", "sub_devices", "typical_pods",
 ]

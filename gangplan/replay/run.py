@@ -38,7 +38,7 @@ from gangplan.replay.bound import arrived_prefix, packing_bound
 from gangplan.replay.fill import FillRun, capacity_milli, fill_order, run_fill
 from gangplan.replay.optimal import OPTIMAL, run_optimal
 from gangplan.replay.output import ReplayOutput
-from gangplan.replay.policies import POLICIES, typical_pods
+from gangplan.replay.policies import POLICIES, Policy, is_policy_file, resolve_policy, typical_pods
 from gangplan.replay.resume import RunStore, fingerprint
 from gangplan.replay.shadow import Shadow
 from gangplan.replay.timed import TimedRun, run_timed
@@ -92,10 +92,28 @@ its own run (:mod:`gangplan.replay.optimal`)."""
 
 def parse_policies(text: str) -> list[str]:
     out = [p.strip() for p in text.split(",") if p.strip()]
-    bad = [p for p in out if p not in POLICIES and p not in EXACT_POLICIES]
+    bad = [p for p in out if p not in POLICIES and p not in EXACT_POLICIES and not is_policy_file(p)]
     if bad or not out:
-        raise SnapshotError("<arguments>", f"unknown policy {bad[0] if bad else text!r} (known: {', '.join(POLICIES)}, {', '.join(EXACT_POLICIES)})", field="--policy")
+        raise SnapshotError("<arguments>", f"unknown policy {bad[0] if bad else text!r} (known: {', '.join(POLICIES)}, {', '.join(EXACT_POLICIES)}, "
+                            "or a KubeSchedulerConfiguration file)", field="--policy")
     return out
+
+
+def resolve_policies(texts: list[str]) -> tuple[list[str], dict[str, Policy]]:
+    """The run names in order and the greedy policies by name: built-in names, and files
+    (:func:`gangplan.replay.policies.policy_from_file`, named by their stem)."""
+    names: list[str] = []
+    resolved: dict[str, Policy] = {}
+    for t in texts:
+        if t in EXACT_POLICIES:
+            names.append(t)
+            continue
+        pol = resolve_policy(t, taken=(*EXACT_POLICIES, *names))
+        if pol.name in resolved:
+            raise SnapshotError("<arguments>", f"policy {pol.name!r} given twice", field="--policy")
+        names.append(pol.name)
+        resolved[pol.name] = pol
+    return names, resolved
 
 
 def _quantiles(values: list[float]) -> Quantiles | None:
@@ -220,9 +238,14 @@ def replay(
         raise SnapshotError("<arguments>", f"expected one of {', '.join(BOUND_METHODS)}, got {bound!r}", field="--bound")
     if bound_work_limit <= 0:
         raise SnapshotError("<arguments>", f"expected a positive number, got {bound_work_limit}", field="--bound-work-limit")
+    policies, resolved = resolve_policies(policies)
     trace, cluster, nodes_label = load_inputs(trace_path, nodes, vc=vc)
     typical = typical_pods(trace_shapes(trace.jobs))
     caveats = []
+    for pol in resolved.values():
+        if pol.source:
+            caveats.append(f"policy {pol.name}: the KubeSchedulerConfiguration {pol.source}, with the replay's GPU-share filter; ties random, GPUs {pol.selection} fit")
+            caveats += [f"policy {pol.name}: {w}" for w in pol.warnings]
     frac = sum(j.fractional for j in trace.jobs)
     if frac:
         caveats.append(SHARING_NOTE.format(n=frac, total=len(trace.jobs)))
@@ -235,7 +258,8 @@ def replay(
     timeds: list[TimedRun] = []
     runs: list[ReplayRun] = []
     store = _run_store(checkpoint, resume, trace_path, nodes, vc=vc, mode=mode, arrival_scale=arrival_scale, ratio=ratio,
-                       exact_time_limit=exact_time_limit, epoch=epoch, export_epoch=export_epoch, **({"movable_bound": True} if movable_bound else {}))
+                       exact_time_limit=exact_time_limit, epoch=epoch, export_epoch=export_epoch, **({"movable_bound": True} if movable_bound else {}),
+                       **({"policy_files": {n: _file_hash(p.source) for n, p in resolved.items() if p.source}} if any(p.source for p in resolved.values()) else {}))
     for policy in policies:
         for seed in seeds:
             label = f"{policy} seed {seed}"
@@ -251,7 +275,7 @@ def replay(
                     progress(label, done[0], len(trace.jobs))
 
             if mode == "fill":
-                fr = run_fill(cluster, trace.jobs, policy, seed, typical=typical, ratio=ratio, progress=tick)
+                fr = run_fill(cluster, trace.jobs, resolved[policy], seed, typical=typical, ratio=ratio, progress=tick)
                 fills.append(fr)
                 runs.append(_fill_run(fr))
                 if store is not None:
@@ -265,7 +289,7 @@ def replay(
                     assert shadow is not None
                     tr = run_optimal(cluster, trace.jobs, seed, typical=typical, arrival_scale=arrival_scale, progress=tick, shadow=shadow)
                 else:
-                    tr = run_timed(cluster, trace.jobs, "default" if shadow else policy, seed, typical=typical, arrival_scale=arrival_scale, progress=tick, shadow=shadow)
+                    tr = run_timed(cluster, trace.jobs, resolved.get(policy, "default"), seed, typical=typical, arrival_scale=arrival_scale, progress=tick, shadow=shadow)
                 tr.policy = policy
                 tr.shadow = shadow
                 timeds.append(tr)
@@ -295,6 +319,12 @@ def replay(
         runs=runs,
     )
     return ReplayOutput(summary, fills, timeds)
+
+
+def _file_hash(path: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _run_store(checkpoint, resume: bool, trace_path, nodes, *, vc, mode: str, **flags) -> RunStore | None:

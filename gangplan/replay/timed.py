@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 from gangplan.models.cluster import Cluster
 from gangplan.models.version import groups_requeue_without_hints
 from gangplan.replay.engine import Placer
-from gangplan.replay.policies import TypicalPod
+from gangplan.replay.policies import Policy, TypicalPod
 from gangplan.replay.shadow import Shadow
 from gangplan.replay.traces import ReplayJob
 from gangplan.solver.greedy.scheduling_queue import (
@@ -126,7 +126,7 @@ class TimedRun:
 
 
 def run_timed(
-    base: Cluster, jobs: list[ReplayJob], policy: str, seed: int, *, typical: list[TypicalPod], arrival_scale: float = 1.0, progress=None, shadow: Shadow | None = None,
+    base: Cluster, jobs: list[ReplayJob], policy: str | Policy, seed: int, *, typical: list[TypicalPod], arrival_scale: float = 1.0, progress=None, shadow: Shadow | None = None,
 ) -> TimedRun:
     """Replay ``jobs`` on ``base`` under ``policy``; ``shadow`` records the per-epoch exact
     solves (:mod:`gangplan.replay.shadow`) on this run's own state."""
@@ -141,7 +141,7 @@ def run_timed(
     waiting_ready: set[int] = set()
     pending_set: set[int] = set()
     running: set[int] = set()
-    run = TimedRun(policy, seed, cap, records)
+    run = TimedRun(placer.policy.name, seed, cap, records)
     last = (None, None)
     placements = 0
     flushes = [0]  # FLUSH entries in events: the run ends when only those remain
