@@ -36,7 +36,7 @@ def _counting(monkeypatch, name: str, stop_at: int | None = None) -> list[tuple[
     calls: list[tuple[str, int]] = []
 
     def wrapped(base, jobs, policy, seed, **kw):
-        calls.append((policy, seed))
+        calls.append((policy if isinstance(policy, str) else policy.name, seed))
         if stop_at is not None and len(calls) == stop_at:
             tick = kw["progress"]
 

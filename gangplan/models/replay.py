@@ -64,6 +64,11 @@ class ReplayRun(_Doc):
     """Timed: idle GPU-hours during which at least one job waited."""
     allocated_gpu_seconds: float | None = None
     """Timed: sum over completed jobs of GPUs x duration (equals the trace's gpu_time)."""
+    frag_gpu_hours: float | None = None
+    """Timed: the time integral over the makespan of the FGD simulator's fragment GPUs (idle GPU
+    milli the next typical pod could not use, ``pkg/utils/frag.go``), in GPU-hours."""
+    stranded_gpu_hours: float | None = None
+    """Timed: the same of stranded GPUs (idle on nodes no typical GPU pod fits)."""
     unfinished: int | None = None
     epochs: int | None = None
     """Shadow: epochs solved by the exact engine (event instants with pending jobs; ``--epoch S``:

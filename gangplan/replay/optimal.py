@@ -40,6 +40,7 @@ import math
 
 from gangplan.models.cluster import Cluster
 from gangplan.replay.engine import Placer
+from gangplan.replay.frag import FragMeter
 from gangplan.replay.policies import TypicalPod
 from gangplan.replay.shadow import EpochRecord, Shadow, epoch_objects, solve_epoch, write_epoch
 from gangplan.replay.timed import JobRecord, TimedRun, _nodes_of
@@ -68,6 +69,7 @@ def run_optimal(
     placer = Placer(base, "default", seed=seed, typical=typical)
     records = [JobRecord(j, j.submit / arrival_scale) for j in jobs]
     run = TimedRun(OPTIMAL, seed, placer.capacity_gpus, records, shadow=shadow)
+    meter = FragMeter(placer.devices, typical)
     events: list[tuple[float, int, int]] = [(r.arrival, ARRIVE, k) for k, r in enumerate(records)]
     heapq.heapify(events)
     pending: set[int] = set()
@@ -100,6 +102,7 @@ def run_optimal(
         state = (placer.allocated_gpus, len(pending))
         if state != last:
             run.changes.append((now, *state))
+            run.frag.append((now, *meter.sample()[:2]))
             last = state
     return run
 

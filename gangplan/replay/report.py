@@ -3,7 +3,7 @@ one self-contained page (same bytes for the same inputs: the Agg backend, no sof
 
 * fill mode: unallocated GPU % against arrived % per policy (mean over seeds, a band of one
   standard deviation) and the packing bound;
-* timed mode: allocated GPUs and pending jobs over time per run, and the CDF of queueing delay
+* timed mode: allocated GPUs, pending jobs and fragment / stranded GPUs over time per run, and the CDF of queueing delay
   per run (jobs that started); with ``shadow`` runs, the regret per epoch.
 """
 
@@ -65,7 +65,7 @@ def fill_figures(out: ReplayOutput) -> list[str]:
 def timed_figures(out: ReplayOutput) -> list[str]:
     plt = _plt()
     figs = []
-    fig, (a1, a2) = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True)
+    fig, (a1, a2, a3) = plt.subplots(3, 1, figsize=(8, 7.5), sharex=True)
     for tr in out.timed:
         if not tr.changes:
             continue
@@ -73,15 +73,19 @@ def timed_figures(out: ReplayOutput) -> list[str]:
         ts = [(t - t0) / 3600 for t, _, _ in tr.changes]
         a1.step(ts, [a for _, a, _ in tr.changes], where="post", linewidth=0.8, label=f"{tr.policy} seed {tr.seed}")
         a2.step(ts, [p for _, _, p in tr.changes], where="post", linewidth=0.8, label=f"{tr.policy} seed {tr.seed}")
+        if len(tr.frag) == len(tr.changes):
+            a3.step(ts, [f / 1000 for _, f, _ in tr.frag], where="post", linewidth=0.8, label=f"{tr.policy} seed {tr.seed} fragment")
+            a3.step(ts, [s / 1000 for _, _, s in tr.frag], where="post", linewidth=0.6, linestyle="--", label=f"{tr.policy} seed {tr.seed} stranded")
     cap = out.summary.capacity_gpus
     a1.axhline(cap, color="grey", linestyle=":", linewidth=1, label=f"capacity {cap}")
     a1.set_ylabel("allocated GPUs")
     a2.set_ylabel("pending jobs")
-    a2.set_xlabel("hours since the first arrival")
-    for a in (a1, a2):
+    a3.set_ylabel("idle GPUs: fragment / stranded")
+    a3.set_xlabel("hours since the first arrival")
+    for a in (a1, a2, a3):
         a.grid(alpha=0.3)
         a.legend(fontsize=7)
-    figs.append(_figure(fig, "Allocated GPUs and pending jobs over time"))
+    figs.append(_figure(fig, "Allocated GPUs, pending jobs and fragment / stranded GPUs (FGD's definitions) over time"))
     fig, ax = plt.subplots(figsize=(7, 4.2))
     for tr in out.timed:
         d = sorted(r.start - r.arrival for r in tr.records if r.start is not None)

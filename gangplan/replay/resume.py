@@ -199,6 +199,7 @@ class RunStore:
             raise SnapshotError(str(self.path(policy, seed)), f"{len(recs)} job records, the trace has {len(jobs)}", field="--resume")
         sh = d.pop("shadow", None)
         d["changes"] = [tuple(c) for c in d["changes"]]
+        d["frag"] = [tuple(c) for c in d.get("frag", [])]
         tr = TimedRun(records=[JobRecord(j, a, s, e, n) for j, (a, s, e, n) in zip(jobs, recs, strict=True)], **d)
         if sh is not None:
             shadow = Shadow(time_limit=sh["time_limit"], epoch=sh["epoch"], seed=sh["seed"], export=tuple(sh["export"]) if sh["export"] else None,  # type: ignore[arg-type]

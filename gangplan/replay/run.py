@@ -397,9 +397,13 @@ def _timed_run(tr: TimedRun) -> ReplayRun:
     busy = idle_pending = 0.0
     cap = tr.capacity_gpus
     ch = tr.changes
-    for (t, alloc, pend), nxt in zip(ch, ch[1:] + [(t1, 0, 0)], strict=True):
+    frag_ms = stranded_ms = 0.0
+    fr = tr.frag if len(tr.frag) == len(ch) else [(t, 0.0, 0) for t, _, _ in ch]
+    for (t, alloc, pend), nxt, (_, f, st) in zip(ch, ch[1:] + [(t1, 0, 0)], fr, strict=True):
         span = max(0.0, min(nxt[0], t1) - t)
         busy += alloc * span
+        frag_ms += f * span
+        stranded_ms += st * span
         if pend:
             idle_pending += (cap - alloc) * span
     return ReplayRun(
@@ -420,6 +424,8 @@ def _timed_run(tr: TimedRun) -> ReplayRun:
         idle_gpu_hours=round((cap * makespan - busy) / 3600, 6),
         idle_gpu_hours_while_pending=round(idle_pending / 3600, 6),
         allocated_gpu_seconds=sum(r.job.gpu_milli_total * r.job.duration for r in done) / 1000,
+        frag_gpu_hours=round(frag_ms / 3_600_000, 6) if len(tr.frag) == len(ch) else None,
+        stranded_gpu_hours=round(stranded_ms / 3_600_000, 6) if len(tr.frag) == len(ch) else None,
         unfinished=len(tr.records) - len(done),
         **_shadow_fields(tr),
     )
@@ -508,7 +514,7 @@ def write_outputs(out: ReplayOutput, directory: str | os.PathLike, *, interval: 
             ts += _fill_samples(fr)
             jobs += [[fr.policy, fr.seed, i, j.name, j.gpus, j.gpu_milli_total, int(p)] for i, (j, p) in enumerate(zip(fr.jobs, fr.placed, strict=True))]
     else:
-        ts = [["policy", "seed", "time", "allocated_gpus", "utilisation", "pending_jobs", "regret_gpus"]]
+        ts = [["policy", "seed", "time", "allocated_gpus", "utilisation", "pending_jobs", "regret_gpus", "frag_gpus", "stranded_gpus"]]
         jobs = [["policy", "seed", "job", "workers", "gpus", "submit", "start", "end", "delay", "jct", "attempts"]]
         for tr in out.timed:
             ts += _samples(tr, interval)
@@ -591,7 +597,8 @@ def _samples(tr: TimedRun, interval: float) -> list[list[object]]:
                 total += epochs[e].regret_gpus
                 e += 1
             regret = total
-        rows.append([tr.policy, tr.seed, _num(t), _num(alloc), _num(alloc / cap if cap else 0.0), pend, regret])
+        frag = (_num(tr.frag[k][1] / 1000), _num(tr.frag[k][2] / 1000)) if k < len(tr.frag) else ("", "")
+        rows.append([tr.policy, tr.seed, _num(t), _num(alloc), _num(alloc / cap if cap else 0.0), pend, regret, *frag])
         t += interval
     return rows
 

@@ -64,6 +64,7 @@ from dataclasses import dataclass, field
 from gangplan.models.cluster import Cluster
 from gangplan.models.version import groups_requeue_without_hints
 from gangplan.replay.engine import Placer
+from gangplan.replay.frag import FragMeter
 from gangplan.replay.policies import Policy, TypicalPod
 from gangplan.replay.shadow import Shadow
 from gangplan.replay.traces import ReplayJob
@@ -123,6 +124,10 @@ class TimedRun:
     """The per-epoch exact solves (policy ``shadow``)."""
     flushed: int = 0
     """Jobs the 5-minute flush moved out of the unschedulable pool (each move counted)."""
+    frag: list[tuple[float, float, int]] = field(default_factory=list)
+    """(time, fragment GPU milli, stranded GPU milli) of the state after each entry of
+    :attr:`changes` (:class:`gangplan.replay.frag.FragMeter`, the FGD simulator's definitions
+    against the trace's typical pods)."""
 
 
 def run_timed(
@@ -142,6 +147,7 @@ def run_timed(
     pending_set: set[int] = set()
     running: set[int] = set()
     run = TimedRun(placer.policy.name, seed, cap, records)
+    meter = FragMeter(placer.devices, typical)
     last = (None, None)
     placements = 0
     flushes = [0]  # FLUSH entries in events: the run ends when only those remain
@@ -237,6 +243,7 @@ def run_timed(
         state = (placer.allocated_gpus, len(pending_set))
         if state != last:
             run.changes.append((now, *state))
+            run.frag.append((now, *meter.sample()[:2]))
             last = state
     run.flushed = flushed[0]
     return run
