@@ -53,6 +53,17 @@ Two differences, both in what upstream leaves behind while backtracking: at @03a
 then refuses it, nor when a shared device's share is undone; gangplan gives them back. And
 upstream caches a pool's counters by pool name alone, gangplan by (driver, pool).
 
+Device taints (KEP-5055; ``allocateDevice`` / ``taintPreventsAllocation`` of both variants,
+kubernetes/kubernetes @03ab440c): a device with a NoSchedule or NoExecute taint that no toleration
+of the request (or subrequest) tolerates (``ToleratesTaint``, ``resourceclaim/devicetoleration.go``)
+is skipped like a device in use: :func:`matches` refuses it, so every path (search, counting,
+the joint model, the brute force, the exact engine's counts and the validator) sees the same
+devices. Taints with effect None never prevent allocation. allocationMode All still enumerates
+tainted devices (``validateDeviceRequest`` lists every selectable one) and then fails when one is
+not tolerated, without an error. Which taints count is the release's (:attr:`Device.taints`,
+:meth:`gangplan.dra.model.DraState.for_version`: none in v1.35, the slices' in v1.36, the slices'
+and DeviceTaintRules' from v1.37).
+
 Counting (not upstream's code, the same answer): where no claim has constraints, no device of the
 node is shared, consumes counters or has consumed capacity recorded, no request asks for capacity, no selector
 raises, and the free devices each request can take are per request one set or disjoint sets,
@@ -76,6 +87,7 @@ from gangplan.dra.model import (
     DeviceID,
     DeviceRequest,
     RequestPolicy,
+    untolerated,
 )
 
 Consumed = Mapping[DeviceID, Mapping[CapName, int]]
@@ -117,7 +129,7 @@ def all_devices(key: str, request: DeviceRequest, devices: Sequence[Device], cla
     for d in devices:
         if d.pool_incomplete:
             raise AllocationError(f"claim {key}, request {request.name}: asks for all devices, but resource pool {d.driver}/{d.pool} is currently being updated")
-    return [i for i, d in enumerate(devices) if matches(d, request, classes)]
+    return [i for i, d in enumerate(devices) if selectable(d, request, classes)]  # (tainted ones too: the search refuses them)
 
 
 def constraints_hold(constraints: Sequence[Constraint], picked: Sequence[tuple[str, Device]]) -> bool:
@@ -153,6 +165,19 @@ class DeviceResult:
 
 
 def matches(device: Device, request: DeviceRequest, classes: dict[str, DeviceClass]) -> bool:
+    """Whether ``device`` can serve ``request`` before capacity and constraints: it is selectable
+    (:func:`selectable`) and, when it has taints, the request tolerates every NoSchedule and
+    NoExecute one (``allocateDevice`` checks ``taintPreventsAllocation`` after the device is found
+    free and selectable and before the constraints, ``structured/internal/stable/allocator_stable.go``
+    and ``incubating/allocator_incubating.go``, kubernetes/kubernetes @03ab440c: a refusal, never
+    an error, also for allocationMode All). :attr:`Device.taints` holds the taints the release
+    checks (none where DRADeviceTaints is off)."""
+    if not selectable(device, request, classes):
+        return False
+    return not device.taints or untolerated(device.taints, request.tolerations) is None
+
+
+def selectable(device: Device, request: DeviceRequest, classes: dict[str, DeviceClass]) -> bool:
     """``isSelectable``: every class selector, then every request selector, is true."""
     cls = classes.get(request.device_class)
     if cls is None:
@@ -574,10 +599,11 @@ def _usable(devices: Sequence[Device], request: DeviceRequest, classes: dict[str
     policy accepting it, its consumption within their capacity with nothing else consumed), or
     None when a selector raised on one of them (the search must meet the error where upstream
     does)."""
-    key = (id(devices), "mask", request.device_class, request.selectors, request.capacity)  # not the name nor the count
+    key = (id(devices), "mask", request.device_class, request.selectors, request.capacity, request.tolerations)  # not the name nor the count
     got = store.get(key, _ABSENT)
     if got is _ABSENT:
-        probe = DeviceRequest(name="", device_class=request.device_class, selectors=request.selectors, capacity=request.capacity)
+        probe = DeviceRequest(name="", device_class=request.device_class, selectors=request.selectors, capacity=request.capacity,
+                              tolerations=request.tolerations)
         got = 0
         for i, d in enumerate(devices):
             try:

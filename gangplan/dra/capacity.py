@@ -42,6 +42,15 @@ device per pair, and for consumers of one size; with several devices and mixed s
 relaxation (bin packing): the validator, which allocates every claim of a node jointly, is what
 catches a placement they let through.
 
+Device taints (KEP-5055): a pair is (DeviceClass, selector key, capacity requests), the selector
+key being the request's selectors plus its tolerations when it has any
+(:func:`gangplan.dra.model.selector_key`), and a device counts for a pair only when the pair's
+tolerations tolerate its NoSchedule / NoExecute taints (:func:`gangplan.dra.allocator.matches`).
+Requests that differ only in tolerations are different pairs, and where a tainted device is
+counted by both, the Hall rows below keep the counts exact. For allocationMode All a tainted
+device the request does not tolerate counts among the matching devices but not the free ones,
+so the claim fits nowhere on that node, as upstream's allocator fails it there.
+
 Pairs whose selectors match overlapping devices on a node ("any GPU" beside "a GPU of 80 GB")
 each count every device they match; :func:`_hall_rows` adds, per group of overlapping pairs, a
 row per subset (Hall's condition: what the subset asks for is at most the devices any of its pairs
@@ -65,9 +74,10 @@ from gangplan.dra.allocator import (
     counters_fit_alone,
     fits,
     matches,
+    selectable,
     usable_mask,
 )
-from gangplan.dra.model import CapName, Device, DeviceRequest, DraState
+from gangplan.dra.model import CapName, Device, DeviceRequest, DraState, probe, selector_key
 from gangplan.dra.rules import CANNOT_ALLOCATE, distinct_supported, replay, try_node
 from gangplan.gcpause import gc_paused
 from gangplan.models.objects import LabelSelector, PodAffinityTerm
@@ -137,7 +147,7 @@ def _aligned(dra: DraState, nodes, shapes: dict[str, tuple[AlignedConstraint, ..
         why = []
         devices = dra.devices_by_node.get(n.name, ())
         for pair, attr in wanted:
-            req = DeviceRequest(name="", device_class=pair[0], selectors=pair[1], capacity=pair[2])
+            req = probe(pair[0], pair[1], pair[2])
             counts: dict[object, int] = {}
             mask = usable_mask(devices, req, dra.classes, dra.alloc_cache, dra.in_use, dra.consumed)  # as _serves, cached
             for at, d in enumerate(devices):
@@ -190,7 +200,8 @@ def _count(dra: DraState, node, request: DeviceRequest, partitionable: bool = Tr
     got = usable_mask(devices, request, dra.classes, dra.alloc_cache, dra.in_use, dra.consumed)
     if got is not None:
         return got.bit_count()
-    one = DeviceRequest(name=request.name, device_class=request.device_class, selectors=request.selectors, count=1, capacity=request.capacity)
+    one = DeviceRequest(name=request.name, device_class=request.device_class, selectors=request.selectors, count=1, capacity=request.capacity,
+                        tolerations=request.tolerations)
     try:
         return sum(1 for d in dra.devices_by_node.get(node.name, ()) if _serves(dra, d, one, partitionable) is not None)
     except AllocationError:
@@ -206,8 +217,8 @@ def _left(dra: DraState, d: Device) -> dict[CapName, int]:
 class _Shareable:
     """The consumable-capacity rows of one (DeviceClass, request selectors) pair (module docstring)."""
 
-    def __init__(self, dra: DraState, cls: str, selectors: tuple[str, ...]) -> None:
-        self.dra, self.probe = dra, DeviceRequest(name="", device_class=cls, selectors=selectors)
+    def __init__(self, dra: DraState, cls: str, selectors: tuple) -> None:
+        self.dra, self.probe = dra, probe(cls, selectors)
         self.amounts: dict[CapName, set[int]] = {}
         self._devices: dict[str, list[Device]] = {}
         self._demand: dict[tuple, dict[CapName, int]] = {}
@@ -294,9 +305,9 @@ def _capacity_view(cluster):
 
     def _shareable(r: DeviceRequest) -> _Shareable | None:
         """The rows of ``r``'s pair when some free device it matches is shared, else None."""
-        key = (r.device_class, r.selectors)
+        key = (r.device_class, selector_key(r))
         if key not in pairs:
-            sh = _Shareable(dra, r.device_class, r.selectors)
+            sh = _Shareable(dra, r.device_class, key[1])
             pairs[key] = sh if any(d.allow_multiple for n in dra.devices_by_node for d in sh.devices(n)) else None
         return pairs[key]
 
@@ -327,7 +338,7 @@ def _capacity_view(cluster):
             if c.constraints:
                 # matchAttribute / distinctAttribute: one unit per claim of its shape, and
                 # per-value rows in the exact engine (AlignedRows); the requests still count below.
-                shape = (tuple((r.name, r.device_class, r.selectors, r.count, r.capacity) for r in c.requests), c.constraints)
+                shape = (tuple((r.name, r.device_class, r.selectors, r.count, r.capacity, r.tolerations) for r in c.requests), c.constraints)
                 name = dims.setdefault(("aligned", shape), f"{PREFIX}aligned-{len(dims)}")
                 extra[name] = extra.get(name, 0) + 1
                 if name not in aligned:
@@ -336,7 +347,7 @@ def _capacity_view(cluster):
                         got: Counter = Counter()
                         for r in c.requests:
                             if k.applies(r.name):
-                                got[(r.device_class, r.selectors, r.capacity)] += r.count
+                                got[(r.device_class, selector_key(r), r.capacity)] += r.count
                         shaped.append(AlignedConstraint(k.kind, k.attribute, tuple(sorted(got.items(), key=repr))))
                     aligned[name] = (key, tuple(shaped))
             if any(r.all or r.alternatives for r in c.requests):
@@ -345,7 +356,7 @@ def _capacity_view(cluster):
                 # every matching device is free, and (exact engine, add_all_rows) no other request
                 # of the pair next to it. Per firstAvailable request one unit of its ``fa`` row,
                 # which the exact engine splits over the subrequests (add_first_available_rows).
-                shape = tuple((r.name, r.device_class, r.selectors, r.count, r.capacity, r.all, r.alternatives) for r in c.requests)
+                shape = tuple((r.name, r.device_class, r.selectors, r.count, r.capacity, r.all, r.alternatives, r.tolerations) for r in c.requests)
                 name = dims.setdefault(("allclaim", shape), f"{PREFIX}allclaim-{len(dims)}")
                 extra[name] = extra.get(name, 0) + 1
                 all_claims.setdefault(name, key)
@@ -359,11 +370,11 @@ def _capacity_view(cluster):
                                 if a.all or a.capacity or _shareable(a) is not None:
                                     offered.append(None)  # (not offered by the exact engine: conservative)
                                     continue
-                                pair = dims.setdefault(("request", a.device_class, a.selectors), f"{PREFIX}{len(dims)}")
+                                pair = dims.setdefault(("request", a.device_class, selector_key(a)), f"{PREFIX}{len(dims)}")
                                 offered.append((pair, a.count))
                             fa_alts[row] = offered
                     if r.all:
-                        pair = (r.device_class, r.selectors, r.capacity)
+                        pair = (r.device_class, selector_key(r), r.capacity)
                         row = dims.setdefault(("all", *pair), f"{PREFIX}all-{len(dims)}")
                         extra[row] = extra.get(row, 0) + 1
             for r in c.requests:
@@ -371,7 +382,7 @@ def _capacity_view(cluster):
                     continue
                 sh = _shareable(r)
                 if sh is None:
-                    key = ("request", r.device_class, r.selectors) if not r.capacity else ("request", r.device_class, r.selectors, r.capacity)
+                    key = ("request", r.device_class, selector_key(r)) if not r.capacity else ("request", r.device_class, selector_key(r), r.capacity)
                     name = dims.setdefault(key, f"{PREFIX}{len(dims)}")
                     extra[name] = extra.get(name, 0) + r.count
                     continue
@@ -379,9 +390,9 @@ def _capacity_view(cluster):
                 name = dims.setdefault(("serves", r), f"{PREFIX}serves-{len(dims)}")
                 extra[name] = 1
                 for cap, q in sh.demand(r).items():
-                    row = dims.setdefault(("cap", r.device_class, r.selectors, cap), f"{PREFIX}cap-{len(dims)}")
+                    row = dims.setdefault(("cap", r.device_class, selector_key(r), cap), f"{PREFIX}cap-{len(dims)}")
                     extra[row] = extra.get(row, 0) + r.count * q
-                    consumers.append((extra, r.device_class, r.selectors, cap, q, r.count))
+                    consumers.append((extra, r.device_class, selector_key(r), cap, q, r.count))
         for r, q in p.requests.items():
             cls = dra.extended.get(r)
             if cls is not None and q > 0:  # every name of one class draws on one row (explicit and implicit)
@@ -401,7 +412,7 @@ def _capacity_view(cluster):
         for (kind, *rest), name in dims.items():
             if kind == "request":
                 capacity = rest[2] if len(rest) > 2 else ()
-                node_extra[n.name][name] = _count(dra, n, DeviceRequest(name="", device_class=rest[0], selectors=rest[1], capacity=capacity), distinct)
+                node_extra[n.name][name] = _count(dra, n, probe(rest[0], rest[1], capacity), distinct)
             elif kind == "serves":
                 node_extra[n.name][name] = _BIG if _count(dra, n, rest[0], distinct) >= rest[0].count else 0
             elif kind == "cap":
@@ -415,7 +426,7 @@ def _capacity_view(cluster):
             elif kind == "allclaim":
                 node_extra[n.name][name] = _BIG if _fits_alone(dra, n, all_claims[name], distinct) else 0
             elif kind == "all":
-                total, free = _all_count(dra, n, DeviceRequest(name="", device_class=rest[0], selectors=rest[1], capacity=rest[2], all=True), distinct)
+                total, free = _all_count(dra, n, probe(rest[0], rest[1], rest[2], all=True), distinct)
                 node_extra[n.name][name] = 1 if total and total == free else 0
                 if total:
                     req_row = dims.get(("request", *rest[:2])) if not rest[2] else dims.get(("request", *rest))
@@ -435,7 +446,7 @@ def _capacity_view(cluster):
                         node_extra[n.name][r] = _BIG  # the class row holds the devices
             else:
                 node_extra[n.name][row] = _BIG  # served by a device plugin here: its allocatable binds
-    hall_probes = [(name, DeviceRequest(name="", device_class=rest[0], selectors=rest[1], capacity=rest[2] if len(rest) > 2 else ()))
+    hall_probes = [(name, probe(rest[0], rest[1], rest[2] if len(rest) > 2 else ()))
                    for (kind, *rest), name in dims.items() if kind == "request"]
     hall_probes += [(f"{PREFIX}class-{cls}", DeviceRequest(name="", device_class=cls)) for cls in sorted(asked)]
     hall, hall_relaxed = _hall_rows(dra, cluster.nodes, hall_probes, node_extra, distinct)
@@ -471,7 +482,7 @@ def _capacity_view(cluster):
         fields["warnings"] = (*fields.get("warnings", ()), f"exact engine: the device rows of claims with matchAttribute / distinctAttribute constraints are "
                               f"not exact on {len(rows.relaxed)} node(s) (e.g. {first}: {rows.relaxed[first]}): there the exact engine places at most "
                               f"one such claim per node")
-    probes = [(name, DeviceRequest(name="", device_class=rest[0], selectors=rest[1], capacity=rest[2] if len(rest) > 2 else ()))
+    probes = [(name, probe(rest[0], rest[1], rest[2] if len(rest) > 2 else ()))
               for (kind, *rest), name in dims.items() if kind == "request"]
     probes += [(f"{PREFIX}class-{cls}", DeviceRequest(name="", device_class=cls)) for cls in sorted(asked)]
     crows = _counter_rows(dra, cluster.nodes, probes) if distinct else None
@@ -509,7 +520,8 @@ def _mask(dra: DraState, node, request: DeviceRequest, partitionable: bool = Tru
     got = usable_mask(devices, request, dra.classes, dra.alloc_cache, dra.in_use, dra.consumed)
     if got is not None:
         return got
-    one = DeviceRequest(name=request.name, device_class=request.device_class, selectors=request.selectors, count=1, capacity=request.capacity)
+    one = DeviceRequest(name=request.name, device_class=request.device_class, selectors=request.selectors, count=1, capacity=request.capacity,
+                        tolerations=request.tolerations)
     m = 0
     try:
         for i, d in enumerate(devices):
@@ -605,10 +617,12 @@ def all_rows(view) -> dict[str, list[tuple[str, str, int]]] | None:
 
 
 def _all_count(dra: DraState, node, request: DeviceRequest, partitionable: bool = True) -> tuple[int, int]:
-    """(devices of ``node`` matching ``request``, of which free and able to serve it alone)."""
+    """(devices of ``node`` matching ``request``, of which free and able to serve it alone; a
+    tainted device it does not tolerate counts in the first only, as allocationMode All lists
+    every selectable device and then fails on it)."""
     devices = dra.devices_by_node.get(node.name, ())
     try:
-        total = [d for d in devices if matches(d, request, dra.classes)]
+        total = [d for d in devices if selectable(d, request, dra.classes)]
         return len(total), sum(1 for d in total if _serves(dra, d, request, partitionable) is not None)
     except AllocationError:
         return 0, 0

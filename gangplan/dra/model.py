@@ -42,6 +42,113 @@ class RequestPolicy:
         return self.min is not None or self.max is not None or self.step is not None
 
 
+TAINT_EFFECTS = ("None", "NoSchedule", "NoExecute")
+"""``DeviceTaintEffect`` values (``k8s.io/api`` ``resource/v1alpha3/types.go``, master): ``None``
+is informational; only ``NoSchedule`` and ``NoExecute`` keep a claim off the device."""
+
+TOLERATION_OPERATORS = ("Exists", "Equal")
+"""``DeviceTolerationOperator`` values; an empty operator is ``Equal`` (defaulting)."""
+
+
+@dataclass(frozen=True)
+class DeviceTaint:
+    """One ``DeviceTaint`` (``resource/v1`` ``types.go``: key, value, effect; ``timeAdded`` is
+    read by the eviction controller only and not kept)."""
+
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"
+    source: str = ""
+    """Where it comes from: ``""`` (the ResourceSlice) or ``DeviceTaintRule/<name>``."""
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+
+@dataclass(frozen=True)
+class DeviceToleration:
+    """One ``DeviceToleration`` of a request or subrequest (``tolerationSeconds`` only bounds a
+    NoExecute eviction, which gangplan does not model, so it is not kept)."""
+
+    key: str = ""
+    operator: str = "Equal"
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, taint: DeviceTaint) -> bool:
+        """``ToleratesTaint`` (``staging/src/k8s.io/dynamic-resource-allocation/resourceclaim/
+        devicetoleration.go``, kubernetes/kubernetes @030880a5): an empty effect matches every
+        effect, an empty key every key; ``Exists`` matches any value, ``Equal`` (or empty) the
+        same value; any other operator nothing."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return self.operator == "Exists"
+
+
+def untolerated(taints: tuple[DeviceTaint, ...], tolerations: tuple[DeviceToleration, ...]) -> DeviceTaint | None:
+    """``taintPreventsAllocation`` (``structured/internal/stable/allocator_stable.go`` and
+    ``incubating/allocator_incubating.go``, kubernetes/kubernetes @03ab440c): the first taint
+    with effect NoSchedule or NoExecute that no toleration tolerates (other effects, ``None``
+    included, never prevent allocation), or None."""
+    for t in taints:
+        if t.effect in ("NoSchedule", "NoExecute") and not any(tol.tolerates(t) for tol in tolerations):
+            return t
+    return None
+
+
+@dataclass(frozen=True)
+class TaintRule:
+    """A ``DeviceTaintRule`` (KEP-5055; ``resource.k8s.io`` v1alpha3, v1beta2 from v1.36, v1 from
+    v1.37): its taint on every device the selector matches. ``driver`` / ``pool`` / ``device``
+    None match any; ``selected`` False: no ``spec.deviceSelector`` (the resourceslice tracker of
+    kubernetes/kubernetes @030880a5 then taints every device, although the API documentation
+    says no device is matched; gangplan follows the code and warns)."""
+
+    name: str
+    taint: DeviceTaint
+    driver: str | None = None
+    pool: str | None = None
+    device: str | None = None
+    selected: bool = True
+
+    def applies(self, driver: str, pool: str, device: str) -> bool:
+        """``applyPatches`` of ``staging/src/k8s.io/dynamic-resource-allocation/resourceslice/
+        tracker/tracker.go``: driver, pool and device name each equal when set."""
+        return (self.driver is None or self.driver == driver) and (self.pool is None or self.pool == pool) \
+            and (self.device is None or self.device == device)
+
+
+@dataclass(frozen=True)
+class Tolerations:
+    """A request's tolerations as one element of a selector key (:func:`selector_key`)."""
+
+    tolerations: tuple[DeviceToleration, ...]
+
+
+def selector_key(request: DeviceRequest) -> tuple:
+    """What decides which devices ``request`` can take besides its class and capacity: its
+    selectors, and its tolerations when it has any (one :class:`Tolerations` element after the
+    CEL expressions). The exact engine keys its device-count rows on (class, selector key), so
+    requests with different tolerations count different devices where devices are tainted."""
+    return request.selectors if not request.tolerations else (*request.selectors, Tolerations(request.tolerations))
+
+
+def probe(device_class: str, key: tuple, capacity: tuple[tuple[str, int], ...] = (), *, all: bool = False, name: str = "", count: int = 1) -> DeviceRequest:
+    """The request a (class, :func:`selector_key`) pair stands for."""
+    tolerations: tuple[DeviceToleration, ...] = ()
+    selectors = []
+    for k in key:
+        if isinstance(k, Tolerations):
+            tolerations = k.tolerations
+        else:
+            selectors.append(k)
+    return DeviceRequest(name=name, device_class=device_class, selectors=tuple(selectors), count=count, capacity=capacity, all=all, tolerations=tolerations)
+
+
 Counters = tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
 """``consumesCounters`` of a device: (counter set, ((counter, amount), ...)), sorted."""
 
@@ -82,6 +189,14 @@ class Device:
     """The pool has fewer current slices than ``resourceSliceCount`` (a request for All devices fails)."""
     counter_pool: CounterPool | None = field(default=None, hash=False, compare=False, repr=False)
     """The pool's shared counters (set by :func:`gangplan.dra.build.build_state` for a device with ``counters``)."""
+    taints: tuple[DeviceTaint, ...] = field(default=(), hash=False, compare=False)
+    """The taints the allocator checks at the release reproduced (:meth:`DraState.for_version`):
+    none while DRADeviceTaints is off, else the slice's, plus those of matching DeviceTaintRules
+    while DRADeviceTaintRules is on."""
+    slice_taints: tuple[DeviceTaint, ...] = field(default=(), hash=False, compare=False, repr=False)
+    """``spec.devices[].taints`` of the ResourceSlice."""
+    rule_taints: tuple[DeviceTaint, ...] = field(default=(), hash=False, compare=False, repr=False)
+    """The taints of the snapshot's DeviceTaintRules that select the device."""
 
     @property
     def id(self) -> DeviceID:
@@ -108,6 +223,8 @@ class DeviceRequest:
     """``firstAvailable`` (KEP-4816): the subrequests in priority order; the allocator takes the
     first with which the whole allocation succeeds (its results are named ``<request>/<sub>``).
     The request's own class, selectors and count are then unused."""
+    tolerations: tuple[DeviceToleration, ...] = ()
+    """``tolerations`` (KEP-5055) of the ``ExactDeviceRequest`` or ``DeviceSubRequest``."""
 
 
 @dataclass(frozen=True)
@@ -149,6 +266,18 @@ class Claim:
     """Why the claim cannot be allocated by gangplan (a feature not modelled): no node fits it."""
     constraints: tuple[Constraint, ...] = ()
     """``spec.devices.constraints`` (matchAttribute / distinctAttribute)."""
+    result_requests: tuple[str, ...] = ()
+    """``status.allocation.devices.results[].request``, one per :attr:`allocated` entry."""
+
+    def request_named(self, name: str) -> DeviceRequest | None:
+        """The request (or ``<request>/<subrequest>``) a result names."""
+        base, _, sub = name.partition("/")
+        for r in self.requests:
+            if r.name == base:
+                if not sub:
+                    return r
+                return next((a for a in r.alternatives if a.name == sub), None)
+        return None
 
 
 @dataclass
@@ -177,9 +306,71 @@ class DraState:
     """KEP-5075: per device, the capacity the snapshot's shared allocations consume (summed)."""
     alloc_cache: dict = field(default_factory=dict, repr=False, compare=False)
     """The allocator's per (device list, request) selector outcomes (:mod:`gangplan.dra.allocator`)."""
+    taint_rules: tuple[TaintRule, ...] = ()
+    """The snapshot's DeviceTaintRules (KEP-5055)."""
+    taint_mode: str = "rules"
+    """Which taints :attr:`Device.taints` holds in this state: ``off``, ``slices`` or ``rules``
+    (:func:`gangplan.models.version.dra_taint_mode`)."""
+    _views: dict = field(default_factory=dict, repr=False, compare=False)
+    """taint mode -> the state at that mode (shared by every view of one snapshot)."""
 
     def __bool__(self) -> bool:
         return bool(self.classes or self.devices_by_node or self.claims or self.pod_claims)
+
+    @property
+    def tainted(self) -> bool:
+        """Whether any device has a taint, from its slice or a DeviceTaintRule (at any release)."""
+        return any(d.slice_taints or d.rule_taints for devs in self.devices_by_node.values() for d in devs)
+
+    def for_version(self, version) -> DraState:
+        """This snapshot's DRA state as kube-scheduler ``version`` sees it: the same object when
+        no device is tainted or the release checks the same taints; else a state whose devices
+        carry the taints that release checks (:attr:`Device.taints`), with its own allocator cache."""
+        from gangplan.models.version import dra_taint_mode
+
+        return self.at_taint_mode(dra_taint_mode(version))
+
+    def version_notes(self, version) -> tuple[str, ...]:
+        """What release ``version`` ignores of the snapshot's device taints with its default
+        feature gates (a cluster that enabled a gate behaves as the release that has it on)."""
+        from gangplan.models.version import dra_taint_mode
+
+        mode = dra_taint_mode(version)
+        out = []
+        tainted = sum(1 for devs in self.devices_by_node.values() for d in devs if d.slice_taints)
+        if mode == "off" and tainted:
+            out.append(f"{tainted} device(s) have taints in their ResourceSlice, which kube-scheduler v{version} does not check (DRADeviceTaints is off by default "
+                       "before v1.36): they are allocated as untainted devices; choose --kube-version 1.36 or later if the cluster enables the gate")
+        if mode != "rules" and self.taint_rules:
+            out.append(f"{len(self.taint_rules)} DeviceTaintRule(s) are not applied by kube-scheduler v{version} (DRADeviceTaintRules is off by default before v1.37); "
+                       "choose --kube-version 1.37 or later if the cluster enables the gate")
+        return tuple(out)
+
+    def at_taint_mode(self, mode: str) -> DraState:
+        if mode == self.taint_mode or not self.tainted:
+            return self
+        views = self._views
+        views.setdefault(self.taint_mode, self)
+        got = views.get(mode)
+        if got is None:
+            from dataclasses import replace
+
+            def effective(d: Device) -> tuple[DeviceTaint, ...]:
+                return () if mode == "off" else d.slice_taints if mode == "slices" else d.slice_taints + d.rule_taints
+
+            made: dict[int, Device] = {}
+            by_node = {}
+            for node, devs in self.devices_by_node.items():
+                out = []
+                for d in devs:
+                    nd = made.get(id(d))
+                    if nd is None:
+                        nd = made[id(d)] = replace(d, taints=effective(d))
+                    out.append(nd)
+                by_node[node] = out
+            # (a device's counter pool is shared: counters are looked up by device id)
+            got = views[mode] = replace(self, devices_by_node=by_node, alloc_cache={}, taint_mode=mode, _views=views)
+        return got
 
     def extended_requests(self, pod, node) -> tuple[DeviceRequest, ...]:
         """KEP-5004: the pod's extended resource requests a DeviceClass serves on ``node``

@@ -6,8 +6,8 @@ itself; v1beta2 and v1 move them to the device and under ``exactly``. Capacity i
 (v1beta1 before v1.33) or ``{value: quantity}``.
 
 What is read but not modelled is named with ``ctx.note`` (a warning; ``--strict`` refuses it):
-admin access, device taints and tolerations, binding conditions, multi-node slices (nodeSelector /
-allNodes / perDeviceNodeSelection), claim ``config``. A claim using one of them cannot be
+admin access, binding conditions, multi-node slices (nodeSelector / allNodes /
+perDeviceNodeSelection), claim ``config``. A claim using one of them cannot be
 allocated by gangplan: no node fits it. Constraints (``matchAttribute``, ``distinctAttribute``)
 are read into :class:`gangplan.dra.model.Constraint` and checked by the allocator; a
 ``firstAvailable`` request (KEP-4816) into a :class:`gangplan.dra.model.DeviceRequest` whose
@@ -18,6 +18,16 @@ Partitionable devices (KEP-4815, ``resource/v1`` ``types.go`` ``CounterSet`` /
 sets: name -> counters, each ``{value: quantity}``; in v1 they live in slices without devices)
 and a device's ``consumesCounters`` are read; :func:`gangplan.dra.build.build_state` joins a
 pool's sets and its consuming devices into one :class:`gangplan.dra.model.CounterPool`.
+
+Device taints (KEP-5055, ``resource/v1`` ``types.go`` ``DeviceTaint`` / ``DeviceToleration``,
+``resource/v1alpha3`` ``DeviceTaintRule``, kubernetes/kubernetes master): a device's ``taints``
+(key, value, effect ``None`` / ``NoSchedule`` / ``NoExecute``; ``timeAdded`` is not kept), a
+request's or subrequest's ``tolerations`` (key, operator ``Exists`` / ``Equal``, value, effect;
+``tolerationSeconds`` only bounds an eviction) and DeviceTaintRules (``spec.deviceSelector``:
+driver, pool, device; ``spec.taint``) are read. An effect or operator outside these is refused:
+API validation accepts no other on write (the API's "consumers must treat unknown effects like
+None" is for values a newer server may store, which a snapshot of a served release cannot hold).
+Which taints count at which release is :meth:`gangplan.dra.model.DraState.for_version`.
 
 Consumable capacity (KEP-5075, ``resource/v1`` ``types.go`` of kubernetes/kubernetes v1.36) is
 read: a device's ``allowMultipleAllocations`` and each capacity's ``requestPolicy`` (``default``,
@@ -32,6 +42,8 @@ from typing import Any
 
 from gangplan.dra.cel import AVAILABLE, check
 from gangplan.dra.model import (
+    TAINT_EFFECTS,
+    TOLERATION_OPERATORS,
     CapName,
     Claim,
     Constraint,
@@ -39,13 +51,78 @@ from gangplan.dra.model import (
     DeviceClass,
     DeviceID,
     DeviceRequest,
+    DeviceTaint,
+    DeviceToleration,
     RequestPolicy,
+    TaintRule,
 )
 from gangplan.io.fields import Ctx
 from gangplan.models.quantity import QuantityError, parse_quantity, to_scheduler_int
 
 VERSIONS = ("v1", "v1beta1", "v1beta2")
-KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
+KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate", "DeviceTaintRule")
+KIND_VERSIONS = {"DeviceTaintRule": ("v1", "v1beta2", "v1alpha3")}
+"""The ``resource.k8s.io`` versions read per kind where they differ from :data:`VERSIONS`:
+DeviceTaintRule is v1alpha3 (v1.33+), v1beta2 (v1.36+) and v1 (v1.37+; kubernetes/api master
+``resource/*/register.go``)."""
+
+
+def readable(kind: str, version: str) -> bool:
+    """Whether gangplan reads ``kind`` in ``resource.k8s.io/<version>``."""
+    return kind in KINDS and version in KIND_VERSIONS.get(kind, VERSIONS)
+
+
+def _taint(ctx: Ctx, raw: dict, field: str, source: str = "") -> DeviceTaint:
+    """One ``DeviceTaint``: key required, effect one of :data:`TAINT_EFFECTS` (required)."""
+    key = ctx.str(raw.get("key"), field + ".key", required=True)
+    effect = ctx.str(raw.get("effect"), field + ".effect", required=True)
+    if effect not in TAINT_EFFECTS:
+        raise ctx.fail(field + ".effect", f"unknown device taint effect {effect!r} (must be one of {', '.join(TAINT_EFFECTS)})")
+    return DeviceTaint(key=key, value=ctx.str(raw.get("value"), field + ".value"), effect=effect, source=source)
+
+
+def _tolerations(ctx: Ctx, raw, field: str) -> tuple[DeviceToleration, ...]:
+    """``tolerations`` of a request or subrequest (API validation: operator Exists or Equal, an
+    empty key only with Exists, no value with Exists, effect empty or a known one)."""
+    out = []
+    for f, t in ctx.maps(raw, field):
+        op = ctx.str(t.get("operator"), f + ".operator", default="Equal") or "Equal"
+        if op not in TOLERATION_OPERATORS:
+            raise ctx.fail(f + ".operator", f"unknown toleration operator {op!r} (must be Exists or Equal)")
+        key = ctx.str(t.get("key"), f + ".key")
+        value = ctx.str(t.get("value"), f + ".value")
+        effect = ctx.str(t.get("effect"), f + ".effect")
+        if effect and effect not in TAINT_EFFECTS:
+            raise ctx.fail(f + ".effect", f"unknown device taint effect {effect!r} (must be empty or one of {', '.join(TAINT_EFFECTS)})")
+        if not key and op != "Exists":
+            raise ctx.fail(f + ".operator", "an empty key requires operator Exists")
+        if op == "Exists" and value:
+            raise ctx.fail(f + ".value", "must be empty with operator Exists")
+        if t.get("tolerationSeconds") is not None:
+            ctx.int(t.get("tolerationSeconds"), f + ".tolerationSeconds")
+        out.append(DeviceToleration(key=key, operator=op, value=value, effect=effect))
+    return tuple(out)
+
+
+def parse_taint_rule(ctx: Ctx, raw: dict) -> TaintRule:
+    """A ``DeviceTaintRule``: ``spec.taint`` and ``spec.deviceSelector`` (driver, pool, device;
+    the v1alpha3 ``deviceClassName`` and ``selectors``, tombstoned since v1.35 and never applied
+    by a scheduler gangplan reproduces, are named in a warning and the rule is not applied)."""
+    meta = ctx.map(raw.get("metadata"), "metadata", required=True)
+    name = ctx.str(meta.get("name"), "metadata.name", required=True)
+    spec = ctx.map(raw.get("spec"), "spec", required=True)
+    taint = _taint(ctx, ctx.map(spec.get("taint"), "spec.taint", required=True), "spec.taint", source=f"DeviceTaintRule/{name}")
+    if spec.get("deviceSelector") is None:
+        ctx.note("spec.deviceSelector", "a DeviceTaintRule without deviceSelector: applied to every device, as the scheduler's ResourceSlice tracker does "
+                 "(the API documentation says it matches no device)")
+        return TaintRule(name=name, taint=taint, selected=False)
+    sel = ctx.map(spec.get("deviceSelector"), "spec.deviceSelector")
+    for f in ("deviceClassName", "selectors"):
+        if sel.get(f):
+            ctx.note(f"spec.deviceSelector.{f}", f"deviceSelector.{f} (removed in v1.35) is not modelled: the rule taints no device")
+            return TaintRule(name=name, taint=taint, driver="", pool="", device="")  # (matches nothing)
+    return TaintRule(name=name, taint=taint, driver=ctx.opt_str(sel.get("driver"), "spec.deviceSelector.driver"),
+                     pool=ctx.opt_str(sel.get("pool"), "spec.deviceSelector.pool"), device=ctx.opt_str(sel.get("device"), "spec.deviceSelector.device"))
 
 
 def _selectors(ctx: Ctx, raw: Any, field: str) -> tuple[str, ...]:
@@ -142,8 +219,8 @@ def parse_resource_slice(ctx: Ctx, raw: dict) -> tuple[str | None, list[Device],
         basic = ctx.map(d.get("basic"), f + ".basic") if "basic" in d else d  # v1beta1
         dname = ctx.str(d.get("name"), f + ".name", required=True)
         skip = None
-        for feature, what in (("taints", "device taints"),
-                              ("bindingConditions", "binding conditions"),
+        taints = tuple(_taint(ctx, t, tf) for tf, t in ctx.maps(basic.get("taints", d.get("taints")), f + ".taints"))
+        for feature, what in (("bindingConditions", "binding conditions"),
                               ("nodeName", "per-device node selection"), ("nodeSelector", "per-device node selection"), ("allNodes", "per-device node selection")):
             if basic.get(feature) or d.get(feature):
                 ctx.note(f"{f.split('[')[0]}[].{feature}", f"{what} not modelled: the device is not allocated")
@@ -172,7 +249,8 @@ def parse_resource_slice(ctx: Ctx, raw: dict) -> tuple[str | None, list[Device],
             consumes.append((cset, tuple(sorted(amounts.items()))))
         if skip is None:
             devices.append(Device(driver=driver, pool=pool_name, slice=name, name=dname, attributes=attrs, capacity=caps,
-                                  allow_multiple=multiple, policies=policies, counters=tuple(sorted(consumes))))
+                                  allow_multiple=multiple, policies=policies, counters=tuple(sorted(consumes)),
+                                  taints=taints, slice_taints=taints))
     return node, devices, (driver, pool_name, generation, count), counter_sets
 
 
@@ -218,8 +296,7 @@ def _exact(ctx: Ctx, ex: dict, ef: str, name: str, note_field: str, why: list[st
     if ex.get("adminAccess"):
         ctx.note(note_field + ".adminAccess", "admin access is not modelled: the claim is not allocatable")
         why.append("adminAccess is not modelled")
-    if ex.get("tolerations"):
-        ctx.note(note_field + ".tolerations", "device taints and tolerations are not modelled (tainted devices are not allocated)")
+    tolerations = _tolerations(ctx, ex.get("tolerations"), ef + ".tolerations")
     asked = ctx.map(ctx.map(ex.get("capacity"), ef + ".capacity").get("requests"), ef + ".capacity.requests")
     return DeviceRequest(
         name=name,
@@ -229,6 +306,7 @@ def _exact(ctx: Ctx, ex: dict, ef: str, name: str, note_field: str, why: list[st
         all=mode == "All",
         capacity=tuple(sorted((str(cn), _amount(ctx, cq, f"{ef}.capacity.requests.{cn}", note_field + ".capacity.requests"))
                               for cn, cq in asked.items())),
+        tolerations=tolerations,
     )
 
 
@@ -298,12 +376,14 @@ def parse_claim(ctx: Ctx, raw: dict) -> Claim:
     allocated: tuple[DeviceID, ...] | None = None
     nodes: tuple[str, ...] | None = None
     shared: list[tuple[DeviceID, tuple[tuple[CapName, int], ...]]] = []
+    result_requests: list[str] = []
     if alloc:
         results = []
         for f, r in ctx.maps(ctx.map(alloc.get("devices"), "status.allocation.devices").get("results"), "status.allocation.devices.results"):
             did = (ctx.str(r.get("driver"), f + ".driver", required=True), ctx.str(r.get("pool"), f + ".pool", required=True),
                    ctx.str(r.get("device"), f + ".device", required=True))
             results.append(did)
+            result_requests.append(ctx.str(r.get("request"), f + ".request"))
             if r.get("shareID"):  # KEP-5075: a share of the device, consuming part of its capacity
                 used = ctx.map(r.get("consumedCapacity"), f + ".consumedCapacity")
                 shared.append((did, tuple(sorted((_qualify(str(cn), did[0]), _amount(ctx, cq, f"{f}.consumedCapacity.{cn}", "status.allocation.devices.results[].consumedCapacity"))
@@ -320,4 +400,4 @@ def parse_claim(ctx: Ctx, raw: dict) -> Claim:
         nodes = tuple(names) if names else None
     reserved = tuple(str((r or {}).get("name", "")) for _, r in ctx.maps(status.get("reservedFor"), "status.reservedFor"))
     return Claim(key=key, requests=reqs, allocated=allocated, allocated_nodes=nodes, reserved_for=reserved, unsupported=why, shared=tuple(shared),
-                 constraints=constraints)
+                 constraints=constraints, result_requests=tuple(result_requests))

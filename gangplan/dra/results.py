@@ -146,14 +146,16 @@ def _chosen(reqs, items, pod_key: str, claim: str, out: list) -> list:
 def check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[Named, ...]]) -> list[tuple[str, str]]:
     """The validator's check of the devices a Result names: (pod key or claim, why) per problem.
     Every named device exists on the pod's node, is free in the snapshot, matches its request
-    (DeviceClass and request selectors), each request gets its count, no device is named for two
+    (DeviceClass and request selectors; its NoSchedule / NoExecute taints tolerated, KEP-5055, at
+    the release of ``cluster``), each request gets its count, no device is named for two
     claims, and pods sharing a claim name the same devices."""
     with gc_paused():  # many small acyclic objects (gangplan.gcpause)
         return _check_named(cluster, node_of, named)
 
 
 def _check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[Named, ...]]) -> list[tuple[str, str]]:
-    from gangplan.dra.allocator import constraints_hold, matches
+    from gangplan.dra.allocator import constraints_hold, matches, selectable
+    from gangplan.dra.model import untolerated
 
     dra: DraState | None = cluster.dra
     out: list[tuple[str, str]] = []
@@ -197,7 +199,7 @@ def _check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[
                 mine_r = [i for q, i in items if q == request_name(r)]
                 if r.all:  # allocationMode All: exactly every matching device of the node
                     try:
-                        want = sorted(d.id for d in devices.values() if matches(d, r, dra.classes))
+                        want = sorted(d.id for d in devices.values() if selectable(d, r, dra.classes))  # (a tainted one too: refused below)
                     except AllocationError as e:
                         out.append((pod_key, f"claim {claim} request {request_name(r)}: {e}"))
                         want = sorted(mine_r)
@@ -220,7 +222,9 @@ def _check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[
                     except AllocationError as e:
                         ok, why = False, str(e)
                     else:
-                        why = f"does not match request {request_name(r)} (class {r.device_class})"
+                        t = untolerated(d.taints, r.tolerations)
+                        why = (f"has taint {t}{' (' + t.source + ')' if t.source else ''}, which request {request_name(r)} does not tolerate"
+                               if t is not None else f"does not match request {request_name(r)} (class {r.device_class})")
                     if not ok:
                         out.append((pod_key, f"claim {claim}: device {'/'.join(i)} {why}"))
                     if d.allow_multiple:  # KEP-5075: a share; its consumed capacity is summed below

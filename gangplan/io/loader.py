@@ -266,7 +266,7 @@ _SCHEDULING_GROUPS = {
     "kai.scheduler": "a KAI-Scheduler object: not read",
     "kai-scheduler.config": "the KAI scheduler's own configuration (actions, plugin tiers) in a KAI snapshot: gangplan schedules with the snapshot's kube-scheduler profile (the default one when it has none)",
     "kueue.x-k8s.io": "a Kueue object: quota, admission and ResourceFlavor node labels are not modelled",
-    "resource.k8s.io": "a Dynamic Resource Allocation object gangplan does not read (DeviceTaintRule, or an API version other than v1, v1beta2, v1beta1): it does not constrain placement",
+    "resource.k8s.io": "a Dynamic Resource Allocation object gangplan does not read (a kind other than DeviceClass, ResourceSlice, ResourceClaim, ResourceClaimTemplate and DeviceTaintRule, or an API version other than v1, v1beta2, v1beta1, and v1alpha3 for DeviceTaintRule): it does not constrain placement",
     "storage.k8s.io": "volume topology is not modelled",
     "jobset.x-k8s.io": "a JobSet of an API version gangplan cannot read (v1alpha2 is expanded): it is not expanded into pods",
     "leaderworkerset.x-k8s.io": "a LeaderWorkerSet of an API version gangplan cannot read (v1 is expanded): it is not expanded into pods",
@@ -323,7 +323,7 @@ class _Builder:
         self.unknown_paths: set[tuple[str, str, str]] = set()
         """(kind, namespace/name, field path) of the unknown fields found (not noted twice)."""
         self.dra_objects: list[tuple[Ctx, str, dict]] = []
-        """resource.k8s.io DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates (gangplan.dra)."""
+        """resource.k8s.io DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates, DeviceTaintRules (gangplan.dra)."""
 
     def check_fields(self, file: str, raw: dict) -> None:
         """Unknown fields, kinds and apiVersions of one object as read from a file (gangplan.io.schema)."""
@@ -401,7 +401,7 @@ class _Builder:
         if foreign.claims(kind, raw.get("apiVersion")):
             self.foreign.append((file, raw))
             return
-        if kind in dra_parse.KINDS and _api_group(raw.get("apiVersion")) == "resource.k8s.io" and str(raw.get("apiVersion")).rsplit("/", 1)[-1] in dra_parse.VERSIONS:
+        if _api_group(raw.get("apiVersion")) == "resource.k8s.io" and dra_parse.readable(str(kind), str(raw.get("apiVersion")).rsplit("/", 1)[-1]):
             ref = _ref(kind, raw, kind in ("ResourceClaim", "ResourceClaimTemplate"))
             self._unique(ref, file)
             self.dra_objects.append((Ctx(file, ref), kind, raw))
@@ -629,7 +629,7 @@ def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion |
         sources=sources,
         kube_version=KubeVersion(kube_version) if kube_version else NEWEST,
         api_versions=dict(sorted(b.api_versions.items())),
-        dra=dra if dra else None,
+        dra=dra.for_version(KubeVersion(kube_version) if kube_version else NEWEST) if dra else None,
     )
     # Validated here, so that hierarchy validation runs at load time; the forest is the one above
     # (the Cluster holds the objects it was given: the comparison is one of identities).

@@ -80,7 +80,10 @@ class Cluster(BaseModel):
         if version is None or KubeVersion(version) == self.kube_version:
             return self
         new = KubeVersion(version)
-        copy = BaseModel.model_copy(self, update={"kube_version": new})
+        update: dict[str, Any] = {"kube_version": new}
+        if self.dra:  # KEP-5055: which device taints the allocator checks depends on the release
+            update["dra"] = self.dra.for_version(new)
+        copy = BaseModel.model_copy(self, update=update)
         keep_groups = hierarchy_checks(new) == hierarchy_checks(self.kube_version)
         for name, value in type(self).__dict__.items():
             if isinstance(value, cached_property) and name in self.__dict__ and name != "version_warnings" and (keep_groups or name != "groups"):
@@ -98,6 +101,8 @@ class Cluster(BaseModel):
             out.append(f"reproducing kube-scheduler v{used}, but the Nodes suggest v{ev.suggested} ({ev.describe()}); choose with --kube-version")
         for line in ev.not_served(used):
             out.append(f"{line}; read anyway (v{used}); " + (f"the snapshot's scheduling objects suggest v{ev.api_suggested}" if ev.api_suggested else "no release serves all of the snapshot's scheduling objects"))
+        if self.dra:
+            out.extend(self.dra.version_notes(used))
         return tuple(out)
 
     @cached_property

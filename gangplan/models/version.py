@@ -252,6 +252,35 @@ def dra_partitionable_devices(v: KubeVersion) -> bool:
     return v.at_least(KubeVersion.V1_36)
 
 
+def dra_device_taints(v: KubeVersion) -> bool:
+    """Device taints in ResourceSlices are checked (KEP-5055, gate DRADeviceTaints: alpha (off)
+    from v1.33, beta and on by default in v1.36, GA in v1.37; ``staging/src/k8s.io/kube-scheduler/
+    pkg/features/kube_features.go``, master @ead35706, and ``pkg/features/kube_features.go`` of
+    release-1.35): the allocator refuses a device with a NoSchedule or NoExecute taint the request
+    does not tolerate (``allocateDevice`` / ``taintPreventsAllocation``, ``structured/internal/
+    stable/allocator_stable.go`` and ``incubating/allocator_incubating.go``, kubernetes @03ab440c;
+    the ``features.DeviceTaints`` check). v1.35 allocates tainted devices as if untainted."""
+    return v.at_least(KubeVersion.V1_36)
+
+
+def dra_device_taint_rules(v: KubeVersion) -> bool:
+    """DeviceTaintRules add their taint to the devices they select before the allocator sees them
+    (the scheduler's ResourceSlice tracker, ``staging/src/k8s.io/dynamic-resource-allocation/
+    resourceslice/tracker/tracker.go`` ``applyPatches``, started with ``EnableDeviceTaintRules``
+    = gate DRADeviceTaintRules): alpha (off) in v1.35, beta but off by default in v1.36 ("depends
+    on an off-by-default beta API", resource.k8s.io/v1beta2), GA and on in v1.37."""
+    return v.at_least(KubeVersion.V1_37)
+
+
+def dra_taint_mode(v: KubeVersion | str) -> str:
+    """Which device taints the allocator of release ``v`` checks: ``off`` (v1.35), ``slices``
+    (v1.36: the ResourceSlices' own) or ``rules`` (v1.37+: those and the DeviceTaintRules')."""
+    v = KubeVersion(v)
+    if not dra_device_taints(v):
+        return "off"
+    return "rules" if dra_device_taint_rules(v) else "slices"
+
+
 def dra_prioritized_list(v: KubeVersion) -> bool:
     """``firstAvailable`` subrequests (KEP-4816, gate DRAPrioritizedList): beta and on by default
     from v1.34, GA in v1.36, locked on in v1.37 (``pkg/features/kube_features.go``): on at every
@@ -337,6 +366,13 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         {"1.35": "a device with `consumesCounters` is never allocated (DRAPartitionableDevices alpha, off)",
          "1.36+": "allocated while its pool's counters, less what allocated devices consume, hold its consumption (DRAPartitionableDevices beta, on)"},
         "`structured/internal/stable/allocator_stable.go` / `incubating/allocator_incubating.go` `allocateDevice`, `checkAvailableCounters` (kubernetes @03ab440c); `pkg/features/kube_features.go`",
+    ),
+    Behaviour(
+        "DRA: device taints and DeviceTaintRules (KEP-5055)",
+        {"1.35": "taints are not checked: a tainted device is allocated as any other (DRADeviceTaints alpha, off); DeviceTaintRules are not applied",
+         "1.36": "a device with a NoSchedule or NoExecute taint of its ResourceSlice is allocated only to a request that tolerates it (DRADeviceTaints beta, on); DeviceTaintRules are not applied (DRADeviceTaintRules beta, off)",
+         "1.37+": "as v1.36, and DeviceTaintRules' taints count too (both gates GA, on)"},
+        "`structured/internal/stable/allocator_stable.go` / `incubating/allocator_incubating.go` `allocateDevice`, `taintPreventsAllocation` (kubernetes @03ab440c); `resourceclaim/devicetoleration.go`; `resourceslice/tracker/tracker.go` `applyPatches`; `staging/src/k8s.io/kube-scheduler/pkg/features/kube_features.go` (master @ead35706)",
     ),
 )
 

@@ -170,14 +170,15 @@ def _dra(st: _State, result: Result) -> list[Violation]:
     """DRA devices per node, checked with one joint allocation of the new pods' claims (with
     each claim's matchAttribute / distinctAttribute constraints, distinctAttribute as the
     Result's release knows it)."""
-    dra = st.cluster.dra
+    version = result_version(result, st.cluster)
+    dra = st.cluster.dra.for_version(version) if st.cluster.dra else None  # (device taints: the Result's release)
     if not dra:
         return []
     from gangplan.dra.capacity import check_node
     from gangplan.dra.rules import uses_dra
     from gangplan.models.version import dra_distinct_attribute
 
-    distinct = dra_distinct_attribute(result_version(result, st.cluster))
+    distinct = dra_distinct_attribute(version)
 
     out = []
     touched = {st.node_of[k] for k in st.new}
@@ -206,7 +207,8 @@ def _named_devices(st: _State, result: Result) -> list[Violation]:
         return []
     from gangplan.dra.results import check_named
 
-    return [Violation("dra", subject, why) for subject, why in check_named(st.cluster, st.node_of, named)]
+    cluster = st.cluster.at_version(result_version(result, st.cluster))  # (device taints: the Result's release)
+    return [Violation("dra", subject, why) for subject, why in check_named(cluster, st.node_of, named)]
 
 
 def _node_rules(st: _State) -> list[Violation]:

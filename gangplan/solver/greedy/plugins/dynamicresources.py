@@ -24,7 +24,7 @@ import numpy as np
 
 from gangplan.dra import rules
 from gangplan.dra.allocator import add_consumed, countable_mask
-from gangplan.dra.model import DeviceRequest
+from gangplan.dra.model import probe, selector_key
 from gangplan.solver.greedy.framework import SKIP, SUCCESS, unschedulable
 from gangplan.solver.greedy.plugins import names
 from gangplan.solver.greedy.plugins.base import Plugin
@@ -64,15 +64,15 @@ class DynamicResources(Plugin):
             c = dra.claims[key]
             if c.allocated is not None or len(self._users.get(key, ())) > 1 or c.unsupported is not None or dra.constraints.get(key):
                 break
-            if any(r.capacity or r.all or r.alternatives or (pair is not None and (r.device_class, r.selectors) != pair) for r in c.requests):
+            if any(r.capacity or r.all or r.alternatives or (pair is not None and (r.device_class, selector_key(r)) != pair) for r in c.requests):
                 break
             for r in c.requests:
-                pair, n = (r.device_class, r.selectors), n + r.count
+                pair, n = (r.device_class, selector_key(r)), n + r.count
         else:
             ext = tuple((r, q) for r, q in sorted(pod.requests.items()) if q > 0 and r in dra.extended)
             if all(pair is None or (dra.extended[r], ()) == pair for r, _ in ext) and len({dra.extended[r] for r, _ in ext}) <= 1:
                 pair = pair or ((dra.extended[ext[0][0]], ()) if ext else None)
-                out = (None if pair is None else DeviceRequest(name="", device_class=pair[0], selectors=pair[1]), n, ext)
+                out = (None if pair is None else probe(pair[0], pair[1]), n, ext)
         self._counts[pod.key] = out
         return out
 
@@ -195,7 +195,7 @@ class DynamicResources(Plugin):
             c = self.dra.claims[key]
             if c.allocated is not None or len(self._users.get(key, ())) > 1:
                 return None
-            sig.append((c.unsupported, tuple((r.device_class, r.selectors, r.count, r.capacity, r.all, r.alternatives) for r in c.requests), c.constraints))
+            sig.append((c.unsupported, tuple((r.device_class, r.selectors, r.count, r.capacity, r.all, r.alternatives, r.tolerations) for r in c.requests), c.constraints))
         return (tuple(sig), tuple(sorted((r, q) for r, q in pod.requests.items() if r in self.dra.extended)))
 
     def filter_mask(self, cs, pod, snap, idx):
