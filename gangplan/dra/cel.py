@@ -16,6 +16,15 @@ import re
 from functools import lru_cache
 
 from gangplan.dra.model import Device
+from gangplan.dra.semver import (
+    Semver,
+    SemverError,
+    compare,
+    decode,
+    encode,
+    normalize_and_parse,
+    parse,
+)
 
 
 class CelError(Exception):
@@ -44,17 +53,59 @@ def _compare(a: int, b: int) -> int:
     return (a > b) - (a < b)
 
 
+def _semver(text: str, normalize: bool = False) -> str:
+    try:
+        return encode(normalize_and_parse(text) if normalize else parse(text))
+    except SemverError as e:
+        raise ValueError(str(e)) from None
+
+
+def _is_semver(text: str, normalize: bool = False) -> bool:
+    try:
+        normalize_and_parse(text) if normalize else parse(text)
+    except SemverError:
+        return False
+    return True
+
+
+def _sv_compare(a: str, b: str) -> int:
+    try:
+        return compare(decode(a), decode(b))
+    except SemverError as e:
+        raise ValueError(str(e)) from None
+
+
+def _sv_part(name: str):
+    def impl(a: str) -> int:
+        try:
+            return getattr(decode(a), name)
+        except SemverError as e:
+            raise ValueError(str(e)) from None
+
+    return impl
+
+
 @lru_cache(maxsize=1)
 def _env():
     """The environment: ``device`` plus the Kubernetes quantity library's ``quantity()``,
     ``compareTo``, ``isGreaterThan``, ``isLessThan`` (k8s.io/apiserver/pkg/cel/library/
-    quantity.go) over capacities, which are passed as the integers gangplan reads them into."""
+    quantity.go) over capacities, which are passed as the integers gangplan reads them into,
+    and the semver library (``semverlib.go``: :mod:`gangplan.dra.semver`, Semver values as
+    encoded strings)."""
     t = _cel.Type
     fns = [
         _cel.FunctionDecl("quantity", [_cel.Overload("quantity_string", t.INT, [t.STRING], impl=_quantity)]),
-        _cel.FunctionDecl("compareTo", [_cel.Overload("int_compareTo_int", t.INT, [t.INT, t.INT], is_member=True, impl=_compare)]),
-        _cel.FunctionDecl("isGreaterThan", [_cel.Overload("int_isGreaterThan_int", t.BOOL, [t.INT, t.INT], is_member=True, impl=lambda a, b: a > b)]),
-        _cel.FunctionDecl("isLessThan", [_cel.Overload("int_isLessThan_int", t.BOOL, [t.INT, t.INT], is_member=True, impl=lambda a, b: a < b)]),
+        _cel.FunctionDecl("compareTo", [_cel.Overload("int_compareTo_int", t.INT, [t.INT, t.INT], is_member=True, impl=_compare),
+                                        _cel.Overload("semver_compare_to", t.INT, [t.STRING, t.STRING], is_member=True, impl=_sv_compare)]),
+        _cel.FunctionDecl("isGreaterThan", [_cel.Overload("int_isGreaterThan_int", t.BOOL, [t.INT, t.INT], is_member=True, impl=lambda a, b: a > b),
+                                            _cel.Overload("semver_is_greater_than", t.BOOL, [t.STRING, t.STRING], is_member=True, impl=lambda a, b: _sv_compare(a, b) == 1)]),
+        _cel.FunctionDecl("isLessThan", [_cel.Overload("int_isLessThan_int", t.BOOL, [t.INT, t.INT], is_member=True, impl=lambda a, b: a < b),
+                                         _cel.Overload("semver_is_less_than", t.BOOL, [t.STRING, t.STRING], is_member=True, impl=lambda a, b: _sv_compare(a, b) == -1)]),
+        _cel.FunctionDecl("semver", [_cel.Overload("string_to_semver", t.STRING, [t.STRING], impl=_semver),
+                                     _cel.Overload("string_bool_to_semver", t.STRING, [t.STRING, t.BOOL], impl=_semver)]),
+        _cel.FunctionDecl("isSemver", [_cel.Overload("is_semver_string", t.BOOL, [t.STRING], impl=_is_semver),
+                                       _cel.Overload("is_semver_string_bool", t.BOOL, [t.STRING, t.BOOL], impl=_is_semver)]),
+        *(_cel.FunctionDecl(n, [_cel.Overload(f"semver_{n}", t.INT, [t.STRING], is_member=True, impl=_sv_part(n))]) for n in ("major", "minor", "patch")),
     ]
     return _cel.NewEnv(variables={"device": t.DYN}, functions=fns,
                        extensions=[ext_strings.ExtStrings(), ext_bindings.ExtBindings(), ext_optional.ExtOptional()])
@@ -133,6 +184,9 @@ def _evaluate(expr: str, device: Device) -> bool | str:
     except CelError as e:
         return str(e)
     value = device.cel_value()
+    attrs = value["attributes"]
+    if any(isinstance(v, Semver) for d in attrs.values() for v in d.values()):
+        value = {**value, "attributes": {dom: {k: encode(v.version) if isinstance(v, Semver) else v for k, v in d.items()} for dom, d in attrs.items()}}
     for m, domain in domains:
         if domain not in value[m]:
             value = {**value, m: {**value[m], domain: {}}}

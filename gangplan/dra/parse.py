@@ -154,8 +154,13 @@ def _value(ctx: Ctx, v: dict, field: str) -> Any:
         if k in v:
             return v[k]
     if "version" in v:
-        ctx.note(field + ".version", "version attributes are passed to CEL as strings (no semver functions)")
-        return v["version"]
+        from gangplan.dra.semver import Semver, SemverError
+
+        text = ctx.str(v["version"], field + ".version", required=True)
+        try:
+            return Semver(text)  # a Semver value in CEL (gangplan.dra.semver); matchAttribute compares the string
+        except SemverError as e:
+            raise ctx.fail(field + ".version", f"not a semantic version (semver.org 2.0.0): {e}") from None
     raise ctx.fail(field, "attribute must set one of int, bool, string, version")
 
 
@@ -228,7 +233,7 @@ def parse_resource_slice(ctx: Ctx, raw: dict) -> tuple[str | None, list[Device],
         attrs: dict[str, dict[str, Any]] = {}
         for an, av in ctx.map(basic.get("attributes"), f + ".attributes").items():
             dom, short = _qualify(str(an), driver)
-            attrs.setdefault(dom, {})[short] = _value(ctx, ctx.map(av, f"{f}.attributes.{an}"), f"{f.split('[')[0]}[].attributes")
+            attrs.setdefault(dom, {})[short] = _value(ctx, ctx.map(av, f"{f}.attributes.{an}"), f"{f}.attributes.{an}")
         multiple = ctx.bool(basic.get("allowMultipleAllocations", d.get("allowMultipleAllocations")), f + ".allowMultipleAllocations")
         caps: dict[str, dict[str, int]] = {}
         policies: dict[CapName, RequestPolicy] = {}
