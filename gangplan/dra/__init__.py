@@ -1,13 +1,15 @@
 """Dynamic Resource Allocation (``resource.k8s.io``): one rule layer that the greedy engine's
 DynamicResources plugin, the exact engine's capacity rows and the validator all use.
 
-* :mod:`.model`: what is read of DeviceClass, ResourceSlice, ResourceClaim and
-  ResourceClaimTemplate (v1, v1beta1, v1beta2) and of pods' ``spec.resourceClaims``;
+* :mod:`.model`: what is read of DeviceClass, ResourceSlice, ResourceClaim,
+  ResourceClaimTemplate (v1, v1beta1, v1beta2) and DeviceTaintRule (v1alpha3, v1beta2, v1) and of
+  pods' ``spec.resourceClaims``; the per-release view of device taints (KEP-5055);
 * :mod:`.parse`: reading them from raw objects, naming what is not modelled in warnings;
 * :mod:`.cel`: CEL selectors with Kubernetes semantics (cel-expr-python);
 * :mod:`.allocator`: the structured allocator of kube-scheduler, per node, with claims'
   matchAttribute / distinctAttribute constraints, shared counters of partitionable devices
-  (KEP-4815), ``allocationMode: All`` and ``firstAvailable`` subrequests (KEP-4816);
+  (KEP-4815), ``allocationMode: All``, ``firstAvailable`` subrequests (KEP-4816) and device
+  taints and tolerations (KEP-5055);
 * :mod:`.build`: the state, PodGroup claims (KEP-5729) resolved to one claim per group;
 * :mod:`.capacity`: the per-node device counts (and, for constrained claims, counts per attribute
   value; for partitionable devices, per-device counter rows; for All and firstAvailable claims,

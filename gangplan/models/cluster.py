@@ -88,6 +88,8 @@ class Cluster(BaseModel):
         for name, value in type(self).__dict__.items():
             if isinstance(value, cached_property) and name in self.__dict__ and name != "version_warnings" and (keep_groups or name != "groups"):
                 copy.__dict__[name] = self.__dict__[name]
+            elif isinstance(value, cached_property):
+                copy.__dict__.pop(name, None)  # (model_copy copies the instance dict: recomputed for the new release)
         return copy
 
     @cached_property
