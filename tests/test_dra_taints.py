@@ -391,3 +391,41 @@ def test_bad_taints_and_tolerations_exit_2_naming_the_field(tmp_path, content, w
     assert result.exit_code == 2, result.output
     assert f"error: {path}: {where}: {what}" in (result.stderr or result.output)
     assert "Traceback" not in result.output + (result.stderr or "")
+
+
+def test_extended_resource_requests_tolerate_nothing() -> None:
+    """KEP-5004: the claim kube-scheduler makes for an extended resource a DeviceClass serves has
+    requests with a class and a count only (``createDeviceRequests`` of the DynamicResources
+    plugin), so they tolerate no taint: two ``nvidia.com/gpu`` on a node with one clean and one
+    tainted GPU fit at v1.35 only."""
+    objs = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+             "spec": {"extendedResourceName": "nvidia.com/gpu", "selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}},
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n0"}, "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}}},
+            {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n0-gpus"},
+             "spec": {"driver": "gpu.example.com", "nodeName": "n0", "pool": {"name": "n0", "generation": 0, "resourceSliceCount": 1},
+                      "devices": [{"name": "gpu-0"}, {"name": "gpu-1", "taints": BAD["gpu-1"]}]}},
+            {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p0", "namespace": "default"},
+             "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "nvidia.com/gpu": "2"}, "limits": {"nvidia.com/gpu": "2"}}}]}}]
+    for version, placed in (("1.35", 1), ("1.36", 0), ("1.37", 0)):
+        c = load_objects(objs, kube_version=version)
+        for r in (solve_greedy(c), solve_exact(c, time_limit=10, workers=1)):
+            assert validate(c, r) == []
+            assert sum(o.node is not None for o in r.pods.values()) == placed, (version, r.engine)
+
+
+def test_plan_claims_carry_the_tolerations() -> None:
+    """``--plan``'s ResourceClaims keep the request's tolerations in ``spec`` and, as upstream's
+    allocator copies them (``Tolerations: lookupRequest(claim).tolerations()``), in each
+    ``status.allocation.devices.results[]``; read back with the bound pod, the device is in use."""
+    from gangplan.io.plan import claim_objects
+
+    c = _snapshot(slice_taints=BAD, pods=("tolerant", "plain"))
+    g = solve_greedy(c)
+    (claim,) = [o for o in claim_objects(g, c) if o["metadata"]["name"] == "p0-g"]
+    assert claim["spec"]["devices"]["requests"][0]["exactly"]["tolerations"] == [{"key": "health", "operator": "Exists"}]
+    assert claim["status"]["allocation"]["devices"]["results"] == [
+        {"request": "gpu", "driver": "gpu.example.com", "pool": "n0", "device": "gpu-0", "tolerations": [{"key": "health", "operator": "Exists"}]}]
+    back = load_objects([{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                          "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}}, claim])
+    assert back.dra.claims["default/p0-g"].requests[0].tolerations == (DeviceToleration(key="health", operator="Exists"),)
+    assert back.dra.in_use == frozenset({("gpu.example.com", "n0", "gpu-0")})

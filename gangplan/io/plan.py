@@ -21,7 +21,8 @@ What the API server takes, per the upstream types (kubernetes/kubernetes
   ``plan.yaml`` with ``status.allocation`` as kube-scheduler's DynamicResources PreBind writes it
   (``pkg/scheduler/framework/plugins/dynamicresources``; the allocator's result building in
   ``staging/src/k8s.io/dynamic-resource-allocation/structured/internal/stable/allocator_stable.go``):
-  ``devices.results[]`` {request, driver, pool, device} in request order and, as every device
+  ``devices.results[]`` {request, driver, pool, device, and the request's ``tolerations`` when
+  it has any} in request order and, as every device
   gangplan allocates is node-local, ``nodeSelector`` with one ``matchFields`` term
   ``metadata.name In [<node>]``; and ``status.reservedFor`` [{resource: pods, name, uid}] with
   its pods. A claim the snapshot does not hold (the claim the resourceclaim controller would make
@@ -103,12 +104,19 @@ def node_selector(node: str) -> dict:
     return {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}
 
 
+def tolerations(tols) -> list[dict]:
+    """``DeviceToleration`` objects (KEP-5055), empty fields left out as the API's JSON does."""
+    return [{k: v for k, v in (("key", t.key), ("operator", t.operator), ("value", t.value), ("effect", t.effect)) if v} for t in tols]
+
+
 def _spec(requests, names: dict[str, str] | None = None) -> dict:
     def exact(r) -> dict:
         exactly: dict = ({"deviceClassName": r.device_class, "allocationMode": "All"} if getattr(r, "all", False)
                          else {"deviceClassName": r.device_class, "allocationMode": "ExactCount", "count": r.count})
         if r.selectors:
             exactly["selectors"] = [{"cel": {"expression": e}} for e in r.selectors]
+        if getattr(r, "tolerations", ()):
+            exactly["tolerations"] = tolerations(r.tolerations)
         return exactly
 
     out = []
@@ -167,6 +175,10 @@ def claim_objects(result: Result, cluster=None) -> list[dict]:
         elif dra and full in dra.claims:
             claim = dra.claims[full]
             obj["spec"] = _spec(claim.requests)
+            for r in results:  # the allocator copies the request's tolerations into each result (KEP-5055)
+                req = claim.request_named(r["request"])
+                if req is not None and req.tolerations:
+                    r["tolerations"] = tolerations(req.tolerations)
             if name.startswith(f"{pod_name}-") and len(got["pods"]) == 1 and pod is not None:  # the claim the resourceclaim controller makes from the pod's template
                 meta["annotations"] = {POD_CLAIM_NAME_ANNOTATION: name[len(pod_name) + 1:]}
                 meta["ownerReferences"] = [owner]
