@@ -468,3 +468,34 @@ def test_fixture_cli_diff_exits_3_and_strict_accepts_it() -> None:
     res = runner.invoke(app, ["diff", str(FIXTURE), "--time-limit", "10", "--kube-version", "1.36"])
     assert res.exit_code == 0, res.output
     assert "DeviceTaintRule(s) are not applied by kube-scheduler v1.36" in res.stderr
+
+
+@settings(max_examples=25, deadline=None)
+@given(nodes=st.lists(st.lists(st.sampled_from(["clean", "ns", "nx"]), min_size=0, max_size=3), min_size=1, max_size=3),
+       pods=st.lists(st.sampled_from(["plain", "ns", "all"]), min_size=1, max_size=5), version=st.sampled_from(["1.35", "1.36", "1.37"]))
+def test_random_tainted_clusters_both_engines_valid_and_exact_places_at_least_greedy(nodes, pods, version) -> None:
+    """Random nodes with clean, NoSchedule- and NoExecute-tainted GPUs, pods tolerating nothing,
+    the NoSchedule taint, or everything: both engines' results pass the validator at every
+    release, and the exact engine (pairs per toleration set, Hall rows over their overlap) places
+    at least as many pods as greedy."""
+    taint = {"ns": [{"key": "health", "value": "ecc", "effect": "NoSchedule"}], "nx": [{"key": "drain", "effect": "NoExecute"}], "clean": []}
+    tols = {"plain": None, "ns": [{"key": "health", "operator": "Equal", "value": "ecc"}], "all": [{"operator": "Exists"}]}
+    objs: list[dict] = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
+                         "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}}]
+    for name, tol in tols.items():
+        ex: dict = {"deviceClassName": "gpu", **({"tolerations": tol} if tol else {})}
+        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": name, "namespace": "default"},
+                     "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": ex}]}}}})
+    for i, kinds in enumerate(nodes):
+        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"n{i}"}, "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}}})
+        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"n{i}-gpus"},
+                     "spec": {"driver": "gpu.example.com", "nodeName": f"n{i}", "pool": {"name": f"n{i}", "generation": 0, "resourceSliceCount": 1},
+                              "devices": [{"name": f"gpu-{j}", **({"taints": taint[k]} if taint[k] else {})} for j, k in enumerate(kinds)]}})
+    for k, t in enumerate(pods):
+        objs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{k}", "namespace": "default"},
+                     "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+                              "resourceClaims": [{"name": "g", "resourceClaimTemplateName": t}]}})
+    c = load_objects(objs, kube_version=version)
+    g, e = solve_greedy(c), solve_exact(c, time_limit=10, workers=1)
+    assert validate(c, g) == [] and validate(c, e) == []
+    assert sum(o.node is not None for o in e.pods.values()) >= sum(o.node is not None for o in g.pods.values())
