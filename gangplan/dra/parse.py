@@ -224,7 +224,8 @@ def parse_resource_slice(ctx: Ctx, raw: dict) -> tuple[str | None, list[Device],
         basic = ctx.map(d.get("basic"), f + ".basic") if "basic" in d else d  # v1beta1
         dname = ctx.str(d.get("name"), f + ".name", required=True)
         skip = None
-        taints = tuple(_taint(ctx, t, tf) for tf, t in ctx.maps(basic.get("taints", d.get("taints")), f + ".taints"))
+        raw_taints = basic.get("taints", d.get("taints"))
+        taints = tuple(_taint(ctx, t, tf) for tf, t in ctx.maps(raw_taints, f + ".taints")) if raw_taints is not None else ()
         for feature, what in (("bindingConditions", "binding conditions"),
                               ("nodeName", "per-device node selection"), ("nodeSelector", "per-device node selection"), ("allNodes", "per-device node selection")):
             if basic.get(feature) or d.get(feature):
@@ -301,7 +302,7 @@ def _exact(ctx: Ctx, ex: dict, ef: str, name: str, note_field: str, why: list[st
     if ex.get("adminAccess"):
         ctx.note(note_field + ".adminAccess", "admin access is not modelled: the claim is not allocatable")
         why.append("adminAccess is not modelled")
-    tolerations = _tolerations(ctx, ex.get("tolerations"), ef + ".tolerations")
+    tolerations = _tolerations(ctx, ex["tolerations"], ef + ".tolerations") if ex.get("tolerations") is not None else ()
     asked = ctx.map(ctx.map(ex.get("capacity"), ef + ".capacity").get("requests"), ef + ".capacity.requests")
     return DeviceRequest(
         name=name,
