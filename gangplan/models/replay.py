@@ -53,6 +53,12 @@ class ReplayRun(_Doc):
     """Fill, at the end: idle GPU milli on nodes where no typical pod with GPUs fits at all."""
     unschedulable_flushes: int | None = None
     """Timed: moves out of the unschedulable pool by the 5-minute flush (no event for the job)."""
+    preemptions: int | None = None
+    """Timed: failed attempts whose PostFilter (the profile's DefaultPreemption, the greedy
+    engine's own preemption) evicted running jobs of lower priority."""
+    evicted_jobs: int | None = None
+    """Timed: jobs evicted at least once (each eviction sends the job back to the queue, its work
+    lost; ``evictions`` per job in ``jobs.csv``)."""
     queueing_delay: Quantiles | None = None
     jct: Quantiles | None = None
     makespan: float | None = None

@@ -6,7 +6,7 @@ finishes (a temporary file in the same directory, then ``os.replace``: a kill le
 whole file or none). The file holds everything the outputs are built from: a fill run's job
 order (names; the jobs themselves are rebuilt by :func:`gangplan.replay.fill.fill_order`, which
 is deterministic in the seed, and checked name by name), its placed flags and its arrived /
-allocated samples; a timed run's per-job arrival, start, end and attempts, its (time, allocated,
+allocated samples; a timed run's per-job arrival, start, end, attempts and evictions, its (time, allocated,
 pending) changes and a shadow run's epoch records. Floats go through JSON's shortest
 round-trip ``repr``, so a resumed run's outputs are byte-identical to an uninterrupted run's.
 
@@ -109,7 +109,7 @@ def timed_record(tr: TimedRun) -> dict[str, Any]:
         "policy": tr.policy,
         "seed": tr.seed,
         "capacity_gpus": tr.capacity_gpus,
-        "records": [[r.arrival, r.start, r.end, r.attempts] for r in tr.records],
+        "records": [[r.arrival, r.start, r.end, r.attempts, r.evictions] for r in tr.records],
         "changes": [list(c) for c in tr.changes],
         "unplaceable": tr.unplaceable,
     }
@@ -200,7 +200,7 @@ class RunStore:
         sh = d.pop("shadow", None)
         d["changes"] = [tuple(c) for c in d["changes"]]
         d["frag"] = [tuple(c) for c in d.get("frag", [])]
-        tr = TimedRun(records=[JobRecord(j, a, s, e, n) for j, (a, s, e, n) in zip(jobs, recs, strict=True)], **d)
+        tr = TimedRun(records=[JobRecord(j, *rec) for j, rec in zip(jobs, recs, strict=True)], **d)  # (a checkpoint before evictions: 4 fields)
         if sh is not None:
             shadow = Shadow(time_limit=sh["time_limit"], epoch=sh["epoch"], seed=sh["seed"], export=tuple(sh["export"]) if sh["export"] else None,  # type: ignore[arg-type]
                             movable=sh.get("movable", False))

@@ -8,7 +8,8 @@ Outputs (byte-for-byte the same for the same inputs and seeds):
   the last job arrived at or below that percent, :mod:`gangplan.replay.frag`); timed mode ``policy,seed,time,allocated_gpus,utilisation,pending_jobs`` every
   ``interval`` seconds (the state at that instant);
 * ``jobs.csv``: one row per job and run: fill ``policy,seed,order,job,gpus,gpu_milli,placed`` (gpus: devices, gpu_milli: their milli); timed
-  ``policy,seed,job,workers,gpus,submit,start,end,delay,jct,attempts``;
+  ``policy,seed,job,workers,gpus,submit,start,end,delay,jct,attempts,evictions`` (evictions: times a
+  preemptor evicted the job; start / delay are of its last start, jct from its first arrival);
 * ``epochs.csv`` (policies ``shadow`` and ``optimal`` only): one row per epoch, ``policy,seed,epoch,time,pending_jobs,
   greedy_gpus,exact_gpus,regret_gpus,greedy_jobs,exact_jobs,regret_jobs,status,gap,wall_s,
   exact_gpus_untried,movable_jobs,movable_jobs_bound,movable_gpus,movable_status`` (the last
@@ -252,8 +253,10 @@ def replay(
     if any(j.preferred_topology_key for j in trace.jobs):
         caveats.append("preferred_topology_key is not modelled in this slice (required_topology_key is)")
     if mode == "timed":
-        caveats.append("timed mode: no preemption; a failed job is retried after an event that may help (a departure, or for a v1.37 gang of more than one pod "
-                       "any placement; then after its backoff) or, seeing none, by the 5-minute unschedulable flush (a 30 s loop)")
+        caveats.append("timed mode: a failed job is retried after an event that may help (a departure, or for a v1.37 gang of more than one pod "
+                       "any placement; then after its backoff) or, seeing none, by the 5-minute unschedulable flush (a 30 s loop); preemption as the profile says "
+                       "(DefaultPreemption, the greedy engine's PostFilter, only when a running job has a lower priority): victims terminate at once, each "
+                       "evicted job restarts from the queue with its full duration, and the preemptor is retried at that instant")
     fills: list[FillRun] = []
     timeds: list[TimedRun] = []
     runs: list[ReplayRun] = []
@@ -296,6 +299,8 @@ def replay(
                 runs.append(_timed_run(tr))
                 if store is not None:
                     store.save(mode, tr)
+    for tr in timeds:
+        caveats += [f"policy {tr.policy} seed {tr.seed}: {n}" for n in tr.notes]
     capacity = (fills[0].capacity_gpus if fills else timeds[0].capacity_gpus) if runs else 0
     bound_means = bound_gaps = None
     if mode == "fill" and method != "none" and cluster.nodes:
@@ -417,6 +422,8 @@ def _timed_run(tr: TimedRun) -> ReplayRun:
         requested_gpu_milli=sum(r.job.gpu_milli_total for r in tr.records),
         allocated_gpu_milli=round(max((a for _, a, _ in ch), default=0) * 1000),
         unschedulable_flushes=tr.flushed,
+        preemptions=tr.preemptions,
+        evicted_jobs=sum(1 for r in tr.records if r.evictions),
         queueing_delay=_quantiles([r.start - r.arrival for r in started]),
         jct=_quantiles([r.end - r.arrival for r in done]),
         makespan=makespan,
@@ -515,13 +522,13 @@ def write_outputs(out: ReplayOutput, directory: str | os.PathLike, *, interval: 
             jobs += [[fr.policy, fr.seed, i, j.name, j.gpus, j.gpu_milli_total, int(p)] for i, (j, p) in enumerate(zip(fr.jobs, fr.placed, strict=True))]
     else:
         ts = [["policy", "seed", "time", "allocated_gpus", "utilisation", "pending_jobs", "regret_gpus", "frag_gpus", "stranded_gpus"]]
-        jobs = [["policy", "seed", "job", "workers", "gpus", "submit", "start", "end", "delay", "jct", "attempts"]]
+        jobs = [["policy", "seed", "job", "workers", "gpus", "submit", "start", "end", "delay", "jct", "attempts", "evictions"]]
         for tr in out.timed:
             ts += _samples(tr, interval)
             for r in tr.records:
                 delay = None if r.start is None else r.start - r.arrival
                 jct = None if r.end is None else r.end - r.arrival
-                jobs.append([tr.policy, tr.seed, r.job.name, r.job.workers, r.job.gpus, _num(r.arrival), _num(r.start), _num(r.end), _num(delay), _num(jct), r.attempts])
+                jobs.append([tr.policy, tr.seed, r.job.name, r.job.workers, r.job.gpus, _num(r.arrival), _num(r.start), _num(r.end), _num(delay), _num(jct), r.attempts, r.evictions])
         shadows = [tr for tr in out.timed if tr.shadow is not None]
         if shadows:
             ep: list[list[object]] = [["policy", "seed", "epoch", "time", "pending_jobs", "greedy_gpus", "exact_gpus", "regret_gpus", "greedy_jobs", "exact_jobs", "regret_jobs", "status", "gap", "wall_s", "exact_gpus_untried",

@@ -52,21 +52,67 @@ Departures from upstream, each by the rule ``scheduling_queue`` applies to snaps
 
 * attempts take no time: every ready job of an instant is tried at that instant, completions
   are applied before arrivals, and a job's backoff timer starts at the instant it failed;
-* no preemption.
+* preemption as below: victims terminate at once and the preemptor is retried at that instant.
+
+**Preemption** (issue 22 item 3, "preemption as the profile says"): when the placer's profile
+has DefaultPreemption at PostFilter (:attr:`SchedulerProfile.preemption`; a
+KubeSchedulerConfiguration ``--policy`` file may disable it) and a job's attempt fails while
+some running job has a strictly lower ``priority``, the greedy engine's own PostFilter decides
+(:func:`preempt`: the one implementation, :mod:`gangplan.solver.greedy.preemption`, default
+preemption for a single pod, workload-aware preemption (KEP-5710) for a gang, by the cluster's
+kube version): the state is written as Kubernetes objects
+(:func:`gangplan.replay.shadow.epoch_objects`: the nodes, every running job's pods bound with
+their ``spec.priority``, the failed job the only pending one, a gang as its PodGroup), loaded and
+run through :func:`~gangplan.solver.greedy.solve_greedy`. When its Result names victims:
+
+* every running job with a victim pod is evicted whole (its pods released), and goes back to
+  activeQ as a new arrival at that instant with its full duration again (its work is lost; its
+  JCT still counts from its first arrival, its queueing delay is to its last start;
+  :attr:`JobRecord.evictions` counts them);
+* upstream's ``Evaluator.Preempt`` (kubernetes/kubernetes
+  ``pkg/scheduler/framework/preemption/preemption.go`` @00e6d951, the DefaultPreemption
+  PostFilter of ``pkg/scheduler/framework/plugins/defaultpreemption/default_preemption.go``)
+  deletes the victims through the API (``prepareCandidate`` / ``prepareCandidateAsync``:
+  ``PreemptPod``, a graceful deletion) and returns the nominated node; the preemptor's cycle still
+  ends unschedulable, it waits with ``nominatedNodeName`` set (its room reserved against pods of
+  no higher priority, ``RunFilterPluginsWithNominatedPods``) and the victims' ``Pod/Delete``
+  moves it. Here victims terminate instantly: their deletion is a departure (the pool moves as on
+  any departure) and the preemptor goes straight to activeQ at that instant (its queue timestamp
+  the failure time): upstream's graceful termination (30 s by default) outlasts its backoff (at
+  most 10 s), so that ``Pod/Delete`` finds the backoff expired. It is tried again at once through
+  the normal path, so it must really fit (the placer's own cycle; the nominated node is not
+  forced: for a single pod only the victims' node gained room). A job of higher priority in
+  activeQ still goes first, as upstream; one of equal priority with an earlier timestamp too
+  (upstream's nomination would hold the room against it: a departure). A job preempts at most
+  once per instant (a second failure at that instant goes to the pool);
+* nothing is paid when no running job has a lower priority (a count of running jobs per
+  priority), nor on a trace of one priority (Philly: preemption never runs there);
+* the engine sees the replay's GPUs as whole ``nvidia.com/gpu`` (as the ``shadow`` policy): a
+  trace with GPU-sharing jobs runs without preemption (:attr:`TimedRun.notes` says so); the
+  engine's profile is the policy's without the paper's score plugins and the replay's GPU-share
+  filter (they need the replay's device table), so a gang's victims under a paper policy are
+  those the remaining upstream scorers (none: the first feasible nodes) lead to. A victim that is
+  not a replay job (a bound pod of a ``--nodes`` snapshot) is never evicted: such a preemption is
+  not applied, and noted.
+* under ``shadow`` (:mod:`gangplan.replay.shadow`), an epoch at which greedy started a job by
+  preempting shows a negative regret: the exact engine keeps the running pods fixed and does not
+  preempt.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.version import groups_requeue_without_hints
 from gangplan.replay.engine import Placer
 from gangplan.replay.frag import FragMeter
-from gangplan.replay.policies import Policy, TypicalPod
-from gangplan.replay.shadow import Shadow
+from gangplan.replay.policies import PAPER_PLUGINS, Policy, TypicalPod
+from gangplan.replay.shadow import NAMESPACE, Shadow, epoch_objects
 from gangplan.replay.traces import ReplayJob
 from gangplan.solver.greedy.scheduling_queue import (
     FLUSH_INTERVAL,
@@ -108,6 +154,8 @@ class JobRecord:
     start: float | None = None
     end: float | None = None
     attempts: int = 0
+    evictions: int = 0
+    """Times a preemptor evicted this job (each time it went back to the queue)."""
 
 
 @dataclass
@@ -128,13 +176,19 @@ class TimedRun:
     """(time, fragment GPU milli, stranded GPU milli) of the state after each entry of
     :attr:`changes` (:class:`gangplan.replay.frag.FragMeter`, the FGD simulator's definitions
     against the trace's typical pods)."""
+    preemptions: int = 0
+    """Preemptions applied: failed attempts whose PostFilter evicted running jobs."""
+    notes: list[str] = field(default_factory=list)
+    """Caveats of this run (preemption off for a GPU-sharing trace, a preemption not applied)."""
 
 
 def run_timed(
     base: Cluster, jobs: list[ReplayJob], policy: str | Policy, seed: int, *, typical: list[TypicalPod], arrival_scale: float = 1.0, progress=None, shadow: Shadow | None = None,
+    on_preempt=None,
 ) -> TimedRun:
     """Replay ``jobs`` on ``base`` under ``policy``; ``shadow`` records the per-epoch exact
-    solves (:mod:`gangplan.replay.shadow`) on this run's own state."""
+    solves (:mod:`gangplan.replay.shadow`) on this run's own state; ``on_preempt(now, job,
+    preemption)`` is called after every PostFilter run (:class:`Preemption`: tests validate it)."""
     placer = Placer(base, policy, seed=seed, typical=typical)
     cap = placer.capacity_gpus
     group_rules = groups_requeue_without_hints(placer.cluster.kube_version)
@@ -154,6 +208,30 @@ def run_timed(
     flushed = [0]
     static_fail: set[int] = set()  # jobs whose last attempt failed the placer's necessary test
     flush_now: set[int] = set()  # jobs the flush moved straight to activeQ at this instant
+    # preemption (module docstring): on when the profile preempts and the trace has two priorities
+    can_preempt = placer.cluster.profile.preemption and len({j.priority for j in jobs}) > 1
+    if can_preempt and any(j.fractional for j in jobs):
+        can_preempt = False
+        run.notes.append("preemption off: the engine's PostFilter sees whole GPUs, and this trace has GPU-sharing jobs (gpu_milli < 1000)")
+    running_priority: Counter[int] = Counter()  # running jobs per priority (the cheap pre-check)
+    stale: Counter[int] = Counter()  # COMPLETE events of evicted runs, skipped when popped
+    preempted_now: set[int] = set()  # jobs that preempted at this instant (at most once each)
+
+    def lower_running(priority: int) -> bool:
+        return any(p < priority for p, n in running_priority.items() if n)
+
+    def evict(v: int, now: float) -> None:
+        """A victim's job leaves (instant termination) and arrives again at ``now``."""
+        r = records[v]
+        placer.release(f"j{v}")
+        running.discard(v)
+        running_priority[r.job.priority] -= 1
+        stale[v] += 1
+        r.start = r.end = None
+        r.evictions += 1
+        pending_set.add(v)
+        static_fail.discard(v)
+        heapq.heappush(active, (-r.job.priority, now, v))
 
     def fail(k: int, now: float) -> None:
         """To the pool (``AddUnschedulableIfNotPresent``), with its flush tick."""
@@ -190,10 +268,14 @@ def run_timed(
                     if k not in pool:
                         flush_now.add(k)
                 continue
+            if kind == COMPLETE and stale[k]:  # the end of a run a preemptor evicted
+                stale[k] -= 1
+                continue
             only_flush = False
             if kind == COMPLETE:
                 placer.release(f"j{k}")
                 running.discard(k)
+                running_priority[r.job.priority] -= 1
                 departed = True
                 if progress is not None:
                     progress(1)
@@ -211,19 +293,22 @@ def run_timed(
             pre = ({k: _nodes_of(placer, k) for k in running}, sorted(pending_set))
         placed_now: list[int] = []
         tried_now: set[int] = set()
+        preempted_now.clear()
         while active:
             while active:
                 _, _, k = heapq.heappop(active)
                 tried_now.add(k)
                 r = records[k]
                 r.attempts += 1
-                if k in flush_now and not departed and k in static_fail:
+                lower = can_preempt and lower_running(r.job.priority)
+                if k in flush_now and not departed and k in static_fail and not lower:
                     fail(k, now)  # the same necessary test on no more room (module docstring)
                     continue
                 if placer.place(r.job, f"j{k}"):
                     r.start, r.end = now, now + r.job.duration
                     pending_set.discard(k)
                     running.add(k)
+                    running_priority[r.job.priority] += 1
                     placed_now.append(k)
                     placements += 1
                     heapq.heappush(events, (r.end, COMPLETE, k))
@@ -232,6 +317,23 @@ def run_timed(
                         static_fail.add(k)
                     else:
                         static_fail.discard(k)
+                    if lower and k not in preempted_now:
+                        pr = preempt(placer, jobs, running, k, now, seed=seed)
+                        if on_preempt is not None:
+                            on_preempt(now, k, pr)
+                        if pr.foreign:
+                            run.notes.append(f"t={now:g} s: {r.job.name}'s preemption not applied: its victims include pods that are not replay jobs ({', '.join(pr.foreign[:3])})")
+                        elif pr.victims:
+                            preempted_now.add(k)
+                            run.preemptions += 1
+                            for v in pr.victims:
+                                evict(v, now)
+                            departed = True  # the victims' Pod/Delete: the pool moves
+                            for q in [q for q in pool if q not in waiting_ready]:
+                                move(q, now)
+                            static_fail.discard(k)
+                            heapq.heappush(active, (-r.job.priority, now, k))  # nominated: retried at once
+                            continue
                     fail(k, now)
             if group_rules and placed_now:
                 # v1.37: a failed pod group goes back on any event, a pod bound after its attempt
@@ -249,9 +351,60 @@ def run_timed(
     return run
 
 
+@dataclass
+class Preemption:
+    """One PostFilter run (:func:`preempt`): ``victims`` = the running jobs its Result evicts
+    (indices), ``foreign`` = victim pods that are not replay jobs; ``cluster`` / ``result``: what
+    the engine ran and returned (for the validator)."""
+
+    victims: list[int]
+    foreign: list[str]
+    cluster: Cluster
+    result: Any
+    wall_s: float
+
+
+def engine_profile(placer: Placer):
+    """The placer's profile for the greedy engine on :func:`epoch_objects`' state: without the
+    replay's GPU-share filter and the paper's score plugins (both read the replay's device
+    table; the engine sees whole ``nvidia.com/gpu``, which NodeResourcesFit checks)."""
+    replay_only = {cls.name for cls in PAPER_PLUGINS}
+    prof = placer.cluster.profile
+    return prof.model_copy(update={
+        "filter_plugins": tuple(n for n in prof.filter_plugins if n not in replay_only),
+        "score_weights": {n: w for n, w in prof.score_weights.items() if n not in replay_only},
+    })
+
+
+def preempt(placer: Placer, jobs: list[ReplayJob], running: set[int], k: int, now: float, *, seed: int = 0) -> Preemption:
+    """The greedy engine's PostFilter for job ``k`` on the replay's state at ``now``: every
+    running job bound where the placer put it, ``k`` the only pending job (module docstring)."""
+    import time
+
+    from gangplan.io.loader import load_objects
+    from gangplan.solver.greedy import solve_greedy
+
+    t = time.perf_counter()
+    base = placer.cluster
+    objects = epoch_objects(base.nodes, jobs, {j: _nodes_of(placer, j) for j in running}, [k])
+    loaded = load_objects(objects, f"<preemption of {jobs[k].name} at t={now:g} s>", kube_version=base.kube_version)
+    cluster = Cluster(nodes=loaded.nodes, pods=(*base.pods, *loaded.pods), pod_groups=loaded.pod_groups, topologies=base.topologies,
+                      priority_classes=base.priority_classes, profile=engine_profile(placer), kube_version=base.kube_version)
+    res = solve_greedy(cluster, tie_break=placer.policy.tie_break, seed=seed, top_k=0, preemption=True)
+    victims: set[int] = set()
+    foreign: list[str] = []
+    prefix = f"{NAMESPACE}/j"
+    for key in res.victims:
+        if key.startswith(prefix) and "-" in key[len(prefix):]:
+            victims.add(int(key[len(prefix):].split("-", 1)[0]))
+        else:
+            foreign.append(key)
+    return Preemption(sorted(victims), foreign, cluster, res, time.perf_counter() - t)
+
+
 def _nodes_of(placer: Placer, k: int) -> list[str]:
     names = placer.snap.names
     return [names[placer.devices.held[p.key][0]] for p in placer.pods[f"j{k}"]]
 
 
-__all__ = ["JobRecord", "TimedRun", "backoff", "flush_time", "run_timed"]
+__all__ = ["JobRecord", "Preemption", "TimedRun", "backoff", "engine_profile", "flush_time", "preempt", "run_timed"]
