@@ -2,11 +2,14 @@
 the validator (issue 23).
 
 Allocator cases are written from upstream's ``TestAllocator`` table with the upstream case names
-(``tainted-*``, ``staging/src/k8s.io/dynamic-resource-allocation/structured/allocator_test.go``
-of kubernetes/kubernetes, the table ``allocatortesting/allocator_testing.go`` took over), with its
-fixtures: ``taintNoSchedule`` (taint-key=taint-value:NoSchedule), ``taintNoExecute``
+(``tainted-*``, ``staging/src/k8s.io/dynamic-resource-allocation/structured/internal/
+allocatortesting/allocator_testing.go``, kubernetes/kubernetes @008b3652; the older
+``structured/allocator_test.go`` has the same cases but ``tainted-no-effect`` and
+``tainted-two-devices-prioritized-list-tolerated``), with its fixtures: ``taintNoSchedule`` (taint-key=taint-value:NoSchedule), ``taintNoExecute``
 (taint-key=taint-value-2:NoExecute), ``tolerationNoSchedule`` (Exists taint-key, NoSchedule),
-``tolerationNoExecute`` (Equal taint-key=taint-value-2, NoExecute). Toleration matching is
+``tolerationNoExecute`` (Equal taint-key=taint-value-2, NoExecute). ``tainted-admin-access`` and
+``tainted-admin-access-disabled`` are left out: admin access is not modelled (such a claim is not
+allocatable, named in a warning). Toleration matching is
 ``TestTolerationToleratesTaint`` (``resourceclaim/devicetoleration_test.go``). The semantics are
 ``allocateDevice`` / ``taintPreventsAllocation`` of ``internal/stable/allocator_stable.go`` and
 ``internal/incubating/allocator_incubating.go`` @03ab440c; DeviceTaintRules are applied as
@@ -108,8 +111,16 @@ def test_tainted_prioritized_list_disabled() -> None:
 
 
 def test_tainted_prioritized_list_subrequest_tolerates() -> None:
-    """A subrequest's own ``tolerations`` (``deviceSubRequestAccessor.tolerations``)."""
+    """A subrequest's own ``tolerations`` (``deviceSubRequestAccessor.tolerations``; not an upstream case)."""
     assert got([_prioritized(TOLERATION_NO_SCHEDULE)], [device("device-1", TAINT_NO_SCHEDULE)]) == {"claim-0": [("req-0/subReq-1", "device-1")]}
+
+
+def test_tainted_two_devices_prioritized_list_tolerated() -> None:
+    """subReq-0 tolerates nothing, subReq-1 the NoExecute taint: only device-2, for subReq-1."""
+    devices = [device("device-1", TAINT_NO_SCHEDULE), device("device-2", TAINT_NO_EXECUTE)]
+    subs = (req("subReq-0"), req("subReq-1", "class-a", 1, TOLERATION_NO_EXECUTE))
+    claim = ("claim-0", (DeviceRequest(name="req-0", device_class="class-a", alternatives=subs),))
+    assert got([claim], devices) == {"claim-0": [("req-0/subReq-1", "device-2")]}
 
 
 def test_tainted_all_devices_single() -> None:
@@ -131,7 +142,7 @@ def test_tainted_all_devices_one_of_two_fails_the_request() -> None:
         "claim-0": [("req-0", "device-1"), ("req-0", "device-2")]}
 
 
-def test_effect_none_never_prevents_allocation() -> None:
+def test_tainted_no_effect() -> None:
     """``taintPreventsAllocation``: "Only known effects prevent allocation, others (including None) are ignored"."""
     assert got([("claim-0", (req(),))], [device("device-1", DeviceTaint(key="info", effect="None"))]) == {"claim-0": [("req-0", "device-1")]}
 
