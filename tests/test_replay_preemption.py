@@ -158,3 +158,17 @@ def test_replay_reports_preemptions_and_evictions_and_resume_keeps_them(tmp_path
     again = replay(trace, nodes, mode="timed", policies=["default"], seeds=[0], checkpoint=out_dir, resume=True)
     assert [r.evictions for r in again.timed[0].records] == [1, 0]
     assert again.summary.runs == out.summary.runs
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_one_victim_pod_evicts_its_whole_gang(version):
+    # a 2-worker low gang over both nodes; a high single pod needs one node: the gang's other
+    # worker goes too (its job is released whole) and the gang restarts when both nodes are free
+    jobs = [_job("gang", 0, 100, workers=2), _job("high", 10, 50, priority=10)]
+    tr, seen = _run(_nodes(2, version), jobs)
+    gang, high = tr.records
+    [(_, _, pr)] = seen
+    assert len(pr.result.victims) == 1 and pr.victims == [0]
+    assert (high.start, gang.evictions, gang.start, gang.end) == (10, 1, 60, 160)
+    # while high ran alone, 8 of 16 GPUs were allocated
+    assert [(t, a) for t, a, _ in tr.changes] == [(0, 16), (10, 8), (60, 16), (160, 0)]
