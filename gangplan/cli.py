@@ -667,6 +667,9 @@ def replay(
         else:
             out.print(f"  {name}: mean queueing delay {p.queueing_delay_mean or 0:.1f} s, mean JCT {p.jct_mean or 0:.1f} s, makespan {p.makespan_mean or 0:.0f} s, idle GPU-hours {p.idle_gpu_hours_mean or 0:.1f}")
     for r in s.runs:
+        if r.preemptions:
+            out.print(f"  {r.policy} seed {r.seed}: {r.preemptions} preemptions evicted {r.evicted_jobs} jobs (each restarted with its full duration)")
+    for r in s.runs:
         if r.epochs is not None:
             gap = f", largest gap {r.gap_max:.3f}" if r.gap_max is not None else ""
             out.print(f"  {r.policy} seed {r.seed}: {r.epochs} epochs solved, regret {r.regret_gpus_total} GPUs / {r.regret_jobs_total} jobs over {r.epochs_with_regret} epochs, {r.epochs_at_limit} at the time limit{gap}")

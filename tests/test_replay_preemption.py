@@ -172,3 +172,15 @@ def test_one_victim_pod_evicts_its_whole_gang(version):
     assert (high.start, gang.evictions, gang.start, gang.end) == (10, 1, 60, 160)
     # while high ran alone, 8 of 16 GPUs were allocated
     assert [(t, a) for t, a, _ in tr.changes] == [(0, 16), (10, 8), (60, 16), (160, 0)]
+
+
+def test_the_cli_summary_names_the_preemptions(tmp_path):
+    from typer.testing import CliRunner
+
+    from gangplan.cli import app
+
+    trace, nodes = _trace(tmp_path)
+    res = CliRunner().invoke(app, ["replay", str(trace), "--nodes", str(nodes), "--mode", "timed", "--seeds", "0"])
+    assert res.exit_code == 0, res.output
+    run = replay(trace, nodes, mode="timed", policies=["default"], seeds=[0]).summary.runs[0]
+    assert run.preemptions and f"default seed 0: {run.preemptions} preemptions evicted {run.evicted_jobs} jobs" in res.output

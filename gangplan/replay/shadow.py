@@ -192,7 +192,8 @@ def solve_epoch(
 ) -> EpochSolve:
     """The exact engine on one epoch's state: ``running`` (job -> nodes of its pods) fixed,
     ``pending`` jobs free, ``greedy`` (the pending jobs greedy placed from this state) the hint,
-    so the answer is never worse. No preemption (a timed replay has none). ``export``: write the
+    so the answer is never worse. No preemption: the running pods stay (a greedy start that
+    preempted shows as negative regret). ``export``: write the
     state to this path first. The one epoch solve of the ``shadow`` and ``optimal`` policies."""
     import time
 
