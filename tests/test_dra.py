@@ -232,9 +232,10 @@ def test_unmodelled_features_are_named_in_warnings() -> None:
          "spec": {"driver": "d", "allNodes": True, "pool": {"name": "p", "generation": 0, "resourceSliceCount": 1}, "devices": [{"name": "x", "taints": [{"key": "k", "effect": "NoSchedule"}]}]}},
     ])
     text = "\n".join(c.warnings)
-    for what in ("admin access", "multi-node ResourceSlices"):
+    for what in ("multi-node ResourceSlices",):
         assert what in text, what
     assert "taint" not in text  # (device taints are modelled: tests/test_dra_taints.py)
+    assert "admin access" not in text  # (modelled: tests/test_dra_admin_access.py)
 
 
 def test_v1beta1_shapes_are_read() -> None:
@@ -281,7 +282,8 @@ def test_gang_pods_see_the_pending_allocations_of_earlier_gang_pods() -> None:
 
 
 def test_strict_refuses_an_unmodelled_dra_feature(tmp_path) -> None:
-    """A claim with admin access is named in a warning, which --strict turns into bad input."""
+    """A claim with admin access in a namespace without the ``resource.kubernetes.io/admin-access``
+    label is named in a warning, which --strict turns into bad input."""
     import yaml
     from typer.testing import CliRunner
 
@@ -289,6 +291,7 @@ def test_strict_refuses_an_unmodelled_dra_feature(tmp_path) -> None:
 
     objs = [
         {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "5"}}},
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}},
         {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "all", "namespace": "default"},
          "spec": {"devices": {"requests": [{"name": "a", "exactly": {"deviceClassName": "gpu", "adminAccess": True}}]}}},
         {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},

@@ -162,6 +162,14 @@ class DeviceResult:
     request: str
     device: DeviceID
     consumed: tuple[tuple[CapName, int], ...] | None = None
+    admin: bool = False
+    """``adminAccess: true`` on the result (KEP-5018): the device is not in use for other claims
+    once allocated, nor does its consumed capacity count (``foreachAllocatedDevice``)."""
+
+    @property
+    def takes(self) -> bool:
+        """Whether the result makes its device in use for later allocations (exclusive, not admin)."""
+        return self.consumed is None and not self.admin
 
 
 def matches(device: Device, request: DeviceRequest, classes: dict[str, DeviceClass]) -> bool:
@@ -459,6 +467,7 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
             left[s] = left[s + 1] + 1
     chosen: list[tuple[int, int, dict[CapName, int] | None]] = []  # (slot, device index, consumed)
     allocating: dict[DeviceID, dict[CapName, int]] = {}
+    mine: list[set[DeviceID]] = [set() for _ in claims]  # per claim, the exclusive devices it is taking (allocatingDeviceForClaim)
     n = len(devices)
 
     def take(d: Device) -> tuple | None:
@@ -511,8 +520,9 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
             if q is _NO:
                 continue
             d = devices[i]
-            if d.id in used:
-                continue
+            admin = slots[s][1].admin_access
+            if d.id in used if not admin else (d.id in mine[slots[s][0]] and not d.allow_multiple):
+                continue  # (admin access: only a device its own claim is taking is in use)
             if isinstance(q, AllocationError):
                 raise q
             if d.counters and not partitionable:
@@ -530,12 +540,19 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
                     if added:
                         undo(added)
                     continue
+                # allocateDevice marks the device as allocating for the claim, with admin access
+                # too: later requests without it skip it in this allocation (an admin-access
+                # request may take a device already in use, which stays in use after undoing it).
+                was = d.id in used
                 used.add(d.id)
+                mine[slots[s][0]].add(d.id)
                 chosen.append((s, i, None))
                 if after(s):
                     return True
                 chosen.pop()
-                used.discard(d.id)
+                mine[slots[s][0]].discard(d.id)
+                if not was:
+                    used.discard(d.id)
                 if added:
                     undo(added)
                 if took:
@@ -575,7 +592,7 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
         return None
     out: dict[str, list[DeviceResult]] = {key: [] for key, _ in claims}
     for s, i, q in chosen:
-        out[claims[slots[s][0]][0]].append(DeviceResult(label[s], devices[i].id, None if q is None else tuple(sorted(q.items()))))
+        out[claims[slots[s][0]][0]].append(DeviceResult(label[s], devices[i].id, None if q is None else tuple(sorted(q.items())), slots[s][1].admin_access))
     return {k: tuple(v) for k, v in out.items()}
 
 
@@ -687,7 +704,7 @@ def _counted(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Seq
     need: dict[int, int] = {}
     for k, (_, requests) in enumerate(claims):
         for r in requests:
-            if r.capacity or r.all or r.alternatives:
+            if r.capacity or r.all or r.alternatives or r.admin_access:
                 return _SEARCH
             m = _usable(devices, r, classes, store)
             if m is None:
@@ -745,6 +762,12 @@ def allocate_joint(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], device
         got = _counted(claims, devices, in_use if isinstance(in_use, (set, frozenset)) else set(in_use), classes, consumed, cache, constraints)
         if got is not _SEARCH:
             return got
+    if any(r.admin_access for _, rs in claims for r in rs):
+        # Admin access (KEP-5018): an admin-access device keeps later requests of this search off
+        # it, so the order is the allocation: the claims together, in the order given.
+        if partitionable is None:
+            partitionable = distinct
+        return allocate_results(claims, devices, in_use, classes, consumed, cache, constraints, distinct, counting=counting, partitionable=partitionable)
     # (counters: the pool's devices on other nodes count too, so in_use is not restricted)
     used = set(in_use) if any(d.counters for d in devices) else _local(devices, in_use)
     taken: dict[DeviceID, dict[CapName, int]] = {d: dict(v) for d, v in (consumed or {}).items()}
@@ -781,7 +804,7 @@ def _joint_by_model(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devic
     if constraints and any(constraints.get(key) for key, _ in claims):
         return _SEARCH
     reqs = [(key, r) for key, rs in claims for r in rs]
-    if any(r.all or r.alternatives or r.capacity for _, r in reqs):
+    if any(r.all or r.alternatives or r.capacity or r.admin_access for _, r in reqs):
         return _SEARCH
     try:
         cand = [[i for i, d in enumerate(devices) if d.id not in in_use and (partitionable or not d.counters) and matches(d, r, classes)] for _, r in reqs]
@@ -852,7 +875,7 @@ def _joint_by_model(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devic
 def add_consumed(into: dict[DeviceID, dict[CapName, int]], results: Iterable[DeviceResult]) -> None:
     """Add the consumed capacity of shared ``results`` to ``into`` (device -> capacity -> amount)."""
     for r in results:
-        if r.consumed is not None:
+        if r.consumed is not None and not r.admin:  # (an admin-access share is not counted, foreachAllocatedDevice)
             per = into.setdefault(r.device, {})
             for k, v in r.consumed:
                 per[k] = per.get(k, 0) + v
@@ -875,6 +898,8 @@ def brute_force_exists(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], de
             if brute_force_exists(plain, devices, in_use, classes, consumed, constraints, partitionable):
                 return True
         return False
+    if any(r.admin_access for _, requests in claims for r in requests):
+        return _brute_admin(claims, devices, set(in_use), classes, constraints or {})
     used = set(in_use)
     free = [d for d in devices if d.id not in used and (partitionable or not d.counters)]
     slots = []
@@ -949,5 +974,46 @@ def brute_force_exists(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], de
                 t[key] = t.get(key, 0) + v
         if ok and pins([free[i] for i in p]) and all(fits(free[i], t, base.get(free[i].id)) for i, t in total.items()) \
                 and constrained([free[i] for i in p]) and counted(free[i] for i in p):
+            return True
+    return False
+
+
+def _brute_admin(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: set[DeviceID],
+                 classes: dict[str, DeviceClass], constraints: Constraints) -> bool:
+    """:func:`brute_force_exists` with admin-access requests (KEP-5018), for exclusive devices and
+    ExactCount requests: every assignment of devices to the slots (claims, requests, count in
+    order) is tried, where a slot without admin access takes a device not in use and taken by no
+    earlier slot, and an admin-access slot any matching device no earlier slot of its own claim
+    took (``allocateDevice``: every device taken is allocating for its claim, and only admin
+    access ignores what other claims and the snapshot hold)."""
+    from itertools import product
+
+    slots = []
+    for k, (_, requests) in enumerate(claims):
+        for r in requests:
+            if r.all or r.capacity or r.alternatives:
+                raise NotImplementedError("brute force with admin access: ExactCount requests only")
+            slots.extend((k, r) for _ in range(r.count))
+    if any(d.allow_multiple or d.counters for d in devices):
+        raise NotImplementedError("brute force with admin access: exclusive devices without counters only")
+    for p in product(range(len(devices)), repeat=len(slots)):
+        ok = True
+        for s, (i, (k, r)) in enumerate(zip(p, slots, strict=True)):
+            d = devices[i]
+            earlier = [(kt, devices[j].id) for j, (kt, _) in zip(p[:s], slots[:s], strict=True)]
+            if not matches(d, r, classes):
+                ok = False
+            elif r.admin_access:
+                ok = all(did != d.id for kt, did in earlier if kt == k)
+            else:
+                ok = d.id not in in_use and all(did != d.id for _, did in earlier)
+            if not ok:
+                break
+        if not ok:
+            continue
+        by_claim: dict[int, list[tuple[str, Device]]] = {}
+        for i, (k, r) in zip(p, slots, strict=True):
+            by_claim.setdefault(k, []).append((r.name, devices[i]))
+        if all(constraints_hold(constraints.get(claims[k][0], ()), got) for k, got in by_claim.items()):
             return True
     return False

@@ -39,11 +39,36 @@ def _group_claim(groups, pod, name: str, claim: str | None, template: str | None
     return None
 
 
+ADMIN_LABEL = "resource.kubernetes.io/admin-access"
+"""The namespace label admin access needs (KEP-5018; ``AuthorizedForAdmin``, ``pkg/registry/
+resource/utils.go``, run by the ResourceClaim and ResourceClaimTemplate strategies' create and
+update validation, kubernetes/kubernetes master; value ``"true"``)."""
+
+
+def _admin(requests) -> bool:
+    return any(r.admin_access for r in requests)
+
+
+def _admin_refused(namespaces: Mapping | None, namespace: str) -> bool:
+    """Whether the snapshot has ``namespace`` as a Namespace object without the admin-access label."""
+    ns = (namespaces or {}).get(namespace)
+    return ns is not None and getattr(ns, "labels", {}).get(ADMIN_LABEL) != "true"
+
+
 def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, dict, Ctx]], groups: Mapping | set,
-                note: Note, nodes: dict | None = None) -> DraState:
+                note: Note, nodes: dict | None = None, namespaces: Mapping | None = None) -> DraState:
     """``objects``: (context, kind, raw) of every DRA object read; ``pods``: (Pod, raw, context)
     of the snapshot; ``groups``: group key -> PodGroup (their ``resource_claims``, KEP-5729);
-    ``nodes``: name -> Node (to find bound pods whose DRA-served extended resources no claim covers).
+    ``nodes``: name -> Node (to find bound pods whose DRA-served extended resources no claim covers);
+    ``namespaces``: name -> Namespace of the snapshot (its labels).
+
+    Admin access (KEP-5018) needs the namespace label :data:`ADMIN_LABEL` ``"true"``, which API
+    validation checks when a claim or template is written, never the scheduler. A ResourceClaim
+    or ResourceClaimTemplate asking for it in a namespace the snapshot has without the label
+    (the label removed after it was written) is named in a warning and modelled as written; a
+    claim the resourceclaim controller has still to make from such a template would be refused by
+    the API server, so its pod waits for it (PreFilter rejects the pod). Without the Namespace in
+    the snapshot nothing is checked.
 
     A pod's ``spec.resourceClaims`` entry that matches one of its PodGroup's claims exactly (same
     name, same claim or template) uses the group's claim: one claim for every pod of the group,
@@ -65,10 +90,17 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
         elif kind == "ResourceClaim":
             c = parse_claim(ctx, raw)
             st.claims[c.key] = c
+            if any(_admin(r.alternatives or (r,)) for r in c.requests) and _admin_refused(namespaces, c.key.split("/", 1)[0]):
+                ctx.note("spec.devices.requests[].exactly.adminAccess", f"admin access in namespace {c.key.split('/', 1)[0]}, which lacks the label "
+                         f'{ADMIN_LABEL}: "true" that API validation requires when the claim is written: the claim is modelled as written')
         elif kind == "ResourceClaimTemplate":
             key, reqs, why, cons = parse_claim_template(ctx, raw)
             templates[key] = (reqs, why, cons)
             st.templates[key] = reqs
+            if _admin(reqs) and _admin_refused(namespaces, key.split("/", 1)[0]):
+                ctx.note("spec.spec.devices.requests[].exactly.adminAccess", f"admin access in namespace {key.split('/', 1)[0]}, which lacks the label "
+                         f'{ADMIN_LABEL}: "true": the API server refuses the claims the resourceclaim controller would make from the template, '
+                         "so pods waiting for one stay pending")
         elif kind == "DeviceTaintRule":
             rules.append(parse_taint_rule(ctx, raw))
         for field, message in ctx.notes:
@@ -122,11 +154,15 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
             else:
                 st.extended[c.extended_resource_name] = cname
     # KEP-5075 (``foreachAllocatedDevice`` in pkg/scheduler/framework/plugins/dynamicresources,
-    # v1.36): a result with a shareID consumes capacity, the others take their device.
+    # v1.36): a result with a shareID consumes capacity, the others take their device. A result
+    # with adminAccess (KEP-5018) does neither: "Is not considered as allocated"
+    # (``allocateddevices.go`` @030880a5; the parser keeps no share of it).
     dedicated: set = set()
     for c in st.claims.values():
         shares = Counter(d for d, _ in c.shared)
-        for d in c.allocated or ():
+        for i, d in enumerate(c.allocated or ()):
+            if c.result_admin and c.result_admin[i]:
+                continue
             if shares[d] > 0:
                 shares[d] -= 1
             else:
@@ -165,7 +201,7 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
                     if gc.generated is not None:
                         st.pod_missing.setdefault(pod.key, f'resourceclaim "{gc.generated}" not found')
                         continue
-                    if not _claim_from_template(st, pod, tpl, templates, key):
+                    if not _claim_from_template(st, pod, tpl, templates, key, namespaces):
                         continue
                 keys.append(key)
                 continue
@@ -181,7 +217,7 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
                 keys.append(f"{pod.namespace}/{gen}")
                 continue
             key = f"{pod.namespace}/{pod.name}-{cname}"  # what the resourceclaim controller would create
-            if _claim_from_template(st, pod, tpl, templates, key):
+            if _claim_from_template(st, pod, tpl, templates, key, namespaces):
                 keys.append(key)
         if keys:
             st.pod_claims[pod.key] = tuple(keys)
@@ -191,15 +227,21 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
     return st
 
 
-def _claim_from_template(st, pod, tpl: str, templates, key: str) -> bool:
+def _claim_from_template(st, pod, tpl: str, templates, key: str, namespaces: Mapping | None = None) -> bool:
     """The claim ``key`` the resourceclaim controller makes from the pod's template ``tpl`` (in the
     pod's namespace), added to ``st``; False (the pod is noted missing it) when there is no such
-    template."""
+    template, or when it asks for admin access in a namespace without :data:`ADMIN_LABEL` (API
+    validation refuses the claim: "admin access to devices requires the
+    `resource.kubernetes.io/admin-access: true` label on the containing namespace")."""
     tkey = f"{pod.namespace}/{tpl}"
     if tkey not in templates:
         st.pod_missing.setdefault(pod.key, f'resourceclaimtemplate "{tpl}" not found')
         return False
     reqs, why, cons = templates[tkey]
+    if _admin(reqs) and _admin_refused(namespaces, pod.namespace):
+        st.pod_missing.setdefault(pod.key, f'resourceclaim "{key.split("/", 1)[1]}" not found (the API server refuses it: admin access to devices '
+                                  f"requires the `{ADMIN_LABEL}: true` label on the containing namespace)")
+        return False
     st.claims[key] = Claim(key=key, requests=reqs, unsupported=why, constraints=cons)
     return True
 

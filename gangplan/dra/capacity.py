@@ -51,6 +51,13 @@ counted by both, the Hall rows below keep the counts exact. For allocationMode A
 device the request does not tolerate counts among the matching devices but not the free ones,
 so the claim fits nowhere on that node, as upstream's allocator fails it there.
 
+Admin access (KEP-5018): a request with ``adminAccess`` takes no device count and no capacity
+row (its devices stay free for other claims, in use or not); it adds a row only nodes with
+``count`` devices it could take alone offer (:func:`_admin_count`: matching, taints tolerated,
+counters as for any device). Within one pod an admin-access device keeps the pod's later
+requests off it, which these rows do not see: the validator (which allocates each pod's claims
+in order) catches that.
+
 Pairs whose selectors match overlapping devices on a node ("any GPU" beside "a GPU of 80 GB")
 each count every device they match; :func:`_hall_rows` adds, per group of overlapping pairs, a
 row per subset (Hall's condition: what the subset asks for is at most the devices any of its pairs
@@ -206,6 +213,27 @@ def _count(dra: DraState, node, request: DeviceRequest, partitionable: bool = Tr
         return sum(1 for d in dra.devices_by_node.get(node.name, ()) if _serves(dra, d, one, partitionable) is not None)
     except AllocationError:
         return 0
+
+
+def _admin_count(dra: DraState, node, request: DeviceRequest, partitionable: bool = True) -> int:
+    """KEP-5018: how many of ``node``'s devices an admin-access ``request`` could take alone: in
+    use or not, matching (class and request selectors, taints tolerated), its capacity request
+    within what the snapshot's shares leave, and a device consuming counters only while the
+    release allocates such devices (``allocateDevice`` checks counters with admin access too;
+    :func:`counters_fit_alone` as for any device)."""
+    n = 0
+    try:
+        for d in dra.devices_by_node.get(node.name, ()):
+            if not matches(d, request, dra.classes):
+                continue
+            if d.counters and (not partitionable or not counters_fit_alone(d, dra.in_use, dra.consumed)):
+                continue
+            q = consumption(d, request)
+            if q is not None and fits(d, q, dra.consumed.get(d.id)):
+                n += 1
+    except AllocationError:
+        return 0
+    return n
 
 
 def _left(dra: DraState, d: Device) -> dict[CapName, int]:
@@ -380,6 +408,12 @@ def _capacity_view(cluster):
             for r in c.requests:
                 if r.all or r.alternatives:
                     continue
+                if r.admin_access:
+                    # KEP-5018: no device count nor capacity row (the devices stay free for other
+                    # claims); a row only nodes with ``count`` devices it can take offer.
+                    name = dims.setdefault(("admin", r.device_class, selector_key(r), r.capacity, r.count), f"{PREFIX}admin-{len(dims)}")
+                    extra[name] = 1
+                    continue
                 sh = _shareable(r)
                 if sh is None:
                     key = ("request", r.device_class, selector_key(r)) if not r.capacity else ("request", r.device_class, selector_key(r), r.capacity)
@@ -417,6 +451,8 @@ def _capacity_view(cluster):
                 node_extra[n.name][name] = _BIG if _count(dra, n, rest[0], distinct) >= rest[0].count else 0
             elif kind == "cap":
                 node_extra[n.name][name] = pairs[(rest[0], rest[1])].supply(n.name, rest[2], None)
+            elif kind == "admin":
+                node_extra[n.name][name] = _BIG if _admin_count(dra, n, probe(rest[0], rest[1], rest[2], admin_access=True), distinct) >= rest[3] else 0
             elif kind == "shared":
                 node_extra[n.name][name] = _BIG if _fits_alone(dra, n, rest[0], distinct) else 0
             elif kind == "aligned":
@@ -722,20 +758,44 @@ def check_node(dra: DraState, node, pods_in_order, distinct: bool = True) -> str
     """The validator's independent check of one node: one joint allocation of every new pod's
     claims (and KEP-5004 extended requests) from the node's free devices, by backtracking over
     all of them at once, must exist (distinct matching devices, none used twice), and claims
-    allocated in the snapshot must be usable on the node. None when it holds, else why."""
+    allocated in the snapshot must be usable on the node. Admin-access requests (KEP-5018) are
+    left out of the joint allocation; each pod with one must allocate its own claims alone.
+    None when it holds, else why."""
     todo = []
     seen: set[str] = set()
+    per_pod: list[tuple[str, list]] = []
     for p in pods_in_order:
         got, why = _demand_only(dra, p, node)
         if why is not None:
             return f"pod {p.key}: {why}"
+        mine = []
         for key, reqs in got:
             if key not in seen:
                 seen.add(key)
                 todo.append((key, reqs))
+                mine.append((key, reqs))
+        per_pod.append((p.key, mine))
     if not todo:
         return None
     devices = dra.devices_by_node.get(node.name, ())
+    if any(r.admin_access for _, reqs in todo for r in reqs):
+        # KEP-5018: admin-access requests take devices in use or not and leave them free, so
+        # the joint allocation is of the other requests; each pod's own claims, in its order,
+        # must then be allocatable from the snapshot's free devices (an admin-access device keeps
+        # the pod's later requests off it; other pods' allocations never block one).
+        for pod_key, mine in per_pod:
+            if not any(r.admin_access for _, reqs in mine for r in reqs):
+                continue
+            try:
+                alone = allocate_joint(mine, devices, dra.in_use, dra.classes, dra.consumed, constraints=dra.constraints, distinct=distinct, cache=dra.alloc_cache)
+            except AllocationError as e:
+                return str(e)
+            if alone is None:
+                return f"{CANNOT_ALLOCATE}: the claims of {pod_key} (with admin access) cannot be allocated on the node"
+        todo = [(key, tuple(r for r in reqs if not r.admin_access)) for key, reqs in todo]
+        todo = [(key, reqs) for key, reqs in todo if reqs]
+        if not todo:
+            return None
     try:
         got = allocate_joint(todo, devices, dra.in_use, dra.classes, dra.consumed, constraints=dra.constraints, distinct=distinct, cache=dra.alloc_cache)
     except AllocationError as e:

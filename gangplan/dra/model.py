@@ -137,7 +137,8 @@ def selector_key(request: DeviceRequest) -> tuple:
     return request.selectors if not request.tolerations else (*request.selectors, Tolerations(request.tolerations))
 
 
-def probe(device_class: str, key: tuple, capacity: tuple[tuple[str, int], ...] = (), *, all: bool = False, name: str = "", count: int = 1) -> DeviceRequest:
+def probe(device_class: str, key: tuple, capacity: tuple[tuple[str, int], ...] = (), *, all: bool = False, name: str = "", count: int = 1,
+          admin_access: bool = False) -> DeviceRequest:
     """The request a (class, :func:`selector_key`) pair stands for."""
     tolerations: tuple[DeviceToleration, ...] = ()
     selectors = []
@@ -146,7 +147,8 @@ def probe(device_class: str, key: tuple, capacity: tuple[tuple[str, int], ...] =
             tolerations = k.tolerations
         else:
             selectors.append(k)
-    return DeviceRequest(name=name, device_class=device_class, selectors=tuple(selectors), count=count, capacity=capacity, all=all, tolerations=tolerations)
+    return DeviceRequest(name=name, device_class=device_class, selectors=tuple(selectors), count=count, capacity=capacity, all=all, tolerations=tolerations,
+                         admin_access=admin_access)
 
 
 Counters = tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
@@ -225,6 +227,13 @@ class DeviceRequest:
     The request's own class, selectors and count are then unused."""
     tolerations: tuple[DeviceToleration, ...] = ()
     """``tolerations`` (KEP-5055) of the ``ExactDeviceRequest`` or ``DeviceSubRequest``."""
+    admin_access: bool = False
+    """``adminAccess: true`` (KEP-5018, gate DRAAdminAccess): the request may take devices in use
+    (allocated in the snapshot or being allocated for another claim), only not one its own claim
+    is taking, and its results do not make the device in use for others (``allocateDevice``,
+    ``structured/internal/stable/allocator_stable.go`` and ``incubating/allocator_incubating.go``,
+    kubernetes/kubernetes @03ab440c; ``foreachAllocatedDevice``, ``pkg/scheduler/framework/
+    plugins/dynamicresources/allocateddevices.go`` @030880a5)."""
 
 
 @dataclass(frozen=True)
@@ -268,6 +277,10 @@ class Claim:
     """``spec.devices.constraints`` (matchAttribute / distinctAttribute)."""
     result_requests: tuple[str, ...] = ()
     """``status.allocation.devices.results[].request``, one per :attr:`allocated` entry."""
+    result_admin: tuple[bool, ...] = ()
+    """``status.allocation.devices.results[].adminAccess``, one per :attr:`allocated` entry (empty:
+    none): such a result neither takes its device nor consumes its capacity for other claims
+    (``foreachAllocatedDevice`` skips it, ``allocateddevices.go`` @030880a5)."""
 
     def request_named(self, name: str) -> DeviceRequest | None:
         """The request (or ``<request>/<subrequest>``) a result names."""

@@ -6,7 +6,7 @@ itself; v1beta2 and v1 move them to the device and under ``exactly``. Capacity i
 (v1beta1 before v1.33) or ``{value: quantity}``.
 
 What is read but not modelled is named with ``ctx.note`` (a warning; ``--strict`` refuses it):
-admin access, binding conditions, multi-node slices (nodeSelector / allNodes /
+binding conditions, multi-node slices (nodeSelector / allNodes /
 perDeviceNodeSelection), claim ``config``. A claim using one of them cannot be
 allocated by gangplan: no node fits it. Constraints (``matchAttribute``, ``distinctAttribute``)
 are read into :class:`gangplan.dra.model.Constraint` and checked by the allocator; a
@@ -297,11 +297,14 @@ def _requests(ctx: Ctx, devices: dict, field: str) -> tuple[tuple[DeviceRequest,
 
 
 def _exact(ctx: Ctx, ex: dict, ef: str, name: str, note_field: str, why: list[str]) -> DeviceRequest:
-    """One ``ExactDeviceRequest`` (or ``DeviceSubRequest``, the same fields but admin access)."""
+    """One ``ExactDeviceRequest`` (or ``DeviceSubRequest``). ``adminAccess`` (KEP-5018) is read
+    into :attr:`DeviceRequest.admin_access`: ``DeviceSubRequest`` has no such field in
+    ``resource/v1`` ``types.go`` (admin access is set on the ``ExactDeviceRequest`` only), so a
+    subrequest that carries one is refused as API validation would."""
     mode = ctx.enum(ex.get("allocationMode"), ef + ".allocationMode", ("ExactCount", "All"), default="ExactCount")
-    if ex.get("adminAccess"):
-        ctx.note(note_field + ".adminAccess", "admin access is not modelled: the claim is not allocatable")
-        why.append("adminAccess is not modelled")
+    admin = ctx.bool(ex.get("adminAccess"), ef + ".adminAccess")
+    if admin and "firstAvailable[]" in note_field:
+        raise ctx.fail(ef + ".adminAccess", "a subrequest (firstAvailable) has no adminAccess field")
     tolerations = _tolerations(ctx, ex["tolerations"], ef + ".tolerations") if ex.get("tolerations") is not None else ()
     asked = ctx.map(ctx.map(ex.get("capacity"), ef + ".capacity").get("requests"), ef + ".capacity.requests")
     return DeviceRequest(
@@ -313,6 +316,7 @@ def _exact(ctx: Ctx, ex: dict, ef: str, name: str, note_field: str, why: list[st
         capacity=tuple(sorted((str(cn), _amount(ctx, cq, f"{ef}.capacity.requests.{cn}", note_field + ".capacity.requests"))
                               for cn, cq in asked.items())),
         tolerations=tolerations,
+        admin_access=bool(admin),
     )
 
 
@@ -383,6 +387,7 @@ def parse_claim(ctx: Ctx, raw: dict) -> Claim:
     nodes: tuple[str, ...] | None = None
     shared: list[tuple[DeviceID, tuple[tuple[CapName, int], ...]]] = []
     result_requests: list[str] = []
+    result_admin: list[bool] = []
     if alloc:
         results = []
         for f, r in ctx.maps(ctx.map(alloc.get("devices"), "status.allocation.devices").get("results"), "status.allocation.devices.results"):
@@ -390,7 +395,8 @@ def parse_claim(ctx: Ctx, raw: dict) -> Claim:
                    ctx.str(r.get("device"), f + ".device", required=True))
             results.append(did)
             result_requests.append(ctx.str(r.get("request"), f + ".request"))
-            if r.get("shareID"):  # KEP-5075: a share of the device, consuming part of its capacity
+            result_admin.append(bool(ctx.bool(r.get("adminAccess"), f + ".adminAccess")))
+            if r.get("shareID") and not result_admin[-1]:  # KEP-5075: a share of the device, consuming part of its capacity
                 used = ctx.map(r.get("consumedCapacity"), f + ".consumedCapacity")
                 shared.append((did, tuple(sorted((_qualify(str(cn), did[0]), _amount(ctx, cq, f"{f}.consumedCapacity.{cn}", "status.allocation.devices.results[].consumedCapacity"))
                                                  for cn, cq in used.items()))))
@@ -406,4 +412,4 @@ def parse_claim(ctx: Ctx, raw: dict) -> Claim:
         nodes = tuple(names) if names else None
     reserved = tuple(str((r or {}).get("name", "")) for _, r in ctx.maps(status.get("reservedFor"), "status.reservedFor"))
     return Claim(key=key, requests=reqs, allocated=allocated, allocated_nodes=nodes, reserved_for=reserved, unsupported=why, shared=tuple(shared),
-                 constraints=constraints, result_requests=tuple(result_requests))
+                 constraints=constraints, result_requests=tuple(result_requests), result_admin=tuple(result_admin) if any(result_admin) else ())

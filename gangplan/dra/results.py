@@ -104,8 +104,11 @@ def _assign_paused(cluster, placements: Mapping[str, str]) -> dict[str, tuple[tu
         if not todo:
             continue
         try:
-            alloc = allocate_joint(todo, dra.devices_by_node.get(node_name, ()), dra.in_use, dra.classes, dra.consumed,
-                                   constraints=dra.constraints, distinct=distinct_supported(cluster), cache=dra.alloc_cache)
+            if any(r.admin_access for _, reqs in todo for r in reqs):
+                alloc = _one_by_one(dra, pods, todo, owners, node_name, distinct_supported(cluster))
+            else:
+                alloc = allocate_joint(todo, dra.devices_by_node.get(node_name, ()), dra.in_use, dra.classes, dra.consumed,
+                                       constraints=dra.constraints, distinct=distinct_supported(cluster), cache=dra.alloc_cache)
         except AllocationError:
             alloc = None
         if alloc is None:
@@ -120,6 +123,31 @@ def _assign_paused(cluster, placements: Mapping[str, str]) -> dict[str, tuple[tu
                 for pk in owners[key]:
                     named.setdefault(pk, []).append(((claim_name(key), rname, driver, pool, device), res.consumed))
         out.update({k: tuple(v) for k, v in named.items()})
+    return out
+
+
+def _one_by_one(dra: DraState, pods, todo, owners, node_name: str, distinct: bool):
+    """KEP-5018: with admin-access requests, each pod's claims in placement order, on what the
+    earlier pods took (their results without admin access; Reserve's order, as
+    :func:`gangplan.dra.rules.replay_usage`); None when one pod's claims cannot be allocated."""
+    from gangplan.dra.allocator import add_consumed, allocate_results
+
+    used = set(dra.in_use)
+    consumed = {d: dict(v) for d, v in dra.consumed.items()}
+    first = {key: owners[key][0] for key, _ in todo}
+    out: dict = {}
+    devices = dra.devices_by_node.get(node_name, ())
+    for p in pods:
+        mine = [(key, reqs) for key, reqs in todo if first[key] == p.key]
+        if not mine:
+            continue
+        got = allocate_results(mine, devices, used, dra.classes, consumed, dra.alloc_cache, dra.constraints, distinct)
+        if got is None:
+            return None
+        for results in got.values():
+            used.update(r.device for r in results if r.takes)
+            add_consumed(consumed, results)
+        out.update(got)
     return out
 
 
@@ -215,7 +243,7 @@ def _check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[
                     if d is None:
                         out.append((pod_key, f"claim {claim}: device {'/'.join(i)} is not on node {node}"))
                         continue
-                    if i in dra.in_use:
+                    if i in dra.in_use and not r.admin_access:  # (KEP-5018: admin access may take a device in use)
                         out.append((pod_key, f"claim {claim}: device {'/'.join(i)} is allocated in the snapshot"))
                     try:
                         ok = matches(d, r, dra.classes)
@@ -233,12 +261,14 @@ def _check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[
                         q = consumption(d, r)
                         if q is None:
                             out.append((pod_key, f"claim {claim}: device {'/'.join(i)} cannot serve the capacity request {request_name(r)} asks for"))
-                        elif (full, request_name(r), i) not in shares:
+                        elif (full, request_name(r), i) not in shares and not r.admin_access:  # (KEP-5018: an admin share is not counted)
                             shares[(full, request_name(r), i)] = q
                         continue
                     q = consumption(d, r)
                     if q is None or not fits(d, q):
                         out.append((pod_key, f"claim {claim}: device {'/'.join(i)} cannot serve the capacity request {request_name(r)} asks for"))
+                    if r.admin_access:
+                        continue  # (its device stays free for other claims: checked per pod by the rule dra)
                     if i in shared_by:
                         out.append((pod_key, f"device {'/'.join(i)} named for claims {shared_by[i]} and {full}"))
                     other = holder.setdefault(i, full)

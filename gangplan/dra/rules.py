@@ -102,7 +102,7 @@ def replay_usage(dra: DraState, pods_in_order: Iterable, node, claim_node: dict[
     for p in pods_in_order:
         got, _ = try_node_results(dra, p, node, in_use, {**claim_node, **allocated}, consumed, distinct)
         for key, results in (got or {}).items():
-            in_use.update(r.device for r in results if r.consumed is None)
+            in_use.update(r.device for r in results if r.takes)  # (not admin access: foreachAllocatedDevice)
             add_consumed(consumed, results)
             if not key.endswith("/extended-resources"):
                 allocated[key] = node.name

@@ -610,7 +610,7 @@ def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion |
     dra = None
     if b.dra_objects or any((raw.get("spec") or {}).get("resourceClaims") for _, raw, _ in b.pods.values()):
         by_key = {p.key: p for p in pods}
-        dra = build_state(b.dra_objects, [(by_key[k], raw, ctx) for k, (_, raw, ctx) in b.pods.items() if k in by_key], groups, b.note, b.nodes)
+        dra = build_state(b.dra_objects, [(by_key[k], raw, ctx) for k, (_, raw, ctx) in b.pods.items() if k in by_key], groups, b.note, b.nodes, b.namespaces)
     cluster = Cluster(
         nodes=tuple(b.nodes.values()),
         pods=tuple(pods),

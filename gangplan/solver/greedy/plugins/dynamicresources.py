@@ -54,7 +54,7 @@ class DynamicResources(Plugin):
     def _countable(self, pod):
         """(probe request, devices the claims ask for, (extended resource, count) pairs) when
         every device ``pod`` asks for comes from one (DeviceClass, selectors) pair, without
-        capacity requests or constraints, from claims neither allocated, shared nor unsupported;
+        capacity requests, admin access or constraints, from claims neither allocated, shared nor unsupported;
         else None (the allocator decides). Such a pod is counted (:meth:`_counted`)."""
         got = self._counts.get(pod.key, False)
         if got is not False:
@@ -64,7 +64,7 @@ class DynamicResources(Plugin):
             c = dra.claims[key]
             if c.allocated is not None or len(self._users.get(key, ())) > 1 or c.unsupported is not None or dra.constraints.get(key):
                 break
-            if any(r.capacity or r.all or r.alternatives or (pair is not None and (r.device_class, selector_key(r)) != pair) for r in c.requests):
+            if any(r.capacity or r.all or r.alternatives or r.admin_access or (pair is not None and (r.device_class, selector_key(r)) != pair) for r in c.requests):
                 break
             for r in c.requests:
                 pair, n = (r.device_class, selector_key(r)), n + r.count
@@ -150,7 +150,7 @@ class DynamicResources(Plugin):
             if got:
                 in_use, consumed, allocated = set(in_use), {d: dict(v) for d, v in consumed.items()}, dict(allocated)
                 for ck, results in got.items():
-                    in_use.update(r.device for r in results if r.consumed is None)
+                    in_use.update(r.device for r in results if r.takes)  # (not admin access: foreachAllocatedDevice)
                     add_consumed(consumed, results)
                     if not ck.endswith("/extended-resources"):
                         allocated[ck] = node.name
@@ -195,7 +195,7 @@ class DynamicResources(Plugin):
             c = self.dra.claims[key]
             if c.allocated is not None or len(self._users.get(key, ())) > 1:
                 return None
-            sig.append((c.unsupported, tuple((r.device_class, r.selectors, r.count, r.capacity, r.all, r.alternatives, r.tolerations) for r in c.requests), c.constraints))
+            sig.append((c.unsupported, tuple((r.device_class, r.selectors, r.count, r.capacity, r.all, r.alternatives, r.tolerations, r.admin_access) for r in c.requests), c.constraints))
         return (tuple(sig), tuple(sorted((r, q) for r, q in pod.requests.items() if r in self.dra.extended)))
 
     def filter_mask(self, cs, pod, snap, idx):
