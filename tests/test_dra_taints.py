@@ -8,8 +8,7 @@ allocatortesting/allocator_testing.go``, kubernetes/kubernetes @008b3652; the ol
 ``tainted-two-devices-prioritized-list-tolerated``), with its fixtures: ``taintNoSchedule`` (taint-key=taint-value:NoSchedule), ``taintNoExecute``
 (taint-key=taint-value-2:NoExecute), ``tolerationNoSchedule`` (Exists taint-key, NoSchedule),
 ``tolerationNoExecute`` (Equal taint-key=taint-value-2, NoExecute). ``tainted-admin-access`` and
-``tainted-admin-access-disabled`` are left out: admin access is not modelled (such a claim is not
-allocatable, named in a warning). Toleration matching is
+``tainted-admin-access-disabled`` are in tests/test_dra_admin_access.py. Toleration matching is
 ``TestTolerationToleratesTaint`` (``resourceclaim/devicetoleration_test.go``). The semantics are
 ``allocateDevice`` / ``taintPreventsAllocation`` of ``internal/stable/allocator_stable.go`` and
 ``internal/incubating/allocator_incubating.go`` @03ab440c; DeviceTaintRules are applied as

@@ -64,6 +64,15 @@ not tolerated, without an error. Which taints count is the release's (:attr:`Dev
 :meth:`gangplan.dra.model.DraState.for_version`: none in v1.35, the slices' in v1.36, the slices'
 and DeviceTaintRules' from v1.37).
 
+Admin access (KEP-5018; ``allocateDevice`` of both variants, kubernetes/kubernetes @03ab440c): a
+request with ``admin_access`` skips only a device its own claim is taking (``allocatingDeviceForClaim``;
+the snapshot's in-use devices and other claims' are candidates), and every device taken, with
+admin access or not, is then allocating for its claim, so later requests without admin access
+in the same search skip it. Selectors, taints, counters and capacity are checked as for any
+request. Its results carry ``admin`` and do not take their device afterwards
+(:attr:`DeviceResult.takes`, ``foreachAllocatedDevice``). Counting and the joint CP-SAT model
+leave such requests to the search, and :func:`allocate_joint` keeps the order given.
+
 Counting (not upstream's code, the same answer): where no claim has constraints, no device of the
 node is shared, consumes counters or has consumed capacity recorded, no request asks for capacity, no selector
 raises, and the free devices each request can take are per request one set or disjoint sets,

@@ -117,6 +117,8 @@ def _spec(requests, names: dict[str, str] | None = None) -> dict:
             exactly["selectors"] = [{"cel": {"expression": e}} for e in r.selectors]
         if getattr(r, "tolerations", ()):
             exactly["tolerations"] = tolerations(r.tolerations)
+        if getattr(r, "admin_access", False):
+            exactly["adminAccess"] = True
         return exactly
 
     out = []
@@ -179,6 +181,8 @@ def claim_objects(result: Result, cluster=None) -> list[dict]:
                 req = claim.request_named(r["request"])
                 if req is not None and req.tolerations:
                     r["tolerations"] = tolerations(req.tolerations)
+                if req is not None and req.admin_access:  # (allocateDevice sets result.adminAccess, KEP-5018)
+                    r["adminAccess"] = True
             if name.startswith(f"{pod_name}-") and len(got["pods"]) == 1 and pod is not None:  # the claim the resourceclaim controller makes from the pod's template
                 meta["annotations"] = {POD_CLAIM_NAME_ANNOTATION: name[len(pod_name) + 1:]}
                 meta["ownerReferences"] = [owner]

@@ -281,6 +281,17 @@ def dra_taint_mode(v: KubeVersion | str) -> str:
     return "rules" if dra_device_taint_rules(v) else "slices"
 
 
+def dra_admin_access(v: KubeVersion) -> bool:
+    """``adminAccess`` requests (KEP-5018, gate DRAAdminAccess): alpha (off) in v1.32, beta and on
+    by default from v1.34, GA and locked on in v1.36 (``pkg/features/kube_features.go``, master:
+    ``{1.32 alpha false}, {1.34 beta true}, {1.36 GA true, LockToDefault}``): on at every release
+    gangplan reproduces. With it off the allocator would fail such a claim ("admin access is
+    requested, but the feature is disabled", ``validateDeviceRequest``; the DynamicResources test
+    ``request-admin-access-without-DRAAdminAccess-featuregate``), which only a v1.35 cluster that
+    turned the gate off does; gangplan does not model that."""
+    return v.at_least(KubeVersion.V1_35)
+
+
 def dra_prioritized_list(v: KubeVersion) -> bool:
     """``firstAvailable`` subrequests (KEP-4816, gate DRAPrioritizedList): beta and on by default
     from v1.34, GA in v1.36, locked on in v1.37 (``pkg/features/kube_features.go``): on at every
