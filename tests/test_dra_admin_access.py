@@ -142,10 +142,11 @@ def test_the_search_agrees_with_the_brute_force(n, in_use, taints, claims) -> No
 
 # ---- snapshots: both engines and the validator --------------------------------------------
 def _snapshot(pods: tuple[str, ...], *, held: str | None = None, held_admin: bool = False, namespace_labels: dict | None = None,
-              kube_version: str | None = None):
+              kube_version: str | None = None, extra: list[dict] | None = None):
     """Node ``n0`` with one GPU gpu-0, node ``n1`` with none; templates ``plain`` and ``admin``
     (adminAccess); ``held``: a ResourceClaim allocated on gpu-0 (with ``adminAccess`` in its
-    result when ``held_admin``); ``namespace_labels``: a Namespace ``default`` with these labels."""
+    result when ``held_admin``); ``namespace_labels``: a Namespace ``default`` with these labels;
+    ``extra``: more objects."""
     objs: list[dict] = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
                          "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}}]
     if namespace_labels is not None:
@@ -169,7 +170,7 @@ def _snapshot(pods: tuple[str, ...], *, held: str | None = None, held_admin: boo
         objs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{k}", "namespace": "default"},
                      "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
                               "resourceClaims": [{"name": "g", "resourceClaimTemplateName": t}]}})
-    return load_objects(objs, kube_version=kube_version)
+    return load_objects(objs + (extra or []), kube_version=kube_version)
 
 
 def _placed(r) -> dict[str, tuple[str | None, tuple[str, ...]]]:
@@ -209,6 +210,17 @@ def test_structured_ignore_allocated_admin_access() -> None:
     assert _placed(g)["default/p0"] == ("n0", ("gpu-0",)) and e.pods["default/p0"].node == "n0"
     g, e = _both(_snapshot(("plain",), held="gpu-0"))
     assert g.pods["default/p0"].node is None and e.pods["default/p0"].node is None
+
+
+@pytest.mark.parametrize(("order", "placed"), [(("admin", "plain"), False), (("plain", "admin"), True)])
+def test_one_pods_admin_claim_keeps_its_later_plain_claim_off_the_gpu(order, placed) -> None:
+    """One pod with two claims on the one GPU: an admin-access claim first takes gpu-0 and its
+    plain claim then finds nothing (both engines leave the pod pending; the exact engine by its
+    per-pod row); plain first, the admin claim shares gpu-0 and the pod is placed."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
+           "spec": {"containers": [{"name": "c"}], "resourceClaims": [{"name": f"c{i}", "resourceClaimTemplateName": t} for i, t in enumerate(order)]}}
+    g, e = _both(_snapshot((), extra=[pod]))
+    assert (g.pods["default/p"].node == "n0") is placed and (e.pods["default/p"].node == "n0") is placed
 
 
 def test_validator_rejects_an_admin_pod_on_a_node_without_a_matching_device() -> None:

@@ -55,8 +55,8 @@ Admin access (KEP-5018): a request with ``adminAccess`` takes no device count an
 row (its devices stay free for other claims, in use or not); it adds a row only nodes with
 ``count`` devices it could take alone offer (:func:`_admin_count`: matching, taints tolerated,
 counters as for any device). Within one pod an admin-access device keeps the pod's later
-requests off it, which these rows do not see: the validator (which allocates each pod's claims
-in order) catches that.
+requests off it: a pod with an admin-access request and other requests gets a row only nodes
+where its claims, in its order, allocate alone from the snapshot's free devices offer.
 
 Pairs whose selectors match overlapping devices on a node ("any GPU" beside "a GPU of 80 GB")
 each count every device they match; :func:`_hall_rows` adds, per group of overlapping pairs, a
@@ -330,6 +330,7 @@ def _capacity_view(cluster):
     consumers: list[tuple[dict, str, tuple, CapName, int, int]] = []
     all_claims: dict[str, str] = {}
     fa_alts: dict[str, list] = {}
+    admin_pods: dict[str, object] = {}
 
     def _shareable(r: DeviceRequest) -> _Shareable | None:
         """The rows of ``r``'s pair when some free device it matches is shared, else None."""
@@ -432,6 +433,14 @@ def _capacity_view(cluster):
             if cls is not None and q > 0:  # every name of one class draws on one row (explicit and implicit)
                 name = f"{PREFIX}class-{cls}"
                 extra[name] = extra.get(name, 0) + q
+        mine = [dra.claims[k] for k in dra.pod_claims.get(p.key, ()) if k not in shared and dra.claims[k].allocated is None]
+        if any(r.admin_access for c in mine for r in c.requests) and sum(len(c.requests) for c in mine) > 1:
+            # KEP-5018: within the pod an admin-access device keeps its later requests off it, which
+            # the rows above do not see: a row only nodes where the pod's claims fit alone offer.
+            shape = (tuple((c.requests, c.constraints) for c in mine), tuple(sorted((r, q) for r, q in p.requests.items() if r in dra.extended)))
+            name = dims.setdefault(("adminpod", shape), f"{PREFIX}adminpod-{len(dims)}")
+            extra[name] = 1
+            admin_pods.setdefault(name, p)
         if extra:
             pod_extra[p.key] = extra
     all_rows: dict[str, list[tuple[str, str, int]]] = {}
@@ -451,6 +460,8 @@ def _capacity_view(cluster):
                 node_extra[n.name][name] = _BIG if _count(dra, n, rest[0], distinct) >= rest[0].count else 0
             elif kind == "cap":
                 node_extra[n.name][name] = pairs[(rest[0], rest[1])].supply(n.name, rest[2], None)
+            elif kind == "adminpod":
+                node_extra[n.name][name] = _BIG if try_node(dra, admin_pods[name], n, dra.in_use, {}, None, distinct)[0] is not None else 0
             elif kind == "admin":
                 node_extra[n.name][name] = _BIG if _admin_count(dra, n, probe(rest[0], rest[1], rest[2], admin_access=True), distinct) >= rest[3] else 0
             elif kind == "shared":
