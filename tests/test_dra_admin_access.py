@@ -284,3 +284,23 @@ def test_a_subrequest_with_admin_access_is_bad_input(tmp_path) -> None:
     f.write_text(yaml.safe_dump_all(objs))
     res = CliRunner().invoke(app, ["solve", str(f)])
     assert res.exit_code == 2 and "s.yaml" in res.stderr and "adminAccess" in res.stderr
+
+
+@settings(max_examples=25, deadline=None)
+@given(gpus=st.lists(st.integers(0, 2), min_size=1, max_size=2),
+       pods=st.lists(st.lists(st.sampled_from(["plain", "admin"]), min_size=1, max_size=2), min_size=1, max_size=4))
+def test_engines_and_the_validator_agree_on_random_admin_snapshots(gpus, pods) -> None:
+    """Random nodes of 0-2 GPUs and pods of one or two claims, plain or admin-access: both
+    engines' Results pass the validator and the exact engine places at least as many pods."""
+    objs: list[dict] = []
+    for i, n in enumerate(gpus):
+        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"m{i}"}, "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}}})
+        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"m{i}-gpus"},
+                     "spec": {"driver": "gpu.example.com", "nodeName": f"m{i}", "pool": {"name": f"m{i}", "generation": 0, "resourceSliceCount": 1},
+                              "devices": [{"name": f"gpu-{j}"} for j in range(n)]}})
+    for k, ts in enumerate(pods):
+        objs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"q{k}", "namespace": "default"},
+                     "spec": {"containers": [{"name": "c"}], "resourceClaims": [{"name": f"c{i}", "resourceClaimTemplateName": t} for i, t in enumerate(ts)]}})
+    c = _snapshot((), extra=objs)
+    g, e = _both(c)
+    assert sum(o.node is not None for o in e.pods.values()) >= sum(o.node is not None for o in g.pods.values())
