@@ -175,9 +175,8 @@ def test_bad_optimal_arguments_exit_2(tmp_path, args):
     assert "Traceback" not in res.output
 
 
-def test_optimal_refuses_shared_gpus():
-    from gangplan.io.errors import SnapshotError
-
+def test_optimal_accepts_shared_gpus():
+    """GPU-sharing traces are no longer refused (issue 22 item 5: DRA consumable capacity,
+    tests/test_replay_exact_sharing.py runs them)."""
     jobs = [ReplayJob(name="a", submit=0, duration=10, workers=1, cpu_milli=1000, memory_mib=1024, gpu=1, gpu_milli=500)]
-    with pytest.raises(SnapshotError, match="optimal policy needs whole GPUs"):
-        Shadow().check(jobs, "pods.csv", "optimal")
+    assert Shadow().check(jobs, "pods.csv", "optimal") is None

@@ -81,14 +81,15 @@ class ReplayRun(_Doc):
     the first in each S seconds). Optimal: instants after an arrival or departure with a
     pending job that could fit (``--epoch S``: the instants k S), those where greedy started
     every candidate proven by counting (``wall_s`` 0 in ``epochs.csv``). Per epoch in ``epochs.csv``."""
-    regret_gpus_total: int | None = None
+    regret_gpus_total: int | float | None = None
     """Shadow / optimal (on its own run's state): over the epochs, GPUs of pending jobs the exact engine admits minus those greedy
     admitted at that instant (running pods fixed). An epoch whose solve hit its limit counts
-    its best found solution: a lower bound on that epoch's regret."""
-    regret_gpus_max: int | None = None
+    its best found solution: a lower bound on that epoch's regret. GPU-equivalents: a GPU-sharing
+    pod counts ``gpu_milli / 1000`` (a float on such traces, an integer on whole-GPU ones)."""
+    regret_gpus_max: int | float | None = None
     regret_jobs_total: int | None = None
     """Shadow / optimal: the same in admitted jobs."""
-    regret_queue_gpus_total: int | None = None
+    regret_queue_gpus_total: int | float | None = None
     """Shadow / optimal: of the optimum's GPUs, those on jobs greedy did not try at that instant (backing
     off or pooled): regret the queue causes rather than the placement."""
     epochs_with_regret: int | None = None

@@ -18,6 +18,7 @@ PlacementBinPacking); preferred topology keys are not modelled in this slice.
 from __future__ import annotations
 
 import random
+import weakref
 
 import numpy as np
 
@@ -69,6 +70,11 @@ class Placer:
         self.capacity_milli = self.devices.capacity_milli
         self.capacity_gpus = self.capacity_milli // MILLI
         self.pods: dict[str, list[Pod]] = {}
+        _PLACERS[id(self.cluster.nodes)] = self
+
+    def devices_of_job(self, instance: str) -> list[tuple[int, ...]]:
+        """The device indices each pod of ``instance`` holds on its node (in pod order)."""
+        return [self.devices.held[p.key][1] if p.key in self.devices.held else () for p in self.pods[instance]]
 
     @property
     def allocated_milli(self) -> int:
@@ -129,9 +135,9 @@ class Placer:
             return self.fgd.choose(dev, pod, i)
         return dev.best_fit(i, req)
 
-    def _assume(self, pod: Pod, i: int) -> None:
+    def _assume(self, pod: Pod, i: int, devices: tuple[int, ...] | None = None) -> None:
         req = request_of(pod)
-        devs = self._devices_for(pod, i, req)
+        devs = self._devices_for(pod, i, req) if devices is None else tuple(devices)
         if len(devs) != (req.count if req.milli else 0):
             raise AssertionError(f"{pod.key}: node {self.snap.names[i]} passed the GPU filter but has no devices for {req}")
         self.snap.assume(pod, i)
@@ -158,16 +164,20 @@ class Placer:
         self.pods[instance] = placed
         return True
 
-    def force(self, job: ReplayJob, instance: str, nodes: list[str]) -> None:
+    def force(self, job: ReplayJob, instance: str, nodes: list[str], devices: list[tuple[int, ...]] | None = None) -> None:
         """Run ``job``'s workers on ``nodes`` (one name per worker, e.g. the exact engine's
-        answer), devices chosen by the policy's selection method; no cycle runs. Raises if a node
-        has no room (the answer was not valid on this state)."""
+        answer); no cycle runs. ``devices``: the device indices of each worker on its node (the
+        exact engine's allocation on a GPU-sharing trace, :func:`gangplan.replay.shadow.solve_epoch`),
+        else chosen by the policy's selection method. Raises if a node or device has no room
+        (the answer was not valid on this state)."""
         if not hasattr(self, "_index"):
             self._index = {n: i for i, n in enumerate(self.snap.names)}
         pods = [worker_pod(job, k, namespace=instance) for k in range(len(nodes))]
-        for p, name in zip(pods, nodes, strict=True):
+        if devices is not None and len(devices) != len(nodes):
+            raise AssertionError(f"{instance}: {len(nodes)} nodes but devices for {len(devices)} workers")
+        for w, (p, name) in enumerate(zip(pods, nodes, strict=True)):
             i = self._index[name]
-            self._assume(p, i)
+            self._assume(p, i, None if devices is None else devices[w])
             if (self.snap.free[i] < 0).any():
                 raise AssertionError(f"{p.key}: node {name} has no room for it on this state")
         self.pods[instance] = pods
@@ -177,4 +187,16 @@ class Placer:
             self._forget(p)
 
 
-__all__ = ["Placer"]
+_PLACERS: weakref.WeakValueDictionary[int, Placer] = weakref.WeakValueDictionary()
+"""Live placers by the identity of their node tuple (``placer.cluster.nodes``, which the placer
+keeps alive, so the id is not reused while the entry exists)."""
+
+
+def placer_of(nodes: tuple) -> Placer | None:
+    """The live placer whose ``cluster.nodes`` is ``nodes`` (the same object), if any: how the
+    ``shadow`` policy reads the devices the timed run's placer gave its running pods."""
+    p = _PLACERS.get(id(nodes))
+    return p if p is not None and p.cluster.nodes is nodes else None
+
+
+__all__ = ["Placer", "placer_of"]

@@ -21,7 +21,9 @@ Per epoch (:func:`gangplan.replay.shadow.solve_epoch`, the one epoch solve it sh
    bound: all candidates admitted, all their pods placed), proven by counting, and it is used;
    otherwise CP-SAT (:func:`gangplan.solver.exact.solve_exact`, at most ``time_limit`` seconds,
    the hint as its start, so never worse than greedy) decides, and its admitted jobs start on
-   the nodes it chose, devices by best fit. A solve stopped at its limit drives the run with its
+   the nodes it chose: on a GPU-sharing trace on the devices its Result names (each pod's
+   claim, :func:`gangplan.replay.shadow.solve_epoch`), else devices by the placer's selection
+   (whole GPUs: which free ones is immaterial). A solve stopped at its limit drives the run with its
    best solution and is recorded as FEASIBLE with its gap, never as an optimum.
 
 The epoch records (``epochs.csv``) hold greedy's and the optimum's GPUs and jobs from the same
@@ -30,7 +32,9 @@ own state) and, with ``movable``, the bound with running pods movable
 (:func:`gangplan.replay.shadow.movable_bound`).
 
 The optimum is per epoch (myopic): it maximises the jobs started now, highest priority first,
-then GPUs placed, not delay or JCT over the horizon. Only whole GPUs (as ``shadow``).
+then GPUs placed, not delay or JCT over the horizon. GPU-sharing traces are solved with DRA
+consumable capacity (:mod:`gangplan.replay.shadow`, "GPU sharing"): running pods keep the
+devices and shares they hold.
 """
 
 from __future__ import annotations
@@ -42,7 +46,15 @@ from gangplan.models.cluster import Cluster
 from gangplan.replay.engine import Placer
 from gangplan.replay.frag import FragMeter
 from gangplan.replay.policies import TypicalPod
-from gangplan.replay.shadow import EpochRecord, Shadow, epoch_objects, solve_epoch, write_epoch
+from gangplan.replay.shadow import (
+    EpochRecord,
+    Shadow,
+    epoch_objects,
+    gpus_of,
+    sharing,
+    solve_epoch,
+    write_epoch,
+)
 from gangplan.replay.timed import JobRecord, TimedRun, _nodes_of
 from gangplan.replay.traces import ReplayJob
 
@@ -118,23 +130,26 @@ def _epoch(placer: Placer, jobs: list[ReplayJob], records: list[JobRecord], run:
     hint = _greedy_hint(placer, jobs, cand)
     index = len(shadow.records)
     nodes = placer.cluster.nodes
+    held = {k: placer.devices_of_job(f"j{k}") for k in running if jobs[k].gpu} if sharing(jobs) else None
+    chosen_devices: dict[int, list[tuple[int, ...]]] = {}
     if len(hint) == len(cand):
         chosen = hint
-        gpus = sum(jobs[k].gpu * len(v) for k, v in hint.items())
+        gpus = gpus_of(jobs, {k: len(v) for k, v in hint.items()})
         rec = EpochRecord(index=index, time=now, pending_jobs=len(cand), greedy_gpus=gpus, exact_gpus=gpus, greedy_jobs=len(hint), exact_jobs=len(hint),
                           status="OPTIMAL", gap=0.0, wall_s=0.0)
         path = shadow.export_path(index)
         if path is not None:
-            write_epoch(epoch_objects(nodes, jobs, running, cand), path, now, index, len(running), len(cand))
+            write_epoch(epoch_objects(nodes, jobs, running, cand, held), path, now, index, len(running), len(cand))
     else:
-        es = solve_epoch(now, index, nodes, jobs, running, cand, hint, time_limit=shadow.time_limit, seed=shadow.seed, export=shadow.export_path(index))
-        chosen, rec = es.placements, es.record
+        es = solve_epoch(now, index, nodes, jobs, running, cand, hint, time_limit=shadow.time_limit, seed=shadow.seed, export=shadow.export_path(index),
+                         devices=held)
+        chosen, rec, chosen_devices = es.placements, es.record, es.devices
         if len(chosen) < len(hint):  # never: the hint is the solver's start (kept as a guard)
             raise AssertionError(f"epoch {index}: the exact engine started {len(chosen)} jobs, greedy {len(hint)}")
     rec.pending_jobs = len(pending)
     shadow.record(rec, nodes, jobs, dict(running), sorted(pending), chosen)
     for k in sorted(chosen):
-        placer.force(jobs[k], f"j{k}", chosen[k])
+        placer.force(jobs[k], f"j{k}", chosen[k], chosen_devices.get(k))
         running[k] = _nodes_of(placer, k)
         pending.discard(k)
         r = records[k]

@@ -13,7 +13,8 @@ Outputs (byte-for-byte the same for the same inputs and seeds):
 * ``epochs.csv`` (policies ``shadow`` and ``optimal`` only): one row per epoch, ``policy,seed,epoch,time,pending_jobs,
   greedy_gpus,exact_gpus,regret_gpus,greedy_jobs,exact_jobs,regret_jobs,status,gap,wall_s,
   exact_gpus_untried,movable_jobs,movable_jobs_bound,movable_gpus,movable_status`` (the last
-  four with ``movable_bound`` only); the
+  four with ``movable_bound`` only; the GPU columns are GPU-equivalents, a GPU-sharing pod counting
+  ``gpu_milli / 1000``: :mod:`gangplan.replay.shadow`); the
   timed ``timeseries.csv`` has a last column ``regret_gpus``: the sum over the epochs since the
   previous row (blank for the other policies);
 * ``runs/<policy>-<seed>.json``: each finished run, written as it finishes, for ``--resume``
@@ -438,6 +439,16 @@ def _timed_run(tr: TimedRun) -> ReplayRun:
     )
 
 
+def _gpu_sum(values) -> int | float:
+    """A sum of GPU-equivalents (ints, or 1/1000 floats on GPU-sharing traces) without float noise."""
+    from gangplan.replay.shadow import as_gpus
+
+    vals = list(values)
+    if all(isinstance(v, int) for v in vals):
+        return sum(vals)
+    return as_gpus(round(sum(vals) * 1000))
+
+
 def _shadow_fields(tr: TimedRun) -> dict:
     sh = tr.shadow
     if sh is None:
@@ -445,10 +456,10 @@ def _shadow_fields(tr: TimedRun) -> dict:
     recs = sh.records
     return {
         "epochs": len(recs),
-        "regret_gpus_total": sum(r.regret_gpus for r in recs),
+        "regret_gpus_total": _gpu_sum(r.regret_gpus for r in recs),
         "regret_gpus_max": max((r.regret_gpus for r in recs), default=0),
         "regret_jobs_total": sum(r.regret_jobs for r in recs),
-        "regret_queue_gpus_total": sum(r.exact_gpus_untried for r in recs),
+        "regret_queue_gpus_total": _gpu_sum(r.exact_gpus_untried for r in recs),
         "epochs_with_regret": sum(1 for r in recs if r.regret_gpus > 0 or r.regret_jobs > 0),
         "epochs_at_limit": sum(1 for r in recs if r.status != "OPTIMAL"),
         **({"movable_regret_jobs_total": sum(r.movable_jobs_bound - r.exact_jobs for r in recs if r.movable_jobs_bound is not None),
@@ -599,11 +610,11 @@ def _samples(tr: TimedRun, interval: float) -> list[list[object]]:
         regret = ""
         if epochs is not None:
             # the regret of the epochs in (t - interval, t] (the first sample: at or before t)
-            total = 0
+            got = []
             while e < len(epochs) and epochs[e].time <= t:
-                total += epochs[e].regret_gpus
+                got.append(epochs[e].regret_gpus)
                 e += 1
-            regret = total
+            regret = _gpu_sum(got)
         frag = (_num(tr.frag[k][1] / 1000), _num(tr.frag[k][2] / 1000)) if k < len(tr.frag) else ("", "")
         rows.append([tr.policy, tr.seed, _num(t), _num(alloc), _num(alloc / cap if cap else 0.0), pend, regret, *frag])
         t += interval

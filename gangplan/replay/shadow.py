@@ -22,17 +22,36 @@ even try at that instant (backing off or pooled: regret the queue causes, not th
 when the solve hit its time limit the status FEASIBLE with its ``gap``: a
 bound, never an optimum.
 
-Only whole GPUs: a trace with GPU-sharing jobs (``gpu_milli`` < 1000) is refused (the exact
-engine models whole extended-resource GPUs here, not the replay's shared devices).
+**GPU sharing** (issue 22 item 5): on a trace with GPU-sharing jobs (``gpu_milli`` < 1000,
+:func:`sharing`) the GPUs are written as the replay models them (:mod:`gangplan.replay.gpushare`),
+in Kubernetes' own terms, DRA consumable capacity (KEP-5075, docs/explanation/dra.md "Consumable
+capacity"): every node's GPUs are one ResourceSlice of devices ``gpu-<d>`` (``d`` the replay's
+device index) with ``allowMultipleAllocations: true`` and one capacity ``milli: 1000`` (no request
+policy: a request consumes exactly the milli it asks), the node's ``nvidia.com/gpu.product`` label
+as the string attribute ``productName`` (the model restriction stays a node-affinity term, as
+greedy's replay); one DeviceClass (:data:`DEVICE_CLASS`); a running pod's GPUs are a ResourceClaim
+allocated to the devices the replay's placer gave it (``status.allocation`` with a ``shareID`` and
+``consumedCapacity`` ``milli`` per device, ``reservedFor`` the pod), so running shares are fixed
+where they are; a pending job's pods claim from one ResourceClaimTemplate asking ``count: gpu``
+devices with ``capacity.requests.milli: gpu_milli``. Whole-GPU jobs of such a trace ask 1000 milli
+per device (all of it). The devices the exact engine names for a pending pod
+(``PodOutcome.claims``) are the ones the ``optimal`` policy gives it (:meth:`Placer.force
+<gangplan.replay.engine.Placer.force>`). A trace of whole GPUs only is written as before
+(``nvidia.com/gpu`` extended resources; the same objects byte for byte).
+
+GPU counts of the epoch records (``greedy_gpus``, ``exact_gpus``, ``exact_gpus_untried``, the
+regrets, ``movable_gpus``) are GPU-equivalents: a worker counts ``gpu * gpu_milli / 1000`` (0.5
+for a half-GPU pod), an integer whenever the total is whole (every whole-GPU trace), else a
+float rounded to 1/1000.
 """
 
 from __future__ import annotations
 
 import math
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from gangplan.io.errors import SnapshotError
 from gangplan.io.loader import load_objects
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import CPU, Node
@@ -41,6 +60,33 @@ from gangplan.models.well_known import GPU, GPU_PRODUCT
 from gangplan.replay.traces import ReplayJob
 
 NAMESPACE = "replay"
+DRIVER = "gpu.replay.gangplan.io"
+"""The DRA driver of the replay's shared GPUs (GPU-sharing traces, module docstring)."""
+DEVICE_CLASS = "shared-gpu.replay.gangplan.io"
+CLAIM = "gpu"
+"""The pod's claim name and the claim's one request name."""
+MILLI = 1000
+
+
+def sharing(jobs: list[ReplayJob]) -> bool:
+    """Whether the trace has GPU-sharing jobs (``gpu_milli`` < 1000): then the epoch objects model
+    GPUs as DRA devices with consumable capacity (module docstring)."""
+    return any(j.fractional for j in jobs)
+
+
+def as_gpus(milli: int) -> int | float:
+    """GPU-equivalents of ``milli`` GPU milli: an int when whole, else a float (1/1000 steps)."""
+    return milli // MILLI if milli % MILLI == 0 else round(milli / MILLI, 3)
+
+
+def job_milli(job: ReplayJob, workers: int) -> int:
+    """GPU milli of ``workers`` pods of ``job`` (``gpu`` devices of ``gpu_milli`` each)."""
+    return job.gpu * min(job.gpu_milli, MILLI) * workers if job.gpu else 0
+
+
+def gpus_of(jobs: list[ReplayJob], workers: dict[int, int]) -> int | float:
+    """GPU-equivalents of the jobs ``workers`` names (job index -> pods placed)."""
+    return as_gpus(sum(job_milli(jobs[k], w) for k, w in workers.items()))
 
 
 @dataclass
@@ -48,14 +94,15 @@ class EpochRecord:
     index: int
     time: float
     pending_jobs: int
-    greedy_gpus: int
-    exact_gpus: int
+    greedy_gpus: int | float
+    """GPU-equivalents (module docstring: a half-GPU pod counts 0.5), as ``exact_gpus``."""
+    exact_gpus: int | float
     greedy_jobs: int
     exact_jobs: int
     status: str
     gap: float | None
     wall_s: float
-    exact_gpus_untried: int = 0
+    exact_gpus_untried: int | float = 0
     """GPUs the exact engine admits among the pending jobs greedy did not try at this instant
     (backing off, or in the unschedulable pool with no event for them): the queue's share of
     the regret, the rest being placement."""
@@ -64,12 +111,18 @@ class EpochRecord:
     running pods may move (every running job still runs); None when not asked."""
     movable_jobs_bound: int | None = None
     """Its proven bound (equal to ``movable_jobs`` when ``movable_status`` is OPTIMAL)."""
-    movable_gpus: int | None = None
+    movable_gpus: int | float | None = None
     movable_status: str | None = None
+    repairs: int = 0
+    """GPU-sharing traces: extra solves :func:`solve_epoch` needed because the exact engine's
+    shared-capacity relaxation put shares on a node that no device allocation holds (each adds
+    a node-affinity exclusion); when > 0 the status is OPTIMAL only if the answer admits as many
+    jobs as the first, relaxed, optimum (an upper bound), else FEASIBLE with that gap."""
 
     @property
-    def regret_gpus(self) -> int:
-        return self.exact_gpus - self.greedy_gpus
+    def regret_gpus(self) -> int | float:
+        d = self.exact_gpus - self.greedy_gpus
+        return d if isinstance(d, int) else as_gpus(round(d * MILLI))
 
     @property
     def regret_jobs(self) -> int:
@@ -80,8 +133,9 @@ def _quantity(name: str, value: int) -> str:
     return f"{value}m" if name == CPU else str(value)
 
 
-def node_object(n: Node) -> dict[str, Any]:
-    alloc = {k: _quantity(k, int(v)) for k, v in n.allocatable.items()}
+def node_object(n: Node, shared: bool = False) -> dict[str, Any]:
+    """``shared``: without ``nvidia.com/gpu`` (the GPUs are the node's ResourceSlice)."""
+    alloc = {k: _quantity(k, int(v)) for k, v in n.allocatable.items() if not (shared and k == GPU)}
     spec: dict[str, Any] = {}
     if n.taints:
         spec["taints"] = [{k: v for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v} for t in n.taints]
@@ -94,13 +148,13 @@ def job_key(k: int) -> str:
     return f"j{k}"
 
 
-def _pod(job: ReplayJob, k: int, i: int, node: str | None, group: str | None) -> dict[str, Any]:
+def _pod(job: ReplayJob, k: int, i: int, node: str | None, group: str | None, shared: bool = False, avoid: set[str] | None = None) -> dict[str, Any]:
     req: dict[str, str] = {}
     if job.cpu_milli:
         req["cpu"] = f"{job.cpu_milli}m"
     if job.memory_mib:
         req["memory"] = f"{job.memory_mib}Mi"
-    if job.gpu:
+    if job.gpu and not shared:
         req[GPU] = str(job.gpu)
     spec: dict[str, Any] = {}
     if node is not None:
@@ -109,23 +163,102 @@ def _pod(job: ReplayJob, k: int, i: int, node: str | None, group: str | None) ->
         spec["schedulingGroup"] = {"podGroupName": group}
     if job.priority:
         spec["priority"] = job.priority
+    term: dict[str, Any] = {}
     if job.gpu and job.gpu_models:
-        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": GPU_PRODUCT, "operator": "In", "values": list(job.gpu_models)}]}]}}}
+        term["matchExpressions"] = [{"key": GPU_PRODUCT, "operator": "In", "values": list(job.gpu_models)}]
+    if avoid:
+        term["matchFields"] = [{"key": "metadata.name", "operator": "NotIn", "values": sorted(avoid)}]
+    if term:
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
     spec["containers"] = [{"name": "worker", "resources": {"requests": req}}]
+    if job.gpu and shared:
+        ref = {"resourceClaimName": _claim_name(k, i)} if node is not None else {"resourceClaimTemplateName": _template_name(k)}
+        spec["resourceClaims"] = [{"name": CLAIM, **ref}]
     pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{job_key(k)}-{i}", "namespace": NAMESPACE, "labels": {"job": job.name}}, "spec": spec}
     if node is not None:
         pod["status"] = {"phase": "Running"}
     return pod
 
 
-def epoch_objects(nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int]) -> list[dict[str, Any]]:
+def _claim_name(k: int, i: int) -> str:
+    """A pod's claim: for a pending pod the one the resourceclaim controller makes from its
+    template (``<pod>-<claim>``), for a running one the same name, allocated."""
+    return f"{job_key(k)}-{i}-{CLAIM}"
+
+
+def _template_name(k: int) -> str:
+    return f"{job_key(k)}-{CLAIM}"
+
+
+def _claim_spec(job: ReplayJob) -> dict[str, Any]:
+    return {"devices": {"requests": [{"name": CLAIM, "exactly": {
+        "deviceClassName": DEVICE_CLASS, "allocationMode": "ExactCount", "count": job.gpu,
+        "capacity": {"requests": {"milli": str(min(job.gpu_milli, MILLI))}}}}]}}
+
+
+def device_name(d: int) -> str:
+    return f"gpu-{d}"
+
+
+def device_index(name: str) -> int:
+    """The replay's device index of a device :func:`epoch_objects` wrote (``gpu-<d>``)."""
+    return int(name.removeprefix("gpu-"))
+
+
+def _dra_objects(nodes: tuple[Node, ...]) -> list[dict[str, Any]]:
+    """The DeviceClass and one ResourceSlice per node with GPUs (module docstring)."""
+    out: list[dict[str, Any]] = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": DEVICE_CLASS},
+                                  "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{DRIVER}' && device.allowMultipleAllocations"}}]}}]
+    for n in nodes:
+        count = int(n.allocatable.get(GPU, 0))
+        if count <= 0:
+            continue
+        attrs: dict[str, Any] = {}
+        model = n.labels.get(GPU_PRODUCT)
+        devices = []
+        for d in range(count):
+            attrs = {"index": {"int": d}, **({"productName": {"string": model}} if model else {})}
+            devices.append({"name": device_name(d), "allowMultipleAllocations": True, "attributes": attrs, "capacity": {"milli": {"value": str(MILLI)}}})
+        out.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{n.name}-gpus"},
+                    "spec": {"driver": DRIVER, "nodeName": n.name, "pool": {"name": n.name, "generation": 1, "resourceSliceCount": 1}, "devices": devices}})
+    return out
+
+
+def _allocated_claim(job: ReplayJob, k: int, i: int, node: str, devices: tuple[int, ...]) -> dict[str, Any]:
+    """A running pod's claim, allocated to the devices it holds (a share of each: shareID and
+    consumedCapacity, as kube-scheduler's DynamicResources PreBind writes for a device with
+    ``allowMultipleAllocations``)."""
+    name = _claim_name(k, i)
+    milli = str(min(job.gpu_milli, MILLI))
+    results = [{"request": CLAIM, "driver": DRIVER, "pool": node, "device": device_name(d),
+                "shareID": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{NAMESPACE}/{name}/{d}")), "consumedCapacity": {"milli": milli}} for d in devices]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name, "namespace": NAMESPACE}, "spec": _claim_spec(job),
+            "status": {"allocation": {"devices": {"results": results},
+                                      "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}},
+                       "reservedFor": [{"resource": "pods", "name": f"{job_key(k)}-{i}"}]}}
+
+
+def epoch_objects(nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int],
+                  devices: dict[int, list[tuple[int, ...]]] | None = None, avoid: dict[tuple[int, int], set[str]] | None = None) -> list[dict[str, Any]]:
     """The state as Kubernetes objects: nodes, running pods bound (``running``: job index ->
     the node of each worker), pending jobs' pods (``gang`` workers each, the workers a replay
-    places; gangs of more than one with a PodGroup)."""
-    out = [node_object(n) for n in nodes]
+    places; gangs of more than one with a PodGroup). On a GPU-sharing trace (:func:`sharing`)
+    the GPUs are DRA devices with consumable capacity (module docstring) and ``devices`` (job
+    index -> the device indices of each worker on its node, every running GPU job) is needed.
+    ``avoid``: (job, worker) of a pending pod -> nodes it may not use (a required node-affinity
+    ``matchFields`` term; :func:`solve_epoch`'s repair of the shared-capacity relaxation)."""
+    shared = sharing(jobs)
+    out = [node_object(n, shared) for n in nodes]
+    if shared:
+        out += _dra_objects(nodes)
     for k in sorted(running):
-        out += [_pod(jobs[k], k, i, node, None) for i, node in enumerate(running[k])]
+        job = jobs[k]
+        out += [_pod(job, k, i, node, None, shared) for i, node in enumerate(running[k])]
+        if shared and job.gpu:
+            held = (devices or {}).get(k)
+            if held is None or len(held) != len(running[k]):
+                raise ValueError(f"epoch_objects: running job {job.name} (j{k}) shares GPUs but its devices are not given")
+            out += [_allocated_claim(job, k, i, node, tuple(held[i])) for i, node in enumerate(running[k])]
     for k in sorted(pending):
         job = jobs[k]
         group = None
@@ -137,7 +270,10 @@ def epoch_objects(nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[
             if job.priority:
                 spec["priority"] = job.priority
             out.append({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": group, "namespace": NAMESPACE}, "spec": spec})
-        out += [_pod(job, k, i, None, group) for i in range(job.gang)]
+        if shared and job.gpu:
+            out.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": _template_name(k), "namespace": NAMESPACE},
+                        "spec": {"spec": _claim_spec(job)}})
+        out += [_pod(job, k, i, None, group, shared, (avoid or {}).get((k, i))) for i in range(job.gang)]
     return out
 
 
@@ -149,19 +285,21 @@ class MovableBound:
 
     jobs: int
     jobs_bound: int
-    gpus: int
+    gpus: int | float
     status: str
 
 
 @dataclass
 class EpochSolve:
     """One epoch's exact solve (:func:`solve_epoch`): ``placements`` = admitted pending job ->
-    the node of each of its pods."""
+    the node of each of its pods; ``devices`` (GPU-sharing traces) = the same jobs -> the device
+    indices each pod's claim got on its node (the Result's ``claims``)."""
 
     record: EpochRecord
     placements: dict[int, list[str]]
     cluster: Cluster
     result: Any
+    devices: dict[int, list[tuple[int, ...]]] = field(default_factory=dict)
 
 
 def _job_of(key: str) -> tuple[int, int]:
@@ -188,38 +326,82 @@ def write_epoch(objects: list[dict[str, Any]], path: str, now: float, index: int
 
 def solve_epoch(
     now: float, index: int, nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int], greedy: dict[int, list[str]], *,
-    time_limit: float, seed: int, tried: set[int] | None = None, export: str | None = None,
+    time_limit: float, seed: int, tried: set[int] | None = None, export: str | None = None, devices: dict[int, list[tuple[int, ...]]] | None = None,
 ) -> EpochSolve:
     """The exact engine on one epoch's state: ``running`` (job -> nodes of its pods) fixed,
     ``pending`` jobs free, ``greedy`` (the pending jobs greedy placed from this state) the hint,
     so the answer is never worse. No preemption: the running pods stay (a greedy start that
     preempted shows as negative regret). ``export``: write the
-    state to this path first. The one epoch solve of the ``shadow`` and ``optimal`` policies."""
+    state to this path first. ``devices``: on a GPU-sharing trace, the devices of each running
+    job's pods (:func:`epoch_objects`). The one epoch solve of the ``shadow`` and ``optimal`` policies."""
     import time
 
     from gangplan.solver.exact import solve_exact
 
-    objects = epoch_objects(nodes, jobs, running, pending)
+    objects = epoch_objects(nodes, jobs, running, pending, devices)
     if export is not None:
         write_epoch(objects, export, now, index, len(running), len(pending))
-    cluster: Cluster = load_objects(objects, f"<epoch {index}>")
-    t = time.perf_counter()
-    res = solve_exact(cluster, time_limit=time_limit, workers=1, seed=seed, hint=_hint(jobs, greedy, pending), preemption=False)
-    wall = time.perf_counter() - t
-    where: dict[int, dict[int, str]] = {}
-    for key, o in res.pods.items():
-        if o.node is not None and not o.nominated:
-            k, i = _job_of(key)
-            where.setdefault(k, {})[i] = o.node
-    placements = {k: [w[i] for i in sorted(w)] for k, w in where.items() if len(w) >= jobs[k].gang}
+    shared = sharing(jobs)
+    hint = _hint(jobs, greedy, pending)
+    avoid: dict[tuple[int, int], set[str]] = {}
+    first_jobs: int | None = None
+    first_status = ""
+    wall = 0.0
+    repairs = 0
+    while True:
+        if repairs:
+            objects = epoch_objects(nodes, jobs, running, pending, devices, avoid)
+        cluster: Cluster = load_objects(objects, f"<epoch {index}>")
+        t = time.perf_counter()
+        res = solve_exact(cluster, time_limit=time_limit, workers=1, seed=seed, hint=hint, preemption=False)
+        wall += time.perf_counter() - t
+        where: dict[int, dict[int, str]] = {}
+        devs: dict[int, dict[int, tuple[int, ...]]] = {}
+        unallocated: dict[str, list[tuple[int, int]]] = {}
+        for key, o in res.pods.items():
+            if o.node is not None and not o.nominated:
+                k, i = _job_of(key)
+                where.setdefault(k, {})[i] = o.node
+                if shared and jobs[k].gpu:
+                    got = tuple(device_index(c.device) for c in o.claims if c.driver == DRIVER and c.pool == o.node)
+                    if len(got) != jobs[k].gpu:
+                        unallocated.setdefault(o.node, []).append((k, i))
+                    devs.setdefault(k, {})[i] = got
+        placements = {k: [w[i] for i in sorted(w)] for k, w in where.items() if len(w) >= jobs[k].gang}
+        if first_jobs is None:
+            first_jobs, first_status = len(placements), str(res.status)
+        if not unallocated:
+            break
+        # The exact engine's shared-capacity rows are a bin-packing relaxation on nodes of several
+        # GPUs with mixed shares (docs/explanation/dra.md): no joint device allocation holds the
+        # shares it put on these nodes. Forbid one pod there that greedy's hint does not put
+        # there (the hint's own pods on a node have an allocation: greedy made it), then every
+        # such pod after 3 rounds; each round strictly restricts, and the hint stays feasible.
+        repairs += 1
+        for node, pods in unallocated.items():
+            movable = [(k, i) for k, i in pods if not (k in greedy and i < len(greedy[k]) and greedy[k][i] == node)]
+            movable.sort(key=lambda ki: (-job_milli(jobs[ki[0]], 1), ki))
+            for ki in movable if repairs > 3 else movable[:1]:
+                avoid.setdefault(ki, set()).add(node)
+            if not movable:
+                raise AssertionError(f"epoch {index}: node {node}: no device allocation for the exact engine's shares, all greedy's")
+    status, gap = str(res.status), res.gap
+    if repairs:
+        # the first (relaxed) solve's admitted jobs bound the true optimum from above
+        relaxed_optimal = first_status == "OPTIMAL"
+        if not (relaxed_optimal and len(placements) >= first_jobs and status == "OPTIMAL"):
+            status = "FEASIBLE"
+            gap = round((first_jobs - len(placements)) / first_jobs, 6) if first_jobs and relaxed_optimal else gap
     rec = EpochRecord(
         index=index, time=now, pending_jobs=len(pending),
-        greedy_gpus=sum(jobs[k].gpu * jobs[k].gang for k in greedy), exact_gpus=sum(jobs[k].gpu * len(placements[k]) for k in placements),
+        greedy_gpus=gpus_of(jobs, {k: jobs[k].gang for k in greedy}), exact_gpus=gpus_of(jobs, {k: len(v) for k, v in placements.items()}),
         greedy_jobs=len(greedy), exact_jobs=len(placements),
-        status=str(res.status), gap=res.gap, wall_s=round(wall, 3),
-        exact_gpus_untried=0 if tried is None else sum(jobs[k].gpu * len(placements[k]) for k in placements if k not in tried),
+        status=status, gap=gap, wall_s=round(wall, 3),
+        exact_gpus_untried=0 if tried is None else gpus_of(jobs, {k: len(v) for k, v in placements.items() if k not in tried}),
+        repairs=repairs,
     )
-    return EpochSolve(rec, placements, cluster, res)
+    chosen = {k: [devs[k][i] for i in sorted(devs[k])] for k in placements if k in devs}
+    return EpochSolve(rec, placements, cluster, res, chosen)
 
 
 def movable_bound(
@@ -255,7 +437,7 @@ def movable_bound(
         raise AssertionError("movable bound: the running jobs no longer all run (their placement was the hint)")
     tiers = [admitted_tier(p) for p in sorted({jobs[k].priority for k in pending}, reverse=True)]
     bound = sum(int(round(res.bound.get(t, res.objective.get(t, 0)))) for t in tiers) if str(res.status) != "OPTIMAL" else len(admitted)
-    return MovableBound(jobs=len(admitted), jobs_bound=max(bound, len(admitted)), gpus=sum(jobs[k].gpu * counts[k] for k in admitted), status=str(res.status))
+    return MovableBound(jobs=len(admitted), jobs_bound=max(bound, len(admitted)), gpus=gpus_of(jobs, {k: counts[k] for k in admitted}), status=str(res.status))
 
 
 @dataclass
@@ -273,9 +455,10 @@ class Shadow:
     exported: str | None = None
 
     def check(self, jobs: list[ReplayJob], source: str, policy: str = "shadow") -> None:
-        frac = [j for j in jobs if j.gpu and j.gpu_milli < 1000]
-        if frac:
-            raise SnapshotError(source, f"the {policy} policy needs whole GPUs; {len(frac)} jobs share a GPU (gpu_milli < 1000), first {frac[0].name}", field="--policy")
+        """Nothing is refused any more: GPU-sharing traces are written with DRA consumable
+        capacity (module docstring), and the one path that still sees whole GPUs (the timed run's
+        preemption) is off on such traces (:mod:`gangplan.replay.timed`). Kept for callers."""
+        return None
 
     def due(self, now: float, pending: int) -> bool:
         if not pending:
@@ -301,7 +484,7 @@ class Shadow:
         """Keep ``rec``, with the movable bound when asked (``placed``: the answer at this epoch)."""
         if self.movable:
             if len(placed) == len(pending):  # every pending job starts: nothing above it, by counting
-                mb = MovableBound(jobs=len(placed), jobs_bound=len(placed), gpus=sum(jobs[k].gpu * len(v) for k, v in placed.items()), status="OPTIMAL")
+                mb = MovableBound(jobs=len(placed), jobs_bound=len(placed), gpus=gpus_of(jobs, {k: len(v) for k, v in placed.items()}), status="OPTIMAL")
             else:
                 mb = movable_bound(nodes, jobs, running, pending, placed, time_limit=self.time_limit, seed=self.seed)
             rec.movable_jobs, rec.movable_jobs_bound, rec.movable_gpus, rec.movable_status = mb.jobs, mb.jobs_bound, mb.gpus, mb.status
@@ -313,9 +496,23 @@ class Shadow:
         """``greedy``: job index -> nodes, the jobs of ``pending`` greedy placed at ``now``;
         ``tried``: the jobs greedy attempted at ``now`` (None: all of ``pending``)."""
         index = len(self.records)
-        es = solve_epoch(now, index, nodes, jobs, running, pending, greedy, time_limit=self.time_limit, seed=self.seed, tried=tried, export=self.export_path(index))
+        devices = None
+        if sharing(jobs):
+            # the timed run's placer (the owner of ``nodes``): its running pods keep their devices
+            # through greedy's round (no preemption on a sharing trace), so they are read now
+            from gangplan.replay.engine import placer_of
+
+            placer = placer_of(nodes)
+            if placer is None:
+                raise ValueError("shadow on a GPU-sharing trace: no live placer owns these nodes (the devices of running pods are unknown)")
+            devices = {k: placer.devices_of_job(f"j{k}") for k in running if jobs[k].gpu}
+        es = solve_epoch(now, index, nodes, jobs, running, pending, greedy, time_limit=self.time_limit, seed=self.seed, tried=tried,
+                         export=self.export_path(index), devices=devices)
         self.last_result = (es.cluster, es.result)
         return self.record(es.record, nodes, jobs, running, pending, es.placements)
 
 
-__all__ = ["EpochRecord", "EpochSolve", "MovableBound", "Shadow", "epoch_objects", "movable_bound", "node_object", "solve_epoch", "write_epoch"]
+__all__ = [
+    "DEVICE_CLASS", "DRIVER", "EpochRecord", "EpochSolve", "MovableBound", "Shadow", "as_gpus", "device_index", "epoch_objects", "gpus_of",
+    "movable_bound", "node_object", "sharing", "solve_epoch", "write_epoch",
+]
