@@ -105,3 +105,25 @@ def dgx32():
 
     cluster = to_cluster(generate_shape("dgx-h100-superpod", nodes=144, utilisation=0.4, seed=0, gangs=32), source="dgx.yaml")
     return cluster, diff_snapshot(cluster, snapshot="dgx.yaml")
+
+
+@pytest.fixture
+def checked(monkeypatch):
+    """Every exact epoch solve of the replay's ``shadow`` and ``optimal`` policies through the
+    validator; the solves, in order."""
+    import gangplan.replay.optimal as optimal_mod
+    import gangplan.replay.shadow as shadow_mod
+    from gangplan.solver.validate import validate
+
+    seen = []
+    real = shadow_mod.solve_epoch
+
+    def wrapped(*a, **kw):
+        es = real(*a, **kw)
+        assert validate(es.cluster, es.result) == []
+        seen.append(es)
+        return es
+
+    monkeypatch.setattr(optimal_mod, "solve_epoch", wrapped)
+    monkeypatch.setattr(shadow_mod, "solve_epoch", wrapped)
+    return seen

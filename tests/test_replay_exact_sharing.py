@@ -30,8 +30,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-import gangplan.replay.optimal as optimal_mod
-import gangplan.replay.shadow as shadow_mod
 from gangplan.cli import app
 from gangplan.io.loader import load_snapshot
 from gangplan.models.cluster import Cluster
@@ -57,22 +55,6 @@ def _job(name: str, submit: float, duration: float, milli: int, gpu: int = 1) ->
 
 def _one_node() -> Cluster:
     return Cluster(nodes=(_node("n0", 2),))
-
-
-@pytest.fixture
-def checked(monkeypatch):
-    """Every epoch solve of either policy through the validator."""
-    seen = []
-
-    def wrapped(*a, **kw):
-        es = solve_epoch(*a, **kw)
-        assert validate(es.cluster, es.result) == []
-        seen.append(es)
-        return es
-
-    monkeypatch.setattr(optimal_mod, "solve_epoch", wrapped)
-    monkeypatch.setattr(shadow_mod, "solve_epoch", wrapped)
-    return seen
 
 
 # a (600) and b (600) share nothing: first fit puts a on gpu-0, b on gpu-1 (400 left on each);

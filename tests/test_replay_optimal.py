@@ -23,7 +23,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-import gangplan.replay.optimal as optimal_mod
 from gangplan.cli import app
 from gangplan.models.cluster import Cluster
 from gangplan.models.replay import ReplaySummary
@@ -43,21 +42,6 @@ def _job(name: str, submit: float, duration: float, gpu: int, workers: int = 1) 
 
 def _cluster(n: int) -> Cluster:
     return Cluster(nodes=tuple(philly_nodes(n)))
-
-
-@pytest.fixture
-def checked(monkeypatch):
-    """Every CP-SAT epoch's Result through the validator."""
-    seen = []
-
-    def wrapped(*a, **kw):
-        es = solve_epoch(*a, **kw)
-        assert validate(es.cluster, es.result) == []
-        seen.append(es)
-        return es
-
-    monkeypatch.setattr(optimal_mod, "solve_epoch", wrapped)
-    return seen
 
 
 def test_the_optimum_starts_the_two_small_jobs_fifo_greedy_blocks(checked):
