@@ -10,9 +10,29 @@ and takes them back when the pod leaves.
 
 A gang is placed all-or-nothing like the pod-group cycle: its workers go through the per-pod
 cycle one after the other, each assumed before the next; if one fails, the ones placed are
-forgotten and the gang fails. A required topology key restricts the gang to one domain of that
-node label, domains tried from the fewest free GPUs that can hold the gang (bin packing, like
-PlacementBinPacking); preferred topology keys are not modelled in this slice.
+forgotten and the gang fails.
+
+A gang with a required topology key goes through the workload cycle's placement algorithm
+(KEP-5732; ``podGroupSchedulingPlacementAlgorithm`` / ``findBestPlacement`` of
+``pkg/scheduler/schedule_one_podgroup.go``, as :mod:`gangplan.solver.greedy.placement_cycle`
+reproduces it), with the same rules, not a copy of them: the profile's PlacementGenerate
+plugins generate the placements (:func:`~gangplan.solver.greedy.placement.run_placement_generate`:
+TopologyPlacementGenerator, one per value of the key, in the order the value first appears
+among the nodes); every placement is evaluated (the workers' cycles restricted to its nodes,
+then reverted); one feasible placement is taken unscored; several are scored by the profile's
+PlacementScore plugins (:func:`~gangplan.solver.greedy.placement.run_placement_score`:
+PlacementBinPacking + PodGroupPodsCount by default) and the highest total wins, ties by the
+policy's tie break (:func:`~gangplan.solver.greedy.placement.best_placement`); the chosen
+placement's proposals are assumed again as they were evaluated (the same nodes and devices).
+A profile without a PlacementGenerate plugin ignores the key, as kube-scheduler does.
+
+Departures, each only in which of equal-score nodes later pods get: a placement that the
+placer's necessary test (:meth:`Placer._may_fit`) rules out is not evaluated (upstream
+evaluates it: its failing cycles move ``nextStartNodeIndex``, which matters only with node
+sampling, placements of more than 100 nodes, and may draw random tie-breaks for the workers
+that fit before one fails); the nominated-placement fast path (NNN) does not apply (a replay
+job carries no nominated node). kube-scheduler has no preferred topology for a pod group:
+``preferred_topology_key`` is not read by the greedy policies (the run says so in its caveats).
 """
 
 from __future__ import annotations
@@ -23,7 +43,8 @@ import weakref
 import numpy as np
 
 from gangplan.models.cluster import Cluster
-from gangplan.models.objects import CPU, Pod
+from gangplan.models.groups import EntityKind, GroupNode
+from gangplan.models.objects import CPU, Pod, PodGroup
 from gangplan.replay.gpushare import MILLI, GpuRequest, devices_of, request_of
 from gangplan.replay.policies import (
     FGD,
@@ -36,6 +57,12 @@ from gangplan.replay.policies import (
     registered,
 )
 from gangplan.replay.traces import ReplayJob, worker_pod
+from gangplan.solver.greedy.framework import Placement, PodGroupInfo
+from gangplan.solver.greedy.placement import (
+    best_placement,
+    run_placement_generate,
+    run_placement_score,
+)
 from gangplan.solver.greedy.profile import build_profile
 from gangplan.solver.greedy.schedule_one import PodScheduler
 from gangplan.solver.greedy.snapshot import NodeTable
@@ -107,21 +134,69 @@ class Placer:
         if not self._may_fit(job):
             return False
         pods = [worker_pod(job, k, namespace=instance) for k in range(job.gang)]
-        if not job.required_topology_key:
+        if not job.required_topology_key or not self.profile.placement_generators:
             self.static_failure = False
             return self._place_in(pods, None, instance)
-        codes, values, _ = self.snap.label_codes(job.required_topology_key)
-        g = self.devices.total_left(self.snap.all_nodes)
-        domains = []
-        for d in range(len(values)):
-            nodes = np.flatnonzero(codes == d)
-            if self._may_fit(job, nodes):
-                domains.append((int(g[nodes].sum()), values[d], nodes))
-        self.static_failure = not domains
-        for _, _, nodes in sorted(domains, key=lambda x: (x[0], x[1])):
-            if self._place_in(pods, nodes, instance):
-                return True
-        return False
+        return self._place_by_placements(job, pods, instance)
+
+    def _group_info(self, job: ReplayJob, pods: list[Pod], instance: str) -> PodGroupInfo:
+        """The gang as the PodGroup the placement plugins are asked about (what
+        :func:`gangplan.replay.shadow.epoch_objects` writes for it: gang minCount, the required
+        topology key), with its pods; none is scheduled yet."""
+        pg = PodGroup(namespace=instance, name=job.name, policy="gang", min_count=job.gang, priority=job.priority,
+                      topology_key=job.required_topology_key or None)
+        node = GroupNode(key=pg.key, kind=EntityKind.POD_GROUP, obj=pg, parent=None, children=(), root=pg.key, depth=1,
+                         leaves=(pg.key,), members=tuple(pods))
+        return PodGroupInfo(node, node.members, self.snap.node_of)
+
+    def _place_by_placements(self, job: ReplayJob, pods: list[Pod], instance: str) -> bool:
+        """The placement algorithm for a topology-constrained gang (module docstring)."""
+        snap = self.snap
+        info = self._group_info(job, pods, instance)
+        placements, status = run_placement_generate(self.profile.placement_generators, snap, info, Placement("", snap.all_nodes))
+        if placements is None:  # no plugin constrains it: the parent placement, as the cycle does
+            self.static_failure = False
+            return self._place_in(pods, None, instance)
+        if not status.ok:  # no node has the label (or an Error): no state helps
+            return False
+        candidates = [p for p in placements if self._may_fit(job, p.nodes)]
+        self.static_failure = not candidates
+        feasible: list[tuple[Placement, list[tuple[Pod, int, tuple[int, ...]]]]] = []
+        for pl in candidates:
+            got = self._evaluate(pods, pl)
+            if got is not None:
+                feasible.append((pl, got))
+        if not feasible:
+            return False
+        at = 0
+        if len(feasible) > 1:
+            scores = run_placement_score(self.profile.placement_scorers, snap, info, [pl for pl, _ in feasible],
+                                         [[(p, i) for p, i, _ in got] for _, got in feasible])
+            at, _ = best_placement([sum(s.values()) for s in scores], self.sched.tie_break, self.sched.rng)
+        chosen = feasible[at][1]
+        for p, i, devs in chosen:  # assumeSubtreeWithRevert: the evaluated proposals again
+            self._assume(p, i, devs)
+        self.pods[instance] = [p for p, _, _ in chosen]
+        return True
+
+    def _evaluate(self, pods: list[Pod], placement: Placement) -> list[tuple[Pod, int, tuple[int, ...]]] | None:
+        """``evaluatePlacement``: the workers' cycles inside ``placement``, each assumed before
+        the next, then everything reverted; the proposals (pod, node, devices), or None when a
+        worker does not fit (the gang needs every one of them)."""
+        self.sched.placement, self.sched.placement_name = placement.nodes, placement.label
+        got: list[tuple[Pod, int, tuple[int, ...]]] = []
+        try:
+            for p in pods:
+                r = self.sched.schedule(p)
+                if r.node is None:
+                    return None
+                self._assume(p, r.node)
+                got.append((p, r.node, self.devices.held[p.key][1] if p.key in self.devices.held else ()))
+            return got
+        finally:
+            for p, _, _ in got:
+                self._forget(p)
+            self.sched.placement, self.sched.placement_name = None, None
 
     def _devices_for(self, pod: Pod, i: int, req: GpuRequest) -> tuple[int, ...]:
         dev = self.devices

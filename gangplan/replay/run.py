@@ -252,7 +252,7 @@ def replay(
     if frac:
         caveats.append(SHARING_NOTE.format(n=frac, total=len(trace.jobs)))
     if any(j.preferred_topology_key for j in trace.jobs):
-        caveats.append("preferred_topology_key is not modelled in this slice (required_topology_key is)")
+        caveats.append("preferred_topology_key is read but not used: kube-scheduler's PodGroup has only a required topology (schedulingConstraints.topology[].key, KEP-5732), so no greedy policy prefers a domain (required_topology_key is placed by the workload cycle's placement algorithm)")
     if mode == "timed":
         caveats.append("timed mode: a failed job is retried after an event that may help (a departure, or for a v1.37 gang of more than one pod "
                        "any placement; then after its backoff) or, seeing none, by the 5-minute unschedulable flush (a 30 s loop); preemption as the profile says "

@@ -107,6 +107,24 @@ def run_placement_score(scorers: list[tuple[Plugin, int]], snap: NodeTable, info
     return scores
 
 
+def best_placement(totals: list[int], tie_break: str, rng) -> tuple[int, int]:
+    """``findBestPlacement``'s choice among scored feasible placements: the index of the highest
+    total and how many placements share it. Equal totals go to the earliest (generation order)
+    with ``tie_break="first"``, to ``rng.randrange`` over them with ``"random"`` (upstream:
+    ``Randomizer = rand.Int()``). One rule for the workload cycle
+    (:meth:`.placement_cycle.PlacementAlgorithm._select`) and the replay's placer.
+
+    >>> import random
+    >>> best_placement([40, 70, 70], "first", random.Random(0))
+    (1, 2)
+    """
+    best = max(totals)
+    ties = [k for k, t in enumerate(totals) if t == best]
+    if tie_break == "first" or len(ties) == 1:
+        return ties[0], len(ties)
+    return ties[rng.randrange(len(ties))], len(ties)
+
+
 def run_placement_feasible(plugins: list[Plugin], minimum: int, remaining: int, scheduled: int) -> Code:
     """PlacementFeasible over the profile's plugins: Unschedulable if one says so, else Wait if
     one waits, else Success (an Unschedulable stops the evaluation at once)."""

@@ -47,7 +47,11 @@ from gangplan.models.objects import Pod
 from gangplan.models.trace import EvaluatedPlacement, PlacementDecision
 from gangplan.solver.greedy import placement_fast
 from gangplan.solver.greedy.framework import Code, Placement, PlacementError, PodGroupInfo, Status
-from gangplan.solver.greedy.placement import run_placement_generate, run_placement_score
+from gangplan.solver.greedy.placement import (
+    best_placement,
+    run_placement_generate,
+    run_placement_score,
+)
 from gangplan.solver.greedy.placement_fast import Counted, CountingMismatch, CountingPlan
 from gangplan.solver.greedy.state import Segment
 
@@ -355,12 +359,9 @@ class PlacementAlgorithm:
         except PlacementError as err:
             return self._outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {err}"), d, records)
         d.scored = True
-        best = max(r.total for r in feasible)
-        ties = [r for r in feasible if r.total == best]
-        d.tie_count = len(ties)
         sched = self.state.sched
-        pick = ties[0] if sched.tie_break == "first" or len(ties) == 1 else ties[sched.rng.randrange(len(ties))]
-        return self._choose(key, pick, records, d)
+        at, d.tie_count = best_placement([r.total for r in feasible], sched.tie_break, sched.rng)
+        return self._choose(key, feasible[at], records, d)
 
     def _score(self, pg: PodGroupInfo, feasible: list[PlacementRun]) -> None:
         """The profile's PlacementScore plugins, weighted and summed (``findBestPlacement``)."""
