@@ -55,10 +55,6 @@ def _placer(base: Cluster, seed: int) -> Placer:
     return Placer(base, Policy("default-first", default.profile, default.selection, "first"), seed=seed, typical=[])
 
 
-def _node_names(placer: Placer, instance: str) -> list[str]:
-    return [placer.snap.names[placer.devices.held[p.key][0]] for p in placer.pods[instance]]
-
-
 def _engine(placer: Placer, jobs: list[ReplayJob], running: dict[int, list[str]], k: int):
     base = placer.cluster
     objects = epoch_objects(base.nodes, jobs, running, [k])
@@ -76,10 +72,10 @@ def _decide(seed: int, version: KubeVersion):
     placer = _placer(base, seed)
     for k, job in enumerate(jobs[:-1]):
         if placer.place(job, f"j{k}"):
-            running[k] = _node_names(placer, f"j{k}")
+            running[k] = placer.nodes_of(f"j{k}")
     k = len(jobs) - 1
     ok = placer.place(jobs[k], f"j{k}")
-    mine = Counter(_node_names(placer, f"j{k}")) if ok else Counter()
+    mine = Counter(placer.nodes_of(f"j{k}")) if ok else Counter()
     res = _engine(placer, jobs, running, k)
     prefix = f"{NAMESPACE}/{job_key(k)}-"
     theirs = Counter(o.node for key, o in res.pods.items() if key.startswith(prefix) and o.node)
@@ -114,12 +110,12 @@ def test_placement_bin_packing_picks_the_fuller_rack_not_the_one_with_fewest_fre
     base, jobs = _two_racks()
     placer = _placer(base, 0)
     assert placer.place(jobs[0], "j0")
-    assert _node_names(placer, "j0") == ["a0"]
+    assert placer.nodes_of("j0") == ["a0"]
     running = {0: ["a0"]}
     placer.force(jobs[1], "j1", ["b0"])
     running[1] = ["b0"]
     assert placer.place(jobs[2], "j2")
-    got = sorted(_node_names(placer, "j2"))
+    got = sorted(placer.nodes_of("j2"))
     res = _engine(placer, jobs, running, 2)
     engine = sorted(o.node for key, o in res.pods.items() if key.startswith(f"{NAMESPACE}/{job_key(2)}-"))
     assert got == engine
@@ -142,7 +138,7 @@ def test_equal_racks_are_drawn_from_the_seed_as_often_as_the_engine_draws_them()
     for seed in range(200):
         placer = Placer(base, default, seed=seed, typical=[])
         assert placer.place(job, "j0")
-        [rack] = {n[0] for n in _node_names(placer, "j0")}
+        [rack] = {n[0] for n in placer.nodes_of("j0")}
         mine[rack] += 1
         objects = epoch_objects(placer.cluster.nodes, [job], {}, [0])
         loaded = load_objects(objects, "<ties>", kube_version=base.kube_version)

@@ -103,6 +103,11 @@ class Placer:
         """The device indices each pod of ``instance`` holds on its node (in pod order)."""
         return [self.devices.held[p.key][1] if p.key in self.devices.held else () for p in self.pods[instance]]
 
+    def nodes_of(self, instance: str) -> list[str]:
+        """The node name of each pod of ``instance`` (in pod order)."""
+        names = self.snap.names
+        return [names[self.devices.held[p.key][0]] for p in self.pods[instance]]
+
     @property
     def allocated_milli(self) -> int:
         return self.devices.used_milli

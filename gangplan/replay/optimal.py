@@ -55,7 +55,7 @@ from gangplan.replay.shadow import (
     solve_epoch,
     write_epoch,
 )
-from gangplan.replay.timed import JobRecord, TimedRun, _nodes_of
+from gangplan.replay.timed import JobRecord, TimedRun
 from gangplan.replay.traces import ReplayJob
 
 OPTIMAL = "optimal"
@@ -67,7 +67,7 @@ def _greedy_hint(placer: Placer, jobs: list[ReplayJob], order: list[int]) -> dic
     out: dict[int, list[str]] = {}
     for k in order:
         if placer.place(jobs[k], f"hint-{k}"):
-            out[k] = [placer.snap.names[placer.devices.held[p.key][0]] for p in placer.pods[f"hint-{k}"]]
+            out[k] = placer.nodes_of(f"hint-{k}")
     for k in out:
         placer.release(f"hint-{k}")
     return out
@@ -150,7 +150,7 @@ def _epoch(placer: Placer, jobs: list[ReplayJob], records: list[JobRecord], run:
     shadow.record(rec, nodes, jobs, dict(running), sorted(pending), chosen)
     for k in sorted(chosen):
         placer.force(jobs[k], f"j{k}", chosen[k], chosen_devices.get(k))
-        running[k] = _nodes_of(placer, k)
+        running[k] = placer.nodes_of(f"j{k}")
         pending.discard(k)
         r = records[k]
         r.start, r.end = now, now + r.job.duration

@@ -290,7 +290,7 @@ def run_timed(
                 move(k, now)
         pre = None
         if shadow is not None and not only_flush and shadow.due(now, len(pending_set)):
-            pre = ({k: _nodes_of(placer, k) for k in running}, sorted(pending_set))
+            pre = ({k: placer.nodes_of(f"j{k}") for k in running}, sorted(pending_set))
         placed_now: list[int] = []
         tried_now: set[int] = set()
         preempted_now.clear()
@@ -341,7 +341,7 @@ def run_timed(
                 for k in [k for k, (_, seen) in pool.items() if seen < placements and k not in waiting_ready and records[k].job.gang > 1]:
                     move(k, now)
         if pre is not None:
-            shadow.solve(now, placer.cluster.nodes, jobs, pre[0], pre[1], {k: _nodes_of(placer, k) for k in placed_now}, tried=tried_now)
+            shadow.solve(now, placer.cluster.nodes, jobs, pre[0], pre[1], {k: placer.nodes_of(f"j{k}") for k in placed_now}, tried=tried_now)
         state = (placer.allocated_gpus, len(pending_set))
         if state != last:
             run.changes.append((now, *state))
@@ -386,7 +386,7 @@ def preempt(placer: Placer, jobs: list[ReplayJob], running: set[int], k: int, no
 
     t = time.perf_counter()
     base = placer.cluster
-    objects = epoch_objects(base.nodes, jobs, {j: _nodes_of(placer, j) for j in running}, [k])
+    objects = epoch_objects(base.nodes, jobs, {j: placer.nodes_of(f"j{j}") for j in running}, [k])
     loaded = load_objects(objects, f"<preemption of {jobs[k].name} at t={now:g} s>", kube_version=base.kube_version)
     cluster = Cluster(nodes=loaded.nodes, pods=(*base.pods, *loaded.pods), pod_groups=loaded.pod_groups, topologies=base.topologies,
                       priority_classes=base.priority_classes, profile=engine_profile(placer), kube_version=base.kube_version)
@@ -402,9 +402,6 @@ def preempt(placer: Placer, jobs: list[ReplayJob], running: set[int], k: int, no
     return Preemption(sorted(victims), foreign, cluster, res, time.perf_counter() - t)
 
 
-def _nodes_of(placer: Placer, k: int) -> list[str]:
-    names = placer.snap.names
-    return [names[placer.devices.held[p.key][0]] for p in placer.pods[f"j{k}"]]
 
 
 __all__ = ["JobRecord", "Preemption", "TimedRun", "backoff", "engine_profile", "flush_time", "preempt", "run_timed"]
