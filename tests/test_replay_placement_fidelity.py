@@ -149,3 +149,46 @@ def test_equal_racks_are_drawn_from_the_seed_as_often_as_the_engine_draws_them()
         theirs[erack] += 1
     for counts in (mine, theirs):
         assert set(counts) == {"a", "b"} and all(70 <= c <= 130 for c in counts.values()), counts
+
+
+@pytest.mark.parametrize("policy", ["default-first", "fgd", "bestfit"])
+def test_reusing_unchanged_placement_evaluations_changes_nothing(monkeypatch, policy):
+    """A placement's evaluation is reused while its nodes are unchanged (Placer._evaluate_or_reuse).
+    With ``first`` ties that is exact: 400 random arrivals and departures of rack gangs and
+    single pods give the same nodes, devices and scan starts with and without reuse."""
+    rng = random.Random(7)
+    nodes = [make_node(f"r{r}n{k}", cpu=rng.choice([32000, 64000]), memory=256 * GI, extra={GPU: 8}, labels={"rack": f"rack-{r}"})
+             for r in range(6) for k in range(rng.randint(2, 5))]
+    base = make_cluster(nodes)
+    ops = []
+    live: list[str] = []
+    for j in range(400):
+        if live and rng.random() < 0.4:
+            ops.append(("release", live.pop(rng.randrange(len(live))), None))
+            continue
+        keyed = rng.random() < 0.7
+        job = ReplayJob(name=f"x{j}", submit=0, duration=1, workers=rng.randint(2, 4) if keyed else 1, cpu_milli=rng.choice([1000, 4000]),
+                        memory_mib=2048, gpu=rng.choice([1, 2, 4]), required_topology_key="rack" if keyed else "")
+        ops.append(("place", f"j{j}", job))
+        live.append(f"j{j}")
+
+    def run(reuse: bool):
+        monkeypatch.setattr(Placer, "reuse_evaluations", reuse)
+        default = builtin_policy("default")
+        pol = Policy("default-first", default.profile, default.selection, "first") if policy == "default-first" else builtin_policy(policy)
+        placer = Placer(base, pol, seed=3, typical=[])
+        out = []
+        for op, inst, job in ops:
+            if op == "release":
+                if inst in placer.pods:
+                    placer.release(inst)
+                continue
+            ok = placer.place(job, inst)
+            out.append((inst, ok, placer.nodes_of(inst) if ok else None, placer.devices_of_job(inst) if ok else None, placer.snap.next_start_node_index))
+        return out, placer.reused
+
+    plain, none = run(False)
+    reused, hits = run(True)
+    assert none == 0 and hits >= 40, hits
+    assert reused == plain
+    assert sum(ok for _, ok, *_ in plain) > 100

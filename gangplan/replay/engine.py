@@ -64,13 +64,20 @@ from gangplan.solver.greedy.placement import (
     run_placement_score,
 )
 from gangplan.solver.greedy.profile import build_profile
-from gangplan.solver.greedy.schedule_one import PodScheduler
+from gangplan.solver.greedy.schedule_one import PodScheduler, num_feasible_nodes_to_find
 from gangplan.solver.greedy.snapshot import NodeTable
+
+MAX_REUSED = 50_000
+"""At most this many remembered placement evaluations per placer (then they are forgotten)."""
 
 
 class Placer:
     """``node_order``: node positions of ``base`` in the order the cluster is built (ties of
     the paper policies go to the first: see :data:`gangplan.replay.policies.TIE_BREAK`)."""
+
+    reuse_evaluations = True
+    """Reuse a placement's evaluation while its nodes are unchanged (:meth:`_evaluate_or_reuse`;
+    tests turn it off to check that it changes nothing)."""
 
     def __init__(self, base: Cluster, policy: str | Policy, *, seed: int, typical: list[TypicalPod], node_order: list[int] | None = None) -> None:
         pol = builtin_policy(policy) if isinstance(policy, str) else policy
@@ -97,6 +104,11 @@ class Placer:
         self.capacity_milli = self.devices.capacity_milli
         self.capacity_gpus = self.capacity_milli // MILLI
         self.pods: dict[str, list[Pod]] = {}
+        self._evaluations: dict[tuple, tuple[bytes, list[tuple[int, tuple[int, ...]]] | None, bool]] = {}
+        """(job shape, placement label) -> (the placement's node state, the proposals by
+        worker index or None, whether it scanned): :meth:`_evaluate_or_reuse`."""
+        self.reused = 0
+        """How many placement evaluations were reused."""
         _PLACERS[id(self.cluster.nodes)] = self
 
     def devices_of_job(self, instance: str) -> list[tuple[int, ...]]:
@@ -167,8 +179,9 @@ class Placer:
         candidates = [p for p in placements if self._may_fit(job, p.nodes)]
         self.static_failure = not candidates
         feasible: list[tuple[Placement, list[tuple[Pod, int, tuple[int, ...]]]]] = []
+        shape = (job.cpu_milli, job.memory_mib, job.gpu, job.gpu_milli, job.gpu_models, job.priority, job.gang, job.required_topology_key)
         for pl in candidates:
-            got = self._evaluate(pods, pl)
+            got = self._evaluate_or_reuse(shape, pods, pl)
             if got is not None:
                 feasible.append((pl, got))
         if not feasible:
@@ -184,20 +197,63 @@ class Placer:
         self.pods[instance] = [p for p, _, _ in chosen]
         return True
 
-    def _evaluate(self, pods: list[Pod], placement: Placement) -> list[tuple[Pod, int, tuple[int, ...]]] | None:
+    def _state_of(self, nodes: np.ndarray) -> bytes:
+        """Everything a worker's cycle reads of ``nodes`` that placements change (free and
+        non-zero requests, pod counts, free milli and GPU affinities per device)."""
+        snap, dev = self.snap, self.devices
+        parts = (snap.free[nodes], snap.nonzero[nodes], snap.pod_count[nodes], dev.free[nodes], dev.affinity[nodes])
+        return b"|".join(a.tobytes() for a in parts)
+
+    def _evaluate_or_reuse(self, shape: tuple, pods: list[Pod], placement: Placement) -> list[tuple[Pod, int, tuple[int, ...]]] | None:
+        """:meth:`_evaluate`, or the outcome of the last evaluation of the same job shape in
+        the same placement when none of its nodes changed since (:attr:`reuse_evaluations`).
+
+        Exact when the workers' cycles scan the whole placement (``numFeasibleNodesToFind``
+        reaches its size: fewer than 100 nodes, or ``percentageOfNodesToScore: 100``) and break
+        ties by ``first``: each cycle then reads only the placement's nodes and leaves the scan
+        start at ``start % size``, which a reused outcome applies. Under ``random`` ties the
+        reused outcome is the draw made on the same state earlier, so every attempt's outcome
+        still has upstream's distribution (a placement's score reads the proposals' requests,
+        never their nodes; only the chosen placement's nodes are used). Not reused: sampled
+        placements, and outcomes whose scan start did not move that way."""
+        snap = self.snap
+        size = len(placement.nodes)
+        if not self.reuse_evaluations or not self.profile.has_scoring or num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, size) < size:
+            return self._evaluate(pods, placement)[0]
+        key = (shape, placement.label)
+        state = self._state_of(placement.nodes)
+        hit = self._evaluations.get(key)
+        if hit is not None and hit[0] == state:
+            self.reused += 1
+            _, proposals, scanned = hit
+            if scanned:
+                snap.next_start_node_index %= size
+            return None if proposals is None else [(pods[w], i, devs) for w, (i, devs) in enumerate(proposals)]
+        start = snap.next_start_node_index
+        got, scanned = self._evaluate(pods, placement)
+        if snap.next_start_node_index == (start % size if scanned else start):
+            if len(self._evaluations) >= MAX_REUSED:
+                self._evaluations.clear()
+            self._evaluations[key] = (state, None if got is None else [(i, devs) for _, i, devs in got], scanned)
+        return got
+
+    def _evaluate(self, pods: list[Pod], placement: Placement) -> tuple[list[tuple[Pod, int, tuple[int, ...]]] | None, bool]:
         """``evaluatePlacement``: the workers' cycles inside ``placement``, each assumed before
         the next, then everything reverted; the proposals (pod, node, devices), or None when a
-        worker does not fit (the gang needs every one of them)."""
+        worker does not fit (the gang needs every one of them), and whether the first cycle
+        scanned the placement's nodes (it moved the scan start)."""
         self.sched.placement, self.sched.placement_name = placement.nodes, placement.label
         got: list[tuple[Pod, int, tuple[int, ...]]] = []
+        scanned = False
         try:
             for p in pods:
                 r = self.sched.schedule(p)
+                scanned = scanned or r.evaluated > 0
                 if r.node is None:
-                    return None
+                    return None, scanned
                 self._assume(p, r.node)
                 got.append((p, r.node, self.devices.held[p.key][1] if p.key in self.devices.held else ()))
-            return got
+            return got, scanned
         finally:
             for p, _, _ in got:
                 self._forget(p)
