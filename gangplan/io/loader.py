@@ -17,6 +17,7 @@ import json
 import os
 import re
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -547,16 +548,21 @@ def load_with_expansion(path: str | os.PathLike, *, kube_version: KubeVersion | 
         b = _Builder()
         files = snapshot_files(path)
         for f in files:
-            docs = read_documents(f)
-            for i, doc in enumerate(docs):
-                for raw in _objects(str(f), doc, i):
-                    b.check_fields(str(f), raw)
-                    b.add(str(f), raw)
-            del docs
+            for raw in file_objects(f):
+                b.check_fields(str(f), raw)
+                b.add(str(f), raw)
         return _assemble(b, tuple(str(f) for f in files), kube_version), b.expanded
 
 
-__all__ = ["load_snapshot", "load_objects", "load_pairs", "snapshot_files", "read_documents", "SnapshotError", "LabelSelector"]
+def file_objects(path: str | os.PathLike) -> Iterator[dict]:
+    """The Kubernetes objects of one snapshot file as the loader reads them (documents parsed,
+    ``kind: List`` and simulator / KAI exports flattened), unvalidated."""
+    f = Path(path)
+    for i, doc in enumerate(read_documents(f)):
+        yield from _objects(str(f), doc, i)
+
+
+__all__ = ["load_snapshot", "load_objects", "load_pairs", "snapshot_files", "read_documents", "file_objects", "SnapshotError", "LabelSelector"]
 
 
 DANGLING = "not in the snapshot"

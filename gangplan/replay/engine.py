@@ -83,7 +83,8 @@ class Placer:
         pol = builtin_policy(policy) if isinstance(policy, str) else policy
         self.policy = pol
         nodes = base.nodes if node_order is None else tuple(base.nodes[k] for k in node_order)
-        self.cluster = Cluster(nodes=nodes, pods=base.pods, topologies=base.topologies, priority_classes=base.priority_classes, profile=pol.profile, kube_version=base.kube_version)
+        self.cluster = Cluster(nodes=nodes, pods=base.pods, topologies=base.topologies, priority_classes=base.priority_classes, profile=pol.profile, kube_version=base.kube_version,
+                               sources=base.sources)
         with registered():
             self.profile = build_profile(self.cluster)
         self.fgd: FGDScore | None = None

@@ -243,7 +243,7 @@ def replay(
     policies, resolved = resolve_policies(policies)
     trace, cluster, nodes_label = load_inputs(trace_path, nodes, vc=vc)
     typical = typical_pods(trace_shapes(trace.jobs))
-    caveats = []
+    caveats = list(cluster.warnings)
     for pol in resolved.values():
         if pol.source:
             caveats.append(f"policy {pol.name}: the KubeSchedulerConfiguration {pol.source}, with the replay's GPU-share filter; ties random, GPUs {pol.selection} fit")

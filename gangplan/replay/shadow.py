@@ -228,14 +228,59 @@ def _allocated_claim(job: ReplayJob, k: int, i: int, node: str, devices: tuple[i
     """A running pod's claim, allocated to the devices it holds (a share of each: shareID and
     consumedCapacity, as kube-scheduler's DynamicResources PreBind writes for a device with
     ``allowMultipleAllocations``)."""
-    name = _claim_name(k, i)
-    milli = str(min(job.gpu_milli, MILLI))
+    return _claim_object(NAMESPACE, _claim_name(k, i), f"{job_key(k)}-{i}", node, devices, _claim_spec(job), min(job.gpu_milli, MILLI))
+
+
+def _claim_object(namespace: str, name: str, pod: str, node: str, devices: tuple[int, ...], spec: dict[str, Any], milli: int) -> dict[str, Any]:
     results = [{"request": CLAIM, "driver": DRIVER, "pool": node, "device": device_name(d),
-                "shareID": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{NAMESPACE}/{name}/{d}")), "consumedCapacity": {"milli": milli}} for d in devices]
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name, "namespace": NAMESPACE}, "spec": _claim_spec(job),
+                "shareID": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{namespace}/{name}/{d}")), "consumedCapacity": {"milli": str(milli)}} for d in devices]
+    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name, "namespace": namespace}, "spec": spec,
             "status": {"allocation": {"devices": {"results": results},
                                       "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}},
-                       "reservedFor": [{"resource": "pods", "name": f"{job_key(k)}-{i}"}]}}
+                       "reservedFor": [{"resource": "pods", "name": pod}]}}
+
+
+def resident(nodes: tuple[Node, ...], shared: bool) -> list[dict[str, Any]]:
+    """The objects of the pods a ``--nodes`` snapshot binds (:func:`gangplan.replay.traces.resident_objects`)
+    when ``nodes`` are a live placer's (else none). On a GPU-sharing epoch a resident pod's
+    ``nvidia.com/gpu`` becomes a claim allocated to whole devices of its node's ResourceSlice,
+    the lowest indices in pod order: the devices the replay's device table gives bound pods
+    (:class:`gangplan.replay.gpushare.GpuDevices`)."""
+    from gangplan.replay.engine import placer_of
+    from gangplan.replay.traces import resident_objects
+
+    placer = placer_of(nodes)
+    if placer is None:
+        return []
+    objs = resident_objects(placer.cluster)
+    if not shared:
+        return objs
+    out: list[dict[str, Any]] = []
+    taken: dict[str, int] = {}
+    for raw in objs:
+        out.append(raw)
+        spec = raw.get("spec") or {}
+        node = spec.get("nodeName")
+        if raw.get("kind") != "Pod" or not node:
+            continue
+        count = 0
+        for c in spec.get("containers") or []:
+            res = c.get("resources") or {}
+            count += int(str((res.get("requests") or {}).get(GPU, (res.get("limits") or {}).get(GPU, 0))))
+            for part in ("requests", "limits"):
+                (res.get(part) or {}).pop(GPU, None)
+        if not count:
+            continue
+        first = taken.get(node, 0)
+        taken[node] = first + count
+        meta = raw.get("metadata") or {}
+        ns, pod = meta.get("namespace") or "default", meta.get("name")
+        name = f"{pod}-{CLAIM}"
+        spec.setdefault("resourceClaims", []).append({"name": CLAIM, "resourceClaimName": name})
+        claim_spec = {"devices": {"requests": [{"name": CLAIM, "exactly": {"deviceClassName": DEVICE_CLASS, "allocationMode": "ExactCount", "count": count,
+                                                                            "capacity": {"requests": {"milli": str(MILLI)}}}}]}}
+        out.append(_claim_object(ns, name, pod, node, tuple(range(first, first + count)), claim_spec, MILLI))
+    return out
 
 
 def epoch_objects(nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int],
@@ -251,6 +296,7 @@ def epoch_objects(nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[
     out = [node_object(n, shared) for n in nodes]
     if shared:
         out += _dra_objects(nodes)
+    out += resident(nodes, shared)
     for k in sorted(running):
         job = jobs[k]
         out += [_pod(job, k, i, node, None, shared) for i, node in enumerate(running[k])]

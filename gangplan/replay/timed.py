@@ -388,8 +388,9 @@ def preempt(placer: Placer, jobs: list[ReplayJob], running: set[int], k: int, no
     base = placer.cluster
     objects = epoch_objects(base.nodes, jobs, {j: placer.nodes_of(f"j{j}") for j in running}, [k])
     loaded = load_objects(objects, f"<preemption of {jobs[k].name} at t={now:g} s>", kube_version=base.kube_version)
-    cluster = Cluster(nodes=loaded.nodes, pods=(*base.pods, *loaded.pods), pod_groups=loaded.pod_groups, topologies=base.topologies,
-                      priority_classes=base.priority_classes, profile=engine_profile(placer), kube_version=base.kube_version)
+    cluster = Cluster(nodes=loaded.nodes, pods=loaded.pods, pod_groups=loaded.pod_groups, composite_pod_groups=loaded.composite_pod_groups,
+                      workloads=loaded.workloads, pdbs=loaded.pdbs, namespaces=loaded.namespaces, topologies=base.topologies,
+                      priority_classes={**base.priority_classes, **loaded.priority_classes}, profile=engine_profile(placer), kube_version=base.kube_version)
     res = solve_greedy(cluster, tie_break=placer.policy.tie_break, seed=seed, top_k=0, preemption=True)
     victims: set[int] = set()
     foreign: list[str] = []

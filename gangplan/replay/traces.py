@@ -17,6 +17,7 @@ Every reader raises :class:`~gangplan.io.errors.SnapshotError` naming file, line
 from __future__ import annotations
 
 import csv
+import functools
 import math
 import os
 from dataclasses import dataclass
@@ -314,7 +315,52 @@ def read_nodes(path: str | os.PathLike) -> Cluster:
     from gangplan.io.loader import load_snapshot
 
     cluster = load_snapshot(path)
-    return Cluster(nodes=cluster.nodes, pods=cluster.bound_pods, topologies=cluster.topologies, priority_classes=cluster.priority_classes, sources=cluster.sources)
+    notes = [f"nodes {path}: {w}" for w in cluster.warnings]
+    pending = [p.key for p in cluster.pods if p.node_name is None]
+    if pending:
+        shown = ", ".join(pending[:3]) + (f" and {len(pending) - 3} more" if len(pending) > 3 else "")
+        notes.append(f"nodes {path}: {len(pending)} pending pods of the snapshot are not replayed (the trace is the workload): {shown}")
+    if cluster.dra and any(cluster.dra.devices_by_node.values()):
+        drivers = sorted({d.driver for devs in cluster.dra.devices_by_node.values() for d in devs})
+        notes.append(f"nodes {path}: the ResourceSlices' devices ({', '.join(drivers)}) are not replay GPUs: a replay node's GPUs are its "
+                     f"{GPU} allocatable, shared by milli; bound pods' ResourceClaims are not read")
+    return Cluster(nodes=cluster.nodes, pods=cluster.bound_pods, topologies=cluster.topologies, priority_classes=cluster.priority_classes, sources=cluster.sources,
+                   warnings=tuple(notes))
+
+
+RESIDENT_KINDS = frozenset({"PriorityClass", "PodGroup", "CompositePodGroup", "Workload", "PodDisruptionBudget"})
+"""Kinds of a ``--nodes`` snapshot written into every exact epoch and preemption run beside its
+bound pods (:func:`resident_objects`)."""
+
+
+def resident_objects(cluster: Cluster) -> list[dict]:
+    """The snapshot's own objects of the pods ``cluster`` binds (a :func:`read_nodes` cluster,
+    read again from its ``sources``): those Pods, and its PriorityClasses, groups and
+    PodDisruptionBudgets, as written. They stay for the whole replay, so the exact epochs and
+    the preemption runs (:func:`gangplan.replay.shadow.epoch_objects`) must see them too.
+    Copies: callers may change them."""
+    import copy
+
+    if not cluster.pods:
+        return []
+    return copy.deepcopy(_resident(cluster.sources, frozenset(p.key for p in cluster.pods)))
+
+
+@functools.lru_cache(maxsize=8)
+def _resident(sources: tuple[str, ...], keys: frozenset[str]) -> list[dict]:
+    from gangplan.io.loader import file_objects
+
+    out = []
+    for f in sources:
+        for raw in file_objects(f):
+            kind = raw.get("kind")
+            meta = raw.get("metadata") or {}
+            if kind == "Pod":
+                if f"{meta.get('namespace') or 'default'}/{meta.get('name')}" in keys:
+                    out.append(raw)
+            elif kind in RESIDENT_KINDS:
+                out.append(raw)
+    return out
 
 
 def unlimited_philly_nodes(jobs: list[ReplayJob]) -> int:
@@ -351,5 +397,5 @@ def worker_pod(job: ReplayJob, index: int, *, namespace: str = "replay", group: 
 
 __all__ = [
     "JOBS_COLUMNS", "JOBS_OPTIONAL", "ReplayJob", "Trace", "philly_gang", "philly_nodes", "read_jobs_csv", "read_nodes",
-    "read_openb_pods", "read_philly", "read_trace", "sniff", "worker_pod",
+    "read_openb_pods", "read_philly", "read_trace", "resident_objects", "sniff", "worker_pod",
 ]
