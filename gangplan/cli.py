@@ -623,6 +623,7 @@ def replay(
     movable: Annotated[bool, typer.Option("--movable-bound", help="Shadow / optimal: at each epoch also the bound with running pods movable (every running job still runs, anywhere): epochs.csv movable_* columns; one more solve per epoch.")] = False,
     parquet: Annotated[bool, typer.Option("--parquet", help="Also write timeseries.parquet and jobs.parquet (and epochs.parquet) beside the CSVs; needs pyarrow: pip install 'gangplan[parquet]'.")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the killed replay in --out DIR: its finished runs (DIR/runs, each saved as it finishes) are read back, the rest run; exit 2 if they came from other inputs or flags.")] = False,
+    gpu_class: Annotated[str | None, typer.Option("--gpu-class", help="A --nodes snapshot with DRA GPUs: the DeviceClass whose ResourceSlice devices are the replay's GPUs (default: the one DeviceClass named like a GPU that selects devices).")] = None,
 ) -> None:
     """Replay a trace over time with the greedy engine's plugins: unallocated GPUs vs arrived (fill), queueing delay, JCT and idle GPU-hours (timed)."""
     from gangplan.replay import parse_policies, parse_seeds, write_outputs
@@ -646,7 +647,7 @@ def replay(
             result = _replay_interruptible(lambda: run_replay(
                 trace, nodes, mode=mode, policies=pols, seeds=seed_list, vc=vc, arrival_scale=arrival_scale, progress=lambda label, done, total: sp.update(f"replay {label}: {done}/{total} jobs"),
                 exact_time_limit=exact_time_limit, epoch=epoch, export_epoch=export, movable_bound=movable, bound=bound, bound_percents=percents,
-                bound_work_limit=bound_work_limit, checkpoint=out_dir, resume=resume), out_dir)
+                bound_work_limit=bound_work_limit, checkpoint=out_dir, resume=resume, gpu_class=gpu_class), out_dir)
         if out_dir is not None:
             _replay_interruptible(lambda: write_outputs(result, out_dir, interval=interval, parquet=parquet), out_dir)
     except SnapshotError as e:

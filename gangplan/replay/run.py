@@ -172,10 +172,12 @@ def parse_percents(text: str) -> tuple[int, ...]:
     return out
 
 
-def load_inputs(trace_path: str | os.PathLike, nodes: str | os.PathLike | None, *, vc: str | None = None) -> tuple[Trace, Cluster, str]:
+def load_inputs(trace_path: str | os.PathLike, nodes: str | os.PathLike | None, *, vc: str | None = None, gpu_class: str | None = None) -> tuple[Trace, Cluster, str]:
     trace = read_trace(trace_path, vc=vc)
     if nodes is not None and str(nodes) != "unlimited":
-        return trace, read_nodes(nodes), str(nodes)
+        return trace, read_nodes(nodes, gpu_class=gpu_class), str(nodes)
+    if gpu_class is not None:
+        raise SnapshotError("<arguments>", "--gpu-class names the DeviceClass of a --nodes snapshot's GPUs; there is no snapshot", field="--gpu-class")
     if trace.vc_nodes is not None and nodes is None:
         return trace, Cluster(nodes=tuple(philly_nodes(trace.vc_nodes))), f"philly VC {vc} ({trace.vc_nodes} nodes x 8 GPUs)"
     if str(nodes) == "unlimited":
@@ -204,6 +206,7 @@ def replay(
     bound_work_limit: float = 60.0,
     checkpoint: str | os.PathLike | None = None,
     resume: bool = False,
+    gpu_class: str | None = None,
 ) -> ReplayOutput:
     """Run the replay; ``progress(label, done, total)`` is called as jobs finish.
 
@@ -221,7 +224,10 @@ def replay(
 
     ``checkpoint`` = DIR: each finished (policy, seed) run is written to ``DIR/runs`` as it
     finishes; with ``resume`` the runs found there (of the same inputs and flags, else
-    SnapshotError) are read back instead of run again (:mod:`gangplan.replay.resume`)."""
+    SnapshotError) are read back instead of run again (:mod:`gangplan.replay.resume`).
+
+    ``gpu_class``: the DeviceClass whose ResourceSlice devices are a ``--nodes`` snapshot's GPUs
+    (default: the one named like a GPU; :mod:`gangplan.replay.dragpus`)."""
     if mode not in ("fill", "timed"):
         raise SnapshotError("<arguments>", f"expected fill or timed, got {mode!r}", field="--mode")
     if arrival_scale <= 0:
@@ -241,7 +247,7 @@ def replay(
     if bound_work_limit <= 0:
         raise SnapshotError("<arguments>", f"expected a positive number, got {bound_work_limit}", field="--bound-work-limit")
     policies, resolved = resolve_policies(policies)
-    trace, cluster, nodes_label = load_inputs(trace_path, nodes, vc=vc)
+    trace, cluster, nodes_label = load_inputs(trace_path, nodes, vc=vc, gpu_class=gpu_class)
     typical = typical_pods(trace_shapes(trace.jobs))
     caveats = list(cluster.warnings)
     for pol in resolved.values():
@@ -263,6 +269,7 @@ def replay(
     runs: list[ReplayRun] = []
     store = _run_store(checkpoint, resume, trace_path, nodes, vc=vc, mode=mode, arrival_scale=arrival_scale, ratio=ratio,
                        exact_time_limit=exact_time_limit, epoch=epoch, export_epoch=export_epoch, **({"movable_bound": True} if movable_bound else {}),
+                       **({"gpu_class": gpu_class} if gpu_class is not None else {}),
                        **({"policy_files": {n: _file_hash(p.source) for n, p in resolved.items() if p.source}} if any(p.source for p in resolved.values()) else {}))
     for policy in policies:
         for seed in seeds:

@@ -303,9 +303,11 @@ def philly_nodes(count: int) -> list[Node]:
     ]
 
 
-def read_nodes(path: str | os.PathLike) -> Cluster:
+def read_nodes(path: str | os.PathLike, *, gpu_class: str | None = None) -> Cluster:
     """The cluster a replay starts from: an openb node CSV (every node empty) or a snapshot (its
-    nodes, Topology objects and bound pods; its pending pods are dropped)."""
+    nodes, Topology objects and bound pods; its pending pods are not replayed, a caveat counts
+    them). A snapshot's DRA GPUs (ResourceSlice devices of the DeviceClass ``gpu_class``, or the
+    one named like a GPU) become ``nvidia.com/gpu`` (:mod:`gangplan.replay.dragpus`)."""
     p = resolve(path)
     if p.is_file() and (p.name.endswith(".csv") or ".csv." in p.name):
         from gangplan.io.loader import load_objects
@@ -320,11 +322,15 @@ def read_nodes(path: str | os.PathLike) -> Cluster:
     if pending:
         shown = ", ".join(pending[:3]) + (f" and {len(pending) - 3} more" if len(pending) > 3 else "")
         notes.append(f"nodes {path}: {len(pending)} pending pods of the snapshot are not replayed (the trace is the workload): {shown}")
+    nodes, bound = cluster.nodes, tuple(cluster.bound_pods)
     if cluster.dra and any(cluster.dra.devices_by_node.values()):
-        drivers = sorted({d.driver for devs in cluster.dra.devices_by_node.values() for d in devs})
-        notes.append(f"nodes {path}: the ResourceSlices' devices ({', '.join(drivers)}) are not replay GPUs: a replay node's GPUs are its "
-                     f"{GPU} allocatable, shared by milli; bound pods' ResourceClaims are not read")
-    return Cluster(nodes=cluster.nodes, pods=cluster.bound_pods, topologies=cluster.topologies, priority_classes=cluster.priority_classes, sources=cluster.sources,
+        from gangplan.replay.dragpus import translate
+
+        nodes, bound, more = translate(cluster, gpu_class, str(path))
+        notes += more
+    elif gpu_class is not None:
+        raise SnapshotError(str(path), f"--gpu-class {gpu_class}: the snapshot has no ResourceSlice devices", field="--gpu-class")
+    return Cluster(nodes=nodes, pods=bound, topologies=cluster.topologies, priority_classes=cluster.priority_classes, sources=cluster.sources,
                    warnings=tuple(notes))
 
 
@@ -343,7 +349,23 @@ def resident_objects(cluster: Cluster) -> list[dict]:
 
     if not cluster.pods:
         return []
-    return copy.deepcopy(_resident(cluster.sources, frozenset(p.key for p in cluster.pods)))
+    out = copy.deepcopy(_resident(cluster.sources, frozenset(p.key for p in cluster.pods)))
+    gpus = {p.key: int(p.requests.get(GPU, 0)) for p in cluster.pods}
+    for raw in out:
+        spec = raw.get("spec") or {}
+        if raw.get("kind") != "Pod" or not spec.pop("resourceClaims", None):
+            continue
+        # Its claims are not in the epoch: the GPUs they held are nvidia.com/gpu (dragpus.translate).
+        meta = raw.get("metadata") or {}
+        containers = spec.get("containers") or []
+        written = sum(int(str(((c.get("resources") or {}).get("requests") or {}).get(GPU, 0))) for c in containers)
+        extra = gpus.get(f"{meta.get('namespace') or 'default'}/{meta.get('name')}", 0) - written
+        if extra > 0 and containers:
+            res = containers[0].setdefault("resources", {})
+            req = res.setdefault("requests", {})
+            req[GPU] = str(int(str(req.get(GPU, 0))) + extra)
+            res.get("limits", {}).pop(GPU, None)
+    return out
 
 
 @functools.lru_cache(maxsize=8)
