@@ -45,6 +45,9 @@ def test_a_timed_replay_on_dra_gpus_sees_five_free(tmp_path, checked):
     a, b = run.records
     assert (a.start, b.start) == (0, 100)  # a takes 5 of the 5 free GPUs; b waits for it
     assert [r.regret_jobs for r in run.shadow.records] == [0, 0]
+    # the epoch objective counts GPUs after jobs (shadow.EPOCH_OBJECTIVE): without that tier the
+    # optimum at t=0 started b (1 GPU) in place of a (5) and reported a regret of -4 GPUs
+    assert [(r.greedy_gpus, r.exact_gpus) for r in run.shadow.records] == [(5, 5), (1, 1)]
     for es in checked:
         resident = next(p for p in es.cluster.pods if p.key == "ml/trainer")
         assert resident.node_name == "h100-0" and resident.requests[GPU] == 2

@@ -14,7 +14,7 @@ state handed to the exact engine is the cluster as greedy's round found it:
 It is written as Kubernetes objects (:func:`epoch_objects`) and read back through the loader, so
 the exported snapshot (``--export-epoch N DIR``) is exactly what was solved and ``gangplan diff``
 accepts it. Greedy's placements of this round are the hint, so the exact answer is never worse
-than greedy's (lexicographic: admitted per priority, then GPUs). Per epoch:
+than greedy's (lexicographic: admitted per priority, then GPUs, :data:`EPOCH_OBJECTIVE`). Per epoch:
 ``regret_gpus`` = GPUs of pending jobs the exact engine admits minus those greedy admitted at that
 instant (may be negative in GPUs when the optimum admits more jobs of fewer GPUs), ``regret_jobs``
 the same in jobs, ``exact_gpus_untried`` the part of the optimum's GPUs on jobs greedy did not
@@ -142,6 +142,14 @@ def node_object(n: Node, shared: bool = False) -> dict[str, Any]:
     if n.unschedulable:
         spec["unschedulable"] = True
     return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": n.name, "labels": dict(n.labels)}, "spec": spec, "status": {"allocatable": alloc, "capacity": alloc}}
+
+
+EPOCH_OBJECTIVE = "gpus"
+"""The exact engine's objective at every epoch: entities admitted per priority, then the GPUs of
+the placed pods (``nvidia.com/gpu``; on a GPU-sharing epoch, whose GPUs are DRA devices, that tier
+is 0 everywhere and pods placed decide), then pods placed: the lexicographic order the module
+docstring promises. With the default objective (no GPU tier) an epoch could start a 1-GPU job
+where greedy started a 5-GPU one and report a regret of -4 GPUs."""
 
 
 def job_key(k: int) -> str:
@@ -399,7 +407,7 @@ def solve_epoch(
             objects = epoch_objects(nodes, jobs, running, pending, devices, avoid)
         cluster: Cluster = load_objects(objects, f"<epoch {index}>")
         t = time.perf_counter()
-        res = solve_exact(cluster, time_limit=time_limit, workers=1, seed=seed, hint=hint, preemption=False)
+        res = solve_exact(cluster, time_limit=time_limit, workers=1, seed=seed, hint=hint, preemption=False, objective=EPOCH_OBJECTIVE)
         wall += time.perf_counter() - t
         where: dict[int, dict[int, str]] = {}
         devs: dict[int, dict[int, tuple[int, ...]]] = {}
@@ -472,7 +480,7 @@ def movable_bound(
     keys = sorted(running) + sorted(pending)
     cluster: Cluster = load_objects(epoch_objects(nodes, boosted, {}, keys), "<movable bound>")
     hint = _hint(boosted, {**running, **placed}, keys)
-    res = solve_exact(cluster, time_limit=time_limit, workers=1, seed=seed, hint=hint, preemption=False)
+    res = solve_exact(cluster, time_limit=time_limit, workers=1, seed=seed, hint=hint, preemption=False, objective=EPOCH_OBJECTIVE)
     counts: dict[int, int] = {}
     for key, o in res.pods.items():
         if o.node is not None and not o.nominated:
