@@ -210,3 +210,33 @@ def test_a_group_claim_with_a_match_attribute_constraint() -> None:
     for r in (solve_greedy(c), solve_exact(c, time_limit=5)):
         assert _placements(c, r) == {"default/p0": "b", "default/p1": "b"}
         assert {tuple(x.device for x in o.claims) for o in r.pods.values()} == {("nic-0", "nic-1")}
+
+
+def test_the_plan_reserves_a_group_claim_for_the_podgroup() -> None:
+    """``--plan``'s claims file: the group's claim is reserved for the PodGroup
+    ({apiGroup: scheduling.k8s.io, resource: podgroups}, as upstream's DynamicResources tests hold
+    a claim "held by a PodGroup"), not for its pods; a pod's own claim stays reserved for the pod.
+    Loaded back beside the bound pods, the group claim's device is in use."""
+    from gangplan.io.plan import claim_objects
+
+    objs = _objects(nodes={"a": 1, "b": 2}, min_count=2, pods=2)
+    objs[2]["metadata"]["uid"] = "0d6c1f9e-3b2a-4c5d-8e7f-1a2b3c4d5e6f"
+    objs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "solo", "namespace": "default", "uid": "7e3f"},
+                 "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+                          "resourceClaims": [{"name": "nic", "resourceClaimTemplateName": "one-nic"}]}})
+    c = load_objects(objs)
+    r = solve_greedy(c)
+    assert validate(c, r) == []
+    got = {o["metadata"]["name"]: o for o in claim_objects(r, c)}
+    assert got["g-nic"]["status"]["reservedFor"] == [{"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": "g",
+                                                      "uid": "0d6c1f9e-3b2a-4c5d-8e7f-1a2b3c4d5e6f"}]
+    assert got["solo-nic"]["status"]["reservedFor"] == [{"resource": "pods", "name": "solo", "uid": "7e3f"}]
+    bound = []
+    for o in objs:
+        if o["kind"] == "Pod":
+            o = json.loads(json.dumps(o))
+            o["spec"]["nodeName"] = r.pods[f"default/{o['metadata']['name']}"].node
+            bound.append(o)
+    again = load_objects([o for o in objs if o["kind"] != "Pod"] + bound + [got["g-nic"]])
+    [(driver, pool, device)] = again.dra.claims["default/g-nic"].allocated
+    assert (driver, pool, device) in again.dra.in_use and pool == r.pods["default/p0"].node

@@ -25,7 +25,10 @@ What the API server takes, per the upstream types (kubernetes/kubernetes
   it has any} in request order and, as every device
   gangplan allocates is node-local, ``nodeSelector`` with one ``matchFields`` term
   ``metadata.name In [<node>]``; and ``status.reservedFor`` [{resource: pods, name, uid}] with
-  its pods. A claim the snapshot does not hold (the claim the resourceclaim controller would make
+  its pods, or for a PodGroup's claim (KEP-5729, ``PodGroup.spec.resourceClaims``) the PodGroup:
+  [{apiGroup: scheduling.k8s.io, resource: podgroups, name, uid}] (the consumer reference
+  kubernetes/kubernetes master's DynamicResources tests give a claim "held by a PodGroup",
+  ``pkg/scheduler/framework/plugins/dynamicresources`` ``TestRemovePod``). A claim the snapshot does not hold (the claim the resourceclaim controller would make
   from a template, or the ``<pod>-extended-resources`` claim kube-scheduler makes for KEP-5004
   extended resources) is created first when the cluster lacks it; ``status`` is then patched
   through the status subresource. Extended-resource requests are named as upstream's
@@ -136,6 +139,7 @@ def claim_objects(result: Result, cluster=None) -> list[dict]:
     uids and which claims it already holds; without it the objects carry ``status`` only."""
     dra = getattr(cluster, "dra", None)
     pods = cluster.pod_by_key if cluster is not None else {}
+    group_claims = _group_claims(cluster)
     claims: dict[tuple[str, str], dict] = {}
     for key, o in sorted(result.pods.items()):
         if o.node is None or not o.claims:
@@ -186,11 +190,29 @@ def claim_objects(result: Result, cluster=None) -> list[dict]:
             if name.startswith(f"{pod_name}-") and len(got["pods"]) == 1 and pod is not None:  # the claim the resourceclaim controller makes from the pod's template
                 meta["annotations"] = {POD_CLAIM_NAME_ANNOTATION: name[len(pod_name) + 1:]}
                 meta["ownerReferences"] = [owner]
+        group = group_claims.get(full)
+        if group is not None:  # KEP-5729: a PodGroup's claim is reserved for the PodGroup, not its pods
+            reserved = [{"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": group.name, **({"uid": group.uid} if group.uid else {})}]
+        else:
+            reserved = [{"resource": "pods", "name": p, **({"uid": u} if u else {})} for p, u in got["pods"]]
         obj["status"] = {
             "allocation": {"devices": {"results": results}, "nodeSelector": node_selector(got["node"])},
-            "reservedFor": [{"resource": "pods", "name": p, **({"uid": u} if u else {})} for p, u in got["pods"]],
+            "reservedFor": reserved,
         }
         out.append(obj)
+    return out
+
+
+def _group_claims(cluster) -> dict:
+    """Claim key -> the PodGroup whose ``spec.resourceClaims`` it is (KEP-5729): the claim
+    named directly, or the one made from the group's template (:func:`gangplan.dra.build.group_claim_key`)."""
+    from gangplan.dra.build import group_claim_key
+
+    out = {}
+    for g in (getattr(cluster, "pod_groups", None) or {}).values():
+        for rc in g.resource_claims:
+            key = group_claim_key(g.namespace, g.name, rc) if rc.resource_claim_template_name else f"{g.namespace}/{rc.resource_claim_name}"
+            out[key] = g
     return out
 
 
