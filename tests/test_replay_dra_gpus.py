@@ -80,3 +80,20 @@ def test_gpu_class_errors_exit_2(tmp_path):
     res = runner.invoke(app, ["replay", str(jobs), "--nodes", "unlimited", "--mode", "timed", "--gpu-class", "gpu.nvidia.com"])
     assert res.exit_code == 2 and "--gpu-class" in res.output
 
+
+
+def test_a_podgroup_claim_is_held_by_the_groups_bound_pod(tmp_path):
+    """KEP-5729: a PodGroup's claim is reserved for the PodGroup; its GPUs are held by the
+    group's bound pod on the devices' node (not taken off the node as held by nobody)."""
+    text = (DATA / "dra-gpus.yaml").read_text()
+    text = text.replace("reservedFor: [{resource: pods, name: trainer, uid: 5b1d0c3e-7a44-4d8e-9f61-0e2c7a9b1d44}]",
+                        "reservedFor: [{apiGroup: scheduling.k8s.io, resource: podgroups, name: team}]")
+    text = text.replace("spec:\n  nodeName: h100-0\n", "spec:\n  nodeName: h100-0\n  schedulingGroup: {podGroupName: team}\n")
+    text += ("---\napiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: team, namespace: ml}\n"
+             "spec:\n  schedulingPolicy: {gang: {minCount: 1}}\n  resourceClaims: [{name: gpus, resourceClaimName: trainer-gpus}]\n")
+    assert text.count("podgroups") == 1 and "podGroupName: team" in text
+    snap = tmp_path / "nodes.yaml"
+    snap.write_text(text)
+    c = read_nodes(snap)
+    [trainer] = c.pods
+    assert trainer.requests[GPU] == 2 and c.nodes[0].allocatable[GPU] == 7

@@ -16,7 +16,8 @@ and running pods hold them through allocated ResourceClaims. The replay's GPUs a
   becomes the ``nvidia.com/gpu.product`` label when the node has none, so ``gpu_spec`` /
   ``gpu_model`` node affinity works;
 * **held GPUs**: a GPU device allocated to a claim (``status.allocation.devices.results``) is
-  held by the bound pod the claim is reserved for (``status.reservedFor``), which then requests
+  held by the bound pod the claim is reserved for (``status.reservedFor``; for a PodGroup's
+  claim, reserved for the PodGroup, its first bound member on the device's node), which then requests
   that many ``nvidia.com/gpu``; a share of a device (KEP-5075 ``shareID``) holds the whole device
   (the replay's bound pods hold whole GPUs; a caveat counts them); a GPU device allocated to no
   bound pod of its node is taken off the node's allocatable (it is in use).
@@ -101,6 +102,8 @@ def translate(cluster: Cluster, gpu_class: str | None, source: str) -> tuple[tup
             continue
         ns = c.key.split("/", 1)[0]
         holders = [f"{ns}/{name}" for name in c.reserved_for if f"{ns}/{name}" in pods_by_key]
+        # a PodGroup's claim (KEP-5729) is reserved for the PodGroup: its bound members hold it
+        holders += [p.key for name in c.reserved_for if f"{ns}/{name}" in cluster.pod_groups for p in bound if p.group_key == f"{ns}/{name}"]
         for i, did in enumerate(c.allocated):
             if c.result_admin and c.result_admin[i]:
                 continue
