@@ -199,6 +199,12 @@ class Device:
     """``spec.devices[].taints`` of the ResourceSlice."""
     rule_taints: tuple[DeviceTaint, ...] = field(default=(), hash=False, compare=False, repr=False)
     """The taints of the snapshot's DeviceTaintRules that select the device."""
+    binding_conditions: tuple[str, ...] = field(default=(), hash=False, compare=False)
+    """``bindingConditions`` (KEP-5007): condition types that must be true in the claim's
+    ``status.devices`` before the pod binds (PreBind waits). A release with the gate off does not
+    allocate the device (:meth:`DraState.for_version`)."""
+    binding_failure_conditions: tuple[str, ...] = field(default=(), hash=False, compare=False)
+    """``bindingFailureConditions`` (KEP-5007): any of them true makes PreBind give the claim up."""
 
     @property
     def id(self) -> DeviceID:
@@ -324,8 +330,13 @@ class DraState:
     taint_mode: str = "rules"
     """Which taints :attr:`Device.taints` holds in this state: ``off``, ``slices`` or ``rules``
     (:func:`gangplan.models.version.dra_taint_mode`)."""
+    binding_on: bool = True
+    """Whether devices with binding conditions are in :attr:`devices_by_node` (KEP-5007; the
+    release's DRADeviceBindingConditions gate, :func:`gangplan.models.version.dra_binding_conditions`)."""
+    bound_out: dict[str, list[Device]] = field(default_factory=dict, repr=False, compare=False)
+    """Every node's devices, binding-conditioned ones included, when this view leaves them out."""
     _views: dict = field(default_factory=dict, repr=False, compare=False)
-    """taint mode -> the state at that mode (shared by every view of one snapshot)."""
+    """(taint mode, binding on) -> the state of that view (shared by every view of one snapshot)."""
 
     def __bool__(self) -> bool:
         return bool(self.classes or self.devices_by_node or self.claims or self.pod_claims)
@@ -339,17 +350,26 @@ class DraState:
         """This snapshot's DRA state as kube-scheduler ``version`` sees it: the same object when
         no device is tainted or the release checks the same taints; else a state whose devices
         carry the taints that release checks (:attr:`Device.taints`), with its own allocator cache."""
-        from gangplan.models.version import dra_taint_mode
+        from gangplan.models.version import dra_binding_conditions, dra_taint_mode
 
-        return self.at_taint_mode(dra_taint_mode(version))
+        return self.view(dra_taint_mode(version), dra_binding_conditions(version))
+
+    @property
+    def binding(self) -> int:
+        """How many devices have binding conditions (KEP-5007), in any view."""
+        every = self.bound_out or self.devices_by_node
+        return sum(1 for devs in every.values() for d in devs if d.binding_conditions)
 
     def version_notes(self, version) -> tuple[str, ...]:
         """What release ``version`` ignores of the snapshot's device taints with its default
         feature gates (a cluster that enabled a gate behaves as the release that has it on)."""
-        from gangplan.models.version import dra_taint_mode
+        from gangplan.models.version import dra_binding_conditions, dra_taint_mode
 
         mode = dra_taint_mode(version)
         out = []
+        if self.binding and not dra_binding_conditions(version):
+            out.append(f"{self.binding} device(s) have binding conditions (KEP-5007), which kube-scheduler v{version} does not allocate "
+                       "(DRADeviceBindingConditions is off by default before v1.36); choose --kube-version 1.36 or later if the cluster enables the gate")
         tainted = sum(1 for devs in self.devices_by_node.values() for d in devs if d.slice_taints)
         if mode == "off" and tainted:
             out.append(f"{tainted} device(s) have taints in their ResourceSlice, which kube-scheduler v{version} does not check (DRADeviceTaints is off by default "
@@ -360,11 +380,18 @@ class DraState:
         return tuple(out)
 
     def at_taint_mode(self, mode: str) -> DraState:
-        if mode == self.taint_mode or not self.tainted:
+        return self.view(mode, self.binding_on)
+
+    def view(self, mode: str, binding_on: bool) -> DraState:
+        """The state with the device taints of taint ``mode`` and, unless ``binding_on``, without
+        the devices that have binding conditions (every view shares one cache of views)."""
+        binding_on = binding_on or not self.binding
+        mode = mode if self.tainted else self.taint_mode
+        if (mode, binding_on) == (self.taint_mode, self.binding_on):
             return self
         views = self._views
-        views.setdefault(self.taint_mode, self)
-        got = views.get(mode)
+        views.setdefault((self.taint_mode, self.binding_on), self)
+        got = views.get((mode, binding_on))
         if got is None:
             from dataclasses import replace
 
@@ -372,17 +399,20 @@ class DraState:
                 return () if mode == "off" else d.slice_taints if mode == "slices" else d.slice_taints + d.rule_taints
 
             made: dict[int, Device] = {}
-            by_node = {}
-            for node, devs in self.devices_by_node.items():
+            every = self.bound_out or self.devices_by_node
+            by_node, all_by_node = {}, {}
+            for node, devs in every.items():
                 out = []
                 for d in devs:
                     nd = made.get(id(d))
                     if nd is None:
-                        nd = made[id(d)] = replace(d, taints=effective(d))
+                        nd = made[id(d)] = replace(d, taints=effective(d)) if self.tainted else d
                     out.append(nd)
-                by_node[node] = out
+                all_by_node[node] = out
+                by_node[node] = out if binding_on else [d for d in out if not d.binding_conditions]
             # (a device's counter pool is shared: counters are looked up by device id)
-            got = views[mode] = replace(self, devices_by_node=by_node, alloc_cache={}, taint_mode=mode, _views=views)
+            got = views[(mode, binding_on)] = replace(self, devices_by_node=by_node, bound_out={} if binding_on else all_by_node, alloc_cache={},
+                                                      taint_mode=mode, binding_on=binding_on, _views=views)
         return got
 
     def extended_requests(self, pod, node) -> tuple[DeviceRequest, ...]:

@@ -226,11 +226,14 @@ def parse_resource_slice(ctx: Ctx, raw: dict) -> tuple[str | None, list[Device],
         skip = None
         raw_taints = basic.get("taints", d.get("taints"))
         taints = tuple(_taint(ctx, t, tf) for tf, t in ctx.maps(raw_taints, f + ".taints")) if raw_taints is not None else ()
-        for feature, what in (("bindingConditions", "binding conditions"),
-                              ("nodeName", "per-device node selection"), ("nodeSelector", "per-device node selection"), ("allNodes", "per-device node selection")):
+        for feature, what in (("nodeName", "per-device node selection"), ("nodeSelector", "per-device node selection"), ("allNodes", "per-device node selection")):
             if basic.get(feature) or d.get(feature):
                 ctx.note(f"{f.split('[')[0]}[].{feature}", f"{what} not modelled: the device is not allocated")
                 skip = feature
+        # KEP-5007: allocatable where the release's gate is on (DraState.for_version); bindsToNode
+        # only pins the allocation to the node, which every device gangplan allocates already is.
+        binding = tuple(ctx.str_list(basic.get("bindingConditions", d.get("bindingConditions")), f + ".bindingConditions"))
+        binding_failure = tuple(ctx.str_list(basic.get("bindingFailureConditions", d.get("bindingFailureConditions")), f + ".bindingFailureConditions"))
         attrs: dict[str, dict[str, Any]] = {}
         for an, av in ctx.map(basic.get("attributes"), f + ".attributes").items():
             dom, short = _qualify(str(an), driver)
@@ -256,7 +259,7 @@ def parse_resource_slice(ctx: Ctx, raw: dict) -> tuple[str | None, list[Device],
         if skip is None:
             devices.append(Device(driver=driver, pool=pool_name, slice=name, name=dname, attributes=attrs, capacity=caps,
                                   allow_multiple=multiple, policies=policies, counters=tuple(sorted(consumes)),
-                                  taints=taints, slice_taints=taints))
+                                  taints=taints, slice_taints=taints, binding_conditions=binding, binding_failure_conditions=binding_failure))
     return node, devices, (driver, pool_name, generation, count), counter_sets
 
 

@@ -21,8 +21,10 @@ What the API server takes, per the upstream types (kubernetes/kubernetes
   ``plan.yaml`` with ``status.allocation`` as kube-scheduler's DynamicResources PreBind writes it
   (``pkg/scheduler/framework/plugins/dynamicresources``; the allocator's result building in
   ``staging/src/k8s.io/dynamic-resource-allocation/structured/internal/stable/allocator_stable.go``):
-  ``devices.results[]`` {request, driver, pool, device, and the request's ``tolerations`` when
-  it has any} in request order and, as every device
+  ``devices.results[]`` {request, driver, pool, device, the request's ``tolerations`` when it
+  has any, and the device's ``bindingConditions`` / ``bindingFailureConditions`` when it has
+  them (KEP-5007; kube-scheduler's PreBind then waits until the driver reports them in the
+  claim's ``status.devices``: ``plan.sh`` does not wait, its Bindings follow at once)} in request order and, as every device
   gangplan allocates is node-local, ``nodeSelector`` with one ``matchFields`` term
   ``metadata.name In [<node>]``; and ``status.reservedFor`` [{resource: pods, name, uid}] with
   its pods, or for a PodGroup's claim (KEP-5729, ``PodGroup.spec.resourceClaims``) the PodGroup:
@@ -140,6 +142,7 @@ def claim_objects(result: Result, cluster=None) -> list[dict]:
     dra = getattr(cluster, "dra", None)
     pods = cluster.pod_by_key if cluster is not None else {}
     group_claims = _group_claims(cluster)
+    device_by_id = {d.id: d for devs in dra.devices_by_node.values() for d in devs} if dra else {}
     claims: dict[tuple[str, str], dict] = {}
     for key, o in sorted(result.pods.items()):
         if o.node is None or not o.claims:
@@ -164,6 +167,12 @@ def claim_objects(result: Result, cluster=None) -> list[dict]:
         owner = {"apiVersion": "v1", "kind": "Pod", "name": pod_name, **({"uid": pod.uid} if getattr(pod, "uid", "") else {}),
                  "controller": True, "blockOwnerDeletion": True}
         full = f"{ns}/{name}"
+        if dra:
+            for r in results:  # KEP-5007: the allocator copies the device's binding conditions into its result
+                d = device_by_id.get((r["driver"], r["pool"], r["device"]))
+                if d is not None and d.binding_conditions:
+                    r["bindingConditions"] = list(d.binding_conditions)
+                    r["bindingFailureConditions"] = list(d.binding_failure_conditions)
         if name == f"{pod_name}-extended-resources" and dra and full not in dra.claims:
             # KEP-5004: kube-scheduler's claim (generateName <pod>-extended-resources-), requests
             # container-<i>-request-<j> (one container: j = the resource's index in its sorted requests).

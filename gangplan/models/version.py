@@ -272,6 +272,15 @@ def dra_device_taint_rules(v: KubeVersion) -> bool:
     return v.at_least(KubeVersion.V1_37)
 
 
+def dra_binding_conditions(v: KubeVersion | str) -> bool:
+    """Devices with ``bindingConditions`` (KEP-5007, gate DRADeviceBindingConditions: alpha (off)
+    in v1.34 and v1.35, beta and on from v1.36, ``pkg/features/kube_features.go``) can be
+    allocated; with the gate off the allocator's ``isSelectable`` refuses them ("Devices with
+    binding conditions are not supported, feature is off"). With it on the allocation result
+    carries the conditions and PreBind waits for them before the pod binds."""
+    return KubeVersion(v).at_least(KubeVersion.V1_36)
+
+
 def dra_taint_mode(v: KubeVersion | str) -> str:
     """Which device taints the allocator of release ``v`` checks: ``off`` (v1.35), ``slices``
     (v1.36: the ResourceSlices' own) or ``rules`` (v1.37+: those and the DeviceTaintRules')."""
@@ -377,6 +386,12 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         {"1.35": "a device with `consumesCounters` is never allocated (DRAPartitionableDevices alpha, off)",
          "1.36+": "allocated while its pool's counters, less what allocated devices consume, hold its consumption (DRAPartitionableDevices beta, on)"},
         "`structured/internal/stable/allocator_stable.go` / `incubating/allocator_incubating.go` `allocateDevice`, `checkAvailableCounters` (kubernetes @03ab440c); `pkg/features/kube_features.go`",
+    ),
+    Behaviour(
+        "DRA: devices with binding conditions (KEP-5007)",
+        {"1.35": "never allocated (DRADeviceBindingConditions alpha, off: `isSelectable` refuses them)",
+         "1.36+": "allocated as any device; the allocation result carries its `bindingConditions` and `bindingFailureConditions`, and PreBind waits for them (DRADeviceBindingConditions beta, on)"},
+        "`staging/src/k8s.io/dynamic-resource-allocation/structured` allocator `isSelectable` (`features.DeviceBindingAndStatus`); `pkg/features/kube_features.go` versioned specs (alpha v1.34, beta on v1.36)",
     ),
     Behaviour(
         "DRA: device taints and DeviceTaintRules (KEP-5055)",
