@@ -59,3 +59,17 @@ def test_the_plan_carries_the_binding_conditions_into_the_allocation():
     old = c.at_version(KubeVersion.V1_35)
     assert solve_greedy(old).pods["default/p"].node is None and not old.dra.devices_by_node["a"] and c.dra.devices_by_node["a"]
     assert old.at_version(KubeVersion.V1_37).dra.devices_by_node["a"][0].binding_conditions == ("dra.example.com/is-attached",)
+
+
+def test_a_tainted_device_with_binding_conditions_keeps_its_taint_across_versions():
+    """The v1.35 view leaves the device out and checks no taints; going back to v1.37 from it
+    brings the device back with its NoSchedule taint, which the pod does not tolerate."""
+    objs = _objects()
+    objs[1]["spec"]["devices"][0]["taints"] = [{"key": "maintenance", "effect": "NoSchedule"}]
+    c37 = load_objects(objs, kube_version=KubeVersion.V1_37)
+    assert solve_greedy(c37).pods["default/p"].node is None
+    back = c37.at_version(KubeVersion.V1_35).at_version(KubeVersion.V1_37)
+    [d] = back.dra.devices_by_node["a"]
+    assert d.taints and d.binding_conditions
+    r = solve_greedy(back)
+    assert validate(back, r) == [] and r.pods["default/p"].node is None

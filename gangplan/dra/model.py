@@ -343,8 +343,10 @@ class DraState:
 
     @property
     def tainted(self) -> bool:
-        """Whether any device has a taint, from its slice or a DeviceTaintRule (at any release)."""
-        return any(d.slice_taints or d.rule_taints for devs in self.devices_by_node.values() for d in devs)
+        """Whether any device has a taint, from its slice or a DeviceTaintRule (at any release;
+        devices a view leaves out for their binding conditions included)."""
+        every = self.bound_out or self.devices_by_node
+        return any(d.slice_taints or d.rule_taints for devs in every.values() for d in devs)
 
     def for_version(self, version) -> DraState:
         """This snapshot's DRA state as kube-scheduler ``version`` sees it: the same object when
