@@ -97,3 +97,44 @@ def test_a_podgroup_claim_is_held_by_the_groups_bound_pod(tmp_path):
     c = read_nodes(snap)
     [trainer] = c.pods
     assert trainer.requests[GPU] == 2 and c.nodes[0].allocatable[GPU] == 7
+
+
+def test_one_device_shared_by_two_running_pods_is_held_once(tmp_path):
+    """Two running pods hold shares (KEP-5075 shareID) of the same GPU: the device is held
+    whole once, by the first claim's pod, not once per share."""
+    text = (FIXTURES / "shared-gpu-consumable-capacity.yaml").read_text()
+    extra = """---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: running-quarter, namespace: default}
+spec:
+  devices:
+    requests:
+    - name: gpu
+      exactly:
+        deviceClassName: shared-gpu.example.com
+        capacity: {requests: {milli: "250"}}
+status:
+  allocation:
+    devices:
+      results:
+      - {request: gpu, driver: gpu.example.com, pool: gpu-1, device: gpu-0, shareID: 9a2d4e6f-1b3c-4d5e-8f7a-6b5c4d3e2f10, consumedCapacity: {milli: "250"}}
+    nodeSelector:
+      nodeSelectorTerms:
+      - matchFields: [{key: metadata.name, operator: In, values: [gpu-1]}]
+  reservedFor: [{resource: pods, name: running-2}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: running-2, namespace: default}
+spec:
+  nodeName: gpu-1
+  containers: [{name: c, image: infer, resources: {requests: {cpu: "1"}}}]
+  resourceClaims: [{name: gpu, resourceClaimName: running-quarter}]
+"""
+    snap = tmp_path / "nodes.yaml"
+    snap.write_text(text + extra)
+    c = read_nodes(snap)
+    assert sorted((p.name, p.requests.get(GPU, 0)) for p in c.pods) == [("running", 1), ("running-2", 0)]
+    assert any("1 GPU devices shared through consumable capacity" in w for w in c.warnings)
+

@@ -88,15 +88,12 @@ def translate(cluster: Cluster, gpu_class: str | None, source: str) -> tuple[tup
                 gpus[n].append(d)
             else:
                 others.add(d.driver)
-    owner: dict[str, str] = {}  # device key -> node, for GPU devices
-    for node, devs in gpus.items():
-        for d in devs:
-            owner[f"{d.driver}/{d.pool}/{d.name}"] = node
+    owner = {d.id: node for node, devs in gpus.items() for d in devs}  # GPU device -> its node
     pods_by_key = {p.key: p for p in bound}
     held: Counter = Counter()  # pod key -> GPUs
     unowned: Counter = Counter()  # node -> GPUs in use by no bound pod
-    shares = 0
     shared_ids = {d for c in dra.claims.values() for d, _ in c.shared}
+    taken: set = set()  # a device shared by several claims is held once, by the first
     for c in dra.claims.values():
         if not c.allocated:
             continue
@@ -107,10 +104,10 @@ def translate(cluster: Cluster, gpu_class: str | None, source: str) -> tuple[tup
         for i, did in enumerate(c.allocated):
             if c.result_admin and c.result_admin[i]:
                 continue
-            node = owner.get("/".join(did))
-            if node is None:
+            node = owner.get(did)
+            if node is None or did in taken:
                 continue
-            shares += did in shared_ids
+            taken.add(did)
             pod = next((k for k in holders if pods_by_key[k].node_name == node), None)
             if pod is None:
                 unowned[node] += 1
@@ -142,6 +139,7 @@ def translate(cluster: Cluster, gpu_class: str | None, source: str) -> tuple[tup
     if both:
         notes.append(f"nodes {source}: {len(both)} nodes advertise nvidia.com/gpu and also publish GPU devices ({', '.join(both[:3])}): "
                      "their nvidia.com/gpu allocatable is used, their devices are not added")
+    shares = len(taken & shared_ids)
     if shares:
         notes.append(f"nodes {source}: {shares} GPU devices shared through consumable capacity (shareID) count as held whole (the replay's bound pods hold whole GPUs)")
     if others:
