@@ -239,11 +239,18 @@ class Placer:
         return got
 
     def _evaluate(self, pods: list[Pod], placement: Placement) -> tuple[list[tuple[Pod, int, tuple[int, ...]]] | None, bool]:
-        """``evaluatePlacement``: the workers' cycles inside ``placement``, each assumed before
-        the next, then everything reverted; the proposals (pod, node, devices), or None when a
-        worker does not fit (the gang needs every one of them), and whether the first cycle
-        scanned the placement's nodes (it moved the scan start)."""
-        self.sched.placement, self.sched.placement_name = placement.nodes, placement.label
+        """``evaluatePlacement``: :meth:`_cycles` inside ``placement``, then everything reverted."""
+        got, scanned = self._cycles(pods, placement.nodes, placement.label)
+        for p, _, _ in got or ():
+            self._forget(p)
+        return got, scanned
+
+    def _cycles(self, pods: list[Pod], nodes: np.ndarray | None, name: str | None) -> tuple[list[tuple[Pod, int, tuple[int, ...]]] | None, bool]:
+        """The workers' cycles (inside ``nodes`` unless None), each assumed before the next: the
+        proposals (pod, node, devices), left assumed, or None with every worker taken back when
+        one does not fit (the gang needs them all); and whether the first cycle scanned nodes (it
+        moved the scan start)."""
+        self.sched.placement, self.sched.placement_name = nodes, name
         got: list[tuple[Pod, int, tuple[int, ...]]] = []
         scanned = False
         try:
@@ -251,13 +258,13 @@ class Placer:
                 r = self.sched.schedule(p)
                 scanned = scanned or r.evaluated > 0
                 if r.node is None:
+                    for q, _, _ in got:
+                        self._forget(q)
                     return None, scanned
                 self._assume(p, r.node)
                 got.append((p, r.node, self.devices.held[p.key][1] if p.key in self.devices.held else ()))
             return got, scanned
         finally:
-            for p, _, _ in got:
-                self._forget(p)
             self.sched.placement, self.sched.placement_name = None, None
 
     def _devices_for(self, pod: Pod, i: int, req: GpuRequest) -> tuple[int, ...]:
@@ -285,20 +292,10 @@ class Placer:
         self.devices.give(pod)
 
     def _place_in(self, pods: list[Pod], nodes: np.ndarray | None, instance: str) -> bool:
-        self.sched.placement = nodes
-        placed: list[Pod] = []
-        try:
-            for p in pods:
-                r = self.sched.schedule(p)
-                if r.node is None:
-                    for q in placed:
-                        self._forget(q)
-                    return False
-                self._assume(p, r.node)
-                placed.append(p)
-        finally:
-            self.sched.placement = None
-        self.pods[instance] = placed
+        got, _ = self._cycles(pods, nodes, None)
+        if got is None:
+            return False
+        self.pods[instance] = [p for p, _, _ in got]
         return True
 
     def force(self, job: ReplayJob, instance: str, nodes: list[str], devices: list[tuple[int, ...]] | None = None) -> None:
