@@ -73,3 +73,13 @@ def test_a_tainted_device_with_binding_conditions_keeps_its_taint_across_version
     assert d.taints and d.binding_conditions
     r = solve_greedy(back)
     assert validate(back, r) == [] and r.pods["default/p"].node is None
+
+
+def test_more_than_four_binding_conditions_are_refused():
+    """API validation (``resource/v1`` Device: "The maximum number of binding conditions is 4")."""
+    from gangplan.io.errors import SnapshotError
+
+    objs = _objects()
+    objs[1]["spec"]["devices"][0]["bindingConditions"] = [f"dra.example.com/c{i}" for i in range(5)]
+    with pytest.raises(SnapshotError, match=r"bindingConditions.*at most 4 items, got 5"):
+        load_objects(objs)

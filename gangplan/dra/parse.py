@@ -66,6 +66,9 @@ KIND_VERSIONS = {"DeviceTaintRule": ("v1", "v1beta2", "v1alpha3")}
 DeviceTaintRule is v1alpha3 (v1.33+), v1beta2 (v1.36+) and v1 (v1.37+; kubernetes/api master
 ``resource/*/register.go``)."""
 
+MAX_BINDING_CONDITIONS = 4
+"""``resource/v1`` ``Device.bindingConditions`` / ``bindingFailureConditions``: at most 4 each (API validation)."""
+
 
 def readable(kind: str, version: str) -> bool:
     """Whether gangplan reads ``kind`` in ``resource.k8s.io/<version>``."""
@@ -234,6 +237,9 @@ def parse_resource_slice(ctx: Ctx, raw: dict) -> tuple[str | None, list[Device],
         # only pins the allocation to the node, which every device gangplan allocates already is.
         binding = tuple(ctx.str_list(basic.get("bindingConditions", d.get("bindingConditions")), f + ".bindingConditions"))
         binding_failure = tuple(ctx.str_list(basic.get("bindingFailureConditions", d.get("bindingFailureConditions")), f + ".bindingFailureConditions"))
+        for what, got in (("bindingConditions", binding), ("bindingFailureConditions", binding_failure)):
+            if len(got) > MAX_BINDING_CONDITIONS:  # resource/v1 types.go: "The maximum number of binding conditions is 4."
+                raise ctx.fail(f"{f}.{what}", f"must have at most {MAX_BINDING_CONDITIONS} items, got {len(got)}")
         attrs: dict[str, dict[str, Any]] = {}
         for an, av in ctx.map(basic.get("attributes"), f + ".attributes").items():
             dom, short = _qualify(str(an), driver)
