@@ -801,7 +801,8 @@ def allocate_joint(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], device
 
 def _joint_by_model(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: set,
                     classes: dict[str, DeviceClass], consumed: Consumed | None, constraints: Constraints | None,
-                    partitionable: bool) -> dict[str, tuple[DeviceResult, ...]] | None | object:
+                    partitionable: bool, allowed: Mapping[str, set[DeviceID] | frozenset[DeviceID]] | None = None
+                    ) -> dict[str, tuple[DeviceResult, ...]] | None | object:
     """Whether the claims have a joint allocation, as a small CP-SAT model (not upstream's code:
     the depth-first search over interchangeable devices matched by overlapping requests, or
     partitions of one GPU, is exponential when it must backtrack, and only the validator and the
@@ -809,14 +810,17 @@ def _joint_by_model(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devic
     boolean; each request gets its count, each device at most one request, and per pool the
     counters hold what the taken devices consume. Only for plain ExactCount requests without
     constraints, capacity requests or shared devices (else ``_SEARCH``: the search decides). The
-    devices of a request are returned in device order. One worker, fixed seed: deterministic."""
+    devices of a request are returned in device order. One worker, fixed seed: deterministic.
+    ``allowed``: claim key -> the devices it may take (the validator's check across nodes with
+    multi-node devices: those reachable from every node of its pods); default all."""
     if constraints and any(constraints.get(key) for key, _ in claims):
         return _SEARCH
     reqs = [(key, r) for key, rs in claims for r in rs]
     if any(r.all or r.alternatives or r.capacity or r.admin_access for _, r in reqs):
         return _SEARCH
     try:
-        cand = [[i for i, d in enumerate(devices) if d.id not in in_use and (partitionable or not d.counters) and matches(d, r, classes)] for _, r in reqs]
+        cand = [[i for i, d in enumerate(devices) if d.id not in in_use and (partitionable or not d.counters) and (allowed is None or d.id in allowed[key])
+                 and matches(d, r, classes)] for key, r in reqs]
     except AllocationError:
         return _SEARCH  # (the search meets the error where upstream does)
     if any(devices[i].allow_multiple for c in cand for i in c):

@@ -85,8 +85,8 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
             c = parse_device_class(ctx, raw)
             st.classes[c.name] = c
         elif kind == "ResourceSlice":
-            node, devices, (driver, pool, gen, count), counter_sets = parse_resource_slice(ctx, raw)
-            slices.setdefault((driver, pool), []).append((gen, count, str(raw["metadata"]["name"]), node, devices, counter_sets))
+            targets, devices, (driver, pool, gen, count), counter_sets = parse_resource_slice(ctx, raw)
+            slices.setdefault((driver, pool), []).append((gen, count, str(raw["metadata"]["name"]), targets, devices, counter_sets))
         elif kind == "ResourceClaim":
             c = parse_claim(ctx, raw)
             st.claims[c.key] = c
@@ -106,7 +106,18 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
         for field, message in ctx.notes:
             note(kind, field, message, name)
         ctx.notes.clear()
+    reaches: dict = {}
+
+    def reached(where) -> list[str]:
+        """The snapshot's nodes (in their order) a multi-node device's :class:`NodeReach` matches."""
+        got = reaches.get(where)
+        if got is None:
+            got = reaches[where] = [n for n, obj in (nodes or {}).items() if where.matches(obj)]
+        return got
+
     # Pools: only the newest generation counts (upstream GatherPools); by driver, pool, slice name.
+    # A device of a multi-node slice (nodeSelector / allNodes / perDeviceNodeSelection) is on the
+    # list of every node it reaches, at its place in that order.
     # KEP-4815: a pool's counter sets are those of all its current slices (in v1 a slice has
     # either devices or sharedCounters, so they live in slices of their own), wherever the slices'
     # nodes are; every device of the pool that consumes counters joins one CounterPool.
@@ -125,7 +136,7 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
                     continue
                 cp.sets[cname] = values
         incomplete = len(current) < current[0][1]
-        for _, _, sname, node, devices, _ in current:
+        for _, _, sname, targets, devices, _ in current:
             if rules:  # KEP-5055: the scheduler's ResourceSlice tracker adds each matching rule's taint
                 for i, d in enumerate(devices):
                     extra = tuple(r.taint for r in rules if r.applies(d.driver, d.pool, d.name))
@@ -142,8 +153,12 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
                                      "that consumption is not checked (as upstream's allocator)", sname)
                         devices[i] = d = replace(d, counter_pool=cp)
                         cp.users.append(d)
-            if node is not None:
-                st.devices_by_node.setdefault(node, []).extend(devices)
+            for d, where in zip(devices, targets, strict=True):
+                if isinstance(where, str):
+                    st.devices_by_node.setdefault(where, []).append(d)
+                elif where is not None:  # a multi-node device: on every node of the snapshot it reaches (GatherPools)
+                    for n in reached(where):
+                        st.devices_by_node.setdefault(n, []).append(d)
     # KEP-5004: explicit extendedResourceName (first class by name when several), and the implicit name.
     for cname in sorted(st.classes):
         c = st.classes[cname]

@@ -11,12 +11,20 @@ on; nodes serving them by a device plugin keep their allocatable. A claim alloca
 the snapshot pins its pods to the nodes of its allocation (``dra.gangplan.io/claim-<n>``); a
 claim gangplan cannot allocate asks for a resource no node has.
 
+Devices of multi-node ResourceSlices (``nodeSelector`` / ``allNodes`` / ``perDeviceNodeSelection``,
+:attr:`gangplan.dra.model.Device.reach`) are left out (:meth:`DraState.local_only`): one of them
+serves a pod on any node it reaches, which per-node rows cannot say, so the exact engine places
+on node-local devices only (a restriction, named in a warning; the greedy engine and the
+validator allocate them).
+
 This is exact when the devices of different pairs on a node are disjoint (the GB200 channel and
 DRA-only GPU cases); when a device matches several pairs the counts over-state what is free, and
 the validator (:func:`gangplan.dra.capacity.check_node`) is what catches a wrong placement.
 A claim shared by several pending pods is one allocation: its pods carry a required pod affinity
-term on a per-node label (same node) and a row only nodes able to allocate the claim alone offer
-(its devices are not subtracted from what other claims see there).
+term on a per-node label (same node) and a row only nodes able to allocate the claim alone offer;
+for plain ExactCount requests its devices are counted once on the node its pods land on
+(:func:`shared_claim_rows`; before, they were not subtracted from what other claims see there,
+and the validator refused such exact placements).
 
 Partitionable devices (KEP-4815): a free device that consumes shared counters counts for its
 pairs when it fits its pool's counters alone (after the allocated devices' consumption); where
@@ -73,7 +81,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from gangplan.dra.allocator import (
+    _SEARCH,
     AllocationError,
+    _joint_by_model,
     allocate_joint,
     allocate_results,
     available_counters,
@@ -315,6 +325,8 @@ def _capacity_view(cluster):
     got = _VIEWS.get(id(cluster))
     if got is not None and got[0]() is cluster:
         return got[1]
+    multi = len(dra.multi_node)
+    dra = dra.local_only()  # (rows per node: a multi-node device is not counted, see the module docstring)
     dims: dict[tuple, str] = {}
     pod_extra: dict[str, dict[str, int]] = {}
     node_extra: dict[str, dict[str, int]] = {n.name: {} for n in cluster.nodes}
@@ -331,6 +343,7 @@ def _capacity_view(cluster):
     all_claims: dict[str, str] = {}
     fa_alts: dict[str, list] = {}
     admin_pods: dict[str, object] = {}
+    shared_demand: dict[str, list[tuple[str, int]] | None] = {}
 
     def _shareable(r: DeviceRequest) -> _Shareable | None:
         """The rows of ``r``'s pair when some free device it matches is shared, else None."""
@@ -352,6 +365,13 @@ def _capacity_view(cluster):
                 name = dims.setdefault(("shared", key), f"{PREFIX}shared-{len(dims)}")
                 extra[name] = 1
                 pod_shared.setdefault(p.key, []).append(name)
+                if name not in shared_demand:
+                    # Its devices, once per node its pods land on (add_shared_claim_rows), for plain
+                    # ExactCount requests; anything else stays a relaxation the validator decides.
+                    plain = not c.constraints and all(not (r.all or r.alternatives or r.capacity or r.admin_access) and _shareable(r) is None
+                                                      for r in c.requests)
+                    shared_demand[name] = [(dims.setdefault(("request", r.device_class, selector_key(r)), f"{PREFIX}{len(dims)}"), r.count)
+                                           for r in c.requests] if plain else None
                 continue
             if c.allocated is not None:
                 if c.allocated_nodes is not None:
@@ -544,6 +564,10 @@ def _capacity_view(cluster):
     if any(None in v for v in fa_alts.values()):
         fields["warnings"] = (*fields.get("warnings", ()), "exact engine: firstAvailable subrequests with allocationMode All, capacity requests or "
                               "shared devices are not offered by the exact engine (the greedy engine and the validator allocate them)")
+    if multi and any(dra.pod_claims.get(p.key) or dra.extended_requests(p, n) for p in cluster.pending_pods for n in cluster.nodes[:1]):
+        fields["warnings"] = (*fields.get("warnings", ()), f"exact engine: {multi} device(s) of multi-node ResourceSlices (nodeSelector / allNodes / "
+                              "perDeviceNodeSelection) are not offered by the exact engine, whose device rows are per node: its placements use "
+                              "node-local devices only, so its optimum may be below the true one (the greedy engine and the validator allocate them)")
     view = type(cluster)(**{**fields, "nodes": nodes, "pods": pods})
     _VIEWS[id(cluster)] = (weakref.ref(cluster), view)
     if rows is not None:
@@ -554,7 +578,22 @@ def _capacity_view(cluster):
         _ALL[id(view)] = (weakref.ref(view), all_rows)
     if fa_alts:
         _FA[id(view)] = (weakref.ref(view), fa_alts)
+    demands = {k: v for k, v in shared_demand.items() if v}
+    if demands:
+        _SHARED[id(view)] = (weakref.ref(view), demands)
     return view
+
+
+_SHARED: dict[int, tuple[weakref.ref, dict]] = {}
+
+
+def shared_claim_rows(view) -> dict[str, list[tuple[str, int]]] | None:
+    """Claims shared by several pending pods in a :func:`capacity_view`: their ``shared`` resource
+    (1 for each of their pods) -> the device-count resources their requests draw on, with the
+    devices each takes, for :func:`gangplan.solver.exact.capacity.add_shared_claim_rows` (plain
+    ExactCount requests only); None without any."""
+    got = _SHARED.get(id(view))
+    return got[1] if got is not None and got[0]() is view else None
 
 
 HALL_MAX_PAIRS = 6
@@ -765,6 +804,90 @@ def _counter_rows(dra: DraState, nodes, probes: list[tuple[str, DeviceRequest]])
     return out if out.nodes else None
 
 
+def check_nodes(dra: DraState, placed: list[tuple[object, list]], distinct: bool = True,
+                named: dict[str, tuple[tuple[str, str, str, str, str], ...]] | None = None) -> list[tuple[str, str]]:
+    """The validator's check with multi-node devices (:attr:`DraState.multi_node`): ``placed``
+    (node, its new pods in order) for every node with new pods using DRA, in node order. Each
+    node must have a joint allocation (:func:`check_node`) from what the snapshot's claims leave,
+    less the multi-node devices the nodes before it took and those the Result names for pods on
+    other nodes (``named``: pod key -> (claim, request, driver, pool, device)). A claim whose pods
+    are on several nodes is allocated once: with the devices the Result names for it when it names
+    any (:func:`gangplan.dra.results.check_named` checks them), else on the first of its nodes;
+    its allocation must be usable on every other (``status.allocation.nodeSelector``,
+    :func:`gangplan.dra.rules.allocation_site`). (node or claim, why) per problem."""
+    from gangplan.dra.allocator import DeviceResult
+    from gangplan.dra.rules import allocation_site
+
+    named = named or {}
+    claim_nodes: dict[str, list[str]] = {}
+    for node, pods in placed:
+        for p in pods:
+            for key in dra.pod_claims.get(p.key, ()):
+                if dra.claims[key].allocated is None and node.name not in claim_nodes.setdefault(key, []):
+                    claim_nodes[key].append(node.name)
+    by_claim: dict[str, list] = {}
+    for node, pods in placed:
+        for p in pods:
+            for claim, _, driver, pool, device in named.get(p.key, ()):
+                by_claim.setdefault(f"{p.namespace}/{claim}", []).append((node.name, (driver, pool, device)))
+    out: list[tuple[str, str]] = []
+    used = set(dra.in_use)
+    sites: dict = {}
+    for key, where in claim_nodes.items():  # shared across nodes with named devices: that allocation
+        devs = [d for n, d in by_claim.get(key, ()) if n == where[0]]
+        if len(where) > 1 and devs:
+            sites[key] = allocation_site(dra, [DeviceResult("", d) for d in devs], next(node for node, _ in placed if node.name == where[0]))
+            used.update(d for d in devs if d in dra.multi_node)
+    for node, pods in placed:
+        others = {d for k, v in by_claim.items() if k not in sites for n, d in v if n != node.name and d in dra.multi_node}
+        why, got = _check_node(dra, node, pods, distinct, used | others, sites)
+        if why is not None:
+            out.append((node.name, why))
+            continue
+        for key, results in (got or {}).items():
+            used.update(r.device for r in results if r.takes and r.device in dra.multi_node)
+            if key in claim_nodes and len(claim_nodes[key]) > 1:
+                sites[key] = allocation_site(dra, results, node)
+    if out:  # nodes one after another may split the multi-node devices badly: decide jointly
+        got = _across_nodes(dra, placed, distinct)
+        if got is not None and got is not _SEARCH:
+            return []
+    return out
+
+
+def _across_nodes(dra: DraState, placed: list[tuple[object, list]], partitionable: bool):
+    """Whether every new pod's claims on every node have one joint allocation, a claim whose pods
+    are on several nodes taking only devices every one of them reaches (plain ExactCount claims:
+    :func:`gangplan.dra.allocator._joint_by_model` over all the nodes' devices at once); the
+    allocation, None when none exists, ``_SEARCH`` when the claims are not plain."""
+    from gangplan.dra.rules import demand
+
+    claims: list = []
+    allowed: dict[str, set] = {}
+    devices: dict = {}
+    for node, pods in placed:
+        mine = dra.devices_by_node.get(node.name, ())
+        for d in mine:
+            devices.setdefault(d.id, d)
+        ids = {d.id for d in mine}
+        for p in pods:
+            todo, why = demand(dra, p, node, {})
+            if why is not None:
+                return None
+            for key, reqs in todo:
+                if key not in allowed:
+                    claims.append((key, reqs))
+                    allowed[key] = set(ids)
+                else:
+                    allowed[key] &= ids
+    if not claims:
+        return {}
+    try:
+        return _joint_by_model(claims, list(devices.values()), set(dra.in_use), dra.classes, dra.consumed, dra.constraints, partitionable, allowed)
+    except AllocationError:
+        return _SEARCH
+
+
 def check_node(dra: DraState, node, pods_in_order, distinct: bool = True) -> str | None:
     """The validator's independent check of one node: one joint allocation of every new pod's
     claims (and KEP-5004 extended requests) from the node's free devices, by backtracking over
@@ -772,13 +895,19 @@ def check_node(dra: DraState, node, pods_in_order, distinct: bool = True) -> str
     allocated in the snapshot must be usable on the node. Admin-access requests (KEP-5018) are
     left out of the joint allocation; each pod with one must allocate its own claims alone.
     None when it holds, else why."""
+    return _check_node(dra, node, pods_in_order, distinct)[0]
+
+
+def _check_node(dra: DraState, node, pods_in_order, distinct: bool = True, in_use=None, sites=None) -> tuple[str | None, dict | None]:
+    """:func:`check_node` with the devices in use (default: the snapshot's) and the claims
+    allocated on other nodes (claim -> :data:`gangplan.dra.rules.Site`); (why, the joint allocation)."""
     todo = []
     seen: set[str] = set()
     per_pod: list[tuple[str, list]] = []
     for p in pods_in_order:
-        got, why = _demand_only(dra, p, node)
+        got, why = _demand_only(dra, p, node, sites)
         if why is not None:
-            return f"pod {p.key}: {why}"
+            return f"pod {p.key}: {why}", None
         mine = []
         for key, reqs in got:
             if key not in seen:
@@ -787,8 +916,9 @@ def check_node(dra: DraState, node, pods_in_order, distinct: bool = True) -> str
                 mine.append((key, reqs))
         per_pod.append((p.key, mine))
     if not todo:
-        return None
+        return None, {}
     devices = dra.devices_by_node.get(node.name, ())
+    in_use = dra.in_use if in_use is None else in_use
     if any(r.admin_access for _, reqs in todo for r in reqs):
         # KEP-5018: admin-access requests take devices in use or not and leave them free, so
         # the joint allocation is of the other requests; each pod's own claims, in its order,
@@ -798,25 +928,25 @@ def check_node(dra: DraState, node, pods_in_order, distinct: bool = True) -> str
             if not any(r.admin_access for _, reqs in mine for r in reqs):
                 continue
             try:
-                alone = allocate_joint(mine, devices, dra.in_use, dra.classes, dra.consumed, constraints=dra.constraints, distinct=distinct, cache=dra.alloc_cache)
+                alone = allocate_joint(mine, devices, in_use, dra.classes, dra.consumed, constraints=dra.constraints, distinct=distinct, cache=dra.alloc_cache)
             except AllocationError as e:
-                return str(e)
+                return str(e), None
             if alone is None:
-                return f"{CANNOT_ALLOCATE}: the claims of {pod_key} (with admin access) cannot be allocated on the node"
+                return f"{CANNOT_ALLOCATE}: the claims of {pod_key} (with admin access) cannot be allocated on the node", None
         todo = [(key, tuple(r for r in reqs if not r.admin_access)) for key, reqs in todo]
         todo = [(key, reqs) for key, reqs in todo if reqs]
         if not todo:
-            return None
+            return None, {}
     try:
-        got = allocate_joint(todo, devices, dra.in_use, dra.classes, dra.consumed, constraints=dra.constraints, distinct=distinct, cache=dra.alloc_cache)
+        got = allocate_joint(todo, devices, in_use, dra.classes, dra.consumed, constraints=dra.constraints, distinct=distinct, cache=dra.alloc_cache)
     except AllocationError as e:
-        return str(e)
+        return str(e), None
     if got is None:
-        return f"{CANNOT_ALLOCATE}: the claims of {', '.join(sorted(p.key for p in pods_in_order))} need more matching free devices than the node has"
-    return _recount(dra, devices, [r for results in got.values() for r in results])
+        return f"{CANNOT_ALLOCATE}: the claims of {', '.join(sorted(p.key for p in pods_in_order))} need more matching free devices than the node has", None
+    return _recount(dra, devices, [r for results in got.values() for r in results], in_use), got
 
 
-def _recount(dra: DraState, devices, results) -> str | None:
+def _recount(dra: DraState, devices, results, in_use=None) -> str | None:
     """KEP-5075, counted again from the joint allocation: an exclusive device is taken once and
     is neither in use nor shared; on a shared device the snapshot's consumption plus every
     consumed amount stays within each capacity value."""
@@ -825,7 +955,7 @@ def _recount(dra: DraState, devices, results) -> str | None:
     total: dict = {}
     for r in results:
         d = by_id[r.device]
-        if r.device in dra.in_use:
+        if r.device in (dra.in_use if in_use is None else in_use):
             return f"{CANNOT_ALLOCATE}: device {'/'.join(r.device)} is in use"
         if r.consumed is None:
             if r.device in taken or r.device in total:
@@ -845,10 +975,10 @@ def _recount(dra: DraState, devices, results) -> str | None:
     return None
 
 
-def _demand_only(dra: DraState, pod, node):
+def _demand_only(dra: DraState, pod, node, sites=None):
     from gangplan.dra.rules import demand
 
-    todo, why = demand(dra, pod, node, {})
+    todo, why = demand(dra, pod, node, sites or {})
     return todo, why
 
 

@@ -171,6 +171,33 @@ class CounterPool:
 
 
 @dataclass(frozen=True)
+class NodeReach:
+    """Where a device of a multi-node ResourceSlice can be used (``resource/v1`` ``types.go``
+    ``ResourceSliceSpec.nodeSelector`` / ``allNodes``, or a device's own with
+    ``perDeviceNodeSelection``), and where an allocation made of such devices is usable
+    (``status.allocation.nodeSelector``): any of ``terms`` matches the node (a NodeSelector's
+    terms are ORed, each term's requirements ANDed); no terms: every node (``allNodes``, or an
+    allocation without a node selector). ``NodeMatches`` of ``structured/internal/incubating/
+    pools_incubating.go`` (kubernetes/kubernetes v1.36) with ``nodeaffinity.NewNodeSelector``:
+    the matching is :func:`gangplan.predicates.labels.node_matches_terms`, the one NodeAffinity
+    uses."""
+
+    terms: tuple = ()
+    """:class:`gangplan.models.objects.NodeSelectorTerm` values."""
+
+    def matches(self, node) -> bool:
+        if not self.terms:
+            return True
+        from gangplan.predicates.labels import node_matches_terms
+
+        return node_matches_terms(self.terms, node)
+
+
+ANYWHERE = NodeReach()
+"""Every node: an ``allNodes`` device, or an allocation with no node selector."""
+
+
+@dataclass(frozen=True)
 class Device:
     driver: str
     pool: str
@@ -205,6 +232,14 @@ class Device:
     allocate the device (:meth:`DraState.for_version`)."""
     binding_failure_conditions: tuple[str, ...] = field(default=(), hash=False, compare=False)
     """``bindingFailureConditions`` (KEP-5007): any of them true makes PreBind give the claim up."""
+    reach: NodeReach | None = field(default=None, hash=False, compare=False)
+    """None: local to one node (the slice's ``nodeName``, or the device's own with
+    ``perDeviceNodeSelection``); else the nodes a multi-node device is reachable from. Such a
+    device is in :attr:`DraState.devices_by_node` of every node it reaches, and one allocation of
+    it takes it from all of them."""
+    per_device: bool = field(default=False, hash=False, compare=False)
+    """Published in a slice with ``perDeviceNodeSelection`` (part of KEP-4815: a release without
+    DRAPartitionableDevices skips the slice, ``GatherPools``)."""
 
     @property
     def id(self) -> DeviceID:
@@ -276,6 +311,9 @@ class Claim:
     not in use, it only has that much less capacity left."""
     allocated_nodes: tuple[str, ...] | None = None
     """Nodes ``status.allocation.nodeSelector`` names (matchFields metadata.name), None = any."""
+    allocated_reach: NodeReach | None = None
+    """``status.allocation.nodeSelector`` when it is not only a list of node names (terms on node
+    labels, as an allocation of multi-node devices gets): the nodes it matches; None = any."""
     reserved_for: tuple[str, ...] = ()
     unsupported: str | None = None
     """Why the claim cannot be allocated by gangplan (a feature not modelled): no node fits it."""
@@ -287,6 +325,14 @@ class Claim:
     """``status.allocation.devices.results[].adminAccess``, one per :attr:`allocated` entry (empty:
     none): such a result neither takes its device nor consumes its capacity for other claims
     (``foreachAllocatedDevice`` skips it, ``allocateddevices.go`` @030880a5)."""
+
+    def usable_on(self, node) -> bool:
+        """Whether the claim's allocation in the snapshot is usable on ``node`` (its
+        ``status.allocation.nodeSelector`` matches; DynamicResources Filter: "resourceclaim not
+        available on the node")."""
+        if self.allocated_nodes is not None and node.name not in self.allocated_nodes:
+            return False
+        return self.allocated_reach is None or self.allocated_reach.matches(node)
 
     def request_named(self, name: str) -> DeviceRequest | None:
         """The request (or ``<request>/<subrequest>``) a result names."""
@@ -333,13 +379,50 @@ class DraState:
     binding_on: bool = True
     """Whether devices with binding conditions are in :attr:`devices_by_node` (KEP-5007; the
     release's DRADeviceBindingConditions gate, :func:`gangplan.models.version.dra_binding_conditions`)."""
+    per_device_on: bool = True
+    """Whether devices of ``perDeviceNodeSelection`` slices are in :attr:`devices_by_node`
+    (KEP-4815's DRAPartitionableDevices gate, :func:`gangplan.models.version.dra_partitionable_devices`)."""
     bound_out: dict[str, list[Device]] = field(default_factory=dict, repr=False, compare=False)
-    """Every node's devices, binding-conditioned ones included, when this view leaves them out."""
+    """Every node's devices, binding-conditioned and per-device-selected ones included, when this
+    view leaves some out."""
     _views: dict = field(default_factory=dict, repr=False, compare=False)
-    """(taint mode, binding on) -> the state of that view (shared by every view of one snapshot)."""
+    """(taint mode, binding on, per-device on) -> the state of that view (shared by every view of
+    one snapshot); also the views' derived sets (:attr:`multi_node`, :meth:`device`)."""
 
     def __bool__(self) -> bool:
         return bool(self.classes or self.devices_by_node or self.claims or self.pod_claims)
+
+    @property
+    def multi_node(self) -> frozenset[DeviceID]:
+        """Devices of multi-node ResourceSlices (:attr:`Device.reach`) this view allocates."""
+        got = self._views.get(("multi", self.taint_mode, self.binding_on, self.per_device_on))
+        if got is None:
+            got = self._views[("multi", self.taint_mode, self.binding_on, self.per_device_on)] = frozenset(
+                d.id for devs in self.devices_by_node.values() for d in devs if d.reach is not None)
+        return got
+
+    def local_only(self) -> DraState:
+        """This view without the devices of multi-node slices (what the exact engine counts:
+        its device rows are per node)."""
+        if not self.multi_node:
+            return self
+        key = ("local", self.taint_mode, self.binding_on, self.per_device_on)
+        got = self._views.get(key)
+        if got is None:
+            from dataclasses import replace
+
+            def local(nodes: dict[str, list[Device]]) -> dict[str, list[Device]]:
+                return {n: kept for n, devs in nodes.items() if (kept := [d for d in devs if d.reach is None])}
+
+            got = self._views[key] = replace(self, devices_by_node=local(self.devices_by_node), bound_out=local(self.bound_out), alloc_cache={}, _views={})
+        return got
+
+    def device(self, did: DeviceID) -> Device | None:
+        """The device ``did`` names in this view (on any node), or None."""
+        index = self._views.get(("index", self.taint_mode, self.binding_on, self.per_device_on))
+        if index is None:
+            index = self._views[("index", self.taint_mode, self.binding_on, self.per_device_on)] = {d.id: d for devs in self.devices_by_node.values() for d in devs}
+        return index.get(did)
 
     @property
     def tainted(self) -> bool:
@@ -351,10 +434,16 @@ class DraState:
     def for_version(self, version) -> DraState:
         """This snapshot's DRA state as kube-scheduler ``version`` sees it: the same object when
         no device is tainted or the release checks the same taints; else a state whose devices
-        carry the taints that release checks (:attr:`Device.taints`), with its own allocator cache."""
-        from gangplan.models.version import dra_binding_conditions, dra_taint_mode
+        carry the taints that release checks (:attr:`Device.taints`), with its own allocator cache.
+        Devices with binding conditions (KEP-5007) and those of ``perDeviceNodeSelection`` slices
+        (KEP-4815) are left out where the release's gate is off."""
+        from gangplan.models.version import (
+            dra_binding_conditions,
+            dra_partitionable_devices,
+            dra_taint_mode,
+        )
 
-        return self.view(dra_taint_mode(version), dra_binding_conditions(version))
+        return self.view(dra_taint_mode(version), dra_binding_conditions(version), dra_partitionable_devices(version))
 
     @property
     def binding(self) -> int:
@@ -365,10 +454,17 @@ class DraState:
     def version_notes(self, version) -> tuple[str, ...]:
         """What release ``version`` ignores of the snapshot's device taints with its default
         feature gates (a cluster that enabled a gate behaves as the release that has it on)."""
-        from gangplan.models.version import dra_binding_conditions, dra_taint_mode
+        from gangplan.models.version import (
+            dra_binding_conditions,
+            dra_partitionable_devices,
+            dra_taint_mode,
+        )
 
         mode = dra_taint_mode(version)
         out = []
+        if self.per_device and not dra_partitionable_devices(version):
+            out.append(f"{self.per_device} device(s) are published in ResourceSlices with perDeviceNodeSelection, which kube-scheduler v{version} skips "
+                       "(DRAPartitionableDevices is off by default before v1.36); choose --kube-version 1.36 or later if the cluster enables the gate")
         if self.binding and not dra_binding_conditions(version):
             out.append(f"{self.binding} device(s) have binding conditions (KEP-5007), which kube-scheduler v{version} does not allocate "
                        "(DRADeviceBindingConditions is off by default before v1.36); choose --kube-version 1.36 or later if the cluster enables the gate")
@@ -382,18 +478,31 @@ class DraState:
         return tuple(out)
 
     def at_taint_mode(self, mode: str) -> DraState:
-        return self.view(mode, self.binding_on)
+        return self.view(mode, self.binding_on, self.per_device_on)
 
-    def view(self, mode: str, binding_on: bool) -> DraState:
-        """The state with the device taints of taint ``mode`` and, unless ``binding_on``, without
-        the devices that have binding conditions (every view shares one cache of views)."""
+    @property
+    def per_device(self) -> int:
+        """How many devices are published in ``perDeviceNodeSelection`` slices, in any view."""
+        got = self._views.get(("per-device",))
+        if got is None:
+            every = self.bound_out or self.devices_by_node
+            got = self._views[("per-device",)] = len({d.id for devs in every.values() for d in devs if d.per_device})
+        return got
+
+    def view(self, mode: str, binding_on: bool, per_device_on: bool = True) -> DraState:
+        """The state with the device taints of taint ``mode``, without the devices that have
+        binding conditions unless ``binding_on``, and without those of ``perDeviceNodeSelection``
+        slices unless ``per_device_on`` (``GatherPools`` skips such a slice while
+        DRAPartitionableDevices is off). Every view shares one cache of views."""
         binding_on = binding_on or not self.binding
+        per_device_on = per_device_on or not self.per_device
         mode = mode if self.tainted else self.taint_mode
-        if (mode, binding_on) == (self.taint_mode, self.binding_on):
+        here = (self.taint_mode, self.binding_on, self.per_device_on)
+        if (mode, binding_on, per_device_on) == here:
             return self
         views = self._views
-        views.setdefault((self.taint_mode, self.binding_on), self)
-        got = views.get((mode, binding_on))
+        views.setdefault(here, self)
+        got = views.get((mode, binding_on, per_device_on))
         if got is None:
             from dataclasses import replace
 
@@ -411,10 +520,11 @@ class DraState:
                         nd = made[id(d)] = replace(d, taints=effective(d)) if self.tainted else d
                     out.append(nd)
                 all_by_node[node] = out
-                by_node[node] = out if binding_on else [d for d in out if not d.binding_conditions]
+                by_node[node] = [d for d in out if (binding_on or not d.binding_conditions) and (per_device_on or not d.per_device)]
             # (a device's counter pool is shared: counters are looked up by device id)
-            got = views[(mode, binding_on)] = replace(self, devices_by_node=by_node, bound_out={} if binding_on else all_by_node, alloc_cache={},
-                                                      taint_mode=mode, binding_on=binding_on, _views=views)
+            whole = binding_on and per_device_on
+            got = views[(mode, binding_on, per_device_on)] = replace(self, devices_by_node=by_node, bound_out={} if whole else all_by_node, alloc_cache={},
+                                                                     taint_mode=mode, binding_on=binding_on, per_device_on=per_device_on, _views=views)
         return got
 
     def extended_requests(self, pod, node) -> tuple[DeviceRequest, ...]:

@@ -6,9 +6,9 @@ itself; v1beta2 and v1 move them to the device and under ``exactly``. Capacity i
 (v1beta1 before v1.33) or ``{value: quantity}``.
 
 What is read but not modelled is named with ``ctx.note`` (a warning; ``--strict`` refuses it):
-binding conditions, multi-node slices (nodeSelector / allNodes /
-perDeviceNodeSelection), claim ``config``. A claim using one of them cannot be
-allocated by gangplan: no node fits it. Constraints (``matchAttribute``, ``distinctAttribute``)
+claim ``config``. A claim using one of them cannot be allocated by gangplan: no node fits it.
+Multi-node slices (``nodeSelector`` / ``allNodes`` / ``perDeviceNodeSelection``) are read into
+:attr:`gangplan.dra.model.Device.reach`. Constraints (``matchAttribute``, ``distinctAttribute``)
 are read into :class:`gangplan.dra.model.Constraint` and checked by the allocator; a
 ``firstAvailable`` request (KEP-4816) into a :class:`gangplan.dra.model.DeviceRequest` whose
 ``alternatives`` are its subrequests in priority order.
@@ -42,6 +42,7 @@ from typing import Any
 
 from gangplan.dra.cel import AVAILABLE, check
 from gangplan.dra.model import (
+    ANYWHERE,
     TAINT_EFFECTS,
     TOLERATION_OPERATORS,
     CapName,
@@ -53,6 +54,7 @@ from gangplan.dra.model import (
     DeviceRequest,
     DeviceTaint,
     DeviceToleration,
+    NodeReach,
     RequestPolicy,
     TaintRule,
 )
@@ -199,10 +201,40 @@ def _qualify(name: str, driver: str) -> tuple[str, str]:
     return driver, name
 
 
-def parse_resource_slice(ctx: Ctx, raw: dict) -> tuple[str | None, list[Device], tuple[str, str, int, int], dict[str, dict[str, int]]]:
-    """(node name or None for a multi-node slice, devices, (driver, pool, generation, sliceCount),
-    shared counter sets: name -> counter -> value). A device's ``consumesCounters`` is read into
-    :attr:`Device.counters`; :func:`gangplan.dra.build.build_state` joins the pool's sets."""
+def _reach(ctx: Ctx, raw: dict, field: str, what: str) -> str | NodeReach | None:
+    """Node selection of a slice (``nodeName`` / ``nodeSelector`` / ``allNodes``) or of a device
+    of a ``perDeviceNodeSelection`` slice: the node name, a :class:`NodeReach`, or None when none
+    is set. API validation (``resource/v1`` ``types.go``) allows exactly one, and a node selector
+    of exactly one term; a snapshot breaking that is refused (exit 2)."""
+    from gangplan.io.parse import _node_selector_term
+
+    node = ctx.opt_str(raw.get("nodeName"), field + "nodeName") or None
+    sel = raw.get("nodeSelector")
+    every = ctx.bool(raw.get("allNodes"), field + "allNodes")
+    set_ = [f for f, v in (("nodeName", node), ("nodeSelector", sel), ("allNodes", every)) if v]
+    if len(set_) > 1:
+        raise ctx.fail(field + set_[1], f"{what}: must set exactly one of nodeName, nodeSelector, allNodes (got {', '.join(set_)})")
+    if sel:
+        sel = ctx.map(sel, field + "nodeSelector")
+        terms = list(ctx.maps(sel.get("nodeSelectorTerms"), field + "nodeSelector.nodeSelectorTerms"))
+        if len(terms) != 1:
+            raise ctx.fail(field + "nodeSelector.nodeSelectorTerms", f"must have exactly one term, got {len(terms)}")
+        return NodeReach((_node_selector_term(ctx, terms[0][1], terms[0][0]),))
+    if every:
+        return ANYWHERE
+    return node
+
+
+def parse_resource_slice(ctx: Ctx, raw: dict) -> tuple[list[str | NodeReach | None], list[Device], tuple[str, str, int, int], dict[str, dict[str, int]]]:
+    """(per device, where it is: its node's name, the :class:`NodeReach` of a multi-node device,
+    or None when the slice sets no node selection; devices; (driver, pool, generation,
+    sliceCount); shared counter sets: name -> counter -> value). A device's ``consumesCounters``
+    is read into :attr:`Device.counters`; :func:`gangplan.dra.build.build_state` joins the pool's
+    sets and puts each device on the nodes it reaches.
+
+    Multi-node slices (``resource/v1`` ``types.go``): ``nodeSelector`` (one term) or ``allNodes``
+    give every device of the slice that reach; ``perDeviceNodeSelection`` lets each device set
+    its own ``nodeName`` / ``nodeSelector`` / ``allNodes``."""
     meta = ctx.map(raw.get("metadata"), "metadata", required=True)
     name = ctx.str(meta.get("name"), "metadata.name", required=True)
     spec = ctx.map(raw.get("spec"), "spec", required=True)
@@ -211,28 +243,31 @@ def parse_resource_slice(ctx: Ctx, raw: dict) -> tuple[str | None, list[Device],
     pool_name = ctx.str(pool.get("name"), "spec.pool.name", required=True)
     generation = ctx.int(pool.get("generation"), "spec.pool.generation", minimum=0)
     count = ctx.int(pool.get("resourceSliceCount"), "spec.pool.resourceSliceCount", minimum=0) or 1
-    node = ctx.opt_str(spec.get("nodeName"), "spec.nodeName") or None
-    for f in ("nodeSelector", "allNodes", "perDeviceNodeSelection"):
-        if spec.get(f):
-            ctx.note(f"spec.{f}", "multi-node ResourceSlices are not modelled: their devices are not allocated")
-            node = None
+    per_device = bool(ctx.bool(spec.get("perDeviceNodeSelection"), "spec.perDeviceNodeSelection"))
+    where = _reach(ctx, spec, "spec.", f"ResourceSlice {name}")
+    if per_device and where is not None:
+        raise ctx.fail("spec.perDeviceNodeSelection", "must set exactly one of nodeName, nodeSelector, allNodes, perDeviceNodeSelection")
     counter_sets: dict[str, dict[str, int]] = {}
     for f, cs in ctx.maps(spec.get("sharedCounters"), "spec.sharedCounters"):
         cname = ctx.str(cs.get("name"), f + ".name", required=True)
         if cname in counter_sets:
             raise ctx.fail(f + ".name", f"counter set {cname!r} is defined twice")
         counter_sets[cname] = _counter_map(ctx, cs.get("counters"), f + ".counters", "spec.sharedCounters[].counters")
-    devices = []
+    devices: list[Device] = []
+    targets: list[str | NodeReach | None] = []
     for f, d in ctx.maps(spec.get("devices"), "spec.devices"):
         basic = ctx.map(d.get("basic"), f + ".basic") if "basic" in d else d  # v1beta1
         dname = ctx.str(d.get("name"), f + ".name", required=True)
-        skip = None
         raw_taints = basic.get("taints", d.get("taints"))
         taints = tuple(_taint(ctx, t, tf) for tf, t in ctx.maps(raw_taints, f + ".taints")) if raw_taints is not None else ()
-        for feature, what in (("nodeName", "per-device node selection"), ("nodeSelector", "per-device node selection"), ("allNodes", "per-device node selection")):
-            if basic.get(feature) or d.get(feature):
-                ctx.note(f"{f.split('[')[0]}[].{feature}", f"{what} not modelled: the device is not allocated")
-                skip = feature
+        if per_device:
+            mine = _reach(ctx, d, f + ".", f"device {dname}")
+            if mine is None:
+                raise ctx.fail(f, "perDeviceNodeSelection: the device must set exactly one of nodeName, nodeSelector, allNodes")
+        else:
+            if any(d.get(k) for k in ("nodeName", "nodeSelector", "allNodes")):
+                raise ctx.fail(f, "nodeName, nodeSelector and allNodes of a device need spec.perDeviceNodeSelection: true")
+            mine = where
         # KEP-5007: allocatable where the release's gate is on (DraState.for_version); bindsToNode
         # only pins the allocation to the node, which every device gangplan allocates already is.
         binding = tuple(ctx.str_list(basic.get("bindingConditions", d.get("bindingConditions")), f + ".bindingConditions"))
@@ -262,11 +297,15 @@ def parse_resource_slice(ctx: Ctx, raw: dict) -> tuple[str | None, list[Device],
                 ctx.note(f"{f.split('[')[0]}[].consumesCounters[].compatibilityGroups", "device compatibility groups (DRADeviceCompatibilityGroups, alpha) are not modelled: only the counters are checked")
             amounts = _counter_map(ctx, cc.get("counters"), cf + ".counters", f"{f.split('[')[0]}[].consumesCounters[].counters")
             consumes.append((cset, tuple(sorted(amounts.items()))))
-        if skip is None:
-            devices.append(Device(driver=driver, pool=pool_name, slice=name, name=dname, attributes=attrs, capacity=caps,
-                                  allow_multiple=multiple, policies=policies, counters=tuple(sorted(consumes)),
-                                  taints=taints, slice_taints=taints, binding_conditions=binding, binding_failure_conditions=binding_failure))
-    return node, devices, (driver, pool_name, generation, count), counter_sets
+        devices.append(Device(driver=driver, pool=pool_name, slice=name, name=dname, attributes=attrs, capacity=caps,
+                              allow_multiple=multiple, policies=policies, counters=tuple(sorted(consumes)),
+                              taints=taints, slice_taints=taints, binding_conditions=binding, binding_failure_conditions=binding_failure,
+                              reach=mine if isinstance(mine, NodeReach) else None, per_device=per_device))
+        targets.append(mine)
+    if devices and where is None and not per_device:
+        ctx.note("spec.nodeName", "the slice sets none of nodeName, nodeSelector, allNodes, perDeviceNodeSelection: its devices are on no node "
+                 "(upstream's allocator skips such a slice)")
+    return targets, devices, (driver, pool_name, generation, count), counter_sets
 
 
 def _counter_map(ctx: Ctx, raw: Any, field: str, note_field: str) -> dict[str, int]:
@@ -394,6 +433,7 @@ def parse_claim(ctx: Ctx, raw: dict) -> Claim:
     alloc = ctx.map(status.get("allocation"), "status.allocation")
     allocated: tuple[DeviceID, ...] | None = None
     nodes: tuple[str, ...] | None = None
+    reach: NodeReach | None = None
     shared: list[tuple[DeviceID, tuple[tuple[CapName, int], ...]]] = []
     result_requests: list[str] = []
     result_admin: list[bool] = []
@@ -410,15 +450,15 @@ def parse_claim(ctx: Ctx, raw: dict) -> Claim:
                 shared.append((did, tuple(sorted((_qualify(str(cn), did[0]), _amount(ctx, cq, f"{f}.consumedCapacity.{cn}", "status.allocation.devices.results[].consumedCapacity"))
                                                  for cn, cq in used.items()))))
         allocated = tuple(results)
+        from gangplan.io.parse import _node_selector_term
+
         sel = ctx.map(alloc.get("nodeSelector"), "status.allocation.nodeSelector")
-        names: list[str] = []
-        for tf, t in ctx.maps(sel.get("nodeSelectorTerms"), "status.allocation.nodeSelector.nodeSelectorTerms"):
-            for _, e in ctx.maps(t.get("matchFields"), tf + ".matchFields"):
-                if e.get("key") == "metadata.name" and e.get("operator") == "In":
-                    names.extend(ctx.str_list(e.get("values"), tf + ".matchFields[].values"))
-            if t.get("matchExpressions"):
-                ctx.note("status.allocation.nodeSelector", "an allocation node selector on labels is not modelled: the claim is usable on any node")
-        nodes = tuple(names) if names else None
+        terms = [_node_selector_term(ctx, t, tf) for tf, t in ctx.maps(sel.get("nodeSelectorTerms"), "status.allocation.nodeSelector.nodeSelectorTerms")]
+        if terms and all(not t.match_expressions and len(t.match_fields) == 1 and t.match_fields[0].key == "metadata.name"
+                         and t.match_fields[0].operator == "In" for t in terms):
+            nodes = tuple(v for t in terms for v in t.match_fields[0].values)  # (the node-local allocation's selector)
+        elif terms:
+            reach = NodeReach(tuple(terms))  # (an allocation of multi-node devices: terms on node labels)
     reserved = tuple(str((r or {}).get("name", "")) for _, r in ctx.maps(status.get("reservedFor"), "status.reservedFor"))
-    return Claim(key=key, requests=reqs, allocated=allocated, allocated_nodes=nodes, reserved_for=reserved, unsupported=why, shared=tuple(shared),
+    return Claim(key=key, requests=reqs, allocated=allocated, allocated_nodes=nodes, allocated_reach=reach, reserved_for=reserved, unsupported=why, shared=tuple(shared),
                  constraints=constraints, result_requests=tuple(result_requests), result_admin=tuple(result_admin) if any(result_admin) else ())

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 
 from gangplan.dra.allocator import AllocationError, allocate_joint, consumption, fits
 from gangplan.dra.model import CapName, DraState
-from gangplan.dra.rules import demand, distinct_supported, uses_dra
+from gangplan.dra.rules import allocation_site, demand, distinct_supported, uses_dra
 from gangplan.gcpause import gc_paused
 
 EXTENDED_SUFFIX = "/extended-resources"
@@ -86,53 +86,123 @@ def _assign_paused(cluster, placements: Mapping[str, str]) -> dict[str, tuple[tu
         if p is not None and p.node_name is None and uses_dra(dra, p):
             by_node.setdefault(node, []).append(p)
     nodes = {n.name: n for n in cluster.nodes} if by_node else {}
+    distinct = distinct_supported(cluster)
+    if dra.multi_node and by_node:
+        got = _in_order(dra, cluster, placements, nodes, distinct)
+        if got is not None:
+            return got
     out: dict[str, tuple] = {}
+    # Multi-node devices (DraState.multi_node): one node's allocation takes them from the nodes
+    # after it, and a claim allocated on one node of them is used, not allocated again, by pods on
+    # the other nodes it reaches.
+    used = set(dra.in_use)
+    sites: dict[str, object] = {}
+    done: dict[str, tuple] = {}
     for node_name, pods in by_node.items():
         node = nodes.get(node_name)
         if node is None:
             continue
         todo: list = []
         owners: dict[str, list[str]] = {}
+        reused: dict[str, list[str]] = {}
         for p in pods:
-            got, why = demand(dra, p, node, {})
+            got, why = demand(dra, p, node, sites)
             if why is not None:
                 continue
             for key, reqs in got:
                 if key not in owners:
                     todo.append((key, reqs))
                 owners.setdefault(key, []).append(p.key)
-        if not todo:
-            continue
-        try:
-            if any(r.admin_access for _, reqs in todo for r in reqs):
-                alloc = _one_by_one(dra, pods, todo, owners, node_name, distinct_supported(cluster))
-            else:
-                alloc = allocate_joint(todo, dra.devices_by_node.get(node_name, ()), dra.in_use, dra.classes, dra.consumed,
-                                       constraints=dra.constraints, distinct=distinct_supported(cluster), cache=dra.alloc_cache)
-        except AllocationError:
-            alloc = None
+            for key in dra.pod_claims.get(p.key, ()):
+                if key in done:
+                    reused.setdefault(key, []).append(p.key)
+        alloc: dict | None = {}
+        if todo:
+            try:
+                if any(r.admin_access for _, reqs in todo for r in reqs):
+                    alloc = _one_by_one(dra, pods, todo, owners, node_name, distinct, used)
+                else:
+                    alloc = allocate_joint(todo, dra.devices_by_node.get(node_name, ()), used, dra.classes, dra.consumed,
+                                           constraints=dra.constraints, distinct=distinct, cache=dra.alloc_cache)
+            except AllocationError:
+                alloc = None
         if alloc is None:
             continue  # the validator's rule dra reports the node
         named: dict[str, list] = {}
         for key, reqs in todo:
-            by_name = {r.name: r for r in reqs}
-            for res in alloc[key]:
-                r = by_name.get(res.request)  # (firstAvailable: <request>/<subrequest>, named as upstream's result)
-                rname = request_name(r) if r is not None else res.request
-                driver, pool, device = res.device
-                for pk in owners[key]:
-                    named.setdefault(pk, []).append(((claim_name(key), rname, driver, pool, device), res.consumed))
-        out.update({k: tuple(v) for k, v in named.items()})
+            entries = _entries(key, reqs, alloc[key])
+            if dra.multi_node:
+                used.update(r.device for r in alloc[key] if r.takes and r.device in dra.multi_node)
+                if not key.endswith(EXTENDED_SUFFIX):
+                    sites[key] = allocation_site(dra, alloc[key], node)
+                    done[key] = entries
+            for pk in owners[key]:
+                named.setdefault(pk, []).extend(entries)
+        for key, pks in reused.items():
+            for pk in pks:
+                named.setdefault(pk, []).extend(done[key])
+        for k, v in named.items():
+            out[k] = out.get(k, ()) + tuple(v)
     return out
 
 
-def _one_by_one(dra: DraState, pods, todo, owners, node_name: str, distinct: bool):
+def _entries(key: str, reqs, results) -> list[tuple[Named, tuple | None]]:
+    """The named devices of claim ``key``'s ``results`` (with their consumed capacity)."""
+    by_name = {r.name: r for r in reqs}
+    out = []
+    for res in results:
+        r = by_name.get(res.request)  # (firstAvailable: <request>/<subrequest>, named as upstream's result)
+        rname = request_name(r) if r is not None else res.request
+        driver, pool, device = res.device
+        out.append(((claim_name(key), rname, driver, pool, device), res.consumed))
+    return out
+
+
+def _in_order(dra: DraState, cluster, placements: Mapping[str, str], nodes: dict, distinct: bool) -> dict[str, tuple] | None:
+    """With multi-node devices: every placed pod's claims allocated in placement order, each on
+    its node from what the pods before it left and with the claims they allocated (what the
+    greedy engine's DynamicResources did, and kube-scheduler does: in-flight allocations are
+    cluster-wide); None when some pod's claims cannot be allocated so (the per-node joint
+    allocations then decide)."""
+    from gangplan.dra.allocator import add_consumed
+    from gangplan.dra.rules import try_node_results
+
+    used = set(dra.in_use)
+    consumed = {d: dict(v) for d, v in dra.consumed.items()}
+    sites: dict = {}
+    done: dict[str, list] = {}
+    out: dict[str, list] = {}
+    for key, node_name in placements.items():
+        p = cluster.pod_by_key.get(key)
+        node = nodes.get(node_name)
+        if p is None or node is None or p.node_name is not None or not uses_dra(dra, p):
+            continue
+        got, _ = try_node_results(dra, p, node, used, sites, consumed, distinct)
+        if got is None:
+            return None
+        mine = out.setdefault(key, [])
+        for ck in dra.pod_claims.get(key, ()):
+            if ck in done and ck not in got:
+                mine.extend(done[ck])
+        for ck, results in got.items():
+            reqs = dra.claims[ck].requests if ck in dra.claims else dra.extended_requests(p, node)
+            entries = _entries(ck, reqs, results)
+            used.update(r.device for r in results if r.takes)
+            add_consumed(consumed, results)
+            if not ck.endswith(EXTENDED_SUFFIX):
+                sites[ck] = allocation_site(dra, results, node)
+                done[ck] = entries
+            mine.extend(entries)
+    return {k: tuple(v) for k, v in out.items() if v}
+
+
+def _one_by_one(dra: DraState, pods, todo, owners, node_name: str, distinct: bool, in_use=None):
     """KEP-5018: with admin-access requests, each pod's claims in placement order, on what the
     earlier pods took (their results without admin access; Reserve's order, as
     :func:`gangplan.dra.rules.replay_usage`); None when one pod's claims cannot be allocated."""
     from gangplan.dra.allocator import add_consumed, allocate_results
 
-    used = set(dra.in_use)
+    used = set(dra.in_use if in_use is None else in_use)
     consumed = {d: dict(v) for d, v in dra.consumed.items()}
     first = {key: owners[key][0] for key, _ in todo}
     out: dict = {}

@@ -24,9 +24,11 @@ What the API server takes, per the upstream types (kubernetes/kubernetes
   ``devices.results[]`` {request, driver, pool, device, the request's ``tolerations`` when it
   has any, and the device's ``bindingConditions`` / ``bindingFailureConditions`` when it has
   them (KEP-5007; kube-scheduler's PreBind then waits until the driver reports them in the
-  claim's ``status.devices``: ``plan.sh`` does not wait, its Bindings follow at once)} in request order and, as every device
-  gangplan allocates is node-local, ``nodeSelector`` with one ``matchFields`` term
-  ``metadata.name In [<node>]``; and ``status.reservedFor`` [{resource: pods, name, uid}] with
+  claim's ``status.devices``: ``plan.sh`` does not wait, its Bindings follow at once)} in request order and
+  ``nodeSelector`` as the allocator's ``createNodeSelector`` builds it: one ``matchFields`` term
+  ``metadata.name In [<node>]`` when some device is node-local, else one term with the
+  requirements of the multi-node devices' slice (or device) node selectors, and none at all for
+  ``allNodes`` devices only (:func:`gangplan.dra.rules.allocation_site`); and ``status.reservedFor`` [{resource: pods, name, uid}] with
   its pods, or for a PodGroup's claim (KEP-5729, ``PodGroup.spec.resourceClaims``) the PodGroup:
   [{apiGroup: scheduling.k8s.io, resource: podgroups, name, uid}] (the consumer reference
   kubernetes/kubernetes master's DynamicResources tests give a claim "held by a PodGroup",
@@ -107,6 +109,29 @@ POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 def node_selector(node: str) -> dict:
     """``status.allocation.nodeSelector`` of a claim whose devices are local to ``node``."""
     return {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+
+
+def site_selector(site) -> dict | None:
+    """``status.allocation.nodeSelector`` of an allocation usable at ``site``
+    (:data:`gangplan.dra.rules.Site`): a node's name, or the one term ANDing the selectors of its
+    multi-node devices; None (no node selector: usable everywhere) for ``allNodes`` devices only."""
+    if isinstance(site, str):
+        return node_selector(site)
+    if not site.terms:
+        return None
+
+    def reqs(rs) -> list[dict]:
+        return [{"key": r.key, "operator": r.operator, **({"values": list(r.values)} if r.values else {})} for r in rs]
+
+    terms = []
+    for t in site.terms:
+        term: dict = {}
+        if t.match_expressions:
+            term["matchExpressions"] = reqs(t.match_expressions)
+        if t.match_fields:
+            term["matchFields"] = reqs(t.match_fields)
+        terms.append(term)
+    return {"nodeSelectorTerms": terms}
 
 
 def tolerations(tols) -> list[dict]:
@@ -204,10 +229,18 @@ def claim_objects(result: Result, cluster=None) -> list[dict]:
             reserved = [{"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": group.name, **({"uid": group.uid} if group.uid else {})}]
         else:
             reserved = [{"resource": "pods", "name": p, **({"uid": u} if u else {})} for p, u in got["pods"]]
-        obj["status"] = {
-            "allocation": {"devices": {"results": results}, "nodeSelector": node_selector(got["node"])},
-            "reservedFor": reserved,
-        }
+        allocation: dict = {"devices": {"results": results}}
+        selector = node_selector(got["node"])
+        if dra and dra.multi_node and any((r["driver"], r["pool"], r["device"]) in dra.multi_node for r in results):
+            from gangplan.dra.allocator import DeviceResult
+            from gangplan.dra.rules import allocation_site
+
+            node = next((n for n in cluster.nodes if n.name == got["node"]), None)
+            if node is not None:
+                selector = site_selector(allocation_site(dra, [DeviceResult(r["request"], (r["driver"], r["pool"], r["device"])) for r in results], node))
+        if selector is not None:
+            allocation["nodeSelector"] = selector
+        obj["status"] = {"allocation": allocation, "reservedFor": reserved}
         out.append(obj)
     return out
 

@@ -18,7 +18,10 @@ Rules (``Violation.rule``):
 ``host-port``         two pods on a node want the same host port
 ``dra``               the new pods' ResourceClaims (and KEP-5004 extended requests) on a node cannot
                       all be given distinct matching free devices, or a claim allocated in the
-                      snapshot is not usable on the pod's node (:func:`gangplan.dra.capacity.check_node`);
+                      snapshot is not usable on the pod's node (:func:`gangplan.dra.capacity.check_node`;
+                      with multi-node devices, nodes one after another, each without the devices
+                      the others take, and a claim shared across nodes allocated once, usable on
+                      all of them: :func:`gangplan.dra.capacity.check_nodes`);
                       the devices a Result names for a pod's claims are not on its node, not free,
                       do not match their request or are named twice, or a claim's named devices break
                       its matchAttribute / distinctAttribute constraints (:func:`gangplan.dra.results.check_named`)
@@ -174,7 +177,7 @@ def _dra(st: _State, result: Result) -> list[Violation]:
     dra = st.cluster.dra.for_version(version) if st.cluster.dra else None  # (device taints: the Result's release)
     if not dra:
         return []
-    from gangplan.dra.capacity import check_node
+    from gangplan.dra.capacity import check_node, check_nodes
     from gangplan.dra.rules import uses_dra
     from gangplan.models.version import dra_distinct_attribute
 
@@ -182,11 +185,20 @@ def _dra(st: _State, result: Result) -> list[Violation]:
 
     out = []
     touched = {st.node_of[k] for k in st.new}
+    placed = []
     for name in sorted(touched, key=lambda n: st.cluster.node_index[n]):
         pods = [p for p in st.on_node[name] if p.key in st.new and uses_dra(dra, p)]
-        why = check_node(dra, st.nodes[name], pods, distinct) if pods else None
+        if pods:
+            placed.append((st.nodes[name], pods))
+    if dra.multi_node:  # multi-node devices: one allocation takes them from every node they reach
+        named = {k: tuple((c.claim, c.request, c.driver, c.pool, c.device) for c in o.claims) for k, o in result.pods.items() if o.claims}
+        for subject, why in check_nodes(dra, placed, distinct, named):
+            out.append(Violation.on("dra", NODE, subject, why) if subject in st.nodes else Violation("dra", subject, why))
+        return out
+    for node, pods in placed:
+        why = check_node(dra, node, pods, distinct)
         if why is not None:
-            out.append(Violation.on("dra", NODE, name, why))
+            out.append(Violation.on("dra", NODE, node.name, why))
     # A claim shared by several new pods is allocated once: all of them on one node.
     where: dict[str, set[str]] = defaultdict(set)
     for key in st.new:

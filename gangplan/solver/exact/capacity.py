@@ -17,7 +17,8 @@ usages join the gcd so the scaling stays exact.
 DRA claims with matchAttribute / distinctAttribute constraints add per-attribute-value variables
 on the nodes where they can land (:func:`add_aligned_rows`); partitionable devices (shared
 counters, KEP-4815) a boolean per device, only on nodes that have such devices
-(:func:`add_counter_rows`); everything else DRA is resource rows of
+(:func:`add_counter_rows`); a claim shared by several pending pods its devices once per node
+(:func:`add_shared_claim_rows`); everything else DRA is resource rows of
 :func:`gangplan.dra.capacity.capacity_view`.
 """
 
@@ -62,6 +63,9 @@ def add_capacity_constraints(ctx: BuildContext) -> None:
     em = ctx.em
     add_aligned_rows(em)
     chosen = add_first_available_rows(em)
+    shared = add_shared_claim_rows(em, chosen)
+    for k, terms in shared.items():
+        chosen.setdefault(k, []).extend(terms)
     add_counter_rows(em, chosen)
     add_all_rows(em, chosen)
     inst, model = em.inst, em.model
@@ -364,6 +368,42 @@ def add_first_available_rows(em: ExactModel) -> dict[tuple[int, str], list[tuple
     for (n, res), terms in sorted(out.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         p = ridx[res]
         t = [(var, int(req[p])) for var, req, _ in em.node_vars[n] if req[p] > 0] + terms
+        model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in t], [k for _, k in t]) <= int(em.inst.free[n][p]))
+    return out
+
+
+def add_shared_claim_rows(em: ExactModel, chosen: dict | None = None) -> dict[tuple[int, str], list[tuple[cp_model.IntVar, int]]]:
+    """Claims shared by several pending pods (:func:`gangplan.dra.capacity.shared_claim_rows`): on
+    a node where its pods can land, ``y`` = 1 when any of them does (``pods there <= ub * y``),
+    and per device-count resource ``P`` its requests draw on, ``demand[P] + sum_claims count *
+    y + firstAvailable choices <= free[P]``: one allocation's devices, counted once on its node
+    (its pods are on one node: the view's same-node affinity). Returns those terms per (node,
+    resource), which the counter and All rows add to their demand."""
+    from gangplan.dra.capacity import shared_claim_rows
+
+    rows = shared_claim_rows(em.inst.cluster)
+    out: dict[tuple[int, str], list[tuple[cp_model.IntVar, int]]] = {}
+    if rows is None:
+        return out
+    model = em.model
+    ridx = {r: i for i, r in enumerate(em.inst.resources)}
+    for n, entries in enumerate(em.node_vars):
+        for name in sorted(rows):
+            if name not in ridx:
+                continue
+            i = ridx[name]
+            mine = [(var, ub) for var, req, ub in entries if req[i] > 0]
+            if not mine:
+                continue
+            classes = [c for c, req in enumerate(em.req) if req[i] > 0]
+            y = em.new_aux(0, 1, lambda cnt, n=n, classes=classes: int(any(cnt.per_class[c].get(n, 0) for c in classes)))
+            model.add(cp_model.LinearExpr.sum([v for v, _ in mine]) <= sum(ub for _, ub in mine) * y)
+            for res, count in rows[name]:
+                if res in ridx:
+                    out.setdefault((n, res), []).append((y, count))
+    for (n, res), terms in sorted(out.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        p = ridx[res]
+        t = [(var, int(req[p])) for var, req, _ in em.node_vars[n] if req[p] > 0] + terms + (chosen or {}).get((n, res), [])
         model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in t], [k for _, k in t]) <= int(em.inst.free[n][p]))
     return out
 

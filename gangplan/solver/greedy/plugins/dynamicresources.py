@@ -50,6 +50,8 @@ class DynamicResources(Plugin):
         self._distinct = rules.distinct_supported(cluster)
         self._counts: dict[str, tuple | None] = {}
         self._cannot = self.status(unschedulable(rules.CANNOT_ALLOCATE, unresolvable=True))
+        self._global = bool(self.dra) and bool(self.dra.multi_node)
+        self._global_at = None
 
     def _countable(self, pod):
         """(probe request, devices the claims ask for, (extended resource, count) pairs) when
@@ -114,49 +116,84 @@ class DynamicResources(Plugin):
         return got
 
     def _node_state(self, snap, i: int):
-        """(replay key, (devices in use, capacity consumed on shared devices, claims allocated))
-        on node ``i`` after the pending pods assumed there, in order: what
+        """(replay key, (devices in use, capacity consumed on shared devices, claims allocated ->
+        :data:`rules.Site`)) on node ``i`` after the pending pods assumed there, in order: what
         :func:`rules.replay_usage` gives, restricted to the node's devices (the only ones its
-        allocations see), built from the state after all but the newest pod (Reserve's order)."""
+        allocations see), built from the state after all but the newest pod (Reserve's order).
+        With multi-node devices (:attr:`DraState.multi_node`) one pod's allocation takes devices
+        from other nodes' lists too: the state is then that of every pending pod assumed, in
+        assume order (:meth:`_global_state`), the same for every node."""
+        if self._global:
+            return self._global_state(snap)
         pending = tuple(p for p in snap.pods_on[i] if p.node_name is None and self._uses(p))
         keys = tuple(p.key for p in pending)
-        key = (i, keys)
+        node = snap.nodes[i]
+        return self._replay((i, keys), pending, lambda _: node, lambda: self._base_state(snap, i))
+
+    def _global_state(self, snap):
+        """:meth:`_node_state` with multi-node devices: every pending pod using DRA that is
+        assumed, in assume order (``snap.node_of``), each allocated on its node from what the
+        snapshot's claims and the pods before it left (in-flight allocations are cluster-wide
+        upstream: ``pkg/scheduler/framework/plugins/dynamicresources/allocateddevices.go``)."""
+        now = len(snap.changes)
+        at = self._global_at
+        if at is not None and at[0] == now and at[1] is snap:
+            return at[2]
+        by_key = snap.cluster.pod_by_key
+        placed = [(by_key[k], j) for k, j in snap.node_of.items() if by_key[k].node_name is None and self._uses(by_key[k])]
+        where = {p.key: j for p, j in placed}
+        pending = tuple(p for p, _ in placed)
+        got = self._replay(("global", tuple((p.key, j) for p, j in placed)), pending, lambda p: snap.nodes[where[p.key]], self._global_base)
+        self._global_at = (now, snap, got)
+        return got
+
+    def _global_base(self):
+        """The snapshot's devices in use and consumed capacity on every node, nothing allocated."""
+        return (self.dra.in_use, {d: dict(v) for d, v in self.dra.consumed.items()}, {})
+
+    def _replay(self, key, pending, node_of, base):
+        """(key, state) after allocating ``pending`` in order, each on ``node_of(pod)``, from the
+        cached state of the longest prefix of ``key`` replayed before (or ``base()``)."""
         got = self._replays.get(key)
         if got is not None:
             return key, got
+        head, keys = key
         j = len(keys)
-        while j > 0 and (i, keys[:j]) not in self._replays:
+        while j > 0 and (head, keys[:j]) not in self._replays:
             j -= 1
-        state = self._replays.get((i, keys[:j])) if j else self._base_state(snap, i)
+        state = self._replays.get((head, keys[:j])) if j else base()
         if len(self._replays) > 100_000:
             self._replays.clear()
-        node = snap.nodes[i]
         for n in range(j, len(keys)):
-            in_use, consumed, allocated = state
-            fast = self._counted(pending[n], node, state)
-            if fast is not None:  # the allocator's first solution: the lowest free devices
-                need, free, devices = fast
-                if need <= free.bit_count():
-                    taken = set(in_use)
-                    for _ in range(need):
-                        low = free & -free
-                        free ^= low
-                        taken.add(devices[low.bit_length() - 1].id)
-                    claims = dict.fromkeys(self.dra.pod_claims.get(pending[n].key, ()))
-                    state = (frozenset(taken), consumed, {**allocated, **dict.fromkeys(claims, node.name)} if claims else allocated)
-                self._replays[(i, keys[:n + 1])] = state
-                continue
-            got, _ = rules.try_node_results(self.dra, pending[n], node, in_use, allocated, consumed, self._distinct)
-            if got:
-                in_use, consumed, allocated = set(in_use), {d: dict(v) for d, v in consumed.items()}, dict(allocated)
-                for ck, results in got.items():
-                    in_use.update(r.device for r in results if r.takes)  # (not admin access: foreachAllocatedDevice)
-                    add_consumed(consumed, results)
-                    if not ck.endswith("/extended-resources"):
-                        allocated[ck] = node.name
-                state = (frozenset(in_use), consumed, allocated)
-            self._replays[(i, keys[:n + 1])] = state
+            state = self._step(state, pending[n], node_of(pending[n]))
+            self._replays[(head, keys[:n + 1])] = state
         return key, state
+
+    def _step(self, state, pod, node):
+        """The state after ``pod``'s Reserve on ``node``: its claims allocated there, if they can be."""
+        in_use, consumed, allocated = state
+        fast = self._counted(pod, node, state)
+        if fast is not None:  # the allocator's first solution: the lowest free devices
+            need, free, devices = fast
+            if need <= free.bit_count():
+                taken = set(in_use)
+                for _ in range(need):
+                    low = free & -free
+                    free ^= low
+                    taken.add(devices[low.bit_length() - 1].id)
+                claims = dict.fromkeys(self.dra.pod_claims.get(pod.key, ()))  # (unshared: where they are usable matters to no other pod)
+                state = (frozenset(taken), consumed, {**allocated, **dict.fromkeys(claims, node.name)} if claims else allocated)
+            return state
+        got, _ = rules.try_node_results(self.dra, pod, node, in_use, allocated, consumed, self._distinct)
+        if got:
+            in_use, consumed, allocated = set(in_use), {d: dict(v) for d, v in consumed.items()}, dict(allocated)
+            for ck, results in got.items():
+                in_use.update(r.device for r in results if r.takes)  # (not admin access: foreachAllocatedDevice)
+                add_consumed(consumed, results)
+                if not ck.endswith("/extended-resources"):
+                    allocated[ck] = rules.allocation_site(self.dra, results, node)
+            state = (frozenset(in_use), consumed, allocated)
+        return state
 
     def _base_state(self, snap, i: int):
         """The snapshot's devices in use and consumed capacity on node ``i``, nothing allocated."""
@@ -175,11 +212,14 @@ class DynamicResources(Plugin):
         sig = self._signatures.get(pod.key, False)
         if sig is False:
             sig = self._signatures[pod.key] = self._signature(pod)
+        if self._global:
+            key = (i, key)  # (one state for every node)
         if sig is not None:  # the outcome depends on the node's state and the pod's signature only
             hit = self._outcomes.get((key, sig))
             if hit is not None:
                 return hit
-        got, why = rules.try_node(self.dra, pod, snap.nodes[i], in_use, self._claim_nodes(snap, pod), consumed, self._distinct)
+        claim_nodes = state[2] if self._global else self._claim_nodes(snap, pod)
+        got, why = rules.try_node(self.dra, pod, snap.nodes[i], in_use, claim_nodes, consumed, self._distinct)
         out = SUCCESS if got is not None else self.status(unschedulable(why, unresolvable=True))
         if sig is not None:
             if len(self._outcomes) > 200_000:
@@ -200,7 +240,7 @@ class DynamicResources(Plugin):
 
     def filter_mask(self, cs, pod, snap, idx):
         sig = self._signature(pod)
-        if sig is None:
+        if sig is None or self._global:  # (global: an assume anywhere changes every node's outcome)
             return super().filter_mask(cs, pod, snap, idx)
 
         def compute(nodes: np.ndarray) -> np.ndarray:
