@@ -12,10 +12,13 @@ the snapshot pins its pods to the nodes of its allocation (``dra.gangplan.io/cla
 claim gangplan cannot allocate asks for a resource no node has.
 
 Devices of multi-node ResourceSlices (``nodeSelector`` / ``allNodes`` / ``perDeviceNodeSelection``,
-:attr:`gangplan.dra.model.Device.reach`) are left out (:meth:`DraState.local_only`): one of them
-serves a pod on any node it reaches, which per-node rows cannot say, so the exact engine places
-on node-local devices only (a restriction, named in a warning; the greedy engine and the
-validator allocate them).
+:attr:`gangplan.dra.model.Device.reach`) count on every node they reach, and :class:`MultiRows`
+says that each serves one node only: per group of such devices with the same reaching nodes and
+per device-count resource, the exact engine borrows an integer number of them per node
+(:func:`gangplan.solver.exact.capacity.add_multi_node_rows`). Those that consume shared counters
+or allow multiple allocations are left out (:meth:`DraState.local_only`, named in a warning); for
+allocationMode All, constraints and overlapping requests the per-node rows see them as the
+node's (a relaxation the validator decides, warned).
 
 This is exact when the devices of different pairs on a node are disjoint (the GB200 channel and
 DRA-only GPU cases); when a device matches several pairs the counts over-state what is free, and
@@ -325,8 +328,8 @@ def _capacity_view(cluster):
     got = _VIEWS.get(id(cluster))
     if got is not None and got[0]() is cluster:
         return got[1]
-    multi = len(dra.multi_node)
-    dra = dra.local_only()  # (rows per node: a multi-node device is not counted, see the module docstring)
+    dropped = len(dra.multi_node) - len(dra.local_only(keep_plain=True).multi_node)
+    dra = dra.local_only(keep_plain=True)  # (multi-node devices with counters or shares are not offered: module docstring)
     dims: dict[tuple, str] = {}
     pod_extra: dict[str, dict[str, int]] = {}
     node_extra: dict[str, dict[str, int]] = {n.name: {} for n in cluster.nodes}
@@ -564,10 +567,15 @@ def _capacity_view(cluster):
     if any(None in v for v in fa_alts.values()):
         fields["warnings"] = (*fields.get("warnings", ()), "exact engine: firstAvailable subrequests with allocationMode All, capacity requests or "
                               "shared devices are not offered by the exact engine (the greedy engine and the validator allocate them)")
-    if multi and any(dra.pod_claims.get(p.key) or dra.extended_requests(p, n) for p in cluster.pending_pods for n in cluster.nodes[:1]):
-        fields["warnings"] = (*fields.get("warnings", ()), f"exact engine: {multi} device(s) of multi-node ResourceSlices (nodeSelector / allNodes / "
-                              "perDeviceNodeSelection) are not offered by the exact engine, whose device rows are per node: its placements use "
-                              "node-local devices only, so its optimum may be below the true one (the greedy engine and the validator allocate them)")
+    mrows = _multi_rows(dra, cluster.nodes, probes, distinct) if dra.multi_node else None
+    if dropped:
+        fields["warnings"] = (*fields.get("warnings", ()), f"exact engine: {dropped} device(s) of multi-node ResourceSlices (nodeSelector / allNodes / "
+                              "perDeviceNodeSelection) consume shared counters or allow multiple allocations and are not offered by the exact engine: "
+                              "its optimum may be below the true one (the greedy engine and the validator allocate them)")
+    if mrows is not None and (all_rows or rows is not None or hall):
+        fields["warnings"] = (*fields.get("warnings", ()), "exact engine: multi-node devices are counted across nodes for ExactCount requests; "
+                              "allocationMode All, matchAttribute / distinctAttribute and overlapping requests see them per node, a relaxation "
+                              "the validator decides")
     view = type(cluster)(**{**fields, "nodes": nodes, "pods": pods})
     _VIEWS[id(cluster)] = (weakref.ref(cluster), view)
     if rows is not None:
@@ -578,10 +586,70 @@ def _capacity_view(cluster):
         _ALL[id(view)] = (weakref.ref(view), all_rows)
     if fa_alts:
         _FA[id(view)] = (weakref.ref(view), fa_alts)
+    if mrows is not None:
+        _MULTI[id(view)] = (weakref.ref(view), mrows)
     demands = {k: v for k, v in shared_demand.items() if v}
     if demands:
         _SHARED[id(view)] = (weakref.ref(view), demands)
     return view
+
+
+@dataclass
+class MultiRows:
+    """Multi-node devices as the exact engine counts them
+    (:func:`gangplan.solver.exact.capacity.add_multi_node_rows`): the free ones grouped by the set
+    of nodes that reach them, and per device-count resource (a (DeviceClass, selectors) pair or a
+    KEP-5004 class row) the devices of each group that serve it and each node's own (node-local)
+    devices that do. A node's count in the view holds both; the rows say that a multi-node device
+    serves one node only."""
+
+    groups: list[tuple[frozenset[str], int]] = field(default_factory=list)
+    """(nodes reaching the group, its free devices)."""
+    serves: dict[str, dict[int, int]] = field(default_factory=dict)
+    """resource -> group index -> its devices that serve the resource alone."""
+    local: dict[str, dict[str, int]] = field(default_factory=dict)
+    """resource -> node -> its node-local devices that serve it alone."""
+
+
+def _multi_rows(dra: DraState, nodes, probes: list[tuple[str, DeviceRequest]], partitionable: bool) -> MultiRows | None:
+    free = {}
+    reach: dict = {}
+    for n in nodes:
+        for d in dra.devices_by_node.get(n.name, ()):
+            if d.reach is not None and d.id not in dra.in_use:
+                free.setdefault(d.id, d)
+                reach.setdefault(d.id, set()).add(n.name)
+    if not free:
+        return None
+    by_group: dict[frozenset, list[Device]] = {}
+    for did, d in free.items():
+        by_group.setdefault(frozenset(reach[did]), []).append(d)
+    order = sorted(by_group, key=lambda s: sorted(s))
+    out = MultiRows(groups=[(s, len(by_group[s])) for s in order])
+    for name, pr in probes:
+        one = DeviceRequest(name="", device_class=pr.device_class, selectors=pr.selectors, capacity=pr.capacity, tolerations=pr.tolerations)
+        try:
+            per = {g: m for g, s in enumerate(order) if (m := sum(1 for d in by_group[s] if _serves(dra, d, one, partitionable) is not None))}
+        except AllocationError:
+            continue
+        if not per:
+            continue
+        out.serves[name] = per
+        try:
+            out.local[name] = {n.name: sum(1 for d in dra.devices_by_node.get(n.name, ()) if d.reach is None and _serves(dra, d, one, partitionable) is not None)
+                               for n in nodes}
+        except AllocationError:
+            out.local[name] = {n.name: 0 for n in nodes}
+    return out if out.serves else None
+
+
+_MULTI: dict[int, tuple[weakref.ref, MultiRows]] = {}
+
+
+def multi_node_rows(view) -> MultiRows | None:
+    """The multi-node device rows of a :func:`capacity_view` (None without such devices)."""
+    got = _MULTI.get(id(view))
+    return got[1] if got is not None and got[0]() is view else None
 
 
 _SHARED: dict[int, tuple[weakref.ref, dict]] = {}

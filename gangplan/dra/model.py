@@ -401,18 +401,22 @@ class DraState:
                 d.id for devs in self.devices_by_node.values() for d in devs if d.reach is not None)
         return got
 
-    def local_only(self) -> DraState:
-        """This view without the devices of multi-node slices (what the exact engine counts:
-        its device rows are per node)."""
+    def local_only(self, keep_plain: bool = False) -> DraState:
+        """This view without the devices of multi-node slices, or (``keep_plain``) only without
+        those that consume shared counters or allow multiple allocations (what the exact engine
+        counts: :mod:`gangplan.dra.capacity`)."""
         if not self.multi_node:
             return self
-        key = ("local", self.taint_mode, self.binding_on, self.per_device_on)
+        key = ("local", self.taint_mode, self.binding_on, self.per_device_on, keep_plain)
         got = self._views.get(key)
         if got is None:
             from dataclasses import replace
 
+            def kept_device(d: Device) -> bool:
+                return d.reach is None or (keep_plain and not d.counters and not d.allow_multiple)
+
             def local(nodes: dict[str, list[Device]]) -> dict[str, list[Device]]:
-                return {n: kept for n, devs in nodes.items() if (kept := [d for d in devs if d.reach is None])}
+                return {n: kept for n, devs in nodes.items() if (kept := [d for d in devs if kept_device(d)])}
 
             got = self._views[key] = replace(self, devices_by_node=local(self.devices_by_node), bound_out=local(self.bound_out), alloc_cache={}, _views={})
         return got

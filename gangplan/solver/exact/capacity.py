@@ -68,6 +68,7 @@ def add_capacity_constraints(ctx: BuildContext) -> None:
         chosen.setdefault(k, []).extend(terms)
     add_counter_rows(em, chosen)
     add_all_rows(em, chosen)
+    add_multi_node_rows(em, chosen)
     inst, model = em.inst, em.model
     scales = resource_scales(em)
     for n, entries in enumerate(em.node_vars):
@@ -406,6 +407,93 @@ def add_shared_claim_rows(em: ExactModel, chosen: dict | None = None) -> dict[tu
         t = [(var, int(req[p])) for var, req, _ in em.node_vars[n] if req[p] > 0] + terms + (chosen or {}).get((n, res), [])
         model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in t], [k for _, k in t]) <= int(em.inst.free[n][p]))
     return out
+
+
+def add_multi_node_rows(em: ExactModel, chosen: dict | None = None) -> None:
+    """Multi-node devices (:class:`gangplan.dra.capacity.MultiRows`): a device of a multi-node
+    ResourceSlice counts on every node that reaches it, but one allocation takes it from all of
+    them. Per device-count resource ``P`` and node ``n`` where pods asking for it can land, an
+    integer ``b[n, G]`` per group ``G`` of such devices reaching ``n`` (the ones ``n`` borrows),
+    and
+
+    * ``demand[n, P] - sum_G b[n, G] <= n's own devices serving P``;
+    * per (``G``, ``P``): ``sum_n b[n, G] <= G's devices serving P``; per ``G``, over every ``P``:
+      ``sum b <= G's free devices``.
+
+    Exact for ExactCount requests of disjoint pairs, as the node rows are; ``demand`` includes the
+    firstAvailable choices and shared claims' devices (``chosen``). Hints: per resource, each
+    node's demand beyond its own devices borrows from the groups in order while they last."""
+    from gangplan.dra.capacity import _BIG, multi_node_rows
+
+    rows = multi_node_rows(em.inst.cluster)
+    if rows is None:
+        return
+    model = em.model
+    ridx = {r: i for i, r in enumerate(em.inst.resources)}
+    names = {x.name: n for n, x in enumerate(em.inst.cluster.nodes)}
+    reach = [{names[x] for x in s if x in names} for s, _ in rows.groups]
+    plans: dict[int, dict] = {}
+
+    def plan(cnt: Counts) -> dict[tuple[str, int, int], int]:
+        got = plans.get(id(cnt))
+        if got is not None:
+            return got
+        if len(plans) > 1024:
+            plans.clear()
+        left = {(res, g): m for res, per in rows.serves.items() for g, m in per.items()}
+        total = {g: k for g, (_, k) in enumerate(rows.groups)}
+        out: dict[tuple[str, int, int], int] = {}
+        for res in sorted(rows.serves):
+            if res not in ridx:
+                continue
+            i = ridx[res]
+            local = rows.local.get(res, {})
+            for n in range(len(em.inst.cluster.nodes)):
+                need = sum(per.get(n, 0) * int(em.req[c][i]) for c, per in enumerate(cnt.per_class)) - local.get(em.inst.cluster.nodes[n].name, 0)
+                for g in sorted(rows.serves[res]):
+                    if need <= 0:
+                        break
+                    if n in reach[g]:
+                        k = min(need, left[(res, g)], total[g])
+                        if k > 0:
+                            out[(res, n, g)] = k
+                            left[(res, g)] -= k
+                            total[g] -= k
+                            need -= k
+        plans[id(cnt)] = out
+        return out
+
+    per_group: dict[int, list] = {}
+    per_pair: dict[tuple[str, int], list] = {}
+    for res in sorted(rows.serves):
+        if res not in ridx:
+            continue
+        i = ridx[res]
+        local = rows.local.get(res, {})
+        for n, entries in enumerate(em.node_vars):
+            if int(em.inst.free[n][i]) >= _BIG // 2:
+                continue  # (served by a device plugin here: no device row)
+            t = [(var, int(req[i])) for var, req, _ in entries if req[i] > 0] + (chosen or {}).get((n, res), [])
+            if not t:
+                continue
+            bs = []
+            for g, m in sorted(rows.serves[res].items()):
+                if n not in reach[g]:
+                    continue
+                b = em.new_aux(0, m, lambda cnt, res=res, n=n, g=g: plan(cnt).get((res, n, g), 0))
+                bs.append(b)
+                per_group.setdefault(g, []).append(b)
+                per_pair.setdefault((res, g), []).append(b)
+            if not bs:
+                continue
+            mine = local.get(em.inst.cluster.nodes[n].name, 0)
+            model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in t] + bs, [k for _, k in t] + [-1] * len(bs)) <= mine)
+    for (res, g), bs in sorted(per_pair.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        if len(bs) > 1:
+            model.add(cp_model.LinearExpr.sum(bs) <= rows.serves[res][g])
+    for g, bs in sorted(per_group.items()):
+        if len({id(b) for b in bs}) > 1:
+            model.add(cp_model.LinearExpr.sum(bs) <= rows.groups[g][1])
 
 
 def add_all_rows(em: ExactModel, chosen: dict | None = None) -> None:
