@@ -388,6 +388,12 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "`structured/internal/stable/allocator_stable.go` / `incubating/allocator_incubating.go` `allocateDevice`, `checkAvailableCounters` (kubernetes @03ab440c); `pkg/features/kube_features.go`",
     ),
     Behaviour(
+        "DRA: multi-node ResourceSlices with `perDeviceNodeSelection` (KEP-4815)",
+        {"1.35": "the slice is skipped: its devices are never allocated (DRAPartitionableDevices off); `nodeSelector` / `allNodes` slices are allocated",
+         "1.36+": "each device is a candidate on the nodes its own `nodeName` / `nodeSelector` / `allNodes` reaches, as `nodeSelector` and `allNodes` slices are"},
+        "`structured/internal/incubating/pools_incubating.go` `GatherPools` (`features.PartitionableDevices`), `allocator_incubating.go` `isSelectable`, `createNodeSelector` (kubernetes v1.36)",
+    ),
+    Behaviour(
         "DRA: devices with binding conditions (KEP-5007)",
         {"1.35": "never allocated (DRADeviceBindingConditions alpha, off: `isSelectable` refuses them)",
          "1.36+": "allocated as any device; the allocation result carries its `bindingConditions` and `bindingFailureConditions`, and PreBind waits for them (DRADeviceBindingConditions beta, on)"},
