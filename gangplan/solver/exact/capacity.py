@@ -63,9 +63,9 @@ def add_capacity_constraints(ctx: BuildContext) -> None:
     em = ctx.em
     add_aligned_rows(em)
     chosen = add_first_available_rows(em)
-    shared = add_shared_claim_rows(em, chosen)
-    for k, terms in shared.items():
+    for k, terms in add_shared_claim_rows(em).items():
         chosen.setdefault(k, []).extend(terms)
+    _add_demand_rows(em, chosen)
     add_counter_rows(em, chosen)
     add_all_rows(em, chosen)
     add_multi_node_rows(em, chosen)
@@ -323,7 +323,8 @@ def add_first_available_rows(em: ExactModel) -> dict[tuple[int, str], list[tuple
     where claims with a firstAvailable request can land (``t`` of them: the request's ``fa``
     resource over everything landing there), a choice count per subrequest the engine offers,
     ``sum_a y[a] = t``, and per device-count resource ``P`` a subrequest draws on,
-    ``demand[P] + sum_a k[a] * y[a] <= free[P]`` (``k``: its devices per claim). The engine may
+    ``demand[P] + sum_a k[a] * y[a] <= free[P]`` (``k``: its devices per claim; the row is
+    :func:`_add_demand_rows`'s). The engine may
     choose any subrequest, kube-scheduler's priority only decides which devices the Result names
     (the allocator, after the solve). Subrequests with allocationMode All, capacity requests or
     shared devices are not offered (conservative; the view warns). Returns the choice terms per
@@ -366,20 +367,27 @@ def add_first_available_rows(em: ExactModel) -> dict[tuple[int, str], list[tuple
                 ys.append(y)
                 out.setdefault((n, alt[0]), []).append((y, alt[1]))
             model.add(cp_model.LinearExpr.sum(ys) == total) if ys else model.add(total == 0)
-    for (n, res), terms in sorted(out.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-        p = ridx[res]
-        t = [(var, int(req[p])) for var, req, _ in em.node_vars[n] if req[p] > 0] + terms
-        model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in t], [k for _, k in t]) <= int(em.inst.free[n][p]))
     return out
 
 
-def add_shared_claim_rows(em: ExactModel, chosen: dict | None = None) -> dict[tuple[int, str], list[tuple[cp_model.IntVar, int]]]:
+def _add_demand_rows(em: ExactModel, chosen: dict[tuple[int, str], list[tuple[cp_model.IntVar, int]]]) -> None:
+    """Per (node, device-count resource) with extra demand terms (firstAvailable choices, shared
+    claims' devices): ``plain demand + sum of the terms <= free``."""
+    ridx = {r: i for i, r in enumerate(em.inst.resources)}
+    for (n, res), terms in sorted(chosen.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        p = ridx[res]
+        t = [(var, int(req[p])) for var, req, _ in em.node_vars[n] if req[p] > 0] + terms
+        em.model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in t], [k for _, k in t]) <= int(em.inst.free[n][p]))
+
+
+def add_shared_claim_rows(em: ExactModel) -> dict[tuple[int, str], list[tuple[cp_model.IntVar, int]]]:
     """Claims shared by several pending pods (:func:`gangplan.dra.capacity.shared_claim_rows`): on
     a node where its pods can land, ``y`` = 1 when any of them does (``pods there <= ub * y``),
-    and per device-count resource ``P`` its requests draw on, ``demand[P] + sum_claims count *
-    y + firstAvailable choices <= free[P]``: one allocation's devices, counted once on its node
-    (its pods are on one node: the view's same-node affinity). Returns those terms per (node,
-    resource), which the counter and All rows add to their demand."""
+    and per device-count resource ``P`` its requests draw on, the term ``count * y`` in ``P``'s
+    demand (:func:`_add_demand_rows`: with the firstAvailable choices, ``<= free[P]``): one
+    allocation's devices, counted once on its node (its pods are on one node: the view's
+    same-node affinity). Returns those terms per (node, resource), which the counter, All and
+    multi-node rows add to their demand too."""
     from gangplan.dra.capacity import shared_claim_rows
 
     rows = shared_claim_rows(em.inst.cluster)
@@ -402,10 +410,6 @@ def add_shared_claim_rows(em: ExactModel, chosen: dict | None = None) -> dict[tu
             for res, count in rows[name]:
                 if res in ridx:
                     out.setdefault((n, res), []).append((y, count))
-    for (n, res), terms in sorted(out.items(), key=lambda kv: (kv[0][0], kv[0][1])):
-        p = ridx[res]
-        t = [(var, int(req[p])) for var, req, _ in em.node_vars[n] if req[p] > 0] + terms + (chosen or {}).get((n, res), [])
-        model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in t], [k for _, k in t]) <= int(em.inst.free[n][p]))
     return out
 
 
