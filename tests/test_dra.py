@@ -384,3 +384,20 @@ def test_random_claim_clusters_both_engines_valid_and_exact_places_at_least_gree
                               "resourceClaims": [{"name": "g", "resourceClaimTemplateName": f"t{j}"}]}})
     greedy, exact = _both(load_objects(objs))
     assert sum(o.node is not None for o in exact.pods.values()) >= sum(o.node is not None for o in greedy.pods.values())
+
+
+def test_a_selector_failing_on_a_later_device_counts_the_devices_before_it():
+    """Found by tests/test_fuzz_structural.py (k8sio-extended-resource.yaml with gpu-2's attributes
+    deleted): the class selector fails on gpu-2, but a request the allocator fills from gpu-0 and
+    gpu-1 never reaches it, so kube-scheduler places it. The exact engine counted no device on a
+    node where a selector fails anywhere (greedy beat a "proven" optimum); it now counts those
+    before the first failing one."""
+    import yaml
+
+    docs = list(yaml.safe_load_all((Path(__file__).parent / "fixtures" / "dra" / "k8sio-extended-resource.yaml").read_text()))
+    del docs[1]["spec"]["devices"][2]["attributes"]
+    c = load_objects(docs)
+    g, e = solve_greedy(c), solve_exact(c, time_limit=5)
+    assert validate(c, g) == [] and validate(c, e) == []
+    assert g.pods["default/explicit"].node == "worker-1"
+    assert sum(o.node is not None for o in e.pods.values()) == 2  # implicit and too-many: one GPU each, gpu-0 and gpu-1

@@ -819,8 +819,12 @@ def _joint_by_model(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devic
     if any(r.all or r.alternatives or r.capacity or r.admin_access for _, r in reqs):
         return _SEARCH
     try:
-        cand = [[i for i, d in enumerate(devices) if d.id not in in_use and (partitionable or not d.counters) and (allowed is None or d.id in allowed[key])
-                 and matches(d, r, classes)] for key, r in reqs]
+        if allowed is None:
+            cand = [[i for i, d in enumerate(devices) if d.id not in in_use and (partitionable or not d.counters) and matches(d, r, classes)] for _, r in reqs]
+        else:  # (only the devices each claim may take: across nodes most of them are on other nodes)
+            pos = {d.id: i for i, d in enumerate(devices)}
+            cand = [[i for i in sorted(pos[x] for x in allowed[key] if x in pos and x not in in_use)
+                     if (partitionable or not devices[i].counters) and matches(devices[i], r, classes)] for key, r in reqs]
     except AllocationError:
         return _SEARCH  # (the search meets the error where upstream does)
     if any(devices[i].allow_multiple for c in cand for i in c):

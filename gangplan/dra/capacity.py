@@ -222,10 +222,16 @@ def _count(dra: DraState, node, request: DeviceRequest, partitionable: bool = Tr
         return got.bit_count()
     one = DeviceRequest(name=request.name, device_class=request.device_class, selectors=request.selectors, count=1, capacity=request.capacity,
                         tolerations=request.tolerations)
-    try:
-        return sum(1 for d in dra.devices_by_node.get(node.name, ()) if _serves(dra, d, one, partitionable) is not None)
-    except AllocationError:
-        return 0
+    n = 0
+    for d in dra.devices_by_node.get(node.name, ()):
+        try:
+            if _serves(dra, d, one, partitionable) is not None:
+                n += 1
+        except AllocationError:
+            # A selector that fails on a device fails the allocation when the search reaches it:
+            # only the devices before it count (the first free ones are taken first).
+            break
+    return n
 
 
 def _admin_count(dra: DraState, node, request: DeviceRequest, partitionable: bool = True) -> int:
@@ -906,14 +912,22 @@ def check_nodes(dra: DraState, placed: list[tuple[object, list]], distinct: bool
         if len(where) > 1 and devs:
             sites[key] = allocation_site(dra, [DeviceResult("", d) for d in devs], next(node for node, _ in placed if node.name == where[0]))
             used.update(d for d in devs if d in dra.multi_node)
+    multi = dra.multi_node
+    named_multi: dict[str, set] = {}  # node -> the multi-node devices named for its pods' claims (not shared across nodes)
+    for k, v in by_claim.items():
+        if k not in sites:
+            for n, d in v:
+                if d in multi:
+                    named_multi.setdefault(n, set()).add(d)
+    every = set().union(*named_multi.values()) if named_multi else set()
     for node, pods in placed:
-        others = {d for k, v in by_claim.items() if k not in sites for n, d in v if n != node.name and d in dra.multi_node}
+        others = every - named_multi.get(node.name, set())
         why, got = _check_node(dra, node, pods, distinct, used | others, sites)
         if why is not None:
             out.append((node.name, why))
             continue
         for key, results in (got or {}).items():
-            used.update(r.device for r in results if r.takes and r.device in dra.multi_node)
+            used.update(r.device for r in results if r.takes and r.device in multi)
             if key in claim_nodes and len(claim_nodes[key]) > 1:
                 sites[key] = allocation_site(dra, results, node)
     if out:  # nodes one after another may split the multi-node devices badly: decide jointly

@@ -20,6 +20,8 @@ and its allocation in the replay is the lowest of them: the allocator's first so
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from gangplan.dra import rules
@@ -52,6 +54,12 @@ class DynamicResources(Plugin):
         self._cannot = self.status(unschedulable(rules.CANNOT_ALLOCATE, unresolvable=True))
         self._global = bool(self.dra) and bool(self.dra.multi_node)
         self._global_at = None
+        self._gmasks: dict = {}
+        self._where = None
+        self._chain: list = []
+        self._serial = 0
+        self._log: list[tuple] = []
+        self._live = (set(self.dra.in_use), {d: dict(v) for d, v in self.dra.consumed.items()}, {}) if self._global else None
 
     def _countable(self, pod):
         """(probe request, devices the claims ask for, (extended resource, count) pairs) when
@@ -134,22 +142,89 @@ class DynamicResources(Plugin):
         """:meth:`_node_state` with multi-node devices: every pending pod using DRA that is
         assumed, in assume order (``snap.node_of``), each allocated on its node from what the
         snapshot's claims and the pods before it left (in-flight allocations are cluster-wide
-        upstream: ``pkg/scheduler/framework/plugins/dynamicresources/allocateddevices.go``)."""
-        now = len(snap.changes)
+        upstream: ``pkg/scheduler/framework/plugins/dynamicresources/allocateddevices.go``).
+
+        One live state (devices in use, consumed capacity, claims allocated) follows the chain of
+        pods replayed: an assume appends a pod and applies its allocation, a forget drops the
+        chain back to the longest common prefix, undoing what each dropped pod took (exclusive
+        devices are taken once, so the undo is exact). The key is the serial of the chain's last
+        entry; :attr:`_log` records every device whose use changed, for :meth:`_global_mask`."""
+        now, size = len(snap.changes), len(snap.node_of)
         at = self._global_at
-        if at is not None and at[0] == now and at[1] is snap:
+        if at is not None and at[1] is snap and at[0] == now:
             return at[2]
         by_key = snap.cluster.pod_by_key
-        placed = [(by_key[k], j) for k, j in snap.node_of.items() if by_key[k].node_name is None and self._uses(by_key[k])]
-        where = {p.key: j for p, j in placed}
-        pending = tuple(p for p, _ in placed)
-        got = self._replay(("global", tuple((p.key, j) for p, j in placed)), pending, lambda p: snap.nodes[where[p.key]], self._global_base)
-        self._global_at = (now, snap, got)
+
+        def wanted(items) -> list:
+            return [(by_key[k], j) for k, j in items if by_key[k].node_name is None and self._uses(by_key[k])]
+
+        chain = self._chain  # [((pod key, node), delta, serial)] of the pods replayed, in order
+        if at is not None and at[1] is snap and size - at[4] == now - at[0] > 0:
+            # only assumes since (each appends one entry to node_of and one change): the new
+            # entries are node_of's last ones, in order, after what the chain holds
+            new = wanted(reversed(list(itertools.islice(reversed(snap.node_of.items()), size - at[4]))))
+        else:
+            placed = wanted(snap.node_of.items())
+            keep = 0
+            while keep < len(chain) and keep < len(placed) and chain[keep][0] == (placed[keep][0].key, placed[keep][1]):
+                keep += 1
+            while len(chain) > keep:
+                self._undo(chain.pop()[1])
+            new = placed[keep:]
+        for p, j in new:
+            self._serial += 1
+            chain.append(((p.key, j), self._take(p, snap.nodes[j]), self._serial))
+        got = (("global", chain[-1][2] if chain else 0), self._live)
+        self._global_at = (now, snap, got, None, size)
         return got
 
-    def _global_base(self):
-        """The snapshot's devices in use and consumed capacity on every node, nothing allocated."""
-        return (self.dra.in_use, {d: dict(v) for d, v in self.dra.consumed.items()}, {})
+    def _take(self, pod, node) -> tuple:
+        """Allocate ``pod``'s claims on ``node`` from the live state and apply it; the delta
+        (devices taken, capacity consumed per device, claims allocated) for :meth:`_undo`."""
+        in_use, consumed, allocated = self._live
+        taken: list = []
+        used: list = []
+        sites: dict = {}
+        fast = self._counted(pod, node, self._live)
+        if fast is not None:  # the allocator's first solution: the lowest free devices
+            need, free, devices = fast
+            if need <= free.bit_count():
+                for _ in range(need):
+                    low = free & -free
+                    free ^= low
+                    taken.append(devices[low.bit_length() - 1].id)
+                sites = dict.fromkeys(self.dra.pod_claims.get(pod.key, ()), node.name)  # (unshared: where they are usable matters to no other pod)
+        else:
+            got, _ = rules.try_node_results(self.dra, pod, node, in_use, allocated, consumed, self._distinct)
+            for ck, results in (got or {}).items():
+                taken.extend(r.device for r in results if r.takes)  # (not admin access: foreachAllocatedDevice)
+                used.extend((r.device, r.consumed) for r in results if r.consumed is not None and not r.admin)
+                if not ck.endswith("/extended-resources"):
+                    sites[ck] = rules.allocation_site(self.dra, results, node)
+        in_use.update(taken)
+        for d, amounts in used:
+            per = consumed.setdefault(d, {})
+            for k, v in amounts:
+                per[k] = per.get(k, 0) + v
+        sites = {k: v for k, v in sites.items() if k not in allocated}
+        allocated.update(sites)
+        self._log.append(tuple(taken) + tuple(d for d, _ in used))
+        return (tuple(taken), tuple(used), tuple(sites))
+
+    def _undo(self, delta: tuple) -> None:
+        """Give back what :meth:`_take` applied."""
+        in_use, consumed, allocated = self._live
+        taken, used, sites = delta
+        in_use.difference_update(taken)
+        for d, amounts in used:
+            per = consumed[d]
+            for k, v in amounts:
+                per[k] -= v
+            if d not in self.dra.consumed and not any(per.values()):
+                del consumed[d]  # (absent, as before: the allocator's counting looks at the keys)
+        for k in sites:
+            allocated.pop(k, None)
+        self._log.append(tuple(taken) + tuple(d for d, _ in used))
 
     def _replay(self, key, pending, node_of, base):
         """(key, state) after allocating ``pending`` in order, each on ``node_of(pod)``, from the
@@ -240,10 +315,61 @@ class DynamicResources(Plugin):
 
     def filter_mask(self, cs, pod, snap, idx):
         sig = self._signature(pod)
-        if sig is None or self._global:  # (global: an assume anywhere changes every node's outcome)
+        if sig is None:
             return super().filter_mask(cs, pod, snap, idx)
+        if self._global:
+            return self._global_mask(cs, pod, snap, sig)[idx]
 
         def compute(nodes: np.ndarray) -> np.ndarray:
             return np.fromiter((self.filter_one(cs, pod, snap, int(i)).ok for i in nodes), dtype=bool, count=len(nodes))
 
         return snap.node_array((NAME, sig), compute)[idx]
+
+    def _global_mask(self, cs, pod, snap, sig) -> np.ndarray:
+        """:meth:`filter_mask` of a pod with a signature when the state is global (multi-node
+        devices): the outcome on a node depends on the devices in use there and the consumed
+        capacity, so from the array computed earlier only the nodes that list a device whose use
+        changed since (:attr:`_log`, :meth:`_device_nodes`) are computed again."""
+        self._global_state(snap)
+        entry = self._gmasks.get(sig)
+        arr = None
+        if entry is not None and entry[2] is snap:
+            arr, at = entry[0], entry[1]
+            if at < len(self._log):
+                where = self._device_nodes(snap)
+                dirty: set[int] = set()
+                for ids in self._log[at:]:
+                    for d in ids:
+                        dirty.update(where.get(d, ()))
+                if len(dirty) > snap.n // 4:
+                    arr = None
+                elif dirty:
+                    idx = np.fromiter(sorted(dirty), dtype=np.int64, count=len(dirty))
+                    arr[idx] = np.fromiter((self.filter_one(cs, pod, snap, int(i)).ok for i in idx), dtype=bool, count=len(idx))
+        if arr is None:
+            arr = np.fromiter((self.filter_one(cs, pod, snap, i).ok for i in range(snap.n)), dtype=bool, count=snap.n)
+        if len(self._gmasks) > 4096:
+            self._gmasks.clear()
+        self._gmasks[sig] = (arr, len(self._log), snap)
+        return arr
+
+    def _device_nodes(self, snap) -> dict:
+        """Device id -> positions of the nodes whose outcome its use can change: the nodes that
+        list it, and for a device consuming shared counters those of every device of its pool."""
+        got = self._where
+        if got is not None and got[0] is snap:
+            return got[1]
+        out: dict = {}
+        for name, devs in self.dra.devices_by_node.items():
+            i = snap.index.get(name)
+            if i is None:
+                continue
+            for d in devs:
+                out.setdefault(d.id, set()).add(i)
+        pools = {id(d.counter_pool): d.counter_pool for devs in self.dra.devices_by_node.values() for d in devs if d.counter_pool is not None}
+        for cp in pools.values():
+            nodes = set().union(*(out.get(u.id, set()) for u in cp.users))
+            for u in cp.users:
+                out.setdefault(u.id, set()).update(nodes)
+        self._where = (snap, out)
+        return out
