@@ -176,6 +176,7 @@ def test_a_claim_on_an_all_nodes_device_is_shared_across_nodes():
     [claim] = claim_objects(g, c)
     assert "nodeSelector" not in claim["status"]["allocation"] and len(claim["status"]["reservedFor"]) == 2
     assert sum(o.node is not None for o in e.pods.values()) == 1
+    assert any("keep their pods on one node" in w for w in e.warnings)
 
 
 def test_a_node_local_shared_claim_still_pins_its_pods_to_one_node():

@@ -578,6 +578,10 @@ def _capacity_view(cluster):
         fields["warnings"] = (*fields.get("warnings", ()), f"exact engine: {dropped} device(s) of multi-node ResourceSlices (nodeSelector / allNodes / "
                               "perDeviceNodeSelection) consume shared counters or allow multiple allocations and are not offered by the exact engine: "
                               "its optimum may be below the true one (the greedy engine and the validator allocate them)")
+    if mrows is not None and shared:
+        fields["warnings"] = (*fields.get("warnings", ()), f"exact engine: {len(shared)} claim(s) shared by several pending pods keep their pods on one "
+                              "node, which multi-node devices do not require (kube-scheduler may spread them over the nodes one allocation "
+                              "reaches): there the exact optimum may be below the true one")
     if mrows is not None and (all_rows or rows is not None or hall):
         fields["warnings"] = (*fields.get("warnings", ()), "exact engine: multi-node devices are counted across nodes for ExactCount requests; "
                               "allocationMode All, matchAttribute / distinctAttribute and overlapping requests see them per node, a relaxation "
