@@ -159,10 +159,10 @@ class DynamicResources(Plugin):
             return [(by_key[k], j) for k, j in items if by_key[k].node_name is None and self._uses(by_key[k])]
 
         chain = self._chain  # [((pod key, node), delta, serial)] of the pods replayed, in order
-        if at is not None and at[1] is snap and size - at[4] == now - at[0] > 0:
+        if at is not None and at[1] is snap and size - at[3] == now - at[0] > 0:
             # only assumes since (each appends one entry to node_of and one change): the new
             # entries are node_of's last ones, in order, after what the chain holds
-            new = wanted(reversed(list(itertools.islice(reversed(snap.node_of.items()), size - at[4]))))
+            new = wanted(reversed(list(itertools.islice(reversed(snap.node_of.items()), size - at[3]))))
         else:
             placed = wanted(snap.node_of.items())
             keep = 0
@@ -175,7 +175,7 @@ class DynamicResources(Plugin):
             self._serial += 1
             chain.append(((p.key, j), self._take(p, snap.nodes[j]), self._serial))
         got = (("global", chain[-1][2] if chain else 0), self._live)
-        self._global_at = (now, snap, got, None, size)
+        self._global_at = (now, snap, got, size)
         return got
 
     def _take(self, pod, node) -> tuple:
