@@ -55,6 +55,32 @@ import_app = typer.Typer(help="Convert third-party cluster data into snapshots."
 app.add_typer(schema_app, name="schema")
 app.add_typer(import_app, name="import")
 
+
+def _version() -> str:
+    """The installed distribution's version (importlib.metadata), else the package's own."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gangplan")
+    except PackageNotFoundError:
+        from gangplan import __version__
+
+        return __version__
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"gangplan {_version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _app_options(
+    version: Annotated[bool, typer.Option("--version", help="Print gangplan's version and exit.", callback=_print_version, is_eager=True)] = False,
+) -> None:
+    pass
+
+
 DEFAULT_WIDTH = 100
 """Tables fit this many columns unless COLUMNS says otherwise; ``-o wide`` lifts the limit."""
 WIDE_WIDTH = 250
