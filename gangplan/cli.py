@@ -1,7 +1,8 @@
 """The ``gangplan`` command line: wiring only. All logic lives in the library.
 
 Exit codes: 0 success; 1 validation found violations (``bench``: a snapshot failed); 2 bad input (file, object and field named);
-3 ``diff``: greedy is suboptimal; 4 ``diff``: model mismatch (a bug); 70 internal error.
+3 ``diff``: greedy is suboptimal; 4 ``diff``: model mismatch (a bug); 5 ``diff``: unproven (the best placement found
+is no better than greedy's, but the exact engine did not prove it optimal); 70 internal error.
 """
 
 from __future__ import annotations
@@ -489,9 +490,10 @@ def diff(
 ) -> None:
     """Greedy (kube-scheduler) against optimal (CP-SAT): classification and the decisive greedy step.
 
-    Exit codes: 0 both agree (identical, tie-break, equivalent), 3 greedy is suboptimal, 4 model
-    mismatch (a bug), 2 bad input. With --suite: 4 if any scenario mismatches, 1 if an expectation
-    is not met, else 0.
+    Exit codes: 0 greedy proven to match the optimum (identical, tie-break, equivalent), 3 greedy
+    is suboptimal, 4 model mismatch (a bug), 5 unproven (no better placement found, but a compared
+    tier is open: a larger --time-limit may decide), 2 bad input. With --suite: 4 if any scenario
+    mismatches, else 1 if an expectation is not met, else 5 if a scenario is unproven, else 0.
     """
     from gangplan.render import render_diff, render_suite
     from gangplan.solver.diff import diff_snapshot
@@ -501,7 +503,7 @@ def diff(
     if (snapshot is None) == (suite is None):
         raise _bad_input(SnapshotError("<arguments>", "give exactly one of SNAPSHOT or --suite DIR"))
     if suite is not None:
-        from gangplan.solver.suite import run_suite, suite_entries
+        from gangplan.solver.suite import run_suite, suite_entries, suite_exit_code
 
         try:
             entries = suite_entries(suite)
@@ -517,10 +519,9 @@ def diff(
             sys.stdout.write(json.dumps(data, indent=2) + "\n")
         else:
             render_suite(_console(output), rows, title=suite.resolve().name, wide=output == Output.wide)
-        if any(r.diff is not None and r.diff.exit_code == 4 for r in rows):
-            raise typer.Exit(4)
-        if any(r.error or r.failures for r in rows):
-            raise typer.Exit(EXIT_VIOLATIONS)
+        code = suite_exit_code(rows)
+        if code:
+            raise typer.Exit(code)
         return
     if nominate and plan is None:
         raise _bad_input(SnapshotError("<arguments>", "--nominate only changes what --plan writes: give --plan plan.yaml too"))
@@ -578,7 +579,7 @@ def whatif(
 
     Rows: groups admitted by greedy and by the optimum, idle GPUs after each, the classification
     and the kind of decisive step. Exit codes: 0, 4 if a variant's diff is a model mismatch (a
-    bug), 2 bad input.
+    bug), else 5 if a variant's diff is unproven, 2 bad input.
     """
     from gangplan.io import overlay as ov
     from gangplan.render import render_whatif
@@ -620,6 +621,8 @@ def whatif(
         render_whatif(_console(output), docs, title=str(snapshot), wide=output == Output.wide)
     if any(r.diff.exit_code == 4 for r in rows):
         raise typer.Exit(4)
+    if any(r.diff.exit_code == 5 for r in rows):
+        raise typer.Exit(5)
 
 
 @schema_app.command("whatif")

@@ -393,6 +393,7 @@ _CLASS_STYLE = {
     "greedy-suboptimal": "yellow",
     "greedy-suboptimal-sometimes": "yellow",
     "model-mismatch": "bold red",
+    "unproven": "magenta",
 }
 
 MAX_ROWS = 12
@@ -507,13 +508,15 @@ def chance_lines(r: Result) -> list[str]:
     return out
 
 
-def sample_lines(samples, *, wide: bool = False) -> list[str]:
-    """``--samples K``: how often greedy reaches the optimum, then each group's share of runs."""
+def sample_lines(samples, *, wide: bool = False, proven: bool = True) -> list[str]:
+    """``--samples K``: how often greedy reaches the optimum (``proven`` False: the best
+    placement found, which is not proven optimal), then each group's share of runs."""
     if samples is None:
         return []
     head = f"{samples.runs} greedy runs (seeds {samples.seeds[0]}..{samples.seeds[1]}, random ties, v{samples.kube_version})"
     if samples.reaches_target is not None:
-        head += f": optimum in {samples.reaches_target}/{samples.runs}"
+        target = "optimum" if proven else "best placement found (unproven)"
+        head += f": {target} in {samples.reaches_target}/{samples.runs}"
     shares = [f"{k} {n}/{samples.runs}" for k, n in sorted(samples.admitted.items())]
     limit = len(shares) if wide else 6
     lines = [head]
@@ -523,12 +526,36 @@ def sample_lines(samples, *, wide: bool = False) -> list[str]:
     return lines
 
 
+def proof_lines(proof) -> list[str]:
+    """What the exact engine proved, for the table: the proven and open compared tiers, and for an
+    open one what it means and what to do (``OptimalProof.advice``)."""
+    if proof is None:
+        return []
+    compared = [t for t in proof.tiers if t.compared]
+    proven = [t.tier for t in compared if t.proven]
+    if proof.proven:
+        return [f"proven: {', '.join(proven) or 'nothing to compare'}"]
+    head = (f"proven: {', '.join(proven)}; open: " if proven else "open: ") + ", ".join(proof.open_tiers)
+    stop = {"work-limit": "stopped by the work limit", "wall-clock": "stopped by the wall-clock cap: another run may differ",
+            "no-solution": "no placement found"}.get(proof.stopped_by)
+    if stop:
+        head += f" ({stop})"
+    return [head] + ([proof.advice] if proof.advice else [])
+
+
 def render_diff(console: Console, d, *, wide: bool = False) -> None:
     """A people's view of a Diff (gangplan.solver.diff.Diff): the summary first, then details."""
     style = _CLASS_STYLE.get(d.classification, "white")
     gap = "" if d.gap is None else f", gap {d.gap:.2%}"
     console.print(Text(d.snapshot, style="bold"), no_wrap=not wide, overflow="fold" if wide else "ellipsis")
     console.print(f"  verdict    [{style}]{d.classification}[/{style}] (optimum {d.optimal_status}{gap}, {d.seconds:.2f} s)")
+    for i, text in enumerate(proof_lines(d.proof)):
+        style = "" if d.proof.proven else "magenta"
+        if i == 0:
+            _line(console, "  proof      " + text, wide, style=style)
+        else:  # the advice: wrapped, never cut
+            console.print(Text(textwrap.fill(text, width=max(40, console.width), initial_indent=" " * 13,
+                                             subsequent_indent=" " * 13, break_on_hyphens=False), style=style), soft_wrap=True)
     ga, oa = _admitted(d.groups, "greedy_admitted"), _admitted(d.groups, "optimal_admitted")
     singles = d.single_pods or []
     line = f"  admitted   greedy {ga} groups, optimal {oa}"
@@ -545,7 +572,7 @@ def render_diff(console: Console, d, *, wide: bool = False) -> None:
     if d.samples is None:
         for text in chance_lines(d.greedy):
             _line(console, "  chance     " + text, wide)
-    for i, text in enumerate(sample_lines(d.samples, wide=wide)):
+    for i, text in enumerate(sample_lines(d.samples, wide=wide, proven=d.proof is None or d.proof.proven)):
         _line(console, ("  samples    " if i == 0 else "             ") + text, wide)
     for p in d.problems:
         _line(console, f"  problem    {p}", wide, style="red")
@@ -555,9 +582,19 @@ def render_diff(console: Console, d, *, wide: bool = False) -> None:
     t.add_column("tier", no_wrap=True)
     t.add_column("greedy", justify="right")
     t.add_column("optimal", justify="right")
+    proofs = {tp.tier: tp for tp in d.proof.tiers} if d.proof is not None else {}
+    if proofs:
+        t.add_column("bound", justify="right")
+        t.add_column("proof")
     for k in d.optimal_objective:
         if k in d.greedy_objective:
-            t.add_row(escape(k), f"{d.greedy_objective[k]:g}", f"{d.optimal_objective[k]:g}")
+            row = [escape(k), f"{d.greedy_objective[k]:g}", f"{d.optimal_objective[k]:g}"]
+            if proofs:
+                tp = proofs.get(k)
+                bound = "-" if tp is None or tp.bound is None else f"{tp.bound:g}"
+                row += [bound, Text("-" if tp is None else ("proven" if tp.proven else "open"),
+                                    style="" if tp is None or tp.proven else "magenta")]
+            t.add_row(*row)
     console.print(t)
 
     rows = d.groups
@@ -692,6 +729,8 @@ def render_whatif(console: Console, rows, *, title: str, wide: bool = False) -> 
     console.print(t)
     console.print("  groups admitted of those with pending pods; idle GPUs after greedy / after the optimum", style="dim")
     for r in rows:
+        if r.advice:
+            _line(console, f"  {r.variant}: {r.advice}", wide, style="magenta")
         for note in r.notes:
             _line(console, f"  {r.variant}: {note}", wide)
 
@@ -720,6 +759,24 @@ def render_suite(console: Console, rows, *, title: str = "suite", wide: bool = F
         t.add_row(escape(r.scenario), _admitted(d.groups, "greedy_admitted"), _admitted(d.groups, "optimal_admitted"),
                   Text(d.classification, style=style), exp, f"{r.seconds:.2f}")
     console.print(t)
+    console.print(suite_summary(rows), style="dim", soft_wrap=True, markup=False, highlight=False)
+    for r in rows:
+        if r.diff is not None and r.diff.proof is not None and r.diff.proof.advice and r.diff.classification == "unproven":
+            _line(console, f"  {r.scenario}: {r.diff.proof.advice}", wide, style="magenta")
+
+
+def suite_summary(rows) -> str:
+    """One line: scenarios per classification, the unproven ones counted apart from those proven
+    to match the optimum."""
+    from collections import Counter
+
+    counts = Counter("error" if r.error else r.diff.classification for r in rows)
+    proven = sum(counts.pop(c, 0) for c in ("identical", "tie-break", "equivalent"))
+    parts = [f"{proven} proven to match the optimum"] + [f"{n} {c}" for c, n in sorted(counts.items())]
+    failed = sum(1 for r in rows if r.failures)
+    if failed:
+        parts.append(f"{failed} with unmet expectations")
+    return f"  {len(rows)} scenarios: " + ", ".join(parts)
 
 
 def render_bench(console: Console, summary, db, classes: dict[str, int], statuses: dict[str, int], failed: list[dict]) -> None:

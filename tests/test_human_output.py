@@ -64,15 +64,16 @@ def test_the_summary_comes_first_with_the_verdict_admissions_and_a_three_line_de
     lines = run("diff", "scenarios/showcase/design-card-a100.yaml", code=3).splitlines()
     assert lines[0] == "scenarios/showcase/design-card-a100.yaml"
     assert lines[1].startswith("  verdict    greedy-suboptimal")
-    assert lines[2].startswith("  admitted   greedy 0/1 groups, optimal 1/1")
+    assert lines[2] == "  proof      proven: admitted[p=0], placed"
+    assert lines[3].startswith("  admitted   greedy 0/1 groups, optimal 1/1")
     decisive = [i for i, line in enumerate(lines) if line.startswith("  decisive ")]
-    assert decisive == [4]
-    assert lines[4:7] == [
+    assert decisive == [5]
+    assert lines[5:8] == [
         "  decisive   greedy choice #1: ml/a (ml/train) -> n1; no optimal placement shares it",
         "             the optimum puts it on n2 (greedy scored n1 416, n2 409)",
         "             then ml/b failed: 0/2 nodes: Insufficient nvidia.com/gpu; didn't match pod affinity ru…",
     ]
-    assert lines[7] == "" and lines.index("Objective (lexicographic, highest tier first)") > 7
+    assert lines[8] == "" and lines.index("Objective (lexicographic, highest tier first)") > 8
 
 
 def test_wide_output_shows_the_full_reasons(tmp_path: Path) -> None:
@@ -120,9 +121,10 @@ def test_the_32_gang_dgx_case_says_the_difference_is_admission_and_names_the_gro
     lines = console.export_text().splitlines()
     assert max(len(line) for line in lines) <= 100
     assert lines[1].startswith("  verdict    greedy-suboptimal")
-    assert lines[2] == "  admitted   greedy 14/32 groups, optimal 16/32"
+    assert lines[2] == "  proof      proven: admitted[p=0], placed"
+    assert lines[3] == "  admitted   greedy 14/32 groups, optimal 16/32"
     decisive = next(i for i, line in enumerate(lines) if line.startswith("  decisive "))
-    assert decisive <= 4
+    assert decisive <= 5
     assert lines[decisive].startswith("  decisive   admission, not placement: no optimum keeps greedy choice #")
     assert lines[decisive + 1].startswith("             the optimum gives up train/gang-") and "nvidia.com/gpu" in lines[decisive + 1]
     assert lines[decisive + 2].startswith("             to admit train/gang-")

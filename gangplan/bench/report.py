@@ -30,9 +30,9 @@ import pandas as pd
 from gangplan.bench.store import DIFF_COLUMNS, FAILED, RUN_COLUMNS, TASK_COLUMNS
 from gangplan.io.errors import SnapshotError
 
-CLASSES = ("identical", "tie-break", "equivalent", "greedy-suboptimal", "model-mismatch")
+CLASSES = ("identical", "tie-break", "equivalent", "greedy-suboptimal", "model-mismatch", "unproven")
 CLASS_COLORS = {"identical": "#4c72b0", "tie-break": "#64b5cd", "equivalent": "#8172b2", "greedy-suboptimal": "#dd8452",
-                "model-mismatch": "#c44e52", "error": "#7f7f7f", "timeout": "#b0b0b0", "crashed": "#404040"}
+                "model-mismatch": "#c44e52", "unproven": "#b35ab3", "error": "#7f7f7f", "timeout": "#b0b0b0", "crashed": "#404040"}
 HTML_ROW_LIMIT = 5000
 ENGINE_FIELDS = ("status", "admitted_groups", "groups", "placed_pods", "pending_pods", "placed_gpus", "victims", "gap", "violations", "wall_seconds")
 

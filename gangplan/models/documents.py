@@ -292,6 +292,46 @@ class DecisiveStep(_Doc):
     (:func:`gangplan.solver.diff.evidence.preemption_evidence`)."""
 
 
+class TierProof(_Doc):
+    """One objective tier of the exact engine's answer: what was found, the best bound, and
+    whether the tier is proven (every tier solved before it proven too)."""
+
+    tier: str
+    optimal: float
+    """The value of the best placement found (costs: the cost)."""
+    bound: float | None = None
+    """The best bound the solver proved (costs: the lowest cost possible); None when none was."""
+    greedy: float | None = None
+    """Greedy's value of the tier; None for the exact engine's own tiers (``gpus``,
+    ``topology``, ``spread``, ``tiebreak``), which the verdict does not compare."""
+    proven: bool
+    """The value is optimal given the tiers above it, and they are proven."""
+    compared: bool
+    """The verdict compares this tier (greedy carries it)."""
+
+
+class OptimalProof(_Doc):
+    """What the exact engine proved, tier by tier (``diff --json`` ``optimalProof``): a verdict
+    that greedy does as well as any placement (``identical``, ``tie-break``, ``equivalent``)
+    needs every compared tier proven; otherwise it is ``unproven``."""
+
+    proven: bool
+    """Every tier the verdict compares is proven."""
+    open_tiers: list[str] = Field(default_factory=list)
+    """Compared tiers not proven, highest first."""
+    first_open: str | None = None
+    might_gain: float | None = None
+    """At ``firstOpen``: how much better than greedy a placement might still be there (the bound
+    minus greedy's value; for a cost, greedy's value minus the bound)."""
+    stopped_by: Literal["proof", "work-limit", "wall-clock", "no-solution"] = "proof"
+    """What ended the exact search: every decision tier proven (``proof``), the deterministic
+    work limit (``work-limit``), the wall-clock cap (``wall-clock``: the answer may differ on
+    another machine or under another load), or nothing found at all (``no-solution``)."""
+    advice: str | None = None
+    """What to do when a tier is open, in words (also printed by the table)."""
+    tiers: list[TierProof] = Field(default_factory=list)
+
+
 class SamplesDocument(_Doc):
     """``diff --samples K`` / ``solve --samples K``: K greedy runs with seeded random ties (and, in
     v1.36, seeded gang pod orders); how often each root group is admitted and each single pod placed."""
@@ -312,7 +352,8 @@ class DiffDocument(_Doc):
 
     schema_version: int = DIFF_SCHEMA_VERSION
     snapshot: str
-    classification: Literal["identical", "tie-break", "equivalent", "greedy-suboptimal", "greedy-suboptimal-sometimes", "model-mismatch"]
+    classification: Literal["identical", "tie-break", "equivalent", "greedy-suboptimal", "greedy-suboptimal-sometimes", "model-mismatch",
+                            "unproven"]
     optimal_status: str
     gap: float | None = None
     seconds: float
@@ -330,6 +371,8 @@ class DiffDocument(_Doc):
     """The kube-scheduler version the greedy run reproduced."""
     samples: SamplesDocument | None = None
     """With ``--samples K``: how often greedy admits each group over random ties and pod orders."""
+    optimal_proof: OptimalProof | None = None
+    """What the exact engine proved, per tier (:class:`OptimalProof`)."""
     greedy: Result | None = None
     """The greedy Result (absent in ``diff --suite`` rows)."""
     optimal: Result | None = None
@@ -371,6 +414,10 @@ class WhatIfRowDocument(_Doc):
     optimal_idle_gpus: int
     decisive: Literal["placement", "admission"] | None = None
     """The kind of the diff's decisive step; null when greedy matches the optimum."""
+    proven: bool | None = None
+    """Every tier the diff compares is proven (the diff's ``optimalProof.proven``)."""
+    advice: str | None = None
+    """When not proven: the open tier in words and what to do (``optimalProof.advice``)."""
     notes: list[str] = Field(default_factory=list)
     """What the variant changed beyond its objects (evicted pods)."""
     warnings: list[str] = Field(default_factory=list)

@@ -41,6 +41,9 @@ class RunOptions:
     """Pod key -> the node it was forced onto (``None``: forced to stay unplaced), where recorded."""
     fixed_count: int = 0
     """How many pods were forced (``params.fixed``: greedy's mapping, exact's count)."""
+    stopped_by: str | None = None
+    """exact: what ended a search that did not prove every decision tier (``params.stoppedBy``:
+    ``work-limit`` or ``wall-clock``); None when everything was proven or not recorded."""
 
     @classmethod
     def of(cls, engine: str, params: Mapping[str, Any]) -> RunOptions:
@@ -59,6 +62,7 @@ class RunOptions:
             preemption_from=params.get("preemptionFrom"),
             fixed=mapping,
             fixed_count=len(mapping) if mapping is not None else int(fixed or 0),
+            stopped_by=params.get("stoppedBy"),
         )
 
 

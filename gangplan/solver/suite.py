@@ -11,7 +11,8 @@ Expectations live on PodGroups:
                                  is then sampled, :data:`SUITE_SAMPLES` runs unless ``--samples``)
 ``<any of these>-v1.36``         (any modelled version) the same, for that kube-scheduler
                                  version only; it overrides the plain annotation there
-``gangplan.io/expect-optimal``   ``admitted`` | ``rejected``             (the exact engine's outcome)
+``gangplan.io/expect-optimal``   ``admitted`` | ``rejected``             (the exact engine's outcome;
+                                 met only when the admission tiers are proven)
 ``gangplan.io/expect-placed``    integer: the group's pods on nodes after the greedy run
 ``gangplan.io/expect-greedy-victims``, ``gangplan.io/expect-optimal-victims``
                                  integer: pods the engine evicts in the whole scenario
@@ -28,7 +29,8 @@ from gangplan.io.errors import SnapshotError
 from gangplan.io.loader import SNAPSHOT_SUFFIXES, load_snapshot
 from gangplan.models.cluster import Cluster
 from gangplan.models.result import Result
-from gangplan.solver.diff import MODEL_MISMATCH, Diff, diff_snapshot
+from gangplan.solver.diff import MODEL_MISMATCH, UNPROVEN, Diff, diff_snapshot
+from gangplan.solver.diff.proof import admission_proven
 
 EXPECT_GREEDY = "gangplan.io/expect-greedy"
 SOMETIMES = "sometimes"
@@ -51,6 +53,11 @@ class SuiteRow:
     @property
     def ok(self) -> bool:
         return self.error is None and not self.failures and (self.diff is None or self.diff.classification != MODEL_MISMATCH)
+
+    @property
+    def unproven(self) -> bool:
+        """The scenario's diff could not prove that greedy matches the optimum."""
+        return self.diff is not None and self.diff.classification == UNPROVEN
 
 
 def suite_entries(directory: str | Path) -> list[Path]:
@@ -113,6 +120,8 @@ def check_expectations(cluster: Cluster, diff: Diff) -> tuple[int, list[str]]:
             got = _outcome(diff.optimal, cluster, key)
             if got != want_optimal:
                 failures.append(f"{key}: optimal {got}, expected {want_optimal}")
+            elif not admission_proven(diff.proof):
+                failures.append(f"{key}: optimal {got} as expected, but not proven ({diff.proof.first_open if diff.proof else 'no proof'} open)")
         want_placed = expectation(cluster, ann, EXPECT_PLACED)
         if want_placed is not None:
             n += 1
@@ -146,6 +155,19 @@ def run_scenario(path: Path, *, progress: Callable[[str], None] | None = None, *
     row.expectations, row.failures = check_expectations(cluster, row.diff)
     row.seconds = time.perf_counter() - t0
     return row
+
+
+def suite_exit_code(rows: list[SuiteRow]) -> int:
+    """``diff --suite``'s exit code: 4 when a scenario's diff is a model mismatch, else 1 when an
+    expectation is not met or a scenario did not load, else 5 when a scenario is ``unproven``,
+    else 0."""
+    if any(r.diff is not None and r.diff.classification == MODEL_MISMATCH for r in rows):
+        return 4
+    if any(r.error or r.failures for r in rows):
+        return 1
+    if any(r.unproven for r in rows):
+        return 5
+    return 0
 
 
 def run_suite(directory: str | Path, *, progress: Callable[[str], None] | None = None, entries: list[Path] | None = None, **opts) -> list[SuiteRow]:

@@ -46,6 +46,8 @@ class WhatIfRow:
             greedy_idle_gpus=idle_gpus(self.cluster, d.greedy),
             optimal_idle_gpus=idle_gpus(self.cluster, d.optimal),
             decisive=step,
+            proven=d.proof.proven if d.proof is not None else None,
+            advice=d.proof.advice if d.proof is not None else None,
             notes=list(self.notes),
             warnings=list(self.cluster.warnings) + list(self.cluster.version_warnings),
         )

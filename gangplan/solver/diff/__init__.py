@@ -10,6 +10,11 @@ Classification (``Diff.classification``):
 ``model-mismatch``      a result fails validation, the greedy placement is infeasible in the exact
                         model, or greedy beats a proven optimum: the engines disagree about the
                         rules, which is a bug
+``unproven``            the best placement found is no better than greedy's, but a compared tier
+                        is not proven (:mod:`.proof`): a better one may exist
+
+``identical``, ``tie-break`` and ``equivalent`` claim that greedy does as well as any placement,
+so they need every compared tier proven (``Diff.proof``); ``greedy-suboptimal`` needs no proof.
 
 The decisive step is found, not guessed. The *candidates* are the greedy's pod choices, in
 scheduling order, that survive in greedy's final result or belong to a group the optimum admits
@@ -35,8 +40,10 @@ from gangplan.solver.diff.classification import (
     IDENTICAL,
     MODEL_MISMATCH,
     TIE_BREAK,
+    UNPROVEN,
     classify,
 )
+from gangplan.solver.diff.proof import optimal_proof
 from gangplan.solver.diff.decisive import (
     Progress,
     candidate_choices,
@@ -49,7 +56,7 @@ from gangplan.solver.diff.evidence import admission, engine_side, group_use, sin
 from gangplan.solver.diff.run import FRAME_COLUMNS, Diff, diff_snapshot
 
 __all__ = [
-    "EQUIVALENT", "FRAME_COLUMNS", "GREEDY_SUBOPTIMAL", "GREEDY_SUBOPTIMAL_SOMETIMES", "IDENTICAL", "MODEL_MISMATCH", "TIE_BREAK",
+    "EQUIVALENT", "FRAME_COLUMNS", "GREEDY_SUBOPTIMAL", "GREEDY_SUBOPTIMAL_SOMETIMES", "IDENTICAL", "MODEL_MISMATCH", "TIE_BREAK", "UNPROVEN",
     "Diff", "Progress", "admission", "candidate_choices", "classify", "closest_optimum", "diff_snapshot", "engine_side",
-    "find_decisive_step", "greedy_choices", "group_use", "search_decisive_step", "single_pods",
+    "find_decisive_step", "greedy_choices", "group_use", "optimal_proof", "search_decisive_step", "single_pods",
 ]

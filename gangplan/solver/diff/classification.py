@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.objective import compare
-from gangplan.models.result import Result, Status
+from gangplan.models.documents import OptimalProof
+from gangplan.models.result import Result
+from gangplan.solver.diff.proof import optimal_proof
 from gangplan.solver.greedy.samples import Samples
 from gangplan.solver.validate import validate
 
@@ -28,27 +30,46 @@ GREEDY_SUBOPTIMAL_SOMETIMES = "greedy-suboptimal-sometimes"
 MODEL_MISMATCH = "model-mismatch"
 
 
+UNPROVEN = "unproven"
+"""The best placement the exact engine found is no better than greedy's on the compared tiers,
+but a compared tier is not proven: a better placement may exist (``optimalProof`` says where and
+by how much at most). Never reported as ``identical`` / ``tie-break`` / ``equivalent``."""
+
+
 def shared_tiers(obj: dict[str, float], other: dict[str, float]) -> dict[str, float]:
     return {k: v for k, v in obj.items() if k in other}
 
 
 def classify(cluster: Cluster, greedy: Result, optimal: Result, *, greedy_feasible_in_model: bool | None = None,
-             violations: tuple[list, list] | None = None) -> tuple[str, list[str]]:
+             violations: tuple[list, list] | None = None, proof: OptimalProof | None = None) -> tuple[str, list[str]]:
     """The classification and the problems behind a ``model-mismatch``. ``violations``: the
     validator's findings for ``greedy`` and ``optimal`` when the caller has them (each Result is
-    validated once); else they are computed here."""
+    validated once); else they are computed here. ``proof``: :func:`.proof.optimal_proof` of the
+    two, when the caller has it.
+
+    ``greedy-suboptimal`` needs no proof (a better placement was found). ``identical``,
+    ``tie-break`` and ``equivalent`` say that greedy does as well as any placement: only when
+    every compared tier is proven; otherwise ``unproven``. Greedy better than the exact answer
+    on a proven tier is a ``model-mismatch``."""
     gv, ov = violations if violations is not None else (validate(cluster, greedy), validate(cluster, optimal))
+    proof = proof if proof is not None else optimal_proof(greedy, optimal)
     problems = [f"greedy: {v}" for v in gv]
     problems += [f"exact: {v}" for v in ov]
     if greedy_feasible_in_model is False:
         problems.append("the greedy placement is infeasible in the exact model")
     c = compare(optimal.objective, greedy.objective)
-    if c < 0 and optimal.status == Status.OPTIMAL:
-        problems.append("greedy beats a proven optimum")
+    if c < 0:
+        beaten = _first_difference(optimal.objective, greedy.objective)
+        tier = next((t for t in proof.tiers if t.tier == beaten), None)
+        if tier is not None and tier.proven:
+            problems.append(f"greedy beats a proven optimum (tier {beaten}: greedy {greedy.objective[beaten]:g}, "
+                            f"proven optimum {optimal.objective[beaten]:g})")
     if problems:
         return MODEL_MISMATCH, problems
     if c > 0:
         return GREEDY_SUBOPTIMAL, problems
+    if not proof.proven:
+        return UNPROVEN, problems
     if greedy.placements() == optimal.placements() and greedy.victims == optimal.victims:
         return IDENTICAL, problems
     cycles = greedy.greedy_trace.pods
@@ -57,6 +78,11 @@ def classify(cluster: Cluster, greedy: Result, optimal: Result, *, greedy_feasib
     if differing and all(k in gp and k in op and k in cycles and op[k] in cycles[k].tie_set for k in differing):
         return TIE_BREAK, problems
     return EQUIVALENT, problems
+
+
+def _first_difference(a: dict[str, float], b: dict[str, float]) -> str | None:
+    """The highest tier both objectives carry on which they differ."""
+    return next((k for k in a if k in b and a[k] != b[k]), None)
 
 
 def group_differs(a, b) -> bool:

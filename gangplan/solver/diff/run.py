@@ -11,6 +11,7 @@ from typing import Any
 from gangplan.models.cluster import Cluster
 from gangplan.models.documents import (
     Admission,
+    OptimalProof,
     DecisiveStep,
     DiffDocument,
     Engines,
@@ -23,18 +24,24 @@ from gangplan.solver.diff.classification import (
     GREEDY_SUBOPTIMAL,
     GREEDY_SUBOPTIMAL_SOMETIMES,
     MODEL_MISMATCH,
+    UNPROVEN,
     classify,
     group_differs,
     sometimes,
 )
 from gangplan.solver.diff.decisive import Progress, closest_optimum, search_decisive_step
 from gangplan.solver.diff.evidence import admission, engine_side, side_stub, single_pods
+from gangplan.solver.diff.proof import optimal_proof
 from gangplan.solver.greedy.samples import Samples, sample_greedy
 from gangplan.solver.validate import validate
 
 FRAME_COLUMNS = ("group", "priority", "min_count", "greedy_admitted", "optimal_admitted", "greedy_placed", "optimal_placed",
                  "greedy_domain", "optimal_domain", "greedy_reason", "optimal_reason", "differs")
 """The columns of :meth:`Diff.to_frame` (fields of :class:`~gangplan.models.documents.GroupDiff`)."""
+
+
+EXIT_CODES = {MODEL_MISMATCH: 4, GREEDY_SUBOPTIMAL: 3, GREEDY_SUBOPTIMAL_SOMETIMES: 3, UNPROVEN: 5}
+"""``gangplan diff``'s exit code per classification; 0 for the others (greedy proven to match)."""
 
 
 @dataclass
@@ -58,6 +65,10 @@ class Diff:
     violations: dict[str, list] = field(default_factory=dict, repr=False)
     """The validator's findings for the two Results this Diff holds (``"greedy"``, ``"optimal"``),
     computed once by :func:`diff_snapshot`; not part of the JSON (``problems`` says them)."""
+    proof: OptimalProof | None = None
+    """What the exact engine proved, per tier, of the exact run the classification read
+    (``optimalProof`` of the JSON): a verdict that greedy matches the optimum needs
+    ``proof.proven``; otherwise the classification is ``unproven``."""
 
     def __repr__(self) -> str:
         g, o = self.greedy.admitted_groups(), self.optimal.admitted_groups()
@@ -89,7 +100,7 @@ class Diff:
 
     @property
     def exit_code(self) -> int:
-        return {MODEL_MISMATCH: 4, GREEDY_SUBOPTIMAL: 3, GREEDY_SUBOPTIMAL_SOMETIMES: 3}.get(self.classification, 0)
+        return EXIT_CODES.get(self.classification, 0)
 
     def document(self, *, with_results: bool = True) -> DiffDocument:
         return DiffDocument(
@@ -109,6 +120,7 @@ class Diff:
             warnings=self.warnings,
             kube_version=self.kube_version,
             samples=self.samples.document() if self.samples is not None else None,
+            optimal_proof=self.proof,
             greedy=self.greedy if with_results else None,
             optimal=self.optimal if with_results else None,
         )
@@ -165,8 +177,9 @@ def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 1
     feasible = check_feasible(cluster, greedy.placements(), greedy.victims)
     feasible_ok = feasible is True or (isinstance(feasible, list) and not feasible)
     violations = {"greedy": validate(cluster, greedy), "optimal": validate(cluster, optimal)}
+    proof = optimal_proof(greedy, optimal)
     classification, problems = classify(cluster, greedy, optimal, greedy_feasible_in_model=feasible_ok,
-                                        violations=(violations["greedy"], violations["optimal"]))
+                                        violations=(violations["greedy"], violations["optimal"]), proof=proof)
     if isinstance(feasible, list) and feasible:
         problems += [f"exact model rejects the greedy placement: {p}" for p in feasible]
     decisive = None
@@ -225,4 +238,5 @@ def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 1
         admission=admission(cluster, greedy, optimal),
         engines=Engines(greedy=engine_side(cluster, greedy), optimal=engine_side(cluster, optimal)),
         violations=violations,
+        proof=proof,
     )

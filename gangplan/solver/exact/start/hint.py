@@ -143,6 +143,10 @@ def _split_slots(em: ExactModel, confinement: Confinement, s: int, slots: dict, 
         decode(em, s, left, solution, per_class)
         return
     ids = em.inst.domains(shape.confined_key)[0] if shape.confined_key else None
+    in_domain: dict[int, list[int]] = {}
+    if ids is not None:
+        for n in left:  # node index order, as ``left`` is built
+            in_domain.setdefault(int(ids[n]), []).append(n)
     free_classes = []
     for c in shape.classes:
         if c in em.split:
@@ -154,7 +158,8 @@ def _split_slots(em: ExactModel, confinement: Confinement, s: int, slots: dict, 
             continue
         for d, (var, y, size) in sorted(confinement.by_class[c].items()):
             need = solution[var.index] if var is not None else size * solution[y.index]
-            _take(left, [n for n in left if ids[n] == d], c, need, per_class)
+            if need > 0:  # the domain's nodes still holding slots, in index order
+                _take(left, [n for n in in_domain.get(d, ()) if n in left], c, need, per_class)
     for c, need in free_classes:
         _take(left, list(left), c, need, per_class)
 
