@@ -28,7 +28,11 @@ class SolveOptions(TypedDict, total=False):
     """Keyword options of :func:`solve` (the ``gangplan solve`` flags)."""
 
     time_limit: float
-    """exact: seconds per solve phase (``--time-limit``, default 10)."""
+    """exact: the work limit, in units of deterministic work of about a second each
+    (``--time-limit``, default 10): the same answer on an idle and a busy machine."""
+    wall_limit: float | None
+    """exact: the wall-clock cap in seconds, a safety net (``--wall-limit``; None: 3 x
+    ``time_limit`` + 10); when it stops a search, the Result says so (``params.stoppedBy``)."""
     workers: int
     """exact: CP-SAT workers (``--workers``, default 2)."""
     seed: int
@@ -49,9 +53,11 @@ class DiffOptions(TypedDict, total=False):
     """Keyword options of :func:`diff` (the ``gangplan diff`` flags)."""
 
     time_limit: float
-    """Seconds per exact solve phase (``--time-limit``, default 10)."""
+    """The exact engine's work limit (``--time-limit``, default 10; see :class:`SolveOptions`)."""
+    wall_limit: float | None
+    """The exact engine's wall-clock cap in seconds (``--wall-limit``; None: 3 x ``time_limit`` + 10)."""
     probe_time_limit: float
-    """Seconds per exact solve while searching the decisive step (``--probe-time-limit``, default 5)."""
+    """The work limit of each exact solve while searching the decisive step (``--probe-time-limit``, default 5)."""
     workers: int
     seed: int
     tie_break: Literal["first", "random"]
@@ -63,9 +69,9 @@ class DiffOptions(TypedDict, total=False):
     """Search the decisive greedy step when greedy is suboptimal (default True)."""
 
 
-_SOLVE_DEFAULTS: dict[str, Any] = {"time_limit": 10.0, "workers": 2, "seed": 0, "tie_break": "first", "objective": "default",
+_SOLVE_DEFAULTS: dict[str, Any] = {"time_limit": 10.0, "wall_limit": None, "workers": 2, "seed": 0, "tie_break": "first", "objective": "default",
                                    "preemption": None, "kube_version": None, "hint": None}
-_DIFF_DEFAULTS: dict[str, Any] = {"time_limit": 10.0, "probe_time_limit": 5.0, "workers": 2, "seed": 0, "tie_break": "first",
+_DIFF_DEFAULTS: dict[str, Any] = {"time_limit": 10.0, "wall_limit": None, "probe_time_limit": 5.0, "workers": 2, "seed": 0, "tie_break": "first",
                                   "preemption": None, "kube_version": None, "samples": 0, "explain": True}
 
 
@@ -85,7 +91,9 @@ def _check(func: str, given: Mapping[str, Any], defaults: Mapping[str, Any]) -> 
         def bad(want: str, name: str = name, value: Any = value) -> TypeError:
             return TypeError(f"{func}() option {name!r} must be {want}, not {type(value).__name__} {value!r}")
 
-        if name in ("time_limit", "probe_time_limit"):
+        if name == "wall_limit" and value is None:
+            pass
+        elif name in ("time_limit", "probe_time_limit", "wall_limit"):
             if isinstance(value, bool) or not isinstance(value, int | float):
                 raise bad("a number of seconds")
             if not value > 0:
@@ -181,7 +189,7 @@ def solve(cluster: Cluster, engine: Literal["greedy", "exact"] = "greedy", **opt
         from gangplan.solver.exact import solve_exact
 
         hint = o["hint"] or solve_greedy(cluster, tie_break=o["tie_break"], seed=o["seed"], snapshot=name, preemption=o["preemption"])
-        result = solve_exact(cluster, time_limit=o["time_limit"], workers=o["workers"], seed=o["seed"], objective=o["objective"],
+        result = solve_exact(cluster, time_limit=o["time_limit"], wall_limit=o["wall_limit"], workers=o["workers"], seed=o["seed"], objective=o["objective"],
                              hint=hint, snapshot=name, preemption=o["preemption"])
     return attach(result, cluster)
 

@@ -172,6 +172,10 @@ def _kv(v: KubeVersionOpt | None) -> str | None:
 
 PREEMPTION_HELP = ("Whether both engines may evict lower-priority pods (greedy: DefaultPreemption and workload-aware "
                    "preemption, KEP-5710; exact: minimum-disruption victims). Default: as kube-scheduler's profile.")
+TIME_LIMIT_HELP = ("Exact engine: the work limit, in units of deterministic work (CP-SAT's deterministic time, "
+                   "about a second each): the same answer on an idle or a busy machine.")
+WALL_LIMIT_HELP = ("Exact engine: the wall-clock cap in seconds, a safety net; the output says when it, "
+                   "not the work limit, stopped a search (then a rerun may differ).")
 STRICT_HELP = "Treat inputs that can change scheduling but are not modelled (see the warnings) as bad input (exit 2)."
 
 
@@ -355,7 +359,8 @@ class Objective(StrEnum):
     compact = "compact"
 
 
-def run_engine(cluster, engine: Engine, *, snapshot: str, time_limit: float, workers: int, seed: int, tie_break: TieBreak, objective: Objective, preemption: bool | None = None, progress=None):
+def run_engine(cluster, engine: Engine, *, snapshot: str, time_limit: float, workers: int, seed: int, tie_break: TieBreak, objective: Objective, preemption: bool | None = None, progress=None,
+               wall_limit: float | None = None):
     """Run one engine; the exact engine gets the greedy result as its hint."""
     from gangplan.solver.greedy import solve_greedy
 
@@ -369,7 +374,8 @@ def run_engine(cluster, engine: Engine, *, snapshot: str, time_limit: float, wor
     if progress:
         progress(f"exact: CP-SAT, tier by tier (up to {time_limit:g} s per tier)")
 
-    exact = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, objective=objective.value, hint=greedy, snapshot=snapshot, preemption=preemption)
+    exact = solve_exact(cluster, time_limit=time_limit, wall_limit=wall_limit, workers=workers, seed=seed, objective=objective.value, hint=greedy, snapshot=snapshot,
+                        preemption=preemption)
     return exact, greedy
 
 
@@ -405,7 +411,8 @@ def resolve_pod(cluster, name: str, snapshot: Path, field: str = "--explain") ->
 def solve(
     snapshot: Annotated[Path, typer.Argument(help="Snapshot file or directory.")],
     engine: Annotated[Engine, typer.Option(help="greedy: kube-scheduler's cycle; exact: the CP-SAT optimum.")] = Engine.greedy,
-    time_limit: Annotated[float, typer.Option("--time-limit", help="Exact engine: seconds per solve phase.", min=0.01)] = 10.0,
+    time_limit: Annotated[float, typer.Option("--time-limit", help=TIME_LIMIT_HELP, min=0.01)] = 10.0,
+    wall_limit: Annotated[float | None, typer.Option("--wall-limit", help=WALL_LIMIT_HELP, min=0.01, show_default="3 x --time-limit + 10")] = None,
     workers: Annotated[int, typer.Option(help="Exact engine: CP-SAT workers.", min=1)] = 2,
     seed: Annotated[int, typer.Option(help="Seed for every random choice (CP-SAT, --tie-break random).")] = 0,
     tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: first node in snapshot order, or seeded random.")] = TieBreak.first,
@@ -432,7 +439,7 @@ def solve(
     cluster = _load(snapshot, strict=strict, warn=True, kube_version=_kv(kube_version))
     pod = resolve_pod(cluster, explain, snapshot) if explain else None
     with _spinner(not as_json) as sp:
-        result, greedy = run_engine(cluster, engine, snapshot=str(snapshot), time_limit=time_limit, workers=workers, seed=seed, tie_break=tie_break, objective=objective, preemption=preemption, progress=sp.update)
+        result, greedy = run_engine(cluster, engine, snapshot=str(snapshot), time_limit=time_limit, wall_limit=wall_limit, workers=workers, seed=seed, tie_break=tie_break, objective=objective, preemption=preemption, progress=sp.update)
     if result_path is not None:
         _write_with(result_path, lambda fp: result.write_json(fp, trace=trace.value))
     if as_json:
@@ -473,8 +480,9 @@ def why(
 def diff(
     snapshot: Annotated[Path | None, typer.Argument(help="Snapshot file or directory.")] = None,
     suite: Annotated[Path | None, typer.Option(help="Run every scenario of this directory and check its expectations.")] = None,
-    time_limit: Annotated[float, typer.Option("--time-limit", help="Seconds for each exact solve phase.", min=0.01)] = 10.0,
-    probe_time_limit: Annotated[float, typer.Option("--probe-time-limit", help="Seconds per exact solve while searching the decisive step.", min=0.01)] = 5.0,
+    time_limit: Annotated[float, typer.Option("--time-limit", help=TIME_LIMIT_HELP, min=0.01)] = 10.0,
+    wall_limit: Annotated[float | None, typer.Option("--wall-limit", help=WALL_LIMIT_HELP, min=0.01, show_default="3 x --time-limit + 10")] = None,
+    probe_time_limit: Annotated[float, typer.Option("--probe-time-limit", help="Work limit (units) of each exact solve while searching the decisive step.", min=0.01)] = 5.0,
     workers: Annotated[int, typer.Option(help="CP-SAT workers.", min=1)] = 2,
     seed: Annotated[int, typer.Option(help="Seed for CP-SAT and --tie-break random.")] = 0,
     tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: snapshot order or seeded random.")] = TieBreak.first,
@@ -499,7 +507,7 @@ def diff(
     from gangplan.solver.diff import diff_snapshot
 
     as_json = as_json or output == Output.json
-    opts = dict(time_limit=time_limit, probe_time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break.value, preemption=preemption, kube_version=_kv(kube_version), samples=samples)
+    opts = dict(time_limit=time_limit, wall_limit=wall_limit, probe_time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break.value, preemption=preemption, kube_version=_kv(kube_version), samples=samples)
     if (snapshot is None) == (suite is None):
         raise _bad_input(SnapshotError("<arguments>", "give exactly one of SNAPSHOT or --suite DIR"))
     if suite is not None:
@@ -564,8 +572,9 @@ def whatif(
     add_nodes: Annotated[int | None, typer.Option("--add-nodes", help="A variant with N idle copies of the node given by --like.", min=1, show_default=False)] = None,
     like: Annotated[str | None, typer.Option("--like", help="The node --add-nodes copies.", show_default=False)] = None,
     drain: Annotated[list[str] | None, typer.Option("--drain", help="A variant with this node (NAME) or these nodes (LABEL=VALUE) cordoned and their bound pods evicted (repeatable: one variant each).", show_default=False)] = None,
-    time_limit: Annotated[float, typer.Option(help="Seconds for each exact solve phase.")] = 10.0,
-    probe_time_limit: Annotated[float, typer.Option(help="Seconds per exact solve while searching the decisive step.")] = 5.0,
+    time_limit: Annotated[float, typer.Option(help=TIME_LIMIT_HELP)] = 10.0,
+    wall_limit: Annotated[float | None, typer.Option("--wall-limit", help=WALL_LIMIT_HELP, min=0.01, show_default="3 x --time-limit + 10")] = None,
+    probe_time_limit: Annotated[float, typer.Option(help="Work limit (units) of each exact solve while searching the decisive step.")] = 5.0,
     workers: Annotated[int, typer.Option(help="CP-SAT workers.")] = 2,
     seed: Annotated[int, typer.Option(help="Seed for CP-SAT and --tie-break random.")] = 0,
     tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: snapshot order or seeded random.")] = TieBreak.first,
@@ -600,7 +609,7 @@ def whatif(
     if not layers:
         raise _bad_input(SnapshotError("<arguments>", "no variant: give VARIANT files or directories, --scoring, --add-nodes N --like NODE or --drain"))
     sources = tuple(str(p) for p in (snapshot, *(variants or ())))
-    opts = dict(time_limit=time_limit, probe_time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break.value, preemption=preemption)
+    opts = dict(time_limit=time_limit, wall_limit=wall_limit, probe_time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break.value, preemption=preemption)
     kv = _kv(kube_version)
     check = (lambda cluster, name: _checked(cluster, name, strict=True, warn=False)) if strict else None
     try:

@@ -65,8 +65,8 @@ def test_a_skipped_tie_break_leaves_the_decision_tiers_optimal(monkeypatch):
 def test_an_unproven_tie_break_does_not_demote_proven_decision_tiers(monkeypatch):
     real = solve._solve_group
 
-    def tiebreak_stops_early(em, group, out, budget, workers, seed):
-        ok = real(em, group, out, budget, workers, seed)
+    def tiebreak_stops_early(em, group, out, units, workers, seed, budget):
+        ok = real(em, group, out, units, workers, seed, budget)
         if group[0].name == "tiebreak":  # as if its time ran out 10 points short of its bound
             out.phases[-1].status = "FEASIBLE"
             out.phases[-1].bound = out.phases[-1].value + 10.0

@@ -193,9 +193,10 @@ def test_a_phase_stopped_before_it_found_anything_proves_nothing(monkeypatch):
     c = to_cluster(gpu_benchmark(100, 64, seed=0, profile="busy"))
     plain = solve_module.solver_for
 
-    def starved(seconds, workers, seed):
-        solver = plain(seconds, workers, seed)
+    def starved(seconds, workers, seed, budget=None):
+        solver = plain(seconds, workers, seed, budget)
         solver.parameters.max_time_in_seconds = 1e-9
+        solver.parameters.max_deterministic_time = 1e-9
         return solver
 
     monkeypatch.setattr(solve_module, "solver_for", starved)

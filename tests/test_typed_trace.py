@@ -76,11 +76,11 @@ def test_the_exact_engine_builds_its_trace_typed_with_the_timing_keys_in_run_ord
     assert all(isinstance(p.timing, PhaseTiming) for p in trace.phases)
     doc = json.loads(r.to_json())["trace"]
     assert list(doc["timing"]) == ["build", "start", "modelCheck", "packing", "packingRuns", "classPacking", "decision",
-                                   "tiebreak", "result", "total"]
+                                   "tiebreak", "result", "total", "work"]
     assert isinstance(doc["timing"]["packingRuns"], int) and isinstance(doc["timing"]["packing"], float)
     solved = [p["timing"] for p in doc["phases"] if p["timing"].get("solver") is not None]
     assert solved and all(list(t)[:2] == ["budget", "hint"] and "solver" in t for t in solved)
-    assert all(list(t) == sorted(t, key=["budget", "hint", "solver", "decode", "topUp"].index) for t in solved)
+    assert all(list(t) == sorted(t, key=["budget", "hint", "solver", "decode", "topUp", "work"].index) for t in solved)
     assert trace.tiebreak is None or "solved" not in doc["tiebreak"]  # only a skipped tie-break says so
     pod = cluster.pending_pods[0].key
     bad = solve_exact(cluster, time_limit=5.0, workers=1, fixed={pod: "nowhere"})

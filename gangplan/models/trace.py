@@ -340,7 +340,8 @@ class PhaseTiming(_Timing):
     """Where a solve's seconds went (``SolvePhase.timing``); a part is left out while None."""
 
     budget: float | None = optional_key()
-    """The time the solve was given."""
+    """The work the solve was given, in units of deterministic time (CP-SAT's
+    ``max_deterministic_time``; :class:`gangplan.solver.exact.budget.Budget`)."""
     hint: float | None = optional_key()
     """Complete hint from the incumbent."""
     solver: float | None = optional_key()
@@ -349,6 +350,9 @@ class PhaseTiming(_Timing):
     """Counts from the response."""
     top_up: float | None = optional_key()
     """The top-up packing after the phase (:func:`gangplan.solver.exact.solve.topped_up`)."""
+    work: float | None = optional_key()
+    """The deterministic work the solve spent (CP-SAT's ``deterministic_time``): the same on any
+    machine, unlike the seconds."""
 
 
 class ExactTiming(_Timing):
@@ -363,7 +367,7 @@ class ExactTiming(_Timing):
     packing: float | None = optional_key()
     """The packed start's share of ``start``."""
     packing_runs: int | None = optional_key()
-    """How many orders the packing tried in that time (depends on the machine's speed)."""
+    """How many orders the packing tried within its share of the work (the same on any machine)."""
     class_packing: float | None = optional_key()
     """The class-level start's share of ``start`` (:mod:`gangplan.solver.exact.start.classpack`), when tried."""
     retried: float | None = optional_key()
@@ -374,6 +378,9 @@ class ExactTiming(_Timing):
     result: float | None = optional_key()
     """Decoding: pods from counts, reasons, victims."""
     total: float | None = optional_key()
+    work: float | None = optional_key()
+    """The deterministic work the whole run spent, in units (starts, checks and phases; the
+    work limit is ``params.timeLimit``)."""
 
 
 class SolvePhase(_Trace):

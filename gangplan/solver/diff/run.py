@@ -138,7 +138,7 @@ class Diff:
         return data
 
 
-def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 10.0, probe_time_limit: float = 5.0, workers: int = 2, seed: int = 0, tie_break: str = "first", explain: bool = True, preemption: bool | None = None, progress: Progress | None = None, kube_version: str | None = None, samples: int = 0,
+def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 10.0, wall_limit: float | None = None, probe_time_limit: float = 5.0, workers: int = 2, seed: int = 0, tie_break: str = "first", explain: bool = True, preemption: bool | None = None, progress: Progress | None = None, kube_version: str | None = None, samples: int = 0,
                   greedy: Result | None = None, optimal: Result | None = None) -> Diff:
     """Run both engines on ``cluster`` and compare them (``preemption``: both may evict;
     ``None``: as the profile; ``kube_version``: the kube-scheduler version greedy reproduces,
@@ -154,7 +154,10 @@ def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 1
     the optimum; when some of those runs reach it and some do not (or the main run and the
     samples disagree), the classification is ``greedy-suboptimal-sometimes``.
 
-    ``progress`` (optional) is called with a short description before each long step."""
+    ``time_limit`` / ``probe_time_limit``: the exact engine's work limits (units of
+    deterministic work, :func:`gangplan.solver.exact.solve_exact`), ``wall_limit`` its wall-clock
+    cap (None: the default). ``progress`` (optional) is called with a short description before
+    each long step."""
     from gangplan.solver.exact import check_feasible, solve_exact
     from gangplan.solver.greedy import solve_greedy
 
@@ -171,7 +174,7 @@ def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 1
     if optimal is None:
         if progress:
             progress("exact: CP-SAT, tier by tier")
-        optimal = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, hint=greedy, snapshot=snapshot, preemption=preemption)
+        optimal = solve_exact(cluster, time_limit=time_limit, wall_limit=wall_limit, workers=workers, seed=seed, hint=greedy, snapshot=snapshot, preemption=preemption)
     if progress:
         progress("checking the greedy placement in the exact model")
     feasible = check_feasible(cluster, greedy.placements(), greedy.victims)

@@ -9,6 +9,7 @@ import time
 from gangplan.models.cluster import Cluster
 from gangplan.models.result import Result, Status
 from gangplan.models.trace import ExactTiming, ExactTrace, ModelStats
+from gangplan.solver.exact.budget import BUILD_VARIABLES_PER_UNIT, Budget
 from gangplan.solver.exact.build import BuiltModel, build_model
 from gangplan.solver.exact.locality import SPREAD, TOPOLOGY
 from gangplan.solver.exact.objective import GPUS, TIEBREAK
@@ -26,6 +27,7 @@ def solve_exact(
     cluster: Cluster,
     *,
     time_limit: float = 10.0,
+    wall_limit: float | None = None,
     workers: int = 2,
     seed: int = 0,
     objective: str = "default",
@@ -34,7 +36,14 @@ def solve_exact(
     snapshot: str | None = None,
     preemption: bool | None = None,
 ) -> Result:
-    """The optimum placement (or the best found within ``time_limit`` seconds, with its bound).
+    """The optimum placement (or the best found within ``time_limit``, with its bound).
+
+    ``time_limit`` is a work limit: units of deterministic work (CP-SAT's deterministic time,
+    whose unit is meant to be about a second, and the starts' counted operations at fixed rates:
+    :class:`.budget.Budget`), so the same snapshot and options give the same Result on an idle
+    and on a busy machine. ``wall_limit`` (default ``3 * time_limit + 10`` seconds) is the
+    safety net: when the wall clock, not the work, stops an unproven search, ``params.stoppedBy``
+    says ``wall-clock`` (the answer may then differ from run to run); ``work-limit`` otherwise.
 
     ``hint`` (e.g. the greedy Result) seeds every phase as a complete hint; the entities the
     independent validator blames are dropped first, and the rest is also a lower bound (it is
@@ -69,12 +78,14 @@ def solve_exact(
     ``victims``. A hint's victims are used when they are whole evictable units.
     """
     t0 = time.perf_counter()
+    budget = Budget(time_limit, wall_limit)
     params = {"timeLimit": time_limit, "workers": workers, "seed": seed, "objective": objective}
     if fixed:
         params["fixed"] = len(fixed)
     preemption, params["preemptionFrom"] = cluster.profile.resolve_preemption(preemption)
     params["preemption"] = preemption
     built = build_model(cluster, fixed=fixed, objective=objective, preemption=preemption)
+    budget.charge(len(built.em.model.proto.variables) / BUILD_VARIABLES_PER_UNIT)
     build_seconds = time.perf_counter() - t0
     trace = ExactTrace(model=model_stats(built), build_seconds=round(build_seconds, 4))
     if built.inst.fixed_errors:
@@ -82,18 +93,15 @@ def solve_exact(
         return _result(built, "INFEASIBLE", None, [], t0, params, trace, snapshot)
     t1 = time.perf_counter()
     timing = ExactTiming(build=build_seconds)
-    incumbent, trace.hint = warm_start(built, hint, time_limit=time_limit, workers=workers, seed=seed, timing=timing,
-                                       spent=t1 - t0)
+    incumbent, trace.hint = warm_start(built, hint, budget=budget, workers=workers, seed=seed, timing=timing)
     trace.start_seconds = round(time.perf_counter() - t1, 4)
-    remaining = max(0.0, time_limit - (time.perf_counter() - t0))
-    outcome = solve_phases(built, time_limit=remaining, workers=workers, seed=seed, incumbent=incumbent)
+    outcome = solve_phases(built, budget=budget, workers=workers, seed=seed, incumbent=incumbent)
     if outcome.status == "INFEASIBLE" and incumbent is not None and hint is not None:
         # The trusted hint's bound contradicted the model: never let a hint make the answer fail.
         trace.hint.retried = "hint bound made the model infeasible; solved again without it"
         first = outcome
         built = build_model(cluster, fixed=fixed, objective=objective, preemption=preemption)
-        outcome = solve_phases(built, time_limit=max(0.0, time_limit - (time.perf_counter() - t0)),
-                               workers=workers, seed=seed, incumbent=default_incumbent(built.em))
+        outcome = solve_phases(built, budget=budget, workers=workers, seed=seed, incumbent=default_incumbent(built.em))
         timing.retried = sum(first.seconds.get(k, 0.0) for k in ("decision", "tiebreak"))
     trace.phases = [p.to_trace() for p in outcome.phases]
     if outcome.superseded:
@@ -102,6 +110,10 @@ def solve_exact(
     timing.tiebreak = outcome.seconds.get("tiebreak", 0.0)
     trace.timing = timing
     trace.tiebreak = outcome.tiebreak()
+    timing.work = budget.used
+    params["wallLimit"] = budget.wall
+    if outcome.status != "OPTIMAL":
+        params["stoppedBy"] = "wall-clock" if budget.wall_hit else "work-limit"
     return _result(built, outcome.status, outcome.counts, outcome.phases, t0, params, trace, snapshot)
 
 

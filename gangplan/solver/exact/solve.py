@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from ortools.sat.python import cp_model
 
 from gangplan.models.trace import PhaseTiming, SolvePhase, TiebreakReport
-from gangplan.solver.exact.budget import tier_budget
+from gangplan.solver.exact.budget import Budget, configure_solver, tier_budget
 from gangplan.solver.exact.build import BuiltModel
 from gangplan.solver.exact.objective import TIEBREAK
 from gangplan.solver.exact.start.check import model_accepts
@@ -161,12 +161,13 @@ unchanged.
 Parameters never change what is proven, only how fast."""
 
 
-def solver_for(seconds: float, workers: int, seed: int) -> cp_model.CpSolver:
+def solver_for(seconds: float, workers: int, seed: int, budget: Budget | None = None) -> cp_model.CpSolver:
+    """A CP-SAT solver for a solve of ``seconds`` units of deterministic work (at most what
+    ``budget`` has left; its wall-clock cap as the time limit)."""
     solver = cp_model.CpSolver()
     p = solver.parameters
-    p.num_workers = max(1, workers)
-    p.random_seed = seed
-    p.max_time_in_seconds = max(MIN_PHASE_SECONDS, seconds)
+    configure_solver(p, budget if budget is not None else Budget(seconds), max(MIN_PHASE_SECONDS, seconds),
+                     workers=workers, seed=seed)
     p.log_search_progress = False
     if workers >= 2:
         p.extra_subsolvers.append("max_lp_sym")
@@ -199,7 +200,7 @@ def band_weights(group: list[Tier]) -> list[int]:
     return weights
 
 
-def solve_phases(em: BuiltModel, *, time_limit: float, workers: int, seed: int,
+def solve_phases(em: BuiltModel, *, budget: Budget, workers: int, seed: int,
                  incumbent: Counts | None) -> SolveOutcome:
     """Maximise each phase in turn, the previous ones held at >= their value (see module doc).
 
@@ -209,7 +210,7 @@ def solve_phases(em: BuiltModel, *, time_limit: float, workers: int, seed: int,
     solve was still 2 admissions short after 30 s; on easy cells the merged solve saves presolves).
     """
     began = time.perf_counter()
-    deadline = began + time_limit
+    time_limit = budget.left()  # units: every share below is of what the phases have
     out = SolveOutcome(status="OPTIMAL", counts=incumbent)
     for tier in em.tiers:
         em.model.add(tier.expr <= tier.upper)  # valid, and lets a phase stop once it reaches it
@@ -219,13 +220,13 @@ def solve_phases(em: BuiltModel, *, time_limit: float, workers: int, seed: int,
     plan = group_tiers(decision)
     phase = 0
 
-    def run(group: list[Tier], budget: float) -> bool:
+    def run(group: list[Tier], units: float) -> bool:
         nonlocal phase
         done = len(out.phases)
-        ok = _solve_group(em, group, out, budget, workers, seed)
-        if ok and group[-1].name != TIEBREAK and deadline - time.perf_counter() > TOP_UP_SECONDS:
+        ok = _solve_group(em, group, out, units, workers, seed, budget)
+        if ok and group[-1].name != TIEBREAK and budget.left() > TOP_UP_SECONDS:
             t0 = time.perf_counter()
-            out.counts = topped_up(em, out.counts)
+            out.counts = topped_up(em, out.counts, budget)
             for report in out.phases[done:]:
                 report.timing.top_up = time.perf_counter() - t0
         for report in out.phases[done:]:
@@ -238,10 +239,10 @@ def solve_phases(em: BuiltModel, *, time_limit: float, workers: int, seed: int,
 
     for i, group in enumerate(plan):
         left = len(plan) - i
-        budget = max(0.0, deadline - time.perf_counter()) / left
+        share = budget.left() / left
         if len(group) > 1 and not _skip_merged(em, group, out.counts):
             done = len(out.phases)
-            if not run(group, budget * MERGED_SHARE):
+            if not run(group, share * MERGED_SHARE):
                 decided()
                 return out
             if all(p.status == "OPTIMAL" for p in out.phases[done:]):
@@ -249,24 +250,23 @@ def solve_phases(em: BuiltModel, *, time_limit: float, workers: int, seed: int,
             out.superseded += out.phases[done:]
             del out.phases[done:]
         for j, tier in enumerate(group):
-            rest = max(0.0, deadline - time.perf_counter())
+            rest = budget.left()
             later = left - 1 + len(group) - j - 1
-            budget = tier_budget(rest, later, time_limit)
-            if not run([tier], budget):
+            if not run([tier], tier_budget(rest, later, time_limit)):
                 decided()
                 return out
     decided()
     if tiebreak:
         t0 = time.perf_counter()
-        out.seconds["tiebreakBudget"] = budget = min(reserve, max(0.0, deadline - t0))
-        if budget < SKIP_TIEBREAK_SECONDS and out.counts is not None:
+        out.seconds["tiebreakBudget"] = units = min(reserve, budget.left())
+        if units < SKIP_TIEBREAK_SECONDS and out.counts is not None:
             # The decision tiers needed the time (they may use the reserve; the tie-break only
             # orders equal optima): report its value on their solution, unproven, without a solve.
             t = tiebreak[0]
             out.phases.append(PhaseReport(t.name, "FEASIBLE", t.value(out.counts), float(t.upper), 0.0, phase=phase,
-                                          timing=PhaseTiming(budget=budget)))
+                                          timing=PhaseTiming(budget=units)))
             out.seconds["tiebreakSkipped"] = 1.0
-        elif not run(tiebreak, budget):
+        elif not run(tiebreak, units):
             # Only a bug could make the tie-break phase infeasible (its start is a solution of
             # it): the decision tiers keep their own status and the solution they found.
             out.status = "OPTIMAL" if out.counts is not None else out.status
@@ -296,10 +296,10 @@ def _skip_merged(em: BuiltModel, group: list[Tier], counts: Counts | None) -> bo
 
 
 TOP_UP_SECONDS = 0.2
-"""Wall-time cap of the top-up packing after a decision phase (:func:`topped_up`)."""
+"""Work cap (units) of the top-up packing after a decision phase (:func:`topped_up`)."""
 
 
-def topped_up(em: BuiltModel, counts: Counts | None) -> Counts | None:
+def topped_up(em: BuiltModel, counts: Counts | None, budget: Budget | None = None) -> Counts | None:
     """``counts`` plus the entities it leaves out, packed into the room it leaves
     (:func:`.start.packing.packed_start` on top of it), when that is lexicographically better on the
     decision tiers and the model itself accepts it (:func:`model_accepts`), else ``counts``.
@@ -314,19 +314,21 @@ def topped_up(em: BuiltModel, counts: Counts | None) -> Counts | None:
     left = entities_in_queue_order(em.em, counts.per_class)
     if not left:
         return counts
-    more, _ = packed_start(em.em, em.tiers, counts, left, seconds=TOP_UP_SECONDS, restarts=2)
-    if better(em.tiers, more, counts) and model_accepts(em, more, time_limit=5.0):
+    more, _ = packed_start(em.em, em.tiers, counts, left, seconds=TOP_UP_SECONDS, restarts=2, budget=budget)
+    if better(em.tiers, more, counts) and model_accepts(em, more, time_limit=5.0, budget=budget):
         return more
     return counts
 
 
-def _solve_group(em: BuiltModel, group: list[Tier], out: SolveOutcome, budget: float, workers: int, seed: int) -> bool:
-    """One phase: maximise the band-weighted sum of ``group``; False when the run must stop."""
+def _solve_group(em: BuiltModel, group: list[Tier], out: SolveOutcome, units: float, workers: int, seed: int,
+                 budget: Budget) -> bool:
+    """One phase of ``units`` of work: maximise the band-weighted sum of ``group``; False when
+    the run must stop."""
     model, start = em.model, time.perf_counter()
     weights = band_weights(group)
     expr = cp_model.LinearExpr.weighted_sum([t.expr for t in group], weights)
     upper = sum(w * t.upper for w, t in zip(weights, group, strict=True))
-    timing = PhaseTiming(budget=budget)
+    timing = PhaseTiming(budget=units)
     previous, known = out.counts, None
     if out.counts is not None:
         known = sum(w * t.value(out.counts) for w, t in zip(weights, group, strict=True))
@@ -338,12 +340,13 @@ def _solve_group(em: BuiltModel, group: list[Tier], out: SolveOutcome, budget: f
         set_hint(em, out.counts)
         timing.hint = time.perf_counter() - t0
     model.maximize(expr)
-    solver = solver_for(budget, workers, seed)
+    solver = solver_for(units, workers, seed, budget)
     if len(model.proto.variables) > LARGE_MODEL_VARIABLES:
         for name, value in LARGE_MODEL_PARAMS.items():
             setattr(solver.parameters, name, value)
     status = solver.solve(model)
     timing.solver = solver.wall_time
+    timing.work = budget.after(solver, status in (cp_model.OPTIMAL, cp_model.INFEASIBLE))
     t0 = time.perf_counter()
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         out.counts = counts_from_solution(em, list(solver.response_proto.solution))
@@ -388,12 +391,16 @@ def _tier_reports(group, weights, values, bound: int, seconds: float) -> list[Ph
     return out
 
 
-def feasible(em: BuiltModel, *, workers: int = 1, seed: int = 0, time_limit: float = 30.0) -> bool | None:
-    """Is the model (without objective) feasible? None when the limit hit first."""
+def feasible(em: BuiltModel, *, workers: int = 1, seed: int = 0, time_limit: float = 30.0,
+             budget: Budget | None = None) -> bool | None:
+    """Is the model (without objective) feasible? None when the limit (``time_limit`` units of
+    deterministic work, at most what ``budget`` has left) hit first."""
     model = em.model
     model.clear_objective()
-    solver = solver_for(time_limit, workers, seed)
+    budget = budget if budget is not None else Budget(time_limit)
+    solver = solver_for(time_limit, workers, seed, budget)
     status = solver.solve(model)
+    budget.after(solver, status in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.INFEASIBLE))
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return True
     if status == cp_model.INFEASIBLE:

@@ -35,7 +35,6 @@ import contextlib
 import math
 import os
 import sys
-import time
 from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -44,7 +43,13 @@ import numpy as np
 from ortools.sat.python import cp_model
 
 from gangplan.models.objective import PLACED, admitted_tier
-from gangplan.solver.exact.budget import tier_budget
+from gangplan.solver.exact.budget import (
+    HIGHS_NODES_PER_UNIT,
+    MIN_SOLVE_SECONDS,
+    Budget,
+    configure_solver,
+    tier_budget,
+)
 from gangplan.solver.exact.start.check import model_accepts
 from gangplan.solver.exact.start.hint import (
     better,
@@ -90,7 +95,8 @@ def _unit_sizes(em, classes: list[int]) -> tuple[np.ndarray, dict[int, int]] | N
 
 def level_start(built: BuiltModel, base: Counts, entities: list[tuple[list[int], str | None]],
                 hint: Counts | None, *, seconds: float, workers: int = 2, seed: int = 0,
-                lean: bool = False, more: Callable[[str, int, float], Counts | None] | None = None) -> Counts | None:
+                lean: bool = False, more: Callable[[str, int, float], Counts | None] | None = None,
+                budget: Budget | None = None) -> Counts | None:
     """The class start for one-dimensional divisible requests (every pending request is ``g`` times
     one unit vector, the ``g`` each dividing the next: GPU pods whose CPU and memory go per GPU).
     A node then holds ``h = min_r floor(free_r / u_r)`` units, and pods of divisible sizes fit a
@@ -104,9 +110,13 @@ def level_start(built: BuiltModel, base: Counts, entities: list[tuple[list[int],
     admission tiers only, and None at once when their LP bound shows ``hint`` cannot be beaten.
     ``more(tier name, cap, seconds)``: asked first, with ``REPACK_SHARE`` of what is left, for a
     start reaching that LP cap on the lean group's first tier some cheaper way (more packing
-    orders, :func:`class_start`); what it returns is the answer then, without a MIP."""
+    orders, :func:`class_start`); what it returns is the answer then, without a MIP.
 
-    deadline = time.perf_counter() + seconds
+    ``seconds``: units of deterministic work (charged to ``budget``): HiGHS's share is a node
+    limit, CP-SAT's its deterministic time, so what this start returns is the same on any
+    machine."""
+
+    deadline = budget.sub(seconds) if budget is not None else Budget(seconds)
     em, inst = built.em, built.inst
     if not entities or any(len(cl) != 1 or cl[0] in em.anti for cl, _ in entities):
         return None
@@ -207,7 +217,7 @@ def level_start(built: BuiltModel, base: Counts, entities: list[tuple[list[int],
         if more is None:
             return False
         name = admitted_tier(prios[i]) if i < len(prios) else PLACED
-        got = more(name, cap, REPACK_SHARE * max(0.0, deadline - time.perf_counter()))
+        got = more(name, cap, REPACK_SHARE * deadline.left())
         if got is not None:
             cheaper.append(got)
         return got is not None
@@ -244,7 +254,7 @@ def _quiet_stdout():
         os.close(saved)
 
 
-def _mip_tiers(model: cp_model.CpModel, terms, uppers, start: list[int], deadline: float,
+def _mip_tiers(model: cp_model.CpModel, terms, uppers, start: list[int], deadline: Budget,
                seconds: float, lean: bool = False, on_cap=None) -> tuple[list[int] | None, int]:
     """The level model's tiers maximised one after the other by HiGHS (through OR-tools'
     ``pywraplp``), each later one with the earlier ones held at their values; the last solution
@@ -297,8 +307,8 @@ def _mip_tiers(model: cp_model.CpModel, terms, uppers, start: list[int], deadlin
     groups = _mip_groups(len(terms), floor, lean)
     values, done = None, 0
     for gi, group in enumerate(groups):
-        left = deadline - time.perf_counter()
-        if left <= 0.05:
+        left = deadline.left()
+        if left <= 0.05 or deadline.out_of_wall():
             break
         weights, w = {}, 1
         for i in reversed(group):
@@ -314,16 +324,22 @@ def _mip_tiers(model: cp_model.CpModel, terms, uppers, start: list[int], deadlin
             obj.SetCoefficient(xs[v], float(k))
         obj.SetMaximization()
         if lean and floor > 0:
-            lp = _lp_bound(mip, xs, left)
+            lp = _lp_bound(mip, xs, deadline)
             cap = math.floor((lp + 1e-6) / weights[group[0]]) if math.isfinite(lp) else None
             if cap is not None and cap <= start[group[0]]:
                 return None, -1  # the group's first tier cannot beat the start (the rest are >= 0)
             if cap is not None and on_cap is not None and on_cap(group[0], cap):
                 return None, -1  # a cheaper start reaches the cap
-            left = deadline - time.perf_counter()
-        mip.SetTimeLimit(max(1, int(1000 * tier_budget(left, len(groups) - gi - 1, seconds))))
+            left = deadline.left()
+        share = tier_budget(left, len(groups) - gi - 1, seconds)
+        # The deterministic limit is HiGHS's node count; the wall clock only as the safety net.
+        mip.SetSolverSpecificParametersAsString(f"mip_max_nodes={max(1, int(share * HIGHS_NODES_PER_UNIT))}")
+        mip.SetTimeLimit(max(1, int(1000 * max(MIN_SOLVE_SECONDS, deadline.wall_left()))))
         with _quiet_stdout():
             status = mip.Solve()
+        deadline.charge(mip.nodes() / HIGHS_NODES_PER_UNIT)
+        if status == pywraplp.Solver.NOT_SOLVED and deadline.out_of_wall():
+            break
         if status not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
             break
         values = [round(x.solution_value()) for x in xs]
@@ -339,18 +355,26 @@ def _mip_tiers(model: cp_model.CpModel, terms, uppers, start: list[int], deadlin
     return values, done
 
 
-def _lp_bound(mip, xs, seconds: float) -> float:
+LP_UNITS = 0.05
+"""What the level model's LP relaxation is charged (it is solved to the end: small, deterministic)."""
+
+
+def _lp_bound(mip, xs, budget: Budget) -> float:
     """The LP relaxation's optimum of ``mip``'s objective (integrality dropped meanwhile), or
-    infinity when HiGHS does not prove it within ``seconds``."""
+    infinity when HiGHS does not prove it before the wall-clock cap (recorded)."""
     from ortools.linear_solver import pywraplp
 
     for x in xs:
         x.SetInteger(False)
-    mip.SetTimeLimit(max(1, int(1000 * seconds)))
+    budget.charge(LP_UNITS)
+    mip.SetTimeLimit(max(1, int(1000 * max(MIN_SOLVE_SECONDS, budget.wall_left()))))
     try:
         with _quiet_stdout():
             status = mip.Solve()
-        return mip.Objective().Value() if status == pywraplp.Solver.OPTIMAL else float("inf")
+        if status != pywraplp.Solver.OPTIMAL:
+            budget.out_of_wall()
+            return float("inf")
+        return mip.Objective().Value()
     finally:
         for x in xs:
             x.SetInteger(True)
@@ -381,14 +405,14 @@ def _mip_groups(n: int, floor: int, lean: bool) -> list[list[int]]:
     return admitted if floor > 0 else [[0], *(admitted if n > 2 else [])]
 
 
-def _cpsat_polish(model: cp_model.CpModel, terms, uppers, values: list[int], done: int, deadline: float,
+def _cpsat_polish(model: cp_model.CpModel, terms, uppers, values: list[int], done: int, deadline: Budget,
                   workers: int, seed: int) -> list[int]:
     """The tiers below the ``done`` ones HiGHS maximised, improved by CP-SAT from HiGHS's solution
     (a complete hint: CP-SAT starts from a feasible solution, which HiGHS does not: its later
     group found no solution at all within 1-3 s in each busy 1,000 x 2,048 seed once the earlier
     tiers were held), the higher tiers held at HiGHS's values, the rest band-weighted; what it
     finds when better there, else ``values``. ``terms`` / ``uppers`` as :func:`_mip_tiers` has them."""
-    left = deadline - time.perf_counter()
+    left = deadline.left()
     if left <= 0.05:
         return values
 
@@ -406,10 +430,9 @@ def _cpsat_polish(model: cp_model.CpModel, terms, uppers, values: list[int], don
         w *= up + 1
     model.maximize(sum(wt * k * v for wt, tt in zip(weights, terms[done:], strict=True) for v, k in tt))
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = left
-    solver.parameters.num_workers = max(1, workers)
-    solver.parameters.random_seed = seed
+    configure_solver(solver.parameters, deadline, left, workers=workers, seed=seed)
     status = solver.solve(model)
+    deadline.after(solver, status in (cp_model.OPTIMAL, cp_model.INFEASIBLE))
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return values
     found = list(solver.response_proto.solution)
@@ -418,20 +441,19 @@ def _cpsat_polish(model: cp_model.CpModel, terms, uppers, values: list[int], don
     return values
 
 
-def _cpsat_tiers(model, tiers, terms, uppers, current, deadline: float, seconds: float, workers: int, seed: int) -> list[int] | None:
+def _cpsat_tiers(model, tiers, terms, uppers, current, deadline: Budget, seconds: float, workers: int, seed: int) -> list[int] | None:
     """The same with CP-SAT (when HiGHS is missing)."""
     values = None
     for i, (tier, up) in enumerate(zip(tiers, uppers, strict=True)):
-        left = deadline - time.perf_counter()
+        left = deadline.left()
         if left <= 0.05:
             break
         model.maximize(tier)
         model.add(tier <= up)
         trial = cp_model.CpSolver()
-        trial.parameters.max_time_in_seconds = tier_budget(left, len(tiers) - i - 1, seconds)
-        trial.parameters.num_workers = max(1, workers)
-        trial.parameters.random_seed = seed
+        configure_solver(trial.parameters, deadline, tier_budget(left, len(tiers) - i - 1, seconds), workers=workers, seed=seed)
         st = trial.solve(model)
+        deadline.after(trial, st in (cp_model.OPTIMAL, cp_model.INFEASIBLE))
         if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             break
         values = list(trial.response_proto.solution)
@@ -508,7 +530,7 @@ def _level_decode(base: Counts, entities, shape_list, tsize, pools, keys, h, y, 
 
 
 def class_start(built: BuiltModel, best: Counts | None, *, seconds: float, workers: int = 2, seed: int = 0,
-                first_restart: int = 0) -> Counts | None:
+                first_restart: int = 0, budget: Budget | None = None) -> Counts | None:
     """The class-level start from nothing (callers use it only when nothing is forced), hinted
     with ``best``, when it beats ``best`` on the decision tiers and both the validator (nothing
     blamed) and the model (:func:`.check.model_accepts`) accept it; else None. A lean start
@@ -532,14 +554,15 @@ def class_start(built: BuiltModel, best: Counts | None, *, seconds: float, worke
         def reaches(c: Counts) -> bool:
             return tier.value(c) >= cap and better(built.tiers, c, best)
 
-        got, _ = packed_start(em, built.tiers, base, entities, seconds=secs, restarts=MORE_RESTARTS, first=first_restart,
+        got, _ = packed_start(em, built.tiers, base, entities, seconds=secs, restarts=MORE_RESTARTS, first=first_restart, budget=budget,
                               stop=reaches)
         return got if reaches(got) else None
 
-    found = level_start(built, base, entities, best, seconds=seconds, workers=workers, seed=seed, lean=True, more=more)
+    found = level_start(built, base, entities, best, seconds=seconds, workers=workers, seed=seed, lean=True, more=more,
+                        budget=budget)
     if found is None or (best is not None and not better(built.tiers, found, best)):
         return None
     checked, dropped, _ = repaired(em, placements_from_counts(em, found), repairs=1)
-    if checked is None or dropped or not model_accepts(built, checked, time_limit=5.0):
+    if checked is None or dropped or not model_accepts(built, checked, time_limit=5.0, budget=budget):
         return None
     return checked

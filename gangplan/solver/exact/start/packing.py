@@ -20,8 +20,9 @@ priority, so a start that admits many cheap entities is much closer:
   eligible nodes and key) that failed once are not tried again at that state. Among candidate
   domains the one whose placement destroys the least room for the larger pod shapes wins.
 * **restarts**: the plain order, then up to ``RESTARTS`` orders with seeded cost noise, within a
-  share of the time limit (:func:`..budget.pack_seconds`); the lexicographically best (decision tiers) is
-  the start. On busy 1,000 x 2,048 (seed 0) the plain order gives 76/53 admissions (first-fit:
+  share of the work limit (:func:`..budget.pack_seconds`, counted in node visits by a
+  :class:`..budget.Meter`, so where the packing stops is the same on any machine); the
+  lexicographically best (decision tiers) is the start. On busy 1,000 x 2,048 (seed 0) the plain order gives 76/53 admissions (first-fit:
   68/35); one of the first five perturbed orders reaches 76/54, the optimum of both tiers.
 
 Everything here is a heuristic whose output the caller validates (and the model checks) before
@@ -39,6 +40,7 @@ import numpy as np
 
 from gangplan.models.trace import ExactTiming, HintUse
 from gangplan.solver.exact.aggregation import take_nodes
+from gangplan.solver.exact.budget import Budget, Meter
 from gangplan.solver.exact.start.hint import (
     better,
     default_incumbent,
@@ -57,7 +59,7 @@ MAX_DOMAINS = 8
 MAX_SHAPES = 4
 """Request vectors the fragmentation score looks at."""
 PACK_SECONDS = 1.0
-"""Wall-time cap on the packing (the repacks stop there; an incremental pass always finishes)."""
+"""Work cap on the packing, in units (the repacks stop there; an incremental pass always finishes)."""
 RESTARTS = 8
 NOISE = 0.1
 """Perturbed orders tried after the plain one, and the relative cost noise that makes them."""
@@ -81,12 +83,13 @@ class _Entity:
 
 
 def improved_start(built: BuiltModel, start: Counts | None, info: HintUse, timing: ExactTiming, *,
-                   seconds: float = PACK_SECONDS) -> Counts | None:
+                   seconds: float = PACK_SECONDS, budget: Budget | None = None) -> Counts | None:
     """The better (lexicographically, decision tiers) of ``start`` and a packed start: from
     nothing when nothing is forced, else on top of ``start`` (which keeps the forced pods). A
     packed start is only taken once the validator accepts it (entities it blames dropped, as for
     any start); ``info`` gets ``start`` when the packed start won, ``timing`` the packing's
-    seconds (``packing``) and how many orders it tried (``packingRuns``)."""
+    seconds (``packing``) and how many orders it tried (``packingRuns``). ``seconds``: its work
+    limit in units, charged to ``budget``."""
 
     t0 = time.perf_counter()
     em, tiers = built.em, built.tiers
@@ -98,7 +101,8 @@ def improved_start(built: BuiltModel, start: Counts | None, info: HintUse, timin
     best, how = start, None
     timing.packing_runs = 0
     for name, base in bases:
-        more, timing.packing_runs = packed_start(em, tiers, base, entities_in_queue_order(em, base.per_class), seconds=seconds)
+        more, timing.packing_runs = packed_start(em, tiers, base, entities_in_queue_order(em, base.per_class), seconds=seconds,
+                                                 budget=budget)
         if best is not None and not better(tiers, more, best):
             continue
         checked, _, _ = repaired(em, placements_from_counts(em, more), evicted=more.evicted)
@@ -116,30 +120,31 @@ def _keeps_fixed(em: ExactModel, checked: Counts, more: Counts) -> bool:
 
 def packed_start(em: ExactModel, tiers: list[Tier], counts: Counts, entities: list[tuple[list[int], str | None]],
                  *, seconds: float = PACK_SECONDS, restarts: int = RESTARTS, first: int | None = None,
-                 stop: Callable[[Counts], bool] | None = None) -> tuple[Counts, int]:
+                 stop: Callable[[Counts], bool] | None = None, budget: Budget | None = None) -> tuple[Counts, int]:
     """``counts`` plus the entities (``(classes, topology key)`` as the first-fit start lists
     them) selected and packed as the module doc says; the best of the plain order and up to
     ``restarts`` perturbed ones (each entity's cost times ``1 + u``, ``u`` uniform in
-    ``0..NOISE`` from ``numpy.random.default_rng(restart)``) while ``seconds`` last. Returns the
-    counts and how many orders were packed.
+    ``0..NOISE`` from ``numpy.random.default_rng(restart)``) while ``seconds`` units of work last
+    (node visits counted by a :class:`..budget.Meter` and charged to ``budget``: the same orders
+    on any machine). Returns the counts and how many orders were packed.
 
     ``first`` (not None) continues an earlier call: no plain order, restarts ``first .. first +
     restarts - 1`` only (the best of them, ``counts`` itself when none ran). ``stop``: the restarts
     end as soon as the best so far satisfies it (e.g. it reaches a bound: no order can do better)."""
 
-    deadline = time.perf_counter() + seconds
-    packer = _Packer(em, counts, entities)
+    meter = Meter(budget, seconds)
+    packer = _Packer(em, counts, entities, meter)
     plain = [e.cost for e in packer.entities]
-    best = packer.run(deadline) if first is None else counts
+    best = packer.run() if first is None else counts
     runs = 1 if first is None else 0
     start = first or 0
     for restart in range(start, start + restarts):
-        if time.perf_counter() >= deadline or (stop is not None and stop(best)):
+        if meter.done() or (stop is not None and stop(best)):
             break
         noise = np.random.default_rng(restart).uniform(0.0, NOISE, size=len(plain))
         for e, cost, u in zip(packer.entities, plain, noise.tolist(), strict=True):
             e.cost = cost * (1.0 + u)
-        trial = packer.run(deadline)
+        trial = packer.run()
         runs += 1
         if better(tiers, trial, best):
             best = trial
@@ -147,8 +152,9 @@ def packed_start(em: ExactModel, tiers: list[Tier], counts: Counts, entities: li
 
 
 class _Packer:
-    def __init__(self, em: ExactModel, counts: Counts, entities) -> None:
+    def __init__(self, em: ExactModel, counts: Counts, entities, meter: Meter) -> None:
         self.em = em
+        self.meter = meter
         inst = em.inst
         self.base = [dict(d) for d in counts.per_class]
         self.evicted = counts.evicted
@@ -179,13 +185,13 @@ class _Packer:
                 doms = ids[e.cand]
                 e.by_domain = {int(d): e.cand[doms == d] for d in np.unique(doms[doms >= 0]).tolist()}
 
-    def run(self, deadline: float) -> Counts:
+    def run(self) -> Counts:
         chosen: list[_Entity] = []
         state = ([dict(d) for d in self.base], self.free0.copy(), self.pods0.copy())
         for prio in sorted({e.priority for e in self.entities}, reverse=True):
             left = self._pass(sorted((e for e in self.entities if e.priority == prio), key=lambda e: e.cost), chosen, state)
             tried: set[tuple] = set()
-            while left and time.perf_counter() < deadline:
+            while left and not self.meter.done():
                 e = next((e for e in left if e.signature not in tried and self._could_fit(e, chosen)), None)
                 if e is None:
                     break
@@ -236,6 +242,7 @@ class _Packer:
         the candidate domain whose placement destroys the least room for the larger pod shapes
         (then the least room of its own), nodes with the least room for its pods first."""
         room = self._room(e.classes[0], free, pods)
+        self.meter.tick(len(room))
         if e.ids is None:
             domains = [None]
         else:
@@ -285,6 +292,7 @@ class _Packer:
         """Where the entity's pods go (class -> node -> pods) among ``nodes`` (its candidate
         nodes, in index order), tightest first, or None; ``free`` / ``pods`` are not changed."""
         em = self.em
+        self.meter.tick(len(nodes) * len(e.classes))
         f, p = free[nodes], pods[nodes]
         if len(e.classes) > 1:
             f, p = f.copy(), p.copy()
