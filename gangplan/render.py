@@ -650,6 +650,9 @@ def _render_decisive_details(console: Console, d, wide: bool) -> None:
     if s is None:
         return
     _heading(console, "Decisive step", f"({s.probes} exact solves over {s.candidates} candidate choices, {s.skipped} skipped)")
+    if s.unproven_probes:
+        _para(console, f"{s.unproven_probes} probe(s) answered no without a proof: the true step may come later; "
+                       "a larger --probe-time-limit decides them")
     if s.pod is not None:
         _para(console, f"greedy choice #{s.step}: pod {s.pod} -> {s.greedy_node}; no optimal placement shares it")
         if s.optimal_node:

@@ -280,6 +280,10 @@ class DecisiveStep(_Doc):
     failed_pod: str | None = None
     failed_reason: str | None = None
     probes: int = 0
+    unproven_probes: int = 0
+    """Probes that answered "no" without a proof (their solve ended below the optimum but not
+    proven below it, within ``--probe-time-limit``): with any, the step found may come earlier
+    than the true one; a larger ``--probe-time-limit`` decides them."""
     candidates: int = 0
     """Greedy choices searched: those kept in greedy's result or of a group the optimum admits."""
     skipped: int = 0

@@ -24,6 +24,7 @@ from gangplan.models.objective import ADMITTED_PREFIX, PLACED, compare, is_cost
 from gangplan.models.result import Result, Status
 from gangplan.models.trace import ClosestToGreedy
 from gangplan.solver.diff.classification import differing_groups, entity_differs, shared_tiers
+from gangplan.solver.diff.proof import TIEBREAK_TIER
 from gangplan.solver.diff.evidence import (
     admitted_in,
     name_list,
@@ -68,6 +69,14 @@ when it runs out the full probe runs as before."""
 PRECHECK_GIVE_UP = 2
 """A search stops running pre-checks once this many more of them decided nothing than decided a
 probe (each undecided one costs a model build and a feasibility solve on top of the full probe)."""
+
+
+def decision_tiers(obj: dict[str, float], other: dict[str, float]) -> dict[str, float]:
+    """The tiers of ``obj`` that ``other`` carries too, the tie-break left out: a probe asks whether
+    an *optimal* placement keeps the prefix, and optimal is the decision tiers (the tie-break only
+    orders equal optima, and its value is not proven: counting it made a probe's answer depend on
+    how far its tie-break phase got)."""
+    return {k: v for k, v in shared_tiers(obj, other).items() if k != TIEBREAK_TIER}
 
 
 def optimum_agrees(optimal: Result, prefix: list[tuple[int, str, str]]) -> bool:
@@ -130,6 +139,7 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
     target = optimal.objective
     probes = 0
     pre = {"decided": 0, "wasted": 0}
+    unproven = [0]
 
     def agrees(k: int) -> tuple[bool, Result]:
         nonlocal probes
@@ -142,11 +152,18 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
                 pre["decided"] += 1
                 return False, optimal  # what the full probe would answer (see cannot_reach), without its solve
             pre["wasted"] += 1
-        r = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, fixed=fixed, hint=optimal if k == 0 else None, preemption=preemption)
+        # The decision tiers answer the probe; the tie-break (which of equal optima) is solved only
+        # for the probe whose optimum the diff reports (below), with the same budget and hint.
+        r = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, fixed=fixed, hint=optimal if k == 0 else None,
+                        preemption=preemption, tiebreak=False)
         if r.status not in (Status.OPTIMAL, Status.FEASIBLE):
             return False, r
-        # FEASIBLE but equal to the optimum also proves agreement; below it is undecided -> treat as no.
-        return compare(shared_tiers(r.objective, target), shared_tiers(target, r.objective)) >= 0, r
+        # FEASIBLE but equal to the optimum also proves agreement; below it is undecided -> treat as
+        # no, and counted (DecisiveStep.unproven_probes).
+        yes = compare(decision_tiers(r.objective, target), decision_tiers(target, r.objective)) >= 0
+        if not yes and r.status != Status.OPTIMAL:
+            unproven[0] += 1
+        return yes, r
 
     if not choices:
         return _admission_only(cluster, greedy, optimal, candidates=0, skipped=skipped, probes=0), optimal
@@ -162,6 +179,9 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
             break
         lo, best_agreeing = k, r
         if k == len(choices):
+            if r is not optimal:  # the reported optimum, with its tie-break (see agrees)
+                r = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, fixed={p: n for _, p, n in choices},
+                                preemption=preemption)
             return _admission_only(cluster, greedy, r, candidates=len(choices), skipped=skipped, probes=probes), r
         k *= 2
     while hi - lo > 1:
@@ -171,6 +191,9 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
             lo, best_agreeing = mid, r
         else:
             hi = mid
+    if best_agreeing is not optimal:  # the reported optimum: the agreeing probe again, with its tie-break
+        fixed = {p: n for _, p, n in choices[:lo]}
+        best_agreeing = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, fixed=fixed, preemption=preemption)
     step, pod, node = choices[hi - 1]
     outcome = best_agreeing.pods.get(pod)
     opt_node = outcome.node if outcome is not None else None
@@ -200,6 +223,7 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
         failed_pod=failed_pod,
         failed_reason=failed_reason,
         probes=probes,
+        unproven_probes=unproven[0],
         candidates=len(choices),
         skipped=skipped,
         placement=placement,
@@ -233,13 +257,14 @@ def closest_optimum(cluster: Cluster, optimal: Result, agreeing: Result, step: D
                     violations: list | None = None) -> Result:
     """The optimum the diff reports: ``agreeing`` (an optimal placement that shares every greedy
     choice before the decisive step, so the groups, the admission summary, the plan and the step
-    all describe one placement) when it passes the validator and ties ``optimal`` on every tier;
-    else ``optimal``. Status, gap and bound stay those of the proven solve; the trace says which
+    all describe one placement) when it passes the validator and ties ``optimal`` on every
+    decision tier (the tie-break, which only orders equal optima, may differ); else ``optimal``. Status, gap and bound stay those of the proven solve; the trace says which
     greedy choices were fixed. ``violations``: the validator's findings for ``agreeing`` when the
     caller has them."""
     if agreeing is optimal or agreeing.status not in (Status.OPTIMAL, Status.FEASIBLE):
         return optimal
-    if not set(optimal.objective) <= set(agreeing.objective) or compare(shared_tiers(agreeing.objective, optimal.objective), optimal.objective) < 0:
+    if not set(optimal.objective) <= set(agreeing.objective) or \
+            compare(decision_tiers(agreeing.objective, optimal.objective), decision_tiers(optimal.objective, agreeing.objective)) < 0:
         return optimal
     if (validate(cluster, agreeing) if violations is None else violations):  # the caller reports this as a model mismatch
         return optimal

@@ -35,6 +35,7 @@ def solve_exact(
     fixed: dict[str, str | None] | None = None,
     snapshot: str | None = None,
     preemption: bool | None = None,
+    tiebreak: bool = True,
 ) -> Result:
     """The optimum placement (or the best found within ``time_limit``, with its bound).
 
@@ -70,6 +71,9 @@ def solve_exact(
     the limit; with 2 workers the tier values of proven phases are reproducible, the placement
     among equal optima may not be (see :mod:`.solve`).
 
+    ``tiebreak`` False: no tie-break phase (its tier is reported on the decision tiers' solution,
+    unsolved): for callers that read the decision tiers only, such as the decisive step's probes.
+
     ``preemption`` (``None``: as the profile, on unless DefaultPreemption is disabled; ``False``:
     nothing is evicted) lets the model evict lower-priority
     bound pods (:mod:`.preemption`): victims go to ``Result.victims``, pods placed on a node a
@@ -95,13 +99,14 @@ def solve_exact(
     timing = ExactTiming(build=build_seconds)
     incumbent, trace.hint = warm_start(built, hint, budget=budget, workers=workers, seed=seed, timing=timing)
     trace.start_seconds = round(time.perf_counter() - t1, 4)
-    outcome = solve_phases(built, budget=budget, workers=workers, seed=seed, incumbent=incumbent)
+    outcome = solve_phases(built, budget=budget, workers=workers, seed=seed, incumbent=incumbent, tiebreak_phase=tiebreak)
     if outcome.status == "INFEASIBLE" and incumbent is not None and hint is not None:
         # The trusted hint's bound contradicted the model: never let a hint make the answer fail.
         trace.hint.retried = "hint bound made the model infeasible; solved again without it"
         first = outcome
         built = build_model(cluster, fixed=fixed, objective=objective, preemption=preemption)
-        outcome = solve_phases(built, budget=budget, workers=workers, seed=seed, incumbent=default_incumbent(built.em))
+        outcome = solve_phases(built, budget=budget, workers=workers, seed=seed, incumbent=default_incumbent(built.em),
+                               tiebreak_phase=tiebreak)
         timing.retried = sum(first.seconds.get(k, 0.0) for k in ("decision", "tiebreak"))
     trace.phases = [p.to_trace() for p in outcome.phases]
     if outcome.superseded:

@@ -201,13 +201,16 @@ def band_weights(group: list[Tier]) -> list[int]:
 
 
 def solve_phases(em: BuiltModel, *, budget: Budget, workers: int, seed: int,
-                 incumbent: Counts | None) -> SolveOutcome:
+                 incumbent: Counts | None, tiebreak_phase: bool = True) -> SolveOutcome:
     """Maximise each phase in turn, the previous ones held at >= their value (see module doc).
 
     Merged decision tiers first get ``MERGED_SHARE`` of their budget as one band-weighted solve
     (not on large contested models, :func:`_skip_merged`); when that does not prove them all, they are solved one tier at a time from its solution (the
     per-tier phases proved the top tier in 1.8 s on the busy 1,000 x 2,048 cell where the merged
     solve was still 2 admissions short after 30 s; on easy cells the merged solve saves presolves).
+
+    ``tiebreak_phase`` False: the tie-break tier is reported on the decision tiers' solution,
+    unsolved (a caller that reads the decision tiers only: the decisive step's probes).
     """
     began = time.perf_counter()
     time_limit = budget.left()  # units: every share below is of what the phases have
@@ -259,7 +262,7 @@ def solve_phases(em: BuiltModel, *, budget: Budget, workers: int, seed: int,
     if tiebreak:
         t0 = time.perf_counter()
         out.seconds["tiebreakBudget"] = units = min(reserve, budget.left())
-        if units < SKIP_TIEBREAK_SECONDS and out.counts is not None:
+        if (units < SKIP_TIEBREAK_SECONDS or not tiebreak_phase) and out.counts is not None:
             # The decision tiers needed the time (they may use the reserve; the tie-break only
             # orders equal optima): report its value on their solution, unproven, without a solve.
             t = tiebreak[0]
