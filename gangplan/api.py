@@ -34,7 +34,8 @@ class SolveOptions(TypedDict, total=False):
     """exact: the wall-clock cap in seconds, a safety net (``--wall-limit``; None: 3 x
     ``time_limit`` + 10); when it stops a search, the Result says so (``params.stoppedBy``)."""
     workers: int
-    """exact: CP-SAT workers (``--workers``, default 2)."""
+    """exact: CP-SAT workers (``--workers``, default 1: single-threaded, deterministic and the
+    fastest on the measured cases; 2 or more run CP-SAT's deterministic parallel mode)."""
     seed: int
     """Seed for every random choice: CP-SAT, ``tie_break="random"`` (``--seed``, default 0)."""
     tie_break: Literal["first", "random"]
@@ -69,9 +70,9 @@ class DiffOptions(TypedDict, total=False):
     """Search the decisive greedy step when greedy is suboptimal (default True)."""
 
 
-_SOLVE_DEFAULTS: dict[str, Any] = {"time_limit": 10.0, "wall_limit": None, "workers": 2, "seed": 0, "tie_break": "first", "objective": "default",
+_SOLVE_DEFAULTS: dict[str, Any] = {"time_limit": 10.0, "wall_limit": None, "workers": 1, "seed": 0, "tie_break": "first", "objective": "default",
                                    "preemption": None, "kube_version": None, "hint": None}
-_DIFF_DEFAULTS: dict[str, Any] = {"time_limit": 10.0, "wall_limit": None, "probe_time_limit": 5.0, "workers": 2, "seed": 0, "tie_break": "first",
+_DIFF_DEFAULTS: dict[str, Any] = {"time_limit": 10.0, "wall_limit": None, "probe_time_limit": 5.0, "workers": 1, "seed": 0, "tie_break": "first",
                                   "preemption": None, "kube_version": None, "samples": 0, "explain": True}
 
 

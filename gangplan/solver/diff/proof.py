@@ -100,9 +100,17 @@ def open_tier_words(tier: str, gain: float | None) -> str:
 
 
 def advice(proof: OptimalProof, optimal: Result) -> str:
-    """The open tier in words a person acts on, with the flag that would give the solver more."""
+    """The open tier in words a person acts on, with the flag that would give the solver more.
+    When the best placement found already beats greedy there, how far it might still be from the
+    optimum is said too (``mightGain`` stays relative to greedy)."""
+    first = next((t for t in proof.tiers if t.tier == proof.first_open), None)
     if proof.stopped_by == "no-solution":
         head = "not proven: the exact engine found no placement within its budget"
+    elif first is not None and first.greedy is not None and first.bound is not None and first.optimal != first.greedy:
+        found = abs(first.optimal - first.greedy)
+        rest = abs(first.bound - first.optimal)
+        head = (f"not proven: {open_tier_words(proof.first_open or '', proof.might_gain)} than greedy's; the best "
+                f"placement found gets {found:g} of them, up to {rest:g} more are open")
     else:
         head = f"not proven: {open_tier_words(proof.first_open or '', proof.might_gain)}"
     limit = optimal.options.time_limit

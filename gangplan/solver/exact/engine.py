@@ -28,7 +28,7 @@ def solve_exact(
     *,
     time_limit: float = 10.0,
     wall_limit: float | None = None,
-    workers: int = 2,
+    workers: int = 1,
     seed: int = 0,
     objective: str = "default",
     hint: Result | None = None,

@@ -44,11 +44,12 @@ Solver settings: ``num_workers`` as asked (2 by default, matching the 2-core box
 ``random_seed``, and the extra ``max_lp_sym`` subsolver, which closed the LP bound of the
 shape-slot model on small overloaded instances in our measurements.
 
-Determinism: the model is built in a fixed order (classes, nodes, domains all sorted) and decoding
-is deterministic, so with ``workers=1`` a phase that proves optimality returns the same values
-every run. With ``workers >= 2`` CP-SAT's parallel portfolio is not deterministic (OR-tools issue
-2159), and any time limit makes the point where a search stops depend on the machine: then the
-tier *values* of proven phases are reproducible, but the placement among equal optima may differ.
+Determinism (issue 37): the model is built in a fixed order (classes, nodes, domains all sorted),
+decoding is deterministic, every limit is deterministic work (:class:`.budget.Budget`), and CP-SAT
+runs single-threaded (the default ``workers=1``) or in its deterministic parallel mode
+(``interleave_search``, :data:`.budget.DETERMINISTIC_PARALLEL`), so a solve returns the same
+solution on every run and under any load, unless the wall-clock cap stopped it (recorded). The
+racing portfolio CP-SAT runs otherwise is not deterministic (OR-tools issue 2159).
 """
 
 from __future__ import annotations

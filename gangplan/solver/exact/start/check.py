@@ -11,6 +11,10 @@ from gangplan.solver.exact.start.hint import set_hint
 from gangplan.solver.exact.variables import Counts
 
 
+CHECK_SECONDS = 30.0
+"""The wall-clock seconds a check may take whatever the run's cap has left."""
+
+
 def model_accepts(em: BuiltModel, counts: Counts, *, time_limit: float = 30.0, budget: Budget | None = None) -> bool:
     """Does the model itself accept this complete assignment? Every variable is fixed to its
     hinted value (``fix_variables_to_their_hinted_value``), so this is a check, not a search
@@ -25,6 +29,9 @@ def model_accepts(em: BuiltModel, counts: Counts, *, time_limit: float = 30.0, b
     p.num_workers = 1
     checked = budget if budget is not None else Budget(time_limit)
     checked.configure(p, time_limit, capped=False)  # a check, whatever is left of the budget
+    # Nor cut by the wall-clock cap: a valid start rejected because the clock ran out would make
+    # the answer worse than the start (it has its own limit, and fixing every variable is quick).
+    p.max_time_in_seconds = max(p.max_time_in_seconds, CHECK_SECONDS)
     p.fix_variables_to_their_hinted_value = True
     p.cp_model_presolve = False  # nothing to simplify: every variable is fixed
     status = solver.solve(em.model)

@@ -71,9 +71,18 @@ start: HiGHS then needs more than the class start's time for the second tier, an
 model does well there on its own (busy 1,000 x 2,048: ~170 pools, ~6,500 variables)."""
 
 
+NEAR_MULTIPLE = 1e-3
+"""Requests within this relative distance of ``g`` times the unit count as multiples (the unit then
+rounded up to cover them): 10,000-node GB200 (issue 37) asks 1 / 2 / 4 GPUs with memory per GPU
+that differs by 1 MiB in 770 GiB between sizes, which left the whole shape without a class start."""
+
+
 def _unit_sizes(em, classes: list[int]) -> tuple[np.ndarray, dict[int, int]] | None:
-    """A unit request vector ``u`` and per class ``g`` with ``req == g * u``, the ``g`` divisible
-    (each divides the next larger); None when the requests are not such multiples."""
+    """A unit request vector ``u`` and per class ``g`` with ``req <= g * u`` (``==`` when the
+    requests are exact multiples of the smallest; within :data:`NEAR_MULTIPLE` of one, ``u`` is
+    the largest per-unit request, rounded up, so that the level model only under-counts the
+    room: each of its solutions fits), the ``g`` divisible (each divides the next larger); None
+    when the requests are not such multiples."""
     reqs = {c: em.req[c] for c in classes}
     if any(not (q > 0).any() or (q < 0).any() for q in reqs.values()):
         return None
@@ -84,9 +93,13 @@ def _unit_sizes(em, classes: list[int]) -> tuple[np.ndarray, dict[int, int]] | N
             return None
         ratio = q[small > 0] / small[small > 0]
         g = int(round(float(ratio[0])))
-        if g < 1 or not np.all(q == small * g):
+        if g < 1 or not np.all(np.abs(ratio - g) <= NEAR_MULTIPLE * g):
             return None
         sizes[c] = g
+    if any(not np.all(q == small * sizes[c]) for c, q in reqs.items()):
+        small = np.max([-(-q // sizes[c]) for c, q in reqs.items()], axis=0)  # ceil(q / g), the largest
+        if any(not np.all(q <= small * sizes[c]) for c, q in reqs.items()):
+            return None
     levels = sorted(set(sizes.values()))
     if any(b % a for a, b in zip(levels, levels[1:], strict=False)):
         return None
@@ -333,11 +346,12 @@ def _mip_tiers(model: cp_model.CpModel, terms, uppers, start: list[int], deadlin
             left = deadline.left()
         share = tier_budget(left, len(groups) - gi - 1, seconds)
         # The deterministic limit is HiGHS's node count; the wall clock only as the safety net.
-        mip.SetSolverSpecificParametersAsString(f"mip_max_nodes={max(1, int(share * HIGHS_NODES_PER_UNIT))}")
+        per_node = node_units(len(xs))
+        mip.SetSolverSpecificParametersAsString(f"mip_max_nodes={max(1, int(share / per_node))}")
         mip.SetTimeLimit(max(1, int(1000 * max(MIN_SOLVE_SECONDS, deadline.wall_left()))))
         with _quiet_stdout():
             status = mip.Solve()
-        deadline.charge(mip.nodes() / HIGHS_NODES_PER_UNIT)
+        deadline.charge(mip.nodes() * per_node)
         if status == pywraplp.Solver.NOT_SOLVED and deadline.out_of_wall():
             break
         if status not in (pywraplp.Solver.OPTIMAL, pywraplp.Solver.FEASIBLE):
@@ -353,6 +367,13 @@ def _mip_tiers(model: cp_model.CpModel, terms, uppers, start: list[int], deadlin
             for v, k in acc.items():
                 row.SetCoefficient(xs[v], float(k))
     return values, done
+
+
+def node_units(variables: int) -> float:
+    """What one HiGHS branch-and-bound node of a level model with ``variables`` columns is charged:
+    1 / HIGHS_NODES_PER_UNIT per 2,000 columns (a node re-solves the LP, whose cost grows with
+    the model)."""
+    return max(1.0, variables / 2000) / HIGHS_NODES_PER_UNIT
 
 
 LP_UNITS = 0.05
