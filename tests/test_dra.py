@@ -267,7 +267,7 @@ def _gb200_gang(min_count: int, pods: int):
     for i in range(pods):
         docs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"w{i}", "namespace": "default"},
                      "spec": {"schedulingGroup": {"podGroupName": "train"},
-                              "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "nvidia.com/gpu": "1"}}}],
+                              "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "nvidia.com/gpu": "1"}, "limits": {"nvidia.com/gpu": "1"}}}],
                               "resourceClaims": [{"name": "imex", "resourceClaimTemplateName": "imex-channel"}]}})
     return load_objects(docs)
 

@@ -28,7 +28,7 @@ NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
 
 
 def _pod(name: str, spec_extra: dict | None = None, container_extra: dict | None = None) -> dict:
-    container = {"name": "c", "image": "x", "resources": {"requests": {"nvidia.com/gpu": "8"}}, **(container_extra or {})}
+    container = {"name": "c", "image": "x", "resources": {"requests": {"nvidia.com/gpu": "8"}, "limits": {"nvidia.com/gpu": "8"}}, **(container_extra or {})}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
             "spec": {"containers": [container], **(spec_extra or {})}}
 

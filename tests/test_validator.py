@@ -496,7 +496,7 @@ kind: Pod
 metadata: {name: old, namespace: ml}
 spec:
   nodeName: n1
-  containers: [{name: c, resources: {requests: {cpu: "1", example.com/widget: "3"}}}]
+  containers: [{name: c, resources: {requests: {cpu: "1", example.com/widget: "3"}, limits: {example.com/widget: "3"}}}]
 ---
 apiVersion: v1
 kind: Pod
@@ -508,7 +508,7 @@ spec:
     greedy = gp.solve(cluster)
     assert greedy.pods["ml/new"].node == "n1"
     assert gp.validate(cluster, greedy) == []
-    widget = path.read_text().replace('requests: {cpu: "1"}}}]\n', 'requests: {cpu: "1", example.com/widget: "1"}}}]\n')
+    widget = path.read_text().replace('requests: {cpu: "1"}}}]\n', 'requests: {cpu: "1", example.com/widget: "1"}, limits: {example.com/widget: "1"}}}]\n')
     path.write_text(widget)
     cluster = gp.load(path)
     greedy = gp.solve(cluster)

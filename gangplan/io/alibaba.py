@@ -191,11 +191,14 @@ def bind_first_fit(nodes: list[TraceNode], pods: list[TracePod]) -> tuple[list[t
     return bound, dropped
 
 
-def _requests(cpu_milli: int, memory_mib: int, gpus: int, gpu_resource: str) -> dict[str, str]:
+def _resources(cpu_milli: int, memory_mib: int, gpus: int, gpu_resource: str) -> dict[str, dict[str, str]]:
+    """A container's resources. GPUs are an extended resource: the API server refuses a request
+    without an equal limit (``validateResourceRequirements``), so the limit is written too."""
     req = {"cpu": f"{cpu_milli}m", "memory": f"{memory_mib}Mi"}
-    if gpus:
-        req[gpu_resource] = str(gpus)
-    return req
+    if not gpus:
+        return {"requests": req}
+    req[gpu_resource] = str(gpus)
+    return {"requests": req, "limits": {gpu_resource: str(gpus)}}
 
 
 def bound_pod_object(p: TracePod, node: str, *, gpu_resource: str = GPU) -> dict[str, Any]:
@@ -206,7 +209,7 @@ def bound_pod_object(p: TracePod, node: str, *, gpu_resource: str = GPU) -> dict
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": meta,
-        "spec": {"nodeName": node, "containers": [{"name": "main", "resources": {"requests": _requests(p.cpu_milli, p.memory_mib, _whole_gpus(p), gpu_resource)}}]},
+        "spec": {"nodeName": node, "containers": [{"name": "main", "resources": _resources(p.cpu_milli, p.memory_mib, _whole_gpus(p), gpu_resource)}]},
         "status": {"phase": "Running"},
     }
 
@@ -226,7 +229,7 @@ def gang_objects(g: GangSpec, *, gpu_resource: str = GPU, annotations: dict[str,
         spec: dict[str, Any] = {"schedulingGroup": {"podGroupName": g.name}}
         if g.gpu_product:
             spec["nodeSelector"] = {GPU_PRODUCT: g.gpu_product}
-        spec["containers"] = [{"name": "worker", "resources": {"requests": _requests(g.cpu_milli, g.memory_mib, g.gpus, gpu_resource)}}]
+        spec["containers"] = [{"name": "worker", "resources": _resources(g.cpu_milli, g.memory_mib, g.gpus, gpu_resource)}]
         out.append(
             {
                 "apiVersion": "v1",

@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from gangplan.io.fields import Ctx
+from gangplan.io.resources_validation import check_requirements
 from gangplan.models.objects import (
     CPU,
     MEMORY,
@@ -229,6 +230,8 @@ def _container_requests(ctx: Ctx, c: dict, f: str) -> dict[str, int]:
     res = ctx.map(c.get("resources"), f + ".resources")
     req = ctx.resources(res.get("requests"), f + ".resources.requests")
     lim = ctx.resources(res.get("limits"), f + ".resources.limits")
+    if req or lim:  # as the API server validates them (issue 41)
+        check_requirements(ctx, res, f + ".resources")
     for k, v in lim.items():  # API defaulting: a limit without a request sets the request
         req.setdefault(k, v)
     return req
@@ -295,6 +298,8 @@ def pod_requests(ctx: Ctx, spec: dict) -> tuple[dict[str, int], dict[str, int], 
                 total[k] = plr[k]
                 total_nz[k] = plr[k]
     overhead = ctx.resources(spec.get("overhead"), "spec.overhead")
+    if overhead:
+        check_requirements(ctx, spec.get("overhead"), "spec.overhead", overhead=True)
     total, total_nz = _add(total, overhead), _add(total_nz, {k: v for k, v in overhead.items() if k in (CPU, MEMORY)})
     for k in sorted(total.keys() | total_nz.keys()):
         # Each quantity fits an int64; their sum must too (kube-scheduler adds them in int64).

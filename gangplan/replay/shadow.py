@@ -178,7 +178,9 @@ def _pod(job: ReplayJob, k: int, i: int, node: str | None, group: str | None, sh
         term["matchFields"] = [{"key": "metadata.name", "operator": "NotIn", "values": sorted(avoid)}]
     if term:
         spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
-    spec["containers"] = [{"name": "worker", "resources": {"requests": req}}]
+    # An extended resource needs a limit equal to its request, or the API server refuses the pod.
+    resources: dict[str, Any] = {"requests": req, "limits": {GPU: req[GPU]}} if GPU in req else {"requests": req}
+    spec["containers"] = [{"name": "worker", "resources": resources}]
     if job.gpu and shared:
         ref = {"resourceClaimName": _claim_name(k, i)} if node is not None else {"resourceClaimTemplateName": _template_name(k)}
         spec["resourceClaims"] = [{"name": CLAIM, **ref}]

@@ -364,7 +364,7 @@ def resident_objects(cluster: Cluster) -> list[dict]:
             res = containers[0].setdefault("resources", {})
             req = res.setdefault("requests", {})
             req[GPU] = str(int(str(req.get(GPU, 0))) + extra)
-            res.get("limits", {}).pop(GPU, None)
+            res.setdefault("limits", {})[GPU] = req[GPU]  # an extended resource's limit equals its request
     return out
 
 
