@@ -13,7 +13,6 @@ import json
 import math
 import textwrap
 from fractions import Fraction
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -206,3 +205,118 @@ def test_the_issue_table_gpu_rows_by_hand():
     assert not api_server_accepts("nvidia.com/gpu", ("7.5", Fraction(15, 2)), ("7.5", Fraction(15, 2)))
     assert not api_server_accepts("cpu", ("8", Fraction(8)), ("4", Fraction(4)))
     assert api_server_accepts("nvidia.com/gpu", None, ("8", Fraction(8)))
+
+
+# ---- a topology key no node carries -------------------------------------------------------------
+RACKED = """
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: train, namespace: ml}
+spec:
+  schedulingPolicy: {gang: {minCount: 1}}
+  schedulingConstraints: {topology: [{key: topology.kubernetes.io/racks}]}
+"""
+
+
+def test_a_topology_key_no_node_carries_is_named_with_the_closest_label_and_strict_refuses_it(tmp_path):
+    path = tmp_path / "job.yaml"
+    path.write_text(docs(NODES, RACKED, pod('{requests: {cpu: "1"}}')))
+    cluster = load_snapshot(path)
+    [warning] = [w for w in cluster.warnings if "topology key" in w]
+    assert warning.startswith('PodGroup/ml/train: spec.schedulingConstraints.topology[0].key: topology key "topology.kubernetes.io/racks" '
+                              'is not a label of any node in the snapshot, did you mean "topology.kubernetes.io/rack"?')
+    result = run("solve", str(path))
+    assert result.exit_code != 2 and "topology.kubernetes.io/racks" in result.stderr
+    for command in ("solve", "diff"):
+        result = run(command, "--strict", str(path))
+        assert result.exit_code == 2, (command, result.output)
+        assert "PodGroup/ml/train: spec.schedulingConstraints.topology[0].key" in result.stderr
+        assert 'did you mean "topology.kubernetes.io/rack"' in result.stderr
+
+
+def test_the_right_topology_key_gives_no_warning(tmp_path):
+    path = tmp_path / "job.yaml"
+    path.write_text(docs(NODES, RACKED.replace("racks", "rack"), pod('{requests: {cpu: "1"}}')))
+    assert not [w for w in load_snapshot(path).warnings if "topology key" in w]
+
+
+def test_a_kueue_required_topology_annotation_no_node_carries_is_named(tmp_path):
+    path = tmp_path / "job.yaml"
+    kueue = pod('{requests: {cpu: "1"}}', name="w-0").replace("spec:\n  schedulingGroup: {podGroupName: train}\n", "spec:\n")
+    kueue = kueue.replace("metadata: {name: w-0, namespace: ml}",
+                          "metadata:\n  name: w-0\n  namespace: ml\n  labels: {kueue.x-k8s.io/queue-name: q}\n"
+                          "  annotations: {kueue.x-k8s.io/podset-required-topology: topology.kubernetes.io/racks, "
+                          "kueue.x-k8s.io/workload: wl, kueue.x-k8s.io/podset: main}")
+    path.write_text(docs(NODES, kueue))
+    cluster = load_snapshot(path)
+    lines = [w for w in cluster.warnings if "topology key" in w]
+    assert lines and "topology.kubernetes.io/racks" in lines[0] and 'did you mean "topology.kubernetes.io/rack"' in lines[0], cluster.warnings
+    assert "kueue.x-k8s.io/podset-required-topology" in lines[0] or "PodGroup/" in lines[0]
+    assert run("solve", "--strict", str(path)).exit_code == 2
+
+
+# ---- empty snapshots ------------------------------------------------------------------------------
+@pytest.mark.parametrize("content", ["", "\n", "---\n", "# only a comment\n", "[]\n", "kind: List\nitems: []\n"])
+def test_an_empty_snapshot_file_is_bad_input(tmp_path, content):
+    path = tmp_path / "snap.yaml"
+    path.write_text(content)
+    with pytest.raises(SnapshotError) as info:
+        load_snapshot(path)
+    assert info.value.file == str(path) and "no objects (no nodes)" in info.value.message
+    for command in ("solve", "diff"):
+        result = run(command, str(path))
+        assert result.exit_code == 2 and f"error: {path}: no objects (no nodes)" in result.stderr
+
+
+def test_a_directory_of_empty_files_is_bad_input(tmp_path):
+    (tmp_path / "a.yaml").write_text("")
+    (tmp_path / "b.json").write_text("[]")
+    result = run("solve", str(tmp_path))
+    assert result.exit_code == 2 and f"error: {tmp_path}: no objects (no nodes)" in result.stderr
+
+
+def test_objects_without_a_node_load_unless_nodes_are_required(tmp_path):
+    path = tmp_path / "snap.yaml"
+    path.write_text(docs(GANG, pod('{requests: {cpu: "1"}}')))
+    assert load_snapshot(path).nodes == ()  # as public API examples without nodes load
+    with pytest.raises(SnapshotError) as info:
+        load_snapshot(path, require_nodes=True)
+    assert info.value.file == str(path) and info.value.message.startswith("no nodes: the snapshot holds 2 objects but no Node")
+
+
+# ---- directory snapshots: empty, compressed and skipped files ---------------------------------------
+def test_a_directory_names_its_empty_and_skipped_files_and_reads_gz(tmp_path):
+    (tmp_path / "nodes.yaml").write_text(docs(NODES))
+    (tmp_path / "empty.yaml").write_text("")
+    with gzip.open(tmp_path / "job.yaml.gz", "wt") as f:
+        f.write(docs(GANG, pod('{requests: {cpu: "1"}}')))
+    with gzip.open(tmp_path / "more.json.gz", "wt") as f:
+        f.write(json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "train-1", "namespace": "ml"},
+                            "spec": {"schedulingGroup": {"podGroupName": "train"}, "containers": [{"name": "c"}]}}))
+    (tmp_path / "dump.bin").write_bytes(b"\x00\x01binary")
+    (tmp_path / "notes.txt").write_text("hello")
+    (tmp_path / "README.md").write_text("# about this snapshot")
+    cluster = load_snapshot(tmp_path)
+    assert {p.key for p in cluster.pods} == {"ml/train-0", "ml/train-1"}
+    assert str(tmp_path / "job.yaml.gz") in cluster.sources
+    notes = "\n".join(cluster.warnings)
+    assert f"{tmp_path / 'empty.yaml'}: empty" in notes
+    assert f"{tmp_path / 'dump.bin'}: skipped: not a snapshot file" in notes and "a .bin is not read" in notes
+    assert f"{tmp_path / 'notes.txt'}: skipped" in notes and "README" not in notes
+    result = run("solve", str(tmp_path))
+    assert result.exit_code in (0, 1, 3), result.output
+    assert f"warning: {tmp_path / 'dump.bin'}: skipped" in result.stderr
+
+
+def test_a_corrupt_gz_is_bad_input_naming_the_file(tmp_path):
+    (tmp_path / "nodes.yaml").write_text(docs(NODES))
+    (tmp_path / "job.yaml.gz").write_bytes(b"not gzip at all")
+    result = run("solve", str(tmp_path))
+    assert result.exit_code == 2 and f"error: {tmp_path / 'job.yaml.gz'}: not a readable gzip file" in result.stderr
+
+
+def test_a_single_gz_file_is_read(tmp_path):
+    path = tmp_path / "snap.yaml.gz"
+    with gzip.open(path, "wt") as f:
+        f.write(docs(NODES, GANG, pod('{requests: {cpu: "1"}}')))
+    assert len(load_snapshot(path).nodes) == 2

@@ -95,13 +95,43 @@ SIMULATOR_DRA_KEYS = {
 
 
 # ---- reading files ----------------------------------------------------------------------------
+GZIP_SUFFIXES = tuple(s + ".gz" for s in SNAPSHOT_SUFFIXES)
+"""Compressed snapshot files read in a directory (and as a single file): ``snapshot.yaml.gz``."""
+_QUIET_FILES = {"README", "README.md", "README.txt", "LICENSE", "NOTICE"}
+"""Files a snapshot directory may hold beside its objects without a note."""
+
+
+def _is_snapshot_file(f: Path) -> bool:
+    name = f.name.lower()
+    return f.suffix.lower() in SNAPSHOT_SUFFIXES or name.endswith(GZIP_SUFFIXES)
+
+
+def skipped_files(path: str | os.PathLike) -> list[str]:
+    """Notes naming the files of a snapshot directory that are not read, with the reason (issue 41:
+    a ``.bin`` or ``.txt`` beside the cluster was skipped without a word). Hidden files and READMEs
+    are passed over silently; a ``.zip`` is read only when named itself."""
+    p = Path(path)
+    if not p.is_dir():
+        return []
+    out = []
+    for f in sorted(p.rglob("*")):
+        if not f.is_file() or _is_snapshot_file(f) or f.name.startswith(".") or any(part.startswith(".") for part in f.relative_to(p).parts[:-1]):
+            continue
+        if f.name in _QUIET_FILES or f.suffix.lower() == ".md":
+            continue
+        out.append(f"{f}: skipped: not a snapshot file (gangplan reads .yaml, .yml and .json files, and their .gz; "
+                   f"a {f.suffix or 'file without a suffix'} is not read)")
+    return out
+
+
 def snapshot_files(path: str | os.PathLike) -> list[Path]:
-    """The files of a snapshot: the file itself, or every YAML/JSON file under a directory, sorted."""
+    """The files of a snapshot: the file itself, or every YAML/JSON file (plain or ``.gz``) under a
+    directory, sorted."""
     p = Path(path)
     if p.is_dir():
-        files = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in SNAPSHOT_SUFFIXES and not f.name.startswith("."))
+        files = sorted(f for f in p.rglob("*") if f.is_file() and _is_snapshot_file(f) and not f.name.startswith("."))
         if not files:
-            raise SnapshotError(str(p), "directory holds no .yaml, .yml or .json file")
+            raise SnapshotError(str(p), "directory holds no .yaml, .yml or .json file (plain or .gz)")
         return files
     if not p.exists():
         raise SnapshotError(str(p), "no such file or directory")
@@ -117,6 +147,15 @@ def read_documents(path: Path) -> list[Any]:
         data = path.read_bytes()
     except OSError as e:
         raise SnapshotError(name, f"cannot read: {e.strerror or e}") from None
+    if path.name.lower().endswith(".gz"):
+        import gzip
+        import zlib
+
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as e:
+            raise SnapshotError(name, f"not a readable gzip file: {e}") from None
+        path = path.with_name(path.name[:-3])  # the suffix of what it holds decides JSON or YAML below
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -323,6 +362,8 @@ class _Builder:
         """(file, unknown-field message with list indices as []) -> 'object: message' lines."""
         self.unknown_paths: set[tuple[str, str, str]] = set()
         """(kind, namespace/name, field path) of the unknown fields found (not noted twice)."""
+        self.file_notes: list[str] = []
+        """Files of a snapshot directory not read (empty, or not a snapshot file): warnings."""
         self.dra_objects: list[tuple[Ctx, str, dict]] = []
         """resource.k8s.io DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates, DeviceTaintRules (gangplan.dra)."""
 
@@ -529,13 +570,16 @@ def _pdb_with_status(pdb: PodDisruptionBudget, pods: list[Pod]) -> PodDisruption
     return pdb.model_copy(update={"disruptions_allowed": max(0, healthy - desired)})
 
 
-def load_snapshot(path: str | os.PathLike, *, kube_version: KubeVersion | str | None = None) -> Cluster:
+def load_snapshot(path: str | os.PathLike, *, kube_version: KubeVersion | str | None = None, require_nodes: bool = False) -> Cluster:
     """Load a snapshot file or directory. Raises :class:`SnapshotError` on bad input.
-    ``kube_version``: the kube-scheduler version the engines reproduce (default: the newest)."""
-    return load_with_expansion(path, kube_version=kube_version)[0]
+    ``kube_version``: the kube-scheduler version the engines reproduce (default: the newest).
+    A snapshot without any object is bad input; one without a Node is too with ``require_nodes``
+    (off by default: public API examples without nodes and scheduler-configuration files load)."""
+    return load_with_expansion(path, kube_version=kube_version, require_nodes=require_nodes)[0]
 
 
-def load_with_expansion(path: str | os.PathLike, *, kube_version: KubeVersion | str | None = None) -> tuple[Cluster, list[dict]]:
+def load_with_expansion(path: str | os.PathLike, *, kube_version: KubeVersion | str | None = None,
+                        require_nodes: bool = False) -> tuple[Cluster, list[dict]]:
     """Load a snapshot, and the objects gangplan synthesized from its Jobs, JobSets and
     LeaderWorkerSets (:mod:`gangplan.io.expand`; what ``gangplan expand`` prints).
 
@@ -547,10 +591,24 @@ def load_with_expansion(path: str | os.PathLike, *, kube_version: KubeVersion | 
     with gc_paused():
         b = _Builder()
         files = snapshot_files(path)
+        b.file_notes.extend(skipped_files(path))
+        count = 0
         for f in files:
+            n = 0
             for raw in file_objects(f):
+                n += 1
                 b.check_fields(str(f), raw)
                 b.add(str(f), raw)
+            if n == 0 and len(files) > 1:
+                b.file_notes.append(f"{f}: empty: the file holds no Kubernetes object (skipped)")
+            count += n
+        if count == 0:
+            where = str(path)
+            raise SnapshotError(where, "no objects (no nodes): the snapshot " + ("directory's files hold" if Path(path).is_dir() else "file holds")
+                                + " no Kubernetes object; write the Nodes, PodGroups and Pods (kubectl get nodes,pods,podgroups -A -o yaml)")
+        if require_nodes and not b.nodes:
+            raise SnapshotError(str(path), f"no nodes: the snapshot holds {count} object{'s' if count != 1 else ''} but no Node "
+                                "(kubectl get nodes -o yaml): every pod would stay Pending")
         return _assemble(b, tuple(str(f) for f in files), kube_version), b.expanded
 
 
@@ -600,6 +658,41 @@ def dangling_references(pods: list, groups: dict, cpgs: dict, profile: Scheduler
     return tuple(out)
 
 
+KUEUE_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
+
+
+def missing_topology_keys(nodes: list, pods: list, groups: dict, cpgs: dict) -> tuple[str, ...]:
+    """Warnings for a required topology key that no Node carries as a label (issue 41): every
+    placement of such a gang is refused (TopologyPlacement finds no domain), so a misspelled key
+    (``topology.kubernetes.io/racks``) read as "0 placements" before. Each names the object, the
+    field it came from (the PodGroup's ``spec.schedulingConstraints.topology[0].key``, or the
+    Kueue annotation of its pods), the key and the closest node label key; ``--strict`` refuses them."""
+    import difflib
+
+    if not nodes:
+        return ()
+    label_keys = sorted({k for n in nodes for k in n.labels})
+    annotated: dict[str, str] = {}
+    for p in pods:
+        if p.group_key is not None and KUEUE_REQUIRED in p.annotations and p.group_key not in annotated:
+            annotated[p.group_key] = f"Pod/{p.key}"
+    out = []
+    for kind, table in (("PodGroup", groups), ("CompositePodGroup", cpgs)):
+        for key, g in sorted(table.items()):
+            tk = g.topology_key
+            if not tk or tk in label_keys:
+                continue
+            close = difflib.get_close_matches(tk, label_keys, n=1, cutoff=0.6)
+            hint = f', did you mean "{close[0]}"?' if close else f" (node label keys: {', '.join(label_keys[:8])}{', ...' if len(label_keys) > 8 else ''})"
+            if getattr(g, "api_version", "") == "kueue.x-k8s.io" and key in annotated:  # synthesized from Kueue's annotation
+                where = f"{annotated[key]}: metadata.annotations[{KUEUE_REQUIRED}] (PodGroup/{key})"
+            else:
+                where = f"{kind}/{key}: spec.schedulingConstraints.topology[0].key"
+            out.append(f'{where}: topology key "{tk}" is not a label of any node in the snapshot{hint} '
+                       f"(no placement of the gang can satisfy it: it stays Pending)")
+    return tuple(out)
+
+
 def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion | str | None = None) -> Cluster:
     """Resolve what a builder collected into a Cluster (the tail of :func:`load_snapshot`)."""
     foreign.apply(b)
@@ -630,7 +723,8 @@ def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion |
         topologies=tuple(b.topologies.values()),
         gated=gated,
         skipped_kinds=dict(sorted(b.skipped.items())),
-        warnings=tuple(b.unknown_warnings()) + b.warnings() + dangling_references(pods, groups, cpgs, profile),
+        warnings=tuple(b.unknown_warnings()) + tuple(b.file_notes) + b.warnings() + dangling_references(pods, groups, cpgs, profile)
+        + missing_topology_keys(list(b.nodes.values()), pods, groups, cpgs),
         translations=tuple(b.translations),
         sources=sources,
         kube_version=KubeVersion(kube_version) if kube_version else NEWEST,
