@@ -116,14 +116,15 @@ def _spinner(enabled: bool):
     return Spinner(enabled)
 
 
-def _load(path: Path, *, strict: bool = False, warn: bool = False, kube_version: str | None = None):
+def _load(path: Path, *, strict: bool = False, warn: bool = False, kube_version: str | None = None, nodes: bool = False):
     """Load a snapshot; bad input exits 2. ``warn`` prints the snapshot's warnings on stderr
     (and, when the Nodes' kubelets suggest another version than the one used, says so);
-    ``strict`` makes any of them bad input."""
+    ``strict`` makes any of them bad input; ``nodes``: a snapshot without a Node is bad input
+    (``solve`` and ``diff``: nothing could be placed)."""
     from gangplan.io.loader import load_snapshot
 
     try:
-        cluster = load_snapshot(path, kube_version=kube_version)
+        cluster = load_snapshot(path, kube_version=kube_version, require_nodes=nodes)
     except SnapshotError as e:
         raise _bad_input(e) from None
     return _checked(cluster, path, strict=strict, warn=warn)
@@ -436,7 +437,7 @@ def solve(
     else:
         raise _bad_input(SnapshotError("<arguments>", f"-o/--output: {output_arg!r} is none of table, wide, json (nor a file name with a suffix, which -o also accepts)"))
     as_json = as_json or output == Output.json
-    cluster = _load(snapshot, strict=strict, warn=True, kube_version=_kv(kube_version))
+    cluster = _load(snapshot, strict=strict, warn=True, kube_version=_kv(kube_version), nodes=True)
     pod = resolve_pod(cluster, explain, snapshot) if explain else None
     with _spinner(not as_json) as sp:
         result, greedy = run_engine(cluster, engine, snapshot=str(snapshot), time_limit=time_limit, wall_limit=wall_limit, workers=workers, seed=seed, tie_break=tie_break, objective=objective, preemption=preemption, progress=sp.update)
@@ -533,7 +534,7 @@ def diff(
         return
     if nominate and plan is None:
         raise _bad_input(SnapshotError("<arguments>", "--nominate only changes what --plan writes: give --plan plan.yaml too"))
-    cluster = _load(snapshot, strict=strict, warn=True, kube_version=_kv(kube_version))
+    cluster = _load(snapshot, strict=strict, warn=True, kube_version=_kv(kube_version), nodes=True)
     with _spinner(not as_json) as sp:
         d = diff_snapshot(cluster, snapshot=str(snapshot), progress=sp.update, **opts)
     written = None
