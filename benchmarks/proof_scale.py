@@ -51,7 +51,11 @@ TIME_KEYS = ("seconds", "timing", "wallSeconds")
 
 def build(case: str):
     if case in ("gb200-5k", "dgx-5k"):
-        from gangplan.bench.generators.topology_shapes import DEFAULT_GANGS, DEFAULT_UTILISATION, generate_shape
+        from gangplan.bench.generators.topology_shapes import (
+            DEFAULT_GANGS,
+            DEFAULT_UTILISATION,
+            generate_shape,
+        )
 
         shape = "gb200-nvl72" if case == "gb200-5k" else "dgx-h100-superpod"
         gangs = 200 if case == "gb200-5k" else DEFAULT_GANGS

@@ -152,6 +152,16 @@ def _quantities(ctx: Ctx, raw: Any, field: str) -> dict[str, tuple[Fraction, Any
 REFUSED = "the API server refuses such a pod"
 
 
+
+def _check_one(ctx, where: str, name: str, q, raw) -> None:
+    """One limit or request: its resource name, then its quantity, as the API server checks them."""
+    problem = resource_name_problem(name)
+    if problem:
+        raise ctx.fail(where, f"Invalid value {name!r}: {problem} ({REFUSED})")
+    problem = quantity_problem(name, q, raw)
+    if problem:
+        raise ctx.fail(where, f"{problem} ({REFUSED})")
+
 def check_requirements(ctx: Ctx, resources: Any, field: str, *, overhead: bool = False) -> None:
     """Raise :class:`SnapshotError` for the first rule of ``validateResourceRequirements`` that
     ``resources`` (a container's ``resources``, or ``spec.overhead`` when ``overhead``) breaks.
@@ -167,23 +177,11 @@ def check_requirements(ctx: Ctx, resources: Any, field: str, *, overhead: bool =
         requests = _quantities(ctx, res.get("requests"), field + ".requests")
         lim_path, req_path = field + ".limits", field + ".requests"
     for name in sorted(limits):
-        q, raw = limits[name]
-        where = f"{lim_path}[{name}]"
-        problem = resource_name_problem(name)
-        if problem:
-            raise ctx.fail(where, f"Invalid value {name!r}: {problem} ({REFUSED})")
-        problem = quantity_problem(name, q, raw)
-        if problem:
-            raise ctx.fail(where, f"{problem} ({REFUSED})")
+        _check_one(ctx, f"{lim_path}[{name}]", name, *limits[name])
     for name in sorted(requests):
         q, raw = requests[name]
         where = f"{req_path}[{name}]"
-        problem = resource_name_problem(name)
-        if problem:
-            raise ctx.fail(where, f"Invalid value {name!r}: {problem} ({REFUSED})")
-        problem = quantity_problem(name, q, raw)
-        if problem:
-            raise ctx.fail(where, f"{problem} ({REFUSED})")
+        _check_one(ctx, where, name, q, raw)
         if name in limits:
             lq, lraw = limits[name]
             if q != lq and not overcommit_allowed(name):

@@ -43,7 +43,6 @@ from gangplan.solver.diff.classification import (
     UNPROVEN,
     classify,
 )
-from gangplan.solver.diff.proof import optimal_proof
 from gangplan.solver.diff.decisive import (
     Progress,
     candidate_choices,
@@ -53,6 +52,7 @@ from gangplan.solver.diff.decisive import (
     search_decisive_step,
 )
 from gangplan.solver.diff.evidence import admission, engine_side, group_use, single_pods
+from gangplan.solver.diff.proof import optimal_proof
 from gangplan.solver.diff.run import FRAME_COLUMNS, Diff, diff_snapshot
 
 __all__ = [

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from gangplan.models.cluster import Cluster
-from gangplan.models.objective import compare
 from gangplan.models.documents import OptimalProof
+from gangplan.models.objective import compare
 from gangplan.models.result import Result
 from gangplan.solver.diff.proof import optimal_proof
 from gangplan.solver.greedy.samples import Samples

@@ -24,7 +24,6 @@ from gangplan.models.objective import ADMITTED_PREFIX, PLACED, compare, is_cost
 from gangplan.models.result import Result, Status
 from gangplan.models.trace import ClosestToGreedy
 from gangplan.solver.diff.classification import differing_groups, entity_differs, shared_tiers
-from gangplan.solver.diff.proof import TIEBREAK_TIER
 from gangplan.solver.diff.evidence import (
     admitted_in,
     name_list,
@@ -32,6 +31,7 @@ from gangplan.solver.diff.evidence import (
     preemption_evidence,
     why_text,
 )
+from gangplan.solver.diff.proof import TIEBREAK_TIER
 from gangplan.solver.validate import validate
 
 Progress = Callable[[str], None]

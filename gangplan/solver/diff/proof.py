@@ -15,7 +15,13 @@ from __future__ import annotations
 import math
 
 from gangplan.models.documents import OptimalProof, TierProof
-from gangplan.models.objective import ADMITTED_PREFIX, PDB_VIOLATIONS, PLACED, VICTIMS_PREFIX, is_cost
+from gangplan.models.objective import (
+    ADMITTED_PREFIX,
+    PDB_VIOLATIONS,
+    PLACED,
+    VICTIMS_PREFIX,
+    is_cost,
+)
 from gangplan.models.result import Result, Status
 
 TIEBREAK_TIER = "tiebreak"

@@ -11,11 +11,11 @@ from typing import Any
 from gangplan.models.cluster import Cluster
 from gangplan.models.documents import (
     Admission,
-    OptimalProof,
     DecisiveStep,
     DiffDocument,
     Engines,
     GroupDiff,
+    OptimalProof,
     SinglePodDiff,
 )
 from gangplan.models.result import Result

@@ -10,7 +10,6 @@ from gangplan.solver.exact.build import BuiltModel
 from gangplan.solver.exact.start.hint import set_hint
 from gangplan.solver.exact.variables import Counts
 
-
 CHECK_SECONDS = 30.0
 """The wall-clock seconds a check may take whatever the run's cap has left."""
 
