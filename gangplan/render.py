@@ -569,6 +569,10 @@ def render_diff(console: Console, d, *, wide: bool = False) -> None:
     for i, text in enumerate(decisive_lines(d)):
         if text:
             _line(console, ("  decisive   " if i == 0 else "             ") + text, wide)
+    tie = tie_note(d)
+    if tie:  # issue 41: a random outcome is named in the summary (wrapped, never cut), not only in the details
+        console.print(Text(textwrap.fill("the decisive choice was " + tie, width=max(40, console.width), initial_indent="  tie        ",
+                                         subsequent_indent=" " * 13, break_on_hyphens=False), style="yellow"), soft_wrap=True)
     if d.samples is None:
         for text in chance_lines(d.greedy):
             _line(console, "  chance     " + text, wide)

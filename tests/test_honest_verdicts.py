@@ -185,3 +185,15 @@ def test_cli_diff_exits_5_on_an_unproven_verdict(tmp_path: Path, monkeypatch) ->
 
     doc = json.loads(res.stdout)
     assert doc["classification"] == "unproven" and doc["optimalProof"]["proven"] is False
+
+
+def test_a_decisive_choice_that_was_a_tie_is_named_in_the_summary() -> None:
+    """Issue 41: the plain diff names a random decisive choice in its summary, not only below."""
+    res = CliRunner().invoke(app, ["diff", str(ROOT / "scenarios" / "showcase" / "preempt-nvlink-clique.yaml")],
+                             env={"COLUMNS": "100"})
+    assert res.exit_code == 3, res.output
+    lines = res.stdout.splitlines()
+    summary = lines[:lines.index("")]
+    text = " ".join(" ".join(summary).split())
+    assert "tie the decisive choice was a tie between placements clique-a and clique-b" in text
+    assert "kube-scheduler breaks it at random; diff --samples K gives the odds" in text
