@@ -116,6 +116,13 @@ def _spinner(enabled: bool):
     return Spinner(enabled)
 
 
+def _source(path: Path | str) -> str:
+    """A snapshot path as messages and results name it: ``-`` (standard input) is ``<stdin>``."""
+    from gangplan.io.loader import source_name
+
+    return source_name(path)
+
+
 def _load(path: Path, *, strict: bool = False, warn: bool = False, kube_version: str | None = None, nodes: bool = False):
     """Load a snapshot; bad input exits 2. ``warn`` prints the snapshot's warnings on stderr
     (and, when the Nodes' kubelets suggest another version than the one used, says so);
@@ -146,7 +153,7 @@ def _checked(cluster, path: Path | str, *, strict: bool, warn: bool):
             parts.append(f"--strict: {len(dangling)} reference(s) to objects not in the snapshot:\n  " + "\n  ".join(dangling))
         if rest:
             parts.append(f"--strict: {len(rest)} input(s) gangplan does not model:\n  " + "\n  ".join(rest))
-        raise _bad_input(SnapshotError(str(path), "\n".join(parts)))
+        raise _bad_input(SnapshotError(_source(path), "\n".join(parts)))
     for line in cluster.translations:
         err.print(f"note: {line}", markup=False)
     if warn:
@@ -177,6 +184,7 @@ TIME_LIMIT_HELP = ("Exact engine: the work limit, in units of deterministic work
                    "about a second each): the same answer on an idle or a busy machine.")
 WALL_LIMIT_HELP = ("Exact engine: the wall-clock cap in seconds, a safety net; the output says when it, "
                    "not the work limit, stopped a search (then a rerun may differ).")
+SNAPSHOT_HELP = "Snapshot file or directory; - reads it from standard input (kubectl get ... -o yaml | gangplan diff -)."
 STRICT_HELP = "Treat inputs that can change scheduling but are not modelled (see the warnings) as bad input (exit 2)."
 
 
@@ -197,7 +205,7 @@ def _write_with(path: Path, write: Callable[[IO[str]], object]) -> None:
 # ---- inspect / validate / schema ---------------------------------------------------------------
 @app.command()
 def inspect(
-    snapshot: Annotated[Path, typer.Argument(help="Snapshot file or directory (Kubernetes YAML/JSON).")],
+    snapshot: Annotated[Path, typer.Argument(help="Snapshot file or directory (Kubernetes YAML/JSON); - reads standard input.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default="1.37")] = None,
 ) -> None:
@@ -233,7 +241,7 @@ def _read_result(path: Path):
 
 @app.command()
 def validate(
-    snapshot: Annotated[Path, typer.Argument(help="The snapshot the result was computed on.")],
+    snapshot: Annotated[Path, typer.Argument(help="The snapshot the result was computed on (file or directory; - reads standard input).")],
     result: Annotated[Path, typer.Argument(help="A Result JSON written by `gangplan solve --out`.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print violations as JSON.")] = False,
 ) -> None:
@@ -299,7 +307,7 @@ def schema_violations() -> None:
 
 @app.command()
 def expand(
-    snapshot: Annotated[Path, typer.Argument(help="Snapshot file or directory with Jobs, JobSets or LeaderWorkerSets.")],
+    snapshot: Annotated[Path, typer.Argument(help="Snapshot file or directory with Jobs, JobSets or LeaderWorkerSets; - reads standard input.")],
 ) -> None:
     """Print what gangplan synthesizes from the snapshot's Jobs, JobSets and LeaderWorkerSets (the
     Workloads, PodGroups, Jobs, StatefulSets and pending pods their controllers create) as YAML."""
@@ -390,13 +398,13 @@ def resolve_pod(cluster, name: str, snapshot: Path, field: str = "--explain") ->
         return name
     bound = {p.key: p.node_name for p in cluster.bound_pods}
     if name in bound:
-        raise _bad_input(SnapshotError(str(snapshot), f"pod {name} is bound to node {bound[name]}, not pending: there is no scheduling step to explain", obj=f"Pod/{name}", field=field))
+        raise _bad_input(SnapshotError(_source(snapshot), f"pod {name} is bound to node {bound[name]}, not pending: there is no scheduling step to explain", obj=f"Pod/{name}", field=field))
     if "/" not in name:
         same = [k for k in pending if k.split("/", 1)[1] == name]
         if len(same) == 1:
             return same[0]
         if len(same) > 1:
-            raise _bad_input(SnapshotError(str(snapshot), f"pod name {name!r} is ambiguous: {', '.join(same)}; give namespace/name", field=field))
+            raise _bad_input(SnapshotError(_source(snapshot), f"pod name {name!r} is ambiguous: {', '.join(same)}; give namespace/name", field=field))
     names = pending + [k.split("/", 1)[1] for k in pending]
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
     close_keys = []
@@ -405,12 +413,12 @@ def resolve_pod(cluster, name: str, snapshot: Path, field: str = "--explain") ->
         if key not in close_keys:
             close_keys.append(key)
     hint = f"; did you mean {', '.join(close_keys)}?" if close_keys else f"; the snapshot has {len(pending)} pending pod(s)" + (f", e.g. {pending[0]}" if pending else "")
-    raise _bad_input(SnapshotError(str(snapshot), f"{name!r} is not a pending pod of the snapshot (give namespace/name){hint}", field=field))
+    raise _bad_input(SnapshotError(_source(snapshot), f"{name!r} is not a pending pod of the snapshot (give namespace/name){hint}", field=field))
 
 
 @app.command()
 def solve(
-    snapshot: Annotated[Path, typer.Argument(help="Snapshot file or directory.")],
+    snapshot: Annotated[Path, typer.Argument(help=SNAPSHOT_HELP)],
     engine: Annotated[Engine, typer.Option(help="greedy: kube-scheduler's cycle; exact: the CP-SAT optimum.")] = Engine.greedy,
     time_limit: Annotated[float, typer.Option("--time-limit", help=TIME_LIMIT_HELP, min=0.01)] = 10.0,
     wall_limit: Annotated[float | None, typer.Option("--wall-limit", help=WALL_LIMIT_HELP, min=0.01, show_default="3 x --time-limit + 10")] = None,
@@ -440,7 +448,7 @@ def solve(
     cluster = _load(snapshot, strict=strict, warn=True, kube_version=_kv(kube_version), nodes=True)
     pod = resolve_pod(cluster, explain, snapshot) if explain else None
     with _spinner(not as_json) as sp:
-        result, greedy = run_engine(cluster, engine, snapshot=str(snapshot), time_limit=time_limit, wall_limit=wall_limit, workers=workers, seed=seed, tie_break=tie_break, objective=objective, preemption=preemption, progress=sp.update)
+        result, greedy = run_engine(cluster, engine, snapshot=_source(snapshot), time_limit=time_limit, wall_limit=wall_limit, workers=workers, seed=seed, tie_break=tie_break, objective=objective, preemption=preemption, progress=sp.update)
     if result_path is not None:
         _write_with(result_path, lambda fp: result.write_json(fp, trace=trace.value))
     if as_json:
@@ -454,7 +462,7 @@ def solve(
 
 @app.command()
 def why(
-    snapshot: Annotated[Path, typer.Argument(help="Snapshot file or directory.")],
+    snapshot: Annotated[Path, typer.Argument(help=SNAPSHOT_HELP)],
     pod: Annotated[str, typer.Argument(help="The pending pod: namespace/name, or a bare name when unique.")],
     seed: Annotated[int, typer.Option(help="Seed for every random choice (--tie-break random, v1.36 gang pod order).")] = 0,
     tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: first node in snapshot order, or seeded random.")] = TieBreak.first,
@@ -472,14 +480,14 @@ def why(
 
     cluster = _load(snapshot, strict=strict, warn=True, kube_version=_kv(kube_version))
     key = resolve_pod(cluster, pod, snapshot, field="POD")
-    result, greedy = run_engine(cluster, Engine.greedy, snapshot=str(snapshot), time_limit=10.0, workers=1, seed=seed,
+    result, greedy = run_engine(cluster, Engine.greedy, snapshot=_source(snapshot), time_limit=10.0, workers=1, seed=seed,
                                 tie_break=tie_break, objective=Objective.default, preemption=preemption, progress=None)
     render_trace(_console(Output.table), greedy, key, cluster)
 
 
 @app.command()
 def diff(
-    snapshot: Annotated[Path | None, typer.Argument(help="Snapshot file or directory.")] = None,
+    snapshot: Annotated[Path | None, typer.Argument(help=SNAPSHOT_HELP)] = None,
     suite: Annotated[Path | None, typer.Option(help="Run every scenario of this directory and check its expectations.")] = None,
     time_limit: Annotated[float, typer.Option("--time-limit", help=TIME_LIMIT_HELP, min=0.01)] = 10.0,
     wall_limit: Annotated[float | None, typer.Option("--wall-limit", help=WALL_LIMIT_HELP, min=0.01, show_default="3 x --time-limit + 10")] = None,
@@ -536,7 +544,7 @@ def diff(
         raise _bad_input(SnapshotError("<arguments>", "--nominate only changes what --plan writes: give --plan plan.yaml too"))
     cluster = _load(snapshot, strict=strict, warn=True, kube_version=_kv(kube_version), nodes=True)
     with _spinner(not as_json) as sp:
-        d = diff_snapshot(cluster, snapshot=str(snapshot), progress=sp.update, **opts)
+        d = diff_snapshot(cluster, snapshot=_source(snapshot), progress=sp.update, **opts)
     written = None
     if plan is not None:
         from gangplan.io.plan import script_path, write_plan
@@ -567,7 +575,7 @@ class Strategy(StrEnum):
 
 @app.command()
 def whatif(
-    snapshot: Annotated[Path, typer.Argument(help="Snapshot file or directory.")],
+    snapshot: Annotated[Path, typer.Argument(help=SNAPSHOT_HELP)],
     variants: Annotated[list[Path] | None, typer.Argument(help="Variant files or directories of objects laid over the snapshot: same kind/namespace/name replaces, others are added, a KubeSchedulerConfiguration replaces the profile, an object annotated gangplan.io/remove: \"true\" removes its namesake.", show_default=False)] = None,
     scoring: Annotated[list[Strategy] | None, typer.Option("--scoring", help="A variant with NodeResourcesFit's scoringStrategy set to this type (repeatable).", show_default=False)] = None,
     add_nodes: Annotated[int | None, typer.Option("--add-nodes", help="A variant with N idle copies of the node given by --like.", min=1, show_default=False)] = None,
@@ -600,7 +608,7 @@ def whatif(
         raise _bad_input(SnapshotError("<arguments>", "--add-nodes N and --like NODE go together"))
     try:
         base = ov.read_layer(snapshot)
-        layers = [ov.read_layer(v, name=v.name) for v in variants or ()]
+        layers = [ov.read_layer(v, name=_source(v) if v.name == "-" else v.name) for v in variants or ()]
         layers += [ov.scoring(base, s.value) for s in scoring or ()]
         if add_nodes is not None and like is not None:
             layers.append(ov.add_nodes(base, add_nodes, like))
@@ -609,7 +617,7 @@ def whatif(
         raise _bad_input(e) from None
     if not layers:
         raise _bad_input(SnapshotError("<arguments>", "no variant: give VARIANT files or directories, --scoring, --add-nodes N --like NODE or --drain"))
-    sources = tuple(str(p) for p in (snapshot, *(variants or ())))
+    sources = tuple(_source(p) for p in (snapshot, *(variants or ())))
     opts = dict(time_limit=time_limit, wall_limit=wall_limit, probe_time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break.value, preemption=preemption)
     kv = _kv(kube_version)
     check = (lambda cluster, name: _checked(cluster, name, strict=True, warn=False)) if strict else None
@@ -628,7 +636,7 @@ def whatif(
     if as_json:
         sys.stdout.write(json.dumps([d.dump() for d in docs], indent=2) + "\n")
     else:
-        render_whatif(_console(output), docs, title=str(snapshot), wide=output == Output.wide)
+        render_whatif(_console(output), docs, title=_source(snapshot), wide=output == Output.wide)
     if any(r.diff.exit_code == 4 for r in rows):
         raise typer.Exit(4)
     if any(r.diff.exit_code == 5 for r in rows):

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -101,6 +102,44 @@ _QUIET_FILES = {"README", "README.md", "README.txt", "LICENSE", "NOTICE"}
 """Files a snapshot directory may hold beside its objects without a note."""
 
 
+STDIN = "-"
+"""The snapshot path that means standard input (``kubectl get ... -o yaml | gangplan diff -``)."""
+STDIN_NAME = "<stdin>"
+"""How messages and results name a snapshot read from standard input."""
+_stdin_read: tuple[object, bytes] | None = None
+
+
+def is_stdin(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is ``-`` (standard input)."""
+    return os.fspath(path) == STDIN
+
+
+def source_name(path: str | os.PathLike) -> str:
+    """``path`` as messages name it: ``<stdin>`` for ``-``."""
+    return STDIN_NAME if is_stdin(path) else str(path)
+
+
+def _stdin_bytes() -> bytes:
+    """Standard input's bytes, read once per stream (a command that reads ``-`` twice, such as
+    ``whatif - -``, sees the same snapshot). A terminal is refused rather than waited on."""
+    global _stdin_read
+    stream = sys.stdin
+    if _stdin_read is not None and _stdin_read[0] is stream:
+        return _stdin_read[1]
+    if stream is None:
+        raise SnapshotError(STDIN_NAME, "cannot read: there is no standard input")
+    try:
+        if stream.isatty():
+            raise SnapshotError(STDIN_NAME, "'-' reads the snapshot from standard input, which is a terminal: "
+                                "pipe one in (kubectl get nodes,pods,podgroups -A -o yaml | gangplan diff -)")
+        buf = getattr(stream, "buffer", None)
+        data = buf.read() if buf is not None else stream.read().encode("utf-8")
+    except (OSError, ValueError) as e:
+        raise SnapshotError(STDIN_NAME, f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+    _stdin_read = (stream, data)
+    return data
+
+
 def _is_snapshot_file(f: Path) -> bool:
     name = f.name.lower()
     return f.suffix.lower() in SNAPSHOT_SUFFIXES or name.endswith(GZIP_SUFFIXES)
@@ -126,7 +165,9 @@ def skipped_files(path: str | os.PathLike) -> list[str]:
 
 def snapshot_files(path: str | os.PathLike) -> list[Path]:
     """The files of a snapshot: the file itself, or every YAML/JSON file (plain or ``.gz``) under a
-    directory, sorted."""
+    directory, sorted; ``-`` is standard input, named ``<stdin>``."""
+    if is_stdin(path):
+        return [Path(STDIN_NAME)]
     p = Path(path)
     if p.is_dir():
         files = sorted(f for f in p.rglob("*") if f.is_file() and _is_snapshot_file(f) and not f.name.startswith("."))
@@ -139,14 +180,21 @@ def snapshot_files(path: str | os.PathLike) -> list[Path]:
 
 
 def read_documents(path: Path) -> list[Any]:
-    """Parse one file into its documents, with syntax errors reported at file:line."""
+    """Parse one file into its documents, with syntax errors reported at file:line. ``<stdin>``
+    (what :func:`snapshot_files` makes of ``-``) is standard input: YAML or JSON, gzip-compressed
+    or not."""
     name = str(path)
-    if path.suffix.lower() == ".zip":
+    stdin = name in (STDIN_NAME, STDIN) and not path.exists()
+    if path.suffix.lower() == ".zip" and not stdin:
         return [kai_snapshot.read_zip(path)]
     try:
-        data = path.read_bytes()
+        data = _stdin_bytes() if stdin else path.read_bytes()
     except OSError as e:
         raise SnapshotError(name, f"cannot read: {e.strerror or e}") from None
+    if stdin:
+        name = STDIN_NAME
+        if data[:2] == b"\x1f\x8b":
+            path = Path(STDIN_NAME + ".gz")
     if path.name.lower().endswith(".gz"):
         import gzip
         import zlib
@@ -603,11 +651,11 @@ def load_with_expansion(path: str | os.PathLike, *, kube_version: KubeVersion | 
                 b.file_notes.append(f"{f}: empty: the file holds no Kubernetes object (skipped)")
             count += n
         if count == 0:
-            where = str(path)
+            where = source_name(path)
             raise SnapshotError(where, "no objects (no nodes): the snapshot " + ("directory's files hold" if Path(path).is_dir() else "file holds")
                                 + " no Kubernetes object; write the Nodes, PodGroups and Pods (kubectl get nodes,pods,podgroups -A -o yaml)")
         if require_nodes and not b.nodes:
-            raise SnapshotError(str(path), f"no nodes: the snapshot holds {count} object{'s' if count != 1 else ''} but no Node "
+            raise SnapshotError(source_name(path), f"no nodes: the snapshot holds {count} object{'s' if count != 1 else ''} but no Node "
                                 "(kubectl get nodes -o yaml): every pod would stay Pending")
         return _assemble(b, tuple(str(f) for f in files), kube_version), b.expanded
 

@@ -1,0 +1,101 @@
+"""Issue 41, the newcomer's CLI frictions: pipes and kubectl (a snapshot on standard input, the
+``kubectl-gangplan`` plugin), help text, ``generate -o``, the flags some commands lacked, and the
+lists and names the human output shortened."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from gangplan.cli import app
+
+# A kubectl List, as `kubectl get nodes,pods -A -o yaml` prints it: two nodes, one pending pod.
+LIST_YAML = """\
+apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+  status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+- apiVersion: v1
+  kind: Node
+  metadata: {name: n2, labels: {kubernetes.io/hostname: n2}}
+  status: {allocatable: {cpu: "8", memory: 16Gi, pods: "110"}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: p1, namespace: default}
+  spec:
+    containers: [{name: c, resources: {requests: {cpu: "2"}}}]
+"""
+
+
+def _run(args: list[str], stdin: str | bytes | None = None, env: dict | None = None):
+    return CliRunner().invoke(app, args, input=stdin, env=env)
+
+
+def _as_json_list() -> str:
+    import yaml
+
+    return json.dumps(yaml.safe_load(LIST_YAML))
+
+
+# ---- 1. a snapshot on standard input ------------------------------------------------------------
+def test_every_snapshot_command_reads_dash_as_standard_input(tmp_path: Path) -> None:
+    for args in (["inspect", "-"], ["solve", "-"], ["why", "-", "p1"], ["diff", "-", "--time-limit", "2"],
+                 ["expand", "-"], ["whatif", "-", "--drain", "n1", "--time-limit", "2"]):
+        res = _run(args, LIST_YAML)
+        assert res.exit_code == 0, (args, res.output)
+        assert "no such file" not in res.output
+    res = _run(["inspect", "-"], LIST_YAML)
+    assert "<stdin>" in res.stdout  # the summary names its source
+    res = _run(["diff", "-", "--json", "--time-limit", "2"], LIST_YAML)
+    assert json.loads(res.stdout)["snapshot"] == "<stdin>"
+
+
+def test_standard_input_may_be_json_or_gzip_and_validate_reads_it(tmp_path: Path) -> None:
+    res = _run(["solve", "-", "--json"], _as_json_list())
+    assert res.exit_code == 0, res.output
+    result = tmp_path / "result.json"
+    result.write_text(res.stdout)
+    res = _run(["validate", "-", str(result)], gzip.compress(LIST_YAML.encode()))
+    assert res.exit_code == 0, res.output
+    assert "valid" in res.stdout
+
+
+def test_errors_on_standard_input_name_stdin() -> None:
+    res = _run(["solve", "-"], "apiVersion: v1\nkind: Node\nmetadata: {name: n1\n")
+    assert res.exit_code == 2
+    assert "<stdin>" in res.stderr and "invalid YAML" in res.stderr
+    res = _run(["diff", "-"], "")
+    assert res.exit_code == 2
+    assert "<stdin>" in res.stderr and "no objects" in res.stderr
+    res = _run(["why", "-", "nope"], LIST_YAML)
+    assert res.exit_code == 2
+    assert "<stdin>" in res.stderr and "not a pending pod" in res.stderr
+    res = _run(["solve", "-", "--strict"], LIST_YAML.replace("resources:", "resourcez: {}, resources:"))
+    assert res.exit_code == 2
+    assert "<stdin>" in res.stderr and "Traceback" not in res.output
+
+
+def test_a_terminal_on_standard_input_is_refused_not_waited_on(monkeypatch) -> None:
+    import io
+    import sys
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    from gangplan.io.errors import SnapshotError
+    from gangplan.io.loader import load_snapshot
+
+    monkeypatch.setattr(sys, "stdin", Tty(""))
+    try:
+        load_snapshot("-")
+    except SnapshotError as e:
+        assert "<stdin>" in str(e) and "terminal" in str(e)
+    else:
+        raise AssertionError("a terminal on stdin was read")
