@@ -899,10 +899,20 @@ def _quiet_stdout() -> None:
         pass
 
 
+KUBECTL_PLUGIN = "kubectl-gangplan"
+"""The second console script: kubectl runs ``kubectl-gangplan`` on the PATH for ``kubectl gangplan``."""
+
+
+def _prog_name() -> str:
+    """``kubectl gangplan`` when run as the kubectl plugin (usage lines then read as typed), else ``gangplan``."""
+    return "kubectl gangplan" if Path(sys.argv[0] if sys.argv else "").name.startswith(KUBECTL_PLUGIN) else "gangplan"
+
+
 def main() -> None:
-    """Console entry point: bad input exits 2 with a message, never a traceback."""
+    """Console entry point (``gangplan`` and ``kubectl-gangplan``): bad input exits 2 with a
+    message, never a traceback."""
     try:
-        app()
+        app(prog_name=_prog_name())
     except SystemExit as e:
         if _pipe_closed(e):
             _quiet_stdout()

@@ -99,3 +99,22 @@ def test_a_terminal_on_standard_input_is_refused_not_waited_on(monkeypatch) -> N
         assert "<stdin>" in str(e) and "terminal" in str(e)
     else:
         raise AssertionError("a terminal on stdin was read")
+
+
+# ---- 2. the kubectl plugin ---------------------------------------------------------------------
+def test_kubectl_gangplan_is_a_console_script_of_the_same_main(monkeypatch, capsys) -> None:
+    import sys
+    import tomllib
+
+    import pytest
+
+    from gangplan import cli
+
+    scripts = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["kubectl-gangplan"] == scripts["gangplan"] == "gangplan.cli:main"
+    monkeypatch.setattr(sys, "argv", ["/usr/local/bin/kubectl-gangplan", "diff", "--help"])
+    monkeypatch.setenv("COLUMNS", "100")
+    with pytest.raises(SystemExit) as e:
+        cli.main()
+    assert e.value.code == 0
+    assert "Usage: kubectl gangplan diff" in capsys.readouterr().out
