@@ -79,7 +79,6 @@ node of 4 such GPUs took two pods of 2 of each and the validator rejected the ex
 from __future__ import annotations
 
 import itertools
-import weakref
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -100,6 +99,7 @@ from gangplan.dra.allocator import (
 from gangplan.dra.model import CapName, Device, DeviceRequest, DraState, probe, selector_key
 from gangplan.dra.rules import CANNOT_ALLOCATE, distinct_supported, replay, try_node
 from gangplan.gcpause import gc_paused
+from gangplan.models.base import Beside
 from gangplan.models.objects import LabelSelector, PodAffinityTerm
 
 
@@ -142,13 +142,10 @@ class AlignedRows:
     """node name -> why the rows are a relaxation there (the validator decides)."""
 
 
-_ALIGNED: dict[int, tuple[weakref.ref, AlignedRows]] = {}
-
-
 def aligned_rows(view) -> AlignedRows | None:
     """The per-value rows of a :func:`capacity_view` (None when no pending claim has constraints)."""
-    got = _ALIGNED.get(id(view))
-    return got[1] if got is not None and got[0]() is view else None
+    rows = view_rows(view)
+    return rows.aligned if rows is not None else None
 
 
 def _aligned(dra: DraState, nodes, shapes: dict[str, tuple[AlignedConstraint, ...]]) -> AlignedRows:
@@ -198,7 +195,39 @@ PREFIX = "dra.gangplan.io/"
 NODE_LABEL = PREFIX + "node"
 """A label naming the node itself, the topology key of the shared-claim affinity terms."""
 _BIG = 1 << 40
-_VIEWS: dict[int, tuple[weakref.ref, object]] = {}
+
+
+@dataclass
+class CapacityRows:
+    """What a :func:`capacity_view` adds beside its resource rows, for the exact engine's DRA
+    families (:mod:`gangplan.solver.exact.capacity`): one record per view, held by the view itself
+    (``Cluster._dra_rows``), so it lives and dies with it."""
+
+    aligned: AlignedRows | None = None
+    counters: CounterRows | None = None
+    all: dict | None = None
+    first_available: dict | None = None
+    multi: MultiRows | None = None
+    shared: dict | None = None
+
+
+def _held(obj, name: str):
+    """What ``obj`` holds beside its fields under ``name`` for itself: each holder names its
+    owner, so a copy of the object (``model_copy``, ``at_version``), which shares the holder, is
+    not mistaken for it."""
+    holder = getattr(obj, name, None)
+    return holder.value[1] if holder is not None and holder.value[0] is obj else None
+
+
+def view_rows(view) -> CapacityRows | None:
+    """The :class:`CapacityRows` of a capacity view (None for anything else)."""
+    return _held(view, "_dra_rows")
+
+
+def view_source(view):
+    """The snapshot a capacity view was made of (``view`` itself for anything else)."""
+    source = _held(view, "_dra_source")
+    return source if source is not None else view
 
 
 def _serves(dra: DraState, d: Device, request: DeviceRequest, partitionable: bool = True) -> dict[CapName, int] | None:
@@ -331,9 +360,9 @@ def _capacity_view(cluster):
     dra: DraState | None = cluster.dra
     if not dra:
         return cluster
-    got = _VIEWS.get(id(cluster))
-    if got is not None and got[0]() is cluster:
-        return got[1]
+    cached = _held(cluster, "_dra_view")
+    if cached is not None:
+        return cached
     dropped = len(dra.multi_node) - len(dra.local_only(keep_plain=True).multi_node)
     dra = dra.local_only(keep_plain=True)  # (multi-node devices with counters or shares are not offered: module docstring)
     dims: dict[tuple, str] = {}
@@ -587,20 +616,11 @@ def _capacity_view(cluster):
                               "allocationMode All, matchAttribute / distinctAttribute and overlapping requests see them per node, a relaxation "
                               "the validator decides")
     view = type(cluster)(**{**fields, "nodes": nodes, "pods": pods})
-    _VIEWS[id(cluster)] = (weakref.ref(cluster), view)
-    if rows is not None:
-        _ALIGNED[id(view)] = (weakref.ref(view), rows)
-    if crows is not None:
-        _COUNTERS[id(view)] = (weakref.ref(view), crows)
-    if all_rows:
-        _ALL[id(view)] = (weakref.ref(view), all_rows)
-    if fa_alts:
-        _FA[id(view)] = (weakref.ref(view), fa_alts)
-    if mrows is not None:
-        _MULTI[id(view)] = (weakref.ref(view), mrows)
     demands = {k: v for k, v in shared_demand.items() if v}
-    if demands:
-        _SHARED[id(view)] = (weakref.ref(view), demands)
+    view._dra_rows = Beside((view, CapacityRows(aligned=rows, counters=crows, all=all_rows or None,
+                                                first_available=fa_alts or None, multi=mrows, shared=demands or None)))
+    view._dra_source = Beside((view, cluster))
+    cluster._dra_view = Beside((cluster, view))
     return view
 
 
@@ -653,16 +673,10 @@ def _multi_rows(dra: DraState, nodes, probes: list[tuple[str, DeviceRequest]], p
     return out if out.serves else None
 
 
-_MULTI: dict[int, tuple[weakref.ref, MultiRows]] = {}
-
-
 def multi_node_rows(view) -> MultiRows | None:
     """The multi-node device rows of a :func:`capacity_view` (None without such devices)."""
-    got = _MULTI.get(id(view))
-    return got[1] if got is not None and got[0]() is view else None
-
-
-_SHARED: dict[int, tuple[weakref.ref, dict]] = {}
+    rows = view_rows(view)
+    return rows.multi if rows is not None else None
 
 
 def shared_claim_rows(view) -> dict[str, list[tuple[str, int]]] | None:
@@ -670,8 +684,8 @@ def shared_claim_rows(view) -> dict[str, list[tuple[str, int]]] | None:
     (1 for each of their pods) -> the device-count resources their requests draw on, with the
     devices each takes, for :func:`gangplan.solver.exact.capacity.add_shared_claim_rows` (plain
     ExactCount requests only); None without any."""
-    got = _SHARED.get(id(view))
-    return got[1] if got is not None and got[0]() is view else None
+    rows = view_rows(view)
+    return rows.shared if rows is not None else None
 
 
 HALL_MAX_PAIRS = 6
@@ -758,26 +772,20 @@ def _hall_rows(dra: DraState, nodes, probes: list[tuple[str, DeviceRequest]], no
     return rows, relaxed
 
 
-_FA: dict[int, tuple[weakref.ref, dict]] = {}
-
-
 def first_available_rows(view) -> dict[str, list] | None:
     """firstAvailable in a :func:`capacity_view`: the ``fa`` resource of each (claim shape,
     request) -> per subrequest in priority order, (the device-count resource its pair draws on,
     devices per claim), or None where the exact engine does not offer it; None without any."""
-    got = _FA.get(id(view))
-    return got[1] if got is not None and got[0]() is view else None
-
-
-_ALL: dict[int, tuple[weakref.ref, dict]] = {}
+    rows = view_rows(view)
+    return rows.first_available if rows is not None else None
 
 
 def all_rows(view) -> dict[str, list[tuple[str, str, int]]] | None:
     """allocationMode All in a :func:`capacity_view`: node -> (the pair's ``all`` resource, the
     pair's device-count resource, the node's matching devices), for
     :func:`gangplan.solver.exact.capacity.add_all_rows`; None without All requests."""
-    got = _ALL.get(id(view))
-    return got[1] if got is not None and got[0]() is view else None
+    rows = view_rows(view)
+    return rows.all if rows is not None else None
 
 
 def _all_count(dra: DraState, node, request: DeviceRequest, partitionable: bool = True) -> tuple[int, int]:
@@ -816,13 +824,10 @@ class CounterRows:
     """node -> why its rows are a relaxation there (the validator decides)."""
 
 
-_COUNTERS: dict[int, tuple[weakref.ref, CounterRows]] = {}
-
-
 def counter_rows(view) -> CounterRows | None:
     """The partitionable-device rows of a :func:`capacity_view` (None without such devices)."""
-    got = _COUNTERS.get(id(view))
-    return got[1] if got is not None and got[0]() is view else None
+    rows = view_rows(view)
+    return rows.counters if rows is not None else None
 
 
 def _counter_rows(dra: DraState, nodes, probes: list[tuple[str, DeviceRequest]]) -> CounterRows | None:

@@ -50,12 +50,9 @@ def request_name(request) -> str:
 def _original(cluster):
     """The snapshot a :func:`gangplan.dra.capacity.capacity_view` was made of (the exact engine's
     Instance holds the view, whose nodes offer DRA-served extended resources as allocatable)."""
-    from gangplan.dra.capacity import _VIEWS
+    from gangplan.dra.capacity import view_source
 
-    for ref, view in list(_VIEWS.values()):
-        if view is cluster and ref() is not None:
-            return ref()
-    return cluster
+    return view_source(cluster)
 
 
 def assign_devices(cluster, placements: Mapping[str, str]) -> dict[str, tuple[Named, ...]]:

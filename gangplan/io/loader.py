@@ -654,10 +654,11 @@ def load_with_expansion(path: str | os.PathLike, *, kube_version: KubeVersion | 
             where = source_name(path)
             raise SnapshotError(where, "no objects (no nodes): the snapshot " + ("directory's files hold" if Path(path).is_dir() else "file holds")
                                 + " no Kubernetes object; write the Nodes, PodGroups and Pods (kubectl get nodes,pods,podgroups -A -o yaml)")
+        cluster = _assemble(b, tuple(str(f) for f in files), kube_version)  # the objects' own errors first
         if require_nodes and not b.nodes:
             raise SnapshotError(source_name(path), f"no nodes: the snapshot holds {count} object{'s' if count != 1 else ''} but no Node "
                                 "(kubectl get nodes -o yaml): every pod would stay Pending")
-        return _assemble(b, tuple(str(f) for f in files), kube_version), b.expanded
+        return cluster, b.expanded
 
 
 def file_objects(path: str | os.PathLike) -> Iterator[dict]:

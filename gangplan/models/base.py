@@ -16,4 +16,32 @@ class Document(BaseModel):
         return self.model_dump(mode="json", by_alias=True, **kw)
 
 
-__all__ = ["Document"]
+class Beside:
+    """A value a model holds beside its fields, in a private attribute (a Result's Cluster, a
+    Cluster's DRA capacity view): it lives and dies with the model that holds it (no module table
+    keyed by ``id()``), is shared rather than deep-copied by ``model_copy(deep=True)``, and is
+    equal to anything, so the model's ``==`` still compares its fields only."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __copy__(self) -> Beside:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> Beside:
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def beside(holder: Beside | None) -> Any:
+    """The value in ``holder`` (None when there is none)."""
+    return holder.value if holder is not None else None
+
+
+__all__ = ["Beside", "Document", "beside"]

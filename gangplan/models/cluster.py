@@ -6,8 +6,9 @@ from collections import defaultdict
 from functools import cached_property
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
+from gangplan.models.base import Beside
 from gangplan.models.groups import GroupTree
 from gangplan.models.hierarchy import validated
 from gangplan.models.objects import (
@@ -43,6 +44,14 @@ class Cluster(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    _dra_view: Beside | None = PrivateAttr(default=None)
+    """(this Cluster, the DRA capacity view made of it: :func:`gangplan.dra.capacity.capacity_view`),
+    cached beside it: it dies with the snapshot; a copy (which shares the holder) is not its owner."""
+    _dra_rows: Beside | None = PrivateAttr(default=None)
+    """On a capacity view: (the view, its :class:`gangplan.dra.capacity.CapacityRows`)."""
+    _dra_source: Beside | None = PrivateAttr(default=None)
+    """On a capacity view: (the view, the snapshot it was made of)."""
 
     nodes: tuple[Node, ...] = ()
     pods: tuple[Pod, ...] = ()

@@ -13,6 +13,7 @@ from typing import IO, TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 from pydantic.alias_generators import to_camel
 
+from gangplan.models.base import Beside, beside
 from gangplan.models.options import RunOptions
 from gangplan.models.trace import (
     EmptyTrace,
@@ -107,29 +108,11 @@ class CompositeOutcome(_Model):
     root: bool = False
 
 
-class _Snapshot:
-    """The Cluster a Result was computed on, held beside the Result's fields (a private attribute):
-    never deep-copied (a ``model_copy(deep=True)`` shares it) and never part of equality (it is
-    equal to anything), so fields, JSON and ``==`` stay as the engine wrote them."""
-
-    __slots__ = ("cluster",)
-
-    def __init__(self, cluster: Cluster) -> None:
-        self.cluster = cluster
-
-    def __deepcopy__(self, memo: dict) -> _Snapshot:
-        return self
-
-    def __eq__(self, other: object) -> bool:
-        return True
-
-    __hash__ = None  # type: ignore[assignment]
-
-
 class Result(_Model):
     """One engine run on one snapshot."""
 
-    _snapshot: _Snapshot | None = PrivateAttr(default=None)
+    _snapshot: Beside | None = PrivateAttr(default=None)
+    """The Cluster the Result was computed on (:func:`attach_cluster`)."""
 
     schema_version: int = RESULT_SCHEMA_VERSION
     engine: str
@@ -216,7 +199,7 @@ class Result(_Model):
         Results made by ``gangplan.solve`` or ``gangplan.diff`` remember it (:func:`attach_cluster`)."""
         import pandas as pd
 
-        cluster = cluster if cluster is not None else (self._snapshot.cluster if self._snapshot is not None else None)
+        cluster = cluster if cluster is not None else beside(self._snapshot)
         if cluster is None:
             raise ValueError("this Result does not know its snapshot (it was not made by gangplan.solve or gangplan.diff, "
                              "e.g. it was read from JSON): pass the Cluster it was computed on, result.to_frame(cluster)")
@@ -261,9 +244,9 @@ class Result(_Model):
 def attach_cluster(result: Result, cluster: Cluster) -> Result:
     """Remember that ``result`` was computed on ``cluster`` (``gangplan.solve`` and
     ``gangplan.diff`` do), so ``result.to_frame()`` needs no argument; copies of the Result
-    (``model_copy``) remember it too. Kept beside the Result (:class:`_Snapshot`), not in it: its
+    (``model_copy``) remember it too. Kept beside the Result (:class:`~gangplan.models.base.Beside`), not in it: its
     fields, JSON and equality stay as the engine wrote them, and nothing outlives the Result."""
-    result._snapshot = _Snapshot(cluster)
+    result._snapshot = Beside(cluster)
     return result
 
 
