@@ -59,3 +59,11 @@ def test_the_cycle_check_sees_a_lazy_import(tmp_path):
     (tmp_path / "gangplan" / "b.py").write_text("def f():\n    from gangplan.a import x\n")
     g = _graph(sorted((tmp_path / "gangplan").glob("*.py")), root=tmp_path)
     assert [sorted(c) for c in nx.simple_cycles(g)] == [["gangplan.a", "gangplan.b"]]
+
+
+def test_models_is_the_ground_floor():
+    """Issue 38: ``gangplan.models`` imports nothing of gangplan above it (it did: the objective
+    read PDB selectors through ``gangplan.predicates``)."""
+    above = sorted({(_module_name(p), m) for p in (PACKAGE / "models").rglob("*.py") for m in _imports(p)
+                    if m.startswith("gangplan.") and not m.startswith("gangplan.models")})
+    assert above == []

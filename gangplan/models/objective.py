@@ -39,8 +39,8 @@ from collections.abc import Iterable, Mapping
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import EntityKey
+from gangplan.models.labels import selector_matches
 from gangplan.models.objects import Pod, PodDisruptionBudget
-from gangplan.predicates.labels import selector_matches
 
 ADMITTED_PREFIX = "admitted[p="
 PLACED = "placed"
