@@ -44,15 +44,22 @@ def _bad_input(e: SnapshotError | str) -> typer.Exit:
     return typer.Exit(EXIT_BAD_INPUT)
 
 
+HELP_MAX_WIDTH = 120
+"""``--help`` is click's plain layout (flags first, the help text wrapped beside them, at least 46
+columns of it at 80 columns; issue 41: typer's rich panels gave it 18 there and printed a type
+after every flag, ``--strict <bool>``), as wide as the terminal up to this many columns."""
+_HELP = dict(rich_markup_mode=None, context_settings={"max_content_width": HELP_MAX_WIDTH})
+
 app = typer.Typer(
     name="gangplan",
     help="Place Kubernetes pod groups (gangs): what kube-scheduler would do, the optimum, and why they differ.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    **_HELP,
 )
-schema_app = typer.Typer(help="Print JSON Schemas of gangplan's public documents.", no_args_is_help=True)
-import_app = typer.Typer(help="Convert third-party cluster data into snapshots.", no_args_is_help=True)
+schema_app = typer.Typer(help="Print JSON Schemas of gangplan's public documents.", no_args_is_help=True, **_HELP)
+import_app = typer.Typer(help="Convert third-party cluster data into snapshots.", no_args_is_help=True, **_HELP)
 app.add_typer(schema_app, name="schema")
 app.add_typer(import_app, name="import")
 

@@ -267,7 +267,7 @@ def test_bench_help_shows_every_default_and_no_stray_period() -> None:
     res = CliRunner().invoke(app, ["bench", "--help"], env={"COLUMNS": "200"})
     assert res.exit_code == 0
     text = " ".join(res.stdout.split())
-    for default in ("[default: results.db]", "[default: 1]", "(default: the suite's timeLimit, else 10)",
+    for default in ("[default: results.db]", "[default: 1; x>=1]", "(default: the suite's timeLimit, else 10)",
                     "(default: the suite's taskTimeout, else 5 x time limit + 30)", "(default: the suite's explain, else no)",
                     "(default: local processes)"):
         assert default in text, default

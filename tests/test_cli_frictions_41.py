@@ -118,3 +118,37 @@ def test_kubectl_gangplan_is_a_console_script_of_the_same_main(monkeypatch, caps
         cli.main()
     assert e.value.code == 0
     assert "Usage: kubectl gangplan diff" in capsys.readouterr().out
+
+
+# ---- 3. help text ------------------------------------------------------------------------------
+def _leaf_commands():
+    from gangplan.cli import command_tree
+
+    def walk(group, prefix):
+        for name, cmd in sorted(group.commands.items()):
+            if hasattr(cmd, "commands"):
+                yield from walk(cmd, [*prefix, name])
+            else:
+                yield [*prefix, name]
+
+    return list(walk(command_tree(), []))
+
+
+def test_help_shows_no_type_after_a_flag_and_is_not_squeezed_at_80_columns() -> None:
+    import re
+
+    for cmd in _leaf_commands():
+        res = _run([*cmd, "--help"], env={"COLUMNS": "80"})
+        assert res.exit_code == 0, (cmd, res.output)
+        text = res.stdout
+        assert "<bool>" not in text, cmd
+        assert max(len(line) for line in text.splitlines()) <= 80, cmd
+        # The help text starts at most 34 columns in (click's layout: 46 or more columns of it).
+        starts = [m.start(2) for line in text.splitlines() if (m := re.match(r"^(  -\S.*?\S)  +(\S)", line))]
+        assert starts and max(starts) <= 34, (cmd, max(starts or [0]))
+    text = _run(["solve", "--help"], env={"COLUMNS": "80"}).stdout
+    assert re.search(r"^  --strict  +Treat inputs", text, re.M), text  # a flag: no metavar
+    assert re.search(r"^  --json  +Print the Result", text, re.M)
+    # `--strict true` is refused as an extra argument, not taken as a value.
+    res = _run(["solve", "--strict", "true", "x.yaml"])
+    assert res.exit_code == 2 and "unexpected extra argument" in res.output
