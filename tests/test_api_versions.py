@@ -61,7 +61,7 @@ def test_v1beta1_and_v1alpha3_unions_workload_ref_composites_and_resource_claims
     assert (job.min_group_count, job.disruption_mode, job.topology_key, job.workload_ref) == (2, "all", "topology.kubernetes.io/zone", "train")
     assert c.workloads["ml/train"].composite_pod_group_templates == ("job",)
     assert c.workloads["ml/train"].pod_group_templates == ("a", "b")
-    # KEP-5729 group claims are read (gangplan.dra.build); no pod of ml/a uses it, so nothing changes.
+    # KEP-5729 group claims are read (gangplan.io.dra_build); no pod of ml/a uses it, so nothing changes.
     assert [(g.name, g.resource_claim_template_name) for g in a.resource_claims] == [("gpus", "gpu-claim")]
     assert c.warnings == ()
     assert c.groups.validation_error("ml/job") is None

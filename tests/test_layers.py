@@ -67,3 +67,11 @@ def test_models_is_the_ground_floor():
     above = sorted({(_module_name(p), m) for p in (PACKAGE / "models").rglob("*.py") for m in _imports(p)
                     if m.startswith("gangplan.") and not m.startswith("gangplan.models")})
     assert above == []
+
+
+def test_the_device_rules_import_no_loader_and_no_engine():
+    """Issue 38: ``gangplan.dra`` (the device model and rules) and ``gangplan.io`` imported each
+    other; the DRA loaders now live in ``gangplan.io`` (``dra_parse``, ``dra_build``)."""
+    up = sorted({(_module_name(p), m) for p in (PACKAGE / "dra").rglob("*.py") for m in _imports(p)
+                 if m.startswith(("gangplan.io", "gangplan.solver", "gangplan.cli", "gangplan.api"))})
+    assert up == []

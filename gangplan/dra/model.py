@@ -1,5 +1,5 @@
 """What gangplan reads of Dynamic Resource Allocation objects (``k8s.io/api`` ``resource/v1``
-``types.go``; v1beta1 / v1beta2 are read into the same shapes by :mod:`gangplan.dra.parse`)."""
+``types.go``; v1beta1 / v1beta2 are read into the same shapes by :mod:`gangplan.io.dra_parse`)."""
 
 from __future__ import annotations
 
@@ -217,7 +217,7 @@ class Device:
     pool_incomplete: bool = field(default=False, hash=False, compare=False)
     """The pool has fewer current slices than ``resourceSliceCount`` (a request for All devices fails)."""
     counter_pool: CounterPool | None = field(default=None, hash=False, compare=False, repr=False)
-    """The pool's shared counters (set by :func:`gangplan.dra.build.build_state` for a device with ``counters``)."""
+    """The pool's shared counters (set by :func:`gangplan.io.dra_build.build_state` for a device with ``counters``)."""
     taints: tuple[DeviceTaint, ...] = field(default=(), hash=False, compare=False)
     """The taints the allocator checks at the release reproduced (:meth:`DraState.for_version`):
     none while DRADeviceTaints is off, else the slice's, plus those of matching DeviceTaintRules

@@ -24,11 +24,10 @@ from typing import Any
 
 import yaml
 
-from gangplan.dra import parse as dra_parse
-from gangplan.dra.build import build_state
 from gangplan.gcpause import gc_paused
-from gangplan.io import foreign, kai_snapshot, schema, yamlfast
+from gangplan.io import dra_parse, foreign, kai_snapshot, schema, yamlfast
 from gangplan.io.config import parse_scheduler_config
+from gangplan.io.dra_build import build_state
 from gangplan.io.errors import SnapshotError
 from gangplan.io.fields import Ctx
 from gangplan.io.parse import (

@@ -77,7 +77,7 @@ def parse_label_selector(ctx: Ctx, raw: Any, field: str) -> LabelSelector | None
     )
 
 
-def _node_selector_term(ctx: Ctx, raw: dict, field: str) -> NodeSelectorTerm:
+def node_selector_term(ctx: Ctx, raw: dict, field: str) -> NodeSelectorTerm:
     return NodeSelectorTerm(
         match_expressions=_requirements(ctx, raw.get("matchExpressions"), field + ".matchExpressions", _NODE_OPS),
         match_fields=_requirements(ctx, raw.get("matchFields"), field + ".matchFields", _NODE_OPS),
@@ -127,7 +127,7 @@ def parse_affinity(ctx: Ctx, raw: Any, field: str, labels: dict[str, str]) -> Af
         f = field + ".nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
         req = ctx.map(req_raw, f)
         node_required = tuple(
-            _node_selector_term(ctx, t, tf) for tf, t in ctx.maps(req.get("nodeSelectorTerms"), f + ".nodeSelectorTerms", required=True)
+            node_selector_term(ctx, t, tf) for tf, t in ctx.maps(req.get("nodeSelectorTerms"), f + ".nodeSelectorTerms", required=True)
         )
     preferred = []
     f = field + ".nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
@@ -135,7 +135,7 @@ def parse_affinity(ctx: Ctx, raw: Any, field: str, labels: dict[str, str]) -> Af
         preferred.append(
             PreferredSchedulingTerm(
                 weight=ctx.int32(p.get("weight"), pf + ".weight", required=True, minimum=1, maximum=100),
-                preference=_node_selector_term(ctx, ctx.map(p.get("preference"), pf + ".preference", required=True), pf + ".preference"),
+                preference=node_selector_term(ctx, ctx.map(p.get("preference"), pf + ".preference", required=True), pf + ".preference"),
             )
         )
 
@@ -386,7 +386,7 @@ def parse_pod(ctx: Ctx, raw: dict) -> Pod:
 
 def _pending_pod_notes(ctx: Ctx, spec: dict) -> None:
     """Fields of a pending pod that filter nodes through plugins gangplan does not run."""
-    # spec.resourceClaims: read by gangplan.dra.build (the loader), which names what it does not model.
+    # spec.resourceClaims: read by gangplan.io.dra_build (the loader), which names what it does not model.
     for _, v in ctx.maps(spec.get("volumes"), "spec.volumes"):
         if v.get("persistentVolumeClaim") is not None or v.get("ephemeral") is not None:
             ctx.note("spec.volumes[].persistentVolumeClaim", "VolumeBinding / VolumeZone are not modelled: node affinity of the pod's volumes is ignored")

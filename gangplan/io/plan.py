@@ -247,8 +247,8 @@ def claim_objects(result: Result, cluster=None) -> list[dict]:
 
 def _group_claims(cluster) -> dict:
     """Claim key -> the PodGroup whose ``spec.resourceClaims`` it is (KEP-5729): the claim
-    named directly, or the one made from the group's template (:func:`gangplan.dra.build.group_claim_key`)."""
-    from gangplan.dra.build import group_claim_key
+    named directly, or the one made from the group's template (:func:`gangplan.io.dra_build.group_claim_key`)."""
+    from gangplan.io.dra_build import group_claim_key
 
     out = {}
     for g in (getattr(cluster, "pod_groups", None) or {}).values():

@@ -16,7 +16,7 @@ are read into :class:`gangplan.dra.model.Constraint` and checked by the allocato
 Partitionable devices (KEP-4815, ``resource/v1`` ``types.go`` ``CounterSet`` /
 ``DeviceCounterConsumption``, kubernetes/kubernetes v1.36): a slice's ``sharedCounters`` (counter
 sets: name -> counters, each ``{value: quantity}``; in v1 they live in slices without devices)
-and a device's ``consumesCounters`` are read; :func:`gangplan.dra.build.build_state` joins a
+and a device's ``consumesCounters`` are read; :func:`gangplan.io.dra_build.build_state` joins a
 pool's sets and its consuming devices into one :class:`gangplan.dra.model.CounterPool`.
 
 Device taints (KEP-5055, ``resource/v1`` ``types.go`` ``DeviceTaint`` / ``DeviceToleration``,
@@ -206,7 +206,7 @@ def _reach(ctx: Ctx, raw: dict, field: str, what: str) -> str | NodeReach | None
     of a ``perDeviceNodeSelection`` slice: the node name, a :class:`NodeReach`, or None when none
     is set. API validation (``resource/v1`` ``types.go``) allows exactly one, and a node selector
     of exactly one term; a snapshot breaking that is refused (exit 2)."""
-    from gangplan.io.parse import _node_selector_term
+    from gangplan.io.parse import node_selector_term
 
     node = ctx.opt_str(raw.get("nodeName"), field + "nodeName") or None
     sel = raw.get("nodeSelector")
@@ -219,7 +219,7 @@ def _reach(ctx: Ctx, raw: dict, field: str, what: str) -> str | NodeReach | None
         terms = list(ctx.maps(sel.get("nodeSelectorTerms"), field + "nodeSelector.nodeSelectorTerms"))
         if len(terms) != 1:
             raise ctx.fail(field + "nodeSelector.nodeSelectorTerms", f"must have exactly one term, got {len(terms)}")
-        return NodeReach((_node_selector_term(ctx, terms[0][1], terms[0][0]),))
+        return NodeReach((node_selector_term(ctx, terms[0][1], terms[0][0]),))
     if every:
         return ANYWHERE
     return node
@@ -229,7 +229,7 @@ def parse_resource_slice(ctx: Ctx, raw: dict) -> tuple[list[str | NodeReach | No
     """(per device, where it is: its node's name, the :class:`NodeReach` of a multi-node device,
     or None when the slice sets no node selection; devices; (driver, pool, generation,
     sliceCount); shared counter sets: name -> counter -> value). A device's ``consumesCounters``
-    is read into :attr:`Device.counters`; :func:`gangplan.dra.build.build_state` joins the pool's
+    is read into :attr:`Device.counters`; :func:`gangplan.io.dra_build.build_state` joins the pool's
     sets and puts each device on the nodes it reaches.
 
     Multi-node slices (``resource/v1`` ``types.go``): ``nodeSelector`` (one term) or ``allNodes``
@@ -450,10 +450,10 @@ def parse_claim(ctx: Ctx, raw: dict) -> Claim:
                 shared.append((did, tuple(sorted((_qualify(str(cn), did[0]), _amount(ctx, cq, f"{f}.consumedCapacity.{cn}", "status.allocation.devices.results[].consumedCapacity"))
                                                  for cn, cq in used.items()))))
         allocated = tuple(results)
-        from gangplan.io.parse import _node_selector_term
+        from gangplan.io.parse import node_selector_term
 
         sel = ctx.map(alloc.get("nodeSelector"), "status.allocation.nodeSelector")
-        terms = [_node_selector_term(ctx, t, tf) for tf, t in ctx.maps(sel.get("nodeSelectorTerms"), "status.allocation.nodeSelector.nodeSelectorTerms")]
+        terms = [node_selector_term(ctx, t, tf) for tf, t in ctx.maps(sel.get("nodeSelectorTerms"), "status.allocation.nodeSelector.nodeSelectorTerms")]
         if terms and all(not t.match_expressions and len(t.match_fields) == 1 and t.match_fields[0].key == "metadata.name"
                          and t.match_fields[0].operator == "In" for t in terms):
             nodes = tuple(v for t in terms for v in t.match_fields[0].values)  # (the node-local allocation's selector)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 
 from gangplan.dra.model import EXTENDED_PREFIX, Claim, CounterPool, Device, DraState, untolerated
-from gangplan.dra.parse import (
+from gangplan.io.dra_parse import (
     parse_claim,
     parse_claim_template,
     parse_device_class,
