@@ -4,6 +4,7 @@
 * No page shows a literal ``\\|``: Python-Markdown's tables extension keeps the backslash of
   ``\\|`` inside a code span (GitHub drops it), so a pipe in a table's code span is written
   ``<code>a&#124;b</code>``, which both render as ``a|b``.
+* The site has an install page, in the navigation.
 """
 
 from __future__ import annotations
@@ -48,3 +49,9 @@ def test_no_rendered_page_shows_a_backslash_pipe(site: Path):
 def test_the_cli_and_json_references_show_no_backslash_pipe(site: Path):
     bad = {k: v for k, v in _backslash_pipes(site).items() if k in PENDING}
     assert not bad, bad
+
+
+def test_the_site_has_an_install_page_in_its_navigation(site: Path):
+    page = (site / "install" / "index.html").read_text()
+    assert "pip install ." in page and "Python 3.11" in page and "kubectl-gangplan" in page
+    assert 'href="install/"' in (site / "index.html").read_text()
