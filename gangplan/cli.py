@@ -195,6 +195,19 @@ SNAPSHOT_HELP = "Snapshot file or directory; - reads it from standard input (kub
 STRICT_HELP = "Treat inputs that can change scheduling but are not modelled (see the warnings) as bad input (exit 2)."
 
 
+FORMAT_WORDS = frozenset({"table", "wide", "json", "yaml", "yml"})
+
+
+def _out_file(path: Path, flag: str = "-o/--out") -> Path:
+    """``generate`` and ``import``: ``-o`` is the file written (as ``--out``), not the output format
+    it is in ``solve``/``diff``/``whatif``; a format word without a suffix (``-o json``) is refused
+    rather than written to a file called ``json``."""
+    if not path.suffix and path.name.lower() in FORMAT_WORDS and not path.parent.parts:
+        raise _bad_input(SnapshotError("<arguments>", f"{path.name!r}: here -o is the file to write (the same as --out), not the output format "
+                                       f"it is in solve/diff/whatif; give a file name, e.g. -o cluster.yaml", field=flag))
+    return path
+
+
 def _write(path: Path, text: str) -> None:
     _write_with(path, lambda fp: fp.write(text))
 
@@ -340,6 +353,7 @@ def import_alibaba_nodes(
     from gangplan.io.alibaba import alibaba_nodes_to_objects
     from gangplan.io.writer import write_snapshot
 
+    output = _out_file(output)
     try:
         objects = alibaba_nodes_to_objects(csv_path)
         write_snapshot(objects, output)
@@ -823,7 +837,7 @@ def report(
 @app.command()
 def generate(
     shape: Annotated[str, typer.Argument(help="Cluster shape: " + "; ".join(f"{k} ({v})" for k, v in SHAPES.items()) + ".")],
-    out_path: Annotated[Path, typer.Option("--out", "-o", help="Snapshot file to write (multi-document YAML).")],
+    out_path: Annotated[Path, typer.Option("--out", "-o", help="Snapshot file to write (multi-document YAML). Here -o is the file, as in bench, report and import; in solve, diff and whatif it is the output format.")],
     nodes: Annotated[int, typer.Option(help="Number of nodes (gb200-nvl72: rounded up to whole 18-node racks).")] = DEFAULT_NODES,
     utilisation: Annotated[float, typer.Option(help="Fraction of GPUs (cpu for scheduler-perf-tas) already used by bound pods.")] = DEFAULT_UTILISATION,
     seed: Annotated[int, typer.Option(help="Seed for the load and gang draws.")] = 0,
@@ -838,6 +852,7 @@ def generate(
     from gangplan.bench.generators.topology_shapes import generate_shape
     from gangplan.io.writer import write_snapshot
 
+    out_path = _out_file(out_path)
     options = _shape_options(shape, gang_size, topology_key, unconstrained)
     if nodes < 1:
         raise _bad_input("--nodes must be at least 1")

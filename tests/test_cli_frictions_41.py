@@ -152,3 +152,17 @@ def test_help_shows_no_type_after_a_flag_and_is_not_squeezed_at_80_columns() -> 
     # `--strict true` is refused as an extra argument, not taken as a value.
     res = _run(["solve", "--strict", "true", "x.yaml"])
     assert res.exit_code == 2 and "unexpected extra argument" in res.output
+
+
+# ---- 4. generate -o ----------------------------------------------------------------------------
+def test_generate_o_is_the_file_and_a_format_word_is_refused(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    res = _run(["generate", "gb200-nvl72", "-o", "json", "--nodes", "18", "--gangs", "2"])
+    assert res.exit_code == 2
+    assert "here -o is the file to write" in res.stderr and "solve/diff/whatif" in res.stderr
+    assert not (tmp_path / "json").exists()
+    res = _run(["generate", "gb200-nvl72", "-o", "cluster.yaml", "--nodes", "18", "--gangs", "2"])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "cluster.yaml").is_file()
+    res = _run(["import", "alibaba-nodes", "nodes.csv", "-o", "yaml"])
+    assert res.exit_code == 2 and "here -o is the file to write" in res.stderr
