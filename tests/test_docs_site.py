@@ -30,8 +30,8 @@ def site(tmp_path_factory) -> Path:
 
 
 PENDING = ("reference/cli/index.html", "reference/json/index.html")
-"""Pages whose source (docs/reference/cli.md, docs/reference/json.md) another session owns; the
-fix (each such code span as <code>..</code> with &#124;, [ ] < > as entities) is for their owner. When it lands the second test passes: drop its marker."""
+"""The reference pages (their code spans with a pipe written as <code>..</code> with &#124;, and
+[ ] < > as entities), checked by a test of their own."""
 
 
 def _backslash_pipes(site: Path) -> dict[str, int]:
@@ -45,7 +45,6 @@ def test_no_rendered_page_shows_a_backslash_pipe(site: Path):
     assert not bad, f"literal \\| in the rendered HTML (write <code>a&#124;b</code> in a table cell): {bad}"
 
 
-@pytest.mark.xfail(strict=True, reason="docs/reference/cli.md rows 6-16 and docs/reference/json.md row 14 still write `a\\|b`")
 def test_the_cli_and_json_references_show_no_backslash_pipe(site: Path):
     bad = {k: v for k, v in _backslash_pipes(site).items() if k in PENDING}
     assert not bad, bad
