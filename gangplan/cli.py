@@ -228,13 +228,14 @@ def inspect(
     snapshot: Annotated[Path, typer.Argument(help="Snapshot file or directory (Kubernetes YAML/JSON); - reads standard input.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default="1.37")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
 ) -> None:
     """Summarise a snapshot: node shapes, resources, topology, pending groups, gated pods, and the
     kube-scheduler version its Nodes' kubelets suggest."""
     from gangplan.render import render_summary
     from gangplan.summary import summarize
 
-    cluster = _load(snapshot, kube_version=_kv(kube_version))
+    cluster = _load(snapshot, strict=strict, kube_version=_kv(kube_version))
     s = summarize(cluster)
     if as_json:
         sys.stdout.write(json.dumps(s, indent=2) + "\n")
@@ -264,11 +265,12 @@ def validate(
     snapshot: Annotated[Path, typer.Argument(help="The snapshot the result was computed on (file or directory; - reads standard input).")],
     result: Annotated[Path, typer.Argument(help="A Result JSON written by `gangplan solve --out`.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print violations as JSON.")] = False,
+    kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP + " Give the one the result was solved with.", show_default="1.37")] = None,
 ) -> None:
     """Check every hard rule of RESULT on SNAPSHOT; exit 1 if any is violated."""
     from gangplan.solver.validate import validate as run_validate
 
-    cluster = _load(snapshot)
+    cluster = _load(snapshot, kube_version=_kv(kube_version))
     res = _read_result(result)
     violations = run_validate(cluster, res)
     if as_json:
@@ -328,6 +330,7 @@ def schema_violations() -> None:
 @app.command()
 def expand(
     snapshot: Annotated[Path, typer.Argument(help="Snapshot file or directory with Jobs, JobSets or LeaderWorkerSets; - reads standard input.")],
+    kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default="1.37")] = None,
 ) -> None:
     """Print what gangplan synthesizes from the snapshot's Jobs, JobSets and LeaderWorkerSets (the
     Workloads, PodGroups, Jobs, StatefulSets and pending pods their controllers create) as YAML."""
@@ -335,7 +338,7 @@ def expand(
     from gangplan.io.writer import dump_snapshot
 
     try:
-        cluster, objects = load_with_expansion(snapshot)
+        cluster, objects = load_with_expansion(snapshot, kube_version=_kv(kube_version))
     except SnapshotError as e:
         raise _bad_input(e) from None
     for line in cluster.translations:
@@ -490,6 +493,7 @@ def why(
     preemption: Annotated[bool | None, typer.Option("--preemption/--no-preemption", help=PREEMPTION_HELP, show_default="as the profile: on unless DefaultPreemption is disabled")] = None,
     strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
     kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default="1.37")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the same as JSON: pod, snapshot, outcome (node, reason), context (the lines above the cycle), cycle (trace.pods[POD] of `solve --json`: rejections per Filter plugin, top scores, chosen) and details (what blocked the pod behind a reason).")] = False,
 ) -> None:
     """Why is POD Pending: kube-scheduler's cycle for it (the short form of solve --explain POD).
 
@@ -503,7 +507,30 @@ def why(
     key = resolve_pod(cluster, pod, snapshot, field="POD")
     result, greedy = run_engine(cluster, Engine.greedy, snapshot=_source(snapshot), time_limit=10.0, workers=1, seed=seed,
                                 tie_break=tie_break, objective=Objective.default, preemption=preemption, progress=None)
+    if as_json:
+        sys.stdout.write(json.dumps(_why_document(greedy, key, cluster, _source(snapshot)), indent=2) + "\n")
+        return
     render_trace(_console(Output.table), greedy, key, cluster)
+
+
+def _why_document(greedy, key: str, cluster, snapshot: str) -> dict:
+    """``why --json``: what ``why`` prints, as data; ``cycle`` is the pod's entry of the Result
+    JSON's greedy trace (``trace.pods``), null when its cycle never ran."""
+    from gangplan.render import explain_context
+    from gangplan.solver.blockers import details
+
+    data = greedy.to_dict(trace="full")
+    outcome = data.get("pods", {}).get(key)
+    pod = cluster.pod_by_key.get(key)
+    return {
+        "pod": key,
+        "snapshot": snapshot,
+        "kubeVersion": str(cluster.kube_version),
+        "outcome": outcome,
+        "context": explain_context(greedy, cluster, key),
+        "cycle": (data.get("trace") or {}).get("pods", {}).get(key),
+        "details": details(cluster, pod) if pod is not None else {},
+    }
 
 
 @app.command()

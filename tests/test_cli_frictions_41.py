@@ -166,3 +166,36 @@ def test_generate_o_is_the_file_and_a_format_word_is_refused(tmp_path: Path, mon
     assert (tmp_path / "cluster.yaml").is_file()
     res = _run(["import", "alibaba-nodes", "nodes.csv", "-o", "yaml"])
     assert res.exit_code == 2 and "here -o is the file to write" in res.stderr
+
+
+# ---- 5. flags the commands lacked ---------------------------------------------------------------
+def test_inspect_strict_refuses_what_it_would_warn_about() -> None:
+    typo = LIST_YAML.replace("resources:", "resourcez: {}, resources:")
+    assert _run(["inspect", "-"], typo).exit_code == 0
+    res = _run(["inspect", "-", "--strict"], typo)
+    assert res.exit_code == 2 and "--strict" in res.stderr and "resourcez" in res.stderr
+    assert _run(["inspect", "-", "--strict"], LIST_YAML).exit_code == 0
+
+
+def test_why_json_holds_the_outcome_and_the_cycle() -> None:
+    big = LIST_YAML.replace('cpu: "2"', 'cpu: "16"')
+    res = _run(["why", "-", "p1", "--json"], big)
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["pod"] == "default/p1" and doc["snapshot"] == "<stdin>" and doc["kubeVersion"] == "1.37"
+    assert doc["outcome"]["node"] is None and "Insufficient cpu" in doc["outcome"]["reason"]
+    assert doc["cycle"]["evaluatedNodes"] == 2 and doc["cycle"]["feasibleNodes"] == 0
+    assert doc["cycle"]["rejections"] == {"NodeResourcesFit": {"Insufficient cpu": 2}}
+    assert _run(["why", "-", "p1", "--json", "--kube-version", "1.36"], big).exit_code == 0
+
+
+def test_validate_and_expand_take_kube_version(tmp_path: Path) -> None:
+    res = _run(["solve", "-", "--json", "--kube-version", "1.36"], LIST_YAML)
+    result = tmp_path / "r.json"
+    result.write_text(res.stdout)
+    for v in ("1.35", "1.36", "1.37", "1.38"):
+        res = _run(["validate", "-", str(result), "--kube-version", v], LIST_YAML)
+        assert res.exit_code == 0, (v, res.output)
+        assert _run(["expand", "-", "--kube-version", v], LIST_YAML).exit_code == 0
+    res = _run(["expand", "-", "--kube-version", "1.34"], LIST_YAML)
+    assert res.exit_code == 2 and "--kube-version" in res.output
