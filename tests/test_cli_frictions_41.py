@@ -199,3 +199,18 @@ def test_validate_and_expand_take_kube_version(tmp_path: Path) -> None:
         assert _run(["expand", "-", "--kube-version", v], LIST_YAML).exit_code == 0
     res = _run(["expand", "-", "--kube-version", "1.34"], LIST_YAML)
     assert res.exit_code == 2 and "--kube-version" in res.output
+
+
+# ---- 6. the apiVersion hint ---------------------------------------------------------------------
+def test_the_workload_api_version_hint_names_every_accepted_version() -> None:
+    workload = LIST_YAML + """\
+- apiVersion: scheduling.k8s.io/v2
+  kind: Workload
+  metadata: {name: w, namespace: default}
+  spec: {}
+"""
+    res = _run(["inspect", "-", "--strict"], workload)
+    assert res.exit_code == 2
+    text = " ".join(res.stderr.split())
+    for v in ("v1alpha1", "v1alpha2", "v1alpha3", "v1beta1"):
+        assert f'"scheduling.k8s.io/{v}"' in text, (v, text)

@@ -162,7 +162,7 @@ def unknown_kind(kind: Any, api_version: Any) -> str | None:
             if builtin:
                 return f'no matches for kind "{kind}" in version "{api_version}", did you mean apiVersion "{builtin[0]}"?'
         if served or same_group:  # a group that does not serve the kind, or not in that version
-            alts = ", ".join(f'"{a}"' for a in (same_group or known)[:3])
+            alts = ", ".join(f'"{a}"' for a in (same_group or known))  # every one (issue 41: a [:3] cut hid v1beta1)
             return f'no matches for kind "{kind}" in version "{api_version}" ({kind} is served by apiVersion {alts})'
         return None
     if served:
