@@ -56,10 +56,11 @@ def render_summary(console: Console, s: dict[str, Any]) -> None:
     t.add_column("nodes", justify="right")
     t.add_column("GPU model")
     t.add_column("allocatable")
-    for shape in s["nodeShapes"][:15]:
+    shapes, hidden = _cut(s["nodeShapes"], 15)
+    for shape in shapes:
         t.add_row(str(shape["count"]), shape["gpuModel"] or "-", ", ".join(f"{k}={v}" for k, v in shape["allocatable"].items()))
-    if len(s["nodeShapes"]) > 15:
-        t.add_row("...", f"{len(s['nodeShapes']) - 15} more shapes", "")
+    if hidden:
+        t.add_row("...", f"{hidden} more shapes", "")
     console.print(t)
 
     t = Table(title="Resources", title_justify="left")
@@ -77,9 +78,10 @@ def render_summary(console: Console, s: dict[str, Any]) -> None:
     t.add_column("free capacity per domain")
     for lv in topo["levels"]:
         free = lv.get("free") or {}
-        cells = "; ".join(f"{d}: " + " ".join(f"{k}={v}" for k, v in f.items() if k in ("nodes", "cpu", GPU)) for d, f in list(free.items())[:8])
-        if len(free) > 8:
-            cells += f"; ... (+{len(free) - 8})"
+        shown, hidden = _cut(free.items(), 8)
+        cells = "; ".join(f"{d}: " + " ".join(f"{k}={v}" for k, v in f.items() if k in ("nodes", "cpu", GPU)) for d, f in shown)
+        if hidden:
+            cells += f"; ... (+{hidden})"
         t.add_row(lv["label"], str(lv["domains"]), str(lv["nodesWithoutLabel"]), cells)
     console.print(t)
 
@@ -104,12 +106,13 @@ def render_summary(console: Console, s: dict[str, Any]) -> None:
     console.print(f"  single pending pods (no group): {s['singlePendingPods']}")
     if s["gated"]:
         t = Table(title="Gated pods", title_justify="left")
-        _name_col(t, "pod", list(s["gated"])[:50])
+        gated, hidden = _cut(s["gated"].items(), 50)
+        _name_col(t, "pod", [k for k, _ in gated])
         t.add_column("why")
-        for k, why in list(s["gated"].items())[:50]:
+        for k, why in gated:
             t.add_row(k, why)
-        if len(s["gated"]) > 50:
-            t.add_row("...", f"{len(s['gated']) - 50} more")
+        if hidden:
+            t.add_row("...", f"{hidden} more")
         console.print(t)
 
 
@@ -295,10 +298,18 @@ def render_result(console: Console, r: Result, cluster: Cluster, *, wide: bool =
         console.print("  (reasons shortened: -o wide for the full text, --explain POD for one pod's trace)", style="dim")
 
 
+def _cut(items, n: int) -> tuple[list, int]:
+    """The first ``n`` of ``items`` and how many are left out, but never just one: "(+1)" takes
+    about the room of the name it hides (issue 41: ``gpu-b1, gpu-b2, ... (+1)`` of three nodes)."""
+    items = list(items)
+    if len(items) <= n + 1:
+        return items, 0
+    return items[:n], len(items) - n
+
+
 def _short(items: list[str], n: int = 6) -> str:
-    if len(items) <= n:
-        return ", ".join(items)
-    return ", ".join(items[:n]) + f", ... (+{len(items) - n})"
+    shown, hidden = _cut(items, n)
+    return ", ".join(shown) + (f", ... (+{hidden})" if hidden else "")
 
 
 def explain_context(r: Result, cluster: Cluster | None, pod_key: str) -> list[str]:
@@ -408,7 +419,8 @@ def _admitted(groups, attr: str) -> str:
 def _names(keys: list[str], n: int = 4) -> str:
     if not keys:
         return "none"
-    return ", ".join(keys[:n]) + (f" (+{len(keys) - n})" if len(keys) > n else "")
+    shown, hidden = _cut(keys, n)
+    return ", ".join(shown) + (f" (+{hidden})" if hidden else "")
 
 
 def _use_brief(u) -> str:
@@ -501,7 +513,7 @@ def chance_lines(r: Result) -> list[str]:
     drawn = sorted(k for k, g in trace.groups.items() if g.member_order is not None)
     out = []
     if drawn:
-        shown = ", ".join(drawn[:3]) + (f" (+{len(drawn) - 3})" if len(drawn) > 3 else "")
+        shown = _names(drawn, 3)
         out.append(f"pod order of {shown} drawn (v{r.options.kube_version}: Go map order; --seed {r.options.seed or 0}); odds: diff --samples K")
     if r.options.tie_break == "random" and any(c.tie_count > 1 for c in trace.pods.values()):
         out.append(f"node ties drawn (--tie-break random, --seed {r.options.seed or 0}); odds: diff --samples K")
@@ -518,11 +530,9 @@ def sample_lines(samples, *, wide: bool = False, proven: bool = True) -> list[st
         target = "optimum" if proven else "best placement found (unproven)"
         head += f": {target} in {samples.reaches_target}/{samples.runs}"
     shares = [f"{k} {n}/{samples.runs}" for k, n in sorted(samples.admitted.items())]
-    limit = len(shares) if wide else 6
     lines = [head]
     if shares:
-        more = f" (+{len(shares) - limit})" if len(shares) > limit else ""
-        lines.append("admitted: " + ", ".join(shares[:limit]) + more)
+        lines.append("admitted: " + (", ".join(shares) if wide else _names(shares, 6)))
     return lines
 
 
@@ -689,7 +699,8 @@ def _render_decisive_details(console: Console, d, wide: bool) -> None:
                 return "nobody"
             pods = sum(len(u.pods) for u in us)
             names = [u.name + (f" ({len(u.pods)} pods, all)" if len(u.pods) > 1 else "") for u in us]
-            shown = ", ".join(names[:3]) + (f", +{len(names) - 3} more" if len(names) > 3 else "")
+            kept, hidden = _cut(names, 3)
+            shown = ", ".join(kept) + (f", +{hidden} more" if hidden else "")
             prios = "/".join(str(p) for p in sorted({u.priority for u in us}, reverse=True))
             return f"{pods} pod(s) at priority {prios} ({shown})"
         _para(console, f"preemption for {pre.entity} ({pre.path}): greedy evicts {units(pre.victims)} for {_short(pre.nodes) or '-'}")

@@ -214,3 +214,37 @@ def test_the_workload_api_version_hint_names_every_accepted_version() -> None:
     text = " ".join(res.stderr.split())
     for v in ("v1alpha1", "v1alpha2", "v1alpha3", "v1beta1"):
         assert f'"scheduling.k8s.io/{v}"' in text, (v, text)
+
+
+# ---- 7. lists never hide just one name ----------------------------------------------------------
+GANG_ON_3 = "".join(f"""---
+apiVersion: v1
+kind: Node
+metadata: {{name: gpu-b{i}, labels: {{kubernetes.io/hostname: gpu-b{i}}}}}
+status: {{allocatable: {{cpu: "8", memory: 16Gi, pods: "110"}}}}
+""" for i in (1, 2, 3)) + """---
+apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: g, namespace: default}
+spec:
+  schedulingPolicy: {gang: {minCount: 3}}
+""" + "".join(f"""---
+apiVersion: v1
+kind: Pod
+metadata: {{name: w-{i}, namespace: default}}
+spec:
+  schedulingGroup: {{podGroupName: g}}
+  containers: [{{name: c, resources: {{requests: {{cpu: "6"}}}}}}]
+""" for i in range(3))
+
+
+def test_a_list_is_never_shortened_to_hide_one_name() -> None:
+    from gangplan.render import _names, _short
+
+    assert _short(["gpu-b1", "gpu-b2", "gpu-b3"], 2) == "gpu-b1, gpu-b2, gpu-b3"
+    assert _short(list("abcd"), 2) == "a, b, ... (+2)"
+    assert _names(list("abcde")) == "a, b, c, d, e"
+    assert _names(list("abcdef")) == "a, b, c, d (+2)"
+    res = _run(["solve", "-"], GANG_ON_3, env={"COLUMNS": "100"})
+    assert res.exit_code == 0, res.output
+    assert "gpu-b1, gpu-b2, gpu-b3" in res.stdout and "(+1)" not in res.stdout
