@@ -240,7 +240,7 @@ def inspect(
     if as_json:
         sys.stdout.write(json.dumps(s, indent=2) + "\n")
     else:
-        render_summary(out, s)
+        render_summary(_console(Output.table), s)
 
 
 def _read_result(path: Path):

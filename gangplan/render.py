@@ -72,23 +72,25 @@ def render_summary(console: Console, s: dict[str, Any]) -> None:
 
     topo = s["topology"]
     t = Table(title=f"Topology levels ({topo['source']})", title_justify="left")
-    t.add_column("label")
+    # Label keys and domain (node) names fold onto more lines rather than being cut (issue 41);
+    # one domain a line.
+    t.add_column("label", overflow="fold")
     t.add_column("domains", justify="right")
     t.add_column("nodes without label", justify="right")
-    t.add_column("free capacity per domain")
+    t.add_column("free capacity per domain", overflow="fold")
     for lv in topo["levels"]:
         free = lv.get("free") or {}
         shown, hidden = _cut(free.items(), 8)
-        cells = "; ".join(f"{d}: " + " ".join(f"{k}={v}" for k, v in f.items() if k in ("nodes", "cpu", GPU)) for d, f in shown)
+        cells = "\n".join(f"{d}: " + " ".join(f"{k}={v}" for k, v in f.items() if k in ("nodes", "cpu", GPU)) for d, f in shown)
         if hidden:
-            cells += f"; ... (+{hidden})"
+            cells += f"\n... (+{hidden})"
         t.add_row(lv["label"], str(lv["domains"]), str(lv["nodesWithoutLabel"]), cells)
     console.print(t)
 
     t = Table(title="Pending groups", title_justify="left")
     _name_col(t, "group", (g["group"] for g in s["pendingGroups"]))
     for col in ("policy", "minCount", "pods", "pending", "bound", "gated", "priority", "topology", "requests"):
-        t.add_column(col)
+        t.add_column(col, overflow="fold")
     for g in s["pendingGroups"]:
         t.add_row(
             g["group"],

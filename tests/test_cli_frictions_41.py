@@ -248,3 +248,28 @@ def test_a_list_is_never_shortened_to_hide_one_name() -> None:
     res = _run(["solve", "-"], GANG_ON_3, env={"COLUMNS": "100"})
     assert res.exit_code == 0, res.output
     assert "gpu-b1, gpu-b2, gpu-b3" in res.stdout and "(+1)" not in res.stdout
+
+
+# ---- 8. inspect prints node names whole -------------------------------------------------------------
+def test_inspect_folds_long_node_names_instead_of_cutting_them() -> None:
+    names = [f"gpu-node-{r}-very-long-hostname-for-a-dgx-h100-{i:02d}.cluster.internal.example.com" for r in ("a", "b") for i in range(2)]
+    text = "".join(f"""---
+apiVersion: v1
+kind: Node
+metadata: {{name: {n}, labels: {{kubernetes.io/hostname: {n}, topology.kubernetes.io/rack: rack-{n[9]}-superpod-row-07}}}}
+status: {{allocatable: {{cpu: "8", memory: 16Gi, pods: "110"}}}}
+""" for n in names)
+    for columns in ("80", "100"):
+        res = _run(["inspect", "-"], text, env={"COLUMNS": columns})
+        assert res.exit_code == 0, res.output
+        lines = res.stdout.splitlines()
+        assert max(len(line) for line in lines) <= int(columns)
+        start = next(i for i, line in enumerate(lines) if line.startswith("Topology levels"))
+        table = [line for line in lines[start:] if line.startswith("│")]
+        table = table[: next((i for i, line in enumerate(table) if "└" in line), len(table))]
+        last = "".join(line.rstrip("│ ").rsplit("│", 1)[-1] for line in table).replace(" ", "")
+        labels = "".join(line.split("│")[1] for line in table).replace(" ", "")
+        for n in names:
+            assert n in last, (columns, n, res.stdout)
+        assert "topology.kubernetes.io/rack" in labels and "kubernetes.io/hostname" in labels
+        assert "…" not in "\n".join(table)
