@@ -273,3 +273,27 @@ status: {{allocatable: {{cpu: "8", memory: 16Gi, pods: "110"}}}}
             assert n in last, (columns, n, res.stdout)
         assert "topology.kubernetes.io/rack" in labels and "kubernetes.io/hostname" in labels
         assert "…" not in "\n".join(table)
+
+
+# ---- 9. the drain note counts running pods only -------------------------------------------------
+def test_drain_counts_only_running_pods_as_evicted() -> None:
+    bound = LIST_YAML + """\
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: running, namespace: default}
+  spec: {nodeName: n1, containers: [{name: c, resources: {requests: {cpu: "1"}}}]}
+  status: {phase: Running}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: done, namespace: default}
+  spec: {nodeName: n1, containers: [{name: c, resources: {requests: {cpu: "1"}}}]}
+  status: {phase: Succeeded}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: failed, namespace: default}
+  spec: {nodeName: n1, containers: [{name: c, resources: {requests: {cpu: "1"}}}]}
+  status: {phase: Failed}
+"""
+    res = _run(["whatif", "-", "--drain", "n1", "--time-limit", "2", "-o", "wide"], bound)
+    assert res.exit_code == 0, res.output
+    assert "1 node(s) cordoned, 1 bound pod(s) evicted" in " ".join(res.stdout.split()), res.stdout

@@ -178,10 +178,20 @@ def _short(target: str) -> str:
     return f"{key.rsplit('/', 1)[-1]}{sep}{value}"
 
 
+TERMINATED_PHASES = ("Succeeded", "Failed")
+"""Pod phases that hold no resources (the loader skips such pods too)."""
+
+
+def _terminated(pod: Obj) -> bool:
+    status = pod.get("status") if isinstance(pod.get("status"), dict) else {}
+    return status.get("phase") in TERMINATED_PHASES
+
+
 def drain(base: Layer, target: str) -> Layer:
     """Cordon the nodes named ``target`` (or carrying the label ``key=value``) and evict their
     bound pods, as ``kubectl drain`` does. Evicted pods leave the snapshot: their controllers'
-    replacements are not created (a note on the variant says how many left)."""
+    replacements are not created (a note on the variant says how many left). Succeeded and
+    Failed pods on those nodes are neither evicted nor counted."""
     if "=" in target:
         key, _, value = target.partition("=")
         chosen = [n for n in _nodes(base) if ((n.get("metadata") or {}).get("labels") or {}).get(key) == value]
@@ -197,7 +207,9 @@ def drain(base: Layer, target: str) -> Layer:
         out.append(("--drain", node))
     evicted = 0
     for _, o in base.objects:
-        if o.get("kind") == "Pod" and (o.get("spec") or {}).get("nodeName") in names:
+        # Only running pods are evicted and counted: a Succeeded or Failed pod bound there holds
+        # nothing and stays (issue 41: the note counted a Succeeded pod as evicted).
+        if o.get("kind") == "Pod" and (o.get("spec") or {}).get("nodeName") in names and not _terminated(o):
             meta = o.get("metadata") or {}
             out.append(("--drain", {"apiVersion": "v1", "kind": "Pod",
                                     "metadata": {"name": meta.get("name"), "namespace": meta.get("namespace") or "default",
