@@ -469,7 +469,7 @@ def solve(
     else:
         raise _bad_input(SnapshotError("<arguments>", f"-o/--output: {output_arg!r} is none of table, wide, json (nor a file name with a suffix, which -o also accepts)"))
     as_json = as_json or output == Output.json
-    cluster = _load(snapshot, strict=strict, warn=True, kube_version=_kv(kube_version), nodes=True)
+    cluster = _load(snapshot, strict=strict, warn=True, kube_version=_kv(kube_version))
     pod = resolve_pod(cluster, explain, snapshot) if explain else None
     with _spinner(not as_json) as sp:
         result, greedy = run_engine(cluster, engine, snapshot=_source(snapshot), time_limit=time_limit, wall_limit=wall_limit, workers=workers, seed=seed, tie_break=tie_break, objective=objective, preemption=preemption, progress=sp.update)
@@ -590,7 +590,7 @@ def diff(
         return
     if nominate and plan is None:
         raise _bad_input(SnapshotError("<arguments>", "--nominate only changes what --plan writes: give --plan plan.yaml too"))
-    cluster = _load(snapshot, strict=strict, warn=True, kube_version=_kv(kube_version), nodes=True)
+    cluster = _load(snapshot, strict=strict, warn=True, kube_version=_kv(kube_version))
     with _spinner(not as_json) as sp:
         d = diff_snapshot(cluster, snapshot=_source(snapshot), progress=sp.update, **opts)
     written = None

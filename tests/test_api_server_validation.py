@@ -320,17 +320,3 @@ def test_a_single_gz_file_is_read(tmp_path):
     with gzip.open(path, "wt") as f:
         f.write(docs(NODES, GANG, pod('{requests: {cpu: "1"}}')))
     assert len(load_snapshot(path).nodes) == 2
-
-
-@pytest.mark.parametrize("command", ["solve", "diff"])
-def test_solve_and_diff_refuse_a_snapshot_without_a_node(tmp_path, command):
-    snap = tmp_path / "pods-only.yaml"
-    snap.write_text(textwrap.dedent("""\
-        apiVersion: v1
-        kind: Pod
-        metadata: {name: p, namespace: default}
-        spec: {containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]}
-        """))
-    res = CliRunner().invoke(app, [command, str(snap)])
-    assert res.exit_code == 2, res.output
-    assert "no nodes" in res.stderr and "Traceback" not in res.output
