@@ -762,11 +762,12 @@ def render_suite(console: Console, rows, *, title: str = "suite", wide: bool = F
     t.add_column("greedy", no_wrap=True, justify="right")
     t.add_column("optimal", no_wrap=True, justify="right")
     t.add_column("classification", no_wrap=True)
+    t.add_column("differs in", no_wrap=True)
     t.add_column("expectations")
     t.add_column("s", justify="right", no_wrap=True)
     for r in rows:
         if r.error:
-            t.add_row(escape(r.scenario), "-", "-", Text("error", style="red"), _flex(r.error, wide), f"{r.seconds:.2f}")
+            t.add_row(escape(r.scenario), "-", "-", Text("error", style="red"), "-", _flex(r.error, wide), f"{r.seconds:.2f}")
             continue
         d = r.diff
         style = _CLASS_STYLE.get(d.classification, "white")
@@ -777,12 +778,18 @@ def render_suite(console: Console, rows, *, title: str = "suite", wide: bool = F
         else:
             exp = Text("; ".join(r.failures), style="red", no_wrap=not wide, overflow="fold" if wide else "ellipsis")
         t.add_row(escape(r.scenario), _admitted(d.groups, "greedy_admitted"), _admitted(d.groups, "optimal_admitted"),
-                  Text(d.classification, style=style), exp, f"{r.seconds:.2f}")
+                  Text(d.classification, style=style), escape(differing_tier(d) or "-"), exp, f"{r.seconds:.2f}")
     console.print(t)
     console.print(suite_summary(rows), style="dim", soft_wrap=True, markup=False, highlight=False)
     for r in rows:
         if r.diff is not None and r.diff.proof is not None and r.diff.proof.advice and r.diff.classification == "unproven":
             _line(console, f"  {r.scenario}: {r.diff.proof.advice}", wide, style="magenta")
+
+
+def differing_tier(d) -> str | None:
+    """The highest objective tier on which greedy and the optimum differ (the suite's "differs in"
+    column: a greedy-suboptimal row with equal group counts names the tier that decides it)."""
+    return next((k for k, v in d.optimal_objective.items() if k in d.greedy_objective and d.greedy_objective[k] != v), None)
 
 
 def suite_summary(rows) -> str:

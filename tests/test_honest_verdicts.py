@@ -197,3 +197,21 @@ def test_a_decisive_choice_that_was_a_tie_is_named_in_the_summary() -> None:
     text = " ".join(" ".join(summary).split())
     assert "tie the decisive choice was a tie between placements clique-a and clique-b" in text
     assert "kube-scheduler breaks it at random; diff --samples K gives the odds" in text
+
+
+def test_the_suite_names_the_tier_that_differs() -> None:
+    """Issue 41: a greedy-suboptimal row with equal group counts says which tier decides it."""
+    from gangplan.render import differing_tier
+
+    cluster = gp.load(ROOT / "scenarios" / "showcase" / "preempt-one-gang-not-five.yaml")
+    d = gp.diff(cluster)
+    assert d.classification == GREEDY_SUBOPTIMAL
+    tier = differing_tier(d)
+    assert tier is not None and d.greedy_objective[tier] != d.optimal_objective[tier]
+    assert all(d.greedy_objective[k] == d.optimal_objective[k] for k in list(d.optimal_objective)[:list(d.optimal_objective).index(tier)]
+               if k in d.greedy_objective)
+    res = CliRunner().invoke(app, ["diff", "--suite", str(ROOT / "scenarios" / "showcase")], env={"COLUMNS": "140"})
+    assert res.exit_code == 0, res.output
+    assert "differs in" in res.stdout
+    row = next(line for line in res.stdout.splitlines() if line.startswith("preempt-one-gang-not-five"))
+    assert tier in row
