@@ -493,7 +493,7 @@ def why(
     preemption: Annotated[bool | None, typer.Option("--preemption/--no-preemption", help=PREEMPTION_HELP, show_default="as the profile: on unless DefaultPreemption is disabled")] = None,
     strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
     kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default="1.37")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the same as JSON: pod, snapshot, outcome (node, reason), context (the lines above the cycle), cycle (trace.pods[POD] of `solve --json`: rejections per Filter plugin, top scores, chosen) and details (what blocked the pod behind a reason).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the same as JSON: pod, snapshot, outcome (node, reason), context (the lines above the cycle), cycle (trace.pods[POD] of `solve --json`: rejections per Filter plugin, top scores, chosen), details (what blocked the pod behind a reason) and placements (every topology placement tried for its gang, its verdict and score, and the choice).")] = False,
 ) -> None:
     """Why is POD Pending: kube-scheduler's cycle for it (the short form of solve --explain POD).
 
@@ -516,7 +516,7 @@ def why(
 def _why_document(greedy, key: str, cluster, snapshot: str) -> dict:
     """``why --json``: what ``why`` prints, as data; ``cycle`` is the pod's entry of the Result
     JSON's greedy trace (``trace.pods``), null when its cycle never ran."""
-    from gangplan.render import explain_context
+    from gangplan.render import explain_context, placement_lines
     from gangplan.solver.blockers import details
 
     data = greedy.to_dict(trace="full")
@@ -530,6 +530,7 @@ def _why_document(greedy, key: str, cluster, snapshot: str) -> dict:
         "context": explain_context(greedy, cluster, key),
         "cycle": (data.get("trace") or {}).get("pods", {}).get(key),
         "details": details(cluster, pod) if pod is not None else {},
+        "placements": placement_lines(greedy, cluster, key),
     }
 
 

@@ -362,6 +362,96 @@ def explain_context(r: Result, cluster: Cluster | None, pod_key: str) -> list[st
     return lines
 
 
+def placement_decision_of(r: Result, cluster: Cluster | None, pod_key: str) -> tuple[str, Any] | None:
+    """``(group, decision)``: the topology placement decision (``trace.groups[g].placements``)
+    that holds ``pod_key``'s gang, from its PodGroup up through its parents; None when there is none."""
+    trace = r.greedy_trace
+    pod = cluster.pod_by_key.get(pod_key) if cluster is not None else None
+    group = pod.group_key if pod is not None else None
+    seen: set[str] = set()
+    while group is not None and group not in seen:
+        seen.add(group)
+        cycle = trace.groups.get(group)
+        if cycle is not None and cycle.placements is not None:
+            return group, cycle.placements
+        node = cluster.groups.nodes.get(group) if cluster is not None else None
+        group = node.parent if node is not None else None
+    return None
+
+
+def _placement_score(e) -> str:
+    if e.total is None:
+        return "score -"
+    parts = ", ".join(f"{k} {v}" for k, v in e.scores.items())
+    return f"score {e.total}" + (f" ({parts})" if parts else "")
+
+
+def placement_lines(r: Result, cluster: Cluster | None, pod_key: str) -> list[str]:
+    """Every placement (topology domain) tried for ``pod_key``'s gang, one line each with its
+    verdict (feasible, or why it failed) and its score, then which one was chosen and why: the
+    only feasible one, the highest total, or the tie rule; or that none was and the gang was
+    rejected (issue 41). Only what the greedy trace recorded; [] for a gang without a topology
+    constraint."""
+    found = placement_decision_of(r, cluster, pod_key)
+    if found is None:
+        return []
+    group, d = found
+    entries = d.entries()
+    key = d.key or "a PlacementGenerate plugin"
+    head = f"placements tried for group {group} ({key}"
+    head += f", inside {d.parent})" if d.parent else ")"
+    head += f": {len(entries)} evaluated of {d.generated} generated"
+    if d.nominated:
+        head += f"; {d.nominated} first, for the group's nominated pods"
+    lines = [head]
+    feasible = [e for e in entries if e.status == "Success"]
+    for e in entries:
+        verdict = "feasible" if e.status == "Success" else f"{e.status}: {e.reason or 'no reason recorded'}"
+        pods = f", {e.assigned} pod(s) proposed" if e.status == "Success" else ""
+        if e.total is not None:
+            score = _placement_score(e)
+        elif e.status != "Success":
+            score = "not scored (failed)"
+        elif len(feasible) == 1:
+            score = "not scored (the only feasible placement)"
+        else:
+            score = "score -"
+        lines.append(f"placement {e.name} ({e.nodes} nodes): {verdict}{pods}; {score}")
+    outcome = r.groups.get(group)
+    admitted = outcome.admitted if outcome is not None else None
+    if d.chosen is None:
+        lines.append(f"chosen placement: none; none of the {len(entries)} placement(s) held the whole gang, so the gang was rejected "
+                     "and none of its pods were placed")
+        return lines
+    if not d.scored or len(feasible) <= 1:
+        why = "the only feasible placement, chosen without scoring"
+    else:
+        best = next((e for e in feasible if e.name == d.chosen), None)
+        total = best.total if best is not None else None
+        others = sorted((e for e in feasible if e.name != d.chosen), key=lambda e: -1 if e.total is None else -e.total)
+        if d.tie_count > 1:
+            tied = [e.name for e in feasible if e.total == total]
+            rule = r.options.tie_break or "first"
+            how = (f"the earliest in generation order wins (--tie-break {rule})" if rule == "first"
+                   else f"kube-scheduler picks one at random; here drawn from seed {r.options.seed} (--tie-break {rule})")
+            why = f"a tie: {', '.join(tied)} share the highest total score {total}; {how}"
+        else:
+            runner = f" (next: {others[0].name}, {others[0].total})" if others else ""
+            why = f"the highest total score, {total}{runner}"
+    line = f"chosen placement: {d.chosen}, {why}"
+    if admitted is False:
+        line += f"; but the gang was reverted later and none of its pods stayed placed ({outcome.reason or 'no reason recorded'})"
+    lines.append(line)
+    return lines
+
+
+def _domain_of(cluster: Cluster | None, node: str | None, key: str | None) -> str | None:
+    if cluster is None or node is None or key is None:
+        return None
+    n = next((x for x in cluster.nodes if x.name == node), None)
+    return n.labels.get(key) if n is not None else None
+
+
 def render_trace(console: Console, r: Result, pod_key: str, cluster: Cluster | None = None) -> None:
     """One pod's greedy trace: its place in the gang's cycle, feasible nodes, rejections per
     plugin, top scores, the choice."""
@@ -370,9 +460,15 @@ def render_trace(console: Console, r: Result, pod_key: str, cluster: Cluster | N
     console.print(f"[bold]{pod_key}[/bold]: " + (f"-> {outcome.node}" if outcome and outcome.node else f"not placed ({outcome.reason if outcome else '?'})"))
     for line in explain_context(r, cluster, pod_key):
         _para(console, line)
+    for line in placement_lines(r, cluster, pod_key):
+        _para(console, line)
     if tr is None:
         return
-    console.print(f"  evaluated {tr.evaluated_nodes} nodes, {tr.feasible_nodes} feasible")
+    placed = outcome.node if outcome is not None else None
+    decision = placement_decision_of(r, cluster, pod_key)
+    domain = _domain_of(cluster, tr.chosen, decision[1].key) if decision is not None else None
+    where = f" (its cycle in placement {domain})" if domain else ""
+    console.print(f"  evaluated {tr.evaluated_nodes} nodes, {tr.feasible_nodes} feasible{where}", markup=False)
     found = {}
     if cluster is not None and pod_key in cluster.pod_by_key:
         from gangplan.solver.blockers import details
@@ -396,7 +492,16 @@ def render_trace(console: Console, r: Result, pod_key: str, cluster: Cluster | N
         console.print(t)
     if len(tr.tie_set) > 1:
         console.print(f"  tie set: {_short(tr.tie_set)}")
-    console.print(f"  chosen: {tr.chosen}")
+    if placed:
+        console.print(f"  chosen: {placed}", markup=False)
+    elif tr.chosen:
+        # never "chosen: <node>" for a pod that is not placed in the end
+        what = ("the gang was rejected: no placement held it" if decision is not None and decision[1].chosen is None
+                else "its gang's cycle was reverted")
+        inside = f" in placement {domain}" if domain else ""
+        _para(console, f"not placed: its cycle{inside} picked {tr.chosen}, but {what}, so nothing was kept")
+    else:
+        console.print("  no node chosen: no node fit the pod in its cycle", markup=False)
 
 
 _CLASS_STYLE = {
