@@ -751,7 +751,12 @@ def replay(
     s = result.summary
     for c in s.caveats:
         err.print(Text.assemble(("caveat: ", "bold yellow"), c))
-    out.print(f"{s.mode} replay of {s.trace_jobs} jobs on {s.node_count} nodes ({s.capacity_gpus} GPUs), seeds {seeds}")
+    what = f"{s.trace_jobs} jobs"
+    if s.mode == "fill" and s.runs:  # each fill run tries a seeded share of the trace (issue 41: say how many)
+        per_run = sorted({r.jobs for r in s.runs})
+        what = f"the trace's {s.trace_jobs} jobs ({per_run[0] if len(per_run) == 1 else f'{per_run[0]}-{per_run[-1]}'} per run" + (
+            f", filled until {s.inflation_ratio * 100:g} % of the GPUs had arrived)" if s.inflation_ratio else ")")
+    out.print(f"{s.mode} replay of {what} on {s.node_count} nodes ({s.capacity_gpus} GPUs), seeds {seeds}")
     if s.packing_bound_unallocated_percent:
         last = max(s.packing_bound_unallocated_percent, key=int)
         gap = f" (gap {s.packing_bound_gap_percent[last]:.2f})" if s.packing_bound_gap_percent and s.packing_bound_gap_percent.get(last) else ""
