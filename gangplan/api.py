@@ -9,6 +9,7 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from gangplan.models import defaults as D
 from gangplan.models.result import attach_cluster as attach
 
 if TYPE_CHECKING:
@@ -70,9 +71,10 @@ class DiffOptions(TypedDict, total=False):
     """Search the decisive greedy step when greedy is suboptimal (default True)."""
 
 
-_SOLVE_DEFAULTS: dict[str, Any] = {"time_limit": 10.0, "wall_limit": None, "workers": 1, "seed": 0, "tie_break": "first", "objective": "default",
+_SOLVE_DEFAULTS: dict[str, Any] = {"time_limit": D.TIME_LIMIT, "wall_limit": None, "workers": D.WORKERS, "seed": D.SEED, "tie_break": D.TIE_BREAK, "objective": "default",
                                    "preemption": None, "kube_version": None, "hint": None}
-_DIFF_DEFAULTS: dict[str, Any] = {"time_limit": 10.0, "wall_limit": None, "probe_time_limit": 5.0, "workers": 1, "seed": 0, "tie_break": "first",
+_DIFF_DEFAULTS: dict[str, Any] = {"time_limit": D.TIME_LIMIT, "wall_limit": None, "probe_time_limit": D.PROBE_TIME_LIMIT, "workers": D.WORKERS,
+                                  "seed": D.SEED, "tie_break": D.TIE_BREAK,
                                   "preemption": None, "kube_version": None, "samples": 0, "explain": True}
 
 

@@ -27,6 +27,7 @@ from gangplan.bench.generators.topology_shapes import (
     SHAPES,
 )
 from gangplan.io.errors import SnapshotError
+from gangplan.models import defaults as D
 
 EXIT_VIOLATIONS = 1
 """``validate``: a rule is violated; ``diff --suite``: an expectation is not met."""
@@ -444,9 +445,9 @@ def resolve_pod(cluster, name: str, snapshot: Path, field: str = "--explain") ->
 def solve(
     snapshot: Annotated[Path, typer.Argument(help=SNAPSHOT_HELP)],
     engine: Annotated[Engine, typer.Option(help="greedy: kube-scheduler's cycle; exact: the CP-SAT optimum.")] = Engine.greedy,
-    time_limit: Annotated[float, typer.Option("--time-limit", help=TIME_LIMIT_HELP, min=0.01)] = 10.0,
+    time_limit: Annotated[float, typer.Option("--time-limit", help=TIME_LIMIT_HELP, min=0.01)] = D.TIME_LIMIT,
     wall_limit: Annotated[float | None, typer.Option("--wall-limit", help=WALL_LIMIT_HELP, min=0.01, show_default="3 x --time-limit + 10")] = None,
-    workers: Annotated[int, typer.Option(help="Exact engine: CP-SAT workers (1: single-threaded, the fastest measured; 2 or more: CP-SAT deterministic parallel mode).", min=1)] = 1,
+    workers: Annotated[int, typer.Option(help="Exact engine: " + D.WORKERS_HELP, min=1)] = D.WORKERS,
     seed: Annotated[int, typer.Option(help="Seed for every random choice (CP-SAT, --tie-break random).")] = 0,
     tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: first node in snapshot order, or seeded random.")] = TieBreak.first,
     objective: Annotated[Objective, typer.Option(help="Exact engine objective after the admission tiers.")] = Objective.default,
@@ -538,10 +539,10 @@ def _why_document(greedy, key: str, cluster, snapshot: str) -> dict:
 def diff(
     snapshot: Annotated[Path | None, typer.Argument(help=SNAPSHOT_HELP)] = None,
     suite: Annotated[Path | None, typer.Option(help="Run every scenario of this directory and check its expectations.")] = None,
-    time_limit: Annotated[float, typer.Option("--time-limit", help=TIME_LIMIT_HELP, min=0.01)] = 10.0,
+    time_limit: Annotated[float, typer.Option("--time-limit", help=TIME_LIMIT_HELP, min=0.01)] = D.TIME_LIMIT,
     wall_limit: Annotated[float | None, typer.Option("--wall-limit", help=WALL_LIMIT_HELP, min=0.01, show_default="3 x --time-limit + 10")] = None,
-    probe_time_limit: Annotated[float, typer.Option("--probe-time-limit", help="Work limit (units) of each exact solve while searching the decisive step.", min=0.01)] = 5.0,
-    workers: Annotated[int, typer.Option(help="CP-SAT workers (1: single-threaded, the fastest measured; 2 or more: CP-SAT deterministic parallel mode).", min=1)] = 1,
+    probe_time_limit: Annotated[float, typer.Option("--probe-time-limit", help="Work limit (units) of each exact solve while searching the decisive step.", min=0.01)] = D.PROBE_TIME_LIMIT,
+    workers: Annotated[int, typer.Option(help=D.WORKERS_HELP, min=1)] = D.WORKERS,
     seed: Annotated[int, typer.Option(help="Seed for CP-SAT and --tie-break random.")] = 0,
     tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: snapshot order or seeded random.")] = TieBreak.first,
     plan: Annotated[Path | None, typer.Option(help="Write the optimal placement as core/v1 Bindings to this YAML file, and beside it a .sh script that evicts the victims first and then creates the Bindings.")] = None,
@@ -630,10 +631,10 @@ def whatif(
     add_nodes: Annotated[int | None, typer.Option("--add-nodes", help="A variant with N idle copies of the node given by --like.", min=1, show_default=False)] = None,
     like: Annotated[str | None, typer.Option("--like", help="The node --add-nodes copies.", show_default=False)] = None,
     drain: Annotated[list[str] | None, typer.Option("--drain", help="A variant with this node (NAME) or these nodes (LABEL=VALUE) cordoned and their bound pods evicted (repeatable: one variant each).", show_default=False)] = None,
-    time_limit: Annotated[float, typer.Option(help=TIME_LIMIT_HELP)] = 10.0,
+    time_limit: Annotated[float, typer.Option(help=TIME_LIMIT_HELP)] = D.TIME_LIMIT,
     wall_limit: Annotated[float | None, typer.Option("--wall-limit", help=WALL_LIMIT_HELP, min=0.01, show_default="3 x --time-limit + 10")] = None,
-    probe_time_limit: Annotated[float, typer.Option(help="Work limit (units) of each exact solve while searching the decisive step.")] = 5.0,
-    workers: Annotated[int, typer.Option(help="CP-SAT workers (1: single-threaded, the fastest measured; 2 or more: CP-SAT deterministic parallel mode).", min=1)] = 1,
+    probe_time_limit: Annotated[float, typer.Option(help="Work limit (units) of each exact solve while searching the decisive step.")] = D.PROBE_TIME_LIMIT,
+    workers: Annotated[int, typer.Option(help=D.WORKERS_HELP, min=1)] = D.WORKERS,
     seed: Annotated[int, typer.Option(help="Seed for CP-SAT and --tie-break random.")] = 0,
     tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: snapshot order or seeded random.")] = TieBreak.first,
     preemption: Annotated[bool | None, typer.Option("--preemption/--no-preemption", help=PREEMPTION_HELP, show_default="as the profile: on unless DefaultPreemption is disabled")] = None,

@@ -75,3 +75,14 @@ def test_the_device_rules_import_no_loader_and_no_engine():
     up = sorted({(_module_name(p), m) for p in (PACKAGE / "dra").rglob("*.py") for m in _imports(p)
                  if m.startswith(("gangplan.io", "gangplan.solver", "gangplan.cli", "gangplan.api"))})
     assert up == []
+
+
+def test_the_engine_defaults_are_written_once():
+    """Issue 38: the default work limit, probe limit and workers live in gangplan.models.defaults;
+    the CLI, the API, the diff and the exact engine read them (no literal 10.0 / 5.0 left there)."""
+    import re
+
+    for rel in ("cli.py", "api.py", "solver/diff/run.py", "solver/exact/engine.py"):
+        text = (PACKAGE / rel).read_text()
+        assert not re.search(r"time_limit[^\n]*= (10|5)\.0\b", text), rel
+        assert "defaults as D" in text, rel

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from gangplan.models import defaults as D
 from gangplan.models.cluster import Cluster
 from gangplan.models.documents import (
     Admission,
@@ -138,7 +139,7 @@ class Diff:
         return data
 
 
-def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = 10.0, wall_limit: float | None = None, probe_time_limit: float = 5.0, workers: int = 1, seed: int = 0, tie_break: str = "first", explain: bool = True, preemption: bool | None = None, progress: Progress | None = None, kube_version: str | None = None, samples: int = 0,
+def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = D.TIME_LIMIT, wall_limit: float | None = None, probe_time_limit: float = D.PROBE_TIME_LIMIT, workers: int = D.WORKERS, seed: int = D.SEED, tie_break: str = D.TIE_BREAK, explain: bool = True, preemption: bool | None = None, progress: Progress | None = None, kube_version: str | None = None, samples: int = 0,
                   greedy: Result | None = None, optimal: Result | None = None) -> Diff:
     """Run both engines on ``cluster`` and compare them (``preemption``: both may evict;
     ``None``: as the profile; ``kube_version``: the kube-scheduler version greedy reproduces,

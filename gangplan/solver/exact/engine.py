@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import time
 
+from gangplan.models import defaults as D
 from gangplan.models.cluster import Cluster
 from gangplan.models.result import Result, Status
 from gangplan.models.trace import ExactTiming, ExactTrace, ModelStats
@@ -26,9 +27,9 @@ ENGINE = "exact"
 def solve_exact(
     cluster: Cluster,
     *,
-    time_limit: float = 10.0,
+    time_limit: float = D.TIME_LIMIT,
     wall_limit: float | None = None,
-    workers: int = 1,
+    workers: int = D.WORKERS,
     seed: int = 0,
     objective: str = "default",
     hint: Result | None = None,
