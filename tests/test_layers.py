@@ -86,3 +86,14 @@ def test_the_engine_defaults_are_written_once():
         text = (PACKAGE / rel).read_text()
         assert not re.search(r"time_limit[^\n]*= (10|5)\.0\b", text), rel
         assert "defaults as D" in text, rel
+
+
+def test_no_table_keyed_by_id():
+    """Issue 38: results passed through dicts keyed by ``id()`` outlive their objects (and an id is
+    reused once they die); a value that belongs to an object is held beside it
+    (``gangplan.models.base.Beside``) or passed on explicitly."""
+    import re
+
+    found = [f"{p.relative_to(ROOT)}:{i}" for p in sorted(PACKAGE.rglob("*.py")) for i, line in enumerate(p.read_text().splitlines(), 1)
+             if re.search(r"\b_[A-Z][A-Z_]*(\[|\.get\(|\.pop\()id\(", line)]
+    assert found == []

@@ -73,11 +73,11 @@ def _max_jobs(free: list[int], gpus: list[int]) -> int:
 
 
 class BruteChecked(Shadow):
-    def record(self, rec, nodes, jobs, running, pending, placed):
+    def record(self, rec, nodes, jobs, running, pending, placed, placer=None):
         free = [8 - sum(jobs[k].gpu for k, ns in running.items() for x in ns if x == n.name) for n in nodes]
         assert rec.exact_jobs == _max_jobs(free, [jobs[k].gpu for k in pending]), (rec, free)
         assert len(placed) == rec.exact_jobs
-        return super().record(rec, nodes, jobs, running, pending, placed)
+        return super().record(rec, nodes, jobs, running, pending, placed, placer=placer)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

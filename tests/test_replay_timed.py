@@ -113,8 +113,8 @@ def test_backoff_caps():
 class CheckedShadow(Shadow):
     """Every epoch: greedy's placements at that instant and the exact answer through the validator."""
 
-    def solve(self, now, nodes, jobs, running, pending, greedy, tried=None):
-        rec = super().solve(now, nodes, jobs, running, pending, greedy, tried)
+    def solve(self, now, nodes, jobs, running, pending, greedy, tried=None, placer=None):
+        rec = super().solve(now, nodes, jobs, running, pending, greedy, tried, placer=placer)
         cluster, res = self.last_result
         assert validate(cluster, res) == []
         g = Result(engine="greedy", status=Status.HEURISTIC, pods={
@@ -210,8 +210,8 @@ def test_shadow_keeps_required_topology_and_every_epoch_validates():
     seen: set[int] = set()
 
     class Watch(CheckedShadow):
-        def solve(self, now, nodes, jobs, running, pending, greedy, tried=None):
-            rec = super().solve(now, nodes, jobs, running, pending, greedy, tried)
+        def solve(self, now, nodes, jobs, running, pending, greedy, tried=None, placer=None):
+            rec = super().solve(now, nodes, jobs, running, pending, greedy, tried, placer=placer)
             cluster, _ = self.last_result
             for k in keyed & set(pending):
                 assert cluster.pod_groups[f"{NAMESPACE}/{job_key(k)}"].topology_key == jobs[k].required_topology_key

@@ -38,7 +38,6 @@ job carries no nominated node). kube-scheduler has no preferred topology for a p
 from __future__ import annotations
 
 import random
-import weakref
 
 import numpy as np
 
@@ -110,7 +109,6 @@ class Placer:
         worker index or None, whether it scanned): :meth:`_evaluate_or_reuse`."""
         self.reused = 0
         """How many placement evaluations were reused."""
-        _PLACERS[id(self.cluster.nodes)] = self
 
     def devices_of_job(self, instance: str) -> list[tuple[int, ...]]:
         """The device indices each pod of ``instance`` holds on its node (in pod order)."""
@@ -321,16 +319,6 @@ class Placer:
             self._forget(p)
 
 
-_PLACERS: weakref.WeakValueDictionary[int, Placer] = weakref.WeakValueDictionary()
-"""Live placers by the identity of their node tuple (``placer.cluster.nodes``, which the placer
-keeps alive, so the id is not reused while the entry exists)."""
 
 
-def placer_of(nodes: tuple) -> Placer | None:
-    """The live placer whose ``cluster.nodes`` is ``nodes`` (the same object), if any: how the
-    ``shadow`` policy reads the devices the timed run's placer gave its running pods."""
-    p = _PLACERS.get(id(nodes))
-    return p if p is not None and p.cluster.nodes is nodes else None
-
-
-__all__ = ["Placer", "placer_of"]
+__all__ = ["Placer"]

@@ -139,15 +139,15 @@ def _epoch(placer: Placer, jobs: list[ReplayJob], records: list[JobRecord], run:
                           status="OPTIMAL", gap=0.0, wall_s=0.0)
         path = shadow.export_path(index)
         if path is not None:
-            write_epoch(epoch_objects(nodes, jobs, running, cand, held), path, now, index, len(running), len(cand))
+            write_epoch(epoch_objects(nodes, jobs, running, cand, held, placer=placer), path, now, index, len(running), len(cand))
     else:
         es = solve_epoch(now, index, nodes, jobs, running, cand, hint, time_limit=shadow.time_limit, seed=shadow.seed, export=shadow.export_path(index),
-                         devices=held)
+                         devices=held, placer=placer)
         chosen, rec, chosen_devices = es.placements, es.record, es.devices
         if len(chosen) < len(hint):  # never: the hint is the solver's start (kept as a guard)
             raise AssertionError(f"epoch {index}: the exact engine started {len(chosen)} jobs, greedy {len(hint)}")
     rec.pending_jobs = len(pending)
-    shadow.record(rec, nodes, jobs, dict(running), sorted(pending), chosen)
+    shadow.record(rec, nodes, jobs, dict(running), sorted(pending), chosen, placer=placer)
     for k in sorted(chosen):
         placer.force(jobs[k], f"j{k}", chosen[k], chosen_devices.get(k))
         running[k] = placer.nodes_of(f"j{k}")

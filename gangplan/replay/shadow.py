@@ -250,16 +250,14 @@ def _claim_object(namespace: str, name: str, pod: str, node: str, devices: tuple
                        "reservedFor": [{"resource": "pods", "name": pod}]}}
 
 
-def resident(nodes: tuple[Node, ...], shared: bool) -> list[dict[str, Any]]:
+def resident(placer, shared: bool) -> list[dict[str, Any]]:
     """The objects of the pods a ``--nodes`` snapshot binds (:func:`gangplan.replay.traces.resident_objects`)
-    when ``nodes`` are a live placer's (else none). On a GPU-sharing epoch a resident pod's
+    in ``placer``'s cluster (none without a placer). On a GPU-sharing epoch a resident pod's
     ``nvidia.com/gpu`` becomes a claim allocated to whole devices of its node's ResourceSlice,
     the lowest indices in pod order: the devices the replay's device table gives bound pods
     (:class:`gangplan.replay.gpushare.GpuDevices`)."""
-    from gangplan.replay.engine import placer_of
     from gangplan.replay.traces import resident_objects
 
-    placer = placer_of(nodes)
     if placer is None:
         return []
     objs = resident_objects(placer.cluster)
@@ -294,19 +292,22 @@ def resident(nodes: tuple[Node, ...], shared: bool) -> list[dict[str, Any]]:
 
 
 def epoch_objects(nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int],
-                  devices: dict[int, list[tuple[int, ...]]] | None = None, avoid: dict[tuple[int, int], set[str]] | None = None) -> list[dict[str, Any]]:
+                  devices: dict[int, list[tuple[int, ...]]] | None = None, avoid: dict[tuple[int, int], set[str]] | None = None, *,
+                  placer=None) -> list[dict[str, Any]]:
     """The state as Kubernetes objects: nodes, running pods bound (``running``: job index ->
     the node of each worker), pending jobs' pods (``gang`` workers each, the workers a replay
     places; gangs of more than one with a PodGroup). On a GPU-sharing trace (:func:`sharing`)
     the GPUs are DRA devices with consumable capacity (module docstring) and ``devices`` (job
     index -> the device indices of each worker on its node, every running GPU job) is needed.
     ``avoid``: (job, worker) of a pending pod -> nodes it may not use (a required node-affinity
-    ``matchFields`` term; :func:`solve_epoch`'s repair of the shared-capacity relaxation)."""
+    ``matchFields`` term; :func:`solve_epoch`'s repair of the shared-capacity relaxation).
+    ``placer``: the timed run's placer that owns ``nodes``, whose snapshot's bound pods stay
+    (:func:`resident`); None: no such pods."""
     shared = sharing(jobs)
     out = [node_object(n, shared) for n in nodes]
     if shared:
         out += _dra_objects(nodes)
-    out += resident(nodes, shared)
+    out += resident(placer, shared)
     for k in sorted(running):
         job = jobs[k]
         out += [_pod(job, k, i, node, None, shared) for i, node in enumerate(running[k])]
@@ -383,6 +384,7 @@ def write_epoch(objects: list[dict[str, Any]], path: str, now: float, index: int
 def solve_epoch(
     now: float, index: int, nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int], greedy: dict[int, list[str]], *,
     time_limit: float, seed: int, tried: set[int] | None = None, export: str | None = None, devices: dict[int, list[tuple[int, ...]]] | None = None,
+    placer=None,
 ) -> EpochSolve:
     """The exact engine on one epoch's state: ``running`` (job -> nodes of its pods) fixed,
     ``pending`` jobs free, ``greedy`` (the pending jobs greedy placed from this state) the hint,
@@ -394,7 +396,7 @@ def solve_epoch(
 
     from gangplan.solver.exact import solve_exact
 
-    objects = epoch_objects(nodes, jobs, running, pending, devices)
+    objects = epoch_objects(nodes, jobs, running, pending, devices, placer=placer)
     if export is not None:
         write_epoch(objects, export, now, index, len(running), len(pending))
     shared = sharing(jobs)
@@ -406,7 +408,7 @@ def solve_epoch(
     repairs = 0
     while True:
         if repairs:
-            objects = epoch_objects(nodes, jobs, running, pending, devices, avoid)
+            objects = epoch_objects(nodes, jobs, running, pending, devices, avoid, placer=placer)
         cluster: Cluster = load_objects(objects, f"<epoch {index}>")
         t = time.perf_counter()
         res = solve_exact(cluster, time_limit=time_limit, workers=1, seed=seed, hint=hint, preemption=False, objective=EPOCH_OBJECTIVE)
@@ -462,7 +464,7 @@ def solve_epoch(
 
 def movable_bound(
     nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int], placed: dict[int, list[str]], *,
-    time_limit: float, seed: int,
+    time_limit: float, seed: int, placer=None,
 ) -> MovableBound:
     """Item 4c: the epoch with running pods movable. Every job of ``running`` becomes a pending
     job one priority above every pending job, so the first tier of the exact objective (entities
@@ -480,7 +482,7 @@ def movable_bound(
     for k in running:
         boosted[k] = replace(jobs[k], priority=top, min_count=len(running[k]), workers=len(running[k]))
     keys = sorted(running) + sorted(pending)
-    cluster: Cluster = load_objects(epoch_objects(nodes, boosted, {}, keys), "<movable bound>")
+    cluster: Cluster = load_objects(epoch_objects(nodes, boosted, {}, keys, placer=placer), "<movable bound>")
     hint = _hint(boosted, {**running, **placed}, keys)
     res = solve_exact(cluster, time_limit=time_limit, workers=1, seed=seed, hint=hint, preemption=False, objective=EPOCH_OBJECTIVE)
     counts: dict[int, int] = {}
@@ -536,19 +538,20 @@ class Shadow:
             return path
         return None
 
-    def record(self, rec: EpochRecord, nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int], placed: dict[int, list[str]]) -> EpochRecord:
+    def record(self, rec: EpochRecord, nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int], placed: dict[int, list[str]],
+               placer=None) -> EpochRecord:
         """Keep ``rec``, with the movable bound when asked (``placed``: the answer at this epoch)."""
         if self.movable:
             if len(placed) == len(pending):  # every pending job starts: nothing above it, by counting
                 mb = MovableBound(jobs=len(placed), jobs_bound=len(placed), gpus=gpus_of(jobs, {k: len(v) for k, v in placed.items()}), status="OPTIMAL")
             else:
-                mb = movable_bound(nodes, jobs, running, pending, placed, time_limit=self.time_limit, seed=self.seed)
+                mb = movable_bound(nodes, jobs, running, pending, placed, time_limit=self.time_limit, seed=self.seed, placer=placer)
             rec.movable_jobs, rec.movable_jobs_bound, rec.movable_gpus, rec.movable_status = mb.jobs, mb.jobs_bound, mb.gpus, mb.status
         self.records.append(rec)
         return rec
 
     def solve(self, now: float, nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int], greedy: dict[int, list[str]],
-              tried: set[int] | None = None) -> EpochRecord:
+              tried: set[int] | None = None, placer=None) -> EpochRecord:
         """``greedy``: job index -> nodes, the jobs of ``pending`` greedy placed at ``now``;
         ``tried``: the jobs greedy attempted at ``now`` (None: all of ``pending``)."""
         index = len(self.records)
@@ -556,16 +559,13 @@ class Shadow:
         if sharing(jobs):
             # the timed run's placer (the owner of ``nodes``): its running pods keep their devices
             # through greedy's round (no preemption on a sharing trace), so they are read now
-            from gangplan.replay.engine import placer_of
-
-            placer = placer_of(nodes)
             if placer is None:
                 raise ValueError("shadow on a GPU-sharing trace: no live placer owns these nodes (the devices of running pods are unknown)")
             devices = {k: placer.devices_of_job(f"j{k}") for k in running if jobs[k].gpu}
         es = solve_epoch(now, index, nodes, jobs, running, pending, greedy, time_limit=self.time_limit, seed=self.seed, tried=tried,
-                         export=self.export_path(index), devices=devices)
+                         export=self.export_path(index), devices=devices, placer=placer)
         self.last_result = (es.cluster, es.result)
-        return self.record(es.record, nodes, jobs, running, pending, es.placements)
+        return self.record(es.record, nodes, jobs, running, pending, es.placements, placer=placer)
 
 
 __all__ = [

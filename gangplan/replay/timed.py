@@ -341,7 +341,8 @@ def run_timed(
                 for k in [k for k, (_, seen) in pool.items() if seen < placements and k not in waiting_ready and records[k].job.gang > 1]:
                     move(k, now)
         if pre is not None:
-            shadow.solve(now, placer.cluster.nodes, jobs, pre[0], pre[1], {k: placer.nodes_of(f"j{k}") for k in placed_now}, tried=tried_now)
+            shadow.solve(now, placer.cluster.nodes, jobs, pre[0], pre[1], {k: placer.nodes_of(f"j{k}") for k in placed_now}, tried=tried_now,
+                         placer=placer)
         state = (placer.allocated_gpus, len(pending_set))
         if state != last:
             run.changes.append((now, *state))
@@ -386,7 +387,7 @@ def preempt(placer: Placer, jobs: list[ReplayJob], running: set[int], k: int, no
 
     t = time.perf_counter()
     base = placer.cluster
-    objects = epoch_objects(base.nodes, jobs, {j: placer.nodes_of(f"j{j}") for j in running}, [k])
+    objects = epoch_objects(base.nodes, jobs, {j: placer.nodes_of(f"j{j}") for j in running}, [k], placer=placer)
     loaded = load_objects(objects, f"<preemption of {jobs[k].name} at t={now:g} s>", kube_version=base.kube_version)
     cluster = Cluster(nodes=loaded.nodes, pods=loaded.pods, pod_groups=loaded.pod_groups, composite_pod_groups=loaded.composite_pod_groups,
                       workloads=loaded.workloads, pdbs=loaded.pdbs, namespaces=loaded.namespaces, topologies=base.topologies,

@@ -14,7 +14,6 @@ eligibility step works on whole node vectors instead of pod x node Python loops.
 from __future__ import annotations
 
 import json
-import weakref
 from collections import defaultdict
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -22,6 +21,7 @@ from functools import cached_property
 import numpy as np
 
 from gangplan.dra.capacity import capacity_view
+from gangplan.models.base import Beside
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import PODS, Pod
 from gangplan.solver.exact.victims import EvictUnit, evictable_units, eviction_room
@@ -126,11 +126,11 @@ class Instance:
         """The snapshot's topology tree (levels from the Kueue Topology or well-known labels),
         built once per Cluster object (a diff builds the model once per probe; the tree is only
         read)."""
-        hit = _TREES.get(id(self.cluster))
-        if hit is not None and hit[0]() is self.cluster:
-            return hit[1]
+        held = self.cluster._topology_tree  # (owner, tree) beside the snapshot: it dies with it
+        if held is not None and held.value[0] is self.cluster:
+            return held.value[1]
         tree = TopologyTree.from_cluster(self.cluster)
-        _TREES[id(self.cluster)] = (weakref.ref(self.cluster, lambda _ref, key=id(self.cluster): _TREES.pop(key, None)), tree)
+        self.cluster._topology_tree = Beside((self.cluster, tree))
         return tree
 
     def level_ids(self, key: str) -> tuple[np.ndarray, int]:
@@ -153,10 +153,6 @@ class Instance:
                     ids[i] = names.setdefault(n.labels[key], len(names))
             cache[key] = (ids, list(names))
         return cache[key]
-
-
-_TREES: dict[int, tuple[weakref.ref, TopologyTree]] = {}
-"""id(Cluster) -> (a weak reference to it, its topology tree): see :attr:`Instance.tree`."""
 
 
 def pod_signature(p: Pod) -> str:
