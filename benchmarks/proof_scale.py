@@ -44,9 +44,9 @@ from typing import Any
 from results_csv import write_csv  # benchmarks/results_csv.py
 
 from gangplan.bench.generators.builders import to_cluster
+from gangplan.models.base import without_time
 
 OUT = Path(__file__).resolve().parent / "results" / "proof_scale.csv"
-TIME_KEYS = ("seconds", "timing", "wallSeconds")
 
 
 def build(case: str):
@@ -87,14 +87,6 @@ def het_size(seed: int) -> tuple[int, int]:
     return 250 + (seed * 37) % 151, 100 + (seed * 13) % 51
 
 
-def stripped(doc: Any) -> Any:
-    if isinstance(doc, dict):
-        return {k: stripped(v) for k, v in doc.items() if k not in TIME_KEYS and not k.endswith("Seconds")}
-    if isinstance(doc, list):
-        return [stripped(v) for v in doc]
-    return doc
-
-
 def run_showcase(time_limit: float, rnd: int) -> dict[str, Any]:
     """The showcase suite as ``diff --suite`` runs it: the rows' JSON hashed together."""
     from gangplan.solver.suite import run_suite, suite_exit_code
@@ -104,7 +96,7 @@ def run_showcase(time_limit: float, rnd: int) -> dict[str, Any]:
     rows = run_suite(Path(__file__).resolve().parent.parent / "scenarios" / "showcase", time_limit=time_limit)
     secs = time.perf_counter() - t0
     docs = [{"scenario": r.scenario, "failures": r.failures, "diff": r.diff.to_dict(trace="summary") if r.diff else None} for r in rows]
-    digest = hashlib.sha1(json.dumps(stripped(docs), sort_keys=True).encode()).hexdigest()[:12]
+    digest = hashlib.sha1(json.dumps(without_time(docs), sort_keys=True).encode()).hexdigest()[:12]
     unproven = sum(1 for r in rows if r.unproven)
     return {"case": "showcase", "round": rnd, "nodes": "", "pending": "", "classification": f"exit {suite_exit_code(rows)}",
             "exact_status": "", "admission": f"{unproven} unproven", "greedy_top": "", "exact_top": "", "diff_s": round(secs, 2),
@@ -122,7 +114,7 @@ def run_case(case: str, time_limit: float, rnd: int, explain: bool = True) -> di
     d = diff_snapshot(cluster, snapshot=case, time_limit=time_limit, explain=explain)
     secs = time.perf_counter() - t0
     doc = d.to_dict(trace="summary")
-    digest = hashlib.sha1(json.dumps(stripped(doc), sort_keys=True).encode()).hexdigest()[:12]
+    digest = hashlib.sha1(json.dumps(without_time(doc), sort_keys=True).encode()).hexdigest()[:12]
     admission = [t for t in d.proof.tiers if t.compared and t.tier.startswith("admitted[")]
     open_adm = [t for t in admission if not t.proven]
     timing = d.optimal.exact_trace.timing if d.optimal.exact_trace else None

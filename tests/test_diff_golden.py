@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from gangplan.bench.suites import load_suite  # noqa: E402
 from gangplan.io.loader import load_snapshot  # noqa: E402
+from gangplan.models.base import without_time  # noqa: E402
 from gangplan.models.cluster import Cluster  # noqa: E402
 from gangplan.solver.diff import diff_snapshot  # noqa: E402
 from gangplan.solver.validate import validate  # noqa: E402
@@ -44,7 +45,6 @@ from tests.golden_compare import dump, first_difference  # noqa: E402
 
 TIME_LIMIT = 20.0
 PROBE_TIME_LIMIT = 10.0
-TIME_KEYS = {"seconds", "timing", "budget"}
 
 SCENARIOS = sorted(p for p in (ROOT / "scenarios" / "showcase").iterdir() if p.suffix in (".yaml", ".yml", ".json") or p.is_dir())
 SCENARIOS += sorted(p for d in sorted((ROOT / "scenarios").glob("upstream*")) for p in d.iterdir() if p.suffix in (".yaml", ".yml", ".json") or p.is_dir())
@@ -54,11 +54,7 @@ BENCH_FAST = {"mixed", "mixed-constraints", "scheduler-perf"}
 
 
 def strip_time(doc: Any) -> Any:
-    if isinstance(doc, dict):
-        return {k: strip_time(v) for k, v in doc.items() if k not in TIME_KEYS and not k.endswith("Seconds")}
-    if isinstance(doc, list):
-        return [strip_time(v) for v in doc]
-    return doc
+    return without_time(doc)
 
 
 def diff_doc(cluster: Cluster, snapshot: str) -> dict[str, Any]:

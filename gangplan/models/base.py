@@ -44,4 +44,18 @@ def beside(holder: Beside | None) -> Any:
     return holder.value if holder is not None else None
 
 
-__all__ = ["Beside", "Document", "beside"]
+TIME_KEYS = frozenset({"seconds", "timing", "budget"})
+"""Keys of the printed documents that hold time (with every key ending in ``Seconds``)."""
+
+
+def without_time(doc: Any) -> Any:
+    """A JSON document without what is time (:data:`TIME_KEYS` and every ``...Seconds`` key, at
+    any depth): what must be byte-identical between two runs of the same input and options."""
+    if isinstance(doc, dict):
+        return {k: without_time(v) for k, v in doc.items() if k not in TIME_KEYS and not k.endswith("Seconds")}
+    if isinstance(doc, list):
+        return [without_time(v) for v in doc]
+    return doc
+
+
+__all__ = ["TIME_KEYS", "Beside", "Document", "beside", "without_time"]
