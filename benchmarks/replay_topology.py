@@ -6,7 +6,7 @@ GPUs, 7,423 jobs) on its nodes split into racks of ``--rack-size`` nodes (label 
 gang of more than one worker requires one rack (``required_topology_key=rack``), so each of its
 attempts generates one placement per rack, evaluates every one that may hold it and scores the
 feasible ones (:mod:`gangplan.replay.engine`). One run per policy and reuse setting
-(``Placer.reuse_evaluations``): wall time, placement attempts of keyed gangs, evaluations
+(``GreedySession.reuse_evaluations``): wall time, placement attempts of keyed gangs, evaluations
 reused, mean and p99 queueing delay. With ``first`` ties (the paper policies) reuse must not
 change any record; under ``default`` (random ties, drawn from the seed) it changes which draws
 are made, so its numbers may move within the spread over seeds.
@@ -28,10 +28,10 @@ from pathlib import Path
 from results_csv import write_csv  # benchmarks/results_csv.py
 
 from gangplan.models.cluster import Cluster
-from gangplan.replay.engine import Placer
 from gangplan.replay.policies import typical_pods
 from gangplan.replay.run import load_inputs, trace_shapes
 from gangplan.replay.timed import run_timed
+from gangplan.solver.greedy import GreedySession
 
 ROOT = Path(__file__).resolve().parent.parent
 PHILLY = Path(os.environ.get("GANGPLAN_DATA_DIR") or ROOT / "tests" / "data" / "traces") / "philly-pollux"
@@ -70,26 +70,27 @@ def main() -> None:
     for policy in a.policy.split(","):
         records = {}
         for reuse in (False, True):
-            Placer.reuse_evaluations = reuse
+            GreedySession.reuse_evaluations = reuse
             attempts = {"n": 0, "reused": 0}
-            real = Placer._place_by_placements
+            real = GreedySession.place_group
 
-            def counting(self, job, pods, instance, real=real, attempts=attempts):
-                attempts["n"] += 1
+            def counting(self, group, pods, real=real, attempts=attempts, **kw):
+                keyed = bool(group.topology_key)
                 before = self.reused
                 try:
-                    return real(self, job, pods, instance)
+                    return real(self, group, pods, **kw)
                 finally:
+                    attempts["n"] += keyed
                     attempts["reused"] += self.reused - before
 
-            Placer._place_by_placements = counting
+            GreedySession.place_group = counting
             try:
                 t = time.perf_counter()
                 run = run_timed(base, jobs, policy, a.seed, typical=typical, arrival_scale=a.arrival_scale)
                 wall = time.perf_counter() - t
             finally:
-                Placer._place_by_placements = real
-                Placer.reuse_evaluations = True
+                GreedySession.place_group = real
+                GreedySession.reuse_evaluations = True
             delays = sorted(r.start - r.arrival for r in run.records if r.start is not None)
             mean = sum(delays) / len(delays)
             p99 = delays[min(len(delays) - 1, int(0.99 * len(delays)))]

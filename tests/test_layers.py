@@ -97,3 +97,22 @@ def test_no_table_keyed_by_id():
     found = [f"{p.relative_to(ROOT)}:{i}" for p in sorted(PACKAGE.rglob("*.py")) for i, line in enumerate(p.read_text().splitlines(), 1)
              if re.search(r"\b_[A-Z][A-Z_]*(\[|\.get\(|\.pop\()id\(", line)]
     assert found == []
+
+
+def _greedy_modules() -> set[str]:
+    greedy = PACKAGE / "solver" / "greedy"
+    return {_module_name(p) for p in greedy.rglob("*.py")} - {"gangplan.solver.greedy"}
+
+
+def test_only_the_greedy_package_imports_its_modules():
+    """Issue 38: replay drove the greedy engine from the inside (ten internals, its own gang loop,
+    the global registry changed at run time). Outside ``gangplan/solver/greedy`` a module imports
+    the package's public names (``from gangplan.solver.greedy import GreedySession``), never one
+    of its modules; replay is a client of :class:`GreedySession` like any other."""
+    inner = _greedy_modules()
+    assert "gangplan.solver.greedy.session" in inner and "gangplan.solver.greedy.schedule_one" in inner
+    found = sorted({(_module_name(p), m) for p in PACKAGE.rglob("*.py") if not p.is_relative_to(PACKAGE / "solver" / "greedy")
+                    for m in _imports(p) if m in inner})
+    assert found == []
+    replay = {m for p in (PACKAGE / "replay").rglob("*.py") for m in _imports(p) if m.startswith("gangplan.solver.greedy")}
+    assert "gangplan.solver.greedy" in replay

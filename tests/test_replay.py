@@ -22,14 +22,15 @@ from gangplan.models.replay import ReplaySummary
 from gangplan.models.well_known import GPU, GPU_PRODUCT
 from gangplan.replay import replay, write_outputs
 from gangplan.replay.fill import discrete, run_fill
-from gangplan.replay.gpushare import request_annotations
+from gangplan.replay.engine import Placer
+from gangplan.replay.gpushare import GPU_SHARE, request_annotations
 from gangplan.replay.policies import (
     BEST_FIT,
     FGD,
     PACKING,
     RANDOM,
     TypicalPod,
-    registered,
+    REPLAY_REGISTRY,
     typical_pods,
 )
 from gangplan.replay.run import trace_shapes
@@ -134,20 +135,23 @@ def test_fill_output_is_deterministic_and_matches_the_schema(small_openb, tmp_pa
 
 
 # ---- the FGD paper's scorers ------------------------------------------------------------------
-def test_the_paper_scorers_are_registered_while_a_replay_builds_its_profiles_only():
-    assert BEST_FIT not in REGISTRY and FGD not in REGISTRY
-    with registered():
-        assert REGISTRY[BEST_FIT].name == BEST_FIT and REGISTRY[FGD].name == FGD
-    assert BEST_FIT not in REGISTRY
+def test_the_paper_scorers_are_in_the_replay_registry_and_the_in_tree_one_never_changes():
+    """Issue 38: the registry is a parameter of the profile (NewFramework(registry, profile)),
+    never a global changed at run time."""
+    before = dict(REGISTRY)
+    assert BEST_FIT not in REGISTRY and FGD not in REGISTRY and GPU_SHARE not in REGISTRY
+    assert REPLAY_REGISTRY[BEST_FIT].name == BEST_FIT and REPLAY_REGISTRY[FGD].name == FGD
+    assert {n: c for n, c in REPLAY_REGISTRY.items() if n in REGISTRY} == REGISTRY
+    nodes = [make_node(f"n{i}", cpu=64000, memory=2**38, extra={GPU: 4}) for i in range(2)]
+    placer = Placer(make_cluster(nodes), "fgd", seed=0, typical=[])
+    assert [pl.name for pl, _ in placer.session.profile.scorers] == [FGD]
+    assert GPU_SHARE in [pl.name for pl in placer.session.profile.filters]
+    assert [pl.name for pl in placer.session.profile.reservers] == [GPU_SHARE]
+    assert dict(REGISTRY) == before
+    # the in-tree registry cannot build the paper's profile: the names are left out
+    from gangplan.solver.greedy.profile import build_profile
 
-
-@pytest.fixture(autouse=True)
-def _paper_plugins(request):
-    if "registered_while" in request.node.name:
-        yield
-        return
-    with registered():
-        yield
+    assert [pl.name for pl, _ in build_profile(placer.cluster).scorers] == []
 
 
 def gpu_pod(name: str, count: int, milli: int = 1000, **kw):
@@ -158,7 +162,7 @@ def gpu_pod(name: str, count: int, milli: int = 1000, **kw):
 def test_bestfit_prefers_the_tightest_node():
     nodes = [make_node(f"n{i}", cpu=64000, memory=2**38, extra={GPU: g}) for i, g in enumerate((8, 2, 4))]
     c = make_cluster(nodes, profile=SchedulerProfile(score_weights={BEST_FIT: 1}))
-    got = score_with(BEST_FIT, c, gpu_pod("p", 2, requests={"cpu": 4000}))
+    got = score_with(BEST_FIT, c, gpu_pod("p", 2, requests={"cpu": 4000}), registry=REPLAY_REGISTRY)
     assert got["n1"] == 100 and got["n0"] == 0 and 0 < got["n2"] < 100
 
 
@@ -167,11 +171,11 @@ def test_fgd_keeps_the_hole_the_typical_pods_need():
     fragment), on a 4-GPU node it breaks the only hole (all of the node's GPUs become fragment)."""
     nodes = [make_node("five", cpu=64000, memory=2**38, extra={GPU: 5}, labels={GPU_PRODUCT: "V100"}), make_node("four", cpu=64000, memory=2**38, extra={GPU: 4}, labels={GPU_PRODUCT: "V100"})]
     c = make_cluster(nodes, profile=SchedulerProfile(score_weights={FGD: 1}))
-    REGISTRY[FGD].typical = [TypicalPod(1000, 4, 1000, (), 1.0)]
+    REPLAY_REGISTRY[FGD].typical = [TypicalPod(1000, 4, 1000, (), 1.0)]
     try:
-        got = score_with(FGD, c, gpu_pod("p", 1, requests={"cpu": 1000}))
+        got = score_with(FGD, c, gpu_pod("p", 1, requests={"cpu": 1000}), registry=REPLAY_REGISTRY)
     finally:
-        REGISTRY[FGD].typical = []
+        REPLAY_REGISTRY[FGD].typical = []
     # five: F goes 0 -> 0 (score sigmoid(0) = 50); four: F goes 0 -> 3000 milli (sigmoid(-3))
     assert got == {"five": 50, "four": int(100 / (1 + np.exp(3)))}
 
@@ -293,9 +297,9 @@ def test_packing_prefers_used_nodes_and_random_picks_one_node():
     nodes = [make_node(f"n{i}", cpu=64000, memory=2**38, extra={GPU: 8}) for i in range(3)]
     used = make_pod("used", requests={"cpu": 1000, GPU: 4}, node="n1")  # a bound pod holds devices 0-3
     c = make_cluster(nodes, [used])
-    got = score_with(PACKING, c, gpu_pod("p", 2, requests={"cpu": 1000}))
+    got = score_with(PACKING, c, gpu_pod("p", 2, requests={"cpu": 1000}), registry=REPLAY_REGISTRY)
     assert got == {"n0": 25, "n1": 48, "n2": 25}  # free node: max(33 - 8, 8); used node: max(50 - 2, 33)
-    got = score_with(RANDOM, c, make_pod("p", requests={"cpu": 1000}))
+    got = score_with(RANDOM, c, make_pod("p", requests={"cpu": 1000}), registry=REPLAY_REGISTRY)
     assert sorted(got.values()) == [0, 0, 100]
 
 

@@ -17,7 +17,7 @@ from gangplan.models.well_known import GPU, GPU_PRODUCT
 from gangplan.replay.bound import arrived_prefix, packing_bound
 from gangplan.replay.engine import Placer
 from gangplan.replay.fill import capacity_milli, discrete, fill_order
-from gangplan.replay.policies import registered, typical_pods
+from gangplan.replay.policies import typical_pods
 from gangplan.replay.run import trace_shapes
 from gangplan.replay.traces import MIB, ReplayJob
 from gangplan.solver.greedy.testing import make_node
@@ -172,16 +172,15 @@ def test_no_policy_goes_below_the_bound_on_a_seeded_fill(policy):
     base = Cluster(nodes=(*(node(f"g{i}", 8, cpu=64000, mem_gi=256) for i in range(3)), *(node(f"t{i}", 2, cpu=24000, mem_gi=96) for i in range(3))))
     jobs = small_trace(60, 5)
     cap = capacity_milli(base)
-    with registered():
-        order, nodes = fill_order(base, jobs, 11)
-        placer = Placer(base, policy, seed=11, typical=typical_pods(trace_shapes(jobs)), node_order=nodes)
-        arrived, used, total = [0], [placer.allocated_milli], 0
-        for k, j in enumerate(order):
-            total += j.gpu_milli_total
-            placer.place(j, f"j{k}")
-            arrived.append(total)
-            used.append(placer.allocated_milli)
-        validate_placer(placer)
+    order, nodes = fill_order(base, jobs, 11)
+    placer = Placer(base, policy, seed=11, typical=typical_pods(trace_shapes(jobs)), node_order=nodes)
+    arrived, used, total = [0], [placer.allocated_milli], 0
+    for k, j in enumerate(order):
+        total += j.gpu_milli_total
+        placer.place(j, f"j{k}")
+        arrived.append(total)
+        used.append(placer.allocated_milli)
+    validate_placer(placer)
     curve = discrete(arrived, used, cap)
     pool: dict = {}
     prev = None

@@ -33,25 +33,18 @@ from gangplan.replay.policies import (
     FGD,
     PACKING,
     TypicalPod,
-    registered,
+    REPLAY_REGISTRY,
     typical_pods,
 )
 from gangplan.replay.run import trace_shapes
 from gangplan.replay.traces import ReplayJob, read_nodes, read_trace
 from gangplan.solver.greedy.framework import CycleState
-from gangplan.solver.greedy.plugins import REGISTRY
 from gangplan.solver.greedy.snapshot import NodeTable
 from gangplan.solver.greedy.testing import make_cluster, make_node, make_pod
 from gangplan.solver.validate import validate
 
 runner = CliRunner()
 GI = 2**30
-
-
-@pytest.fixture(autouse=True)
-def _paper_plugins():
-    with registered():
-        yield
 
 
 def gpu_pod(name: str, count: int = 0, milli: int = 1000, cpu: int = 1000, node: str | None = None):
@@ -171,7 +164,7 @@ def test_fgd_fill_gives_a_share_the_device_that_keeps_the_typical_pod():
 
 # ---- the scorers on per-device state ---------------------------------------------------------
 def score(name: str, snap: NodeTable, pod, typical=None) -> list[int]:
-    pl = REGISTRY[name](snap.cluster, SchedulerProfile())
+    pl = REPLAY_REGISTRY[name](snap.cluster, SchedulerProfile())
     if typical is not None:
         pl.typical = typical
     return pl.score(CycleState(), pod, snap, np.arange(snap.n)).tolist()
@@ -183,7 +176,7 @@ def test_fgd_counts_the_devices_a_typical_pod_cannot_use():
     pod, half each; node a = [1000, 300]."""
     snap = table([gpu_node("a", 2)], [(gpu_pod("x", 1, 700), "a", (1,))])  # [1000, 300]
     typ = [TypicalPod(100, 1, 500, (), 0.5), TypicalPod(100, 0, 0, (), 0.5)]
-    pl = REGISTRY[FGD](snap.cluster, SchedulerProfile())
+    pl = REPLAY_REGISTRY[FGD](snap.cluster, SchedulerProfile())
     pl.typical = typ
     dev = devices_of(snap)
     # F = 0.5 * (milli of devices below 500) + 0.5 * (all idle milli) = 0.5 * 300 + 0.5 * 1300

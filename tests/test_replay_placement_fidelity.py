@@ -24,7 +24,7 @@ from gangplan.replay.policies import Policy, builtin_policy
 from gangplan.replay.shadow import NAMESPACE, epoch_objects, job_key
 from gangplan.replay.timed import engine_profile
 from gangplan.replay.traces import ReplayJob
-from gangplan.solver.greedy import solve_greedy
+from gangplan.solver.greedy import GreedySession, solve_greedy
 from gangplan.solver.greedy.testing import make_cluster, make_node
 from gangplan.solver.validate import validate
 
@@ -153,7 +153,7 @@ def test_equal_racks_are_drawn_from_the_seed_as_often_as_the_engine_draws_them()
 
 @pytest.mark.parametrize("policy", ["default-first", "fgd", "bestfit"])
 def test_reusing_unchanged_placement_evaluations_changes_nothing(monkeypatch, policy):
-    """A placement's evaluation is reused while its nodes are unchanged (Placer._evaluate_or_reuse).
+    """A placement's evaluation is reused while its nodes are unchanged (GreedySession._evaluate_or_reuse).
     With ``first`` ties that is exact: 400 random arrivals and departures of rack gangs and
     single pods give the same nodes, devices and scan starts with and without reuse."""
     rng = random.Random(7)
@@ -173,7 +173,7 @@ def test_reusing_unchanged_placement_evaluations_changes_nothing(monkeypatch, po
         live.append(f"j{j}")
 
     def run(reuse: bool):
-        monkeypatch.setattr(Placer, "reuse_evaluations", reuse)
+        monkeypatch.setattr(GreedySession, "reuse_evaluations", reuse)
         default = builtin_policy("default")
         pol = Policy("default-first", default.profile, default.selection, "first") if policy == "default-first" else builtin_policy(policy)
         placer = Placer(base, pol, seed=3, typical=[])

@@ -18,7 +18,7 @@ import os
 import re
 import sys
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -382,7 +382,9 @@ _PARSERS: dict[str, tuple[Any, str, str]] = {
 
 
 class _Builder:
-    def __init__(self) -> None:
+    def __init__(self, plugins: Mapping[str, Iterable[str]] | None = None) -> None:
+        self.plugins = plugins
+        """The plugins the run will have, name -> extension points (None: the in-tree ones)."""
         self.nodes: dict[str, Any] = {}
         self.pods: dict[str, tuple[Any, dict, Ctx]] = {}
         self.pod_groups: dict[str, PodGroup] = {}
@@ -529,7 +531,7 @@ class _Builder:
                 raise SnapshotError(file, f"duplicate object (first defined in {self.profile.source})", obj="KubeSchedulerConfiguration")
             self.profile = parse_scheduler_config(Ctx(file, "KubeSchedulerConfiguration"), raw)
             # Named here so that no plugin is dropped unnamed (gangplan.models.plugins: what the engines run).
-            for where, plugin in unmodelled_plugins(self.profile):
+            for where, plugin in unmodelled_plugins(self.profile, self.plugins):
                 self.note("KubeSchedulerConfiguration", f"profiles[0].plugins.{where}", "plugin not implemented by gangplan at this extension point: ignored (both engines run without it)", plugin)
 
     # -- resolution ---------------------------------------------------------------------------
@@ -617,16 +619,20 @@ def _pdb_with_status(pdb: PodDisruptionBudget, pods: list[Pod]) -> PodDisruption
     return pdb.model_copy(update={"disruptions_allowed": max(0, healthy - desired)})
 
 
-def load_snapshot(path: str | os.PathLike, *, kube_version: KubeVersion | str | None = None, require_nodes: bool = False) -> Cluster:
+def load_snapshot(path: str | os.PathLike, *, kube_version: KubeVersion | str | None = None, require_nodes: bool = False,
+                  plugins: Mapping[str, Iterable[str]] | None = None) -> Cluster:
     """Load a snapshot file or directory. Raises :class:`SnapshotError` on bad input.
     ``kube_version``: the kube-scheduler version the engines reproduce (default: the newest).
     A snapshot without any object is bad input; one without a Node is too with ``require_nodes``
-    (off by default: public API examples without nodes and scheduler-configuration files load)."""
-    return load_with_expansion(path, kube_version=kube_version, require_nodes=require_nodes)[0]
+    (off by default: public API examples without nodes and scheduler-configuration files load).
+    ``plugins``: the scheduler plugins the run will have, name -> extension points (a plugin
+    registry's ``points()``; default: the in-tree ones): a configured plugin outside them is
+    named in a warning."""
+    return load_with_expansion(path, kube_version=kube_version, require_nodes=require_nodes, plugins=plugins)[0]
 
 
 def load_with_expansion(path: str | os.PathLike, *, kube_version: KubeVersion | str | None = None,
-                        require_nodes: bool = False) -> tuple[Cluster, list[dict]]:
+                        require_nodes: bool = False, plugins: Mapping[str, Iterable[str]] | None = None) -> tuple[Cluster, list[dict]]:
     """Load a snapshot, and the objects gangplan synthesized from its Jobs, JobSets and
     LeaderWorkerSets (:mod:`gangplan.io.expand`; what ``gangplan expand`` prints).
 
@@ -636,7 +642,7 @@ def load_with_expansion(path: str | os.PathLike, *, kube_version: KubeVersion | 
     ``benchmarks/huge_clusters.py``: ``json.loads`` alone 4.6 s with the collector on, 1.7 s
     paused; the whole load 11.2-11.8 s CPU on, 5.6-6.0 s paused)."""
     with gc_paused():
-        b = _Builder()
+        b = _Builder(plugins)
         files = snapshot_files(path)
         b.file_notes.extend(skipped_files(path))
         count = 0

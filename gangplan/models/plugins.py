@@ -16,7 +16,7 @@ test_rules_layer.py`` keeps the two equal); a plugin added with
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from gangplan.models.objects import PLACEMENT_PLUGIN_ALIASES, SchedulerProfile
 
@@ -29,6 +29,7 @@ PLACEMENT_GENERATE = "PlacementGenerate"
 PLACEMENT_SCORE = "PlacementScore"
 NORMALIZE_PLACEMENT_SCORE = "NormalizePlacementScore"
 PLACEMENT_FEASIBLE = "PlacementFeasible"
+RESERVE = "Reserve"
 DEFAULT_PREEMPTION = "DefaultPreemption"
 """The one PostFilter plugin gangplan models (``--preemption``)."""
 
@@ -70,17 +71,19 @@ def placement_weights(weights: dict[str, int]) -> dict[str, int]:
     return out
 
 
-def unmodelled_plugins(cfg: SchedulerProfile) -> list[tuple[str, str]]:
+def unmodelled_plugins(cfg: SchedulerProfile, known: Mapping[str, Iterable[str]] | None = None) -> list[tuple[str, str]]:
     """(plugin set, name) of every plugin the configuration enables that gangplan cannot run
     there: no modelled plugin of that name, or one without that extension point. The greedy
-    profile leaves them out; the loader names them in a warning."""
+    profile leaves them out; the loader names them in a warning. ``known``: the plugins of the
+    registry the run will use, name -> points (default :data:`MODELLED`: the in-tree ones)."""
+    modelled = MODELLED if known is None else known
     sets = [
         ("filter", FILTER, list(cfg.filter_plugins)),
         ("score", SCORE, [n for n, w in cfg.score_weights.items() if w > 0]),
         ("placementScore", PLACEMENT_SCORE, [n for n, w in placement_weights(cfg.placement_weights).items() if w > 0]),
         ("placementGenerate", PLACEMENT_GENERATE, [PLACEMENT_PLUGIN_ALIASES.get(n, n) for n in cfg.placement_generate_plugins]),
     ]
-    out = [(where, n) for where, point, listed in sets for n in listed if point not in MODELLED.get(n, ())]
+    out = [(where, n) for where, point, listed in sets for n in listed if point not in modelled.get(n, ())]
     out += [("postFilter", n) for n in cfg.post_filter_plugins if n != DEFAULT_PREEMPTION]
     return out
 

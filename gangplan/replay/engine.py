@@ -1,38 +1,25 @@
-"""One policy's scheduler on a mutable node table: the greedy engine's per-pod cycle
-(:class:`~gangplan.solver.greedy.schedule_one.PodScheduler`, the profile's own Filter / Score
-plugins) run against one :class:`~gangplan.solver.greedy.snapshot.NodeTable` that the replay
-mutates (assume on placement, forget on completion), so no cycle rebuilds anything.
+"""One policy's scheduler over the replay's cluster: a client of the greedy engine's session
+(:class:`gangplan.solver.greedy.GreedySession`), which holds the node table the replay changes
+(assume on placement, forget on completion) so no cycle rebuilds anything.
 
-GPUs are devices shared by milli (:mod:`gangplan.replay.gpushare`): after a pod's cycle chose its
-node, the placer gives it devices by the policy's selection method
-(:attr:`gangplan.replay.policies.Policy.selection`: the simulator's Reserve of ``Open-Gpu-Share``),
-and takes them back when the pod leaves.
+The session is built from the replay's registry (:data:`gangplan.replay.policies.REPLAY_REGISTRY`:
+the in-tree plugins and the paper's), so a policy's profile may name the paper's scorers and the
+GPU-share filter. GPUs are devices shared by milli (:mod:`gangplan.replay.gpushare`): the
+GPU-share plugin's Reserve gives a placed pod its devices by the policy's selection method
+(:attr:`gangplan.replay.policies.Policy.selection`: the simulator's Reserve of
+``Open-Gpu-Share``), and its Unreserve takes them back when the pod leaves.
 
-A gang is placed all-or-nothing like the pod-group cycle: its workers go through the per-pod
-cycle one after the other, each assumed before the next; if one fails, the ones placed are
-forgotten and the gang fails.
+A job is one gang: :meth:`GreedySession.place_group` runs the pod-group cycle (all or nothing;
+the KEP-5732 placement algorithm for a job with a ``required_topology_key``, as the session
+documents). The placer adds its necessary test (:meth:`Placer._may_fit`: device slots and cpu
+per node), so a placement that cannot hold the gang is not evaluated, and the gang's shape as
+the key under which the session reuses placement evaluations.
 
-A gang with a required topology key goes through the workload cycle's placement algorithm
-(KEP-5732; ``podGroupSchedulingPlacementAlgorithm`` / ``findBestPlacement`` of
-``pkg/scheduler/schedule_one_podgroup.go``, as :mod:`gangplan.solver.greedy.placement_cycle`
-reproduces it), with the same rules, not a copy of them: the profile's PlacementGenerate
-plugins generate the placements (:func:`~gangplan.solver.greedy.placement.run_placement_generate`:
-TopologyPlacementGenerator, one per value of the key, in the order the value first appears
-among the nodes); every placement is evaluated (the workers' cycles restricted to its nodes,
-then reverted); one feasible placement is taken unscored; several are scored by the profile's
-PlacementScore plugins (:func:`~gangplan.solver.greedy.placement.run_placement_score`:
-PlacementBinPacking + PodGroupPodsCount by default) and the highest total wins, ties by the
-policy's tie break (:func:`~gangplan.solver.greedy.placement.best_placement`); the chosen
-placement's proposals are assumed again as they were evaluated (the same nodes and devices).
-A profile without a PlacementGenerate plugin ignores the key, as kube-scheduler does.
-
-Departures, each only in which of equal-score nodes later pods get: a placement that the
-placer's necessary test (:meth:`Placer._may_fit`) rules out is not evaluated (upstream
-evaluates it: its failing cycles move ``nextStartNodeIndex``, which matters only with node
-sampling, placements of more than 100 nodes, and may draw random tie-breaks for the workers
-that fit before one fails); the nominated-placement fast path (NNN) does not apply (a replay
-job carries no nominated node). kube-scheduler has no preferred topology for a pod group:
-``preferred_topology_key`` is not read by the greedy policies (the run says so in its caveats).
+Departures from upstream, each only in which of equal-score nodes later pods get: the placements
+the necessary test rules out (the session's docstring); the nominated-placement fast path (NNN)
+does not apply (a replay job carries no nominated node). kube-scheduler has no preferred topology
+for a pod group: ``preferred_topology_key`` is not read by the greedy policies (the run says so
+in its caveats).
 """
 
 from __future__ import annotations
@@ -42,41 +29,24 @@ import random
 import numpy as np
 
 from gangplan.models.cluster import Cluster
-from gangplan.models.groups import EntityKind, GroupNode
 from gangplan.models.objects import CPU, Pod, PodGroup
-from gangplan.replay.gpushare import MILLI, GpuRequest, devices_of, request_of
+from gangplan.replay.gpushare import MILLI, GPU_SHARE, GpuRequest, GpuShareFilter, devices_of
 from gangplan.replay.policies import (
     FGD,
     RANDOM,
+    REPLAY_REGISTRY,
     FGDScore,
     Policy,
     RandomScore,
     TypicalPod,
     builtin_policy,
-    registered,
 )
 from gangplan.replay.traces import ReplayJob, worker_pod
-from gangplan.solver.greedy.framework import Placement, PodGroupInfo
-from gangplan.solver.greedy.placement import (
-    best_placement,
-    run_placement_generate,
-    run_placement_score,
-)
-from gangplan.solver.greedy.profile import build_profile
-from gangplan.solver.greedy.schedule_one import PodScheduler, num_feasible_nodes_to_find
-from gangplan.solver.greedy.snapshot import NodeTable
-
-MAX_REUSED = 50_000
-"""At most this many remembered placement evaluations per placer (then they are forgotten)."""
-
+from gangplan.solver.greedy import GreedySession
 
 class Placer:
     """``node_order``: node positions of ``base`` in the order the cluster is built (ties of
     the paper policies go to the first: see :data:`gangplan.replay.policies.TIE_BREAK`)."""
-
-    reuse_evaluations = True
-    """Reuse a placement's evaluation while its nodes are unchanged (:meth:`_evaluate_or_reuse`;
-    tests turn it off to check that it changes nothing)."""
 
     def __init__(self, base: Cluster, policy: str | Policy, *, seed: int, typical: list[TypicalPod], node_order: list[int] | None = None) -> None:
         pol = builtin_policy(policy) if isinstance(policy, str) else policy
@@ -84,10 +54,9 @@ class Placer:
         nodes = base.nodes if node_order is None else tuple(base.nodes[k] for k in node_order)
         self.cluster = Cluster(nodes=nodes, pods=base.pods, topologies=base.topologies, priority_classes=base.priority_classes, profile=pol.profile, kube_version=base.kube_version,
                                sources=base.sources)
-        with registered():
-            self.profile = build_profile(self.cluster)
+        self.session = GreedySession(self.cluster, registry=REPLAY_REGISTRY, tie_break=pol.tie_break, seed=seed, top_k=0)
         self.fgd: FGDScore | None = None
-        for pl, _ in self.profile.scorers:
+        for pl, _ in self.session.profile.scorers:
             if pl.name == FGD:
                 assert isinstance(pl, FGDScore)
                 pl.typical = typical
@@ -95,20 +64,21 @@ class Placer:
             if pl.name == RANDOM:
                 assert isinstance(pl, RandomScore)
                 pl.rng = random.Random(f"random-score-{seed}")
-        self.selection = pol.selection
-        self.gpu_rng = random.Random(f"gpu-select-{seed}")
-        self.snap = NodeTable(self.cluster)
+        share = self.session.plugin(GPU_SHARE)
+        if isinstance(share, GpuShareFilter):
+            share.selection, share.rng, share.fgd = pol.selection, random.Random(f"gpu-select-{seed}"), self.fgd
+        self.snap = self.session.nodes
         self.devices = devices_of(self.snap)
-        self.sched = PodScheduler(self.snap, self.profile, tie_break=pol.tie_break, seed=seed, top_k=0)
         self.cpu_col = self.snap.res_index.get(CPU)
         self.capacity_milli = self.devices.capacity_milli
         self.capacity_gpus = self.capacity_milli // MILLI
         self.pods: dict[str, list[Pod]] = {}
-        self._evaluations: dict[tuple, tuple[bytes, list[tuple[int, tuple[int, ...]]] | None, bool]] = {}
-        """(job shape, placement label) -> (the placement's node state, the proposals by
-        worker index or None, whether it scanned): :meth:`_evaluate_or_reuse`."""
-        self.reused = 0
-        """How many placement evaluations were reused."""
+        self.static_failure = False
+
+    @property
+    def reused(self) -> int:
+        """How many placement evaluations the session reused."""
+        return self.session.reused
 
     def devices_of_job(self, instance: str) -> list[tuple[int, ...]]:
         """The device indices each pod of ``instance`` holds on its node (in pod order)."""
@@ -146,155 +116,21 @@ class Placer:
         After a False, :attr:`static_failure` says whether the necessary test (:meth:`_may_fit`,
         on the cluster or on every domain of its required key) failed: then no per-pod cycle ran
         (no random draw) and any state with no more free room fails the same way."""
-        self.static_failure = True
-        if not self._may_fit(job):
-            return False
         pods = [worker_pod(job, k, namespace=instance) for k in range(job.gang)]
-        if not job.required_topology_key or not self.profile.placement_generators:
-            self.static_failure = False
-            return self._place_in(pods, None, instance)
-        return self._place_by_placements(job, pods, instance)
-
-    def _group_info(self, job: ReplayJob, pods: list[Pod], instance: str) -> PodGroupInfo:
-        """The gang as the PodGroup the placement plugins are asked about (what
-        :func:`gangplan.replay.shadow.epoch_objects` writes for it: gang minCount, the required
-        topology key), with its pods; none is scheduled yet."""
-        pg = PodGroup(namespace=instance, name=job.name, policy="gang", min_count=job.gang, priority=job.priority,
-                      topology_key=job.required_topology_key or None)
-        node = GroupNode(key=pg.key, kind=EntityKind.POD_GROUP, obj=pg, parent=None, children=(), root=pg.key, depth=1,
-                         leaves=(pg.key,), members=tuple(pods))
-        return PodGroupInfo(node, node.members, self.snap.node_of)
-
-    def _place_by_placements(self, job: ReplayJob, pods: list[Pod], instance: str) -> bool:
-        """The placement algorithm for a topology-constrained gang (module docstring)."""
-        snap = self.snap
-        info = self._group_info(job, pods, instance)
-        placements, status = run_placement_generate(self.profile.placement_generators, snap, info, Placement("", snap.all_nodes))
-        if placements is None:  # no plugin constrains it: the parent placement, as the cycle does
-            self.static_failure = False
-            return self._place_in(pods, None, instance)
-        if not status.ok:  # no node has the label (or an Error): no state helps
-            return False
-        candidates = [p for p in placements if self._may_fit(job, p.nodes)]
-        self.static_failure = not candidates
-        feasible: list[tuple[Placement, list[tuple[Pod, int, tuple[int, ...]]]]] = []
         shape = (job.cpu_milli, job.memory_mib, job.gpu, job.gpu_milli, job.gpu_models, job.priority, job.gang, job.required_topology_key)
-        for pl in candidates:
-            got = self._evaluate_or_reuse(shape, pods, pl)
-            if got is not None:
-                feasible.append((pl, got))
-        if not feasible:
+        out = self.session.place_group(self.group_of(job, instance), pods, may_fit=lambda nodes: self._may_fit(job, nodes), reuse_key=shape)
+        self.static_failure = out.static_failure
+        if out.placed is None:
             return False
-        at = 0
-        if len(feasible) > 1:
-            scores = run_placement_score(self.profile.placement_scorers, snap, info, [pl for pl, _ in feasible],
-                                         [[(p, i) for p, i, _ in got] for _, got in feasible])
-            at, _ = best_placement([sum(s.values()) for s in scores], self.sched.tie_break, self.sched.rng)
-        chosen = feasible[at][1]
-        for p, i, devs in chosen:  # assumeSubtreeWithRevert: the evaluated proposals again
-            self._assume(p, i, devs)
-        self.pods[instance] = [p for p, _, _ in chosen]
+        self.pods[instance] = [p for p, _, _ in out.placed]
         return True
 
-    def _state_of(self, nodes: np.ndarray) -> bytes:
-        """Everything a worker's cycle reads of ``nodes`` that placements change (free and
-        non-zero requests, pod counts, free milli and GPU affinities per device)."""
-        snap, dev = self.snap, self.devices
-        parts = (snap.free[nodes], snap.nonzero[nodes], snap.pod_count[nodes], dev.free[nodes], dev.affinity[nodes])
-        return b"|".join(a.tobytes() for a in parts)
-
-    def _evaluate_or_reuse(self, shape: tuple, pods: list[Pod], placement: Placement) -> list[tuple[Pod, int, tuple[int, ...]]] | None:
-        """:meth:`_evaluate`, or the outcome of the last evaluation of the same job shape in
-        the same placement when none of its nodes changed since (:attr:`reuse_evaluations`).
-
-        Exact when the workers' cycles scan the whole placement (``numFeasibleNodesToFind``
-        reaches its size: fewer than 100 nodes, or ``percentageOfNodesToScore: 100``) and break
-        ties by ``first``: each cycle then reads only the placement's nodes and leaves the scan
-        start at ``start % size``, which a reused outcome applies. Under ``random`` ties the
-        reused outcome is the draw made on the same state earlier, so every attempt's outcome
-        still has upstream's distribution (a placement's score reads the proposals' requests,
-        never their nodes; only the chosen placement's nodes are used). Not reused: sampled
-        placements, and outcomes whose scan start did not move that way."""
-        snap = self.snap
-        size = len(placement.nodes)
-        if not self.reuse_evaluations or not self.profile.has_scoring or num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, size) < size:
-            return self._evaluate(pods, placement)[0]
-        key = (shape, placement.label)
-        state = self._state_of(placement.nodes)
-        hit = self._evaluations.get(key)
-        if hit is not None and hit[0] == state:
-            self.reused += 1
-            _, proposals, scanned = hit
-            if scanned:
-                snap.next_start_node_index %= size
-            return None if proposals is None else [(pods[w], i, devs) for w, (i, devs) in enumerate(proposals)]
-        start = snap.next_start_node_index
-        got, scanned = self._evaluate(pods, placement)
-        if snap.next_start_node_index == (start % size if scanned else start):
-            if len(self._evaluations) >= MAX_REUSED:
-                self._evaluations.clear()
-            self._evaluations[key] = (state, None if got is None else [(i, devs) for _, i, devs in got], scanned)
-        return got
-
-    def _evaluate(self, pods: list[Pod], placement: Placement) -> tuple[list[tuple[Pod, int, tuple[int, ...]]] | None, bool]:
-        """``evaluatePlacement``: :meth:`_cycles` inside ``placement``, then everything reverted."""
-        got, scanned = self._cycles(pods, placement.nodes, placement.label)
-        for p, _, _ in got or ():
-            self._forget(p)
-        return got, scanned
-
-    def _cycles(self, pods: list[Pod], nodes: np.ndarray | None, name: str | None) -> tuple[list[tuple[Pod, int, tuple[int, ...]]] | None, bool]:
-        """The workers' cycles (inside ``nodes`` unless None), each assumed before the next: the
-        proposals (pod, node, devices), left assumed, or None with every worker taken back when
-        one does not fit (the gang needs them all); and whether the first cycle scanned nodes (it
-        moved the scan start)."""
-        self.sched.placement, self.sched.placement_name = nodes, name
-        got: list[tuple[Pod, int, tuple[int, ...]]] = []
-        scanned = False
-        try:
-            for p in pods:
-                r = self.sched.schedule(p)
-                scanned = scanned or r.evaluated > 0
-                if r.node is None:
-                    for q, _, _ in got:
-                        self._forget(q)
-                    return None, scanned
-                self._assume(p, r.node)
-                got.append((p, r.node, self.devices.held[p.key][1] if p.key in self.devices.held else ()))
-            return got, scanned
-        finally:
-            self.sched.placement, self.sched.placement_name = None, None
-
-    def _devices_for(self, pod: Pod, i: int, req: GpuRequest) -> tuple[int, ...]:
-        dev = self.devices
-        if req.count == 0 or req.milli == 0:
-            return ()
-        if self.selection == "first":
-            return dev.first_fit(i, req)
-        if self.selection == "random":
-            return dev.random_fit(i, req, self.gpu_rng)
-        if self.selection == "fgd" and self.fgd is not None:
-            return self.fgd.choose(dev, pod, i)
-        return dev.best_fit(i, req)
-
-    def _assume(self, pod: Pod, i: int, devices: tuple[int, ...] | None = None) -> None:
-        req = request_of(pod)
-        devs = self._devices_for(pod, i, req) if devices is None else tuple(devices)
-        if len(devs) != (req.count if req.milli else 0):
-            raise AssertionError(f"{pod.key}: node {self.snap.names[i]} passed the GPU filter but has no devices for {req}")
-        self.snap.assume(pod, i)
-        self.devices.take(pod, i, devs, req)
-
-    def _forget(self, pod: Pod) -> None:
-        self.snap.forget(pod)
-        self.devices.give(pod)
-
-    def _place_in(self, pods: list[Pod], nodes: np.ndarray | None, instance: str) -> bool:
-        got, _ = self._cycles(pods, nodes, None)
-        if got is None:
-            return False
-        self.pods[instance] = [p for p, _, _ in got]
-        return True
+    @staticmethod
+    def group_of(job: ReplayJob, instance: str) -> PodGroup:
+        """The job as the PodGroup its pods form (what :func:`gangplan.replay.shadow.epoch_objects`
+        writes for it: gang minCount, the required topology key)."""
+        return PodGroup(namespace=instance, name=job.name, policy="gang", min_count=job.gang, priority=job.priority,
+                        topology_key=job.required_topology_key or None)
 
     def force(self, job: ReplayJob, instance: str, nodes: list[str], devices: list[tuple[int, ...]] | None = None) -> None:
         """Run ``job``'s workers on ``nodes`` (one name per worker, e.g. the exact engine's
@@ -302,23 +138,19 @@ class Placer:
         exact engine's allocation on a GPU-sharing trace, :func:`gangplan.replay.shadow.solve_epoch`),
         else chosen by the policy's selection method. Raises if a node or device has no room
         (the answer was not valid on this state)."""
-        if not hasattr(self, "_index"):
-            self._index = {n: i for i, n in enumerate(self.snap.names)}
         pods = [worker_pod(job, k, namespace=instance) for k in range(len(nodes))]
         if devices is not None and len(devices) != len(nodes):
             raise AssertionError(f"{instance}: {len(nodes)} nodes but devices for {len(devices)} workers")
         for w, (p, name) in enumerate(zip(pods, nodes, strict=True)):
-            i = self._index[name]
-            self._assume(p, i, None if devices is None else devices[w])
+            i = self.session.node_position(name)
+            self.session.assume(p, i, None if devices is None else (devices[w],))
             if (self.snap.free[i] < 0).any():
                 raise AssertionError(f"{p.key}: node {name} has no room for it on this state")
         self.pods[instance] = pods
 
     def release(self, instance: str) -> None:
         for p in self.pods.pop(instance):
-            self._forget(p)
-
-
+            self.session.forget(p)
 
 
 __all__ = ["Placer"]

@@ -59,9 +59,7 @@ import numpy as np
 
 from gangplan.models.objects import CPU, Pod
 from gangplan.models.well_known import GPU, GPU_PRODUCT
-from gangplan.solver.greedy.framework import SUCCESS, Code, CycleState, Status
-from gangplan.solver.greedy.plugins.base import Plugin, constant_reason
-from gangplan.solver.greedy.snapshot import NodeTable
+from gangplan.solver.greedy import SUCCESS, Code, CycleState, NodeTable, Plugin, Status, constant_reason
 
 MILLI = 1000
 COUNT_ANNOTATION = "alibabacloud.com/gpu-count"
@@ -236,9 +234,48 @@ def devices_of(snap: NodeTable) -> GpuDevices:
 class GpuShareFilter(Plugin):
     """Filter: the node has ``count`` devices with ``milli`` free (:meth:`GpuDevices.fits`;
     the simulator's ``Open-Gpu-Share`` Filter, the DRA allocator's capacity check). The GPU
-    model is a node-affinity term of the pod (NodeAffinity), as ``IsNodeAccessibleToPodByType``."""
+    model is a node-affinity term of the pod (NodeAffinity), as ``IsNodeAccessibleToPodByType``.
+
+    Reserve: the devices the pod gets on its node, by :attr:`selection` (:data:`SELECTION`; the
+    simulator's ``Open-Gpu-Share`` Reserve, ``pkg/simulator/plugin/open_gpu_share.go``), and
+    Unreserve gives them back. The replay sets :attr:`selection`, :attr:`rng` (``random``) and
+    :attr:`fgd` (the FGD scorer whose ``choose`` picks the device, ``fgd``) on its session's
+    instance."""
 
     name = GPU_SHARE
+
+    def __init__(self, cluster, profile) -> None:
+        super().__init__(cluster, profile)
+        self.selection = "first"
+        self.rng = random.Random(0)
+        self.fgd = None
+
+    def reserve(self, pod: Pod, snap: NodeTable, i: int, chosen: object = None) -> tuple[int, ...]:
+        dev = devices_of(snap)
+        req = request_of(pod)
+        devs = self._choose(dev, pod, i, req) if chosen is None else tuple(chosen)  # type: ignore[arg-type]
+        if len(devs) != (req.count if req.milli else 0):
+            raise AssertionError(f"{pod.key}: node {snap.names[i]} passed the GPU filter but has no devices for {req}")
+        dev.take(pod, i, devs, req)
+        return devs
+
+    def _choose(self, dev: GpuDevices, pod: Pod, i: int, req: GpuRequest) -> tuple[int, ...]:
+        if req.count == 0 or req.milli == 0:
+            return ()
+        if self.selection == "first":
+            return dev.first_fit(i, req)
+        if self.selection == "random":
+            return dev.random_fit(i, req, self.rng)
+        if self.selection == "fgd" and self.fgd is not None:
+            return self.fgd.choose(dev, pod, i)
+        return dev.best_fit(i, req)
+
+    def unreserve(self, pod: Pod, snap: NodeTable) -> None:
+        devices_of(snap).give(pod)
+
+    def node_state(self, snap: NodeTable, nodes: np.ndarray) -> bytes:
+        dev = devices_of(snap)
+        return dev.free[nodes].tobytes() + b"|" + dev.affinity[nodes].tobytes()
 
     def filter_mask(self, cs: CycleState, pod: Pod, snap: NodeTable, idx: np.ndarray) -> np.ndarray:
         req = request_of(pod)

@@ -1,6 +1,7 @@
 """Replay policies: a KubeSchedulerConfiguration profile each, and the FGD paper's six scorers as
-gangplan score plugins (registered through :func:`gangplan.solver.greedy.plugins.register` while a
-replay builds its profiles, :func:`registered`).
+gangplan score plugins, in the replay's own plugin registry (:data:`REPLAY_REGISTRY`: the in-tree
+registry merged with them and the GPU-share filter, passed to the greedy session as upstream's
+simulators pass ``app.WithPlugin``; the in-tree registry is never changed).
 
 Every scorer follows hkust-adsl/kubernetes-scheduler-simulator @8f3d641 (``pkg/simulator/plugin/``,
 ``pkg/utils/``, ``pkg/type/resource.go``) on the per-device state of
@@ -40,8 +41,6 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -56,7 +55,7 @@ from gangplan.replay.gpushare import (
     devices_of,
     request_of,
 )
-from gangplan.solver.greedy.plugins import REGISTRY, Plugin, register, unregister
+from gangplan.solver.greedy import REGISTRY, Plugin, Registry
 
 BEST_FIT = "FGDBestFit"
 FGD = "FGDFragmentation"
@@ -331,21 +330,10 @@ class GpuClusteringScore(Plugin):
 PAPER_PLUGINS = (BestFitScore, FGDScore, RandomScore, GpuPackingScore, DotProductScore, GpuClusteringScore, GpuShareFilter)
 
 
-@contextmanager
-def registered() -> Iterator[None]:
-    """The paper scorers and the GPU-share filter in the plugin registry (:func:`register`) while
-    the block runs: a replay builds its profiles inside it, and the registry is left as it was
-    (the in-tree registry stays the one upstream names, ``tests/test_plugin_points.py``)."""
-    added = []
-    try:
-        for cls in PAPER_PLUGINS:
-            if REGISTRY.get(cls.name) is not cls:
-                register(cls)
-                added.append(cls.name)
-        yield
-    finally:
-        for name in added:
-            unregister(name)
+REPLAY_REGISTRY: Registry = REGISTRY.merged(*PAPER_PLUGINS)
+"""The plugins a replay's profiles are built from: the in-tree ones, the paper's scorers and the
+GPU-share filter (``tests/test_plugin_points.py`` keeps the in-tree registry the one upstream
+names)."""
 
 
 POLICIES = ("default", "mostallocated", "bestfit", "fgd", "random", "packing", "dotprod", "clustering")
@@ -394,7 +382,7 @@ def policy_from_file(path: str, taken: tuple[str, ...] = ()) -> Policy:
     (anything else is an error, not dropped). The replay's GPUs are devices shared by milli, so
     its GPU-share filter (:class:`gangplan.replay.gpushare.GpuShareFilter`) is added to the
     profile's filters; the paper's score plugins may be named (``FGDFragmentation``, ..) since
-    they are registered while a replay builds its profiles. Ties are broken as kube-scheduler's
+    they are in the replay's registry (:data:`REPLAY_REGISTRY`, which the loader is told). Ties are broken as kube-scheduler's
     ``selectHost`` (``random``); a pod's GPUs are chosen as the paper policy whose scorer the
     profile names (the first in :data:`PAPER_SCORERS` order), else first fit. Its name is the
     file's stem."""
@@ -406,8 +394,7 @@ def policy_from_file(path: str, taken: tuple[str, ...] = ()) -> Policy:
     p = Path(path)
     if not p.is_file():
         raise SnapshotError("<arguments>", f"unknown policy {path!r}: neither a built-in policy ({', '.join(POLICIES)}) nor a KubeSchedulerConfiguration file", field="--policy")
-    with registered():
-        cluster = load_snapshot(p)
+    cluster = load_snapshot(p, plugins=REPLAY_REGISTRY.points())
     extra = len(cluster.nodes) + len(cluster.pods) + len(cluster.topologies)
     if extra:
         raise SnapshotError(str(p), f"a policy file holds one KubeSchedulerConfiguration; this one also has {extra} other objects (nodes, pods or topologies)", field="--policy")
@@ -448,5 +435,5 @@ def policy_profile(policy: str) -> SchedulerProfile:
 
 __all__ = [
     "BEST_FIT", "CLUSTERING", "DOT_PRODUCT", "FGD", "GPU_SELECTION", "PACKING", "TIE_BREAK", "POLICIES", "RANDOM", "BestFitScore", "DotProductScore",
-    "FGDScore", "GpuClusteringScore", "GpuPackingScore", "Policy", "RandomScore", "TypicalPod", "builtin_policy", "is_policy_file", "policy_from_file", "policy_profile", "resolve_policy", "registered", "sub_devices", "typical_pods",
+    "FGDScore", "GpuClusteringScore", "GpuPackingScore", "Policy", "REPLAY_REGISTRY", "RandomScore", "TypicalPod", "builtin_policy", "is_policy_file", "policy_from_file", "policy_profile", "resolve_policy", "sub_devices", "typical_pods",
 ]

@@ -114,12 +114,7 @@ from gangplan.replay.frag import FragMeter
 from gangplan.replay.policies import PAPER_PLUGINS, Policy, TypicalPod
 from gangplan.replay.shadow import NAMESPACE, Shadow, epoch_objects
 from gangplan.replay.traces import ReplayJob
-from gangplan.solver.greedy.scheduling_queue import (
-    FLUSH_INTERVAL,
-    INITIAL_BACKOFF,
-    MAX_BACKOFF,
-    MAX_IN_UNSCHEDULABLE,
-)
+from gangplan.solver.greedy import FLUSH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF, MAX_IN_UNSCHEDULABLE
 
 COMPLETE, ARRIVE, READY, FLUSH = 0, 1, 2, 3
 

@@ -8,7 +8,7 @@ from gangplan.models.documents import OptimalProof
 from gangplan.models.objective import compare
 from gangplan.models.result import Result
 from gangplan.solver.diff.proof import optimal_proof
-from gangplan.solver.greedy.samples import Samples
+from gangplan.solver.greedy import Samples
 from gangplan.solver.validate import validate
 
 IDENTICAL = "identical"

@@ -33,7 +33,7 @@ from gangplan.solver.diff.classification import (
 from gangplan.solver.diff.decisive import Progress, closest_optimum, search_decisive_step
 from gangplan.solver.diff.evidence import admission, engine_side, side_stub, single_pods
 from gangplan.solver.diff.proof import optimal_proof
-from gangplan.solver.greedy.samples import Samples, sample_greedy
+from gangplan.solver.greedy import Samples, sample_greedy
 from gangplan.solver.validate import validate
 
 FRAME_COLUMNS = ("group", "priority", "min_count", "greedy_admitted", "optimal_admitted", "greedy_placed", "optimal_placed",

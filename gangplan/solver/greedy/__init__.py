@@ -1,7 +1,14 @@
 """The greedy engine: a faithful Python reproduction of kube-scheduler's workload (PodGroup)
 scheduling cycle (KEP-4671), per-pod Filter / Score included.
 
-Layout, following ``pkg/scheduler``: :mod:`.engine` (the run and its Result), :mod:`.evidence` (a diff's decisive-step evidence),
+The public entry points are this package's names: :func:`solve_greedy` (a batch run and its
+Result), :class:`GreedySession` (one cluster loaded once and changed pod by pod: add, assume,
+forget, the pod-group cycle for one gang; what replay and simulators drive), the plugin API
+(:class:`Plugin`, :class:`Registry`, the in-tree :data:`REGISTRY`, the framework's
+:class:`Status` / :class:`Code` / :class:`CycleState` and the :class:`NodeTable` plugins read),
+and the decisive-step evidence functions. Nothing outside this package imports its modules.
+
+Layout, following ``pkg/scheduler``: :mod:`.session` (the incremental entry point), :mod:`.engine` (the run and its Result), :mod:`.evidence` (a diff's decisive-step evidence),
 :mod:`.framework` (status codes, cycle state, FitError),
 :mod:`.plugins` (one module per upstream plugin), :mod:`.profile` (default plugins and weights),
 :mod:`.snapshot` (the node state as numpy arrays), :mod:`.schedule_one` (one pod's cycle),
@@ -57,5 +64,16 @@ from gangplan.solver.greedy.evidence import (
     placement_scores_at_step,
     pod_scores_at_step,
 )
+from gangplan.solver.greedy.framework import SUCCESS, Code, CycleState, Status
+from gangplan.solver.greedy.plugins import REGISTRY, Plugin, Registry
+from gangplan.solver.greedy.plugins.base import constant_reason
+from gangplan.solver.greedy.samples import Samples, sample_greedy
+from gangplan.solver.greedy.scheduling_queue import FLUSH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF, MAX_IN_UNSCHEDULABLE
+from gangplan.solver.greedy.session import GreedySession, GroupOutcome
+from gangplan.solver.greedy.snapshot import NodeTable
 
-__all__ = ["ENGINE", "build_trace", "placement_decision", "placement_evidence", "placement_scores_at_step", "pod_scores_at_step", "replay_options", "run_cycle", "solve_greedy"]
+__all__ = [
+    "ENGINE", "FLUSH_INTERVAL", "INITIAL_BACKOFF", "MAX_BACKOFF", "MAX_IN_UNSCHEDULABLE", "REGISTRY", "SUCCESS", "Code", "CycleState", "GreedySession",
+    "GroupOutcome", "NodeTable", "Plugin", "Registry", "Samples", "Status", "build_trace", "constant_reason", "placement_decision", "placement_evidence",
+    "placement_scores_at_step", "pod_scores_at_step", "replay_options", "run_cycle", "sample_greedy", "solve_greedy",
+]

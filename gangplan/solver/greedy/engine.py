@@ -14,10 +14,8 @@ from gangplan.models.result import Result, Status
 from gangplan.models.trace import GreedyTrace, PodCycle
 from gangplan.models.version import KubeVersion
 from gangplan.solver.greedy.podgroup import WorkloadCycle
-from gangplan.solver.greedy.profile import build_profile
-from gangplan.solver.greedy.queue import entities
-from gangplan.solver.greedy.schedule_one import PodResult, PodScheduler
-from gangplan.solver.greedy.snapshot import NodeTable
+from gangplan.solver.greedy.schedule_one import PodResult
+from gangplan.solver.greedy.session import GreedySession
 from gangplan.solver.greedy.state import RunObserver, RunState
 from gangplan.solver.outcome import build_result
 
@@ -26,19 +24,15 @@ ENGINE = "greedy"
 
 
 def run_cycle(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: Mapping[str, str] | None = None, preemption: bool | None = None, observer: RunObserver | None = None, kube_version: KubeVersion | str | None = None, requeue: bool = True) -> WorkloadCycle:
-    """Run every queue entity once; the returned cycle's state holds placements, reasons and the
+    """Run every queue entity once (:meth:`GreedySession.run`); the returned cycle's state holds placements, reasons and the
     trace. ``observer`` (a replay) is called before every pod cycle and may stop the run there
     (:class:`~gangplan.solver.greedy.state.RunObserver`). ``kube_version``: reproduce that
     version's kube-scheduler (default: the cluster's, :attr:`Cluster.kube_version`).
     ``requeue=False`` makes one pass over the queue without retries (for benchmarks)."""
     cluster = cluster.at_version(kube_version)
     preemption, _ = cluster.profile.resolve_preemption(preemption)
-    with gc_paused():  # the run's objects hold no cycles (gangplan.gcpause)
-        snap = NodeTable(cluster)
-        sched = PodScheduler(snap, build_profile(cluster), tie_break=tie_break, seed=seed, top_k=top_k)
-        cycle = WorkloadCycle(RunState.start(cluster, snap, sched, fixed=dict(fixed or {}), preemption=preemption, observer=observer))
-        cycle.run(entities(cluster), requeue=requeue)
-    return cycle
+    session = GreedySession(cluster, tie_break=tie_break, seed=seed, top_k=top_k)
+    return session.run(fixed=fixed, preemption=preemption, observer=observer, requeue=requeue)
 
 
 def solve_greedy(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool | None = None, kube_version: KubeVersion | str | None = None) -> Result:

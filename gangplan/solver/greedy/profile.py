@@ -36,12 +36,13 @@ from gangplan.models.objects import (
 from gangplan.models.plugins import placement_weights
 from gangplan.solver.greedy.framework import Code
 from gangplan.solver.greedy.placement import feasible_rule
-from gangplan.solver.greedy.plugins import REGISTRY, Plugin, names
+from gangplan.solver.greedy.plugins import REGISTRY, Plugin, Registry, names
 from gangplan.solver.greedy.plugins.base import (
     FILTER,
     PLACEMENT_FEASIBLE,
     PLACEMENT_GENERATE,
     PLACEMENT_SCORE,
+    RESERVE,
     SCORE,
 )
 
@@ -59,6 +60,9 @@ class Profile:
     placement_generators: list[Plugin]
     placement_scorers: list[tuple[Plugin, int]]
     placement_feasible: list[Plugin]
+    reservers: list[Plugin] = field(default_factory=list)
+    """Plugins of any of the profile's points that implement Reserve (upstream's multiPoint
+    enables every point a plugin implements), in the order they were first enabled."""
     feasible: Callable[[int, int, int], Code] = field(init=False)
     """PlacementFeasible as ``(remaining, scheduled, minimum) -> Code`` (:func:`.placement.feasible_rule`)."""
 
@@ -84,14 +88,17 @@ def _filters(cluster: Cluster) -> tuple[str, ...]:
     return names_
 
 
-def build_profile(cluster: Cluster) -> Profile:
+def build_profile(cluster: Cluster, registry: Registry | None = None) -> Profile:
+    """The profile of ``cluster.profile`` with the plugins of ``registry`` (default: the in-tree
+    :data:`~gangplan.solver.greedy.plugins.REGISTRY`), as ``NewFramework(registry, profile)``."""
+    registry = REGISTRY if registry is None else registry
     cfg = cluster.profile
     instances: dict[str, Plugin] = {}
 
     def at(point: str, names_: list[str] | tuple[str, ...]) -> list[Plugin]:
         out = []
         for n in names_:
-            cls = REGISTRY.get(n)
+            cls = registry.get(n)
             if cls is None or point not in cls.points:
                 continue
             if n not in instances:
@@ -112,4 +119,5 @@ def build_profile(cluster: Cluster) -> Profile:
         placement_generators=generators,
         placement_scorers=placement_scorers,
         placement_feasible=at(PLACEMENT_FEASIBLE, PLACEMENT_FEASIBLE_PLUGINS),
+        reservers=[pl for pl in instances.values() if RESERVE in pl.points],
     )

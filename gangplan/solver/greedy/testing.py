@@ -24,7 +24,7 @@ from gangplan.models.objects import (
     TopologySpreadConstraint,
 )
 from gangplan.solver.greedy.framework import Code, CycleState, Status
-from gangplan.solver.greedy.plugins import REGISTRY
+from gangplan.solver.greedy.plugins import REGISTRY, Registry
 from gangplan.solver.greedy.plugins.base import NORMALIZE_SCORE
 from gangplan.solver.greedy.snapshot import NodeTable
 
@@ -69,11 +69,12 @@ def make_cluster(nodes: Iterable[Node], pods: Iterable[Pod] = (), *, groups: Ite
     return Cluster(nodes=tuple(nodes), pods=tuple(pods), pod_groups={g.key: g for g in groups}, profile=profile or SchedulerProfile())
 
 
-def score_with(plugin: str, cluster: Cluster, pod: Pod, feasible: Iterable[str] | None = None) -> dict[str, int] | None:
+def score_with(plugin: str, cluster: Cluster, pod: Pod, feasible: Iterable[str] | None = None, *, registry: Registry | None = None) -> dict[str, int] | None:
     """Run one plugin's PreScore / Score / NormalizeScore over the candidate nodes (``feasible``,
-    default every node), as upstream's plugin tests do. None when PreScore returns Skip."""
+    default every node), as upstream's plugin tests do. None when PreScore returns Skip.
+    ``registry``: where the plugin is found (default: the in-tree registry)."""
     snap = NodeTable(cluster)
-    pl = REGISTRY[plugin](cluster, cluster.profile)
+    pl = (REGISTRY if registry is None else registry)[plugin](cluster, cluster.profile)
     cs = CycleState()
     names = list(feasible) if feasible is not None else snap.names
     nodes = np.array([snap.index[n] for n in names], dtype=np.int64)
@@ -85,10 +86,10 @@ def score_with(plugin: str, cluster: Cluster, pod: Pod, feasible: Iterable[str] 
     return {n: int(raw[k]) for k, n in enumerate(names)}
 
 
-def filter_with(plugin: str, cluster: Cluster, pod: Pod) -> dict[str, Status]:
+def filter_with(plugin: str, cluster: Cluster, pod: Pod, *, registry: Registry | None = None) -> dict[str, Status]:
     """Run one plugin's PreFilter and Filter on every node (a PreFilter Skip passes every node)."""
     snap = NodeTable(cluster)
-    pl = REGISTRY[plugin](cluster, cluster.profile)
+    pl = (REGISTRY if registry is None else registry)[plugin](cluster, cluster.profile)
     cs = CycleState()
     pre = pl.pre_filter(cs, pod, snap)
     out = {}

@@ -8,6 +8,6 @@ A plugin outside the package is added with :func:`register` (docs/how-to/extend.
 """
 
 from gangplan.solver.greedy.plugins.base import Plugin
-from gangplan.solver.greedy.plugins.registry import REGISTRY, register, unregister
+from gangplan.solver.greedy.plugins.registry import REGISTRY, Registry, register, unregister
 
-__all__ = ["REGISTRY", "Plugin", "register", "unregister"]
+__all__ = ["REGISTRY", "Plugin", "Registry", "register", "unregister"]

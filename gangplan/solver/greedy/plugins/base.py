@@ -30,6 +30,7 @@ from gangplan.models.plugins import (  # the point names live with the snapshot 
     PLACEMENT_SCORE,
     PRE_FILTER,
     PRE_SCORE,
+    RESERVE,
     SCORE,
 )
 from gangplan.solver.greedy.framework import (
@@ -53,6 +54,7 @@ EXTENSION_POINTS: dict[str, tuple[str, ...]] = {
     PLACEMENT_SCORE: ("score_placements",),
     NORMALIZE_PLACEMENT_SCORE: ("normalize_placement_scores",),
     PLACEMENT_FEASIBLE: ("placement_feasible",),
+    RESERVE: ("reserve", "unreserve"),
 }
 """Extension point -> the methods that implement it; a plugin extends a point when its class
 (or a parent other than :class:`Plugin`) defines one of them."""
@@ -146,6 +148,25 @@ class Plugin:
         Unschedulable stops the evaluation, Wait continues, Success means the group may be kept.
         Only the code is modelled (upstream's status messages reach no trace)."""
         return Code.SUCCESS
+
+    # ---- Reserve -------------------------------------------------------------------------------
+    def reserve(self, pod: Pod, snap: NodeTable, i: int, chosen: object = None) -> object:
+        """``Reserve``: what the plugin sets aside for ``pod`` on node ``i`` once it is assumed
+        there (returned; e.g. the devices a DRA-like plugin allocates). ``chosen``: a reservation
+        this plugin returned before for the same pod and node (an evaluated proposal assumed
+        again, ``assumeSubtreeWithRevert``), to be taken as it is. Raise when it cannot be had.
+        Called by :class:`~gangplan.solver.greedy.session.GreedySession` (the batch run's
+        in-tree plugins implement none)."""
+        return None
+
+    def unreserve(self, pod: Pod, snap: NodeTable) -> None:
+        """``Unreserve``: give back what :meth:`reserve` set aside for ``pod``."""
+
+    def node_state(self, snap: NodeTable, nodes: np.ndarray) -> bytes:
+        """Whatever of ``nodes`` this plugin's reservations change and its Filter / Score read,
+        as bytes: a session reuses a placement's evaluation only while this is unchanged. Only
+        read for plugins that implement Reserve."""
+        return b""
 
     def status(self, st: Status) -> Status:
         return st.with_plugin(self.name)

@@ -1,6 +1,9 @@
 """The in-tree registry: ``pkg/scheduler/framework/plugins/registry.go`` (``NewInTreeRegistry``),
-a plugin name (a :mod:`.names` constant) to its type, one line each, and :func:`register` for
-plugins from outside the package (docs/how-to/extend.md)."""
+a plugin name (a :mod:`.names` constant) to its type, one line each; :class:`Registry`, the type a
+profile is built from (``NewFramework(registry, profile)``: a run passes the registry it wants,
+e.g. the in-tree one merged with its own plugins, :meth:`Registry.merged`, as an out-of-tree
+scheduler passes ``app.WithPlugin``); and :func:`register` for plugins added to the in-tree
+registry from outside the package (docs/how-to/extend.md)."""
 
 from __future__ import annotations
 
@@ -24,7 +27,28 @@ from gangplan.solver.greedy.plugins.podtopologyspread import PodTopologySpread
 from gangplan.solver.greedy.plugins.tainttoleration import TaintToleration
 from gangplan.solver.greedy.plugins.topologyaware import TopologyPlacementGenerator
 
-REGISTRY: dict[str, type[Plugin]] = {
+class Registry(dict[str, type[Plugin]]):
+    """Plugin name -> plugin type (``runtime.Registry``)."""
+
+    def merged(self, *plugins: type[Plugin]) -> Registry:
+        """A new registry: this one and ``plugins`` (``Registry.Merge``: a name already taken
+        by another type is an error)."""
+        out = Registry(self)
+        for cls in plugins:
+            if not cls.name:
+                raise ValueError(f"{cls.__name__} has no name")
+            if out.get(cls.name, cls) is not cls:
+                raise ValueError(f"a plugin named {cls.name!r} is already registered ({out[cls.name].__name__})")
+            out[cls.name] = cls
+        return out
+
+    def points(self) -> dict[str, frozenset[str]]:
+        """Name -> the extension points the plugin implements (the loader's view: which
+        configured plugins a run with this registry can run, ``gangplan.models.plugins``)."""
+        return {n: cls.points for n, cls in self.items()}
+
+
+REGISTRY: Registry = Registry({
     NodeUnschedulable.name: NodeUnschedulable,
     NodeName.name: NodeName,
     TaintToleration.name: TaintToleration,
@@ -40,7 +64,7 @@ REGISTRY: dict[str, type[Plugin]] = {
     TopologyPlacementGenerator.name: TopologyPlacementGenerator,
     PlacementBinPacking.name: PlacementBinPacking,
     PodGroupPodsCount.name: PodGroupPodsCount,
-}
+})
 
 
 def register(plugin: type[Plugin]) -> type[Plugin]:
