@@ -256,56 +256,78 @@ def parse_resource_slice(ctx: Ctx, raw: dict) -> tuple[list[str | NodeReach | No
     devices: list[Device] = []
     targets: list[str | NodeReach | None] = []
     for f, d in ctx.maps(spec.get("devices"), "spec.devices"):
-        basic = ctx.map(d.get("basic"), f + ".basic") if "basic" in d else d  # v1beta1
-        dname = ctx.str(d.get("name"), f + ".name", required=True)
-        raw_taints = basic.get("taints", d.get("taints"))
-        taints = tuple(_taint(ctx, t, tf) for tf, t in ctx.maps(raw_taints, f + ".taints")) if raw_taints is not None else ()
-        if per_device:
-            mine = _reach(ctx, d, f + ".", f"device {dname}")
-            if mine is None:
-                raise ctx.fail(f, "perDeviceNodeSelection: the device must set exactly one of nodeName, nodeSelector, allNodes")
-        else:
-            if any(d.get(k) for k in ("nodeName", "nodeSelector", "allNodes")):
-                raise ctx.fail(f, "nodeName, nodeSelector and allNodes of a device need spec.perDeviceNodeSelection: true")
-            mine = where
-        # KEP-5007: allocatable where the release's gate is on (DraState.for_version); bindsToNode
-        # only pins the allocation to the node, which every device gangplan allocates already is.
-        binding = tuple(ctx.str_list(basic.get("bindingConditions", d.get("bindingConditions")), f + ".bindingConditions"))
-        binding_failure = tuple(ctx.str_list(basic.get("bindingFailureConditions", d.get("bindingFailureConditions")), f + ".bindingFailureConditions"))
-        for what, got in (("bindingConditions", binding), ("bindingFailureConditions", binding_failure)):
-            if len(got) > MAX_BINDING_CONDITIONS:  # resource/v1 types.go: "The maximum number of binding conditions is 4."
-                raise ctx.fail(f"{f}.{what}", f"must have at most {MAX_BINDING_CONDITIONS} items, got {len(got)}")
-        attrs: dict[str, dict[str, Any]] = {}
-        for an, av in ctx.map(basic.get("attributes"), f + ".attributes").items():
-            dom, short = _qualify(str(an), driver)
-            attrs.setdefault(dom, {})[short] = _value(ctx, ctx.map(av, f"{f}.attributes.{an}"), f"{f}.attributes.{an}")
-        multiple = ctx.bool(basic.get("allowMultipleAllocations", d.get("allowMultipleAllocations")), f + ".allowMultipleAllocations")
-        caps: dict[str, dict[str, int]] = {}
-        policies: dict[CapName, RequestPolicy] = {}
-        for cn, cv in ctx.map(basic.get("capacity"), f + ".capacity").items():
-            q = cv.get("value") if isinstance(cv, dict) else cv
-            amount = _amount(ctx, q, f"{f}.capacity.{cn}", f"{f.split('[')[0]}[].capacity")
-            dom, short = _qualify(str(cn), driver)
-            caps.setdefault(dom, {})[short] = amount
-            if isinstance(cv, dict) and cv.get("requestPolicy"):
-                policies[(dom, short)] = _policy(ctx, ctx.map(cv["requestPolicy"], f"{f}.capacity.{cn}.requestPolicy"), f"{f}.capacity.{cn}.requestPolicy",
-                                                 f"{f.split('[')[0]}[].capacity")
-        consumes = []
-        for cf, cc in ctx.maps(basic.get("consumesCounters", d.get("consumesCounters")), f + ".consumesCounters"):
-            cset = ctx.str(cc.get("counterSet"), cf + ".counterSet", required=True)
-            if cc.get("compatibilityGroups"):
-                ctx.note(f"{f.split('[')[0]}[].consumesCounters[].compatibilityGroups", "device compatibility groups (DRADeviceCompatibilityGroups, alpha) are not modelled: only the counters are checked")
-            amounts = _counter_map(ctx, cc.get("counters"), cf + ".counters", f"{f.split('[')[0]}[].consumesCounters[].counters")
-            consumes.append((cset, tuple(sorted(amounts.items()))))
-        devices.append(Device(driver=driver, pool=pool_name, slice=name, name=dname, attributes=attrs, capacity=caps,
-                              allow_multiple=multiple, policies=policies, counters=tuple(sorted(consumes)),
-                              taints=taints, slice_taints=taints, binding_conditions=binding, binding_failure_conditions=binding_failure,
-                              reach=mine if isinstance(mine, NodeReach) else None, per_device=per_device))
+        device, mine = _slice_device(ctx, f, d, driver, pool_name, name, per_device, where)
+        devices.append(device)
         targets.append(mine)
     if devices and where is None and not per_device:
         ctx.note("spec.nodeName", "the slice sets none of nodeName, nodeSelector, allNodes, perDeviceNodeSelection: its devices are on no node "
                  "(upstream's allocator skips such a slice)")
     return targets, devices, (driver, pool_name, generation, count), counter_sets
+
+
+def _slice_device(ctx: Ctx, f: str, d: dict, driver: str, pool_name: str, slice_name: str, per_device: bool,
+                  where: str | NodeReach | None) -> tuple[Device, str | NodeReach | None]:
+    """One device of a ResourceSlice (``f``: its field path), and where it is (the slice's node
+    selection, or with ``perDeviceNodeSelection`` its own)."""
+    basic = ctx.map(d.get("basic"), f + ".basic") if "basic" in d else d  # v1beta1
+    dname = ctx.str(d.get("name"), f + ".name", required=True)
+    raw_taints = basic.get("taints", d.get("taints"))
+    taints = tuple(_taint(ctx, t, tf) for tf, t in ctx.maps(raw_taints, f + ".taints")) if raw_taints is not None else ()
+    if per_device:
+        mine = _reach(ctx, d, f + ".", f"device {dname}")
+        if mine is None:
+            raise ctx.fail(f, "perDeviceNodeSelection: the device must set exactly one of nodeName, nodeSelector, allNodes")
+    else:
+        if any(d.get(k) for k in ("nodeName", "nodeSelector", "allNodes")):
+            raise ctx.fail(f, "nodeName, nodeSelector and allNodes of a device need spec.perDeviceNodeSelection: true")
+        mine = where
+    # KEP-5007: allocatable where the release's gate is on (DraState.for_version); bindsToNode
+    # only pins the allocation to the node, which every device gangplan allocates already is.
+    binding = tuple(ctx.str_list(basic.get("bindingConditions", d.get("bindingConditions")), f + ".bindingConditions"))
+    binding_failure = tuple(ctx.str_list(basic.get("bindingFailureConditions", d.get("bindingFailureConditions")), f + ".bindingFailureConditions"))
+    for what, got in (("bindingConditions", binding), ("bindingFailureConditions", binding_failure)):
+        if len(got) > MAX_BINDING_CONDITIONS:  # resource/v1 types.go: "The maximum number of binding conditions is 4."
+            raise ctx.fail(f"{f}.{what}", f"must have at most {MAX_BINDING_CONDITIONS} items, got {len(got)}")
+    attrs: dict[str, dict[str, Any]] = {}
+    for an, av in ctx.map(basic.get("attributes"), f + ".attributes").items():
+        dom, short = _qualify(str(an), driver)
+        attrs.setdefault(dom, {})[short] = _value(ctx, ctx.map(av, f"{f}.attributes.{an}"), f"{f}.attributes.{an}")
+    multiple = ctx.bool(basic.get("allowMultipleAllocations", d.get("allowMultipleAllocations")), f + ".allowMultipleAllocations")
+    caps, policies = _device_capacity(ctx, f, basic, driver)
+    consumes = _consumes_counters(ctx, f, basic, d)
+    device = Device(driver=driver, pool=pool_name, slice=slice_name, name=dname, attributes=attrs, capacity=caps,
+                    allow_multiple=multiple, policies=policies, counters=tuple(sorted(consumes)),
+                    taints=taints, slice_taints=taints, binding_conditions=binding, binding_failure_conditions=binding_failure,
+                    reach=mine if isinstance(mine, NodeReach) else None, per_device=per_device)
+    return device, mine
+
+
+def _device_capacity(ctx: Ctx, f: str, basic: dict, driver: str) -> tuple[dict[str, dict[str, int]], dict[CapName, RequestPolicy]]:
+    """A device's ``capacity``: domain -> name -> value, and each capacity's ``requestPolicy``
+    (KEP-5075)."""
+    caps: dict[str, dict[str, int]] = {}
+    policies: dict[CapName, RequestPolicy] = {}
+    for cn, cv in ctx.map(basic.get("capacity"), f + ".capacity").items():
+        q = cv.get("value") if isinstance(cv, dict) else cv
+        amount = _amount(ctx, q, f"{f}.capacity.{cn}", f"{f.split('[')[0]}[].capacity")
+        dom, short = _qualify(str(cn), driver)
+        caps.setdefault(dom, {})[short] = amount
+        if isinstance(cv, dict) and cv.get("requestPolicy"):
+            policies[(dom, short)] = _policy(ctx, ctx.map(cv["requestPolicy"], f"{f}.capacity.{cn}.requestPolicy"), f"{f}.capacity.{cn}.requestPolicy",
+                                             f"{f.split('[')[0]}[].capacity")
+    return caps, policies
+
+
+def _consumes_counters(ctx: Ctx, f: str, basic: dict, d: dict) -> list[tuple[str, tuple[tuple[str, int], ...]]]:
+    """A device's ``consumesCounters`` (KEP-4815): (counter set, ((counter, amount), ...)) each."""
+    consumes = []
+    for cf, cc in ctx.maps(basic.get("consumesCounters", d.get("consumesCounters")), f + ".consumesCounters"):
+        cset = ctx.str(cc.get("counterSet"), cf + ".counterSet", required=True)
+        if cc.get("compatibilityGroups"):
+            ctx.note(f"{f.split('[')[0]}[].consumesCounters[].compatibilityGroups", "device compatibility groups (DRADeviceCompatibilityGroups, alpha) are not modelled: only the counters are checked")
+        amounts = _counter_map(ctx, cc.get("counters"), cf + ".counters", f"{f.split('[')[0]}[].consumesCounters[].counters")
+        consumes.append((cset, tuple(sorted(amounts.items()))))
+    return consumes
 
 
 def _counter_map(ctx: Ctx, raw: Any, field: str, note_field: str) -> dict[str, int]:
