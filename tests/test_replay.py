@@ -21,16 +21,16 @@ from gangplan.models.objects import SchedulerProfile
 from gangplan.models.replay import ReplaySummary
 from gangplan.models.well_known import GPU, GPU_PRODUCT
 from gangplan.replay import replay, write_outputs
-from gangplan.replay.fill import discrete, run_fill
 from gangplan.replay.engine import Placer
+from gangplan.replay.fill import discrete, run_fill
 from gangplan.replay.gpushare import GPU_SHARE, request_annotations
 from gangplan.replay.policies import (
     BEST_FIT,
     FGD,
     PACKING,
     RANDOM,
-    TypicalPod,
     REPLAY_REGISTRY,
+    TypicalPod,
     typical_pods,
 )
 from gangplan.replay.run import trace_shapes

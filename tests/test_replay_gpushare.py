@@ -32,8 +32,8 @@ from gangplan.replay.policies import (
     DOT_PRODUCT,
     FGD,
     PACKING,
-    TypicalPod,
     REPLAY_REGISTRY,
+    TypicalPod,
     typical_pods,
 )
 from gangplan.replay.run import trace_shapes

@@ -184,3 +184,66 @@ def test_the_cli_summary_names_the_preemptions(tmp_path):
     assert res.exit_code == 0, res.output
     run = replay(trace, nodes, mode="timed", policies=["default"], seeds=[0]).summary.runs[0]
     assert run.preemptions and f"default seed 0: {run.preemptions} preemptions evicted {run.evicted_jobs} jobs" in res.output
+
+
+def _same(a, b, what):
+    """Two model sequences equal in every field but ``source`` (where the object was read)."""
+    strip = [x.model_copy(update={"source": ""}) for x in a]
+    other = [x.model_copy(update={"source": ""}) for x in b]
+    assert strip == other, what
+
+
+@pytest.mark.parametrize("with_resident", [False, True])
+def test_the_epoch_and_preemption_states_are_the_cluster_the_loader_makes_of_the_epoch_objects(tmp_path, with_resident):
+    """Issue 38: the states of preemption runs and exact epochs are built from models
+    (shadow.epoch_cluster), no longer written as Kubernetes objects and parsed at every event. At
+    every preemption and every epoch of a seeded ``shadow`` run (gangs with a rack key, GPU
+    models, priorities 0 / 5 / 10, and with a ``--nodes`` snapshot's resident pod and
+    PriorityClass) the model-built Cluster equals what the loader makes of epoch_objects, field by
+    field (each object's source, the loader's warnings and API-version counts aside), and the run
+    both preempts and solves epochs."""
+    import random
+
+    from gangplan.io.loader import load_objects
+    from gangplan.replay import shadow as shadow_mod
+    from gangplan.replay import timed as timed_mod
+    from gangplan.replay.shadow import Shadow, epoch_objects
+    from gangplan.replay.traces import read_nodes
+    from tests.test_replay_resident import NODES
+
+    rng = random.Random(5)
+    if with_resident:
+        (tmp_path / "nodes.yaml").write_text(NODES + "".join(
+            f"---\napiVersion: v1\nkind: Node\nmetadata: {{name: r{i}, labels: {{rack: r{i // 2}, nvidia.com/gpu.product: {'A100' if i % 2 else 'V100'}}}}}\n"
+            f"status: {{allocatable: {{cpu: \"32\", memory: 128Gi, pods: \"110\", nvidia.com/gpu: \"8\"}}}}\n" for i in range(4)))
+        base = read_nodes(tmp_path / "nodes.yaml")
+    else:
+        base = make_cluster([make_node(f"r{i}", cpu=32000, memory=128 * GI, extra={GPU: 8}, labels={"rack": f"r{i // 2}", "nvidia.com/gpu.product": "A100" if i % 2 else "V100"})
+                             for i in range(6)])
+    jobs = [ReplayJob(name=f"x{j}", submit=j * 7.0, duration=rng.choice([30, 60, 200]), workers=w, cpu_milli=rng.choice([0, 1000]), memory_mib=rng.choice([0, 2048]),
+                      gpu=rng.choice([2, 4, 8]), priority=rng.choice([0, 5, 10]), required_topology_key="rack" if w > 1 and rng.random() < 0.5 else "",
+                      gpu_models=("A100",) if rng.random() < 0.2 else ())
+            for j in range(60) for w in [rng.choice([1, 1, 2])]]
+    seen: list[str] = []
+    real = shadow_mod.epoch_cluster
+
+    def spy(nodes, jobs_, running, pending, *, source, avoid=None, placer=None, devices=None, kube_version=None, profile=None):
+        got = real(nodes, jobs_, running, pending, source=source, avoid=avoid, placer=placer, devices=devices, kube_version=kube_version, profile=profile)
+        loaded = load_objects(epoch_objects(nodes, jobs_, running, pending, devices, avoid, placer=placer), source, kube_version=kube_version)
+        _same(got.nodes, loaded.nodes, "nodes")
+        _same(got.pods, loaded.pods, "pods")
+        _same(list(got.pod_groups.values()), list(loaded.pod_groups.values()), "pod groups")
+        _same(list(got.pdbs), list(loaded.pdbs), "pdbs")
+        _same(list(got.priority_classes.values()), list(loaded.priority_classes.values()), "priority classes")
+        assert (got.namespaces, got.workloads, got.composite_pod_groups, got.kube_version) == (loaded.namespaces, loaded.workloads, loaded.composite_pod_groups, loaded.kube_version)
+        seen.append(source.split()[0])
+        return got
+
+    shadow_mod.epoch_cluster = timed_mod.epoch_cluster = spy
+    try:
+        run = run_timed(base, jobs, "default", 3, typical=[], shadow=Shadow(time_limit=1.0, movable=True),
+                        on_preempt=lambda now, k, pr: validate(pr.cluster, pr.result) == [] or pytest.fail(str(now)))
+    finally:
+        shadow_mod.epoch_cluster = timed_mod.epoch_cluster = real
+    assert run.preemptions >= 3 and seen.count("<preemption") >= run.preemptions
+    assert seen.count("<epoch") >= 10 and seen.count("<movable") >= 10

@@ -16,6 +16,8 @@ from gangplan.io.fields import Ctx
 from gangplan.io.resources_validation import check_requirements
 from gangplan.models.objects import (
     CPU,
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
     MEMORY,
     PREEMPT_LOWER_PRIORITY,
     PREEMPTION_POLICIES,
@@ -42,9 +44,6 @@ from gangplan.models.objects import (
     Workload,
 )
 from gangplan.predicates.labels import parse_int64
-
-DEFAULT_MILLI_CPU_REQUEST = 100  # pkg/scheduler/util/pod_resources.go (v1.35)
-DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 
 _NODE_OPS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 _LABEL_OPS = ("In", "NotIn", "Exists", "DoesNotExist")

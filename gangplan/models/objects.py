@@ -16,6 +16,10 @@ Resources = dict[str, int]
 """Resource name -> scheduler integer (cpu in millicores, memory/ephemeral-storage in bytes)."""
 
 CPU, MEMORY, PODS, EPHEMERAL = "cpu", "memory", "pods", "ephemeral-storage"
+DEFAULT_MILLI_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+"""A container's cpu / memory as scoring counts it when it requests none
+(``pkg/scheduler/util/pod_resources.go``, ``GetNonzeroRequests``: 100m, 200Mi; v1.35-v1.37)."""
 
 PreemptionPolicy = Literal["PreemptLowerPriority", "Never"]
 """core/v1 ``PreemptionPolicy`` (pods, PriorityClasses, PodGroups): the one vocabulary."""

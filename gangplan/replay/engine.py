@@ -30,7 +30,7 @@ import numpy as np
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import CPU, Pod, PodGroup
-from gangplan.replay.gpushare import MILLI, GPU_SHARE, GpuRequest, GpuShareFilter, devices_of
+from gangplan.replay.gpushare import GPU_SHARE, MILLI, GpuRequest, GpuShareFilter, devices_of
 from gangplan.replay.policies import (
     FGD,
     RANDOM,
@@ -43,6 +43,7 @@ from gangplan.replay.policies import (
 )
 from gangplan.replay.traces import ReplayJob, worker_pod
 from gangplan.solver.greedy import GreedySession
+
 
 class Placer:
     """``node_order``: node positions of ``base`` in the order the cluster is built (ties of
@@ -74,6 +75,19 @@ class Placer:
         self.capacity_gpus = self.capacity_milli // MILLI
         self.pods: dict[str, list[Pod]] = {}
         self.static_failure = False
+        self._resident: Cluster | None = None
+
+    def resident(self) -> Cluster:
+        """The pods a ``--nodes`` snapshot binds, with the objects they come with (priority
+        classes, groups, PDBs), as the loader reads their own objects
+        (:func:`gangplan.replay.shadow.resident`): read once, the first time it is asked."""
+        if self._resident is None:
+            from gangplan.io.loader import load_objects
+            from gangplan.replay.shadow import node_object, resident
+
+            objs = resident(self, False)  # with the nodes they are bound to, which the loader checks
+            self._resident = load_objects([node_object(n) for n in self.cluster.nodes] + objs, "<resident pods>", kube_version=self.cluster.kube_version) if objs else Cluster()
+        return self._resident
 
     @property
     def reused(self) -> int:

@@ -59,7 +59,15 @@ import numpy as np
 
 from gangplan.models.objects import CPU, Pod
 from gangplan.models.well_known import GPU, GPU_PRODUCT
-from gangplan.solver.greedy import SUCCESS, Code, CycleState, NodeTable, Plugin, Status, constant_reason
+from gangplan.solver.greedy import (
+    SUCCESS,
+    Code,
+    CycleState,
+    NodeTable,
+    Plugin,
+    Status,
+    constant_reason,
+)
 
 MILLI = 1000
 COUNT_ANNOTATION = "alibabacloud.com/gpu-count"

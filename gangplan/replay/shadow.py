@@ -11,9 +11,10 @@ state handed to the exact engine is the cluster as greedy's round found it:
   its GPUs as ``nvidia.com/gpu`` requests, a required topology key as the PodGroup's
   ``schedulingConstraints.topology`` (a preferred key is left out, as greedy's replay does).
 
-It is written as Kubernetes objects (:func:`epoch_objects`) and read back through the loader, so
-the exported snapshot (``--export-epoch N DIR``) is exactly what was solved and ``gangplan diff``
-accepts it. Greedy's placements of this round are the hint, so the exact answer is never worse
+It is the Cluster of the Kubernetes objects :func:`epoch_objects` writes (:func:`epoch_cluster`:
+built from models on a whole-GPU trace, loaded from the objects on a GPU-sharing one), so the
+exported snapshot (``--export-epoch N DIR``, those objects) is exactly what was solved and
+``gangplan diff`` accepts it. Greedy's placements of this round are the hint, so the exact answer is never worse
 than greedy's (lexicographic: admitted per priority, then GPUs, :data:`EPOCH_OBJECTIVE`). Per epoch:
 ``regret_gpus`` = GPUs of pending jobs the exact engine admits minus those greedy admitted at that
 instant (may be negative in GPUs when the optimum admits more jobs of fewer GPUs), ``regret_jobs``
@@ -54,10 +55,21 @@ from typing import Any
 
 from gangplan.io.loader import load_objects
 from gangplan.models.cluster import Cluster
-from gangplan.models.objects import CPU, Node
+from gangplan.models.objects import (
+    CPU,
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
+    MEMORY,
+    Affinity,
+    Node,
+    NodeSelectorTerm,
+    Pod,
+    PodGroup,
+    Requirement,
+)
 from gangplan.models.result import Status
 from gangplan.models.well_known import GPU, GPU_PRODUCT
-from gangplan.replay.traces import ReplayJob
+from gangplan.replay.traces import MIB, ReplayJob
 
 NAMESPACE = "replay"
 DRIVER = "gpu.replay.gangplan.io"
@@ -66,6 +78,7 @@ DEVICE_CLASS = "shared-gpu.replay.gangplan.io"
 CLAIM = "gpu"
 """The pod's claim name and the claim's one request name."""
 MILLI = 1000
+POD_GROUP_API = "scheduling.k8s.io/v1beta1"
 
 
 def sharing(jobs: list[ReplayJob]) -> bool:
@@ -188,6 +201,61 @@ def _pod(job: ReplayJob, k: int, i: int, node: str | None, group: str | None, sh
     if node is not None:
         pod["status"] = {"phase": "Running"}
     return pod
+
+
+def epoch_pod(job: ReplayJob, k: int, i: int, node: str | None, group: str | None, source: str, avoid: set[str] | None = None) -> Pod:
+    """:func:`_pod` of a whole-GPU trace as the Pod model the loader makes of it (``tests/
+    test_replay_preemption.py`` and ``tests/test_replay_timed.py`` hold the two equal)."""
+    req: dict[str, int] = {}
+    if job.cpu_milli:
+        req[CPU] = job.cpu_milli
+    if job.memory_mib:
+        req[MEMORY] = job.memory_mib * MIB
+    if job.gpu:
+        req[GPU] = job.gpu
+    nonzero = {CPU: job.cpu_milli or DEFAULT_MILLI_CPU_REQUEST, MEMORY: job.memory_mib * MIB or DEFAULT_MEMORY_REQUEST}
+    exprs = (Requirement(key=GPU_PRODUCT, operator="In", values=tuple(job.gpu_models)),) if job.gpu and job.gpu_models else ()
+    fields = (Requirement(key="metadata.name", operator="NotIn", values=tuple(sorted(avoid))),) if avoid else ()
+    affinity = Affinity(node_required=(NodeSelectorTerm(match_expressions=exprs, match_fields=fields),)) if exprs or fields else Affinity()
+    return Pod(namespace=NAMESPACE, name=f"{job_key(k)}-{i}", labels={"job": job.name}, node_name=node, requests=req, nonzero_requests=nonzero,
+               affinity=affinity, priority=job.priority, pod_group=group, phase="Running" if node is not None else "Pending", source=source)
+
+
+def epoch_group(job: ReplayJob, k: int, source: str) -> PodGroup:
+    """The PodGroup :func:`epoch_objects` writes for a pending gang, as the loader reads it."""
+    return PodGroup(namespace=NAMESPACE, name=job_key(k), policy="gang", min_count=job.gang, priority=job.priority,
+                    topology_key=job.required_topology_key or None, api_version=POD_GROUP_API, source=source)
+
+
+def epoch_cluster(nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int], *, source: str,
+                  avoid: dict[tuple[int, int], set[str]] | None = None, placer=None, devices: dict[int, list[tuple[int, ...]]] | None = None,
+                  kube_version=None, profile=None) -> Cluster:
+    """The Cluster of :func:`epoch_objects` (same arguments; ``profile``: the scheduler profile,
+    default the default one; ``kube_version``: default the newest). On a trace of whole GPUs it
+    is built from models (:func:`epoch_pod`, :func:`epoch_group`, the resident pods read once per
+    run, :meth:`Placer.resident <gangplan.replay.engine.Placer.resident>`), equal to what the
+    loader makes of the objects, without writing and parsing them at every epoch or preemption.
+    On a GPU-sharing trace the GPUs are DRA devices (module docstring): the objects are written
+    and loaded, since the exact engine's device view is built from DRA objects."""
+    if sharing(jobs):
+        loaded = load_objects(epoch_objects(nodes, jobs, running, pending, devices, avoid, placer=placer), source, kube_version=kube_version)
+        return loaded if profile is None else loaded.model_copy(update={"profile": profile})
+    res = placer.resident() if placer is not None else Cluster()
+    pods = list(res.pods)
+    for k in sorted(running):
+        pods += [epoch_pod(jobs[k], k, i, node, None, source) for i, node in enumerate(running[k])]
+    groups = dict(res.pod_groups)
+    for k in sorted(pending):
+        job, group = jobs[k], None
+        if job.gang > 1:
+            g = epoch_group(job, k, source)
+            groups[g.key], group = g, g.name
+        pods += [epoch_pod(job, k, i, None, group, source, (avoid or {}).get((k, i))) for i in range(job.gang)]
+    extra: dict = {} if profile is None else {"profile": profile}
+    if kube_version is not None:
+        extra["kube_version"] = kube_version
+    return Cluster(nodes=nodes, pods=tuple(pods), pod_groups=groups, composite_pod_groups=res.composite_pod_groups, workloads=res.workloads, pdbs=res.pdbs,
+                   namespaces=res.namespaces, priority_classes=dict(res.priority_classes), sources=(source,), **extra)
 
 
 def _claim_name(k: int, i: int) -> str:
@@ -326,7 +394,7 @@ def epoch_objects(nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[
                 spec["schedulingConstraints"] = {"topology": [{"key": job.required_topology_key}]}
             if job.priority:
                 spec["priority"] = job.priority
-            out.append({"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": group, "namespace": NAMESPACE}, "spec": spec})
+            out.append({"apiVersion": POD_GROUP_API, "kind": "PodGroup", "metadata": {"name": group, "namespace": NAMESPACE}, "spec": spec})
         if shared and job.gpu:
             out.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": _template_name(k), "namespace": NAMESPACE},
                         "spec": {"spec": _claim_spec(job)}})
@@ -396,9 +464,8 @@ def solve_epoch(
 
     from gangplan.solver.exact import solve_exact
 
-    objects = epoch_objects(nodes, jobs, running, pending, devices, placer=placer)
     if export is not None:
-        write_epoch(objects, export, now, index, len(running), len(pending))
+        write_epoch(epoch_objects(nodes, jobs, running, pending, devices, placer=placer), export, now, index, len(running), len(pending))
     shared = sharing(jobs)
     hint = _hint(jobs, greedy, pending)
     avoid: dict[tuple[int, int], set[str]] = {}
@@ -407,9 +474,7 @@ def solve_epoch(
     wall = 0.0
     repairs = 0
     while True:
-        if repairs:
-            objects = epoch_objects(nodes, jobs, running, pending, devices, avoid, placer=placer)
-        cluster: Cluster = load_objects(objects, f"<epoch {index}>")
+        cluster = epoch_cluster(nodes, jobs, running, pending, source=f"<epoch {index}>", avoid=avoid, placer=placer, devices=devices)
         t = time.perf_counter()
         res = solve_exact(cluster, time_limit=time_limit, workers=1, seed=seed, hint=hint, preemption=False, objective=EPOCH_OBJECTIVE)
         wall += time.perf_counter() - t
@@ -482,7 +547,7 @@ def movable_bound(
     for k in running:
         boosted[k] = replace(jobs[k], priority=top, min_count=len(running[k]), workers=len(running[k]))
     keys = sorted(running) + sorted(pending)
-    cluster: Cluster = load_objects(epoch_objects(nodes, boosted, {}, keys, placer=placer), "<movable bound>")
+    cluster = epoch_cluster(nodes, boosted, {}, keys, source="<movable bound>", placer=placer)
     hint = _hint(boosted, {**running, **placed}, keys)
     res = solve_exact(cluster, time_limit=time_limit, workers=1, seed=seed, hint=hint, preemption=False, objective=EPOCH_OBJECTIVE)
     counts: dict[int, int] = {}
@@ -569,6 +634,6 @@ class Shadow:
 
 
 __all__ = [
-    "DEVICE_CLASS", "DRIVER", "EpochRecord", "EpochSolve", "MovableBound", "Shadow", "as_gpus", "device_index", "epoch_objects", "gpus_of",
+    "DEVICE_CLASS", "DRIVER", "EpochRecord", "EpochSolve", "MovableBound", "Shadow", "as_gpus", "device_index", "epoch_cluster", "epoch_group", "epoch_objects", "epoch_pod", "gpus_of",
     "movable_bound", "node_object", "sharing", "solve_epoch", "write_epoch",
 ]

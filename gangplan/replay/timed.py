@@ -60,10 +60,10 @@ KubeSchedulerConfiguration ``--policy`` file may disable it) and a job's attempt
 some running job has a strictly lower ``priority``, the greedy engine's own PostFilter decides
 (:func:`preempt`: the one implementation, :mod:`gangplan.solver.greedy.preemption`, default
 preemption for a single pod, workload-aware preemption (KEP-5710) for a gang, by the cluster's
-kube version): the state is written as Kubernetes objects
-(:func:`gangplan.replay.shadow.epoch_objects`: the nodes, every running job's pods bound with
-their ``spec.priority``, the failed job the only pending one, a gang as its PodGroup), loaded and
-run through :func:`~gangplan.solver.greedy.solve_greedy`. When its Result names victims:
+kube version): the state (:func:`preemption_state`: the nodes, every running job's pods bound
+with their priority, the failed job the only pending one, a gang as its PodGroup; the Cluster
+the loader makes of :func:`gangplan.replay.shadow.epoch_objects`, built from models) is run
+through :func:`~gangplan.solver.greedy.solve_greedy`. When its Result names victims:
 
 * every running job with a victim pod is evicted whole (its pods released), and goes back to
   activeQ as a new arrival at that instant with its full duration again (its work is lost; its
@@ -112,9 +112,14 @@ from gangplan.models.version import groups_requeue_without_hints
 from gangplan.replay.engine import Placer
 from gangplan.replay.frag import FragMeter
 from gangplan.replay.policies import PAPER_PLUGINS, Policy, TypicalPod
-from gangplan.replay.shadow import NAMESPACE, Shadow, epoch_objects
+from gangplan.replay.shadow import NAMESPACE, Shadow, epoch_cluster
 from gangplan.replay.traces import ReplayJob
-from gangplan.solver.greedy import FLUSH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF, MAX_IN_UNSCHEDULABLE
+from gangplan.solver.greedy import (
+    FLUSH_INTERVAL,
+    INITIAL_BACKOFF,
+    MAX_BACKOFF,
+    MAX_IN_UNSCHEDULABLE,
+)
 
 COMPLETE, ARRIVE, READY, FLUSH = 0, 1, 2, 3
 
@@ -372,21 +377,26 @@ def engine_profile(placer: Placer):
     })
 
 
+def preemption_state(placer: Placer, jobs: list[ReplayJob], running: set[int], k: int, source: str) -> Cluster:
+    """The state a preemption run sees (module docstring): the placer's nodes, the resident pods
+    of a ``--nodes`` snapshot, every running job's pods bound where the placer put them, job
+    ``k`` the only pending one (a gang as its PodGroup); :func:`~gangplan.replay.shadow.epoch_cluster`
+    builds it from models (this runs on whole-GPU traces only)."""
+    base = placer.cluster
+    return epoch_cluster(base.nodes, jobs, {j: placer.nodes_of(f"j{j}") for j in running}, [k], source=source, placer=placer,
+                         kube_version=base.kube_version, profile=engine_profile(placer)).model_copy(
+        update={"topologies": base.topologies, "priority_classes": {**base.priority_classes, **placer.resident().priority_classes}})
+
+
 def preempt(placer: Placer, jobs: list[ReplayJob], running: set[int], k: int, now: float, *, seed: int = 0) -> Preemption:
     """The greedy engine's PostFilter for job ``k`` on the replay's state at ``now``: every
     running job bound where the placer put it, ``k`` the only pending job (module docstring)."""
     import time
 
-    from gangplan.io.loader import load_objects
     from gangplan.solver.greedy import solve_greedy
 
     t = time.perf_counter()
-    base = placer.cluster
-    objects = epoch_objects(base.nodes, jobs, {j: placer.nodes_of(f"j{j}") for j in running}, [k], placer=placer)
-    loaded = load_objects(objects, f"<preemption of {jobs[k].name} at t={now:g} s>", kube_version=base.kube_version)
-    cluster = Cluster(nodes=loaded.nodes, pods=loaded.pods, pod_groups=loaded.pod_groups, composite_pod_groups=loaded.composite_pod_groups,
-                      workloads=loaded.workloads, pdbs=loaded.pdbs, namespaces=loaded.namespaces, topologies=base.topologies,
-                      priority_classes={**base.priority_classes, **loaded.priority_classes}, profile=engine_profile(placer), kube_version=base.kube_version)
+    cluster = preemption_state(placer, jobs, running, k, f"<preemption of {jobs[k].name} at t={now:g} s>")
     res = solve_greedy(cluster, tie_break=placer.policy.tie_break, seed=seed, top_k=0, preemption=True)
     victims: set[int] = set()
     foreign: list[str] = []
@@ -399,6 +409,4 @@ def preempt(placer: Placer, jobs: list[ReplayJob], running: set[int], k: int, no
     return Preemption(sorted(victims), foreign, cluster, res, time.perf_counter() - t)
 
 
-
-
-__all__ = ["JobRecord", "Preemption", "TimedRun", "backoff", "engine_profile", "flush_time", "preempt", "run_timed"]
+__all__ = ["JobRecord", "Preemption", "TimedRun", "backoff", "engine_profile", "flush_time", "preempt", "preemption_state", "run_timed"]

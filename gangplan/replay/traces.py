@@ -29,7 +29,14 @@ from gangplan.io.compressed import open_text, resolve
 from gangplan.io.csvrows import csv_rows
 from gangplan.io.errors import SnapshotError
 from gangplan.models.cluster import Cluster
-from gangplan.models.objects import Node, Pod
+from gangplan.models.objects import (
+    CPU,
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
+    MEMORY,
+    Node,
+    Pod,
+)
 from gangplan.models.well_known import GPU, GPU_PRODUCT, HOSTNAME
 from gangplan.replay.gpushare import request_annotations
 
@@ -404,7 +411,7 @@ def worker_pod(job: ReplayJob, index: int, *, namespace: str = "replay", group: 
     ``gpu_milli`` each, :mod:`gangplan.replay.gpushare`) carried by annotations, not
     ``nvidia.com/gpu``; the allowed models are a node-affinity term (GPU pods only)."""
     req: dict[str, int] = {"cpu": job.cpu_milli, "memory": job.memory_mib * MIB}
-    nonzero = {"cpu": job.cpu_milli or 100, "memory": job.memory_mib * MIB or 200 * MIB}
+    nonzero = {CPU: job.cpu_milli or DEFAULT_MILLI_CPU_REQUEST, MEMORY: job.memory_mib * MIB or DEFAULT_MEMORY_REQUEST}
     return Pod(
         namespace=namespace,
         name=f"{job.name}-{index}" if job.workers > 1 else job.name,

@@ -68,7 +68,12 @@ from gangplan.solver.greedy.framework import SUCCESS, Code, CycleState, Status
 from gangplan.solver.greedy.plugins import REGISTRY, Plugin, Registry
 from gangplan.solver.greedy.plugins.base import constant_reason
 from gangplan.solver.greedy.samples import Samples, sample_greedy
-from gangplan.solver.greedy.scheduling_queue import FLUSH_INTERVAL, INITIAL_BACKOFF, MAX_BACKOFF, MAX_IN_UNSCHEDULABLE
+from gangplan.solver.greedy.scheduling_queue import (
+    FLUSH_INTERVAL,
+    INITIAL_BACKOFF,
+    MAX_BACKOFF,
+    MAX_IN_UNSCHEDULABLE,
+)
 from gangplan.solver.greedy.session import GreedySession, GroupOutcome
 from gangplan.solver.greedy.snapshot import NodeTable
 

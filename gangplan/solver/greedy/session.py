@@ -56,7 +56,11 @@ from gangplan.models.groups import EntityKind, GroupNode
 from gangplan.models.objects import Pod, PodGroup
 from gangplan.models.version import KubeVersion
 from gangplan.solver.greedy.framework import Placement, PodGroupInfo
-from gangplan.solver.greedy.placement import best_placement, run_placement_generate, run_placement_score
+from gangplan.solver.greedy.placement import (
+    best_placement,
+    run_placement_generate,
+    run_placement_score,
+)
 from gangplan.solver.greedy.plugins import Plugin, Registry
 from gangplan.solver.greedy.podgroup import WorkloadCycle
 from gangplan.solver.greedy.profile import Profile, build_profile

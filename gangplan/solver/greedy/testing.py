@@ -14,6 +14,8 @@ import numpy as np
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import (
+    DEFAULT_MEMORY_REQUEST,
+    DEFAULT_MILLI_CPU_REQUEST,
     Affinity,
     Node,
     Pod,
@@ -27,9 +29,6 @@ from gangplan.solver.greedy.framework import Code, CycleState, Status
 from gangplan.solver.greedy.plugins import REGISTRY, Registry
 from gangplan.solver.greedy.plugins.base import NORMALIZE_SCORE
 from gangplan.solver.greedy.snapshot import NodeTable
-
-DEFAULT_MILLI_CPU = 100
-DEFAULT_MEMORY = 200 * 1024 * 1024
 
 
 def make_node(name: str, *, cpu: int = 0, memory: int = 0, pods: int = 110, extra: dict[str, int] | None = None, labels: dict[str, str] | None = None, taints: Iterable[Taint] = (), unschedulable: bool = False, images: dict[str, int] | None = None) -> Node:
@@ -45,7 +44,7 @@ def make_node(name: str, *, cpu: int = 0, memory: int = 0, pods: int = 110, extr
 def make_pod(name: str, *, namespace: str = "default", requests: dict[str, int] | None = None, nonzero: dict[str, int] | None = None, node: str | None = None, labels: dict[str, str] | None = None, tolerations: Iterable[Toleration] = (), affinity: Affinity | None = None, node_selector: dict[str, str] | None = None, spread: Iterable[TopologySpreadConstraint] = (), priority: int = 0, group: str | None = None, created: str = "", images: Iterable[str] = ()) -> Pod:
     req = dict(requests or {})
     if nonzero is None:
-        nonzero = {"cpu": req.get("cpu", DEFAULT_MILLI_CPU), "memory": req.get("memory", DEFAULT_MEMORY)}
+        nonzero = {"cpu": req.get("cpu", DEFAULT_MILLI_CPU_REQUEST), "memory": req.get("memory", DEFAULT_MEMORY_REQUEST)}
     return Pod(
         namespace=namespace,
         name=name,

@@ -27,6 +27,7 @@ from gangplan.solver.greedy.plugins.podtopologyspread import PodTopologySpread
 from gangplan.solver.greedy.plugins.tainttoleration import TaintToleration
 from gangplan.solver.greedy.plugins.topologyaware import TopologyPlacementGenerator
 
+
 class Registry(dict[str, type[Plugin]]):
     """Plugin name -> plugin type (``runtime.Registry``)."""
 
