@@ -1,4 +1,8 @@
-"""The ``gangplan`` command line: wiring only. All logic lives in the library.
+"""The ``gangplan`` command line: the app, every command and its flags (the one module that
+imports typer). What the commands do beyond wiring lives in the library and in the typer-free
+``gangplan.cli_*`` modules (:mod:`~gangplan.cli_common`: consoles, loading, files;
+:mod:`~gangplan.cli_solve`; :mod:`~gangplan.cli_diff`); every engine runs through
+:mod:`gangplan.api`, with the options the flags give (:mod:`gangplan.models.options`).
 
 Exit codes: 0 success; 1 validation found violations (``bench``: a snapshot failed); 2 bad input (file, object and field named);
 3 ``diff``: greedy is suboptimal; 4 ``diff``: model mismatch (a bug); 5 ``diff``: unproven (the best placement found
@@ -11,14 +15,13 @@ import errno
 import json
 import os
 import sys
-from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import IO, Annotated
+from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.text import Text
+from typer.core import TyperGroup
 
 from gangplan.bench.generators.topology_shapes import (
     DEFAULT_GANGS,
@@ -26,8 +29,25 @@ from gangplan.bench.generators.topology_shapes import (
     DEFAULT_UTILISATION,
     SHAPES,
 )
+from gangplan.cli_common import (
+    BadInput,
+    Output,
+    console,
+    engine_options,
+    err,
+    load,
+    out,
+    out_file,
+    read_result,
+    source,
+    write_with,
+)
+from gangplan.cli_common import spinner as _spinner
+from gangplan.cli_solve import resolve_pod, run_engine, why_document
 from gangplan.io.errors import SnapshotError
 from gangplan.models import defaults as D
+from gangplan.models.options import ENGINES, OBJECTIVES, TIE_BREAKS, DiffOptions, SolveOptions
+from gangplan.models.version import DEVELOPMENT, NEWEST, KubeVersion
 
 EXIT_VIOLATIONS = 1
 """``validate``: a rule is violated; ``diff --suite``: an expectation is not met."""
@@ -35,8 +55,6 @@ EXIT_FAILURES = 1
 """``bench``: a snapshot in the database failed (error, timeout or crashed)."""
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 70
-
-err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def _bad_input(e: SnapshotError | str) -> typer.Exit:
@@ -51,12 +69,25 @@ columns of it at 80 columns; issue 41: typer's rich panels gave it 18 there and 
 after every flag, ``--strict <bool>``), as wide as the terminal up to this many columns."""
 _HELP = dict(rich_markup_mode=None, context_settings={"max_content_width": HELP_MAX_WIDTH})
 
+
+class _App(TyperGroup):
+    """The command group: bad input a command raises (a SnapshotError, a BadInput) is printed as
+    ``error: <message>`` and exits 2, whichever module found it."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except (SnapshotError, BadInput) as e:
+            raise _bad_input(e) from None
+
+
 app = typer.Typer(
     name="gangplan",
     help="Place Kubernetes pod groups (gangs): what kube-scheduler would do, the optimum, and why they differ.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=_App,
     **_HELP,
 )
 schema_app = typer.Typer(help="Print JSON Schemas of gangplan's public documents.", no_args_is_help=True, **_HELP)
@@ -90,99 +121,11 @@ def _app_options(
     pass
 
 
-DEFAULT_WIDTH = 100
-"""Tables fit this many columns unless COLUMNS says otherwise; ``-o wide`` lifts the limit."""
-WIDE_WIDTH = 250
+KUBE_VERSION_HELP = ("The kube-scheduler version greedy reproduces (scores, pod order, preemption, hierarchy validation differ; docs/explanation/greedy-fidelity.md); "
+                     f"{DEVELOPMENT.value} is the development code after v{NEWEST.value}. Default: the newest release.")
 
 
-def _width() -> int:
-    try:
-        return max(40, int(os.environ.get("COLUMNS") or DEFAULT_WIDTH))
-    except ValueError:
-        return DEFAULT_WIDTH
-
-
-out = Console(highlight=False, width=_width())
-
-
-class Output(StrEnum):
-    table = "table"
-    wide = "wide"
-    json = "json"
-
-
-def _console(output: Output) -> Console:
-    """The stdout console: ``table`` fits the width (100 by default), ``wide`` shows everything."""
-    if output == Output.wide:
-        return Console(highlight=False, width=max(WIDE_WIDTH, _width()), file=out.file)
-    return Console(highlight=False, width=_width(), file=out.file)
-
-
-def _spinner(enabled: bool):
-    from gangplan.spinner import Spinner
-
-    return Spinner(enabled)
-
-
-def _source(path: Path | str) -> str:
-    """A snapshot path as messages and results name it: ``-`` (standard input) is ``<stdin>``."""
-    from gangplan.io.loader import source_name
-
-    return source_name(path)
-
-
-def _load(path: Path, *, strict: bool = False, warn: bool = False, kube_version: str | None = None, nodes: bool = False):
-    """Load a snapshot; bad input exits 2. ``warn`` prints the snapshot's warnings on stderr
-    (and, when the Nodes' kubelets suggest another version than the one used, says so);
-    ``strict`` makes any of them bad input; ``nodes``: a snapshot without a Node is bad input
-    (``solve`` and ``diff``: nothing could be placed)."""
-    from gangplan.io.loader import load_snapshot
-
-    try:
-        cluster = load_snapshot(path, kube_version=kube_version, require_nodes=nodes)
-    except SnapshotError as e:
-        raise _bad_input(e) from None
-    return _checked(cluster, path, strict=strict, warn=warn)
-
-
-def _checked(cluster, path: Path | str, *, strict: bool, warn: bool):
-    """``--strict`` refuses a loaded snapshot's warnings (exit 2); ``warn`` prints them."""
-    if strict and cluster.warnings:
-        from gangplan.io.loader import is_dangling_warning
-        from gangplan.io.schema import is_unknown_warning
-
-        unknown = [w for w in cluster.warnings if is_unknown_warning(w)]
-        dangling = [w for w in cluster.warnings if is_dangling_warning(w) and not is_unknown_warning(w)]
-        rest = [w for w in cluster.warnings if not is_unknown_warning(w) and not is_dangling_warning(w)]
-        parts = []
-        if unknown:  # as the API server's strict field validation refuses them
-            parts.append(f"--strict: {len(unknown)} unknown field(s), kind(s) or apiVersion(s):\n  " + "\n  ".join(unknown))
-        if dangling:
-            parts.append(f"--strict: {len(dangling)} reference(s) to objects not in the snapshot:\n  " + "\n  ".join(dangling))
-        if rest:
-            parts.append(f"--strict: {len(rest)} input(s) gangplan does not model:\n  " + "\n  ".join(rest))
-        raise _bad_input(SnapshotError(_source(path), "\n".join(parts)))
-    for line in cluster.translations:
-        err.print(f"note: {line}", markup=False)
-    if warn:
-        for line in cluster.warnings:
-            err.print(f"warning: {line}", markup=False)
-        for line in cluster.version_warnings:
-            err.print(f"warning: {line}", markup=False)
-    return cluster
-
-
-class KubeVersionOpt(StrEnum):
-    v1_35 = "1.35"
-    v1_36 = "1.36"
-    v1_37 = "1.37"
-    v1_38 = "1.38"
-
-
-KUBE_VERSION_HELP = "The kube-scheduler version greedy reproduces (scores, pod order, preemption, hierarchy validation differ; docs/explanation/greedy-fidelity.md); 1.38 is the development code after v1.37. Default: the newest release."
-
-
-def _kv(v: KubeVersionOpt | None) -> str | None:
+def _kv(v: KubeVersion | None) -> str | None:
     return v.value if v is not None else None
 
 
@@ -196,39 +139,12 @@ SNAPSHOT_HELP = "Snapshot file or directory; - reads it from standard input (kub
 STRICT_HELP = "Treat inputs that can change scheduling but are not modelled (see the warnings) as bad input (exit 2)."
 
 
-FORMAT_WORDS = frozenset({"table", "wide", "json", "yaml", "yml"})
-
-
-def _out_file(path: Path, flag: str = "-o/--out") -> Path:
-    """``generate`` and ``import``: ``-o`` is the file written (as ``--out``), not the output format
-    it is in ``solve``/``diff``/``whatif``; a format word without a suffix (``-o json``) is refused
-    rather than written to a file called ``json``."""
-    if not path.suffix and path.name.lower() in FORMAT_WORDS and not path.parent.parts:
-        raise _bad_input(SnapshotError("<arguments>", f"{path.name!r}: here -o is the file to write (the same as --out), not the output format "
-                                       f"it is in solve/diff/whatif; give a file name, e.g. -o cluster.yaml", field=flag))
-    return path
-
-
-def _write(path: Path, text: str) -> None:
-    _write_with(path, lambda fp: fp.write(text))
-
-
-def _write_with(path: Path, write: Callable[[IO[str]], object]) -> None:
-    """``write(fp)`` into ``path`` (its directory made); an OS error is bad input (exit 2)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w") as fp:
-            write(fp)
-    except OSError as e:
-        raise _bad_input(SnapshotError(str(path), f"cannot write: {e.strerror or e}")) from None
-
-
 # ---- inspect / validate / schema ---------------------------------------------------------------
 @app.command()
 def inspect(
     snapshot: Annotated[Path, typer.Argument(help="Snapshot file or directory (Kubernetes YAML/JSON); - reads standard input.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
-    kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default="1.37")] = None,
+    kube_version: Annotated[KubeVersion | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default=NEWEST.value)] = None,
     strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
 ) -> None:
     """Summarise a snapshot: node shapes, resources, topology, pending groups, gated pods, and the
@@ -236,29 +152,12 @@ def inspect(
     from gangplan.render import render_summary
     from gangplan.summary import summarize
 
-    cluster = _load(snapshot, strict=strict, kube_version=_kv(kube_version))
+    cluster = load(snapshot, strict=strict, kube_version=_kv(kube_version))
     s = summarize(cluster)
     if as_json:
         sys.stdout.write(json.dumps(s, indent=2) + "\n")
     else:
-        render_summary(_console(Output.table), s)
-
-
-def _read_result(path: Path):
-    from pydantic import ValidationError
-
-    from gangplan.models.result import Result
-
-    try:
-        return Result.from_json(path.read_text())
-    except OSError as e:
-        raise _bad_input(SnapshotError(str(path), f"cannot read: {e.strerror or e}")) from None
-    except ValidationError as e:
-        first = e.errors()[0]
-        loc = ".".join(str(x) for x in first["loc"])
-        raise _bad_input(SnapshotError(str(path), f"not a gangplan Result: {first['msg']}", field=loc or None)) from None
-    except ValueError as e:
-        raise _bad_input(SnapshotError(str(path), f"not a gangplan Result: {e}")) from None
+        render_summary(console(Output.table), s)
 
 
 @app.command()
@@ -266,14 +165,14 @@ def validate(
     snapshot: Annotated[Path, typer.Argument(help="The snapshot the result was computed on (file or directory; - reads standard input).")],
     result: Annotated[Path, typer.Argument(help="A Result JSON written by `gangplan solve --out`.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print violations as JSON.")] = False,
-    kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP + " Give the one the result was solved with.", show_default="1.37")] = None,
+    kube_version: Annotated[KubeVersion | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP + " Give the one the result was solved with.", show_default=NEWEST.value)] = None,
 ) -> None:
     """Check every hard rule of RESULT on SNAPSHOT; exit 1 if any is violated."""
-    from gangplan.solver.validate import validate as run_validate
+    from gangplan import api
 
-    cluster = _load(snapshot, kube_version=_kv(kube_version))
-    res = _read_result(result)
-    violations = run_validate(cluster, res)
+    cluster = load(snapshot, kube_version=_kv(kube_version))
+    res = read_result(result)
+    violations = api.validate(cluster, res)
     if as_json:
         sys.stdout.write(json.dumps([v.__dict__ for v in violations], indent=2) + "\n")
     elif violations:
@@ -331,7 +230,7 @@ def schema_violations() -> None:
 @app.command()
 def expand(
     snapshot: Annotated[Path, typer.Argument(help="Snapshot file or directory with Jobs, JobSets or LeaderWorkerSets; - reads standard input.")],
-    kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default="1.37")] = None,
+    kube_version: Annotated[KubeVersion | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default=NEWEST.value)] = None,
 ) -> None:
     """Print what gangplan synthesizes from the snapshot's Jobs, JobSets and LeaderWorkerSets (the
     Workloads, PodGroups, Jobs, StatefulSets and pending pods their controllers create) as YAML."""
@@ -357,7 +256,7 @@ def import_alibaba_nodes(
     from gangplan.io.alibaba import alibaba_nodes_to_objects
     from gangplan.io.writer import write_snapshot
 
-    output = _out_file(output)
+    output = out_file(output)
     try:
         objects = alibaba_nodes_to_objects(csv_path)
         write_snapshot(objects, output)
@@ -367,14 +266,9 @@ def import_alibaba_nodes(
 
 
 # ---- solve ------------------------------------------------------------------------------------
-class Engine(StrEnum):
-    greedy = "greedy"
-    exact = "exact"
-
-
-class TieBreak(StrEnum):
-    first = "first"
-    random = "random"
+Engine = StrEnum("Engine", {e: e for e in ENGINES})
+TieBreak = StrEnum("TieBreak", {t: t for t in TIE_BREAKS})
+Objective = StrEnum("Objective", {o: o for o in OBJECTIVES})
 
 
 class TraceOpt(StrEnum):
@@ -387,77 +281,23 @@ TRACE_HELP = ("How much of the greedy trace the JSON holds: summary keeps, of ea
               "the runner-up and the reported one; full every placement evaluated (large on clusters with many domains); none no trace.")
 
 
-class Objective(StrEnum):
-    default = "default"
-    gpus = "gpus"
-    compact = "compact"
-
-
-def run_engine(cluster, engine: Engine, *, snapshot: str, time_limit: float, workers: int, seed: int, tie_break: TieBreak, objective: Objective, preemption: bool | None = None, progress=None,
-               wall_limit: float | None = None):
-    """Run one engine; the exact engine gets the greedy result as its hint."""
-    from gangplan.solver.greedy import solve_greedy
-
-    if progress:
-        progress("greedy: kube-scheduler's cycle")
-    greedy = solve_greedy(cluster, tie_break=tie_break.value, seed=seed, snapshot=snapshot, preemption=preemption)
-    if engine == Engine.greedy:
-        return greedy, greedy
-    from gangplan.solver.exact import solve_exact
-
-    if progress:
-        progress(f"exact: CP-SAT, tier by tier (up to {time_limit:g} s per tier)")
-
-    exact = solve_exact(cluster, time_limit=time_limit, wall_limit=wall_limit, workers=workers, seed=seed, objective=objective.value, hint=greedy, snapshot=snapshot,
-                        preemption=preemption)
-    return exact, greedy
-
-
-def resolve_pod(cluster, name: str, snapshot: Path, field: str = "--explain") -> str:
-    """``--explain`` argument -> a pending pod's ``namespace/name``: exact keys, or a bare name
-    when exactly one pending pod has it; otherwise bad input naming close matches."""
-    import difflib
-
-    pending = [p.key for p in cluster.pending_pods]
-    if name in pending:
-        return name
-    bound = {p.key: p.node_name for p in cluster.bound_pods}
-    if name in bound:
-        raise _bad_input(SnapshotError(_source(snapshot), f"pod {name} is bound to node {bound[name]}, not pending: there is no scheduling step to explain", obj=f"Pod/{name}", field=field))
-    if "/" not in name:
-        same = [k for k in pending if k.split("/", 1)[1] == name]
-        if len(same) == 1:
-            return same[0]
-        if len(same) > 1:
-            raise _bad_input(SnapshotError(_source(snapshot), f"pod name {name!r} is ambiguous: {', '.join(same)}; give namespace/name", field=field))
-    names = pending + [k.split("/", 1)[1] for k in pending]
-    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-    close_keys = []
-    for c in close:
-        key = c if "/" in c else next(k for k in pending if k.split("/", 1)[1] == c)
-        if key not in close_keys:
-            close_keys.append(key)
-    hint = f"; did you mean {', '.join(close_keys)}?" if close_keys else f"; the snapshot has {len(pending)} pending pod(s)" + (f", e.g. {pending[0]}" if pending else "")
-    raise _bad_input(SnapshotError(_source(snapshot), f"{name!r} is not a pending pod of the snapshot (give namespace/name){hint}", field=field))
-
-
 @app.command()
 def solve(
     snapshot: Annotated[Path, typer.Argument(help=SNAPSHOT_HELP)],
-    engine: Annotated[Engine, typer.Option(help="greedy: kube-scheduler's cycle; exact: the CP-SAT optimum.")] = Engine.greedy,
+    engine: Annotated[Engine, typer.Option(help="greedy: kube-scheduler's cycle; exact: the CP-SAT optimum.")] = Engine(D.ENGINE),
     time_limit: Annotated[float, typer.Option("--time-limit", help=TIME_LIMIT_HELP, min=0.01)] = D.TIME_LIMIT,
     wall_limit: Annotated[float | None, typer.Option("--wall-limit", help=WALL_LIMIT_HELP, min=0.01, show_default="3 x --time-limit + 10")] = None,
     workers: Annotated[int, typer.Option(help="Exact engine: " + D.WORKERS_HELP, min=1)] = D.WORKERS,
-    seed: Annotated[int, typer.Option(help="Seed for every random choice (CP-SAT, --tie-break random).")] = 0,
-    tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: first node in snapshot order, or seeded random.")] = TieBreak.first,
-    objective: Annotated[Objective, typer.Option(help="Exact engine objective after the admission tiers.")] = Objective.default,
+    seed: Annotated[int, typer.Option(help="Seed for every random choice (CP-SAT, --tie-break random).")] = D.SEED,
+    tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: first node in snapshot order, or seeded random.")] = TieBreak(D.TIE_BREAK),
+    objective: Annotated[Objective, typer.Option(help="Exact engine objective after the admission tiers.")] = Objective(D.OBJECTIVE),
     result_path: Annotated[Path | None, typer.Option("--out", help="Write the Result JSON to this file.")] = None,
     explain: Annotated[str | None, typer.Option(help="Also print the greedy trace of this pending pod: namespace/name, or a bare name when unique.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the Result JSON instead of tables (same as -o json).")] = False,
     output_arg: Annotated[str, typer.Option("--output", "-o", help="table: fits 100 columns, reasons shortened; wide: every column and the full reasons; json: the Result. A file name with a suffix (result.json) writes the Result JSON there, as -o meant before (same as --out).")] = Output.table.value,
     preemption: Annotated[bool | None, typer.Option("--preemption/--no-preemption", help=PREEMPTION_HELP, show_default="as the profile: on unless DefaultPreemption is disabled")] = None,
     strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
-    kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default="1.37")] = None,
+    kube_version: Annotated[KubeVersion | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default=NEWEST.value)] = None,
     trace: Annotated[TraceOpt, typer.Option("--trace", help=TRACE_HELP)] = TraceOpt.summary,
 ) -> None:
     """Place the pending pods of a snapshot with one engine and print the outcome per group."""
@@ -470,30 +310,32 @@ def solve(
     else:
         raise _bad_input(SnapshotError("<arguments>", f"-o/--output: {output_arg!r} is none of table, wide, json (nor a file name with a suffix, which -o also accepts)"))
     as_json = as_json or output == Output.json
-    cluster = _load(snapshot, strict=strict, warn=True, kube_version=_kv(kube_version))
+    options = engine_options(SolveOptions, time_limit=time_limit, wall_limit=wall_limit, workers=workers, seed=seed, tie_break=tie_break.value, objective=objective.value,
+                             preemption=preemption, kube_version=_kv(kube_version))
+    cluster = load(snapshot, strict=strict, warn=True, kube_version=options.kube_version)
     pod = resolve_pod(cluster, explain, snapshot) if explain else None
     with _spinner(not as_json) as sp:
-        result, greedy = run_engine(cluster, engine, snapshot=_source(snapshot), time_limit=time_limit, wall_limit=wall_limit, workers=workers, seed=seed, tie_break=tie_break, objective=objective, preemption=preemption, progress=sp.update)
+        result, greedy = run_engine(cluster, engine.value, snapshot=source(snapshot), options=options, progress=sp.update)
     if result_path is not None:
-        _write_with(result_path, lambda fp: result.write_json(fp, trace=trace.value))
+        write_with(result_path, lambda fp: result.write_json(fp, trace=trace.value))
     if as_json:
         result.write_json(sys.stdout, trace=trace.value)
         return
-    console = _console(output)
-    render_result(console, result, cluster, wide=output == Output.wide)
+    shown = console(output)
+    render_result(shown, result, cluster, wide=output == Output.wide)
     if pod:
-        render_trace(console, greedy, pod, cluster)
+        render_trace(shown, greedy, pod, cluster)
 
 
 @app.command()
 def why(
     snapshot: Annotated[Path, typer.Argument(help=SNAPSHOT_HELP)],
     pod: Annotated[str, typer.Argument(help="The pending pod: namespace/name, or a bare name when unique.")],
-    seed: Annotated[int, typer.Option(help="Seed for every random choice (--tie-break random, v1.36 gang pod order).")] = 0,
-    tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: first node in snapshot order, or seeded random.")] = TieBreak.first,
+    seed: Annotated[int, typer.Option(help="Seed for every random choice (--tie-break random, v1.36 gang pod order).")] = D.SEED,
+    tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: first node in snapshot order, or seeded random.")] = TieBreak(D.TIE_BREAK),
     preemption: Annotated[bool | None, typer.Option("--preemption/--no-preemption", help=PREEMPTION_HELP, show_default="as the profile: on unless DefaultPreemption is disabled")] = None,
     strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
-    kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default="1.37")] = None,
+    kube_version: Annotated[KubeVersion | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default=NEWEST.value)] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the same as JSON: pod, snapshot, outcome (node, reason), context (the lines above the cycle), cycle (trace.pods[POD] of `solve --json`: rejections per Filter plugin, top scores, chosen), details (what blocked the pod behind a reason) and placements (every topology placement tried for its gang, its verdict and score, and the choice).")] = False,
 ) -> None:
     """Why is POD Pending: kube-scheduler's cycle for it (the short form of solve --explain POD).
@@ -504,35 +346,14 @@ def why(
     """
     from gangplan.render import render_trace
 
-    cluster = _load(snapshot, strict=strict, warn=True, kube_version=_kv(kube_version))
+    options = engine_options(SolveOptions, seed=seed, tie_break=tie_break.value, preemption=preemption, kube_version=_kv(kube_version))
+    cluster = load(snapshot, strict=strict, warn=True, kube_version=options.kube_version)
     key = resolve_pod(cluster, pod, snapshot, field="POD")
-    result, greedy = run_engine(cluster, Engine.greedy, snapshot=_source(snapshot), time_limit=10.0, workers=1, seed=seed,
-                                tie_break=tie_break, objective=Objective.default, preemption=preemption, progress=None)
+    _, greedy = run_engine(cluster, "greedy", snapshot=source(snapshot), options=options)
     if as_json:
-        sys.stdout.write(json.dumps(_why_document(greedy, key, cluster, _source(snapshot)), indent=2) + "\n")
+        sys.stdout.write(json.dumps(why_document(greedy, key, cluster, source(snapshot)), indent=2) + "\n")
         return
-    render_trace(_console(Output.table), greedy, key, cluster)
-
-
-def _why_document(greedy, key: str, cluster, snapshot: str) -> dict:
-    """``why --json``: what ``why`` prints, as data; ``cycle`` is the pod's entry of the Result
-    JSON's greedy trace (``trace.pods``), null when its cycle never ran."""
-    from gangplan.render import explain_context, placement_lines
-    from gangplan.solver.blockers import details
-
-    data = greedy.to_dict(trace="full")
-    outcome = data.get("pods", {}).get(key)
-    pod = cluster.pod_by_key.get(key)
-    return {
-        "pod": key,
-        "snapshot": snapshot,
-        "kubeVersion": str(cluster.kube_version),
-        "outcome": outcome,
-        "context": explain_context(greedy, cluster, key),
-        "cycle": (data.get("trace") or {}).get("pods", {}).get(key),
-        "details": details(cluster, pod) if pod is not None else {},
-        "placements": placement_lines(greedy, cluster, key),
-    }
+    render_trace(console(Output.table), greedy, key, cluster)
 
 
 @app.command()
@@ -543,16 +364,16 @@ def diff(
     wall_limit: Annotated[float | None, typer.Option("--wall-limit", help=WALL_LIMIT_HELP, min=0.01, show_default="3 x --time-limit + 10")] = None,
     probe_time_limit: Annotated[float, typer.Option("--probe-time-limit", help="Work limit (units) of each exact solve while searching the decisive step.", min=0.01)] = D.PROBE_TIME_LIMIT,
     workers: Annotated[int, typer.Option(help=D.WORKERS_HELP, min=1)] = D.WORKERS,
-    seed: Annotated[int, typer.Option(help="Seed for CP-SAT and --tie-break random.")] = 0,
-    tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: snapshot order or seeded random.")] = TieBreak.first,
+    seed: Annotated[int, typer.Option(help="Seed for CP-SAT and --tie-break random.")] = D.SEED,
+    tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: snapshot order or seeded random.")] = TieBreak(D.TIE_BREAK),
     plan: Annotated[Path | None, typer.Option(help="Write the optimal placement as core/v1 Bindings to this YAML file, and beside it a .sh script that evicts the victims first and then creates the Bindings.")] = None,
     nominate: Annotated[bool, typer.Option(help="With --plan: no Bindings; the script sets status.nominatedNodeName (status subresource) and leaves binding to kube-scheduler.")] = False,
     preemption: Annotated[bool | None, typer.Option("--preemption/--no-preemption", help=PREEMPTION_HELP, show_default="as the profile: on unless DefaultPreemption is disabled")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the diff as JSON (same as -o json; `gangplan schema diff`).")] = False,
     output: Annotated[Output, typer.Option("--output", "-o", help="table: summary first, fits 100 columns; wide: every group and the full reasons; json: the diff document.")] = Output.table,
     strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
-    kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default="1.37")] = None,
-    samples: Annotated[int, typer.Option("--samples", help="Also run greedy K times (seeds SEED..SEED+K-1, random ties and, in v1.36, random gang pod orders) and report how often it admits each group and reaches the optimum.", min=0)] = 0,
+    kube_version: Annotated[KubeVersion | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default=NEWEST.value)] = None,
+    samples: Annotated[int, typer.Option("--samples", help="Also run greedy K times (seeds SEED..SEED+K-1, random ties and, in v1.36, random gang pod orders) and report how often it admits each group and reaches the optimum.", min=0)] = D.SAMPLES,
     trace: Annotated[TraceOpt, typer.Option("--trace", help=TRACE_HELP)] = TraceOpt.summary,
 ) -> None:
     """Greedy (kube-scheduler) against optimal (CP-SAT): classification and the decisive greedy step.
@@ -562,60 +383,19 @@ def diff(
     tier is open: a larger --time-limit may decide), 2 bad input. With --suite: 4 if any scenario
     mismatches, else 1 if an expectation is not met, else 5 if a scenario is unproven, else 0.
     """
-    from gangplan.render import render_diff, render_suite
-    from gangplan.solver.diff import diff_snapshot
+    from gangplan import cli_diff
 
     as_json = as_json or output == Output.json
-    opts = dict(time_limit=time_limit, wall_limit=wall_limit, probe_time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break.value, preemption=preemption, kube_version=_kv(kube_version), samples=samples)
+    options = engine_options(DiffOptions, time_limit=time_limit, wall_limit=wall_limit, probe_time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break.value,
+                             preemption=preemption, kube_version=_kv(kube_version), samples=samples)
     if (snapshot is None) == (suite is None):
         raise _bad_input(SnapshotError("<arguments>", "give exactly one of SNAPSHOT or --suite DIR"))
     if suite is not None:
-        from gangplan.solver.suite import run_suite, suite_entries, suite_exit_code
-
-        try:
-            entries = suite_entries(suite)
-        except SnapshotError as e:
-            raise _bad_input(e) from None
-        with _spinner(not as_json) as sp:
-            rows = run_suite(suite, progress=sp.update, entries=entries, **opts)
-        if as_json:
-            data = [
-                {"scenario": r.scenario, "error": r.error, "expectations": r.expectations, "failures": r.failures, "seconds": round(r.seconds, 3), "diff": r.diff.to_dict(with_results=False) if r.diff else None}
-                for r in rows
-            ]
-            sys.stdout.write(json.dumps(data, indent=2) + "\n")
-        else:
-            render_suite(_console(output), rows, title=suite.resolve().name, wide=output == Output.wide)
-        code = suite_exit_code(rows)
-        if code:
-            raise typer.Exit(code)
-        return
-    if nominate and plan is None:
-        raise _bad_input(SnapshotError("<arguments>", "--nominate only changes what --plan writes: give --plan plan.yaml too"))
-    cluster = _load(snapshot, strict=strict, warn=True, kube_version=_kv(kube_version))
-    with _spinner(not as_json) as sp:
-        d = diff_snapshot(cluster, snapshot=_source(snapshot), progress=sp.update, **opts)
-    written = None
-    if plan is not None:
-        from gangplan.io.plan import script_path, write_plan
-
-        try:
-            written = write_plan(d.optimal, plan, nominate=nominate, cluster=cluster)
-        except OSError as e:
-            raise _bad_input(SnapshotError(str(plan), f"cannot write: {e.strerror or e}")) from None
-    if as_json:
-        json.dump(d.to_dict(trace=trace.value), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        code = cli_diff.diff_suite(suite, options, output=output, as_json=as_json)
     else:
-        console = _console(output)
-        render_diff(console, d, wide=output == Output.wide)
-        if written is not None:
-            sh = script_path(plan)
-            steps = f"{len(written.evictions)} eviction(s) first, then " if written.evictions else ""
-            what = f"{len(written.nominations)} nomination(s)" if nominate else f"{len(written.bindings)} Binding(s) in {plan}"
-            console.print(f"\nplan: {sh}: {steps}{what}; apply with: bash {sh}", markup=False, soft_wrap=True)
-    if d.exit_code:
-        raise typer.Exit(d.exit_code)
+        code = cli_diff.diff_one(snapshot, options, plan=plan, nominate=nominate, strict=strict, output=output, as_json=as_json, trace=trace.value)
+    if code:
+        raise typer.Exit(code)
 
 
 class Strategy(StrEnum):
@@ -635,13 +415,13 @@ def whatif(
     wall_limit: Annotated[float | None, typer.Option("--wall-limit", help=WALL_LIMIT_HELP, min=0.01, show_default="3 x --time-limit + 10")] = None,
     probe_time_limit: Annotated[float, typer.Option(help="Work limit (units) of each exact solve while searching the decisive step.")] = D.PROBE_TIME_LIMIT,
     workers: Annotated[int, typer.Option(help=D.WORKERS_HELP, min=1)] = D.WORKERS,
-    seed: Annotated[int, typer.Option(help="Seed for CP-SAT and --tie-break random.")] = 0,
-    tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: snapshot order or seeded random.")] = TieBreak.first,
+    seed: Annotated[int, typer.Option(help="Seed for CP-SAT and --tie-break random.")] = D.SEED,
+    tie_break: Annotated[TieBreak, typer.Option("--tie-break", help="Greedy ties: snapshot order or seeded random.")] = TieBreak(D.TIE_BREAK),
     preemption: Annotated[bool | None, typer.Option("--preemption/--no-preemption", help=PREEMPTION_HELP, show_default="as the profile: on unless DefaultPreemption is disabled")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON row per variant (same as -o json; `gangplan schema whatif`).")] = False,
     output: Annotated[Output, typer.Option("--output", "-o", help="table: one row per variant; wide: the notes and warnings in full; json: the rows.")] = Output.table,
     strict: Annotated[bool, typer.Option("--strict", help=STRICT_HELP)] = False,
-    kube_version: Annotated[KubeVersionOpt | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default="1.37")] = None,
+    kube_version: Annotated[KubeVersion | None, typer.Option("--kube-version", help=KUBE_VERSION_HELP, show_default=NEWEST.value)] = None,
 ) -> None:
     """What if: the snapshot and each variant of it, greedy against optimal, one row each.
 
@@ -649,48 +429,15 @@ def whatif(
     and the kind of decisive step. Exit codes: 0, 4 if a variant's diff is a model mismatch (a
     bug), else 5 if a variant's diff is unproven, 2 bad input.
     """
-    from gangplan.io import overlay as ov
-    from gangplan.render import render_whatif
-    from gangplan.solver.whatif import run_whatif
+    from gangplan import cli_diff
 
     as_json = as_json or output == Output.json
-    if (add_nodes is None) != (like is None):
-        raise _bad_input(SnapshotError("<arguments>", "--add-nodes N and --like NODE go together"))
-    try:
-        base = ov.read_layer(snapshot)
-        layers = [ov.read_layer(v, name=_source(v) if v.name == "-" else v.name) for v in variants or ()]
-        layers += [ov.scoring(base, s.value) for s in scoring or ()]
-        if add_nodes is not None and like is not None:
-            layers.append(ov.add_nodes(base, add_nodes, like))
-        layers += [ov.drain(base, t) for t in drain or ()]
-    except SnapshotError as e:
-        raise _bad_input(e) from None
-    if not layers:
-        raise _bad_input(SnapshotError("<arguments>", "no variant: give VARIANT files or directories, --scoring, --add-nodes N --like NODE or --drain"))
-    sources = tuple(_source(p) for p in (snapshot, *(variants or ())))
-    opts = dict(time_limit=time_limit, wall_limit=wall_limit, probe_time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break.value, preemption=preemption)
-    kv = _kv(kube_version)
-    check = (lambda cluster, name: _checked(cluster, name, strict=True, warn=False)) if strict else None
-    try:
-        with _spinner(not as_json) as sp:
-            rows = run_whatif(base, layers, sources=sources, kube_version=kv, progress=lambda name: sp.update(f"variant {name}"), check=check, **opts)
-    except SnapshotError as e:
-        raise _bad_input(e) from None
-    docs = [r.document() for r in rows]
-    seen: set[str] = set()
-    for d in docs:
-        for line in d.warnings:
-            if line not in seen:
-                seen.add(line)
-                err.print(f"warning: {line}" + ("" if d.variant == "snapshot" else f" [{d.variant}]"), markup=False)
-    if as_json:
-        sys.stdout.write(json.dumps([d.dump() for d in docs], indent=2) + "\n")
-    else:
-        render_whatif(_console(output), docs, title=_source(snapshot), wide=output == Output.wide)
-    if any(r.diff.exit_code == 4 for r in rows):
-        raise typer.Exit(4)
-    if any(r.diff.exit_code == 5 for r in rows):
-        raise typer.Exit(5)
+    base, layers = cli_diff.whatif_layers(snapshot, variants or [], scoring=[s.value for s in scoring or ()], add_nodes=add_nodes, like=like, drain=drain or [])
+    options = engine_options(DiffOptions, time_limit=time_limit, wall_limit=wall_limit, probe_time_limit=probe_time_limit, workers=workers, seed=seed, tie_break=tie_break.value,
+                             preemption=preemption, kube_version=_kv(kube_version))
+    code = cli_diff.whatif(snapshot, variants or [], base, layers, options, strict=strict, output=output, as_json=as_json)
+    if code:
+        raise typer.Exit(code)
 
 
 @schema_app.command("whatif")
@@ -886,7 +633,7 @@ def generate(
     from gangplan.bench.generators.topology_shapes import generate_shape
     from gangplan.io.writer import write_snapshot
 
-    out_path = _out_file(out_path)
+    out_path = out_file(out_path)
     options = _shape_options(shape, gang_size, topology_key, unconstrained)
     if nodes < 1:
         raise _bad_input("--nodes must be at least 1")
