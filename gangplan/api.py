@@ -13,13 +13,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gangplan.models import defaults as D
-from gangplan.models.options import ENGINES, DiffOptions, Engine, EngineOptions, SolveOptions
+from gangplan.models.options import (
+    ENGINES,
+    BadOptionType,
+    DiffOptions,
+    Engine,
+    EngineOptions,
+    SolveOptions,
+)
+from gangplan.models.result import Result
 from gangplan.models.result import attach_cluster as attach
 
 if TYPE_CHECKING:
     from gangplan.io.overlay import Layer
     from gangplan.models.cluster import Cluster
-    from gangplan.models.result import Result
     from gangplan.solver.diff import Diff
     from gangplan.solver.suite import SuiteRow
     from gangplan.solver.validate import Violation
@@ -80,6 +87,8 @@ def solve(cluster: Cluster, engine: Engine = D.ENGINE, *, snapshot: str | None =
     if engine not in ENGINES:
         raise ValueError(f"solve() engine must be 'greedy' or 'exact', not {engine!r}")
     o = SolveOptions.of("solve", options)
+    if o.hint is not None and not isinstance(o.hint, Result):
+        raise BadOptionType("solve", "hint", f"must be a Result or None, not {type(o.hint).__name__} {o.hint!r}")
     cluster = cluster.at_version(o.kube_version)
     name = snapshot if snapshot is not None else _snapshot_name(cluster)
     hint = o.hint
@@ -111,7 +120,6 @@ def diff(cluster: Cluster, greedy: Result | None = None, optimal: Result | None 
     its values; an explicit option that contradicts it is a ValueError. ``snapshot`` and
     ``progress`` as for :func:`solve`."""
     from gangplan.models.cluster import Cluster
-    from gangplan.models.result import Result
     from gangplan.solver.diff import diff_snapshot
 
     if not isinstance(cluster, Cluster):

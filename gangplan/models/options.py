@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from typing import Any, Literal, Self, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic_core import PydanticCustomError
 
 from gangplan.models import defaults as D
 from gangplan.models.version import NEWEST, KubeVersion
@@ -109,8 +108,7 @@ class BadOptionValue(BadOption, ValueError):
     pass
 
 
-_WANT = {"float_type": "a number of seconds", "int_type": "an int", "result_type": "a Result or None",
-         "string_type": f"a version string such as {NEWEST.value!r}, or None"}
+_WANT = {"float_type": "a number of seconds", "int_type": "an int", "string_type": f"a version string such as {NEWEST.value!r}, or None"}
 """What a keyword option of the wrong type must be, by pydantic's error type (booleans and
 choices depend on the field: :meth:`EngineOptions._problem`)."""
 
@@ -192,16 +190,9 @@ class SolveOptions(EngineOptions):
     objective: Objective = D.OBJECTIVE
     """exact: the objective after the admission tiers (``--objective``)."""
     hint: Any = None
-    """exact: a Result whose placement seeds the search; None: a greedy run, as the CLI does."""
-
-    @field_validator("hint")
-    @classmethod
-    def _a_result(cls, value: Any) -> Any:
-        from gangplan.models.result import Result  # result imports this module
-
-        if value is not None and not isinstance(value, Result):
-            raise PydanticCustomError("result_type", "a Result or None")
-        return value
+    """exact: a Result whose placement seeds the search; None: a greedy run, as the CLI does.
+    (:func:`gangplan.solve` checks that it is a Result: this module cannot name the class, as
+    :mod:`gangplan.models.result` imports it.)"""
 
 
 class DiffOptions(EngineOptions):
