@@ -228,42 +228,13 @@ def replay(
 
     ``gpu_class``: the DeviceClass whose ResourceSlice devices are a ``--nodes`` snapshot's GPUs
     (default: the one named like a GPU; :mod:`gangplan.replay.dragpus`)."""
-    if mode not in ("fill", "timed"):
-        raise SnapshotError("<arguments>", f"expected fill or timed, got {mode!r}", field="--mode")
-    if arrival_scale <= 0:
-        raise SnapshotError("<arguments>", f"expected a positive number, got {arrival_scale}", field="--arrival-scale")
     policies = policies or ["default"]
     seeds = seeds if seeds is not None else [42]
-    for p in EXACT_POLICIES:
-        if p in policies and mode != "timed":
-            raise SnapshotError("<arguments>", f"the {p} policy needs --mode timed", field="--policy")
-    if exact_time_limit <= 0:
-        raise SnapshotError("<arguments>", f"expected a positive number, got {exact_time_limit}", field="--exact-time-limit")
-    if epoch is not None and epoch <= 0:
-        raise SnapshotError("<arguments>", f"expected a positive number, got {epoch}", field="--epoch")
-    method = "lp" if bound is True else "none" if bound is False else bound
-    if method not in BOUND_METHODS:
-        raise SnapshotError("<arguments>", f"expected one of {', '.join(BOUND_METHODS)}, got {bound!r}", field="--bound")
-    if bound_work_limit <= 0:
-        raise SnapshotError("<arguments>", f"expected a positive number, got {bound_work_limit}", field="--bound-work-limit")
+    method = _check_arguments(mode, policies, arrival_scale, exact_time_limit, epoch, bound, bound_work_limit)
     policies, resolved = resolve_policies(policies)
     trace, cluster, nodes_label = load_inputs(trace_path, nodes, vc=vc, gpu_class=gpu_class)
     typical = typical_pods(trace_shapes(trace.jobs))
-    caveats = list(cluster.warnings)
-    for pol in resolved.values():
-        if pol.source:
-            caveats.append(f"policy {pol.name}: the KubeSchedulerConfiguration {pol.source}, with the replay's GPU-share filter; ties random, GPUs {pol.selection} fit")
-            caveats += [f"policy {pol.name}: {w}" for w in pol.warnings]
-    frac = sum(j.fractional for j in trace.jobs)
-    if frac:
-        caveats.append(SHARING_NOTE.format(n=frac, total=len(trace.jobs)))
-    if any(j.preferred_topology_key for j in trace.jobs):
-        caveats.append("preferred_topology_key is read but not used: kube-scheduler's PodGroup has only a required topology (schedulingConstraints.topology[].key, KEP-5732), so no greedy policy prefers a domain (required_topology_key is placed by the workload cycle's placement algorithm)")
-    if mode == "timed":
-        caveats.append("timed mode: a failed job is retried after an event that may help (a departure, or for a v1.37 gang of more than one pod "
-                       "any placement; then after its backoff) or, seeing none, by the 5-minute unschedulable flush (a 30 s loop); preemption as the profile says "
-                       "(DefaultPreemption, the greedy engine's PostFilter, only when a running job has a lower priority): victims terminate at once, each "
-                       "evicted job restarts from the queue with its full duration, and the preemptor is retried at that instant")
+    caveats = _caveats(mode, cluster, trace.jobs, resolved)
     fills: list[FillRun] = []
     timeds: list[TimedRun] = []
     runs: list[ReplayRun] = []
@@ -291,22 +262,22 @@ def replay(
                 runs.append(_fill_run(fr))
                 if store is not None:
                     store.save(mode, fr)
+                continue
+            shadow = None
+            if policy in EXACT_POLICIES:
+                shadow = Shadow(time_limit=exact_time_limit, epoch=epoch, seed=seed, export=export_epoch, movable=movable_bound)
+                shadow.check(trace.jobs, str(trace_path), policy)
+            if policy == OPTIMAL:
+                assert shadow is not None
+                tr = run_optimal(cluster, trace.jobs, seed, typical=typical, arrival_scale=arrival_scale, progress=tick, shadow=shadow)
             else:
-                shadow = None
-                if policy in EXACT_POLICIES:
-                    shadow = Shadow(time_limit=exact_time_limit, epoch=epoch, seed=seed, export=export_epoch, movable=movable_bound)
-                    shadow.check(trace.jobs, str(trace_path), policy)
-                if policy == OPTIMAL:
-                    assert shadow is not None
-                    tr = run_optimal(cluster, trace.jobs, seed, typical=typical, arrival_scale=arrival_scale, progress=tick, shadow=shadow)
-                else:
-                    tr = run_timed(cluster, trace.jobs, resolved.get(policy, "default"), seed, typical=typical, arrival_scale=arrival_scale, progress=tick, shadow=shadow)
-                tr.policy = policy
-                tr.shadow = shadow
-                timeds.append(tr)
-                runs.append(_timed_run(tr))
-                if store is not None:
-                    store.save(mode, tr)
+                tr = run_timed(cluster, trace.jobs, resolved.get(policy, "default"), seed, typical=typical, arrival_scale=arrival_scale, progress=tick, shadow=shadow)
+            tr.policy = policy
+            tr.shadow = shadow
+            timeds.append(tr)
+            runs.append(_timed_run(tr))
+            if store is not None:
+                store.save(mode, tr)
     for tr in timeds:
         caveats += [f"policy {tr.policy} seed {tr.seed}: {n}" for n in tr.notes]
     capacity = (fills[0].capacity_gpus if fills else timeds[0].capacity_gpus) if runs else 0
@@ -332,6 +303,49 @@ def replay(
         runs=runs,
     )
     return ReplayOutput(summary, fills, timeds)
+
+
+def _check_arguments(mode: str, policies: list[str], arrival_scale: float, exact_time_limit: float, epoch: float | None, bound: bool | str,
+                     bound_work_limit: float) -> str:
+    """Bad arguments as the CLI names them (exit 2); the packing bound's method."""
+    if mode not in ("fill", "timed"):
+        raise SnapshotError("<arguments>", f"expected fill or timed, got {mode!r}", field="--mode")
+    if arrival_scale <= 0:
+        raise SnapshotError("<arguments>", f"expected a positive number, got {arrival_scale}", field="--arrival-scale")
+    for p in EXACT_POLICIES:
+        if p in policies and mode != "timed":
+            raise SnapshotError("<arguments>", f"the {p} policy needs --mode timed", field="--policy")
+    if exact_time_limit <= 0:
+        raise SnapshotError("<arguments>", f"expected a positive number, got {exact_time_limit}", field="--exact-time-limit")
+    if epoch is not None and epoch <= 0:
+        raise SnapshotError("<arguments>", f"expected a positive number, got {epoch}", field="--epoch")
+    method = "lp" if bound is True else "none" if bound is False else bound
+    if method not in BOUND_METHODS:
+        raise SnapshotError("<arguments>", f"expected one of {', '.join(BOUND_METHODS)}, got {bound!r}", field="--bound")
+    if bound_work_limit <= 0:
+        raise SnapshotError("<arguments>", f"expected a positive number, got {bound_work_limit}", field="--bound-work-limit")
+    return method
+
+
+def _caveats(mode: str, cluster: Cluster, jobs: list, resolved: dict) -> list[str]:
+    """What the summary says about the inputs before any run: the loader's warnings, policy
+    files, GPU sharing, preferred topology keys, timed mode's rules."""
+    caveats = list(cluster.warnings)
+    for pol in resolved.values():
+        if pol.source:
+            caveats.append(f"policy {pol.name}: the KubeSchedulerConfiguration {pol.source}, with the replay's GPU-share filter; ties random, GPUs {pol.selection} fit")
+            caveats += [f"policy {pol.name}: {w}" for w in pol.warnings]
+    frac = sum(j.fractional for j in jobs)
+    if frac:
+        caveats.append(SHARING_NOTE.format(n=frac, total=len(jobs)))
+    if any(j.preferred_topology_key for j in jobs):
+        caveats.append("preferred_topology_key is read but not used: kube-scheduler's PodGroup has only a required topology (schedulingConstraints.topology[].key, KEP-5732), so no greedy policy prefers a domain (required_topology_key is placed by the workload cycle's placement algorithm)")
+    if mode == "timed":
+        caveats.append("timed mode: a failed job is retried after an event that may help (a departure, or for a v1.37 gang of more than one pod "
+                       "any placement; then after its backoff) or, seeing none, by the 5-minute unschedulable flush (a 30 s loop); preemption as the profile says "
+                       "(DefaultPreemption, the greedy engine's PostFilter, only when a running job has a lower priority): victims terminate at once, each "
+                       "evicted job restarts from the queue with its full duration, and the preemptor is retried at that instant")
+    return caveats
 
 
 def _file_hash(path: str) -> str:

@@ -189,167 +189,209 @@ def run_timed(
     """Replay ``jobs`` on ``base`` under ``policy``; ``shadow`` records the per-epoch exact
     solves (:mod:`gangplan.replay.shadow`) on this run's own state; ``on_preempt(now, job,
     preemption)`` is called after every PostFilter run (:class:`Preemption`: tests validate it)."""
-    placer = Placer(base, policy, seed=seed, typical=typical)
-    cap = placer.capacity_gpus
-    group_rules = groups_requeue_without_hints(placer.cluster.kube_version)
-    records = [JobRecord(j, j.submit / arrival_scale) for j in jobs]
-    events: list[tuple[float, int, int]] = [(r.arrival, ARRIVE, k) for k, r in enumerate(records)]
-    heapq.heapify(events)
-    active: list[tuple[int, float, int]] = []  # (-priority, queue time, job index)
-    pool: dict[int, tuple[float, int]] = {}  # job index -> (time of its last failure, placements seen then)
-    waiting_ready: set[int] = set()
-    pending_set: set[int] = set()
-    running: set[int] = set()
-    run = TimedRun(placer.policy.name, seed, cap, records)
-    meter = FragMeter(placer.devices, typical)
-    last = (None, None)
-    placements = 0
-    flushes = [0]  # FLUSH entries in events: the run ends when only those remain
-    flushed = [0]
-    static_fail: set[int] = set()  # jobs whose last attempt failed the placer's necessary test
-    flush_now: set[int] = set()  # jobs the flush moved straight to activeQ at this instant
-    # preemption (module docstring): on when the profile preempts and the trace has two priorities
-    can_preempt = placer.cluster.profile.preemption and len({j.priority for j in jobs}) > 1
-    if can_preempt and any(j.fractional for j in jobs):
-        can_preempt = False
-        run.notes.append("preemption off: the engine's PostFilter sees whole GPUs, and this trace has GPU-sharing jobs (gpu_milli < 1000)")
-    running_priority: Counter[int] = Counter()  # running jobs per priority (the cheap pre-check)
-    stale: Counter[int] = Counter()  # COMPLETE events of evicted runs, skipped when popped
-    preempted_now: set[int] = set()  # jobs that preempted at this instant (at most once each)
+    return _Clock(base, jobs, policy, seed, typical=typical, arrival_scale=arrival_scale, progress=progress, shadow=shadow, on_preempt=on_preempt).run()
 
-    def lower_running(priority: int) -> bool:
-        return any(p < priority for p, n in running_priority.items() if n)
 
-    def evict(v: int, now: float) -> None:
+class _Clock:
+    """One timed run: the event heap, kube-scheduler's three queues (activeQ, backoffQ as READY
+    events, the unschedulable pool) and the placer (module docstring)."""
+
+    def __init__(self, base: Cluster, jobs: list[ReplayJob], policy: str | Policy, seed: int, *, typical: list[TypicalPod], arrival_scale: float,
+                 progress, shadow: Shadow | None, on_preempt) -> None:
+        self.placer = placer = Placer(base, policy, seed=seed, typical=typical)
+        self.jobs, self.seed, self.progress, self.shadow, self.on_preempt = jobs, seed, progress, shadow, on_preempt
+        self.group_rules = groups_requeue_without_hints(placer.cluster.kube_version)
+        self.records = [JobRecord(j, j.submit / arrival_scale) for j in jobs]
+        self.events: list[tuple[float, int, int]] = [(r.arrival, ARRIVE, k) for k, r in enumerate(self.records)]
+        heapq.heapify(self.events)
+        self.active: list[tuple[int, float, int]] = []  # (-priority, queue time, job index)
+        self.pool: dict[int, tuple[float, int]] = {}  # job index -> (time of its last failure, placements seen then)
+        self.waiting_ready: set[int] = set()
+        self.pending: set[int] = set()
+        self.running: set[int] = set()
+        self.out = TimedRun(placer.policy.name, seed, placer.capacity_gpus, self.records)
+        self.meter = FragMeter(placer.devices, typical)
+        self.placements = 0
+        self.flushes = 0  # FLUSH entries in events: the run ends when only those remain
+        self.flushed = 0
+        self.static_fail: set[int] = set()  # jobs whose last attempt failed the placer's necessary test
+        self.flush_now: set[int] = set()  # jobs the flush moved straight to activeQ at this instant
+        # preemption (module docstring): on when the profile preempts and the trace has two priorities
+        self.can_preempt = placer.cluster.profile.preemption and len({j.priority for j in jobs}) > 1
+        if self.can_preempt and any(j.fractional for j in jobs):
+            self.can_preempt = False
+            self.out.notes.append("preemption off: the engine's PostFilter sees whole GPUs, and this trace has GPU-sharing jobs (gpu_milli < 1000)")
+        self.running_priority: Counter[int] = Counter()  # running jobs per priority (the cheap pre-check)
+        self.stale: Counter[int] = Counter()  # COMPLETE events of evicted runs, skipped when popped
+        self.preempted_now: set[int] = set()  # jobs that preempted at this instant (at most once each)
+        self.departed = False
+
+    # ---- the queues ----------------------------------------------------------------------------
+    def lower_running(self, priority: int) -> bool:
+        return any(p < priority for p, n in self.running_priority.items() if n)
+
+    def evict(self, v: int, now: float) -> None:
         """A victim's job leaves (instant termination) and arrives again at ``now``."""
-        r = records[v]
-        placer.release(f"j{v}")
-        running.discard(v)
-        running_priority[r.job.priority] -= 1
-        stale[v] += 1
+        r = self.records[v]
+        self.placer.release(f"j{v}")
+        self.running.discard(v)
+        self.running_priority[r.job.priority] -= 1
+        self.stale[v] += 1
         r.start = r.end = None
         r.evictions += 1
-        pending_set.add(v)
-        static_fail.discard(v)
-        heapq.heappush(active, (-r.job.priority, now, v))
+        self.pending.add(v)
+        self.static_fail.discard(v)
+        heapq.heappush(self.active, (-r.job.priority, now, v))
 
-    def fail(k: int, now: float) -> None:
+    def fail(self, k: int, now: float) -> None:
         """To the pool (``AddUnschedulableIfNotPresent``), with its flush tick."""
-        pool[k] = (now, placements)
-        heapq.heappush(events, (flush_time(now), FLUSH, k))
-        flushes[0] += 1
+        self.pool[k] = (now, self.placements)
+        heapq.heappush(self.events, (flush_time(now), FLUSH, k))
+        self.flushes += 1
 
-    def move(k: int, now: float) -> None:
+    def move(self, k: int, now: float) -> None:
         """Out of the pool: to backoffQ until the backoff expires, else straight to activeQ."""
-        failed_at = pool[k][0]
-        r = records[k]
-        ready = failed_at + backoff(r.attempts, r.job.gang, group_rules)
-        waiting_ready.add(k)
+        failed_at = self.pool[k][0]
+        r = self.records[k]
+        ready = failed_at + backoff(r.attempts, r.job.gang, self.group_rules)
+        self.waiting_ready.add(k)
         if ready <= now:
-            waiting_ready.discard(k)
-            heapq.heappush(active, (-r.job.priority, pool.pop(k)[0], k))
+            self.waiting_ready.discard(k)
+            heapq.heappush(self.active, (-r.job.priority, self.pool.pop(k)[0], k))
         else:
-            heapq.heappush(events, (ready, READY, k))
+            heapq.heappush(self.events, (ready, READY, k))
 
-    while len(events) > flushes[0]:
-        now = events[0][0]
-        departed = False
+    def move_pool(self, now: float) -> None:
+        """A departure: every pooled job not already backing off moves."""
+        for k in [k for k in self.pool if k not in self.waiting_ready]:
+            self.move(k, now)
+
+    # ---- one instant ---------------------------------------------------------------------------
+    def run(self) -> TimedRun:
+        last = (None, None)
+        placer, out = self.placer, self.out
+        while len(self.events) > self.flushes:
+            now = self.events[0][0]
+            only_flush = self.pop_events(now)
+            if self.departed:
+                self.move_pool(now)
+            pre = None
+            if self.shadow is not None and not only_flush and self.shadow.due(now, len(self.pending)):
+                pre = ({k: placer.nodes_of(f"j{k}") for k in self.running}, sorted(self.pending))
+            placed_now, tried_now = self.attempts(now)
+            if pre is not None:
+                self.shadow.solve(now, placer.cluster.nodes, self.jobs, pre[0], pre[1], {k: placer.nodes_of(f"j{k}") for k in placed_now}, tried=tried_now,
+                                  placer=placer)
+            state = (placer.allocated_gpus, len(self.pending))
+            if state != last:
+                out.changes.append((now, *state))
+                out.frag.append((now, *self.meter.sample()[:2]))
+                last = state
+        out.flushed = self.flushed
+        return out
+
+    def pop_events(self, now: float) -> bool:
+        """Apply every event at ``now`` (completions, arrivals, expired backoffs, flush ticks);
+        True when they were flush ticks only."""
+        self.departed = False
         only_flush = True
-        flush_now.clear()
+        self.flush_now.clear()
+        events, records = self.events, self.records
         while events and events[0][0] == now:
             _, kind, k = heapq.heappop(events)
             r = records[k]
             if kind == FLUSH:
-                flushes[0] -= 1
+                self.flushes -= 1
                 # still in the pool since the failure this tick was set for (no event moved it)
-                if k in pool and k not in waiting_ready and flush_time(pool[k][0]) == now:
-                    flushed[0] += 1
-                    move(k, now)
-                    if k not in pool:
-                        flush_now.add(k)
+                if k in self.pool and k not in self.waiting_ready and flush_time(self.pool[k][0]) == now:
+                    self.flushed += 1
+                    self.move(k, now)
+                    if k not in self.pool:
+                        self.flush_now.add(k)
                 continue
-            if kind == COMPLETE and stale[k]:  # the end of a run a preemptor evicted
-                stale[k] -= 1
+            if kind == COMPLETE and self.stale[k]:  # the end of a run a preemptor evicted
+                self.stale[k] -= 1
                 continue
             only_flush = False
             if kind == COMPLETE:
-                placer.release(f"j{k}")
-                running.discard(k)
-                running_priority[r.job.priority] -= 1
-                departed = True
-                if progress is not None:
-                    progress(1)
+                self.placer.release(f"j{k}")
+                self.running.discard(k)
+                self.running_priority[r.job.priority] -= 1
+                self.departed = True
+                if self.progress is not None:
+                    self.progress(1)
             elif kind == ARRIVE:
-                pending_set.add(k)
-                heapq.heappush(active, (-r.job.priority, now, k))
+                self.pending.add(k)
+                heapq.heappush(self.active, (-r.job.priority, now, k))
             else:
-                waiting_ready.discard(k)
-                heapq.heappush(active, (-r.job.priority, pool.pop(k)[0], k))
-        if departed:
-            for k in [k for k in pool if k not in waiting_ready]:
-                move(k, now)
-        pre = None
-        if shadow is not None and not only_flush and shadow.due(now, len(pending_set)):
-            pre = ({k: placer.nodes_of(f"j{k}") for k in running}, sorted(pending_set))
+                self.waiting_ready.discard(k)
+                heapq.heappush(self.active, (-r.job.priority, self.pool.pop(k)[0], k))
+        return only_flush
+
+    def attempts(self, now: float) -> tuple[list[int], set[int]]:
+        """Try activeQ in PrioritySort order until it is empty (v1.37 gangs moved by this
+        instant's placements join it); the jobs placed and the jobs tried."""
         placed_now: list[int] = []
         tried_now: set[int] = set()
-        preempted_now.clear()
-        while active:
-            while active:
-                _, _, k = heapq.heappop(active)
+        self.preempted_now.clear()
+        while self.active:
+            while self.active:
+                _, _, k = heapq.heappop(self.active)
                 tried_now.add(k)
-                r = records[k]
-                r.attempts += 1
-                lower = can_preempt and lower_running(r.job.priority)
-                if k in flush_now and not departed and k in static_fail and not lower:
-                    fail(k, now)  # the same necessary test on no more room (module docstring)
-                    continue
-                if placer.place(r.job, f"j{k}"):
-                    r.start, r.end = now, now + r.job.duration
-                    pending_set.discard(k)
-                    running.add(k)
-                    running_priority[r.job.priority] += 1
+                if self.attempt(k, now):
                     placed_now.append(k)
-                    placements += 1
-                    heapq.heappush(events, (r.end, COMPLETE, k))
-                else:
-                    if placer.static_failure:
-                        static_fail.add(k)
-                    else:
-                        static_fail.discard(k)
-                    if lower and k not in preempted_now:
-                        pr = preempt(placer, jobs, running, k, now, seed=seed)
-                        if on_preempt is not None:
-                            on_preempt(now, k, pr)
-                        if pr.foreign:
-                            run.notes.append(f"t={now:g} s: {r.job.name}'s preemption not applied: its victims include pods that are not replay jobs ({', '.join(pr.foreign[:3])})")
-                        elif pr.victims:
-                            preempted_now.add(k)
-                            run.preemptions += 1
-                            for v in pr.victims:
-                                evict(v, now)
-                            departed = True  # the victims' Pod/Delete: the pool moves
-                            for q in [q for q in pool if q not in waiting_ready]:
-                                move(q, now)
-                            static_fail.discard(k)
-                            heapq.heappush(active, (-r.job.priority, now, k))  # nominated: retried at once
-                            continue
-                    fail(k, now)
-            if group_rules and placed_now:
+            if self.group_rules and placed_now:
                 # v1.37: a failed pod group goes back on any event, a pod bound after its attempt
                 # included; one whose backoff already expired is tried again at this instant
-                for k in [k for k, (_, seen) in pool.items() if seen < placements and k not in waiting_ready and records[k].job.gang > 1]:
-                    move(k, now)
-        if pre is not None:
-            shadow.solve(now, placer.cluster.nodes, jobs, pre[0], pre[1], {k: placer.nodes_of(f"j{k}") for k in placed_now}, tried=tried_now,
-                         placer=placer)
-        state = (placer.allocated_gpus, len(pending_set))
-        if state != last:
-            run.changes.append((now, *state))
-            run.frag.append((now, *meter.sample()[:2]))
-            last = state
-    run.flushed = flushed[0]
-    return run
+                for k in [k for k, (_, seen) in self.pool.items() if seen < self.placements and k not in self.waiting_ready and self.records[k].job.gang > 1]:
+                    self.move(k, now)
+        return placed_now, tried_now
+
+    def attempt(self, k: int, now: float) -> bool:
+        """One scheduling attempt of job ``k``; True when it starts."""
+        r = self.records[k]
+        r.attempts += 1
+        lower = self.can_preempt and self.lower_running(r.job.priority)
+        if k in self.flush_now and not self.departed and k in self.static_fail and not lower:
+            self.fail(k, now)  # the same necessary test on no more room (module docstring)
+            return False
+        if self.placer.place(r.job, f"j{k}"):
+            r.start, r.end = now, now + r.job.duration
+            self.pending.discard(k)
+            self.running.add(k)
+            self.running_priority[r.job.priority] += 1
+            self.placements += 1
+            heapq.heappush(self.events, (r.end, COMPLETE, k))
+            return True
+        if self.placer.static_failure:
+            self.static_fail.add(k)
+        else:
+            self.static_fail.discard(k)
+        if not (lower and k not in self.preempted_now and self.preempt(k, now)):
+            self.fail(k, now)
+        return False
+
+    def preempt(self, k: int, now: float) -> bool:
+        """PostFilter for job ``k`` (module docstring); True when it evicted jobs (``k`` is then
+        back in activeQ, nominated: retried at once)."""
+        r = self.records[k]
+        pr = preempt(self.placer, self.jobs, self.running, k, now, seed=self.seed)
+        if self.on_preempt is not None:
+            self.on_preempt(now, k, pr)
+        if pr.foreign:
+            self.out.notes.append(f"t={now:g} s: {r.job.name}'s preemption not applied: its victims include pods that are not replay jobs ({', '.join(pr.foreign[:3])})")
+            return False
+        if not pr.victims:
+            return False
+        self.preempted_now.add(k)
+        self.out.preemptions += 1
+        for v in pr.victims:
+            self.evict(v, now)
+        self.departed = True  # the victims' Pod/Delete: the pool moves
+        self.move_pool(now)
+        self.static_fail.discard(k)
+        heapq.heappush(self.active, (-r.job.priority, now, k))
+        return True
 
 
 @dataclass

@@ -50,7 +50,7 @@ def sample_greedy(cluster: Cluster, samples: int, *, seed: int = 0, preemption: 
                   target: dict[str, float] | None = None, snapshot: str | None = None, tie_break: str = SAMPLE_TIE_BREAK) -> Samples:
     """``samples`` greedy runs, seeds ``seed .. seed + samples - 1``, random ties (module docstring).
     ``tie_break="first"`` keeps ties fixed, so only the pod orders vary (the brute-force property test)."""
-    from gangplan.solver.greedy import solve_greedy
+    from gangplan.solver.greedy.engine import solve_greedy
 
     if samples < 1:
         raise ValueError("samples must be at least 1")
