@@ -14,6 +14,7 @@ from typing import Any
 
 from gangplan.io.fields import Ctx
 from gangplan.io.resources_validation import check_requirements
+from gangplan.io.validation_pod_resources import pod_level_requests
 from gangplan.models.objects import (
     CPU,
     DEFAULT_MEMORY_REQUEST,
@@ -248,7 +249,9 @@ def pod_requests(ctx: Ctx, spec: dict) -> tuple[dict[str, int], dict[str, int], 
 
     Mirrors ``resource.PodRequests`` (k8s.io/component-helpers/resource/helpers.go, v1.35):
     containers are summed, restartable init containers (sidecars) add to the sum and to every later
-    init container, the result is the max of the sum and each init container, then overhead is added.
+    init container, the result is the max of the sum and each init container, pod-level requests
+    replace it for the resources they set (:mod:`gangplan.io.validation_pod_resources`), then
+    overhead is added.
     """
     total: dict[str, int] = {}
     total_nz: dict[str, int] = {}
@@ -289,13 +292,11 @@ def pod_requests(ctx: Ctx, spec: dict) -> tuple[dict[str, int], dict[str, int], 
             r, nz = _add(r, sidecars), _add(nz, sidecars_nz)
         init_max, init_max_nz = _max(init_max, r), _max(init_max_nz, nz)
     total, total_nz = _max(total, init_max), _max(total_nz, init_max_nz)
-    pod_level = ctx.map(spec.get("resources"), "spec.resources")
-    if pod_level:
-        plr = ctx.resources(pod_level.get("requests"), "spec.resources.requests")
-        for k in (CPU, MEMORY):
-            if k in plr:
-                total[k] = plr[k]
-                total_nz[k] = plr[k]
+    # Pod-level spec.resources: defaulted and validated, its requests replace the aggregate (issue 41).
+    for k, v in pod_level_requests(ctx, spec, total).items():
+        total[k] = v
+        if k in (CPU, MEMORY):
+            total_nz[k] = v
     overhead = ctx.resources(spec.get("overhead"), "spec.overhead")
     if overhead:
         check_requirements(ctx, spec.get("overhead"), "spec.overhead", overhead=True)

@@ -33,7 +33,9 @@ The requests and limits checked are the ones the user wrote, after the defaultin
 applies first (a limit without a request sets the request: ``SetDefaults_Pod``), so a limit alone
 is always valid. ``validateBasicResource`` (``Value() >= 0``) is applied by upstream to
 PersistentVolume capacity only; pods get the stricter ``ValidateResourceQuantityValue`` above.
-Pod-level ``spec.resources`` (``validatePodResourceRequirements``) is not checked here.
+Pod-level ``spec.resources`` (``validatePodResourceRequirements``, the same rules with
+``validatePodResourceName``) is checked by :mod:`gangplan.io.validation_pod_resources` through
+:func:`check_requirements`.
 """
 
 from __future__ import annotations
@@ -91,14 +93,22 @@ def is_integer_resource(name: str) -> bool:
     return name in _INTEGER_COUNTS or is_extended(name)
 
 
-def resource_name_problem(name: str) -> str | None:
-    """Why ``validateContainerResourceName`` refuses ``name``, or None."""
+def standard_name_problem(name: str) -> str | None:
+    """Why ``validateResourceName`` (the check every resource list shares) refuses ``name``, or None."""
     if not is_qualified_name(name):
         return ("must be a qualified name: an optional DNS subdomain prefix and '/', then at most 63 characters "
                 "of letters, digits, '-', '_' and '.', starting and ending with a letter or digit")
+    if "/" not in name and name not in _STANDARD and not name.startswith(HUGEPAGES):
+        return "must be a standard resource type or fully qualified (cpu, memory, ephemeral-storage, hugepages-<size>, or a domain-prefixed name such as nvidia.com/gpu)"
+    return None
+
+
+def resource_name_problem(name: str) -> str | None:
+    """Why ``validateContainerResourceName`` refuses ``name``, or None."""
+    problem = standard_name_problem(name)
+    if problem:
+        return problem
     if "/" not in name:
-        if name not in _STANDARD and not name.startswith(HUGEPAGES):
-            return "must be a standard resource type or fully qualified (cpu, memory, ephemeral-storage, hugepages-<size>, or a domain-prefixed name such as nvidia.com/gpu)"
         if name not in STANDARD_CONTAINER and not name.startswith(HUGEPAGES):
             return "must be a standard resource for containers (cpu, memory, ephemeral-storage, hugepages-<size>)"
         return None
@@ -153,21 +163,26 @@ REFUSED = "the API server refuses such a pod"
 
 
 
-def _check_one(ctx, where: str, name: str, q, raw) -> None:
+def _check_one(ctx, where: str, name: str, q, raw, name_problem=None) -> None:
     """One limit or request: its resource name, then its quantity, as the API server checks them."""
-    problem = resource_name_problem(name)
+    problem = (name_problem or resource_name_problem)(name)
     if problem:
         raise ctx.fail(where, f"Invalid value {name!r}: {problem} ({REFUSED})")
     problem = quantity_problem(name, q, raw)
     if problem:
         raise ctx.fail(where, f"{problem} ({REFUSED})")
 
-def check_requirements(ctx: Ctx, resources: Any, field: str, *, overhead: bool = False) -> None:
+def check_requirements(ctx: Ctx, resources: Any, field: str, *, overhead: bool = False, name_problem=None) -> None:
     """Raise :class:`SnapshotError` for the first rule of ``validateResourceRequirements`` that
     ``resources`` (a container's ``resources``, or ``spec.overhead`` when ``overhead``) breaks.
+    ``name_problem``: the resource-name check (default ``validateContainerResourceName``; the
+    pod-level ``spec.resources`` passes ``validatePodResourceName``,
+    :mod:`gangplan.io.validation_pod_resources`).
 
-    Field paths are upstream's: ``<field>.requests[nvidia.com/gpu]``, ``<field>.limits[...]``
-    (``spec.overhead[...]`` for the overhead)."""
+    Field paths name the key (``<field>.requests[nvidia.com/gpu]``, ``<field>.limits[...]``,
+    ``spec.overhead[...]``). Upstream names the same key for a bad name or quantity; for a request
+    above its limit it names the map (``<field>.requests``) and for a missing limit ``<field>.limits``:
+    gangplan's path is that field with the key added (tests/fixtures/upstream_validation/README.md)."""
     if overhead:
         limits, requests = _quantities(ctx, resources, field), {}
         lim_path, req_path = field, field
@@ -177,11 +192,11 @@ def check_requirements(ctx: Ctx, resources: Any, field: str, *, overhead: bool =
         requests = _quantities(ctx, res.get("requests"), field + ".requests")
         lim_path, req_path = field + ".limits", field + ".requests"
     for name in sorted(limits):
-        _check_one(ctx, f"{lim_path}[{name}]", name, *limits[name])
+        _check_one(ctx, f"{lim_path}[{name}]", name, *limits[name], name_problem)
     for name in sorted(requests):
         q, raw = requests[name]
         where = f"{req_path}[{name}]"
-        _check_one(ctx, where, name, q, raw)
+        _check_one(ctx, where, name, q, raw, name_problem)
         if name in limits:
             lq, lraw = limits[name]
             if q != lq and not overcommit_allowed(name):
@@ -197,4 +212,5 @@ def check_requirements(ctx: Ctx, resources: Any, field: str, *, overhead: bool =
         raise ctx.fail(field, f"Forbidden: HugePages require cpu or memory ({REFUSED})")
 
 
-__all__ = ["check_requirements", "is_extended", "overcommit_allowed", "resource_name_problem", "quantity_problem"]
+__all__ = ["check_requirements", "is_extended", "is_qualified_name", "overcommit_allowed", "resource_name_problem", "quantity_problem",
+           "standard_name_problem"]
