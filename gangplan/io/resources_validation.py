@@ -172,6 +172,16 @@ def _check_one(ctx, where: str, name: str, q, raw, name_problem=None) -> None:
     if problem:
         raise ctx.fail(where, f"{problem} ({REFUSED})")
 
+def check_entries(ctx: Ctx, resources: Any, field: str, *, name_problem=None) -> None:
+    """The per-entry rules of :func:`check_requirements` alone (each name, each quantity), for a
+    list checked again after defaulting: they hold before and after it."""
+    res = ctx.map(resources, field)
+    for part in ("limits", "requests"):
+        values = _quantities(ctx, res.get(part), f"{field}.{part}")
+        for name in sorted(values):
+            _check_one(ctx, f"{field}.{part}[{name}]", name, *values[name], name_problem)
+
+
 def check_requirements(ctx: Ctx, resources: Any, field: str, *, overhead: bool = False, name_problem=None) -> None:
     """Raise :class:`SnapshotError` for the first rule of ``validateResourceRequirements`` that
     ``resources`` (a container's ``resources``, or ``spec.overhead`` when ``overhead``) breaks.
@@ -212,5 +222,5 @@ def check_requirements(ctx: Ctx, resources: Any, field: str, *, overhead: bool =
         raise ctx.fail(field, f"Forbidden: HugePages require cpu or memory ({REFUSED})")
 
 
-__all__ = ["check_requirements", "is_extended", "is_qualified_name", "overcommit_allowed", "resource_name_problem", "quantity_problem",
+__all__ = ["check_entries", "check_requirements", "is_extended", "is_qualified_name", "overcommit_allowed", "resource_name_problem", "quantity_problem",
            "standard_name_problem"]

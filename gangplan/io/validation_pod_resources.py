@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from gangplan.io.errors import SnapshotError
 from gangplan.io.fields import Ctx
-from gangplan.io.resources_validation import HUGEPAGES, REFUSED, check_requirements, overcommit_allowed, standard_name_problem
+from gangplan.io.resources_validation import HUGEPAGES, REFUSED, check_entries, check_requirements, overcommit_allowed, standard_name_problem
 from gangplan.io.validation_versions import current, pod_limits_defaulted
 from gangplan.models.quantity import format_quantity
 
@@ -110,6 +110,7 @@ def pod_level_requests(ctx: Ctx, spec: dict, aggregate: dict[str, int]) -> dict[
     res = ctx.map(raw, "spec.resources")
     if res.get("claims") is not None:
         raise ctx.fail("spec.resources.claims", f"Forbidden: claims cannot be set for Resources at pod-level ({REFUSED})")
+    check_entries(ctx, res, "spec.resources", name_problem=pod_resource_name_problem)  # upstream's paths before gangplan's own checks
     raw_req = dict(ctx.map(res.get("requests"), "spec.resources.requests"))
     raw_lim = dict(ctx.map(res.get("limits"), "spec.resources.limits"))
     req = ctx.resources(raw_req, "spec.resources.requests")
