@@ -222,6 +222,20 @@ def groups_requeue_without_hints(v: KubeVersion) -> bool:
     return v.at_least(KubeVersion.V1_37)
 
 
+def stale_affinity_lists(v: KubeVersion) -> bool:
+    """Inside a pod-group cycle the snapshot-wide "nodes with pods with (anti-)affinity" lists
+    are the ones of the cycle's start: ``Snapshot.AssumePod`` / ``ForgetPod`` update the node's
+    ``NodeInfo`` but not ``havePodsWithAffinityNodeInfoList`` /
+    ``havePodsWithRequiredAntiAffinityNodeInfoList`` (``pkg/scheduler/backend/cache/snapshot.go``,
+    v1.36.2; kubernetes#139028). So a gang mate assumed in the cycle on a node outside the lists
+    is invisible to "existing pods' anti-affinity" (InterPodAffinity Filter) and, for a pod
+    without preferred terms, to InterPodAffinity scoring. Fixed on master by kubernetes#139054
+    (``assumedPodState``, ``removeAssumedNodeInfo``), merged during the v1.37 cycle, so v1.37
+    keeps the lists in sync; no v1.36.x patch is known to carry it. v1.35 has no pod-group cycle
+    (each gang pod has its own cycle, whose snapshot is fresh)."""
+    return v == KubeVersion.V1_36
+
+
 def pod_group_claims(v: KubeVersion) -> bool:
     """PodGroups may carry ``spec.resourceClaims`` shared by their pods (KEP-5729, gate
     DRAWorkloadResourceClaims: alpha in v1.36, beta but still off by default in v1.37,
@@ -367,6 +381,13 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         {"1.35-1.36": "none", "1.37": "group and pod priority / preemption policy equal the root's, one schedulerName, a profile for it (`validatePodGroup`)",
          "1.38": "also: CompositePodGroup depth < 4, one Workload, no basic child under a gang, no `single` child under `all` (`validatePodGroupHierarchy`)"},
         "`pkg/scheduler/schedule_one_podgroup.go` (v1.37 `validatePodGroup`; development @45f0bf0f `validatePodGroupHierarchy`, `hierarchy_validation_test.go`); docs/upstream-hierarchy-validation.md",
+    ),
+    Behaviour(
+        "nodes with (anti-)affinity pods inside a pod-group cycle",
+        {"1.35": "no pod-group cycle: each gang pod's cycle sees every pod",
+         "1.36": "the lists of the cycle's start (kubernetes#139028): a gang mate assumed on a node without such pods is invisible to existing pods' anti-affinity and, for a pod without preferred terms, to InterPodAffinity scoring; workload-aware preemption takes the lists once, when it starts",
+         "1.37+": "kept in sync with the pods assumed in the cycle (kubernetes#139054)"},
+        "`pkg/scheduler/backend/cache/snapshot.go` `AssumePod` / `ForgetPod` / `HavePodsWithAffinityList` (v1.36.2; master after kubernetes#139054); `plugins/interpodaffinity/filtering.go` PreFilter, `scoring.go` PreScore",
     ),
     Behaviour(
         "victim importance at equal priority",

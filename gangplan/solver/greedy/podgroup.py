@@ -35,7 +35,7 @@ from __future__ import annotations
 from gangplan.models.groups import EntityKey
 from gangplan.models.objects import Pod
 from gangplan.models.trace import Requeue
-from gangplan.models.version import workload_aware_preemption
+from gangplan.models.version import stale_affinity_lists, workload_aware_preemption
 from gangplan.solver.greedy.framework import Code, Status
 from gangplan.solver.greedy.placement_cycle import (
     SCHEDULER_ERROR,
@@ -182,7 +182,13 @@ class WorkloadCycle:
             self._fail_root(root, f"{SCHEDULER_ERROR}: {invalid}", Code.ERROR)
             return
         attempt = tr.mark()
-        run = self.schedule_group(root)
+        stale = stale_affinity_lists(st.cluster.kube_version)
+        frozen = st.snap.freeze_affinity_lists() if stale else None
+        try:
+            run = self.schedule_group(root)
+        finally:
+            if stale:
+                st.snap.affinity_lists = frozen
         if run.status == Code.SUCCESS and run.new == 0:
             run = GroupRun(Code.UNSCHEDULABLE, 0, run.reason or "no new pod could be placed (minimum already met by bound pods)")
             self.record_group(root, run)
@@ -190,7 +196,13 @@ class WorkloadCycle:
             st.assumed.rollback(checkpoint)
             reason = run.reason or run.status.label
             wap = st.preemption and run.status == Code.UNSCHEDULABLE and workload_aware_preemption(st.cluster.kube_version)
-            why = self.preemption.preempt_group(root, attempt) if wap else reason
+            if wap and stale:  # BackupSnapshot rebuilds the lists once, before the simulation
+                frozen = st.snap.freeze_affinity_lists()
+            try:
+                why = self.preemption.preempt_group(root, attempt) if wap else reason
+            finally:
+                if wap and stale:
+                    st.snap.affinity_lists = frozen
             if why is not None:  # None: workload-aware preemption nominated the group's pods
                 self._fail_root(root, reason if why is reason else f"{reason}; preemption: {why}", run.status)
                 if why is not reason:

@@ -88,6 +88,11 @@ class NodeTable:
         """Pods with required anti-affinity terms (for the existing-pods anti-affinity check)."""
         self.affinity_pods: dict[str, tuple[Pod, int]] = {}
         """Pods with any pod (anti-)affinity term (InterPodAffinity scoring of existing pods)."""
+        self.affinity_lists: tuple[frozenset[int], frozenset[int]] | None = None
+        """(nodes with pods with any pod (anti-)affinity term, nodes with pods with required
+        anti-affinity) as upstream's snapshot lists stood when the current pod-group cycle began,
+        while a cycle of a release whose lists go stale runs (:meth:`freeze_affinity_lists`);
+        None: the lists follow every assume and forget."""
         self.node_of: dict[str, int] = {}
         self.scan_order = node_tree_order(cluster)
         self.next_start_node_index = 0
@@ -171,6 +176,14 @@ class NodeTable:
             self.anti_affinity_pods[pod.key] = (pod, i)
         if aff.has_pod_terms:
             self.affinity_pods[pod.key] = (pod, i)
+
+    def freeze_affinity_lists(self) -> tuple[frozenset[int], frozenset[int]] | None:
+        """Take upstream's snapshot-wide (anti-)affinity node lists as they stand now, for the
+        pod-group cycle that begins (``models.version.stale_affinity_lists``); returns what was
+        frozen before, for :attr:`affinity_lists` to be set back to when the cycle ends."""
+        before = self.affinity_lists
+        self.affinity_lists = (frozenset(i for _, i in self.affinity_pods.values()), frozenset(i for _, i in self.anti_affinity_pods.values()))
+        return before
 
     def forget(self, pod: Pod) -> None:
         """Undo :meth:`assume` (upstream ``ForgetPod``)."""

@@ -17,6 +17,14 @@ the incoming pod, are added to the existing pod's topology value; a node's score
 over the topology keys. PreScore skips when no term matched anything. Normalize:
 ``100 * (s - min) / (max - min)`` in float64, truncated; all 0 when max == min.
 
+Inside a v1.36 pod-group cycle the existing pods consulted are those on the nodes of upstream's
+snapshot lists as they stood when the cycle began (:attr:`NodeTable.affinity_lists
+<gangplan.solver.greedy.snapshot.NodeTable.affinity_lists>`, ``models.version.stale_affinity_lists``,
+kubernetes#139028): every pod on such a node counts, gang mates assumed there included; a gang
+mate assumed on another node is invisible to "existing pods' anti-affinity" and, when the incoming
+pod has no preferred terms (PreScore then walks ``HavePodsWithAffinityList`` instead of every
+node), to scoring.
+
 Counting is vectorised: per term a per-node count of matching pods is cached (refreshed only where
 pods were assumed or forgotten) and summed per topology value with the node-label codes.
 """
@@ -86,7 +94,10 @@ class InterPodAffinity(Plugin):
     def pre_filter(self, cs, pod, snap):
         st = _FilterState()
         blocking: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(snap.n, dtype=np.int64))
+        lists = snap.affinity_lists
         for existing, i in snap.anti_affinity_pods.values():
+            if lists is not None and i not in lists[1]:
+                continue  # v1.36: not on a node of the cycle's HavePodsWithRequiredAntiAffinityList
             for t in existing.affinity.pod_anti_affinity_required:
                 if t.topology_key in snap.nodes[i].labels and self._matches(t, existing.namespace, pod):
                     blocking[t.topology_key][i] += 1
@@ -159,18 +170,23 @@ class InterPodAffinity(Plugin):
                 has = snap.label_codes(w.term.topology_key)[0] >= 0
                 touched |= bool(per_node[has].any())
                 _add(topo, snap, w.term.topology_key, per_node * (sign * w.weight))
-        touched |= self._existing_terms(pod, snap, topo)
+        lists = snap.affinity_lists
+        stale = lists[0] if lists is not None and not (a.pod_affinity_preferred or a.pod_anti_affinity_preferred) else None
+        touched |= self._existing_terms(pod, snap, topo, stale)
         if not touched:
             return SKIP
         cs[NAME + "/score"] = topo
         return SUCCESS
 
-    def _existing_terms(self, pod: Pod, snap: NodeTable, topo: dict[str, np.ndarray]) -> bool:
+    def _existing_terms(self, pod: Pod, snap: NodeTable, topo: dict[str, np.ndarray], only: frozenset[int] | None = None) -> bool:
         """Existing pods' required (x hardPodAffinityWeight) and preferred terms that match the
-        incoming pod, credited at the existing pod's topology value."""
+        incoming pod, credited at the existing pod's topology value (``only``: the pods on these
+        nodes, the cycle's stale ``HavePodsWithAffinityList``)."""
         credit: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(snap.n, dtype=np.int64))
         touched = False
         for existing, i in sorted(snap.affinity_pods.values(), key=lambda e: (e[1], e[0].key)):
+            if only is not None and i not in only:
+                continue
             labels = snap.nodes[i].labels
             e = existing.affinity
             terms = [(t, HARD_POD_AFFINITY_WEIGHT) for t in e.pod_affinity_required]
