@@ -37,10 +37,29 @@ def _group_desc(g) -> str:
     return f"{word}, {g.placed} pod(s) on nodes" + (f" in {g.domain}" if g.domain else "")
 
 
-def name_list(keys: list[str], n: int = 4) -> str:
+SHOWN = 4
+"""Names a sentence lists before "and N more"."""
+DIFFERING = "groups[] / singlePods[] with differs: true"
+"""Where the JSON document lists every group and single pod whose outcome differs."""
+
+
+def name_list(keys: list[str], n: int = SHOWN, *, full: str | None = None) -> str:
+    """``keys`` for a sentence: the first ``n`` and "and N more".
+
+    Only the words are cut: every list cut in this module is whole in the JSON document
+    (``diff --json``): the differing groups and single pods in ``groups`` / ``singlePods``
+    (``differs: true``, :data:`DIFFERING`) for :func:`why_text`, the groups only the optimum admits
+    in ``admission.onlyOptimal`` (``decisive._admission_only`` too), greedy's nominated nodes in
+    ``decisiveStep.preemption.nodes`` for :func:`preemption_evidence`. With ``full`` (that field)
+    the words say where the whole list is: "and 12 more; all 16 in diff --json, <full>". The call
+    sites do not pass it yet: the sentences are JSON strings too, and two diff goldens hold a cut
+    list (issue 41, item 4: they are re-recorded when the call sites switch)."""
     if not keys:
         return "none"
-    return ", ".join(keys[:n]) + (f" and {len(keys) - n} more" if len(keys) > n else "")
+    if len(keys) <= n:
+        return ", ".join(keys)
+    where = "" if full is None else f"; all {len(keys)} in diff --json" + (f", {full}" if full else "")
+    return ", ".join(keys[:n]) + f" and {len(keys) - n} more{where}"
 
 
 def group_use(cluster: Cluster, result: Result, group: str) -> GroupUse:
