@@ -32,6 +32,14 @@ def _pod(case: dict) -> dict:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": spec}
 
 
+KNOWN_DIFFERENCES = {
+    # A negative container quantity is refused by gangplan's quantity reading first
+    # (gangplan/io/fields.py, tests/test_bad_input.py pins it) at `...limits.cpu`, "is negative":
+    # same decision, the key written with a dot.
+    "Resource CPU invalid", "Resource Requests CPU invalid", "Resource Memory invalid",
+}
+
+
 def _gangplan_path(source: dict, case: dict) -> str:
     """upstream's path, under the test's root, as the field of the Pod the case becomes."""
     root, field = source["root_path"], case["upstream_field"]
@@ -63,6 +71,10 @@ def test_upstream_case_gets_upstreams_outcome_at_upstreams_field(source, case):
     e = info.value
     want = _gangplan_path(source, case)
     assert e.obj == "Pod/default/p"
+    if case["name"] in KNOWN_DIFFERENCES:
+        key = want.rsplit("[", 1)
+        assert e.field == f"{key[0]}.{key[1].rstrip(']')}" and "is negative" in e.message, (e.field, e.message)
+        return
     # The same field, or the entry of the map upstream names (see the README).
     assert e.field == want or (e.field or "").startswith(want + "["), (e.field, want)
     assert case["rule"] in e.message, e.message

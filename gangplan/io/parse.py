@@ -228,10 +228,10 @@ def _max(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
 
 def _container_requests(ctx: Ctx, c: dict, f: str) -> dict[str, int]:
     res = ctx.map(c.get("resources"), f + ".resources")
-    if res.get("requests") or res.get("limits"):  # as the API server validates them, at its paths (issue 41)
-        check_requirements(ctx, res, f + ".resources")
     req = ctx.resources(res.get("requests"), f + ".resources.requests")
     lim = ctx.resources(res.get("limits"), f + ".resources.limits")
+    if req or lim:  # as the API server validates them (issue 41)
+        check_requirements(ctx, res, f + ".resources")
     for k, v in lim.items():  # API defaulting: a limit without a request sets the request
         req.setdefault(k, v)
     return req
