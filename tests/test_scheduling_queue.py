@@ -158,7 +158,9 @@ def test_AssignedPodAdd_requeues_a_gang_whose_affinity_the_new_pod_satisfies(ver
     assert r.groups["default/web"].admitted and r.pods["default/db"].node == "n1"
     rq = r.greedy_trace.requeues
     assert rq is not None and rq[0].entity == "default/web" and rq[0].attempt == 2 and rq[0].outcome == "Success"
-    assert rq[0].trigger.startswith("AssignedPodAdd default/db")
+    # v1.36 requeues a group's pods by backoff alone (issue 39, rule Q): the retry comes when activeQ
+    # drains, after the db pod, without asking the InterPodAffinity hint
+    assert rq[0].trigger.startswith("backoff (v1.36" if version == "1.36" else "AssignedPodAdd default/db")
     assert r.greedy_trace.entities == ["default/web", "pod:default/db"]  # first attempts, in queue order
     assert r.pods["default/web-0"].reason is None
 
@@ -182,3 +184,61 @@ def test_a_retry_that_cannot_help_ends_at_the_flush_and_the_run_stops():
     first = json.loads(r.to_json())
     again.pop("wallSeconds"), first.pop("wallSeconds")
     assert again == first  # same input, same run
+
+
+def _leftover_snapshot() -> list[dict]:
+    """n1 has 3 cpu; a bound pod ``low`` (priority 0) holds 1. The gang ``g`` (priority 10,
+    minCount 2, three pods of 1 cpu) places two and leaves one; the single pod ``p`` (priority 5,
+    1 cpu) is queued after it."""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}},
+            "status": {"allocatable": {"cpu": "3", "memory": "32Gi", "pods": "110"}}}
+    gang = {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "g", "namespace": "default"},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}, "priority": 10}}
+
+    def pod(name, second, priority, group=None, node_name=None):
+        spec = {"priority": priority, "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}
+        if group:
+            spec["schedulingGroup"] = {"podGroupName": group}
+        if node_name:
+            spec["nodeName"] = node_name
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "creationTimestamp": f"2026-11-30T10:00:{second:02d}Z"},
+                "spec": spec, **({"status": {"phase": "Running", "startTime": "2026-11-30T09:00:00Z"}} if node_name else {})}
+
+    return [node, gang, pod("low", 0, 0, node_name="n1"), *(pod(f"g-{i}", 1 + i, 10, "g") for i in range(3)), pod("p", 9, 5)]
+
+
+@pytest.mark.parametrize("version", ["1.36", "1.37"])
+def test_v136_leftovers_of_a_placed_gang_wait_behind_activeq(version):
+    """Issue 39, rule Q (a): v1.36 sends the gang's leftover pod to backoffQ, so the single pod ``p``
+    (in activeQ) goes first and evicts ``low`` for itself; the leftover's retry then finds no room
+    and no victim (``p`` was placed by the run). v1.37 runs the leftover's next cycle at once: its
+    workload-aware preemption evicts ``low`` for ``g-2``, and ``p`` finds no room."""
+    cluster = load_objects(_leftover_snapshot(), kube_version=version)
+    r = solve_greedy(cluster, preemption=True)
+    assert validate(cluster, r) == []
+    assert r.victims == ["default/low"]
+    placed = {k: o.node for k, o in r.pods.items() if o.node is not None}
+    if version == "1.36":
+        assert placed == {"default/g-0": "n1", "default/g-1": "n1", "default/p": "n1"}
+        assert [(q.entity, q.outcome) for q in r.greedy_trace.requeues] == [("default/g", "Unschedulable")]
+    else:
+        assert placed == {"default/g-0": "n1", "default/g-1": "n1", "default/g-2": "n1"}
+
+
+def test_v136_retries_a_failed_group_when_activeq_drains_without_a_hint():
+    """Issue 39, rule Q (b): the gang fails on NodeResourcesFit; a pod bound after it
+    (AssignedPodAdd) never helps NodeResourcesFit, so v1.35's hints leave the gang's pods waiting
+    (the flush retries them after 5 minutes); v1.36 retries the group as soon as activeQ drains, by
+    backoff alone, and once more would repeat the same cycle, so the run stops."""
+    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "2", "memory": "32Gi", "pods": "110"}}}
+    gang = {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "g", "namespace": "default"},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 3}}}}
+    pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": n, "namespace": "default", "creationTimestamp": f"2026-11-30T10:00:0{k}Z"},
+             "spec": {**({"schedulingGroup": {"podGroupName": "g"}} if n != "solo" else {}),
+                      "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}
+            for k, n in enumerate(["g-0", "g-1", "g-2", "solo"])]
+    cluster = load_objects([node, gang, *pods], kube_version="1.36")
+    r = solve_greedy(cluster)
+    assert validate(cluster, r) == []
+    assert r.pods["default/solo"].node == "n1" and not r.groups["default/g"].admitted
+    assert [(q.entity, q.attempt, q.outcome, q.trigger.split(" (")[0]) for q in r.greedy_trace.requeues] == [("default/g", 2, "Unschedulable", "backoff")]

@@ -236,6 +236,18 @@ def stale_affinity_lists(v: KubeVersion) -> bool:
     return v == KubeVersion.V1_36
 
 
+def group_pods_backoff_only(v: KubeVersion) -> bool:
+    """v1.36 requeues a pod group's pods by backoff alone: ``determineSchedulingHintForInFlightPod``
+    ("when the pod is a member of the pod group ... its retry logic should be based solely on
+    backoff", ``pkg/scheduler/backend/queue/scheduling_queue.go`` v1.36.2), so a failed group never
+    waits in the unschedulable pool for a hint, and with ``SchedulerPopFromBackoffQ`` (beta, on
+    since v1.33) the head of backoffQ is popped at once when activeQ is empty: a failed group is
+    retried whenever activeQ drains, and a partially placed group's leftovers wait behind every
+    entity in activeQ. v1.35 has no group in the queue (pods by their hints); v1.37 requeues the
+    group whole (:func:`groups_requeue_without_hints`)."""
+    return v == KubeVersion.V1_36
+
+
 def pod_group_claims(v: KubeVersion) -> bool:
     """PodGroups may carry ``spec.resourceClaims`` shared by their pods (KEP-5729, gate
     DRAWorkloadResourceClaims: alpha in v1.36, beta but still off by default in v1.37,
@@ -372,9 +384,10 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
     ),
     Behaviour(
         "requeueing a failed entity",
-        {"1.35-1.36": "each pod by its rejecting plugins' queueing hints (a bound pod matching its affinity, an evicted pod freeing resources, ...), backoff 1 s doubling to 10 s, the 5-minute flush",
+        {"1.35": "each pod by its rejecting plugins' queueing hints (a bound pod matching its affinity, an evicted pod freeing resources, ...), backoff 1 s doubling to 10 s, the 5-minute flush",
+         "1.36": "single pods as v1.35; a pod group's pods by backoff alone (no hints, never the unschedulable pool), the head of backoffQ popped at once when activeQ is empty: a failed group is retried whenever activeQ drains, a partly placed group's leftovers after every entity in activeQ",
          "1.37+": "single pods as before; a failed pod group goes back whole on any event, backoff capped at `10 s * sqrt(size)`"},
-        "`pkg/scheduler/backend/queue/scheduling_queue.go`, `backoff_queue.go`, the plugins' `EventsToRegister` (release-1.36; v1.37 kubernetes#138567)",
+        "`pkg/scheduler/backend/queue/scheduling_queue.go` (`determineSchedulingHintForInFlightPod`, `AddUnschedulableIfNotPresent`), `backoff_queue.go`, `active_queue.go` `unlockedPop` (SchedulerPopFromBackoffQ), the plugins' `EventsToRegister` (release-1.36 / v1.36.2; v1.37 kubernetes#138567)",
     ),
     Behaviour(
         "run-time hierarchy validation before a pod-group cycle",

@@ -35,7 +35,11 @@ from __future__ import annotations
 from gangplan.models.groups import EntityKey
 from gangplan.models.objects import Pod
 from gangplan.models.trace import Requeue
-from gangplan.models.version import stale_affinity_lists, workload_aware_preemption
+from gangplan.models.version import (
+    group_pods_backoff_only,
+    stale_affinity_lists,
+    workload_aware_preemption,
+)
 from gangplan.solver.greedy.framework import Code, Status
 from gangplan.solver.greedy.placement_cycle import (
     SCHEDULER_ERROR,
@@ -168,8 +172,8 @@ class WorkloadCycle:
 
     def schedule_root(self, root: str) -> None:
         self._schedule_root(root)
-        if self.state.preemption:
-            self._next_cycle(root)
+        if self.state.preemption and not group_pods_backoff_only(self.state.cluster.kube_version):
+            self._next_cycle(root)  # v1.36: the leftovers wait in backoffQ behind activeQ (their retry)
         # Every queued member now leaves the nominator: bound, or failed with its NNN cleared.
         for p in self.state.cluster.groups.members(root):
             self.state.snap.clear_nomination(p)

@@ -17,6 +17,10 @@ and the plugins' ``EventsToRegister`` / queueing hints:
   plugins says Queue (:class:`QueueingHints`): to backoffQ while its backoff lasts, else to activeQ.
   v1.37 requeues a failed pod group as a whole without consulting hints (its failed members are
   merged back and the group goes to backoff, ``AddAttemptedPodGroupIfNeeded``): any event moves it.
+  v1.36 sends a failed group's pods to backoffQ without the pool or hints
+  (``determineSchedulingHintForInFlightPod``, :func:`gangplan.models.version.group_pods_backoff_only`):
+  it is retried when activeQ drains (the head of backoffQ is popped at once then,
+  ``SchedulerPopFromBackoffQ``), after every entity queued before, whatever happened meanwhile.
 * **Backoff**: ``1 s * 2^(count - 1)``, at most 10 s (v1.37 groups: ``10 s * sqrt(size)``); an
   entity leaves backoffQ when it expires (the 1 s ``flushBackoffQCompleted`` tick).
 * **Flush**: every 30 s, entities that stayed 5 minutes in the pool move out whatever the hints
@@ -25,7 +29,9 @@ and the plugins' ``EventsToRegister`` / queueing hints:
   entity is only tried again when the cluster changed since its last attempt (an event arrived
   after it). Retrying on an unchanged cluster repeats the same cycle on the same input (the seed
   fixes the pod order), so the run stops when activeQ and backoffQ are empty and no entity in the
-  pool has seen an event since its last attempt: no entity can change state. Not modelled: with
+  pool has seen an event since its last attempt: no entity can change state (a v1.36 group at the
+  head of backoffQ that saw no event since its last attempt would repeat it: it waits for one,
+  as in the pool, and any event moves it). Not modelled: with
   random ties (``--tie-break random``) upstream draws again on every retry, so a gang that loses
   a tie retries until it wins while nothing else changes; ``diff --samples`` gives the odds of one
   attempt.
@@ -41,7 +47,7 @@ from dataclasses import dataclass, field
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import EntityKey
 from gangplan.models.objects import Pod
-from gangplan.models.version import groups_requeue_without_hints
+from gangplan.models.version import group_pods_backoff_only, groups_requeue_without_hints
 from gangplan.predicates.labels import selector_matches
 from gangplan.predicates.podaffinity import matches_all_terms, term_matches
 from gangplan.solver.greedy.plugins import names
@@ -153,6 +159,11 @@ class SchedulingQueue:
                 qe.last_event = self.events
                 return qe
             if self.backoff:
+                head = self.backoff[0][2]
+                if self._backoff_only(head) and head.last_event >= self.events:
+                    heapq.heappop(self.backoff)  # nothing changed since its last attempt: it waits for an event
+                    self._park(head)
+                    continue
                 self.clock = max(self.clock, math.ceil(self.backoff[0][0][0]))  # the 1 s backoff tick
                 continue
             if not self._flush_unschedulable():
@@ -186,6 +197,17 @@ class SchedulingQueue:
         qe.timestamp = self._now()
         qe.backoff_expiry = qe.timestamp[0] + self.backoff_duration(qe)
         qe.trigger = None
+        if self._backoff_only(qe):
+            qe.trigger = "backoff (v1.36: a pod group's pods are requeued by backoff alone)"
+            self._push_backoff(qe)
+            return
+        self._park(qe)
+
+    def _backoff_only(self, qe: QueuedEntity) -> bool:
+        return not qe.key.is_pod and group_pods_backoff_only(self.cluster.kube_version)
+
+    def _park(self, qe: QueuedEntity) -> None:
+        """Into the unschedulable pool (and the watch list of the events that may move it)."""
         self.unschedulable[qe.key] = qe
         watches = getattr(self.hint, "watches_adds", None)
         if watches is None or watches(qe):
@@ -231,7 +253,7 @@ class QueueingHints:
     def __init__(self, cluster: Cluster, members: Callable[[EntityKey], list[Pod]]) -> None:
         self.cluster = cluster
         self.members = members
-        self.groups_without_hints = groups_requeue_without_hints(cluster.kube_version)
+        self.groups_without_hints = groups_requeue_without_hints(cluster.kube_version) or group_pods_backoff_only(cluster.kube_version)
 
     def any_event(self, qe: QueuedEntity) -> bool:
         return not qe.rejectors or (self.groups_without_hints and not qe.key.is_pod)
