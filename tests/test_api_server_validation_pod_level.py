@@ -22,13 +22,13 @@ def _pod(resources: dict | None, *containers: dict, init: list[dict] | None = No
 
 
 def load(pod: dict, version: str | None = None):
-    with validating_for(version):
-        return load_objects([pod]).pods[0]
+    """Through the loader, which validates for the cluster's release (``kube_version``)."""
+    return load_objects([pod], kube_version=version).pods[0]
 
 
 def refused(pod: dict, version: str | None = None) -> SnapshotError:
-    with pytest.raises(SnapshotError) as info, validating_for(version):
-        load_objects([pod])
+    with pytest.raises(SnapshotError) as info:
+        load_objects([pod], kube_version=version)
     assert info.value.obj == "Pod/ml/p" and "the API server refuses such a pod" in info.value.message
     return info.value
 
@@ -92,5 +92,8 @@ def test_pod_limits_are_not_defaulted_when_a_container_has_no_limit():
 
 
 def test_the_release_defaults_to_the_newest_and_every_difference_names_upstream():
+    assert current() == NEWEST
+    with validating_for("1.35"):
+        assert current().value == "1.35"
     assert current() == NEWEST
     assert DIFFERENCES and all(d.upstream and d.per_version for d in DIFFERENCES)

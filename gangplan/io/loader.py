@@ -42,6 +42,7 @@ from gangplan.io.parse import (
     parse_workload,
 )
 from gangplan.io.v1alpha1 import synthesize as synthesize_v1alpha1
+from gangplan.io.validation_versions import validating_for
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import GroupTree, gate
 from gangplan.models.objects import (
@@ -641,7 +642,7 @@ def load_with_expansion(path: str | os.PathLike, *, kube_version: KubeVersion | 
     walk all of them again (10,000 nodes / 105,000 pods as a 114 MB JSON List,
     ``benchmarks/huge_clusters.py``: ``json.loads`` alone 4.6 s with the collector on, 1.7 s
     paused; the whole load 11.2-11.8 s CPU on, 5.6-6.0 s paused)."""
-    with gc_paused():
+    with gc_paused(), validating_for(kube_version):  # the release's API-server rules (io.validation_versions)
         b = _Builder(plugins)
         files = snapshot_files(path)
         b.file_notes.extend(skipped_files(path))
@@ -798,9 +799,10 @@ def load_pairs(pairs: list[tuple[str, dict]], *, sources: tuple[str, ...], kube_
     :mod:`gangplan.io.overlay` lays a what-if variant over a snapshot): the rules, checks and
     errors of :func:`load_snapshot`, every error naming the object's own file."""
     b = _Builder()
-    for file, raw in pairs:
-        b.check_fields(file, raw)
-        b.add(file, raw)
+    with validating_for(kube_version):
+        for file, raw in pairs:
+            b.check_fields(file, raw)
+            b.add(file, raw)
     return _assemble(b, sources, kube_version)
 
 
@@ -813,9 +815,10 @@ def load_objects(objects: list[dict], source: str = "<memory>", *, kube_version:
     (:mod:`gangplan.io.schema`) unless ``check_fields``; files always are.
     """
     b = _Builder()
-    for i, doc in enumerate(objects):
-        for raw in _objects(source, doc, i):
-            if check_fields:
-                b.check_fields(source, raw)
-            b.add(source, raw)
+    with validating_for(kube_version):
+        for i, doc in enumerate(objects):
+            for raw in _objects(source, doc, i):
+                if check_fields:
+                    b.check_fields(source, raw)
+                b.add(source, raw)
     return _assemble(b, (source,), kube_version)
