@@ -557,6 +557,12 @@ def schema_replay() -> None:
     _print_schema("replay")
 
 
+@schema_app.command("why")
+def schema_why() -> None:
+    """The JSON Schema of `why --json`."""
+    _print_schema("why")
+
+
 # ---- bench / report / generate --------------------------------------------------------------
 @app.command()
 def bench(

@@ -13,6 +13,7 @@ suite      ``diff --suite DIR --json``                      a list of :class:`Su
 bench-row  ``bench --json`` (one per snapshot in the db)    a list of :class:`BenchRow`
 inspect    ``inspect --json``                               :class:`InspectDocument`
 violations ``validate --json``                              a list of :class:`ViolationDocument`
+why        ``why --json``                                   :class:`WhyDocument`
 ========== ================================================ =====================================
 
 Keys that hold data rather than names keep the data's spelling: objective tiers
@@ -28,7 +29,8 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from gangplan.models.base import Document
 from gangplan.models.replay import ReplaySummary
-from gangplan.models.result import Result, result_json_schema
+from gangplan.models.result import PodOutcome, Result, result_json_schema
+from gangplan.models.trace import PodCycle
 
 if TYPE_CHECKING:
     from gangplan.models.groups import VictimUnit
@@ -597,6 +599,25 @@ class Violations(RootModel[list[ViolationDocument]]):
     pass
 
 
+class WhyDocument(_Doc):
+    """``gangplan why SNAPSHOT POD --json``: what ``why`` prints, as data."""
+
+    pod: str
+    snapshot: str
+    kube_version: str
+    """The kube-scheduler release the greedy run reproduced."""
+    outcome: PodOutcome | None = None
+    """The pod's entry of the Result (``pods[pod]``); null for a pod that was not pending."""
+    context: list[str] = Field(default_factory=list)
+    """Its group's record and where the pod's cycle ran in it, as ``why`` prints them."""
+    cycle: PodCycle | None = None
+    """The pod's entry of the Result's greedy trace (``trace.pods[pod]``), null when its cycle never ran."""
+    details: dict[str, str] = Field(default_factory=dict)
+    """Upstream reason -> what blocked the pod behind it (the most frequent cause, on how many nodes)."""
+    placements: list[str] = Field(default_factory=list)
+    """For a pod of a topology-constrained group: every placement tried, its verdict and score, and the one chosen and why."""
+
+
 # ---- schemas ----------------------------------------------------------------------------------
 SCHEMAS: dict[str, tuple[type[BaseModel], str]] = {
     "result": (Result, "gangplan solve --json / --out: one engine's Result"),
@@ -607,6 +628,7 @@ SCHEMAS: dict[str, tuple[type[BaseModel], str]] = {
     "violations": (Violations, "gangplan validate --json"),
     "whatif": (WhatIfDocument, "gangplan whatif --json: one row per variant"),
     "replay": (ReplaySummary, "gangplan replay --out DIR: DIR/summary.json"),
+    "why": (WhyDocument, "gangplan why SNAPSHOT POD --json"),
 }
 
 
@@ -630,5 +652,5 @@ __all__ = [
     "Admission", "BenchDiff", "BenchRow", "BenchRun", "DecisiveStep", "DiffDocument", "EngineSide", "Engines",
     "GroupDiff", "GroupUse", "InspectDocument", "NoEvidence", "NodeEvidence", "PlacementEvaluation", "PlacementEvidence",
     "PreemptionEvidence", "PreemptionUnit", "SCHEMAS", "SinglePodDiff", "SuiteRowDocument", "VictimRow",
-    "ViolationDocument", "WhatIfDocument", "WhatIfRowDocument", "json_schema", "schema_id",
+    "ViolationDocument", "WhatIfDocument", "WhatIfRowDocument", "WhyDocument", "json_schema", "schema_id",
 ]
