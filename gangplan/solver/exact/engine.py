@@ -12,6 +12,7 @@ from gangplan.models.result import Result, Status
 from gangplan.models.trace import ExactTiming, ExactTrace, ModelStats
 from gangplan.solver.exact.budget import BUILD_VARIABLES_PER_UNIT, Budget
 from gangplan.solver.exact.build import BuiltModel, build_model
+from gangplan.solver.exact.domain_bound import tightened
 from gangplan.solver.exact.locality import SPREAD, TOPOLOGY
 from gangplan.solver.exact.objective import GPUS, TIEBREAK
 from gangplan.solver.exact.preemption import disruption_report, nominated_pods, victims_of
@@ -81,6 +82,10 @@ def solve_exact(
     victim left are reported ``nominated``, and the disruption tiers (``pdbViolations``,
     ``victims[p=P]``, minimised, right after ``placed``) join the objective with the total
     ``victims``. A hint's victims are used when they are whole evictable units.
+
+    On large models the top admission tier's upper bound may come from a relaxation pooled per
+    topology domain (:mod:`.domain_bound`, issue 37); ``params.domainBound`` then records it, and
+    a phase reaching it is proven by it.
     """
     t0 = time.perf_counter()
     budget = Budget(time_limit, wall_limit)
@@ -100,6 +105,9 @@ def solve_exact(
     timing = ExactTiming(build=build_seconds)
     incumbent, trace.hint = warm_start(built, hint, budget=budget, workers=workers, seed=seed, timing=timing)
     trace.start_seconds = round(time.perf_counter() - t1, 4)
+    domain = tightened(built, incumbent, budget)
+    if domain is not None:
+        params["domainBound"] = domain.record()
     outcome = solve_phases(built, budget=budget, workers=workers, seed=seed, incumbent=incumbent, tiebreak_phase=tiebreak)
     if outcome.status == "INFEASIBLE" and incumbent is not None and hint is not None:
         # The trusted hint's bound contradicted the model: never let a hint make the answer fail.
