@@ -25,6 +25,7 @@ from gangplan.models.result import Result, Status
 from gangplan.models.trace import ClosestToGreedy
 from gangplan.solver.diff.classification import differing_groups, entity_differs, shared_tiers
 from gangplan.solver.diff.evidence import (
+    ONLY_OPTIMAL,
     admitted_in,
     name_list,
     next_failure,
@@ -239,7 +240,7 @@ def _admission_only(cluster: Cluster, greedy: Result, optimal: Result, *, candid
     if first is not None:
         reason = greedy.groups[first].reason if first in greedy.groups else (greedy.pods[first].reason if first in greedy.pods else None)
     why = ("every greedy choice that survives, or belongs to a group the optimum admits, is shared by an optimal placement; "
-           f"the optimum also admits {name_list(gained)}" + (f" (greedy: {reason})" if reason else ""))
+           f"the optimum also admits {name_list(gained, full=ONLY_OPTIMAL)}" + (f" (greedy: {reason})" if reason else ""))
     pre = None
     if not gained and set(greedy.victims) != set(optimal.victims):
         # Same placements, other victims: the difference is greedy's victim choice.

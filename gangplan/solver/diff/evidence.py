@@ -40,6 +40,8 @@ def _group_desc(g) -> str:
 SHOWN = 4
 """Names a sentence lists before "and N more"."""
 DIFFERING = "groups[] / singlePods[] with differs: true"
+ONLY_OPTIMAL = "admission.onlyOptimal"
+NOMINATED = "decisiveStep.preemption.nodes"
 """Where the JSON document lists every group and single pod whose outcome differs."""
 
 
@@ -51,9 +53,8 @@ def name_list(keys: list[str], n: int = SHOWN, *, full: str | None = None) -> st
     (``differs: true``, :data:`DIFFERING`) for :func:`why_text`, the groups only the optimum admits
     in ``admission.onlyOptimal`` (``decisive._admission_only`` too), greedy's nominated nodes in
     ``decisiveStep.preemption.nodes`` for :func:`preemption_evidence`. With ``full`` (that field)
-    the words say where the whole list is: "and 12 more; all 16 in diff --json, <full>". The call
-    sites do not pass it yet: the sentences are JSON strings too, and two diff goldens hold a cut
-    list (issue 41, item 4: they are re-recorded when the call sites switch)."""
+    the words say where the whole list is: "and 12 more; all 16 in diff --json, <full>"; every call
+    site passes it."""
     if not keys:
         return "none"
     if len(keys) <= n:
@@ -146,13 +147,13 @@ def why_text(cluster: Cluster, greedy: Result, opt: Result, pod: str, node: str,
     others = [k for k in differing_groups(cluster, greedy, opt) if k != entity]
     if opt_node is None and group and group in opt.groups and opt.groups[group].admitted:
         return (f"the optimum admits {group} too but leaves {pod} unplaced (a pod past minCount): the room it takes on {node} "
-                f"goes to {name_list(others)}")
+                f"goes to {name_list(others, full=DIFFERING)}")
     if opt_node is None:
         use = group_use(cluster, greedy, group) if group else None
         held = f" (in greedy it holds {_use_text(use)})" if use and use.pods else ""
         gained = [k for k in others if admitted_in(cluster, opt, k) and not admitted_in(cluster, greedy, k)]
         return (f"no optimal placement keeps {pod} on {node} after greedy's earlier choices; the optimum that agrees with "
-                f"them leaves {entity} out{held} and admits {name_list(gained)} instead")
+                f"them leaves {entity} out{held} and admits {name_list(gained, full=ONLY_OPTIMAL)} instead")
     if opt_node == node:
         return (f"the probe with {pod} fixed on {node} did not reach the optimum within --probe-time-limit, so the step is "
                 "undecided beyond this point")
@@ -162,7 +163,7 @@ def why_text(cluster: Cluster, greedy: Result, opt: Result, pod: str, node: str,
         return (f"{entity} ends the same in both ({_desc(cluster, greedy, entity)}); {pod} on {node} instead of {opt_node} is what "
                 f"costs disruption: greedy evicts {len(greedy.victims)} pod(s) in all, the optimum {len(opt.victims)}")
     return (f"{entity} ends the same in both ({_desc(cluster, greedy, entity)}); {pod} on {node} instead of {opt_node} is what "
-            f"costs: it leaves no room for {name_list(others)}, whose outcome differs")
+            f"costs: it leaves no room for {name_list(others, full=DIFFERING)}, whose outcome differs")
 
 
 def admitted_in(cluster: Cluster, r: Result, key: str) -> bool:
@@ -215,7 +216,7 @@ def preemption_evidence(cluster: Cluster, greedy: Result, opt: Result, pod: str)
     else:
         nodes = sorted(set(t.nominated.values()))
         criterion = ("workload-aware preemption removed every lower-priority unit, placed the group on the emptied cluster "
-                     f"(on {name_list(nodes)}), then put units back in MoreImportantVictim order"
+                     f"(on {name_list(nodes, full=NOMINATED)}), then put units back in MoreImportantVictim order"
                      + (" (PDB-violating units first)" if t.violating else "")
                      + f" ({len(t.reprieved)} reprieved); the {len(t.victims)} pod(s) that could not go back were evicted")
     return PreemptionEvidence(entity=str(entity), path=t.kind, nodes=nodes, victims=units(t.victims),
