@@ -242,3 +242,61 @@ def test_v136_retries_a_failed_group_when_activeq_drains_without_a_hint():
     assert validate(cluster, r) == []
     assert r.pods["default/solo"].node == "n1" and not r.groups["default/g"].admitted
     assert [(q.entity, q.attempt, q.outcome, q.trigger.split(" (")[0]) for q in r.greedy_trace.requeues] == [("default/g", 2, "Unschedulable", "backoff")]
+
+
+def _tie_snapshot() -> list[dict]:
+    """Two equal nodes. The gang ``g`` (minCount 2): ``z`` fits both (a tie), ``y`` may only run on
+    n1 (nodeSelector) and not beside ``z`` (required anti-affinity, hostname). v1.36 tries ``z``
+    first (it completes the quorum): on n1 (the lowest of the tie) ``y`` has nowhere to go; on n2
+    both fit."""
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}},
+              "status": {"allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"}}} for n in ("n1", "n2")]
+    gang = {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "g", "namespace": "default"},
+            "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}
+
+    def pod(name, labels, extra=None):
+        spec = {"schedulingGroup": {"podGroupName": "g"}, "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}], **(extra or {})}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "labels": labels,
+                "creationTimestamp": "2026-11-30T10:00:00Z"}, "spec": spec}
+
+    away = {"nodeSelector": {"kubernetes.io/hostname": "n1"}, "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+        {"labelSelector": {"matchLabels": {"app": "z"}}, "topologyKey": "kubernetes.io/hostname"}]}}}
+    return [*nodes, gang, pod("y", {"app": "y"}, away), pod("z", {"app": "z"})]
+
+
+@pytest.mark.parametrize("tie_break", ["first", "random"])
+def test_v136_retries_a_group_whose_failure_hung_on_a_tie(tie_break, monkeypatch):
+    """Issue 39, rule R: v1.36 retries the failed group whenever activeQ drains and breaks the tie
+    anew, so it is admitted without any change of the cluster; the requeue record says the outcome
+    depended on a tie. Without tie retries the same run keeps the first attempt's failure (under
+    ``first`` ties; under ``random`` in the seeds whose first draw is n1)."""
+    cluster = load_objects(_tie_snapshot(), kube_version="1.36")
+    seeds = range(8) if tie_break == "random" else [0]
+    retried = 0
+    for seed in seeds:
+        r = solve_greedy(cluster, tie_break=tie_break, seed=seed)
+        assert validate(cluster, r) == []
+        assert r.groups["default/g"].admitted, seed
+        assert r.pods["default/z"].node == "n2" and r.pods["default/y"].node == "n1"
+        retries = [q for q in r.greedy_trace.requeues or [] if q.trigger.startswith("tie retry")]
+        if retries:  # under random ties a first draw of n2 needs none
+            retried += 1
+            assert retries[-1].outcome == "Success" and all(q.entity == "default/g" for q in retries)
+    assert retried == len(seeds) if tie_break == "first" else 0 < retried < len(seeds)
+    monkeypatch.setattr("gangplan.solver.greedy.scheduling_queue.TIE_RETRIES", 0)
+    outcomes = {solve_greedy(cluster, tie_break=tie_break, seed=seed).groups["default/g"].admitted for seed in seeds}
+    assert outcomes == ({False} if tie_break == "first" else {False, True})
+
+
+def test_tie_retries_stop_at_their_cap_when_no_choice_helps():
+    """A tie that no alternative resolves (``y`` fits nowhere at all) is retried TIE_RETRIES times,
+    then the group waits like any failed group and the run ends."""
+    from gangplan.solver.greedy.scheduling_queue import TIE_RETRIES
+
+    objects = _tie_snapshot()
+    objects[3]["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "nowhere"}
+    cluster = load_objects(objects, kube_version="1.36")
+    r = solve_greedy(cluster, tie_break="first")
+    assert validate(cluster, r) == [] and not r.groups["default/g"].admitted
+    retries = [q for q in r.greedy_trace.requeues or [] if q.trigger.startswith("tie retry")]
+    assert len(retries) <= TIE_RETRIES

@@ -385,7 +385,7 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
     Behaviour(
         "requeueing a failed entity",
         {"1.35": "each pod by its rejecting plugins' queueing hints (a bound pod matching its affinity, an evicted pod freeing resources, ...), backoff 1 s doubling to 10 s, the 5-minute flush",
-         "1.36": "single pods as v1.35; a pod group's pods by backoff alone (no hints, never the unschedulable pool), the head of backoffQ popped at once when activeQ is empty: a failed group is retried whenever activeQ drains, a partly placed group's leftovers after every entity in activeQ",
+         "1.36": "single pods as v1.35; a pod group's pods by backoff alone (no hints, never the unschedulable pool), the head of backoffQ popped at once when activeQ is empty: a failed group is retried whenever activeQ drains (so a failure that hung on a score tie is retried with the tie broken anew, gangplan: up to 8 times), a partly placed group's leftovers after every entity in activeQ",
          "1.37+": "single pods as before; a failed pod group goes back whole on any event, backoff capped at `10 s * sqrt(size)`"},
         "`pkg/scheduler/backend/queue/scheduling_queue.go` (`determineSchedulingHintForInFlightPod`, `AddUnschedulableIfNotPresent`), `backoff_queue.go`, `active_queue.go` `unlockedPop` (SchedulerPopFromBackoffQ), the plugins' `EventsToRegister` (release-1.36 / v1.36.2; v1.37 kubernetes#138567)",
     ),

@@ -107,11 +107,11 @@ def run_placement_score(scorers: list[tuple[Plugin, int]], snap: NodeTable, info
     return scores
 
 
-def best_placement(totals: list[int], tie_break: str, rng) -> tuple[int, int]:
+def best_placement(totals: list[int], tie_break: str, rng, shift: int = 0) -> tuple[int, int]:
     """``findBestPlacement``'s choice among scored feasible placements: the index of the highest
     total and how many placements share it. Equal totals go to the earliest (generation order)
-    with ``tie_break="first"``, to ``rng.randrange`` over them with ``"random"`` (upstream:
-    ``Randomizer = rand.Int()``). One rule for the workload cycle
+    with ``tie_break="first"`` (``shift`` places later, cyclically, on a v1.36 tie retry), to
+    ``rng.randrange`` over them with ``"random"`` (upstream: ``Randomizer = rand.Int()``). One rule for the workload cycle
     (:meth:`.placement_cycle.PlacementAlgorithm._select`) and the replay's placer.
 
     >>> import random
@@ -121,7 +121,7 @@ def best_placement(totals: list[int], tie_break: str, rng) -> tuple[int, int]:
     best = max(totals)
     ties = [k for k, t in enumerate(totals) if t == best]
     if tie_break == "first" or len(ties) == 1:
-        return ties[0], len(ties)
+        return ties[shift % len(ties)], len(ties)
     return ties[rng.randrange(len(ties))], len(ties)
 
 

@@ -360,7 +360,9 @@ class PlacementAlgorithm:
             return self._outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {err}"), d, records)
         d.scored = True
         sched = self.state.sched
-        at, d.tie_count = best_placement([r.total for r in feasible], sched.tie_break, sched.rng)
+        at, d.tie_count = best_placement([r.total for r in feasible], sched.tie_break, sched.rng, sched.tie_shift)
+        if d.tie_count > 1:
+            sched.tied = True
         return self._choose(key, feasible[at], records, d)
 
     def _score(self, pg: PodGroupInfo, feasible: list[PlacementRun]) -> None:

@@ -38,7 +38,8 @@ nodes that changed only); the reported placement's FitError reads its own nodes;
 table of every other placement is built only when a trace reads one of their entries, from
 NodeResourcesFit's reasons copied at the decision's base state (one small integer per node).
 
-Random tie-breaking (``tie_break="random"``) draws from the generator in every scored cycle, so
+Random tie-breaking (``tie_break="random"``) draws from the generator in every scored cycle (and a
+v1.36 tie retry shifts ``first`` ties, ``PodScheduler.tie_shift``), so
 counting is off with it, as it is for what-if replays of the group (``fixed`` pods, or a pod the
 run's observer watches).
 """
@@ -173,7 +174,7 @@ class CountingPlan:
         ``cache=False``: the placements are not the generator's cached objects (their geometry
         is not kept)."""
         sched, snap = state.sched, state.snap
-        if not placements or sched.tie_break != "first" or not sched.profile.has_scoring or snap.nominated:
+        if not placements or sched.tie_break != "first" or sched.tie_shift or not sched.profile.has_scoring or snap.nominated:
             return None
         if not all(isinstance(pl, COUNTABLE_PLACEMENT_SCORERS) for pl, _ in sched.profile.placement_scorers):
             return None

@@ -92,6 +92,7 @@ class WorkloadCycle:
             before = {p.key for p in pods if p.key in st.placements}
             victims = len(st.victims)
             st.rejectors = set()
+            st.sched.tied, st.sched.tie_shift = False, qe.tie_retries
             mark = st.trace.mark()
             if qe.attempts == 1:
                 st.trace.entities.append(str(key))
@@ -107,6 +108,8 @@ class WorkloadCycle:
             if qe.attempts > 1 and not bound and not st.stopped:
                 st.trace.restore(mark)  # a retry that places nothing leaves the first attempt's records
             st.trace.clear_journal()
+            st.sched.tie_shift = 0
+            qe.tied = st.sched.tied
             left = [p for p in pods if p.key not in st.placements]
             if qe.attempts > 1:
                 st.trace.requeues.append(Requeue(entity=str(key), attempt=qe.attempts, at=q.clock, trigger=qe.trigger or "", placed=len(bound), outcome="Success" if bound and not left else ("Partial" if bound else "Unschedulable")))

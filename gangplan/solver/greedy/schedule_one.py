@@ -135,6 +135,12 @@ class PodScheduler:
         self._scan_cache: tuple[np.ndarray, np.ndarray] | None = None
         self.placement_name: str | None = None
         """``key=value`` of :attr:`placement` (for traces and explanations)."""
+        self.tie_shift = 0
+        """With ``first`` ties: take the tied node ``tie_shift`` places after the lowest (cyclically),
+        the tie alternative a v1.36 tie retry tries (:mod:`.scheduling_queue`, rule R); 0 otherwise."""
+        self.tied = False
+        """Set when a choice had more than one best candidate (a pod's node or a group's placement)
+        since the caller last cleared it."""
 
     # ---- the cycle ---------------------------------------------------------------------------
     def schedule(self, pod: Pod) -> PodResult:
@@ -399,7 +405,11 @@ class PodScheduler:
         best = int(totals.max())
         ties = feasible[totals == best]
         res.tie_count = len(ties)
-        if self.tie_break == "first" or len(ties) == 1:
+        if len(ties) > 1:
+            self.tied = True
+        if self.tie_break == "first" and self.tie_shift and len(ties) > 1:
+            res.node = int(np.sort(ties)[self.tie_shift % len(ties)])
+        elif self.tie_break == "first" or len(ties) == 1:
             res.node = int(ties.min())
         else:
             k = self.rng.randrange(len(ties))

@@ -31,10 +31,16 @@ and the plugins' ``EventsToRegister`` / queueing hints:
   fixes the pod order), so the run stops when activeQ and backoffQ are empty and no entity in the
   pool has seen an event since its last attempt: no entity can change state (a v1.36 group at the
   head of backoffQ that saw no event since its last attempt would repeat it: it waits for one,
-  as in the pool, and any event moves it). Not modelled: with
-  random ties (``--tie-break random``) upstream draws again on every retry, so a gang that loses
-  a tie retries until it wins while nothing else changes; ``diff --samples`` gives the odds of one
-  attempt.
+  as in the pool, and any event moves it).
+* **Tie retries** (v1.36, rule R of issue 39): upstream breaks equal scores anew in every cycle
+  (``prioritizeNodes``' per-node ``Randomizer``, ``findBestPlacement``'s per placement), and a
+  v1.36 group is retried whenever activeQ drains, so a group whose failure hangs on how a tie was
+  broken is retried until a draw succeeds. A failed v1.36 group whose attempt broke a tie is
+  retried with no event, up to :data:`TIE_RETRIES` times: ``--tie-break random`` draws again;
+  ``first`` takes, on retry k, the tied candidate k places after the lowest (cyclically) at every
+  tie of the attempt (``PodScheduler.tie_shift``), a fixed order of alternatives. The trace's
+  requeue record names it (``tie retry k``): the outcome depended on the ties. Not modelled: other
+  versions redraw too, at the 5-minute flush; ``diff --samples`` gives the odds of one attempt.
 """
 
 from __future__ import annotations
@@ -57,6 +63,9 @@ INITIAL_BACKOFF = 1.0
 """``DefaultPodInitialBackoffDuration``."""
 MAX_BACKOFF = 10.0
 """``DefaultPodMaxBackoffDuration``."""
+TIE_RETRIES = 8
+"""At most this many retries of a v1.36 group whose failed attempt broke a tie, with no event
+between them (rule R below)."""
 MAX_IN_UNSCHEDULABLE = 300.0
 """``DefaultPodMaxInUnschedulablePodsDuration``: 5 minutes."""
 FLUSH_INTERVAL = 30.0
@@ -97,6 +106,10 @@ class QueuedEntity:
     backoff_expiry: float = 0.0
     trigger: str | None = None
     """The event that moved it out of the pool, for the trace."""
+    tied: bool = False
+    """Its last attempt made a choice among equal best candidates (a pod's node or a placement)."""
+    tie_retries: int = 0
+    """Retries made because its failure may have hung on such a choice (v1.36, rule R)."""
 
     @property
     def key(self) -> EntityKey:
@@ -161,8 +174,13 @@ class SchedulingQueue:
             if self.backoff:
                 head = self.backoff[0][2]
                 if self._backoff_only(head) and head.last_event >= self.events:
-                    heapq.heappop(self.backoff)  # nothing changed since its last attempt: it waits for an event
-                    self._park(head)
+                    heapq.heappop(self.backoff)
+                    if head.tied and head.tie_retries < TIE_RETRIES:  # rule R: other tie choices
+                        head.tie_retries += 1
+                        head.trigger = f"tie retry {head.tie_retries} (v1.36: a failed group is retried whenever activeQ drains, and its last attempt broke a tie)"
+                        self._push_active(head)
+                        continue
+                    self._park(head)  # nothing changed since its last attempt: it waits for an event
                     continue
                 self.clock = max(self.clock, math.ceil(self.backoff[0][0][0]))  # the 1 s backoff tick
                 continue
