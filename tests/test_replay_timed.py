@@ -285,3 +285,25 @@ def test_shadow_never_admits_fewer_gpus_for_as_many_jobs(seed):
     sh = CheckedShadow(time_limit=5)
     run_timed(base, jobs, "default", seed, typical=[], shadow=sh)
     assert len(sh.records) >= 3
+
+
+@pytest.mark.parametrize("version", ["1.36", "1.37"])
+def test_a_v136_gang_is_retried_at_every_change_without_backoff(version):
+    """Issue 39, rule Q in the timed queue: v1.36 requeues a group's pods by backoff alone, the head
+    of backoffQ popped at once when activeQ is empty, so the failed gang is retried at each later
+    placement (three cpu-only jobs at 1.5, 1.7, 1.9 s) and at the departure; v1.37 requeues it
+    after a placement once its backoff (1 s) has run out, at 2 s, then at the departure."""
+    from gangplan.models.version import KubeVersion
+    from gangplan.models.well_known import GPU
+    from gangplan.replay.timed import run_timed
+    from gangplan.replay.traces import ReplayJob
+    from gangplan.solver.greedy.testing import make_cluster, make_node
+
+    base = make_cluster([make_node("n0", cpu=64000, memory=512 * 2**30, extra={GPU: 8})]).model_copy(update={"kube_version": KubeVersion(version)})
+    jobs = [ReplayJob(name="a", submit=0, duration=100, workers=1, cpu_milli=1000, memory_mib=1024, gpu=6),
+            ReplayJob(name="g", submit=1, duration=10, workers=2, cpu_milli=1000, memory_mib=1024, gpu=2),
+            *(ReplayJob(name=f"c{i}", submit=t, duration=500, workers=1, cpu_milli=1000, memory_mib=1024, gpu=0) for i, t in enumerate((1.5, 1.7, 1.9)))]
+    run = run_timed(base, jobs, "default", 0, typical=[])
+    g = run.records[1]
+    assert (g.start, g.end) == (100, 110)
+    assert g.attempts == (5 if version == "1.36" else 3)

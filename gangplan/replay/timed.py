@@ -15,10 +15,15 @@ kubernetes#138567):
 * a failed job waits in the unschedulable pool. A single pod (a job of one worker) moves out on a
   departure only (``Pod/Delete``: NodeResourcesFit's queueing hint; a pod bound elsewhere,
   ``AssignedPodAdd``, never makes room). A gang of more than one worker follows the cluster's
-  kube version (:func:`gangplan.models.version.groups_requeue_without_hints`): v1.36 requeues
-  its member pods by their hints (departures only, as above); v1.37 requeues a failed pod group
-  on any event without hints (``AddAttemptedPodGroupIfNeeded``), so a placement at the same or a
-  later instant moves it too;
+  kube version: v1.36 requeues a group's pods by backoff alone
+  (:func:`gangplan.models.version.group_pods_backoff_only`: no hints, and the head of backoffQ is
+  popped at once when activeQ is empty, so upstream retries the gang as fast as it can); here it
+  is retried at the first instant anything changed after its failure (a departure, or a
+  placement at the same or a later instant), at once, with no backoff wait: a retry on an
+  unchanged cluster would repeat the same attempt. v1.37 requeues a failed pod group on any
+  event without hints (``AddAttemptedPodGroupIfNeeded``,
+  :func:`gangplan.models.version.groups_requeue_without_hints`), so a placement at the same or a
+  later instant moves it too, after its backoff;
 * moved out, a job backs off ``1 s * 2^(attempts - 1)``, capped at 10 s (v1.37 gangs of more
   than one pod: ``10 s * sqrt(size)``, ``calculateBackoffDuration``), counted from its last
   failure; when the backoff has already expired it goes straight to activeQ (``moveToActiveQ``);
@@ -108,7 +113,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gangplan.models.cluster import Cluster
-from gangplan.models.version import groups_requeue_without_hints
+from gangplan.models.version import group_pods_backoff_only, groups_requeue_without_hints
 from gangplan.replay.engine import Placer
 from gangplan.replay.frag import FragMeter
 from gangplan.replay.policies import PAPER_PLUGINS, Policy, TypicalPod
@@ -201,6 +206,7 @@ class _Clock:
         self.placer = placer = Placer(base, policy, seed=seed, typical=typical)
         self.jobs, self.seed, self.progress, self.shadow, self.on_preempt = jobs, seed, progress, shadow, on_preempt
         self.group_rules = groups_requeue_without_hints(placer.cluster.kube_version)
+        self.backoff_only = group_pods_backoff_only(placer.cluster.kube_version)
         self.records = [JobRecord(j, j.submit / arrival_scale) for j in jobs]
         self.events: list[tuple[float, int, int]] = [(r.arrival, ARRIVE, k) for k, r in enumerate(self.records)]
         heapq.heapify(self.events)
@@ -253,7 +259,7 @@ class _Clock:
         """Out of the pool: to backoffQ until the backoff expires, else straight to activeQ."""
         failed_at = self.pool[k][0]
         r = self.records[k]
-        ready = failed_at + backoff(r.attempts, r.job.gang, self.group_rules)
+        ready = now if self.backoff_only and r.job.gang > 1 else failed_at + backoff(r.attempts, r.job.gang, self.group_rules)
         self.waiting_ready.add(k)
         if ready <= now:
             self.waiting_ready.discard(k)
@@ -340,7 +346,7 @@ class _Clock:
                 tried_now.add(k)
                 if self.attempt(k, now):
                     placed_now.append(k)
-            if self.group_rules and placed_now:
+            if (self.group_rules or self.backoff_only) and placed_now:
                 # v1.37: a failed pod group goes back on any event, a pod bound after its attempt
                 # included; one whose backoff already expired is tried again at this instant
                 for k in [k for k, (_, seen) in self.pool.items() if seen < self.placements and k not in self.waiting_ready and self.records[k].job.gang > 1]:
