@@ -44,6 +44,7 @@ from gangplan.models.objects import (
     WeightedPodAffinityTerm,
     Workload,
 )
+from gangplan.models.quantity import add_resources, max_resources
 from gangplan.predicates.labels import parse_int64
 
 _NODE_OPS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -212,20 +213,6 @@ def parse_node(ctx: Ctx, raw: dict) -> Node:
 
 
 # ---- Pod --------------------------------------------------------------------------------------
-def _add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
-    out = dict(a)
-    for k, v in b.items():
-        out[k] = out.get(k, 0) + v
-    return out
-
-
-def _max(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
-    out = dict(a)
-    for k, v in b.items():
-        out[k] = max(out.get(k, 0), v)
-    return out
-
-
 def _container_requests(ctx: Ctx, c: dict, f: str) -> dict[str, int]:
     res = ctx.map(c.get("resources"), f + ".resources")
     req = ctx.resources(res.get("requests"), f + ".resources.requests")
@@ -259,8 +246,8 @@ def pod_requests(ctx: Ctx, spec: dict) -> tuple[dict[str, int], dict[str, int], 
     images: list[str] = []
     for f, c in ctx.maps(spec.get("containers"), "spec.containers", required=True):
         r = _container_requests(ctx, c, f)
-        total = _add(total, r)
-        total_nz = _add(total_nz, _nonzero(r))
+        total = add_resources(total, r)
+        total_nz = add_resources(total_nz, _nonzero(r))
         if c.get("image") is not None:
             images.append(ctx.str(c.get("image"), f + ".image"))
         for pf, p in ctx.maps(c.get("ports"), f + ".ports"):
@@ -285,13 +272,13 @@ def pod_requests(ctx: Ctx, spec: dict) -> tuple[dict[str, int], dict[str, int], 
         r = _container_requests(ctx, c, f)
         nz = _nonzero(r)
         if ctx.str(c.get("restartPolicy"), f + ".restartPolicy") == "Always":
-            total, total_nz = _add(total, r), _add(total_nz, nz)
-            sidecars, sidecars_nz = _add(sidecars, r), _add(sidecars_nz, nz)
+            total, total_nz = add_resources(total, r), add_resources(total_nz, nz)
+            sidecars, sidecars_nz = add_resources(sidecars, r), add_resources(sidecars_nz, nz)
             r, nz = dict(sidecars), dict(sidecars_nz)
         else:
-            r, nz = _add(r, sidecars), _add(nz, sidecars_nz)
-        init_max, init_max_nz = _max(init_max, r), _max(init_max_nz, nz)
-    total, total_nz = _max(total, init_max), _max(total_nz, init_max_nz)
+            r, nz = add_resources(r, sidecars), add_resources(nz, sidecars_nz)
+        init_max, init_max_nz = max_resources(init_max, r), max_resources(init_max_nz, nz)
+    total, total_nz = max_resources(total, init_max), max_resources(total_nz, init_max_nz)
     # Pod-level spec.resources: defaulted and validated, its requests replace the aggregate (issue 41).
     for k, v in pod_level_requests(ctx, spec, total).items():
         total[k] = v
@@ -300,7 +287,7 @@ def pod_requests(ctx: Ctx, spec: dict) -> tuple[dict[str, int], dict[str, int], 
     overhead = ctx.resources(spec.get("overhead"), "spec.overhead")
     if overhead:
         check_requirements(ctx, spec.get("overhead"), "spec.overhead", overhead=True)
-    total, total_nz = _add(total, overhead), _add(total_nz, {k: v for k, v in overhead.items() if k in (CPU, MEMORY)})
+    total, total_nz = add_resources(total, overhead), add_resources(total_nz, {k: v for k, v in overhead.items() if k in (CPU, MEMORY)})
     for k in sorted(total.keys() | total_nz.keys()):
         # Each quantity fits an int64; their sum must too (kube-scheduler adds them in int64).
         amount = max(total.get(k, 0), total_nz.get(k, 0))

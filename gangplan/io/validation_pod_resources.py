@@ -33,9 +33,16 @@ from __future__ import annotations
 
 from gangplan.io.errors import SnapshotError
 from gangplan.io.fields import Ctx
-from gangplan.io.resources_validation import HUGEPAGES, REFUSED, check_entries, check_requirements, overcommit_allowed, standard_name_problem
+from gangplan.io.resources_validation import (
+    HUGEPAGES,
+    REFUSED,
+    check_entries,
+    check_requirements,
+    overcommit_allowed,
+    standard_name_problem,
+)
 from gangplan.io.validation_versions import current, pod_limits_defaulted
-from gangplan.models.quantity import format_quantity
+from gangplan.models.quantity import add_resources, format_quantity, max_resources
 
 SUPPORTED = ("cpu", "hugepages-", "memory")
 """``SupportedPodLevelResources()`` as the "Unsupported value" error lists them."""
@@ -57,20 +64,6 @@ def pod_resource_name_problem(name: str) -> str | None:
     return None
 
 
-def _add(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
-    out = dict(a)
-    for k, v in b.items():
-        out[k] = out.get(k, 0) + v
-    return out
-
-
-def _max(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
-    out = dict(a)
-    for k, v in b.items():
-        out[k] = max(out.get(k, 0), v)
-    return out
-
-
 def _container_limits(ctx: Ctx, spec: dict) -> tuple[list[dict[str, int]], dict[str, int], bool]:
     """Each regular container's limits, the aggregate limits (``AggregateContainerLimits``: the
     sidecar formula, as for requests) and whether there is any container at all."""
@@ -79,7 +72,7 @@ def _container_limits(ctx: Ctx, spec: dict) -> tuple[list[dict[str, int]], dict[
     for f, c in ctx.maps(spec.get("containers"), "spec.containers"):
         lim = ctx.resources(ctx.map(c.get("resources"), f + ".resources").get("limits"), f + ".resources.limits")
         regular.append(lim)
-        total = _add(total, lim)
+        total = add_resources(total, lim)
     init_max: dict[str, int] = {}
     sidecars: dict[str, int] = {}
     inits: list[dict[str, int]] = []
@@ -87,12 +80,12 @@ def _container_limits(ctx: Ctx, spec: dict) -> tuple[list[dict[str, int]], dict[
         lim = ctx.resources(ctx.map(c.get("resources"), f + ".resources").get("limits"), f + ".resources.limits")
         inits.append(lim)
         if c.get("restartPolicy") == "Always":
-            total, sidecars = _add(total, lim), _add(sidecars, lim)
+            total, sidecars = add_resources(total, lim), add_resources(sidecars, lim)
             lim = dict(sidecars)
         else:
-            lim = _add(lim, sidecars)
-        init_max = _max(init_max, lim)
-    return regular + inits, _max(total, init_max), bool(regular or inits)
+            lim = add_resources(lim, sidecars)
+        init_max = max_resources(init_max, lim)
+    return regular + inits, max_resources(total, init_max), bool(regular or inits)
 
 
 def _shown(name: str, amount: int) -> str:

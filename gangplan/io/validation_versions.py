@@ -17,9 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
 
-from gangplan.models.version import NEWEST, KubeVersion
+from gangplan.models.version import NEWEST, Behaviour, KubeVersion
 
 _VERSION: ContextVar[KubeVersion | None] = ContextVar("gangplan_validation_version", default=None)
 
@@ -50,12 +49,9 @@ def pod_limits_defaulted(v: KubeVersion) -> bool:
     return v.at_least(KubeVersion.V1_37)
 
 
-@dataclass(frozen=True)
-class Difference:
-    topic: str
-    per_version: dict[str, str]
-    upstream: str
-
+Difference = Behaviour
+"""A validation rule that differs by release: the record of the engines' versions table
+(:class:`gangplan.models.version.Behaviour`: topic, what each release does, the upstream code)."""
 
 DIFFERENCES: tuple[Difference, ...] = (
     Difference(

@@ -27,7 +27,7 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
-__all__ = ["QuantityError", "parse_quantity", "to_scheduler_int", "format_quantity"]
+__all__ = ["QuantityError", "add_resources", "format_quantity", "max_resources", "parse_quantity", "to_scheduler_int"]
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
@@ -154,3 +154,19 @@ def format_quantity(resource: str, amount: int) -> str:
             if amount % _BINARY[suffix] == 0:
                 return f"{amount // _BINARY[suffix]}{suffix}"
     return str(amount)
+
+
+def add_resources(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    """``a + b`` per resource name (a pod's containers summed, ``resource.PodRequests``)."""
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = out.get(k, 0) + v
+    return out
+
+
+def max_resources(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    """The larger of ``a`` and ``b`` per resource name (init containers against the rest)."""
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = max(out.get(k, 0), v)
+    return out
