@@ -286,3 +286,18 @@ def test_segment_pods_without_a_kai_podgroup_are_named_in_a_warning() -> None:
     assert all(p.pod_group is None for p in c.pods)
     for result in _both(c):
         assert len(result.placements()) == 4
+
+
+def test_segment_annotations_of_an_expanded_leaderworkerset_are_named_in_a_warning() -> None:
+    # docs/topology/segments.md "LeaderWorkerSet — LeaderWorker Policy", with the segment size as an annotation:
+    # gangplan expands the LWS into pods but does not reproduce KAI's pod grouper, so nothing is split
+    template = {"spec": {"schedulerName": "kai-scheduler", "containers": [{"name": "w", "image": "x", "resources": {"requests": {"cpu": "1"}}}]}}
+    lws = {"apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet", "metadata": {"name": "lws-segmented", "namespace": "ml"},
+           "spec": {"replicas": 1, "leaderWorkerTemplate": {
+               "size": 5, "leaderTemplate": template,
+               "workerTemplate": {**template, "metadata": {"annotations": {"kai.scheduler/topology": "cluster-topology", "kai.scheduler/segment-size": "2",
+                                                                           "kai.scheduler/segment-topology-required-placement": RACK}}}}}}
+    c = load_objects([*_racks(), TOPOLOGY, lws])
+    assert _warned(c, "Pod metadata.annotations[kai.scheduler/segment-size]: 4 objects", "ml/lws-segmented-0-1", "does not reproduce the pod grouper")
+    for result in _both(c):
+        assert len(result.placements()) == 5

@@ -318,10 +318,12 @@ def _translate_one(env: Env, obj: ForeignObject, members: list[str], topologies:
 
 def _groupless_segment_pods(env: Env) -> None:
     """Pending KAI pods that ask for segments but are in no translated group: KAI's pod grouper
-    would build their PodGroup from the owning PyTorchJob / LeaderWorkerSet, which is not read."""
+    would build their PodGroup from the owning PyTorchJob / LeaderWorkerSet (gangplan expands a
+    LeaderWorkerSet into pods, but does not reproduce the pod grouper)."""
     for key, pod, _ in env.pods():
         if kai_segments.SEGMENT_SIZE in pod.annotations and pod.pod_group is None and pod.node_name is None \
                 and pod.scheduler_name in SCHEDULERS and key not in env.held:
             env.note("Pod", f"metadata.annotations[{kai_segments.SEGMENT_SIZE}]",
-                     "not translated: the pod is in no KAI PodGroup of the snapshot, and KAI's pod grouper makes the segments "
-                     "from the owning PyTorchJob or LeaderWorkerSet, which gangplan does not read; scheduled without segments", key)
+                     "not translated: the pod is in no KAI PodGroup of the snapshot; KAI's pod grouper would build one, with the "
+                     "segments, from the owning PyTorchJob or LeaderWorkerSet, and gangplan does not reproduce the pod grouper; "
+                     "scheduled without segments", key)
