@@ -56,11 +56,7 @@ def diff_suite(directory: Path, options: DiffOptions, *, output: Output, as_json
     with spinner(not as_json) as sp:
         rows = api.suite(directory, entries=entries, progress=sp.update, **dict(options))
     if as_json:
-        data = [
-            {"scenario": r.scenario, "error": r.error, "expectations": r.expectations, "failures": r.failures, "seconds": round(r.seconds, 3), "diff": r.diff.to_dict(with_results=False) if r.diff else None}
-            for r in rows
-        ]
-        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        sys.stdout.write(json.dumps([r.document().dump() for r in rows], indent=2) + "\n")
     else:
         render_suite(console(output), rows, title=directory.resolve().name, wide=output == Output.wide)
     return suite_exit_code(rows)

@@ -395,6 +395,11 @@ class SuiteRowDocument(_Doc):
     seconds: float = 0.0
     diff: DiffDocument | None = None
 
+    def dump(self, **kw: Any) -> dict[str, Any]:
+        """The row as printed: its diff's keys without ``greedy`` and ``optimal`` (``diff --json``
+        holds the Results; a suite row never does)."""
+        return super().dump(exclude={"diff": {"greedy", "optimal"}}, **kw)
+
 
 class SuiteDocument(RootModel[list[SuiteRowDocument]]):
     pass

@@ -28,6 +28,7 @@ from pathlib import Path
 from gangplan.io.errors import SnapshotError
 from gangplan.io.loader import SNAPSHOT_SUFFIXES, load_snapshot
 from gangplan.models.cluster import Cluster
+from gangplan.models.documents import SuiteRowDocument
 from gangplan.models.result import Result
 from gangplan.solver.diff import MODEL_MISMATCH, UNPROVEN, Diff, diff_snapshot
 from gangplan.solver.diff.proof import admission_proven
@@ -58,6 +59,11 @@ class SuiteRow:
     def unproven(self) -> bool:
         """The scenario's diff could not prove that greedy matches the optimum."""
         return self.diff is not None and self.diff.classification == UNPROVEN
+
+    def document(self) -> SuiteRowDocument:
+        """This scenario's row of ``diff --suite DIR --json``: its diff without the two Results."""
+        return SuiteRowDocument(scenario=self.scenario, error=self.error, expectations=self.expectations, failures=self.failures,
+                                seconds=round(self.seconds, 3), diff=self.diff.document(with_results=False) if self.diff else None)
 
 
 def suite_entries(directory: str | Path) -> list[Path]:

@@ -11,13 +11,9 @@ from typing import Any
 from gangplan.models import defaults as D
 from gangplan.models.cluster import Cluster
 from gangplan.models.documents import (
-    Admission,
-    DecisiveStep,
     DiffDocument,
     Engines,
     GroupDiff,
-    OptimalProof,
-    SinglePodDiff,
 )
 from gangplan.models.result import Result
 from gangplan.models.trace import check_trace_level
@@ -31,7 +27,7 @@ from gangplan.solver.diff.classification import (
     sometimes,
 )
 from gangplan.solver.diff.decisive import Progress, closest_optimum, search_decisive_step
-from gangplan.solver.diff.evidence import admission, engine_side, side_stub, single_pods
+from gangplan.solver.diff.evidence import admission, engine_side, single_pods
 from gangplan.solver.diff.proof import optimal_proof
 from gangplan.solver.greedy import Samples, sample_greedy
 from gangplan.solver.validate import validate
@@ -45,31 +41,48 @@ EXIT_CODES = {MODEL_MISMATCH: 4, GREEDY_SUBOPTIMAL: 3, GREEDY_SUBOPTIMAL_SOMETIM
 """``gangplan diff``'s exit code per classification; 0 for the others (greedy proven to match)."""
 
 
+def _document_field(name: str, text: str) -> property:
+    """An attribute of :class:`Diff` that is the field ``name`` of its document (read and set)."""
+    return property(lambda self: getattr(self.doc, name), lambda self, value: setattr(self.doc, name, value), doc=text)
+
+
 @dataclass
 class Diff:
-    snapshot: str
-    classification: str
-    groups: list[GroupDiff]
-    greedy_objective: dict[str, float]
-    optimal_objective: dict[str, float]
-    optimal_status: str
-    gap: float | None
-    problems: list[str]
-    decisive: DecisiveStep | None
-    greedy: Result
-    optimal: Result
+    """One diff: its ``diff --json`` document (:attr:`doc`, a
+    :class:`~gangplan.models.documents.DiffDocument` holding both Results), built once by
+    :func:`diff_snapshot`, and what only the Python face holds besides it. Every field of the
+    document is an attribute of the Diff as well (``d.classification``, ``d.groups``, ...;
+    ``d.proof`` is ``optimalProof``), so the JSON is the document dumped, never assembled again."""
+
+    doc: DiffDocument
+    """The ``diff --json`` document, with the two Results (``greedy``, ``optimal``)."""
     seconds: float
-    single_pods: list[SinglePodDiff] | None = None
-    admission: Admission | None = None
-    engines: Engines | None = None
+    """Wall time of the diff, unrounded (the document holds it to the millisecond)."""
     samples: Samples | None = None
+    """The sampled greedy runs themselves (``--samples K``; the document holds their counts)."""
     violations: dict[str, list] = field(default_factory=dict, repr=False)
     """The validator's findings for the two Results this Diff holds (``"greedy"``, ``"optimal"``),
     computed once by :func:`diff_snapshot`; not part of the JSON (``problems`` says them)."""
-    proof: OptimalProof | None = None
-    """What the exact engine proved, per tier, of the exact run the classification read
+
+    snapshot = _document_field("snapshot", "The snapshot's name, as given.")
+    classification = _document_field("classification", "The verdict (:mod:`gangplan.solver.diff`).")
+    groups = _document_field("groups", "One :class:`GroupDiff` per PodGroup with pending pods.")
+    greedy_objective = _document_field("greedy_objective", "Greedy's objective, tier by tier.")
+    optimal_objective = _document_field("optimal_objective", "The optimum's objective, tier by tier.")
+    optimal_status = _document_field("optimal_status", "The exact engine's status.")
+    gap = _document_field("gap", "The exact engine's relative gap, when it reports one.")
+    problems = _document_field("problems", "What makes the diff a model mismatch.")
+    decisive = _document_field("decisive", "The decisive greedy step (:class:`DecisiveStep`), when greedy is suboptimal.")
+    greedy = _document_field("greedy", "The greedy Result.")
+    optimal = _document_field("optimal", "The exact Result the diff reports.")
+    single_pods = _document_field("single_pods", "One :class:`SinglePodDiff` per pending pod outside any group.")
+    admission = _document_field("admission", "Admission counts per engine (:class:`Admission`).")
+    engines = _document_field("engines", "Each engine's capacity use and victims (:class:`Engines`).")
+    proof = _document_field("optimal_proof", """What the exact engine proved, per tier, of the exact run the classification read
     (``optimalProof`` of the JSON): a verdict that greedy matches the optimum needs
-    ``proof.proven``; otherwise the classification is ``unproven``."""
+    ``proof.proven``; otherwise the classification is ``unproven``.""")
+    kube_version = _document_field("kube_version", "The kube-scheduler version greedy reproduced (``kubeVersion`` of the diff JSON).")
+    warnings = _document_field("warnings", "Snapshot inputs gangplan does not model (``warnings`` of the diff JSON).")
 
     def __repr__(self) -> str:
         g, o = self.greedy.admitted_groups(), self.optimal.admitted_groups()
@@ -80,16 +93,6 @@ class Diff:
         return (f"<Diff {self.classification}: greedy {len(g)}/{n} groups admitted, {len(self.greedy.placements())} pods placed, "
                 f"{len(self.greedy.victims)} victims; optimal {len(o)}/{n}, {len(self.optimal.placements())} pods, "
                 f"{len(self.optimal.victims)} victims{step}>")
-
-    @property
-    def kube_version(self) -> str | None:
-        """The kube-scheduler version greedy reproduced (``kubeVersion`` of the diff JSON)."""
-        return self.greedy.options.kube_version
-
-    @property
-    def warnings(self) -> list[str]:
-        """Snapshot inputs gangplan does not model (``warnings`` of the diff JSON)."""
-        return list(self.greedy.warnings)
 
     def to_frame(self) -> Any:
         """A pandas DataFrame, one row per PodGroup with pending pods: ``group``, ``priority``,
@@ -104,39 +107,33 @@ class Diff:
         return EXIT_CODES.get(self.classification, 0)
 
     def document(self, *, with_results: bool = True) -> DiffDocument:
-        return DiffDocument(
-            snapshot=self.snapshot,
-            classification=self.classification,  # type: ignore[arg-type]
-            optimal_status=self.optimal_status,
-            gap=self.gap,
-            seconds=round(self.seconds, 3),
-            greedy_objective=self.greedy_objective,
-            optimal_objective=self.optimal_objective,
-            problems=self.problems,
-            groups=self.groups,
-            single_pods=self.single_pods or [],
-            admission=self.admission or Admission(),
-            engines=self.engines or Engines(greedy=side_stub(self.greedy), optimal=side_stub(self.optimal)),
-            decisive=self.decisive,
-            warnings=self.warnings,
-            kube_version=self.kube_version,
-            samples=self.samples.document() if self.samples is not None else None,
-            optimal_proof=self.proof,
-            greedy=self.greedy if with_results else None,
-            optimal=self.optimal if with_results else None,
-        )
+        """The ``diff --json`` document: :attr:`doc` itself, or a copy without the two Results."""
+        return self.doc if with_results else self.doc.model_copy(update={"greedy": None, "optimal": None})
 
     def to_dict(self, *, with_results: bool = True, trace: str | None = None) -> dict[str, Any]:
         """The ``diff --json`` document (camelCase; ``gangplan schema diff``), its Results'
         traces at ``trace`` (``none``, ``summary`` or ``full``; None: full)."""
         level = check_trace_level(trace)
-        data = self.document(with_results=with_results).dump(exclude_none=False, exclude={"greedy", "optimal"} if not with_results else None,
-                                                              context={"trace": level})
+        data = self.doc.dump(exclude_none=False, exclude=None if with_results else {"greedy", "optimal"}, context={"trace": level})
         if level == "none":
             for side in ("greedy", "optimal"):
                 if isinstance(data.get(side), dict):
                     data[side]["trace"] = {}
         return data
+
+
+def group_diffs(greedy: Result, optimal: Result) -> list[GroupDiff]:
+    """One :class:`GroupDiff` per PodGroup either Result has, by key."""
+    groups = []
+    for key in sorted(set(greedy.groups) | set(optimal.groups)):
+        g, o = greedy.groups.get(key), optimal.groups.get(key)
+        ref = g or o
+        groups.append(GroupDiff(group=key, min_count=ref.min_count, greedy_admitted=bool(g and g.admitted), optimal_admitted=bool(o and o.admitted),
+                                greedy_placed=g.placed if g else 0, optimal_placed=o.placed if o else 0,
+                                greedy_domain=g.domain if g else None, optimal_domain=o.domain if o else None,
+                                greedy_reason=g.reason if g else None, optimal_reason=o.reason if o else None,
+                                priority=ref.priority, differs=group_differs(g, o)))
+    return groups
 
 
 def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = D.TIME_LIMIT, wall_limit: float | None = None, probe_time_limit: float = D.PROBE_TIME_LIMIT, workers: int = D.WORKERS, seed: int = D.SEED, tie_break: str = D.TIE_BREAK, explain: bool = True, preemption: bool | None = None, progress: Progress | None = None, kube_version: str | None = None, samples: int = 0,
@@ -198,49 +195,33 @@ def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = D
             if closest is not optimal:  # a copy of agreeing: its placements and victims, validated above
                 violations["optimal"] = found
             optimal = closest
-    groups = []
-    for key in sorted(set(greedy.groups) | set(optimal.groups)):
-        g, o = greedy.groups.get(key), optimal.groups.get(key)
-        ref = g or o
-        groups.append(
-            GroupDiff(
-                group=key,
-                min_count=ref.min_count,
-                greedy_admitted=bool(g and g.admitted),
-                optimal_admitted=bool(o and o.admitted),
-                greedy_placed=g.placed if g else 0,
-                optimal_placed=o.placed if o else 0,
-                greedy_domain=g.domain if g else None,
-                optimal_domain=o.domain if o else None,
-                greedy_reason=g.reason if g else None,
-                optimal_reason=o.reason if o else None,
-                priority=ref.priority,
-                differs=group_differs(g, o),
-            )
-        )
+    groups = group_diffs(greedy, optimal)
     drawn = None
     if samples:
         if progress:
             progress(f"greedy: {samples} seeded runs (random ties and pod orders)")
         drawn = sample_greedy(cluster, samples, seed=seed, preemption=preemption, target=optimal.objective, snapshot=snapshot)
         classification = sometimes(classification, drawn)
-    return Diff(
-        samples=drawn,
+    seconds = time.perf_counter() - t0
+    doc = DiffDocument(
         snapshot=snapshot,
-        classification=classification,
-        groups=groups,
-        greedy_objective=greedy.objective,
-        optimal_objective=optimal.objective,
+        classification=classification,  # type: ignore[arg-type]
         optimal_status=optimal.status.value,
         gap=optimal.gap,
+        seconds=round(seconds, 3),
+        greedy_objective=greedy.objective,
+        optimal_objective=optimal.objective,
         problems=problems,
-        decisive=decisive,
-        greedy=greedy,
-        optimal=optimal,
-        seconds=time.perf_counter() - t0,
+        groups=groups,
         single_pods=single_pods(cluster, greedy, optimal),
         admission=admission(cluster, greedy, optimal),
         engines=Engines(greedy=engine_side(cluster, greedy), optimal=engine_side(cluster, optimal)),
-        violations=violations,
-        proof=proof,
+        decisive=decisive,
+        warnings=list(greedy.warnings),
+        kube_version=greedy.options.kube_version,
+        samples=drawn.document() if drawn is not None else None,
+        optimal_proof=proof,
+        greedy=greedy,
+        optimal=optimal,
     )
+    return Diff(doc=doc, seconds=seconds, samples=drawn, violations=violations)
