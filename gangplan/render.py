@@ -15,6 +15,14 @@ from rich.table import Table
 from rich.text import Text
 
 from gangplan.models.cluster import Cluster
+from gangplan.models.documents import (
+    InspectDocument,
+    KubeVersionSummary,
+    NodeShape,
+    PendingGroup,
+    ResourceTotals,
+    TopologySummary,
+)
 from gangplan.models.result import Result
 from gangplan.models.well_known import GPU
 from gangplan.render_diff import (
@@ -52,112 +60,149 @@ from gangplan.render_trace import (
 )
 
 
-def render_summary(console: Console, s: dict[str, Any]) -> None:
-    c = s["counts"]
-    console.print(f"[bold]Snapshot[/bold] {', '.join(s['sources'])}")
-    console.print(
-        f"  {c['nodes']} nodes ({c['unschedulableNodes']} unschedulable, {c['taintedNodes']} tainted), "
-        f"{c['boundPods']} bound pods, {c['pendingPods']} pending pods ({c['gatedPods']} gated), "
-        f"{c['podGroups']} PodGroups, {c['compositePodGroups']} CompositePodGroups, "
-        f"{c['priorityClasses']} PriorityClasses, {c['podDisruptionBudgets']} PDBs"
-    )
-    if s["skippedKinds"]:
-        console.print("  skipped kinds: " + ", ".join(f"{k} x{n}" for k, n in s["skippedKinds"].items()), markup=False)
+def render_summary(console: Console, s: InspectDocument | dict[str, Any]) -> None:
+    """``gangplan inspect``: the summary (:func:`gangplan.summary.inspect_summary`; its
+    ``inspect --json`` dict is read back into the record), then its tables."""
+    if isinstance(s, dict):
+        s = InspectDocument.model_validate(s)
+    _summary_head(console, s)
+    _summary_kube_version(console, s.kube_version)
+    console.print(_node_shapes_table(s.node_shapes))
+    console.print(_resources_table(s.resources))
+    console.print(_topology_table(s.topology))
+    console.print(_pending_groups_table(s.pending_groups))
+    console.print(f"  single pending pods (no group): {s.single_pending_pods}")
+    if s.gated:
+        console.print(_gated_table(s.gated))
+
+
+def _summary_head(console: Console, s: InspectDocument) -> None:
+    """Sources, counts, skipped kinds, warnings and the scheduler profile."""
     from gangplan.io.schema import is_unknown_warning
 
-    for line in s.get("warnings", ()):
+    c = s.counts
+    console.print(f"[bold]Snapshot[/bold] {', '.join(s.sources)}")
+    console.print(
+        f"  {c.nodes} nodes ({c.unschedulable_nodes} unschedulable, {c.tainted_nodes} tainted), "
+        f"{c.bound_pods} bound pods, {c.pending_pods} pending pods ({c.gated_pods} gated), "
+        f"{c.pod_groups} PodGroups, {c.composite_pod_groups} CompositePodGroups, "
+        f"{c.priority_classes} PriorityClasses, {c.pod_disruption_budgets} PDBs"
+    )
+    if s.skipped_kinds:
+        console.print("  skipped kinds: " + ", ".join(f"{k} x{n}" for k, n in s.skipped_kinds.items()), markup=False)
+    for line in s.warnings:
         label = "warning" if is_unknown_warning(line) else "not modelled"  # unknown fields: docs/validation.md
         console.print(f"  [yellow]{label}[/yellow]: {escape(line)}")
-    p = s["profile"]
+    p = s.profile
     console.print(
-        f"  profile {p['schedulerName']} ({p['source']}): {p['fitStrategy']} {p['fitResources']}, "
-        f"percentageOfNodesToScore {p['percentageOfNodesToScore'] or 'adaptive'}"
+        f"  profile {p.scheduler_name} ({p.source}): {p.fit_strategy} {p.fit_resources}, "
+        f"percentageOfNodesToScore {p.percentage_of_nodes_to_score or 'adaptive'}"
     )
-    kv = s.get("kubeVersion")
-    if kv:
-        kubelets = ", ".join(f"v{m} x{n}" for m, n in kv["kubelets"].items()) or "no kubeletVersion on the Nodes"
-        hint = f"suggested v{kv['suggested']}" if kv["suggested"] else "no version suggested"
-        flag = "" if kv["suggested"] in (None, kv["used"]) else f"  [yellow](run with --kube-version {kv['suggested']})[/yellow]"
-        console.print(f"  kube-scheduler v{kv['used']} reproduced; kubelets: {escape(kubelets)}, {hint}{flag}")
-        if kv.get("apiSuggested") and kv["apiSuggested"] != kv["used"]:
-            console.print(f"  the scheduling objects' apiVersions suggest v{kv['apiSuggested']}")
-        for line in kv.get("notServed", ()):
-            console.print(f"  [yellow]not served by v{kv['used']}[/yellow]: {escape(line)}")
 
+
+def _summary_kube_version(console: Console, kv: KubeVersionSummary | None) -> None:
+    """The version reproduced, the kubelets' and the apiVersions' suggestions, what is not served."""
+    if kv is None:
+        return
+    kubelets = ", ".join(f"v{m} x{n}" for m, n in kv.kubelets.items()) or "no kubeletVersion on the Nodes"
+    hint = f"suggested v{kv.suggested}" if kv.suggested else "no version suggested"
+    flag = "" if kv.suggested in (None, kv.used) else f"  [yellow](run with --kube-version {kv.suggested})[/yellow]"
+    console.print(f"  kube-scheduler v{kv.used} reproduced; kubelets: {escape(kubelets)}, {hint}{flag}")
+    if kv.api_suggested and kv.api_suggested != kv.used:
+        console.print(f"  the scheduling objects' apiVersions suggest v{kv.api_suggested}")
+    for line in kv.not_served:
+        console.print(f"  [yellow]not served by v{kv.used}[/yellow]: {escape(line)}")
+
+
+def _node_shapes_table(node_shapes: list[NodeShape]) -> Table:
     t = Table(title="Node shapes", title_justify="left")
     t.add_column("nodes", justify="right")
     t.add_column("GPU model")
     t.add_column("allocatable")
-    shapes, hidden = _cut(s["nodeShapes"], 15)
+    shapes, hidden = _cut(node_shapes, 15)
     for shape in shapes:
-        t.add_row(str(shape["count"]), shape["gpuModel"] or "-", ", ".join(f"{k}={v}" for k, v in shape["allocatable"].items()))
+        t.add_row(str(shape.count), shape.gpu_model or "-", ", ".join(f"{k}={v}" for k, v in shape.allocatable.items()))
     if hidden:
         t.add_row("...", f"{hidden} more shapes", "")
-    console.print(t)
+    return t
 
+
+def _resources_table(resources: dict[str, ResourceTotals]) -> Table:
     t = Table(title="Resources", title_justify="left")
     for col in ("resource", "allocatable", "requested", "free"):
         t.add_column(col, justify="right" if col != "resource" else "left")
-    for r, v in s["resources"].items():
-        t.add_row(r, v["allocatable"], v["requested"], v["free"])
-    console.print(t)
+    for r, v in resources.items():
+        t.add_row(r, v.allocatable, v.requested, v.free)
+    return t
 
-    topo = s["topology"]
-    t = Table(title=f"Topology levels ({topo['source']})", title_justify="left")
+
+def _topology_table(topo: TopologySummary) -> Table:
+    t = Table(title=f"Topology levels ({topo.source})", title_justify="left")
     # Label keys and domain (node) names fold onto more lines rather than being cut (issue 41);
     # one domain a line.
     t.add_column("label", overflow="fold")
     t.add_column("domains", justify="right")
     t.add_column("nodes without label", justify="right")
     t.add_column("free capacity per domain", overflow="fold")
-    for lv in topo["levels"]:
-        free = lv.get("free") or {}
-        shown, hidden = _cut(free.items(), 8)
+    for lv in topo.levels:
+        shown, hidden = _cut((lv.free or {}).items(), 8)
         cells = "\n".join(f"{d}: " + " ".join(f"{k}={v}" for k, v in f.items() if k in ("nodes", "cpu", GPU)) for d, f in shown)
         if hidden:
             cells += f"\n... (+{hidden})"
-        t.add_row(lv["label"], str(lv["domains"]), str(lv["nodesWithoutLabel"]), cells)
-    console.print(t)
+        t.add_row(lv.label, str(lv.domains), str(lv.nodes_without_label), cells)
+    return t
 
+
+def _or_dash(value: Any) -> str:
+    return str(value if value is not None else "-")
+
+
+def _pending_groups_table(groups: list[PendingGroup]) -> Table:
     t = Table(title="Pending groups", title_justify="left")
-    _name_col(t, "group", (g["group"] for g in s["pendingGroups"]))
+    _name_col(t, "group", (g.group for g in groups))
     for col in ("policy", "minCount", "pods", "pending", "bound", "gated", "priority", "topology", "requests"):
         t.add_column(col, overflow="fold")
-    for g in s["pendingGroups"]:
-        t.add_row(
-            g["group"],
-            g["policy"] or "[red]missing[/red]",
-            str(g["minCount"] if g["minCount"] is not None else "-"),
-            str(g["pods"]),
-            str(g["pending"]),
-            str(g["bound"]),
-            str(g["gated"]),
-            str(g["priority"] if g["priority"] is not None else "-"),
-            g["topologyKey"] or "-",
-            g["requests"],
-        )
-    console.print(t)
-    console.print(f"  single pending pods (no group): {s['singlePendingPods']}")
-    if s["gated"]:
-        t = Table(title="Gated pods", title_justify="left")
-        gated, hidden = _cut(s["gated"].items(), 50)
-        _name_col(t, "pod", [k for k, _ in gated])
-        t.add_column("why")
-        for k, why in gated:
-            t.add_row(k, why)
-        if hidden:
-            t.add_row("...", f"{hidden} more")
-        console.print(t)
+    for g in groups:
+        t.add_row(g.group, g.policy or "[red]missing[/red]", _or_dash(g.min_count), str(g.pods), str(g.pending), str(g.bound), str(g.gated),
+                  _or_dash(g.priority), g.topology_key or "-", g.requests)
+    return t
+
+
+def _gated_table(gated_pods: dict[str, str]) -> Table:
+    t = Table(title="Gated pods", title_justify="left")
+    gated, hidden = _cut(gated_pods.items(), 50)
+    _name_col(t, "pod", [k for k, _ in gated])
+    t.add_column("why")
+    for k, why in gated:
+        t.add_row(k, why)
+    if hidden:
+        t.add_row("...", f"{hidden} more")
+    return t
 
 
 def render_result(console: Console, r: Result, cluster: Cluster, *, wide: bool = False) -> None:
     """One engine's Result: summary line first, then the groups, the single pods and the victims."""
+    singles = {k: o for k, o in r.pods.items() if cluster.pod_by_key[k].group_key is None}
+    _result_head(console, r, singles)
+    if r.groups:
+        _result_groups(console, r, cluster, wide)
+    if r.composite_groups:
+        _result_composite_groups(console, r)
+    if singles:
+        _result_single_pods(console, singles, cluster, wide)
+    if r.victims:
+        _line(console, f"  victims ({len(r.victims)}): " + (", ".join(r.victims) if wide else _short(r.victims)), wide)
+    if not wide and any(len(g.reason or "") > len(short_reason(g.reason)) for g in r.groups.values()):
+        console.print("  (reasons shortened: -o wide for the full text, --explain POD for one pod's trace)", style="dim")
+
+
+def _result_head(console: Console, r: Result, singles: dict) -> None:
+    """Engine, status, gap and time; groups admitted, single pods placed, victims; objective, bound, chance."""
     head = f"[bold]{r.engine}[/bold] {r.status.value}"
     if r.gap is not None:
         head += f", gap {r.gap:.4%}"
     head += f", {r.wall_seconds:.3f} s"
     console.print(head)
-    singles = {k: o for k, o in r.pods.items() if cluster.pod_by_key[k].group_key is None}
     admitted = sum(1 for g in r.groups.values() if g.admitted)
     summary = f"  admitted {admitted}/{len(r.groups)} groups"
     if singles:
@@ -169,45 +214,52 @@ def render_result(console: Console, r: Result, cluster: Cluster, *, wide: bool =
         console.print("  bound:     " + ", ".join(f"{k}={v:g}" for k, v in r.bound.items()), markup=False)
     for line in chance_lines(r):
         console.print(f"  [yellow]chance[/yellow]: {escape(line)}")
-    if r.groups:
-        _heading(console, "Groups")
-        t = _table()
-        _name_col(t, "group", r.groups)
-        for col, kw in (("outcome", {"no_wrap": True}), ("placed/min", {"no_wrap": True, "justify": "right"}),
-                        ("nodes", {"no_wrap": not wide}), ("reason", {})):
-            t.add_column(col, **kw)
-        for key, g in r.groups.items():
-            members = cluster.groups.members(key)
-            nodes = sorted({r.pods[p.key].node for p in members if p.key in r.pods and r.pods[p.key].node})
-            nodes += sorted({p.node_name for p in members if p.node_name and p.key not in r.victims} - set(nodes))
-            nodes_cell = ", ".join(nodes) if wide else (_short(nodes, 2) if nodes else "-")
-            reason = (g.reason or "") if wide else with_blockers(short_reason(g.reason), g.reason, cluster)
-            t.add_row(key, _outcome(g.admitted, g.placed, g.domain, wide), f"{g.placed}/{g.min_count}", nodes_cell, _flex(reason, wide))
-        console.print(t)
-    if r.composite_groups:
-        _heading(console, "Composite groups")
-        t = _table()
-        _name_col(t, "group", (k + ("" if c.root else " (child)") for k, c in r.composite_groups.items()))
-        for col in ("outcome", "children/min", "pods placed"):
-            t.add_column(col, no_wrap=True, justify="left" if col == "outcome" else "right")
-        for key, c in r.composite_groups.items():
-            outcome = Text("admitted" if c.admitted else "rejected", style="green" if c.admitted else "red")
-            t.add_row(key + ("" if c.root else " (child)"), outcome, f"{c.groups_admitted}/{c.need} of {c.children}", str(c.placed))
-        console.print(t)
-    if singles:
-        _heading(console, "Single pods")
-        t = _table()
-        _name_col(t, "pod", singles)
-        t.add_column("node", no_wrap=True)
-        t.add_column("reason")
-        for key, o in singles.items():
-            reason = (o.reason or "") if wide else with_blockers(short_reason(o.reason), o.reason, cluster, key)
-            t.add_row(key, (o.node or "-") + (" (nominated)" if o.nominated else ""), _flex("" if o.node else reason, wide))
-        console.print(t)
-    if r.victims:
-        _line(console, f"  victims ({len(r.victims)}): " + (", ".join(r.victims) if wide else _short(r.victims)), wide)
-    if not wide and any(len(g.reason or "") > len(short_reason(g.reason)) for g in r.groups.values()):
-        console.print("  (reasons shortened: -o wide for the full text, --explain POD for one pod's trace)", style="dim")
+
+
+def _group_nodes(r: Result, cluster: Cluster, key: str) -> list[str]:
+    """The nodes a group's pods are on: those the Result places, then those bound and not evicted."""
+    members = cluster.groups.members(key)
+    nodes = sorted({r.pods[p.key].node for p in members if p.key in r.pods and r.pods[p.key].node})
+    return nodes + sorted({p.node_name for p in members if p.node_name and p.key not in r.victims} - set(nodes))
+
+
+def _result_groups(console: Console, r: Result, cluster: Cluster, wide: bool) -> None:
+    _heading(console, "Groups")
+    t = _table()
+    _name_col(t, "group", r.groups)
+    for col, kw in (("outcome", {"no_wrap": True}), ("placed/min", {"no_wrap": True, "justify": "right"}),
+                    ("nodes", {"no_wrap": not wide}), ("reason", {})):
+        t.add_column(col, **kw)
+    for key, g in r.groups.items():
+        nodes = _group_nodes(r, cluster, key)
+        nodes_cell = ", ".join(nodes) if wide else (_short(nodes, 2) if nodes else "-")
+        reason = (g.reason or "") if wide else with_blockers(short_reason(g.reason), g.reason, cluster)
+        t.add_row(key, _outcome(g.admitted, g.placed, g.domain, wide), f"{g.placed}/{g.min_count}", nodes_cell, _flex(reason, wide))
+    console.print(t)
+
+
+def _result_composite_groups(console: Console, r: Result) -> None:
+    _heading(console, "Composite groups")
+    t = _table()
+    _name_col(t, "group", (k + ("" if c.root else " (child)") for k, c in r.composite_groups.items()))
+    for col in ("outcome", "children/min", "pods placed"):
+        t.add_column(col, no_wrap=True, justify="left" if col == "outcome" else "right")
+    for key, c in r.composite_groups.items():
+        outcome = Text("admitted" if c.admitted else "rejected", style="green" if c.admitted else "red")
+        t.add_row(key + ("" if c.root else " (child)"), outcome, f"{c.groups_admitted}/{c.need} of {c.children}", str(c.placed))
+    console.print(t)
+
+
+def _result_single_pods(console: Console, singles: dict, cluster: Cluster, wide: bool) -> None:
+    _heading(console, "Single pods")
+    t = _table()
+    _name_col(t, "pod", singles)
+    t.add_column("node", no_wrap=True)
+    t.add_column("reason")
+    for key, o in singles.items():
+        reason = (o.reason or "") if wide else with_blockers(short_reason(o.reason), o.reason, cluster, key)
+        t.add_row(key, (o.node or "-") + (" (nominated)" if o.nominated else ""), _flex("" if o.node else reason, wide))
+    console.print(t)
 
 
 def render_bench(console: Console, summary, db, classes: dict[str, int], statuses: dict[str, int], failed: list[dict]) -> None:

@@ -61,28 +61,43 @@ def decisive_lines(d) -> list[str]:
     s = d.decisive
     if s is None:
         return []
-    adm = d.admission
     if s.kind == "admission" and s.pod is None:
-        gained = adm.only_optimal if adm else []
-        first = gained[0] if gained else None
-        g = next((x for x in d.groups if x.group == first), None)
-        return [
-            "the difference is which groups get admitted: every greedy choice that counts is shared by an optimum",
-            f"the optimum also admits {_names(gained)}",
-            f"greedy rejected {first}: {short_reason(g.greedy_reason)}" if g and g.greedy_reason else (s.why or ""),
-        ]
+        return _all_shared_lines(d, s)
     if s.kind == "admission":
-        u = adm.first_given_up if adm and adm.first_given_up and adm.first_given_up.group == s.group else None
-        entity = s.group or s.pod
-        if not s.group_outcome_differs:
-            second = f"greedy reverted {entity}, and the optimum shown leaves it out too"
-        else:
-            second = f"the optimum gives up {entity}" + (f": {_use_brief(u)}" if u else ", which greedy admits")
-        return [
-            f"admission, not placement: no optimum keeps greedy choice #{s.step} {s.pod} -> {s.greedy_node}",
-            second,
-            f"to admit {_names(adm.only_optimal if adm else [], 3)}",
-        ]
+        return _admission_step_lines(d.admission, s)
+    return _placement_step_lines(s)
+
+
+def _all_shared_lines(d, s) -> list[str]:
+    """An admission step without a pod: every greedy choice that counts is shared by an optimum."""
+    adm = d.admission
+    gained = adm.only_optimal if adm else []
+    first = gained[0] if gained else None
+    g = next((x for x in d.groups if x.group == first), None)
+    return [
+        "the difference is which groups get admitted: every greedy choice that counts is shared by an optimum",
+        f"the optimum also admits {_names(gained)}",
+        f"greedy rejected {first}: {short_reason(g.greedy_reason)}" if g and g.greedy_reason else (s.why or ""),
+    ]
+
+
+def _admission_step_lines(adm, s) -> list[str]:
+    """An admission step: no optimum keeps a greedy choice; what the optimum gives up, to admit what."""
+    u = adm.first_given_up if adm and adm.first_given_up and adm.first_given_up.group == s.group else None
+    entity = s.group or s.pod
+    if not s.group_outcome_differs:
+        second = f"greedy reverted {entity}, and the optimum shown leaves it out too"
+    else:
+        second = f"the optimum gives up {entity}" + (f": {_use_brief(u)}" if u else ", which greedy admits")
+    return [
+        f"admission, not placement: no optimum keeps greedy choice #{s.step} {s.pod} -> {s.greedy_node}",
+        second,
+        f"to admit {_names(adm.only_optimal if adm else [], 3)}",
+    ]
+
+
+def _placement_step_lines(s) -> list[str]:
+    """A placement step: the greedy choice, where the optimum puts the pod (and why greedy did not), what followed."""
     first = f"greedy choice #{s.step}: {s.pod}" + (f" ({s.group})" if s.group else "") + f" -> {s.greedy_node}; no optimal placement shares it"
     second = f"the optimum puts it on {s.optimal_node}" if s.optimal_node else f"the optimum admits {s.group} too but leaves it unplaced"
     pe = s.placement
@@ -92,9 +107,7 @@ def decisive_lines(d) -> list[str]:
             second += f" ({pe.misled_by})"
     elif isinstance(s.greedy_scores, NodeEvidence) and isinstance(s.optimal_scores, NodeEvidence):
         second += f" (greedy scored {s.greedy_node} {s.greedy_scores.total}, {s.optimal_node} {s.optimal_scores.total})"
-    if not s.group_outcome_differs:
-        third = s.why or ""
-    elif s.failed_pod:
+    if s.group_outcome_differs and s.failed_pod:
         third = f"then {s.failed_pod} failed: {short_reason(s.failed_reason)}"
     else:
         third = s.why or ""
@@ -164,6 +177,24 @@ def proof_lines(proof) -> list[str]:
 
 def render_diff(console: Console, d, *, wide: bool = False) -> None:
     """A people's view of a Diff (gangplan.solver.diff.Diff): the summary first, then details."""
+    _diff_verdict(console, d, wide)
+    _diff_admitted(console, d, wide)
+    _diff_decisive_summary(console, d, wide)
+    _objective_table(console, d)
+    _groups_table(console, d.groups, wide)
+    _single_pods_table(console, d.single_pods or [], wide)
+    _victim_lines(console, d.engines, wide)
+    _render_decisive_details(console, d, wide)
+
+
+def _wrapped(console: Console, text: str, first: str, style: str) -> None:
+    """``text`` wrapped to the console under a 13-column label (never cut)."""
+    console.print(Text(textwrap.fill(text, width=max(40, console.width), initial_indent=first, subsequent_indent=" " * 13,
+                                     break_on_hyphens=False), style=style), soft_wrap=True)
+
+
+def _diff_verdict(console: Console, d, wide: bool) -> None:
+    """The snapshot, the verdict and what the exact engine proved."""
     style = _CLASS_STYLE.get(d.classification, "white")
     gap = "" if d.gap is None else f", gap {d.gap:.2%}"
     console.print(Text(d.snapshot, style="bold"), no_wrap=not wide, overflow="fold" if wide else "ellipsis")
@@ -173,8 +204,11 @@ def render_diff(console: Console, d, *, wide: bool = False) -> None:
         if i == 0:
             _line(console, "  proof      " + text, wide, style=style)
         else:  # the advice: wrapped, never cut
-            console.print(Text(textwrap.fill(text, width=max(40, console.width), initial_indent=" " * 13,
-                                             subsequent_indent=" " * 13, break_on_hyphens=False), style=style), soft_wrap=True)
+            _wrapped(console, text, " " * 13, style)
+
+
+def _diff_admitted(console: Console, d, wide: bool) -> None:
+    """Groups admitted (and single pods placed) per engine, and the groups only one admits."""
     ga, oa = _admitted(d.groups, "greedy_admitted"), _admitted(d.groups, "optimal_admitted")
     singles = d.single_pods or []
     line = f"  admitted   greedy {ga} groups, optimal {oa}"
@@ -185,13 +219,16 @@ def render_diff(console: Console, d, *, wide: bool = False) -> None:
     if adm and (adm.only_greedy or adm.only_optimal):
         n = 50 if wide else 2
         _line(console, f"             only greedy: {_names(adm.only_greedy, n)}; only optimal: {_names(adm.only_optimal, n)}", wide)
+
+
+def _diff_decisive_summary(console: Console, d, wide: bool) -> None:
+    """The decisive step, a tie it was, the chance or samples lines and the problems."""
     for i, text in enumerate(decisive_lines(d)):
         if text:
             _line(console, ("  decisive   " if i == 0 else "             ") + text, wide)
     tie = tie_note(d)
     if tie:  # issue 41: a random outcome is named in the summary (wrapped, never cut), not only in the details
-        console.print(Text(textwrap.fill("the decisive choice was " + tie, width=max(40, console.width), initial_indent="  tie        ",
-                                         subsequent_indent=" " * 13, break_on_hyphens=False), style="yellow"), soft_wrap=True)
+        _wrapped(console, "the decisive choice was " + tie, "  tie        ", "yellow")
     if d.samples is None:
         for text in chance_lines(d.greedy):
             _line(console, "  chance     " + text, wide)
@@ -200,6 +237,9 @@ def render_diff(console: Console, d, *, wide: bool = False) -> None:
     for p in d.problems:
         _line(console, f"  problem    {p}", wide, style="red")
 
+
+def _objective_table(console: Console, d) -> None:
+    """The shared objective tiers, greedy against optimal, with each tier's bound and proof."""
     _heading(console, "Objective", "(lexicographic, highest tier first)")
     t = _table()
     t.add_column("tier", no_wrap=True)
@@ -213,14 +253,18 @@ def render_diff(console: Console, d, *, wide: bool = False) -> None:
         if k in d.greedy_objective:
             row = [escape(k), f"{d.greedy_objective[k]:g}", f"{d.optimal_objective[k]:g}"]
             if proofs:
-                tp = proofs.get(k)
-                bound = "-" if tp is None or tp.bound is None else f"{tp.bound:g}"
-                row += [bound, Text("-" if tp is None else ("proven" if tp.proven else "open"),
-                                    style="" if tp is None or tp.proven else "magenta")]
+                row += _tier_proof_cells(proofs.get(k))
             t.add_row(*row)
     console.print(t)
 
-    rows = d.groups
+
+def _tier_proof_cells(tp) -> list:
+    bound = "-" if tp is None or tp.bound is None else f"{tp.bound:g}"
+    return [bound, Text("-" if tp is None else ("proven" if tp.proven else "open"), style="" if tp is None or tp.proven else "magenta")]
+
+
+def _groups_table(console: Console, rows, wide: bool) -> None:
+    """One row per group (by default at most :data:`MAX_ROWS`, else the differing ones)."""
     hidden = 0
     if not wide and len(rows) > MAX_ROWS:
         shown = [g for g in rows if g.differs]
@@ -243,29 +287,39 @@ def render_diff(console: Console, d, *, wide: bool = False) -> None:
         console.print(f"  (+{hidden} groups with the same outcome in both; -o wide lists every group)", style="dim")
     elif not wide and any(not g.greedy_admitted and len(g.greedy_reason or "") > len(short_reason(g.greedy_reason)) for g in rows):
         console.print("  (reasons shortened: -o wide for the full text)", style="dim")
-    if singles:
-        _heading(console, "Single pods")
-        t = _table()
-        _name_col(t, "pod", (p.pod for p in singles))
-        t.add_column("greedy")
-        t.add_column("optimal")
-        for p in singles:
-            gr = p.greedy_node or ("not placed: " + ((p.greedy_reason or "") if wide else short_reason(p.greedy_reason)))
-            op = p.optimal_node or ("not placed: " + ((p.optimal_reason or "") if wide else short_reason(p.optimal_reason)))
-            t.add_row(escape(p.pod), _flex(gr, wide), _flex(op, wide))
-        console.print(t)
-    eng = d.engines
-    if eng and (eng.greedy.victims or eng.optimal.victims):
-        console.print()
-        for label, side in (("greedy", eng.greedy), ("optimal", eng.optimal)):
-            pods = [p for u in side.victims for p in u.pods]
-            prio = ", ".join(f"p={p}: {n}" for p, n in side.victims_by_priority.items())
-            text = f"  victims {label}: {len(pods)} pod(s) in {len(side.victims)} unit(s)" + (f" ({prio})" if prio else "")
-            text += f", {side.pdb_violations} PDB violation(s)" + (f", broken groups: {_names(side.broken_groups)}" if side.broken_groups else "")
-            if wide and pods:
-                text += ": " + ", ".join(pods)
-            _line(console, text, wide)
-    _render_decisive_details(console, d, wide)
+
+
+def _not_placed(node: str | None, reason: str | None, wide: bool) -> str:
+    return node or ("not placed: " + ((reason or "") if wide else short_reason(reason)))
+
+
+def _single_pods_table(console: Console, singles, wide: bool) -> None:
+    if not singles:
+        return
+    _heading(console, "Single pods")
+    t = _table()
+    _name_col(t, "pod", (p.pod for p in singles))
+    t.add_column("greedy")
+    t.add_column("optimal")
+    for p in singles:
+        t.add_row(escape(p.pod), _flex(_not_placed(p.greedy_node, p.greedy_reason, wide), wide),
+                  _flex(_not_placed(p.optimal_node, p.optimal_reason, wide), wide))
+    console.print(t)
+
+
+def _victim_lines(console: Console, eng, wide: bool) -> None:
+    """Per engine: the pods it evicts, by priority, PDB violations and the groups it breaks."""
+    if not eng or not (eng.greedy.victims or eng.optimal.victims):
+        return
+    console.print()
+    for label, side in (("greedy", eng.greedy), ("optimal", eng.optimal)):
+        pods = [p for u in side.victims for p in u.pods]
+        prio = ", ".join(f"p={p}: {n}" for p, n in side.victims_by_priority.items())
+        text = f"  victims {label}: {len(pods)} pod(s) in {len(side.victims)} unit(s)" + (f" ({prio})" if prio else "")
+        text += f", {side.pdb_violations} PDB violation(s)" + (f", broken groups: {_names(side.broken_groups)}" if side.broken_groups else "")
+        if wide and pods:
+            text += ": " + ", ".join(pods)
+        _line(console, text, wide)
 
 
 def _render_decisive_details(console: Console, d, wide: bool) -> None:

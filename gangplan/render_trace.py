@@ -28,39 +28,47 @@ def explain_context(r: Result, cluster: Cluster | None, pod_key: str) -> list[st
     if group is None:
         return [] if pod_key in trace.pods else ["not evaluated by the scheduler in this run"]
     cycle = trace.groups.get(group)
-    members = [p.key for p in cluster.groups.members(group)] if cluster is not None else []
-    order = cycle.member_order.drawn if cycle is not None and cycle.member_order is not None else []
-    evaluated = [k for k in trace.order if k in set(members)] or [k for k in members if k in trace.pods]
     root = cluster.groups.root_of(group) if cluster is not None else group
-    attempts = 1 + sum(1 for q in trace.requeues or () if q.entity == root)
-    lines = []
     if cycle is None:
         return [f"not evaluated: the workload cycle never reached group {group} (its root {root} failed before it)"] if root != group else [f"not evaluated: group {group} was not scheduled in this run"]
-    where = f"group {group}: {cycle.status}" + (f" after {attempts} attempt(s)" if attempts > 1 else "")
-    if cycle.progression:
-        where += f"; PlacementFeasible after each pod: {', '.join(cycle.progression)}"
-    lines.append(where)
-    if order:
-        lines.append(f"pod order drawn from the seed (v1.36 Go map order): {_short(order)}")
+    members = [p.key for p in cluster.groups.members(group)] if cluster is not None else []
+    evaluated = [k for k in trace.order if k in set(members)] or [k for k in members if k in trace.pods]
+    lines = _gang_cycle_lines(trace, cycle, group, root)
     if pod_key in trace.pods:
         if pod_key in evaluated:
             lines.append(f"evaluated as pod {evaluated.index(pod_key) + 1} of {len(members)} in the gang's cycle")
         return lines
+    lines.append(_why_not_evaluated(trace, cycle, cluster, members, evaluated))
+    return lines
+
+
+def _gang_cycle_lines(trace, cycle, group: str, root: str) -> list[str]:
+    """The gang's cycle: its status and attempts, PlacementFeasible after each pod, the drawn pod order."""
+    attempts = 1 + sum(1 for q in trace.requeues or () if q.entity == root)
+    where = f"group {group}: {cycle.status}" + (f" after {attempts} attempt(s)" if attempts > 1 else "")
+    if cycle.progression:
+        where += f"; PlacementFeasible after each pod: {', '.join(cycle.progression)}"
+    lines = [where]
+    order = cycle.member_order.drawn if cycle.member_order is not None else []
+    if order:
+        lines.append(f"pod order drawn from the seed (v1.36 Go map order): {_short(order)}")
+    return lines
+
+
+def _why_not_evaluated(trace, cycle, cluster: Cluster | None, members: list[str], evaluated: list[str]) -> str:
+    """Why a gang member the cycle never evaluated was left out."""
     if cycle.status == "SchedulerError" or (cycle.reason or "").startswith(("invalid", "validation")):
-        lines.append(f"not evaluated: the group failed validation ({cycle.reason})")
-        return lines
+        return f"not evaluated: the group failed validation ({cycle.reason})"
     failed = [k for k in evaluated if not (trace.pods[k].chosen if k in trace.pods else None)]
     first = failed[0] if failed else None
     if first is not None:
         err = trace.pods[first].fit_error or ""
-        lines.append(f"not evaluated: the gang's cycle stopped after {first} failed ({with_blockers(short_reason(err), err, cluster, first) or 'no node fits'}): "
-                     f"with {len(members) - len(evaluated)} pod(s) left, minCount could no longer be reached, so GangScheduling's "
-                     "PlacementFeasible returned Unschedulable before this pod's turn")
-    elif cycle.placements is not None:
-        lines.append("not evaluated in the placement that was kept: no placement (topology domain) held the whole gang")
-    else:
-        lines.append(f"not evaluated: {cycle.reason or 'the gang cycle ended before its turn'}")
-    return lines
+        return (f"not evaluated: the gang's cycle stopped after {first} failed ({with_blockers(short_reason(err), err, cluster, first) or 'no node fits'}): "
+                f"with {len(members) - len(evaluated)} pod(s) left, minCount could no longer be reached, so GangScheduling's "
+                "PlacementFeasible returned Unschedulable before this pod's turn")
+    if cycle.placements is not None:
+        return "not evaluated in the placement that was kept: no placement (topology domain) held the whole gang"
+    return f"not evaluated: {cycle.reason or 'the gang cycle ended before its turn'}"
 
 
 def placement_decision_of(r: Result, cluster: Cluster | None, pod_key: str) -> tuple[str, Any] | None:
@@ -98,52 +106,61 @@ def placement_lines(r: Result, cluster: Cluster | None, pod_key: str) -> list[st
         return []
     group, d = found
     entries = d.entries()
-    key = d.key or "a PlacementGenerate plugin"
-    head = f"placements tried for group {group} ({key}"
-    head += f", inside {d.parent})" if d.parent else ")"
-    head += f": {len(entries)} evaluated of {d.generated} generated"
-    if d.nominated:
-        head += f"; {d.nominated} first, for the group's nominated pods"
-    lines = [head]
     feasible = [e for e in entries if e.status == "Success"]
-    for e in entries:
-        verdict = "feasible" if e.status == "Success" else f"{e.status}: {e.reason or 'no reason recorded'}"
-        pods = f", {e.assigned} pod(s) proposed" if e.status == "Success" else ""
-        if e.total is not None:
-            score = _placement_score(e)
-        elif e.status != "Success":
-            score = "not scored (failed)"
-        elif len(feasible) == 1:
-            score = "not scored (the only feasible placement)"
-        else:
-            score = "score -"
-        lines.append(f"placement {e.name} ({e.nodes} nodes): {verdict}{pods}; {score}")
-    outcome = r.groups.get(group)
-    admitted = outcome.admitted if outcome is not None else None
+    lines = [_placements_head(group, d, len(entries))] + [_placement_line(e, feasible) for e in entries]
     if d.chosen is None:
         lines.append(f"chosen placement: none; none of the {len(entries)} placement(s) held the whole gang, so the gang was rejected "
                      "and none of its pods were placed")
         return lines
-    if not d.scored or len(feasible) <= 1:
-        why = "the only feasible placement, chosen without scoring"
-    else:
-        best = next((e for e in feasible if e.name == d.chosen), None)
-        total = best.total if best is not None else None
-        others = sorted((e for e in feasible if e.name != d.chosen), key=lambda e: -1 if e.total is None else -e.total)
-        if d.tie_count > 1:
-            tied = [e.name for e in feasible if e.total == total]
-            rule = r.options.tie_break or "first"
-            how = (f"the earliest in generation order wins (--tie-break {rule})" if rule == "first"
-                   else f"kube-scheduler picks one at random; here drawn from seed {r.options.seed} (--tie-break {rule})")
-            why = f"a tie: {', '.join(tied)} share the highest total score {total}; {how}"
-        else:
-            runner = f" (next: {others[0].name}, {others[0].total})" if others else ""
-            why = f"the highest total score, {total}{runner}"
-    line = f"chosen placement: {d.chosen}, {why}"
-    if admitted is False:
+    line = f"chosen placement: {d.chosen}, {_why_chosen(r, d, feasible)}"
+    outcome = r.groups.get(group)
+    if outcome is not None and outcome.admitted is False:
         line += f"; but the gang was reverted later and none of its pods stayed placed ({outcome.reason or 'no reason recorded'})"
     lines.append(line)
     return lines
+
+
+def _placements_head(group: str, d, evaluated: int) -> str:
+    """``placements tried for group G (KEY, inside PARENT): N evaluated of M generated; ...``"""
+    key = d.key or "a PlacementGenerate plugin"
+    head = f"placements tried for group {group} ({key}"
+    head += f", inside {d.parent})" if d.parent else ")"
+    head += f": {evaluated} evaluated of {d.generated} generated"
+    if d.nominated:
+        head += f"; {d.nominated} first, for the group's nominated pods"
+    return head
+
+
+def _placement_line(e, feasible: list) -> str:
+    """One placement tried: its verdict, the pods it proposes and its score."""
+    verdict = "feasible" if e.status == "Success" else f"{e.status}: {e.reason or 'no reason recorded'}"
+    pods = f", {e.assigned} pod(s) proposed" if e.status == "Success" else ""
+    if e.total is not None:
+        score = _placement_score(e)
+    elif e.status != "Success":
+        score = "not scored (failed)"
+    elif len(feasible) == 1:
+        score = "not scored (the only feasible placement)"
+    else:
+        score = "score -"
+    return f"placement {e.name} ({e.nodes} nodes): {verdict}{pods}; {score}"
+
+
+def _why_chosen(r: Result, d, feasible: list) -> str:
+    """Why the chosen placement won: the only feasible one, the highest total, or the tie rule."""
+    if not d.scored or len(feasible) <= 1:
+        return "the only feasible placement, chosen without scoring"
+    best = next((e for e in feasible if e.name == d.chosen), None)
+    total = best.total if best is not None else None
+    if d.tie_count > 1:
+        tied = [e.name for e in feasible if e.total == total]
+        rule = r.options.tie_break or "first"
+        how = (f"the earliest in generation order wins (--tie-break {rule})" if rule == "first"
+               else f"kube-scheduler picks one at random; here drawn from seed {r.options.seed} (--tie-break {rule})")
+        return f"a tie: {', '.join(tied)} share the highest total score {total}; {how}"
+    others = sorted((e for e in feasible if e.name != d.chosen), key=lambda e: -1 if e.total is None else -e.total)
+    runner = f" (next: {others[0].name}, {others[0].total})" if others else ""
+    return f"the highest total score, {total}{runner}"
 
 
 def _domain_of(cluster: Cluster | None, node: str | None, key: str | None) -> str | None:
@@ -170,6 +187,16 @@ def render_trace(console: Console, r: Result, pod_key: str, cluster: Cluster | N
     domain = _domain_of(cluster, tr.chosen, decision[1].key) if decision is not None else None
     where = f" (its cycle in placement {domain})" if domain else ""
     console.print(f"  evaluated {tr.evaluated_nodes} nodes, {tr.feasible_nodes} feasible{where}", markup=False)
+    _render_rejections(console, tr, cluster, pod_key)
+    if tr.top:
+        console.print(_top_scores_table(tr.top))
+    if len(tr.tie_set) > 1:
+        console.print(f"  tie set: {_short(tr.tie_set)}")
+    _render_choice(console, tr, placed, decision, domain)
+
+
+def _render_rejections(console: Console, tr, cluster: Cluster | None, pod_key: str) -> None:
+    """Filter rejections per plugin (with the blockers' details where known) and the FitError."""
     found = {}
     if cluster is not None and pod_key in cluster.pod_by_key:
         from gangplan.solver.blockers import details
@@ -181,28 +208,30 @@ def render_trace(console: Console, r: Result, pod_key: str, cluster: Cluster | N
             console.print(f"  rejected by {plugin}: {n} x {reason}{extra}", markup=False)
     if tr.fit_error:
         console.print(f"  FitError: {tr.fit_error}", markup=False)
-    if tr.top:
-        plugins = sorted({p for row in tr.top for p in row.scores})
-        t = Table(title="Top scored nodes (weighted)", title_justify="left")
-        t.add_column("node")
-        t.add_column("total", justify="right")
-        for p in plugins:
-            t.add_column(p, justify="right")
-        for row in tr.top:
-            t.add_row(row.node, str(row.total), *[str(row.scores.get(p, "")) for p in plugins])
-        console.print(t)
-    if len(tr.tie_set) > 1:
-        console.print(f"  tie set: {_short(tr.tie_set)}")
+
+
+def _top_scores_table(top) -> Table:
+    plugins = sorted({p for row in top for p in row.scores})
+    t = Table(title="Top scored nodes (weighted)", title_justify="left")
+    t.add_column("node")
+    t.add_column("total", justify="right")
+    for p in plugins:
+        t.add_column(p, justify="right")
+    for row in top:
+        t.add_row(row.node, str(row.total), *[str(row.scores.get(p, "")) for p in plugins])
+    return t
+
+
+def _render_choice(console: Console, tr, placed: str | None, decision, domain: str | None) -> None:
+    """The node chosen; never "chosen: <node>" for a pod that is not placed in the end."""
     if placed:
         console.print(f"  chosen: {placed}", markup=False)
     elif tr.chosen:
-        # never "chosen: <node>" for a pod that is not placed in the end
         what = ("the gang was rejected: no placement held it" if decision is not None and decision[1].chosen is None
                 else "its gang's cycle was reverted")
         inside = f" in placement {domain}" if domain else ""
         _para(console, f"not placed: its cycle{inside} picked {tr.chosen}, but {what}, so nothing was kept")
     else:
         console.print("  no node chosen: no node fit the pod in its cycle", markup=False)
-
 
 __all__ = ["explain_context", "placement_decision_of", "placement_lines", "render_trace"]

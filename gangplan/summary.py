@@ -1,4 +1,6 @@
-"""What ``gangplan inspect`` reports: a JSON-ready summary of a Cluster."""
+"""What ``gangplan inspect`` reports: a Cluster's summary as one typed record,
+:class:`~gangplan.models.documents.InspectDocument` (:func:`inspect_summary`), which the table
+view reads by attribute and :func:`summarize` prints as ``inspect --json``."""
 
 from __future__ import annotations
 
@@ -6,6 +8,17 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from gangplan.models.cluster import Cluster
+from gangplan.models.documents import (
+    Counts,
+    InspectDocument,
+    KubeVersionSummary,
+    NodeShape,
+    PendingGroup,
+    ProfileSummary,
+    ResourceTotals,
+    TopologyLevel,
+    TopologySummary,
+)
 from gangplan.models.objects import CPU, MEMORY, PODS
 from gangplan.models.quantity import format_quantity
 from gangplan.models.version import VERSIONS
@@ -28,19 +41,22 @@ def _fmt(resources: dict[str, int]) -> dict[str, str]:
     return {r: format_quantity(r, q) for r, q in resources.items()}
 
 
-def node_shapes(cluster: Cluster) -> list[dict[str, Any]]:
+JSON_KEYS = ("sources", "counts", "skippedKinds", "warnings", "translations", "nodeShapes", "resources", "topology", "pendingGroups",
+             "singlePendingPods", "gated", "profile", "kubeVersion")
+"""The top-level keys of ``inspect --json`` in the order the command prints them."""
+
+
+def node_shapes(cluster: Cluster) -> list[NodeShape]:
     """Nodes grouped by allocatable and GPU model, largest group first."""
     shapes: Counter[tuple] = Counter()
     for n in cluster.nodes:
         model = next((n.labels[k] for k in GPU_MODEL_LABELS if k in n.labels), "")
         shapes[(tuple(sorted(n.allocatable.items())), model)] += 1
-    out = []
-    for (alloc, model), count in sorted(shapes.items(), key=lambda kv: (-kv[1], kv[0])):
-        out.append({"count": count, "gpuModel": model or None, "allocatable": _fmt(dict(alloc))})
-    return out
+    return [NodeShape(count=count, gpu_model=model or None, allocatable=_fmt(dict(alloc)))
+            for (alloc, model), count in sorted(shapes.items(), key=lambda kv: (-kv[1], kv[0]))]
 
 
-def topology_levels(cluster: Cluster) -> dict[str, Any]:
+def topology_levels(cluster: Cluster) -> TopologySummary:
     """Levels of the domain tree with domain counts, and free capacity per domain where few."""
     from gangplan.topology import TopologyTree
 
@@ -48,25 +64,31 @@ def topology_levels(cluster: Cluster) -> dict[str, Any]:
     used = _used_by_node(cluster)
     levels = []
     for i, (key, count, missing) in enumerate(tree.domain_counts()):
-        entry: dict[str, Any] = {"label": key, "domains": count, "nodesWithoutLabel": missing}
+        level = TopologyLevel(label=key, domains=count, nodes_without_label=missing)
         if count <= 24:
-            free: dict[str, dict[str, int]] = {}
-            sizes: Counter[str] = Counter()
-            for j, n in enumerate(cluster.nodes):
-                d = tree.node_domain[i, j]
-                if d < 0:
-                    continue
-                dom = tree.domains[i][d]
-                sizes[dom] += 1
-                f = free.setdefault(dom, defaultdict(int))
-                for r, q in n.allocatable.items():
-                    f[r] += max(0, q - used.get(n.name, {}).get(r, 0))
-            entry["free"] = {dom: {"nodes": sizes[dom], **_fmt({r: q for r, q in f.items() if r != PODS})} for dom, f in free.items()}
-        levels.append(entry)
-    return {"source": tree.source, "levels": levels}
+            level.free = _free_per_domain(cluster, tree, i, used)
+        levels.append(level)
+    return TopologySummary(source=tree.source, levels=levels)
 
 
-def summarize(cluster: Cluster) -> dict[str, Any]:
+def _free_per_domain(cluster: Cluster, tree: Any, level: int, used: dict[str, dict[str, int]]) -> dict[str, dict[str, int | str]]:
+    """Per domain of one tree level: its nodes and the capacity they have free."""
+    free: dict[str, dict[str, int]] = {}
+    sizes: Counter[str] = Counter()
+    for j, n in enumerate(cluster.nodes):
+        d = tree.node_domain[level, j]
+        if d < 0:
+            continue
+        dom = tree.domains[level][d]
+        sizes[dom] += 1
+        f = free.setdefault(dom, defaultdict(int))
+        for r, q in n.allocatable.items():
+            f[r] += max(0, q - used.get(n.name, {}).get(r, 0))
+    return {dom: {"nodes": sizes[dom], **_fmt({r: q for r, q in f.items() if r != PODS})} for dom, f in free.items()}
+
+
+def _resources(cluster: Cluster) -> dict[str, ResourceTotals]:
+    """Allocatable, requested (by bound pods) and free, per resource some node has or some pod uses."""
     used = _used_by_node(cluster)
     total: Counter[str] = Counter()
     in_use: Counter[str] = Counter()
@@ -77,75 +99,101 @@ def summarize(cluster: Cluster) -> dict[str, Any]:
     for r in cluster.resource_names:
         if total.get(r, 0) == 0 and in_use.get(r, 0) == 0:
             continue
-        resources[r] = {
-            "allocatable": format_quantity(r, total.get(r, 0)),
-            "requested": format_quantity(r, in_use.get(r, 0)),
-            "free": format_quantity(r, max(0, total.get(r, 0) - in_use.get(r, 0))),
-        }
+        resources[r] = ResourceTotals(allocatable=format_quantity(r, total.get(r, 0)), requested=format_quantity(r, in_use.get(r, 0)),
+                                      free=format_quantity(r, max(0, total.get(r, 0) - in_use.get(r, 0))))
+    return resources
+
+
+def _pending_groups(cluster: Cluster) -> list[PendingGroup]:
+    """Every PodGroup (object or name a pod gives) with pending pods, by key."""
     groups = []
     pending_by_group: Counter[str] = Counter(p.group_key for p in cluster.pending_pods if p.group_key)
     for key in sorted(set(pending_by_group) | set(cluster.pod_groups)):
         g = cluster.pod_groups.get(key)
         members = cluster.groups.members(key)
-        groups.append(
-            {
-                "group": key,
-                "exists": g is not None,
-                "policy": g.policy if g else None,
-                "minCount": (g.min_count if g.policy == "gang" else 1) if g else None,
-                "pods": len(members),
-                "pending": pending_by_group.get(key, 0),
-                "bound": sum(1 for p in members if p.node_name),
-                "gated": sum(1 for p in members if p.key in cluster.gated),
-                "priority": g.priority if g else None,
-                "topologyKey": g.topology_key if g else None,
-                "parent": g.parent if g else None,
-                "requests": _request_summary(members),
-            }
-        )
-    single = [p for p in cluster.pending_pods if p.group_key is None]
+        groups.append(PendingGroup(
+            group=key,
+            exists=g is not None,
+            policy=g.policy if g else None,
+            min_count=(g.min_count if g.policy == "gang" else 1) if g else None,
+            pods=len(members),
+            pending=pending_by_group.get(key, 0),
+            bound=sum(1 for p in members if p.node_name),
+            gated=sum(1 for p in members if p.key in cluster.gated),
+            priority=g.priority if g else None,
+            topology_key=g.topology_key if g else None,
+            parent=g.parent if g else None,
+            requests=_request_summary(members),
+        ))
+    return [g for g in groups if g.pending > 0]
+
+
+def _counts(cluster: Cluster) -> Counts:
+    return Counts(
+        nodes=len(cluster.nodes),
+        unschedulable_nodes=sum(1 for n in cluster.nodes if n.unschedulable),
+        tainted_nodes=sum(1 for n in cluster.nodes if n.taints),
+        bound_pods=len(cluster.bound_pods),
+        pending_pods=len(cluster.pending_pods),
+        gated_pods=len(cluster.gated),
+        pod_groups=len(cluster.pod_groups),
+        composite_pod_groups=len(cluster.composite_pod_groups),
+        priority_classes=len(cluster.priority_classes),
+        pod_disruption_budgets=len(cluster.pdbs),
+    )
+
+
+def _profile(cluster: Cluster) -> ProfileSummary:
+    p = cluster.profile
+    return ProfileSummary(scheduler_name=p.scheduler_name, source=p.source, percentage_of_nodes_to_score=p.percentage_of_nodes_to_score,
+                          fit_strategy=p.fit_strategy, fit_resources=dict(p.fit_resources), score_weights=dict(p.score_weights))
+
+
+def _kube_version(cluster: Cluster) -> KubeVersionSummary:
     ev = cluster.version_evidence
-    return {
-        "sources": list(cluster.sources),
-        "counts": {
-            "nodes": len(cluster.nodes),
-            "unschedulableNodes": sum(1 for n in cluster.nodes if n.unschedulable),
-            "taintedNodes": sum(1 for n in cluster.nodes if n.taints),
-            "boundPods": len(cluster.bound_pods),
-            "pendingPods": len(cluster.pending_pods),
-            "gatedPods": len(cluster.gated),
-            "podGroups": len(cluster.pod_groups),
-            "compositePodGroups": len(cluster.composite_pod_groups),
-            "priorityClasses": len(cluster.priority_classes),
-            "podDisruptionBudgets": len(cluster.pdbs),
-        },
-        "skippedKinds": dict(cluster.skipped_kinds),
-        "warnings": list(cluster.warnings),
-        "translations": list(cluster.translations),
-        "nodeShapes": node_shapes(cluster),
-        "resources": resources,
-        "topology": topology_levels(cluster),
-        "pendingGroups": [g for g in groups if g["pending"] > 0],
-        "singlePendingPods": len(single),
-        "gated": dict(sorted(cluster.gated.items())),
-        "profile": {
-            "schedulerName": cluster.profile.scheduler_name,
-            "source": cluster.profile.source,
-            "percentageOfNodesToScore": cluster.profile.percentage_of_nodes_to_score,
-            "fitStrategy": cluster.profile.fit_strategy,
-            "fitResources": dict(cluster.profile.fit_resources),
-            "scoreWeights": dict(cluster.profile.score_weights),
-        },
-        "kubeVersion": {
-            "suggested": ev.suggested.value if ev.suggested else None,
-            "kubelets": dict(ev.minors),
-            "used": cluster.kube_version.value,
-            "modelled": [v.value for v in VERSIONS],
-            "apiVersions": dict(cluster.api_versions),
-            "apiSuggested": ev.api_suggested.value if ev.api_suggested else None,
-            "notServed": list(ev.not_served(cluster.kube_version)),
-        },
-    }
+    return KubeVersionSummary(
+        suggested=ev.suggested.value if ev.suggested else None,
+        kubelets=dict(ev.minors),
+        used=cluster.kube_version.value,
+        modelled=[v.value for v in VERSIONS],
+        api_versions=dict(cluster.api_versions),
+        api_suggested=ev.api_suggested.value if ev.api_suggested else None,
+        not_served=list(ev.not_served(cluster.kube_version)),
+    )
+
+
+def inspect_summary(cluster: Cluster) -> InspectDocument:
+    """What ``gangplan inspect`` shows of ``cluster``, as one typed record."""
+    return InspectDocument(
+        sources=list(cluster.sources),
+        counts=_counts(cluster),
+        skipped_kinds=dict(cluster.skipped_kinds),
+        warnings=list(cluster.warnings),
+        translations=list(cluster.translations),
+        node_shapes=node_shapes(cluster),
+        resources=_resources(cluster),
+        topology=topology_levels(cluster),
+        pending_groups=_pending_groups(cluster),
+        single_pending_pods=sum(1 for p in cluster.pending_pods if p.group_key is None),
+        gated=dict(sorted(cluster.gated.items())),
+        profile=_profile(cluster),
+        kube_version=_kube_version(cluster),
+    )
+
+
+def inspect_json(summary: InspectDocument) -> dict[str, Any]:
+    """``inspect --json`` of a summary: its keys in :data:`JSON_KEYS` order, a topology level's
+    ``free`` only where the level has it (few domains)."""
+    data = summary.dump()
+    for level in data["topology"]["levels"]:
+        if level["free"] is None:
+            del level["free"]
+    return {k: data[k] for k in JSON_KEYS}
+
+
+def summarize(cluster: Cluster) -> dict[str, Any]:
+    """``inspect --json`` of ``cluster`` (:func:`inspect_summary`, as :func:`inspect_json` prints it)."""
+    return inspect_json(inspect_summary(cluster))
 
 
 def _request_summary(pods) -> str:
@@ -156,3 +204,6 @@ def _request_summary(pods) -> str:
         body = ", ".join(f"{r}: {format_quantity(r, q)}" for r, q in shape if r in (CPU, MEMORY) or "/" in r or r == "ephemeral-storage")
         parts.append(f"{n}x {{{body}}}")
     return "; ".join(parts)
+
+
+__all__ = ["JSON_KEYS", "inspect_json", "inspect_summary", "node_shapes", "summarize", "topology_levels"]
