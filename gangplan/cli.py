@@ -451,25 +451,26 @@ def schema_whatif() -> None:
 def replay(
     trace: Annotated[Path, typer.Argument(help="The jobs: an openb pod CSV, the Philly job CSV, or gangplan's jobs.csv (X.csv falls back to X.csv.xz).")],
     nodes: Annotated[str | None, typer.Option("--nodes", help="The cluster: an openb node CSV, a snapshot (its nodes and bound pods), or 'unlimited' (one 8-GPU node per worker).")] = None,
-    mode: Annotated[str, typer.Option("--mode", help="fill (the FGD paper's experiment: one attempt each, nothing leaves) or timed (a discrete-event clock).")] = "fill",
-    policy: Annotated[str, typer.Option("--policy", help="Comma-separated: default, mostallocated, bestfit, fgd, random, packing, dotprod, clustering; shadow (timed: the default greedy plus a per-epoch exact solve on its state, running pods fixed: the regret); optimal (timed: the per-epoch exact optimum starts the jobs of its own run); or a KubeSchedulerConfiguration file (named by its stem).")] = "default",
-    seeds: Annotated[str, typer.Option("--seeds", help="A..B, N or N,M,...")] = "42",
+    mode: Annotated[str, typer.Option("--mode", help="fill (the FGD paper's experiment: one attempt each, nothing leaves) or timed (a discrete-event clock).")] = D.REPLAY_MODE,
+    policy: Annotated[str, typer.Option("--policy", help="Comma-separated: default, mostallocated, bestfit, fgd, random, packing, dotprod, clustering; shadow (timed: the default greedy plus a per-epoch exact solve on its state, running pods fixed: the regret); optimal (timed: the per-epoch exact optimum starts the jobs of its own run); or a KubeSchedulerConfiguration file (named by its stem).")] = ",".join(D.REPLAY_POLICIES),
+    seeds: Annotated[str, typer.Option("--seeds", help="A..B, N or N,M,...")] = ",".join(map(str, D.REPLAY_SEEDS)),
     out_dir: Annotated[Path | None, typer.Option("--out", help="Write summary.json, timeseries.csv and jobs.csv here.")] = None,
-    arrival_scale: Annotated[float, typer.Option("--arrival-scale", help="Timed mode: divide submit times by k (k > 1 compresses inter-arrival times).")] = 1.0,
+    arrival_scale: Annotated[float, typer.Option("--arrival-scale", help="Timed mode: divide submit times by k (k > 1 compresses inter-arrival times).")] = D.ARRIVAL_SCALE,
     vc: Annotated[str | None, typer.Option("--vc", help="Philly: keep this VC's jobs and size the cluster from philly_vc.csv beside the trace (nodes x 8 GPUs).")] = None,
-    interval: Annotated[float, typer.Option("--interval", help="Timed mode: seconds between timeseries.csv rows.")] = 60.0,
+    interval: Annotated[float, typer.Option("--interval", help="Timed mode: seconds between timeseries.csv rows.")] = D.TIMESERIES_INTERVAL,
     epoch: Annotated[float | None, typer.Option("--epoch", help="Shadow: solve at the first event instant with pending jobs in each S seconds; optimal: solve at the instants k*S after a change (default: every event instant with pending jobs).")] = None,
-    exact_time_limit: Annotated[float, typer.Option("--exact-time-limit", help="Shadow / optimal: seconds per epoch's exact solve (one at the limit is a bound with its gap).")] = 2.0,
+    exact_time_limit: Annotated[float, typer.Option("--exact-time-limit", help="Shadow / optimal: seconds per epoch's exact solve (one at the limit is a bound with its gap).")] = D.EPOCH_TIME_LIMIT,
     export_epoch: Annotated[int | None, typer.Option("--export-epoch", help="Shadow / optimal: write epoch N's state (running pods bound, pending jobs) to DIR/epoch-N.yaml, a snapshot for gangplan diff; needs --out.")] = None,
-    bound: Annotated[str, typer.Option("--bound", help="Fill mode's packing bound: lp (the aggregated LP, milliseconds, weak), patterns (column generation over node patterns, about a minute per arrived percent and seed on 1,213 nodes; try --bound-percents 100) or none.")] = "lp",
-    bound_percents: Annotated[str, typer.Option("--bound-percents", help="Fill: the arrived percents (1..130, comma-separated) at which the packing bound is computed.")] = "10,20,30,40,50,60,70,80,90,100,110,120,130",
-    bound_work_limit: Annotated[float, typer.Option("--bound-work-limit", help="Fill with --bound patterns: CP-SAT deterministic seconds per bound's column generation (stopped there it is still a bound, with its gap).")] = 60.0,
+    bound: Annotated[str, typer.Option("--bound", help="Fill mode's packing bound: lp (the aggregated LP, milliseconds, weak), patterns (column generation over node patterns, about a minute per arrived percent and seed on 1,213 nodes; try --bound-percents 100) or none.")] = D.BOUND_METHOD,
+    bound_percents: Annotated[str, typer.Option("--bound-percents", help="Fill: the arrived percents (1..130, comma-separated) at which the packing bound is computed.")] = ",".join(map(str, D.BOUND_PERCENTS)),
+    bound_work_limit: Annotated[float, typer.Option("--bound-work-limit", help="Fill with --bound patterns: CP-SAT deterministic seconds per bound's column generation (stopped there it is still a bound, with its gap).")] = D.BOUND_WORK_LIMIT,
     movable: Annotated[bool, typer.Option("--movable-bound", help="Shadow / optimal: at each epoch also the bound with running pods movable (every running job still runs, anywhere): epochs.csv movable_* columns; one more solve per epoch.")] = False,
     parquet: Annotated[bool, typer.Option("--parquet", help="Also write timeseries.parquet and jobs.parquet (and epochs.parquet) beside the CSVs; needs pyarrow: pip install 'gangplan[parquet]'.")] = False,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the killed replay in --out DIR: its finished runs (DIR/runs, each saved as it finishes) are read back, the rest run; exit 2 if they came from other inputs or flags.")] = False,
     gpu_class: Annotated[str | None, typer.Option("--gpu-class", help="A --nodes snapshot with DRA GPUs: the DeviceClass whose ResourceSlice devices are the replay's GPUs (default: the one DeviceClass named like a GPU that selects devices).")] = None,
 ) -> None:
     """Replay a trace over time with the greedy engine's plugins: unallocated GPUs vs arrived (fill), queueing delay, JCT and idle GPU-hours (timed)."""
+    from gangplan.models.options import ReplayOptions
     from gangplan.replay import parse_policies, parse_seeds, write_outputs
     from gangplan.replay import replay as run_replay
 
@@ -487,11 +488,12 @@ def replay(
             if out_dir is None:
                 raise SnapshotError("<arguments>", "--parquet needs --out DIR", field="--parquet")
             require_pyarrow()
+        options = ReplayOptions(mode=mode, policies=tuple(pols), seeds=tuple(seed_list), vc=vc, arrival_scale=arrival_scale, exact_time_limit=exact_time_limit, epoch=epoch,
+                                export_epoch=export, movable_bound=movable, bound=bound, bound_percents=tuple(percents), bound_work_limit=bound_work_limit,
+                                checkpoint=None if out_dir is None else str(out_dir), resume=resume, gpu_class=gpu_class)
         with _spinner(True) as sp:
-            result = _replay_interruptible(lambda: run_replay(
-                trace, nodes, mode=mode, policies=pols, seeds=seed_list, vc=vc, arrival_scale=arrival_scale, progress=lambda label, done, total: sp.update(f"replay {label}: {done}/{total} jobs"),
-                exact_time_limit=exact_time_limit, epoch=epoch, export_epoch=export, movable_bound=movable, bound=bound, bound_percents=percents,
-                bound_work_limit=bound_work_limit, checkpoint=out_dir, resume=resume, gpu_class=gpu_class), out_dir)
+            result = _replay_interruptible(lambda: run_replay(trace, nodes, options=options, progress=lambda label, done, total: sp.update(f"replay {label}: {done}/{total} jobs")),
+                                           out_dir)
         if out_dir is not None:
             _replay_interruptible(lambda: write_outputs(result, out_dir, interval=interval, parquet=parquet), out_dir)
     except SnapshotError as e:

@@ -338,3 +338,28 @@ def test_bad_bound_arguments_exit_2(small_openb, args):
     res = runner.invoke(app, ["replay", str(pods), "--nodes", str(nodes), *args])
     assert res.exit_code == 2, res.output
     assert "Traceback" not in res.output
+
+
+def test_replay_options_are_one_model_the_cli_and_the_api_share(tmp_path):
+    """Issue 38: replay() took 19 parameters and the CLI repeated them with their defaults; now one
+    model (ReplayOptions) with its defaults in models.defaults. Keyword options and options= give
+    the same run; both at once is refused; the CLI's flag defaults are the model's."""
+    from gangplan.models import defaults as D
+    from gangplan.models.options import ReplayOptions
+
+    trace = tmp_path / "jobs.csv"
+    trace.write_text("job,submit,duration,workers,cpu_milli,memory_mib,gpu\na,0,10,1,1000,1024,8\nb,1,10,2,1000,1024,8\n")
+    by_kw = replay(trace, "unlimited", mode="timed", seeds=[1])
+    by_model = replay(trace, "unlimited", options=ReplayOptions(mode="timed", seeds=(1,)))
+    assert by_kw.summary.model_dump() == by_model.summary.model_dump()
+    with pytest.raises(TypeError, match="not both"):
+        replay(trace, "unlimited", options=ReplayOptions(), mode="timed")
+    o = ReplayOptions()
+    assert (o.seeds, o.policies, o.bound_percents, o.exact_time_limit) == (D.REPLAY_SEEDS, D.REPLAY_POLICIES, D.BOUND_PERCENTS, D.EPOCH_TIME_LIMIT)
+    import inspect
+
+    from gangplan.cli import replay as cli_replay
+
+    params = inspect.signature(cli_replay).parameters
+    assert params["seeds"].default == ",".join(map(str, o.seeds)) and params["exact_time_limit"].default == o.exact_time_limit
+    assert params["bound_percents"].default == ",".join(map(str, o.bound_percents)) and params["bound_work_limit"].default == o.bound_work_limit

@@ -27,4 +27,24 @@ SAMPLES = 0
 EXPLAIN = True
 """A diff searches the decisive greedy step when greedy is suboptimal."""
 
-__all__ = ["ENGINE", "EXPLAIN", "OBJECTIVE", "PROBE_TIME_LIMIT", "SAMPLES", "SEED", "TIE_BREAK", "TIME_LIMIT", "WORKERS", "WORKERS_HELP"]
+# ---- replay (``gangplan replay``, :class:`gangplan.models.options.ReplayOptions`) ----------------------
+REPLAY_MODE = "fill"
+REPLAY_POLICIES = ("default",)
+REPLAY_SEEDS = (42,)
+"""The FGD paper's first seed (its Fig. 9(a) uses 42..51)."""
+INFLATION_RATIO = 1.3
+"""Fill mode tops the trace up until its jobs ask for this multiple of the GPUs (the paper's 130 %)."""
+ARRIVAL_SCALE = 1.0
+EPOCH_TIME_LIMIT = 2.0
+"""Shadow / optimal: seconds of each epoch's exact solve (``--exact-time-limit``)."""
+BOUND_METHOD = "lp"
+BOUND_PERCENTS = tuple(range(10, 131, 10))
+"""Fill: the arrived percents at which the packing bound is computed."""
+BOUND_WORK_LIMIT = 60.0
+"""Fill with ``--bound patterns``: CP-SAT deterministic seconds per bound's column generation."""
+TIMESERIES_INTERVAL = 60.0
+"""Timed mode: seconds between timeseries.csv rows."""
+
+__all__ = [
+    "ARRIVAL_SCALE", "BOUND_METHOD", "BOUND_PERCENTS", "BOUND_WORK_LIMIT", "EPOCH_TIME_LIMIT", "INFLATION_RATIO", "REPLAY_MODE", "REPLAY_POLICIES", "REPLAY_SEEDS",
+    "TIMESERIES_INTERVAL", "ENGINE", "EXPLAIN", "OBJECTIVE", "PROBE_TIME_LIMIT", "SAMPLES", "SEED", "TIE_BREAK", "TIME_LIMIT", "WORKERS", "WORKERS_HELP"]

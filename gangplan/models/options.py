@@ -206,4 +206,37 @@ class DiffOptions(EngineOptions):
     """Search the decisive greedy step when greedy is suboptimal (default True)."""
 
 
-__all__ = ["ENGINES", "OBJECTIVES", "TIE_BREAKS", "BadOption", "BadOptionType", "BadOptionValue", "DiffOptions", "Engine", "EngineOptions", "Objective", "RunOptions", "SolveOptions", "TieBreak"]
+class ReplayOptions(BaseModel):
+    """The options of one replay (``gangplan replay`` flags, :func:`gangplan.replay.replay`),
+    written once with their defaults (:mod:`gangplan.models.defaults`). The model holds values;
+    :func:`gangplan.replay.replay` checks them and names a bad one by its flag (exit 2 in the CLI)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    mode: str = D.REPLAY_MODE
+    """``fill`` (the FGD paper's experiment) or ``timed`` (a discrete-event clock)."""
+    policies: tuple[str, ...] = D.REPLAY_POLICIES
+    seeds: tuple[int, ...] = D.REPLAY_SEEDS
+    vc: str | None = None
+    """Philly: keep this VC's jobs and size the cluster from ``philly_vc.csv``."""
+    arrival_scale: float = D.ARRIVAL_SCALE
+    ratio: float = D.INFLATION_RATIO
+    exact_time_limit: float = D.EPOCH_TIME_LIMIT
+    epoch: float | None = None
+    export_epoch: tuple[int, str] | None = None
+    """(N, DIR): write epoch N's state to ``DIR/epoch-N.yaml``."""
+    bound: bool | str = D.BOUND_METHOD
+    """Fill: ``lp``, ``patterns`` or ``none`` (True / False: ``lp`` / ``none``)."""
+    movable_bound: bool = False
+    bound_percents: tuple[int, ...] = D.BOUND_PERCENTS
+    bound_work_limit: float = D.BOUND_WORK_LIMIT
+    checkpoint: str | None = None
+    """DIR: each finished run is saved to ``DIR/runs``."""
+    resume: bool = False
+    gpu_class: str | None = None
+
+
+__all__ = [
+    "ENGINES", "OBJECTIVES", "TIE_BREAKS", "BadOption", "BadOptionType", "BadOptionValue", "DiffOptions", "Engine", "EngineOptions", "Objective", "ReplayOptions",
+    "RunOptions", "SolveOptions", "TieBreak",
+]

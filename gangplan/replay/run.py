@@ -32,9 +32,12 @@ import math
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from gangplan.io.errors import SnapshotError
+from gangplan.models import defaults as D
 from gangplan.models.cluster import Cluster
+from gangplan.models.options import ReplayOptions
 from gangplan.models.replay import PolicySummary, Quantiles, ReplayRun, ReplaySummary
 from gangplan.replay.bound import arrived_prefix, packing_bound
 from gangplan.replay.fill import FillRun, capacity_milli, fill_order, run_fill
@@ -129,7 +132,7 @@ def _quantiles(values: list[float]) -> Quantiles | None:
     return Quantiles(mean=round(sum(v) / len(v), 6), p50=rank(0.5), p99=rank(0.99), p999=rank(0.999), max=v[-1])
 
 
-BOUND_PERCENTS = tuple(range(10, 131, 10))
+BOUND_PERCENTS = D.BOUND_PERCENTS
 """Arrived percents at which fill mode computes the packing bound."""
 
 
@@ -190,25 +193,13 @@ def replay(
     trace_path: str | os.PathLike,
     nodes: str | os.PathLike | None,
     *,
-    mode: str = "fill",
-    policies: list[str] | None = None,
-    seeds: list[int] | None = None,
-    vc: str | None = None,
-    arrival_scale: float = 1.0,
-    ratio: float = 1.3,
+    options: ReplayOptions | None = None,
     progress: Callable[[str, int, int], None] | None = None,
-    exact_time_limit: float = 2.0,
-    epoch: float | None = None,
-    export_epoch: tuple[int, str] | None = None,
-    bound: bool | str = True,
-    movable_bound: bool = False,
-    bound_percents: tuple[int, ...] = BOUND_PERCENTS,
-    bound_work_limit: float = 60.0,
-    checkpoint: str | os.PathLike | None = None,
-    resume: bool = False,
-    gpu_class: str | None = None,
+    **kw: Any,
 ) -> ReplayOutput:
-    """Run the replay; ``progress(label, done, total)`` is called as jobs finish.
+    """Run the replay with ``options`` (:class:`gangplan.models.options.ReplayOptions`, or its
+    fields as keyword arguments: ``mode=``, ``policies=``, ``seeds=``, ...); ``progress(label,
+    done, total)`` is called as jobs finish.
 
     Policy ``shadow`` (timed mode only): the default profile's greedy run plus, at each epoch (an
     event instant with pending jobs, or the first in each ``epoch`` seconds), an exact solve of
@@ -228,8 +219,19 @@ def replay(
 
     ``gpu_class``: the DeviceClass whose ResourceSlice devices are a ``--nodes`` snapshot's GPUs
     (default: the one named like a GPU; :mod:`gangplan.replay.dragpus`)."""
-    policies = policies or ["default"]
-    seeds = seeds if seeds is not None else [42]
+    if options is not None and kw:
+        raise TypeError(f"replay() takes options= or keyword options, not both (got {', '.join(sorted(kw))})")
+    if options is None:
+        kw = {k: (tuple(v) if k in ("policies", "seeds", "bound_percents") and v is not None else v) for k, v in kw.items()}
+        kw = {k: v for k, v in kw.items() if not (k in ("policies", "seeds") and not v)}  # empty / None: the default
+        if "checkpoint" in kw and kw["checkpoint"] is not None:
+            kw["checkpoint"] = str(kw["checkpoint"])
+        options = ReplayOptions(**kw)
+    o = options
+    mode, vc, arrival_scale, ratio, exact_time_limit, epoch, export_epoch = o.mode, o.vc, o.arrival_scale, o.ratio, o.exact_time_limit, o.epoch, o.export_epoch
+    bound, movable_bound, bound_percents, bound_work_limit, resume, gpu_class = o.bound, o.movable_bound, o.bound_percents, o.bound_work_limit, o.resume, o.gpu_class
+    checkpoint = o.checkpoint
+    policies, seeds = list(o.policies), list(o.seeds)
     method = _check_arguments(mode, policies, arrival_scale, exact_time_limit, epoch, bound, bound_work_limit)
     policies, resolved = resolve_policies(policies)
     trace, cluster, nodes_label = load_inputs(trace_path, nodes, vc=vc, gpu_class=gpu_class)
