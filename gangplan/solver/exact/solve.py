@@ -22,27 +22,15 @@ nothing. Its value and bound go to ``Result.objective`` / ``Result.bound``, its 
 ``SolveOutcome.tiebreak()`` (the trace's ``tiebreak``), never into the Result's status or gap: an
 unproven, skipped or failed tie-break leaves proven decision tiers OPTIMAL.
 
-Where the time goes (busy 1,000 nodes x 2,048 GPU pods, issue 15): the model is small (7,628
-variables, 24 shapes, no private class) and the LP bound is tight from the start: the first tier's
-bound 76 and the second's 54 are known after ~0.4 / ~1.8 s and equal the optima; what takes the
-time is *finding* solutions that reach them (from the queue-order first-fit start, 68 admissions,
-CP-SAT needed ~6 s to find 76 and ~90 s to find 54 at the second tier, the packing is
-1,608 of 1,611 free GPUs). Hence the packed warm start (:mod:`.start.packing`); per-node
-Chvatal-Gomory capacity cuts (tried) did not move the bound, and ``linearization_level=2``,
-``symmetry_level=4``, core-based search, randomized branching, an extra violation local search, or
-fixing the higher tiers' admitted set (not exact, tried only as a heuristic) did not find the
-solutions reliably faster. Each phase's report and ``SolveOutcome.seconds`` give the split.
-Also tried (seed 1 at 1,000, second tier: bound 39 proven by ``max_lp_sym`` at ~0.6 s, the
-solver reaches 38 in ~1-2.6 s and 39 only sometimes, in 1.3-3.1 s): ``num_workers=3``,
-``use_lns_only`` (both no better over three random seeds), 40 perturbed packing orders (best
-38). With 2 workers CP-SAT runs one full-problem subsolver (``max_lp_sym``) and interleaves the
-LNS ones on the other; the improvements come from LNS. What helps: a phase gets what is left
-minus a reserve per later tier (``LATER_TIER_SHARE``) instead of an even split, and each
-decision phase's solution is topped up with the entities it left out (:func:`topped_up`).
+What was measured and tried on the way to these choices (the busy 1,000 x 2,048 shape: what
+takes the time, and the solver settings that did not help) is in docs/explanation/exact-engine.md,
+"Solving tier by tier: what was measured". What helps: a phase gets what is left minus a reserve
+per later tier (``LATER_TIER_SHARE``) instead of an even split, each decision phase's solution is
+topped up with the entities it left out (:func:`topped_up`), and the packed warm start
+(:mod:`.start.packing`).
 
-Solver settings: ``num_workers`` as asked (2 by default, matching the 2-core box), the seed as
-``random_seed``, and the extra ``max_lp_sym`` subsolver, which closed the LP bound of the
-shape-slot model on small overloaded instances in our measurements.
+Solver settings: ``num_workers`` as asked (1 by default, :data:`gangplan.models.defaults.WORKERS`),
+the seed as ``random_seed``, and with two or more workers CP-SAT's deterministic parallel mode.
 
 Determinism (issue 37): the model is built in a fixed order (classes, nodes, domains all sorted),
 decoding is deterministic, every limit is deterministic work (:class:`.budget.Budget`), and CP-SAT
