@@ -35,7 +35,8 @@ Maximising the number of admitted entities of that relaxation with every variabl
 used: :func:`tightened` (called by the engine after the warm start, large models only) lowers the
 tier's ``Tier.upper`` to it; :mod:`.solve` adds ``tier <= upper`` to the model and reports a phase
 that reaches it OPTIMAL, its bound at most this one; the Result's ``params.domainBound`` records
-the bound, the LP value and the trivial bound it replaced.
+the bound, the LP value and the trivial bound it replaced. The LP's solution (entities per
+domain, pods per pool) seeds the warm start of :mod:`.domain_start`.
 
 Measured (issue 37, 10 units, load ~2.3): 10,000-node GB200, LP 864.0 (CP-SAT's own bound after
 the 10 units: 868; after 60: 864), 1,386 pools, 0.9-1.3 s; DGX, LP 842.4 -> 842 (CP-SAT's: 881),
@@ -82,6 +83,11 @@ class Relaxation:
     keys: list[str]
     entities: dict[_Entity, int] = field(default_factory=dict)
     """(key, type, need) -> how many entities of the tier have it."""
+    members: dict[_Entity, list[tuple[int, int]]] = field(default_factory=dict)
+    """(key, type, need) -> its entities' classes in queue order: (class index, entities of it):
+    a gang's class is one entity, a single-pod class ``size`` of them (:mod:`.domain_start`)."""
+    pool_nodes: list[list[int]] = field(default_factory=list)
+    """Per pool its node indices."""
 
     @property
     def upper(self) -> int:
@@ -154,12 +160,14 @@ def relaxation(built) -> Relaxation | None:
     for m in members:
         caps.append({q: int((h[m] // q).sum()) for q in chain_sizes})
         pfit.append({t: int(fits[t, m].sum()) for t in range(len(rep)) if fits[t, m].any()})
-    rel = Relaxation(tier=admitted_tier(top), sizes=sizes, pool_caps=caps, pool_fit=pfit, pool_domains=doms_of, keys=keys)
+    rel = Relaxation(tier=admitted_tier(top), sizes=sizes, pool_caps=caps, pool_fit=pfit, pool_domains=doms_of, keys=keys,
+                     pool_nodes=members)
     for c in kept:
         key, need = need_of[c.index]
         count = c.size if c.entity is None else 1
         ent = _Entity(key, type_of[c.index], need)
         rel.entities[ent] = rel.entities.get(ent, 0) + count
+        rel.members.setdefault(ent, []).append((c.index, count))
     return rel
 
 
@@ -195,6 +203,12 @@ class DomainBound:
     lp: float
     trivial: int
     """The tier's trivial upper bound (every entity of the priority admitted)."""
+    plan: dict[_Entity, dict[int | None, float]] = field(default_factory=dict, repr=False)
+    """The LP's solution: per (key, type, need) the entities it admits per domain of the key
+    (None without one), fractional (what :mod:`.domain_start` rounds down and packs)."""
+    relaxation: Relaxation | None = field(default=None, repr=False)
+    pods: dict[tuple[int, str | None, int | None], dict[int, float]] = field(default_factory=dict, repr=False)
+    """The LP's pods per (type, key, domain) in each pool (pool index -> pods, fractional)."""
 
     def record(self) -> dict[str, object]:
         """What the Result's ``params.domainBound`` says when the bound was used."""
@@ -213,7 +227,8 @@ def domain_bound(built, *, budget: Budget | None = None) -> DomainBound | None:
 
 
 def bound_of(rel: Relaxation, *, budget: Budget | None = None) -> DomainBound | None:
-    """The LP of ``rel`` by HiGHS (through OR-tools' ``pywraplp``; GLOP without it)."""
+    """The LP of ``rel`` by HiGHS (through OR-tools' ``pywraplp``; GLOP without it). The result
+    also carries the LP's solution (``plan``, ``pods``) for :mod:`.domain_start`."""
     from ortools.linear_solver import pywraplp
 
     from gangplan.solver.exact.start.classpack import _quiet_stdout
@@ -228,6 +243,7 @@ def bound_of(rel: Relaxation, *, budget: Budget | None = None) -> DomainBound | 
     # pods of (type, key or None, domain or None) in each pool
     flows: dict[tuple[int, str | None, int | None], list] = defaultdict(list)
     per_pool: list[list[tuple[int, object]]] = [[] for _ in rel.pool_caps]
+    pool_flows: list[tuple[tuple[int, str | None, int | None], int, object]] = []
     wanted = sorted({(e.type, e.key) for e in rel.entities}, key=lambda x: (x[0], x[1] or ""))
     for p, fit in enumerate(rel.pool_fit):
         doms = rel.pool_domains[p]
@@ -239,6 +255,7 @@ def bound_of(rel: Relaxation, *, budget: Budget | None = None) -> DomainBound | 
                     continue
                 x = lp.NumVar(0.0, float(k), "")
                 flows[(t, key, d)].append(x)
+                pool_flows.append(((t, key, d), p, x))
                 per_pool[p].append((t, x))
                 by_type.append(x)
             if len(by_type) > 1:  # the type's pods in the pool, whichever entity they belong to
@@ -254,6 +271,7 @@ def bound_of(rel: Relaxation, *, budget: Budget | None = None) -> DomainBound | 
         doms_of[(t, k)].append(d)
     demand: dict[tuple, list[tuple[float, object]]] = defaultdict(list)
     counted = []
+    admits: dict[_Entity, list[tuple[int | None, object]]] = {}
     for e, m in sorted(rel.entities.items(), key=lambda kv: (kv[0].type, kv[0].key or "", kv[0].need)):
         ws = []
         for d in doms_of.get((e.type, e.key), []):
@@ -263,6 +281,7 @@ def bound_of(rel: Relaxation, *, budget: Budget | None = None) -> DomainBound | 
             w = lp.NumVar(0.0, float(min(m, math.floor(r / e.need + 1e-9))), "")
             demand[(e.type, e.key, d)].append((-float(e.need), w))
             ws.append(w)
+            admits.setdefault(e, []).append((d, w))
         if len(ws) > 1:
             _row(lp, -inf, float(m), [(1.0, w) for w in ws])
         counted += ws
@@ -279,7 +298,13 @@ def bound_of(rel: Relaxation, *, budget: Budget | None = None) -> DomainBound | 
     if status != pywraplp.Solver.OPTIMAL:
         return None
     value = obj.Value()
-    return DomainBound(rel.tier, min(rel.upper, math.floor(value + BOUND_TOLERANCE)), value, rel.upper)
+    plan = {e: {d: w.solution_value() for d, w in ws} for e, ws in admits.items()}
+    pods: dict[tuple[int, str | None, int | None], dict[int, float]] = defaultdict(dict)
+    for k, p, x in pool_flows:
+        if x.solution_value() > 1e-9:
+            pods[k][p] = x.solution_value()
+    return DomainBound(rel.tier, min(rel.upper, math.floor(value + BOUND_TOLERANCE)), value, rel.upper, plan, rel,
+                       dict(pods))
 
 
 LP_COLUMNS_PER_UNIT = 30_000

@@ -13,6 +13,7 @@ from gangplan.models.trace import ExactTiming, ExactTrace, ModelStats
 from gangplan.solver.exact.budget import BUILD_VARIABLES_PER_UNIT, Budget
 from gangplan.solver.exact.build import BuiltModel, build_model
 from gangplan.solver.exact.domain_bound import tightened
+from gangplan.solver.exact.domain_start import domain_start
 from gangplan.solver.exact.locality import SPREAD, TOPOLOGY
 from gangplan.solver.exact.objective import GPUS, TIEBREAK
 from gangplan.solver.exact.preemption import disruption_report, nominated_pods, victims_of
@@ -85,7 +86,10 @@ def solve_exact(
 
     On large models the top admission tier's upper bound may come from a relaxation pooled per
     topology domain (:mod:`.domain_bound`, issue 37); ``params.domainBound`` then records it, and
-    a phase reaching it is proven by it.
+    a phase reaching it is proven by it. Its LP solution, rounded and packed (:mod:`.domain_start`),
+    replaces the start when it is better (``trace.hint.start`` says ``domain LP start``) where the
+    start is short of that bound; ``params.domainBound.start`` is then the top tier's value of the
+    start the phases begin from.
     """
     t0 = time.perf_counter()
     budget = Budget(time_limit, wall_limit)
@@ -108,6 +112,13 @@ def solve_exact(
     domain = tightened(built, incumbent, budget)
     if domain is not None:
         params["domainBound"] = domain.record()
+        if incumbent is not None and built.tiers[0].value(incumbent) < domain.bound:
+            t2 = time.perf_counter()
+            found = domain_start(built, domain, incumbent, budget=budget)
+            if found is not None:
+                incumbent, trace.hint.start = found, "domain LP start"
+            params["domainBound"]["start"] = built.tiers[0].value(incumbent)
+            trace.start_seconds = round(trace.start_seconds + time.perf_counter() - t2, 4)
     outcome = solve_phases(built, budget=budget, workers=workers, seed=seed, incumbent=incumbent, tiebreak_phase=tiebreak)
     if outcome.status == "INFEASIBLE" and incumbent is not None and hint is not None:
         # The trusted hint's bound contradicted the model: never let a hint make the answer fail.
