@@ -59,6 +59,11 @@ from gangplan.render_trace import (
     render_trace,
 )
 
+COUNTS_LINE = ("  {nodes} nodes ({unschedulable_nodes} unschedulable, {tainted_nodes} tainted), {bound_pods} bound pods, "
+               "{pending_pods} pending pods ({gated_pods} gated), {pod_groups} PodGroups, {composite_pod_groups} CompositePodGroups, "
+               "{priority_classes} PriorityClasses, {pod_disruption_budgets} PDBs")
+"""``inspect``'s counts line, filled from :class:`~gangplan.models.documents.Counts` by field name."""
+
 
 def render_summary(console: Console, s: InspectDocument | dict[str, Any]) -> None:
     """``gangplan inspect``: the summary (:func:`gangplan.summary.inspect_summary`; its
@@ -80,14 +85,8 @@ def _summary_head(console: Console, s: InspectDocument) -> None:
     """Sources, counts, skipped kinds, warnings and the scheduler profile."""
     from gangplan.io.schema import is_unknown_warning
 
-    c = s.counts
     console.print(f"[bold]Snapshot[/bold] {', '.join(s.sources)}")
-    console.print(
-        f"  {c.nodes} nodes ({c.unschedulable_nodes} unschedulable, {c.tainted_nodes} tainted), "
-        f"{c.bound_pods} bound pods, {c.pending_pods} pending pods ({c.gated_pods} gated), "
-        f"{c.pod_groups} PodGroups, {c.composite_pod_groups} CompositePodGroups, "
-        f"{c.priority_classes} PriorityClasses, {c.pod_disruption_budgets} PDBs"
-    )
+    console.print(COUNTS_LINE.format_map(dict(s.counts)))
     if s.skipped_kinds:
         console.print("  skipped kinds: " + ", ".join(f"{k} x{n}" for k, n in s.skipped_kinds.items()), markup=False)
     for line in s.warnings:

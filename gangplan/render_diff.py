@@ -121,17 +121,7 @@ def tie_note(d) -> str | None:
     s = d.decisive
     if s is None or s.pod is None:
         return None
-    cycle = d.greedy.greedy_trace.pods.get(s.pod) if d.greedy.engine == "greedy" else None
-    note = None
-    pe = s.placement
-    infos = pe.placements if pe else {}
-    g = infos.get(pe.greedy) if pe and pe.greedy is not None else None
-    o = infos.get(pe.optimal) if pe and pe.optimal is not None else None
-    g_total, o_total = (g.total if g else None), (o.total if o else None)
-    if pe and pe.greedy is not None and g_total is not None and g_total == o_total:
-        note = f"a tie between placements {pe.greedy} and {pe.optimal} (total {g_total} each)"
-    elif cycle is not None and cycle.tie_count > 1 and s.optimal_node and s.optimal_node in cycle.tie_set:
-        note = f"a tie among {cycle.tie_count} nodes with the top score, the optimum's node among them"
+    note = _placement_tie(s.placement) or _node_tie(d, s)
     if note is None:
         return None
     note += ": kube-scheduler breaks it at random"
@@ -140,6 +130,26 @@ def tie_note(d) -> str | None:
     else:
         note += "; diff --samples K gives the odds"
     return note
+
+
+def _placement_tie(pe) -> str | None:
+    """Greedy's and the optimum's placements scored the same total."""
+    if not pe or pe.greedy is None:
+        return None
+    g = pe.placements.get(pe.greedy)
+    o = pe.placements.get(pe.optimal) if pe.optimal is not None else None
+    g_total, o_total = (g.total if g else None), (o.total if o else None)
+    if g_total is not None and g_total == o_total:
+        return f"a tie between placements {pe.greedy} and {pe.optimal} (total {g_total} each)"
+    return None
+
+
+def _node_tie(d, s) -> str | None:
+    """The optimum's node was in the greedy cycle's set of top-scored nodes."""
+    cycle = d.greedy.greedy_trace.pods.get(s.pod) if d.greedy.engine == "greedy" else None
+    if cycle is not None and cycle.tie_count > 1 and s.optimal_node and s.optimal_node in cycle.tie_set:
+        return f"a tie among {cycle.tie_count} nodes with the top score, the optimum's node among them"
+    return None
 
 
 def sample_lines(samples, *, wide: bool = False, proven: bool = True) -> list[str]:
@@ -331,46 +341,63 @@ def _render_decisive_details(console: Console, d, wide: bool) -> None:
         _para(console, f"{s.unproven_probes} probe(s) answered no without a proof: the true step may come later; "
                        "a larger --probe-time-limit decides them")
     if s.pod is not None:
-        _para(console, f"greedy choice #{s.step}: pod {s.pod} -> {s.greedy_node}; no optimal placement shares it")
-        if s.optimal_node:
-            _para(console, f"the optimum puts {s.pod} on {s.optimal_node}")
-        elif s.kind == "placement":
-            _para(console, f"the optimum (agreeing with every earlier greedy choice) admits {s.group} but does not place {s.pod}")
-        else:
-            _para(console, f"the optimum (agreeing with every earlier greedy choice) does not place {s.pod}")
+        _render_decisive_choice(console, s)
     tie = tie_note(d)
     if tie:
         _para(console, tie)
     _render_scores(console, s)
-    pe = s.placement
-    if pe:
-        _para(console, f"placement: {pe.group} chose {pe.key}={pe.greedy} over {pe.optimal}"
-              + (f", misled by {pe.misled_by}" if pe.misled_by else ""))
-        for side, dom in (("greedy", pe.greedy), ("optimal", pe.optimal)):
-            info = pe.placements.get(dom) if dom is not None else None
-            if info:
-                parts = ", ".join(f"{p} {v}" for p, v in info.scores.items())
-                detail = f"total {info.total} = {parts}" if parts else f"{info.status}: {info.reason or 'not scored'}"
-                _para(console, f"{side}'s domain {dom} ({info.nodes} nodes): {detail}", indent=4)
+    if s.placement:
+        _render_placement_evidence(console, s.placement)
     if s.failed_pod:
         reason = (s.failed_reason or "") if wide else short_reason(s.failed_reason)
         _para(console, f"then {s.failed_pod} failed: {reason}")
-    pre = s.preemption
-    if pre:
-        def units(us) -> str:
-            if not us:
-                return "nobody"
-            pods = sum(len(u.pods) for u in us)
-            names = [u.name + (f" ({len(u.pods)} pods, all)" if len(u.pods) > 1 else "") for u in us]
-            kept, hidden = _cut(names, 3)
-            shown = ", ".join(kept) + (f", +{hidden} more" if hidden else "")
-            prios = "/".join(str(p) for p in sorted({u.priority for u in us}, reverse=True))
-            return f"{pods} pod(s) at priority {prios} ({shown})"
-        _para(console, f"preemption for {pre.entity} ({pre.path}): greedy evicts {units(pre.victims)} for {_short(pre.nodes) or '-'}")
-        _para(console, f"the optimum evicts {units(pre.optimal_victims)}" + (f" and uses {_short(pre.optimal_nodes)}" if pre.optimal_nodes else ""), indent=4)
-        _para(console, f"greedy's criterion: {pre.criterion}", indent=4)
+    if s.preemption:
+        _render_preemption(console, s.preemption)
     if s.why:
         _para(console, f"why: {s.why}")
+
+
+def _render_decisive_choice(console: Console, s) -> None:
+    """The greedy choice no optimum shares, and what the optimum does with its pod."""
+    _para(console, f"greedy choice #{s.step}: pod {s.pod} -> {s.greedy_node}; no optimal placement shares it")
+    if s.optimal_node:
+        _para(console, f"the optimum puts {s.pod} on {s.optimal_node}")
+    elif s.kind == "placement":
+        _para(console, f"the optimum (agreeing with every earlier greedy choice) admits {s.group} but does not place {s.pod}")
+    else:
+        _para(console, f"the optimum (agreeing with every earlier greedy choice) does not place {s.pod}")
+
+
+def _render_placement_evidence(console: Console, pe) -> None:
+    """The topology placement greedy chose over the optimum's, with each one's scores."""
+    _para(console, f"placement: {pe.group} chose {pe.key}={pe.greedy} over {pe.optimal}"
+          + (f", misled by {pe.misled_by}" if pe.misled_by else ""))
+    for side, dom in (("greedy", pe.greedy), ("optimal", pe.optimal)):
+        info = pe.placements.get(dom) if dom is not None else None
+        if info:
+            parts = ", ".join(f"{p} {v}" for p, v in info.scores.items())
+            detail = f"total {info.total} = {parts}" if parts else f"{info.status}: {info.reason or 'not scored'}"
+            _para(console, f"{side}'s domain {dom} ({info.nodes} nodes): {detail}", indent=4)
+
+
+def _victim_units(us) -> str:
+    """``N pod(s) at priority P (unit, unit (k pods, all), +M more)``, or ``nobody``."""
+    if not us:
+        return "nobody"
+    pods = sum(len(u.pods) for u in us)
+    names = [u.name + (f" ({len(u.pods)} pods, all)" if len(u.pods) > 1 else "") for u in us]
+    kept, hidden = _cut(names, 3)
+    shown = ", ".join(kept) + (f", +{hidden} more" if hidden else "")
+    prios = "/".join(str(p) for p in sorted({u.priority for u in us}, reverse=True))
+    return f"{pods} pod(s) at priority {prios} ({shown})"
+
+
+def _render_preemption(console: Console, pre) -> None:
+    """Whom greedy's preemption evicts against whom the optimum does, and greedy's criterion."""
+    _para(console, f"preemption for {pre.entity} ({pre.path}): greedy evicts {_victim_units(pre.victims)} for {_short(pre.nodes) or '-'}")
+    _para(console, f"the optimum evicts {_victim_units(pre.optimal_victims)}" + (f" and uses {_short(pre.optimal_nodes)}" if pre.optimal_nodes else ""),
+          indent=4)
+    _para(console, f"greedy's criterion: {pre.criterion}", indent=4)
 
 
 def _render_scores(console: Console, s) -> None:
