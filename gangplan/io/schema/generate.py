@@ -31,7 +31,8 @@ Sources (repo @ commit, what the commit is):
   ``apis/scheduling/v1alpha1/types.go`` (coscheduling PodGroup).
 * ``volcano-sh/apis`` @ ``536f121f53656c6fb7a07b9775b7e0f22c3dc2d9``: ``pkg/apis/scheduling/v1beta1/types.go``,
   ``pkg/apis/topology/v1alpha1/hypernode_types.go``.
-* ``NVIDIA/KAI-Scheduler`` @ ``72de64fc8eca10fa8cca26a20156178f3edbe092``:
+* ``NVIDIA/KAI-Scheduler`` @ ``72de64fc8eca10fa8cca26a20156178f3edbe092`` and its new home
+  ``kai-scheduler/KAI-Scheduler`` @ ``d5bc503a146317e51037d89775d77172c6d12f71`` (``minSubGroup``):
   ``pkg/apis/scheduling/v2alpha2/podgroup_types.go``, ``pkg/apis/kai/v1alpha1/topology_types.go``.
 * ``kubernetes-sigs/jobset`` @ ``08dfbdfd682714a9ab929633eca8dc95315187e7``: ``api/jobset/v1alpha2/jobset_types.go``.
 * ``kubernetes-sigs/lws`` @ ``060ab4da17eea1f0865fcbd3236bb1075e2cea32``: ``api/leaderworkerset/v1/leaderworkerset_types.go``.
@@ -119,6 +120,10 @@ SOURCES: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
     ("NVIDIA/KAI-Scheduler", "72de64fc8eca10fa8cca26a20156178f3edbe092", "main 2026-03-07", [
         ("pkg/apis/scheduling/v2alpha2/podgroup_types.go", "github.com/NVIDIA/KAI-scheduler/pkg/apis/scheduling/v2alpha2", "kai-scheduling/v2alpha2"),
         ("pkg/apis/kai/v1alpha1/topology_types.go", "github.com/NVIDIA/KAI-scheduler/pkg/apis/kai/v1alpha1", "kai/v1alpha1"),
+    ]),
+    ("kai-scheduler/KAI-Scheduler", "d5bc503a146317e51037d89775d77172c6d12f71", "main 2026-08-07 (the repository's new home)", [
+        ("pkg/apis/scheduling/v2alpha2/podgroup_types.go", "github.com/kai-scheduler/KAI-scheduler/pkg/apis/scheduling/v2alpha2", "kai-scheduling/v2alpha2"),
+        ("pkg/apis/kai/v1alpha1/topology_types.go", "github.com/kai-scheduler/KAI-scheduler/pkg/apis/kai/v1alpha1", "kai/v1alpha1"),
     ]),
     ("kubernetes-sigs/jobset", "08dfbdfd682714a9ab929633eca8dc95315187e7", "main 2026-08-18", [
         ("api/jobset/v1alpha2/jobset_types.go", "sigs.k8s.io/jobset/api/jobset/v1alpha2", "jobset/v1alpha2"),
