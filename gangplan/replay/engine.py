@@ -131,8 +131,11 @@ class Placer:
         on the cluster or on every domain of its required key) failed: then no per-pod cycle ran
         (no random draw) and any state with no more free room fails the same way."""
         pods = [worker_pod(job, k, namespace=instance) for k in range(job.gang)]
-        shape = (job.cpu_milli, job.memory_mib, job.gpu, job.gpu_milli, job.gpu_models, job.priority, job.gang, job.required_topology_key)
-        out = self.session.place_group(self.group_of(job, instance), pods, may_fit=lambda nodes: self._may_fit(job, nodes), reuse_key=shape)
+        if not job.required_topology_key:  # the cycle reads no group object: none is built
+            out = self.session.place_group(None, pods, may_fit=lambda nodes: self._may_fit(job, nodes))
+        else:
+            shape = (job.cpu_milli, job.memory_mib, job.gpu, job.gpu_milli, job.gpu_models, job.priority, job.gang, job.required_topology_key)
+            out = self.session.place_group(self.group_of(job, instance), pods, may_fit=lambda nodes: self._may_fit(job, nodes), reuse_key=shape)
         self.static_failure = out.static_failure
         if out.placed is None:
             return False

@@ -257,9 +257,17 @@ class GpuShareFilter(Plugin):
         self.selection = "first"
         self.rng = random.Random(0)
         self.fgd = None
+        self._dev: GpuDevices | None = None
+
+    def _devices(self, snap: NodeTable) -> GpuDevices:
+        """The node table's device state (kept: Reserve runs for every placed pod)."""
+        dev = self._dev
+        if dev is None or dev.snap is not snap:
+            dev = self._dev = devices_of(snap)
+        return dev
 
     def reserve(self, pod: Pod, snap: NodeTable, i: int, chosen: object = None) -> tuple[int, ...]:
-        dev = devices_of(snap)
+        dev = self._devices(snap)
         req = request_of(pod)
         devs = self._choose(dev, pod, i, req) if chosen is None else tuple(chosen)  # type: ignore[arg-type]
         if len(devs) != (req.count if req.milli else 0):
@@ -279,10 +287,10 @@ class GpuShareFilter(Plugin):
         return dev.best_fit(i, req)
 
     def unreserve(self, pod: Pod, snap: NodeTable) -> None:
-        devices_of(snap).give(pod)
+        self._devices(snap).give(pod)
 
     def node_state(self, snap: NodeTable, nodes: np.ndarray) -> bytes:
-        dev = devices_of(snap)
+        dev = self._devices(snap)
         return dev.free[nodes].tobytes() + b"|" + dev.affinity[nodes].tobytes()
 
     def filter_mask(self, cs: CycleState, pod: Pod, snap: NodeTable, idx: np.ndarray) -> np.ndarray:

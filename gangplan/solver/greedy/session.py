@@ -76,7 +76,7 @@ Proposal = tuple[Pod, int, tuple[object, ...]]
 """(pod, node position, what each Reserve plugin set aside for it, in profile order)."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class GroupOutcome:
     """What :meth:`GreedySession.place_group` did."""
 
@@ -158,18 +158,21 @@ class GreedySession:
         """Take ``pod`` onto node position ``node``: the Reserve plugins first (``reserved``: what
         they set aside for it before, taken again as it is), then the node table. Returns the
         reservations."""
+        reservers = self.profile.reservers
+        if not reservers:
+            self.nodes.assume(pod, node)
+            return ()
         got: list[object] = []
         try:
-            for k, pl in enumerate(self.profile.reservers):
+            for k, pl in enumerate(reservers):
                 got.append(pl.reserve(pod, self.nodes, node, None if reserved is None else reserved[k]))
         except BaseException:
-            for pl in self.profile.reservers[: len(got)]:
+            for pl in reservers[: len(got)]:
                 pl.unreserve(pod, self.nodes)
             raise
         out = tuple(got)
         self.nodes.assume(pod, node)
-        if out:
-            self._reserved[pod.key] = out
+        self._reserved[pod.key] = out
         return out
 
     def forget(self, pod: Pod) -> None:
@@ -180,15 +183,16 @@ class GreedySession:
         self.nodes.forget(pod)
 
     # ---- one gang ----------------------------------------------------------------------------
-    def place_group(self, group: PodGroup, pods: list[Pod], *, may_fit: Callable[[np.ndarray | None], bool] | None = None,
+    def place_group(self, group: PodGroup | None, pods: list[Pod], *, may_fit: Callable[[np.ndarray | None], bool] | None = None,
                     reuse_key: Hashable | None = None) -> GroupOutcome:
         """The pod-group cycle of ``group`` with ``pods`` (none assumed yet), all or nothing
-        (module docstring). ``may_fit(nodes)``: the caller's necessary test (``None``: the whole
-        cluster). ``reuse_key``: equal keys mean equal gangs (same pods' requests and
+        (module docstring); ``group`` None: a gang without a topology constraint, whose object
+        the cycle does not read. ``may_fit(nodes)``: the caller's necessary test (``None``: the
+        whole cluster). ``reuse_key``: equal keys mean equal gangs (same pods' requests and
         constraints), whose placement evaluations may be reused; None reuses nothing."""
         if may_fit is not None and not may_fit(None):
             return GroupOutcome(None, True)
-        if not group.topology_key or not self.profile.placement_generators:
+        if group is None or not group.topology_key or not self.profile.placement_generators:
             return GroupOutcome(self._cycles(pods, None, None)[0], False)
         snap = self.nodes
         info = self._group_info(group, pods)
