@@ -150,14 +150,14 @@ def inspect(
     """Summarise a snapshot: node shapes, resources, topology, pending groups, gated pods, and the
     kube-scheduler version its Nodes' kubelets suggest."""
     from gangplan.render import render_summary
-    from gangplan.summary import summarize
+    from gangplan.summary import inspect_json, inspect_summary
 
     cluster = load(snapshot, strict=strict, kube_version=_kv(kube_version))
-    s = summarize(cluster)
+    record = inspect_summary(cluster)
     if as_json:
-        sys.stdout.write(json.dumps(s, indent=2) + "\n")
+        sys.stdout.write(json.dumps(inspect_json(record), indent=2) + "\n")
     else:
-        render_summary(console(Output.table), s)
+        render_summary(console(Output.table), record)
 
 
 @app.command()

@@ -25,11 +25,6 @@ from gangplan.models.trace import NodeVictims, PodPreemption
 from gangplan.solver.diff.classification import differing_groups
 
 
-def side_stub(r: Result) -> EngineSide:
-    placed = r.placements()
-    return EngineSide(status=r.status.value, admitted_groups=len(r.admitted_groups()), placed_pods=len(placed), single_pods_placed=0)
-
-
 def _group_desc(g) -> str:
     if g is None:
         return "no pending pod"
