@@ -28,9 +28,10 @@ _EXPORTS = {
     "Diff": "gangplan.solver.diff",
     "Violation": "gangplan.solver.validate",
     "SnapshotError": "gangplan.io.errors",
+    "GreedySession": "gangplan.solver.greedy",
 }
 
-__all__ = ["Cluster", "Diff", "DiffOptions", "Result", "SnapshotError", "SolveOptions", "Violation", "diff", "load", "solve", "validate"]
+__all__ = ["Cluster", "Diff", "DiffOptions", "GreedySession", "Result", "SnapshotError", "SolveOptions", "Violation", "diff", "load", "solve", "validate"]
 
 if TYPE_CHECKING:
     from gangplan.api import DiffOptions, SolveOptions, diff, load, solve, validate
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from gangplan.models.cluster import Cluster
     from gangplan.models.result import Result
     from gangplan.solver.diff import Diff
+    from gangplan.solver.greedy import GreedySession
     from gangplan.solver.validate import Violation
 
 

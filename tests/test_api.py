@@ -19,7 +19,7 @@ import gangplan as gp
 ROOT = Path(__file__).resolve().parent.parent
 GB200 = ROOT / "scenarios" / "showcase" / "tas-nvl72-fragmentation.yaml"
 
-PUBLIC = {"load", "solve", "diff", "validate", "Cluster", "Result", "Diff", "Violation", "SnapshotError", "SolveOptions", "DiffOptions"}
+PUBLIC = {"load", "solve", "diff", "validate", "Cluster", "Result", "Diff", "Violation", "SnapshotError", "SolveOptions", "DiffOptions", "GreedySession"}
 
 
 def _valid(cluster, *results):
