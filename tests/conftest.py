@@ -7,6 +7,10 @@ passes its own tests. The choice is made here, before any test module is importe
 ``GANGPLAN_DATA_DIR`` for this process and the CLI subprocesses it starts. The run's header says
 which folder was used; when a file is missing there, each test that reads it is skipped with one
 reason naming the files and ``GANGPLAN_DATA_DIR``.
+
+Property tests (hypothesis) draw the same examples on every run (the ``deterministic`` profile:
+``derandomize``, no example database), so a CI run's verdict does not depend on the draw; set
+``HYPOTHESIS_PROFILE=explore`` to search with fresh random examples (and a database) instead.
 """
 
 from __future__ import annotations
@@ -17,11 +21,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from gangplan.bench.generators.families import data_dir
 from gangplan.io.compressed import resolve
 from gangplan.io.loader import load_snapshot
 from gangplan.models.cluster import Cluster
+
+settings.register_profile("deterministic", derandomize=True, database=None)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
 TRACE_FILES = (
     "philly-pollux/philly.csv",
