@@ -7,11 +7,8 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gangplan.bench.generators.builders import node_object, pod_group_object, pod_object
-from gangplan.io.loader import load_objects
 from gangplan.models.result import Status
 from gangplan.models.trace import HintUse
-from gangplan.models.well_known import GPU, HOSTNAME, RACK
 from gangplan.solver.exact import domain_bound as db
 from gangplan.solver.exact import engine, solve_exact
 from gangplan.solver.exact.budget import Budget, Meter
@@ -20,30 +17,13 @@ from gangplan.solver.exact.domain_start import domain_start, pack_plan, rounded_
 from gangplan.solver.exact.start.hint import default_incumbent, placements_from_counts
 from gangplan.solver.outcome import build_result
 from gangplan.solver.validate import validate
-
-
-def gpu_requests(g: int) -> dict[str, str]:
-    return {"cpu": str(g), "memory": f"{g}Gi", GPU: str(g)}
+from tests.test_exact_domain_bound import build
 
 
 def snapshot(nodes: list[tuple[str, int, int]], gangs: list[tuple[int, int, bool]], singles: list[int]):
     """``nodes``: (rack, GPUs, GPUs in use); ``gangs``: (pods, GPUs per pod, rack-held), each an
-    all-or-nothing PodGroup; ``singles``: GPUs per single pod."""
-    objs = []
-    for i, (rack, gpus, used) in enumerate(nodes):
-        objs.append(node_object(f"n{i}", cpu=str(gpus), memory=f"{gpus}Gi", gpus=gpus, labels={HOSTNAME: f"n{i}", RACK: rack}))
-        if used:
-            objs.append(pod_object(f"busy-{i}", node_name=f"n{i}", requests=gpu_requests(used), created=0))
-    t = 1
-    for j, (size, g, held) in enumerate(gangs):
-        objs.append(pod_group_object(f"g{j}", min_count=size, policy="gang", topology_key=RACK if held else None))
-        for k in range(size):
-            objs.append(pod_object(f"g{j}-{k}", group=f"g{j}", requests=gpu_requests(g), created=t))
-            t += 1
-    for s, g in enumerate(singles):
-        objs.append(pod_object(f"s{s}", requests=gpu_requests(g), created=t))
-        t += 1
-    return load_objects(objs)
+    all-or-nothing PodGroup; ``singles``: GPUs per single pod (the domain bound's test snapshot)."""
+    return build(nodes, [(size, g, held, True) for size, g, held in gangs], singles)
 
 
 def checked(cluster, built, counts):
