@@ -130,12 +130,16 @@ class Placer:
         After a False, :attr:`static_failure` says whether the necessary test (:meth:`_may_fit`,
         on the cluster or on every domain of its required key) failed: then no per-pod cycle ran
         (no random draw) and any state with no more free room fails the same way."""
+        if not self._may_fit(job):  # before any pod object is built: most failed attempts end here
+            self.static_failure = True
+            return False
         pods = [worker_pod(job, k, namespace=instance) for k in range(job.gang)]
+        may_fit = lambda nodes: nodes is None or self._may_fit(job, nodes)  # noqa: E731 (the cluster passed above)
         if not job.required_topology_key:  # the cycle reads no group object: none is built
-            out = self.session.place_group(None, pods, may_fit=lambda nodes: self._may_fit(job, nodes))
+            out = self.session.place_group(None, pods, may_fit=may_fit)
         else:
             shape = (job.cpu_milli, job.memory_mib, job.gpu, job.gpu_milli, job.gpu_models, job.priority, job.gang, job.required_topology_key)
-            out = self.session.place_group(self.group_of(job, instance), pods, may_fit=lambda nodes: self._may_fit(job, nodes), reuse_key=shape)
+            out = self.session.place_group(self.group_of(job, instance), pods, may_fit=may_fit, reuse_key=shape)
         self.static_failure = out.static_failure
         if out.placed is None:
             return False
