@@ -1,7 +1,7 @@
 """Which parser should read snapshots: the YAML and JSON candidates on one dump, and whether each
 gives PyYAML's objects (issue 27 item 2).
 
-A candidate must give exactly what ``yaml.load_all(text, Loader=gangplan.io.loader._YamlLoader)``
+A candidate must give exactly what ``yaml.load_all(text, Loader=gangplan.io.files._YamlLoader)``
 gives (YAML 1.1 as PyYAML reads it, timestamps kept as strings): the ``sameOnDump`` column compares
 on the measured dump, ``sameOnRepo`` on every YAML file under ``scenarios/`` and
 ``tests/fixtures/``, ``sameOnEdgeCases`` on YAML 1.1 scalars a hand-written file may hold (``yes``,
@@ -52,7 +52,7 @@ import yaml
 from results_csv import print_rows, write_csv  # benchmarks/results_csv.py
 
 from gangplan.io import yamlfast
-from gangplan.io.loader import _YamlLoader
+from gangplan.io.files import _YamlLoader
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = Path(__file__).parent / "results" / "yaml_parsers.csv"

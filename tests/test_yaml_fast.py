@@ -15,7 +15,7 @@ import yaml
 
 from gangplan.io import yamlfast
 from gangplan.io.errors import SnapshotError
-from gangplan.io.loader import _YamlLoader, read_documents
+from gangplan.io.files import _YamlLoader, read_documents
 
 ROOT = Path(__file__).resolve().parent.parent
 FILES = sorted(p for base in (ROOT / "scenarios", ROOT / "tests" / "fixtures") for p in base.rglob("*") if p.suffix in (".yaml", ".yml"))

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gangplan.io.errors import SnapshotError
-from gangplan.io.loader import SNAPSHOT_SUFFIXES, load_snapshot
+from gangplan.io.files import SNAPSHOT_SUFFIXES
+from gangplan.io.loader import load_snapshot
 from gangplan.models.cluster import Cluster
 from gangplan.models.documents import SuiteRowDocument
 from gangplan.models.result import Result
