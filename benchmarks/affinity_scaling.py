@@ -37,15 +37,36 @@ from gangplan.solver.greedy import solve_greedy
 from gangplan.solver.validate import validate
 
 OUT = Path(__file__).resolve().parent / "results" / "affinity_scaling.csv"
-FIELDS = ["shape", "nodes", "pods", "greedy_s", "greedy_objective", "variables", "constraints", "build_s",
-          "solve_s", "exact_s", "status", "gap", "exact_objective", "violations"]
+FIELDS = [
+    "shape",
+    "nodes",
+    "pods",
+    "greedy_s",
+    "greedy_objective",
+    "variables",
+    "constraints",
+    "build_s",
+    "solve_s",
+    "exact_s",
+    "status",
+    "gap",
+    "exact_objective",
+    "violations",
+]
 
 
 def mixed(nodes: int, gangs: int, seed: int) -> list[dict]:
     fam = FAMILIES["mixed"]
     params = dict(fam.defaults)
-    params.update(nodes=nodes, gangs=gangs, affinity_fraction=1.0, hetero_fraction=0.3, anti_affinity_fraction=0.3,
-                  utilisation=0.5, max_gang_size=8)
+    params.update(
+        nodes=nodes,
+        gangs=gangs,
+        affinity_fraction=1.0,
+        hetero_fraction=0.3,
+        anti_affinity_fraction=0.3,
+        utilisation=0.5,
+        max_gang_size=8,
+    )
     return fam.build(seed=seed, **params)
 
 
@@ -61,23 +82,70 @@ def layered(nodes: int, jobs: int, seed: int) -> list[dict]:
     out: list[dict] = []
     for i in range(nodes):
         rack, zone = i // 4, i // 16
-        out.append(node_object(f"n{i:04d}", cpu="4" if i % 2 else "6",
-                               labels={HOSTNAME: f"n{i:04d}", ZONE: f"z{zone}", RACK: f"z{zone}-r{rack}"}))
+        out.append(
+            node_object(
+                f"n{i:04d}",
+                cpu="4" if i % 2 else "6",
+                labels={HOSTNAME: f"n{i:04d}", ZONE: f"z{zone}", RACK: f"z{zone}-r{rack}"},
+            )
+        )
     for j in range(jobs):
         job = f"job{j:03d}"
         out.append(pod_group_object(job, min_count=4, priority=10, created=2 * j))
-        head_aff = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term({"job": job}, ZONE)]}}
-        worker_aff = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-            _term({"job": job}, ZONE), _term({"job": job}, RACK)]}}
-        out.append(pod_object(f"{job}-head", group=job, requests={"cpu": "2"}, labels={"job": job, "role": "head"},
-                              priority=10, affinity=head_aff, created=2 * j + 1))
+        head_aff = {
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [_term({"job": job}, ZONE)]
+            }
+        }
+        worker_aff = {
+            "podAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    _term({"job": job}, ZONE),
+                    _term({"job": job}, RACK),
+                ]
+            }
+        }
+        out.append(
+            pod_object(
+                f"{job}-head",
+                group=job,
+                requests={"cpu": "2"},
+                labels={"job": job, "role": "head"},
+                priority=10,
+                affinity=head_aff,
+                created=2 * j + 1,
+            )
+        )
         for w in range(3):
-            out.append(pod_object(f"{job}-w{w}", group=job, requests={"cpu": "2"}, labels={"job": job, "role": "worker"},
-                                  priority=10, affinity=worker_aff, created=2 * j + 1))
+            out.append(
+                pod_object(
+                    f"{job}-w{w}",
+                    group=job,
+                    requests={"cpu": "2"},
+                    labels={"job": job, "role": "worker"},
+                    priority=10,
+                    affinity=worker_aff,
+                    created=2 * j + 1,
+                )
+            )
         if j % 2:
-            side_aff = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [_term({"job": job, "role": "head"}, HOSTNAME)]}}
-            out.append(pod_object(f"{job}-sidecar", requests={"cpu": "1"}, labels={"role": "sidecar"}, priority=0,
-                                  affinity=side_aff, created=2 * j + 1))
+            side_aff = {
+                "podAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        _term({"job": job, "role": "head"}, HOSTNAME)
+                    ]
+                }
+            }
+            out.append(
+                pod_object(
+                    f"{job}-sidecar",
+                    requests={"cpu": "1"},
+                    labels={"role": "sidecar"},
+                    priority=0,
+                    affinity=side_aff,
+                    created=2 * j + 1,
+                )
+            )
     return out
 
 
@@ -90,7 +158,9 @@ CELLS = [
 ]
 
 
-def measure(shape: str, nodes: int, size: int, build, *, time_limit: float, workers: int, seed: int) -> dict:
+def measure(
+    shape: str, nodes: int, size: int, build, *, time_limit: float, workers: int, seed: int
+) -> dict:
     cluster = to_cluster(build(nodes, size, seed))
     t0 = time.perf_counter()
     greedy = solve_greedy(cluster)
@@ -100,13 +170,26 @@ def measure(shape: str, nodes: int, size: int, build, *, time_limit: float, work
     # Tiers solved in one merged phase report that phase's seconds each: count every phase once.
     solve_s = sum({p.phase: p.seconds for p in trace.phases or []}.values())
     violations = len(validate(cluster, greedy)) + len(validate(cluster, exact))
-    fmt = lambda obj: ";".join(f"{k}={v:g}" for k, v in obj.items() if k.startswith("admitted") or k == "placed")  # noqa: E731
+
+    def fmt(obj):
+        return ";".join(
+            f"{k}={v:g}" for k, v in obj.items() if k.startswith("admitted") or k == "placed"
+        )
+
     return {
-        "shape": shape, "nodes": nodes, "pods": len(cluster.pending_pods), "greedy_s": round(greedy_s, 3),
-        "greedy_objective": fmt(greedy.objective), "variables": trace.model.variables, "constraints": trace.model.constraints,
-        "build_s": trace.build_seconds, "solve_s": round(solve_s, 3), "exact_s": round(exact.wall_seconds, 3),
+        "shape": shape,
+        "nodes": nodes,
+        "pods": len(cluster.pending_pods),
+        "greedy_s": round(greedy_s, 3),
+        "greedy_objective": fmt(greedy.objective),
+        "variables": trace.model.variables,
+        "constraints": trace.model.constraints,
+        "build_s": trace.build_seconds,
+        "solve_s": round(solve_s, 3),
+        "exact_s": round(exact.wall_seconds, 3),
         "status": exact.status.value,
-        "gap": "" if exact.gap is None else round(exact.gap, 6), "exact_objective": fmt(exact.objective),
+        "gap": "" if exact.gap is None else round(exact.gap, 6),
+        "exact_objective": fmt(exact.objective),
         "violations": violations,
     }
 
@@ -120,7 +203,15 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     for shape, nodes, size, build in CELLS:
-        row = measure(shape, nodes, size, build, time_limit=args.time_limit, workers=args.workers, seed=args.seed)
+        row = measure(
+            shape,
+            nodes,
+            size,
+            build,
+            time_limit=args.time_limit,
+            workers=args.workers,
+            seed=args.seed,
+        )
         rows.append(row)
         print("  ".join(f"{k}={row[k]}" for k in FIELDS), flush=True)
     write_csv(args.out, rows, FIELDS)

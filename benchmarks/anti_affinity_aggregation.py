@@ -32,15 +32,37 @@ from gangplan.solver.validate import validate
 
 OUT = Path(__file__).resolve().parent / "results" / "anti_affinity_aggregation.csv"
 CELLS = [(64, 48), (256, 192), (512, 384)]
-FIELDS = ["nodes", "gangs", "mode", "variables", "constraints", "private", "build_s", "exact_s", "status", "gap", "decision",
-          "valid", "off_over_on", "load"]
+FIELDS = [
+    "nodes",
+    "gangs",
+    "mode",
+    "variables",
+    "constraints",
+    "private",
+    "build_s",
+    "exact_s",
+    "status",
+    "gap",
+    "decision",
+    "valid",
+    "off_over_on",
+    "load",
+]
 
 
 def snapshot(nodes: int, gangs: int, seed: int) -> list[dict]:
     fam = FAMILIES["mixed"]
     params = dict(fam.defaults)
-    params.update(nodes=nodes, gangs=gangs, anti_affinity_fraction=1.0, affinity_fraction=0.0, max_gang_size=4,
-                  gpus_per_pod=[1, 2], utilisation=0.5, priorities=2)
+    params.update(
+        nodes=nodes,
+        gangs=gangs,
+        anti_affinity_fraction=1.0,
+        affinity_fraction=0.0,
+        max_gang_size=4,
+        gpus_per_pod=[1, 2],
+        utilisation=0.5,
+        priorities=2,
+    )
     return fam.build(seed=seed, **params)
 
 
@@ -57,17 +79,33 @@ def run(nodes: int, gangs: int, seed: int, time_limit: float) -> list[dict]:
             r = solve_exact(cluster, time_limit=time_limit, workers=2, seed=seed, hint=hint)
         finally:
             aggregation.ENABLED = True
-        rows.append({"nodes": nodes, "gangs": gangs, "mode": mode, "variables": len(em.model.proto.variables),
-                     "constraints": len(em.model.proto.constraints), "private": sum(em.private),
-                     "build_s": round(build_s, 2), "exact_s": round(r.wall_seconds, 2), "status": r.status.value,
-                     "gap": r.gap, "decision": " ".join(f"{k}={v:g}" for k, v in r.objective.items() if k != "tiebreak"),
-                     "valid": not validate(cluster, r), "load": round(os.getloadavg()[0], 2)})
+        rows.append(
+            {
+                "nodes": nodes,
+                "gangs": gangs,
+                "mode": mode,
+                "variables": len(em.model.proto.variables),
+                "constraints": len(em.model.proto.constraints),
+                "private": sum(em.private),
+                "build_s": round(build_s, 2),
+                "exact_s": round(r.wall_seconds, 2),
+                "status": r.status.value,
+                "gap": r.gap,
+                "decision": " ".join(
+                    f"{k}={v:g}" for k, v in r.objective.items() if k != "tiebreak"
+                ),
+                "valid": not validate(cluster, r),
+                "load": round(os.getloadavg()[0], 2),
+            }
+        )
     on, off = rows
     ratio = round(off["exact_s"] / on["exact_s"], 2) if on["exact_s"] else ""
     for row in rows:
         row["off_over_on"] = ratio
     if on["status"] == off["status"] == "OPTIMAL" and on["decision"] != off["decision"]:
-        raise SystemExit(f"aggregation changed the optimum at {nodes} x {gangs}: {on['decision']} != {off['decision']}")
+        raise SystemExit(
+            f"aggregation changed the optimum at {nodes} x {gangs}: {on['decision']} != {off['decision']}"
+        )
     return rows
 
 

@@ -89,9 +89,32 @@ from gangplan.solver.diff import diff_snapshot
 from gangplan.solver.greedy import solve_greedy
 
 OUT = Path(__file__).resolve().parent / "results" / "big_clusters.csv"
-FIELDS = ["shape", "nodes", "pending", "yaml_mb", "load_yaml_s", "load_json_s", "greedy_s", "greedy_pods_per_s", "plain_pods_per_s", "ratio",
-          "greedy_cpu_s", "plain_cpu_s", "ratio_cpu", "repeat", "diff_s", "diff_cpu_s", "classification", "decisive_step", "decisive_probes", "diff_json_mb", "diff_json_full_mb", "peak_mb",
-          "load_avg", "load_avg_end"]
+FIELDS = [
+    "shape",
+    "nodes",
+    "pending",
+    "yaml_mb",
+    "load_yaml_s",
+    "load_json_s",
+    "greedy_s",
+    "greedy_pods_per_s",
+    "plain_pods_per_s",
+    "ratio",
+    "greedy_cpu_s",
+    "plain_cpu_s",
+    "ratio_cpu",
+    "repeat",
+    "diff_s",
+    "diff_cpu_s",
+    "classification",
+    "decisive_step",
+    "decisive_probes",
+    "diff_json_mb",
+    "diff_json_full_mb",
+    "peak_mb",
+    "load_avg",
+    "load_avg_end",
+]
 
 
 def timed(f):
@@ -120,45 +143,94 @@ def main() -> None:
     ap.add_argument("--utilisation", type=float, default=0.8)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--time-limit", type=float, default=10.0)
-    ap.add_argument("--repeat", type=int, default=1, help="greedy and plain runs, alternating; the best of each is reported")
-    ap.add_argument("--skip-diff", action="store_true", help="load and greedy only (no diff, no diff JSON)")
+    ap.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="greedy and plain runs, alternating; the best of each is reported",
+    )
+    ap.add_argument(
+        "--skip-diff", action="store_true", help="load and greedy only (no diff, no diff JSON)"
+    )
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     load_avg = round(os.getloadavg()[0], 2)
-    objects = build_family("real-inventory", {"jobs": args.jobs, "utilisation": args.utilisation}, args.seed)
+    objects = build_family(
+        "real-inventory", {"jobs": args.jobs, "utilisation": args.utilisation}, args.seed
+    )
     with tempfile.TemporaryDirectory() as tmp:
         yaml_path, json_path = Path(tmp) / "inventory.yaml", Path(tmp) / "inventory.json"
-        write_snapshot(objects, yaml_path, header=f"real-inventory jobs={args.jobs} seed={args.seed}")
+        write_snapshot(
+            objects, yaml_path, header=f"real-inventory jobs={args.jobs} seed={args.seed}"
+        )
         json_path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}))
         cluster, load_yaml = timed(lambda: load_snapshot(yaml_path))
         _, load_json = timed(lambda: load_snapshot(json_path))
         yaml_mb = yaml_path.stat().st_size / 2**20
     pending = len(cluster.pending_pods)
     plain = to_cluster(scheduler_perf_gangs(nodes=5000, gangs=1000, pods_per_gang=3))
-    runs = [(timed_cpu(lambda: solve_greedy(cluster)), timed_cpu(lambda: solve_greedy(plain, top_k=0))) for _ in range(max(args.repeat, 1))]
+    runs = [
+        (timed_cpu(lambda: solve_greedy(cluster)), timed_cpu(lambda: solve_greedy(plain, top_k=0)))
+        for _ in range(max(args.repeat, 1))
+    ]
     greedy_s, greedy_cpu = min(r[0][0] for r in runs), min(r[0][1] for r in runs)
     plain_s, plain_cpu = min(r[1][0] for r in runs), min(r[1][1] for r in runs)
     plain_rate = len(plain.pending_pods) / plain_s
     row = {
-        "shape": f"real-inventory jobs={args.jobs} u={args.utilisation} seed={args.seed}", "nodes": len(cluster.nodes), "pending": pending,
-        "yaml_mb": round(yaml_mb, 1), "load_yaml_s": round(load_yaml, 2), "load_json_s": round(load_json, 2),
-        "greedy_s": round(greedy_s, 2), "greedy_pods_per_s": round(pending / greedy_s), "plain_pods_per_s": round(plain_rate),
-        "ratio": round(pending / greedy_s / plain_rate, 2), "greedy_cpu_s": round(greedy_cpu, 2), "plain_cpu_s": round(plain_cpu, 2),
-        "ratio_cpu": round((pending / greedy_cpu) / (len(plain.pending_pods) / plain_cpu), 2), "repeat": len(runs),
+        "shape": f"real-inventory jobs={args.jobs} u={args.utilisation} seed={args.seed}",
+        "nodes": len(cluster.nodes),
+        "pending": pending,
+        "yaml_mb": round(yaml_mb, 1),
+        "load_yaml_s": round(load_yaml, 2),
+        "load_json_s": round(load_json, 2),
+        "greedy_s": round(greedy_s, 2),
+        "greedy_pods_per_s": round(pending / greedy_s),
+        "plain_pods_per_s": round(plain_rate),
+        "ratio": round(pending / greedy_s / plain_rate, 2),
+        "greedy_cpu_s": round(greedy_cpu, 2),
+        "plain_cpu_s": round(plain_cpu, 2),
+        "ratio_cpu": round((pending / greedy_cpu) / (len(plain.pending_pods) / plain_cpu), 2),
+        "repeat": len(runs),
     }
-    row |= dict.fromkeys(["diff_s", "diff_cpu_s", "classification", "decisive_step", "decisive_probes", "diff_json_mb", "diff_json_full_mb"], "")
+    row |= dict.fromkeys(
+        [
+            "diff_s",
+            "diff_cpu_s",
+            "classification",
+            "decisive_step",
+            "decisive_probes",
+            "diff_json_mb",
+            "diff_json_full_mb",
+        ],
+        "",
+    )
     if not args.skip_diff:
         got: list = []
-        diff_s, diff_cpu = timed_cpu(lambda: diff_snapshot(cluster, time_limit=args.time_limit, seed=args.seed), got)
+        diff_s, diff_cpu = timed_cpu(
+            lambda: diff_snapshot(cluster, time_limit=args.time_limit, seed=args.seed), got
+        )
         d = got[0]
         summary = json.dumps(d.to_dict(trace="summary"), indent=2)
         full = json.dumps(d.to_dict(trace="full"), indent=2)
         step = d.decisive
-        row |= {"diff_s": round(diff_s, 1), "diff_cpu_s": round(diff_cpu, 1), "classification": d.classification,
-                "decisive_step": "" if step is None else f"#{step.step} {step.pod} ({step.kind})" if step.step else f"({step.kind})",
-                "decisive_probes": "" if step is None else step.probes,
-                "diff_json_mb": round(len(summary) / 2**20, 1), "diff_json_full_mb": round(len(full) / 2**20, 1)}
-    row |= {"peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024), "load_avg": load_avg, "load_avg_end": round(os.getloadavg()[0], 2)}
+        row |= {
+            "diff_s": round(diff_s, 1),
+            "diff_cpu_s": round(diff_cpu, 1),
+            "classification": d.classification,
+            "decisive_step": ""
+            if step is None
+            else f"#{step.step} {step.pod} ({step.kind})"
+            if step.step
+            else f"({step.kind})",
+            "decisive_probes": "" if step is None else step.probes,
+            "diff_json_mb": round(len(summary) / 2**20, 1),
+            "diff_json_full_mb": round(len(full) / 2**20, 1),
+        }
+    row |= {
+        "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "load_avg": load_avg,
+        "load_avg_end": round(os.getloadavg()[0], 2),
+    }
     print_rows([row], FIELDS)
     write_csv(args.out, [row], FIELDS)
     print(f"wrote {args.out}")

@@ -48,33 +48,113 @@ SIZES = (1, 2, 1, 2)
 
 def objects(nodes: int, fill: float, aligned: bool) -> list[dict]:
     objs: list[dict] = [
-        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": GPU},
-         "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{GPU}'"}}]}},
-        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "dranet"},
-         "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{NIC}' && device.attributes['{NIC}'].rdma == true"}}]}},
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": GPU},
+            "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{GPU}'"}}]},
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "dranet"},
+            "spec": {
+                "selectors": [
+                    {
+                        "cel": {
+                            "expression": f"device.driver == '{NIC}' && device.attributes['{NIC}'].rdma == true"
+                        }
+                    }
+                ]
+            },
+        },
     ]
     for g in (1, 2):
-        devices: dict = {"requests": [{"name": "gpu", "exactly": {"deviceClassName": GPU, "count": g}},
-                                      {"name": "nic", "exactly": {"deviceClassName": "dranet"}}]}
+        devices: dict = {
+            "requests": [
+                {"name": "gpu", "exactly": {"deviceClassName": GPU, "count": g}},
+                {"name": "nic", "exactly": {"deviceClassName": "dranet"}},
+            ]
+        }
         if aligned:
             devices["constraints"] = [{"matchAttribute": ROOT}]
-        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": f"gpu{g}-nic", "namespace": "default"},
-                     "spec": {"spec": {"devices": devices}}})
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaimTemplate",
+                "metadata": {"name": f"gpu{g}-nic", "namespace": "default"},
+                "spec": {"spec": {"devices": devices}},
+            }
+        )
     for n in range(nodes):
         name = f"node-{n:04d}"
-        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "status": {"allocatable": {"cpu": "128", "memory": "1Ti", "pods": "110"}}})
-        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{name}-gpu"},
-                     "spec": {"driver": GPU, "nodeName": name, "pool": {"name": name, "generation": 0, "resourceSliceCount": 1},
-                              "devices": [{"name": f"gpu-{i}", "attributes": {"index": {"int": i}, ROOT: {"string": f"pci-{GPU_ROOTS[i]}"}}} for i in range(8)]}})
-        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{name}-nic"},
-                     "spec": {"driver": NIC, "nodeName": name, "pool": {"name": name, "generation": 0, "resourceSliceCount": 1},
-                              "devices": [{"name": f"nic-{i}", "attributes": {"rdma": {"bool": True}, ROOT: {"string": f"pci-{i}"}}} for i in range(4)]}})
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name},
+                "status": {"allocatable": {"cpu": "128", "memory": "1Ti", "pods": "110"}},
+            }
+        )
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"{name}-gpu"},
+                "spec": {
+                    "driver": GPU,
+                    "nodeName": name,
+                    "pool": {"name": name, "generation": 0, "resourceSliceCount": 1},
+                    "devices": [
+                        {
+                            "name": f"gpu-{i}",
+                            "attributes": {
+                                "index": {"int": i},
+                                ROOT: {"string": f"pci-{GPU_ROOTS[i]}"},
+                            },
+                        }
+                        for i in range(8)
+                    ],
+                },
+            }
+        )
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"{name}-nic"},
+                "spec": {
+                    "driver": NIC,
+                    "nodeName": name,
+                    "pool": {"name": name, "generation": 0, "resourceSliceCount": 1},
+                    "devices": [
+                        {
+                            "name": f"nic-{i}",
+                            "attributes": {"rdma": {"bool": True}, ROOT: {"string": f"pci-{i}"}},
+                        }
+                        for i in range(4)
+                    ],
+                },
+            }
+        )
     pods = int(nodes * 4 * fill)
     for i in range(pods):
         g = SIZES[i % 4]
-        objs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i:05d}", "namespace": "default", "creationTimestamp": "2026-01-01T00:00:00Z"},
-                     "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
-                              "resourceClaims": [{"name": "dev", "resourceClaimTemplateName": f"gpu{g}-nic"}]}})
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": f"p{i:05d}",
+                    "namespace": "default",
+                    "creationTimestamp": "2026-01-01T00:00:00Z",
+                },
+                "spec": {
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+                    "resourceClaims": [{"name": "dev", "resourceClaimTemplateName": f"gpu{g}-nic"}],
+                },
+            }
+        )
     return objs
 
 
@@ -93,7 +173,9 @@ def main() -> None:
     ap.add_argument("--fill", type=float, default=1.1)
     ap.add_argument("--time-limit", type=float, default=30.0)
     ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--out", default=str(Path(__file__).resolve().parent / "results" / "dra_constraints.csv"))
+    ap.add_argument(
+        "--out", default=str(Path(__file__).resolve().parent / "results" / "dra_constraints.csv")
+    )
     a = ap.parse_args()
     load = os.getloadavg()[0]
     rows = []
@@ -102,12 +184,27 @@ def main() -> None:
         g, tg = best(lambda c=c: solve_greedy(c), a.repeat)
         e, te = best(lambda c=c: solve_exact(c, time_limit=a.time_limit), a.repeat)
         ok = not validate(c, g) and not validate(c, e)
-        rows.append({"variant": variant, "nodes": a.nodes, "pods": len(c.pending_pods), "greedy_s": round(tg, 2), "exact_s": round(te, 2),
-                     "greedy_placed": sum(o.node is not None for o in g.pods.values()), "exact_placed": sum(o.node is not None for o in e.pods.values()),
-                     "exact_status": e.status.value if hasattr(e.status, "value") else str(e.status), "valid": ok, "load": round(load, 2)})
-    print(f"{'variant':8} {'nodes':>5} {'pods':>5} {'greedy s':>9} {'exact s':>8} {'greedy':>7} {'exact':>6} {'status':>10} valid  (load {load:.2f})")
+        rows.append(
+            {
+                "variant": variant,
+                "nodes": a.nodes,
+                "pods": len(c.pending_pods),
+                "greedy_s": round(tg, 2),
+                "exact_s": round(te, 2),
+                "greedy_placed": sum(o.node is not None for o in g.pods.values()),
+                "exact_placed": sum(o.node is not None for o in e.pods.values()),
+                "exact_status": e.status.value if hasattr(e.status, "value") else str(e.status),
+                "valid": ok,
+                "load": round(load, 2),
+            }
+        )
+    print(
+        f"{'variant':8} {'nodes':>5} {'pods':>5} {'greedy s':>9} {'exact s':>8} {'greedy':>7} {'exact':>6} {'status':>10} valid  (load {load:.2f})"
+    )
     for r in rows:
-        print(f"{r['variant']:8} {r['nodes']:5} {r['pods']:5} {r['greedy_s']:9} {r['exact_s']:8} {r['greedy_placed']:7} {r['exact_placed']:6} {r['exact_status']:>10} {r['valid']}")
+        print(
+            f"{r['variant']:8} {r['nodes']:5} {r['pods']:5} {r['greedy_s']:9} {r['exact_s']:8} {r['greedy_placed']:7} {r['exact_placed']:6} {r['exact_status']:>10} {r['valid']}"
+        )
     Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     with open(a.out, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))

@@ -106,8 +106,20 @@ from gangplan.solver.greedy import solve_greedy
 from gangplan.solver.validate import validate
 
 OUT = Path(__file__).parent / "results" / "dra_cost.csv"
-FIELDS = ["variant", "nodes", "pendingPods", "loadSeconds", "greedySeconds", "exactSeconds", "greedyPlaced", "exactPlaced", "exactStatus",
-          "greedyRatio", "exactRatio", "loadAverage"]
+FIELDS = [
+    "variant",
+    "nodes",
+    "pendingPods",
+    "loadSeconds",
+    "greedySeconds",
+    "exactSeconds",
+    "greedyPlaced",
+    "exactPlaced",
+    "exactStatus",
+    "greedyRatio",
+    "exactRatio",
+    "loadAverage",
+]
 
 
 def _timed(fn):
@@ -123,17 +135,33 @@ def _timed(fn):
 def measure(nodes: int, gangs: int, repeat: int, time_limit: float) -> list[dict]:
     """Each repeat times both variants back to back (extended resources, then DRA), so that both
     see the same load; the best of the repeats counts."""
-    base = dgx_h100_superpod(nodes=nodes, utilisation=0.4, gangs=gangs, gang_sizes=(8,), gpus_per_pod=2, topology_key=None)
+    base = dgx_h100_superpod(
+        nodes=nodes,
+        utilisation=0.4,
+        gangs=gangs,
+        gang_sizes=(8,),
+        gpus_per_pod=2,
+        topology_key=None,
+    )
     variants = (("extended-resources", base), ("dra", to_dra(base, model="H100", channels=False)))
-    best: dict[str, dict] = {v: {"load": float("inf"), "greedy": float("inf"), "exact": float("inf")} for v, _ in variants}
+    best: dict[str, dict] = {
+        v: {"load": float("inf"), "greedy": float("inf"), "exact": float("inf")}
+        for v, _ in variants
+    }
     out: dict[str, tuple] = {}
     for _ in range(repeat):
         for variant, objects in variants:
             load, cluster = _timed(lambda objects=objects: to_cluster(objects))
             g_s, g = _timed(lambda cluster=cluster: solve_greedy(cluster))
-            e_s, e = _timed(lambda cluster=cluster: solve_exact(cluster, time_limit=time_limit, workers=2))
+            e_s, e = _timed(
+                lambda cluster=cluster: solve_exact(cluster, time_limit=time_limit, workers=2)
+            )
             b = best[variant]
-            b["load"], b["greedy"], b["exact"] = min(b["load"], load), min(b["greedy"], g_s), min(b["exact"], e_s)
+            b["load"], b["greedy"], b["exact"] = (
+                min(b["load"], load),
+                min(b["greedy"], g_s),
+                min(b["exact"], e_s),
+            )
             out[variant] = (cluster, g, e)
     rows = []
     for variant, _ in variants:
@@ -142,15 +170,27 @@ def measure(nodes: int, gangs: int, repeat: int, time_limit: float) -> list[dict
             bad = validate(cluster, r)
             assert not bad, f"{variant} {r.engine}: {bad[:3]}"
         b = best[variant]
-        rows.append({"variant": variant, "nodes": len(cluster.nodes), "pendingPods": len(cluster.pending_pods),
-                     "loadSeconds": round(b["load"], 2), "greedySeconds": round(b["greedy"], 2), "exactSeconds": round(b["exact"], 2),
-                     "greedyPlaced": len(g.placements()), "exactPlaced": len(e.placements()), "exactStatus": e.status.value,
-                     "loadAverage": round(os.getloadavg()[0], 2)})
+        rows.append(
+            {
+                "variant": variant,
+                "nodes": len(cluster.nodes),
+                "pendingPods": len(cluster.pending_pods),
+                "loadSeconds": round(b["load"], 2),
+                "greedySeconds": round(b["greedy"], 2),
+                "exactSeconds": round(b["exact"], 2),
+                "greedyPlaced": len(g.placements()),
+                "exactPlaced": len(e.placements()),
+                "exactStatus": e.status.value,
+                "loadAverage": round(os.getloadavg()[0], 2),
+            }
+        )
     ext, dra = rows
     for r in rows:
         r["greedyRatio"] = round(r["greedySeconds"] / ext["greedySeconds"], 2)
         r["exactRatio"] = round(r["exactSeconds"] / ext["exactSeconds"], 2)
-    assert dra["greedyPlaced"] == ext["greedyPlaced"], "the DRA variant must place what the extended-resource one does"
+    assert dra["greedyPlaced"] == ext["greedyPlaced"], (
+        "the DRA variant must place what the extended-resource one does"
+    )
     return rows
 
 

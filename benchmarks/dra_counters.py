@@ -39,42 +39,108 @@ from gangplan.solver.greedy import solve_greedy
 from gangplan.solver.validate import validate
 
 OUT = Path(__file__).parent / "results" / "dra_counters.csv"
-FIELDS = ["variant", "nodes", "gpus", "devices", "pendingPods", "loadSeconds", "greedySeconds", "exactSeconds", "greedyPlaced", "exactPlaced",
-          "exactStatus", "loadAverage"]
+FIELDS = [
+    "variant",
+    "nodes",
+    "gpus",
+    "devices",
+    "pendingPods",
+    "loadSeconds",
+    "greedySeconds",
+    "exactSeconds",
+    "greedyPlaced",
+    "exactPlaced",
+    "exactStatus",
+    "loadAverage",
+]
 DRIVER = "gpu.example.com"
 
 
 def objects(nodes: int, gpus: int, pods: int, counters: bool) -> list[dict]:
-    objs: list[dict] = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
-                         "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}}]
+    objs: list[dict] = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu"},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+        }
+    ]
     for kind in ("whole", "half", "any"):
         ex: dict = {"deviceClassName": "gpu"}
         if kind != "any":
-            ex["selectors"] = [{"cel": {"expression": f'device.attributes["{DRIVER}"].profile == "{kind}"'}}]
-        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": kind, "namespace": "default"},
-                     "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": ex}]}}}})
+            ex["selectors"] = [
+                {"cel": {"expression": f'device.attributes["{DRIVER}"].profile == "{kind}"'}}
+            ]
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaimTemplate",
+                "metadata": {"name": kind, "namespace": "default"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": ex}]}}},
+            }
+        )
     for i in range(nodes):
         n = f"node-{i:04d}"
-        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n}, "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}}})
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": n},
+                "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}},
+            }
+        )
         pool = {"name": n, "generation": 0, "resourceSliceCount": 2 if counters else 1}
         if counters:
-            objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{n}-counters"},
-                         "spec": {"driver": DRIVER, "nodeName": n, "pool": pool,
-                                  "sharedCounters": [{"name": f"gpu-{j}", "counters": {"memory": {"value": "8"}}} for j in range(gpus)]}})
+            objs.append(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceSlice",
+                    "metadata": {"name": f"{n}-counters"},
+                    "spec": {
+                        "driver": DRIVER,
+                        "nodeName": n,
+                        "pool": pool,
+                        "sharedCounters": [
+                            {"name": f"gpu-{j}", "counters": {"memory": {"value": "8"}}}
+                            for j in range(gpus)
+                        ],
+                    },
+                }
+            )
         devices = []
         for j in range(gpus):
-            for name, profile, amount in ((f"gpu-{j}", "whole", "8"), (f"gpu-{j}-half-0", "half", "4"), (f"gpu-{j}-half-1", "half", "4")):
+            for name, profile, amount in (
+                (f"gpu-{j}", "whole", "8"),
+                (f"gpu-{j}-half-0", "half", "4"),
+                (f"gpu-{j}-half-1", "half", "4"),
+            ):
                 d: dict = {"name": name, "attributes": {"profile": {"string": profile}}}
                 if counters:
-                    d["consumesCounters"] = [{"counterSet": f"gpu-{j}", "counters": {"memory": {"value": amount}}}]
+                    d["consumesCounters"] = [
+                        {"counterSet": f"gpu-{j}", "counters": {"memory": {"value": amount}}}
+                    ]
                 devices.append(d)
-        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{n}-devices"},
-                     "spec": {"driver": DRIVER, "nodeName": n, "pool": pool, "devices": devices}})
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"{n}-devices"},
+                "spec": {"driver": DRIVER, "nodeName": n, "pool": pool, "devices": devices},
+            }
+        )
     for k in range(pods):
         kind = ("whole", "half")[k % 2]
-        objs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{k:05d}", "namespace": "default"},
-                     "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
-                              "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": kind}]}})
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"pod-{k:05d}", "namespace": "default"},
+                "spec": {
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": kind}],
+                },
+            }
+        )
     return objs
 
 
@@ -93,15 +159,33 @@ def measure(nodes: int, gpus: int, pods: int, repeat: int, time_limit: float) ->
         for _ in range(repeat):
             load, cluster = _timed(lambda objs=objs: load_objects(objs))
             g_s, g = _timed(lambda cluster=cluster: solve_greedy(cluster))
-            e_s, e = _timed(lambda cluster=cluster: solve_exact(cluster, time_limit=time_limit, workers=2))
-            best = {"load": min(best["load"], load), "greedy": min(best["greedy"], g_s), "exact": min(best["exact"], e_s)}
+            e_s, e = _timed(
+                lambda cluster=cluster: solve_exact(cluster, time_limit=time_limit, workers=2)
+            )
+            best = {
+                "load": min(best["load"], load),
+                "greedy": min(best["greedy"], g_s),
+                "exact": min(best["exact"], e_s),
+            }
         for r in (g, e):
             bad = validate(cluster, r)
             assert not bad, f"{variant} {r.engine}: {bad[:3]}"
-        rows.append({"variant": variant, "nodes": nodes, "gpus": gpus, "devices": sum(len(v) for v in cluster.dra.devices_by_node.values()),
-                     "pendingPods": len(cluster.pending_pods), "loadSeconds": round(best["load"], 2), "greedySeconds": round(best["greedy"], 2),
-                     "exactSeconds": round(best["exact"], 2), "greedyPlaced": len(g.placements()), "exactPlaced": len(e.placements()),
-                     "exactStatus": e.status.value, "loadAverage": round(os.getloadavg()[0], 2)})
+        rows.append(
+            {
+                "variant": variant,
+                "nodes": nodes,
+                "gpus": gpus,
+                "devices": sum(len(v) for v in cluster.dra.devices_by_node.values()),
+                "pendingPods": len(cluster.pending_pods),
+                "loadSeconds": round(best["load"], 2),
+                "greedySeconds": round(best["greedy"], 2),
+                "exactSeconds": round(best["exact"], 2),
+                "greedyPlaced": len(g.placements()),
+                "exactPlaced": len(e.placements()),
+                "exactStatus": e.status.value,
+                "loadAverage": round(os.getloadavg()[0], 2),
+            }
+        )
     return rows
 
 

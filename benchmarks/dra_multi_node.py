@@ -46,39 +46,118 @@ from gangplan.solver.greedy import solve_greedy
 from gangplan.solver.validate import validate
 
 OUT = Path(__file__).parent / "results" / "dra_multi_node.csv"
-FIELDS = ["variant", "nodes", "gpus", "pendingPods", "loadSeconds", "greedySeconds", "exactSeconds", "validateSeconds", "greedyPlaced", "exactPlaced",
-          "exactStatus", "loadAverage"]
+FIELDS = [
+    "variant",
+    "nodes",
+    "gpus",
+    "pendingPods",
+    "loadSeconds",
+    "greedySeconds",
+    "exactSeconds",
+    "validateSeconds",
+    "greedyPlaced",
+    "exactPlaced",
+    "exactStatus",
+    "loadAverage",
+]
 DRIVER = "gpu.example.com"
 RACK = 8
 
 
 def objects(nodes: int, fill: float, network: bool) -> list[dict]:
-    objs: list[dict] = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
-                         "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]}}]
+    objs: list[dict] = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu"},
+            "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+        }
+    ]
     for k in (1, 2):
-        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": f"gpu-{k}", "namespace": "default"},
-                     "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": k}}]}}}})
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaimTemplate",
+                "metadata": {"name": f"gpu-{k}", "namespace": "default"},
+                "spec": {
+                    "spec": {
+                        "devices": {
+                            "requests": [
+                                {"name": "gpu", "exactly": {"deviceClassName": "gpu", "count": k}}
+                            ]
+                        }
+                    }
+                },
+            }
+        )
     local = 6 if network else 8
     for i in range(nodes):
         n = f"node-{i:04d}"
-        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n, "labels": {"rack": f"rack-{i // RACK:03d}"}},
-                     "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}}})
-        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{n}-gpus"},
-                     "spec": {"driver": DRIVER, "nodeName": n, "pool": {"name": n, "generation": 0, "resourceSliceCount": 1},
-                              "devices": [{"name": f"gpu-{j}"} for j in range(local)]}})
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": n, "labels": {"rack": f"rack-{i // RACK:03d}"}},
+                "status": {"allocatable": {"cpu": "64", "memory": "512Gi", "pods": "110"}},
+            }
+        )
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"{n}-gpus"},
+                "spec": {
+                    "driver": DRIVER,
+                    "nodeName": n,
+                    "pool": {"name": n, "generation": 0, "resourceSliceCount": 1},
+                    "devices": [{"name": f"gpu-{j}"} for j in range(local)],
+                },
+            }
+        )
     if network:
         for r in range((nodes + RACK - 1) // RACK):
             members = min(RACK, nodes - r * RACK)
-            objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"rack-{r:03d}-fabric"},
-                         "spec": {"driver": DRIVER, "pool": {"name": f"rack-{r:03d}", "generation": 0, "resourceSliceCount": 1},
-                                  "nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "rack", "operator": "In", "values": [f"rack-{r:03d}"]}]}]},
-                                  "devices": [{"name": f"fabric-{j}"} for j in range(2 * members)]}})
+            objs.append(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceSlice",
+                    "metadata": {"name": f"rack-{r:03d}-fabric"},
+                    "spec": {
+                        "driver": DRIVER,
+                        "pool": {"name": f"rack-{r:03d}", "generation": 0, "resourceSliceCount": 1},
+                        "nodeSelector": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchExpressions": [
+                                        {
+                                            "key": "rack",
+                                            "operator": "In",
+                                            "values": [f"rack-{r:03d}"],
+                                        }
+                                    ]
+                                }
+                            ]
+                        },
+                        "devices": [{"name": f"fabric-{j}"} for j in range(2 * members)],
+                    },
+                }
+            )
     total = 8 * nodes
     pods = int(fill * total / 1.5)
     for k in range(pods):
-        objs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"pod-{k:05d}", "namespace": "default"},
-                     "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
-                              "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": f"gpu-{1 + k % 2}"}]}})
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"pod-{k:05d}", "namespace": "default"},
+                "spec": {
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+                    "resourceClaims": [
+                        {"name": "gpu", "resourceClaimTemplateName": f"gpu-{1 + k % 2}"}
+                    ],
+                },
+            }
+        )
     return objs
 
 
@@ -102,12 +181,26 @@ def measure(nodes: int, fill: float, repeat: int, time_limit: float) -> list[dic
             check = time.perf_counter() - t
             if bad:
                 raise SystemExit(f"{variant}: the validator refuses a Result: {bad[:3]}")
-            row = {"variant": variant, "nodes": nodes, "gpus": 8 * nodes, "pendingPods": len(c.pending_pods), "loadSeconds": round(load, 2),
-                   "greedySeconds": round(greedy, 2), "exactSeconds": round(exact, 2), "validateSeconds": round(check, 2),
-                   "greedyPlaced": sum(o.node is not None for o in g.pods.values()), "exactPlaced": sum(o.node is not None for o in e.pods.values()),
-                   "exactStatus": e.status, "loadAverage": round(os.getloadavg()[0], 1)}
+            row = {
+                "variant": variant,
+                "nodes": nodes,
+                "gpus": 8 * nodes,
+                "pendingPods": len(c.pending_pods),
+                "loadSeconds": round(load, 2),
+                "greedySeconds": round(greedy, 2),
+                "exactSeconds": round(exact, 2),
+                "validateSeconds": round(check, 2),
+                "greedyPlaced": sum(o.node is not None for o in g.pods.values()),
+                "exactPlaced": sum(o.node is not None for o in e.pods.values()),
+                "exactStatus": e.status,
+                "loadAverage": round(os.getloadavg()[0], 1),
+            }
             old = best.get(variant)
-            if old is None or row["greedySeconds"] + row["exactSeconds"] < old["greedySeconds"] + old["exactSeconds"]:
+            if (
+                old is None
+                or row["greedySeconds"] + row["exactSeconds"]
+                < old["greedySeconds"] + old["exactSeconds"]
+            ):
                 best[variant] = row
     return [best["local"], best["network"]]
 

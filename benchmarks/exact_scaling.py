@@ -128,15 +128,26 @@ def make_hint(cluster: Cluster, kind: str = "auto") -> tuple[Result, str]:
 def first_fit_hint(cluster: Cluster) -> Result:
     """Queue order (priority, then creation), first node that fits, whole group or nothing."""
     resources = [r for r in cluster.resource_names if r != PODS]
-    free = np.array([[n.allocatable.get(r, 0) for r in resources] + [n.allocatable.get(PODS, 1 << 30)]
-                     for n in cluster.nodes], dtype=np.int64)
+    free = np.array(
+        [
+            [n.allocatable.get(r, 0) for r in resources] + [n.allocatable.get(PODS, 1 << 30)]
+            for n in cluster.nodes
+        ],
+        dtype=np.int64,
+    )
     for p in cluster.bound_pods:
         i = cluster.node_index[p.node_name]
         free[i] -= np.array([p.requests.get(r, 0) for r in resources] + [1])
     placements: dict[str, str] = {}
     for pods, key in _queue(cluster):
-        eligible = np.array([node_matches_pod_selector(pods[0], n) and first_untolerated_taint(n.taints, pods[0].tolerations) is None
-                             and not n.unschedulable for n in cluster.nodes])
+        eligible = np.array(
+            [
+                node_matches_pod_selector(pods[0], n)
+                and first_untolerated_taint(n.taints, pods[0].tolerations) is None
+                and not n.unschedulable
+                for n in cluster.nodes
+            ]
+        )
         for domain in _domains(cluster, key, eligible):
             trial = free.copy()
             chosen = _fit_all(cluster, pods, resources, trial, eligible & domain)
@@ -151,10 +162,12 @@ def _queue(cluster: Cluster):
     entities: dict[str, list] = {}
     for p in cluster.schedulable_pods:
         entities.setdefault(p.group_key or "pod:" + p.key, []).append(p)
+
     def order(item):
         key, pods = item
         prio = cluster.groups.node(key).priority if key in cluster.pod_groups else pods[0].priority
         return (-prio, pods[0].creation_timestamp, key)
+
     for key, pods in sorted(entities.items(), key=order):
         group = cluster.pod_groups.get(key)
         yield pods, group.topology_key if group else None
@@ -203,7 +216,9 @@ def solve_naive(cluster: Cluster, time_limit: float, seed: int) -> dict:
         row = []
         for i, n in enumerate(cluster.nodes):
             f = free[n.name]
-            if node_matches_pod_selector(p, n) and all(q <= f.get(r, 0) for r, q in p.requests.items() if q):
+            if node_matches_pod_selector(p, n) and all(
+                q <= f.get(r, 0) for r, q in p.requests.items() if q
+            ):
                 v = model.new_bool_var("")
                 row.append((i, v))
                 per_node.setdefault(i, []).append((v, p.requests))
@@ -211,7 +226,12 @@ def solve_naive(cluster: Cluster, time_limit: float, seed: int) -> dict:
     groups: dict[str, list] = {}
     for p in pods:
         groups.setdefault(p.group_key or "pod:" + p.key, []).append(p)
-    prios = sorted({cluster.groups.node(g).priority if g in cluster.pod_groups else ps[0].priority for g, ps in groups.items()})
+    prios = sorted(
+        {
+            cluster.groups.node(g).priority if g in cluster.pod_groups else ps[0].priority
+            for g, ps in groups.items()
+        }
+    )
     weight, w = {}, 1
     for pr in prios:
         weight[pr] = w
@@ -230,7 +250,10 @@ def solve_naive(cluster: Cluster, time_limit: float, seed: int) -> dict:
         for r in resources:
             coefs = [req.get(r, 0) for _, req in entries]
             if any(coefs):
-                model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in entries], coefs) <= free[cluster.nodes[i].name][r])
+                model.add(
+                    cp_model.LinearExpr.weighted_sum([v for v, _ in entries], coefs)
+                    <= free[cluster.nodes[i].name][r]
+                )
     model.maximize(cp_model.LinearExpr.weighted_sum([a for a, _ in terms], [c for _, c in terms]))
     build = time.perf_counter() - t0
     solver = cp_model.CpSolver()
@@ -238,12 +261,18 @@ def solve_naive(cluster: Cluster, time_limit: float, seed: int) -> dict:
     solver.parameters.random_seed = seed
     solver.parameters.max_time_in_seconds = time_limit
     status = solver.solve(model)
-    obj = solver.objective_value if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else float("nan")
+    obj = (
+        solver.objective_value if status in (cp_model.OPTIMAL, cp_model.FEASIBLE) else float("nan")
+    )
     bound = solver.best_objective_bound
-    return {"naive_status": solver.status_name(status), "naive_build_s": round(build, 2),
-            "naive_solve_s": round(solver.wall_time, 2), "naive_vars": len(model.proto.variables),
-            "naive_gap": round(abs(bound - obj) / max(1.0, abs(bound)), 4) if obj == obj else "",
-            "naive_top_admitted": int(obj // weight[prios[-1]]) if obj == obj else ""}
+    return {
+        "naive_status": solver.status_name(status),
+        "naive_build_s": round(build, 2),
+        "naive_solve_s": round(solver.wall_time, 2),
+        "naive_vars": len(model.proto.variables),
+        "naive_gap": round(abs(bound - obj) / max(1.0, abs(bound)), 4) if obj == obj else "",
+        "naive_top_admitted": int(obj // weight[prios[-1]]) if obj == obj else "",
+    }
 
 
 def _naive_topology(model, cluster, ps, x, key, adm):
@@ -260,7 +289,15 @@ def _naive_topology(model, cluster, ps, x, key, adm):
 
 
 # ---- one cell, in its own process -------------------------------------------------------------
-def run_cell(nodes: int, pods: int, profile: str, seed: int, time_limit: float, naive_limit: float, hint_kind: str) -> dict:
+def run_cell(
+    nodes: int,
+    pods: int,
+    profile: str,
+    seed: int,
+    time_limit: float,
+    naive_limit: float,
+    hint_kind: str,
+) -> dict:
     from gangplan.solver.exact import solve_exact
 
     load = round(os.getloadavg()[0], 2)
@@ -280,22 +317,42 @@ def run_cell(nodes: int, pods: int, profile: str, seed: int, time_limit: float, 
     tiebreak = trace.tiebreak
     first = next(iter(result.objective))
     row = {
-        "nodes": nodes, "pods": pods, "profile": profile, "seed": seed, "load_s": round(load_s, 2),
-        "hint": hint_engine, "hint_s": round(hint_s, 2), "hint_valid": hint_valid,
-        "hint_used": trace.hint.used, "hint_dropped": trace.hint.dropped or 0, "hint_top_admitted": hint.objective.get(first, 0),
+        "nodes": nodes,
+        "pods": pods,
+        "profile": profile,
+        "seed": seed,
+        "load_s": round(load_s, 2),
+        "hint": hint_engine,
+        "hint_s": round(hint_s, 2),
+        "hint_valid": hint_valid,
+        "hint_used": trace.hint.used,
+        "hint_dropped": trace.hint.dropped or 0,
+        "hint_top_admitted": hint.objective.get(first, 0),
         "start": trace.hint.start or "hint",
-        "build_s": build_s, "start_s": start_s, "pack_s": round(timing.packing or 0.0, 2), "pack_runs": timing.packing_runs or 0,
+        "build_s": build_s,
+        "start_s": start_s,
+        "pack_s": round(timing.packing or 0.0, 2),
+        "pack_runs": timing.packing_runs or 0,
         "class_s": round(timing.class_packing or 0.0, 2),
-        "solve_s": round(result.wall_seconds - build_s - start_s, 2), "status": result.status.value,
-        "gap": result.gap, "top_admitted": result.objective.get(first, 0),
-        "placed": result.objective.get("placed", 0), "hint_placed": hint.objective.get("placed", 0),
+        "solve_s": round(result.wall_seconds - build_s - start_s, 2),
+        "status": result.status.value,
+        "gap": result.gap,
+        "top_admitted": result.objective.get(first, 0),
+        "placed": result.objective.get("placed", 0),
+        "hint_placed": hint.objective.get("placed", 0),
         "decision_s": round(timing.decision or 0.0, 2),
         "tiebreak_s": round(timing.tiebreak or 0.0, 2),
-        "tiebreak_status": "" if tiebreak is None else ("skipped" if tiebreak.solved is False else tiebreak.status),
-        "tiebreak_gap": "" if tiebreak is None or tiebreak.gap is None else tiebreak.gap, "exact_s": round(result.wall_seconds, 2),
-        "variables": trace.model.variables, "valid": not violations,
+        "tiebreak_status": ""
+        if tiebreak is None
+        else ("skipped" if tiebreak.solved is False else tiebreak.status),
+        "tiebreak_gap": "" if tiebreak is None or tiebreak.gap is None else tiebreak.gap,
+        "exact_s": round(result.wall_seconds, 2),
+        "variables": trace.model.variables,
+        "valid": not violations,
         "phases": " ".join(f"{p.tier}:{p.status[0]}{p.seconds:.1f}s" for p in trace.phases),
-        "superseded_s": round(sum({p.phase: p.seconds for p in trace.superseded or []}.values()), 2),
+        "superseded_s": round(
+            sum({p.phase: p.seconds for p in trace.superseded or []}.values()), 2
+        ),
         "greedy_pods_s": round(len(cluster.pending_pods) / hint_s, 1) if hint_s > 0 else "",
         "exact_over_greedy": round(result.wall_seconds / hint_s, 2) if hint_s > 0 else "",
         "load": load,
@@ -313,17 +370,82 @@ def run_cell(nodes: int, pods: int, profile: str, seed: int, time_limit: float, 
 
 def run_isolated(*args) -> dict:
     """One cell in a fresh process (its own peak memory); a crashed cell becomes an error row."""
-    return isolate.run_isolated(run_cell, args, lambda code: {"nodes": args[0], "pods": args[1], "status": f"error (exit code {code})"})
+    return isolate.run_isolated(
+        run_cell,
+        args,
+        lambda code: {"nodes": args[0], "pods": args[1], "status": f"error (exit code {code})"},
+    )
 
 
-COLUMNS = ["nodes", "pods", "profile", "seed", "hint", "hint_valid", "hint_dropped", "hint_top_admitted", "top_admitted", "hint_placed", "placed",
-           "status", "gap", "build_s", "start_s", "pack_s", "pack_runs", "class_s", "start", "superseded_s", "decision_s", "tiebreak_s", "tiebreak_status",
-           "tiebreak_gap", "solve_s", "exact_s", "variables", "exact_peak_mb", "valid", "naive_status", "naive_build_s",
-           "naive_solve_s", "naive_vars", "naive_gap", "naive_top_admitted", "naive_peak_mb", "load_s", "hint_s", "greedy_pods_s", "exact_over_greedy",
-           "load", "phases"]
-PRINTED = ["nodes", "pods", "status", "gap", "build_s", "start_s", "pack_s", "decision_s", "tiebreak_s", "tiebreak_status", "tiebreak_gap",
-           "exact_s", "hint_s", "exact_over_greedy", "top_admitted", "hint_top_admitted", "placed", "variables", "exact_peak_mb", "naive_status",
-           "naive_gap", "load", "phases"]
+COLUMNS = [
+    "nodes",
+    "pods",
+    "profile",
+    "seed",
+    "hint",
+    "hint_valid",
+    "hint_dropped",
+    "hint_top_admitted",
+    "top_admitted",
+    "hint_placed",
+    "placed",
+    "status",
+    "gap",
+    "build_s",
+    "start_s",
+    "pack_s",
+    "pack_runs",
+    "class_s",
+    "start",
+    "superseded_s",
+    "decision_s",
+    "tiebreak_s",
+    "tiebreak_status",
+    "tiebreak_gap",
+    "solve_s",
+    "exact_s",
+    "variables",
+    "exact_peak_mb",
+    "valid",
+    "naive_status",
+    "naive_build_s",
+    "naive_solve_s",
+    "naive_vars",
+    "naive_gap",
+    "naive_top_admitted",
+    "naive_peak_mb",
+    "load_s",
+    "hint_s",
+    "greedy_pods_s",
+    "exact_over_greedy",
+    "load",
+    "phases",
+]
+PRINTED = [
+    "nodes",
+    "pods",
+    "status",
+    "gap",
+    "build_s",
+    "start_s",
+    "pack_s",
+    "decision_s",
+    "tiebreak_s",
+    "tiebreak_status",
+    "tiebreak_gap",
+    "exact_s",
+    "hint_s",
+    "exact_over_greedy",
+    "top_admitted",
+    "hint_top_admitted",
+    "placed",
+    "variables",
+    "exact_peak_mb",
+    "naive_status",
+    "naive_gap",
+    "load",
+    "phases",
+]
 """Columns of the printed line and table (the CSV has every column)."""
 
 
@@ -342,7 +464,9 @@ def main() -> None:
     for n in args.nodes:
         for p in args.pods:
             for seed in args.seed:
-                row = run_isolated(n, p, args.profile, seed, args.time_limit, args.naive_time_limit, args.hint)
+                row = run_isolated(
+                    n, p, args.profile, seed, args.time_limit, args.naive_time_limit, args.hint
+                )
                 rows.append(row)
                 print(" | ".join(f"{k}={row.get(k, '')}" for k in PRINTED), flush=True)
     write_csv(args.out, rows, COLUMNS, ignore_extra=True)

@@ -40,8 +40,18 @@ from gangplan.replay.run import parse_policies, parse_seeds, trace_shapes
 from gangplan.replay.traces import read_nodes, read_trace
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = Path(os.environ.get("GANGPLAN_DATA_DIR") or ROOT / "tests" / "data" / "traces") / "alibaba-gpu-v2023"
-PAPER = {"random": (13.70, 0.33), "dotprod": (9.38, 0.19), "clustering": (8.35, 0.61), "packing": (8.22, 0.53), "bestfit": (7.14, 0.14), "fgd": (4.77, 0.11)}
+DATA = (
+    Path(os.environ.get("GANGPLAN_DATA_DIR") or ROOT / "tests" / "data" / "traces")
+    / "alibaba-gpu-v2023"
+)
+PAPER = {
+    "random": (13.70, 0.33),
+    "dotprod": (9.38, 0.19),
+    "clustering": (8.35, 0.61),
+    "packing": (8.22, 0.53),
+    "bestfit": (7.14, 0.14),
+    "fgd": (4.77, 0.11),
+}
 """Fig. 9(a): unallocated GPU % at 100 % arrived, mean (sample sd) over seeds 42..51."""
 POLICIES = "random,dotprod,clustering,packing,bestfit,fgd,default"
 
@@ -69,33 +79,70 @@ def main() -> None:
             t = time.perf_counter()
             r = run_fill(base, trace.jobs, policy, seed, typical=typ)
             wall = time.perf_counter() - t
-            runs.append({"policy": policy, "seed": seed, "jobs": len(r.jobs), "placed": sum(r.placed), "unallocated_at_100": r.unallocated_percent["100"], "wall_s": round(wall, 2), "load": round(load, 2)})
-            print(f"{policy:<12} seed {seed}: {r.unallocated_percent['100']:6.2f} % unallocated at 100 % arrived, {wall:5.1f} s (load {load:.1f})", flush=True)
+            runs.append(
+                {
+                    "policy": policy,
+                    "seed": seed,
+                    "jobs": len(r.jobs),
+                    "placed": sum(r.placed),
+                    "unallocated_at_100": r.unallocated_percent["100"],
+                    "wall_s": round(wall, 2),
+                    "load": round(load, 2),
+                }
+            )
+            print(
+                f"{policy:<12} seed {seed}: {r.unallocated_percent['100']:6.2f} % unallocated at 100 % arrived, {wall:5.1f} s (load {load:.1f})",
+                flush=True,
+            )
     bounds = []
     for seed in seeds:
         todo, _ = fill_order(base, trace.jobs, seed)
         b = packing_bound(base, arrived_prefix(todo, capacity_milli(base), 100))
         bounds.append(b.unallocated_percent)
-        print(f"{'LP bound':<12} seed {seed}: {b.unallocated_percent:6.2f} % ({b.status}, arrived {100 * b.arrived_milli / b.capacity_milli:.2f} %)", flush=True)
+        print(
+            f"{'LP bound':<12} seed {seed}: {b.unallocated_percent:6.2f} % ({b.status}, arrived {100 * b.arrived_milli / b.capacity_milli:.2f} %)",
+            flush=True,
+        )
     rows = []
     for policy in policies:
         m, sd = mean_sd([r["unallocated_at_100"] for r in runs if r["policy"] == policy])
         pm, psd = PAPER.get(policy, (None, None))
         tol = max(2 * psd, 0.3) if psd is not None else None
-        rows.append({
-            "policy": policy, "seeds": len(seeds), "mean": round(m, 2), "sd": round(sd, 2),
-            "paper_mean": pm if pm is not None else "", "paper_sd": psd if psd is not None else "",
-            "diff": round(m - pm, 2) if pm is not None else "", "tolerance": round(tol, 2) if tol is not None else "",
-            "within": ("yes" if abs(m - pm) <= tol else "NO") if pm is not None else "",
-        })
+        rows.append(
+            {
+                "policy": policy,
+                "seeds": len(seeds),
+                "mean": round(m, 2),
+                "sd": round(sd, 2),
+                "paper_mean": pm if pm is not None else "",
+                "paper_sd": psd if psd is not None else "",
+                "diff": round(m - pm, 2) if pm is not None else "",
+                "tolerance": round(tol, 2) if tol is not None else "",
+                "within": ("yes" if abs(m - pm) <= tol else "NO") if pm is not None else "",
+            }
+        )
     bm, bsd = mean_sd(bounds)
-    rows.append({"policy": "lp-packing-bound", "seeds": len(seeds), "mean": round(bm, 2), "sd": round(bsd, 2), "paper_mean": "", "paper_sd": "", "diff": "", "tolerance": "", "within": ""})
+    rows.append(
+        {
+            "policy": "lp-packing-bound",
+            "seeds": len(seeds),
+            "mean": round(bm, 2),
+            "sd": round(bsd, 2),
+            "paper_mean": "",
+            "paper_sd": "",
+            "diff": "",
+            "tolerance": "",
+            "within": "",
+        }
+    )
     print()
     print_rows(rows, list(rows[0]))
     paper_rows = [r for r in rows if r["policy"] in PAPER]
     ours = [r["policy"] for r in sorted(paper_rows, key=lambda r: -r["mean"])]
     theirs = [p for p in sorted(PAPER, key=lambda p: -PAPER[p][0]) if p in ours]
-    print(f"\norder (most unallocated first): {' > '.join(ours)}; paper: {' > '.join(theirs)}; {'same' if ours == theirs else 'DIFFERENT'}")
+    print(
+        f"\norder (most unallocated first): {' > '.join(ours)}; paper: {' > '.join(theirs)}; {'same' if ours == theirs else 'DIFFERENT'}"
+    )
     out = ROOT / "benchmarks" / "results"
     write_csv(out / f"{a.out}_runs.csv", runs)
     write_csv(out / f"{a.out}.csv", rows)

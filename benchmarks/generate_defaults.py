@@ -28,7 +28,19 @@ from gangplan.solver.diff import GREEDY_SUBOPTIMAL, diff_snapshot
 from gangplan.solver.validate import validate
 
 OUT = Path(__file__).parent / "results" / "generate_defaults.csv"
-FIELDS = ["shape", "seed", "classification", "greedyAdmitted", "optimalAdmitted", "groups", "decisiveKind", "decisiveGroup", "groupOutcomeDiffers", "seconds", "violations"]
+FIELDS = [
+    "shape",
+    "seed",
+    "classification",
+    "greedyAdmitted",
+    "optimalAdmitted",
+    "groups",
+    "decisiveKind",
+    "decisiveGroup",
+    "groupOutcomeDiffers",
+    "seconds",
+    "violations",
+]
 
 
 def main() -> None:
@@ -39,14 +51,28 @@ def main() -> None:
     for shape in SHAPES:
         counts[shape] = Counter()
         for seed in range(args.seeds):
-            cluster = to_cluster(generate_shape(shape, nodes=DEFAULT_NODES, utilisation=DEFAULT_UTILISATION, seed=seed, gangs=DEFAULT_GANGS))
+            cluster = to_cluster(
+                generate_shape(
+                    shape,
+                    nodes=DEFAULT_NODES,
+                    utilisation=DEFAULT_UTILISATION,
+                    seed=seed,
+                    gangs=DEFAULT_GANGS,
+                )
+            )
             d = diff_snapshot(cluster, snapshot=f"{shape}-{seed}")
             s = d.decisive
             row = {
-                "shape": shape, "seed": seed, "classification": d.classification,
-                "greedyAdmitted": sum(g.greedy_admitted for g in d.groups), "optimalAdmitted": sum(g.optimal_admitted for g in d.groups),
-                "groups": len(d.groups), "decisiveKind": s.kind if s else "", "decisiveGroup": (s.group or s.pod or "") if s else "",
-                "groupOutcomeDiffers": s.group_outcome_differs if s else "", "seconds": round(d.seconds, 2),
+                "shape": shape,
+                "seed": seed,
+                "classification": d.classification,
+                "greedyAdmitted": sum(g.greedy_admitted for g in d.groups),
+                "optimalAdmitted": sum(g.optimal_admitted for g in d.groups),
+                "groups": len(d.groups),
+                "decisiveKind": s.kind if s else "",
+                "decisiveGroup": (s.group or s.pod or "") if s else "",
+                "groupOutcomeDiffers": s.group_outcome_differs if s else "",
+                "seconds": round(d.seconds, 2),
                 "violations": len(validate(cluster, d.greedy)) + len(validate(cluster, d.optimal)),
             }
             rows.append(row)
@@ -54,7 +80,9 @@ def main() -> None:
             print("  ".join(str(row[f]) for f in FIELDS), flush=True)
     print()
     for shape, c in counts.items():
-        print(f"{shape}: {c[GREEDY_SUBOPTIMAL]} of {sum(c.values())} greedy-suboptimal  ({dict(sorted(c.items()))})")
+        print(
+            f"{shape}: {c[GREEDY_SUBOPTIMAL]} of {sum(c.values())} greedy-suboptimal  ({dict(sorted(c.items()))})"
+        )
     write_csv(OUT, rows, FIELDS)
 
 

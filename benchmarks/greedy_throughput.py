@@ -50,7 +50,15 @@ QUICK_OUT = Path(__file__).parent / "results" / "greedy_throughput_quick.csv"
 
 def measure(name: str, nodes: int, gangs: int, per: int, policy: str, pct: int) -> dict:
     load = round(os.getloadavg()[0], 2)
-    cluster = to_cluster(scheduler_perf_gangs(nodes=nodes, gangs=gangs, pods_per_gang=per, policy=policy, percentage_of_nodes_to_score=pct))
+    cluster = to_cluster(
+        scheduler_perf_gangs(
+            nodes=nodes,
+            gangs=gangs,
+            pods_per_gang=per,
+            policy=policy,
+            percentage_of_nodes_to_score=pct,
+        )
+    )
     start = time.perf_counter()
     result = solve_greedy(cluster, top_k=0)
     seconds = time.perf_counter() - start
@@ -74,7 +82,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="one small shape (smoke test)")
     args = ap.parse_args()
     rows = []
-    print(f"{'shape':<42} {'pct':>4} {'pods':>6} {'admitted':>11} {'seconds':>8} {'pods/s':>9} {'ratio':>7} {'ms/group':>9} {'load':>5}")
+    print(
+        f"{'shape':<42} {'pct':>4} {'pods':>6} {'admitted':>11} {'seconds':>8} {'pods/s':>9} {'ratio':>7} {'ms/group':>9} {'load':>5}"
+    )
     for name, nodes, gangs, per, policy in QUICK if args.quick else SHAPES:
         base = None
         for pct in (100, 0):
@@ -82,7 +92,10 @@ def main() -> None:
             base = base or row["podsPerSecond"]
             row["ratio"] = round(row["podsPerSecond"] / base, 2)
             rows.append(row)
-            print(f"{row['shape']:<42} {pct:>4} {row['pods']:>6} {row['admittedGroups']:>5}/{row['groups']:<5} {row['seconds']:>8.3f} {row['podsPerSecond']:>9.1f} {row['ratio']:>6.2f}x {row['msPerGroup']:>9.3f} {row['load']:>5}", flush=True)
+            print(
+                f"{row['shape']:<42} {pct:>4} {row['pods']:>6} {row['admittedGroups']:>5}/{row['groups']:<5} {row['seconds']:>8.3f} {row['podsPerSecond']:>9.1f} {row['ratio']:>6.2f}x {row['msPerGroup']:>9.3f} {row['load']:>5}",
+                flush=True,
+            )
     out = QUICK_OUT if args.quick else OUT
     write_csv(out, rows)
     print(f"wrote {out}")

@@ -84,8 +84,25 @@ from results_csv import print_rows, write_csv  # benchmarks/results_csv.py  # no
 
 OUT = Path(__file__).resolve().parent / "results" / "huge_clusters.csv"
 STEPS = ("load_yaml", "load_json", "greedy", "exact", "diff")
-FIELDS = ["variant", "step", "nodes", "bound", "pending", "mb", "seconds", "cpu_s", "pods_per_s", "status", "gap", "classification",
-          "load_s", "peak_mb", "note", "load_avg", "load_avg_end"]
+FIELDS = [
+    "variant",
+    "step",
+    "nodes",
+    "bound",
+    "pending",
+    "mb",
+    "seconds",
+    "cpu_s",
+    "pods_per_s",
+    "status",
+    "gap",
+    "classification",
+    "load_s",
+    "peak_mb",
+    "note",
+    "load_avg",
+    "load_avg_end",
+]
 
 
 def _rss_mb() -> int:
@@ -110,8 +127,13 @@ def _step(step: str, folder: str, variant: str, time_limit: float, profile: bool
         cluster = load_snapshot(load_path)
     load_s, load_cpu = time.perf_counter() - t0, time.process_time() - c0
     bound = sum(1 for p in cluster.pods if p.node_name)
-    row |= {"nodes": len(cluster.nodes), "bound": bound, "pending": len(cluster.pending_pods), "load_s": round(load_s, 2),
-            "mb": round(load_path.stat().st_size / 2**20, 1)}
+    row |= {
+        "nodes": len(cluster.nodes),
+        "bound": bound,
+        "pending": len(cluster.pending_pods),
+        "load_s": round(load_s, 2),
+        "mb": round(load_path.stat().st_size / 2**20, 1),
+    }
     if step.startswith("load"):
         row |= {"seconds": round(load_s, 2), "cpu_s": round(load_cpu, 2)}
     else:
@@ -133,9 +155,21 @@ def _step(step: str, folder: str, variant: str, time_limit: float, profile: bool
         elif step == "exact":
             t = out.trace.model_dump() if hasattr(out.trace, "model_dump") else dict(out.trace)
             timing, model = t.get("timing") or {}, t.get("model") or {}
-            parts = [f"placed {sum(1 for p in out.pods.values() if p.node)}", f"vars {model.get('variables')}", f"classes {model.get('classes')}"]
-            parts += [f"{k} {float(timing[k]):.1f}s" for k in ("build", "start", "decision", "tiebreak") if k in timing]
-            row |= {"status": str(out.status), "gap": "" if out.gap is None else round(out.gap, 4), "note": "; ".join(parts)}
+            parts = [
+                f"placed {sum(1 for p in out.pods.values() if p.node)}",
+                f"vars {model.get('variables')}",
+                f"classes {model.get('classes')}",
+            ]
+            parts += [
+                f"{k} {float(timing[k]):.1f}s"
+                for k in ("build", "start", "decision", "tiebreak")
+                if k in timing
+            ]
+            row |= {
+                "status": str(out.status),
+                "gap": "" if out.gap is None else round(out.gap, 4),
+                "note": "; ".join(parts),
+            }
         else:
             row |= {"classification": out.classification}
     row["peak_mb"] = _rss_mb()
@@ -213,22 +247,39 @@ def run_watched(args: tuple, max_rss_mb: int, timeout: float) -> dict[str, Any]:
 def write_dumps(folder: Path, variant: str, scale: float, seed: int) -> tuple[Path, Path]:
     from gangplan.bench.generators.families import build_family
 
-    params = {"variant": variant, "nodes": round(10_000 * scale), "bound_pods": round(100_000 * scale), "pending_pods": round(5_000 * scale)}
+    params = {
+        "variant": variant,
+        "nodes": round(10_000 * scale),
+        "bound_pods": round(100_000 * scale),
+        "pending_pods": round(5_000 * scale),
+    }
     objects = build_family("huge", params, seed)
     base = folder / f"huge-{variant}"
-    return write_list(objects, base.with_suffix(".yaml")), write_list(objects, base.with_suffix(".json"))
+    return write_list(objects, base.with_suffix(".yaml")), write_list(
+        objects, base.with_suffix(".json")
+    )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--variant", nargs="+", choices=["gb200", "dgx"], default=["gb200", "dgx"])
     ap.add_argument("--steps", nargs="+", choices=STEPS, default=list(STEPS))
-    ap.add_argument("--scale", type=float, default=1.0, help="share of 10,000 / 100,000 / 5,000 (0.01: the test's size)")
+    ap.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        help="share of 10,000 / 100,000 / 5,000 (0.01: the test's size)",
+    )
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--time-limit", type=float, default=60.0, help="exact and diff time limit (s)")
     ap.add_argument("--max-rss-gb", type=float, default=6.0)
     ap.add_argument("--step-timeout", type=float, default=900.0)
-    ap.add_argument("--dir", type=Path, default=Path("/tmp/gangplan-huge"), help="where the dumps go (reused if present)")
+    ap.add_argument(
+        "--dir",
+        type=Path,
+        default=Path("/tmp/gangplan-huge"),
+        help="where the dumps go (reused if present)",
+    )
     ap.add_argument("--rewrite", action="store_true", help="write the dumps even if present")
     ap.add_argument("--profile", choices=STEPS, default=None)
     ap.add_argument("--out", type=Path, default=OUT)
@@ -245,10 +296,19 @@ def main() -> None:
             print(f"{variant}: dumps written in {time.perf_counter() - t0:.1f} s", flush=True)
         for step in args.steps:
             la = round(os.getloadavg()[0], 2)
-            row = run_watched((step, str(args.dir), variant, args.time_limit, args.profile == step),
-                              round(args.max_rss_gb * 1024), args.step_timeout)
+            row = run_watched(
+                (step, str(args.dir), variant, args.time_limit, args.profile == step),
+                round(args.max_rss_gb * 1024),
+                args.step_timeout,
+            )
             profile = row.pop("profile", None)
-            row = {"variant": variant, "step": step, **row, "load_avg": la, "load_avg_end": round(os.getloadavg()[0], 2)}
+            row = {
+                "variant": variant,
+                "step": step,
+                **row,
+                "load_avg": la,
+                "load_avg_end": round(os.getloadavg()[0], 2),
+            }
             print({k: v for k, v in row.items() if v not in ("", None)}, flush=True)
             if profile:
                 print(profile)

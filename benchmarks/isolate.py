@@ -12,7 +12,9 @@ def _entry(fn: Callable[..., dict], args: tuple, queue) -> None:
     queue.put(fn(*args))
 
 
-def run_isolated(fn: Callable[..., dict], args: tuple, error_row: Callable[[int | None], dict[str, Any]]) -> dict:
+def run_isolated(
+    fn: Callable[..., dict], args: tuple, error_row: Callable[[int | None], dict[str, Any]]
+) -> dict:
     """``fn(*args)`` in a spawned process; a cell that dies without a row gives ``error_row(exit code)``."""
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()

@@ -35,7 +35,10 @@ from gangplan.replay.run import parse_policies, parse_seeds, trace_shapes
 from gangplan.replay.traces import read_nodes, read_trace
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = Path(os.environ.get("GANGPLAN_DATA_DIR") or ROOT / "tests" / "data" / "traces") / "alibaba-gpu-v2023"
+DATA = (
+    Path(os.environ.get("GANGPLAN_DATA_DIR") or ROOT / "tests" / "data" / "traces")
+    / "alibaba-gpu-v2023"
+)
 
 
 def mean_sd(v: list[float]) -> tuple[float, float]:
@@ -48,9 +51,18 @@ def main() -> None:
     ap.add_argument("--seeds", default="42..51")
     ap.add_argument("--percents", default="100,50,80,110,130")
     ap.add_argument("--policy", default="fgd,bestfit,default")
-    ap.add_argument("--work-limit", type=float, default=200.0, help="CP-SAT deterministic seconds per bound (then a bound with its gap)")
+    ap.add_argument(
+        "--work-limit",
+        type=float,
+        default=200.0,
+        help="CP-SAT deterministic seconds per bound (then a bound with its gap)",
+    )
     ap.add_argument("--out", default="packing_bound")
-    ap.add_argument("--pool", default="", help="a pickle of the pattern pool: read at start if it exists, written after every bound")
+    ap.add_argument(
+        "--pool",
+        default="",
+        help="a pickle of the pattern pool: read at start if it exists, written after every bound",
+    )
     a = ap.parse_args()
     seeds, policies = parse_seeds(a.seeds), parse_policies(a.policy)
     percents = [int(x) for x in a.percents.split(",")]
@@ -70,27 +82,48 @@ def main() -> None:
             for policy in policies:
                 if (policy, seed) not in curves:
                     t = time.perf_counter()
-                    curves[policy, seed] = run_fill(base, trace.jobs, policy, seed, typical=typ).unallocated_percent
+                    curves[policy, seed] = run_fill(
+                        base, trace.jobs, policy, seed, typical=typ
+                    ).unallocated_percent
                     fill_wall[policy, seed] = round(time.perf_counter() - t, 2)
             order, _ = fill_order(base, trace.jobs, seed)
             load = os.getloadavg()[0]
             t = time.perf_counter()
-            b = packing_bound(base, arrived_prefix(order, cap, k), method="patterns", work_limit=a.work_limit, integer=True, pool=pool)
+            b = packing_bound(
+                base,
+                arrived_prefix(order, cap, k),
+                method="patterns",
+                work_limit=a.work_limit,
+                integer=True,
+                pool=pool,
+            )
             wall = time.perf_counter() - t
             row = {
-                "seed": seed, "arrived_percent": k, "arrived_in_prefix": round(100 * b.arrived_milli / cap, 2),
-                "bound": b.unallocated_percent, "status": b.status, "gap": b.gap_percent, "integer": b.integer_unallocated_percent,
+                "seed": seed,
+                "arrived_percent": k,
+                "arrived_in_prefix": round(100 * b.arrived_milli / cap, 2),
+                "bound": b.unallocated_percent,
+                "status": b.status,
+                "gap": b.gap_percent,
+                "integer": b.integer_unallocated_percent,
                 **{p: curves[p, seed][str(k)] for p in policies},
-                "iterations": b.iterations, "columns": b.columns, "bound_wall_s": round(wall, 2),
-                "fill_wall_s": ";".join(f"{p}={fill_wall[p, seed]}" for p in policies), "load": round(load, 2),
+                "iterations": b.iterations,
+                "columns": b.columns,
+                "bound_wall_s": round(wall, 2),
+                "fill_wall_s": ";".join(f"{p}={fill_wall[p, seed]}" for p in policies),
+                "load": round(load, 2),
             }
             rows.append(row)
             write_csv(out, rows)
             if a.pool:
                 Path(a.pool).write_bytes(pickle.dumps(pool))
-            print(f"arrived {k:3d} % seed {seed}: bound {b.unallocated_percent:6.2f} ({b.status}, gap {b.gap_percent}) integer "
-                  f"{b.integer_unallocated_percent} | " + " ".join(f"{p} {curves[p, seed][str(k)]:.2f}" for p in policies)
-                  + f" | {wall:.1f} s, {b.iterations} rounds, load {load:.1f}", flush=True)
+            print(
+                f"arrived {k:3d} % seed {seed}: bound {b.unallocated_percent:6.2f} ({b.status}, gap {b.gap_percent}) integer "
+                f"{b.integer_unallocated_percent} | "
+                + " ".join(f"{p} {curves[p, seed][str(k)]:.2f}" for p in policies)
+                + f" | {wall:.1f} s, {b.iterations} rounds, load {load:.1f}",
+                flush=True,
+            )
     summary = []
     for k in percents:
         rs = [r for r in rows if r["arrived_percent"] == k]

@@ -58,7 +58,9 @@ def preemptible_shape(nodes: int, pending: int, *, seed: int, share: float = 0.3
     return preemptible_load(gpu_benchmark(nodes, pending, profile="busy", seed=seed), seed, share)
 
 
-def run_cell(nodes: int, pending: int, *, seed: int, time_limit: float, greedy_only: bool = False) -> dict:
+def run_cell(
+    nodes: int, pending: int, *, seed: int, time_limit: float, greedy_only: bool = False
+) -> dict:
     cluster = to_cluster(preemptible_shape(nodes, pending, seed=seed))
     row: dict = {"nodes": nodes, "pending": pending, "load": round(os.getloadavg()[0], 2)}
     for mode, flag in (("on", True), ("off", False)):
@@ -68,16 +70,30 @@ def run_cell(nodes: int, pending: int, *, seed: int, time_limit: float, greedy_o
         assert validate(cluster, g) == [], mode
         adm = lambda r: int(sum(v for k, v in r.objective.items() if k.startswith("admitted")))  # noqa: E731
         placed = sum(1 for o in g.pods.values() if o.node is not None)
-        row.update({f"greedy_{mode}_s": round(t1 - t0, 2), f"greedy_{mode}_pods_per_s": round(pending / max(t1 - t0, 1e-3)),
-                    f"greedy_{mode}_placed": placed, f"greedy_{mode}_admitted": adm(g), f"greedy_{mode}_victims": len(g.victims)})
+        row.update(
+            {
+                f"greedy_{mode}_s": round(t1 - t0, 2),
+                f"greedy_{mode}_pods_per_s": round(pending / max(t1 - t0, 1e-3)),
+                f"greedy_{mode}_placed": placed,
+                f"greedy_{mode}_admitted": adm(g),
+                f"greedy_{mode}_victims": len(g.victims),
+            }
+        )
         if greedy_only:
             continue
         t1 = time.perf_counter()
         e = solve_exact(cluster, hint=g, time_limit=time_limit, preemption=flag)
         t2 = time.perf_counter()
         assert validate(cluster, e) == [], mode
-        row.update({f"exact_{mode}_s": round(t2 - t1, 2), f"exact_{mode}_status": e.status.value, f"exact_{mode}_gap": e.gap,
-                    f"exact_{mode}_admitted": adm(e), f"exact_{mode}_victims": len(e.victims)})
+        row.update(
+            {
+                f"exact_{mode}_s": round(t2 - t1, 2),
+                f"exact_{mode}_status": e.status.value,
+                f"exact_{mode}_gap": e.gap,
+                f"exact_{mode}_admitted": adm(e),
+                f"exact_{mode}_victims": len(e.victims),
+            }
+        )
     if not greedy_only:
         row["exact_on_over_off"] = round(row["exact_on_s"] / max(row["exact_off_s"], 1e-3), 2)
     return row
@@ -88,12 +104,18 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--cells", default="100x64,100x512,1000x512,1000x2048,5000x2048")
-    ap.add_argument("--greedy-only", action="store_true", help="time the greedy engine only (no CP-SAT); writes preemption_scaling_greedy.csv")
+    ap.add_argument(
+        "--greedy-only",
+        action="store_true",
+        help="time the greedy engine only (no CP-SAT); writes preemption_scaling_greedy.csv",
+    )
     args = ap.parse_args()
     rows = []
     for cell in args.cells.split(","):
         n, p = (int(x) for x in cell.split("x"))
-        row = run_cell(n, p, seed=args.seed, time_limit=args.time_limit, greedy_only=args.greedy_only)
+        row = run_cell(
+            n, p, seed=args.seed, time_limit=args.time_limit, greedy_only=args.greedy_only
+        )
         rows.append(row)
         print(" ".join(f"{k}={v}" for k, v in row.items()), flush=True)
     out = RESULTS.with_name("preemption_scaling_greedy.csv") if args.greedy_only else RESULTS

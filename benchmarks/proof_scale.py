@@ -59,7 +59,9 @@ def build(case: str):
 
         shape = "gb200-nvl72" if case == "gb200-5k" else "dgx-h100-superpod"
         gangs = 200 if case == "gb200-5k" else DEFAULT_GANGS
-        return to_cluster(generate_shape(shape, nodes=5000, utilisation=DEFAULT_UTILISATION, seed=0, gangs=gangs))
+        return to_cluster(
+            generate_shape(shape, nodes=5000, utilisation=DEFAULT_UTILISATION, seed=0, gangs=gangs)
+        )
     if case == "inventory":
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from real_inventory import inventory_snapshot
@@ -93,14 +95,37 @@ def run_showcase(time_limit: float, rnd: int) -> dict[str, Any]:
 
     load0 = os.getloadavg()[0]
     t0 = time.perf_counter()
-    rows = run_suite(Path(__file__).resolve().parent.parent / "scenarios" / "showcase", time_limit=time_limit)
+    rows = run_suite(
+        Path(__file__).resolve().parent.parent / "scenarios" / "showcase", time_limit=time_limit
+    )
     secs = time.perf_counter() - t0
-    docs = [{"scenario": r.scenario, "failures": r.failures, "diff": r.diff.to_dict(trace="summary") if r.diff else None} for r in rows]
+    docs = [
+        {
+            "scenario": r.scenario,
+            "failures": r.failures,
+            "diff": r.diff.to_dict(trace="summary") if r.diff else None,
+        }
+        for r in rows
+    ]
     digest = hashlib.sha1(json.dumps(without_time(docs), sort_keys=True).encode()).hexdigest()[:12]
     unproven = sum(1 for r in rows if r.unproven)
-    return {"case": "showcase", "round": rnd, "nodes": "", "pending": "", "classification": f"exit {suite_exit_code(rows)}",
-            "exact_status": "", "admission": f"{unproven} unproven", "greedy_top": "", "exact_top": "", "diff_s": round(secs, 2),
-            "exact_s": "", "exact_work": None, "stopped_by": "", "bytes": digest, "load": round((load0 + os.getloadavg()[0]) / 2, 2)}
+    return {
+        "case": "showcase",
+        "round": rnd,
+        "nodes": "",
+        "pending": "",
+        "classification": f"exit {suite_exit_code(rows)}",
+        "exact_status": "",
+        "admission": f"{unproven} unproven",
+        "greedy_top": "",
+        "exact_top": "",
+        "diff_s": round(secs, 2),
+        "exact_s": "",
+        "exact_work": None,
+        "stopped_by": "",
+        "bytes": digest,
+        "load": round((load0 + os.getloadavg()[0]) / 2, 2),
+    }
 
 
 def run_case(case: str, time_limit: float, rnd: int, explain: bool = True) -> dict[str, Any]:
@@ -120,15 +145,25 @@ def run_case(case: str, time_limit: float, rnd: int, explain: bool = True) -> di
     timing = d.optimal.exact_trace.timing if d.optimal.exact_trace else None
     first = admission[0].tier if admission else None
     return {
-        "case": case, "round": rnd, "nodes": len(cluster.nodes), "pending": len(cluster.pending_pods),
-        "classification": d.classification, "exact_status": d.optimal.status.value,
-        "admission": "proven" if not open_adm else f"open {open_adm[0].tier} +{d.proof.might_gain:g}",
-        "greedy_top": d.greedy.objective.get(first) if first else None, "exact_top": d.optimal.objective.get(first) if first else None,
+        "case": case,
+        "round": rnd,
+        "nodes": len(cluster.nodes),
+        "pending": len(cluster.pending_pods),
+        "classification": d.classification,
+        "exact_status": d.optimal.status.value,
+        "admission": "proven"
+        if not open_adm
+        else f"open {open_adm[0].tier} +{d.proof.might_gain:g}",
+        "greedy_top": d.greedy.objective.get(first) if first else None,
+        "exact_top": d.optimal.objective.get(first) if first else None,
         # exact_s: the main exact run's wall time (closest_optimum keeps it); exact_work: the work of
         # the run whose placement the diff reports (with a decisive step: the agreeing probe's)
-        "diff_s": round(secs, 2), "exact_s": round(d.optimal.wall_seconds, 2),
+        "diff_s": round(secs, 2),
+        "exact_s": round(d.optimal.wall_seconds, 2),
         "exact_work": round(timing.work, 2) if timing and timing.work else None,
-        "stopped_by": d.proof.stopped_by, "bytes": digest, "load": round((load0 + os.getloadavg()[0]) / 2, 2),
+        "stopped_by": d.proof.stopped_by,
+        "bytes": digest,
+        "load": round((load0 + os.getloadavg()[0]) / 2, 2),
     }
 
 
@@ -140,16 +175,24 @@ def _burn(stop) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cases", nargs="*", default=["gb200-5k", "dgx-5k", "inventory", "huge-gb200", "huge-dgx"])
+    ap.add_argument(
+        "--cases", nargs="*", default=["gb200-5k", "dgx-5k", "inventory", "huge-gb200", "huge-dgx"]
+    )
     ap.add_argument("--het", nargs="*", type=int, default=[], help="heterogeneous seeds")
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--burn", type=int, default=0, help="CPU-bound processes running meanwhile")
     ap.add_argument("--time-limit", type=float, default=10.0)
-    ap.add_argument("--no-explain", action="store_true", help="skip the decisive step (the proof is the exact run's)")
+    ap.add_argument(
+        "--no-explain",
+        action="store_true",
+        help="skip the decisive step (the proof is the exact run's)",
+    )
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     stop = multiprocessing.Event()
-    burners = [multiprocessing.Process(target=_burn, args=(stop,), daemon=True) for _ in range(args.burn)]
+    burners = [
+        multiprocessing.Process(target=_burn, args=(stop,), daemon=True) for _ in range(args.burn)
+    ]
     for b in burners:
         b.start()
     rows = []
@@ -157,7 +200,10 @@ def main() -> None:
         cases = list(args.cases) + [f"het-{s}" for s in args.het]
         for rnd in range(args.rounds):
             for case in cases:
-                row = run_case(case, args.time_limit, rnd, not args.no_explain) | {"burn": args.burn, "time_limit": args.time_limit}
+                row = run_case(case, args.time_limit, rnd, not args.no_explain) | {
+                    "burn": args.burn,
+                    "time_limit": args.time_limit,
+                }
                 rows.append(row)
                 print("  ".join(f"{k}={v}" for k, v in row.items()), flush=True)
     finally:
@@ -165,10 +211,14 @@ def main() -> None:
         for b in burners:
             b.join(timeout=5)
     write_csv(args.out, rows)
-    print(f"\n{'case':12} {'round':>5} {'class':18} {'admission':24} {'diff s':>7} {'exact s':>7} {'work':>6} {'bytes':12} {'load':>5}")
+    print(
+        f"\n{'case':12} {'round':>5} {'class':18} {'admission':24} {'diff s':>7} {'exact s':>7} {'work':>6} {'bytes':12} {'load':>5}"
+    )
     for r in rows:
-        print(f"{r['case']:12} {r['round']:>5} {r['classification']:18} {r['admission']:24} {r['diff_s']:>7} {r['exact_s']:>7} "
-              f"{r['exact_work'] or 0:>6} {r['bytes']:12} {r['load']:>5}")
+        print(
+            f"{r['case']:12} {r['round']:>5} {r['classification']:18} {r['admission']:24} {r['diff_s']:>7} {r['exact_s']:>7} "
+            f"{r['exact_work'] or 0:>6} {r['bytes']:12} {r['load']:>5}"
+        )
     print(f"wrote {args.out}")
 
 

@@ -83,7 +83,9 @@ OUT = Path(__file__).resolve().parent / "results" / "real_inventory.csv"
 NODES_PER_RACK, RACKS_PER_ZONE, GPUS_PER_WORKER, MAX_RACK_GANG = 8, 8, 8, 8
 
 
-def inventory_snapshot(jobs: int, utilisation: float, seed: int = 0, data_dir: str | None = None) -> list[dict]:
+def inventory_snapshot(
+    jobs: int, utilisation: float, seed: int = 0, data_dir: str | None = None
+) -> list[dict]:
     """The objects of one instance (see the module docstring)."""
     shapes = _inventory("spot", data_dir)
     groups: dict[tuple[str, int], list] = {}
@@ -95,10 +97,16 @@ def inventory_snapshot(jobs: int, utilisation: float, seed: int = 0, data_dir: s
     rows = trace[trace["num_gpus"] >= 1].sort_values(["timestamp"], kind="stable")
     rng = seeded_rng(seed, _STREAM_PHILLY)
     start = int(rng.integers(0, len(rows) - jobs + 1))
-    return out + philly_jobs([int(x) for x in rows.iloc[start:start + jobs]["num_gpus"]], GPUS_PER_WORKER, MAX_RACK_GANG)
+    return out + philly_jobs(
+        [int(x) for x in rows.iloc[start : start + jobs]["num_gpus"]],
+        GPUS_PER_WORKER,
+        MAX_RACK_GANG,
+    )
 
 
-def run_cell(jobs: int, load: float, seed: int, time_limit: float, workers: int, greedy_only: bool = False) -> dict:
+def run_cell(
+    jobs: int, load: float, seed: int, time_limit: float, workers: int, greedy_only: bool = False
+) -> dict:
     from gangplan.solver.diff import diff_snapshot
     from gangplan.solver.exact import solve_exact
     from gangplan.solver.greedy import solve_greedy
@@ -115,11 +123,19 @@ def run_cell(jobs: int, load: float, seed: int, time_limit: float, workers: int,
     pods = len(cluster.pending_pods)
     if greedy_only:
         return {
-            "nodes": len(cluster.nodes), "jobs": jobs, "load": load, "seed": seed, "pods": pods,
+            "nodes": len(cluster.nodes),
+            "jobs": jobs,
+            "load": load,
+            "seed": seed,
+            "pods": pods,
             "gangs": sum(1 for g in cluster.pod_groups.values() if g.min_count > 1),
-            "rackGangs": sum(1 for g in cluster.pod_groups.values() if g.topology_key), "build_s": round(build_s, 2),
-            "greedy_s": round(greedy_s, 3), "greedy_pods_per_s": round(pods / greedy_s, 1), "valid": not validate(cluster, greedy),
-            "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1), "load_avg": load_avg,
+            "rackGangs": sum(1 for g in cluster.pod_groups.values() if g.topology_key),
+            "build_s": round(build_s, 2),
+            "greedy_s": round(greedy_s, 3),
+            "greedy_pods_per_s": round(pods / greedy_s, 1),
+            "valid": not validate(cluster, greedy),
+            "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "load_avg": load_avg,
         }
     t0 = time.perf_counter()
     exact = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, hint=greedy)
@@ -129,16 +145,27 @@ def run_cell(jobs: int, load: float, seed: int, time_limit: float, workers: int,
     diff_s = time.perf_counter() - t0
     first = next(iter(exact.objective))
     return {
-        "nodes": len(cluster.nodes), "jobs": jobs, "load": load, "seed": seed, "pods": pods,
+        "nodes": len(cluster.nodes),
+        "jobs": jobs,
+        "load": load,
+        "seed": seed,
+        "pods": pods,
         "gangs": sum(1 for g in cluster.pod_groups.values() if g.min_count > 1),
         "rackGangs": sum(1 for g in cluster.pod_groups.values() if g.topology_key),
         "build_s": round(build_s, 2),
-        "greedy_s": round(greedy_s, 3), "greedy_pods_per_s": round(pods / greedy_s, 1),
-        "greedy_admitted": greedy.objective.get(first, 0), "exact_admitted": exact.objective.get(first, 0),
-        "exact_s": round(exact_s, 3), "exact_status": exact.status.value, "gap": exact.gap,
+        "greedy_s": round(greedy_s, 3),
+        "greedy_pods_per_s": round(pods / greedy_s, 1),
+        "greedy_admitted": greedy.objective.get(first, 0),
+        "exact_admitted": exact.objective.get(first, 0),
+        "exact_s": round(exact_s, 3),
+        "exact_status": exact.status.value,
+        "gap": exact.gap,
         "exact_over_greedy": round(exact_s / greedy_s, 2),
-        "phases": " ".join(f"{p.tier}:{p.status[0]}{p.seconds:.1f}s" for p in exact.exact_trace.phases or []),
-        "diff_s": round(diff_s, 3), "classification": d.classification,
+        "phases": " ".join(
+            f"{p.tier}:{p.status[0]}{p.seconds:.1f}s" for p in exact.exact_trace.phases or []
+        ),
+        "diff_s": round(diff_s, 3),
+        "classification": d.classification,
         "decisive_probes": d.decisive.probes if d.decisive else 0,
         "valid": not validate(cluster, greedy) and not validate(cluster, exact),
         "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
@@ -148,12 +175,42 @@ def run_cell(jobs: int, load: float, seed: int, time_limit: float, workers: int,
 
 def run_isolated(*args) -> dict:
     """One cell in a fresh process (its own peak memory); a crashed cell becomes an error row."""
-    return isolate.run_isolated(run_cell, args, lambda code: {"jobs": args[0], "load": args[1], "exact_status": f"error (exit code {code})"})
+    return isolate.run_isolated(
+        run_cell,
+        args,
+        lambda code: {
+            "jobs": args[0],
+            "load": args[1],
+            "exact_status": f"error (exit code {code})",
+        },
+    )
 
 
-COLUMNS = ["nodes", "jobs", "load", "pods", "gangs", "rackGangs", "greedy_s", "greedy_pods_per_s", "greedy_admitted", "exact_admitted",
-           "exact_s", "exact_status", "gap", "exact_over_greedy", "diff_s", "classification", "decisive_probes", "peak_mb", "valid",
-           "load_avg", "build_s", "seed", "phases"]
+COLUMNS = [
+    "nodes",
+    "jobs",
+    "load",
+    "pods",
+    "gangs",
+    "rackGangs",
+    "greedy_s",
+    "greedy_pods_per_s",
+    "greedy_admitted",
+    "exact_admitted",
+    "exact_s",
+    "exact_status",
+    "gap",
+    "exact_over_greedy",
+    "diff_s",
+    "classification",
+    "decisive_probes",
+    "peak_mb",
+    "valid",
+    "load_avg",
+    "build_s",
+    "seed",
+    "phases",
+]
 
 
 def main() -> None:
@@ -161,9 +218,15 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, nargs="*", default=[200, 1000, 2000])
     ap.add_argument("--load", type=float, nargs="*", default=[0.6, 0.8])
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--time-limit", type=float, default=10.0, help="exact engine: seconds per solve phase")
+    ap.add_argument(
+        "--time-limit", type=float, default=10.0, help="exact engine: seconds per solve phase"
+    )
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--greedy-only", action="store_true", help="the greedy engine only (no exact solve, no diff)")
+    ap.add_argument(
+        "--greedy-only",
+        action="store_true",
+        help="the greedy engine only (no exact solve, no diff)",
+    )
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     rows = []
@@ -171,7 +234,9 @@ def main() -> None:
     print(" | ".join(shown), flush=True)
     for jobs in args.jobs:
         for load in args.load:
-            row = run_isolated(jobs, load, args.seed, args.time_limit, args.workers, args.greedy_only)
+            row = run_isolated(
+                jobs, load, args.seed, args.time_limit, args.workers, args.greedy_only
+            )
             rows.append(row)
             print(" | ".join(str(row.get(c, "")) for c in shown), flush=True)
     write_csv(args.out, rows, COLUMNS, ignore_extra=True)

@@ -44,8 +44,13 @@ def derived_inputs(work: Path) -> dict[str, Path]:
     with priorities 0 / 10 drawn from seed 7, the same held to one rack of 8 nodes, its 64 nodes
     as a snapshot labelled by rack, and the first 150 openb pods with 24 openb GPU nodes."""
     work.mkdir(parents=True, exist_ok=True)
-    out = {"prio": work / "b436b2-prio.csv", "rack": work / "b436b2-rack.csv", "racks": work / "racks.yaml",
-           "pods150": work / "openb-150.csv", "nodes24": work / "openb-24.csv"}
+    out = {
+        "prio": work / "b436b2-prio.csv",
+        "rack": work / "b436b2-rack.csv",
+        "racks": work / "racks.yaml",
+        "pods150": work / "openb-150.csv",
+        "nodes24": work / "openb-24.csv",
+    }
     if all(p.exists() for p in out.values()):
         return out
     rng = random.Random(7)
@@ -57,7 +62,17 @@ def derived_inputs(work: Path) -> dict[str, Path]:
     def seconds(ts: str) -> float:
         return (datetime.fromisoformat(ts) - datetime.fromisoformat(t0)).total_seconds()
 
-    head = ["job", "submit", "duration", "workers", "cpu_milli", "memory_mib", "gpu", "priority", "required_topology_key"]
+    head = [
+        "job",
+        "submit",
+        "duration",
+        "workers",
+        "cpu_milli",
+        "memory_mib",
+        "gpu",
+        "priority",
+        "required_topology_key",
+    ]
     with open(out["prio"], "w", newline="") as fp, open(out["rack"], "w", newline="") as fr:
         wp, wr = csv.writer(fp), csv.writer(fr)
         wp.writerow(head)
@@ -65,7 +80,15 @@ def derived_inputs(work: Path) -> dict[str, Path]:
         for k, r in enumerate(rows[:2500]):
             g = int(r["num_gpus"])
             workers, per = (math.ceil(g / 8), min(g, 8)) if g else (1, 0)
-            base = [f"j{k}", seconds(r["timestamp"]), float(r["duration"]), workers, 1000, 1024, per]
+            base = [
+                f"j{k}",
+                seconds(r["timestamp"]),
+                float(r["duration"]),
+                workers,
+                1000,
+                1024,
+                per,
+            ]
             wp.writerow(base + [rng.choice((0, 10)), ""])
             wr.writerow(base + [0, "rack" if workers > 1 else ""])
     nodes = []
@@ -86,13 +109,53 @@ def derived_inputs(work: Path) -> dict[str, Path]:
 
 
 def cases(inp: dict[str, Path]) -> dict[str, list[str]]:
-    openb_nodes, openb_pods, philly = str(OPENB / "openb_node_list_gpu_node.csv"), str(OPENB / "openb_pod_list_default.csv"), str(PHILLY / "philly.csv")
+    openb_nodes, openb_pods, philly = (
+        str(OPENB / "openb_node_list_gpu_node.csv"),
+        str(OPENB / "openb_pod_list_default.csv"),
+        str(PHILLY / "philly.csv"),
+    )
     return {
-        "fill-paper": [openb_pods, "--nodes", openb_nodes, "--policy", "default,fgd,bestfit,random", "--seeds", "42", "--bound", "none"],
+        "fill-paper": [
+            openb_pods,
+            "--nodes",
+            openb_nodes,
+            "--policy",
+            "default,fgd,bestfit,random",
+            "--seeds",
+            "42",
+            "--bound",
+            "none",
+        ],
         "timed-b436b2": [philly, "--vc", "b436b2", "--mode", "timed"],
-        "timed-prio": [str(inp["prio"]), "--nodes", str(inp["racks"]), "--mode", "timed", "--arrival-scale", "2"],
-        "timed-rack": [str(inp["rack"]), "--nodes", str(inp["racks"]), "--mode", "timed", "--policy", "default,fgd", "--arrival-scale", "2"],
-        "exact-share": [str(inp["pods150"]), "--nodes", str(inp["nodes24"]), "--mode", "timed", "--policy", "shadow,optimal"],
+        "timed-prio": [
+            str(inp["prio"]),
+            "--nodes",
+            str(inp["racks"]),
+            "--mode",
+            "timed",
+            "--arrival-scale",
+            "2",
+        ],
+        "timed-rack": [
+            str(inp["rack"]),
+            "--nodes",
+            str(inp["racks"]),
+            "--mode",
+            "timed",
+            "--policy",
+            "default,fgd",
+            "--arrival-scale",
+            "2",
+        ],
+        "exact-share": [
+            str(inp["pods150"]),
+            "--nodes",
+            str(inp["nodes24"]),
+            "--mode",
+            "timed",
+            "--policy",
+            "shadow,optimal",
+        ],
     }
 
 
@@ -118,16 +181,32 @@ def main() -> None:
     ap.add_argument("--cases", default="")
     ap.add_argument("--csv", default="replay_identity.csv")
     a = ap.parse_args()
-    inp = derived_inputs(Path(tempfile.gettempdir()) / "gangplan-replay-identity")  # one path for every run: summaries name it
+    inp = derived_inputs(
+        Path(tempfile.gettempdir()) / "gangplan-replay-identity"
+    )  # one path for every run: summaries name it
     todo = cases(inp)
     names = a.cases.split(",") if a.cases else list(todo)
     load = os.getloadavg()[0]
-    print(f"load average {load:.2f} at start; gangplan from {subprocess.run([sys.executable, '-c', 'import gangplan; print(gangplan.__file__)'], capture_output=True, text=True).stdout.strip()}")
+    print(
+        f"load average {load:.2f} at start; gangplan from {subprocess.run([sys.executable, '-c', 'import gangplan; print(gangplan.__file__)'], capture_output=True, text=True).stdout.strip()}"
+    )
     rows = []
     for name in names:
         out = a.dir / name
         t = time.perf_counter()
-        p = subprocess.run([sys.executable, "-c", "import sys; from gangplan.cli import main; sys.argv[0] = 'gangplan'; main()", "replay", *todo[name], "--out", str(out)], capture_output=True, text=True)
+        p = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from gangplan.cli import main; sys.argv[0] = 'gangplan'; main()",
+                "replay",
+                *todo[name],
+                "--out",
+                str(out),
+            ],
+            capture_output=True,
+            text=True,
+        )
         wall = time.perf_counter() - t
         if p.returncode != 0:
             print(f"{name}: exit {p.returncode}\n{p.stderr[-2000:]}")
@@ -137,8 +216,16 @@ def main() -> None:
             row[f] = digest(out / f)
         if a.compare:
             other = a.compare / name
-            same = all((out / f).exists() == (other / f).exists() and (not (out / f).exists() or content(out / f) == content(other / f)) for f in COMPARED)
-            base = float((other / "wall.txt").read_text()) if (other / "wall.txt").exists() else math.nan
+            same = all(
+                (out / f).exists() == (other / f).exists()
+                and (not (out / f).exists() or content(out / f) == content(other / f))
+                for f in COMPARED
+            )
+            base = (
+                float((other / "wall.txt").read_text())
+                if (other / "wall.txt").exists()
+                else math.nan
+            )
             row["identical"] = same
             row["base_wall_s"] = round(base, 2)
             row["ratio"] = round(wall / base, 3) if base == base else math.nan

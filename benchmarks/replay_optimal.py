@@ -32,10 +32,32 @@ from results_csv import write_csv  # benchmarks/results_csv.py
 from gangplan.replay.run import replay
 
 ROOT = Path(__file__).resolve().parent.parent
-PHILLY = Path(os.environ.get("GANGPLAN_DATA_DIR") or ROOT / "tests" / "data" / "traces") / "philly-pollux"
+PHILLY = (
+    Path(os.environ.get("GANGPLAN_DATA_DIR") or ROOT / "tests" / "data" / "traces")
+    / "philly-pollux"
+)
 FIELDS = [
-    "vc", "arrival_scale", "policy", "wall_s", "load", "jobs", "placed", "delay_mean_s", "delay_p50_s", "delay_p99_s", "delay_max_s", "jct_mean_s", "jct_p99_s",
-    "makespan_s", "idle_gpu_hours", "idle_gpu_hours_while_pending", "epochs", "epochs_cpsat", "epochs_at_limit", "extra_starts_vs_greedy", "movable_extra_starts_bound",
+    "vc",
+    "arrival_scale",
+    "policy",
+    "wall_s",
+    "load",
+    "jobs",
+    "placed",
+    "delay_mean_s",
+    "delay_p50_s",
+    "delay_p99_s",
+    "delay_max_s",
+    "jct_mean_s",
+    "jct_p99_s",
+    "makespan_s",
+    "idle_gpu_hours",
+    "idle_gpu_hours_while_pending",
+    "epochs",
+    "epochs_cpsat",
+    "epochs_at_limit",
+    "extra_starts_vs_greedy",
+    "movable_extra_starts_bound",
 ]
 
 
@@ -52,20 +74,44 @@ def main() -> None:
     for scale in [float(s) for s in a.scales.split(",")]:
         for policy in ("default", "optimal"):
             t = time.perf_counter()
-            out = replay(trace, None, mode="timed", vc=a.vc, policies=[policy], arrival_scale=scale, exact_time_limit=a.exact_time_limit,
-                         movable_bound=a.movable_bound and policy == "optimal")
+            out = replay(
+                trace,
+                None,
+                mode="timed",
+                vc=a.vc,
+                policies=[policy],
+                arrival_scale=scale,
+                exact_time_limit=a.exact_time_limit,
+                movable_bound=a.movable_bound and policy == "optimal",
+            )
             wall = time.perf_counter() - t
             r = out.summary.runs[0]
             recs = out.timed[0].shadow.records if out.timed[0].shadow is not None else []
             d, j = r.queueing_delay, r.jct
             row = {
-                "vc": a.vc, "arrival_scale": scale, "policy": policy, "wall_s": round(wall, 1), "load": round(os.getloadavg()[0], 2), "jobs": r.jobs, "placed": r.placed,
-                "delay_mean_s": round(d.mean, 1), "delay_p50_s": round(d.p50, 1), "delay_p99_s": round(d.p99, 1), "delay_max_s": round(d.max, 1),
-                "jct_mean_s": round(j.mean, 1), "jct_p99_s": round(j.p99, 1), "makespan_s": round(r.makespan),
-                "idle_gpu_hours": round(r.idle_gpu_hours, 1), "idle_gpu_hours_while_pending": round(r.idle_gpu_hours_while_pending, 1),
-                "epochs": len(recs) if recs else "", "epochs_cpsat": sum(1 for e in recs if e.wall_s > 0) if recs else "",
-                "epochs_at_limit": r.epochs_at_limit if recs else "", "extra_starts_vs_greedy": r.regret_jobs_total if recs else "",
-                "movable_extra_starts_bound": r.movable_regret_jobs_total if r.movable_regret_jobs_total is not None else "",
+                "vc": a.vc,
+                "arrival_scale": scale,
+                "policy": policy,
+                "wall_s": round(wall, 1),
+                "load": round(os.getloadavg()[0], 2),
+                "jobs": r.jobs,
+                "placed": r.placed,
+                "delay_mean_s": round(d.mean, 1),
+                "delay_p50_s": round(d.p50, 1),
+                "delay_p99_s": round(d.p99, 1),
+                "delay_max_s": round(d.max, 1),
+                "jct_mean_s": round(j.mean, 1),
+                "jct_p99_s": round(j.p99, 1),
+                "makespan_s": round(r.makespan),
+                "idle_gpu_hours": round(r.idle_gpu_hours, 1),
+                "idle_gpu_hours_while_pending": round(r.idle_gpu_hours_while_pending, 1),
+                "epochs": len(recs) if recs else "",
+                "epochs_cpsat": sum(1 for e in recs if e.wall_s > 0) if recs else "",
+                "epochs_at_limit": r.epochs_at_limit if recs else "",
+                "extra_starts_vs_greedy": r.regret_jobs_total if recs else "",
+                "movable_extra_starts_bound": r.movable_regret_jobs_total
+                if r.movable_regret_jobs_total is not None
+                else "",
             }
             rows.append(row)
             print("  ".join(f"{k}={row[k]}" for k in FIELDS), flush=True)

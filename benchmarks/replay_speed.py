@@ -38,12 +38,25 @@ from gangplan.replay.run import parse_policies, parse_seeds, trace_shapes
 from gangplan.replay.traces import read_nodes, read_trace
 
 ROOT = Path(__file__).resolve().parent.parent
-DATA = Path(os.environ.get("GANGPLAN_DATA_DIR") or ROOT / "tests" / "data" / "traces") / "alibaba-gpu-v2023"
-PAPER = {"random": (13.70, 0.33), "dotprod": (9.38, 0.19), "clustering": (8.35, 0.61), "packing": (8.22, 0.53), "bestfit": (7.14, 0.14), "fgd": (4.77, 0.11)}
+DATA = (
+    Path(os.environ.get("GANGPLAN_DATA_DIR") or ROOT / "tests" / "data" / "traces")
+    / "alibaba-gpu-v2023"
+)
+PAPER = {
+    "random": (13.70, 0.33),
+    "dotprod": (9.38, 0.19),
+    "clustering": (8.35, 0.61),
+    "packing": (8.22, 0.53),
+    "bestfit": (7.14, 0.14),
+    "fgd": (4.77, 0.11),
+}
 """Fig. 9(a): unallocated GPU % at 100 % arrived, mean (sample sd) over seeds 42..51."""
 
 
-PHILLY = Path(os.environ.get("GANGPLAN_DATA_DIR") or ROOT / "tests" / "data" / "traces") / "philly-pollux"
+PHILLY = (
+    Path(os.environ.get("GANGPLAN_DATA_DIR") or ROOT / "tests" / "data" / "traces")
+    / "philly-pollux"
+)
 VCS_512 = ("b436b2", "6214e9", "ee9e8c")
 
 
@@ -61,24 +74,61 @@ def timed(a) -> None:
     runs = [(vc, p) for vc in a.vcs.split(",") for p in parse_policies(a.policy)]
     if a.shadow_vc:
         runs.append((a.shadow_vc, "shadow"))
-    print(f"{'vc':<7} {'policy':<8} {'jobs':>5} {'gpus':>4} {'wall s':>7} {'load':>5} {'delayed':>7} {'mean s':>7} {'p50':>5} {'p99':>6} {'p99.9':>7} {'max':>7} {'jct mean':>9} {'gpu-s = gpu_time':>16} {'epochs':>6} {'regret':>6} {'at limit':>8}")
+    print(
+        f"{'vc':<7} {'policy':<8} {'jobs':>5} {'gpus':>4} {'wall s':>7} {'load':>5} {'delayed':>7} {'mean s':>7} {'p50':>5} {'p99':>6} {'p99.9':>7} {'max':>7} {'jct mean':>9} {'gpu-s = gpu_time':>16} {'epochs':>6} {'regret':>6} {'at limit':>8}"
+    )
     for vc, policy in runs:
         load = os.getloadavg()[0]
         t = time.perf_counter()
-        out = replay(PHILLY / "philly.csv", None, mode="timed", vc=vc, policies=[policy], exact_time_limit=a.exact_time_limit, epoch=a.epoch)
+        out = replay(
+            PHILLY / "philly.csv",
+            None,
+            mode="timed",
+            vc=vc,
+            policies=[policy],
+            exact_time_limit=a.exact_time_limit,
+            epoch=a.epoch,
+        )
         wall = time.perf_counter() - t
         r, tr = out.summary.runs[0], out.timed[0]
         q = r.queueing_delay
         delayed = sum(1 for x in tr.records if x.start is not None and x.start > x.arrival)
         ok = abs(r.allocated_gpu_seconds - gpu_time[vc]) < 1e-6 * gpu_time[vc]
-        row = {"vc": vc, "policy": policy, "jobs": r.jobs, "gpus": out.summary.capacity_gpus, "wall_s": round(wall, 2), "load": round(load, 2), "delayed_jobs": delayed,
-               "delay_mean_s": q.mean, "delay_p50_s": q.p50, "delay_p99_s": q.p99, "delay_p999_s": q.p999, "delay_max_s": q.max, "jct_mean_s": r.jct.mean,
-               "peak_allocated": r.allocated_gpus, "idle_gpu_hours": r.idle_gpu_hours, "allocated_gpu_seconds": r.allocated_gpu_seconds, "trace_gpu_time": gpu_time[vc],
-               "unfinished": r.unfinished, "epochs": r.epochs, "regret_gpus_total": r.regret_gpus_total, "regret_jobs_total": r.regret_jobs_total, "regret_queue_gpus_total": r.regret_queue_gpus_total, "epochs_at_limit": r.epochs_at_limit,
-               "gap_max": r.gap_max, "exact_wall_s": round(sum(e.wall_s for e in tr.shadow.records), 2) if tr.shadow else None}
+        row = {
+            "vc": vc,
+            "policy": policy,
+            "jobs": r.jobs,
+            "gpus": out.summary.capacity_gpus,
+            "wall_s": round(wall, 2),
+            "load": round(load, 2),
+            "delayed_jobs": delayed,
+            "delay_mean_s": q.mean,
+            "delay_p50_s": q.p50,
+            "delay_p99_s": q.p99,
+            "delay_p999_s": q.p999,
+            "delay_max_s": q.max,
+            "jct_mean_s": r.jct.mean,
+            "peak_allocated": r.allocated_gpus,
+            "idle_gpu_hours": r.idle_gpu_hours,
+            "allocated_gpu_seconds": r.allocated_gpu_seconds,
+            "trace_gpu_time": gpu_time[vc],
+            "unfinished": r.unfinished,
+            "epochs": r.epochs,
+            "regret_gpus_total": r.regret_gpus_total,
+            "regret_jobs_total": r.regret_jobs_total,
+            "regret_queue_gpus_total": r.regret_queue_gpus_total,
+            "epochs_at_limit": r.epochs_at_limit,
+            "gap_max": r.gap_max,
+            "exact_wall_s": round(sum(e.wall_s for e in tr.shadow.records), 2)
+            if tr.shadow
+            else None,
+        }
         rows.append(row)
-        print(f"{vc:<7} {policy:<8} {r.jobs:>5} {out.summary.capacity_gpus:>4} {wall:>7.1f} {load:>5.1f} {delayed:>7} {q.mean:>7.1f} {q.p50:>5.0f} {q.p99:>6.0f} {q.p999:>7.0f} {q.max:>7.0f} {r.jct.mean:>9.0f} {str(ok):>16} "
-              f"{r.epochs if r.epochs is not None else '-':>6} {r.regret_gpus_total if r.regret_gpus_total is not None else '-':>6} {r.epochs_at_limit if r.epochs_at_limit is not None else '-':>8}", flush=True)
+        print(
+            f"{vc:<7} {policy:<8} {r.jobs:>5} {out.summary.capacity_gpus:>4} {wall:>7.1f} {load:>5.1f} {delayed:>7} {q.mean:>7.1f} {q.p50:>5.0f} {q.p99:>6.0f} {q.p999:>7.0f} {q.max:>7.0f} {r.jct.mean:>9.0f} {str(ok):>16} "
+            f"{r.epochs if r.epochs is not None else '-':>6} {r.regret_gpus_total if r.regret_gpus_total is not None else '-':>6} {r.epochs_at_limit if r.epochs_at_limit is not None else '-':>8}",
+            flush=True,
+        )
     out_csv = ROOT / "benchmarks" / "results" / (a.csv or "replay_speed_timed.csv")
     write_csv(out_csv, rows)
     print(f"\nwrote {out_csv.relative_to(ROOT) if out_csv.is_relative_to(ROOT) else out_csv}")
@@ -92,8 +142,12 @@ def main() -> None:
     ap.add_argument("--epoch", type=float, default=None)
     ap.add_argument("--exact-time-limit", type=float, default=2.0)
     ap.add_argument("--seeds", default="42..51")
-    ap.add_argument("--policy", default="default,mostallocated,bestfit,fgd,random,packing,dotprod,clustering")
-    ap.add_argument("--csv", default=None, help="file name under benchmarks/results/ (default replay_speed.csv)")
+    ap.add_argument(
+        "--policy", default="default,mostallocated,bestfit,fgd,random,packing,dotprod,clustering"
+    )
+    ap.add_argument(
+        "--csv", default=None, help="file name under benchmarks/results/ (default replay_speed.csv)"
+    )
     ap.add_argument("--quick", action="store_true")
     a = ap.parse_args()
     if a.timed:
@@ -106,7 +160,9 @@ def main() -> None:
     trace = read_trace(DATA / "openb_pod_list_default.csv")
     typ = typical_pods(trace_shapes(trace.jobs))
     rows = []
-    print(f"{'policy':<14} {'seed':>4} {'jobs':>6} {'placed':>6} {'wall s':>7} {'unalloc@100':>11} {'load':>5}")
+    print(
+        f"{'policy':<14} {'seed':>4} {'jobs':>6} {'placed':>6} {'wall s':>7} {'unalloc@100':>11} {'load':>5}"
+    )
     for policy in policies:
         for seed in seeds:
             load = os.getloadavg()[0]
@@ -114,8 +170,23 @@ def main() -> None:
             run = run_fill(base, trace.jobs, policy, seed, typical=typ)
             wall = time.perf_counter() - t
             u = run.unallocated_percent["100"]
-            rows.append({"policy": policy, "seed": seed, "nodes": len(base.nodes), "gpus": run.capacity_gpus, "jobs": len(run.jobs), "placed": sum(run.placed), "wall_s": round(wall, 2), "unallocated_at_100": u, "load": round(load, 2)})
-            print(f"{policy:<14} {seed:>4} {len(run.jobs):>6} {sum(run.placed):>6} {wall:>7.1f} {u:>11.2f} {load:>5.1f}", flush=True)
+            rows.append(
+                {
+                    "policy": policy,
+                    "seed": seed,
+                    "nodes": len(base.nodes),
+                    "gpus": run.capacity_gpus,
+                    "jobs": len(run.jobs),
+                    "placed": sum(run.placed),
+                    "wall_s": round(wall, 2),
+                    "unallocated_at_100": u,
+                    "load": round(load, 2),
+                }
+            )
+            print(
+                f"{policy:<14} {seed:>4} {len(run.jobs):>6} {sum(run.placed):>6} {wall:>7.1f} {u:>11.2f} {load:>5.1f}",
+                flush=True,
+            )
     print()
     print(f"{'policy':<14} {'mean':>6} {'sd':>5} {'paper mean':>10} {'paper sd':>8}")
     for policy in policies:
@@ -123,8 +194,15 @@ def main() -> None:
         m = sum(v) / len(v)
         sd = math.sqrt(sum((x - m) ** 2 for x in v) / (len(v) - 1)) if len(v) > 1 else 0.0
         pm, psd = PAPER.get(policy, (None, None))
-        print(f"{policy:<14} {m:>6.2f} {sd:>5.2f} {pm if pm is not None else '-':>10} {psd if psd is not None else '-':>8}")
-    out = ROOT / "benchmarks" / "results" / (a.csv or ("replay_speed_quick.csv" if a.quick else "replay_speed.csv"))
+        print(
+            f"{policy:<14} {m:>6.2f} {sd:>5.2f} {pm if pm is not None else '-':>10} {psd if psd is not None else '-':>8}"
+        )
+    out = (
+        ROOT
+        / "benchmarks"
+        / "results"
+        / (a.csv or ("replay_speed_quick.csv" if a.quick else "replay_speed.csv"))
+    )
     write_csv(out, rows)
     print(f"\nwrote {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
 

@@ -34,18 +34,28 @@ from gangplan.replay.timed import run_timed
 from gangplan.solver.greedy import GreedySession
 
 ROOT = Path(__file__).resolve().parent.parent
-PHILLY = Path(os.environ.get("GANGPLAN_DATA_DIR") or ROOT / "tests" / "data" / "traces") / "philly-pollux"
+PHILLY = (
+    Path(os.environ.get("GANGPLAN_DATA_DIR") or ROOT / "tests" / "data" / "traces")
+    / "philly-pollux"
+)
 
 
 def racked(vc: str, rack_size: int, worker_gpus: int) -> tuple[Cluster, list]:
     """The VC's nodes with a ``rack`` label; its jobs re-split into workers of at most
     ``worker_gpus`` GPUs (8: the trace's own split), every gang of more than one held to a rack."""
     trace, base, _ = load_inputs(PHILLY / "philly.csv", None, vc=vc)
-    nodes = tuple(n.model_copy(update={"labels": {**n.labels, "rack": f"rack-{i // rack_size}"}}) for i, n in enumerate(base.nodes))
+    nodes = tuple(
+        n.model_copy(update={"labels": {**n.labels, "rack": f"rack-{i // rack_size}"}})
+        for i, n in enumerate(base.nodes)
+    )
     jobs = []
     for j in trace.jobs:
         g = j.gpus
-        w = max(1, math.ceil(g / worker_gpus)) if g % max(1, math.ceil(g / worker_gpus)) == 0 else j.workers
+        w = (
+            max(1, math.ceil(g / worker_gpus))
+            if g % max(1, math.ceil(g / worker_gpus)) == 0
+            else j.workers
+        )
         if w != j.workers:
             j = dataclasses.replace(j, workers=w, min_count=w, gpu=g // w)
         jobs.append(dataclasses.replace(j, required_topology_key="rack") if j.gang > 1 else j)
@@ -59,14 +69,23 @@ def main() -> None:
     ap.add_argument("--policy", default="default,fgd")
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--arrival-scale", type=float, default=1.0)
-    ap.add_argument("--worker-gpus", type=int, default=8, help="split jobs into workers of at most this many GPUs (8: the trace's split)")
+    ap.add_argument(
+        "--worker-gpus",
+        type=int,
+        default=8,
+        help="split jobs into workers of at most this many GPUs (8: the trace's split)",
+    )
     a = ap.parse_args()
     base, jobs = racked(a.vc, a.rack_size, a.worker_gpus)
     keyed = sum(1 for j in jobs if j.required_topology_key)
     typical = typical_pods(trace_shapes(jobs))
     rows = []
-    print(f"{a.vc}: {len(base.nodes)} nodes in racks of {a.rack_size}, {len(jobs)} jobs, {keyed} gangs held to one rack, arrival scale {a.arrival_scale:g}")
-    print(f"{'policy':<10} {'reuse':>5} {'wall s':>8} {'attempts':>9} {'reused':>8} {'mean delay s':>13} {'p99 delay s':>12}")
+    print(
+        f"{a.vc}: {len(base.nodes)} nodes in racks of {a.rack_size}, {len(jobs)} jobs, {keyed} gangs held to one rack, arrival scale {a.arrival_scale:g}"
+    )
+    print(
+        f"{'policy':<10} {'reuse':>5} {'wall s':>8} {'attempts':>9} {'reused':>8} {'mean delay s':>13} {'p99 delay s':>12}"
+    )
     for policy in a.policy.split(","):
         records = {}
         for reuse in (False, True):
@@ -86,7 +105,9 @@ def main() -> None:
             GreedySession.place_group = counting
             try:
                 t = time.perf_counter()
-                run = run_timed(base, jobs, policy, a.seed, typical=typical, arrival_scale=a.arrival_scale)
+                run = run_timed(
+                    base, jobs, policy, a.seed, typical=typical, arrival_scale=a.arrival_scale
+                )
                 wall = time.perf_counter() - t
             finally:
                 GreedySession.place_group = real
@@ -95,9 +116,26 @@ def main() -> None:
             mean = sum(delays) / len(delays)
             p99 = delays[min(len(delays) - 1, int(0.99 * len(delays)))]
             records[reuse] = [(r.start, r.end) for r in run.records]
-            print(f"{policy:<10} {str(reuse):>5} {wall:>8.1f} {attempts['n']:>9} {attempts['reused']:>8} {mean:>13.1f} {p99:>12.0f}")
-            rows.append({"vc": a.vc, "rack_size": a.rack_size, "arrival_scale": a.arrival_scale, "worker_gpus": a.worker_gpus, "policy": policy, "reuse": reuse, "wall_s": round(wall, 2), "keyed_attempts": attempts["n"],
-                         "reused_evaluations": attempts["reused"], "mean_delay_s": round(mean, 1), "p99_delay_s": p99, "jobs": len(jobs), "keyed_jobs": keyed})
+            print(
+                f"{policy:<10} {str(reuse):>5} {wall:>8.1f} {attempts['n']:>9} {attempts['reused']:>8} {mean:>13.1f} {p99:>12.0f}"
+            )
+            rows.append(
+                {
+                    "vc": a.vc,
+                    "rack_size": a.rack_size,
+                    "arrival_scale": a.arrival_scale,
+                    "worker_gpus": a.worker_gpus,
+                    "policy": policy,
+                    "reuse": reuse,
+                    "wall_s": round(wall, 2),
+                    "keyed_attempts": attempts["n"],
+                    "reused_evaluations": attempts["reused"],
+                    "mean_delay_s": round(mean, 1),
+                    "p99_delay_s": p99,
+                    "jobs": len(jobs),
+                    "keyed_jobs": keyed,
+                }
+            )
         same = records[False] == records[True]
         print(f"{policy:<10} records with and without reuse {'identical' if same else 'differ'}")
         for r in rows[-2:]:

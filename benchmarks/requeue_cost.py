@@ -30,12 +30,40 @@ ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "benchmarks" / "results" / "requeue_cost.csv"
 
 CASES = [
-    ("gb200-nvl72 144n u0.6 g16", lambda: to_cluster(generate_shape("gb200-nvl72", nodes=144, utilisation=0.6, seed=0, gangs=16))),
-    ("gb200-nvl72 576n u0.7 g64", lambda: to_cluster(generate_shape("gb200-nvl72", nodes=576, utilisation=0.7, seed=0, gangs=64))),
-    ("dgx-h100-superpod 128n u0.4 g32", lambda: to_cluster(generate_shape("dgx-h100-superpod", nodes=128, utilisation=0.4, seed=0, gangs=32))),
-    ("dgx-h100-superpod 512n u0.8 g64", lambda: to_cluster(generate_shape("dgx-h100-superpod", nodes=512, utilisation=0.8, seed=0, gangs=64))),
-    ("scheduler-perf-tas 2000n u0.85 g400", lambda: to_cluster(generate_shape("scheduler-perf-tas", nodes=2000, utilisation=0.85, seed=0, gangs=400))),
-    ("showcase alibaba-1213", lambda: load_snapshot(ROOT / "scenarios" / "showcase" / "alibaba-1213")),
+    (
+        "gb200-nvl72 144n u0.6 g16",
+        lambda: to_cluster(
+            generate_shape("gb200-nvl72", nodes=144, utilisation=0.6, seed=0, gangs=16)
+        ),
+    ),
+    (
+        "gb200-nvl72 576n u0.7 g64",
+        lambda: to_cluster(
+            generate_shape("gb200-nvl72", nodes=576, utilisation=0.7, seed=0, gangs=64)
+        ),
+    ),
+    (
+        "dgx-h100-superpod 128n u0.4 g32",
+        lambda: to_cluster(
+            generate_shape("dgx-h100-superpod", nodes=128, utilisation=0.4, seed=0, gangs=32)
+        ),
+    ),
+    (
+        "dgx-h100-superpod 512n u0.8 g64",
+        lambda: to_cluster(
+            generate_shape("dgx-h100-superpod", nodes=512, utilisation=0.8, seed=0, gangs=64)
+        ),
+    ),
+    (
+        "scheduler-perf-tas 2000n u0.85 g400",
+        lambda: to_cluster(
+            generate_shape("scheduler-perf-tas", nodes=2000, utilisation=0.85, seed=0, gangs=400)
+        ),
+    ),
+    (
+        "showcase alibaba-1213",
+        lambda: load_snapshot(ROOT / "scenarios" / "showcase" / "alibaba-1213"),
+    ),
 ]
 
 
@@ -63,11 +91,21 @@ def main() -> None:
         retries = len(st2.trace.requeues)
         placed1, placed2 = set(st1.placements), set(st2.placements)
         helped = len({r.entity for r in st2.trace.requeues if r.placed})
-        row = {"case": name, "one_pass_s": round(one, 3), "queue_s": round(queued, 3), "ratio": round(queued / one, 2),
-               "retries": retries, "retries_placing": helped, "pods_placed_one_pass": len(placed1), "pods_placed_queue": len(placed2),
-               "load": round(load, 2)}
+        row = {
+            "case": name,
+            "one_pass_s": round(one, 3),
+            "queue_s": round(queued, 3),
+            "ratio": round(queued / one, 2),
+            "retries": retries,
+            "retries_placing": helped,
+            "pods_placed_one_pass": len(placed1),
+            "pods_placed_queue": len(placed2),
+            "load": round(load, 2),
+        }
         rows.append(row)
-        print(f"{name:38} {one:8.3f} {queued:8.3f} {queued / one:6.2f} {retries:8d} {helped:7d} {load:5.2f}")
+        print(
+            f"{name:38} {one:8.3f} {queued:8.3f} {queued / one:6.2f} {retries:8d} {helped:7d} {load:5.2f}"
+        )
     write_csv(OUT, rows)
     print(f"wrote {OUT.relative_to(ROOT)}")
 

@@ -16,7 +16,13 @@ def print_rows(rows: Sequence[Mapping[str, Any]], fields: Sequence[str]) -> None
         print("  ".join(str(r[f]) for f in fields))
 
 
-def write_csv(path: Path, rows: Sequence[Mapping[str, Any]], fields: Iterable[str] | None = None, *, ignore_extra: bool = False) -> Path:
+def write_csv(
+    path: Path,
+    rows: Sequence[Mapping[str, Any]],
+    fields: Iterable[str] | None = None,
+    *,
+    ignore_extra: bool = False,
+) -> Path:
     """Write ``rows`` with a header (``fields``, default the first row's keys); columns a row has
     beyond ``fields`` raise unless ``ignore_extra``. Creates the folder; returns ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -53,7 +53,22 @@ SHAPES = [("5000Nodes_50Racks_750Gangs_3000Pods", 5000, 750, 4, 100)]
 QUICK = [("500Nodes_5Racks_75Gangs_300Pods", 500, 75, 4, 100)]
 OUT = Path(__file__).parent / "results" / "topology_scaling.csv"
 QUICK_OUT = Path(__file__).parent / "results" / "topology_scaling_quick.csv"
-FIELDS = ["shape", "engine", "pods", "groups", "admittedGroups", "placedPods", "seconds", "podsPerSecond", "ratio", "status", "gap", "objective", "violations", "load"]
+FIELDS = [
+    "shape",
+    "engine",
+    "pods",
+    "groups",
+    "admittedGroups",
+    "placedPods",
+    "seconds",
+    "podsPerSecond",
+    "ratio",
+    "status",
+    "gap",
+    "objective",
+    "violations",
+    "load",
+]
 
 
 def _row(name: str, engine: str, cluster, result, seconds: float) -> dict:
@@ -75,22 +90,34 @@ def _row(name: str, engine: str, cluster, result, seconds: float) -> dict:
     }
 
 
-def measure(name: str, nodes: int, gangs: int, per: int, per_rack: int, *, time_limit: float, workers: int) -> list[dict]:
+def measure(
+    name: str, nodes: int, gangs: int, per: int, per_rack: int, *, time_limit: float, workers: int
+) -> list[dict]:
     """Rows greedy (TAS), greedy-plain (same nodes and gangs, no rack constraint) and exact.
     ``ratio``: greedy TAS pods/s over greedy-plain pods/s; exact seconds over greedy seconds."""
     load = round(os.getloadavg()[0], 2)
-    plain = to_cluster(scheduler_perf_gangs(nodes=nodes, gangs=gangs, pods_per_gang=per, nodes_per_rack=per_rack))
+    plain = to_cluster(
+        scheduler_perf_gangs(nodes=nodes, gangs=gangs, pods_per_gang=per, nodes_per_rack=per_rack)
+    )
     start = time.perf_counter()
     plain_result = solve_greedy(plain, top_k=0)
     plain_s = time.perf_counter() - start
-    cluster = to_cluster(scheduler_perf_gangs(nodes=nodes, gangs=gangs, pods_per_gang=per, nodes_per_rack=per_rack, topology_key=RACK))
+    cluster = to_cluster(
+        scheduler_perf_gangs(
+            nodes=nodes, gangs=gangs, pods_per_gang=per, nodes_per_rack=per_rack, topology_key=RACK
+        )
+    )
     start = time.perf_counter()
     greedy = solve_greedy(cluster, top_k=0)
     greedy_s = time.perf_counter() - start
     start = time.perf_counter()
     exact = solve_exact(cluster, time_limit=time_limit, workers=workers, hint=greedy)
     exact_s = time.perf_counter() - start
-    rows = [_row(name, "greedy", cluster, greedy, greedy_s), _row(name, "greedy-plain", plain, plain_result, plain_s), _row(name, "exact", cluster, exact, exact_s)]
+    rows = [
+        _row(name, "greedy", cluster, greedy, greedy_s),
+        _row(name, "greedy-plain", plain, plain_result, plain_s),
+        _row(name, "exact", cluster, exact, exact_s),
+    ]
     rows[0]["ratio"] = f"{plain_s / greedy_s:.2f}x plain"
     rows[1]["ratio"] = "1.00x plain"
     rows[2]["ratio"] = f"{exact_s / greedy_s:.2f}x greedy time"
@@ -102,7 +129,9 @@ def measure(name: str, nodes: int, gangs: int, per: int, per_rack: int, *, time_
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="500 nodes, 75 gangs (smoke test)")
-    ap.add_argument("--time-limit", type=float, default=120.0, help="exact engine: seconds per solve phase")
+    ap.add_argument(
+        "--time-limit", type=float, default=120.0, help="exact engine: seconds per solve phase"
+    )
     ap.add_argument("--workers", type=int, default=2, help="exact engine: CP-SAT workers")
     args = ap.parse_args()
     shapes, out = (QUICK, QUICK_OUT) if args.quick else (SHAPES, OUT)
@@ -110,7 +139,19 @@ def main() -> None:
     for shape in shapes:
         rows.extend(measure(*shape, time_limit=args.time_limit, workers=args.workers))
     write_csv(out, rows, FIELDS)
-    cols = ["shape", "engine", "pods", "admittedGroups", "seconds", "podsPerSecond", "ratio", "status", "gap", "violations", "load"]
+    cols = [
+        "shape",
+        "engine",
+        "pods",
+        "admittedGroups",
+        "seconds",
+        "podsPerSecond",
+        "ratio",
+        "status",
+        "gap",
+        "violations",
+        "load",
+    ]
     print(" | ".join(cols))
     for r in rows:
         print(" | ".join(str(r[c]) for c in cols))

@@ -27,7 +27,17 @@ from gangplan.io.loader import _objects, load_snapshot, read_documents, snapshot
 ROOT = Path(__file__).resolve().parent.parent
 OUT = Path(__file__).parent / "results" / "unknown_fields_cost.csv"
 REFERENCE = ROOT / "scenarios" / "showcase" / "alibaba-1213"
-FIELDS = ["snapshot", "objects", "bestOffSeconds", "bestOnSeconds", "medianOffSeconds", "medianOnSeconds", "checkAloneSeconds", "ratio", "checkAloneRatio"]
+FIELDS = [
+    "snapshot",
+    "objects",
+    "bestOffSeconds",
+    "bestOnSeconds",
+    "medianOffSeconds",
+    "medianOnSeconds",
+    "checkAloneSeconds",
+    "ratio",
+    "checkAloneRatio",
+]
 
 
 def _load(path: Path, enabled: bool) -> float:
@@ -41,7 +51,12 @@ def _load(path: Path, enabled: bool) -> float:
 
 
 def _check_alone(path: Path, repeat: int) -> tuple[int, float]:
-    objs = [raw for f in snapshot_files(path) for i, d in enumerate(read_documents(f)) for raw in _objects(str(f), d, i)]
+    objs = [
+        raw
+        for f in snapshot_files(path)
+        for i, d in enumerate(read_documents(f))
+        for raw in _objects(str(f), d, i)
+    ]
     best = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -60,11 +75,17 @@ def measure(path: Path, repeat: int) -> dict:
         off.append(_load(path, False))
         on.append(_load(path, True))
     n, alone = _check_alone(path, repeat)
-    return {"snapshot": str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path), "objects": n,
-            "bestOffSeconds": round(min(off), 3), "bestOnSeconds": round(min(on), 3),
-            "medianOffSeconds": round(statistics.median(off), 3), "medianOnSeconds": round(statistics.median(on), 3),
-            "checkAloneSeconds": round(alone, 4), "ratio": round(min(on) / min(off), 3),
-            "checkAloneRatio": round((min(off) + alone) / min(off), 3)}
+    return {
+        "snapshot": str(path.relative_to(ROOT) if path.is_relative_to(ROOT) else path),
+        "objects": n,
+        "bestOffSeconds": round(min(off), 3),
+        "bestOnSeconds": round(min(on), 3),
+        "medianOffSeconds": round(statistics.median(off), 3),
+        "medianOnSeconds": round(statistics.median(on), 3),
+        "checkAloneSeconds": round(alone, 4),
+        "ratio": round(min(on) / min(off), 3),
+        "checkAloneRatio": round((min(off) + alone) / min(off), 3),
+    }
 
 
 def main() -> None:

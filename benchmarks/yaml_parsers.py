@@ -56,9 +56,42 @@ from gangplan.io.files import _YamlLoader
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = Path(__file__).parent / "results" / "yaml_parsers.csv"
-FIELDS = ["parser", "input", "bestSeconds", "medianSeconds", "speedup", "sameOnDump", "sameOnRepo", "sameOnEdgeCases", "loadAverage", "note"]
-EDGE = ["yes", "on", "OFF", "0777", "1_000", "0x1F", "1:30", "1e3", "1.5e3", ".5", "00", "09", "~", "Null", ".inf", "2026-11-30T10:00:00Z",
-        "2026-11-30", "16Gi", "'8'", "8", "-1", "3.14"]
+FIELDS = [
+    "parser",
+    "input",
+    "bestSeconds",
+    "medianSeconds",
+    "speedup",
+    "sameOnDump",
+    "sameOnRepo",
+    "sameOnEdgeCases",
+    "loadAverage",
+    "note",
+]
+EDGE = [
+    "yes",
+    "on",
+    "OFF",
+    "0777",
+    "1_000",
+    "0x1F",
+    "1:30",
+    "1e3",
+    "1.5e3",
+    ".5",
+    "00",
+    "09",
+    "~",
+    "Null",
+    ".inf",
+    "2026-11-30T10:00:00Z",
+    "2026-11-30",
+    "16Gi",
+    "'8'",
+    "8",
+    "-1",
+    "3.14",
+]
 
 
 # ---- candidates ---------------------------------------------------------------------------------
@@ -83,7 +116,11 @@ class _LightLoader(_YamlLoader):  # type: ignore[misc,valid-type]
 def pyyaml_light(text: str) -> list[Any]:
     loader = _LightLoader(text)
     cache: dict[tuple[str, str], Any] = {}
-    strtag, maptag, seqtag = "tag:yaml.org,2002:str", "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq"
+    strtag, maptag, seqtag = (
+        "tag:yaml.org,2002:str",
+        "tag:yaml.org,2002:map",
+        "tag:yaml.org,2002:seq",
+    )
 
     def build(node: yaml.Node) -> Any:
         tag = node.tag
@@ -158,7 +195,11 @@ def rapidyaml_walk() -> Callable[[str], list[Any]]:
             return s
         if s not in plain:
             tag = helper.resolve(yaml.ScalarNode, s, (True, False))
-            plain[s] = s if tag == "tag:yaml.org,2002:str" else helper.yaml_constructors[tag](helper, yaml.ScalarNode(tag, s))
+            plain[s] = (
+                s
+                if tag == "tag:yaml.org,2002:str"
+                else helper.yaml_constructors[tag](helper, yaml.ScalarNode(tag, s))
+            )
         return plain[s]
 
     def load(text: str) -> list[Any]:
@@ -224,7 +265,7 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, dict):
         return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
     if isinstance(a, list):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     return a == b or (a != a and b != b)
 
 
@@ -252,7 +293,9 @@ def timed(load: Callable[[str], Any], text: str, repeat: int) -> tuple[list[floa
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--yaml", type=Path, help="a YAML dump (default: a generated one)")
-    ap.add_argument("--json", type=Path, help="the same objects as JSON (default: the YAML's, as one List)")
+    ap.add_argument(
+        "--json", type=Path, help="the same objects as JSON (default: the YAML's, as one List)"
+    )
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
     if args.yaml:
@@ -262,20 +305,43 @@ def main() -> None:
         sys.path.insert(0, str(Path(__file__).parent))
         from load_time import kubectl_like
 
-        doc = {"apiVersion": "v1", "items": kubectl_like(1000, 10_000, 25), "kind": "List", "metadata": {"resourceVersion": ""}}
-        text = yaml.dump(doc, Dumper=yaml.CSafeDumper, sort_keys=True, default_flow_style=False, width=1000)
+        doc = {
+            "apiVersion": "v1",
+            "items": kubectl_like(1000, 10_000, 25),
+            "kind": "List",
+            "metadata": {"resourceVersion": ""},
+        }
+        text = yaml.dump(
+            doc, Dumper=yaml.CSafeDumper, sort_keys=True, default_flow_style=False, width=1000
+        )
         name = "kubectl_like(1000, 10000)"
     reference = pyyaml_default(text)
-    json_text = args.json.read_text(encoding="utf-8") if args.json else json.dumps(
-        reference[0] if len(reference) == 1 else {"apiVersion": "v1", "kind": "List", "items": reference}, indent=4)
-    repo = [p.read_text(encoding="utf-8") for base in (ROOT / "scenarios", ROOT / "tests" / "fixtures")
-            for p in sorted(base.rglob("*")) if p.suffix in (".yaml", ".yml")]
+    json_text = (
+        args.json.read_text(encoding="utf-8")
+        if args.json
+        else json.dumps(
+            reference[0]
+            if len(reference) == 1
+            else {"apiVersion": "v1", "kind": "List", "items": reference},
+            indent=4,
+        )
+    )
+    repo = [
+        p.read_text(encoding="utf-8")
+        for base in (ROOT / "scenarios", ROOT / "tests" / "fixtures")
+        for p in sorted(base.rglob("*"))
+        if p.suffix in (".yaml", ".yml")
+    ]
     edge = [f"a: {s}\nb: [{s}]\n{s}: 1\n" for s in EDGE]
     rows = []
     base = None
     for label, make, note in YAML_CANDIDATES + JSON_CANDIDATES:
         is_json = (label, make, note) in JSON_CANDIDATES
-        row: dict[str, Any] = {"parser": label, "input": f"{name} as JSON" if is_json else name, "note": note}
+        row: dict[str, Any] = {
+            "parser": label,
+            "input": f"{name} as JSON" if is_json else name,
+            "note": note,
+        }
         try:
             load = make()
         except ImportError as e:
@@ -284,15 +350,27 @@ def main() -> None:
         times, out = timed(load, json_text if is_json else text, args.repeat)
         best = min(times)
         base = base or best
-        row |= {"bestSeconds": round(best, 3), "medianSeconds": round(sorted(times)[len(times) // 2], 3), "speedup": round(base / best, 2),
-                "loadAverage": round(os.getloadavg()[0], 2)}
+        row |= {
+            "bestSeconds": round(best, 3),
+            "medianSeconds": round(sorted(times)[len(times) // 2], 3),
+            "speedup": round(base / best, 2),
+            "loadAverage": round(os.getloadavg()[0], 2),
+        }
         if label == "rapidyaml-tree":
             row |= {"sameOnDump": "n/a", "sameOnRepo": "n/a", "sameOnEdgeCases": "n/a"}
         elif is_json:
-            want = reference[0] if len(reference) == 1 else {"apiVersion": "v1", "kind": "List", "items": reference}
+            want = (
+                reference[0]
+                if len(reference) == 1
+                else {"apiVersion": "v1", "kind": "List", "items": reference}
+            )
             row |= {"sameOnDump": same(out, want), "sameOnRepo": "n/a", "sameOnEdgeCases": "n/a"}
         else:
-            row |= {"sameOnDump": same(out, reference), "sameOnRepo": agrees(load, repo), "sameOnEdgeCases": agrees(load, edge)}
+            row |= {
+                "sameOnDump": same(out, reference),
+                "sameOnRepo": agrees(load, repo),
+                "sameOnEdgeCases": agrees(load, edge),
+            }
         rows.append(row)
         print(f"{label}: {row.get('bestSeconds')} s", file=sys.stderr, flush=True)
     rows = [{f: r.get(f, "") for f in FIELDS} for r in rows]

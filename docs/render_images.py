@@ -20,7 +20,13 @@ SCENARIO = "scenarios/showcase/tas-nvl72-fragmentation.yaml"
 
 
 def render_gb200_diff(out: Path) -> None:
-    console = Console(record=True, width=100, force_terminal=True, color_system="truecolor", file=open("/dev/null", "w"))
+    console = Console(
+        record=True,
+        width=100,
+        force_terminal=True,
+        color_system="truecolor",
+        file=open("/dev/null", "w"),
+    )
     cluster = load_snapshot(ROOT / SCENARIO)
     render_diff(console, diff_snapshot(cluster, snapshot=SCENARIO, seed=0))
     out.write_text(console.export_svg(title=f"gangplan diff {SCENARIO}"))

@@ -31,7 +31,20 @@ _EXPORTS = {
     "GreedySession": "gangplan.solver.greedy",
 }
 
-__all__ = ["Cluster", "Diff", "DiffOptions", "GreedySession", "Result", "SnapshotError", "SolveOptions", "Violation", "diff", "load", "solve", "validate"]
+__all__ = [
+    "Cluster",
+    "Diff",
+    "DiffOptions",
+    "GreedySession",
+    "Result",
+    "SnapshotError",
+    "SolveOptions",
+    "Violation",
+    "diff",
+    "load",
+    "solve",
+    "validate",
+]
 
 if TYPE_CHECKING:
     from gangplan.api import DiffOptions, SolveOptions, diff, load, solve, validate

@@ -36,7 +36,12 @@ Progress = Callable[[str], None]
 """Called with a short description before each long step (the CLI's spinner shows it)."""
 
 
-def load(path_or_objects: str | os.PathLike | Iterable[Mapping[str, Any]], *, kube_version: str | None = None, strict: bool = False) -> Cluster:
+def load(
+    path_or_objects: str | os.PathLike | Iterable[Mapping[str, Any]],
+    *,
+    kube_version: str | None = None,
+    strict: bool = False,
+) -> Cluster:
     """A snapshot as a :class:`Cluster`: a file or directory of ``kubectl get -o yaml`` /
     JSON output, or Kubernetes objects already in memory (a list of dicts, as YAML gives them).
 
@@ -59,10 +64,15 @@ def load(path_or_objects: str | os.PathLike | Iterable[Mapping[str, Any]], *, ku
             raise TypeError("load() takes a path, or Kubernetes objects as dicts")
         cluster, source = load_objects([dict(o) for o in objects], kube_version=kv), "<memory>"
     else:
-        raise TypeError(f"load() takes a path, or Kubernetes objects as dicts, not {type(path_or_objects).__name__}")
+        raise TypeError(
+            f"load() takes a path, or Kubernetes objects as dicts, not {type(path_or_objects).__name__}"
+        )
     if strict and cluster.warnings:
         lines = "\n  ".join(cluster.warnings)
-        raise SnapshotError(str(source), f"strict: {len(cluster.warnings)} input(s) gangplan does not model:\n  {lines}")
+        raise SnapshotError(
+            str(source),
+            f"strict: {len(cluster.warnings)} input(s) gangplan does not model:\n  {lines}",
+        )
     return cluster
 
 
@@ -70,8 +80,14 @@ def _snapshot_name(cluster: Cluster) -> str | None:
     return cluster.sources[0] if len(cluster.sources) == 1 else None
 
 
-def solve(cluster: Cluster, engine: Engine = D.ENGINE, *, snapshot: str | None = None, progress: Progress | None = None,
-          **options: Any) -> Result:
+def solve(
+    cluster: Cluster,
+    engine: Engine = D.ENGINE,
+    *,
+    snapshot: str | None = None,
+    progress: Progress | None = None,
+    **options: Any,
+) -> Result:
     """Place the pending pods of ``cluster`` with one engine: ``"greedy"`` (what kube-scheduler
     does) or ``"exact"`` (the CP-SAT optimum; seeded by a greedy run unless ``hint`` is given).
     Options (:class:`SolveOptions`): ``time_limit``, ``wall_limit``, ``workers``, ``seed``,
@@ -88,7 +104,9 @@ def solve(cluster: Cluster, engine: Engine = D.ENGINE, *, snapshot: str | None =
         raise ValueError(f"solve() engine must be 'greedy' or 'exact', not {engine!r}")
     o = SolveOptions.of("solve", options)
     if o.hint is not None and not isinstance(o.hint, Result):
-        raise BadOptionType("solve", "hint", f"must be a Result or None, not {type(o.hint).__name__} {o.hint!r}")
+        raise BadOptionType(
+            "solve", "hint", f"must be a Result or None, not {type(o.hint).__name__} {o.hint!r}"
+        )
     cluster = cluster.at_version(o.kube_version)
     name = snapshot if snapshot is not None else _snapshot_name(cluster)
     hint = o.hint
@@ -97,20 +115,38 @@ def solve(cluster: Cluster, engine: Engine = D.ENGINE, *, snapshot: str | None =
 
         if progress:
             progress("greedy: kube-scheduler's cycle")
-        hint = solve_greedy(cluster, tie_break=o.tie_break, seed=o.seed, snapshot=name, preemption=o.preemption)
+        hint = solve_greedy(
+            cluster, tie_break=o.tie_break, seed=o.seed, snapshot=name, preemption=o.preemption
+        )
         if engine == "greedy":
             return attach(hint, cluster)
     from gangplan.solver.exact import solve_exact
 
     if progress:
         progress(f"exact: CP-SAT, tier by tier (up to {o.time_limit:g} s per tier)")
-    result = solve_exact(cluster, time_limit=o.time_limit, wall_limit=o.wall_limit, workers=o.workers, seed=o.seed, objective=o.objective,
-                         hint=hint, snapshot=name, preemption=o.preemption)
+    result = solve_exact(
+        cluster,
+        time_limit=o.time_limit,
+        wall_limit=o.wall_limit,
+        workers=o.workers,
+        seed=o.seed,
+        objective=o.objective,
+        hint=hint,
+        snapshot=name,
+        preemption=o.preemption,
+    )
     return attach(result, cluster)
 
 
-def diff(cluster: Cluster, greedy: Result | None = None, optimal: Result | None = None, *, snapshot: str | None = None,
-         progress: Progress | None = None, **options: Any) -> Diff:
+def diff(
+    cluster: Cluster,
+    greedy: Result | None = None,
+    optimal: Result | None = None,
+    *,
+    snapshot: str | None = None,
+    progress: Progress | None = None,
+    **options: Any,
+) -> Diff:
     """Greedy against the optimum on ``cluster``: the classification, per-group outcomes and the
     decisive greedy step (what ``gangplan diff`` prints; the attributes mirror its JSON).
 
@@ -128,27 +164,45 @@ def diff(cluster: Cluster, greedy: Result | None = None, optimal: Result | None 
         if r is not None and not isinstance(r, Result):
             raise TypeError(f"diff() {label}= takes a Result, not {type(r).__name__}")
         if r is not None and r.engine != engine:
-            raise ValueError(f"diff() {label}= takes a Result of the {engine} engine, not a {r.engine} one")
+            raise ValueError(
+                f"diff() {label}= takes a Result of the {engine} engine, not a {r.engine} one"
+            )
     o = _as_recorded(DiffOptions.of("diff", options), options, greedy, optimal)
     cluster = cluster.at_version(o.kube_version)
     name = snapshot if snapshot is not None else _snapshot_name(cluster) or ""
-    d = diff_snapshot(cluster, snapshot=name, greedy=greedy, optimal=optimal, progress=progress, **dict(o))
+    d = diff_snapshot(
+        cluster, snapshot=name, greedy=greedy, optimal=optimal, progress=progress, **dict(o)
+    )
     attach(d.greedy, cluster)
     attach(d.optimal, cluster)
     return d
 
 
-def _as_recorded(o: DiffOptions, given: Mapping[str, Any], greedy: Result | None, optimal: Result | None) -> DiffOptions:
+def _as_recorded(
+    o: DiffOptions, given: Mapping[str, Any], greedy: Result | None, optimal: Result | None
+) -> DiffOptions:
     """``o`` with the options the given Results ran with; an option ``given`` explicitly that
     contradicts them is a ValueError."""
     recorded: dict[str, Any] = {}
     if greedy is not None:
         g = greedy.options
-        recorded = {"kube_version": g.kube_version, "preemption": g.preemption, "tie_break": g.tie_break, "seed": g.seed}
+        recorded = {
+            "kube_version": g.kube_version,
+            "preemption": g.preemption,
+            "tie_break": g.tie_break,
+            "seed": g.seed,
+        }
     if optimal is not None:
         op = optimal.options.preemption
-        if "preemption" in recorded and recorded["preemption"] is not None and op is not None and op != recorded["preemption"]:
-            raise ValueError(f"diff(): greedy= ran with preemption={recorded['preemption']}, optimal= with preemption={op}")
+        if (
+            "preemption" in recorded
+            and recorded["preemption"] is not None
+            and op is not None
+            and op != recorded["preemption"]
+        ):
+            raise ValueError(
+                f"diff(): greedy= ran with preemption={recorded['preemption']}, optimal= with preemption={op}"
+            )
         recorded.setdefault("preemption", op)
         recorded.setdefault("seed", optimal.options.seed)
     update = {}
@@ -156,13 +210,22 @@ def _as_recorded(o: DiffOptions, given: Mapping[str, Any], greedy: Result | None
         if value is None:
             continue
         if given.get(name) is not None and getattr(o, name) != value:
-            raise ValueError(f"diff() option {name}={getattr(o, name)!r} contradicts the given Result, which ran with {name}={value!r}")
+            raise ValueError(
+                f"diff() option {name}={getattr(o, name)!r} contradicts the given Result, which ran with {name}={value!r}"
+            )
         update[name] = value
     return o.model_copy(update=update)
 
 
-def whatif(base: Layer, variants: Sequence[Layer], *, sources: tuple[str, ...], progress: Progress | None = None,
-           check: Callable[[Cluster, str], None] | None = None, **options: Any) -> list[WhatIfRow]:
+def whatif(
+    base: Layer,
+    variants: Sequence[Layer],
+    *,
+    sources: tuple[str, ...],
+    progress: Progress | None = None,
+    check: Callable[[Cluster, str], None] | None = None,
+    **options: Any,
+) -> list[WhatIfRow]:
     """The diff of the snapshot ``base`` and of each variant laid over it (``gangplan whatif``;
     layers from :mod:`gangplan.io.overlay`), in order, one row each. ``sources``: the snapshot's
     and the variants' names; ``check(cluster, variant)`` sees each loaded cluster before any
@@ -170,14 +233,22 @@ def whatif(base: Layer, variants: Sequence[Layer], *, sources: tuple[str, ...], 
     from gangplan.solver.whatif import run_whatif
 
     o = DiffOptions.of("whatif", options)
-    rows = run_whatif(base, list(variants), sources=sources, progress=progress, check=check, **dict(o))
+    rows = run_whatif(
+        base, list(variants), sources=sources, progress=progress, check=check, **dict(o)
+    )
     for row in rows:
         attach(row.diff.greedy, row.cluster)
         attach(row.diff.optimal, row.cluster)
     return rows
 
 
-def suite(directory: str | os.PathLike, *, entries: Sequence[Path] | None = None, progress: Progress | None = None, **options: Any) -> list[SuiteRow]:
+def suite(
+    directory: str | os.PathLike,
+    *,
+    entries: Sequence[Path] | None = None,
+    progress: Progress | None = None,
+    **options: Any,
+) -> list[SuiteRow]:
     """``gangplan diff --suite``: the diff of every scenario of ``directory`` (or of the given
     ``entries`` of it) with its ``gangplan.io/expect-*`` annotations checked, one row each.
     Options: :class:`DiffOptions`; a scenario expecting ``sometimes`` is sampled when
@@ -185,7 +256,12 @@ def suite(directory: str | os.PathLike, *, entries: Sequence[Path] | None = None
     from gangplan.solver.suite import run_suite
 
     o = DiffOptions.of("suite", options)
-    return run_suite(directory, entries=list(entries) if entries is not None else None, progress=progress, **dict(o))
+    return run_suite(
+        directory,
+        entries=list(entries) if entries is not None else None,
+        progress=progress,
+        **dict(o),
+    )
 
 
 def validate(cluster: Cluster, result: Result) -> list[Violation]:
@@ -196,4 +272,14 @@ def validate(cluster: Cluster, result: Result) -> list[Violation]:
     return run_validate(cluster, result)
 
 
-__all__ = ["DiffOptions", "Progress", "SolveOptions", "diff", "load", "solve", "suite", "validate", "whatif"]
+__all__ = [
+    "DiffOptions",
+    "Progress",
+    "SolveOptions",
+    "diff",
+    "load",
+    "solve",
+    "suite",
+    "validate",
+    "whatif",
+]

@@ -77,10 +77,19 @@ def engine_options(model: type[Options], **flags: Any) -> Options:
     try:
         return model.of("gangplan", flags)
     except BadOption as e:
-        raise SnapshotError("<arguments>", e.problem, field="--" + e.option.replace("_", "-")) from None
+        raise SnapshotError(
+            "<arguments>", e.problem, field="--" + e.option.replace("_", "-")
+        ) from None
 
 
-def load(path: Path, *, strict: bool = False, warn: bool = False, kube_version: str | None = None, nodes: bool = False):
+def load(
+    path: Path,
+    *,
+    strict: bool = False,
+    warn: bool = False,
+    kube_version: str | None = None,
+    nodes: bool = False,
+):
     """Load a snapshot. ``warn`` prints the snapshot's warnings on stderr (and, when the Nodes'
     kubelets suggest another version than the one used, says so); ``strict`` makes any of them
     bad input; ``nodes``: a snapshot without a Node is bad input (nothing could be placed)."""
@@ -97,15 +106,27 @@ def checked(cluster, path: Path | str, *, strict: bool, warn: bool):
         from gangplan.io.schema import is_unknown_warning
 
         unknown = [w for w in cluster.warnings if is_unknown_warning(w)]
-        dangling = [w for w in cluster.warnings if is_dangling_warning(w) and not is_unknown_warning(w)]
-        rest = [w for w in cluster.warnings if not is_unknown_warning(w) and not is_dangling_warning(w)]
+        dangling = [
+            w for w in cluster.warnings if is_dangling_warning(w) and not is_unknown_warning(w)
+        ]
+        rest = [
+            w for w in cluster.warnings if not is_unknown_warning(w) and not is_dangling_warning(w)
+        ]
         parts = []
         if unknown:  # as the API server's strict field validation refuses them
-            parts.append(f"--strict: {len(unknown)} unknown field(s), kind(s) or apiVersion(s):\n  " + "\n  ".join(unknown))
+            parts.append(
+                f"--strict: {len(unknown)} unknown field(s), kind(s) or apiVersion(s):\n  "
+                + "\n  ".join(unknown)
+            )
         if dangling:
-            parts.append(f"--strict: {len(dangling)} reference(s) to objects not in the snapshot:\n  " + "\n  ".join(dangling))
+            parts.append(
+                f"--strict: {len(dangling)} reference(s) to objects not in the snapshot:\n  "
+                + "\n  ".join(dangling)
+            )
         if rest:
-            parts.append(f"--strict: {len(rest)} input(s) gangplan does not model:\n  " + "\n  ".join(rest))
+            parts.append(
+                f"--strict: {len(rest)} input(s) gangplan does not model:\n  " + "\n  ".join(rest)
+            )
         raise SnapshotError(source(path), "\n".join(parts))
     for line in cluster.translations:
         err.print(f"note: {line}", markup=False)
@@ -125,8 +146,12 @@ def out_file(path: Path, flag: str = "-o/--out") -> Path:
     it is in ``solve``/``diff``/``whatif``; a format word without a suffix (``-o json``) is refused
     rather than written to a file called ``json``."""
     if not path.suffix and path.name.lower() in FORMAT_WORDS and not path.parent.parts:
-        raise SnapshotError("<arguments>", f"{path.name!r}: here -o is the file to write (the same as --out), not the output format "
-                            f"it is in solve/diff/whatif; give a file name, e.g. -o cluster.yaml", field=flag)
+        raise SnapshotError(
+            "<arguments>",
+            f"{path.name!r}: here -o is the file to write (the same as --out), not the output format "
+            f"it is in solve/diff/whatif; give a file name, e.g. -o cluster.yaml",
+            field=flag,
+        )
     return path
 
 
@@ -153,10 +178,29 @@ def read_result(path: Path):
     except ValidationError as e:
         first = e.errors()[0]
         loc = ".".join(str(x) for x in first["loc"])
-        raise SnapshotError(str(path), f"not a gangplan Result: {first['msg']}", field=loc or None) from None
+        raise SnapshotError(
+            str(path), f"not a gangplan Result: {first['msg']}", field=loc or None
+        ) from None
     except ValueError as e:
         raise SnapshotError(str(path), f"not a gangplan Result: {e}") from None
 
 
-__all__ = ["DEFAULT_WIDTH", "FORMAT_WORDS", "WIDE_WIDTH", "BadInput", "Output", "checked", "console", "engine_options", "err", "load", "out",
-           "out_file", "read_result", "source", "spinner", "width", "write_with"]
+__all__ = [
+    "DEFAULT_WIDTH",
+    "FORMAT_WORDS",
+    "WIDE_WIDTH",
+    "BadInput",
+    "Output",
+    "checked",
+    "console",
+    "engine_options",
+    "err",
+    "load",
+    "out",
+    "out_file",
+    "read_result",
+    "source",
+    "spinner",
+    "width",
+    "write_with",
+]

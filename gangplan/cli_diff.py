@@ -14,13 +14,25 @@ from gangplan.io.errors import SnapshotError
 from gangplan.models.options import DiffOptions
 
 
-def diff_one(snapshot: Path, options: DiffOptions, *, plan: Path | None, nominate: bool, strict: bool, output: Output, as_json: bool, trace: str) -> int:
+def diff_one(
+    snapshot: Path,
+    options: DiffOptions,
+    *,
+    plan: Path | None,
+    nominate: bool,
+    strict: bool,
+    output: Output,
+    as_json: bool,
+    trace: str,
+) -> int:
     """``gangplan diff SNAPSHOT``: the diff printed (and ``--plan`` written); its exit code."""
     from gangplan import api
     from gangplan.render import render_diff
 
     if nominate and plan is None:
-        raise SnapshotError("<arguments>", "--nominate only changes what --plan writes: give --plan plan.yaml too")
+        raise SnapshotError(
+            "<arguments>", "--nominate only changes what --plan writes: give --plan plan.yaml too"
+        )
     cluster = load(snapshot, strict=strict, warn=True, kube_version=options.kube_version)
     with spinner(not as_json) as sp:
         d = api.diff(cluster, snapshot=source(snapshot), progress=sp.update, **dict(options))
@@ -40,9 +52,17 @@ def diff_one(snapshot: Path, options: DiffOptions, *, plan: Path | None, nominat
         render_diff(shown, d, wide=output == Output.wide)
         if written is not None:
             sh = script_path(plan)
-            steps = f"{len(written.evictions)} eviction(s) first, then " if written.evictions else ""
-            what = f"{len(written.nominations)} nomination(s)" if nominate else f"{len(written.bindings)} Binding(s) in {plan}"
-            shown.print(f"\nplan: {sh}: {steps}{what}; apply with: bash {sh}", markup=False, soft_wrap=True)
+            steps = (
+                f"{len(written.evictions)} eviction(s) first, then " if written.evictions else ""
+            )
+            what = (
+                f"{len(written.nominations)} nomination(s)"
+                if nominate
+                else f"{len(written.bindings)} Binding(s) in {plan}"
+            )
+            shown.print(
+                f"\nplan: {sh}: {steps}{what}; apply with: bash {sh}", markup=False, soft_wrap=True
+            )
     return d.exit_code
 
 
@@ -58,11 +78,21 @@ def diff_suite(directory: Path, options: DiffOptions, *, output: Output, as_json
     if as_json:
         sys.stdout.write(json.dumps([r.document().dump() for r in rows], indent=2) + "\n")
     else:
-        render_suite(console(output), rows, title=directory.resolve().name, wide=output == Output.wide)
+        render_suite(
+            console(output), rows, title=directory.resolve().name, wide=output == Output.wide
+        )
     return suite_exit_code(rows)
 
 
-def whatif_layers(snapshot: Path, variants: list[Path], *, scoring: list[str], add_nodes: int | None, like: str | None, drain: list[str]):
+def whatif_layers(
+    snapshot: Path,
+    variants: list[Path],
+    *,
+    scoring: list[str],
+    add_nodes: int | None,
+    like: str | None,
+    drain: list[str],
+):
     """``(base, layers)``: the snapshot and the variants ``whatif`` lays over it (files or
     directories, then ``--scoring``, ``--add-nodes N --like NODE`` and ``--drain``, in that order)."""
     from gangplan.io import overlay as ov
@@ -76,27 +106,52 @@ def whatif_layers(snapshot: Path, variants: list[Path], *, scoring: list[str], a
         layers.append(ov.add_nodes(base, add_nodes, like))
     layers += [ov.drain(base, t) for t in drain]
     if not layers:
-        raise SnapshotError("<arguments>", "no variant: give VARIANT files or directories, --scoring, --add-nodes N --like NODE or --drain")
+        raise SnapshotError(
+            "<arguments>",
+            "no variant: give VARIANT files or directories, --scoring, --add-nodes N --like NODE or --drain",
+        )
     return base, layers
 
 
-def whatif(snapshot: Path, variants: list[Path], base, layers, options: DiffOptions, *, strict: bool, output: Output, as_json: bool) -> int:
+def whatif(
+    snapshot: Path,
+    variants: list[Path],
+    base,
+    layers,
+    options: DiffOptions,
+    *,
+    strict: bool,
+    output: Output,
+    as_json: bool,
+) -> int:
     """``gangplan whatif``: a row per variant, its warnings once each on stderr; exit 4 if a
     variant's diff is a model mismatch, else 5 if one is unproven, else 0."""
     from gangplan import api
     from gangplan.render import render_whatif
 
     sources = tuple(source(p) for p in (snapshot, *variants))
-    check = (lambda cluster, name: checked(cluster, name, strict=True, warn=False)) if strict else None
+    check = (
+        (lambda cluster, name: checked(cluster, name, strict=True, warn=False)) if strict else None
+    )
     with spinner(not as_json) as sp:
-        rows = api.whatif(base, layers, sources=sources, progress=lambda name: sp.update(f"variant {name}"), check=check, **dict(options))
+        rows = api.whatif(
+            base,
+            layers,
+            sources=sources,
+            progress=lambda name: sp.update(f"variant {name}"),
+            check=check,
+            **dict(options),
+        )
     docs = [r.document() for r in rows]
     seen: set[str] = set()
     for d in docs:
         for line in d.warnings:
             if line not in seen:
                 seen.add(line)
-                err.print(f"warning: {line}" + ("" if d.variant == "snapshot" else f" [{d.variant}]"), markup=False)
+                err.print(
+                    f"warning: {line}" + ("" if d.variant == "snapshot" else f" [{d.variant}]"),
+                    markup=False,
+                )
     if as_json:
         sys.stdout.write(json.dumps([d.dump() for d in docs], indent=2) + "\n")
     else:

@@ -22,7 +22,12 @@ def _cell(text: str) -> str:
 
 
 def _default(p: Any) -> str:
-    if p.default is None or callable(p.default) or p.default == () or (getattr(p, "is_flag", False) and p.default is False):
+    if (
+        p.default is None
+        or callable(p.default)
+        or p.default == ()
+        or (getattr(p, "is_flag", False) and p.default is False)
+    ):
         return ""
     value = p.default.value if isinstance(p.default, enum.Enum) else p.default
     if isinstance(value, (list, tuple)):
@@ -86,7 +91,9 @@ def reference() -> str:
             if getattr(p, "hidden", False) or p.name == "help":
                 continue
             help_text = _cell(getattr(p, "help", None) or "")
-            lines.append(f"| {_names(p)} | {_cell(_kind(p, hints))} | {_default(p)} | {help_text} |")
+            lines.append(
+                f"| {_names(p)} | {_cell(_kind(p, hints))} | {_default(p)} | {help_text} |"
+            )
         lines.append("")
     lines.append(END)
     return "\n".join(lines) + "\n"

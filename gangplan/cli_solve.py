@@ -21,7 +21,9 @@ def run_engine(cluster, engine: str, *, snapshot: str, options: SolveOptions, pr
     greedy = api.solve(cluster, "greedy", snapshot=snapshot, progress=progress, **given)
     if engine == "greedy":
         return greedy, greedy
-    return api.solve(cluster, "exact", snapshot=snapshot, progress=progress, **{**given, "hint": greedy}), greedy
+    return api.solve(
+        cluster, "exact", snapshot=snapshot, progress=progress, **{**given, "hint": greedy}
+    ), greedy
 
 
 def resolve_pod(cluster, name: str, snapshot: Path, field: str = "--explain") -> str:
@@ -34,13 +36,22 @@ def resolve_pod(cluster, name: str, snapshot: Path, field: str = "--explain") ->
         return name
     bound = {p.key: p.node_name for p in cluster.bound_pods}
     if name in bound:
-        raise SnapshotError(source(snapshot), f"pod {name} is bound to node {bound[name]}, not pending: there is no scheduling step to explain", obj=f"Pod/{name}", field=field)
+        raise SnapshotError(
+            source(snapshot),
+            f"pod {name} is bound to node {bound[name]}, not pending: there is no scheduling step to explain",
+            obj=f"Pod/{name}",
+            field=field,
+        )
     if "/" not in name:
         same = [k for k in pending if k.split("/", 1)[1] == name]
         if len(same) == 1:
             return same[0]
         if len(same) > 1:
-            raise SnapshotError(source(snapshot), f"pod name {name!r} is ambiguous: {', '.join(same)}; give namespace/name", field=field)
+            raise SnapshotError(
+                source(snapshot),
+                f"pod name {name!r} is ambiguous: {', '.join(same)}; give namespace/name",
+                field=field,
+            )
     names = pending + [k.split("/", 1)[1] for k in pending]
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
     close_keys = []
@@ -48,8 +59,17 @@ def resolve_pod(cluster, name: str, snapshot: Path, field: str = "--explain") ->
         key = c if "/" in c else next(k for k in pending if k.split("/", 1)[1] == c)
         if key not in close_keys:
             close_keys.append(key)
-    hint = f"; did you mean {', '.join(close_keys)}?" if close_keys else f"; the snapshot has {len(pending)} pending pod(s)" + (f", e.g. {pending[0]}" if pending else "")
-    raise SnapshotError(source(snapshot), f"{name!r} is not a pending pod of the snapshot (give namespace/name){hint}", field=field)
+    hint = (
+        f"; did you mean {', '.join(close_keys)}?"
+        if close_keys
+        else f"; the snapshot has {len(pending)} pending pod(s)"
+        + (f", e.g. {pending[0]}" if pending else "")
+    )
+    raise SnapshotError(
+        source(snapshot),
+        f"{name!r} is not a pending pod of the snapshot (give namespace/name){hint}",
+        field=field,
+    )
 
 
 def why_document(greedy, key: str, cluster, snapshot: str) -> dict:

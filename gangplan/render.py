@@ -59,9 +59,11 @@ from gangplan.render_trace import (
     render_trace,
 )
 
-COUNTS_LINE = ("  {nodes} nodes ({unschedulable_nodes} unschedulable, {tainted_nodes} tainted), {bound_pods} bound pods, "
-               "{pending_pods} pending pods ({gated_pods} gated), {pod_groups} PodGroups, {composite_pod_groups} CompositePodGroups, "
-               "{priority_classes} PriorityClasses, {pod_disruption_budgets} PDBs")
+COUNTS_LINE = (
+    "  {nodes} nodes ({unschedulable_nodes} unschedulable, {tainted_nodes} tainted), {bound_pods} bound pods, "
+    "{pending_pods} pending pods ({gated_pods} gated), {pod_groups} PodGroups, {composite_pod_groups} CompositePodGroups, "
+    "{priority_classes} PriorityClasses, {pod_disruption_budgets} PDBs"
+)
 """``inspect``'s counts line, filled from :class:`~gangplan.models.documents.Counts` by field name."""
 
 
@@ -88,9 +90,14 @@ def _summary_head(console: Console, s: InspectDocument) -> None:
     console.print(f"[bold]Snapshot[/bold] {', '.join(s.sources)}")
     console.print(COUNTS_LINE.format_map(dict(s.counts)))
     if s.skipped_kinds:
-        console.print("  skipped kinds: " + ", ".join(f"{k} x{n}" for k, n in s.skipped_kinds.items()), markup=False)
+        console.print(
+            "  skipped kinds: " + ", ".join(f"{k} x{n}" for k, n in s.skipped_kinds.items()),
+            markup=False,
+        )
     for line in s.warnings:
-        label = "warning" if is_unknown_warning(line) else "not modelled"  # unknown fields: docs/validation.md
+        label = (
+            "warning" if is_unknown_warning(line) else "not modelled"
+        )  # unknown fields: docs/validation.md
         console.print(f"  [yellow]{label}[/yellow]: {escape(line)}")
     p = s.profile
     console.print(
@@ -103,10 +110,18 @@ def _summary_kube_version(console: Console, kv: KubeVersionSummary | None) -> No
     """The version reproduced, the kubelets' and the apiVersions' suggestions, what is not served."""
     if kv is None:
         return
-    kubelets = ", ".join(f"v{m} x{n}" for m, n in kv.kubelets.items()) or "no kubeletVersion on the Nodes"
+    kubelets = (
+        ", ".join(f"v{m} x{n}" for m, n in kv.kubelets.items()) or "no kubeletVersion on the Nodes"
+    )
     hint = f"suggested v{kv.suggested}" if kv.suggested else "no version suggested"
-    flag = "" if kv.suggested in (None, kv.used) else f"  [yellow](run with --kube-version {kv.suggested})[/yellow]"
-    console.print(f"  kube-scheduler v{kv.used} reproduced; kubelets: {escape(kubelets)}, {hint}{flag}")
+    flag = (
+        ""
+        if kv.suggested in (None, kv.used)
+        else f"  [yellow](run with --kube-version {kv.suggested})[/yellow]"
+    )
+    console.print(
+        f"  kube-scheduler v{kv.used} reproduced; kubelets: {escape(kubelets)}, {hint}{flag}"
+    )
     if kv.api_suggested and kv.api_suggested != kv.used:
         console.print(f"  the scheduling objects' apiVersions suggest v{kv.api_suggested}")
     for line in kv.not_served:
@@ -120,7 +135,11 @@ def _node_shapes_table(node_shapes: list[NodeShape]) -> Table:
     t.add_column("allocatable")
     shapes, hidden = _cut(node_shapes, 15)
     for shape in shapes:
-        t.add_row(str(shape.count), shape.gpu_model or "-", ", ".join(f"{k}={v}" for k, v in shape.allocatable.items()))
+        t.add_row(
+            str(shape.count),
+            shape.gpu_model or "-",
+            ", ".join(f"{k}={v}" for k, v in shape.allocatable.items()),
+        )
     if hidden:
         t.add_row("...", f"{hidden} more shapes", "")
     return t
@@ -145,7 +164,10 @@ def _topology_table(topo: TopologySummary) -> Table:
     t.add_column("free capacity per domain", overflow="fold")
     for lv in topo.levels:
         shown, hidden = _cut((lv.free or {}).items(), 8)
-        cells = "\n".join(f"{d}: " + " ".join(f"{k}={v}" for k, v in f.items() if k in ("nodes", "cpu", GPU)) for d, f in shown)
+        cells = "\n".join(
+            f"{d}: " + " ".join(f"{k}={v}" for k, v in f.items() if k in ("nodes", "cpu", GPU))
+            for d, f in shown
+        )
         if hidden:
             cells += f"\n... (+{hidden})"
         t.add_row(lv.label, str(lv.domains), str(lv.nodes_without_label), cells)
@@ -159,11 +181,31 @@ def _or_dash(value: Any) -> str:
 def _pending_groups_table(groups: list[PendingGroup]) -> Table:
     t = Table(title="Pending groups", title_justify="left")
     _name_col(t, "group", (g.group for g in groups))
-    for col in ("policy", "minCount", "pods", "pending", "bound", "gated", "priority", "topology", "requests"):
+    for col in (
+        "policy",
+        "minCount",
+        "pods",
+        "pending",
+        "bound",
+        "gated",
+        "priority",
+        "topology",
+        "requests",
+    ):
         t.add_column(col, overflow="fold")
     for g in groups:
-        t.add_row(g.group, g.policy or "[red]missing[/red]", _or_dash(g.min_count), str(g.pods), str(g.pending), str(g.bound), str(g.gated),
-                  _or_dash(g.priority), g.topology_key or "-", g.requests)
+        t.add_row(
+            g.group,
+            g.policy or "[red]missing[/red]",
+            _or_dash(g.min_count),
+            str(g.pods),
+            str(g.pending),
+            str(g.bound),
+            str(g.gated),
+            _or_dash(g.priority),
+            g.topology_key or "-",
+            g.requests,
+        )
     return t
 
 
@@ -190,9 +232,19 @@ def render_result(console: Console, r: Result, cluster: Cluster, *, wide: bool =
     if singles:
         _result_single_pods(console, singles, cluster, wide)
     if r.victims:
-        _line(console, f"  victims ({len(r.victims)}): " + (", ".join(r.victims) if wide else _short(r.victims)), wide)
-    if not wide and any(len(g.reason or "") > len(short_reason(g.reason)) for g in r.groups.values()):
-        console.print("  (reasons shortened: -o wide for the full text, --explain POD for one pod's trace)", style="dim")
+        _line(
+            console,
+            f"  victims ({len(r.victims)}): "
+            + (", ".join(r.victims) if wide else _short(r.victims)),
+            wide,
+        )
+    if not wide and any(
+        len(g.reason or "") > len(short_reason(g.reason)) for g in r.groups.values()
+    ):
+        console.print(
+            "  (reasons shortened: -o wide for the full text, --explain POD for one pod's trace)",
+            style="dim",
+        )
 
 
 def _result_head(console: Console, r: Result, singles: dict) -> None:
@@ -205,12 +257,18 @@ def _result_head(console: Console, r: Result, singles: dict) -> None:
     admitted = sum(1 for g in r.groups.values() if g.admitted)
     summary = f"  admitted {admitted}/{len(r.groups)} groups"
     if singles:
-        summary += f", single pods {sum(1 for o in singles.values() if o.node)}/{len(singles)} placed"
+        summary += (
+            f", single pods {sum(1 for o in singles.values() if o.node)}/{len(singles)} placed"
+        )
     summary += f", {len(r.victims)} victim(s)"
     console.print(summary, markup=False)
-    console.print("  objective: " + ", ".join(f"{k}={v:g}" for k, v in r.objective.items()), markup=False)
+    console.print(
+        "  objective: " + ", ".join(f"{k}={v:g}" for k, v in r.objective.items()), markup=False
+    )
     if r.bound:
-        console.print("  bound:     " + ", ".join(f"{k}={v:g}" for k, v in r.bound.items()), markup=False)
+        console.print(
+            "  bound:     " + ", ".join(f"{k}={v:g}" for k, v in r.bound.items()), markup=False
+        )
     for line in chance_lines(r):
         console.print(f"  [yellow]chance[/yellow]: {escape(line)}")
 
@@ -219,33 +277,56 @@ def _group_nodes(r: Result, cluster: Cluster, key: str) -> list[str]:
     """The nodes a group's pods are on: those the Result places, then those bound and not evicted."""
     members = cluster.groups.members(key)
     nodes = sorted({r.pods[p.key].node for p in members if p.key in r.pods and r.pods[p.key].node})
-    return nodes + sorted({p.node_name for p in members if p.node_name and p.key not in r.victims} - set(nodes))
+    return nodes + sorted(
+        {p.node_name for p in members if p.node_name and p.key not in r.victims} - set(nodes)
+    )
 
 
 def _result_groups(console: Console, r: Result, cluster: Cluster, wide: bool) -> None:
     _heading(console, "Groups")
     t = _table()
     _name_col(t, "group", r.groups)
-    for col, kw in (("outcome", {"no_wrap": True}), ("placed/min", {"no_wrap": True, "justify": "right"}),
-                    ("nodes", {"no_wrap": not wide}), ("reason", {})):
+    for col, kw in (
+        ("outcome", {"no_wrap": True}),
+        ("placed/min", {"no_wrap": True, "justify": "right"}),
+        ("nodes", {"no_wrap": not wide}),
+        ("reason", {}),
+    ):
         t.add_column(col, **kw)
     for key, g in r.groups.items():
         nodes = _group_nodes(r, cluster, key)
         nodes_cell = ", ".join(nodes) if wide else (_short(nodes, 2) if nodes else "-")
-        reason = (g.reason or "") if wide else with_blockers(short_reason(g.reason), g.reason, cluster)
-        t.add_row(key, _outcome(g.admitted, g.placed, g.domain, wide), f"{g.placed}/{g.min_count}", nodes_cell, _flex(reason, wide))
+        reason = (
+            (g.reason or "") if wide else with_blockers(short_reason(g.reason), g.reason, cluster)
+        )
+        t.add_row(
+            key,
+            _outcome(g.admitted, g.placed, g.domain, wide),
+            f"{g.placed}/{g.min_count}",
+            nodes_cell,
+            _flex(reason, wide),
+        )
     console.print(t)
 
 
 def _result_composite_groups(console: Console, r: Result) -> None:
     _heading(console, "Composite groups")
     t = _table()
-    _name_col(t, "group", (k + ("" if c.root else " (child)") for k, c in r.composite_groups.items()))
+    _name_col(
+        t, "group", (k + ("" if c.root else " (child)") for k, c in r.composite_groups.items())
+    )
     for col in ("outcome", "children/min", "pods placed"):
         t.add_column(col, no_wrap=True, justify="left" if col == "outcome" else "right")
     for key, c in r.composite_groups.items():
-        outcome = Text("admitted" if c.admitted else "rejected", style="green" if c.admitted else "red")
-        t.add_row(key + ("" if c.root else " (child)"), outcome, f"{c.groups_admitted}/{c.need} of {c.children}", str(c.placed))
+        outcome = Text(
+            "admitted" if c.admitted else "rejected", style="green" if c.admitted else "red"
+        )
+        t.add_row(
+            key + ("" if c.root else " (child)"),
+            outcome,
+            f"{c.groups_admitted}/{c.need} of {c.children}",
+            str(c.placed),
+        )
     console.print(t)
 
 
@@ -256,17 +337,34 @@ def _result_single_pods(console: Console, singles: dict, cluster: Cluster, wide:
     t.add_column("node", no_wrap=True)
     t.add_column("reason")
     for key, o in singles.items():
-        reason = (o.reason or "") if wide else with_blockers(short_reason(o.reason), o.reason, cluster, key)
-        t.add_row(key, (o.node or "-") + (" (nominated)" if o.nominated else ""), _flex("" if o.node else reason, wide))
+        reason = (
+            (o.reason or "")
+            if wide
+            else with_blockers(short_reason(o.reason), o.reason, cluster, key)
+        )
+        t.add_row(
+            key,
+            (o.node or "-") + (" (nominated)" if o.nominated else ""),
+            _flex("" if o.node else reason, wide),
+        )
     console.print(t)
 
 
-def render_bench(console: Console, summary, db, classes: dict[str, int], statuses: dict[str, int], failed: list[dict]) -> None:
+def render_bench(
+    console: Console,
+    summary,
+    db,
+    classes: dict[str, int],
+    statuses: dict[str, int],
+    failed: list[dict],
+) -> None:
     """``gangplan bench``: what this run did, then outcomes and failures over the whole database."""
     from gangplan.bench.store import FAILED
 
     total = sum(statuses.values())
-    console.print(f"[bold]{summary.suite}[/bold]: {summary.ran} snapshot(s) run now, {summary.skipped} already in the database, {summary.seconds:.1f} s; {db} holds {total}")
+    console.print(
+        f"[bold]{summary.suite}[/bold]: {summary.ran} snapshot(s) run now, {summary.skipped} already in the database, {summary.seconds:.1f} s; {db} holds {total}"
+    )
     t = Table(show_edge=False)
     t.add_column("outcome (whole database)")
     t.add_column("snapshots", justify="right")
@@ -277,12 +375,39 @@ def render_bench(console: Console, summary, db, classes: dict[str, int], statuse
             t.add_row(f"[red]{name}[/red]", str(statuses[name]))
     console.print(t)
     if failed:
-        console.print(f"[red]{len(failed)} snapshot(s) failed[/red] (run them again with --retry-failed):")
+        console.print(
+            f"[red]{len(failed)} snapshot(s) failed[/red] (run them again with --retry-failed):"
+        )
         for f in failed:
-            console.print(Text.assemble("  ", (f["task_id"], "bold"), f"  {f['status']}: ", f["error"] or "no message"), soft_wrap=True)
+            console.print(
+                Text.assemble(
+                    "  ", (f["task_id"], "bold"), f"  {f['status']}: ", f["error"] or "no message"
+                ),
+                soft_wrap=True,
+            )
     console.print(f"results: {db}  (gangplan report {db} --out report)")
 
 
-__all__ = ["MAX_ROWS", "chance_lines", "decisive_lines", "differing_tier", "explain_context", "placement_decision_of", "placement_lines", "proof_lines",
-           "render_bench", "render_diff", "render_result", "render_suite", "render_summary", "render_trace", "render_whatif", "sample_lines",
-           "short_domain", "short_reason", "suite_summary", "tie_note", "with_blockers"]
+__all__ = [
+    "MAX_ROWS",
+    "chance_lines",
+    "decisive_lines",
+    "differing_tier",
+    "explain_context",
+    "placement_decision_of",
+    "placement_lines",
+    "proof_lines",
+    "render_bench",
+    "render_diff",
+    "render_result",
+    "render_suite",
+    "render_summary",
+    "render_trace",
+    "render_whatif",
+    "sample_lines",
+    "short_domain",
+    "short_reason",
+    "suite_summary",
+    "tie_note",
+    "with_blockers",
+]

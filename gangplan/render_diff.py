@@ -77,18 +77,26 @@ def _all_shared_lines(d, s) -> list[str]:
     return [
         "the difference is which groups get admitted: every greedy choice that counts is shared by an optimum",
         f"the optimum also admits {_names(gained)}",
-        f"greedy rejected {first}: {short_reason(g.greedy_reason)}" if g and g.greedy_reason else (s.why or ""),
+        f"greedy rejected {first}: {short_reason(g.greedy_reason)}"
+        if g and g.greedy_reason
+        else (s.why or ""),
     ]
 
 
 def _admission_step_lines(adm, s) -> list[str]:
     """An admission step: no optimum keeps a greedy choice; what the optimum gives up, to admit what."""
-    u = adm.first_given_up if adm and adm.first_given_up and adm.first_given_up.group == s.group else None
+    u = (
+        adm.first_given_up
+        if adm and adm.first_given_up and adm.first_given_up.group == s.group
+        else None
+    )
     entity = s.group or s.pod
     if not s.group_outcome_differs:
         second = f"greedy reverted {entity}, and the optimum shown leaves it out too"
     else:
-        second = f"the optimum gives up {entity}" + (f": {_use_brief(u)}" if u else ", which greedy admits")
+        second = f"the optimum gives up {entity}" + (
+            f": {_use_brief(u)}" if u else ", which greedy admits"
+        )
     return [
         f"admission, not placement: no optimum keeps greedy choice #{s.step} {s.pod} -> {s.greedy_node}",
         second,
@@ -98,8 +106,16 @@ def _admission_step_lines(adm, s) -> list[str]:
 
 def _placement_step_lines(s) -> list[str]:
     """A placement step: the greedy choice, where the optimum puts the pod (and why greedy did not), what followed."""
-    first = f"greedy choice #{s.step}: {s.pod}" + (f" ({s.group})" if s.group else "") + f" -> {s.greedy_node}; no optimal placement shares it"
-    second = f"the optimum puts it on {s.optimal_node}" if s.optimal_node else f"the optimum admits {s.group} too but leaves it unplaced"
+    first = (
+        f"greedy choice #{s.step}: {s.pod}"
+        + (f" ({s.group})" if s.group else "")
+        + f" -> {s.greedy_node}; no optimal placement shares it"
+    )
+    second = (
+        f"the optimum puts it on {s.optimal_node}"
+        if s.optimal_node
+        else f"the optimum admits {s.group} too but leaves it unplaced"
+    )
     pe = s.placement
     if pe and pe.greedy is not None:
         second += f"; greedy chose {pe.greedy} over {pe.optimal}"
@@ -147,8 +163,15 @@ def _placement_tie(pe) -> str | None:
 def _node_tie(d, s) -> str | None:
     """The optimum's node was in the greedy cycle's set of top-scored nodes."""
     cycle = d.greedy.greedy_trace.pods.get(s.pod) if d.greedy.engine == "greedy" else None
-    if cycle is not None and cycle.tie_count > 1 and s.optimal_node and s.optimal_node in cycle.tie_set:
-        return f"a tie among {cycle.tie_count} nodes with the top score, the optimum's node among them"
+    if (
+        cycle is not None
+        and cycle.tie_count > 1
+        and s.optimal_node
+        and s.optimal_node in cycle.tie_set
+    ):
+        return (
+            f"a tie among {cycle.tie_count} nodes with the top score, the optimum's node among them"
+        )
     return None
 
 
@@ -177,9 +200,14 @@ def proof_lines(proof) -> list[str]:
     proven = [t.tier for t in compared if t.proven]
     if proof.proven:
         return [f"proven: {', '.join(proven) or 'nothing to compare'}"]
-    head = (f"proven: {', '.join(proven)}; open: " if proven else "open: ") + ", ".join(proof.open_tiers)
-    stop = {"work-limit": "stopped by the work limit", "wall-clock": "stopped by the wall-clock cap: another run may differ",
-            "no-solution": "no placement found"}.get(proof.stopped_by)
+    head = (f"proven: {', '.join(proven)}; open: " if proven else "open: ") + ", ".join(
+        proof.open_tiers
+    )
+    stop = {
+        "work-limit": "stopped by the work limit",
+        "wall-clock": "stopped by the wall-clock cap: another run may differ",
+        "no-solution": "no placement found",
+    }.get(proof.stopped_by)
     if stop:
         head += f" ({stop})"
     return [head] + ([proof.advice] if proof.advice else [])
@@ -199,16 +227,31 @@ def render_diff(console: Console, d, *, wide: bool = False) -> None:
 
 def _wrapped(console: Console, text: str, first: str, style: str) -> None:
     """``text`` wrapped to the console under a 13-column label (never cut)."""
-    console.print(Text(textwrap.fill(text, width=max(40, console.width), initial_indent=first, subsequent_indent=" " * 13,
-                                     break_on_hyphens=False), style=style), soft_wrap=True)
+    console.print(
+        Text(
+            textwrap.fill(
+                text,
+                width=max(40, console.width),
+                initial_indent=first,
+                subsequent_indent=" " * 13,
+                break_on_hyphens=False,
+            ),
+            style=style,
+        ),
+        soft_wrap=True,
+    )
 
 
 def _diff_verdict(console: Console, d, wide: bool) -> None:
     """The snapshot, the verdict and what the exact engine proved."""
     style = _CLASS_STYLE.get(d.classification, "white")
     gap = "" if d.gap is None else f", gap {d.gap:.2%}"
-    console.print(Text(d.snapshot, style="bold"), no_wrap=not wide, overflow="fold" if wide else "ellipsis")
-    console.print(f"  verdict    [{style}]{d.classification}[/{style}] (optimum {d.optimal_status}{gap}, {d.seconds:.2f} s)")
+    console.print(
+        Text(d.snapshot, style="bold"), no_wrap=not wide, overflow="fold" if wide else "ellipsis"
+    )
+    console.print(
+        f"  verdict    [{style}]{d.classification}[/{style}] (optimum {d.optimal_status}{gap}, {d.seconds:.2f} s)"
+    )
     for i, text in enumerate(proof_lines(d.proof)):
         style = "" if d.proof.proven else "magenta"
         if i == 0:
@@ -228,7 +271,11 @@ def _diff_admitted(console: Console, d, wide: bool) -> None:
     adm = d.admission
     if adm and (adm.only_greedy or adm.only_optimal):
         n = 50 if wide else 2
-        _line(console, f"             only greedy: {_names(adm.only_greedy, n)}; only optimal: {_names(adm.only_optimal, n)}", wide)
+        _line(
+            console,
+            f"             only greedy: {_names(adm.only_greedy, n)}; only optimal: {_names(adm.only_optimal, n)}",
+            wide,
+        )
 
 
 def _diff_decisive_summary(console: Console, d, wide: bool) -> None:
@@ -242,7 +289,9 @@ def _diff_decisive_summary(console: Console, d, wide: bool) -> None:
     if d.samples is None:
         for text in chance_lines(d.greedy):
             _line(console, "  chance     " + text, wide)
-    for i, text in enumerate(sample_lines(d.samples, wide=wide, proven=d.proof is None or d.proof.proven)):
+    for i, text in enumerate(
+        sample_lines(d.samples, wide=wide, proven=d.proof is None or d.proof.proven)
+    ):
         _line(console, ("  samples    " if i == 0 else "             ") + text, wide)
     for p in d.problems:
         _line(console, f"  problem    {p}", wide, style="red")
@@ -270,7 +319,13 @@ def _objective_table(console: Console, d) -> None:
 
 def _tier_proof_cells(tp) -> list:
     bound = "-" if tp is None or tp.bound is None else f"{tp.bound:g}"
-    return [bound, Text("-" if tp is None else ("proven" if tp.proven else "open"), style="" if tp is None or tp.proven else "magenta")]
+    return [
+        bound,
+        Text(
+            "-" if tp is None else ("proven" if tp.proven else "open"),
+            style="" if tp is None or tp.proven else "magenta",
+        ),
+    ]
 
 
 def _groups_table(console: Console, rows, wide: bool) -> None:
@@ -289,13 +344,28 @@ def _groups_table(console: Console, rows, wide: bool) -> None:
         t.add_column("optimal", no_wrap=True)
         t.add_column("greedy reason")
         for g in rows:
-            reason = "" if g.greedy_admitted else ((g.greedy_reason or "") if wide else short_reason(g.greedy_reason))
-            t.add_row(escape(g.group), str(g.min_count), _outcome(g.greedy_admitted, g.greedy_placed, g.greedy_domain, wide),
-                      _outcome(g.optimal_admitted, g.optimal_placed, g.optimal_domain, wide), _flex(reason, wide))
+            reason = (
+                ""
+                if g.greedy_admitted
+                else ((g.greedy_reason or "") if wide else short_reason(g.greedy_reason))
+            )
+            t.add_row(
+                escape(g.group),
+                str(g.min_count),
+                _outcome(g.greedy_admitted, g.greedy_placed, g.greedy_domain, wide),
+                _outcome(g.optimal_admitted, g.optimal_placed, g.optimal_domain, wide),
+                _flex(reason, wide),
+            )
         console.print(t)
     if hidden:
-        console.print(f"  (+{hidden} groups with the same outcome in both; -o wide lists every group)", style="dim")
-    elif not wide and any(not g.greedy_admitted and len(g.greedy_reason or "") > len(short_reason(g.greedy_reason)) for g in rows):
+        console.print(
+            f"  (+{hidden} groups with the same outcome in both; -o wide lists every group)",
+            style="dim",
+        )
+    elif not wide and any(
+        not g.greedy_admitted and len(g.greedy_reason or "") > len(short_reason(g.greedy_reason))
+        for g in rows
+    ):
         console.print("  (reasons shortened: -o wide for the full text)", style="dim")
 
 
@@ -312,8 +382,11 @@ def _single_pods_table(console: Console, singles, wide: bool) -> None:
     t.add_column("greedy")
     t.add_column("optimal")
     for p in singles:
-        t.add_row(escape(p.pod), _flex(_not_placed(p.greedy_node, p.greedy_reason, wide), wide),
-                  _flex(_not_placed(p.optimal_node, p.optimal_reason, wide), wide))
+        t.add_row(
+            escape(p.pod),
+            _flex(_not_placed(p.greedy_node, p.greedy_reason, wide), wide),
+            _flex(_not_placed(p.optimal_node, p.optimal_reason, wide), wide),
+        )
     console.print(t)
 
 
@@ -325,8 +398,12 @@ def _victim_lines(console: Console, eng, wide: bool) -> None:
     for label, side in (("greedy", eng.greedy), ("optimal", eng.optimal)):
         pods = [p for u in side.victims for p in u.pods]
         prio = ", ".join(f"p={p}: {n}" for p, n in side.victims_by_priority.items())
-        text = f"  victims {label}: {len(pods)} pod(s) in {len(side.victims)} unit(s)" + (f" ({prio})" if prio else "")
-        text += f", {side.pdb_violations} PDB violation(s)" + (f", broken groups: {_names(side.broken_groups)}" if side.broken_groups else "")
+        text = f"  victims {label}: {len(pods)} pod(s) in {len(side.victims)} unit(s)" + (
+            f" ({prio})" if prio else ""
+        )
+        text += f", {side.pdb_violations} PDB violation(s)" + (
+            f", broken groups: {_names(side.broken_groups)}" if side.broken_groups else ""
+        )
         if wide and pods:
             text += ": " + ", ".join(pods)
         _line(console, text, wide)
@@ -336,10 +413,17 @@ def _render_decisive_details(console: Console, d, wide: bool) -> None:
     s = d.decisive
     if s is None:
         return
-    _heading(console, "Decisive step", f"({s.probes} exact solves over {s.candidates} candidate choices, {s.skipped} skipped)")
+    _heading(
+        console,
+        "Decisive step",
+        f"({s.probes} exact solves over {s.candidates} candidate choices, {s.skipped} skipped)",
+    )
     if s.unproven_probes:
-        _para(console, f"{s.unproven_probes} probe(s) answered no without a proof: the true step may come later; "
-                       "a larger --probe-time-limit decides them")
+        _para(
+            console,
+            f"{s.unproven_probes} probe(s) answered no without a proof: the true step may come later; "
+            "a larger --probe-time-limit decides them",
+        )
     if s.pod is not None:
         _render_decisive_choice(console, s)
     tie = tie_note(d)
@@ -359,24 +443,40 @@ def _render_decisive_details(console: Console, d, wide: bool) -> None:
 
 def _render_decisive_choice(console: Console, s) -> None:
     """The greedy choice no optimum shares, and what the optimum does with its pod."""
-    _para(console, f"greedy choice #{s.step}: pod {s.pod} -> {s.greedy_node}; no optimal placement shares it")
+    _para(
+        console,
+        f"greedy choice #{s.step}: pod {s.pod} -> {s.greedy_node}; no optimal placement shares it",
+    )
     if s.optimal_node:
         _para(console, f"the optimum puts {s.pod} on {s.optimal_node}")
     elif s.kind == "placement":
-        _para(console, f"the optimum (agreeing with every earlier greedy choice) admits {s.group} but does not place {s.pod}")
+        _para(
+            console,
+            f"the optimum (agreeing with every earlier greedy choice) admits {s.group} but does not place {s.pod}",
+        )
     else:
-        _para(console, f"the optimum (agreeing with every earlier greedy choice) does not place {s.pod}")
+        _para(
+            console,
+            f"the optimum (agreeing with every earlier greedy choice) does not place {s.pod}",
+        )
 
 
 def _render_placement_evidence(console: Console, pe) -> None:
     """The topology placement greedy chose over the optimum's, with each one's scores."""
-    _para(console, f"placement: {pe.group} chose {pe.key}={pe.greedy} over {pe.optimal}"
-          + (f", misled by {pe.misled_by}" if pe.misled_by else ""))
+    _para(
+        console,
+        f"placement: {pe.group} chose {pe.key}={pe.greedy} over {pe.optimal}"
+        + (f", misled by {pe.misled_by}" if pe.misled_by else ""),
+    )
     for side, dom in (("greedy", pe.greedy), ("optimal", pe.optimal)):
         info = pe.placements.get(dom) if dom is not None else None
         if info:
             parts = ", ".join(f"{p} {v}" for p, v in info.scores.items())
-            detail = f"total {info.total} = {parts}" if parts else f"{info.status}: {info.reason or 'not scored'}"
+            detail = (
+                f"total {info.total} = {parts}"
+                if parts
+                else f"{info.status}: {info.reason or 'not scored'}"
+            )
             _para(console, f"{side}'s domain {dom} ({info.nodes} nodes): {detail}", indent=4)
 
 
@@ -394,9 +494,16 @@ def _victim_units(us) -> str:
 
 def _render_preemption(console: Console, pre) -> None:
     """Whom greedy's preemption evicts against whom the optimum does, and greedy's criterion."""
-    _para(console, f"preemption for {pre.entity} ({pre.path}): greedy evicts {_victim_units(pre.victims)} for {_short(pre.nodes) or '-'}")
-    _para(console, f"the optimum evicts {_victim_units(pre.optimal_victims)}" + (f" and uses {_short(pre.optimal_nodes)}" if pre.optimal_nodes else ""),
-          indent=4)
+    _para(
+        console,
+        f"preemption for {pre.entity} ({pre.path}): greedy evicts {_victim_units(pre.victims)} for {_short(pre.nodes) or '-'}",
+    )
+    _para(
+        console,
+        f"the optimum evicts {_victim_units(pre.optimal_victims)}"
+        + (f" and uses {_short(pre.optimal_nodes)}" if pre.optimal_nodes else ""),
+        indent=4,
+    )
     _para(console, f"greedy's criterion: {pre.criterion}", indent=4)
 
 
@@ -404,11 +511,17 @@ def _render_scores(console: Console, s) -> None:
     """The per-plugin scores greedy gave its node and the optimum's node at the decisive step, one
     row per plugin (so the table stays narrow whatever the plugin names)."""
     sides = []
-    for label, node, sc in (("greedy", s.greedy_node, s.greedy_scores), ("optimum", s.optimal_node, s.optimal_scores)):
+    for label, node, sc in (
+        ("greedy", s.greedy_node, s.greedy_scores),
+        ("optimum", s.optimal_node, s.optimal_scores),
+    ):
         if not node or not isinstance(sc, NodeEvidence):
             continue
         if not sc.feasible:
-            _para(console, f"{label}'s node {node}: not feasible for greedy at that step ({sc.reason})")
+            _para(
+                console,
+                f"{label}'s node {node}: not feasible for greedy at that step ({sc.reason})",
+            )
             continue
         sides.append((f"{node} ({label})", sc.scores, sc.total))
     if not sides:
@@ -426,16 +539,33 @@ def _render_scores(console: Console, s) -> None:
 
 def render_whatif(console: Console, rows, *, title: str, wide: bool = False) -> None:
     """``gangplan whatif``: one row per variant (``WhatIfRowDocument``), the snapshot first."""
-    console.print(Text(f"{title}: what if", style="bold"), no_wrap=not wide, overflow="fold" if wide else "ellipsis")
+    console.print(
+        Text(f"{title}: what if", style="bold"),
+        no_wrap=not wide,
+        overflow="fold" if wide else "ellipsis",
+    )
     t = _table()
     _name_col(t, "variant", (r.variant for r in rows))
     for col in ("greedy", "optimal", "idle GPUs", "classification", "decisive"):
-        t.add_column(col, no_wrap=True, justify="right" if col in ("greedy", "optimal", "idle GPUs") else "left")
+        t.add_column(
+            col,
+            no_wrap=True,
+            justify="right" if col in ("greedy", "optimal", "idle GPUs") else "left",
+        )
     for r in rows:
-        t.add_row(r.variant, f"{r.greedy_admitted}/{r.groups}", f"{r.optimal_admitted}/{r.groups}",
-                  f"{r.greedy_idle_gpus} / {r.optimal_idle_gpus}", r.classification, r.decisive or "-")
+        t.add_row(
+            r.variant,
+            f"{r.greedy_admitted}/{r.groups}",
+            f"{r.optimal_admitted}/{r.groups}",
+            f"{r.greedy_idle_gpus} / {r.optimal_idle_gpus}",
+            r.classification,
+            r.decisive or "-",
+        )
     console.print(t)
-    console.print("  groups admitted of those with pending pods; idle GPUs after greedy / after the optimum", style="dim")
+    console.print(
+        "  groups admitted of those with pending pods; idle GPUs after greedy / after the optimum",
+        style="dim",
+    )
     for r in rows:
         if r.advice:
             _line(console, f"  {r.variant}: {r.advice}", wide, style="magenta")
@@ -444,7 +574,12 @@ def render_whatif(console: Console, rows, *, title: str, wide: bool = False) -> 
 
 
 def render_suite(console: Console, rows, *, title: str = "suite", wide: bool = False) -> None:
-    console.print(Text.assemble((title, "bold"), ": greedy (kube-scheduler) vs optimal (CP-SAT), groups admitted per engine"))
+    console.print(
+        Text.assemble(
+            (title, "bold"),
+            ": greedy (kube-scheduler) vs optimal (CP-SAT), groups admitted per engine",
+        )
+    )
     t = _table()
     t.add_column("scenario", no_wrap=True)
     t.add_column("greedy", no_wrap=True, justify="right")
@@ -455,7 +590,15 @@ def render_suite(console: Console, rows, *, title: str = "suite", wide: bool = F
     t.add_column("s", justify="right", no_wrap=True)
     for r in rows:
         if r.error:
-            t.add_row(escape(r.scenario), "-", "-", Text("error", style="red"), "-", _flex(r.error, wide), f"{r.seconds:.2f}")
+            t.add_row(
+                escape(r.scenario),
+                "-",
+                "-",
+                Text("error", style="red"),
+                "-",
+                _flex(r.error, wide),
+                f"{r.seconds:.2f}",
+            )
             continue
         d = r.diff
         style = _CLASS_STYLE.get(d.classification, "white")
@@ -464,20 +607,44 @@ def render_suite(console: Console, rows, *, title: str = "suite", wide: bool = F
         elif not r.failures:
             exp = Text(f"{r.expectations} met", style="green")
         else:
-            exp = Text("; ".join(r.failures), style="red", no_wrap=not wide, overflow="fold" if wide else "ellipsis")
-        t.add_row(escape(r.scenario), _admitted(d.groups, "greedy_admitted"), _admitted(d.groups, "optimal_admitted"),
-                  Text(d.classification, style=style), escape(differing_tier(d) or "-"), exp, f"{r.seconds:.2f}")
+            exp = Text(
+                "; ".join(r.failures),
+                style="red",
+                no_wrap=not wide,
+                overflow="fold" if wide else "ellipsis",
+            )
+        t.add_row(
+            escape(r.scenario),
+            _admitted(d.groups, "greedy_admitted"),
+            _admitted(d.groups, "optimal_admitted"),
+            Text(d.classification, style=style),
+            escape(differing_tier(d) or "-"),
+            exp,
+            f"{r.seconds:.2f}",
+        )
     console.print(t)
     console.print(suite_summary(rows), style="dim", soft_wrap=True, markup=False, highlight=False)
     for r in rows:
-        if r.diff is not None and r.diff.proof is not None and r.diff.proof.advice and r.diff.classification == "unproven":
+        if (
+            r.diff is not None
+            and r.diff.proof is not None
+            and r.diff.proof.advice
+            and r.diff.classification == "unproven"
+        ):
             _line(console, f"  {r.scenario}: {r.diff.proof.advice}", wide, style="magenta")
 
 
 def differing_tier(d) -> str | None:
     """The highest objective tier on which greedy and the optimum differ (the suite's "differs in"
     column: a greedy-suboptimal row with equal group counts names the tier that decides it)."""
-    return next((k for k, v in d.optimal_objective.items() if k in d.greedy_objective and d.greedy_objective[k] != v), None)
+    return next(
+        (
+            k
+            for k, v in d.optimal_objective.items()
+            if k in d.greedy_objective and d.greedy_objective[k] != v
+        ),
+        None,
+    )
 
 
 def suite_summary(rows) -> str:
@@ -487,11 +654,24 @@ def suite_summary(rows) -> str:
 
     counts = Counter("error" if r.error else r.diff.classification for r in rows)
     proven = sum(counts.pop(c, 0) for c in ("identical", "tie-break", "equivalent"))
-    parts = [f"{proven} proven to match the optimum"] + [f"{n} {c}" for c, n in sorted(counts.items())]
+    parts = [f"{proven} proven to match the optimum"] + [
+        f"{n} {c}" for c, n in sorted(counts.items())
+    ]
     failed = sum(1 for r in rows if r.failures)
     if failed:
         parts.append(f"{failed} with unmet expectations")
     return f"  {len(rows)} scenarios: " + ", ".join(parts)
 
 
-__all__ = ["MAX_ROWS", "decisive_lines", "differing_tier", "proof_lines", "render_diff", "render_suite", "render_whatif", "sample_lines", "suite_summary", "tie_note"]
+__all__ = [
+    "MAX_ROWS",
+    "decisive_lines",
+    "differing_tier",
+    "proof_lines",
+    "render_diff",
+    "render_suite",
+    "render_whatif",
+    "sample_lines",
+    "suite_summary",
+    "tie_note",
+]

@@ -51,7 +51,9 @@ def short_reason(text: str | None) -> str:
 _FAILED_POD = re.compile(r"(?:^|; )([A-Za-z0-9.-]+/[A-Za-z0-9.-]+): \d+/\d+ nodes are available")
 
 
-def with_blockers(short: str, full: str | None, cluster: Cluster | None, pod_key: str | None = None) -> str:
+def with_blockers(
+    short: str, full: str | None, cluster: Cluster | None, pod_key: str | None = None
+) -> str:
     """``short`` (a :func:`short_reason`) with the reasons that name no object made concrete for
     the pod that failed (named in ``full``, else ``pod_key``): ``had untolerated taint(s)`` ->
     ``taint nvidia.com/gpu=present:NoSchedule on 2``, the selector entry a node lacks
@@ -80,7 +82,9 @@ def _why_nodes(reasons: str) -> str:
     ``Insufficient cpu, memory; untolerated taint``: the distinct reasons, most nodes first."""
     counted = [(int(m.group(1)), m.group(2).strip()) for m in _COUNTED.finditer(reasons)]
     counted.sort(key=lambda kv: -kv[0])
-    insufficient = [r.removeprefix("Insufficient ") for _, r in counted if r.startswith("Insufficient ")]
+    insufficient = [
+        r.removeprefix("Insufficient ") for _, r in counted if r.startswith("Insufficient ")
+    ]
     other = [r.removeprefix("node(s) ") for _, r in counted if not r.startswith("Insufficient ")]
     out = []
     if insufficient:
@@ -115,13 +119,26 @@ def _flex(text: str, wide: bool) -> Text:
 
 def _line(console: Console, text: str, wide: bool, style: str = "") -> None:
     """One line: cut with an ellipsis at the console width, unless ``wide`` (then wrapped)."""
-    console.print(Text(text, style=style), no_wrap=not wide, overflow="fold" if wide else "ellipsis")
+    console.print(
+        Text(text, style=style), no_wrap=not wide, overflow="fold" if wide else "ellipsis"
+    )
 
 
 def _para(console: Console, text: str, indent: int = 2) -> None:
     """A paragraph wrapped at the console width, continuation lines indented under the first."""
-    console.print(textwrap.fill(text, width=console.width, initial_indent=" " * indent, subsequent_indent=" " * (indent + 4),
-                                break_on_hyphens=False, break_long_words=False), markup=False, highlight=False, soft_wrap=True)
+    console.print(
+        textwrap.fill(
+            text,
+            width=console.width,
+            initial_indent=" " * indent,
+            subsequent_indent=" " * (indent + 4),
+            break_on_hyphens=False,
+            break_long_words=False,
+        ),
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _heading(console: Console, title: str, note: str = "") -> None:
@@ -168,9 +185,13 @@ def chance_lines(r: Result) -> list[str]:
     out = []
     if drawn:
         shown = _names(drawn, 3)
-        out.append(f"pod order of {shown} drawn (v{r.options.kube_version}: Go map order; --seed {r.options.seed or 0}); odds: diff --samples K")
+        out.append(
+            f"pod order of {shown} drawn (v{r.options.kube_version}: Go map order; --seed {r.options.seed or 0}); odds: diff --samples K"
+        )
     if r.options.tie_break == "random" and any(c.tie_count > 1 for c in trace.pods.values()):
-        out.append(f"node ties drawn (--tie-break random, --seed {r.options.seed or 0}); odds: diff --samples K")
+        out.append(
+            f"node ties drawn (--tie-break random, --seed {r.options.seed or 0}); odds: diff --samples K"
+        )
     return out
 
 

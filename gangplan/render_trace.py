@@ -30,13 +30,23 @@ def explain_context(r: Result, cluster: Cluster | None, pod_key: str) -> list[st
     cycle = trace.groups.get(group)
     root = cluster.groups.root_of(group) if cluster is not None else group
     if cycle is None:
-        return [f"not evaluated: the workload cycle never reached group {group} (its root {root} failed before it)"] if root != group else [f"not evaluated: group {group} was not scheduled in this run"]
+        return (
+            [
+                f"not evaluated: the workload cycle never reached group {group} (its root {root} failed before it)"
+            ]
+            if root != group
+            else [f"not evaluated: group {group} was not scheduled in this run"]
+        )
     members = [p.key for p in cluster.groups.members(group)] if cluster is not None else []
-    evaluated = [k for k in trace.order if k in set(members)] or [k for k in members if k in trace.pods]
+    evaluated = [k for k in trace.order if k in set(members)] or [
+        k for k in members if k in trace.pods
+    ]
     lines = _gang_cycle_lines(trace, cycle, group, root)
     if pod_key in trace.pods:
         if pod_key in evaluated:
-            lines.append(f"evaluated as pod {evaluated.index(pod_key) + 1} of {len(members)} in the gang's cycle")
+            lines.append(
+                f"evaluated as pod {evaluated.index(pod_key) + 1} of {len(members)} in the gang's cycle"
+            )
         return lines
     lines.append(_why_not_evaluated(trace, cycle, cluster, members, evaluated))
     return lines
@@ -45,7 +55,9 @@ def explain_context(r: Result, cluster: Cluster | None, pod_key: str) -> list[st
 def _gang_cycle_lines(trace, cycle, group: str, root: str) -> list[str]:
     """The gang's cycle: its status and attempts, PlacementFeasible after each pod, the drawn pod order."""
     attempts = 1 + sum(1 for q in trace.requeues or () if q.entity == root)
-    where = f"group {group}: {cycle.status}" + (f" after {attempts} attempt(s)" if attempts > 1 else "")
+    where = f"group {group}: {cycle.status}" + (
+        f" after {attempts} attempt(s)" if attempts > 1 else ""
+    )
     if cycle.progression:
         where += f"; PlacementFeasible after each pod: {', '.join(cycle.progression)}"
     lines = [where]
@@ -55,23 +67,31 @@ def _gang_cycle_lines(trace, cycle, group: str, root: str) -> list[str]:
     return lines
 
 
-def _why_not_evaluated(trace, cycle, cluster: Cluster | None, members: list[str], evaluated: list[str]) -> str:
+def _why_not_evaluated(
+    trace, cycle, cluster: Cluster | None, members: list[str], evaluated: list[str]
+) -> str:
     """Why a gang member the cycle never evaluated was left out."""
-    if cycle.status == "SchedulerError" or (cycle.reason or "").startswith(("invalid", "validation")):
+    if cycle.status == "SchedulerError" or (cycle.reason or "").startswith(
+        ("invalid", "validation")
+    ):
         return f"not evaluated: the group failed validation ({cycle.reason})"
     failed = [k for k in evaluated if not (trace.pods[k].chosen if k in trace.pods else None)]
     first = failed[0] if failed else None
     if first is not None:
         err = trace.pods[first].fit_error or ""
-        return (f"not evaluated: the gang's cycle stopped after {first} failed ({with_blockers(short_reason(err), err, cluster, first) or 'no node fits'}): "
-                f"with {len(members) - len(evaluated)} pod(s) left, minCount could no longer be reached, so GangScheduling's "
-                "PlacementFeasible returned Unschedulable before this pod's turn")
+        return (
+            f"not evaluated: the gang's cycle stopped after {first} failed ({with_blockers(short_reason(err), err, cluster, first) or 'no node fits'}): "
+            f"with {len(members) - len(evaluated)} pod(s) left, minCount could no longer be reached, so GangScheduling's "
+            "PlacementFeasible returned Unschedulable before this pod's turn"
+        )
     if cycle.placements is not None:
         return "not evaluated in the placement that was kept: no placement (topology domain) held the whole gang"
     return f"not evaluated: {cycle.reason or 'the gang cycle ended before its turn'}"
 
 
-def placement_decision_of(r: Result, cluster: Cluster | None, pod_key: str) -> tuple[str, Any] | None:
+def placement_decision_of(
+    r: Result, cluster: Cluster | None, pod_key: str
+) -> tuple[str, Any] | None:
     """``(group, decision)``: the topology placement decision (``trace.groups[g].placements``)
     that holds ``pod_key``'s gang, from its PodGroup up through its parents; None when there is none."""
     trace = r.greedy_trace
@@ -107,10 +127,14 @@ def placement_lines(r: Result, cluster: Cluster | None, pod_key: str) -> list[st
     group, d = found
     entries = d.entries()
     feasible = [e for e in entries if e.status == "Success"]
-    lines = [_placements_head(group, d, len(entries))] + [_placement_line(e, feasible) for e in entries]
+    lines = [_placements_head(group, d, len(entries))] + [
+        _placement_line(e, feasible) for e in entries
+    ]
     if d.chosen is None:
-        lines.append(f"chosen placement: none; none of the {len(entries)} placement(s) held the whole gang, so the gang was rejected "
-                     "and none of its pods were placed")
+        lines.append(
+            f"chosen placement: none; none of the {len(entries)} placement(s) held the whole gang, so the gang was rejected "
+            "and none of its pods were placed"
+        )
         return lines
     line = f"chosen placement: {d.chosen}, {_why_chosen(r, d, feasible)}"
     outcome = r.groups.get(group)
@@ -133,7 +157,9 @@ def _placements_head(group: str, d, evaluated: int) -> str:
 
 def _placement_line(e, feasible: list) -> str:
     """One placement tried: its verdict, the pods it proposes and its score."""
-    verdict = "feasible" if e.status == "Success" else f"{e.status}: {e.reason or 'no reason recorded'}"
+    verdict = (
+        "feasible" if e.status == "Success" else f"{e.status}: {e.reason or 'no reason recorded'}"
+    )
     pods = f", {e.assigned} pod(s) proposed" if e.status == "Success" else ""
     if e.total is not None:
         score = _placement_score(e)
@@ -155,10 +181,16 @@ def _why_chosen(r: Result, d, feasible: list) -> str:
     if d.tie_count > 1:
         tied = [e.name for e in feasible if e.total == total]
         rule = r.options.tie_break or "first"
-        how = (f"the earliest in generation order wins (--tie-break {rule})" if rule == "first"
-               else f"kube-scheduler picks one at random; here drawn from seed {r.options.seed} (--tie-break {rule})")
+        how = (
+            f"the earliest in generation order wins (--tie-break {rule})"
+            if rule == "first"
+            else f"kube-scheduler picks one at random; here drawn from seed {r.options.seed} (--tie-break {rule})"
+        )
         return f"a tie: {', '.join(tied)} share the highest total score {total}; {how}"
-    others = sorted((e for e in feasible if e.name != d.chosen), key=lambda e: -1 if e.total is None else -e.total)
+    others = sorted(
+        (e for e in feasible if e.name != d.chosen),
+        key=lambda e: -1 if e.total is None else -e.total,
+    )
     runner = f" (next: {others[0].name}, {others[0].total})" if others else ""
     return f"the highest total score, {total}{runner}"
 
@@ -175,7 +207,14 @@ def render_trace(console: Console, r: Result, pod_key: str, cluster: Cluster | N
     plugin, top scores, the choice."""
     tr = r.greedy_trace.pods.get(pod_key)
     outcome = r.pods.get(pod_key)
-    console.print(f"[bold]{pod_key}[/bold]: " + (f"-> {outcome.node}" if outcome and outcome.node else f"not placed ({outcome.reason if outcome else '?'})"))
+    console.print(
+        f"[bold]{pod_key}[/bold]: "
+        + (
+            f"-> {outcome.node}"
+            if outcome and outcome.node
+            else f"not placed ({outcome.reason if outcome else '?'})"
+        )
+    )
     for line in explain_context(r, cluster, pod_key):
         _para(console, line)
     for line in placement_lines(r, cluster, pod_key):
@@ -186,7 +225,9 @@ def render_trace(console: Console, r: Result, pod_key: str, cluster: Cluster | N
     decision = placement_decision_of(r, cluster, pod_key)
     domain = _domain_of(cluster, tr.chosen, decision[1].key) if decision is not None else None
     where = f" (its cycle in placement {domain})" if domain else ""
-    console.print(f"  evaluated {tr.evaluated_nodes} nodes, {tr.feasible_nodes} feasible{where}", markup=False)
+    console.print(
+        f"  evaluated {tr.evaluated_nodes} nodes, {tr.feasible_nodes} feasible{where}", markup=False
+    )
     _render_rejections(console, tr, cluster, pod_key)
     if tr.top:
         console.print(_top_scores_table(tr.top))
@@ -227,11 +268,18 @@ def _render_choice(console: Console, tr, placed: str | None, decision, domain: s
     if placed:
         console.print(f"  chosen: {placed}", markup=False)
     elif tr.chosen:
-        what = ("the gang was rejected: no placement held it" if decision is not None and decision[1].chosen is None
-                else "its gang's cycle was reverted")
+        what = (
+            "the gang was rejected: no placement held it"
+            if decision is not None and decision[1].chosen is None
+            else "its gang's cycle was reverted"
+        )
         inside = f" in placement {domain}" if domain else ""
-        _para(console, f"not placed: its cycle{inside} picked {tr.chosen}, but {what}, so nothing was kept")
+        _para(
+            console,
+            f"not placed: its cycle{inside} picked {tr.chosen}, but {what}, so nothing was kept",
+        )
     else:
         console.print("  no node chosen: no node fit the pod in its cycle", markup=False)
+
 
 __all__ = ["explain_context", "placement_decision_of", "placement_lines", "render_trace"]

@@ -22,11 +22,22 @@ REFRESH = 4
 class Spinner:
     """``with Spinner(enabled) as sp: sp.update("exact: ...")``; appears after ``delay`` seconds."""
 
-    def __init__(self, enabled: bool, *, delay: float = DELAY, stream: TextIO | None = None, console: Console | None = None) -> None:
+    def __init__(
+        self,
+        enabled: bool,
+        *,
+        delay: float = DELAY,
+        stream: TextIO | None = None,
+        console: Console | None = None,
+    ) -> None:
         stream = stream if stream is not None else sys.stderr
         self.enabled = enabled and (console is not None or _is_tty(stream))
         self.delay = delay
-        self.console = console if console is not None else (Console(file=stream, stderr=stream is sys.stderr) if self.enabled else None)
+        self.console = (
+            console
+            if console is not None
+            else (Console(file=stream, stderr=stream is sys.stderr) if self.enabled else None)
+        )
         self.text = "working"
         self._t0 = time.perf_counter()
         self._status = None
@@ -53,7 +64,9 @@ class Spinner:
         with self._lock:
             if self._closed or self.console is None:
                 return
-            self._status = Status(self, console=self.console, spinner="dots", refresh_per_second=REFRESH)
+            self._status = Status(
+                self, console=self.console, spinner="dots", refresh_per_second=REFRESH
+            )
             self._status.start()
 
     def update(self, text: str) -> None:

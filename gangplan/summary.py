@@ -41,8 +41,21 @@ def _fmt(resources: dict[str, int]) -> dict[str, str]:
     return {r: format_quantity(r, q) for r, q in resources.items()}
 
 
-JSON_KEYS = ("sources", "counts", "skippedKinds", "warnings", "translations", "nodeShapes", "resources", "topology", "pendingGroups",
-             "singlePendingPods", "gated", "profile", "kubeVersion")
+JSON_KEYS = (
+    "sources",
+    "counts",
+    "skippedKinds",
+    "warnings",
+    "translations",
+    "nodeShapes",
+    "resources",
+    "topology",
+    "pendingGroups",
+    "singlePendingPods",
+    "gated",
+    "profile",
+    "kubeVersion",
+)
 """The top-level keys of ``inspect --json`` in the order the command prints them."""
 
 
@@ -52,8 +65,10 @@ def node_shapes(cluster: Cluster) -> list[NodeShape]:
     for n in cluster.nodes:
         model = next((n.labels[k] for k in GPU_MODEL_LABELS if k in n.labels), "")
         shapes[(tuple(sorted(n.allocatable.items())), model)] += 1
-    return [NodeShape(count=count, gpu_model=model or None, allocatable=_fmt(dict(alloc)))
-            for (alloc, model), count in sorted(shapes.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return [
+        NodeShape(count=count, gpu_model=model or None, allocatable=_fmt(dict(alloc)))
+        for (alloc, model), count in sorted(shapes.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
 
 
 def topology_levels(cluster: Cluster) -> TopologySummary:
@@ -71,7 +86,9 @@ def topology_levels(cluster: Cluster) -> TopologySummary:
     return TopologySummary(source=tree.source, levels=levels)
 
 
-def _free_per_domain(cluster: Cluster, tree: Any, level: int, used: dict[str, dict[str, int]]) -> dict[str, dict[str, int | str]]:
+def _free_per_domain(
+    cluster: Cluster, tree: Any, level: int, used: dict[str, dict[str, int]]
+) -> dict[str, dict[str, int | str]]:
     """Per domain of one tree level: its nodes and the capacity they have free."""
     free: dict[str, dict[str, int]] = {}
     sizes: Counter[str] = Counter()
@@ -84,7 +101,10 @@ def _free_per_domain(cluster: Cluster, tree: Any, level: int, used: dict[str, di
         f = free.setdefault(dom, defaultdict(int))
         for r, q in n.allocatable.items():
             f[r] += max(0, q - used.get(n.name, {}).get(r, 0))
-    return {dom: {"nodes": sizes[dom], **_fmt({r: q for r, q in f.items() if r != PODS})} for dom, f in free.items()}
+    return {
+        dom: {"nodes": sizes[dom], **_fmt({r: q for r, q in f.items() if r != PODS})}
+        for dom, f in free.items()
+    }
 
 
 def _resources(cluster: Cluster) -> dict[str, ResourceTotals]:
@@ -94,37 +114,46 @@ def _resources(cluster: Cluster) -> dict[str, ResourceTotals]:
     in_use: Counter[str] = Counter()
     for n in cluster.nodes:
         total.update(n.allocatable)
-        in_use.update({r: q for r, q in used.get(n.name, {}).items() if r in n.allocatable or r != PODS})
+        in_use.update(
+            {r: q for r, q in used.get(n.name, {}).items() if r in n.allocatable or r != PODS}
+        )
     resources = {}
     for r in cluster.resource_names:
         if total.get(r, 0) == 0 and in_use.get(r, 0) == 0:
             continue
-        resources[r] = ResourceTotals(allocatable=format_quantity(r, total.get(r, 0)), requested=format_quantity(r, in_use.get(r, 0)),
-                                      free=format_quantity(r, max(0, total.get(r, 0) - in_use.get(r, 0))))
+        resources[r] = ResourceTotals(
+            allocatable=format_quantity(r, total.get(r, 0)),
+            requested=format_quantity(r, in_use.get(r, 0)),
+            free=format_quantity(r, max(0, total.get(r, 0) - in_use.get(r, 0))),
+        )
     return resources
 
 
 def _pending_groups(cluster: Cluster) -> list[PendingGroup]:
     """Every PodGroup (object or name a pod gives) with pending pods, by key."""
     groups = []
-    pending_by_group: Counter[str] = Counter(p.group_key for p in cluster.pending_pods if p.group_key)
+    pending_by_group: Counter[str] = Counter(
+        p.group_key for p in cluster.pending_pods if p.group_key
+    )
     for key in sorted(set(pending_by_group) | set(cluster.pod_groups)):
         g = cluster.pod_groups.get(key)
         members = cluster.groups.members(key)
-        groups.append(PendingGroup(
-            group=key,
-            exists=g is not None,
-            policy=g.policy if g else None,
-            min_count=(g.min_count if g.policy == "gang" else 1) if g else None,
-            pods=len(members),
-            pending=pending_by_group.get(key, 0),
-            bound=sum(1 for p in members if p.node_name),
-            gated=sum(1 for p in members if p.key in cluster.gated),
-            priority=g.priority if g else None,
-            topology_key=g.topology_key if g else None,
-            parent=g.parent if g else None,
-            requests=_request_summary(members),
-        ))
+        groups.append(
+            PendingGroup(
+                group=key,
+                exists=g is not None,
+                policy=g.policy if g else None,
+                min_count=(g.min_count if g.policy == "gang" else 1) if g else None,
+                pods=len(members),
+                pending=pending_by_group.get(key, 0),
+                bound=sum(1 for p in members if p.node_name),
+                gated=sum(1 for p in members if p.key in cluster.gated),
+                priority=g.priority if g else None,
+                topology_key=g.topology_key if g else None,
+                parent=g.parent if g else None,
+                requests=_request_summary(members),
+            )
+        )
     return [g for g in groups if g.pending > 0]
 
 
@@ -145,8 +174,14 @@ def _counts(cluster: Cluster) -> Counts:
 
 def _profile(cluster: Cluster) -> ProfileSummary:
     p = cluster.profile
-    return ProfileSummary(scheduler_name=p.scheduler_name, source=p.source, percentage_of_nodes_to_score=p.percentage_of_nodes_to_score,
-                          fit_strategy=p.fit_strategy, fit_resources=dict(p.fit_resources), score_weights=dict(p.score_weights))
+    return ProfileSummary(
+        scheduler_name=p.scheduler_name,
+        source=p.source,
+        percentage_of_nodes_to_score=p.percentage_of_nodes_to_score,
+        fit_strategy=p.fit_strategy,
+        fit_resources=dict(p.fit_resources),
+        score_weights=dict(p.score_weights),
+    )
 
 
 def _kube_version(cluster: Cluster) -> KubeVersionSummary:
@@ -201,9 +236,20 @@ def _request_summary(pods) -> str:
     shapes: Counter[tuple] = Counter(tuple(sorted(p.requests.items())) for p in pods)
     parts = []
     for shape, n in sorted(shapes.items(), key=lambda kv: (-kv[1], kv[0])):
-        body = ", ".join(f"{r}: {format_quantity(r, q)}" for r, q in shape if r in (CPU, MEMORY) or "/" in r or r == "ephemeral-storage")
+        body = ", ".join(
+            f"{r}: {format_quantity(r, q)}"
+            for r, q in shape
+            if r in (CPU, MEMORY) or "/" in r or r == "ephemeral-storage"
+        )
         parts.append(f"{n}x {{{body}}}")
     return "; ".join(parts)
 
 
-__all__ = ["JSON_KEYS", "inspect_json", "inspect_summary", "node_shapes", "summarize", "topology_levels"]
+__all__ = [
+    "JSON_KEYS",
+    "inspect_json",
+    "inspect_summary",
+    "node_shapes",
+    "summarize",
+    "topology_levels",
+]

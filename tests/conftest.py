@@ -61,8 +61,10 @@ def pytest_report_header(config: pytest.Config) -> str:
     where = "the repository's copies" if data_dir() == BUNDLED else "the full traces"
     if not missing:
         return f"real traces: {data_dir()} ({where}, all {len(TRACE_FILES)} files found)"
-    return (f"real traces: MISSING in {data_dir()}: {', '.join(missing)}; tests marked `traces` are skipped "
-            "(set GANGPLAN_DATA_DIR to a folder holding them)")
+    return (
+        f"real traces: MISSING in {data_dir()}: {', '.join(missing)}; tests marked `traces` are skipped "
+        "(set GANGPLAN_DATA_DIR to a folder holding them)"
+    )
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -71,14 +73,19 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     needing = sum(1 for item in session.items if item.get_closest_marker("traces") is not None)
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if missing and needing and reporter is not None:
-        reporter.write_line(f"data missing: {needing} tests marked `traces` will be skipped; {pytest_report_header(session.config)}", yellow=True)
+        reporter.write_line(
+            f"data missing: {needing} tests marked `traces` will be skipped; {pytest_report_header(session.config)}",
+            yellow=True,
+        )
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("traces") is not None:
         missing = missing_traces()
         if missing:
-            pytest.skip(f"needs trace files {', '.join(missing)}, not in {data_dir()}: set GANGPLAN_DATA_DIR to a folder holding them")
+            pytest.skip(
+                f"needs trace files {', '.join(missing)}, not in {data_dir()}: set GANGPLAN_DATA_DIR to a folder holding them"
+            )
 
 
 @pytest.fixture
@@ -112,7 +119,10 @@ def dgx32():
     from gangplan.bench.generators.topology_shapes import generate_shape
     from gangplan.solver.diff import diff_snapshot
 
-    cluster = to_cluster(generate_shape("dgx-h100-superpod", nodes=144, utilisation=0.4, seed=0, gangs=32), source="dgx.yaml")
+    cluster = to_cluster(
+        generate_shape("dgx-h100-superpod", nodes=144, utilisation=0.4, seed=0, gangs=32),
+        source="dgx.yaml",
+    )
     return cluster, diff_snapshot(cluster, snapshot="dgx.yaml")
 
 

@@ -32,27 +32,91 @@ BASE_DIRS = (ROOT / "scenarios", ROOT / "tests" / "fixtures")
 # Numbers at and beyond the edges of int32 / int64 and of the ranges validation allows.
 # (Mid-sized counts such as 65536 are left out: a valid Job of that parallelism is just slow.)
 EDGE_NUMBERS: tuple[Any, ...] = (
-    2**63, 2**64, 2**63 - 1, -(2**63) - 1, 2**31, 2**31 - 1, -(2**31) - 1, -1, 0, 101,
-    1_000_000_001, 2_000_000_000, 2_000_001_001, 9.999e29, -9.999e29, 1e300, 1.5,
+    2**63,
+    2**64,
+    2**63 - 1,
+    -(2**63) - 1,
+    2**31,
+    2**31 - 1,
+    -(2**31) - 1,
+    -1,
+    0,
+    101,
+    1_000_000_001,
+    2_000_000_000,
+    2_000_001_001,
+    9.999e29,
+    -9.999e29,
+    1e300,
+    1.5,
 )
 PORT_NUMBERS: tuple[Any, ...] = (65536, 65535, 0, -1, 2**31)
 PORT_KEYS = ("hostPort", "containerPort")
 BAD_QUANTITIES: tuple[Any, ...] = (
-    "18446744073709551616", "9223372036854775808", 2**64, 9223372036854775808, "9.999e+29", 9.999e29,
-    "1e19", "8Ei", "9223372036854775807", "9223372036854775807m", "9223372036854776k", "-1", "1.2.3",
-    "12Zi", "", "0x10", "1e-70", "NaN", ".", "+", "1e64", "1e65", "Infinity",
+    "18446744073709551616",
+    "9223372036854775808",
+    2**64,
+    9223372036854775808,
+    "9.999e+29",
+    9.999e29,
+    "1e19",
+    "8Ei",
+    "9223372036854775807",
+    "9223372036854775807m",
+    "9223372036854776k",
+    "-1",
+    "1.2.3",
+    "12Zi",
+    "",
+    "0x10",
+    "1e-70",
+    "NaN",
+    ".",
+    "+",
+    "1e64",
+    "1e65",
+    "Infinity",
 )
 WRONG_TYPES: tuple[Any, ...] = ("x", [], {}, True, 1.5, -7, {"a": 1}, ["x"])
 NUMERIC_KEYS = (
-    "minDomains", "maxSkew", "priority", "hostPort", "containerPort", "sizeBytes", "weight", "minCount",
-    "minGroupCount", "value", "percentageOfNodesToScore", "utilization", "score", "disruptionsAllowed",
+    "minDomains",
+    "maxSkew",
+    "priority",
+    "hostPort",
+    "containerPort",
+    "sizeBytes",
+    "weight",
+    "minCount",
+    "minGroupCount",
+    "value",
+    "percentageOfNodesToScore",
+    "utilization",
+    "score",
+    "disruptionsAllowed",
 )
 REF_KEYS = (
-    "nodeName", "podGroupName", "priorityClassName", "parentCompositePodGroupName", "workloadName",
-    "podGroupTemplateName", "templateName", "podGroup", "name",
+    "nodeName",
+    "podGroupName",
+    "priorityClassName",
+    "parentCompositePodGroupName",
+    "workloadName",
+    "podGroupTemplateName",
+    "templateName",
+    "podGroup",
+    "name",
 )
 RESOURCE_MAPS = ("requests", "limits", "allocatable", "capacity", "overhead", "minResources")
-OPS = ("delete", "null", "wrong_type", "number", "quantity", "inject", "duplicate", "rename", "dangle")
+OPS = (
+    "delete",
+    "null",
+    "wrong_type",
+    "number",
+    "quantity",
+    "inject",
+    "duplicate",
+    "rename",
+    "dangle",
+)
 
 
 def _flatten(path: Path) -> list[dict] | None:
@@ -73,7 +137,11 @@ def base_snapshots(max_bytes: int | None) -> list[tuple[str, list[dict]]]:
     out = []
     for base in BASE_DIRS:
         for p in sorted(base.rglob("*")):
-            if "suites" in p.parts or p.name.startswith(".") or p.suffix.lower() not in (".yaml", ".yml", ".json", ".zip"):
+            if (
+                "suites" in p.parts
+                or p.name.startswith(".")
+                or p.suffix.lower() not in (".yaml", ".yml", ".json", ".zip")
+            ):
                 continue
             if p.parent.name in ("alibaba-1213", "snapshot") or p.suffix.lower() == ".zip":
                 continue  # directory snapshots are added whole below; the KAI zip holds snapshot.json
@@ -134,7 +202,9 @@ def mutants(draw, bases: list[tuple[str, list[dict]]]) -> tuple[str, list[str], 
             if op == "duplicate":
                 objs.append(copy.deepcopy(objs[i]))
             elif isinstance(objs[i], dict) and isinstance(objs[i].get("metadata"), dict):
-                objs[i]["metadata"]["name"] = draw(st.sampled_from(("renamed", "", "x" * 300, "a/b")))
+                objs[i]["metadata"]["name"] = draw(
+                    st.sampled_from(("renamed", "", "x" * 300, "a/b"))
+                )
             done.append(f"{op} object {i}")
             continue
         if op == "number":
@@ -186,7 +256,13 @@ class Outcome:
 
 
 _runner = CliRunner()
-ALLOWED = {"inspect": {0, 2}, "solve-greedy": {0, 2}, "solve-exact": {0, 2}, "diff": {0, 2, 3}, "validate": {0}}
+ALLOWED = {
+    "inspect": {0, 2},
+    "solve-greedy": {0, 2},
+    "solve-exact": {0, 2},
+    "diff": {0, 2, 3},
+    "validate": {0},
+}
 """Exit codes each command may end with on a mutant (validate runs only on exit-0 Results, so 0)."""
 
 
@@ -222,10 +298,17 @@ def check_mutant(objs: list[dict], tmp: Path, *, time_limit: float = 0.3) -> Out
     for engine in ("greedy", "exact"):
         res_path = tmp / f"{engine}.json"
         res_path.unlink(missing_ok=True)
-        code, _ = _invoke(out, f"solve-{engine}", ["solve", s, "--engine", engine, "--time-limit", tl, "--out", str(res_path), "--json"], snap)
+        code, _ = _invoke(
+            out,
+            f"solve-{engine}",
+            ["solve", s, "--engine", engine, "--time-limit", tl, "--out", str(res_path), "--json"],
+            snap,
+        )
         if code == 0:
             results.append(res_path)
-    code, stdout = _invoke(out, "diff", ["diff", s, "--time-limit", tl, "--probe-time-limit", tl, "--json"], snap)
+    code, stdout = _invoke(
+        out, "diff", ["diff", s, "--time-limit", tl, "--probe-time-limit", tl, "--json"], snap
+    )
     if code in (0, 3):
         doc = json.loads(stdout)
         for side in ("greedy", "optimal"):

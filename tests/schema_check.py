@@ -11,7 +11,19 @@ from __future__ import annotations
 from typing import Any
 
 ANNOTATIONS = {"$schema", "$id", "$defs", "title", "description", "default", "examples"}
-CHECKED = {"type", "properties", "required", "additionalProperties", "items", "enum", "const", "anyOf", "oneOf", "allOf", "$ref"}
+CHECKED = {
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "$ref",
+}
 
 _TYPES = {
     "object": lambda v: isinstance(v, dict),
@@ -50,7 +62,9 @@ def _resolve(root: dict[str, Any], ref: str) -> dict[str, Any]:
     return node
 
 
-def _check(s: dict[str, Any] | bool, v: Any, root: dict[str, Any], path: str, out: list[str]) -> None:
+def _check(
+    s: dict[str, Any] | bool, v: Any, root: dict[str, Any], path: str, out: list[str]
+) -> None:
     if s is True:
         return
     if s is False:
@@ -58,7 +72,9 @@ def _check(s: dict[str, Any] | bool, v: Any, root: dict[str, Any], path: str, ou
         return
     unknown = set(s) - ANNOTATIONS - CHECKED
     if unknown:
-        raise SchemaError(f"{path}: schema keyword(s) this checker does not implement: {sorted(unknown)}")
+        raise SchemaError(
+            f"{path}: schema keyword(s) this checker does not implement: {sorted(unknown)}"
+        )
     if "$ref" in s:
         _check(_resolve(root, s["$ref"]), v, root, path, out)
     if "type" in s:

@@ -41,17 +41,27 @@ class _DrawChooser:
 
 @st.composite
 def small_snapshots(
-    draw: st.DrawFn, max_nodes: int = 6, max_groups: int = 3, max_group_size: int = 4, max_singles: int = 2
+    draw: st.DrawFn,
+    max_nodes: int = 6,
+    max_groups: int = 3,
+    max_group_size: int = 4,
+    max_singles: int = 2,
 ) -> list[Obj]:
     """A small random snapshot as a list of object dicts: nodes, bound pods, groups, single pods."""
     return small_mixed_snapshot(
-        _DrawChooser(draw), max_nodes=max_nodes, max_groups=max_groups, max_group_size=max_group_size, max_singles=max_singles
+        _DrawChooser(draw),
+        max_nodes=max_nodes,
+        max_groups=max_groups,
+        max_group_size=max_group_size,
+        max_singles=max_singles,
     )
 
 
 def small_clusters(**limits: int) -> st.SearchStrategy[Cluster]:
     """:func:`small_snapshots` loaded into a Cluster (``source`` is ``<hypothesis>``)."""
-    return small_snapshots(**limits).map(lambda objects: load_objects(objects, source="<hypothesis>"))
+    return small_snapshots(**limits).map(
+        lambda objects: load_objects(objects, source="<hypothesis>")
+    )
 
 
 __all__ = ["CONSTRAINTS", "small_clusters", "small_snapshots"]

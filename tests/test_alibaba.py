@@ -57,19 +57,31 @@ def test_a_gpu_node_row_becomes_a_labelled_node_with_gpu_allocatable(tmp_path):
                     "nvidia.com/gpu.count": "8",
                 },
             },
-            "status": {"allocatable": {"cpu": "96000m", "memory": "393216Mi", "pods": "110", "nvidia.com/gpu": "8"}},
+            "status": {
+                "allocatable": {
+                    "cpu": "96000m",
+                    "memory": "393216Mi",
+                    "pods": "110",
+                    "nvidia.com/gpu": "8",
+                }
+            },
         }
     ]
 
 
 def test_a_cpu_only_row_has_no_gpu_labels_or_resource(tmp_path):
     (obj,) = alibaba_nodes_to_objects(write_csv(tmp_path, "openb-node-0000,32000,262144,0,\n"))
-    assert obj["metadata"]["labels"] == {"kubernetes.io/hostname": "openb-node-0000", "node.kubernetes.io/instance-type": "cpu.32c.256gi"}
+    assert obj["metadata"]["labels"] == {
+        "kubernetes.io/hostname": "openb-node-0000",
+        "node.kubernetes.io/instance-type": "cpu.32c.256gi",
+    }
     assert "nvidia.com/gpu" not in obj["status"]["allocatable"]
 
 
 def test_the_gpu_resource_name_can_be_changed(tmp_path):
-    (obj,) = alibaba_nodes_to_objects(write_csv(tmp_path, "n,8000,32768,1,V100M16\n"), gpu_resource="example.com/gpu")
+    (obj,) = alibaba_nodes_to_objects(
+        write_csv(tmp_path, "n,8000,32768,1,V100M16\n"), gpu_resource="example.com/gpu"
+    )
     assert obj["status"]["allocatable"]["example.com/gpu"] == "1"
 
 
@@ -80,16 +92,38 @@ def test_instance_type_keeps_odd_sizes_exact():
 
 
 BAD_CSV = [
-    ("a missing column is named", "sn,cpu_milli,memory_mib,model\nn,1,1,G2\n", ":1: gpu: missing column 'gpu' (header is sn,cpu_milli,memory_mib,model)"),
-    ("a non-integer value names row and column", CSV_HEADER + "a,8000,32768,1,T4\nb,8000,lots,1,T4\n", ":3: row 2: memory_mib: expected a non-negative integer, got 'lots'"),
-    ("a negative value is not a non-negative integer", CSV_HEADER + "a,-8000,32768,1,T4\n", ":2: row 1: cpu_milli: expected a non-negative integer, got '-8000'"),
+    (
+        "a missing column is named",
+        "sn,cpu_milli,memory_mib,model\nn,1,1,G2\n",
+        ":1: gpu: missing column 'gpu' (header is sn,cpu_milli,memory_mib,model)",
+    ),
+    (
+        "a non-integer value names row and column",
+        CSV_HEADER + "a,8000,32768,1,T4\nb,8000,lots,1,T4\n",
+        ":3: row 2: memory_mib: expected a non-negative integer, got 'lots'",
+    ),
+    (
+        "a negative value is not a non-negative integer",
+        CSV_HEADER + "a,-8000,32768,1,T4\n",
+        ":2: row 1: cpu_milli: expected a non-negative integer, got '-8000'",
+    ),
     ("a short row is reported", CSV_HEADER + "a,8000,32768\n", ":2: row 1: expected 5 fields"),
-    ("a duplicate node name is reported", CSV_HEADER + "a,1,1,0,\na,1,1,0,\n", ":3: row 2: sn: duplicate node 'a'"),
-    ("a GPU node without a model is reported", CSV_HEADER + "a,1,1,2,\n", ":2: row 1: model: a GPU node needs a model"),
+    (
+        "a duplicate node name is reported",
+        CSV_HEADER + "a,1,1,0,\na,1,1,0,\n",
+        ":3: row 2: sn: duplicate node 'a'",
+    ),
+    (
+        "a GPU node without a model is reported",
+        CSV_HEADER + "a,1,1,2,\n",
+        ":2: row 1: model: a GPU node needs a model",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("content", "expected"), [c[1:] for c in BAD_CSV], ids=[c[0] for c in BAD_CSV])
+@pytest.mark.parametrize(
+    ("content", "expected"), [c[1:] for c in BAD_CSV], ids=[c[0] for c in BAD_CSV]
+)
 def test_bad_csv_raises_snapshot_error_naming_file_row_and_column(tmp_path, content, expected):
     path = tmp_path / "bad.csv"
     path.write_text(content)
@@ -122,16 +156,30 @@ def test_write_snapshot_is_deterministic_and_loads_back(tmp_path):
 
 def test_the_cli_import_command_writes_the_nodes(tmp_path):
     out = tmp_path / "nodes.yaml"
-    result = CliRunner().invoke(app, ["import", "alibaba-nodes", str(write_csv(tmp_path, "a,8000,32768,1,T4\n")), "--out", str(out)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "import",
+            "alibaba-nodes",
+            str(write_csv(tmp_path, "a,8000,32768,1,T4\n")),
+            "--out",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert [n.name for n in load_snapshot(out).nodes] == ["a"]
 
 
 def test_the_cli_import_command_exits_2_on_a_bad_csv(tmp_path):
     path = write_csv(tmp_path, "a,8000,x,1,T4\n")
-    result = CliRunner().invoke(app, ["import", "alibaba-nodes", str(path), "--out", str(tmp_path / "o.yaml")])
+    result = CliRunner().invoke(
+        app, ["import", "alibaba-nodes", str(path), "--out", str(tmp_path / "o.yaml")]
+    )
     assert result.exit_code == 2
-    assert f"error: {path}:2: row 1: memory_mib: expected a non-negative integer, got 'x'" in result.stderr
+    assert (
+        f"error: {path}:2: row 1: memory_mib: expected a non-negative integer, got 'x'"
+        in result.stderr
+    )
 
 
 # ---- the showcase -------------------------------------------------------------------------------
@@ -144,7 +192,9 @@ def showcase() -> Cluster:
 def test_the_committed_showcase_is_exactly_what_the_generator_writes(tmp_path):
     from gangplan.io.alibaba import SHOWCASE_EXPECTATIONS
 
-    build_alibaba_showcase(tmp_path, node_csv=NODE_CSV, pod_csv=POD_CSV, expectations=SHOWCASE_EXPECTATIONS)
+    build_alibaba_showcase(
+        tmp_path, node_csv=NODE_CSV, pod_csv=POD_CSV, expectations=SHOWCASE_EXPECTATIONS
+    )
     for name in ("nodes.yaml", "running.yaml", "workload.yaml"):
         assert (tmp_path / name).read_bytes() == (SHOWCASE / name).read_bytes(), name
 
@@ -157,10 +207,17 @@ def test_the_showcase_loads_with_its_1213_nodes():
 
 def test_the_showcase_holds_the_trace_running_pods_and_three_ungated_gangs(showcase):
     assert len(showcase.bound_pods) == 5193
-    assert {k: g.min_count for k, g in showcase.pod_groups.items()} == {"ml/eval-t4": 8, "ml/finetune": 128, "ml/llm-pretrain": 64}
+    assert {k: g.min_count for k, g in showcase.pod_groups.items()} == {
+        "ml/eval-t4": 8,
+        "ml/finetune": 128,
+        "ml/llm-pretrain": 64,
+    }
     assert len(showcase.schedulable_pods) == 200 and showcase.gated == {}
     annotations = showcase.pod_groups["ml/llm-pretrain"].annotations
-    assert (annotations["gangplan.io/expect-greedy"], annotations["gangplan.io/expect-optimal"]) == ("rejected", "admitted")
+    assert (
+        annotations["gangplan.io/expect-greedy"],
+        annotations["gangplan.io/expect-optimal"],
+    ) == ("rejected", "admitted")
 
 
 def test_the_showcase_bound_pods_fit_their_nodes(showcase):
@@ -201,7 +258,9 @@ def test_a_placement_admitting_all_three_gangs_exists_so_the_optimum_admits_llm_
     assert len({placements[f"ml/llm-pretrain-{i}"] for i in range(64)}) == 64
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(body=st.binary(max_size=200), keep_header=st.booleans())
 def test_any_csv_bytes_convert_or_raise_snapshot_error(tmp_path, body, keep_header):
     path = tmp_path / "fuzz.csv"

@@ -19,7 +19,20 @@ import gangplan as gp
 ROOT = Path(__file__).resolve().parent.parent
 GB200 = ROOT / "scenarios" / "showcase" / "tas-nvl72-fragmentation.yaml"
 
-PUBLIC = {"load", "solve", "diff", "validate", "Cluster", "Result", "Diff", "Violation", "SnapshotError", "SolveOptions", "DiffOptions", "GreedySession"}
+PUBLIC = {
+    "load",
+    "solve",
+    "diff",
+    "validate",
+    "Cluster",
+    "Result",
+    "Diff",
+    "Violation",
+    "SnapshotError",
+    "SolveOptions",
+    "DiffOptions",
+    "GreedySession",
+}
 
 
 def _valid(cluster, *results):
@@ -44,6 +57,7 @@ def test_all_lists_exactly_the_public_names_and_each_resolves() -> None:
     from gangplan.models.cluster import Cluster
     from gangplan.models.result import Result
     from gangplan.solver.diff import Diff
+
     assert gp.Cluster is Cluster and gp.Result is Result and gp.Diff is Diff
     assert set(gp.__all__) <= set(dir(gp))
     with pytest.raises(AttributeError):
@@ -53,11 +67,19 @@ def test_all_lists_exactly_the_public_names_and_each_resolves() -> None:
 def test_load_takes_a_path_a_directory_or_objects(tmp_path) -> None:
     cluster = gp.load(GB200)
     assert isinstance(cluster, gp.Cluster) and len(cluster.nodes) == 36
-    assert repr(cluster) == f"<Cluster {GB200}: 36 nodes, 28 bound pods, 12 pending pods in 2 groups, kube-scheduler v1.37>"
+    assert (
+        repr(cluster)
+        == f"<Cluster {GB200}: 36 nodes, 28 bound pods, 12 pending pods in 2 groups, kube-scheduler v1.37>"
+    )
     (tmp_path / "snap").mkdir()
     (tmp_path / "snap" / "a.yaml").write_text(GB200.read_text())
     assert len(gp.load(str(tmp_path / "snap")).nodes) == 36
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}}
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1"},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}},
+    }
     small = gp.load([node], kube_version="1.36")
     assert small.kube_version.value == "1.36" and [n.name for n in small.nodes] == ["n1"]
     assert len(gp.load(node).nodes) == 1
@@ -70,8 +92,20 @@ def test_load_takes_a_path_a_directory_or_objects(tmp_path) -> None:
 
 
 def test_load_strict_refuses_what_gangplan_does_not_model() -> None:
-    objs = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}},
-            {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q", "namespace": "default"}, "spec": {"hard": {"pods": "1"}}}]
+    objs = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": "n1"},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": {"name": "q", "namespace": "default"},
+            "spec": {"hard": {"pods": "1"}},
+        },
+    ]
     cluster = gp.load(objs)
     if not cluster.warnings:
         pytest.skip("the loader models every input of this snapshot")
@@ -83,13 +117,23 @@ def test_solve_runs_both_engines_with_typed_options(gb200) -> None:
     cluster, greedy, optimal = gb200
     assert greedy.engine == "greedy" and optimal.engine == "exact"
     assert repr(greedy) == "<Result greedy: 1/2 groups admitted, 4/12 pods placed, 0 victims>"
-    assert repr(optimal) == "<Result exact OPTIMAL: 2/2 groups admitted, 12/12 pods placed, 0 victims>"
+    assert (
+        repr(optimal) == "<Result exact OPTIMAL: 2/2 groups admitted, 12/12 pods placed, 0 victims>"
+    )
     assert str(greedy) == repr(greedy)
-    again = gp.solve(cluster, "exact", time_limit=5, workers=1, seed=3, objective="gpus", preemption=False)
+    again = gp.solve(
+        cluster, "exact", time_limit=5, workers=1, seed=3, objective="gpus", preemption=False
+    )
     random_ties = gp.solve(cluster, tie_break="random", seed=7, kube_version="1.36")
     _valid(cluster, again, random_ties)
-    assert again.params["seed"] == 3 and again.params["objective"] == "gpus" and again.params["preemption"] is False
-    assert random_ties.params["tieBreak"] == "random" and random_ties.params["kubeVersion"] == "1.36"
+    assert (
+        again.params["seed"] == 3
+        and again.params["objective"] == "gpus"
+        and again.params["preemption"] is False
+    )
+    assert (
+        random_ties.params["tieBreak"] == "random" and random_ties.params["kubeVersion"] == "1.36"
+    )
 
 
 def test_solve_refuses_unknown_options_naming_them_and_the_valid_ones(gb200) -> None:
@@ -98,7 +142,16 @@ def test_solve_refuses_unknown_options_naming_them_and_the_valid_ones(gb200) -> 
         gp.solve(cluster, engine="exact", time_limt=5)
     msg = str(e.value)
     assert "'time_limt'" in msg and "did you mean 'time_limit'" in msg
-    for name in ("time_limit", "workers", "seed", "tie_break", "objective", "preemption", "kube_version", "hint"):
+    for name in (
+        "time_limit",
+        "workers",
+        "seed",
+        "tie_break",
+        "objective",
+        "preemption",
+        "kube_version",
+        "hint",
+    ):
         assert name in msg
     with pytest.raises(TypeError, match="'workers' must be an int"):
         gp.solve(cluster, workers="2")
@@ -139,9 +192,15 @@ def test_diff_attributes_mirror_the_diff_json(gb200) -> None:
     doc = d.to_dict(with_results=False)
     assert d.classification == doc["classification"] == "greedy-suboptimal"
     assert d.kube_version == doc["kubeVersion"] == "1.37" and d.warnings == doc["warnings"]
-    assert [g.group for g in d.groups] == [g["group"] for g in doc["groups"]] == ["ml/eval", "ml/train"]
+    assert (
+        [g.group for g in d.groups]
+        == [g["group"] for g in doc["groups"]]
+        == ["ml/eval", "ml/train"]
+    )
     assert d.decisive is not None and d.decisive.pod == doc["decisive"]["pod"] == "ml/eval-0"
-    assert repr(d).startswith("<Diff greedy-suboptimal: greedy 1/2 groups admitted, 4 pods placed, 0 victims; optimal 2/2, 12 pods")
+    assert repr(d).startswith(
+        "<Diff greedy-suboptimal: greedy 1/2 groups admitted, 4 pods placed, 0 victims; optimal 2/2, 12 pods"
+    )
     assert d.optimal.to_frame()["admitted"].all()
 
 
@@ -187,14 +246,28 @@ def test_the_terminating_pod_reproducer_diffs_identical_through_the_api() -> Non
 def test_result_frame_has_one_row_per_pending_pod_with_topology_domains(gb200) -> None:
     cluster, greedy, optimal = gb200
     f = greedy.to_frame()
-    assert list(f.columns[:9]) == ["namespace", "pod", "group", "engine", "node", "admitted", "nominated", "priority", "reason"]
+    assert list(f.columns[:9]) == [
+        "namespace",
+        "pod",
+        "group",
+        "engine",
+        "node",
+        "admitted",
+        "nominated",
+        "priority",
+        "reason",
+    ]
     assert list(f.columns[9:]) == list(cluster.topology_levels())
     assert len(f) == len(cluster.pending_pods) == 12
     assert set(f["engine"]) == {"greedy"}
     evals = f[f["group"] == "ml/eval"]
     assert evals["admitted"].all() and set(evals["nvidia.com/gpu.clique"]) == {"nvl72-a.0"}
     trains = f[f["group"] == "ml/train"]
-    assert not trains["admitted"].any() and trains["node"].isna().all() and trains["reason"].notna().all()
+    assert (
+        not trains["admitted"].any()
+        and trains["node"].isna().all()
+        and trains["reason"].notna().all()
+    )
     o = optimal.to_frame()
     assert set(o[o["group"] == "ml/eval"]["nvidia.com/gpu.clique"]) == {"nvl72-b.0"}
     read_back = gp.Result.from_json(greedy.to_json())
@@ -208,7 +281,12 @@ def test_diff_frame_has_one_row_per_group(gb200) -> None:
     f = gp.diff(cluster, greedy=greedy, optimal=optimal, explain=False).to_frame()
     assert list(f["group"]) == ["ml/eval", "ml/train"]
     row = f.set_index("group").loc["ml/train"]
-    assert not row["greedy_admitted"] and row["optimal_admitted"] and row["optimal_placed"] == 8 and row["differs"]
+    assert (
+        not row["greedy_admitted"]
+        and row["optimal_admitted"]
+        and row["optimal_placed"] == 8
+        and row["differs"]
+    )
 
 
 def test_cluster_frame_has_free_and_used_resources_per_node(gb200) -> None:
@@ -216,15 +294,22 @@ def test_cluster_frame_has_free_and_used_resources_per_node(gb200) -> None:
     f = cluster.to_frame()
     assert len(f) == 36 and f["node"].tolist() == [n.name for n in cluster.nodes]
     assert (f["cpu_allocatable"] - f["cpu_used"] == f["cpu_free"]).all()
-    assert f.groupby("nvidia.com/gpu.clique")["nvidia.com/gpu_free"].sum().to_dict() == {"nvl72-a.0": 32, "nvl72-b.0": 36}
+    assert f.groupby("nvidia.com/gpu.clique")["nvidia.com/gpu_free"].sum().to_dict() == {
+        "nvl72-a.0": 32,
+        "nvl72-b.0": 36,
+    }
     after = cluster.to_frame(optimal)
     assert after["placed_pods"].sum() == 12 and after["victims"].sum() == 0
-    assert after["nvidia.com/gpu_free"].sum() == 68 - sum(p.requests.get("nvidia.com/gpu", 0) for p in cluster.pending_pods)
+    assert after["nvidia.com/gpu_free"].sum() == 68 - sum(
+        p.requests.get("nvidia.com/gpu", 0) for p in cluster.pending_pods
+    )
 
 
 def test_validate_returns_violations(gb200) -> None:
     cluster, greedy, _ = gb200
-    broken = greedy.model_copy(update={"pods": {**greedy.pods, "ml/train-0": greedy.pods["ml/eval-0"]}})
+    broken = greedy.model_copy(
+        update={"pods": {**greedy.pods, "ml/train-0": greedy.pods["ml/eval-0"]}}
+    )
     violations = gp.validate(cluster, broken)
     assert violations and all(isinstance(v, gp.Violation) for v in violations)
     assert {v.rule for v in violations} >= {"capacity"}

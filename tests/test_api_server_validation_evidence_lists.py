@@ -29,5 +29,8 @@ def test_the_fields_named_exist_in_the_json_document_and_are_lists():
     props = doc["properties"]
     assert "groups" in props and "singlePods" in props
     assert "onlyOptimal" in Admission.model_json_schema(by_alias=True)["properties"]
-    assert PreemptionEvidence.model_json_schema(by_alias=True)["properties"]["nodes"]["type"] == "array"
+    assert (
+        PreemptionEvidence.model_json_schema(by_alias=True)["properties"]["nodes"]["type"]
+        == "array"
+    )
     assert DIFFERING.startswith("groups[] / singlePods[]")

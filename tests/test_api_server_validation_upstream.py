@@ -19,7 +19,9 @@ def _cases():
     for path in sorted(FIXTURES.glob("*.yaml")):
         doc = yaml.safe_load(path.read_text())
         for case in doc["cases"]:
-            yield pytest.param(doc["source"], case, id=f"{doc['source']['function']}: {case['name']}")
+            yield pytest.param(
+                doc["source"], case, id=f"{doc['source']['function']}: {case['name']}"
+            )
 
 
 def _pod(case: dict) -> dict:
@@ -29,14 +31,21 @@ def _pod(case: dict) -> dict:
         spec["resources"] = case["requirements"]
     else:
         container["resources"] = case["requirements"]
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"}, "spec": spec}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": spec,
+    }
 
 
 KNOWN_DIFFERENCES = {
     # A negative container quantity is refused by gangplan's quantity reading first
     # (gangplan/io/fields.py, tests/test_bad_input.py pins it) at `...limits.cpu`, "is negative":
     # same decision, the key written with a dot.
-    "Resource CPU invalid", "Resource Requests CPU invalid", "Resource Memory invalid",
+    "Resource CPU invalid",
+    "Resource Requests CPU invalid",
+    "Resource Memory invalid",
 }
 
 
@@ -44,10 +53,12 @@ def _gangplan_path(source: dict, case: dict) -> str:
     """upstream's path, under the test's root, as the field of the Pod the case becomes."""
     root, field = source["root_path"], case["upstream_field"]
     assert field == root or field.startswith((root + ".", root + "[")), field
-    rest = field[len(root):]
+    rest = field[len(root) :]
     if root == "containers":
         return "spec.containers" + rest
-    return ("spec.resources" if case["validate_fn"] == POD_LEVEL else "spec.containers[0].resources") + rest
+    return (
+        "spec.resources" if case["validate_fn"] == POD_LEVEL else "spec.containers[0].resources"
+    ) + rest
 
 
 def test_every_fixture_names_its_upstream_source():
@@ -73,7 +84,10 @@ def test_upstream_case_gets_upstreams_outcome_at_upstreams_field(source, case):
     assert e.obj == "Pod/default/p"
     if case["name"] in KNOWN_DIFFERENCES:
         key = want.rsplit("[", 1)
-        assert e.field == f"{key[0]}.{key[1].rstrip(']')}" and "is negative" in e.message, (e.field, e.message)
+        assert e.field == f"{key[0]}.{key[1].rstrip(']')}" and "is negative" in e.message, (
+            e.field,
+            e.message,
+        )
         return
     # The same field, or the entry of the map upstream names (see the README).
     assert e.field == want or (e.field or "").startswith(want + "["), (e.field, want)

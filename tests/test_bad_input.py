@@ -168,7 +168,11 @@ CASES = [
     (
         "a Gt requirement with a word value is rejected",
         "s.yaml",
-        docs(pod(spec="  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: gpus, operator: Gt, values: [many]}]}]}}}")),
+        docs(
+            pod(
+                spec="  affinity: {nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: [{key: gpus, operator: Gt, values: [many]}]}]}}}"
+            )
+        ),
         ": Pod/default/p: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].values: operator Gt needs an integer, got 'many'",
     ),
     (
@@ -204,7 +208,9 @@ CASES = [
     (
         "a JSON integer past Python's conversion limit is a JSON error, not a crash",
         "s.json",
-        '{"kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": ' + "1" * 5000 + "}}}",
+        '{"kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": '
+        + "1" * 5000
+        + "}}}",
         ": invalid JSON: Exceeds the limit (4300 digits)",
     ),
     (
@@ -232,16 +238,24 @@ def snapshot_path(tmp_path):
     return write
 
 
-@pytest.mark.parametrize(("name", "content", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_load_snapshot_raises_snapshot_error_naming_file_object_and_field(snapshot_path, name, content, expected):
+@pytest.mark.parametrize(
+    ("name", "content", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_load_snapshot_raises_snapshot_error_naming_file_object_and_field(
+    snapshot_path, name, content, expected
+):
     path = snapshot_path(name, content)
     with pytest.raises(SnapshotError) as info:
         load_snapshot(path)
     assert str(info.value).startswith(str(path) + expected)
 
 
-@pytest.mark.parametrize(("name", "content", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_cli_inspect_exits_2_with_the_message_and_no_traceback(snapshot_path, name, content, expected):
+@pytest.mark.parametrize(
+    ("name", "content", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_cli_inspect_exits_2_with_the_message_and_no_traceback(
+    snapshot_path, name, content, expected
+):
     path = snapshot_path(name, content)
     result = CliRunner().invoke(app, ["inspect", str(path)])
     assert result.exit_code == 2, result.output
@@ -382,19 +396,25 @@ def _corrupt(data: bytes, edits: list[tuple[str, int, int]], cut: int | None) ->
         else:
             del buf[i]
     if cut is not None and buf:
-        del buf[cut % len(buf):]
+        del buf[cut % len(buf) :]
     return bytes(buf)
 
 
 EDITS = st.lists(
-    st.tuples(st.sampled_from(["flip", "set", "insert", "delete"]), st.integers(min_value=0, max_value=10**6), st.integers(min_value=0, max_value=255)),
+    st.tuples(
+        st.sampled_from(["flip", "set", "insert", "delete"]),
+        st.integers(min_value=0, max_value=10**6),
+        st.integers(min_value=0, max_value=255),
+    ),
     min_size=1,
     max_size=6,
 )
 
 
 @pytest.mark.parametrize("suffix", [".yaml", ".json"], ids=["a YAML seed", "a JSON seed"])
-@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(edits=EDITS, cut=st.none() | st.integers(min_value=0, max_value=10**6))
 def test_byte_corruptions_never_escape_as_anything_but_snapshot_error(tmp_path, suffix, edits, cut):
     seed = (VALID if suffix == ".yaml" else _seed_json()).encode()
@@ -421,14 +441,27 @@ def _seed_objects() -> tuple[list, list[tuple]]:
 
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(min_value=-(2**70), max_value=2**70) | st.floats(allow_nan=False) | st.sampled_from(["", "1", "-1", "x", "*", "Always", "Gt", "0.0.0.0", "5%", "1.2.3"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["", "name", "key", "kind", "a"]), inner, max_size=3),
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False)
+    | st.sampled_from(["", "1", "-1", "x", "*", "Always", "Gt", "0.0.0.0", "5%", "1.2.3"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["", "name", "key", "kind", "a"]), inner, max_size=3)
+    ),
     max_leaves=5,
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(edits=st.lists(st.tuples(st.integers(min_value=0), JSON_VALUES, st.booleans()), min_size=1, max_size=3))
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    edits=st.lists(
+        st.tuples(st.integers(min_value=0), JSON_VALUES, st.booleans()), min_size=1, max_size=3
+    )
+)
 def test_values_of_the_wrong_type_anywhere_raise_snapshot_error(tmp_path, edits):
     objects, paths = _seed_objects()
     doc = json.loads(json.dumps(objects))

@@ -39,18 +39,33 @@ spec:
 
 
 @pytest.mark.traces
-def test_a_dask_local_cluster_with_2_workers_writes_the_rows_the_local_executor_writes(tmp_path: Path) -> None:
+def test_a_dask_local_cluster_with_2_workers_writes_the_rows_the_local_executor_writes(
+    tmp_path: Path,
+) -> None:
     suite = tmp_path / "suite.yaml"
     suite.write_text(SUITE)
     local = run_bench(suite, tmp_path / "local.db", jobs=2, progress=False)
-    on_dask = run_bench(suite, tmp_path / "dask.db", jobs=2, executor="dask", dask_address="local", dask_processes=False, progress=False)
+    on_dask = run_bench(
+        suite,
+        tmp_path / "dask.db",
+        jobs=2,
+        executor="dask",
+        dask_address="local",
+        dask_processes=False,
+        progress=False,
+    )
     assert local.ran == on_dask.ran == 9
-    a, b = read_rows(tmp_path / "local.db", without_times=True), read_rows(tmp_path / "dask.db", without_times=True)
+    a, b = (
+        read_rows(tmp_path / "local.db", without_times=True),
+        read_rows(tmp_path / "dask.db", without_times=True),
+    )
     assert a == b
     assert sum(r["status"] == "error" for r in a["tasks"]) == 1 and len(a["diffs"]) == 8
 
 
-def test_a_task_that_fails_on_every_dask_retry_is_recorded_as_crashed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_task_that_fails_on_every_dask_retry_is_recorded_as_crashed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     calls = tmp_path / "calls"  # a file: Dask pickles the function, so a list would be a copy
     real = executors.run_task
 
@@ -61,9 +76,17 @@ def test_a_task_that_fails_on_every_dask_retry_is_recorded_as_crashed(tmp_path: 
             raise RuntimeError("worker-side failure")
         return real(task, opts)
 
-    monkeypatch.setattr(executors, "run_task", explode)  # processes=False: the workers share this module
-    tasks = [Task(id=f"x/{n}/seed=0", family="x", generator="mixed", params={"nodes": 4, "gangs": 2}) for n in ("explodes", "fine")]
-    outcomes = {o["task"]["task_id"]: o["task"] for o in DaskExecutor("local", 2, processes=False).execute(tasks, RunOptions(time_limit=5))}
+    monkeypatch.setattr(
+        executors, "run_task", explode
+    )  # processes=False: the workers share this module
+    tasks = [
+        Task(id=f"x/{n}/seed=0", family="x", generator="mixed", params={"nodes": 4, "gangs": 2})
+        for n in ("explodes", "fine")
+    ]
+    outcomes = {
+        o["task"]["task_id"]: o["task"]
+        for o in DaskExecutor("local", 2, processes=False).execute(tasks, RunOptions(time_limit=5))
+    }
     assert outcomes["x/fine/seed=0"]["status"] == "ok"
     assert outcomes["x/explodes/seed=0"]["status"] == "crashed"
     assert "worker-side failure" in outcomes["x/explodes/seed=0"]["error"]
@@ -84,18 +107,33 @@ def _die_once(marker: str, task: Task, opts: RunOptions) -> dict:
     os._exit(1)
 
 
-def test_tasks_of_a_dask_worker_that_dies_are_rescheduled_not_lost(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tasks_of_a_dask_worker_that_dies_are_rescheduled_not_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import functools
     import sys
 
     import cloudpickle
 
     module = sys.modules[__name__]
-    cloudpickle.register_pickle_by_value(module)  # the worker processes cannot import this test file
+    cloudpickle.register_pickle_by_value(
+        module
+    )  # the worker processes cannot import this test file
     monkeypatch.setattr(executors, "run_task", functools.partial(_die_once, str(tmp_path / "died")))
-    tasks = [Task(id=f"x/{i}/seed=0", family="x", generator="mixed", params={"nodes": 4, "gangs": 2}, seed=i) for i in range(3)]
+    tasks = [
+        Task(
+            id=f"x/{i}/seed=0",
+            family="x",
+            generator="mixed",
+            params={"nodes": 4, "gangs": 2},
+            seed=i,
+        )
+        for i in range(3)
+    ]
     try:
-        outcomes = list(DaskExecutor("local", 2, processes=True).execute(tasks, RunOptions(time_limit=5)))
+        outcomes = list(
+            DaskExecutor("local", 2, processes=True).execute(tasks, RunOptions(time_limit=5))
+        )
     finally:
         cloudpickle.unregister_pickle_by_value(module)
     assert (tmp_path / "died").exists()
@@ -109,8 +147,16 @@ def test_a_scheduler_address_is_used_as_it_is(tmp_path: Path) -> None:
 
     suite = tmp_path / "suite.yaml"
     suite.write_text(SUITE)
-    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
-        summary = run_bench(suite, tmp_path / "r.db", executor="dask", dask_address=cluster.scheduler_address, progress=False)
+    with LocalCluster(
+        n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+    ) as cluster:
+        summary = run_bench(
+            suite,
+            tmp_path / "r.db",
+            executor="dask",
+            dask_address=cluster.scheduler_address,
+            progress=False,
+        )
     assert summary.ran == 9 and summary.statuses["ok"] == 8
 
 
@@ -118,4 +164,9 @@ def test_an_unreachable_scheduler_is_bad_input(tmp_path: Path) -> None:
     suite = tmp_path / "suite.yaml"
     suite.write_text(SUITE)
     with pytest.raises(SnapshotError, match="cannot reach the Dask scheduler"):
-        run_bench(suite, tmp_path / "r.db", executor=DaskExecutor("tcp://127.0.0.1:1", connect_timeout=1), progress=False)
+        run_bench(
+            suite,
+            tmp_path / "r.db",
+            executor=DaskExecutor("tcp://127.0.0.1:1", connect_timeout=1),
+            progress=False,
+        )

@@ -102,12 +102,19 @@ def bench_db(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _same(a: object, b: object) -> bool:
-    if a is None or b is None or (isinstance(a, float) and pd.isna(a)) or (isinstance(b, float) and pd.isna(b)):
+    if (
+        a is None
+        or b is None
+        or (isinstance(a, float) and pd.isna(a))
+        or (isinstance(b, float) and pd.isna(b))
+    ):
         return (a is None or pd.isna(a)) and (b is None or pd.isna(b))
     return a == b
 
 
-def test_the_html_and_csv_run_tables_hold_every_database_row_unchanged(bench_db: Path, tmp_path: Path) -> None:
+def test_the_html_and_csv_run_tables_hold_every_database_row_unchanged(
+    bench_db: Path, tmp_path: Path
+) -> None:
     index = build_report(bench_db, tmp_path / "rep")
     db = read_rows(bench_db)
     tables, images = html_tables(index)
@@ -123,7 +130,9 @@ def test_the_html_and_csv_run_tables_hold_every_database_row_unchanged(bench_db:
             assert _same(got[col], v), (col, got[col], v)
 
 
-def test_the_snapshot_table_puts_both_engines_numbers_next_to_the_classification(bench_db: Path, tmp_path: Path) -> None:
+def test_the_snapshot_table_puts_both_engines_numbers_next_to_the_classification(
+    bench_db: Path, tmp_path: Path
+) -> None:
     index = build_report(bench_db, tmp_path / "rep")
     db = read_rows(bench_db)
     runs = {(r["task_id"], r["engine"]): r for r in db["runs"]}
@@ -141,23 +150,40 @@ def test_the_snapshot_table_puts_both_engines_numbers_next_to_the_classification
                 continue
             assert r["classification"] == r["outcome"] == diffs[t]["classification"]
             for engine in ("greedy", "exact"):
-                for col in ("admitted_groups", "placed_gpus", "placed_pods", "violations", "wall_seconds"):
+                for col in (
+                    "admitted_groups",
+                    "placed_gpus",
+                    "placed_pods",
+                    "violations",
+                    "wall_seconds",
+                ):
                     assert _same(r[f"{engine}_{col}"], runs[(t, engine)][col]), (t, engine, col)
 
 
 def test_the_family_summary_counts_what_the_database_counts(bench_db: Path, tmp_path: Path) -> None:
     index = build_report(bench_db, tmp_path / "rep")
     conn = sqlite3.connect(bench_db)
-    counts = dict(((f, c), n) for f, c, n in conn.execute(
-        "SELECT t.family, COALESCE(d.classification, t.status), COUNT(*) FROM tasks t LEFT JOIN diffs d USING (task_id) GROUP BY 1, 2"))
+    counts = dict(
+        ((f, c), n)
+        for f, c, n in conn.execute(
+            "SELECT t.family, COALESCE(d.classification, t.status), COUNT(*) FROM tasks t LEFT JOIN diffs d USING (task_id) GROUP BY 1, 2"
+        )
+    )
     snapshots = dict(conn.execute("SELECT family, COUNT(*) FROM tasks GROUP BY family").fetchall())
-    mean_admitted = dict(conn.execute(
-        "SELECT t.family, AVG(r.admitted_groups) FROM runs r JOIN tasks t USING (task_id) WHERE r.engine = 'exact' GROUP BY 1").fetchall())
+    mean_admitted = dict(
+        conn.execute(
+            "SELECT t.family, AVG(r.admitted_groups) FROM runs r JOIN tasks t USING (task_id) WHERE r.engine = 'exact' GROUP BY 1"
+        ).fetchall()
+    )
     conn.close()
     tables, _ = html_tables(index)
     csv = pd.read_csv(tmp_path / "rep" / "families.csv").to_dict("records")
     for rows in (tables["families"], csv):
-        assert sorted(r["family"] for r in rows) == sorted(snapshots) == ["broken", "mix", "philly", "showcase"]
+        assert (
+            sorted(r["family"] for r in rows)
+            == sorted(snapshots)
+            == ["broken", "mix", "philly", "showcase"]
+        )
         for r in rows:
             f = r["family"]
             assert r["snapshots"] == snapshots[f]
@@ -174,16 +200,24 @@ def test_compare_shows_both_databases_side_by_side(bench_db: Path, tmp_path: Pat
     other.write_bytes(bench_db.read_bytes())
     conn = sqlite3.connect(other)
     with conn:  # pretend the second run lost a snapshot, so the two columns differ
-        conn.execute("DELETE FROM runs WHERE task_id IN (SELECT task_id FROM tasks WHERE family = 'mix' LIMIT 1)")
-        conn.execute("DELETE FROM diffs WHERE task_id IN (SELECT task_id FROM tasks WHERE family = 'mix' LIMIT 1)")
-        conn.execute("DELETE FROM tasks WHERE task_id IN (SELECT task_id FROM tasks WHERE family = 'mix' LIMIT 1)")
+        conn.execute(
+            "DELETE FROM runs WHERE task_id IN (SELECT task_id FROM tasks WHERE family = 'mix' LIMIT 1)"
+        )
+        conn.execute(
+            "DELETE FROM diffs WHERE task_id IN (SELECT task_id FROM tasks WHERE family = 'mix' LIMIT 1)"
+        )
+        conn.execute(
+            "DELETE FROM tasks WHERE task_id IN (SELECT task_id FROM tasks WHERE family = 'mix' LIMIT 1)"
+        )
     conn.close()
     index = build_report(bench_db, tmp_path / "cmp", compare=other)
     tables, images = html_tables(index)
     mix = next(r for r in tables["compare-families"] if r["family"] == "mix")
     assert mix["snapshots_a"] == 6 and mix["snapshots_b"] == 5
     assert len(tables["compare-snapshots"]) == len(read_rows(other)["tasks"])
-    assert len(tables["a-runs"]) == len(read_rows(bench_db)["runs"]) and len(tables["b-runs"]) == len(read_rows(other)["runs"])
+    assert len(tables["a-runs"]) == len(read_rows(bench_db)["runs"]) and len(
+        tables["b-runs"]
+    ) == len(read_rows(other)["runs"])
     assert images == 4
     assert (tmp_path / "cmp" / "compare_families.csv").is_file()
 
@@ -200,7 +234,8 @@ def test_the_report_is_the_same_bytes_when_built_twice(bench_db: Path, tmp_path:
 def test_a_database_where_every_snapshot_failed_still_gives_a_report(tmp_path: Path) -> None:
     (tmp_path / "suite.yaml").write_text(
         "apiVersion: gangplan.io/v1alpha1\nkind: BenchSuite\nspec:\n  families:\n"
-        "  - {name: broken, generator: philly, params: {data_dir: /nonexistent}}\n")
+        "  - {name: broken, generator: philly, params: {data_dir: /nonexistent}}\n"
+    )
     run_bench(tmp_path / "suite.yaml", tmp_path / "r.db", progress=False)
     tables, images = html_tables(build_report(tmp_path / "r.db", tmp_path / "rep"))
     (row,) = tables["families"]

@@ -44,30 +44,50 @@ spec:
     return path
 
 
-def test_every_snapshot_gets_a_task_row_two_validated_engine_rows_and_a_diff(tmp_path: Path) -> None:
+def test_every_snapshot_gets_a_task_row_two_validated_engine_rows_and_a_diff(
+    tmp_path: Path,
+) -> None:
     suite = write_suite(tmp_path)
     summary = run_bench(suite, tmp_path / "r.db", jobs=2, progress=False)
     rows = read_rows(tmp_path / "r.db")
     ids = [t.id for t in load_suite(suite).tasks]
     assert summary.ran == len(ids) == 4 and summary.failures == 0
     assert sorted(r["task_id"] for r in rows["tasks"]) == sorted(ids)
-    assert [(r["task_id"], r["engine"]) for r in rows["runs"]] == [(i, e) for i in sorted(ids) for e in ("exact", "greedy")]
+    assert [(r["task_id"], r["engine"]) for r in rows["runs"]] == [
+        (i, e) for i in sorted(ids) for e in ("exact", "greedy")
+    ]
     assert len(rows["diffs"]) == 4
     for r in rows["runs"]:
         assert r["violations"] == 0
         assert r["placed_pods"] <= r["pending_pods"]
-        assert list(json.loads(r["objective"]))[-1] in ("placed", "tiebreak") or json.loads(r["objective"])
+        assert list(json.loads(r["objective"]))[-1] in ("placed", "tiebreak") or json.loads(
+            r["objective"]
+        )
 
 
 def test_run_task_counts_placed_gpus_from_the_pods_it_placed() -> None:
-    task = Task(id="x", family="x", generator="mixed", params={"nodes": 4, "gangs": 3, "gpus_per_pod": [2], "gang_size_dist": "fixed", "max_gang_size": 2, "utilisation": 0.0})
+    task = Task(
+        id="x",
+        family="x",
+        generator="mixed",
+        params={
+            "nodes": 4,
+            "gangs": 3,
+            "gpus_per_pod": [2],
+            "gang_size_dist": "fixed",
+            "max_gang_size": 2,
+            "utilisation": 0.0,
+        },
+    )
     out = run_task(task, RunOptions(time_limit=5))
     for r in out["runs"]:
         assert r["placed_gpus"] == 2 * r["placed_pods"]
     assert out["task"]["gpus"] == out["task"]["free_gpus"] == 32
 
 
-def test_a_database_with_results_is_refused_without_resume_and_resume_skips_what_is_done(tmp_path: Path) -> None:
+def test_a_database_with_results_is_refused_without_resume_and_resume_skips_what_is_done(
+    tmp_path: Path,
+) -> None:
     suite = write_suite(tmp_path)
     run_bench(suite, tmp_path / "r.db", progress=False)
     before = read_rows(tmp_path / "r.db")
@@ -78,7 +98,9 @@ def test_a_database_with_results_is_refused_without_resume_and_resume_skips_what
     assert read_rows(tmp_path / "r.db") == before
 
 
-def test_a_generator_error_a_timeout_and_a_crash_are_recorded_and_the_suite_goes_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_generator_error_a_timeout_and_a_crash_are_recorded_and_the_suite_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     extra = """\
   - name: broken
     generator: philly
@@ -97,17 +119,30 @@ def test_a_generator_error_a_timeout_and_a_crash_are_recorded_and_the_suite_goes
             time.sleep(60)
         return real(task, opts)
 
-    monkeypatch.setattr(executors, "run_task", crash_first_hang_slow)  # reaches the child: it is forked
+    monkeypatch.setattr(
+        executors, "run_task", crash_first_hang_slow
+    )  # reaches the child: it is forked
     t0 = time.monotonic()
-    summary = run_bench(suite, tmp_path / "r.db", executor=LocalExecutor(2, start_method="fork"), task_timeout=1.5, progress=False)
+    summary = run_bench(
+        suite,
+        tmp_path / "r.db",
+        executor=LocalExecutor(2, start_method="fork"),
+        task_timeout=1.5,
+        progress=False,
+    )
     assert time.monotonic() - t0 < 20
-    status = {r["task_id"]: (r["status"], r["error"]) for r in read_rows(tmp_path / "r.db")["tasks"]}
+    status = {
+        r["task_id"]: (r["status"], r["error"]) for r in read_rows(tmp_path / "r.db")["tasks"]
+    }
     assert summary.ran == len(status) == 4
     assert status[crash_id][0] == "crashed" and "code 3" in status[crash_id][1]
     broken = next(v for k, v in status.items() if k.startswith("broken/"))
     assert broken[0] == "error" and "philly.csv" in broken[1]
     slow = next(v for k, v in status.items() if k.startswith("slow/"))
-    assert slow == ("timeout", "over the task wall limit of 1.5 s (raise --task-timeout, or lower --time-limit)")
+    assert slow == (
+        "timeout",
+        "over the task wall limit of 1.5 s (raise --task-timeout, or lower --time-limit)",
+    )
     assert " at " not in broken[1] and "SnapshotError" not in broken[1]
     assert [v[0] for k, v in status.items() if k.startswith("mix/") and k != crash_id] == ["ok"]
 
@@ -131,11 +166,15 @@ def _count(db: Path) -> int:
         conn.close()
 
 
-def test_a_killed_bench_resumes_without_losing_or_duplicating_a_finished_row(tmp_path: Path) -> None:
+def test_a_killed_bench_resumes_without_losing_or_duplicating_a_finished_row(
+    tmp_path: Path,
+) -> None:
     suite = write_suite(tmp_path, seeds=25)
     total = len(load_suite(suite).tasks)
     db = tmp_path / "r.db"
-    proc = subprocess.Popen([sys.executable, "-c", KILL_SCRIPT, str(suite), str(db)], start_new_session=True, cwd=REPO)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", KILL_SCRIPT, str(suite), str(db)], start_new_session=True, cwd=REPO
+    )
     deadline = time.monotonic() + 45
     while _count(db) < 4 and time.monotonic() < deadline and proc.poll() is None:
         time.sleep(0.02)
@@ -149,7 +188,9 @@ def test_a_killed_bench_resumes_without_losing_or_duplicating_a_finished_row(tmp
     for table, rows in before.items():
         assert all(r in after[table] for r in rows), f"a finished {table} row was lost or changed"
     assert len({r["task_id"] for r in after["tasks"]}) == len(after["tasks"]) == total
-    assert len({(r["task_id"], r["engine"]) for r in after["runs"]}) == len(after["runs"]) == 2 * total
+    assert (
+        len({(r["task_id"], r["engine"]) for r in after["runs"]}) == len(after["runs"]) == 2 * total
+    )
     assert len(after["diffs"]) == total
 
 
@@ -175,8 +216,13 @@ def test_the_bench_and_report_commands_write_a_database_and_a_report(tmp_path: P
         (["report", "{tmp}/notasuite.yaml"], "not a gangplan results database"),
         (["bench", "{suite}", "--out", "{tmp}/notasuite.yaml"], "cannot use as a results database"),
     ],
-    ids=["a missing suite", "a YAML file that is not a suite", "a missing database", "a file that is not a database",
-         "an output that is not a database"],
+    ids=[
+        "a missing suite",
+        "a YAML file that is not a suite",
+        "a missing database",
+        "a file that is not a database",
+        "an output that is not a database",
+    ],
 )
 def test_bad_input_exits_2_with_a_message(tmp_path: Path, args: list[str], message: str) -> None:
     (tmp_path / "notasuite.yaml").write_text("kind: Pod\n")
@@ -189,7 +235,9 @@ def test_bad_input_exits_2_with_a_message(tmp_path: Path, args: list[str], messa
 def test_explain_records_the_decisive_greedy_step_of_a_suboptimal_snapshot(tmp_path: Path) -> None:
     suite = tmp_path / "cards"
     suite.mkdir()
-    (suite / "design-card-a100.yaml").write_bytes((REPO / "scenarios" / "showcase" / "design-card-a100.yaml").read_bytes())
+    (suite / "design-card-a100.yaml").write_bytes(
+        (REPO / "scenarios" / "showcase" / "design-card-a100.yaml").read_bytes()
+    )
     run_bench(suite, tmp_path / "r.db", explain=True, progress=False)
     (diff,) = read_rows(tmp_path / "r.db")["diffs"]
     assert diff["task_id"] == "cards/design-card-a100.yaml"
@@ -197,7 +245,9 @@ def test_explain_records_the_decisive_greedy_step_of_a_suboptimal_snapshot(tmp_p
     assert diff["decisive_step"] >= 1 and diff["decisive_pod"]
 
 
-def test_retry_failed_reruns_timed_out_snapshots_and_keeps_one_row_per_snapshot(tmp_path: Path) -> None:
+def test_retry_failed_reruns_timed_out_snapshots_and_keeps_one_row_per_snapshot(
+    tmp_path: Path,
+) -> None:
     suite = write_suite(tmp_path)
     first = run_bench(suite, tmp_path / "r.db", task_timeout=0.001, progress=False)
     assert first.statuses["timeout"] == 4
@@ -224,7 +274,10 @@ def test_the_bench_command_names_each_failed_snapshot_with_a_one_line_cause(tmp_
     assert res.exit_code == 1, res.output
     broken = "broken/data_dir=/nonexistent/seed=0"
     line = next(x for x in res.stdout.splitlines() if broken in x)
-    assert "error: generate: /nonexistent/philly-pollux/philly.csv: trace file not found (set GANGPLAN_DATA_DIR" in line
+    assert (
+        "error: generate: /nonexistent/philly-pollux/philly.csv: trace file not found (set GANGPLAN_DATA_DIR"
+        in line
+    )
     assert ".py:" not in res.stdout and "Traceback" not in res.output
 
 
@@ -249,7 +302,9 @@ def test_resume_prints_the_outcomes_of_everything_in_the_database(tmp_path: Path
     assert "broken/data_dir=/nonexistent/seed=0" in res.stdout
 
 
-def test_an_engine_bug_is_recorded_as_an_internal_error_without_a_source_location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_engine_bug_is_recorded_as_an_internal_error_without_a_source_location(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import gangplan.solver.diff as diff_module
 
     def boom(*a, **k):
@@ -257,19 +312,29 @@ def test_an_engine_bug_is_recorded_as_an_internal_error_without_a_source_locatio
 
     monkeypatch.setattr(diff_module, "diff_snapshot", boom)
     monkeypatch.delenv("GANGPLAN_DEBUG", raising=False)
-    out = run_task(Task(id="x", family="x", generator="mixed", params={"nodes": 4, "gangs": 2}), RunOptions(time_limit=1))
+    out = run_task(
+        Task(id="x", family="x", generator="mixed", params={"nodes": 4, "gangs": 2}),
+        RunOptions(time_limit=1),
+    )
     assert out["task"]["status"] == "error"
-    assert out["task"]["error"] == ("diff: internal error (a gangplan bug) TypeError: unsupported operand; "
-                                    "rerun with GANGPLAN_DEBUG=1 for where it was raised")
+    assert out["task"]["error"] == (
+        "diff: internal error (a gangplan bug) TypeError: unsupported operand; "
+        "rerun with GANGPLAN_DEBUG=1 for where it was raised"
+    )
 
 
 def test_bench_help_shows_every_default_and_no_stray_period() -> None:
     res = CliRunner().invoke(app, ["bench", "--help"], env={"COLUMNS": "200"})
     assert res.exit_code == 0
     text = " ".join(res.stdout.split())
-    for default in ("[default: results.db]", "[default: 1; x>=1]", "(default: the suite's timeLimit, else 10)",
-                    "(default: the suite's taskTimeout, else 5 x time limit + 30)", "(default: the suite's explain, else no)",
-                    "(default: local processes)"):
+    for default in (
+        "[default: results.db]",
+        "[default: 1; x>=1]",
+        "(default: the suite's timeLimit, else 10)",
+        "(default: the suite's taskTimeout, else 5 x time limit + 30)",
+        "(default: the suite's explain, else no)",
+        "(default: local processes)",
+    ):
         assert default in text, default
     assert " ." not in text
 
@@ -291,7 +356,19 @@ def test_a_bench_task_validates_each_result_once(monkeypatch) -> None:
 
     for module in (validate_module, classify_module, decisive_module, run_module):
         monkeypatch.setattr(module, "validate", counting)
-    task = Task(id="x", family="x", generator="mixed", params={"nodes": 4, "gangs": 3, "gpus_per_pod": [2], "gang_size_dist": "fixed", "max_gang_size": 2, "utilisation": 0.0})
+    task = Task(
+        id="x",
+        family="x",
+        generator="mixed",
+        params={
+            "nodes": 4,
+            "gangs": 3,
+            "gpus_per_pod": [2],
+            "gang_size_dist": "fixed",
+            "max_gang_size": 2,
+            "utilisation": 0.0,
+        },
+    )
     out = run_task(task, RunOptions(time_limit=5))
     assert out["task"]["status"] == "ok" and [r["violations"] for r in out["runs"]] == [0, 0]
     assert len(seen) >= 2 and len(seen) == len(set(seen))

@@ -43,7 +43,18 @@ def test_schema_result_lists_the_contract_keys() -> None:
     res = runner.invoke(app, ["schema", "result"])
     assert res.exit_code == 0
     schema = json.loads(res.stdout)
-    for key in ("engine", "status", "pods", "groups", "victims", "objective", "bound", "gap", "wallSeconds", "trace"):
+    for key in (
+        "engine",
+        "status",
+        "pods",
+        "groups",
+        "victims",
+        "objective",
+        "bound",
+        "gap",
+        "wallSeconds",
+        "trace",
+    ):
         assert key in schema["properties"], key
     group = schema["$defs"]["GroupOutcome"]["properties"]
     assert {"admitted", "placed", "minCount", "domain", "reason"} <= set(group)
@@ -79,7 +90,12 @@ def test_validate_reports_a_non_result_file_as_bad_input(tmp_path: Path) -> None
 
 
 def test_solve_with_preemption_lists_the_victims_and_the_result_is_valid(tmp_path: Path) -> None:
-    snap = Path(__file__).resolve().parent.parent / "scenarios" / "upstream-preemption" / "podgroup-11-partial-wap.yaml"
+    snap = (
+        Path(__file__).resolve().parent.parent
+        / "scenarios"
+        / "upstream-preemption"
+        / "podgroup-11-partial-wap.yaml"
+    )
     out = tmp_path / "r.json"
     res = runner.invoke(app, ["solve", str(snap), "--preemption", "--out", str(out)])
     assert res.exit_code == 0, res.output
@@ -87,7 +103,9 @@ def test_solve_with_preemption_lists_the_victims_and_the_result_is_valid(tmp_pat
     assert r.victims == ["podgroup-test/very-low1", "podgroup-test/very-low2"]
     assert runner.invoke(app, ["validate", str(snap), str(out)]).exit_code == 0
     exact_out = tmp_path / "e.json"
-    res = runner.invoke(app, ["solve", str(snap), "--preemption", "--engine", "exact", "--out", str(exact_out)])
+    res = runner.invoke(
+        app, ["solve", str(snap), "--preemption", "--engine", "exact", "--out", str(exact_out)]
+    )
     assert res.exit_code == 0, res.output
     assert Result.from_json(exact_out.read_text()).victims == r.victims
     res = runner.invoke(app, ["diff", str(snap), "--preemption", "--json"])

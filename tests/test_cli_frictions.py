@@ -30,14 +30,17 @@ kind: Pod
 metadata: {{name: single-pod-with-a-rather-long-name-that-does-not-fit-anywhere-0123456789, namespace: ml-research-team}}
 spec:
   containers: [{{name: c, resources: {{requests: {{cpu: "16"}}}}}}]
-""" + "".join(f"""---
+""" + "".join(
+    f"""---
 apiVersion: v1
 kind: Pod
 metadata: {{name: w-{i}, namespace: ml-research-team}}
 spec:
   schedulingGroup: {{podGroupName: {LONG_GROUP}}}
   containers: [{{name: c, resources: {{requests: {{cpu: "6"}}}}}}]
-""" for i in range(2))
+"""
+    for i in range(2)
+)
 
 
 def test_a_closed_pipe_ends_quietly_with_exit_0(tmp_path: Path, write_text):
@@ -49,8 +52,20 @@ def test_a_closed_pipe_ends_quietly_with_exit_0(tmp_path: Path, write_text):
         read_end, write_end = os.pipe()
         os.close(read_end)
         try:
-            proc = subprocess.run([sys.executable, "-c", "from gangplan.cli import main; main()", "solve", str(path), *extra],
-                                  stdout=write_end, stderr=subprocess.PIPE, env=env, timeout=300)
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    "from gangplan.cli import main; main()",
+                    "solve",
+                    str(path),
+                    *extra,
+                ],
+                stdout=write_end,
+                stderr=subprocess.PIPE,
+                env=env,
+                timeout=300,
+            )
         finally:
             os.close(write_end)
         stderr = proc.stderr.decode()
@@ -66,4 +81,7 @@ def test_names_are_printed_whole_in_a_100_column_table(write_text):
         assert result.exit_code in (0, 3), result.output
         assert f"ml-research-team/{LONG_GROUP}" in result.stdout, (command, result.stdout)
     solved = runner.invoke(app, ["solve", str(path)]).stdout
-    assert "ml-research-team/single-pod-with-a-rather-long-name-that-does-not-fit-anywhere-0123456789" in solved
+    assert (
+        "ml-research-team/single-pod-with-a-rather-long-name-that-does-not-fit-anywhere-0123456789"
+        in solved
+    )

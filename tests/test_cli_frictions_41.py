@@ -45,8 +45,14 @@ def _as_json_list() -> str:
 
 # ---- 1. a snapshot on standard input ------------------------------------------------------------
 def test_every_snapshot_command_reads_dash_as_standard_input(tmp_path: Path) -> None:
-    for args in (["inspect", "-"], ["solve", "-"], ["why", "-", "p1"], ["diff", "-", "--time-limit", "2"],
-                 ["expand", "-"], ["whatif", "-", "--drain", "n1", "--time-limit", "2"]):
+    for args in (
+        ["inspect", "-"],
+        ["solve", "-"],
+        ["why", "-", "p1"],
+        ["diff", "-", "--time-limit", "2"],
+        ["expand", "-"],
+        ["whatif", "-", "--drain", "n1", "--time-limit", "2"],
+    ):
         res = _run(args, LIST_YAML)
         assert res.exit_code == 0, (args, res.output)
         assert "no such file" not in res.output
@@ -76,7 +82,9 @@ def test_errors_on_standard_input_name_stdin() -> None:
     res = _run(["why", "-", "nope"], LIST_YAML)
     assert res.exit_code == 2
     assert "<stdin>" in res.stderr and "not a pending pod" in res.stderr
-    res = _run(["solve", "-", "--strict"], LIST_YAML.replace("resources:", "resourcez: {}, resources:"))
+    res = _run(
+        ["solve", "-", "--strict"], LIST_YAML.replace("resources:", "resourcez: {}, resources:")
+    )
     assert res.exit_code == 2
     assert "<stdin>" in res.stderr and "Traceback" not in res.output
 
@@ -110,7 +118,9 @@ def test_kubectl_gangplan_is_a_console_script_of_the_same_main(monkeypatch, caps
 
     from gangplan import cli
 
-    scripts = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]["scripts"]
+    scripts = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())[
+        "project"
+    ]["scripts"]
     assert scripts["kubectl-gangplan"] == scripts["gangplan"] == "gangplan.cli:main"
     monkeypatch.setattr(sys, "argv", ["/usr/local/bin/kubectl-gangplan", "diff", "--help"])
     monkeypatch.setenv("COLUMNS", "100")
@@ -144,7 +154,11 @@ def test_help_shows_no_type_after_a_flag_and_is_not_squeezed_at_80_columns() -> 
         assert "<bool>" not in text, cmd
         assert max(len(line) for line in text.splitlines()) <= 80, cmd
         # The help text starts at most 34 columns in (click's layout: 46 or more columns of it).
-        starts = [m.start(2) for line in text.splitlines() if (m := re.match(r"^(  -\S.*?\S)  +(\S)", line))]
+        starts = [
+            m.start(2)
+            for line in text.splitlines()
+            if (m := re.match(r"^(  -\S.*?\S)  +(\S)", line))
+        ]
         assert starts and max(starts) <= 34, (cmd, max(starts or [0]))
     text = _run(["solve", "--help"], env={"COLUMNS": "80"}).stdout
     assert re.search(r"^  --strict  +Treat inputs", text, re.M), text  # a flag: no metavar
@@ -182,7 +196,9 @@ def test_why_json_holds_the_outcome_and_the_cycle() -> None:
     res = _run(["why", "-", "p1", "--json"], big)
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
-    assert doc["pod"] == "default/p1" and doc["snapshot"] == "<stdin>" and doc["kubeVersion"] == "1.37"
+    assert (
+        doc["pod"] == "default/p1" and doc["snapshot"] == "<stdin>" and doc["kubeVersion"] == "1.37"
+    )
     assert doc["outcome"]["node"] is None and "Insufficient cpu" in doc["outcome"]["reason"]
     assert doc["cycle"]["evaluatedNodes"] == 2 and doc["cycle"]["feasibleNodes"] == 0
     assert doc["cycle"]["rejections"] == {"NodeResourcesFit": {"Insufficient cpu": 2}}
@@ -203,12 +219,15 @@ def test_validate_and_expand_take_kube_version(tmp_path: Path) -> None:
 
 # ---- 6. the apiVersion hint ---------------------------------------------------------------------
 def test_the_workload_api_version_hint_names_every_accepted_version() -> None:
-    workload = LIST_YAML + """\
+    workload = (
+        LIST_YAML
+        + """\
 - apiVersion: scheduling.k8s.io/v2
   kind: Workload
   metadata: {name: w, namespace: default}
   spec: {}
 """
+    )
     res = _run(["inspect", "-", "--strict"], workload)
     assert res.exit_code == 2
     text = " ".join(res.stderr.split())
@@ -217,25 +236,35 @@ def test_the_workload_api_version_hint_names_every_accepted_version() -> None:
 
 
 # ---- 7. lists never hide just one name ----------------------------------------------------------
-GANG_ON_3 = "".join(f"""---
+GANG_ON_3 = (
+    "".join(
+        f"""---
 apiVersion: v1
 kind: Node
 metadata: {{name: gpu-b{i}, labels: {{kubernetes.io/hostname: gpu-b{i}}}}}
 status: {{allocatable: {{cpu: "8", memory: 16Gi, pods: "110"}}}}
-""" for i in (1, 2, 3)) + """---
+"""
+        for i in (1, 2, 3)
+    )
+    + """---
 apiVersion: scheduling.k8s.io/v1beta1
 kind: PodGroup
 metadata: {name: g, namespace: default}
 spec:
   schedulingPolicy: {gang: {minCount: 3}}
-""" + "".join(f"""---
+"""
+    + "".join(
+        f"""---
 apiVersion: v1
 kind: Pod
 metadata: {{name: w-{i}, namespace: default}}
 spec:
   schedulingGroup: {{podGroupName: g}}
   containers: [{{name: c, resources: {{requests: {{cpu: "6"}}}}}}]
-""" for i in range(3))
+"""
+        for i in range(3)
+    )
+)
 
 
 def test_a_list_is_never_shortened_to_hide_one_name() -> None:
@@ -252,13 +281,20 @@ def test_a_list_is_never_shortened_to_hide_one_name() -> None:
 
 # ---- 8. inspect prints node names whole -------------------------------------------------------------
 def test_inspect_folds_long_node_names_instead_of_cutting_them() -> None:
-    names = [f"gpu-node-{r}-very-long-hostname-for-a-dgx-h100-{i:02d}.cluster.internal.example.com" for r in ("a", "b") for i in range(2)]
-    text = "".join(f"""---
+    names = [
+        f"gpu-node-{r}-very-long-hostname-for-a-dgx-h100-{i:02d}.cluster.internal.example.com"
+        for r in ("a", "b")
+        for i in range(2)
+    ]
+    text = "".join(
+        f"""---
 apiVersion: v1
 kind: Node
 metadata: {{name: {n}, labels: {{kubernetes.io/hostname: {n}, topology.kubernetes.io/rack: rack-{n[9]}-superpod-row-07}}}}
 status: {{allocatable: {{cpu: "8", memory: 16Gi, pods: "110"}}}}
-""" for n in names)
+"""
+        for n in names
+    )
     for columns in ("80", "100"):
         res = _run(["inspect", "-"], text, env={"COLUMNS": columns})
         assert res.exit_code == 0, res.output
@@ -277,7 +313,9 @@ status: {{allocatable: {{cpu: "8", memory: 16Gi, pods: "110"}}}}
 
 # ---- 9. the drain note counts running pods only -------------------------------------------------
 def test_drain_counts_only_running_pods_as_evicted() -> None:
-    bound = LIST_YAML + """\
+    bound = (
+        LIST_YAML
+        + """\
 - apiVersion: v1
   kind: Pod
   metadata: {name: running, namespace: default}
@@ -294,6 +332,7 @@ def test_drain_counts_only_running_pods_as_evicted() -> None:
   spec: {nodeName: n1, containers: [{name: c, resources: {requests: {cpu: "1"}}}]}
   status: {phase: Failed}
 """
+    )
     res = _run(["whatif", "-", "--drain", "n1", "--time-limit", "2", "-o", "wide"], bound)
     assert res.exit_code == 0, res.output
     assert "1 node(s) cordoned, 1 bound pod(s) evicted" in " ".join(res.stdout.split()), res.stdout

@@ -53,12 +53,14 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> Counter:
                 return real(*args, **kwargs)
             finally:
                 depth[0] -= 1
+
         return wrapper
 
     def engine(name: str, real):
         def wrapper(*args, **kwargs):
             seen[name if depth[0] else f"outside:{name}"] += 1
             return real(*args, **kwargs)
+
         return wrapper
 
     for name in ENTRY_POINTS:
@@ -79,7 +81,9 @@ def test_solve_runs_greedy_through_api_solve(calls: Counter) -> None:
     assert _outside(calls) == [] and calls["solve_exact"] == 0
 
 
-def test_solve_exact_is_two_api_solves_the_exact_one_seeded_with_greedy(calls: Counter, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_solve_exact_is_two_api_solves_the_exact_one_seeded_with_greedy(
+    calls: Counter, monkeypatch: pytest.MonkeyPatch
+) -> None:
     hints = []
     real = api.solve
 
@@ -88,7 +92,11 @@ def test_solve_exact_is_two_api_solves_the_exact_one_seeded_with_greedy(calls: C
         return real(*args, **kwargs)
 
     monkeypatch.setattr(api, "solve", record_hint)
-    res = runner.invoke(app, ["solve", str(GB200), "--engine", "exact", "--explain", "ml/train-0"], env={"COLUMNS": "100"})
+    res = runner.invoke(
+        app,
+        ["solve", str(GB200), "--engine", "exact", "--explain", "ml/train-0"],
+        env={"COLUMNS": "100"},
+    )
     assert res.exit_code == 0, res.output
     assert calls["api.solve:greedy"] == 1 and calls["api.solve:exact"] == 1
     assert calls["solve_greedy"] == 1 and calls["solve_exact"] == 1 and _outside(calls) == []
@@ -126,16 +134,27 @@ def test_whatif_runs_through_api_whatif(calls: Counter) -> None:
 
 def test_a_flag_the_options_model_refuses_is_bad_input_naming_the_flag() -> None:
     """``whatif --time-limit`` has no range of its own: the options model refuses 0 as the API does."""
-    res = runner.invoke(app, ["whatif", str(SMALL), "--scoring", "MostAllocated", "--time-limit", "0"])
+    res = runner.invoke(
+        app, ["whatif", str(SMALL), "--scoring", "MostAllocated", "--time-limit", "0"]
+    )
     assert res.exit_code == 2
     assert "error: <arguments>: --time-limit: must be positive, not 0.0" in res.output
-    with pytest.raises(ValueError, match="whatif\\(\\) option 'time_limit' must be positive, not 0"):
+    with pytest.raises(
+        ValueError, match="whatif\\(\\) option 'time_limit' must be positive, not 0"
+    ):
         api.whatif(None, [], sources=("x",), time_limit=0)  # type: ignore[arg-type]
 
 
 # ---- what the CLI imports ----------------------------------------------------------------------
 ENGINE_MODULES = ("gangplan.solver.greedy", "gangplan.solver.exact", "gangplan.solver.diff")
-ENGINE_NAMES = {"solve_greedy", "solve_exact", "diff_snapshot", "run_whatif", "run_suite", "run_scenario"}
+ENGINE_NAMES = {
+    "solve_greedy",
+    "solve_exact",
+    "diff_snapshot",
+    "run_whatif",
+    "run_suite",
+    "run_scenario",
+}
 
 
 def _engine_imports(path: Path) -> list[str]:
@@ -144,13 +163,23 @@ def _engine_imports(path: Path) -> list[str]:
     found = []
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.Import):
-            found += [f"{node.lineno}: {a.name}" for a in node.names if a.name.startswith(ENGINE_MODULES)]
+            found += [
+                f"{node.lineno}: {a.name}" for a in node.names if a.name.startswith(ENGINE_MODULES)
+            ]
         elif isinstance(node, ast.ImportFrom) and node.module:
             names = [f"{node.module}.{a.name}" for a in node.names]
-            if node.module.startswith(ENGINE_MODULES) or node.module == "gangplan.solver" and {a.name for a in node.names} & {"greedy", "exact", "diff"}:
+            if (
+                node.module.startswith(ENGINE_MODULES)
+                or node.module == "gangplan.solver"
+                and {a.name for a in node.names} & {"greedy", "exact", "diff"}
+            ):
                 found += [f"{node.lineno}: {n}" for n in names]
             else:
-                found += [f"{node.lineno}: {node.module}.{a.name}" for a in node.names if a.name in ENGINE_NAMES]
+                found += [
+                    f"{node.lineno}: {node.module}.{a.name}"
+                    for a in node.names
+                    if a.name in ENGINE_NAMES
+                ]
     return found
 
 
@@ -162,10 +191,16 @@ def test_no_cli_module_imports_an_engine() -> None:
 
 def test_the_import_check_sees_a_lazy_engine_import(tmp_path: Path) -> None:
     sample = tmp_path / "cli_x.py"
-    sample.write_text("import gangplan.api\n\ndef f():\n    from gangplan.solver.greedy import solve_greedy\n    from gangplan.solver import exact\n"
-                      "    from gangplan.solver.whatif import run_whatif, WhatIfRow\n    import gangplan.solver.diff.run\n")
-    assert _engine_imports(sample) == ["4: gangplan.solver.greedy.solve_greedy", "5: gangplan.solver.exact",
-                                       "6: gangplan.solver.whatif.run_whatif", "7: gangplan.solver.diff.run"]
+    sample.write_text(
+        "import gangplan.api\n\ndef f():\n    from gangplan.solver.greedy import solve_greedy\n    from gangplan.solver import exact\n"
+        "    from gangplan.solver.whatif import run_whatif, WhatIfRow\n    import gangplan.solver.diff.run\n"
+    )
+    assert _engine_imports(sample) == [
+        "4: gangplan.solver.greedy.solve_greedy",
+        "5: gangplan.solver.exact",
+        "6: gangplan.solver.whatif.run_whatif",
+        "7: gangplan.solver.diff.run",
+    ]
 
 
 # ---- one options model: the flags' defaults and choices are the model's -----------------------
@@ -173,25 +208,47 @@ def _params(command: str) -> dict:
     return {p.name: p for p in command_tree().commands[command].params}
 
 
-@pytest.mark.parametrize(("command", "model"), [("solve", SolveOptions), ("why", SolveOptions), ("diff", DiffOptions), ("whatif", DiffOptions)])
-def test_each_engine_flag_defaults_to_the_options_model(command: str, model: type[EngineOptions]) -> None:
+@pytest.mark.parametrize(
+    ("command", "model"),
+    [
+        ("solve", SolveOptions),
+        ("why", SolveOptions),
+        ("diff", DiffOptions),
+        ("whatif", DiffOptions),
+    ],
+)
+def test_each_engine_flag_defaults_to_the_options_model(
+    command: str, model: type[EngineOptions]
+) -> None:
     params = _params(command)
     shared = sorted(set(params) & set(model.model_fields))
     assert {"seed", "tie_break", "preemption", "kube_version"} <= set(shared)
     for name in shared:
         default = params[name].default
-        assert getattr(default, "value", default) == model.model_fields[name].default, (command, name)
+        assert getattr(default, "value", default) == model.model_fields[name].default, (
+            command,
+            name,
+        )
 
 
 def test_the_defaults_come_from_one_module() -> None:
     o = DiffOptions()
-    assert (o.time_limit, o.probe_time_limit, o.workers, o.seed, o.tie_break, o.samples, o.explain) == (
-        D.TIME_LIMIT, D.PROBE_TIME_LIMIT, D.WORKERS, D.SEED, D.TIE_BREAK, D.SAMPLES, D.EXPLAIN)
+    assert (
+        o.time_limit,
+        o.probe_time_limit,
+        o.workers,
+        o.seed,
+        o.tie_break,
+        o.samples,
+        o.explain,
+    ) == (D.TIME_LIMIT, D.PROBE_TIME_LIMIT, D.WORKERS, D.SEED, D.TIE_BREAK, D.SAMPLES, D.EXPLAIN)
     assert SolveOptions().objective == D.OBJECTIVE
     assert _params("solve")["engine"].default == D.ENGINE
 
 
-@pytest.mark.parametrize("command", ["inspect", "validate", "expand", "solve", "why", "diff", "whatif"])
+@pytest.mark.parametrize(
+    "command", ["inspect", "validate", "expand", "solve", "why", "diff", "whatif"]
+)
 def test_kube_version_choices_and_default_are_the_version_model(command: str) -> None:
     p = _params(command)["kube_version"]
     assert p.type_descriptor.annotation is KubeVersion

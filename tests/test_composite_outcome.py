@@ -28,7 +28,9 @@ def test_the_composite_has_a_row_in_both_engines_results():
     # the row agrees with the objective's admission tier
     assert optimal.objective["admitted[p=0]"] == 1 and greedy.objective["admitted[p=0]"] == 0
     # and survives the JSON round trip; snapshots without composites carry no key
-    assert Result.model_validate_json(optimal.to_json()).composite_groups == optimal.composite_groups
+    assert (
+        Result.model_validate_json(optimal.to_json()).composite_groups == optimal.composite_groups
+    )
     plain = gp.solve(gp.load(ROOT / "scenarios" / "showcase" / "gang-fits.yaml"))
     assert "compositeGroups" not in plain.to_json()
 
@@ -36,4 +38,6 @@ def test_the_composite_has_a_row_in_both_engines_results():
 def test_the_solve_table_lists_the_composite():
     out = CliRunner(env={"COLUMNS": "100"}).invoke(app, ["solve", str(CPG)])
     assert out.exit_code == 0, out.output
-    assert "Composite groups" in out.stdout and "train/job" in out.stdout and "0/2 of 2" in out.stdout
+    assert (
+        "Composite groups" in out.stdout and "train/job" in out.stdout and "0/2 of 2" in out.stdout
+    )

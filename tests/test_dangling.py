@@ -47,7 +47,11 @@ def test_a_misspelled_pod_group_keeps_the_pod_pending_listed_under_its_group(wri
         assert r.pods["ml/w-0"].node is None
         assert any(w.startswith(warning) for w in r.warnings)
     solved = RUN.invoke(app, ["solve", str(path)])
-    assert solved.exit_code == 0 and "ml/trian" in solved.stdout and "gated at PreEnqueue" in solved.stdout
+    assert (
+        solved.exit_code == 0
+        and "ml/trian" in solved.stdout
+        and "gated at PreEnqueue" in solved.stdout
+    )
     assert warning in solved.stderr
     diffed = RUN.invoke(app, ["diff", str(path)])
     assert diffed.exit_code == 0 and "ml/trian" in diffed.stdout
@@ -58,11 +62,18 @@ def test_strict_refuses_a_dangling_reference(write_text):
     for command in ("solve", "diff"):
         out = RUN.invoke(app, [command, str(path), "--strict"])
         assert out.exit_code == 2, out.output
-        assert "reference(s) to objects not in the snapshot" in out.stderr and 'did you mean "train"' in out.stderr
+        assert (
+            "reference(s) to objects not in the snapshot" in out.stderr
+            and 'did you mean "train"' in out.stderr
+        )
 
 
 def test_a_pod_group_under_a_misspelled_apiversion_leaves_its_pods_listed(write_text):
-    path = write_text(SNAPSHOT.replace("podGroupName: trian", "podGroupName: train").replace("scheduling.k8s.io/v1beta1", "schedulng.k8s.io/v1beta1"))
+    path = write_text(
+        SNAPSHOT.replace("podGroupName: trian", "podGroupName: train").replace(
+            "scheduling.k8s.io/v1beta1", "schedulng.k8s.io/v1beta1"
+        )
+    )
     out = RUN.invoke(app, ["solve", str(path)])
     assert out.exit_code == 0, out.output
     assert "ml/train" in out.stdout and "gated at PreEnqueue" in out.stdout
@@ -70,12 +81,20 @@ def test_a_pod_group_under_a_misspelled_apiversion_leaves_its_pods_listed(write_
 
 
 def test_a_missing_priority_class_is_bad_input_with_the_closest_name(write_text):
-    path = write_text(SNAPSHOT.replace("  schedulingGroup: {podGroupName: trian}\n", "  priorityClassName: hihg\n") + """---
+    path = write_text(
+        SNAPSHOT.replace(
+            "  schedulingGroup: {podGroupName: trian}\n", "  priorityClassName: hihg\n"
+        )
+        + """---
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
 metadata: {name: high}
 value: 1000
-""")
+"""
+    )
     out = RUN.invoke(app, ["solve", str(path)])
     assert out.exit_code == 2
-    assert "Pod/ml/w-0: spec.priorityClassName: PriorityClass 'hihg' not found in the snapshot, did you mean \"high\"?" in out.stderr
+    assert (
+        "Pod/ml/w-0: spec.priorityClassName: PriorityClass 'hihg' not found in the snapshot, did you mean \"high\"?"
+        in out.stderr
+    )

@@ -33,7 +33,9 @@ def valid(cluster, r):
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_recorded_evidence_with_the_kept_node_equals_the_full_replay(name: str, monkeypatch) -> None:
+def test_recorded_evidence_with_the_kept_node_equals_the_full_replay(
+    name: str, monkeypatch
+) -> None:
     cluster = load_snapshot(SHOWCASE / name)
     greedy = valid(cluster, solve_greedy(cluster))
     steps = greedy_choices(greedy)
@@ -50,9 +52,13 @@ def test_recorded_evidence_with_the_kept_node_equals_the_full_replay(name: str, 
     for pod, node in steps:
         others = [n.name for n in cluster.nodes if n.name != node][:1]
         side[0] = "full"
-        full = pod_scores_at_step(cluster, pod, [node, *others], step="recorded", **replay_options(greedy))
+        full = pod_scores_at_step(
+            cluster, pod, [node, *others], step="recorded", **replay_options(greedy)
+        )
         side[0] = "fast"
-        fast = pod_scores_at_step(cluster, pod, [node, *others], step="recorded", chosen=node, **replay_options(greedy))
+        fast = pod_scores_at_step(
+            cluster, pod, [node, *others], step="recorded", chosen=node, **replay_options(greedy)
+        )
         assert fast == full, pod
     assert calls["fast"] <= calls["full"]
     if name.startswith("tas-"):  # the gangs are tried in more than one rack: fewer evaluations
@@ -70,7 +76,14 @@ def test_the_pre_check_says_no_only_where_the_full_probe_says_no(name: str) -> N
     for k in range(1, len(choices) + 1):
         fixed = {pod: node for _, pod, node in choices[:k]}
         r = solve_exact(cluster, time_limit=10, workers=1, seed=0, fixed=fixed)
-        agrees = r.status in (Status.OPTIMAL, Status.FEASIBLE) and compare(shared_tiers(r.objective, optimal.objective), shared_tiers(optimal.objective, r.objective)) >= 0
+        agrees = (
+            r.status in (Status.OPTIMAL, Status.FEASIBLE)
+            and compare(
+                shared_tiers(r.objective, optimal.objective),
+                shared_tiers(optimal.objective, r.objective),
+            )
+            >= 0
+        )
         if r.status in (Status.OPTIMAL, Status.FEASIBLE):
             valid(cluster, r)
         if cannot_reach(cluster, fixed, optimal, time_limit=10, workers=1, seed=0, preemption=None):

@@ -31,7 +31,11 @@ def outcome(cluster: Cluster, r, key: str):
 
 def differing(cluster: Cluster, d: Diff) -> set[str]:
     keys = set(d.greedy.groups) | set(d.optimal.groups)
-    keys |= {k for k in set(d.greedy.pods) | set(d.optimal.pods) if cluster.pod_by_key[k].group_key is None}
+    keys |= {
+        k
+        for k in set(d.greedy.pods) | set(d.optimal.pods)
+        if cluster.pod_by_key[k].group_key is None
+    }
     return {k for k in keys if outcome(cluster, d.greedy, k) != outcome(cluster, d.optimal, k)}
 
 
@@ -53,7 +57,12 @@ def check_decisive_step(cluster: Cluster, d: Diff) -> None:
     assert greedy_choices(d.greedy)[s.step - 1] == (s.pod, s.greedy_node)
     entity = s.group or s.pod
     kept = d.greedy.pods[s.pod].node == s.greedy_node
-    assert kept or s.kind == "admission" or d.optimal.groups.get(s.group) is not None and d.optimal.groups[s.group].admitted
+    assert (
+        kept
+        or s.kind == "admission"
+        or d.optimal.groups.get(s.group) is not None
+        and d.optimal.groups[s.group].admitted
+    )
     # its group's outcome differs, exactly as the step says; else the step names one that does
     assert s.group_outcome_differs == (entity in changed)
     if not s.group_outcome_differs:
@@ -67,24 +76,41 @@ def check_decisive_step(cluster: Cluster, d: Diff) -> None:
         assert s.optimal_node is None and not d.optimal.groups[s.group].admitted
         if s.group_outcome_differs:  # greedy admits the group, the optimum shown gives it up first
             assert d.greedy.groups[s.group].admitted
-            assert d.admission.first_given_up is not None and d.admission.first_given_up.group == s.group
-            assert d.admission.first_given_up.pods == sum(1 for p in cluster.groups.members(s.group) if d.greedy.pods.get(p.key) and d.greedy.pods[p.key].node)
+            assert (
+                d.admission.first_given_up is not None
+                and d.admission.first_given_up.group == s.group
+            )
+            assert d.admission.first_given_up.pods == sum(
+                1
+                for p in cluster.groups.members(s.group)
+                if d.greedy.pods.get(p.key) and d.greedy.pods[p.key].node
+            )
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(small_clusters())
 def test_the_decisive_step_property_on_small_random_snapshots(cluster: Cluster) -> None:
-    check_decisive_step(cluster, diff_snapshot(cluster, time_limit=5.0, probe_time_limit=5.0, workers=1))
+    check_decisive_step(
+        cluster, diff_snapshot(cluster, time_limit=5.0, probe_time_limit=5.0, workers=1)
+    )
 
 
 GENERATED = [("gb200-nvl72", 36, 12), ("dgx-h100-superpod", 64, 14), ("gb200-nvl72", 54, 16)]
 
 
-@pytest.mark.parametrize(("shape", "nodes", "gangs"), GENERATED, ids=[f"{s}-{n}n-{g}g" for s, n, g in GENERATED])
-def test_the_decisive_step_property_on_generated_topology_snapshots(shape: str, nodes: int, gangs: int) -> None:
+@pytest.mark.parametrize(
+    ("shape", "nodes", "gangs"), GENERATED, ids=[f"{s}-{n}n-{g}g" for s, n, g in GENERATED]
+)
+def test_the_decisive_step_property_on_generated_topology_snapshots(
+    shape: str, nodes: int, gangs: int
+) -> None:
     kinds = []
     for seed in range(8):
-        cluster = to_cluster(generate_shape(shape, nodes=nodes, utilisation=0.4, seed=seed, gangs=gangs))
+        cluster = to_cluster(
+            generate_shape(shape, nodes=nodes, utilisation=0.4, seed=seed, gangs=gangs)
+        )
         d = diff_snapshot(cluster, time_limit=10.0, probe_time_limit=5.0, workers=1)
         check_decisive_step(cluster, d)
         if d.decisive is not None:
@@ -95,12 +121,23 @@ def test_the_decisive_step_property_on_generated_topology_snapshots(shape: str, 
 def test_the_tentative_choices_of_a_group_both_engines_reject_are_never_candidates(dgx32) -> None:
     cluster, d = dgx32
     check_decisive_step(cluster, d)
-    assert not d.greedy.groups["train/gang-00"].admitted and not d.optimal.groups["train/gang-00"].admitted
+    assert (
+        not d.greedy.groups["train/gang-00"].admitted
+        and not d.optimal.groups["train/gang-00"].admitted
+    )
     assert d.decisive.group != "train/gang-00" and d.decisive.skipped > 0
     assert d.decisive.kind == "admission" and d.decisive.group in d.admission.only_greedy
 
 
-@pytest.mark.parametrize("name", ["design-card-a100.yaml", "two-gangs-compete.yaml", "tas-cpg-no-backtracking.yaml", "heterogeneous-gang.yaml"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "design-card-a100.yaml",
+        "two-gangs-compete.yaml",
+        "tas-cpg-no-backtracking.yaml",
+        "heterogeneous-gang.yaml",
+    ],
+)
 def test_the_decisive_step_property_on_the_showcase(name: str) -> None:
     cluster = load_snapshot(SHOWCASE / name)
     d = diff_snapshot(cluster, snapshot=name)

@@ -46,8 +46,17 @@ from tests.golden_compare import dump, first_difference  # noqa: E402
 TIME_LIMIT = 20.0
 PROBE_TIME_LIMIT = 10.0
 
-SCENARIOS = sorted(p for p in (ROOT / "scenarios" / "showcase").iterdir() if p.suffix in (".yaml", ".yml", ".json") or p.is_dir())
-SCENARIOS += sorted(p for d in sorted((ROOT / "scenarios").glob("upstream*")) for p in d.iterdir() if p.suffix in (".yaml", ".yml", ".json") or p.is_dir())
+SCENARIOS = sorted(
+    p
+    for p in (ROOT / "scenarios" / "showcase").iterdir()
+    if p.suffix in (".yaml", ".yml", ".json") or p.is_dir()
+)
+SCENARIOS += sorted(
+    p
+    for d in sorted((ROOT / "scenarios").glob("upstream*"))
+    for p in d.iterdir()
+    if p.suffix in (".yaml", ".yml", ".json") or p.is_dir()
+)
 
 BENCH_FAST = {"mixed", "mixed-constraints", "scheduler-perf"}
 """Bench families run whole in the default test run; of the others the first four draws."""
@@ -58,7 +67,14 @@ def strip_time(doc: Any) -> Any:
 
 
 def diff_doc(cluster: Cluster, snapshot: str) -> dict[str, Any]:
-    d = diff_snapshot(cluster, snapshot=snapshot, time_limit=TIME_LIMIT, probe_time_limit=PROBE_TIME_LIMIT, workers=1, seed=0)
+    d = diff_snapshot(
+        cluster,
+        snapshot=snapshot,
+        time_limit=TIME_LIMIT,
+        probe_time_limit=PROBE_TIME_LIMIT,
+        workers=1,
+        seed=0,
+    )
     for side in (d.greedy, d.optimal):
         bad = validate(cluster, side)
         assert not bad, f"{snapshot}: {side.engine} Result breaks hard rules: {bad[:3]}"
@@ -71,7 +87,11 @@ def _cases() -> dict[str, tuple[Callable[[], dict[str, Any]], bool, bool]]:
     for path in SCENARIOS:
         rel = path.relative_to(ROOT / "scenarios").as_posix()
         name = "scenario__" + rel.replace("/", "__").removesuffix(".yaml")
-        cases[name] = ((lambda path=path, rel=rel: diff_doc(load_snapshot(path), rel)), path.is_dir(), False)
+        cases[name] = (
+            (lambda path=path, rel=rel: diff_doc(load_snapshot(path), rel)),
+            path.is_dir(),
+            False,
+        )
     suite = load_suite(ROOT / "scenarios" / "suites" / "small.yaml")
     seen: dict[str, int] = {}
     for task in suite.tasks:
@@ -80,7 +100,11 @@ def _cases() -> dict[str, tuple[Callable[[], dict[str, Any]], bool, bool]]:
         n = seen.get(task.family, 0)
         seen[task.family] = n + 1
         slow = not (task.family in BENCH_FAST or n < 4)
-        cases["bench__" + task.id.replace("/", "__")] = ((lambda task=task: diff_doc(task.build(), task.id)), slow, task.generator in TRACE_GENERATORS)
+        cases["bench__" + task.id.replace("/", "__")] = (
+            (lambda task=task: diff_doc(task.build(), task.id)),
+            slow,
+            task.generator in TRACE_GENERATORS,
+        )
     return cases
 
 
@@ -92,14 +116,21 @@ CASES = _cases()
 
 
 def _params() -> list[Any]:
-    return [pytest.param(name, marks=[m for m, on in ((pytest.mark.slow, slow), (pytest.mark.traces, traces)) if on])
-            for name, (_, slow, traces) in sorted(CASES.items())]
+    return [
+        pytest.param(
+            name,
+            marks=[m for m, on in ((pytest.mark.slow, slow), (pytest.mark.traces, traces)) if on],
+        )
+        for name, (_, slow, traces) in sorted(CASES.items())
+    ]
 
 
 @pytest.mark.parametrize("case", _params())
 def test_diff_matches_golden(case: str) -> None:
     path = GOLDEN / f"{case}.json"
-    assert path.exists(), f"no golden for {case}: record with `PYTHONPATH=. python tests/test_diff_golden.py --record {case}`"
+    assert path.exists(), (
+        f"no golden for {case}: record with `PYTHONPATH=. python tests/test_diff_golden.py --record {case}`"
+    )
     want = path.read_text(encoding="utf-8")
     got_doc = CASES[case][0]()
     got = dump(got_doc)
@@ -114,7 +145,9 @@ def test_every_case_is_proven() -> None:
     assert not stale, f"goldens without a case (remove them or restore the case): {stale}"
     for p in sorted(GOLDEN.glob("*.json")):
         doc = json.loads(p.read_text(encoding="utf-8"))
-        assert doc["optimalStatus"] == "OPTIMAL", f"{p.stem}: golden is {doc['optimalStatus']}, not a proven optimum"
+        assert doc["optimalStatus"] == "OPTIMAL", (
+            f"{p.stem}: golden is {doc['optimalStatus']}, not a proven optimum"
+        )
 
 
 def record(only: list[str]) -> None:
@@ -132,5 +165,7 @@ def record(only: list[str]) -> None:
 
 if __name__ == "__main__":
     if "--record" not in sys.argv:
-        sys.exit("usage: PYTHONPATH=. python tests/test_diff_golden.py --record [name-substring ...]")
+        sys.exit(
+            "usage: PYTHONPATH=. python tests/test_diff_golden.py --record [name-substring ...]"
+        )
     record([a for a in sys.argv[1:] if a != "--record"])

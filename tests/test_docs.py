@@ -53,7 +53,10 @@ class Block:
 
 def blocks(page: Path) -> list[Block]:
     text = page.read_text()
-    return [Block(page, text.count("\n", 0, m.start()) + 1, m.group(1), m.group(2)) for m in FENCE.finditer(text)]
+    return [
+        Block(page, text.count("\n", 0, m.start()) + 1, m.group(1), m.group(2))
+        for m in FENCE.finditer(text)
+    ]
 
 
 def commands(block: Block) -> list[tuple[str, int, bool]]:
@@ -74,9 +77,16 @@ def _page_id(page: Path) -> str:
 
 
 def test_the_documentation_builds_with_warnings_as_errors(tmp_path: Path):
-    pytest.importorskip("mkdocs", reason="the docs tools come with the test extra: pip install -e '.[test]'")
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                          cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    pytest.importorskip(
+        "mkdocs", reason="the docs tools come with the test extra: pip install -e '.[test]'"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "site" / "index.html").is_file()
     assert (tmp_path / "site" / "tutorials" / "why-pending" / "index.html").is_file()
@@ -89,31 +99,46 @@ def test_every_code_block_says_what_it_is():
 
 def test_shell_blocks_hold_no_gangplan_command():
     """gangplan commands shown to a reader are run (``console``); ``shell`` is for kubectl and pip."""
-    found = [b.where() for p in PAGES for b in blocks(p) if b.language == "shell"
-             and any(line.lstrip().startswith("gangplan ") for line in b.body.splitlines())]
+    found = [
+        b.where()
+        for p in PAGES
+        for b in blocks(p)
+        if b.language == "shell"
+        and any(line.lstrip().startswith("gangplan ") for line in b.body.splitlines())
+    ]
     assert found == []
 
 
 def test_the_cli_reference_is_what_the_parser_generates():
     from gangplan.cli_reference import reference
 
-    assert reference() in (ROOT / "docs" / "reference" / "cli.md").read_text(), "run: python -m gangplan.cli_reference"
+    assert reference() in (ROOT / "docs" / "reference" / "cli.md").read_text(), (
+        "run: python -m gangplan.cli_reference"
+    )
 
 
 def test_the_schema_files_in_the_docs_are_what_gangplan_schema_prints():
     from gangplan.models.documents import SCHEMAS, json_schema
 
     folder = ROOT / "docs" / "reference" / "schemas"
-    assert sorted(p.name for p in folder.glob("*.schema.json")) == sorted(f"{n}.schema.json" for n in SCHEMAS)
+    assert sorted(p.name for p in folder.glob("*.schema.json")) == sorted(
+        f"{n}.schema.json" for n in SCHEMAS
+    )
     for name in SCHEMAS:
-        assert json.loads((folder / f"{name}.schema.json").read_text()) == json_schema(name), f"gangplan schema {name} > docs/reference/schemas/{name}.schema.json"
+        assert json.loads((folder / f"{name}.schema.json").read_text()) == json_schema(name), (
+            f"gangplan schema {name} > docs/reference/schemas/{name}.schema.json"
+        )
 
 
 def test_the_readme_is_a_front_door():
     lines = (ROOT / "README.md").read_text().splitlines()
     assert len(lines) < 300
     first_screen = "\n".join(lines[:40])
-    for story, command in (("Will my gang fit?", "gangplan diff"), ("Why is it Pending?", "gangplan why"), ("What if?", "gangplan whatif")):
+    for story, command in (
+        ("Will my gang fit?", "gangplan diff"),
+        ("Why is it Pending?", "gangplan why"),
+        ("What if?", "gangplan whatif"),
+    ):
         assert story in first_screen and command in first_screen, story
     assert "pip install -e . && gangplan diff --suite scenarios/showcase" in first_screen
     assert "pip install -e '.[test]' && python -m pytest" in first_screen
@@ -126,14 +151,21 @@ def _scratch(tmp_path: Path) -> Path:
     bindir = tmp_path / ".bin"
     bindir.mkdir()
     launcher = bindir / "gangplan"
-    launcher.write_text(f"#!/bin/sh\nexec {sys.executable} -c 'from gangplan.cli import main; main()' \"$@\"\n")
+    launcher.write_text(
+        f"#!/bin/sh\nexec {sys.executable} -c 'from gangplan.cli import main; main()' \"$@\"\n"
+    )
     launcher.chmod(0o755)
     return bindir
 
 
 def _run_console(page: Path, tmp_path: Path, slow: bool) -> None:
     bindir = _scratch(tmp_path)
-    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}", "PYTHONPATH": str(ROOT), "COLUMNS": "100"}
+    env = {
+        **os.environ,
+        "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": str(ROOT),
+        "COLUMNS": "100",
+    }
     ran = 0
     for b in blocks(page):
         if b.language != "console":
@@ -141,8 +173,17 @@ def _run_console(page: Path, tmp_path: Path, slow: bool) -> None:
         for command, expected, is_slow in commands(b):
             if is_slow != slow:
                 continue
-            proc = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
-            assert proc.returncode == expected, f"{b.where()}: `{command}` exited {proc.returncode}, expected {expected}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+            proc = subprocess.run(
+                ["bash", "-c", command],
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
+            assert proc.returncode == expected, (
+                f"{b.where()}: `{command}` exited {proc.returncode}, expected {expected}\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}"
+            )
             assert "Traceback" not in proc.stderr, f"{b.where()}: {proc.stderr}"
             ran += 1
     assert ran > 0
@@ -190,10 +231,17 @@ def test_yaml_blocks_load_as_snapshots(page: Path):
         if b.language != "yaml":
             continue
         docs = [d for d in yaml.safe_load_all(b.body) if d is not None]
-        assert docs and all(isinstance(d, dict) and "apiVersion" in d and "kind" in d for d in docs), b.where()
-        if any(overlay.REMOVE_ANNOTATION in ((d.get("metadata") or {}).get("annotations") or {}) for d in docs):
+        assert docs and all(
+            isinstance(d, dict) and "apiVersion" in d and "kind" in d for d in docs
+        ), b.where()
+        if any(
+            overlay.REMOVE_ANNOTATION in ((d.get("metadata") or {}).get("annotations") or {})
+            for d in docs
+        ):
             # a what-if variant (the docs' examples are variants of the GB200 showcase)
-            base = overlay.read_layer(ROOT / "scenarios" / "showcase" / "tas-nvl72-fragmentation.yaml")
+            base = overlay.read_layer(
+                ROOT / "scenarios" / "showcase" / "tas-nvl72-fragmentation.yaml"
+            )
             merged = overlay.overlay(base, overlay.Layer("docs", [(b.where(), d) for d in docs]))
             load_pairs(merged.objects, sources=(b.where(),))
         else:

@@ -21,10 +21,17 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    pytest.importorskip("mkdocs", reason="the docs tools come with the test extra: pip install -e '.[test]'")
+    pytest.importorskip(
+        "mkdocs", reason="the docs tools come with the test extra: pip install -e '.[test]'"
+    )
     out = tmp_path_factory.mktemp("site")
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
-                          cwd=ROOT, capture_output=True, text=True, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     return out
 
@@ -37,12 +44,18 @@ PENDING = ("reference/cli/index.html", "reference/json/index.html")
 def _backslash_pipes(site: Path) -> dict[str, int]:
     pages = sorted(site.rglob("*.html"))
     assert len(pages) > 20
-    return {str(p.relative_to(site)): p.read_text().count("\\|") for p in pages if "\\|" in p.read_text()}
+    return {
+        str(p.relative_to(site)): p.read_text().count("\\|")
+        for p in pages
+        if "\\|" in p.read_text()
+    }
 
 
 def test_no_rendered_page_shows_a_backslash_pipe(site: Path):
     bad = {k: v for k, v in _backslash_pipes(site).items() if k not in PENDING}
-    assert not bad, f"literal \\| in the rendered HTML (write <code>a&#124;b</code> in a table cell): {bad}"
+    assert not bad, (
+        f"literal \\| in the rendered HTML (write <code>a&#124;b</code> in a table cell): {bad}"
+    )
 
 
 def test_the_cli_and_json_references_show_no_backslash_pipe(site: Path):

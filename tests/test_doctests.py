@@ -36,5 +36,7 @@ def test_doctests_pass(name: str, monkeypatch):
     from pathlib import Path
 
     monkeypatch.chdir(Path(gangplan.__file__).resolve().parents[1])
-    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    result = doctest.testmod(
+        importlib.import_module(name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    )
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"

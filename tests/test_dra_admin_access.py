@@ -48,7 +48,14 @@ IN_USE = {(DRIVER_A, "pool-1", "device-1"), (DRIVER_A, "pool-1", "device-2")}
 
 
 def device(name: str, *taints: DeviceTaint) -> Device:
-    return Device(driver=DRIVER_A, pool="pool-1", slice="slice-1", name=name, taints=taints, slice_taints=taints)
+    return Device(
+        driver=DRIVER_A,
+        pool="pool-1",
+        slice="slice-1",
+        name=name,
+        taints=taints,
+        slice_taints=taints,
+    )
 
 
 def req(name: str = "req-0", count: int = 1, *, admin: bool = False) -> DeviceRequest:
@@ -61,14 +68,20 @@ def got(claims, devices, in_use=frozenset()):
     out = allocate_results(claims, devices, set(in_use), CLASSES)
     assert out == allocate_results(claims, devices, set(in_use), CLASSES, counting=False)
     assert (out is not None) == brute_force_exists(claims, devices, set(in_use), CLASSES)
-    return None if out is None else {k: [(r.request, r.device[2], r.admin) for r in v] for k, v in out.items()}
+    return (
+        None
+        if out is None
+        else {k: [(r.request, r.device[2], r.admin) for r in v] for k, v in out.items()}
+    )
 
 
 # ---- upstream's TestAllocator cases --------------------------------------------------------
 def test_admin_access_enabled() -> None:
     """``admin-access-enabled``: device-1 is allocated, the admin-access request gets it
     (``deviceAllocationResult(req0, driverA, pool1, device1, true)``)."""
-    assert got([("claim-0", (req(admin=True),))], [device("device-1")], IN_USE) == {"claim-0": [("req-0", "device-1", True)]}
+    assert got([("claim-0", (req(admin=True),))], [device("device-1")], IN_USE) == {
+        "claim-0": [("req-0", "device-1", True)]
+    }
 
 
 def test_already_allocated_devices() -> None:
@@ -78,13 +91,18 @@ def test_already_allocated_devices() -> None:
 
 def test_tainted_admin_access() -> None:
     """``tainted-admin-access``: admin access does not tolerate taints (no result)."""
-    assert got([("claim-0", (req(admin=True),))], [device("device-1", TAINT_NO_SCHEDULE)], IN_USE) is None
+    assert (
+        got([("claim-0", (req(admin=True),))], [device("device-1", TAINT_NO_SCHEDULE)], IN_USE)
+        is None
+    )
 
 
 def test_tainted_admin_access_disabled() -> None:
     """``tainted-admin-access-disabled``: with DRADeviceTaints off (v1.35's view) the device is taken."""
     devices = [replace(device("device-1", TAINT_NO_SCHEDULE), taints=())]
-    assert got([("claim-0", (req(admin=True),))], devices, IN_USE) == {"claim-0": [("req-0", "device-1", True)]}
+    assert got([("claim-0", (req(admin=True),))], devices, IN_USE) == {
+        "claim-0": [("req-0", "device-1", True)]
+    }
 
 
 def test_admin_access_gate_is_on_at_every_release() -> None:
@@ -100,7 +118,8 @@ def test_one_claim_never_takes_a_device_twice_with_admin_access() -> None:
     claim = ("claim-0", (req("req-0", admin=True), req("req-1", admin=True)))
     assert got([claim], [device("device-1")], IN_USE) is None
     assert got([claim], [device("device-1"), device("device-2")], IN_USE) == {
-        "claim-0": [("req-0", "device-1", True), ("req-1", "device-2", True)]}
+        "claim-0": [("req-0", "device-1", True), ("req-1", "device-2", True)]
+    }
 
 
 def test_an_admin_access_device_keeps_later_requests_of_the_allocation_off_it() -> None:
@@ -110,21 +129,43 @@ def test_an_admin_access_device_keeps_later_requests_of_the_allocation_off_it() 
     admin, plain = ("claim-admin", (req(admin=True),)), ("claim-plain", (req(),))
     one = [device("device-1")]
     assert got([admin, plain], one) is None
-    assert got([plain, admin], one) == {"claim-plain": [("req-0", "device-1", False)], "claim-admin": [("req-0", "device-1", True)]}
+    assert got([plain, admin], one) == {
+        "claim-plain": [("req-0", "device-1", False)],
+        "claim-admin": [("req-0", "device-1", True)],
+    }
     two = [device("device-1"), device("device-2")]
-    assert got([admin, plain], two) == {"claim-admin": [("req-0", "device-1", True)], "claim-plain": [("req-0", "device-2", False)]}
+    assert got([admin, plain], two) == {
+        "claim-admin": [("req-0", "device-1", True)],
+        "claim-plain": [("req-0", "device-2", False)],
+    }
 
 
 @settings(max_examples=150, deadline=None)
-@given(n=st.integers(1, 3), in_use=st.sets(st.integers(0, 2)), taints=st.sets(st.integers(0, 2)),
-       claims=st.lists(st.lists(st.tuples(st.integers(1, 2), st.booleans()), min_size=1, max_size=2), min_size=1, max_size=3))
+@given(
+    n=st.integers(1, 3),
+    in_use=st.sets(st.integers(0, 2)),
+    taints=st.sets(st.integers(0, 2)),
+    claims=st.lists(
+        st.lists(st.tuples(st.integers(1, 2), st.booleans()), min_size=1, max_size=2),
+        min_size=1,
+        max_size=3,
+    ),
+)
 def test_the_search_agrees_with_the_brute_force(n, in_use, taints, claims) -> None:
     """Random claims of admin-access and plain requests over up to three devices, some in use,
     some tainted: the search finds an allocation exactly when the brute force over every
     assignment (in slot order) does, and what it finds keeps the rules."""
-    devices = [device(f"device-{i}", *((TAINT_NO_SCHEDULE,) if i in taints else ())) for i in range(n)]
+    devices = [
+        device(f"device-{i}", *((TAINT_NO_SCHEDULE,) if i in taints else ())) for i in range(n)
+    ]
     used = {devices[i].id for i in in_use if i < n}
-    todo = [(f"claim-{k}", tuple(req(f"req-{j}", count, admin=admin) for j, (count, admin) in enumerate(c))) for k, c in enumerate(claims)]
+    todo = [
+        (
+            f"claim-{k}",
+            tuple(req(f"req-{j}", count, admin=admin) for j, (count, admin) in enumerate(c)),
+        )
+        for k, c in enumerate(claims)
+    ]
     out = allocate_results(todo, devices, set(used), CLASSES)
     assert (out is not None) == brute_force_exists(todo, devices, used, CLASSES)
     if out is not None:
@@ -137,39 +178,103 @@ def test_the_search_agrees_with_the_brute_force(n, in_use, taints, claims) -> No
                 if not r.admin:
                     assert r.device not in used and r.device not in taken
             taken.update(mine)
-            assert [r.admin for r in results] == [x.admin_access for x in dict(todo)[key] for _ in range(x.count)]
+            assert [r.admin for r in results] == [
+                x.admin_access for x in dict(todo)[key] for _ in range(x.count)
+            ]
 
 
 # ---- snapshots: both engines and the validator --------------------------------------------
-def _snapshot(pods: tuple[str, ...], *, held: str | None = None, held_admin: bool = False, namespace_labels: dict | None = None,
-              kube_version: str | None = None, extra: list[dict] | None = None):
+def _snapshot(
+    pods: tuple[str, ...],
+    *,
+    held: str | None = None,
+    held_admin: bool = False,
+    namespace_labels: dict | None = None,
+    kube_version: str | None = None,
+    extra: list[dict] | None = None,
+):
     """Node ``n0`` with one GPU gpu-0, node ``n1`` with none; templates ``plain`` and ``admin``
     (adminAccess); ``held``: a ResourceClaim allocated on gpu-0 (with ``adminAccess`` in its
     result when ``held_admin``); ``namespace_labels``: a Namespace ``default`` with these labels;
     ``extra``: more objects."""
-    objs: list[dict] = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu"},
-                         "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]}}]
+    objs: list[dict] = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu"},
+            "spec": {"selectors": [{"cel": {"expression": 'device.driver == "gpu.example.com"'}}]},
+        }
+    ]
     if namespace_labels is not None:
-        objs.append({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default", "labels": namespace_labels}})
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": "default", "labels": namespace_labels},
+            }
+        )
     for name, admin in (("plain", False), ("admin", True)):
         ex: dict = {"deviceClassName": "gpu", **({"adminAccess": True} if admin else {})}
-        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": name, "namespace": "default"},
-                     "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": ex}]}}}})
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaimTemplate",
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": ex}]}}},
+            }
+        )
     for n in ("n0", "n1"):
-        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n}, "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}}})
-    objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "n0-gpus"},
-                 "spec": {"driver": "gpu.example.com", "nodeName": "n0", "pool": {"name": "n0", "generation": 0, "resourceSliceCount": 1},
-                          "devices": [{"name": "gpu-0"}]}})
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": n},
+                "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}},
+            }
+        )
+    objs.append(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": "n0-gpus"},
+            "spec": {
+                "driver": "gpu.example.com",
+                "nodeName": "n0",
+                "pool": {"name": "n0", "generation": 0, "resourceSliceCount": 1},
+                "devices": [{"name": "gpu-0"}],
+            },
+        }
+    )
     if held:
         ex = {"deviceClassName": "gpu", **({"adminAccess": True} if held_admin else {})}
-        res = {"request": "gpu", "driver": "gpu.example.com", "pool": "n0", "device": held, **({"adminAccess": True} if held_admin else {})}
-        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "held", "namespace": "default"},
-                     "spec": {"devices": {"requests": [{"name": "gpu", "exactly": ex}]}},
-                     "status": {"allocation": {"devices": {"results": [res]}}}})
+        res = {
+            "request": "gpu",
+            "driver": "gpu.example.com",
+            "pool": "n0",
+            "device": held,
+            **({"adminAccess": True} if held_admin else {}),
+        }
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": "held", "namespace": "default"},
+                "spec": {"devices": {"requests": [{"name": "gpu", "exactly": ex}]}},
+                "status": {"allocation": {"devices": {"results": [res]}}},
+            }
+        )
     for k, t in enumerate(pods):
-        objs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{k}", "namespace": "default"},
-                     "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
-                              "resourceClaims": [{"name": "g", "resourceClaimTemplateName": t}]}})
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"p{k}", "namespace": "default"},
+                "spec": {
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+                    "resourceClaims": [{"name": "g", "resourceClaimTemplateName": t}],
+                },
+            }
+        )
     return load_objects(objs + (extra or []), kube_version=kube_version)
 
 
@@ -190,7 +295,11 @@ def test_the_admin_pod_shares_the_gpu_and_the_second_plain_pod_fits_nowhere(vers
     same two pods, at every release, and both Results pass the validator."""
     c = _snapshot(("plain", "admin", "plain"), kube_version=version)
     g, e = _both(c)
-    assert _placed(g) == {"default/p0": ("n0", ("gpu-0",)), "default/p1": ("n0", ("gpu-0",)), "default/p2": (None, ())}
+    assert _placed(g) == {
+        "default/p0": ("n0", ("gpu-0",)),
+        "default/p1": ("n0", ("gpu-0",)),
+        "default/p2": (None, ()),
+    }
     assert sum(o.node is not None for o in e.pods.values()) == 2
     assert e.pods["default/p1"].node == "n0"
 
@@ -212,22 +321,42 @@ def test_structured_ignore_allocated_admin_access() -> None:
     assert g.pods["default/p0"].node is None and e.pods["default/p0"].node is None
 
 
-@pytest.mark.parametrize(("order", "placed"), [(("admin", "plain"), False), (("plain", "admin"), True)])
+@pytest.mark.parametrize(
+    ("order", "placed"), [(("admin", "plain"), False), (("plain", "admin"), True)]
+)
 def test_one_pods_admin_claim_keeps_its_later_plain_claim_off_the_gpu(order, placed) -> None:
     """One pod with two claims on the one GPU: an admin-access claim first takes gpu-0 and its
     plain claim then finds nothing (both engines leave the pod pending; the exact engine by its
     per-pod row); plain first, the admin claim shares gpu-0 and the pod is placed."""
-    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
-           "spec": {"containers": [{"name": "c"}], "resourceClaims": [{"name": f"c{i}", "resourceClaimTemplateName": t} for i, t in enumerate(order)]}}
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {
+            "containers": [{"name": "c"}],
+            "resourceClaims": [
+                {"name": f"c{i}", "resourceClaimTemplateName": t} for i, t in enumerate(order)
+            ],
+        },
+    }
     g, e = _both(_snapshot((), extra=[pod]))
-    assert (g.pods["default/p"].node == "n0") is placed and (e.pods["default/p"].node == "n0") is placed
+    assert (g.pods["default/p"].node == "n0") is placed and (
+        e.pods["default/p"].node == "n0"
+    ) is placed
 
 
 def test_validator_rejects_an_admin_pod_on_a_node_without_a_matching_device() -> None:
     c = _snapshot(("admin",))
     g = solve_greedy(c)
     pods = dict(g.pods)
-    pods["default/p0"] = PodOutcome(node="n1", claims=[ClaimDevice(claim="p0-g", request="gpu", driver="gpu.example.com", pool="n0", device="gpu-0")])
+    pods["default/p0"] = PodOutcome(
+        node="n1",
+        claims=[
+            ClaimDevice(
+                claim="p0-g", request="gpu", driver="gpu.example.com", pool="n0", device="gpu-0"
+            )
+        ],
+    )
     found = validate(c, g.model_copy(update={"pods": pods}))
     assert any(v.rule == "dra" and v.name == "n1" for v in found), found
     assert any(v.rule == "dra" and "is not on node n1" in v.message for v in found), found
@@ -239,7 +368,14 @@ def test_plan_writes_admin_access_in_spec_and_results() -> None:
     admin = objs["p1-g"]
     assert admin["spec"]["devices"]["requests"][0]["exactly"]["adminAccess"] is True
     assert admin["status"]["allocation"]["devices"]["results"] == [
-        {"request": "gpu", "driver": "gpu.example.com", "pool": "n0", "device": "gpu-0", "adminAccess": True}]
+        {
+            "request": "gpu",
+            "driver": "gpu.example.com",
+            "pool": "n0",
+            "device": "gpu-0",
+            "adminAccess": True,
+        }
+    ]
     assert "adminAccess" not in objs["p0-g"]["status"]["allocation"]["devices"]["results"][0]
 
 
@@ -252,7 +388,10 @@ def test_a_template_in_a_namespace_without_the_label_makes_no_claim() -> None:
     c = _snapshot(("admin",), namespace_labels={})
     assert any("resource.kubernetes.io/admin-access" in w for w in c.warnings), c.warnings
     g, e = _both(c)
-    assert g.pods["default/p0"].node is None and "resource.kubernetes.io/admin-access: true" in g.pods["default/p0"].reason
+    assert (
+        g.pods["default/p0"].node is None
+        and "resource.kubernetes.io/admin-access: true" in g.pods["default/p0"].reason
+    )
     assert e.pods["default/p0"].node is None
     for labels in ({"resource.kubernetes.io/admin-access": "true"}, None):
         c = _snapshot(("admin",), namespace_labels=labels)
@@ -265,7 +404,9 @@ def test_an_existing_claim_in_a_namespace_without_the_label_is_warned_about_and_
     admin-access claim whose namespace lost the label is named in a warning and still leaves its
     device free."""
     c = _snapshot(("plain",), held="gpu-0", held_admin=True, namespace_labels={"team": "a"})
-    assert any("ResourceClaim" in w and "admin access in namespace default" in w for w in c.warnings), c.warnings
+    assert any(
+        "ResourceClaim" in w and "admin access in namespace default" in w for w in c.warnings
+    ), c.warnings
     g, _ = _both(c)
     assert g.pods["default/p0"].node == "n0"
 
@@ -275,8 +416,25 @@ def test_a_subrequest_with_admin_access_is_bad_input(tmp_path) -> None:
     naming the file, the object and the field."""
     import yaml
 
-    objs = [{"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "x", "namespace": "default"},
-             "spec": {"devices": {"requests": [{"name": "a", "firstAvailable": [{"name": "s", "deviceClassName": "gpu", "adminAccess": True}]}]}}}]
+    objs = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "x", "namespace": "default"},
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "a",
+                            "firstAvailable": [
+                                {"name": "s", "deviceClassName": "gpu", "adminAccess": True}
+                            ],
+                        }
+                    ]
+                }
+            },
+        }
+    ]
     with pytest.raises(SnapshotError) as err:
         load_objects(objs)
     assert "firstAvailable[0].adminAccess" in str(err.value) and "x" in str(err.value)
@@ -287,20 +445,56 @@ def test_a_subrequest_with_admin_access_is_bad_input(tmp_path) -> None:
 
 
 @settings(max_examples=25, deadline=None)
-@given(gpus=st.lists(st.integers(0, 2), min_size=1, max_size=2),
-       pods=st.lists(st.lists(st.sampled_from(["plain", "admin"]), min_size=1, max_size=2), min_size=1, max_size=4))
+@given(
+    gpus=st.lists(st.integers(0, 2), min_size=1, max_size=2),
+    pods=st.lists(
+        st.lists(st.sampled_from(["plain", "admin"]), min_size=1, max_size=2),
+        min_size=1,
+        max_size=4,
+    ),
+)
 def test_engines_and_the_validator_agree_on_random_admin_snapshots(gpus, pods) -> None:
     """Random nodes of 0-2 GPUs and pods of one or two claims, plain or admin-access: both
     engines' Results pass the validator and the exact engine places at least as many pods."""
     objs: list[dict] = []
     for i, n in enumerate(gpus):
-        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": f"m{i}"}, "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}}})
-        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"m{i}-gpus"},
-                     "spec": {"driver": "gpu.example.com", "nodeName": f"m{i}", "pool": {"name": f"m{i}", "generation": 0, "resourceSliceCount": 1},
-                              "devices": [{"name": f"gpu-{j}"} for j in range(n)]}})
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": f"m{i}"},
+                "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}},
+            }
+        )
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"m{i}-gpus"},
+                "spec": {
+                    "driver": "gpu.example.com",
+                    "nodeName": f"m{i}",
+                    "pool": {"name": f"m{i}", "generation": 0, "resourceSliceCount": 1},
+                    "devices": [{"name": f"gpu-{j}"} for j in range(n)],
+                },
+            }
+        )
     for k, ts in enumerate(pods):
-        objs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"q{k}", "namespace": "default"},
-                     "spec": {"containers": [{"name": "c"}], "resourceClaims": [{"name": f"c{i}", "resourceClaimTemplateName": t} for i, t in enumerate(ts)]}})
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"q{k}", "namespace": "default"},
+                "spec": {
+                    "containers": [{"name": "c"}],
+                    "resourceClaims": [
+                        {"name": f"c{i}", "resourceClaimTemplateName": t} for i, t in enumerate(ts)
+                    ],
+                },
+            }
+        )
     c = _snapshot((), extra=objs)
     g, e = _both(c)
-    assert sum(o.node is not None for o in e.pods.values()) >= sum(o.node is not None for o in g.pods.values())
+    assert sum(o.node is not None for o in e.pods.values()) >= sum(
+        o.node is not None for o in g.pods.values()
+    )

@@ -29,8 +29,10 @@ from gangplan.solver.exact import solve_exact
 from gangplan.solver.greedy import solve_greedy
 from gangplan.solver.validate import validate
 
-CLASSES = {"class-a": DeviceClass(name="class-a", selectors=('device.driver == "driver-a"',)),
-           "class-b": DeviceClass(name="class-b", selectors=('device.driver == "driver-b"',))}
+CLASSES = {
+    "class-a": DeviceClass(name="class-a", selectors=('device.driver == "driver-a"',)),
+    "class-b": DeviceClass(name="class-b", selectors=('device.driver == "driver-b"',)),
+}
 
 
 def dev(driver: str, name: str, pool: str = "pool-1", **kw) -> Device:
@@ -72,7 +74,9 @@ def test_all_devices_no_solution_reversed() -> None:
     assert got([("claim-0", (all_of(),)), ("claim-1", (one_of(),))], [A1]) is None
 
 
-@pytest.mark.parametrize("case, devices", [("all-devices-slice-without-devices", []), ("all-devices-no-slices", [])])
+@pytest.mark.parametrize(
+    "case, devices", [("all-devices-slice-without-devices", []), ("all-devices-no-slices", [])]
+)
 def test_all_devices_without_devices_fail(case, devices) -> None:
     assert got([("claim-0", (all_of(),))], devices) is None, case
 
@@ -94,7 +98,12 @@ def test_all_devices_backtracks_an_earlier_request_off_its_devices() -> None:
 def test_all_devices_in_an_incomplete_pool_is_an_error() -> None:
     """validateDeviceRequest: "asks for all devices, but resource pool ... is currently being updated"."""
     with pytest.raises(AllocationError, match="currently being updated"):
-        allocate_results([("claim-0", (all_of(),))], [dev("driver-a", "device-1", pool_incomplete=True)], set(), CLASSES)
+        allocate_results(
+            [("claim-0", (all_of(),))],
+            [dev("driver-a", "device-1", pool_incomplete=True)],
+            set(),
+            CLASSES,
+        )
 
 
 def test_all_devices_refused_by_a_constraint_is_an_error() -> None:
@@ -112,25 +121,87 @@ def test_all_devices_refused_by_a_constraint_is_an_error() -> None:
 def _cluster(nodes: dict[str, int], pods: list[str], used: dict[str, int] | None = None):
     """Nodes with ``k`` devices of driver-a each; pods asking for ``all`` or ``one`` device of
     class-a through their own template claim; ``used``: node -> devices allocated to a bound claim."""
-    objs = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "class-a"},
-             "spec": {"selectors": [{"cel": {"expression": 'device.driver == "driver-a"'}}]}}]
+    objs = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "class-a"},
+            "spec": {"selectors": [{"cel": {"expression": 'device.driver == "driver-a"'}}]},
+        }
+    ]
     for mode in ("all", "one"):
-        exactly = {"deviceClassName": "class-a", "allocationMode": "All"} if mode == "all" else {"deviceClassName": "class-a"}
-        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": mode, "namespace": "default"},
-                     "spec": {"spec": {"devices": {"requests": [{"name": "r", "exactly": exactly}]}}}})
+        exactly = (
+            {"deviceClassName": "class-a", "allocationMode": "All"}
+            if mode == "all"
+            else {"deviceClassName": "class-a"}
+        )
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaimTemplate",
+                "metadata": {"name": mode, "namespace": "default"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "r", "exactly": exactly}]}}},
+            }
+        )
     for n, k in nodes.items():
-        objs.append({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n}, "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}}})
-        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": n},
-                     "spec": {"driver": "driver-a", "nodeName": n, "pool": {"name": n, "generation": 0, "resourceSliceCount": 1},
-                              "devices": [{"name": f"g{j}"} for j in range(k)]}})
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": n},
+                "status": {"allocatable": {"cpu": "8", "memory": "8Gi", "pods": "10"}},
+            }
+        )
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": n},
+                "spec": {
+                    "driver": "driver-a",
+                    "nodeName": n,
+                    "pool": {"name": n, "generation": 0, "resourceSliceCount": 1},
+                    "devices": [{"name": f"g{j}"} for j in range(k)],
+                },
+            }
+        )
     for n, k in (used or {}).items():
-        objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": f"held-{n}", "namespace": "default"},
-                     "spec": {"devices": {"requests": [{"name": "r", "exactly": {"deviceClassName": "class-a", "count": k}}]}},
-                     "status": {"allocation": {"devices": {"results": [{"request": "r", "driver": "driver-a", "pool": n, "device": f"g{j}"} for j in range(k)]}}}})
+        objs.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaim",
+                "metadata": {"name": f"held-{n}", "namespace": "default"},
+                "spec": {
+                    "devices": {
+                        "requests": [
+                            {"name": "r", "exactly": {"deviceClassName": "class-a", "count": k}}
+                        ]
+                    }
+                },
+                "status": {
+                    "allocation": {
+                        "devices": {
+                            "results": [
+                                {"request": "r", "driver": "driver-a", "pool": n, "device": f"g{j}"}
+                                for j in range(k)
+                            ]
+                        }
+                    }
+                },
+            }
+        )
     for i, mode in enumerate(pods):
-        objs.append({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"p{i}", "namespace": "default"},
-                     "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
-                              "resourceClaims": [{"name": "g", "resourceClaimTemplateName": mode}]}})
+        objs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"p{i}", "namespace": "default"},
+                "spec": {
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+                    "resourceClaims": [{"name": "g", "resourceClaimTemplateName": mode}],
+                },
+            }
+        )
     return load_objects(objs)
 
 
@@ -143,8 +214,12 @@ def test_an_all_claim_takes_every_device_of_its_node_in_both_engines() -> None:
     assert c.warnings == ()
     for r in _both(c):
         assert validate(c, r) == [], r.engine
-        placed = {k: (o.node, sorted(x.device for x in o.claims)) for k, o in r.pods.items() if o.node}
-        assert sorted(placed.values()) == [("n0", ["g0", "g1"]), ("n1", ["g0", "g1", "g2"])], r.engine
+        placed = {
+            k: (o.node, sorted(x.device for x in o.claims)) for k, o in r.pods.items() if o.node
+        }
+        assert sorted(placed.values()) == [("n0", ["g0", "g1"]), ("n1", ["g0", "g1", "g2"])], (
+            r.engine
+        )
 
 
 def test_an_all_claim_never_shares_its_node_with_an_exact_count_claim_of_the_pair() -> None:
@@ -163,33 +238,72 @@ def test_validator_rejects_an_all_claim_next_to_a_pod_on_its_devices() -> None:
     c = _cluster({"n0": 2}, ["all", "one"])
     g = solve_greedy(c)
     pods = dict(g.pods)
-    pods["default/p0"] = PodOutcome(node="n0", claims=[ClaimDevice(claim="p0-g", request="r", driver="driver-a", pool="n0", device="g0")])
-    pods["default/p1"] = PodOutcome(node="n0", claims=[ClaimDevice(claim="p1-g", request="r", driver="driver-a", pool="n0", device="g1")])
+    pods["default/p0"] = PodOutcome(
+        node="n0",
+        claims=[ClaimDevice(claim="p0-g", request="r", driver="driver-a", pool="n0", device="g0")],
+    )
+    pods["default/p1"] = PodOutcome(
+        node="n0",
+        claims=[ClaimDevice(claim="p1-g", request="r", driver="driver-a", pool="n0", device="g1")],
+    )
     found = validate(c, g.model_copy(update={"pods": pods}))
     assert any(v.rule == "dra" and v.name == "n0" for v in found), found
     assert any("allocationMode All" in v.message for v in found), found
 
 
 @settings(max_examples=60, deadline=None)
-@given(nodes=st.lists(st.integers(0, 3), min_size=1, max_size=3), pods=st.lists(st.sampled_from(["all", "one"]), min_size=1, max_size=4),
-       held=st.integers(0, 1))
-def test_random_all_and_one_claims_both_engines_valid_and_exact_places_at_least_greedy(nodes, pods, held) -> None:
-    c = _cluster({f"n{i}": k for i, k in enumerate(nodes)}, pods, used={"n0": 1} if held and nodes[0] else None)
+@given(
+    nodes=st.lists(st.integers(0, 3), min_size=1, max_size=3),
+    pods=st.lists(st.sampled_from(["all", "one"]), min_size=1, max_size=4),
+    held=st.integers(0, 1),
+)
+def test_random_all_and_one_claims_both_engines_valid_and_exact_places_at_least_greedy(
+    nodes, pods, held
+) -> None:
+    c = _cluster(
+        {f"n{i}": k for i, k in enumerate(nodes)},
+        pods,
+        used={"n0": 1} if held and nodes[0] else None,
+    )
     greedy, exact = _both(c)
     assert validate(c, greedy) == [] and validate(c, exact) == []
-    assert sum(o.node is not None for o in exact.pods.values()) >= sum(o.node is not None for o in greedy.pods.values())
+    assert sum(o.node is not None for o in exact.pods.values()) >= sum(
+        o.node is not None for o in greedy.pods.values()
+    )
 
 
 @settings(max_examples=80, deadline=None)
-@given(devs=st.lists(st.sampled_from(["driver-a", "driver-b"]), min_size=0, max_size=4),
-       claims=st.lists(st.lists(st.tuples(st.sampled_from(["class-a", "class-b"]), st.booleans()), min_size=1, max_size=2), min_size=1, max_size=2),
-       used=st.sets(st.integers(0, 3), max_size=1))
+@given(
+    devs=st.lists(st.sampled_from(["driver-a", "driver-b"]), min_size=0, max_size=4),
+    claims=st.lists(
+        st.lists(
+            st.tuples(st.sampled_from(["class-a", "class-b"]), st.booleans()),
+            min_size=1,
+            max_size=2,
+        ),
+        min_size=1,
+        max_size=2,
+    ),
+    used=st.sets(st.integers(0, 3), max_size=1),
+)
 def test_allocator_agrees_with_brute_force_with_all_requests(devs, claims, used) -> None:
     devices = [dev(d, f"d{i}") for i, d in enumerate(devs)]
     in_use = {devices[i].id for i in used if i < len(devices)}
-    cs = [(f"c{k}", tuple(DeviceRequest(name=f"r{j}", device_class=cls, all=a) for j, (cls, a) in enumerate(rs))) for k, rs in enumerate(claims)]
+    cs = [
+        (
+            f"c{k}",
+            tuple(
+                DeviceRequest(name=f"r{j}", device_class=cls, all=a)
+                for j, (cls, a) in enumerate(rs)
+            ),
+        )
+        for k, rs in enumerate(claims)
+    ]
     exists = brute_force_exists(cs, devices, in_use, CLASSES)
-    for out in (allocate_results(cs, devices, set(in_use), CLASSES), allocate_joint(cs, devices, set(in_use), CLASSES)):
+    for out in (
+        allocate_results(cs, devices, set(in_use), CLASSES),
+        allocate_joint(cs, devices, set(in_use), CLASSES),
+    ):
         assert (out is not None) == exists
         if out is not None:
             picked = [r.device for rs in out.values() for r in rs]

@@ -22,29 +22,80 @@ def _objects() -> list[dict]:
     """Node a: one composable GPU that must be attached first (binding conditions); node b: none.
     One pod claims a GPU."""
     return [
-        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "gpu.fabric.example.com"},
-         "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{DRIVER}'"}}]}},
-        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": "a-gpus"},
-         "spec": {"driver": DRIVER, "nodeName": "a", "pool": {"name": "a", "generation": 1, "resourceSliceCount": 1},
-                  "devices": [{"name": "gpu-0", "bindsToNode": True, "bindingConditions": ["dra.example.com/is-attached"],
-                               "bindingFailureConditions": ["dra.example.com/attach-failed"]}]}},
-        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "one-gpu", "namespace": "default"},
-         "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.fabric.example.com"}}]}}}},
-        *({"apiVersion": "v1", "kind": "Node", "metadata": {"name": n}, "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}} for n in "ab"),
-        {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
-         "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
-                  "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]}},
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "gpu.fabric.example.com"},
+            "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{DRIVER}'"}}]},
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceSlice",
+            "metadata": {"name": "a-gpus"},
+            "spec": {
+                "driver": DRIVER,
+                "nodeName": "a",
+                "pool": {"name": "a", "generation": 1, "resourceSliceCount": 1},
+                "devices": [
+                    {
+                        "name": "gpu-0",
+                        "bindsToNode": True,
+                        "bindingConditions": ["dra.example.com/is-attached"],
+                        "bindingFailureConditions": ["dra.example.com/attach-failed"],
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "one-gpu", "namespace": "default"},
+            "spec": {
+                "spec": {
+                    "devices": {
+                        "requests": [
+                            {
+                                "name": "gpu",
+                                "exactly": {"deviceClassName": "gpu.fabric.example.com"},
+                            }
+                        ]
+                    }
+                }
+            },
+        },
+        *(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": n},
+                "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}},
+            }
+            for n in "ab"
+        ),
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "default"},
+            "spec": {
+                "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+                "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}],
+            },
+        },
     ]
 
 
-@pytest.mark.parametrize("version, node", [(KubeVersion.V1_35, None), (KubeVersion.V1_36, "a"), (KubeVersion.V1_37, "a")])
+@pytest.mark.parametrize(
+    "version, node", [(KubeVersion.V1_35, None), (KubeVersion.V1_36, "a"), (KubeVersion.V1_37, "a")]
+)
 def test_a_device_with_binding_conditions_is_allocated_where_the_gate_is_on(version, node):
     c = load_objects(_objects(), kube_version=version)
     for r in (solve_greedy(c), solve_exact(c, time_limit=5)):
         assert validate(c, r) == []
         assert r.pods["default/p"].node == node, (version, r.engine)
     notes = c.version_warnings
-    assert any("binding conditions" in w and "DRADeviceBindingConditions" in w for w in notes) == (node is None)
+    assert any("binding conditions" in w and "DRADeviceBindingConditions" in w for w in notes) == (
+        node is None
+    )
 
 
 def test_the_plan_carries_the_binding_conditions_into_the_allocation():
@@ -54,11 +105,20 @@ def test_the_plan_carries_the_binding_conditions_into_the_allocation():
     [claim] = claim_objects(r, c)
     [result] = claim["status"]["allocation"]["devices"]["results"]
     assert (result["device"], result["bindingConditions"], result["bindingFailureConditions"]) == (
-        "gpu-0", ["dra.example.com/is-attached"], ["dra.example.com/attach-failed"])
+        "gpu-0",
+        ["dra.example.com/is-attached"],
+        ["dra.example.com/attach-failed"],
+    )
     # a version change of the same snapshot sees the device go and come back (one set of views)
     old = c.at_version(KubeVersion.V1_35)
-    assert solve_greedy(old).pods["default/p"].node is None and not old.dra.devices_by_node["a"] and c.dra.devices_by_node["a"]
-    assert old.at_version(KubeVersion.V1_37).dra.devices_by_node["a"][0].binding_conditions == ("dra.example.com/is-attached",)
+    assert (
+        solve_greedy(old).pods["default/p"].node is None
+        and not old.dra.devices_by_node["a"]
+        and c.dra.devices_by_node["a"]
+    )
+    assert old.at_version(KubeVersion.V1_37).dra.devices_by_node["a"][0].binding_conditions == (
+        "dra.example.com/is-attached",
+    )
 
 
 def test_a_tainted_device_with_binding_conditions_keeps_its_taint_across_versions():

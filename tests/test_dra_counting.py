@@ -36,26 +36,45 @@ SELECTORS = {
 
 
 def dev(i: int, mem: int, model: str, shared: bool = False) -> Device:
-    return Device(driver=DRIVER, pool="pool-1", slice="slice-1", name=f"d{i}", attributes={DRIVER: {"model": model}},
-                  capacity={DRIVER: {"memory": mem * GI}}, allow_multiple=shared)
+    return Device(
+        driver=DRIVER,
+        pool="pool-1",
+        slice="slice-1",
+        name=f"d{i}",
+        attributes={DRIVER: {"model": model}},
+        capacity={DRIVER: {"memory": mem * GI}},
+        allow_multiple=shared,
+    )
 
 
 def run(claims, devices, in_use, constraints=None, counting=True):
     try:
-        return allocate_results(claims, devices, in_use, CLASSES, None, {}, constraints, True, counting=counting)
+        return allocate_results(
+            claims, devices, in_use, CLASSES, None, {}, constraints, True, counting=counting
+        )
     except AllocationError as e:
         return ("error", str(e))
 
 
 def joint(claims, devices, in_use, counting=True):
     try:
-        return allocate_joint(claims, devices, in_use, CLASSES, None, None, True, {}, counting=counting)
+        return allocate_joint(
+            claims, devices, in_use, CLASSES, None, None, True, {}, counting=counting
+        )
     except AllocationError as e:
         return ("error", str(e))
 
 
-devices_st = st.lists(st.tuples(st.integers(1, 3), st.sampled_from(["H100", "A100"])), min_size=0, max_size=6)
-claims_st = st.lists(st.lists(st.tuples(st.sampled_from(sorted(SELECTORS)), st.integers(1, 3)), min_size=1, max_size=2), min_size=1, max_size=3)
+devices_st = st.lists(
+    st.tuples(st.integers(1, 3), st.sampled_from(["H100", "A100"])), min_size=0, max_size=6
+)
+claims_st = st.lists(
+    st.lists(
+        st.tuples(st.sampled_from(sorted(SELECTORS)), st.integers(1, 3)), min_size=1, max_size=2
+    ),
+    min_size=1,
+    max_size=3,
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -63,8 +82,16 @@ claims_st = st.lists(st.lists(st.tuples(st.sampled_from(sorted(SELECTORS)), st.i
 def test_counting_equals_search(devs, spec, used) -> None:
     devices = [dev(i, m, model) for i, (m, model) in enumerate(devs)]
     in_use = {(DRIVER, "pool-1", f"d{i}") for i in used}
-    claims = [(f"c{k}", tuple(DeviceRequest(f"r{j}", "class-a", SELECTORS[sel], count=n) for j, (sel, n) in enumerate(reqs)))
-              for k, reqs in enumerate(spec)]
+    claims = [
+        (
+            f"c{k}",
+            tuple(
+                DeviceRequest(f"r{j}", "class-a", SELECTORS[sel], count=n)
+                for j, (sel, n) in enumerate(reqs)
+            ),
+        )
+        for k, reqs in enumerate(spec)
+    ]
     fast = run(claims, devices, in_use)
     assert fast == run(claims, devices, in_use, counting=False)
     assert joint(claims, devices, in_use) == joint(claims, devices, in_use, counting=False)
@@ -77,8 +104,16 @@ def test_counting_equals_search(devs, spec, used) -> None:
 def test_counting_declines_what_it_cannot_count(devs, spec, shared, constrained) -> None:
     """Shared devices and constraints go to the search; the answer is the search's either way."""
     devices = [dev(i, m, model, shared=shared and i == 0) for i, (m, model) in enumerate(devs)]
-    claims = [(f"c{k}", tuple(DeviceRequest(f"r{j}", "class-a", SELECTORS[sel], count=n) for j, (sel, n) in enumerate(reqs)))
-              for k, reqs in enumerate(spec)]
+    claims = [
+        (
+            f"c{k}",
+            tuple(
+                DeviceRequest(f"r{j}", "class-a", SELECTORS[sel], count=n)
+                for j, (sel, n) in enumerate(reqs)
+            ),
+        )
+        for k, reqs in enumerate(spec)
+    ]
     cons = {"c0": (Constraint(kind="match", attribute=(DRIVER, "model")),)} if constrained else None
     if (shared and devices) or constrained:
         assert _counted(claims, devices, set(), CLASSES, None, {}, cons) is _SEARCH
@@ -93,18 +128,41 @@ def test_counting_answers_the_common_case() -> None:
     got = _counted(claims, devices, in_use, CLASSES, None, {}, None)
     assert got is not _SEARCH
     assert [r.device[2] for r in got["c"]] == ["d1", "d3"]
-    assert _counted([("c", (DeviceRequest("r", "class-a", count=7),))], devices, in_use, CLASSES, None, {}, None) is None
+    assert (
+        _counted(
+            [("c", (DeviceRequest("r", "class-a", count=7),))],
+            devices,
+            in_use,
+            CLASSES,
+            None,
+            {},
+            None,
+        )
+        is None
+    )
 
 
 # ---- the DynamicResources plugin: counted Filter / replay == the allocator's ------------------
 def _outcome(result):
-    return {k: (o.node, [(c.claim, c.driver, c.pool, c.device) for c in o.claims]) for k, o in sorted(result.pods.items())}
+    return {
+        k: (o.node, [(c.claim, c.driver, c.pool, c.device) for c in o.claims])
+        for k, o in sorted(result.pods.items())
+    }
 
 
 @settings(max_examples=12, deadline=None)
-@given(nodes=st.integers(2, 5), gangs=st.integers(1, 4), size=st.sampled_from([1, 2, 4]), gpus=st.sampled_from([1, 2, 3, 8]),
-       use=st.sampled_from([0.0, 0.4, 0.7]), channels=st.booleans(), seed=st.integers(0, 3))
-def test_plugin_counting_equals_the_allocator(nodes, gangs, size, gpus, use, channels, seed) -> None:
+@given(
+    nodes=st.integers(2, 5),
+    gangs=st.integers(1, 4),
+    size=st.sampled_from([1, 2, 4]),
+    gpus=st.sampled_from([1, 2, 3, 8]),
+    use=st.sampled_from([0.0, 0.4, 0.7]),
+    channels=st.booleans(),
+    seed=st.integers(0, 3),
+)
+def test_plugin_counting_equals_the_allocator(
+    nodes, gangs, size, gpus, use, channels, seed
+) -> None:
     """On random small H100 DRA clusters (KEP-5004 GPUs, with or without ComputeDomain channel
     claims), the greedy run with the plugin's counting and the allocator's counting turned off
     (every Filter and replay by the depth-first search) places every pod on the same node with
@@ -117,7 +175,15 @@ def test_plugin_counting_equals_the_allocator(nodes, gangs, size, gpus, use, cha
     from gangplan.solver.greedy.plugins.dynamicresources import DynamicResources
     from gangplan.solver.validate import validate
 
-    base = dgx_h100_superpod(nodes=nodes, utilisation=use, gangs=gangs, gang_sizes=(size,), gpus_per_pod=gpus, topology_key=None, seed=seed)
+    base = dgx_h100_superpod(
+        nodes=nodes,
+        utilisation=use,
+        gangs=gangs,
+        gang_sizes=(size,),
+        gpus_per_pod=gpus,
+        topology_key=None,
+        seed=seed,
+    )
     objects = to_dra(base, model="H100", channels=channels)
     fast_cluster = to_cluster(objects)
     fast = solve_greedy(fast_cluster)

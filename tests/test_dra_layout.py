@@ -16,13 +16,20 @@ MAX_FUNCTION_LINES = 120
 
 def _long_functions(path: Path, root: Path = PACKAGE.parent) -> list[tuple[str, int]]:
     tree = ast.parse(path.read_text(), filename=str(path))
-    return [(f"{path.relative_to(root)}:{n.name}", n.end_lineno - n.lineno + 1) for n in ast.walk(tree)
-            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef) and n.end_lineno - n.lineno + 1 > MAX_FUNCTION_LINES]
+    return [
+        (f"{path.relative_to(root)}:{n.name}", n.end_lineno - n.lineno + 1)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+        and n.end_lineno - n.lineno + 1 > MAX_FUNCTION_LINES
+    ]
 
 
 def test_no_dra_module_over_800_lines():
-    long = {str(p.relative_to(PACKAGE.parent)): n for p in sorted((PACKAGE / "dra").glob("*.py"))
-            if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES}
+    long = {
+        str(p.relative_to(PACKAGE.parent)): n
+        for p in sorted((PACKAGE / "dra").glob("*.py"))
+        if (n := len(p.read_text().splitlines())) > MAX_MODULE_LINES
+    }
     assert long == {}
 
 
@@ -33,20 +40,68 @@ def test_no_dra_function_over_120_lines():
 
 def test_the_long_function_check_sees_a_long_function(tmp_path):
     body = "\n".join(f"        x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
-    (tmp_path / "m.py").write_text(f"def short():\n    return 1\n\n\nclass C:\n    def long(self):\n{body}\n")
+    (tmp_path / "m.py").write_text(
+        f"def short():\n    return 1\n\n\nclass C:\n    def long(self):\n{body}\n"
+    )
     assert _long_functions(tmp_path / "m.py", tmp_path) == [("m.py:long", MAX_FUNCTION_LINES + 1)]
 
 
 ALLOCATOR_NAMES = (
-    "AllocationError", "Consumed", "Constraints", "DeviceResult", "_SEARCH", "_counted", "_joint_by_model", "add_consumed",
-    "all_devices", "allocate", "allocate_joint", "allocate_results", "attribute_value", "available_counters", "brute_force_exists",
-    "constraints_hold", "consumed_amount", "consumption", "countable_mask", "counter_pools", "counters_fit_alone", "fits",
-    "has_attribute", "matches", "qualify", "selectable", "usable_mask", "violates",
+    "AllocationError",
+    "Consumed",
+    "Constraints",
+    "DeviceResult",
+    "_SEARCH",
+    "_counted",
+    "_joint_by_model",
+    "add_consumed",
+    "all_devices",
+    "allocate",
+    "allocate_joint",
+    "allocate_results",
+    "attribute_value",
+    "available_counters",
+    "brute_force_exists",
+    "constraints_hold",
+    "consumed_amount",
+    "consumption",
+    "countable_mask",
+    "counter_pools",
+    "counters_fit_alone",
+    "fits",
+    "has_attribute",
+    "matches",
+    "qualify",
+    "selectable",
+    "usable_mask",
+    "violates",
 )
 CAPACITY_NAMES = (
-    "HALL_MAX_PAIRS", "NODE_LABEL", "PREFIX", "_BIG", "_count", "AlignedConstraint", "AlignedRows", "CapacityRows", "CounterRows",
-    "MultiRows", "NodeCounters", "PairKey", "aligned_rows", "all_rows", "capacity_view", "check_node", "check_nodes",
-    "counter_rows", "first_available_rows", "multi_node_rows", "replay", "shared_claim_rows", "try_node", "view_rows", "view_source",
+    "HALL_MAX_PAIRS",
+    "NODE_LABEL",
+    "PREFIX",
+    "_BIG",
+    "_count",
+    "AlignedConstraint",
+    "AlignedRows",
+    "CapacityRows",
+    "CounterRows",
+    "MultiRows",
+    "NodeCounters",
+    "PairKey",
+    "aligned_rows",
+    "all_rows",
+    "capacity_view",
+    "check_node",
+    "check_nodes",
+    "counter_rows",
+    "first_available_rows",
+    "multi_node_rows",
+    "replay",
+    "shared_claim_rows",
+    "try_node",
+    "view_rows",
+    "view_source",
 )
 
 
@@ -74,7 +129,12 @@ def test_the_allocators_entry_points_read_counted_from_the_allocator_module(monk
     devices = [Device(driver="d", pool="p", slice="s", name=f"g{i}") for i in range(2)]
     claims = [("ns/a", (DeviceRequest(name="r", device_class="c", count=2),))]
     got = allocator.allocate_results(claims, devices, set(), classes)
-    assert got == {"ns/a": (allocator.DeviceResult("r", ("d", "p", "g0")), allocator.DeviceResult("r", ("d", "p", "g1")))}
+    assert got == {
+        "ns/a": (
+            allocator.DeviceResult("r", ("d", "p", "g0")),
+            allocator.DeviceResult("r", ("d", "p", "g1")),
+        )
+    }
     assert len(calls) == 1
     assert allocator.allocate_joint(claims, devices, set(), classes) == got
     assert len(calls) == 3  # (its own, then allocate_results' for the one claim)

@@ -36,34 +36,94 @@ REGION, PLANET = "region", "planet"
 
 
 def _selector(key: str, value: str) -> dict:
-    return {"nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}]}
+    return {
+        "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": key, "operator": "In", "values": [value]}]}
+        ]
+    }
 
 
 def _slice(name: str, pool: str, where: dict, devices: list[dict]) -> dict:
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": name},
-            "spec": {"driver": DRIVER, "pool": {"name": pool, "generation": 1, "resourceSliceCount": 1}, **where, "devices": devices}}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": name},
+        "spec": {
+            "driver": DRIVER,
+            "pool": {"name": pool, "generation": 1, "resourceSliceCount": 1},
+            **where,
+            "devices": devices,
+        },
+    }
 
 
 def _node(name: str, region: str) -> dict:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {REGION: region, PLANET: "earth"}},
-            "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "10"}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {REGION: region, PLANET: "earth"}},
+        "status": {"allocatable": {"cpu": "8", "memory": "16Gi", "pods": "10"}},
+    }
 
 
 def _pod(name: str, claim: str, *, template: bool = True, anti: bool = False) -> dict:
-    spec: dict = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
-                  "resourceClaims": [{"name": "dev", ("resourceClaimTemplateName" if template else "resourceClaimName"): claim}]}
+    spec: dict = {
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+        "resourceClaims": [
+            {
+                "name": "dev",
+                ("resourceClaimTemplateName" if template else "resourceClaimName"): claim,
+            }
+        ],
+    }
     if anti:
-        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-            {"labelSelector": {"matchLabels": {"app": "spread"}}, "topologyKey": "kubernetes.io/hostname"}]}}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "labels": {"app": "spread"} if anti else {}}, "spec": spec}
+        spec["affinity"] = {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "labelSelector": {"matchLabels": {"app": "spread"}},
+                        "topologyKey": "kubernetes.io/hostname",
+                    }
+                ]
+            }
+        }
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "labels": {"app": "spread"} if anti else {},
+        },
+        "spec": spec,
+    }
 
 
 def _base(count: int = 1) -> list[dict]:
     return [
-        {"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": "class-a"},
-         "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{DRIVER}'"}}]}},
-        {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "tpl", "namespace": "default"},
-         "spec": {"spec": {"devices": {"requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a", "count": count}}]}}}},
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": "class-a"},
+            "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{DRIVER}'"}}]},
+        },
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "tpl", "namespace": "default"},
+            "spec": {
+                "spec": {
+                    "devices": {
+                        "requests": [
+                            {
+                                "name": "req-0",
+                                "exactly": {"deviceClassName": "class-a", "count": count},
+                            }
+                        ]
+                    }
+                }
+            },
+        },
     ]
 
 
@@ -83,65 +143,150 @@ def _solve_all(c):
 
 
 def _allocation(r, c, claim: str) -> dict:
-    return next(o for o in claim_objects(r, c) if o["metadata"]["name"] == claim)["status"]["allocation"]
+    return next(o for o in claim_objects(r, c) if o["metadata"]["name"] == claim)["status"][
+        "allocation"
+    ]
 
 
 def test_network_attached_device():
-    """"network-attached-device": a slice with a node selector on the node's region serves a pod
+    """ "network-attached-device": a slice with a node selector on the node's region serves a pod
     there; the allocation's node selector is the slice's."""
-    c = load_objects([*_base(), _node("node-1", "region-1"), _slice("slice-1", "pool-1", {"nodeSelector": _selector(REGION, "region-1")}, [{"name": "device-1"}]),
-                      _pod("p", "tpl")])
+    c = load_objects(
+        [
+            *_base(),
+            _node("node-1", "region-1"),
+            _slice(
+                "slice-1",
+                "pool-1",
+                {"nodeSelector": _selector(REGION, "region-1")},
+                [{"name": "device-1"}],
+            ),
+            _pod("p", "tpl"),
+        ]
+    )
     g, _ = _solve_all(c)
     assert g.pods["default/p"].node == "node-1"
     assert _allocation(g, c, "p-dev")["nodeSelector"] == _selector(REGION, "region-1")
 
 
 def test_unsuccessful_allocation_network_attached_device():
-    """"unsuccessful-allocation-network-attached-device": wrong region, no devices available."""
-    c = load_objects([*_base(), _node("node-2", "region-2"), _slice("slice-1", "pool-1", {"nodeSelector": _selector(REGION, "region-1")}, [{"name": "device-1"}]),
-                      _pod("p", "tpl")])
+    """ "unsuccessful-allocation-network-attached-device": wrong region, no devices available."""
+    c = load_objects(
+        [
+            *_base(),
+            _node("node-2", "region-2"),
+            _slice(
+                "slice-1",
+                "pool-1",
+                {"nodeSelector": _selector(REGION, "region-1")},
+                [{"name": "device-1"}],
+            ),
+            _pod("p", "tpl"),
+        ]
+    )
     for r in _solve_all(c):
         assert r.pods["default/p"].node is None, r.engine
 
 
 def test_many_network_attached_devices():
-    """"many-network-attached-devices": four pools (a region selector, allNodes, a planet
+    """ "many-network-attached-devices": four pools (a region selector, allNodes, a planet
     selector, a selector on the node's name) and a request for 4: the allocation's node
     selector is one term with every requirement (the union, each once)."""
-    c = load_objects([*_base(4), _node("node-1", "region-1"),
-                      _slice("slice-1", "pool-1", {"nodeSelector": _selector(REGION, "region-1")}, [{"name": "device-1"}]),
-                      _slice("slice-2", "pool-2", {"allNodes": True}, [{"name": "device-1"}]),
-                      _slice("slice-3", "pool-3", {"nodeSelector": _selector(PLANET, "earth")}, [{"name": "device-1"}]),
-                      _slice("slice-4", "pool-4", {"nodeSelector": {"nodeSelectorTerms": [{"matchFields": [
-                          {"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}]}}, [{"name": "device-1"}]),
-                      _pod("p", "tpl")])
+    c = load_objects(
+        [
+            *_base(4),
+            _node("node-1", "region-1"),
+            _slice(
+                "slice-1",
+                "pool-1",
+                {"nodeSelector": _selector(REGION, "region-1")},
+                [{"name": "device-1"}],
+            ),
+            _slice("slice-2", "pool-2", {"allNodes": True}, [{"name": "device-1"}]),
+            _slice(
+                "slice-3",
+                "pool-3",
+                {"nodeSelector": _selector(PLANET, "earth")},
+                [{"name": "device-1"}],
+            ),
+            _slice(
+                "slice-4",
+                "pool-4",
+                {
+                    "nodeSelector": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchFields": [
+                                    {"key": "metadata.name", "operator": "In", "values": ["node-1"]}
+                                ]
+                            }
+                        ]
+                    }
+                },
+                [{"name": "device-1"}],
+            ),
+            _pod("p", "tpl"),
+        ]
+    )
     g = solve_greedy(c)
     assert validate(c, g) == []
-    assert [(d.pool, d.device) for d in g.pods["default/p"].claims] == [(f"pool-{i}", "device-1") for i in range(1, 5)]
-    assert _allocation(g, c, "p-dev")["nodeSelector"] == {"nodeSelectorTerms": [{
-        "matchExpressions": [{"key": REGION, "operator": "In", "values": ["region-1"]}, {"key": PLANET, "operator": "In", "values": ["earth"]}],
-        "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}]}
+    assert [(d.pool, d.device) for d in g.pods["default/p"].claims] == [
+        (f"pool-{i}", "device-1") for i in range(1, 5)
+    ]
+    assert _allocation(g, c, "p-dev")["nodeSelector"] == {
+        "nodeSelectorTerms": [
+            {
+                "matchExpressions": [
+                    {"key": REGION, "operator": "In", "values": ["region-1"]},
+                    {"key": PLANET, "operator": "In", "values": ["earth"]},
+                ],
+                "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}],
+            }
+        ]
+    }
     e = solve_exact(c, time_limit=10)
     assert validate(c, e) == [] and e.pods["default/p"].node == "node-1"
 
 
 def test_local_and_network_attached_devices():
-    """"local-and-network-attached-devices": once there is any node-local device, the selector is
+    """ "local-and-network-attached-devices": once there is any node-local device, the selector is
     for that node."""
-    c = load_objects([*_base(2), _node("node-1", "region-1"),
-                      _slice("slice-1", "pool-1", {"nodeSelector": _selector(REGION, "region-1")}, [{"name": "device-1"}]),
-                      _slice("slice-1b", "pool-2", {"nodeName": "node-1"}, [{"name": "device-1"}]),
-                      _pod("p", "tpl")])
+    c = load_objects(
+        [
+            *_base(2),
+            _node("node-1", "region-1"),
+            _slice(
+                "slice-1",
+                "pool-1",
+                {"nodeSelector": _selector(REGION, "region-1")},
+                [{"name": "device-1"}],
+            ),
+            _slice("slice-1b", "pool-2", {"nodeName": "node-1"}, [{"name": "device-1"}]),
+            _pod("p", "tpl"),
+        ]
+    )
     g = solve_greedy(c)
-    assert validate(c, g) == [] and [d.pool for d in g.pods["default/p"].claims] == ["pool-1", "pool-2"]
-    assert _allocation(g, c, "p-dev")["nodeSelector"] == {"nodeSelectorTerms": [{"matchFields": [
-        {"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}]}
+    assert validate(c, g) == [] and [d.pool for d in g.pods["default/p"].claims] == [
+        "pool-1",
+        "pool-2",
+    ]
+    assert _allocation(g, c, "p-dev")["nodeSelector"] == {
+        "nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}
+        ]
+    }
 
 
 def _one_shared_device(n_pods: int = 2, **pod) -> list[dict]:
-    return _hostnames([*_base(), _node("node-1", "region-1"), _node("node-2", "region-1"),
-                       _slice("fabric", "fabric", {"allNodes": True}, [{"name": "device-1"}]),
-                       *(_pod(f"p{i}", "tpl", **pod) for i in range(n_pods))])
+    return _hostnames(
+        [
+            *_base(),
+            _node("node-1", "region-1"),
+            _node("node-2", "region-1"),
+            _slice("fabric", "fabric", {"allNodes": True}, [{"name": "device-1"}]),
+            *(_pod(f"p{i}", "tpl", **pod) for i in range(n_pods)),
+        ]
+    )
 
 
 def test_one_allocation_takes_a_multi_node_device_from_every_node():
@@ -154,8 +299,21 @@ def test_one_allocation_takes_a_multi_node_device_from_every_node():
     # a Result giving the device to both, on different nodes, is refused
     bad = g.model_copy(deep=True)
     for i, n in (("0", "node-1"), ("1", "node-2")):
-        bad.pods[f"default/p{i}"] = bad.pods[f"default/p{i}"].model_copy(update={
-            "node": n, "reason": None, "claims": [ClaimDevice(claim=f"p{i}-dev", request="req-0", driver=DRIVER, pool="fabric", device="device-1")]})
+        bad.pods[f"default/p{i}"] = bad.pods[f"default/p{i}"].model_copy(
+            update={
+                "node": n,
+                "reason": None,
+                "claims": [
+                    ClaimDevice(
+                        claim=f"p{i}-dev",
+                        request="req-0",
+                        driver=DRIVER,
+                        pool="fabric",
+                        device="device-1",
+                    )
+                ],
+            }
+        )
     rules = {v.rule for v in validate(c, bad)}
     assert "dra" in rules
 
@@ -166,15 +324,28 @@ def test_a_claim_on_an_all_nodes_device_is_shared_across_nodes():
     The exact engine keeps a shared claim's pods on one node (its same-node rows): it places one."""
     objs = _one_shared_device(anti=True)
     objs = [o for o in objs if o["kind"] != "Pod"]
-    objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "fabric", "namespace": "default"},
-                 "spec": {"devices": {"requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a"}}]}}})
+    objs.append(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "fabric", "namespace": "default"},
+            "spec": {
+                "devices": {
+                    "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a"}}]
+                }
+            },
+        }
+    )
     objs += [_pod(f"p{i}", "fabric", template=False, anti=True) for i in range(2)]
     c = load_objects(objs)
     g, e = _solve_all(c)
     assert sorted(o.node for o in g.pods.values()) == ["node-1", "node-2"]
     assert [d.device for o in g.pods.values() for d in o.claims] == ["device-1", "device-1"]
     [claim] = claim_objects(g, c)
-    assert "nodeSelector" not in claim["status"]["allocation"] and len(claim["status"]["reservedFor"]) == 2
+    assert (
+        "nodeSelector" not in claim["status"]["allocation"]
+        and len(claim["status"]["reservedFor"]) == 2
+    )
     assert sum(o.node is not None for o in e.pods.values()) == 1
     assert any("keep their pods on one node" in w for w in e.warnings)
 
@@ -184,8 +355,18 @@ def test_a_node_local_shared_claim_still_pins_its_pods_to_one_node():
     another node (the allocation names the first node), anti-affinity keeps it off that one."""
     objs = [o for o in _one_shared_device(anti=True) if o["kind"] not in ("Pod", "ResourceSlice")]
     objs.append(_slice("local", "local", {"nodeName": "node-1"}, [{"name": "device-1"}]))
-    objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "local", "namespace": "default"},
-                 "spec": {"devices": {"requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a"}}]}}})
+    objs.append(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "local", "namespace": "default"},
+            "spec": {
+                "devices": {
+                    "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a"}}]
+                }
+            },
+        }
+    )
     objs += [_pod(f"p{i}", "local", template=False, anti=True) for i in range(2)]
     c = load_objects(objs)
     for r in _solve_all(c):
@@ -193,11 +374,24 @@ def test_a_node_local_shared_claim_still_pins_its_pods_to_one_node():
 
 
 def _per_device() -> list[dict]:
-    return _hostnames([*_base(), _node("node-a", "r"), _node("node-b", "r"),
-                       _slice("usb", "usb-gateway", {"perDeviceNodeSelection": True},
-                              [{"name": "dev-a", "nodeName": "node-a"}, {"name": "dev-any", "allNodes": True},
-                               {"name": "dev-r", "nodeSelector": _selector(REGION, "elsewhere")}]),
-                       *(_pod(f"p{i}", "tpl") for i in range(3))])
+    return _hostnames(
+        [
+            *_base(),
+            _node("node-a", "r"),
+            _node("node-b", "r"),
+            _slice(
+                "usb",
+                "usb-gateway",
+                {"perDeviceNodeSelection": True},
+                [
+                    {"name": "dev-a", "nodeName": "node-a"},
+                    {"name": "dev-any", "allNodes": True},
+                    {"name": "dev-r", "nodeSelector": _selector(REGION, "elsewhere")},
+                ],
+            ),
+            *(_pod(f"p{i}", "tpl") for i in range(3)),
+        ]
+    )
 
 
 def test_per_device_node_selection_is_allocated_from_v1_36():
@@ -208,7 +402,10 @@ def test_per_device_node_selection_is_allocated_from_v1_36():
     c35 = load_objects(_per_device(), kube_version=KubeVersion.V1_35)
     for r in _solve_all(c35):
         assert all(o.node is None for o in r.pods.values()), r.engine
-    assert any("perDeviceNodeSelection" in w and "DRAPartitionableDevices" in w for w in c35.version_warnings)
+    assert any(
+        "perDeviceNodeSelection" in w and "DRAPartitionableDevices" in w
+        for w in c35.version_warnings
+    )
     c36 = load_objects(_per_device(), kube_version=KubeVersion.V1_36)
     g = solve_greedy(c36)
     assert validate(c36, g) == []
@@ -222,13 +419,43 @@ def test_per_device_node_selection_is_allocated_from_v1_36():
 def test_a_snapshot_claim_allocated_with_a_label_node_selector_is_usable_where_it_matches():
     """``status.allocation.nodeSelector`` on labels (an allocation of network-attached devices):
     DynamicResources Filter admits the claim's pods only on nodes the selector matches."""
-    objs = [*_base(), _node("node-1", "region-1"), _node("node-2", "region-2"),
-            _slice("slice-1", "pool-1", {"nodeSelector": _selector(REGION, "region-2")}, [{"name": "device-1"}]),
-            {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "held", "namespace": "default"},
-             "spec": {"devices": {"requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a"}}]}},
-             "status": {"allocation": {"devices": {"results": [{"request": "req-0", "driver": DRIVER, "pool": "pool-1", "device": "device-1"}]},
-                                       "nodeSelector": _selector(REGION, "region-2")}}},
-            _pod("p", "held", template=False)]
+    objs = [
+        *_base(),
+        _node("node-1", "region-1"),
+        _node("node-2", "region-2"),
+        _slice(
+            "slice-1",
+            "pool-1",
+            {"nodeSelector": _selector(REGION, "region-2")},
+            [{"name": "device-1"}],
+        ),
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "held", "namespace": "default"},
+            "spec": {
+                "devices": {
+                    "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a"}}]
+                }
+            },
+            "status": {
+                "allocation": {
+                    "devices": {
+                        "results": [
+                            {
+                                "request": "req-0",
+                                "driver": DRIVER,
+                                "pool": "pool-1",
+                                "device": "device-1",
+                            }
+                        ]
+                    },
+                    "nodeSelector": _selector(REGION, "region-2"),
+                }
+            },
+        },
+        _pod("p", "held", template=False),
+    ]
     c = load_objects(objs)
     assert not any("node selector" in w for w in c.warnings)
     for r in _solve_all(c):
@@ -238,8 +465,19 @@ def test_a_snapshot_claim_allocated_with_a_label_node_selector_is_usable_where_i
 def test_the_plan_round_trips_a_label_node_selector():
     """The claims ``--plan`` writes for a network-attached allocation load back as claims usable
     only where their node selector matches (here region-1: node-1 and node-3, not node-2)."""
-    objs = [*_base(), _node("node-1", "region-1"), _node("node-2", "region-2"), _node("node-3", "region-1"),
-            _slice("slice-1", "pool-1", {"nodeSelector": _selector(REGION, "region-1")}, [{"name": "device-1"}]), _pod("p", "tpl")]
+    objs = [
+        *_base(),
+        _node("node-1", "region-1"),
+        _node("node-2", "region-2"),
+        _node("node-3", "region-1"),
+        _slice(
+            "slice-1",
+            "pool-1",
+            {"nodeSelector": _selector(REGION, "region-1")},
+            [{"name": "device-1"}],
+        ),
+        _pod("p", "tpl"),
+    ]
     c = load_objects(objs)
     g = solve_greedy(c)
     [claim] = claim_objects(g, c)
@@ -249,12 +487,24 @@ def test_the_plan_round_trips_a_label_node_selector():
     assert [n for n in sorted(nodes) if held.usable_on(nodes[n])] == ["node-1", "node-3"]
 
 
-@pytest.mark.parametrize("where, field", [
-    ({"nodeSelector": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "a", "operator": "Exists"}]},
-                                             {"matchExpressions": [{"key": "b", "operator": "Exists"}]}]}}, "spec.nodeSelector.nodeSelectorTerms"),
-    ({"nodeName": "node-1", "allNodes": True}, "spec.allNodes"),
-    ({"perDeviceNodeSelection": True, "allNodes": True}, "spec.perDeviceNodeSelection"),
-])
+@pytest.mark.parametrize(
+    "where, field",
+    [
+        (
+            {
+                "nodeSelector": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "a", "operator": "Exists"}]},
+                        {"matchExpressions": [{"key": "b", "operator": "Exists"}]},
+                    ]
+                }
+            },
+            "spec.nodeSelector.nodeSelectorTerms",
+        ),
+        ({"nodeName": "node-1", "allNodes": True}, "spec.allNodes"),
+        ({"perDeviceNodeSelection": True, "allNodes": True}, "spec.perDeviceNodeSelection"),
+    ],
+)
 def test_invalid_node_selection_is_refused(where, field):
     """API validation: exactly one of nodeName / nodeSelector / allNodes / perDeviceNodeSelection,
     and a slice's node selector has exactly one term."""
@@ -265,13 +515,28 @@ def test_invalid_node_selection_is_refused(where, field):
 
 def test_allocation_site_is_create_node_selector():
     """``createNodeSelector`` directly: node-local wins; allNodes alone gives no selector."""
-    c = load_objects([*_base(), _node("node-1", "region-1"),
-                      _slice("s1", "pool-1", {"allNodes": True}, [{"name": "d"}]),
-                      _slice("s2", "pool-2", {"nodeName": "node-1"}, [{"name": "d"}])])
+    c = load_objects(
+        [
+            *_base(),
+            _node("node-1", "region-1"),
+            _slice("s1", "pool-1", {"allNodes": True}, [{"name": "d"}]),
+            _slice("s2", "pool-2", {"nodeName": "node-1"}, [{"name": "d"}]),
+        ]
+    )
     node = c.nodes[0]
     assert allocation_site(c.dra, [DeviceResult("r", (DRIVER, "pool-1", "d"))], node) is ANYWHERE
     assert site_selector(ANYWHERE) is None
-    assert allocation_site(c.dra, [DeviceResult("r", (DRIVER, "pool-1", "d")), DeviceResult("r", (DRIVER, "pool-2", "d"))], node) == "node-1"
+    assert (
+        allocation_site(
+            c.dra,
+            [
+                DeviceResult("r", (DRIVER, "pool-1", "d")),
+                DeviceResult("r", (DRIVER, "pool-2", "d")),
+            ],
+            node,
+        )
+        == "node-1"
+    )
 
 
 def _random_snapshot(rng: random.Random) -> list[dict]:
@@ -279,16 +544,61 @@ def _random_snapshot(rng: random.Random) -> list[dict]:
     allNodes slice; 2-5 pods asking 1-2 devices, some sharing a claim."""
     nodes = [_node(f"n{i}", f"r{i % 2}") for i in range(rng.randint(2, 3))]
     objs = _hostnames([*_base(), *nodes])
-    objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": "two", "namespace": "default"},
-                 "spec": {"spec": {"devices": {"requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a", "count": 2}}]}}}})
+    objs.append(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaimTemplate",
+            "metadata": {"name": "two", "namespace": "default"},
+            "spec": {
+                "spec": {
+                    "devices": {
+                        "requests": [
+                            {"name": "req-0", "exactly": {"deviceClassName": "class-a", "count": 2}}
+                        ]
+                    }
+                }
+            },
+        }
+    )
     for n in nodes:
         if rng.random() < 0.5:
             name = n["metadata"]["name"]
-            objs.append(_slice(f"local-{name}", f"local-{name}", {"nodeName": name}, [{"name": f"d{j}"} for j in range(rng.randint(1, 2))]))
-    objs.append(_slice("region", "region", {"nodeSelector": _selector(REGION, "r0")}, [{"name": f"d{j}"} for j in range(rng.randint(0, 2))]))
-    objs.append(_slice("fabric", "fabric", {"allNodes": True}, [{"name": f"d{j}"} for j in range(rng.randint(0, 2))]))
-    objs.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": "shared", "namespace": "default"},
-                 "spec": {"devices": {"requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a"}}]}}})
+            objs.append(
+                _slice(
+                    f"local-{name}",
+                    f"local-{name}",
+                    {"nodeName": name},
+                    [{"name": f"d{j}"} for j in range(rng.randint(1, 2))],
+                )
+            )
+    objs.append(
+        _slice(
+            "region",
+            "region",
+            {"nodeSelector": _selector(REGION, "r0")},
+            [{"name": f"d{j}"} for j in range(rng.randint(0, 2))],
+        )
+    )
+    objs.append(
+        _slice(
+            "fabric",
+            "fabric",
+            {"allNodes": True},
+            [{"name": f"d{j}"} for j in range(rng.randint(0, 2))],
+        )
+    )
+    objs.append(
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "ResourceClaim",
+            "metadata": {"name": "shared", "namespace": "default"},
+            "spec": {
+                "devices": {
+                    "requests": [{"name": "req-0", "exactly": {"deviceClassName": "class-a"}}]
+                }
+            },
+        }
+    )
     for i in range(rng.randint(2, 5)):
         kind = rng.choice(["tpl", "two", "shared"])
         objs.append(_pod(f"p{i}", kind, template=kind != "shared", anti=rng.random() < 0.3))
@@ -304,20 +614,28 @@ def _brute_feasible(c, where: dict[str, str]) -> bool:
     if len({where[k] for k in anti}) < len(anti):
         return False
     dra = c.dra
-    reach = {n: {d.id for d in dra.devices_by_node.get(n, ())} - dra.in_use for n in {x.name for x in c.nodes}}
+    reach = {
+        n: {d.id for d in dra.devices_by_node.get(n, ())} - dra.in_use
+        for n in {x.name for x in c.nodes}
+    }
     claims: dict[str, tuple[int, set]] = {}
     for k, n in where.items():
         for key in dra.pod_claims.get(k, ()):
             count = sum(r.count for r in dra.claims[key].requests)
             nodes = claims.get(key, (count, set()))[1] | {n}
             claims[key] = (count, nodes)
-    todo = [(count, set.intersection(*(reach[n] for n in nodes))) for count, nodes in claims.values()]
+    todo = [
+        (count, set.intersection(*(reach[n] for n in nodes))) for count, nodes in claims.values()
+    ]
 
     def assign(i: int, used: frozenset) -> bool:
         if i == len(todo):
             return True
         count, cand = todo[i]
-        return any(assign(i + 1, used | set(pick)) for pick in itertools.combinations(sorted(cand - used), count))
+        return any(
+            assign(i + 1, used | set(pick))
+            for pick in itertools.combinations(sorted(cand - used), count)
+        )
 
     return assign(0, frozenset())
 
@@ -331,7 +649,16 @@ def _best_placements(c, keys, names, best):
 
 
 def _result_for(template, where: dict[str, str]):
-    pods = {k: o.model_copy(update={"node": where.get(k), "reason": None if k in where else "not placed", "claims": []}) for k, o in template.pods.items()}
+    pods = {
+        k: o.model_copy(
+            update={
+                "node": where.get(k),
+                "reason": None if k in where else "not placed",
+                "claims": [],
+            }
+        )
+        for k, o in template.pods.items()
+    }
     return template.model_copy(update={"pods": pods})
 
 
@@ -351,20 +678,39 @@ def test_random_multi_node_snapshots_against_a_brute_force(seed):
         ok = _brute_feasible(c, where)
         if ok:
             best = max(best, len(where))
-        got = [v for v in validate(c, _result_for(g, where)) if v.rule in ("dra", "pod-anti-affinity")]
+        got = [
+            v for v in validate(c, _result_for(g, where)) if v.rule in ("dra", "pod-anti-affinity")
+        ]
         assert (got == []) == ok, (where, got)
     for r in (g, e):
         assert sum(o.node is not None for o in r.pods.values()) <= best, r.engine
-    together = any(len({n for k, n in placement.items() if "default/shared" in c.dra.pod_claims.get(k, ())}) <= 1
-                   for placement in _best_placements(c, keys, names, best))
-    if together:  # (the exact engine keeps a shared claim's pods on one node: else it may place fewer)
+    together = any(
+        len({n for k, n in placement.items() if "default/shared" in c.dra.pod_claims.get(k, ())})
+        <= 1
+        for placement in _best_placements(c, keys, names, best)
+    )
+    if (
+        together
+    ):  # (the exact engine keeps a shared claim's pods on one node: else it may place fewer)
         assert sum(o.node is not None for o in e.pods.values()) == best, "exact"
 
 
-FIXTURE = Path(__file__).parent / "fixtures" / "dra" / "scheduler-perf-network-attached-partitionable.yaml"
+FIXTURE = (
+    Path(__file__).parent
+    / "fixtures"
+    / "dra"
+    / "scheduler-perf-network-attached-partitionable.yaml"
+)
 
 
-@pytest.mark.parametrize("version, node", [(KubeVersion.V1_35, None), (KubeVersion.V1_36, "scheduler-perf-dra-0"), (KubeVersion.V1_37, "scheduler-perf-dra-0")])
+@pytest.mark.parametrize(
+    "version, node",
+    [
+        (KubeVersion.V1_35, None),
+        (KubeVersion.V1_36, "scheduler-perf-dra-0"),
+        (KubeVersion.V1_37, "scheduler-perf-dra-0"),
+    ],
+)
 def test_scheduler_perf_network_attached_partitionable_devices(version, node):
     """Upstream's scheduler_perf partitionable backtracking workload (fixture README): a slice of
     network-attached devices reaching the labelled node, its counters in a node-local slice of the
@@ -375,7 +721,18 @@ def test_scheduler_perf_network_attached_partitionable_devices(version, node):
     g, e = _solve_all(c)
     assert g.pods["test/test-dra-0"].node == node
     if node is not None:
-        assert [d.device for d in g.pods["test/test-dra-0"].claims] == [f"device-{i}" for i in range(2, 9)]
-        assert _allocation(g, c, "test-dra-0-resource")["nodeSelector"] == {"nodeSelectorTerms": [{"matchExpressions": [
-            {"key": "node-with-dra", "operator": "In", "values": ["true"]}]}]}
-        assert e.pods["test/test-dra-0"].node is None and any("consume shared counters" in w for w in e.warnings)
+        assert [d.device for d in g.pods["test/test-dra-0"].claims] == [
+            f"device-{i}" for i in range(2, 9)
+        ]
+        assert _allocation(g, c, "test-dra-0-resource")["nodeSelector"] == {
+            "nodeSelectorTerms": [
+                {
+                    "matchExpressions": [
+                        {"key": "node-with-dra", "operator": "In", "values": ["true"]}
+                    ]
+                }
+            ]
+        }
+        assert e.pods["test/test-dra-0"].node is None and any(
+            "consume shared counters" in w for w in e.warnings
+        )

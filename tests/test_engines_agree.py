@@ -13,7 +13,9 @@ from gangplan.solver.validate import validate
 from tests.strategies import small_clusters
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(small_clusters())
 def test_greedy_results_are_valid_and_feasible_in_the_exact_model(cluster) -> None:
     greedy = solve_greedy(cluster)
@@ -22,7 +24,9 @@ def test_greedy_results_are_valid_and_feasible_in_the_exact_model(cluster) -> No
     assert verdict is True or verdict == [], verdict
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=30, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(small_clusters())
 def test_the_exact_optimum_is_valid_and_never_worse_than_greedy(cluster) -> None:
     greedy = solve_greedy(cluster)

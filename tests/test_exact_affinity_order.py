@@ -12,7 +12,13 @@ ZONE = "topology.kubernetes.io/zone"
 
 
 def _affinity(key: str) -> dict:
-    return {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {"matchLabels": {"group": "g"}}, "topologyKey": key}]}}
+    return {
+        "podAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": {"group": "g"}}, "topologyKey": key}
+            ]
+        }
+    }
 
 
 def _cluster(*, bound_mate_on: str | None = None, both_affine: bool = False):
@@ -21,11 +27,27 @@ def _cluster(*, bound_mate_on: str | None = None, both_affine: bool = False):
         node_object("n1", cpu="4", labels={ZONE: "zone-a"}),
         node_object("bare", cpu="4"),
         pod_group_object("g", min_count=2 if not bound_mate_on else 1, priority=100),
-        pod_object("lead", group="g", priority=100, labels={"group": "g"}, affinity=_affinity(ZONE), requests={"cpu": "2"}),
-        pod_object("mate", group="g", priority=100, labels={"group": "g"}, affinity=_affinity(ZONE) if both_affine else None, requests={"cpu": "3"}),
+        pod_object(
+            "lead",
+            group="g",
+            priority=100,
+            labels={"group": "g"},
+            affinity=_affinity(ZONE),
+            requests={"cpu": "2"},
+        ),
+        pod_object(
+            "mate",
+            group="g",
+            priority=100,
+            labels={"group": "g"},
+            affinity=_affinity(ZONE) if both_affine else None,
+            requests={"cpu": "3"},
+        ),
     ]
     if bound_mate_on:
-        objs.append(pod_object("old", node_name=bound_mate_on, labels={"group": "g"}, requests={"cpu": "1"}))
+        objs.append(
+            pod_object("old", node_name=bound_mate_on, labels={"group": "g"}, requests={"cpu": "1"})
+        )
     return to_cluster(objs)
 
 

@@ -36,8 +36,15 @@ def anti_affine_snapshots(draw) -> list[dict]:
         objs.append(node_object(f"n{i}", cpu=str(draw(st.sampled_from([2, 3, 4]))), labels=labels))
     for b in range(draw(st.integers(0, 2))):  # bound pods, some selected by the gangs' terms
         job = draw(st.sampled_from(["other", "g0"]))
-        objs.append(pod_object(f"bound-{b}", node_name=f"n{draw(st.integers(0, n_nodes - 1))}",
-                               requests={"cpu": "1"}, labels={"job": job}, created=0))
+        objs.append(
+            pod_object(
+                f"bound-{b}",
+                node_name=f"n{draw(st.integers(0, n_nodes - 1))}",
+                requests={"cpu": "1"},
+                labels={"job": job},
+                created=0,
+            )
+        )
     key = draw(st.sampled_from([HOSTNAME, ZONE]))
     cpu = draw(st.sampled_from(["1", "2"]))
     created = 10
@@ -52,11 +59,24 @@ def anti_affine_snapshots(draw) -> list[dict]:
             labels["team"] = "x"  # several gangs share this term: they interact, stay per node
         objs.append(pod_group_object(f"g{g}", min_count=size, priority=prio, created=created))
         for j in range(size):
-            objs.append(pod_object(f"g{g}-{j}", group=f"g{g}", requests={"cpu": cpu}, priority=prio, labels=labels,
-                                   affinity=None if kind == "plain" else _anti(selector, gang_key), created=created + 1))
+            objs.append(
+                pod_object(
+                    f"g{g}-{j}",
+                    group=f"g{g}",
+                    requests={"cpu": cpu},
+                    priority=prio,
+                    labels=labels,
+                    affinity=None if kind == "plain" else _anti(selector, gang_key),
+                    created=created + 1,
+                )
+            )
         created += 2
     for s in range(draw(st.integers(0, 2))):
-        objs.append(pod_object(f"single-{s}", requests={"cpu": "1"}, labels={"job": "single"}, created=created + s))
+        objs.append(
+            pod_object(
+                f"single-{s}", requests={"cpu": "1"}, labels={"job": "single"}, created=created + s
+            )
+        )
     return objs
 
 
@@ -73,7 +93,9 @@ def _solve(cluster, enabled: bool):
         aggregation.ENABLED = before
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(anti_affine_snapshots())
 def test_aggregated_anti_affine_gangs_reach_the_per_node_optimum(objs):
     cluster = to_cluster(objs)
@@ -85,20 +107,41 @@ def test_aggregated_anti_affine_gangs_reach_the_per_node_optimum(objs):
 
 
 def _identical_gangs(gangs: int, size: int, key: str, nodes: int = 6) -> list[dict]:
-    objs = [node_object(f"n{i}", cpu="4", labels={HOSTNAME: f"n{i}", ZONE: f"z{i % 3}"}) for i in range(nodes)]
+    objs = [
+        node_object(f"n{i}", cpu="4", labels={HOSTNAME: f"n{i}", ZONE: f"z{i % 3}"})
+        for i in range(nodes)
+    ]
     for g in range(gangs):
         objs.append(pod_group_object(f"g{g}", min_count=size, priority=10, created=2 * g))
-        objs += [pod_object(f"g{g}-{j}", group=f"g{g}", requests={"cpu": "1"}, priority=10, labels={"job": f"g{g}"},
-                            affinity=_anti({"job": f"g{g}"}, key), created=2 * g + 1) for j in range(size)]
+        objs += [
+            pod_object(
+                f"g{g}-{j}",
+                group=f"g{g}",
+                requests={"cpu": "1"},
+                priority=10,
+                labels={"job": f"g{g}"},
+                affinity=_anti({"job": f"g{g}"}, key),
+                created=2 * g + 1,
+            )
+            for j in range(size)
+        ]
     return objs
 
 
-@pytest.mark.parametrize(("key", "gangs", "size", "admitted"), [
-    (HOSTNAME, 5, 4, 5),  # 20 pods on 6 nodes x 4 CPU: every gang fits, each on 4 distinct nodes
-    (HOSTNAME, 5, 7, 0),  # 7 distinct nodes needed, 6 exist
-    (ZONE, 5, 3, 5),      # 3 zones: one pod per zone and gang
-    (ZONE, 9, 3, 8),      # 8 gangs x 3 pods fill the 24 CPUs
-])
+@pytest.mark.parametrize(
+    ("key", "gangs", "size", "admitted"),
+    [
+        (
+            HOSTNAME,
+            5,
+            4,
+            5,
+        ),  # 20 pods on 6 nodes x 4 CPU: every gang fits, each on 4 distinct nodes
+        (HOSTNAME, 5, 7, 0),  # 7 distinct nodes needed, 6 exist
+        (ZONE, 5, 3, 5),  # 3 zones: one pod per zone and gang
+        (ZONE, 9, 3, 8),  # 8 gangs x 3 pods fill the 24 CPUs
+    ],
+)
 def test_identical_anti_affine_gangs_share_one_pooled_shape(key, gangs, size, admitted):
     cluster = to_cluster(_identical_gangs(gangs, size, key))
     em = build_model(cluster).em

@@ -31,7 +31,9 @@ def _decision(built, counts) -> list[int]:
 
 
 @pytest.mark.parametrize(("nodes", "pods", "seed"), DRAWS)
-def test_class_start_is_valid_accepted_and_not_worse_than_packed(nodes: int, pods: int, seed: int) -> None:
+def test_class_start_is_valid_accepted_and_not_worse_than_packed(
+    nodes: int, pods: int, seed: int
+) -> None:
     cluster = to_cluster(gpu_benchmark(nodes, pods, profile="busy", seed=seed))
     built = build_model(cluster)
     base = default_incumbent(built.em)
@@ -39,14 +41,21 @@ def test_class_start_is_valid_accepted_and_not_worse_than_packed(nodes: int, pod
     packed, _ = packed_start(built.em, built.tiers, base, entities, seconds=0.5)
     found = level_start(built, base, entities, packed, seconds=10.0)
     assert found is not None
-    result = build_result(cluster, engine="hint", status=Status.HEURISTIC, placements=placements_from_counts(built.em, found))
+    result = build_result(
+        cluster,
+        engine="hint",
+        status=Status.HEURISTIC,
+        placements=placements_from_counts(built.em, found),
+    )
     assert validate(cluster, result) == []
     assert model_accepts(built, found)
     assert _decision(built, found) >= _decision(built, packed)
     exact = solve_exact(cluster, time_limit=20.0, workers=1, seed=0)
     assert validate(cluster, exact) == []
     if exact.status == Status.OPTIMAL:
-        assert _decision(built, found) == [exact.objective[t.name] for t in built.tiers if t.name != TIEBREAK]
+        assert _decision(built, found) == [
+            exact.objective[t.name] for t in built.tiers if t.name != TIEBREAK
+        ]
 
 
 def test_requests_that_are_not_divisible_multiples_get_no_class_start() -> None:
@@ -64,7 +73,9 @@ def test_requests_that_are_not_divisible_multiples_get_no_class_start() -> None:
 
 
 @pytest.mark.parametrize(("nodes", "pods", "seed"), DRAWS)
-def test_lean_class_start_is_valid_accepted_and_not_worse_than_packed(nodes: int, pods: int, seed: int) -> None:
+def test_lean_class_start_is_valid_accepted_and_not_worse_than_packed(
+    nodes: int, pods: int, seed: int
+) -> None:
     """The engine's lean start (lower admission tiers only, LP-skipped when it cannot beat the
     packed start): None, or a valid placement the model accepts, never worse than the packed one."""
     cluster = to_cluster(gpu_benchmark(nodes, pods, profile="busy", seed=seed))
@@ -75,7 +86,12 @@ def test_lean_class_start_is_valid_accepted_and_not_worse_than_packed(nodes: int
     found = level_start(built, base, entities, packed, seconds=5.0, lean=True)
     if found is None:
         return
-    result = build_result(cluster, engine="hint", status=Status.HEURISTIC, placements=placements_from_counts(built.em, found))
+    result = build_result(
+        cluster,
+        engine="hint",
+        status=Status.HEURISTIC,
+        placements=placements_from_counts(built.em, found),
+    )
     assert validate(cluster, result) == []
     assert model_accepts(built, found)
     assert _decision(built, found)[0] >= _decision(built, packed)[0]
@@ -100,14 +116,28 @@ def test_packing_continued_from_a_restart_index_and_stopped_at_a_target() -> Non
     top = built.tiers[0]
     plain, runs = packed_start(built.em, built.tiers, base, entities, seconds=30.0, restarts=0)
     assert runs == 1
-    cont, runs = packed_start(built.em, built.tiers, base, entities, seconds=30.0, restarts=3, first=5)
+    cont, runs = packed_start(
+        built.em, built.tiers, base, entities, seconds=30.0, restarts=3, first=5
+    )
     assert runs == 3
-    stopped, runs = packed_start(built.em, built.tiers, base, entities, seconds=30.0, restarts=3, first=5,
-                                 stop=lambda c: top.value(c) >= 1)
+    stopped, runs = packed_start(
+        built.em,
+        built.tiers,
+        base,
+        entities,
+        seconds=30.0,
+        restarts=3,
+        first=5,
+        stop=lambda c: top.value(c) >= 1,
+    )
     assert top.value(base) == 0 and top.value(stopped) >= 1
     assert runs == 1  # the first restart's result already satisfies the target
     for counts in (plain, cont, stopped):
-        result = build_result(cluster, engine="hint", status=Status.HEURISTIC,
-                              placements=placements_from_counts(built.em, counts))
+        result = build_result(
+            cluster,
+            engine="hint",
+            status=Status.HEURISTIC,
+            placements=placements_from_counts(built.em, counts),
+        )
         assert validate(cluster, result) == []
         assert model_accepts(built, counts)

@@ -22,19 +22,37 @@ def gpu_requests(g: int) -> dict[str, str]:
     return {"cpu": str(g), "memory": f"{g}Gi", GPU: str(g)}
 
 
-def build(nodes: list[tuple[str, int, int]], gangs: list[tuple[int, int, bool, bool]], singles: list[int]):
+def build(
+    nodes: list[tuple[str, int, int]], gangs: list[tuple[int, int, bool, bool]], singles: list[int]
+):
     """``nodes``: (rack, GPUs, GPUs already used); ``gangs``: (pods, GPUs per pod, rack-held,
     gang (else basic)); ``singles``: GPUs per single pod."""
     objs = []
     for i, (rack, gpus, used) in enumerate(nodes):
         name = f"n{i}"
-        objs.append(node_object(name, cpu=str(gpus), memory=f"{gpus}Gi", gpus=gpus, labels={HOSTNAME: name, RACK: rack}))
+        objs.append(
+            node_object(
+                name,
+                cpu=str(gpus),
+                memory=f"{gpus}Gi",
+                gpus=gpus,
+                labels={HOSTNAME: name, RACK: rack},
+            )
+        )
         if used:
-            objs.append(pod_object(f"run-{i}", node_name=name, requests=gpu_requests(used), created=0))
+            objs.append(
+                pod_object(f"run-{i}", node_name=name, requests=gpu_requests(used), created=0)
+            )
     t = 1
     for j, (size, g, held, is_gang) in enumerate(gangs):
-        objs.append(pod_group_object(f"g{j}", min_count=size if is_gang else 1, policy="gang" if is_gang else "basic",
-                                     topology_key=RACK if held else None))
+        objs.append(
+            pod_group_object(
+                f"g{j}",
+                min_count=size if is_gang else 1,
+                policy="gang" if is_gang else "basic",
+                topology_key=RACK if held else None,
+            )
+        )
         for k in range(size):
             objs.append(pod_object(f"g{j}-{k}", group=f"g{j}", requests=gpu_requests(g), created=t))
             t += 1
@@ -49,8 +67,11 @@ gang_st = st.tuples(st.integers(1, 3), st.sampled_from([1, 2, 4]), st.booleans()
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(nodes=st.lists(node_st, min_size=2, max_size=5), gangs=st.lists(gang_st, min_size=1, max_size=4),
-       singles=st.lists(st.sampled_from([1, 2, 4]), max_size=3))
+@given(
+    nodes=st.lists(node_st, min_size=2, max_size=5),
+    gangs=st.lists(gang_st, min_size=1, max_size=4),
+    singles=st.lists(st.sampled_from([1, 2, 4]), max_size=3),
+)
 def test_the_domain_bound_is_never_below_the_proven_optimum(nodes, gangs, singles):
     nodes = [(r, g, min(u, g)) for r, g, u in nodes]
     c = build(nodes, gangs, singles)

@@ -20,7 +20,9 @@ from gangplan.solver.validate import validate
 from tests.test_exact_domain_bound import build
 
 
-def snapshot(nodes: list[tuple[str, int, int]], gangs: list[tuple[int, int, bool]], singles: list[int]):
+def snapshot(
+    nodes: list[tuple[str, int, int]], gangs: list[tuple[int, int, bool]], singles: list[int]
+):
     """``nodes``: (rack, GPUs, GPUs in use); ``gangs``: (pods, GPUs per pod, rack-held), each an
     all-or-nothing PodGroup; ``singles``: GPUs per single pod (the domain bound's test snapshot)."""
     return build(nodes, [(size, g, held, True) for size, g, held in gangs], singles)
@@ -29,17 +31,24 @@ def snapshot(nodes: list[tuple[str, int, int]], gangs: list[tuple[int, int, bool
 def checked(cluster, built, counts):
     """The start as a Result, and what the validator says of it."""
     placements = placements_from_counts(built.em, counts)
-    result = build_result(cluster, engine="start", status=Status.HEURISTIC, placements=placements, name_devices=False)
+    result = build_result(
+        cluster, engine="start", status=Status.HEURISTIC, placements=placements, name_devices=False
+    )
     return [str(v) for v in validate(cluster, result)]
 
 
-node_st = st.tuples(st.sampled_from(["r0", "r1", "r2"]), st.sampled_from([2, 4, 8]), st.integers(0, 4))
+node_st = st.tuples(
+    st.sampled_from(["r0", "r1", "r2"]), st.sampled_from([2, 4, 8]), st.integers(0, 4)
+)
 gang_st = st.tuples(st.integers(1, 4), st.sampled_from([1, 2, 4]), st.booleans())
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(nodes=st.lists(node_st, min_size=2, max_size=6), gangs=st.lists(gang_st, min_size=1, max_size=5),
-       singles=st.lists(st.sampled_from([1, 2, 4]), max_size=3))
+@given(
+    nodes=st.lists(node_st, min_size=2, max_size=6),
+    gangs=st.lists(gang_st, min_size=1, max_size=5),
+    singles=st.lists(st.sampled_from([1, 2, 4]), max_size=3),
+)
 def test_the_domain_start_is_valid_and_never_above_the_proven_optimum(nodes, gangs, singles):
     nodes = [(r, g, min(u, g)) for r, g, u in nodes]
     c = snapshot(nodes, gangs, singles)
@@ -48,7 +57,9 @@ def test_the_domain_start_is_valid_and_never_above_the_proven_optimum(nodes, gan
     if bound is None:
         return
     packed = pack_plan(built, bound, Meter(None, 10.0))
-    if packed is None:  # nothing planned: the LP admits no whole entity (e.g. a gang larger than the cluster)
+    if (
+        packed is None
+    ):  # nothing planned: the LP admits no whole entity (e.g. a gang larger than the cluster)
         assert not rounded_plan(bound)
     else:
         assert checked(c, built, packed) == []
@@ -90,7 +101,9 @@ def test_a_small_instance_where_the_domain_start_is_the_optimum():
 def two_racks():
     # Two racks of two 4-GPU nodes with 2 GPUs in use each; three rack-held gangs of 2 x 2 GPUs:
     # one per rack fits (the domain bound: 2 of the trivial 3).
-    return snapshot([("r0", 4, 2), ("r0", 4, 2), ("r1", 4, 2), ("r1", 4, 2)], [(2, 2, True)] * 3, [])
+    return snapshot(
+        [("r0", 4, 2), ("r0", 4, 2), ("r1", 4, 2), ("r1", 4, 2)], [(2, 2, True)] * 3, []
+    )
 
 
 def test_the_engine_starts_from_it_and_proves_the_tier_without_a_search(monkeypatch):

@@ -31,7 +31,9 @@ def max_per_node_family(k: int) -> Family:
     up to at most ``k``."""
 
     def layout(inst: Instance, objective: str) -> Layout:
-        return Layout(per_node={c.index: min(k, c.size) for c in inst.classes if c.group is not None})
+        return Layout(
+            per_node={c.index: min(k, c.size) for c in inst.classes if c.group is not None}
+        )
 
     def build(ctx: BuildContext) -> None:
         if not ctx.enforces(MAX_PER_NODE):
@@ -62,7 +64,11 @@ def cluster():
     objs = [node_object(n, cpu="4", labels={HOSTNAME: n}) for n in ("n1", "n2")]
     objs.append(pod_group_object("g", min_count=4))
     for i in range(4):
-        objs.append(pod_object(f"g-{i}", group="g", requests={"cpu": "1", "memory": f"{1 + i % 2}Gi"}, created=i))
+        objs.append(
+            pod_object(
+                f"g-{i}", group="g", requests={"cpu": "1", "memory": f"{1 + i % 2}Gi"}, created=i
+            )
+        )
     objs.append(pod_object("solo", requests={"cpu": "1"}, created=9))
     return to_cluster(objs)
 
@@ -78,7 +84,13 @@ def per_node(r, prefix="default/g-") -> Counter:
     return Counter(n for k, n in r.placements().items() if k.startswith(prefix))
 
 
-PACKED = {"default/g-0": "n1", "default/g-1": "n1", "default/g-2": "n1", "default/g-3": "n1", "default/solo": "n2"}
+PACKED = {
+    "default/g-0": "n1",
+    "default/g-1": "n1",
+    "default/g-2": "n1",
+    "default/g-3": "n1",
+    "default/solo": "n2",
+}
 """The whole gang on one node: valid without the toy family."""
 
 

@@ -77,7 +77,12 @@ def placement_indices(built: BuiltModel) -> set[int]:
     out |= {var.index for vs in em.v for var in vs.values()}
     out |= {var.index for var in em.placed} | {var.index for var in em.evict}
     out |= {var.index for parts in em.split.values() for _, var, _ in parts}
-    out |= {cd.index for per in built.confinement.by_class.values() for cd, _, _ in per.values() if cd is not None}
+    out |= {
+        cd.index
+        for per in built.confinement.by_class.values()
+        for cd, _, _ in per.values()
+        if cd is not None
+    }
     return out
 
 
@@ -91,8 +96,10 @@ def _rejected_aux(built: BuiltModel, hinted: dict[int, int]) -> list[str]:
                 m.add(m.get_int_var_from_proto_index(i) == v)
         solver = _solver()
         if solver.solve(m) in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            out.append(f"aux #{var.index} ({fn.__module__}.{fn.__qualname__}): hinted {hinted[var.index]}, "
-                       f"the model needs {solver.value(m.get_int_var_from_proto_index(var.index))}")
+            out.append(
+                f"aux #{var.index} ({fn.__module__}.{fn.__qualname__}): hinted {hinted[var.index]}, "
+                f"the model needs {solver.value(m.get_int_var_from_proto_index(var.index))}"
+            )
     return out
 
 
@@ -110,16 +117,23 @@ def check_hint(built: BuiltModel, cnt: Counts, label: str) -> None:
     idx, val = hint_values(built.em, cnt)
     hinted = dict(zip(idx, val, strict=True))
     n_vars = len(built.model.proto.variables)
-    assert len(idx) == len(hinted) == n_vars, f"{label}: the hint sets {len(hinted)} of {n_vars} variables"
+    assert len(idx) == len(hinted) == n_vars, (
+        f"{label}: the hint sets {len(hinted)} of {n_vars} variables"
+    )
 
     m = _fresh(built)
     for i, v in hinted.items():
         m.add(m.get_int_var_from_proto_index(i) == v)
     solver = _solver()
     status = solver.solve(m)
-    assert status in (cp_model.OPTIMAL, cp_model.FEASIBLE), (label, _rejected_aux(built, hinted) or "placement rejected")
+    assert status in (cp_model.OPTIMAL, cp_model.FEASIBLE), (
+        label,
+        _rejected_aux(built, hinted) or "placement rejected",
+    )
     for t in built.tiers:
-        assert solver.value(t.expr) == t.value(cnt), f"{label}: tier {t.name} is {solver.value(t.expr)} in the model, {t.value(cnt)} in Python"
+        assert solver.value(t.expr) == t.value(cnt), (
+            f"{label}: tier {t.name} is {solver.value(t.expr)} in the model, {t.value(cnt)} in Python"
+        )
 
     fixed = placement_indices(built)
     for t in built.tiers:
@@ -128,10 +142,13 @@ def check_hint(built: BuiltModel, cnt: Counts, label: str) -> None:
             m.add(m.get_int_var_from_proto_index(i) == hinted[i])
         m.maximize(t.expr)
         solver = _solver()
-        assert solver.solve(m) == cp_model.OPTIMAL, f"{label}: tier {t.name} unsolved with the placement fixed"
+        assert solver.solve(m) == cp_model.OPTIMAL, (
+            f"{label}: tier {t.name} unsolved with the placement fixed"
+        )
         assert round(solver.objective_value) == t.value(cnt), (
             f"{label}: with the placement fixed the model reaches {t.name} = {round(solver.objective_value)}, "
-            f"Python says {t.value(cnt)}")
+            f"Python says {t.value(cnt)}"
+        )
 
 
 def counts_of(built: BuiltModel, placements: dict[str, str], victims) -> Counts | None:
@@ -146,11 +163,19 @@ def counts_of(built: BuiltModel, placements: dict[str, str], victims) -> Counts 
 
 
 def _valid(cluster, placements: dict[str, str], victims) -> bool:
-    r = build_result(cluster, engine="hint-test", status=Status.HEURISTIC, placements=placements, victims=list(victims))
+    r = build_result(
+        cluster,
+        engine="hint-test",
+        status=Status.HEURISTIC,
+        placements=placements,
+        victims=list(victims),
+    )
     return not validate(cluster, r)
 
 
-def check_model(cluster, *, objective: str = "default", preemption: bool = False, drop: int = 0) -> int:
+def check_model(
+    cluster, *, objective: str = "default", preemption: bool = False, drop: int = 0
+) -> int:
     """Check the hints of several valid placements of one model; returns how many were checked."""
     built = build_model(cluster, objective=objective, preemption=preemption)
     if built.inst.fixed_errors:
@@ -164,7 +189,9 @@ def check_model(cluster, *, objective: str = "default", preemption: bool = False
     if start is not None:
         check_hint(built, start, "starting solution from the greedy result")
         checked += 1
-    best = solve_exact(cluster, time_limit=SOLVE_SECONDS, workers=1, objective=objective, preemption=preemption)
+    best = solve_exact(
+        cluster, time_limit=SOLVE_SECONDS, workers=1, objective=objective, preemption=preemption
+    )
     assert [str(v) for v in validate(cluster, best)] == []
     placements = best.placements()
     cnt = counts_of(built, placements, best.victims)
@@ -195,14 +222,27 @@ def mixed_snapshots(draw):
     return objs
 
 
-SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 @SETTINGS
 @given(mixed_snapshots(), st.sampled_from(["default", "compact"]), st.booleans(), st.integers(0, 5))
 def test_hints_agree_with_the_model_on_mixed_snapshots(objs, objective, preemption, drop):
-    assert check_model(load_objects(objs, source="<hypothesis>"), objective=objective, preemption=preemption, drop=drop) >= 2
+    assert (
+        check_model(
+            load_objects(objs, source="<hypothesis>"),
+            objective=objective,
+            preemption=preemption,
+            drop=drop,
+        )
+        >= 2
+    )
 
 
 @SETTINGS
@@ -218,15 +258,43 @@ def test_hints_agree_with_the_model_under_required_pod_affinity(spec, drop):
     assert check_model(load_objects(spec.objects(), source="<hypothesis>"), drop=drop) >= 2
 
 
-@settings(max_examples=20, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.integers(4, 10), st.integers(1, 3), st.integers(1, 3), st.integers(1, 3), st.sampled_from(["gang", "basic"]))
-def test_hints_agree_with_the_model_for_composites_with_topology(nodes, composites, groups, pods, policy):
-    cluster = to_cluster(scheduler_perf_composite(nodes=nodes, composites=composites, groups_per_composite=groups,
-                                                  pods_per_group=pods, policy=policy, topology=True))
+@settings(
+    max_examples=20,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    st.integers(4, 10),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.integers(1, 3),
+    st.sampled_from(["gang", "basic"]),
+)
+def test_hints_agree_with_the_model_for_composites_with_topology(
+    nodes, composites, groups, pods, policy
+):
+    cluster = to_cluster(
+        scheduler_perf_composite(
+            nodes=nodes,
+            composites=composites,
+            groups_per_composite=groups,
+            pods_per_group=pods,
+            policy=policy,
+            topology=True,
+        )
+    )
     assert check_model(cluster, objective="compact") >= 2
 
 
-@settings(max_examples=15, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=15,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(st.integers(0, 1000), st.sampled_from(["mixed", "busy"]))
 def test_hints_agree_with_the_model_on_gpu_clusters(seed, profile):
     cluster = to_cluster(gpu_benchmark(8, 12, profile=profile, seed=seed))

@@ -40,7 +40,11 @@ def test_the_trace_says_where_the_time_went():
     assert all(v is not None and v >= 0 for v in parts)
     assert sum(parts) <= r.wall_seconds + 1e-3
     assert timing.total <= r.wall_seconds + 1e-3
-    assert timing.packing is not None and timing.packing <= timing.start + 1e-3 and timing.packing_runs >= 1
+    assert (
+        timing.packing is not None
+        and timing.packing <= timing.start + 1e-3
+        and timing.packing_runs >= 1
+    )
     phases = trace.phases + (trace.superseded or [])
     solves = {(p.phase, p.seconds) for p in phases if p.tier != "tiebreak"}
     assert sum(s for _, s in solves) <= timing.decision + 1e-3
@@ -87,18 +91,33 @@ def test_the_packed_start_admits_the_cheap_gangs_queue_order_blocks():
     # 4 nodes x 4 CPU. Queue order: one gang of 4 x 4 CPU (takes everything), then 4 gangs of 1 x 4 CPU.
     objs = [node_object(f"n{i}", cpu="4", labels={HOSTNAME: f"n{i}"}) for i in range(4)]
     objs.append(pod_group_object("big", min_count=4, priority=10, created=0))
-    objs += [pod_object(f"big-{j}", group="big", requests={"cpu": "3"}, priority=10, created=1) for j in range(4)]
+    objs += [
+        pod_object(f"big-{j}", group="big", requests={"cpu": "3"}, priority=10, created=1)
+        for j in range(4)
+    ]
     for g in range(3):
         objs.append(pod_group_object(f"small{g}", min_count=1, priority=10, created=2 + 2 * g))
-        objs.append(pod_object(f"small{g}-0", group=f"small{g}", requests={"cpu": "2"}, priority=10, created=3 + 2 * g))
+        objs.append(
+            pod_object(
+                f"small{g}-0",
+                group=f"small{g}",
+                requests={"cpu": "2"},
+                priority=10,
+                created=3 + 2 * g,
+            )
+        )
     c = to_cluster(objs)
     built = build_model(c)
     em = built.em
     empty = empty_counts(em)
     first_fit = complete_first_fit(em, empty)
-    packed, runs = packed_start(em, built.tiers, empty, entities_in_queue_order(em, empty.per_class))
+    packed, runs = packed_start(
+        em, built.tiers, empty, entities_in_queue_order(em, empty.per_class)
+    )
     admitted = built.tiers[0]
     assert admitted.value(first_fit) == 1 and admitted.value(packed) == 3 and runs >= 1
-    result = build_result(c, engine="packed", status=Status.HEURISTIC, placements=placements_from_counts(em, packed))
+    result = build_result(
+        c, engine="packed", status=Status.HEURISTIC, placements=placements_from_counts(em, packed)
+    )
     assert [str(v) for v in validate(c, result)] == []
     assert solve_exact(c, time_limit=5.0, workers=1).objective["admitted[p=10]"] == 3

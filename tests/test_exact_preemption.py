@@ -32,7 +32,9 @@ from gangplan.solver.outcome import compare
 from gangplan.solver.validate import validate
 from tests.test_greedy_preemption import WAP_CASES, wap_case
 
-SCENARIOS = sorted((Path(__file__).resolve().parent.parent / "scenarios" / "upstream-preemption").glob("*.yaml"))
+SCENARIOS = sorted(
+    (Path(__file__).resolve().parent.parent / "scenarios" / "upstream-preemption").glob("*.yaml")
+)
 EXPECT_VICTIMS = "gangplan.io/expect-victims"
 LOW, MID, HIGH = 10, 20, 30
 
@@ -55,11 +57,20 @@ def accepts(c: Cluster, r: Result) -> bool:
 
 
 def cluster(nodes, pods, groups=(), pdbs=()) -> Cluster:
-    return Cluster(nodes=tuple(nodes), pods=tuple(pods), pod_groups={g.key: g for g in groups}, pdbs=tuple(pdbs))
+    return Cluster(
+        nodes=tuple(nodes),
+        pods=tuple(pods),
+        pod_groups={g.key: g for g in groups},
+        pdbs=tuple(pdbs),
+    )
 
 
-def bound(name: str, node: str, priority: int, *, cpu: int = 1000, labels=None, group: str | None = None):
-    return make_pod(name, node=node, priority=priority, labels=labels, group=group, requests={"cpu": cpu})
+def bound(
+    name: str, node: str, priority: int, *, cpu: int = 1000, labels=None, group: str | None = None
+):
+    return make_pod(
+        name, node=node, priority=priority, labels=labels, group=group, requests={"cpu": cpu}
+    )
 
 
 def pending(name: str, priority: int, *, cpu: int = 1000, group: str | None = None):
@@ -67,13 +78,19 @@ def pending(name: str, priority: int, *, cpu: int = 1000, group: str | None = No
 
 
 def expected_victims(c: Cluster) -> list[str]:
-    notes = [g.annotations.get(EXPECT_VICTIMS) for g in c.pod_groups.values() if g.annotations.get(EXPECT_VICTIMS)]
+    notes = [
+        g.annotations.get(EXPECT_VICTIMS)
+        for g in c.pod_groups.values()
+        if g.annotations.get(EXPECT_VICTIMS)
+    ]
     return sorted(k.strip() for n in notes for k in n.split(","))
 
 
 # ---- the upstream scenarios ------------------------------------------------------------------
 @pytest.mark.parametrize("path", SCENARIOS, ids=[p.stem for p in SCENARIOS])
-def test_on_the_upstream_preemption_scenarios_exact_admits_what_greedy_admits_with_no_more_victims(path):
+def test_on_the_upstream_preemption_scenarios_exact_admits_what_greedy_admits_with_no_more_victims(
+    path,
+):
     c = load_snapshot(path)
     g = greedy(c)
     assert g.victims == expected_victims(c)
@@ -83,7 +100,11 @@ def test_on_the_upstream_preemption_scenarios_exact_admits_what_greedy_admits_wi
         assert r.admitted_groups() == g.admitted_groups()
         assert len(r.victims) <= len(g.victims)
         assert compare(r.objective, g.objective) == 0
-        assert all(r.pods[k].nominated for k in r.placements() if r.placements()[k] in {p.node_name for p in c.bound_pods if p.key in r.victims})
+        assert all(
+            r.pods[k].nominated
+            for k in r.placements()
+            if r.placements()[k] in {p.node_name for p in c.bound_pods if p.key in r.victims}
+        )
     assert accepts(c, g)
 
 
@@ -101,11 +122,21 @@ def test_on_the_greedy_unit_cases_exact_evicts_as_many_pods_of_each_priority_as_
 
 # ---- disruption criteria ---------------------------------------------------------------------
 @pytest.mark.parametrize("guarded_node", ["n1", "n2"])
-def test_a_victim_protected_by_a_pdb_is_spared_when_an_unprotected_one_frees_the_same_room(guarded_node):
+def test_a_victim_protected_by_a_pdb_is_spared_when_an_unprotected_one_frees_the_same_room(
+    guarded_node,
+):
     free_node = "n2" if guarded_node == "n1" else "n1"
-    pods = [bound("guarded", guarded_node, LOW, labels={"app": "db"}), bound("plain", free_node, LOW),
-            pending("urgent", HIGH)]
-    budget = PodDisruptionBudget(namespace="default", name="db", selector=LabelSelector(match_labels={"app": "db"}), disruptions_allowed=0)
+    pods = [
+        bound("guarded", guarded_node, LOW, labels={"app": "db"}),
+        bound("plain", free_node, LOW),
+        pending("urgent", HIGH),
+    ]
+    budget = PodDisruptionBudget(
+        namespace="default",
+        name="db",
+        selector=LabelSelector(match_labels={"app": "db"}),
+        disruptions_allowed=0,
+    )
     c = cluster([make_node("n1", cpu=1000), make_node("n2", cpu=1000)], pods, pdbs=[budget])
     r = exact(c)
     assert r.victims == ["default/plain"]
@@ -116,7 +147,12 @@ def test_a_victim_protected_by_a_pdb_is_spared_when_an_unprotected_one_frees_the
 def test_a_pdb_with_budget_left_costs_nothing_and_only_the_excess_counts():
     pods = [bound(f"db-{i}", f"n{i}", LOW, labels={"app": "db"}) for i in range(3)]
     pods += [pending(f"urgent-{i}", HIGH) for i in range(3)]
-    budget = PodDisruptionBudget(namespace="default", name="db", selector=LabelSelector(match_labels={"app": "db"}), disruptions_allowed=1)
+    budget = PodDisruptionBudget(
+        namespace="default",
+        name="db",
+        selector=LabelSelector(match_labels={"app": "db"}),
+        disruptions_allowed=1,
+    )
     c = cluster([make_node(f"n{i}", cpu=1000) for i in range(3)], pods, pdbs=[budget])
     r = exact(c)
     assert len(r.victims) == 3 and r.objective["placed"] == 3.0
@@ -124,8 +160,12 @@ def test_a_pdb_with_budget_left_costs_nothing_and_only_the_excess_counts():
 
 
 def test_two_low_priority_victims_are_cheaper_than_one_of_middle_priority():
-    pods = [bound("low-a", "n1", LOW, cpu=500), bound("low-b", "n1", LOW, cpu=500), bound("mid", "n2", MID),
-            pending("urgent", HIGH)]
+    pods = [
+        bound("low-a", "n1", LOW, cpu=500),
+        bound("low-b", "n1", LOW, cpu=500),
+        bound("mid", "n2", MID),
+        pending("urgent", HIGH),
+    ]
     c = cluster([make_node("n1", cpu=1000), make_node("n2", cpu=1000)], pods)
     r = exact(c)
     assert r.victims == ["default/low-a", "default/low-b"]
@@ -133,15 +173,30 @@ def test_two_low_priority_victims_are_cheaper_than_one_of_middle_priority():
 
 
 def test_fewer_victims_win_among_victims_of_one_priority():
-    pods = [bound("small-a", "n1", LOW, cpu=500), bound("small-b", "n1", LOW, cpu=500), bound("big", "n2", LOW),
-            pending("urgent", HIGH)]
+    pods = [
+        bound("small-a", "n1", LOW, cpu=500),
+        bound("small-b", "n1", LOW, cpu=500),
+        bound("big", "n2", LOW),
+        pending("urgent", HIGH),
+    ]
     c = cluster([make_node("n1", cpu=1000), make_node("n2", cpu=1000)], pods)
     assert exact(c).victims == ["default/big"]
 
 
 def test_an_all_mode_group_is_evicted_whole_even_when_one_pod_would_free_enough():
-    whole = PodGroup(namespace="default", name="job", policy="gang", min_count=2, priority=LOW, disruption_mode="all")
-    pods = [bound("job-0", "n1", LOW, group="job"), bound("job-1", "n2", LOW, group="job"), pending("urgent", HIGH)]
+    whole = PodGroup(
+        namespace="default",
+        name="job",
+        policy="gang",
+        min_count=2,
+        priority=LOW,
+        disruption_mode="all",
+    )
+    pods = [
+        bound("job-0", "n1", LOW, group="job"),
+        bound("job-1", "n2", LOW, group="job"),
+        pending("urgent", HIGH),
+    ]
     c = cluster([make_node("n1", cpu=1000), make_node("n2", cpu=1000)], pods, [whole])
     r = exact(c)
     assert r.victims == ["default/job-0", "default/job-1"]
@@ -153,8 +208,12 @@ def test_an_all_mode_group_is_evicted_whole_even_when_one_pod_would_free_enough(
 def test_leftover_room_from_a_needed_victim_may_go_to_a_lower_priority_pod():
     # urgent (HIGH, 1 CPU) needs the victim's 2 CPU gone; the freed CPU it leaves is then used by
     # filler (LOW), as upstream's later cycles would. filler alone could not justify the eviction.
-    pods = [bound("victim", "n1", LOW, cpu=2000), bound("keeper", "n1", 40, cpu=1000),
-            pending("urgent", HIGH), pending("filler", LOW)]
+    pods = [
+        bound("victim", "n1", LOW, cpu=2000),
+        bound("keeper", "n1", 40, cpu=1000),
+        pending("urgent", HIGH),
+        pending("filler", LOW),
+    ]
     c = cluster([make_node("n1", cpu=3000)], pods)
     r = exact(c)
     assert r.victims == ["default/victim"] and r.objective["placed"] == 2.0
@@ -179,11 +238,21 @@ def test_no_eviction_when_the_pending_pod_may_not_preempt_the_bound_one(case):
 def test_units_whose_pods_carry_or_meet_inter_pod_terms_are_evicted_like_any_other():
     # Upstream's SelectVictimsOnNode (preemption.go) never spares a pod for other pods' terms:
     # evicting either one-CPU pod places the urgent pod, as greedy does.
-    term = PodAffinityTerm(label_selector=LabelSelector(match_labels={"app": "web"}), topology_key="kubernetes.io/hostname")
+    term = PodAffinityTerm(
+        label_selector=LabelSelector(match_labels={"app": "web"}),
+        topology_key="kubernetes.io/hostname",
+    )
     web = bound("web", "n1", LOW, labels={"app": "web"})
-    other = bound("other", "n2", LOW).model_copy(update={"affinity": Affinity(pod_anti_affinity_required=(term,))})
-    c = cluster([make_node("n1", cpu=1000, labels={"kubernetes.io/hostname": "n1"}),
-                 make_node("n2", cpu=1000, labels={"kubernetes.io/hostname": "n2"})], [web, other, pending("urgent", HIGH)])
+    other = bound("other", "n2", LOW).model_copy(
+        update={"affinity": Affinity(pod_anti_affinity_required=(term,))}
+    )
+    c = cluster(
+        [
+            make_node("n1", cpu=1000, labels={"kubernetes.io/hostname": "n1"}),
+            make_node("n2", cpu=1000, labels={"kubernetes.io/hostname": "n2"}),
+        ],
+        [web, other, pending("urgent", HIGH)],
+    )
     g, r = greedy(c), exact(c)
     assert len(r.victims) == 1 and r.pods["default/urgent"].node is not None
     assert compare(r.objective, g.objective) >= 0
@@ -195,8 +264,11 @@ def test_with_preemption_off_nothing_is_evicted_and_every_disruption_tier_is_zer
     assert validate(c, r) == []
     assert r.victims == [] and r.pods["default/urgent"].node is None
     # The disruption tiers are shared by both engines (costs from Result.victims): all zero here.
-    assert {k: v for k, v in r.objective.items() if k.startswith("victims") or k in ("pdbViolations", "brokenGroups")} == {
-        "pdbViolations": 0.0, "victims[p=10]": 0.0, "brokenGroups": 0.0, "victims": 0.0}
+    assert {
+        k: v
+        for k, v in r.objective.items()
+        if k.startswith("victims") or k in ("pdbViolations", "brokenGroups")
+    } == {"pdbViolations": 0.0, "victims[p=10]": 0.0, "brokenGroups": 0.0, "victims": 0.0}
     assert (r.params["preemption"], r.params["preemptionFrom"]) == (False, "flag")
     assert build_model(c).em.evict == [] and build_model(c).inst.units == []
 

@@ -40,13 +40,17 @@ def brute_force_best(cluster) -> dict[str, float] | None:
         obj = shared(objective(cluster, placements))
         if best is not None and compare(obj, best) <= 0:
             continue
-        result = build_result(cluster, engine="brute", status=Status.HEURISTIC, placements=placements)
+        result = build_result(
+            cluster, engine="brute", status=Status.HEURISTIC, placements=placements
+        )
         if not validate(cluster, result):
             best = obj
     return best
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(small_clusters())
 def test_exact_results_are_valid_optimal_and_feasible_when_fixed(cluster):
     r = solve_exact(cluster, time_limit=5.0, workers=2, seed=0, preemption=False)
@@ -58,7 +62,9 @@ def test_exact_results_are_valid_optimal_and_feasible_when_fixed(cluster):
     assert shared(again.objective) == shared(r.objective)
 
 
-@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=40, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(small_clusters(max_nodes=3, max_groups=2, max_group_size=3, max_singles=1))
 def test_exact_matches_brute_force_on_enumerable_snapshots(cluster):
     r = solve_exact(cluster, time_limit=5.0, workers=2, seed=0, preemption=False)
@@ -68,7 +74,9 @@ def test_exact_matches_brute_force_on_enumerable_snapshots(cluster):
         assert shared(r.objective) == best
 
 
-@settings(max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=20, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(small_clusters())
 def test_a_hint_never_makes_the_answer_worse(cluster):
     plain = solve_exact(cluster, time_limit=5.0, workers=2, seed=0, preemption=False)

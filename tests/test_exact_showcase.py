@@ -36,8 +36,11 @@ def test_exact_admits_the_gang_greedy_rejects_and_proves_it_optimal(name):
 
 
 def _expected_optimal(cluster) -> dict[str, str]:
-    return {k: g.annotations["gangplan.io/expect-optimal"] for k, g in cluster.pod_groups.items()
-            if "gangplan.io/expect-optimal" in g.annotations}
+    return {
+        k: g.annotations["gangplan.io/expect-optimal"]
+        for k, g in cluster.pod_groups.items()
+        if "gangplan.io/expect-optimal" in g.annotations
+    }
 
 
 @pytest.mark.parametrize("path", sorted(SHOWCASE.glob("*.yaml")), ids=lambda p: p.stem)

@@ -23,13 +23,21 @@ def test_band_weights_make_every_tier_dominate_all_lower_ones_together():
     w = band_weights(group)
     assert w == [50, 10, 1]
     for i in range(len(group) - 1):  # one more unit of tier i beats every lower tier at its maximum
-        assert w[i] > sum(wj * t.upper for wj, t in zip(w[i + 1:], group[i + 1:], strict=True))
+        assert w[i] > sum(wj * t.upper for wj, t in zip(w[i + 1 :], group[i + 1 :], strict=True))
 
 
 def test_decision_tiers_merge_until_the_weights_grow_too_large_and_the_tiebreak_stays_alone():
-    tiers = [tier("admitted[p=1]", 10), tier("admitted[p=0]", 10), tier("placed", 10**11), tier("tiebreak", 5)]
+    tiers = [
+        tier("admitted[p=1]", 10),
+        tier("admitted[p=0]", 10),
+        tier("placed", 10**11),
+        tier("tiebreak", 5),
+    ]
     assert [[t.name for t in g] for g in group_tiers(tiers)] == [
-        ["admitted[p=1]", "admitted[p=0]"], ["placed"], ["tiebreak"]]
+        ["admitted[p=1]", "admitted[p=0]"],
+        ["placed"],
+        ["tiebreak"],
+    ]
 
 
 def test_per_tier_bounds_follow_from_a_merged_bound_only_below_proven_tiers():
@@ -37,7 +45,10 @@ def test_per_tier_bounds_follow_from_a_merged_bound_only_below_proven_tiers():
     # values 2, 3, 5 (= 135); bound 140: a <= 2 proven, then b <= (140 - 100) // 10 = 4 > 3.
     reports = _tier_reports(group, band_weights(group), [2, 3, 5], 140, 1.0)
     assert [(r.tier, r.status, r.bound) for r in reports] == [
-        ("a", "OPTIMAL", 2.0), ("b", "FEASIBLE", 4.0), ("c", "FEASIBLE", 9.0)]
+        ("a", "OPTIMAL", 2.0),
+        ("b", "FEASIBLE", 4.0),
+        ("c", "FEASIBLE", 9.0),
+    ]
     assert isinstance(reports[0], PhaseReport)
 
 
@@ -52,7 +63,10 @@ def test_a_tiny_time_limit_still_returns_a_valid_answer_never_worse_than_the_hin
     assert rushed.status in (Status.OPTIMAL, Status.FEASIBLE)
     assert [str(v) for v in validate(c, rushed)] == []
     shared = [k for k in first.objective if k != "tiebreak"]
-    assert compare({k: rushed.objective[k] for k in shared}, {k: first.objective[k] for k in shared}) >= 0
+    assert (
+        compare({k: rushed.objective[k] for k in shared}, {k: first.objective[k] for k in shared})
+        >= 0
+    )
     assert rushed.gap is not None and rushed.bound
 
 

@@ -30,13 +30,17 @@ from gangplan.solver.exact.locality import PREFERRED_ANNOTATION, SPREAD, TOPOLOG
 from gangplan.solver.greedy import solve_greedy
 from gangplan.solver.validate import validate
 
-SHOWCASE = Path(__file__).resolve().parent.parent / "scenarios" / "showcase" / "tas-preferred-nvlink.yaml"
+SHOWCASE = (
+    Path(__file__).resolve().parent.parent / "scenarios" / "showcase" / "tas-preferred-nvlink.yaml"
+)
 CLIQUE = "nvidia.com/gpu.clique"
 BLOCK = "cloud.google.com/gce-topology-block"
 
 
 def cluster(*objs):
-    return load_objects([o for group in objs for o in (group if isinstance(group, list) else [group])])
+    return load_objects(
+        [o for group in objs for o in (group if isinstance(group, list) else [group])]
+    )
 
 
 def solve(c, **kw):
@@ -60,7 +64,9 @@ def gang(name, size, min_count, *, requests, prefer=None, bound_on=(), **group_k
     ann = {PREFERRED_ANNOTATION: prefer} if prefer else None
     objs = [pod_group_object(name, min_count=min_count, annotations=ann, **group_kw)]
     for i, n in enumerate(bound_on):
-        objs.append(pod_object(f"{name}-run-{i}", group=name, node_name=n, requests=requests, created=0))
+        objs.append(
+            pod_object(f"{name}-run-{i}", group=name, node_name=n, requests=requests, created=0)
+        )
     for i in range(size):
         objs.append(pod_object(f"{name}-{i}", group=name, requests=requests, created=i + 1))
     return objs
@@ -68,16 +74,26 @@ def gang(name, size, min_count, *, requests, prefer=None, bound_on=(), **group_k
 
 def domains_of(c, r, group: str, key: str) -> set[str]:
     by_name = {n.name: n for n in c.nodes}
-    return {by_name[node].labels.get(key, "") for pod, node in r.placements().items() if pod.startswith(f"default/{group}-")}
+    return {
+        by_name[node].labels.get(key, "")
+        for pod, node in r.placements().items()
+        if pod.startswith(f"default/{group}-")
+    }
 
 
 # ---- growth lock-in of a required topology ----------------------------------------------------
 def lock_in_cluster(zone_a_cpu: str):
     # Gang g (minCount 3, topology zone) has g-run-0 bound on a0 (1 of a0's cpus). Zone b is idle
     # and roomy, so LeastAllocated's tie-break would rather go there; the bound member pins zone a.
-    nodes = [node("a0", {ZONE: "a"}, cpu="2"), node("a1", {ZONE: "a"}, cpu=zone_a_cpu),
-             node("b0", {ZONE: "b"}, cpu="8"), node("b1", {ZONE: "b"}, cpu="8")]
-    return cluster(*nodes, gang("g", 2, 3, requests={"cpu": "1"}, topology_key=ZONE, bound_on=["a0"]))
+    nodes = [
+        node("a0", {ZONE: "a"}, cpu="2"),
+        node("a1", {ZONE: "a"}, cpu=zone_a_cpu),
+        node("b0", {ZONE: "b"}, cpu="8"),
+        node("b1", {ZONE: "b"}, cpu="8"),
+    ]
+    return cluster(
+        *nodes, gang("g", 2, 3, requests={"cpu": "1"}, topology_key=ZONE, bound_on=["a0"])
+    )
 
 
 def test_new_pods_of_a_group_bound_in_one_zone_stay_in_that_zone():
@@ -100,11 +116,17 @@ def test_a_group_bound_in_a_full_zone_cannot_grow_into_another_zone():
 def test_a_sibling_under_a_zone_constrained_composite_grows_into_the_zone_a_bound_sibling_uses():
     # Root (topology zone, minGroupCount 2): child c0 already runs on a0 (zone a), child c1 (2
     # pods) is pending. Zone b is idle, zone a has room for exactly c1: c1 goes to zone a.
-    nodes = [node("a0", {ZONE: "a"}, cpu="2"), node("a1", {ZONE: "a"}, cpu="1"),
-             node("b0", {ZONE: "b"}, cpu="8")]
-    c = cluster(*nodes, composite_pod_group_object("root", min_group_count=2, topology_key=ZONE),
-                gang("c0", 0, 1, requests={"cpu": "1"}, parent="root", bound_on=["a0"]),
-                gang("c1", 2, 2, requests={"cpu": "1"}, parent="root"))
+    nodes = [
+        node("a0", {ZONE: "a"}, cpu="2"),
+        node("a1", {ZONE: "a"}, cpu="1"),
+        node("b0", {ZONE: "b"}, cpu="8"),
+    ]
+    c = cluster(
+        *nodes,
+        composite_pod_group_object("root", min_group_count=2, topology_key=ZONE),
+        gang("c0", 0, 1, requests={"cpu": "1"}, parent="root", bound_on=["a0"]),
+        gang("c1", 2, 2, requests={"cpu": "1"}, parent="root"),
+    )
     r = solve(c)
     assert shared(r) == {"admitted[p=0]": 1.0, "placed": 2.0}
     assert sorted(r.placements().values()) == ["a0", "a1"]
@@ -131,12 +153,16 @@ def test_the_showcase_gang_greedy_scatters_over_two_cliques_lands_in_one_clique_
     assert shared(r) == shared(greedy) == {"admitted[p=0]": 1.0, "placed": 4.0}
     assert domains_of_ml(c, r) in ({"nvl-a.0"}, {"nvl-b.0"})
     assert r.objective[TOPOLOGY] == 4.0 and r.objective[SPREAD] == 1.0
-    assert r.exact_trace.model.private_classes == 0, "identical pods stay pooled, counted per clique"
+    assert r.exact_trace.model.private_classes == 0, (
+        "identical pods stay pooled, counted per clique"
+    )
 
 
 def domains_of_ml(c, r) -> set[str]:
     by_name = {n.name: n for n in c.nodes}
-    return {by_name[n].labels[CLIQUE] for p, n in r.placements().items() if p.startswith("ml/train-")}
+    return {
+        by_name[n].labels[CLIQUE] for p, n in r.placements().items() if p.startswith("ml/train-")
+    }
 
 
 def two_block_cluster():
@@ -153,7 +179,9 @@ def test_a_preferred_group_no_clique_can_hold_climbs_to_one_block_instead_of_two
     # Fallback as in Kueue: one block (c0 + c1 in b0) rather than c2 + a b0 clique. Spread weights:
     # clique max excess 2 -> weight 1; block max excess 1 -> weight 1 + 2 = 3; C = 3 + 2 = 5.
     # Optimum cost: 0 extra blocks, 1 extra clique = 1, so spread = 4.
-    c = cluster(two_block_cluster(), gang("g", 6, 6, requests={"cpu": "1", GPU: "2"}, prefer=CLIQUE))
+    c = cluster(
+        two_block_cluster(), gang("g", 6, 6, requests={"cpu": "1", GPU: "2"}, prefer=CLIQUE)
+    )
     r = solve(c)
     assert shared(r) == {"admitted[p=0]": 1.0, "placed": 6.0}
     assert domains_of(c, r, "g", BLOCK) == {"b0"}
@@ -165,7 +193,10 @@ def test_a_heterogeneous_preferred_gang_packs_both_pod_shapes_into_one_clique():
     # 2 pods x 2 GPUs and 2 pods x 1 GPU (6 GPUs): c2's two trays hold them (8 GPUs); pooled
     # per-clique counts of two classes must decode onto the same clique's trays.
     objs = gang("g", 2, 4, requests={"cpu": "1", GPU: "2"}, prefer=CLIQUE)
-    objs += [pod_object(f"g-small-{i}", group="g", requests={"cpu": "1", GPU: "1"}, created=9) for i in range(2)]
+    objs += [
+        pod_object(f"g-small-{i}", group="g", requests={"cpu": "1", GPU: "1"}, created=9)
+        for i in range(2)
+    ]
     c = cluster(two_block_cluster(), objs)
     r = solve(c)
     assert shared(r) == {"admitted[p=0]": 1.0, "placed": 4.0}
@@ -176,7 +207,10 @@ def test_a_heterogeneous_preferred_gang_packs_both_pod_shapes_into_one_clique():
 def test_a_required_block_with_a_preferred_clique_packs_inside_the_block_with_pooled_counts():
     # Required: one block; preferred: one clique. 4 pods x 2 GPUs fit any clique: packed (4).
     # The class stays pooled: its per-clique counts are gated by the block literals.
-    c = cluster(two_block_cluster(), gang("g", 4, 4, requests={"cpu": "1", GPU: "2"}, prefer=CLIQUE, topology_key=BLOCK))
+    c = cluster(
+        two_block_cluster(),
+        gang("g", 4, 4, requests={"cpu": "1", GPU: "2"}, prefer=CLIQUE, topology_key=BLOCK),
+    )
     r = solve(c)
     assert shared(r) == {"admitted[p=0]": 1.0, "placed": 4.0}
     assert len(domains_of(c, r, "g", CLIQUE)) == 1
@@ -200,8 +234,11 @@ def test_a_preferred_child_under_a_zone_constrained_composite_gets_per_node_coun
     # The composite's zone spans its children, so the child's class is private; it still packs.
     objs = [topology_object("t", [ZONE, RACK, HOSTNAME])]
     objs += [node(f"{z}{k}", {ZONE: z, RACK: f"{z}-r{k}"}, cpu="2") for z in "ab" for k in range(2)]
-    c = cluster(objs, composite_pod_group_object("root", min_group_count=1, topology_key=ZONE),
-                gang("c0", 2, 2, requests={"cpu": "1"}, parent="root", prefer=RACK))
+    c = cluster(
+        objs,
+        composite_pod_group_object("root", min_group_count=1, topology_key=ZONE),
+        gang("c0", 2, 2, requests={"cpu": "1"}, parent="root", prefer=RACK),
+    )
     r = solve(c)
     assert shared(r) == {"admitted[p=0]": 1.0, "placed": 2.0}
     assert len(domains_of(c, r, "c0", RACK)) == 1
@@ -214,10 +251,17 @@ def test_the_preference_never_costs_an_admission():
     # packed fits only in p (q has 6 < 8), and then p keeps at most 1 whole tray: b is out.
     # Optimum: both admitted, a spread (3 pods in q, 1 in p), topology tier 0.
     nodes = [node(f"p{i}", {CLIQUE: "p"}, cpu="16", gpus=4) for i in range(3)]
-    nodes += [node("q0", {CLIQUE: "q"}, cpu="16", gpus=4), node("q1", {CLIQUE: "q"}, cpu="16", gpus=4)]
+    nodes += [
+        node("q0", {CLIQUE: "q"}, cpu="16", gpus=4),
+        node("q1", {CLIQUE: "q"}, cpu="16", gpus=4),
+    ]
     busy = pod_object("busy", namespace="other", node_name="q1", requests={"cpu": "1", GPU: "2"})
-    c = cluster(*nodes, busy, gang("a", 4, 4, requests={"cpu": "1", GPU: "2"}, prefer=CLIQUE),
-                gang("b", 2, 2, requests={"cpu": "1", GPU: "4"}, topology_key=CLIQUE))
+    c = cluster(
+        *nodes,
+        busy,
+        gang("a", 4, 4, requests={"cpu": "1", GPU: "2"}, prefer=CLIQUE),
+        gang("b", 2, 2, requests={"cpu": "1", GPU: "4"}, topology_key=CLIQUE),
+    )
     r = solve(c)
     assert shared(r) == {"admitted[p=0]": 2.0, "placed": 6.0}
     assert domains_of(c, r, "a", CLIQUE) == {"p", "q"}
@@ -246,7 +290,9 @@ def zone_rack_cluster():
     # Levels zone > rack > hostname (hostname domains are single nodes: not measured).
     objs = [topology_object("t", [ZONE, RACK, HOSTNAME])]
     objs += [node(f"r3-{i}", {ZONE: "z1", RACK: "r3"}, cpu="2") for i in range(2)]
-    objs += [node(f"r{k}-{i}", {ZONE: "z0", RACK: f"r{k}"}, cpu="1") for k in range(3) for i in range(2)]
+    objs += [
+        node(f"r{k}-{i}", {ZONE: "z0", RACK: f"r{k}"}, cpu="1") for k in range(3) for i in range(2)
+    ]
     return objs
 
 
@@ -273,7 +319,21 @@ def test_compact_packs_a_gang_that_fits_one_rack_into_that_rack():
 
 def test_the_cli_accepts_the_compact_objective(tmp_path: Path):
     out = tmp_path / "r.json"
-    res = CliRunner().invoke(app, ["solve", str(SHOWCASE), "--engine", "exact", "--objective", "compact", "--workers", "1", "--out", str(out)])
+    res = CliRunner().invoke(
+        app,
+        [
+            "solve",
+            str(SHOWCASE),
+            "--engine",
+            "exact",
+            "--objective",
+            "compact",
+            "--workers",
+            "1",
+            "--out",
+            str(out),
+        ],
+    )
     assert res.exit_code == 0, res.output
     data = json.loads(out.read_text())
     assert data["params"]["objective"] == "compact"

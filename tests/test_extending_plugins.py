@@ -47,7 +47,9 @@ class ToyQuietNodes(Plugin):
         return SUCCESS
 
     def score(self, cs, pod, snap, feasible):
-        return np.array([100 if QUIET in snap.nodes[int(i)].labels else 0 for i in feasible], dtype=np.int64)
+        return np.array(
+            [100 if QUIET in snap.nodes[int(i)].labels else 0 for i in feasible], dtype=np.int64
+        )
 
 
 class ToyPreferredPlacement(Plugin):
@@ -56,7 +58,10 @@ class ToyPreferredPlacement(Plugin):
     name = "ToyPreferredPlacement"
 
     def score_placements(self, snap, info, placements, proposals):
-        return [100 if any(PREFERRED in snap.nodes[int(i)].labels for i in p.nodes) else 0 for p in placements]
+        return [
+            100 if any(PREFERRED in snap.nodes[int(i)].labels for i in p.nodes) else 0
+            for p in placements
+        ]
 
 
 class ToyPowerDomains(Plugin):
@@ -67,7 +72,11 @@ class ToyPowerDomains(Plugin):
     def generate_placements(self, snap, info, parent):
         codes, values, _ = snap.label_codes(POWER)
         nodes = parent.nodes[codes[parent.nodes] >= 0]
-        out = [Placement(v, nodes[codes[nodes] == c], POWER) for c, v in enumerate(values) if (codes[nodes] == c).any()]
+        out = [
+            Placement(v, nodes[codes[nodes] == c], POWER)
+            for c, v in enumerate(values)
+            if (codes[nodes] == c).any()
+        ]
         return out, SUCCESS
 
 
@@ -84,7 +93,9 @@ def toys():
 # ---- snapshots -------------------------------------------------------------------------------
 def node(name: str, cpu: int, **labels: str) -> str:
     labels = {"kubernetes.io/hostname": name, **labels}
-    body = ", ".join(f"{k}: {v!r}" if isinstance(v, str) else f"{k}: {v}" for k, v in labels.items())
+    body = ", ".join(
+        f"{k}: {v!r}" if isinstance(v, str) else f"{k}: {v}" for k, v in labels.items()
+    )
     return f"""apiVersion: v1
 kind: Node
 metadata: {{name: {name}, labels: {{{body}}}}}
@@ -94,7 +105,9 @@ status: {{allocatable: {{cpu: "{cpu}", memory: 64Gi, pods: "110"}}}}
 
 
 def gang(name: str, pods: int, cpu: int, *, topology: str | None = None) -> str:
-    constraint = f"\n  schedulingConstraints:\n    topology: [{{key: {topology}}}]" if topology else ""
+    constraint = (
+        f"\n  schedulingConstraints:\n    topology: [{{key: {topology}}}]" if topology else ""
+    )
     out = f"""apiVersion: scheduling.k8s.io/v1beta1
 kind: PodGroup
 metadata: {{name: {name}, namespace: ml, creationTimestamp: "2026-01-01T00:00:00Z"}}
@@ -155,14 +168,27 @@ def test_register_refuses_a_second_plugin_under_a_taken_name(toys):
     assert REGISTRY["NodeResourcesFit"].__name__ == "Fit"
 
 
-NODES_A = node("n-noisy", 4, **{NOISY: "true"}) + node("n-plain", 4) + node("n-quiet", 4, **{QUIET: "yes"})
+NODES_A = (
+    node("n-noisy", 4, **{NOISY: "true"})
+    + node("n-plain", 4)
+    + node("n-quiet", 4, **{QUIET: "yes"})
+)
 
 
-def test_a_toy_filter_and_score_plugin_moves_a_gang_off_noisy_nodes_onto_quiet_ones(toys, load_text):
+def test_a_toy_filter_and_score_plugin_moves_a_gang_off_noisy_nodes_onto_quiet_ones(
+    toys, load_text
+):
     plain = solve_valid(load_text(NODES_A + gang("job", 2, 2)))
-    assert nodes_of(plain, "job") == {"ml/job-0": "n-noisy", "ml/job-1": "n-plain"}  # equal scores: first node, then LeastAllocated
+    assert nodes_of(plain, "job") == {
+        "ml/job-0": "n-noisy",
+        "ml/job-1": "n-plain",
+    }  # equal scores: first node, then LeastAllocated
 
-    cluster = load_text(config("    multiPoint:\n      enabled: [{name: ToyQuietNodes, weight: 10}]") + NODES_A + gang("job", 2, 2))
+    cluster = load_text(
+        config("    multiPoint:\n      enabled: [{name: ToyQuietNodes, weight: 10}]")
+        + NODES_A
+        + gang("job", 2, 2)
+    )
     profile = build_profile(cluster)
     assert "ToyQuietNodes" in [pl.name for pl in profile.filters]
     assert ("ToyQuietNodes", 10) in [(pl.name, w) for pl, w in profile.scorers]
@@ -176,15 +202,22 @@ def test_a_toy_filter_and_score_plugin_moves_a_gang_off_noisy_nodes_onto_quiet_o
 def test_a_toy_filter_rejection_is_counted_in_the_fit_error_under_the_plugins_name(toys, load_text):
     snapshot = NODES_A + gang("big", 3, 4)
     assert solve_valid(load_text(snapshot)).groups["ml/big"].admitted
-    r = solve_valid(load_text(config("    filter:\n      enabled: [{name: ToyQuietNodes}]") + snapshot))
+    r = solve_valid(
+        load_text(config("    filter:\n      enabled: [{name: ToyQuietNodes}]") + snapshot)
+    )
     assert not r.groups["ml/big"].admitted
     failed = r.greedy_trace.pods["ml/big-2"]
-    assert failed.fit_error == f"0/3 nodes are available: 1 {ToyQuietNodes.REASON}, 2 Insufficient cpu."
+    assert (
+        failed.fit_error
+        == f"0/3 nodes are available: 1 {ToyQuietNodes.REASON}, 2 Insufficient cpu."
+    )
     assert failed.rejections["ToyQuietNodes"] == {ToyQuietNodes.REASON: 1}
 
 
 def test_a_filter_only_entry_enables_the_filter_without_the_score(toys, load_text):
-    cluster = load_text(config("    filter:\n      enabled: [{name: ToyQuietNodes}]") + NODES_A + gang("job", 2, 2))
+    cluster = load_text(
+        config("    filter:\n      enabled: [{name: ToyQuietNodes}]") + NODES_A + gang("job", 2, 2)
+    )
     profile = build_profile(cluster)
     assert "ToyQuietNodes" in [pl.name for pl in profile.filters]
     assert "ToyQuietNodes" not in [pl.name for pl, _ in profile.scorers]
@@ -192,7 +225,13 @@ def test_a_filter_only_entry_enables_the_filter_without_the_score(toys, load_tex
     assert nodes_of(r, "job") == {"ml/job-0": "n-plain", "ml/job-1": "n-quiet"}
 
 
-NODES_B = node("a1", 2, **{RACK: "rack1", PREFERRED: "yes"}) + node("a2", 2, **{RACK: "rack1"}) + node("b1", 2, **{RACK: "rack2"}) + node("b2", 2, **{RACK: "rack2"}) + node("b3", 2, **{RACK: "rack2"})
+NODES_B = (
+    node("a1", 2, **{RACK: "rack1", PREFERRED: "yes"})
+    + node("a2", 2, **{RACK: "rack1"})
+    + node("b1", 2, **{RACK: "rack2"})
+    + node("b2", 2, **{RACK: "rack2"})
+    + node("b3", 2, **{RACK: "rack2"})
+)
 BLOCKER = """apiVersion: v1
 kind: Pod
 metadata: {name: used, namespace: ml}
@@ -207,21 +246,40 @@ status: {phase: Running}
 def test_a_toy_placement_score_plugin_outweighs_bin_packing(toys, load_text):
     snapshot = NODES_B + BLOCKER + gang("pg", 3, 1, topology=RACK)
     plain = solve_valid(load_text(snapshot))
-    assert plain.greedy_trace.groups["ml/pg"].placements.chosen == "rack2"  # PlacementBinPacking prefers the fuller rack
+    assert (
+        plain.greedy_trace.groups["ml/pg"].placements.chosen == "rack2"
+    )  # PlacementBinPacking prefers the fuller rack
 
-    cluster = load_text(config("    placementScore:\n      enabled: [{name: ToyPreferredPlacement, weight: 2}]") + snapshot)
+    cluster = load_text(
+        config("    placementScore:\n      enabled: [{name: ToyPreferredPlacement, weight: 2}]")
+        + snapshot
+    )
     r = solve_valid(cluster)
     info = r.greedy_trace.groups["ml/pg"].placements
     by_name = {e.name: e for e in info.evaluated}
-    assert list(by_name["rack1"].scores) == ["PlacementBinPacking", "PodGroupPodsCount", "ToyPreferredPlacement"]
-    assert by_name["rack1"].scores["ToyPreferredPlacement"] == 200 and by_name["rack2"].scores["ToyPreferredPlacement"] == 0
-    assert (by_name["rack1"].total, by_name["rack2"].total) == (plain_total(plain, "rack1") + 200, plain_total(plain, "rack2"))
+    assert list(by_name["rack1"].scores) == [
+        "PlacementBinPacking",
+        "PodGroupPodsCount",
+        "ToyPreferredPlacement",
+    ]
+    assert (
+        by_name["rack1"].scores["ToyPreferredPlacement"] == 200
+        and by_name["rack2"].scores["ToyPreferredPlacement"] == 0
+    )
+    assert (by_name["rack1"].total, by_name["rack2"].total) == (
+        plain_total(plain, "rack1") + 200,
+        plain_total(plain, "rack2"),
+    )
     assert info.chosen == "rack1"
     assert set(nodes_of(r, "pg").values()) <= {"a1", "a2"}
 
 
 def plain_total(result, placement: str) -> int:
-    return next(e.total for e in result.greedy_trace.groups["ml/pg"].placements.evaluated if e.name == placement)
+    return next(
+        e.total
+        for e in result.greedy_trace.groups["ml/pg"].placements.evaluated
+        if e.name == placement
+    )
 
 
 NODES_C = (
@@ -234,18 +292,35 @@ NODES_C = (
 )
 
 
-def test_a_second_placement_generator_is_merged_with_the_topology_one_by_intersecting_node_sets(toys, load_text):
+def test_a_second_placement_generator_is_merged_with_the_topology_one_by_intersecting_node_sets(
+    toys, load_text
+):
     snapshot = NODES_C + gang("pg", 2, 4, topology=RACK)
     plain = solve_valid(load_text(snapshot))
     assert plain.greedy_trace.groups["ml/pg"].placements.generated == 2
 
-    cluster = load_text(config("    placementGenerate:\n      enabled: [{name: ToyPowerDomains}]") + snapshot)
-    assert [pl.name for pl in build_profile(cluster).placement_generators] == ["TopologyPlacementGenerator", "ToyPowerDomains"]
+    cluster = load_text(
+        config("    placementGenerate:\n      enabled: [{name: ToyPowerDomains}]") + snapshot
+    )
+    assert [pl.name for pl in build_profile(cluster).placement_generators] == [
+        "TopologyPlacementGenerator",
+        "ToyPowerDomains",
+    ]
     r = solve_valid(cluster)
     info = r.greedy_trace.groups["ml/pg"].placements
     assert info.generated == 4
-    assert [(e.name, e.nodes) for e in info.entries()] == [("r1/p1", 2), ("r1/p2", 1), ("r2/p1", 1), ("r2/p2", 2)]
-    assert {e.name: e.status for e in info.evaluated} == {"r1/p1": "Success", "r1/p2": "Unschedulable", "r2/p1": "Unschedulable", "r2/p2": "Success"}
+    assert [(e.name, e.nodes) for e in info.entries()] == [
+        ("r1/p1", 2),
+        ("r1/p2", 1),
+        ("r2/p1", 1),
+        ("r2/p2", 2),
+    ]
+    assert {e.name: e.status for e in info.evaluated} == {
+        "r1/p1": "Success",
+        "r1/p2": "Unschedulable",
+        "r2/p1": "Unschedulable",
+        "r2/p2": "Success",
+    }
     placed = nodes_of(r, "pg").values()
     racks = {n.split("-")[0] for n in placed}
     powers = {n.split("-")[1] for n in placed}
@@ -254,7 +329,11 @@ def test_a_second_placement_generator_is_merged_with_the_topology_one_by_interse
 
 
 def test_a_second_generator_alone_constrains_groups_without_a_topology_key(toys, load_text):
-    cluster = load_text(config("    placementGenerate:\n      enabled: [{name: ToyPowerDomains}]") + NODES_C + gang("pg", 3, 4))
+    cluster = load_text(
+        config("    placementGenerate:\n      enabled: [{name: ToyPowerDomains}]")
+        + NODES_C
+        + gang("pg", 3, 4)
+    )
     r = solve_valid(cluster)
     info = r.greedy_trace.groups["ml/pg"].placements
     assert info.key is None and [e.name for e in info.entries()] == ["p1", "p2"]

@@ -30,7 +30,10 @@ def test_filter_reasons_match_filter_one(seed):
     checked = 0
     for pod in cluster.pending_pods:
         cs = CycleState()
-        if any(not pl.pre_filter(cs, pod, snap).ok and pl.pre_filter(cs, pod, snap).code != Code.SKIP for pl in profile.filters):
+        if any(
+            not pl.pre_filter(cs, pod, snap).ok and pl.pre_filter(cs, pod, snap).code != Code.SKIP
+            for pl in profile.filters
+        ):
             continue
         cs = CycleState()
         for pl in profile.filters:
@@ -45,7 +48,10 @@ def test_filter_reasons_match_filter_one(seed):
             masks, unres = pl.filter_reasons(cs, pod, snap, rejected)
             for k, i in enumerate(rejected.tolist()):
                 st = pl.filter_one(cs, pod, snap, i)
-                assert _per_node(masks, unres, k) == (sorted(st.reasons), st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE), (pl.name, pod.key, i)
+                assert _per_node(masks, unres, k) == (
+                    sorted(st.reasons),
+                    st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                ), (pl.name, pod.key, i)
                 checked += 1
     assert checked > 0
 
@@ -65,4 +71,7 @@ def test_fit_failures_with_added_copies_match_assuming_them(seed):
                 st = fit.filter_one(CycleState(), pod, snap, i)
                 for _ in range(t):
                     snap.forget(snap.pods_on[i][-1])
-                assert _per_node(masks, unres, i) == (sorted(st.reasons), st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+                assert _per_node(masks, unres, i) == (
+                    sorted(st.reasons),
+                    st.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                )

@@ -26,7 +26,12 @@ SMALL = base_snapshots(max_bytes=12_000)
 
 def test_the_fuzz_draws_from_scenarios_and_fixtures():
     names = {n.split("/")[0] + "/" + n.split("/")[1] for n, _ in SMALL}
-    assert {"scenarios/showcase", "scenarios/upstream", "scenarios/upstream-preemption", "tests/fixtures"} <= names
+    assert {
+        "scenarios/showcase",
+        "scenarios/upstream",
+        "scenarios/upstream-preemption",
+        "tests/fixtures",
+    } <= names
     assert len(SMALL) >= 50
 
 
@@ -39,7 +44,13 @@ def _check(mutant, outcomes: list | None = None) -> None:
     assert not out.problems, f"{name} with {mutations}: {out.problems}"
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=list(HealthCheck),
+)
 @given(mutants(SMALL))
 def test_mutated_snapshots_exit_0_or_2_and_results_validate(mutant):
     _check(mutant)
@@ -52,7 +63,9 @@ def test_many_mutated_snapshots_exit_0_or_2_and_results_validate():
     bases = base_snapshots(max_bytes=None)
     assert len(bases) > len(SMALL)
 
-    @settings(max_examples=4000, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=4000, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
     @given(mutants(bases))
     def run(mutant):
         _check(mutant, outcomes)
@@ -60,7 +73,9 @@ def test_many_mutated_snapshots_exit_0_or_2_and_results_validate():
     start = time.monotonic()
     run()
     hist = histogram(outcomes)
-    print(f"\nfuzz: {len(outcomes)} mutants, {sum(hist.values())} command runs, {time.monotonic() - start:.0f} s")
+    print(
+        f"\nfuzz: {len(outcomes)} mutants, {sum(hist.values())} command runs, {time.monotonic() - start:.0f} s"
+    )
     for (command, code), n in sorted(hist.items()):
         print(f"  {command:13s} exit {code:3d}: {n}")
     assert len(outcomes) >= 3000

@@ -43,7 +43,12 @@ def _used(cluster: Cluster) -> dict[str, Counter]:
 def _respects_capacity(cluster: Cluster) -> bool:
     used = _used(cluster)
     nodes = {n.name: n for n in cluster.nodes}
-    return all(q <= nodes[name].allocatable.get(r, 0) for name, u in used.items() for r, q in u.items() if q > 0)
+    return all(
+        q <= nodes[name].allocatable.get(r, 0)
+        for name, u in used.items()
+        for r, q in u.items()
+        if q > 0
+    )
 
 
 def _without_source(objs) -> list:
@@ -70,11 +75,17 @@ def test_scheduler_perf_gangs_has_the_upstream_shape(nodes, gangs, per_gang, pol
     assert {g.policy for g in c.pod_groups.values()} == {policy}
     assert all(len(m) == per_gang for m in (c.groups.node(k).members for k in c.groups.leaf_keys))
     # Member i belongs to group i div podsPerGroup, in creation order.
-    assert [p.pod_group for p in c.pods] == [sorted(c.pod_groups)[i // per_gang].split("/")[1] for i in range(gangs * per_gang)]
+    assert [p.pod_group for p in c.pods] == [
+        sorted(c.pod_groups)[i // per_gang].split("/")[1] for i in range(gangs * per_gang)
+    ]
 
 
 def test_scheduler_perf_tas_shape_labels_zones_of_100_and_racks_and_constrains_groups():
-    c = to_cluster(scheduler_perf_gangs(250, 5, 4, nodes_per_rack=50, topology_key=RACK, percentage_of_nodes_to_score=30))
+    c = to_cluster(
+        scheduler_perf_gangs(
+            250, 5, 4, nodes_per_rack=50, topology_key=RACK, percentage_of_nodes_to_score=30
+        )
+    )
     assert c.profile.percentage_of_nodes_to_score == 30
     assert c.nodes[199].labels[ZONE] == "zone-1" and c.nodes[200].labels[ZONE] == "zone-2"
     assert c.nodes[149].labels[RACK] == "rack-2" and c.nodes[150].labels[RACK] == "rack-3"
@@ -88,8 +99,13 @@ def test_scheduler_perf_without_sampling_knob_keeps_the_adaptive_default():
 def test_scheduler_perf_composite_nests_groups_under_composites_with_zone_and_rack_constraints():
     c = to_cluster(scheduler_perf_composite(250, 3, 2, 4, topology=True))
     assert len(c.composite_pod_groups) == 3 and len(c.pod_groups) == 6 and len(c.pending_pods) == 24
-    assert all(cg.min_group_count == 2 and cg.topology_key == ZONE for cg in c.composite_pod_groups.values())
-    assert all(g.min_count == 4 and g.topology_key == RACK and g.parent for g in c.pod_groups.values())
+    assert all(
+        cg.min_group_count == 2 and cg.topology_key == ZONE
+        for cg in c.composite_pod_groups.values()
+    )
+    assert all(
+        g.min_count == 4 and g.topology_key == RACK and g.parent for g in c.pod_groups.values()
+    )
     assert c.nodes[99].labels[RACK] == "rack-0" and c.nodes[100].labels[RACK] == "rack-1"
     assert not c.gated
 
@@ -99,19 +115,27 @@ def test_gang_preemption_basic_fills_every_node_with_ten_fillers_of_distinct_hos
     per_node = defaultdict(list)
     for p in c.bound_pods:
         per_node[p.node_name].append(p.host_ports[0].port)
-    assert len(per_node) == 10 and all(sorted(v) == list(range(8000, 8010)) for v in per_node.values())
+    assert len(per_node) == 10 and all(
+        sorted(v) == list(range(8000, 8010)) for v in per_node.values()
+    )
     assert max(p.priority for p in c.bound_pods) < min(p.priority for p in c.pending_pods) == 10000
     assert len(c.pending_pods) == 10 and {p.requests["cpu"] for p in c.pending_pods} == {3970}
     assert _respects_capacity(c) and _empty_result_violations(c) == []
 
 
 def test_gang_preemption_podgroups_binds_one_pod_of_each_low_gang_per_node():
-    c = to_cluster(scheduler_perf_gang_preemption_podgroups(nodes=10, low_gangs=5, high_gangs=2, pods_per_gang=10))
+    c = to_cluster(
+        scheduler_perf_gang_preemption_podgroups(
+            nodes=10, low_gangs=5, high_gangs=2, pods_per_gang=10
+        )
+    )
     per_node = defaultdict(set)
     for p in c.bound_pods:
         per_node[p.node_name].add(p.pod_group)
     assert all(len(v) == 5 for v in per_node.values()) and len(per_node) == 10
-    assert {p.priority for p in c.bound_pods} == {1000} and {p.priority for p in c.pending_pods} == {9999999}
+    assert {p.priority for p in c.bound_pods} == {1000} and {
+        p.priority for p in c.pending_pods
+    } == {9999999}
     assert _respects_capacity(c) and _empty_result_violations(c) == []
 
 
@@ -125,7 +149,11 @@ def test_gpu_cluster_realises_the_utilisation_profile_with_bound_pods(profile, f
     c = to_cluster(gpu_cluster(100, profile=profile, seed=3))
     used = _used(c)
     gpus = [used[n.name][GPU] for n in c.nodes]
-    assert (sum(g == 8 for g in gpus), sum(0 < g < 8 for g in gpus), sum(g == 0 for g in gpus)) == (full, partly, idle)
+    assert (sum(g == 8 for g in gpus), sum(0 < g < 8 for g in gpus), sum(g == 0 for g in gpus)) == (
+        full,
+        partly,
+        idle,
+    )
     assert _respects_capacity(c)
     assert all(p.priority == RUNNING_PRIORITY for p in c.bound_pods)
 
@@ -159,7 +187,11 @@ def test_gpu_gangs_mix_rack_constraints_and_gpu_type_selectors():
     multi = [g for k, g in c.pod_groups.items() if len(c.groups.node(k).members) > 1]
     racked = sum(1 for g in multi if g.topology_key == RACK)
     assert 0.35 < racked / len(multi) < 0.65
-    assert all(g.topology_key is None for k, g in c.pod_groups.items() if len(c.groups.node(k).members) == 1)
+    assert all(
+        g.topology_key is None
+        for k, g in c.pod_groups.items()
+        if len(c.groups.node(k).members) == 1
+    )
     selecting = {p.group_key for p in c.pods if p.node_selector}
     assert 0.1 < len(selecting) / len(c.pod_groups) < 0.3
     assert 150 < len(c.pod_groups) < 320  # ~230 gangs for 2,048 pods, as in the lab grid
@@ -192,7 +224,9 @@ def test_same_seed_gives_the_same_bytes(make):
 
 
 def test_different_seeds_give_different_gpu_instances():
-    assert dump_snapshot(gpu_benchmark(50, 64, seed=1)) != dump_snapshot(gpu_benchmark(50, 64, seed=2))
+    assert dump_snapshot(gpu_benchmark(50, 64, seed=1)) != dump_snapshot(
+        gpu_benchmark(50, 64, seed=2)
+    )
 
 
 def test_write_snapshot_round_trips_through_the_file_loader(tmp_path):
@@ -203,8 +237,12 @@ def test_write_snapshot_round_trips_through_the_file_loader(tmp_path):
     assert text.startswith("# generated\n# by test\n")
     from_file, in_memory = load_snapshot(path), to_cluster(objects)
     for kind in ("nodes", "pods"):
-        assert _without_source(getattr(from_file, kind)) == _without_source(getattr(in_memory, kind))
-    assert _without_source(from_file.pod_groups.values()) == _without_source(in_memory.pod_groups.values())
+        assert _without_source(getattr(from_file, kind)) == _without_source(
+            getattr(in_memory, kind)
+        )
+    assert _without_source(from_file.pod_groups.values()) == _without_source(
+        in_memory.pod_groups.values()
+    )
 
 
 def test_load_objects_gates_a_gang_below_quorum_like_the_file_loader():
@@ -220,7 +258,9 @@ def test_load_objects_gates_a_gang_below_quorum_like_the_file_loader():
 
 # ---- small mixed snapshots -----------------------------------------------------------------------
 @pytest.mark.parametrize("seed", range(20))
-def test_seeded_small_mixed_snapshots_load_respect_capacity_and_are_valid_when_nothing_is_placed(seed):
+def test_seeded_small_mixed_snapshots_load_respect_capacity_and_are_valid_when_nothing_is_placed(
+    seed,
+):
     c = to_cluster(small_mixed(seed))
     assert 2 <= len(c.nodes) <= 6 and 1 <= len(c.pod_groups) <= 3 and not c.gated
     assert _respects_capacity(c) and _empty_result_violations(c) == []
@@ -237,7 +277,9 @@ def test_small_mixed_limits_bound_the_instance():
 
 
 # ---- hypothesis strategies -----------------------------------------------------------------------
-_FAST = settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+_FAST = settings(
+    max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @_FAST

@@ -46,8 +46,17 @@ from gangplan.solver.greedy import placement_scores_at_step, pod_scores_at_step,
 from tests.draws import corners  # noqa: E402
 from tests.golden_compare import dump, first_difference  # noqa: E402
 
-SCENARIOS = sorted(p for p in (ROOT / "scenarios" / "showcase").iterdir() if p.suffix in (".yaml", ".yml", ".json") or p.is_dir())
-SCENARIOS += sorted(p for d in sorted((ROOT / "scenarios").glob("upstream*")) for p in d.iterdir() if p.suffix in (".yaml", ".yml", ".json") or p.is_dir())
+SCENARIOS = sorted(
+    p
+    for p in (ROOT / "scenarios" / "showcase").iterdir()
+    if p.suffix in (".yaml", ".yml", ".json") or p.is_dir()
+)
+SCENARIOS += sorted(
+    p
+    for d in sorted((ROOT / "scenarios").glob("upstream*"))
+    for p in d.iterdir()
+    if p.suffix in (".yaml", ".yml", ".json") or p.is_dir()
+)
 SMALL_NODES = 60
 """Scenarios with at most this many nodes are run in every variant and replayed."""
 
@@ -104,11 +113,15 @@ def _scenario_cases() -> dict[str, Callable[[], dict[str, Any]]]:
         if path.is_file():  # every variant for the small hand-written snapshots
             for v in VARIANTS:
                 if v != "default":
-                    cases[f"scenario__{base}__{v}"] = lambda path=path, rel=rel, v=v: run(path, rel, v)
+                    cases[f"scenario__{base}__{v}"] = lambda path=path, rel=rel, v=v: run(
+                        path, rel, v
+                    )
     return cases
 
 
-def _draw(objects_fn: Callable[[], list], *, replay: bool = False, **opts: Any) -> Callable[[], dict[str, Any]]:
+def _draw(
+    objects_fn: Callable[[], list], *, replay: bool = False, **opts: Any
+) -> Callable[[], dict[str, Any]]:
     def run() -> dict[str, Any]:
         cluster = to_cluster(objects_fn())
         res = result_text(cluster, None, **opts)
@@ -123,38 +136,124 @@ def _draw(objects_fn: Callable[[], list], *, replay: bool = False, **opts: Any) 
 def _draw_cases() -> dict[str, Callable[[], dict[str, Any]]]:
     c: dict[str, Callable[[], dict[str, Any]]] = {}
     for seed in range(40):
-        c[f"draw__small_mixed_{seed:02d}"] = _draw(lambda seed=seed: small_mixed(seed), replay=seed < 10)
+        c[f"draw__small_mixed_{seed:02d}"] = _draw(
+            lambda seed=seed: small_mixed(seed), replay=seed < 10
+        )
     for seed in range(20):
-        c[f"draw__small_preemption_{seed:02d}"] = _draw(lambda seed=seed: small_preemption(seed), replay=seed < 5)
+        c[f"draw__small_preemption_{seed:02d}"] = _draw(
+            lambda seed=seed: small_preemption(seed), replay=seed < 5
+        )
     for seed in range(6):
         c[f"draw__corners_{seed}"] = _draw(lambda seed=seed: corners(seed), replay=True)
-        c[f"draw__corners_{seed}_random"] = _draw(lambda seed=seed: corners(seed), tie_break="random", seed=seed)
+        c[f"draw__corners_{seed}_random"] = _draw(
+            lambda seed=seed: corners(seed), tie_break="random", seed=seed
+        )
     for seed in range(5):
-        c[f"draw__small_mixed_random_{seed:02d}"] = _draw(lambda seed=seed: small_mixed(100 + seed), tie_break="random", seed=seed)
-    c["draw__perf_tas_500n_75g"] = _draw(lambda: scheduler_perf_gangs(nodes=500, gangs=75, pods_per_gang=4, nodes_per_rack=100, topology_key=RACK))
-    c["draw__perf_tas_200n_racks10_40g"] = _draw(lambda: scheduler_perf_gangs(nodes=200, gangs=40, pods_per_gang=8, nodes_per_rack=10, topology_key=RACK), top_k=3)
-    c["draw__perf_gang_300n_sampled"] = _draw(lambda: scheduler_perf_gangs(nodes=300, gangs=60, pods_per_gang=3, percentage_of_nodes_to_score=0))
-    c["draw__perf_basic_150n"] = _draw(lambda: scheduler_perf_gangs(nodes=150, gangs=40, pods_per_gang=3, policy="basic"))
-    c["draw__perf_cpg_topology"] = _draw(lambda: scheduler_perf_composite(nodes=300, composites=6, groups_per_composite=2, pods_per_group=3, topology=True))
-    c["draw__perf_cpg_basic"] = _draw(lambda: scheduler_perf_composite(nodes=60, composites=6, policy="basic"))
+        c[f"draw__small_mixed_random_{seed:02d}"] = _draw(
+            lambda seed=seed: small_mixed(100 + seed), tie_break="random", seed=seed
+        )
+    c["draw__perf_tas_500n_75g"] = _draw(
+        lambda: scheduler_perf_gangs(
+            nodes=500, gangs=75, pods_per_gang=4, nodes_per_rack=100, topology_key=RACK
+        )
+    )
+    c["draw__perf_tas_200n_racks10_40g"] = _draw(
+        lambda: scheduler_perf_gangs(
+            nodes=200, gangs=40, pods_per_gang=8, nodes_per_rack=10, topology_key=RACK
+        ),
+        top_k=3,
+    )
+    c["draw__perf_gang_300n_sampled"] = _draw(
+        lambda: scheduler_perf_gangs(
+            nodes=300, gangs=60, pods_per_gang=3, percentage_of_nodes_to_score=0
+        )
+    )
+    c["draw__perf_basic_150n"] = _draw(
+        lambda: scheduler_perf_gangs(nodes=150, gangs=40, pods_per_gang=3, policy="basic")
+    )
+    c["draw__perf_cpg_topology"] = _draw(
+        lambda: scheduler_perf_composite(
+            nodes=300, composites=6, groups_per_composite=2, pods_per_group=3, topology=True
+        )
+    )
+    c["draw__perf_cpg_basic"] = _draw(
+        lambda: scheduler_perf_composite(nodes=60, composites=6, policy="basic")
+    )
     c["draw__gpu_busy_100n_512p"] = _draw(lambda: gpu_benchmark(100, 512, profile="busy", seed=0))
-    c["draw__gpu_mixed_150n_256p_s1"] = _draw(lambda: gpu_benchmark(150, 256, profile="mixed", seed=1))
-    c["draw__gpu_busy_120n_400p_s2_random"] = _draw(lambda: gpu_benchmark(120, 400, profile="busy", seed=2), tie_break="random", seed=3)
+    c["draw__gpu_mixed_150n_256p_s1"] = _draw(
+        lambda: gpu_benchmark(150, 256, profile="mixed", seed=1)
+    )
+    c["draw__gpu_busy_120n_400p_s2_random"] = _draw(
+        lambda: gpu_benchmark(120, 400, profile="busy", seed=2), tie_break="random", seed=3
+    )
     c["draw__gb200_nvl72"] = _draw(lambda: shapes.gb200_nvl72(seed=0))
-    c["draw__dgx_h100_superpod"] = _draw(lambda: shapes.dgx_h100_superpod(nodes=64, su_nodes=16, sus_per_spine=2, seed=1))
-    c["draw__perf_tas_shape_util"] = _draw(lambda: shapes.scheduler_perf_tas(nodes=400, nodes_per_zone=200, utilisation=0.6, gangs=60, seed=2))
+    c["draw__dgx_h100_superpod"] = _draw(
+        lambda: shapes.dgx_h100_superpod(nodes=64, su_nodes=16, sus_per_spine=2, seed=1)
+    )
+    c["draw__perf_tas_shape_util"] = _draw(
+        lambda: shapes.scheduler_perf_tas(
+            nodes=400, nodes_per_zone=200, utilisation=0.6, gangs=60, seed=2
+        )
+    )
     for seed in range(3):
-        c[f"draw__mixed_family_{seed}"] = _draw(lambda seed=seed: build_family("mixed", {
-            "nodes": 32, "gangs": 12, "hetero_fraction": 0.3, "affinity_fraction": 0.3, "anti_affinity_fraction": 0.3,
-            "topology_fraction": 0.3, "spread_fraction": 0.3, "selector_fraction": 0.3, "priorities": 2, "utilisation": 0.6}, seed))
-    c["draw__preemptible_gpu_300n_512p"] = _draw(lambda: preemptible_load(gpu_benchmark(300, 512, profile="busy", seed=0), 0))
-    c["draw__preemptible_gpu_200n_600p_s1"] = _draw(lambda: preemptible_load(gpu_benchmark(200, 600, profile="busy", seed=1), 1, share=0.5))
+        c[f"draw__mixed_family_{seed}"] = _draw(
+            lambda seed=seed: build_family(
+                "mixed",
+                {
+                    "nodes": 32,
+                    "gangs": 12,
+                    "hetero_fraction": 0.3,
+                    "affinity_fraction": 0.3,
+                    "anti_affinity_fraction": 0.3,
+                    "topology_fraction": 0.3,
+                    "spread_fraction": 0.3,
+                    "selector_fraction": 0.3,
+                    "priorities": 2,
+                    "utilisation": 0.6,
+                },
+                seed,
+            )
+        )
+    c["draw__preemptible_gpu_300n_512p"] = _draw(
+        lambda: preemptible_load(gpu_benchmark(300, 512, profile="busy", seed=0), 0)
+    )
+    c["draw__preemptible_gpu_200n_600p_s1"] = _draw(
+        lambda: preemptible_load(gpu_benchmark(200, 600, profile="busy", seed=1), 1, share=0.5)
+    )
     for seed in range(3):
-        c[f"draw__preemptible_mixed_family_{seed}"] = _draw(lambda seed=seed: preemptible_load(build_family("mixed", {
-            "nodes": 48, "gangs": 20, "hetero_fraction": 0.3, "affinity_fraction": 0.3, "anti_affinity_fraction": 0.3,
-            "topology_fraction": 0.3, "spread_fraction": 0.3, "selector_fraction": 0.3, "priorities": 2, "utilisation": 0.8}, seed), seed, share=0.5))
-    c["draw__philly_64n"] = _draw(lambda: _with_data(build_family, "philly", {"nodes": 64, "jobs": 40, "utilisation": 0.6}, 3))
-    c["draw__alibaba_spot_96n"] = _draw(lambda: _with_data(build_family, "alibaba", {"inventory": "spot", "nodes": 96, "gangs": 30, "max_gang_size": 8, "utilisation": 0.7}, 4))
+        c[f"draw__preemptible_mixed_family_{seed}"] = _draw(
+            lambda seed=seed: preemptible_load(
+                build_family(
+                    "mixed",
+                    {
+                        "nodes": 48,
+                        "gangs": 20,
+                        "hetero_fraction": 0.3,
+                        "affinity_fraction": 0.3,
+                        "anti_affinity_fraction": 0.3,
+                        "topology_fraction": 0.3,
+                        "spread_fraction": 0.3,
+                        "selector_fraction": 0.3,
+                        "priorities": 2,
+                        "utilisation": 0.8,
+                    },
+                    seed,
+                ),
+                seed,
+                share=0.5,
+            )
+        )
+    c["draw__philly_64n"] = _draw(
+        lambda: _with_data(build_family, "philly", {"nodes": 64, "jobs": 40, "utilisation": 0.6}, 3)
+    )
+    c["draw__alibaba_spot_96n"] = _draw(
+        lambda: _with_data(
+            build_family,
+            "alibaba",
+            {"inventory": "spot", "nodes": 96, "gangs": 30, "max_gang_size": 8, "utilisation": 0.7},
+            4,
+        )
+    )
     return c
 
 
@@ -170,14 +269,24 @@ TRACE_CASES = {"draw__philly_64n", "draw__alibaba_spot_96n"}
 CASES = {**_scenario_cases(), **_draw_cases()}
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, marks=[pytest.mark.traces] if c in TRACE_CASES else []) for c in sorted(CASES)])
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(c, marks=[pytest.mark.traces] if c in TRACE_CASES else [])
+        for c in sorted(CASES)
+    ],
+)
 def test_greedy_result_matches_golden(case: str) -> None:
     path = GOLDEN / f"{case}.json"
-    assert path.exists(), f"no golden for {case}: record with `PYTHONPATH=. python tests/test_greedy_golden.py --record`"
+    assert path.exists(), (
+        f"no golden for {case}: record with `PYTHONPATH=. python tests/test_greedy_golden.py --record`"
+    )
     got = dump(CASES[case]())
     want = path.read_text(encoding="utf-8")
     if got != want:
-        pytest.fail(f"greedy output of {case} changed at {first_difference(json.loads(want), json.loads(got))}")
+        pytest.fail(
+            f"greedy output of {case} changed at {first_difference(json.loads(want), json.loads(got))}"
+        )
 
 
 def test_every_golden_has_a_case() -> None:
@@ -196,5 +305,7 @@ def record(only: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     if "--record" not in sys.argv:
-        sys.exit("usage: PYTHONPATH=. python tests/test_greedy_golden.py --record [name-substring ...]")
+        sys.exit(
+            "usage: PYTHONPATH=. python tests/test_greedy_golden.py --record [name-substring ...]"
+        )
     record([a for a in sys.argv[1:] if a != "--record"])

@@ -11,13 +11,18 @@ from gangplan.solver.validate import validate
 from tests.strategies import small_clusters
 
 
-@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(small_clusters())
 def test_greedy_results_validate_repeat_and_agree_with_their_trace(cluster) -> None:
     r = solve_greedy(cluster)
     assert [str(v) for v in validate(cluster, r)] == []
     again = solve_greedy(cluster)
-    assert r.model_copy(update={"wall_seconds": 0.0}).to_json() == again.model_copy(update={"wall_seconds": 0.0}).to_json()
+    assert (
+        r.model_copy(update={"wall_seconds": 0.0}).to_json()
+        == again.model_copy(update={"wall_seconds": 0.0}).to_json()
+    )
     placed = r.placements()
     for key, t in r.greedy_trace.pods.items():
         assert t.kept == (key in placed)
@@ -33,7 +38,9 @@ def test_greedy_results_validate_repeat_and_agree_with_their_trace(cluster) -> N
             assert g.placed >= g.min_count
 
 
-@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(small_clusters())
 def test_random_tie_breaks_still_give_valid_results(cluster) -> None:
     for seed in (1, 2):

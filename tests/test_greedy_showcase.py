@@ -39,8 +39,13 @@ def test_heterogeneous_gang_is_rejected_because_p1_took_the_bigger_node():
 def test_intra_group_affinity_gang_fails_at_its_first_pod_and_is_fast_rejected():
     _, r = _solve("intra-group-affinity.yaml")
     assert not r.groups["default/affine"].admitted
-    assert r.pods["default/p1"].reason == "0/2 nodes are available: 2 node(s) didn't match pod affinity rules."
-    assert r.greedy_trace.order == ["default/p1"]  # remaining + scheduled < minCount: p2 never tried
+    assert (
+        r.pods["default/p1"].reason
+        == "0/2 nodes are available: 2 node(s) didn't match pod affinity rules."
+    )
+    assert r.greedy_trace.order == [
+        "default/p1"
+    ]  # remaining + scheduled < minCount: p2 never tried
     assert r.greedy_trace.groups["default/affine"].progression == ["Unschedulable"]
 
 
@@ -50,10 +55,14 @@ def test_design_card_in_v136_fails_at_b_which_completed_the_quorum_and_goes_firs
     _, r = _solve("design-card-a100.yaml", "1.36")
     assert not r.groups["ml/train"].admitted
     assert r.greedy_trace.order == ["ml/b"]
-    assert r.pods["ml/b"].reason.startswith("0/2 nodes are available: 2 node(s) didn't match pod affinity rules.")
+    assert r.pods["ml/b"].reason.startswith(
+        "0/2 nodes are available: 2 node(s) didn't match pod affinity rules."
+    )
 
 
-@pytest.mark.parametrize(("version", "totals"), [("1.35", {"n1": 441, "n2": 434}), ("1.37", {"n1": 416, "n2": 409})])
+@pytest.mark.parametrize(
+    ("version", "totals"), [("1.35", {"n1": 441, "n2": 434}), ("1.37", {"n1": 416, "n2": 409})]
+)
 def test_design_card_gang_fails_because_a_prefers_the_fuller_gpu_node(version, totals):
     """The totals differ by version only through NodeResourcesBalancedAllocation (v1.36's change
     of balance scores both nodes 25 lower here); the choice and the failure do not."""
@@ -62,7 +71,10 @@ def test_design_card_gang_fails_because_a_prefers_the_fuller_gpu_node(version, t
     a = r.greedy_trace.pods["ml/a"]
     assert a.chosen == "n1"
     assert {t.node: t.total for t in a.top} == totals
-    assert r.pods["ml/b"].reason == "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match pod affinity rules."
+    assert (
+        r.pods["ml/b"].reason
+        == "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) didn't match pod affinity rules."
+    )
 
 
 def test_design_card_scores_at_the_decisive_step_show_n1_above_n2():
@@ -70,9 +82,17 @@ def test_design_card_scores_at_the_decisive_step_show_n1_above_n2():
     got = pod_scores_at_step(cluster, "ml/a", ["n1", "n2"])
     assert got["n1"]["feasible"] and got["n2"]["feasible"]
     assert (got["n1"]["total"], got["n2"]["total"]) == (416, 409)
-    assert got["n1"]["scores"]["NodeResourcesFit"] == 41 and got["n2"]["scores"]["NodeResourcesFit"] == 34
+    assert (
+        got["n1"]["scores"]["NodeResourcesFit"] == 41
+        and got["n2"]["scores"]["NodeResourcesFit"] == 34
+    )
     later = pod_scores_at_step(cluster, "ml/b", ["n1", "n2"])
-    assert later["n1"] == {"feasible": False, "reason": "Insufficient nvidia.com/gpu", "scores": {}, "total": 0}
+    assert later["n1"] == {
+        "feasible": False,
+        "reason": "Insufficient nvidia.com/gpu",
+        "scores": {},
+        "total": 0,
+    }
     assert later["n2"]["reason"] == "node(s) didn't match pod affinity rules"
 
 
@@ -106,6 +126,14 @@ def test_every_showcase_matches_its_expect_greedy_annotation_and_validates(path)
 @pytest.mark.parametrize("path", ALL, ids=[p.stem for p in ALL])
 def test_same_input_twice_gives_identical_json_bytes(path):
     cluster = load_snapshot(path)
-    runs = [solve_greedy(load_snapshot(path), tie_break="random", seed=7).model_copy(update={"wall_seconds": 0.0}) for _ in range(2)]
+    runs = [
+        solve_greedy(load_snapshot(path), tie_break="random", seed=7).model_copy(
+            update={"wall_seconds": 0.0}
+        )
+        for _ in range(2)
+    ]
     assert runs[0].to_json() == runs[1].to_json()
-    assert solve_greedy(cluster).model_copy(update={"wall_seconds": 0.0}).to_json() == solve_greedy(cluster).model_copy(update={"wall_seconds": 0.0}).to_json()
+    assert (
+        solve_greedy(cluster).model_copy(update={"wall_seconds": 0.0}).to_json()
+        == solve_greedy(cluster).model_copy(update={"wall_seconds": 0.0}).to_json()
+    )

@@ -35,7 +35,11 @@ def test_greedy_reproduces_the_upstream_outcome(path: Path) -> None:
             assert _outcome(cluster, result, key) == g.annotations[EXPECT_GREEDY], key
             checked += 1
         if EXPECT_PLACED in g.annotations:
-            placed = result.groups[key].placed if key in result.groups else sum(1 for p in cluster.groups.members(key) if p.node_name)
+            placed = (
+                result.groups[key].placed
+                if key in result.groups
+                else sum(1 for p in cluster.groups.members(key) if p.node_name)
+            )
             assert placed == int(g.annotations[EXPECT_PLACED]), key
             checked += 1
     assert checked > 0

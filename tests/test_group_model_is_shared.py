@@ -30,7 +30,12 @@ def _docstrings(tree: ast.AST) -> set[int]:
     out = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        if (
+            isinstance(body, list)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+        ):
             out.add(id(body[0].value))
     return out
 
@@ -44,7 +49,9 @@ def _offences(path: Path) -> list[str]:
         if isinstance(node, ast.Attribute):
             if node.attr in FORBIDDEN_ATTRS or (node.attr in RAW and rel not in RAW_READERS):
                 out.append(f"{rel}:{node.lineno}: .{node.attr}")
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+        elif (
+            isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+        ):
             if node.value.startswith("pod:") or node.value == "parentCompositePodGroupName":
                 out.append(f"{rel}:{node.lineno}: {node.value!r}")
     return out
@@ -58,7 +65,13 @@ def test_no_solver_or_report_module_reads_group_structure_outside_the_group_mode
 def test_the_checker_sees_the_patterns_it_forbids(tmp_path: Path) -> None:
     bad = ROOT / "solver" / "_probe_for_test.py"
     try:
-        bad.write_text('def f(c, p):\n    """pod: a docstring is fine"""\n    return c.composite_pod_groups, f"pod:{p}", "pod:" + p\n')
-        assert [o.split(": ", 1)[1] for o in _offences(bad)] == [".composite_pod_groups", "'pod:'", "'pod:'"]
+        bad.write_text(
+            'def f(c, p):\n    """pod: a docstring is fine"""\n    return c.composite_pod_groups, f"pod:{p}", "pod:" + p\n'
+        )
+        assert [o.split(": ", 1)[1] for o in _offences(bad)] == [
+            ".composite_pod_groups",
+            "'pod:'",
+            "'pod:'",
+        ]
     finally:
         bad.unlink()

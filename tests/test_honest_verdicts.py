@@ -46,7 +46,9 @@ def unproven_copy(optimal, *, from_tier: int = 0, extra: float = 3.0):
             ph.status = "FEASIBLE"
             ph.bound = ph.value + extra
             bound[ph.tier] = ph.value + extra
-    return optimal.model_copy(update={"status": Status.FEASIBLE, "trace": trace, "bound": bound, "gap": 0.5})
+    return optimal.model_copy(
+        update={"status": Status.FEASIBLE, "trace": trace, "bound": bound, "gap": 0.5}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +110,9 @@ def test_greedy_suboptimal_needs_no_proof() -> None:
 def test_greedy_beating_a_proven_tier_is_a_mismatch_and_an_open_one_is_not(fits) -> None:
     cluster, greedy, optimal = fits
     top = next(iter(optimal.objective))
-    worse = optimal.model_copy(update={"objective": {**optimal.objective, top: optimal.objective[top] - 1}})
+    worse = optimal.model_copy(
+        update={"objective": {**optimal.objective, top: optimal.objective[top] - 1}}
+    )
     klass, problems = classify(cluster, greedy, worse)
     assert klass == MODEL_MISMATCH and any("greedy beats a proven optimum" in p for p in problems)
     open_worse = unproven_copy(worse)
@@ -154,7 +158,9 @@ def test_an_optimal_expectation_needs_the_admission_tiers_proven(fits, tmp_path:
     try:
         _, failures = check_expectations(cluster, gp.diff(cluster, greedy=greedy, optimal=optimal))
         assert failures == []
-        _, failures = check_expectations(cluster, gp.diff(cluster, greedy=greedy, optimal=unproven_copy(optimal)))
+        _, failures = check_expectations(
+            cluster, gp.diff(cluster, greedy=greedy, optimal=unproven_copy(optimal))
+        )
         assert len(failures) == 1 and "as expected, but not proven" in failures[0]
     finally:
         del group.annotations["gangplan.io/expect-optimal"]
@@ -164,9 +170,13 @@ def test_samples_reaching_an_unproven_best_stay_unproven(fits) -> None:
     from gangplan.solver.diff.classification import sometimes
     from gangplan.solver.greedy.samples import Samples
 
-    drawn = Samples(runs=4, first_seed=0, kube_version="1.37", admitted={}, placed={}, reaches_target=4)
+    drawn = Samples(
+        runs=4, first_seed=0, kube_version="1.37", admitted={}, placed={}, reaches_target=4
+    )
     assert sometimes(UNPROVEN, drawn) == UNPROVEN
-    drawn = Samples(runs=4, first_seed=0, kube_version="1.37", admitted={}, placed={}, reaches_target=2)
+    drawn = Samples(
+        runs=4, first_seed=0, kube_version="1.37", admitted={}, placed={}, reaches_target=2
+    )
     assert sometimes(UNPROVEN, drawn) == "greedy-suboptimal-sometimes"
 
 
@@ -189,11 +199,14 @@ def test_cli_diff_exits_5_on_an_unproven_verdict(tmp_path: Path, monkeypatch) ->
 
 def test_a_decisive_choice_that_was_a_tie_is_named_in_the_summary() -> None:
     """Issue 41: the plain diff names a random decisive choice in its summary, not only below."""
-    res = CliRunner().invoke(app, ["diff", str(ROOT / "scenarios" / "showcase" / "preempt-nvlink-clique.yaml")],
-                             env={"COLUMNS": "100"})
+    res = CliRunner().invoke(
+        app,
+        ["diff", str(ROOT / "scenarios" / "showcase" / "preempt-nvlink-clique.yaml")],
+        env={"COLUMNS": "100"},
+    )
     assert res.exit_code == 3, res.output
     lines = res.stdout.splitlines()
-    summary = lines[:lines.index("")]
+    summary = lines[: lines.index("")]
     text = " ".join(" ".join(summary).split())
     assert "tie the decisive choice was a tie between placements clique-a and clique-b" in text
     assert "kube-scheduler breaks it at random; diff --samples K gives the odds" in text
@@ -208,10 +221,17 @@ def test_the_suite_names_the_tier_that_differs() -> None:
     assert d.classification == GREEDY_SUBOPTIMAL
     tier = differing_tier(d)
     assert tier is not None and d.greedy_objective[tier] != d.optimal_objective[tier]
-    assert all(d.greedy_objective[k] == d.optimal_objective[k] for k in list(d.optimal_objective)[:list(d.optimal_objective).index(tier)]
-               if k in d.greedy_objective)
-    res = CliRunner().invoke(app, ["diff", "--suite", str(ROOT / "scenarios" / "showcase")], env={"COLUMNS": "140"})
+    assert all(
+        d.greedy_objective[k] == d.optimal_objective[k]
+        for k in list(d.optimal_objective)[: list(d.optimal_objective).index(tier)]
+        if k in d.greedy_objective
+    )
+    res = CliRunner().invoke(
+        app, ["diff", "--suite", str(ROOT / "scenarios" / "showcase")], env={"COLUMNS": "140"}
+    )
     assert res.exit_code == 0, res.output
     assert "differs in" in res.stdout
-    row = next(line for line in res.stdout.splitlines() if line.startswith("preempt-one-gang-not-five"))
+    row = next(
+        line for line in res.stdout.splitlines() if line.startswith("preempt-one-gang-not-five")
+    )
     assert tier in row

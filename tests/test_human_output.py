@@ -48,19 +48,27 @@ def matches_snapshot(name: str, text: str) -> None:
 CASES = [
     ("diff-design-card-a100.txt", ["diff", str(SHOWCASE / "design-card-a100.yaml")], 3),
     ("diff-two-gangs-compete.txt", ["diff", str(SHOWCASE / "two-gangs-compete.yaml")], 3),
-    ("diff-tas-rack-no-backtracking.txt", ["diff", str(SHOWCASE / "tas-rack-no-backtracking.yaml")], 3),
+    (
+        "diff-tas-rack-no-backtracking.txt",
+        ["diff", str(SHOWCASE / "tas-rack-no-backtracking.yaml")],
+        3,
+    ),
     ("solve-dedicated-gpu-pool.txt", ["solve", str(SHOWCASE / "dedicated-gpu-pool.yaml")], 0),
 ]
 
 
 @pytest.mark.parametrize(("name", "args", "code"), CASES, ids=[c[0] for c in CASES])
-def test_human_output_at_100_columns_matches_its_snapshot(name: str, args: list[str], code: int) -> None:
+def test_human_output_at_100_columns_matches_its_snapshot(
+    name: str, args: list[str], code: int
+) -> None:
     text = run(*[a.replace(str(ROOT) + "/", "") for a in args], code=code)
     assert max(len(line) for line in text.splitlines()) <= 100
     matches_snapshot(name, text)
 
 
-def test_the_summary_comes_first_with_the_verdict_admissions_and_a_three_line_decisive_step() -> None:
+def test_the_summary_comes_first_with_the_verdict_admissions_and_a_three_line_decisive_step() -> (
+    None
+):
     lines = run("diff", "scenarios/showcase/design-card-a100.yaml", code=3).splitlines()
     assert lines[0] == "scenarios/showcase/design-card-a100.yaml"
     assert lines[1].startswith("  verdict    greedy-suboptimal")
@@ -102,18 +110,25 @@ def test_a_single_pod_that_does_not_fit_shows_its_reason(write_text) -> None:
         spec: {containers: [{name: c, resources: {requests: {cpu: "4"}}}]}
         """)
     text = run("diff", str(snap))
-    assert re.search(r"default/big\s+not placed: 0/1 nodes: Insufficient cpu\s+not placed: not placed in the optimum", text)
+    assert re.search(
+        r"default/big\s+not placed: 0/1 nodes: Insufficient cpu\s+not placed: not placed in the optimum",
+        text,
+    )
     text = run("solve", str(snap))
     assert re.search(r"default/big\s+-\s+0/1 nodes: Insufficient cpu", text)
 
 
-def test_the_32_gang_dgx_case_says_the_difference_is_admission_and_names_the_groups(dgx32, tmp_path: Path) -> None:
+def test_the_32_gang_dgx_case_says_the_difference_is_admission_and_names_the_groups(
+    dgx32, tmp_path: Path
+) -> None:
     from rich.console import Console
 
     from gangplan.render import render_diff
 
     snap = tmp_path / "dgx.yaml"
-    run("generate", "dgx-h100-superpod", "--gangs", "32", "--utilisation", "0.4", "--out", str(snap))
+    run(
+        "generate", "dgx-h100-superpod", "--gangs", "32", "--utilisation", "0.4", "--out", str(snap)
+    )
     same = [summarize(c) | {"sources": []} for c in (load_snapshot(snap), dgx32[0])]
     assert same[0] == same[1]  # the fixture is the snapshot the command writes
     console = Console(width=100, record=True, file=io.StringIO())
@@ -125,8 +140,15 @@ def test_the_32_gang_dgx_case_says_the_difference_is_admission_and_names_the_gro
     assert lines[3] == "  admitted   greedy 14/32 groups, optimal 16/32"
     decisive = next(i for i, line in enumerate(lines) if line.startswith("  decisive "))
     assert decisive <= 5
-    assert lines[decisive].startswith("  decisive   admission, not placement: no optimum keeps greedy choice #")
-    assert lines[decisive + 1].startswith("             the optimum gives up train/gang-") and "nvidia.com/gpu" in lines[decisive + 1]
+    assert lines[decisive].startswith(
+        "  decisive   admission, not placement: no optimum keeps greedy choice #"
+    )
+    assert (
+        lines[decisive + 1].startswith("             the optimum gives up train/gang-")
+        and "nvidia.com/gpu" in lines[decisive + 1]
+    )
     assert lines[decisive + 2].startswith("             to admit train/gang-")
-    assert "train/gang-00" not in "\n".join(lines[decisive:decisive + 3])  # rejected by both: never blamed
+    assert "train/gang-00" not in "\n".join(
+        lines[decisive : decisive + 3]
+    )  # rejected by both: never blamed
     assert len(lines) < 60

@@ -20,6 +20,7 @@ import networkx as nx
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "gangplan"
 
+
 def module_files(package: Path = PACKAGE) -> dict[str, Path]:
     out = {}
     for f in sorted(package.rglob("*.py")):
@@ -69,7 +70,9 @@ def test_the_walk_sees_lazy_and_type_checking_imports(tmp_path):
     (pkg / "__init__.py").write_text("")
     (pkg / "a.py").write_text("from pkg.b import f\n")
     (pkg / "b.py").write_text("def f():\n    from pkg import a\n    return a\n")
-    (pkg / "c.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import x\n")
+    (pkg / "c.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pkg.a import x\n"
+    )
     (pkg / "d.py").write_text("from . import c\n")
     graph = import_graph(module_files(pkg))
     assert cycles(graph) == [["pkg.a", "pkg.b"]]

@@ -61,9 +61,13 @@ def test_each_schema_has_its_id_and_only_camel_case_names(name: str) -> None:
 def test_the_checker_finds_a_wrong_type_a_missing_key_and_an_unknown_key() -> None:
     s = schema("violations")
     assert errors(s, [{"rule": "capacity", "subject": "node/n1", "message": "over"}]) == []
-    assert errors(s, [{"rule": 3, "subject": "n", "message": "m"}]) == ["$[0].rule: int 3 is not of type ['string']"]
+    assert errors(s, [{"rule": 3, "subject": "n", "message": "m"}]) == [
+        "$[0].rule: int 3 is not of type ['string']"
+    ]
     assert errors(s, [{"rule": "r", "subject": "n"}]) == ["$[0]: missing required key 'message'"]
-    assert errors(s, [{"rule": "r", "subject": "n", "message": "m", "min_count": 1}]) == ["$[0].min_count: no value is allowed here"]
+    assert errors(s, [{"rule": "r", "subject": "n", "message": "m", "min_count": 1}]) == [
+        "$[0].min_count: no value is allowed here"
+    ]
     with pytest.raises(SchemaError, match="does not implement"):
         check({"type": "string", "pattern": "x"}, "x")
 
@@ -72,7 +76,15 @@ def test_solve_json_and_out_validate_against_the_result_schema(tmp_path: Path) -
     s = schema("result")
     snap = SHOWCASE / "tas-rack-no-backtracking.yaml"
     for engine in ("greedy", "exact"):
-        doc = printed("solve", str(snap), "--engine", engine, "--json", "--out", str(tmp_path / f"{engine}.json"))
+        doc = printed(
+            "solve",
+            str(snap),
+            "--engine",
+            engine,
+            "--json",
+            "--out",
+            str(tmp_path / f"{engine}.json"),
+        )
         check(s, doc)
         check(s, json.loads((tmp_path / f"{engine}.json").read_text()))
         assert validate(load_snapshot(snap), Result.model_validate(doc)) == []
@@ -101,12 +113,24 @@ def test_diff_json_validates_against_the_diff_schema(args: list[str]) -> None:
 
 
 def test_the_diff_json_holds_each_engines_victims_by_unit_and_priority() -> None:
-    doc = printed("diff", str(PREEMPTION / "podgroup-11-partial-wap.yaml"), "--preemption", "--json")
+    doc = printed(
+        "diff", str(PREEMPTION / "podgroup-11-partial-wap.yaml"), "--preemption", "--json"
+    )
     for side in ("greedy", "optimal"):
         e = doc["engines"][side]
         assert e["victims"] == [
-            {"unit": "podgroup-test/very-low1", "kind": "Pod", "priority": 5, "pods": ["podgroup-test/very-low1"]},
-            {"unit": "podgroup-test/very-low2", "kind": "Pod", "priority": 5, "pods": ["podgroup-test/very-low2"]},
+            {
+                "unit": "podgroup-test/very-low1",
+                "kind": "Pod",
+                "priority": 5,
+                "pods": ["podgroup-test/very-low1"],
+            },
+            {
+                "unit": "podgroup-test/very-low2",
+                "kind": "Pod",
+                "priority": 5,
+                "pods": ["podgroup-test/very-low2"],
+            },
         ]
         assert e["victimsByPriority"] == {"5": 2}
         assert (e["pdbViolations"], e["brokenGroups"]) == (0, [])
@@ -118,15 +142,25 @@ def test_diff_suite_json_validates_against_the_suite_schema(tmp_path: Path) -> N
     suite.mkdir()
     for name in ("design-card-a100.yaml", "gang-fits.yaml"):
         shutil.copy(SHOWCASE / name, suite / name)
-    (suite / "broken.yaml").write_text("kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: -1}}}]}\n")
+    (suite / "broken.yaml").write_text(
+        "kind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, resources: {requests: {cpu: -1}}}]}\n"
+    )
     doc = printed("diff", "--suite", str(suite), "--json", codes=(1,))
     check(schema("suite"), doc)
-    assert [r["scenario"] for r in doc] == ["broken.yaml", "design-card-a100.yaml", "gang-fits.yaml"]
+    assert [r["scenario"] for r in doc] == [
+        "broken.yaml",
+        "design-card-a100.yaml",
+        "gang-fits.yaml",
+    ]
     assert doc[0]["error"] and doc[0]["diff"] is None
-    assert "greedy" not in doc[1]["diff"] and doc[1]["diff"]["classification"] == "greedy-suboptimal"
+    assert (
+        "greedy" not in doc[1]["diff"] and doc[1]["diff"]["classification"] == "greedy-suboptimal"
+    )
 
 
-@pytest.mark.parametrize("path", sorted(p for p in SHOWCASE.iterdir() if p.suffix == ".yaml")[:6], ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", sorted(p for p in SHOWCASE.iterdir() if p.suffix == ".yaml")[:6], ids=lambda p: p.name
+)
 def test_inspect_json_validates_against_the_inspect_schema(path: Path) -> None:
     check(schema("inspect"), printed("inspect", str(path), "--json"))
 
@@ -151,14 +185,21 @@ def test_bench_json_validates_against_the_bench_row_schema(tmp_path: Path) -> No
     (row,) = doc
     assert row["taskId"] == "cards/design-card-a100.yaml" and row["status"] == "ok"
     assert {r["engine"] for r in row["runs"]} == {"greedy", "exact"}
-    assert row["diff"]["classification"] == "greedy-suboptimal" and row["runs"][0]["violations"] == 0
+    assert (
+        row["diff"]["classification"] == "greedy-suboptimal" and row["runs"][0]["violations"] == 0
+    )
 
 
 @pytest.mark.parametrize("objective", ["default", "gpus", "compact"])
 def test_objective_and_bound_list_the_tiers_in_the_same_order(objective: str) -> None:
-    for snap, extra in ((SHOWCASE / "two-gangs-compete.yaml", []), (SHOWCASE / "tas-preferred-nvlink.yaml", []),
-                        (PREEMPTION / "podgroup-11-partial-wap.yaml", ["--preemption"])):
-        doc = printed("solve", str(snap), "--engine", "exact", "--objective", objective, "--json", *extra)
+    for snap, extra in (
+        (SHOWCASE / "two-gangs-compete.yaml", []),
+        (SHOWCASE / "tas-preferred-nvlink.yaml", []),
+        (PREEMPTION / "podgroup-11-partial-wap.yaml", ["--preemption"]),
+    ):
+        doc = printed(
+            "solve", str(snap), "--engine", "exact", "--objective", objective, "--json", *extra
+        )
         assert validate(load_snapshot(snap), Result.model_validate(doc)) == []
         shared = [k for k in doc["objective"] if k in doc["bound"]]
         assert shared == [k for k in doc["bound"] if k in doc["objective"]]
@@ -171,9 +212,17 @@ def test_objective_and_bound_list_the_tiers_in_the_same_order(objective: str) ->
 def test_the_engines_section_agrees_with_the_disruption_tiers(name: str) -> None:
     doc = printed("diff", str(SHOWCASE / name), "--json", codes=(0, 3))
     check(schema("diff"), doc)
-    for side, objective in (("greedy", doc["greedyObjective"]), ("optimal", doc["optimalObjective"])):
+    for side, objective in (
+        ("greedy", doc["greedyObjective"]),
+        ("optimal", doc["optimalObjective"]),
+    ):
         e = doc["engines"][side]
         assert sorted(p for u in e["victims"] for p in u["pods"]) == doc[side]["victims"] != []
         assert sum(e["victimsByPriority"].values()) == objective["victims"]
-        assert {k: v for k, v in objective.items() if k.startswith("victims[p=") and v} == {f"victims[p={p}]": n for p, n in e["victimsByPriority"].items()}
-        assert (e["pdbViolations"], len(e["brokenGroups"])) == (objective["pdbViolations"], objective["brokenGroups"])
+        assert {k: v for k, v in objective.items() if k.startswith("victims[p=") and v} == {
+            f"victims[p={p}]": n for p, n in e["victimsByPriority"].items()
+        }
+        assert (e["pdbViolations"], len(e["brokenGroups"])) == (
+            objective["pdbViolations"],
+            objective["brokenGroups"],
+        )

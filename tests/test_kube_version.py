@@ -44,23 +44,43 @@ SHOWCASE = ROOT / "scenarios" / "showcase"
 
 
 def _node(name: str, cpu: str = "8", version: str | None = None) -> dict:
-    obj = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-           "status": {"allocatable": {"cpu": cpu, "memory": "64Gi", "pods": "110"}}}
+    obj = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": {"cpu": cpu, "memory": "64Gi", "pods": "110"}},
+    }
     if version:
         obj["status"]["nodeInfo"] = {"kubeletVersion": version}
     return obj
 
 
 def _gang(name: str, min_count: int) -> dict:
-    return {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}}}
+    return {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": min_count}}},
+    }
 
 
 def _pod(name: str, group: str, second: int, cpu: str = "1", node: str | None = None) -> dict:
-    spec: dict = {"schedulingGroup": {"podGroupName": group}, "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]}
+    spec: dict = {
+        "schedulingGroup": {"podGroupName": group},
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}],
+    }
     if node:
         spec["nodeName"] = node
-    obj = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "creationTimestamp": f"2026-11-30T10:00:{second:02d}Z"}, "spec": spec}
+    obj = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "default",
+            "creationTimestamp": f"2026-11-30T10:00:{second:02d}Z",
+        },
+        "spec": spec,
+    }
     if node:
         obj["status"] = {"phase": "Running"}
     return obj
@@ -73,7 +93,20 @@ def _solve(cluster, **kw):
 
 
 # ---- the version itself ---------------------------------------------------------------------------
-@pytest.mark.parametrize(("text", "want"), [("1.36", "1.36"), ("v1.35", "1.35"), ("v1.37.1", "1.37"), ("v1.38.0-alpha.1", "1.38"), ("v1.36.2-eks-a1b2c3", "1.36"), ("1.34", None), ("2.0", None), ("", None), ("latest", None)])
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("1.36", "1.36"),
+        ("v1.35", "1.35"),
+        ("v1.37.1", "1.37"),
+        ("v1.38.0-alpha.1", "1.38"),
+        ("v1.36.2-eks-a1b2c3", "1.36"),
+        ("1.34", None),
+        ("2.0", None),
+        ("", None),
+        ("latest", None),
+    ],
+)
 def test_parse_kube_version(text, want):
     got = parse_kube_version(text)
     assert (got.value if got else None) == want
@@ -86,7 +119,9 @@ def test_the_nodes_kubelets_suggest_the_newest_modelled_minor():
     assert ev.differs_from(NEWEST) and not ev.differs_from(KubeVersion.V1_36)
     assert version_evidence([]).suggested is None
     assert version_evidence(["v1.38.0"]).suggested == KubeVersion.V1_38  # the development code
-    assert version_evidence(["v1.40.1"]).suggested == VERSIONS[-1]  # newer than modelled: the newest we have
+    assert (
+        version_evidence(["v1.40.1"]).suggested == VERSIONS[-1]
+    )  # newer than modelled: the newest we have
 
 
 def test_the_docs_list_every_versioned_behaviour_as_the_table_the_code_generates():
@@ -96,9 +131,21 @@ def test_the_docs_list_every_versioned_behaviour_as_the_table_the_code_generates
 
 def test_the_scheduling_objects_apiversions_tell_the_release_they_come_from():
     v135 = {"Workload scheduling.k8s.io/v1alpha1": 1, "Pod spec.workloadRef": 4}
-    v136 = {"PodGroup scheduling.k8s.io/v1alpha2": 2, "Workload scheduling.k8s.io/v1alpha2": 1, "Pod spec.schedulingGroup": 3}
-    v137 = {"CompositePodGroup scheduling.k8s.io/v1alpha3": 1, "PodGroup scheduling.k8s.io/v1beta1": 2, "Pod spec.schedulingGroup": 3}
-    assert [version_evidence([], a).api_suggested.value for a in (v135, v136, v137)] == ["1.35", "1.36", "1.37"]
+    v136 = {
+        "PodGroup scheduling.k8s.io/v1alpha2": 2,
+        "Workload scheduling.k8s.io/v1alpha2": 1,
+        "Pod spec.schedulingGroup": 3,
+    }
+    v137 = {
+        "CompositePodGroup scheduling.k8s.io/v1alpha3": 1,
+        "PodGroup scheduling.k8s.io/v1beta1": 2,
+        "Pod spec.schedulingGroup": 3,
+    }
+    assert [version_evidence([], a).api_suggested.value for a in (v135, v136, v137)] == [
+        "1.35",
+        "1.36",
+        "1.37",
+    ]
     assert version_evidence([], {**v135, **v137}).api_suggested is None  # no release serves both
     ev = version_evidence([], v137)
     assert ev.not_served(KubeVersion.V1_37) == ()
@@ -106,10 +153,20 @@ def test_the_scheduling_objects_apiversions_tell_the_release_they_come_from():
         "1 CompositePodGroup(s) in scheduling.k8s.io/v1alpha3, which kube-apiserver v1.36 does not serve (no version)",
         "2 PodGroup(s) in scheduling.k8s.io/v1beta1, which kube-apiserver v1.36 does not serve (scheduling.k8s.io/v1alpha2)",
     )
-    assert "3 Pod(s) use spec.schedulingGroup, which v1.35 does not have (spec.workloadRef there)" in version_evidence([], v136).not_served(KubeVersion.V1_35)
+    assert (
+        "3 Pod(s) use spec.schedulingGroup, which v1.35 does not have (spec.workloadRef there)"
+        in version_evidence([], v136).not_served(KubeVersion.V1_35)
+    )
 
 
-@pytest.mark.parametrize(("fixture", "release"), [("v1alpha1-v1.35.yaml", "1.35"), ("v1alpha2-v1.36.yaml", "1.36"), ("v1beta1-v1alpha3-v1.37.yaml", "1.37")])
+@pytest.mark.parametrize(
+    ("fixture", "release"),
+    [
+        ("v1alpha1-v1.35.yaml", "1.35"),
+        ("v1alpha2-v1.36.yaml", "1.36"),
+        ("v1beta1-v1alpha3-v1.37.yaml", "1.37"),
+    ],
+)
 def test_each_releases_api_fixture_suggests_that_release(fixture, release):
     """The wire shapes of each release (tests/fixtures/api, from k8s.io/api) point at it, and only
     that release serves all of them."""
@@ -130,13 +187,22 @@ def test_podGroupInfoForPod_v136_sorts_by_initial_attempt_the_quorum_pod_first_a
     for seed in range(40):
         r = _solve(cluster, seed=seed)
         order = r.greedy_trace.order
-        assert order[0] == "default/p3"  # the pod whose arrival completed the quorum passed PreEnqueue first
+        assert (
+            order[0] == "default/p3"
+        )  # the pod whose arrival completed the quorum passed PreEnqueue first
         drawn = r.greedy_trace.groups["default/g"].member_order
-        assert drawn is not None and drawn.rule == "quorum-first" and drawn.quorum_pod == "default/p3" and drawn.seed == seed
+        assert (
+            drawn is not None
+            and drawn.rule == "quorum-first"
+            and drawn.quorum_pod == "default/p3"
+            and drawn.seed == seed
+        )
         assert order[1:] == drawn.drawn
         orders.add(tuple(order))
     assert len(orders) == 6  # every map order of the three gated pods is drawn
-    assert _solve(cluster, seed=7).greedy_trace.order == _solve(cluster, seed=7).greedy_trace.order  # same seed, same draw
+    assert (
+        _solve(cluster, seed=7).greedy_trace.order == _solve(cluster, seed=7).greedy_trace.order
+    )  # same seed, same draw
 
 
 @pytest.mark.parametrize("version", ["1.35", "1.37"])
@@ -152,7 +218,9 @@ def test_v135_and_v137_try_a_gangs_pods_in_arrival_order(version):
 def test_v136_bound_members_count_towards_the_quorum_and_later_arrivals_keep_their_order():
     """minCount 3: b0 is bound, p1 arrives (gated, 2 < 3), p2 completes the quorum, p3 and p4 arrive
     after it and pass PreEnqueue at once: p2, p1, p3, p4 in every run, nothing drawn."""
-    objs = [_node("n1", "64"), _gang("g", 3), _pod("b0", "g", 0, node="n1")] + [_pod(f"p{i}", "g", i) for i in range(1, 5)]
+    objs = [_node("n1", "64"), _gang("g", 3), _pod("b0", "g", 0, node="n1")] + [
+        _pod(f"p{i}", "g", i) for i in range(1, 5)
+    ]
     cluster = load_objects(objs, kube_version="1.36")
     for seed in (0, 1, 2, 3):
         r = _solve(cluster, seed=seed)
@@ -161,12 +229,21 @@ def test_v136_bound_members_count_towards_the_quorum_and_later_arrivals_keep_the
 
 
 def test_v136_basic_groups_are_not_gated_so_their_pods_keep_arrival_order():
-    objs = [_node("n1", "64"), {**_gang("g", 1), "spec": {"schedulingPolicy": {"basic": {}}}}] + [_pod(f"p{i}", "g", i) for i in range(3)]
+    objs = [_node("n1", "64"), {**_gang("g", 1), "spec": {"schedulingPolicy": {"basic": {}}}}] + [
+        _pod(f"p{i}", "g", i) for i in range(3)
+    ]
     r = _solve(load_objects(objs, kube_version="1.36"), seed=3)
     assert r.greedy_trace.order == ["default/p0", "default/p1", "default/p2"]
 
 
-@pytest.mark.parametrize(("scenario", "group"), [("heterogeneous-gang.yaml", "default/hetero"), ("anti-affinity-zone.yaml", "serving/pair"), ("intra-group-affinity.yaml", "default/affine")])
+@pytest.mark.parametrize(
+    ("scenario", "group"),
+    [
+        ("heterogeneous-gang.yaml", "default/hetero"),
+        ("anti-affinity-zone.yaml", "serving/pair"),
+        ("intra-group-affinity.yaml", "default/affine"),
+    ],
+)
 def test_showcase_counterexamples_hold_in_arrival_order_and_not_in_v136(scenario, group):
     """The real v1.36.2 binary admits these gangs (issue 21); v1.35 and v1.37 reject them."""
     for version in VERSIONS:
@@ -185,9 +262,15 @@ def test_driver_without_selector_is_a_chance_in_v136_and_diff_samples_says_how_o
     for r in d.samples.results:
         assert validate(cluster, r) == []
     doc = d.to_dict(with_results=False)
-    assert doc["samples"]["admitted"] == {"ray/job": n} and doc["samples"]["seeds"] == [0, 19] and doc["kubeVersion"] == "1.36"
+    assert (
+        doc["samples"]["admitted"] == {"ray/job": n}
+        and doc["samples"]["seeds"] == [0, 19]
+        and doc["kubeVersion"] == "1.36"
+    )
     # v1.37 tries the driver first in every run: certain, so the verdict is plain
-    d37 = diff_snapshot(load_snapshot(SHOWCASE / "driver-without-selector.yaml"), samples=10, time_limit=5)
+    d37 = diff_snapshot(
+        load_snapshot(SHOWCASE / "driver-without-selector.yaml"), samples=10, time_limit=5
+    )
     assert d37.classification == "greedy-suboptimal" and d37.samples.admitted["ray/job"] == 0
 
 
@@ -199,7 +282,10 @@ def test_runWorkloadAwarePreemption_v136_refuses_groups_with_scheduling_constrai
         assert r.groups["ml/llm"].admitted is admitted and len(r.victims) == victims
     cluster = load_snapshot(SHOWCASE / "preempt-nvlink-clique.yaml", kube_version="1.36")
     r = _solve(cluster)
-    assert "workload aware preemption is not supported for pod groups with scheduling constraints" in r.groups["ml/llm"].reason
+    assert (
+        "workload aware preemption is not supported for pod groups with scheduling constraints"
+        in r.groups["ml/llm"].reason
+    )
 
 
 def test_PodGroupEvaluator_v136_reprieve_reruns_the_algorithm_and_spares_the_group_unit():
@@ -222,7 +308,13 @@ def run_cli(args: list[str]) -> tuple[int, str, str]:
 
 
 def test_solve_records_the_version_and_warns_when_the_kubelets_suggest_another(tmp_path):
-    objs = [_node("n1", "8", "v1.36.2"), _node("n2", "8", "v1.36.2"), _gang("g", 2), _pod("a", "g", 0), _pod("b", "g", 1)]
+    objs = [
+        _node("n1", "8", "v1.36.2"),
+        _node("n2", "8", "v1.36.2"),
+        _gang("g", 2),
+        _pod("a", "g", 0),
+        _pod("b", "g", 1),
+    ]
     snap = tmp_path / "s.yaml"
     snap.write_text("---\n".join(json.dumps(o) + "\n" for o in objs))
     code, out, err = run_cli(["solve", str(snap), "--json"])
@@ -230,13 +322,26 @@ def test_solve_records_the_version_and_warns_when_the_kubelets_suggest_another(t
     line = "reproducing kube-scheduler v1.37, but the Nodes suggest v1.36 (2 node(s) at v1.36); choose with --kube-version"
     assert f"warning: {line}" in err.splitlines() and line in json.loads(out)["warnings"]
     code, out, err = run_cli(["solve", str(snap), "--json", "--kube-version", "1.36"])
-    assert code == 0 and json.loads(out)["params"]["kubeVersion"] == "1.36" and "the Nodes suggest" not in err
+    assert (
+        code == 0
+        and json.loads(out)["params"]["kubeVersion"] == "1.36"
+        and "the Nodes suggest" not in err
+    )
     # the objects are v1beta1, which v1.36 does not serve: read anyway, and said
-    assert "warning: 1 PodGroup(s) in scheduling.k8s.io/v1beta1, which kube-apiserver v1.36 does not serve (scheduling.k8s.io/v1alpha2); read anyway (v1.36); the snapshot's scheduling objects suggest v1.37" in err
+    assert (
+        "warning: 1 PodGroup(s) in scheduling.k8s.io/v1beta1, which kube-apiserver v1.36 does not serve (scheduling.k8s.io/v1alpha2); read anyway (v1.36); the snapshot's scheduling objects suggest v1.37"
+        in err
+    )
     code, out, _ = run_cli(["inspect", str(snap), "--json"])
     assert json.loads(out)["kubeVersion"] == {
-        "suggested": "1.36", "kubelets": {"1.36": 2}, "used": NEWEST.value, "modelled": ["1.35", "1.36", "1.37", "1.38"],
-        "apiVersions": {"Pod spec.schedulingGroup": 2, "PodGroup scheduling.k8s.io/v1beta1": 1}, "apiSuggested": "1.37", "notServed": []}
+        "suggested": "1.36",
+        "kubelets": {"1.36": 2},
+        "used": NEWEST.value,
+        "modelled": ["1.35", "1.36", "1.37", "1.38"],
+        "apiVersions": {"Pod spec.schedulingGroup": 2, "PodGroup scheduling.k8s.io/v1beta1": 1},
+        "apiSuggested": "1.37",
+        "notServed": [],
+    }
     code, _, err = run_cli(["solve", str(snap), "--kube-version", "1.34"])
     assert code == 2 and "1.34" in err
 
@@ -252,14 +357,19 @@ def _orders(cluster) -> list[dict[str, list[str]]]:
         if rec is not None:
             parts[key] = [list(p) for p in itertools.permutations(rec.drawn)]
     keys = sorted(parts)
-    return [dict(zip(keys, combo, strict=True)) for combo in itertools.product(*(parts[k] for k in keys))]
+    return [
+        dict(zip(keys, combo, strict=True))
+        for combo in itertools.product(*(parts[k] for k in keys))
+    ]
 
 
 def _outcome(r) -> tuple:
     return tuple(sorted(r.admitted_groups())), tuple(sorted(k for k, p in r.pods.items() if p.node))
 
 
-@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(small_snapshots(max_nodes=4, max_groups=2, max_group_size=4, max_singles=1))
 def test_samples_cover_every_outcome_the_v136_pod_orders_can_produce(objects):
     cluster = load_objects(objects, source="<hypothesis>", kube_version="1.36")
@@ -270,9 +380,11 @@ def test_samples_cover_every_outcome_the_v136_pod_orders_can_produce(objects):
     real_draw = greedy_queue.draw_order
     try:
         for combo in combos:
+
             def forced(pods, seed, group, combo=combo):
                 by_key = {p.key: p for p in pods}
                 return [by_key[k] for k in combo[group]] if group in combo else list(pods)
+
             greedy_queue.draw_order = forced
             brute.add(_outcome(_solve(cluster, preemption=False)))
     finally:
@@ -285,14 +397,30 @@ def test_samples_cover_every_outcome_the_v136_pod_orders_can_produce(objects):
 
 def test_diff_samples_on_the_command_line_reports_the_share_and_exits_3():
     path = str(SHOWCASE / "driver-without-selector.yaml")
-    code, out, _ = run_cli(["diff", path, "--kube-version", "1.36", "--samples", "8", "--json", "--time-limit", "5"])
+    code, out, _ = run_cli(
+        ["diff", path, "--kube-version", "1.36", "--samples", "8", "--json", "--time-limit", "5"]
+    )
     doc = json.loads(out)
     assert code == 3 and doc["classification"] == "greedy-suboptimal-sometimes"
-    assert doc["samples"]["runs"] == 8 and doc["samples"]["tieBreak"] == "random" and 0 < doc["samples"]["admitted"]["ray/job"] < 8
-    code, out, _ = run_cli(["diff", path, "--kube-version", "1.36", "--samples", "8", "--time-limit", "5"])
-    assert code == 3 and "8 greedy runs (seeds 0..7, random ties, v1.36): optimum in" in out and "admitted: ray/job " in out
+    assert (
+        doc["samples"]["runs"] == 8
+        and doc["samples"]["tieBreak"] == "random"
+        and 0 < doc["samples"]["admitted"]["ray/job"] < 8
+    )
+    code, out, _ = run_cli(
+        ["diff", path, "--kube-version", "1.36", "--samples", "8", "--time-limit", "5"]
+    )
+    assert (
+        code == 3
+        and "8 greedy runs (seeds 0..7, random ties, v1.36): optimum in" in out
+        and "admitted: ray/job " in out
+    )
     code, out, _ = run_cli(["diff", path, "--json", "--time-limit", "5"])
-    assert code == 3 and json.loads(out)["samples"] is None and json.loads(out)["classification"] == "greedy-suboptimal"
+    assert (
+        code == 3
+        and json.loads(out)["samples"] is None
+        and json.loads(out)["classification"] == "greedy-suboptimal"
+    )
 
 
 def _wasted_eviction_snapshot() -> list[dict]:
@@ -327,7 +455,10 @@ def test_the_people_output_says_when_an_order_was_drawn():
     nothing and says nothing)."""
     path = str(SHOWCASE / "driver-without-selector.yaml")
     _, out, _ = run_cli(["solve", path, "--kube-version", "1.36"])
-    assert "chance: pod order of ray/job drawn (v1.36: Go map order; --seed 0); odds: diff --samples K" in out
+    assert (
+        "chance: pod order of ray/job drawn (v1.36: Go map order; --seed 0); odds: diff --samples K"
+        in out
+    )
     _, out, _ = run_cli(["diff", path, "--kube-version", "1.36", "--time-limit", "5"])
     assert "  chance     pod order of ray/job drawn" in out
     _, out, _ = run_cli(["solve", path])

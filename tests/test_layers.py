@@ -43,13 +43,20 @@ def _graph(paths: list[Path], root: Path = ROOT) -> nx.DiGraph:
 
 
 def test_only_the_cli_module_imports_typer():
-    users = sorted(_module_name(p) for p in PACKAGE.rglob("*.py") if any(m == "typer" or m.startswith("typer.") for m in _imports(p)))
+    users = sorted(
+        _module_name(p)
+        for p in PACKAGE.rglob("*.py")
+        if any(m == "typer" or m.startswith("typer.") for m in _imports(p))
+    )
     assert users == ["gangplan.cli"]
 
 
 def test_the_bench_modules_have_no_import_cycle_even_through_lazy_imports():
     g = _graph(sorted((PACKAGE / "bench").glob("*.py")))
-    assert {("gangplan.bench.runner", "gangplan.bench.executors"), ("gangplan.bench.executors", "gangplan.bench.worker")} <= set(g.edges)
+    assert {
+        ("gangplan.bench.runner", "gangplan.bench.executors"),
+        ("gangplan.bench.executors", "gangplan.bench.worker"),
+    } <= set(g.edges)
     assert list(nx.simple_cycles(g)) == []
 
 
@@ -64,16 +71,28 @@ def test_the_cycle_check_sees_a_lazy_import(tmp_path):
 def test_models_is_the_ground_floor():
     """Issue 38: ``gangplan.models`` imports nothing of gangplan above it (it did: the objective
     read PDB selectors through ``gangplan.predicates``)."""
-    above = sorted({(_module_name(p), m) for p in (PACKAGE / "models").rglob("*.py") for m in _imports(p)
-                    if m.startswith("gangplan.") and not m.startswith("gangplan.models")})
+    above = sorted(
+        {
+            (_module_name(p), m)
+            for p in (PACKAGE / "models").rglob("*.py")
+            for m in _imports(p)
+            if m.startswith("gangplan.") and not m.startswith("gangplan.models")
+        }
+    )
     assert above == []
 
 
 def test_the_device_rules_import_no_loader_and_no_engine():
     """Issue 38: ``gangplan.dra`` (the device model and rules) and ``gangplan.io`` imported each
     other; the DRA loaders now live in ``gangplan.io`` (``dra_parse``, ``dra_build``)."""
-    up = sorted({(_module_name(p), m) for p in (PACKAGE / "dra").rglob("*.py") for m in _imports(p)
-                 if m.startswith(("gangplan.io", "gangplan.solver", "gangplan.cli", "gangplan.api"))})
+    up = sorted(
+        {
+            (_module_name(p), m)
+            for p in (PACKAGE / "dra").rglob("*.py")
+            for m in _imports(p)
+            if m.startswith(("gangplan.io", "gangplan.solver", "gangplan.cli", "gangplan.api"))
+        }
+    )
     assert up == []
 
 
@@ -94,8 +113,12 @@ def test_no_table_keyed_by_id():
     (``gangplan.models.base.Beside``) or passed on explicitly."""
     import re
 
-    found = [f"{p.relative_to(ROOT)}:{i}" for p in sorted(PACKAGE.rglob("*.py")) for i, line in enumerate(p.read_text().splitlines(), 1)
-             if re.search(r"\b_[A-Z][A-Z_]*(\[|\.get\(|\.pop\()id\(", line)]
+    found = [
+        f"{p.relative_to(ROOT)}:{i}"
+        for p in sorted(PACKAGE.rglob("*.py"))
+        for i, line in enumerate(p.read_text().splitlines(), 1)
+        if re.search(r"\b_[A-Z][A-Z_]*(\[|\.get\(|\.pop\()id\(", line)
+    ]
     assert found == []
 
 
@@ -110,9 +133,23 @@ def test_only_the_greedy_package_imports_its_modules():
     the package's public names (``from gangplan.solver.greedy import GreedySession``), never one
     of its modules; replay is a client of :class:`GreedySession` like any other."""
     inner = _greedy_modules()
-    assert "gangplan.solver.greedy.session" in inner and "gangplan.solver.greedy.schedule_one" in inner
-    found = sorted({(_module_name(p), m) for p in PACKAGE.rglob("*.py") if not p.is_relative_to(PACKAGE / "solver" / "greedy")
-                    for m in _imports(p) if m in inner})
+    assert (
+        "gangplan.solver.greedy.session" in inner and "gangplan.solver.greedy.schedule_one" in inner
+    )
+    found = sorted(
+        {
+            (_module_name(p), m)
+            for p in PACKAGE.rglob("*.py")
+            if not p.is_relative_to(PACKAGE / "solver" / "greedy")
+            for m in _imports(p)
+            if m in inner
+        }
+    )
     assert found == []
-    replay = {m for p in (PACKAGE / "replay").rglob("*.py") for m in _imports(p) if m.startswith("gangplan.solver.greedy")}
+    replay = {
+        m
+        for p in (PACKAGE / "replay").rglob("*.py")
+        for m in _imports(p)
+        if m.startswith("gangplan.solver.greedy")
+    }
     assert "gangplan.solver.greedy" in replay

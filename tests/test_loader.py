@@ -43,11 +43,21 @@ def test_multi_document_yaml_loads_every_document_in_order(load_text):
     c = load_text(NODES + pod_doc("p1") + pod_doc("p2"))
     assert [n.name for n in c.nodes] == ["n1", "n2"]
     assert [p.key for p in c.pods] == ["default/p1", "default/p2"]
-    assert c.nodes[1].allocatable == {"cpu": 16000, "memory": 64 * GI, "pods": 110, "nvidia.com/gpu": 8}
+    assert c.nodes[1].allocatable == {
+        "cpu": 16000,
+        "memory": 64 * GI,
+        "pods": 110,
+        "nvidia.com/gpu": 8,
+    }
 
 
 def test_a_json_file_with_one_object_loads(load_text):
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "j1"}, "status": {"allocatable": {"cpu": "2", "memory": "4Gi"}}}
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "j1"},
+        "status": {"allocatable": {"cpu": "2", "memory": "4Gi"}},
+    }
     c = load_text(json.dumps(node), "snap.json")
     assert [n.name for n in c.nodes] == ["j1"]
     assert c.nodes[0].allocatable["cpu"] == 2000
@@ -81,7 +91,9 @@ def test_a_directory_loads_every_yaml_and_json_file_sorted_and_skips_hidden_file
     (tmp_path / "b-pods.yaml").write_text(pod_doc("p1"))
     (tmp_path / "a-nodes.yml").write_text(NODES)
     (tmp_path / "sub").mkdir()
-    (tmp_path / "sub" / "c.json").write_text(json.dumps({"kind": "Namespace", "metadata": {"name": "ml", "labels": {"team": "x"}}}))
+    (tmp_path / "sub" / "c.json").write_text(
+        json.dumps({"kind": "Namespace", "metadata": {"name": "ml", "labels": {"team": "x"}}})
+    )
     (tmp_path / ".hidden.yaml").write_text("not: [valid")
     (tmp_path / "notes.txt").write_text("ignored")
     c = load_snapshot(tmp_path)
@@ -92,12 +104,26 @@ def test_a_directory_loads_every_yaml_and_json_file_sorted_and_skips_hidden_file
 
 def test_the_kube_scheduler_simulator_export_loads_its_top_level_lists(load_text):
     export = {
-        "nodes": [{"metadata": {"name": "sim-1"}, "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}],
+        "nodes": [
+            {
+                "metadata": {"name": "sim-1"},
+                "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
+            }
+        ],
         "pods": [
-            {"metadata": {"name": "web", "namespace": "default"}, "spec": {"priorityClassName": "high", "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}},
+            {
+                "metadata": {"name": "web", "namespace": "default"},
+                "spec": {
+                    "priorityClassName": "high",
+                    "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+                },
+            },
         ],
         "priorityClasses": [{"metadata": {"name": "high"}, "value": 1000}],
-        "schedulerConfig": {"apiVersion": "kubescheduler.config.k8s.io/v1", "percentageOfNodesToScore": 30},
+        "schedulerConfig": {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "percentageOfNodesToScore": 30,
+        },
         "pvs": [],
         "storageClasses": [],
     }
@@ -182,7 +208,9 @@ REQUEST_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("spec", "expected"), [c[1:] for c in REQUEST_CASES], ids=[c[0] for c in REQUEST_CASES])
+@pytest.mark.parametrize(
+    ("spec", "expected"), [c[1:] for c in REQUEST_CASES], ids=[c[0] for c in REQUEST_CASES]
+)
 def test_pod_effective_request(load_text, spec, expected):
     c = load_text(f"""
 apiVersion: v1
@@ -214,7 +242,10 @@ def test_host_ports_default_to_tcp_on_every_address(load_text):
           - name: a
             ports: [{containerPort: 80, hostPort: 8080}, {containerPort: 53, hostPort: 53, protocol: UDP, hostIP: 10.0.0.1}, {containerPort: 9}]
     """)
-    assert [(h.port, h.protocol, h.host_ip) for h in c.pods[0].host_ports] == [(8080, "TCP", "0.0.0.0"), (53, "UDP", "10.0.0.1")]
+    assert [(h.port, h.protocol, h.host_ip) for h in c.pods[0].host_ports] == [
+        (8080, "TCP", "0.0.0.0"),
+        (53, "UDP", "10.0.0.1"),
+    ]
 
 
 # ---- priority -----------------------------------------------------------------------------------
@@ -239,7 +270,11 @@ def test_priority_comes_from_spec_then_class_then_global_default(load_text):
         + pod_doc("by-class", "  priorityClassName: high")
         + pod_doc("by-default")
     )
-    assert {p.name: p.priority for p in c.pods} == {"explicit": 42, "by-class": 1000, "by-default": 7}
+    assert {p.name: p.priority for p in c.pods} == {
+        "explicit": 42,
+        "by-class": 1000,
+        "by-default": 7,
+    }
 
 
 def test_priority_is_zero_without_any_class(load_text):
@@ -248,12 +283,16 @@ def test_priority_is_zero_without_any_class(load_text):
 
 
 def test_pod_group_priority_resolves_from_its_class(load_text):
-    c = load_text(PRIORITY_CLASSES + """
+    c = load_text(
+        PRIORITY_CLASSES
+        + """
 ---
 kind: PodGroup
 metadata: {name: g, namespace: ml}
 spec: {priorityClassName: high, schedulingPolicy: {gang: {minCount: 1}}}
-""" + pod_doc("p", "  schedulingGroup: {podGroupName: g}", ns="ml"))
+"""
+        + pod_doc("p", "  schedulingGroup: {podGroupName: g}", ns="ml")
+    )
     assert c.pod_groups["ml/g"].priority == 1000
 
 
@@ -287,20 +326,26 @@ def test_a_pod_whose_pod_group_is_missing_is_gated(load_text):
 
 def test_a_gang_with_fewer_pods_than_min_count_is_gated(load_text):
     c = load_text(GANG + member("w0"))
-    assert c.gated == {"ml/w0": "waiting for gang quorum: PodGroup ml/train has 1 of minCount 2 pods"}
+    assert c.gated == {
+        "ml/w0": "waiting for gang quorum: PodGroup ml/train has 1 of minCount 2 pods"
+    }
 
 
 def test_a_pod_group_whose_parent_composite_is_missing_is_gated(load_text):
-    c = load_text("""
+    c = load_text(
+        """
 kind: PodGroup
 metadata: {name: leaf, namespace: ml}
 spec: {parentCompositePodGroupName: top, schedulingPolicy: {basic: {}}}
-""" + member("w0", group="leaf"))
+"""
+        + member("w0", group="leaf")
+    )
     assert c.gated == {"ml/w0": "waiting for CompositePodGroup ml/top"}
 
 
 def test_a_composite_with_too_few_ready_children_gates_its_pods(load_text):
-    c = load_text("""
+    c = load_text(
+        """
 kind: CompositePodGroup
 metadata: {name: top, namespace: ml}
 spec: {schedulingPolicy: {gang: {minGroupCount: 2}}}
@@ -312,7 +357,10 @@ spec: {parentCompositePodGroupName: top, schedulingPolicy: {gang: {minCount: 1}}
 kind: PodGroup
 metadata: {name: b, namespace: ml}
 spec: {parentCompositePodGroupName: top, schedulingPolicy: {gang: {minCount: 2}}}
-""" + member("a0", group="a") + member("b0", group="b"))
+"""
+        + member("a0", group="a")
+        + member("b0", group="b")
+    )
     reason = "waiting for CompositePodGroup ml/top: 1 of minGroupCount 2 children ready"
     assert c.gated == {"ml/a0": reason, "ml/b0": reason}
     assert c.groups.node("ml/top").children == ("ml/a", "ml/b")
@@ -325,7 +373,9 @@ def test_scheduling_gates_gate_a_pod(load_text):
 
 
 def test_a_bound_pod_is_never_gated_and_counts_toward_quorum(load_text):
-    c = load_text(NODES + GANG + member("w0").replace("spec:\n", "spec:\n  nodeName: n1\n", 1) + member("w1"))
+    c = load_text(
+        NODES + GANG + member("w0").replace("spec:\n", "spec:\n  nodeName: n1\n", 1) + member("w1")
+    )
     assert c.pod_by_key["ml/w0"].node_name == "n1"
     assert c.gated == {}
     assert [p.key for p in c.schedulable_pods] == ["ml/w1"]
@@ -333,7 +383,9 @@ def test_a_bound_pod_is_never_gated_and_counts_toward_quorum(load_text):
 
 # ---- skipping and leniency ----------------------------------------------------------------------
 def test_unknown_kinds_and_terminated_pods_are_skipped_and_counted(load_text):
-    c = load_text(NODES + """
+    c = load_text(
+        NODES
+        + """
 ---
 kind: Service
 metadata: {name: s1}
@@ -344,7 +396,9 @@ metadata: {name: s2}
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: d}
-""" + pod_doc("done", extra_meta="").replace("spec:", "status: {phase: Succeeded}\nspec:"))
+"""
+        + pod_doc("done", extra_meta="").replace("spec:", "status: {phase: Succeeded}\nspec:")
+    )
     assert c.skipped_kinds == {"Deployment": 1, "Pod (terminated)": 1, "Service": 2}
     assert c.pods == ()
 
@@ -369,7 +423,12 @@ def test_same_named_kinds_of_other_api_groups_are_skipped_and_counted(load_text)
     """)
     assert sorted(c.pod_groups) == ["ml/no-api-version", "ml/ours"]
     assert c.skipped_kinds == {"PodGroup (scheduling.x-k8s.io/v1alpha2)": 1}
-    assert any(w.startswith("PodGroup (scheduling.x-k8s.io/v1alpha2): 1 object (coscheduling-style): not read") for w in c.warnings)
+    assert any(
+        w.startswith(
+            "PodGroup (scheduling.x-k8s.io/v1alpha2): 1 object (coscheduling-style): not read"
+        )
+        for w in c.warnings
+    )
 
 
 def test_unknown_fields_are_ignored(load_text):
@@ -414,7 +473,10 @@ def test_node_taints_and_unschedulable_are_read(load_text):
     """)
     n = c.nodes[0]
     assert n.unschedulable is True
-    assert [(t.key, t.value, t.effect) for t in n.taints] == [("gpu", "true", "NoSchedule"), ("soft", "", "PreferNoSchedule")]
+    assert [(t.key, t.value, t.effect) for t in n.taints] == [
+        ("gpu", "true", "NoSchedule"),
+        ("soft", "", "PreferNoSchedule"),
+    ]
 
 
 # ---- scheduler configuration --------------------------------------------------------------------
@@ -489,11 +551,16 @@ def test_kueue_topology_levels_are_read_coarse_to_fine(load_text):
           - nodeLabel: cloud.provider.com/topology-rack
           - nodeLabel: kubernetes.io/hostname
     """)
-    assert c.topology_levels() == ("cloud.provider.com/topology-block", "cloud.provider.com/topology-rack", "kubernetes.io/hostname")
+    assert c.topology_levels() == (
+        "cloud.provider.com/topology-block",
+        "cloud.provider.com/topology-rack",
+        "kubernetes.io/hostname",
+    )
 
 
 PDB_PODS = NODES + "".join(
-    pod_doc(f"web-{i}", "  nodeName: n1" if i < 3 else "", extra_meta=", labels: {app: web}") for i in range(4)
+    pod_doc(f"web-{i}", "  nodeName: n1" if i < 3 else "", extra_meta=", labels: {app: web}")
+    for i in range(4)
 )
 
 
@@ -515,7 +582,9 @@ PDB_PODS = NODES + "".join(
     ],
 )
 def test_pdb_disruptions_allowed_is_computed_when_status_is_absent(load_text, spec, allowed):
-    c = load_text(PDB_PODS + f"""
+    c = load_text(
+        PDB_PODS
+        + f"""
 ---
 apiVersion: policy/v1
 kind: PodDisruptionBudget
@@ -523,18 +592,22 @@ metadata: {{name: web}}
 spec:
   selector: {{matchLabels: {{app: web}}}}
   {spec}
-""")
+"""
+    )
     assert c.pdbs[0].disruptions_allowed == allowed
 
 
 def test_pdb_status_is_kept_when_given(load_text):
-    c = load_text(PDB_PODS + """
+    c = load_text(
+        PDB_PODS
+        + """
 ---
 kind: PodDisruptionBudget
 metadata: {name: web}
 spec: {minAvailable: 0, selector: {matchLabels: {app: web}}}
 status: {disruptionsAllowed: 0}
-""")
+"""
+    )
     assert c.pdbs[0].disruptions_allowed == 0
 
 

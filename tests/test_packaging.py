@@ -34,10 +34,15 @@ def _package_files() -> list[str]:
     """Files under gangplan/ (relative to the repository), minus caches: the tracked ones in a
     checkout, else what is on disk."""
     if (ROOT / ".git").exists():
-        out = subprocess.run(["git", "ls-files", "gangplan"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(
+            ["git", "ls-files", "gangplan"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout
         return [f for f in out.splitlines() if f and (ROOT / f).is_file()]
-    return [str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*")
-            if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"]
+    return [
+        str(p.relative_to(ROOT))
+        for p in PACKAGE.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    ]
 
 
 def _data_files() -> list[str]:
@@ -74,7 +79,7 @@ def _declared(path: str, package_data: dict[str, list[str]]) -> bool:
         dirs = ancestors if key in ("*", "") else [key.replace(".", "/")]
         for d in dirs:
             if d in ancestors:
-                rel = path[len(d) + 1:]
+                rel = path[len(d) + 1 :]
                 if any(_glob_regex(p).fullmatch(rel) for p in patterns):
                     return True
     return False
@@ -86,7 +91,9 @@ def test_every_data_file_of_the_package_is_declared_as_package_data():
     data = _data_files()
     assert "gangplan/io/schema/fields.json" in data  # the file the schema check reads
     missing = [f for f in data if not _declared(f, package_data)]
-    assert missing == [], f"not shipped in a wheel (add to [tool.setuptools.package-data] in pyproject.toml): {missing}"
+    assert missing == [], (
+        f"not shipped in a wheel (add to [tool.setuptools.package-data] in pyproject.toml): {missing}"
+    )
 
 
 def test_the_schema_table_is_read_from_the_package_directory():
@@ -105,8 +112,12 @@ def test_version_option_prints_the_installed_version():
 
 
 def test_version_option_from_the_console_script():
-    r = subprocess.run([sys.executable, "-c", "from gangplan.cli import main; main()", "--version"],
-                       capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-c", "from gangplan.cli import main; main()", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert (r.returncode, r.stdout, r.stderr) == (0, f"gangplan {gangplan.__version__}\n", "")
 
 
@@ -126,12 +137,22 @@ def test_wheel_and_sdist_carry_every_package_file(tmp_path):
     for an sdist on an index) and the wheel from the copy itself; each holds every package file."""
     src = tmp_path / "src"
     src.mkdir()
-    tracked = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-C", str(ROOT), "--null", "-T", "-", "-cf", str(tmp_path / "src.tar")], input=tracked, check=True)
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
+    ).stdout
+    subprocess.run(
+        ["tar", "-C", str(ROOT), "--null", "-T", "-", "-cf", str(tmp_path / "src.tar")],
+        input=tracked,
+        check=True,
+    )
     subprocess.run(["tar", "-C", str(src), "-xf", str(tmp_path / "src.tar")], check=True)
     dist = tmp_path / "dist"
-    subprocess.run([sys.executable, "-c", f"import setuptools.build_meta as b; b.build_sdist({str(dist)!r})"],
-                   cwd=src, check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-c", f"import setuptools.build_meta as b; b.build_sdist({str(dist)!r})"],
+        cwd=src,
+        check=True,
+        capture_output=True,
+    )
     (sdist,) = dist.glob("gangplan-*.tar.gz")
     with tarfile.open(sdist) as t:
         top = t.getnames()[0].split("/", 1)[0]
@@ -141,8 +162,11 @@ def test_wheel_and_sdist_carry_every_package_file(tmp_path):
     assert expected - in_sdist == set()
     for name, source in (("from-sdist", tmp_path / "unpacked" / top), ("from-tree", src)):
         out = tmp_path / name
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
+            check=True,
+            capture_output=True,
+        )
         (whl,) = out.glob("gangplan-*.whl")
         in_wheel = {n for n in zipfile.ZipFile(whl).namelist() if n.startswith("gangplan/")}
         assert in_wheel == expected, (name, sorted(expected ^ in_wheel))

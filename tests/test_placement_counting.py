@@ -28,17 +28,29 @@ def test_count_outcome_matches_the_placement_feasible_loop():
             return (True, 1) if done <= room else (False, 0)
 
         status, scheduled, new, _ = until_feasible(list(range(queued)), before, minimum, attempt)
-        assert count_outcome(queued, before, minimum, room) == (status, scheduled, new, done), (queued, before, minimum, room)
+        assert count_outcome(queued, before, minimum, room) == (status, scheduled, new, done), (
+            queued,
+            before,
+            minimum,
+            room,
+        )
 
 
-VERIFIED = [c for c in sorted(golden.CASES) if any(k in c for k in ("tas", "gpu", "gb200", "dgx", "perf_cpg", "nvlink", "mixed_family"))
-            and "random" not in c and "500n" not in c]
+VERIFIED = [
+    c
+    for c in sorted(golden.CASES)
+    if any(k in c for k in ("tas", "gpu", "gb200", "dgx", "perf_cpg", "nvlink", "mixed_family"))
+    and "random" not in c
+    and "500n" not in c
+]
 
 
 @pytest.mark.parametrize("case", VERIFIED)
 def test_every_counted_placement_matches_its_full_evaluation(case, monkeypatch):
     monkeypatch.setattr(placement_fast, "VERIFY", True)
-    assert golden.dump(golden.CASES[case]()) == (golden.GOLDEN / f"{case}.json").read_text(encoding="utf-8")
+    assert golden.dump(golden.CASES[case]()) == (golden.GOLDEN / f"{case}.json").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_scan_starts_match_the_placement_by_placement_chain():
@@ -49,8 +61,12 @@ def test_scan_starts_match_the_placement_by_placement_chain():
     rng = np.random.default_rng(7)
     for _ in range(300):
         n = int(rng.integers(0, 12))
-        sizes = np.repeat(rng.integers(0, 6, size=4), rng.integers(0, 4, size=4))[:n].astype(np.int64)
-        advance = np.where(rng.random(len(sizes)) < 0.4, 0, rng.integers(1, 30, size=len(sizes))) * (sizes > 0)
+        sizes = np.repeat(rng.integers(0, 6, size=4), rng.integers(0, 4, size=4))[:n].astype(
+            np.int64
+        )
+        advance = np.where(
+            rng.random(len(sizes)) < 0.4, 0, rng.integers(1, 30, size=len(sizes))
+        ) * (sizes > 0)
         x = int(rng.integers(0, 50))
         want, y = [x], x
         for a, m in zip(advance.tolist(), sizes.tolist(), strict=True):
@@ -68,7 +84,9 @@ def test_a_failed_retry_without_its_reported_cycles_gives_the_same_run(monkeypat
     from gangplan.solver.greedy.preemption import Preemption
     from gangplan.solver.validate import validate
 
-    cluster = to_cluster(generate_shape("dgx-h100-superpod", nodes=256, utilisation=0.8, seed=3, gangs=40))
+    cluster = to_cluster(
+        generate_shape("dgx-h100-superpod", nodes=256, utilisation=0.8, seed=3, gangs=40)
+    )
     skipped = []
     no_placement = placement_cycle.PlacementAlgorithm._no_placement
 
@@ -94,18 +112,63 @@ def _subset_cluster():
     from gangplan.solver.greedy.testing import make_cluster, make_node, make_pod
 
     rack = "topology.kubernetes.io/rack"
-    nodes = [make_node(f"r{r}n{i}", cpu=2000, labels={rack: f"r{r}"}) for r in range(6) for i in range(2)]
+    nodes = [
+        make_node(f"r{r}n{i}", cpu=2000, labels={rack: f"r{r}"}) for r in range(6) for i in range(2)
+    ]
 
     def named(*names):
-        return Affinity(node_required=(NodeSelectorTerm(match_fields=(Requirement(key="metadata.name", operator="In", values=names),)),))
+        return Affinity(
+            node_required=(
+                NodeSelectorTerm(
+                    match_fields=(Requirement(key="metadata.name", operator="In", values=names),)
+                ),
+            )
+        )
 
-    pods = [make_pod("full", requests={"cpu": 2000}, node="r5n0"), make_pod("half", requests={"cpu": 1000}, node="r0n0")]
-    pods += [make_pod(f"big-{i}", requests={"cpu": 1000}, group="big", created="2026-01-01T00:00:00Z", affinity=named("r0n0", "r0n1", "r1n0", "r5n0"))
-             for i in range(4)]
-    pods += [make_pod("lone-0", requests={"cpu": 1000}, group="lone", created="2026-01-01T00:00:01Z", affinity=named("r5n0"))]
-    pods += [make_pod(f"s{i}", requests={"cpu": 500}, created=f"2026-01-01T00:00:0{2 + i}Z") for i in range(3)]
-    groups = [PodGroup(namespace="default", name="big", policy="gang", min_count=4, topology_key=rack, creation_timestamp="2026-01-01T00:00:00Z"),
-              PodGroup(namespace="default", name="lone", policy="basic", min_count=1, creation_timestamp="2026-01-01T00:00:01Z")]
+    pods = [
+        make_pod("full", requests={"cpu": 2000}, node="r5n0"),
+        make_pod("half", requests={"cpu": 1000}, node="r0n0"),
+    ]
+    pods += [
+        make_pod(
+            f"big-{i}",
+            requests={"cpu": 1000},
+            group="big",
+            created="2026-01-01T00:00:00Z",
+            affinity=named("r0n0", "r0n1", "r1n0", "r5n0"),
+        )
+        for i in range(4)
+    ]
+    pods += [
+        make_pod(
+            "lone-0",
+            requests={"cpu": 1000},
+            group="lone",
+            created="2026-01-01T00:00:01Z",
+            affinity=named("r5n0"),
+        )
+    ]
+    pods += [
+        make_pod(f"s{i}", requests={"cpu": 500}, created=f"2026-01-01T00:00:0{2 + i}Z")
+        for i in range(3)
+    ]
+    groups = [
+        PodGroup(
+            namespace="default",
+            name="big",
+            policy="gang",
+            min_count=4,
+            topology_key=rack,
+            creation_timestamp="2026-01-01T00:00:00Z",
+        ),
+        PodGroup(
+            namespace="default",
+            name="lone",
+            policy="basic",
+            min_count=1,
+            creation_timestamp="2026-01-01T00:00:01Z",
+        ),
+    ]
     return make_cluster(nodes, pods, groups=groups)
 
 

@@ -39,7 +39,15 @@ PREEMPTION = ROOT / "scenarios" / "upstream-preemption"
 runner = CliRunner()
 
 OBJECT_META_USED = {"name", "namespace"}
-OBJECT_REFERENCE_FIELDS = {"kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"}
+OBJECT_REFERENCE_FIELDS = {
+    "kind",
+    "namespace",
+    "name",
+    "uid",
+    "apiVersion",
+    "resourceVersion",
+    "fieldPath",
+}
 BINDING_FIELDS = {"apiVersion", "kind", "metadata", "target"}
 EVICTION_FIELDS = {"apiVersion", "kind", "metadata", "deleteOptions"}
 DNS_LABEL_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-.")
@@ -106,14 +114,25 @@ def check_plan(snapshot: Path, tmp: Path, *extra: str) -> tuple[Result, list[dic
     evictions = [c for c in calls if c["argv"][:2] == ["create", "--raw"]]
     for c, key in zip(evictions, sorted(optimal.victims), strict=True):
         ns, name = key.split("/")
-        assert c["argv"] == ["create", "--raw", f"/api/v1/namespaces/{ns}/pods/{name}/eviction", "-f", "-"]
+        assert c["argv"] == [
+            "create",
+            "--raw",
+            f"/api/v1/namespaces/{ns}/pods/{name}/eviction",
+            "-f",
+            "-",
+        ]
         check_eviction(json.loads(c["stdin"]), ns, name)
     return optimal, docs, calls
 
 
-def test_design_card_plan_binds_both_pods_of_the_gang_where_the_optimum_puts_them(tmp_path: Path) -> None:
+def test_design_card_plan_binds_both_pods_of_the_gang_where_the_optimum_puts_them(
+    tmp_path: Path,
+) -> None:
     optimal, docs, calls = check_plan(SHOWCASE / "design-card-a100.yaml", tmp_path)
-    assert {(d["metadata"]["namespace"] + "/" + d["metadata"]["name"], d["target"]["name"]) for d in docs} == set(optimal.placements().items())
+    assert {
+        (d["metadata"]["namespace"] + "/" + d["metadata"]["name"], d["target"]["name"])
+        for d in docs
+    } == set(optimal.placements().items())
     assert {d["target"]["name"] for d in docs} == {"n2"}
     assert [c["argv"] for c in calls] == [["create", "-f", "plan.yaml"]]
 
@@ -121,7 +140,11 @@ def test_design_card_plan_binds_both_pods_of_the_gang_where_the_optimum_puts_the
 def test_tas_plan_binds_every_pod_of_both_gangs(tmp_path: Path) -> None:
     optimal, docs, calls = check_plan(SHOWCASE / "tas-rack-no-backtracking.yaml", tmp_path)
     assert len(docs) == len(optimal.placements()) == 8
-    assert all(d["target"]["name"] == optimal.pods[f"{d['metadata']['namespace']}/{d['metadata']['name']}"].node for d in docs)
+    assert all(
+        d["target"]["name"]
+        == optimal.pods[f"{d['metadata']['namespace']}/{d['metadata']['name']}"].node
+        for d in docs
+    )
     assert [c["argv"] for c in calls] == [["create", "-f", "plan.yaml"]]
 
 
@@ -131,34 +154,56 @@ def test_nominate_plan_patches_the_status_subresource_and_writes_no_binding(tmp_
     patches = [c["argv"] for c in calls]
     assert len(patches) == len(optimal.placements()) == 4
     for argv in patches:
-        assert argv[:2] == ["patch", "pod"] and "--subresource=status" in argv and "--type=merge" in argv
+        assert (
+            argv[:2] == ["patch", "pod"]
+            and "--subresource=status" in argv
+            and "--type=merge" in argv
+        )
         ns = argv[argv.index("-n") + 1]
         node = json.loads(argv[argv.index("-p") + 1])["status"]["nominatedNodeName"]
         assert optimal.pods[f"{ns}/{argv[2]}"].node == node
 
 
 def test_preemption_plan_evicts_the_victims_first_then_waits_then_binds(tmp_path: Path) -> None:
-    optimal, docs, calls = check_plan(PREEMPTION / "podgroup-11-partial-wap.yaml", tmp_path, "--preemption")
+    optimal, docs, calls = check_plan(
+        PREEMPTION / "podgroup-11-partial-wap.yaml", tmp_path, "--preemption"
+    )
     assert optimal.victims == ["podgroup-test/very-low1", "podgroup-test/very-low2"]
     # nominated pods (their nodes wait for victims) get a Binding too: nominations only with --nominate
     assert any(o.nominated for o in optimal.pods.values())
     assert len(docs) == len(optimal.placements())
     verbs = [c["argv"][0] + (" --raw" if c["argv"][1] == "--raw" else "") for c in calls]
     assert verbs == ["create --raw", "create --raw", "wait", "wait", "create"]
-    assert calls[2]["argv"] == ["wait", "--for=delete", "pod/very-low1", "-n", "podgroup-test", "--timeout=300s"]
+    assert calls[2]["argv"] == [
+        "wait",
+        "--for=delete",
+        "pod/very-low1",
+        "-n",
+        "podgroup-test",
+        "--timeout=300s",
+    ]
     assert calls[-1]["argv"] == ["create", "-f", "plan.yaml"]
 
 
 def test_showcase_preemption_plan_evicts_the_optimums_victims_then_binds(tmp_path: Path) -> None:
-    optimal, docs, calls = check_plan(SHOWCASE / "preempt-all-mode-unit.yaml", tmp_path)  # preemption: on, as the profile
+    optimal, docs, calls = check_plan(
+        SHOWCASE / "preempt-all-mode-unit.yaml", tmp_path
+    )  # preemption: on, as the profile
     assert optimal.victims == ["batch/batch-a", "batch/batch-b"]
-    assert [c["argv"][:2] for c in calls] == [["create", "--raw"]] * 2 + [["wait", "--for=delete"]] * 2 + [["create", "-f"]]
-    bound = {(d["metadata"]["namespace"] + "/" + d["metadata"]["name"]): d["target"]["name"] for d in docs}
+    assert [c["argv"][:2] for c in calls] == [["create", "--raw"]] * 2 + [
+        ["wait", "--for=delete"]
+    ] * 2 + [["create", "-f"]]
+    bound = {
+        (d["metadata"]["namespace"] + "/" + d["metadata"]["name"]): d["target"]["name"]
+        for d in docs
+    }
     assert bound == optimal.placements() and bound
 
 
 def test_preemption_with_nominate_evicts_then_patches(tmp_path: Path) -> None:
-    optimal, docs, calls = check_plan(PREEMPTION / "podgroup-11-partial-wap.yaml", tmp_path, "--preemption", "--nominate")
+    optimal, docs, calls = check_plan(
+        PREEMPTION / "podgroup-11-partial-wap.yaml", tmp_path, "--preemption", "--nominate"
+    )
     assert docs == []
     verbs = [c["argv"][0] for c in calls]
     assert verbs == ["create", "create", "wait", "wait"] + ["patch"] * len(optimal.placements())
@@ -172,14 +217,22 @@ def _result(placements: dict[str, str]) -> Result:
 def test_plan_objects_are_bindings_and_victims_are_not_objects_of_the_yaml(tmp_path: Path) -> None:
     r = _result({"ml/a": "n2", "ml/b": "n2"}).model_copy(update={"victims": ["ml/old"]})
     objs = plan_objects(r)
-    assert objs[0] == {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "a", "namespace": "ml"},
-                       "target": {"apiVersion": "v1", "kind": "Node", "name": "n2"}}
+    assert objs[0] == {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "a", "namespace": "ml"},
+        "target": {"apiVersion": "v1", "kind": "Node", "name": "n2"},
+    }
     assert [o["kind"] for o in objs] == ["Binding", "Binding"]
     assert plan_objects(r, nominate=True) == []
     plan = write_plan(r, tmp_path / "out" / "my-plan.yaml")
     assert plan.evictions == ["ml/old"] and len(plan.bindings) == 2
     text = (tmp_path / "out" / "my-plan.sh").read_text()
-    assert text.index("/api/v1/namespaces/ml/pods/old/eviction") < text.index("kubectl wait") < text.index("kubectl create -f my-plan.yaml")
+    assert (
+        text.index("/api/v1/namespaces/ml/pods/old/eviction")
+        < text.index("kubectl wait")
+        < text.index("kubectl create -f my-plan.yaml")
+    )
     check_eviction(eviction("ml/old"), "ml", "old")
     check_binding(binding("ml/a", "n2"))
 
@@ -194,4 +247,3 @@ def test_an_empty_plan_is_a_valid_script_that_does_nothing(tmp_path: Path) -> No
 def test_nominate_without_plan_is_bad_input() -> None:
     res = runner.invoke(app, ["diff", str(SHOWCASE / "design-card-a100.yaml"), "--nominate"])
     assert res.exit_code == 2 and "--plan" in res.output
-

@@ -46,7 +46,13 @@ def test_every_registered_plugin_is_named_by_a_constant_of_the_names_module():
 
 
 def test_the_default_profile_of_the_snapshot_layer_names_registered_plugins_only():
-    for name in (*DEFAULT_FILTER_PLUGINS, *DEFAULT_SCORE_WEIGHTS, *DEFAULT_PLACEMENT_WEIGHTS, *DEFAULT_PLACEMENT_GENERATE_PLUGINS, *PLACEMENT_PLUGIN_ALIASES.values()):
+    for name in (
+        *DEFAULT_FILTER_PLUGINS,
+        *DEFAULT_SCORE_WEIGHTS,
+        *DEFAULT_PLACEMENT_WEIGHTS,
+        *DEFAULT_PLACEMENT_GENERATE_PLUGINS,
+        *PLACEMENT_PLUGIN_ALIASES.values(),
+    ):
         assert name in REGISTRY, name
     assert set(DEFAULT_POST_FILTER_PLUGINS) == {names.DEFAULT_PREEMPTION}
 
@@ -63,7 +69,10 @@ IN_TREE_POINTS = {
     names.INTER_POD_AFFINITY: {PRE_FILTER, FILTER, PRE_SCORE, SCORE, NORMALIZE_SCORE},
     names.NODE_RESOURCES_BALANCED_ALLOCATION: {PRE_SCORE, SCORE},
     names.IMAGE_LOCALITY: {SCORE},
-    names.DYNAMIC_RESOURCES: {PRE_FILTER, FILTER},  # upstream also Reserve / PreBind / PostFilter: not simulated
+    names.DYNAMIC_RESOURCES: {
+        PRE_FILTER,
+        FILTER,
+    },  # upstream also Reserve / PreBind / PostFilter: not simulated
     names.GANG_SCHEDULING: {PLACEMENT_FEASIBLE},
     names.TOPOLOGY_PLACEMENT_GENERATOR: {PLACEMENT_GENERATE},
     names.PLACEMENT_BIN_PACKING: {PLACEMENT_SCORE},
@@ -104,10 +113,19 @@ def test_a_score_out_of_range_is_an_error_for_every_plugin(value):
     register(OutOfRange)
     try:
         c = make_cluster([make_node("n0", cpu=4000), make_node("n1", cpu=4000)], [_pod("p")])
-        c = c.model_copy(update={"profile": c.profile.model_copy(update={"score_weights": {**c.profile.score_weights, "ToyOutOfRange": 1}})})
+        c = c.model_copy(
+            update={
+                "profile": c.profile.model_copy(
+                    update={"score_weights": {**c.profile.score_weights, "ToyOutOfRange": 1}}
+                )
+            }
+        )
         r = solve_greedy(c)
         assert r.pods["default/p"].node is None
-        assert r.pods["default/p"].reason == f"plugin 'ToyOutOfRange' returns an invalid score {value}, it should in the range of [0, 100] after normalizing"
+        assert (
+            r.pods["default/p"].reason
+            == f"plugin 'ToyOutOfRange' returns an invalid score {value}, it should in the range of [0, 100] after normalizing"
+        )
     finally:
         unregister("ToyOutOfRange")
 
@@ -122,7 +140,13 @@ def test_scores_at_the_range_ends_pass_the_check():
     register(Ends)
     try:
         c = make_cluster([make_node("n0", cpu=4000), make_node("n1", cpu=4000)], [_pod("p")])
-        c = c.model_copy(update={"profile": c.profile.model_copy(update={"score_weights": {**c.profile.score_weights, "ToyEnds": 5}})})
+        c = c.model_copy(
+            update={
+                "profile": c.profile.model_copy(
+                    update={"score_weights": {**c.profile.score_weights, "ToyEnds": 5}}
+                )
+            }
+        )
         r = solve_greedy(c)
         assert r.pods["default/p"].node == "n1" and validate(c, r) == []
     finally:
@@ -149,7 +173,9 @@ class Fixed(Plugin):
             return [], self.st
         if self.parent:
             return [parent], SUCCESS
-        return [Placement(n, np.array(nodes, dtype=np.int64)) for n, nodes in self.placements], SUCCESS
+        return [
+            Placement(n, np.array(nodes, dtype=np.int64)) for n, nodes in self.placements
+        ], SUCCESS
 
 
 def _run(*generators: Fixed):
@@ -158,7 +184,11 @@ def _run(*generators: Fixed):
     snap = NodeTable(make_cluster([make_node(f"n{i}", cpu=1000) for i in range(1, 5)]))
     parent = Placement("", snap.all_nodes)
     got, st = run_placement_generate(list(generators), snap, None, parent)
-    return (None if got is None else [(p.name, [snap.names[i] for i in p.nodes]) for p in got]), st, parent
+    return (
+        (None if got is None else [(p.name, [snap.names[i] for i in p.nodes]) for p in got]),
+        st,
+        parent,
+    )
 
 
 N1, N2, N3, N4 = 0, 1, 2, 3
@@ -168,13 +198,29 @@ N1, N2, N3, N4 = 0, 1, 2, 3
     "generators, want",
     [
         ([Fixed([("a", [N1, N2, N3])]), Fixed([("b", [N2, N3, N4])])], [("a/b", ["n2", "n3"])]),
-        ([Fixed([("a1", [N1, N2]), ("a2", [N3, N4])]), Fixed([("b1", [N2, N3])])], [("a1/b1", ["n2"]), ("a2/b1", ["n3"])]),
-        ([Fixed([("a", [N1, N2, N3])]), Fixed([("b", [N2, N3, N4])]), Fixed([("c", [N3, N4])])], [("a/b/c", ["n3"])]),
+        (
+            [Fixed([("a1", [N1, N2]), ("a2", [N3, N4])]), Fixed([("b1", [N2, N3])])],
+            [("a1/b1", ["n2"]), ("a2/b1", ["n3"])],
+        ),
+        (
+            [Fixed([("a", [N1, N2, N3])]), Fixed([("b", [N2, N3, N4])]), Fixed([("c", [N3, N4])])],
+            [("a/b/c", ["n3"])],
+        ),
         ([Fixed(parent=True), Fixed([("b", [N2, N3])])], [("b", ["n2", "n3"])]),
         ([Fixed([("dup", [N1, N2])]), Fixed([("dup", [N2, N3])])], [("dup/dup", ["n2"])]),
-        ([Fixed([("zone-a/rack-1", [N1, N2])]), Fixed([("", [N2, N3])])], [("zone-a/rack-1/", ["n2"])]),
+        (
+            [Fixed([("zone-a/rack-1", [N1, N2])]), Fixed([("", [N2, N3])])],
+            [("zone-a/rack-1/", ["n2"])],
+        ),
     ],
-    ids=["two single-placement plugins intersect", "cross product drops empty intersections", "three plugins fold-merge", "unconstrained plugin is skipped", "same placement name from different plugins", "empty and slash-containing names"],
+    ids=[
+        "two single-placement plugins intersect",
+        "cross product drops empty intersections",
+        "three plugins fold-merge",
+        "unconstrained plugin is skipped",
+        "same placement name from different plugins",
+        "empty and slash-containing names",
+    ],
 )
 def test_several_generators_are_merged_as_upstream_merges_them(generators, want):
     got, st, _ = _run(*generators)
@@ -183,7 +229,11 @@ def test_several_generators_are_merged_as_upstream_merges_them(generators, want)
 
 def test_no_overlap_is_unschedulable():
     got, st, _ = _run(Fixed([("a", [N1])]), Fixed([("b", [N2])]))
-    assert got == [] and st.code == Code.UNSCHEDULABLE and st.message() == "no placements of plugins [a b] share a node"
+    assert (
+        got == []
+        and st.code == Code.UNSCHEDULABLE
+        and st.message() == "no placements of plugins [a b] share a node"
+    )
 
 
 def test_all_unconstrained_means_no_placement_decision():
@@ -213,7 +263,9 @@ def test_merged_placements_carry_their_parts_labels():
             return [self.p], SUCCESS
 
     got, _ = run_placement_generate([Gen(a), Gen(b)], snap, None, Placement("", snap.all_nodes))
-    assert [(p.name, p.label, p.nodes.tolist()) for p in got] == [("r1/p1", "rack=r1/power=p1", [1])]
+    assert [(p.name, p.label, p.nodes.tolist()) for p in got] == [
+        ("r1/p1", "rack=r1/power=p1", [1])
+    ]
 
 
 # ---- PlacementFeasible -----------------------------------------------------------------------
@@ -229,7 +281,12 @@ class Says(Plugin):
 
 @pytest.mark.parametrize(
     "codes, want",
-    [((Code.SUCCESS, Code.WAIT), Code.WAIT), ((Code.WAIT, Code.UNSCHEDULABLE), Code.UNSCHEDULABLE), ((Code.SUCCESS,), Code.SUCCESS), ((), Code.SUCCESS)],
+    [
+        ((Code.SUCCESS, Code.WAIT), Code.WAIT),
+        ((Code.WAIT, Code.UNSCHEDULABLE), Code.UNSCHEDULABLE),
+        ((Code.SUCCESS,), Code.SUCCESS),
+        ((), Code.SUCCESS),
+    ],
 )
 def test_placement_feasible_unschedulable_beats_wait_beats_success(codes, want):
     assert run_placement_feasible([Says(c) for c in codes], 1, 0, 1) == want
@@ -239,7 +296,10 @@ def test_gang_scheduling_is_the_profiles_placement_feasible_plugin():
     profile = build_profile(make_cluster([make_node("n0", cpu=1000)]))
     (gang,) = profile.placement_feasible
     assert gang.name == names.GANG_SCHEDULING
-    assert [gang.placement_feasible(2, PlacementProgress(scheduled=s, remaining=r)).label for s, r in ((0, 1), (0, 2), (2, 0))] == ["Unschedulable", "Wait", "Success"]
+    assert [
+        gang.placement_feasible(2, PlacementProgress(scheduled=s, remaining=r)).label
+        for s, r in ((0, 1), (0, 2), (2, 0))
+    ] == ["Unschedulable", "Wait", "Success"]
 
 
 # ---- the profile's placement sets from the KubeSchedulerConfiguration -------------------------
@@ -291,24 +351,43 @@ profiles:
 def test_without_the_topology_generator_a_rack_constrained_gang_spans_racks(load_text):
     kept = solve_greedy(load_text(SNAPSHOT))
     assert not kept.groups["ml/pg"].admitted  # one 2-cpu node per rack: no rack holds the gang
-    c = load_text(_config("    placementGenerate:\n      disabled: [{name: TopologyPlacement}]") + SNAPSHOT)
+    c = load_text(
+        _config("    placementGenerate:\n      disabled: [{name: TopologyPlacement}]") + SNAPSHOT
+    )
     assert c.profile.placement_generate_plugins == ()
     r = solve_greedy(c)
     assert r.groups["ml/pg"].admitted and r.greedy_trace.groups["ml/pg"].placements is None
     assert {o.node for o in r.pods.values()} == {"a1", "b1"}
-    assert [v.rule for v in validate(c, r)] == ["topology"]  # the validator still holds the snapshot's constraint
+    assert [v.rule for v in validate(c, r)] == [
+        "topology"
+    ]  # the validator still holds the snapshot's constraint
 
 
 @pytest.mark.parametrize(
     "plugins, want",
     [
         ("", [("PlacementBinPacking", 1), ("PodGroupPodsCount", 1)]),
-        ("    placementScore:\n      enabled: [{name: PlacementBinPacking, weight: 3}]", [("PlacementBinPacking", 3), ("PodGroupPodsCount", 1)]),
-        ("    placementScore:\n      enabled: [{name: NodeResourcesFit, weight: 2}, {name: PodGroupPodsCount, weight: 5}]", [("PlacementBinPacking", 2), ("PodGroupPodsCount", 5)]),
-        ("    placementScore:\n      disabled: [{name: NodeResourcesFit}]", [("PodGroupPodsCount", 1)]),
+        (
+            "    placementScore:\n      enabled: [{name: PlacementBinPacking, weight: 3}]",
+            [("PlacementBinPacking", 3), ("PodGroupPodsCount", 1)],
+        ),
+        (
+            "    placementScore:\n      enabled: [{name: NodeResourcesFit, weight: 2}, {name: PodGroupPodsCount, weight: 5}]",
+            [("PlacementBinPacking", 2), ("PodGroupPodsCount", 5)],
+        ),
+        (
+            "    placementScore:\n      disabled: [{name: NodeResourcesFit}]",
+            [("PodGroupPodsCount", 1)],
+        ),
         ("    placementScore:\n      disabled: [{name: '*'}]", []),
     ],
-    ids=["defaults", "PlacementBinPacking weight", "v1.36 docs example", "disable under the v1.36 name", "disable all"],
+    ids=[
+        "defaults",
+        "PlacementBinPacking weight",
+        "v1.36 docs example",
+        "disable under the v1.36 name",
+        "disable all",
+    ],
 )
 def test_placement_score_sets_come_from_the_configuration(load_text, plugins, want):
     c = load_text((_config(plugins) if plugins else "") + SNAPSHOT)
@@ -316,8 +395,19 @@ def test_placement_score_sets_come_from_the_configuration(load_text, plugins, wa
 
 
 def test_custom_filter_and_score_names_are_kept_after_the_defaults(load_text):
-    c = load_text(_config("    filter:\n      enabled: [{name: ToyA}]\n    score:\n      enabled: [{name: ToyB, weight: 4}]\n    multiPoint:\n      enabled: [{name: ToyC}, {name: ToyD, weight: 2}]") + SNAPSHOT)
+    c = load_text(
+        _config(
+            "    filter:\n      enabled: [{name: ToyA}]\n    score:\n      enabled: [{name: ToyB, weight: 4}]\n    multiPoint:\n      enabled: [{name: ToyC}, {name: ToyD, weight: 2}]"
+        )
+        + SNAPSHOT
+    )
     assert c.profile.filter_plugins == (*DEFAULT_FILTER_PLUGINS, "ToyC", "ToyD", "ToyA")
     assert c.profile.score_weights == {**DEFAULT_SCORE_WEIGHTS, "ToyD": 2, "ToyB": 4}
-    assert c.profile.placement_generate_plugins == (*DEFAULT_PLACEMENT_GENERATE_PLUGINS, "ToyC", "ToyD")
-    assert [pl.name for pl in build_profile(c).filters] == list(DEFAULT_FILTER_PLUGINS)  # unregistered names are left out
+    assert c.profile.placement_generate_plugins == (
+        *DEFAULT_PLACEMENT_GENERATE_PLUGINS,
+        "ToyC",
+        "ToyD",
+    )
+    assert [pl.name for pl in build_profile(c).filters] == list(
+        DEFAULT_FILTER_PLUGINS
+    )  # unregistered names are left out

@@ -34,14 +34,22 @@ HOST = "kubernetes.io/hostname"
 AFFINITY_RULES = {"pod-affinity", "pod-anti-affinity"}
 
 
-def _affinity(*terms: tuple[dict[str, str], str], anti: tuple[tuple[dict[str, str], str], ...] = ()) -> dict:
+def _affinity(
+    *terms: tuple[dict[str, str], str], anti: tuple[tuple[dict[str, str], str], ...] = ()
+) -> dict:
     out: dict = {}
     if terms:
-        out["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
-            {"labelSelector": {"matchLabels": sel}, "topologyKey": key} for sel, key in terms]}
+        out["podAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": sel}, "topologyKey": key} for sel, key in terms
+            ]
+        }
     if anti:
-        out["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [
-            {"labelSelector": {"matchLabels": sel}, "topologyKey": key} for sel, key in anti]}
+        out["podAntiAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchLabels": sel}, "topologyKey": key} for sel, key in anti
+            ]
+        }
     return out
 
 
@@ -76,8 +84,16 @@ def test_a_gang_whose_pods_support_only_each_other_across_zones_is_forbidden():
     """Gang of 4 self-affine pods (zone), 2 CPUs per zone: 2 + 2 is what no order reaches (the
     first pod opens one zone; the first pod in the other zone sees matches only in the first)."""
     objs = [_node("a", 2, "z1"), _node("b", 2, "z2"), pod_group_object("g", min_count=4)]
-    objs += [pod_object(f"p{i}", group="g", labels={"app": "g"}, affinity=_affinity(({"app": "g"}, ZONE)),
-                        requests={"cpu": "1"}) for i in range(4)]
+    objs += [
+        pod_object(
+            f"p{i}",
+            group="g",
+            labels={"app": "g"},
+            affinity=_affinity(({"app": "g"}, ZONE)),
+            requests={"cpu": "1"},
+        )
+        for i in range(4)
+    ]
     c = to_cluster(objs)
     split = {"default/p0": "a", "default/p1": "a", "default/p2": "b", "default/p3": "b"}
     found = _violations(c, split)
@@ -87,20 +103,43 @@ def test_a_gang_whose_pods_support_only_each_other_across_zones_is_forbidden():
     bigger = to_cluster([_node("a", 4, "z1"), _node("b", 2, "z2"), *objs[2:]])
     assert _violations(bigger, {f"default/p{i}": "a" for i in range(4)}) == []
     greedy, exact = _solved(c)
-    assert _shared(exact.objective) == _shared(greedy.objective) == {"admitted[p=0]": 0.0, "placed": 0.0}
+    assert (
+        _shared(exact.objective)
+        == _shared(greedy.objective)
+        == {"admitted[p=0]": 0.0, "placed": 0.0}
+    )
     assert diff_snapshot(c, time_limit=5.0, workers=1).exit_code == 0
 
 
 def test_two_pods_affine_only_to_each_other_are_forbidden():
     """Pod a (role a, affine to role b) and pod b (role b, affine to role a) on one node: each
     needs the other first, and neither matches its own terms, so neither can be a first pod."""
-    c = to_cluster([
-        _node("n1", 2), _node("n2", 2), pod_group_object("g", min_count=2),
-        pod_object("a", group="g", labels={"role": "a"}, affinity=_affinity(({"role": "b"}, HOST)), requests={"cpu": "1"}),
-        pod_object("b", group="g", labels={"role": "b"}, affinity=_affinity(({"role": "a"}, HOST)), requests={"cpu": "1"}),
-    ])
+    c = to_cluster(
+        [
+            _node("n1", 2),
+            _node("n2", 2),
+            pod_group_object("g", min_count=2),
+            pod_object(
+                "a",
+                group="g",
+                labels={"role": "a"},
+                affinity=_affinity(({"role": "b"}, HOST)),
+                requests={"cpu": "1"},
+            ),
+            pod_object(
+                "b",
+                group="g",
+                labels={"role": "b"},
+                affinity=_affinity(({"role": "a"}, HOST)),
+                requests={"cpu": "1"},
+            ),
+        ]
+    )
     together = {"default/a": "n1", "default/b": "n1"}
-    assert {v.split(" ")[1].rstrip(":") for v in _violations(c, together)} == {"default/a", "default/b"}
+    assert {v.split(" ")[1].rstrip(":") for v in _violations(c, together)} == {
+        "default/a",
+        "default/b",
+    }
     assert check_feasible(c, together) == ["pod-affinity"]
     greedy, exact = _solved(c)
     assert exact.placements() == {} and greedy.placements() == {}
@@ -109,10 +148,22 @@ def test_two_pods_affine_only_to_each_other_are_forbidden():
 def test_self_affine_pods_cannot_support_each_other_when_a_bound_match_runs_elsewhere():
     """Two pending self-affine pods (hostname) together on n1 while a matching pod runs on n2:
     the first-pod rule is off, so the first of them needs a match on n1 and there is none."""
-    objs = [_node("n1", 2), _node("n2", 2), pod_group_object("g", min_count=2),
-            pod_object("old", node_name="n2", labels={"app": "g"}, requests={"cpu": "1"})]
-    objs += [pod_object(p, group="g", labels={"app": "g"}, affinity=_affinity(({"app": "g"}, HOST)), requests={"cpu": "1"})
-             for p in ("a", "b")]
+    objs = [
+        _node("n1", 2),
+        _node("n2", 2),
+        pod_group_object("g", min_count=2),
+        pod_object("old", node_name="n2", labels={"app": "g"}, requests={"cpu": "1"}),
+    ]
+    objs += [
+        pod_object(
+            p,
+            group="g",
+            labels={"app": "g"},
+            affinity=_affinity(({"app": "g"}, HOST)),
+            requests={"cpu": "1"},
+        )
+        for p in ("a", "b")
+    ]
     c = to_cluster(objs)
     on_n1 = {"default/a": "n1", "default/b": "n1"}
     assert len(_violations(c, on_n1)) == 2
@@ -129,42 +180,85 @@ def test_two_one_way_first_pods_are_allowed():
     """q (role a, affine to role a) then p (grp p, role a, affine to grp p), on separate nodes:
     each is a first pod when it goes (q's terms would count p, so q goes first). The greedy
     result, and the optimum."""
-    c = to_cluster([
-        _node("n1", 1), _node("n2", 1),
-        pod_object("q", priority=10, labels={"grp": "q", "role": "a"}, affinity=_affinity(({"role": "a"}, HOST)), requests={"cpu": "1"}),
-        pod_object("p", priority=0, labels={"grp": "p", "role": "a"}, affinity=_affinity(({"grp": "p"}, HOST)), requests={"cpu": "1"}),
-    ])
+    c = to_cluster(
+        [
+            _node("n1", 1),
+            _node("n2", 1),
+            pod_object(
+                "q",
+                priority=10,
+                labels={"grp": "q", "role": "a"},
+                affinity=_affinity(({"role": "a"}, HOST)),
+                requests={"cpu": "1"},
+            ),
+            pod_object(
+                "p",
+                priority=0,
+                labels={"grp": "p", "role": "a"},
+                affinity=_affinity(({"grp": "p"}, HOST)),
+                requests={"cpu": "1"},
+            ),
+        ]
+    )
     apart = {"default/q": "n1", "default/p": "n2"}
     assert _violations(c, apart) == []
     assert check_feasible(c, apart) is True
     greedy, exact = _solved(c)
     assert greedy.placements() == apart
-    assert _shared(exact.objective) == _shared(greedy.objective) == {"admitted[p=10]": 1.0, "admitted[p=0]": 1.0, "placed": 2.0}
+    assert (
+        _shared(exact.objective)
+        == _shared(greedy.objective)
+        == {"admitted[p=10]": 1.0, "admitted[p=0]": 1.0, "placed": 2.0}
+    )
     assert diff_snapshot(c, time_limit=5.0, workers=1).exit_code == 0
 
 
 def test_a_pod_with_two_terms_may_be_the_first_pod_before_a_plain_peer():
     """A pod with two terms (grp g on hostname, role a on zone) and a plain peer of the same gang,
     two 1-CPU nodes in one zone: the pod first, then the peer on the other node."""
-    c = to_cluster([
-        _node("n1", 1, "z"), _node("n2", 1, "z"), pod_group_object("g", min_count=2),
-        pod_object("lead", group="g", labels={"grp": "g", "role": "a"},
-                   affinity=_affinity(({"grp": "g"}, HOST), ({"role": "a"}, ZONE)), requests={"cpu": "1"}),
-        pod_object("mate", group="g", labels={"grp": "g", "role": "a"}, requests={"cpu": "1"}),
-    ])
+    c = to_cluster(
+        [
+            _node("n1", 1, "z"),
+            _node("n2", 1, "z"),
+            pod_group_object("g", min_count=2),
+            pod_object(
+                "lead",
+                group="g",
+                labels={"grp": "g", "role": "a"},
+                affinity=_affinity(({"grp": "g"}, HOST), ({"role": "a"}, ZONE)),
+                requests={"cpu": "1"},
+            ),
+            pod_object("mate", group="g", labels={"grp": "g", "role": "a"}, requests={"cpu": "1"}),
+        ]
+    )
     apart = {"default/lead": "n1", "default/mate": "n2"}
     assert _violations(c, apart) == []
     assert check_feasible(c, apart) is True
     greedy, exact = _solved(c)
-    assert _shared(exact.objective) == _shared(greedy.objective) == {"admitted[p=0]": 1.0, "placed": 2.0}
+    assert (
+        _shared(exact.objective)
+        == _shared(greedy.objective)
+        == {"admitted[p=0]": 1.0, "placed": 2.0}
+    )
     # Were the mate bound there already, it would count: the pod alone on n1 is then forbidden.
-    bound = to_cluster([
-        _node("n1", 1, "z"), _node("n2", 1, "z"),
-        pod_object("mate", node_name="n2", labels={"grp": "g", "role": "a"}, requests={"cpu": "1"}),
-        pod_object("lead", labels={"grp": "g", "role": "a"},
-                   affinity=_affinity(({"grp": "g"}, HOST), ({"role": "a"}, ZONE)), requests={"cpu": "1"}),
-    ])
-    assert [v.split(":")[0] for v in _violations(bound, {"default/lead": "n1"})] == ["[pod-affinity] default/lead"]
+    bound = to_cluster(
+        [
+            _node("n1", 1, "z"),
+            _node("n2", 1, "z"),
+            pod_object(
+                "mate", node_name="n2", labels={"grp": "g", "role": "a"}, requests={"cpu": "1"}
+            ),
+            pod_object(
+                "lead",
+                labels={"grp": "g", "role": "a"},
+                affinity=_affinity(({"grp": "g"}, HOST), ({"role": "a"}, ZONE)),
+                requests={"cpu": "1"},
+            ),
+        ]
+    )
+    assert [v.split(":")[0] for v in _violations(bound, {"default/lead": "n1"})] == [
+        "[pod-affinity] default/lead"
+    ]
 
 
 # ---- a starting solution the model rejects ----------------------------------------------------------
@@ -173,8 +267,19 @@ def test_a_hint_the_model_rejects_is_dropped_not_returned(monkeypatch):
     the hint is made to accept everything, and the hint overfills a node."""
     import gangplan.solver.exact.start.hint as hint_module
 
-    c = to_cluster([_node("n1", 1), pod_object("a", requests={"cpu": "1"}), pod_object("b", requests={"cpu": "1"})])
-    bad = build_result(c, engine="greedy", status=Status.HEURISTIC, placements={"default/a": "n1", "default/b": "n1"})
+    c = to_cluster(
+        [
+            _node("n1", 1),
+            pod_object("a", requests={"cpu": "1"}),
+            pod_object("b", requests={"cpu": "1"}),
+        ]
+    )
+    bad = build_result(
+        c,
+        engine="greedy",
+        status=Status.HEURISTIC,
+        placements={"default/a": "n1", "default/b": "n1"},
+    )
     assert [v.rule for v in validate(c, bad)] == ["capacity"]
     monkeypatch.setattr(hint_module, "validate", lambda cluster, result: [])
     r = solve_exact(c, time_limit=5.0, workers=1, hint=bad)
@@ -240,16 +345,27 @@ class Spec:
         prio = {e[0]: e[2] for e in self.entities}
         for name, kind, pr, min_count in self.entities:
             if kind != "single":
-                objs.append(pod_group_object(name, policy=kind, min_count=min_count, priority=pr, created=0))
+                objs.append(
+                    pod_group_object(name, policy=kind, min_count=min_count, priority=pr, created=0)
+                )
         for i, p in enumerate(self.bound + self.pending):
             kind = next((e[1] for e in self.entities if e[0] == p.entity), "single")
-            objs.append(pod_object(
-                p.name, group=p.entity if kind != "single" and p.node is None else None,
-                node_name=self.nodes[p.node][0] if p.node is not None else None, labels=dict(p.labels),
-                priority=prio.get(p.entity, 0), requests={"cpu": str(p.cpu)} if p.cpu else {"cpu": "0"},
-                affinity=_affinity(*[(dict(s), k) for s, k in p.terms], anti=tuple((dict(s), k) for s, k in p.anti)) or None,
-                created=1 + i,
-            ))
+            objs.append(
+                pod_object(
+                    p.name,
+                    group=p.entity if kind != "single" and p.node is None else None,
+                    node_name=self.nodes[p.node][0] if p.node is not None else None,
+                    labels=dict(p.labels),
+                    priority=prio.get(p.entity, 0),
+                    requests={"cpu": str(p.cpu)} if p.cpu else {"cpu": "0"},
+                    affinity=_affinity(
+                        *[(dict(s), k) for s, k in p.terms],
+                        anti=tuple((dict(s), k) for s, k in p.anti),
+                    )
+                    or None,
+                    created=1 + i,
+                )
+            )
         return objs
 
 
@@ -278,10 +394,20 @@ def specs(draw, max_nodes: int = 5, max_pending: int = 7) -> Spec:
         # One or two kinds of pod per entity, so that identical pods form classes.
         templates = []
         for _ in range(draw(st.integers(1, 2))):
-            terms = tuple((_selector(draw(st.sampled_from(SELECTORS)), name), draw(st.sampled_from([HOST, ZONE])))
-                          for _ in range(draw(st.sampled_from([0, 1, 1, 1, 2]))))
-            anti = tuple((_selector(draw(st.sampled_from(SELECTORS)), name), draw(st.sampled_from([HOST, ZONE])))
-                         for _ in range(draw(st.sampled_from([0, 0, 0, 1]))))
+            terms = tuple(
+                (
+                    _selector(draw(st.sampled_from(SELECTORS)), name),
+                    draw(st.sampled_from([HOST, ZONE])),
+                )
+                for _ in range(draw(st.sampled_from([0, 1, 1, 1, 2])))
+            )
+            anti = tuple(
+                (
+                    _selector(draw(st.sampled_from(SELECTORS)), name),
+                    draw(st.sampled_from([HOST, ZONE])),
+                )
+                for _ in range(draw(st.sampled_from([0, 0, 0, 1])))
+            )
             labels = (("app", draw(st.sampled_from(["a", "b"]))), ("grp", name))
             templates.append((draw(st.integers(1, 2)), labels, terms, anti))
         members = []
@@ -296,9 +422,16 @@ def specs(draw, max_nodes: int = 5, max_pending: int = 7) -> Spec:
         i = draw(st.integers(0, len(nodes) - 1))
         cpu = draw(st.integers(0, min(1, free[i])))
         free[i] -= cpu
-        labels = (("app", draw(st.sampled_from(["a", "b"]))),) + ((("grp", draw(st.sampled_from([x[0] for x in entities]))),)
-                                                                  if draw(st.booleans()) else ())
-        anti = (((("app", draw(st.sampled_from(["a", "b"]))),), draw(st.sampled_from([HOST, ZONE]))),) if draw(st.integers(0, 5)) == 0 else ()
+        labels = (("app", draw(st.sampled_from(["a", "b"]))),) + (
+            (("grp", draw(st.sampled_from([x[0] for x in entities]))),)
+            if draw(st.booleans())
+            else ()
+        )
+        anti = (
+            (((("app", draw(st.sampled_from(["a", "b"]))),), draw(st.sampled_from([HOST, ZONE]))),)
+            if draw(st.integers(0, 5)) == 0
+            else ()
+        )
         bound.append(PodSpec(f"run{b}", "", cpu, labels, (), anti, node=i))
     return Spec(tuple(nodes), tuple(bound), tuple(pending), tuple(entities))
 
@@ -326,10 +459,15 @@ def _passes(spec: Spec, pod: PodSpec, node: int, existing: list[tuple[PodSpec, i
                 return False
             if counts.get((key, here[key]), 0) <= 0:
                 pods_exist = False
-        if not pods_exist and not (not counts and all(_matches(sel, pod.labels) for sel, _ in pod.terms)):
+        if not pods_exist and not (
+            not counts and all(_matches(sel, pod.labels) for sel, _ in pod.terms)
+        ):
             return False
     for sel, key in pod.anti:
-        if key in here and any(_matches(sel, q.labels) and spec.node_labels(m).get(key) == here[key] for q, m in existing):
+        if key in here and any(
+            _matches(sel, q.labels) and spec.node_labels(m).get(key) == here[key]
+            for q, m in existing
+        ):
             return False
     for q, m in existing:
         there = spec.node_labels(m)
@@ -352,9 +490,17 @@ def order_exists(spec: Spec, placement: dict[int, int]) -> bool:
         if mask in seen:
             return False
         seen.add(mask)
-        existing = base + [(spec.pending[placed[k]], placement[placed[k]]) for k in range(len(placed)) if mask >> k & 1]
+        existing = base + [
+            (spec.pending[placed[k]], placement[placed[k]])
+            for k in range(len(placed))
+            if mask >> k & 1
+        ]
         for k, i in enumerate(placed):
-            if not mask >> k & 1 and _passes(spec, spec.pending[i], placement[i], existing) and reach(mask | 1 << k):
+            if (
+                not mask >> k & 1
+                and _passes(spec, spec.pending[i], placement[i], existing)
+                and reach(mask | 1 << k)
+            ):
                 return True
         return False
 
@@ -386,8 +532,12 @@ def brute_force_optimum(spec: Spec, cluster) -> dict[str, float]:
     """The best shared objective over every placement that fits, keeps the gang rules and has a
     passing order: sets of pods best-first, then every node choice for the first set that works."""
     n = len(spec.pending)
-    subsets = [s for r in range(n + 1) for s in itertools.combinations(range(n), r) if _gang_ok(spec, s)]
-    scored = [(_shared(objective(cluster, _placements(spec, {i: 0 for i in s}))), s) for s in subsets]
+    subsets = [
+        s for r in range(n + 1) for s in itertools.combinations(range(n), r) if _gang_ok(spec, s)
+    ]
+    scored = [
+        (_shared(objective(cluster, _placements(spec, {i: 0 for i in s}))), s) for s in subsets
+    ]
     scored.sort(key=functools.cmp_to_key(lambda a, b: compare(b[0], a[0])))
     for obj, chosen in scored:
         if _assignable(spec, chosen):
@@ -402,7 +552,13 @@ def _assignable(spec: Spec, chosen: tuple[int, ...]) -> bool:
 
     def same(i: int, j: int) -> bool:
         a, b = spec.pending[i], spec.pending[j]
-        return (a.entity, a.cpu, a.labels, a.terms, a.anti) == (b.entity, b.cpu, b.labels, b.terms, b.anti)
+        return (a.entity, a.cpu, a.labels, a.terms, a.anti) == (
+            b.entity,
+            b.cpu,
+            b.labels,
+            b.terms,
+            b.anti,
+        )
 
     def assign(k: int) -> bool:
         if k == len(chosen):
@@ -434,7 +590,9 @@ def spec_and_placement(draw):
 
 def _validator_agrees(spec: Spec, placement: dict[int, int]) -> None:
     cluster = to_cluster(spec.objects())
-    result = build_result(cluster, engine="random", status=Status.HEURISTIC, placements=_placements(spec, placement))
+    result = build_result(
+        cluster, engine="random", status=Status.HEURISTIC, placements=_placements(spec, placement)
+    )
     flagged = {v.rule for v in validate(cluster, result)} & AFFINITY_RULES
     assert (not flagged) == order_exists(spec, placement), (flagged, placement)
 
@@ -460,27 +618,35 @@ def _exact_agrees(spec: Spec) -> None:
         assert _shared(again.objective) == _shared(exact.objective)
 
 
-@settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(spec_and_placement())
 def test_the_validator_accepts_exactly_the_placements_some_order_allows(case):
     _validator_agrees(*case)
 
 
-@settings(max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=100, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(specs())
 def test_the_exact_optimum_is_the_brute_force_optimum_under_the_order_rule(spec):
     _exact_agrees(spec)
 
 
 @pytest.mark.slow
-@settings(max_examples=3000, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=3000, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(spec_and_placement())
 def test_slow_the_validator_accepts_exactly_the_placements_some_order_allows(case):
     _validator_agrees(*case)
 
 
 @pytest.mark.slow
-@settings(max_examples=2000, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=2000, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(specs())
 def test_slow_the_exact_optimum_is_the_brute_force_optimum_under_the_order_rule(spec):
     _exact_agrees(spec)
@@ -497,25 +663,54 @@ def _on_nodes(cluster, placements: dict[str, str]):
 def test_the_decision_returns_the_first_pods_in_the_order_they_must_go():
     from gangplan.predicates.affinity_order import affinity_order
 
-    c = to_cluster([
-        _node("n1", 1), _node("n2", 1),
-        pod_object("p", labels={"grp": "p", "role": "a"}, affinity=_affinity(({"grp": "p"}, HOST)), requests={"cpu": "1"}),
-        pod_object("q", labels={"grp": "q", "role": "a"}, affinity=_affinity(({"role": "a"}, HOST)), requests={"cpu": "1"}),
-    ])
+    c = to_cluster(
+        [
+            _node("n1", 1),
+            _node("n2", 1),
+            pod_object(
+                "p",
+                labels={"grp": "p", "role": "a"},
+                affinity=_affinity(({"grp": "p"}, HOST)),
+                requests={"cpu": "1"},
+            ),
+            pod_object(
+                "q",
+                labels={"grp": "q", "role": "a"},
+                affinity=_affinity(({"role": "a"}, HOST)),
+                requests={"cpu": "1"},
+            ),
+        ]
+    )
     plan = affinity_order(*_on_nodes(c, {"default/p": "n2", "default/q": "n1"}), c.namespaces)
     # q's terms count p, so q must go first; p's terms do not count q.
-    assert plan.feasible and plan.first_pods == ("default/q", "default/p") and plan.order == ("default/q", "default/p")
+    assert (
+        plan.feasible
+        and plan.first_pods == ("default/q", "default/p")
+        and plan.order == ("default/q", "default/p")
+    )
 
 
 def test_the_decision_names_what_it_cannot_place_and_says_when_it_gave_up():
     from gangplan.predicates.affinity_order import affinity_order
 
     objs = [_node("a", 2, "z1"), _node("b", 2, "z2")]
-    objs += [pod_object(f"p{i}", labels={"app": "g"}, affinity=_affinity(({"app": "g"}, ZONE)), requests={"cpu": "1"}) for i in range(4)]
+    objs += [
+        pod_object(
+            f"p{i}",
+            labels={"app": "g"},
+            affinity=_affinity(({"app": "g"}, ZONE)),
+            requests={"cpu": "1"},
+        )
+        for i in range(4)
+    ]
     c = to_cluster(objs)
-    split = _on_nodes(c, {"default/p0": "a", "default/p1": "a", "default/p2": "b", "default/p3": "b"})
+    split = _on_nodes(
+        c, {"default/p0": "a", "default/p1": "a", "default/p2": "b", "default/p3": "b"}
+    )
     plan = affinity_order(*split, c.namespaces)
     assert not plan.feasible and not plan.undecided
-    assert [k for k, _ in plan.blocked] == ["default/p2", "default/p3"] and plan.first_pods == ("default/p0",)
+    assert [k for k, _ in plan.blocked] == ["default/p2", "default/p3"] and plan.first_pods == (
+        "default/p0",
+    )
     starved = affinity_order(*split, c.namespaces, budget=1)
     assert not starved.feasible and starved.undecided

@@ -22,10 +22,13 @@ from gangplan.solver.validate import validate
 
 
 def _cluster(*, config: dict | None = None, policy: str | None = None, low: int = 0):
-    objs = [node_object("n1", cpu="2"), node_object("n2", cpu="2", taints=[{"key": "x", "effect": "NoSchedule"}]),
-            priority_class_object("high", 1000),
-            pod_object("holder", node_name="n1", priority=low, requests={"cpu": "2"}),
-            pod_object("urgent", priority=1000, requests={"cpu": "2"})]
+    objs = [
+        node_object("n1", cpu="2"),
+        node_object("n2", cpu="2", taints=[{"key": "x", "effect": "NoSchedule"}]),
+        priority_class_object("high", 1000),
+        pod_object("holder", node_name="n1", priority=low, requests={"cpu": "2"}),
+        pod_object("urgent", priority=1000, requests={"cpu": "2"}),
+    ]
     if policy:
         objs[-1]["spec"]["preemptionPolicy"] = policy
     if config:
@@ -51,17 +54,26 @@ def test_both_engines_preempt_by_default_and_say_so_in_params() -> None:
 def test_no_preemption_turns_it_off() -> None:
     g, e = _both(_cluster(), preemption=False)
     assert g.victims == e.victims == [] and g.placements() == e.placements() == {}
-    assert g.pods["default/urgent"].reason == "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s)."
+    assert (
+        g.pods["default/urgent"].reason
+        == "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s)."
+    )
 
 
-@pytest.mark.parametrize("plugins", [
-    {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}},
-    {"multiPoint": {"disabled": [{"name": "DefaultPreemption"}]}},
-    {"postFilter": {"disabled": [{"name": "*"}]}},
-])
+@pytest.mark.parametrize(
+    "plugins",
+    [
+        {"postFilter": {"disabled": [{"name": "DefaultPreemption"}]}},
+        {"multiPoint": {"disabled": [{"name": "DefaultPreemption"}]}},
+        {"postFilter": {"disabled": [{"name": "*"}]}},
+    ],
+)
 def test_a_scheduler_configuration_that_disables_default_preemption_turns_it_off(plugins) -> None:
-    config = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
-              "profiles": [{"schedulerName": "default-scheduler", "plugins": plugins}]}
+    config = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"schedulerName": "default-scheduler", "plugins": plugins}],
+    }
     c = _cluster(config=config)
     assert not c.profile.preemption
     g, e = _both(c)
@@ -75,22 +87,29 @@ def test_the_fit_error_gains_upstreams_preemption_clause_when_nothing_can_be_evi
     g, _ = _both(_cluster(low=1000))  # the holder has the same priority: no victim
     assert g.pods["default/urgent"].reason == (
         "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s). "
-        "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling.")
+        "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming pod, 1 Preemption is not helpful for scheduling."
+    )
 
 
 def test_a_pod_that_may_not_preempt_says_so_in_its_fit_error() -> None:
     g, e = _both(_cluster(policy="Never"))
     assert g.victims == e.victims == []
-    assert g.pods["default/urgent"].reason.endswith(" preemption: not eligible due to preemptionPolicy=Never.")
+    assert g.pods["default/urgent"].reason.endswith(
+        " preemption: not eligible due to preemptionPolicy=Never."
+    )
 
 
 def test_a_node_where_evicting_everything_lower_is_not_enough_names_the_filter_reason() -> None:
-    objs = [node_object("n1", cpu="3"), pod_object("holder", node_name="n1", priority=0, requests={"cpu": "2"}),
-            pod_object("peer", node_name="n1", priority=1000, requests={"cpu": "1"}),
-            pod_object("big", priority=1000, requests={"cpu": "3"})]
+    objs = [
+        node_object("n1", cpu="3"),
+        pod_object("holder", node_name="n1", priority=0, requests={"cpu": "2"}),
+        pod_object("peer", node_name="n1", priority=1000, requests={"cpu": "1"}),
+        pod_object("big", priority=1000, requests={"cpu": "3"}),
+    ]
     g, _ = _both(load_objects(objs))
     assert g.pods["default/big"].reason == (
-        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Insufficient cpu.")
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 Insufficient cpu."
+    )
 
 
 def test_the_cli_flags_and_default() -> None:
@@ -101,16 +120,28 @@ def test_the_cli_flags_and_default() -> None:
 
     import yaml
 
-    objs = [node_object("n1", cpu="2"), pod_object("holder", node_name="n1", priority=0, requests={"cpu": "2"}),
-            pod_object("urgent", priority=1000, requests={"cpu": "2"})]
+    objs = [
+        node_object("n1", cpu="2"),
+        pod_object("holder", node_name="n1", priority=0, requests={"cpu": "2"}),
+        pod_object("urgent", priority=1000, requests={"cpu": "2"}),
+    ]
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "s.yaml"
         path.write_text(yaml.safe_dump_all(objs))
         on = json.loads(runner.invoke(app, ["solve", str(path), "--json"]).stdout)
-        off = json.loads(runner.invoke(app, ["solve", str(path), "--json", "--no-preemption"]).stdout)
-        exact = json.loads(runner.invoke(app, ["solve", str(path), "--json", "--engine", "exact", "--time-limit", "2"]).stdout)
+        off = json.loads(
+            runner.invoke(app, ["solve", str(path), "--json", "--no-preemption"]).stdout
+        )
+        exact = json.loads(
+            runner.invoke(
+                app, ["solve", str(path), "--json", "--engine", "exact", "--time-limit", "2"]
+            ).stdout
+        )
     assert on["victims"] == exact["victims"] == ["default/holder"] and off["victims"] == []
-    assert on["params"]["preemptionFrom"] == "default profile" and off["params"]["preemptionFrom"] == "flag"
+    assert (
+        on["params"]["preemptionFrom"] == "default profile"
+        and off["params"]["preemptionFrom"] == "flag"
+    )
 
 
 def test_upstreams_preemption_scenarios_give_upstreams_victims_with_the_default_profile() -> None:
@@ -120,13 +151,23 @@ def test_upstreams_preemption_scenarios_give_upstreams_victims_with_the_default_
 
     from gangplan.io.loader import load_snapshot
 
-    scenarios = sorted((Path(__file__).resolve().parent.parent / "scenarios" / "upstream-preemption").glob("*.yaml"))
+    scenarios = sorted(
+        (Path(__file__).resolve().parent.parent / "scenarios" / "upstream-preemption").glob(
+            "*.yaml"
+        )
+    )
     assert len(scenarios) == 4
     for path in scenarios:
         c = load_snapshot(path)
         default, explicit = solve_greedy(c), solve_greedy(c, preemption=True)
         assert validate(c, default) == []
-        assert default.victims == explicit.victims and default.placements() == explicit.placements(), path.name
-        stated = [g.annotations["gangplan.io/expect-victims"] for g in c.pod_groups.values() if "gangplan.io/expect-victims" in g.annotations]
+        assert (
+            default.victims == explicit.victims and default.placements() == explicit.placements()
+        ), path.name
+        stated = [
+            g.annotations["gangplan.io/expect-victims"]
+            for g in c.pod_groups.values()
+            if "gangplan.io/expect-victims" in g.annotations
+        ]
         expected = sorted(k for s in stated for k in s.split(",") if k)
         assert default.victims == expected, path.name

@@ -22,14 +22,19 @@ def _first_difference(greedy: dict, optimal: dict) -> str | None:
     return next((k for k in greedy if k in optimal and greedy[k] != optimal[k]), None)
 
 
-@pytest.mark.parametrize(("name", "classification", "tier"), [
-    ("preempt-needless-eviction", "greedy-suboptimal", "victims[p=10]"),
-    ("preempt-two-blockers", "identical", None),
-    ("preempt-nvlink-clique", "greedy-suboptimal", "victims[p=10]"),
-    ("preempt-one-gang-not-five", "greedy-suboptimal", "brokenGroups"),
-    ("preempt-all-mode-unit", "greedy-suboptimal", "brokenGroups"),
-])
-def test_the_optimum_disrupts_less_on_the_stated_tier(name: str, classification: str, tier: str | None) -> None:
+@pytest.mark.parametrize(
+    ("name", "classification", "tier"),
+    [
+        ("preempt-needless-eviction", "greedy-suboptimal", "victims[p=10]"),
+        ("preempt-two-blockers", "identical", None),
+        ("preempt-nvlink-clique", "greedy-suboptimal", "victims[p=10]"),
+        ("preempt-one-gang-not-five", "greedy-suboptimal", "brokenGroups"),
+        ("preempt-all-mode-unit", "greedy-suboptimal", "brokenGroups"),
+    ],
+)
+def test_the_optimum_disrupts_less_on_the_stated_tier(
+    name: str, classification: str, tier: str | None
+) -> None:
     cluster = load_snapshot(SHOWCASE / f"{name}.yaml")
     d = diff_snapshot(cluster, time_limit=10.0, workers=1, explain=False)
     assert validate(cluster, d.greedy) == [] and validate(cluster, d.optimal) == []
@@ -49,11 +54,20 @@ def test_an_all_mode_unit_is_evicted_whole_across_its_nodes() -> None:
     assert d.optimal.victims == ["batch/batch-a", "batch/batch-b"]
 
 
-@pytest.mark.parametrize(("name", "greedy_units", "optimal_units"), [
-    ("preempt-one-gang-not-five", [f"pod:research/sweep-{k}-0" for k in range(5)], [f"pod:research/eval-{i}" for i in range(5)]),
-    ("preempt-all-mode-unit", ["research/ckpt"], ["pod:batch/batch-a", "pod:batch/batch-b"]),
-])
-def test_the_decisive_step_names_greedys_victim_choice_against_the_optimums(name, greedy_units, optimal_units) -> None:
+@pytest.mark.parametrize(
+    ("name", "greedy_units", "optimal_units"),
+    [
+        (
+            "preempt-one-gang-not-five",
+            [f"pod:research/sweep-{k}-0" for k in range(5)],
+            [f"pod:research/eval-{i}" for i in range(5)],
+        ),
+        ("preempt-all-mode-unit", ["research/ckpt"], ["pod:batch/batch-a", "pod:batch/batch-b"]),
+    ],
+)
+def test_the_decisive_step_names_greedys_victim_choice_against_the_optimums(
+    name, greedy_units, optimal_units
+) -> None:
     cluster = load_snapshot(SHOWCASE / f"{name}.yaml")
     d = diff_snapshot(cluster, time_limit=10.0, probe_time_limit=5.0, workers=1)
     pre = d.decisive.preemption
@@ -72,11 +86,16 @@ def test_a_single_pods_default_preemption_names_the_pick_one_node_criterion() ->
         o["status"] = {"phase": "Running", "startTime": start}
         return o
 
-    objs = [node_object("node-a", cpu="2"), node_object("node-b", cpu="2"), node_object("node-c", cpu="2"),
-            pod_group_object("pair", min_count=2, priority=0),
-            bound("pair-0", "node-a", "2026-11-30T09:00:00Z", "pair"), bound("pair-1", "node-c", "2026-11-30T09:00:00Z", "pair"),
-            bound("solo", "node-b", "2026-11-30T08:00:00Z"),
-            pod_object("urgent", priority=100, requests={"cpu": "2"})]
+    objs = [
+        node_object("node-a", cpu="2"),
+        node_object("node-b", cpu="2"),
+        node_object("node-c", cpu="2"),
+        pod_group_object("pair", min_count=2, priority=0),
+        bound("pair-0", "node-a", "2026-11-30T09:00:00Z", "pair"),
+        bound("pair-1", "node-c", "2026-11-30T09:00:00Z", "pair"),
+        bound("solo", "node-b", "2026-11-30T08:00:00Z"),
+        pod_object("urgent", priority=100, requests={"cpu": "2"}),
+    ]
     cluster = load_objects(objs)
     d = diff_snapshot(cluster, time_limit=5.0, probe_time_limit=5.0, workers=1)
     assert validate(cluster, d.greedy) == [] and validate(cluster, d.optimal) == []
@@ -84,4 +103,6 @@ def test_a_single_pods_default_preemption_names_the_pick_one_node_criterion() ->
     assert d.classification == "greedy-suboptimal"
     pre = d.decisive.preemption
     assert pre.path == "pod" and pre.nodes == ["node-a"] and pre.optimal_nodes == ["node-b"]
-    assert pre.criterion.startswith("default preemption chose node-a over node-b: equal on fewest PDB violations")
+    assert pre.criterion.startswith(
+        "default preemption chose node-a over node-b: equal on fewest PDB violations"
+    )

@@ -55,7 +55,9 @@ PARSE_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("text", "expected"), [c[1:] for c in PARSE_CASES], ids=[c[0] for c in PARSE_CASES])
+@pytest.mark.parametrize(
+    ("text", "expected"), [c[1:] for c in PARSE_CASES], ids=[c[0] for c in PARSE_CASES]
+)
 def test_parse_quantity_gives_the_exact_value(text, expected):
     assert parse_quantity(text) == expected
 
@@ -117,12 +119,20 @@ SCHEDULER_INT_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("resource", "value", "expected"), [c[1:] for c in SCHEDULER_INT_CASES], ids=[c[0] for c in SCHEDULER_INT_CASES])
+@pytest.mark.parametrize(
+    ("resource", "value", "expected"),
+    [c[1:] for c in SCHEDULER_INT_CASES],
+    ids=[c[0] for c in SCHEDULER_INT_CASES],
+)
 def test_to_scheduler_int_gives_the_scheduler_integer(resource, value, expected):
     assert to_scheduler_int(resource, value) == expected
 
 
-@pytest.mark.parametrize("value", ["-1", "-100m", -2, "-0.5Gi"], ids=["minus one", "minus 100m", "a negative int", "a negative binary"])
+@pytest.mark.parametrize(
+    "value",
+    ["-1", "-100m", -2, "-0.5Gi"],
+    ids=["minus one", "minus 100m", "a negative int", "a negative binary"],
+)
 def test_negative_quantities_are_rejected_for_requests(value):
     with pytest.raises(QuantityError, match="negative"):
         to_scheduler_int("cpu", value)
@@ -139,16 +149,33 @@ FORMAT_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("resource", "amount", "expected"), [c[1:] for c in FORMAT_CASES], ids=[c[0] for c in FORMAT_CASES])
+@pytest.mark.parametrize(
+    ("resource", "amount", "expected"),
+    [c[1:] for c in FORMAT_CASES],
+    ids=[c[0] for c in FORMAT_CASES],
+)
 def test_format_quantity_prints_short_exact_strings(resource, amount, expected):
     assert format_quantity(resource, amount) == expected
 
 
 # ---- properties ---------------------------------------------------------------------------------
 MULTIPLIERS = {
-    "": 1, "k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
-    "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
-    "m": Fraction(1, 1000), "u": Fraction(1, 10**6), "n": Fraction(1, 10**9),
+    "": 1,
+    "k": 10**3,
+    "M": 10**6,
+    "G": 10**9,
+    "T": 10**12,
+    "P": 10**15,
+    "E": 10**18,
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+    "Pi": 2**50,
+    "Ei": 2**60,
+    "m": Fraction(1, 1000),
+    "u": Fraction(1, 10**6),
+    "n": Fraction(1, 10**9),
 }
 
 
@@ -157,7 +184,9 @@ def test_an_integer_with_a_suffix_is_the_integer_times_the_multiplier(n, suffix)
     assert parse_quantity(f"{n}{suffix}") == n * MULTIPLIERS[suffix]
 
 
-@given(n=st.integers(min_value=0, max_value=10**9), exponent=st.integers(min_value=-9, max_value=18))
+@given(
+    n=st.integers(min_value=0, max_value=10**9), exponent=st.integers(min_value=-9, max_value=18)
+)
 def test_an_exponent_scales_by_a_power_of_ten(n, exponent):
     assert parse_quantity(f"{n}e{exponent}") == n * Fraction(10) ** exponent
 
@@ -172,7 +201,10 @@ def test_format_quantity_round_trips_cpu(amount):
     assert to_scheduler_int("cpu", format_quantity("cpu", amount)) == amount
 
 
-@given(amount=st.integers(min_value=0, max_value=2**62), resource=st.sampled_from(["memory", "ephemeral-storage", "nvidia.com/gpu"]))
+@given(
+    amount=st.integers(min_value=0, max_value=2**62),
+    resource=st.sampled_from(["memory", "ephemeral-storage", "nvidia.com/gpu"]),
+)
 def test_format_quantity_round_trips_bytes_and_counts(amount, resource):
     assert to_scheduler_int(resource, format_quantity(resource, amount)) == amount
 

@@ -62,7 +62,12 @@ def _head(src: Path, dst: Path, rows: int, keep=lambda r: True) -> Path:
 @pytest.fixture(scope="module")
 def small_openb(tmp_path_factory) -> tuple[Path, Path]:
     d = tmp_path_factory.mktemp("openb")
-    nodes = _head(OPENB / "openb_node_list_gpu_node.csv", d / "nodes.csv", 60, keep=lambda r: int(r["gpu"]) > 0)
+    nodes = _head(
+        OPENB / "openb_node_list_gpu_node.csv",
+        d / "nodes.csv",
+        60,
+        keep=lambda r: int(r["gpu"]) > 0,
+    )
     pods = _head(OPENB / "openb_pod_list_default.csv", d / "pods.csv", 300)
     return nodes, pods
 
@@ -81,20 +86,28 @@ def test_fill_never_allocates_beyond_capacity_and_unallocated_only_falls(small_o
     target = 1.3 * cap
     total = sum(j.gpu_milli_total for j in run.jobs)
     assert run.arrived[-1] == total
-    clones = sorted((j for j in run.jobs if "-tuned-" in j.name), key=lambda j: int(j.name.rsplit("-", 1)[1]))
+    clones = sorted(
+        (j for j in run.jobs if "-tuned-" in j.name), key=lambda j: int(j.name.rsplit("-", 1)[1])
+    )
     assert clones, "the 300-pod head is below the target: the list must be topped up"
     last = clones[-1]
     assert total - last.gpu_milli_total + last.gpu_milli <= target < total + 1000
     assert any(j.fractional for j in run.jobs)
     assert all(a <= cap for a in run.allocated)
-    assert all(a <= r for a, r in zip(run.allocated, run.arrived, strict=True))  # never more than arrived
-    assert all(x <= y for x, y in zip(run.allocated, run.allocated[1:], strict=False))  # nothing leaves
+    assert all(
+        a <= r for a, r in zip(run.allocated, run.arrived, strict=True)
+    )  # never more than arrived
+    assert all(
+        x <= y for x, y in zip(run.allocated, run.allocated[1:], strict=False)
+    )  # nothing leaves
     curve = [run.unallocated_percent[str(k)] for k in range(1, 131)]
     assert list(run.unallocated_percent) == [str(k) for k in range(1, 131)]
     assert all(x >= y for x, y in zip(curve, curve[1:], strict=False))  # monotone non-increasing
     # a sample at arrived k % (rounded) has allocated at most k + 0.5 %; k without samples
     # reads those of k +- 1
-    assert all(u >= max(0.0, 100 - k - 1.5) - 1e-9 for k, u in zip(range(1, 131), curve, strict=True))
+    assert all(
+        u >= max(0.0, 100 - k - 1.5) - 1e-9 for k, u in zip(range(1, 131), curve, strict=True)
+    )
     assert sum(run.placed) > 0
 
 
@@ -124,7 +137,11 @@ def test_fill_output_is_deterministic_and_matches_the_schema(small_openb, tmp_pa
     assert list(mean) == [str(k) for k in range(1, 131)]
     runs = [r for r in doc["runs"] if r["policy"] == "fgd"]
     assert [r["seed"] for r in runs] == [1, 2]
-    assert math.isclose(mean["100"], (runs[0]["unallocatedPercent"]["100"] + runs[1]["unallocatedPercent"]["100"]) / 2, abs_tol=1e-5)
+    assert math.isclose(
+        mean["100"],
+        (runs[0]["unallocatedPercent"]["100"] + runs[1]["unallocatedPercent"]["100"]) / 2,
+        abs_tol=1e-5,
+    )
     assert any(c.startswith("GPU sharing:") for c in doc["caveats"])
     # the packing bound: at every arrived percent no policy leaves fewer GPUs unallocated
     bound = doc["packingBoundUnallocatedPercent"]
@@ -156,11 +173,15 @@ def test_the_paper_scorers_are_in_the_replay_registry_and_the_in_tree_one_never_
 
 def gpu_pod(name: str, count: int, milli: int = 1000, **kw):
     """A pending pod asking ``count`` GPU devices of ``milli`` each (gangplan.replay.gpushare)."""
-    return make_pod(name, **kw).model_copy(update={"annotations": request_annotations(count, milli)})
+    return make_pod(name, **kw).model_copy(
+        update={"annotations": request_annotations(count, milli)}
+    )
 
 
 def test_bestfit_prefers_the_tightest_node():
-    nodes = [make_node(f"n{i}", cpu=64000, memory=2**38, extra={GPU: g}) for i, g in enumerate((8, 2, 4))]
+    nodes = [
+        make_node(f"n{i}", cpu=64000, memory=2**38, extra={GPU: g}) for i, g in enumerate((8, 2, 4))
+    ]
     c = make_cluster(nodes, profile=SchedulerProfile(score_weights={BEST_FIT: 1}))
     got = score_with(BEST_FIT, c, gpu_pod("p", 2, requests={"cpu": 4000}), registry=REPLAY_REGISTRY)
     assert got["n1"] == 100 and got["n0"] == 0 and 0 < got["n2"] < 100
@@ -169,7 +190,10 @@ def test_bestfit_prefers_the_tightest_node():
 def test_fgd_keeps_the_hole_the_typical_pods_need():
     """Typical pods are all 4-GPU: a 1-GPU pod on a 5-GPU node leaves a 4-GPU hole (no new
     fragment), on a 4-GPU node it breaks the only hole (all of the node's GPUs become fragment)."""
-    nodes = [make_node("five", cpu=64000, memory=2**38, extra={GPU: 5}, labels={GPU_PRODUCT: "V100"}), make_node("four", cpu=64000, memory=2**38, extra={GPU: 4}, labels={GPU_PRODUCT: "V100"})]
+    nodes = [
+        make_node("five", cpu=64000, memory=2**38, extra={GPU: 5}, labels={GPU_PRODUCT: "V100"}),
+        make_node("four", cpu=64000, memory=2**38, extra={GPU: 4}, labels={GPU_PRODUCT: "V100"}),
+    ]
     c = make_cluster(nodes, profile=SchedulerProfile(score_weights={FGD: 1}))
     REPLAY_REGISTRY[FGD].typical = [TypicalPod(1000, 4, 1000, (), 1.0)]
     try:
@@ -184,11 +208,18 @@ def test_typical_pods_keep_the_most_popular_shapes_up_to_95_percent():
     """GetTypicalPods with the experiment's typicalPodsConfig: CPU pods count, one kind at a
     time until 95 % of the pods are covered; equal counts ordered by cpu, milli, GPUs, model,
     larger first; frequencies renormalised over the kinds kept."""
-    shapes = [(100, 0, 0, ())] * 100 + [(1000, 1, 500, ())] * 50 + [(2000, 2, 1000, ())] * 30 + [(k, 1, 1000, ()) for k in range(1, 21)]
+    shapes = (
+        [(100, 0, 0, ())] * 100
+        + [(1000, 1, 500, ())] * 50
+        + [(2000, 2, 1000, ())] * 30
+        + [(k, 1, 1000, ()) for k in range(1, 21)]
+    )
     typ = typical_pods(shapes)  # 200 pods: 95 % = 190 = 100 + 50 + 30 + 10 singletons
     assert math.isclose(sum(t.freq for t in typ), 1.0)
     assert len(typ) == 13
-    assert typ[0] == TypicalPod(100, 0, 0, (), pytest.approx(100 / 190)) and typ[1] == TypicalPod(1000, 1, 500, (), pytest.approx(50 / 190))
+    assert typ[0] == TypicalPod(100, 0, 0, (), pytest.approx(100 / 190)) and typ[1] == TypicalPod(
+        1000, 1, 500, (), pytest.approx(50 / 190)
+    )
     assert [t.cpu_milli for t in typ[3:]] == list(range(20, 10, -1))  # ties: larger cpu first
 
 
@@ -196,11 +227,20 @@ def test_typical_pods_keep_the_most_popular_shapes_up_to_95_percent():
 @pytest.fixture(scope="module")
 def small_philly(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("philly")
-    return _head(PHILLY / "philly.csv", d / "philly.csv", 400, keep=lambda r: r["cluster"] == "b436b2")
+    return _head(
+        PHILLY / "philly.csv", d / "philly.csv", 400, keep=lambda r: r["cluster"] == "b436b2"
+    )
 
 
 def test_philly_gangs():
-    assert [philly_gang(g) for g in (1, 2, 8, 16, 24, 128)] == [(1, 1), (1, 2), (1, 8), (2, 8), (3, 8), (16, 8)]
+    assert [philly_gang(g) for g in (1, 2, 8, 16, 24, 128)] == [
+        (1, 1),
+        (1, 2),
+        (1, 8),
+        (2, 8),
+        (3, 8),
+        (16, 8),
+    ]
 
 
 def test_timed_with_unlimited_capacity_has_no_delay_and_jct_is_duration(small_philly):
@@ -220,7 +260,9 @@ def test_timed_on_a_small_vc_makes_gangs_wait_and_keeps_them_whole(small_philly,
     vc.write_text("vc,node num\nb436b2,2\n")
     trace = tmp_path / "philly.csv"
     trace.write_bytes(small_philly.read_bytes())
-    out = replay(trace, None, mode="timed", vc="b436b2", policies=["default", "fgd"], arrival_scale=4)
+    out = replay(
+        trace, None, mode="timed", vc="b436b2", policies=["default", "fgd"], arrival_scale=4
+    )
     assert out.summary.capacity_gpus == 16
     for tr, run in zip(out.timed, out.summary.runs, strict=True):
         assert max(a for _, a, _ in tr.changes) <= 16
@@ -235,7 +277,21 @@ def test_timed_on_a_small_vc_makes_gangs_wait_and_keeps_them_whole(small_philly,
 def test_timed_outputs_are_deterministic(small_philly, tmp_path):
     a, b = tmp_path / "a", tmp_path / "b"
     for d in (a, b):
-        res = runner.invoke(app, ["replay", str(small_philly), "--nodes", "unlimited", "--mode", "timed", "--out", str(d), "--interval", "3600"])
+        res = runner.invoke(
+            app,
+            [
+                "replay",
+                str(small_philly),
+                "--nodes",
+                "unlimited",
+                "--mode",
+                "timed",
+                "--out",
+                str(d),
+                "--interval",
+                "3600",
+            ],
+        )
         assert res.exit_code == 0, res.output
     for name in ("summary.json", "timeseries.csv", "jobs.csv", "report.html"):
         assert (a / name).read_bytes() == (b / name).read_bytes()
@@ -270,10 +326,22 @@ def test_jobs_csv_with_a_required_topology_key(tmp_path):
 @pytest.mark.parametrize(
     "text, where",
     [
-        ("job,submit,duration,workers,cpu_milli,memory_mib,gpu\na,0,10,1,100,100,1\nb,5,-3,1,100,100,1\n", ["jobs.csv:3", "row 2", "duration"]),
-        ("job,submit,duration,workers,cpu_milli,memory_mib,gpu\na,0,10,1,x,100,1\n", ["jobs.csv:2", "row 1", "cpu_milli"]),
-        ("job,submit,duration,workers,cpu_milli,gpu\na,0,10,1,100,1\n", ["jobs.csv", "memory_mib", "missing column"]),
-        ("job,submit,duration,workers,cpu_milli,memory_mib,gpu\na,0,10,1,100,100\n", ["jobs.csv:2", "row 1"]),
+        (
+            "job,submit,duration,workers,cpu_milli,memory_mib,gpu\na,0,10,1,100,100,1\nb,5,-3,1,100,100,1\n",
+            ["jobs.csv:3", "row 2", "duration"],
+        ),
+        (
+            "job,submit,duration,workers,cpu_milli,memory_mib,gpu\na,0,10,1,x,100,1\n",
+            ["jobs.csv:2", "row 1", "cpu_milli"],
+        ),
+        (
+            "job,submit,duration,workers,cpu_milli,gpu\na,0,10,1,100,1\n",
+            ["jobs.csv", "memory_mib", "missing column"],
+        ),
+        (
+            "job,submit,duration,workers,cpu_milli,memory_mib,gpu\na,0,10,1,100,100\n",
+            ["jobs.csv:2", "row 1"],
+        ),
     ],
 )
 def test_bad_input_exits_2_naming_file_row_and_column(tmp_path, text, where):
@@ -295,10 +363,16 @@ def test_bad_arguments_exit_2(small_philly):
 
 def test_packing_prefers_used_nodes_and_random_picks_one_node():
     nodes = [make_node(f"n{i}", cpu=64000, memory=2**38, extra={GPU: 8}) for i in range(3)]
-    used = make_pod("used", requests={"cpu": 1000, GPU: 4}, node="n1")  # a bound pod holds devices 0-3
+    used = make_pod(
+        "used", requests={"cpu": 1000, GPU: 4}, node="n1"
+    )  # a bound pod holds devices 0-3
     c = make_cluster(nodes, [used])
     got = score_with(PACKING, c, gpu_pod("p", 2, requests={"cpu": 1000}), registry=REPLAY_REGISTRY)
-    assert got == {"n0": 25, "n1": 48, "n2": 25}  # free node: max(33 - 8, 8); used node: max(50 - 2, 33)
+    assert got == {
+        "n0": 25,
+        "n1": 48,
+        "n2": 25,
+    }  # free node: max(33 - 8, 8); used node: max(50 - 2, 33)
     got = score_with(RANDOM, c, make_pod("p", requests={"cpu": 1000}), registry=REPLAY_REGISTRY)
     assert sorted(got.values()) == [0, 0, 100]
 
@@ -314,25 +388,56 @@ def test_the_other_paper_policies_fill(small_openb, policy):
 def test_cli_pattern_bound_is_at_most_every_policy_and_at_least_the_lp(small_openb, tmp_path):
     nodes, pods = small_openb
     d = tmp_path / "out"
-    res = runner.invoke(app, ["replay", str(pods), "--nodes", str(nodes), "--policy", "fgd,default", "--seeds", "1", "--bound", "patterns",
-                              "--bound-percents", "90,100,130", "--out", str(d)])
+    res = runner.invoke(
+        app,
+        [
+            "replay",
+            str(pods),
+            "--nodes",
+            str(nodes),
+            "--policy",
+            "fgd,default",
+            "--seeds",
+            "1",
+            "--bound",
+            "patterns",
+            "--bound-percents",
+            "90,100,130",
+            "--out",
+            str(d),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "packing bound (patterns): no placement leaves under" in res.output
     doc = json.loads((d / "summary.json").read_text())
     ReplaySummary.model_validate(doc)
-    assert doc["packingBoundMethod"] == "patterns" and list(doc["packingBoundUnallocatedPercent"]) == ["90", "100", "130"]
+    assert doc["packingBoundMethod"] == "patterns" and list(
+        doc["packingBoundUnallocatedPercent"]
+    ) == ["90", "100", "130"]
     assert all(g >= 0 for g in doc["packingBoundGapPercent"].values())
-    lp = replay(pods, nodes, policies=["default"], seeds=[1], bound="lp", bound_percents=(90, 100, 130)).summary
+    lp = replay(
+        pods, nodes, policies=["default"], seeds=[1], bound="lp", bound_percents=(90, 100, 130)
+    ).summary
     assert lp.packing_bound_method == "lp" and lp.packing_bound_gap_percent is None
     for k, b in doc["packingBoundUnallocatedPercent"].items():
-        assert b >= lp.packing_bound_unallocated_percent[k] - 1e-6  # the pattern bound is never looser
+        assert (
+            b >= lp.packing_bound_unallocated_percent[k] - 1e-6
+        )  # the pattern bound is never looser
         for p in doc["policies"].values():
             assert b <= p["unallocatedPercentMean"][k] + 1e-6
     none = replay(pods, nodes, policies=["default"], seeds=[1], bound="none").summary
     assert none.packing_bound_unallocated_percent is None and none.packing_bound_method is None
 
 
-@pytest.mark.parametrize("args", [["--bound", "exact"], ["--bound-percents", "0,100"], ["--bound-percents", "x"], ["--bound-work-limit", "0"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--bound", "exact"],
+        ["--bound-percents", "0,100"],
+        ["--bound-percents", "x"],
+        ["--bound-work-limit", "0"],
+    ],
+)
 def test_bad_bound_arguments_exit_2(small_openb, args):
     nodes, pods = small_openb
     res = runner.invoke(app, ["replay", str(pods), "--nodes", str(nodes), *args])
@@ -348,18 +453,31 @@ def test_replay_options_are_one_model_the_cli_and_the_api_share(tmp_path):
     from gangplan.models.options import ReplayOptions
 
     trace = tmp_path / "jobs.csv"
-    trace.write_text("job,submit,duration,workers,cpu_milli,memory_mib,gpu\na,0,10,1,1000,1024,8\nb,1,10,2,1000,1024,8\n")
+    trace.write_text(
+        "job,submit,duration,workers,cpu_milli,memory_mib,gpu\na,0,10,1,1000,1024,8\nb,1,10,2,1000,1024,8\n"
+    )
     by_kw = replay(trace, "unlimited", mode="timed", seeds=[1])
     by_model = replay(trace, "unlimited", options=ReplayOptions(mode="timed", seeds=(1,)))
     assert by_kw.summary.model_dump() == by_model.summary.model_dump()
     with pytest.raises(TypeError, match="not both"):
         replay(trace, "unlimited", options=ReplayOptions(), mode="timed")
     o = ReplayOptions()
-    assert (o.seeds, o.policies, o.bound_percents, o.exact_time_limit) == (D.REPLAY_SEEDS, D.REPLAY_POLICIES, D.BOUND_PERCENTS, D.EPOCH_TIME_LIMIT)
+    assert (o.seeds, o.policies, o.bound_percents, o.exact_time_limit) == (
+        D.REPLAY_SEEDS,
+        D.REPLAY_POLICIES,
+        D.BOUND_PERCENTS,
+        D.EPOCH_TIME_LIMIT,
+    )
     import inspect
 
     from gangplan.cli import replay as cli_replay
 
     params = inspect.signature(cli_replay).parameters
-    assert params["seeds"].default == ",".join(map(str, o.seeds)) and params["exact_time_limit"].default == o.exact_time_limit
-    assert params["bound_percents"].default == ",".join(map(str, o.bound_percents)) and params["bound_work_limit"].default == o.bound_work_limit
+    assert (
+        params["seeds"].default == ",".join(map(str, o.seeds))
+        and params["exact_time_limit"].default == o.exact_time_limit
+    )
+    assert (
+        params["bound_percents"].default == ",".join(map(str, o.bound_percents))
+        and params["bound_work_limit"].default == o.bound_work_limit
+    )

@@ -26,19 +26,44 @@ from gangplan.solver.validate import validate
 GI = 2**30
 
 
-def node(name: str, gpus: int, cpu: int = 32000, mem_gi: int = 64, model: str = "T4", pods: int = 110):
-    return make_node(name, cpu=cpu, memory=mem_gi * GI, pods=pods, extra={GPU: gpus}, labels={GPU_PRODUCT: model})
+def node(
+    name: str, gpus: int, cpu: int = 32000, mem_gi: int = 64, model: str = "T4", pods: int = 110
+):
+    return make_node(
+        name, cpu=cpu, memory=mem_gi * GI, pods=pods, extra={GPU: gpus}, labels={GPU_PRODUCT: model}
+    )
 
 
-def job(name: str, count: int, milli: int = 1000, cpu: int = 1000, mem_mib: int = 1024, models: tuple[str, ...] = ()) -> ReplayJob:
-    return ReplayJob(name=name, submit=0, duration=1, workers=1, cpu_milli=cpu, memory_mib=mem_mib, gpu=count, gpu_milli=milli if count else 0, gpu_models=models)
+def job(
+    name: str,
+    count: int,
+    milli: int = 1000,
+    cpu: int = 1000,
+    mem_mib: int = 1024,
+    models: tuple[str, ...] = (),
+) -> ReplayJob:
+    return ReplayJob(
+        name=name,
+        submit=0,
+        duration=1,
+        workers=1,
+        cpu_milli=cpu,
+        memory_mib=mem_mib,
+        gpu=count,
+        gpu_milli=milli if count else 0,
+        gpu_models=models,
+    )
 
 
 def fits_node(n, pods: list[ReplayJob]) -> bool:
     """One node holds ``pods``: cpu, memory, pod slots, model, and some assignment of every pod's
     GPU requests to distinct devices with at most 1000 milli per device (enumerated)."""
     a = n.allocatable
-    if sum(p.cpu_milli for p in pods) > a["cpu"] or sum(p.memory_mib * MIB for p in pods) > a["memory"] or len(pods) > a["pods"]:
+    if (
+        sum(p.cpu_milli for p in pods) > a["cpu"]
+        or sum(p.memory_mib * MIB for p in pods) > a["memory"]
+        or len(pods) > a["pods"]
+    ):
         return False
     if any(p.gpu_models and n.labels[GPU_PRODUCT] not in p.gpu_models for p in pods):
         return False
@@ -68,8 +93,13 @@ def brute_force(base: Cluster, jobs: list[ReplayJob]) -> int:
     best = 0
     gpu_jobs = [j for j in jobs if j.gpu]
     for choice in itertools.product(range(len(base.nodes) + 1), repeat=len(gpu_jobs)):
-        per = [[j for j, c in zip(gpu_jobs, choice, strict=True) if c == k] for k in range(len(base.nodes))]
-        total = sum(j.gpu_milli_total for j, c in zip(gpu_jobs, choice, strict=True) if c < len(base.nodes))
+        per = [
+            [j for j, c in zip(gpu_jobs, choice, strict=True) if c == k]
+            for k in range(len(base.nodes))
+        ]
+        total = sum(
+            j.gpu_milli_total for j, c in zip(gpu_jobs, choice, strict=True) if c < len(base.nodes)
+        )
         if total > best and all(fits_node(n, ps) for n, ps in zip(base.nodes, per, strict=True)):
             best = total
     return best
@@ -77,15 +107,42 @@ def brute_force(base: Cluster, jobs: list[ReplayJob]) -> int:
 
 CASES = [
     # shares that pack 2 + 1 on a node's two devices only if split 700 | 300 + 600 ...
-    (Cluster(nodes=(node("a", 2), node("b", 1))), [job("s1", 1, 700), job("s2", 1, 600), job("s3", 1, 300), job("s4", 1, 600), job("w", 1)]),
+    (
+        Cluster(nodes=(node("a", 2), node("b", 1))),
+        [job("s1", 1, 700), job("s2", 1, 600), job("s3", 1, 300), job("s4", 1, 600), job("w", 1)],
+    ),
     # cpu binds before the GPUs: 3 cores per node, each pod 2 cores
-    (Cluster(nodes=(node("a", 2, cpu=3000), node("b", 2, cpu=3000))), [job(f"p{i}", 1, 500, cpu=2000) for i in range(4)]),
+    (
+        Cluster(nodes=(node("a", 2, cpu=3000), node("b", 2, cpu=3000))),
+        [job(f"p{i}", 1, 500, cpu=2000) for i in range(4)],
+    ),
     # a 2-GPU pod and shares above 500 competing for devices; a model constraint
-    (Cluster(nodes=(node("a", 2), node("b", 2, model="V100"))), [job("w2", 2), job("s1", 1, 600), job("s2", 1, 600), job("v", 1, 900, models=("V100",)), job("t", 1, 400, models=("T4",))]),
+    (
+        Cluster(nodes=(node("a", 2), node("b", 2, model="V100"))),
+        [
+            job("w2", 2),
+            job("s1", 1, 600),
+            job("s2", 1, 600),
+            job("v", 1, 900, models=("V100",)),
+            job("t", 1, 400, models=("T4",)),
+        ],
+    ),
     # pod slots and memory: 2 pods per node, a 40 GiB pod twice on a 64 GiB node
-    (Cluster(nodes=(node("a", 2, pods=2), node("b", 1, mem_gi=64))), [job("m1", 1, 300, mem_mib=40 * 1024), job("m2", 1, 300, mem_mib=40 * 1024), job("x", 1, 200), job("y", 1, 200), job("z", 1, 900)]),
+    (
+        Cluster(nodes=(node("a", 2, pods=2), node("b", 1, mem_gi=64))),
+        [
+            job("m1", 1, 300, mem_mib=40 * 1024),
+            job("m2", 1, 300, mem_mib=40 * 1024),
+            job("x", 1, 200),
+            job("y", 1, 200),
+            job("z", 1, 900),
+        ],
+    ),
     # shares of several devices (2 x 400) beside a 700 share
-    (Cluster(nodes=(node("a", 2),)), [job("d", 2, 400), job("e", 1, 700), job("f", 1, 600), job("g", 1, 300)]),
+    (
+        Cluster(nodes=(node("a", 2),)),
+        [job("d", 2, 400), job("e", 1, 700), job("f", 1, 600), job("g", 1, 300)],
+    ),
 ]
 
 
@@ -114,7 +171,11 @@ def test_hand_made_cases_where_the_pattern_lp_is_integral():
     assert b.unallocated_percent == 75.0
     # case 4: one node of 2 devices: {400, 600} and {400, 300}: 1700 of the 2300 arrived
     base, jobs = CASES[4]
-    assert brute_force(base, jobs) == packing_bound(base, jobs, method="patterns").allocatable_milli == 1700
+    assert (
+        brute_force(base, jobs)
+        == packing_bound(base, jobs, method="patterns").allocatable_milli
+        == 1700
+    )
 
 
 def test_cpu_per_node_binds_where_the_aggregated_lp_did_not():
@@ -152,14 +213,27 @@ def validate_placer(placer: Placer) -> None:
     pods = [p for ps in placer.pods.values() for p in ps]
     cluster = Cluster(nodes=placer.cluster.nodes, pods=tuple(pods))
     node_of = {k: placer.snap.names[i] for k, (i, *_rest) in placer.devices.held.items()}
-    result = Result(engine="greedy", status=Status.HEURISTIC, pods={p.key: PodOutcome(node=node_of[p.key]) for p in pods})
+    result = Result(
+        engine="greedy",
+        status=Status.HEURISTIC,
+        pods={p.key: PodOutcome(node=node_of[p.key]) for p in pods},
+    )
     assert validate(cluster, result) == []
     check_devices(placer)
 
 
 def small_trace(n: int, seed: int) -> list[ReplayJob]:
     rng = np.random.default_rng(seed)
-    shapes = [(1, 1000, 8000), (1, 810, 11000), (1, 470, 4000), (1, 320, 3000), (2, 1000, 16000), (1, 650, 6000), (1, 230, 2000), (4, 1000, 30000)]
+    shapes = [
+        (1, 1000, 8000),
+        (1, 810, 11000),
+        (1, 470, 4000),
+        (1, 320, 3000),
+        (2, 1000, 16000),
+        (1, 650, 6000),
+        (1, 230, 2000),
+        (4, 1000, 30000),
+    ]
     out = []
     for i in range(n):
         g, m, cpu = shapes[int(rng.integers(len(shapes)))]
@@ -169,11 +243,18 @@ def small_trace(n: int, seed: int) -> list[ReplayJob]:
 
 @pytest.mark.parametrize("policy", ["fgd", "bestfit", "default", "random"])
 def test_no_policy_goes_below_the_bound_on_a_seeded_fill(policy):
-    base = Cluster(nodes=(*(node(f"g{i}", 8, cpu=64000, mem_gi=256) for i in range(3)), *(node(f"t{i}", 2, cpu=24000, mem_gi=96) for i in range(3))))
+    base = Cluster(
+        nodes=(
+            *(node(f"g{i}", 8, cpu=64000, mem_gi=256) for i in range(3)),
+            *(node(f"t{i}", 2, cpu=24000, mem_gi=96) for i in range(3)),
+        )
+    )
     jobs = small_trace(60, 5)
     cap = capacity_milli(base)
     order, nodes = fill_order(base, jobs, 11)
-    placer = Placer(base, policy, seed=11, typical=typical_pods(trace_shapes(jobs)), node_order=nodes)
+    placer = Placer(
+        base, policy, seed=11, typical=typical_pods(trace_shapes(jobs)), node_order=nodes
+    )
     arrived, used, total = [0], [placer.allocated_milli], 0
     for k, j in enumerate(order):
         total += j.gpu_milli_total
@@ -189,7 +270,10 @@ def test_no_policy_goes_below_the_bound_on_a_seeded_fill(policy):
         assert b.status == "optimal"
         assert b.unallocated_percent <= curve[str(k)] + 1e-9, (k, b, curve[str(k)])
         # every pattern meets the per-node rows the aggregated LP sums over a class: never looser
-        assert b.allocatable_milli <= packing_bound(base, arrived_prefix(order, cap, k)).allocatable_milli + 1e-3
+        assert (
+            b.allocatable_milli
+            <= packing_bound(base, arrived_prefix(order, cap, k)).allocatable_milli + 1e-3
+        )
         if prev is not None:  # more arrived never lowers what a packing can allocate
             assert b.allocatable_milli >= prev - 1e-6
         prev = b.allocatable_milli
@@ -198,7 +282,12 @@ def test_no_policy_goes_below_the_bound_on_a_seeded_fill(policy):
 def test_a_stopped_generation_still_reports_a_bound_with_its_gap():
     """With no work allowed beyond one round the master's duals give the Lagrangian bound: at
     least the converged LP (so still a bound on every packing), its gap to the master reported."""
-    base = Cluster(nodes=(*(node(f"g{i}", 8, cpu=64000, mem_gi=256) for i in range(3)), *(node(f"t{i}", 2, cpu=24000, mem_gi=96) for i in range(3))))
+    base = Cluster(
+        nodes=(
+            *(node(f"g{i}", 8, cpu=64000, mem_gi=256) for i in range(3)),
+            *(node(f"t{i}", 2, cpu=24000, mem_gi=96) for i in range(3)),
+        )
+    )
     jobs = small_trace(60, 5)
     cap = capacity_milli(base)
     order, _ = fill_order(base, jobs, 11)

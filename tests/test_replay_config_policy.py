@@ -37,12 +37,17 @@ def _strip(doc: dict, name: str) -> dict:
 @pytest.mark.parametrize("mode", ["fill", "timed"])
 def test_a_file_with_the_mostallocated_profile_replays_like_the_builtin(tmp_path, mode):
     a, b = tmp_path / "a", tmp_path / "b"
-    write_outputs(replay(JOBS, NODES, mode=mode, policies=["mostallocated"], seeds=[1, 2], bound=False), a)
+    write_outputs(
+        replay(JOBS, NODES, mode=mode, policies=["mostallocated"], seeds=[1, 2], bound=False), a
+    )
     out = replay(JOBS, NODES, mode=mode, policies=[str(BINPACK)], seeds=[1, 2], bound=False)
     write_outputs(out, b)
     assert list(out.summary.policies) == ["binpack-cpu-mem"]
     assert any("KubeSchedulerConfiguration" in c for c in out.summary.caveats)
-    da, db = json.loads((a / "summary.json").read_text()), json.loads((b / "summary.json").read_text())
+    da, db = (
+        json.loads((a / "summary.json").read_text()),
+        json.loads((b / "summary.json").read_text()),
+    )
     assert _strip(da, "mostallocated") == _strip(db, "binpack-cpu-mem")
     jobs_a = (a / "jobs.csv").read_text().replace("mostallocated,", "P,")
     assert jobs_a == (b / "jobs.csv").read_text().replace("binpack-cpu-mem,", "P,")
@@ -50,33 +55,67 @@ def test_a_file_with_the_mostallocated_profile_replays_like_the_builtin(tmp_path
 
 def test_public_configurations_load_and_name_what_the_replay_cannot_score():
     k8s = policy_from_file(str(FIX / "k8sio-mostallocated.yaml"))
-    assert (k8s.name, k8s.profile.fit_strategy, k8s.selection, k8s.tie_break) == ("k8sio-mostallocated", "MostAllocated", "first", "random")
+    assert (k8s.name, k8s.profile.fit_strategy, k8s.selection, k8s.tie_break) == (
+        "k8sio-mostallocated",
+        "MostAllocated",
+        "first",
+        "random",
+    )
     assert any("intel.com/bar, intel.com/foo" in w for w in k8s.warnings)
     eks = policy_from_file(str(FIX / "eks-mostallocated-gpu.yaml"))
-    assert "NodeResourcesBalancedAllocation" not in eks.profile.score_weights and "PodTopologySpread" not in eks.profile.score_weights
+    assert (
+        "NodeResourcesBalancedAllocation" not in eks.profile.score_weights
+        and "PodTopologySpread" not in eks.profile.score_weights
+    )
     assert eks.profile.filter_plugins[-1] == "GpuShare"
     assert any("nvidia.com/gpu" in w for w in eks.warnings)
-    out = replay(JOBS, NODES, mode="timed", policies=["default", str(FIX / "eks-mostallocated-gpu.yaml")], seeds=[3])
+    out = replay(
+        JOBS,
+        NODES,
+        mode="timed",
+        policies=["default", str(FIX / "eks-mostallocated-gpu.yaml")],
+        seeds=[3],
+    )
     runs = {r.policy: r for r in out.summary.runs}
-    assert set(runs) == {"default", "eks-mostallocated-gpu"} and runs["eks-mostallocated-gpu"].placed == runs["default"].placed
-    assert any(c.startswith("policy eks-mostallocated-gpu: NodeResourcesFit scores nvidia.com/gpu") for c in out.summary.caveats)
+    assert (
+        set(runs) == {"default", "eks-mostallocated-gpu"}
+        and runs["eks-mostallocated-gpu"].placed == runs["default"].placed
+    )
+    assert any(
+        c.startswith("policy eks-mostallocated-gpu: NodeResourcesFit scores nvidia.com/gpu")
+        for c in out.summary.caveats
+    )
 
 
 def test_a_paper_scorer_named_in_a_file_chooses_its_gpus_as_that_policy(tmp_path):
     f = tmp_path / "fgd-only.yaml"
-    f.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    score:\n"
-                 "      disabled:\n      - name: '*'\n      enabled:\n      - name: FGDFragmentation\n        weight: 1\n")
+    f.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n    score:\n"
+        "      disabled:\n      - name: '*'\n      enabled:\n      - name: FGDFragmentation\n        weight: 1\n"
+    )
     p = policy_from_file(str(f))
     assert p.selection == "fgd" and p.profile.score_weights == {"FGDFragmentation": 1}
     assert not any("not implemented" in w for w in p.warnings)
 
 
-@pytest.mark.parametrize(("text", "where"), [
-    ("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- percentageOfNodesToScore: 101\n", "percentageOfNodesToScore"),
-    ("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n"
-     "    args:\n      scoringStrategy:\n        type: MostAlocated\n", "scoringStrategy.type"),
-    ("apiVersion: v1\nkind: Node\nmetadata:\n  name: n0\nstatus:\n  allocatable:\n    cpu: '8'\n", "one KubeSchedulerConfiguration"),
-])
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        (
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- percentageOfNodesToScore: 101\n",
+            "percentageOfNodesToScore",
+        ),
+        (
+            "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n"
+            "    args:\n      scoringStrategy:\n        type: MostAlocated\n",
+            "scoringStrategy.type",
+        ),
+        (
+            "apiVersion: v1\nkind: Node\nmetadata:\n  name: n0\nstatus:\n  allocatable:\n    cpu: '8'\n",
+            "one KubeSchedulerConfiguration",
+        ),
+    ],
+)
 def test_bad_policy_files_exit_2_naming_file_and_field(tmp_path, text, where):
     f = tmp_path / "bad.yaml"
     f.write_text(text)
@@ -86,7 +125,9 @@ def test_bad_policy_files_exit_2_naming_file_and_field(tmp_path, text, where):
 
 
 def test_missing_file_and_name_clash_exit_2(tmp_path):
-    res = runner.invoke(app, ["replay", str(JOBS), "--nodes", str(NODES), "--policy", str(tmp_path / "nope.yaml")])
+    res = runner.invoke(
+        app, ["replay", str(JOBS), "--nodes", str(NODES), "--policy", str(tmp_path / "nope.yaml")]
+    )
     assert res.exit_code == 2 and "neither a built-in policy" in res.output
     clash = tmp_path / "fgd.yaml"
     clash.write_text(BINPACK.read_text())
@@ -98,9 +139,24 @@ def test_a_changed_policy_file_is_a_changed_input_for_resume(tmp_path):
     f = tmp_path / "mine.yaml"
     f.write_text(BINPACK.read_text())
     d = tmp_path / "out"
-    args = ["replay", str(JOBS), "--nodes", str(NODES), "--mode", "timed", "--policy", str(f), "--out", str(d)]
+    args = [
+        "replay",
+        str(JOBS),
+        "--nodes",
+        str(NODES),
+        "--mode",
+        "timed",
+        "--policy",
+        str(f),
+        "--out",
+        str(d),
+    ]
     assert runner.invoke(app, args).exit_code == 0
     assert runner.invoke(app, [*args, "--resume"]).exit_code == 0
-    f.write_text(BINPACK.read_text().replace("weight: 1\n        - name: memory", "weight: 2\n        - name: memory"))
+    f.write_text(
+        BINPACK.read_text().replace(
+            "weight: 1\n        - name: memory", "weight: 2\n        - name: memory"
+        )
+    )
     res = runner.invoke(app, [*args, "--resume"])
     assert res.exit_code == 2, res.output

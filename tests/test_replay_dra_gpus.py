@@ -17,8 +17,10 @@ from gangplan.replay.traces import read_nodes, resident_objects
 DATA = Path(__file__).parent / "data" / "replay"
 FIXTURES = Path(__file__).parent / "fixtures" / "dra"
 H100 = "NVIDIA-H100-80GB-HBM3"
-JOBS = ("job,submit,duration,workers,cpu_milli,memory_mib,gpu,min_count,priority,required_topology_key,preferred_topology_key,gpu_model\n"
-        f"a,0,100,1,1000,1024,5,1,0,,,{H100}\nb,0,100,1,1000,1024,1,1,0,,,\n")
+JOBS = (
+    "job,submit,duration,workers,cpu_milli,memory_mib,gpu,min_count,priority,required_topology_key,preferred_topology_key,gpu_model\n"
+    f"a,0,100,1,1000,1024,5,1,0,,,{H100}\nb,0,100,1,1000,1024,1,1,0,,,\n"
+)
 
 
 def test_dra_gpus_become_the_nodes_gpus_and_the_running_pods_hold_theirs():
@@ -57,7 +59,9 @@ def test_shared_devices_count_whole_and_other_drivers_are_named():
     c = read_nodes(FIXTURES / "shared-gpu-consumable-capacity.yaml")
     assert sum(n.allocatable.get(GPU, 0) for n in c.nodes) == 3
     assert [p.requests.get(GPU) for p in c.pods] == [1]  # half of gpu-1's device, held whole
-    assert any("shared through consumable capacity (shareID) count as held whole" in w for w in c.warnings)
+    assert any(
+        "shared through consumable capacity (shareID) count as held whole" in w for w in c.warnings
+    )
     c = read_nodes(FIXTURES / "dranet-gpu-nic-pcie-root.yaml")
     assert sum(n.allocatable.get(GPU, 0) for n in c.nodes) == 9
     assert any("dra.net" in w and "not modelled" in w for w in c.warnings)
@@ -70,27 +74,64 @@ def test_gpu_class_errors_exit_2(tmp_path):
         read_nodes(DATA / "dra-gpus.yaml", gpu_class="nope")
     two = tmp_path / "two.yaml"
     text = (DATA / "dra-gpus.yaml").read_text()
-    two.write_text(text + "---\napiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: any-gpu.example.com}\n"
-                   "spec:\n  selectors:\n  - cel: {expression: \"device.driver == 'gpu.nvidia.com'\"}\n")
+    two.write_text(
+        text
+        + "---\napiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: any-gpu.example.com}\n"
+        "spec:\n  selectors:\n  - cel: {expression: \"device.driver == 'gpu.nvidia.com'\"}\n"
+    )
     runner = CliRunner()
     res = runner.invoke(app, ["replay", str(jobs), "--nodes", str(two), "--mode", "timed"])
-    assert res.exit_code == 2 and "several DeviceClasses select GPU devices" in res.output and "--gpu-class" in res.output
-    res = runner.invoke(app, ["replay", str(jobs), "--nodes", str(two), "--mode", "timed", "--gpu-class", "gpu.nvidia.com"])
+    assert (
+        res.exit_code == 2
+        and "several DeviceClasses select GPU devices" in res.output
+        and "--gpu-class" in res.output
+    )
+    res = runner.invoke(
+        app,
+        [
+            "replay",
+            str(jobs),
+            "--nodes",
+            str(two),
+            "--mode",
+            "timed",
+            "--gpu-class",
+            "gpu.nvidia.com",
+        ],
+    )
     assert res.exit_code == 0, res.output
-    res = runner.invoke(app, ["replay", str(jobs), "--nodes", "unlimited", "--mode", "timed", "--gpu-class", "gpu.nvidia.com"])
+    res = runner.invoke(
+        app,
+        [
+            "replay",
+            str(jobs),
+            "--nodes",
+            "unlimited",
+            "--mode",
+            "timed",
+            "--gpu-class",
+            "gpu.nvidia.com",
+        ],
+    )
     assert res.exit_code == 2 and "--gpu-class" in res.output
-
 
 
 def test_a_podgroup_claim_is_held_by_the_groups_bound_pod(tmp_path):
     """KEP-5729: a PodGroup's claim is reserved for the PodGroup; its GPUs are held by the
     group's bound pod on the devices' node (not taken off the node as held by nobody)."""
     text = (DATA / "dra-gpus.yaml").read_text()
-    text = text.replace("reservedFor: [{resource: pods, name: trainer, uid: 5b1d0c3e-7a44-4d8e-9f61-0e2c7a9b1d44}]",
-                        "reservedFor: [{apiGroup: scheduling.k8s.io, resource: podgroups, name: team}]")
-    text = text.replace("spec:\n  nodeName: h100-0\n", "spec:\n  nodeName: h100-0\n  schedulingGroup: {podGroupName: team}\n")
-    text += ("---\napiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: team, namespace: ml}\n"
-             "spec:\n  schedulingPolicy: {gang: {minCount: 1}}\n  resourceClaims: [{name: gpus, resourceClaimName: trainer-gpus}]\n")
+    text = text.replace(
+        "reservedFor: [{resource: pods, name: trainer, uid: 5b1d0c3e-7a44-4d8e-9f61-0e2c7a9b1d44}]",
+        "reservedFor: [{apiGroup: scheduling.k8s.io, resource: podgroups, name: team}]",
+    )
+    text = text.replace(
+        "spec:\n  nodeName: h100-0\n",
+        "spec:\n  nodeName: h100-0\n  schedulingGroup: {podGroupName: team}\n",
+    )
+    text += (
+        "---\napiVersion: scheduling.k8s.io/v1beta1\nkind: PodGroup\nmetadata: {name: team, namespace: ml}\n"
+        "spec:\n  schedulingPolicy: {gang: {minCount: 1}}\n  resourceClaims: [{name: gpus, resourceClaimName: trainer-gpus}]\n"
+    )
     assert text.count("podgroups") == 1 and "podGroupName: team" in text
     snap = tmp_path / "nodes.yaml"
     snap.write_text(text)
@@ -135,6 +176,8 @@ spec:
     snap = tmp_path / "nodes.yaml"
     snap.write_text(text + extra)
     c = read_nodes(snap)
-    assert sorted((p.name, p.requests.get(GPU, 0)) for p in c.pods) == [("running", 1), ("running-2", 0)]
+    assert sorted((p.name, p.requests.get(GPU, 0)) for p in c.pods) == [
+        ("running", 1),
+        ("running-2", 0),
+    ]
     assert any("1 GPU devices shared through consumable capacity" in w for w in c.warnings)
-

@@ -46,11 +46,24 @@ DATA = Path(__file__).parent / "data" / "traces" / "alibaba-gpu-v2023"
 
 
 def _node(name: str, gpus: int) -> Node:
-    return Node(name=name, labels={"kubernetes.io/hostname": name}, allocatable={"cpu": 32000, "memory": 64 << 30, "pods": 110, GPU: gpus})
+    return Node(
+        name=name,
+        labels={"kubernetes.io/hostname": name},
+        allocatable={"cpu": 32000, "memory": 64 << 30, "pods": 110, GPU: gpus},
+    )
 
 
 def _job(name: str, submit: float, duration: float, milli: int, gpu: int = 1) -> ReplayJob:
-    return ReplayJob(name=name, submit=submit, duration=duration, workers=1, cpu_milli=1000, memory_mib=1024, gpu=gpu, gpu_milli=milli)
+    return ReplayJob(
+        name=name,
+        submit=submit,
+        duration=duration,
+        workers=1,
+        cpu_milli=1000,
+        memory_mib=1024,
+        gpu=gpu,
+        gpu_milli=milli,
+    )
 
 
 def _one_node() -> Cluster:
@@ -59,7 +72,13 @@ def _one_node() -> Cluster:
 
 # a (600) and b (600) share nothing: first fit puts a on gpu-0, b on gpu-1 (400 left on each);
 # at t=1 the whole GPU w fails, c and d (400 each) fit one per device
-SHADOW_JOBS = [_job("a", 0, 100, 600), _job("b", 0, 100, 600), _job("w", 1, 10, 1000), _job("c", 1, 10, 400), _job("d", 1, 10, 400)]
+SHADOW_JOBS = [
+    _job("a", 0, 100, 600),
+    _job("b", 0, 100, 600),
+    _job("w", 1, 10, 1000),
+    _job("c", 1, 10, 400),
+    _job("d", 1, 10, 400),
+]
 
 
 def test_shadow_fixes_running_shares_and_admits_the_two_that_fit(checked):
@@ -68,27 +87,49 @@ def test_shadow_fixes_running_shares_and_admits_the_two_that_fit(checked):
     assert [r.start for r in run.records] == [0, 0, 100, 1, 1]
     at1 = next(es for es in checked if es.record.time == 1)
     rec = at1.record
-    assert (rec.greedy_jobs, rec.exact_jobs, rec.greedy_gpus, rec.exact_gpus, rec.status) == (2, 2, 0.8, 0.8, "OPTIMAL")
+    assert (rec.greedy_jobs, rec.exact_jobs, rec.greedy_gpus, rec.exact_gpus, rec.status) == (
+        2,
+        2,
+        0.8,
+        0.8,
+        "OPTIMAL",
+    )
     assert sorted(at1.placements) == [3, 4]  # c and d, not w
     # the running shares are where the placer put them, 600 milli on each device
-    assert at1.cluster.dra.consumed == {(DRIVER, "n0", "gpu-0"): {(DRIVER, "milli"): 600}, (DRIVER, "n0", "gpu-1"): {(DRIVER, "milli"): 600}}
+    assert at1.cluster.dra.consumed == {
+        (DRIVER, "n0", "gpu-0"): {(DRIVER, "milli"): 600},
+        (DRIVER, "n0", "gpu-1"): {(DRIVER, "milli"): 600},
+    }
     assert sorted(d for v in at1.devices.values() for d in v) == [(0,), (1,)]
     assert all(e.status == "OPTIMAL" for e in sh.records) and len(checked) == len(sh.records)
 
 
 def test_optimal_packs_the_shares_first_fit_greedy_strands(checked):
-    jobs = [_job("a", 0, 100, 300), _job("b", 0, 100, 300), _job("c", 0, 100, 700), _job("d", 0, 100, 700)]
+    jobs = [
+        _job("a", 0, 100, 300),
+        _job("b", 0, 100, 300),
+        _job("c", 0, 100, 700),
+        _job("d", 0, 100, 700),
+    ]
     greedy = run_timed(_one_node(), jobs, "default", 0, typical=[])
     assert [r.start for r in greedy.records] == [0, 0, 0, 100]  # a, b on gpu-0, c on gpu-1, d waits
     tr = run_optimal(_one_node(), jobs, 0, typical=[], shadow=Shadow(time_limit=5))
     assert [r.start for r in tr.records] == [0, 0, 0, 0]
     rec = tr.shadow.records[0]
-    assert (rec.greedy_jobs, rec.exact_jobs, rec.greedy_gpus, rec.exact_gpus, rec.regret_jobs, rec.status) == (3, 4, 1.3, 2, 1, "OPTIMAL")
+    assert (
+        rec.greedy_jobs,
+        rec.exact_jobs,
+        rec.greedy_gpus,
+        rec.exact_gpus,
+        rec.regret_jobs,
+        rec.status,
+    ) == (3, 4, 1.3, 2, 1, "OPTIMAL")
     assert len(checked) == 1
     # each device holds 300 + 700 (the exact engine's devices, not the placer's first fit)
     devs = checked[0].devices
     assert sorted((jobs[k].gpu_milli, d) for k, v in devs.items() for (d,) in v) in (
-        [(300, 0), (300, 1), (700, 0), (700, 1)],)
+        [(300, 0), (300, 1), (700, 0), (700, 1)],
+    )
     assert max(a for _, a, _ in tr.changes) == 2
 
 
@@ -129,7 +170,11 @@ def test_the_relaxation_repair_gives_an_allocatable_answer():
     es = solve_epoch(0.0, 0, nodes, jobs, {}, list(range(5)), greedy, time_limit=5, seed=0)
     assert validate(es.cluster, es.result) == []
     assert es.record.exact_jobs == _max_shares([1000, 1000], asks) == 4
-    assert es.record.repairs >= 1 and es.record.status == "FEASIBLE" and es.record.gap == pytest.approx(0.2)
+    assert (
+        es.record.repairs >= 1
+        and es.record.status == "FEASIBLE"
+        and es.record.gap == pytest.approx(0.2)
+    )
     used = [0, 0]
     for k, v in es.devices.items():
         for (d,) in v:
@@ -138,11 +183,16 @@ def test_the_relaxation_repair_gives_an_allocatable_answer():
 
 
 def test_whole_gpu_traces_keep_nvidia_gpu():
-    jobs = [ReplayJob(name="a", submit=0, duration=1, workers=1, cpu_milli=1000, memory_mib=1024, gpu=2)]
+    jobs = [
+        ReplayJob(name="a", submit=0, duration=1, workers=1, cpu_milli=1000, memory_mib=1024, gpu=2)
+    ]
     objs = epoch_objects((_node("n0", 8),), jobs, {}, [0])
     assert not any(o["apiVersion"].startswith("resource.k8s.io") for o in objs)
     pod = next(o for o in objs if o["kind"] == "Pod")
-    assert pod["spec"]["containers"][0]["resources"]["requests"][GPU] == "2" and "resourceClaims" not in pod["spec"]
+    assert (
+        pod["spec"]["containers"][0]["resources"]["requests"][GPU] == "2"
+        and "resourceClaims" not in pod["spec"]
+    )
     assert next(o for o in objs if o["kind"] == "Node")["status"]["allocatable"][GPU] == "8"
 
 
@@ -158,8 +208,25 @@ def test_openb_optimal_timed_run_never_below_greedy(tmp_path, checked, capsys):
     nodes = _head(DATA / "openb_node_list_gpu_node.csv.xz", tmp_path / "nodes.csv", 24)
     d = tmp_path / "out"
     t = time.perf_counter()
-    res = runner.invoke(app, ["replay", str(pods), "--nodes", str(nodes), "--mode", "timed", "--policy", "optimal", "--arrival-scale", "1000",
-                              "--exact-time-limit", "2", "--out", str(d)])
+    res = runner.invoke(
+        app,
+        [
+            "replay",
+            str(pods),
+            "--nodes",
+            str(nodes),
+            "--mode",
+            "timed",
+            "--policy",
+            "optimal",
+            "--arrival-scale",
+            "1000",
+            "--exact-time-limit",
+            "2",
+            "--out",
+            str(d),
+        ],
+    )
     wall = time.perf_counter() - t
     assert res.exit_code == 0, res.output
     with open(d / "epochs.csv") as f:
@@ -172,6 +239,8 @@ def test_openb_optimal_timed_run_never_below_greedy(tmp_path, checked, capsys):
     assert fractional > 0
     cpsat = len(checked)
     with capsys.disabled():
-        print(f"\nopenb optimal: {len(rows)} epochs, {cpsat} CP-SAT epochs, {sum(int(r['regret_jobs']) for r in rows)} regret jobs, "
-              f"{sum(e.record.repairs for e in checked)} repairs, {fractional} sharing pods, wall {wall:.1f} s")
+        print(
+            f"\nopenb optimal: {len(rows)} epochs, {cpsat} CP-SAT epochs, {sum(int(r['regret_jobs']) for r in rows)} regret jobs, "
+            f"{sum(e.record.repairs for e in checked)} repairs, {fractional} sharing pods, wall {wall:.1f} s"
+        )
     assert cpsat >= 10

@@ -19,7 +19,15 @@ GI = 2**30
 
 
 def _job(name, submit, duration, workers=1, gpu=8):
-    return ReplayJob(name=name, submit=submit, duration=duration, workers=workers, cpu_milli=1000, memory_mib=1024, gpu=gpu)
+    return ReplayJob(
+        name=name,
+        submit=submit,
+        duration=duration,
+        workers=workers,
+        cpu_milli=1000,
+        memory_mib=1024,
+        gpu=gpu,
+    )
 
 
 def _one_node(version: KubeVersion) -> Cluster:

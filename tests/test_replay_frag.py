@@ -32,7 +32,17 @@ def _validate(placer: Placer) -> None:
     pods = [p for ps in placer.pods.values() for p in ps]
     cluster = Cluster(nodes=placer.cluster.nodes, pods=tuple(pods))
     node_of = {k: placer.snap.names[i] for k, (i, *_rest) in placer.devices.held.items()}
-    assert validate(cluster, Result(engine="greedy", status=Status.HEURISTIC, pods={p.key: PodOutcome(node=node_of[p.key]) for p in pods})) == []
+    assert (
+        validate(
+            cluster,
+            Result(
+                engine="greedy",
+                status=Status.HEURISTIC,
+                pods={p.key: PodOutcome(node=node_of[p.key]) for p in pods},
+            ),
+        )
+        == []
+    )
 
 
 def _brute(placer: Placer, typical: list[TypicalPod]) -> tuple[float, int]:
@@ -52,7 +62,11 @@ def _brute(placer: Placer, typical: list[TypicalPod]) -> tuple[float, int]:
             if t.gpu == 0 or t.gpu_milli == 0:
                 frag += p * left  # XL / XR: every idle milli
                 continue
-            fits = sum(f >= t.gpu_milli for f in free) >= t.gpu and cpu >= t.cpu_milli and (not t.models or model in t.models)
+            fits = (
+                sum(f >= t.gpu_milli for f in free) >= t.gpu
+                and cpu >= t.cpu_milli
+                and (not t.models or model in t.models)
+            )
             if fits:  # Q3: only the devices short of t's milli
                 any_fit = True
                 frag += p * sum(f for f in free if f < t.gpu_milli)
@@ -64,13 +78,28 @@ def _brute(placer: Placer, typical: list[TypicalPod]) -> tuple[float, int]:
 
 
 def test_a_hand_computed_state():
-    nodes = [make_node("a", cpu=32000, memory=64 * GI, labels={GPU_PRODUCT: "T4"}, extra={GPU: 2}),
-             make_node("b", cpu=500, memory=64 * GI, labels={GPU_PRODUCT: "T4"}, extra={GPU: 1})]
+    nodes = [
+        make_node("a", cpu=32000, memory=64 * GI, labels={GPU_PRODUCT: "T4"}, extra={GPU: 2}),
+        make_node("b", cpu=500, memory=64 * GI, labels={GPU_PRODUCT: "T4"}, extra={GPU: 1}),
+    ]
     typical = [TypicalPod(1000, 1, 500, (), 0.5), TypicalPod(1000, 1, 1000, (), 0.5)]
     placer = Placer(make_cluster(nodes), "default", seed=0, typical=typical)
     meter = FragMeter(placer.devices, typical)
-    assert meter.sample() == (1000.0, 1000, 3000)  # a fits both; b (cpu 500) fits neither: all its 1000 milli
-    job = ReplayJob(name="s", submit=0, duration=1, workers=1, cpu_milli=1000, memory_mib=1024, gpu=1, gpu_milli=300)
+    assert meter.sample() == (
+        1000.0,
+        1000,
+        3000,
+    )  # a fits both; b (cpu 500) fits neither: all its 1000 milli
+    job = ReplayJob(
+        name="s",
+        submit=0,
+        duration=1,
+        workers=1,
+        cpu_milli=1000,
+        memory_mib=1024,
+        gpu=1,
+        gpu_milli=300,
+    )
     assert placer.place(job, "j0")
     _validate(placer)
     # a: free 700 + 1000; the 500-milli pod fits with no short device, the whole GPU leaves the 700 short
@@ -95,7 +124,13 @@ def test_the_meter_follows_every_job_of_a_fill_and_equals_fgds_f(policy):
         if placer.fgd is not None:  # the scorer's own F, summed over nodes
             dev = placer.devices
             idx = np.arange(dev.snap.n)
-            assert frag == pytest.approx(float(placer.fgd.frag(dev, dev.free[idx], dev.cpu_left(idx), dev.model_codes[idx]).sum()))
+            assert frag == pytest.approx(
+                float(
+                    placer.fgd.frag(
+                        dev, dev.free[idx], dev.cpu_left(idx), dev.model_codes[idx]
+                    ).sum()
+                )
+            )
     _validate(placer)
 
 
@@ -111,22 +146,43 @@ def test_fill_outputs_carry_fragmentation_stranded_and_milli(tmp_path):
     doc = json.loads((tmp_path / "summary.json").read_text())
     ReplaySummary.model_validate(doc)
     for r, fr in zip(doc["runs"], out.fill, strict=True):
-        assert r["requestedGpuMilli"] == fr.arrived[-1] and r["requestedGpus"] == fr.arrived[-1] // 1000
-        assert r["allocatedGpuMilli"] == fr.allocated[-1] and r["allocatedGpus"] == fr.allocated[-1] // 1000
+        assert (
+            r["requestedGpuMilli"] == fr.arrived[-1]
+            and r["requestedGpus"] == fr.arrived[-1] // 1000
+        )
+        assert (
+            r["allocatedGpuMilli"] == fr.allocated[-1]
+            and r["allocatedGpus"] == fr.allocated[-1] // 1000
+        )
         idle = fr.capacity_milli - fr.allocated[-1]
         assert r["fragGpuMilli"] == pytest.approx(fr.frag[-1])
         assert r["fragmentationRatePercent"] == pytest.approx(100 * fr.frag[-1] / idle)
         assert r["fragmentationPercent"] == pytest.approx(100 * fr.frag[-1] / fr.capacity_milli)
         assert 0 <= r["strandedGpuMilli"] <= idle
     rows = list(csv.DictReader((tmp_path / "timeseries.csv").open()))
-    assert list(rows[0]) == ["policy", "seed", "arrived_percent", "unallocated_percent", "frag_gpus", "fragmentation_rate_percent", "stranded_gpus"]
+    assert list(rows[0]) == [
+        "policy",
+        "seed",
+        "arrived_percent",
+        "unallocated_percent",
+        "frag_gpus",
+        "fragmentation_rate_percent",
+        "stranded_gpus",
+    ]
     for row in rows:
         assert 0 <= float(row["fragmentation_rate_percent"]) <= 100 + 1e-6
-        assert 0 <= float(row["stranded_gpus"]) <= float(row["frag_gpus"]) + 1e-6 <= 64 + 1e-6  # a stranded GPU is a fragment for every typical pod
+        assert (
+            0 <= float(row["stranded_gpus"]) <= float(row["frag_gpus"]) + 1e-6 <= 64 + 1e-6
+        )  # a stranded GPU is a fragment for every typical pod
 
 
 def test_timed_summary_counts_milli_and_flushes(tmp_path):
     out = replay(DATA / "jobs.csv", DATA / "nodes.yaml", mode="timed", policies=["default"])
     r = out.summary.runs[0]
-    assert r.requested_gpu_milli == sum(j.gpu_milli_total for j in read_trace(DATA / "jobs.csv").jobs)
-    assert r.allocated_gpu_milli == r.allocated_gpus * 1000 and r.unschedulable_flushes == out.timed[0].flushed > 0
+    assert r.requested_gpu_milli == sum(
+        j.gpu_milli_total for j in read_trace(DATA / "jobs.csv").jobs
+    )
+    assert (
+        r.allocated_gpu_milli == r.allocated_gpus * 1000
+        and r.unschedulable_flushes == out.timed[0].flushed > 0
+    )

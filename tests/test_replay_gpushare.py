@@ -48,7 +48,9 @@ GI = 2**30
 
 
 def gpu_pod(name: str, count: int = 0, milli: int = 1000, cpu: int = 1000, node: str | None = None):
-    return make_pod(name, requests={"cpu": cpu, "memory": GI}, node=node).model_copy(update={"annotations": request_annotations(count, milli)})
+    return make_pod(name, requests={"cpu": cpu, "memory": GI}, node=node).model_copy(
+        update={"annotations": request_annotations(count, milli)}
+    )
 
 
 def gpu_node(name: str, gpus: int, cpu: int = 32000, model: str = "T4"):
@@ -82,13 +84,26 @@ def validate_placer(placer: Placer) -> None:
     pods = [p for ps in placer.pods.values() for p in ps]
     cluster = Cluster(nodes=placer.cluster.nodes, pods=tuple(pods))
     node_of = {k: placer.snap.names[i] for k, (i, *_rest) in placer.devices.held.items()}
-    result = Result(engine="greedy", status=Status.HEURISTIC, pods={p.key: PodOutcome(node=node_of[p.key]) for p in pods})
+    result = Result(
+        engine="greedy",
+        status=Status.HEURISTIC,
+        pods={p.key: PodOutcome(node=node_of[p.key]) for p in pods},
+    )
     assert validate(cluster, result) == []
     check_devices(placer)
 
 
 def job(name: str, count: int, milli: int = 1000) -> ReplayJob:
-    return ReplayJob(name=name, submit=0, duration=1, workers=1, cpu_milli=1000, memory_mib=1024, gpu=count, gpu_milli=milli if count else 0)
+    return ReplayJob(
+        name=name,
+        submit=0,
+        duration=1,
+        workers=1,
+        cpu_milli=1000,
+        memory_mib=1024,
+        gpu=count,
+        gpu_milli=milli if count else 0,
+    )
 
 
 # ---- the fit rule and device choice -----------------------------------------------------------
@@ -132,7 +147,9 @@ def test_bestfit_fill_of_two_nodes_with_two_gpus():
         arrived.append(total)
         used.append(placer.allocated_milli)
     assert got == [True, True, True, True, False]
-    held = {k.split("/")[1]: (placer.snap.names[i], d) for k, (i, d, *_r) in placer.devices.held.items()}
+    held = {
+        k.split("/")[1]: (placer.snap.names[i], d) for k, (i, d, *_r) in placer.devices.held.items()
+    }
     assert held == {"p1": ("a", (0,)), "p2": ("a", (0,)), "p3": ("a", (1,)), "p4": ("b", (0, 1))}
     assert placer.devices.free.tolist() == [[200, 0], [0, 0]]
     assert placer.allocated_milli == 3800 and placer.capacity_milli == 4000
@@ -155,7 +172,9 @@ def test_fgd_fill_gives_a_share_the_device_that_keeps_the_typical_pod():
     assert placer.place(job("x", 1, 600), "x")
     assert placer.devices.free.tolist() == [[400, 1000]]
     assert placer.fgd is not None
-    assert placer.fgd.score(CycleState(), gpu_pod("p", 1, 300), placer.snap, np.array([0])).tolist() == [50]
+    assert placer.fgd.score(
+        CycleState(), gpu_pod("p", 1, 300), placer.snap, np.array([0])
+    ).tolist() == [50]
     assert placer.devices.best_fit(0, GpuRequest(1, 300)) == (0,)
     assert placer.place(job("y", 1, 300), "y")
     assert placer.devices.free.tolist() == [[400, 700]]
@@ -180,7 +199,9 @@ def test_fgd_counts_the_devices_a_typical_pod_cannot_use():
     pl.typical = typ
     dev = devices_of(snap)
     # F = 0.5 * (milli of devices below 500) + 0.5 * (all idle milli) = 0.5 * 300 + 0.5 * 1300
-    assert pl.frag(dev, dev.free, dev.cpu_left(np.arange(1)), dev.model_codes)[0] == pytest.approx(800)
+    assert pl.frag(dev, dev.free, dev.cpu_left(np.arange(1)), dev.model_codes)[0] == pytest.approx(
+        800
+    )
     # 200 on device 1 -> [1000, 100]: F = 50 + 550 = 600; on device 0 -> [800, 300]: F = 150 + 550 = 700
     got = pl.score(CycleState(), gpu_pod("p", 1, 200), snap, np.array([0]))
     assert got.tolist() == [int(100 / (1 + np.exp(-0.2)))]
@@ -188,9 +209,17 @@ def test_fgd_counts_the_devices_a_typical_pod_cannot_use():
 
 
 def test_packing_on_shared_devices():
-    snap = table([gpu_node("free", 2), gpu_node("used", 2)], [(gpu_pod("x", 1, 700), "used", (1,))])  # used = [1000, 300]
-    assert score(PACKING, snap, gpu_pod("p", 1, 200)) == [31, 97]  # max(33 - 2, 2); 100 - (30 % free) / 10
-    assert score(PACKING, snap, gpu_pod("p", 1, 500)) == [31, 49]  # the share needs a fully free GPU: max(50 - 1, 33)
+    snap = table(
+        [gpu_node("free", 2), gpu_node("used", 2)], [(gpu_pod("x", 1, 700), "used", (1,))]
+    )  # used = [1000, 300]
+    assert score(PACKING, snap, gpu_pod("p", 1, 200)) == [
+        31,
+        97,
+    ]  # max(33 - 2, 2); 100 - (30 % free) / 10
+    assert score(PACKING, snap, gpu_pod("p", 1, 500)) == [
+        31,
+        49,
+    ]  # the share needs a fully free GPU: max(50 - 1, 33)
     assert score(PACKING, snap, gpu_pod("cpu")) == [0, 0]
 
 
@@ -198,23 +227,41 @@ def test_dotprod_on_total_free_milli():
     snap = table([gpu_node("a", 2, cpu=64000), gpu_node("b", 8, cpu=16000)])
     # a: 1 - (0.5 * 0.0625 + 0.25 * 0.0625) / 2 = 0.9766; b: 1 - (0.125 * 0.0625 + 1 * 0.0625) / 2 = 0.9648
     assert score(DOT_PRODUCT, snap, gpu_pod("p", 1, 500, cpu=8000)) == [97, 96]
-    assert score(DOT_PRODUCT, snap, gpu_pod("big", 0, cpu=20000)) == [int(100 * (1 - (0.5 * 20000 / 128000 + 0) / 2)), 0]
+    assert score(DOT_PRODUCT, snap, gpu_pod("big", 0, cpu=20000)) == [
+        int(100 * (1 - (0.5 * 20000 / 128000 + 0) / 2)),
+        0,
+    ]
 
 
 def test_clustering_by_gpu_affinity():
     nodes = [gpu_node(f"n{i}", 8) for i in range(4)]
-    snap = table(nodes, [(gpu_pod("s0", 1, 500), "n0", (0,)), (gpu_pod("w1", 1), "n1", (0,)), (gpu_pod("s3", 1, 500), "n3", (0,)), (gpu_pod("w3", 2), "n3", (1, 2))])
+    snap = table(
+        nodes,
+        [
+            (gpu_pod("s0", 1, 500), "n0", (0,)),
+            (gpu_pod("w1", 1), "n1", (0,)),
+            (gpu_pod("s3", 1, 500), "n3", (0,)),
+            (gpu_pod("w3", 2), "n3", (1, 2)),
+        ],
+    )
     # n0 only share-gpu: 75 + 25 * 500 // 8000; n1 other class: 0 + 25 * 1000 // 8000; n2 empty: 25;
     # n3 share-gpu and 2-gpu: 50 + 25 * 2500 // 8000
     assert score(CLUSTERING, snap, gpu_pod("p", 1, 300)) == [76, 3, 25, 57]
-    assert score(CLUSTERING, snap, gpu_pod("q", 1)) == [1, 78, 25, 7]  # a 1-gpu pod: n1 has only its class
+    assert score(CLUSTERING, snap, gpu_pod("q", 1)) == [
+        1,
+        78,
+        25,
+        7,
+    ]  # a 1-gpu pod: n1 has only its class
     assert score(CLUSTERING, snap, gpu_pod("cpu")) == [0, 0, 0, 0]
 
 
 # ---- bad input ---------------------------------------------------------------------------------
 def test_a_share_above_one_gpu_exits_2(tmp_path):
     pods = tmp_path / "pods.csv"
-    pods.write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np0,1000,100,1,1500,,LS,Running,0,10,0\n")
+    pods.write_text(
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np0,1000,100,1,1500,,LS,Running,0,10,0\n"
+    )
     nodes = tmp_path / "nodes.csv"
     nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\nn0,8000,8192,2,T4\n")
     res = runner.invoke(app, ["replay", str(pods), "--nodes", str(nodes)])
@@ -228,7 +275,10 @@ def test_fgd_and_bestfit_on_the_paper_workload_land_on_fig_9a():
     points of the paper's means over seeds 42..51 (FGD 4.77, BestFit 7.14), FGD below BestFit.
     benchmarks/fgd_fig9a.py runs every policy over ten seeds."""
     data = Path(__file__).parent / "data" / "traces" / "alibaba-gpu-v2023"
-    base, trace = read_nodes(data / "openb_node_list_gpu_node.csv"), read_trace(data / "openb_pod_list_default.csv")
+    base, trace = (
+        read_nodes(data / "openb_node_list_gpu_node.csv"),
+        read_trace(data / "openb_pod_list_default.csv"),
+    )
     typ = typical_pods(trace_shapes(trace.jobs))
     fgd = run_fill(base, trace.jobs, "fgd", 42, typical=typ).unallocated_percent["100"]
     bestfit = run_fill(base, trace.jobs, "bestfit", 42, typical=typ).unallocated_percent["100"]
@@ -240,14 +290,31 @@ def test_the_packing_bound_counts_devices_models_and_cpu():
     T4 node's devices at most (no two shares above 500 on one device) and one on the V100; a
     T4-only 1000 pod has no free T4 device left; a 40-core pod fits nowhere."""
     base = Cluster(nodes=(gpu_node("a", 2), gpu_node("b", 1, model="V100")))
-    big_cpu = ReplayJob(name="big-cpu", submit=0, duration=1, workers=1, cpu_milli=40000, memory_mib=1024, gpu=0)
+    big_cpu = ReplayJob(
+        name="big-cpu", submit=0, duration=1, workers=1, cpu_milli=40000, memory_mib=1024, gpu=0
+    )
     jobs = [*(job(f"s{i}", 1, 600) for i in range(3)), big_cpu]
     b = packing_bound(base, jobs)
     assert b.status == "lp-relaxation" and b.capacity_milli == 3000 and b.arrived_milli == 1800
     assert b.allocatable_milli == pytest.approx(1800)
-    t4 = ReplayJob(name="t4", submit=0, duration=1, workers=1, cpu_milli=1000, memory_mib=1024, gpu=1, gpu_milli=1000, gpu_models=("T4",))
+    t4 = ReplayJob(
+        name="t4",
+        submit=0,
+        duration=1,
+        workers=1,
+        cpu_milli=1000,
+        memory_mib=1024,
+        gpu=1,
+        gpu_milli=1000,
+        gpu_models=("T4",),
+    )
     b = packing_bound(base, [*jobs, t4, t4])
     # a's 2 devices hold at most two of {600 shares, T4 pods}: the two T4 pods (2000); b one share
     assert b.allocatable_milli == pytest.approx(2000 + 600)
-    assert b.unallocated_percent == 13.33  # 100 x 400 / 3000 rounded down to 2 places, as the metric reads
-    assert arrived_prefix([job("x", 1), job("y", 1), job("z", 1)], 2000, 100) == [job("x", 1), job("y", 1)]
+    assert (
+        b.unallocated_percent == 13.33
+    )  # 100 x 400 / 3000 rounded down to 2 places, as the metric reads
+    assert arrived_prefix([job("x", 1), job("y", 1), job("z", 1)], 2000, 100) == [
+        job("x", 1),
+        job("y", 1),
+    ]

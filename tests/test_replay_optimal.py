@@ -37,7 +37,15 @@ runner = CliRunner()
 
 
 def _job(name: str, submit: float, duration: float, gpu: int, workers: int = 1) -> ReplayJob:
-    return ReplayJob(name=name, submit=submit, duration=duration, workers=workers, cpu_milli=1000, memory_mib=1024, gpu=gpu)
+    return ReplayJob(
+        name=name,
+        submit=submit,
+        duration=duration,
+        workers=workers,
+        cpu_milli=1000,
+        memory_mib=1024,
+        gpu=gpu,
+    )
 
 
 def _cluster(n: int) -> Cluster:
@@ -52,7 +60,13 @@ def test_the_optimum_starts_the_two_small_jobs_fifo_greedy_blocks(checked):
     tr = run_optimal(_cluster(1), jobs, 0, typical=[], shadow=Shadow(time_limit=5))
     assert [r.start for r in tr.records] == [0, 60, 10, 10]
     e = next(e for e in tr.shadow.records if e.time == 10)
-    assert (e.greedy_jobs, e.exact_jobs, e.greedy_gpus, e.exact_gpus, e.status) == (1, 2, 6, 8, "OPTIMAL")
+    assert (e.greedy_jobs, e.exact_jobs, e.greedy_gpus, e.exact_gpus, e.status) == (
+        1,
+        2,
+        6,
+        8,
+        "OPTIMAL",
+    )
     assert len(checked) >= 1
     # the GPUs held never exceed the node's
     assert max(a for _, a, _ in tr.changes) <= 8
@@ -74,14 +88,23 @@ def _max_jobs(free: list[int], gpus: list[int]) -> int:
 
 class BruteChecked(Shadow):
     def record(self, rec, nodes, jobs, running, pending, placed, placer=None):
-        free = [8 - sum(jobs[k].gpu for k, ns in running.items() for x in ns if x == n.name) for n in nodes]
+        free = [
+            8 - sum(jobs[k].gpu for k, ns in running.items() for x in ns if x == n.name)
+            for n in nodes
+        ]
         assert rec.exact_jobs == _max_jobs(free, [jobs[k].gpu for k in pending]), (rec, free)
         assert len(placed) == rec.exact_jobs
         return super().record(rec, nodes, jobs, running, pending, placed, placer=placer)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.integers(0, 6), st.integers(1, 20), st.integers(1, 8)), min_size=1, max_size=6))
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 6), st.integers(1, 20), st.integers(1, 8)), min_size=1, max_size=6
+    )
+)
 def test_each_epoch_starts_as_many_jobs_as_a_brute_force(checked, rows):
     jobs = [_job(f"j{i}", s, d, g) for i, (s, d, g) in enumerate(rows)]
     tr = run_optimal(_cluster(2), jobs, 0, typical=[], shadow=BruteChecked(time_limit=5))
@@ -103,14 +126,20 @@ def test_movable_bound_sees_what_past_placements_fragmented():
     assert (mb.jobs, mb.jobs_bound, mb.gpus, mb.status) == (1, 1, 8, "OPTIMAL")
     # a gang running on both nodes keeps running (moved or not), so nothing more fits
     jobs2 = [_job("g", 0, 100, 4, workers=2), _job("p", 1, 10, 8), _job("q", 1, 10, 8)]
-    mb2 = movable_bound(nodes, jobs2, {0: [nodes[0].name, nodes[1].name]}, [1, 2], {}, time_limit=5, seed=0)
+    mb2 = movable_bound(
+        nodes, jobs2, {0: [nodes[0].name, nodes[1].name]}, [1, 2], {}, time_limit=5, seed=0
+    )
     assert (mb2.jobs, mb2.jobs_bound) == (1, 1)
 
 
 def _philly(tmp: Path, rows: int, nodes: int) -> Path:
     from gangplan.io.compressed import open_text
 
-    src = open_text(Path(__file__).parent / "data" / "traces" / "philly-pollux" / "philly.csv").read().splitlines()
+    src = (
+        open_text(Path(__file__).parent / "data" / "traces" / "philly-pollux" / "philly.csv")
+        .read()
+        .splitlines()
+    )
     keep = [line for line in src[1:] if line and line.rsplit(",", 1)[-1] == "b436b2"][:rows]
     (tmp / "philly.csv").write_text("\n".join([src[0], *keep]) + "\n")
     (tmp / "philly_vc.csv").write_text(f"vc,node num\nb436b2,{nodes}\n")
@@ -119,13 +148,25 @@ def _philly(tmp: Path, rows: int, nodes: int) -> Path:
 
 def test_optimal_on_an_oversubscribed_vc_with_the_movable_bound(tmp_path, checked):
     trace = _philly(tmp_path, 60, 2)
-    out = replay(trace, None, mode="timed", vc="b436b2", policies=["default", "optimal"], arrival_scale=4, exact_time_limit=2, movable_bound=True)
+    out = replay(
+        trace,
+        None,
+        mode="timed",
+        vc="b436b2",
+        policies=["default", "optimal"],
+        arrival_scale=4,
+        exact_time_limit=2,
+        movable_bound=True,
+    )
     greedy, opt = out.summary.runs
     assert opt.placed == greedy.placed == 60 and opt.unfinished == 0
     recs = out.timed[1].shadow.records
     assert opt.epochs == len(recs) > 10 and len(checked) > 0
     assert all(e.exact_jobs >= e.greedy_jobs for e in recs)
-    assert all(e.movable_jobs_bound >= e.exact_jobs and e.movable_jobs_bound >= e.movable_jobs for e in recs)
+    assert all(
+        e.movable_jobs_bound >= e.exact_jobs and e.movable_jobs_bound >= e.movable_jobs
+        for e in recs
+    )
     assert opt.movable_regret_jobs_total == sum(e.movable_jobs_bound - e.exact_jobs for e in recs)
     # the optimal run's own jobs: each started once, after arriving, for its duration
     for r in out.timed[1].records:
@@ -135,8 +176,30 @@ def test_optimal_on_an_oversubscribed_vc_with_the_movable_bound(tmp_path, checke
 def test_cli_optimal_outputs(tmp_path):
     trace = _philly(tmp_path, 30, 2)
     d = tmp_path / "out"
-    res = runner.invoke(app, ["replay", str(trace), "--vc", "b436b2", "--mode", "timed", "--policy", "optimal", "--arrival-scale", "4",
-                              "--exact-time-limit", "1", "--movable-bound", "--export-epoch", "1", "--out", str(d), "--interval", "86400"])
+    res = runner.invoke(
+        app,
+        [
+            "replay",
+            str(trace),
+            "--vc",
+            "b436b2",
+            "--mode",
+            "timed",
+            "--policy",
+            "optimal",
+            "--arrival-scale",
+            "4",
+            "--exact-time-limit",
+            "1",
+            "--movable-bound",
+            "--export-epoch",
+            "1",
+            "--out",
+            str(d),
+            "--interval",
+            "86400",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "epochs solved" in res.output and "running pods movable" in res.output
     doc = json.loads((d / "summary.json").read_text())
@@ -145,13 +208,21 @@ def test_cli_optimal_outputs(tmp_path):
     assert run["policy"] == "optimal" and run["movableRegretJobsTotal"] >= 0
     with open(d / "epochs.csv") as f:
         rows = list(csv.DictReader(f))
-    assert len(rows) == run["epochs"] and all(r["movable_status"] in ("OPTIMAL", "FEASIBLE") for r in rows)
+    assert len(rows) == run["epochs"] and all(
+        r["movable_status"] in ("OPTIMAL", "FEASIBLE") for r in rows
+    )
     assert (d / "epoch-1.yaml").is_file()
     diff = runner.invoke(app, ["diff", str(d / "epoch-1.yaml"), "--time-limit", "5"])
     assert diff.exit_code in (0, 1), diff.output
 
 
-@pytest.mark.parametrize("args", [["--mode", "fill", "--policy", "optimal"], ["--mode", "timed", "--policy", "optimal", "--epoch", "0"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--mode", "fill", "--policy", "optimal"],
+        ["--mode", "timed", "--policy", "optimal", "--epoch", "0"],
+    ],
+)
 def test_bad_optimal_arguments_exit_2(tmp_path, args):
     trace = _philly(tmp_path, 5, 2)
     res = runner.invoke(app, ["replay", str(trace), "--vc", "b436b2", *args])
@@ -162,5 +233,16 @@ def test_bad_optimal_arguments_exit_2(tmp_path, args):
 def test_optimal_accepts_shared_gpus():
     """GPU-sharing traces are no longer refused (issue 22 item 5: DRA consumable capacity,
     tests/test_replay_exact_sharing.py runs them)."""
-    jobs = [ReplayJob(name="a", submit=0, duration=10, workers=1, cpu_milli=1000, memory_mib=1024, gpu=1, gpu_milli=500)]
+    jobs = [
+        ReplayJob(
+            name="a",
+            submit=0,
+            duration=10,
+            workers=1,
+            cpu_milli=1000,
+            memory_mib=1024,
+            gpu=1,
+            gpu_milli=500,
+        )
+    ]
     assert Shadow().check(jobs, "pods.csv", "optimal") is None

@@ -21,7 +21,24 @@ runner = CliRunner()
 @pytest.mark.parametrize("mode", ["fill", "timed"])
 def test_parquet_tables_equal_the_csvs(tmp_path, mode):
     out = tmp_path / "out"
-    r = runner.invoke(app, ["replay", str(JOBS), "--nodes", str(NODES), "--mode", mode, "--policy", "default,fgd", "--seeds", "1,2", "--out", str(out), "--parquet"])
+    r = runner.invoke(
+        app,
+        [
+            "replay",
+            str(JOBS),
+            "--nodes",
+            str(NODES),
+            "--mode",
+            mode,
+            "--policy",
+            "default,fgd",
+            "--seeds",
+            "1,2",
+            "--out",
+            str(out),
+            "--parquet",
+        ],
+    )
     assert r.exit_code == 0, r.output
     assert "timeseries.parquet, jobs.parquet" in r.output
     for t in ("timeseries", "jobs"):
@@ -33,7 +50,24 @@ def test_parquet_tables_equal_the_csvs(tmp_path, mode):
     assert jobs["seed"].dtype == "int64" and pd.api.types.is_string_dtype(jobs["job"])
     # deterministic bytes
     again = tmp_path / "again"
-    runner.invoke(app, ["replay", str(JOBS), "--nodes", str(NODES), "--mode", mode, "--policy", "default,fgd", "--seeds", "1,2", "--out", str(again), "--parquet"])
+    runner.invoke(
+        app,
+        [
+            "replay",
+            str(JOBS),
+            "--nodes",
+            str(NODES),
+            "--mode",
+            mode,
+            "--policy",
+            "default,fgd",
+            "--seeds",
+            "1,2",
+            "--out",
+            str(again),
+            "--parquet",
+        ],
+    )
     assert (again / "jobs.parquet").read_bytes() == (out / "jobs.parquet").read_bytes()
 
 
@@ -46,7 +80,9 @@ def test_parquet_without_pyarrow_exits_2_naming_the_extra(tmp_path, monkeypatch)
         return real(name, *a, **kw)
 
     monkeypatch.setattr(builtins, "__import__", no_pyarrow)
-    r = runner.invoke(app, ["replay", str(JOBS), "--nodes", str(NODES), "--out", str(tmp_path / "o"), "--parquet"])
+    r = runner.invoke(
+        app, ["replay", str(JOBS), "--nodes", str(NODES), "--out", str(tmp_path / "o"), "--parquet"]
+    )
     assert r.exit_code == 2 and "gangplan[parquet]" in r.output and "Traceback" not in r.output
     assert not (tmp_path / "o").exists()  # refused before the replay ran
     r = runner.invoke(app, ["replay", str(JOBS), "--nodes", str(NODES), "--parquet"])

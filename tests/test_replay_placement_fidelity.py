@@ -32,35 +32,75 @@ GI = 2**30
 VERSIONS = [KubeVersion.V1_35, KubeVersion.V1_36, KubeVersion.V1_37]
 
 
-def _state(rng: random.Random, version: KubeVersion) -> tuple[Cluster, list[ReplayJob], dict[int, list[str]]]:
+def _state(
+    rng: random.Random, version: KubeVersion
+) -> tuple[Cluster, list[ReplayJob], dict[int, list[str]]]:
     """Nodes in 2-4 racks of 1-4 nodes (cpu varies so cpu/memory scores differ), 0-6 running
     single-pod or gang jobs, the last job pending with ``rack`` required."""
     nodes = []
     for r in range(rng.randint(2, 4)):
         for k in range(rng.randint(1, 4)):
-            nodes.append(make_node(f"r{r}n{k}", cpu=rng.choice([32000, 64000, 96000]), memory=rng.choice([256, 512]) * GI,
-                                   extra={GPU: 8}, labels={"rack": f"rack-{r}"}))
+            nodes.append(
+                make_node(
+                    f"r{r}n{k}",
+                    cpu=rng.choice([32000, 64000, 96000]),
+                    memory=rng.choice([256, 512]) * GI,
+                    extra={GPU: 8},
+                    labels={"rack": f"rack-{r}"},
+                )
+            )
     rng.shuffle(nodes)  # a rack's nodes need not be adjacent in snapshot order
     jobs = []
     for j in range(rng.randint(0, 6)):
-        jobs.append(ReplayJob(name=f"run{j}", submit=0, duration=100, workers=rng.randint(1, 2), cpu_milli=rng.choice([1000, 8000, 16000]),
-                              memory_mib=rng.choice([1024, 32768]), gpu=rng.choice([1, 2, 4, 8])))
-    jobs.append(ReplayJob(name="gang", submit=0, duration=100, workers=rng.randint(2, 4), cpu_milli=rng.choice([2000, 8000]),
-                          memory_mib=4096, gpu=rng.choice([1, 2, 4, 8]), required_topology_key="rack"))
+        jobs.append(
+            ReplayJob(
+                name=f"run{j}",
+                submit=0,
+                duration=100,
+                workers=rng.randint(1, 2),
+                cpu_milli=rng.choice([1000, 8000, 16000]),
+                memory_mib=rng.choice([1024, 32768]),
+                gpu=rng.choice([1, 2, 4, 8]),
+            )
+        )
+    jobs.append(
+        ReplayJob(
+            name="gang",
+            submit=0,
+            duration=100,
+            workers=rng.randint(2, 4),
+            cpu_milli=rng.choice([2000, 8000]),
+            memory_mib=4096,
+            gpu=rng.choice([1, 2, 4, 8]),
+            required_topology_key="rack",
+        )
+    )
     return make_cluster(nodes).model_copy(update={"kube_version": version}), jobs, {}
 
 
 def _placer(base: Cluster, seed: int) -> Placer:
     default = builtin_policy("default")
-    return Placer(base, Policy("default-first", default.profile, default.selection, "first"), seed=seed, typical=[])
+    return Placer(
+        base,
+        Policy("default-first", default.profile, default.selection, "first"),
+        seed=seed,
+        typical=[],
+    )
 
 
 def _engine(placer: Placer, jobs: list[ReplayJob], running: dict[int, list[str]], k: int):
     base = placer.cluster
     objects = epoch_objects(base.nodes, jobs, running, [k])
     loaded = load_objects(objects, "<fidelity>", kube_version=base.kube_version)
-    cluster = Cluster(nodes=loaded.nodes, pods=loaded.pods, pod_groups=loaded.pod_groups, topologies=base.topologies,
-                      priority_classes=base.priority_classes, profile=engine_profile(placer), kube_version=base.kube_version)
+    cluster = Cluster(
+        nodes=loaded.nodes,
+        pods=loaded.pods,
+        pod_groups=loaded.pod_groups,
+        topologies=base.topologies,
+        priority_classes=base.priority_classes,
+        profile=engine_profile(placer),
+        kube_version=base.kube_version,
+    )
     res = solve_greedy(cluster, tie_break="first", seed=0, top_k=0, preemption=False)
     assert validate(cluster, res) == []
     return res
@@ -93,11 +133,40 @@ def test_a_rack_gang_goes_where_the_engine_puts_it(version):
 
 
 def _two_racks() -> tuple[Cluster, list[ReplayJob]]:
-    nodes = [make_node(f"{r}{k}", cpu=64000, memory=256 * GI, extra={GPU: 8}, labels={"rack": r}) for r in "ab" for k in range(2)]
+    nodes = [
+        make_node(f"{r}{k}", cpu=64000, memory=256 * GI, extra={GPU: 8}, labels={"rack": r})
+        for r in "ab"
+        for k in range(2)
+    ]
     jobs = [
-        ReplayJob(name="gpu-light", submit=0, duration=100, workers=1, cpu_milli=1000, memory_mib=1024, gpu=4),  # lands in a
-        ReplayJob(name="cpu-heavy", submit=0, duration=100, workers=1, cpu_milli=48000, memory_mib=1024, gpu=0),
-        ReplayJob(name="gang", submit=0, duration=100, workers=2, cpu_milli=2000, memory_mib=4096, gpu=4, required_topology_key="rack"),
+        ReplayJob(
+            name="gpu-light",
+            submit=0,
+            duration=100,
+            workers=1,
+            cpu_milli=1000,
+            memory_mib=1024,
+            gpu=4,
+        ),  # lands in a
+        ReplayJob(
+            name="cpu-heavy",
+            submit=0,
+            duration=100,
+            workers=1,
+            cpu_milli=48000,
+            memory_mib=1024,
+            gpu=0,
+        ),
+        ReplayJob(
+            name="gang",
+            submit=0,
+            duration=100,
+            workers=2,
+            cpu_milli=2000,
+            memory_mib=4096,
+            gpu=4,
+            required_topology_key="rack",
+        ),
     ]
     return make_cluster(nodes), jobs
 
@@ -117,7 +186,9 @@ def test_placement_bin_packing_picks_the_fuller_rack_not_the_one_with_fewest_fre
     assert placer.place(jobs[2], "j2")
     got = sorted(placer.nodes_of("j2"))
     res = _engine(placer, jobs, running, 2)
-    engine = sorted(o.node for key, o in res.pods.items() if key.startswith(f"{NAMESPACE}/{job_key(2)}-"))
+    engine = sorted(
+        o.node for key, o in res.pods.items() if key.startswith(f"{NAMESPACE}/{job_key(2)}-")
+    )
     assert got == engine
     assert {n[0] for n in got} == {"b"}  # the rack of the cpu-heavy pod, not the GPU-fuller one
     decision = res.trace.groups[f"{NAMESPACE}/{job_key(2)}"].placements
@@ -128,9 +199,22 @@ def test_equal_racks_are_drawn_from_the_seed_as_often_as_the_engine_draws_them()
     """Two identical empty racks: kube-scheduler's findBestPlacement draws between equal totals
     (``rand.Int()``). Over 200 seeds the placer and the engine each pick each rack about half
     the time (binomial: 200 draws at p = 1/2 fall in 70..130 with probability > 0.9999)."""
-    nodes = [make_node(f"{r}{k}", cpu=64000, memory=256 * GI, extra={GPU: 8}, labels={"rack": r}) for r in "ab" for k in range(2)]
+    nodes = [
+        make_node(f"{r}{k}", cpu=64000, memory=256 * GI, extra={GPU: 8}, labels={"rack": r})
+        for r in "ab"
+        for k in range(2)
+    ]
     base = make_cluster(nodes)
-    job = ReplayJob(name="gang", submit=0, duration=100, workers=2, cpu_milli=2000, memory_mib=4096, gpu=8, required_topology_key="rack")
+    job = ReplayJob(
+        name="gang",
+        submit=0,
+        duration=100,
+        workers=2,
+        cpu_milli=2000,
+        memory_mib=4096,
+        gpu=8,
+        required_topology_key="rack",
+    )
     default = builtin_policy("default")
     assert default.tie_break == "random"
     mine: Counter = Counter()
@@ -142,7 +226,13 @@ def test_equal_racks_are_drawn_from_the_seed_as_often_as_the_engine_draws_them()
         mine[rack] += 1
         objects = epoch_objects(placer.cluster.nodes, [job], {}, [0])
         loaded = load_objects(objects, "<ties>", kube_version=base.kube_version)
-        cluster = Cluster(nodes=loaded.nodes, pods=loaded.pods, pod_groups=loaded.pod_groups, profile=engine_profile(placer), kube_version=base.kube_version)
+        cluster = Cluster(
+            nodes=loaded.nodes,
+            pods=loaded.pods,
+            pod_groups=loaded.pod_groups,
+            profile=engine_profile(placer),
+            kube_version=base.kube_version,
+        )
         res = solve_greedy(cluster, tie_break="random", seed=seed, top_k=0, preemption=False)
         assert validate(cluster, res) == []
         [erack] = {o.node[0] for o in res.pods.values() if o.node}
@@ -157,8 +247,17 @@ def test_reusing_unchanged_placement_evaluations_changes_nothing(monkeypatch, po
     With ``first`` ties that is exact: 400 random arrivals and departures of rack gangs and
     single pods give the same nodes, devices and scan starts with and without reuse."""
     rng = random.Random(7)
-    nodes = [make_node(f"r{r}n{k}", cpu=rng.choice([32000, 64000]), memory=256 * GI, extra={GPU: 8}, labels={"rack": f"rack-{r}"})
-             for r in range(6) for k in range(rng.randint(2, 5))]
+    nodes = [
+        make_node(
+            f"r{r}n{k}",
+            cpu=rng.choice([32000, 64000]),
+            memory=256 * GI,
+            extra={GPU: 8},
+            labels={"rack": f"rack-{r}"},
+        )
+        for r in range(6)
+        for k in range(rng.randint(2, 5))
+    ]
     base = make_cluster(nodes)
     ops = []
     live: list[str] = []
@@ -167,15 +266,27 @@ def test_reusing_unchanged_placement_evaluations_changes_nothing(monkeypatch, po
             ops.append(("release", live.pop(rng.randrange(len(live))), None))
             continue
         keyed = rng.random() < 0.7
-        job = ReplayJob(name=f"x{j}", submit=0, duration=1, workers=rng.randint(2, 4) if keyed else 1, cpu_milli=rng.choice([1000, 4000]),
-                        memory_mib=2048, gpu=rng.choice([1, 2, 4]), required_topology_key="rack" if keyed else "")
+        job = ReplayJob(
+            name=f"x{j}",
+            submit=0,
+            duration=1,
+            workers=rng.randint(2, 4) if keyed else 1,
+            cpu_milli=rng.choice([1000, 4000]),
+            memory_mib=2048,
+            gpu=rng.choice([1, 2, 4]),
+            required_topology_key="rack" if keyed else "",
+        )
         ops.append(("place", f"j{j}", job))
         live.append(f"j{j}")
 
     def run(reuse: bool):
         monkeypatch.setattr(GreedySession, "reuse_evaluations", reuse)
         default = builtin_policy("default")
-        pol = Policy("default-first", default.profile, default.selection, "first") if policy == "default-first" else builtin_policy(policy)
+        pol = (
+            Policy("default-first", default.profile, default.selection, "first")
+            if policy == "default-first"
+            else builtin_policy(policy)
+        )
         placer = Placer(base, pol, seed=3, typical=[])
         out = []
         for op, inst, job in ops:
@@ -184,7 +295,15 @@ def test_reusing_unchanged_placement_evaluations_changes_nothing(monkeypatch, po
                     placer.release(inst)
                 continue
             ok = placer.place(job, inst)
-            out.append((inst, ok, placer.nodes_of(inst) if ok else None, placer.devices_of_job(inst) if ok else None, placer.snap.next_start_node_index))
+            out.append(
+                (
+                    inst,
+                    ok,
+                    placer.nodes_of(inst) if ok else None,
+                    placer.devices_of_job(inst) if ok else None,
+                    placer.snap.next_start_node_index,
+                )
+            )
         return out, placer.reused
 
     plain, none = run(False)

@@ -34,11 +34,22 @@ VERSIONS = [KubeVersion.V1_35, KubeVersion.V1_36, KubeVersion.V1_37]
 
 
 def _job(name, submit, duration, workers=1, gpu=8, priority=0):
-    return ReplayJob(name=name, submit=submit, duration=duration, workers=workers, cpu_milli=1000, memory_mib=1024, gpu=gpu, priority=priority)
+    return ReplayJob(
+        name=name,
+        submit=submit,
+        duration=duration,
+        workers=workers,
+        cpu_milli=1000,
+        memory_mib=1024,
+        gpu=gpu,
+        priority=priority,
+    )
 
 
 def _nodes(n: int, version: KubeVersion = KubeVersion.V1_37) -> Cluster:
-    c = make_cluster([make_node(f"n{i}", cpu=64000, memory=512 * GI, extra={GPU: 8}) for i in range(n)])
+    c = make_cluster(
+        [make_node(f"n{i}", cpu=64000, memory=512 * GI, extra={GPU: 8}) for i in range(n)]
+    )
     return c.model_copy(update={"kube_version": version})
 
 
@@ -83,12 +94,19 @@ def test_a_gang_preemptor_evicts_two_single_pod_jobs(version):
     [(_, k, pr)] = seen
     assert k == 2 and pr.victims == [0, 1]
     assert sorted(pr.result.victims) == ["replay/j0-0", "replay/j1-0"]
-    assert sorted(o.node for key, o in pr.result.pods.items() if key.startswith("replay/j2-")) == ["n0", "n1"]
+    assert sorted(o.node for key, o in pr.result.pods.items() if key.startswith("replay/j2-")) == [
+        "n0",
+        "n1",
+    ]
 
 
 def test_only_the_victims_needed_are_evicted_and_a_lower_job_waits():
     # two 4-GPU low jobs on one node; an 4-GPU high job needs one of them gone, not both
-    jobs = [_job("a", 0, 100, gpu=4), _job("b", 0, 200, gpu=4), _job("high", 10, 50, gpu=4, priority=10)]
+    jobs = [
+        _job("a", 0, 100, gpu=4),
+        _job("b", 0, 200, gpu=4),
+        _job("high", 10, 50, gpu=4, priority=10),
+    ]
     tr, seen = _run(_nodes(1), jobs)
     a, b, high = tr.records
     assert high.start == 10 and tr.preemptions == 1
@@ -124,15 +142,32 @@ def test_a_profile_without_default_preemption_never_preempts(tmp_path):
 
 
 def test_a_gpu_sharing_trace_runs_without_preemption_and_says_so():
-    jobs = [_job("low", 0, 100), ReplayJob(name="high", submit=10, duration=50, workers=1, cpu_milli=1000, memory_mib=1024, gpu=1, gpu_milli=500, priority=10),
-            _job("high2", 10, 50, priority=10)]
+    jobs = [
+        _job("low", 0, 100),
+        ReplayJob(
+            name="high",
+            submit=10,
+            duration=50,
+            workers=1,
+            cpu_milli=1000,
+            memory_mib=1024,
+            gpu=1,
+            gpu_milli=500,
+            priority=10,
+        ),
+        _job("high2", 10, 50, priority=10),
+    ]
     tr, seen = _run(_nodes(1), jobs)
     assert tr.preemptions == 0 and seen == []
     assert any("preemption off" in n for n in tr.notes)
 
 
 def _trace(tmp: Path) -> tuple[Path, Path]:
-    rows = ["job,submit,duration,workers,cpu_milli,memory_mib,gpu,priority", "low,0,100,1,1000,1024,8,0", "high,10,50,1,1000,1024,8,10"]
+    rows = [
+        "job,submit,duration,workers,cpu_milli,memory_mib,gpu,priority",
+        "low,0,100,1,1000,1024,8,0",
+        "high,10,50,1,1000,1024,8,10",
+    ]
     (tmp / "jobs.csv").write_text("\n".join(rows) + "\n")
     (tmp / "nodes.yaml").write_text(
         "apiVersion: v1\nkind: Node\nmetadata:\n  name: n0\nstatus:\n  allocatable:\n    cpu: '64'\n    memory: 512Gi\n    pods: '110'\n    nvidia.com/gpu: '8'\n"
@@ -153,9 +188,14 @@ def test_replay_reports_preemptions_and_evictions_and_resume_keeps_them(tmp_path
     with open(out_dir / "jobs.csv") as f:
         rows = list(csv.DictReader(f))
     assert list(rows[0])[-2:] == ["attempts", "evictions"]
-    assert {r["job"]: (r["start"], r["end"], r["jct"], r["evictions"]) for r in rows} == {"low": ("60", "160", "160", "1"), "high": ("10", "60", "50", "0")}
+    assert {r["job"]: (r["start"], r["end"], r["jct"], r["evictions"]) for r in rows} == {
+        "low": ("60", "160", "160", "1"),
+        "high": ("10", "60", "50", "0"),
+    }
     # resumed from the saved run: the same records, evictions included
-    again = replay(trace, nodes, mode="timed", policies=["default"], seeds=[0], checkpoint=out_dir, resume=True)
+    again = replay(
+        trace, nodes, mode="timed", policies=["default"], seeds=[0], checkpoint=out_dir, resume=True
+    )
     assert [r.evictions for r in again.timed[0].records] == [1, 0]
     assert again.summary.runs == out.summary.runs
 
@@ -180,10 +220,16 @@ def test_the_cli_summary_names_the_preemptions(tmp_path):
     from gangplan.cli import app
 
     trace, nodes = _trace(tmp_path)
-    res = CliRunner().invoke(app, ["replay", str(trace), "--nodes", str(nodes), "--mode", "timed", "--seeds", "0"])
+    res = CliRunner().invoke(
+        app, ["replay", str(trace), "--nodes", str(nodes), "--mode", "timed", "--seeds", "0"]
+    )
     assert res.exit_code == 0, res.output
     run = replay(trace, nodes, mode="timed", policies=["default"], seeds=[0]).summary.runs[0]
-    assert run.preemptions and f"default seed 0: {run.preemptions} preemptions evicted {run.evicted_jobs} jobs" in res.output
+    assert (
+        run.preemptions
+        and f"default seed 0: {run.preemptions} preemptions evicted {run.evicted_jobs} jobs"
+        in res.output
+    )
 
 
 def _same(a, b, what):
@@ -194,7 +240,9 @@ def _same(a, b, what):
 
 
 @pytest.mark.parametrize("with_resident", [False, True])
-def test_the_epoch_and_preemption_states_are_the_cluster_the_loader_makes_of_the_epoch_objects(tmp_path, with_resident):
+def test_the_epoch_and_preemption_states_are_the_cluster_the_loader_makes_of_the_epoch_objects(
+    tmp_path, with_resident
+):
     """Issue 38: the states of preemption runs and exact epochs are built from models
     (shadow.epoch_cluster), no longer written as Kubernetes objects and parsed at every event. At
     every preemption and every epoch of a seeded ``shadow`` run (gangs with a rack key, GPU
@@ -213,36 +261,111 @@ def test_the_epoch_and_preemption_states_are_the_cluster_the_loader_makes_of_the
 
     rng = random.Random(5)
     if with_resident:
-        (tmp_path / "nodes.yaml").write_text(NODES + "".join(
-            f"---\napiVersion: v1\nkind: Node\nmetadata: {{name: r{i}, labels: {{rack: r{i // 2}, nvidia.com/gpu.product: {'A100' if i % 2 else 'V100'}}}}}\n"
-            f"status: {{allocatable: {{cpu: \"32\", memory: 128Gi, pods: \"110\", nvidia.com/gpu: \"8\"}}}}\n" for i in range(4)))
+        (tmp_path / "nodes.yaml").write_text(
+            NODES
+            + "".join(
+                f"---\napiVersion: v1\nkind: Node\nmetadata: {{name: r{i}, labels: {{rack: r{i // 2}, nvidia.com/gpu.product: {'A100' if i % 2 else 'V100'}}}}}\n"
+                f'status: {{allocatable: {{cpu: "32", memory: 128Gi, pods: "110", nvidia.com/gpu: "8"}}}}\n'
+                for i in range(4)
+            )
+        )
         base = read_nodes(tmp_path / "nodes.yaml")
     else:
-        base = make_cluster([make_node(f"r{i}", cpu=32000, memory=128 * GI, extra={GPU: 8}, labels={"rack": f"r{i // 2}", "nvidia.com/gpu.product": "A100" if i % 2 else "V100"})
-                             for i in range(6)])
-    jobs = [ReplayJob(name=f"x{j}", submit=j * 7.0, duration=rng.choice([30, 60, 200]), workers=w, cpu_milli=rng.choice([0, 1000]), memory_mib=rng.choice([0, 2048]),
-                      gpu=rng.choice([2, 4, 8]), priority=rng.choice([0, 5, 10]), required_topology_key="rack" if w > 1 and rng.random() < 0.5 else "",
-                      gpu_models=("A100",) if rng.random() < 0.2 else ())
-            for j in range(60) for w in [rng.choice([1, 1, 2])]]
+        base = make_cluster(
+            [
+                make_node(
+                    f"r{i}",
+                    cpu=32000,
+                    memory=128 * GI,
+                    extra={GPU: 8},
+                    labels={
+                        "rack": f"r{i // 2}",
+                        "nvidia.com/gpu.product": "A100" if i % 2 else "V100",
+                    },
+                )
+                for i in range(6)
+            ]
+        )
+    jobs = [
+        ReplayJob(
+            name=f"x{j}",
+            submit=j * 7.0,
+            duration=rng.choice([30, 60, 200]),
+            workers=w,
+            cpu_milli=rng.choice([0, 1000]),
+            memory_mib=rng.choice([0, 2048]),
+            gpu=rng.choice([2, 4, 8]),
+            priority=rng.choice([0, 5, 10]),
+            required_topology_key="rack" if w > 1 and rng.random() < 0.5 else "",
+            gpu_models=("A100",) if rng.random() < 0.2 else (),
+        )
+        for j in range(60)
+        for w in [rng.choice([1, 1, 2])]
+    ]
     seen: list[str] = []
     real = shadow_mod.epoch_cluster
 
-    def spy(nodes, jobs_, running, pending, *, source, avoid=None, placer=None, devices=None, kube_version=None, profile=None):
-        got = real(nodes, jobs_, running, pending, source=source, avoid=avoid, placer=placer, devices=devices, kube_version=kube_version, profile=profile)
-        loaded = load_objects(epoch_objects(nodes, jobs_, running, pending, devices, avoid, placer=placer), source, kube_version=kube_version)
+    def spy(
+        nodes,
+        jobs_,
+        running,
+        pending,
+        *,
+        source,
+        avoid=None,
+        placer=None,
+        devices=None,
+        kube_version=None,
+        profile=None,
+    ):
+        got = real(
+            nodes,
+            jobs_,
+            running,
+            pending,
+            source=source,
+            avoid=avoid,
+            placer=placer,
+            devices=devices,
+            kube_version=kube_version,
+            profile=profile,
+        )
+        loaded = load_objects(
+            epoch_objects(nodes, jobs_, running, pending, devices, avoid, placer=placer),
+            source,
+            kube_version=kube_version,
+        )
         _same(got.nodes, loaded.nodes, "nodes")
         _same(got.pods, loaded.pods, "pods")
         _same(list(got.pod_groups.values()), list(loaded.pod_groups.values()), "pod groups")
         _same(list(got.pdbs), list(loaded.pdbs), "pdbs")
-        _same(list(got.priority_classes.values()), list(loaded.priority_classes.values()), "priority classes")
-        assert (got.namespaces, got.workloads, got.composite_pod_groups, got.kube_version) == (loaded.namespaces, loaded.workloads, loaded.composite_pod_groups, loaded.kube_version)
+        _same(
+            list(got.priority_classes.values()),
+            list(loaded.priority_classes.values()),
+            "priority classes",
+        )
+        assert (got.namespaces, got.workloads, got.composite_pod_groups, got.kube_version) == (
+            loaded.namespaces,
+            loaded.workloads,
+            loaded.composite_pod_groups,
+            loaded.kube_version,
+        )
         seen.append(source.split()[0])
         return got
 
     shadow_mod.epoch_cluster = timed_mod.epoch_cluster = spy
     try:
-        run = run_timed(base, jobs, "default", 3, typical=[], shadow=Shadow(time_limit=1.0, movable=True),
-                        on_preempt=lambda now, k, pr: validate(pr.cluster, pr.result) == [] or pytest.fail(str(now)))
+        run = run_timed(
+            base,
+            jobs,
+            "default",
+            3,
+            typical=[],
+            shadow=Shadow(time_limit=1.0, movable=True),
+            on_preempt=lambda now, k, pr: (
+                validate(pr.cluster, pr.result) == [] or pytest.fail(str(now))
+            ),
+        )
     finally:
         shadow_mod.epoch_cluster = timed_mod.epoch_cluster = real
     assert run.preemptions >= 3 and seen.count("<preemption") >= run.preemptions

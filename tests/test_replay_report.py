@@ -35,7 +35,13 @@ def timed():
 
 @pytest.fixture(scope="module")
 def fill():
-    return replay(DATA / "jobs.csv", DATA / "nodes.yaml", mode="fill", policies=["default", "fgd"], seeds=[1, 2, 3])
+    return replay(
+        DATA / "jobs.csv",
+        DATA / "nodes.yaml",
+        mode="fill",
+        policies=["default", "fgd"],
+        seeds=[1, 2, 3],
+    )
 
 
 def _policy_of(label: str, names) -> str | None:
@@ -59,7 +65,10 @@ def test_timed_panels_give_each_policy_one_colour_from_one_mapping(timed):
     # the third panel, whose colours used to contradict the first two: fragment solid, stranded dashed, same colour
     frag = axes[2]
     styles = {(line.get_label(), line.get_linestyle()) for line in frag.get_lines()}
-    assert ("fgd seed 42 fragment", "-") in styles and ("fgd seed 42 stranded (dashed)", "--") in styles
+    assert ("fgd seed 42 fragment", "-") in styles and (
+        "fgd seed 42 stranded (dashed)",
+        "--",
+    ) in styles
 
 
 def test_fill_curves_bands_and_bound(fill):
@@ -74,7 +83,9 @@ def test_fill_curves_bands_and_bound(fill):
     [bound] = [line for label, line in lines.items() if label.startswith("packing bound")]
     assert bound.get_drawstyle() == BOUND_DRAWSTYLE == "steps-pre"
     b = fill.summary.packing_bound_unallocated_percent
-    assert list(bound.get_xdata()) == [int(k) for k in b] and list(bound.get_ydata()) == list(b.values())
+    assert list(bound.get_xdata()) == [int(k) for k in b] and list(bound.get_ydata()) == list(
+        b.values()
+    )
     # what steps-pre draws at each integer arrived percent: the value computed at the next point
     # at or right of it; never above a policy's mean there (straight lines and where-post steps were)
     ks = [int(k) for k in b]
@@ -99,7 +110,10 @@ def test_fill_title_says_what_was_run(fill):
 
 def test_regret_column_only_with_data(timed):
     assert "regret GPUs" not in _table(timed)
-    runs = [r.model_copy(update={"regret_gpus_total": 3 if r.policy == "fgd" else None}) for r in timed.summary.runs]
+    runs = [
+        r.model_copy(update={"regret_gpus_total": 3 if r.policy == "fgd" else None})
+        for r in timed.summary.runs
+    ]
     shadowed = type(timed)(timed.summary.model_copy(update={"runs": runs}), timed.fill, timed.timed)
     table = _table(shadowed)
     assert "<th>regret GPUs</th>" in table and "<td>3</td></tr>" in table

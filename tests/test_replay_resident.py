@@ -62,27 +62,44 @@ def _files(tmp_path, trace: str, name: str = "jobs.csv"):
 
 def test_shadow_sees_the_resident_pod_and_exports_it(tmp_path, checked):
     jobs, nodes = _files(tmp_path, WHOLE)
-    out = replay(jobs, nodes, mode="timed", policies=["shadow"], export_epoch=(0, str(tmp_path / "epochs")))
+    out = replay(
+        jobs, nodes, mode="timed", policies=["shadow"], export_epoch=(0, str(tmp_path / "epochs"))
+    )
     [run] = out.timed
-    assert [(r.start, r.end) for r in run.records] == [(0, 100), (100, 200)]  # one 8-GPU node is the resident's
+    assert [(r.start, r.end) for r in run.records] == [
+        (0, 100),
+        (100, 200),
+    ]  # one 8-GPU node is the resident's
     assert run.shadow is not None and [r.regret_gpus for r in run.shadow.records] == [0, 0]
     assert len(checked) == 2
     for es in checked:  # the exact engine's state holds the resident pod, bound where it is
         resident = next(p for p in es.cluster.pods if p.key == "infra/resident")
         assert resident.node_name == "n0" and resident.priority == 5
     exported = load_snapshot(tmp_path / "epochs" / "epoch-0.yaml")
-    assert {p.key: p.node_name for p in exported.pods if p.namespace == "infra"} == {"infra/resident": "n0"}
-    assert any("1 pending pods of the snapshot are not replayed" in c and "infra/waiting" in c for c in out.summary.caveats)
+    assert {p.key: p.node_name for p in exported.pods if p.namespace == "infra"} == {
+        "infra/resident": "n0"
+    }
+    assert any(
+        "1 pending pods of the snapshot are not replayed" in c and "infra/waiting" in c
+        for c in out.summary.caveats
+    )
 
 
 def test_optimal_runs_beside_the_resident_pod(tmp_path, checked):
     jobs, nodes = _files(tmp_path, WHOLE)
     out = replay(jobs, nodes, mode="timed", policies=["optimal"], movable_bound=True)
     [run] = out.timed
-    assert sorted((r.start, r.end) for r in run.records) == [(0, 100), (100, 200)]  # never both at once
+    assert sorted((r.start, r.end) for r in run.records) == [
+        (0, 100),
+        (100, 200),
+    ]  # never both at once
     assert checked and all(es.result.pods for es in checked)
     # with running pods movable still one job at t=0: the resident pod is not a replay job, it stays
-    assert [(r.time, r.movable_jobs, r.movable_status) for r in run.shadow.records][0] == (0, 1, "OPTIMAL")
+    assert [(r.time, r.movable_jobs, r.movable_status) for r in run.shadow.records][0] == (
+        0,
+        1,
+        "OPTIMAL",
+    )
     write_outputs(out, tmp_path / "o", interval=60)
     summary = json.loads((tmp_path / "o" / "summary.json").read_text())
     assert summary["runs"][0]["unfinished"] == 0
@@ -95,7 +112,9 @@ def test_shared_gpu_epochs_give_the_resident_pod_whole_devices(tmp_path, checked
     assert run.shadow is not None and all(r.regret_gpus == 0 for r in run.shadow.records)
     es = checked[0]
     consumed = {dev: cap for dev, cap in es.cluster.dra.consumed.items() if dev[1] == "n0"}
-    assert sorted(dev[2] for dev in consumed) == [f"gpu-{d}" for d in range(8)]  # n0's 8 devices, used up by the resident pod
+    assert sorted(dev[2] for dev in consumed) == [
+        f"gpu-{d}" for d in range(8)
+    ]  # n0's 8 devices, used up by the resident pod
     resident = next(p for p in es.cluster.pods if p.key == "infra/resident")
     assert "nvidia.com/gpu" not in resident.requests  # its GPUs are the claim's now
 
@@ -117,7 +136,9 @@ def test_a_resident_victim_is_named_and_never_evicted(tmp_path):
         assert any(p.key == "infra/resident" and p.node_name == "n0" for p in pr.cluster.pods)
         seen.append(pr)
 
-    run = run_timed(read_nodes(nodes), read_trace(jobs).jobs, "default", 0, typical=[], on_preempt=check)
+    run = run_timed(
+        read_nodes(nodes), read_trace(jobs).jobs, "default", 0, typical=[], on_preempt=check
+    )
     low, high = run.records
     assert (high.start, low.evictions) == (10, 1)
     [pr] = seen
@@ -133,7 +154,14 @@ def test_a_preemption_that_would_evict_the_resident_pod_is_not_applied(tmp_path)
     trace = "job,submit,duration,workers,cpu_milli,memory_mib,gpu,priority\nlow,0,100,1,1000,1024,8,7\nhigh,10,50,1,1000,1024,8,10\n"
     jobs, nodes = _files(tmp_path, trace)
     seen = []
-    run = run_timed(read_nodes(nodes), read_trace(jobs).jobs, "default", 0, typical=[], on_preempt=lambda now, k, pr: seen.append(pr))
+    run = run_timed(
+        read_nodes(nodes),
+        read_trace(jobs).jobs,
+        "default",
+        0,
+        typical=[],
+        on_preempt=lambda now, k, pr: seen.append(pr),
+    )
     low, high = run.records
     assert [pr.foreign for pr in seen][:1] == [["infra/resident"]]
     assert (low.evictions, high.start) == (0, 100)  # high waits for low to finish

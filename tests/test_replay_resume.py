@@ -26,7 +26,21 @@ runner = CliRunner()
 
 
 def _args(mode: str, out: Path, *extra: str) -> list[str]:
-    return ["replay", str(JOBS), "--nodes", str(NODES), "--mode", mode, "--policy", "default,fgd", "--seeds", "1,2", "--out", str(out), *extra]
+    return [
+        "replay",
+        str(JOBS),
+        "--nodes",
+        str(NODES),
+        "--mode",
+        mode,
+        "--policy",
+        "default,fgd",
+        "--seeds",
+        "1,2",
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def _counting(monkeypatch, name: str, stop_at: int | None = None) -> list[tuple[str, int]]:
@@ -62,8 +76,15 @@ def test_a_killed_replay_resumes_to_byte_identical_outputs(tmp_path, monkeypatch
         r = runner.invoke(app, _args(mode, killed))
     assert r.exit_code == 130, r.output
     assert "Traceback" not in r.output
-    assert "2 finished run(s) saved" in r.output and "default-1, default-2" in r.output and "--resume" in r.output
-    assert sorted(p.name for p in (killed / "runs").iterdir()) == ["default-1.json", "default-2.json"]  # no temp file left
+    assert (
+        "2 finished run(s) saved" in r.output
+        and "default-1, default-2" in r.output
+        and "--resume" in r.output
+    )
+    assert sorted(p.name for p in (killed / "runs").iterdir()) == [
+        "default-1.json",
+        "default-2.json",
+    ]  # no temp file left
     assert not (killed / "summary.json").exists()
 
     with monkeypatch.context() as m:
@@ -74,7 +95,9 @@ def test_a_killed_replay_resumes_to_byte_identical_outputs(tmp_path, monkeypatch
     for name in OUTPUTS:
         assert (killed / name).read_bytes() == (whole / name).read_bytes(), name
     # every run of the uninterrupted replay was checkpointed the same way
-    assert sorted(p.name for p in (whole / "runs").iterdir()) == sorted(p.name for p in (killed / "runs").iterdir())
+    assert sorted(p.name for p in (whole / "runs").iterdir()) == sorted(
+        p.name for p in (killed / "runs").iterdir()
+    )
 
 
 def test_resume_refuses_runs_of_other_inputs_or_flags(tmp_path):
@@ -90,7 +113,9 @@ def test_resume_refuses_runs_of_other_inputs_or_flags(tmp_path):
     r = runner.invoke(app, _args("timed", out, "--arrival-scale", "2"))
     assert r.exit_code == 0
     doc = json.loads((out / "runs" / "fgd-2.json").read_text())
-    assert doc["mode"] == "timed" and doc["run"]["policy"] == "fgd" and len(doc["fingerprint"]) == 64
+    assert (
+        doc["mode"] == "timed" and doc["run"]["policy"] == "fgd" and len(doc["fingerprint"]) == 64
+    )
 
 
 def test_resume_needs_out_and_interrupt_without_out_says_nothing_was_saved(monkeypatch):
@@ -104,7 +129,7 @@ def test_resume_needs_out_and_interrupt_without_out_says_nothing_was_saved(monke
 def test_a_shadow_run_reads_back_with_its_epochs(tmp_path, monkeypatch):
     """The shadow run's epoch records (wall times included, so no rerun could reproduce them)
     come back from DIR/runs: every output, epochs.csv too, is the same bytes."""
-    src = (Path(__file__).parent / "data" / "traces" / "philly-pollux" / "philly.csv")
+    src = Path(__file__).parent / "data" / "traces" / "philly-pollux" / "philly.csv"
     from gangplan.io.compressed import open_text
 
     lines = open_text(src).read().splitlines()
@@ -113,8 +138,26 @@ def test_a_shadow_run_reads_back_with_its_epochs(tmp_path, monkeypatch):
     trace.write_text("\n".join([lines[0], *keep]) + "\n")
     (tmp_path / "philly_vc.csv").write_text("vc,node num\nb436b2,2\n")
     out = tmp_path / "out"
-    args = ["replay", str(trace), "--vc", "b436b2", "--mode", "timed", "--policy", "shadow", "--arrival-scale", "4",
-            "--exact-time-limit", "1", "--export-epoch", "1", "--out", str(out), "--interval", "86400"]
+    args = [
+        "replay",
+        str(trace),
+        "--vc",
+        "b436b2",
+        "--mode",
+        "timed",
+        "--policy",
+        "shadow",
+        "--arrival-scale",
+        "4",
+        "--exact-time-limit",
+        "1",
+        "--export-epoch",
+        "1",
+        "--out",
+        str(out),
+        "--interval",
+        "86400",
+    ]
     assert runner.invoke(app, args).exit_code == 0
     names = ("summary.json", "timeseries.csv", "jobs.csv", "epochs.csv", "report.html")
     before = {n: (out / n).read_bytes() for n in names}

@@ -42,7 +42,9 @@ GI = 2**30
 def _vc_trace(tmp: Path, vc: str, rows: int | None, nodes: int) -> Path:
     src = open_text(PHILLY / "philly.csv").read().splitlines()
     keep = [line for line in src[1:] if line and line.rsplit(",", 1)[-1] == vc]
-    (tmp / "philly.csv").write_text("\n".join([src[0], *(keep if rows is None else keep[:rows])]) + "\n")
+    (tmp / "philly.csv").write_text(
+        "\n".join([src[0], *(keep if rows is None else keep[:rows])]) + "\n"
+    )
     (tmp / "philly_vc.csv").write_text(f"vc,node num\n{vc},{nodes}\n")
     return tmp / "philly.csv"
 
@@ -86,7 +88,15 @@ def test_vc_b436b2_waits_exactly_where_demand_exceeds_512_gpus(tmp_path):
 
 
 def _job(name, submit, duration, workers=1, gpu=8):
-    return ReplayJob(name=name, submit=submit, duration=duration, workers=workers, cpu_milli=1000, memory_mib=1024, gpu=gpu)
+    return ReplayJob(
+        name=name,
+        submit=submit,
+        duration=duration,
+        workers=workers,
+        cpu_milli=1000,
+        memory_mib=1024,
+        gpu=gpu,
+    )
 
 
 def _one_node(version: KubeVersion) -> Cluster:
@@ -95,7 +105,9 @@ def _one_node(version: KubeVersion) -> Cluster:
 
 
 @pytest.mark.parametrize(("version", "attempts"), [(KubeVersion.V1_36, 3), (KubeVersion.V1_37, 3)])
-def test_a_failed_gang_waits_for_a_departure_and_v1_37_also_requeues_it_on_a_placement(version, attempts):
+def test_a_failed_gang_waits_for_a_departure_and_v1_37_also_requeues_it_on_a_placement(
+    version, attempts
+):
     jobs = [_job("a", 0, 100), _job("b", 1, 10, workers=2, gpu=4), _job("c", 5, 200, gpu=0)]
     tr = run_timed(_one_node(version), jobs, "default", 0, typical=[])
     a, b, c = tr.records
@@ -108,7 +120,9 @@ def test_a_failed_gang_waits_for_a_departure_and_v1_37_also_requeues_it_on_a_pla
 
 def test_backoff_caps():
     assert [backoff(n) for n in (1, 4, 5, 9)] == [1, 8, 10, 10]
-    assert backoff(9, size=16, group_rules=True) == 40 and backoff(9, size=1, group_rules=True) == 10
+    assert (
+        backoff(9, size=16, group_rules=True) == 40 and backoff(9, size=1, group_rules=True) == 10
+    )
 
 
 class CheckedShadow(Shadow):
@@ -118,8 +132,17 @@ class CheckedShadow(Shadow):
         rec = super().solve(now, nodes, jobs, running, pending, greedy, tried, placer=placer)
         cluster, res = self.last_result
         assert validate(cluster, res) == []
-        g = Result(engine="greedy", status=Status.HEURISTIC, pods={
-            f"{NAMESPACE}/{job_key(k)}-{i}": PodOutcome(node=greedy[k][i] if k in greedy else None) for k in pending for i in range(jobs[k].workers)})
+        g = Result(
+            engine="greedy",
+            status=Status.HEURISTIC,
+            pods={
+                f"{NAMESPACE}/{job_key(k)}-{i}": PodOutcome(
+                    node=greedy[k][i] if k in greedy else None
+                )
+                for k in pending
+                for i in range(jobs[k].workers)
+            },
+        )
         assert validate(cluster, g) == []
         assert rec.regret_jobs >= 0
         if rec.regret_jobs == 0 and len({jobs[k].priority for k in (*pending, *running)}) == 1:
@@ -130,7 +153,15 @@ class CheckedShadow(Shadow):
 
 def test_shadow_regret_on_an_oversubscribed_vc(tmp_path):
     trace = _vc_trace(tmp_path, "b436b2", 60, 2)
-    out = replay(trace, None, mode="timed", vc="b436b2", policies=["default", "shadow"], arrival_scale=4, exact_time_limit=2)
+    out = replay(
+        trace,
+        None,
+        mode="timed",
+        vc="b436b2",
+        policies=["default", "shadow"],
+        arrival_scale=4,
+        exact_time_limit=2,
+    )
     (greedy, shadow), runs = out.timed, out.summary.runs
     # the shadow run is the default greedy run, unchanged by watching it
     assert [(r.start, r.end) for r in greedy.records] == [(r.start, r.end) for r in shadow.records]
@@ -142,7 +173,15 @@ def test_shadow_regret_on_an_oversubscribed_vc(tmp_path):
     # with the checks, via the engine directly (a few epochs: --epoch rounds)
     sh = CheckedShadow(time_limit=2, epoch=50_000)
     jobs = [j for j in out.timed[0].records]
-    tr = run_timed(_philly_cluster(2), [r.job for r in jobs], "default", 0, typical=[], arrival_scale=4, shadow=sh)
+    tr = run_timed(
+        _philly_cluster(2),
+        [r.job for r in jobs],
+        "default",
+        0,
+        typical=[],
+        arrival_scale=4,
+        shadow=sh,
+    )
     assert 0 < len(sh.records) < len(recs)
     assert len({int(e.time // 50_000) for e in sh.records}) == len(sh.records)
     assert tr.records[0].start is not None
@@ -157,8 +196,29 @@ def _philly_cluster(n: int) -> Cluster:
 def test_shadow_outputs_and_an_exported_epoch_gangplan_diff_reads(tmp_path):
     trace = _vc_trace(tmp_path, "b436b2", 30, 2)
     d = tmp_path / "out"
-    res = runner.invoke(app, ["replay", str(trace), "--vc", "b436b2", "--mode", "timed", "--policy", "shadow", "--arrival-scale", "4",
-                              "--exact-time-limit", "1", "--export-epoch", "2", "--out", str(d), "--interval", "86400"])
+    res = runner.invoke(
+        app,
+        [
+            "replay",
+            str(trace),
+            "--vc",
+            "b436b2",
+            "--mode",
+            "timed",
+            "--policy",
+            "shadow",
+            "--arrival-scale",
+            "4",
+            "--exact-time-limit",
+            "1",
+            "--export-epoch",
+            "2",
+            "--out",
+            str(d),
+            "--interval",
+            "86400",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "epochs solved" in res.output
     doc = json.loads((d / "summary.json").read_text())
@@ -171,7 +231,9 @@ def test_shadow_outputs_and_an_exported_epoch_gangplan_diff_reads(tmp_path):
     with open(d / "timeseries.csv") as f:
         ts = list(csv.DictReader(f))
     assert sum(int(r["regret_gpus"]) for r in ts) == sum(int(r["regret_gpus"]) for r in rows)
-    assert (d / "report.html").read_text().count("data:image/png;base64,") == 3  # allocation / queue, delay CDF, regret
+    assert (d / "report.html").read_text().count(
+        "data:image/png;base64,"
+    ) == 3  # allocation / queue, delay CDF, regret
     snap = load_snapshot(d / "epoch-2.yaml")
     pending = [p for p in snap.pods if p.node_name is None]
     assert len(pending) >= int(rows[2]["pending_jobs"])
@@ -179,12 +241,15 @@ def test_shadow_outputs_and_an_exported_epoch_gangplan_diff_reads(tmp_path):
     assert diff.exit_code in (0, 1), diff.output
 
 
-@pytest.mark.parametrize("args", [
-    ["--mode", "fill", "--policy", "shadow"],
-    ["--mode", "timed", "--policy", "shadow", "--exact-time-limit", "0"],
-    ["--mode", "timed", "--policy", "shadow", "--epoch", "-1"],
-    ["--mode", "timed", "--policy", "shadow", "--export-epoch", "1"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--mode", "fill", "--policy", "shadow"],
+        ["--mode", "timed", "--policy", "shadow", "--exact-time-limit", "0"],
+        ["--mode", "timed", "--policy", "shadow", "--epoch", "-1"],
+        ["--mode", "timed", "--policy", "shadow", "--export-epoch", "1"],
+    ],
+)
 def test_bad_shadow_arguments_exit_2(tmp_path, args):
     trace = _vc_trace(tmp_path, "b436b2", 5, 2)
     res = runner.invoke(app, ["replay", str(trace), "--vc", "b436b2", *args])
@@ -215,7 +280,10 @@ def test_shadow_keeps_required_topology_and_every_epoch_validates():
             rec = super().solve(now, nodes, jobs, running, pending, greedy, tried, placer=placer)
             cluster, _ = self.last_result
             for k in keyed & set(pending):
-                assert cluster.pod_groups[f"{NAMESPACE}/{job_key(k)}"].topology_key == jobs[k].required_topology_key
+                assert (
+                    cluster.pod_groups[f"{NAMESPACE}/{job_key(k)}"].topology_key
+                    == jobs[k].required_topology_key
+                )
                 seen.add(k)
             return rec
 
@@ -227,15 +295,27 @@ def test_shadow_keeps_required_topology_and_every_epoch_validates():
 def test_shadow_sees_greedy_spread_two_halves_where_the_optimum_keeps_a_node_for_the_whole():
     """Three jobs at t=0 on two 8-GPU nodes: greedy (LeastAllocated on cpu) spreads the two
     4-GPU jobs over both nodes, so the 8-GPU job waits; the optimum packs them: regret 8 GPUs."""
-    def job(name, gpu):
-        return ReplayJob(name=name, submit=0, duration=100, workers=1, cpu_milli=16000, memory_mib=1024, gpu=gpu)
 
-    base = make_cluster([make_node(f"n{i}", cpu=64000, memory=512 * GI, extra={GPU: 8}) for i in range(2)])
+    def job(name, gpu):
+        return ReplayJob(
+            name=name, submit=0, duration=100, workers=1, cpu_milli=16000, memory_mib=1024, gpu=gpu
+        )
+
+    base = make_cluster(
+        [make_node(f"n{i}", cpu=64000, memory=512 * GI, extra={GPU: 8}) for i in range(2)]
+    )
     sh = CheckedShadow(time_limit=5)
-    tr = run_timed(base, [job("a", 4), job("b", 4), job("c", 8)], "default", 0, typical=[], shadow=sh)
+    tr = run_timed(
+        base, [job("a", 4), job("b", 4), job("c", 8)], "default", 0, typical=[], shadow=sh
+    )
     first = sh.records[0]
     assert (first.time, first.greedy_gpus, first.greedy_jobs) == (0, 8, 2)
-    assert (first.exact_gpus, first.exact_jobs, first.regret_gpus, first.status) == (16, 3, 8, "OPTIMAL")
+    assert (first.exact_gpus, first.exact_jobs, first.regret_gpus, first.status) == (
+        16,
+        3,
+        8,
+        "OPTIMAL",
+    )
     assert first.exact_gpus_untried == 0  # all three were tried: placement regret, not the queue's
     assert tr.records[2].start == 100  # c waits for a departure
 
@@ -257,7 +337,10 @@ def test_timed_fragmentation_over_time_is_part_of_the_idle_gpus(tmp_path):
         cap = tr.capacity_gpus * 1000
         for (t, alloc, _), (t2, f, s) in zip(tr.changes, tr.frag, strict=True):
             assert t == t2 and 0 <= f <= cap - alloc * 1000 + 1e-6 and 0 <= s <= cap - alloc * 1000
-        assert 0 < run.frag_gpu_hours <= run.idle_gpu_hours and 0 <= run.stranded_gpu_hours <= run.idle_gpu_hours
+        assert (
+            0 < run.frag_gpu_hours <= run.idle_gpu_hours
+            and 0 <= run.stranded_gpu_hours <= run.idle_gpu_hours
+        )
     # the last state's fragment from a fresh meter on an empty placer is the empty cluster's
     jobs = [r.job for r in out.timed[0].records]
     p = Placer(load_snapshot(nodes), "default", seed=0, typical=[])
@@ -267,7 +350,9 @@ def test_timed_fragmentation_over_time_is_part_of_the_idle_gpus(tmp_path):
     write_outputs(out, d, interval=3600)
     with open(d / "timeseries.csv") as f:
         rows = list(csv.DictReader(f))
-    assert rows and all(0 <= float(r["frag_gpus"]) <= 64 - float(r["allocated_gpus"]) + 1e-9 for r in rows)
+    assert rows and all(
+        0 <= float(r["frag_gpus"]) <= 64 - float(r["allocated_gpus"]) + 1e-9 for r in rows
+    )
     assert all(0 <= float(r["stranded_gpus"]) <= 64 - float(r["allocated_gpus"]) for r in rows)
 
 
@@ -280,9 +365,21 @@ def test_shadow_never_admits_fewer_gpus_for_as_many_jobs(seed):
     import random
 
     rng = random.Random(seed)
-    base = make_cluster([make_node(f"n{i}", cpu=64000, memory=512 * 2**30, extra={GPU: 8}) for i in range(2)])
-    jobs = [ReplayJob(name=f"j{k}", submit=rng.choice([0, 0, 10, 20]), duration=rng.choice([50, 100, 200]), workers=1,
-                      cpu_milli=1000, memory_mib=1024, gpu=rng.choice([1, 3, 5, 7])) for k in range(10)]
+    base = make_cluster(
+        [make_node(f"n{i}", cpu=64000, memory=512 * 2**30, extra={GPU: 8}) for i in range(2)]
+    )
+    jobs = [
+        ReplayJob(
+            name=f"j{k}",
+            submit=rng.choice([0, 0, 10, 20]),
+            duration=rng.choice([50, 100, 200]),
+            workers=1,
+            cpu_milli=1000,
+            memory_mib=1024,
+            gpu=rng.choice([1, 3, 5, 7]),
+        )
+        for k in range(10)
+    ]
     sh = CheckedShadow(time_limit=5)
     run_timed(base, jobs, "default", seed, typical=[], shadow=sh)
     assert len(sh.records) >= 3
@@ -300,10 +397,29 @@ def test_a_v136_gang_is_retried_at_every_change_without_backoff(version):
     from gangplan.replay.traces import ReplayJob
     from gangplan.solver.greedy.testing import make_cluster, make_node
 
-    base = make_cluster([make_node("n0", cpu=64000, memory=512 * 2**30, extra={GPU: 8})]).model_copy(update={"kube_version": KubeVersion(version)})
-    jobs = [ReplayJob(name="a", submit=0, duration=100, workers=1, cpu_milli=1000, memory_mib=1024, gpu=6),
-            ReplayJob(name="g", submit=1, duration=10, workers=2, cpu_milli=1000, memory_mib=1024, gpu=2),
-            *(ReplayJob(name=f"c{i}", submit=t, duration=500, workers=1, cpu_milli=1000, memory_mib=1024, gpu=0) for i, t in enumerate((1.5, 1.7, 1.9)))]
+    base = make_cluster(
+        [make_node("n0", cpu=64000, memory=512 * 2**30, extra={GPU: 8})]
+    ).model_copy(update={"kube_version": KubeVersion(version)})
+    jobs = [
+        ReplayJob(
+            name="a", submit=0, duration=100, workers=1, cpu_milli=1000, memory_mib=1024, gpu=6
+        ),
+        ReplayJob(
+            name="g", submit=1, duration=10, workers=2, cpu_milli=1000, memory_mib=1024, gpu=2
+        ),
+        *(
+            ReplayJob(
+                name=f"c{i}",
+                submit=t,
+                duration=500,
+                workers=1,
+                cpu_milli=1000,
+                memory_mib=1024,
+                gpu=0,
+            )
+            for i, t in enumerate((1.5, 1.7, 1.9))
+        ),
+    ]
     run = run_timed(base, jobs, "default", 0, typical=[])
     g = run.records[1]
     assert (g.start, g.end) == (100, 110)

@@ -12,7 +12,12 @@ from pathlib import Path
 import gangplan as gp
 import gangplan.models.result as result_module
 
-SNAP = Path(__file__).resolve().parent.parent / "scenarios" / "showcase" / "tas-nvl72-fragmentation.yaml"
+SNAP = (
+    Path(__file__).resolve().parent.parent
+    / "scenarios"
+    / "showcase"
+    / "tas-nvl72-fragmentation.yaml"
+)
 
 
 def test_copies_of_a_result_know_their_snapshot() -> None:
@@ -32,7 +37,9 @@ def test_the_link_holds_nothing_once_the_results_are_gone() -> None:
     del cluster, d
     gc.collect()
     assert alive() is None
-    assert not any(isinstance(v, dict) and k.isupper() for k, v in vars(result_module).items()), "no module table"
+    assert not any(isinstance(v, dict) and k.isupper() for k, v in vars(result_module).items()), (
+        "no module table"
+    )
 
 
 def test_twenty_loads_and_dra_views_leave_no_live_view() -> None:
@@ -42,13 +49,26 @@ def test_twenty_loads_and_dra_views_leave_no_live_view() -> None:
 
     refs = []
     for _ in range(20):
-        cluster = gp.load(Path(__file__).resolve().parent.parent / "scenarios" / "showcase" / "h100-dra-extended-resource.yaml")
+        cluster = gp.load(
+            Path(__file__).resolve().parent.parent
+            / "scenarios"
+            / "showcase"
+            / "h100-dra-extended-resource.yaml"
+        )
         view = capacity.capacity_view(cluster)
-        assert view is not cluster and capacity.capacity_view(cluster) is view  # cached beside the snapshot
+        assert (
+            view is not cluster and capacity.capacity_view(cluster) is view
+        )  # cached beside the snapshot
         assert capacity.view_source(view) is cluster and capacity.view_rows(view) is not None
-        assert capacity.view_rows(view.model_copy()) is None  # a copy is not the view its rows were made for
+        assert (
+            capacity.view_rows(view.model_copy()) is None
+        )  # a copy is not the view its rows were made for
         refs += [weakref.ref(cluster), weakref.ref(view)]
     del cluster, view
     gc.collect()
     assert sum(r() is not None for r in refs) == 0
-    assert not [k for k, v in vars(capacity).items() if isinstance(v, dict) and k.startswith("_") and not k.startswith("__")], "no module tables"
+    assert not [
+        k
+        for k, v in vars(capacity).items()
+        if isinstance(v, dict) and k.startswith("_") and not k.startswith("__")
+    ], "no module tables"

@@ -60,7 +60,9 @@ def test_calculateBackoffDuration_doubles_from_one_second_to_ten():
 
 
 @pytest.mark.parametrize(("version", "cap"), [("1.36", 10.0), ("1.37", 20.0)])
-def test_v137_group_backoff_is_capped_at_ten_seconds_times_the_square_root_of_its_size(version, cap):
+def test_v137_group_backoff_is_capped_at_ten_seconds_times_the_square_root_of_its_size(
+    version, cap
+):
     q = _queue([_entity("g", group=True)], version=version, sizes={_group_key("g"): 4})
     qe = q.pop()
     for _ in range(8):
@@ -110,12 +112,15 @@ def test_an_attempt_without_a_rejecting_plugin_moves_on_any_event():
     assert qe.key not in q.unschedulable
 
 
-@pytest.mark.parametrize(("plugin", "kind", "queue"), [
-    ("NodeResourcesFit", ASSIGNED_POD_ADD, False),
-    ("NodeResourcesFit", POD_DELETE, True),
-    ("TaintToleration", POD_DELETE, False),
-    ("NodeAffinity", ASSIGNED_POD_ADD, False),
-])
+@pytest.mark.parametrize(
+    ("plugin", "kind", "queue"),
+    [
+        ("NodeResourcesFit", ASSIGNED_POD_ADD, False),
+        ("NodeResourcesFit", POD_DELETE, True),
+        ("TaintToleration", POD_DELETE, False),
+        ("NodeAffinity", ASSIGNED_POD_ADD, False),
+    ],
+)
 def test_plugin_queueing_hints_for_pod_events(plugin, kind, queue):
     cluster = make_cluster([make_node("n1", cpu=1000)]).at_version("1.36")
     pod = make_pod("p")
@@ -132,22 +137,52 @@ def _affinity_snapshot() -> list[dict]:
     completes its quorum before the db pod is created, so it is attempted first and fails (no db pod
     yet, and it does not match its own term). The db pod then binds: InterPodAffinity's hint for
     AssignedPodAdd queues the gang, and its retry is admitted."""
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}},
-            "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}}
-    gang = {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "web", "namespace": "default"},
-            "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}
-    term = {"labelSelector": {"matchLabels": {"app": "db"}}, "topologyKey": "kubernetes.io/hostname"}
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}},
+        "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
+    }
+    gang = {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "web", "namespace": "default"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
+    }
+    term = {
+        "labelSelector": {"matchLabels": {"app": "db"}},
+        "topologyKey": "kubernetes.io/hostname",
+    }
 
     def pod(name, second, labels, group=None, affinity=None):
-        spec = {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}
+        spec = {
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]
+        }
         if group:
             spec["schedulingGroup"] = {"podGroupName": group}
         if affinity:
-            spec["affinity"] = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [affinity]}}
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "labels": labels,
-                "creationTimestamp": f"2026-11-30T10:00:{second:02d}Z"}, "spec": spec}
+            spec["affinity"] = {
+                "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [affinity]}
+            }
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name,
+                "namespace": "default",
+                "labels": labels,
+                "creationTimestamp": f"2026-11-30T10:00:{second:02d}Z",
+            },
+            "spec": spec,
+        }
 
-    return [node, gang, pod("web-0", 0, {"app": "web"}, "web", term), pod("web-1", 1, {"app": "web"}, "web", term), pod("db", 5, {"app": "db"})]
+    return [
+        node,
+        gang,
+        pod("web-0", 0, {"app": "web"}, "web", term),
+        pod("web-1", 1, {"app": "web"}, "web", term),
+        pod("db", 5, {"app": "db"}),
+    ]
 
 
 @pytest.mark.parametrize("version", ["1.35", "1.36", "1.37"])
@@ -157,29 +192,69 @@ def test_AssignedPodAdd_requeues_a_gang_whose_affinity_the_new_pod_satisfies(ver
     assert validate(cluster, r) == []
     assert r.groups["default/web"].admitted and r.pods["default/db"].node == "n1"
     rq = r.greedy_trace.requeues
-    assert rq is not None and rq[0].entity == "default/web" and rq[0].attempt == 2 and rq[0].outcome == "Success"
+    assert (
+        rq is not None
+        and rq[0].entity == "default/web"
+        and rq[0].attempt == 2
+        and rq[0].outcome == "Success"
+    )
     # v1.36 requeues a group's pods by backoff alone (issue 39, rule Q): the retry comes when activeQ
     # drains, after the db pod, without asking the InterPodAffinity hint
-    assert rq[0].trigger.startswith("backoff (v1.36" if version == "1.36" else "AssignedPodAdd default/db")
-    assert r.greedy_trace.entities == ["default/web", "pod:default/db"]  # first attempts, in queue order
+    assert rq[0].trigger.startswith(
+        "backoff (v1.36" if version == "1.36" else "AssignedPodAdd default/db"
+    )
+    assert r.greedy_trace.entities == [
+        "default/web",
+        "pod:default/db",
+    ]  # first attempts, in queue order
     assert r.pods["default/web-0"].reason is None
 
 
 def test_a_retry_that_cannot_help_ends_at_the_flush_and_the_run_stops():
     """A pod rejected by NodeAffinity (node events only) is skipped by the hints; another pod binds
     after it, so the 5-minute flush retries it once, it fails again, and nothing else can change."""
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}},
-            "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}}
-    picky = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "picky", "namespace": "default", "creationTimestamp": "2026-11-30T10:00:00Z"},
-             "spec": {"nodeSelector": {"pool": "gpu"}, "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}
-    other = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "other", "namespace": "default", "creationTimestamp": "2026-11-30T10:00:01Z"},
-             "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}},
+        "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}},
+    }
+    picky = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "picky",
+            "namespace": "default",
+            "creationTimestamp": "2026-11-30T10:00:00Z",
+        },
+        "spec": {
+            "nodeSelector": {"pool": "gpu"},
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}],
+        },
+    }
+    other = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "other",
+            "namespace": "default",
+            "creationTimestamp": "2026-11-30T10:00:01Z",
+        },
+        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]},
+    }
     cluster = load_objects([node, picky, other])
     r = solve_greedy(cluster)
     assert validate(cluster, r) == []
-    assert r.pods["default/picky"].node is None and "didn't match Pod's node affinity/selector" in r.pods["default/picky"].reason
+    assert (
+        r.pods["default/picky"].node is None
+        and "didn't match Pod's node affinity/selector" in r.pods["default/picky"].reason
+    )
     (rq,) = r.greedy_trace.requeues
-    assert rq.entity == "pod:default/picky" and rq.outcome == "Unschedulable" and rq.at >= MAX_IN_UNSCHEDULABLE
+    assert (
+        rq.entity == "pod:default/picky"
+        and rq.outcome == "Unschedulable"
+        and rq.at >= MAX_IN_UNSCHEDULABLE
+    )
     again = json.loads(solve_greedy(cluster).to_json())
     first = json.loads(r.to_json())
     again.pop("wallSeconds"), first.pop("wallSeconds")
@@ -190,21 +265,51 @@ def _leftover_snapshot() -> list[dict]:
     """n1 has 3 cpu; a bound pod ``low`` (priority 0) holds 1. The gang ``g`` (priority 10,
     minCount 2, three pods of 1 cpu) places two and leaves one; the single pod ``p`` (priority 5,
     1 cpu) is queued after it."""
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}},
-            "status": {"allocatable": {"cpu": "3", "memory": "32Gi", "pods": "110"}}}
-    gang = {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "g", "namespace": "default"},
-            "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}, "priority": 10}}
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}},
+        "status": {"allocatable": {"cpu": "3", "memory": "32Gi", "pods": "110"}},
+    }
+    gang = {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "g", "namespace": "default"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}, "priority": 10},
+    }
 
     def pod(name, second, priority, group=None, node_name=None):
-        spec = {"priority": priority, "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}
+        spec = {
+            "priority": priority,
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}],
+        }
         if group:
             spec["schedulingGroup"] = {"podGroupName": group}
         if node_name:
             spec["nodeName"] = node_name
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "creationTimestamp": f"2026-11-30T10:00:{second:02d}Z"},
-                "spec": spec, **({"status": {"phase": "Running", "startTime": "2026-11-30T09:00:00Z"}} if node_name else {})}
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name,
+                "namespace": "default",
+                "creationTimestamp": f"2026-11-30T10:00:{second:02d}Z",
+            },
+            "spec": spec,
+            **(
+                {"status": {"phase": "Running", "startTime": "2026-11-30T09:00:00Z"}}
+                if node_name
+                else {}
+            ),
+        }
 
-    return [node, gang, pod("low", 0, 0, node_name="n1"), *(pod(f"g-{i}", 1 + i, 10, "g") for i in range(3)), pod("p", 9, 5)]
+    return [
+        node,
+        gang,
+        pod("low", 0, 0, node_name="n1"),
+        *(pod(f"g-{i}", 1 + i, 10, "g") for i in range(3)),
+        pod("p", 9, 5),
+    ]
 
 
 @pytest.mark.parametrize("version", ["1.36", "1.37"])
@@ -220,7 +325,9 @@ def test_v136_leftovers_of_a_placed_gang_wait_behind_activeq(version):
     placed = {k: o.node for k, o in r.pods.items() if o.node is not None}
     if version == "1.36":
         assert placed == {"default/g-0": "n1", "default/g-1": "n1", "default/p": "n1"}
-        assert [(q.entity, q.outcome) for q in r.greedy_trace.requeues] == [("default/g", "Unschedulable")]
+        assert [(q.entity, q.outcome) for q in r.greedy_trace.requeues] == [
+            ("default/g", "Unschedulable")
+        ]
     else:
         assert placed == {"default/g-0": "n1", "default/g-1": "n1", "default/g-2": "n1"}
 
@@ -230,18 +337,43 @@ def test_v136_retries_a_failed_group_when_activeq_drains_without_a_hint():
     (AssignedPodAdd) never helps NodeResourcesFit, so v1.35's hints leave the gang's pods waiting
     (the flush retries them after 5 minutes); v1.36 retries the group as soon as activeQ drains, by
     backoff alone, and once more would repeat the same cycle, so the run stops."""
-    node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}, "status": {"allocatable": {"cpu": "2", "memory": "32Gi", "pods": "110"}}}
-    gang = {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "g", "namespace": "default"},
-            "spec": {"schedulingPolicy": {"gang": {"minCount": 3}}}}
-    pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": n, "namespace": "default", "creationTimestamp": f"2026-11-30T10:00:0{k}Z"},
-             "spec": {**({"schedulingGroup": {"podGroupName": "g"}} if n != "solo" else {}),
-                      "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}
-            for k, n in enumerate(["g-0", "g-1", "g-2", "solo"])]
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1"},
+        "status": {"allocatable": {"cpu": "2", "memory": "32Gi", "pods": "110"}},
+    }
+    gang = {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "g", "namespace": "default"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 3}}},
+    }
+    pods = [
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": n,
+                "namespace": "default",
+                "creationTimestamp": f"2026-11-30T10:00:0{k}Z",
+            },
+            "spec": {
+                **({"schedulingGroup": {"podGroupName": "g"}} if n != "solo" else {}),
+                "containers": [
+                    {"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
+                ],
+            },
+        }
+        for k, n in enumerate(["g-0", "g-1", "g-2", "solo"])
+    ]
     cluster = load_objects([node, gang, *pods], kube_version="1.36")
     r = solve_greedy(cluster)
     assert validate(cluster, r) == []
     assert r.pods["default/solo"].node == "n1" and not r.groups["default/g"].admitted
-    assert [(q.entity, q.attempt, q.outcome, q.trigger.split(" (")[0]) for q in r.greedy_trace.requeues] == [("default/g", 2, "Unschedulable", "backoff")]
+    assert [
+        (q.entity, q.attempt, q.outcome, q.trigger.split(" (")[0]) for q in r.greedy_trace.requeues
+    ] == [("default/g", 2, "Unschedulable", "backoff")]
 
 
 def _tie_snapshot() -> list[dict]:
@@ -249,18 +381,53 @@ def _tie_snapshot() -> list[dict]:
     n1 (nodeSelector) and not beside ``z`` (required anti-affinity, hostname). v1.36 tries ``z``
     first (it completes the quorum): on n1 (the lowest of the tie) ``y`` has nowhere to go; on n2
     both fit."""
-    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}},
-              "status": {"allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"}}} for n in ("n1", "n2")]
-    gang = {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "g", "namespace": "default"},
-            "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}
+    nodes = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": n, "labels": {"kubernetes.io/hostname": n}},
+            "status": {"allocatable": {"cpu": "4", "memory": "32Gi", "pods": "110"}},
+        }
+        for n in ("n1", "n2")
+    ]
+    gang = {
+        "apiVersion": "scheduling.k8s.io/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "g", "namespace": "default"},
+        "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
+    }
 
     def pod(name, labels, extra=None):
-        spec = {"schedulingGroup": {"podGroupName": "g"}, "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}], **(extra or {})}
-        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default", "labels": labels,
-                "creationTimestamp": "2026-11-30T10:00:00Z"}, "spec": spec}
+        spec = {
+            "schedulingGroup": {"podGroupName": "g"},
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}],
+            **(extra or {}),
+        }
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name,
+                "namespace": "default",
+                "labels": labels,
+                "creationTimestamp": "2026-11-30T10:00:00Z",
+            },
+            "spec": spec,
+        }
 
-    away = {"nodeSelector": {"kubernetes.io/hostname": "n1"}, "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-        {"labelSelector": {"matchLabels": {"app": "z"}}, "topologyKey": "kubernetes.io/hostname"}]}}}
+    away = {
+        "nodeSelector": {"kubernetes.io/hostname": "n1"},
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "labelSelector": {"matchLabels": {"app": "z"}},
+                        "topologyKey": "kubernetes.io/hostname",
+                    }
+                ]
+            }
+        },
+    }
     return [*nodes, gang, pod("y", {"app": "y"}, away), pod("z", {"app": "z"})]
 
 
@@ -281,10 +448,15 @@ def test_v136_retries_a_group_whose_failure_hung_on_a_tie(tie_break, monkeypatch
         retries = [q for q in r.greedy_trace.requeues or [] if q.trigger.startswith("tie retry")]
         if retries:  # under random ties a first draw of n2 needs none
             retried += 1
-            assert retries[-1].outcome == "Success" and all(q.entity == "default/g" for q in retries)
+            assert retries[-1].outcome == "Success" and all(
+                q.entity == "default/g" for q in retries
+            )
     assert retried == len(seeds) if tie_break == "first" else 0 < retried < len(seeds)
     monkeypatch.setattr("gangplan.solver.greedy.scheduling_queue.TIE_RETRIES", 0)
-    outcomes = {solve_greedy(cluster, tie_break=tie_break, seed=seed).groups["default/g"].admitted for seed in seeds}
+    outcomes = {
+        solve_greedy(cluster, tie_break=tie_break, seed=seed).groups["default/g"].admitted
+        for seed in seeds
+    }
     assert outcomes == ({False} if tie_break == "first" else {False, True})
 
 

@@ -27,23 +27,58 @@ from gangplan.solver.validate import validate
 
 
 def _node(name: str, cpu: str) -> dict:
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
-            "status": {"allocatable": {"cpu": cpu, "memory": "64Gi", "pods": "110"}}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "status": {"allocatable": {"cpu": cpu, "memory": "64Gi", "pods": "110"}},
+    }
 
 
 def _pod(name: str, role: str, cpu: str, affinity: dict | None = None) -> dict:
-    spec: dict = {"schedulingGroup": {"podGroupName": "g"}, "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]}
+    spec: dict = {
+        "schedulingGroup": {"podGroupName": "g"},
+        "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}],
+    }
     if affinity:
         spec["affinity"] = affinity
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "ml", "labels": {"role": role}}, "spec": spec}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "ml", "labels": {"role": role}},
+        "spec": spec,
+    }
 
 
-GROUP = {"apiVersion": "scheduling.k8s.io/v1beta1", "kind": "PodGroup", "metadata": {"name": "g", "namespace": "ml"},
-         "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}
-AWAY_FROM_B = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
-    {"labelSelector": {"matchLabels": {"role": "b"}}, "topologyKey": "kubernetes.io/hostname"}]}}
-NEAR_B = {"podAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
-    {"weight": 100, "podAffinityTerm": {"labelSelector": {"matchLabels": {"role": "b"}}, "topologyKey": "kubernetes.io/hostname"}}]}}
+GROUP = {
+    "apiVersion": "scheduling.k8s.io/v1beta1",
+    "kind": "PodGroup",
+    "metadata": {"name": "g", "namespace": "ml"},
+    "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}},
+}
+AWAY_FROM_B = {
+    "podAntiAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {
+                "labelSelector": {"matchLabels": {"role": "b"}},
+                "topologyKey": "kubernetes.io/hostname",
+            }
+        ]
+    }
+}
+NEAR_B = {
+    "podAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {
+                "weight": 100,
+                "podAffinityTerm": {
+                    "labelSelector": {"matchLabels": {"role": "b"}},
+                    "topologyKey": "kubernetes.io/hostname",
+                },
+            }
+        ]
+    }
+}
 
 
 def _solve(objects: list[dict], version: str, monkeypatch=None, stale: bool | None = None):
@@ -73,11 +108,17 @@ def test_v136_binds_a_gang_mate_next_to_a_pod_whose_anti_affinity_it_breaks(monk
 
     cluster, synced = _solve(objects, "1.36", monkeypatch, stale=False)
     assert synced.placements() == {} and validate(cluster, synced) == []
-    assert "ml/y" in synced.trace.pods and "existing pods anti-affinity" in (synced.trace.pods["ml/y"].fit_error or "")
+    assert "ml/y" in synced.trace.pods and "existing pods anti-affinity" in (
+        synced.trace.pods["ml/y"].fit_error or ""
+    )
 
     monkeypatch.undo()
     cluster, newer = _solve(objects, "1.37")
-    assert newer.trace.order[0] == "ml/y" and newer.placements() == {} and validate(cluster, newer) == []
+    assert (
+        newer.trace.order[0] == "ml/y"
+        and newer.placements() == {}
+        and validate(cluster, newer) == []
+    )
 
 
 def test_v136_scores_a_pod_without_preferred_terms_blind_to_a_gang_mates_preference(monkeypatch):
@@ -86,7 +127,13 @@ def test_v136_scores_a_pod_without_preferred_terms_blind_to_a_gang_mates_prefere
     HavePodsWithAffinityList, empty at the start: ``z``'s preference is not credited and ``y``
     goes where the resource scores send it (n2, the emptier node). With the lists in sync
     ``z``'s preference wins and ``y`` joins it on n1."""
-    objects = [_node("n1", "8"), _node("n2", "8"), GROUP, _pod("y", "b", "2"), _pod("z", "a", "2", NEAR_B)]
+    objects = [
+        _node("n1", "8"),
+        _node("n2", "8"),
+        GROUP,
+        _pod("y", "b", "2"),
+        _pod("z", "a", "2", NEAR_B),
+    ]
     cluster, res = _solve(objects, "1.36")
     assert res.trace.order == ["ml/z", "ml/y"]
     assert res.placements() == {"ml/z": "n1", "ml/y": "n2"}
@@ -104,7 +151,14 @@ def test_pods_bound_before_the_cycle_stay_visible(version):
     bound = _pod("old", "x", "1", AWAY_FROM_B)
     bound["spec"].pop("schedulingGroup")
     bound["spec"]["nodeName"] = "n1"
-    objects = [_node("n1", "8"), _node("n2", "2"), GROUP, bound, _pod("y", "b", "2"), _pod("z", "a", "2")]
+    objects = [
+        _node("n1", "8"),
+        _node("n2", "2"),
+        GROUP,
+        bound,
+        _pod("y", "b", "2"),
+        _pod("z", "a", "2"),
+    ]
     cluster, res = _solve(objects, version)
     assert res.placements().get("ml/y") == "n2"
     assert validate(cluster, res) == []

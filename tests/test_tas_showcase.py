@@ -24,8 +24,12 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("name, group, greedy_rack, optimal_rack, bin_packing", CASES, ids=[c[0] for c in CASES])
-def test_the_decisive_step_is_the_first_gangs_rack_chosen_by_bin_packing(name, group, greedy_rack, optimal_rack, bin_packing):
+@pytest.mark.parametrize(
+    "name, group, greedy_rack, optimal_rack, bin_packing", CASES, ids=[c[0] for c in CASES]
+)
+def test_the_decisive_step_is_the_first_gangs_rack_chosen_by_bin_packing(
+    name, group, greedy_rack, optimal_rack, bin_packing
+):
     path = SHOWCASE / name
     cluster = load_snapshot(path)
     d = diff_snapshot(cluster, snapshot=str(path), time_limit=20.0, probe_time_limit=10.0)
@@ -34,15 +38,30 @@ def test_the_decisive_step_is_the_first_gangs_rack_chosen_by_bin_packing(name, g
     assert d.decisive is not None and d.decisive.group == group and d.decisive.step == 1
     # a failing CompositePodGroup drops its children's pods, so only a standalone gang keeps its rack
     key = cluster.pod_groups[group].topology_key
-    assert d.greedy.groups[group].domain == (None if cluster.pod_groups[group].parent else f"{key}={greedy_rack}")
+    assert d.greedy.groups[group].domain == (
+        None if cluster.pod_groups[group].parent else f"{key}={greedy_rack}"
+    )
     assert d.optimal.groups[group].domain == f"{key}={optimal_rack}"
     got = placement_scores_at_step(cluster, group, [greedy_rack, optimal_rack])
     assert got["chosen"] == greedy_rack
-    scores = (got["placements"][greedy_rack]["scores"]["PlacementBinPacking"], got["placements"][optimal_rack]["scores"]["PlacementBinPacking"])
+    scores = (
+        got["placements"][greedy_rack]["scores"]["PlacementBinPacking"],
+        got["placements"][optimal_rack]["scores"]["PlacementBinPacking"],
+    )
     assert scores == bin_packing
-    assert got["placements"][greedy_rack]["scores"]["PodGroupPodsCount"] == got["placements"][optimal_rack]["scores"]["PodGroupPodsCount"]
-    evidence = placement_evidence(cluster, d.greedy, d.decisive.group, d.decisive.greedy_node, d.decisive.optimal_node)
-    assert (evidence.group, evidence.greedy, evidence.optimal, evidence.misled_by) == (group, greedy_rack, optimal_rack, "PlacementBinPacking")
+    assert (
+        got["placements"][greedy_rack]["scores"]["PodGroupPodsCount"]
+        == got["placements"][optimal_rack]["scores"]["PodGroupPodsCount"]
+    )
+    evidence = placement_evidence(
+        cluster, d.greedy, d.decisive.group, d.decisive.greedy_node, d.decisive.optimal_node
+    )
+    assert (evidence.group, evidence.greedy, evidence.optimal, evidence.misled_by) == (
+        group,
+        greedy_rack,
+        optimal_rack,
+        "PlacementBinPacking",
+    )
     assert d.decisive.placement == evidence  # the diff read it from its greedy Result, no replay
 
 
@@ -59,7 +78,11 @@ def test_on_a_small_upstream_tas_shape_greedy_admits_every_gang_and_exact_proves
     from gangplan.solver.exact import solve_exact
     from gangplan.solver.greedy import solve_greedy
 
-    cluster = to_cluster(scheduler_perf_gangs(nodes=300, gangs=40, pods_per_gang=4, nodes_per_rack=100, topology_key=RACK))
+    cluster = to_cluster(
+        scheduler_perf_gangs(
+            nodes=300, gangs=40, pods_per_gang=4, nodes_per_rack=100, topology_key=RACK
+        )
+    )
     greedy = solve_greedy(cluster, top_k=0)
     exact = solve_exact(cluster, time_limit=30.0, hint=greedy)
     assert validate(cluster, greedy) == [] and validate(cluster, exact) == []

@@ -8,11 +8,17 @@ from gangplan.models.cluster import Cluster
 from gangplan.models.objects import Node, TopologyLevels
 from gangplan.topology import ROOT, TopologyTree
 
-BLOCK, RACK, HOST = "cloud.google.com/gce-topology-block", "topology.kubernetes.io/rack", "kubernetes.io/hostname"
+BLOCK, RACK, HOST = (
+    "cloud.google.com/gce-topology-block",
+    "topology.kubernetes.io/rack",
+    "kubernetes.io/hostname",
+)
 
 
 def _node(name: str, **labels: str) -> Node:
-    return Node(name=name, labels={k.replace("__", "/").replace("_", "."): v for k, v in labels.items()})
+    return Node(
+        name=name, labels={k.replace("__", "/").replace("_", "."): v for k, v in labels.items()}
+    )
 
 
 def _cluster(with_topology: bool = True) -> Cluster:

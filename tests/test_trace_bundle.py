@@ -12,7 +12,11 @@ from gangplan.io.compressed import open_text, resolve
 
 
 def _readme_hashes() -> dict[str, str]:
-    rows = re.findall(r"^\| `([^`]+)` \|.*?\| `([0-9a-f]{64})` \|", (BUNDLED / "README.md").read_text(), flags=re.M)
+    rows = re.findall(
+        r"^\| `([^`]+)` \|.*?\| `([0-9a-f]{64})` \|",
+        (BUNDLED / "README.md").read_text(),
+        flags=re.M,
+    )
     return dict(rows)
 
 

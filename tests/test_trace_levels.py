@@ -19,7 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="module")
 def run():
-    cluster = to_cluster(generate_shape("dgx-h100-superpod", nodes=256, utilisation=0.6, seed=3, gangs=24))
+    cluster = to_cluster(
+        generate_shape("dgx-h100-superpod", nodes=256, utilisation=0.6, seed=3, gangs=24)
+    )
     r = solve_greedy(cluster)
     assert validate(cluster, r) == []
     return cluster, r
@@ -35,24 +37,40 @@ def test_full_lists_every_generated_placement_and_summary_keeps_chosen_runner_up
     assert full and full.keys() == summary.keys()
     for g, d in full.items():
         s = summary[g]
-        assert len(d["evaluated"]) == d["generated"]  # no nominations here: every placement evaluated
-        assert {k: v for k, v in s.items() if k != "evaluated"} == {k: v for k, v in d.items() if k != "evaluated"}
+        assert (
+            len(d["evaluated"]) == d["generated"]
+        )  # no nominations here: every placement evaluated
+        assert {k: v for k, v in s.items() if k != "evaluated"} == {
+            k: v for k, v in d.items() if k != "evaluated"
+        }
         names = [e["name"] for e in s["evaluated"]]
-        assert names == [e["name"] for e in d["evaluated"] if e["name"] in names]  # evaluation order kept
-        feasible = [e for e in d["evaluated"] if e["status"] == "Success" and e["name"] != d["chosen"]]
+        assert names == [
+            e["name"] for e in d["evaluated"] if e["name"] in names
+        ]  # evaluation order kept
+        feasible = [
+            e for e in d["evaluated"] if e["status"] == "Success" and e["name"] != d["chosen"]
+        ]
         if d["chosen"] is not None:
             assert d["chosen"] in names
         else:
             assert names[0] == d["evaluated"][0]["name"]
         if feasible:
             best = max(e["total"] if e["total"] is not None else -1 for e in feasible)
-            assert any(e["name"] in names and (e["total"] if e["total"] is not None else -1) == best for e in feasible)
+            assert any(
+                e["name"] in names and (e["total"] if e["total"] is not None else -1) == best
+                for e in feasible
+            )
         assert len(names) <= 3
 
 
 def test_deferred_entries_are_the_counted_ones_with_their_fit_error(run):
     _, r = run
-    failed = [e for d in decisions(r.to_dict(trace="full")).values() for e in d["evaluated"] if e["status"] != "Success"]
+    failed = [
+        e
+        for d in decisions(r.to_dict(trace="full")).values()
+        for e in d["evaluated"]
+        if e["status"] != "Success"
+    ]
     assert failed and all(e["reason"] and "minCount" in e["reason"] for e in failed)
 
 
@@ -84,7 +102,9 @@ def test_cli_default_json_is_the_summary(run, tmp_path):
     from gangplan.io.writer import write_snapshot
 
     path = tmp_path / "s.yaml"
-    write_snapshot(generate_shape("dgx-h100-superpod", nodes=256, utilisation=0.6, seed=3, gangs=24), path)
+    write_snapshot(
+        generate_shape("dgx-h100-superpod", nodes=256, utilisation=0.6, seed=3, gangs=24), path
+    )
     out = CliRunner().invoke(app, ["solve", str(path), "--json"])
     assert out.exit_code == 0, out.output
     full = CliRunner().invoke(app, ["solve", str(path), "--json", "--trace", "full"])

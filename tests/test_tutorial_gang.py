@@ -22,10 +22,29 @@ def _fenced(text: str, language: str) -> list[str]:
 
 
 def _cluster(directory: Path) -> None:
-    nodes = [{"apiVersion": "v1", "kind": "Node",
-              "metadata": {"name": f"gpu-{r}{i}", "labels": {"kubernetes.io/hostname": f"gpu-{r}{i}", "topology.kubernetes.io/rack": f"rack-{r}"}},
-              "status": {"allocatable": {"cpu": "96", "memory": "1000Gi", "pods": "110", "nvidia.com/gpu": "8"}}}
-             for r in "ab" for i in (1, 2, 3)]
+    nodes = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {
+                "name": f"gpu-{r}{i}",
+                "labels": {
+                    "kubernetes.io/hostname": f"gpu-{r}{i}",
+                    "topology.kubernetes.io/rack": f"rack-{r}",
+                },
+            },
+            "status": {
+                "allocatable": {
+                    "cpu": "96",
+                    "memory": "1000Gi",
+                    "pods": "110",
+                    "nvidia.com/gpu": "8",
+                }
+            },
+        }
+        for r in "ab"
+        for i in (1, 2, 3)
+    ]
     (directory / "cluster.yaml").write_text(yaml.safe_dump_all(nodes))
 
 
@@ -36,8 +55,12 @@ def _gang() -> str:
 
 def test_the_tutorial_gang_is_a_v137_workload_podgroup_and_pods_with_gpu_limits():
     docs = list(yaml.safe_load_all(_gang()))
-    assert [(d["apiVersion"], d["kind"]) for d in docs] == [("scheduling.k8s.io/v1beta1", "Workload"), ("scheduling.k8s.io/v1beta1", "PodGroup"),
-                                                            ("v1", "Pod"), ("v1", "Pod")]
+    assert [(d["apiVersion"], d["kind"]) for d in docs] == [
+        ("scheduling.k8s.io/v1beta1", "Workload"),
+        ("scheduling.k8s.io/v1beta1", "PodGroup"),
+        ("v1", "Pod"),
+        ("v1", "Pod"),
+    ]
     pg = docs[1]["spec"]
     assert pg["schedulingConstraints"]["topology"] == [{"key": "topology.kubernetes.io/rack"}]
     assert pg["workloadRef"] == {"workloadName": "train", "templateName": "workers"}
@@ -59,7 +82,11 @@ def test_without_the_gpu_limit_the_pod_is_refused(tmp_path: Path):
     _cluster(tmp_path)
     (tmp_path / "job.yaml").write_text(_gang().replace('      limits: {nvidia.com/gpu: "8"}\n', ""))
     res = runner.invoke(app, ["solve", str(tmp_path)])
-    assert res.exit_code == 2 and "limits[nvidia.com/gpu]" in res.output and "Traceback" not in res.output, res.output
+    assert (
+        res.exit_code == 2
+        and "limits[nvidia.com/gpu]" in res.output
+        and "Traceback" not in res.output
+    ), res.output
 
 
 def _kinds(text: str) -> list[str]:
@@ -68,5 +95,5 @@ def _kinds(text: str) -> list[str]:
 
 def test_the_capture_command_lists_what_the_readme_lists():
     readme = (ROOT / "README.md").read_text()
-    readme_capture = readme[readme.index("## Capture your cluster"):]
+    readme_capture = readme[readme.index("## Capture your cluster") :]
     assert _kinds(PAGE.read_text()) == _kinds(readme_capture)

@@ -33,26 +33,44 @@ def test_a_diff_is_its_document_and_dumps_it_without_assembling_it_again() -> No
     d = gp.diff(cluster, greedy=greedy)
     assert isinstance(d.doc, DiffDocument) and d.document() is d.doc
     assert d.greedy is greedy and d.doc.greedy is greedy  # the Result is held, not copied
-    assert d.groups is d.doc.groups and d.proof is d.doc.optimal_proof and d.decisive is d.doc.decisive
+    assert (
+        d.groups is d.doc.groups and d.proof is d.doc.optimal_proof and d.decisive is d.doc.decisive
+    )
     assert d.kube_version == greedy.options.kube_version and d.warnings == list(greedy.warnings)
     assert d.to_dict() == d.doc.dump(context={"trace": "full"})
     bare = d.to_dict(with_results=False)
     assert "greedy" not in bare and "optimal" not in bare
     assert bare["seconds"] == round(d.seconds, 3)
     stripped = d.document(with_results=False)
-    assert stripped.greedy is None and stripped.optimal is None and d.doc.greedy is greedy  # a copy: the Diff keeps its Results
+    assert (
+        stripped.greedy is None and stripped.optimal is None and d.doc.greedy is greedy
+    )  # a copy: the Diff keeps its Results
     d.problems = ["set from Python"]  # an attribute set is the document's field: the JSON says it
     assert d.to_dict(with_results=False)["problems"] == ["set from Python"]
 
 
-def test_suite_rows_are_suite_row_documents_and_print_as_the_hand_built_rows(tmp_path: Path) -> None:
+def test_suite_rows_are_suite_row_documents_and_print_as_the_hand_built_rows(
+    tmp_path: Path,
+) -> None:
     for name in ("two-gangs-compete.yaml", "gang-fits.yaml"):
         shutil.copy(SHOWCASE / name, tmp_path / name)
     rows = run_suite(tmp_path)
     docs = [r.document() for r in rows]
-    assert all(isinstance(doc, SuiteRowDocument) and doc.diff is not None and doc.diff.greedy is None for doc in docs)
-    hand = [{"scenario": r.scenario, "error": r.error, "expectations": r.expectations, "failures": r.failures, "seconds": round(r.seconds, 3),
-             "diff": r.diff.to_dict(with_results=False) if r.diff else None} for r in rows]
+    assert all(
+        isinstance(doc, SuiteRowDocument) and doc.diff is not None and doc.diff.greedy is None
+        for doc in docs
+    )
+    hand = [
+        {
+            "scenario": r.scenario,
+            "error": r.error,
+            "expectations": r.expectations,
+            "failures": r.failures,
+            "seconds": round(r.seconds, 3),
+            "diff": r.diff.to_dict(with_results=False) if r.diff else None,
+        }
+        for r in rows
+    ]
     assert json.dumps([doc.dump() for doc in docs], indent=2) == json.dumps(hand, indent=2)
     res = runner.invoke(app, ["diff", "--suite", str(tmp_path), "--json"])
     printed = json.loads(res.stdout)
@@ -69,7 +87,9 @@ def test_the_inspect_summary_is_a_typed_record_and_its_json_is_unchanged() -> No
     assert tuple(data) == JSON_KEYS and data == inspect_json(record)
     assert InspectDocument.model_validate(data) == record
     many = [lv for lv in data["topology"]["levels"] if lv["domains"] > 24]
-    assert many and all("free" not in lv for lv in many)  # no free capacity for a level with many domains, not even null
+    assert many and all(
+        "free" not in lv for lv in many
+    )  # no free capacity for a level with many domains, not even null
     few = load_snapshot(SHOWCASE / "tas-rack-no-backtracking.yaml")
     assert any("free" in lv for lv in summarize(few)["topology"]["levels"])
 
@@ -78,5 +98,7 @@ def test_the_inspect_summary_is_a_typed_record_and_its_json_is_unchanged() -> No
         render_summary(console, s)
         return console.export_text()
 
-    assert shown(record) == shown(data)  # the JSON dict (what ``inspect`` passes today) reads back into the record
+    assert shown(record) == shown(
+        data
+    )  # the JSON dict (what ``inspect`` passes today) reads back into the record
     assert "Node shapes" in shown(record) and f"{record.counts.nodes} nodes" in shown(record)

@@ -47,7 +47,9 @@ def test_every_golden_greedy_result_round_trips_byte_for_byte(path: Path) -> Non
     assert r.to_json() == json.dumps(doc, indent=2) + "\n"
 
 
-@pytest.mark.parametrize("name", ["preempt-all-mode-unit.yaml", "tas-cpg-no-backtracking.yaml", "design-card-a100.yaml"])
+@pytest.mark.parametrize(
+    "name", ["preempt-all-mode-unit.yaml", "tas-cpg-no-backtracking.yaml", "design-card-a100.yaml"]
+)
 def test_greedy_and_exact_results_round_trip_through_their_trace_models(name: str) -> None:
     cluster = load_snapshot(SHOWCASE / name)
     greedy = solve_greedy(cluster)
@@ -62,7 +64,9 @@ def test_greedy_and_exact_results_round_trip_through_their_trace_models(name: st
         assert isinstance(bare.trace, EmptyTrace) and json.loads(bare.to_json())["trace"] == {}
     hint = exact.exact_trace.hint
     assert hint is not None and hint.used and hint.engine == "greedy"
-    assert "violations" not in json.loads(exact.to_json())["trace"]["hint"]  # an absent key stays absent
+    assert (
+        "violations" not in json.loads(exact.to_json())["trace"]["hint"]
+    )  # an absent key stays absent
 
 
 def test_the_exact_engine_builds_its_trace_typed_with_the_timing_keys_in_run_order() -> None:
@@ -72,16 +76,36 @@ def test_the_exact_engine_builds_its_trace_typed_with_the_timing_keys_in_run_ord
     assert validate(cluster, r) == []
     trace = r.exact_trace
     assert isinstance(trace.model, ModelStats) and isinstance(trace.hint, HintUse)
-    assert isinstance(trace.timing, ExactTiming) and all(isinstance(p, SolvePhase) for p in trace.phases)
+    assert isinstance(trace.timing, ExactTiming) and all(
+        isinstance(p, SolvePhase) for p in trace.phases
+    )
     assert all(isinstance(p.timing, PhaseTiming) for p in trace.phases)
     doc = json.loads(r.to_json())["trace"]
-    assert list(doc["timing"]) == ["build", "start", "modelCheck", "packing", "packingRuns", "classPacking", "decision",
-                                   "tiebreak", "result", "total", "work"]
-    assert isinstance(doc["timing"]["packingRuns"], int) and isinstance(doc["timing"]["packing"], float)
+    assert list(doc["timing"]) == [
+        "build",
+        "start",
+        "modelCheck",
+        "packing",
+        "packingRuns",
+        "classPacking",
+        "decision",
+        "tiebreak",
+        "result",
+        "total",
+        "work",
+    ]
+    assert isinstance(doc["timing"]["packingRuns"], int) and isinstance(
+        doc["timing"]["packing"], float
+    )
     solved = [p["timing"] for p in doc["phases"] if p["timing"].get("solver") is not None]
     assert solved and all(list(t)[:2] == ["budget", "hint"] and "solver" in t for t in solved)
-    assert all(list(t) == sorted(t, key=["budget", "hint", "solver", "decode", "topUp", "work"].index) for t in solved)
-    assert trace.tiebreak is None or "solved" not in doc["tiebreak"]  # only a skipped tie-break says so
+    assert all(
+        list(t) == sorted(t, key=["budget", "hint", "solver", "decode", "topUp", "work"].index)
+        for t in solved
+    )
+    assert (
+        trace.tiebreak is None or "solved" not in doc["tiebreak"]
+    )  # only a skipped tie-break says so
     pod = cluster.pending_pods[0].key
     bad = solve_exact(cluster, time_limit=5.0, workers=1, fixed={pod: "nowhere"})
     bad_doc = json.loads(bad.to_json())["trace"]
@@ -94,11 +118,15 @@ def test_the_trace_follows_the_engine_and_an_unknown_engine_keeps_a_free_object(
     cluster = load_snapshot(SHOWCASE / "preempt-one-gang-not-five.yaml")
     data = json.loads(solve_greedy(cluster).to_json())
     attempts = Result.model_validate(data).greedy_trace.preemption
-    assert attempts and all(isinstance(a, WorkloadPreemption | PodPreemption) for a in attempts.values())
+    assert attempts and all(
+        isinstance(a, WorkloadPreemption | PodPreemption) for a in attempts.values()
+    )
     with pytest.raises(ValueError):  # a greedy trace must have the greedy keys, no others
         Result.model_validate({**data, "trace": {**data["trace"], "steps": 3}})
     other = Result.model_validate({**data, "engine": "mine", "trace": {"steps": [1, 2]}})
-    assert other.trace == {"steps": [1, 2]} and json.loads(other.to_json())["trace"] == {"steps": [1, 2]}
+    assert other.trace == {"steps": [1, 2]} and json.loads(other.to_json())["trace"] == {
+        "steps": [1, 2]
+    }
     with pytest.raises(TypeError):
         other.greedy_trace  # noqa: B018
 
@@ -127,13 +155,23 @@ def test_an_observer_stops_the_run_before_the_pod_without_an_exception() -> None
     stop = StopAt("team-b/large-0")
     st = run_cycle(cluster, preemption=False, observer=stop).state
     assert st.stopped
-    assert stop.seen == full.order[:3] and stop.done == full.order[:2]  # the stopped cycle never ran
+    assert (
+        stop.seen == full.order[:3] and stop.done == full.order[:2]
+    )  # the stopped cycle never ran
     assert st.trace.order == full.order[:2] and "team-b/large-0" not in st.trace.results
-    assert set(st.placements) == {"team-a/small-0", "team-a/small-1"}  # what ran before the stop stands
+    assert set(st.placements) == {
+        "team-a/small-0",
+        "team-a/small-1",
+    }  # what ran before the stop stands
     # stopped in the first entity: no later entity is scheduled
     first = StopAt(full.order[0])
     st = run_cycle(cluster, preemption=False, observer=first).state
-    assert st.stopped and st.trace.entities == full.entities[:1] and st.trace.order == [] and st.placements == {}
+    assert (
+        st.stopped
+        and st.trace.entities == full.entities[:1]
+        and st.trace.order == []
+        and st.placements == {}
+    )
     assert first.seen == [full.order[0]] and first.done == []
 
 
@@ -148,7 +186,13 @@ def test_an_observer_that_never_stops_leaves_the_run_as_it_is() -> None:
 def test_a_replay_runs_with_the_options_of_the_result_it_explains() -> None:
     cluster = load_snapshot(SHOWCASE / "preempt-nvlink-clique.yaml")
     r = solve_greedy(cluster, tie_break="random", seed=4, top_k=2, preemption=True)
-    assert replay_options(r) == {"tie_break": "random", "seed": 4, "top_k": 2, "preemption": True, "kube_version": "1.37"}
+    assert replay_options(r) == {
+        "tie_break": "random",
+        "seed": 4,
+        "top_k": 2,
+        "preemption": True,
+        "kube_version": "1.37",
+    }
     assert replay_options(solve_greedy(cluster, preemption=False))["preemption"] is False
 
 
@@ -163,14 +207,19 @@ def test_a_preemption_decisive_step_shows_the_cycle_that_ran_with_the_victims_go
     assert step is not None and step.pod and step.greedy_node and step.preemption is not None
     assert step.preemption.path == "workload" and step.greedy_node in step.preemption.nodes
     assert step.greedy_scores.feasible is True and step.greedy_scores.total > 0
-    kept = pod_scores_at_step(cluster, step.pod, [step.greedy_node], step="recorded", **replay_options(d.greedy))
+    kept = pod_scores_at_step(
+        cluster, step.pod, [step.greedy_node], step="recorded", **replay_options(d.greedy)
+    )
     assert step.greedy_scores.dump() == kept[step.greedy_node]
     first = pod_scores_at_step(cluster, step.pod, [step.greedy_node], preemption=True)
     assert first[step.greedy_node]["feasible"] is False  # before eviction: no room there
     assert "Insufficient" in first[step.greedy_node]["reason"]
-    assert solve_greedy(cluster, preemption=False).pods[step.pod].node is None  # without eviction: never placed
+    assert (
+        solve_greedy(cluster, preemption=False).pods[step.pod].node is None
+    )  # without eviction: never placed
     # the placement evidence is greedy's own (the run with eviction), read from its Result
     decision = d.greedy.greedy_trace.groups[step.placement.group].placements
     assert step.placement.chosen == decision.chosen
     assert {n: p.total for n, p in step.placement.placements.items()} == {
-        e.name: e.total for e in decision.evaluated if e.name in step.placement.placements}
+        e.name: e.total for e in decision.evaluated if e.name in step.placement.placements
+    }

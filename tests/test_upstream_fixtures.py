@@ -27,7 +27,13 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures" / "upstream"
 #             pending pods gated, a fragment every warning list must contain or None)
 DOCUMENTED = {
     # The JobSet is expanded (gangplan.io.expand): its 6 pods join the user's PodGroup; no node.
-    "jobset-was-dra": ({"default/training-workers": 0}, 0, 0, 0, "podGroupTemplates[].resourceClaims"),
+    "jobset-was-dra": (
+        {"default/training-workers": 0},
+        0,
+        0,
+        0,
+        "podGroupTemplates[].resourceClaims",
+    ),
     # These JobSets already have their pods in the snapshot: not expanded again, nothing unread.
     "jobset-was-gang-scheduling": ({"default/js-abc-workers-def": 0}, 0, 0, 0, None),
     "jobset-was-preemption": ({"default/hp-abc-workers-def": 4}, 4, 4, 0, None),
@@ -37,16 +43,55 @@ DOCUMENTED = {
     "k8sio-podgroup-api-how-it-fits": ({"default/training-worker-0": 0}, 0, 0, 1, None),
     "k8sio-podgroup-api-standalone": ({}, 0, 0, 0, None),
     "k8sio-tas-podgroup-rack": ({"default/example-podgroup": 4}, 0, 4, 0, None),
-    "k8sio-v135-blog-workload-gang-of-4": ({"some-ns/training-job-workload-workers": 4}, 0, 4, 0, None),
-    "k8sio-v135-workload-reference-replica-keys": ({"some-ns/training-job-workload-workers-0": 2, "some-ns/training-job-workload-workers-1": 0}, 0, 2, 0, None),
+    "k8sio-v135-blog-workload-gang-of-4": (
+        {"some-ns/training-job-workload-workers": 4},
+        0,
+        4,
+        0,
+        None,
+    ),
+    "k8sio-v135-workload-reference-replica-keys": (
+        {
+            "some-ns/training-job-workload-workers-0": 2,
+            "some-ns/training-job-workload-workers-1": 0,
+        },
+        0,
+        2,
+        0,
+        None,
+    ),
     "k8sio-v136-blog-workload-podgroup": ({"some-ns/training-job-workers-pg": 0}, 0, 0, 1, None),
     "k8sio-v136-workload-api-training-job": ({}, 0, 0, 0, None),
     "k8sio-v137-workload-api-gang-of-gangs": ({}, 0, 0, 0, None),
     "k8sio-v137-workload-api-training-job": ({}, 0, 0, 0, None),
-    "perf-cpg-gang-10nodes-3cpgs": ({f"cpg-gang-ns-0/gang-group-{i}": 3 for i in range(6)}, 0, 18, 0, None),
-    "perf-cpg-preemption-cpg-2nodes": ({"cpg-preempt-0/gang-group-0": 1, "cpg-preempt-0/gang-group-1": 1}, 4, 2, 0, None),
-    "perf-cpg-tas-10nodes-3cpgs": ({f"cpg-tas-ns-0/gang-group-{i}": 3 for i in range(6)}, 0, 18, 0, None),
-    "perf-gangscheduling-10nodes-3gangs": ({f"gang-0/gang-{i}": 3 for i in range(3)}, 0, 9, 0, None),
+    "perf-cpg-gang-10nodes-3cpgs": (
+        {f"cpg-gang-ns-0/gang-group-{i}": 3 for i in range(6)},
+        0,
+        18,
+        0,
+        None,
+    ),
+    "perf-cpg-preemption-cpg-2nodes": (
+        {"cpg-preempt-0/gang-group-0": 1, "cpg-preempt-0/gang-group-1": 1},
+        4,
+        2,
+        0,
+        None,
+    ),
+    "perf-cpg-tas-10nodes-3cpgs": (
+        {f"cpg-tas-ns-0/gang-group-{i}": 3 for i in range(6)},
+        0,
+        18,
+        0,
+        None,
+    ),
+    "perf-gangscheduling-10nodes-3gangs": (
+        {f"gang-0/gang-{i}": 3 for i in range(3)},
+        0,
+        9,
+        0,
+        None,
+    ),
     "perf-preemption-podgroup-disruption-all": ({}, 4, 1, 0, None),
     "perf-preemption-podgroup-disruption-single": ({}, 2, 1, 0, None),
     "served-v1beta1-podgroup": ({}, 0, 0, 0, None),
@@ -72,7 +117,11 @@ def test_the_example_gives_its_documented_outcome_in_both_engines(name: str) -> 
     exact = solve_exact(cluster, hint=greedy, time_limit=5.0, workers=1)
     assert validate(cluster, greedy) == [] and validate(cluster, exact) == []
     assert {k: g.placed for k, g in greedy.groups.items()} == groups
-    assert (len(greedy.victims), len(greedy.placements()), len(cluster.gated)) == (victims, placed, gated)
+    assert (len(greedy.victims), len(greedy.placements()), len(cluster.gated)) == (
+        victims,
+        placed,
+        gated,
+    )
     assert compare(exact.objective, greedy.objective) >= 0
     if warning is None:
         assert cluster.warnings == ()
@@ -83,7 +132,10 @@ def test_the_example_gives_its_documented_outcome_in_both_engines(name: str) -> 
 
 def test_the_docs_disruption_example_lacks_the_required_scheduling_policy() -> None:
     # As published on kubernetes.io it has no spec.schedulingPolicy, which the API requires.
-    with pytest.raises(SnapshotError, match=r"PodGroup/ns-1/job-1: spec.schedulingPolicy: required field is missing"):
+    with pytest.raises(
+        SnapshotError,
+        match=r"PodGroup/ns-1/job-1: spec.schedulingPolicy: required field is missing",
+    ):
         load_snapshot(FIXTURES / "k8sio-disruption-priority-podgroup.yaml")
 
 
@@ -104,7 +156,11 @@ def test_a_v135_gang_of_four_with_room_for_three_places_none_as_v135_does() -> N
 
 
 def test_a_v135_pod_whose_workload_is_missing_waits_in_pre_enqueue() -> None:
-    docs = [d for d in read_documents(FIXTURES / "k8sio-v135-blog-workload-gang-of-4.yaml") if d and d["kind"] != "Workload"]
+    docs = [
+        d
+        for d in read_documents(FIXTURES / "k8sio-v135-blog-workload-gang-of-4.yaml")
+        if d and d["kind"] != "Workload"
+    ]
     cluster = load_objects(docs)
     assert set(cluster.gated.values()) == {"waiting for Workload some-ns/training-job-workload"}
     assert solve_greedy(cluster).placements() == {}

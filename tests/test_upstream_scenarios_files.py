@@ -45,7 +45,10 @@ per_file = pytest.mark.parametrize("path", FILES, ids=[f.stem for f in FILES])
 
 
 def _expectations(cluster: Cluster) -> dict[str, tuple[str, int]]:
-    return {k: (g.annotations[EXPECT_GREEDY], int(g.annotations[EXPECT_PLACED])) for k, g in cluster.pod_groups.items()}
+    return {
+        k: (g.annotations[EXPECT_GREEDY], int(g.annotations[EXPECT_PLACED]))
+        for k, g in cluster.pod_groups.items()
+    }
 
 
 def _expected_placements(cluster: Cluster) -> dict[str, str]:
@@ -54,7 +57,9 @@ def _expected_placements(cluster: Cluster) -> dict[str, str]:
     out = {}
     for key, (_, placed) in _expectations(cluster).items():
         members = cluster.groups.node(key).members
-        pending = sorted((p for p in members if not p.bound), key=lambda p: (p.creation_timestamp, p.name))
+        pending = sorted(
+            (p for p in members if not p.bound), key=lambda p: (p.creation_timestamp, p.name)
+        )
         for p in pending[: placed - sum(1 for p in members if p.bound)]:
             out[p.key] = node
     return out
@@ -68,7 +73,10 @@ def test_every_upstream_case_has_its_file():
 def test_file_names_the_upstream_test_and_commit(path):
     head = path.read_text().split("\napiVersion", 1)[0]
     assert "test/integration/scheduler/podgroup/" in head
-    assert "@008b3652959ca58af8be3fb5b6ecfe9ae7638282" in head or "@16457a8ac235f5f7fc64ed8d309ef2ce4f5a55e1" in head
+    assert (
+        "@008b3652959ca58af8be3fb5b6ecfe9ae7638282" in head
+        or "@16457a8ac235f5f7fc64ed8d309ef2ce4f5a55e1" in head
+    )
 
 
 @per_file
@@ -84,7 +92,11 @@ def test_every_pod_group_states_a_known_outcome_and_a_pod_count(path):
 
 @per_file
 def test_composite_pod_groups_state_an_outcome_too(path):
-    raws = [d for d in read_documents(path) if isinstance(d, dict) and d.get("kind") == "CompositePodGroup"]
+    raws = [
+        d
+        for d in read_documents(path)
+        if isinstance(d, dict) and d.get("kind") == "CompositePodGroup"
+    ]
     for raw in raws:
         notes = raw["metadata"]["annotations"]
         assert notes[EXPECT_GREEDY] in OUTCOMES and int(notes[EXPECT_PLACED]) >= 0
@@ -117,7 +129,12 @@ def test_pods_have_their_group_priority_so_upstream_validation_passes(path):
 @per_file
 def test_the_annotated_outcome_is_a_valid_final_state(path):
     cluster = load_snapshot(path)
-    result = build_result(cluster, engine="expected", status=Status.HEURISTIC, placements=_expected_placements(cluster))
+    result = build_result(
+        cluster,
+        engine="expected",
+        status=Status.HEURISTIC,
+        placements=_expected_placements(cluster),
+    )
     assert validate(cluster, result) == []
     for key, (outcome, placed) in _expectations(cluster).items():
         assert result.groups[key].placed == placed, key
@@ -127,4 +144,9 @@ def test_the_annotated_outcome_is_a_valid_final_state(path):
 @per_file
 def test_nothing_placed_is_valid_too(path):
     cluster = load_snapshot(path)
-    assert validate(cluster, build_result(cluster, engine="none", status=Status.HEURISTIC, placements={})) == []
+    assert (
+        validate(
+            cluster, build_result(cluster, engine="none", status=Status.HEURISTIC, placements={})
+        )
+        == []
+    )

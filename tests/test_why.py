@@ -30,11 +30,15 @@ def test_the_blockers_come_from_the_same_predicates_as_the_rejection():
     cluster = gp.load(WHY)
     result = gp.solve(cluster)
     assert gp.validate(cluster, result) == []
-    assert details(cluster, cluster.pod_by_key["ml/train-0"]) == {"node(s) had untolerated taint(s)": "taint nvidia.com/gpu=present:NoSchedule"}
+    assert details(cluster, cluster.pod_by_key["ml/train-0"]) == {
+        "node(s) had untolerated taint(s)": "taint nvidia.com/gpu=present:NoSchedule"
+    }
     driver = gp.load(DRIVER)
     assert gp.validate(driver, gp.solve(driver)) == []
     found = details(driver, driver.pod_by_key["ray/worker-1"])
-    assert found["node(s) didn't match Pod's node affinity/selector"].startswith("needs pool=gpu on 1 of 3")
+    assert found["node(s) didn't match Pod's node affinity/selector"].startswith(
+        "needs pool=gpu on 1 of 3"
+    )
 
 
 def test_why_places_each_gang_pod_in_its_gangs_cycle():
@@ -42,11 +46,17 @@ def test_why_places_each_gang_pod_in_its_gangs_cycle():
     assert first.exit_code == 0, first.output
     flat = " ".join(first.stdout.split())
     assert "evaluated as pod 1 of 2 in the gang's cycle" in flat
-    assert "rejected by TaintToleration: 2 x node(s) had untolerated taint(s) (taint nvidia.com/gpu=present:NoSchedule)" in flat
+    assert (
+        "rejected by TaintToleration: 2 x node(s) had untolerated taint(s) (taint nvidia.com/gpu=present:NoSchedule)"
+        in flat
+    )
     second = RUN.invoke(app, ["why", str(WHY), "ml/train-1"])
     assert second.exit_code == 0, second.output
     text = " ".join(second.stdout.split())
-    assert "not evaluated: the gang's cycle stopped after ml/train-0 failed (0/2 nodes: taint nvidia.com/gpu=present:NoSchedule)" in text
+    assert (
+        "not evaluated: the gang's cycle stopped after ml/train-0 failed (0/2 nodes: taint nvidia.com/gpu=present:NoSchedule)"
+        in text
+    )
     assert "gated, or its group failed validation" not in text
     # the short form says what solve --explain says
     explained = RUN.invoke(app, ["solve", str(WHY), "--explain", "ml/train-1"])
@@ -85,7 +95,9 @@ def test_the_diff_says_when_the_decisive_choice_was_a_random_tie():
     d = gp.diff(cluster, samples=10)
     assert gp.validate(cluster, d.greedy) == [] and gp.validate(cluster, d.optimal) == []
     note = tie_note(d)
-    assert note is not None and note.startswith("a tie among 2 nodes with the top score, the optimum's node among them")
+    assert note is not None and note.startswith(
+        "a tie among 2 nodes with the top score, the optimum's node among them"
+    )
     assert f"{d.decisive.group} admitted in" in note and "of 10 runs" in note
     out = RUN.invoke(app, ["diff", str(path)])
     assert "a tie among 2 nodes" in " ".join(out.stdout.split())

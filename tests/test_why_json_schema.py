@@ -23,13 +23,27 @@ def test_why_json_is_the_why_document(pod):
     data = json.loads(out.output)
     doc = WhyDocument.model_validate(data)  # extra keys are refused
     assert doc.dump(exclude_unset=True) == data
-    assert doc.pod == pod and doc.kube_version == "1.37" and doc.outcome is not None and doc.cycle is not None
+    assert (
+        doc.pod == pod
+        and doc.kube_version == "1.37"
+        and doc.outcome is not None
+        and doc.cycle is not None
+    )
     assert doc.placements and doc.placements[0].startswith("placements tried for group ")
 
 
 def test_the_schema_names_every_key_why_prints():
     schema = json_schema("why")
     assert schema["$id"].endswith("/why-v1.json")
-    assert set(schema["properties"]) == {"pod", "snapshot", "kubeVersion", "outcome", "context", "cycle", "details", "placements"}
+    assert set(schema["properties"]) == {
+        "pod",
+        "snapshot",
+        "kubeVersion",
+        "outcome",
+        "context",
+        "cycle",
+        "details",
+        "placements",
+    }
     out = runner.invoke(app, ["schema", "why"])
     assert out.exit_code == 0 and json.loads(out.output) == schema

@@ -60,14 +60,32 @@ def test_the_same_work_limit_gives_the_same_bytes(cluster) -> None:
 def test_the_cli_exits_5_and_says_what_to_do(tmp_path: Path) -> None:
     runner = CliRunner()
     snap = tmp_path / "gb200.yaml"
-    res = runner.invoke(app, ["generate", "gb200-nvl72", "--nodes", "432", "--gangs", "60", "--seed", "2",
-                              "--utilisation", "0.4", "--out", str(snap)])
+    res = runner.invoke(
+        app,
+        [
+            "generate",
+            "gb200-nvl72",
+            "--nodes",
+            "432",
+            "--gangs",
+            "60",
+            "--seed",
+            "2",
+            "--utilisation",
+            "0.4",
+            "--out",
+            str(snap),
+        ],
+    )
     assert res.exit_code == 0, res.output
     res = runner.invoke(app, ["diff", str(snap), "--time-limit", str(TINY)], env={"COLUMNS": "100"})
     assert res.exit_code == 5, res.output
     text = " ".join(res.stdout.split())
     assert "verdict unproven" in text and "stopped by the work limit" in text
-    assert "up to 1 more groups or single pods at priority 0 might be admitted; rerun with --time-limit 60" in text
+    assert (
+        "up to 1 more groups or single pods at priority 0 might be admitted; rerun with --time-limit 60"
+        in text
+    )
 
 
 def test_a_wall_clock_cap_that_stops_the_search_is_reported() -> None:

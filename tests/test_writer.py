@@ -32,13 +32,17 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 def _objects() -> list[dict]:
     long = "x " * 150  # longer than any default line width: must not be folded
     node = node_object("n1", gpus=8, labels={well_known.HOSTNAME: "n1", well_known.ZONE: "z1"})
-    pod = pod_object("p1", requests={"cpu": "1", well_known.GPU: "2"}, labels={"note": long.strip()}, created=3)
+    pod = pod_object(
+        "p1", requests={"cpu": "1", well_known.GPU: "2"}, labels={"note": long.strip()}, created=3
+    )
     return [node, pod]
 
 
 def test_the_writer_uses_block_style_and_keeps_key_order():
     text = dump_snapshot(_objects())
-    assert text.startswith("apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels:\n    kubernetes.io/hostname: n1\n")
+    assert text.startswith(
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels:\n    kubernetes.io/hostname: n1\n"
+    )
     assert "{" not in text and "\n---\n" in text
     assert all(len(line) < 1000 for line in text.splitlines())
     assert any(len(line) > 200 for line in text.splitlines())  # the long label stayed on one line
@@ -95,7 +99,18 @@ def test_expand_prints_what_the_writer_writes():
 
 def test_generate_writes_what_the_writer_writes(tmp_path):
     out = tmp_path / "gen.yaml"
-    args = ["generate", "scheduler-perf-tas", "--nodes", "20", "--gangs", "3", "--seed", "4", "--out", str(out)]
+    args = [
+        "generate",
+        "scheduler-perf-tas",
+        "--nodes",
+        "20",
+        "--gangs",
+        "3",
+        "--seed",
+        "4",
+        "--out",
+        str(out),
+    ]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
     header = "gangplan generate scheduler-perf-tas --nodes 20 --utilisation 0.4 --seed 4 --gangs 3"
@@ -106,7 +121,9 @@ def test_generate_writes_what_the_writer_writes(tmp_path):
 def test_generate_exits_2_naming_a_file_it_cannot_write(tmp_path):
     blocked = tmp_path / "file"
     blocked.write_text("")
-    result = CliRunner().invoke(app, ["generate", "scheduler-perf-tas", "--nodes", "4", "--out", str(blocked / "x.yaml")])
+    result = CliRunner().invoke(
+        app, ["generate", "scheduler-perf-tas", "--nodes", "4", "--out", str(blocked / "x.yaml")]
+    )
     assert result.exit_code == 2
     assert f"{blocked / 'x.yaml'}: cannot write" in result.stderr
 
@@ -120,7 +137,12 @@ def test_no_module_but_the_writer_dumps_yaml():
     found = []
     for path, tree in _modules():
         for node in ast.walk(tree):
-            if isinstance(node, ast.Attribute) and node.attr in dumpers and isinstance(node.value, ast.Name) and node.value.id == "yaml":
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr in dumpers
+                and isinstance(node.value, ast.Name)
+                and node.value.id == "yaml"
+            ):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert found and all(f.startswith("gangplan/io/writer.py:") for f in found), found
 
@@ -132,6 +154,10 @@ def test_only_well_known_spells_the_label_keys():
         if path.name == "well_known.py":
             continue
         for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in keys:
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and node.value in keys
+            ):
                 spelled.setdefault(str(path.relative_to(ROOT)), set()).add(node.value)
     assert spelled == {}

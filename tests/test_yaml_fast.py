@@ -18,7 +18,12 @@ from gangplan.io.errors import SnapshotError
 from gangplan.io.files import _YamlLoader, read_documents
 
 ROOT = Path(__file__).resolve().parent.parent
-FILES = sorted(p for base in (ROOT / "scenarios", ROOT / "tests" / "fixtures") for p in base.rglob("*") if p.suffix in (".yaml", ".yml"))
+FILES = sorted(
+    p
+    for base in (ROOT / "scenarios", ROOT / "tests" / "fixtures")
+    for p in base.rglob("*")
+    if p.suffix in (".yaml", ".yml")
+)
 
 
 def _same(a, b, where: str = "") -> None:
@@ -42,13 +47,60 @@ def test_there_are_files_to_compare():
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_fast_path_builds_what_pyyaml_builds(path: Path):
     text = path.read_text(encoding="utf-8")
-    _same(yamlfast.events_load_all(text, _YamlLoader), list(yaml.load_all(text, Loader=_YamlLoader)), path.name)
+    _same(
+        yamlfast.events_load_all(text, _YamlLoader),
+        list(yaml.load_all(text, Loader=_YamlLoader)),
+        path.name,
+    )
 
 
 # YAML 1.1 as PyYAML resolves it (kubectl quotes what would be read otherwise; hand-written files may not).
-EDGE = ["yes", "No", "on", "OFF", "y", "true", "False", "0777", "0o17", "1_000", "0x1F", "0b101", "1:30", "190:20:30", "1e3", "1.5e3",
-        "6.8523015e+5", ".5", "1.", "+1", "-0", "00", "09", "~", "null", "Null", "", ".inf", "-.Inf", ".NaN", "2026-11-30T10:00:00Z",
-        "2026-11-30", "16Gi", "100m", "'8'", '"true"', "! 12", "!!str 12", "8", "-1", "12345678901234567890123", "3.14", "a b", "é"]
+EDGE = [
+    "yes",
+    "No",
+    "on",
+    "OFF",
+    "y",
+    "true",
+    "False",
+    "0777",
+    "0o17",
+    "1_000",
+    "0x1F",
+    "0b101",
+    "1:30",
+    "190:20:30",
+    "1e3",
+    "1.5e3",
+    "6.8523015e+5",
+    ".5",
+    "1.",
+    "+1",
+    "-0",
+    "00",
+    "09",
+    "~",
+    "null",
+    "Null",
+    "",
+    ".inf",
+    "-.Inf",
+    ".NaN",
+    "2026-11-30T10:00:00Z",
+    "2026-11-30",
+    "16Gi",
+    "100m",
+    "'8'",
+    '"true"',
+    "! 12",
+    "!!str 12",
+    "8",
+    "-1",
+    "12345678901234567890123",
+    "3.14",
+    "a b",
+    "é",
+]
 
 
 @pytest.mark.parametrize("scalar", EDGE)
@@ -61,20 +113,25 @@ def test_scalars_resolve_as_yaml_1_1(scalar: str):
     _same(yamlfast.load_all(text, _YamlLoader), expected, scalar)
 
 
-@pytest.mark.parametrize("text", [
-    "a: &x {b: 1}\nc: *x\n",                      # anchors and aliases: the objects are shared
-    "base: &b {cpu: 1}\npod:\n  <<: *b\n  mem: 2\n",  # merge key
-    "a: !!int '3'\n",                              # explicit tag
-    "a: !!set {x, y}\n",
-    "=: 1\n",                                      # the value key, read as a string key
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: &x {b: 1}\nc: *x\n",  # anchors and aliases: the objects are shared
+        "base: &b {cpu: 1}\npod:\n  <<: *b\n  mem: 2\n",  # merge key
+        "a: !!int '3'\n",  # explicit tag
+        "a: !!set {x, y}\n",
+        "=: 1\n",  # the value key, read as a string key
+    ],
+)
 def test_what_the_fast_path_does_not_build_goes_to_pyyaml(text: str):
     with pytest.raises(yamlfast.Unsupported):
         yamlfast.events_load_all(text, _YamlLoader)
     _same(yamlfast.load_all(text, _YamlLoader), list(yaml.load_all(text, Loader=_YamlLoader)))
 
 
-@pytest.mark.parametrize("text", ["a: =\n", "? [1, 2]\n: x\n", "a: b: c\n", "a: [1, 2\n", "- a\nb: c\n"])
+@pytest.mark.parametrize(
+    "text", ["a: =\n", "? [1, 2]\n: x\n", "a: b: c\n", "a: [1, 2\n", "- a\nb: c\n"]
+)
 def test_errors_are_pyyaml_s_with_its_line(tmp_path: Path, text: str):
     with pytest.raises(yaml.YAMLError) as expected:
         list(yaml.load_all(text, Loader=_YamlLoader))
@@ -104,7 +161,14 @@ def test_json_lists_read_as_yaml_ones(tmp_path: Path):
     """kubectl's ``-o json`` (a ``kind: List`` with items) and ``-o yaml`` give the same objects."""
     import json
 
-    items = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n0", "labels": {"a": "b"}}, "status": {"allocatable": {"cpu": "8", "memory": "16Gi"}}}]
+    items = [
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": "n0", "labels": {"a": "b"}},
+            "status": {"allocatable": {"cpu": "8", "memory": "16Gi"}},
+        }
+    ]
     doc = {"apiVersion": "v1", "kind": "List", "items": items, "metadata": {"resourceVersion": ""}}
     (tmp_path / "dump").write_text(json.dumps(doc, indent=4))
     (tmp_path / "dump.yaml").write_text(yaml.safe_dump(doc))

@@ -33,7 +33,12 @@ from gangplan.bench.suites import Task
 from gangplan.bench.worker import RunOptions, failed_outcome, run_task
 from gangplan.io.errors import SnapshotError
 
-PRELOAD = ["gangplan.bench.worker", "gangplan.solver.diff", "gangplan.solver.greedy", "gangplan.solver.exact"]
+PRELOAD = [
+    "gangplan.bench.worker",
+    "gangplan.solver.diff",
+    "gangplan.solver.greedy",
+    "gangplan.solver.exact",
+]
 DASK_RETRIES = 2
 
 
@@ -41,7 +46,9 @@ class Executor(Protocol):
     def execute(self, tasks: Sequence[Task], opts: RunOptions) -> Iterator[dict[str, Any]]: ...
 
 
-def make_executor(kind: str, *, jobs: int = 1, dask_address: str | None = None, dask_processes: bool = True) -> Executor:
+def make_executor(
+    kind: str, *, jobs: int = 1, dask_address: str | None = None, dask_processes: bool = True
+) -> Executor:
     if jobs < 1:
         raise SnapshotError("--jobs", f"must be at least 1, got {jobs}")
     if kind == "local":
@@ -93,7 +100,9 @@ class LocalExecutor:
 
     def _start(self, task: Task, opts: RunOptions) -> _Running:
         recv, send = self.ctx.Pipe(duplex=False)
-        proc = self.ctx.Process(target=_child, args=(send, task, opts), name=f"gangplan-bench {task.id}", daemon=True)
+        proc = self.ctx.Process(
+            target=_child, args=(send, task, opts), name=f"gangplan-bench {task.id}", daemon=True
+        )
         proc.start()
         send.close()  # the child holds the only write end: EOF on recv means it is gone
         return _Running(task, proc, recv, time.monotonic())
@@ -102,7 +111,12 @@ class LocalExecutor:
         if self.ctx.get_start_method() == "fork":
             seen = set()
             for t in tasks:
-                key = (t.generator, t.params.get("data_dir"), t.params.get("inventory"), t.params.get("pod_list"))
+                key = (
+                    t.generator,
+                    t.params.get("data_dir"),
+                    t.params.get("inventory"),
+                    t.params.get("pod_list"),
+                )
                 if key not in seen:
                     seen.add(key)
                     preload(t.generator, t.params)
@@ -114,7 +128,9 @@ class LocalExecutor:
                 while queue and len(running) < self.jobs:
                     running.append(self._start(queue.popleft(), opts))
                 next_deadline = min(r.started + limit for r in running)
-                multiprocessing.connection.wait([r.conn for r in running], timeout=max(0.0, next_deadline - time.monotonic()))
+                multiprocessing.connection.wait(
+                    [r.conn for r in running], timeout=max(0.0, next_deadline - time.monotonic())
+                )
                 for r in list(running):
                     outcome = self._poll(r, opts)
                     if outcome is not None:
@@ -141,34 +157,62 @@ class LocalExecutor:
             if outcome is not None:
                 return outcome
             code = r.process.exitcode
-            return failed_outcome(r.task, opts, "crashed", f"worker process exited with code {code} before sending a result (killed, or out of memory: try fewer --jobs)", elapsed)
+            return failed_outcome(
+                r.task,
+                opts,
+                "crashed",
+                f"worker process exited with code {code} before sending a result (killed, or out of memory: try fewer --jobs)",
+                elapsed,
+            )
         if elapsed >= limit:
             r.process.kill()
             r.process.join()
             r.conn.close()
-            return failed_outcome(r.task, opts, "timeout", f"over the task wall limit of {limit:g} s (raise --task-timeout, or lower --time-limit)", elapsed)
+            return failed_outcome(
+                r.task,
+                opts,
+                "timeout",
+                f"over the task wall limit of {limit:g} s (raise --task-timeout, or lower --time-limit)",
+                elapsed,
+            )
         return None
 
 
 class DaskExecutor:
     """Submit every task to a Dask scheduler; ``address`` ``local`` starts a LocalCluster."""
 
-    def __init__(self, address: str, jobs: int = 1, *, processes: bool = True, connect_timeout: float = 30.0) -> None:
-        self.address, self.jobs, self.processes, self.connect_timeout = address, jobs, processes, connect_timeout
+    def __init__(
+        self, address: str, jobs: int = 1, *, processes: bool = True, connect_timeout: float = 30.0
+    ) -> None:
+        self.address, self.jobs, self.processes, self.connect_timeout = (
+            address,
+            jobs,
+            processes,
+            connect_timeout,
+        )
 
     def _client(self):
         try:
             from dask.distributed import Client, LocalCluster
         except ImportError:
-            raise SnapshotError("--dask", "Dask is not installed: pip install 'gangplan[dask]'") from None
+            raise SnapshotError(
+                "--dask", "Dask is not installed: pip install 'gangplan[dask]'"
+            ) from None
         if self.address == "local":
-            cluster = LocalCluster(n_workers=self.jobs, threads_per_worker=1, processes=self.processes,
-                                   dashboard_address=None, silence_logs=40)
+            cluster = LocalCluster(
+                n_workers=self.jobs,
+                threads_per_worker=1,
+                processes=self.processes,
+                dashboard_address=None,
+                silence_logs=40,
+            )
             return Client(cluster), cluster
         try:
             return Client(self.address, timeout=self.connect_timeout), None
         except (OSError, TimeoutError) as e:
-            raise SnapshotError("--dask", f"cannot reach the Dask scheduler at {self.address}: {e}") from None
+            raise SnapshotError(
+                "--dask", f"cannot reach the Dask scheduler at {self.address}: {e}"
+            ) from None
 
     def execute(self, tasks: Sequence[Task], opts: RunOptions) -> Iterator[dict[str, Any]]:
         if not tasks:
@@ -177,14 +221,25 @@ class DaskExecutor:
 
         client, cluster = self._client()
         try:
-            futures = {client.submit(run_task, t, opts, key=f"gangplan-bench-{i}-{t.id}", pure=False, retries=DASK_RETRIES): t
-                       for i, t in enumerate(tasks)}
+            futures = {
+                client.submit(
+                    run_task,
+                    t,
+                    opts,
+                    key=f"gangplan-bench-{i}-{t.id}",
+                    pure=False,
+                    retries=DASK_RETRIES,
+                ): t
+                for i, t in enumerate(tasks)
+            }
             for fut in as_completed(futures):
                 task = futures[fut]
                 try:
                     yield fut.result()
                 except Exception as e:  # noqa: BLE001 - lost worker after retries, or a task that raised
-                    yield failed_outcome(task, opts, "crashed", f"dask: {type(e).__name__}: {e}", 0.0)
+                    yield failed_outcome(
+                        task, opts, "crashed", f"dask: {type(e).__name__}: {e}", 0.0
+                    )
                 fut.release()
         finally:
             client.close()

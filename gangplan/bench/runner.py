@@ -38,14 +38,23 @@ class BenchSummary:
 
 
 # ---- a suite ----------------------------------------------------------------------------------
-def resolve_options(suite: Suite, *, time_limit: float | None, task_timeout: float | None, explain: bool | None,
-                    workers: int, probe_time_limit: float | None, seed: int) -> RunOptions:
+def resolve_options(
+    suite: Suite,
+    *,
+    time_limit: float | None,
+    task_timeout: float | None,
+    explain: bool | None,
+    workers: int,
+    probe_time_limit: float | None,
+    seed: int,
+) -> RunOptions:
     """Explicit arguments win over the suite file's spec, which wins over the defaults."""
     tl = time_limit if time_limit is not None else suite.time_limit or DEFAULT_TIME_LIMIT
     return RunOptions(
         time_limit=float(tl),
         probe_time_limit=float(probe_time_limit if probe_time_limit is not None else min(5.0, tl)),
-        workers=int(workers), seed=int(seed),
+        workers=int(workers),
+        seed=int(seed),
         explain=suite.explain if explain is None else bool(explain),
         task_timeout=task_timeout if task_timeout is not None else suite.task_timeout,
     )
@@ -80,18 +89,39 @@ def run_bench(
     """
     if not isinstance(suite, Suite):
         suite = load_suite(suite)
-    opts = resolve_options(suite, time_limit=time_limit, task_timeout=task_timeout, explain=explain,
-                           workers=workers, probe_time_limit=probe_time_limit, seed=seed)
+    opts = resolve_options(
+        suite,
+        time_limit=time_limit,
+        task_timeout=task_timeout,
+        explain=explain,
+        workers=workers,
+        probe_time_limit=probe_time_limit,
+        seed=seed,
+    )
     t0 = time.perf_counter()
     with ResultStore(db_path) as store:
         resume = resume or retry_failed
         done = store.done_ids(failed=not retry_failed)
         if store.count() and not resume:
-            raise SnapshotError(str(db_path), f"already holds {store.count()} finished task(s): pass --resume to continue it, or choose another --out")
+            raise SnapshotError(
+                str(db_path),
+                f"already holds {store.count()} finished task(s): pass --resume to continue it, or choose another --out",
+            )
         store.set_meta({"suite": suite.name, "suite_source": suite.source, "options": asdict(opts)})
         todo = [t for t in suite.tasks if t.id not in done]
-        summary = BenchSummary(suite=suite.name, db=str(db_path), total=len(suite.tasks), skipped=len(suite.tasks) - len(todo))
-        runner = executor if hasattr(executor, "execute") else make_executor(executor, jobs=jobs, dask_address=dask_address, dask_processes=dask_processes)
+        summary = BenchSummary(
+            suite=suite.name,
+            db=str(db_path),
+            total=len(suite.tasks),
+            skipped=len(suite.tasks) - len(todo),
+        )
+        runner = (
+            executor
+            if hasattr(executor, "execute")
+            else make_executor(
+                executor, jobs=jobs, dask_address=dask_address, dask_processes=dask_processes
+            )
+        )
         with _Progress(progress, len(suite.tasks), summary.skipped, suite.name) as bar:
             for outcome in runner.execute(todo, opts):
                 store.record(outcome, replace_failed=retry_failed)
@@ -129,12 +159,20 @@ class _Progress:
             )
 
             self._progress = Progress(
-                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("failures: {task.fields[failures]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                console=Console(stderr=True), auto_refresh=False,  # no thread: the local executor forks
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("failures: {task.fields[failures]}"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                auto_refresh=False,  # no thread: the local executor forks
             )
             self._progress.start()
-            self._task = self._progress.add_task(self.name, total=self.total, completed=self.completed, failures=0)
+            self._task = self._progress.add_task(
+                self.name, total=self.total, completed=self.completed, failures=0
+            )
         return self
 
     def advance(self, failures: int) -> None:

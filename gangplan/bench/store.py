@@ -82,8 +82,23 @@ CREATE TABLE IF NOT EXISTS diffs (
 );
 """
 
-TASK_COLUMNS = ("task_id", "family", "generator", "params", "seed", "status", "error", "nodes", "pending_pods",
-                "groups", "gpus", "free_gpus", "time_limit", "wall_seconds", "finished_at")
+TASK_COLUMNS = (
+    "task_id",
+    "family",
+    "generator",
+    "params",
+    "seed",
+    "status",
+    "error",
+    "nodes",
+    "pending_pods",
+    "groups",
+    "gpus",
+    "free_gpus",
+    "time_limit",
+    "wall_seconds",
+    "finished_at",
+)
 RUN_COLUMNS = ("task_id", *BenchRun.model_fields)
 """One engine run: the fields of :class:`~gangplan.models.documents.BenchRun`, the one record
 the worker builds, this table stores, ``gangplan bench --json`` prints and the report reads."""
@@ -101,7 +116,10 @@ def connect(path: str | Path) -> sqlite3.Connection:
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")  # in WAL: a commit survives a killed process
     conn.executescript(SCHEMA)
-    conn.execute("INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+    conn.execute(
+        "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema_version', ?)",
+        (str(SCHEMA_VERSION),),
+    )
     conn.commit()
     return conn
 
@@ -139,7 +157,10 @@ class ResultStore:
     def set_meta(self, values: Mapping[str, Any], *, overwrite: bool = False) -> None:
         verb = "INSERT OR REPLACE" if overwrite else "INSERT OR IGNORE"
         with self.conn:
-            self.conn.executemany(f"{verb} INTO meta(key, value) VALUES (?, ?)", [(k, json.dumps(v)) for k, v in values.items()])
+            self.conn.executemany(
+                f"{verb} INTO meta(key, value) VALUES (?, ?)",
+                [(k, json.dumps(v)) for k, v in values.items()],
+            )
 
     def record(self, outcome: Mapping[str, Any], *, replace_failed: bool = False) -> bool:
         """Write one task's rows in one transaction; False if the task was already recorded.
@@ -151,17 +172,35 @@ class ResultStore:
         try:
             with self.conn:
                 if replace_failed:
-                    self.conn.execute(f"DELETE FROM tasks WHERE task_id = ? AND status IN ({', '.join('?' for _ in FAILED)})", (task["task_id"], *FAILED))
+                    self.conn.execute(
+                        f"DELETE FROM tasks WHERE task_id = ? AND status IN ({', '.join('?' for _ in FAILED)})",
+                        (task["task_id"], *FAILED),
+                    )
                 _insert(self.conn, "tasks", TASK_COLUMNS, [task])
-                _insert(self.conn, "runs", RUN_COLUMNS, [dict(r, task_id=task["task_id"]) for r in outcome.get("runs", ())])
+                _insert(
+                    self.conn,
+                    "runs",
+                    RUN_COLUMNS,
+                    [dict(r, task_id=task["task_id"]) for r in outcome.get("runs", ())],
+                )
                 if outcome.get("diff"):
-                    _insert(self.conn, "diffs", DIFF_COLUMNS, [dict(outcome["diff"], task_id=task["task_id"])])
+                    _insert(
+                        self.conn,
+                        "diffs",
+                        DIFF_COLUMNS,
+                        [dict(outcome["diff"], task_id=task["task_id"])],
+                    )
         except sqlite3.IntegrityError:
             return False
         return True
 
 
-def _insert(conn: sqlite3.Connection, table: str, columns: tuple[str, ...], rows: Iterable[Mapping[str, Any]]) -> None:
+def _insert(
+    conn: sqlite3.Connection,
+    table: str,
+    columns: tuple[str, ...],
+    rows: Iterable[Mapping[str, Any]],
+) -> None:
     sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' for _ in columns)})"
     conn.executemany(sql, [tuple(r.get(c) for c in columns) for r in rows])
 
@@ -206,9 +245,20 @@ def bench_rows(path: str | Path) -> list[dict[str, Any]]:
         tid = t["task_id"]
         task = {k: v for k, v in t.items() if k != "params"}
         doc = BenchRow(
-            **task, params=json.loads(t["params"] or "{}"),
-            runs=[BenchRun(**{**{k: v for k, v in r.items() if k != "task_id"}, "objective": json.loads(r["objective"])}) for r in runs.get(tid, [])],
-            diff=BenchDiff(**{k: v for k, v in diffs[tid].items() if k != "task_id"}) if tid in diffs else None,
+            **task,
+            params=json.loads(t["params"] or "{}"),
+            runs=[
+                BenchRun(
+                    **{
+                        **{k: v for k, v in r.items() if k != "task_id"},
+                        "objective": json.loads(r["objective"]),
+                    }
+                )
+                for r in runs.get(tid, [])
+            ],
+            diff=BenchDiff(**{k: v for k, v in diffs[tid].items() if k != "task_id"})
+            if tid in diffs
+            else None,
         )
         out.append(doc.dump())
     return out
@@ -224,12 +274,28 @@ def outcome_counts(path: str | Path) -> tuple[dict[str, int], dict[str, int], li
     statuses: dict[str, int] = {}
     for t in rows["tasks"]:
         statuses[t["status"]] = statuses.get(t["status"], 0) + 1
-    failed = [{"task_id": t["task_id"], "status": t["status"], "error": t["error"]} for t in rows["tasks"] if t["status"] in FAILED]
+    failed = [
+        {"task_id": t["task_id"], "status": t["status"], "error": t["error"]}
+        for t in rows["tasks"]
+        if t["status"] in FAILED
+    ]
     return classes, statuses, failed
 
 
-__all__ = ["DIFF_COLUMNS", "RUN_COLUMNS", "ResultStore", "TASK_COLUMNS", "TIME_COLUMNS", "bench_rows", "connect", "diff_row", "outcome_counts", "read_meta",
-           "read_rows", "run_row"]
+__all__ = [
+    "DIFF_COLUMNS",
+    "RUN_COLUMNS",
+    "ResultStore",
+    "TASK_COLUMNS",
+    "TIME_COLUMNS",
+    "bench_rows",
+    "connect",
+    "diff_row",
+    "outcome_counts",
+    "read_meta",
+    "read_rows",
+    "run_row",
+]
 
 
 def run_row(run: BenchRun) -> dict[str, Any]:

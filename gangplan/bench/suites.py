@@ -113,7 +113,9 @@ def load_suite(path: str | Path) -> Suite:
 def _directory_suite(d: Path, family: str) -> Suite:
     from gangplan.solver.suite import suite_entries
 
-    tasks = tuple(Task(id=f"{family}/{e.name}", family=family, path=str(e)) for e in suite_entries(d))
+    tasks = tuple(
+        Task(id=f"{family}/{e.name}", family=family, path=str(e)) for e in suite_entries(d)
+    )
     return Suite(name=d.name, source=str(d), tasks=tasks)
 
 
@@ -126,14 +128,24 @@ def _number(src: str, obj: str, field_: str, value: Any, *, positive: bool = Tru
 def _file_suite(p: Path, doc: Any) -> Suite:
     src = str(p)
     if not isinstance(doc, dict) or doc.get("kind") != SUITE_KIND:
-        raise SnapshotError(src, f"not a suite: expected kind: {SUITE_KIND} (or give a directory of snapshots)", field="kind")
+        raise SnapshotError(
+            src,
+            f"not a suite: expected kind: {SUITE_KIND} (or give a directory of snapshots)",
+            field="kind",
+        )
     name = str((doc.get("metadata") or {}).get("name") or p.stem)
     obj = f"{SUITE_KIND}/{name}"
     spec = doc.get("spec")
     if not isinstance(spec, dict):
         raise SnapshotError(src, "missing or not a mapping", obj=obj, field="spec")
-    time_limit = _number(src, obj, "spec.timeLimit", spec["timeLimit"]) if "timeLimit" in spec else None
-    task_timeout = _number(src, obj, "spec.taskTimeout", spec["taskTimeout"]) if "taskTimeout" in spec else None
+    time_limit = (
+        _number(src, obj, "spec.timeLimit", spec["timeLimit"]) if "timeLimit" in spec else None
+    )
+    task_timeout = (
+        _number(src, obj, "spec.taskTimeout", spec["taskTimeout"])
+        if "taskTimeout" in spec
+        else None
+    )
     families = spec.get("families")
     if not isinstance(families, list) or not families:
         raise SnapshotError(src, "must be a non-empty list", obj=obj, field="spec.families")
@@ -143,10 +155,22 @@ def _file_suite(p: Path, doc: Any) -> Suite:
     seen: set[str] = set()
     for t in tasks:
         if t.id in seen:
-            raise SnapshotError(src, f"task {t.id} appears twice (repeat a family under another name or change its grid)", obj=obj, field="spec.families")
+            raise SnapshotError(
+                src,
+                f"task {t.id} appears twice (repeat a family under another name or change its grid)",
+                obj=obj,
+                field="spec.families",
+            )
         seen.add(t.id)
-    return Suite(name=name, source=src, tasks=tuple(tasks), time_limit=time_limit, task_timeout=task_timeout, explain=bool(spec.get("explain", False)),
-                 warnings=_unknown_fields(src, obj, doc))
+    return Suite(
+        name=name,
+        source=src,
+        tasks=tuple(tasks),
+        time_limit=time_limit,
+        task_timeout=task_timeout,
+        explain=bool(spec.get("explain", False)),
+        warnings=_unknown_fields(src, obj, doc),
+    )
 
 
 def _unknown_fields(src: str, obj: str, doc: dict) -> tuple[str, ...]:
@@ -155,9 +179,13 @@ def _unknown_fields(src: str, obj: str, doc: dict) -> tuple[str, ...]:
 
     if not schema.ENABLED:
         return ()
-    found = schema.unknown_fields(doc if doc.get("apiVersion") else {**doc, "apiVersion": SUITE_API})
+    found = schema.unknown_fields(
+        doc if doc.get("apiVersion") else {**doc, "apiVersion": SUITE_API}
+    )
     wrong = schema.unknown_kind(doc.get("kind"), doc.get("apiVersion"))
-    return tuple(f"{src}: {obj}: {message}" for _, message in found) + ((f"{src}: {obj}: {wrong}",) if wrong else ())
+    return tuple(f"{src}: {obj}: {message}" for _, message in found) + (
+        (f"{src}: {obj}: {wrong}",) if wrong else ()
+    )
 
 
 def _seeds(src: str, obj: str, where: str, value: Any) -> list[int]:
@@ -167,9 +195,15 @@ def _seeds(src: str, obj: str, where: str, value: Any) -> list[int]:
         start = value.get("start", 0)
         if isinstance(start, int) and not isinstance(start, bool):
             return list(range(start, start + value["count"]))
-    if isinstance(value, list) and value and all(isinstance(s, int) and not isinstance(s, bool) for s in value):
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(s, int) and not isinstance(s, bool) for s in value)
+    ):
         return list(value)
-    raise SnapshotError(src, "seeds must be a list of integers or {start, count}", obj=obj, field=f"{where}.seeds")
+    raise SnapshotError(
+        src, "seeds must be a list of integers or {start, count}", obj=obj, field=f"{where}.seeds"
+    )
 
 
 def _expand(p: Path, obj: str, where: str, fam: Any) -> list[Task]:
@@ -184,28 +218,49 @@ def _expand(p: Path, obj: str, where: str, fam: Any) -> list[Task]:
         try:
             return list(_directory_suite(d, name).tasks)
         except SnapshotError as e:
-            raise SnapshotError(src, f"{e.file}: {e.message}", obj=obj, field=f"{where}.directory") from None
+            raise SnapshotError(
+                src, f"{e.file}: {e.message}", obj=obj, field=f"{where}.directory"
+            ) from None
     gen = fam.get("generator")
     if gen not in FAMILIES:
-        raise SnapshotError(src, f"unknown generator {gen!r}; known: {', '.join(sorted(FAMILIES))}", obj=obj, field=f"{where}.generator")
+        raise SnapshotError(
+            src,
+            f"unknown generator {gen!r}; known: {', '.join(sorted(FAMILIES))}",
+            obj=obj,
+            field=f"{where}.generator",
+        )
     params = fam.get("params") or {}
     grid = fam.get("grid") or {}
     if not isinstance(params, dict):
         raise SnapshotError(src, "must be a mapping", obj=obj, field=f"{where}.params")
     if not isinstance(grid, dict) or any(not isinstance(v, list) or not v for v in grid.values()):
-        raise SnapshotError(src, "must map each parameter to a non-empty list of values", obj=obj, field=f"{where}.grid")
+        raise SnapshotError(
+            src,
+            "must map each parameter to a non-empty list of values",
+            obj=obj,
+            field=f"{where}.grid",
+        )
     known = FAMILIES[gen].defaults
     for key in list(params) + list(grid):
         if key not in known:
             section = "params" if key in params else "grid"
-            raise SnapshotError(src, f"generator {gen!r} has no parameter {key!r}; it takes: {', '.join(sorted(known))}", obj=obj, field=f"{where}.{section}.{key}")
+            raise SnapshotError(
+                src,
+                f"generator {gen!r} has no parameter {key!r}; it takes: {', '.join(sorted(known))}",
+                obj=obj,
+                field=f"{where}.{section}.{key}",
+            )
     seeds = _seeds(src, obj, where, fam.get("seeds"))
     keys = list(grid)
     tasks = []
     for values in itertools.product(*(grid[k] for k in keys)):
         cell = {**params, **dict(zip(keys, values, strict=True))}
         for seed in seeds:
-            tasks.append(Task(id=task_id(name, cell, seed), family=name, seed=seed, generator=gen, params=cell))
+            tasks.append(
+                Task(
+                    id=task_id(name, cell, seed), family=name, seed=seed, generator=gen, params=cell
+                )
+            )
     return tasks
 
 

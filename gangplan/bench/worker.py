@@ -52,10 +52,18 @@ def cluster_stats(cluster: Cluster) -> dict[str, int]:
     used = sum(p.requests.get(GPU, 0) for p in cluster.bound_pods)
     pending = cluster.pending_pods
     groups = {p.group_key for p in pending if p.group_key}
-    return {"nodes": len(cluster.nodes), "pending_pods": len(pending), "groups": len(groups), "gpus": int(gpus), "free_gpus": int(gpus - used)}
+    return {
+        "nodes": len(cluster.nodes),
+        "pending_pods": len(pending),
+        "groups": len(groups),
+        "gpus": int(gpus),
+        "free_gpus": int(gpus - used),
+    }
 
 
-def engine_row(cluster: Cluster, result: Result, engine: str, violations: list | None = None) -> dict[str, Any]:
+def engine_row(
+    cluster: Cluster, result: Result, engine: str, violations: list | None = None
+) -> dict[str, Any]:
     """One ``runs`` row (a :class:`BenchRun`, :func:`gangplan.bench.store.run_row`); the result is
     validated, whatever the engine claims: here, unless
     ``violations`` (the validator's findings the diff already has) are given."""
@@ -64,32 +72,51 @@ def engine_row(cluster: Cluster, result: Result, engine: str, violations: list |
     if violations is None:
         violations = validate(cluster, result)
     placements = result.placements()
-    return run_row(BenchRun(
-        engine=engine,
-        status=result.status.value,
-        objective=dict(result.objective),
-        admitted_groups=len(result.admitted_groups()),
-        groups=len(result.groups),
-        placed_pods=len(placements),
-        pending_pods=len(result.pods),
-        placed_gpus=int(sum(cluster.pod_by_key[k].requests.get(GPU, 0) for k in placements)),
-        victims=len(result.victims),
-        gap=None if result.gap is None else round(float(result.gap), 6),
-        violations=len(violations),
-        wall_seconds=round(float(result.wall_seconds), 4),
-    ))
+    return run_row(
+        BenchRun(
+            engine=engine,
+            status=result.status.value,
+            objective=dict(result.objective),
+            admitted_groups=len(result.admitted_groups()),
+            groups=len(result.groups),
+            placed_pods=len(placements),
+            pending_pods=len(result.pods),
+            placed_gpus=int(sum(cluster.pod_by_key[k].requests.get(GPU, 0) for k in placements)),
+            victims=len(result.victims),
+            gap=None if result.gap is None else round(float(result.gap), 6),
+            violations=len(violations),
+            wall_seconds=round(float(result.wall_seconds), 4),
+        )
+    )
 
 
-def _task_row(task: Task, opts: RunOptions, status: str, error: str | None, stats: dict[str, int], seconds: float) -> dict[str, Any]:
+def _task_row(
+    task: Task,
+    opts: RunOptions,
+    status: str,
+    error: str | None,
+    stats: dict[str, int],
+    seconds: float,
+) -> dict[str, Any]:
     return {
-        "task_id": task.id, "family": task.family, "generator": task.generator,
-        "params": json.dumps(task.params, sort_keys=True) if task.generator else json.dumps({"path": task.path}),
-        "seed": task.seed, "status": status, "error": error, **stats,
-        "time_limit": opts.time_limit, "wall_seconds": round(seconds, 4),
+        "task_id": task.id,
+        "family": task.family,
+        "generator": task.generator,
+        "params": json.dumps(task.params, sort_keys=True)
+        if task.generator
+        else json.dumps({"path": task.path}),
+        "seed": task.seed,
+        "status": status,
+        "error": error,
+        **stats,
+        "time_limit": opts.time_limit,
+        "wall_seconds": round(seconds, 4),
     }
 
 
-def failed_outcome(task: Task, opts: RunOptions, status: str, error: str, seconds: float) -> dict[str, Any]:
+def failed_outcome(
+    task: Task, opts: RunOptions, status: str, error: str, seconds: float
+) -> dict[str, Any]:
     """The rows of a task that did not finish: only its ``tasks`` row, with the reason."""
     return {"task": _task_row(task, opts, status, error, {}, seconds), "runs": [], "diff": None}
 
@@ -116,27 +143,56 @@ def run_task(task: Task, opts: RunOptions) -> dict[str, Any]:
     try:
         cluster = task.build()
     except Exception as e:  # noqa: BLE001 - a bad generator cell is a recorded failure, not a stop
-        return failed_outcome(task, opts, "error", _error_text("load" if task.path else "generate", e), time.perf_counter() - t0)
+        return failed_outcome(
+            task,
+            opts,
+            "error",
+            _error_text("load" if task.path else "generate", e),
+            time.perf_counter() - t0,
+        )
     stats = cluster_stats(cluster)
     try:
-        d = diff_snapshot(cluster, snapshot=task.id, time_limit=opts.time_limit, probe_time_limit=opts.probe_time_limit,
-                          workers=opts.workers, seed=opts.seed, tie_break=opts.tie_break, explain=opts.explain)
-        runs = [engine_row(cluster, d.greedy, "greedy", d.violations["greedy"]), engine_row(cluster, d.optimal, "exact", d.violations["optimal"])]
+        d = diff_snapshot(
+            cluster,
+            snapshot=task.id,
+            time_limit=opts.time_limit,
+            probe_time_limit=opts.probe_time_limit,
+            workers=opts.workers,
+            seed=opts.seed,
+            tie_break=opts.tie_break,
+            explain=opts.explain,
+        )
+        runs = [
+            engine_row(cluster, d.greedy, "greedy", d.violations["greedy"]),
+            engine_row(cluster, d.optimal, "exact", d.violations["optimal"]),
+        ]
     except Exception as e:  # noqa: BLE001 - an engine bug on one snapshot must not stop the suite
         out = failed_outcome(task, opts, "error", _error_text("diff", e), time.perf_counter() - t0)
         out["task"].update(stats)
         return out
-    diff = diff_row(BenchDiff(
-        classification=d.classification,
-        gap=None if d.gap is None else round(float(d.gap), 6),
-        problems=len(d.problems),
-        first_problem=d.problems[0] if d.problems else None,
-        decisive_step=d.decisive.step if d.decisive else None,
-        decisive_pod=d.decisive.pod if d.decisive else None,
-        seconds=round(d.seconds, 4),
-    ))
-    return {"task": _task_row(task, opts, "ok", None, stats, time.perf_counter() - t0), "runs": runs, "diff": diff}
+    diff = diff_row(
+        BenchDiff(
+            classification=d.classification,
+            gap=None if d.gap is None else round(float(d.gap), 6),
+            problems=len(d.problems),
+            first_problem=d.problems[0] if d.problems else None,
+            decisive_step=d.decisive.step if d.decisive else None,
+            decisive_pod=d.decisive.pod if d.decisive else None,
+            seconds=round(d.seconds, 4),
+        )
+    )
+    return {
+        "task": _task_row(task, opts, "ok", None, stats, time.perf_counter() - t0),
+        "runs": runs,
+        "diff": diff,
+    }
 
 
-
-__all__ = ["DEFAULT_TIME_LIMIT", "RunOptions", "cluster_stats", "engine_row", "failed_outcome", "run_task"]
+__all__ = [
+    "DEFAULT_TIME_LIMIT",
+    "RunOptions",
+    "cluster_stats",
+    "engine_row",
+    "failed_outcome",
+    "run_task",
+]

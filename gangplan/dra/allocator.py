@@ -128,10 +128,19 @@ from gangplan.dra.shared_counters import counter_pools as counter_pools
 from gangplan.dra.shared_counters import counters_fit_alone as counters_fit_alone
 
 
-def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: Iterable[DeviceID] | set,
-                     classes: dict[str, DeviceClass], consumed: Consumed | None = None,
-                     cache: dict | None = None, constraints: Constraints | None = None,
-                     distinct: bool = True, *, counting: bool = True, partitionable: bool | None = None) -> dict[str, tuple[DeviceResult, ...]] | None:
+def allocate_results(
+    claims: Sequence[tuple[str, Sequence[DeviceRequest]]],
+    devices: Sequence[Device],
+    in_use: Iterable[DeviceID] | set,
+    classes: dict[str, DeviceClass],
+    consumed: Consumed | None = None,
+    cache: dict | None = None,
+    constraints: Constraints | None = None,
+    distinct: bool = True,
+    *,
+    counting: bool = True,
+    partitionable: bool | None = None,
+) -> dict[str, tuple[DeviceResult, ...]] | None:
     """The allocation of every claim (claim key -> its device results, in request order), or None
     when no full allocation exists. ``counting``: answer the common case by counting
     (:func:`_counted`, the same result as the search; False forces the search, for tests). ``in_use``: devices allocated exclusively elsewhere;
@@ -150,24 +159,53 @@ def allocate_results(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devi
         got = _counted(claims, devices, in_use, classes, consumed, cache, constraints)
         if got is not _SEARCH:
             return got
-    return search(claims, devices, in_use, classes, consumed, cache, constraints, distinct, partitionable)
+    return search(
+        claims, devices, in_use, classes, consumed, cache, constraints, distinct, partitionable
+    )
 
 
-def allocate(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: Iterable[DeviceID] | set,
-             classes: dict[str, DeviceClass], consumed: Consumed | None = None, cache: dict | None = None,
-             constraints: Constraints | None = None, distinct: bool = True, partitionable: bool | None = None) -> dict[str, tuple[DeviceID, ...]] | None:
+def allocate(
+    claims: Sequence[tuple[str, Sequence[DeviceRequest]]],
+    devices: Sequence[Device],
+    in_use: Iterable[DeviceID] | set,
+    classes: dict[str, DeviceClass],
+    consumed: Consumed | None = None,
+    cache: dict | None = None,
+    constraints: Constraints | None = None,
+    distinct: bool = True,
+    partitionable: bool | None = None,
+) -> dict[str, tuple[DeviceID, ...]] | None:
     """Devices for every claim (claim key -> device ids, in request order), or None when no
     full allocation exists (:func:`allocate_results` without the consumed capacity)."""
-    got = allocate_results(claims, devices, in_use, classes, consumed, cache, constraints, distinct, partitionable=partitionable)
+    got = allocate_results(
+        claims,
+        devices,
+        in_use,
+        classes,
+        consumed,
+        cache,
+        constraints,
+        distinct,
+        partitionable=partitionable,
+    )
     if got is None:
         return None
     return {k: tuple(r.device for r in v) for k, v in got.items()}
 
 
-def allocate_joint(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: Iterable[DeviceID] | set,
-                   classes: dict[str, DeviceClass], consumed: Consumed | None = None, constraints: Constraints | None = None,
-                   distinct: bool = True, cache: dict | None = None, *, counting: bool = True,
-                   partitionable: bool | None = None) -> dict[str, tuple[DeviceResult, ...]] | None:
+def allocate_joint(
+    claims: Sequence[tuple[str, Sequence[DeviceRequest]]],
+    devices: Sequence[Device],
+    in_use: Iterable[DeviceID] | set,
+    classes: dict[str, DeviceClass],
+    consumed: Consumed | None = None,
+    constraints: Constraints | None = None,
+    distinct: bool = True,
+    cache: dict | None = None,
+    *,
+    counting: bool = True,
+    partitionable: bool | None = None,
+) -> dict[str, tuple[DeviceResult, ...]] | None:
     """One allocation of all ``claims`` together, or None when none exists: first the claims one
     after another in the order given, each the first solution on what the earlier ones left (when
     every one succeeds this is exactly what the joint depth-first search in that order returns,
@@ -180,7 +218,15 @@ def allocate_joint(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], device
     and when counting finds no allocation, none exists in any order. For plain ExactCount claims
     the joint allocation after a failed sequence is decided by :func:`_joint_by_model`."""
     if counting:
-        got = _counted(claims, devices, in_use if isinstance(in_use, (set, frozenset)) else set(in_use), classes, consumed, cache, constraints)
+        got = _counted(
+            claims,
+            devices,
+            in_use if isinstance(in_use, (set, frozenset)) else set(in_use),
+            classes,
+            consumed,
+            cache,
+            constraints,
+        )
         if got is not _SEARCH:
             return got
     if any(r.admin_access for _, rs in claims for r in rs):
@@ -188,13 +234,35 @@ def allocate_joint(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], device
         # it, so the order is the allocation: the claims together, in the order given.
         if partitionable is None:
             partitionable = distinct
-        return allocate_results(claims, devices, in_use, classes, consumed, cache, constraints, distinct, counting=counting, partitionable=partitionable)
+        return allocate_results(
+            claims,
+            devices,
+            in_use,
+            classes,
+            consumed,
+            cache,
+            constraints,
+            distinct,
+            counting=counting,
+            partitionable=partitionable,
+        )
     # (counters: the pool's devices on other nodes count too, so in_use is not restricted)
     used = set(in_use) if any(d.counters for d in devices) else _local(devices, in_use)
     taken: dict[DeviceID, dict[CapName, int]] = {d: dict(v) for d, v in (consumed or {}).items()}
     out: dict[str, tuple[DeviceResult, ...]] = {}
     for key, reqs in claims:
-        got = allocate_results([(key, reqs)], devices, used, classes, taken, cache, constraints, distinct, counting=counting, partitionable=partitionable)
+        got = allocate_results(
+            [(key, reqs)],
+            devices,
+            used,
+            classes,
+            taken,
+            cache,
+            constraints,
+            distinct,
+            counting=counting,
+            partitionable=partitionable,
+        )
         if got is None:
             break
         out.update(got)
@@ -204,8 +272,21 @@ def allocate_joint(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], device
         return out
     if partitionable is None:
         partitionable = distinct
-    got = _joint_by_model(claims, devices, set(in_use), classes, consumed, constraints, partitionable)
+    got = _joint_by_model(
+        claims, devices, set(in_use), classes, consumed, constraints, partitionable
+    )
     if got is not _SEARCH:
         return got
     order = sorted(claims, key=lambda kr: -sum(r.count for r in kr[1]))
-    return allocate_results(order, devices, in_use, classes, consumed, cache, constraints, distinct, counting=counting, partitionable=partitionable)
+    return allocate_results(
+        order,
+        devices,
+        in_use,
+        classes,
+        consumed,
+        cache,
+        constraints,
+        distinct,
+        counting=counting,
+        partitionable=partitionable,
+    )

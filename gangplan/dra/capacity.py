@@ -153,7 +153,9 @@ class _ViewBuilder:
     def __init__(self, cluster, dra: DraState) -> None:
         self.cluster = cluster
         self.dropped = len(dra.multi_node) - len(dra.local_only(keep_plain=True).multi_node)
-        self.dra = dra.local_only(keep_plain=True)  # (multi-node devices with counters or shares are not offered: module docstring)
+        self.dra = dra.local_only(
+            keep_plain=True
+        )  # (multi-node devices with counters or shares are not offered: module docstring)
         self.distinct = distinct_supported(cluster)
         self.dims: dict[tuple, str] = {}
         self.pod_extra: dict[str, dict[str, int]] = {}
@@ -163,7 +165,11 @@ class _ViewBuilder:
             for key in self.dra.pod_claims.get(p.key, ()):
                 users.setdefault(key, []).append(p.key)
         claims = self.dra.claims
-        self.shared = {k for k, v in users.items() if len(v) > 1 and claims[k].allocated is None and claims[k].unsupported is None}
+        self.shared = {
+            k
+            for k, v in users.items()
+            if len(v) > 1 and claims[k].allocated is None and claims[k].unsupported is None
+        }
         self.pod_shared: dict[str, list[str]] = {}
         self.pairs: dict[tuple, _Shareable | None] = {}
         self.aligned: dict[str, tuple[str, tuple[AlignedConstraint, ...]]] = {}
@@ -182,13 +188,26 @@ class _ViewBuilder:
         for p in self.cluster.pending_pods:
             self._pod(p)
         self._thresholds()
-        self.asked = {name[len(PREFIX) + len("class-"):] for extra in self.pod_extra.values() for name in extra if name.startswith(PREFIX + "class-")}
+        self.asked = {
+            name[len(PREFIX) + len("class-") :]
+            for extra in self.pod_extra.values()
+            for name in extra
+            if name.startswith(PREFIX + "class-")
+        }
         for n in self.cluster.nodes:
             self._node(n)
-        probes = [(name, probe(rest[0], rest[1], rest[2] if len(rest) > 2 else ()))
-                  for (kind, *rest), name in self.dims.items() if kind == "request"]
-        probes += [(f"{PREFIX}class-{cls}", DeviceRequest(name="", device_class=cls)) for cls in sorted(self.asked)]
-        hall, hall_relaxed = _hall_rows(self.dra, self.cluster.nodes, probes, self.node_extra, self.distinct)
+        probes = [
+            (name, probe(rest[0], rest[1], rest[2] if len(rest) > 2 else ()))
+            for (kind, *rest), name in self.dims.items()
+            if kind == "request"
+        ]
+        probes += [
+            (f"{PREFIX}class-{cls}", DeviceRequest(name="", device_class=cls))
+            for cls in sorted(self.asked)
+        ]
+        hall, hall_relaxed = _hall_rows(
+            self.dra, self.cluster.nodes, probes, self.node_extra, self.distinct
+        )
         for row, members in hall.items():
             for extra in self.pod_extra.values():
                 need = sum(extra.get(m, 0) for m in members)
@@ -205,7 +224,11 @@ class _ViewBuilder:
         key = (r.device_class, selector_key(r))
         if key not in self.pairs:
             sh = _Shareable(self.dra, r.device_class, key[1])
-            self.pairs[key] = sh if any(d.allow_multiple for n in self.dra.devices_by_node for d in sh.devices(n)) else None
+            self.pairs[key] = (
+                sh
+                if any(d.allow_multiple for n in self.dra.devices_by_node for d in sh.devices(n))
+                else None
+            )
         return self.pairs[key]
 
     # The pending pods' demands.
@@ -219,7 +242,9 @@ class _ViewBuilder:
             self._claim(p, key, dra.claims[key], extra)
         for r, q in p.requests.items():
             cls = dra.extended.get(r)
-            if cls is not None and q > 0:  # every name of one class draws on one row (explicit and implicit)
+            if (
+                cls is not None and q > 0
+            ):  # every name of one class draws on one row (explicit and implicit)
                 name = f"{PREFIX}class-{cls}"
                 extra[name] = extra.get(name, 0) + q
         self._admin_pod(p, extra)
@@ -258,15 +283,30 @@ class _ViewBuilder:
         if name not in self.shared_demand:
             # Its devices, once per node its pods land on (add_shared_claim_rows), for plain
             # ExactCount requests; anything else stays a relaxation the validator decides.
-            plain = not c.constraints and all(not (r.all or r.alternatives or r.capacity or r.admin_access) and self._shareable(r) is None
-                                              for r in c.requests)
-            self.shared_demand[name] = [(self._dim(("request", r.device_class, selector_key(r)), ""), r.count)
-                                        for r in c.requests] if plain else None
+            plain = not c.constraints and all(
+                not (r.all or r.alternatives or r.capacity or r.admin_access)
+                and self._shareable(r) is None
+                for r in c.requests
+            )
+            self.shared_demand[name] = (
+                [
+                    (self._dim(("request", r.device_class, selector_key(r)), ""), r.count)
+                    for r in c.requests
+                ]
+                if plain
+                else None
+            )
 
     def _aligned_claim(self, key: str, c, extra: dict[str, int]) -> None:
         """matchAttribute / distinctAttribute: one unit per claim of its shape, and per-value rows
         in the exact engine (AlignedRows); the requests still count."""
-        shape = (tuple((r.name, r.device_class, r.selectors, r.count, r.capacity, r.tolerations) for r in c.requests), c.constraints)
+        shape = (
+            tuple(
+                (r.name, r.device_class, r.selectors, r.count, r.capacity, r.tolerations)
+                for r in c.requests
+            ),
+            c.constraints,
+        )
         name = self._dim(("aligned", shape), "aligned-")
         extra[name] = extra.get(name, 0) + 1
         if name not in self.aligned:
@@ -276,7 +316,9 @@ class _ViewBuilder:
                 for r in c.requests:
                     if k.applies(r.name):
                         got[(r.device_class, selector_key(r), r.capacity)] += r.count
-                shaped.append(AlignedConstraint(k.kind, k.attribute, tuple(sorted(got.items(), key=repr))))
+                shaped.append(
+                    AlignedConstraint(k.kind, k.attribute, tuple(sorted(got.items(), key=repr)))
+                )
             self.aligned[name] = (key, tuple(shaped))
 
     def _all_claim(self, key: str, c, extra: dict[str, int]) -> None:
@@ -285,7 +327,19 @@ class _ViewBuilder:
         matching device is free, and (exact engine, add_all_rows) no other request of the pair
         next to it. Per firstAvailable request one unit of its ``fa`` row, which the exact engine
         splits over the subrequests (add_first_available_rows)."""
-        shape = tuple((r.name, r.device_class, r.selectors, r.count, r.capacity, r.all, r.alternatives, r.tolerations) for r in c.requests)
+        shape = tuple(
+            (
+                r.name,
+                r.device_class,
+                r.selectors,
+                r.count,
+                r.capacity,
+                r.all,
+                r.alternatives,
+                r.tolerations,
+            )
+            for r in c.requests
+        )
         name = self._dim(("allclaim", shape), "allclaim-")
         extra[name] = extra.get(name, 0) + 1
         self.all_claims.setdefault(name, key)
@@ -312,12 +366,18 @@ class _ViewBuilder:
         ``count`` devices it can take offer; on a pair with shared devices, capacity rows
         (KEP-5075, module docstring)."""
         if r.admin_access:
-            name = self._dim(("admin", r.device_class, selector_key(r), r.capacity, r.count), "admin-")
+            name = self._dim(
+                ("admin", r.device_class, selector_key(r), r.capacity, r.count), "admin-"
+            )
             extra[name] = 1
             return
         sh = self._shareable(r)
         if sh is None:
-            key = ("request", r.device_class, selector_key(r)) if not r.capacity else ("request", r.device_class, selector_key(r), r.capacity)
+            key = (
+                ("request", r.device_class, selector_key(r))
+                if not r.capacity
+                else ("request", r.device_class, selector_key(r), r.capacity)
+            )
             name = self._dim(key, "")
             extra[name] = extra.get(name, 0) + r.count
             return
@@ -333,9 +393,19 @@ class _ViewBuilder:
         the rows of its requests do not see: a row only nodes where the pod's claims fit alone
         offer."""
         dra = self.dra
-        mine = [dra.claims[k] for k in dra.pod_claims.get(p.key, ()) if k not in self.shared and dra.claims[k].allocated is None]
-        if any(r.admin_access for c in mine for r in c.requests) and sum(len(c.requests) for c in mine) > 1:
-            shape = (tuple((c.requests, c.constraints) for c in mine), tuple(sorted((r, q) for r, q in p.requests.items() if r in dra.extended)))
+        mine = [
+            dra.claims[k]
+            for k in dra.pod_claims.get(p.key, ())
+            if k not in self.shared and dra.claims[k].allocated is None
+        ]
+        if (
+            any(r.admin_access for c in mine for r in c.requests)
+            and sum(len(c.requests) for c in mine) > 1
+        ):
+            shape = (
+                tuple((c.requests, c.constraints) for c in mine),
+                tuple(sorted((r, q) for r, q in p.requests.items() if r in dra.extended)),
+            )
             name = self._dim(("adminpod", shape), "adminpod-")
             extra[name] = 1
             self.admin_pods.setdefault(name, p)
@@ -346,7 +416,9 @@ class _ViewBuilder:
         for extra, cls, sel, cap, q, count in self.consumers:
             for a in sorted(self.pairs[(cls, sel)].amounts[cap]):
                 if q >= a:
-                    row = self.thresholds.setdefault((cls, sel, cap, a), f"{PREFIX}cap-{len(self.dims) + len(self.thresholds)}")
+                    row = self.thresholds.setdefault(
+                        (cls, sel, cap, a), f"{PREFIX}cap-{len(self.dims) + len(self.thresholds)}"
+                    )
                     extra[row] = extra.get(row, 0) + count
 
     # The nodes' supplies.
@@ -365,7 +437,9 @@ class _ViewBuilder:
             row = f"{PREFIX}class-{cls}"
             if any(r in served for r in names):
                 if cls in self.asked:  # (a row no pending pod draws on is left out)
-                    extra[row] = _count(dra, n, DeviceRequest(name="", device_class=cls), self.distinct)  # bound pods' devices are in use
+                    extra[row] = _count(
+                        dra, n, DeviceRequest(name="", device_class=cls), self.distinct
+                    )  # bound pods' devices are in use
                 for r in names:
                     if r in served:
                         extra[r] = _BIG  # the class row holds the devices
@@ -373,7 +447,9 @@ class _ViewBuilder:
                 extra[row] = _BIG  # served by a device plugin here: its allocatable binds
 
     def _request_supply(self, n, name: str, rest: list) -> int:
-        return _count(self.dra, n, probe(rest[0], rest[1], rest[2] if len(rest) > 2 else ()), self.distinct)
+        return _count(
+            self.dra, n, probe(rest[0], rest[1], rest[2] if len(rest) > 2 else ()), self.distinct
+        )
 
     def _serves_supply(self, n, name: str, rest: list) -> int:
         return _BIG if _count(self.dra, n, rest[0], self.distinct) >= rest[0].count else 0
@@ -382,10 +458,24 @@ class _ViewBuilder:
         return self.pairs[(rest[0], rest[1])].supply(n.name, rest[2], None)
 
     def _adminpod_supply(self, n, name: str, rest: list) -> int:
-        return _BIG if try_node(self.dra, self.admin_pods[name], n, self.dra.in_use, {}, None, self.distinct)[0] is not None else 0
+        return (
+            _BIG
+            if try_node(
+                self.dra, self.admin_pods[name], n, self.dra.in_use, {}, None, self.distinct
+            )[0]
+            is not None
+            else 0
+        )
 
     def _admin_supply(self, n, name: str, rest: list) -> int:
-        return _BIG if _admin_count(self.dra, n, probe(rest[0], rest[1], rest[2], admin_access=True), self.distinct) >= rest[3] else 0
+        return (
+            _BIG
+            if _admin_count(
+                self.dra, n, probe(rest[0], rest[1], rest[2], admin_access=True), self.distinct
+            )
+            >= rest[3]
+            else 0
+        )
 
     def _shared_supply(self, n, name: str, rest: list) -> int:
         return _BIG if _fits_alone(self.dra, n, rest[0], self.distinct) else 0
@@ -402,16 +492,31 @@ class _ViewBuilder:
     def _all_supply(self, n, name: str, rest: list) -> int:
         """1 where every device matching the All request is free; the node's matching devices
         go to :attr:`CapacityRows.all` beside the pair's device-count row."""
-        total, free = _all_count(self.dra, n, probe(rest[0], rest[1], rest[2], all=True), self.distinct)
+        total, free = _all_count(
+            self.dra, n, probe(rest[0], rest[1], rest[2], all=True), self.distinct
+        )
         if total:
-            req_row = self.dims.get(("request", *rest[:2])) if not rest[2] else self.dims.get(("request", *rest))
+            req_row = (
+                self.dims.get(("request", *rest[:2]))
+                if not rest[2]
+                else self.dims.get(("request", *rest))
+            )
             if req_row is not None:
                 self.all_rows.setdefault(n.name, []).append((name, req_row, total))
         return 1 if total and total == free else 0
 
-    SUPPLY = {"request": _request_supply, "serves": _serves_supply, "cap": _cap_supply, "adminpod": _adminpod_supply,
-              "admin": _admin_supply, "shared": _shared_supply, "aligned": _aligned_supply, "fa": _fa_supply,
-              "allclaim": _allclaim_supply, "all": _all_supply}
+    SUPPLY = {
+        "request": _request_supply,
+        "serves": _serves_supply,
+        "cap": _cap_supply,
+        "adminpod": _adminpod_supply,
+        "admin": _admin_supply,
+        "shared": _shared_supply,
+        "aligned": _aligned_supply,
+        "fa": _fa_supply,
+        "allclaim": _allclaim_supply,
+        "all": _all_supply,
+    }
     """Row kind -> a node's supply of such a row (``claim`` rows are set with the pods' demands)."""
 
     # The view.
@@ -421,7 +526,11 @@ class _ViewBuilder:
         nodes = tuple(self._node_copy(n) for n in cluster.nodes)
         pods = tuple(self._pod_copy(p) for p in cluster.pods)
         fields = {f: getattr(cluster, f) for f in type(cluster).model_fields}
-        rows = _aligned(dra, cluster.nodes, {name: cons for name, (_, cons) in self.aligned.items()}) if self.aligned else None
+        rows = (
+            _aligned(dra, cluster.nodes, {name: cons for name, (_, cons) in self.aligned.items()})
+            if self.aligned
+            else None
+        )
         crows = _counter_rows(dra, cluster.nodes, probes) if distinct else None
         mrows = _multi_rows(dra, cluster.nodes, probes, distinct) if dra.multi_node else None
         warnings = self._warnings(rows, crows, mrows, hall, hall_relaxed)
@@ -429,8 +538,19 @@ class _ViewBuilder:
             fields["warnings"] = (*fields.get("warnings", ()), *warnings)
         view = type(cluster)(**{**fields, "nodes": nodes, "pods": pods})
         demands = {k: v for k, v in self.shared_demand.items() if v}
-        view._dra_rows = Beside((view, CapacityRows(aligned=rows, counters=crows, all=self.all_rows or None,
-                                                    first_available=self.fa_alts or None, multi=mrows, shared=demands or None)))
+        view._dra_rows = Beside(
+            (
+                view,
+                CapacityRows(
+                    aligned=rows,
+                    counters=crows,
+                    all=self.all_rows or None,
+                    first_available=self.fa_alts or None,
+                    multi=mrows,
+                    shared=demands or None,
+                ),
+            )
+        )
         view._dra_source = Beside((view, cluster))
         cluster._dra_view = Beside((cluster, view))
         return view
@@ -449,9 +569,17 @@ class _ViewBuilder:
         if p.key in self.pod_shared:
             names = self.pod_shared[p.key]
             labels = {**p.labels, **{name: "true" for name in names}}
-            terms = tuple(PodAffinityTerm(label_selector=LabelSelector(match_labels={name: "true"}), topology_key=NODE_LABEL) for name in names)
+            terms = tuple(
+                PodAffinityTerm(
+                    label_selector=LabelSelector(match_labels={name: "true"}),
+                    topology_key=NODE_LABEL,
+                )
+                for name in names
+            )
             update["labels"] = labels
-            update["affinity"] = p.affinity.model_copy(update={"pod_affinity_required": p.affinity.pod_affinity_required + terms})
+            update["affinity"] = p.affinity.model_copy(
+                update={"pod_affinity_required": p.affinity.pod_affinity_required + terms}
+            )
         return p.model_copy(update=update)
 
     def _warnings(self, rows, crows, mrows, hall: dict, hall_relaxed: list) -> list[str]:
@@ -460,32 +588,46 @@ class _ViewBuilder:
         out = []
         if rows is not None and rows.relaxed:
             first = sorted(rows.relaxed)[0]
-            out.append(f"exact engine: the device rows of claims with matchAttribute / distinctAttribute constraints are "
-                       f"not exact on {len(rows.relaxed)} node(s) (e.g. {first}: {rows.relaxed[first]}): there the exact engine places at most "
-                       f"one such claim per node")
+            out.append(
+                f"exact engine: the device rows of claims with matchAttribute / distinctAttribute constraints are "
+                f"not exact on {len(rows.relaxed)} node(s) (e.g. {first}: {rows.relaxed[first]}): there the exact engine places at most "
+                f"one such claim per node"
+            )
         if crows is not None and crows.relaxed:
             first = sorted(crows.relaxed)[0]
-            out.append(f"exact engine: the shared-counter rows of partitionable devices are not exact on "
-                       f"{len(crows.relaxed)} node(s) (e.g. {first}: {crows.relaxed[first]}): the validator decides there")
+            out.append(
+                f"exact engine: the shared-counter rows of partitionable devices are not exact on "
+                f"{len(crows.relaxed)} node(s) (e.g. {first}: {crows.relaxed[first]}): the validator decides there"
+            )
         if hall_relaxed:
-            out.append(f"exact engine: {len(hall_relaxed)} group(s) of more than {HALL_MAX_PAIRS} device requests "
-                       f"match overlapping devices (e.g. {', '.join(hall_relaxed[0][:3])}, ...): their device rows are a relaxation there, "
-                       "the validator decides")
+            out.append(
+                f"exact engine: {len(hall_relaxed)} group(s) of more than {HALL_MAX_PAIRS} device requests "
+                f"match overlapping devices (e.g. {', '.join(hall_relaxed[0][:3])}, ...): their device rows are a relaxation there, "
+                "the validator decides"
+            )
         if any(None in v for v in self.fa_alts.values()):
-            out.append("exact engine: firstAvailable subrequests with allocationMode All, capacity requests or "
-                       "shared devices are not offered by the exact engine (the greedy engine and the validator allocate them)")
+            out.append(
+                "exact engine: firstAvailable subrequests with allocationMode All, capacity requests or "
+                "shared devices are not offered by the exact engine (the greedy engine and the validator allocate them)"
+            )
         if self.dropped:
-            out.append(f"exact engine: {self.dropped} device(s) of multi-node ResourceSlices (nodeSelector / allNodes / "
-                       "perDeviceNodeSelection) consume shared counters or allow multiple allocations and are not offered by the exact engine: "
-                       "its optimum may be below the true one (the greedy engine and the validator allocate them)")
+            out.append(
+                f"exact engine: {self.dropped} device(s) of multi-node ResourceSlices (nodeSelector / allNodes / "
+                "perDeviceNodeSelection) consume shared counters or allow multiple allocations and are not offered by the exact engine: "
+                "its optimum may be below the true one (the greedy engine and the validator allocate them)"
+            )
         if mrows is not None and self.shared:
-            out.append(f"exact engine: {len(self.shared)} claim(s) shared by several pending pods keep their pods on one "
-                       "node, which multi-node devices do not require (kube-scheduler may spread them over the nodes one allocation "
-                       "reaches): there the exact optimum may be below the true one")
+            out.append(
+                f"exact engine: {len(self.shared)} claim(s) shared by several pending pods keep their pods on one "
+                "node, which multi-node devices do not require (kube-scheduler may spread them over the nodes one allocation "
+                "reaches): there the exact optimum may be below the true one"
+            )
         if mrows is not None and (self.all_rows or rows is not None or hall):
-            out.append("exact engine: multi-node devices are counted across nodes for ExactCount requests; "
-                       "allocationMode All, matchAttribute / distinctAttribute and overlapping requests see them per node, a relaxation "
-                       "the validator decides")
+            out.append(
+                "exact engine: multi-node devices are counted across nodes for ExactCount requests; "
+                "allocationMode All, matchAttribute / distinctAttribute and overlapping requests see them per node, a relaxation "
+                "the validator decides"
+            )
         return out
 
 

@@ -43,7 +43,9 @@ class AlignedRows:
 
     shapes: dict[str, tuple[AlignedConstraint, ...]] = field(default_factory=dict)
     """resource name -> the shape's constraints."""
-    supply: dict[str, dict[tuple[PairKey, CapName], dict[object, int]]] = field(default_factory=dict)
+    supply: dict[str, dict[tuple[PairKey, CapName], dict[object, int]]] = field(
+        default_factory=dict
+    )
     """node name -> (pair, attribute) -> attribute value -> free devices of the pair with it."""
     relaxed: dict[str, str] = field(default_factory=dict)
     """node name -> why the rows are a relaxation there (the validator decides)."""
@@ -53,7 +55,9 @@ class AlignedRows:
 class NodeCounters:
     """One node's partitionable devices, for the exact engine's per-device rows."""
 
-    devices: list[tuple[str, tuple[str, ...], tuple[tuple[tuple[str, str, str], int], ...]]] = field(default_factory=list)
+    devices: list[tuple[str, tuple[str, ...], tuple[tuple[tuple[str, str, str], int], ...]]] = (
+        field(default_factory=list)
+    )
     """Per free device consuming counters that can serve some pending pair alone: (device name,
     the device-count resources it serves, ((pool, counter set, counter), amount) it consumes)."""
     plain: dict[str, int] = field(default_factory=dict)

@@ -94,21 +94,93 @@ def _env():
     encoded strings)."""
     t = _cel.Type
     fns = [
-        _cel.FunctionDecl("quantity", [_cel.Overload("quantity_string", t.INT, [t.STRING], impl=_quantity)]),
-        _cel.FunctionDecl("compareTo", [_cel.Overload("int_compareTo_int", t.INT, [t.INT, t.INT], is_member=True, impl=_compare),
-                                        _cel.Overload("semver_compare_to", t.INT, [t.STRING, t.STRING], is_member=True, impl=_sv_compare)]),
-        _cel.FunctionDecl("isGreaterThan", [_cel.Overload("int_isGreaterThan_int", t.BOOL, [t.INT, t.INT], is_member=True, impl=lambda a, b: a > b),
-                                            _cel.Overload("semver_is_greater_than", t.BOOL, [t.STRING, t.STRING], is_member=True, impl=lambda a, b: _sv_compare(a, b) == 1)]),
-        _cel.FunctionDecl("isLessThan", [_cel.Overload("int_isLessThan_int", t.BOOL, [t.INT, t.INT], is_member=True, impl=lambda a, b: a < b),
-                                         _cel.Overload("semver_is_less_than", t.BOOL, [t.STRING, t.STRING], is_member=True, impl=lambda a, b: _sv_compare(a, b) == -1)]),
-        _cel.FunctionDecl("semver", [_cel.Overload("string_to_semver", t.STRING, [t.STRING], impl=_semver),
-                                     _cel.Overload("string_bool_to_semver", t.STRING, [t.STRING, t.BOOL], impl=_semver)]),
-        _cel.FunctionDecl("isSemver", [_cel.Overload("is_semver_string", t.BOOL, [t.STRING], impl=_is_semver),
-                                       _cel.Overload("is_semver_string_bool", t.BOOL, [t.STRING, t.BOOL], impl=_is_semver)]),
-        *(_cel.FunctionDecl(n, [_cel.Overload(f"semver_{n}", t.INT, [t.STRING], is_member=True, impl=_sv_part(n))]) for n in ("major", "minor", "patch")),
+        _cel.FunctionDecl(
+            "quantity", [_cel.Overload("quantity_string", t.INT, [t.STRING], impl=_quantity)]
+        ),
+        _cel.FunctionDecl(
+            "compareTo",
+            [
+                _cel.Overload(
+                    "int_compareTo_int", t.INT, [t.INT, t.INT], is_member=True, impl=_compare
+                ),
+                _cel.Overload(
+                    "semver_compare_to",
+                    t.INT,
+                    [t.STRING, t.STRING],
+                    is_member=True,
+                    impl=_sv_compare,
+                ),
+            ],
+        ),
+        _cel.FunctionDecl(
+            "isGreaterThan",
+            [
+                _cel.Overload(
+                    "int_isGreaterThan_int",
+                    t.BOOL,
+                    [t.INT, t.INT],
+                    is_member=True,
+                    impl=lambda a, b: a > b,
+                ),
+                _cel.Overload(
+                    "semver_is_greater_than",
+                    t.BOOL,
+                    [t.STRING, t.STRING],
+                    is_member=True,
+                    impl=lambda a, b: _sv_compare(a, b) == 1,
+                ),
+            ],
+        ),
+        _cel.FunctionDecl(
+            "isLessThan",
+            [
+                _cel.Overload(
+                    "int_isLessThan_int",
+                    t.BOOL,
+                    [t.INT, t.INT],
+                    is_member=True,
+                    impl=lambda a, b: a < b,
+                ),
+                _cel.Overload(
+                    "semver_is_less_than",
+                    t.BOOL,
+                    [t.STRING, t.STRING],
+                    is_member=True,
+                    impl=lambda a, b: _sv_compare(a, b) == -1,
+                ),
+            ],
+        ),
+        _cel.FunctionDecl(
+            "semver",
+            [
+                _cel.Overload("string_to_semver", t.STRING, [t.STRING], impl=_semver),
+                _cel.Overload("string_bool_to_semver", t.STRING, [t.STRING, t.BOOL], impl=_semver),
+            ],
+        ),
+        _cel.FunctionDecl(
+            "isSemver",
+            [
+                _cel.Overload("is_semver_string", t.BOOL, [t.STRING], impl=_is_semver),
+                _cel.Overload("is_semver_string_bool", t.BOOL, [t.STRING, t.BOOL], impl=_is_semver),
+            ],
+        ),
+        *(
+            _cel.FunctionDecl(
+                n,
+                [_cel.Overload(f"semver_{n}", t.INT, [t.STRING], is_member=True, impl=_sv_part(n))],
+            )
+            for n in ("major", "minor", "patch")
+        ),
     ]
-    return _cel.NewEnv(variables={"device": t.DYN}, functions=fns,
-                       extensions=[ext_strings.ExtStrings(), ext_bindings.ExtBindings(), ext_optional.ExtOptional()])
+    return _cel.NewEnv(
+        variables={"device": t.DYN},
+        functions=fns,
+        extensions=[
+            ext_strings.ExtStrings(),
+            ext_bindings.ExtBindings(),
+            ext_optional.ExtOptional(),
+        ],
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -123,7 +195,9 @@ def compile_expression(expr: str):
     return program, tuple((m.group(1), m.group(3)) for m in _DOMAIN_RE.finditer(expr))
 
 
-_ACCESS_RE = re.compile(r"device\s*\.\s*(?:(driver)\b|(attributes|capacity)\s*\[\s*(['\"])([^'\"]+)\3\s*\]\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\())")
+_ACCESS_RE = re.compile(
+    r"device\s*\.\s*(?:(driver)\b|(attributes|capacity)\s*\[\s*(['\"])([^'\"]+)\3\s*\]\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)\b(?!\s*\())"
+)
 _DEVICE_RE = re.compile(r"\bdevice\b")
 _MISSING = object()
 _BY_VALUES: dict[tuple, bool | str] = {}
@@ -148,7 +222,11 @@ def _values_key(expr: str, device: Device) -> tuple | None:
         return None
     vals = []
     for r in reads:
-        v = device.driver if r[0] == "driver" else getattr(device, r[0]).get(r[1], {}).get(r[2], _MISSING)
+        v = (
+            device.driver
+            if r[0] == "driver"
+            else getattr(device, r[0]).get(r[1], {}).get(r[2], _MISSING)
+        )
         vals.append((type(v), v))  # 1 and True are equal in Python, not in CEL
     key = (expr, tuple(vals))
     try:
@@ -161,7 +239,9 @@ def _values_key(expr: str, device: Device) -> tuple | None:
 def evaluate(expr: str, device: Device) -> bool:
     """``expr`` on ``device``: True / False, or :class:`CelError` (once per (expression, device),
     and once per (expression, values it reads) when it reads only plain fields)."""
-    cache = device.__dict__.setdefault("_cel", {})  # per device object: results never leak between snapshots
+    cache = device.__dict__.setdefault(
+        "_cel", {}
+    )  # per device object: results never leak between snapshots
     got = cache.get(expr)
     if got is None:
         key = _values_key(expr, device)
@@ -186,7 +266,13 @@ def _evaluate(expr: str, device: Device) -> bool | str:
     value = device.cel_value()
     attrs = value["attributes"]
     if any(isinstance(v, Semver) for d in attrs.values() for v in d.values()):
-        value = {**value, "attributes": {dom: {k: encode(v.version) if isinstance(v, Semver) else v for k, v in d.items()} for dom, d in attrs.items()}}
+        value = {
+            **value,
+            "attributes": {
+                dom: {k: encode(v.version) if isinstance(v, Semver) else v for k, v in d.items()}
+                for dom, d in attrs.items()
+            },
+        }
     for m, domain in domains:
         if domain not in value[m]:
             value = {**value, m: {**value[m], domain: {}}}
@@ -196,7 +282,11 @@ def _evaluate(expr: str, device: Device) -> bool | str:
     except Exception as e:  # noqa: BLE001
         return f"CEL runtime error: {e}"
     if out.type().name() == "ERROR" or not isinstance(plain, bool):
-        return f"CEL runtime error: {plain}" if out.type().name() == "ERROR" else f"expression must return bool, got {out.type().name()}"
+        return (
+            f"CEL runtime error: {plain}"
+            if out.type().name() == "ERROR"
+            else f"expression must return bool, got {out.type().name()}"
+        )
     return plain
 
 

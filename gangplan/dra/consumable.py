@@ -49,7 +49,11 @@ def violates(amount: int, policy: RequestPolicy | None) -> bool:
     if policy.has_range:
         if policy.max is not None and amount > policy.max:
             return True
-        if policy.step is not None and policy.step > 0 and (amount - (policy.min or 0)) % policy.step != 0:
+        if (
+            policy.step is not None
+            and policy.step > 0
+            and (amount - (policy.min or 0)) % policy.step != 0
+        ):
             return True
         return False
     if policy.valid_values:
@@ -79,7 +83,9 @@ def consumption(device: Device, request: DeviceRequest) -> dict[CapName, int] | 
     return out
 
 
-def fits(device: Device, amounts: Mapping[CapName, int], *already: Mapping[CapName, int] | None) -> bool:
+def fits(
+    device: Device, amounts: Mapping[CapName, int], *already: Mapping[CapName, int] | None
+) -> bool:
     """Whether ``amounts`` on top of ``already`` stay within every capacity value of ``device``."""
     for (domain, name), q in amounts.items():
         total = q + sum(a.get((domain, name), 0) for a in already if a)

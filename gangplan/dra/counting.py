@@ -22,27 +22,47 @@ _SEARCH = object()
 """:func:`_counted` cannot answer by counting: run the search."""
 
 
-def _device_info(devices: Sequence[Device], store: dict) -> tuple[dict[DeviceID, int], frozenset[DeviceID], bool]:
+def _device_info(
+    devices: Sequence[Device], store: dict
+) -> tuple[dict[DeviceID, int], frozenset[DeviceID], bool]:
     """Per device list (cached in ``store``): device id -> bit, the ids, whether any is shared
     or consumes counters (then counting never decides: the search does)."""
     key = (id(devices), "info")
     got = store.get(key)
     if got is None:
         bits = {d.id: 1 << i for i, d in enumerate(devices)}
-        got = store[key] = (bits, frozenset(bits), any(d.allow_multiple or d.counters for d in devices))
+        got = store[key] = (
+            bits,
+            frozenset(bits),
+            any(d.allow_multiple or d.counters for d in devices),
+        )
     return got
 
 
-def _usable(devices: Sequence[Device], request: DeviceRequest, classes: dict[str, DeviceClass], store: dict) -> int | None:
+def _usable(
+    devices: Sequence[Device], request: DeviceRequest, classes: dict[str, DeviceClass], store: dict
+) -> int | None:
     """The bit mask of the devices that can serve ``request`` on their own (matching, capacity
     policy accepting it, its consumption within their capacity with nothing else consumed), or
     None when a selector raised on one of them (the search must meet the error where upstream
     does)."""
-    key = (id(devices), "mask", request.device_class, request.selectors, request.capacity, request.tolerations)  # not the name nor the count
+    key = (
+        id(devices),
+        "mask",
+        request.device_class,
+        request.selectors,
+        request.capacity,
+        request.tolerations,
+    )  # not the name nor the count
     got = store.get(key, _ABSENT)
     if got is _ABSENT:
-        probe = DeviceRequest(name="", device_class=request.device_class, selectors=request.selectors, capacity=request.capacity,
-                              tolerations=request.tolerations)
+        probe = DeviceRequest(
+            name="",
+            device_class=request.device_class,
+            selectors=request.selectors,
+            capacity=request.capacity,
+            tolerations=request.tolerations,
+        )
         got = 0
         for i, d in enumerate(devices):
             try:
@@ -75,8 +95,14 @@ def _used_bits(bits: dict[DeviceID, int], in_use: set | frozenset) -> int:
     return used
 
 
-def usable_mask(devices: Sequence[Device], request: DeviceRequest, classes: dict[str, DeviceClass], store: dict,
-                in_use: set | frozenset, consumed: Consumed | None) -> int | None:
+def usable_mask(
+    devices: Sequence[Device],
+    request: DeviceRequest,
+    classes: dict[str, DeviceClass],
+    store: dict,
+    in_use: set | frozenset,
+    consumed: Consumed | None,
+) -> int | None:
     """The bit mask (bit ``i``: ``devices[i]``) of the devices not in use that can serve
     ``request`` alone, or None when that must be decided device by device: a selector raises on
     one of them, one has consumed capacity recorded, or one consumes shared counters. ``store``:
@@ -90,8 +116,14 @@ def usable_mask(devices: Sequence[Device], request: DeviceRequest, classes: dict
     return None if m is None else m & ~_used_bits(bits, in_use)
 
 
-def countable_mask(devices: Sequence[Device], request: DeviceRequest, classes: dict[str, DeviceClass], store: dict,
-                   in_use: set | frozenset, consumed: Consumed | None) -> int | None:
+def countable_mask(
+    devices: Sequence[Device],
+    request: DeviceRequest,
+    classes: dict[str, DeviceClass],
+    store: dict,
+    in_use: set | frozenset,
+    consumed: Consumed | None,
+) -> int | None:
     """:func:`usable_mask` where counting decides allocations from ``devices`` (none of them is
     shared, :func:`_counted`): a claim set whose requests all draw on this one mask is allocated
     exactly when the mask holds as many devices as they ask for together, and then takes its
@@ -101,9 +133,15 @@ def countable_mask(devices: Sequence[Device], request: DeviceRequest, classes: d
     return usable_mask(devices, request, classes, store, in_use, consumed)
 
 
-def _counted(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: set | frozenset,
-             classes: dict[str, DeviceClass], consumed: Consumed | None, cache: dict | None,
-             constraints: Constraints | None) -> dict[str, tuple[DeviceResult, ...]] | None | object:
+def _counted(
+    claims: Sequence[tuple[str, Sequence[DeviceRequest]]],
+    devices: Sequence[Device],
+    in_use: set | frozenset,
+    classes: dict[str, DeviceClass],
+    consumed: Consumed | None,
+    cache: dict | None,
+    constraints: Constraints | None,
+) -> dict[str, tuple[DeviceResult, ...]] | None | object:
     """The search's answer by counting, where that is exact, else ``_SEARCH``.
 
     It is exact when no claim has constraints, no device of the node is shared
@@ -143,8 +181,13 @@ def _counted(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Seq
     return {k: tuple(v) for k, v in out.items()}
 
 
-def _plan(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], classes: dict[str, DeviceClass], store: dict,
-          used: int) -> list[tuple[int, DeviceRequest, int]] | object:
+def _plan(
+    claims: Sequence[tuple[str, Sequence[DeviceRequest]]],
+    devices: Sequence[Device],
+    classes: dict[str, DeviceClass],
+    store: dict,
+    used: int,
+) -> list[tuple[int, DeviceRequest, int]] | object:
     """Per request in claim and request order, (claim index, request, the free devices it can
     take as a bit mask); ``_SEARCH`` when a request is not a plain ExactCount one, a selector
     raises, or two requests' sets overlap without being the same."""

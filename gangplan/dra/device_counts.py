@@ -19,13 +19,26 @@ from gangplan.dra.shared_counters import counters_fit_alone
 def _fits_alone(dra: DraState, node, key: str, distinct: bool = True) -> bool:
     """Whether ``node`` can allocate claim ``key`` from its free devices, alone."""
     try:
-        return allocate_results([(key, dra.claims[key].requests)], dra.devices_by_node.get(node.name, ()), dra.in_use, dra.classes, dra.consumed,
-                                dra.alloc_cache, dra.constraints, distinct) is not None
+        return (
+            allocate_results(
+                [(key, dra.claims[key].requests)],
+                dra.devices_by_node.get(node.name, ()),
+                dra.in_use,
+                dra.classes,
+                dra.consumed,
+                dra.alloc_cache,
+                dra.constraints,
+                distinct,
+            )
+            is not None
+        )
     except AllocationError:
         return False
 
 
-def _serves(dra: DraState, d: Device, request: DeviceRequest, partitionable: bool = True) -> dict[CapName, int] | None:
+def _serves(
+    dra: DraState, d: Device, request: DeviceRequest, partitionable: bool = True
+) -> dict[CapName, int] | None:
     """What ``request`` consumes of ``d`` when ``d`` can serve it alone (free, matching, its
     capacity left enough, its shared counters enough after the allocated devices'), else None."""
     if d.id in dra.in_use or not matches(d, request, dra.classes):
@@ -44,8 +57,14 @@ def _count(dra: DraState, node, request: DeviceRequest, partitionable: bool = Tr
     got = usable_mask(devices, request, dra.classes, dra.alloc_cache, dra.in_use, dra.consumed)
     if got is not None:
         return got.bit_count()
-    one = DeviceRequest(name=request.name, device_class=request.device_class, selectors=request.selectors, count=1, capacity=request.capacity,
-                        tolerations=request.tolerations)
+    one = DeviceRequest(
+        name=request.name,
+        device_class=request.device_class,
+        selectors=request.selectors,
+        count=1,
+        capacity=request.capacity,
+        tolerations=request.tolerations,
+    )
     n = 0
     for d in dra.devices_by_node.get(node.name, ()):
         try:
@@ -69,7 +88,9 @@ def _admin_count(dra: DraState, node, request: DeviceRequest, partitionable: boo
         for d in dra.devices_by_node.get(node.name, ()):
             if not matches(d, request, dra.classes):
                 continue
-            if d.counters and (not partitionable or not counters_fit_alone(d, dra.in_use, dra.consumed)):
+            if d.counters and (
+                not partitionable or not counters_fit_alone(d, dra.in_use, dra.consumed)
+            ):
                 continue
             q = consumption(d, request)
             if q is not None and fits(d, q, dra.consumed.get(d.id)):
@@ -82,7 +103,11 @@ def _admin_count(dra: DraState, node, request: DeviceRequest, partitionable: boo
 def _left(dra: DraState, d: Device) -> dict[CapName, int]:
     """What is left of each capacity of ``d`` after the snapshot's shared allocations."""
     used = dra.consumed.get(d.id, {})
-    return {(dom, n): v - used.get((dom, n), 0) for dom, caps in d.capacity.items() for n, v in caps.items()}
+    return {
+        (dom, n): v - used.get((dom, n), 0)
+        for dom, caps in d.capacity.items()
+        for n, v in caps.items()
+    }
 
 
 class _Shareable:
@@ -98,7 +123,11 @@ class _Shareable:
         got = self._devices.get(node_name)
         if got is None:
             try:
-                got = [d for d in self.dra.devices_by_node.get(node_name, ()) if d.id not in self.dra.in_use and matches(d, self.probe, self.dra.classes)]
+                got = [
+                    d
+                    for d in self.dra.devices_by_node.get(node_name, ())
+                    if d.id not in self.dra.in_use and matches(d, self.probe, self.dra.classes)
+                ]
             except AllocationError:
                 got = []
             self._devices[node_name] = got
@@ -110,7 +139,12 @@ class _Shareable:
         got = self._demand.get(r.capacity)
         if got is not None:
             return got
-        amounts = [q for n in self.dra.devices_by_node for d in self.devices(n) if (q := consumption(d, r)) is not None]
+        amounts = [
+            q
+            for n in self.dra.devices_by_node
+            for d in self.devices(n)
+            if (q := consumption(d, r)) is not None
+        ]
         names = {k for q in amounts for k in q}
         got = {k: min(q.get(k, 0) for q in amounts) for k in sorted(names)}
         for k, v in got.items():
@@ -148,8 +182,14 @@ def _mask(dra: DraState, node, request: DeviceRequest, partitionable: bool = Tru
     got = usable_mask(devices, request, dra.classes, dra.alloc_cache, dra.in_use, dra.consumed)
     if got is not None:
         return got
-    one = DeviceRequest(name=request.name, device_class=request.device_class, selectors=request.selectors, count=1, capacity=request.capacity,
-                        tolerations=request.tolerations)
+    one = DeviceRequest(
+        name=request.name,
+        device_class=request.device_class,
+        selectors=request.selectors,
+        count=1,
+        capacity=request.capacity,
+        tolerations=request.tolerations,
+    )
     m = 0
     try:
         for i, d in enumerate(devices):
@@ -160,13 +200,17 @@ def _mask(dra: DraState, node, request: DeviceRequest, partitionable: bool = Tru
     return m
 
 
-def _all_count(dra: DraState, node, request: DeviceRequest, partitionable: bool = True) -> tuple[int, int]:
+def _all_count(
+    dra: DraState, node, request: DeviceRequest, partitionable: bool = True
+) -> tuple[int, int]:
     """(devices of ``node`` matching ``request``, of which free and able to serve it alone; a
     tainted device it does not tolerate counts in the first only, as allocationMode All lists
     every selectable device and then fails on it)."""
     devices = dra.devices_by_node.get(node.name, ())
     try:
         total = [d for d in devices if selectable(d, request, dra.classes)]
-        return len(total), sum(1 for d in total if _serves(dra, d, request, partitionable) is not None)
+        return len(total), sum(
+            1 for d in total if _serves(dra, d, request, partitionable) is not None
+        )
     except AllocationError:
         return 0, 0

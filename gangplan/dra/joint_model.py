@@ -12,10 +12,16 @@ from gangplan.dra.model import Device, DeviceClass, DeviceID, DeviceRequest
 from gangplan.dra.shared_counters import _pools_of, available_counters
 
 
-def _joint_by_model(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: set,
-                    classes: dict[str, DeviceClass], consumed: Consumed | None, constraints: Constraints | None,
-                    partitionable: bool, allowed: Mapping[str, set[DeviceID] | frozenset[DeviceID]] | None = None
-                    ) -> dict[str, tuple[DeviceResult, ...]] | None | object:
+def _joint_by_model(
+    claims: Sequence[tuple[str, Sequence[DeviceRequest]]],
+    devices: Sequence[Device],
+    in_use: set,
+    classes: dict[str, DeviceClass],
+    consumed: Consumed | None,
+    constraints: Constraints | None,
+    partitionable: bool,
+    allowed: Mapping[str, set[DeviceID] | frozenset[DeviceID]] | None = None,
+) -> dict[str, tuple[DeviceResult, ...]] | None | object:
     """Whether the claims have a joint allocation, as a small CP-SAT model (not upstream's code:
     the depth-first search over interchangeable devices matched by overlapping requests, or
     partitions of one GPU, is exponential when it must backtrack, and only the validator and the
@@ -42,12 +48,16 @@ def _joint_by_model(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devic
         groups.setdefault(tuple(c), []).append(q)
     keys = list(groups)
     need = [sum(reqs[q][1].count for q in groups[g]) for g in keys]
-    if len({i for c in cand for i in c}) < sum(need) or any(len(g) < need[q] for q, g in enumerate(keys)):
+    if len({i for c in cand for i in c}) < sum(need) or any(
+        len(g) < need[q] for q, g in enumerate(keys)
+    ):
         return None
     return _solve(claims, reqs, groups, keys, need, devices, in_use, consumed)
 
 
-def _plain_requests(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], constraints: Constraints | None) -> list[tuple[str, DeviceRequest]] | None:
+def _plain_requests(
+    claims: Sequence[tuple[str, Sequence[DeviceRequest]]], constraints: Constraints | None
+) -> list[tuple[str, DeviceRequest]] | None:
     """(claim key, request) of every request, when all are plain ExactCount requests of claims
     without constraints; else None."""
     if constraints and any(constraints.get(key) for key, _ in claims):
@@ -58,20 +68,48 @@ def _plain_requests(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], const
     return reqs
 
 
-def _candidates(reqs: list[tuple[str, DeviceRequest]], devices: Sequence[Device], in_use: set, classes: dict[str, DeviceClass],
-                partitionable: bool, allowed: Mapping[str, set[DeviceID] | frozenset[DeviceID]] | None) -> list[list[int]]:
+def _candidates(
+    reqs: list[tuple[str, DeviceRequest]],
+    devices: Sequence[Device],
+    in_use: set,
+    classes: dict[str, DeviceClass],
+    partitionable: bool,
+    allowed: Mapping[str, set[DeviceID] | frozenset[DeviceID]] | None,
+) -> list[list[int]]:
     """Per request, the indexes of the free devices it matches (and may take: ``allowed``)."""
     if allowed is None:
-        return [[i for i, d in enumerate(devices) if d.id not in in_use and (partitionable or not d.counters) and matches(d, r, classes)] for _, r in reqs]
+        return [
+            [
+                i
+                for i, d in enumerate(devices)
+                if d.id not in in_use
+                and (partitionable or not d.counters)
+                and matches(d, r, classes)
+            ]
+            for _, r in reqs
+        ]
     # (only the devices each claim may take: across nodes most of them are on other nodes)
     pos = {d.id: i for i, d in enumerate(devices)}
-    return [[i for i in sorted(pos[x] for x in allowed[key] if x in pos and x not in in_use)
-             if (partitionable or not devices[i].counters) and matches(devices[i], r, classes)] for key, r in reqs]
+    return [
+        [
+            i
+            for i in sorted(pos[x] for x in allowed[key] if x in pos and x not in in_use)
+            if (partitionable or not devices[i].counters) and matches(devices[i], r, classes)
+        ]
+        for key, r in reqs
+    ]
 
 
-def _solve(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], reqs: list[tuple[str, DeviceRequest]], groups: dict[tuple[int, ...], list[int]],
-           keys: list[tuple[int, ...]], need: list[int], devices: Sequence[Device], in_use: set,
-           consumed: Consumed | None) -> dict[str, tuple[DeviceResult, ...]] | None | object:
+def _solve(
+    claims: Sequence[tuple[str, Sequence[DeviceRequest]]],
+    reqs: list[tuple[str, DeviceRequest]],
+    groups: dict[tuple[int, ...], list[int]],
+    keys: list[tuple[int, ...]],
+    need: list[int],
+    devices: Sequence[Device],
+    in_use: set,
+    consumed: Consumed | None,
+) -> dict[str, tuple[DeviceResult, ...]] | None | object:
     """The model of :func:`_joint_by_model` over the request groups ``keys`` (each its candidate
     devices, ``need`` of them), solved; the devices handed out in request order."""
     from ortools.sat.python import cp_model
@@ -111,14 +149,23 @@ def _solve(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], reqs: list[tup
     return {k: tuple(v) for k, v in by_claim.items()}
 
 
-def _add_counters(m, x: dict, devices: Sequence[Device], in_use: set, consumed: Consumed | None) -> None:
+def _add_counters(
+    m, x: dict, devices: Sequence[Device], in_use: set, consumed: Consumed | None
+) -> None:
     """Per pool and counter, what the taken devices consume at most what the allocated devices
     left (KEP-4815); a counter already over-consumed keeps every device of the pool untaken."""
     for cp in _pools_of(devices, None).values():
         have = available_counters(cp, in_use, consumed)
         for key, left in sorted(have.items()):
-            terms = [(v, amount) for (_q, i), v in x.items() if devices[i].counter_pool is cp
-                     for cset, amounts in devices[i].counters if cset == key[0] for c, amount in amounts if c == key[1]]
+            terms = [
+                (v, amount)
+                for (_q, i), v in x.items()
+                if devices[i].counter_pool is cp
+                for cset, amounts in devices[i].counters
+                if cset == key[0]
+                for c, amount in amounts
+                if c == key[1]
+            ]
             users = {i for (_q, i) in x if devices[i].counter_pool is cp and devices[i].counters}
             if left < 0 and users:
                 for (_q, i), v in x.items():

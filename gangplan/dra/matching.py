@@ -46,26 +46,38 @@ def has_attribute(device: Device, attribute: CapName) -> bool:
 
 
 def _empty(key: str, i: int) -> AllocationError:
-    return AllocationError(f"claim {key}, constraint #{i}: empty constraint (unsupported constraint type?)")
+    return AllocationError(
+        f"claim {key}, constraint #{i}: empty constraint (unsupported constraint type?)"
+    )
 
 
 def _must(key: str, request: DeviceRequest, d: Device) -> AllocationError:
     """``allocateDevice`` with ``must`` (allocationMode All): a constraint refusing one of the
     devices is an error, not a reason to try another."""
-    return AllocationError(f"claim {key}, request {request.name}: cannot add device {'/'.join(d.id)} because a claim constraint would not be satisfied")
+    return AllocationError(
+        f"claim {key}, request {request.name}: cannot add device {'/'.join(d.id)} because a claim constraint would not be satisfied"
+    )
 
 
-def all_devices(key: str, request: DeviceRequest, devices: Sequence[Device], classes: dict[str, DeviceClass]) -> list[int]:
+def all_devices(
+    key: str, request: DeviceRequest, devices: Sequence[Device], classes: dict[str, DeviceClass]
+) -> list[int]:
     """``validateDeviceRequest`` for ``allocationMode: All``: the indexes of every device of the
     node's pools that matches the request (in use or not: taking it is the search's part), or an
     :class:`AllocationError` when a pool of the node is incomplete or a selector fails."""
     for d in devices:
         if d.pool_incomplete:
-            raise AllocationError(f"claim {key}, request {request.name}: asks for all devices, but resource pool {d.driver}/{d.pool} is currently being updated")
-    return [i for i, d in enumerate(devices) if selectable(d, request, classes)]  # (tainted ones too: the search refuses them)
+            raise AllocationError(
+                f"claim {key}, request {request.name}: asks for all devices, but resource pool {d.driver}/{d.pool} is currently being updated"
+            )
+    return [
+        i for i, d in enumerate(devices) if selectable(d, request, classes)
+    ]  # (tainted ones too: the search refuses them)
 
 
-def constraints_hold(constraints: Sequence[Constraint], picked: Sequence[tuple[str, Device]]) -> bool:
+def constraints_hold(
+    constraints: Sequence[Constraint], picked: Sequence[tuple[str, Device]]
+) -> bool:
     """Whether the devices a claim got (``(request name, device)`` each) satisfy every one of its
     constraints: the reference the search is tested against, and what the validator checks."""
     for c in constraints:
@@ -122,7 +134,9 @@ def selectable(device: Device, request: DeviceRequest, classes: dict[str, Device
     """``isSelectable``: every class selector, then every request selector, is true."""
     cls = classes.get(request.device_class)
     if cls is None:
-        raise AllocationError(f"request {request.name}: could not retrieve device class {request.device_class}")
+        raise AllocationError(
+            f"request {request.name}: could not retrieve device class {request.device_class}"
+        )
     try:
         for expr in cls.selectors:
             if not evaluate(expr, device):
@@ -131,14 +145,18 @@ def selectable(device: Device, request: DeviceRequest, classes: dict[str, Device
             if not evaluate(expr, device):
                 return False
     except CelError as e:
-        raise AllocationError(f"request {request.name}: selector failed for device {device.driver}/{device.pool}/{device.name}: {e}") from None
+        raise AllocationError(
+            f"request {request.name}: selector failed for device {device.driver}/{device.pool}/{device.name}: {e}"
+        ) from None
     return True
 
 
 def add_consumed(into: dict[DeviceID, dict[CapName, int]], results: Iterable[DeviceResult]) -> None:
     """Add the consumed capacity of shared ``results`` to ``into`` (device -> capacity -> amount)."""
     for r in results:
-        if r.consumed is not None and not r.admin:  # (an admin-access share is not counted, foreachAllocatedDevice)
+        if (
+            r.consumed is not None and not r.admin
+        ):  # (an admin-access share is not counted, foreachAllocatedDevice)
             per = into.setdefault(r.device, {})
             for k, v in r.consumed:
                 per[k] = per.get(k, 0) + v

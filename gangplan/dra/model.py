@@ -62,7 +62,9 @@ class DeviceTaint:
     """Where it comes from: ``""`` (the ResourceSlice) or ``DeviceTaintRule/<name>``."""
 
     def __str__(self) -> str:
-        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+        return (
+            f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+        )
 
 
 @dataclass(frozen=True)
@@ -89,13 +91,17 @@ class DeviceToleration:
         return self.operator == "Exists"
 
 
-def untolerated(taints: tuple[DeviceTaint, ...], tolerations: tuple[DeviceToleration, ...]) -> DeviceTaint | None:
+def untolerated(
+    taints: tuple[DeviceTaint, ...], tolerations: tuple[DeviceToleration, ...]
+) -> DeviceTaint | None:
     """``taintPreventsAllocation`` (``structured/internal/stable/allocator_stable.go`` and
     ``incubating/allocator_incubating.go``, kubernetes/kubernetes @03ab440c): the first taint
     with effect NoSchedule or NoExecute that no toleration tolerates (other effects, ``None``
     included, never prevent allocation), or None."""
     for t in taints:
-        if t.effect in ("NoSchedule", "NoExecute") and not any(tol.tolerates(t) for tol in tolerations):
+        if t.effect in ("NoSchedule", "NoExecute") and not any(
+            tol.tolerates(t) for tol in tolerations
+        ):
             return t
     return None
 
@@ -118,8 +124,11 @@ class TaintRule:
     def applies(self, driver: str, pool: str, device: str) -> bool:
         """``applyPatches`` of ``staging/src/k8s.io/dynamic-resource-allocation/resourceslice/
         tracker/tracker.go``: driver, pool and device name each equal when set."""
-        return (self.driver is None or self.driver == driver) and (self.pool is None or self.pool == pool) \
+        return (
+            (self.driver is None or self.driver == driver)
+            and (self.pool is None or self.pool == pool)
             and (self.device is None or self.device == device)
+        )
 
 
 @dataclass(frozen=True)
@@ -134,11 +143,23 @@ def selector_key(request: DeviceRequest) -> tuple:
     selectors, and its tolerations when it has any (one :class:`Tolerations` element after the
     CEL expressions). The exact engine keys its device-count rows on (class, selector key), so
     requests with different tolerations count different devices where devices are tainted."""
-    return request.selectors if not request.tolerations else (*request.selectors, Tolerations(request.tolerations))
+    return (
+        request.selectors
+        if not request.tolerations
+        else (*request.selectors, Tolerations(request.tolerations))
+    )
 
 
-def probe(device_class: str, key: tuple, capacity: tuple[tuple[str, int], ...] = (), *, all: bool = False, name: str = "", count: int = 1,
-          admin_access: bool = False) -> DeviceRequest:
+def probe(
+    device_class: str,
+    key: tuple,
+    capacity: tuple[tuple[str, int], ...] = (),
+    *,
+    all: bool = False,
+    name: str = "",
+    count: int = 1,
+    admin_access: bool = False,
+) -> DeviceRequest:
     """The request a (class, :func:`selector_key`) pair stands for."""
     tolerations: tuple[DeviceToleration, ...] = ()
     selectors = []
@@ -147,8 +168,16 @@ def probe(device_class: str, key: tuple, capacity: tuple[tuple[str, int], ...] =
             tolerations = k.tolerations
         else:
             selectors.append(k)
-    return DeviceRequest(name=name, device_class=device_class, selectors=tuple(selectors), count=count, capacity=capacity, all=all, tolerations=tolerations,
-                         admin_access=admin_access)
+    return DeviceRequest(
+        name=name,
+        device_class=device_class,
+        selectors=tuple(selectors),
+        count=count,
+        capacity=capacity,
+        all=all,
+        tolerations=tolerations,
+        admin_access=admin_access,
+    )
 
 
 Counters = tuple[tuple[str, tuple[tuple[str, int], ...]], ...]
@@ -246,8 +275,12 @@ class Device:
         return (self.driver, self.pool, self.name)
 
     def cel_value(self) -> dict:
-        return {"driver": self.driver, "attributes": self.attributes, "capacity": self.capacity,
-                "allowMultipleAllocations": self.allow_multiple}
+        return {
+            "driver": self.driver,
+            "attributes": self.attributes,
+            "capacity": self.capacity,
+            "allowMultipleAllocations": self.allow_multiple,
+        }
 
 
 @dataclass(frozen=True)
@@ -294,7 +327,11 @@ class Constraint:
     def applies(self, request: str) -> bool:
         """``request``: a request's name, or ``<request>/<subrequest>`` (``matches``: a constraint
         naming the request covers all its subrequests)."""
-        return not self.requests or request in self.requests or request.split("/", 1)[0] in self.requests
+        return (
+            not self.requests
+            or request in self.requests
+            or request.split("/", 1)[0] in self.requests
+        )
 
 
 @dataclass(frozen=True)
@@ -397,8 +434,14 @@ class DraState:
         """Devices of multi-node ResourceSlices (:attr:`Device.reach`) this view allocates."""
         got = self._views.get(("multi", self.taint_mode, self.binding_on, self.per_device_on))
         if got is None:
-            got = self._views[("multi", self.taint_mode, self.binding_on, self.per_device_on)] = frozenset(
-                d.id for devs in self.devices_by_node.values() for d in devs if d.reach is not None)
+            got = self._views[("multi", self.taint_mode, self.binding_on, self.per_device_on)] = (
+                frozenset(
+                    d.id
+                    for devs in self.devices_by_node.values()
+                    for d in devs
+                    if d.reach is not None
+                )
+            )
         return got
 
     def local_only(self, keep_plain: bool = False) -> DraState:
@@ -416,16 +459,28 @@ class DraState:
                 return d.reach is None or (keep_plain and not d.counters and not d.allow_multiple)
 
             def local(nodes: dict[str, list[Device]]) -> dict[str, list[Device]]:
-                return {n: kept for n, devs in nodes.items() if (kept := [d for d in devs if kept_device(d)])}
+                return {
+                    n: kept
+                    for n, devs in nodes.items()
+                    if (kept := [d for d in devs if kept_device(d)])
+                }
 
-            got = self._views[key] = replace(self, devices_by_node=local(self.devices_by_node), bound_out=local(self.bound_out), alloc_cache={}, _views={})
+            got = self._views[key] = replace(
+                self,
+                devices_by_node=local(self.devices_by_node),
+                bound_out=local(self.bound_out),
+                alloc_cache={},
+                _views={},
+            )
         return got
 
     def device(self, did: DeviceID) -> Device | None:
         """The device ``did`` names in this view (on any node), or None."""
         index = self._views.get(("index", self.taint_mode, self.binding_on, self.per_device_on))
         if index is None:
-            index = self._views[("index", self.taint_mode, self.binding_on, self.per_device_on)] = {d.id: d for devs in self.devices_by_node.values() for d in devs}
+            index = self._views[("index", self.taint_mode, self.binding_on, self.per_device_on)] = {
+                d.id: d for devs in self.devices_by_node.values() for d in devs
+            }
         return index.get(did)
 
     @property
@@ -447,7 +502,11 @@ class DraState:
             dra_taint_mode,
         )
 
-        return self.view(dra_taint_mode(version), dra_binding_conditions(version), dra_partitionable_devices(version))
+        return self.view(
+            dra_taint_mode(version),
+            dra_binding_conditions(version),
+            dra_partitionable_devices(version),
+        )
 
     @property
     def binding(self) -> int:
@@ -467,18 +526,26 @@ class DraState:
         mode = dra_taint_mode(version)
         out = []
         if self.per_device and not dra_partitionable_devices(version):
-            out.append(f"{self.per_device} device(s) are published in ResourceSlices with perDeviceNodeSelection, which kube-scheduler v{version} skips "
-                       "(DRAPartitionableDevices is off by default before v1.36); choose --kube-version 1.36 or later if the cluster enables the gate")
+            out.append(
+                f"{self.per_device} device(s) are published in ResourceSlices with perDeviceNodeSelection, which kube-scheduler v{version} skips "
+                "(DRAPartitionableDevices is off by default before v1.36); choose --kube-version 1.36 or later if the cluster enables the gate"
+            )
         if self.binding and not dra_binding_conditions(version):
-            out.append(f"{self.binding} device(s) have binding conditions (KEP-5007), which kube-scheduler v{version} does not allocate "
-                       "(DRADeviceBindingConditions is off by default before v1.36); choose --kube-version 1.36 or later if the cluster enables the gate")
+            out.append(
+                f"{self.binding} device(s) have binding conditions (KEP-5007), which kube-scheduler v{version} does not allocate "
+                "(DRADeviceBindingConditions is off by default before v1.36); choose --kube-version 1.36 or later if the cluster enables the gate"
+            )
         tainted = sum(1 for devs in self.devices_by_node.values() for d in devs if d.slice_taints)
         if mode == "off" and tainted:
-            out.append(f"{tainted} device(s) have taints in their ResourceSlice, which kube-scheduler v{version} does not check (DRADeviceTaints is off by default "
-                       "before v1.36): they are allocated as untainted devices; choose --kube-version 1.36 or later if the cluster enables the gate")
+            out.append(
+                f"{tainted} device(s) have taints in their ResourceSlice, which kube-scheduler v{version} does not check (DRADeviceTaints is off by default "
+                "before v1.36): they are allocated as untainted devices; choose --kube-version 1.36 or later if the cluster enables the gate"
+            )
         if mode != "rules" and self.taint_rules:
-            out.append(f"{len(self.taint_rules)} DeviceTaintRule(s) are not applied by kube-scheduler v{version} (DRADeviceTaintRules is off by default before v1.37); "
-                       "choose --kube-version 1.37 or later if the cluster enables the gate")
+            out.append(
+                f"{len(self.taint_rules)} DeviceTaintRule(s) are not applied by kube-scheduler v{version} (DRADeviceTaintRules is off by default before v1.37); "
+                "choose --kube-version 1.37 or later if the cluster enables the gate"
+            )
         return tuple(out)
 
     def at_taint_mode(self, mode: str) -> DraState:
@@ -490,7 +557,9 @@ class DraState:
         got = self._views.get(("per-device",))
         if got is None:
             every = self.bound_out or self.devices_by_node
-            got = self._views[("per-device",)] = len({d.id for devs in every.values() for d in devs if d.per_device})
+            got = self._views[("per-device",)] = len(
+                {d.id for devs in every.values() for d in devs if d.per_device}
+            )
         return got
 
     def view(self, mode: str, binding_on: bool, per_device_on: bool = True) -> DraState:
@@ -511,7 +580,13 @@ class DraState:
             from dataclasses import replace
 
             def effective(d: Device) -> tuple[DeviceTaint, ...]:
-                return () if mode == "off" else d.slice_taints if mode == "slices" else d.slice_taints + d.rule_taints
+                return (
+                    ()
+                    if mode == "off"
+                    else d.slice_taints
+                    if mode == "slices"
+                    else d.slice_taints + d.rule_taints
+                )
 
             made: dict[int, Device] = {}
             every = self.bound_out or self.devices_by_node
@@ -524,11 +599,24 @@ class DraState:
                         nd = made[id(d)] = replace(d, taints=effective(d)) if self.tainted else d
                     out.append(nd)
                 all_by_node[node] = out
-                by_node[node] = [d for d in out if (binding_on or not d.binding_conditions) and (per_device_on or not d.per_device)]
+                by_node[node] = [
+                    d
+                    for d in out
+                    if (binding_on or not d.binding_conditions)
+                    and (per_device_on or not d.per_device)
+                ]
             # (a device's counter pool is shared: counters are looked up by device id)
             whole = binding_on and per_device_on
-            got = views[(mode, binding_on, per_device_on)] = replace(self, devices_by_node=by_node, bound_out={} if whole else all_by_node, alloc_cache={},
-                                                                     taint_mode=mode, binding_on=binding_on, per_device_on=per_device_on, _views=views)
+            got = views[(mode, binding_on, per_device_on)] = replace(
+                self,
+                devices_by_node=by_node,
+                bound_out={} if whole else all_by_node,
+                alloc_cache={},
+                taint_mode=mode,
+                binding_on=binding_on,
+                per_device_on=per_device_on,
+                _views=views,
+            )
         return got
 
     def extended_requests(self, pod, node) -> tuple[DeviceRequest, ...]:
@@ -540,13 +628,17 @@ class DraState:
         mine = sorted((r, q) for r, q in pod.requests.items() if r in ext and q > 0)
         if not mine:
             return ()
-        made = self.alloc_cache.setdefault("extended-requests", {})  # one object per (resource, count)
+        made = self.alloc_cache.setdefault(
+            "extended-requests", {}
+        )  # one object per (resource, count)
         out = []
         for r, q in mine:
             if node.allocatable.get(r, 0) == 0:
                 req = made.get((r, q))
                 if req is None:
-                    req = made[(r, q)] = DeviceRequest(name=f"extended:{r}", device_class=ext[r], count=q)
+                    req = made[(r, q)] = DeviceRequest(
+                        name=f"extended:{r}", device_class=ext[r], count=q
+                    )
                 out.append(req)
         return tuple(out)
 

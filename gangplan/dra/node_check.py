@@ -13,8 +13,12 @@ from gangplan.dra.model import DraState
 from gangplan.dra.rules import CANNOT_ALLOCATE, allocation_site, demand
 
 
-def check_nodes(dra: DraState, placed: list[tuple[object, list]], distinct: bool = True,
-                named: dict[str, tuple[tuple[str, str, str, str, str], ...]] | None = None) -> list[tuple[str, str]]:
+def check_nodes(
+    dra: DraState,
+    placed: list[tuple[object, list]],
+    distinct: bool = True,
+    named: dict[str, tuple[tuple[str, str, str, str, str], ...]] | None = None,
+) -> list[tuple[str, str]]:
     """The validator's check with multi-node devices (:attr:`DraState.multi_node`): ``placed``
     (node, its new pods in order) for every node with new pods using DRA, in node order. Each
     node must have a joint allocation (:func:`check_node`) from what the snapshot's claims leave,
@@ -30,7 +34,9 @@ def check_nodes(dra: DraState, placed: list[tuple[object, list]], distinct: bool
     used = set(dra.in_use)
     sites = _named_sites(dra, placed, claim_nodes, by_claim, used)
     multi = dra.multi_node
-    named_multi: dict[str, set] = {}  # node -> the multi-node devices named for its pods' claims (not shared across nodes)
+    named_multi: dict[
+        str, set
+    ] = {}  # node -> the multi-node devices named for its pods' claims (not shared across nodes)
     for k, v in by_claim.items():
         if k not in sites:
             for n, d in v:
@@ -60,30 +66,45 @@ def _claim_nodes(dra: DraState, placed: list[tuple[object, list]]) -> dict[str, 
     for node, pods in placed:
         for p in pods:
             for key in dra.pod_claims.get(p.key, ()):
-                if dra.claims[key].allocated is None and node.name not in claim_nodes.setdefault(key, []):
+                if dra.claims[key].allocated is None and node.name not in claim_nodes.setdefault(
+                    key, []
+                ):
                     claim_nodes[key].append(node.name)
     return claim_nodes
 
 
-def _named_by_claim(placed: list[tuple[object, list]], named: dict[str, tuple[tuple[str, str, str, str, str], ...]]) -> dict[str, list]:
+def _named_by_claim(
+    placed: list[tuple[object, list]], named: dict[str, tuple[tuple[str, str, str, str, str], ...]]
+) -> dict[str, list]:
     """Claim key -> (node of the pod, device) for each device the Result names for it."""
     by_claim: dict[str, list] = {}
     for node, pods in placed:
         for p in pods:
             for claim, _, driver, pool, device in named.get(p.key, ()):
-                by_claim.setdefault(f"{p.namespace}/{claim}", []).append((node.name, (driver, pool, device)))
+                by_claim.setdefault(f"{p.namespace}/{claim}", []).append(
+                    (node.name, (driver, pool, device))
+                )
     return by_claim
 
 
-def _named_sites(dra: DraState, placed: list[tuple[object, list]], claim_nodes: dict[str, list[str]], by_claim: dict[str, list],
-                 used: set) -> dict:
+def _named_sites(
+    dra: DraState,
+    placed: list[tuple[object, list]],
+    claim_nodes: dict[str, list[str]],
+    by_claim: dict[str, list],
+    used: set,
+) -> dict:
     """Claims shared across nodes with devices named on their first node: claim -> where that
     allocation is usable (its multi-node devices added to ``used``)."""
     sites: dict = {}
     for key, where in claim_nodes.items():
         devs = [d for n, d in by_claim.get(key, ()) if n == where[0]]
         if len(where) > 1 and devs:
-            sites[key] = allocation_site(dra, [DeviceResult("", d) for d in devs], next(node for node, _ in placed if node.name == where[0]))
+            sites[key] = allocation_site(
+                dra,
+                [DeviceResult("", d) for d in devs],
+                next(node for node, _ in placed if node.name == where[0]),
+            )
             used.update(d for d in devs if d in dra.multi_node)
     return sites
 
@@ -114,7 +135,16 @@ def _across_nodes(dra: DraState, placed: list[tuple[object, list]], partitionabl
     if not claims:
         return {}
     try:
-        return _joint_by_model(claims, list(devices.values()), set(dra.in_use), dra.classes, dra.consumed, dra.constraints, partitionable, allowed)
+        return _joint_by_model(
+            claims,
+            list(devices.values()),
+            set(dra.in_use),
+            dra.classes,
+            dra.consumed,
+            dra.constraints,
+            partitionable,
+            allowed,
+        )
     except AllocationError:
         return _SEARCH
 
@@ -129,7 +159,9 @@ def check_node(dra: DraState, node, pods_in_order, distinct: bool = True) -> str
     return _check_node(dra, node, pods_in_order, distinct)[0]
 
 
-def _check_node(dra: DraState, node, pods_in_order, distinct: bool = True, in_use=None, sites=None) -> tuple[str | None, dict | None]:
+def _check_node(
+    dra: DraState, node, pods_in_order, distinct: bool = True, in_use=None, sites=None
+) -> tuple[str | None, dict | None]:
     """:func:`check_node` with the devices in use (default: the snapshot's) and the claims
     allocated on other nodes (claim -> :data:`gangplan.dra.rules.Site`); (why, the joint allocation)."""
     why, todo, per_pod = _node_demand(dra, node, pods_in_order, sites)
@@ -148,15 +180,29 @@ def _check_node(dra: DraState, node, pods_in_order, distinct: bool = True, in_us
         if not todo:
             return None, {}
     try:
-        got = allocate_joint(todo, devices, in_use, dra.classes, dra.consumed, constraints=dra.constraints, distinct=distinct, cache=dra.alloc_cache)
+        got = allocate_joint(
+            todo,
+            devices,
+            in_use,
+            dra.classes,
+            dra.consumed,
+            constraints=dra.constraints,
+            distinct=distinct,
+            cache=dra.alloc_cache,
+        )
     except AllocationError as e:
         return str(e), None
     if got is None:
-        return f"{CANNOT_ALLOCATE}: the claims of {', '.join(sorted(p.key for p in pods_in_order))} need more matching free devices than the node has", None
+        return (
+            f"{CANNOT_ALLOCATE}: the claims of {', '.join(sorted(p.key for p in pods_in_order))} need more matching free devices than the node has",
+            None,
+        )
     return _recount(dra, devices, [r for results in got.values() for r in results], in_use), got
 
 
-def _node_demand(dra: DraState, node, pods_in_order, sites) -> tuple[str | None, list, list[tuple[str, list]]]:
+def _node_demand(
+    dra: DraState, node, pods_in_order, sites
+) -> tuple[str | None, list, list[tuple[str, list]]]:
     """(why a pod cannot use the node, else None; every claim the pods need allocated, each once,
     with its requests, in pod order; per pod, the claims it brings first)."""
     todo = []
@@ -176,7 +222,9 @@ def _node_demand(dra: DraState, node, pods_in_order, sites) -> tuple[str | None,
     return None, todo, per_pod
 
 
-def _admin_pods_alone(dra: DraState, devices, in_use, per_pod: list[tuple[str, list]], distinct: bool) -> str | None:
+def _admin_pods_alone(
+    dra: DraState, devices, in_use, per_pod: list[tuple[str, list]], distinct: bool
+) -> str | None:
     """KEP-5018: admin-access requests take devices in use or not and leave them free, so the
     joint allocation is of the other requests; each pod's own claims, in its order, must then be
     allocatable from the snapshot's free devices (an admin-access device keeps the pod's later
@@ -185,7 +233,16 @@ def _admin_pods_alone(dra: DraState, devices, in_use, per_pod: list[tuple[str, l
         if not any(r.admin_access for _, reqs in mine for r in reqs):
             continue
         try:
-            alone = allocate_joint(mine, devices, in_use, dra.classes, dra.consumed, constraints=dra.constraints, distinct=distinct, cache=dra.alloc_cache)
+            alone = allocate_joint(
+                mine,
+                devices,
+                in_use,
+                dra.classes,
+                dra.consumed,
+                constraints=dra.constraints,
+                distinct=distinct,
+                cache=dra.alloc_cache,
+            )
         except AllocationError as e:
             return str(e)
         if alone is None:

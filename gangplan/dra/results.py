@@ -70,18 +70,24 @@ def assign_devices(cluster, placements: Mapping[str, str]) -> dict[str, tuple[Na
     return {k: tuple(n for n, _ in v) for k, v in _assign(cluster, placements).items()}
 
 
-def assign_consumed(cluster, placements: Mapping[str, str]) -> dict[str, tuple[tuple[tuple[CapName, int], ...] | None, ...]]:
+def assign_consumed(
+    cluster, placements: Mapping[str, str]
+) -> dict[str, tuple[tuple[tuple[CapName, int], ...] | None, ...]]:
     """KEP-5075: per pod, the ``consumedCapacity`` of each entry :func:`assign_devices` names, in
     the same order ((domain, capacity name) -> amount; None for a device allocated exclusively)."""
     return {k: tuple(c for _, c in v) for k, v in _assign(cluster, placements).items()}
 
 
-def _assign(cluster, placements: Mapping[str, str]) -> dict[str, tuple[tuple[Named, tuple | None], ...]]:
+def _assign(
+    cluster, placements: Mapping[str, str]
+) -> dict[str, tuple[tuple[Named, tuple | None], ...]]:
     with gc_paused():  # many small acyclic objects (gangplan.gcpause)
         return _assign_paused(cluster, placements)
 
 
-def _assign_paused(cluster, placements: Mapping[str, str]) -> dict[str, tuple[tuple[Named, tuple | None], ...]]:
+def _assign_paused(
+    cluster, placements: Mapping[str, str]
+) -> dict[str, tuple[tuple[Named, tuple | None], ...]]:
     dra: DraState | None = cluster.dra
     if not dra:
         return {}
@@ -114,7 +120,9 @@ def _assign_paused(cluster, placements: Mapping[str, str]) -> dict[str, tuple[tu
     return out
 
 
-def _name_on_node(dra: DraState, node, pods, distinct: bool, used: set, sites: dict, done: dict) -> dict[str, list] | None:
+def _name_on_node(
+    dra: DraState, node, pods, distinct: bool, used: set, sites: dict, done: dict
+) -> dict[str, list] | None:
     """Pod key -> the devices named for its claims on ``node`` (one joint allocation of the
     node's pods' claims; claims allocated on another node of their multi-node devices are
     reused, ``done``); None when the claims cannot be allocated (the validator's rule dra
@@ -126,8 +134,16 @@ def _name_on_node(dra: DraState, node, pods, distinct: bool, used: set, sites: d
             if any(r.admin_access for _, reqs in todo for r in reqs):
                 alloc = _one_by_one(dra, pods, todo, owners, node.name, distinct, used)
             else:
-                alloc = allocate_joint(todo, dra.devices_by_node.get(node.name, ()), used, dra.classes, dra.consumed,
-                                       constraints=dra.constraints, distinct=distinct, cache=dra.alloc_cache)
+                alloc = allocate_joint(
+                    todo,
+                    dra.devices_by_node.get(node.name, ()),
+                    used,
+                    dra.classes,
+                    dra.consumed,
+                    constraints=dra.constraints,
+                    distinct=distinct,
+                    cache=dra.alloc_cache,
+                )
         except AllocationError:
             alloc = None
     if alloc is None:
@@ -148,7 +164,9 @@ def _name_on_node(dra: DraState, node, pods, distinct: bool, used: set, sites: d
     return named
 
 
-def _node_claims(dra: DraState, node, pods, sites: dict, done: dict) -> tuple[list, dict[str, list[str]], dict[str, list[str]]]:
+def _node_claims(
+    dra: DraState, node, pods, sites: dict, done: dict
+) -> tuple[list, dict[str, list[str]], dict[str, list[str]]]:
     """The claims the node's pods need allocated there (each once, with its requests, in pod
     order), claim -> the pods that use it, and claim allocated on another node (``done``) ->
     the pods here that reuse it."""
@@ -174,14 +192,18 @@ def _entries(key: str, reqs, results) -> list[tuple[Named, tuple | None]]:
     by_name = {r.name: r for r in reqs}
     out = []
     for res in results:
-        r = by_name.get(res.request)  # (firstAvailable: <request>/<subrequest>, named as upstream's result)
+        r = by_name.get(
+            res.request
+        )  # (firstAvailable: <request>/<subrequest>, named as upstream's result)
         rname = request_name(r) if r is not None else res.request
         driver, pool, device = res.device
         out.append(((claim_name(key), rname, driver, pool, device), res.consumed))
     return out
 
 
-def _in_order(dra: DraState, cluster, placements: Mapping[str, str], nodes: dict, distinct: bool) -> dict[str, tuple] | None:
+def _in_order(
+    dra: DraState, cluster, placements: Mapping[str, str], nodes: dict, distinct: bool
+) -> dict[str, tuple] | None:
     """With multi-node devices: every placed pod's claims allocated in placement order, each on
     its node from what the pods before it left and with the claims they allocated (what the
     greedy engine's DynamicResources did, and kube-scheduler does: in-flight allocations are
@@ -234,7 +256,9 @@ def _one_by_one(dra: DraState, pods, todo, owners, node_name: str, distinct: boo
         mine = [(key, reqs) for key, reqs in todo if first[key] == p.key]
         if not mine:
             continue
-        got = allocate_results(mine, devices, used, dra.classes, consumed, dra.alloc_cache, dra.constraints, distinct)
+        got = allocate_results(
+            mine, devices, used, dra.classes, consumed, dra.alloc_cache, dra.constraints, distinct
+        )
         if got is None:
             return None
         for results in got.values():
@@ -257,14 +281,21 @@ def _chosen(reqs, items, pod_key: str, claim: str, out: list) -> list:
             continue
         subs = sorted({q.split("/", 1)[1] for q, _ in items if q.startswith(r.name + "/")})
         if len(subs) != 1 or subs[0] not in {a.name for a in r.alternatives}:
-            out.append((pod_key, f"claim {claim} request {r.name}: devices named for {len(subs)} of its subrequests, not one"))
+            out.append(
+                (
+                    pod_key,
+                    f"claim {claim} request {r.name}: devices named for {len(subs)} of its subrequests, not one",
+                )
+            )
             continue
         a = next(a for a in r.alternatives if a.name == subs[0])
         got.append(replace(a, name=f"{r.name}/{a.name}"))
     return got
 
 
-def check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[Named, ...]]) -> list[tuple[str, str]]:
+def check_named(
+    cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[Named, ...]]
+) -> list[tuple[str, str]]:
     """The validator's check of the devices a Result names: (pod key or claim, why) per problem.
     Every named device exists on the pod's node, is free in the snapshot, matches its request
     (DeviceClass and request selectors; its NoSchedule / NoExecute taints tolerated, KEP-5055, at
@@ -274,15 +305,21 @@ def check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[N
         return _check_named(cluster, node_of, named)
 
 
-def _check_named(cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[Named, ...]]) -> list[tuple[str, str]]:
+def _check_named(
+    cluster, node_of: Mapping[str, str], named: Mapping[str, tuple[Named, ...]]
+) -> list[tuple[str, str]]:
     dra: DraState | None = cluster.dra
     if not dra:
-        return [(k, "names devices but the snapshot has no DRA objects") for k, v in named.items() if v]
+        return [
+            (k, "names devices but the snapshot has no DRA objects") for k, v in named.items() if v
+        ]
     check = _NamedCheck(cluster, dra)
     for pod_key, entries in named.items():
         check.pod(pod_key, entries, node_of.get(pod_key))
     check.shared_capacity()
-    check.out.extend(_check_counters(cluster, dra, check.holder, {i: full for (full, _, i) in check.shares}))
+    check.out.extend(
+        _check_counters(cluster, dra, check.holder, {i: full for (full, _, i) in check.shares})
+    )
     return check.out
 
 
@@ -293,9 +330,15 @@ class _NamedCheck:
     def __init__(self, cluster, dra: DraState) -> None:
         self.cluster, self.dra = cluster, dra
         self.out: list[tuple[str, str]] = []
-        self.holder: dict[tuple[str, str, str], str] = {}  # device -> the claim it is named for exclusively
-        self.shares: dict[tuple[str, str, tuple[str, str, str]], dict] = {}  # (claim, request, device) -> what the share consumes
-        self.shared_by: dict[tuple[str, str, str], str] = {}  # device -> the first claim with a share of it
+        self.holder: dict[
+            tuple[str, str, str], str
+        ] = {}  # device -> the claim it is named for exclusively
+        self.shares: dict[
+            tuple[str, str, tuple[str, str, str]], dict
+        ] = {}  # (claim, request, device) -> what the share consumes
+        self.shared_by: dict[
+            tuple[str, str, str], str
+        ] = {}  # device -> the first claim with a share of it
         self.claim_devices: dict[str, tuple] = {}  # claim -> the devices named for it
         self.nodes = {x.name: x for x in cluster.nodes}
 
@@ -316,11 +359,18 @@ class _NamedCheck:
         for claim, items in sorted(mine.items()):
             reqs = expected.get(claim)
             if reqs is None:
-                self.out.append((pod_key, f"names devices for claim {claim}, which it does not allocate on {node}"))
+                self.out.append(
+                    (
+                        pod_key,
+                        f"names devices for claim {claim}, which it does not allocate on {node}",
+                    )
+                )
                 continue
             self._claim(pod_key, node, devices, claim, f"{p.namespace}/{claim}", items, reqs)
 
-    def _claim(self, pod_key: str, node: str, devices: dict, claim: str, full: str, items: list, reqs) -> None:
+    def _claim(
+        self, pod_key: str, node: str, devices: dict, claim: str, full: str, items: list, reqs
+    ) -> None:
         """One claim's named devices: the same for every pod sharing it, none twice (but shares),
         each request's count, its constraints, no request it lacks."""
         out = self.out
@@ -328,16 +378,24 @@ class _NamedCheck:
         if full in self.claim_devices and self.claim_devices[full] != ids:
             out.append((full, "pods sharing the claim name different devices"))
         self.claim_devices[full] = ids
-        twice = [i for i in set(ids) if ids.count(i) > 1 and not (i in devices and devices[i].allow_multiple)]
+        twice = [
+            i
+            for i in set(ids)
+            if ids.count(i) > 1 and not (i in devices and devices[i].allow_multiple)
+        ]
         if twice:
             out.append((pod_key, f"claim {claim} names a device twice"))
         for r in _chosen(reqs, items, pod_key, claim, out):
             self._request(pod_key, node, devices, claim, full, items, r, twice)
         self._constraints(pod_key, devices, claim, full, items)
-        unknown = {q for q, _ in items} - {request_name(r) for r in reqs} - {f"{r.name}/{a.name}" for r in reqs for a in r.alternatives}
+        unknown = (
+            {q for q, _ in items}
+            - {request_name(r) for r in reqs}
+            - {f"{r.name}/{a.name}" for r in reqs for a in r.alternatives}
+        )
         for q in sorted(unknown):
             out.append((pod_key, f"claim {claim} has no request {q}"))
-        for (c, _, i) in self.shares:
+        for c, _, i in self.shares:
             if c == full:
                 self.shared_by.setdefault(i, full)
 
@@ -349,24 +407,48 @@ class _NamedCheck:
             picked = [(q, devices[i]) for q, i in items if i in devices]
             if len(picked) == len(items) and not constraints_hold(cons, picked):
                 what = ", ".join(f"{c.kind}Attribute {'/'.join(c.attribute)}" for c in cons)
-                self.out.append((pod_key, f"claim {claim}: the devices named break its constraints ({what})"))
+                self.out.append(
+                    (pod_key, f"claim {claim}: the devices named break its constraints ({what})")
+                )
 
-    def _request(self, pod_key: str, node: str, devices: dict, claim: str, full: str, items: list, r, twice: list) -> None:
+    def _request(
+        self,
+        pod_key: str,
+        node: str,
+        devices: dict,
+        claim: str,
+        full: str,
+        items: list,
+        r,
+        twice: list,
+    ) -> None:
         """The devices named for one request: its count (allocationMode All: exactly every
         matching device of the node), none twice, each one checked."""
         out = self.out
         mine_r = [i for q, i in items if q == request_name(r)]
         if r.all:  # allocationMode All: exactly every matching device of the node
             try:
-                want = sorted(d.id for d in devices.values() if selectable(d, r, self.dra.classes))  # (a tainted one too: refused below)
+                want = sorted(
+                    d.id for d in devices.values() if selectable(d, r, self.dra.classes)
+                )  # (a tainted one too: refused below)
             except AllocationError as e:
                 out.append((pod_key, f"claim {claim} request {request_name(r)}: {e}"))
                 want = sorted(mine_r)
             if sorted(mine_r) != want or not want:
-                out.append((pod_key, f"claim {claim} request {request_name(r)} (allocationMode All): {len(mine_r)} device(s) named, "
-                                     f"not the {len(want)} matching device(s) of {node}"))
+                out.append(
+                    (
+                        pod_key,
+                        f"claim {claim} request {request_name(r)} (allocationMode All): {len(mine_r)} device(s) named, "
+                        f"not the {len(want)} matching device(s) of {node}",
+                    )
+                )
         elif len(mine_r) != r.count:
-            out.append((pod_key, f"claim {claim} request {request_name(r)}: {len(mine_r)} device(s) named, {r.count} requested"))
+            out.append(
+                (
+                    pod_key,
+                    f"claim {claim} request {request_name(r)}: {len(mine_r)} device(s) named, {r.count} requested",
+                )
+            )
         if len(set(mine_r)) != len(mine_r) and not twice:
             out.append((pod_key, f"claim {claim} request {request_name(r)} names a device twice"))
         for i in mine_r:
@@ -380,8 +462,12 @@ class _NamedCheck:
         if d is None:
             out.append((pod_key, f"claim {claim}: device {'/'.join(i)} is not on node {node}"))
             return
-        if i in self.dra.in_use and not r.admin_access:  # (KEP-5018: admin access may take a device in use)
-            out.append((pod_key, f"claim {claim}: device {'/'.join(i)} is allocated in the snapshot"))
+        if (
+            i in self.dra.in_use and not r.admin_access
+        ):  # (KEP-5018: admin access may take a device in use)
+            out.append(
+                (pod_key, f"claim {claim}: device {'/'.join(i)} is allocated in the snapshot")
+            )
         why = _mismatch(d, r, self.dra.classes)
         if why is not None:
             out.append((pod_key, f"claim {claim}: device {'/'.join(i)} {why}"))
@@ -394,11 +480,22 @@ class _NamedCheck:
         """KEP-5075: a share of a device with ``allowMultipleAllocations``; its consumed capacity
         is summed in :meth:`shared_capacity`."""
         if i in self.holder:
-            self.out.append((pod_key, f"device {'/'.join(i)} named for claims {self.holder[i]} and {full}"))
+            self.out.append(
+                (pod_key, f"device {'/'.join(i)} named for claims {self.holder[i]} and {full}")
+            )
         q = consumption(d, r)
         if q is None:
-            self.out.append((pod_key, f"claim {claim}: device {'/'.join(i)} cannot serve the capacity request {request_name(r)} asks for"))
-        elif (full, request_name(r), i) not in self.shares and not r.admin_access:  # (KEP-5018: an admin share is not counted)
+            self.out.append(
+                (
+                    pod_key,
+                    f"claim {claim}: device {'/'.join(i)} cannot serve the capacity request {request_name(r)} asks for",
+                )
+            )
+        elif (
+            full,
+            request_name(r),
+            i,
+        ) not in self.shares and not r.admin_access:  # (KEP-5018: an admin share is not counted)
             self.shares[(full, request_name(r), i)] = q
 
     def _exclusive(self, pod_key: str, d, claim: str, full: str, r, i) -> None:
@@ -407,11 +504,18 @@ class _NamedCheck:
         by the rule dra)."""
         q = consumption(d, r)
         if q is None or not fits(d, q):
-            self.out.append((pod_key, f"claim {claim}: device {'/'.join(i)} cannot serve the capacity request {request_name(r)} asks for"))
+            self.out.append(
+                (
+                    pod_key,
+                    f"claim {claim}: device {'/'.join(i)} cannot serve the capacity request {request_name(r)} asks for",
+                )
+            )
         if r.admin_access:
             return
         if i in self.shared_by:
-            self.out.append((pod_key, f"device {'/'.join(i)} named for claims {self.shared_by[i]} and {full}"))
+            self.out.append(
+                (pod_key, f"device {'/'.join(i)} named for claims {self.shared_by[i]} and {full}")
+            )
         other = self.holder.setdefault(i, full)
         if other != full:
             self.out.append((pod_key, f"device {'/'.join(i)} named for claims {other} and {full}"))
@@ -423,12 +527,21 @@ class _NamedCheck:
             per = total.setdefault(i, dict(self.dra.consumed.get(i, {})))
             for k, v in q.items():
                 per[k] = per.get(k, 0) + v
-        by_id = {d.id: d for devices in self.dra.devices_by_node.values() for d in devices} if total else {}
+        by_id = (
+            {d.id: d for devices in self.dra.devices_by_node.values() for d in devices}
+            if total
+            else {}
+        )
         for i, per in sorted(total.items()):
             caps = by_id[i].capacity
             if any(v > caps.get(dom, {}).get(name, 0) for (dom, name), v in per.items()):
                 owners = sorted({full for (full, _, j) in self.shares if j == i})
-                self.out.append((owners[-1], f"device {'/'.join(i)}: the shares named for {', '.join(owners)} consume more than its capacity"))
+                self.out.append(
+                    (
+                        owners[-1],
+                        f"device {'/'.join(i)}: the shares named for {', '.join(owners)} consume more than its capacity",
+                    )
+                )
 
 
 def _mismatch(d, r, classes) -> str | None:
@@ -441,11 +554,16 @@ def _mismatch(d, r, classes) -> str | None:
     if ok:
         return None
     t = untolerated(d.taints, r.tolerations)
-    return (f"has taint {t}{' (' + t.source + ')' if t.source else ''}, which request {request_name(r)} does not tolerate"
-            if t is not None else f"does not match request {request_name(r)} (class {r.device_class})")
+    return (
+        f"has taint {t}{' (' + t.source + ')' if t.source else ''}, which request {request_name(r)} does not tolerate"
+        if t is not None
+        else f"does not match request {request_name(r)} (class {r.device_class})"
+    )
 
 
-def _check_counters(cluster, dra: DraState, exclusive: Mapping, shared: Mapping) -> list[tuple[str, str]]:
+def _check_counters(
+    cluster, dra: DraState, exclusive: Mapping, shared: Mapping
+) -> list[tuple[str, str]]:
     """KEP-4815: the named devices that consume shared counters (an exclusive device, or a shared
     one without a share in the snapshot, once), per pool, take no more of any counter than the
     snapshot's allocated devices left; and none is named where the release does not allocate them."""
@@ -457,7 +575,13 @@ def _check_counters(cluster, dra: DraState, exclusive: Mapping, shared: Mapping)
     if not users:
         return []
     if not distinct_supported(cluster):
-        return [(named[i], f"device {'/'.join(i)} consumes shared counters, which this release does not allocate (DRAPartitionableDevices off)") for i in users]
+        return [
+            (
+                named[i],
+                f"device {'/'.join(i)} consumes shared counters, which this release does not allocate (DRAPartitionableDevices off)",
+            )
+            for i in users
+        ]
     out: list[tuple[str, str]] = []
     per, pools = _counter_use(dra, users)
     for key in sorted(per):
@@ -466,12 +590,19 @@ def _check_counters(cluster, dra: DraState, exclusive: Mapping, shared: Mapping)
         if over:
             cset, c = over[0]
             owners = sorted({named[i] for i, d in users.items() if d.counter_pool is pools[key]})
-            out.append((owners[-1], f"pool {key[0]}/{key[1]} counter {cset}/{c}: the devices named for {', '.join(owners)} consume "
-                                    f"{per[key].get((cset, c), 0)} of the {max(have[(cset, c)], 0)} left"))
+            out.append(
+                (
+                    owners[-1],
+                    f"pool {key[0]}/{key[1]} counter {cset}/{c}: the devices named for {', '.join(owners)} consume "
+                    f"{per[key].get((cset, c), 0)} of the {max(have[(cset, c)], 0)} left",
+                )
+            )
     return out
 
 
-def _counter_use(dra: DraState, users: Mapping) -> tuple[dict[tuple[str, str], dict], dict[tuple[str, str], object]]:
+def _counter_use(
+    dra: DraState, users: Mapping
+) -> tuple[dict[tuple[str, str], dict], dict[tuple[str, str], object]]:
     """Per (driver, pool): what the named devices consuming counters take of each (counter set,
     counter), and the pool (a shared device with a share in the snapshot takes none)."""
     per: dict[tuple[str, str], dict] = {}

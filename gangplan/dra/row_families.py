@@ -29,7 +29,9 @@ from gangplan.dra.shared_counters import available_counters
 def _aligned(dra: DraState, nodes, shapes: dict[str, tuple[AlignedConstraint, ...]]) -> AlignedRows:
     """Count, per node, the free exclusive devices of each (pair, attribute) by value."""
     rows = AlignedRows(shapes=shapes)
-    wanted = sorted({(p, c.attribute) for cons in shapes.values() for c in cons for p, _ in c.pairs}, key=repr)
+    wanted = sorted(
+        {(p, c.attribute) for cons in shapes.values() for c in cons for p, _ in c.pairs}, key=repr
+    )
     by_pair: dict[PairKey, list[tuple[str, ...]]] = {}
     for cons in shapes.values():
         for c in cons:
@@ -48,12 +50,16 @@ def _aligned(dra: DraState, nodes, shapes: dict[str, tuple[AlignedConstraint, ..
     return rows
 
 
-def _by_value(dra: DraState, devices, pair: PairKey, attr: CapName, why: list[str]) -> dict[object, int]:
+def _by_value(
+    dra: DraState, devices, pair: PairKey, attr: CapName, why: list[str]
+) -> dict[object, int]:
     """Attribute value -> the node's free exclusive devices of ``pair`` with it (a shared device
     that serves the pair is named in ``why`` instead)."""
     req = probe(pair[0], pair[1], pair[2])
     counts: dict[object, int] = {}
-    mask = usable_mask(devices, req, dra.classes, dra.alloc_cache, dra.in_use, dra.consumed)  # as _serves, cached
+    mask = usable_mask(
+        devices, req, dra.classes, dra.alloc_cache, dra.in_use, dra.consumed
+    )  # as _serves, cached
     for at, d in enumerate(devices):
         if mask is not None:
             ok = bool(mask >> at & 1)
@@ -73,7 +79,9 @@ def _by_value(dra: DraState, devices, pair: PairKey, attr: CapName, why: list[st
     return counts
 
 
-def _multi_rows(dra: DraState, nodes, probes: list[tuple[str, DeviceRequest]], partitionable: bool) -> MultiRows | None:
+def _multi_rows(
+    dra: DraState, nodes, probes: list[tuple[str, DeviceRequest]], partitionable: bool
+) -> MultiRows | None:
     """The free multi-node devices grouped by the nodes that reach them, and per device-count
     resource of ``probes`` the devices of each group and each node's own that serve it alone
     (:class:`MultiRows`); None without free multi-node devices or none serving a resource."""
@@ -92,17 +100,34 @@ def _multi_rows(dra: DraState, nodes, probes: list[tuple[str, DeviceRequest]], p
     order = sorted(by_group, key=lambda s: sorted(s))
     out = MultiRows(groups=[(s, len(by_group[s])) for s in order])
     for name, pr in probes:
-        one = DeviceRequest(name="", device_class=pr.device_class, selectors=pr.selectors, capacity=pr.capacity, tolerations=pr.tolerations)
+        one = DeviceRequest(
+            name="",
+            device_class=pr.device_class,
+            selectors=pr.selectors,
+            capacity=pr.capacity,
+            tolerations=pr.tolerations,
+        )
         try:
-            per = {g: m for g, s in enumerate(order) if (m := _serving(dra, by_group[s], one, partitionable))}
+            per = {
+                g: m
+                for g, s in enumerate(order)
+                if (m := _serving(dra, by_group[s], one, partitionable))
+            }
         except AllocationError:
             continue
         if not per:
             continue
         out.serves[name] = per
         try:
-            out.local[name] = {n.name: _serving(dra, [d for d in dra.devices_by_node.get(n.name, ()) if d.reach is None], one, partitionable)
-                               for n in nodes}
+            out.local[name] = {
+                n.name: _serving(
+                    dra,
+                    [d for d in dra.devices_by_node.get(n.name, ()) if d.reach is None],
+                    one,
+                    partitionable,
+                )
+                for n in nodes
+            }
         except AllocationError:
             out.local[name] = {n.name: 0 for n in nodes}
     return out if out.serves else None
@@ -113,8 +138,13 @@ def _serving(dra: DraState, devices, one: DeviceRequest, partitionable: bool) ->
     return sum(1 for d in devices if _serves(dra, d, one, partitionable) is not None)
 
 
-def _hall_rows(dra: DraState, nodes, probes: list[tuple[str, DeviceRequest]], node_extra: dict[str, dict[str, int]],
-               partitionable: bool = True) -> tuple[dict[str, tuple[str, ...]], list[tuple[str, ...]]]:
+def _hall_rows(
+    dra: DraState,
+    nodes,
+    probes: list[tuple[str, DeviceRequest]],
+    node_extra: dict[str, dict[str, int]],
+    partitionable: bool = True,
+) -> tuple[dict[str, tuple[str, ...]], list[tuple[str, ...]]]:
     """Rows that make the per-pair device counts exact where pairs match overlapping devices.
 
     Each row of ``probes`` (a (DeviceClass, selectors) pair, or a KEP-5004 class row) counts the
@@ -140,11 +170,15 @@ def _hall_rows(dra: DraState, nodes, probes: list[tuple[str, DeviceRequest]], no
     for n in nodes:
         if not dra.devices_by_node.get(n.name):
             continue
-        per = {name: m for name, req in probes if node_extra[n.name].get(name) != _BIG and (m := _mask(dra, n, req, partitionable))}
+        per = {
+            name: m
+            for name, req in probes
+            if node_extra[n.name].get(name) != _BIG and (m := _mask(dra, n, req, partitionable))
+        }
         masks[n.name] = per
         items = sorted(per.items())
         for i, (a, ma) in enumerate(items):
-            for b, mb in items[i + 1:]:
+            for b, mb in items[i + 1 :]:
                 if ma & mb:
                     parent[find(a)] = find(b)
     groups: dict[str, list[str]] = {}
@@ -175,7 +209,9 @@ def _hall_rows(dra: DraState, nodes, probes: list[tuple[str, DeviceRequest]], no
     return rows, relaxed
 
 
-def _counter_rows(dra: DraState, nodes, probes: list[tuple[str, DeviceRequest]]) -> CounterRows | None:
+def _counter_rows(
+    dra: DraState, nodes, probes: list[tuple[str, DeviceRequest]]
+) -> CounterRows | None:
     """Per node with free devices that consume counters and serve a pending pair (``probes``:
     device-count resource -> its pair), the rows of :class:`CounterRows`."""
     if not probes or not any(d.counters for devs in dra.devices_by_node.values() for d in devs):
@@ -196,8 +232,14 @@ def _counter_rows(dra: DraState, nodes, probes: list[tuple[str, DeviceRequest]])
     return out if out.nodes else None
 
 
-def _node_counters(dra: DraState, node: str, devs, probes: list[tuple[str, DeviceRequest]], where: dict[int, set[str]],
-                   out: CounterRows) -> NodeCounters | None:
+def _node_counters(
+    dra: DraState,
+    node: str,
+    devs,
+    probes: list[tuple[str, DeviceRequest]],
+    where: dict[int, set[str]],
+    out: CounterRows,
+) -> NodeCounters | None:
     """One node's :class:`NodeCounters` (None when none of its devices consuming counters
     serves a pair); why its rows are a relaxation goes to ``out.relaxed``."""
     nc = NodeCounters(plain={name: 0 for name, _ in probes})
@@ -211,7 +253,10 @@ def _node_counters(dra: DraState, node: str, devs, probes: list[tuple[str, Devic
             continue
         cp = d.counter_pool
         if d.counters and d.allow_multiple:
-            out.relaxed.setdefault(node, f"device {'/'.join(d.id)} is shared (allowMultipleAllocations) and consumes counters")
+            out.relaxed.setdefault(
+                node,
+                f"device {'/'.join(d.id)} is shared (allowMultipleAllocations) and consumes counters",
+            )
         if not d.counters or d.allow_multiple or cp is None:
             for name in serves:
                 nc.plain[name] += 1

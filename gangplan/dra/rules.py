@@ -42,7 +42,11 @@ def uses_dra(dra: DraState | None, pod) -> bool:
     """PreFilter does not Skip: the pod has claims, or asks for an extended resource a DeviceClass maps."""
     if not dra:
         return False
-    return pod.key in dra.pod_claims or pod.key in dra.pod_missing or any(q > 0 and r in dra.extended for r, q in pod.requests.items())
+    return (
+        pod.key in dra.pod_claims
+        or pod.key in dra.pod_missing
+        or any(q > 0 and r in dra.extended for r, q in pod.requests.items())
+    )
 
 
 Site = str | NodeReach
@@ -77,10 +81,14 @@ def allocation_site(dra: DraState, results: Iterable[DeviceResult], node) -> Sit
         return ANYWHERE
     from gangplan.models.objects import NodeSelectorTerm
 
-    return NodeReach((NodeSelectorTerm(match_expressions=tuple(exprs), match_fields=tuple(fields)),))
+    return NodeReach(
+        (NodeSelectorTerm(match_expressions=tuple(exprs), match_fields=tuple(fields)),)
+    )
 
 
-def demand(dra: DraState, pod, node, claim_node: dict[str, Site]) -> tuple[list[tuple[str, tuple[DeviceRequest, ...]]], str | None]:
+def demand(
+    dra: DraState, pod, node, claim_node: dict[str, Site]
+) -> tuple[list[tuple[str, tuple[DeviceRequest, ...]]], str | None]:
     """What ``pod`` must allocate on ``node``: (claim key, requests) pairs, or the reason the node
     is rejected before allocating. ``claim_node``: claims already allocated in this run (pending
     allocations of earlier pods) -> where they are usable (:data:`Site`)."""
@@ -106,8 +114,15 @@ def demand(dra: DraState, pod, node, claim_node: dict[str, Site]) -> tuple[list[
     return todo, None
 
 
-def try_node_results(dra: DraState, pod, node, in_use: Iterable[DeviceID], claim_node: dict[str, Site],
-                     consumed: Consumed | None = None, distinct: bool = True) -> tuple[dict[str, tuple[DeviceResult, ...]] | None, str | None]:
+def try_node_results(
+    dra: DraState,
+    pod,
+    node,
+    in_use: Iterable[DeviceID],
+    claim_node: dict[str, Site],
+    consumed: Consumed | None = None,
+    distinct: bool = True,
+) -> tuple[dict[str, tuple[DeviceResult, ...]] | None, str | None]:
     """Filter: the allocation of ``pod``'s claims on ``node`` (claim key -> device results with
     the consumed capacity of shared devices; empty when nothing needs allocating), or None and the
     reason (``CANNOT_ALLOCATE``, ``NOT_AVAILABLE``, or the allocator's error text). ``consumed``:
@@ -118,15 +133,30 @@ def try_node_results(dra: DraState, pod, node, in_use: Iterable[DeviceID], claim
     if not todo:
         return {}, None
     try:
-        got = allocate_results(todo, dra.devices_by_node.get(node.name, ()), in_use, dra.classes, dra.consumed if consumed is None else consumed, dra.alloc_cache,
-                                 dra.constraints, distinct)
+        got = allocate_results(
+            todo,
+            dra.devices_by_node.get(node.name, ()),
+            in_use,
+            dra.classes,
+            dra.consumed if consumed is None else consumed,
+            dra.alloc_cache,
+            dra.constraints,
+            distinct,
+        )
     except AllocationError as e:
         return None, str(e)
     return (got, None) if got is not None else (None, CANNOT_ALLOCATE)
 
 
-def try_node(dra: DraState, pod, node, in_use: Iterable[DeviceID], claim_node: dict[str, Site],
-             consumed: Consumed | None = None, distinct: bool = True) -> tuple[dict[str, tuple[DeviceID, ...]] | None, str | None]:
+def try_node(
+    dra: DraState,
+    pod,
+    node,
+    in_use: Iterable[DeviceID],
+    claim_node: dict[str, Site],
+    consumed: Consumed | None = None,
+    distinct: bool = True,
+) -> tuple[dict[str, tuple[DeviceID, ...]] | None, str | None]:
     """:func:`try_node_results` with only the device ids (claim key -> devices)."""
     got, why = try_node_results(dra, pod, node, in_use, claim_node, consumed, distinct)
     if got is None:
@@ -134,8 +164,9 @@ def try_node(dra: DraState, pod, node, in_use: Iterable[DeviceID], claim_node: d
     return {k: tuple(r.device for r in v) for k, v in got.items()}, None
 
 
-def replay_usage(dra: DraState, pods_in_order: Iterable, node, claim_node: dict[str, Site], distinct: bool = True
-                 ) -> tuple[set[DeviceID], dict[DeviceID, dict[CapName, int]], dict[str, Site]]:
+def replay_usage(
+    dra: DraState, pods_in_order: Iterable, node, claim_node: dict[str, Site], distinct: bool = True
+) -> tuple[set[DeviceID], dict[DeviceID, dict[CapName, int]], dict[str, Site]]:
     """Devices in use on ``node`` after the pending ``pods_in_order`` placed there were allocated
     one after another (Reserve, in placement order), the capacity then consumed on shared devices
     (the snapshot's included), and the claims they allocated -> node."""
@@ -143,16 +174,22 @@ def replay_usage(dra: DraState, pods_in_order: Iterable, node, claim_node: dict[
     consumed = {d: dict(v) for d, v in dra.consumed.items()}
     allocated: dict[str, Site] = {}
     for p in pods_in_order:
-        got, _ = try_node_results(dra, p, node, in_use, {**claim_node, **allocated}, consumed, distinct)
+        got, _ = try_node_results(
+            dra, p, node, in_use, {**claim_node, **allocated}, consumed, distinct
+        )
         for key, results in (got or {}).items():
-            in_use.update(r.device for r in results if r.takes)  # (not admin access: foreachAllocatedDevice)
+            in_use.update(
+                r.device for r in results if r.takes
+            )  # (not admin access: foreachAllocatedDevice)
             add_consumed(consumed, results)
             if not key.endswith("/extended-resources"):
                 allocated[key] = allocation_site(dra, results, node)
     return in_use, consumed, allocated
 
 
-def replay(dra: DraState, pods_in_order: Iterable, node, claim_node: dict[str, Site], distinct: bool = True) -> tuple[set[DeviceID], dict[str, Site]]:
+def replay(
+    dra: DraState, pods_in_order: Iterable, node, claim_node: dict[str, Site], distinct: bool = True
+) -> tuple[set[DeviceID], dict[str, Site]]:
     """:func:`replay_usage` without the consumed capacity: devices in use and allocated claims."""
     in_use, _, allocated = replay_usage(dra, pods_in_order, node, claim_node, distinct)
     return in_use, allocated

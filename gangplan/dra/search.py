@@ -30,7 +30,9 @@ _NO = object()
 """A device that cannot serve a request (not matching, or its capacity policy refuses it)."""
 
 
-def _statuses(devices: Sequence[Device], request: DeviceRequest, classes: dict[str, DeviceClass]) -> list:
+def _statuses(
+    devices: Sequence[Device], request: DeviceRequest, classes: dict[str, DeviceClass]
+) -> list:
     """Per device: what ``request`` consumes of it, ``_NO``, or the :class:`AllocationError` its
     selectors raise (raised only when the search reaches that device, as ``isSelectable`` is)."""
     out: list = []
@@ -60,9 +62,18 @@ class _Search:
     request), and what the devices taken so far hold (in use, shared capacity allocated, shared
     counters taken, constraint values taken)."""
 
-    def __init__(self, claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: set | frozenset,
-                 classes: dict[str, DeviceClass], consumed: Consumed | None, cache: dict | None, constraints: Constraints | None,
-                 distinct: bool, partitionable: bool) -> None:
+    def __init__(
+        self,
+        claims: Sequence[tuple[str, Sequence[DeviceRequest]]],
+        devices: Sequence[Device],
+        in_use: set | frozenset,
+        classes: dict[str, DeviceClass],
+        consumed: Consumed | None,
+        cache: dict | None,
+        constraints: Constraints | None,
+        distinct: bool,
+        partitionable: bool,
+    ) -> None:
         self.claims, self.devices, self.partitionable = claims, devices, partitionable
         pools = _pools_of(devices, cache) if partitionable else {}
         self.avail = {id(cp): available_counters(cp, in_use, consumed) for cp in pools.values()}
@@ -72,9 +83,13 @@ class _Search:
         self._lay_out(classes)
         self._constrain(constraints, distinct)
         self._read_statuses(classes, cache)
-        self.chosen: list[tuple[int, int, dict[CapName, int] | None]] = []  # (slot, device index, consumed)
+        self.chosen: list[
+            tuple[int, int, dict[CapName, int] | None]
+        ] = []  # (slot, device index, consumed)
         self.allocating: dict[DeviceID, dict[CapName, int]] = {}
-        self.mine: list[set[DeviceID]] = [set() for _ in claims]  # per claim, the exclusive devices it is taking (allocatingDeviceForClaim)
+        self.mine: list[set[DeviceID]] = [
+            set() for _ in claims
+        ]  # per claim, the exclusive devices it is taking (allocatingDeviceForClaim)
         self.n = len(devices)
 
     def _lay_out(self, classes: dict[str, DeviceClass]) -> None:
@@ -83,15 +98,23 @@ class _Search:
         result's request name; per request, its alternatives' slot ranges (firstAvailable: one per
         subrequest, else one)."""
         self.slots: list[tuple[int, DeviceRequest, int]] = []
-        self.fixed: list[int | None] = []  # allocationMode All: the one device each of its slots must take
-        self.label: list[str] = []  # the result's request name: the request's, or <request>/<subrequest>
+        self.fixed: list[
+            int | None
+        ] = []  # allocationMode All: the one device each of its slots must take
+        self.label: list[
+            str
+        ] = []  # the result's request name: the request's, or <request>/<subrequest>
         self.blocks: list[list[tuple[int, int]]] = []
         for k, (key, requests) in enumerate(self.claims):
             for r in requests:
                 for a in r.alternatives:
                     if a.device_class not in classes:  # (validateDeviceRequest, before any search)
-                        raise AllocationError(f"claim {key}, request {r.name}/{a.name}: could not retrieve device class {a.device_class}")
-                self.blocks.append([self._add_slots(k, key, r, a, classes) for a in r.alternatives or (r,)])
+                        raise AllocationError(
+                            f"claim {key}, request {r.name}/{a.name}: could not retrieve device class {a.device_class}"
+                        )
+                self.blocks.append(
+                    [self._add_slots(k, key, r, a, classes) for a in r.alternatives or (r,)]
+                )
         self.block_of = [0] * len(self.slots)
         self.alt_end = [0] * len(self.slots)
         for b, block in enumerate(self.blocks):
@@ -103,7 +126,9 @@ class _Search:
             if self.slots[s + 1][2] > 0:
                 self.left[s] = self.left[s + 1] + 1
 
-    def _add_slots(self, k: int, key: str, r: DeviceRequest, a: DeviceRequest, classes: dict[str, DeviceClass]) -> tuple[int, int]:
+    def _add_slots(
+        self, k: int, key: str, r: DeviceRequest, a: DeviceRequest, classes: dict[str, DeviceClass]
+    ) -> tuple[int, int]:
         """The slots of request ``r`` of claim ``k`` (``a``: ``r`` itself or one of its
         subrequests), appended; their range."""
         lo = len(self.slots)
@@ -143,7 +168,11 @@ class _Search:
         for s, (k, _r, _) in enumerate(self.slots):
             if k in first:
                 cons = constraints[self.claims[k][0]]
-                self.slot_cons[s] = tuple((first[k] + i, c.kind == "match", values[c.attribute]) for i, c in enumerate(cons) if c.applies(self.label[s]))
+                self.slot_cons[s] = tuple(
+                    (first[k] + i, c.kind == "match", values[c.attribute])
+                    for i, c in enumerate(cons)
+                    if c.applies(self.label[s])
+                )
 
     def _read_statuses(self, classes: dict[str, DeviceClass], cache: dict | None) -> None:
         """Per slot, what each device is to its request (:func:`_statuses`) and whether any
@@ -226,8 +255,12 @@ class _Search:
         f = self.fixed[s]
         if f is not None:
             return (f,) if f >= 0 else ()
-        start = self.chosen[-1][1] + 1 if self.slots[s][2] > 0 else 0  # the same request: after its previous device
-        rest = self.left[s] if not self.errors[s] else 0  # (an error must surface where upstream reaches it)
+        start = (
+            self.chosen[-1][1] + 1 if self.slots[s][2] > 0 else 0
+        )  # the same request: after its previous device
+        rest = (
+            self.left[s] if not self.errors[s] else 0
+        )  # (an error must surface where upstream reaches it)
         return range(start, self.n - rest)  # the request's later devices come after this one
 
     def one(self, s: int) -> bool:
@@ -248,7 +281,9 @@ class _Search:
                 raise q
             if d.counters and not self.partitionable:
                 continue  # (allocateDevice: the gate is off)
-            deallocate = self._exclusive(s, i, d, q) if not d.allow_multiple else self._shared(s, i, d, q)
+            deallocate = (
+                self._exclusive(s, i, d, q) if not d.allow_multiple else self._shared(s, i, d, q)
+            )
             if deallocate is None:
                 continue
             if self.after(s):
@@ -256,7 +291,9 @@ class _Search:
             deallocate()
         return False
 
-    def _exclusive(self, s: int, i: int, d: Device, q: dict[CapName, int]) -> Callable[[], None] | None:
+    def _exclusive(
+        self, s: int, i: int, d: Device, q: dict[CapName, int]
+    ) -> Callable[[], None] | None:
         """``allocateDevice`` for a device without ``allowMultipleAllocations``: its capacity fits
         the request, the constraints accept it and its shared counters fit; it is then allocating
         for the claim, with admin access too (later requests without it skip it in this
@@ -285,9 +322,12 @@ class _Search:
             self._undo(added)
             if took:
                 self._give_back(d, took)
+
         return deallocate
 
-    def _shared(self, s: int, i: int, d: Device, q: dict[CapName, int]) -> Callable[[], None] | None:
+    def _shared(
+        self, s: int, i: int, d: Device, q: dict[CapName, int]
+    ) -> Callable[[], None] | None:
         """``allocateDevice`` for a device with ``allowMultipleAllocations``: the request's amount
         on top of what the snapshot and this allocation consume of it fits each capacity, the
         constraints accept it, and it takes its shared counters once, with its first share
@@ -303,7 +343,11 @@ class _Search:
         if took is None:
             self._undo(added)
             return None
-        self.allocating[d.id] = dict(q) if now is None else {k: now.get(k, 0) + q.get(k, 0) for k in now.keys() | q.keys()}
+        self.allocating[d.id] = (
+            dict(q)
+            if now is None
+            else {k: now.get(k, 0) + q.get(k, 0) for k in now.keys() | q.keys()}
+        )
         self.chosen.append((s, i, q))
 
         def deallocate() -> None:
@@ -315,6 +359,7 @@ class _Search:
                 del self.allocating[d.id]
             else:
                 self.allocating[d.id] = now
+
         return deallocate
 
     def results(self) -> dict[str, tuple[DeviceResult, ...]]:
@@ -322,17 +367,34 @@ class _Search:
         out: dict[str, list[DeviceResult]] = {key: [] for key, _ in self.claims}
         for s, i, q in self.chosen:
             k, r = self.slots[s][0], self.slots[s][1]
-            out[self.claims[k][0]].append(DeviceResult(self.label[s], self.devices[i].id, None if q is None else tuple(sorted(q.items())), r.admin_access))
+            out[self.claims[k][0]].append(
+                DeviceResult(
+                    self.label[s],
+                    self.devices[i].id,
+                    None if q is None else tuple(sorted(q.items())),
+                    r.admin_access,
+                )
+            )
         return {k: tuple(v) for k, v in out.items()}
 
 
-def search(claims: Sequence[tuple[str, Sequence[DeviceRequest]]], devices: Sequence[Device], in_use: set | frozenset,
-           classes: dict[str, DeviceClass], consumed: Consumed | None, cache: dict | None, constraints: Constraints | None,
-           distinct: bool, partitionable: bool) -> dict[str, tuple[DeviceResult, ...]] | None:
+def search(
+    claims: Sequence[tuple[str, Sequence[DeviceRequest]]],
+    devices: Sequence[Device],
+    in_use: set | frozenset,
+    classes: dict[str, DeviceClass],
+    consumed: Consumed | None,
+    cache: dict | None,
+    constraints: Constraints | None,
+    distinct: bool,
+    partitionable: bool,
+) -> dict[str, tuple[DeviceResult, ...]] | None:
     """The first full allocation of every claim in depth-first order (claim key -> its device
     results, in request order), or None when none exists; the arguments as for
     :func:`gangplan.dra.allocator.allocate_results`, ``partitionable`` decided."""
-    run = _Search(claims, devices, in_use, classes, consumed, cache, constraints, distinct, partitionable)
+    run = _Search(
+        claims, devices, in_use, classes, consumed, cache, constraints, distinct, partitionable
+    )
     if not run.enter(0):
         return None
     return run.results()

@@ -157,7 +157,16 @@ def encode(v: Version) -> str:
 def decode(s: str) -> Version:
     if not isinstance(s, str) or not s.startswith(TAG):
         raise SemverError(f"no such overload: expected a semver value, got {s!r}")
-    return parse(s[len(TAG):])
+    return parse(s[len(TAG) :])
 
 
-__all__ = ["Semver", "SemverError", "Version", "compare", "decode", "encode", "normalize_and_parse", "parse"]
+__all__ = [
+    "Semver",
+    "SemverError",
+    "Version",
+    "compare",
+    "decode",
+    "encode",
+    "normalize_and_parse",
+    "parse",
+]

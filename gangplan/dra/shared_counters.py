@@ -13,7 +13,11 @@ from gangplan.dra.model import CounterPool, Device, DeviceID
 
 def counter_pools(devices: Sequence[Device]) -> dict[int, CounterPool]:
     """The counter pools of the devices that consume counters, by ``id``."""
-    return {id(d.counter_pool): d.counter_pool for d in devices if d.counters and d.counter_pool is not None}
+    return {
+        id(d.counter_pool): d.counter_pool
+        for d in devices
+        if d.counters and d.counter_pool is not None
+    }
 
 
 def _pools_of(devices: Sequence[Device], cache: dict | None) -> dict[int, CounterPool]:
@@ -27,7 +31,9 @@ def _pools_of(devices: Sequence[Device], cache: dict | None) -> dict[int, Counte
     return got
 
 
-def available_counters(cp: CounterPool, in_use: Iterable[DeviceID], consumed: Consumed | None) -> dict[tuple[str, str], int]:
+def available_counters(
+    cp: CounterPool, in_use: Iterable[DeviceID], consumed: Consumed | None
+) -> dict[tuple[str, str], int]:
     """(counter set, counter) -> what is left of it once the pool's allocated devices (``in_use``:
     exclusive allocations, the snapshot's and in-flight ones; ``consumed``: shared devices with a
     share allocated) have taken theirs; may be negative. Consumption of a set or counter the pool

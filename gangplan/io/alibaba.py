@@ -25,12 +25,22 @@ from gangplan.io.writer import write_snapshot
 from gangplan.models.well_known import GPU, GPU_COUNT, GPU_PRODUCT, HOSTNAME, INSTANCE_TYPE
 
 NODE_COLUMNS = ("sn", "cpu_milli", "memory_mib", "gpu", "model")
-POD_COLUMNS = ("name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase", "creation_time")
+POD_COLUMNS = (
+    "name",
+    "cpu_milli",
+    "memory_mib",
+    "num_gpu",
+    "gpu_milli",
+    "gpu_spec",
+    "qos",
+    "pod_phase",
+    "creation_time",
+)
 PODS_PER_NODE = "110"  # the kubelet's default maxPods
 
 SOURCE_NOTE = (
     "Derived from the Alibaba GPU cluster trace v2023 (alibaba/clusterdata, cluster-trace-gpu-v2023;\n"
-    "Weng et al., \"Beware of Fragmentation\", USENIX ATC '23). Research/study use only, cite the paper."
+    'Weng et al., "Beware of Fragmentation", USENIX ATC \'23). Research/study use only, cite the paper.'
 )
 
 
@@ -42,7 +52,13 @@ _rows = csv_rows
 def _int(file: str, row_no: int, line: int, row: dict[str, str], column: str) -> int:
     text = row[column].strip()
     if not text.isascii() or not text.isdigit():
-        raise SnapshotError(file, f"expected a non-negative integer, got {row[column]!r}", obj=f"row {row_no}", field=column, line=line)
+        raise SnapshotError(
+            file,
+            f"expected a non-negative integer, got {row[column]!r}",
+            obj=f"row {row_no}",
+            field=column,
+            line=line,
+        )
     return int(text)
 
 
@@ -76,12 +92,16 @@ def read_trace_nodes(csv_path: str | os.PathLike) -> list[TraceNode]:
         if not sn:
             raise SnapshotError(file, "empty node name", obj=f"row {row_no}", field="sn", line=line)
         if sn in seen:
-            raise SnapshotError(file, f"duplicate node {sn!r}", obj=f"row {row_no}", field="sn", line=line)
+            raise SnapshotError(
+                file, f"duplicate node {sn!r}", obj=f"row {row_no}", field="sn", line=line
+            )
         seen.add(sn)
         values = {c: _int(file, row_no, line, row, c) for c in ("cpu_milli", "memory_mib", "gpu")}
         model = row["model"].strip()
         if values["gpu"] > 0 and not model:
-            raise SnapshotError(file, "a GPU node needs a model", obj=f"row {row_no}", field="model", line=line)
+            raise SnapshotError(
+                file, "a GPU node needs a model", obj=f"row {row_no}", field="model", line=line
+            )
         out.append(TraceNode(name=sn, model=model, **values))
     return out
 
@@ -90,7 +110,10 @@ def read_trace_pods(csv_path: str | os.PathLike) -> list[TracePod]:
     """The rows of an ``openb_pod_list_*.csv`` with the full column set."""
     file, out = str(csv_path), []
     for row_no, line, row in _rows(csv_path, POD_COLUMNS):
-        values = {c: _int(file, row_no, line, row, c) for c in ("cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "creation_time")}
+        values = {
+            c: _int(file, row_no, line, row, c)
+            for c in ("cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "creation_time")
+        }
         out.append(
             TracePod(
                 name=row["name"].strip(),
@@ -131,7 +154,9 @@ def node_object(n: TraceNode, *, gpu_resource: str = GPU) -> dict[str, Any]:
     }
 
 
-def alibaba_nodes_to_objects(csv_path: str | os.PathLike, *, gpu_resource: str = GPU) -> list[dict[str, Any]]:
+def alibaba_nodes_to_objects(
+    csv_path: str | os.PathLike, *, gpu_resource: str = GPU
+) -> list[dict[str, Any]]:
     """Kubernetes Node objects for every row of an openb node list, in file order."""
     return [node_object(n, gpu_resource=gpu_resource) for n in read_trace_nodes(csv_path)]
 
@@ -168,7 +193,9 @@ def _whole_gpus(p: TracePod) -> int:
     return p.num_gpu
 
 
-def bind_first_fit(nodes: list[TraceNode], pods: list[TracePod]) -> tuple[list[tuple[TracePod, str]], list[TracePod]]:
+def bind_first_fit(
+    nodes: list[TraceNode], pods: list[TracePod]
+) -> tuple[list[tuple[TracePod, str]], list[TracePod]]:
     """Bind pods in order to the first node (file order) with room and an allowed GPU model.
 
     Deterministic and deliberately uneven: early nodes fill up, later ones stay empty, as in a
@@ -180,7 +207,12 @@ def bind_first_fit(nodes: list[TraceNode], pods: list[TracePod]) -> tuple[list[t
         allowed = set(p.gpu_spec.split("|")) if p.gpu_spec else None
         gpus = _whole_gpus(p)
         for n, f in zip(nodes, free, strict=True):
-            if f[0] >= p.cpu_milli and f[1] >= p.memory_mib and f[2] >= gpus and (allowed is None or gpus == 0 or n.model in allowed):
+            if (
+                f[0] >= p.cpu_milli
+                and f[1] >= p.memory_mib
+                and f[2] >= gpus
+                and (allowed is None or gpus == 0 or n.model in allowed)
+            ):
                 f[0] -= p.cpu_milli
                 f[1] -= p.memory_mib
                 f[2] -= gpus
@@ -191,7 +223,9 @@ def bind_first_fit(nodes: list[TraceNode], pods: list[TracePod]) -> tuple[list[t
     return bound, dropped
 
 
-def _resources(cpu_milli: int, memory_mib: int, gpus: int, gpu_resource: str) -> dict[str, dict[str, str]]:
+def _resources(
+    cpu_milli: int, memory_mib: int, gpus: int, gpu_resource: str
+) -> dict[str, dict[str, str]]:
     """A container's resources. GPUs are an extended resource: the API server refuses a request
     without an equal limit (``validateResourceRequirements``), so the limit is written too."""
     req = {"cpu": f"{cpu_milli}m", "memory": f"{memory_mib}Mi"}
@@ -202,19 +236,35 @@ def _resources(cpu_milli: int, memory_mib: int, gpus: int, gpu_resource: str) ->
 
 
 def bound_pod_object(p: TracePod, node: str, *, gpu_resource: str = GPU) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": p.name, "namespace": TRACE_NAMESPACE, "labels": {"app": "openb", "qos": p.qos}}
+    meta: dict[str, Any] = {
+        "name": p.name,
+        "namespace": TRACE_NAMESPACE,
+        "labels": {"app": "openb", "qos": p.qos},
+    }
     if p.num_gpu and p.gpu_milli < 1000:
         meta["annotations"] = {"gangplan.io/trace-gpu-milli": str(p.gpu_milli)}
     return {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": meta,
-        "spec": {"nodeName": node, "containers": [{"name": "main", "resources": _resources(p.cpu_milli, p.memory_mib, _whole_gpus(p), gpu_resource)}]},
+        "spec": {
+            "nodeName": node,
+            "containers": [
+                {
+                    "name": "main",
+                    "resources": _resources(
+                        p.cpu_milli, p.memory_mib, _whole_gpus(p), gpu_resource
+                    ),
+                }
+            ],
+        },
         "status": {"phase": "Running"},
     }
 
 
-def gang_objects(g: GangSpec, *, gpu_resource: str = GPU, annotations: dict[str, str] | None = None) -> list[dict[str, Any]]:
+def gang_objects(
+    g: GangSpec, *, gpu_resource: str = GPU, annotations: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
     """A PodGroup (gang, minCount = size) and its pending pods."""
     group: dict[str, Any] = {
         "apiVersion": "scheduling.k8s.io/v1beta1",
@@ -229,12 +279,22 @@ def gang_objects(g: GangSpec, *, gpu_resource: str = GPU, annotations: dict[str,
         spec: dict[str, Any] = {"schedulingGroup": {"podGroupName": g.name}}
         if g.gpu_product:
             spec["nodeSelector"] = {GPU_PRODUCT: g.gpu_product}
-        spec["containers"] = [{"name": "worker", "resources": _resources(g.cpu_milli, g.memory_mib, g.gpus, gpu_resource)}]
+        spec["containers"] = [
+            {
+                "name": "worker",
+                "resources": _resources(g.cpu_milli, g.memory_mib, g.gpus, gpu_resource),
+            }
+        ]
         out.append(
             {
                 "apiVersion": "v1",
                 "kind": "Pod",
-                "metadata": {"name": f"{g.name}-{i}", "namespace": GANG_NAMESPACE, "labels": {"job": g.name}, "creationTimestamp": g.created},
+                "metadata": {
+                    "name": f"{g.name}-{i}",
+                    "namespace": GANG_NAMESPACE,
+                    "labels": {"job": g.name},
+                    "creationTimestamp": g.created,
+                },
                 "spec": spec,
             }
         )
@@ -262,9 +322,16 @@ def build_alibaba_showcase(
     """
     out = Path(out_dir)
     nodes = read_trace_nodes(node_csv)
-    running = sorted((p for p in read_trace_pods(pod_csv) if p.phase == "Running"), key=lambda p: (p.creation_time, p.name))
+    running = sorted(
+        (p for p in read_trace_pods(pod_csv) if p.phase == "Running"),
+        key=lambda p: (p.creation_time, p.name),
+    )
     bound, dropped = bind_first_fit(nodes, running)
-    write_snapshot([node_object(n, gpu_resource=gpu_resource) for n in nodes], out / "nodes.yaml", header=f"{len(nodes)} nodes from {Path(node_csv).name}.\n{SOURCE_NOTE}")
+    write_snapshot(
+        [node_object(n, gpu_resource=gpu_resource) for n in nodes],
+        out / "nodes.yaml",
+        header=f"{len(nodes)} nodes from {Path(node_csv).name}.\n{SOURCE_NOTE}",
+    )
     write_snapshot(
         [bound_pod_object(p, node, gpu_resource=gpu_resource) for p, node in bound],
         out / "running.yaml",
@@ -273,10 +340,31 @@ def build_alibaba_showcase(
             f"to nodes in file order ({len(dropped)} fit nowhere and are left out). GPU-sharing pods hold a whole GPU.\n{SOURCE_NOTE}"
         ),
     )
-    workload = [obj for g in gangs for obj in gang_objects(g, gpu_resource=gpu_resource, annotations=(expectations or {}).get(g.name))]
-    lines = [f"{g.name}: {g.size} x {g.gpus} GPU, {g.cpu_milli}m cpu, {g.memory_mib}Mi" + (f", {GPU_PRODUCT}={g.gpu_product}" if g.gpu_product else "") for g in gangs]
-    write_snapshot(workload, out / "workload.yaml", header="Pending gangs (built for gangplan; the trace itself has no gangs):\n" + "\n".join(lines))
-    return {"nodes": len(nodes), "bound_pods": len(bound), "dropped_pods": len(dropped), "pending_pods": sum(g.size for g in gangs), "gangs": len(gangs)}
+    workload = [
+        obj
+        for g in gangs
+        for obj in gang_objects(
+            g, gpu_resource=gpu_resource, annotations=(expectations or {}).get(g.name)
+        )
+    ]
+    lines = [
+        f"{g.name}: {g.size} x {g.gpus} GPU, {g.cpu_milli}m cpu, {g.memory_mib}Mi"
+        + (f", {GPU_PRODUCT}={g.gpu_product}" if g.gpu_product else "")
+        for g in gangs
+    ]
+    write_snapshot(
+        workload,
+        out / "workload.yaml",
+        header="Pending gangs (built for gangplan; the trace itself has no gangs):\n"
+        + "\n".join(lines),
+    )
+    return {
+        "nodes": len(nodes),
+        "bound_pods": len(bound),
+        "dropped_pods": len(dropped),
+        "pending_pods": sum(g.size for g in gangs),
+        "gangs": len(gangs),
+    }
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -303,7 +391,10 @@ SHOWCASE_EXPECTATIONS: dict[str, dict[str, str]] = {
     # 128 workers one per node: 110 land on whole G2 nodes and fewer than 64 stay whole (greedy
     # engine, 0.1 s). Packing finetune two per node leaves room for all three gangs:
     # tests/test_alibaba.py builds that placement and validates it; the exact engine agrees.
-    "llm-pretrain": {"gangplan.io/expect-greedy": "rejected", "gangplan.io/expect-optimal": "admitted"},
+    "llm-pretrain": {
+        "gangplan.io/expect-greedy": "rejected",
+        "gangplan.io/expect-optimal": "admitted",
+    },
 }
 
 

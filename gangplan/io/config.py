@@ -36,7 +36,15 @@ from gangplan.models.objects import (
 )
 
 
-def _apply_set(ctx: Ctx, plugins: dict, set_name: str, weights: dict[str, int], defaults: dict[str, int], field: str, aliases: dict[str, str] | None = None) -> None:
+def _apply_set(
+    ctx: Ctx,
+    plugins: dict,
+    set_name: str,
+    weights: dict[str, int],
+    defaults: dict[str, int],
+    field: str,
+    aliases: dict[str, str] | None = None,
+) -> None:
     block = ctx.map(plugins.get(set_name), f"{field}.{set_name}")
     rename = aliases or {}
     for f, d in ctx.maps(block.get("disabled"), f"{field}.{set_name}.disabled"):
@@ -60,19 +68,31 @@ def _resource_weights(ctx: Ctx, raw: object, field: str, maximum: int) -> dict[s
     out = {}
     for rf, r in ctx.maps(raw, field):
         weight = ctx.int(r.get("weight"), rf + ".weight", minimum=0) or 1
-        out[ctx.str(r.get("name"), rf + ".name", required=True)] = ctx.int(weight, rf + ".weight", minimum=1, maximum=maximum)
+        out[ctx.str(r.get("name"), rf + ".name", required=True)] = ctx.int(
+            weight, rf + ".weight", minimum=1, maximum=maximum
+        )
     return out
 
 
 def parse_scheduler_config(ctx: Ctx, raw: dict) -> SchedulerProfile:
-    pct = ctx.int32(raw.get("percentageOfNodesToScore"), "percentageOfNodesToScore", minimum=0, maximum=100)
+    pct = ctx.int32(
+        raw.get("percentageOfNodesToScore"), "percentageOfNodesToScore", minimum=0, maximum=100
+    )
     profiles = ctx.maps(raw.get("profiles"), "profiles")
     if not profiles:
         return SchedulerProfile(percentage_of_nodes_to_score=pct, source=ctx.file)
     pf, prof = profiles[0]
-    name = ctx.str(prof.get("schedulerName"), pf + ".schedulerName", default="default-scheduler") or "default-scheduler"
+    name = (
+        ctx.str(prof.get("schedulerName"), pf + ".schedulerName", default="default-scheduler")
+        or "default-scheduler"
+    )
     if prof.get("percentageOfNodesToScore") is not None:
-        pct = ctx.int32(prof.get("percentageOfNodesToScore"), pf + ".percentageOfNodesToScore", minimum=0, maximum=100)
+        pct = ctx.int32(
+            prof.get("percentageOfNodesToScore"),
+            pf + ".percentageOfNodesToScore",
+            minimum=0,
+            maximum=100,
+        )
     plugins = ctx.map(prof.get("plugins"), pf + ".plugins")
     mp = ctx.map(plugins.get("multiPoint"), pf + ".plugins.multiPoint")
     mp_entries = ctx.maps(mp.get("enabled"), pf + ".plugins.multiPoint.enabled")
@@ -81,25 +101,61 @@ def parse_scheduler_config(ctx: Ctx, raw: dict) -> SchedulerProfile:
     _apply_set(ctx, plugins, "multiPoint", score, DEFAULT_SCORE_WEIGHTS, pf + ".plugins")
     # multiPoint lists plugins of every kind: a name there scores only if it is a default score
     # plugin or carries a weight; one enabled under ``score`` always does.
-    weighted = {ctx.str(e.get("name"), f + ".name") for f, e in mp_entries if e.get("weight") is not None}
+    weighted = {
+        ctx.str(e.get("name"), f + ".name") for f, e in mp_entries if e.get("weight") is not None
+    }
     score = {k: v for k, v in score.items() if k in DEFAULT_SCORE_WEIGHTS or k in weighted}
     _apply_set(ctx, plugins, "score", score, DEFAULT_SCORE_WEIGHTS, pf + ".plugins")
 
     filters = {k: 1 for k in DEFAULT_FILTER_PLUGINS} | {k: 1 for k in mp_enabled}
-    _apply_set(ctx, plugins, "filter", filters, {k: 1 for k in DEFAULT_FILTER_PLUGINS}, pf + ".plugins")
+    _apply_set(
+        ctx, plugins, "filter", filters, {k: 1 for k in DEFAULT_FILTER_PLUGINS}, pf + ".plugins"
+    )
     # Disabling a plugin under multiPoint removes it from every extension point.
-    mp_disabled = {ctx.str(d.get("name"), f + ".name") for f, d in ctx.maps(mp.get("disabled"), pf + ".plugins.multiPoint.disabled")}
-    filter_plugins = tuple(p for p in filters if p not in mp_disabled and ("*" not in mp_disabled or p not in DEFAULT_FILTER_PLUGINS))
+    mp_disabled = {
+        ctx.str(d.get("name"), f + ".name")
+        for f, d in ctx.maps(mp.get("disabled"), pf + ".plugins.multiPoint.disabled")
+    }
+    filter_plugins = tuple(
+        p
+        for p in filters
+        if p not in mp_disabled and ("*" not in mp_disabled or p not in DEFAULT_FILTER_PLUGINS)
+    )
 
     post_filter = {k: 1 for k in DEFAULT_POST_FILTER_PLUGINS}
-    _apply_set(ctx, plugins, "postFilter", post_filter, {k: 1 for k in DEFAULT_POST_FILTER_PLUGINS}, pf + ".plugins")
-    post_filter_plugins = tuple(p for p in post_filter if p not in mp_disabled and "*" not in mp_disabled)
+    _apply_set(
+        ctx,
+        plugins,
+        "postFilter",
+        post_filter,
+        {k: 1 for k in DEFAULT_POST_FILTER_PLUGINS},
+        pf + ".plugins",
+    )
+    post_filter_plugins = tuple(
+        p for p in post_filter if p not in mp_disabled and "*" not in mp_disabled
+    )
 
     placement = dict(DEFAULT_PLACEMENT_WEIGHTS)
-    _apply_set(ctx, plugins, "placementScore", placement, DEFAULT_PLACEMENT_WEIGHTS, pf + ".plugins", PLACEMENT_PLUGIN_ALIASES)
+    _apply_set(
+        ctx,
+        plugins,
+        "placementScore",
+        placement,
+        DEFAULT_PLACEMENT_WEIGHTS,
+        pf + ".plugins",
+        PLACEMENT_PLUGIN_ALIASES,
+    )
     generate_defaults = {k: 1 for k in DEFAULT_PLACEMENT_GENERATE_PLUGINS}
     generate = generate_defaults | {PLACEMENT_PLUGIN_ALIASES.get(k, k): 1 for k in mp_enabled}
-    _apply_set(ctx, plugins, "placementGenerate", generate, generate_defaults, pf + ".plugins", PLACEMENT_PLUGIN_ALIASES)
+    _apply_set(
+        ctx,
+        plugins,
+        "placementGenerate",
+        generate,
+        generate_defaults,
+        pf + ".plugins",
+        PLACEMENT_PLUGIN_ALIASES,
+    )
 
     strategy, fit_res, shape = "LeastAllocated", {"cpu": 1, "memory": 1}, ()
     balanced = {"cpu": 1, "memory": 1}
@@ -109,20 +165,48 @@ def parse_scheduler_config(ctx: Ctx, raw: dict) -> SchedulerProfile:
         if pname == "NodeResourcesFit":
             ss = ctx.map(args.get("scoringStrategy"), f + ".args.scoringStrategy")
             if ss:
-                strategy = ctx.enum(ss.get("type"), f + ".args.scoringStrategy.type", ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"), default="LeastAllocated")
-                fit_res = _resource_weights(ctx, ss.get("resources"), f + ".args.scoringStrategy.resources", 100) or fit_res
+                strategy = ctx.enum(
+                    ss.get("type"),
+                    f + ".args.scoringStrategy.type",
+                    ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"),
+                    default="LeastAllocated",
+                )
+                fit_res = (
+                    _resource_weights(
+                        ctx, ss.get("resources"), f + ".args.scoringStrategy.resources", 100
+                    )
+                    or fit_res
+                )
                 if strategy == "RequestedToCapacityRatio":
-                    rtc = ctx.map(ss.get("requestedToCapacityRatio"), f + ".args.scoringStrategy.requestedToCapacityRatio", required=True)
+                    rtc = ctx.map(
+                        ss.get("requestedToCapacityRatio"),
+                        f + ".args.scoringStrategy.requestedToCapacityRatio",
+                        required=True,
+                    )
                     points = []
-                    for sf, p in ctx.maps(rtc.get("shape"), f + ".args.scoringStrategy.requestedToCapacityRatio.shape", required=True):
-                        u = ctx.int32(p.get("utilization"), sf + ".utilization", minimum=0, maximum=100)
+                    for sf, p in ctx.maps(
+                        rtc.get("shape"),
+                        f + ".args.scoringStrategy.requestedToCapacityRatio.shape",
+                        required=True,
+                    ):
+                        u = ctx.int32(
+                            p.get("utilization"), sf + ".utilization", minimum=0, maximum=100
+                        )
                         s = ctx.int32(p.get("score"), sf + ".score", minimum=0, maximum=10)
                         points.append(UtilizationShapePoint(utilization=u, score=s))
-                    if any(points[i].utilization >= points[i + 1].utilization for i in range(len(points) - 1)):
-                        raise ctx.fail(f + ".args.scoringStrategy.requestedToCapacityRatio.shape", "utilization values must be strictly increasing")
+                    if any(
+                        points[i].utilization >= points[i + 1].utilization
+                        for i in range(len(points) - 1)
+                    ):
+                        raise ctx.fail(
+                            f + ".args.scoringStrategy.requestedToCapacityRatio.shape",
+                            "utilization values must be strictly increasing",
+                        )
                     shape = tuple(points)
         elif pname == "NodeResourcesBalancedAllocation":
-            balanced = _resource_weights(ctx, args.get("resources"), f + ".args.resources", 1) or balanced
+            balanced = (
+                _resource_weights(ctx, args.get("resources"), f + ".args.resources", 1) or balanced
+            )
     return SchedulerProfile(
         scheduler_name=name,
         percentage_of_nodes_to_score=pct,

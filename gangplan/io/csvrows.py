@@ -11,7 +11,9 @@ from gangplan.io.compressed import open_text
 from gangplan.io.errors import SnapshotError
 
 
-def csv_rows(path: str | os.PathLike, columns: tuple[str, ...]) -> Iterator[tuple[int, int, dict[str, str]]]:
+def csv_rows(
+    path: str | os.PathLike, columns: tuple[str, ...]
+) -> Iterator[tuple[int, int, dict[str, str]]]:
     """(row number, line, row) for every data row of ``path`` (plain or compressed,
     :mod:`gangplan.io.compressed`); the header, its names stripped of spaces, must hold
     ``columns``, and every row must have as many fields as the header."""
@@ -29,16 +31,28 @@ def csv_rows(path: str | os.PathLike, columns: tuple[str, ...]) -> Iterator[tupl
         reader.fieldnames = header
         missing = [c for c in columns if c not in header]
         if missing:
-            raise SnapshotError(name, f"missing column {missing[0]!r} (header is {','.join(header) or 'empty'})", line=1, field=missing[0])
+            raise SnapshotError(
+                name,
+                f"missing column {missing[0]!r} (header is {','.join(header) or 'empty'})",
+                line=1,
+                field=missing[0],
+            )
         row_no = 0
         try:
             for row in reader:
                 row_no += 1
                 if None in row or any(row.get(c) is None for c in columns):
-                    raise SnapshotError(name, f"expected {len(header)} fields", obj=f"row {row_no}", line=reader.line_num)
+                    raise SnapshotError(
+                        name,
+                        f"expected {len(header)} fields",
+                        obj=f"row {row_no}",
+                        line=reader.line_num,
+                    )
                 yield row_no, reader.line_num, row
         except (csv.Error, UnicodeDecodeError) as e:
-            raise SnapshotError(name, f"invalid CSV: {e}", obj=f"row {row_no + 1}", line=reader.line_num) from None
+            raise SnapshotError(
+                name, f"invalid CSV: {e}", obj=f"row {row_no + 1}", line=reader.line_num
+            ) from None
 
 
 __all__ = ["csv_rows"]

@@ -19,6 +19,7 @@ from gangplan.io.fields import Ctx
 Note = Callable[[str, str, str, str], None]
 """(kind, field, message, object name) -> records a warning."""
 
+
 def group_claim_key(namespace: str, group: str, claim) -> str:
     """The claim key of a PodGroup claim (KEP-5729): the named ResourceClaim, the one
     ``status.resourceClaimStatuses`` names, or ``<group>-<claim name>`` for the claim the
@@ -34,7 +35,11 @@ def _group_claim(groups, pod, name: str, claim: str | None, template: str | None
         return None
     g = groups.get(pod.group_key)
     for c in getattr(g, "resource_claims", ()):
-        if c.name == name and c.resource_claim_name == claim and c.resource_claim_template_name == template:
+        if (
+            c.name == name
+            and c.resource_claim_name == claim
+            and c.resource_claim_template_name == template
+        ):
             return c
     return None
 
@@ -55,8 +60,14 @@ def _admin_refused(namespaces: Mapping | None, namespace: str) -> bool:
     return ns is not None and getattr(ns, "labels", {}).get(ADMIN_LABEL) != "true"
 
 
-def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, dict, Ctx]], groups: Mapping | set,
-                note: Note, nodes: dict | None = None, namespaces: Mapping | None = None) -> DraState:
+def build_state(
+    objects: list[tuple[Ctx, str, dict]],
+    pods: list[tuple[object, dict, Ctx]],
+    groups: Mapping | set,
+    note: Note,
+    nodes: dict | None = None,
+    namespaces: Mapping | None = None,
+) -> DraState:
     """``objects``: (context, kind, raw) of every DRA object read; ``pods``: (Pod, raw, context)
     of the snapshot; ``groups``: group key -> PodGroup (their ``resource_claims``, KEP-5729);
     ``nodes``: name -> Node (to find bound pods whose DRA-served extended resources no claim covers);
@@ -90,7 +101,12 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
     _allocated_devices(st)
     st.taint_rules = tuple(rules)
     _note_evictions(st, note)
-    reserved = {(c.key.split("/", 1)[0], name) for c in st.claims.values() if c.allocated is not None for name in c.reserved_for}
+    reserved = {
+        (c.key.split("/", 1)[0], name)
+        for c in st.claims.values()
+        if c.allocated is not None
+        for name in c.reserved_for
+    }
     for pod, raw, ctx in pods:
         if getattr(pod, "node_name", None):
             _note_bound_pod(st, pod, nodes, reserved, note)
@@ -105,7 +121,16 @@ def build_state(objects: list[tuple[Ctx, str, dict]], pods: list[tuple[object, d
     return st
 
 
-def _read_object(st: DraState, ctx: Ctx, kind: str, raw: dict, slices: dict, templates: dict, rules: list, namespaces: Mapping | None) -> None:
+def _read_object(
+    st: DraState,
+    ctx: Ctx,
+    kind: str,
+    raw: dict,
+    slices: dict,
+    templates: dict,
+    rules: list,
+    namespaces: Mapping | None,
+) -> None:
     """One DRA object into ``st`` (DeviceClass, ResourceClaim, the templates' requests), or kept
     for later: a ResourceSlice's devices by (driver, pool), a template, a DeviceTaintRule."""
     if kind == "DeviceClass":
@@ -113,21 +138,31 @@ def _read_object(st: DraState, ctx: Ctx, kind: str, raw: dict, slices: dict, tem
         st.classes[c.name] = c
     elif kind == "ResourceSlice":
         targets, devices, (driver, pool, gen, count), counter_sets = parse_resource_slice(ctx, raw)
-        slices.setdefault((driver, pool), []).append((gen, count, str(raw["metadata"]["name"]), targets, devices, counter_sets))
+        slices.setdefault((driver, pool), []).append(
+            (gen, count, str(raw["metadata"]["name"]), targets, devices, counter_sets)
+        )
     elif kind == "ResourceClaim":
         c = parse_claim(ctx, raw)
         st.claims[c.key] = c
-        if any(_admin(r.alternatives or (r,)) for r in c.requests) and _admin_refused(namespaces, c.key.split("/", 1)[0]):
-            ctx.note("spec.devices.requests[].exactly.adminAccess", f"admin access in namespace {c.key.split('/', 1)[0]}, which lacks the label "
-                     f'{ADMIN_LABEL}: "true" that API validation requires when the claim is written: the claim is modelled as written')
+        if any(_admin(r.alternatives or (r,)) for r in c.requests) and _admin_refused(
+            namespaces, c.key.split("/", 1)[0]
+        ):
+            ctx.note(
+                "spec.devices.requests[].exactly.adminAccess",
+                f"admin access in namespace {c.key.split('/', 1)[0]}, which lacks the label "
+                f'{ADMIN_LABEL}: "true" that API validation requires when the claim is written: the claim is modelled as written',
+            )
     elif kind == "ResourceClaimTemplate":
         key, reqs, why, cons = parse_claim_template(ctx, raw)
         templates[key] = (reqs, why, cons)
         st.templates[key] = reqs
         if _admin(reqs) and _admin_refused(namespaces, key.split("/", 1)[0]):
-            ctx.note("spec.spec.devices.requests[].exactly.adminAccess", f"admin access in namespace {key.split('/', 1)[0]}, which lacks the label "
-                     f'{ADMIN_LABEL}: "true": the API server refuses the claims the resourceclaim controller would make from the template, '
-                     "so pods waiting for one stay pending")
+            ctx.note(
+                "spec.spec.devices.requests[].exactly.adminAccess",
+                f"admin access in namespace {key.split('/', 1)[0]}, which lacks the label "
+                f'{ADMIN_LABEL}: "true": the API server refuses the claims the resourceclaim controller would make from the template, '
+                "so pods waiting for one stay pending",
+            )
     elif kind == "DeviceTaintRule":
         rules.append(parse_taint_rule(ctx, raw))
 
@@ -153,14 +188,21 @@ def _gather_pools(st: DraState, slices: dict, rules: list, nodes: dict | None, n
         current = sorted((s for s in got if s[0] == newest), key=lambda s: s[2])
         incomplete = len(current) < current[0][1]
         if incomplete:
-            note("ResourceSlice", "spec.pool.resourceSliceCount", f"pool {driver}/{pool} is incomplete ({len(current)} of {current[0][1]} slices): its devices are allocated as published", current[0][2])
+            note(
+                "ResourceSlice",
+                "spec.pool.resourceSliceCount",
+                f"pool {driver}/{pool} is incomplete ({len(current)} of {current[0][1]} slices): its devices are allocated as published",
+                current[0][2],
+            )
         cp = _counter_pool(driver, pool, current, note)
         for _, _, sname, targets, devices, _ in current:
             _complete_devices(devices, rules, incomplete, cp, sname, note)
             for d, where in zip(devices, targets, strict=True):
                 if isinstance(where, str):
                     st.devices_by_node.setdefault(where, []).append(d)
-                elif where is not None:  # a multi-node device: on every node of the snapshot it reaches (GatherPools)
+                elif (
+                    where is not None
+                ):  # a multi-node device: on every node of the snapshot it reaches (GatherPools)
                     for n in reached(where):
                         st.devices_by_node.setdefault(n, []).append(d)
 
@@ -174,13 +216,25 @@ def _counter_pool(driver: str, pool: str, current: list, note: Note) -> CounterP
             cp = cp or CounterPool(driver, pool)
         for cname, values in counter_sets.items():
             if cname in cp.sets:
-                note("ResourceSlice", "spec.sharedCounters", f"counter set {cname!r} of pool {driver}/{pool} is defined in several slices: the first (by slice name) is used", sname)
+                note(
+                    "ResourceSlice",
+                    "spec.sharedCounters",
+                    f"counter set {cname!r} of pool {driver}/{pool} is defined in several slices: the first (by slice name) is used",
+                    sname,
+                )
                 continue
             cp.sets[cname] = values
     return cp
 
 
-def _complete_devices(devices: list[Device], rules: list, incomplete: bool, cp: CounterPool | None, sname: str, note: Note) -> None:
+def _complete_devices(
+    devices: list[Device],
+    rules: list,
+    incomplete: bool,
+    cp: CounterPool | None,
+    sname: str,
+    note: Note,
+) -> None:
     """One current slice's devices as the scheduler sees them, in place: each matching
     DeviceTaintRule's taint added (KEP-5055, the ResourceSlice tracker), the pool's
     incompleteness marked, and each device consuming counters joined to the pool's CounterPool."""
@@ -197,8 +251,13 @@ def _complete_devices(devices: list[Device], rules: list, incomplete: bool, cp: 
         if d.counters:
             for cname, _ in d.counters:
                 if cname not in cp.sets:
-                    note("ResourceSlice", "spec.devices[].consumesCounters", f"device {d.name} consumes counter set {cname!r}, which pool {cp.driver}/{cp.pool} does not define: "
-                         "that consumption is not checked (as upstream's allocator)", sname)
+                    note(
+                        "ResourceSlice",
+                        "spec.devices[].consumesCounters",
+                        f"device {d.name} consumes counter set {cname!r}, which pool {cp.driver}/{cp.pool} does not define: "
+                        "that consumption is not checked (as upstream's allocator)",
+                        sname,
+                    )
             devices[i] = d = replace(d, counter_pool=cp)
             cp.users.append(d)
 
@@ -210,7 +269,12 @@ def _map_extended(st: DraState, note: Note) -> None:
         st.extended[EXTENDED_PREFIX + cname] = cname
         if c.extended_resource_name:
             if c.extended_resource_name in st.extended:
-                note("DeviceClass", "spec.extendedResourceName", f"{c.extended_resource_name} is mapped by several DeviceClasses: {st.extended[c.extended_resource_name]} is used", cname)
+                note(
+                    "DeviceClass",
+                    "spec.extendedResourceName",
+                    f"{c.extended_resource_name} is mapped by several DeviceClasses: {st.extended[c.extended_resource_name]} is used",
+                    cname,
+                )
             else:
                 st.extended[c.extended_resource_name] = cname
 
@@ -242,17 +306,36 @@ def _note_bound_pod(st: DraState, pod, nodes: dict | None, reserved: set, note: 
     claim reserved for it: named in a warning (its devices count as free)."""
     node = (nodes or {}).get(pod.node_name)
     served = st.mapped_on(node) if node is not None else set()
-    if any(pod.requests.get(r, 0) > 0 for r in served) and (pod.namespace, pod.name) not in reserved:
-        note("Pod", "spec.containers[].resources", "a bound pod uses an extended resource DRA serves on its node (KEP-5004) but no allocated "
-             "ResourceClaim in the snapshot is reserved for it: its devices count as free", pod.key)
+    if (
+        any(pod.requests.get(r, 0) > 0 for r in served)
+        and (pod.namespace, pod.name) not in reserved
+    ):
+        note(
+            "Pod",
+            "spec.containers[].resources",
+            "a bound pod uses an extended resource DRA serves on its node (KEP-5004) but no allocated "
+            "ResourceClaim in the snapshot is reserved for it: its devices count as free",
+            pod.key,
+        )
 
 
-def _pod_claim_keys(st: DraState, pod, raw: dict, ctx: Ctx, groups: Mapping | set, templates: dict, namespaces: Mapping | None) -> list[str]:
+def _pod_claim_keys(
+    st: DraState,
+    pod,
+    raw: dict,
+    ctx: Ctx,
+    groups: Mapping | set,
+    templates: dict,
+    namespaces: Mapping | None,
+) -> list[str]:
     """The claim keys of a pending pod's ``spec.resourceClaims``, in order; an entry whose claim
     is missing is noted in :attr:`DraState.pod_missing` instead."""
     spec = raw.get("spec") or {}
     status = raw.get("status") or {}
-    generated = {str(s.get("name")): s.get("resourceClaimName") for _, s in ctx.maps(status.get("resourceClaimStatuses"), "status.resourceClaimStatuses")}
+    generated = {
+        str(s.get("name")): s.get("resourceClaimName")
+        for _, s in ctx.maps(status.get("resourceClaimStatuses"), "status.resourceClaimStatuses")
+    }
     keys = []
     for f, rc in ctx.maps(spec.get("resourceClaims"), "spec.resourceClaims"):
         key = _entry_key(st, pod, ctx, f, rc, generated, groups, templates, namespaces)
@@ -261,8 +344,17 @@ def _pod_claim_keys(st: DraState, pod, raw: dict, ctx: Ctx, groups: Mapping | se
     return keys
 
 
-def _entry_key(st: DraState, pod, ctx: Ctx, f: str, rc: dict, generated: dict, groups: Mapping | set, templates: dict,
-               namespaces: Mapping | None) -> str | None:
+def _entry_key(
+    st: DraState,
+    pod,
+    ctx: Ctx,
+    f: str,
+    rc: dict,
+    generated: dict,
+    groups: Mapping | set,
+    templates: dict,
+    namespaces: Mapping | None,
+) -> str | None:
     """The claim key of one ``spec.resourceClaims`` entry: its PodGroup's claim (KEP-5729), the
     named ResourceClaim, the claim ``status.resourceClaimStatuses`` names, or the one the
     resourceclaim controller would create from the template (added to ``st``); None when missing."""
@@ -294,7 +386,9 @@ def _entry_key(st: DraState, pod, ctx: Ctx, f: str, rc: dict, generated: dict, g
     return key if _claim_from_template(st, pod, tpl, templates, key, namespaces) else None
 
 
-def _claim_from_template(st, pod, tpl: str, templates, key: str, namespaces: Mapping | None = None) -> bool:
+def _claim_from_template(
+    st, pod, tpl: str, templates, key: str, namespaces: Mapping | None = None
+) -> bool:
     """The claim ``key`` the resourceclaim controller makes from the pod's template ``tpl`` (in the
     pod's namespace), added to ``st``; False (the pod is noted missing it) when there is no such
     template, or when it asks for admin access in a namespace without :data:`ADMIN_LABEL` (API
@@ -306,8 +400,11 @@ def _claim_from_template(st, pod, tpl: str, templates, key: str, namespaces: Map
         return False
     reqs, why, cons = templates[tkey]
     if _admin(reqs) and _admin_refused(namespaces, pod.namespace):
-        st.pod_missing.setdefault(pod.key, f'resourceclaim "{key.split("/", 1)[1]}" not found (the API server refuses it: admin access to devices '
-                                  f"requires the `{ADMIN_LABEL}: true` label on the containing namespace)")
+        st.pod_missing.setdefault(
+            pod.key,
+            f'resourceclaim "{key.split("/", 1)[1]}" not found (the API server refuses it: admin access to devices '
+            f"requires the `{ADMIN_LABEL}: true` label on the containing namespace)",
+        )
         return False
     st.claims[key] = Claim(key=key, requests=reqs, unsupported=why, constraints=cons)
     return True
@@ -329,7 +426,12 @@ def _note_evictions(st: DraState, note: Note) -> None:
             noexec = tuple(t for t in d.slice_taints + d.rule_taints if t.effect == "NoExecute")
             t = untolerated(noexec, r.tolerations if r is not None else ())
             if t is not None:
-                note("ResourceClaim", "status.allocation.devices.results[]", f"device {'/'.join(did)} has NoExecute taint {t}"
-                     f"{' (' + t.source + ')' if t.source else ''}, which the claim does not tolerate: eviction by NoExecute device taints is not "
-                     "modelled, the claim keeps its devices and its pods stay", c.key)
+                note(
+                    "ResourceClaim",
+                    "status.allocation.devices.results[]",
+                    f"device {'/'.join(did)} has NoExecute taint {t}"
+                    f"{' (' + t.source + ')' if t.source else ''}, which the claim does not tolerate: eviction by NoExecute device taints is not "
+                    "modelled, the claim keeps its devices and its pods stay",
+                    c.key,
+                )
                 break

@@ -23,7 +23,9 @@ INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 
-def check_range(v: int, minimum: int | None, maximum: int | None, type_min: int, type_max: int, type_name: str) -> str | None:
+def check_range(
+    v: int, minimum: int | None, maximum: int | None, type_min: int, type_max: int, type_name: str
+) -> str | None:
     """Why ``v`` is out of range, or None: first against its Go type, then against the bounds
     validation sets (``minimum`` / ``maximum``, inclusive).
 
@@ -39,16 +41,25 @@ def check_range(v: int, minimum: int | None, maximum: int | None, type_min: int,
     if not (lo_bad or hi_bad):
         return None
     if minimum is not None and maximum is not None:
-        return f"must be {minimum}, got {v}" if minimum == maximum else f"must be in {minimum}..{maximum}, got {v}"
+        return (
+            f"must be {minimum}, got {v}"
+            if minimum == maximum
+            else f"must be in {minimum}..{maximum}, got {v}"
+        )
     return f"must be >= {minimum}, got {v}" if lo_bad else f"must be <= {maximum}, got {v}"
 
 
 def _type_name(v: Any) -> str:
     if v is None:
         return "null"
-    return {dict: "mapping", list: "list", str: "string", bool: "boolean", int: "integer", float: "number"}.get(
-        type(v), type(v).__name__
-    )
+    return {
+        dict: "mapping",
+        list: "list",
+        str: "string",
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+    }.get(type(v), type(v).__name__)
 
 
 def _short(v: Any, *, quote: bool = True) -> str:
@@ -121,8 +132,15 @@ class Ctx:
         return None if v is None else self.str(v, field)
 
     def int(
-        self, v: Any, field: str, *, required: bool = False, default: int = 0, minimum: int | None = None,
-        maximum: int | None = None, _type: tuple[int, int, str] = (INT64_MIN, INT64_MAX, "int64"),
+        self,
+        v: Any,
+        field: str,
+        *,
+        required: bool = False,
+        default: int = 0,
+        minimum: int | None = None,
+        maximum: int | None = None,
+        _type: tuple[int, int, str] = (INT64_MIN, INT64_MAX, "int64"),
     ) -> int:
         """An ``int64`` field (an integral float or a decimal string is read as its integer)."""
         if v is None:
@@ -142,10 +160,25 @@ class Ctx:
         return v
 
     def int32(
-        self, v: Any, field: str, *, required: bool = False, default: int = 0, minimum: int | None = None, maximum: int | None = None
+        self,
+        v: Any,
+        field: str,
+        *,
+        required: bool = False,
+        default: int = 0,
+        minimum: int | None = None,
+        maximum: int | None = None,
     ) -> int:
         """An ``int32`` field: counts, priorities, weights, ports."""
-        return self.int(v, field, required=required, default=default, minimum=minimum, maximum=maximum, _type=(INT32_MIN, INT32_MAX, "int32"))
+        return self.int(
+            v,
+            field,
+            required=required,
+            default=default,
+            minimum=minimum,
+            maximum=maximum,
+            _type=(INT32_MIN, INT32_MAX, "int32"),
+        )
 
     def bool(self, v: Any, field: str, *, default: bool = False) -> bool:
         if v is None:
@@ -190,4 +223,7 @@ class Ctx:
         """A resource amount in gangplan's unit (millicores for cpu) must fit an int64."""
         if check_range(amount, None, None, INT64_MIN, INT64_MAX, "int64"):
             unit = "millicores" if resource == "cpu" else "units"
-            raise self.fail(field, f"{what} is out of range: {_short(amount, quote=False)} {unit} does not fit an int64 (at most {INT64_MAX} {unit})")
+            raise self.fail(
+                field,
+                f"{what} is out of range: {_short(amount, quote=False)} {unit} does not fit an int64 (at most {INT64_MAX} {unit})",
+            )

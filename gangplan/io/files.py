@@ -31,7 +31,9 @@ class _YamlLoader(_BaseYamlLoader):  # type: ignore[misc,valid-type]
     """
 
 
-_YamlLoader.add_constructor("tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node))
+_YamlLoader.add_constructor(
+    "tag:yaml.org,2002:timestamp", lambda loader, node: loader.construct_scalar(node)
+)
 
 SNAPSHOT_SUFFIXES = (".yaml", ".yml", ".json")
 SIMULATOR_KEYS = {
@@ -47,7 +49,13 @@ SIMULATOR_KEYS = {
     "pdbs": "PodDisruptionBudget",
     "topologies": "Topology",
 }
-_SIMULATOR_IGNORED = {"pvs", "pvcs", "storageClasses", "persistentVolumes", "persistentVolumeClaims"}
+_SIMULATOR_IGNORED = {
+    "pvs",
+    "pvcs",
+    "storageClasses",
+    "persistentVolumes",
+    "persistentVolumeClaims",
+}
 SIMULATOR_DRA_KEYS = {
     "resourceClaims": "ResourceClaim",
     "resourceClaimTemplates": "ResourceClaimTemplate",
@@ -92,12 +100,17 @@ def _stdin_bytes() -> bytes:
         raise SnapshotError(STDIN_NAME, "cannot read: there is no standard input")
     try:
         if stream.isatty():
-            raise SnapshotError(STDIN_NAME, "'-' reads the snapshot from standard input, which is a terminal: "
-                                "pipe one in (kubectl get nodes,pods,podgroups -A -o yaml | gangplan diff -)")
+            raise SnapshotError(
+                STDIN_NAME,
+                "'-' reads the snapshot from standard input, which is a terminal: "
+                "pipe one in (kubectl get nodes,pods,podgroups -A -o yaml | gangplan diff -)",
+            )
         buf = getattr(stream, "buffer", None)
         data = buf.read() if buf is not None else stream.read().encode("utf-8")
     except (OSError, ValueError) as e:
-        raise SnapshotError(STDIN_NAME, f"cannot read: {getattr(e, 'strerror', None) or e}") from None
+        raise SnapshotError(
+            STDIN_NAME, f"cannot read: {getattr(e, 'strerror', None) or e}"
+        ) from None
     _stdin_read = (stream, data)
     return data
 
@@ -116,12 +129,19 @@ def skipped_files(path: str | os.PathLike) -> list[str]:
         return []
     out = []
     for f in sorted(p.rglob("*")):
-        if not f.is_file() or _is_snapshot_file(f) or f.name.startswith(".") or any(part.startswith(".") for part in f.relative_to(p).parts[:-1]):
+        if (
+            not f.is_file()
+            or _is_snapshot_file(f)
+            or f.name.startswith(".")
+            or any(part.startswith(".") for part in f.relative_to(p).parts[:-1])
+        ):
             continue
         if f.name in _QUIET_FILES or f.suffix.lower() == ".md":
             continue
-        out.append(f"{f}: skipped: not a snapshot file (gangplan reads .yaml, .yml and .json files, and their .gz; "
-                   f"a {f.suffix or 'file without a suffix'} is not read)")
+        out.append(
+            f"{f}: skipped: not a snapshot file (gangplan reads .yaml, .yml and .json files, and their .gz; "
+            f"a {f.suffix or 'file without a suffix'} is not read)"
+        )
     return out
 
 
@@ -132,9 +152,15 @@ def snapshot_files(path: str | os.PathLike) -> list[Path]:
         return [Path(STDIN_NAME)]
     p = Path(path)
     if p.is_dir():
-        files = sorted(f for f in p.rglob("*") if f.is_file() and _is_snapshot_file(f) and not f.name.startswith("."))
+        files = sorted(
+            f
+            for f in p.rglob("*")
+            if f.is_file() and _is_snapshot_file(f) and not f.name.startswith(".")
+        )
         if not files:
-            raise SnapshotError(str(p), "directory holds no .yaml, .yml or .json file (plain or .gz)")
+            raise SnapshotError(
+                str(p), "directory holds no .yaml, .yml or .json file (plain or .gz)"
+            )
         return files
     if not p.exists():
         raise SnapshotError(str(p), "no such file or directory")
@@ -165,7 +191,9 @@ def read_documents(path: Path) -> list[Any]:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as e:
             raise SnapshotError(name, f"not a readable gzip file: {e}") from None
-        path = path.with_name(path.name[:-3])  # the suffix of what it holds decides JSON or YAML below
+        path = path.with_name(
+            path.name[:-3]
+        )  # the suffix of what it holds decides JSON or YAML below
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -176,7 +204,9 @@ def read_documents(path: Path) -> list[Any]:
             return [json.loads(text)]
         except json.JSONDecodeError as e:
             if path.suffix.lower() == ".json":
-                raise SnapshotError(name, f"invalid JSON: {e.msg} (column {e.colno})", line=e.lineno) from None
+                raise SnapshotError(
+                    name, f"invalid JSON: {e.msg} (column {e.colno})", line=e.lineno
+                ) from None
             # YAML flow style also starts with "{": let the YAML parser have a go.
         except RecursionError:
             raise SnapshotError(name, "invalid JSON: nesting too deep") from None
@@ -207,7 +237,9 @@ def _objects(file: str, doc: Any, index: int) -> list[dict]:
             out.extend(_objects(file, d, index * 1000 + i))
         return out
     if not isinstance(doc, dict):
-        raise SnapshotError(file, f"document {index + 1} is a {type(doc).__name__}, not a Kubernetes object")
+        raise SnapshotError(
+            file, f"document {index + 1} is a {type(doc).__name__}, not a Kubernetes object"
+        )
     kind = doc.get("kind")
     if kind is None and kai_snapshot.is_kai_snapshot(doc):
         return kai_snapshot.objects(file, doc)
@@ -222,9 +254,17 @@ def _objects(file: str, doc: Any, index: int) -> list[dict]:
                 items = val if isinstance(val, list) else [val]
                 for i, item in enumerate(items):
                     if not isinstance(item, dict):
-                        raise SnapshotError(file, f"simulator export: {key}[{i}] is not an object", field=f"{key}[{i}]")
+                        raise SnapshotError(
+                            file,
+                            f"simulator export: {key}[{i}] is not an object",
+                            field=f"{key}[{i}]",
+                        )
                     if "kind" in item and not isinstance(item["kind"], str):
-                        raise SnapshotError(file, f"simulator export: {key}[{i}]: kind is not a string", field=f"{key}[{i}].kind")
+                        raise SnapshotError(
+                            file,
+                            f"simulator export: {key}[{i}]: kind is not a string",
+                            field=f"{key}[{i}].kind",
+                        )
                     if key in SIMULATOR_DRA_KEYS and "apiVersion" not in item:
                         item = {"apiVersion": "resource.k8s.io/v1", **item}
                     out.append({"kind": k, **item} if "kind" not in item else item)
@@ -240,7 +280,9 @@ def _objects(file: str, doc: Any, index: int) -> list[dict]:
         item_kind = kind[: -len("List")] if kind != "List" else None
         for i, item in enumerate(items):
             if not isinstance(item, dict):
-                raise SnapshotError(file, f"{kind}: items[{i}] is not an object", field=f"items[{i}]")
+                raise SnapshotError(
+                    file, f"{kind}: items[{i}] is not an object", field=f"items[{i}]"
+                )
             if item_kind and "kind" not in item:
                 item = {"kind": item_kind, **item}
             out.extend(_objects(file, item, i))

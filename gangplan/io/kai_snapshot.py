@@ -45,7 +45,12 @@ CONFIG_KIND = "KAISchedulerConfiguration"
 
 
 def is_kai_snapshot(doc: Any) -> bool:
-    return isinstance(doc, dict) and "kind" not in doc and isinstance(doc.get("rawObjects"), dict | None) and "rawObjects" in doc
+    return (
+        isinstance(doc, dict)
+        and "kind" not in doc
+        and isinstance(doc.get("rawObjects"), dict | None)
+        and "rawObjects" in doc
+    )
 
 
 def read_zip(path: Path) -> Any:
@@ -56,7 +61,10 @@ def read_zip(path: Path) -> Any:
             try:
                 data = z.read(ENTRY)
             except KeyError:
-                raise SnapshotError(name, f"not a KAI snapshot archive: no entry {ENTRY!r} (entries: {', '.join(z.namelist()[:5]) or 'none'})") from None
+                raise SnapshotError(
+                    name,
+                    f"not a KAI snapshot archive: no entry {ENTRY!r} (entries: {', '.join(z.namelist()[:5]) or 'none'})",
+                ) from None
     except zipfile.BadZipFile as e:
         raise SnapshotError(name, f"not a ZIP archive: {e}") from None
     except OSError as e:
@@ -65,7 +73,9 @@ def read_zip(path: Path) -> Any:
         return json.load(io.BytesIO(data))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         line = getattr(e, "lineno", None)
-        raise SnapshotError(f"{name}!{ENTRY}", f"invalid JSON: {getattr(e, 'msg', e)}", line=line) from None
+        raise SnapshotError(
+            f"{name}!{ENTRY}", f"invalid JSON: {getattr(e, 'msg', e)}", line=line
+        ) from None
 
 
 def objects(file: str, doc: dict) -> list[dict]:
@@ -74,20 +84,40 @@ def objects(file: str, doc: dict) -> list[dict]:
     if not isinstance(raw, dict):
         raise SnapshotError(file, "KAI snapshot: rawObjects is not an object", field="rawObjects")
     out: list[dict] = []
-    for key in sorted(raw, key=lambda k: (list(RAW_OBJECTS).index(k) if k in RAW_OBJECTS else len(RAW_OBJECTS), k)):
+    for key in sorted(
+        raw, key=lambda k: (list(RAW_OBJECTS).index(k) if k in RAW_OBJECTS else len(RAW_OBJECTS), k)
+    ):
         items = raw[key]
         if items is None:
             continue
         if not isinstance(items, list):
-            raise SnapshotError(file, f"KAI snapshot: rawObjects.{key} is not a list", field=f"rawObjects.{key}")
+            raise SnapshotError(
+                file, f"KAI snapshot: rawObjects.{key} is not a list", field=f"rawObjects.{key}"
+            )
         if key not in RAW_OBJECTS:
             out += [{"kind": f"KAI rawObjects.{key}", "metadata": {"name": "?"}} for _ in items]
             continue
         api, kind = RAW_OBJECTS[key]
         for i, item in enumerate(items):
             if not isinstance(item, dict):
-                raise SnapshotError(file, f"KAI snapshot: rawObjects.{key}[{i}] is not an object", field=f"rawObjects.{key}[{i}]")
-            out.append({**item, "kind": item.get("kind") or kind, "apiVersion": item.get("apiVersion") or api})
+                raise SnapshotError(
+                    file,
+                    f"KAI snapshot: rawObjects.{key}[{i}] is not an object",
+                    field=f"rawObjects.{key}[{i}]",
+                )
+            out.append(
+                {
+                    **item,
+                    "kind": item.get("kind") or kind,
+                    "apiVersion": item.get("apiVersion") or api,
+                }
+            )
     if doc.get("config"):
-        out.append({"kind": CONFIG_KIND, "apiVersion": "kai-scheduler.config/v1", "metadata": {"name": "config"}})
+        out.append(
+            {
+                "kind": CONFIG_KIND,
+                "apiVersion": "kai-scheduler.config/v1",
+                "metadata": {"name": "config"},
+            }
+        )
     return out

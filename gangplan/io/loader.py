@@ -64,15 +64,27 @@ _NAMESPACED = {"Pod", "PodGroup", "CompositePodGroup", "Workload", "PodDisruptio
 _NAMESPACED_FOREIGN = {"Job", "JobSet", "LeaderWorkerSet"}
 UNKNOWN_SHOWN = 5
 """Unknown-field warnings shown per file and field before the rest are counted."""
-_KNOWN = _NAMESPACED | {"Node", "PriorityClass", "KubeSchedulerConfiguration", "Topology", "Namespace"}
+_KNOWN = _NAMESPACED | {
+    "Node",
+    "PriorityClass",
+    "KubeSchedulerConfiguration",
+    "Topology",
+    "Namespace",
+}
 # The API group each kind is read from. Same-named kinds of other groups (the scheduler-plugins
 # PodGroup in scheduling.x-k8s.io, say) are different APIs: gangplan.io.foreign translates the ones
 # it reads (foreign.READ); the rest are skipped and counted.
 _GROUPS = {
-    "Node": "", "Pod": "", "Namespace": "",
-    "PodGroup": "scheduling.k8s.io", "CompositePodGroup": "scheduling.k8s.io", "Workload": "scheduling.k8s.io",
-    "PriorityClass": "scheduling.k8s.io", "PodDisruptionBudget": "policy",
-    "KubeSchedulerConfiguration": "kubescheduler.config.k8s.io", "Topology": "kueue.x-k8s.io",
+    "Node": "",
+    "Pod": "",
+    "Namespace": "",
+    "PodGroup": "scheduling.k8s.io",
+    "CompositePodGroup": "scheduling.k8s.io",
+    "Workload": "scheduling.k8s.io",
+    "PriorityClass": "scheduling.k8s.io",
+    "PodDisruptionBudget": "policy",
+    "KubeSchedulerConfiguration": "kubescheduler.config.k8s.io",
+    "Topology": "kueue.x-k8s.io",
 }
 
 
@@ -197,10 +209,16 @@ class _Builder:
         if "name" not in meta:
             ref = str(kind)
         else:
-            ref = _ref(str(kind), raw, kind in _NAMESPACED or "namespace" in meta or kind in _NAMESPACED_FOREIGN)
+            ref = _ref(
+                str(kind),
+                raw,
+                kind in _NAMESPACED or "namespace" in meta or kind in _NAMESPACED_FOREIGN,
+            )
         for path, message in found:
             self.unknown_paths.add((str(kind), ref.split("/", 1)[-1], path))
-            self.unknown.setdefault((file, re.sub(r"\[\d+\]", "[]", message)), []).append(f"{ref}: {message}")
+            self.unknown.setdefault((file, re.sub(r"\[\d+\]", "[]", message)), []).append(
+                f"{ref}: {message}"
+            )
 
     def unknown_warnings(self) -> list[str]:
         """One warning per unknown field: ``FILE: KIND/NS/NAME: unknown field "PATH", did you mean
@@ -210,7 +228,9 @@ class _Builder:
             out += [f"{file}: {line}" for line in lines[:UNKNOWN_SHOWN]]
             if len(lines) > UNKNOWN_SHOWN:
                 rest = len(lines) - UNKNOWN_SHOWN
-                out.append(f"{file}: {rest} more object{'s' if rest != 1 else ''}: {lines[0].split(': ', 1)[1]}")
+                out.append(
+                    f"{file}: {rest} more object{'s' if rest != 1 else ''}: {lines[0].split(': ', 1)[1]}"
+                )
         return out
 
     def _count_api(self, kind: str, raw: dict) -> None:
@@ -224,7 +244,10 @@ class _Builder:
                     self.api_versions[f"Pod spec.{link}"] += 1
 
     def note(self, kind: str, field: str, message: str, name: str) -> None:
-        if message.startswith("unknown field") and (kind.split(" ", 1)[0], name, field) in self.unknown_paths:
+        if (
+            message.startswith("unknown field")
+            and (kind.split(" ", 1)[0], name, field) in self.unknown_paths
+        ):
             return  # already named by the unknown-field check, with its file and a suggestion
         self.notes.setdefault((kind, re.sub(r"\[\d+\]", "[]", field), message), []).append(name)
 
@@ -245,12 +268,16 @@ class _Builder:
         for (kind, field, message), names in sorted(self.notes.items()):
             shown = ", ".join(names[:3]) + (", ..." if len(names) > 3 else "")
             where = f"{kind} {field}" if field else kind
-            out.append(f"{where}: {len(names)} object{'s' if len(names) != 1 else ''} ({shown}): {message}")
+            out.append(
+                f"{where}: {len(names)} object{'s' if len(names) != 1 else ''} ({shown}): {message}"
+            )
         return tuple(out)
 
     def _unique(self, ref: str, file: str) -> None:
         if ref in self.seen:
-            raise SnapshotError(file, f"duplicate object (first defined in {self.seen[ref]})", obj=ref)
+            raise SnapshotError(
+                file, f"duplicate object (first defined in {self.seen[ref]})", obj=ref
+            )
         self.seen[ref] = file
 
     def add(self, file: str, raw: dict) -> None:
@@ -258,7 +285,9 @@ class _Builder:
         if foreign.claims(kind, raw.get("apiVersion")):
             self.foreign.append((file, raw))
             return
-        if _api_group(raw.get("apiVersion")) == "resource.k8s.io" and dra_parse.readable(str(kind), str(raw.get("apiVersion")).rsplit("/", 1)[-1]):
+        if _api_group(raw.get("apiVersion")) == "resource.k8s.io" and dra_parse.readable(
+            str(kind), str(raw.get("apiVersion")).rsplit("/", 1)[-1]
+        ):
             ref = _ref(kind, raw, kind in ("ResourceClaim", "ResourceClaimTemplate"))
             self._unique(ref, file)
             self.dra_objects.append((Ctx(file, ref), kind, raw))
@@ -266,7 +295,9 @@ class _Builder:
         if kind not in _KNOWN:
             self._skip(str(kind), raw, str(kind))
             return
-        if _foreign_api(kind, raw.get("apiVersion")) or _unreadable_version(kind, raw.get("apiVersion")):
+        if _foreign_api(kind, raw.get("apiVersion")) or _unreadable_version(
+            kind, raw.get("apiVersion")
+        ):
             self._skip(kind, raw, f"{kind} ({raw.get('apiVersion')})")
             return
         ref = _ref(kind, raw, kind in _NAMESPACED)
@@ -294,11 +325,20 @@ class _Builder:
             getattr(self, store)[getattr(obj, key_attr)] = value
         elif kind == "KubeSchedulerConfiguration":
             if self.profile is not None:
-                raise SnapshotError(file, f"duplicate object (first defined in {self.profile.source})", obj="KubeSchedulerConfiguration")
+                raise SnapshotError(
+                    file,
+                    f"duplicate object (first defined in {self.profile.source})",
+                    obj="KubeSchedulerConfiguration",
+                )
             self.profile = parse_scheduler_config(Ctx(file, "KubeSchedulerConfiguration"), raw)
             # Named here so that no plugin is dropped unnamed (gangplan.models.plugins: what the engines run).
             for where, plugin in unmodelled_plugins(self.profile, self.plugins):
-                self.note("KubeSchedulerConfiguration", f"profiles[0].plugins.{where}", "plugin not implemented by gangplan at this extension point: ignored (both engines run without it)", plugin)
+                self.note(
+                    "KubeSchedulerConfiguration",
+                    f"profiles[0].plugins.{where}",
+                    "plugin not implemented by gangplan at this extension point: ignored (both engines run without it)",
+                    plugin,
+                )
 
     # -- resolution ---------------------------------------------------------------------------
     def _class_priority(self, ctx: Ctx, class_name: str, field: str) -> int | None:
@@ -307,9 +347,17 @@ class _Builder:
             if pc is None:
                 import difflib
 
-                close = difflib.get_close_matches(class_name, list(self.priority_classes), n=1, cutoff=0.6)
-                hint = f', did you mean "{close[0]}"?' if close else " (the API server's Priority admission rejects such a pod)"
-                raise ctx.fail(field, f"PriorityClass {class_name!r} not found in the snapshot{hint}")
+                close = difflib.get_close_matches(
+                    class_name, list(self.priority_classes), n=1, cutoff=0.6
+                )
+                hint = (
+                    f', did you mean "{close[0]}"?'
+                    if close
+                    else " (the API server's Priority admission rejects such a pod)"
+                )
+                raise ctx.fail(
+                    field, f"PriorityClass {class_name!r} not found in the snapshot{hint}"
+                )
             return pc.value
         return None
 
@@ -323,7 +371,11 @@ class _Builder:
         if class_name:
             pc = self.priority_classes.get(class_name)
         else:
-            pc = max((c for c in self.priority_classes.values() if c.global_default), key=lambda c: c.value, default=None)
+            pc = max(
+                (c for c in self.priority_classes.values() if c.global_default),
+                key=lambda c: c.value,
+                default=None,
+            )
         return pc.preemption_policy if pc is not None else None
 
     def _with_priority(self, g: Any, ctx: Ctx) -> Any:
@@ -332,7 +384,13 @@ class _Builder:
         update: dict[str, Any] = {}
         if g.priority == 0:
             cp = self._class_priority(ctx, g.priority_class_name, "spec.priorityClassName")
-            update["priority"] = cp if cp is not None else self._default_priority() if not g.priority_class_name else 0
+            update["priority"] = (
+                cp
+                if cp is not None
+                else self._default_priority()
+                if not g.priority_class_name
+                else 0
+            )
         if g.preemption_policy is None and self._class_policy(g.priority_class_name) is not None:
             update["preemption_policy"] = self._class_policy(g.priority_class_name)
         return g.model_copy(update=update) if update else g
@@ -342,7 +400,10 @@ class _Builder:
         cpgs = {key: self._with_priority(g, ctx) for key, (g, ctx) in self.cpgs.items()}
         # A PodGroup and a CompositePodGroup sharing a name cannot be told apart by group keys.
         for key in sorted(set(groups) & set(cpgs)):
-            raise self.cpgs[key][1].fail("metadata.name", f"a PodGroup named {key} exists too; gangplan needs PodGroup and CompositePodGroup names to differ within a namespace")
+            raise self.cpgs[key][1].fail(
+                "metadata.name",
+                f"a PodGroup named {key} exists too; gangplan needs PodGroup and CompositePodGroup names to differ within a namespace",
+            )
         # Cycles and missing parents are not bad input: kube-scheduler fails (or holds) only that
         # hierarchy (gangplan.models.groups / hierarchy).
         return groups, cpgs
@@ -355,10 +416,18 @@ class _Builder:
             if spec.get("priority") is None:
                 cp = self._class_priority(ctx, obj.priority_class_name, "spec.priorityClassName")
                 obj = obj.model_copy(update={"priority": cp if cp is not None else default})
-            if spec.get("preemptionPolicy") is None and self._class_policy(obj.priority_class_name) is not None:
-                obj = obj.model_copy(update={"preemption_policy": self._class_policy(obj.priority_class_name)})
+            if (
+                spec.get("preemptionPolicy") is None
+                and self._class_policy(obj.priority_class_name) is not None
+            ):
+                obj = obj.model_copy(
+                    update={"preemption_policy": self._class_policy(obj.priority_class_name)}
+                )
             if obj.node_name is not None and obj.node_name not in self.nodes:
-                raise ctx.fail("spec.nodeName", f"bound to node {obj.node_name!r}, which is not in the snapshot")
+                raise ctx.fail(
+                    "spec.nodeName",
+                    f"bound to node {obj.node_name!r}, which is not in the snapshot",
+                )
             out.append(obj)
         return out
 
@@ -367,7 +436,13 @@ def _pdb_with_status(pdb: PodDisruptionBudget, pods: list[Pod]) -> PodDisruption
     """Compute ``disruptionsAllowed`` the way the disruption controller would, for a PDB without status."""
     from gangplan.predicates.labels import selector_matches
 
-    matching = [p for p in pods if p.namespace == pdb.namespace and pdb.selector is not None and selector_matches(pdb.selector, p.labels)]
+    matching = [
+        p
+        for p in pods
+        if p.namespace == pdb.namespace
+        and pdb.selector is not None
+        and selector_matches(pdb.selector, p.labels)
+    ]
     healthy = sum(1 for p in matching if p.node_name is not None)
     expected = len(matching)
 
@@ -385,8 +460,13 @@ def _pdb_with_status(pdb: PodDisruptionBudget, pods: list[Pod]) -> PodDisruption
     return pdb.model_copy(update={"disruptions_allowed": max(0, healthy - desired)})
 
 
-def load_snapshot(path: str | os.PathLike, *, kube_version: KubeVersion | str | None = None, require_nodes: bool = False,
-                  plugins: Mapping[str, Iterable[str]] | None = None) -> Cluster:
+def load_snapshot(
+    path: str | os.PathLike,
+    *,
+    kube_version: KubeVersion | str | None = None,
+    require_nodes: bool = False,
+    plugins: Mapping[str, Iterable[str]] | None = None,
+) -> Cluster:
     """Load a snapshot file or directory. Raises :class:`SnapshotError` on bad input.
     ``kube_version``: the kube-scheduler version the engines reproduce (default: the newest).
     A snapshot without any object is bad input; one without a Node is too with ``require_nodes``
@@ -394,11 +474,18 @@ def load_snapshot(path: str | os.PathLike, *, kube_version: KubeVersion | str | 
     ``plugins``: the scheduler plugins the run will have, name -> extension points (a plugin
     registry's ``points()``; default: the in-tree ones): a configured plugin outside them is
     named in a warning."""
-    return load_with_expansion(path, kube_version=kube_version, require_nodes=require_nodes, plugins=plugins)[0]
+    return load_with_expansion(
+        path, kube_version=kube_version, require_nodes=require_nodes, plugins=plugins
+    )[0]
 
 
-def load_with_expansion(path: str | os.PathLike, *, kube_version: KubeVersion | str | None = None,
-                        require_nodes: bool = False, plugins: Mapping[str, Iterable[str]] | None = None) -> tuple[Cluster, list[dict]]:
+def load_with_expansion(
+    path: str | os.PathLike,
+    *,
+    kube_version: KubeVersion | str | None = None,
+    require_nodes: bool = False,
+    plugins: Mapping[str, Iterable[str]] | None = None,
+) -> tuple[Cluster, list[dict]]:
     """Load a snapshot, and the objects gangplan synthesized from its Jobs, JobSets and
     LeaderWorkerSets (:mod:`gangplan.io.expand`; what ``gangplan expand`` prints).
 
@@ -407,7 +494,10 @@ def load_with_expansion(path: str | os.PathLike, *, kube_version: KubeVersion | 
     walk all of them again (10,000 nodes / 105,000 pods as a 114 MB JSON List,
     ``benchmarks/huge_clusters.py``: ``json.loads`` alone 4.6 s with the collector on, 1.7 s
     paused; the whole load 11.2-11.8 s CPU on, 5.6-6.0 s paused)."""
-    with gc_paused(), validating_for(kube_version):  # the release's API-server rules (io.validation_versions)
+    with (
+        gc_paused(),
+        validating_for(kube_version),
+    ):  # the release's API-server rules (io.validation_versions)
         b = _Builder(plugins)
         files = snapshot_files(path)
         b.file_notes.extend(skipped_files(path))
@@ -423,12 +513,21 @@ def load_with_expansion(path: str | os.PathLike, *, kube_version: KubeVersion | 
             count += n
         if count == 0:
             where = source_name(path)
-            raise SnapshotError(where, "no objects (no nodes): the snapshot " + ("directory's files hold" if Path(path).is_dir() else "file holds")
-                                + " no Kubernetes object; write the Nodes, PodGroups and Pods (kubectl get nodes,pods,podgroups -A -o yaml)")
-        cluster = _assemble(b, tuple(str(f) for f in files), kube_version)  # the objects' own errors first
+            raise SnapshotError(
+                where,
+                "no objects (no nodes): the snapshot "
+                + ("directory's files hold" if Path(path).is_dir() else "file holds")
+                + " no Kubernetes object; write the Nodes, PodGroups and Pods (kubectl get nodes,pods,podgroups -A -o yaml)",
+            )
+        cluster = _assemble(
+            b, tuple(str(f) for f in files), kube_version
+        )  # the objects' own errors first
         if require_nodes and not b.nodes:
-            raise SnapshotError(source_name(path), f"no nodes: the snapshot holds {count} object{'s' if count != 1 else ''} but no Node "
-                                "(kubectl get nodes -o yaml): every pod would stay Pending")
+            raise SnapshotError(
+                source_name(path),
+                f"no nodes: the snapshot holds {count} object{'s' if count != 1 else ''} but no Node "
+                "(kubectl get nodes -o yaml): every pod would stay Pending",
+            )
         return cluster, b.expanded
 
 
@@ -440,7 +539,16 @@ def file_objects(path: str | os.PathLike) -> Iterator[dict]:
         yield from _objects(str(f), doc, i)
 
 
-__all__ = ["load_snapshot", "load_objects", "load_pairs", "snapshot_files", "read_documents", "file_objects", "SnapshotError", "LabelSelector"]
+__all__ = [
+    "load_snapshot",
+    "load_objects",
+    "load_pairs",
+    "snapshot_files",
+    "read_documents",
+    "file_objects",
+    "SnapshotError",
+    "LabelSelector",
+]
 
 
 DANGLING = "not in the snapshot"
@@ -451,7 +559,9 @@ def is_dangling_warning(line: str) -> bool:
     return DANGLING in line and line.startswith("Pod/")
 
 
-def dangling_references(pods: list, groups: dict, cpgs: dict, profile: SchedulerProfile) -> tuple[str, ...]:
+def dangling_references(
+    pods: list, groups: dict, cpgs: dict, profile: SchedulerProfile
+) -> tuple[str, ...]:
     """Warnings for pending pods that name what the snapshot does not hold: a pod group (the pod
     stays Pending, gated at PreEnqueue, as kube-scheduler keeps it), or a scheduler name that is a
     near miss of the profile's (a pod meant for another scheduler is not warned about). Each names
@@ -470,11 +580,17 @@ def dangling_references(pods: list, groups: dict, cpgs: dict, profile: Scheduler
             ns, _, name = p.group_key.partition("/")
             close = difflib.get_close_matches(name, by_ns.get(ns, []), n=1, cutoff=0.6)
             hint = f', did you mean "{close[0]}"?' if close else ""
-            out.append(f"Pod/{p.key}: its pod group {p.group_key} is not in the snapshot{hint} "
-                       "(kube-scheduler keeps the pod Pending, gated at PreEnqueue: waiting for pod group)")
-        if p.scheduler_name != profile.scheduler_name and difflib.get_close_matches(p.scheduler_name, [profile.scheduler_name], n=1, cutoff=0.8):
-            out.append(f'Pod/{p.key}: spec.schedulerName: "{p.scheduler_name}" is not in the snapshot\'s profiles, did you mean '
-                       f'"{profile.scheduler_name}"? (kube-scheduler leaves the pod to another scheduler; it stays Pending)')
+            out.append(
+                f"Pod/{p.key}: its pod group {p.group_key} is not in the snapshot{hint} "
+                "(kube-scheduler keeps the pod Pending, gated at PreEnqueue: waiting for pod group)"
+            )
+        if p.scheduler_name != profile.scheduler_name and difflib.get_close_matches(
+            p.scheduler_name, [profile.scheduler_name], n=1, cutoff=0.8
+        ):
+            out.append(
+                f'Pod/{p.key}: spec.schedulerName: "{p.scheduler_name}" is not in the snapshot\'s profiles, did you mean '
+                f'"{profile.scheduler_name}"? (kube-scheduler leaves the pod to another scheduler; it stays Pending)'
+            )
     return tuple(out)
 
 
@@ -494,7 +610,11 @@ def missing_topology_keys(nodes: list, pods: list, groups: dict, cpgs: dict) -> 
     label_keys = sorted({k for n in nodes for k in n.labels})
     annotated: dict[str, str] = {}
     for p in pods:
-        if p.group_key is not None and KUEUE_REQUIRED in p.annotations and p.group_key not in annotated:
+        if (
+            p.group_key is not None
+            and KUEUE_REQUIRED in p.annotations
+            and p.group_key not in annotated
+        ):
             annotated[p.group_key] = f"Pod/{p.key}"
     out = []
     for kind, table in (("PodGroup", groups), ("CompositePodGroup", cpgs)):
@@ -503,17 +623,27 @@ def missing_topology_keys(nodes: list, pods: list, groups: dict, cpgs: dict) -> 
             if not tk or tk in label_keys:
                 continue
             close = difflib.get_close_matches(tk, label_keys, n=1, cutoff=0.6)
-            hint = f', did you mean "{close[0]}"?' if close else f" (node label keys: {', '.join(label_keys[:8])}{', ...' if len(label_keys) > 8 else ''})"
-            if getattr(g, "api_version", "") == "kueue.x-k8s.io" and key in annotated:  # synthesized from Kueue's annotation
+            hint = (
+                f', did you mean "{close[0]}"?'
+                if close
+                else f" (node label keys: {', '.join(label_keys[:8])}{', ...' if len(label_keys) > 8 else ''})"
+            )
+            if (
+                getattr(g, "api_version", "") == "kueue.x-k8s.io" and key in annotated
+            ):  # synthesized from Kueue's annotation
                 where = f"{annotated[key]}: metadata.annotations[{KUEUE_REQUIRED}] (PodGroup/{key})"
             else:
                 where = f"{kind}/{key}: spec.schedulingConstraints.topology[0].key"
-            out.append(f'{where}: topology key "{tk}" is not a label of any node in the snapshot{hint} '
-                       f"(no placement of the gang can satisfy it: it stays Pending)")
+            out.append(
+                f'{where}: topology key "{tk}" is not a label of any node in the snapshot{hint} '
+                f"(no placement of the gang can satisfy it: it stays Pending)"
+            )
     return tuple(out)
 
 
-def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion | str | None = None) -> Cluster:
+def _assemble(
+    b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion | str | None = None
+) -> Cluster:
     """Resolve what a builder collected into a Cluster (the tail of :func:`load_snapshot`)."""
     foreign.apply(b)
     groups, cpgs = b.resolve_groups()
@@ -527,9 +657,18 @@ def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion |
     forest = GroupTree.build(pods, groups, cpgs)
     gated = {**gate(pods, forest, profile), **held}
     dra = None
-    if b.dra_objects or any((raw.get("spec") or {}).get("resourceClaims") for _, raw, _ in b.pods.values()):
+    if b.dra_objects or any(
+        (raw.get("spec") or {}).get("resourceClaims") for _, raw, _ in b.pods.values()
+    ):
         by_key = {p.key: p for p in pods}
-        dra = build_state(b.dra_objects, [(by_key[k], raw, ctx) for k, (_, raw, ctx) in b.pods.items() if k in by_key], groups, b.note, b.nodes, b.namespaces)
+        dra = build_state(
+            b.dra_objects,
+            [(by_key[k], raw, ctx) for k, (_, raw, ctx) in b.pods.items() if k in by_key],
+            groups,
+            b.note,
+            b.nodes,
+            b.namespaces,
+        )
     cluster = Cluster(
         nodes=tuple(b.nodes.values()),
         pods=tuple(pods),
@@ -543,7 +682,10 @@ def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion |
         topologies=tuple(b.topologies.values()),
         gated=gated,
         skipped_kinds=dict(sorted(b.skipped.items())),
-        warnings=tuple(b.unknown_warnings()) + tuple(b.file_notes) + b.warnings() + dangling_references(pods, groups, cpgs, profile)
+        warnings=tuple(b.unknown_warnings())
+        + tuple(b.file_notes)
+        + b.warnings()
+        + dangling_references(pods, groups, cpgs, profile)
         + missing_topology_keys(list(b.nodes.values()), pods, groups, cpgs),
         translations=tuple(b.translations),
         sources=sources,
@@ -553,13 +695,22 @@ def _assemble(b: _Builder, sources: tuple[str, ...], kube_version: KubeVersion |
     )
     # Validated here, so that hierarchy validation runs at load time; the forest is the one above
     # (the Cluster holds the objects it was given: the comparison is one of identities).
-    if cluster.pods == tuple(pods) and cluster.pod_groups == groups and cluster.composite_pod_groups == cpgs:
+    if (
+        cluster.pods == tuple(pods)
+        and cluster.pod_groups == groups
+        and cluster.composite_pod_groups == cpgs
+    ):
         cluster.__dict__["groups"] = cluster.validated_groups(forest)
     cluster.groups  # noqa: B018
     return cluster
 
 
-def load_pairs(pairs: list[tuple[str, dict]], *, sources: tuple[str, ...], kube_version: KubeVersion | str | None = None) -> Cluster:
+def load_pairs(
+    pairs: list[tuple[str, dict]],
+    *,
+    sources: tuple[str, ...],
+    kube_version: KubeVersion | str | None = None,
+) -> Cluster:
     """Load objects that each carry the file they came from (``(file, object)``, as
     :mod:`gangplan.io.overlay` lays a what-if variant over a snapshot): the rules, checks and
     errors of :func:`load_snapshot`, every error naming the object's own file."""
@@ -571,7 +722,13 @@ def load_pairs(pairs: list[tuple[str, dict]], *, sources: tuple[str, ...], kube_
     return _assemble(b, sources, kube_version)
 
 
-def load_objects(objects: list[dict], source: str = "<memory>", *, kube_version: KubeVersion | str | None = None, check_fields: bool = False) -> Cluster:
+def load_objects(
+    objects: list[dict],
+    source: str = "<memory>",
+    *,
+    kube_version: KubeVersion | str | None = None,
+    check_fields: bool = False,
+) -> Cluster:
     """Load Kubernetes objects already in memory (dicts as YAML would give them) into a Cluster.
 
     Same rules and errors as :func:`load_snapshot` (``kind: List`` is flattened, duplicates and bad

@@ -96,8 +96,12 @@ def overlay(base: Layer, variant: Layer) -> Layer:
             i = index.get(key)
             if i is None:
                 kind, ns, name = key
-                raise SnapshotError(file, f"{REMOVE_ANNOTATION}: no {kind} {ns + '/' if ns else ''}{name} in the snapshot to remove",
-                                    obj=f"{kind}/{ns + '/' if ns else ''}{name}", field=f"metadata.annotations.{REMOVE_ANNOTATION}")
+                raise SnapshotError(
+                    file,
+                    f"{REMOVE_ANNOTATION}: no {kind} {ns + '/' if ns else ''}{name} in the snapshot to remove",
+                    obj=f"{kind}/{ns + '/' if ns else ''}{name}",
+                    field=f"metadata.annotations.{REMOVE_ANNOTATION}",
+                )
             dropped.add(i)
             continue
         i = index.get(key)
@@ -108,11 +112,18 @@ def overlay(base: Layer, variant: Layer) -> Layer:
     notes = list(base.notes + variant.notes)
     gone_nodes = {out[i][1]["metadata"]["name"] for i in dropped if out[i][1].get("kind") == "Node"}
     if gone_nodes:  # a removed node takes its bound pods with it
-        bound = [i for i, (_, o) in enumerate(out) if i not in dropped and o.get("kind") == "Pod"
-                 and (o.get("spec") or {}).get("nodeName") in gone_nodes]
+        bound = [
+            i
+            for i, (_, o) in enumerate(out)
+            if i not in dropped
+            and o.get("kind") == "Pod"
+            and (o.get("spec") or {}).get("nodeName") in gone_nodes
+        ]
         dropped |= set(bound)
         if bound:
-            notes.append(f"removing {len(gone_nodes)} node(s) also removed the {len(bound)} pod(s) bound to them")
+            notes.append(
+                f"removing {len(gone_nodes)} node(s) also removed the {len(bound)} pod(s) bound to them"
+            )
     merged = [o for i, o in enumerate(out) if i not in dropped] + added
     return Layer(variant.name, merged, notes)
 
@@ -122,7 +133,11 @@ def _config(base: Layer) -> Obj:
     for _, o in base.objects:
         if o.get("kind") == CONFIG_KIND:
             return copy.deepcopy(o)
-    return {"apiVersion": CONFIG_API, "kind": CONFIG_KIND, "profiles": [{"schedulerName": "default-scheduler"}]}
+    return {
+        "apiVersion": CONFIG_API,
+        "kind": CONFIG_KIND,
+        "profiles": [{"schedulerName": "default-scheduler"}],
+    }
 
 
 def scoring(base: Layer, strategy: str) -> Layer:
@@ -130,13 +145,22 @@ def scoring(base: Layer, strategy: str) -> Layer:
     ``scoringStrategy.type`` set to ``strategy`` in every profile; its ``resources`` are kept
     (upstream's default, cpu and memory weighted 1, when absent)."""
     if strategy not in STRATEGIES:
-        raise SnapshotError("--scoring", f"unknown scoring strategy {strategy!r}; use {' or '.join(STRATEGIES)}")
+        raise SnapshotError(
+            "--scoring", f"unknown scoring strategy {strategy!r}; use {' or '.join(STRATEGIES)}"
+        )
     cfg = _config(base)
     profiles = cfg.get("profiles") or [{"schedulerName": "default-scheduler"}]
     cfg["profiles"] = profiles
     for profile in profiles:
         plugin_config = profile.setdefault("pluginConfig", [])
-        entry = next((c for c in plugin_config if isinstance(c, dict) and c.get("name") == "NodeResourcesFit"), None)
+        entry = next(
+            (
+                c
+                for c in plugin_config
+                if isinstance(c, dict) and c.get("name") == "NodeResourcesFit"
+            ),
+            None,
+        )
         if entry is None:
             entry = {"name": "NodeResourcesFit", "args": {}}
             plugin_config.append(entry)
@@ -154,15 +178,31 @@ def add_nodes(base: Layer, count: int, like: str) -> Layer:
     set to the name, no bound pods, no server-set metadata."""
     if count < 1:
         raise SnapshotError("--add-nodes", f"expected a positive number of nodes, got {count}")
-    template = next((n for n in _nodes(base) if (n.get("metadata") or {}).get("name") == like), None)
+    template = next(
+        (n for n in _nodes(base) if (n.get("metadata") or {}).get("name") == like), None
+    )
     if template is None:
         names = sorted(str((n.get("metadata") or {}).get("name")) for n in _nodes(base))
-        raise SnapshotError("--like", f"no node {like!r} in the snapshot" + (f" (nodes: {', '.join(names[:5])}{', ...' if len(names) > 5 else ''})" if names else ""))
+        raise SnapshotError(
+            "--like",
+            f"no node {like!r} in the snapshot"
+            + (
+                f" (nodes: {', '.join(names[:5])}{', ...' if len(names) > 5 else ''})"
+                if names
+                else ""
+            ),
+        )
     out = []
     for i in range(1, count + 1):
         node = copy.deepcopy(template)
         meta = node.setdefault("metadata", {})
-        for server_set in ("uid", "resourceVersion", "creationTimestamp", "managedFields", "generation"):
+        for server_set in (
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "managedFields",
+            "generation",
+        ):
             meta.pop(server_set, None)
         meta["name"] = f"{like}-whatif-{i}"
         labels = meta.setdefault("labels", {})
@@ -194,11 +234,17 @@ def drain(base: Layer, target: str) -> Layer:
     Failed pods on those nodes are neither evicted nor counted."""
     if "=" in target:
         key, _, value = target.partition("=")
-        chosen = [n for n in _nodes(base) if ((n.get("metadata") or {}).get("labels") or {}).get(key) == value]
+        chosen = [
+            n
+            for n in _nodes(base)
+            if ((n.get("metadata") or {}).get("labels") or {}).get(key) == value
+        ]
     else:
         chosen = [n for n in _nodes(base) if (n.get("metadata") or {}).get("name") == target]
     if not chosen:
-        raise SnapshotError("--drain", f"no node {'labelled ' if '=' in target else ''}{target} in the snapshot")
+        raise SnapshotError(
+            "--drain", f"no node {'labelled ' if '=' in target else ''}{target} in the snapshot"
+        )
     names = {n["metadata"]["name"] for n in chosen}
     out: list[tuple[str, Obj]] = []
     for n in chosen:
@@ -209,15 +255,42 @@ def drain(base: Layer, target: str) -> Layer:
     for _, o in base.objects:
         # Only running pods are evicted and counted: a Succeeded or Failed pod bound there holds
         # nothing and stays (issue 41: the note counted a Succeeded pod as evicted).
-        if o.get("kind") == "Pod" and (o.get("spec") or {}).get("nodeName") in names and not _terminated(o):
+        if (
+            o.get("kind") == "Pod"
+            and (o.get("spec") or {}).get("nodeName") in names
+            and not _terminated(o)
+        ):
             meta = o.get("metadata") or {}
-            out.append(("--drain", {"apiVersion": "v1", "kind": "Pod",
-                                    "metadata": {"name": meta.get("name"), "namespace": meta.get("namespace") or "default",
-                                                 "annotations": {REMOVE_ANNOTATION: "true"}}}))
+            out.append(
+                (
+                    "--drain",
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Pod",
+                        "metadata": {
+                            "name": meta.get("name"),
+                            "namespace": meta.get("namespace") or "default",
+                            "annotations": {REMOVE_ANNOTATION: "true"},
+                        },
+                    },
+                )
+            )
             evicted += 1
     layer = Layer(f"drain {_short(target)}", out)
-    layer.notes.append(f"{len(names)} node(s) cordoned, {evicted} bound pod(s) evicted (not recreated)")
+    layer.notes.append(
+        f"{len(names)} node(s) cordoned, {evicted} bound pod(s) evicted (not recreated)"
+    )
     return layer
 
 
-__all__ = ["CONFIG_KIND", "REMOVE_ANNOTATION", "STRATEGIES", "Layer", "add_nodes", "drain", "overlay", "read_layer", "scoring"]
+__all__ = [
+    "CONFIG_KIND",
+    "REMOVE_ANNOTATION",
+    "STRATEGIES",
+    "Layer",
+    "add_nodes",
+    "drain",
+    "overlay",
+    "read_layer",
+    "scoring",
+]

@@ -64,7 +64,11 @@ def _requirements(ctx: Ctx, raw: Any, field: str, ops: tuple[str, ...]) -> tuple
                 raise ctx.fail(f + ".values", f"operator {op} needs exactly one value")
             if parse_int64(values[0]) is None:
                 raise ctx.fail(f + ".values", f"operator {op} needs an integer, got {values[0]!r}")
-        out.append(Requirement(key=ctx.str(r.get("key"), f + ".key", required=True), operator=op, values=values))
+        out.append(
+            Requirement(
+                key=ctx.str(r.get("key"), f + ".key", required=True), operator=op, values=values
+            )
+        )
     return tuple(out)
 
 
@@ -74,42 +78,69 @@ def parse_label_selector(ctx: Ctx, raw: Any, field: str) -> LabelSelector | None
     m = ctx.map(raw, field)
     return LabelSelector(
         match_labels=ctx.str_map(m.get("matchLabels"), field + ".matchLabels"),
-        match_expressions=_requirements(ctx, m.get("matchExpressions"), field + ".matchExpressions", _LABEL_OPS),
+        match_expressions=_requirements(
+            ctx, m.get("matchExpressions"), field + ".matchExpressions", _LABEL_OPS
+        ),
     )
 
 
 def node_selector_term(ctx: Ctx, raw: dict, field: str) -> NodeSelectorTerm:
     return NodeSelectorTerm(
-        match_expressions=_requirements(ctx, raw.get("matchExpressions"), field + ".matchExpressions", _NODE_OPS),
+        match_expressions=_requirements(
+            ctx, raw.get("matchExpressions"), field + ".matchExpressions", _NODE_OPS
+        ),
         match_fields=_requirements(ctx, raw.get("matchFields"), field + ".matchFields", _NODE_OPS),
     )
 
 
-def _pod_affinity_term(ctx: Ctx, raw: dict, field: str, pod_labels: dict[str, str]) -> PodAffinityTerm:
+def _pod_affinity_term(
+    ctx: Ctx, raw: dict, field: str, pod_labels: dict[str, str]
+) -> PodAffinityTerm:
     selector = parse_label_selector(ctx, raw.get("labelSelector"), field + ".labelSelector")
     match_keys = ctx.str_list(raw.get("matchLabelKeys"), field + ".matchLabelKeys")
     mismatch_keys = ctx.str_list(raw.get("mismatchLabelKeys"), field + ".mismatchLabelKeys")
     if selector is not None and (match_keys or mismatch_keys):
         # The API server merges these into the selector at creation (KEP-3633, v1.31+).
-        extra = [Requirement(key=k, operator="In", values=(pod_labels[k],)) for k in match_keys if k in pod_labels]
-        extra += [Requirement(key=k, operator="NotIn", values=(pod_labels[k],)) for k in mismatch_keys if k in pod_labels]
-        exprs = selector.match_expressions + tuple(e for e in extra if e not in selector.match_expressions)
+        extra = [
+            Requirement(key=k, operator="In", values=(pod_labels[k],))
+            for k in match_keys
+            if k in pod_labels
+        ]
+        extra += [
+            Requirement(key=k, operator="NotIn", values=(pod_labels[k],))
+            for k in mismatch_keys
+            if k in pod_labels
+        ]
+        exprs = selector.match_expressions + tuple(
+            e for e in extra if e not in selector.match_expressions
+        )
         selector = LabelSelector(match_labels=selector.match_labels, match_expressions=exprs)
     return PodAffinityTerm(
         label_selector=selector,
         namespaces=ctx.str_list(raw.get("namespaces"), field + ".namespaces"),
-        namespace_selector=parse_label_selector(ctx, raw.get("namespaceSelector"), field + ".namespaceSelector"),
+        namespace_selector=parse_label_selector(
+            ctx, raw.get("namespaceSelector"), field + ".namespaceSelector"
+        ),
         topology_key=ctx.str(raw.get("topologyKey"), field + ".topologyKey", required=True),
     )
 
 
-def _weighted_terms(ctx: Ctx, raw: Any, field: str, labels: dict[str, str]) -> tuple[WeightedPodAffinityTerm, ...]:
+def _weighted_terms(
+    ctx: Ctx, raw: Any, field: str, labels: dict[str, str]
+) -> tuple[WeightedPodAffinityTerm, ...]:
     out = []
     for f, w in ctx.maps(raw, field):
         out.append(
             WeightedPodAffinityTerm(
-                weight=ctx.int32(w.get("weight"), f + ".weight", required=True, minimum=1, maximum=100),
-                term=_pod_affinity_term(ctx, ctx.map(w.get("podAffinityTerm"), f + ".podAffinityTerm", required=True), f + ".podAffinityTerm", labels),
+                weight=ctx.int32(
+                    w.get("weight"), f + ".weight", required=True, minimum=1, maximum=100
+                ),
+                term=_pod_affinity_term(
+                    ctx,
+                    ctx.map(w.get("podAffinityTerm"), f + ".podAffinityTerm", required=True),
+                    f + ".podAffinityTerm",
+                    labels,
+                ),
             )
         )
     return tuple(out)
@@ -128,29 +159,51 @@ def parse_affinity(ctx: Ctx, raw: Any, field: str, labels: dict[str, str]) -> Af
         f = field + ".nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
         req = ctx.map(req_raw, f)
         node_required = tuple(
-            node_selector_term(ctx, t, tf) for tf, t in ctx.maps(req.get("nodeSelectorTerms"), f + ".nodeSelectorTerms", required=True)
+            node_selector_term(ctx, t, tf)
+            for tf, t in ctx.maps(
+                req.get("nodeSelectorTerms"), f + ".nodeSelectorTerms", required=True
+            )
         )
     preferred = []
     f = field + ".nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
     for pf, p in ctx.maps(na.get("preferredDuringSchedulingIgnoredDuringExecution"), f):
         preferred.append(
             PreferredSchedulingTerm(
-                weight=ctx.int32(p.get("weight"), pf + ".weight", required=True, minimum=1, maximum=100),
-                preference=node_selector_term(ctx, ctx.map(p.get("preference"), pf + ".preference", required=True), pf + ".preference"),
+                weight=ctx.int32(
+                    p.get("weight"), pf + ".weight", required=True, minimum=1, maximum=100
+                ),
+                preference=node_selector_term(
+                    ctx,
+                    ctx.map(p.get("preference"), pf + ".preference", required=True),
+                    pf + ".preference",
+                ),
             )
         )
 
     def required_terms(block: dict, name: str) -> tuple[PodAffinityTerm, ...]:
         f = f"{field}.{name}.requiredDuringSchedulingIgnoredDuringExecution"
-        return tuple(_pod_affinity_term(ctx, t, tf, labels) for tf, t in ctx.maps(block.get("requiredDuringSchedulingIgnoredDuringExecution"), f))
+        return tuple(
+            _pod_affinity_term(ctx, t, tf, labels)
+            for tf, t in ctx.maps(block.get("requiredDuringSchedulingIgnoredDuringExecution"), f)
+        )
 
     return Affinity(
         node_required=node_required,
         node_preferred=tuple(preferred),
         pod_affinity_required=required_terms(pa, "podAffinity"),
-        pod_affinity_preferred=_weighted_terms(ctx, pa.get("preferredDuringSchedulingIgnoredDuringExecution"), field + ".podAffinity.preferredDuringSchedulingIgnoredDuringExecution", labels),
+        pod_affinity_preferred=_weighted_terms(
+            ctx,
+            pa.get("preferredDuringSchedulingIgnoredDuringExecution"),
+            field + ".podAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+            labels,
+        ),
         pod_anti_affinity_required=required_terms(paa, "podAntiAffinity"),
-        pod_anti_affinity_preferred=_weighted_terms(ctx, paa.get("preferredDuringSchedulingIgnoredDuringExecution"), field + ".podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution", labels),
+        pod_anti_affinity_preferred=_weighted_terms(
+            ctx,
+            paa.get("preferredDuringSchedulingIgnoredDuringExecution"),
+            field + ".podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+            labels,
+        ),
     )
 
 
@@ -158,11 +211,20 @@ def _tolerations(ctx: Ctx, raw: Any, field: str) -> tuple[Toleration, ...]:
     out = []
     for f, t in ctx.maps(raw, field):
         op = ctx.enum(t.get("operator"), f + ".operator", ("Exists", "Equal"), default="Equal")
-        effect = ctx.enum(t.get("effect"), f + ".effect", ("", "NoSchedule", "PreferNoSchedule", "NoExecute"), default="")
+        effect = ctx.enum(
+            t.get("effect"),
+            f + ".effect",
+            ("", "NoSchedule", "PreferNoSchedule", "NoExecute"),
+            default="",
+        )
         key = ctx.str(t.get("key"), f + ".key")
         if op == "Equal" and key == "":
             raise ctx.fail(f + ".key", "operator Equal needs a key")
-        out.append(Toleration(key=key, operator=op, value=ctx.str(t.get("value"), f + ".value"), effect=effect))
+        out.append(
+            Toleration(
+                key=key, operator=op, value=ctx.str(t.get("value"), f + ".value"), effect=effect
+            )
+        )
     return tuple(out)
 
 
@@ -170,7 +232,11 @@ def _tolerations(ctx: Ctx, raw: Any, field: str) -> tuple[Toleration, ...]:
 def metadata(ctx: Ctx, raw: dict, *, namespaced: bool) -> tuple[str, str, dict]:
     meta = ctx.map(raw.get("metadata"), "metadata", required=True)
     name = ctx.str(meta.get("name"), "metadata.name", required=True)
-    ns = ctx.str(meta.get("namespace"), "metadata.namespace", default="default") if namespaced else ""
+    ns = (
+        ctx.str(meta.get("namespace"), "metadata.namespace", default="default")
+        if namespaced
+        else ""
+    )
     return ns or "default", name, meta
 
 
@@ -184,14 +250,22 @@ def parse_node(ctx: Ctx, raw: dict) -> Node:
     elif status.get("capacity") is not None:
         alloc = ctx.resources(status.get("capacity"), "status.capacity")
     else:
-        raise ctx.fail("status.allocatable", "required field is missing (neither allocatable nor capacity is set)")
+        raise ctx.fail(
+            "status.allocatable",
+            "required field is missing (neither allocatable nor capacity is set)",
+        )
     taints = []
     for f, t in ctx.maps(spec.get("taints"), "spec.taints"):
         taints.append(
             Taint(
                 key=ctx.str(t.get("key"), f + ".key", required=True),
                 value=ctx.str(t.get("value"), f + ".value"),
-                effect=ctx.enum(t.get("effect"), f + ".effect", ("NoSchedule", "PreferNoSchedule", "NoExecute"), default=""),
+                effect=ctx.enum(
+                    t.get("effect"),
+                    f + ".effect",
+                    ("NoSchedule", "PreferNoSchedule", "NoExecute"),
+                    default="",
+                ),
             )
         )
     images: dict[str, int] = {}
@@ -207,7 +281,10 @@ def parse_node(ctx: Ctx, raw: dict) -> Node:
         unschedulable=ctx.bool(spec.get("unschedulable"), "spec.unschedulable"),
         allocatable=alloc,
         images=images,
-        kubelet_version=ctx.str(ctx.map(status.get("nodeInfo"), "status.nodeInfo").get("kubeletVersion"), "status.nodeInfo.kubeletVersion"),
+        kubelet_version=ctx.str(
+            ctx.map(status.get("nodeInfo"), "status.nodeInfo").get("kubeletVersion"),
+            "status.nodeInfo.kubeletVersion",
+        ),
         source=ctx.file,
     )
 
@@ -231,7 +308,9 @@ def _nonzero(req: dict[str, int]) -> dict[str, int]:
     }
 
 
-def pod_requests(ctx: Ctx, spec: dict) -> tuple[dict[str, int], dict[str, int], tuple[HostPort, ...], tuple[str, ...]]:
+def pod_requests(
+    ctx: Ctx, spec: dict
+) -> tuple[dict[str, int], dict[str, int], tuple[HostPort, ...], tuple[str, ...]]:
     """Effective and non-zero requests, host ports and images of a pod.
 
     Mirrors ``resource.PodRequests`` (k8s.io/component-helpers/resource/helpers.go, v1.35):
@@ -261,7 +340,8 @@ def pod_requests(ctx: Ctx, spec: dict) -> tuple[dict[str, int], dict[str, int], 
                     HostPort(
                         port=hp,
                         protocol=ctx.str(p.get("protocol"), pf + ".protocol", default="TCP"),
-                        host_ip=ctx.str(p.get("hostIP"), pf + ".hostIP", default="0.0.0.0") or "0.0.0.0",
+                        host_ip=ctx.str(p.get("hostIP"), pf + ".hostIP", default="0.0.0.0")
+                        or "0.0.0.0",
                     )
                 )
     init_max: dict[str, int] = {}
@@ -287,11 +367,19 @@ def pod_requests(ctx: Ctx, spec: dict) -> tuple[dict[str, int], dict[str, int], 
     overhead = ctx.resources(spec.get("overhead"), "spec.overhead")
     if overhead:
         check_requirements(ctx, spec.get("overhead"), "spec.overhead", overhead=True)
-    total, total_nz = add_resources(total, overhead), add_resources(total_nz, {k: v for k, v in overhead.items() if k in (CPU, MEMORY)})
+    total, total_nz = (
+        add_resources(total, overhead),
+        add_resources(total_nz, {k: v for k, v in overhead.items() if k in (CPU, MEMORY)}),
+    )
     for k in sorted(total.keys() | total_nz.keys()):
         # Each quantity fits an int64; their sum must too (kube-scheduler adds them in int64).
         amount = max(total.get(k, 0), total_nz.get(k, 0))
-        ctx.check_amount(amount, "spec.containers", k, what=f"the pod's {k} request (containers, init containers and overhead together)")
+        ctx.check_amount(
+            amount,
+            "spec.containers",
+            k,
+            what=f"the pod's {k} request (containers, init containers and overhead together)",
+        )
     return total, total_nz, tuple(ports), tuple(images)
 
 
@@ -306,22 +394,50 @@ def parse_pod(ctx: Ctx, raw: dict) -> Pod:
         sel = parse_label_selector(ctx, t.get("labelSelector"), f + ".labelSelector")
         match_keys = ctx.str_list(t.get("matchLabelKeys"), f + ".matchLabelKeys")
         if sel is not None and match_keys:
-            extra = tuple(Requirement(key=k, operator="In", values=(labels[k],)) for k in match_keys if k in labels)
-            sel = LabelSelector(match_labels=sel.match_labels, match_expressions=sel.match_expressions + tuple(e for e in extra if e not in sel.match_expressions))
+            extra = tuple(
+                Requirement(key=k, operator="In", values=(labels[k],))
+                for k in match_keys
+                if k in labels
+            )
+            sel = LabelSelector(
+                match_labels=sel.match_labels,
+                match_expressions=sel.match_expressions
+                + tuple(e for e in extra if e not in sel.match_expressions),
+            )
         min_domains = t.get("minDomains")
-        when = ctx.enum(t.get("whenUnsatisfiable"), f + ".whenUnsatisfiable", ("DoNotSchedule", "ScheduleAnyway"), default="")
+        when = ctx.enum(
+            t.get("whenUnsatisfiable"),
+            f + ".whenUnsatisfiable",
+            ("DoNotSchedule", "ScheduleAnyway"),
+            default="",
+        )
         if min_domains is not None and when != "DoNotSchedule":
             # validateMinDomains (pkg/apis/core/validation, v1.35)
-            raise ctx.fail(f + ".minDomains", f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {when or '(unset)'}")
+            raise ctx.fail(
+                f + ".minDomains",
+                f"can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {when or '(unset)'}",
+            )
         spread.append(
             TopologySpreadConstraint(
                 max_skew=ctx.int32(t.get("maxSkew"), f + ".maxSkew", required=True, minimum=1),
                 topology_key=ctx.str(t.get("topologyKey"), f + ".topologyKey", required=True),
                 when_unsatisfiable=when,
                 label_selector=sel,
-                min_domains=None if min_domains is None else ctx.int32(min_domains, f + ".minDomains", minimum=1),
-                node_affinity_policy=ctx.enum(t.get("nodeAffinityPolicy"), f + ".nodeAffinityPolicy", ("Honor", "Ignore"), default="Honor"),
-                node_taints_policy=ctx.enum(t.get("nodeTaintsPolicy"), f + ".nodeTaintsPolicy", ("Honor", "Ignore"), default="Ignore"),
+                min_domains=None
+                if min_domains is None
+                else ctx.int32(min_domains, f + ".minDomains", minimum=1),
+                node_affinity_policy=ctx.enum(
+                    t.get("nodeAffinityPolicy"),
+                    f + ".nodeAffinityPolicy",
+                    ("Honor", "Ignore"),
+                    default="Honor",
+                ),
+                node_taints_policy=ctx.enum(
+                    t.get("nodeTaintsPolicy"),
+                    f + ".nodeTaintsPolicy",
+                    ("Honor", "Ignore"),
+                    default="Ignore",
+                ),
             )
         )
     sg = ctx.map(spec.get("schedulingGroup"), "spec.schedulingGroup")
@@ -353,17 +469,29 @@ def parse_pod(ctx: Ctx, raw: dict) -> Pod:
         # Priority resolution from the class happens in the loader, which knows every PriorityClass.
         priority=ctx.int32(priority, "spec.priority") if priority is not None else 0,
         priority_class_name=ctx.str(spec.get("priorityClassName"), "spec.priorityClassName"),
-        scheduler_name=ctx.str(spec.get("schedulerName"), "spec.schedulerName", default="default-scheduler") or "default-scheduler",
+        scheduler_name=ctx.str(
+            spec.get("schedulerName"), "spec.schedulerName", default="default-scheduler"
+        )
+        or "default-scheduler",
         # An unset policy comes from the PriorityClass (Priority admission), resolved by the loader.
-        preemption_policy=ctx.enum(spec.get("preemptionPolicy"), "spec.preemptionPolicy", PREEMPTION_POLICIES, default=PREEMPT_LOWER_PRIORITY),
+        preemption_policy=ctx.enum(
+            spec.get("preemptionPolicy"),
+            "spec.preemptionPolicy",
+            PREEMPTION_POLICIES,
+            default=PREEMPT_LOWER_PRIORITY,
+        ),
         host_ports=ports,
         topology_spread=tuple(spread),
         pod_group=ctx.opt_str(sg.get("podGroupName"), "spec.schedulingGroup.podGroupName") or None,
         workload_ref=workload_ref,
-        scheduling_gates=tuple(ctx.str(g.get("name"), f + ".name", required=True) for f, g in ctx.maps(spec.get("schedulingGates"), "spec.schedulingGates")),
+        scheduling_gates=tuple(
+            ctx.str(g.get("name"), f + ".name", required=True)
+            for f, g in ctx.maps(spec.get("schedulingGates"), "spec.schedulingGates")
+        ),
         phase=ctx.str(status.get("phase"), "status.phase", default="Pending") or "Pending",
         start_time=ctx.opt_str(status.get("startTime"), "status.startTime"),
-        nominated_node_name=ctx.opt_str(status.get("nominatedNodeName"), "status.nominatedNodeName") or None,
+        nominated_node_name=ctx.opt_str(status.get("nominatedNodeName"), "status.nominatedNodeName")
+        or None,
         terminating=meta.get("deletionTimestamp") is not None,
         images=images,
         owner_kind=ctx.str(owners[0][1].get("kind"), owners[0][0] + ".kind") if owners else None,
@@ -376,7 +504,10 @@ def _pending_pod_notes(ctx: Ctx, spec: dict) -> None:
     # spec.resourceClaims: read by gangplan.io.dra_build (the loader), which names what it does not model.
     for _, v in ctx.maps(spec.get("volumes"), "spec.volumes"):
         if v.get("persistentVolumeClaim") is not None or v.get("ephemeral") is not None:
-            ctx.note("spec.volumes[].persistentVolumeClaim", "VolumeBinding / VolumeZone are not modelled: node affinity of the pod's volumes is ignored")
+            ctx.note(
+                "spec.volumes[].persistentVolumeClaim",
+                "VolumeBinding / VolumeZone are not modelled: node affinity of the pod's volumes is ignored",
+            )
             break
 
 
@@ -385,13 +516,30 @@ def _pending_pod_notes(ctx: Ctx, spec: dict) -> None:
 # master 10b39a39). Shapes are recognised by content, so one parser reads every served version.
 _INT_OR_PERCENT_RE = re.compile(r"[0-9]+%?")
 # v1alpha2 (1.36) strings; lower-case and capitalised spellings of the 1.37 union members too.
-_DISRUPTION_STRINGS = {"Pod": "single", "PodGroup": "all", "single": "single", "all": "all", "Single": "single", "All": "all"}
+_DISRUPTION_STRINGS = {
+    "Pod": "single",
+    "PodGroup": "all",
+    "single": "single",
+    "all": "all",
+    "Single": "single",
+    "All": "all",
+}
 _POLICIES = ("basic", "gang")
 
-PODGROUP_SPEC_FIELDS = frozenset({
-    "parentCompositePodGroupName", "workloadRef", "podGroupTemplateRef", "schedulingPolicy", "schedulingConstraints",
-    "resourceClaims", "disruptionMode", "priorityClassName", "priority", "preemptionPolicy",
-})
+PODGROUP_SPEC_FIELDS = frozenset(
+    {
+        "parentCompositePodGroupName",
+        "workloadRef",
+        "podGroupTemplateRef",
+        "schedulingPolicy",
+        "schedulingConstraints",
+        "resourceClaims",
+        "disruptionMode",
+        "priorityClassName",
+        "priority",
+        "preemptionPolicy",
+    }
+)
 COMPOSITE_SPEC_FIELDS = PODGROUP_SPEC_FIELDS - {"podGroupTemplateRef", "resourceClaims"}
 
 
@@ -402,7 +550,10 @@ def _policy(ctx: Ctx, pol: dict, field: str, count_field: str) -> tuple[str, int
     if len(known) > 1:
         raise ctx.fail(field, "must set exactly one of basic, gang")
     for k in unknown:
-        ctx.note(f"{field}.{k}", f"unknown scheduling policy {k!r}: not modelled" + ("" if known else "; read as basic"))
+        ctx.note(
+            f"{field}.{k}",
+            f"unknown scheduling policy {k!r}: not modelled" + ("" if known else "; read as basic"),
+        )
     if not known:
         if unknown:
             return "basic", 1
@@ -411,14 +562,18 @@ def _policy(ctx: Ctx, pol: dict, field: str, count_field: str) -> tuple[str, int
         ctx.map(pol.get("basic"), field + ".basic")
         return "basic", 1
     gang = ctx.map(pol.get("gang"), field + ".gang", required=True)
-    return "gang", ctx.int32(gang.get(count_field), f"{field}.gang.{count_field}", required=True, minimum=1)
+    return "gang", ctx.int32(
+        gang.get(count_field), f"{field}.gang.{count_field}", required=True, minimum=1
+    )
 
 
 def _topology_key(ctx: Ctx, spec: dict) -> str | None:
     sc = ctx.map(spec.get("schedulingConstraints"), "spec.schedulingConstraints")
     topo = ctx.maps(sc.get("topology"), "spec.schedulingConstraints.topology")
     if len(topo) > 1:
-        raise ctx.fail("spec.schedulingConstraints.topology", f"at most 1 entry is allowed, got {len(topo)}")
+        raise ctx.fail(
+            "spec.schedulingConstraints.topology", f"at most 1 entry is allowed, got {len(topo)}"
+        )
     if not topo:
         return None
     f, t = topo[0]
@@ -435,12 +590,18 @@ def _disruption(ctx: Ctx, spec: dict) -> str:
         return "single"
     if isinstance(raw, str):
         if raw not in _DISRUPTION_STRINGS:
-            raise ctx.fail(field, f"must be one of Pod, PodGroup (v1alpha2) or {{single: {{}}}}, {{all: {{}}}}; got {raw!r}")
+            raise ctx.fail(
+                field,
+                f"must be one of Pod, PodGroup (v1alpha2) or {{single: {{}}}}, {{all: {{}}}}; got {raw!r}",
+            )
         return _DISRUPTION_STRINGS[raw]
     mode = ctx.map(raw, field)
     members = [k for k in ("single", "all") if k in mode and mode[k] is not None]
     if len(members) != 1:
-        raise ctx.fail(field, f"exactly one of single, all must be set; got {', '.join(sorted(mode)) or 'none'}")
+        raise ctx.fail(
+            field,
+            f"exactly one of single, all must be set; got {', '.join(sorted(mode)) or 'none'}",
+        )
     ctx.map(mode[members[0]], f"{field}.{members[0]}")
     return members[0]
 
@@ -457,7 +618,11 @@ def _workload_ref(ctx: Ctx, spec: dict) -> str | None:
     ref = ctx.map(spec.get("podGroupTemplateRef"), "spec.podGroupTemplateRef")
     if ref.get("workload") is not None:
         inner = ctx.map(ref.get("workload"), "spec.podGroupTemplateRef.workload")
-        return ctx.str(inner.get("workloadName"), "spec.podGroupTemplateRef.workload.workloadName", required=True)
+        return ctx.str(
+            inner.get("workloadName"),
+            "spec.podGroupTemplateRef.workload.workloadName",
+            required=True,
+        )
     if ref.get("workloadName") is not None:
         return ctx.str(ref.get("workloadName"), "spec.podGroupTemplateRef.workloadName")
     for k in sorted(ref):
@@ -467,7 +632,11 @@ def _workload_ref(ctx: Ctx, spec: dict) -> str | None:
 
 def _preemption_policy(ctx: Ctx, spec: dict) -> str | None:
     pp = spec.get("preemptionPolicy")
-    return None if pp is None else ctx.enum(pp, "spec.preemptionPolicy", PREEMPTION_POLICIES, default="")
+    return (
+        None
+        if pp is None
+        else ctx.enum(pp, "spec.preemptionPolicy", PREEMPTION_POLICIES, default="")
+    )
 
 
 def _unread_spec_fields(ctx: Ctx, spec: dict, known: frozenset[str]) -> None:
@@ -476,7 +645,9 @@ def _unread_spec_fields(ctx: Ctx, spec: dict, known: frozenset[str]) -> None:
             ctx.note(f"spec.{k}", "unknown field: not read")
 
 
-def _group_fields(ctx: Ctx, ns: str, name: str, meta: dict, spec: dict, policy: str) -> dict[str, Any]:
+def _group_fields(
+    ctx: Ctx, ns: str, name: str, meta: dict, spec: dict, policy: str
+) -> dict[str, Any]:
     """The fields a PodGroup and a CompositePodGroup read alike (v1alpha2+ / v1beta1
     ``PodGroupSpec`` and ``CompositePodGroupSpec`` share them)."""
     return {
@@ -489,7 +660,10 @@ def _group_fields(ctx: Ctx, ns: str, name: str, meta: dict, spec: dict, policy: 
         "priority_class_name": ctx.str(spec.get("priorityClassName"), "spec.priorityClassName"),
         "preemption_policy": _preemption_policy(ctx, spec),
         "topology_key": _topology_key(ctx, spec),
-        "parent": ctx.opt_str(spec.get("parentCompositePodGroupName"), "spec.parentCompositePodGroupName") or None,
+        "parent": ctx.opt_str(
+            spec.get("parentCompositePodGroupName"), "spec.parentCompositePodGroupName"
+        )
+        or None,
         "workload_ref": _workload_ref(ctx, spec),
         "creation_timestamp": ctx.str(meta.get("creationTimestamp"), "metadata.creationTimestamp"),
         "source": ctx.file,
@@ -511,7 +685,9 @@ def _group_claims(ctx: Ctx, spec: dict, status: dict) -> tuple[GroupClaim, ...]:
         raise ctx.fail("spec.resourceClaims", f"at most 4 entries are allowed, got {len(entries)}")
     made: dict[str, str] = {}
     for f, st in ctx.maps(status.get("resourceClaimStatuses"), "status.resourceClaimStatuses"):
-        made[ctx.str(st.get("name"), f + ".name", required=True)] = ctx.opt_str(st.get("resourceClaimName"), f + ".resourceClaimName") or ""
+        made[ctx.str(st.get("name"), f + ".name", required=True)] = (
+            ctx.opt_str(st.get("resourceClaimName"), f + ".resourceClaimName") or ""
+        )
     for f, e in entries:
         for k in sorted(set(e) - GROUP_CLAIM_FIELDS):
             if e[k] is not None:
@@ -520,20 +696,38 @@ def _group_claims(ctx: Ctx, spec: dict, status: dict) -> tuple[GroupClaim, ...]:
         if any(c.name == cname for c in out):
             raise ctx.fail(f + ".name", f"duplicate claim name {cname!r}")
         claim = ctx.opt_str(e.get("resourceClaimName"), f + ".resourceClaimName") or None
-        template = ctx.opt_str(e.get("resourceClaimTemplateName"), f + ".resourceClaimTemplateName") or None
+        template = (
+            ctx.opt_str(e.get("resourceClaimTemplateName"), f + ".resourceClaimTemplateName")
+            or None
+        )
         if (claim is None) == (template is None):
-            raise ctx.fail(f, "must set exactly one of resourceClaimName, resourceClaimTemplateName")
-        out.append(GroupClaim(name=cname, resource_claim_name=claim, resource_claim_template_name=template,
-                              generated=made.get(cname) or None if template is not None else None))
+            raise ctx.fail(
+                f, "must set exactly one of resourceClaimName, resourceClaimTemplateName"
+            )
+        out.append(
+            GroupClaim(
+                name=cname,
+                resource_claim_name=claim,
+                resource_claim_template_name=template,
+                generated=made.get(cname) or None if template is not None else None,
+            )
+        )
     for n in sorted(set(made) - {c.name for c in out}):
-        raise ctx.fail("status.resourceClaimStatuses", f"names {n!r}, which spec.resourceClaims does not have")
+        raise ctx.fail(
+            "status.resourceClaimStatuses", f"names {n!r}, which spec.resourceClaims does not have"
+        )
     return tuple(out)
 
 
 def parse_pod_group(ctx: Ctx, raw: dict) -> PodGroup:
     ns, name, meta = metadata(ctx, raw, namespaced=True)
     spec = ctx.map(raw.get("spec"), "spec", required=True)
-    policy, count = _policy(ctx, ctx.map(spec.get("schedulingPolicy"), "spec.schedulingPolicy", required=True), "spec.schedulingPolicy", "minCount")
+    policy, count = _policy(
+        ctx,
+        ctx.map(spec.get("schedulingPolicy"), "spec.schedulingPolicy", required=True),
+        "spec.schedulingPolicy",
+        "minCount",
+    )
     _unread_spec_fields(ctx, spec, PODGROUP_SPEC_FIELDS)
     return PodGroup(
         **_group_fields(ctx, ns, name, meta, spec, policy),
@@ -547,18 +741,32 @@ def parse_pod_group(ctx: Ctx, raw: dict) -> PodGroup:
 def parse_composite_pod_group(ctx: Ctx, raw: dict) -> CompositePodGroup:
     ns, name, meta = metadata(ctx, raw, namespaced=True)
     spec = ctx.map(raw.get("spec"), "spec", required=True)
-    policy, count = _policy(ctx, ctx.map(spec.get("schedulingPolicy"), "spec.schedulingPolicy", required=True), "spec.schedulingPolicy", "minGroupCount")
+    policy, count = _policy(
+        ctx,
+        ctx.map(spec.get("schedulingPolicy"), "spec.schedulingPolicy", required=True),
+        "spec.schedulingPolicy",
+        "minGroupCount",
+    )
     _unread_spec_fields(ctx, spec, COMPOSITE_SPEC_FIELDS)
-    return CompositePodGroup(**_group_fields(ctx, ns, name, meta, spec, policy), min_group_count=count)
+    return CompositePodGroup(
+        **_group_fields(ctx, ns, name, meta, spec, policy), min_group_count=count
+    )
 
 
-def _template_names(ctx: Ctx, spec: dict, field: str, out_pg: list[str], out_cpg: list[str]) -> None:
+def _template_names(
+    ctx: Ctx, spec: dict, field: str, out_pg: list[str], out_cpg: list[str]
+) -> None:
     """Template names of a v1alpha2+ Workload, composite templates walked recursively."""
     for f, t in ctx.maps(spec.get("podGroupTemplates"), field + "podGroupTemplates"):
         out_pg.append(ctx.str(t.get("name"), f + ".name"))
         if t.get("resourceClaims"):
-            ctx.note("spec.podGroupTemplates[].resourceClaims", "ResourceClaims of a template (DRA) are not modelled")
-    for f, t in ctx.maps(spec.get("compositePodGroupTemplates"), field + "compositePodGroupTemplates"):
+            ctx.note(
+                "spec.podGroupTemplates[].resourceClaims",
+                "ResourceClaims of a template (DRA) are not modelled",
+            )
+    for f, t in ctx.maps(
+        spec.get("compositePodGroupTemplates"), field + "compositePodGroupTemplates"
+    ):
         out_cpg.append(ctx.str(t.get("name"), f + ".name"))
         _template_names(ctx, t, f + ".", out_pg, out_cpg)
 
@@ -576,16 +784,27 @@ def parse_workload(ctx: Ctx, raw: dict) -> Workload:
         gname = ctx.str(g.get("name"), f + ".name", required=True)
         if gname in v1alpha1:
             raise ctx.fail(f + ".name", f"duplicate pod group name {gname!r}")
-        v1alpha1[gname] = _policy(ctx, ctx.map(g.get("policy"), f + ".policy", required=True), f + ".policy", "minCount")
-    return Workload(namespace=ns, name=name, pod_group_templates=tuple(pgt), composite_pod_group_templates=tuple(cpgt),
-                    pod_groups_v1alpha1=v1alpha1, source=ctx.file)
+        v1alpha1[gname] = _policy(
+            ctx, ctx.map(g.get("policy"), f + ".policy", required=True), f + ".policy", "minCount"
+        )
+    return Workload(
+        namespace=ns,
+        name=name,
+        pod_group_templates=tuple(pgt),
+        composite_pod_group_templates=tuple(cpgt),
+        pod_groups_v1alpha1=v1alpha1,
+        source=ctx.file,
+    )
 
 
 # ---- cluster-wide kinds -----------------------------------------------------------------------
 # pkg/apis/scheduling/types.go and scheduling/v1 helpers (v1.35): user classes go up to one billion;
 # the names with the "system-" prefix are reserved for the two system classes and their values.
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
-SYSTEM_PRIORITY_CLASSES = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
+SYSTEM_PRIORITY_CLASSES = {
+    "system-cluster-critical": 2_000_000_000,
+    "system-node-critical": 2_000_001_000,
+}
 
 
 def parse_priority_class(ctx: Ctx, raw: dict) -> PriorityClass:
@@ -594,18 +813,30 @@ def parse_priority_class(ctx: Ctx, raw: dict) -> PriorityClass:
     global_default = ctx.bool(raw.get("globalDefault"), "globalDefault")
     if name.startswith("system-"):
         if name not in SYSTEM_PRIORITY_CLASSES:
-            raise ctx.fail("metadata.name", f"priority class names with the 'system-' prefix are reserved for system use only: {name} is not a known system priority class")
+            raise ctx.fail(
+                "metadata.name",
+                f"priority class names with the 'system-' prefix are reserved for system use only: {name} is not a known system priority class",
+            )
         if global_default:
             raise ctx.fail("globalDefault", f"globalDefault of {name} PriorityClass must be false")
         system_value = SYSTEM_PRIORITY_CLASSES[name]
-        value = ctx.int32(raw.get("value"), "value", required=True, minimum=system_value, maximum=system_value)
+        value = ctx.int32(
+            raw.get("value"), "value", required=True, minimum=system_value, maximum=system_value
+        )
     else:
-        value = ctx.int32(raw.get("value"), "value", required=True, maximum=HIGHEST_USER_DEFINABLE_PRIORITY)
+        value = ctx.int32(
+            raw.get("value"), "value", required=True, maximum=HIGHEST_USER_DEFINABLE_PRIORITY
+        )
     return PriorityClass(
         name=name,
         value=value,
         global_default=global_default,
-        preemption_policy=ctx.enum(raw.get("preemptionPolicy"), "preemptionPolicy", PREEMPTION_POLICIES, default=PREEMPT_LOWER_PRIORITY),
+        preemption_policy=ctx.enum(
+            raw.get("preemptionPolicy"),
+            "preemptionPolicy",
+            PREEMPTION_POLICIES,
+            default=PREEMPT_LOWER_PRIORITY,
+        ),
         source=ctx.file,
     )
 
@@ -619,7 +850,9 @@ def parse_pdb(ctx: Ctx, raw: dict) -> tuple[PodDisruptionBudget, bool]:
     mina = spec.get("minAvailable")
     maxu = spec.get("maxUnavailable")
     if mina is not None and maxu is not None:
-        raise ctx.fail("spec.minAvailable", "minAvailable and maxUnavailable are mutually exclusive")
+        raise ctx.fail(
+            "spec.minAvailable", "minAvailable and maxUnavailable are mutually exclusive"
+        )
     for f, v in (("spec.minAvailable", mina), ("spec.maxUnavailable", maxu)):
         if v is not None:
             s = ctx.str(v, f)
@@ -632,8 +865,12 @@ def parse_pdb(ctx: Ctx, raw: dict) -> tuple[PodDisruptionBudget, bool]:
             selector=parse_label_selector(ctx, spec.get("selector"), "spec.selector"),
             min_available=None if mina is None else str(mina),
             max_unavailable=None if maxu is None else str(maxu),
-            disruptions_allowed=ctx.int32(status.get("disruptionsAllowed"), "status.disruptionsAllowed", minimum=0),
-            disrupted_pods=tuple(ctx.map(status.get("disruptedPods"), "status.disruptedPods").keys()),
+            disruptions_allowed=ctx.int32(
+                status.get("disruptionsAllowed"), "status.disruptionsAllowed", minimum=0
+            ),
+            disrupted_pods=tuple(
+                ctx.map(status.get("disruptedPods"), "status.disruptedPods").keys()
+            ),
             source=ctx.file,
         ),
         has_status,
@@ -649,7 +886,8 @@ def parse_topology(ctx: Ctx, raw: dict) -> TopologyLevels:
     _, name, _ = metadata(ctx, raw, namespaced=False)
     spec = ctx.map(raw.get("spec"), "spec", required=True)
     levels = tuple(
-        ctx.str(lv.get("nodeLabel"), f + ".nodeLabel", required=True) for f, lv in ctx.maps(spec.get("levels"), "spec.levels", required=True)
+        ctx.str(lv.get("nodeLabel"), f + ".nodeLabel", required=True)
+        for f, lv in ctx.maps(spec.get("levels"), "spec.levels", required=True)
     )
     if not levels:
         raise ctx.fail("spec.levels", "at least one level is required")

@@ -79,7 +79,11 @@ def binding(key: str, node: str) -> dict:
 def eviction(key: str) -> dict:
     """The policy/v1 Eviction body for victim ``key`` (``ns/name``)."""
     ns, name = _split(key)
-    return {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": ns}}
+    return {
+        "apiVersion": "policy/v1",
+        "kind": "Eviction",
+        "metadata": {"name": name, "namespace": ns},
+    }
 
 
 def nomination_patch(node: str) -> dict:
@@ -108,7 +112,11 @@ POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 
 def node_selector(node: str) -> dict:
     """``status.allocation.nodeSelector`` of a claim whose devices are local to ``node``."""
-    return {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}
+    return {
+        "nodeSelectorTerms": [
+            {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}
+        ]
+    }
 
 
 def site_selector(site) -> dict | None:
@@ -121,7 +129,14 @@ def site_selector(site) -> dict | None:
         return None
 
     def reqs(rs) -> list[dict]:
-        return [{"key": r.key, "operator": r.operator, **({"values": list(r.values)} if r.values else {})} for r in rs]
+        return [
+            {
+                "key": r.key,
+                "operator": r.operator,
+                **({"values": list(r.values)} if r.values else {}),
+            }
+            for r in rs
+        ]
 
     terms = []
     for t in site.terms:
@@ -136,13 +151,32 @@ def site_selector(site) -> dict | None:
 
 def tolerations(tols) -> list[dict]:
     """``DeviceToleration`` objects (KEP-5055), empty fields left out as the API's JSON does."""
-    return [{k: v for k, v in (("key", t.key), ("operator", t.operator), ("value", t.value), ("effect", t.effect)) if v} for t in tols]
+    return [
+        {
+            k: v
+            for k, v in (
+                ("key", t.key),
+                ("operator", t.operator),
+                ("value", t.value),
+                ("effect", t.effect),
+            )
+            if v
+        }
+        for t in tols
+    ]
 
 
 def _spec(requests, names: dict[str, str] | None = None) -> dict:
     def exact(r) -> dict:
-        exactly: dict = ({"deviceClassName": r.device_class, "allocationMode": "All"} if getattr(r, "all", False)
-                         else {"deviceClassName": r.device_class, "allocationMode": "ExactCount", "count": r.count})
+        exactly: dict = (
+            {"deviceClassName": r.device_class, "allocationMode": "All"}
+            if getattr(r, "all", False)
+            else {
+                "deviceClassName": r.device_class,
+                "allocationMode": "ExactCount",
+                "count": r.count,
+            }
+        )
         if r.selectors:
             exactly["selectors"] = [{"cel": {"expression": e}} for e in r.selectors]
         if getattr(r, "tolerations", ()):
@@ -154,7 +188,12 @@ def _spec(requests, names: dict[str, str] | None = None) -> dict:
     out = []
     for r in requests:
         if getattr(r, "alternatives", ()):  # firstAvailable: the subrequests in priority order
-            out.append({"name": (names or {}).get(r.name, r.name), "firstAvailable": [{"name": a.name, **exact(a)} for a in r.alternatives]})
+            out.append(
+                {
+                    "name": (names or {}).get(r.name, r.name),
+                    "firstAvailable": [{"name": a.name, **exact(a)} for a in r.alternatives],
+                }
+            )
             continue
         out.append({"name": (names or {}).get(r.name, r.name), "exactly": exact(r)})
     return {"devices": {"requests": out}}
@@ -178,22 +217,37 @@ def claim_objects(result: Result, cluster=None) -> list[dict]:
         for c in o.claims:
             got = claims.get((ns, c.claim))
             if got is None:
-                got = claims[(ns, c.claim)] = {"node": o.node, "pods": [], "results": [], "first": (pod_name, pod)}
+                got = claims[(ns, c.claim)] = {
+                    "node": o.node,
+                    "pods": [],
+                    "results": [],
+                    "first": (pod_name, pod),
+                }
             if (pod_name, uid) not in got["pods"]:
                 got["pods"].append((pod_name, uid))
             if len(got["pods"]) == 1:
-                got["results"].append({"request": c.request, "driver": c.driver, "pool": c.pool, "device": c.device})
+                got["results"].append(
+                    {"request": c.request, "driver": c.driver, "pool": c.pool, "device": c.device}
+                )
     out = []
     for (ns, name), got in sorted(claims.items()):
         pod_name, pod = got["first"]
         meta: dict = {"name": name, "namespace": ns}
         obj: dict = {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": meta}
         results = got["results"]
-        owner = {"apiVersion": "v1", "kind": "Pod", "name": pod_name, **({"uid": pod.uid} if getattr(pod, "uid", "") else {}),
-                 "controller": True, "blockOwnerDeletion": True}
+        owner = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "name": pod_name,
+            **({"uid": pod.uid} if getattr(pod, "uid", "") else {}),
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
         full = f"{ns}/{name}"
         if dra:
-            for r in results:  # KEP-5007: the allocator copies the device's binding conditions into its result
+            for r in (
+                results
+            ):  # KEP-5007: the allocator copies the device's binding conditions into its result
                 d = device_by_id.get((r["driver"], r["pool"], r["device"]))
                 if d is not None and d.binding_conditions:
                     r["bindingConditions"] = list(d.binding_conditions)
@@ -204,40 +258,84 @@ def claim_objects(result: Result, cluster=None) -> list[dict]:
             meta["annotations"] = {EXTENDED_CLAIM_ANNOTATION: "true"}
             meta["ownerReferences"] = [owner]
             keys = sorted(pod.requests) if pod is not None else []
-            names = {r["request"]: f"container-0-request-{keys.index(r['request']) if r['request'] in keys else 0}" for r in results}
+            names = {
+                r[
+                    "request"
+                ]: f"container-0-request-{keys.index(r['request']) if r['request'] in keys else 0}"
+                for r in results
+            }
             reqs = []
             for r in results:
                 r["request"] = names[r["request"]]
             for res, rname in names.items():
                 count = sum(1 for r in results if r["request"] == rname)
-                reqs.append({"name": rname, "exactly": {"deviceClassName": dra.extended.get(res, ""), "allocationMode": "ExactCount", "count": count}})
+                reqs.append(
+                    {
+                        "name": rname,
+                        "exactly": {
+                            "deviceClassName": dra.extended.get(res, ""),
+                            "allocationMode": "ExactCount",
+                            "count": count,
+                        },
+                    }
+                )
             obj["spec"] = {"devices": {"requests": sorted(reqs, key=lambda r: r["name"])}}
         elif dra and full in dra.claims:
             claim = dra.claims[full]
             obj["spec"] = _spec(claim.requests)
-            for r in results:  # the allocator copies the request's tolerations into each result (KEP-5055)
+            for r in (
+                results
+            ):  # the allocator copies the request's tolerations into each result (KEP-5055)
                 req = claim.request_named(r["request"])
                 if req is not None and req.tolerations:
                     r["tolerations"] = tolerations(req.tolerations)
-                if req is not None and req.admin_access:  # (allocateDevice sets result.adminAccess, KEP-5018)
+                if (
+                    req is not None and req.admin_access
+                ):  # (allocateDevice sets result.adminAccess, KEP-5018)
                     r["adminAccess"] = True
-            if name.startswith(f"{pod_name}-") and len(got["pods"]) == 1 and pod is not None:  # the claim the resourceclaim controller makes from the pod's template
-                meta["annotations"] = {POD_CLAIM_NAME_ANNOTATION: name[len(pod_name) + 1:]}
+            if (
+                name.startswith(f"{pod_name}-") and len(got["pods"]) == 1 and pod is not None
+            ):  # the claim the resourceclaim controller makes from the pod's template
+                meta["annotations"] = {POD_CLAIM_NAME_ANNOTATION: name[len(pod_name) + 1 :]}
                 meta["ownerReferences"] = [owner]
         group = group_claims.get(full)
-        if group is not None:  # KEP-5729: a PodGroup's claim is reserved for the PodGroup, not its pods
-            reserved = [{"apiGroup": "scheduling.k8s.io", "resource": "podgroups", "name": group.name, **({"uid": group.uid} if group.uid else {})}]
+        if (
+            group is not None
+        ):  # KEP-5729: a PodGroup's claim is reserved for the PodGroup, not its pods
+            reserved = [
+                {
+                    "apiGroup": "scheduling.k8s.io",
+                    "resource": "podgroups",
+                    "name": group.name,
+                    **({"uid": group.uid} if group.uid else {}),
+                }
+            ]
         else:
-            reserved = [{"resource": "pods", "name": p, **({"uid": u} if u else {})} for p, u in got["pods"]]
+            reserved = [
+                {"resource": "pods", "name": p, **({"uid": u} if u else {})} for p, u in got["pods"]
+            ]
         allocation: dict = {"devices": {"results": results}}
         selector = node_selector(got["node"])
-        if dra and dra.multi_node and any((r["driver"], r["pool"], r["device"]) in dra.multi_node for r in results):
+        if (
+            dra
+            and dra.multi_node
+            and any((r["driver"], r["pool"], r["device"]) in dra.multi_node for r in results)
+        ):
             from gangplan.dra.allocator import DeviceResult
             from gangplan.dra.rules import allocation_site
 
             node = next((n for n in cluster.nodes if n.name == got["node"]), None)
             if node is not None:
-                selector = site_selector(allocation_site(dra, [DeviceResult(r["request"], (r["driver"], r["pool"], r["device"])) for r in results], node))
+                selector = site_selector(
+                    allocation_site(
+                        dra,
+                        [
+                            DeviceResult(r["request"], (r["driver"], r["pool"], r["device"]))
+                            for r in results
+                        ],
+                        node,
+                    )
+                )
         if selector is not None:
             allocation["nodeSelector"] = selector
         obj["status"] = {"allocation": allocation, "reservedFor": reserved}
@@ -253,7 +351,11 @@ def _group_claims(cluster) -> dict:
     out = {}
     for g in (getattr(cluster, "pod_groups", None) or {}).values():
         for rc in g.resource_claims:
-            key = group_claim_key(g.namespace, g.name, rc) if rc.resource_claim_template_name else f"{g.namespace}/{rc.resource_claim_name}"
+            key = (
+                group_claim_key(g.namespace, g.name, rc)
+                if rc.resource_claim_template_name
+                else f"{g.namespace}/{rc.resource_claim_name}"
+            )
             out[key] = g
     return out
 
@@ -296,42 +398,60 @@ def plan_script(result: Result, plan: Plan, yaml_name: str) -> str:
         "",
     ]
     if plan.evictions:
-        lines.append(f"# 1. evict {len(plan.evictions)} victim(s) (policy/v1 Eviction; the API server enforces PodDisruptionBudgets)")
+        lines.append(
+            f"# 1. evict {len(plan.evictions)} victim(s) (policy/v1 Eviction; the API server enforces PodDisruptionBudgets)"
+        )
         for key in plan.evictions:
             ns, name = _split(key)
             body = json.dumps(eviction(key), separators=(",", ":"))
-            lines.append(f"kubectl create --raw {q(f'/api/v1/namespaces/{ns}/pods/{name}/eviction')} -f - <<'EOF'")
+            lines.append(
+                f"kubectl create --raw {q(f'/api/v1/namespaces/{ns}/pods/{name}/eviction')} -f - <<'EOF'"
+            )
             lines.append(body)
             lines.append("EOF")
         lines.append("# wait until they are gone, so their nodes have room")
         for key in plan.evictions:
             ns, name = _split(key)
-            lines.append(f"kubectl wait --for=delete pod/{q(name)} -n {q(ns)} --timeout={WAIT_TIMEOUT}")
+            lines.append(
+                f"kubectl wait --for=delete pod/{q(name)} -n {q(ns)} --timeout={WAIT_TIMEOUT}"
+            )
         lines.append("")
     step = 2 if plan.evictions else 1
     if plan.claims:
-        lines.append(f"# {step}. allocate {len(plan.claims)} ResourceClaim(s) as kube-scheduler's DynamicResources PreBind does "
-                     f"(created first when the cluster lacks them; status subresource; {claims_name(yaml_name)} lists them)")
+        lines.append(
+            f"# {step}. allocate {len(plan.claims)} ResourceClaim(s) as kube-scheduler's DynamicResources PreBind does "
+            f"(created first when the cluster lacks them; status subresource; {claims_name(yaml_name)} lists them)"
+        )
         for obj in plan.claims:
             meta = obj["metadata"]
             name, ns = q(meta["name"]), q(meta["namespace"])
             if "spec" in obj:
-                body = json.dumps({k: v for k, v in obj.items() if k != "status"}, separators=(",", ":"))
-                lines.append(f"kubectl get resourceclaim {name} -n {ns} >/dev/null 2>&1 || kubectl create -f - <<'EOF'")
+                body = json.dumps(
+                    {k: v for k, v in obj.items() if k != "status"}, separators=(",", ":")
+                )
+                lines.append(
+                    f"kubectl get resourceclaim {name} -n {ns} >/dev/null 2>&1 || kubectl create -f - <<'EOF'"
+                )
                 lines.append(body)
                 lines.append("EOF")
             patch = json.dumps({"status": obj["status"]}, separators=(",", ":"))
-            lines.append(f"kubectl patch resourceclaim {name} -n {ns} --subresource=status --type=merge -p {q(patch)}")
+            lines.append(
+                f"kubectl patch resourceclaim {name} -n {ns} --subresource=status --type=merge -p {q(patch)}"
+            )
         step += 1
     if plan.bindings:
         lines.append(f"# {step}. bind {len(plan.bindings)} pending pod(s) (core/v1 Binding)")
         lines.append(f"kubectl create -f {q(yaml_name)}")
     if plan.nominations:
-        lines.append(f"# {step}. nominate {len(plan.nominations)} pod(s): status.nominatedNodeName; kube-scheduler binds them")
+        lines.append(
+            f"# {step}. nominate {len(plan.nominations)} pod(s): status.nominatedNodeName; kube-scheduler binds them"
+        )
         for key, node in plan.nominations:
             ns, name = _split(key)
             patch = json.dumps(nomination_patch(node), separators=(",", ":"))
-            lines.append(f"kubectl patch pod {q(name)} -n {q(ns)} --subresource=status --type=merge -p {q(patch)}")
+            lines.append(
+                f"kubectl patch pod {q(name)} -n {q(ns)} --subresource=status --type=merge -p {q(patch)}"
+            )
     if not (plan.evictions or plan.bindings or plan.nominations):
         lines.append("# nothing to do: the plan places no pod and evicts none")
         lines.append("true")
@@ -362,8 +482,10 @@ def write_plan(result: Result, path: str | Path, *, nominate: bool = False, clus
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(plan_yaml(result, plan))
     if plan.claims:
-        header = (f"gangplan plan from the {result.engine} engine for {result.snapshot or 'snapshot'}: {len(plan.claims)} "
-                  f"resource.k8s.io/v1 ResourceClaim(s) with status.allocation as kube-scheduler writes it; {script_path(p).name} applies them")
+        header = (
+            f"gangplan plan from the {result.engine} engine for {result.snapshot or 'snapshot'}: {len(plan.claims)} "
+            f"resource.k8s.io/v1 ResourceClaim(s) with status.allocation as kube-scheduler writes it; {script_path(p).name} applies them"
+        )
         claims_path(p).write_text(dump_snapshot(plan.claims, header))
     sh = script_path(p)
     sh.write_text(plan_script(result, plan, p.name))

@@ -55,12 +55,43 @@ _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]
 
 STANDARD_CONTAINER = ("cpu", "memory", "ephemeral-storage")
 # helper.IsStandardResourceName (names allowed without a prefix at all, before the container check).
-_STANDARD = frozenset({"cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage",
-                       "limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods", "resourcequotas", "services",
-                       "replicationcontrollers", "secrets", "configmaps", "persistentvolumeclaims", "storage",
-                       "requests.storage", "services.nodeports", "services.loadbalancers"})
-_INTEGER_COUNTS = frozenset({"pods", "resourcequotas", "services", "replicationcontrollers", "secrets", "configmaps",
-                             "persistentvolumeclaims", "services.nodeports", "services.loadbalancers"})
+_STANDARD = frozenset(
+    {
+        "cpu",
+        "memory",
+        "ephemeral-storage",
+        "requests.cpu",
+        "requests.memory",
+        "requests.ephemeral-storage",
+        "limits.cpu",
+        "limits.memory",
+        "limits.ephemeral-storage",
+        "pods",
+        "resourcequotas",
+        "services",
+        "replicationcontrollers",
+        "secrets",
+        "configmaps",
+        "persistentvolumeclaims",
+        "storage",
+        "requests.storage",
+        "services.nodeports",
+        "services.loadbalancers",
+    }
+)
+_INTEGER_COUNTS = frozenset(
+    {
+        "pods",
+        "resourcequotas",
+        "services",
+        "replicationcontrollers",
+        "secrets",
+        "configmaps",
+        "persistentvolumeclaims",
+        "services.nodeports",
+        "services.loadbalancers",
+    }
+)
 HUGEPAGES = "hugepages-"
 
 
@@ -96,8 +127,10 @@ def is_integer_resource(name: str) -> bool:
 def standard_name_problem(name: str) -> str | None:
     """Why ``validateResourceName`` (the check every resource list shares) refuses ``name``, or None."""
     if not is_qualified_name(name):
-        return ("must be a qualified name: an optional DNS subdomain prefix and '/', then at most 63 characters "
-                "of letters, digits, '-', '_' and '.', starting and ending with a letter or digit")
+        return (
+            "must be a qualified name: an optional DNS subdomain prefix and '/', then at most 63 characters "
+            "of letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
+        )
     if "/" not in name and name not in _STANDARD and not name.startswith(HUGEPAGES):
         return "must be a standard resource type or fully qualified (cpu, memory, ephemeral-storage, hugepages-<size>, or a domain-prefixed name such as nvidia.com/gpu)"
     return None
@@ -127,7 +160,7 @@ def _shown(v: Any) -> str:
 
 def _page_size(name: str) -> Fraction | None:
     try:
-        size = parse_quantity(name[len(HUGEPAGES):])
+        size = parse_quantity(name[len(HUGEPAGES) :])
     except QuantityError:
         return None
     if size <= 0 or _milli_ceil(size) % 1000 != 0:
@@ -162,7 +195,6 @@ def _quantities(ctx: Ctx, raw: Any, field: str) -> dict[str, tuple[Fraction, Any
 REFUSED = "the API server refuses such a pod"
 
 
-
 def _check_one(ctx, where: str, name: str, q, raw, name_problem=None) -> None:
     """One limit or request: its resource name, then its quantity, as the API server checks them."""
     problem = (name_problem or resource_name_problem)(name)
@@ -171,6 +203,7 @@ def _check_one(ctx, where: str, name: str, q, raw, name_problem=None) -> None:
     problem = quantity_problem(name, q, raw)
     if problem:
         raise ctx.fail(where, f"{problem} ({REFUSED})")
+
 
 def check_entries(ctx: Ctx, resources: Any, field: str, *, name_problem=None) -> None:
     """The per-entry rules of :func:`check_requirements` alone (each name, each quantity), for a
@@ -182,7 +215,9 @@ def check_entries(ctx: Ctx, resources: Any, field: str, *, name_problem=None) ->
             _check_one(ctx, f"{field}.{part}[{name}]", name, *values[name], name_problem)
 
 
-def check_requirements(ctx: Ctx, resources: Any, field: str, *, overhead: bool = False, name_problem=None) -> None:
+def check_requirements(
+    ctx: Ctx, resources: Any, field: str, *, overhead: bool = False, name_problem=None
+) -> None:
     """Raise :class:`SnapshotError` for the first rule of ``validateResourceRequirements`` that
     ``resources`` (a container's ``resources``, or ``spec.overhead`` when ``overhead``) breaks.
     ``name_problem``: the resource-name check (default ``validateContainerResourceName``; the
@@ -210,17 +245,34 @@ def check_requirements(ctx: Ctx, resources: Any, field: str, *, overhead: bool =
         if name in limits:
             lq, lraw = limits[name]
             if q != lq and not overcommit_allowed(name):
-                raise ctx.fail(where, f"Invalid value {_shown(raw)}: must be equal to {name} limit of {lraw} "
-                                      f"({name} may not be overcommitted: request and limit must be equal; {REFUSED})")
+                raise ctx.fail(
+                    where,
+                    f"Invalid value {_shown(raw)}: must be equal to {name} limit of {lraw} "
+                    f"({name} may not be overcommitted: request and limit must be equal; {REFUSED})",
+                )
             if q > lq:
-                raise ctx.fail(where, f"Invalid value {_shown(raw)}: must be less than or equal to {name} limit of {lraw} ({REFUSED})")
+                raise ctx.fail(
+                    where,
+                    f"Invalid value {_shown(raw)}: must be less than or equal to {name} limit of {lraw} ({REFUSED})",
+                )
         elif not overcommit_allowed(name):
-            raise ctx.fail(f"{lim_path}[{name}]", f"Required value: Limit must be set for non overcommitable resources "
-                                                  f"({name} is requested ({_shown(raw)}) without a limit; set the limit, the request defaults to it; {REFUSED})")
+            raise ctx.fail(
+                f"{lim_path}[{name}]",
+                f"Required value: Limit must be set for non overcommitable resources "
+                f"({name} is requested ({_shown(raw)}) without a limit; set the limit, the request defaults to it; {REFUSED})",
+            )
     names = set(limits) | set(requests)
     if any(n.startswith(HUGEPAGES) for n in names) and not names & {"cpu", "memory"}:
         raise ctx.fail(field, f"Forbidden: HugePages require cpu or memory ({REFUSED})")
 
 
-__all__ = ["check_entries", "check_requirements", "is_extended", "is_qualified_name", "overcommit_allowed", "resource_name_problem", "quantity_problem",
-           "standard_name_problem"]
+__all__ = [
+    "check_entries",
+    "check_requirements",
+    "is_extended",
+    "is_qualified_name",
+    "overcommit_allowed",
+    "resource_name_problem",
+    "quantity_problem",
+    "standard_name_problem",
+]

@@ -34,7 +34,9 @@ def gang_name(workload: str, pod_group: str, replica_key: str) -> str:
     return f"{workload}-{pod_group}" + (f"-{replica_key}" if replica_key else "")
 
 
-def synthesize(pods: list[Pod], workloads: Mapping[str, Workload], groups: Mapping[str, PodGroup]) -> tuple[list[Pod], dict[str, PodGroup], dict[str, str]]:
+def synthesize(
+    pods: list[Pod], workloads: Mapping[str, Workload], groups: Mapping[str, PodGroup]
+) -> tuple[list[Pod], dict[str, PodGroup], dict[str, str]]:
     """(pods with ``pod_group`` set, the synthesized PodGroups by key, pods held back -> why)."""
     out_pods: list[Pod] = []
     made: dict[str, PodGroup] = {}
@@ -48,16 +50,27 @@ def synthesize(pods: list[Pod], workloads: Mapping[str, Workload], groups: Mappi
         entry = wl.pod_groups_v1alpha1.get(gname) if wl is not None else None
         if wl is None or entry is None:
             if p.node_name is None:
-                held[p.key] = (f"waiting for Workload {p.namespace}/{wname}" if wl is None
-                               else f"Workload {p.namespace}/{wname} has no pod group {gname!r}")
+                held[p.key] = (
+                    f"waiting for Workload {p.namespace}/{wname}"
+                    if wl is None
+                    else f"Workload {p.namespace}/{wname} has no pod group {gname!r}"
+                )
             out_pods.append(p)
             continue
         name = gang_name(wname, gname, replica)
         key = f"{p.namespace}/{name}"
         if key not in made and key not in groups:
             policy, count = entry
-            made[key] = PodGroup(namespace=p.namespace, name=name, policy=policy, min_count=count,
-                                 priority=p.priority, workload_ref=wname, creation_timestamp=p.creation_timestamp,
-                                 api_version=V1ALPHA1, source=wl.source)
+            made[key] = PodGroup(
+                namespace=p.namespace,
+                name=name,
+                policy=policy,
+                min_count=count,
+                priority=p.priority,
+                workload_ref=wname,
+                creation_timestamp=p.creation_timestamp,
+                api_version=V1ALPHA1,
+                source=wl.source,
+            )
         out_pods.append(p.model_copy(update={"pod_group": name}))
     return out_pods, made, held

@@ -70,14 +70,18 @@ def _container_limits(ctx: Ctx, spec: dict) -> tuple[list[dict[str, int]], dict[
     regular: list[dict[str, int]] = []
     total: dict[str, int] = {}
     for f, c in ctx.maps(spec.get("containers"), "spec.containers"):
-        lim = ctx.resources(ctx.map(c.get("resources"), f + ".resources").get("limits"), f + ".resources.limits")
+        lim = ctx.resources(
+            ctx.map(c.get("resources"), f + ".resources").get("limits"), f + ".resources.limits"
+        )
         regular.append(lim)
         total = add_resources(total, lim)
     init_max: dict[str, int] = {}
     sidecars: dict[str, int] = {}
     inits: list[dict[str, int]] = []
     for f, c in ctx.maps(spec.get("initContainers"), "spec.initContainers"):
-        lim = ctx.resources(ctx.map(c.get("resources"), f + ".resources").get("limits"), f + ".resources.limits")
+        lim = ctx.resources(
+            ctx.map(c.get("resources"), f + ".resources").get("limits"), f + ".resources.limits"
+        )
         inits.append(lim)
         if c.get("restartPolicy") == "Always":
             total, sidecars = add_resources(total, lim), add_resources(sidecars, lim)
@@ -102,8 +106,13 @@ def pod_level_requests(ctx: Ctx, spec: dict, aggregate: dict[str, int]) -> dict[
         return {}
     res = ctx.map(raw, "spec.resources")
     if res.get("claims") is not None:
-        raise ctx.fail("spec.resources.claims", f"Forbidden: claims cannot be set for Resources at pod-level ({REFUSED})")
-    check_entries(ctx, res, "spec.resources", name_problem=pod_resource_name_problem)  # upstream's paths before gangplan's own checks
+        raise ctx.fail(
+            "spec.resources.claims",
+            f"Forbidden: claims cannot be set for Resources at pod-level ({REFUSED})",
+        )
+    check_entries(
+        ctx, res, "spec.resources", name_problem=pod_resource_name_problem
+    )  # upstream's paths before gangplan's own checks
     raw_req = dict(ctx.map(res.get("requests"), "spec.resources.requests"))
     raw_lim = dict(ctx.map(res.get("limits"), "spec.resources.limits"))
     req = ctx.resources(raw_req, "spec.resources.requests")
@@ -114,7 +123,12 @@ def pod_level_requests(ctx: Ctx, spec: dict, aggregate: dict[str, int]) -> dict[
     # defaultHugePagePodLimits
     if req or lim:
         for name, amount in agg_lim.items():
-            if is_supported(name) and name.startswith(HUGEPAGES) and name not in req and name not in lim:
+            if (
+                is_supported(name)
+                and name.startswith(HUGEPAGES)
+                and name not in req
+                and name not in lim
+            ):
                 lim[name] = amount
                 raw_lim[name] = _shown(name, amount)
                 defaulted.append(f"limits[{name}]")
@@ -131,7 +145,11 @@ def pod_level_requests(ctx: Ctx, spec: dict, aggregate: dict[str, int]) -> dict[
                 raw_req[name] = raw_lim[name]
                 defaulted.append(f"requests[{name}]")
     # defaultPodLimits (v1.37+)
-    if pod_limits_defaulted(current()) and not any(is_supported(n) for n in lim) and any(is_supported(n) for n in req):
+    if (
+        pod_limits_defaulted(current())
+        and not any(is_supported(n) for n in lim)
+        and any(is_supported(n) for n in req)
+    ):
         for name, amount in agg_lim.items():
             if name in lim or not is_supported(name) or not overcommit_allowed(name):
                 continue
@@ -140,9 +158,18 @@ def pod_level_requests(ctx: Ctx, spec: dict, aggregate: dict[str, int]) -> dict[
                 raw_lim[name] = _shown(name, amount)
                 defaulted.append(f"limits[{name}]")
 
-    note = f" (after the API server's defaulting of spec.resources.{', '.join(defaulted)})" if defaulted else ""
+    note = (
+        f" (after the API server's defaulting of spec.resources.{', '.join(defaulted)})"
+        if defaulted
+        else ""
+    )
     try:
-        check_requirements(ctx, {"requests": raw_req, "limits": raw_lim}, "spec.resources", name_problem=pod_resource_name_problem)
+        check_requirements(
+            ctx,
+            {"requests": raw_req, "limits": raw_lim},
+            "spec.resources",
+            name_problem=pod_resource_name_problem,
+        )
     except SnapshotError as e:  # name the defaulting that produced the value
         e.message += note
         raise
@@ -153,16 +180,22 @@ def pod_level_requests(ctx: Ctx, spec: dict, aggregate: dict[str, int]) -> dict[
             continue
         have = req.get(name, 0)
         if aggregate[name] > have:
-            raise ctx.fail(f"spec.resources.requests[{name}]",
-                           f"Invalid value: \"{_shown(name, have)}\": must be greater than or equal to aggregate container requests of "
-                           f"{_shown(name, aggregate[name])} (the containers' {name} requests add up to more than the pod-level request{note}; {REFUSED})")
+            raise ctx.fail(
+                f"spec.resources.requests[{name}]",
+                f'Invalid value: "{_shown(name, have)}": must be greater than or equal to aggregate container requests of '
+                f"{_shown(name, aggregate[name])} (the containers' {name} requests add up to more than the pod-level request{note}; {REFUSED})",
+            )
     for i, (f, c) in enumerate(ctx.maps(spec.get("containers"), "spec.containers")):
-        climits = ctx.resources(ctx.map(c.get("resources"), f + ".resources").get("limits"), f + ".resources.limits")
+        climits = ctx.resources(
+            ctx.map(c.get("resources"), f + ".resources").get("limits"), f + ".resources.limits"
+        )
         for name in sorted(climits):
             if name in lim and climits[name] > lim[name]:
-                raise ctx.fail(f"spec.resources.containers[{i}][{name}].limits",
-                               f"Invalid value: \"{_shown(name, climits[name])}\": must be less than or equal to pod limits of "
-                               f"{_shown(name, lim[name])} ({f}.resources.limits[{name}] is above the pod-level limit{note}; {REFUSED})")
+                raise ctx.fail(
+                    f"spec.resources.containers[{i}][{name}].limits",
+                    f'Invalid value: "{_shown(name, climits[name])}": must be less than or equal to pod limits of '
+                    f"{_shown(name, lim[name])} ({f}.resources.limits[{name}] is above the pod-level limit{note}; {REFUSED})",
+                )
     return {k: v for k, v in req.items() if is_supported(k)}
 
 

@@ -56,8 +56,10 @@ Difference = Behaviour
 DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         "pod-level `spec.resources.limits` defaulted from the containers' limits",
-        {"1.35-1.36": "not defaulted: a pod-level request above the containers' summed limits is accepted",
-         "1.37+": "defaulted (cpu, memory) when pod-level requests are set, no pod-level limit is, and every container has that limit; a pod-level request above it is refused"},
+        {
+            "1.35-1.36": "not defaulted: a pod-level request above the containers' summed limits is accepted",
+            "1.37+": "defaulted (cpu, memory) when pod-level requests are set, no pod-level limit is, and every container has that limit; a pod-level request above it is refused",
+        },
         "`pkg/apis/core/v1/defaults.go` `defaultPodLimits` (@023f88a3; kubernetes#137616, kubernetes#136120)",
     ),
 )

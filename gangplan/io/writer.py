@@ -35,11 +35,15 @@ def comment_block(header: str | None) -> str:
 
 def dump_snapshot(objects: Iterable[dict[str, Any]], header: str | None = None) -> str:
     """Multi-document YAML for ``objects`` in order (``""`` for none), ``header`` as comments."""
-    text = yaml.dump_all(list(objects), Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+    text = yaml.dump_all(
+        list(objects), Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000
+    )
     return comment_block(header) + text
 
 
-def write_snapshot(objects: Iterable[dict[str, Any]], path: str | os.PathLike, header: str | None = None) -> None:
+def write_snapshot(
+    objects: Iterable[dict[str, Any]], path: str | os.PathLike, header: str | None = None
+) -> None:
     """Write :func:`dump_snapshot` to ``path`` (parent directories created); a file that cannot
     be written is a :class:`SnapshotError` naming it."""
     p = Path(path)

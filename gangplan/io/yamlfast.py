@@ -41,8 +41,13 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
     CParser = None
 
 _STR = "tag:yaml.org,2002:str"
-_SCALAR_TAGS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool",
-                "tag:yaml.org,2002:null", "tag:yaml.org,2002:timestamp")
+_SCALAR_TAGS = (
+    "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float",
+    "tag:yaml.org,2002:bool",
+    "tag:yaml.org,2002:null",
+    "tag:yaml.org,2002:timestamp",
+)
 """Implicit tags built here; any other (merge ``<<``, value ``=``) goes to the full loader."""
 
 

@@ -52,7 +52,11 @@ def without_time(doc: Any) -> Any:
     """A JSON document without what is time (:data:`TIME_KEYS` and every ``...Seconds`` key, at
     any depth): what must be byte-identical between two runs of the same input and options."""
     if isinstance(doc, dict):
-        return {k: without_time(v) for k, v in doc.items() if k not in TIME_KEYS and not k.endswith("Seconds")}
+        return {
+            k: without_time(v)
+            for k, v in doc.items()
+            if k not in TIME_KEYS and not k.endswith("Seconds")
+        }
     if isinstance(doc, list):
         return [without_time(v) for v in doc]
     return doc

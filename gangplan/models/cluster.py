@@ -98,10 +98,17 @@ class Cluster(BaseModel):
         copy = BaseModel.model_copy(self, update=update)
         keep_groups = hierarchy_checks(new) == hierarchy_checks(self.kube_version)
         for name, value in type(self).__dict__.items():
-            if isinstance(value, cached_property) and name in self.__dict__ and name != "version_warnings" and (keep_groups or name != "groups"):
+            if (
+                isinstance(value, cached_property)
+                and name in self.__dict__
+                and name != "version_warnings"
+                and (keep_groups or name != "groups")
+            ):
                 copy.__dict__[name] = self.__dict__[name]
             elif isinstance(value, cached_property):
-                copy.__dict__.pop(name, None)  # (model_copy copies the instance dict: recomputed for the new release)
+                copy.__dict__.pop(
+                    name, None
+                )  # (model_copy copies the instance dict: recomputed for the new release)
         return copy
 
     @cached_property
@@ -112,9 +119,18 @@ class Cluster(BaseModel):
         ev, used = self.version_evidence, self.kube_version
         out = []
         if ev.differs_from(used):
-            out.append(f"reproducing kube-scheduler v{used}, but the Nodes suggest v{ev.suggested} ({ev.describe()}); choose with --kube-version")
+            out.append(
+                f"reproducing kube-scheduler v{used}, but the Nodes suggest v{ev.suggested} ({ev.describe()}); choose with --kube-version"
+            )
         for line in ev.not_served(used):
-            out.append(f"{line}; read anyway (v{used}); " + (f"the snapshot's scheduling objects suggest v{ev.api_suggested}" if ev.api_suggested else "no release serves all of the snapshot's scheduling objects"))
+            out.append(
+                f"{line}; read anyway (v{used}); "
+                + (
+                    f"the snapshot's scheduling objects suggest v{ev.api_suggested}"
+                    if ev.api_suggested
+                    else "no release serves all of the snapshot's scheduling objects"
+                )
+            )
         if self.dra:
             out.extend(self.dra.version_notes(used))
         return tuple(out)
@@ -122,7 +138,9 @@ class Cluster(BaseModel):
     @cached_property
     def version_evidence(self) -> VersionEvidence:
         """The version the Nodes' kubelets suggest (``inspect``; ``solve`` warns when it differs)."""
-        return version_evidence((n.kubelet_version for n in self.nodes if n.kubelet_version), self.api_versions)
+        return version_evidence(
+            (n.kubelet_version for n in self.nodes if n.kubelet_version), self.api_versions
+        )
 
     # ---- lookups -------------------------------------------------------------------------
     @cached_property
@@ -176,7 +194,9 @@ class Cluster(BaseModel):
     def groups(self) -> GroupTree:
         """The group forest (:mod:`gangplan.models.groups`): the one place group structure,
         entities, victim units and hierarchy validation come from."""
-        return self.validated_groups(GroupTree.build(self.pods, self.pod_groups, self.composite_pod_groups))
+        return self.validated_groups(
+            GroupTree.build(self.pods, self.pod_groups, self.composite_pod_groups)
+        )
 
     def validated_groups(self, structure: GroupTree) -> GroupTree:
         """:attr:`groups` from a forest already built of this snapshot's pods and groups (the
@@ -200,14 +220,26 @@ class Cluster(BaseModel):
             names.update(n.allocatable)
         for p in self.pods:
             names.update(p.requests)
-        head = [r for r in ("cpu", "memory", "pods", "ephemeral-storage") if r in names or r in ("cpu", "memory", "pods")]
+        head = [
+            r
+            for r in ("cpu", "memory", "pods", "ephemeral-storage")
+            if r in names or r in ("cpu", "memory", "pods")
+        ]
         return tuple(head + sorted(names - set(head)))
 
     def __repr__(self) -> str:
-        where = self.sources[0] if len(self.sources) == 1 else f"{len(self.sources)} files" if self.sources else "in memory"
+        where = (
+            self.sources[0]
+            if len(self.sources) == 1
+            else f"{len(self.sources)} files"
+            if self.sources
+            else "in memory"
+        )
         groups = len({g for p in self.pending_pods if (g := p.group_key)})
-        return (f"<Cluster {where}: {len(self.nodes)} nodes, {len(self.bound_pods)} bound pods, {len(self.pending_pods)} pending pods "
-                f"in {groups} groups, kube-scheduler v{self.kube_version.value}>")
+        return (
+            f"<Cluster {where}: {len(self.nodes)} nodes, {len(self.bound_pods)} bound pods, {len(self.pending_pods)} pending pods "
+            f"in {groups} groups, kube-scheduler v{self.kube_version.value}>"
+        )
 
     __str__ = __repr__
 
@@ -218,7 +250,9 @@ class Cluster(BaseModel):
         if self.topologies:
             return tuple(self.topology_levels())
         keys = {n.topology_key for n in self.groups.nodes.values() if n.topology_key}
-        domains = {k: len({node.labels[k] for node in self.nodes if k in node.labels}) for k in keys}
+        domains = {
+            k: len({node.labels[k] for node in self.nodes if k in node.labels}) for k in keys
+        }
         return tuple(sorted((k for k in keys if domains[k]), key=lambda k: (domains[k], k)))
 
     def to_frame(self, result: Any = None) -> Any:
@@ -253,14 +287,21 @@ class Cluster(BaseModel):
         levels = self.frame_levels()
         rows = []
         for n in self.nodes:
-            row: dict[str, Any] = {"node": n.name, **{level: n.labels.get(level) for level in levels}}
+            row: dict[str, Any] = {
+                "node": n.name,
+                **{level: n.labels.get(level) for level in levels},
+            }
             row["unschedulable"] = n.unschedulable
-            for what in ("bound_pods", "placed_pods", "victims") if result is not None else ("bound_pods",):
+            for what in (
+                ("bound_pods", "placed_pods", "victims") if result is not None else ("bound_pods",)
+            ):
                 row[what] = count[n.name][what]
             for r in self.resource_names:
                 alloc, u = n.allocatable.get(r, 0), used[n.name][r]
                 for what, value in (("allocatable", alloc), ("used", u), ("free", alloc - u)):
-                    row[f"{r}_{what}"] = value / 1000 if r == "cpu" else value  # cpu: millicores -> cores
+                    row[f"{r}_{what}"] = (
+                        value / 1000 if r == "cpu" else value
+                    )  # cpu: millicores -> cores
             rows.append(row)
         return pd.DataFrame(rows)
 

@@ -115,8 +115,12 @@ class VictimRow(_Doc):
     def of(cls, unit: VictimUnit) -> VictimRow:
         """The printed form of the rules' unit: ``kind`` is ``Pod`` for a pod evicted alone (inside a
         ``disruptionMode: single`` group too), else the kind of the group whose pods go together."""
-        return cls(unit=unit.key.key, kind="Pod" if unit.key.is_pod else str(unit.key.kind), priority=unit.priority,
-                   pods=sorted(p.key for p in unit.pods))
+        return cls(
+            unit=unit.key.key,
+            kind="Pod" if unit.key.is_pod else str(unit.key.kind),
+            priority=unit.priority,
+            pods=sorted(p.key for p in unit.pods),
+        )
 
 
 class EngineSide(_Doc):
@@ -235,7 +239,13 @@ class PreemptionUnit(_Evidence):
 
     @classmethod
     def of(cls, unit: VictimUnit) -> PreemptionUnit:
-        return cls(unit=str(unit.key), name=unit.key.key, kind=unit.kind, priority=unit.priority, pods=[q.key for q in unit.pods])
+        return cls(
+            unit=str(unit.key),
+            name=unit.key.key,
+            kind=unit.kind,
+            priority=unit.priority,
+            pods=[q.key for q in unit.pods],
+        )
 
 
 class PreemptionEvidence(_Evidence):
@@ -358,8 +368,15 @@ class DiffDocument(_Doc):
 
     schema_version: int = DIFF_SCHEMA_VERSION
     snapshot: str
-    classification: Literal["identical", "tie-break", "equivalent", "greedy-suboptimal", "greedy-suboptimal-sometimes", "model-mismatch",
-                            "unproven"]
+    classification: Literal[
+        "identical",
+        "tie-break",
+        "equivalent",
+        "greedy-suboptimal",
+        "greedy-suboptimal-sometimes",
+        "model-mismatch",
+        "unproven",
+    ]
     optimal_status: str
     gap: float | None = None
     seconds: float
@@ -646,7 +663,11 @@ def json_schema(name: str) -> dict[str, Any]:
     if name not in SCHEMAS:
         raise KeyError(name)
     model, what = SCHEMAS[name]
-    schema = result_json_schema() if model is Result else model.model_json_schema(by_alias=True, mode="serialization")
+    schema = (
+        result_json_schema()
+        if model is Result
+        else model.model_json_schema(by_alias=True, mode="serialization")
+    )
     out = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": schema_id(name)}
     out.update(schema)
     out.setdefault("description", what)
@@ -654,8 +675,31 @@ def json_schema(name: str) -> dict[str, Any]:
 
 
 __all__ = [
-    "Admission", "BenchDiff", "BenchRow", "BenchRun", "DecisiveStep", "DiffDocument", "EngineSide", "Engines",
-    "GroupDiff", "GroupUse", "InspectDocument", "NoEvidence", "NodeEvidence", "PlacementEvaluation", "PlacementEvidence",
-    "PreemptionEvidence", "PreemptionUnit", "SCHEMAS", "SinglePodDiff", "SuiteRowDocument", "VictimRow",
-    "ViolationDocument", "WhatIfDocument", "WhatIfRowDocument", "WhyDocument", "json_schema", "schema_id",
+    "Admission",
+    "BenchDiff",
+    "BenchRow",
+    "BenchRun",
+    "DecisiveStep",
+    "DiffDocument",
+    "EngineSide",
+    "Engines",
+    "GroupDiff",
+    "GroupUse",
+    "InspectDocument",
+    "NoEvidence",
+    "NodeEvidence",
+    "PlacementEvaluation",
+    "PlacementEvidence",
+    "PreemptionEvidence",
+    "PreemptionUnit",
+    "SCHEMAS",
+    "SinglePodDiff",
+    "SuiteRowDocument",
+    "VictimRow",
+    "ViolationDocument",
+    "WhatIfDocument",
+    "WhatIfRowDocument",
+    "WhyDocument",
+    "json_schema",
+    "schema_id",
 ]

@@ -167,8 +167,12 @@ class GroupTree:
 
     # ---- construction ----------------------------------------------------------------------
     @classmethod
-    def build(cls, pods: Iterable[Pod], pod_groups: Mapping[str, PodGroup],
-              composites: Mapping[str, CompositePodGroup]) -> GroupTree:
+    def build(
+        cls,
+        pods: Iterable[Pod],
+        pod_groups: Mapping[str, PodGroup],
+        composites: Mapping[str, CompositePodGroup],
+    ) -> GroupTree:
         """The forest of ``pod_groups`` and ``composites`` with ``pods`` as leaf members: the
         structure only, with no ``errors`` (:func:`gangplan.models.hierarchy.validated` adds the
         run-time hierarchy validation to the same structure)."""
@@ -360,11 +364,20 @@ class GroupTree:
         """The groups an eviction of ``evicted`` breaks, sorted: every gang PodGroup (and every
         ``disruptionMode: all`` PodGroup) that loses at least one pod. The one rule behind the
         ``brokenGroups`` disruption tier of both engines and the diff's ``brokenGroups`` list."""
-        return sorted({g.key for p in evicted if (g := self.group_of(p)) is not None and (g.gang or g.disruption_mode == "all")})
+        return sorted(
+            {
+                g.key
+                for p in evicted
+                if (g := self.group_of(p)) is not None and (g.gang or g.disruption_mode == "all")
+            }
+        )
 
 
-def _ancestors(objs: Mapping[str, PodGroup | CompositePodGroup],
-               composites: Mapping[str, CompositePodGroup], key: str) -> list[str]:
+def _ancestors(
+    objs: Mapping[str, PodGroup | CompositePodGroup],
+    composites: Mapping[str, CompositePodGroup],
+    key: str,
+) -> list[str]:
     """``key`` and its ancestors up to the highest one present (parents are CompositePodGroups)."""
     chain = [key]
     g = objs[key]
@@ -377,8 +390,9 @@ def _ancestors(objs: Mapping[str, PodGroup | CompositePodGroup],
     return chain
 
 
-def _cycles(objs: Mapping[str, PodGroup | CompositePodGroup],
-            composites: Mapping[str, CompositePodGroup]) -> dict[str, tuple[str, ...]]:
+def _cycles(
+    objs: Mapping[str, PodGroup | CompositePodGroup], composites: Mapping[str, CompositePodGroup]
+) -> dict[str, tuple[str, ...]]:
     """Group key -> the cycle its parent chain runs into (members in chain order)."""
     out: dict[str, tuple[str, ...]] = {}
     for start in objs:
@@ -389,7 +403,7 @@ def _cycles(objs: Mapping[str, PodGroup | CompositePodGroup],
             if parent is None or parent not in composites:
                 break
             if parent in chain:
-                out[start] = tuple(chain[chain.index(parent):])
+                out[start] = tuple(chain[chain.index(parent) :])
                 break
             chain.append(parent)
             key = parent
@@ -415,10 +429,16 @@ def gate(pods: Iterable[Pod], tree: GroupTree, profile: SchedulerProfile) -> dic
         n = tree.node(key)
         if n.is_leaf:
             have = counts.get(key, 0)
-            res = (have >= n.need, f"waiting for gang quorum: PodGroup {key} has {have} of minCount {n.need} pods")
+            res = (
+                have >= n.need,
+                f"waiting for gang quorum: PodGroup {key} has {have} of minCount {n.need} pods",
+            )
         else:
             n_ready = sum(1 for k in n.children if ready(k)[0])
-            res = (n_ready >= n.need, f"waiting for CompositePodGroup {key}: {n_ready} of minGroupCount {n.need} children ready")
+            res = (
+                n_ready >= n.need,
+                f"waiting for CompositePodGroup {key}: {n_ready} of minGroupCount {n.need} children ready",
+            )
         memo[key] = res
         return res
 
@@ -430,7 +450,9 @@ def gate(pods: Iterable[Pod], tree: GroupTree, profile: SchedulerProfile) -> dic
             gated[p.key] = "scheduling gates: " + ", ".join(p.scheduling_gates)
             continue
         if p.scheduler_name != profile.scheduler_name:
-            gated[p.key] = f"schedulerName {p.scheduler_name!r} is not served by profile {profile.scheduler_name!r}"
+            gated[p.key] = (
+                f"schedulerName {p.scheduler_name!r} is not served by profile {profile.scheduler_name!r}"
+            )
             continue
         if p.group_key is None:
             continue
@@ -444,7 +466,9 @@ def gate(pods: Iterable[Pod], tree: GroupTree, profile: SchedulerProfile) -> dic
             continue
         if g.key in tree.cycles:
             cycle = tree.cycles[g.key]
-            gated[p.key] = f"waiting for an incomplete hierarchy: parent links form a cycle ({' -> '.join(cycle + (cycle[0],))})"
+            gated[p.key] = (
+                f"waiting for an incomplete hierarchy: parent links form a cycle ({' -> '.join(cycle + (cycle[0],))})"
+            )
             continue
         ok, why = ready(g.root)
         if not ok:

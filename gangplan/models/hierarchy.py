@@ -46,7 +46,9 @@ WORKLOAD_MAX_TREE_DEPTH = 4
 V1ALPHA1 = "scheduling.k8s.io/v1alpha1"
 
 
-def validate_hierarchies(tree: GroupTree, queued: set[str], profile: SchedulerProfile, version: KubeVersion = NEWEST) -> dict[str, str]:
+def validate_hierarchies(
+    tree: GroupTree, queued: set[str], profile: SchedulerProfile, version: KubeVersion = NEWEST
+) -> dict[str, str]:
     """Root key -> the first failed check of its hierarchy, for every root kube-scheduler would
     attempt (roots whose pods are all held back, e.g. on a cycle, are not validated), with the
     checks ``version`` runs."""
@@ -69,19 +71,29 @@ def validate_hierarchies(tree: GroupTree, queued: set[str], profile: SchedulerPr
     return out
 
 
-def validated(tree: GroupTree, queued: set[str] | None = None, profile: SchedulerProfile | None = None,
-              version: KubeVersion | None = None) -> GroupTree:
+def validated(
+    tree: GroupTree,
+    queued: set[str] | None = None,
+    profile: SchedulerProfile | None = None,
+    version: KubeVersion | None = None,
+) -> GroupTree:
     """``tree`` with the hierarchy validation of ``queued`` pods (default: every pending pod)
     under ``profile`` and ``version`` in ``errors``; the structure is shared."""
     if queued is None:
         queued = {p.key for p in tree.pods.values() if p.node_name is None}
     out = replace(tree, errors={})
-    object.__setattr__(out, "errors", validate_hierarchies(out, queued, profile or SchedulerProfile(), version or NEWEST))
+    object.__setattr__(
+        out,
+        "errors",
+        validate_hierarchies(out, queued, profile or SchedulerProfile(), version or NEWEST),
+    )
     return out
 
 
 class _Walk:
-    def __init__(self, tree: GroupTree, root: str, first: Pod, queued: set[str], *, structural: bool = True) -> None:
+    def __init__(
+        self, tree: GroupTree, root: str, first: Pod, queued: set[str], *, structural: bool = True
+    ) -> None:
         self.tree = tree
         self.queued = queued
         self.structural = structural
@@ -102,11 +114,15 @@ class _Walk:
             if structural and mine != theirs:
                 return f'pod group workload does not match root workload, got: "{mine}" ("{key}") and "{theirs}" ("{r.key}")'
             if g.priority != r.priority:
-                return (f"all pod groups in a hierarchy should have the same priority as the root pod group's "
-                        f'priority, got {g.priority} ("{key}") and {r.priority} ("{r.key}")')
+                return (
+                    f"all pod groups in a hierarchy should have the same priority as the root pod group's "
+                    f'priority, got {g.priority} ("{key}") and {r.priority} ("{r.key}")'
+                )
             if g.preemption_policy != self.policy:
-                return (f"all pod groups in a hierarchy should have the same preemption policy as the root pod "
-                        f'group\'s preemption policy, got {g.preemption_policy} ("{key}") and {self.policy} ("{r.key}")')
+                return (
+                    f"all pod groups in a hierarchy should have the same preemption policy as the root pod "
+                    f'group\'s preemption policy, got {g.preemption_policy} ("{key}") and {self.policy} ("{r.key}")'
+                )
             if structural and parent.gang and not g.gang:
                 return f'gang parent "{parent.key}" cannot have basic child "{key}"'
             if structural and parent.disruption_mode == "all" and g.disruption_mode == "single":
@@ -125,12 +141,18 @@ class _Walk:
         scheduled = [p for p in g.members if p.bound]
         for p in queued + scheduled:
             if p.scheduler_name != first.scheduler_name:
-                return (f"all pods in a pod group hierarchy should have the same .spec.schedulerName set, got: "
-                        f'"{p.scheduler_name}" ("{p.name}") and "{first.scheduler_name}" ("{first.name}")')
+                return (
+                    f"all pods in a pod group hierarchy should have the same .spec.schedulerName set, got: "
+                    f'"{p.scheduler_name}" ("{p.name}") and "{first.scheduler_name}" ("{first.name}")'
+                )
             if p.priority != r.priority:
-                return (f"all pods in a pod group hierarchy should have the same priority as the root pod group's "
-                        f'priority, got {p.priority} ("{p.name}") and {r.priority} ("{r.key}")')
+                return (
+                    f"all pods in a pod group hierarchy should have the same priority as the root pod group's "
+                    f'priority, got {p.priority} ("{p.name}") and {r.priority} ("{r.key}")'
+                )
             if p.preemption_policy != self.policy:
-                return (f"all pods in a pod group hierarchy should have the same preemption policy as the root pod "
-                        f'group\'s preemption policy, got {p.preemption_policy} ("{p.name}") and {self.policy} ("{r.key}")')
+                return (
+                    f"all pods in a pod group hierarchy should have the same preemption policy as the root pod "
+                    f'group\'s preemption policy, got {p.preemption_policy} ("{p.name}") and {self.policy} ("{r.key}")'
+                )
         return None

@@ -80,10 +80,14 @@ def compare(a: Mapping[str, float], b: Mapping[str, float]) -> int:
 def admitted_priorities(cluster: Cluster) -> list[int]:
     """The priorities of the ``admitted[p=P]`` tiers: every pending entity's, highest first."""
     tree = cluster.groups
-    return sorted({tree.entity_priority(tree.entity_of(p)) for p in cluster.pending_pods}, reverse=True)
+    return sorted(
+        {tree.entity_priority(tree.entity_of(p)) for p in cluster.pending_pods}, reverse=True
+    )
 
 
-def group_placed_counts(cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()) -> tuple[dict[str, int], dict[str, int]]:
+def group_placed_counts(
+    cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()
+) -> tuple[dict[str, int], dict[str, int]]:
     """PodGroup key -> pods on nodes after the run, and -> pods newly placed."""
     gone = set(victims)
     tree = cluster.groups
@@ -100,7 +104,9 @@ def group_placed_counts(cluster: Cluster, placements: Mapping[str, str], victims
     return placed, newly
 
 
-def admitted_entities(cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()) -> set[EntityKey]:
+def admitted_entities(
+    cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()
+) -> set[EntityKey]:
     """Entities with at least one newly placed pod whose group rules hold (root Success)."""
     placed, _ = group_placed_counts(cluster, placements, victims)
     tree = cluster.groups
@@ -112,7 +118,9 @@ def admitted_entities(cluster: Cluster, placements: Mapping[str, str], victims: 
     return out
 
 
-def objective(cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()) -> dict[str, float]:
+def objective(
+    cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()
+) -> dict[str, float]:
     """The shared objective tiers (see the module docstring)."""
     victims = list(victims)
     tree = cluster.groups
@@ -135,7 +143,9 @@ def victim_priorities(cluster: Cluster) -> list[int]:
     if not pending:
         return []
     top = max(pending)
-    return sorted({pr for p in cluster.bound_pods if (pr := tree.unit_priority(p)) < top}, reverse=True)
+    return sorted(
+        {pr for p in cluster.bound_pods if (pr := tree.unit_priority(p)) < top}, reverse=True
+    )
 
 
 def disruption(cluster: Cluster, victims: Iterable[str]) -> dict[str, float]:
@@ -156,18 +166,40 @@ def disruption(cluster: Cluster, victims: Iterable[str]) -> dict[str, float]:
 def pdb_counts(pdb: PodDisruptionBudget, pod: Pod) -> bool:
     """Evicting ``pod`` uses one of ``pdb``'s disruptions: the pod is in the PDB's namespace, its
     selector matches the pod, and the pod is not already in ``status.disruptedPods``."""
-    return pod.namespace == pdb.namespace and pod.name not in pdb.disrupted_pods and selector_matches(pdb.selector, pod.labels)
+    return (
+        pod.namespace == pdb.namespace
+        and pod.name not in pdb.disrupted_pods
+        and selector_matches(pdb.selector, pod.labels)
+    )
 
 
 def pdb_violations(cluster: Cluster, gone: Iterable[Pod]) -> int:
     """Per PDB, evicted matching pods (:func:`pdb_counts`) beyond ``status.disruptionsAllowed``,
     summed."""
     gone = list(gone)
-    return sum(max(0, sum(1 for p in gone if pdb_counts(pdb, p)) - pdb.disruptions_allowed) for pdb in cluster.pdbs)
+    return sum(
+        max(0, sum(1 for p in gone if pdb_counts(pdb, p)) - pdb.disruptions_allowed)
+        for pdb in cluster.pdbs
+    )
 
 
 __all__ = [
-    "ADMITTED_PREFIX", "BROKEN_GROUPS", "PDB_VIOLATIONS", "PLACED", "VICTIMS_PREFIX", "VICTIM_PODS",
-    "admitted_entities", "admitted_priorities", "admitted_tier", "compare", "disruption", "group_placed_counts",
-    "is_cost", "objective", "pdb_counts", "pdb_violations", "victim_priorities", "victims_tier",
+    "ADMITTED_PREFIX",
+    "BROKEN_GROUPS",
+    "PDB_VIOLATIONS",
+    "PLACED",
+    "VICTIMS_PREFIX",
+    "VICTIM_PODS",
+    "admitted_entities",
+    "admitted_priorities",
+    "admitted_tier",
+    "compare",
+    "disruption",
+    "group_placed_counts",
+    "is_cost",
+    "objective",
+    "pdb_counts",
+    "pdb_violations",
+    "victim_priorities",
+    "victims_tier",
 ]

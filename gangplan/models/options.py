@@ -108,7 +108,11 @@ class BadOptionValue(BadOption, ValueError):
     pass
 
 
-_WANT = {"float_type": "a number of seconds", "int_type": "an int", "string_type": f"a version string such as {NEWEST.value!r}, or None"}
+_WANT = {
+    "float_type": "a number of seconds",
+    "int_type": "an int",
+    "string_type": f"a version string such as {NEWEST.value!r}, or None",
+}
 """What a keyword option of the wrong type must be, by pydantic's error type (booleans and
 choices depend on the field: :meth:`EngineOptions._problem`)."""
 
@@ -117,7 +121,9 @@ class EngineOptions(BaseModel):
     """The options every engine run takes (the flags ``solve``, ``diff`` and ``whatif`` share).
     Strict: ``"2"`` is no int and ``True`` no number of seconds."""
 
-    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = ConfigDict(
+        strict=True, extra="forbid", frozen=True, use_attribute_docstrings=True
+    )
 
     time_limit: float = Field(D.TIME_LIMIT, gt=0)
     """exact: the work limit, in units of deterministic work of about a second each
@@ -158,7 +164,9 @@ class EngineOptions(BaseModel):
         if unknown:
             close = difflib.get_close_matches(unknown[0], list(cls.model_fields), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise TypeError(f"{func}() got an unknown option {unknown[0]!r}{hint}; valid options: {', '.join(cls.model_fields)}")
+            raise TypeError(
+                f"{func}() got an unknown option {unknown[0]!r}{hint}; valid options: {', '.join(cls.model_fields)}"
+            )
         try:
             return cls(**given)
         except ValidationError as e:
@@ -177,10 +185,16 @@ class EngineOptions(BaseModel):
         if kind == "greater_than":
             return BadOptionValue(func, name, f"must be positive, not {value!r}")
         if kind == "greater_than_equal":
-            return BadOptionValue(func, name, f"must be at least {error['ctx']['ge']}, not {value!r}")
+            return BadOptionValue(
+                func, name, f"must be at least {error['ctx']['ge']}, not {value!r}"
+            )
         if kind == "value_error":
             return BadOptionValue(func, name, f"{error['ctx']['error']}, not {value!r}")
-        want = ("True, False or None" if field.default is None else "True or False") if kind == "bool_type" else _WANT.get(kind, error["msg"])
+        want = (
+            ("True, False or None" if field.default is None else "True or False")
+            if kind == "bool_type"
+            else _WANT.get(kind, error["msg"])
+        )
         return BadOptionType(func, name, f"must be {want}, {got}")
 
 
@@ -237,6 +251,18 @@ class ReplayOptions(BaseModel):
 
 
 __all__ = [
-    "ENGINES", "OBJECTIVES", "TIE_BREAKS", "BadOption", "BadOptionType", "BadOptionValue", "DiffOptions", "Engine", "EngineOptions", "Objective", "ReplayOptions",
-    "RunOptions", "SolveOptions", "TieBreak",
+    "ENGINES",
+    "OBJECTIVES",
+    "TIE_BREAKS",
+    "BadOption",
+    "BadOptionType",
+    "BadOptionValue",
+    "DiffOptions",
+    "Engine",
+    "EngineOptions",
+    "Objective",
+    "ReplayOptions",
+    "RunOptions",
+    "SolveOptions",
+    "TieBreak",
 ]

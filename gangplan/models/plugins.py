@@ -71,7 +71,9 @@ def placement_weights(weights: dict[str, int]) -> dict[str, int]:
     return out
 
 
-def unmodelled_plugins(cfg: SchedulerProfile, known: Mapping[str, Iterable[str]] | None = None) -> list[tuple[str, str]]:
+def unmodelled_plugins(
+    cfg: SchedulerProfile, known: Mapping[str, Iterable[str]] | None = None
+) -> list[tuple[str, str]]:
     """(plugin set, name) of every plugin the configuration enables that gangplan cannot run
     there: no modelled plugin of that name, or one without that extension point. The greedy
     profile leaves them out; the loader names them in a warning. ``known``: the plugins of the
@@ -80,10 +82,23 @@ def unmodelled_plugins(cfg: SchedulerProfile, known: Mapping[str, Iterable[str]]
     sets = [
         ("filter", FILTER, list(cfg.filter_plugins)),
         ("score", SCORE, [n for n, w in cfg.score_weights.items() if w > 0]),
-        ("placementScore", PLACEMENT_SCORE, [n for n, w in placement_weights(cfg.placement_weights).items() if w > 0]),
-        ("placementGenerate", PLACEMENT_GENERATE, [PLACEMENT_PLUGIN_ALIASES.get(n, n) for n in cfg.placement_generate_plugins]),
+        (
+            "placementScore",
+            PLACEMENT_SCORE,
+            [n for n, w in placement_weights(cfg.placement_weights).items() if w > 0],
+        ),
+        (
+            "placementGenerate",
+            PLACEMENT_GENERATE,
+            [PLACEMENT_PLUGIN_ALIASES.get(n, n) for n in cfg.placement_generate_plugins],
+        ),
     ]
-    out = [(where, n) for where, point, listed in sets for n in listed if point not in modelled.get(n, ())]
+    out = [
+        (where, n)
+        for where, point, listed in sets
+        for n in listed
+        if point not in modelled.get(n, ())
+    ]
     out += [("postFilter", n) for n in cfg.post_filter_plugins if n != DEFAULT_PREEMPTION]
     return out
 

@@ -58,11 +58,22 @@ class PickKey:
 
     def order(self) -> tuple[int, int, int, int, int]:
         """Smaller is better on every position (the start time negated: later wins)."""
-        return (self.pdb_violations, self.highest_priority, self.priority_sum, self.victims,
-                -((self.earliest_start - _EPOCH) // timedelta(microseconds=1)))
+        return (
+            self.pdb_violations,
+            self.highest_priority,
+            self.priority_sum,
+            self.victims,
+            -((self.earliest_start - _EPOCH) // timedelta(microseconds=1)),
+        )
 
     def values(self) -> tuple:
-        return (self.pdb_violations, self.highest_priority, self.priority_sum, self.victims, self.earliest_start)
+        return (
+            self.pdb_violations,
+            self.highest_priority,
+            self.priority_sum,
+            self.victims,
+            self.earliest_start,
+        )
 
     def describe(self, criterion: int) -> str:
         """This node's value on criterion ``criterion`` (an index into :data:`PICK_CRITERIA`), for people."""
@@ -70,7 +81,11 @@ class PickKey:
             plain = self.priority_sum - self.victims * PRIORITY_OFFSET
             return f"{plain} + {self.victims} x 2^31"
         if criterion == 4:
-            return "not started" if self.earliest_start == FAR_FUTURE else self.earliest_start.isoformat().replace("+00:00", "Z")
+            return (
+                "not started"
+                if self.earliest_start == FAR_FUTURE
+                else self.earliest_start.isoformat().replace("+00:00", "Z")
+            )
         return str(self.values()[criterion])
 
 
@@ -116,4 +131,13 @@ def deciding_index(winner: PickKey, other: PickKey) -> int | None:
     return None
 
 
-__all__ = ["FAR_FUTURE", "PICK_CRITERIA", "PRIORITY_OFFSET", "PickKey", "deciding_criterion", "deciding_index", "pick_key", "pick_one_node"]
+__all__ = [
+    "FAR_FUTURE",
+    "PICK_CRITERIA",
+    "PRIORITY_OFFSET",
+    "PickKey",
+    "deciding_criterion",
+    "deciding_index",
+    "pick_key",
+    "pick_one_node",
+]

@@ -27,7 +27,14 @@ import re
 from fractions import Fraction
 from functools import lru_cache
 
-__all__ = ["QuantityError", "add_resources", "format_quantity", "max_resources", "parse_quantity", "to_scheduler_int"]
+__all__ = [
+    "QuantityError",
+    "add_resources",
+    "format_quantity",
+    "max_resources",
+    "parse_quantity",
+    "to_scheduler_int",
+]
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
@@ -118,7 +125,9 @@ def to_scheduler_int(resource: str, value: str | int | float) -> int:
         hit = _SCHEDULER_INTS.get(key)
         if hit is not None:
             return hit
-    elif kind is int:  # cpu: 2, nvidia.com/gpu: 8 (a bool is not an int here: parse_quantity refuses it)
+    elif (
+        kind is int
+    ):  # cpu: 2, nvidia.com/gpu: 8 (a bool is not an int here: parse_quantity refuses it)
         if value < 0:
             raise QuantityError(f"quantity {value!r} is negative")
         return value * 1000 if resource == "cpu" else value

@@ -183,10 +183,16 @@ class Result(_Model):
         return sorted(k for k, g in self.groups.items() if g.admitted)
 
     def __repr__(self) -> str:
-        groups = f"{len(self.admitted_groups())}/{len(self.groups)} groups admitted, " if self.groups else ""
+        groups = (
+            f"{len(self.admitted_groups())}/{len(self.groups)} groups admitted, "
+            if self.groups
+            else ""
+        )
         status = "" if self.status == Status.HEURISTIC else f" {self.status.value}"
-        return (f"<Result {self.engine}{status}: {groups}{len(self.placements())}/{len(self.pods)} pods placed, "
-                f"{len(self.victims)} victims>")
+        return (
+            f"<Result {self.engine}{status}: {groups}{len(self.placements())}/{len(self.pods)} pods placed, "
+            f"{len(self.victims)} victims>"
+        )
 
     __str__ = __repr__
 
@@ -201,8 +207,10 @@ class Result(_Model):
 
         cluster = cluster if cluster is not None else beside(self._snapshot)
         if cluster is None:
-            raise ValueError("this Result does not know its snapshot (it was not made by gangplan.solve or gangplan.diff, "
-                             "e.g. it was read from JSON): pass the Cluster it was computed on, result.to_frame(cluster)")
+            raise ValueError(
+                "this Result does not know its snapshot (it was not made by gangplan.solve or gangplan.diff, "
+                "e.g. it was read from JSON): pass the Cluster it was computed on, result.to_frame(cluster)"
+            )
         levels = cluster.frame_levels()
         nodes = {n.name: n for n in cluster.nodes}
         rows = []
@@ -211,11 +219,32 @@ class Result(_Model):
             node = o.node if o is not None else None
             g = self.groups.get(p.group_key) if p.group_key else None
             labels = nodes[node].labels if node in nodes else {}
-            rows.append({"namespace": p.namespace, "pod": p.name, "group": p.group_key, "engine": self.engine, "node": node,
-                         "admitted": g.admitted if g is not None else node is not None, "nominated": bool(o and o.nominated),
-                         "priority": p.priority, "reason": o.reason if o is not None else None,
-                         **{level: labels.get(level) for level in levels}})
-        columns = ["namespace", "pod", "group", "engine", "node", "admitted", "nominated", "priority", "reason", *levels]
+            rows.append(
+                {
+                    "namespace": p.namespace,
+                    "pod": p.name,
+                    "group": p.group_key,
+                    "engine": self.engine,
+                    "node": node,
+                    "admitted": g.admitted if g is not None else node is not None,
+                    "nominated": bool(o and o.nominated),
+                    "priority": p.priority,
+                    "reason": o.reason if o is not None else None,
+                    **{level: labels.get(level) for level in levels},
+                }
+            )
+        columns = [
+            "namespace",
+            "pod",
+            "group",
+            "engine",
+            "node",
+            "admitted",
+            "nominated",
+            "priority",
+            "reason",
+            *levels,
+        ]
         return pd.DataFrame(rows, columns=columns)
 
     def to_dict(self, *, trace: str | None = None) -> dict[str, Any]:
@@ -227,9 +256,16 @@ class Result(_Model):
             data["trace"] = {}
         return data
 
-    def to_json(self, *, indent: int | None = 2, with_trace: bool = True, trace: str | None = None) -> str:
+    def to_json(
+        self, *, indent: int | None = 2, with_trace: bool = True, trace: str | None = None
+    ) -> str:
         """The Result JSON (``with_trace=False`` is ``trace="none"``; the default is the full trace)."""
-        return json.dumps(self.to_dict(trace=trace if with_trace else "none"), indent=indent, sort_keys=False) + "\n"
+        return (
+            json.dumps(
+                self.to_dict(trace=trace if with_trace else "none"), indent=indent, sort_keys=False
+            )
+            + "\n"
+        )
 
     def write_json(self, fp: IO[str], *, trace: str | None = None, indent: int | None = 2) -> None:
         """:meth:`to_json` written to ``fp`` as it is encoded (no second copy of a large document)."""

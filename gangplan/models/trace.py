@@ -32,7 +32,9 @@ def optional_key() -> Any:
 
 
 class _Trace(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True, validate_assignment=False)
+    model_config = ConfigDict(
+        extra="forbid", alias_generator=to_camel, populate_by_name=True, validate_assignment=False
+    )
 
 
 # ---- greedy --------------------------------------------------------------------------------------
@@ -169,7 +171,11 @@ class PlacementDecision:
 
     def placement(self, name: str) -> EvaluatedPlacement | None:
         found = next((e for e in self.evaluated if e.name == name), None)
-        return found if found is not None else next((e for e in self.entries() if e.name == name), None)
+        return (
+            found
+            if found is not None
+            else next((e for e in self.entries() if e.name == name), None)
+        )
 
     def summary(self) -> list[EvaluatedPlacement]:
         """The entries ``--trace summary`` keeps: the chosen placement, the runner-up and, when
@@ -187,7 +193,9 @@ class PlacementDecision:
         return [e for e in self.evaluated if e.name in keep]
 
     @field_serializer("evaluated", mode="plain")
-    def _serialize_evaluated(self, value: list[EvaluatedPlacement], info: Any) -> list[EvaluatedPlacement]:
+    def _serialize_evaluated(
+        self, value: list[EvaluatedPlacement], info: Any
+    ) -> list[EvaluatedPlacement]:
         return self.summary() if trace_level(info) == "summary" else self.entries()
 
 
@@ -461,7 +469,25 @@ def trace_for_engine(engine: str, data: Any) -> Any:
 
 
 __all__ = [
-    "ClosestToGreedy", "EmptyTrace", "EvaluatedPlacement", "ExactTiming", "ExactTrace", "GreedyTrace", "GroupCycle",
-    "HintUse", "ModelStats", "NodeVictims", "PhaseTiming", "PlacementDecision", "PodCycle", "PodPreemption",
-    "PreemptionAttempt", "ScoredNode", "SolvePhase", "TiebreakReport", "Trace", "WorkloadPreemption", "trace_for_engine",
+    "ClosestToGreedy",
+    "EmptyTrace",
+    "EvaluatedPlacement",
+    "ExactTiming",
+    "ExactTrace",
+    "GreedyTrace",
+    "GroupCycle",
+    "HintUse",
+    "ModelStats",
+    "NodeVictims",
+    "PhaseTiming",
+    "PlacementDecision",
+    "PodCycle",
+    "PodPreemption",
+    "PreemptionAttempt",
+    "ScoredNode",
+    "SolvePhase",
+    "TiebreakReport",
+    "Trace",
+    "WorkloadPreemption",
+    "trace_for_engine",
 ]

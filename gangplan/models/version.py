@@ -84,7 +84,10 @@ class VersionEvidence:
     def describe(self) -> str:
         if not self.minors:
             return "no Node reports status.nodeInfo.kubeletVersion"
-        counts = ", ".join(f"{n} node(s) at v{m}" for m, n in sorted(self.minors.items(), key=lambda kv: _minor_key(kv[0])))
+        counts = ", ".join(
+            f"{n} node(s) at v{m}"
+            for m, n in sorted(self.minors.items(), key=lambda kv: _minor_key(kv[0]))
+        )
         return counts
 
 
@@ -93,7 +96,9 @@ def _minor_key(m: str) -> tuple[int, int]:
     return int(a), int(b)
 
 
-def version_evidence(kubelet_versions: Iterable[str], api_versions: dict[str, int] | None = None) -> VersionEvidence:
+def version_evidence(
+    kubelet_versions: Iterable[str], api_versions: dict[str, int] | None = None
+) -> VersionEvidence:
     minors: Counter[str] = Counter()
     for v in kubelet_versions:
         m = minor_of(v)
@@ -101,20 +106,31 @@ def version_evidence(kubelet_versions: Iterable[str], api_versions: dict[str, in
             minors[m] += 1
     modelled = [KubeVersion(m) for m in minors if m in {v.value for v in VERSIONS}]
     newer = [m for m in minors if _minor_key(m) > _minor_key(VERSIONS[-1].value)]
-    suggested = max(modelled, key=lambda v: v.minor) if modelled else (VERSIONS[-1] if newer else None)
+    suggested = (
+        max(modelled, key=lambda v: v.minor) if modelled else (VERSIONS[-1] if newer else None)
+    )
     apis = api_versions or {}
-    return VersionEvidence(suggested, dict(sorted(minors.items(), key=lambda kv: _minor_key(kv[0]))), api_suggestion(apis),
-                           {v.value: tuple(unserved(apis, v)) for v in VERSIONS})
+    return VersionEvidence(
+        suggested,
+        dict(sorted(minors.items(), key=lambda kv: _minor_key(kv[0]))),
+        api_suggestion(apis),
+        {v.value: tuple(unserved(apis, v)) for v in VERSIONS},
+    )
 
 
 # ---- what each release serves ----------------------------------------------------------------------
 SCHEDULING = "scheduling.k8s.io"
 SERVED: dict[KubeVersion, dict[str, frozenset[str]]] = {
     KubeVersion.V1_35: {"Workload": frozenset({f"{SCHEDULING}/v1alpha1"})},
-    KubeVersion.V1_36: {"Workload": frozenset({f"{SCHEDULING}/v1alpha2"}), "PodGroup": frozenset({f"{SCHEDULING}/v1alpha2"})},
-    KubeVersion.V1_37: {"Workload": frozenset({f"{SCHEDULING}/v1alpha3", f"{SCHEDULING}/v1beta1"}),
-                        "PodGroup": frozenset({f"{SCHEDULING}/v1alpha3", f"{SCHEDULING}/v1beta1"}),
-                        "CompositePodGroup": frozenset({f"{SCHEDULING}/v1alpha3"})},
+    KubeVersion.V1_36: {
+        "Workload": frozenset({f"{SCHEDULING}/v1alpha2"}),
+        "PodGroup": frozenset({f"{SCHEDULING}/v1alpha2"}),
+    },
+    KubeVersion.V1_37: {
+        "Workload": frozenset({f"{SCHEDULING}/v1alpha3", f"{SCHEDULING}/v1beta1"}),
+        "PodGroup": frozenset({f"{SCHEDULING}/v1alpha3", f"{SCHEDULING}/v1beta1"}),
+        "CompositePodGroup": frozenset({f"{SCHEDULING}/v1alpha3"}),
+    },
 }
 SERVED[KubeVersion.V1_38] = SERVED[KubeVersion.V1_37]
 """The ``scheduling.k8s.io`` versions each kube-apiserver release serves (when enabled with
@@ -122,11 +138,18 @@ SERVED[KubeVersion.V1_38] = SERVED[KubeVersion.V1_37]
 CHANGELOG (#136976, v1alpha2 Workload and PodGroup, v1alpha1 removed), v1.37 (``k8s.io/api``
 ``scheduling/v1beta1`` Workload and PodGroup, ``v1alpha3`` with CompositePodGroup; v1alpha2 replaced)."""
 
-POD_GROUP_LINK = {"spec.workloadRef": frozenset({KubeVersion.V1_35}), "spec.schedulingGroup": frozenset({KubeVersion.V1_36, KubeVersion.V1_37, KubeVersion.V1_38})}
+POD_GROUP_LINK = {
+    "spec.workloadRef": frozenset({KubeVersion.V1_35}),
+    "spec.schedulingGroup": frozenset({KubeVersion.V1_36, KubeVersion.V1_37, KubeVersion.V1_38}),
+}
 """The Pod field that joins a pod to its group, per release."""
 
 GATES: dict[str, dict[KubeVersion, str]] = {
-    "GenericWorkload": {KubeVersion.V1_35: "alpha", KubeVersion.V1_36: "alpha", KubeVersion.V1_37: "beta"},
+    "GenericWorkload": {
+        KubeVersion.V1_35: "alpha",
+        KubeVersion.V1_36: "alpha",
+        KubeVersion.V1_37: "beta",
+    },
     "GangScheduling": {KubeVersion.V1_35: "alpha", KubeVersion.V1_36: "alpha"},
     "TopologyAwareWorkloadScheduling": {KubeVersion.V1_36: "alpha", KubeVersion.V1_37: "alpha"},
     "WorkloadAwarePreemption": {KubeVersion.V1_36: "alpha"},
@@ -152,7 +175,9 @@ def unserved(api_versions: dict[str, int], v: KubeVersion) -> list[str]:
         elif kind in served or kind in {k for s in SERVED.values() for k in s}:
             if api not in served.get(kind, frozenset()):
                 there = ", ".join(sorted(served[kind])) if kind in served else "no version"
-                out.append(f"{n} {kind}(s) in {api}, which kube-apiserver v{v} does not serve ({there})")
+                out.append(
+                    f"{n} {kind}(s) in {api}, which kube-apiserver v{v} does not serve ({there})"
+                )
     return out
 
 
@@ -346,98 +371,133 @@ class Behaviour:
 BEHAVIOURS: tuple[Behaviour, ...] = (
     Behaviour(
         "`scheduling.k8s.io` versions served (kube-apiserver; none by default)",
-        {"1.35": "v1alpha1 Workload (groups in `spec.podGroups`, pods join by `spec.workloadRef`)",
-         "1.36": "v1alpha2 Workload and PodGroup (pods join by `spec.schedulingGroup`)",
-         "1.37+": "v1beta1 Workload and PodGroup; v1alpha3 Workload, PodGroup and CompositePodGroup"},
+        {
+            "1.35": "v1alpha1 Workload (groups in `spec.podGroups`, pods join by `spec.workloadRef`)",
+            "1.36": "v1alpha2 Workload and PodGroup (pods join by `spec.schedulingGroup`)",
+            "1.37+": "v1beta1 Workload and PodGroup; v1alpha3 Workload, PodGroup and CompositePodGroup",
+        },
         "CHANGELOG-1.35 (#134564), CHANGELOG-1.36 (#136976), `staging/src/k8s.io/api/scheduling/v1beta1`, `v1alpha3` (v1.37); objects of a version the release does not serve are read and warned about",
     ),
     Behaviour(
         "workload-scheduling feature gates (all off by default; gangplan models them on)",
-        {"1.35": "GenericWorkload, GangScheduling (alpha)",
-         "1.36": "GenericWorkload, GangScheduling, TopologyAwareWorkloadScheduling, WorkloadAwarePreemption (alpha)",
-         "1.37+": "GenericWorkload (beta, with gang scheduling and workload-aware preemption folded in); TopologyAwareWorkloadScheduling, CompositePodGroup, PodGroupPreemptionPolicy (alpha)"},
+        {
+            "1.35": "GenericWorkload, GangScheduling (alpha)",
+            "1.36": "GenericWorkload, GangScheduling, TopologyAwareWorkloadScheduling, WorkloadAwarePreemption (alpha)",
+            "1.37+": "GenericWorkload (beta, with gang scheduling and workload-aware preemption folded in); TopologyAwareWorkloadScheduling, CompositePodGroup, PodGroupPreemptionPolicy (alpha)",
+        },
         "`pkg/features/kube_features.go` and `staging/src/k8s.io/kube-scheduler/pkg/features/kube_features.go` versioned specs; kubernetes.io feature-gate pages",
     ),
     Behaviour(
         "NodeResourcesBalancedAllocation score",
-        {"1.35": "`(1 - std) * 100` of the fractions with the pod",
-         "1.36+": "the change of balance: with the pod against without it, 75 when unchanged (50..100)"},
+        {
+            "1.35": "`(1 - std) * 100` of the fractions with the pod",
+            "1.36+": "the change of balance: with the pod against without it, 75 when unchanged (50..100)",
+        },
         "`pkg/scheduler/framework/plugins/noderesources/balanced_allocation.go` (release-1.35 @02d7708a; kubernetes#135573 in v1.36)",
     ),
     Behaviour(
         "order of a gang's pods in its cycle",
-        {"1.35": "arrival order (each pod its own activeQ entry: priority, then queue time)",
-         "1.36": "priority, then `InitialAttemptTimestamp` (first PreEnqueue pass): the pod that completed the quorum, then the pods gated before it in Go map order (drawn from `--seed`), then later arrivals",
-         "1.37+": "arrival order (the queued group's `QueuedPodInfos`, no sort)"},
+        {
+            "1.35": "arrival order (each pod its own activeQ entry: priority, then queue time)",
+            "1.36": "priority, then `InitialAttemptTimestamp` (first PreEnqueue pass): the pod that completed the quorum, then the pods gated before it in Go map order (drawn from `--seed`), then later arrivals",
+            "1.37+": "arrival order (the queued group's `QueuedPodInfos`, no sort)",
+        },
         "`schedule_one_podgroup.go` `podGroupInfoForPod` (release-1.36 @008b3652: sort by priority, `InitialAttemptTimestamp`); `backend/queue/scheduling_queue.go` `moveToActiveQ`; `plugins/gangscheduling/gangscheduling.go` PreEnqueue; v1.37: `QueuedPodGroupInfo` (kubernetes#138567)",
     ),
     Behaviour(
         "workload-aware preemption of a group with `schedulingConstraints.topology`",
-        {"1.35": "no workload-aware preemption: each gang pod that fails Filter runs DefaultPreemption alone, its victims evicted even when the gang then fails", "1.36": "refused: \"workload aware preemption is not supported for pod groups with scheduling constraints\"", "1.37+": "runs (kubernetes#140683)"},
+        {
+            "1.35": "no workload-aware preemption: each gang pod that fails Filter runs DefaultPreemption alone, its victims evicted even when the gang then fails",
+            "1.36": 'refused: "workload aware preemption is not supported for pod groups with scheduling constraints"',
+            "1.37+": "runs (kubernetes#140683)",
+        },
         "`schedule_one_podgroup.go` `runWorkloadAwarePreemption` (release-1.36, kubernetes#137606)",
     ),
     Behaviour(
         "workload-aware preemption's reprieve",
-        {"1.35": "none (per-pod DefaultPreemption: dry run per node, `pickOneNodeForPreemption`)", "1.36": "each unit put back (PDB-violating first, importance order), then the whole pod-group algorithm again: the group's pods may move",
-         "1.37+": "the algorithm once on the emptied cluster, then Filter re-checked on the chosen nodes per unit put back (kubernetes#139980)"},
+        {
+            "1.35": "none (per-pod DefaultPreemption: dry run per node, `pickOneNodeForPreemption`)",
+            "1.36": "each unit put back (PDB-violating first, importance order), then the whole pod-group algorithm again: the group's pods may move",
+            "1.37+": "the algorithm once on the emptied cluster, then Filter re-checked on the chosen nodes per unit put back (kubernetes#139980)",
+        },
         "`pkg/scheduler/framework/preemption/podgrouppreemption.go` (release-1.36; master)",
     ),
     Behaviour(
         "requeueing a failed entity",
-        {"1.35": "each pod by its rejecting plugins' queueing hints (a bound pod matching its affinity, an evicted pod freeing resources, ...), backoff 1 s doubling to 10 s, the 5-minute flush",
-         "1.36": "single pods as v1.35; a pod group's pods by backoff alone (no hints, never the unschedulable pool), the head of backoffQ popped at once when activeQ is empty: a failed group is retried whenever activeQ drains (so a failure that hung on a score tie is retried with the tie broken anew, gangplan: up to 8 times), a partly placed group's leftovers after every entity in activeQ",
-         "1.37+": "single pods as before; a failed pod group goes back whole on any event, backoff capped at `10 s * sqrt(size)`"},
+        {
+            "1.35": "each pod by its rejecting plugins' queueing hints (a bound pod matching its affinity, an evicted pod freeing resources, ...), backoff 1 s doubling to 10 s, the 5-minute flush",
+            "1.36": "single pods as v1.35; a pod group's pods by backoff alone (no hints, never the unschedulable pool), the head of backoffQ popped at once when activeQ is empty: a failed group is retried whenever activeQ drains (so a failure that hung on a score tie is retried with the tie broken anew, gangplan: up to 8 times), a partly placed group's leftovers after every entity in activeQ",
+            "1.37+": "single pods as before; a failed pod group goes back whole on any event, backoff capped at `10 s * sqrt(size)`",
+        },
         "`pkg/scheduler/backend/queue/scheduling_queue.go` (`determineSchedulingHintForInFlightPod`, `AddUnschedulableIfNotPresent`), `backoff_queue.go`, `active_queue.go` `unlockedPop` (SchedulerPopFromBackoffQ), the plugins' `EventsToRegister` (release-1.36 / v1.36.2; v1.37 kubernetes#138567)",
     ),
     Behaviour(
         "run-time hierarchy validation before a pod-group cycle",
-        {"1.35-1.36": "none", "1.37": "group and pod priority / preemption policy equal the root's, one schedulerName, a profile for it (`validatePodGroup`)",
-         "1.38": "also: CompositePodGroup depth < 4, one Workload, no basic child under a gang, no `single` child under `all` (`validatePodGroupHierarchy`)"},
+        {
+            "1.35-1.36": "none",
+            "1.37": "group and pod priority / preemption policy equal the root's, one schedulerName, a profile for it (`validatePodGroup`)",
+            "1.38": "also: CompositePodGroup depth < 4, one Workload, no basic child under a gang, no `single` child under `all` (`validatePodGroupHierarchy`)",
+        },
         "`pkg/scheduler/schedule_one_podgroup.go` (v1.37 `validatePodGroup`; development @45f0bf0f `validatePodGroupHierarchy`, `hierarchy_validation_test.go`); docs/upstream-hierarchy-validation.md",
     ),
     Behaviour(
         "nodes with (anti-)affinity pods inside a pod-group cycle",
-        {"1.35": "no pod-group cycle: each gang pod's cycle sees every pod",
-         "1.36": "the lists of the cycle's start (kubernetes#139028): a gang mate assumed on a node without such pods is invisible to existing pods' anti-affinity and, for a pod without preferred terms, to InterPodAffinity scoring; workload-aware preemption takes the lists once, when it starts",
-         "1.37+": "kept in sync with the pods assumed in the cycle (kubernetes#139054)"},
+        {
+            "1.35": "no pod-group cycle: each gang pod's cycle sees every pod",
+            "1.36": "the lists of the cycle's start (kubernetes#139028): a gang mate assumed on a node without such pods is invisible to existing pods' anti-affinity and, for a pod without preferred terms, to InterPodAffinity scoring; workload-aware preemption takes the lists once, when it starts",
+            "1.37+": "kept in sync with the pods assumed in the cycle (kubernetes#139054)",
+        },
         "`pkg/scheduler/backend/cache/snapshot.go` `AssumePod` / `ForgetPod` / `HavePodsWithAffinityList` (v1.36.2; master after kubernetes#139054); `plugins/interpodaffinity/filtering.go` PreFilter, `scoring.go` PreScore",
     ),
     Behaviour(
         "victim importance at equal priority",
-        {"1.35": "per node, as DefaultPreemption orders pods (`MoreImportantPod`)", "1.36": "a unit whose first pod belongs to a PodGroup over a lone pod, then more pods, then the earlier start",
-         "1.37+": "CompositePodGroup over PodGroup over Pod units, then more pods, then the earlier start"},
+        {
+            "1.35": "per node, as DefaultPreemption orders pods (`MoreImportantPod`)",
+            "1.36": "a unit whose first pod belongs to a PodGroup over a lone pod, then more pods, then the earlier start",
+            "1.37+": "CompositePodGroup over PodGroup over Pod units, then more pods, then the earlier start",
+        },
         "`moreImportantVictim`, `pkg/scheduler/framework/preemption/types.go`",
     ),
     Behaviour(
         "DRA: `distinctAttribute` claim constraints; PodGroup `spec.resourceClaims` (KEP-5729)",
-        {"1.35": "`distinctAttribute` fails the claim (\"empty constraint\", the stable allocator); no PodGroup object (its claims are read as v1.36 reads them)",
-         "1.36": "`distinctAttribute` checked (incubating allocator, DRAConsumableCapacity beta); PodGroup claims (DRAWorkloadResourceClaims alpha): one claim per group, allocated for its first placed pod",
-         "1.37+": "as v1.36 (DRAWorkloadResourceClaims beta, off by default; gangplan models it on)"},
+        {
+            "1.35": '`distinctAttribute` fails the claim ("empty constraint", the stable allocator); no PodGroup object (its claims are read as v1.36 reads them)',
+            "1.36": "`distinctAttribute` checked (incubating allocator, DRAConsumableCapacity beta); PodGroup claims (DRAWorkloadResourceClaims alpha): one claim per group, allocated for its first placed pod",
+            "1.37+": "as v1.36 (DRAWorkloadResourceClaims beta, off by default; gangplan models it on)",
+        },
         "`structured/internal/stable/allocator_stable.go`, `incubating/allocator_incubating.go`, `incubating/constraint.go`; `pkg/features/kube_features.go`; `k8s.io/api` `scheduling` `PodGroupResourceClaim` (v1alpha2, v1alpha3, v1beta1)",
     ),
     Behaviour(
         "DRA: partitionable devices (shared counters, KEP-4815)",
-        {"1.35": "a device with `consumesCounters` is never allocated (DRAPartitionableDevices alpha, off)",
-         "1.36+": "allocated while its pool's counters, less what allocated devices consume, hold its consumption (DRAPartitionableDevices beta, on)"},
+        {
+            "1.35": "a device with `consumesCounters` is never allocated (DRAPartitionableDevices alpha, off)",
+            "1.36+": "allocated while its pool's counters, less what allocated devices consume, hold its consumption (DRAPartitionableDevices beta, on)",
+        },
         "`structured/internal/stable/allocator_stable.go` / `incubating/allocator_incubating.go` `allocateDevice`, `checkAvailableCounters` (kubernetes @03ab440c); `pkg/features/kube_features.go`",
     ),
     Behaviour(
         "DRA: multi-node ResourceSlices with `perDeviceNodeSelection` (KEP-4815)",
-        {"1.35": "the slice is skipped: its devices are never allocated (DRAPartitionableDevices off); `nodeSelector` / `allNodes` slices are allocated",
-         "1.36+": "each device is a candidate on the nodes its own `nodeName` / `nodeSelector` / `allNodes` reaches, as `nodeSelector` and `allNodes` slices are"},
+        {
+            "1.35": "the slice is skipped: its devices are never allocated (DRAPartitionableDevices off); `nodeSelector` / `allNodes` slices are allocated",
+            "1.36+": "each device is a candidate on the nodes its own `nodeName` / `nodeSelector` / `allNodes` reaches, as `nodeSelector` and `allNodes` slices are",
+        },
         "`structured/internal/incubating/pools_incubating.go` `GatherPools` (`features.PartitionableDevices`), `allocator_incubating.go` `isSelectable`, `createNodeSelector` (kubernetes v1.36)",
     ),
     Behaviour(
         "DRA: devices with binding conditions (KEP-5007)",
-        {"1.35": "never allocated (DRADeviceBindingConditions alpha, off: `isSelectable` refuses them)",
-         "1.36+": "allocated as any device; the allocation result carries its `bindingConditions` and `bindingFailureConditions`, and PreBind waits for them (DRADeviceBindingConditions beta, on)"},
+        {
+            "1.35": "never allocated (DRADeviceBindingConditions alpha, off: `isSelectable` refuses them)",
+            "1.36+": "allocated as any device; the allocation result carries its `bindingConditions` and `bindingFailureConditions`, and PreBind waits for them (DRADeviceBindingConditions beta, on)",
+        },
         "`staging/src/k8s.io/dynamic-resource-allocation/structured` allocator `isSelectable` (`features.DeviceBindingAndStatus`); `pkg/features/kube_features.go` versioned specs (alpha v1.34, beta on v1.36)",
     ),
     Behaviour(
         "DRA: device taints and DeviceTaintRules (KEP-5055)",
-        {"1.35": "taints are not checked: a tainted device is allocated as any other (DRADeviceTaints alpha, off); DeviceTaintRules are not applied",
-         "1.36": "a device with a NoSchedule or NoExecute taint of its ResourceSlice is allocated only to a request that tolerates it (DRADeviceTaints beta, on); DeviceTaintRules are not applied (DRADeviceTaintRules beta, off)",
-         "1.37+": "as v1.36, and DeviceTaintRules' taints count too (both gates GA, on)"},
+        {
+            "1.35": "taints are not checked: a tainted device is allocated as any other (DRADeviceTaints alpha, off); DeviceTaintRules are not applied",
+            "1.36": "a device with a NoSchedule or NoExecute taint of its ResourceSlice is allocated only to a request that tolerates it (DRADeviceTaints beta, on); DeviceTaintRules are not applied (DRADeviceTaintRules beta, off)",
+            "1.37+": "as v1.36, and DeviceTaintRules' taints count too (both gates GA, on)",
+        },
         "`structured/internal/stable/allocator_stable.go` / `incubating/allocator_incubating.go` `allocateDevice`, `taintPreventsAllocation` (kubernetes @03ab440c); `resourceclaim/devicetoleration.go`; `resourceslice/tracker/tracker.go` `applyPatches`; `staging/src/k8s.io/kube-scheduler/pkg/features/kube_features.go` (master @ead35706)",
     ),
 )
@@ -445,7 +505,10 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
 
 def behaviour_table() -> str:
     """The versions table (docs/explanation/greedy-fidelity.md): one row per behaviour, one column per version."""
-    rows = ["| behaviour | v1.35 | v1.36 | v1.37 | v1.38 (development) | upstream |", "|---|---|---|---|---|---|"]
+    rows = [
+        "| behaviour | v1.35 | v1.36 | v1.37 | v1.38 (development) | upstream |",
+        "|---|---|---|---|---|---|",
+    ]
     for b in BEHAVIOURS:
         cells = [_cell(b, v) for v in VERSIONS]
         rows.append(f"| {b.topic} | " + " | ".join(cells) + f" | {b.upstream} |")

@@ -104,8 +104,12 @@ class _Group:
 
 
 class _Problem:
-    def __init__(self, bound: Sequence[tuple[Pod, Node]], new: Sequence[tuple[Pod, Node]],
-                 namespaces: Mapping[str, Namespace] | None) -> None:
+    def __init__(
+        self,
+        bound: Sequence[tuple[Pod, Node]],
+        new: Sequence[tuple[Pod, Node]],
+        namespaces: Mapping[str, Namespace] | None,
+    ) -> None:
         ns = dict(namespaces or {})
         self.pods = [p for p, _ in bound] + [p for p, _ in new]
         self.nodes = [n for _, n in bound] + [n for _, n in new]
@@ -120,8 +124,13 @@ class _Problem:
             gkey = (self.pods[i].namespace, tuple(t.model_dump_json() for t in terms))
             if gkey not in index:
                 index[gkey] = len(self.groups)
-                self.groups.append(_Group(terms=terms, keys=tuple(dict.fromkeys(t.topology_key for t in terms)),
-                                          namespace=self.pods[i].namespace))
+                self.groups.append(
+                    _Group(
+                        terms=terms,
+                        keys=tuple(dict.fromkeys(t.topology_key for t in terms)),
+                        namespace=self.pods[i].namespace,
+                    )
+                )
             self.group_of[i] = index[gkey]
         self.matched_by: list[list[int]] = [[] for _ in self.pods]
         """Per pod, the groups whose terms it matches all of."""
@@ -142,8 +151,13 @@ class _Problem:
                 self.missing_key[i] = lacking[0]
         # Pods the search must place in order: new pods with terms whose node has every key.
         self.holders = [i for i in sorted(self.group_of) if i not in self.missing_key]
-        self.needs = {i: [(t.topology_key, self.nodes[i].labels[t.topology_key]) for t in self.groups[self.group_of[i]].terms]
-                      for i in self.holders}
+        self.needs = {
+            i: [
+                (t.topology_key, self.nodes[i].labels[t.topology_key])
+                for t in self.groups[self.group_of[i]].terms
+            ]
+            for i in self.holders
+        }
         # Everything else is present from the start: bound pods, pods without terms, and pods
         # that can never pass (reported on their own).
         holder_set = set(self.holders)
@@ -151,14 +165,27 @@ class _Problem:
         for i in range(len(self.pods)):
             if i not in holder_set:
                 self._count(self.base, i)
-        self.candidates = [i for i in self.holders if self.self_match[i] and self.groups[self.group_of[i]].bound_counted is None]
+        self.candidates = [
+            i
+            for i in self.holders
+            if self.self_match[i] and self.groups[self.group_of[i]].bound_counted is None
+        ]
         cand_set = set(self.candidates)
-        self.r_out: dict[int, list[int]] = {u: [v for v in self.groups[self.group_of[u]].counted if v != u and v in cand_set]
-                                            for u in self.candidates}
+        self.r_out: dict[int, list[int]] = {
+            u: [v for v in self.groups[self.group_of[u]].counted if v != u and v in cand_set]
+            for u in self.candidates
+        }
         """u -> candidates v that u's terms count: if both are first pods, u goes before v."""
         keys = sorted({k for g in self.groups for k in g.keys})
-        self.eq = {i: (self.group_of[i], self.pods[i].namespace, tuple(sorted(self.pods[i].labels.items())),
-                       tuple(self.nodes[i].labels.get(k) for k in keys)) for i in self.candidates}
+        self.eq = {
+            i: (
+                self.group_of[i],
+                self.pods[i].namespace,
+                tuple(sorted(self.pods[i].labels.items())),
+                tuple(self.nodes[i].labels.get(k) for k in keys),
+            )
+            for i in self.candidates
+        }
 
     def _count(self, active: dict[tuple[int, str, str], int], i: int) -> list[tuple[int, str, str]]:
         """Add pod ``i`` to the per-(group, key, value) counts; returns the entries it made non-zero."""
@@ -310,9 +337,14 @@ class _Problem:
         return out
 
 
-def affinity_order(bound: Sequence[tuple[Pod, Node]], new: Sequence[tuple[Pod, Node]],
-                   namespaces: Mapping[str, Namespace] | None = None, *, victims: Sequence[tuple[Pod, Node]] = (),
-                   budget: int = SEARCH_BUDGET) -> AffinityPlan:
+def affinity_order(
+    bound: Sequence[tuple[Pod, Node]],
+    new: Sequence[tuple[Pod, Node]],
+    namespaces: Mapping[str, Namespace] | None = None,
+    *,
+    victims: Sequence[tuple[Pod, Node]] = (),
+    budget: int = SEARCH_BUDGET,
+) -> AffinityPlan:
     """Decide the definition above for the pods ``new`` placed on top of ``bound`` (see module doc).
 
     ``bound``: (pod, node) of every pod still running (victims removed); ``victims``: (pod, node)
@@ -350,17 +382,27 @@ def _victims_can_hurt(bound, victims, new, namespaces) -> bool:
     ns = dict(namespaces or {})
     for p, _ in new:
         terms = p.affinity.pod_affinity_required
-        if terms and matches_all_terms(terms, p.namespace, p, ns) and any(
-                matches_all_terms(terms, p.namespace, v, ns) for v, _ in victims):
+        if (
+            terms
+            and matches_all_terms(terms, p.namespace, p, ns)
+            and any(matches_all_terms(terms, p.namespace, v, ns) for v, _ in victims)
+        ):
             return True
     return False
 
 
-def _decide(bound: Sequence[tuple[Pod, Node]], new: Sequence[tuple[Pod, Node]],
-            namespaces: Mapping[str, Namespace] | None, budget: int) -> AffinityPlan:
+def _decide(
+    bound: Sequence[tuple[Pod, Node]],
+    new: Sequence[tuple[Pod, Node]],
+    namespaces: Mapping[str, Namespace] | None,
+    budget: int,
+) -> AffinityPlan:
     pb = _Problem(bound, new, namespaces)
     key = lambda i: pb.pods[i].key  # noqa: E731
-    static = tuple((key(i), f"node {pb.nodes[i].name} has no label {k!r}") for i, k in sorted(pb.missing_key.items(), key=lambda kv: key(kv[0])))
+    static = tuple(
+        (key(i), f"node {pb.nodes[i].name} has no label {k!r}")
+        for i, k in sorted(pb.missing_key.items(), key=lambda kv: key(kv[0]))
+    )
     free = [i for i in range(pb.n_bound, len(pb.pods)) if i not in pb.group_of]
     spent = [0]
     firsts: list[int] = []
@@ -378,9 +420,18 @@ def _decide(bound: Sequence[tuple[Pod, Node]], new: Sequence[tuple[Pod, Node]],
     ordered = pb.topological(firsts)
     if not static and not blocked:
         order = [key(i) for i in ordered] + [key(i) for i in free] + [key(i) for i in rest]
-        return AffinityPlan(feasible=True, first_pods=tuple(key(i) for i in ordered), order=tuple(order))
-    why = static + tuple((key(i), _why(pb, i, tried)) for i, tried in sorted(blocked, key=lambda b: key(b[0])))
-    return AffinityPlan(feasible=False, first_pods=tuple(key(i) for i in ordered), blocked=why, undecided=spent[0] >= budget)
+        return AffinityPlan(
+            feasible=True, first_pods=tuple(key(i) for i in ordered), order=tuple(order)
+        )
+    why = static + tuple(
+        (key(i), _why(pb, i, tried)) for i, tried in sorted(blocked, key=lambda b: key(b[0]))
+    )
+    return AffinityPlan(
+        feasible=False,
+        first_pods=tuple(key(i) for i in ordered),
+        blocked=why,
+        undecided=spent[0] >= budget,
+    )
 
 
 def _search(pb: _Problem, part: list[int], spent: list[int], budget: int):
@@ -404,7 +455,11 @@ def _search(pb: _Problem, part: list[int], spent: list[int], budget: int):
             if len(reached) == len(part):
                 return firsts
             seen = set(reached)
-            live = [v for v in candidates if v not in seen and pb.eq[v] not in excluded and pb.acyclic_with(firsts, v)]
+            live = [
+                v
+                for v in candidates
+                if v not in seen and pb.eq[v] not in excluded and pb.acyclic_with(firsts, v)
+            ]
             if not live:
                 return None
             tied = pb.on_cycles(list(firsts) + live)
@@ -439,8 +494,16 @@ def _why(pb: _Problem, i: int, tried: list[int]) -> str:
     elif g.bound_counted is not None:
         first = f"the first-pod rule is off: {pb.pods[g.bound_counted].key} already runs on node {pb.nodes[g.bound_counted].name}"
     else:
-        rival = next((pb.pods[u].key for u in tried if i in pb.r_out.get(u, ()) or u in pb.r_out.get(i, ())), None)
-        first = (f"the first-pod rule is taken by {rival}, which its terms match" if rival
-                 else "no choice of first pods places it")
-    return (f"on node {node.name}, its podAffinity is met only by pods that could not have been placed "
-            f"before it in any order ({first})")
+        rival = next(
+            (pb.pods[u].key for u in tried if i in pb.r_out.get(u, ()) or u in pb.r_out.get(i, ())),
+            None,
+        )
+        first = (
+            f"the first-pod rule is taken by {rival}, which its terms match"
+            if rival
+            else "no choice of first pods places it"
+        )
+    return (
+        f"on node {node.name}, its podAffinity is met only by pods that could not have been placed "
+        f"before it in any order ({first})"
+    )

@@ -12,8 +12,15 @@ from __future__ import annotations
 from gangplan.models.labels import parse_int64, requirement_matches, selector_matches
 from gangplan.models.objects import Node, NodeSelectorTerm, Pod
 
-__all__ = ["node_matches_pod_selector", "node_matches_terms", "node_selector_term_matches", "parse_int64",
-           "requirement_matches", "selector_matches"]
+__all__ = [
+    "node_matches_pod_selector",
+    "node_matches_terms",
+    "node_selector_term_matches",
+    "parse_int64",
+    "requirement_matches",
+    "selector_matches",
+]
+
 
 def node_selector_term_matches(term: NodeSelectorTerm, node: Node) -> bool:
     if not term.match_expressions and not term.match_fields:

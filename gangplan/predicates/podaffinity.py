@@ -19,17 +19,29 @@ def namespace_labels(ns: str, namespaces: dict[str, Namespace]) -> dict[str, str
     return labels
 
 
-def term_matches(term: PodAffinityTerm, owner_namespace: str, pod: Pod, namespaces: dict[str, Namespace] | None = None) -> bool:
+def term_matches(
+    term: PodAffinityTerm,
+    owner_namespace: str,
+    pod: Pod,
+    namespaces: dict[str, Namespace] | None = None,
+) -> bool:
     """Does ``pod`` match the term of a pod living in ``owner_namespace``?"""
     if term.namespaces or term.namespace_selector is not None:
         in_ns = pod.namespace in term.namespaces
         if not in_ns and term.namespace_selector is not None:
-            in_ns = selector_matches(term.namespace_selector, namespace_labels(pod.namespace, namespaces or {}))
+            in_ns = selector_matches(
+                term.namespace_selector, namespace_labels(pod.namespace, namespaces or {})
+            )
     else:
         in_ns = pod.namespace == owner_namespace
     return in_ns and selector_matches(term.label_selector, pod.labels)
 
 
-def matches_all_terms(terms: tuple[PodAffinityTerm, ...], owner_namespace: str, pod: Pod, namespaces: dict[str, Namespace] | None = None) -> bool:
+def matches_all_terms(
+    terms: tuple[PodAffinityTerm, ...],
+    owner_namespace: str,
+    pod: Pod,
+    namespaces: dict[str, Namespace] | None = None,
+) -> bool:
     """``podMatchesAllAffinityTerms``: false for an empty list, as upstream."""
     return bool(terms) and all(term_matches(t, owner_namespace, pod, namespaces) for t in terms)

@@ -25,7 +25,11 @@ def tolerates_all(tolerations: Iterable[Toleration], taint: Taint) -> bool:
     return any(tolerates(t, taint) for t in tolerations)
 
 
-def first_untolerated_taint(taints: Iterable[Taint], tolerations: tuple[Toleration, ...], effects: tuple[str, ...] = BLOCKING_EFFECTS) -> Taint | None:
+def first_untolerated_taint(
+    taints: Iterable[Taint],
+    tolerations: tuple[Toleration, ...],
+    effects: tuple[str, ...] = BLOCKING_EFFECTS,
+) -> Taint | None:
     """The first taint with one of ``effects`` that no toleration tolerates (TaintToleration Filter)."""
     for taint in taints:
         if taint.effect in effects and not tolerates_all(tolerations, taint):
@@ -38,10 +42,16 @@ def blocked_by_unschedulable(node: Node, tolerations: tuple[Toleration, ...]) ->
     return node.unschedulable and not tolerates_all(tolerations, UNSCHEDULABLE_TAINT)
 
 
-def count_intolerable_prefer_no_schedule(taints: Iterable[Taint], tolerations: tuple[Toleration, ...]) -> int:
+def count_intolerable_prefer_no_schedule(
+    taints: Iterable[Taint], tolerations: tuple[Toleration, ...]
+) -> int:
     """TaintToleration Score's raw value: PreferNoSchedule taints the pod does not tolerate.
 
     Only tolerations with an empty effect or PreferNoSchedule are considered, as upstream.
     """
     tols = tuple(t for t in tolerations if t.effect in ("", "PreferNoSchedule"))
-    return sum(1 for taint in taints if taint.effect == "PreferNoSchedule" and not tolerates_all(tols, taint))
+    return sum(
+        1
+        for taint in taints
+        if taint.effect == "PreferNoSchedule" and not tolerates_all(tols, taint)
+    )

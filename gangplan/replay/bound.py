@@ -107,17 +107,27 @@ class PackingBound:
     @property
     def gap_percent(self) -> float | None:
         """Bound minus the restricted master's value, in points of capacity (0 when optimal)."""
-        return None if self.master_milli is None else round(max(0.0, self._pct(self.allocatable_milli - self.master_milli)), 4)
+        return (
+            None
+            if self.master_milli is None
+            else round(max(0.0, self._pct(self.allocatable_milli - self.master_milli)), 4)
+        )
 
     @property
     def integer_unallocated_percent(self) -> float | None:
         """Unallocated % of the best integer packing found (an achievable placement's)."""
-        return None if self.integer_milli is None else round(100.0 - self._pct(self.integer_milli), 4)
+        return (
+            None if self.integer_milli is None else round(100.0 - self._pct(self.integer_milli), 4)
+        )
 
     @property
     def integer_gap_percent(self) -> float | None:
         """Bound vs the integer packing, points of capacity: the true optimum lies between."""
-        return None if self.integer_milli is None else round(max(0.0, self._pct(self.allocatable_milli - self.integer_milli)), 4)
+        return (
+            None
+            if self.integer_milli is None
+            else round(max(0.0, self._pct(self.allocatable_milli - self.integer_milli)), 4)
+        )
 
 
 def node_classes(base: Cluster) -> tuple[Counter, int]:
@@ -138,19 +148,34 @@ def node_classes(base: Cluster) -> tuple[Counter, int]:
         free_g = max(0, g - u[3])
         held += (g - free_g) * MILLI
         pods = int(a["pods"]) - u[2] if "pods" in a else 1 << 20
-        classes[(int(a.get(CPU, 0)) - u[0], int(a.get(MEMORY, 0)) - u[1], max(0, pods), free_g, n.labels.get(GPU_PRODUCT, ""))] += 1
+        classes[
+            (
+                int(a.get(CPU, 0)) - u[0],
+                int(a.get(MEMORY, 0)) - u[1],
+                max(0, pods),
+                free_g,
+                n.labels.get(GPU_PRODUCT, ""),
+            )
+        ] += 1
     return classes, held
 
 
 def job_shapes(jobs: list[ReplayJob]) -> Counter:
     """Arrived count of each GPU pod shape (every worker of a gang; pods without GPU left out)."""
-    return Counter((j.cpu_milli, j.memory_mib * MIB, j.gpu, j.gpu_milli, j.gpu_models) for j in jobs if j.gpu and j.gpu_milli for _ in range(j.workers))
+    return Counter(
+        (j.cpu_milli, j.memory_mib * MIB, j.gpu, j.gpu_milli, j.gpu_models)
+        for j in jobs
+        if j.gpu and j.gpu_milli
+        for _ in range(j.workers)
+    )
 
 
 def _fits_alone(s: Shape, c: NodeClass) -> bool:
     cpu, mem, g, _, models = s
     ccpu, cmem, cpods, cg, model = c
-    return cpu <= ccpu and mem <= cmem and cpods >= 1 and g <= cg and (not models or model in models)
+    return (
+        cpu <= ccpu and mem <= cmem and cpods >= 1 and g <= cg and (not models or model in models)
+    )
 
 
 def _max_alone(s: Shape, c: NodeClass) -> int:
@@ -234,7 +259,9 @@ class _Pricer:
     work = 0.0
     """Deterministic seconds spent by this pricer's solves so far."""
 
-    def solve(self, value: dict[Shape, float], time_limit: float) -> tuple[list[dict[Shape, int]], float, float]:
+    def solve(
+        self, value: dict[Shape, float], time_limit: float
+    ) -> tuple[list[dict[Shape, int]], float, float]:
         """(the patterns found, best first; the best one's true value; an upper bound on the best
         value) under ``value``; ``time_limit`` in CP-SAT deterministic seconds (reproducible)."""
         from ortools.sat.python import cp_model
@@ -260,7 +287,11 @@ class _Pricer:
         if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             # no pattern found: the bound the solver proved, else every shape at its maximum
             trivial = sum(v * self.hi[s] for s, v in pos.items())
-            ub = min(trivial, solver.BestObjectiveBound() / SCALE) if st == cp_model.UNKNOWN else trivial
+            ub = (
+                min(trivial, solver.BestObjectiveBound() / SCALE)
+                if st == cp_model.UNKNOWN
+                else trivial
+            )
             return [], 0.0, max(0.0, ub)
         found.reverse()
         true = sum(value[s] * k for s, k in found[0].items())
@@ -281,7 +312,9 @@ def _homogeneous(pricer: _Pricer, cap: dict[Shape, int]) -> list[dict[Shape, int
     return out
 
 
-def packing_bound(base: Cluster, jobs: list[ReplayJob], *, method: str = "lp", **options) -> PackingBound:
+def packing_bound(
+    base: Cluster, jobs: list[ReplayJob], *, method: str = "lp", **options
+) -> PackingBound:
     """The packing bound of ``jobs`` on ``base``'s nodes: ``method`` ``patterns`` is the
     column-generation bound (:func:`pattern_bound`, module docstring; seconds to minutes on the
     paper's cluster), ``lp`` the aggregated LP (:func:`aggregated_bound`, milliseconds, weak)."""
@@ -292,8 +325,15 @@ def packing_bound(base: Cluster, jobs: list[ReplayJob], *, method: str = "lp", *
     raise ValueError(f"unknown packing bound method {method!r} (lp, patterns)")
 
 
-def pattern_bound(base: Cluster, jobs: list[ReplayJob], *, work_limit: float = 60.0, pricing_limit: float = 5.0,
-                  integer: bool = False, pool: dict | None = None) -> PackingBound:
+def pattern_bound(
+    base: Cluster,
+    jobs: list[ReplayJob],
+    *,
+    work_limit: float = 60.0,
+    pricing_limit: float = 5.0,
+    integer: bool = False,
+    pool: dict | None = None,
+) -> PackingBound:
     """The column-generation bound (module docstring) of ``jobs`` on ``base``'s nodes.
 
     ``work_limit`` caps the generation, in CP-SAT deterministic seconds summed over the pricing
@@ -312,7 +352,9 @@ def pattern_bound(base: Cluster, jobs: list[ReplayJob], *, work_limit: float = 6
     trivial = float(held + min(arrived, free_cap))
     shapes = sorted(shapes_c)
     if not shapes or not free_cap:
-        return PackingBound(arrived, capacity, trivial, "optimal", trivial, None, 0, 0, time.perf_counter() - t0)
+        return PackingBound(
+            arrived, capacity, trivial, "optimal", trivial, None, 0, 0, time.perf_counter() - t0
+        )
     cap = dict(shapes_c)
     gain = {s: s[2] * s[3] for s in shapes}
     cls = sorted(c for c in classes if c[3] > 0)
@@ -367,7 +409,11 @@ def pattern_bound(base: Cluster, jobs: list[ReplayJob], *, work_limit: float = 6
         ylp = _duals(row_s, shapes)
         # Wentges smoothing: price at a point between the duals of the best bound so far and the
         # master's (any y >= 0 gives a valid bound); after a round without columns, at the master's
-        y = ylp if center is None or mispriced else {s: SMOOTH * center[s] + (1 - SMOOTH) * ylp[s] for s in shapes}
+        y = (
+            ylp
+            if center is None or mispriced
+            else {s: SMOOTH * center[s] + (1 - SMOOTH) * ylp[s] for s in shapes}
+        )
         value = {s: gain[s] - y[s] for s in shapes}
         reduced = {s: gain[s] - ylp[s] for s in shapes}
         lag = sum(y[s] * cap[s] for s in shapes)
@@ -378,7 +424,9 @@ def pattern_bound(base: Cluster, jobs: list[ReplayJob], *, work_limit: float = 6
             pats, _, ub = pricers[c].solve(value, tl)
             lag += classes[c] * max(0.0, ub)
             for pat in pats:
-                if sum(reduced[s] * k for s, k in pat.items()) > pis[c] + 1e-6 * max(1.0, pis[c]) and add(c, pat):
+                if sum(reduced[s] * k for s, k in pat.items()) > pis[c] + 1e-6 * max(
+                    1.0, pis[c]
+                ) and add(c, pat):
                     added += 1
         if lag < best:
             best, center = lag, y
@@ -389,7 +437,9 @@ def pattern_bound(base: Cluster, jobs: list[ReplayJob], *, work_limit: float = 6
             break
         if final:
             break
-        if sum(p.work for p in pricers.values()) > work_limit:  # one last round at the master's duals, long solves
+        if (
+            sum(p.work for p in pricers.values()) > work_limit
+        ):  # one last round at the master's duals, long solves
             final = proving = mispriced = True
             continue
         if mispriced:
@@ -401,8 +451,22 @@ def pattern_bound(base: Cluster, jobs: list[ReplayJob], *, work_limit: float = 6
         else:
             proving = False
     bound = held + min(best, float(min(arrived, free_cap)))
-    integral = _integer(cols, classes, cap, gain, max(1.0, min(10.0, work_limit / 3))) + held if integer and cols else None
-    return PackingBound(arrived, capacity, bound, status, held + master, integral, it, len(cols), round(time.perf_counter() - t0, 3))
+    integral = (
+        _integer(cols, classes, cap, gain, max(1.0, min(10.0, work_limit / 3))) + held
+        if integer and cols
+        else None
+    )
+    return PackingBound(
+        arrived,
+        capacity,
+        bound,
+        status,
+        held + master,
+        integral,
+        it,
+        len(cols),
+        round(time.perf_counter() - t0, 3),
+    )
 
 
 def aggregated_bound(base: Cluster, jobs: list[ReplayJob]) -> PackingBound:
@@ -410,8 +474,26 @@ def aggregated_bound(base: Cluster, jobs: list[ReplayJob]) -> PackingBound:
     Fast (milliseconds) and valid, but weak: on the paper's cluster 0 % from 100 % arrived."""
     from ortools.linear_solver import pywraplp
 
-    classes = Counter((int(n.allocatable.get(CPU, 0)), int(n.allocatable.get(MEMORY, 0)), int(n.allocatable.get(GPU, 0)), n.labels.get(GPU_PRODUCT, "")) for n in base.nodes)
-    kinds = Counter((j.cpu_milli, j.memory_mib * MIB, j.gpu, j.gpu_milli if j.gpu else 0, j.gpu_models if j.gpu else ()) for j in jobs for _ in range(j.workers))
+    classes = Counter(
+        (
+            int(n.allocatable.get(CPU, 0)),
+            int(n.allocatable.get(MEMORY, 0)),
+            int(n.allocatable.get(GPU, 0)),
+            n.labels.get(GPU_PRODUCT, ""),
+        )
+        for n in base.nodes
+    )
+    kinds = Counter(
+        (
+            j.cpu_milli,
+            j.memory_mib * MIB,
+            j.gpu,
+            j.gpu_milli if j.gpu else 0,
+            j.gpu_models if j.gpu else (),
+        )
+        for j in jobs
+        for _ in range(j.workers)
+    )
     capacity = sum(g * n for (_, _, g, _), n in classes.items()) * MILLI
     arrived = sum(g * m * n for (_, _, g, m, _), n in kinds.items())
     solver = pywraplp.Solver.CreateSolver("GLOP")
@@ -430,7 +512,14 @@ def aggregated_bound(base: Cluster, jobs: list[ReplayJob]) -> PackingBound:
         solver.Add(sum(k[0] * v for k, v in here) <= n * ccpu)
         solver.Add(sum(k[1] * v for k, v in here) <= n * cmem)
         solver.Add(sum(k[2] * k[3] * v for k, v in here) <= n * cg * MILLI)
-        solver.Add(sum((k[2] if k[3] >= MILLI else 1) * v for k, v in here if k[2] and (k[3] >= MILLI or k[3] > MILLI // 2)) <= n * cg)
+        solver.Add(
+            sum(
+                (k[2] if k[3] >= MILLI else 1) * v
+                for k, v in here
+                if k[2] and (k[3] >= MILLI or k[3] > MILLI // 2)
+            )
+            <= n * cg
+        )
     solver.Maximize(sum(k[2] * k[3] * v for (k, _), v in x.items()))
     st = solver.Solve()
     if st != pywraplp.Solver.OPTIMAL:
@@ -493,4 +582,12 @@ def _first_above(ratios: list[int], top: int) -> int:
     return len(ratios)
 
 
-__all__ = ["PackingBound", "aggregated_bound", "arrived_prefix", "job_shapes", "node_classes", "packing_bound", "pattern_bound"]
+__all__ = [
+    "PackingBound",
+    "aggregated_bound",
+    "arrived_prefix",
+    "job_shapes",
+    "node_classes",
+    "packing_bound",
+    "pattern_bound",
+]

@@ -48,7 +48,11 @@ def gpu_class_of(cluster: Cluster, name: str | None, source: str) -> str | None:
     dra = cluster.dra
     if name is not None:
         if name not in dra.classes:
-            raise SnapshotError(source, f"no DeviceClass {name!r} in the snapshot (it has: {', '.join(sorted(dra.classes)) or 'none'})", field="--gpu-class")
+            raise SnapshotError(
+                source,
+                f"no DeviceClass {name!r} in the snapshot (it has: {', '.join(sorted(dra.classes)) or 'none'})",
+                field="--gpu-class",
+            )
         return name
     found = []
     for cname in sorted(dra.classes):
@@ -56,16 +60,26 @@ def gpu_class_of(cluster: Cluster, name: str | None, source: str) -> str | None:
             continue
         probe = DeviceRequest(name="gpu", device_class=cname)
         try:
-            if any(selectable(d, probe, dra.classes) for devs in dra.devices_by_node.values() for d in devs):
+            if any(
+                selectable(d, probe, dra.classes)
+                for devs in dra.devices_by_node.values()
+                for d in devs
+            ):
                 found.append(cname)
         except AllocationError:
             continue
     if len(found) > 1:
-        raise SnapshotError(source, f"several DeviceClasses select GPU devices ({', '.join(found)}): name the replay's GPUs with --gpu-class", field="--gpu-class")
+        raise SnapshotError(
+            source,
+            f"several DeviceClasses select GPU devices ({', '.join(found)}): name the replay's GPUs with --gpu-class",
+            field="--gpu-class",
+        )
     return found[0] if found else None
 
 
-def translate(cluster: Cluster, gpu_class: str | None, source: str) -> tuple[tuple[Node, ...], tuple[Pod, ...], list[str]]:
+def translate(
+    cluster: Cluster, gpu_class: str | None, source: str
+) -> tuple[tuple[Node, ...], tuple[Pod, ...], list[str]]:
     """The snapshot's nodes and bound pods with its DRA GPUs as ``nvidia.com/gpu`` (module
     docstring), and the caveats."""
     from gangplan.dra.allocator import selectable
@@ -76,8 +90,14 @@ def translate(cluster: Cluster, gpu_class: str | None, source: str) -> tuple[tup
     cname = gpu_class_of(cluster, gpu_class, source)
     drivers = sorted({d.driver for devs in dra.devices_by_node.values() for d in devs})
     if cname is None:
-        return cluster.nodes, bound, [f"nodes {source}: the ResourceSlices' devices ({', '.join(drivers)}) are not replay GPUs: no DeviceClass named like a GPU "
-                                      "selects any (name one with --gpu-class); a replay node's GPUs are its nvidia.com/gpu allocatable"]
+        return (
+            cluster.nodes,
+            bound,
+            [
+                f"nodes {source}: the ResourceSlices' devices ({', '.join(drivers)}) are not replay GPUs: no DeviceClass named like a GPU "
+                "selects any (name one with --gpu-class); a replay node's GPUs are its nvidia.com/gpu allocatable"
+            ],
+        )
     probe = DeviceRequest(name="gpu", device_class=cname)
     gpus: dict[str, list] = {}
     others: set[str] = set()
@@ -100,7 +120,13 @@ def translate(cluster: Cluster, gpu_class: str | None, source: str) -> tuple[tup
         ns = c.key.split("/", 1)[0]
         holders = [f"{ns}/{name}" for name in c.reserved_for if f"{ns}/{name}" in pods_by_key]
         # a PodGroup's claim (KEP-5729) is reserved for the PodGroup: its bound members hold it
-        holders += [p.key for name in c.reserved_for if f"{ns}/{name}" in cluster.pod_groups for p in bound if p.group_key == f"{ns}/{name}"]
+        holders += [
+            p.key
+            for name in c.reserved_for
+            if f"{ns}/{name}" in cluster.pod_groups
+            for p in bound
+            if p.group_key == f"{ns}/{name}"
+        ]
         for i, did in enumerate(c.allocated):
             if c.result_admin and c.result_admin[i]:
                 continue
@@ -121,7 +147,9 @@ def translate(cluster: Cluster, gpu_class: str | None, source: str) -> tuple[tup
             nodes.append(n)
             continue
         alloc = dict(n.allocatable)
-        if int(alloc.get(GPU, 0)) > 0:  # a device plugin's GPUs too: which are the same GPUs is unknowable
+        if (
+            int(alloc.get(GPU, 0)) > 0
+        ):  # a device plugin's GPUs too: which are the same GPUs is unknowable
             both.append(n.name)
             nodes.append(n)
             continue
@@ -131,19 +159,38 @@ def translate(cluster: Cluster, gpu_class: str | None, source: str) -> tuple[tup
         if product is not None and GPU_PRODUCT not in labels:
             labels[GPU_PRODUCT] = str(product)
         nodes.append(n.model_copy(update={"allocatable": alloc, "labels": labels}))
-    pods = tuple(p.model_copy(update={"requests": {**p.requests, GPU: int(p.requests.get(GPU, 0)) + held[p.key]}}) if held[p.key] else p for p in bound)
+    pods = tuple(
+        p.model_copy(
+            update={"requests": {**p.requests, GPU: int(p.requests.get(GPU, 0)) + held[p.key]}}
+        )
+        if held[p.key]
+        else p
+        for p in bound
+    )
     total = sum(len(v) for v in gpus.values())
-    notes = [f"nodes {source}: {total} GPU devices of DeviceClass {cname} on {sum(1 for v in gpus.values() if v)} nodes are the replay's GPUs "
-             f"(nvidia.com/gpu); {sum(held.values())} are held by {len(held)} bound pods"
-             + (f", {sum(unowned.values())} by claims of no bound pod (taken off their nodes)" if unowned else "")]
+    notes = [
+        f"nodes {source}: {total} GPU devices of DeviceClass {cname} on {sum(1 for v in gpus.values() if v)} nodes are the replay's GPUs "
+        f"(nvidia.com/gpu); {sum(held.values())} are held by {len(held)} bound pods"
+        + (
+            f", {sum(unowned.values())} by claims of no bound pod (taken off their nodes)"
+            if unowned
+            else ""
+        )
+    ]
     if both:
-        notes.append(f"nodes {source}: {len(both)} nodes advertise nvidia.com/gpu and also publish GPU devices ({', '.join(both[:3])}): "
-                     "their nvidia.com/gpu allocatable is used, their devices are not added")
+        notes.append(
+            f"nodes {source}: {len(both)} nodes advertise nvidia.com/gpu and also publish GPU devices ({', '.join(both[:3])}): "
+            "their nvidia.com/gpu allocatable is used, their devices are not added"
+        )
     shares = len(taken & shared_ids)
     if shares:
-        notes.append(f"nodes {source}: {shares} GPU devices shared through consumable capacity (shareID) count as held whole (the replay's bound pods hold whole GPUs)")
+        notes.append(
+            f"nodes {source}: {shares} GPU devices shared through consumable capacity (shareID) count as held whole (the replay's bound pods hold whole GPUs)"
+        )
     if others:
-        notes.append(f"nodes {source}: devices of drivers {', '.join(sorted(others))} that DeviceClass {cname} does not select are not modelled by the replay")
+        notes.append(
+            f"nodes {source}: devices of drivers {', '.join(sorted(others))} that DeviceClass {cname} does not select are not modelled by the replay"
+        )
     return tuple(nodes), pods, notes
 
 

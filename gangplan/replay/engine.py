@@ -49,13 +49,30 @@ class Placer:
     """``node_order``: node positions of ``base`` in the order the cluster is built (ties of
     the paper policies go to the first: see :data:`gangplan.replay.policies.TIE_BREAK`)."""
 
-    def __init__(self, base: Cluster, policy: str | Policy, *, seed: int, typical: list[TypicalPod], node_order: list[int] | None = None) -> None:
+    def __init__(
+        self,
+        base: Cluster,
+        policy: str | Policy,
+        *,
+        seed: int,
+        typical: list[TypicalPod],
+        node_order: list[int] | None = None,
+    ) -> None:
         pol = builtin_policy(policy) if isinstance(policy, str) else policy
         self.policy = pol
         nodes = base.nodes if node_order is None else tuple(base.nodes[k] for k in node_order)
-        self.cluster = Cluster(nodes=nodes, pods=base.pods, topologies=base.topologies, priority_classes=base.priority_classes, profile=pol.profile, kube_version=base.kube_version,
-                               sources=base.sources)
-        self.session = GreedySession(self.cluster, registry=REPLAY_REGISTRY, tie_break=pol.tie_break, seed=seed, top_k=0)
+        self.cluster = Cluster(
+            nodes=nodes,
+            pods=base.pods,
+            topologies=base.topologies,
+            priority_classes=base.priority_classes,
+            profile=pol.profile,
+            kube_version=base.kube_version,
+            sources=base.sources,
+        )
+        self.session = GreedySession(
+            self.cluster, registry=REPLAY_REGISTRY, tie_break=pol.tie_break, seed=seed, top_k=0
+        )
         self.fgd: FGDScore | None = None
         for pl, _ in self.session.profile.scorers:
             if pl.name == FGD:
@@ -67,7 +84,11 @@ class Placer:
                 pl.rng = random.Random(f"random-score-{seed}")
         share = self.session.plugin(GPU_SHARE)
         if isinstance(share, GpuShareFilter):
-            share.selection, share.rng, share.fgd = pol.selection, random.Random(f"gpu-select-{seed}"), self.fgd
+            share.selection, share.rng, share.fgd = (
+                pol.selection,
+                random.Random(f"gpu-select-{seed}"),
+                self.fgd,
+            )
         self.snap = self.session.nodes
         self.devices = devices_of(self.snap)
         self.cpu_col = self.snap.res_index.get(CPU)
@@ -85,8 +106,18 @@ class Placer:
             from gangplan.io.loader import load_objects
             from gangplan.replay.shadow import node_object, resident
 
-            objs = resident(self, False)  # with the nodes they are bound to, which the loader checks
-            self._resident = load_objects([node_object(n) for n in self.cluster.nodes] + objs, "<resident pods>", kube_version=self.cluster.kube_version) if objs else Cluster()
+            objs = resident(
+                self, False
+            )  # with the nodes they are bound to, which the loader checks
+            self._resident = (
+                load_objects(
+                    [node_object(n) for n in self.cluster.nodes] + objs,
+                    "<resident pods>",
+                    kube_version=self.cluster.kube_version,
+                )
+                if objs
+                else Cluster()
+            )
         return self._resident
 
     @property
@@ -96,7 +127,10 @@ class Placer:
 
     def devices_of_job(self, instance: str) -> list[tuple[int, ...]]:
         """The device indices each pod of ``instance`` holds on its node (in pod order)."""
-        return [self.devices.held[p.key][1] if p.key in self.devices.held else () for p in self.pods[instance]]
+        return [
+            self.devices.held[p.key][1] if p.key in self.devices.held else ()
+            for p in self.pods[instance]
+        ]
 
     def nodes_of(self, instance: str) -> list[str]:
         """The node name of each pod of ``instance`` (in pod order)."""
@@ -122,7 +156,9 @@ class Placer:
         if req.count:
             slots = np.minimum(slots, self.devices.slots(req)[idx])
         if job.cpu_milli and self.cpu_col is not None:
-            slots = np.minimum(slots, np.maximum(self.snap.free[idx, self.cpu_col], 0) // job.cpu_milli)
+            slots = np.minimum(
+                slots, np.maximum(self.snap.free[idx, self.cpu_col], 0) // job.cpu_milli
+            )
         return int(slots.clip(min=0).sum()) >= job.gang
 
     def place(self, job: ReplayJob, instance: str) -> bool:
@@ -138,8 +174,19 @@ class Placer:
         if not job.required_topology_key:  # the cycle reads no group object: none is built
             out = self.session.place_group(None, pods, may_fit=may_fit)
         else:
-            shape = (job.cpu_milli, job.memory_mib, job.gpu, job.gpu_milli, job.gpu_models, job.priority, job.gang, job.required_topology_key)
-            out = self.session.place_group(self.group_of(job, instance), pods, may_fit=may_fit, reuse_key=shape)
+            shape = (
+                job.cpu_milli,
+                job.memory_mib,
+                job.gpu,
+                job.gpu_milli,
+                job.gpu_models,
+                job.priority,
+                job.gang,
+                job.required_topology_key,
+            )
+            out = self.session.place_group(
+                self.group_of(job, instance), pods, may_fit=may_fit, reuse_key=shape
+            )
         self.static_failure = out.static_failure
         if out.placed is None:
             return False
@@ -150,10 +197,22 @@ class Placer:
     def group_of(job: ReplayJob, instance: str) -> PodGroup:
         """The job as the PodGroup its pods form (what :func:`gangplan.replay.shadow.epoch_objects`
         writes for it: gang minCount, the required topology key)."""
-        return PodGroup(namespace=instance, name=job.name, policy="gang", min_count=job.gang, priority=job.priority,
-                        topology_key=job.required_topology_key or None)
+        return PodGroup(
+            namespace=instance,
+            name=job.name,
+            policy="gang",
+            min_count=job.gang,
+            priority=job.priority,
+            topology_key=job.required_topology_key or None,
+        )
 
-    def force(self, job: ReplayJob, instance: str, nodes: list[str], devices: list[tuple[int, ...]] | None = None) -> None:
+    def force(
+        self,
+        job: ReplayJob,
+        instance: str,
+        nodes: list[str],
+        devices: list[tuple[int, ...]] | None = None,
+    ) -> None:
         """Run ``job``'s workers on ``nodes`` (one name per worker, e.g. the exact engine's
         answer); no cycle runs. ``devices``: the device indices of each worker on its node (the
         exact engine's allocation on a GPU-sharing trace, :func:`gangplan.replay.shadow.solve_epoch`),
@@ -161,7 +220,9 @@ class Placer:
         (the answer was not valid on this state)."""
         pods = [worker_pod(job, k, namespace=instance) for k in range(len(nodes))]
         if devices is not None and len(devices) != len(nodes):
-            raise AssertionError(f"{instance}: {len(nodes)} nodes but devices for {len(devices)} workers")
+            raise AssertionError(
+                f"{instance}: {len(nodes)} nodes but devices for {len(devices)} workers"
+            )
         for w, (p, name) in enumerate(zip(pods, nodes, strict=True)):
             i = self.session.node_position(name)
             self.session.assume(p, i, None if devices is None else (devices[w],))

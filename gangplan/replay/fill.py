@@ -75,7 +75,9 @@ class FillRun:
         return self.capacity_gpus * 1000
 
 
-def tune(jobs: list[ReplayJob], capacity_milli: int, ratio: float, rng: random.Random) -> list[ReplayJob]:
+def tune(
+    jobs: list[ReplayJob], capacity_milli: int, ratio: float, rng: random.Random
+) -> list[ReplayJob]:
     """``TunePodsByNodeTotalResource`` on GPU milli; ``jobs`` in their scheduling order."""
     target = ratio * capacity_milli
     out = list(jobs)
@@ -105,7 +107,9 @@ def order(jobs: list[ReplayJob], rng: random.Random) -> list[ReplayJob]:
     return out
 
 
-def discrete(arrived: list[int], allocated: list[int], capacity_milli: int, top: int = MAX_ARRIVED_PERCENT) -> dict[str, float]:
+def discrete(
+    arrived: list[int], allocated: list[int], capacity_milli: int, top: int = MAX_ARRIVED_PERCENT
+) -> dict[str, float]:
     """Unallocated GPU % at each integer arrived % k = 1..top, by the simulator's analysis
     (see the module docstring); ``arrived`` / ``allocated`` are the samples in GPU milli
     (include the sample before the first job). A k with no sample within +-1 (a trace of big
@@ -147,7 +151,9 @@ def capacity_milli(base: Cluster) -> int:
     return sum(int(n.allocatable.get(GPU, 0)) for n in base.nodes) * 1000
 
 
-def fill_order(base: Cluster, jobs: list[ReplayJob], seed: int, ratio: float = 1.3) -> tuple[list[ReplayJob], list[int]]:
+def fill_order(
+    base: Cluster, jobs: list[ReplayJob], seed: int, ratio: float = 1.3
+) -> tuple[list[ReplayJob], list[int]]:
     """The jobs in the order a fill tries them (shuffled, then tuned) and the node order, from one
     stream seeded with ``seed`` (the same for every policy)."""
     rng = random.Random(seed)
@@ -156,7 +162,16 @@ def fill_order(base: Cluster, jobs: list[ReplayJob], seed: int, ratio: float = 1
     return todo, node_order(base, rng)
 
 
-def run_fill(base: Cluster, jobs: list[ReplayJob], policy: str | Policy, seed: int, *, typical: list[TypicalPod], ratio: float = 1.3, progress=None) -> FillRun:
+def run_fill(
+    base: Cluster,
+    jobs: list[ReplayJob],
+    policy: str | Policy,
+    seed: int,
+    *,
+    typical: list[TypicalPod],
+    ratio: float = 1.3,
+    progress=None,
+) -> FillRun:
     todo, nodes = fill_order(base, jobs, seed, ratio)
     placer = Placer(base, policy, seed=seed, typical=typical, node_order=nodes)
     cap = placer.capacity_milli
@@ -180,9 +195,29 @@ def run_fill(base: Cluster, jobs: list[ReplayJob], policy: str | Policy, seed: i
         stranded.append(st)
         if progress is not None:
             progress(1)
-    run = FillRun(placer.policy.name, seed, placer.capacity_gpus, todo, placed, arrived, allocated, frag=frag, stranded=stranded, initial_allocated=samples_u[0])
+    run = FillRun(
+        placer.policy.name,
+        seed,
+        placer.capacity_gpus,
+        todo,
+        placed,
+        arrived,
+        allocated,
+        frag=frag,
+        stranded=stranded,
+        initial_allocated=samples_u[0],
+    )
     run.unallocated_percent = discrete(samples_a, samples_u, cap)
     return run
 
 
-__all__ = ["FillRun", "capacity_milli", "discrete", "fill_order", "node_order", "order", "run_fill", "tune"]
+__all__ = [
+    "FillRun",
+    "capacity_milli",
+    "discrete",
+    "fill_order",
+    "node_order",
+    "order",
+    "run_fill",
+    "tune",
+]

@@ -38,13 +38,17 @@ class FragMeter:
         self.dev = dev
         gpu_t = [t for t in typical if t.gpu > 0 and t.gpu_milli > 0]
         total_freq = float(sum(t.freq for t in typical)) or 1.0
-        self.cpu_freq = sum(t.freq for t in typical if not (t.gpu > 0 and t.gpu_milli > 0)) / total_freq
+        self.cpu_freq = (
+            sum(t.freq for t in typical if not (t.gpu > 0 and t.gpu_milli > 0)) / total_freq
+        )
         self.milli = np.array([t.gpu_milli for t in gpu_t], dtype=np.int64)
         self.num = np.array([t.gpu for t in gpu_t], dtype=np.int64)
         self.cpu = np.array([t.cpu_milli for t in gpu_t], dtype=np.int64)
         self.freq = np.array([t.freq for t in gpu_t], dtype=np.float64) / total_freq
         values = dev.model_values
-        self.access = np.ones((len(gpu_t), len(values) + 1), dtype=bool)  # last column: no model label
+        self.access = np.ones(
+            (len(gpu_t), len(values) + 1), dtype=bool
+        )  # last column: no model label
         for k, t in enumerate(gpu_t):
             if t.models:
                 self.access[k] = [v in t.models for v in values] + [False]
@@ -61,8 +65,14 @@ class FragMeter:
         codes = dev.model_codes[idx]
         if len(self.milli):
             ge = free[None, :, :] >= self.milli[:, None, None]  # typical x node x device
-            sat = (ge.sum(axis=2) >= self.num[:, None]) & (cpu[None, :] >= self.cpu[:, None]) & self.access[:, codes]
-            small = np.where(ge, 0, free[None, :, :]).sum(axis=2)  # milli on devices short of t's milli
+            sat = (
+                (ge.sum(axis=2) >= self.num[:, None])
+                & (cpu[None, :] >= self.cpu[:, None])
+                & self.access[:, codes]
+            )
+            small = np.where(ge, 0, free[None, :, :]).sum(
+                axis=2
+            )  # milli on devices short of t's milli
             per_t = np.where(sat, small, total[None, :])
             frag = (self.freq[:, None] * per_t).sum(axis=0) + self.cpu_freq * total
             any_fit = sat.any(axis=0)
@@ -82,7 +92,9 @@ class FragMeter:
         return float(self.frag_node.sum()), int(self.stranded_node.sum()), int(idle)
 
 
-def at_arrived(arrived: list[int], values: list[float], capacity_milli: int, top: int) -> list[float]:
+def at_arrived(
+    arrived: list[int], values: list[float], capacity_milli: int, top: int
+) -> list[float]:
     """For k = 1..top: the value of the last sample whose arrived GPU milli is at most k % of
     the capacity (``arrived`` / ``values``: the samples, the one before the first job included)."""
     out: list[float] = []

@@ -205,7 +205,9 @@ class GpuDevices:
         """``pod`` (already assumed in the node table) holds ``devices`` of node ``i``."""
         for d in devices:
             if self.free[i, d] < req.milli:
-                raise ValueError(f"device {d} of node {self.snap.names[i]} has {self.free[i, d]} milli free, {pod.key} asks {req.milli}")
+                raise ValueError(
+                    f"device {d} of node {self.snap.names[i]} has {self.free[i, d]} milli free, {pod.key} asks {req.milli}"
+                )
             self.free[i, d] -= req.milli
         tag = req.tag
         if tag >= 0:
@@ -271,7 +273,9 @@ class GpuShareFilter(Plugin):
         req = request_of(pod)
         devs = self._choose(dev, pod, i, req) if chosen is None else tuple(chosen)  # type: ignore[arg-type]
         if len(devs) != (req.count if req.milli else 0):
-            raise AssertionError(f"{pod.key}: node {snap.names[i]} passed the GPU filter but has no devices for {req}")
+            raise AssertionError(
+                f"{pod.key}: node {snap.names[i]} passed the GPU filter but has no devices for {req}"
+            )
         dev.take(pod, i, devs, req)
         return devs
 
@@ -309,6 +313,16 @@ class GpuShareFilter(Plugin):
 
 
 __all__ = [
-    "COUNT_ANNOTATION", "GPU_SHARE", "MILLI", "MILLI_ANNOTATION", "NO_GPU", "SELECTION", "GpuDevices", "GpuRequest",
-    "GpuShareFilter", "devices_of", "request_annotations", "request_of",
+    "COUNT_ANNOTATION",
+    "GPU_SHARE",
+    "MILLI",
+    "MILLI_ANNOTATION",
+    "NO_GPU",
+    "SELECTION",
+    "GpuDevices",
+    "GpuRequest",
+    "GpuShareFilter",
+    "devices_of",
+    "request_annotations",
+    "request_of",
 ]

@@ -74,7 +74,14 @@ def _greedy_hint(placer: Placer, jobs: list[ReplayJob], order: list[int]) -> dic
 
 
 def run_optimal(
-    base: Cluster, jobs: list[ReplayJob], seed: int, *, typical: list[TypicalPod], arrival_scale: float = 1.0, progress=None, shadow: Shadow,
+    base: Cluster,
+    jobs: list[ReplayJob],
+    seed: int,
+    *,
+    typical: list[TypicalPod],
+    arrival_scale: float = 1.0,
+    progress=None,
+    shadow: Shadow,
 ) -> TimedRun:
     """Replay ``jobs`` on ``base`` started by the per-epoch optimum; ``shadow`` holds the solve
     settings (time limit, ``epoch``, ``movable``, export) and receives the epoch records."""
@@ -119,8 +126,17 @@ def run_optimal(
     return run
 
 
-def _epoch(placer: Placer, jobs: list[ReplayJob], records: list[JobRecord], run: TimedRun, shadow: Shadow, now: float,
-           running: dict[int, list[str]], pending: set[int], events: list) -> None:
+def _epoch(
+    placer: Placer,
+    jobs: list[ReplayJob],
+    records: list[JobRecord],
+    run: TimedRun,
+    shadow: Shadow,
+    now: float,
+    running: dict[int, list[str]],
+    pending: set[int],
+    events: list,
+) -> None:
     order = sorted(pending, key=lambda k: (-jobs[k].priority, records[k].arrival, k))
     cand = [k for k in order if placer._may_fit(jobs[k])]
     if not cand:
@@ -130,22 +146,57 @@ def _epoch(placer: Placer, jobs: list[ReplayJob], records: list[JobRecord], run:
     hint = _greedy_hint(placer, jobs, cand)
     index = len(shadow.records)
     nodes = placer.cluster.nodes
-    held = {k: placer.devices_of_job(f"j{k}") for k in running if jobs[k].gpu} if sharing(jobs) else None
+    held = (
+        {k: placer.devices_of_job(f"j{k}") for k in running if jobs[k].gpu}
+        if sharing(jobs)
+        else None
+    )
     chosen_devices: dict[int, list[tuple[int, ...]]] = {}
     if len(hint) == len(cand):
         chosen = hint
         gpus = gpus_of(jobs, {k: len(v) for k, v in hint.items()})
-        rec = EpochRecord(index=index, time=now, pending_jobs=len(cand), greedy_gpus=gpus, exact_gpus=gpus, greedy_jobs=len(hint), exact_jobs=len(hint),
-                          status="OPTIMAL", gap=0.0, wall_s=0.0)
+        rec = EpochRecord(
+            index=index,
+            time=now,
+            pending_jobs=len(cand),
+            greedy_gpus=gpus,
+            exact_gpus=gpus,
+            greedy_jobs=len(hint),
+            exact_jobs=len(hint),
+            status="OPTIMAL",
+            gap=0.0,
+            wall_s=0.0,
+        )
         path = shadow.export_path(index)
         if path is not None:
-            write_epoch(epoch_objects(nodes, jobs, running, cand, held, placer=placer), path, now, index, len(running), len(cand))
+            write_epoch(
+                epoch_objects(nodes, jobs, running, cand, held, placer=placer),
+                path,
+                now,
+                index,
+                len(running),
+                len(cand),
+            )
     else:
-        es = solve_epoch(now, index, nodes, jobs, running, cand, hint, time_limit=shadow.time_limit, seed=shadow.seed, export=shadow.export_path(index),
-                         devices=held, placer=placer)
+        es = solve_epoch(
+            now,
+            index,
+            nodes,
+            jobs,
+            running,
+            cand,
+            hint,
+            time_limit=shadow.time_limit,
+            seed=shadow.seed,
+            export=shadow.export_path(index),
+            devices=held,
+            placer=placer,
+        )
         chosen, rec, chosen_devices = es.placements, es.record, es.devices
         if len(chosen) < len(hint):  # never: the hint is the solver's start (kept as a guard)
-            raise AssertionError(f"epoch {index}: the exact engine started {len(chosen)} jobs, greedy {len(hint)}")
+            raise AssertionError(
+                f"epoch {index}: the exact engine started {len(chosen)} jobs, greedy {len(hint)}"
+            )
     rec.pending_jobs = len(pending)
     shadow.record(rec, nodes, jobs, dict(running), sorted(pending), chosen, placer=placer)
     for k in sorted(chosen):

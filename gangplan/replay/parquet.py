@@ -25,7 +25,11 @@ def require_pyarrow() -> None:
     try:
         import pyarrow  # noqa: F401
     except ImportError:
-        raise SnapshotError("<arguments>", f"Parquet output needs pyarrow, which is not installed: {INSTALL}", field="--parquet") from None
+        raise SnapshotError(
+            "<arguments>",
+            f"Parquet output needs pyarrow, which is not installed: {INSTALL}",
+            field="--parquet",
+        ) from None
 
 
 def parquet_bytes(csv_text: str) -> bytes:

@@ -78,12 +78,20 @@ class TypicalPod:
     freq: float
 
 
-def typical_pods(shapes: list[tuple[int, int, int, tuple[str, ...]]], *, threshold: int = TYPICAL_THRESHOLD, step: int = TYPICAL_STEP) -> list[TypicalPod]:
+def typical_pods(
+    shapes: list[tuple[int, int, int, tuple[str, ...]]],
+    *,
+    threshold: int = TYPICAL_THRESHOLD,
+    step: int = TYPICAL_STEP,
+) -> list[TypicalPod]:
     """``GetTypicalPods`` over (non-zero cpu milli, GPUs, GPU milli, models) of every pod of the
     workload (CPU pods included). Kinds are sorted by count, ties by the reverse of
     ``PodResource.Less`` (cpu, then milli, then GPUs, then the model string, larger first); kinds
     are taken ``step`` at a time until they cover ``threshold`` % of the pods, then renormalised."""
-    counts = Counter((cpu, milli if gpu else 0, gpu, "|".join(models) if gpu else "") for cpu, gpu, milli, models in shapes)
+    counts = Counter(
+        (cpu, milli if gpu else 0, gpu, "|".join(models) if gpu else "")
+        for cpu, gpu, milli, models in shapes
+    )
     total = sum(counts.values())
     if not total:
         return []
@@ -97,7 +105,10 @@ def typical_pods(shapes: list[tuple[int, int, int, tuple[str, ...]]], *, thresho
             i += 1
     kept = ordered[:i]
     s = sum(c for _, c in kept)
-    return [TypicalPod(cpu, gpu, milli, tuple(m for m in spec.split("|") if m), c / s) for (cpu, milli, gpu, spec), c in kept]
+    return [
+        TypicalPod(cpu, gpu, milli, tuple(m for m in spec.split("|") if m), c / s)
+        for (cpu, milli, gpu, spec), c in kept
+    ]
 
 
 def _cpu(pod) -> int:
@@ -160,7 +171,9 @@ class FGDScore(Plugin):
             mills = sorted({t.gpu_milli for t in gpu_t})
             jt = np.array([mills.index(t.gpu_milli) for t in gpu_t], dtype=np.int64)
             values = dev.model_values
-            access = np.ones((len(gpu_t), len(values) + 1), dtype=bool)  # last column: no model label
+            access = np.ones(
+                (len(gpu_t), len(values) + 1), dtype=bool
+            )  # last column: no model label
             for k, t in enumerate(gpu_t):
                 if t.models:
                     access[k] = [v in t.models for v in values] + [False]
@@ -178,7 +191,9 @@ class FGDScore(Plugin):
             self._before = None
         return self._tables_for[1]
 
-    def frag(self, dev: GpuDevices, free: np.ndarray, cpu: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    def frag(
+        self, dev: GpuDevices, free: np.ndarray, cpu: np.ndarray, codes: np.ndarray
+    ) -> np.ndarray:
         """``NodeGpuShareFragAmountScore`` of node states (rows of ``free``, free cpu, model
         codes of ``snap.label_codes``)."""
         mills, jt, num, tcpu, freq, access, s_all = self._tables(dev)
@@ -201,7 +216,9 @@ class FGDScore(Plugin):
             seen[stale] = dev.version[stale]
         return fb[idx]
 
-    def _entry(self, dev: GpuDevices, req: GpuRequest, cpu: int, idx: np.ndarray) -> list[np.ndarray]:
+    def _entry(
+        self, dev: GpuDevices, req: GpuRequest, cpu: int, idx: np.ndarray
+    ) -> list[np.ndarray]:
         """Scores and chosen devices of the pod shape (req, cpu) on the nodes ``idx``, computed
         for the nodes whose state changed since the shape was last scored there."""
         self._tables(dev)
@@ -209,7 +226,11 @@ class FGDScore(Plugin):
         e = self._cache.get(key)
         n = dev.snap.n
         if e is None:
-            e = [np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64)]
+            e = [
+                np.zeros(n, dtype=np.int64),
+                np.full(n, -1, dtype=np.int64),
+                np.full(n, -1, dtype=np.int64),
+            ]
             self._cache[key] = e
         scores, choice, seen = e
         stale = idx[seen[idx] != dev.version[idx]]
@@ -234,7 +255,9 @@ class FGDScore(Plugin):
                 choice[stale] = np.where(top >= 0, best, -1)
             else:
                 after_free = free - sub_devices(free, req) * req.milli
-                scores[stale] = self._sigmoid_score(before - self.frag(dev, after_free, cpu_after, codes))
+                scores[stale] = self._sigmoid_score(
+                    before - self.frag(dev, after_free, cpu_after, codes)
+                )
             seen[stale] = dev.version[stale]
         return e
 
@@ -304,7 +327,9 @@ class DotProductScore(Plugin):
         req = request_of(pod)
         cpu = _cpu(pod)
         cl = dev.cpu_left(feasible)
-        dot = (cl / MAX_SPEC_CPU) * (cpu / MAX_SPEC_CPU) + (dev.total_left(feasible) / MAX_SPEC_GPU) * (req.total / MAX_SPEC_GPU)
+        dot = (cl / MAX_SPEC_CPU) * (cpu / MAX_SPEC_CPU) + (
+            dev.total_left(feasible) / MAX_SPEC_GPU
+        ) * (req.total / MAX_SPEC_GPU)
         s = (100.0 * (1 - dot / 2)).astype(np.int64)
         return np.where(cl >= cpu, s, 0)
 
@@ -327,7 +352,15 @@ class GpuClusteringScore(Plugin):
         return (base + offset).astype(np.int64)
 
 
-PAPER_PLUGINS = (BestFitScore, FGDScore, RandomScore, GpuPackingScore, DotProductScore, GpuClusteringScore, GpuShareFilter)
+PAPER_PLUGINS = (
+    BestFitScore,
+    FGDScore,
+    RandomScore,
+    GpuPackingScore,
+    DotProductScore,
+    GpuClusteringScore,
+    GpuShareFilter,
+)
 
 
 REPLAY_REGISTRY: Registry = REGISTRY.merged(*PAPER_PLUGINS)
@@ -336,9 +369,34 @@ GPU-share filter (``tests/test_plugin_points.py`` keeps the in-tree registry the
 names)."""
 
 
-POLICIES = ("default", "mostallocated", "bestfit", "fgd", "random", "packing", "dotprod", "clustering")
-PAPER_SCORERS = {"bestfit": BEST_FIT, "fgd": FGD, "random": RANDOM, "packing": PACKING, "dotprod": DOT_PRODUCT, "clustering": CLUSTERING}
-GPU_SELECTION = {"default": "first", "mostallocated": "first", "bestfit": "best", "fgd": "fgd", "random": "random", "packing": "best", "dotprod": "best", "clustering": "best"}
+POLICIES = (
+    "default",
+    "mostallocated",
+    "bestfit",
+    "fgd",
+    "random",
+    "packing",
+    "dotprod",
+    "clustering",
+)
+PAPER_SCORERS = {
+    "bestfit": BEST_FIT,
+    "fgd": FGD,
+    "random": RANDOM,
+    "packing": PACKING,
+    "dotprod": DOT_PRODUCT,
+    "clustering": CLUSTERING,
+}
+GPU_SELECTION = {
+    "default": "first",
+    "mostallocated": "first",
+    "bestfit": "best",
+    "fgd": "fgd",
+    "random": "random",
+    "packing": "best",
+    "dotprod": "best",
+    "clustering": "best",
+}
 """Which devices a placed pod gets, per policy (:data:`gangplan.replay.gpushare.SELECTION`)."""
 TIE_BREAK = {p: "first" for p in PAPER_SCORERS} | {"default": "random", "mostallocated": "random"}
 """Equal totals: kube-scheduler's ``selectHost`` draws uniformly (``random``); the simulator's
@@ -372,7 +430,9 @@ def is_policy_file(text: str) -> bool:
     """A ``--policy`` entry naming a file rather than a built-in policy."""
     import os
 
-    return text not in POLICIES and (text.endswith((".yaml", ".yml", ".json")) or os.sep in text or os.path.exists(text))
+    return text not in POLICIES and (
+        text.endswith((".yaml", ".yml", ".json")) or os.sep in text or os.path.exists(text)
+    )
 
 
 def policy_from_file(path: str, taken: tuple[str, ...] = ()) -> Policy:
@@ -393,25 +453,47 @@ def policy_from_file(path: str, taken: tuple[str, ...] = ()) -> Policy:
 
     p = Path(path)
     if not p.is_file():
-        raise SnapshotError("<arguments>", f"unknown policy {path!r}: neither a built-in policy ({', '.join(POLICIES)}) nor a KubeSchedulerConfiguration file", field="--policy")
+        raise SnapshotError(
+            "<arguments>",
+            f"unknown policy {path!r}: neither a built-in policy ({', '.join(POLICIES)}) nor a KubeSchedulerConfiguration file",
+            field="--policy",
+        )
     cluster = load_snapshot(p, plugins=REPLAY_REGISTRY.points())
     extra = len(cluster.nodes) + len(cluster.pods) + len(cluster.topologies)
     if extra:
-        raise SnapshotError(str(p), f"a policy file holds one KubeSchedulerConfiguration; this one also has {extra} other objects (nodes, pods or topologies)", field="--policy")
+        raise SnapshotError(
+            str(p),
+            f"a policy file holds one KubeSchedulerConfiguration; this one also has {extra} other objects (nodes, pods or topologies)",
+            field="--policy",
+        )
     prof = cluster.profile
     if not prof.source or not prof.source.startswith(str(p)):
-        raise SnapshotError(str(p), "no KubeSchedulerConfiguration in the policy file", field="--policy")
+        raise SnapshotError(
+            str(p), "no KubeSchedulerConfiguration in the policy file", field="--policy"
+        )
     name = p.stem
     if name in POLICIES or name in taken:
-        raise SnapshotError(str(p), f"the policy's name (the file's stem) {name!r} is already taken: rename the file", field="--policy")
-    filters = prof.filter_plugins if GPU_SHARE in prof.filter_plugins else (*prof.filter_plugins, GPU_SHARE)
+        raise SnapshotError(
+            str(p),
+            f"the policy's name (the file's stem) {name!r} is already taken: rename the file",
+            field="--policy",
+        )
+    filters = (
+        prof.filter_plugins
+        if GPU_SHARE in prof.filter_plugins
+        else (*prof.filter_plugins, GPU_SHARE)
+    )
     prof = prof.model_copy(update={"filter_plugins": filters})
-    selection = next((GPU_SELECTION[k] for k, v in PAPER_SCORERS.items() if v in prof.score_weights), "first")
+    selection = next(
+        (GPU_SELECTION[k] for k, v in PAPER_SCORERS.items() if v in prof.score_weights), "first"
+    )
     notes = list(cluster.warnings)
     ignored = sorted(r for r in prof.fit_resources if r not in (CPU, MEMORY))
     if ignored:
-        notes.append(f"NodeResourcesFit scores {', '.join(ignored)}, which no replay pod requests (the replay's GPUs are devices shared by milli, "
-                     "not the nvidia.com/gpu extended resource): each scores as unused on every node, its weight diluting the others")
+        notes.append(
+            f"NodeResourcesFit scores {', '.join(ignored)}, which no replay pod requests (the replay's GPUs are devices shared by milli, "
+            "not the nvidia.com/gpu extended resource): each scores as unused on every node, its weight diluting the others"
+        )
     return Policy(name, prof, selection, "random", source=str(p), warnings=tuple(notes))
 
 
@@ -427,13 +509,46 @@ def policy_profile(policy: str) -> SchedulerProfile:
     if policy == "default":
         return SchedulerProfile(filter_plugins=FILTERS, source="replay:default")
     if policy == "mostallocated":
-        return SchedulerProfile(filter_plugins=FILTERS, fit_strategy="MostAllocated", fit_resources={CPU: 1, MEMORY: 1}, source="replay:mostallocated")
+        return SchedulerProfile(
+            filter_plugins=FILTERS,
+            fit_strategy="MostAllocated",
+            fit_resources={CPU: 1, MEMORY: 1},
+            source="replay:mostallocated",
+        )
     if policy in PAPER_SCORERS:
-        return SchedulerProfile(filter_plugins=FILTERS, score_weights={PAPER_SCORERS[policy]: 1}, percentage_of_nodes_to_score=100, source=f"replay:{policy}")
+        return SchedulerProfile(
+            filter_plugins=FILTERS,
+            score_weights={PAPER_SCORERS[policy]: 1},
+            percentage_of_nodes_to_score=100,
+            source=f"replay:{policy}",
+        )
     raise ValueError(f"unknown policy {policy!r} (known: {', '.join(POLICIES)})")
 
 
 __all__ = [
-    "BEST_FIT", "CLUSTERING", "DOT_PRODUCT", "FGD", "GPU_SELECTION", "PACKING", "TIE_BREAK", "POLICIES", "RANDOM", "BestFitScore", "DotProductScore",
-    "FGDScore", "GpuClusteringScore", "GpuPackingScore", "Policy", "REPLAY_REGISTRY", "RandomScore", "TypicalPod", "builtin_policy", "is_policy_file", "policy_from_file", "policy_profile", "resolve_policy", "sub_devices", "typical_pods",
+    "BEST_FIT",
+    "CLUSTERING",
+    "DOT_PRODUCT",
+    "FGD",
+    "GPU_SELECTION",
+    "PACKING",
+    "TIE_BREAK",
+    "POLICIES",
+    "RANDOM",
+    "BestFitScore",
+    "DotProductScore",
+    "FGDScore",
+    "GpuClusteringScore",
+    "GpuPackingScore",
+    "Policy",
+    "REPLAY_REGISTRY",
+    "RandomScore",
+    "TypicalPod",
+    "builtin_policy",
+    "is_policy_file",
+    "policy_from_file",
+    "policy_profile",
+    "resolve_policy",
+    "sub_devices",
+    "typical_pods",
 ]

@@ -67,7 +67,13 @@ def code_hash() -> str:
     return h.hexdigest()
 
 
-def fingerprint(trace_path: str | os.PathLike, nodes: str | os.PathLike | None, *, vc: str | None, flags: dict[str, Any]) -> str:
+def fingerprint(
+    trace_path: str | os.PathLike,
+    nodes: str | os.PathLike | None,
+    *,
+    vc: str | None,
+    flags: dict[str, Any],
+) -> str:
     """SHA-256 hex of the inputs and flags that determine every run (module docstring)."""
     h = hashlib.sha256()
     h.update(f"gangplan {__version__} {code_hash()} replay-runs {FORMAT}\n".encode())
@@ -113,7 +119,11 @@ def timed_record(tr: TimedRun) -> dict[str, Any]:
         "changes": [list(c) for c in tr.changes],
         "unplaceable": tr.unplaceable,
     }
-    extra = {f.name: getattr(tr, f.name) for f in dataclasses.fields(tr) if f.name not in d and f.name not in ("shadow",)}
+    extra = {
+        f.name: getattr(tr, f.name)
+        for f in dataclasses.fields(tr)
+        if f.name not in d and f.name not in ("shadow",)
+    }
     d.update(extra)
     sh = tr.shadow
     if sh is not None:
@@ -149,11 +159,17 @@ class RunStore:
             try:
                 got = json.loads(p.read_text(encoding="utf-8")).get("fingerprint")
             except (OSError, ValueError, AttributeError):
-                raise SnapshotError(str(p), "not a replay run file; remove it to resume", field="--resume") from None
+                raise SnapshotError(
+                    str(p), "not a replay run file; remove it to resume", field="--resume"
+                ) from None
             if got != fp:
-                raise SnapshotError(str(p), "this run was made from other inputs or flags (trace, nodes, mode, --vc, --arrival-scale, --epoch, "
-                                    "--exact-time-limit, --export-epoch or gangplan's version or code differ); rerun without --resume to start afresh, "
-                                    "or use another --out", field="--resume")
+                raise SnapshotError(
+                    str(p),
+                    "this run was made from other inputs or flags (trace, nodes, mode, --vc, --arrival-scale, --epoch, "
+                    "--exact-time-limit, --export-epoch or gangplan's version or code differ); rerun without --resume to start afresh, "
+                    "or use another --out",
+                    field="--resume",
+                )
 
     def path(self, policy: str, seed: int) -> Path:
         return self.dir / f"{policy}-{seed}.json"
@@ -163,15 +179,27 @@ class RunStore:
         if not p.is_file():
             return None
         d = json.loads(p.read_text(encoding="utf-8"))
-        if d.get("mode") != mode or d.get("run", {}).get("policy") != policy or d["run"].get("seed") != seed:
-            raise SnapshotError(str(p), f"expected the {mode} run of {policy} seed {seed}", field="--resume")
+        if (
+            d.get("mode") != mode
+            or d.get("run", {}).get("policy") != policy
+            or d["run"].get("seed") != seed
+        ):
+            raise SnapshotError(
+                str(p), f"expected the {mode} run of {policy} seed {seed}", field="--resume"
+            )
         self.resumed.append(f"{policy} seed {seed}")
         return d["run"]
 
     def save(self, mode: str, run: FillRun | TimedRun) -> Path:
         rec = fill_record(run) if isinstance(run, FillRun) else timed_record(run)  # type: ignore[arg-type]
         p = self.path(run.policy, run.seed)
-        text = json.dumps({"fingerprint": self.fp, "gangplan": __version__, "mode": mode, "run": rec}, separators=(",", ":")) + "\n"
+        text = (
+            json.dumps(
+                {"fingerprint": self.fp, "gangplan": __version__, "mode": mode, "run": rec},
+                separators=(",", ":"),
+            )
+            + "\n"
+        )
         try:
             _write_atomic(p, text)
         except OSError as e:
@@ -179,13 +207,19 @@ class RunStore:
         self.saved.append(f"{run.policy} seed {run.seed}")
         return p
 
-    def load_fill(self, policy: str, seed: int, cluster: Cluster, jobs: list[ReplayJob], ratio: float) -> FillRun | None:
+    def load_fill(
+        self, policy: str, seed: int, cluster: Cluster, jobs: list[ReplayJob], ratio: float
+    ) -> FillRun | None:
         d = self._load(policy, seed, "fill")
         if d is None:
             return None
         todo, _ = fill_order(cluster, jobs, seed, ratio)
         if [j.name for j in todo] != d["job_names"]:
-            raise SnapshotError(str(self.path(policy, seed)), "its job order is not this trace's fill order", field="--resume")
+            raise SnapshotError(
+                str(self.path(policy, seed)),
+                "its job order is not this trace's fill order",
+                field="--resume",
+            )
         kw = {k: v for k, v in d.items() if k != "job_names"}
         kw["placed"] = [bool(p) for p in kw["placed"]]
         return FillRun(jobs=todo, **kw)
@@ -196,14 +230,25 @@ class RunStore:
             return None
         recs = d.pop("records")
         if len(recs) != len(jobs):
-            raise SnapshotError(str(self.path(policy, seed)), f"{len(recs)} job records, the trace has {len(jobs)}", field="--resume")
+            raise SnapshotError(
+                str(self.path(policy, seed)),
+                f"{len(recs)} job records, the trace has {len(jobs)}",
+                field="--resume",
+            )
         sh = d.pop("shadow", None)
         d["changes"] = [tuple(c) for c in d["changes"]]
         d["frag"] = [tuple(c) for c in d.get("frag", [])]
-        tr = TimedRun(records=[JobRecord(j, *rec) for j, rec in zip(jobs, recs, strict=True)], **d)  # (a checkpoint before evictions: 4 fields)
+        tr = TimedRun(
+            records=[JobRecord(j, *rec) for j, rec in zip(jobs, recs, strict=True)], **d
+        )  # (a checkpoint before evictions: 4 fields)
         if sh is not None:
-            shadow = Shadow(time_limit=sh["time_limit"], epoch=sh["epoch"], seed=sh["seed"], export=tuple(sh["export"]) if sh["export"] else None,  # type: ignore[arg-type]
-                            movable=sh.get("movable", False))
+            shadow = Shadow(
+                time_limit=sh["time_limit"],
+                epoch=sh["epoch"],
+                seed=sh["seed"],
+                export=tuple(sh["export"]) if sh["export"] else None,  # type: ignore[arg-type]
+                movable=sh.get("movable", False),
+            )
             shadow.records = [EpochRecord(**e) for e in sh["records"]]
             shadow.exported = sh["exported"]
             tr.shadow = shadow

@@ -65,7 +65,11 @@ SHARING_NOTE = (
 def trace_shapes(jobs) -> list[tuple[int, int, int, tuple[str, ...]]]:
     """(non-zero cpu milli, GPUs, GPU milli, models) of every pod of the trace, for
     :func:`gangplan.replay.policies.typical_pods` (each worker of a gang counts)."""
-    return [(j.cpu_milli or 100, j.gpu, j.gpu_milli if j.gpu else 0, j.gpu_models if j.gpu else ()) for j in jobs for _ in range(j.workers)]
+    return [
+        (j.cpu_milli or 100, j.gpu, j.gpu_milli if j.gpu else 0, j.gpu_models if j.gpu else ())
+        for j in jobs
+        for _ in range(j.workers)
+    ]
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -84,7 +88,9 @@ def parse_seeds(text: str) -> list[int]:
             return list(range(lo, hi + 1))
         return [int(x) for x in t.split(",") if x.strip()]
     except ValueError:
-        raise SnapshotError("<arguments>", f"expected A..B, N or N,M,..., got {text!r}", field="--seeds") from None
+        raise SnapshotError(
+            "<arguments>", f"expected A..B, N or N,M,..., got {text!r}", field="--seeds"
+        ) from None
 
 
 SHADOW = "shadow"
@@ -97,10 +103,16 @@ its own run (:mod:`gangplan.replay.optimal`)."""
 
 def parse_policies(text: str) -> list[str]:
     out = [p.strip() for p in text.split(",") if p.strip()]
-    bad = [p for p in out if p not in POLICIES and p not in EXACT_POLICIES and not is_policy_file(p)]
+    bad = [
+        p for p in out if p not in POLICIES and p not in EXACT_POLICIES and not is_policy_file(p)
+    ]
     if bad or not out:
-        raise SnapshotError("<arguments>", f"unknown policy {bad[0] if bad else text!r} (known: {', '.join(POLICIES)}, {', '.join(EXACT_POLICIES)}, "
-                            "or a KubeSchedulerConfiguration file)", field="--policy")
+        raise SnapshotError(
+            "<arguments>",
+            f"unknown policy {bad[0] if bad else text!r} (known: {', '.join(POLICIES)}, {', '.join(EXACT_POLICIES)}, "
+            "or a KubeSchedulerConfiguration file)",
+            field="--policy",
+        )
     return out
 
 
@@ -129,7 +141,9 @@ def _quantiles(values: list[float]) -> Quantiles | None:
     def rank(q: float) -> float:
         return v[max(0, math.ceil(q * len(v)) - 1)]
 
-    return Quantiles(mean=round(sum(v) / len(v), 6), p50=rank(0.5), p99=rank(0.99), p999=rank(0.999), max=v[-1])
+    return Quantiles(
+        mean=round(sum(v) / len(v), 6), p50=rank(0.5), p99=rank(0.99), p999=rank(0.999), max=v[-1]
+    )
 
 
 BOUND_PERCENTS = D.BOUND_PERCENTS
@@ -141,8 +155,16 @@ BOUND_METHODS = ("lp", "patterns", "none")
 about a minute per arrived percent and seed on the paper's cluster), or none."""
 
 
-def fill_bound(cluster: Cluster, jobs, seeds: list[int], ratio: float, *, method: str = "lp", percents: tuple[int, ...] = BOUND_PERCENTS,
-               work_limit: float = 60.0) -> tuple[dict[str, float], dict[str, float] | None]:
+def fill_bound(
+    cluster: Cluster,
+    jobs,
+    seeds: list[int],
+    ratio: float,
+    *,
+    method: str = "lp",
+    percents: tuple[int, ...] = BOUND_PERCENTS,
+    work_limit: float = 60.0,
+) -> tuple[dict[str, float], dict[str, float] | None]:
     """The packing bound (:func:`gangplan.replay.bound.packing_bound`, ``method`` lp or
     patterns) of the jobs arrived up to each of ``percents`` in each seed's fill order (the same
     for every policy), as the mean unallocated GPU % over the seeds: no placement of that
@@ -171,22 +193,48 @@ def parse_percents(text: str) -> tuple[int, ...]:
     except ValueError:
         out = ()
     if not out or out[0] < 1 or out[-1] > 130:
-        raise SnapshotError("<arguments>", f"expected comma-separated integers in 1..130, got {text!r}", field="--bound-percents")
+        raise SnapshotError(
+            "<arguments>",
+            f"expected comma-separated integers in 1..130, got {text!r}",
+            field="--bound-percents",
+        )
     return out
 
 
-def load_inputs(trace_path: str | os.PathLike, nodes: str | os.PathLike | None, *, vc: str | None = None, gpu_class: str | None = None) -> tuple[Trace, Cluster, str]:
+def load_inputs(
+    trace_path: str | os.PathLike,
+    nodes: str | os.PathLike | None,
+    *,
+    vc: str | None = None,
+    gpu_class: str | None = None,
+) -> tuple[Trace, Cluster, str]:
     trace = read_trace(trace_path, vc=vc)
     if nodes is not None and str(nodes) != "unlimited":
         return trace, read_nodes(nodes, gpu_class=gpu_class), str(nodes)
     if gpu_class is not None:
-        raise SnapshotError("<arguments>", "--gpu-class names the DeviceClass of a --nodes snapshot's GPUs; there is no snapshot", field="--gpu-class")
+        raise SnapshotError(
+            "<arguments>",
+            "--gpu-class names the DeviceClass of a --nodes snapshot's GPUs; there is no snapshot",
+            field="--gpu-class",
+        )
     if trace.vc_nodes is not None and nodes is None:
-        return trace, Cluster(nodes=tuple(philly_nodes(trace.vc_nodes))), f"philly VC {vc} ({trace.vc_nodes} nodes x 8 GPUs)"
+        return (
+            trace,
+            Cluster(nodes=tuple(philly_nodes(trace.vc_nodes))),
+            f"philly VC {vc} ({trace.vc_nodes} nodes x 8 GPUs)",
+        )
     if str(nodes) == "unlimited":
         n = unlimited_philly_nodes(trace.jobs)
-        return trace, Cluster(nodes=tuple(philly_nodes(n))), f"unlimited ({n} nodes x 8 GPUs, one per worker)"
-    raise SnapshotError("<arguments>", "NODES is needed (an openb node CSV, a snapshot, or 'unlimited'), or --vc NAME with the Philly trace", field="--nodes")
+        return (
+            trace,
+            Cluster(nodes=tuple(philly_nodes(n))),
+            f"unlimited ({n} nodes x 8 GPUs, one per worker)",
+        )
+    raise SnapshotError(
+        "<arguments>",
+        "NODES is needed (an openb node CSV, a snapshot, or 'unlimited'), or --vc NAME with the Philly trace",
+        field="--nodes",
+    )
 
 
 def replay(
@@ -220,19 +268,43 @@ def replay(
     ``gpu_class``: the DeviceClass whose ResourceSlice devices are a ``--nodes`` snapshot's GPUs
     (default: the one named like a GPU; :mod:`gangplan.replay.dragpus`)."""
     if options is not None and kw:
-        raise TypeError(f"replay() takes options= or keyword options, not both (got {', '.join(sorted(kw))})")
+        raise TypeError(
+            f"replay() takes options= or keyword options, not both (got {', '.join(sorted(kw))})"
+        )
     if options is None:
-        kw = {k: (tuple(v) if k in ("policies", "seeds", "bound_percents") and v is not None else v) for k, v in kw.items()}
-        kw = {k: v for k, v in kw.items() if not (k in ("policies", "seeds") and not v)}  # empty / None: the default
+        kw = {
+            k: (tuple(v) if k in ("policies", "seeds", "bound_percents") and v is not None else v)
+            for k, v in kw.items()
+        }
+        kw = {
+            k: v for k, v in kw.items() if not (k in ("policies", "seeds") and not v)
+        }  # empty / None: the default
         if "checkpoint" in kw and kw["checkpoint"] is not None:
             kw["checkpoint"] = str(kw["checkpoint"])
         options = ReplayOptions(**kw)
     o = options
-    mode, vc, arrival_scale, ratio, exact_time_limit, epoch, export_epoch = o.mode, o.vc, o.arrival_scale, o.ratio, o.exact_time_limit, o.epoch, o.export_epoch
-    bound, movable_bound, bound_percents, bound_work_limit, resume, gpu_class = o.bound, o.movable_bound, o.bound_percents, o.bound_work_limit, o.resume, o.gpu_class
+    mode, vc, arrival_scale, ratio, exact_time_limit, epoch, export_epoch = (
+        o.mode,
+        o.vc,
+        o.arrival_scale,
+        o.ratio,
+        o.exact_time_limit,
+        o.epoch,
+        o.export_epoch,
+    )
+    bound, movable_bound, bound_percents, bound_work_limit, resume, gpu_class = (
+        o.bound,
+        o.movable_bound,
+        o.bound_percents,
+        o.bound_work_limit,
+        o.resume,
+        o.gpu_class,
+    )
     checkpoint = o.checkpoint
     policies, seeds = list(o.policies), list(o.seeds)
-    method = _check_arguments(mode, policies, arrival_scale, exact_time_limit, epoch, bound, bound_work_limit)
+    method = _check_arguments(
+        mode, policies, arrival_scale, exact_time_limit, epoch, bound, bound_work_limit
+    )
     policies, resolved = resolve_policies(policies)
     trace, cluster, nodes_label = load_inputs(trace_path, nodes, vc=vc, gpu_class=gpu_class)
     typical = typical_pods(trace_shapes(trace.jobs))
@@ -240,14 +312,32 @@ def replay(
     fills: list[FillRun] = []
     timeds: list[TimedRun] = []
     runs: list[ReplayRun] = []
-    store = _run_store(checkpoint, resume, trace_path, nodes, vc=vc, mode=mode, arrival_scale=arrival_scale, ratio=ratio,
-                       exact_time_limit=exact_time_limit, epoch=epoch, export_epoch=export_epoch, **({"movable_bound": True} if movable_bound else {}),
-                       **({"gpu_class": gpu_class} if gpu_class is not None else {}),
-                       **({"policy_files": {n: _file_hash(p.source) for n, p in resolved.items() if p.source}} if any(p.source for p in resolved.values()) else {}))
+    store = _run_store(
+        checkpoint,
+        resume,
+        trace_path,
+        nodes,
+        vc=vc,
+        mode=mode,
+        arrival_scale=arrival_scale,
+        ratio=ratio,
+        exact_time_limit=exact_time_limit,
+        epoch=epoch,
+        export_epoch=export_epoch,
+        **({"movable_bound": True} if movable_bound else {}),
+        **({"gpu_class": gpu_class} if gpu_class is not None else {}),
+        **(
+            {"policy_files": {n: _file_hash(p.source) for n, p in resolved.items() if p.source}}
+            if any(p.source for p in resolved.values())
+            else {}
+        ),
+    )
     for policy in policies:
         for seed in seeds:
             label = f"{policy} seed {seed}"
-            if store is not None and _resumed(store, mode, policy, seed, cluster, trace.jobs, ratio, fills, timeds, runs):
+            if store is not None and _resumed(
+                store, mode, policy, seed, cluster, trace.jobs, ratio, fills, timeds, runs
+            ):
                 if progress is not None:
                     progress(label, len(trace.jobs), len(trace.jobs))
                 continue
@@ -259,7 +349,15 @@ def replay(
                     progress(label, done[0], len(trace.jobs))
 
             if mode == "fill":
-                fr = run_fill(cluster, trace.jobs, resolved[policy], seed, typical=typical, ratio=ratio, progress=tick)
+                fr = run_fill(
+                    cluster,
+                    trace.jobs,
+                    resolved[policy],
+                    seed,
+                    typical=typical,
+                    ratio=ratio,
+                    progress=tick,
+                )
                 fills.append(fr)
                 runs.append(_fill_run(fr))
                 if store is not None:
@@ -267,13 +365,36 @@ def replay(
                 continue
             shadow = None
             if policy in EXACT_POLICIES:
-                shadow = Shadow(time_limit=exact_time_limit, epoch=epoch, seed=seed, export=export_epoch, movable=movable_bound)
+                shadow = Shadow(
+                    time_limit=exact_time_limit,
+                    epoch=epoch,
+                    seed=seed,
+                    export=export_epoch,
+                    movable=movable_bound,
+                )
                 shadow.check(trace.jobs, str(trace_path), policy)
             if policy == OPTIMAL:
                 assert shadow is not None
-                tr = run_optimal(cluster, trace.jobs, seed, typical=typical, arrival_scale=arrival_scale, progress=tick, shadow=shadow)
+                tr = run_optimal(
+                    cluster,
+                    trace.jobs,
+                    seed,
+                    typical=typical,
+                    arrival_scale=arrival_scale,
+                    progress=tick,
+                    shadow=shadow,
+                )
             else:
-                tr = run_timed(cluster, trace.jobs, resolved.get(policy, "default"), seed, typical=typical, arrival_scale=arrival_scale, progress=tick, shadow=shadow)
+                tr = run_timed(
+                    cluster,
+                    trace.jobs,
+                    resolved.get(policy, "default"),
+                    seed,
+                    typical=typical,
+                    arrival_scale=arrival_scale,
+                    progress=tick,
+                    shadow=shadow,
+                )
             tr.policy = policy
             tr.shadow = shadow
             timeds.append(tr)
@@ -285,7 +406,15 @@ def replay(
     capacity = (fills[0].capacity_gpus if fills else timeds[0].capacity_gpus) if runs else 0
     bound_means = bound_gaps = None
     if mode == "fill" and method != "none" and cluster.nodes:
-        bound_means, bound_gaps = fill_bound(cluster, trace.jobs, seeds, ratio, method=method, percents=bound_percents, work_limit=bound_work_limit)
+        bound_means, bound_gaps = fill_bound(
+            cluster,
+            trace.jobs,
+            seeds,
+            ratio,
+            method=method,
+            percents=bound_percents,
+            work_limit=bound_work_limit,
+        )
     summary = ReplaySummary(
         mode=mode,  # type: ignore[arg-type]
         trace=str(trace_path),
@@ -307,25 +436,52 @@ def replay(
     return ReplayOutput(summary, fills, timeds)
 
 
-def _check_arguments(mode: str, policies: list[str], arrival_scale: float, exact_time_limit: float, epoch: float | None, bound: bool | str,
-                     bound_work_limit: float) -> str:
+def _check_arguments(
+    mode: str,
+    policies: list[str],
+    arrival_scale: float,
+    exact_time_limit: float,
+    epoch: float | None,
+    bound: bool | str,
+    bound_work_limit: float,
+) -> str:
     """Bad arguments as the CLI names them (exit 2); the packing bound's method."""
     if mode not in ("fill", "timed"):
         raise SnapshotError("<arguments>", f"expected fill or timed, got {mode!r}", field="--mode")
     if arrival_scale <= 0:
-        raise SnapshotError("<arguments>", f"expected a positive number, got {arrival_scale}", field="--arrival-scale")
+        raise SnapshotError(
+            "<arguments>",
+            f"expected a positive number, got {arrival_scale}",
+            field="--arrival-scale",
+        )
     for p in EXACT_POLICIES:
         if p in policies and mode != "timed":
-            raise SnapshotError("<arguments>", f"the {p} policy needs --mode timed", field="--policy")
+            raise SnapshotError(
+                "<arguments>", f"the {p} policy needs --mode timed", field="--policy"
+            )
     if exact_time_limit <= 0:
-        raise SnapshotError("<arguments>", f"expected a positive number, got {exact_time_limit}", field="--exact-time-limit")
+        raise SnapshotError(
+            "<arguments>",
+            f"expected a positive number, got {exact_time_limit}",
+            field="--exact-time-limit",
+        )
     if epoch is not None and epoch <= 0:
-        raise SnapshotError("<arguments>", f"expected a positive number, got {epoch}", field="--epoch")
+        raise SnapshotError(
+            "<arguments>", f"expected a positive number, got {epoch}", field="--epoch"
+        )
     method = "lp" if bound is True else "none" if bound is False else bound
     if method not in BOUND_METHODS:
-        raise SnapshotError("<arguments>", f"expected one of {', '.join(BOUND_METHODS)}, got {bound!r}", field="--bound")
+        raise SnapshotError(
+            "<arguments>",
+            f"expected one of {', '.join(BOUND_METHODS)}, got {bound!r}",
+            field="--bound",
+        )
     if bound_work_limit <= 0:
-        raise SnapshotError("<arguments>", f"expected a positive number, got {bound_work_limit}", field="--bound-work-limit")
+        raise SnapshotError(
+            "<arguments>",
+            f"expected a positive number, got {bound_work_limit}",
+            field="--bound-work-limit",
+        )
     return method
 
 
@@ -335,18 +491,24 @@ def _caveats(mode: str, cluster: Cluster, jobs: list, resolved: dict) -> list[st
     caveats = list(cluster.warnings)
     for pol in resolved.values():
         if pol.source:
-            caveats.append(f"policy {pol.name}: the KubeSchedulerConfiguration {pol.source}, with the replay's GPU-share filter; ties random, GPUs {pol.selection} fit")
+            caveats.append(
+                f"policy {pol.name}: the KubeSchedulerConfiguration {pol.source}, with the replay's GPU-share filter; ties random, GPUs {pol.selection} fit"
+            )
             caveats += [f"policy {pol.name}: {w}" for w in pol.warnings]
     frac = sum(j.fractional for j in jobs)
     if frac:
         caveats.append(SHARING_NOTE.format(n=frac, total=len(jobs)))
     if any(j.preferred_topology_key for j in jobs):
-        caveats.append("preferred_topology_key is read but not used: kube-scheduler's PodGroup has only a required topology (schedulingConstraints.topology[].key, KEP-5732), so no greedy policy prefers a domain (required_topology_key is placed by the workload cycle's placement algorithm)")
+        caveats.append(
+            "preferred_topology_key is read but not used: kube-scheduler's PodGroup has only a required topology (schedulingConstraints.topology[].key, KEP-5732), so no greedy policy prefers a domain (required_topology_key is placed by the workload cycle's placement algorithm)"
+        )
     if mode == "timed":
-        caveats.append("timed mode: a failed job is retried after an event that may help (a departure, or for a v1.37 gang of more than one pod "
-                       "any placement; then after its backoff) or, seeing none, by the 5-minute unschedulable flush (a 30 s loop); preemption as the profile says "
-                       "(DefaultPreemption, the greedy engine's PostFilter, only when a running job has a lower priority): victims terminate at once, each "
-                       "evicted job restarts from the queue with its full duration, and the preemptor is retried at that instant")
+        caveats.append(
+            "timed mode: a failed job is retried after an event that may help (a departure, or for a v1.37 gang of more than one pod "
+            "any placement; then after its backoff) or, seeing none, by the 5-minute unschedulable flush (a 30 s loop); preemption as the profile says "
+            "(DefaultPreemption, the greedy engine's PostFilter, only when a running job has a lower priority): victims terminate at once, each "
+            "evicted job restarts from the queue with its full duration, and the preemptor is retried at that instant"
+        )
     return caveats
 
 
@@ -356,19 +518,37 @@ def _file_hash(path: str) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def _run_store(checkpoint, resume: bool, trace_path, nodes, *, vc, mode: str, **flags) -> RunStore | None:
+def _run_store(
+    checkpoint, resume: bool, trace_path, nodes, *, vc, mode: str, **flags
+) -> RunStore | None:
     """The per-run checkpoint of ``replay(checkpoint=DIR)`` (:mod:`gangplan.replay.resume`)."""
     if checkpoint is None:
         if resume:
-            raise SnapshotError("<arguments>", "--resume needs --out DIR (the replay to resume)", field="--resume")
+            raise SnapshotError(
+                "<arguments>", "--resume needs --out DIR (the replay to resume)", field="--resume"
+            )
         return None
     if flags.get("export_epoch") is not None:
         flags["export_epoch"] = list(flags["export_epoch"])
-    return RunStore(checkpoint, fingerprint(trace_path, nodes, vc=vc, flags={"mode": mode, **flags}), resume=resume)
+    return RunStore(
+        checkpoint,
+        fingerprint(trace_path, nodes, vc=vc, flags={"mode": mode, **flags}),
+        resume=resume,
+    )
 
 
-def _resumed(store: RunStore, mode: str, policy: str, seed: int, cluster: Cluster, jobs, ratio: float,
-             fills: list[FillRun], timeds: list[TimedRun], runs: list[ReplayRun]) -> bool:
+def _resumed(
+    store: RunStore,
+    mode: str,
+    policy: str,
+    seed: int,
+    cluster: Cluster,
+    jobs,
+    ratio: float,
+    fills: list[FillRun],
+    timeds: list[TimedRun],
+    runs: list[ReplayRun],
+) -> bool:
     """Read (policy, seed)'s finished run from the store into the lists; False if it has none."""
     if mode == "fill":
         fr = store.load_fill(policy, seed, cluster, jobs, ratio)
@@ -485,9 +665,25 @@ def _shadow_fields(tr: TimedRun) -> dict:
         "regret_queue_gpus_total": _gpu_sum(r.exact_gpus_untried for r in recs),
         "epochs_with_regret": sum(1 for r in recs if r.regret_gpus > 0 or r.regret_jobs > 0),
         "epochs_at_limit": sum(1 for r in recs if r.status != "OPTIMAL"),
-        **({"movable_regret_jobs_total": sum(r.movable_jobs_bound - r.exact_jobs for r in recs if r.movable_jobs_bound is not None),
-            "movable_epochs_at_limit": sum(1 for r in recs if r.movable_status is not None and r.movable_status != "OPTIMAL")} if sh.movable else {}),
-        "gap_max": max((r.gap for r in recs if r.gap is not None and r.status != "OPTIMAL"), default=None),
+        **(
+            {
+                "movable_regret_jobs_total": sum(
+                    r.movable_jobs_bound - r.exact_jobs
+                    for r in recs
+                    if r.movable_jobs_bound is not None
+                ),
+                "movable_epochs_at_limit": sum(
+                    1
+                    for r in recs
+                    if r.movable_status is not None and r.movable_status != "OPTIMAL"
+                ),
+            }
+            if sh.movable
+            else {}
+        ),
+        "gap_max": max(
+            (r.gap for r in recs if r.gap is not None and r.status != "OPTIMAL"), default=None
+        ),
         "exported_epoch": sh.exported,
     }
 
@@ -533,7 +729,14 @@ def _num(x: float | None) -> str:
     return str(int(x)) if float(x).is_integer() else repr(round(float(x), 6))
 
 
-def write_outputs(out: ReplayOutput, directory: str | os.PathLike, *, interval: float = 60.0, report: bool = True, parquet: bool = False) -> list[Path]:
+def write_outputs(
+    out: ReplayOutput,
+    directory: str | os.PathLike,
+    *,
+    interval: float = 60.0,
+    report: bool = True,
+    parquet: bool = False,
+) -> list[Path]:
     """Write the outputs (module docstring) to ``directory``; ``report``: also ``report.html``
     (:mod:`gangplan.replay.report`); ``parquet``: also ``timeseries.parquet``, ``jobs.parquet``
     (and ``epochs.parquet``), the same tables (:mod:`gangplan.replay.parquet`, needs pyarrow)."""
@@ -549,28 +752,127 @@ def write_outputs(out: ReplayOutput, directory: str | os.PathLike, *, interval: 
     files = {"summary.json": json.dumps(out.summary.dump(), indent=2) + "\n"}
     extra: dict[str, str] = {}
     if out.summary.mode == "fill":
-        ts: list[list[object]] = [["policy", "seed", "arrived_percent", "unallocated_percent", "frag_gpus", "fragmentation_rate_percent", "stranded_gpus"]]
-        jobs: list[list[object]] = [["policy", "seed", "order", "job", "gpus", "gpu_milli", "placed"]]
+        ts: list[list[object]] = [
+            [
+                "policy",
+                "seed",
+                "arrived_percent",
+                "unallocated_percent",
+                "frag_gpus",
+                "fragmentation_rate_percent",
+                "stranded_gpus",
+            ]
+        ]
+        jobs: list[list[object]] = [
+            ["policy", "seed", "order", "job", "gpus", "gpu_milli", "placed"]
+        ]
         for fr in out.fill:
             ts += _fill_samples(fr)
-            jobs += [[fr.policy, fr.seed, i, j.name, j.gpus, j.gpu_milli_total, int(p)] for i, (j, p) in enumerate(zip(fr.jobs, fr.placed, strict=True))]
+            jobs += [
+                [fr.policy, fr.seed, i, j.name, j.gpus, j.gpu_milli_total, int(p)]
+                for i, (j, p) in enumerate(zip(fr.jobs, fr.placed, strict=True))
+            ]
     else:
-        ts = [["policy", "seed", "time", "allocated_gpus", "utilisation", "pending_jobs", "regret_gpus", "frag_gpus", "stranded_gpus"]]
-        jobs = [["policy", "seed", "job", "workers", "gpus", "submit", "start", "end", "delay", "jct", "attempts", "evictions"]]
+        ts = [
+            [
+                "policy",
+                "seed",
+                "time",
+                "allocated_gpus",
+                "utilisation",
+                "pending_jobs",
+                "regret_gpus",
+                "frag_gpus",
+                "stranded_gpus",
+            ]
+        ]
+        jobs = [
+            [
+                "policy",
+                "seed",
+                "job",
+                "workers",
+                "gpus",
+                "submit",
+                "start",
+                "end",
+                "delay",
+                "jct",
+                "attempts",
+                "evictions",
+            ]
+        ]
         for tr in out.timed:
             ts += _samples(tr, interval)
             for r in tr.records:
                 delay = None if r.start is None else r.start - r.arrival
                 jct = None if r.end is None else r.end - r.arrival
-                jobs.append([tr.policy, tr.seed, r.job.name, r.job.workers, r.job.gpus, _num(r.arrival), _num(r.start), _num(r.end), _num(delay), _num(jct), r.attempts, r.evictions])
+                jobs.append(
+                    [
+                        tr.policy,
+                        tr.seed,
+                        r.job.name,
+                        r.job.workers,
+                        r.job.gpus,
+                        _num(r.arrival),
+                        _num(r.start),
+                        _num(r.end),
+                        _num(delay),
+                        _num(jct),
+                        r.attempts,
+                        r.evictions,
+                    ]
+                )
         shadows = [tr for tr in out.timed if tr.shadow is not None]
         if shadows:
-            ep: list[list[object]] = [["policy", "seed", "epoch", "time", "pending_jobs", "greedy_gpus", "exact_gpus", "regret_gpus", "greedy_jobs", "exact_jobs", "regret_jobs", "status", "gap", "wall_s", "exact_gpus_untried",
-                                     "movable_jobs", "movable_jobs_bound", "movable_gpus", "movable_status"]]
+            ep: list[list[object]] = [
+                [
+                    "policy",
+                    "seed",
+                    "epoch",
+                    "time",
+                    "pending_jobs",
+                    "greedy_gpus",
+                    "exact_gpus",
+                    "regret_gpus",
+                    "greedy_jobs",
+                    "exact_jobs",
+                    "regret_jobs",
+                    "status",
+                    "gap",
+                    "wall_s",
+                    "exact_gpus_untried",
+                    "movable_jobs",
+                    "movable_jobs_bound",
+                    "movable_gpus",
+                    "movable_status",
+                ]
+            ]
             for tr in shadows:
-                ep += [[tr.policy, tr.seed, e.index, _num(e.time), e.pending_jobs, e.greedy_gpus, e.exact_gpus, e.regret_gpus, e.greedy_jobs, e.exact_jobs, e.regret_jobs, e.status, _num(e.gap), _num(e.wall_s), e.exact_gpus_untried,
-                    _opt(e.movable_jobs), _opt(e.movable_jobs_bound), _opt(e.movable_gpus), e.movable_status or ""]
-                       for e in tr.shadow.records]
+                ep += [
+                    [
+                        tr.policy,
+                        tr.seed,
+                        e.index,
+                        _num(e.time),
+                        e.pending_jobs,
+                        e.greedy_gpus,
+                        e.exact_gpus,
+                        e.regret_gpus,
+                        e.greedy_jobs,
+                        e.exact_jobs,
+                        e.regret_jobs,
+                        e.status,
+                        _num(e.gap),
+                        _num(e.wall_s),
+                        e.exact_gpus_untried,
+                        _opt(e.movable_jobs),
+                        _opt(e.movable_jobs_bound),
+                        _opt(e.movable_gpus),
+                        e.movable_status or "",
+                    ]
+                    for e in tr.shadow.records
+                ]
             extra["epochs.csv"] = _csv(ep)
     files["timeseries.csv"] = _csv(ts)
     files.update(extra)
@@ -600,7 +902,9 @@ def _fill_samples(fr: FillRun) -> list[list[object]]:
     (% of idle) and stranded GPUs (:mod:`gangplan.replay.frag`)."""
     keys = list(fr.unallocated_percent)
     if not fr.frag:
-        return [[fr.policy, fr.seed, k, _num(v), "", "", ""] for k, v in fr.unallocated_percent.items()]
+        return [
+            [fr.policy, fr.seed, k, _num(v), "", "", ""] for k, v in fr.unallocated_percent.items()
+        ]
     from gangplan.replay.frag import at_arrived
 
     cap = fr.capacity_milli
@@ -613,7 +917,17 @@ def _fill_samples(fr: FillRun) -> list[list[object]]:
     rows: list[list[object]] = []
     for i, k in enumerate(keys):
         free = cap - used[i]
-        rows.append([fr.policy, fr.seed, k, _num(fr.unallocated_percent[k]), _num(frag[i] / 1000), _num(100 * frag[i] / free if free else 0.0), _num(stranded[i] / 1000)])
+        rows.append(
+            [
+                fr.policy,
+                fr.seed,
+                k,
+                _num(fr.unallocated_percent[k]),
+                _num(frag[i] / 1000),
+                _num(100 * frag[i] / free if free else 0.0),
+                _num(stranded[i] / 1000),
+            ]
+        )
     return rows
 
 
@@ -638,10 +952,32 @@ def _samples(tr: TimedRun, interval: float) -> list[list[object]]:
                 got.append(epochs[e].regret_gpus)
                 e += 1
             regret = _gpu_sum(got)
-        frag = (_num(tr.frag[k][1] / 1000), _num(tr.frag[k][2] / 1000)) if k < len(tr.frag) else ("", "")
-        rows.append([tr.policy, tr.seed, _num(t), _num(alloc), _num(alloc / cap if cap else 0.0), pend, regret, *frag])
+        frag = (
+            (_num(tr.frag[k][1] / 1000), _num(tr.frag[k][2] / 1000))
+            if k < len(tr.frag)
+            else ("", "")
+        )
+        rows.append(
+            [
+                tr.policy,
+                tr.seed,
+                _num(t),
+                _num(alloc),
+                _num(alloc / cap if cap else 0.0),
+                pend,
+                regret,
+                *frag,
+            ]
+        )
         t += interval
     return rows
 
 
-__all__ = ["ReplayOutput", "load_inputs", "parse_policies", "parse_seeds", "replay", "write_outputs"]
+__all__ = [
+    "ReplayOutput",
+    "load_inputs",
+    "parse_policies",
+    "parse_seeds",
+    "replay",
+    "write_outputs",
+]

@@ -151,10 +151,19 @@ def node_object(n: Node, shared: bool = False) -> dict[str, Any]:
     alloc = {k: _quantity(k, int(v)) for k, v in n.allocatable.items() if not (shared and k == GPU)}
     spec: dict[str, Any] = {}
     if n.taints:
-        spec["taints"] = [{k: v for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v} for t in n.taints]
+        spec["taints"] = [
+            {k: v for k, v in (("key", t.key), ("value", t.value), ("effect", t.effect)) if v}
+            for t in n.taints
+        ]
     if n.unschedulable:
         spec["unschedulable"] = True
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": n.name, "labels": dict(n.labels)}, "spec": spec, "status": {"allocatable": alloc, "capacity": alloc}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": n.name, "labels": dict(n.labels)},
+        "spec": spec,
+        "status": {"allocatable": alloc, "capacity": alloc},
+    }
 
 
 EPOCH_OBJECTIVE = "gpus"
@@ -169,7 +178,15 @@ def job_key(k: int) -> str:
     return f"j{k}"
 
 
-def _pod(job: ReplayJob, k: int, i: int, node: str | None, group: str | None, shared: bool = False, avoid: set[str] | None = None) -> dict[str, Any]:
+def _pod(
+    job: ReplayJob,
+    k: int,
+    i: int,
+    node: str | None,
+    group: str | None,
+    shared: bool = False,
+    avoid: set[str] | None = None,
+) -> dict[str, Any]:
     req: dict[str, str] = {}
     if job.cpu_milli:
         req["cpu"] = f"{job.cpu_milli}m"
@@ -186,24 +203,55 @@ def _pod(job: ReplayJob, k: int, i: int, node: str | None, group: str | None, sh
         spec["priority"] = job.priority
     term: dict[str, Any] = {}
     if job.gpu and job.gpu_models:
-        term["matchExpressions"] = [{"key": GPU_PRODUCT, "operator": "In", "values": list(job.gpu_models)}]
+        term["matchExpressions"] = [
+            {"key": GPU_PRODUCT, "operator": "In", "values": list(job.gpu_models)}
+        ]
     if avoid:
-        term["matchFields"] = [{"key": "metadata.name", "operator": "NotIn", "values": sorted(avoid)}]
+        term["matchFields"] = [
+            {"key": "metadata.name", "operator": "NotIn", "values": sorted(avoid)}
+        ]
     if term:
-        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}}}
+        spec["affinity"] = {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+            }
+        }
     # An extended resource needs a limit equal to its request, or the API server refuses the pod.
-    resources: dict[str, Any] = {"requests": req, "limits": {GPU: req[GPU]}} if GPU in req else {"requests": req}
+    resources: dict[str, Any] = (
+        {"requests": req, "limits": {GPU: req[GPU]}} if GPU in req else {"requests": req}
+    )
     spec["containers"] = [{"name": "worker", "resources": resources}]
     if job.gpu and shared:
-        ref = {"resourceClaimName": _claim_name(k, i)} if node is not None else {"resourceClaimTemplateName": _template_name(k)}
+        ref = (
+            {"resourceClaimName": _claim_name(k, i)}
+            if node is not None
+            else {"resourceClaimTemplateName": _template_name(k)}
+        )
         spec["resourceClaims"] = [{"name": CLAIM, **ref}]
-    pod: dict[str, Any] = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{job_key(k)}-{i}", "namespace": NAMESPACE, "labels": {"job": job.name}}, "spec": spec}
+    pod: dict[str, Any] = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"{job_key(k)}-{i}",
+            "namespace": NAMESPACE,
+            "labels": {"job": job.name},
+        },
+        "spec": spec,
+    }
     if node is not None:
         pod["status"] = {"phase": "Running"}
     return pod
 
 
-def epoch_pod(job: ReplayJob, k: int, i: int, node: str | None, group: str | None, source: str, avoid: set[str] | None = None) -> Pod:
+def epoch_pod(
+    job: ReplayJob,
+    k: int,
+    i: int,
+    node: str | None,
+    group: str | None,
+    source: str,
+    avoid: set[str] | None = None,
+) -> Pod:
     """:func:`_pod` of a whole-GPU trace as the Pod model the loader makes of it (``tests/
     test_replay_preemption.py`` and ``tests/test_replay_timed.py`` hold the two equal)."""
     req: dict[str, int] = {}
@@ -213,23 +261,67 @@ def epoch_pod(job: ReplayJob, k: int, i: int, node: str | None, group: str | Non
         req[MEMORY] = job.memory_mib * MIB
     if job.gpu:
         req[GPU] = job.gpu
-    nonzero = {CPU: job.cpu_milli or DEFAULT_MILLI_CPU_REQUEST, MEMORY: job.memory_mib * MIB or DEFAULT_MEMORY_REQUEST}
-    exprs = (Requirement(key=GPU_PRODUCT, operator="In", values=tuple(job.gpu_models)),) if job.gpu and job.gpu_models else ()
-    fields = (Requirement(key="metadata.name", operator="NotIn", values=tuple(sorted(avoid))),) if avoid else ()
-    affinity = Affinity(node_required=(NodeSelectorTerm(match_expressions=exprs, match_fields=fields),)) if exprs or fields else Affinity()
-    return Pod(namespace=NAMESPACE, name=f"{job_key(k)}-{i}", labels={"job": job.name}, node_name=node, requests=req, nonzero_requests=nonzero,
-               affinity=affinity, priority=job.priority, pod_group=group, phase="Running" if node is not None else "Pending", source=source)
+    nonzero = {
+        CPU: job.cpu_milli or DEFAULT_MILLI_CPU_REQUEST,
+        MEMORY: job.memory_mib * MIB or DEFAULT_MEMORY_REQUEST,
+    }
+    exprs = (
+        (Requirement(key=GPU_PRODUCT, operator="In", values=tuple(job.gpu_models)),)
+        if job.gpu and job.gpu_models
+        else ()
+    )
+    fields = (
+        (Requirement(key="metadata.name", operator="NotIn", values=tuple(sorted(avoid))),)
+        if avoid
+        else ()
+    )
+    affinity = (
+        Affinity(node_required=(NodeSelectorTerm(match_expressions=exprs, match_fields=fields),))
+        if exprs or fields
+        else Affinity()
+    )
+    return Pod(
+        namespace=NAMESPACE,
+        name=f"{job_key(k)}-{i}",
+        labels={"job": job.name},
+        node_name=node,
+        requests=req,
+        nonzero_requests=nonzero,
+        affinity=affinity,
+        priority=job.priority,
+        pod_group=group,
+        phase="Running" if node is not None else "Pending",
+        source=source,
+    )
 
 
 def epoch_group(job: ReplayJob, k: int, source: str) -> PodGroup:
     """The PodGroup :func:`epoch_objects` writes for a pending gang, as the loader reads it."""
-    return PodGroup(namespace=NAMESPACE, name=job_key(k), policy="gang", min_count=job.gang, priority=job.priority,
-                    topology_key=job.required_topology_key or None, api_version=POD_GROUP_API, source=source)
+    return PodGroup(
+        namespace=NAMESPACE,
+        name=job_key(k),
+        policy="gang",
+        min_count=job.gang,
+        priority=job.priority,
+        topology_key=job.required_topology_key or None,
+        api_version=POD_GROUP_API,
+        source=source,
+    )
 
 
-def epoch_cluster(nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int], *, source: str,
-                  avoid: dict[tuple[int, int], set[str]] | None = None, placer=None, devices: dict[int, list[tuple[int, ...]]] | None = None,
-                  kube_version=None, profile=None) -> Cluster:
+def epoch_cluster(
+    nodes: tuple[Node, ...],
+    jobs: list[ReplayJob],
+    running: dict[int, list[str]],
+    pending: list[int],
+    *,
+    source: str,
+    avoid: dict[tuple[int, int], set[str]] | None = None,
+    placer=None,
+    devices: dict[int, list[tuple[int, ...]]] | None = None,
+    kube_version=None,
+    profile=None,
+) -> Cluster:
     """The Cluster of :func:`epoch_objects` (same arguments; ``profile``: the scheduler profile,
     default the default one; ``kube_version``: default the newest). On a trace of whole GPUs it
     is built from models (:func:`epoch_pod`, :func:`epoch_group`, the resident pods read once per
@@ -238,7 +330,11 @@ def epoch_cluster(nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[
     On a GPU-sharing trace the GPUs are DRA devices (module docstring): the objects are written
     and loaded, since the exact engine's device view is built from DRA objects."""
     if sharing(jobs):
-        loaded = load_objects(epoch_objects(nodes, jobs, running, pending, devices, avoid, placer=placer), source, kube_version=kube_version)
+        loaded = load_objects(
+            epoch_objects(nodes, jobs, running, pending, devices, avoid, placer=placer),
+            source,
+            kube_version=kube_version,
+        )
         return loaded if profile is None else loaded.model_copy(update={"profile": profile})
     res = placer.resident() if placer is not None else Cluster()
     pods = list(res.pods)
@@ -250,12 +346,25 @@ def epoch_cluster(nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[
         if job.gang > 1:
             g = epoch_group(job, k, source)
             groups[g.key], group = g, g.name
-        pods += [epoch_pod(job, k, i, None, group, source, (avoid or {}).get((k, i))) for i in range(job.gang)]
+        pods += [
+            epoch_pod(job, k, i, None, group, source, (avoid or {}).get((k, i)))
+            for i in range(job.gang)
+        ]
     extra: dict = {} if profile is None else {"profile": profile}
     if kube_version is not None:
         extra["kube_version"] = kube_version
-    return Cluster(nodes=nodes, pods=tuple(pods), pod_groups=groups, composite_pod_groups=res.composite_pod_groups, workloads=res.workloads, pdbs=res.pdbs,
-                   namespaces=res.namespaces, priority_classes=dict(res.priority_classes), sources=(source,), **extra)
+    return Cluster(
+        nodes=nodes,
+        pods=tuple(pods),
+        pod_groups=groups,
+        composite_pod_groups=res.composite_pod_groups,
+        workloads=res.workloads,
+        pdbs=res.pdbs,
+        namespaces=res.namespaces,
+        priority_classes=dict(res.priority_classes),
+        sources=(source,),
+        **extra,
+    )
 
 
 def _claim_name(k: int, i: int) -> str:
@@ -269,9 +378,21 @@ def _template_name(k: int) -> str:
 
 
 def _claim_spec(job: ReplayJob) -> dict[str, Any]:
-    return {"devices": {"requests": [{"name": CLAIM, "exactly": {
-        "deviceClassName": DEVICE_CLASS, "allocationMode": "ExactCount", "count": job.gpu,
-        "capacity": {"requests": {"milli": str(min(job.gpu_milli, MILLI))}}}}]}}
+    return {
+        "devices": {
+            "requests": [
+                {
+                    "name": CLAIM,
+                    "exactly": {
+                        "deviceClassName": DEVICE_CLASS,
+                        "allocationMode": "ExactCount",
+                        "count": job.gpu,
+                        "capacity": {"requests": {"milli": str(min(job.gpu_milli, MILLI))}},
+                    },
+                }
+            ]
+        }
+    }
 
 
 def device_name(d: int) -> str:
@@ -285,8 +406,22 @@ def device_index(name: str) -> int:
 
 def _dra_objects(nodes: tuple[Node, ...]) -> list[dict[str, Any]]:
     """The DeviceClass and one ResourceSlice per node with GPUs (module docstring)."""
-    out: list[dict[str, Any]] = [{"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass", "metadata": {"name": DEVICE_CLASS},
-                                  "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{DRIVER}' && device.allowMultipleAllocations"}}]}}]
+    out: list[dict[str, Any]] = [
+        {
+            "apiVersion": "resource.k8s.io/v1",
+            "kind": "DeviceClass",
+            "metadata": {"name": DEVICE_CLASS},
+            "spec": {
+                "selectors": [
+                    {
+                        "cel": {
+                            "expression": f"device.driver == '{DRIVER}' && device.allowMultipleAllocations"
+                        }
+                    }
+                ]
+            },
+        }
+    ]
     for n in nodes:
         count = int(n.allocatable.get(GPU, 0))
         if count <= 0:
@@ -296,26 +431,88 @@ def _dra_objects(nodes: tuple[Node, ...]) -> list[dict[str, Any]]:
         devices = []
         for d in range(count):
             attrs = {"index": {"int": d}, **({"productName": {"string": model}} if model else {})}
-            devices.append({"name": device_name(d), "allowMultipleAllocations": True, "attributes": attrs, "capacity": {"milli": {"value": str(MILLI)}}})
-        out.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice", "metadata": {"name": f"{n.name}-gpus"},
-                    "spec": {"driver": DRIVER, "nodeName": n.name, "pool": {"name": n.name, "generation": 1, "resourceSliceCount": 1}, "devices": devices}})
+            devices.append(
+                {
+                    "name": device_name(d),
+                    "allowMultipleAllocations": True,
+                    "attributes": attrs,
+                    "capacity": {"milli": {"value": str(MILLI)}},
+                }
+            )
+        out.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceSlice",
+                "metadata": {"name": f"{n.name}-gpus"},
+                "spec": {
+                    "driver": DRIVER,
+                    "nodeName": n.name,
+                    "pool": {"name": n.name, "generation": 1, "resourceSliceCount": 1},
+                    "devices": devices,
+                },
+            }
+        )
     return out
 
 
-def _allocated_claim(job: ReplayJob, k: int, i: int, node: str, devices: tuple[int, ...]) -> dict[str, Any]:
+def _allocated_claim(
+    job: ReplayJob, k: int, i: int, node: str, devices: tuple[int, ...]
+) -> dict[str, Any]:
     """A running pod's claim, allocated to the devices it holds (a share of each: shareID and
     consumedCapacity, as kube-scheduler's DynamicResources PreBind writes for a device with
     ``allowMultipleAllocations``)."""
-    return _claim_object(NAMESPACE, _claim_name(k, i), f"{job_key(k)}-{i}", node, devices, _claim_spec(job), min(job.gpu_milli, MILLI))
+    return _claim_object(
+        NAMESPACE,
+        _claim_name(k, i),
+        f"{job_key(k)}-{i}",
+        node,
+        devices,
+        _claim_spec(job),
+        min(job.gpu_milli, MILLI),
+    )
 
 
-def _claim_object(namespace: str, name: str, pod: str, node: str, devices: tuple[int, ...], spec: dict[str, Any], milli: int) -> dict[str, Any]:
-    results = [{"request": CLAIM, "driver": DRIVER, "pool": node, "device": device_name(d),
-                "shareID": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{namespace}/{name}/{d}")), "consumedCapacity": {"milli": str(milli)}} for d in devices]
-    return {"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim", "metadata": {"name": name, "namespace": namespace}, "spec": spec,
-            "status": {"allocation": {"devices": {"results": results},
-                                      "nodeSelector": {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}},
-                       "reservedFor": [{"resource": "pods", "name": pod}]}}
+def _claim_object(
+    namespace: str,
+    name: str,
+    pod: str,
+    node: str,
+    devices: tuple[int, ...],
+    spec: dict[str, Any],
+    milli: int,
+) -> dict[str, Any]:
+    results = [
+        {
+            "request": CLAIM,
+            "driver": DRIVER,
+            "pool": node,
+            "device": device_name(d),
+            "shareID": str(uuid.uuid5(uuid.NAMESPACE_URL, f"{namespace}/{name}/{d}")),
+            "consumedCapacity": {"milli": str(milli)},
+        }
+        for d in devices
+    ]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+        "status": {
+            "allocation": {
+                "devices": {"results": results},
+                "nodeSelector": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchFields": [
+                                {"key": "metadata.name", "operator": "In", "values": [node]}
+                            ]
+                        }
+                    ]
+                },
+            },
+            "reservedFor": [{"resource": "pods", "name": pod}],
+        },
+    }
 
 
 def resident(placer, shared: bool) -> list[dict[str, Any]]:
@@ -342,7 +539,9 @@ def resident(placer, shared: bool) -> list[dict[str, Any]]:
         count = 0
         for c in spec.get("containers") or []:
             res = c.get("resources") or {}
-            count += int(str((res.get("requests") or {}).get(GPU, (res.get("limits") or {}).get(GPU, 0))))
+            count += int(
+                str((res.get("requests") or {}).get(GPU, (res.get("limits") or {}).get(GPU, 0)))
+            )
             for part in ("requests", "limits"):
                 (res.get(part) or {}).pop(GPU, None)
         if not count:
@@ -353,15 +552,39 @@ def resident(placer, shared: bool) -> list[dict[str, Any]]:
         ns, pod = meta.get("namespace") or "default", meta.get("name")
         name = f"{pod}-{CLAIM}"
         spec.setdefault("resourceClaims", []).append({"name": CLAIM, "resourceClaimName": name})
-        claim_spec = {"devices": {"requests": [{"name": CLAIM, "exactly": {"deviceClassName": DEVICE_CLASS, "allocationMode": "ExactCount", "count": count,
-                                                                            "capacity": {"requests": {"milli": str(MILLI)}}}}]}}
-        out.append(_claim_object(ns, name, pod, node, tuple(range(first, first + count)), claim_spec, MILLI))
+        claim_spec = {
+            "devices": {
+                "requests": [
+                    {
+                        "name": CLAIM,
+                        "exactly": {
+                            "deviceClassName": DEVICE_CLASS,
+                            "allocationMode": "ExactCount",
+                            "count": count,
+                            "capacity": {"requests": {"milli": str(MILLI)}},
+                        },
+                    }
+                ]
+            }
+        }
+        out.append(
+            _claim_object(
+                ns, name, pod, node, tuple(range(first, first + count)), claim_spec, MILLI
+            )
+        )
     return out
 
 
-def epoch_objects(nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int],
-                  devices: dict[int, list[tuple[int, ...]]] | None = None, avoid: dict[tuple[int, int], set[str]] | None = None, *,
-                  placer=None) -> list[dict[str, Any]]:
+def epoch_objects(
+    nodes: tuple[Node, ...],
+    jobs: list[ReplayJob],
+    running: dict[int, list[str]],
+    pending: list[int],
+    devices: dict[int, list[tuple[int, ...]]] | None = None,
+    avoid: dict[tuple[int, int], set[str]] | None = None,
+    *,
+    placer=None,
+) -> list[dict[str, Any]]:
     """The state as Kubernetes objects: nodes, running pods bound (``running``: job index ->
     the node of each worker), pending jobs' pods (``gang`` workers each, the workers a replay
     places; gangs of more than one with a PodGroup). On a GPU-sharing trace (:func:`sharing`)
@@ -382,8 +605,13 @@ def epoch_objects(nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[
         if shared and job.gpu:
             held = (devices or {}).get(k)
             if held is None or len(held) != len(running[k]):
-                raise ValueError(f"epoch_objects: running job {job.name} (j{k}) shares GPUs but its devices are not given")
-            out += [_allocated_claim(job, k, i, node, tuple(held[i])) for i, node in enumerate(running[k])]
+                raise ValueError(
+                    f"epoch_objects: running job {job.name} (j{k}) shares GPUs but its devices are not given"
+                )
+            out += [
+                _allocated_claim(job, k, i, node, tuple(held[i]))
+                for i, node in enumerate(running[k])
+            ]
     for k in sorted(pending):
         job = jobs[k]
         group = None
@@ -394,11 +622,26 @@ def epoch_objects(nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[
                 spec["schedulingConstraints"] = {"topology": [{"key": job.required_topology_key}]}
             if job.priority:
                 spec["priority"] = job.priority
-            out.append({"apiVersion": POD_GROUP_API, "kind": "PodGroup", "metadata": {"name": group, "namespace": NAMESPACE}, "spec": spec})
+            out.append(
+                {
+                    "apiVersion": POD_GROUP_API,
+                    "kind": "PodGroup",
+                    "metadata": {"name": group, "namespace": NAMESPACE},
+                    "spec": spec,
+                }
+            )
         if shared and job.gpu:
-            out.append({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaimTemplate", "metadata": {"name": _template_name(k), "namespace": NAMESPACE},
-                        "spec": {"spec": _claim_spec(job)}})
-        out += [_pod(job, k, i, None, group, shared, (avoid or {}).get((k, i))) for i in range(job.gang)]
+            out.append(
+                {
+                    "apiVersion": "resource.k8s.io/v1",
+                    "kind": "ResourceClaimTemplate",
+                    "metadata": {"name": _template_name(k), "namespace": NAMESPACE},
+                    "spec": {"spec": _claim_spec(job)},
+                }
+            )
+        out += [
+            _pod(job, k, i, None, group, shared, (avoid or {}).get((k, i))) for i in range(job.gang)
+        ]
     return out
 
 
@@ -436,22 +679,46 @@ def _job_of(key: str) -> tuple[int, int]:
 def _hint(jobs: list[ReplayJob], placed: dict[int, list[str]], keys: list[int]):
     from gangplan.models.result import PodOutcome, Result
 
-    return Result(engine="greedy", status=Status.HEURISTIC, pods={
-        f"{NAMESPACE}/{job_key(k)}-{i}": PodOutcome(node=placed[k][i] if k in placed else None) for k in keys for i in range(jobs[k].gang)})
+    return Result(
+        engine="greedy",
+        status=Status.HEURISTIC,
+        pods={
+            f"{NAMESPACE}/{job_key(k)}-{i}": PodOutcome(node=placed[k][i] if k in placed else None)
+            for k in keys
+            for i in range(jobs[k].gang)
+        },
+    )
 
 
-def write_epoch(objects: list[dict[str, Any]], path: str, now: float, index: int, running: int, pending: int) -> None:
+def write_epoch(
+    objects: list[dict[str, Any]], path: str, now: float, index: int, running: int, pending: int
+) -> None:
     """Write one epoch's objects (:func:`epoch_objects`) as a snapshot for ``gangplan diff``."""
     from pathlib import Path
 
     from gangplan.io.writer import write_snapshot
 
-    write_snapshot(objects, Path(path), header=f"gangplan replay epoch {index} at t={now:g} s: {running} running jobs fixed, {pending} pending")
+    write_snapshot(
+        objects,
+        Path(path),
+        header=f"gangplan replay epoch {index} at t={now:g} s: {running} running jobs fixed, {pending} pending",
+    )
 
 
 def solve_epoch(
-    now: float, index: int, nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int], greedy: dict[int, list[str]], *,
-    time_limit: float, seed: int, tried: set[int] | None = None, export: str | None = None, devices: dict[int, list[tuple[int, ...]]] | None = None,
+    now: float,
+    index: int,
+    nodes: tuple[Node, ...],
+    jobs: list[ReplayJob],
+    running: dict[int, list[str]],
+    pending: list[int],
+    greedy: dict[int, list[str]],
+    *,
+    time_limit: float,
+    seed: int,
+    tried: set[int] | None = None,
+    export: str | None = None,
+    devices: dict[int, list[tuple[int, ...]]] | None = None,
     placer=None,
 ) -> EpochSolve:
     """The exact engine on one epoch's state: ``running`` (job -> nodes of its pods) fixed,
@@ -465,7 +732,14 @@ def solve_epoch(
     from gangplan.solver.exact import solve_exact
 
     if export is not None:
-        write_epoch(epoch_objects(nodes, jobs, running, pending, devices, placer=placer), export, now, index, len(running), len(pending))
+        write_epoch(
+            epoch_objects(nodes, jobs, running, pending, devices, placer=placer),
+            export,
+            now,
+            index,
+            len(running),
+            len(pending),
+        )
     shared = sharing(jobs)
     hint = _hint(jobs, greedy, pending)
     avoid: dict[tuple[int, int], set[str]] = {}
@@ -474,9 +748,26 @@ def solve_epoch(
     wall = 0.0
     repairs = 0
     while True:
-        cluster = epoch_cluster(nodes, jobs, running, pending, source=f"<epoch {index}>", avoid=avoid, placer=placer, devices=devices)
+        cluster = epoch_cluster(
+            nodes,
+            jobs,
+            running,
+            pending,
+            source=f"<epoch {index}>",
+            avoid=avoid,
+            placer=placer,
+            devices=devices,
+        )
         t = time.perf_counter()
-        res = solve_exact(cluster, time_limit=time_limit, workers=1, seed=seed, hint=hint, preemption=False, objective=EPOCH_OBJECTIVE)
+        res = solve_exact(
+            cluster,
+            time_limit=time_limit,
+            workers=1,
+            seed=seed,
+            hint=hint,
+            preemption=False,
+            objective=EPOCH_OBJECTIVE,
+        )
         wall += time.perf_counter() - t
         where: dict[int, dict[int, str]] = {}
         devs: dict[int, dict[int, tuple[int, ...]]] = {}
@@ -486,11 +777,17 @@ def solve_epoch(
                 k, i = _job_of(key)
                 where.setdefault(k, {})[i] = o.node
                 if shared and jobs[k].gpu:
-                    got = tuple(device_index(c.device) for c in o.claims if c.driver == DRIVER and c.pool == o.node)
+                    got = tuple(
+                        device_index(c.device)
+                        for c in o.claims
+                        if c.driver == DRIVER and c.pool == o.node
+                    )
                     if len(got) != jobs[k].gpu:
                         unallocated.setdefault(o.node, []).append((k, i))
                     devs.setdefault(k, {})[i] = got
-        placements = {k: [w[i] for i in sorted(w)] for k, w in where.items() if len(w) >= jobs[k].gang}
+        placements = {
+            k: [w[i] for i in sorted(w)] for k, w in where.items() if len(w) >= jobs[k].gang
+        }
         if first_jobs is None:
             first_jobs, first_status = len(placements), str(res.status)
         if not unallocated:
@@ -502,25 +799,43 @@ def solve_epoch(
         # such pod after 3 rounds; each round strictly restricts, and the hint stays feasible.
         repairs += 1
         for node, pods in unallocated.items():
-            movable = [(k, i) for k, i in pods if not (k in greedy and i < len(greedy[k]) and greedy[k][i] == node)]
+            movable = [
+                (k, i)
+                for k, i in pods
+                if not (k in greedy and i < len(greedy[k]) and greedy[k][i] == node)
+            ]
             movable.sort(key=lambda ki: (-job_milli(jobs[ki[0]], 1), ki))
             for ki in movable if repairs > 3 else movable[:1]:
                 avoid.setdefault(ki, set()).add(node)
             if not movable:
-                raise AssertionError(f"epoch {index}: node {node}: no device allocation for the exact engine's shares, all greedy's")
+                raise AssertionError(
+                    f"epoch {index}: node {node}: no device allocation for the exact engine's shares, all greedy's"
+                )
     status, gap = str(res.status), res.gap
     if repairs:
         # the first (relaxed) solve's admitted jobs bound the true optimum from above
         relaxed_optimal = first_status == "OPTIMAL"
         if not (relaxed_optimal and len(placements) >= first_jobs and status == "OPTIMAL"):
             status = "FEASIBLE"
-            gap = round((first_jobs - len(placements)) / first_jobs, 6) if first_jobs and relaxed_optimal else gap
+            gap = (
+                round((first_jobs - len(placements)) / first_jobs, 6)
+                if first_jobs and relaxed_optimal
+                else gap
+            )
     rec = EpochRecord(
-        index=index, time=now, pending_jobs=len(pending),
-        greedy_gpus=gpus_of(jobs, {k: jobs[k].gang for k in greedy}), exact_gpus=gpus_of(jobs, {k: len(v) for k, v in placements.items()}),
-        greedy_jobs=len(greedy), exact_jobs=len(placements),
-        status=status, gap=gap, wall_s=round(wall, 3),
-        exact_gpus_untried=0 if tried is None else gpus_of(jobs, {k: len(v) for k, v in placements.items() if k not in tried}),
+        index=index,
+        time=now,
+        pending_jobs=len(pending),
+        greedy_gpus=gpus_of(jobs, {k: jobs[k].gang for k in greedy}),
+        exact_gpus=gpus_of(jobs, {k: len(v) for k, v in placements.items()}),
+        greedy_jobs=len(greedy),
+        exact_jobs=len(placements),
+        status=status,
+        gap=gap,
+        wall_s=round(wall, 3),
+        exact_gpus_untried=0
+        if tried is None
+        else gpus_of(jobs, {k: len(v) for k, v in placements.items() if k not in tried}),
         repairs=repairs,
     )
     chosen = {k: [devs[k][i] for i in sorted(devs[k])] for k in placements if k in devs}
@@ -528,8 +843,15 @@ def solve_epoch(
 
 
 def movable_bound(
-    nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int], placed: dict[int, list[str]], *,
-    time_limit: float, seed: int, placer=None,
+    nodes: tuple[Node, ...],
+    jobs: list[ReplayJob],
+    running: dict[int, list[str]],
+    pending: list[int],
+    placed: dict[int, list[str]],
+    *,
+    time_limit: float,
+    seed: int,
+    placer=None,
 ) -> MovableBound:
     """Item 4c: the epoch with running pods movable. Every job of ``running`` becomes a pending
     job one priority above every pending job, so the first tier of the exact objective (entities
@@ -545,11 +867,21 @@ def movable_bound(
     top = max((jobs[k].priority for k in pending), default=0) + 1
     boosted = list(jobs)
     for k in running:
-        boosted[k] = replace(jobs[k], priority=top, min_count=len(running[k]), workers=len(running[k]))
+        boosted[k] = replace(
+            jobs[k], priority=top, min_count=len(running[k]), workers=len(running[k])
+        )
     keys = sorted(running) + sorted(pending)
     cluster = epoch_cluster(nodes, boosted, {}, keys, source="<movable bound>", placer=placer)
     hint = _hint(boosted, {**running, **placed}, keys)
-    res = solve_exact(cluster, time_limit=time_limit, workers=1, seed=seed, hint=hint, preemption=False, objective=EPOCH_OBJECTIVE)
+    res = solve_exact(
+        cluster,
+        time_limit=time_limit,
+        workers=1,
+        seed=seed,
+        hint=hint,
+        preemption=False,
+        objective=EPOCH_OBJECTIVE,
+    )
     counts: dict[int, int] = {}
     for key, o in res.pods.items():
         if o.node is not None and not o.nominated:
@@ -557,10 +889,21 @@ def movable_bound(
             counts[k] = counts.get(k, 0) + 1
     admitted = [k for k in pending if counts.get(k, 0) >= jobs[k].gang]
     if len([k for k in running if counts.get(k, 0) >= len(running[k])]) < len(running):
-        raise AssertionError("movable bound: the running jobs no longer all run (their placement was the hint)")
+        raise AssertionError(
+            "movable bound: the running jobs no longer all run (their placement was the hint)"
+        )
     tiers = [admitted_tier(p) for p in sorted({jobs[k].priority for k in pending}, reverse=True)]
-    bound = sum(int(round(res.bound.get(t, res.objective.get(t, 0)))) for t in tiers) if str(res.status) != "OPTIMAL" else len(admitted)
-    return MovableBound(jobs=len(admitted), jobs_bound=max(bound, len(admitted)), gpus=gpus_of(jobs, {k: counts[k] for k in admitted}), status=str(res.status))
+    bound = (
+        sum(int(round(res.bound.get(t, res.objective.get(t, 0)))) for t in tiers)
+        if str(res.status) != "OPTIMAL"
+        else len(admitted)
+    )
+    return MovableBound(
+        jobs=len(admitted),
+        jobs_bound=max(bound, len(admitted)),
+        gpus=gpus_of(jobs, {k: counts[k] for k in admitted}),
+        status=str(res.status),
+    )
 
 
 @dataclass
@@ -603,20 +946,58 @@ class Shadow:
             return path
         return None
 
-    def record(self, rec: EpochRecord, nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int], placed: dict[int, list[str]],
-               placer=None) -> EpochRecord:
+    def record(
+        self,
+        rec: EpochRecord,
+        nodes: tuple[Node, ...],
+        jobs: list[ReplayJob],
+        running: dict[int, list[str]],
+        pending: list[int],
+        placed: dict[int, list[str]],
+        placer=None,
+    ) -> EpochRecord:
         """Keep ``rec``, with the movable bound when asked (``placed``: the answer at this epoch)."""
         if self.movable:
-            if len(placed) == len(pending):  # every pending job starts: nothing above it, by counting
-                mb = MovableBound(jobs=len(placed), jobs_bound=len(placed), gpus=gpus_of(jobs, {k: len(v) for k, v in placed.items()}), status="OPTIMAL")
+            if len(placed) == len(
+                pending
+            ):  # every pending job starts: nothing above it, by counting
+                mb = MovableBound(
+                    jobs=len(placed),
+                    jobs_bound=len(placed),
+                    gpus=gpus_of(jobs, {k: len(v) for k, v in placed.items()}),
+                    status="OPTIMAL",
+                )
             else:
-                mb = movable_bound(nodes, jobs, running, pending, placed, time_limit=self.time_limit, seed=self.seed, placer=placer)
-            rec.movable_jobs, rec.movable_jobs_bound, rec.movable_gpus, rec.movable_status = mb.jobs, mb.jobs_bound, mb.gpus, mb.status
+                mb = movable_bound(
+                    nodes,
+                    jobs,
+                    running,
+                    pending,
+                    placed,
+                    time_limit=self.time_limit,
+                    seed=self.seed,
+                    placer=placer,
+                )
+            rec.movable_jobs, rec.movable_jobs_bound, rec.movable_gpus, rec.movable_status = (
+                mb.jobs,
+                mb.jobs_bound,
+                mb.gpus,
+                mb.status,
+            )
         self.records.append(rec)
         return rec
 
-    def solve(self, now: float, nodes: tuple[Node, ...], jobs: list[ReplayJob], running: dict[int, list[str]], pending: list[int], greedy: dict[int, list[str]],
-              tried: set[int] | None = None, placer=None) -> EpochRecord:
+    def solve(
+        self,
+        now: float,
+        nodes: tuple[Node, ...],
+        jobs: list[ReplayJob],
+        running: dict[int, list[str]],
+        pending: list[int],
+        greedy: dict[int, list[str]],
+        tried: set[int] | None = None,
+        placer=None,
+    ) -> EpochRecord:
         """``greedy``: job index -> nodes, the jobs of ``pending`` greedy placed at ``now``;
         ``tried``: the jobs greedy attempted at ``now`` (None: all of ``pending``)."""
         index = len(self.records)
@@ -625,15 +1006,46 @@ class Shadow:
             # the timed run's placer (the owner of ``nodes``): its running pods keep their devices
             # through greedy's round (no preemption on a sharing trace), so they are read now
             if placer is None:
-                raise ValueError("shadow on a GPU-sharing trace: no live placer owns these nodes (the devices of running pods are unknown)")
+                raise ValueError(
+                    "shadow on a GPU-sharing trace: no live placer owns these nodes (the devices of running pods are unknown)"
+                )
             devices = {k: placer.devices_of_job(f"j{k}") for k in running if jobs[k].gpu}
-        es = solve_epoch(now, index, nodes, jobs, running, pending, greedy, time_limit=self.time_limit, seed=self.seed, tried=tried,
-                         export=self.export_path(index), devices=devices, placer=placer)
+        es = solve_epoch(
+            now,
+            index,
+            nodes,
+            jobs,
+            running,
+            pending,
+            greedy,
+            time_limit=self.time_limit,
+            seed=self.seed,
+            tried=tried,
+            export=self.export_path(index),
+            devices=devices,
+            placer=placer,
+        )
         self.last_result = (es.cluster, es.result)
         return self.record(es.record, nodes, jobs, running, pending, es.placements, placer=placer)
 
 
 __all__ = [
-    "DEVICE_CLASS", "DRIVER", "EpochRecord", "EpochSolve", "MovableBound", "Shadow", "as_gpus", "device_index", "epoch_cluster", "epoch_group", "epoch_objects", "epoch_pod", "gpus_of",
-    "movable_bound", "node_object", "sharing", "solve_epoch", "write_epoch",
+    "DEVICE_CLASS",
+    "DRIVER",
+    "EpochRecord",
+    "EpochSolve",
+    "MovableBound",
+    "Shadow",
+    "as_gpus",
+    "device_index",
+    "epoch_cluster",
+    "epoch_group",
+    "epoch_objects",
+    "epoch_pod",
+    "gpus_of",
+    "movable_bound",
+    "node_object",
+    "sharing",
+    "solve_epoch",
+    "write_epoch",
 ]

@@ -149,7 +149,9 @@ def backoff(attempts: int, size: int = 1, group_rules: bool = False) -> float:
     (20.0, 10.0)
     """
     cap = MAX_BACKOFF * math.sqrt(size) if group_rules and size > 1 else MAX_BACKOFF
-    return min(INITIAL_BACKOFF * 2.0 ** min(attempts - 1, 64), cap)  # upstream doubles until the cap
+    return min(
+        INITIAL_BACKOFF * 2.0 ** min(attempts - 1, 64), cap
+    )  # upstream doubles until the cap
 
 
 @dataclass
@@ -188,30 +190,69 @@ class TimedRun:
 
 
 def run_timed(
-    base: Cluster, jobs: list[ReplayJob], policy: str | Policy, seed: int, *, typical: list[TypicalPod], arrival_scale: float = 1.0, progress=None, shadow: Shadow | None = None,
+    base: Cluster,
+    jobs: list[ReplayJob],
+    policy: str | Policy,
+    seed: int,
+    *,
+    typical: list[TypicalPod],
+    arrival_scale: float = 1.0,
+    progress=None,
+    shadow: Shadow | None = None,
     on_preempt=None,
 ) -> TimedRun:
     """Replay ``jobs`` on ``base`` under ``policy``; ``shadow`` records the per-epoch exact
     solves (:mod:`gangplan.replay.shadow`) on this run's own state; ``on_preempt(now, job,
     preemption)`` is called after every PostFilter run (:class:`Preemption`: tests validate it)."""
-    return _Clock(base, jobs, policy, seed, typical=typical, arrival_scale=arrival_scale, progress=progress, shadow=shadow, on_preempt=on_preempt).run()
+    return _Clock(
+        base,
+        jobs,
+        policy,
+        seed,
+        typical=typical,
+        arrival_scale=arrival_scale,
+        progress=progress,
+        shadow=shadow,
+        on_preempt=on_preempt,
+    ).run()
 
 
 class _Clock:
     """One timed run: the event heap, kube-scheduler's three queues (activeQ, backoffQ as READY
     events, the unschedulable pool) and the placer (module docstring)."""
 
-    def __init__(self, base: Cluster, jobs: list[ReplayJob], policy: str | Policy, seed: int, *, typical: list[TypicalPod], arrival_scale: float,
-                 progress, shadow: Shadow | None, on_preempt) -> None:
+    def __init__(
+        self,
+        base: Cluster,
+        jobs: list[ReplayJob],
+        policy: str | Policy,
+        seed: int,
+        *,
+        typical: list[TypicalPod],
+        arrival_scale: float,
+        progress,
+        shadow: Shadow | None,
+        on_preempt,
+    ) -> None:
         self.placer = placer = Placer(base, policy, seed=seed, typical=typical)
-        self.jobs, self.seed, self.progress, self.shadow, self.on_preempt = jobs, seed, progress, shadow, on_preempt
+        self.jobs, self.seed, self.progress, self.shadow, self.on_preempt = (
+            jobs,
+            seed,
+            progress,
+            shadow,
+            on_preempt,
+        )
         self.group_rules = groups_requeue_without_hints(placer.cluster.kube_version)
         self.backoff_only = group_pods_backoff_only(placer.cluster.kube_version)
         self.records = [JobRecord(j, j.submit / arrival_scale) for j in jobs]
-        self.events: list[tuple[float, int, int]] = [(r.arrival, ARRIVE, k) for k, r in enumerate(self.records)]
+        self.events: list[tuple[float, int, int]] = [
+            (r.arrival, ARRIVE, k) for k, r in enumerate(self.records)
+        ]
         heapq.heapify(self.events)
         self.active: list[tuple[int, float, int]] = []  # (-priority, queue time, job index)
-        self.pool: dict[int, tuple[float, int]] = {}  # job index -> (time of its last failure, placements seen then)
+        self.pool: dict[
+            int, tuple[float, int]
+        ] = {}  # job index -> (time of its last failure, placements seen then)
         self.waiting_ready: set[int] = set()
         self.pending: set[int] = set()
         self.running: set[int] = set()
@@ -220,16 +261,24 @@ class _Clock:
         self.placements = 0
         self.flushes = 0  # FLUSH entries in events: the run ends when only those remain
         self.flushed = 0
-        self.static_fail: set[int] = set()  # jobs whose last attempt failed the placer's necessary test
+        self.static_fail: set[int] = (
+            set()
+        )  # jobs whose last attempt failed the placer's necessary test
         self.flush_now: set[int] = set()  # jobs the flush moved straight to activeQ at this instant
         # preemption (module docstring): on when the profile preempts and the trace has two priorities
         self.can_preempt = placer.cluster.profile.preemption and len({j.priority for j in jobs}) > 1
         if self.can_preempt and any(j.fractional for j in jobs):
             self.can_preempt = False
-            self.out.notes.append("preemption off: the engine's PostFilter sees whole GPUs, and this trace has GPU-sharing jobs (gpu_milli < 1000)")
-        self.running_priority: Counter[int] = Counter()  # running jobs per priority (the cheap pre-check)
+            self.out.notes.append(
+                "preemption off: the engine's PostFilter sees whole GPUs, and this trace has GPU-sharing jobs (gpu_milli < 1000)"
+            )
+        self.running_priority: Counter[int] = (
+            Counter()
+        )  # running jobs per priority (the cheap pre-check)
         self.stale: Counter[int] = Counter()  # COMPLETE events of evicted runs, skipped when popped
-        self.preempted_now: set[int] = set()  # jobs that preempted at this instant (at most once each)
+        self.preempted_now: set[int] = (
+            set()
+        )  # jobs that preempted at this instant (at most once each)
         self.departed = False
 
     # ---- the queues ----------------------------------------------------------------------------
@@ -259,7 +308,11 @@ class _Clock:
         """Out of the pool: to backoffQ until the backoff expires, else straight to activeQ."""
         failed_at = self.pool[k][0]
         r = self.records[k]
-        ready = now if self.backoff_only and r.job.gang > 1 else failed_at + backoff(r.attempts, r.job.gang, self.group_rules)
+        ready = (
+            now
+            if self.backoff_only and r.job.gang > 1
+            else failed_at + backoff(r.attempts, r.job.gang, self.group_rules)
+        )
         self.waiting_ready.add(k)
         if ready <= now:
             self.waiting_ready.discard(k)
@@ -282,12 +335,24 @@ class _Clock:
             if self.departed:
                 self.move_pool(now)
             pre = None
-            if self.shadow is not None and not only_flush and self.shadow.due(now, len(self.pending)):
+            if (
+                self.shadow is not None
+                and not only_flush
+                and self.shadow.due(now, len(self.pending))
+            ):
                 pre = ({k: placer.nodes_of(f"j{k}") for k in self.running}, sorted(self.pending))
             placed_now, tried_now = self.attempts(now)
             if pre is not None:
-                self.shadow.solve(now, placer.cluster.nodes, self.jobs, pre[0], pre[1], {k: placer.nodes_of(f"j{k}") for k in placed_now}, tried=tried_now,
-                                  placer=placer)
+                self.shadow.solve(
+                    now,
+                    placer.cluster.nodes,
+                    self.jobs,
+                    pre[0],
+                    pre[1],
+                    {k: placer.nodes_of(f"j{k}") for k in placed_now},
+                    tried=tried_now,
+                    placer=placer,
+                )
             state = (placer.allocated_gpus, len(self.pending))
             if state != last:
                 out.changes.append((now, *state))
@@ -309,7 +374,11 @@ class _Clock:
             if kind == FLUSH:
                 self.flushes -= 1
                 # still in the pool since the failure this tick was set for (no event moved it)
-                if k in self.pool and k not in self.waiting_ready and flush_time(self.pool[k][0]) == now:
+                if (
+                    k in self.pool
+                    and k not in self.waiting_ready
+                    and flush_time(self.pool[k][0]) == now
+                ):
                     self.flushed += 1
                     self.move(k, now)
                     if k not in self.pool:
@@ -349,7 +418,13 @@ class _Clock:
             if (self.group_rules or self.backoff_only) and placed_now:
                 # v1.37: a failed pod group goes back on any event, a pod bound after its attempt
                 # included; one whose backoff already expired is tried again at this instant
-                for k in [k for k, (_, seen) in self.pool.items() if seen < self.placements and k not in self.waiting_ready and self.records[k].job.gang > 1]:
+                for k in [
+                    k
+                    for k, (_, seen) in self.pool.items()
+                    if seen < self.placements
+                    and k not in self.waiting_ready
+                    and self.records[k].job.gang > 1
+                ]:
                     self.move(k, now)
         return placed_now, tried_now
 
@@ -385,7 +460,9 @@ class _Clock:
         if self.on_preempt is not None:
             self.on_preempt(now, k, pr)
         if pr.foreign:
-            self.out.notes.append(f"t={now:g} s: {r.job.name}'s preemption not applied: its victims include pods that are not replay jobs ({', '.join(pr.foreign[:3])})")
+            self.out.notes.append(
+                f"t={now:g} s: {r.job.name}'s preemption not applied: its victims include pods that are not replay jobs ({', '.join(pr.foreign[:3])})"
+            )
             return False
         if not pr.victims:
             return False
@@ -419,24 +496,42 @@ def engine_profile(placer: Placer):
     table; the engine sees whole ``nvidia.com/gpu``, which NodeResourcesFit checks)."""
     replay_only = {cls.name for cls in PAPER_PLUGINS}
     prof = placer.cluster.profile
-    return prof.model_copy(update={
-        "filter_plugins": tuple(n for n in prof.filter_plugins if n not in replay_only),
-        "score_weights": {n: w for n, w in prof.score_weights.items() if n not in replay_only},
-    })
+    return prof.model_copy(
+        update={
+            "filter_plugins": tuple(n for n in prof.filter_plugins if n not in replay_only),
+            "score_weights": {n: w for n, w in prof.score_weights.items() if n not in replay_only},
+        }
+    )
 
 
-def preemption_state(placer: Placer, jobs: list[ReplayJob], running: set[int], k: int, source: str) -> Cluster:
+def preemption_state(
+    placer: Placer, jobs: list[ReplayJob], running: set[int], k: int, source: str
+) -> Cluster:
     """The state a preemption run sees (module docstring): the placer's nodes, the resident pods
     of a ``--nodes`` snapshot, every running job's pods bound where the placer put them, job
     ``k`` the only pending one (a gang as its PodGroup); :func:`~gangplan.replay.shadow.epoch_cluster`
     builds it from models (this runs on whole-GPU traces only)."""
     base = placer.cluster
-    return epoch_cluster(base.nodes, jobs, {j: placer.nodes_of(f"j{j}") for j in running}, [k], source=source, placer=placer,
-                         kube_version=base.kube_version, profile=engine_profile(placer)).model_copy(
-        update={"topologies": base.topologies, "priority_classes": {**base.priority_classes, **placer.resident().priority_classes}})
+    return epoch_cluster(
+        base.nodes,
+        jobs,
+        {j: placer.nodes_of(f"j{j}") for j in running},
+        [k],
+        source=source,
+        placer=placer,
+        kube_version=base.kube_version,
+        profile=engine_profile(placer),
+    ).model_copy(
+        update={
+            "topologies": base.topologies,
+            "priority_classes": {**base.priority_classes, **placer.resident().priority_classes},
+        }
+    )
 
 
-def preempt(placer: Placer, jobs: list[ReplayJob], running: set[int], k: int, now: float, *, seed: int = 0) -> Preemption:
+def preempt(
+    placer: Placer, jobs: list[ReplayJob], running: set[int], k: int, now: float, *, seed: int = 0
+) -> Preemption:
     """The greedy engine's PostFilter for job ``k`` on the replay's state at ``now``: every
     running job bound where the placer put it, ``k`` the only pending job (module docstring)."""
     import time
@@ -444,17 +539,31 @@ def preempt(placer: Placer, jobs: list[ReplayJob], running: set[int], k: int, no
     from gangplan.solver.greedy import solve_greedy
 
     t = time.perf_counter()
-    cluster = preemption_state(placer, jobs, running, k, f"<preemption of {jobs[k].name} at t={now:g} s>")
-    res = solve_greedy(cluster, tie_break=placer.policy.tie_break, seed=seed, top_k=0, preemption=True)
+    cluster = preemption_state(
+        placer, jobs, running, k, f"<preemption of {jobs[k].name} at t={now:g} s>"
+    )
+    res = solve_greedy(
+        cluster, tie_break=placer.policy.tie_break, seed=seed, top_k=0, preemption=True
+    )
     victims: set[int] = set()
     foreign: list[str] = []
     prefix = f"{NAMESPACE}/j"
     for key in res.victims:
-        if key.startswith(prefix) and "-" in key[len(prefix):]:
-            victims.add(int(key[len(prefix):].split("-", 1)[0]))
+        if key.startswith(prefix) and "-" in key[len(prefix) :]:
+            victims.add(int(key[len(prefix) :].split("-", 1)[0]))
         else:
             foreign.append(key)
     return Preemption(sorted(victims), foreign, cluster, res, time.perf_counter() - t)
 
 
-__all__ = ["JobRecord", "Preemption", "TimedRun", "backoff", "engine_profile", "flush_time", "preempt", "preemption_state", "run_timed"]
+__all__ = [
+    "JobRecord",
+    "Preemption",
+    "TimedRun",
+    "backoff",
+    "engine_profile",
+    "flush_time",
+    "preempt",
+    "preemption_state",
+    "run_timed",
+]

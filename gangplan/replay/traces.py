@@ -47,13 +47,27 @@ PHILLY_NODE_MEMORY_MIB = 512 * 1024
 """Philly's trace has GPUs only: its nodes get 8 GPUs, 64 cores and 512 GiB (never binding: a
 Philly worker asks for GPUs alone)."""
 
-OPENB_COLUMNS = ("cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "creation_time", "deletion_time")
+OPENB_COLUMNS = (
+    "cpu_milli",
+    "memory_mib",
+    "num_gpu",
+    "gpu_milli",
+    "gpu_spec",
+    "creation_time",
+    "deletion_time",
+)
 PHILLY_COLUMNS = ("timestamp", "duration", "num_gpus")
 JOBS_COLUMNS = ("job", "submit", "duration", "workers", "cpu_milli", "memory_mib", "gpu")
 """Required columns of the neutral ``jobs.csv``; optional: ``min_count`` (default = workers),
 ``priority`` (0), ``required_topology_key``, ``preferred_topology_key``, ``gpu_model`` (a
 ``|``-separated list of allowed ``nvidia.com/gpu.product`` values)."""
-JOBS_OPTIONAL = ("min_count", "priority", "required_topology_key", "preferred_topology_key", "gpu_model")
+JOBS_OPTIONAL = (
+    "min_count",
+    "priority",
+    "required_topology_key",
+    "preferred_topology_key",
+    "gpu_model",
+)
 
 
 @dataclass(frozen=True)
@@ -116,7 +130,9 @@ class _Row:
         self.file, self.row_no, self.line, self.row = file, row_no, line, row
 
     def fail(self, column: str, message: str) -> SnapshotError:
-        return SnapshotError(self.file, message, obj=f"row {self.row_no}", field=column, line=self.line)
+        return SnapshotError(
+            self.file, message, obj=f"row {self.row_no}", field=column, line=self.line
+        )
 
     def text(self, column: str, default: str = "") -> str:
         v = self.row.get(column)
@@ -133,7 +149,9 @@ class _Row:
         if not math.isfinite(v) or v != int(v):
             raise self.fail(column, f"expected an integer, got {self.row.get(column)!r}")
         if v < minimum:
-            raise self.fail(column, f"expected an integer >= {minimum}, got {self.row.get(column)!r}")
+            raise self.fail(
+                column, f"expected an integer >= {minimum}, got {self.row.get(column)!r}"
+            )
         return int(v)
 
     def seconds(self, column: str) -> float:
@@ -141,9 +159,13 @@ class _Row:
         try:
             v = float(t)
         except ValueError:
-            raise self.fail(column, f"expected a number of seconds, got {self.row.get(column)!r}") from None
+            raise self.fail(
+                column, f"expected a number of seconds, got {self.row.get(column)!r}"
+            ) from None
         if not math.isfinite(v) or v < 0:
-            raise self.fail(column, f"expected a non-negative number of seconds, got {self.row.get(column)!r}")
+            raise self.fail(
+                column, f"expected a non-negative number of seconds, got {self.row.get(column)!r}"
+            )
         return v
 
 
@@ -163,7 +185,11 @@ def sniff(path: str | os.PathLike) -> str:
         return "philly"
     if "num_gpu" in header and "gpu_milli" in header:
         return "openb"
-    raise SnapshotError(name, f"not a trace gangplan reads: the header ({','.join(sorted(header)) or 'empty'}) is none of the openb pod list, the Philly job list, gangplan's jobs.csv", line=1)
+    raise SnapshotError(
+        name,
+        f"not a trace gangplan reads: the header ({','.join(sorted(header)) or 'empty'}) is none of the openb pod list, the Philly job list, gangplan's jobs.csv",
+        line=1,
+    )
 
 
 # ---- readers ------------------------------------------------------------------------------------
@@ -173,7 +199,9 @@ def read_openb_pods(path: str | os.PathLike) -> list[ReplayJob]:
         r = _Row(file, row_no, line, raw)
         created, deleted = r.int("creation_time"), r.int("deletion_time")
         if deleted < created:
-            raise r.fail("deletion_time", f"deletion_time {deleted} is before creation_time {created}")
+            raise r.fail(
+                "deletion_time", f"deletion_time {deleted} is before creation_time {created}"
+            )
         num_gpu, milli = r.int("num_gpu"), r.int("gpu_milli")
         if milli > 1000:
             raise r.fail("gpu_milli", f"expected at most 1000, got {milli}")
@@ -227,7 +255,19 @@ def read_philly(path: str | os.PathLike, *, vc: str | None = None) -> list[Repla
     out = []
     for submit, row_no, duration, g in rows:
         w, per = philly_gang(g)
-        out.append(ReplayJob(name=f"philly-{row_no}", submit=submit - t0, duration=duration, workers=w, cpu_milli=0, memory_mib=0, gpu=per, min_count=w, row=row_no))
+        out.append(
+            ReplayJob(
+                name=f"philly-{row_no}",
+                submit=submit - t0,
+                duration=duration,
+                workers=w,
+                cpu_milli=0,
+                memory_mib=0,
+                gpu=per,
+                min_count=w,
+                row=row_no,
+            )
+        )
     return out
 
 
@@ -282,7 +322,9 @@ def read_jobs_csv(path: str | os.PathLike) -> list[ReplayJob]:
     return out
 
 
-def read_trace(path: str | os.PathLike, *, vc: str | None = None, vc_file: str | os.PathLike | None = None) -> Trace:
+def read_trace(
+    path: str | os.PathLike, *, vc: str | None = None, vc_file: str | os.PathLike | None = None
+) -> Trace:
     """Read any of the three formats (sniffed from the header)."""
     kind = sniff(path)
     if vc is not None and kind != "philly":
@@ -304,7 +346,12 @@ def philly_nodes(count: int) -> list[Node]:
         Node(
             name=f"philly-node-{i:04d}",
             labels={HOSTNAME: f"philly-node-{i:04d}"},
-            allocatable={"cpu": PHILLY_NODE_CPU_MILLI, "memory": PHILLY_NODE_MEMORY_MIB * MIB, "pods": 110, GPU: PHILLY_GPUS_PER_NODE},
+            allocatable={
+                "cpu": PHILLY_NODE_CPU_MILLI,
+                "memory": PHILLY_NODE_MEMORY_MIB * MIB,
+                "pods": 110,
+                GPU: PHILLY_GPUS_PER_NODE,
+            },
         )
         for i in range(count)
     ]
@@ -327,8 +374,12 @@ def read_nodes(path: str | os.PathLike, *, gpu_class: str | None = None) -> Clus
     notes = [f"nodes {path}: {w}" for w in cluster.warnings]
     pending = [p.key for p in cluster.pods if p.node_name is None]
     if pending:
-        shown = ", ".join(pending[:3]) + (f" and {len(pending) - 3} more" if len(pending) > 3 else "")
-        notes.append(f"nodes {path}: {len(pending)} pending pods of the snapshot are not replayed (the trace is the workload): {shown}")
+        shown = ", ".join(pending[:3]) + (
+            f" and {len(pending) - 3} more" if len(pending) > 3 else ""
+        )
+        notes.append(
+            f"nodes {path}: {len(pending)} pending pods of the snapshot are not replayed (the trace is the workload): {shown}"
+        )
     nodes, bound = cluster.nodes, tuple(cluster.bound_pods)
     if cluster.dra and any(cluster.dra.devices_by_node.values()):
         from gangplan.replay.dragpus import translate
@@ -336,12 +387,24 @@ def read_nodes(path: str | os.PathLike, *, gpu_class: str | None = None) -> Clus
         nodes, bound, more = translate(cluster, gpu_class, str(path))
         notes += more
     elif gpu_class is not None:
-        raise SnapshotError(str(path), f"--gpu-class {gpu_class}: the snapshot has no ResourceSlice devices", field="--gpu-class")
-    return Cluster(nodes=nodes, pods=bound, topologies=cluster.topologies, priority_classes=cluster.priority_classes, sources=cluster.sources,
-                   warnings=tuple(notes))
+        raise SnapshotError(
+            str(path),
+            f"--gpu-class {gpu_class}: the snapshot has no ResourceSlice devices",
+            field="--gpu-class",
+        )
+    return Cluster(
+        nodes=nodes,
+        pods=bound,
+        topologies=cluster.topologies,
+        priority_classes=cluster.priority_classes,
+        sources=cluster.sources,
+        warnings=tuple(notes),
+    )
 
 
-RESIDENT_KINDS = frozenset({"PriorityClass", "PodGroup", "CompositePodGroup", "Workload", "PodDisruptionBudget"})
+RESIDENT_KINDS = frozenset(
+    {"PriorityClass", "PodGroup", "CompositePodGroup", "Workload", "PodDisruptionBudget"}
+)
 """Kinds of a ``--nodes`` snapshot written into every exact epoch and preemption run beside its
 bound pods (:func:`resident_objects`)."""
 
@@ -365,13 +428,18 @@ def resident_objects(cluster: Cluster) -> list[dict]:
         # Its claims are not in the epoch: the GPUs they held are nvidia.com/gpu (dragpus.translate).
         meta = raw.get("metadata") or {}
         containers = spec.get("containers") or []
-        written = sum(int(str(((c.get("resources") or {}).get("requests") or {}).get(GPU, 0))) for c in containers)
+        written = sum(
+            int(str(((c.get("resources") or {}).get("requests") or {}).get(GPU, 0)))
+            for c in containers
+        )
         extra = gpus.get(f"{meta.get('namespace') or 'default'}/{meta.get('name')}", 0) - written
         if extra > 0 and containers:
             res = containers[0].setdefault("resources", {})
             req = res.setdefault("requests", {})
             req[GPU] = str(int(str(req.get(GPU, 0))) + extra)
-            res.setdefault("limits", {})[GPU] = req[GPU]  # an extended resource's limit equals its request
+            res.setdefault("limits", {})[GPU] = req[
+                GPU
+            ]  # an extended resource's limit equals its request
     return out
 
 
@@ -403,15 +471,28 @@ def model_selector(models: tuple[str, ...]):
 
     if not models:
         return Affinity()
-    return Affinity(node_required=(NodeSelectorTerm(match_expressions=(Requirement(key=GPU_PRODUCT, operator="In", values=tuple(models)),)),))
+    return Affinity(
+        node_required=(
+            NodeSelectorTerm(
+                match_expressions=(
+                    Requirement(key=GPU_PRODUCT, operator="In", values=tuple(models)),
+                )
+            ),
+        )
+    )
 
 
-def worker_pod(job: ReplayJob, index: int, *, namespace: str = "replay", group: str | None = None) -> Pod:
+def worker_pod(
+    job: ReplayJob, index: int, *, namespace: str = "replay", group: str | None = None
+) -> Pod:
     """One worker of ``job`` as a pending Pod. Its GPUs are a device request (``gpu`` devices of
     ``gpu_milli`` each, :mod:`gangplan.replay.gpushare`) carried by annotations, not
     ``nvidia.com/gpu``; the allowed models are a node-affinity term (GPU pods only)."""
     req: dict[str, int] = {"cpu": job.cpu_milli, "memory": job.memory_mib * MIB}
-    nonzero = {CPU: job.cpu_milli or DEFAULT_MILLI_CPU_REQUEST, MEMORY: job.memory_mib * MIB or DEFAULT_MEMORY_REQUEST}
+    nonzero = {
+        CPU: job.cpu_milli or DEFAULT_MILLI_CPU_REQUEST,
+        MEMORY: job.memory_mib * MIB or DEFAULT_MEMORY_REQUEST,
+    }
     return Pod(
         namespace=namespace,
         name=f"{job.name}-{index}" if job.workers > 1 else job.name,
@@ -425,6 +506,18 @@ def worker_pod(job: ReplayJob, index: int, *, namespace: str = "replay", group: 
 
 
 __all__ = [
-    "JOBS_COLUMNS", "JOBS_OPTIONAL", "ReplayJob", "Trace", "philly_gang", "philly_nodes", "read_jobs_csv", "read_nodes",
-    "read_openb_pods", "read_philly", "read_trace", "resident_objects", "sniff", "worker_pod",
+    "JOBS_COLUMNS",
+    "JOBS_OPTIONAL",
+    "ReplayJob",
+    "Trace",
+    "philly_gang",
+    "philly_nodes",
+    "read_jobs_csv",
+    "read_nodes",
+    "read_openb_pods",
+    "read_philly",
+    "read_trace",
+    "resident_objects",
+    "sniff",
+    "worker_pod",
 ]

@@ -42,11 +42,23 @@ def unmatched_selectors(cluster: Cluster, pod: Pod) -> Counter:
     out: Counter = Counter()
     terms = pod.affinity.node_required
     for node in cluster.nodes:
-        miss = next((f"{k}={v}" for k, v in pod.node_selector.items() if node.labels.get(k) != v), None)
-        if miss is None and terms is not None and not any(node_selector_term_matches(t, node) for t in terms):
+        miss = next(
+            (f"{k}={v}" for k, v in pod.node_selector.items() if node.labels.get(k) != v), None
+        )
+        if (
+            miss is None
+            and terms is not None
+            and not any(node_selector_term_matches(t, node) for t in terms)
+        ):
             term = terms[0]
-            req = next((r for r in term.match_expressions if not requirement_matches(r, node.labels)), None)
-            miss = f"{req.key} {req.operator} [{', '.join(req.values)}]" if req is not None else "node affinity term 1"
+            req = next(
+                (r for r in term.match_expressions if not requirement_matches(r, node.labels)), None
+            )
+            miss = (
+                f"{req.key} {req.operator} [{', '.join(req.values)}]"
+                if req is not None
+                else "node affinity term 1"
+            )
         if miss is not None:
             out[miss] += 1
     return out
@@ -65,4 +77,10 @@ def details(cluster: Cluster, pod: Pod) -> dict[str, str]:
     return out
 
 
-__all__ = ["SELECTOR_REASON", "TAINT_REASON", "details", "unmatched_selectors", "untolerated_taints"]
+__all__ = [
+    "SELECTOR_REASON",
+    "TAINT_REASON",
+    "details",
+    "unmatched_selectors",
+    "untolerated_taints",
+]

@@ -94,12 +94,19 @@ def build_result(
     nominated = set(nominated)
     pods: dict[str, PodOutcome] = {}
     with gc_paused():  # one outcome per pod, no cycles (gangplan.gcpause)
-        devices = assign_devices(cluster, placements) if name_devices else {}  # DRA: the devices each claim gets (one allocator)
+        devices = (
+            assign_devices(cluster, placements) if name_devices else {}
+        )  # DRA: the devices each claim gets (one allocator)
         for p in cluster.pending_pods:
             node = placements.get(p.key)
             if node is not None:
-                claims = [ClaimDevice(claim=c, request=r, driver=d, pool=pl, device=dev) for c, r, d, pl, dev in devices.get(p.key, ())]
-                pods[p.key] = PodOutcome(node=node, reason=None, nominated=p.key in nominated, claims=claims)
+                claims = [
+                    ClaimDevice(claim=c, request=r, driver=d, pool=pl, device=dev)
+                    for c, r, d, pl, dev in devices.get(p.key, ())
+                ]
+                pods[p.key] = PodOutcome(
+                    node=node, reason=None, nominated=p.key in nominated, claims=claims
+                )
             else:
                 reason = pod_reasons.get(p.key) or cluster.not_queued.get(p.key) or "not placed"
                 pods[p.key] = PodOutcome(node=None, reason=reason)
@@ -113,14 +120,27 @@ def build_result(
             pending_by_group[p.group_key] += 1
     for gkey in sorted(pending_by_group):
         if gkey not in tree:  # a dangling reference: kube-scheduler gates its pods at PreEnqueue
-            groups[gkey] = GroupOutcome(admitted=False, placed=0, min_count=0, pending=pending_by_group[gkey],
-                                        reason=f"gated at PreEnqueue: waiting for pod group {gkey}, which is not in the snapshot")
+            groups[gkey] = GroupOutcome(
+                admitted=False,
+                placed=0,
+                min_count=0,
+                pending=pending_by_group[gkey],
+                reason=f"gated at PreEnqueue: waiting for pod group {gkey}, which is not in the snapshot",
+            )
             continue
         g = tree.node(gkey)
-        ok = newly.get(gkey, 0) > 0 and tree.node(g.root).entity in admitted and placed.get(gkey, 0) >= g.need
+        ok = (
+            newly.get(gkey, 0) > 0
+            and tree.node(g.root).entity in admitted
+            and placed.get(gkey, 0) >= g.need
+        )
         nodes = [placements[p.key] for p in g.members if p.key in placements]
         nodes += [p.node_name for p in g.members if p.node_name and p.key not in victims]
-        reason = None if ok else group_reasons.get(gkey) or _default_group_reason(cluster, gkey, newly.get(gkey, 0))
+        reason = (
+            None
+            if ok
+            else group_reasons.get(gkey) or _default_group_reason(cluster, gkey, newly.get(gkey, 0))
+        )
         groups[gkey] = GroupOutcome(
             admitted=ok,
             placed=placed.get(gkey, 0),
@@ -153,7 +173,9 @@ def build_result(
     )
 
 
-def composite_outcomes(cluster: Cluster, placed: Mapping[str, int], admitted: set, pending_by_group: Mapping[str, int]) -> dict[str, CompositeOutcome]:
+def composite_outcomes(
+    cluster: Cluster, placed: Mapping[str, int], admitted: set, pending_by_group: Mapping[str, int]
+) -> dict[str, CompositeOutcome]:
     """One row per CompositePodGroup with a pending pod below it: the same rule the objective
     counts (:meth:`GroupTree.satisfied`, the root's admission)."""
     tree = cluster.groups
@@ -167,7 +189,9 @@ def composite_outcomes(cluster: Cluster, placed: Mapping[str, int], admitted: se
         ok = tree.satisfied(key, placed) and n.root in admitted_roots
         out[key] = CompositeOutcome(
             admitted=ok,
-            groups_admitted=sum(1 for c in n.children if c in tree.nodes and tree.satisfied(c, placed)),
+            groups_admitted=sum(
+                1 for c in n.children if c in tree.nodes and tree.satisfied(c, placed)
+            ),
             need=n.need,
             children=len(n.children),
             placed=sum(placed.get(leaf, 0) for leaf in n.leaves),
@@ -189,7 +213,22 @@ def _default_group_reason(cluster: Cluster, gkey: str, newly: int) -> str:
 
 
 __all__ = [
-    "ADMITTED_PREFIX", "BROKEN_GROUPS", "PDB_VIOLATIONS", "PLACED", "VICTIMS_PREFIX", "VICTIM_PODS",
-    "admitted_entities", "build_result", "compare", "composite_outcomes", "disruption", "entity_of", "entity_priority",
-    "group_placed_counts", "is_cost", "objective", "pdb_violations", "victim_priorities",
+    "ADMITTED_PREFIX",
+    "BROKEN_GROUPS",
+    "PDB_VIOLATIONS",
+    "PLACED",
+    "VICTIMS_PREFIX",
+    "VICTIM_PODS",
+    "admitted_entities",
+    "build_result",
+    "compare",
+    "composite_outcomes",
+    "disruption",
+    "entity_of",
+    "entity_priority",
+    "group_placed_counts",
+    "is_cost",
+    "objective",
+    "pdb_violations",
+    "victim_priorities",
 ]

@@ -40,7 +40,10 @@ SUITE_SAMPLES = 20
 """Runs a scenario with a ``sometimes`` expectation is sampled with when ``--samples`` is not given."""
 EXPECT_OPTIMAL = "gangplan.io/expect-optimal"
 EXPECT_PLACED = "gangplan.io/expect-placed"
-EXPECT_VICTIMS = {"greedy": "gangplan.io/expect-greedy-victims", "optimal": "gangplan.io/expect-optimal-victims"}
+EXPECT_VICTIMS = {
+    "greedy": "gangplan.io/expect-greedy-victims",
+    "optimal": "gangplan.io/expect-optimal-victims",
+}
 
 
 @dataclass
@@ -54,7 +57,11 @@ class SuiteRow:
 
     @property
     def ok(self) -> bool:
-        return self.error is None and not self.failures and (self.diff is None or self.diff.classification != MODEL_MISMATCH)
+        return (
+            self.error is None
+            and not self.failures
+            and (self.diff is None or self.diff.classification != MODEL_MISMATCH)
+        )
 
     @property
     def unproven(self) -> bool:
@@ -63,15 +70,25 @@ class SuiteRow:
 
     def document(self) -> SuiteRowDocument:
         """This scenario's row of ``diff --suite DIR --json``: its diff without the two Results."""
-        return SuiteRowDocument(scenario=self.scenario, error=self.error, expectations=self.expectations, failures=self.failures,
-                                seconds=round(self.seconds, 3), diff=self.diff.document(with_results=False) if self.diff else None)
+        return SuiteRowDocument(
+            scenario=self.scenario,
+            error=self.error,
+            expectations=self.expectations,
+            failures=self.failures,
+            seconds=round(self.seconds, 3),
+            diff=self.diff.document(with_results=False) if self.diff else None,
+        )
 
 
 def suite_entries(directory: str | Path) -> list[Path]:
     d = Path(directory)
     if not d.is_dir():
         raise SnapshotError(str(d), "a suite must be a directory of snapshots")
-    entries = [p for p in sorted(d.iterdir()) if not p.name.startswith(".") and (p.is_dir() or p.suffix.lower() in SNAPSHOT_SUFFIXES)]
+    entries = [
+        p
+        for p in sorted(d.iterdir())
+        if not p.name.startswith(".") and (p.is_dir() or p.suffix.lower() in SNAPSHOT_SUFFIXES)
+    ]
     if not entries:
         raise SnapshotError(str(d), "suite directory holds no snapshot")
     return entries
@@ -97,7 +114,9 @@ def greedy_expectation(cluster: Cluster, annotations: dict[str, str]) -> str | N
 
 
 def wants_samples(cluster: Cluster) -> bool:
-    return any(greedy_expectation(cluster, g.annotations) == SOMETIMES for g in cluster.pod_groups.values())
+    return any(
+        greedy_expectation(cluster, g.annotations) == SOMETIMES for g in cluster.pod_groups.values()
+    )
 
 
 def _greedy_outcome(cluster: Cluster, diff: Diff, key: str) -> str:
@@ -119,8 +138,14 @@ def check_expectations(cluster: Cluster, diff: Diff) -> tuple[int, list[str]]:
             n += 1
             got = _greedy_outcome(cluster, diff, key)
             if got != want:
-                share = f" (admitted in {sum(_outcome(r, cluster, key) == 'admitted' for r in diff.samples.results)}/{diff.samples.runs} sampled runs)" if diff.samples is not None else ""
-                failures.append(f"{key}: greedy {got}{share}, expected {want} (kube-scheduler v{cluster.kube_version})")
+                share = (
+                    f" (admitted in {sum(_outcome(r, cluster, key) == 'admitted' for r in diff.samples.results)}/{diff.samples.runs} sampled runs)"
+                    if diff.samples is not None
+                    else ""
+                )
+                failures.append(
+                    f"{key}: greedy {got}{share}, expected {want} (kube-scheduler v{cluster.kube_version})"
+                )
         want_optimal = expectation(cluster, ann, EXPECT_OPTIMAL)
         if want_optimal is not None:
             n += 1
@@ -128,12 +153,16 @@ def check_expectations(cluster: Cluster, diff: Diff) -> tuple[int, list[str]]:
             if got != want_optimal:
                 failures.append(f"{key}: optimal {got}, expected {want_optimal}")
             elif not admission_proven(diff.proof):
-                failures.append(f"{key}: optimal {got} as expected, but not proven ({diff.proof.first_open if diff.proof else 'no proof'} open)")
+                failures.append(
+                    f"{key}: optimal {got} as expected, but not proven ({diff.proof.first_open if diff.proof else 'no proof'} open)"
+                )
         want_placed = expectation(cluster, ann, EXPECT_PLACED)
         if want_placed is not None:
             n += 1
             res = diff.greedy.groups.get(key)
-            got_n = res.placed if res else sum(1 for p in cluster.groups.members(key) if p.node_name)
+            got_n = (
+                res.placed if res else sum(1 for p in cluster.groups.members(key) if p.node_name)
+            )
             if str(got_n) != want_placed.strip():
                 failures.append(f"{key}: greedy placed {got_n}, expected {want_placed}")
         for engine, annotation in EXPECT_VICTIMS.items():
@@ -142,7 +171,9 @@ def check_expectations(cluster: Cluster, diff: Diff) -> tuple[int, list[str]]:
                 n += 1
                 got_v = len((diff.greedy if engine == "greedy" else diff.optimal).victims)
                 if str(got_v) != want_v.strip():
-                    failures.append(f"{key}: {engine} evicted {got_v} pods, expected {want_v} (kube-scheduler v{cluster.kube_version})")
+                    failures.append(
+                        f"{key}: {engine} evicted {got_v} pods, expected {want_v} (kube-scheduler v{cluster.kube_version})"
+                    )
     return n, failures
 
 
@@ -177,6 +208,15 @@ def suite_exit_code(rows: list[SuiteRow]) -> int:
     return 0
 
 
-def run_suite(directory: str | Path, *, progress: Callable[[str], None] | None = None, entries: list[Path] | None = None, **opts) -> list[SuiteRow]:
+def run_suite(
+    directory: str | Path,
+    *,
+    progress: Callable[[str], None] | None = None,
+    entries: list[Path] | None = None,
+    **opts,
+) -> list[SuiteRow]:
     """Every scenario of ``directory`` (or the given ``entries`` of it), in order."""
-    return [run_scenario(p, progress=progress, **opts) for p in (entries if entries is not None else suite_entries(directory))]
+    return [
+        run_scenario(p, progress=progress, **opts)
+        for p in (entries if entries is not None else suite_entries(directory))
+    ]

@@ -107,7 +107,12 @@ class _State:
         self.new: set[str] = set()
         for key, out in result.pods.items():
             p = cluster.pod_by_key.get(key)
-            if out.node is not None and p is not None and p.node_name is None and out.node in cluster.node_index:
+            if (
+                out.node is not None
+                and p is not None
+                and p.node_name is None
+                and out.node in cluster.node_index
+            ):
                 self.node_of[key] = out.node
                 self.pods[key] = p
                 self.new.add(key)
@@ -127,9 +132,17 @@ def _shape(cluster: Cluster, result: Result) -> list[Violation]:
         elif o.node is not None and o.node not in cluster.node_index:
             out.append(Violation("result-shape", key, f"placed on unknown node {o.node!r}"))
         elif o.node is not None and key in cluster.gated:
-            out.append(Violation("result-shape", key, f"placed although gated ({cluster.gated[key]})"))
+            out.append(
+                Violation("result-shape", key, f"placed although gated ({cluster.gated[key]})")
+            )
         elif o.node is not None and key in cluster.not_queued:
-            out.append(Violation("result-shape", key, f"placed although no scheduling cycle attempts it ({cluster.not_queued[key]})"))
+            out.append(
+                Violation(
+                    "result-shape",
+                    key,
+                    f"placed although no scheduling cycle attempts it ({cluster.not_queued[key]})",
+                )
+            )
     for key in sorted(pending - set(result.pods)):
         out.append(Violation("result-shape", key, "pending pod missing from the result"))
     for v in result.victims:
@@ -148,7 +161,9 @@ def _capacity(st: _State) -> list[Violation]:
         for p in pods:
             for r, q in p.requests.items():
                 used[r] += q
-        served = st.cluster.dra.mapped_on(node) if st.cluster.dra else ()  # KEP-5004: checked by _dra
+        served = (
+            st.cluster.dra.mapped_on(node) if st.cluster.dra else ()
+        )  # KEP-5004: checked by _dra
         # As NodeResourcesFit checks only what the incoming pod requests, a resource none of the
         # node's new pods asks for is not the Result's doing (a snapshot may hold bound pods that
         # overcommit a resource the node does not list).
@@ -157,9 +172,23 @@ def _capacity(st: _State) -> list[Violation]:
             if r in served or r not in asked:
                 continue
             if q > node.allocatable.get(r, 0) and q > 0:
-                out.append(Violation.on("capacity", NODE, name, f"{r} requested {q} > allocatable {node.allocatable.get(r, 0)}"))
+                out.append(
+                    Violation.on(
+                        "capacity",
+                        NODE,
+                        name,
+                        f"{r} requested {q} > allocatable {node.allocatable.get(r, 0)}",
+                    )
+                )
         if PODS in node.allocatable and len(pods) > node.allocatable[PODS]:
-            out.append(Violation.on("capacity", NODE, name, f"{len(pods)} pods > allocatable pods {node.allocatable[PODS]}"))
+            out.append(
+                Violation.on(
+                    "capacity",
+                    NODE,
+                    name,
+                    f"{len(pods)} pods > allocatable pods {node.allocatable[PODS]}",
+                )
+            )
     return out
 
 
@@ -174,7 +203,9 @@ def _dra(st: _State, result: Result) -> list[Violation]:
     each claim's matchAttribute / distinctAttribute constraints, distinctAttribute as the
     Result's release knows it)."""
     version = result_version(result, st.cluster)
-    dra = st.cluster.dra.for_version(version) if st.cluster.dra else None  # (device taints: the Result's release)
+    dra = (
+        st.cluster.dra.for_version(version) if st.cluster.dra else None
+    )  # (device taints: the Result's release)
     if not dra:
         return []
     from gangplan.dra.capacity import check_node, check_nodes
@@ -191,9 +222,17 @@ def _dra(st: _State, result: Result) -> list[Violation]:
         if pods:
             placed.append((st.nodes[name], pods))
     if dra.multi_node:  # multi-node devices: one allocation takes them from every node they reach
-        named = {k: tuple((c.claim, c.request, c.driver, c.pool, c.device) for c in o.claims) for k, o in result.pods.items() if o.claims}
+        named = {
+            k: tuple((c.claim, c.request, c.driver, c.pool, c.device) for c in o.claims)
+            for k, o in result.pods.items()
+            if o.claims
+        }
         for subject, why in check_nodes(dra, placed, distinct, named):
-            out.append(Violation.on("dra", NODE, subject, why) if subject in st.nodes else Violation("dra", subject, why))
+            out.append(
+                Violation.on("dra", NODE, subject, why)
+                if subject in st.nodes
+                else Violation("dra", subject, why)
+            )
         return out
     for node, pods in placed:
         why = check_node(dra, node, pods, distinct)
@@ -207,20 +246,32 @@ def _dra(st: _State, result: Result) -> list[Violation]:
                 where[c].add(st.node_of[key])
     for c, nodes in sorted(where.items()):
         if len(nodes) > 1:
-            out.append(Violation("dra", c, f"claim shared by pods on several nodes ({', '.join(sorted(nodes))})"))
+            out.append(
+                Violation(
+                    "dra", c, f"claim shared by pods on several nodes ({', '.join(sorted(nodes))})"
+                )
+            )
     return out
 
 
 def _named_devices(st: _State, result: Result) -> list[Violation]:
     """The devices the Result names for each pod's claims (``PodOutcome.claims``), when it names
     any: on the pod's node, free in the snapshot, matching their requests, distinct."""
-    named = {k: tuple((c.claim, c.request, c.driver, c.pool, c.device) for c in o.claims) for k, o in result.pods.items() if o.claims}
+    named = {
+        k: tuple((c.claim, c.request, c.driver, c.pool, c.device) for c in o.claims)
+        for k, o in result.pods.items()
+        if o.claims
+    }
     if not named:
         return []
     from gangplan.dra.results import check_named
 
-    cluster = st.cluster.at_version(result_version(result, st.cluster))  # (device taints: the Result's release)
-    return [Violation("dra", subject, why) for subject, why in check_named(cluster, st.node_of, named)]
+    cluster = st.cluster.at_version(
+        result_version(result, st.cluster)
+    )  # (device taints: the Result's release)
+    return [
+        Violation("dra", subject, why) for subject, why in check_named(cluster, st.node_of, named)
+    ]
 
 
 def _node_rules(st: _State) -> list[Violation]:
@@ -231,13 +282,31 @@ def _node_rules(st: _State) -> list[Violation]:
             out.append(Violation("unschedulable", key, f"node {node.name} is unschedulable"))
         taint = first_untolerated_taint(node.taints, p.tolerations)
         if taint is not None:
-            out.append(Violation("taint", key, f"node {node.name} has untolerated taint {taint.display()} ({taint.effect})"))
+            out.append(
+                Violation(
+                    "taint",
+                    key,
+                    f"node {node.name} has untolerated taint {taint.display()} ({taint.effect})",
+                )
+            )
         if not node_matches_pod_selector(p, node):
-            out.append(Violation("node-selector", key, f"node {node.name} does not match nodeSelector / required node affinity"))
+            out.append(
+                Violation(
+                    "node-selector",
+                    key,
+                    f"node {node.name} does not match nodeSelector / required node affinity",
+                )
+            )
         if p.host_ports:
             for q in st.on_node[node.name]:
-                if q.key != key and any(ports_conflict(a, b) for a in p.host_ports for b in q.host_ports):
-                    out.append(Violation("host-port", key, f"host port conflict with {q.key} on node {node.name}"))
+                if q.key != key and any(
+                    ports_conflict(a, b) for a in p.host_ports for b in q.host_ports
+                ):
+                    out.append(
+                        Violation(
+                            "host-port", key, f"host port conflict with {q.key} on node {node.name}"
+                        )
+                    )
                     break
     return out
 
@@ -269,7 +338,11 @@ def _affinity(st: _State) -> list[Violation]:
         bound = [(st.pods[k], st.nodes[n]) for k, n in st.node_of.items() if k not in st.new]
         new = [(st.pods[k], st.nodes[st.node_of[k]]) for k in sorted(st.new)]
         gone = set(st.victims)
-        victims = [(p, st.nodes[p.node_name]) for p in st.cluster.bound_pods if p.key in gone and p.node_name in st.nodes]
+        victims = [
+            (p, st.nodes[p.node_name])
+            for p in st.cluster.bound_pods
+            if p.key in gone and p.node_name in st.nodes
+        ]
         plan = affinity_order(bound, new, ns, victims=victims)
         if not plan.feasible:
             note = " (undecided: the search for an order hit its budget)" if plan.undecided else ""
@@ -278,15 +351,31 @@ def _affinity(st: _State) -> list[Violation]:
         p, node = st.pods[key], st.nodes[st.node_of[key]]
         for t in p.affinity.pod_anti_affinity_required:
             for q, m in everyone:
-                if q.key != key and _same_domain(node, m, t.topology_key) and term_matches(t, p.namespace, q, ns):
-                    out.append(Violation("pod-anti-affinity", key, f"{q.key} on node {m.name} matches its podAntiAffinity ({t.topology_key})"))
+                if (
+                    q.key != key
+                    and _same_domain(node, m, t.topology_key)
+                    and term_matches(t, p.namespace, q, ns)
+                ):
+                    out.append(
+                        Violation(
+                            "pod-anti-affinity",
+                            key,
+                            f"{q.key} on node {m.name} matches its podAntiAffinity ({t.topology_key})",
+                        )
+                    )
                     break
         for q, m in anti_holders:
             if q.key == key:
                 continue
             for t in q.affinity.pod_anti_affinity_required:
                 if _same_domain(node, m, t.topology_key) and term_matches(t, q.namespace, p, ns):
-                    out.append(Violation("pod-anti-affinity", key, f"violates the podAntiAffinity of {q.key} on node {m.name} ({t.topology_key})"))
+                    out.append(
+                        Violation(
+                            "pod-anti-affinity",
+                            key,
+                            f"violates the podAntiAffinity of {q.key} on node {m.name} ({t.topology_key})",
+                        )
+                    )
                     break
     return out
 
@@ -317,12 +406,18 @@ def _spread(st: _State) -> list[Violation]:
         p, node = st.pods[key], st.nodes[st.node_of[key]]
         # Only nodes carrying every hard constraint's topology key are counted
         # (nodeLabelsMatchSpreadConstraints in calPreFilterState).
-        hard_keys = [c.topology_key for c in p.topology_spread if c.when_unsatisfiable == "DoNotSchedule"]
+        hard_keys = [
+            c.topology_key for c in p.topology_spread if c.when_unsatisfiable == "DoNotSchedule"
+        ]
         for c in p.topology_spread:
             if c.when_unsatisfiable != "DoNotSchedule":
                 continue
             if c.topology_key not in node.labels:
-                out.append(Violation("topology-spread", key, f"node {node.name} has no label {c.topology_key!r}"))
+                out.append(
+                    Violation(
+                        "topology-spread", key, f"node {node.name} has no label {c.topology_key!r}"
+                    )
+                )
                 continue
             mine_value = node.labels[c.topology_key]
             final: dict[str, int] = {}
@@ -332,12 +427,19 @@ def _spread(st: _State) -> list[Violation]:
                     continue
                 if c.node_affinity_policy == "Honor" and not node_matches_pod_selector(p, n):
                     continue
-                if c.node_taints_policy == "Honor" and first_untolerated_taint(n.taints, p.tolerations) is not None:
+                if (
+                    c.node_taints_policy == "Honor"
+                    and first_untolerated_taint(n.taints, p.tolerations) is not None
+                ):
                     continue
                 v = n.labels[c.topology_key]
                 final.setdefault(v, 0)
                 for q in st.on_node.get(n.name, ()):
-                    if q.namespace != p.namespace or q.terminating or not selector_matches(c.label_selector, q.labels):
+                    if (
+                        q.namespace != p.namespace
+                        or q.terminating
+                        or not selector_matches(c.label_selector, q.labels)
+                    ):
                         continue
                     final[v] += 1
                     if v == mine_value and (q.key not in st.new or _spread_peers(p, q)):
@@ -348,7 +450,13 @@ def _spread(st: _State) -> list[Violation]:
             if c.min_domains is not None and len(final) < c.min_domains:
                 lo = 0
             if certain - lo > c.max_skew:
-                out.append(Violation("topology-spread", key, f"skew {certain - lo} > maxSkew {c.max_skew} on {c.topology_key}={mine_value}"))
+                out.append(
+                    Violation(
+                        "topology-spread",
+                        key,
+                        f"skew {certain - lo} > maxSkew {c.max_skew} on {c.topology_key}={mine_value}",
+                    )
+                )
     return out
 
 
@@ -368,17 +476,45 @@ def _groups(st: _State, result: Result) -> list[Violation]:
     for root in tree.roots:
         why = tree.validation_error(root)
         if why is not None and any(newly[g] for g in tree.leaves(root)):
-            out.append(Violation.on("group-validation", tree.node(root).kind, root, f"pods placed although kube-scheduler refuses the hierarchy: {why}"))
+            out.append(
+                Violation.on(
+                    "group-validation",
+                    tree.node(root).kind,
+                    root,
+                    f"pods placed although kube-scheduler refuses the hierarchy: {why}",
+                )
+            )
     for gkey in tree.leaf_keys:
         g = tree.node(gkey)
         if newly[gkey] and placed[gkey] < g.need:
-            out.append(Violation.on("gang", "PodGroup", gkey, f"{placed[gkey]} pods on nodes < minCount {g.need} although {newly[gkey]} were placed"))
+            out.append(
+                Violation.on(
+                    "gang",
+                    "PodGroup",
+                    gkey,
+                    f"{placed[gkey]} pods on nodes < minCount {g.need} although {newly[gkey]} were placed",
+                )
+            )
         outcome = result.groups.get(gkey)
         if outcome is not None:
             if outcome.placed != placed[gkey]:
-                out.append(Violation.on("result-shape", "PodGroup", gkey, f"outcome says placed={outcome.placed}, placements give {placed[gkey]}"))
+                out.append(
+                    Violation.on(
+                        "result-shape",
+                        "PodGroup",
+                        gkey,
+                        f"outcome says placed={outcome.placed}, placements give {placed[gkey]}",
+                    )
+                )
             if outcome.admitted and placed[gkey] < g.need:
-                out.append(Violation.on("result-shape", "PodGroup", gkey, f"outcome says admitted with {placed[gkey]} < minCount {g.need} pods"))
+                out.append(
+                    Violation.on(
+                        "result-shape",
+                        "PodGroup",
+                        gkey,
+                        f"outcome says admitted with {placed[gkey]} < minCount {g.need} pods",
+                    )
+                )
         if g.topology_key:
             out.extend(_one_domain(st, "PodGroup", gkey, g.topology_key, members[gkey]))
 
@@ -387,23 +523,54 @@ def _groups(st: _State, result: Result) -> list[Violation]:
         cg = tree.node(ckey)
         leaves = set(cg.leaves)
         if any(newly[g] for g in leaves) and not tree.satisfied(ckey, placed):
-            out.append(Violation.on("composite", "CompositePodGroup", ckey, f"fewer than minGroupCount {cg.need} children satisfied although pods were placed below it"))
+            out.append(
+                Violation.on(
+                    "composite",
+                    "CompositePodGroup",
+                    ckey,
+                    f"fewer than minGroupCount {cg.need} children satisfied although pods were placed below it",
+                )
+            )
         if cg.topology_key:
-            out.extend(_one_domain(st, "CompositePodGroup", ckey, cg.topology_key, [k for k in st.node_of if st.pods[k].group_key in leaves]))
+            out.extend(
+                _one_domain(
+                    st,
+                    "CompositePodGroup",
+                    ckey,
+                    cg.topology_key,
+                    [k for k in st.node_of if st.pods[k].group_key in leaves],
+                )
+            )
     return out
 
 
-def _one_domain(st: _State, kind: str, group: str, key: str, pod_keys: list[str]) -> list[Violation]:
+def _one_domain(
+    st: _State, kind: str, group: str, key: str, pod_keys: list[str]
+) -> list[Violation]:
     if not any(k in st.new for k in pod_keys):
         return []
     values = set()
     for k in pod_keys:
         node = st.nodes[st.node_of[k]]
         if key not in node.labels:
-            return [Violation.on("topology", kind, group, f"pod {k} is on node {node.name}, which has no label {key!r}")]
+            return [
+                Violation.on(
+                    "topology",
+                    kind,
+                    group,
+                    f"pod {k} is on node {node.name}, which has no label {key!r}",
+                )
+            ]
         values.add(node.labels[key])
     if len(values) > 1:
-        return [Violation.on("topology", kind, group, f"pods span {len(values)} domains of {key}: {', '.join(sorted(values))}")]
+        return [
+            Violation.on(
+                "topology",
+                kind,
+                group,
+                f"pods span {len(values)} domains of {key}: {', '.join(sorted(values))}",
+            )
+        ]
     return []
 
 
@@ -418,19 +585,36 @@ def _victims(st: _State, result: Result) -> list[Violation]:
         # be gone although the gang was not admitted: any queued pod that may preempt counts
         preemptors += [tree.unit_priority(p) for p in c.queued_pods if p.preemption_policy != NEVER]
     if not preemptors:
-        return [Violation("victim", v, "evicted although no pod was placed") for v in sorted(result.victims)]
+        return [
+            Violation("victim", v, "evicted although no pod was placed")
+            for v in sorted(result.victims)
+        ]
     top = max(preemptors)
     out = []
     for v in sorted(result.victims):
         p = c.pod_by_key.get(v)
         if p is not None and p.node_name is not None and tree.unit_priority(p) >= top:
-            out.append(Violation("victim", v, f"priority {tree.unit_priority(p)} is not lower than the preemptor's {top}"))
+            out.append(
+                Violation(
+                    "victim",
+                    v,
+                    f"priority {tree.unit_priority(p)} is not lower than the preemptor's {top}",
+                )
+            )
     gone = set(result.victims)
     for u in tree.victim_units(c.bound_pods):
         keys = {p.key for p in u.pods}
         if keys & gone and not keys <= gone:
             kept = ", ".join(sorted(keys - gone))
-            out.append(Violation("victim", str(u.key), f"{u.kind} unit (disruptionMode all) only partly evicted; kept: {kept}", u.kind, u.key.key))
+            out.append(
+                Violation(
+                    "victim",
+                    str(u.key),
+                    f"{u.kind} unit (disruptionMode all) only partly evicted; kept: {kept}",
+                    u.kind,
+                    u.key.key,
+                )
+            )
     return out
 
 

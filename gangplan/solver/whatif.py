@@ -61,9 +61,16 @@ def idle_gpus(cluster: Cluster, result: Result) -> int:
     return int(frame[column].sum()) if column in frame.columns else 0
 
 
-def run_whatif(base: Layer, variants: list[Layer], *, sources: tuple[str, ...], kube_version: str | None = None,
-               progress: Callable[[str], None] | None = None, check: Callable[[Cluster, str], None] | None = None,
-               **diff_options) -> list[WhatIfRow]:
+def run_whatif(
+    base: Layer,
+    variants: list[Layer],
+    *,
+    sources: tuple[str, ...],
+    kube_version: str | None = None,
+    progress: Callable[[str], None] | None = None,
+    check: Callable[[Cluster, str], None] | None = None,
+    **diff_options,
+) -> list[WhatIfRow]:
     """The diff of ``base`` and of each variant laid over it, in the order given. Every variant is
     loaded first (so bad input in any of them stops the run before a solve); ``check(cluster,
     name)`` sees each loaded cluster (the CLI's ``--strict``) and may raise."""
@@ -78,7 +85,12 @@ def run_whatif(base: Layer, variants: list[Layer], *, sources: tuple[str, ...], 
     for layer, merged, cluster in loaded:
         if progress is not None:
             progress(layer.name)
-        d = diff_snapshot(cluster, snapshot=f"{sources[0]} [{layer.name}]", kube_version=kube_version, **diff_options)
+        d = diff_snapshot(
+            cluster,
+            snapshot=f"{sources[0]} [{layer.name}]",
+            kube_version=kube_version,
+            **diff_options,
+        )
         rows.append(WhatIfRow(layer.name, cluster, d, merged.notes if layer.name != BASE else []))
     return rows
 

@@ -83,12 +83,22 @@ class TopologyTree:
         if cluster.topologies:
             levels, source = cluster.topologies[0].levels, f"Topology/{cluster.topologies[0].name}"
         else:
-            levels = tuple(k for k in WELL_KNOWN_LEVELS if any(k in n.labels for n in cluster.nodes))
+            levels = tuple(
+                k for k in WELL_KNOWN_LEVELS if any(k in n.labels for n in cluster.nodes)
+            )
             source = "well-known node labels"
-        return cls.build([n.name for n in cluster.nodes], [n.labels for n in cluster.nodes], levels, source)
+        return cls.build(
+            [n.name for n in cluster.nodes], [n.labels for n in cluster.nodes], levels, source
+        )
 
     @classmethod
-    def build(cls, names: list[str], labels: list[dict[str, str]], levels: tuple[str, ...], source: str = "") -> TopologyTree:
+    def build(
+        cls,
+        names: list[str],
+        labels: list[dict[str, str]],
+        levels: tuple[str, ...],
+        source: str = "",
+    ) -> TopologyTree:
         g = nx.DiGraph()
         g.add_node(ROOT, level=-1, key=None, value=None)
         idx: list[dict[str, int]] = [{} for _ in levels]
@@ -110,7 +120,16 @@ class TopologyTree:
             g.add_node(("node", names[j]), level=len(levels), key=None, value=names[j])
             g.add_edge(parent, ("node", names[j]))
         domains = tuple(tuple(d) for d in idx)
-        return cls(tuple(levels), source, g, tuple(names), domains, node_domain, tuple(idx), {n: j for j, n in enumerate(names)})
+        return cls(
+            tuple(levels),
+            source,
+            g,
+            tuple(names),
+            domains,
+            node_domain,
+            tuple(idx),
+            {n: j for j, n in enumerate(names)},
+        )
 
     # ---- queries ---------------------------------------------------------------------------
     def level_index(self, key: str) -> int:
@@ -142,4 +161,7 @@ class TopologyTree:
 
     def domain_counts(self) -> list[tuple[str, int, int]]:
         """(level key, number of domains, nodes without a domain) per level."""
-        return [(k, len(self.domains[i]), int((self.node_domain[i] < 0).sum())) for i, k in enumerate(self.levels)]
+        return [
+            (k, len(self.domains[i]), int((self.node_domain[i] < 0).sum()))
+            for i, k in enumerate(self.levels)
+        ]

@@ -169,7 +169,11 @@ def pod_group_object(
         meta["annotations"] = dict(annotations)
     if created is not None:
         meta["creationTimestamp"] = created if isinstance(created, str) else timestamp(created)
-    spec: Obj = {"schedulingPolicy": {"gang": {"minCount": int(min_count)}} if policy == "gang" else {"basic": {}}}
+    spec: Obj = {
+        "schedulingPolicy": {"gang": {"minCount": int(min_count)}}
+        if policy == "gang"
+        else {"basic": {}}
+    }
     if priority_class is not None:
         spec["priorityClassName"] = priority_class
     if priority is not None:
@@ -195,11 +199,20 @@ def composite_pod_group_object(
 ) -> Obj:
     """A CompositePodGroup (KEP-6012): a parent needing ``minGroupCount`` admitted children."""
     obj = pod_group_object(
-        name, namespace=namespace, policy=policy, min_count=min_group_count, priority=priority,
-        topology_key=topology_key, parent=parent, annotations=annotations, created=created,
+        name,
+        namespace=namespace,
+        policy=policy,
+        min_count=min_group_count,
+        priority=priority,
+        topology_key=topology_key,
+        parent=parent,
+        annotations=annotations,
+        created=created,
     )
     obj["kind"] = "CompositePodGroup"
-    obj["apiVersion"] = "scheduling.k8s.io/v1alpha3"  # the only version that serves CompositePodGroup
+    obj["apiVersion"] = (
+        "scheduling.k8s.io/v1alpha3"  # the only version that serves CompositePodGroup
+    )
     if policy == "gang":
         obj["spec"]["schedulingPolicy"] = {"gang": {"minGroupCount": int(min_group_count)}}
     return obj
@@ -207,7 +220,12 @@ def composite_pod_group_object(
 
 def priority_class_object(name: str, value: int, *, global_default: bool = False) -> Obj:
     """A ``scheduling.k8s.io/v1`` PriorityClass."""
-    obj: Obj = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": int(value)}
+    obj: Obj = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": int(value),
+    }
     if global_default:
         obj["globalDefault"] = True
     return obj
@@ -230,8 +248,6 @@ def topology_object(name: str, levels: Sequence[str]) -> Obj:
         "metadata": {"name": name},
         "spec": {"levels": [{"nodeLabel": k} for k in levels]},
     }
-
-
 
 
 PREEMPTIBLE_CLASS = "preemptible"

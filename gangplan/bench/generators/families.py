@@ -60,8 +60,13 @@ from gangplan.io.errors import SnapshotError
 from gangplan.models.well_known import GPU, GPU_PRODUCT, HOSTNAME, RACK, ZONE
 
 # Stream ids of this module (gpu_clusters.py uses 1 and 2, small_snapshots.py 3 and 5).
-_STREAM_MIXED_NODES, _STREAM_MIXED_GANGS, _STREAM_PHILLY, _STREAM_ALIBABA, _STREAM_FILL = 11, 12, 13, 14, 15
-
+_STREAM_MIXED_NODES, _STREAM_MIXED_GANGS, _STREAM_PHILLY, _STREAM_ALIBABA, _STREAM_FILL = (
+    11,
+    12,
+    13,
+    14,
+    15,
+)
 
 
 @dataclass(frozen=True)
@@ -75,7 +80,9 @@ class Family:
 FAMILIES: dict[str, Family] = {}
 
 
-def family(name: str, doc: str, **defaults: Any) -> Callable[[Callable[..., list[Obj]]], Callable[..., list[Obj]]]:
+def family(
+    name: str, doc: str, **defaults: Any
+) -> Callable[[Callable[..., list[Obj]]], Callable[..., list[Obj]]]:
     """Register a builder ``f(seed=..., **params)`` under ``name`` with its parameter defaults."""
 
     def register(f: Callable[..., list[Obj]]) -> Callable[..., list[Obj]]:
@@ -92,7 +99,9 @@ def build_family(name: str, params: Mapping[str, Any], seed: int) -> list[Obj]:
     fam = FAMILIES[name]
     unknown = sorted(set(params) - set(fam.defaults))
     if unknown:
-        raise ValueError(f"generator {name!r} has no parameter {unknown[0]!r}; it takes: {', '.join(sorted(fam.defaults))}")
+        raise ValueError(
+            f"generator {name!r} has no parameter {unknown[0]!r}; it takes: {', '.join(sorted(fam.defaults))}"
+        )
     return fam.build(seed=int(seed), **{**fam.defaults, **params})
 
 
@@ -103,7 +112,9 @@ def data_dir(override: str | None = None) -> Path:
     env = os.environ.get("GANGPLAN_DATA_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[3].parent / "shared" / "data"  # this file: <repo>/gangplan/bench/generators/
+    return (
+        Path(__file__).resolve().parents[3].parent / "shared" / "data"
+    )  # this file: <repo>/gangplan/bench/generators/
 
 
 def data_dir_path(override: str | None, *parts: str) -> Path:
@@ -116,8 +127,15 @@ def data_dir_path(override: str | None, *parts: str) -> Path:
 def _read_csv(path: str, header: tuple[str, ...] | None = None) -> pd.DataFrame:
     p = resolve(path)
     if not p.is_file():
-        raise SnapshotError(path, "trace file not found (set GANGPLAN_DATA_DIR or the family's data_dir)")
-    return pd.read_csv(p, header=None if header else "infer", names=list(header) if header else None, keep_default_na=False)
+        raise SnapshotError(
+            path, "trace file not found (set GANGPLAN_DATA_DIR or the family's data_dir)"
+        )
+    return pd.read_csv(
+        p,
+        header=None if header else "infer",
+        names=list(header) if header else None,
+        keep_default_na=False,
+    )
 
 
 # ---- shared pieces ----------------------------------------------------------------------------
@@ -132,7 +150,9 @@ def _gang_size(rng: np.random.Generator, dist: str, max_size: int) -> int:
     raise ValueError(f"unknown gang_size_dist {dist!r}; use loguniform, uniform or fixed")
 
 
-def _gpu_requests(gpus: int, cpu_per_gpu: int = CPU_PER_GPU, mem_per_gpu_gi: int = MEMORY_PER_GPU_GI) -> dict[str, str]:
+def _gpu_requests(
+    gpus: int, cpu_per_gpu: int = CPU_PER_GPU, mem_per_gpu_gi: int = MEMORY_PER_GPU_GI
+) -> dict[str, str]:
     return {"cpu": str(gpus * cpu_per_gpu), "memory": f"{gpus * mem_per_gpu_gi}Gi", GPU: str(gpus)}
 
 
@@ -141,7 +161,9 @@ def _priority_classes(levels: int) -> dict[str, int]:
     return {f"gang-p{i}": 10 * (i + 1) for i in range(max(1, int(levels)))}
 
 
-def _rack_labels(name: str, index: int, nodes_per_rack: int, racks_per_zone: int, gpu_type: str | None) -> dict[str, str]:
+def _rack_labels(
+    name: str, index: int, nodes_per_rack: int, racks_per_zone: int, gpu_type: str | None
+) -> dict[str, str]:
     rack = index // nodes_per_rack
     labels = {HOSTNAME: name, ZONE: f"zone-{rack // racks_per_zone}", RACK: f"rack-{rack}"}
     if gpu_type:
@@ -158,7 +180,13 @@ class _NodeShape:
     model: str
 
 
-def _nodes_with_usage(shapes: Sequence[_NodeShape], utilisation: float, seed: int, nodes_per_rack: int, racks_per_zone: int) -> list[Obj]:
+def _nodes_with_usage(
+    shapes: Sequence[_NodeShape],
+    utilisation: float,
+    seed: int,
+    nodes_per_rack: int,
+    racks_per_zone: int,
+) -> list[Obj]:
     """Node objects in racks, then bound pods using ~``utilisation`` of each node's GPUs.
 
     A node's used GPUs are Binomial(gpus, utilisation): partly used nodes dominate, which is the
@@ -172,34 +200,78 @@ def _nodes_with_usage(shapes: Sequence[_NodeShape], utilisation: float, seed: in
     out: list[Obj] = [priority_class_object(RUNNING_PRIORITY_CLASS, RUNNING_PRIORITY)]
     bound: list[Obj] = []
     for i, s in enumerate(shapes):
-        out.append(node_object(
-            s.name, cpu=f"{s.cpu_milli}m", memory=f"{s.memory_mib}Mi", gpus=s.gpus,
-            labels=_rack_labels(s.name, i, nodes_per_rack, racks_per_zone, s.model or None),
-        ))
+        out.append(
+            node_object(
+                s.name,
+                cpu=f"{s.cpu_milli}m",
+                memory=f"{s.memory_mib}Mi",
+                gpus=s.gpus,
+                labels=_rack_labels(s.name, i, nodes_per_rack, racks_per_zone, s.model or None),
+            )
+        )
         u = int(used[i])
         if u:
             share = u / s.gpus / 2
-            bound.append(pod_object(
-                f"run-{s.name}", namespace="running", node_name=s.name, priority=RUNNING_PRIORITY,
-                priority_class=RUNNING_PRIORITY_CLASS, labels={"app": "running"}, created=0,
-                requests={"cpu": f"{int(s.cpu_milli * share)}m", "memory": f"{int(s.memory_mib * share)}Mi", GPU: str(u)},
-            ))
+            bound.append(
+                pod_object(
+                    f"run-{s.name}",
+                    namespace="running",
+                    node_name=s.name,
+                    priority=RUNNING_PRIORITY,
+                    priority_class=RUNNING_PRIORITY_CLASS,
+                    labels={"app": "running"},
+                    created=0,
+                    requests={
+                        "cpu": f"{int(s.cpu_milli * share)}m",
+                        "memory": f"{int(s.memory_mib * share)}Mi",
+                        GPU: str(u),
+                    },
+                )
+            )
     return out + bound
 
 
-def _gang(name: str, pods: list[tuple[str, dict[str, str]]], *, index: int, namespace: str, priority: tuple[str, int] | None,
-          topology_key: str | None = None, node_selector: Mapping[str, str] | None = None, affinity: Mapping[str, Any] | None = None,
-          spread: Sequence[Mapping[str, Any]] = ()) -> list[Obj]:
+def _gang(
+    name: str,
+    pods: list[tuple[str, dict[str, str]]],
+    *,
+    index: int,
+    namespace: str,
+    priority: tuple[str, int] | None,
+    topology_key: str | None = None,
+    node_selector: Mapping[str, str] | None = None,
+    affinity: Mapping[str, Any] | None = None,
+    spread: Sequence[Mapping[str, Any]] = (),
+) -> list[Obj]:
     """One all-or-nothing PodGroup (minCount = its pods) and its pods, created after gang ``index - 1``."""
     pc, value = priority if priority else (None, None)
-    out = [pod_group_object(name, namespace=namespace, min_count=len(pods), priority=value, priority_class=pc,
-                            topology_key=topology_key, created=2 * index)]
+    out = [
+        pod_group_object(
+            name,
+            namespace=namespace,
+            min_count=len(pods),
+            priority=value,
+            priority_class=pc,
+            topology_key=topology_key,
+            created=2 * index,
+        )
+    ]
     for pod_name, requests in pods:
-        out.append(pod_object(
-            pod_name, namespace=namespace, group=name, requests=requests, priority=value, priority_class=pc,
-            labels={"job": name}, node_selector=node_selector, affinity=affinity, topology_spread=spread,
-            created=2 * index + 1,
-        ))
+        out.append(
+            pod_object(
+                pod_name,
+                namespace=namespace,
+                group=name,
+                requests=requests,
+                priority=value,
+                priority_class=pc,
+                labels={"job": name},
+                node_selector=node_selector,
+                affinity=affinity,
+                topology_spread=spread,
+                created=2 * index + 1,
+            )
+        )
     return out
 
 
@@ -209,39 +281,122 @@ def _job_term(name: str, topology_key: str) -> dict[str, Any]:
 
 # ---- families ---------------------------------------------------------------------------------
 @family(
-    "gpu", "gpu_cluster + gpu_gangs: the exact engine's scaling family (docs/benchmarks.md)",
-    nodes=16, pending_pods=32, profile="mixed", gpus_per_node=8, nodes_per_rack=16, max_gang_size=32,
-    same_rack_fraction=0.5, selector_fraction=0.2,
+    "gpu",
+    "gpu_cluster + gpu_gangs: the exact engine's scaling family (docs/benchmarks.md)",
+    nodes=16,
+    pending_pods=32,
+    profile="mixed",
+    gpus_per_node=8,
+    nodes_per_rack=16,
+    max_gang_size=32,
+    same_rack_fraction=0.5,
+    selector_fraction=0.2,
 )
-def gpu_family(*, seed: int, nodes: int, pending_pods: int, profile: str, gpus_per_node: int, nodes_per_rack: int,
-               max_gang_size: int, same_rack_fraction: float, selector_fraction: float) -> list[Obj]:
-    cluster = gpu_cluster(nodes, gpus_per_node=gpus_per_node, nodes_per_rack=nodes_per_rack, profile=profile, seed=seed)
-    return cluster + gpu_gangs(pending_pods, seed=seed, max_gang_size=max_gang_size,
-                               same_rack_fraction=same_rack_fraction, selector_fraction=selector_fraction)
+def gpu_family(
+    *,
+    seed: int,
+    nodes: int,
+    pending_pods: int,
+    profile: str,
+    gpus_per_node: int,
+    nodes_per_rack: int,
+    max_gang_size: int,
+    same_rack_fraction: float,
+    selector_fraction: float,
+) -> list[Obj]:
+    cluster = gpu_cluster(
+        nodes,
+        gpus_per_node=gpus_per_node,
+        nodes_per_rack=nodes_per_rack,
+        profile=profile,
+        seed=seed,
+    )
+    return cluster + gpu_gangs(
+        pending_pods,
+        seed=seed,
+        max_gang_size=max_gang_size,
+        same_rack_fraction=same_rack_fraction,
+        selector_fraction=selector_fraction,
+    )
 
 
 @family(
-    "scheduler-perf", "scheduler_perf_gangs: upstream's PodGroup benchmarks (seed-independent)",
-    nodes=20, gangs=10, pods_per_gang=3, policy="gang", nodes_per_rack=None, topology_key=None,
+    "scheduler-perf",
+    "scheduler_perf_gangs: upstream's PodGroup benchmarks (seed-independent)",
+    nodes=20,
+    gangs=10,
+    pods_per_gang=3,
+    policy="gang",
+    nodes_per_rack=None,
+    topology_key=None,
 )
-def scheduler_perf_family(*, seed: int, nodes: int, gangs: int, pods_per_gang: int, policy: str,
-                          nodes_per_rack: int | None, topology_key: str | None) -> list[Obj]:
+def scheduler_perf_family(
+    *,
+    seed: int,
+    nodes: int,
+    gangs: int,
+    pods_per_gang: int,
+    policy: str,
+    nodes_per_rack: int | None,
+    topology_key: str | None,
+) -> list[Obj]:
     del seed  # upstream's shapes are fixed; seeds only repeat them
-    return scheduler_perf_gangs(nodes, gangs, pods_per_gang, policy, nodes_per_rack=nodes_per_rack, topology_key=topology_key)
+    return scheduler_perf_gangs(
+        nodes,
+        gangs,
+        pods_per_gang,
+        policy,
+        nodes_per_rack=nodes_per_rack,
+        topology_key=topology_key,
+    )
 
 
 @family(
-    "mixed", "GPU racks at a utilisation, gangs with heterogeneous pods, affinity, anti-affinity, topology, spread, priorities",
-    nodes=16, gpus_per_node=8, cpu=128, memory_gi=1024, nodes_per_rack=4, racks_per_zone=2, gpu_types=["H100", "A100"],
-    utilisation=0.5, gangs=8, gang_size_dist="loguniform", max_gang_size=8, gpus_per_pod=[1, 2, 4, 8],
-    hetero_fraction=0.0, affinity_fraction=0.0, anti_affinity_fraction=0.0, topology_fraction=0.0,
-    spread_fraction=0.0, selector_fraction=0.0, priorities=1,
+    "mixed",
+    "GPU racks at a utilisation, gangs with heterogeneous pods, affinity, anti-affinity, topology, spread, priorities",
+    nodes=16,
+    gpus_per_node=8,
+    cpu=128,
+    memory_gi=1024,
+    nodes_per_rack=4,
+    racks_per_zone=2,
+    gpu_types=["H100", "A100"],
+    utilisation=0.5,
+    gangs=8,
+    gang_size_dist="loguniform",
+    max_gang_size=8,
+    gpus_per_pod=[1, 2, 4, 8],
+    hetero_fraction=0.0,
+    affinity_fraction=0.0,
+    anti_affinity_fraction=0.0,
+    topology_fraction=0.0,
+    spread_fraction=0.0,
+    selector_fraction=0.0,
+    priorities=1,
 )
-def mixed_family(*, seed: int, nodes: int, gpus_per_node: int, cpu: int, memory_gi: int, nodes_per_rack: int,
-                 racks_per_zone: int, gpu_types: Sequence[str], utilisation: float, gangs: int, gang_size_dist: str,
-                 max_gang_size: int, gpus_per_pod: Sequence[int], hetero_fraction: float, affinity_fraction: float,
-                 anti_affinity_fraction: float, topology_fraction: float, spread_fraction: float,
-                 selector_fraction: float, priorities: int) -> list[Obj]:
+def mixed_family(
+    *,
+    seed: int,
+    nodes: int,
+    gpus_per_node: int,
+    cpu: int,
+    memory_gi: int,
+    nodes_per_rack: int,
+    racks_per_zone: int,
+    gpu_types: Sequence[str],
+    utilisation: float,
+    gangs: int,
+    gang_size_dist: str,
+    max_gang_size: int,
+    gpus_per_pod: Sequence[int],
+    hetero_fraction: float,
+    affinity_fraction: float,
+    anti_affinity_fraction: float,
+    topology_fraction: float,
+    spread_fraction: float,
+    selector_fraction: float,
+    priorities: int,
+) -> list[Obj]:
     """Each knob is the share of gangs that get the feature, drawn independently per gang.
 
     Heterogeneous gang: a CPU-only launcher (8 cores, 32Gi) plus workers alternating between r and
@@ -251,24 +406,61 @@ def mixed_family(*, seed: int, nodes: int, gpus_per_node: int, cpu: int, memory_
     """
     rng_nodes = seeded_rng(seed, _STREAM_MIXED_NODES)
     n_racks = -(-nodes // nodes_per_rack)
-    rack_type = [str(gpu_types[int(k)]) for k in rng_nodes.integers(0, len(gpu_types), size=n_racks)]
+    rack_type = [
+        str(gpu_types[int(k)]) for k in rng_nodes.integers(0, len(gpu_types), size=n_racks)
+    ]
     width = len(str(max(nodes - 1, 0)))
-    shapes = [_NodeShape(f"gpu-{i:0{width}d}", cpu * 1000, memory_gi * 1024, gpus_per_node, rack_type[i // nodes_per_rack]) for i in range(nodes)]
+    shapes = [
+        _NodeShape(
+            f"gpu-{i:0{width}d}",
+            cpu * 1000,
+            memory_gi * 1024,
+            gpus_per_node,
+            rack_type[i // nodes_per_rack],
+        )
+        for i in range(nodes)
+    ]
     out = _nodes_with_usage(shapes, utilisation, seed, nodes_per_rack, racks_per_zone)
     rng = seeded_rng(seed, _STREAM_MIXED_GANGS)
     classes = _priority_classes(priorities)
     out += [priority_class_object(n, v) for n, v in classes.items()]
     gwidth = len(str(max(gangs - 1, 0)))
     for g in range(gangs):
-        out += _mixed_gang(rng, g, f"gang-{g:0{gwidth}d}", classes, gpus_per_node=gpus_per_node, gang_size_dist=gang_size_dist,
-                           max_gang_size=max_gang_size, gpus_per_pod=gpus_per_pod, gpu_types=gpu_types,
-                           shares=(hetero_fraction, affinity_fraction, anti_affinity_fraction, topology_fraction, spread_fraction, selector_fraction))
+        out += _mixed_gang(
+            rng,
+            g,
+            f"gang-{g:0{gwidth}d}",
+            classes,
+            gpus_per_node=gpus_per_node,
+            gang_size_dist=gang_size_dist,
+            max_gang_size=max_gang_size,
+            gpus_per_pod=gpus_per_pod,
+            gpu_types=gpu_types,
+            shares=(
+                hetero_fraction,
+                affinity_fraction,
+                anti_affinity_fraction,
+                topology_fraction,
+                spread_fraction,
+                selector_fraction,
+            ),
+        )
     return out
 
 
-def _mixed_gang(rng: np.random.Generator, index: int, name: str, classes: Mapping[str, int], *, gpus_per_node: int,
-                gang_size_dist: str, max_gang_size: int, gpus_per_pod: Sequence[int], gpu_types: Sequence[str],
-                shares: tuple[float, ...]) -> list[Obj]:
+def _mixed_gang(
+    rng: np.random.Generator,
+    index: int,
+    name: str,
+    classes: Mapping[str, int],
+    *,
+    gpus_per_node: int,
+    gang_size_dist: str,
+    max_gang_size: int,
+    gpus_per_pod: Sequence[int],
+    gpu_types: Sequence[str],
+    shares: tuple[float, ...],
+) -> list[Obj]:
     # Draw every random number in a fixed order, used or not, so one knob never shifts the others.
     k = _gang_size(rng, gang_size_dist, max_gang_size)
     r = min(int(gpus_per_pod[int(rng.integers(0, len(gpus_per_pod)))]), gpus_per_node)
@@ -284,14 +476,36 @@ def _mixed_gang(rng: np.random.Generator, index: int, name: str, classes: Mappin
         pods = [(f"{name}-{j}", _gpu_requests(r)) for j in range(k)]
     aff: dict[str, Any] = {}
     if affinity and k > 1:
-        aff["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [_job_term(name, RACK)]}
+        aff["podAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": [_job_term(name, RACK)]
+        }
     if anti and k > 1:
-        aff["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [_job_term(name, HOSTNAME)]}
-    spread_terms = [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
-                     "labelSelector": {"matchLabels": {"job": name}}}] if spread and k > 1 else []
-    return _gang(name, pods, index=index, namespace="train", priority=(pc, classes[pc]),
-                 topology_key=RACK if topology and k > 1 else None,
-                 node_selector={GPU_PRODUCT: gpu_type} if selector else None, affinity=aff or None, spread=spread_terms)
+        aff["podAntiAffinity"] = {
+            "requiredDuringSchedulingIgnoredDuringExecution": [_job_term(name, HOSTNAME)]
+        }
+    spread_terms = (
+        [
+            {
+                "maxSkew": 1,
+                "topologyKey": ZONE,
+                "whenUnsatisfiable": "DoNotSchedule",
+                "labelSelector": {"matchLabels": {"job": name}},
+            }
+        ]
+        if spread and k > 1
+        else []
+    )
+    return _gang(
+        name,
+        pods,
+        index=index,
+        namespace="train",
+        priority=(pc, classes[pc]),
+        topology_key=RACK if topology and k > 1 else None,
+        node_selector={GPU_PRODUCT: gpu_type} if selector else None,
+        affinity=aff or None,
+        spread=spread_terms,
+    )
 
 
 def _split_gpus(total: int, per_node: int) -> list[int]:
@@ -305,13 +519,35 @@ def _split_gpus(total: int, per_node: int) -> list[int]:
 
 
 @family(
-    "philly", "a window of real Microsoft Philly jobs (num_gpus split into <= 8-GPU workers) on a GPU cluster",
-    nodes=16, gpus_per_node=8, nodes_per_rack=4, racks_per_zone=2, utilisation=0.5, jobs=12, min_gpus=1, vc=None,
-    sampling="window", same_rack_fraction=0.5, data_dir=None,
+    "philly",
+    "a window of real Microsoft Philly jobs (num_gpus split into <= 8-GPU workers) on a GPU cluster",
+    nodes=16,
+    gpus_per_node=8,
+    nodes_per_rack=4,
+    racks_per_zone=2,
+    utilisation=0.5,
+    jobs=12,
+    min_gpus=1,
+    vc=None,
+    sampling="window",
+    same_rack_fraction=0.5,
+    data_dir=None,
 )
-def philly_family(*, seed: int, nodes: int, gpus_per_node: int, nodes_per_rack: int, racks_per_zone: int,
-                  utilisation: float, jobs: int, min_gpus: int, vc: str | None, sampling: str,
-                  same_rack_fraction: float, data_dir: str | None) -> list[Obj]:
+def philly_family(
+    *,
+    seed: int,
+    nodes: int,
+    gpus_per_node: int,
+    nodes_per_rack: int,
+    racks_per_zone: int,
+    utilisation: float,
+    jobs: int,
+    min_gpus: int,
+    vc: str | None,
+    sampling: str,
+    same_rack_fraction: float,
+    data_dir: str | None,
+) -> list[Obj]:
     """Jobs are philly.csv rows with ``num_gpus >= min_gpus`` (of VC ``vc`` if given) that fit the
     cluster, in submit order. ``sampling`` "window": ``jobs`` consecutive arrivals from a seeded
     start (a realistic mix); "uniform": a seeded sample without replacement, then submit order."""
@@ -321,18 +557,23 @@ def philly_family(*, seed: int, nodes: int, gpus_per_node: int, nodes_per_rack: 
         rows = rows[rows["cluster"] == vc]
     rows = rows.sort_values(["timestamp"], kind="stable")
     if rows.empty:
-        raise ValueError(f"no Philly job with num_gpus >= {min_gpus} fits {nodes} x {gpus_per_node} GPUs (vc={vc})")
+        raise ValueError(
+            f"no Philly job with num_gpus >= {min_gpus} fits {nodes} x {gpus_per_node} GPUs (vc={vc})"
+        )
     rng = seeded_rng(seed, _STREAM_PHILLY)
     n = min(jobs, len(rows))
     if sampling == "window":
         start = int(rng.integers(0, len(rows) - n + 1))
-        picked = rows.iloc[start:start + n]
+        picked = rows.iloc[start : start + n]
     elif sampling == "uniform":
         picked = rows.iloc[np.sort(rng.choice(len(rows), size=n, replace=False))]
     else:
         raise ValueError(f"unknown sampling {sampling!r}; use window or uniform")
     width = len(str(max(nodes - 1, 0)))
-    shapes = [_NodeShape(f"gpu-{i:0{width}d}", 128_000, 1024 * 1024, gpus_per_node, "") for i in range(nodes)]
+    shapes = [
+        _NodeShape(f"gpu-{i:0{width}d}", 128_000, 1024 * 1024, gpus_per_node, "")
+        for i in range(nodes)
+    ]
     out = _nodes_with_usage(shapes, utilisation, seed, nodes_per_rack, racks_per_zone)
     jwidth = len(str(max(n - 1, 0)))
     for g, total in enumerate(int(x) for x in picked["num_gpus"]):
@@ -340,7 +581,14 @@ def philly_family(*, seed: int, nodes: int, gpus_per_node: int, nodes_per_rack: 
         split = _split_gpus(total, gpus_per_node)
         same_rack = len(split) > 1 and rng.random() < same_rack_fraction
         pods = [(f"{name}-{j}", _gpu_requests(r)) for j, r in enumerate(split)]
-        out += _gang(name, pods, index=g, namespace="philly", priority=None, topology_key=RACK if same_rack else None)
+        out += _gang(
+            name,
+            pods,
+            index=g,
+            namespace="philly",
+            priority=None,
+            topology_key=RACK if same_rack else None,
+        )
     return out
 
 
@@ -356,26 +604,73 @@ def _inventory(name: str, override: str | None) -> list[_NodeShape]:
     if name in ("openb", "openb-all"):
         f = "openb_node_list_gpu_node.csv" if name == "openb" else "openb_node_list_all_node.csv"
         df = _read_csv(str(data_dir_path(override, "alibaba-gpu-v2023", f)))
-        return [_NodeShape(r.sn, int(r.cpu_milli), int(r.memory_mib), int(r.gpu), str(r.model)) for r in df.itertuples() if int(r.gpu) > 0]
+        return [
+            _NodeShape(r.sn, int(r.cpu_milli), int(r.memory_mib), int(r.gpu), str(r.model))
+            for r in df.itertuples()
+            if int(r.gpu) > 0
+        ]
     if name == "spot":
         df = _read_csv(str(data_dir_path(override, "alibaba-spot-gpu-v2026", "node_info_df.csv")))
-        return [_NodeShape(f"spot-{int(r.node_name):04d}", int(r.cpu_num) * 1000, int(r.cpu_num) * 8 * 1024, int(r.gpu_capacity_num), str(r.gpu_model))
-                for r in df.itertuples() if int(r.gpu_capacity_num) > 0]
+        return [
+            _NodeShape(
+                f"spot-{int(r.node_name):04d}",
+                int(r.cpu_num) * 1000,
+                int(r.cpu_num) * 8 * 1024,
+                int(r.gpu_capacity_num),
+                str(r.gpu_model),
+            )
+            for r in df.itertuples()
+            if int(r.gpu_capacity_num) > 0
+        ]
     if name == "pai":
-        df = _read_csv(str(data_dir_path(override, "alibaba-pai-v2020", "pai_machine_spec.csv")), ("machine", "gpu_type", "cap_cpu", "cap_mem", "cap_gpu"))
-        return [_NodeShape(f"pai-{r.machine[:12]}", int(r.cap_cpu) * 1000, int(r.cap_mem) * 1024, int(r.cap_gpu), str(r.gpu_type))
-                for r in df.itertuples() if int(r.cap_gpu) > 0]
+        df = _read_csv(
+            str(data_dir_path(override, "alibaba-pai-v2020", "pai_machine_spec.csv")),
+            ("machine", "gpu_type", "cap_cpu", "cap_mem", "cap_gpu"),
+        )
+        return [
+            _NodeShape(
+                f"pai-{r.machine[:12]}",
+                int(r.cap_cpu) * 1000,
+                int(r.cap_mem) * 1024,
+                int(r.cap_gpu),
+                str(r.gpu_type),
+            )
+            for r in df.itertuples()
+            if int(r.cap_gpu) > 0
+        ]
     raise ValueError(f"unknown inventory {name!r}; use one of {', '.join(_INVENTORIES)}")
 
 
 @family(
-    "alibaba", "nodes sampled from a real Alibaba inventory; gangs of k identical whole-GPU pods from an openb pod list",
-    inventory="openb", nodes=16, nodes_per_rack=4, racks_per_zone=2, utilisation=0.5, pod_list="multigpu50", gangs=8,
-    gang_size_dist="loguniform", max_gang_size=4, gpu_spec=True, data_dir=None,
+    "alibaba",
+    "nodes sampled from a real Alibaba inventory; gangs of k identical whole-GPU pods from an openb pod list",
+    inventory="openb",
+    nodes=16,
+    nodes_per_rack=4,
+    racks_per_zone=2,
+    utilisation=0.5,
+    pod_list="multigpu50",
+    gangs=8,
+    gang_size_dist="loguniform",
+    max_gang_size=4,
+    gpu_spec=True,
+    data_dir=None,
 )
-def alibaba_family(*, seed: int, inventory: str, nodes: int, nodes_per_rack: int, racks_per_zone: int, utilisation: float,
-                   pod_list: str, gangs: int, gang_size_dist: str, max_gang_size: int, gpu_spec: bool,
-                   data_dir: str | None) -> list[Obj]:
+def alibaba_family(
+    *,
+    seed: int,
+    inventory: str,
+    nodes: int,
+    nodes_per_rack: int,
+    racks_per_zone: int,
+    utilisation: float,
+    pod_list: str,
+    gangs: int,
+    gang_size_dist: str,
+    max_gang_size: int,
+    gpu_spec: bool,
+    data_dir: str | None,
+) -> list[Obj]:
     """The trace has no gangs (README caveat): a gang here is k copies of one sampled pod with
     ``num_gpu >= 1`` and ``gpu_milli == 1000`` (whole GPUs). With ``gpu_spec`` and an openb
     inventory, the pod's allowed models become required node affinity on the GPU model label."""
@@ -384,33 +679,81 @@ def alibaba_family(*, seed: int, inventory: str, nodes: int, nodes_per_rack: int
     pick = np.sort(rng.choice(len(inv), size=min(nodes, len(inv)), replace=False))
     shapes = [inv[int(i)] for i in pick]
     out = _nodes_with_usage(shapes, utilisation, seed, nodes_per_rack, racks_per_zone)
-    pods_df = _read_csv(str(data_dir_path(data_dir, "alibaba-gpu-v2023", f"openb_pod_list_{pod_list}.csv")))
+    pods_df = _read_csv(
+        str(data_dir_path(data_dir, "alibaba-gpu-v2023", f"openb_pod_list_{pod_list}.csv"))
+    )
     gpu_milli = pd.to_numeric(pods_df["gpu_milli"], errors="coerce").fillna(0)
     whole = pods_df[(pods_df["num_gpu"].astype(int) >= 1) & (gpu_milli == 1000)]
     max_node_gpus = max(s.gpus for s in shapes)
     whole = whole[whole["num_gpu"].astype(int) <= max_node_gpus]
     if whole.empty:
-        raise ValueError(f"openb_pod_list_{pod_list} has no whole-GPU pod that fits the sampled nodes")
+        raise ValueError(
+            f"openb_pod_list_{pod_list} has no whole-GPU pod that fits the sampled nodes"
+        )
     use_spec = gpu_spec and inventory.startswith("openb") and "gpu_spec" in whole.columns
     gwidth = len(str(max(gangs - 1, 0)))
     for g in range(gangs):
         row = whole.iloc[int(rng.integers(0, len(whole)))]
         k = _gang_size(rng, gang_size_dist, max_gang_size)
         name = f"gang-{g:0{gwidth}d}"
-        req = {"cpu": f"{int(row['cpu_milli'])}m", "memory": f"{int(row['memory_mib'])}Mi", GPU: str(int(row["num_gpu"]))}
+        req = {
+            "cpu": f"{int(row['cpu_milli'])}m",
+            "memory": f"{int(row['memory_mib'])}Mi",
+            GPU: str(int(row["num_gpu"])),
+        }
         models = [m for m in str(row["gpu_spec"]).split("|") if m] if use_spec else []
-        affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-            {"matchExpressions": [{"key": GPU_PRODUCT, "operator": "In", "values": models}]}]}}} if models else None
-        out += _gang(name, [(f"{name}-{j}", req) for j in range(k)], index=g, namespace="alibaba", priority=None, affinity=affinity)
+        affinity = (
+            {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {"key": GPU_PRODUCT, "operator": "In", "values": models}
+                                ]
+                            }
+                        ]
+                    }
+                }
+            }
+            if models
+            else None
+        )
+        out += _gang(
+            name,
+            [(f"{name}-{j}", req) for j in range(k)],
+            index=g,
+            namespace="alibaba",
+            priority=None,
+            affinity=affinity,
+        )
     return out
 
 
 @family(
-    "real-inventory", "the whole Alibaba spot-GPU v2026 inventory in racks, with Philly-sized multi-GPU jobs (issue 27's shape)",
-    jobs=1000, utilisation=0.8, min_gpus=2, worker_gpus=4, nodes_per_rack=8, racks_per_zone=8, max_rack_gang=8, data_dir=None,
+    "real-inventory",
+    "the whole Alibaba spot-GPU v2026 inventory in racks, with Philly-sized multi-GPU jobs (issue 27's shape)",
+    jobs=1000,
+    utilisation=0.8,
+    min_gpus=2,
+    worker_gpus=4,
+    nodes_per_rack=8,
+    racks_per_zone=8,
+    max_rack_gang=8,
+    data_dir=None,
 )
-def real_inventory_family(*, seed: int, jobs: int, utilisation: float, min_gpus: int, worker_gpus: int, nodes_per_rack: int,
-                          racks_per_zone: int, max_rack_gang: int, data_dir: str | None) -> list[Obj]:
+def real_inventory_family(
+    *,
+    seed: int,
+    jobs: int,
+    utilisation: float,
+    min_gpus: int,
+    worker_gpus: int,
+    nodes_per_rack: int,
+    racks_per_zone: int,
+    max_rack_gang: int,
+    data_dir: str | None,
+) -> list[Obj]:
     """A shape built differently from the generated ones: all 4,278 nodes of
     ``alibaba-spot-gpu-v2026/node_info_df.csv`` (3,396 one-GPU, 10 four-GPU and 872 eight-GPU
     servers), listed by model and GPU count so that racks of ``nodes_per_rack`` consecutive nodes
@@ -439,7 +782,9 @@ def real_inventory_family(*, seed: int, jobs: int, utilisation: float, min_gpus:
         raise ValueError(f"no Philly job with num_gpus >= {min_gpus}")
     rng = seeded_rng(seed, _STREAM_PHILLY)
     n = min(jobs, len(rows))
-    picked = rows.iloc[np.sort(rng.choice(len(rows), size=n, replace=False))].sort_values(["timestamp"], kind="stable")
+    picked = rows.iloc[np.sort(rng.choice(len(rows), size=n, replace=False))].sort_values(
+        ["timestamp"], kind="stable"
+    )
     return out + philly_jobs([int(x) for x in picked["num_gpus"]], worker_gpus, max_rack_gang)
 
 
@@ -451,19 +796,45 @@ def philly_jobs(totals: Sequence[int], worker_gpus: int, max_rack_gang: int) -> 
     width = len(str(max(len(totals) - 1, 0)))
     for g, total in enumerate(totals):
         name = f"job-{g:0{width}d}"
-        pods = [(f"{name}-{j}", _gpu_requests(r)) for j, r in enumerate(_split_gpus(total, worker_gpus))]
+        pods = [
+            (f"{name}-{j}", _gpu_requests(r)) for j, r in enumerate(_split_gpus(total, worker_gpus))
+        ]
         if len(pods) == 1:
             out.append(pod_group_object(name, namespace="philly", policy="basic", created=2 * g))
-            out.append(pod_object(pods[0][0], namespace="philly", group=name, requests=pods[0][1], labels={"job": name}, created=2 * g + 1))
+            out.append(
+                pod_object(
+                    pods[0][0],
+                    namespace="philly",
+                    group=name,
+                    requests=pods[0][1],
+                    labels={"job": name},
+                    created=2 * g + 1,
+                )
+            )
         else:
-            out += _gang(name, pods, index=g, namespace="philly", priority=None, topology_key=RACK if len(pods) <= max_rack_gang else None)
+            out += _gang(
+                name,
+                pods,
+                index=g,
+                namespace="philly",
+                priority=None,
+                topology_key=RACK if len(pods) <= max_rack_gang else None,
+            )
     return out
 
 
 @family(
-    "huge", "10,000 GB200- or DGX-like nodes, 100,000 bound pods, 5,000 pending pods in rack/block gangs (issue 27 item 5)",
-    variant="gb200", nodes=10_000, bound_pods=100_000, pending_pods=5_000, utilisation=0.8, gpu_share=0.85, max_gang_size=32,
-    rack_fraction=0.5, single_fraction=0.1,
+    "huge",
+    "10,000 GB200- or DGX-like nodes, 100,000 bound pods, 5,000 pending pods in rack/block gangs (issue 27 item 5)",
+    variant="gb200",
+    nodes=10_000,
+    bound_pods=100_000,
+    pending_pods=5_000,
+    utilisation=0.8,
+    gpu_share=0.85,
+    max_gang_size=32,
+    rack_fraction=0.5,
+    single_fraction=0.1,
 )
 def huge_family(*, seed: int, **params: Any) -> list[Obj]:
     """:func:`gangplan.bench.generators.huge_clusters.huge_cluster` with these parameters."""
@@ -484,7 +855,13 @@ def preload(generator: str | None, params: Mapping[str, Any]) -> None:
             _read_csv(str(data_dir_path(p["data_dir"], "philly-pollux", "philly.csv")))
         else:
             _inventory(p["inventory"], p["data_dir"])
-            _read_csv(str(data_dir_path(p["data_dir"], "alibaba-gpu-v2023", f"openb_pod_list_{p['pod_list']}.csv")))
+            _read_csv(
+                str(
+                    data_dir_path(
+                        p["data_dir"], "alibaba-gpu-v2023", f"openb_pod_list_{p['pod_list']}.csv"
+                    )
+                )
+            )
     except (SnapshotError, ValueError, OSError):
         pass
 

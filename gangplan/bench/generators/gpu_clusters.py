@@ -51,13 +51,18 @@ def _gpu_node_labels(name: str, rack: int, zone: int, gpu_type: str) -> dict[str
 def _used_gpus(rng: np.random.Generator, n: int, gpus_per_node: int, profile: str) -> list[int]:
     """GPUs in use per node: exact category counts, shuffled over the nodes."""
     if profile not in UTILISATION_PROFILES:
-        raise ValueError(f"unknown utilisation profile {profile!r}; use one of {sorted(UTILISATION_PROFILES)}")
+        raise ValueError(
+            f"unknown utilisation profile {profile!r}; use one of {sorted(UTILISATION_PROFILES)}"
+        )
     full_frac, part_frac, _ = UTILISATION_PROFILES[profile]
     n_full, n_part = round(n * full_frac), round(n * part_frac)
     category = np.array([2] * n_full + [1] * n_part + [0] * (n - n_full - n_part))
     category = category[rng.permutation(n)]
     partial = rng.integers(1, max(gpus_per_node, 2), size=n)  # 1 .. gpus_per_node-1
-    return [gpus_per_node if c == 2 else int(partial[i]) if c == 1 and gpus_per_node > 1 else 0 for i, c in enumerate(category)]
+    return [
+        gpus_per_node if c == 2 else int(partial[i]) if c == 1 and gpus_per_node > 1 else 0
+        for i, c in enumerate(category)
+    ]
 
 
 def _power_of_two_parts(used: int) -> list[int]:
@@ -99,21 +104,37 @@ def gpu_cluster(
     for i in range(nodes):
         name = f"gpu-{i:0{width}d}"
         rack = i // nodes_per_rack
-        out.append(node_object(
-            name, cpu=cpu, memory=memory, gpus=gpus_per_node,
-            labels=_gpu_node_labels(name, rack, rack // racks_per_zone, rack_types[rack]),
-        ))
+        out.append(
+            node_object(
+                name,
+                cpu=cpu,
+                memory=memory,
+                gpus=gpus_per_node,
+                labels=_gpu_node_labels(name, rack, rack // racks_per_zone, rack_types[rack]),
+            )
+        )
         for j, g in enumerate(_power_of_two_parts(used[i])):
-            bound.append(pod_object(
-                f"run-{name}-{j}", namespace="running", node_name=name,
-                requests=_gpu_pod_requests(g), priority=RUNNING_PRIORITY,
-                priority_class=RUNNING_PRIORITY_CLASS, labels={"app": "running"}, created=0,
-            ))
+            bound.append(
+                pod_object(
+                    f"run-{name}-{j}",
+                    namespace="running",
+                    node_name=name,
+                    requests=_gpu_pod_requests(g),
+                    priority=RUNNING_PRIORITY,
+                    priority_class=RUNNING_PRIORITY_CLASS,
+                    labels={"app": "running"},
+                    created=0,
+                )
+            )
     return out + bound
 
 
 def _gpu_pod_requests(gpus: int) -> dict[str, str]:
-    return {"cpu": str(gpus * CPU_PER_GPU), "memory": f"{gpus * MEMORY_PER_GPU_GI}Gi", GPU: str(gpus)}
+    return {
+        "cpu": str(gpus * CPU_PER_GPU),
+        "memory": f"{gpus * MEMORY_PER_GPU_GI}Gi",
+        GPU: str(gpus),
+    }
 
 
 def _gang_size(rng: np.random.Generator, max_size: int) -> int:
@@ -159,18 +180,37 @@ def gpu_gangs(
         name = f"gang-{g:0{width}d}"
         r = int(gpus_per_pod[int(rng.integers(0, len(gpus_per_pod)))])
         same_rack = k > 1 and rng.random() < same_rack_fraction
-        selector = {GPU_PRODUCT: str(gpu_types[int(rng.integers(0, len(gpu_types)))])} if rng.random() < selector_fraction else None
+        selector = (
+            {GPU_PRODUCT: str(gpu_types[int(rng.integers(0, len(gpu_types)))])}
+            if rng.random() < selector_fraction
+            else None
+        )
         pc = class_names[int(rng.integers(0, len(class_names)))]
-        groups.append(pod_group_object(
-            name, namespace=namespace, min_count=k, priority=classes[pc], priority_class=pc,
-            topology_key=topology_key if same_rack else None, created=2 * g,
-        ))
+        groups.append(
+            pod_group_object(
+                name,
+                namespace=namespace,
+                min_count=k,
+                priority=classes[pc],
+                priority_class=pc,
+                topology_key=topology_key if same_rack else None,
+                created=2 * g,
+            )
+        )
         for j in range(k):
-            pods.append(pod_object(
-                f"{name}-{j}", namespace=namespace, group=name, requests=_gpu_pod_requests(r),
-                priority=classes[pc], priority_class=pc, labels={"job": name},
-                node_selector=selector, created=2 * g + 1,
-            ))
+            pods.append(
+                pod_object(
+                    f"{name}-{j}",
+                    namespace=namespace,
+                    group=name,
+                    requests=_gpu_pod_requests(r),
+                    priority=classes[pc],
+                    priority_class=pc,
+                    labels={"job": name},
+                    node_selector=selector,
+                    created=2 * g + 1,
+                )
+            )
     return [priority_class_object(n, classes[n]) for n in class_names] + groups + pods
 
 
@@ -187,7 +227,9 @@ def gpu_benchmark(
     The grid of docs/benchmarks.md is nodes in {100, 1000, 5000} x pending pods in
     {64, 512, 2048} x profile in {mixed, busy}.
     """
-    return gpu_cluster(nodes, profile=profile, seed=seed) + gpu_gangs(pending_pods, seed=seed, **gang_options)
+    return gpu_cluster(nodes, profile=profile, seed=seed) + gpu_gangs(
+        pending_pods, seed=seed, **gang_options
+    )
 
 
 __all__ = [

@@ -52,15 +52,24 @@ PRIORITIES = {"high": 100, "medium": 50, "low": 10}
 RUNNING_CLASS, RUNNING_PRIORITY = "running", 1000
 
 
-def heterogeneous_cluster(nodes: int = 300, gangs: int = 120, *, seed: int = 0, utilisation: float = 0.5,
-                          max_gang_size: int = 16, rack_fraction: float = 0.4) -> list[Obj]:
+def heterogeneous_cluster(
+    nodes: int = 300,
+    gangs: int = 120,
+    *,
+    seed: int = 0,
+    utilisation: float = 0.5,
+    max_gang_size: int = 16,
+    rack_fraction: float = 0.4,
+) -> list[Obj]:
     """The objects of one instance (module docstring): PriorityClasses, nodes, bound pods,
     PodGroups, pending pods."""
     rng = seeded_rng(seed, STREAM)
     types = list(NODE_TYPES)
     weights = np.array([NODE_TYPES[t][3] for t in types], dtype=float)
     n_racks = -(-nodes // NODES_PER_RACK)
-    rack_type = [types[int(k)] for k in rng.choice(len(types), size=n_racks, p=weights / weights.sum())]
+    rack_type = [
+        types[int(k)] for k in rng.choice(len(types), size=n_racks, p=weights / weights.sum())
+    ]
     out: list[Obj] = [priority_class_object(RUNNING_CLASS, RUNNING_PRIORITY)]
     out += [priority_class_object(n, v) for n, v in sorted(PRIORITIES.items())]
     bound: list[Obj] = []
@@ -70,7 +79,11 @@ def heterogeneous_cluster(nodes: int = 300, gangs: int = 120, *, seed: int = 0, 
         kind = rack_type[rack]
         gpus, cores, mem, _ = NODE_TYPES[kind]
         name = f"node-{i:0{width}d}"
-        labels = {HOSTNAME: name, RACK: f"rack-{rack:03d}", ZONE: f"zone-{rack // RACKS_PER_ZONE:02d}"}
+        labels = {
+            HOSTNAME: name,
+            RACK: f"rack-{rack:03d}",
+            ZONE: f"zone-{rack // RACKS_PER_ZONE:02d}",
+        }
         if gpus:
             labels[PRODUCT] = kind
         out.append(node_object(name, cpu=cores, memory=f"{mem}Gi", gpus=gpus, labels=labels))
@@ -81,8 +94,17 @@ def heterogeneous_cluster(nodes: int = 300, gangs: int = 120, *, seed: int = 0, 
             requests = {"cpu": str(max(1, cpu_used)), "memory": f"{max(1, mem_used)}Gi"}
             if used_gpus:
                 requests[GPU] = str(used_gpus)
-            bound.append(pod_object(f"run-{name}", namespace="running", node_name=name, requests=requests,
-                                    priority=RUNNING_PRIORITY, priority_class=RUNNING_CLASS, created=0))
+            bound.append(
+                pod_object(
+                    f"run-{name}",
+                    namespace="running",
+                    node_name=name,
+                    requests=requests,
+                    priority=RUNNING_PRIORITY,
+                    priority_class=RUNNING_CLASS,
+                    created=0,
+                )
+            )
     out += bound
     groups: list[Obj] = []
     pods: list[Obj] = []
@@ -90,15 +112,28 @@ def heterogeneous_cluster(nodes: int = 300, gangs: int = 120, *, seed: int = 0, 
     classes = sorted(PRIORITIES)
     for g in range(gangs):
         name = f"gang-{g:0{gw}d}"
-        k = int(min(max_gang_size, max(1, math.floor(2 ** rng.uniform(0, math.log2(max_gang_size + 1))))))
+        k = int(
+            min(
+                max_gang_size, max(1, math.floor(2 ** rng.uniform(0, math.log2(max_gang_size + 1))))
+            )
+        )
         pc = classes[int(rng.integers(0, len(classes)))]
         cpu_only = rng.random() < 1 / 6
         rack_held = k > 1 and rng.random() < rack_fraction
         selector = None
         if not cpu_only and rng.random() < 0.2:
             selector = {PRODUCT: str(rng.choice(["H100", "A100", "L40S"]))}
-        groups.append(pod_group_object(name, namespace="train", min_count=k, priority=PRIORITIES[pc], priority_class=pc,
-                                       topology_key=RACK if rack_held else None, created=2 * g))
+        groups.append(
+            pod_group_object(
+                name,
+                namespace="train",
+                min_count=k,
+                priority=PRIORITIES[pc],
+                priority_class=pc,
+                topology_key=RACK if rack_held else None,
+                created=2 * g,
+            )
+        )
         gpus = int(rng.choice([1, 2, 4, 8])) if not cpu_only else 0
         if selector and selector[PRODUCT] == "L40S":
             gpus = min(gpus, 4)
@@ -106,14 +141,31 @@ def heterogeneous_cluster(nodes: int = 300, gangs: int = 120, *, seed: int = 0, 
         cpu_worker = int(rng.integers(4, 33))
         for j in range(k):
             if j == 0 and k > 1 and not cpu_only:  # the launcher
-                requests = {"cpu": str(int(rng.integers(2, 9))), "memory": f"{int(rng.integers(8, 65))}Gi"}
+                requests = {
+                    "cpu": str(int(rng.integers(2, 9))),
+                    "memory": f"{int(rng.integers(8, 65))}Gi",
+                }
             elif cpu_only:
                 requests = {"cpu": str(cpu_worker), "memory": f"{4 * cpu_worker}Gi"}
             else:
-                requests = {"cpu": str(gpus * per_gpu_cpu), "memory": f"{gpus * per_gpu_mem}Gi", GPU: str(gpus)}
-            pods.append(pod_object(f"{name}-{j}", namespace="train", group=name, requests=requests, priority=PRIORITIES[pc],
-                                   priority_class=pc, labels={"job": name},
-                                   node_selector=selector if GPU in requests else None, created=2 * g + 1))
+                requests = {
+                    "cpu": str(gpus * per_gpu_cpu),
+                    "memory": f"{gpus * per_gpu_mem}Gi",
+                    GPU: str(gpus),
+                }
+            pods.append(
+                pod_object(
+                    f"{name}-{j}",
+                    namespace="train",
+                    group=name,
+                    requests=requests,
+                    priority=PRIORITIES[pc],
+                    priority_class=pc,
+                    labels={"job": name},
+                    node_selector=selector if GPU in requests else None,
+                    created=2 * g + 1,
+                )
+            )
     return out + groups + pods
 
 

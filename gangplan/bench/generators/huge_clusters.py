@@ -99,42 +99,96 @@ class _Variant:
 
 
 _VARIANTS = {
-    "gb200": _Variant(GB200_NODE, (GCE_BLOCK, GCE_SUBBLOCK, GPU_CLIQUE, HOSTNAME), RACK, GCE_BLOCK, NVL72_NODES, NVL72_NODES * GB200_SU_RACKS, (1, 2, 4)),
-    "dgx": _Variant(DGX_H100_NODE, (TOPOGRAPH_SPINE, TOPOGRAPH_BLOCK, RACK, HOSTNAME), RACK, TOPOGRAPH_BLOCK, DGX_RACK_NODES, DGX_SU_NODES, (1, 2, 4, 8)),
+    "gb200": _Variant(
+        GB200_NODE,
+        (GCE_BLOCK, GCE_SUBBLOCK, GPU_CLIQUE, HOSTNAME),
+        RACK,
+        GCE_BLOCK,
+        NVL72_NODES,
+        NVL72_NODES * GB200_SU_RACKS,
+        (1, 2, 4),
+    ),
+    "dgx": _Variant(
+        DGX_H100_NODE,
+        (TOPOGRAPH_SPINE, TOPOGRAPH_BLOCK, RACK, HOSTNAME),
+        RACK,
+        TOPOGRAPH_BLOCK,
+        DGX_RACK_NODES,
+        DGX_SU_NODES,
+        (1, 2, 4, 8),
+    ),
 }
 
 
 def _uid(kind: int, i: int) -> str:
     """A fixed RFC 4122-shaped uid per (kind, index), so dumps are byte-identical per seed."""
-    return f"{kind:08x}-{i >> 16 & 0xffff:04x}-4{i >> 4 & 0xfff:03x}-8{i & 0xfff:03x}-{i * 2654435761 % 2**48:012x}"
+    return f"{kind:08x}-{i >> 16 & 0xFFFF:04x}-4{i >> 4 & 0xFFF:03x}-8{i & 0xFFF:03x}-{i * 2654435761 % 2**48:012x}"
 
 
 def _node(name: str, spec: NodeSpec, labels: dict[str, str]) -> Obj:
-    alloc = {"cpu": str(spec.cpu), "memory": f"{spec.memory_gi}Gi", "pods": "110", GPU: str(spec.gpus)}
-    return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
-            "status": {"capacity": dict(alloc), "allocatable": alloc}}
+    alloc = {
+        "cpu": str(spec.cpu),
+        "memory": f"{spec.memory_gi}Gi",
+        "pods": "110",
+        GPU: str(spec.gpus),
+    }
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "status": {"capacity": dict(alloc), "allocatable": alloc},
+    }
 
 
 def _bound(name: str, uid: str, node: str, app: str, requests: dict[str, str]) -> Obj:
     resources: dict[str, Any] = {"requests": requests}
     if GPU in requests:
         resources["limits"] = {GPU: requests[GPU]}
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": RUNNING_NAMESPACE, "uid": uid, "labels": {"app": app}},
-            "spec": {"nodeName": node, "priority": RUNNING_PRIORITY,
-                     "containers": [{"name": "main", "image": IMAGE, "resources": resources}]},
-            "status": {"phase": "Running"}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": RUNNING_NAMESPACE,
+            "uid": uid,
+            "labels": {"app": app},
+        },
+        "spec": {
+            "nodeName": node,
+            "priority": RUNNING_PRIORITY,
+            "containers": [{"name": "main", "image": IMAGE, "resources": resources}],
+        },
+        "status": {"phase": "Running"},
+    }
 
 
-def _pending(name: str, uid: str, job: str, group: str | None, requests: dict[str, str], created: int) -> Obj:
+def _pending(
+    name: str, uid: str, job: str, group: str | None, requests: dict[str, str], created: int
+) -> Obj:
     spec: dict[str, Any] = {}
     if group is not None:
         spec["schedulingGroup"] = {"podGroupName": group}
     # A fresh dict per pod: shared ones would be written as YAML anchors, which no kubectl dump has.
-    spec["containers"] = [{"name": "main", "image": IMAGE, "resources": {"requests": dict(requests), "limits": {GPU: requests[GPU]}}}]
-    return {"apiVersion": "v1", "kind": "Pod",
-            "metadata": {"name": name, "namespace": "train", "uid": uid, "labels": {"job": job}, "creationTimestamp": timestamp(created)},
-            "spec": spec, "status": {"phase": "Pending"}}
+    spec["containers"] = [
+        {
+            "name": "main",
+            "image": IMAGE,
+            "resources": {"requests": dict(requests), "limits": {GPU: requests[GPU]}},
+        }
+    ]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "train",
+            "uid": uid,
+            "labels": {"job": job},
+            "creationTimestamp": timestamp(created),
+        },
+        "spec": spec,
+        "status": {"phase": "Pending"},
+    }
 
 
 def _nodes(variant: str, nodes: int) -> tuple[list[str], list[dict[str, str]]]:
@@ -147,30 +201,59 @@ def _nodes(variant: str, nodes: int) -> tuple[list[str], list[dict[str, str]]]:
             for t in range(NVL72_NODES):
                 name = f"{rack}-tray-{t:02d}"
                 names.append(name)
-                labels.append({HOSTNAME: name, GCE_BLOCK: block, GCE_SUBBLOCK: rack, GCE_HOST: f"host-{rack}-{t:02d}", RACK: rack,
-                               GPU_CLIQUE: f"{rack}.0", GPU_PRODUCT: "GB200"})
+                labels.append(
+                    {
+                        HOSTNAME: name,
+                        GCE_BLOCK: block,
+                        GCE_SUBBLOCK: rack,
+                        GCE_HOST: f"host-{rack}-{t:02d}",
+                        RACK: rack,
+                        GPU_CLIQUE: f"{rack}.0",
+                        GPU_PRODUCT: "GB200",
+                    }
+                )
     else:
         for i in range(nodes):
             su = i // v.block_nodes
             name = f"dgx-{i:05d}"
             names.append(name)
-            labels.append({HOSTNAME: name, TOPOGRAPH_SPINE: f"spine-{su // DGX_SUS_PER_SPINE:02d}", TOPOGRAPH_BLOCK: f"su-{su:03d}",
-                           RACK: f"rack-{i // DGX_RACK_NODES:04d}", GPU_PRODUCT: "H100"})
+            labels.append(
+                {
+                    HOSTNAME: name,
+                    TOPOGRAPH_SPINE: f"spine-{su // DGX_SUS_PER_SPINE:02d}",
+                    TOPOGRAPH_BLOCK: f"su-{su:03d}",
+                    RACK: f"rack-{i // DGX_RACK_NODES:04d}",
+                    GPU_PRODUCT: "H100",
+                }
+            )
     return names, labels
 
 
 def _gpu_requests(spec: NodeSpec, gpus: int, share: float) -> dict[str, str]:
-    return {"cpu": f"{int(spec.cpu * 1000 * share) * gpus // spec.gpus}m",
-            "memory": f"{int(spec.memory_gi * 1024 * share) * gpus // spec.gpus}Mi", GPU: str(gpus)}
+    return {
+        "cpu": f"{int(spec.cpu * 1000 * share) * gpus // spec.gpus}m",
+        "memory": f"{int(spec.memory_gi * 1024 * share) * gpus // spec.gpus}Mi",
+        GPU: str(gpus),
+    }
 
 
 def _parts(units: int) -> list[int]:
     return [1 << b for b in range(units.bit_length() - 1, -1, -1) if units & (1 << b)]
 
 
-def huge_cluster(*, seed: int, variant: str = "gb200", nodes: int = 10_000, bound_pods: int = 100_000, pending_pods: int = 5_000,
-                 utilisation: float = 0.8, gpu_share: float = 0.85, max_gang_size: int = 32, rack_fraction: float = 0.5,
-                 single_fraction: float = 0.1) -> list[Obj]:
+def huge_cluster(
+    *,
+    seed: int,
+    variant: str = "gb200",
+    nodes: int = 10_000,
+    bound_pods: int = 100_000,
+    pending_pods: int = 5_000,
+    utilisation: float = 0.8,
+    gpu_share: float = 0.85,
+    max_gang_size: int = 32,
+    rack_fraction: float = 0.5,
+    single_fraction: float = 0.1,
+) -> list[Obj]:
     """The objects of one instance (module docstring): Topology, PriorityClass, nodes, bound pods,
     PodGroups, pending pods."""
     if variant not in _VARIANTS:
@@ -180,7 +263,10 @@ def huge_cluster(*, seed: int, variant: str = "gb200", nodes: int = 10_000, boun
     v = _VARIANTS[variant]
     spec = v.spec
     names, labels = _nodes(variant, nodes)
-    out: list[Obj] = [topology_object(f"huge-{variant}", v.levels), priority_class_object(RUNNING_PRIORITY_CLASS, RUNNING_PRIORITY)]
+    out: list[Obj] = [
+        topology_object(f"huge-{variant}", v.levels),
+        priority_class_object(RUNNING_PRIORITY_CLASS, RUNNING_PRIORITY),
+    ]
     out += [_node(n, spec, lab) for n, lab in zip(names, labels, strict=True)]
 
     used = used_units(len(names), spec.gpus, utilisation, seed)
@@ -192,12 +278,22 @@ def huge_cluster(*, seed: int, variant: str = "gb200", nodes: int = 10_000, boun
     k = 0
     bound: list[Obj] = []
     for n, u in gpu_pods:
-        bound.append(_bound(f"run-{n}-g{k}", _uid(1, k), n, "training", _gpu_requests(spec, u, gpu_share)))
+        bound.append(
+            _bound(f"run-{n}-g{k}", _uid(1, k), n, "training", _gpu_requests(spec, u, gpu_share))
+        )
         k += 1
     for i, n in enumerate(names):
         for d in range(base + (i in one_more)):
             app, cpu, mem = DAEMONS[d % len(DAEMONS)]
-            bound.append(_bound(f"{app}-{n}-{d // len(DAEMONS)}", _uid(1, k), n, app, {"cpu": cpu, "memory": mem}))
+            bound.append(
+                _bound(
+                    f"{app}-{n}-{d // len(DAEMONS)}",
+                    _uid(1, k),
+                    n,
+                    app,
+                    {"cpu": cpu, "memory": mem},
+                )
+            )
             k += 1
     out += bound
 
@@ -209,7 +305,11 @@ def huge_cluster(*, seed: int, variant: str = "gb200", nodes: int = 10_000, boun
     pods: list[Obj] = []
     g = placed = 0
     while placed < in_gangs:
-        size = int(min(max_gang_size, max(2, math.floor(2 ** rng.uniform(1, math.log2(max_gang_size + 1))))))
+        size = int(
+            min(
+                max_gang_size, max(2, math.floor(2 ** rng.uniform(1, math.log2(max_gang_size + 1))))
+            )
+        )
         r = int(v.pod_gpus[int(rng.integers(0, len(v.pod_gpus)))])
         in_rack = bool(rng.random() < rack_fraction)
         left = in_gangs - placed
@@ -219,15 +319,34 @@ def huge_cluster(*, seed: int, variant: str = "gb200", nodes: int = 10_000, boun
         if in_rack and size * r > rack_gpus:
             in_rack = False
         name = f"gang-{g:04d}"
-        groups.append(pod_group_object(name, namespace="train", min_count=size, topology_key=v.rack_key if in_rack else v.block_key,
-                                       created=2 * g))
+        groups.append(
+            pod_group_object(
+                name,
+                namespace="train",
+                min_count=size,
+                topology_key=v.rack_key if in_rack else v.block_key,
+                created=2 * g,
+            )
+        )
         req = _gpu_requests(spec, r, gpu_share)
-        pods += [_pending(f"{name}-{j}", _uid(2, placed + j), name, name, req, 2 * g + 1) for j in range(size)]
+        pods += [
+            _pending(f"{name}-{j}", _uid(2, placed + j), name, name, req, 2 * g + 1)
+            for j in range(size)
+        ]
         placed += size
         g += 1
     for s in range(singles):
         r = int(v.pod_gpus[int(rng.integers(0, len(v.pod_gpus)))])
-        pods.append(_pending(f"single-{s:04d}", _uid(3, s), f"single-{s:04d}", None, _gpu_requests(spec, r, gpu_share), 2 * (g + s) + 1))
+        pods.append(
+            _pending(
+                f"single-{s:04d}",
+                _uid(3, s),
+                f"single-{s:04d}",
+                None,
+                _gpu_requests(spec, r, gpu_share),
+                2 * (g + s) + 1,
+            )
+        )
     return out + groups + pods
 
 

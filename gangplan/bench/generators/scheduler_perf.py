@@ -47,28 +47,45 @@ def scheduler_perf_gangs(
     """
     out: list[Obj] = []
     if percentage_of_nodes_to_score is not None:
-        out.append(scheduler_config_object(percentage_of_nodes_to_score=percentage_of_nodes_to_score))
+        out.append(
+            scheduler_config_object(percentage_of_nodes_to_score=percentage_of_nodes_to_score)
+        )
     width = len(str(max(nodes - 1, 0)))
     for i in range(nodes):
         labels = None
         if nodes_per_rack:
-            labels = {HOSTNAME: f"node-{i:0{width}d}", ZONE: f"zone-{i // 100}", RACK: f"rack-{i // nodes_per_rack}"}
+            labels = {
+                HOSTNAME: f"node-{i:0{width}d}",
+                ZONE: f"zone-{i // 100}",
+                RACK: f"rack-{i // nodes_per_rack}",
+            }
         out.append(node_object(f"node-{i:0{width}d}", labels=labels))
     gwidth = len(str(max(gangs - 1, 0)))
     for g in range(gangs):
-        out.append(pod_group_object(
-            f"pg-{g:0{gwidth}d}", namespace=namespace, policy=policy, min_count=pods_per_gang,
-            topology_key=topology_key, created=0,
-        ))
+        out.append(
+            pod_group_object(
+                f"pg-{g:0{gwidth}d}",
+                namespace=namespace,
+                policy=policy,
+                min_count=pods_per_gang,
+                topology_key=topology_key,
+                created=0,
+            )
+        )
     total = gangs * pods_per_gang
     pwidth = len(str(max(total - 1, 0)))
     for i in range(total):
         g = i // pods_per_gang
-        out.append(pod_object(
-            f"pod-{i:0{pwidth}d}", namespace=namespace, group=f"pg-{g:0{gwidth}d}",
-            requests={"cpu": "100m", "memory": "100Mi"}, labels={"pod-group": f"pg-{g:0{gwidth}d}"},
-            created=1 + i,
-        ))
+        out.append(
+            pod_object(
+                f"pod-{i:0{pwidth}d}",
+                namespace=namespace,
+                group=f"pg-{g:0{gwidth}d}",
+                requests={"cpu": "100m", "memory": "100Mi"},
+                labels={"pod-group": f"pg-{g:0{gwidth}d}"},
+                created=1 + i,
+            )
+        )
     return out
 
 
@@ -95,29 +112,52 @@ def scheduler_perf_composite(
     width = len(str(max(nodes - 1, 0)))
     for i in range(nodes):
         name = f"node-{i:0{width}d}"
-        labels = {HOSTNAME: name, ZONE: f"zone-{i // 1000}", RACK: f"rack-{i // 100}"} if topology else None
+        labels = (
+            {HOSTNAME: name, ZONE: f"zone-{i // 1000}", RACK: f"rack-{i // 100}"}
+            if topology
+            else None
+        )
         out.append(node_object(name, labels=labels))
     cwidth = len(str(max(composites - 1, 0)))
     groups: list[tuple[str, str]] = []
     for c in range(composites):
         cname = f"cpg-{c:0{cwidth}d}"
-        out.append(composite_pod_group_object(
-            cname, namespace=namespace, policy=policy, min_group_count=groups_per_composite,
-            topology_key=ZONE if topology else None, created=0,
-        ))
+        out.append(
+            composite_pod_group_object(
+                cname,
+                namespace=namespace,
+                policy=policy,
+                min_group_count=groups_per_composite,
+                topology_key=ZONE if topology else None,
+                created=0,
+            )
+        )
         for g in range(groups_per_composite):
             groups.append((f"{cname}-pg-{g}", cname))
     for gname, cname in groups:
-        out.append(pod_group_object(
-            gname, namespace=namespace, policy=policy, min_count=pods_per_group, parent=cname,
-            topology_key=RACK if topology else None, created=0,
-        ))
+        out.append(
+            pod_group_object(
+                gname,
+                namespace=namespace,
+                policy=policy,
+                min_count=pods_per_group,
+                parent=cname,
+                topology_key=RACK if topology else None,
+                created=0,
+            )
+        )
     for k, (gname, _) in enumerate(groups):
         for j in range(pods_per_group):
-            out.append(pod_object(
-                f"{gname}-{j}", namespace=namespace, group=gname, requests={"cpu": "100m", "memory": "100Mi"},
-                labels={"pod-group": gname}, created=1 + k * pods_per_group + j,
-            ))
+            out.append(
+                pod_object(
+                    f"{gname}-{j}",
+                    namespace=namespace,
+                    group=gname,
+                    requests={"cpu": "100m", "memory": "100Mi"},
+                    labels={"pod-group": gname},
+                    created=1 + k * pods_per_group + j,
+                )
+            )
     return out
 
 
@@ -139,21 +179,44 @@ def scheduler_perf_gang_preemption(
     ``gang-preempt-0``; with 3970m a gang pod fits on a node only after every filler there is evicted.
     """
     per_node = max(fillers // max(nodes, 1), 1)
-    out: list[Obj] = [node_object(f"node-{i:0{len(str(max(nodes - 1, 0)))}d}") for i in range(nodes)]
+    out: list[Obj] = [
+        node_object(f"node-{i:0{len(str(max(nodes - 1, 0)))}d}") for i in range(nodes)
+    ]
     names = [o["metadata"]["name"] for o in out]
     for i in range(fillers):
-        out.append(pod_object(
-            f"pod-low-priority-{i}", namespace="gang-preempt-1", node_name=names[(i // per_node) % nodes],
-            requests={"cpu": "40m", "memory": "100Mi"}, priority=i, host_ports=[8000 + i % per_node],
-            labels={"app": "blue"}, created=0,
-        ))
+        out.append(
+            pod_object(
+                f"pod-low-priority-{i}",
+                namespace="gang-preempt-1",
+                node_name=names[(i // per_node) % nodes],
+                requests={"cpu": "40m", "memory": "100Mi"},
+                priority=i,
+                host_ports=[8000 + i % per_node],
+                labels={"app": "blue"},
+                created=0,
+            )
+        )
     for g in range(gangs):
-        out.append(pod_group_object(f"gang-{g}", namespace="gang-preempt-0", min_count=pods_per_gang, priority=gang_priority, created=1))
+        out.append(
+            pod_group_object(
+                f"gang-{g}",
+                namespace="gang-preempt-0",
+                min_count=pods_per_gang,
+                priority=gang_priority,
+                created=1,
+            )
+        )
     for i in range(gangs * pods_per_gang):
-        out.append(pod_object(
-            f"pod-gang-{i}", namespace="gang-preempt-0", group=f"gang-{i // pods_per_gang}",
-            requests={"cpu": gang_cpu, "memory": "100Mi"}, priority=gang_priority, created=2 + i,
-        ))
+        out.append(
+            pod_object(
+                f"pod-gang-{i}",
+                namespace="gang-preempt-0",
+                group=f"gang-{i // pods_per_gang}",
+                requests={"cpu": gang_cpu, "memory": "100Mi"},
+                priority=gang_priority,
+                created=2 + i,
+            )
+        )
     return out
 
 
@@ -179,14 +242,29 @@ def scheduler_perf_gang_preemption_podgroups(
         (high_gangs, 9999999, "gang-preempt-0", 9000, high_cpu, False),
     ):
         for g in range(count):
-            out.append(pod_group_object(f"gang-{g}", namespace=ns, min_count=pods_per_gang, priority=prio, created=0 if bound else 1))
+            out.append(
+                pod_group_object(
+                    f"gang-{g}",
+                    namespace=ns,
+                    min_count=pods_per_gang,
+                    priority=prio,
+                    created=0 if bound else 1,
+                )
+            )
         for k in range(count * pods_per_gang):
             g = k // pods_per_gang
-            out.append(pod_object(
-                f"pod-gang-{k}", namespace=ns, group=f"gang-{g}", priority=prio,
-                node_name=f"node-{k % nodes:0{width}d}" if bound else None,
-                requests={"cpu": cpu, "memory": "100Mi"}, host_ports=[base + g], created=0 if bound else 2 + k,
-            ))
+            out.append(
+                pod_object(
+                    f"pod-gang-{k}",
+                    namespace=ns,
+                    group=f"gang-{g}",
+                    priority=prio,
+                    node_name=f"node-{k % nodes:0{width}d}" if bound else None,
+                    requests={"cpu": cpu, "memory": "100Mi"},
+                    host_ports=[base + g],
+                    created=0 if bound else 2 + k,
+                )
+            )
     return out
 
 

@@ -55,10 +55,20 @@ SMALL_TAINTS: dict[str, dict[str, str]] = {
 }
 SMALL_TOLERATIONS: dict[str, list[dict[str, str]]] = {
     "none": [],
-    "dedicated": [{"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}],
+    "dedicated": [
+        {"key": "dedicated", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"}
+    ],
     "everything": [{"operator": "Exists"}],
 }
-SMALL_CONSTRAINTS = ("none", "selector", "toleration", "affinity", "anti-affinity", "host-port", "spread")
+SMALL_CONSTRAINTS = (
+    "none",
+    "selector",
+    "toleration",
+    "affinity",
+    "anti-affinity",
+    "host-port",
+    "spread",
+)
 """The kinds of constraint a small group's members may carry (one kind per group)."""
 
 _MI = 2**20
@@ -80,8 +90,14 @@ def _small_node(c: Chooser, index: int) -> tuple[Obj, dict[str, int]]:
         labels[GPU_PRODUCT] = c.pick(["H100", "A100"])
     taint = c.pick([None, None, None, "dedicated", "spot"])
     obj = node_object(
-        name, cpu=f"{cpu}m", memory=f"{memory_mi}Mi", pods=pods, gpus=gpus, labels=labels,
-        taints=[SMALL_TAINTS[taint]] if taint else (), unschedulable=c.integer(0, 7) == 0,
+        name,
+        cpu=f"{cpu}m",
+        memory=f"{memory_mi}Mi",
+        pods=pods,
+        gpus=gpus,
+        labels=labels,
+        taints=[SMALL_TAINTS[taint]] if taint else (),
+        unschedulable=c.integer(0, 7) == 0,
     )
     return obj, {"cpu": cpu, "memory": memory_mi * _MI, GPU: gpus, "pods": pods}
 
@@ -98,10 +114,16 @@ def _small_bound_pods(c: Chooser, node: str, free: dict[str, int], first: int) -
         requests = {"cpu": f"{cpu}m", "memory": f"{memory // _MI}Mi"}
         if gpus:
             requests[GPU] = str(gpus)
-        out.append(pod_object(
-            f"run-{node}-{j}", node_name=node, requests=requests, labels={"app": c.pick(["a", "b"])},
-            priority=c.pick([0, 5, 100]), created=first + j,
-        ))
+        out.append(
+            pod_object(
+                f"run-{node}-{j}",
+                node_name=node,
+                requests=requests,
+                labels={"app": c.pick(["a", "b"])},
+                priority=c.pick([0, 5, 100]),
+                created=first + j,
+            )
+        )
     return out
 
 
@@ -120,17 +142,34 @@ def _member_constraint(c: Chooser, kind: str, group: str, key: str) -> dict[str,
     """The :func:`pod_object` keyword arguments expressing one constraint kind among group members."""
     same_group = {"labelSelector": {"matchLabels": {"group": group}}, "topologyKey": key}
     if kind == "selector":
-        return {"node_selector": c.pick([{ZONE: "zone-a"}, {GPU_PRODUCT: "H100"}, {RACK: "zone-b-rack-0"}])}
+        return {
+            "node_selector": c.pick(
+                [{ZONE: "zone-a"}, {GPU_PRODUCT: "H100"}, {RACK: "zone-b-rack-0"}]
+            )
+        }
     if kind == "toleration":
         return {"tolerations": SMALL_TOLERATIONS[c.pick(["dedicated", "everything"])]}
     if kind == "affinity":
-        return {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [same_group]}}}
+        return {
+            "affinity": {
+                "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [same_group]}
+            }
+        }
     if kind == "anti-affinity":
-        return {"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [same_group]}}}
+        return {
+            "affinity": {
+                "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [same_group]}
+            }
+        }
     if kind == "host-port":
         return {"host_ports": [8080]}
     if kind == "spread":
-        spread = {"maxSkew": 1, "topologyKey": key, "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"group": group}}}
+        spread = {
+            "maxSkew": 1,
+            "topologyKey": key,
+            "whenUnsatisfiable": "DoNotSchedule",
+            "labelSelector": {"matchLabels": {"group": group}},
+        }
         return {"topology_spread": [spread]}
     return {}
 
@@ -144,31 +183,47 @@ def _small_pod_group(c: Chooser, index: int, first: int, max_size: int) -> list[
     priority = c.pick([0, 10, 100])
     kind = c.pick(SMALL_CONSTRAINTS)
     key = c.pick([HOSTNAME, ZONE])
-    group = pod_group_object(name, policy=policy, min_count=min_count, priority=priority, created=first)
+    group = pod_group_object(
+        name, policy=policy, min_count=min_count, priority=priority, created=first
+    )
     same_shape = c.pick([False, True])
     shared = _small_requests(c)
     members = []
     for j in range(size):
         constrained = kind != "none" and c.integer(0, 3) > 0
         extra = _member_constraint(c, kind, name, key) if constrained else {}
-        members.append(pod_object(
-            f"{name}-{j}", group=name, requests=shared if same_shape else _small_requests(c),
-            labels={"group": name, "app": c.pick(["a", "b"])}, priority=priority, created=first + 1 + j,
-            **extra,
-        ))
+        members.append(
+            pod_object(
+                f"{name}-{j}",
+                group=name,
+                requests=shared if same_shape else _small_requests(c),
+                labels={"group": name, "app": c.pick(["a", "b"])},
+                priority=priority,
+                created=first + 1 + j,
+                **extra,
+            )
+        )
     return [group, *members]
 
 
 def _small_single_pod(c: Chooser, index: int, created: int) -> Obj:
     return pod_object(
-        f"solo{index}", requests=_small_requests(c), labels={"app": c.pick(["a", "b"])},
-        priority=c.pick([0, 10, 100]), tolerations=SMALL_TOLERATIONS[c.pick(["none", "none", "dedicated"])],
+        f"solo{index}",
+        requests=_small_requests(c),
+        labels={"app": c.pick(["a", "b"])},
+        priority=c.pick([0, 10, 100]),
+        tolerations=SMALL_TOLERATIONS[c.pick(["none", "none", "dedicated"])],
         created=created,
     )
 
 
 def small_mixed_snapshot(
-    c: Chooser, *, max_nodes: int = 6, max_groups: int = 3, max_group_size: int = 4, max_singles: int = 2
+    c: Chooser,
+    *,
+    max_nodes: int = 6,
+    max_groups: int = 3,
+    max_group_size: int = 4,
+    max_singles: int = 2,
 ) -> list[Obj]:
     """A small random snapshot: 2..max_nodes nodes, bound pods, 1..max_groups PodGroups, single pods.
 
@@ -226,27 +281,66 @@ def small_preemption_snapshot(ch: Chooser) -> list[Obj]:
                 break
             n = ch.pick(room)
             free[n] -= cpu
-            objs.append(pod_object(f"run{k}", node_name=n, priority=prio, group=group, labels={"app": app}, requests={"cpu": str(cpu)}, created=k))
+            objs.append(
+                pod_object(
+                    f"run{k}",
+                    node_name=n,
+                    priority=prio,
+                    group=group,
+                    labels={"app": app},
+                    requests={"cpu": str(cpu)},
+                    created=k,
+                )
+            )
             k += 1
     if ch.integer(0, 1):
-        objs.append({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "pdb-a", "namespace": "default"},
-                     "spec": {"maxUnavailable": ch.pick([0, 1]), "selector": {"matchLabels": {"app": "a"}}}})
+        objs.append(
+            {
+                "apiVersion": "policy/v1",
+                "kind": "PodDisruptionBudget",
+                "metadata": {"name": "pdb-a", "namespace": "default"},
+                "spec": {
+                    "maxUnavailable": ch.pick([0, 1]),
+                    "selector": {"matchLabels": {"app": "a"}},
+                },
+            }
+        )
     for e in range(ch.integer(1, 3)):
         prio = ch.pick([50, 100])
         size = ch.integer(1, 3)
         rule = ch.pick([None, None, "anti", "affinity"])
         affinity = None
         if rule == "anti":
-            affinity = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {"matchLabels": {"app": "b"}}, "topologyKey": HOSTNAME}]}}
+            affinity = {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"labelSelector": {"matchLabels": {"app": "b"}}, "topologyKey": HOSTNAME}
+                    ]
+                }
+            }
         elif rule == "affinity":
-            affinity = {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": ZONE}]}}
+            affinity = {
+                "podAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": ZONE}
+                    ]
+                }
+            }
         group = None
         if size > 1 or ch.integer(0, 1):
             group = f"pg{e}"
             objs.append(pod_group_object(group, min_count=size, priority=prio))
         never = ch.integer(0, 4) == 0
         for i in range(size):
-            pod = pod_object(f"new{e}-{i}", priority=prio, group=group, affinity=affinity, labels={"app": "new"}, requests={"cpu": str(ch.integer(1, 4))}, created=100 + e)
+            pod = pod_object(
+                f"new{e}-{i}",
+                priority=prio,
+                group=group,
+                affinity=affinity,
+                labels={"app": "new"},
+                requests={"cpu": str(ch.integer(1, 4))},
+                created=100 + e,
+            )
             if never:
                 pod["spec"]["preemptionPolicy"] = "Never"
             objs.append(pod)

@@ -92,7 +92,11 @@ class NodeSpec:
     def share(self, units: int) -> dict[str, str]:
         """Requests of a pod holding ``units`` of this node (cpu and memory pro rata)."""
         if self.gpus:
-            return {"cpu": str(self.cpu * units // self.gpus), "memory": f"{self.memory_gi * units // self.gpus}Gi", GPU: str(units)}
+            return {
+                "cpu": str(self.cpu * units // self.gpus),
+                "memory": f"{self.memory_gi * units // self.gpus}Gi",
+                GPU: str(units),
+            }
         return {"cpu": str(units), "memory": f"{self.memory_gi * units // self.cpu}Gi"}
 
 
@@ -141,15 +145,32 @@ def _load_pods(names: Sequence[str], used: Sequence[int], spec: NodeSpec) -> lis
     pods = []
     for name, units in zip(names, used, strict=True):
         for j, u in enumerate(_parts(units)):
-            pods.append(pod_object(
-                f"run-{name}-{j}", namespace=RUNNING_NAMESPACE, node_name=name, requests=spec.share(u),
-                priority=RUNNING_PRIORITY, priority_class=RUNNING_PRIORITY_CLASS, labels={"app": "running"}, created=0,
-            ))
+            pods.append(
+                pod_object(
+                    f"run-{name}-{j}",
+                    namespace=RUNNING_NAMESPACE,
+                    node_name=name,
+                    requests=spec.share(u),
+                    priority=RUNNING_PRIORITY,
+                    priority_class=RUNNING_PRIORITY_CLASS,
+                    labels={"app": "running"},
+                    created=0,
+                )
+            )
     return pods
 
 
 # ---- gangs --------------------------------------------------------------------------------------
-def topology_gangs(gangs: int, sizes: Sequence[int], requests: dict[str, str], *, topology_key: str | None, seed: int, namespace: str = "train", first_created: int = 10) -> list[Obj]:
+def topology_gangs(
+    gangs: int,
+    sizes: Sequence[int],
+    requests: dict[str, str],
+    *,
+    topology_key: str | None,
+    seed: int,
+    namespace: str = "train",
+    first_created: int = 10,
+) -> list[Obj]:
     """``gangs`` all-or-nothing PodGroups (size drawn uniformly from ``sizes``) of identical pods
     with ``requests``, each constrained to one domain of ``topology_key``; gang ``g`` is created
     at second ``first_created + 2g`` so queue order is gang order. PodGroups first, then pods."""
@@ -160,14 +181,42 @@ def topology_gangs(gangs: int, sizes: Sequence[int], requests: dict[str, str], *
     for g in range(gangs):
         name = f"gang-{g:0{width}d}"
         k = int(sizes[int(rng.integers(0, len(sizes)))])
-        groups.append(pod_group_object(name, namespace=namespace, min_count=k, topology_key=topology_key, created=first_created + 2 * g))
+        groups.append(
+            pod_group_object(
+                name,
+                namespace=namespace,
+                min_count=k,
+                topology_key=topology_key,
+                created=first_created + 2 * g,
+            )
+        )
         for j in range(k):
-            pods.append(pod_object(f"{name}-{j}", namespace=namespace, group=name, requests=requests, labels={"job": name}, created=first_created + 2 * g + 1))
+            pods.append(
+                pod_object(
+                    f"{name}-{j}",
+                    namespace=namespace,
+                    group=name,
+                    requests=requests,
+                    labels={"job": name},
+                    created=first_created + 2 * g + 1,
+                )
+            )
     return groups + pods
 
 
 # ---- shapes -------------------------------------------------------------------------------------
-def gb200_nvl72(*, racks: int = GB200_SU_RACKS, racks_per_block: int = GB200_SU_RACKS, cliques_per_rack: int = 1, utilisation: float = 0.5, gangs: int = 8, gang_sizes: Sequence[int] = (2, 4, 9, 18), gpus_per_pod: int = NVL72_GPUS_PER_NODE, topology_key: str | None = GPU_CLIQUE, seed: int = 0) -> list[Obj]:
+def gb200_nvl72(
+    *,
+    racks: int = GB200_SU_RACKS,
+    racks_per_block: int = GB200_SU_RACKS,
+    cliques_per_rack: int = 1,
+    utilisation: float = 0.5,
+    gangs: int = 8,
+    gang_sizes: Sequence[int] = (2, 4, 9, 18),
+    gpus_per_pod: int = NVL72_GPUS_PER_NODE,
+    topology_key: str | None = GPU_CLIQUE,
+    seed: int = 0,
+) -> list[Obj]:
     """GB200 NVL72 racks (18 nodes x 4 GPUs, one NVLink domain each) grouped into SUs (blocks).
 
     Pending gangs: pods of ``gpus_per_pod`` GPUs (a whole tray by default), ``gang_sizes`` pods
@@ -182,16 +231,36 @@ def gb200_nvl72(*, racks: int = GB200_SU_RACKS, racks_per_block: int = GB200_SU_
         for t in range(NVL72_NODES):
             name = f"{rack}-tray-{t:02d}"
             names.append(name)
-            labels.append({
-                HOSTNAME: name, GCE_BLOCK: block, GCE_SUBBLOCK: rack, GCE_HOST: f"host-{rack}-{t:02d}", RACK: rack,
-                GPU_CLIQUE: f"{rack}.{t // per_clique}", GPU_PRODUCT: "GB200",
-            })
+            labels.append(
+                {
+                    HOSTNAME: name,
+                    GCE_BLOCK: block,
+                    GCE_SUBBLOCK: rack,
+                    GCE_HOST: f"host-{rack}-{t:02d}",
+                    RACK: rack,
+                    GPU_CLIQUE: f"{rack}.{t // per_clique}",
+                    GPU_PRODUCT: "GB200",
+                }
+            )
     levels = (GCE_BLOCK, GCE_SUBBLOCK, GPU_CLIQUE, HOSTNAME)
     requests = GB200_NODE.share(gpus_per_pod)
-    return _assemble("gb200-nvl72", levels, names, labels, GB200_NODE, utilisation, seed) + topology_gangs(gangs, gang_sizes, requests, topology_key=topology_key, seed=seed)
+    return _assemble(
+        "gb200-nvl72", levels, names, labels, GB200_NODE, utilisation, seed
+    ) + topology_gangs(gangs, gang_sizes, requests, topology_key=topology_key, seed=seed)
 
 
-def dgx_h100_superpod(*, nodes: int = DGX_SU_NODES * DGX_SUS_PER_SPINE, su_nodes: int = DGX_SU_NODES, sus_per_spine: int = DGX_SUS_PER_SPINE, utilisation: float = 0.5, gangs: int = 8, gang_sizes: Sequence[int] = (2, 4, 8, 16, 32), gpus_per_pod: int = DGX_GPUS_PER_NODE, topology_key: str | None = TOPOGRAPH_BLOCK, seed: int = 0) -> list[Obj]:
+def dgx_h100_superpod(
+    *,
+    nodes: int = DGX_SU_NODES * DGX_SUS_PER_SPINE,
+    su_nodes: int = DGX_SU_NODES,
+    sus_per_spine: int = DGX_SUS_PER_SPINE,
+    utilisation: float = 0.5,
+    gangs: int = 8,
+    gang_sizes: Sequence[int] = (2, 4, 8, 16, 32),
+    gpus_per_pod: int = DGX_GPUS_PER_NODE,
+    topology_key: str | None = TOPOGRAPH_BLOCK,
+    seed: int = 0,
+) -> list[Obj]:
     """DGX H100 SuperPOD: 8-GPU nodes in 32-node scalable units, 4 SUs per spine group.
 
     Pending gangs: pods of ``gpus_per_pod`` GPUs (a whole node by default), constrained to one SU
@@ -202,31 +271,75 @@ def dgx_h100_superpod(*, nodes: int = DGX_SU_NODES * DGX_SUS_PER_SPINE, su_nodes
         su = i // su_nodes
         name = f"dgx-{i:0{width}d}"
         names.append(name)
-        labels.append({HOSTNAME: name, TOPOGRAPH_SPINE: f"spine-{su // sus_per_spine}", TOPOGRAPH_BLOCK: f"su-{su}", GPU_PRODUCT: "H100"})
+        labels.append(
+            {
+                HOSTNAME: name,
+                TOPOGRAPH_SPINE: f"spine-{su // sus_per_spine}",
+                TOPOGRAPH_BLOCK: f"su-{su}",
+                GPU_PRODUCT: "H100",
+            }
+        )
     levels = (TOPOGRAPH_SPINE, TOPOGRAPH_BLOCK, HOSTNAME)
     requests = DGX_H100_NODE.share(gpus_per_pod)
-    return _assemble("dgx-h100-superpod", levels, names, labels, DGX_H100_NODE, utilisation, seed) + topology_gangs(gangs, gang_sizes, requests, topology_key=topology_key, seed=seed)
+    return _assemble(
+        "dgx-h100-superpod", levels, names, labels, DGX_H100_NODE, utilisation, seed
+    ) + topology_gangs(gangs, gang_sizes, requests, topology_key=topology_key, seed=seed)
 
 
-def scheduler_perf_tas(*, nodes: int = 5000, nodes_per_zone: int = 1000, nodes_per_rack: int = PERF_NODES_PER_RACK, utilisation: float = 0.0, gangs: int = 750, pods_per_gang: int = 4, topology_key: str | None = RACK, seed: int = 0) -> list[Obj]:
+def scheduler_perf_tas(
+    *,
+    nodes: int = 5000,
+    nodes_per_zone: int = 1000,
+    nodes_per_rack: int = PERF_NODES_PER_RACK,
+    utilisation: float = 0.0,
+    gangs: int = 750,
+    pods_per_gang: int = 4,
+    topology_key: str | None = RACK,
+    seed: int = 0,
+) -> list[Obj]:
     """The upstream TAS benchmark shape: default nodes, zones of ``nodes_per_zone`` (100 or
     1,000), racks of ``nodes_per_rack``, gangs of ``pods_per_gang`` 100m / 100Mi pods in one rack.
     ``utilisation`` of the cpu is taken by bound 1-core pods (upstream starts empty: 0)."""
     if nodes_per_zone % nodes_per_rack:
-        raise ValueError(f"racks must nest in zones: {nodes_per_rack} does not divide {nodes_per_zone}")
+        raise ValueError(
+            f"racks must nest in zones: {nodes_per_rack} does not divide {nodes_per_zone}"
+        )
     width = len(str(max(nodes - 1, 0)))
     names = [f"node-{i:0{width}d}" for i in range(nodes)]
-    labels = [{HOSTNAME: n, ZONE: f"zone-{i // nodes_per_zone}", RACK: f"rack-{i // nodes_per_rack}"} for i, n in enumerate(names)]
+    labels = [
+        {HOSTNAME: n, ZONE: f"zone-{i // nodes_per_zone}", RACK: f"rack-{i // nodes_per_rack}"}
+        for i, n in enumerate(names)
+    ]
     levels = (ZONE, RACK, HOSTNAME)
-    return _assemble("scheduler-perf-tas", levels, names, labels, PERF_NODE, utilisation, seed) + topology_gangs(
-        gangs, (pods_per_gang,), {"cpu": "100m", "memory": "100Mi"}, topology_key=topology_key, seed=seed, namespace="default",
+    return _assemble(
+        "scheduler-perf-tas", levels, names, labels, PERF_NODE, utilisation, seed
+    ) + topology_gangs(
+        gangs,
+        (pods_per_gang,),
+        {"cpu": "100m", "memory": "100Mi"},
+        topology_key=topology_key,
+        seed=seed,
+        namespace="default",
     )
 
 
-def _assemble(name: str, levels: tuple[str, ...], names: list[str], labels: list[dict[str, str]], spec: NodeSpec, utilisation: float, seed: int) -> list[Obj]:
-    out: list[Obj] = [topology_object(name, levels), priority_class_object(RUNNING_PRIORITY_CLASS, RUNNING_PRIORITY)]
+def _assemble(
+    name: str,
+    levels: tuple[str, ...],
+    names: list[str],
+    labels: list[dict[str, str]],
+    spec: NodeSpec,
+    utilisation: float,
+    seed: int,
+) -> list[Obj]:
+    out: list[Obj] = [
+        topology_object(name, levels),
+        priority_class_object(RUNNING_PRIORITY_CLASS, RUNNING_PRIORITY),
+    ]
     for n, lab in zip(names, labels, strict=True):
-        out.append(node_object(n, cpu=spec.cpu, memory=f"{spec.memory_gi}Gi", gpus=spec.gpus, labels=lab))
+        out.append(
+            node_object(n, cpu=spec.cpu, memory=f"{spec.memory_gi}Gi", gpus=spec.gpus, labels=lab)
+        )
     used = used_units(len(names), spec.units, utilisation, seed)
     return out + _load_pods(names, used, spec)
 
@@ -249,15 +362,27 @@ scheduler-perf-tas is upstream's throughput benchmark, identical 4-pod gangs of 
 matches the optimum there at any load (0 of 12), by design of that benchmark."""
 
 
-def generate_shape(shape: str, *, nodes: int, utilisation: float, seed: int, gangs: int, **options: Any) -> list[Obj]:
+def generate_shape(
+    shape: str, *, nodes: int, utilisation: float, seed: int, gangs: int, **options: Any
+) -> list[Obj]:
     """One of :data:`SHAPES` with about ``nodes`` nodes (GB200: rounded up to whole racks).
 
     ``options`` go to the shape's generator (e.g. ``gang_sizes``, ``topology_key``)."""
     if shape == "gb200-nvl72":
-        return gb200_nvl72(racks=max(1, math.ceil(nodes / NVL72_NODES)), utilisation=utilisation, seed=seed, gangs=gangs, **options)
+        return gb200_nvl72(
+            racks=max(1, math.ceil(nodes / NVL72_NODES)),
+            utilisation=utilisation,
+            seed=seed,
+            gangs=gangs,
+            **options,
+        )
     if shape == "dgx-h100-superpod":
-        return dgx_h100_superpod(nodes=nodes, utilisation=utilisation, seed=seed, gangs=gangs, **options)
+        return dgx_h100_superpod(
+            nodes=nodes, utilisation=utilisation, seed=seed, gangs=gangs, **options
+        )
     if shape == "scheduler-perf-tas":
         options.setdefault("nodes_per_zone", 1000 if nodes >= 1000 else PERF_NODES_PER_RACK)
-        return scheduler_perf_tas(nodes=nodes, utilisation=utilisation, seed=seed, gangs=gangs, **options)
+        return scheduler_perf_tas(
+            nodes=nodes, utilisation=utilisation, seed=seed, gangs=gangs, **options
+        )
     raise ValueError(f"unknown shape {shape!r}; use one of {', '.join(SHAPES)}")

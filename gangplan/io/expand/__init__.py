@@ -25,10 +25,21 @@ from gangplan.io.expand.jobset import expand_jobset
 from gangplan.io.expand.lws import expand_lws
 from gangplan.io.fields import Ctx
 
-CONTROLLER_KINDS = {"Job": "batch", "JobSet": "jobset.x-k8s.io", "LeaderWorkerSet": "leaderworkerset.x-k8s.io"}
-_WHO = {"Job": "the v1.37 Job controller (gate WorkloadWithJob)", "JobSet": "the JobSet controller, then the Job controller",
-        "LeaderWorkerSet": "the LeaderWorkerSet controller and StatefulSets"}
-_API = {"Job": "batch/v1", "JobSet": "jobset.x-k8s.io/v1alpha2", "LeaderWorkerSet": "leaderworkerset.x-k8s.io/v1"}
+CONTROLLER_KINDS = {
+    "Job": "batch",
+    "JobSet": "jobset.x-k8s.io",
+    "LeaderWorkerSet": "leaderworkerset.x-k8s.io",
+}
+_WHO = {
+    "Job": "the v1.37 Job controller (gate WorkloadWithJob)",
+    "JobSet": "the JobSet controller, then the Job controller",
+    "LeaderWorkerSet": "the LeaderWorkerSet controller and StatefulSets",
+}
+_API = {
+    "Job": "batch/v1",
+    "JobSet": "jobset.x-k8s.io/v1alpha2",
+    "LeaderWorkerSet": "leaderworkerset.x-k8s.io/v1",
+}
 
 
 @dataclass
@@ -50,15 +61,33 @@ def _counts(objs: list[dict]) -> str:
     order = ["Job", "StatefulSet", "Workload", "PodGroup", "Pod"]
     parts = []
     for k in sorted(c, key=lambda k: (order.index(k) if k in order else 9, k)):
-        label = "Volcano PodGroup" if k == "PodGroup" and any(o["apiVersion"].startswith("scheduling.volcano.sh") for o in objs if o["kind"] == k) else k
+        label = (
+            "Volcano PodGroup"
+            if k == "PodGroup"
+            and any(
+                o["apiVersion"].startswith("scheduling.volcano.sh") for o in objs if o["kind"] == k
+            )
+            else k
+        )
         parts.append(f"{c[k]} {label}{'s' if c[k] != 1 else ''}")
     return ", ".join(parts) or "nothing"
 
 
-def expand(controllers: list[tuple[str, dict]], *, pods: list[dict], workloads: list[dict], groups: set[str] | frozenset[str] = frozenset()) -> Expansion:
+def expand(
+    controllers: list[tuple[str, dict]],
+    *,
+    pods: list[dict],
+    workloads: list[dict],
+    groups: set[str] | frozenset[str] = frozenset(),
+) -> Expansion:
     """Expand Jobs, JobSets and LeaderWorkerSets (``controllers``: (file, raw object), snapshot
     order); ``groups``: ``namespace/name`` of the snapshot's PodGroups (found, not made again)."""
-    env = ExpandEnv(pods=pods, workloads=workloads, jobs=[raw for _, raw in controllers if raw.get("kind") == "Job"], existing_groups=set(groups))
+    env = ExpandEnv(
+        pods=pods,
+        workloads=workloads,
+        jobs=[raw for _, raw in controllers if raw.get("kind") == "Job"],
+        existing_groups=set(groups),
+    )
     out = Expansion()
     done: dict[str, list[str]] = {k: [] for k in CONTROLLER_KINDS}
     made: dict[str, list[dict]] = {k: [] for k in CONTROLLER_KINDS}
@@ -68,7 +97,10 @@ def expand(controllers: list[tuple[str, dict]], *, pods: list[dict], workloads: 
     for file, raw in controllers:
         kind = raw["kind"]
         m = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
-        ctx = Ctx(file, f"{kind}/{m.get('namespace') or 'default'}/{m.get('name') or m.get('generateName') or '?'}")
+        ctx = Ctx(
+            file,
+            f"{kind}/{m.get('namespace') or 'default'}/{m.get('name') or m.get('generateName') or '?'}",
+        )
         meta = env.meta(ctx, raw, kind)
         ref = f"{kind}/{meta.namespace}/{meta.name}"
         ctx = Ctx(file, ref)
@@ -98,13 +130,21 @@ def expand(controllers: list[tuple[str, dict]], *, pods: list[dict], workloads: 
     for kind in CONTROLLER_KINDS:
         if done[kind]:
             n = len(done[kind])
-            how = "; ".join(f"{c} x {g}" if c > 1 or n > 1 or kind == "JobSet" else g for g, c in sorted(groups[kind].items()))
+            how = "; ".join(
+                f"{c} x {g}" if c > 1 or n > 1 or kind == "JobSet" else g
+                for g, c in sorted(groups[kind].items())
+            )
             if kind == "LeaderWorkerSet":
                 how = "; ".join(f"gang provider {p} ({c})" for p, c in sorted(providers.items()))
-            out.lines.append(f"expanded {n} {kind} ({_API[kind]}) into {_counts(made[kind])} as {_WHO[kind]} would create them"
-                             + (f" [{how}]" if how else "") + f": {_names(done[kind])}")
+            out.lines.append(
+                f"expanded {n} {kind} ({_API[kind]}) into {_counts(made[kind])} as {_WHO[kind]} would create them"
+                + (f" [{how}]" if how else "")
+                + f": {_names(done[kind])}"
+            )
         for (k, why), names in sorted(skipped.items()):
             if k == kind:
-                out.lines.append(f"not expanded: {len(names)} {kind} ({_API[kind]}), {why}: {_names(names)}")
+                out.lines.append(
+                    f"not expanded: {len(names)} {kind} ({_API[kind]}), {why}: {_names(names)}"
+                )
     out.notes = env.notes
     return out

@@ -84,7 +84,10 @@ class ExpandEnv:
         """Count ``count`` objects about to be synthesized; beyond :data:`MAX_EXPANDED` is bad input."""
         self._expanded += count
         if check_range(self._expanded, None, MAX_EXPANDED, INT64_MIN, INT64_MAX, "int64"):
-            raise ctx.fail(fld, f"expanding would create {count} {what} ({self._expanded} in this snapshot); gangplan expands at most {MAX_EXPANDED}")
+            raise ctx.fail(
+                fld,
+                f"expanding would create {count} {what} ({self._expanded} in this snapshot); gangplan expands at most {MAX_EXPANDED}",
+            )
 
     def note(self, kind: str, fld: str, message: str, name: str) -> None:
         self.notes.append((kind, fld, message, name))
@@ -97,25 +100,45 @@ class ExpandEnv:
         if not name:
             base = ctx.str(m.get("generateName"), "metadata.generateName")
             if not base:
-                raise ctx.fail("metadata.name", "required field is missing (neither name nor generateName is set)")
+                raise ctx.fail(
+                    "metadata.name",
+                    "required field is missing (neither name nor generateName is set)",
+                )
             self._generated[(kind, ns, base)] += 1
             name = base[:58] + suffix(f"{kind}/{ns}/{base}#{self._generated[(kind, ns, base)]}")
         uid = ctx.str(m.get("uid"), "metadata.uid") or deterministic_uid(kind, ns, name)
         owners = [o for _, o in ctx.maps(m.get("ownerReferences"), "metadata.ownerReferences")]
-        return Meta(ns, name, uid, ctx.str_map(m.get("labels"), "metadata.labels"),
-                    ctx.str_map(m.get("annotations"), "metadata.annotations"), owners,
-                    ctx.str(m.get("creationTimestamp"), "metadata.creationTimestamp"))
+        return Meta(
+            ns,
+            name,
+            uid,
+            ctx.str_map(m.get("labels"), "metadata.labels"),
+            ctx.str_map(m.get("annotations"), "metadata.annotations"),
+            owners,
+            ctx.str(m.get("creationTimestamp"), "metadata.creationTimestamp"),
+        )
 
 
-def owner_ref(api_version: str, kind: str, name: str, uid: str, *, controller: bool = True) -> dict[str, Any]:
+def owner_ref(
+    api_version: str, kind: str, name: str, uid: str, *, controller: bool = True
+) -> dict[str, Any]:
     ref: dict[str, Any] = {"apiVersion": api_version, "kind": kind, "name": name, "uid": uid}
     if controller:
         ref.update(controller=True, blockOwnerDeletion=True)
     return ref
 
 
-def object_meta(name: str, namespace: str, *, source: str, labels: dict | None = None, annotations: dict | None = None,
-                owners: list[dict] | None = None, creation_timestamp: str = "", uid_kind: str = "") -> dict[str, Any]:
+def object_meta(
+    name: str,
+    namespace: str,
+    *,
+    source: str,
+    labels: dict | None = None,
+    annotations: dict | None = None,
+    owners: list[dict] | None = None,
+    creation_timestamp: str = "",
+    uid_kind: str = "",
+) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, "namespace": namespace}
     if uid_kind:
         meta["uid"] = deterministic_uid(uid_kind, namespace, name)
@@ -129,11 +152,16 @@ def object_meta(name: str, namespace: str, *, source: str, labels: dict | None =
     return meta
 
 
-def template_parts(ctx: Ctx, template: Any, field_: str) -> tuple[dict[str, str], dict[str, str], dict]:
+def template_parts(
+    ctx: Ctx, template: Any, field_: str
+) -> tuple[dict[str, str], dict[str, str], dict]:
     """Labels, annotations and (a deep copy of) the spec of a PodTemplateSpec."""
     t = ctx.map(template, field_, required=True)
     tm = ctx.map(t.get("metadata"), field_ + ".metadata")
     spec = ctx.map(t.get("spec"), field_ + ".spec", required=True)
     ctx.maps(spec.get("containers"), field_ + ".spec.containers", required=True)
-    return (ctx.str_map(tm.get("labels"), field_ + ".metadata.labels"),
-            ctx.str_map(tm.get("annotations"), field_ + ".metadata.annotations"), copy.deepcopy(spec))
+    return (
+        ctx.str_map(tm.get("labels"), field_ + ".metadata.labels"),
+        ctx.str_map(tm.get("annotations"), field_ + ".metadata.annotations"),
+        copy.deepcopy(spec),
+    )

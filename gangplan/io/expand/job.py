@@ -72,7 +72,9 @@ def _completed(ctx: Ctx, raw: Any) -> list[tuple[int, int]]:
         try:
             out.append((int(lo), int(hi or lo)))
         except ValueError:
-            raise ctx.fail("status.completedIndexes", f"expected a list of indexes and ranges, got {text!r}") from None
+            raise ctx.fail(
+                "status.completedIndexes", f"expected a list of indexes and ranges, got {text!r}"
+            ) from None
     return sorted(out)
 
 
@@ -100,7 +102,9 @@ def _union(ctx: Ctx, raw: Any, fld: str, members: tuple[str, ...]) -> str:
     return set_[0]
 
 
-def compile_template(ctx: Ctx, env: ExpandEnv, meta: Meta, spec: dict, parallelism: int) -> dict[str, Any]:
+def compile_template(
+    ctx: Ctx, env: ExpandEnv, meta: Meta, spec: dict, parallelism: int
+) -> dict[str, Any]:
     """``spec.scheduling`` compiled into the Workload's one PodGroupTemplate (``buildWorkloadItem``)."""
     sched = ctx.map(spec.get("scheduling"), "spec.scheduling")
     tpl: dict[str, Any] = {"name": f"{meta.name}-pgt-0"}
@@ -108,7 +112,12 @@ def compile_template(ctx: Ctx, env: ExpandEnv, meta: Meta, spec: dict, paralleli
     pol = sched.get("schedulingPolicy")
     if pol is None and sched.get("policy") is not None:
         pol, pol_field = sched.get("policy"), "spec.scheduling.policy"
-        env.note("Job", pol_field, "read as spec.scheduling.schedulingPolicy (the older KEP-6089 field name)", f"{meta.namespace}/{meta.name}")
+        env.note(
+            "Job",
+            pol_field,
+            "read as spec.scheduling.schedulingPolicy (the older KEP-6089 field name)",
+            f"{meta.namespace}/{meta.name}",
+        )
     policy = "basic" if pol is None else _union(ctx, pol, pol_field, ("basic", "gang"))
     if policy == "gang":
         gang = ctx.map(ctx.map(pol, pol_field).get("gang"), pol_field + ".gang")
@@ -117,7 +126,10 @@ def compile_template(ctx: Ctx, env: ExpandEnv, meta: Meta, spec: dict, paralleli
         else:
             count = ctx.int32(gang.get("minCount"), pol_field + ".gang.minCount", minimum=1)
             if count > parallelism:
-                raise ctx.fail(pol_field + ".gang.minCount", f"must not exceed spec.parallelism ({parallelism}), got {count}")
+                raise ctx.fail(
+                    pol_field + ".gang.minCount",
+                    f"must not exceed spec.parallelism ({parallelism}), got {count}",
+                )
         tpl["schedulingPolicy"] = {"gang": {"minCount": count}}
     else:
         tpl["schedulingPolicy"] = {"basic": {}}
@@ -125,7 +137,12 @@ def compile_template(ctx: Ctx, env: ExpandEnv, meta: Meta, spec: dict, paralleli
     sc = sched.get("schedulingConstraints")
     if sc is None and sched.get("constraints") is not None:
         sc, sc_field = sched.get("constraints"), "spec.scheduling.constraints"
-        env.note("Job", sc_field, "read as spec.scheduling.schedulingConstraints (the older KEP-6089 field name)", f"{meta.namespace}/{meta.name}")
+        env.note(
+            "Job",
+            sc_field,
+            "read as spec.scheduling.schedulingConstraints (the older KEP-6089 field name)",
+            f"{meta.namespace}/{meta.name}",
+        )
     topo = ctx.maps(ctx.map(sc, sc_field).get("topology"), sc_field + ".topology")
     if len(topo) > 1:
         raise ctx.fail(sc_field + ".topology", f"at most 1 entry is allowed, got {len(topo)}")
@@ -134,12 +151,23 @@ def compile_template(ctx: Ctx, env: ExpandEnv, meta: Meta, spec: dict, paralleli
         key = t.get("key")
         if key is None and t.get("level") is not None:
             key = t.get("level")
-            env.note("Job", f + ".level", "read as key (the API field; the KEP's Example 1 writes level)", f"{meta.namespace}/{meta.name}")
-        tpl["schedulingConstraints"] = {"topology": [{"key": ctx.str(key, f + ".key", required=True)}]}
+            env.note(
+                "Job",
+                f + ".level",
+                "read as key (the API field; the KEP's Example 1 writes level)",
+                f"{meta.namespace}/{meta.name}",
+            )
+        tpl["schedulingConstraints"] = {
+            "topology": [{"key": ctx.str(key, f + ".key", required=True)}]
+        }
     if sched.get("disruptionMode") is not None:
-        mode = _union(ctx, sched.get("disruptionMode"), "spec.scheduling.disruptionMode", ("single", "all"))
+        mode = _union(
+            ctx, sched.get("disruptionMode"), "spec.scheduling.disruptionMode", ("single", "all")
+        )
         if mode == "all" and policy == "basic":
-            raise ctx.fail("spec.scheduling.disruptionMode", "all is invalid with the basic scheduling policy")
+            raise ctx.fail(
+                "spec.scheduling.disruptionMode", "all is invalid with the basic scheduling policy"
+            )
         tpl["disruptionMode"] = {mode: {}}
     claims = ctx.list(sched.get("resourceClaims"), "spec.scheduling.resourceClaims")
     if claims:
@@ -147,17 +175,37 @@ def compile_template(ctx: Ctx, env: ExpandEnv, meta: Meta, spec: dict, paralleli
     return tpl
 
 
-def _pod_group(name: str, meta: Meta, source: str, wl_name: str, template: dict, owners: list[dict], parent: str | None) -> dict:
-    spec: dict[str, Any] = {"workloadRef": {"workloadName": wl_name, "templateName": template["name"]},
-                            "schedulingPolicy": copy.deepcopy(template.get("schedulingPolicy") or {"basic": {}})}
+def _pod_group(
+    name: str,
+    meta: Meta,
+    source: str,
+    wl_name: str,
+    template: dict,
+    owners: list[dict],
+    parent: str | None,
+) -> dict:
+    spec: dict[str, Any] = {
+        "workloadRef": {"workloadName": wl_name, "templateName": template["name"]},
+        "schedulingPolicy": copy.deepcopy(template.get("schedulingPolicy") or {"basic": {}}),
+    }
     for k in ("schedulingConstraints", "disruptionMode", "resourceClaims"):
         if template.get(k) is not None:
             spec[k] = copy.deepcopy(template[k])
     if parent:
         spec["parentCompositePodGroupName"] = parent
-    return {"apiVersion": SCHEDULING_API, "kind": "PodGroup",
-            "metadata": object_meta(name, meta.namespace, source=source, owners=owners, creation_timestamp=meta.creation_timestamp, uid_kind="PodGroup"),
-            "spec": spec}
+    return {
+        "apiVersion": SCHEDULING_API,
+        "kind": "PodGroup",
+        "metadata": object_meta(
+            name,
+            meta.namespace,
+            source=source,
+            owners=owners,
+            creation_timestamp=meta.creation_timestamp,
+            uid_kind="PodGroup",
+        ),
+        "spec": spec,
+    }
 
 
 def _delegated(ctx: Ctx, env: ExpandEnv, meta: Meta, source: str) -> tuple[dict | None, str]:
@@ -168,15 +216,37 @@ def _delegated(ctx: Ctx, env: ExpandEnv, meta: Meta, source: str) -> tuple[dict 
     for wl in env.workloads:
         wm = wl.get("metadata") or {}
         ref = (wl.get("spec") or {}).get("controllerRef") or {}
-        if (wm.get("namespace") or "default") == meta.namespace and ref.get("apiGroup") == group and ref.get("kind") == parent.get("kind") and ref.get("name") == parent.get("name"):
+        if (
+            (wm.get("namespace") or "default") == meta.namespace
+            and ref.get("apiGroup") == group
+            and ref.get("kind") == parent.get("kind")
+            and ref.get("name") == parent.get("name")
+        ):
             for t in (wl.get("spec") or {}).get("podGroupTemplates") or ():
                 if isinstance(t, dict) and t.get("name") == template_name:
                     wname = str(wm.get("name"))
                     owners = [owner_ref("batch/v1", "Job", meta.name, meta.uid)]
-                    pg = _pod_group(pod_group_name(wname, template_name), meta, source, wname, t, owners, meta.annotations.get(PARENT_CPG_ANNOTATION))
-                    return pg, f"a PodGroup for template {template_name!r} of the parent's Workload {wname}"
-            return None, f"no PodGroup: the parent's Workload {wm.get('name')} has no template {template_name!r}"
-    return None, f"no PodGroup: no Workload of {parent.get('kind')} {parent.get('name')} in the snapshot"
+                    pg = _pod_group(
+                        pod_group_name(wname, template_name),
+                        meta,
+                        source,
+                        wname,
+                        t,
+                        owners,
+                        meta.annotations.get(PARENT_CPG_ANNOTATION),
+                    )
+                    return (
+                        pg,
+                        f"a PodGroup for template {template_name!r} of the parent's Workload {wname}",
+                    )
+            return (
+                None,
+                f"no PodGroup: the parent's Workload {wm.get('name')} has no template {template_name!r}",
+            )
+    return (
+        None,
+        f"no PodGroup: no Workload of {parent.get('kind')} {parent.get('name')} in the snapshot",
+    )
 
 
 def expand_job(ctx: Ctx, raw: dict, env: ExpandEnv, *, meta: Meta | None = None) -> JobExpansion:
@@ -185,30 +255,58 @@ def expand_job(ctx: Ctx, raw: dict, env: ExpandEnv, *, meta: Meta | None = None)
     spec = ctx.map(raw.get("spec"), "spec", required=True)
     status = ctx.map(raw.get("status"), "status")
     labels, annotations, pod_spec = template_parts(ctx, spec.get("template"), "spec.template")
-    mode = ctx.enum(spec.get("completionMode"), "spec.completionMode", ("NonIndexed", "Indexed"), default="NonIndexed")
+    mode = ctx.enum(
+        spec.get("completionMode"),
+        "spec.completionMode",
+        ("NonIndexed", "Indexed"),
+        default="NonIndexed",
+    )
     # An Indexed Job's parallelism is capped (maxParallelismForIndexedJob, pkg/apis/batch/validation).
-    parallelism = ctx.int32(spec.get("parallelism"), "spec.parallelism", default=1, minimum=0, maximum=MAX_EXPANDED if mode == "Indexed" else None)
-    completions = None if spec.get("completions") is None else ctx.int32(spec.get("completions"), "spec.completions", minimum=0)
+    parallelism = ctx.int32(
+        spec.get("parallelism"),
+        "spec.parallelism",
+        default=1,
+        minimum=0,
+        maximum=MAX_EXPANDED if mode == "Indexed" else None,
+    )
+    completions = (
+        None
+        if spec.get("completions") is None
+        else ctx.int32(spec.get("completions"), "spec.completions", minimum=0)
+    )
     if mode == "Indexed" and completions is None:
         raise ctx.fail("spec.completions", "an Indexed Job needs completions")
     succeeded = ctx.int32(status.get("succeeded"), "status.succeeded", minimum=0)
     failed = ctx.int32(status.get("failed"), "status.failed", minimum=0)
-    conditions = {ctx.str(c.get("type"), f + ".type"): ctx.str(c.get("status"), f + ".status") for f, c in ctx.maps(status.get("conditions"), "status.conditions")}
-    if env.owned("Pod", meta.namespace, "Job", meta.name) or any(env.labelled("Pod", meta.namespace, k, meta.name) for k in ("batch.kubernetes.io/job-name", "job-name")):
+    conditions = {
+        ctx.str(c.get("type"), f + ".type"): ctx.str(c.get("status"), f + ".status")
+        for f, c in ctx.maps(status.get("conditions"), "status.conditions")
+    }
+    if env.owned("Pod", meta.namespace, "Job", meta.name) or any(
+        env.labelled("Pod", meta.namespace, k, meta.name)
+        for k in ("batch.kubernetes.io/job-name", "job-name")
+    ):
         return JobExpansion(skipped="its pods are in the snapshot")
     if conditions.get("Complete") == "True" or conditions.get("Failed") == "True":
         return JobExpansion(skipped="it has finished")
     if ctx.bool(spec.get("suspend"), "spec.suspend"):
         if "kueue.x-k8s.io/queue-name" not in meta.labels:
             return JobExpansion(skipped="it is suspended (the Job controller creates no pods)")
-        env.note("Job", "spec.suspend", "suspended by Kueue until admission: expanded as Kueue would admit it", f"{meta.namespace}/{meta.name}")
+        env.note(
+            "Job",
+            "spec.suspend",
+            "suspended by Kueue until admission: expanded as Kueue would admit it",
+            f"{meta.namespace}/{meta.name}",
+        )
 
     # Which pods the controller creates now.
     if completions is None:
         env.reserve(ctx, parallelism if succeeded == 0 else 0, "spec.parallelism")
         ordinals = list(range(parallelism if succeeded == 0 else 0))
     elif mode == "Indexed":
-        ordinals = _pending_indexes(_completed(ctx, status.get("completedIndexes")), completions, parallelism)
+        ordinals = _pending_indexes(
+            _completed(ctx, status.get("completedIndexes")), completions, parallelism
+        )
         env.reserve(ctx, len(ordinals), "spec.parallelism")
     else:
         env.reserve(ctx, min(parallelism, max(completions - succeeded, 0)), "spec.parallelism")
@@ -218,10 +316,19 @@ def expand_job(ctx: Ctx, raw: dict, env: ExpandEnv, *, meta: Meta | None = None)
     out = JobExpansion()
     pg_name: str | None = None
     controller = meta.controller
-    new = status.get("startTime") is None and succeeded == 0 and failed == 0 and conditions.get("Suspended") != "True"
+    new = (
+        status.get("startTime") is None
+        and succeeded == 0
+        and failed == 0
+        and conditions.get("Suspended") != "True"
+    )
     if pod_spec.get("schedulingGroup") is not None:
         out.groups = "no Workload/PodGroup (the pod template brings its own schedulingGroup)"
-    elif controller is not None and controller.get("kind") != "CronJob" and GROUP_TEMPLATE_ANNOTATION not in meta.annotations:
+    elif (
+        controller is not None
+        and controller.get("kind") != "CronJob"
+        and GROUP_TEMPLATE_ANNOTATION not in meta.annotations
+    ):
         out.groups = f"no Workload/PodGroup (controller owner {controller.get('kind')} owns them, no {GROUP_TEMPLATE_ANNOTATION} delegation)"
     elif not new:
         out.groups = "no Workload/PodGroup (the Job has started: the controller only discovers existing ones)"
@@ -234,9 +341,16 @@ def expand_job(ctx: Ctx, raw: dict, env: ExpandEnv, *, meta: Meta | None = None)
                 # computePodGroupName hashes only the Workload and template names: a second Job
                 # delegated to the same template gets the same name, the create fails with
                 # AlreadyExists and the Job controller's sync errors out before creating pods.
-                env.note("Job", f"metadata.annotations.{GROUP_TEMPLATE_ANNOTATION}", f"its PodGroup name {pg_name} is taken by the PodGroup of {env.made_groups[key]} "
-                         "(computePodGroupName depends on the Workload and template only): upstream's create fails, so no pods are created", f"{meta.namespace}/{meta.name}")
-                return JobExpansion(skipped="its delegated PodGroup's name is taken by another Job's (no pods)")
+                env.note(
+                    "Job",
+                    f"metadata.annotations.{GROUP_TEMPLATE_ANNOTATION}",
+                    f"its PodGroup name {pg_name} is taken by the PodGroup of {env.made_groups[key]} "
+                    "(computePodGroupName depends on the Workload and template only): upstream's create fails, so no pods are created",
+                    f"{meta.namespace}/{meta.name}",
+                )
+                return JobExpansion(
+                    skipped="its delegated PodGroup's name is taken by another Job's (no pods)"
+                )
             if key in env.existing_groups:
                 out.groups = f"the existing PodGroup {pg_name} (discovered, not created)"
             else:
@@ -244,7 +358,12 @@ def expand_job(ctx: Ctx, raw: dict, env: ExpandEnv, *, meta: Meta | None = None)
                 out.objects.append(pg)
     else:
         if controller is not None:
-            env.note("Job", "metadata.ownerReferences", "a CronJob's Job gets its own Workload and PodGroup as KEP-5547 says (the stored controller code skips Jobs with any controller owner)", f"{meta.namespace}/{meta.name}")
+            env.note(
+                "Job",
+                "metadata.ownerReferences",
+                "a CronJob's Job gets its own Workload and PodGroup as KEP-5547 says (the stored controller code skips Jobs with any controller owner)",
+                f"{meta.namespace}/{meta.name}",
+            )
         template = compile_template(ctx, env, meta, spec, parallelism)
         wname = workload_name(meta.name, meta.uid)
         pg_name = pod_group_name(wname, template["name"])
@@ -252,17 +371,43 @@ def expand_job(ctx: Ctx, raw: dict, env: ExpandEnv, *, meta: Meta | None = None)
             out.groups = f"the existing Workload/PodGroup {pg_name} (discovered, not created)"
         else:
             job_owner = owner_ref("batch/v1", "Job", meta.name, meta.uid)
-            wl = {"apiVersion": SCHEDULING_API, "kind": "Workload",
-                  "metadata": object_meta(wname, meta.namespace, source=ref, owners=[job_owner], creation_timestamp=meta.creation_timestamp, uid_kind="Workload"),
-                  "spec": {"controllerRef": {"apiGroup": "batch", "kind": "Job", "name": meta.name}, "podGroupTemplates": [template]}}
-            owners = [job_owner, owner_ref(SCHEDULING_API, "Workload", wname, wl["metadata"]["uid"], controller=False)]
+            wl = {
+                "apiVersion": SCHEDULING_API,
+                "kind": "Workload",
+                "metadata": object_meta(
+                    wname,
+                    meta.namespace,
+                    source=ref,
+                    owners=[job_owner],
+                    creation_timestamp=meta.creation_timestamp,
+                    uid_kind="Workload",
+                ),
+                "spec": {
+                    "controllerRef": {"apiGroup": "batch", "kind": "Job", "name": meta.name},
+                    "podGroupTemplates": [template],
+                },
+            }
+            owners = [
+                job_owner,
+                owner_ref(
+                    SCHEDULING_API, "Workload", wname, wl["metadata"]["uid"], controller=False
+                ),
+            ]
             out.objects += [wl, _pod_group(pg_name, meta, ref, wname, template, owners, None)]
             env.made_groups[f"{meta.namespace}/{pg_name}"] = ref
-            policy = "gang minCount " + str(template["schedulingPolicy"]["gang"]["minCount"]) if "gang" in template["schedulingPolicy"] else "basic"
+            policy = (
+                "gang minCount " + str(template["schedulingPolicy"]["gang"]["minCount"])
+                if "gang" in template["schedulingPolicy"]
+                else "basic"
+            )
             out.groups = f"Workload + PodGroup ({policy})"
 
-    sel = {"batch.kubernetes.io/controller-uid": meta.uid, "batch.kubernetes.io/job-name": meta.name,
-           "controller-uid": meta.uid, "job-name": meta.name}
+    sel = {
+        "batch.kubernetes.io/controller-uid": meta.uid,
+        "batch.kubernetes.io/job-name": meta.name,
+        "controller-uid": meta.uid,
+        "job-name": meta.name,
+    }
     if ctx.bool(spec.get("manualSelector"), "spec.manualSelector"):
         sel = {}
     for n, idx in enumerate(ordinals):
@@ -275,9 +420,25 @@ def expand_job(ctx: Ctx, raw: dict, env: ExpandEnv, *, meta: Meta | None = None)
             base = f"{meta.name}-"
         if pg_name is not None:
             ps["schedulingGroup"] = {"podGroupName": pg_name}
-        pmeta = object_meta(generate_name(base, f"{meta.uid}/{n}"), meta.namespace, source=ref, labels=pl, annotations=pa,
-                            owners=[owner_ref("batch/v1", "Job", meta.name, meta.uid)], creation_timestamp=meta.creation_timestamp, uid_kind="Pod")
+        pmeta = object_meta(
+            generate_name(base, f"{meta.uid}/{n}"),
+            meta.namespace,
+            source=ref,
+            labels=pl,
+            annotations=pa,
+            owners=[owner_ref("batch/v1", "Job", meta.name, meta.uid)],
+            creation_timestamp=meta.creation_timestamp,
+            uid_kind="Pod",
+        )
         pmeta["generateName"] = base
         pmeta["finalizers"] = ["batch.kubernetes.io/job-tracking"]
-        out.objects.append({"apiVersion": "v1", "kind": "Pod", "metadata": pmeta, "spec": ps, "status": {"phase": "Pending"}})
+        out.objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": pmeta,
+                "spec": ps,
+                "status": {"phase": "Pending"},
+            }
+        )
     return out

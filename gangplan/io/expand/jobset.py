@@ -37,19 +37,33 @@ def expand_jobset(ctx: Ctx, raw: dict, env: ExpandEnv, meta: Meta) -> tuple[list
     """(the child Jobs, why nothing was expanded)."""
     spec = ctx.map(raw.get("spec"), "spec", required=True)
     rjobs = ctx.maps(spec.get("replicatedJobs"), "spec.replicatedJobs", required=True)
-    if env.owned("Job", meta.namespace, "JobSet", meta.name) or env.labelled("Job", meta.namespace, P + "jobset-name", meta.name):
+    if env.owned("Job", meta.namespace, "JobSet", meta.name) or env.labelled(
+        "Job", meta.namespace, P + "jobset-name", meta.name
+    ):
         return [], "its Jobs are in the snapshot"
-    if env.owned("Pod", meta.namespace, "JobSet", meta.name) or env.labelled("Pod", meta.namespace, P + "jobset-name", meta.name):
+    if env.owned("Pod", meta.namespace, "JobSet", meta.name) or env.labelled(
+        "Pod", meta.namespace, P + "jobset-name", meta.name
+    ):
         return [], "its pods are in the snapshot"
     status = ctx.map(raw.get("status"), "status")
     restarts = ctx.int32(status.get("restarts"), "status.restarts", minimum=0)
     network = ctx.map(spec.get("network"), "spec.network")
-    dns = ctx.bool(network.get("enableDNSHostnames"), "spec.network.enableDNSHostnames", default=True)
+    dns = ctx.bool(
+        network.get("enableDNSHostnames"), "spec.network.enableDNSHostnames", default=True
+    )
     subdomain = ctx.str(network.get("subdomain"), "spec.network.subdomain") or meta.name
     suspend = spec.get("suspend")
     coordinator = ctx.map(spec.get("coordinator"), "spec.coordinator")
-    if any(k.startswith(("alpha.jobset.sigs.k8s.io/", P)) and "exclusive" in k for k in meta.annotations):
-        env.note("JobSet", "metadata.annotations", "exclusive placement is not applied to the expanded pods", f"{meta.namespace}/{meta.name}")
+    if any(
+        k.startswith(("alpha.jobset.sigs.k8s.io/", P)) and "exclusive" in k
+        for k in meta.annotations
+    ):
+        env.note(
+            "JobSet",
+            "metadata.annotations",
+            "exclusive placement is not applied to the expanded pods",
+            f"{meta.namespace}/{meta.name}",
+        )
 
     parsed = []
     for f, rj in rjobs:
@@ -66,9 +80,11 @@ def expand_jobset(ctx: Ctx, raw: dict, env: ExpandEnv, meta: Meta) -> tuple[list
         group_replicas[g] = group_replicas.get(g, 0) + r
     coord = ""
     if coordinator:
-        coord = f"{meta.name}-{ctx.str(coordinator.get('replicatedJob'), 'spec.coordinator.replicatedJob', required=True)}-" \
-                f"{ctx.int32(coordinator.get('jobIndex'), 'spec.coordinator.jobIndex', minimum=0)}-" \
-                f"{ctx.int32(coordinator.get('podIndex'), 'spec.coordinator.podIndex', minimum=0)}.{subdomain}"
+        coord = (
+            f"{meta.name}-{ctx.str(coordinator.get('replicatedJob'), 'spec.coordinator.replicatedJob', required=True)}-"
+            f"{ctx.int32(coordinator.get('jobIndex'), 'spec.coordinator.jobIndex', minimum=0)}-"
+            f"{ctx.int32(coordinator.get('podIndex'), 'spec.coordinator.podIndex', minimum=0)}.{subdomain}"
+        )
 
     jobs: list[dict] = []
     global_index = 0
@@ -77,12 +93,20 @@ def expand_jobset(ctx: Ctx, raw: dict, env: ExpandEnv, meta: Meta) -> tuple[list
     for f, rname, replicas, group, template in parsed:
         for j in range(replicas):
             job_name = f"{meta.name}-{rname}-{j}"
-            tags = {P + "jobset-name": meta.name, P + "jobset-uid": meta.uid, P + "replicatedjob-name": rname,
-                    P + "restart-attempt": str(restarts), P + "replicatedjob-replicas": str(replicas),
-                    P + "global-replicas": str(global_replicas), P + "job-index": str(j),
-                    P + "job-key": sha1_hex(f"{meta.namespace}/{job_name}"), P + "job-global-index": str(global_index),
-                    P + "group-name": group, P + "group-replicas": str(group_replicas[group]),
-                    P + "job-group-index": str(group_index.get(group, 0))}
+            tags = {
+                P + "jobset-name": meta.name,
+                P + "jobset-uid": meta.uid,
+                P + "replicatedjob-name": rname,
+                P + "restart-attempt": str(restarts),
+                P + "replicatedjob-replicas": str(replicas),
+                P + "global-replicas": str(global_replicas),
+                P + "job-index": str(j),
+                P + "job-key": sha1_hex(f"{meta.namespace}/{job_name}"),
+                P + "job-global-index": str(global_index),
+                P + "group-name": group,
+                P + "group-replicas": str(group_replicas[group]),
+                P + "job-group-index": str(group_index.get(group, 0)),
+            }
             if coord:
                 tags[P + "coordinator"] = coord
             global_index += 1
@@ -95,15 +119,32 @@ def expand_jobset(ctx: Ctx, raw: dict, env: ExpandEnv, meta: Meta) -> tuple[list
             tf = f + ".template.spec.template"
             pod_t = ctx.map(job_spec.get("template"), tf, required=True)
             pm = ctx.map(pod_t.get("metadata"), tf + ".metadata")
-            pod_t["metadata"] = {**pm, "labels": {**ctx.str_map(pm.get("labels"), tf + ".metadata.labels"), **tags},
-                                 "annotations": {**ctx.str_map(pm.get("annotations"), tf + ".metadata.annotations"), **tags}}
+            pod_t["metadata"] = {
+                **pm,
+                "labels": {**ctx.str_map(pm.get("labels"), tf + ".metadata.labels"), **tags},
+                "annotations": {
+                    **ctx.str_map(pm.get("annotations"), tf + ".metadata.annotations"),
+                    **tags,
+                },
+            }
             ps = ctx.map(pod_t.get("spec"), tf + ".spec", required=True)
             ps.setdefault("restartPolicy", "OnFailure")
             if dns:
                 ps.setdefault("subdomain", subdomain)
-            jmeta = object_meta(job_name, meta.namespace, source=source,
-                                labels={**ctx.str_map(tm.get("labels"), f + ".template.metadata.labels"), **tags},
-                                annotations={**ctx.str_map(tm.get("annotations"), f + ".template.metadata.annotations"), **tags},
-                                owners=[owner_ref(API, "JobSet", meta.name, meta.uid)], creation_timestamp=meta.creation_timestamp, uid_kind="Job")
-            jobs.append({"apiVersion": "batch/v1", "kind": "Job", "metadata": jmeta, "spec": job_spec})
+            jmeta = object_meta(
+                job_name,
+                meta.namespace,
+                source=source,
+                labels={**ctx.str_map(tm.get("labels"), f + ".template.metadata.labels"), **tags},
+                annotations={
+                    **ctx.str_map(tm.get("annotations"), f + ".template.metadata.annotations"),
+                    **tags,
+                },
+                owners=[owner_ref(API, "JobSet", meta.name, meta.uid)],
+                creation_timestamp=meta.creation_timestamp,
+                uid_kind="Job",
+            )
+            jobs.append(
+                {"apiVersion": "batch/v1", "kind": "Job", "metadata": jmeta, "spec": job_spec}
+            )
     return jobs, None

@@ -45,11 +45,17 @@ one-member group of its own (Volcano's PodGroup controller, KAI's pod grouper fo
 # Workload controllers gangplan does not expand: named in a warning when none of their pods is in
 # the snapshot. (kind, API group) -> what is lost.
 UNEXPANDED = {
-    ("ReplicaSet", "apps"): "a ReplicaSet", ("Deployment", "apps"): "a Deployment", ("StatefulSet", "apps"): "a StatefulSet",
-    ("DaemonSet", "apps"): "a DaemonSet", ("Job", "batch.volcano.sh"): "a Volcano Job",
-    ("PyTorchJob", "kubeflow.org"): "a Kubeflow PyTorchJob", ("TFJob", "kubeflow.org"): "a Kubeflow TFJob",
-    ("MPIJob", "kubeflow.org"): "a Kubeflow MPIJob", ("TrainJob", "trainer.kubeflow.org"): "a Kubeflow TrainJob",
-    ("RayJob", "ray.io"): "a RayJob", ("RayCluster", "ray.io"): "a RayCluster",
+    ("ReplicaSet", "apps"): "a ReplicaSet",
+    ("Deployment", "apps"): "a Deployment",
+    ("StatefulSet", "apps"): "a StatefulSet",
+    ("DaemonSet", "apps"): "a DaemonSet",
+    ("Job", "batch.volcano.sh"): "a Volcano Job",
+    ("PyTorchJob", "kubeflow.org"): "a Kubeflow PyTorchJob",
+    ("TFJob", "kubeflow.org"): "a Kubeflow TFJob",
+    ("MPIJob", "kubeflow.org"): "a Kubeflow MPIJob",
+    ("TrainJob", "trainer.kubeflow.org"): "a Kubeflow TrainJob",
+    ("RayJob", "ray.io"): "a RayJob",
+    ("RayCluster", "ray.io"): "a RayCluster",
 }
 
 
@@ -76,35 +82,62 @@ def apply(b: Any) -> None:
     objs = list(b.foreign)
     controllers = [(f, r) for f, r in objs if r.get("kind") in _expand.CONTROLLER_KINDS]
     if controllers:
-        ex = _expand.expand(controllers, pods=[raw for _, raw, _ in b.pods.values()], workloads=b.raw_workloads,
-                            groups=set(b.pod_groups) | set(b.cpgs))
+        ex = _expand.expand(
+            controllers,
+            pods=[raw for _, raw, _ in b.pods.values()],
+            workloads=b.raw_workloads,
+            groups=set(b.pod_groups) | set(b.cpgs),
+        )
         for kind, fld, message, name in ex.notes:
             b.note(kind, fld, message, name)
         for file, obj in ex.objects:
             b.expanded.append(obj)
             if obj["kind"] in ("Pod", "Workload", "PodGroup"):
-                b.add(f"{file} (expanded from {obj['metadata']['annotations']['gangplan.io/expanded-from']})", obj)
+                b.add(
+                    f"{file} (expanded from {obj['metadata']['annotations']['gangplan.io/expanded-from']})",
+                    obj,
+                )
         env.lines += ex.lines
     objs = [(f, r) for f, r in b.foreign if r.get("kind") not in _expand.CONTROLLER_KINDS]
 
     def of(kind: str, group: str) -> list[tuple[str, dict]]:
-        return [(f, r) for f, r in objs if r.get("kind") == kind and api_group(r.get("apiVersion")) == group]
+        return [
+            (f, r)
+            for f, r in objs
+            if r.get("kind") == kind and api_group(r.get("apiVersion")) == group
+        ]
 
     coscheduling.translate(env, of("PodGroup", "scheduling.x-k8s.io"))
-    volcano.translate(env, of("PodGroup", "scheduling.volcano.sh"), of("HyperNode", "topology.volcano.sh"))
-    kai.translate(env, of("PodGroup", "scheduling.run.ai"), kai.read_topologies(env, of("Topology", "kai.scheduler")))
+    volcano.translate(
+        env, of("PodGroup", "scheduling.volcano.sh"), of("HyperNode", "topology.volcano.sh")
+    )
+    kai.translate(
+        env,
+        of("PodGroup", "scheduling.run.ai"),
+        kai.read_topologies(env, of("Topology", "kai.scheduler")),
+    )
     kueue.translate(env)
     singles: dict[str, int] = {}
     for key, pod, _ in env.pods():
-        if pod.pod_group is None and pod.node_name is None and pod.scheduler_name in FOREIGN_SCHEDULERS and key not in env.held:
+        if (
+            pod.pod_group is None
+            and pod.node_name is None
+            and pod.scheduler_name in FOREIGN_SCHEDULERS
+            and key not in env.held
+        ):
             singles[pod.scheduler_name] = singles.get(pod.scheduler_name, 0) + 1
             env.read_as_profile(key)
     for name, n in sorted(env.renamed.items()):
         single = singles.get(name, 0)
         what = f"{n - single} pods of translated groups" if n > single else ""
         if single:
-            what += (" and " if what else "") + f"{single} pods without a group (single pods: {FOREIGN_SCHEDULERS[name]} gives each a one-member group)"
-        env.lines.append(f"read schedulerName {name!r} as the profile's ({env.profile_name!r}) for {what}")
+            what += (
+                (" and " if what else "")
+                + f"{single} pods without a group (single pods: {FOREIGN_SCHEDULERS[name]} gives each a one-member group)"
+            )
+        env.lines.append(
+            f"read schedulerName {name!r} as the profile's ({env.profile_name!r}) for {what}"
+        )
     for message in env.synthesized_labels.values():
         env.lines.append(message)
     b.translations += env.lines
@@ -119,31 +152,59 @@ def _unexpanded(b: Any) -> None:
         meta = raw.get("metadata") or {}
         for o in meta.get("ownerReferences") or ():
             if isinstance(o, dict):
-                owners.add((str(meta.get("namespace") or "default"), str(o.get("kind")), str(o.get("name"))))
+                owners.add(
+                    (
+                        str(meta.get("namespace") or "default"),
+                        str(o.get("kind")),
+                        str(o.get("name")),
+                    )
+                )
     rs_owners = {}
+
     def meta_of(raw: dict) -> dict:
         return raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
 
     for raw in b.controllers:
         meta = meta_of(raw)
         if raw.get("kind") == "ReplicaSet":
-            for o in meta.get("ownerReferences") if isinstance(meta.get("ownerReferences"), list) else ():
+            for o in (
+                meta.get("ownerReferences") if isinstance(meta.get("ownerReferences"), list) else ()
+            ):
                 if isinstance(o, dict) and o.get("kind") == "Deployment":
-                    rs_owners.setdefault((str(meta.get("namespace") or "default"), str(o.get("name"))), []).append(str(meta.get("name")))
+                    rs_owners.setdefault(
+                        (str(meta.get("namespace") or "default"), str(o.get("name"))), []
+                    ).append(str(meta.get("name")))
     for raw in b.controllers:
         meta = meta_of(raw)
-        ns, name, kind = str(meta.get("namespace") or "default"), str(meta.get("name", "?")), str(raw.get("kind"))
+        ns, name, kind = (
+            str(meta.get("namespace") or "default"),
+            str(meta.get("name", "?")),
+            str(raw.get("kind")),
+        )
         have = (ns, kind, name) in owners
         if kind == "Deployment":
-            have = have or any((ns, "ReplicaSet", rs) in owners for rs in rs_owners.get((ns, name), ())) or \
-                any(o[0] == ns and o[1] == "ReplicaSet" and o[2].startswith(name + "-") for o in owners)
+            have = (
+                have
+                or any((ns, "ReplicaSet", rs) in owners for rs in rs_owners.get((ns, name), ()))
+                or any(
+                    o[0] == ns and o[1] == "ReplicaSet" and o[2].startswith(name + "-")
+                    for o in owners
+                )
+            )
         if kind == "StatefulSet" and not have:
             have = any(o[0] == ns and o[1] == "StatefulSet" and o[2] == name for o in owners)
-        replicas = (raw.get("spec") or {}).get("replicas") if isinstance(raw.get("spec"), dict) else None
+        replicas = (
+            (raw.get("spec") or {}).get("replicas") if isinstance(raw.get("spec"), dict) else None
+        )
         if have or replicas == 0:
             continue
         what = UNEXPANDED[(kind, api_group(raw.get("apiVersion")) or "")]
-        b.note(f"{kind} ({raw.get('apiVersion')})", "", f"not read: {what} without pods in the snapshot; gangplan does not expand it (only pods in the snapshot are scheduled)", f"{ns}/{name}")
+        b.note(
+            f"{kind} ({raw.get('apiVersion')})",
+            "",
+            f"not read: {what} without pods in the snapshot; gangplan does not expand it (only pods in the snapshot are scheduled)",
+            f"{ns}/{name}",
+        )
 
 
 def align(b: Any, pods: list, groups: dict, cpgs: dict) -> tuple[list, dict, dict]:
@@ -170,9 +231,13 @@ def align(b: Any, pods: list, groups: dict, cpgs: dict) -> tuple[list, dict, dic
                 store[k] = g.model_copy(update={"priority": prio, "preemption_policy": policy})
         for p in members:
             if p.priority != prio or p.preemption_policy != policy:
-                pods[index[p.key]] = p.model_copy(update={"priority": prio, "preemption_policy": policy})
+                pods[index[p.key]] = p.model_copy(
+                    update={"priority": prio, "preemption_policy": policy}
+                )
                 adopted += 1
     if adopted:
-        b.translations.append(f"{adopted} pods of translated groups take their group's priority and preemption policy "
-                              "(a native hierarchy has one; the group's priorityClassName where the foreign object names one, else the highest of its pods)")
+        b.translations.append(
+            f"{adopted} pods of translated groups take their group's priority and preemption policy "
+            "(a native hierarchy has one; the group's priorityClassName where the foreign object names one, else the highest of its pods)"
+        )
     return pods, groups, cpgs

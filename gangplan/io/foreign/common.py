@@ -31,20 +31,28 @@ class ForeignObject:
         return f"{self.namespace}/{self.name}"
 
 
-def read_objects(objects: list[tuple[str, dict]], kind: str, api: str, *, spec_required: bool = False) -> list[ForeignObject]:
+def read_objects(
+    objects: list[tuple[str, dict]], kind: str, api: str, *, spec_required: bool = False
+) -> list[ForeignObject]:
     """The objects of one foreign kind with metadata and spec read, duplicates refused (exit 2)."""
     out: list[ForeignObject] = []
     seen: set[tuple[str, str]] = set()
     for file, raw in objects:
         meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
-        ctx = Ctx(file, f"{kind}/{meta.get('namespace') or 'default'}/{meta.get('name', '?')} ({api})")
+        ctx = Ctx(
+            file, f"{kind}/{meta.get('namespace') or 'default'}/{meta.get('name', '?')} ({api})"
+        )
         m = ctx.map(raw.get("metadata"), "metadata", required=True)
         ns = ctx.str(m.get("namespace"), "metadata.namespace", default="default") or "default"
         name = ctx.str(m.get("name"), "metadata.name", required=True)
         if (ns, name) in seen:
             raise ctx.fail("metadata.name", "duplicate object")
         seen.add((ns, name))
-        out.append(ForeignObject(file, ctx, m, ns, name, ctx.map(raw.get("spec"), "spec", required=spec_required)))
+        out.append(
+            ForeignObject(
+                file, ctx, m, ns, name, ctx.map(raw.get("spec"), "spec", required=spec_required)
+            )
+        )
     return out
 
 
@@ -127,7 +135,11 @@ class Env:
         obj, raw, ctx = self.b.pods[key]
         if obj.scheduler_name != self.profile_name:
             self.renamed[obj.scheduler_name] += 1
-            self.b.pods[key] = (obj.model_copy(update={"scheduler_name": self.profile_name}), raw, ctx)
+            self.b.pods[key] = (
+                obj.model_copy(update={"scheduler_name": self.profile_name}),
+                raw,
+                ctx,
+            )
 
     # ---- topology ----------------------------------------------------------------------------
     def level_key(self, key: str, levels: tuple[str, ...]) -> str:
@@ -157,7 +169,9 @@ class Env:
                     value = "/".join(n.labels[k] for k in prefix)
                     self.b.nodes[name] = n.model_copy(update={"labels": {**n.labels, synth: value}})
             repeated = sorted(v for v, p in paths.items() if len(p) > 1)
-            self.synthesized_labels[synth] = (f"domains of level {key} are paths {' / '.join(prefix)} (values such as "
-                                              f"{', '.join(repeated[:3]) or 'some'} repeat under different parents or lack a parent): "
-                                              f"nodes carry the synthesized label {synth}=<path>, used as the topology key")
+            self.synthesized_labels[synth] = (
+                f"domains of level {key} are paths {' / '.join(prefix)} (values such as "
+                f"{', '.join(repeated[:3]) or 'some'} repeat under different parents or lack a parent): "
+                f"nodes carry the synthesized label {synth}=<path>, used as the topology key"
+            )
         return synth

@@ -34,16 +34,31 @@ def translate(env: Env, objects: list[tuple[str, dict]]) -> None:
     by_name: dict[tuple[str, str], tuple[str, Ctx, int, dict[str, int]]] = {}
     names = []
     for obj in read_objects(objects, "PodGroup", API):
-        file, ctx, m, ns, name, spec = obj.file, obj.ctx, obj.meta, obj.namespace, obj.name, obj.spec
+        file, ctx, m, ns, name, spec = (
+            obj.file,
+            obj.ctx,
+            obj.meta,
+            obj.namespace,
+            obj.name,
+            obj.spec,
+        )
         min_member = ctx.int32(spec.get("minMember"), "spec.minMember", minimum=0)
         min_res = ctx.resources(spec.get("minResources"), "spec.minResources")
         ctx.int32(spec.get("scheduleTimeoutSeconds"), "spec.scheduleTimeoutSeconds", minimum=0)
         for k in sorted(set(spec) - _KNOWN):
             env.note(f"PodGroup ({API})", f"spec.{k}", "unknown field: not read", f"{ns}/{name}")
         native = env.free_name(ns, name, "coscheduling")
-        pg = PodGroup(namespace=ns, name=native, uid=ctx.str(m.get("uid"), "metadata.uid"), policy="gang", min_count=max(min_member, 1),
-                      creation_timestamp=ctx.str(m.get("creationTimestamp"), "metadata.creationTimestamp"),
-                      annotations=ctx.str_map(m.get("annotations"), "metadata.annotations"), api_version=API, source=file)
+        pg = PodGroup(
+            namespace=ns,
+            name=native,
+            uid=ctx.str(m.get("uid"), "metadata.uid"),
+            policy="gang",
+            min_count=max(min_member, 1),
+            creation_timestamp=ctx.str(m.get("creationTimestamp"), "metadata.creationTimestamp"),
+            annotations=ctx.str_map(m.get("annotations"), "metadata.annotations"),
+            api_version=API,
+            source=file,
+        )
         env.add(pg, ctx)
         env.hierarchies.append(Hierarchy(root=pg.key, keys=[pg.key]))
         by_name[(ns, name)] = (native, ctx, max(min_member, 1), min_res)
@@ -54,22 +69,40 @@ def translate(env: Env, objects: list[tuple[str, dict]]) -> None:
         if not value:
             continue
         if pod.pod_group is not None:
-            env.note("Pod", f"metadata.labels.{LABEL}", "ignored: the pod already names a native PodGroup (spec.schedulingGroup)", key)
+            env.note(
+                "Pod",
+                f"metadata.labels.{LABEL}",
+                "ignored: the pod already names a native PodGroup (spec.schedulingGroup)",
+                key,
+            )
             continue
         target = by_name.get((pod.namespace, value))
         if target is None:
             if pod.node_name is None:
-                env.held[key] = f"coscheduling PodGroup {pod.namespace}/{value} not found (coscheduling denies the pod at Permit: PodGroupNotFound)"
+                env.held[key] = (
+                    f"coscheduling PodGroup {pod.namespace}/{value} not found (coscheduling denies the pod at Permit: PodGroupNotFound)"
+                )
             continue
         env.link(key, target[0], SCHEDULERS)
         members.setdefault((pod.namespace, value), []).append(pod)
-        next(h for h in env.hierarchies if h.root == f"{pod.namespace}/{target[0]}").pods.append(key)
+        next(h for h in env.hierarchies if h.root == f"{pod.namespace}/{target[0]}").pods.append(
+            key
+        )
     for (ns, name), (_native, _ctx, count, min_res) in by_name.items():
         pods = members.get((ns, name), [])
         for r, want in sorted(min_res.items()):
-            have = sum(sorted(p.requests.get(r, 0) for p in pods)[:count]) if len(pods) >= count else 0
+            have = (
+                sum(sorted(p.requests.get(r, 0) for p in pods)[:count]) if len(pods) >= count else 0
+            )
             if want > have:
-                env.note(f"PodGroup ({API})", f"spec.minResources.{r}", "not modelled: coscheduling rejects the group unless the free capacity of all nodes covers minResources, which asks for more than its minMember smallest pods request", f"{ns}/{name}")
+                env.note(
+                    f"PodGroup ({API})",
+                    f"spec.minResources.{r}",
+                    "not modelled: coscheduling rejects the group unless the free capacity of all nodes covers minResources, which asks for more than its minMember smallest pods request",
+                    f"{ns}/{name}",
+                )
                 break
-    env.lines.append(f"translated {len(by_name)} PodGroup ({API}) -> native gang PodGroups: minMember -> gang minCount, "
-                     f"pods by label {LABEL}; minResources, scheduleTimeoutSeconds ignored: {', '.join(names[:3])}{', ...' if len(names) > 3 else ''}")
+    env.lines.append(
+        f"translated {len(by_name)} PodGroup ({API}) -> native gang PodGroups: minMember -> gang minCount, "
+        f"pods by label {LABEL}; minResources, scheduleTimeoutSeconds ignored: {', '.join(names[:3])}{', ...' if len(names) > 3 else ''}"
+    )

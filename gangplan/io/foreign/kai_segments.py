@@ -81,7 +81,9 @@ def _int(value: str) -> int | None:
         return None
 
 
-def plan(pods: list[tuple[str, Pod]], group_min: int, fallback_topology: str | None) -> tuple[SegmentPlan | None, str | None]:
+def plan(
+    pods: list[tuple[str, Pod]], group_min: int, fallback_topology: str | None
+) -> tuple[SegmentPlan | None, str | None]:
     """The segments KAI's pod grouper makes of ``pods`` (one group's pods, snapshot order).
 
     Returns ``(None, None)`` when no pod carries ``kai.scheduler/segment-size``, ``(None, why)``
@@ -97,20 +99,34 @@ def plan(pods: list[tuple[str, Pod]], group_min: int, fallback_topology: str | N
     raw = sizes.pop()
     size = _int(raw)
     if size is None or size <= 0:
-        return None, f"{SEGMENT_SIZE} {raw!r} is not a positive integer (KAI's pod grouper refuses it)"
+        return (
+            None,
+            f"{SEGMENT_SIZE} {raw!r} is not a positive integer (KAI's pod grouper refuses it)",
+        )
     if any(LWS_WORKER_INDEX in p.labels and REPLICA_INDEX not in p.labels for _, p in asking):
-        return None, "LeaderWorkerSet segments (the leader's place depends on the LWS subGroupPolicyType) are not translated"
+        return (
+            None,
+            "LeaderWorkerSet segments (the leader's place depends on the LWS subGroupPolicyType) are not translated",
+        )
     if len(asking) != len(pods):
-        return None, (f"only {len(asking)} of the group's {len(pods)} pods carry {SEGMENT_SIZE} (KAI segments one replica "
-                      f"type, the PyTorchJob Worker, whose pods are a leaf SubGroup of their own)")
+        return None, (
+            f"only {len(asking)} of the group's {len(pods)} pods carry {SEGMENT_SIZE} (KAI segments one replica "
+            f"type, the PyTorchJob Worker, whose pods are a leaf SubGroup of their own)"
+        )
     index: dict[str, int] = {}
     for k, p in asking:
         kind = p.labels.get(REPLICA_TYPE)
         if kind is not None and kind != "worker":
-            return None, f"pod {k} has {REPLICA_TYPE}={kind!r}: KAI segments only the Worker replica"
+            return (
+                None,
+                f"pod {k} has {REPLICA_TYPE}={kind!r}: KAI segments only the Worker replica",
+            )
         i = _int(p.labels.get(REPLICA_INDEX, ""))
         if i is None or i < 0:
-            return None, f"pod {k} has no usable {REPLICA_INDEX} label (KAI's pod grouper fails on it)"
+            return (
+                None,
+                f"pod {k} has no usable {REPLICA_INDEX} label (KAI's pod grouper fails on it)",
+            )
         index[k] = i
     replicas = max(max(index.values()) + 1, len(asking))
     count = -(-replicas // size)

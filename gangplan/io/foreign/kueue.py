@@ -30,8 +30,12 @@ REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 PREFERRED_KUEUE = "kueue.x-k8s.io/podset-preferred-topology"
 POD_GROUP = "kueue.x-k8s.io/pod-group-name"
 PODSET = "kueue.x-k8s.io/podset"
-_UNTRANSLATED = ("kueue.x-k8s.io/podset-slice-required-topology", "kueue.x-k8s.io/podset-slice-size",
-                 "kueue.x-k8s.io/podset-slice-required-topology-constraints", "kueue.x-k8s.io/podset-group-name")
+_UNTRANSLATED = (
+    "kueue.x-k8s.io/podset-slice-required-topology",
+    "kueue.x-k8s.io/podset-slice-size",
+    "kueue.x-k8s.io/podset-slice-required-topology-constraints",
+    "kueue.x-k8s.io/podset-group-name",
+)
 
 
 def translate(env: Env) -> None:
@@ -41,17 +45,37 @@ def translate(env: Env) -> None:
             continue
         for a in _UNTRANSLATED:
             if a in pod.annotations:
-                env.note("Pod", f"metadata.annotations.{a}", "Kueue TAS slices and PodSet groups are not translated", key)
+                env.note(
+                    "Pod",
+                    f"metadata.annotations.{a}",
+                    "Kueue TAS slices and PodSet groups are not translated",
+                    key,
+                )
         meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
-        owner = next((o for o in meta.get("ownerReferences") or () if isinstance(o, dict) and o.get("controller")), None)
+        owner = next(
+            (
+                o
+                for o in meta.get("ownerReferences") or ()
+                if isinstance(o, dict) and o.get("controller")
+            ),
+            None,
+        )
         if pod.labels.get(POD_GROUP):
             ident = pod.labels[POD_GROUP]
         elif owner is not None:
             ident = str(owner.get("name"))
         else:
             ident = pod.name
-        kind = "PodGroupName" if pod.labels.get(POD_GROUP) else str(owner.get("kind")) if owner is not None else "Pod"
-        podsets.setdefault((pod.namespace, kind, ident, pod.labels.get(PODSET, "main")), []).append(key)
+        kind = (
+            "PodGroupName"
+            if pod.labels.get(POD_GROUP)
+            else str(owner.get("kind"))
+            if owner is not None
+            else "Pod"
+        )
+        podsets.setdefault((pod.namespace, kind, ident, pod.labels.get(PODSET, "main")), []).append(
+            key
+        )
     if not podsets:
         return
     made = changed = 0
@@ -67,21 +91,41 @@ def translate(env: Env) -> None:
         ctx = env.b.pods[keys[0]][2]
         req = ann.get(REQUIRED) or None
         pref = None if req else ann.get(PREFERRED_KUEUE) or None
-        if any(p.annotations.get(REQUIRED) != ann.get(REQUIRED) or p.annotations.get(PREFERRED_KUEUE) != ann.get(PREFERRED_KUEUE) for p in pods):
-            raise ctx.fail(f"metadata.annotations.{REQUIRED}", f"the pods of Kueue PodSet {ns}/{ident} ({podset}) disagree on their topology annotations")
+        if any(
+            p.annotations.get(REQUIRED) != ann.get(REQUIRED)
+            or p.annotations.get(PREFERRED_KUEUE) != ann.get(PREFERRED_KUEUE)
+            for p in pods
+        ):
+            raise ctx.fail(
+                f"metadata.annotations.{REQUIRED}",
+                f"the pods of Kueue PodSet {ns}/{ident} ({podset}) disagree on their topology annotations",
+            )
         key = req
         if req:
             levels = next((lv for lv in levels_of if req in lv), ())
             if not levels:
-                env.note("Pod", f"metadata.annotations.{REQUIRED}", "no Kueue Topology lists this level: domains are its plain label values", keys[0])
+                env.note(
+                    "Pod",
+                    f"metadata.annotations.{REQUIRED}",
+                    "no Kueue Topology lists this level: domains are its plain label values",
+                    keys[0],
+                )
             key = env.level_key(req, levels)
         groups = {p.pod_group for p in pods}
         names.append(f"{ns}/{ident}")
         if groups == {None}:
             name = env.free_name(ns, f"{ident}-{podset}", "kueue")
-            pg = PodGroup(namespace=ns, name=name, policy="gang", min_count=len(pods), topology_key=key,
-                          annotations={PREFERRED: pref} if pref else {}, creation_timestamp=min(p.creation_timestamp for p in pods),
-                          api_version="kueue.x-k8s.io", source=ctx.file)
+            pg = PodGroup(
+                namespace=ns,
+                name=name,
+                policy="gang",
+                min_count=len(pods),
+                topology_key=key,
+                annotations={PREFERRED: pref} if pref else {},
+                creation_timestamp=min(p.creation_timestamp for p in pods),
+                api_version="kueue.x-k8s.io",
+                source=ctx.file,
+            )
             env.add(pg, ctx)
             for k in keys:
                 env.link(k, name, ())
@@ -91,11 +135,21 @@ def translate(env: Env) -> None:
         gkey = f"{ns}/{next(iter(groups))}" if len(groups) == 1 and None not in groups else None
         entry = env.b.pod_groups.get(gkey) if gkey else None
         if entry is None or members.get(gkey, 0) != len(keys) or entry[0].parent is not None:
-            env.note("Pod", f"metadata.annotations.{REQUIRED if req else PREFERRED_KUEUE}", "not applied: the PodSet's pods are not exactly one native PodGroup", keys[0])
+            env.note(
+                "Pod",
+                f"metadata.annotations.{REQUIRED if req else PREFERRED_KUEUE}",
+                "not applied: the PodSet's pods are not exactly one native PodGroup",
+                keys[0],
+            )
             continue
         g, gctx = entry
         if key and g.topology_key and g.topology_key != key:
-            env.note("PodGroup", "spec.schedulingConstraints.topology", f"kept: Kueue's level {req} differs from the group's own topology key", gkey)
+            env.note(
+                "PodGroup",
+                "spec.schedulingConstraints.topology",
+                f"kept: Kueue's level {req} differs from the group's own topology key",
+                gkey,
+            )
             continue
         update: dict = {"policy": "gang", "min_count": len(pods)}
         if key:
@@ -108,8 +162,12 @@ def translate(env: Env) -> None:
     if made:
         parts.append(f"{made} new gang PodGroup{'s' if made != 1 else ''}")
     if changed:
-        parts.append(f"{changed} native PodGroup{'s' if changed != 1 else ''} made a gang of the PodSet")
+        parts.append(
+            f"{changed} native PodGroup{'s' if changed != 1 else ''} made a gang of the PodSet"
+        )
     if parts:
-        env.lines.append(f"translated {len(names)} Kueue TAS PodSet (pod annotations {REQUIRED} / {PREFERRED_KUEUE}) -> {', '.join(parts)}: "
-                         f"minCount = the PodSet's pods (Kueue admits it whole), required level -> topology key, preferred level -> {PREFERRED}: "
-                         f"{', '.join(names[:3])}{', ...' if len(names) > 3 else ''}")
+        env.lines.append(
+            f"translated {len(names)} Kueue TAS PodSet (pod annotations {REQUIRED} / {PREFERRED_KUEUE}) -> {', '.join(parts)}: "
+            f"minCount = the PodSet's pods (Kueue admits it whole), required level -> topology key, preferred level -> {PREFERRED}: "
+            f"{', '.join(names[:3])}{', ...' if len(names) > 3 else ''}"
+        )

@@ -55,7 +55,15 @@ ANNOTATION = "scheduling.k8s.io/group-name"
 TASK = "volcano.sh/task-spec"
 SCHEDULERS = ("volcano",)
 TIER_LABEL = "gangplan.io/volcano-tier-"
-_KNOWN = {"minMember", "minTaskMember", "queue", "priorityClassName", "minResources", "networkTopology", "subGroupPolicy"}
+_KNOWN = {
+    "minMember",
+    "minTaskMember",
+    "queue",
+    "priorityClassName",
+    "minResources",
+    "networkTopology",
+    "subGroupPolicy",
+}
 
 
 @dataclass
@@ -84,23 +92,57 @@ class HyperNodes:
                 typ = ctx.enum(mem.get("type"), f + ".type", ("Node", "HyperNode"), default="")
                 sel = ctx.map(mem.get("selector"), f + ".selector", required=True)
                 if sel.get("exactMatch") is not None:
-                    members.append((typ, "exact", ctx.str(ctx.map(sel["exactMatch"], f + ".selector.exactMatch").get("name"), f + ".selector.exactMatch.name", required=True)))
+                    members.append(
+                        (
+                            typ,
+                            "exact",
+                            ctx.str(
+                                ctx.map(sel["exactMatch"], f + ".selector.exactMatch").get("name"),
+                                f + ".selector.exactMatch.name",
+                                required=True,
+                            ),
+                        )
+                    )
                 elif sel.get("regexMatch") is not None:
-                    pat = ctx.str(ctx.map(sel["regexMatch"], f + ".selector.regexMatch").get("pattern"), f + ".selector.regexMatch.pattern", required=True)
+                    pat = ctx.str(
+                        ctx.map(sel["regexMatch"], f + ".selector.regexMatch").get("pattern"),
+                        f + ".selector.regexMatch.pattern",
+                        required=True,
+                    )
                     try:
                         members.append((typ, "regex", re.compile(pat)))
                     except re.error as e:
-                        raise ctx.fail(f + ".selector.regexMatch.pattern", f"invalid regular expression: {e}") from None
+                        raise ctx.fail(
+                            f + ".selector.regexMatch.pattern", f"invalid regular expression: {e}"
+                        ) from None
                 elif sel.get("labelMatch") is not None:
                     if typ != "Node":
-                        raise ctx.fail(f + ".selector.labelMatch", "labelMatch selects nodes only (type: Node)")
-                    members.append((typ, "label", parse_label_selector(ctx, sel["labelMatch"], f + ".selector.labelMatch") or LabelSelector()))
+                        raise ctx.fail(
+                            f + ".selector.labelMatch", "labelMatch selects nodes only (type: Node)"
+                        )
+                    members.append(
+                        (
+                            typ,
+                            "label",
+                            parse_label_selector(ctx, sel["labelMatch"], f + ".selector.labelMatch")
+                            or LabelSelector(),
+                        )
+                    )
                 else:
-                    raise ctx.fail(f + ".selector", "must set one of exactMatch, regexMatch, labelMatch")
+                    raise ctx.fail(
+                        f + ".selector", "must set one of exactMatch, regexMatch, labelMatch"
+                    )
             if name in self.h:
-                raise ctx.fail("metadata.name", f"duplicate object (first defined in {self.h[name].ctx.file})")
-            self.h[name] = _HyperNode(name, ctx.int(spec.get("tier"), "spec.tier", required=True, minimum=0),
-                                      ctx.str(spec.get("tierName"), "spec.tierName"), members, ctx)
+                raise ctx.fail(
+                    "metadata.name", f"duplicate object (first defined in {self.h[name].ctx.file})"
+                )
+            self.h[name] = _HyperNode(
+                name,
+                ctx.int(spec.get("tier"), "spec.tier", required=True, minimum=0),
+                ctx.str(spec.get("tierName"), "spec.tierName"),
+                members,
+                ctx,
+            )
         self._nodes: dict[str, frozenset[str]] = {}
         self._keys: dict[int, str] = {}
 
@@ -109,7 +151,9 @@ class HyperNodes:
             return self._nodes[name]
         h = self.h[name]
         if name in stack:
-            raise h.ctx.fail("spec.members", f"HyperNode members form a cycle: {' -> '.join((*stack, name))}")
+            raise h.ctx.fail(
+                "spec.members", f"HyperNode members form a cycle: {' -> '.join((*stack, name))}"
+            )
         out: set[str] = set()
         nodes = self.env.b.nodes
         for typ, how, value in h.members:
@@ -119,7 +163,9 @@ class HyperNodes:
                 elif how == "regex":
                     out.update(n for n in nodes if value.search(n))  # type: ignore[union-attr]
                 else:
-                    out.update(n for n, node in nodes.items() if selector_matches(value, node.labels))  # type: ignore[arg-type]
+                    out.update(
+                        n for n, node in nodes.items() if selector_matches(value, node.labels)
+                    )  # type: ignore[arg-type]
             else:
                 names = [value] if how == "exact" else [x for x in self.h if value.search(x)]  # type: ignore[union-attr]
                 for x in names:
@@ -132,7 +178,10 @@ class HyperNodes:
         return sorted({h.tier for h in self.h.values()})
 
     def tier_by_name(self, name: str) -> int | None:
-        return next((h.tier for h in sorted(self.h.values(), key=lambda h: h.tier) if h.tier_name == name), None)
+        return next(
+            (h.tier for h in sorted(self.h.values(), key=lambda h: h.tier) if h.tier_name == name),
+            None,
+        )
 
     def key_of(self, tier: int) -> str:
         """The node label whose values are the HyperNodes of ``tier`` (synthesized if none is)."""
@@ -147,7 +196,9 @@ class HyperNodes:
             if {n for n, node in nodes.items() if k in node.labels} != covered:
                 continue
             values = [{nodes[n].labels[k] for n in s} for s in sets]
-            if all(len(v) == 1 for v in values) and len({next(iter(v)) for v in values}) == len(values):
+            if all(len(v) == 1 for v in values) and len({next(iter(v)) for v in values}) == len(
+                values
+            ):
                 self._keys[tier] = k
                 return k
         key = f"{TIER_LABEL}{tier}"
@@ -155,17 +206,26 @@ class HyperNodes:
         for h, s in zip(hns, sets, strict=True):
             for n in s:
                 if n in owner:
-                    self.env.note("HyperNode", "spec.members", f"node {n} is in two tier-{tier} HyperNodes: read as a member of the first by name only", owner[n])
+                    self.env.note(
+                        "HyperNode",
+                        "spec.members",
+                        f"node {n} is in two tier-{tier} HyperNodes: read as a member of the first by name only",
+                        owner[n],
+                    )
                     continue
                 owner[n] = h.name
         for n, hn in owner.items():
             nodes[n] = nodes[n].model_copy(update={"labels": {**nodes[n].labels, key: hn}})
-        self.env.synthesized_labels[key] = f"no node label matches the tier-{tier} HyperNodes: nodes carry the synthesized label {key}=<HyperNode name>"
+        self.env.synthesized_labels[key] = (
+            f"no node label matches the tier-{tier} HyperNodes: nodes carry the synthesized label {key}=<HyperNode name>"
+        )
         self._keys[tier] = key
         return key
 
 
-def _topology(env: Env, hyper: HyperNodes, ctx: Ctx, raw: object, fld: str, who: str) -> tuple[str | None, str | None]:
+def _topology(
+    env: Env, hyper: HyperNodes, ctx: Ctx, raw: object, fld: str, who: str
+) -> tuple[str | None, str | None]:
     """(required key, preferred key) of a ``networkTopology``."""
     nt = ctx.map(raw, fld)
     if not nt:
@@ -174,46 +234,79 @@ def _topology(env: Env, hyper: HyperNodes, ctx: Ctx, raw: object, fld: str, who:
     if nt.get("highestTierAllowed") is not None and nt.get("highestTierName"):
         raise ctx.fail(fld, "highestTierAllowed and highestTierName are mutually exclusive")
     if not hyper.h:
-        env.note(f"PodGroup ({API})", fld, "not applied: the snapshot has no HyperNode (topology.volcano.sh)", who)
+        env.note(
+            f"PodGroup ({API})",
+            fld,
+            "not applied: the snapshot has no HyperNode (topology.volcano.sh)",
+            who,
+        )
         return None, None
     if nt.get("highestTierName"):
         tier = hyper.tier_by_name(ctx.str(nt.get("highestTierName"), fld + ".highestTierName"))
         if tier is None:
-            env.note(f"PodGroup ({API})", fld + ".highestTierName", "not applied: no HyperNode has that tierName", who)
+            env.note(
+                f"PodGroup ({API})",
+                fld + ".highestTierName",
+                "not applied: no HyperNode has that tierName",
+                who,
+            )
             return None, None
     else:
-        limit = ctx.int(nt.get("highestTierAllowed"), fld + ".highestTierAllowed", default=1, minimum=0)
+        limit = ctx.int(
+            nt.get("highestTierAllowed"), fld + ".highestTierAllowed", default=1, minimum=0
+        )
         below = [t for t in hyper.tiers() if t <= limit]
         if not below:
-            env.note(f"PodGroup ({API})", fld + ".highestTierAllowed", "not applied: no HyperNode tier is that low", who)
+            env.note(
+                f"PodGroup ({API})",
+                fld + ".highestTierAllowed",
+                "not applied: no HyperNode tier is that low",
+                who,
+            )
             return None, None
         tier = below[-1]
     key = hyper.key_of(tier)
     return (key, None) if mode == "hard" else (None, key)
 
 
-def translate(env: Env, objects: list[tuple[str, dict]], hypernodes: list[tuple[str, dict]]) -> None:
+def translate(
+    env: Env, objects: list[tuple[str, dict]], hypernodes: list[tuple[str, dict]]
+) -> None:
     hyper = HyperNodes(env, hypernodes)
     if hypernodes:
-        env.lines.append(f"read {len(hyper.h)} HyperNode ({HN_API}) as topology: "
-                         + ", ".join(f"tier {t} -> {hyper.key_of(t)}" for t in hyper.tiers()))
+        env.lines.append(
+            f"read {len(hyper.h)} HyperNode ({HN_API}) as topology: "
+            + ", ".join(f"tier {t} -> {hyper.key_of(t)}" for t in hyper.tiers())
+        )
     if not objects:
         return
     by_pod = env.pods_by_annotation(ANNOTATION)
     shapes: dict[str, int] = {"PodGroup": 0, "CompositePodGroup": 0}
     names, ignored_tasks = [], 0
     for obj in read_objects(objects, "PodGroup", API):
-        file, ctx, m, ns, name, spec = obj.file, obj.ctx, obj.meta, obj.namespace, obj.name, obj.spec
+        file, ctx, m, ns, name, spec = (
+            obj.file,
+            obj.ctx,
+            obj.meta,
+            obj.namespace,
+            obj.name,
+            obj.spec,
+        )
         who = obj.key
         names.append(who)
         for k in sorted(set(spec) - _KNOWN):
             env.note(f"PodGroup ({API})", f"spec.{k}", "unknown field: not read", who)
         min_member = ctx.int32(spec.get("minMember"), "spec.minMember", minimum=0)
-        tasks = {ctx.str(k, "spec.minTaskMember"): ctx.int32(v, f"spec.minTaskMember.{k}", minimum=0) for k, v in ctx.map(spec.get("minTaskMember"), "spec.minTaskMember").items()}
+        tasks = {
+            ctx.str(k, "spec.minTaskMember"): ctx.int32(v, f"spec.minTaskMember.{k}", minimum=0)
+            for k, v in ctx.map(spec.get("minTaskMember"), "spec.minTaskMember").items()
+        }
         ctx.resources(spec.get("minResources"), "spec.minResources")
         ctx.str(spec.get("queue"), "spec.queue")
         pclass = ctx.str(spec.get("priorityClassName"), "spec.priorityClassName")
-        required, preferred = _topology(env, hyper, ctx, spec.get("networkTopology"), "spec.networkTopology", who)
+        required, preferred = _topology(
+            env, hyper, ctx, spec.get("networkTopology"), "spec.networkTopology", who
+        )
         ts = ctx.str(m.get("creationTimestamp"), "metadata.creationTimestamp")
         native = env.free_name(ns, name, "volcano")
         members = by_pod.get((ns, name), [])
@@ -226,10 +319,27 @@ def translate(env: Env, objects: list[tuple[str, dict]], hypernodes: list[tuple[
         if tasks and not enforced:
             ignored_tasks += 1
 
-        def leaf(lname: str, count: int, parent: str | None, req: str | None, pref: str | None, keys: list[str],
-                 h: Hierarchy = h, ctx: Ctx = ctx, common: dict = common) -> None:
-            pg = PodGroup(name=lname, policy="gang", min_count=max(count, 1), topology_key=req, parent=parent,
-                          annotations={PREFERRED: pref} if pref else {}, api_version=API, **common)
+        def leaf(
+            lname: str,
+            count: int,
+            parent: str | None,
+            req: str | None,
+            pref: str | None,
+            keys: list[str],
+            h: Hierarchy = h,
+            ctx: Ctx = ctx,
+            common: dict = common,
+        ) -> None:
+            pg = PodGroup(
+                name=lname,
+                policy="gang",
+                min_count=max(count, 1),
+                topology_key=req,
+                parent=parent,
+                annotations={PREFERRED: pref} if pref else {},
+                api_version=API,
+                **common,
+            )
             h.keys.append(env.add(pg, ctx))
             for k in keys:
                 env.link(k, lname, SCHEDULERS)
@@ -242,7 +352,12 @@ def translate(env: Env, objects: list[tuple[str, dict]], hypernodes: list[tuple[
         children: list[tuple[str, int, str | None, str | None, list[str]]] = []
         if policies:
             if enforced:
-                env.note(f"PodGroup ({API})", "spec.minTaskMember", "not combined with subGroupPolicy: only the sub-groups are translated", who)
+                env.note(
+                    f"PodGroup ({API})",
+                    "spec.minTaskMember",
+                    "not combined with subGroupPolicy: only the sub-groups are translated",
+                    who,
+                )
             assigned: set[str] = set()
             need = 0
             sizes = []
@@ -253,10 +368,14 @@ def translate(env: Env, objects: list[tuple[str, dict]], hypernodes: list[tuple[
                 sizes.append(size)
                 sel = parse_label_selector(ctx, pol.get("labelSelector"), f + ".labelSelector")
                 keys = ctx.str_list(pol.get("matchLabelKeys"), f + ".matchLabelKeys")
-                sreq, spref = _topology(env, hyper, ctx, pol.get("networkTopology"), f + ".networkTopology", who)
+                sreq, spref = _topology(
+                    env, hyper, ctx, pol.get("networkTopology"), f + ".networkTopology", who
+                )
                 jobs: dict[tuple[str, ...], list[str]] = {}
                 for k in members:
-                    if k in assigned or (sel is not None and not selector_matches(sel, pods[k].labels)):
+                    if k in assigned or (
+                        sel is not None and not selector_matches(sel, pods[k].labels)
+                    ):
                         continue
                     assigned.add(k)
                     jobs.setdefault(tuple(pods[k].labels.get(x, "") for x in keys), []).append(k)
@@ -265,31 +384,73 @@ def translate(env: Env, objects: list[tuple[str, dict]], hypernodes: list[tuple[
                     children.append((cname, size, sreq, spref, ks))
             count = max(need, math.ceil(min_member / max(sizes)) if min_member else 0, 1)
             if len(policies) > 1 or min_member % max(sizes):
-                env.note(f"PodGroup ({API})", "spec.subGroupPolicy", f"approximate: minMember {min_member} counts pods, the CompositePodGroup needs {count} sub-groups", who)
+                env.note(
+                    f"PodGroup ({API})",
+                    "spec.subGroupPolicy",
+                    f"approximate: minMember {min_member} counts pods, the CompositePodGroup needs {count} sub-groups",
+                    who,
+                )
             rest = [k for k in members if k not in assigned]
             if rest:
-                env.note(f"PodGroup ({API})", "spec.subGroupPolicy", "pods no policy selects form a gang of 1 under the job", who)
+                env.note(
+                    f"PodGroup ({API})",
+                    "spec.subGroupPolicy",
+                    "pods no policy selects form a gang of 1 under the job",
+                    who,
+                )
                 children.append((f"{native}-rest", 1, None, None, rest))
         else:
             count = sum(1 for v in tasks.values() if v > 0)
             if min_member > sum(tasks.values()):
-                env.note(f"PodGroup ({API})", "spec.minMember", f"approximate: minMember {min_member} exceeds the per-task minima ({sum(tasks.values())}); only the minima are translated", who)
+                env.note(
+                    f"PodGroup ({API})",
+                    "spec.minMember",
+                    f"approximate: minMember {min_member} exceeds the per-task minima ({sum(tasks.values())}); only the minima are translated",
+                    who,
+                )
             by_task: dict[str, list[str]] = {}
             for k in members:
                 p = pods[k]
-                by_task.setdefault(p.annotations.get(TASK) or p.labels.get(TASK) or "", []).append(k)
+                by_task.setdefault(p.annotations.get(TASK) or p.labels.get(TASK) or "", []).append(
+                    k
+                )
             for task in sorted(set(tasks) | set(by_task)):
-                children.append((f"{native}-{task or 'default'}", tasks.get(task, 0), None, None, by_task.get(task, [])))
-        cpg = CompositePodGroup(name=native, policy="gang", min_group_count=count, topology_key=required, **common)
+                children.append(
+                    (
+                        f"{native}-{task or 'default'}",
+                        tasks.get(task, 0),
+                        None,
+                        None,
+                        by_task.get(task, []),
+                    )
+                )
+        cpg = CompositePodGroup(
+            name=native, policy="gang", min_group_count=count, topology_key=required, **common
+        )
         h.keys.append(env.add(cpg, ctx))
         shapes["CompositePodGroup"] += 1
         if preferred:
-            env.note(f"PodGroup ({API})", "spec.networkTopology.mode", "soft topology of a job with sub-groups is read as the preferred level of each sub-group", who)
+            env.note(
+                f"PodGroup ({API})",
+                "spec.networkTopology.mode",
+                "soft topology of a job with sub-groups is read as the preferred level of each sub-group",
+                who,
+            )
         for cname, size, sreq, spref, ks in children:
             leaf(env.free_name(ns, cname, "volcano"), size, native, sreq, spref or preferred, ks)
-    tail = "; minTaskMember ignored where minMember < its sum (Volcano does not enforce it then)" if ignored_tasks else ""
-    env.lines.append(f"translated {len(names)} PodGroup ({API}) -> native {shapes['PodGroup']} gang PodGroups"
-                     + (f", {shapes['CompositePodGroup']} CompositePodGroups" if shapes["CompositePodGroup"] else "")
-                     + ": minMember -> gang minCount, minTaskMember / subGroupPolicy -> CompositePodGroup over per-task / per-sub-group gangs, "
-                     f"priorityClassName kept, networkTopology hard -> topology key of its HyperNode tier, soft -> {PREFERRED}; "
-                     f"pods by annotation {ANNOTATION}; queue, minResources ignored{tail}: {', '.join(names[:3])}{', ...' if len(names) > 3 else ''}")
+    tail = (
+        "; minTaskMember ignored where minMember < its sum (Volcano does not enforce it then)"
+        if ignored_tasks
+        else ""
+    )
+    env.lines.append(
+        f"translated {len(names)} PodGroup ({API}) -> native {shapes['PodGroup']} gang PodGroups"
+        + (
+            f", {shapes['CompositePodGroup']} CompositePodGroups"
+            if shapes["CompositePodGroup"]
+            else ""
+        )
+        + ": minMember -> gang minCount, minTaskMember / subGroupPolicy -> CompositePodGroup over per-task / per-sub-group gangs, "
+        f"priorityClassName kept, networkTopology hard -> topology key of its HyperNode tier, soft -> {PREFERRED}; "
+        f"pods by annotation {ANNOTATION}; queue, minResources ignored{tail}: {', '.join(names[:3])}{', ...' if len(names) > 3 else ''}"
+    )

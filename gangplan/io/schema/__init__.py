@@ -115,7 +115,9 @@ def unknown_fields(raw: dict[str, Any]) -> list[tuple[str, str]]:
             return []
         candidates = [tid]
     else:
-        candidates = [s.kinds[a][kind] for a in s.by_kind.get(kind, ()) if kind in s.kinds.get(a, {})]
+        candidates = [
+            s.kinds[a][kind] for a in s.by_kind.get(kind, ()) if kind in s.kinds.get(a, {})
+        ]
     best: list[tuple[str, str | None]] | None = None
     for tid in candidates:
         out: list[tuple[str, str | None]] = []
@@ -152,17 +154,27 @@ def unknown_kind(kind: Any, api_version: Any) -> str | None:
     served = api_version in s.kinds or api_version in s.builtin
     if known:
         close = difflib.get_close_matches(api_version, known, n=1, cutoff=0.75)
-        if close and _group(close[0]) != _group(api_version) and _group(api_version) not in s.groups:
+        if (
+            close
+            and _group(close[0]) != _group(api_version)
+            and _group(api_version) not in s.groups
+        ):
             return f'no matches for kind "{kind}" in version "{api_version}", did you mean apiVersion "{close[0]}"?'
         group, version = _group(api_version), api_version.rsplit("/", 1)[-1]
         # Only Kubernetes' own groups are known in every version; a CRD may serve versions the table lacks.
         same_group = [a for a in known if _group(a) == group] if group in s.builtin_groups else []
-        if group not in s.groups:  # "core/v1": an unknown group with the version of a built-in kind's
-            builtin = [a for a in known if a.rsplit("/", 1)[-1] == version and kind in s.builtin.get(a, ())]
+        if (
+            group not in s.groups
+        ):  # "core/v1": an unknown group with the version of a built-in kind's
+            builtin = [
+                a for a in known if a.rsplit("/", 1)[-1] == version and kind in s.builtin.get(a, ())
+            ]
             if builtin:
                 return f'no matches for kind "{kind}" in version "{api_version}", did you mean apiVersion "{builtin[0]}"?'
         if served or same_group:  # a group that does not serve the kind, or not in that version
-            alts = ", ".join(f'"{a}"' for a in (same_group or known))  # every one (issue 41: a [:3] cut hid v1beta1)
+            alts = ", ".join(
+                f'"{a}"' for a in (same_group or known)
+            )  # every one (issue 41: a [:3] cut hid v1beta1)
             return f'no matches for kind "{kind}" in version "{api_version}" ({kind} is served by apiVersion {alts})'
         return None
     if served:

@@ -77,64 +77,186 @@ from pathlib import Path
 # (repo, commit, label, [(path, import path, package id)])
 _API = "k8s.io/api/"
 SOURCES: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
-    ("kubernetes/api", "9afe7de0a56c582b06ca094f7309015bc84657a7", "v0.35.0", [
-        ("core/v1/types.go", _API + "core/v1", "core/v1"),
-        ("scheduling/v1/types.go", _API + "scheduling/v1", "scheduling/v1"),
-        ("scheduling/v1alpha1/types.go", _API + "scheduling/v1alpha1", "scheduling/v1alpha1"),
-        ("scheduling/v1beta1/types.go", _API + "scheduling/v1beta1", "scheduling/v1beta1"),
-    ]),
-    ("kubernetes/api", "545bb975fe6653239af42324065cf72272186404", "v0.36.0", [
-        ("core/v1/types.go", _API + "core/v1", "core/v1"),
-        ("scheduling/v1alpha2/types.go", _API + "scheduling/v1alpha2", "scheduling/v1alpha2"),
-    ]),
-    ("kubernetes/api", "1c293eaf810b123325bc7d2c0b9682ff8806aaee", "v0.37.0-beta.0", [
-        ("core/v1/types.go", _API + "core/v1", "core/v1"),
-        ("scheduling/v1alpha3/types.go", _API + "scheduling/v1alpha3", "scheduling/v1alpha3"),
-        ("scheduling/v1beta1/types.go", _API + "scheduling/v1beta1", "scheduling/v1beta1"),
-    ]),
-    ("kubernetes/api", "10b39a39bcee995dfe7cd5e8e7b922be5e46f1e2", "master 2026-07-24", [
-        ("core/v1/types.go", _API + "core/v1", "core/v1"),
-        ("scheduling/v1/types.go", _API + "scheduling/v1", "scheduling/v1"),
-        ("scheduling/v1alpha3/types.go", _API + "scheduling/v1alpha3", "scheduling/v1alpha3"),
-        ("scheduling/v1beta1/types.go", _API + "scheduling/v1beta1", "scheduling/v1beta1"),
-        ("policy/v1/types.go", _API + "policy/v1", "policy/v1"),
-        ("batch/v1/types.go", _API + "batch/v1", "batch/v1"),
-    ]),
-    ("kubernetes/apimachinery", "eed236ceee2c19c2753a3d93ac0631dc20750454", "master 2026-07-23", [
-        ("pkg/apis/meta/v1/types.go", "k8s.io/apimachinery/pkg/apis/meta/v1", "meta/v1"),
-    ]),
-    ("kubernetes/kube-scheduler", "e87dbddd27a5bd4c2028727c7ccc082cfb2cdc09", "master 2026-07-23", [
-        ("config/v1/types.go", "k8s.io/kube-scheduler/config/v1", "kubescheduler/v1"),
-        ("config/v1/types_pluginargs.go", "k8s.io/kube-scheduler/config/v1", "kubescheduler/v1"),
-    ]),
-    ("kubernetes/component-base", "349fbe06359c4b39ca17bb9cabdf4a13d70b4b82", "master 2026-07-21", [
-        ("config/v1alpha1/types.go", "k8s.io/component-base/config/v1alpha1", "componentbase/v1alpha1"),
-    ]),
-    ("kubernetes-sigs/scheduler-plugins", "903da7df82cb8794dda8f2d510ba1156111662dd", "master 2026-08-16", [
-        ("apis/scheduling/v1alpha1/types.go", "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1", "coscheduling/v1alpha1"),
-    ]),
-    ("volcano-sh/apis", "536f121f53656c6fb7a07b9775b7e0f22c3dc2d9", "master 2026-06-22", [
-        ("pkg/apis/scheduling/v1beta1/types.go", "volcano.sh/apis/pkg/apis/scheduling/v1beta1", "volcano-scheduling/v1beta1"),
-        ("pkg/apis/topology/v1alpha1/hypernode_types.go", "volcano.sh/apis/pkg/apis/topology/v1alpha1", "volcano-topology/v1alpha1"),
-    ]),
-    ("NVIDIA/KAI-Scheduler", "72de64fc8eca10fa8cca26a20156178f3edbe092", "main 2026-03-07", [
-        ("pkg/apis/scheduling/v2alpha2/podgroup_types.go", "github.com/NVIDIA/KAI-scheduler/pkg/apis/scheduling/v2alpha2", "kai-scheduling/v2alpha2"),
-        ("pkg/apis/kai/v1alpha1/topology_types.go", "github.com/NVIDIA/KAI-scheduler/pkg/apis/kai/v1alpha1", "kai/v1alpha1"),
-    ]),
-    ("kai-scheduler/KAI-Scheduler", "d5bc503a146317e51037d89775d77172c6d12f71", "main 2026-08-07 (the repository's new home)", [
-        ("pkg/apis/scheduling/v2alpha2/podgroup_types.go", "github.com/kai-scheduler/KAI-scheduler/pkg/apis/scheduling/v2alpha2", "kai-scheduling/v2alpha2"),
-        ("pkg/apis/kai/v1alpha1/topology_types.go", "github.com/kai-scheduler/KAI-scheduler/pkg/apis/kai/v1alpha1", "kai/v1alpha1"),
-    ]),
-    ("kubernetes-sigs/jobset", "08dfbdfd682714a9ab929633eca8dc95315187e7", "main 2026-08-18", [
-        ("api/jobset/v1alpha2/jobset_types.go", "sigs.k8s.io/jobset/api/jobset/v1alpha2", "jobset/v1alpha2"),
-    ]),
-    ("kubernetes-sigs/lws", "060ab4da17eea1f0865fcbd3236bb1075e2cea32", "main 2026-08-21", [
-        ("api/leaderworkerset/v1/leaderworkerset_types.go", "sigs.k8s.io/lws/api/leaderworkerset/v1", "lws/v1"),
-    ]),
-    ("kubernetes-sigs/kueue", "ff69552e79ad21652c36caa97038382e55625cf7", "main 2026-08-22", [
-        ("apis/kueue/v1beta1/topology_types.go", "sigs.k8s.io/kueue/apis/kueue/v1beta1", "kueue/v1beta1"),
-        ("apis/kueue/v1beta2/topology_types.go", "sigs.k8s.io/kueue/apis/kueue/v1beta2", "kueue/v1beta2"),
-    ]),
+    (
+        "kubernetes/api",
+        "9afe7de0a56c582b06ca094f7309015bc84657a7",
+        "v0.35.0",
+        [
+            ("core/v1/types.go", _API + "core/v1", "core/v1"),
+            ("scheduling/v1/types.go", _API + "scheduling/v1", "scheduling/v1"),
+            ("scheduling/v1alpha1/types.go", _API + "scheduling/v1alpha1", "scheduling/v1alpha1"),
+            ("scheduling/v1beta1/types.go", _API + "scheduling/v1beta1", "scheduling/v1beta1"),
+        ],
+    ),
+    (
+        "kubernetes/api",
+        "545bb975fe6653239af42324065cf72272186404",
+        "v0.36.0",
+        [
+            ("core/v1/types.go", _API + "core/v1", "core/v1"),
+            ("scheduling/v1alpha2/types.go", _API + "scheduling/v1alpha2", "scheduling/v1alpha2"),
+        ],
+    ),
+    (
+        "kubernetes/api",
+        "1c293eaf810b123325bc7d2c0b9682ff8806aaee",
+        "v0.37.0-beta.0",
+        [
+            ("core/v1/types.go", _API + "core/v1", "core/v1"),
+            ("scheduling/v1alpha3/types.go", _API + "scheduling/v1alpha3", "scheduling/v1alpha3"),
+            ("scheduling/v1beta1/types.go", _API + "scheduling/v1beta1", "scheduling/v1beta1"),
+        ],
+    ),
+    (
+        "kubernetes/api",
+        "10b39a39bcee995dfe7cd5e8e7b922be5e46f1e2",
+        "master 2026-07-24",
+        [
+            ("core/v1/types.go", _API + "core/v1", "core/v1"),
+            ("scheduling/v1/types.go", _API + "scheduling/v1", "scheduling/v1"),
+            ("scheduling/v1alpha3/types.go", _API + "scheduling/v1alpha3", "scheduling/v1alpha3"),
+            ("scheduling/v1beta1/types.go", _API + "scheduling/v1beta1", "scheduling/v1beta1"),
+            ("policy/v1/types.go", _API + "policy/v1", "policy/v1"),
+            ("batch/v1/types.go", _API + "batch/v1", "batch/v1"),
+        ],
+    ),
+    (
+        "kubernetes/apimachinery",
+        "eed236ceee2c19c2753a3d93ac0631dc20750454",
+        "master 2026-07-23",
+        [
+            ("pkg/apis/meta/v1/types.go", "k8s.io/apimachinery/pkg/apis/meta/v1", "meta/v1"),
+        ],
+    ),
+    (
+        "kubernetes/kube-scheduler",
+        "e87dbddd27a5bd4c2028727c7ccc082cfb2cdc09",
+        "master 2026-07-23",
+        [
+            ("config/v1/types.go", "k8s.io/kube-scheduler/config/v1", "kubescheduler/v1"),
+            (
+                "config/v1/types_pluginargs.go",
+                "k8s.io/kube-scheduler/config/v1",
+                "kubescheduler/v1",
+            ),
+        ],
+    ),
+    (
+        "kubernetes/component-base",
+        "349fbe06359c4b39ca17bb9cabdf4a13d70b4b82",
+        "master 2026-07-21",
+        [
+            (
+                "config/v1alpha1/types.go",
+                "k8s.io/component-base/config/v1alpha1",
+                "componentbase/v1alpha1",
+            ),
+        ],
+    ),
+    (
+        "kubernetes-sigs/scheduler-plugins",
+        "903da7df82cb8794dda8f2d510ba1156111662dd",
+        "master 2026-08-16",
+        [
+            (
+                "apis/scheduling/v1alpha1/types.go",
+                "sigs.k8s.io/scheduler-plugins/apis/scheduling/v1alpha1",
+                "coscheduling/v1alpha1",
+            ),
+        ],
+    ),
+    (
+        "volcano-sh/apis",
+        "536f121f53656c6fb7a07b9775b7e0f22c3dc2d9",
+        "master 2026-06-22",
+        [
+            (
+                "pkg/apis/scheduling/v1beta1/types.go",
+                "volcano.sh/apis/pkg/apis/scheduling/v1beta1",
+                "volcano-scheduling/v1beta1",
+            ),
+            (
+                "pkg/apis/topology/v1alpha1/hypernode_types.go",
+                "volcano.sh/apis/pkg/apis/topology/v1alpha1",
+                "volcano-topology/v1alpha1",
+            ),
+        ],
+    ),
+    (
+        "NVIDIA/KAI-Scheduler",
+        "72de64fc8eca10fa8cca26a20156178f3edbe092",
+        "main 2026-03-07",
+        [
+            (
+                "pkg/apis/scheduling/v2alpha2/podgroup_types.go",
+                "github.com/NVIDIA/KAI-scheduler/pkg/apis/scheduling/v2alpha2",
+                "kai-scheduling/v2alpha2",
+            ),
+            (
+                "pkg/apis/kai/v1alpha1/topology_types.go",
+                "github.com/NVIDIA/KAI-scheduler/pkg/apis/kai/v1alpha1",
+                "kai/v1alpha1",
+            ),
+        ],
+    ),
+    (
+        "kai-scheduler/KAI-Scheduler",
+        "d5bc503a146317e51037d89775d77172c6d12f71",
+        "main 2026-08-07 (the repository's new home)",
+        [
+            (
+                "pkg/apis/scheduling/v2alpha2/podgroup_types.go",
+                "github.com/kai-scheduler/KAI-scheduler/pkg/apis/scheduling/v2alpha2",
+                "kai-scheduling/v2alpha2",
+            ),
+            (
+                "pkg/apis/kai/v1alpha1/topology_types.go",
+                "github.com/kai-scheduler/KAI-scheduler/pkg/apis/kai/v1alpha1",
+                "kai/v1alpha1",
+            ),
+        ],
+    ),
+    (
+        "kubernetes-sigs/jobset",
+        "08dfbdfd682714a9ab929633eca8dc95315187e7",
+        "main 2026-08-18",
+        [
+            (
+                "api/jobset/v1alpha2/jobset_types.go",
+                "sigs.k8s.io/jobset/api/jobset/v1alpha2",
+                "jobset/v1alpha2",
+            ),
+        ],
+    ),
+    (
+        "kubernetes-sigs/lws",
+        "060ab4da17eea1f0865fcbd3236bb1075e2cea32",
+        "main 2026-08-21",
+        [
+            (
+                "api/leaderworkerset/v1/leaderworkerset_types.go",
+                "sigs.k8s.io/lws/api/leaderworkerset/v1",
+                "lws/v1",
+            ),
+        ],
+    ),
+    (
+        "kubernetes-sigs/kueue",
+        "ff69552e79ad21652c36caa97038382e55625cf7",
+        "main 2026-08-22",
+        [
+            (
+                "apis/kueue/v1beta1/topology_types.go",
+                "sigs.k8s.io/kueue/apis/kueue/v1beta1",
+                "kueue/v1beta1",
+            ),
+            (
+                "apis/kueue/v1beta2/topology_types.go",
+                "sigs.k8s.io/kueue/apis/kueue/v1beta2",
+                "kueue/v1beta2",
+            ),
+        ],
+    ),
 ]
 REGISTER_SOURCE = ("kubernetes/api", "10b39a39bcee995dfe7cd5e8e7b922be5e46f1e2")
 """Where every built-in group/version's register.go is read (kinds served per apiVersion)."""
@@ -145,7 +267,10 @@ KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "scheduling.k8s.io/v1": ("scheduling/v1", ("PriorityClass",)),
     "scheduling.k8s.io/v1alpha1": ("scheduling/v1alpha1", ("Workload", "PriorityClass")),
     "scheduling.k8s.io/v1alpha2": ("scheduling/v1alpha2", ("Workload", "PodGroup")),
-    "scheduling.k8s.io/v1alpha3": ("scheduling/v1alpha3", ("Workload", "PodGroup", "CompositePodGroup")),
+    "scheduling.k8s.io/v1alpha3": (
+        "scheduling/v1alpha3",
+        ("Workload", "PodGroup", "CompositePodGroup"),
+    ),
     "scheduling.k8s.io/v1beta1": ("scheduling/v1beta1", ("Workload", "PodGroup", "PriorityClass")),
     "policy/v1": ("policy/v1", ("PodDisruptionBudget",)),
     "batch/v1": ("batch/v1", ("Job",)),
@@ -162,7 +287,7 @@ KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "gangplan.io/v1alpha1": ("gangplan/v1alpha1", ("BenchSuite",)),
 }
 
-GANGPLAN_TYPES = '''
+GANGPLAN_TYPES = """
 package v1alpha1
 
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -194,10 +319,29 @@ type Seeds struct {
 	Start int `json:"start,omitempty"`
 	Count int `json:"count,omitempty"`
 }
-'''
+"""
 
-_BUILTIN = {"string", "bool", "byte", "rune", "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16",
-            "uint32", "uint64", "float32", "float64", "any", "interface{}", "error"}
+_BUILTIN = {
+    "string",
+    "bool",
+    "byte",
+    "rune",
+    "int",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "float32",
+    "float64",
+    "any",
+    "interface{}",
+    "error",
+}
 _LEAF = 0
 
 
@@ -244,7 +388,9 @@ class Package:
         for im in re.finditer(r'^import\s+(?:(\w+)\s+)?"([^"]+)"', src, flags=re.M):
             imports[im.group(1) or im.group(2).rsplit("/", 1)[-1]] = im.group(2)
         self.imports.update(imports)
-        for m in re.finditer(r"^func\s*\(\s*\w*\s*\*?(\w+)\s*\)\s*(MarshalJSON|UnmarshalJSON)\b", src, flags=re.M):
+        for m in re.finditer(
+            r"^func\s*\(\s*\w*\s*\*?(\w+)\s*\)\s*(MarshalJSON|UnmarshalJSON)\b", src, flags=re.M
+        ):
             self.custom_json.add(m.group(1))
         for m in re.finditer(r"^type\s+(\w+)(?:\[[^\]]*\])?\s+(.*)$", src, flags=re.M):
             name, rest = m.group(1), m.group(2).strip()
@@ -287,7 +433,7 @@ def _fields(body: str) -> list[tuple[str | None, str, str | None]]:
             tag = tm.group(1)
             line = line[: tm.start()].strip()
         jm = re.search(r'json:"([^"]*)"', tag)
-        jname, _, opts = (jm.group(1).partition(",") if jm else ("", "", ""))
+        jname, _, opts = jm.group(1).partition(",") if jm else ("", "", "")
         if jname == "-":
             continue
         parts = line.split(None, 1)
@@ -343,7 +489,11 @@ class Resolver:
                 if depth_b == 0:
                     break
             inner = self.ref(pkg, expr[i + 1 :], depth + 1)
-            return "*" + inner if isinstance(inner, str) and not inner.startswith(("*", "!")) else _LEAF
+            return (
+                "*" + inner
+                if isinstance(inner, str) and not inner.startswith(("*", "!"))
+                else _LEAF
+            )
         if expr in _BUILTIN or expr.startswith(("struct", "interface", "func", "chan")):
             return _LEAF
         if expr == "runtime.RawExtension" and pkg.id.startswith("kubescheduler/"):
@@ -364,7 +514,9 @@ class Resolver:
             return self.ref(target, target.named[name], depth + 1)
         return _LEAF
 
-    def fields(self, pkg: Package, name: str, seen: frozenset[str] = frozenset()) -> dict[str, object]:
+    def fields(
+        self, pkg: Package, name: str, seen: frozenset[str] = frozenset()
+    ) -> dict[str, object]:
         out: dict[str, object] = {}
         for jname, texpr, _ in pkg.structs.get(name, []):
             if jname is None:  # inline: the embedded struct's fields
@@ -398,7 +550,9 @@ def _reachable(types: dict[str, dict[str, object]], roots: list[str]) -> set[str
         if t in seen or t not in types:
             continue
         seen.add(t)
-        todo += [v.lstrip("*") for v in types[t].values() if isinstance(v, str) and not v.startswith("!")]
+        todo += [
+            v.lstrip("*") for v in types[t].values() if isinstance(v, str) and not v.startswith("!")
+        ]
     return seen
 
 
@@ -412,14 +566,25 @@ def fill_cache(mirror: Path, cache: Path) -> None:
     wanted = [(repo, commit, path) for repo, commit, _, files in SOURCES for path, _, _ in files]
     repo, commit = REGISTER_SOURCE
     git = mirror / repo.replace("/", "+") / "repo"
-    listing = subprocess.run(["git", "-C", str(git), "ls-tree", "-r", "--name-only", commit], check=True, capture_output=True, text=True).stdout
-    wanted += [(repo, commit, p) for p in listing.splitlines() if re.fullmatch(r"[a-z0-9]+/v[0-9a-z]+/register\.go", p)]
+    listing = subprocess.run(
+        ["git", "-C", str(git), "ls-tree", "-r", "--name-only", commit],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    wanted += [
+        (repo, commit, p)
+        for p in listing.splitlines()
+        if re.fullmatch(r"[a-z0-9]+/v[0-9a-z]+/register\.go", p)
+    ]
     for repo, commit, path in wanted:
         dest = _cache_file(cache, repo, commit, path)
         if dest.exists():
             continue
         git = mirror / repo.replace("/", "+") / "repo"
-        text = subprocess.run(["git", "-C", str(git), "show", f"{commit}:{path}"], check=True, capture_output=True).stdout
+        text = subprocess.run(
+            ["git", "-C", str(git), "show", f"{commit}:{path}"], check=True, capture_output=True
+        ).stdout
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_bytes(text)
 
@@ -435,7 +600,13 @@ def _builtin_kinds(cache: Path) -> dict[str, list[str]]:
             continue
         version = reg.parent.name
         api = f"{gm.group(1)}/{version}" if gm.group(1) else version
-        kinds = sorted({k for k in re.findall(r"&(\w+)\{\}", src) if k[0].isupper() and not k.endswith(("List", "Options"))})
+        kinds = sorted(
+            {
+                k
+                for k in re.findall(r"&(\w+)\{\}", src)
+                if k[0].isupper() and not k.endswith(("List", "Options"))
+            }
+        )
         if kinds:
             out[api] = kinds
     return out
@@ -447,7 +618,9 @@ def generate(cache: Path) -> dict:
         for path, import_path, pkg_id in files:
             pkg = packages.setdefault(pkg_id, Package(pkg_id, import_path))
             pkg.read(_cache_file(cache, repo, commit, path).read_text())
-    own = packages.setdefault("gangplan/v1alpha1", Package("gangplan/v1alpha1", "gangplan.io/v1alpha1"))
+    own = packages.setdefault(
+        "gangplan/v1alpha1", Package("gangplan/v1alpha1", "gangplan.io/v1alpha1")
+    )
     own.read(GANGPLAN_TYPES)
     res = Resolver(packages)
     kinds: dict[str, dict[str, str]] = {}
@@ -471,13 +644,27 @@ def generate(cache: Path) -> dict:
         for tid in tids.values():
             if "status" in res.types[tid]:
                 res.types[tid]["status"] = _LEAF
-    used = _reachable(res.types, [t for tids in kinds.values() for t in tids.values()] + [t for t in res.types if t.startswith("kubescheduler/") and t.endswith("Args")])
+    used = _reachable(
+        res.types,
+        [t for tids in kinds.values() for t in tids.values()]
+        + [t for t in res.types if t.startswith("kubescheduler/") and t.endswith("Args")],
+    )
     res.types = {k: v for k, v in res.types.items() if k in used}
     return {
         "about": "Known JSON field names of the kinds gangplan reads, generated by gangplan/io/schema/generate.py "
-                 "from upstream Go type definitions; do not edit by hand.",
-        "sources": [{"repo": repo, "commit": commit, "ref": label, "paths": [p for p, _, _ in files]} for repo, commit, label, files in SOURCES]
-        + [{"repo": REGISTER_SOURCE[0], "commit": REGISTER_SOURCE[1], "ref": "master 2026-07-24", "paths": ["*/*/register.go"]}],
+        "from upstream Go type definitions; do not edit by hand.",
+        "sources": [
+            {"repo": repo, "commit": commit, "ref": label, "paths": [p for p, _, _ in files]}
+            for repo, commit, label, files in SOURCES
+        ]
+        + [
+            {
+                "repo": REGISTER_SOURCE[0],
+                "commit": REGISTER_SOURCE[1],
+                "ref": "master 2026-07-24",
+                "paths": ["*/*/register.go"],
+            }
+        ],
         "kinds": kinds,
         "types": dict(sorted(res.types.items())),
         "builtin": _builtin_kinds(cache),
@@ -486,15 +673,25 @@ def generate(cache: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cache", type=Path, default=Path("/tmp/gosrc"), help="directory of the upstream Go files (outside the repository)")
-    ap.add_argument("--from-git", type=Path, help="fill the cache from git clones DIR/<owner>+<repo>/repo first")
+    ap.add_argument(
+        "--cache",
+        type=Path,
+        default=Path("/tmp/gosrc"),
+        help="directory of the upstream Go files (outside the repository)",
+    )
+    ap.add_argument(
+        "--from-git", type=Path, help="fill the cache from git clones DIR/<owner>+<repo>/repo first"
+    )
     ap.add_argument("--out", type=Path, default=Path(__file__).with_name("fields.json"))
     args = ap.parse_args(argv)
     if args.from_git:
         fill_cache(args.from_git, args.cache)
     table = generate(args.cache)
     args.out.write_text(json.dumps(table, separators=(",", ":"), sort_keys=False) + "\n")
-    print(f"wrote {args.out}: {sum(len(k) for k in table['kinds'].values())} kinds, {len(table['types'])} types", file=sys.stderr)
+    print(
+        f"wrote {args.out}: {sum(len(k) for k in table['kinds'].values())} kinds, {len(table['types'])} types",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -40,8 +40,15 @@ def shared_tiers(obj: dict[str, float], other: dict[str, float]) -> dict[str, fl
     return {k: v for k, v in obj.items() if k in other}
 
 
-def classify(cluster: Cluster, greedy: Result, optimal: Result, *, greedy_feasible_in_model: bool | None = None,
-             violations: tuple[list, list] | None = None, proof: OptimalProof | None = None) -> tuple[str, list[str]]:
+def classify(
+    cluster: Cluster,
+    greedy: Result,
+    optimal: Result,
+    *,
+    greedy_feasible_in_model: bool | None = None,
+    violations: tuple[list, list] | None = None,
+    proof: OptimalProof | None = None,
+) -> tuple[str, list[str]]:
     """The classification and the problems behind a ``model-mismatch``. ``violations``: the
     validator's findings for ``greedy`` and ``optimal`` when the caller has them (each Result is
     validated once); else they are computed here. ``proof``: :func:`.proof.optimal_proof` of the
@@ -51,7 +58,11 @@ def classify(cluster: Cluster, greedy: Result, optimal: Result, *, greedy_feasib
     ``tie-break`` and ``equivalent`` say that greedy does as well as any placement: only when
     every compared tier is proven; otherwise ``unproven``. Greedy better than the exact answer
     on a proven tier is a ``model-mismatch``."""
-    gv, ov = violations if violations is not None else (validate(cluster, greedy), validate(cluster, optimal))
+    gv, ov = (
+        violations
+        if violations is not None
+        else (validate(cluster, greedy), validate(cluster, optimal))
+    )
     proof = proof if proof is not None else optimal_proof(greedy, optimal)
     problems = [f"greedy: {v}" for v in gv]
     problems += [f"exact: {v}" for v in ov]
@@ -62,8 +73,10 @@ def classify(cluster: Cluster, greedy: Result, optimal: Result, *, greedy_feasib
         beaten = _first_difference(optimal.objective, greedy.objective)
         tier = next((t for t in proof.tiers if t.tier == beaten), None)
         if tier is not None and tier.proven:
-            problems.append(f"greedy beats a proven optimum (tier {beaten}: greedy {greedy.objective[beaten]:g}, "
-                            f"proven optimum {optimal.objective[beaten]:g})")
+            problems.append(
+                f"greedy beats a proven optimum (tier {beaten}: greedy {greedy.objective[beaten]:g}, "
+                f"proven optimum {optimal.objective[beaten]:g})"
+            )
     if problems:
         return MODEL_MISMATCH, problems
     if c > 0:
@@ -75,7 +88,9 @@ def classify(cluster: Cluster, greedy: Result, optimal: Result, *, greedy_feasib
     cycles = greedy.greedy_trace.pods
     gp, op = greedy.placements(), optimal.placements()
     differing = [k for k in set(gp) | set(op) if gp.get(k) != op.get(k)]
-    if differing and all(k in gp and k in op and k in cycles and op[k] in cycles[k].tie_set for k in differing):
+    if differing and all(
+        k in gp and k in op and k in cycles and op[k] in cycles[k].tie_set for k in differing
+    ):
         return TIE_BREAK, problems
     return EQUIVALENT, problems
 
@@ -91,7 +106,9 @@ def group_differs(a, b) -> bool:
     return (a.admitted, a.placed, a.domain) != (b.admitted, b.placed, b.domain)
 
 
-def entity_differs(cluster: Cluster, pod: str, greedy: Result, other: Result) -> tuple[str | None, bool]:
+def entity_differs(
+    cluster: Cluster, pod: str, greedy: Result, other: Result
+) -> tuple[str | None, bool]:
     """(group or None, whether that group - or the single pod - ends differently in the two results)."""
     p = cluster.pod_by_key.get(pod)
     group = p.group_key if p is not None else None

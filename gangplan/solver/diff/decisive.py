@@ -43,7 +43,9 @@ def greedy_choices(greedy: Result) -> list[tuple[str, str]]:
     return greedy.greedy_trace.chosen_steps()
 
 
-def candidate_choices(cluster: Cluster, greedy: Result, optimal: Result) -> tuple[list[tuple[int, str, str]], int]:
+def candidate_choices(
+    cluster: Cluster, greedy: Result, optimal: Result
+) -> tuple[list[tuple[int, str, str]], int]:
     """The choices the decisive step may blame, as (1-based step, pod, node), and how many were
     skipped: a choice is a candidate when it survives in greedy's result (``kept``, and the pod is
     placed there) or its group is admitted by the optimum (a single pod: the optimum places it)."""
@@ -51,10 +53,16 @@ def candidate_choices(cluster: Cluster, greedy: Result, optimal: Result) -> tupl
     admitted = set(optimal.admitted_groups())
     out, skipped = [], 0
     for step, (pod, node) in enumerate(greedy_choices(greedy), start=1):
-        kept = cycles[pod].kept and greedy.pods.get(pod) is not None and greedy.pods[pod].node == node
+        kept = (
+            cycles[pod].kept and greedy.pods.get(pod) is not None and greedy.pods[pod].node == node
+        )
         p = cluster.pod_by_key.get(pod)
         group = p.group_key if p is not None else None
-        theirs = group in admitted if group else (optimal.pods.get(pod) is not None and optimal.pods[pod].node is not None)
+        theirs = (
+            group in admitted
+            if group
+            else (optimal.pods.get(pod) is not None and optimal.pods[pod].node is not None)
+        )
         if kept or theirs:
             out.append((step, pod, node))
         else:
@@ -86,8 +94,16 @@ def optimum_agrees(optimal: Result, prefix: list[tuple[int, str, str]]) -> bool:
     return all(pods.get(pod) is not None and pods[pod].node == node for _, pod, node in prefix)
 
 
-def cannot_reach(cluster: Cluster, fixed: dict[str, str], optimal: Result, *, time_limit: float, workers: int, seed: int,
-                 preemption: bool | None) -> bool:
+def cannot_reach(
+    cluster: Cluster,
+    fixed: dict[str, str],
+    optimal: Result,
+    *,
+    time_limit: float,
+    workers: int,
+    seed: int,
+    preemption: bool | None,
+) -> bool:
     """A probe's "no" decided without the probe's optimisation: True only when no placement that
     keeps ``fixed`` reaches the optimum's decision tiers, so the full probe (``solve_exact`` with
     ``fixed``) can only end below the optimum (or INFEASIBLE) and answer no.
@@ -118,15 +134,48 @@ def cannot_reach(cluster: Cluster, fixed: dict[str, str], optimal: Result, *, ti
         if (t.name.startswith(ADMITTED_PREFIX) or t.name in (PLACED, GPUS)) and value == int(value):
             built.model.add(t.expr >= int(value))  # fewer tiers held only weakens the check
             held += 1
-    return held > 0 and feasible(built, workers=workers, seed=seed, time_limit=time_limit * PRECHECK_SHARE) is False
+    return (
+        held > 0
+        and feasible(built, workers=workers, seed=seed, time_limit=time_limit * PRECHECK_SHARE)
+        is False
+    )
 
 
-def find_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, preemption: bool | None = None, progress: Progress | None = None) -> DecisiveStep | None:
+def find_decisive_step(
+    cluster: Cluster,
+    greedy: Result,
+    optimal: Result,
+    *,
+    time_limit: float,
+    workers: int,
+    seed: int,
+    preemption: bool | None = None,
+    progress: Progress | None = None,
+) -> DecisiveStep | None:
     """Binary search over prefixes of the candidate choices (see the module docstring)."""
-    return search_decisive_step(cluster, greedy, optimal, time_limit=time_limit, workers=workers, seed=seed, preemption=preemption, progress=progress)[0]
+    return search_decisive_step(
+        cluster,
+        greedy,
+        optimal,
+        time_limit=time_limit,
+        workers=workers,
+        seed=seed,
+        preemption=preemption,
+        progress=progress,
+    )[0]
 
 
-def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, time_limit: float, workers: int, seed: int, preemption: bool | None = None, progress: Progress | None = None) -> tuple[DecisiveStep | None, Result]:
+def search_decisive_step(
+    cluster: Cluster,
+    greedy: Result,
+    optimal: Result,
+    *,
+    time_limit: float,
+    workers: int,
+    seed: int,
+    preemption: bool | None = None,
+    progress: Progress | None = None,
+) -> tuple[DecisiveStep | None, Result]:
     """The decisive step and the optimum it refers to: the optimal placement found that agrees
     with every candidate choice before the step (``optimal`` itself when the step is the first).
     ``preemption`` is the exact probes'; the greedy evidence replays greedy's own run
@@ -146,17 +195,42 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
         nonlocal probes
         probes += 1
         if progress:
-            progress(f"decisive step: exact probe {probes} (first {k} of {len(choices)} greedy choices fixed)")
+            progress(
+                f"decisive step: exact probe {probes} (first {k} of {len(choices)} greedy choices fixed)"
+            )
         fixed = {pod: node for _, pod, node in choices[:k]}
-        if k > 0 and pre["wasted"] < PRECHECK_GIVE_UP + pre["decided"] and not optimum_agrees(optimal, choices[:k]):
-            if cannot_reach(cluster, fixed, optimal, time_limit=time_limit, workers=workers, seed=seed, preemption=preemption):
+        if (
+            k > 0
+            and pre["wasted"] < PRECHECK_GIVE_UP + pre["decided"]
+            and not optimum_agrees(optimal, choices[:k])
+        ):
+            if cannot_reach(
+                cluster,
+                fixed,
+                optimal,
+                time_limit=time_limit,
+                workers=workers,
+                seed=seed,
+                preemption=preemption,
+            ):
                 pre["decided"] += 1
-                return False, optimal  # what the full probe would answer (see cannot_reach), without its solve
+                return (
+                    False,
+                    optimal,
+                )  # what the full probe would answer (see cannot_reach), without its solve
             pre["wasted"] += 1
         # The decision tiers answer the probe; the tie-break (which of equal optima) is solved only
         # for the probe whose optimum the diff reports (below), with the same budget and hint.
-        r = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, fixed=fixed, hint=optimal if k == 0 else None,
-                        preemption=preemption, tiebreak=False)
+        r = solve_exact(
+            cluster,
+            time_limit=time_limit,
+            workers=workers,
+            seed=seed,
+            fixed=fixed,
+            hint=optimal if k == 0 else None,
+            preemption=preemption,
+            tiebreak=False,
+        )
         if r.status not in (Status.OPTIMAL, Status.FEASIBLE):
             return False, r
         # FEASIBLE but equal to the optimum also proves agreement; below it is undecided -> treat as
@@ -167,7 +241,9 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
         return yes, r
 
     if not choices:
-        return _admission_only(cluster, greedy, optimal, candidates=0, skipped=skipped, probes=0), optimal
+        return _admission_only(
+            cluster, greedy, optimal, candidates=0, skipped=skipped, probes=0
+        ), optimal
     # P(0) holds (k=0 is the optimum itself); find the first k with P(k) false. Galloping from the
     # start (k = 1, 2, 4, ...), then bisecting: decisive steps are usually early, so this takes
     # about 2 log2(step) probes instead of log2(choices) + 1 (e.g. 6 instead of 11 for step 5 of 921).
@@ -181,9 +257,17 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
         lo, best_agreeing = k, r
         if k == len(choices):
             if r is not optimal:  # the reported optimum, with its tie-break (see agrees)
-                r = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, fixed={p: n for _, p, n in choices},
-                                preemption=preemption)
-            return _admission_only(cluster, greedy, r, candidates=len(choices), skipped=skipped, probes=probes), r
+                r = solve_exact(
+                    cluster,
+                    time_limit=time_limit,
+                    workers=workers,
+                    seed=seed,
+                    fixed={p: n for _, p, n in choices},
+                    preemption=preemption,
+                )
+            return _admission_only(
+                cluster, greedy, r, candidates=len(choices), skipped=skipped, probes=probes
+            ), r
         k *= 2
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -192,21 +276,36 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
             lo, best_agreeing = mid, r
         else:
             hi = mid
-    if best_agreeing is not optimal:  # the reported optimum: the agreeing probe again, with its tie-break
+    if (
+        best_agreeing is not optimal
+    ):  # the reported optimum: the agreeing probe again, with its tie-break
         fixed = {p: n for _, p, n in choices[:lo]}
-        best_agreeing = solve_exact(cluster, time_limit=time_limit, workers=workers, seed=seed, fixed=fixed, preemption=preemption)
+        best_agreeing = solve_exact(
+            cluster,
+            time_limit=time_limit,
+            workers=workers,
+            seed=seed,
+            fixed=fixed,
+            preemption=preemption,
+        )
     step, pod, node = choices[hi - 1]
     outcome = best_agreeing.pods.get(pod)
     opt_node = outcome.node if outcome is not None else None
     group, differs = entity_differs(cluster, pod, greedy, best_agreeing)
-    still_admitted = bool(group and group in best_agreeing.groups and best_agreeing.groups[group].admitted)
+    still_admitted = bool(
+        group and group in best_agreeing.groups and best_agreeing.groups[group].admitted
+    )
     kind = "placement" if opt_node is not None or still_admitted else "admission"
     nodes = [n for n in (node, opt_node) if n]
     try:  # greedy's own run (its options, preemption included), before the cycle that made the choice
-        scores = pod_scores_at_step(cluster, pod, nodes, step="recorded", chosen=node, **replay_options(greedy))
+        scores = pod_scores_at_step(
+            cluster, pod, nodes, step="recorded", chosen=node, **replay_options(greedy)
+        )
     except ValueError:
         scores = {}
-    placement = placement_evidence(cluster, greedy, group, node, opt_node) if group and opt_node else None
+    placement = (
+        placement_evidence(cluster, greedy, group, node, opt_node) if group and opt_node else None
+    )
     failed_pod, failed_reason = next_failure(greedy, pod)
     why = why_text(cluster, greedy, best_agreeing, pod, node, opt_node, group, differs)
     pre = preemption_evidence(cluster, greedy, best_agreeing, pod)
@@ -232,30 +331,59 @@ def search_decisive_step(cluster: Cluster, greedy: Result, optimal: Result, *, t
     ), best_agreeing
 
 
-def _admission_only(cluster: Cluster, greedy: Result, optimal: Result, *, candidates: int, skipped: int, probes: int) -> DecisiveStep:
+def _admission_only(
+    cluster: Cluster, greedy: Result, optimal: Result, *, candidates: int, skipped: int, probes: int
+) -> DecisiveStep:
     """Every candidate choice is shared by an optimum: the difference is what greedy did not admit."""
-    gained = [k for k in differing_groups(cluster, greedy, optimal) if admitted_in(cluster, optimal, k) and not admitted_in(cluster, greedy, k)]
+    gained = [
+        k
+        for k in differing_groups(cluster, greedy, optimal)
+        if admitted_in(cluster, optimal, k) and not admitted_in(cluster, greedy, k)
+    ]
     first = gained[0] if gained else None
     reason = None
     if first is not None:
-        reason = greedy.groups[first].reason if first in greedy.groups else (greedy.pods[first].reason if first in greedy.pods else None)
-    why = ("every greedy choice that survives, or belongs to a group the optimum admits, is shared by an optimal placement; "
-           f"the optimum also admits {name_list(gained, full=ONLY_OPTIMAL)}" + (f" (greedy: {reason})" if reason else ""))
+        reason = (
+            greedy.groups[first].reason
+            if first in greedy.groups
+            else (greedy.pods[first].reason if first in greedy.pods else None)
+        )
+    why = (
+        "every greedy choice that survives, or belongs to a group the optimum admits, is shared by an optimal placement; "
+        f"the optimum also admits {name_list(gained, full=ONLY_OPTIMAL)}"
+        + (f" (greedy: {reason})" if reason else "")
+    )
     pre = None
     if not gained and set(greedy.victims) != set(optimal.victims):
         # Same placements, other victims: the difference is greedy's victim choice.
         for pod in greedy.greedy_trace.order:
             pre = preemption_evidence(cluster, greedy, optimal, pod)
             if pre is not None:
-                why = ("every greedy placement is shared by an optimal placement; what differs is which pods are evicted: "
-                       + pre["criterion"])
+                why = (
+                    "every greedy placement is shared by an optimal placement; what differs is which pods are evicted: "
+                    + pre["criterion"]
+                )
                 break
-    return DecisiveStep(kind="admission", group=first, group_outcome_differs=first is not None, why=why,
-                        probes=probes, candidates=candidates, skipped=skipped, preemption=pre)
+    return DecisiveStep(
+        kind="admission",
+        group=first,
+        group_outcome_differs=first is not None,
+        why=why,
+        probes=probes,
+        candidates=candidates,
+        skipped=skipped,
+        preemption=pre,
+    )
 
 
-def closest_optimum(cluster: Cluster, optimal: Result, agreeing: Result, step: DecisiveStep | None, *,
-                    violations: list | None = None) -> Result:
+def closest_optimum(
+    cluster: Cluster,
+    optimal: Result,
+    agreeing: Result,
+    step: DecisiveStep | None,
+    *,
+    violations: list | None = None,
+) -> Result:
     """The optimum the diff reports: ``agreeing`` (an optimal placement that shares every greedy
     choice before the decisive step, so the groups, the admission summary, the plan and the step
     all describe one placement) when it passes the validator and ties ``optimal`` on every
@@ -264,17 +392,33 @@ def closest_optimum(cluster: Cluster, optimal: Result, agreeing: Result, step: D
     caller has them."""
     if agreeing is optimal or agreeing.status not in (Status.OPTIMAL, Status.FEASIBLE):
         return optimal
-    if not set(optimal.objective) <= set(agreeing.objective) or \
-            compare(decision_tiers(agreeing.objective, optimal.objective), decision_tiers(optimal.objective, agreeing.objective)) < 0:
+    if (
+        not set(optimal.objective) <= set(agreeing.objective)
+        or compare(
+            decision_tiers(agreeing.objective, optimal.objective),
+            decision_tiers(optimal.objective, agreeing.objective),
+        )
+        < 0
+    ):
         return optimal
-    if (validate(cluster, agreeing) if violations is None else violations):  # the caller reports this as a model mismatch
+    if (
+        validate(cluster, agreeing) if violations is None else violations
+    ):  # the caller reports this as a model mismatch
         return optimal
-    note = ClosestToGreedy(fixed_choices=agreeing.options.fixed_count, probe_status=agreeing.status.value,
-                           why="an optimal placement that agrees with greedy's choices before the decisive step"
-                               + (f" (#{step.step})" if step is not None and step.step else ""))
+    note = ClosestToGreedy(
+        fixed_choices=agreeing.options.fixed_count,
+        probe_status=agreeing.status.value,
+        why="an optimal placement that agrees with greedy's choices before the decisive step"
+        + (f" (#{step.step})" if step is not None and step.step else ""),
+    )
     trace = agreeing.exact_trace
-    update = {"status": optimal.status, "gap": optimal.gap, "bound": optimal.bound,
-              "snapshot": optimal.snapshot, "wall_seconds": optimal.wall_seconds}
+    update = {
+        "status": optimal.status,
+        "gap": optimal.gap,
+        "bound": optimal.bound,
+        "snapshot": optimal.snapshot,
+        "wall_seconds": optimal.wall_seconds,
+    }
     if trace is not None:
         update["trace"] = trace.model_copy(update={"closest_to_greedy": note})
     return agreeing.model_copy(update=update)

@@ -54,13 +54,17 @@ def name_list(keys: list[str], n: int = SHOWN, *, full: str | None = None) -> st
         return "none"
     if len(keys) <= n:
         return ", ".join(keys)
-    where = "" if full is None else f"; all {len(keys)} in diff --json" + (f", {full}" if full else "")
+    where = (
+        "" if full is None else f"; all {len(keys)} in diff --json" + (f", {full}" if full else "")
+    )
     return ", ".join(keys[:n]) + f" and {len(keys) - n} more{where}"
 
 
 def group_use(cluster: Cluster, result: Result, group: str) -> GroupUse:
     """What ``group``'s pods placed by ``result`` take: pods, nodes, domain, summed requests."""
-    members = [p for p in cluster.groups.members(group) if p.key in result.pods and result.pods[p.key].node]
+    members = [
+        p for p in cluster.groups.members(group) if p.key in result.pods and result.pods[p.key].node
+    ]
     total: Counter[str] = Counter()
     for p in members:
         total.update(p.requests)
@@ -70,7 +74,13 @@ def group_use(cluster: Cluster, result: Result, group: str) -> GroupUse:
         pods=len(members),
         nodes=sorted({result.pods[p.key].node for p in members}),  # type: ignore[misc]
         domain=g.domain if g else None,
-        requests={r: format_quantity(r, q) for r, q in sorted(total.items(), key=lambda kv: (kv[0] not in ("cpu", "memory"), kv[0])) if q and r != "pods"},
+        requests={
+            r: format_quantity(r, q)
+            for r, q in sorted(
+                total.items(), key=lambda kv: (kv[0] not in ("cpu", "memory"), kv[0])
+            )
+            if q and r != "pods"
+        },
     )
 
 
@@ -80,10 +90,16 @@ def admission(cluster: Cluster, greedy: Result, optimal: Result) -> Admission:
     only_o = [k for k in oa if k not in set(ga)]
     first = None
     if only_g:
-        order = [cluster.pod_by_key[k].group_key for k in greedy.greedy_trace.order if k in cluster.pod_by_key]
+        order = [
+            cluster.pod_by_key[k].group_key
+            for k in greedy.greedy_trace.order
+            if k in cluster.pod_by_key
+        ]
         ranked = sorted(only_g, key=lambda k: order.index(k) if k in order else len(order))
         first = group_use(cluster, greedy, ranked[0])
-    return Admission(greedy=ga, optimal=oa, only_greedy=only_g, only_optimal=only_o, first_given_up=first)
+    return Admission(
+        greedy=ga, optimal=oa, only_greedy=only_g, only_optimal=only_o, first_given_up=first
+    )
 
 
 def _victim_units(cluster: Cluster, result: Result) -> list[VictimRow]:
@@ -121,8 +137,17 @@ def single_pods(cluster: Cluster, greedy: Result, optimal: Result) -> list[Singl
             continue
         g, o = greedy.pods.get(key), optimal.pods.get(key)
         gn, on = (g.node if g else None), (o.node if o else None)
-        out.append(SinglePodDiff(pod=key, greedy_node=gn, optimal_node=on, greedy_reason=None if gn else (g.reason if g else None),
-                                 optimal_reason=None if on else (o.reason if o else None), priority=p.priority, differs=gn != on))
+        out.append(
+            SinglePodDiff(
+                pod=key,
+                greedy_node=gn,
+                optimal_node=on,
+                greedy_reason=None if gn else (g.reason if g else None),
+                optimal_reason=None if on else (o.reason if o else None),
+                priority=p.priority,
+                differs=gn != on,
+            )
+        )
     return out
 
 
@@ -133,32 +158,57 @@ def next_failure(greedy: Result, pod: str) -> tuple[str | None, str | None]:
     for key in order[start:]:
         t = trace.pods.get(key)
         if t is None or not t.chosen:
-            return key, (t.fit_error if t is not None else None) or (greedy.pods[key].reason if key in greedy.pods else None)
+            return key, (t.fit_error if t is not None else None) or (
+                greedy.pods[key].reason if key in greedy.pods else None
+            )
     return None, None
 
 
-def why_text(cluster: Cluster, greedy: Result, opt: Result, pod: str, node: str, opt_node: str | None, group: str | None, differs: bool) -> str:
+def why_text(
+    cluster: Cluster,
+    greedy: Result,
+    opt: Result,
+    pod: str,
+    node: str,
+    opt_node: str | None,
+    group: str | None,
+    differs: bool,
+) -> str:
     entity = group or pod
     others = [k for k in differing_groups(cluster, greedy, opt) if k != entity]
     if opt_node is None and group and group in opt.groups and opt.groups[group].admitted:
-        return (f"the optimum admits {group} too but leaves {pod} unplaced (a pod past minCount): the room it takes on {node} "
-                f"goes to {name_list(others, full=DIFFERING)}")
+        return (
+            f"the optimum admits {group} too but leaves {pod} unplaced (a pod past minCount): the room it takes on {node} "
+            f"goes to {name_list(others, full=DIFFERING)}"
+        )
     if opt_node is None:
         use = group_use(cluster, greedy, group) if group else None
         held = f" (in greedy it holds {_use_text(use)})" if use and use.pods else ""
-        gained = [k for k in others if admitted_in(cluster, opt, k) and not admitted_in(cluster, greedy, k)]
-        return (f"no optimal placement keeps {pod} on {node} after greedy's earlier choices; the optimum that agrees with "
-                f"them leaves {entity} out{held} and admits {name_list(gained, full=ONLY_OPTIMAL)} instead")
+        gained = [
+            k
+            for k in others
+            if admitted_in(cluster, opt, k) and not admitted_in(cluster, greedy, k)
+        ]
+        return (
+            f"no optimal placement keeps {pod} on {node} after greedy's earlier choices; the optimum that agrees with "
+            f"them leaves {entity} out{held} and admits {name_list(gained, full=ONLY_OPTIMAL)} instead"
+        )
     if opt_node == node:
-        return (f"the probe with {pod} fixed on {node} did not reach the optimum within --probe-time-limit, so the step is "
-                "undecided beyond this point")
+        return (
+            f"the probe with {pod} fixed on {node} did not reach the optimum within --probe-time-limit, so the step is "
+            "undecided beyond this point"
+        )
     if differs:
         return f"{entity} ends differently: greedy {_desc(cluster, greedy, entity)}, the optimum {_desc(cluster, opt, entity)}"
     if not others and set(greedy.victims) != set(opt.victims):
-        return (f"{entity} ends the same in both ({_desc(cluster, greedy, entity)}); {pod} on {node} instead of {opt_node} is what "
-                f"costs disruption: greedy evicts {len(greedy.victims)} pod(s) in all, the optimum {len(opt.victims)}")
-    return (f"{entity} ends the same in both ({_desc(cluster, greedy, entity)}); {pod} on {node} instead of {opt_node} is what "
-            f"costs: it leaves no room for {name_list(others, full=DIFFERING)}, whose outcome differs")
+        return (
+            f"{entity} ends the same in both ({_desc(cluster, greedy, entity)}); {pod} on {node} instead of {opt_node} is what "
+            f"costs disruption: greedy evicts {len(greedy.victims)} pod(s) in all, the optimum {len(opt.victims)}"
+        )
+    return (
+        f"{entity} ends the same in both ({_desc(cluster, greedy, entity)}); {pod} on {node} instead of {opt_node} is what "
+        f"costs: it leaves no room for {name_list(others, full=DIFFERING)}, whose outcome differs"
+    )
 
 
 def admitted_in(cluster: Cluster, r: Result, key: str) -> bool:
@@ -181,7 +231,9 @@ def _use_text(use: GroupUse) -> str:
     return f"{use.pods} pod(s) on {len(use.nodes)} node(s){where}" + (f": {res}" if res else "")
 
 
-def preemption_evidence(cluster: Cluster, greedy: Result, opt: Result, pod: str) -> PreemptionEvidence | None:
+def preemption_evidence(
+    cluster: Cluster, greedy: Result, opt: Result, pod: str
+) -> PreemptionEvidence | None:
     """Greedy's victim choice for ``pod``'s entity against the optimum's, when greedy preempted
     for it and the optimum evicts other pods (None otherwise)."""
     p = cluster.pod_by_key.get(pod)
@@ -207,37 +259,65 @@ def preemption_evidence(cluster: Cluster, greedy: Result, opt: Result, pod: str)
     if isinstance(t, PodPreemption):
         chosen = t.chosen
         nodes = [chosen] if chosen else []
-        criterion = _default_preemption_criterion(t, chosen, opt_nodes[0] if opt_nodes else None, cluster)
+        criterion = _default_preemption_criterion(
+            t, chosen, opt_nodes[0] if opt_nodes else None, cluster
+        )
     else:
         nodes = sorted(set(t.nominated.values()))
-        criterion = ("workload-aware preemption removed every lower-priority unit, placed the group on the emptied cluster "
-                     f"(on {name_list(nodes, full=NOMINATED)}), then put units back in MoreImportantVictim order"
-                     + (" (PDB-violating units first)" if t.violating else "")
-                     + f" ({len(t.reprieved)} reprieved); the {len(t.victims)} pod(s) that could not go back were evicted")
-    return PreemptionEvidence(entity=str(entity), path=t.kind, nodes=nodes, victims=units(t.victims),
-                              pdb_violations=t.pdb_violations, criterion=criterion,
-                              optimal_nodes=opt_nodes, optimal_victims=units(opt_victims))
+        criterion = (
+            "workload-aware preemption removed every lower-priority unit, placed the group on the emptied cluster "
+            f"(on {name_list(nodes, full=NOMINATED)}), then put units back in MoreImportantVictim order"
+            + (" (PDB-violating units first)" if t.violating else "")
+            + f" ({len(t.reprieved)} reprieved); the {len(t.victims)} pod(s) that could not go back were evicted"
+        )
+    return PreemptionEvidence(
+        entity=str(entity),
+        path=t.kind,
+        nodes=nodes,
+        victims=units(t.victims),
+        pdb_violations=t.pdb_violations,
+        criterion=criterion,
+        optimal_nodes=opt_nodes,
+        optimal_victims=units(opt_victims),
+    )
 
 
-def _default_preemption_criterion(t: PodPreemption, chosen: str | None, other: str | None, cluster: Cluster) -> str:
+def _default_preemption_criterion(
+    t: PodPreemption, chosen: str | None, other: str | None, cluster: Cluster
+) -> str:
     """Which pickOneNodeForPreemption criterion made greedy's node win over the optimum's (the
     criteria and their order: :mod:`gangplan.models.preemption`, the implementation greedy ran)."""
     mine, theirs = t.nodes.get(chosen or ""), t.nodes.get(other) if other else None
     if not isinstance(mine, NodeVictims):
         return f"default preemption chose {chosen}"
     if not isinstance(theirs, NodeVictims):
-        why = theirs if isinstance(theirs, str) else "not evaluated (enough candidates were found before it)"
+        why = (
+            theirs
+            if isinstance(theirs, str)
+            else "not evaluated (enough candidates were found before it)"
+        )
         return f"default preemption chose {chosen}; the optimum's node {other}: {why}"
 
     def key(entry: NodeVictims) -> PickKey:
         pods = [cluster.pod_by_key[k] for k in entry.victims if k in cluster.pod_by_key]
-        return pick_key([(cluster.groups.unit_priority(q), parse_timestamp(q.start_time) if q.start_time else None) for q in pods], entry.pdb_violations)
+        return pick_key(
+            [
+                (
+                    cluster.groups.unit_priority(q),
+                    parse_timestamp(q.start_time) if q.start_time else None,
+                )
+                for q in pods
+            ],
+            entry.pdb_violations,
+        )
 
     a, b = key(mine), key(theirs)
     i = deciding_index(a, b)
     if i is None:
         return f"default preemption chose {chosen} over {other}: equal on {', '.join(PICK_CRITERIA)}, decided by node order"
     if i == len(PICK_CRITERIA) - 1:
-        return (f"default preemption chose {chosen} over {other}: equal on {', '.join(PICK_CRITERIA[:-1])}, decided by "
-                f"{PICK_CRITERIA[i]} ({a.describe(i)} vs {b.describe(i)})")
+        return (
+            f"default preemption chose {chosen} over {other}: equal on {', '.join(PICK_CRITERIA[:-1])}, decided by "
+            f"{PICK_CRITERIA[i]} ({a.describe(i)} vs {b.describe(i)})"
+        )
     return f"default preemption chose {chosen} over {other} by {PICK_CRITERIA[i]} ({a.describe(i)} vs {b.describe(i)})"

@@ -47,8 +47,16 @@ def optimal_proof(greedy: Result, optimal: Result) -> OptimalProof:
         if proven and bound is None:
             bound = float(value)
         compared = tier != TIEBREAK_TIER and tier in greedy.objective
-        tiers.append(TierProof(tier=tier, optimal=float(value), bound=bound, proven=proven, compared=compared,
-                               greedy=float(greedy.objective[tier]) if compared else None))
+        tiers.append(
+            TierProof(
+                tier=tier,
+                optimal=float(value),
+                bound=bound,
+                proven=proven,
+                compared=compared,
+                greedy=float(greedy.objective[tier]) if compared else None,
+            )
+        )
     open_tiers = [t for t in tiers if t.compared and not t.proven]
     first = open_tiers[0] if open_tiers else None
     gain = _might_gain(first) if first is not None else None
@@ -58,9 +66,14 @@ def optimal_proof(greedy: Result, optimal: Result) -> OptimalProof:
         stopped = "proof"
     else:
         stopped = stopped_by(optimal)
-    proof = OptimalProof(proven=not open_tiers and solved, open_tiers=[t.tier for t in open_tiers],
-                         first_open=first.tier if first is not None else None, might_gain=gain, stopped_by=stopped,
-                         tiers=tiers)
+    proof = OptimalProof(
+        proven=not open_tiers and solved,
+        open_tiers=[t.tier for t in open_tiers],
+        first_open=first.tier if first is not None else None,
+        might_gain=gain,
+        stopped_by=stopped,
+        tiers=tiers,
+    )
     if not proof.proven:
         proof.advice = advice(proof, optimal)
     return proof
@@ -69,7 +82,9 @@ def optimal_proof(greedy: Result, optimal: Result) -> OptimalProof:
 def admission_proven(proof: OptimalProof | None) -> bool:
     """Every compared ``admitted[p=P]`` tier is proven: what the optimum admits is a fact, not a
     best guess (the suite's ``expect-optimal`` needs it)."""
-    return proof is not None and all(t.proven for t in proof.tiers if t.compared and t.tier.startswith(ADMITTED_PREFIX))
+    return proof is not None and all(
+        t.proven for t in proof.tiers if t.compared and t.tier.startswith(ADMITTED_PREFIX)
+    )
 
 
 def stopped_by(optimal: Result) -> str:
@@ -93,14 +108,14 @@ def open_tier_words(tier: str, gain: float | None) -> str:
     open tier."""
     k = "an unknown number of" if gain is None else f"{gain:g}"
     if tier.startswith(ADMITTED_PREFIX):
-        prio = tier[len(ADMITTED_PREFIX):-1]
+        prio = tier[len(ADMITTED_PREFIX) : -1]
         return f"up to {k} more groups or single pods at priority {prio} might be admitted"
     if tier == PLACED:
         return f"up to {k} more pods might be placed"
     if tier == PDB_VIOLATIONS:
         return f"up to {k} fewer PodDisruptionBudget violations might do"
     if tier.startswith(VICTIMS_PREFIX):
-        prio = tier[len(VICTIMS_PREFIX):-1]
+        prio = tier[len(VICTIMS_PREFIX) : -1]
         return f"up to {k} fewer victims at priority {prio} might do"
     return f"tier {tier} might be better by up to {k}"
 
@@ -112,11 +127,18 @@ def advice(proof: OptimalProof, optimal: Result) -> str:
     first = next((t for t in proof.tiers if t.tier == proof.first_open), None)
     if proof.stopped_by == "no-solution":
         head = "not proven: the exact engine found no placement within its budget"
-    elif first is not None and first.greedy is not None and first.bound is not None and first.optimal != first.greedy:
+    elif (
+        first is not None
+        and first.greedy is not None
+        and first.bound is not None
+        and first.optimal != first.greedy
+    ):
         found = abs(first.optimal - first.greedy)
         rest = abs(first.bound - first.optimal)
-        head = (f"not proven: {open_tier_words(proof.first_open or '', proof.might_gain)} than greedy's; the best "
-                f"placement found gets {found:g} of them, up to {rest:g} more are open")
+        head = (
+            f"not proven: {open_tier_words(proof.first_open or '', proof.might_gain)} than greedy's; the best "
+            f"placement found gets {found:g} of them, up to {rest:g} more are open"
+        )
     else:
         head = f"not proven: {open_tier_words(proof.first_open or '', proof.might_gain)}"
     limit = optimal.options.time_limit

@@ -32,8 +32,20 @@ from gangplan.solver.diff.proof import optimal_proof
 from gangplan.solver.greedy import Samples, sample_greedy
 from gangplan.solver.validate import validate
 
-FRAME_COLUMNS = ("group", "priority", "min_count", "greedy_admitted", "optimal_admitted", "greedy_placed", "optimal_placed",
-                 "greedy_domain", "optimal_domain", "greedy_reason", "optimal_reason", "differs")
+FRAME_COLUMNS = (
+    "group",
+    "priority",
+    "min_count",
+    "greedy_admitted",
+    "optimal_admitted",
+    "greedy_placed",
+    "optimal_placed",
+    "greedy_domain",
+    "optimal_domain",
+    "greedy_reason",
+    "optimal_reason",
+    "differs",
+)
 """The columns of :meth:`Diff.to_frame` (fields of :class:`~gangplan.models.documents.GroupDiff`)."""
 
 
@@ -43,7 +55,11 @@ EXIT_CODES = {MODEL_MISMATCH: 4, GREEDY_SUBOPTIMAL: 3, GREEDY_SUBOPTIMAL_SOMETIM
 
 def _document_field(name: str, text: str) -> property:
     """An attribute of :class:`Diff` that is the field ``name`` of its document (read and set)."""
-    return property(lambda self: getattr(self.doc, name), lambda self, value: setattr(self.doc, name, value), doc=text)
+    return property(
+        lambda self: getattr(self.doc, name),
+        lambda self, value: setattr(self.doc, name, value),
+        doc=text,
+    )
 
 
 @dataclass
@@ -68,21 +84,37 @@ class Diff:
     classification = _document_field("classification", "The verdict (:mod:`gangplan.solver.diff`).")
     groups = _document_field("groups", "One :class:`GroupDiff` per PodGroup with pending pods.")
     greedy_objective = _document_field("greedy_objective", "Greedy's objective, tier by tier.")
-    optimal_objective = _document_field("optimal_objective", "The optimum's objective, tier by tier.")
+    optimal_objective = _document_field(
+        "optimal_objective", "The optimum's objective, tier by tier."
+    )
     optimal_status = _document_field("optimal_status", "The exact engine's status.")
     gap = _document_field("gap", "The exact engine's relative gap, when it reports one.")
     problems = _document_field("problems", "What makes the diff a model mismatch.")
-    decisive = _document_field("decisive", "The decisive greedy step (:class:`DecisiveStep`), when greedy is suboptimal.")
+    decisive = _document_field(
+        "decisive", "The decisive greedy step (:class:`DecisiveStep`), when greedy is suboptimal."
+    )
     greedy = _document_field("greedy", "The greedy Result.")
     optimal = _document_field("optimal", "The exact Result the diff reports.")
-    single_pods = _document_field("single_pods", "One :class:`SinglePodDiff` per pending pod outside any group.")
+    single_pods = _document_field(
+        "single_pods", "One :class:`SinglePodDiff` per pending pod outside any group."
+    )
     admission = _document_field("admission", "Admission counts per engine (:class:`Admission`).")
-    engines = _document_field("engines", "Each engine's capacity use and victims (:class:`Engines`).")
-    proof = _document_field("optimal_proof", """What the exact engine proved, per tier, of the exact run the classification read
+    engines = _document_field(
+        "engines", "Each engine's capacity use and victims (:class:`Engines`)."
+    )
+    proof = _document_field(
+        "optimal_proof",
+        """What the exact engine proved, per tier, of the exact run the classification read
     (``optimalProof`` of the JSON): a verdict that greedy matches the optimum needs
-    ``proof.proven``; otherwise the classification is ``unproven``.""")
-    kube_version = _document_field("kube_version", "The kube-scheduler version greedy reproduced (``kubeVersion`` of the diff JSON).")
-    warnings = _document_field("warnings", "Snapshot inputs gangplan does not model (``warnings`` of the diff JSON).")
+    ``proof.proven``; otherwise the classification is ``unproven``.""",
+    )
+    kube_version = _document_field(
+        "kube_version",
+        "The kube-scheduler version greedy reproduced (``kubeVersion`` of the diff JSON).",
+    )
+    warnings = _document_field(
+        "warnings", "Snapshot inputs gangplan does not model (``warnings`` of the diff JSON)."
+    )
 
     def __repr__(self) -> str:
         g, o = self.greedy.admitted_groups(), self.optimal.admitted_groups()
@@ -90,9 +122,11 @@ class Diff:
         step = ""
         if self.decisive is not None:
             step = f"; decisive step {'#' + str(self.decisive.step) + ' ' if self.decisive.step else ''}({self.decisive.kind})"
-        return (f"<Diff {self.classification}: greedy {len(g)}/{n} groups admitted, {len(self.greedy.placements())} pods placed, "
-                f"{len(self.greedy.victims)} victims; optimal {len(o)}/{n}, {len(self.optimal.placements())} pods, "
-                f"{len(self.optimal.victims)} victims{step}>")
+        return (
+            f"<Diff {self.classification}: greedy {len(g)}/{n} groups admitted, {len(self.greedy.placements())} pods placed, "
+            f"{len(self.greedy.victims)} victims; optimal {len(o)}/{n}, {len(self.optimal.placements())} pods, "
+            f"{len(self.optimal.victims)} victims{step}>"
+        )
 
     def to_frame(self) -> Any:
         """A pandas DataFrame, one row per PodGroup with pending pods: ``group``, ``priority``,
@@ -100,7 +134,10 @@ class Diff:
         ``*_domain``, ``*_reason``) and ``differs``."""
         import pandas as pd
 
-        return pd.DataFrame([{c: getattr(g, c) for c in FRAME_COLUMNS} for g in self.groups], columns=list(FRAME_COLUMNS))
+        return pd.DataFrame(
+            [{c: getattr(g, c) for c in FRAME_COLUMNS} for g in self.groups],
+            columns=list(FRAME_COLUMNS),
+        )
 
     @property
     def exit_code(self) -> int:
@@ -108,13 +145,21 @@ class Diff:
 
     def document(self, *, with_results: bool = True) -> DiffDocument:
         """The ``diff --json`` document: :attr:`doc` itself, or a copy without the two Results."""
-        return self.doc if with_results else self.doc.model_copy(update={"greedy": None, "optimal": None})
+        return (
+            self.doc
+            if with_results
+            else self.doc.model_copy(update={"greedy": None, "optimal": None})
+        )
 
     def to_dict(self, *, with_results: bool = True, trace: str | None = None) -> dict[str, Any]:
         """The ``diff --json`` document (camelCase; ``gangplan schema diff``), its Results'
         traces at ``trace`` (``none``, ``summary`` or ``full``; None: full)."""
         level = check_trace_level(trace)
-        data = self.doc.dump(exclude_none=False, exclude=None if with_results else {"greedy", "optimal"}, context={"trace": level})
+        data = self.doc.dump(
+            exclude_none=False,
+            exclude=None if with_results else {"greedy", "optimal"},
+            context={"trace": level},
+        )
         if level == "none":
             for side in ("greedy", "optimal"):
                 if isinstance(data.get(side), dict):
@@ -128,16 +173,43 @@ def group_diffs(greedy: Result, optimal: Result) -> list[GroupDiff]:
     for key in sorted(set(greedy.groups) | set(optimal.groups)):
         g, o = greedy.groups.get(key), optimal.groups.get(key)
         ref = g or o
-        groups.append(GroupDiff(group=key, min_count=ref.min_count, greedy_admitted=bool(g and g.admitted), optimal_admitted=bool(o and o.admitted),
-                                greedy_placed=g.placed if g else 0, optimal_placed=o.placed if o else 0,
-                                greedy_domain=g.domain if g else None, optimal_domain=o.domain if o else None,
-                                greedy_reason=g.reason if g else None, optimal_reason=o.reason if o else None,
-                                priority=ref.priority, differs=group_differs(g, o)))
+        groups.append(
+            GroupDiff(
+                group=key,
+                min_count=ref.min_count,
+                greedy_admitted=bool(g and g.admitted),
+                optimal_admitted=bool(o and o.admitted),
+                greedy_placed=g.placed if g else 0,
+                optimal_placed=o.placed if o else 0,
+                greedy_domain=g.domain if g else None,
+                optimal_domain=o.domain if o else None,
+                greedy_reason=g.reason if g else None,
+                optimal_reason=o.reason if o else None,
+                priority=ref.priority,
+                differs=group_differs(g, o),
+            )
+        )
     return groups
 
 
-def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = D.TIME_LIMIT, wall_limit: float | None = None, probe_time_limit: float = D.PROBE_TIME_LIMIT, workers: int = D.WORKERS, seed: int = D.SEED, tie_break: str = D.TIE_BREAK, explain: bool = True, preemption: bool | None = None, progress: Progress | None = None, kube_version: str | None = None, samples: int = 0,
-                  greedy: Result | None = None, optimal: Result | None = None) -> Diff:
+def diff_snapshot(
+    cluster: Cluster,
+    *,
+    snapshot: str = "",
+    time_limit: float = D.TIME_LIMIT,
+    wall_limit: float | None = None,
+    probe_time_limit: float = D.PROBE_TIME_LIMIT,
+    workers: int = D.WORKERS,
+    seed: int = D.SEED,
+    tie_break: str = D.TIE_BREAK,
+    explain: bool = True,
+    preemption: bool | None = None,
+    progress: Progress | None = None,
+    kube_version: str | None = None,
+    samples: int = 0,
+    greedy: Result | None = None,
+    optimal: Result | None = None,
+) -> Diff:
     """Run both engines on ``cluster`` and compare them (``preemption``: both may evict;
     ``None``: as the profile; ``kube_version``: the kube-scheduler version greedy reproduces,
     default the cluster's).
@@ -168,31 +240,59 @@ def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = D
     if greedy is None:
         if progress:
             progress("greedy: kube-scheduler's cycle")
-        greedy = solve_greedy(cluster, tie_break=tie_break, seed=seed, snapshot=snapshot, preemption=preemption)
+        greedy = solve_greedy(
+            cluster, tie_break=tie_break, seed=seed, snapshot=snapshot, preemption=preemption
+        )
     if optimal is None:
         if progress:
             progress("exact: CP-SAT, tier by tier")
-        optimal = solve_exact(cluster, time_limit=time_limit, wall_limit=wall_limit, workers=workers, seed=seed, hint=greedy, snapshot=snapshot, preemption=preemption)
+        optimal = solve_exact(
+            cluster,
+            time_limit=time_limit,
+            wall_limit=wall_limit,
+            workers=workers,
+            seed=seed,
+            hint=greedy,
+            snapshot=snapshot,
+            preemption=preemption,
+        )
     if progress:
         progress("checking the greedy placement in the exact model")
     feasible = check_feasible(cluster, greedy.placements(), greedy.victims)
     feasible_ok = feasible is True or (isinstance(feasible, list) and not feasible)
     violations = {"greedy": validate(cluster, greedy), "optimal": validate(cluster, optimal)}
     proof = optimal_proof(greedy, optimal)
-    classification, problems = classify(cluster, greedy, optimal, greedy_feasible_in_model=feasible_ok,
-                                        violations=(violations["greedy"], violations["optimal"]), proof=proof)
+    classification, problems = classify(
+        cluster,
+        greedy,
+        optimal,
+        greedy_feasible_in_model=feasible_ok,
+        violations=(violations["greedy"], violations["optimal"]),
+        proof=proof,
+    )
     if isinstance(feasible, list) and feasible:
         problems += [f"exact model rejects the greedy placement: {p}" for p in feasible]
     decisive = None
     if explain and classification == GREEDY_SUBOPTIMAL:
-        decisive, agreeing = search_decisive_step(cluster, greedy, optimal, time_limit=probe_time_limit, workers=workers, seed=seed, preemption=preemption, progress=progress)
+        decisive, agreeing = search_decisive_step(
+            cluster,
+            greedy,
+            optimal,
+            time_limit=probe_time_limit,
+            workers=workers,
+            seed=seed,
+            preemption=preemption,
+            progress=progress,
+        )
         found = validate(cluster, agreeing) if agreeing is not optimal else []
         broken = [f"exact (decisive-step probe): {v}" for v in found]
         if broken:  # the exact engine produced an invalid placement: a bug, like any other mismatch
             classification, problems = MODEL_MISMATCH, problems + broken
         else:
             closest = closest_optimum(cluster, optimal, agreeing, decisive, violations=found)
-            if closest is not optimal:  # a copy of agreeing: its placements and victims, validated above
+            if (
+                closest is not optimal
+            ):  # a copy of agreeing: its placements and victims, validated above
                 violations["optimal"] = found
             optimal = closest
     groups = group_diffs(greedy, optimal)
@@ -200,7 +300,14 @@ def diff_snapshot(cluster: Cluster, *, snapshot: str = "", time_limit: float = D
     if samples:
         if progress:
             progress(f"greedy: {samples} seeded runs (random ties and pod orders)")
-        drawn = sample_greedy(cluster, samples, seed=seed, preemption=preemption, target=optimal.objective, snapshot=snapshot)
+        drawn = sample_greedy(
+            cluster,
+            samples,
+            seed=seed,
+            preemption=preemption,
+            target=optimal.objective,
+            snapshot=snapshot,
+        )
         classification = sometimes(classification, drawn)
     seconds = time.perf_counter() - t0
     doc = DiffDocument(

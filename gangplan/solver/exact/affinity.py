@@ -108,22 +108,31 @@ def anti_affinity_mask(view: ClassView, cond: Conditions) -> np.ndarray | None:
 
 def affinity_mask(view: ClassView, cond: Conditions) -> np.ndarray | None:
     """Nodes carrying every required affinity term's key (elsewhere no term can be met)."""
-    return has_labels(view.inst, [t.topology_key for t in view.cls.rep.affinity.pod_affinity_required])
+    return has_labels(
+        view.inst, [t.topology_key for t in view.cls.rep.affinity.pod_affinity_required]
+    )
 
 
 def anti_affinity_layout(inst: Instance, objective: str) -> Layout:
     """Per-node counts for classes with required anti-affinity and the classes a term matches."""
     ns = inst.cluster.namespaces
     return selector_layout(
-        inst, lambda p: bool(p.affinity.pod_anti_affinity_required),
-        lambda p, q: any(term_matches(t, p.namespace, q, ns) for t in p.affinity.pod_anti_affinity_required))
+        inst,
+        lambda p: bool(p.affinity.pod_anti_affinity_required),
+        lambda p, q: any(
+            term_matches(t, p.namespace, q, ns) for t in p.affinity.pod_anti_affinity_required
+        ),
+    )
 
 
 def affinity_layout(inst: Instance, objective: str) -> Layout:
     """Per-node counts for classes with required affinity and the classes matching all its terms."""
     ns = inst.cluster.namespaces
-    return selector_layout(inst, lambda p: bool(p.affinity.pod_affinity_required),
-                           lambda p, q: matches_all_terms(p.affinity.pod_affinity_required, p.namespace, q, ns))
+    return selector_layout(
+        inst,
+        lambda p: bool(p.affinity.pod_affinity_required),
+        lambda p, q: matches_all_terms(p.affinity.pod_affinity_required, p.namespace, q, ns),
+    )
 
 
 # ---- anti-affinity ------------------------------------------------------------------------------
@@ -145,7 +154,11 @@ def _anti(em: ExactModel, c: PodClass) -> None:
     ns = em.inst.cluster.namespaces
     p = c.rep
     for t in p.affinity.pod_anti_affinity_required:
-        matching = [o.index for o in em.inst.classes if em.x[o.index] and term_matches(t, p.namespace, o.rep, ns)]
+        matching = [
+            o.index
+            for o in em.inst.classes
+            if em.x[o.index] and term_matches(t, p.namespace, o.rep, ns)
+        ]
         if not matching:
             continue
         for d, nodes in sorted(em.domain_vars(c.index, t.topology_key).items()):
@@ -190,10 +203,14 @@ class _Affinity:
         inst = em.inst
         ns = inst.cluster.namespaces
         classes = inst.classes
-        self.holders = [c.index for c in classes if em.x[c.index] and c.rep.affinity.pod_affinity_required]
+        self.holders = [
+            c.index for c in classes if em.x[c.index] and c.rep.affinity.pod_affinity_required
+        ]
         live = [c.index for c in classes if em.x[c.index]]
         self.terms = {c: classes[c].rep.affinity.pod_affinity_required for c in self.holders}
-        self.keys = {c: tuple(dict.fromkeys(t.topology_key for t in self.terms[c])) for c in self.holders}
+        self.keys = {
+            c: tuple(dict.fromkeys(t.topology_key for t in self.terms[c])) for c in self.holders
+        }
         self.match: dict[int, list[int]] = {}
         self.bound_doms: dict[int, dict[str, set[int]]] = {}
         self.counted_bound: dict[int, bool] = {}
@@ -202,19 +219,36 @@ class _Affinity:
         # the model keeps them until every pending pod is placed, one of the orders the shared
         # definition allows (affinity_order, step 3); they also keep the first-pod rule off.
         # Listed only when some class has a required pod affinity term (100,000 bound pods: 0.5 s).
-        bound_pods = ([(q, n) for n, pods in enumerate(inst.bound_on_node) for q in pods] + list(inst.victim_pods)) if self.holders else []
+        bound_pods = (
+            (
+                [(q, n) for n, pods in enumerate(inst.bound_on_node) for q in pods]
+                + list(inst.victim_pods)
+            )
+            if self.holders
+            else []
+        )
         relevant_bound: dict[str, tuple] = {}
         for c in self.holders:
             rep = classes[c].rep
-            self.match[c] = [o for o in live if matches_all_terms(self.terms[c], rep.namespace, classes[o].rep, ns)]
+            self.match[c] = [
+                o
+                for o in live
+                if matches_all_terms(self.terms[c], rep.namespace, classes[o].rep, ns)
+            ]
             gkey = (rep.namespace, tuple(t.model_dump_json() for t in self.terms[c]))
             if gkey not in bound_cache:
-                hits = [(q, n) for q, n in bound_pods if matches_all_terms(self.terms[c], rep.namespace, q, ns)]
+                hits = [
+                    (q, n)
+                    for q, n in bound_pods
+                    if matches_all_terms(self.terms[c], rep.namespace, q, ns)
+                ]
                 bound_cache[gkey] = [n for _, n in hits]
                 for q, n in hits:
                     relevant_bound[q.key] = (q, inst.cluster.nodes[n])
             nodes = bound_cache[gkey]
-            self.bound_doms[c] = {k: {int(inst.domains(k)[0][n]) for n in nodes} - {NO_DOMAIN} for k in self.keys[c]}
+            self.bound_doms[c] = {
+                k: {int(inst.domains(k)[0][n]) for n in nodes} - {NO_DOMAIN} for k in self.keys[c]
+            }
             self.counted_bound[c] = any(self.bound_doms[c][k] for k in self.keys[c])
         self.relevant_bound = list(relevant_bound.values())
         self.capable = {c: c in self.match[c] and not self.counted_bound[c] for c in self.holders}
@@ -224,7 +258,9 @@ class _Affinity:
         self._has_vars: dict[tuple[int, str, int], cp_model.IntVar] = {}
         self._cnt: Counts | None = None
         self._vals: dict[int, int] = {}
-        self._hinters: list[Callable[[Counts, dict[int, tuple[int, int]], list[int], dict[int, int]], None]] = []
+        self._hinters: list[
+            Callable[[Counts, dict[int, tuple[int, int]], list[int], dict[int, int]], None]
+        ] = []
 
     # ---- helpers ------------------------------------------------------------------------------
     def _var(self, lo: int, hi: int) -> cp_model.IntVar:
@@ -287,7 +323,9 @@ class _Affinity:
             for o in self.match[c]:
                 if o in holder_set:
                     graph.add_edge(o, c)
-        for comp in sorted((sorted(s) for s in nx.strongly_connected_components(graph)), key=lambda s: s[0]):
+        for comp in sorted(
+            (sorted(s) for s in nx.strongly_connected_components(graph)), key=lambda s: s[0]
+        ):
             if len(comp) == 1 and comp[0] not in self.match[comp[0]]:
                 self._trivial(comp[0])
             elif (chain := self._chain(comp)) is not None:
@@ -306,7 +344,9 @@ class _Affinity:
         if not all(o in self.match[c] for c in comp for o in comp):
             return None
         inst = self.em.inst
-        keys = sorted({k for c in comp for k in self.keys[c]}, key=lambda k: (len(inst.domains(k)[1]), k))
+        keys = sorted(
+            {k for c in comp for k in self.keys[c]}, key=lambda k: (len(inst.domains(k)[1]), k)
+        )
         for c in comp:
             nodes = np.fromiter(self.em.x[c], dtype=np.int64)
             if any((inst.domains(k)[0][nodes] == NO_DOMAIN).any() for k in keys):
@@ -314,7 +354,9 @@ class _Affinity:
         for coarse, fine in zip(keys, keys[1:], strict=False):
             a, b = inst.domains(fine)[0], inst.domains(coarse)[0]
             has = a != NO_DOMAIN
-            if (b[has] == NO_DOMAIN).any() or len(set(zip(a[has].tolist(), b[has].tolist(), strict=True))) != len(set(a[has].tolist())):
+            if (b[has] == NO_DOMAIN).any() or len(
+                set(zip(a[has].tolist(), b[has].tolist(), strict=True))
+            ) != len(set(a[has].tolist())):
                 return None
         return keys
 
@@ -366,7 +408,9 @@ class _Affinity:
         def inside_of(j: int, d: int, i: int) -> int:
             if (j, i) not in parent_at:
                 has = ids[j] != NO_DOMAIN
-                parent_at[(j, i)] = dict(zip(ids[j][has].tolist(), ids[i][has].tolist(), strict=True))
+                parent_at[(j, i)] = dict(
+                    zip(ids[j][has].tolist(), ids[i][has].tolist(), strict=True)
+                )
             return parent_at[(j, i)][d]
 
         presences: list[tuple[cp_model.IntVar, list[int], frozenset[int]]] = []
@@ -404,9 +448,13 @@ class _Affinity:
         atoms = {a: self._domain_nodes(atom_key, a) for a in firsts}
         members = {(c, d): self._domain_nodes(chain[finest[c]], d) for (c, d) in owns}
 
-        def hint(cnt: Counts, first_of: dict[int, tuple[int, int]], _order, vals: dict[int, int]) -> None:
+        def hint(
+            cnt: Counts, first_of: dict[int, tuple[int, int]], _order, vals: dict[int, int]
+        ) -> None:
             for a, f in firsts.items():
-                vals[f.index] = int(any(c in first_of and first_of[c][1] in atoms[a] for c in capable))
+                vals[f.index] = int(
+                    any(c in first_of and first_of[c][1] in atoms[a] for c in capable)
+                )
             for (c, d), (sv, static, e) in owns.items():
                 here = cnt.in_nodes(c, members[(c, d)]) > 0
                 vals[sv.index] = int(here and (static or self._ext_value(e, cnt)))
@@ -425,16 +473,26 @@ class _Affinity:
         cells: list[_Cell] = []
         by_class: dict[int, list[_Cell]] = {}
         for c in comp:
-            watchers = [c1 for c1 in comp if c1 != c and self.capable[c1] and self.capable[c] and c in self.match[c1]]
+            watchers = [
+                c1
+                for c1 in comp
+                if c1 != c and self.capable[c1] and self.capable[c] and c in self.match[c1]
+            ]
             keyed_masks = {c1: self._any_key_mask(self.keys[c1]) for c1 in watchers}
             groups: dict[tuple, list[int]] = {}
             for n in sorted(em.x[c]):
-                sig = tuple(int(inst.domains(k)[0][n]) for k in self.keys[c]) + tuple(bool(keyed_masks[c1][n]) for c1 in watchers)
+                sig = tuple(int(inst.domains(k)[0][n]) for k in self.keys[c]) + tuple(
+                    bool(keyed_masks[c1][n]) for c1 in watchers
+                )
                 groups.setdefault(sig, []).append(n)
             by_class[c] = []
             for sig, nodes in groups.items():
-                cell = _Cell(cls=c, nodes=nodes, dom=dict(zip(self.keys[c], sig, strict=False)),
-                             keyed={c1: bool(keyed_masks[c1][nodes[0]]) for c1 in watchers})
+                cell = _Cell(
+                    cls=c,
+                    nodes=nodes,
+                    dom=dict(zip(self.keys[c], sig, strict=False)),
+                    keyed={c1: bool(keyed_masks[c1][nodes[0]]) for c1 in watchers},
+                )
                 cells.append(cell)
                 by_class[c].append(cell)
         top = len(cells)
@@ -459,9 +517,18 @@ class _Affinity:
         edges = []
         for c1 in comp:
             for c2 in comp:
-                if c1 == c2 or c1 not in any_first or c2 not in any_first or c2 not in self.match[c1]:
+                if (
+                    c1 == c2
+                    or c1 not in any_first
+                    or c2 not in any_first
+                    or c2 not in self.match[c1]
+                ):
                     continue
-                keyed = [cell.first for cell in by_class[c2] if cell.first is not None and cell.keyed.get(c1)]
+                keyed = [
+                    cell.first
+                    for cell in by_class[c2]
+                    if cell.first is not None and cell.keyed.get(c1)
+                ]
                 if not keyed:
                     continue
                 if len(keyed) == len([cell for cell in by_class[c2] if cell.first is not None]):
@@ -475,7 +542,9 @@ class _Affinity:
                 order[c] = self._var(0, len(comp) - 1)
             for c1, c2, lit in edges:
                 model.add(order[c1] + 1 <= order[c2]).only_enforce_if([any_first[c1], lit])
-                if lit is any_first[c2] and any(e[0] == c2 and e[1] == c1 and e[2] is any_first[c1] for e in edges):
+                if lit is any_first[c2] and any(
+                    e[0] == c2 and e[1] == c1 and e[2] is any_first[c1] for e in edges
+                ):
                     if c1 < c2:
                         model.add(any_first[c1] + any_first[c2] <= 1)
         witnesses: dict[tuple, _Witnesses] = {}
@@ -509,7 +578,9 @@ class _Affinity:
                 witnesses[k] = w
             return witnesses[k]
 
-        needs: list[tuple[_Cell, str, cp_model.IntVar | int, _Witnesses | None, cp_model.IntVar | None]] = []
+        needs: list[
+            tuple[_Cell, str, cp_model.IntVar | int, _Witnesses | None, cp_model.IntVar | None]
+        ] = []
         for cell in cells:
             c = cell.cls
             ms = tuple(o for o in self.match[c] if o in inside)
@@ -522,7 +593,9 @@ class _Affinity:
                 w = witness(ms, key, d) if ms else None
                 if w is not None and not any(j is not cell for j, _, _ in w.cells):
                     w = None
-                rhs = [v for v in (cell.first, e) if not (v is None or (isinstance(v, int) and v == 0))]
+                rhs = [
+                    v for v in (cell.first, e) if not (v is None or (isinstance(v, int) and v == 0))
+                ]
                 lv = None
                 if w is not None:
                     lv = self._var(0, 1)
@@ -543,22 +616,36 @@ class _Affinity:
             if w is not None:
                 users.setdefault(id(w), []).append(i)
 
-        def hint(cnt: Counts, first_of: dict[int, tuple[int, int]], first_rank: list[int], vals: dict[int, int]) -> None:
+        def hint(
+            cnt: Counts,
+            first_of: dict[int, tuple[int, int]],
+            first_rank: list[int],
+            vals: dict[int, int],
+        ) -> None:
             """Levels are the support closure from the first pods (Knuth's generalisation of
             Dijkstra: a cell's level is one more than the largest, over its terms, of the lowest
             level among the present cells that witness the term)."""
             present = {id(cell): cnt.in_nodes(cell.cls, set(cell.nodes)) > 0 for cell in cells}
-            first_cell = {id(cell) for cell in cells
-                          if cell.first is not None and cell.cls in first_of and first_of[cell.cls][1] in set(cell.nodes)}
+            first_cell = {
+                id(cell)
+                for cell in cells
+                if cell.first is not None
+                and cell.cls in first_of
+                and first_of[cell.cls][1] in set(cell.nodes)
+            }
             ext_ok = [self._ext_value(e, cnt) for _cell, _key, e, _w, _lv in needs]
-            waiting = {id(cell): [i for i in needs_of.get(id(cell), ()) if not ext_ok[i]] for cell in cells}
+            waiting = {
+                id(cell): [i for i in needs_of.get(id(cell), ()) if not ext_ok[i]] for cell in cells
+            }
             heap: list[tuple[int, int, _Cell]] = []
             for order_no, cell in enumerate(cells):
                 if present[id(cell)] and (id(cell) in first_cell or not waiting[id(cell)]):
                     heapq.heappush(heap, (0, order_no, cell))
             position = {id(cell): k for k, cell in enumerate(cells)}
             level: dict[int, int] = {}
-            lowest: dict[int, tuple[int, int]] = {}  # witness structure -> (its lowest level, entry)
+            lowest: dict[
+                int, tuple[int, int]
+            ] = {}  # witness structure -> (its lowest level, entry)
             met: dict[int, int] = {}
             highest: dict[int, int] = {}
             while heap:
@@ -569,7 +656,10 @@ class _Affinity:
                 for w, here in witness_of.get(id(cell), ()):
                     if id(w) in lowest or cnt.in_nodes(cell.cls, set(here)) == 0:
                         continue
-                    lowest[id(w)] = (lv_now, next(k for k, (j, h, _) in enumerate(w.cells) if j is cell and h is here))
+                    lowest[id(w)] = (
+                        lv_now,
+                        next(k for k, (j, h, _) in enumerate(w.cells) if j is cell and h is here),
+                    )
                     for i in users.get(id(w), ()):
                         user = needs[i][0]
                         if id(user) in level or ext_ok[i] or i in met:
@@ -587,7 +677,9 @@ class _Affinity:
                 vals[var.index] = int(any(id(cell) in first_cell for cell in by_class[c]))
             for c1, c2, lit in edges:
                 if lit is not any_first[c2]:
-                    vals[lit.index] = int(any(id(cell) in first_cell and cell.keyed.get(c1) for cell in by_class[c2]))
+                    vals[lit.index] = int(
+                        any(id(cell) in first_cell and cell.keyed.get(c1) for cell in by_class[c2])
+                    )
             ranked = [c for c in first_rank if c in order]
             for c, var in order.items():
                 vals[var.index] = ranked.index(c) if c in ranked else 0
@@ -598,7 +690,9 @@ class _Affinity:
                     vals[lit.index] = int(best is not None and k == best[1])
             for i, (cell, _key, _e, _w, lv) in enumerate(needs):
                 if lv is not None:
-                    vals[lv.index] = int(present[id(cell)] and id(cell) not in first_cell and not ext_ok[i])
+                    vals[lv.index] = int(
+                        present[id(cell)] and id(cell) not in first_cell and not ext_ok[i]
+                    )
 
         self._hinters.append(hint)
 
@@ -637,6 +731,12 @@ class _Affinity:
         return vals
 
 
-ANTI_AFFINITY_FAMILY = Family(POD_ANTI_AFFINITY, mask=anti_affinity_mask, layout=anti_affinity_layout,
-                              build=add_anti_affinity_constraints)
-AFFINITY_FAMILY = Family(POD_AFFINITY, mask=affinity_mask, layout=affinity_layout, build=add_affinity_constraints)
+ANTI_AFFINITY_FAMILY = Family(
+    POD_ANTI_AFFINITY,
+    mask=anti_affinity_mask,
+    layout=anti_affinity_layout,
+    build=add_anti_affinity_constraints,
+)
+AFFINITY_FAMILY = Family(
+    POD_AFFINITY, mask=affinity_mask, layout=affinity_layout, build=add_affinity_constraints
+)

@@ -60,14 +60,30 @@ def symmetric_anti_affine(inst: Instance, counted_groups: Collection[str] = ()) 
     for c in classes:
         p = c.rep
         terms = p.affinity.pod_anti_affinity_required
-        if len(terms) != 1 or c.fixed_node is not None or c.group is None or c.group not in inst.leaves:
+        if (
+            len(terms) != 1
+            or c.fixed_node is not None
+            or c.group is None
+            or c.group not in inst.leaves
+        ):
             continue
         leaf = inst.leaves[c.group]
-        if (leaf.parent is not None or not leaf.gang or leaf.classes != [c.index] or leaf.bound or leaf.evictable
-                or leaf.min_count != c.size or group_topologies(inst, c) or c.group in counted_groups):
+        if (
+            leaf.parent is not None
+            or not leaf.gang
+            or leaf.classes != [c.index]
+            or leaf.bound
+            or leaf.evictable
+            or leaf.min_count != c.size
+            or group_topologies(inst, c)
+            or c.group in counted_groups
+        ):
             continue
-        if (p.host_ports or p.affinity.pod_affinity_required
-                or any(s.when_unsatisfiable == "DoNotSchedule" for s in p.topology_spread)):
+        if (
+            p.host_ports
+            or p.affinity.pod_affinity_required
+            or any(s.when_unsatisfiable == "DoNotSchedule" for s in p.topology_spread)
+        ):
             continue
         t = terms[0]
         if not term_matches(t, p.namespace, p, ns):
@@ -86,14 +102,25 @@ def symmetric_anti_affine(inst: Instance, counted_groups: Collection[str] = ()) 
             continue
         for c in [c for c in candidates if c != h.index]:
             r = classes[c].rep
-            if (any(term_matches(t, q.namespace, r, ns) for t in anti)
-                    or any(term_matches(t, q.namespace, r, ns) for t in aff)
-                    or any(r.namespace == q.namespace and selector_matches(s.label_selector, r.labels) for s in spread)):
+            if (
+                any(term_matches(t, q.namespace, r, ns) for t in anti)
+                or any(term_matches(t, q.namespace, r, ns) for t in aff)
+                or any(
+                    r.namespace == q.namespace and selector_matches(s.label_selector, r.labels)
+                    for s in spread
+                )
+            ):
                 del candidates[c]
     return candidates
 
 
-def decode(em: ExactModel, s: int, left: dict[int, int], solution: list[int], per_class: list[dict[int, int]]) -> None:
+def decode(
+    em: ExactModel,
+    s: int,
+    left: dict[int, int],
+    solution: list[int],
+    per_class: list[dict[int, int]],
+) -> None:
     """Hand an anti-affine shape's slots to its admitted gangs round robin (module doc)."""
     shape = em.shapes[s]
     admitted = [c for c in shape.classes if solution[em.placed[c].index]]
@@ -109,7 +136,9 @@ def decode(em: ExactModel, s: int, left: dict[int, int], solution: list[int], pe
             i += 1
     size = em.inst.classes[shape.classes[0]].size
     if i != size * len(admitted):
-        raise RuntimeError(f"decoding: anti-affine shape {s} has {i} slots for {len(admitted)} gangs of {size}")
+        raise RuntimeError(
+            f"decoding: anti-affine shape {s} has {i} slots for {len(admitted)} gangs of {size}"
+        )
     left.clear()
 
 

@@ -87,7 +87,9 @@ class Budget:
 
     ``sub(units)`` hands a step a share: a child whose spending is also the parent's."""
 
-    def __init__(self, work: float, wall: float | None = None, *, parent: Budget | None = None) -> None:
+    def __init__(
+        self, work: float, wall: float | None = None, *, parent: Budget | None = None
+    ) -> None:
         self.work = max(0.0, float(work))
         self.used = 0.0
         self.parent = parent
@@ -169,7 +171,9 @@ worker) took 9.6-9.8 s, a batch of 2 tasks 6.0-7.9 s (decision phases 0.1-0.7 s 
 proven; the racing portfolio 5.4-7.3 s, with other placements on a rerun."""
 
 
-def configure_solver(params, budget: Budget, units: float, *, workers: int, seed: int, capped: bool = True) -> None:
+def configure_solver(
+    params, budget: Budget, units: float, *, workers: int, seed: int, capped: bool = True
+) -> None:
     """Every CP-SAT solve of the exact engine: ``workers`` (deterministic when more than one),
     ``seed``, ``units`` of deterministic time within ``budget`` and its wall-clock cap."""
     params.num_workers = max(1, workers)

@@ -56,9 +56,16 @@ class BuiltModel:
         return self.outputs.find(Confinement) or Confinement(by_class={})
 
 
-def build_model(cluster: Cluster, *, fixed: dict[str, str | None] | None = None, victims=(),
-                objective: str = "default", skip: frozenset[str] = frozenset(),
-                preemption: bool = False, families: Sequence[Family] | None = None) -> BuiltModel:
+def build_model(
+    cluster: Cluster,
+    *,
+    fixed: dict[str, str | None] | None = None,
+    victims=(),
+    objective: str = "default",
+    skip: frozenset[str] = frozenset(),
+    preemption: bool = False,
+    families: Sequence[Family] | None = None,
+) -> BuiltModel:
     """The model of ``cluster`` (see the module docstring). ``victims`` are removed from the
     bound state up front; ``preemption`` lets the model choose evictions itself
     (:mod:`.preemption`); ``families`` (default: the registry) are built in the order given."""
@@ -86,9 +93,19 @@ def build_model(cluster: Cluster, *, fixed: dict[str, str | None] | None = None,
     elig = [class_eligibility(inst, cache, c, masks, skip) for c in inst.classes]
     # Symmetric anti-affine gangs pool with a per-domain cap (:mod:`.aggregation`) when the
     # anti-affinity family is the only one that wants them per node and nothing is skipped.
-    anti = {} if skip else {c: key for c, key in symmetric_anti_affine(inst, per_domain).items()
-                            if wanted_by.get(c, set()) <= {POD_ANTI_AFFINITY} and not elig[c].needs_evict}
-    private = [(c.index in per_node and c.index not in anti) or bool(elig[c.index].needs_evict) for c in inst.classes]
+    anti = (
+        {}
+        if skip
+        else {
+            c: key
+            for c, key in symmetric_anti_affine(inst, per_domain).items()
+            if wanted_by.get(c, set()) <= {POD_ANTI_AFFINITY} and not elig[c].needs_evict
+        }
+    )
+    private = [
+        (c.index in per_node and c.index not in anti) or bool(elig[c.index].needs_evict)
+        for c in inst.classes
+    ]
     em = build_variables(inst, elig, private, caps, per_domain, anti)
     ctx = BuildContext(em=em, cache=cache, objective=objective, skip=skip, outputs=outputs)
     for fam in families:

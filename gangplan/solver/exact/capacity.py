@@ -78,7 +78,11 @@ def add_capacity_constraints(ctx: BuildContext) -> None:
         ubs = np.array([ub for _, _, ub in entries], dtype=np.int64)
         reqs = np.stack([req for _, req, _ in entries]) // scales
         free = inst.free[n] // scales
-        gives = [(em.evict[i], u.usage[n] // scales, u.slots[n]) for i, u in enumerate(inst.units) if n in u.usage]
+        gives = [
+            (em.evict[i], u.usage[n] // scales, u.slots[n])
+            for i, u in enumerate(inst.units)
+            if n in u.usage
+        ]
         if gives and ((inst.free[n] < 0).any() or inst.free_pods[n] < 0):
             _overcommitted(em, n, variables, ubs, reqs, free, gives)
             continue
@@ -87,16 +91,27 @@ def add_capacity_constraints(ctx: BuildContext) -> None:
             if int(coefs @ ubs) > free[r]:
                 back = [(var, -int(use[r])) for var, use, _ in gives if use[r]]
                 if not back:
-                    model.add(cp_model.LinearExpr.weighted_sum(variables, coefs.tolist()) <= int(free[r]))
+                    model.add(
+                        cp_model.LinearExpr.weighted_sum(variables, coefs.tolist()) <= int(free[r])
+                    )
                     continue
-                model.add(cp_model.LinearExpr.weighted_sum(variables + [v for v, _ in back],
-                                                           coefs.tolist() + [k for _, k in back]) <= int(free[r]))
+                model.add(
+                    cp_model.LinearExpr.weighted_sum(
+                        variables + [v for v, _ in back], coefs.tolist() + [k for _, k in back]
+                    )
+                    <= int(free[r])
+                )
         if int(ubs.sum()) > inst.free_pods[n]:
             if not gives:
                 model.add(cp_model.LinearExpr.sum(variables) <= int(inst.free_pods[n]))
                 continue
-            model.add(cp_model.LinearExpr.weighted_sum(variables + [v for v, _, _ in gives],
-                                                       [1] * len(variables) + [-k for _, _, k in gives]) <= int(inst.free_pods[n]))
+            model.add(
+                cp_model.LinearExpr.weighted_sum(
+                    variables + [v for v, _, _ in gives],
+                    [1] * len(variables) + [-k for _, _, k in gives],
+                )
+                <= int(inst.free_pods[n])
+            )
 
 
 def _overcommitted(em: ExactModel, n: int, variables, ubs, reqs, free, gives) -> None:
@@ -182,9 +197,13 @@ def add_aligned_rows(em: ExactModel) -> None:
         if node_name in rows.relaxed:
             # Conservative where the rows would not be exact (the view's warning names the
             # nodes): at most one constrained claim on the node, one that fits it alone.
-            t = [(var, int(req[i])) for name, i, _ in shapes for var, req, _ in entries if req[i] > 0]
+            t = [
+                (var, int(req[i])) for name, i, _ in shapes for var, req, _ in entries if req[i] > 0
+            ]
             if t:
-                model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in t], [k for _, k in t]) <= 1)
+                model.add(
+                    cp_model.LinearExpr.weighted_sum([v for v, _ in t], [k for _, k in t]) <= 1
+                )
             continue
         acc: dict[tuple, list[tuple[cp_model.IntVar, int, int]]] = {}
         for name, i, cons in shapes:
@@ -194,15 +213,25 @@ def add_aligned_rows(em: ExactModel) -> None:
             hi = sum(k * ub for _, k, ub in t)
             total = cp_model.LinearExpr.weighted_sum([v for v, _, _ in t], [k for _, k, _ in t])
             for j, con in enumerate(cons):
-                values = sorted({v for p, _ in con.pairs for v in supply.get((p, con.attribute), {})}, key=repr)
+                values = sorted(
+                    {v for p, _ in con.pairs for v in supply.get((p, con.attribute), {})}, key=repr
+                )
                 if con.kind == "match":
                     ys = []
                     for v in values:
-                        cap = min(supply.get((p, con.attribute), {}).get(v, 0) // k for p, k in con.pairs)
+                        cap = min(
+                            supply.get((p, con.attribute), {}).get(v, 0) // k for p, k in con.pairs
+                        )
                         if cap <= 0:
                             continue
                         ub = min(cap, hi)
-                        y = em.new_aux(0, ub, lambda cnt, n=n, k=(name, j, "y", v), ub=ub: min(plan(cnt, n).get(k, 0), ub))
+                        y = em.new_aux(
+                            0,
+                            ub,
+                            lambda cnt, n=n, k=(name, j, "y", v), ub=ub: min(
+                                plan(cnt, n).get(k, 0), ub
+                            ),
+                        )
                         ys.append(y)
                         for p, k in con.pairs:
                             acc.setdefault((p, con.attribute, v), []).append((y, k, ub))
@@ -216,7 +245,13 @@ def add_aligned_rows(em: ExactModel) -> None:
                         if cap <= 0:
                             continue
                         ub = min(cap, hi)
-                        z = em.new_aux(0, ub, lambda cnt, n=n, key=(name, j, "z", p, v), ub=ub: min(plan(cnt, n).get(key, 0), ub))
+                        z = em.new_aux(
+                            0,
+                            ub,
+                            lambda cnt, n=n, key=(name, j, "z", p, v), ub=ub: min(
+                                plan(cnt, n).get(key, 0), ub
+                            ),
+                        )
                         zs.append(z)
                         per_value.setdefault(v, []).append(z)
                         acc.setdefault((p, con.attribute, v), []).append((z, 1, ub))
@@ -227,7 +262,12 @@ def add_aligned_rows(em: ExactModel) -> None:
         for (p, a, v), terms in acc.items():
             cap = supply[(p, a)][v]
             if sum(k * ub for _, k, ub in terms) > cap:
-                model.add(cp_model.LinearExpr.weighted_sum([x for x, _, _ in terms], [k for _, k, _ in terms]) <= cap)
+                model.add(
+                    cp_model.LinearExpr.weighted_sum(
+                        [x for x, _, _ in terms], [k for _, k, _ in terms]
+                    )
+                    <= cap
+                )
 
 
 def add_counter_rows(em: ExactModel, chosen: dict | None = None) -> None:
@@ -267,7 +307,11 @@ def add_counter_rows(em: ExactModel, chosen: dict | None = None) -> None:
         for r, plain in nc.plain.items():
             if r in ridx:
                 i = ridx[r]
-                need[r] = max(sum(per.get(n, 0) * int(em.req[c][i]) for c, per in enumerate(cnt.per_class)) - plain, 0)
+                need[r] = max(
+                    sum(per.get(n, 0) * int(em.req[c][i]) for c, per in enumerate(cnt.per_class))
+                    - plain,
+                    0,
+                )
         out: dict[int, str] = {}
         for j, (_, serves, amounts) in enumerate(nc.devices):
             r = next((r for r in serves if need.get(r, 0) > 0), None)
@@ -285,21 +329,38 @@ def add_counter_rows(em: ExactModel, chosen: dict | None = None) -> None:
         if nc is None or not entries:
             continue
         extra = chosen or {}
-        used = [r for r in sorted(nc.plain) if r in ridx and (any(req[ridx[r]] > 0 for _, req, _ in entries) or (n, r) in extra)]
+        used = [
+            r
+            for r in sorted(nc.plain)
+            if r in ridx and (any(req[ridx[r]] > 0 for _, req, _ in entries) or (n, r) in extra)
+        ]
         if not used:
             continue
         # x[d, r]: device d taken for resource r (one of the resources it serves, at most one).
         xs: list[dict[str, cp_model.IntVar]] = []
         for j, (_, serves, _) in enumerate(nc.devices):
-            mine = {r: em.new_aux(0, 1, lambda cnt, n=n, j=j, nc=nc, r=r: int(plan(cnt, n, nc).get(j) == r)) for r in serves if r in used}
+            mine = {
+                r: em.new_aux(
+                    0, 1, lambda cnt, n=n, j=j, nc=nc, r=r: int(plan(cnt, n, nc).get(j) == r)
+                )
+                for r in serves
+                if r in used
+            }
             if len(mine) > 1:
                 model.add(cp_model.LinearExpr.sum(list(mine.values())) <= 1)
             xs.append(mine)
         for r in used:
             i = ridx[r]
-            t = [(var, int(req[i])) for var, req, _ in entries if req[i] > 0] + extra.get((n, r), [])
+            t = [(var, int(req[i])) for var, req, _ in entries if req[i] > 0] + extra.get(
+                (n, r), []
+            )
             mine = [x[r] for x in xs if r in x]
-            model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in t] + mine, [k for _, k in t] + [-1] * len(mine)) <= nc.plain[r])
+            model.add(
+                cp_model.LinearExpr.weighted_sum(
+                    [v for v, _ in t] + mine, [k for _, k in t] + [-1] * len(mine)
+                )
+                <= nc.plain[r]
+            )
         per: dict[tuple[str, str, str], list[tuple[cp_model.IntVar, int]]] = {}
         for x, (_, _, amounts) in zip(xs, nc.devices, strict=True):
             for k, v in amounts:
@@ -308,7 +369,10 @@ def add_counter_rows(em: ExactModel, chosen: dict | None = None) -> None:
             terms = per[k]
             left = nc.available.get(k, 0)
             if sum(v for _, v in terms) > left:
-                model.add(cp_model.LinearExpr.weighted_sum([x for x, _ in terms], [v for _, v in terms]) <= left)
+                model.add(
+                    cp_model.LinearExpr.weighted_sum([x for x, _ in terms], [v for _, v in terms])
+                    <= left
+                )
         # A counter over-consumed already refuses every device of its pool (checkAvailableCounters).
         for k, left in sorted(nc.available.items()):
             if left < 0:
@@ -318,7 +382,9 @@ def add_counter_rows(em: ExactModel, chosen: dict | None = None) -> None:
                             model.add(var == 0)
 
 
-def add_first_available_rows(em: ExactModel) -> dict[tuple[int, str], list[tuple[cp_model.IntVar, int]]]:
+def add_first_available_rows(
+    em: ExactModel,
+) -> dict[tuple[int, str], list[tuple[cp_model.IntVar, int]]]:
     """firstAvailable (KEP-4816, :func:`gangplan.dra.capacity.first_available_rows`): on a node
     where claims with a firstAvailable request can land (``t`` of them: the request's ``fa``
     resource over everything landing there), a choice count per subrequest the engine offers,
@@ -348,7 +414,9 @@ def add_first_available_rows(em: ExactModel) -> dict[tuple[int, str], list[tuple
                 continue
             p = ridx[alt[0]]
             plain = sum(per.get(n, 0) * int(em.req[c][p]) for c, per in enumerate(cnt.per_class))
-            if plain + alt[1] * t <= int(em.inst.free[n][p]) or all(x is None or x[0] not in ridx for x in alts[b + 1:]):
+            if plain + alt[1] * t <= int(em.inst.free[n][p]) or all(
+                x is None or x[0] not in ridx for x in alts[b + 1 :]
+            ):
                 return t if b == a else 0
         return 0
 
@@ -363,24 +431,35 @@ def add_first_available_rows(em: ExactModel) -> dict[tuple[int, str], list[tuple
             for a, alt in enumerate(alts):
                 if alt is None or alt[0] not in ridx:
                     continue
-                y = em.new_aux(0, hi, lambda cnt, n=n, name=name, i=i, alts=alts, a=a: hint(cnt, n, name, i, alts, a))
+                y = em.new_aux(
+                    0,
+                    hi,
+                    lambda cnt, n=n, name=name, i=i, alts=alts, a=a: hint(cnt, n, name, i, alts, a),
+                )
                 ys.append(y)
                 out.setdefault((n, alt[0]), []).append((y, alt[1]))
             model.add(cp_model.LinearExpr.sum(ys) == total) if ys else model.add(total == 0)
     return out
 
 
-def _add_demand_rows(em: ExactModel, chosen: dict[tuple[int, str], list[tuple[cp_model.IntVar, int]]]) -> None:
+def _add_demand_rows(
+    em: ExactModel, chosen: dict[tuple[int, str], list[tuple[cp_model.IntVar, int]]]
+) -> None:
     """Per (node, device-count resource) with extra demand terms (firstAvailable choices, shared
     claims' devices): ``plain demand + sum of the terms <= free``."""
     ridx = {r: i for i, r in enumerate(em.inst.resources)}
     for (n, res), terms in sorted(chosen.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         p = ridx[res]
         t = [(var, int(req[p])) for var, req, _ in em.node_vars[n] if req[p] > 0] + terms
-        em.model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in t], [k for _, k in t]) <= int(em.inst.free[n][p]))
+        em.model.add(
+            cp_model.LinearExpr.weighted_sum([v for v, _ in t], [k for _, k in t])
+            <= int(em.inst.free[n][p])
+        )
 
 
-def add_shared_claim_rows(em: ExactModel) -> dict[tuple[int, str], list[tuple[cp_model.IntVar, int]]]:
+def add_shared_claim_rows(
+    em: ExactModel,
+) -> dict[tuple[int, str], list[tuple[cp_model.IntVar, int]]]:
     """Claims shared by several pending pods (:func:`gangplan.dra.capacity.shared_claim_rows`): on
     a node where its pods can land, ``y`` = 1 when any of them does (``pods there <= ub * y``),
     and per device-count resource ``P`` its requests draw on, the term ``count * y`` in ``P``'s
@@ -405,8 +484,16 @@ def add_shared_claim_rows(em: ExactModel) -> dict[tuple[int, str], list[tuple[cp
             if not mine:
                 continue
             classes = [c for c, req in enumerate(em.req) if req[i] > 0]
-            y = em.new_aux(0, 1, lambda cnt, n=n, classes=classes: int(any(cnt.per_class[c].get(n, 0) for c in classes)))
-            model.add(cp_model.LinearExpr.sum([v for v, _ in mine]) <= sum(ub for _, ub in mine) * y)
+            y = em.new_aux(
+                0,
+                1,
+                lambda cnt, n=n, classes=classes: int(
+                    any(cnt.per_class[c].get(n, 0) for c in classes)
+                ),
+            )
+            model.add(
+                cp_model.LinearExpr.sum([v for v, _ in mine]) <= sum(ub for _, ub in mine) * y
+            )
             for res, count in rows[name]:
                 if res in ridx:
                     out.setdefault((n, res), []).append((y, count))
@@ -453,7 +540,9 @@ def add_multi_node_rows(em: ExactModel, chosen: dict | None = None) -> None:
             i = ridx[res]
             local = rows.local.get(res, {})
             for n in range(len(em.inst.cluster.nodes)):
-                need = sum(per.get(n, 0) * int(em.req[c][i]) for c, per in enumerate(cnt.per_class)) - local.get(em.inst.cluster.nodes[n].name, 0)
+                need = sum(
+                    per.get(n, 0) * int(em.req[c][i]) for c, per in enumerate(cnt.per_class)
+                ) - local.get(em.inst.cluster.nodes[n].name, 0)
                 for g in sorted(rows.serves[res]):
                     if need <= 0:
                         break
@@ -477,7 +566,9 @@ def add_multi_node_rows(em: ExactModel, chosen: dict | None = None) -> None:
         for n, entries in enumerate(em.node_vars):
             if int(em.inst.free[n][i]) >= _BIG // 2:
                 continue  # (served by a device plugin here: no device row)
-            t = [(var, int(req[i])) for var, req, _ in entries if req[i] > 0] + (chosen or {}).get((n, res), [])
+            t = [(var, int(req[i])) for var, req, _ in entries if req[i] > 0] + (chosen or {}).get(
+                (n, res), []
+            )
             if not t:
                 continue
             bs = []
@@ -491,7 +582,12 @@ def add_multi_node_rows(em: ExactModel, chosen: dict | None = None) -> None:
             if not bs:
                 continue
             mine = local.get(em.inst.cluster.nodes[n].name, 0)
-            model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in t] + bs, [k for _, k in t] + [-1] * len(bs)) <= mine)
+            model.add(
+                cp_model.LinearExpr.weighted_sum(
+                    [v for v, _ in t] + bs, [k for _, k in t] + [-1] * len(bs)
+                )
+                <= mine
+            )
     for (res, g), bs in sorted(per_pair.items(), key=lambda kv: (kv[0][0], kv[0][1])):
         if len(bs) > 1:
             model.add(cp_model.LinearExpr.sum(bs) <= rows.serves[res][g])
@@ -522,16 +618,34 @@ def add_all_rows(em: ExactModel, chosen: dict | None = None) -> None:
             if all_res not in ridx or pair_res not in ridx:
                 continue
             a, p = ridx[all_res], ridx[pair_res]
-            t = [(var, int(req[p]) + m * int(req[a])) for var, req, _ in entries if req[a] > 0 or req[p] > 0] + (chosen or {}).get((n, pair_res), [])
-            if any(int(req[a]) > 0 for _, req, _ in entries) and (any(int(req[p]) > 0 for _, req, _ in entries) or (n, pair_res) in (chosen or {})):
-                model.add(cp_model.LinearExpr.weighted_sum([v for v, _ in t], [k for _, k in t]) <= int(free[p]))
+            t = [
+                (var, int(req[p]) + m * int(req[a]))
+                for var, req, _ in entries
+                if req[a] > 0 or req[p] > 0
+            ] + (chosen or {}).get((n, pair_res), [])
+            if any(int(req[a]) > 0 for _, req, _ in entries) and (
+                any(int(req[p]) > 0 for _, req, _ in entries) or (n, pair_res) in (chosen or {})
+            ):
+                model.add(
+                    cp_model.LinearExpr.weighted_sum([v for v, _ in t], [k for _, k in t])
+                    <= int(free[p])
+                )
 
 
 def _hint_one(left: dict, out: dict, name: str, j: int, con) -> None:
     """One claim's constraint ``j`` given values greedily from what is ``left`` (hint values only)."""
     if con.kind == "match":
-        values = sorted({v for p, _ in con.pairs for v in left.get((p, con.attribute), {})}, key=repr)
-        pick = next((v for v in values if all(left.get((p, con.attribute), {}).get(v, 0) >= k for p, k in con.pairs)), None)
+        values = sorted(
+            {v for p, _ in con.pairs for v in left.get((p, con.attribute), {})}, key=repr
+        )
+        pick = next(
+            (
+                v
+                for v in values
+                if all(left.get((p, con.attribute), {}).get(v, 0) >= k for p, k in con.pairs)
+            ),
+            None,
+        )
         if pick is None:
             return
         for p, k in con.pairs:

@@ -10,7 +10,9 @@ from gangplan.solver.exact.build import BuiltModel, build_model, rule_families
 from gangplan.solver.exact.solve import feasible
 
 
-def check_feasible(cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()) -> bool | list[str]:
+def check_feasible(
+    cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()
+) -> bool | list[str]:
     """Is this exact assignment feasible? ``True``, or the rule families that reject it.
 
     Every pending pod not in ``placements`` stays unplaced. Static rules (node rules, a pod that
@@ -29,8 +31,11 @@ def check_feasible(cluster: Cluster, placements: Mapping[str, str], victims: Ite
         return static
     if feasible(built):
         return True
-    culprits = [fam for fam in rule_families()
-                if feasible(build_model(cluster, fixed=fixed, victims=victims, skip=frozenset({fam})))]
+    culprits = [
+        fam
+        for fam in rule_families()
+        if feasible(build_model(cluster, fixed=fixed, victims=victims, skip=frozenset({fam})))
+    ]
     return culprits or ["infeasible: several rule families together"]
 
 

@@ -111,7 +111,13 @@ def relaxation(built) -> Relaxation | None:
             need_of[c.index] = (None, 1)
             continue
         leaf = inst.leaves.get(c.group) if c.group else None
-        if leaf is None or c.entity != c.group or leaf.classes != [c.index] or leaf.bound or c.group in inst.composites:
+        if (
+            leaf is None
+            or c.entity != c.group
+            or leaf.classes != [c.index]
+            or leaf.bound
+            or c.group in inst.composites
+        ):
             return None
         tops = group_topologies(inst, c)
         if len(tops) > 1 or (tops and tops[0][1] != [c.group]):
@@ -137,14 +143,16 @@ def relaxation(built) -> Relaxation | None:
             rep.append(c.index)
         type_of[c.index] = t
     sizes = [size[c] for c in rep]
-    fits = np.array([np.where(em.elig[c].eligible, np.minimum(em.elig[c].fit, h // size[c]), 0) for c in rep])
+    fits = np.array(
+        [np.where(em.elig[c].eligible, np.minimum(em.elig[c].fit, h // size[c]), 0) for c in rep]
+    )
     usable = fits.sum(axis=0) > 0
     keys = sorted({k for k, _ in need_of.values() if k})
     ids = [inst.domains(k)[0] for k in keys]
     pool_of: dict[tuple, int] = {}
     members: list[list[int]] = []
     doms_of: list[tuple[int, ...]] = []
-    sig_rows = (fits > 0)
+    sig_rows = fits > 0
     for n in np.nonzero(usable)[0].tolist():
         doms = tuple(int(x[n]) for x in ids)
         k = (sig_rows[:, n].tobytes(), doms)
@@ -160,8 +168,15 @@ def relaxation(built) -> Relaxation | None:
     for m in members:
         caps.append({q: int((h[m] // q).sum()) for q in chain_sizes})
         pfit.append({t: int(fits[t, m].sum()) for t in range(len(rep)) if fits[t, m].any()})
-    rel = Relaxation(tier=admitted_tier(top), sizes=sizes, pool_caps=caps, pool_fit=pfit, pool_domains=doms_of, keys=keys,
-                     pool_nodes=members)
+    rel = Relaxation(
+        tier=admitted_tier(top),
+        sizes=sizes,
+        pool_caps=caps,
+        pool_fit=pfit,
+        pool_domains=doms_of,
+        keys=keys,
+        pool_nodes=members,
+    )
     for c in kept:
         key, need = need_of[c.index]
         count = c.size if c.entity is None else 1
@@ -207,13 +222,20 @@ class DomainBound:
     """The LP's solution: per (key, type, need) the entities it admits per domain of the key
     (None without one), fractional (what :mod:`.domain_start` rounds down and packs)."""
     relaxation: Relaxation | None = field(default=None, repr=False)
-    pods: dict[tuple[int, str | None, int | None], dict[int, float]] = field(default_factory=dict, repr=False)
+    pods: dict[tuple[int, str | None, int | None], dict[int, float]] = field(
+        default_factory=dict, repr=False
+    )
     """The LP's pods per (type, key, domain) in each pool (pool index -> pods, fractional)."""
 
     def record(self) -> dict[str, object]:
         """What the Result's ``params.domainBound`` says when the bound was used."""
-        return {"tier": self.tier, "bound": self.bound, "lp": round(self.lp, 4), "trivial": self.trivial,
-                "from": "LP of the top-priority pods pooled per topology domain (gangplan.solver.exact.domain_bound)"}
+        return {
+            "tier": self.tier,
+            "bound": self.bound,
+            "lp": round(self.lp, 4),
+            "trivial": self.trivial,
+            "from": "LP of the top-priority pods pooled per topology domain (gangplan.solver.exact.domain_bound)",
+        }
 
 
 def domain_bound(built, *, budget: Budget | None = None) -> DomainBound | None:
@@ -272,7 +294,9 @@ def bound_of(rel: Relaxation, *, budget: Budget | None = None) -> DomainBound | 
     demand: dict[tuple, list[tuple[float, object]]] = defaultdict(list)
     counted = []
     admits: dict[_Entity, list[tuple[int | None, object]]] = {}
-    for e, m in sorted(rel.entities.items(), key=lambda kv: (kv[0].type, kv[0].key or "", kv[0].need)):
+    for e, m in sorted(
+        rel.entities.items(), key=lambda kv: (kv[0].type, kv[0].key or "", kv[0].need)
+    ):
         ws = []
         for d in doms_of.get((e.type, e.key), []):
             r = room[(e.type, e.key, d)]
@@ -303,8 +327,15 @@ def bound_of(rel: Relaxation, *, budget: Budget | None = None) -> DomainBound | 
     for k, p, x in pool_flows:
         if x.solution_value() > 1e-9:
             pods[k][p] = x.solution_value()
-    return DomainBound(rel.tier, min(rel.upper, math.floor(value + BOUND_TOLERANCE)), value, rel.upper, plan, rel,
-                       dict(pods))
+    return DomainBound(
+        rel.tier,
+        min(rel.upper, math.floor(value + BOUND_TOLERANCE)),
+        value,
+        rel.upper,
+        plan,
+        rel,
+        dict(pods),
+    )
 
 
 LP_COLUMNS_PER_UNIT = 30_000
@@ -345,7 +376,12 @@ def tightened(built, incumbent, budget: Budget | None = None) -> DomainBound | N
     if tier.value(incumbent) >= tier.upper:
         return None
     found = domain_bound(built, budget=budget)
-    if found is None or found.tier != tier.name or found.bound >= tier.upper or found.bound < tier.value(incumbent):
+    if (
+        found is None
+        or found.tier != tier.name
+        or found.bound >= tier.upper
+        or found.bound < tier.value(incumbent)
+    ):
         return None  # (below the start's value would be a bug of the relaxation: never used then)
     built.tiers[0] = replace(tier, upper=found.bound)
     return found

@@ -84,13 +84,17 @@ def rounded_plan(bound: DomainBound) -> list[Item]:
     module doc); kinds in a fixed order, a kind's entities in queue order."""
     rel = bound.relaxation
     out: list[Item] = []
-    for ent, per_domain in sorted(bound.plan.items(), key=lambda kv: (kv[0].type, kv[0].key or "", kv[0].need)):
+    for ent, per_domain in sorted(
+        bound.plan.items(), key=lambda kv: (kv[0].type, kv[0].key or "", kv[0].need)
+    ):
         queue = [c for c, k in rel.members.get(ent, []) for _ in range(k)]
         total = min(len(queue), math.floor(sum(per_domain.values()) + ROUNDING_TOLERANCE))
         doms = sorted(per_domain, key=lambda x: -1 if x is None else x)
         counts = {d: math.floor(per_domain[d] + ROUNDING_TOLERANCE) for d in doms}
         extra = max(0, total - sum(counts.values()))
-        for d in sorted(doms, key=lambda x: (-(per_domain[x] - counts[x]), -1 if x is None else x))[:extra]:
+        for d in sorted(doms, key=lambda x: (-(per_domain[x] - counts[x]), -1 if x is None else x))[
+            :extra
+        ]:
             counts[d] += 1
         queue_at = iter(queue)
         for d in doms:
@@ -101,8 +105,13 @@ def rounded_plan(bound: DomainBound) -> list[Item]:
     return out
 
 
-def pack_plan(built: BuiltModel, bound: DomainBound, meter: Meter, first: dict[int, int] | None = None,
-              failed: set[int] | None = None) -> Counts | None:
+def pack_plan(
+    built: BuiltModel,
+    bound: DomainBound,
+    meter: Meter,
+    first: dict[int, int] | None = None,
+    failed: set[int] | None = None,
+) -> Counts | None:
     """The plan of :func:`rounded_plan` packed (step 2 of the module doc), nothing else placed;
     ``first``: plan item -> how early it goes (higher first); the items that fit nowhere are
     added to ``failed``. None when nothing is planned or something is forced."""
@@ -124,7 +133,9 @@ def pack_plan(built: BuiltModel, bound: DomainBound, meter: Meter, first: dict[i
     for p, m in enumerate(rel.pool_nodes):
         pool_at[m] = p
     pool_arrays = [np.asarray(m, dtype=np.int64) for m in rel.pool_nodes]
-    quota = {k: dict(v) for k, v in bound.pods.items()}  # the LP's pods per kind and pool, not yet placed
+    quota = {
+        k: dict(v) for k, v in bound.pods.items()
+    }  # the LP's pods per kind and pool, not yet placed
     usable = pool_at >= 0
     everything = np.nonzero(usable)[0]
     ids = {k: np.where(usable, inst.domains(k)[0], -1) for k in rel.keys}
@@ -195,7 +206,11 @@ def pack_plan(built: BuiltModel, bound: DomainBound, meter: Meter, first: dict[i
         if key is None:
             return place(c, need, everything, (type_of[c], None, None))
         nodes = nodes_of.get((key, d))
-        if nodes is not None and int(holds(c, nodes).sum()) >= need and place(c, need, nodes, (type_of[c], key, d)):
+        if (
+            nodes is not None
+            and int(holds(c, nodes).sum()) >= need
+            and place(c, need, nodes, (type_of[c], key, d))
+        ):
             return True
         meter.tick(-(-n_nodes // VECTOR_VISITS))
         per_node = holds(c, np.arange(n_nodes))
@@ -206,7 +221,9 @@ def pack_plan(built: BuiltModel, bound: DomainBound, meter: Meter, first: dict[i
                 return True
         return False
 
-    span = {k: float(np.mean([len(v) for (kk, _), v in nodes_of.items() if kk == k])) for k in rel.keys}
+    span = {
+        k: float(np.mean([len(v) for (kk, _), v in nodes_of.items() if kk == k])) for k in rel.keys
+    }
 
     def rank(i: int):
         c, _, key, need = plan[i]
@@ -220,7 +237,9 @@ def pack_plan(built: BuiltModel, bound: DomainBound, meter: Meter, first: dict[i
     return Counts(per_class, base.evicted)
 
 
-def domain_start(built: BuiltModel, bound: DomainBound, best: Counts | None, *, budget: Budget | None = None) -> Counts | None:
+def domain_start(
+    built: BuiltModel, bound: DomainBound, best: Counts | None, *, budget: Budget | None = None
+) -> Counts | None:
     """The packed plan (module doc) topped up first fit, when it beats ``best`` on the decision
     tiers and both the validator (nothing blamed) and the model (:func:`.start.check.model_accepts`)
     accept it; else None. Its work is charged to ``budget``."""
@@ -241,14 +260,22 @@ def domain_start(built: BuiltModel, bound: DomainBound, best: Counts | None, *, 
         if not failed or failed == before or meter.done():
             break  # (the same ones left out again: going on would repeat this packing)
         before = failed
-        for i in failed:  # what did not fit goes first next time, the latest failures before older ones
+        for (
+            i
+        ) in failed:  # what did not fit goes first next time, the latest failures before older ones
             first[i] = r + 1
-    meter.tick(len(em.inst.classes) * em.inst.n_nodes // VECTOR_VISITS // 16)  # the first fit's scans, roughly
+    meter.tick(
+        len(em.inst.classes) * em.inst.n_nodes // VECTOR_VISITS // 16
+    )  # the first fit's scans, roughly
     full = complete_first_fit(em, packed)
     if best is not None and not better(built.tiers, full, best):
         return None
     checked, dropped, _ = repaired(em, placements_from_counts(em, full), repairs=1)
-    if checked is None or dropped or not model_accepts(built, checked, time_limit=5.0, budget=budget):
+    if (
+        checked is None
+        or dropped
+        or not model_accepts(built, checked, time_limit=5.0, budget=budget)
+    ):
         return None
     return checked
 

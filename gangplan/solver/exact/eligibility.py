@@ -54,18 +54,30 @@ class EligibilityCache:
         self.inst = inst
         self.node_rules: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         c = inst.cluster
-        self.anti_holders = [(q, t, inst.bound_node_of[q.key])
-                             for q in c.bound_pods if q.key in inst.bound_node_of
-                             for t in q.affinity.pod_anti_affinity_required]
-        self.port_nodes = [i for i, pods in enumerate(inst.bound_on_node) if any(p.host_ports for p in pods)]
+        self.anti_holders = [
+            (q, t, inst.bound_node_of[q.key])
+            for q in c.bound_pods
+            if q.key in inst.bound_node_of
+            for t in q.affinity.pod_anti_affinity_required
+        ]
+        self.port_nodes = [
+            i for i, pods in enumerate(inst.bound_on_node) if any(p.host_ports for p in pods)
+        ]
 
     def node_masks(self, cls: PodClass) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         p = cls.rep
-        key = canonical((p.tolerations, p.model_dump(include={"node_selector"}), p.affinity.node_required or ()))
+        key = canonical(
+            (p.tolerations, p.model_dump(include={"node_selector"}), p.affinity.node_required or ())
+        )
         if key not in self.node_rules:
             nodes = self.inst.cluster.nodes
-            unsched = np.array([not blocked_by_unschedulable(n, p.tolerations) for n in nodes], dtype=bool)
-            taint = np.array([first_untolerated_taint(n.taints, p.tolerations) is None for n in nodes], dtype=bool)
+            unsched = np.array(
+                [not blocked_by_unschedulable(n, p.tolerations) for n in nodes], dtype=bool
+            )
+            taint = np.array(
+                [first_untolerated_taint(n.taints, p.tolerations) is None for n in nodes],
+                dtype=bool,
+            )
             sel = np.array([node_matches_pod_selector(p, n) for n in nodes], dtype=bool)
             self.node_rules[key] = (unsched, taint, sel)
         return self.node_rules[key]
@@ -150,8 +162,13 @@ def leaves_under(inst: Instance, key: str) -> list[str]:
     return [k for k in inst.cluster.groups.leaves(key) if k in inst.leaves]
 
 
-def class_eligibility(inst: Instance, cache: EligibilityCache, cls: PodClass, masks: Sequence[tuple[str, Mask]],
-                      ignore: frozenset[str] = frozenset()) -> Eligibility:
+def class_eligibility(
+    inst: Instance,
+    cache: EligibilityCache,
+    cls: PodClass,
+    masks: Sequence[tuple[str, Mask]],
+    ignore: frozenset[str] = frozenset(),
+) -> Eligibility:
     """Every family's mask (``masks``: (name, mask) in registry order); families in ``ignore`` do
     not restrict ``eligible`` (nor ``fit``, for capacity)."""
     fit = fit_counts(inst, request_vector(inst, cls))
@@ -177,5 +194,9 @@ def class_eligibility(inst: Instance, cache: EligibilityCache, cls: PodClass, ma
             for n, us in cond.items():
                 if eligible[n]:
                     needs.setdefault(n, set()).update(us)
-    return Eligibility(masks=found, eligible=eligible, fit=np.where(eligible, fit, 0),
-                       needs_evict={n: frozenset(us) for n, us in sorted(needs.items())})
+    return Eligibility(
+        masks=found,
+        eligible=eligible,
+        fit=np.where(eligible, fit, 0),
+        needs_evict={n: frozenset(us) for n, us in sorted(needs.items())},
+    )

@@ -25,7 +25,6 @@ from gangplan.solver.outcome import build_result
 ENGINE = "exact"
 
 
-
 def solve_exact(
     cluster: Cluster,
     *,
@@ -107,7 +106,9 @@ def solve_exact(
         return _result(built, "INFEASIBLE", None, [], t0, params, trace, snapshot)
     t1 = time.perf_counter()
     timing = ExactTiming(build=build_seconds)
-    incumbent, trace.hint = warm_start(built, hint, budget=budget, workers=workers, seed=seed, timing=timing)
+    incumbent, trace.hint = warm_start(
+        built, hint, budget=budget, workers=workers, seed=seed, timing=timing
+    )
     trace.start_seconds = round(time.perf_counter() - t1, 4)
     domain = tightened(built, incumbent, budget)
     if domain is not None:
@@ -119,14 +120,27 @@ def solve_exact(
                 incumbent, trace.hint.start = found, "domain LP start"
             params["domainBound"]["start"] = built.tiers[0].value(incumbent)
             trace.start_seconds = round(trace.start_seconds + time.perf_counter() - t2, 4)
-    outcome = solve_phases(built, budget=budget, workers=workers, seed=seed, incumbent=incumbent, tiebreak_phase=tiebreak)
+    outcome = solve_phases(
+        built,
+        budget=budget,
+        workers=workers,
+        seed=seed,
+        incumbent=incumbent,
+        tiebreak_phase=tiebreak,
+    )
     if outcome.status == "INFEASIBLE" and incumbent is not None and hint is not None:
         # The trusted hint's bound contradicted the model: never let a hint make the answer fail.
         trace.hint.retried = "hint bound made the model infeasible; solved again without it"
         first = outcome
         built = build_model(cluster, fixed=fixed, objective=objective, preemption=preemption)
-        outcome = solve_phases(built, budget=budget, workers=workers, seed=seed, incumbent=default_incumbent(built.em),
-                               tiebreak_phase=tiebreak)
+        outcome = solve_phases(
+            built,
+            budget=budget,
+            workers=workers,
+            seed=seed,
+            incumbent=default_incumbent(built.em),
+            tiebreak_phase=tiebreak,
+        )
         timing.retried = sum(first.seconds.get(k, 0.0) for k in ("decision", "tiebreak"))
     trace.phases = [p.to_trace() for p in outcome.phases]
     if outcome.superseded:
@@ -139,38 +153,66 @@ def solve_exact(
     params["wallLimit"] = budget.wall
     if outcome.status != "OPTIMAL":
         params["stoppedBy"] = "wall-clock" if budget.wall_hit else "work-limit"
-    return _result(built, outcome.status, outcome.counts, outcome.phases, t0, params, trace, snapshot)
+    return _result(
+        built, outcome.status, outcome.counts, outcome.phases, t0, params, trace, snapshot
+    )
 
 
 def model_stats(built: BuiltModel) -> ModelStats:
     em = built.em
     proto = em.model.proto
-    return ModelStats(variables=len(proto.variables), constraints=len(proto.constraints), classes=len(em.inst.classes),
-                      private_classes=sum(em.private), shapes=len(em.shapes))
+    return ModelStats(
+        variables=len(proto.variables),
+        constraints=len(proto.constraints),
+        classes=len(em.inst.classes),
+        private_classes=sum(em.private),
+        shapes=len(em.shapes),
+    )
 
 
-_STATUS = {"OPTIMAL": Status.OPTIMAL, "FEASIBLE": Status.FEASIBLE, "INFEASIBLE": Status.INFEASIBLE,
-           "UNKNOWN": Status.UNKNOWN}
+_STATUS = {
+    "OPTIMAL": Status.OPTIMAL,
+    "FEASIBLE": Status.FEASIBLE,
+    "INFEASIBLE": Status.INFEASIBLE,
+    "UNKNOWN": Status.UNKNOWN,
+}
 
 
-def _result(built: BuiltModel, status: str, counts: Counts | None, phases, t0: float, params, trace: ExactTrace,
-            snapshot) -> Result:
+def _result(
+    built: BuiltModel,
+    status: str,
+    counts: Counts | None,
+    phases,
+    t0: float,
+    params,
+    trace: ExactTrace,
+    snapshot,
+) -> Result:
     em, inst = built.em, built.inst
     t_decode = time.perf_counter()
     placements = placements_from_counts(em, counts) if counts is not None else {}
     pod_reasons = dict(inst.excluded)
-    why = {"OPTIMAL": "not placed in the optimum", "FEASIBLE": "not placed in the best solution found",
-           "INFEASIBLE": "no solution: the fixed placements cannot all hold",
-           "UNKNOWN": "no solution found within the time limit"}[status]
+    why = {
+        "OPTIMAL": "not placed in the optimum",
+        "FEASIBLE": "not placed in the best solution found",
+        "INFEASIBLE": "no solution: the fixed placements cannot all hold",
+        "UNKNOWN": "no solution found within the time limit",
+    }[status]
     for c in inst.classes:
         for p in c.pods:
             if p.key not in placements:
                 pod_reasons[p.key] = why
     group_reasons = {}
     for p in inst.cluster.pending_pods:
-        if p.group_key and p.key in inst.excluded and inst.excluded[p.key].startswith("SchedulerError"):
+        if (
+            p.group_key
+            and p.key in inst.excluded
+            and inst.excluded[p.key].startswith("SchedulerError")
+        ):
             group_reasons[p.group_key] = inst.excluded[p.key]
-    extra = {ph.tier: float(ph.value) for ph in phases if ph.tier in (GPUS, TOPOLOGY, SPREAD, TIEBREAK)}
+    extra = {
+        ph.tier: float(ph.value) for ph in phases if ph.tier in (GPUS, TOPOLOGY, SPREAD, TIEBREAK)
+    }
     bound = {ph.tier: float(ph.bound) for ph in phases if math.isfinite(ph.bound)}
     victims: list[str] = []
     nominated: set[str] = set()
@@ -187,15 +229,27 @@ def _result(built: BuiltModel, status: str, counts: Counts | None, phases, t0: f
     timing.total = time.perf_counter() - t0
     trace.timing = timing.rounded()
     result = build_result(
-        inst.cluster, engine=ENGINE, status=_STATUS[status], placements=placements,
-        victims=victims, nominated=nominated,
-        pod_reasons=pod_reasons, group_reasons=group_reasons, extra_objective=extra, bound=bound,
-        gap=_gap(phases, status), wall_seconds=time.perf_counter() - t0, params=params, trace=trace,
+        inst.cluster,
+        engine=ENGINE,
+        status=_STATUS[status],
+        placements=placements,
+        victims=victims,
+        nominated=nominated,
+        pod_reasons=pod_reasons,
+        group_reasons=group_reasons,
+        extra_objective=extra,
+        bound=bound,
+        gap=_gap(phases, status),
+        wall_seconds=time.perf_counter() - t0,
+        params=params,
+        trace=trace,
         snapshot=snapshot,
     )
     order = [ph.tier for ph in phases]
     rank = _tier_rank(list(result.objective), order)
-    return result.model_copy(update={"objective": _ranked(result.objective, rank), "bound": _ranked(result.bound, rank)})
+    return result.model_copy(
+        update={"objective": _ranked(result.objective, rank), "bound": _ranked(result.bound, rank)}
+    )
 
 
 def _tier_rank(keys: list[str], solved: list[str]) -> dict[str, tuple[int, int]]:
@@ -217,7 +271,9 @@ def _tier_rank(keys: list[str], solved: list[str]) -> dict[str, tuple[int, int]]
 
 def _ranked(values: dict[str, float], rank: dict[str, tuple[int, int]]) -> dict[str, float]:
     end = (len(rank) + 1, 0)
-    return dict(sorted(values.items(), key=lambda kv: rank.get(kv[0], end)))  # stable: ties keep their order
+    return dict(
+        sorted(values.items(), key=lambda kv: rank.get(kv[0], end))
+    )  # stable: ties keep their order
 
 
 def _gap(phases, status: str) -> float | None:

@@ -54,7 +54,9 @@ class Outputs:
         """The output of type ``kind``; a family asking for one no earlier family built is a
         registry-order mistake."""
         if kind not in self._items:
-            raise LookupError(f"no constraint family before this one outputs a {kind.__name__} (see the registry order)")
+            raise LookupError(
+                f"no constraint family before this one outputs a {kind.__name__} (see the registry order)"
+            )
         return self._items[kind]  # type: ignore[return-value]
 
     def find(self, kind: type[T]) -> T | None:
@@ -74,7 +76,9 @@ class Layout:
     """A typed output for later families (``ctx.outputs``)."""
 
 
-def selector_layout(inst: Instance, holds: Callable[[Pod], bool], selects: Callable[[Pod, Pod], bool]) -> Layout:
+def selector_layout(
+    inst: Instance, holds: Callable[[Pod], bool], selects: Callable[[Pod, Pod], bool]
+) -> Layout:
     """Per-node counts for the classes whose pods hold a pod-to-pod rule (``holds``) and every
     class one of them selects (``selects(holder, pod)``): both sides of inter-pod terms."""
     holders = [c for c in inst.classes if holds(c.rep)]

@@ -90,8 +90,9 @@ def _bound_expr(em: ExactModel, leaf: LeafGroup):
     """``bound - sum k * evict[u]`` over the evictable units holding pods of the leaf."""
     if not leaf.evictable:
         return leaf.bound
-    return leaf.bound - cp_model.LinearExpr.weighted_sum([em.evict[u] for u, _ in leaf.evictable],
-                                                         [k for _, k in leaf.evictable])
+    return leaf.bound - cp_model.LinearExpr.weighted_sum(
+        [em.evict[u] for u, _ in leaf.evictable], [k for _, k in leaf.evictable]
+    )
 
 
 def _leaf(em: ExactModel, leaf: LeafGroup, enforce: bool):
@@ -143,7 +144,9 @@ def _composite(em: ExactModel, node: CompositeNode, act: dict, sat: dict, enforc
 
 def _satisfied_value(em: ExactModel, key: str, cnt: Counts) -> bool:
     """The shared rule (:meth:`GroupTree.satisfied`) on the counts of a solution."""
-    placed = {k: bound_now(leaf, cnt) + _leaf_new_value(leaf)(cnt) for k, leaf in em.inst.leaves.items()}
+    placed = {
+        k: bound_now(leaf, cnt) + _leaf_new_value(leaf)(cnt) for k, leaf in em.inst.leaves.items()
+    }
     return key in em.inst.cluster.groups and em.inst.cluster.groups.satisfied(key, placed)
 
 

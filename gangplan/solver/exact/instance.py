@@ -86,7 +86,9 @@ class Instance:
     nodes_alloc: np.ndarray  # [N, R] allocatable
     free: np.ndarray  # [N, R] allocatable - bound usage
     free_pods: np.ndarray  # [N] remaining pod slots (large when the node lists no pods cap)
-    blocked: np.ndarray  # [N] no pod slot left: validate rejects any new pod there (an over-committed
+    blocked: (
+        np.ndarray
+    )  # [N] no pod slot left: validate rejects any new pod there (an over-committed
     # resource blocks only the classes that request it: eligibility.fit_counts, as NodeResourcesFit)
     resources: tuple[str, ...]
     bound_on_node: list[list[Pod]]
@@ -158,8 +160,18 @@ class Instance:
 def pod_signature(p: Pod) -> str:
     """Every field of a pod the rules read; equal signatures mean interchangeable pods."""
     return p.model_dump_json(
-        include={"namespace", "labels", "requests", "node_selector", "affinity", "tolerations",
-                 "priority", "host_ports", "topology_spread", "scheduler_name"}
+        include={
+            "namespace",
+            "labels",
+            "requests",
+            "node_selector",
+            "affinity",
+            "tolerations",
+            "priority",
+            "host_ports",
+            "topology_spread",
+            "scheduler_name",
+        }
     )
 
 
@@ -185,23 +197,36 @@ def _bound_state(cluster: Cluster, victims: set[str], resources: tuple[str, ...]
                 used[i, ridx[r]] += q
     big = np.iinfo(np.int32).max
     free_pods = np.array(
-        [node.allocatable[PODS] - len(bound_on_node[i]) if PODS in node.allocatable else big
-         for i, node in enumerate(cluster.nodes)], dtype=np.int64)
+        [
+            node.allocatable[PODS] - len(bound_on_node[i]) if PODS in node.allocatable else big
+            for i, node in enumerate(cluster.nodes)
+        ],
+        dtype=np.int64,
+    )
     blocked = free_pods < 0
     return alloc, alloc - used, free_pods, blocked, bound_on_node, bound_node_of
 
 
-def build_instance(cluster: Cluster, *, fixed: dict[str, str | None] | None = None,
-                   victims: tuple[str, ...] | list[str] = (), preemption: bool = False) -> Instance:
+def build_instance(
+    cluster: Cluster,
+    *,
+    fixed: dict[str, str | None] | None = None,
+    victims: tuple[str, ...] | list[str] = (),
+    preemption: bool = False,
+) -> Instance:
     """Group the schedulable pending pods into classes and the groups into a tree.
 
     ``victims`` leave the bound state statically (check_feasible of a result with victims);
     ``preemption`` adds the evictable units the model may decide to evict (:mod:`.victims`,
     :mod:`.preemption`)."""
     fixed = dict(fixed or {})
-    cluster = capacity_view(cluster)  # DRA devices as resource rows (gangplan.dra.capacity); itself without DRA
+    cluster = capacity_view(
+        cluster
+    )  # DRA devices as resource rows (gangplan.dra.capacity); itself without DRA
     resources = tuple(r for r in cluster.resource_names if r != PODS)
-    alloc, free, free_pods, blocked, bound_on_node, bound_node_of = _bound_state(cluster, set(victims), resources)
+    alloc, free, free_pods, blocked, bound_on_node, bound_node_of = _bound_state(
+        cluster, set(victims), resources
+    )
     tree = cluster.groups
     excluded: dict[str, str] = {}
     fixed_errors: list[str] = []
@@ -216,7 +241,11 @@ def build_instance(cluster: Cluster, *, fixed: dict[str, str | None] | None = No
         if skip is not None:
             excluded[p.key] = skip
             if target:
-                what = f"gated ({cluster.gated[p.key]})" if p.key in cluster.gated else f"not attempted ({skip})"
+                what = (
+                    f"gated ({cluster.gated[p.key]})"
+                    if p.key in cluster.gated
+                    else f"not attempted ({skip})"
+                )
                 fixed_errors.append(f"result-shape: {p.key} is {what} but fixed to {target}")
             continue
         ent = tree.entity_of(p)
@@ -241,10 +270,19 @@ def build_instance(cluster: Cluster, *, fixed: dict[str, str | None] | None = No
     class_of: dict[str, int] = {}
     # Classes in order of their first pod in the snapshot: deterministic model and decoding.
     order = {p.key: i for i, p in enumerate(cluster.pods)}
-    for (group, _sig, node_idx), pods in sorted(buckets.items(), key=lambda kv: order[kv[1][0].key]):
+    for (group, _sig, node_idx), pods in sorted(
+        buckets.items(), key=lambda kv: order[kv[1][0].key]
+    ):
         ent = tree.root_of(group) if group else None
         prio = tree.node(ent).priority if ent else pods[0].priority
-        c = PodClass(index=len(classes), pods=pods, group=group, entity=ent, priority=prio, fixed_node=node_idx)
+        c = PodClass(
+            index=len(classes),
+            pods=pods,
+            group=group,
+            entity=ent,
+            priority=prio,
+            fixed_node=node_idx,
+        )
         classes.append(c)
         for p in pods:
             class_of[p.key] = c.index
@@ -265,14 +303,32 @@ def build_instance(cluster: Cluster, *, fixed: dict[str, str | None] | None = No
             for g, k in sorted(per_group.items()):
                 leaves[g].evictable.append((i, k))
     gone = set(victims)
-    return Instance(cluster=cluster, nodes_alloc=alloc, free=free, free_pods=free_pods, blocked=blocked,
-                    resources=resources, bound_on_node=bound_on_node, bound_node_of=bound_node_of,
-                    classes=classes, class_of=class_of, leaves=leaves, composites=composites,
-                    roots=roots, excluded=excluded, fixed_errors=fixed_errors, units=units,
-                    evict_room=evict_room, evict_slots=evict_slots,
-                    unit_of={p.key: i for i, u in enumerate(units) for p in u.pods},
-                    victim_pods=[(p, cluster.node_index[p.node_name]) for p in cluster.bound_pods
-                                 if p.key in gone and p.node_name in cluster.node_index])
+    return Instance(
+        cluster=cluster,
+        nodes_alloc=alloc,
+        free=free,
+        free_pods=free_pods,
+        blocked=blocked,
+        resources=resources,
+        bound_on_node=bound_on_node,
+        bound_node_of=bound_node_of,
+        classes=classes,
+        class_of=class_of,
+        leaves=leaves,
+        composites=composites,
+        roots=roots,
+        excluded=excluded,
+        fixed_errors=fixed_errors,
+        units=units,
+        evict_room=evict_room,
+        evict_slots=evict_slots,
+        unit_of={p.key: i for i, u in enumerate(units) for p in u.pods},
+        victim_pods=[
+            (p, cluster.node_index[p.node_name])
+            for p in cluster.bound_pods
+            if p.key in gone and p.node_name in cluster.node_index
+        ],
+    )
 
 
 def _group_tree(cluster: Cluster, classes: list[PodClass], bound_node_of: dict[str, int]):
@@ -288,11 +344,22 @@ def _group_tree(cluster: Cluster, classes: list[PodClass], bound_node_of: dict[s
             g = tree.node(key)
             if g.is_leaf:
                 bound = sum(1 for p in g.members if p.key in bound_node_of)
-                leaves[key] = LeafGroup(key=key, gang=g.gang, min_count=g.need, bound=bound,
-                                        parent=g.parent if key != r else None, topology_key=g.topology_key)
+                leaves[key] = LeafGroup(
+                    key=key,
+                    gang=g.gang,
+                    min_count=g.need,
+                    bound=bound,
+                    parent=g.parent if key != r else None,
+                    topology_key=g.topology_key,
+                )
             else:
-                composites[key] = CompositeNode(key=key, need=g.need, children=list(g.children),
-                                                parent=g.parent if key != r else None, topology_key=g.topology_key)
+                composites[key] = CompositeNode(
+                    key=key,
+                    need=g.need,
+                    children=list(g.children),
+                    parent=g.parent if key != r else None,
+                    topology_key=g.topology_key,
+                )
     for c in classes:
         if c.group is not None and c.group in leaves:
             leaves[c.group].classes.append(c.index)

@@ -85,7 +85,9 @@ def locality_layout(inst: Instance, objective: str) -> Layout:
     """The plan as the family's output; measured groups that cannot be split get per-node counts."""
     groups, split = locality_plan(inst, objective)
     per_node = {c.index: c.size for c in inst.classes if c.group in groups and c.group not in split}
-    return Layout(per_node=per_node, per_domain=split, output=LocalityPlan(groups=groups, split=split))
+    return Layout(
+        per_node=per_node, per_domain=split, output=LocalityPlan(groups=groups, split=split)
+    )
 
 
 def locality_plan(inst: Instance, objective: str) -> tuple[frozenset[str], dict[str, str]]:
@@ -125,13 +127,17 @@ def _splittable(inst: Instance, key: str, finest: str) -> bool:
     topology (it spans groups), and a required key of its own must be a tree level at or above
     ``finest``, so that each counted domain lies inside one required domain."""
     leaf = inst.leaves[key]
-    if any(inst.cluster.groups.node(k).topology_key for k in inst.cluster.groups.ancestors(key)[1:]):
+    if any(
+        inst.cluster.groups.node(k).topology_key for k in inst.cluster.groups.ancestors(key)[1:]
+    ):
         return False
     required = leaf.topology_key
     if not required:
         return True
     levels = inst.tree.levels
-    return required in levels and finest in levels and levels.index(required) <= levels.index(finest)
+    return (
+        required in levels and finest in levels and levels.index(required) <= levels.index(finest)
+    )
 
 
 @dataclass
@@ -160,7 +166,9 @@ class Locality:
 
     def _spread_tier(self) -> Tier:
         top = sum(w * m for _, w, m, _ in self.spread)
-        cost = cp_model.LinearExpr.weighted_sum([e for e, _, _, _ in self.spread], [w for _, w, _, _ in self.spread])
+        cost = cp_model.LinearExpr.weighted_sum(
+            [e for e, _, _, _ in self.spread], [w for _, w, _, _ in self.spread]
+        )
         fns = [(w, fn) for _, w, _, fn in self.spread]
         return Tier(SPREAD, top - cost, lambda cnt: top - sum(w * fn(cnt) for w, fn in fns), top)
 
@@ -196,7 +204,11 @@ def add_locality_constraints(ctx: BuildContext) -> Locality:
         pref = preferred.get(key)
         if pref is not None:
             _add_packed(em, loc, g, *inst.level_ids(pref))
-        levels = spread_level_indices(inst, key, pref, objective) if g.pending + len(g.bound_nodes) >= 2 else []
+        levels = (
+            spread_level_indices(inst, key, pref, objective)
+            if g.pending + len(g.bound_nodes) >= 2
+            else []
+        )
         for _level, weight, most, expr, fn in _spread_levels(em, tree, g, levels):
             loc.spread.append((expr, weight, most, fn))
     return loc
@@ -205,9 +217,18 @@ def add_locality_constraints(ctx: BuildContext) -> Locality:
 def _group(em: ExactModel, key: str, act: cp_model.IntVar | int) -> _Group:
     inst = em.inst
     leaf = inst.leaves[key]
-    bound = [inst.bound_node_of[p.key] for p in inst.cluster.groups.node(key).members if p.key in inst.bound_node_of]
-    return _Group(key=key, classes=list(leaf.classes), bound_nodes=bound,
-                  pending=sum(inst.classes[c].size for c in leaf.classes), act=act)
+    bound = [
+        inst.bound_node_of[p.key]
+        for p in inst.cluster.groups.node(key).members
+        if p.key in inst.bound_node_of
+    ]
+    return _Group(
+        key=key,
+        classes=list(leaf.classes),
+        bound_nodes=bound,
+        pending=sum(inst.classes[c].size for c in leaf.classes),
+        act=act,
+    )
 
 
 def _atoms(em: ExactModel, g: _Group) -> list[tuple[int, cp_model.IntVar, int, int]]:
@@ -253,7 +274,9 @@ def _add_packed(em: ExactModel, loc: Locality, g: _Group, ids: np.ndarray, n_dom
         for c in g.classes:
             own = [v for k, v, _ in entries if k == c]
             size = inst.classes[c].size
-            model.add(em.placed[c] - cp_model.LinearExpr.sum(own) + size * pk <= size)  # pk: none outside D
+            model.add(
+                em.placed[c] - cp_model.LinearExpr.sum(own) + size * pk <= size
+            )  # pk: none outside D
         # packed and admitted: at least the pods the gang still needs are in D (tighter LP than >= pk)
         model.add(cp_model.LinearExpr.sum([v for _, v, _ in entries]) >= need * pk)
         lits.append(pk)
@@ -261,12 +284,16 @@ def _add_packed(em: ExactModel, loc: Locality, g: _Group, ids: np.ndarray, n_dom
     if len(lits) > 1:
         model.add_at_most_one(lits)
     # A group no domain can hold still gets its (empty) term: the tier then reports 0 for it.
-    loc.packed.append((lits, g.pending, lambda cnt: int(any(_packed_in(g, ids, d, cnt) for d in doms))))
+    loc.packed.append(
+        (lits, g.pending, lambda cnt: int(any(_packed_in(g, ids, d, cnt) for d in doms)))
+    )
 
 
 def _packed_in(g: _Group, ids: np.ndarray, d: int, cnt: Counts) -> int:
     new = g.new_nodes(cnt)
-    return int(bool(new) and all(ids[n] == d for n in new) and all(ids[n] == d for n in g.bound_nodes))
+    return int(
+        bool(new) and all(ids[n] == d for n in new) and all(ids[n] == d for n in g.bound_nodes)
+    )
 
 
 def spread_level_indices(inst: Instance, key: str, pref: str | None, objective: str) -> list[int]:
@@ -323,8 +350,12 @@ def _spread_levels(em: ExactModel, tree: TopologyTree, g: _Group, levels: list[i
         lits = {}
         for d in free:
             entries = per_domain[d]
-            ub = min(sum(b for _, _, b in entries), g.pending)  # tight big-M: LP u >= pods in D / ub
-            u = em.new_aux(0, 1, lambda cnt, d=d, ids=ids: int(any(ids[n] == d for n in g.new_nodes(cnt))))
+            ub = min(
+                sum(b for _, _, b in entries), g.pending
+            )  # tight big-M: LP u >= pods in D / ub
+            u = em.new_aux(
+                0, 1, lambda cnt, d=d, ids=ids: int(any(ids[n] == d for n in g.new_nodes(cnt)))
+            )
             em.model.add(cp_model.LinearExpr.sum([v for _, v, _ in entries]) <= ub * u)
             up = _parent_literal(ids, d, parent_ids, parent_lits, tree, i)
             if up is not None:
@@ -332,7 +363,9 @@ def _spread_levels(em: ExactModel, tree: TopologyTree, g: _Group, levels: list[i
             lits[d] = u
         has = 1 if g.bound_nodes else g.act
         expr = cp_model.LinearExpr.sum(list(lits.values())) + len(fixed) - has
-        built.append((i, most - 1, expr, lambda cnt, ids=ids, fixed=tuple(fixed): _cost(g, ids, fixed, cnt)))
+        built.append(
+            (i, most - 1, expr, lambda cnt, ids=ids, fixed=tuple(fixed): _cost(g, ids, fixed, cnt))
+        )
         parent_lits, parent_ids = lits, ids
     return _weighted(built)
 

@@ -48,7 +48,9 @@ def build_tiers(em: ExactModel, outputs: Outputs, objective: str) -> list[Tier]:
     inst, cluster = em.inst, em.inst.cluster
     tiers = [_admitted_tier(em, admitted, pr) for pr in admitted_priorities(cluster)]
     if objective == "gpus":
-        tiers.append(_weighted_tier(em, GPUS, [int(c.rep.requests.get(GPU, 0)) for c in inst.classes]))
+        tiers.append(
+            _weighted_tier(em, GPUS, [int(c.rep.requests.get(GPU, 0)) for c in inst.classes])
+        )
     tiers.append(_weighted_tier(em, PLACED, [1] * len(inst.classes)))
     tiers += disruption_tiers(em)  # preemption only: pdbViolations, victims[p=P]
     locality = outputs.find(Locality)
@@ -62,7 +64,9 @@ def _admitted_tier(em: ExactModel, admitted: dict[str, cp_model.IntVar], prio: i
     inst = em.inst
     roots = [r for r in inst.roots if r in admitted and _root_priority(em, r) == prio]
     singles = [c.index for c in inst.classes if c.entity is None and c.priority == prio]
-    terms = [admitted[r] for r in roots if not isinstance(admitted[r], int)] + [em.placed[c] for c in singles]
+    terms = [admitted[r] for r in roots if not isinstance(admitted[r], int)] + [
+        em.placed[c] for c in singles
+    ]
     by_root: dict[str, list[int]] = {}
     wanted = set(roots)
     for c in inst.classes:
@@ -85,12 +89,18 @@ def _root_priority(em: ExactModel, root: str) -> int:
 def _weighted_tier(em: ExactModel, name: str, weights: list[int]) -> Tier:
     inst = em.inst
     pairs = [(em.placed[c.index], w) for c, w in zip(inst.classes, weights, strict=True) if w]
-    expr = cp_model.LinearExpr.weighted_sum([v for v, _ in pairs], [w for _, w in pairs]) if pairs else cp_model.LinearExpr.sum([])
+    expr = (
+        cp_model.LinearExpr.weighted_sum([v for v, _ in pairs], [w for _, w in pairs])
+        if pairs
+        else cp_model.LinearExpr.sum([])
+    )
 
     def value(cnt: Counts) -> int:
         return sum(w * cnt.total(c) for c, w in enumerate(weights))
 
-    return Tier(name, expr, value, sum(w * c.size for c, w in zip(inst.classes, weights, strict=True)))
+    return Tier(
+        name, expr, value, sum(w * c.size for c, w in zip(inst.classes, weights, strict=True))
+    )
 
 
 def node_weights(em: ExactModel) -> np.ndarray:

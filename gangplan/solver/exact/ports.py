@@ -25,7 +25,11 @@ def ports_mask(view: ClassView, cond: Conditions) -> np.ndarray | None:
         return None
     mask = np.ones(inst.n_nodes, dtype=bool)
     for i in view.cache.port_nodes:
-        hit = [q for q in inst.bound_on_node[i] if any(ports_conflict(a, b) for a in cls.rep.host_ports for b in q.host_ports)]
+        hit = [
+            q
+            for q in inst.bound_on_node[i]
+            if any(ports_conflict(a, b) for a in cls.rep.host_ports for b in q.host_ports)
+        ]
         if hit:
             block(inst, mask, cond, np.array([i]), hit)
     return mask
@@ -42,7 +46,7 @@ def add_port_constraints(ctx: BuildContext) -> None:
     em = ctx.em
     with_ports = [c for c in em.inst.classes if c.rep.host_ports and em.x[c.index]]
     for i, a in enumerate(with_ports):
-        for b in with_ports[i + 1:]:
+        for b in with_ports[i + 1 :]:
             if not any(ports_conflict(p, q) for p in a.rep.host_ports for q in b.rep.host_ports):
                 continue
             xa, xb = em.x[a.index], em.x[b.index]

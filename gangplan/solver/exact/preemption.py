@@ -84,7 +84,9 @@ def add_eviction(ctx: BuildContext) -> None:
                 singles.setdefault(EntityKey.pod(p.key), []).append(c.index)
     prio_of = _slot_priorities(em)
     pre_entities = {e for _, e in pre}
-    preempting = {c.index for c in inst.classes if inst.cluster.groups.entity_of(c.pods[0]) in pre_entities}
+    preempting = {
+        c.index for c in inst.classes if inst.cluster.groups.entity_of(c.pods[0]) in pre_entities
+    }
     tree = inst.cluster.groups
     for var, u in zip(em.evict, inst.units, strict=True):
         lits = []
@@ -96,8 +98,12 @@ def add_eviction(ctx: BuildContext) -> None:
                 lits += [em.placed[c] for c in singles[ent]]
             elif not isinstance(admitted.get(ent.key, 0), int):
                 lits.append(admitted[ent.key])
-        local = [v for n in sorted(u.usage) for v, _, _ in em.node_vars[n]
-                 if prio_of[v.index][0] > u.priority and prio_of[v.index][1] & preempting]
+        local = [
+            v
+            for n in sorted(u.usage)
+            for v, _, _ in em.node_vars[n]
+            if prio_of[v.index][0] > u.priority and prio_of[v.index][1] & preempting
+        ]
         if lits and local:
             em.model.add(var <= cp_model.LinearExpr.sum(sorted(set(lits), key=lambda v: v.index)))
             em.model.add(var <= cp_model.LinearExpr.sum(local))
@@ -149,27 +155,54 @@ def disruption_tiers(em: ExactModel) -> list[Tier]:
         fn = _pdb_violations(per_unit, allowed)
         v = em.new_aux(0, worst, fn)
         pairs = [(em.evict[i], k) for i, k in enumerate(per_unit) if k]
-        em.model.add(v >= cp_model.LinearExpr.weighted_sum([x for x, _ in pairs], [k for _, k in pairs]) - allowed)
+        em.model.add(
+            v
+            >= cp_model.LinearExpr.weighted_sum([x for x, _ in pairs], [k for _, k in pairs])
+            - allowed
+        )
         viols.append((v, fn))
         viol_upper += worst
     if viols:
         fns = [fn for _, fn in viols]
-        tiers.append(Tier(PDB_VIOLATIONS, viol_upper - cp_model.LinearExpr.sum([v for v, _ in viols]),
-                          lambda cnt, fns=fns, up=viol_upper: up - sum(f(cnt) for f in fns), viol_upper, cost=True))
+        tiers.append(
+            Tier(
+                PDB_VIOLATIONS,
+                viol_upper - cp_model.LinearExpr.sum([v for v, _ in viols]),
+                lambda cnt, fns=fns, up=viol_upper: up - sum(f(cnt) for f in fns),
+                viol_upper,
+                cost=True,
+            )
+        )
     for prio in sorted({u.priority for u in inst.units}, reverse=True):
         idx = [i for i, u in enumerate(inst.units) if u.priority == prio]
         sizes = {i: len(inst.units[i].pods) for i in idx}
         upper = sum(sizes.values())
-        expr = upper - cp_model.LinearExpr.weighted_sum([em.evict[i] for i in idx], [sizes[i] for i in idx])
-        tiers.append(Tier(victims_tier(prio), expr,
-                          lambda cnt, s=sizes, up=upper: up - sum(k for i, k in s.items() if i in cnt.evicted), upper,
-                          cost=True))
+        expr = upper - cp_model.LinearExpr.weighted_sum(
+            [em.evict[i] for i in idx], [sizes[i] for i in idx]
+        )
+        tiers.append(
+            Tier(
+                victims_tier(prio),
+                expr,
+                lambda cnt, s=sizes, up=upper: (
+                    up - sum(k for i, k in s.items() if i in cnt.evicted)
+                ),
+                upper,
+                cost=True,
+            )
+        )
     tiers += _broken_groups_tier(em)
     sizes = {i: len(u.pods) for i, u in enumerate(inst.units)}
     upper = sum(sizes.values())
-    tiers.append(Tier(VICTIM_PODS, upper - cp_model.LinearExpr.weighted_sum(list(em.evict), list(sizes.values())),
-                      lambda cnt, s=sizes, up=upper: up - sum(k for i, k in s.items() if i in cnt.evicted), upper,
-                      cost=True))
+    tiers.append(
+        Tier(
+            VICTIM_PODS,
+            upper - cp_model.LinearExpr.weighted_sum(list(em.evict), list(sizes.values())),
+            lambda cnt, s=sizes, up=upper: up - sum(k for i, k in s.items() if i in cnt.evicted),
+            upper,
+            cost=True,
+        )
+    )
     return tiers
 
 
@@ -191,9 +224,17 @@ def _broken_groups_tier(em: ExactModel) -> list[Tier]:
             em.model.add(b >= em.evict[i])
         broken.append((b, tuple(units)))
     upper = len(broken)
-    return [Tier(BROKEN_GROUPS, upper - cp_model.LinearExpr.sum([b for b, _ in broken]),
-                 lambda cnt, bs=tuple(us for _, us in broken), up=upper: up - sum(1 for us in bs if any(i in cnt.evicted for i in us)), upper,
-                 cost=True)]
+    return [
+        Tier(
+            BROKEN_GROUPS,
+            upper - cp_model.LinearExpr.sum([b for b, _ in broken]),
+            lambda cnt, bs=tuple(us for _, us in broken), up=upper: (
+                up - sum(1 for us in bs if any(i in cnt.evicted for i in us))
+            ),
+            upper,
+            cost=True,
+        )
+    ]
 
 
 def _pdb_violations(per_unit: list[int], allowed: int):

@@ -76,9 +76,13 @@ leave less than SKIP_TIEBREAK_SECONDS (they were not proven then anyway, or bare
 MIN_TIEBREAK_SECONDS = 0.5
 SKIP_TIEBREAK_SECONDS = 0.1
 MAX_TIEBREAK_SHARE = 0.5
+
+
 def tiebreak_reserve(time_limit: float) -> float:
     """Seconds kept for the tie-break phase out of ``time_limit`` (see TIEBREAK_SHARE)."""
-    return min(max(MIN_TIEBREAK_SECONDS, TIEBREAK_SHARE * time_limit), MAX_TIEBREAK_SHARE * time_limit)
+    return min(
+        max(MIN_TIEBREAK_SECONDS, TIEBREAK_SHARE * time_limit), MAX_TIEBREAK_SHARE * time_limit
+    )
 
 
 @dataclass
@@ -97,9 +101,15 @@ class PhaseReport:
 
     def to_trace(self) -> SolvePhase:
         """The phase as the trace records it (seconds rounded, a bound only when finite)."""
-        return SolvePhase(tier=self.tier, phase=self.phase, status=self.status, value=self.value,
-                          bound=self.bound if math.isfinite(self.bound) else None, seconds=round(self.seconds, 4),
-                          timing=self.timing.rounded())
+        return SolvePhase(
+            tier=self.tier,
+            phase=self.phase,
+            status=self.status,
+            value=self.value,
+            bound=self.bound if math.isfinite(self.bound) else None,
+            seconds=round(self.seconds, 4),
+            timing=self.timing.rounded(),
+        )
 
 
 @dataclass
@@ -123,9 +133,15 @@ class SolveOutcome:
         bound = ph.bound if math.isfinite(ph.bound) else None
         gap = None if bound is None else round(abs(bound - ph.value) / max(1.0, abs(bound)), 6)
         # solved: False when no time was left after the decision tiers (value of their solution)
-        return TiebreakReport(status=ph.status, value=ph.value, bound=bound, gap=gap, seconds=round(ph.seconds, 4),
-                              budget=round(self.seconds.get("tiebreakBudget", 0.0), 4),
-                              solved=False if self.seconds.get("tiebreakSkipped") else None)
+        return TiebreakReport(
+            status=ph.status,
+            value=ph.value,
+            bound=bound,
+            gap=gap,
+            seconds=round(ph.seconds, 4),
+            budget=round(self.seconds.get("tiebreakBudget", 0.0), 4),
+            solved=False if self.seconds.get("tiebreakSkipped") else None,
+        )
 
 
 SOLVER_PARAMS: dict[str, object] = {"max_presolve_iterations": 1}
@@ -150,13 +166,20 @@ unchanged.
 Parameters never change what is proven, only how fast."""
 
 
-def solver_for(seconds: float, workers: int, seed: int, budget: Budget | None = None) -> cp_model.CpSolver:
+def solver_for(
+    seconds: float, workers: int, seed: int, budget: Budget | None = None
+) -> cp_model.CpSolver:
     """A CP-SAT solver for a solve of ``seconds`` units of deterministic work (at most what
     ``budget`` has left; its wall-clock cap as the time limit)."""
     solver = cp_model.CpSolver()
     p = solver.parameters
-    configure_solver(p, budget if budget is not None else Budget(seconds), max(MIN_PHASE_SECONDS, seconds),
-                     workers=workers, seed=seed)
+    configure_solver(
+        p,
+        budget if budget is not None else Budget(seconds),
+        max(MIN_PHASE_SECONDS, seconds),
+        workers=workers,
+        seed=seed,
+    )
     p.log_search_progress = False
     if workers >= 2:
         p.extra_subsolvers.append("max_lp_sym")
@@ -171,7 +194,12 @@ def group_tiers(tiers: list[Tier]) -> list[list[Tier]]:
     span = 0
     for tier in tiers:
         width = tier.upper + 1
-        if groups and tier.name != TIEBREAK and groups[-1][-1].name != TIEBREAK and span * width <= MAX_BAND_PRODUCT:
+        if (
+            groups
+            and tier.name != TIEBREAK
+            and groups[-1][-1].name != TIEBREAK
+            and span * width <= MAX_BAND_PRODUCT
+        ):
             groups[-1].append(tier)
             span *= width
         else:
@@ -189,8 +217,15 @@ def band_weights(group: list[Tier]) -> list[int]:
     return weights
 
 
-def solve_phases(em: BuiltModel, *, budget: Budget, workers: int, seed: int,
-                 incumbent: Counts | None, tiebreak_phase: bool = True) -> SolveOutcome:
+def solve_phases(
+    em: BuiltModel,
+    *,
+    budget: Budget,
+    workers: int,
+    seed: int,
+    incumbent: Counts | None,
+    tiebreak_phase: bool = True,
+) -> SolveOutcome:
     """Maximise each phase in turn, the previous ones held at >= their value (see module doc).
 
     Merged decision tiers first get ``MERGED_SHARE`` of their budget as one band-weighted solve
@@ -255,8 +290,17 @@ def solve_phases(em: BuiltModel, *, budget: Budget, workers: int, seed: int,
             # The decision tiers needed the time (they may use the reserve; the tie-break only
             # orders equal optima): report its value on their solution, unproven, without a solve.
             t = tiebreak[0]
-            out.phases.append(PhaseReport(t.name, "FEASIBLE", t.value(out.counts), float(t.upper), 0.0, phase=phase,
-                                          timing=PhaseTiming(budget=units)))
+            out.phases.append(
+                PhaseReport(
+                    t.name,
+                    "FEASIBLE",
+                    t.value(out.counts),
+                    float(t.upper),
+                    0.0,
+                    phase=phase,
+                    timing=PhaseTiming(budget=units),
+                )
+            )
             out.seconds["tiebreakSkipped"] = 1.0
         elif not run(tiebreak, units):
             # Only a bug could make the tie-break phase infeasible (its start is a solution of
@@ -306,14 +350,23 @@ def topped_up(em: BuiltModel, counts: Counts | None, budget: Budget | None = Non
     left = entities_in_queue_order(em.em, counts.per_class)
     if not left:
         return counts
-    more, _ = packed_start(em.em, em.tiers, counts, left, seconds=TOP_UP_SECONDS, restarts=2, budget=budget)
+    more, _ = packed_start(
+        em.em, em.tiers, counts, left, seconds=TOP_UP_SECONDS, restarts=2, budget=budget
+    )
     if better(em.tiers, more, counts) and model_accepts(em, more, time_limit=5.0, budget=budget):
         return more
     return counts
 
 
-def _solve_group(em: BuiltModel, group: list[Tier], out: SolveOutcome, units: float, workers: int, seed: int,
-                 budget: Budget) -> bool:
+def _solve_group(
+    em: BuiltModel,
+    group: list[Tier],
+    out: SolveOutcome,
+    units: float,
+    workers: int,
+    seed: int,
+    budget: Budget,
+) -> bool:
     """One phase of ``units`` of work: maximise the band-weighted sum of ``group``; False when
     the run must stop."""
     model, start = em.model, time.perf_counter()
@@ -326,7 +379,10 @@ def _solve_group(em: BuiltModel, group: list[Tier], out: SolveOutcome, units: fl
         known = sum(w * t.value(out.counts) for w, t in zip(weights, group, strict=True))
         model.add(expr >= known)
         if known >= upper:
-            out.phases += [PhaseReport(t.name, "OPTIMAL", t.value(out.counts), float(t.upper), 0.0) for t in group]
+            out.phases += [
+                PhaseReport(t.name, "OPTIMAL", t.value(out.counts), float(t.upper), 0.0)
+                for t in group
+            ]
             return True
         t0 = time.perf_counter()
         set_hint(em, out.counts)
@@ -344,7 +400,10 @@ def _solve_group(em: BuiltModel, group: list[Tier], out: SolveOutcome, units: fl
         out.counts = counts_from_solution(em, list(solver.response_proto.solution))
     elif status == cp_model.INFEASIBLE or out.counts is None:
         name = "INFEASIBLE" if status == cp_model.INFEASIBLE else "UNKNOWN"
-        out.phases += [PhaseReport(t.name, name, 0, float("nan"), time.perf_counter() - start, timing=timing) for t in group]
+        out.phases += [
+            PhaseReport(t.name, name, 0, float("nan"), time.perf_counter() - start, timing=timing)
+            for t in group
+        ]
         out.status = name
         return False
     timing.decode = time.perf_counter() - t0
@@ -377,14 +436,24 @@ def _tier_reports(group, weights, values, bound: int, seconds: float) -> list[Ph
     for t, w, v in zip(group, weights, values, strict=True):
         tier_bound = min(t.upper, rest // w) if proven else t.upper
         ok = proven and tier_bound <= v
-        out.append(PhaseReport(t.name, "OPTIMAL" if ok else "FEASIBLE", v, float(max(tier_bound, v)), seconds))
+        out.append(
+            PhaseReport(
+                t.name, "OPTIMAL" if ok else "FEASIBLE", v, float(max(tier_bound, v)), seconds
+            )
+        )
         proven = ok
         rest -= w * v
     return out
 
 
-def feasible(em: BuiltModel, *, workers: int = 1, seed: int = 0, time_limit: float = 30.0,
-             budget: Budget | None = None) -> bool | None:
+def feasible(
+    em: BuiltModel,
+    *,
+    workers: int = 1,
+    seed: int = 0,
+    time_limit: float = 30.0,
+    budget: Budget | None = None,
+) -> bool | None:
     """Is the model (without objective) feasible? None when the limit (``time_limit`` units of
     deterministic work, at most what ``budget`` has left) hit first."""
     model = em.model

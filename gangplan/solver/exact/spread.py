@@ -44,8 +44,14 @@ def spread_mask(view: ClassView, cond: Conditions) -> np.ndarray | None:
 def spread_layout(inst: Instance, objective: str) -> Layout:
     """Per-node counts for classes with a DoNotSchedule spread and the classes their selectors
     count (same namespace)."""
-    return selector_layout(inst, lambda p: bool(_hard(p)), lambda p, q: any(
-        q.namespace == p.namespace and selector_matches(sc.label_selector, q.labels) for sc in _hard(p)))
+    return selector_layout(
+        inst,
+        lambda p: bool(_hard(p)),
+        lambda p, q: any(
+            q.namespace == p.namespace and selector_matches(sc.label_selector, q.labels)
+            for sc in _hard(p)
+        ),
+    )
 
 
 def add_spread_constraints(ctx: BuildContext) -> None:
@@ -63,12 +69,18 @@ def add_spread_constraints(ctx: BuildContext) -> None:
 
 def spread_peers(p: Pod, q: Pod) -> bool:
     """Pods whose Filter sees the same constraints over the same nodes (validate's criterion)."""
-    return (q.namespace == p.namespace and q.topology_spread == p.topology_spread
-            and q.node_selector == p.node_selector and q.affinity.node_required == p.affinity.node_required
-            and q.tolerations == p.tolerations)
+    return (
+        q.namespace == p.namespace
+        and q.topology_spread == p.topology_spread
+        and q.node_selector == p.node_selector
+        and q.affinity.node_required == p.affinity.node_required
+        and q.tolerations == p.tolerations
+    )
 
 
-def _eligible_nodes(em: ExactModel, cache: EligibilityCache, c: PodClass, sc: TopologySpreadConstraint) -> np.ndarray:
+def _eligible_nodes(
+    em: ExactModel, cache: EligibilityCache, c: PodClass, sc: TopologySpreadConstraint
+) -> np.ndarray:
     p = c.rep
     _, taint_ok, selector_ok = cache.node_masks(c)  # the same predicates validate calls
     mask = np.ones(em.inst.n_nodes, dtype=bool)
@@ -88,7 +100,11 @@ def _domain_counts(em: ExactModel, c: PodClass, sc: TopologySpreadConstraint, ma
     ids, _ = inst.domains(sc.topology_key)
 
     def matches(q) -> bool:
-        return q.namespace == p.namespace and not q.terminating and selector_matches(sc.label_selector, q.labels)
+        return (
+            q.namespace == p.namespace
+            and not q.terminating
+            and selector_matches(sc.label_selector, q.labels)
+        )
 
     matching = [o.index for o in inst.classes if em.x[o.index] and matches(o.rep)]
     out: dict[int, tuple[int, list, set[int], list[tuple[int, int]]]] = {}
@@ -99,7 +115,12 @@ def _domain_counts(em: ExactModel, c: PodClass, sc: TopologySpreadConstraint, ma
         for q in hits:
             if q.key in inst.unit_of:
                 gone[inst.unit_of[q.key]] = gone.get(inst.unit_of[q.key], 0) + 1
-        out[d] = (len(hits), em.count_in(matching, sc.topology_key, d, mask), members, sorted(gone.items()))
+        out[d] = (
+            len(hits),
+            em.count_in(matching, sc.topology_key, d, mask),
+            members,
+            sorted(gone.items()),
+        )
     return out, matching
 
 
@@ -107,14 +128,18 @@ def _bound_expr(em: ExactModel, bound: int, gone: list[tuple[int, int]]):
     """Bound matching pods of a domain minus those of evicted units (preemption)."""
     if not gone:
         return bound
-    return bound - cp_model.LinearExpr.weighted_sum([em.evict[u] for u, _ in gone], [k for _, k in gone])
+    return bound - cp_model.LinearExpr.weighted_sum(
+        [em.evict[u] for u, _ in gone], [k for _, k in gone]
+    )
 
 
 def _bound_value(bound: int, gone: list[tuple[int, int]], cnt) -> int:
     return bound - sum(k for u, k in gone if u in cnt.evicted)
 
 
-def _constraint(em: ExactModel, cache: EligibilityCache, c: PodClass, sc: TopologySpreadConstraint, shared: dict) -> None:
+def _constraint(
+    em: ExactModel, cache: EligibilityCache, c: PodClass, sc: TopologySpreadConstraint, shared: dict
+) -> None:
     mask = _eligible_nodes(em, cache, c, sc)
     key = canonical(sc) + c.rep.namespace + mask.tobytes().hex()
     if key not in shared:
@@ -126,15 +151,23 @@ def _constraint(em: ExactModel, cache: EligibilityCache, c: PodClass, sc: Topolo
     lo, counts = shared[key]
     if not counts:
         return
-    peers = [o.index for o in em.inst.classes if em.x[o.index] and spread_peers(c.rep, o.rep)
-             and selector_matches(sc.label_selector, o.rep.labels) and not o.rep.terminating]
+    peers = [
+        o.index
+        for o in em.inst.classes
+        if em.x[o.index]
+        and spread_peers(c.rep, o.rep)
+        and selector_matches(sc.label_selector, o.rep.labels)
+        and not o.rep.terminating
+    ]
     for d in sorted(em.domain_vars(c.index, sc.topology_key)):
         if d not in counts:
             continue
         bound, _, _, gone = counts[d]
         certain = em.count_in(peers, sc.topology_key, d, mask)
         u = em.presence(c.index, sc.topology_key, d)
-        em.model.add(cp_model.LinearExpr.sum(certain) + _bound_expr(em, bound, gone) - lo <= sc.max_skew).only_enforce_if(u)
+        em.model.add(
+            cp_model.LinearExpr.sum(certain) + _bound_expr(em, bound, gone) - lo <= sc.max_skew
+        ).only_enforce_if(u)
 
 
 def _lower(em: ExactModel, sc: TopologySpreadConstraint, counts: dict, matching: list[int]):
@@ -143,7 +176,10 @@ def _lower(em: ExactModel, sc: TopologySpreadConstraint, counts: dict, matching:
         return 0
 
     def value(cnt) -> int:
-        return min(_bound_value(b, g, cnt) + sum(cnt.in_nodes(o, m) for o in matching) for b, _, m, g in counts.values())
+        return min(
+            _bound_value(b, g, cnt) + sum(cnt.in_nodes(o, m) for o in matching)
+            for b, _, m, g in counts.values()
+        )
 
     hi = min(b for b, _, _, _ in counts.values()) + sum(em.inst.classes[o].size for o in matching)
     lo = em.new_aux(0, hi, value)
@@ -152,4 +188,6 @@ def _lower(em: ExactModel, sc: TopologySpreadConstraint, counts: dict, matching:
     return lo
 
 
-FAMILY = Family(TOPOLOGY_SPREAD, mask=spread_mask, layout=spread_layout, build=add_spread_constraints)
+FAMILY = Family(
+    TOPOLOGY_SPREAD, mask=spread_mask, layout=spread_layout, build=add_spread_constraints
+)

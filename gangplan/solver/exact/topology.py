@@ -59,8 +59,13 @@ def topology_mask(view: ClassView, cond: Conditions) -> np.ndarray | None:
 def topology_layout(inst: Instance, objective: str) -> Layout:
     """Per-node counts for classes under a topology rule they cannot be pooled for (a composite's,
     or more than one)."""
-    return Layout(per_node={c.index: c.size for c in inst.classes
-                            if group_topologies(inst, c) and not topology_poolable(inst, c)})
+    return Layout(
+        per_node={
+            c.index: c.size
+            for c in inst.classes
+            if group_topologies(inst, c) and not topology_poolable(inst, c)
+        }
+    )
 
 
 def _constrained_groups(em: ExactModel) -> list[tuple[str, str, list[int]]]:
@@ -117,22 +122,30 @@ def _domain_members(ids: np.ndarray, n_domains: int) -> list[set[int]]:
     return out
 
 
-def _rooms(em: ExactModel, ids: np.ndarray, n_domains: int, classes: list[int]) -> dict[int, np.ndarray]:
+def _rooms(
+    em: ExactModel, ids: np.ndarray, n_domains: int, classes: list[int]
+) -> dict[int, np.ndarray]:
     """Per class of the group, per domain id: the pods of the class its nodes can take on the
     bound state (each node's fit, at most the class size), summed in one bincount."""
     valid = ids >= 0
     out = {}
     for c in classes:
         per_node = np.minimum(em.elig[c].fit, em.inst.classes[c].size)
-        out[c] = np.bincount(ids[valid], weights=per_node[valid], minlength=n_domains).astype(np.int64)
+        out[c] = np.bincount(ids[valid], weights=per_node[valid], minlength=n_domains).astype(
+            np.int64
+        )
     return out
 
 
 def _domain_literal(em: ExactModel, members: set[int], classes: list[int]):
-    return em.new_aux(0, 1, lambda cnt, m=members, cl=classes: int(any(cnt.in_nodes(c, m) for c in cl)))
+    return em.new_aux(
+        0, 1, lambda cnt, m=members, cl=classes: int(any(cnt.in_nodes(c, m) for c in cl))
+    )
 
 
-def _hosting_domains(em: ExactModel, rooms: dict[int, np.ndarray], classes: list[int]) -> np.ndarray:
+def _hosting_domains(
+    em: ExactModel, rooms: dict[int, np.ndarray], classes: list[int]
+) -> np.ndarray:
     """Static domain filter (as workload-aware preemption filters domains first), for every domain
     of the key at once: on the bound state alone, can the domain take the pods the group needs
     (minCount, or every pod of a class when admission places them all)?"""
@@ -183,7 +196,15 @@ def _forced_full(em: ExactModel, c: int) -> bool:
     return leaf.gang and leaf.min_count - leaf.bound >= total
 
 
-def _pooled_class(em: ExactModel, c: int, ids, ys: dict, pools: dict, confined: Confinement, members_of: list[set[int]]) -> None:
+def _pooled_class(
+    em: ExactModel,
+    c: int,
+    ids,
+    ys: dict,
+    pools: dict,
+    confined: Confinement,
+    members_of: list[set[int]],
+) -> None:
     """Shape-slot demand per domain (:mod:`.variables`)."""
     size = em.inst.classes[c].size
     s = em.shape_of[c]
@@ -221,4 +242,6 @@ def _pool_constraints(em: ExactModel, pools: dict) -> None:
         em.model.add(cp_model.LinearExpr.sum(demand) <= cp_model.LinearExpr.sum(slots))
 
 
-FAMILY = Family(TOPOLOGY, mask=topology_mask, layout=topology_layout, build=add_topology_constraints)
+FAMILY = Family(
+    TOPOLOGY, mask=topology_mask, layout=topology_layout, build=add_topology_constraints
+)

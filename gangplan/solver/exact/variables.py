@@ -119,12 +119,18 @@ class ExactModel:
     anti: dict[int, str] = field(default_factory=dict)
     """Pooled symmetric anti-affine class -> its term's key (:mod:`.aggregation`)."""
     _presence: dict[tuple[int, str, int], cp_model.IntVar] = field(default_factory=dict)
-    _domain_vars: dict[tuple[int, str], dict[int, list[tuple[int, cp_model.IntVar]]]] = field(default_factory=dict)
+    _domain_vars: dict[tuple[int, str], dict[int, list[tuple[int, cp_model.IntVar]]]] = field(
+        default_factory=dict
+    )
 
     # ---- helpers shared by the families -----------------------------------------------------
     def new_aux(self, lo: int, hi: int, value: Callable[[Counts], int]) -> cp_model.IntVar:
         """An auxiliary variable and how to compute it from a placement (for complete hints)."""
-        var = self.model.new_bool_var("") if (lo, hi) == (0, 1) else self.model.new_int_var(lo, hi, "")
+        var = (
+            self.model.new_bool_var("")
+            if (lo, hi) == (0, 1)
+            else self.model.new_int_var(lo, hi, "")
+        )
         self.aux.append((var, value))
         return var
 
@@ -153,7 +159,9 @@ class ExactModel:
             self._presence[k] = u
         return self._presence[k]
 
-    def count_in(self, classes: list[int], key: str, d: int, node_filter: np.ndarray | None = None) -> list[cp_model.IntVar]:
+    def count_in(
+        self, classes: list[int], key: str, d: int, node_filter: np.ndarray | None = None
+    ) -> list[cp_model.IntVar]:
         """The x variables of ``classes`` on nodes of domain ``d`` (optionally only filtered nodes)."""
         out = []
         for c in classes:
@@ -175,19 +183,36 @@ def confinement_key(inst: Instance, c: PodClass, split: Mapping[str, str]) -> st
     return group_topologies(inst, c)[0][0]
 
 
-def build_variables(inst: Instance, elig: list[Eligibility], private: list[bool], caps: list[int],
-                    split: Mapping[str, str], anti: Mapping[int, str] | None = None) -> ExactModel:
+def build_variables(
+    inst: Instance,
+    elig: list[Eligibility],
+    private: list[bool],
+    caps: list[int],
+    split: Mapping[str, str],
+    anti: Mapping[int, str] | None = None,
+) -> ExactModel:
     """x / v / placed / evict variables and the demand-supply links.
 
     ``private``: classes with per-node counts; ``caps``: per class the most pods one node may
     take; ``split``: leaf PodGroup -> the level its pooled classes count pods per domain of;
     ``anti``: pooled symmetric anti-affine class -> its term's key (:mod:`.aggregation`)."""
     req = [request_vector(inst, c) for c in inst.classes]
-    em = ExactModel(inst=inst, model=cp_model.CpModel(), elig=elig, private=private, req=req, anti=dict(anti or {}))
+    em = ExactModel(
+        inst=inst,
+        model=cp_model.CpModel(),
+        elig=elig,
+        private=private,
+        req=req,
+        anti=dict(anti or {}),
+    )
     em.node_vars = [[] for _ in range(inst.n_nodes)]
     model = em.model
     for c in inst.classes:
-        em.placed.append(model.new_int_var(0, c.size if elig[c.index].eligible.any() or c.fixed_node is not None else 0, ""))
+        em.placed.append(
+            model.new_int_var(
+                0, c.size if elig[c.index].eligible.any() or c.fixed_node is not None else 0, ""
+            )
+        )
     _private_counts(em, caps)
     _pooled_slots(em, split)
     for c in inst.classes:
@@ -223,16 +248,28 @@ def _pooled_slots(em: ExactModel, split_of: Mapping[str, str]) -> None:
         if not em.private[c.index]:
             tkey = confinement_key(em.inst, c, split_of) or ""
             split = split_of.get(c.group, "") if c.group is not None else ""
-            key = (em.req[c.index].tobytes(), em.elig[c.index].eligible.tobytes(), tkey, split,
-                   em.anti.get(c.index, ""), c.size if c.index in em.anti else 0)
+            key = (
+                em.req[c.index].tobytes(),
+                em.elig[c.index].eligible.tobytes(),
+                tkey,
+                split,
+                em.anti.get(c.index, ""),
+                c.size if c.index in em.anti else 0,
+            )
             if em.inst.units:  # preemption: a shape's slots must tell which priority lands where
                 key += (c.priority,)
             by_key.setdefault(key, []).append(c.index)
     for (_, _, tkey, split, anti_key, *_), classes in by_key.items():
         s = len(em.shapes)
         first = classes[0]
-        shape = Shape(classes=classes, req=em.req[first], fit=em.elig[first].fit, confined_key=tkey or None,
-                      split_key=split or None, anti_key=anti_key or None)
+        shape = Shape(
+            classes=classes,
+            req=em.req[first],
+            fit=em.elig[first].fit,
+            confined_key=tkey or None,
+            split_key=split or None,
+            anti_key=anti_key or None,
+        )
         em.shapes.append(shape)
         demand = sum(em.inst.classes[c].size for c in classes)
         slots: dict[int, cp_model.IntVar] = {}
@@ -244,7 +281,10 @@ def _pooled_slots(em: ExactModel, split_of: Mapping[str, str]) -> None:
         em.v.append(slots)
         for c in classes:
             em.shape_of[c] = s
-        model.add(cp_model.LinearExpr.sum(list(slots.values())) == cp_model.LinearExpr.sum([em.placed[c] for c in classes]))
+        model.add(
+            cp_model.LinearExpr.sum(list(slots.values()))
+            == cp_model.LinearExpr.sum([em.placed[c] for c in classes])
+        )
         if shape.split_key:
             _split_counts(em, s)
         if shape.anti_key:
@@ -262,7 +302,10 @@ def _split_counts(em: ExactModel, s: int) -> None:
         atoms.setdefault(("domain", int(ids[n])) if ids[n] >= 0 else ("node", n), []).append(n)
     per_class: dict[int, list[cp_model.IntVar]] = {c: [] for c in shape.classes}
     for nodes in atoms.values():
-        room = sum(int(min(shape.fit[n], sum(em.inst.classes[c].size for c in shape.classes))) for n in nodes)
+        room = sum(
+            int(min(shape.fit[n], sum(em.inst.classes[c].size for c in shape.classes)))
+            for n in nodes
+        )
         counts = []
         for c in shape.classes:
             ub = min(em.inst.classes[c].size, room)
@@ -270,7 +313,9 @@ def _split_counts(em: ExactModel, s: int) -> None:
             em.split.setdefault(c, []).append((nodes, var, ub))
             per_class[c].append(var)
             counts.append(var)
-        model.add(cp_model.LinearExpr.sum(counts) == cp_model.LinearExpr.sum([slots[n] for n in nodes]))
+        model.add(
+            cp_model.LinearExpr.sum(counts) == cp_model.LinearExpr.sum([slots[n] for n in nodes])
+        )
     for c, vs in per_class.items():
         model.add(cp_model.LinearExpr.sum(vs) == em.placed[c])
 

@@ -41,11 +41,15 @@ def preemptors(cluster: Cluster, classes) -> list[tuple[int, EntityKey]]:
     for c in classes:
         for p in c.pods:
             out[tree.entity_of(p)] = c.priority
-    return sorted(((pr, e) for e, pr in out.items() if tree.preemption_policy(e) != NEVER), key=lambda t: (-t[0], t[1]))
+    return sorted(
+        ((pr, e) for e, pr in out.items() if tree.preemption_policy(e) != NEVER),
+        key=lambda t: (-t[0], t[1]),
+    )
 
 
-def evictable_units(cluster: Cluster, classes, bound_node_of: dict[str, int],
-                    resources: tuple[str, ...]) -> list[EvictUnit]:
+def evictable_units(
+    cluster: Cluster, classes, bound_node_of: dict[str, int], resources: tuple[str, ...]
+) -> list[EvictUnit]:
     """The units the model may evict (see the module docstring), in pod order."""
     pre = preemptors(cluster, classes)
     if not pre:
@@ -66,11 +70,17 @@ def evictable_units(cluster: Cluster, classes, bound_node_of: dict[str, int],
                 if r in ridx:
                     vec[ridx[r]] += q
             slots[n] = slots.get(n, 0) + 1
-        out.append(EvictUnit(key=unit.key, kind=unit.kind, pods=pods, priority=prio, usage=usage, slots=slots))
+        out.append(
+            EvictUnit(
+                key=unit.key, kind=unit.kind, pods=pods, priority=prio, usage=usage, slots=slots
+            )
+        )
     return out
 
 
-def eviction_room(units: list[EvictUnit], n_nodes: int, n_res: int) -> tuple[np.ndarray, np.ndarray]:
+def eviction_room(
+    units: list[EvictUnit], n_nodes: int, n_res: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Per node, the resources and pod slots every evictable unit together could free."""
     room = np.zeros((n_nodes, n_res), dtype=np.int64)
     slots = np.zeros(n_nodes, dtype=np.int64)

@@ -22,8 +22,18 @@ from gangplan.solver.outcome import build_result
 ENGINE = "greedy"
 
 
-
-def run_cycle(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: Mapping[str, str] | None = None, preemption: bool | None = None, observer: RunObserver | None = None, kube_version: KubeVersion | str | None = None, requeue: bool = True) -> WorkloadCycle:
+def run_cycle(
+    cluster: Cluster,
+    *,
+    tie_break: str = "first",
+    seed: int = 0,
+    top_k: int = 5,
+    fixed: Mapping[str, str] | None = None,
+    preemption: bool | None = None,
+    observer: RunObserver | None = None,
+    kube_version: KubeVersion | str | None = None,
+    requeue: bool = True,
+) -> WorkloadCycle:
     """Run every queue entity once (:meth:`GreedySession.run`); the returned cycle's state holds placements, reasons and the
     trace. ``observer`` (a replay) is called before every pod cycle and may stop the run there
     (:class:`~gangplan.solver.greedy.state.RunObserver`). ``kube_version``: reproduce that
@@ -35,7 +45,17 @@ def run_cycle(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_
     return session.run(fixed=fixed, preemption=preemption, observer=observer, requeue=requeue)
 
 
-def solve_greedy(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool | None = None, kube_version: KubeVersion | str | None = None) -> Result:
+def solve_greedy(
+    cluster: Cluster,
+    *,
+    tie_break: str = "first",
+    seed: int = 0,
+    top_k: int = 5,
+    fixed: dict[str, str] | None = None,
+    snapshot: str | None = None,
+    preemption: bool | None = None,
+    kube_version: KubeVersion | str | None = None,
+) -> Result:
     """Schedule every pending pod the way kube-scheduler's workload cycle would: each queue
     entity once in queue order, then again when an event of the run may help it
     (:mod:`.scheduling_queue`).
@@ -56,17 +76,45 @@ def solve_greedy(cluster: Cluster, *, tie_break: str = "first", seed: int = 0, t
     check_fixed(cluster, fixed)
     preemption, source = cluster.profile.resolve_preemption(preemption)
     with gc_paused():  # the run's and the Result's objects hold no cycles (gangplan.gcpause)
-        return _solve(cluster, start, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, snapshot=snapshot,
-                      preemption=preemption, source=source)
+        return _solve(
+            cluster,
+            start,
+            tie_break=tie_break,
+            seed=seed,
+            top_k=top_k,
+            fixed=fixed,
+            snapshot=snapshot,
+            preemption=preemption,
+            source=source,
+        )
 
 
-def _solve(cluster: Cluster, start: float, *, tie_break: str, seed: int, top_k: int, fixed: dict[str, str] | None,
-           snapshot: str | None, preemption: bool, source: str) -> Result:
-    st = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, preemption=preemption).state
+def _solve(
+    cluster: Cluster,
+    start: float,
+    *,
+    tie_break: str,
+    seed: int,
+    top_k: int,
+    fixed: dict[str, str] | None,
+    snapshot: str | None,
+    preemption: bool,
+    source: str,
+) -> Result:
+    st = run_cycle(
+        cluster, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, preemption=preemption
+    ).state
     names = st.snap.names
     placements = {k: names[i] for k, i in st.placements.items()}
-    pod_reasons = dict(st.trace.pod_reasons)  # pods never attempted: Cluster.not_queued (build_result)
-    params: dict[str, Any] = {"tieBreak": tie_break, "seed": seed, "topK": top_k, "kubeVersion": cluster.kube_version.value}
+    pod_reasons = dict(
+        st.trace.pod_reasons
+    )  # pods never attempted: Cluster.not_queued (build_result)
+    params: dict[str, Any] = {
+        "tieBreak": tie_break,
+        "seed": seed,
+        "topK": top_k,
+        "kubeVersion": cluster.kube_version.value,
+    }
     if fixed:
         params["fixed"] = dict(sorted(fixed.items()))
     params["preemption"], params["preemptionFrom"] = preemption, source
@@ -91,7 +139,11 @@ def replay_options(result: Result) -> dict[str, Any]:
     :func:`pod_scores_at_step` / :func:`placement_scores_at_step`: a replay runs exactly the run
     the Result reports, preemption included."""
     o = result.options
-    out: dict[str, Any] = {"tie_break": o.tie_break or "first", "seed": o.seed or 0, "top_k": 5 if o.top_k is None else o.top_k}
+    out: dict[str, Any] = {
+        "tie_break": o.tie_break or "first",
+        "seed": o.seed or 0,
+        "top_k": 5 if o.top_k is None else o.top_k,
+    }
     if o.fixed:
         out["fixed"] = dict(o.fixed)
     if o.preemption is not None:
@@ -116,7 +168,14 @@ def build_trace(state: RunState) -> GreedyTrace:
     pods = {key: _pod_cycle(tr.results[key], names, state.placements.get(key)) for key in tr.order}
     groups = dict(sorted(tr.groups.items()))
     preemption = dict(sorted(tr.preemption.items())) if state.preemption else None
-    return GreedyTrace(order=list(tr.order), entities=list(tr.entities), pods=pods, groups=groups, preemption=preemption, requeues=list(tr.requeues) or None)
+    return GreedyTrace(
+        order=list(tr.order),
+        entities=list(tr.entities),
+        pods=pods,
+        groups=groups,
+        preemption=preemption,
+        requeues=list(tr.requeues) or None,
+    )
 
 
 def _pod_cycle(r: PodResult, names: list[str], kept: int | None) -> PodCycle:

@@ -26,8 +26,21 @@ class _ScoresBefore:
     keeps (the one that made the choice the Result shows: in the chosen placement, or after
     workload-aware preemption removed the victims); the run goes to the end."""
 
-    def __init__(self, pod_key: str, nodes: list[int], prefer: int | None, step: str, chosen: int | None = None) -> None:
-        self.pod_key, self.nodes, self.prefer, self.step, self.chosen = pod_key, nodes, prefer, step, chosen
+    def __init__(
+        self,
+        pod_key: str,
+        nodes: list[int],
+        prefer: int | None,
+        step: str,
+        chosen: int | None = None,
+    ) -> None:
+        self.pod_key, self.nodes, self.prefer, self.step, self.chosen = (
+            pod_key,
+            nodes,
+            prefer,
+            step,
+            chosen,
+        )
         self.first: dict[int, dict] | None = None
         self.found: dict[int, dict] | None = None
         self.pending: dict[int, dict] | None = None
@@ -65,12 +78,28 @@ class _ScoresBefore:
 
     def evidence(self, state: RunState) -> dict[int, dict] | None:
         if self.step == "recorded":
-            kept = state.trace.results.get(self.pod_key) if self.pod_key in state.trace.order else None
+            kept = (
+                state.trace.results.get(self.pod_key) if self.pod_key in state.trace.order else None
+            )
             return next((got for r, got in self.cycles if r is kept), None)
         return self.found if self.found is not None else self.first
 
 
-def pod_scores_at_step(cluster: Cluster, pod_key: str, nodes: list[str], *, step: Literal["first", "recorded"] = "first", tie_break: str = "first", seed: int = 0, top_k: int = 5, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool | None = None, kube_version: KubeVersion | str | None = None, chosen: str | None = None) -> dict[str, dict]:
+def pod_scores_at_step(
+    cluster: Cluster,
+    pod_key: str,
+    nodes: list[str],
+    *,
+    step: Literal["first", "recorded"] = "first",
+    tie_break: str = "first",
+    seed: int = 0,
+    top_k: int = 5,
+    fixed: dict[str, str] | None = None,
+    snapshot: str | None = None,
+    preemption: bool | None = None,
+    kube_version: KubeVersion | str | None = None,
+    chosen: str | None = None,
+) -> dict[str, dict]:
     """Replay the run and evaluate ``nodes`` for ``pod_key`` just before one of its cycles.
 
     Returns node -> ``{"feasible", "reason", "scores": {plugin: weighted score}, "total"}``.
@@ -94,24 +123,56 @@ def pod_scores_at_step(cluster: Cluster, pod_key: str, nodes: list[str], *, step
     idx = [cluster.node_index[n] for n in nodes]
     if chosen is not None and chosen not in cluster.node_index:
         raise KeyError(f"unknown node: {chosen}")
-    probe = _ScoresBefore(pod_key, idx, idx[0] if idx else None, step, cluster.node_index[chosen] if chosen is not None else None)
-    st = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=top_k, fixed=fixed, preemption=preemption, observer=probe, kube_version=kube_version).state
+    probe = _ScoresBefore(
+        pod_key,
+        idx,
+        idx[0] if idx else None,
+        step,
+        cluster.node_index[chosen] if chosen is not None else None,
+    )
+    st = run_cycle(
+        cluster,
+        tie_break=tie_break,
+        seed=seed,
+        top_k=top_k,
+        fixed=fixed,
+        preemption=preemption,
+        observer=probe,
+        kube_version=kube_version,
+    ).state
     got = probe.evidence(st)
     if got is None:
         raise ValueError(f"pod {pod_key} is never attempted by the greedy run")
     return {n: got[i] for n, i in zip(nodes, idx, strict=True)}
 
 
-NOT_EVALUATED = {"status": "NotEvaluated", "reason": None, "assigned": 0, "scores": {}, "total": None}
+NOT_EVALUATED = {
+    "status": "NotEvaluated",
+    "reason": None,
+    "assigned": 0,
+    "scores": {},
+    "total": None,
+}
 
 
-def placement_decision(decision: PlacementDecision, placements: list[str] | None = None) -> dict[str, Any]:
+def placement_decision(
+    decision: PlacementDecision, placements: list[str] | None = None
+) -> dict[str, Any]:
     """A recorded placement decision as ``{"key", "chosen", "scored", "tieCount", "generated",
     "placements": {name: {"nodes", "status", "reason", "assigned", "scores", "total"}}}``, with only
     the named ``placements`` (label values) when given; one that was not evaluated has status
     ``"NotEvaluated"`` (it was not generated, or the nominated placement won first)."""
-    by_name = {e.name: {"nodes": e.nodes, "status": e.status, "reason": e.reason, "assigned": e.assigned, "scores": dict(e.scores), "total": e.total}
-               for e in decision.entries()}
+    by_name = {
+        e.name: {
+            "nodes": e.nodes,
+            "status": e.status,
+            "reason": e.reason,
+            "assigned": e.assigned,
+            "scores": dict(e.scores),
+            "total": e.total,
+        }
+        for e in decision.entries()
+    }
     names = placements if placements is not None else list(by_name)
     return {
         "key": decision.key,
@@ -123,23 +184,46 @@ def placement_decision(decision: PlacementDecision, placements: list[str] | None
     }
 
 
-def placement_scores_at_step(cluster: Cluster, group_key: str, placements: list[str] | None = None, *, tie_break: str = "first", seed: int = 0, fixed: dict[str, str] | None = None, snapshot: str | None = None, preemption: bool | None = None, kube_version: KubeVersion | str | None = None) -> dict[str, Any]:
+def placement_scores_at_step(
+    cluster: Cluster,
+    group_key: str,
+    placements: list[str] | None = None,
+    *,
+    tie_break: str = "first",
+    seed: int = 0,
+    fixed: dict[str, str] | None = None,
+    snapshot: str | None = None,
+    preemption: bool | None = None,
+    kube_version: KubeVersion | str | None = None,
+) -> dict[str, Any]:
     """The placement decision greedy made for a topology-constrained group (KEP-5732), from a run
     with these options (:func:`placement_decision`; a diff reads its greedy Result instead).
     Raises ``ValueError`` when the run never made a placement decision for the group."""
     del snapshot
     check_fixed(cluster, fixed)
-    st = run_cycle(cluster, tie_break=tie_break, seed=seed, top_k=0, fixed=fixed, preemption=preemption, kube_version=kube_version).state
+    st = run_cycle(
+        cluster,
+        tie_break=tie_break,
+        seed=seed,
+        top_k=0,
+        fixed=fixed,
+        preemption=preemption,
+        kube_version=kube_version,
+    ).state
     return placement_decision(_decision_of(st.trace.groups.get(group_key), group_key), placements)
 
 
 def _decision_of(record, group_key: str) -> PlacementDecision:
     if record is None or record.placements is None:
-        raise ValueError(f"the greedy run made no placement decision for {group_key} (no topology constraint, or never attempted)")
+        raise ValueError(
+            f"the greedy run made no placement decision for {group_key} (no topology constraint, or never attempted)"
+        )
     return record.placements
 
 
-def placement_evidence(cluster: Cluster, greedy: Result, group_key: str, greedy_node: str, optimal_node: str | None) -> PlacementEvidence | None:
+def placement_evidence(
+    cluster: Cluster, greedy: Result, group_key: str, greedy_node: str, optimal_node: str | None
+) -> PlacementEvidence | None:
     """Why greedy put a topology-constrained group where it did, for a diff's decisive step, read
     from the greedy Result's trace (no replay: the run recorded every placement it evaluated).
 
@@ -161,8 +245,16 @@ def placement_evidence(cluster: Cluster, greedy: Result, group_key: str, greedy_
             if mine != theirs:
                 names = [v for v in (mine, theirs) if v is not None]
                 got = placement_decision(_decision_of(trace.groups.get(key), key), names)
-                return PlacementEvidence.model_validate({"group": key, "key": tkey, "greedy": mine, "optimal": theirs, **got,
-                                                         "misledBy": _misled_by(got, mine, theirs)})
+                return PlacementEvidence.model_validate(
+                    {
+                        "group": key,
+                        "key": tkey,
+                        "greedy": mine,
+                        "optimal": theirs,
+                        **got,
+                        "misledBy": _misled_by(got, mine, theirs),
+                    }
+                )
     return None
 
 

@@ -118,7 +118,9 @@ def go_div_array(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
     return np.where((a >= 0) == (np.asarray(b) >= 0), q, -q)
 
 
-def default_normalize_score(scores: np.ndarray, reverse: bool, max_priority: int = MAX_NODE_SCORE) -> np.ndarray:
+def default_normalize_score(
+    scores: np.ndarray, reverse: bool, max_priority: int = MAX_NODE_SCORE
+) -> np.ndarray:
     """``helper.DefaultNormalizeScore``: scale to 0..max by the maximum (reversed if asked).
 
     >>> default_normalize_score(np.array([0, 1, 2]), reverse=True).tolist()
@@ -152,7 +154,12 @@ def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
     """``FitError.Error()``: "0/N nodes are available: <count reason, ...>." with the histogram of
     every reason of every failing node, sorted as strings (``sort.Strings``), as upstream."""
     if diagnosis.pre_filter_msg:
-        return fit_error_text(num_all_nodes, Counter(), pre_filter_msg=diagnosis.pre_filter_msg, post_filter_msg=diagnosis.post_filter_msg)
+        return fit_error_text(
+            num_all_nodes,
+            Counter(),
+            pre_filter_msg=diagnosis.pre_filter_msg,
+            post_filter_msg=diagnosis.post_filter_msg,
+        )
     hist = reason_histogram(diagnosis.node_to_status.values())
     absent = num_all_nodes - len(diagnosis.node_to_status)
     if diagnosis.absent_nodes_status is not None and absent > 0:
@@ -161,7 +168,9 @@ def fit_error_message(num_all_nodes: int, diagnosis: Diagnosis) -> str:
     return fit_error_text(num_all_nodes, hist, post_filter_msg=diagnosis.post_filter_msg)
 
 
-def fit_error_text(num_all_nodes: int, hist: Counter, *, pre_filter_msg: str = "", post_filter_msg: str = "") -> str:
+def fit_error_text(
+    num_all_nodes: int, hist: Counter, *, pre_filter_msg: str = "", post_filter_msg: str = ""
+) -> str:
     """The text of ``FitError.Error()`` from the histogram of every reason of every failing node
     (absent nodes included): what :func:`fit_error_message` prints, for callers that count reasons
     without building a status per node."""

@@ -45,7 +45,9 @@ from gangplan.solver.greedy.plugins.gangscheduling import GangScheduling, placem
 from gangplan.solver.greedy.snapshot import NodeTable
 
 
-def run_placement_generate(generators: list[Plugin], snap: NodeTable, info: PodGroupInfo, parent: Placement) -> tuple[list[Placement] | None, Status]:
+def run_placement_generate(
+    generators: list[Plugin], snap: NodeTable, info: PodGroupInfo, parent: Placement
+) -> tuple[list[Placement] | None, Status]:
     """The placements of ``info``'s group inside ``parent``: (None, Success) when no plugin
     constrains the group, else the merged placements (possibly none, with Unschedulable) or a
     plugin's failing status."""
@@ -57,7 +59,9 @@ def run_placement_generate(generators: list[Plugin], snap: NodeTable, info: PodG
         if len(got) == 1 and got[0] is parent:
             continue
         if not got:
-            return [], Status(Code.UNSCHEDULABLE, (f"plugin {pl.name} generated no placement",), pl.name)
+            return [], Status(
+                Code.UNSCHEDULABLE, (f"plugin {pl.name} generated no placement",), pl.name
+            )
         constraining.append((pl, got))
     if not constraining:
         return None, SUCCESS
@@ -92,7 +96,13 @@ def merge_placements(per_plugin: list[list[Placement]]) -> list[Placement]:
     return out
 
 
-def run_placement_score(scorers: list[tuple[Plugin, int]], snap: NodeTable, info: PodGroupInfo, placements: list[Placement], proposals: list[list[tuple[Pod, int]]]) -> list[dict[str, int]]:
+def run_placement_score(
+    scorers: list[tuple[Plugin, int]],
+    snap: NodeTable,
+    info: PodGroupInfo,
+    placements: list[Placement],
+    proposals: list[list[tuple[Pod, int]]],
+) -> list[dict[str, int]]:
     """Per placement its weighted score of every PlacementScore plugin, in profile order.
     Raises :class:`PlacementError` (an Error status of a plugin)."""
     scores: list[dict[str, int]] = [{} for _ in placements]
@@ -101,7 +111,9 @@ def run_placement_score(scorers: list[tuple[Plugin, int]], snap: NodeTable, info
         if NORMALIZE_PLACEMENT_SCORE in pl.points:
             raw = list(pl.normalize_placement_scores(snap, info, raw))
         if len(raw) != len(placements):
-            raise PlacementError(f"plugin {pl.name!r} scored {len(raw)} of {len(placements)} placements")
+            raise PlacementError(
+                f"plugin {pl.name!r} scored {len(raw)} of {len(placements)} placements"
+            )
         for k, v in enumerate(raw):
             scores[k][pl.name] = weight * int(v)
     return scores
@@ -125,7 +137,9 @@ def best_placement(totals: list[int], tie_break: str, rng, shift: int = 0) -> tu
     return ties[rng.randrange(len(ties))], len(ties)
 
 
-def run_placement_feasible(plugins: list[Plugin], minimum: int, remaining: int, scheduled: int) -> Code:
+def run_placement_feasible(
+    plugins: list[Plugin], minimum: int, remaining: int, scheduled: int
+) -> Code:
     """PlacementFeasible over the profile's plugins: Unschedulable if one says so, else Wait if
     one waits, else Success (an Unschedulable stops the evaluation at once)."""
     progress = PlacementProgress(scheduled=scheduled, remaining=remaining)
@@ -145,4 +159,6 @@ def feasible_rule(plugins: list[Plugin]) -> Callable[[int, int, int], Code]:
     :func:`run_placement_feasible` over ``plugins``."""
     if len(plugins) == 1 and type(plugins[0]) is GangScheduling:
         return placement_feasible
-    return lambda remaining, scheduled, minimum: run_placement_feasible(plugins, minimum, remaining, scheduled)
+    return lambda remaining, scheduled, minimum: run_placement_feasible(
+        plugins, minimum, remaining, scheduled
+    )

@@ -70,7 +70,13 @@ class GroupRun:
     reason: str | None = None
 
 
-def record_group(state: RunState, key: str, run: GroupRun, progression: list[str] | None = None, placements: PlacementDecision | None = None) -> None:
+def record_group(
+    state: RunState,
+    key: str,
+    run: GroupRun,
+    progression: list[str] | None = None,
+    placements: PlacementDecision | None = None,
+) -> None:
     """A group's PlacementFeasible outcome (and placement decision) into its trace record, and
     its reason when it failed."""
     fields: dict = {"status": run.status.label, "reason": run.reason}
@@ -111,8 +117,13 @@ class PlacementRun:
 
     def to_trace(self) -> EvaluatedPlacement:
         return EvaluatedPlacement(
-            self.placement.name, len(self.placement.nodes), self.run.status.label, self.run.reason,
-            len(self.assigned), dict(self.scores), self.total,
+            self.placement.name,
+            len(self.placement.nodes),
+            self.run.status.label,
+            self.run.reason,
+            len(self.assigned),
+            dict(self.scores),
+            self.total,
         )
 
 
@@ -132,8 +143,16 @@ class _Decision:
     and the function that builds the trace entry of the ``j``-th of them."""
 
     def trace(self, records: list[PlacementRun]) -> PlacementDecision:
-        out = PlacementDecision(key=self.key, parent=self.parent, generated=self.generated, evaluated=[r.to_trace() for r in records],
-                                nominated=self.nominated, scored=self.scored, tie_count=self.tie_count, chosen=self.chosen)
+        out = PlacementDecision(
+            key=self.key,
+            parent=self.parent,
+            generated=self.generated,
+            evaluated=[r.to_trace() for r in records],
+            nominated=self.nominated,
+            scored=self.scored,
+            tie_count=self.tie_count,
+            chosen=self.chosen,
+        )
         if self.deferred is not None:
             out.defer(*self.deferred)
         return out
@@ -144,7 +163,12 @@ class PlacementAlgorithm:
     algorithm of ``key`` in the scheduler's current placement; ``leaf_inputs(key)`` gives a leaf
     group's queued pods, minCount and scheduled pods (both from the pod-group cycle)."""
 
-    def __init__(self, state: RunState, schedule_in_placement: Callable[[str], GroupRun], leaf_inputs: Callable[[str], tuple[list[Pod], int, int]]) -> None:
+    def __init__(
+        self,
+        state: RunState,
+        schedule_in_placement: Callable[[str], GroupRun],
+        leaf_inputs: Callable[[str], tuple[list[Pod], int, int]],
+    ) -> None:
         self.state = state
         self.schedule_in_placement = schedule_in_placement
         self.leaf_inputs = leaf_inputs
@@ -155,9 +179,15 @@ class PlacementAlgorithm:
         st = self.state
         sched = st.sched
         parent, parent_name = sched.placement, sched.placement_name
-        info = PodGroupInfo(st.cluster.groups.node(key), st.cluster.groups.members(key), st.snap.node_of)
-        parent_placement = Placement(parent_name or "", st.snap.all_nodes if parent is None else parent)
-        generated = run_placement_generate(sched.profile.placement_generators, st.snap, info, parent_placement)
+        info = PodGroupInfo(
+            st.cluster.groups.node(key), st.cluster.groups.members(key), st.snap.node_of
+        )
+        parent_placement = Placement(
+            parent_name or "", st.snap.all_nodes if parent is None else parent
+        )
+        generated = run_placement_generate(
+            sched.profile.placement_generators, st.snap, info, parent_placement
+        )
         if generated[0] is None:
             if st.discard_failure == key:
                 counted = self._failure_by_count(key, parent_placement)
@@ -200,7 +230,9 @@ class PlacementAlgorithm:
         x_after = (x + advance) % size if advance else x  # scan_starts of one placement
         got = batch.counted(0, x, x_after)
         run = GroupRun(Code.UNSCHEDULABLE, 0, got.reason)
-        progression = _failed_progression(len(plan.pods), plan.before, plan.minimum, st.sched.profile.feasible)
+        progression = _failed_progression(
+            len(plan.pods), plan.before, plan.minimum, st.sched.profile.feasible
+        )
         if placement_fast.VERIFY:
             outer, st.rejectors = st.rejectors, set()
             try:
@@ -210,9 +242,18 @@ class PlacementAlgorithm:
                 if outer is not None:
                     outer |= rejected
             kept = st.trace.groups.get(key)
-            want = (full.status, full.new, full.reason, snap.next_start_node_index, rejected, kept.progression if kept else None)
+            want = (
+                full.status,
+                full.new,
+                full.reason,
+                snap.next_start_node_index,
+                rejected,
+                kept.progression if kept else None,
+            )
             if want != (run.status, run.new, run.reason, x_after, got.rejectors, progression):
-                raise CountingMismatch(f"{key}: evaluated {want}, counted {(run.status, run.new, run.reason, x_after, got.rejectors, progression)}")
+                raise CountingMismatch(
+                    f"{key}: evaluated {want}, counted {(run.status, run.new, run.reason, x_after, got.rejectors, progression)}"
+                )
             return full
         snap.next_start_node_index = x_after
         if st.rejectors is not None:
@@ -220,21 +261,41 @@ class PlacementAlgorithm:
         record_group(st, key, run, progression)
         return run
 
-    def _schedule_placements(self, key: str, pg: PodGroupInfo, generated: tuple[list[Placement] | None, Status], *, counting: bool) -> GroupRun:
+    def _schedule_placements(
+        self,
+        key: str,
+        pg: PodGroupInfo,
+        generated: tuple[list[Placement] | None, Status],
+        *,
+        counting: bool,
+    ) -> GroupRun:
         st = self.state
         placements, status = generated
         d = _Decision(pg.group.topology_key, st.sched.placement_name)
         if status.code == Code.ERROR:
-            return self._outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {status.message()}"), d, [])
+            return self._outcome(
+                key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {status.message()}"), d, []
+            )
         if not status.ok:
-            return self._outcome(key, GroupRun(Code.UNSCHEDULABLE, 0, f"0/0 placements are available: {status.message()}"), d, [])
+            return self._outcome(
+                key,
+                GroupRun(
+                    Code.UNSCHEDULABLE, 0, f"0/0 placements are available: {status.message()}"
+                ),
+                d,
+                [],
+            )
         assert placements is not None
         d.generated = len(placements)
         records: list[PlacementRun] = []
         nominated = self._nominated_placement(key, placements)
         d.nominated = nominated.name if nominated is not None else None
         first = [nominated] if nominated is not None else []
-        plan = CountingPlan.build(st, key, placements, self.leaf_inputs) if counting and nominated is None else None
+        plan = (
+            CountingPlan.build(st, key, placements, self.leaf_inputs)
+            if counting and nominated is None
+            else None
+        )
         if plan is not None:
             return self._counted_decision(key, pg, placements, plan, d)
         for pl in first + [p for p in placements if p is not nominated]:
@@ -247,7 +308,14 @@ class PlacementAlgorithm:
                 return self._choose(key, rec, records, d)
         return self._select(key, pg, placements, records, d)
 
-    def _counted_decision(self, key: str, pg: PodGroupInfo, placements: list[Placement], plan: CountingPlan, d: _Decision) -> GroupRun:
+    def _counted_decision(
+        self,
+        key: str,
+        pg: PodGroupInfo,
+        placements: list[Placement],
+        plan: CountingPlan,
+        d: _Decision,
+    ) -> GroupRun:
         """Steps 3-6 with every placement counted at once (:meth:`CountingPlan.evaluate_all`):
         the same records, scan starts and choice as counting them one by one, but a failed
         counted placement after the first gets no record object while the decision runs; its
@@ -255,7 +323,13 @@ class PlacementAlgorithm:
         A placement that must be evaluated in full still is, at its turn."""
         snap = self.state.snap
         batch = plan.evaluate_all()
-        full, success, attempts, scan, sizes = batch.full, batch.success, batch.attempts, batch.scan, batch.sizes
+        full, success, attempts, scan, sizes = (
+            batch.full,
+            batch.success,
+            batch.attempts,
+            batch.scan,
+            batch.sizes,
+        )
         records: list[PlacementRun] = []
         positions: list[int] = []
         deferred_k: list[int] = []
@@ -263,7 +337,9 @@ class PlacementAlgorithm:
         def entry(j: int) -> EvaluatedPlacement:
             k = deferred_k[j]
             pl = placements[k]
-            return EvaluatedPlacement(pl.name, len(pl.nodes), Code.UNSCHEDULABLE.label, batch.reason(k), 0, {}, None)
+            return EvaluatedPlacement(
+                pl.name, len(pl.nodes), Code.UNSCHEDULABLE.label, batch.reason(k), 0, {}, None
+            )
 
         d.deferred = (positions, entry)
         x = snap.next_start_node_index
@@ -275,7 +351,15 @@ class PlacementAlgorithm:
             ok = np.flatnonzero(success).tolist()
             for k in [0, *(k for k in ok if k)]:
                 got = batch.counted(k, int(starts[k]), int(starts[k + 1]))
-                records.append(PlacementRun(placements[k], GroupRun(got.status, got.new, got.reason), [(p, -1) for p in plan.pods[: got.new]], None, counted=got))
+                records.append(
+                    PlacementRun(
+                        placements[k],
+                        GroupRun(got.status, got.new, got.reason),
+                        [(p, -1) for p in plan.pods[: got.new]],
+                        None,
+                        counted=got,
+                    )
+                )
             failed = np.ones(len(placements), dtype=bool)
             failed[ok] = False
             failed[0] = False
@@ -286,8 +370,12 @@ class PlacementAlgorithm:
             return self._select(key, pg, placements, records, d)
         closed = scan_starts(x, batch.advance, plan.sizes) if verify and not any(full) else None
         for k in range(len(placements)):
-            if closed is not None and closed[k] != x:  # the one-pass scan starts of the common case (tests)
-                raise CountingMismatch(f"{key}: scan start before placement #{k} is {x}, counted {int(closed[k])}")
+            if (
+                closed is not None and closed[k] != x
+            ):  # the one-pass scan starts of the common case (tests)
+                raise CountingMismatch(
+                    f"{key}: scan start before placement #{k} is {x}, counted {int(closed[k])}"
+                )
             if full[k]:
                 snap.next_start_node_index = x
                 rec = self._evaluate(key, placements[k])
@@ -305,7 +393,13 @@ class PlacementAlgorithm:
                 deferred_k.append(k)
             else:
                 got = batch.counted(k, x, x_after)
-                rec = PlacementRun(placements[k], GroupRun(got.status, got.new, got.reason), [(p, -1) for p in plan.pods[: got.new]], None, counted=got)
+                rec = PlacementRun(
+                    placements[k],
+                    GroupRun(got.status, got.new, got.reason),
+                    [(p, -1) for p in plan.pods[: got.new]],
+                    None,
+                    counted=got,
+                )
                 if verify:  # every counted placement against its full evaluation (tests)
                     self._full(key, rec)
                 records.append(rec)
@@ -329,14 +423,25 @@ class PlacementAlgorithm:
             rejected, st.rejectors = st.rejectors, outer
             if outer is not None:
                 outer |= rejected
-        got = (full.run.status, full.run.new, full.run.reason, len(full.assigned), snap.next_start_node_index, rejected)
+        got = (
+            full.run.status,
+            full.run.new,
+            full.run.reason,
+            len(full.assigned),
+            snap.next_start_node_index,
+            rejected,
+        )
         want = (c.status, c.new, c.reason, len(rec.assigned), c.x_after, c.rejectors)
         if got != want:
-            raise CountingMismatch(f"{key} in {rec.placement.label}: evaluated {got}, counted {want}")
+            raise CountingMismatch(
+                f"{key} in {rec.placement.label}: evaluated {got}, counted {want}"
+            )
         full.scores, full.total = rec.scores, rec.total
         return full
 
-    def _materialize(self, key: str, rec: PlacementRun, records: list[PlacementRun]) -> PlacementRun:
+    def _materialize(
+        self, key: str, rec: PlacementRun, records: list[PlacementRun]
+    ) -> PlacementRun:
         """The kept placement's full record (pod cycles, node choices, group traces) in place of
         its count; the scan start stays where the whole decision left it."""
         if rec.counted is None:
@@ -348,7 +453,14 @@ class PlacementAlgorithm:
         records[next(k for k, r in enumerate(records) if r is rec)] = full
         return full
 
-    def _select(self, key: str, pg: PodGroupInfo, placements: list[Placement], records: list[PlacementRun], d: _Decision) -> GroupRun:
+    def _select(
+        self,
+        key: str,
+        pg: PodGroupInfo,
+        placements: list[Placement],
+        records: list[PlacementRun],
+        d: _Decision,
+    ) -> GroupRun:
         feasible = [r for r in records if r.run.status == Code.SUCCESS]
         if not feasible:
             return self._no_placement(key, placements, records, d)
@@ -357,10 +469,14 @@ class PlacementAlgorithm:
         try:
             self._score(pg, feasible)
         except PlacementError as err:
-            return self._outcome(key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {err}"), d, records)
+            return self._outcome(
+                key, GroupRun(Code.ERROR, 0, f"{SCHEDULER_ERROR}: {err}"), d, records
+            )
         d.scored = True
         sched = self.state.sched
-        at, d.tie_count = best_placement([r.total for r in feasible], sched.tie_break, sched.rng, sched.tie_shift)
+        at, d.tie_count = best_placement(
+            [r.total for r in feasible], sched.tie_break, sched.rng, sched.tie_shift
+        )
         if d.tie_count > 1:
             sched.tied = True
         return self._choose(key, feasible[at], records, d)
@@ -368,12 +484,20 @@ class PlacementAlgorithm:
     def _score(self, pg: PodGroupInfo, feasible: list[PlacementRun]) -> None:
         """The profile's PlacementScore plugins, weighted and summed (``findBestPlacement``)."""
         st = self.state
-        scores = run_placement_score(st.sched.profile.placement_scorers, st.snap, pg, [r.placement for r in feasible], [r.assigned for r in feasible])
+        scores = run_placement_score(
+            st.sched.profile.placement_scorers,
+            st.snap,
+            pg,
+            [r.placement for r in feasible],
+            [r.assigned for r in feasible],
+        )
         for r, s in zip(feasible, scores, strict=True):
             r.scores = s
             r.total = sum(s.values())
 
-    def _choose(self, key: str, rec: PlacementRun, records: list[PlacementRun], d: _Decision) -> GroupRun:
+    def _choose(
+        self, key: str, rec: PlacementRun, records: list[PlacementRun], d: _Decision
+    ) -> GroupRun:
         """Re-assume the chosen placement's pods and keep its trace (upstream
         ``assumeSubtreeWithRevert``)."""
         rec = self._materialize(key, rec, records)
@@ -383,7 +507,9 @@ class PlacementAlgorithm:
         d.chosen = rec.placement.name
         return self._outcome(key, rec.run, d, records)
 
-    def _no_placement(self, key: str, placements: list[Placement], records: list[PlacementRun], d: _Decision) -> GroupRun:
+    def _no_placement(
+        self, key: str, placements: list[Placement], records: list[PlacementRun], d: _Decision
+    ) -> GroupRun:
         st = self.state
         reported = records[0]
         if reported.counted is not None and st.discard_failure == key and not placement_fast.VERIFY:
@@ -401,7 +527,9 @@ class PlacementAlgorithm:
         reason = f"0/{len(placements)} placements are available, {which} placement status: pod group is unschedulable ({reported.placement.label}: {reported.run.reason})"
         return self._outcome(key, GroupRun(Code.UNSCHEDULABLE, 0, reason), d, records)
 
-    def _outcome(self, key: str, run: GroupRun, d: _Decision, records: list[PlacementRun]) -> GroupRun:
+    def _outcome(
+        self, key: str, run: GroupRun, d: _Decision, records: list[PlacementRun]
+    ) -> GroupRun:
         st = self.state
         record_group(st, key, run, placements=d.trace(records))
         if run.status != Code.SUCCESS and not st.cluster.groups.is_leaf(key):
@@ -465,7 +593,9 @@ def scan_starts(x: int, advance: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     return out
 
 
-def _failed_progression(queued: int, before: int, minimum: int, feasible: Callable[[int, int, int], Code]) -> list[str]:
+def _failed_progression(
+    queued: int, before: int, minimum: int, feasible: Callable[[int, int, int], Code]
+) -> list[str]:
     """The status after each pod of ``until_feasible`` (:mod:`.podgroup`) when every attempted
     pod fails: the loop stops once minCount is out of reach."""
     progression: list[str] = []

@@ -103,8 +103,18 @@ class CountingPlan:
     base state (every evaluation is reverted, so they hold for all its placements), summed per
     placement."""
 
-    def __init__(self, state: RunState, key: str, placements: list[Placement], pods: list[Pod], minimum: int, before: int, cs: CycleState, active: list,
-                 cache: bool = True) -> None:
+    def __init__(
+        self,
+        state: RunState,
+        key: str,
+        placements: list[Placement],
+        pods: list[Pod],
+        minimum: int,
+        before: int,
+        cs: CycleState,
+        active: list,
+        cache: bool = True,
+    ) -> None:
         self.state = state
         self.key = key
         self.pods = pods
@@ -121,14 +131,30 @@ class CountingPlan:
         self.in_subset = np.ones(snap.n, dtype=bool)
         if cs.node_subset is not None:
             self.in_subset[:] = False
-            self.in_subset[np.fromiter(cs.node_subset, dtype=np.int64, count=len(cs.node_subset))] = True
+            self.in_subset[
+                np.fromiter(cs.node_subset, dtype=np.int64, count=len(cs.node_subset))
+            ] = True
         self.passes = self._passes_static()
-        self.capacity = np.where(self.passes, snap.node_array(("counting-capacity", snap.signature(pods[0])), self._room), 0)
+        self.capacity = np.where(
+            self.passes,
+            snap.node_array(("counting-capacity", snap.signature(pods[0])), self._room),
+            0,
+        )
         self.concat, self.sizes, self.starts = _geometry(snap, placements, cache)
         along = self.capacity[self.concat]  # the placements' nodes end to end
-        self.room = np.add.reduceat(along, self.starts) if len(along) else np.zeros(len(self.sizes), dtype=np.int64)
-        self.with_room = np.add.reduceat((along > 0).view(np.int8).astype(np.int64), self.starts) if len(along) else self.room.copy()
-        self.scanned = self._per_placement(self.in_subset) if cs.node_subset is not None else self.sizes
+        self.room = (
+            np.add.reduceat(along, self.starts)
+            if len(along)
+            else np.zeros(len(self.sizes), dtype=np.int64)
+        )
+        self.with_room = (
+            np.add.reduceat((along > 0).view(np.int8).astype(np.int64), self.starts)
+            if len(along)
+            else self.room.copy()
+        )
+        self.scanned = (
+            self._per_placement(self.in_subset) if cs.node_subset is not None else self.sizes
+        )
         self._bits: tuple[list[str], np.ndarray] | None = None
         self._rows: dict[int, tuple[list[str], list[str], np.ndarray, bool]] = {}
 
@@ -167,16 +193,31 @@ class CountingPlan:
 
     # ---- building --------------------------------------------------------------------------
     @classmethod
-    def build(cls, state: RunState, key: str, placements: list[Placement], leaf_inputs: Callable[[str], tuple[list[Pod], int, int]], *,
-              cache: bool = True) -> CountingPlan | None:
+    def build(
+        cls,
+        state: RunState,
+        key: str,
+        placements: list[Placement],
+        leaf_inputs: Callable[[str], tuple[list[Pod], int, int]],
+        *,
+        cache: bool = True,
+    ) -> CountingPlan | None:
         """The plan for group ``key``'s placement decision, or None when counting does not apply
         (``leaf_inputs``: the pod-group cycle's queued pods, minCount and scheduled pods).
         ``cache=False``: the placements are not the generator's cached objects (their geometry
         is not kept)."""
         sched, snap = state.sched, state.snap
-        if not placements or sched.tie_break != "first" or sched.tie_shift or not sched.profile.has_scoring or snap.nominated:
+        if (
+            not placements
+            or sched.tie_break != "first"
+            or sched.tie_shift
+            or not sched.profile.has_scoring
+            or snap.nominated
+        ):
             return None
-        if not all(isinstance(pl, COUNTABLE_PLACEMENT_SCORERS) for pl, _ in sched.profile.placement_scorers):
+        if not all(
+            isinstance(pl, COUNTABLE_PLACEMENT_SCORERS) for pl, _ in sched.profile.placement_scorers
+        ):
             return None
         if [type(pl) for pl in sched.profile.placement_feasible] != [GangScheduling]:
             return None  # count_outcome is GangScheduling's loop
@@ -187,7 +228,12 @@ class CountingPlan:
             return None
         fixed, observer = state.fixed, state.observer
         for p in pods:
-            if p.nominated_node_name or p.key in fixed or (observer is not None and observer.watches(p)) or p.node_name:
+            if (
+                p.nominated_node_name
+                or p.key in fixed
+                or (observer is not None and observer.watches(p))
+                or p.node_name
+            ):
                 return None
         if len(pods) > 1:  # one pod is identical to itself
             first = _filter_key(pods[0], snap)
@@ -197,7 +243,9 @@ class CountingPlan:
         if sched.pre_filter(cs, pods[0]) is not None:
             return None
         active = [pl for pl in sched.profile.filters if pl.name not in cs.skip_filter]
-        if not any(isinstance(pl, Fit) for pl in active) or not all(isinstance(pl, (Fit, *STATIC_FILTERS)) for pl in active):
+        if not any(isinstance(pl, Fit) for pl in active) or not all(
+            isinstance(pl, (Fit, *STATIC_FILTERS)) for pl in active
+        ):
             return None
         return cls(state, key, placements, pods, minimum, before, cs, active, cache)
 
@@ -214,7 +262,9 @@ class CountingPlan:
         queued, before, minimum = len(self.pods), self.before, self.minimum
         if queued + before < minimum:
             zero = np.zeros(len(room), dtype=np.int64)
-            return CountedBatch(self, full, np.zeros(len(room), dtype=bool), zero, zero + before, zero)
+            return CountedBatch(
+                self, full, np.zeros(len(room), dtype=bool), zero, zero + before, zero
+            )
         stop = np.maximum(room + 1, queued + before + room - minimum + 1)
         attempts = np.where(stop <= queued, stop, queued)
         placed = np.minimum(attempts, room)
@@ -224,14 +274,25 @@ class CountingPlan:
 
     def reason(self, k: int, scheduled: int, placed: int, attempts: int) -> str:
         """The leaf reason of a failed counted placement ``k`` (its first failing pod's FitError)."""
-        failures = [PodResult(pod=self.pods[placed], fit_error=self._fit_error(k))] if attempts > placed else []
+        failures = (
+            [PodResult(pod=self.pods[placed], fit_error=self._fit_error(k))]
+            if attempts > placed
+            else []
+        )
         return leaf_reason(self.key, self.minimum, self.before, scheduled, len(self.pods), failures)
 
     def _fit_error(self, k: int) -> str:
         """The FitError of a pod once every node of placement ``k`` took its ``c_i`` copies, from
         the failure rows of that placement's nodes alone (the current node state)."""
         names, _, counts, alive = self._placement_rows(k)
-        return _fit_error_text(self.key, [int(self.sizes[k])], [int(self.scanned[k])], self._absent(), (names, counts.reshape(len(names), 1), [alive]), 0)
+        return _fit_error_text(
+            self.key,
+            [int(self.sizes[k])],
+            [int(self.scanned[k])],
+            self._absent(),
+            (names, counts.reshape(len(names), 1), [alive]),
+            0,
+        )
 
     def _placement_rows(self, k: int) -> tuple[list[str], list[str], np.ndarray, bool]:
         """Placement ``k``'s failure rows summed over its nodes (reasons, their plugins, counts)
@@ -248,7 +309,11 @@ class CountingPlan:
         idx = self.concat[at : at + int(self.sizes[k])]
         fit_names, bits = self._fit_bits()
         snap, pod = self.state.snap, self.pods[0]
-        alive = self.in_subset[idx] if self.cs.node_subset is not None else np.ones(len(idx), dtype=bool)
+        alive = (
+            self.in_subset[idx]
+            if self.cs.node_subset is not None
+            else np.ones(len(idx), dtype=bool)
+        )
         names: list[str] = []
         plugins: list[str] = []
         counts: list[int] = []
@@ -286,7 +351,9 @@ class CountingPlan:
         return out
 
     def _absent(self) -> str | None:
-        return absent_nodes_reason(self.cs.subset_plugins) if self.cs.node_subset is not None else None
+        return (
+            absent_nodes_reason(self.cs.subset_plugins) if self.cs.node_subset is not None else None
+        )
 
     def _fit_bits(self) -> tuple[list[str], np.ndarray]:
         """NodeResourcesFit's reasons on every node (the current node state) once each node holds
@@ -298,13 +365,19 @@ class CountingPlan:
             sig = snap.signature(self.pods[0])
             names = snap.placement_cache.get(("counting-fit-reasons", sig))
             if names is None:
-                names = snap.placement_cache[("counting-fit-reasons", sig)] = [r for r, _ in fit_failures(snap, self.req, snap.all_nodes[:0])[0]]
+                names = snap.placement_cache[("counting-fit-reasons", sig)] = [
+                    r for r, _ in fit_failures(snap, self.req, snap.all_nodes[:0])[0]
+                ]
 
             def compute(nodes: np.ndarray) -> np.ndarray:
                 return _pack(fit_failures(snap, self.req, nodes, self._room(nodes))[0])
 
             bits = snap.node_array(("counting-fit-bits", sig), compute)
-            redo = np.flatnonzero(self.in_subset & ~self.passes) if self.static or self.cs.node_subset is not None else ()
+            redo = (
+                np.flatnonzero(self.in_subset & ~self.passes)
+                if self.static or self.cs.node_subset is not None
+                else ()
+            )
             if len(redo):
                 bits = bits.copy()
                 bits[redo] = _pack(fit_failures(snap, self.req, redo, 0)[0])
@@ -318,16 +391,44 @@ class CountingPlan:
         shared arrays, not its per-node state."""
         names, bits = self._fit_bits()
         small = np.uint8 if len(names) <= 8 else np.uint16 if len(names) <= 16 else np.int64
-        table = _LazyTable(self, names, bits.astype(small))  # a copy: the node table's array changes later
-        return partial(_lazy_fit_error_text, self.key, self.sizes.tolist(), self.scanned.tolist(), self._absent(), table)
+        table = _LazyTable(
+            self, names, bits.astype(small)
+        )  # a copy: the node table's array changes later
+        return partial(
+            _lazy_fit_error_text,
+            self.key,
+            self.sizes.tolist(),
+            self.scanned.tolist(),
+            self._absent(),
+            table,
+        )
 
-    def failure_rows(self, idx: np.ndarray, fit: list[tuple[str, np.ndarray]]) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
+    def failure_rows(
+        self, idx: np.ndarray, fit: list[tuple[str, np.ndarray]]
+    ) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
         """:func:`_failure_rows` of this plan's pod over the nodes ``idx``."""
-        return _failure_rows(self.state.snap, self.pods[0], self.cs, self.active, self.static, self.in_subset, idx, fit)
+        return _failure_rows(
+            self.state.snap,
+            self.pods[0],
+            self.cs,
+            self.active,
+            self.static,
+            self.in_subset,
+            idx,
+            fit,
+        )
 
 
-def _failure_rows(snap, pod: Pod, cs: CycleState, active: list, static: dict[str, np.ndarray], in_subset: np.ndarray, idx: np.ndarray,
-                  fit: list[tuple[str, np.ndarray]]) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
+def _failure_rows(
+    snap,
+    pod: Pod,
+    cs: CycleState,
+    active: list,
+    static: dict[str, np.ndarray],
+    in_subset: np.ndarray,
+    idx: np.ndarray,
+    fit: list[tuple[str, np.ndarray]],
+) -> tuple[list[str], list[str], np.ndarray, np.ndarray]:
     """Over the nodes ``idx``, per reason (and the plugin reporting it) the mask of the nodes it
     is counted on once every node holds its ``c_i`` copies (each node counted by the first filter
     of ``active`` that rejects it, in profile order; a NodeResourcesFit node under each of its
@@ -370,16 +471,37 @@ class _LazyTable:
 
     def __init__(self, plan: CountingPlan, names: list[str], bits: np.ndarray) -> None:
         snap = plan.state.snap
-        self._parts: tuple | None = (snap, plan.pods[0], plan.cs, plan.active, plan.static, plan.in_subset, plan.concat, plan.starts, names, bits)
+        self._parts: tuple | None = (
+            snap,
+            plan.pods[0],
+            plan.cs,
+            plan.active,
+            plan.static,
+            plan.in_subset,
+            plan.concat,
+            plan.starts,
+            names,
+            bits,
+        )
         self._table: tuple[list[str], np.ndarray, np.ndarray] | None = None
 
     def get(self) -> tuple[list[str], np.ndarray, np.ndarray]:
         if self._table is None:
             assert self._parts is not None
             snap, pod, cs, active, static, in_subset, concat, starts, fit_names, bits = self._parts
-            names, _, rows, alive = _failure_rows(snap, pod, cs, active, static, in_subset, snap.all_nodes, _unpack(fit_names, bits))
-            counts = np.add.reduceat(rows[:, concat], starts, axis=1) if len(rows) else np.zeros((0, len(starts)), dtype=np.int64)
-            self._table = (names, counts, np.add.reduceat(alive[concat].astype(np.int64), starts) > 0)
+            names, _, rows, alive = _failure_rows(
+                snap, pod, cs, active, static, in_subset, snap.all_nodes, _unpack(fit_names, bits)
+            )
+            counts = (
+                np.add.reduceat(rows[:, concat], starts, axis=1)
+                if len(rows)
+                else np.zeros((0, len(starts)), dtype=np.int64)
+            )
+            self._table = (
+                names,
+                counts,
+                np.add.reduceat(alive[concat].astype(np.int64), starts) > 0,
+            )
             self._parts = None
         return self._table
 
@@ -396,11 +518,15 @@ def _unpack(names: list[str], bits: np.ndarray) -> list[tuple[str, np.ndarray]]:
     return [(r, (bits & (1 << j)) != 0) for j, r in enumerate(names)]
 
 
-def _lazy_fit_error_text(key: str, sizes: list[int], scanned: list[int], absent: str | None, table: _LazyTable, k: int) -> str:
+def _lazy_fit_error_text(
+    key: str, sizes: list[int], scanned: list[int], absent: str | None, table: _LazyTable, k: int
+) -> str:
     return _fit_error_text(key, sizes, scanned, absent, table.get(), k)
 
 
-def _geometry(snap, placements: list[Placement], cache: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _geometry(
+    snap, placements: list[Placement], cache: bool = True
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The placements' nodes end to end, their sizes and start offsets; kept in the node table's
     placement cache, since a group's placements are the cached objects of
     :func:`~gangplan.solver.greedy.plugins.topologyaware.placements_of` decision after decision."""
@@ -417,10 +543,19 @@ def _geometry(snap, placements: list[Placement], cache: bool = True) -> tuple[np
     return concat, sizes, starts
 
 
-def _fit_error_text(key: str, sizes: list[int], scanned: list[int], absent: str | None, table: tuple[list[str], np.ndarray, np.ndarray], k: int) -> str:
+def _fit_error_text(
+    key: str,
+    sizes: list[int],
+    scanned: list[int],
+    absent: str | None,
+    table: tuple[list[str], np.ndarray, np.ndarray],
+    k: int,
+) -> str:
     names, counts, alive = table
     if alive[k]:
-        raise CountingMismatch(f"{key}: a node of placement #{k} still fits after its counted copies")
+        raise CountingMismatch(
+            f"{key}: a node of placement #{k} still fits after its counted copies"
+        )
     hist = Counter()
     for r, n in zip(names, counts[:, k].tolist(), strict=True):
         hist[r] += n
@@ -438,7 +573,15 @@ class CountedBatch:
     a trace or the decision reads it (:meth:`entry`), from the failure table of the decision's base
     state, which :meth:`freeze` computes while that state holds."""
 
-    def __init__(self, plan: CountingPlan, full: np.ndarray, success: np.ndarray, placed: np.ndarray, scheduled: np.ndarray, attempts: np.ndarray) -> None:
+    def __init__(
+        self,
+        plan: CountingPlan,
+        full: np.ndarray,
+        success: np.ndarray,
+        placed: np.ndarray,
+        scheduled: np.ndarray,
+        attempts: np.ndarray,
+    ) -> None:
         self.plan = plan
         self.full = full.tolist()
         self.success = success.tolist()
@@ -465,7 +608,9 @@ class CountedBatch:
         assert self._frozen is not None
         key, minimum, before, pods, fit_error = self._frozen
         placed, attempts = self.placed[k], self.attempts[k]
-        failures = [PodResult(pod=pods[placed], fit_error=fit_error(k))] if attempts > placed else []
+        failures = (
+            [PodResult(pod=pods[placed], fit_error=fit_error(k))] if attempts > placed else []
+        )
         return leaf_reason(key, minimum, before, self.scheduled[k], len(pods), failures)
 
     def freeze(self) -> None:
@@ -483,9 +628,15 @@ class CountedBatch:
 def _to_find_vector(pct: int, n_scan: np.ndarray) -> np.ndarray:
     """:func:`num_feasible_nodes_to_find` per placement, once per distinct size."""
     if len(n_scan) < 64:
-        return np.array([num_feasible_nodes_to_find(pct, int(v)) if v else 0 for v in n_scan.tolist()], dtype=np.int64)
+        return np.array(
+            [num_feasible_nodes_to_find(pct, int(v)) if v else 0 for v in n_scan.tolist()],
+            dtype=np.int64,
+        )
     sizes, inverse = np.unique(n_scan, return_inverse=True)
-    return np.array([num_feasible_nodes_to_find(pct, int(v)) if v else 0 for v in sizes.tolist()], dtype=np.int64)[inverse]
+    return np.array(
+        [num_feasible_nodes_to_find(pct, int(v)) if v else 0 for v in sizes.tolist()],
+        dtype=np.int64,
+    )[inverse]
 
 
 def count_outcome(queued: int, before: int, minimum: int, room: int) -> tuple[Code, int, int, int]:
@@ -494,7 +645,9 @@ def count_outcome(queued: int, before: int, minimum: int, room: int) -> tuple[Co
     placed, pods attempted). ``tests/test_placement_counting.py`` checks it against the loop."""
     if queued + before < minimum:
         return Code.UNSCHEDULABLE, before, 0, 0
-    stop = max(room + 1, queued + before + room - minimum + 1)  # the first attempt after which minimum is out of reach
+    stop = max(
+        room + 1, queued + before + room - minimum + 1
+    )  # the first attempt after which minimum is out of reach
     attempts = stop if stop <= queued else queued
     placed = min(attempts, room)
     scheduled = before + placed

@@ -81,7 +81,9 @@ class WorkloadCycle:
         pass, no retries (what gangplan did before the queue; ``benchmarks/requeue_cost.py``)."""
         st = self.state
         sizes = {e.key: len(self._queued_pods(e.key)) for e in queue}
-        q = SchedulingQueue.of(st.cluster, queue, sizes, QueueingHints(st.cluster, self._queued_pods))
+        q = SchedulingQueue.of(
+            st.cluster, queue, sizes, QueueingHints(st.cluster, self._queued_pods)
+        )
         names = st.snap.names
         while not st.stopped:
             qe = q.pop()
@@ -98,7 +100,11 @@ class WorkloadCycle:
                 st.trace.entities.append(str(key))
                 self._attempt(key)
             else:
-                discard = not key.is_pod and st.observer is None and self.preemption.failure_binds_nothing(key.key)
+                discard = (
+                    not key.is_pod
+                    and st.observer is None
+                    and self.preemption.failure_binds_nothing(key.key)
+                )
                 st.discard_failure = key.key if discard else None
                 try:
                     self._retry(key, pods, before)
@@ -106,13 +112,26 @@ class WorkloadCycle:
                     st.discard_failure = None
             bound = [p for p in pods if p.key in st.placements and p.key not in before]
             if qe.attempts > 1 and not bound and not st.stopped:
-                st.trace.restore(mark)  # a retry that places nothing leaves the first attempt's records
+                st.trace.restore(
+                    mark
+                )  # a retry that places nothing leaves the first attempt's records
             st.trace.clear_journal()
             st.sched.tie_shift = 0
             qe.tied = st.sched.tied
             left = [p for p in pods if p.key not in st.placements]
             if qe.attempts > 1:
-                st.trace.requeues.append(Requeue(entity=str(key), attempt=qe.attempts, at=q.clock, trigger=qe.trigger or "", placed=len(bound), outcome="Success" if bound and not left else ("Partial" if bound else "Unschedulable")))
+                st.trace.requeues.append(
+                    Requeue(
+                        entity=str(key),
+                        attempt=qe.attempts,
+                        at=q.clock,
+                        trigger=qe.trigger or "",
+                        placed=len(bound),
+                        outcome="Success"
+                        if bound and not left
+                        else ("Partial" if bound else "Unschedulable"),
+                    )
+                )
             if left and requeue:
                 q.failed(qe, st.rejectors)
             by_key = st.cluster.pod_by_key
@@ -160,7 +179,12 @@ class WorkloadCycle:
         st = self.state
         r = self.schedule_pod(pod)
         post_filter = None
-        if r.node is None and st.preemption and r.fit_error and r.status.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+        if (
+            r.node is None
+            and st.preemption
+            and r.fit_error
+            and r.status.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+        ):
             node = self.preemption.preempt_single(pod, r)
             if node is not None:
                 r.node, r.status, r.fit_error = node, Status(), None
@@ -171,12 +195,18 @@ class WorkloadCycle:
             st.placements[pod.key] = r.node
         else:
             # FitError.Error() with the PostFilter message: "<filter reasons>. preemption: ..."
-            st.trace.set("pod_reasons", pod.key, pod_failure(r) + (f" preemption: {post_filter}" if post_filter else ""))
+            st.trace.set(
+                "pod_reasons",
+                pod.key,
+                pod_failure(r) + (f" preemption: {post_filter}" if post_filter else ""),
+            )
 
     def schedule_root(self, root: str) -> None:
         self._schedule_root(root)
         if self.state.preemption and not group_pods_backoff_only(self.state.cluster.kube_version):
-            self._next_cycle(root)  # v1.36: the leftovers wait in backoffQ behind activeQ (their retry)
+            self._next_cycle(
+                root
+            )  # v1.36: the leftovers wait in backoffQ behind activeQ (their retry)
         # Every queued member now leaves the nominator: bound, or failed with its NNN cleared.
         for p in self.state.cluster.groups.members(root):
             self.state.snap.clear_nomination(p)
@@ -197,12 +227,20 @@ class WorkloadCycle:
             if stale:
                 st.snap.affinity_lists = frozen
         if run.status == Code.SUCCESS and run.new == 0:
-            run = GroupRun(Code.UNSCHEDULABLE, 0, run.reason or "no new pod could be placed (minimum already met by bound pods)")
+            run = GroupRun(
+                Code.UNSCHEDULABLE,
+                0,
+                run.reason or "no new pod could be placed (minimum already met by bound pods)",
+            )
             self.record_group(root, run)
         if run.status != Code.SUCCESS:
             st.assumed.rollback(checkpoint)
             reason = run.reason or run.status.label
-            wap = st.preemption and run.status == Code.UNSCHEDULABLE and workload_aware_preemption(st.cluster.kube_version)
+            wap = (
+                st.preemption
+                and run.status == Code.UNSCHEDULABLE
+                and workload_aware_preemption(st.cluster.kube_version)
+            )
             if wap and stale:  # BackupSnapshot rebuilds the lists once, before the simulation
                 frozen = st.snap.freeze_affinity_lists()
             try:
@@ -211,11 +249,17 @@ class WorkloadCycle:
                 if wap and stale:
                     st.snap.affinity_lists = frozen
             if why is not None:  # None: workload-aware preemption nominated the group's pods
-                self._fail_root(root, reason if why is reason else f"{reason}; preemption: {why}", run.status)
+                self._fail_root(
+                    root, reason if why is reason else f"{reason}; preemption: {why}", run.status
+                )
                 if why is not reason:
                     for g in tree.leaves(root):
                         if "; preemption: " not in tr.group_reasons.get(g, ""):
-                            tr.set("group_reasons", g, f"{tr.group_reasons.get(g, reason)}; preemption: {why}")
+                            tr.set(
+                                "group_reasons",
+                                g,
+                                f"{tr.group_reasons.get(g, reason)}; preemption: {why}",
+                            )
                 return
         for pod, node in st.assumed.since(checkpoint):
             st.placements[pod.key] = node
@@ -293,7 +337,12 @@ class WorkloadCycle:
         st = self.state
         group = st.cluster.groups.node(key)
         members = group.members
-        pods, drawn = member_order([p for p in members if p.key in st.queued], group, cluster=st.cluster, seed=st.sched.seed)
+        pods, drawn = member_order(
+            [p for p in members if p.key in st.queued],
+            group,
+            cluster=st.cluster,
+            seed=st.sched.seed,
+        )
         if drawn is not None:
             st.trace.update_group(key, member_order=drawn)
         before = sum(1 for p in members if p.bound)
@@ -311,7 +360,12 @@ class WorkloadCycle:
 
         def attempt(pod):
             r = self.schedule_pod(pod)
-            if r.node is None and per_pod and r.fit_error and r.status.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+            if (
+                r.node is None
+                and per_pod
+                and r.fit_error
+                and r.status.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+            ):
                 # v1.35: the gang pod's own PostFilter (DefaultPreemption); its victims stay
                 # evicted even if the gang fails later (they are gone before Permit decides)
                 node = self.preemption.preempt_single(pod, r)
@@ -323,7 +377,9 @@ class WorkloadCycle:
             st.assumed.assume(pod, r.node)
             return True, 1
 
-        status, scheduled, new, progression = until_feasible(pods, before, minimum, attempt, st.sched.profile.feasible)
+        status, scheduled, new, progression = until_feasible(
+            pods, before, minimum, attempt, st.sched.profile.feasible
+        )
         reason = None
         if status != Code.SUCCESS:
             st.assumed.rollback(checkpoint)
@@ -347,12 +403,17 @@ class WorkloadCycle:
                 failed.append(child)
             return None if run.status == Code.ERROR else (run.status == Code.SUCCESS, run.new)
 
-        status, scheduled, new, progression = until_feasible(children, 0, minimum, attempt, st.sched.profile.feasible)
+        status, scheduled, new, progression = until_feasible(
+            children, 0, minimum, attempt, st.sched.profile.feasible
+        )
         reason = None
         if status != Code.SUCCESS:
             st.assumed.rollback(checkpoint)
             new = 0
-            reason = f"CompositePodGroup {key}: {scheduled} of minGroupCount {minimum} child groups schedulable" + (f" (failed: {', '.join(failed)})" if failed else "")
+            reason = (
+                f"CompositePodGroup {key}: {scheduled} of minGroupCount {minimum} child groups schedulable"
+                + (f" (failed: {', '.join(failed)})" if failed else "")
+            )
             propagate_failure(st, key, reason)
         run = GroupRun(status, new, reason)
         self.record_group(key, run, progression)
@@ -384,7 +445,11 @@ class WorkloadCycle:
         st = self.state
         name = st.fixed[pod.key]
         i = st.snap.index.get(name)
-        got = st.sched.explain(pod, [i])[i] if i is not None else {"feasible": False, "reason": "no such node"}
+        got = (
+            st.sched.explain(pod, [i])[i]
+            if i is not None
+            else {"feasible": False, "reason": "no such node"}
+        )
         if got["feasible"]:
             r.node, r.fit_error, r.status = i, None, Status()
         else:
@@ -393,7 +458,9 @@ class WorkloadCycle:
             r.status = Status(Code.UNSCHEDULABLE, (r.fit_error,))
 
 
-def until_feasible(items, scheduled: int, minimum: int, attempt, feasible=placement_feasible) -> tuple[Code, int, int, list[str]]:
+def until_feasible(
+    items, scheduled: int, minimum: int, attempt, feasible=placement_feasible
+) -> tuple[Code, int, int, list[str]]:
     """The PlacementFeasible loop shared by leaf groups (items are pods) and composite groups
     (items are child groups), as ``schedule_one_podgroup.go`` does.
 

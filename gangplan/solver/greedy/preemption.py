@@ -106,13 +106,25 @@ if TYPE_CHECKING:
 MIN_CANDIDATE_NODES_PERCENTAGE = 10
 MIN_CANDIDATE_NODES_ABSOLUTE = 100
 RANK = {"Pod": 1, "PodGroup": 2, "CompositePodGroup": 3}
-NOT_HELPFUL = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("Preemption is not helpful for scheduling",))
-NO_VICTIMS = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("No preemption victims found for incoming pod",))
+NOT_HELPFUL = Status(
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("Preemption is not helpful for scheduling",)
+)
+NO_VICTIMS = Status(
+    Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("No preemption victims found for incoming pod",)
+)
 """Per-node statuses of ``Evaluator.Preempt``'s FitError (``preemption.go``): a node whose Filter
 status was UnschedulableAndUnresolvable, and a candidate node without lower-priority pods
 (``SelectVictimsOnNode``)."""
-NODE_LOCAL_FILTERS = frozenset({names.NODE_UNSCHEDULABLE, names.NODE_NAME, names.TAINT_TOLERATION, names.NODE_AFFINITY,
-                                names.NODE_PORTS, names.NODE_RESOURCES_FIT})
+NODE_LOCAL_FILTERS = frozenset(
+    {
+        names.NODE_UNSCHEDULABLE,
+        names.NODE_NAME,
+        names.TAINT_TOLERATION,
+        names.NODE_AFFINITY,
+        names.NODE_PORTS,
+        names.NODE_RESOURCES_FIT,
+    }
+)
 """Filter plugins whose PreFilter reads only the pod and whose Filter verdict on node ``i`` reads
 only the pod, the node object and what is on node ``i`` (its pods, requests, host ports): a pod
 added to or removed from another node cannot change it."""
@@ -129,7 +141,14 @@ def importance(u: VictimUnit, version: KubeVersion = NEWEST) -> tuple:
     as a group when its first pod belongs to one (``IsPodGroup``: ``spec.schedulingGroup`` set),
     so a lone pod of a ``disruptionMode: Pod`` group counts as a group there."""
     rank = RANK[u.kind] if version != KubeVersion.V1_36 else (1 if u.pods[0].group_key else 0)
-    return (-u.priority, -rank, -len(u.pods), min((_start(p) for p in u.pods), default=FAR_FUTURE), u.pods[0].uid, u.pods[0].key)
+    return (
+        -u.priority,
+        -rank,
+        -len(u.pods),
+        min((_start(p) for p in u.pods), default=FAR_FUTURE),
+        u.pods[0].uid,
+        u.pods[0].key,
+    )
 
 
 def _start(p: Pod) -> datetime:
@@ -163,13 +182,17 @@ def victims_below(cluster: Cluster, snap: NodeTable, priority: int) -> list[Vict
     floor = snap.victim_priority_floor
     if floor is None:
         tree = cluster.groups
-        floor = snap.victim_priority_floor = min((tree.unit_priority(p) for p in cluster.bound_pods), default=None)
+        floor = snap.victim_priority_floor = min(
+            (tree.unit_priority(p) for p in cluster.bound_pods), default=None
+        )
     if floor is None or floor >= priority:
         return []
     return [u for u in victim_units(cluster, snap) if u.priority < priority]
 
 
-def classify_pdb(units: list[VictimUnit], pdbs: tuple[PodDisruptionBudget, ...]) -> tuple[list[VictimUnit], list[VictimUnit], dict[str, int]]:
+def classify_pdb(
+    units: list[VictimUnit], pdbs: tuple[PodDisruptionBudget, ...]
+) -> tuple[list[VictimUnit], list[VictimUnit], dict[str, int]]:
     """``FilterVictimsWithPDBViolation``: (violating, non-violating, violating pods per unit).
     Budgets are consumed in the given (importance) order; a pod stops at its first violated PDB."""
     allowed = [pdb.disruptions_allowed for pdb in pdbs]
@@ -227,11 +250,19 @@ class Preemption:
         if pre is not None:
             return pre
         if cs.node_subset is not None and i not in cs.node_subset:
-            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (absent_nodes_reason(cs.subset_plugins),))
+            return Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (absent_nodes_reason(cs.subset_plugins),)
+            )
         ok, failed_by = sched.run_filters(cs, pod, np.array([i], dtype=np.int64))
         if ok[0]:
             return None
-        return next(iter(sched.node_statuses(cs, pod, {k: np.array([i]) for k, v in failed_by.items() if len(v)}).values()))
+        return next(
+            iter(
+                sched.node_statuses(
+                    cs, pod, {k: np.array([i]) for k, v in failed_by.items() if len(v)}
+                ).values()
+            )
+        )
 
     def _remove(self, unit: VictimUnit) -> None:
         for p in unit.pods:
@@ -247,11 +278,15 @@ class Preemption:
         snap, tree = self.state.snap, self.state.cluster.groups
         for pod in pods:
             i = snap.index.get(pod.nominated_node_name or "")
-            if i is not None and any(q.terminating and tree.unit_priority(q) < priority for q in snap.pods_on[i]):
+            if i is not None and any(
+                q.terminating and tree.unit_priority(q) < priority for q in snap.pods_on[i]
+            ):
                 return True
         return False
 
-    def _actuate(self, victims: list[VictimUnit], nominated: list[tuple[Pod, int]], priority: int) -> None:
+    def _actuate(
+        self, victims: list[VictimUnit], nominated: list[tuple[Pod, int]], priority: int
+    ) -> None:
         """Victims leave the snapshot (already removed by the caller); the preemptor's pods are
         nominated, and lower-priority nominations on those nodes are cleared."""
         st = self.state
@@ -274,7 +309,9 @@ class Preemption:
         group = tree.node(root)
         pods = [p for p in tree.members(root) if p.key in st.queued]
         policy = tree.preemption_policy(group.entity)
-        trace = WorkloadPreemption(priority=group.priority, policy=policy, status=Code.UNSCHEDULABLE.label)
+        trace = WorkloadPreemption(
+            priority=group.priority, policy=policy, status=Code.UNSCHEDULABLE.label
+        )
         st.trace.preemption[root] = trace
         ineligible = self._ineligible(root)
         if ineligible is not None:
@@ -284,7 +321,11 @@ class Preemption:
         units = sorted(victims_below(st.cluster, st.snap, group.priority), key=self.importance)
         trace.candidates = [str(u.key) for u in units]
         if not units:
-            return _fail(trace, "No preemption victims found for incoming preemptor", Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+            return _fail(
+                trace,
+                "No preemption victims found for incoming preemptor",
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            )
         # The failed attempt's pod cycles leave the order (its group records stay while this
         # attempt runs); they come back when preemption cannot help.
         failed_cycles = st.trace.cut_order(attempt)
@@ -317,7 +358,9 @@ class Preemption:
         st = self.state
         tree = st.cluster.groups
         group = tree.node(root)
-        if not placement_groups_preempt(st.cluster.kube_version) and any(tree.node(g).topology_key for g in tree.leaves(root)):
+        if not placement_groups_preempt(st.cluster.kube_version) and any(
+            tree.node(g).topology_key for g in tree.leaves(root)
+        ):
             # v1.36 runWorkloadAwarePreemption (schedule_one_podgroup.go, kubernetes#137606;
             # lifted in v1.37 by kubernetes#140683)
             return "workload aware preemption is not supported for pod groups with scheduling constraints"
@@ -336,9 +379,13 @@ class Preemption:
             return True
         if not workload_aware_preemption(st.cluster.kube_version):
             return False
-        return self._ineligible(root) is not None or not victims_below(st.cluster, st.snap, st.cluster.groups.node(root).priority)
+        return self._ineligible(root) is not None or not victims_below(
+            st.cluster, st.snap, st.cluster.groups.node(root).priority
+        )
 
-    def _reprieve(self, units: list[VictimUnit], assignments: list[tuple[Pod, int]], trace: WorkloadPreemption) -> list[VictimUnit]:
+    def _reprieve(
+        self, units: list[VictimUnit], assignments: list[tuple[Pod, int]], trace: WorkloadPreemption
+    ) -> list[VictimUnit]:
         """Add units back (violating first, importance order); keep those with which every
         assignment still passes Filter. Returns the evicted units, in importance order.
 
@@ -379,7 +426,13 @@ class Preemption:
         trace.victims = [p.key for u in evicted for p in u.pods]
         return evicted
 
-    def _reprieve_rerun(self, root: str, units: list[VictimUnit], assignments: list[tuple[Pod, int]], trace: WorkloadPreemption) -> tuple[list[VictimUnit], list[tuple[Pod, int]]]:
+    def _reprieve_rerun(
+        self,
+        root: str,
+        units: list[VictimUnit],
+        assignments: list[tuple[Pod, int]],
+        trace: WorkloadPreemption,
+    ) -> tuple[list[VictimUnit], list[tuple[Pod, int]]]:
         """v1.36's reprieve (``PodGroupEvaluator``, ``framework/preemption/podgrouppreemption.go``
         release-1.36): add a unit back (violating units first, each part in importance order) and
         run the whole pod-group algorithm again, so the group's pods may move; the unit is spared
@@ -436,7 +489,11 @@ class Preemption:
             return False
         for pod, _ in assignments:
             aff = pod.affinity
-            if aff.pod_affinity_required or aff.pod_anti_affinity_required or any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.topology_spread):
+            if (
+                aff.pod_affinity_required
+                or aff.pod_anti_affinity_required
+                or any(c.when_unsatisfiable == "DoNotSchedule" for c in pod.topology_spread)
+            ):
                 return False
         return self._assignments_fit(assignments)
 
@@ -460,7 +517,9 @@ class Preemption:
         assumed there and the victims removed), or None."""
         st = self.state
         snap = st.snap
-        trace = PodPreemption(priority=pod.priority, policy=pod.preemption_policy, status=Code.UNSCHEDULABLE.label)
+        trace = PodPreemption(
+            priority=pod.priority, policy=pod.preemption_policy, status=Code.UNSCHEDULABLE.label
+        )
         st.trace.preemption[str(EntityKey.pod(pod.key))] = trace
         if pod.preemption_policy == NEVER:
             _fail(trace, "not eligible due to preemptionPolicy=Never.")
@@ -483,7 +542,12 @@ class Preemption:
         # Per node, why preemption cannot help there (the FitError of Evaluator.Preempt).
         helps = set(potential)
         statuses = {snap.names[i]: NOT_HELPFUL for i in range(snap.n) if i not in helps}
-        want = min(max(len(potential) * MIN_CANDIDATE_NODES_PERCENTAGE // 100, MIN_CANDIDATE_NODES_ABSOLUTE), len(potential))
+        want = min(
+            max(
+                len(potential) * MIN_CANDIDATE_NODES_PERCENTAGE // 100, MIN_CANDIDATE_NODES_ABSOLUTE
+            ),
+            len(potential),
+        )
         candidates: list[tuple[int, list[VictimUnit], int]] = []
         non_violating = 0
         for i in potential:
@@ -505,13 +569,23 @@ class Preemption:
         trace.nominated = {pod.key: snap.names[node]}
         return node
 
-    def _dry_run(self, pod: Pod, i: int, units: list[VictimUnit], trace: PodPreemption, statuses: dict[str, Status]) -> tuple[list[VictimUnit], int] | None:
+    def _dry_run(
+        self,
+        pod: Pod,
+        i: int,
+        units: list[VictimUnit],
+        trace: PodPreemption,
+        statuses: dict[str, Status],
+    ) -> tuple[list[VictimUnit], int] | None:
         """``SelectVictimsOnNode``: the units to evict on node ``i`` and the PDB violations, or
         None when the pod does not fit even with every lower-priority unit there removed (the
         node's status goes to ``statuses``)."""
         snap = self.state.snap
         name = snap.names[i]
-        here = sorted((u for u in units if any(snap.node_of.get(p.key) == i for p in u.pods)), key=self.importance)
+        here = sorted(
+            (u for u in units if any(snap.node_of.get(p.key) == i for p in u.pods)),
+            key=self.importance,
+        )
         if not here:
             trace.nodes[name] = NO_LOWER_PRIORITY
             statuses[name] = NO_VICTIMS
@@ -521,7 +595,9 @@ class Preemption:
         try:
             st = self.fit_status(pod, i)
             if st is not None:
-                trace.nodes[name] = "not a candidate: the pod does not fit even without lower-priority pods"
+                trace.nodes[name] = (
+                    "not a candidate: the pod does not fit even without lower-priority pods"
+                )
                 statuses[name] = st
                 return None
             bad, good, counts = classify_pdb(here, self.state.cluster.pdbs)
@@ -541,11 +617,15 @@ class Preemption:
             for u in here:
                 self._restore(u)
         evicted.sort(key=self.importance)
-        trace.nodes[name] = NodeVictims(victims=[p.key for u in evicted for p in u.pods], pdb_violations=violations)
+        trace.nodes[name] = NodeVictims(
+            victims=[p.key for u in evicted for p in u.pods], pdb_violations=violations
+        )
         return evicted, violations
 
 
-def _fail(trace: WorkloadPreemption | PodPreemption, reason: str, code: Code = Code.UNSCHEDULABLE) -> str:
+def _fail(
+    trace: WorkloadPreemption | PodPreemption, reason: str, code: Code = Code.UNSCHEDULABLE
+) -> str:
     trace.status, trace.reason = code.label, reason
     return reason
 
@@ -580,11 +660,23 @@ def _potential_nodes(r) -> list[int]:
     return sorted(i for i, s in r.node_statuses.items() if s.code == Code.UNSCHEDULABLE)
 
 
-def pick_one_node(candidates: list[tuple[int, list[VictimUnit], int]]) -> tuple[int, list[VictimUnit], int]:
+def pick_one_node(
+    candidates: list[tuple[int, list[VictimUnit], int]],
+) -> tuple[int, list[VictimUnit], int]:
     """``pickOneNodeForPreemption`` over (node position, evicted units, PDB violations) in node
     order (:func:`gangplan.models.preemption.pick_one_node`, the one implementation the diff
     explains too)."""
-    return choose_node(candidates, key=lambda c: pick_key([(u.priority, _start(p)) for u in c[1] for p in u.pods], c[2]))
+    return choose_node(
+        candidates,
+        key=lambda c: pick_key([(u.priority, _start(p)) for u in c[1] for p in u.pods], c[2]),
+    )
 
 
-__all__ = ["Preemption", "VictimUnit", "classify_pdb", "importance", "pick_one_node", "victim_units"]
+__all__ = [
+    "Preemption",
+    "VictimUnit",
+    "classify_pdb",
+    "importance",
+    "pick_one_node",
+    "victim_units",
+]

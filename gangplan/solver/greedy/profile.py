@@ -75,7 +75,9 @@ class Profile:
 
 
 def _ordered(weights: dict[str, int], default_order: tuple[str, ...]) -> list[str]:
-    return [n for n in default_order if n in weights] + sorted(n for n in weights if n not in default_order)
+    return [n for n in default_order if n in weights] + sorted(
+        n for n in weights if n not in default_order
+    )
 
 
 def _filters(cluster: Cluster) -> tuple[str, ...]:
@@ -83,7 +85,11 @@ def _filters(cluster: Cluster) -> tuple[str, ...]:
     NodeResourcesFit when the snapshot has DRA objects (without any it would Skip every pod)."""
     names_ = tuple(cluster.profile.filter_plugins)
     if cluster.dra and names.DYNAMIC_RESOURCES not in names_:
-        at = names_.index(names.NODE_RESOURCES_FIT) + 1 if names.NODE_RESOURCES_FIT in names_ else len(names_)
+        at = (
+            names_.index(names.NODE_RESOURCES_FIT) + 1
+            if names.NODE_RESOURCES_FIT in names_
+            else len(names_)
+        )
         names_ = names_[:at] + (names.DYNAMIC_RESOURCES,) + names_[at:]
     return names_
 
@@ -109,8 +115,14 @@ def build_profile(cluster: Cluster, registry: Registry | None = None) -> Profile
     score_w = {n: w for n, w in cfg.score_weights.items() if w > 0}
     scorers = [(pl, score_w[pl.name]) for pl in at(SCORE, _ordered(score_w, SCORE_ORDER))]
     place_w = {n: w for n, w in placement_weights(cfg.placement_weights).items() if w > 0}
-    placement_scorers = [(pl, place_w[pl.name]) for pl in at(PLACEMENT_SCORE, _ordered(place_w, PLACEMENT_SCORE_ORDER))]
-    generators = at(PLACEMENT_GENERATE, [PLACEMENT_PLUGIN_ALIASES.get(n, n) for n in cfg.placement_generate_plugins])
+    placement_scorers = [
+        (pl, place_w[pl.name])
+        for pl in at(PLACEMENT_SCORE, _ordered(place_w, PLACEMENT_SCORE_ORDER))
+    ]
+    generators = at(
+        PLACEMENT_GENERATE,
+        [PLACEMENT_PLUGIN_ALIASES.get(n, n) for n in cfg.placement_generate_plugins],
+    )
     return Profile(
         cfg.scheduler_name,
         cfg.percentage_of_nodes_to_score,

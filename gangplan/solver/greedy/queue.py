@@ -80,11 +80,24 @@ def draw_order(pods: list[Pod], seed: int, group: str) -> list[Pod]:
     return out
 
 
-def member_order(pods: list[Pod], group: GroupNode | None = None, *, cluster: Cluster | None = None, seed: int = 0) -> tuple[list[Pod], MemberOrder | None]:
+def member_order(
+    pods: list[Pod],
+    group: GroupNode | None = None,
+    *,
+    cluster: Cluster | None = None,
+    seed: int = 0,
+) -> tuple[list[Pod], MemberOrder | None]:
     """The queued pods of one PodGroup in the order its cycle tries them (module docstring), and
     the record of a random draw when the version's order has one (None otherwise)."""
-    by_arrival = sorted(arrival_order(pods), key=lambda p: -p.priority)  # stable: arrival within a priority
-    if group is None or cluster is None or not group.gang or not quorum_pod_first(cluster.kube_version):
+    by_arrival = sorted(
+        arrival_order(pods), key=lambda p: -p.priority
+    )  # stable: arrival within a priority
+    if (
+        group is None
+        or cluster is None
+        or not group.gang
+        or not quorum_pod_first(cluster.kube_version)
+    ):
         return by_arrival, None
     queued = {p.key for p in pods}
     arrivals = arrival_order(group.members)
@@ -101,7 +114,9 @@ def member_order(pods: list[Pod], group: GroupNode | None = None, *, cluster: Cl
     ordered = sorted(pods, key=lambda p: (-p.priority, rank[p.key]))
     record = None
     if len(gated) > 1:
-        record = MemberOrder(rule="quorum-first", quorum_pod=quorum.key, drawn=[p.key for p in drawn], seed=seed)
+        record = MemberOrder(
+            rule="quorum-first", quorum_pod=quorum.key, drawn=[p.key for p in drawn], seed=seed
+        )
     return ordered, record
 
 
@@ -113,7 +128,9 @@ def entities(cluster: Cluster) -> list[Entity]:
     for pod in queued_pods(cluster):
         ent = tree.entity_of(pod)
         if ent.is_pod:
-            seen[ent] = Entity(ent, pod.priority, parse_timestamp(pod.creation_timestamp), position[pod.key])
+            seen[ent] = Entity(
+                ent, pod.priority, parse_timestamp(pod.creation_timestamp), position[pod.key]
+            )
         elif ent not in seen:
             seen[ent] = _group_entity(cluster, ent, position)
     return sorted(seen.values(), key=Entity.sort_key)

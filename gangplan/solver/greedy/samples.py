@@ -42,12 +42,28 @@ class Samples:
         return [self.first_seed, self.first_seed + self.runs - 1]
 
     def document(self) -> SamplesDocument:
-        return SamplesDocument(runs=self.runs, seeds=self.seeds, tie_break=self.tie_break, kube_version=self.kube_version,
-                               admitted=dict(self.admitted), placed=dict(self.placed), reaches_optimum=self.reaches_target)
+        return SamplesDocument(
+            runs=self.runs,
+            seeds=self.seeds,
+            tie_break=self.tie_break,
+            kube_version=self.kube_version,
+            admitted=dict(self.admitted),
+            placed=dict(self.placed),
+            reaches_optimum=self.reaches_target,
+        )
 
 
-def sample_greedy(cluster: Cluster, samples: int, *, seed: int = 0, preemption: bool | None = None, kube_version: str | None = None,
-                  target: dict[str, float] | None = None, snapshot: str | None = None, tie_break: str = SAMPLE_TIE_BREAK) -> Samples:
+def sample_greedy(
+    cluster: Cluster,
+    samples: int,
+    *,
+    seed: int = 0,
+    preemption: bool | None = None,
+    kube_version: str | None = None,
+    target: dict[str, float] | None = None,
+    snapshot: str | None = None,
+    tie_break: str = SAMPLE_TIE_BREAK,
+) -> Samples:
     """``samples`` greedy runs, seeds ``seed .. seed + samples - 1``, random ties (module docstring).
     ``tie_break="first"`` keeps ties fixed, so only the pod orders vary (the brute-force property test)."""
     from gangplan.solver.greedy.engine import solve_greedy
@@ -62,11 +78,21 @@ def sample_greedy(cluster: Cluster, samples: int, *, seed: int = 0, preemption: 
     results: list[Result] = []
     reaches = 0
     for s in range(seed, seed + samples):
-        r = solve_greedy(cluster, tie_break=tie_break, seed=s, top_k=0, preemption=preemption, snapshot=snapshot)
+        r = solve_greedy(
+            cluster, tie_break=tie_break, seed=s, top_k=0, preemption=preemption, snapshot=snapshot
+        )
         results.append(r)
         for e in admitted_entities(cluster, r.placements(), r.victims) & entities:
             (placed if e.is_pod else admitted)[e.key] += 1
         if target is not None and compare(target, r.objective) <= 0:
             reaches += 1
-    return Samples(samples, seed, cluster.kube_version.value, dict(sorted(admitted.items())), dict(sorted(placed.items())), results,
-                   reaches if target is not None else None, tie_break)
+    return Samples(
+        samples,
+        seed,
+        cluster.kube_version.value,
+        dict(sorted(admitted.items())),
+        dict(sorted(placed.items())),
+        results,
+        reaches if target is not None else None,
+        tie_break,
+    )

@@ -119,7 +119,15 @@ class PodResult:
 class PodScheduler:
     """Runs the per-pod cycle against a :class:`NodeTable` (which the caller mutates)."""
 
-    def __init__(self, snap: NodeTable, profile: Profile, *, tie_break: str = "first", seed: int = 0, top_k: int = 5) -> None:
+    def __init__(
+        self,
+        snap: NodeTable,
+        profile: Profile,
+        *,
+        tie_break: str = "first",
+        seed: int = 0,
+        top_k: int = 5,
+    ) -> None:
         if tie_break not in ("first", "random"):
             raise ValueError(f"tie_break must be 'first' or 'random', got {tie_break!r}")
         self.snap = snap
@@ -192,7 +200,9 @@ class PodScheduler:
         res.node, res.feasible, res.evaluated, res.tie_set, res.tie_count = i, 1, 1, [i], 1
         return True
 
-    def run_filters(self, cs: CycleState, pod: Pod, idx: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    def run_filters(
+        self, cs: CycleState, pod: Pod, idx: np.ndarray
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         """Pass mask over ``idx`` and, per plugin, the nodes it rejected first (plugin order).
 
         A node that holds nominated pods of priority >= ``pod``'s must pass with them as well
@@ -220,14 +230,22 @@ class PodScheduler:
     def _nominated_positions(self, pod: Pod, idx: np.ndarray, alive: np.ndarray) -> list[int]:
         if not self.snap.nominated:
             return []
-        nodes = {i for i, pods in self.snap.nominated.items() if any(k != pod.key and p.priority >= pod.priority for k, p in pods.items())}
+        nodes = {
+            i
+            for i, pods in self.snap.nominated.items()
+            if any(k != pod.key and p.priority >= pod.priority for k, p in pods.items())
+        }
         return [k for k in np.nonzero(alive)[0].tolist() if int(idx[k]) in nodes]
 
     def _with_nominated(self, pod: Pod, i: int) -> Status:
         """``RunFilterPluginsWithNominatedPods``' first pass: the node's nominated pods of priority
         >= ``pod``'s are added (to the node and to every plugin's PreFilter state, here by
         assuming them and re-running PreFilter), and all filters must still pass."""
-        added = [p for k, p in self.snap.nominated[i].items() if k != pod.key and p.priority >= pod.priority]
+        added = [
+            p
+            for k, p in self.snap.nominated[i].items()
+            if k != pod.key and p.priority >= pod.priority
+        ]
         for p in added:
             self.snap.assume(p, i)
         try:
@@ -245,13 +263,21 @@ class PodScheduler:
             for p in added:
                 self.snap.forget(p)
 
-    def _find_feasible(self, cs: CycleState, pod: Pod, res: PodResult) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    def _find_feasible(
+        self, cs: CycleState, pod: Pod, res: PodResult
+    ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         snap = self.snap
         scan = snap.scan_order
         if self.placement is not None:
             scan = self._placement_scan()
-        if cs.node_subset is not None:  # PreFilterResult: only these nodes (Go map order; ours: scan order)
-            scan = scan[np.isin(scan, np.fromiter(cs.node_subset, dtype=np.int64, count=len(cs.node_subset)))]
+        if (
+            cs.node_subset is not None
+        ):  # PreFilterResult: only these nodes (Go map order; ours: scan order)
+            scan = scan[
+                np.isin(
+                    scan, np.fromiter(cs.node_subset, dtype=np.int64, count=len(cs.node_subset))
+                )
+            ]
         n = len(scan)
         if n == 0:
             return np.zeros(0, dtype=np.int64), {}
@@ -269,7 +295,9 @@ class PodScheduler:
         if processed < n:
             failed_by = {k: v[np.isin(v, order[:processed])] for k, v in failed_by.items()}
         feasible = order[:processed][ok[:processed]]
-        snap.next_start_node_index = (snap.next_start_node_index + processed) % self._num_all_nodes()
+        snap.next_start_node_index = (
+            snap.next_start_node_index + processed
+        ) % self._num_all_nodes()
         res.evaluated = processed
         res.feasible = len(feasible)
         return feasible, failed_by
@@ -285,12 +313,16 @@ class PodScheduler:
         return cached[1]
 
     # ---- failures ----------------------------------------------------------------------------
-    def node_statuses(self, cs: CycleState, pod: Pod, failed_by: dict[str, np.ndarray]) -> dict[int, Status]:
+    def node_statuses(
+        self, cs: CycleState, pod: Pod, failed_by: dict[str, np.ndarray]
+    ) -> dict[int, Status]:
         by_name = {pl.name: pl for pl in self.profile.filters}
         out: dict[int, Status] = {}
         for name, nodes in failed_by.items():
             for i in nodes.tolist():
-                out[i] = cs.nominated_statuses.get(i) or by_name[name].filter_one(cs, pod, self.snap, i)
+                out[i] = cs.nominated_statuses.get(i) or by_name[name].filter_one(
+                    cs, pod, self.snap, i
+                )
         return out
 
     def _fail_filter(self, res: PodResult, cs: CycleState, pod: Pod, failed_by) -> PodResult:
@@ -314,11 +346,17 @@ class PodScheduler:
                 if missing:
                     res.rejections.setdefault(name, Counter())[reason] += missing
         res.fit_error = fit_error_text(num_all, hist)
-        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if failing and unresolvable == failing else Code.UNSCHEDULABLE
+        code = (
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+            if failing and unresolvable == failing
+            else Code.UNSCHEDULABLE
+        )
         res.status = Status(code, (res.fit_error,))
         return res
 
-    def reason_counts(self, cs: CycleState, pod: Pod, failed_by: dict[str, np.ndarray]) -> tuple[dict[str, Counter], int, int, np.ndarray]:
+    def reason_counts(
+        self, cs: CycleState, pod: Pod, failed_by: dict[str, np.ndarray]
+    ) -> tuple[dict[str, Counter], int, int, np.ndarray]:
         """Per plugin the count of each reason over the nodes it rejected (the nodes that failed
         only with their nominated pods count under their own status), the number of failing
         nodes, how many of them are UnschedulableAndUnresolvable, and the others (sorted)."""
@@ -328,7 +366,9 @@ class PodScheduler:
         resolvable: list[np.ndarray] = []
         for name, nodes in failed_by.items():
             if cs.nominated_statuses:
-                nominated = np.fromiter((int(i) in cs.nominated_statuses for i in nodes), dtype=bool, count=len(nodes))
+                nominated = np.fromiter(
+                    (int(i) in cs.nominated_statuses for i in nodes), dtype=bool, count=len(nodes)
+                )
                 for i in nodes[nominated].tolist():
                     st = cs.nominated_statuses[i]
                     c = out.setdefault(st.plugin, Counter())
@@ -350,7 +390,9 @@ class PodScheduler:
             failing += len(nodes)
             unresolvable += int(np.count_nonzero(unres))
             resolvable.append(np.asarray(nodes, dtype=np.int64)[~np.asarray(unres, dtype=bool)])
-        nodes_ok = np.sort(np.concatenate(resolvable)) if resolvable else np.zeros(0, dtype=np.int64)
+        nodes_ok = (
+            np.sort(np.concatenate(resolvable)) if resolvable else np.zeros(0, dtype=np.int64)
+        )
         return {k: v for k, v in out.items() if v}, failing, unresolvable, nodes_ok
 
     def _num_all_nodes(self) -> int:
@@ -366,7 +408,9 @@ class PodScheduler:
         return res
 
     # ---- scoring -----------------------------------------------------------------------------
-    def prioritize(self, cs: CycleState, pod: Pod, feasible: np.ndarray) -> tuple[np.ndarray | Status, dict[str, np.ndarray]]:
+    def prioritize(
+        self, cs: CycleState, pod: Pod, feasible: np.ndarray
+    ) -> tuple[np.ndarray | Status, dict[str, np.ndarray]]:
         """Weighted totals over ``feasible`` and the weighted score of each plugin."""
         if not self.profile.has_scoring:
             return np.ones(len(feasible), dtype=np.int64), {}
@@ -388,7 +432,12 @@ class PodScheduler:
             raws.append(raw)
         # Upstream checks every plugin's scores after NormalizeScore: one pass over all of them
         # (negatives wrap past 100 as uint64), the first plugin out of range named on failure.
-        if len(feasible) and raws and _umax((np.concatenate(raws) if len(raws) > 1 else raws[0]).view(np.uint64)) > MAX_NODE_SCORE:
+        if (
+            len(feasible)
+            and raws
+            and _umax((np.concatenate(raws) if len(raws) > 1 else raws[0]).view(np.uint64))
+            > MAX_NODE_SCORE
+        ):
             for (pl, _), raw in zip(active, raws, strict=True):
                 if _umax(raw.view(np.uint64)) > MAX_NODE_SCORE:
                     msg = f"plugin {pl.name!r} returns an invalid score {int(raw.max() if raw.max() > MAX_NODE_SCORE else raw.min())}, it should in the range of [0, {MAX_NODE_SCORE}] after normalizing"
@@ -401,7 +450,9 @@ class PodScheduler:
             totals += weighted
         return totals, parts
 
-    def _select_host(self, res: PodResult, feasible: np.ndarray, totals: np.ndarray, parts: dict[str, np.ndarray]) -> None:
+    def _select_host(
+        self, res: PodResult, feasible: np.ndarray, totals: np.ndarray, parts: dict[str, np.ndarray]
+    ) -> None:
         best = int(totals.max())
         ties = feasible[totals == best]
         res.tie_count = len(ties)
@@ -414,13 +465,19 @@ class PodScheduler:
         else:
             k = self.rng.randrange(len(ties))
             res.node = int(np.partition(ties, k)[k])  # the k-th lowest position: order-independent
-        head = np.partition(ties, MAX_TIE_SET - 1)[:MAX_TIE_SET] if len(ties) > MAX_TIE_SET else ties
+        head = (
+            np.partition(ties, MAX_TIE_SET - 1)[:MAX_TIE_SET] if len(ties) > MAX_TIE_SET else ties
+        )
         res.tie_set = np.sort(head).tolist()
         if self.top_k > 0:
             k = min(self.top_k, len(feasible))
             order = np.lexsort((feasible, -totals))[:k]
             res.top = [
-                ScoredNode(self.snap.names[int(feasible[j])], int(totals[j]), {name: int(v[j]) for name, v in parts.items()})
+                ScoredNode(
+                    self.snap.names[int(feasible[j])],
+                    int(totals[j]),
+                    {name: int(v[j]) for name, v in parts.items()},
+                )
                 for j in order
             ]
 
@@ -430,23 +487,35 @@ class PodScheduler:
         cs = CycleState()
         pre = self.pre_filter(cs, pod)
         if pre is not None:
-            return {i: {"feasible": False, "reason": pre.message(), "scores": {}, "total": 0} for i in nodes}
+            return {
+                i: {"feasible": False, "reason": pre.message(), "scores": {}, "total": 0}
+                for i in nodes
+            }
         all_idx = np.arange(self.snap.n, dtype=np.int64)
         ok, failed_by = self.run_filters(cs, pod, all_idx)
         statuses = self.node_statuses(cs, pod, failed_by)
         if self.placement is not None:
-            outside = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (f"node is outside the placement under evaluation ({self.placement_name})",))
+            outside = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+                (f"node is outside the placement under evaluation ({self.placement_name})",),
+            )
             for i in np.setdiff1d(all_idx, self.placement).tolist():
                 ok[i] = False
                 statuses[i] = outside
         if cs.node_subset is not None:
-            absent = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (absent_nodes_reason(cs.subset_plugins),))
+            absent = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE, (absent_nodes_reason(cs.subset_plugins),)
+            )
             for i in range(self.snap.n):
                 if i not in cs.node_subset:
                     ok[i] = False
                     statuses[i] = absent
         feasible = all_idx[ok]
-        totals, parts = self.prioritize(cs, pod, feasible) if len(feasible) else (np.zeros(0, dtype=np.int64), {})
+        totals, parts = (
+            self.prioritize(cs, pod, feasible)
+            if len(feasible)
+            else (np.zeros(0, dtype=np.int64), {})
+        )
         if isinstance(totals, Status):
             totals, parts = np.zeros(len(feasible), dtype=np.int64), {}
         where = {int(i): j for j, i in enumerate(feasible)}
@@ -454,10 +523,20 @@ class PodScheduler:
         for i in nodes:
             if i in where:
                 j = where[i]
-                out[i] = {"feasible": True, "reason": None, "scores": {k: int(v[j]) for k, v in parts.items()}, "total": int(totals[j])}
+                out[i] = {
+                    "feasible": True,
+                    "reason": None,
+                    "scores": {k: int(v[j]) for k, v in parts.items()},
+                    "total": int(totals[j]),
+                }
             else:
                 st = statuses.get(i)
-                out[i] = {"feasible": False, "reason": st.message() if st else None, "scores": {}, "total": 0}
+                out[i] = {
+                    "feasible": False,
+                    "reason": st.message() if st else None,
+                    "scores": {},
+                    "total": 0,
+                }
         return out
 
 
@@ -466,10 +545,14 @@ def pod_failure(r: PodResult) -> str:
     return r.fit_error or r.status.message() or r.status.code.label
 
 
-def leaf_reason(key: str, minimum: int, before: int, scheduled: int, queued: int, failures: list[PodResult]) -> str:
+def leaf_reason(
+    key: str, minimum: int, before: int, scheduled: int, queued: int, failures: list[PodResult]
+) -> str:
     """Why a leaf PodGroup's cycle did not reach minCount (the pod-group cycle and the counted
     placement outcomes of :mod:`.placement_fast` give the same text)."""
-    head = f"PodGroup {key}: minCount {minimum} not reached ({scheduled} of {minimum} pods schedulable"
+    head = (
+        f"PodGroup {key}: minCount {minimum} not reached ({scheduled} of {minimum} pods schedulable"
+    )
     head += f", {before} already bound)" if before else ")"
     if queued + before < minimum:
         return f"PodGroup {key}: only {queued + before} pods for minCount {minimum}"

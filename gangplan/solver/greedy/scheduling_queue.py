@@ -133,7 +133,13 @@ class SchedulingQueue:
     """The entities of the pool an ``AssignedPodAdd`` may move (all of them without :class:`QueueingHints`)."""
 
     @classmethod
-    def of(cls, cluster: Cluster, entities: Iterable[Entity], sizes: dict[EntityKey, int], hint: Callable[[QueuedEntity, ClusterEvent], bool]) -> SchedulingQueue:
+    def of(
+        cls,
+        cluster: Cluster,
+        entities: Iterable[Entity],
+        sizes: dict[EntityKey, int],
+        hint: Callable[[QueuedEntity, ClusterEvent], bool],
+    ) -> SchedulingQueue:
         q = cls(cluster, hint)
         for e in entities:
             q._push_active(QueuedEntity(e, sizes.get(e.key, 1), timestamp=q._now()))
@@ -156,7 +162,11 @@ class SchedulingQueue:
         if qe.unschedulable_count <= 0:
             return 0.0
         cap = MAX_BACKOFF
-        if not qe.key.is_pod and qe.size > 1 and groups_requeue_without_hints(self.cluster.kube_version):
+        if (
+            not qe.key.is_pod
+            and qe.size > 1
+            and groups_requeue_without_hints(self.cluster.kube_version)
+        ):
             cap = MAX_BACKOFF * math.sqrt(qe.size)
         return min(INITIAL_BACKOFF * 2 ** (qe.unschedulable_count - 1), cap)
 
@@ -180,9 +190,13 @@ class SchedulingQueue:
                         head.trigger = f"tie retry {head.tie_retries} (v1.36: a failed group is retried whenever activeQ drains, and its last attempt broke a tie)"
                         self._push_active(head)
                         continue
-                    self._park(head)  # nothing changed since its last attempt: it waits for an event
+                    self._park(
+                        head
+                    )  # nothing changed since its last attempt: it waits for an event
                     continue
-                self.clock = max(self.clock, math.ceil(self.backoff[0][0][0]))  # the 1 s backoff tick
+                self.clock = max(
+                    self.clock, math.ceil(self.backoff[0][0][0])
+                )  # the 1 s backoff tick
                 continue
             if not self._flush_unschedulable():
                 return None
@@ -266,12 +280,16 @@ class QueueingHints:
     InterPodAffinity, PodTopologySpread and GangScheduling react to a bound pod), so a run that
     binds many pods does not ask every waiting entity about each of them."""
 
-    ADD_PLUGINS = frozenset({names.INTER_POD_AFFINITY, names.POD_TOPOLOGY_SPREAD, names.GANG_SCHEDULING})
+    ADD_PLUGINS = frozenset(
+        {names.INTER_POD_AFFINITY, names.POD_TOPOLOGY_SPREAD, names.GANG_SCHEDULING}
+    )
 
     def __init__(self, cluster: Cluster, members: Callable[[EntityKey], list[Pod]]) -> None:
         self.cluster = cluster
         self.members = members
-        self.groups_without_hints = groups_requeue_without_hints(cluster.kube_version) or group_pods_backoff_only(cluster.kube_version)
+        self.groups_without_hints = groups_requeue_without_hints(
+            cluster.kube_version
+        ) or group_pods_backoff_only(cluster.kube_version)
 
     def any_event(self, qe: QueuedEntity) -> bool:
         return not qe.rejectors or (self.groups_without_hints and not qe.key.is_pod)
@@ -283,7 +301,9 @@ class QueueingHints:
         if self.any_event(qe):
             return True
         pods = self.members(qe.key)
-        return any(_plugin_hint(self.cluster, plugin, pod, ev) for plugin in qe.rejectors for pod in pods)
+        return any(
+            _plugin_hint(self.cluster, plugin, pod, ev) for plugin in qe.rejectors for pod in pods
+        )
 
 
 def _plugin_hint(cluster: Cluster, plugin: str, pod: Pod, ev: ClusterEvent) -> bool:
@@ -294,7 +314,11 @@ def _plugin_hint(cluster: Cluster, plugin: str, pod: Pod, ev: ClusterEvent) -> b
         return ev.kind == POD_DELETE
     if plugin == names.NODE_PORTS:
         # isSchedulableAfterPodDeleted: the deleted pod held one of the ports the pod wants
-        return ev.kind == POD_DELETE and any(a.port == b.port and a.protocol == b.protocol for a in pod.host_ports for b in other.host_ports)
+        return ev.kind == POD_DELETE and any(
+            a.port == b.port and a.protocol == b.protocol
+            for a in pod.host_ports
+            for b in other.host_ports
+        )
     if plugin == names.INTER_POD_AFFINITY:
         # isSchedulableAfterPodChange: an added pod matching the pod's required affinity terms, or a
         # deleted pod that matched its anti-affinity (or whose anti-affinity matched it)
@@ -303,15 +327,25 @@ def _plugin_hint(cluster: Cluster, plugin: str, pod: Pod, ev: ClusterEvent) -> b
         if ev.kind == ASSIGNED_POD_ADD:
             terms = aff.pod_affinity_required
             return bool(terms) and matches_all_terms(terms, pod.namespace, other, ns)
-        return any(term_matches(t, pod.namespace, other, ns) for t in aff.pod_anti_affinity_required) or any(
-            term_matches(t, other.namespace, pod, ns) for t in other.affinity.pod_anti_affinity_required)
+        return any(
+            term_matches(t, pod.namespace, other, ns) for t in aff.pod_anti_affinity_required
+        ) or any(
+            term_matches(t, other.namespace, pod, ns)
+            for t in other.affinity.pod_anti_affinity_required
+        )
     if plugin == names.POD_TOPOLOGY_SPREAD:
         # isSchedulableAfterPodChange: a scheduled pod of the namespace that a constraint counts
         return other.namespace == pod.namespace and any(
-            c.when_unsatisfiable == "DoNotSchedule" and c.label_selector is not None and selector_matches(c.label_selector, other.labels)
-            for c in pod.topology_spread)
+            c.when_unsatisfiable == "DoNotSchedule"
+            and c.label_selector is not None
+            and selector_matches(c.label_selector, other.labels)
+            for c in pod.topology_spread
+        )
     if plugin == names.GANG_SCHEDULING:
-        return ev.kind == ASSIGNED_POD_ADD and other.group_key is not None and other.group_key == pod.group_key
+        return (
+            ev.kind == ASSIGNED_POD_ADD
+            and other.group_key is not None
+            and other.group_key == pod.group_key
+        )
     # TaintToleration, NodeAffinity, NodeUnschedulable, NodeName, ...: node events only
     return False
-

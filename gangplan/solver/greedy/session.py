@@ -101,16 +101,28 @@ class GreedySession:
     """Reuse a placement's evaluation while its nodes are unchanged (tests turn it off to check
     that it changes nothing)."""
 
-    def __init__(self, cluster: Cluster, *, registry: Registry | None = None, tie_break: str = "first", seed: int = 0, top_k: int = 5,
-                 kube_version: KubeVersion | str | None = None) -> None:
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        registry: Registry | None = None,
+        tie_break: str = "first",
+        seed: int = 0,
+        top_k: int = 5,
+        kube_version: KubeVersion | str | None = None,
+    ) -> None:
         self.cluster = cluster.at_version(kube_version)
         with gc_paused():
             self.profile: Profile = build_profile(self.cluster, registry)
             self.nodes = NodeTable(self.cluster)
             """The node table: positions, free resources and the pods assumed on each node."""
-            self.scheduler = PodScheduler(self.nodes, self.profile, tie_break=tie_break, seed=seed, top_k=top_k)
+            self.scheduler = PodScheduler(
+                self.nodes, self.profile, tie_break=tie_break, seed=seed, top_k=top_k
+            )
         self._reserved: dict[str, tuple[object, ...]] = {}
-        self._evaluations: dict[tuple, tuple[bytes, list[tuple[int, tuple[object, ...]]] | None, bool]] = {}
+        self._evaluations: dict[
+            tuple, tuple[bytes, list[tuple[int, tuple[object, ...]]] | None, bool]
+        ] = {}
         self._index: dict[str, int] | None = None
         self.reused = 0
         """How many placement evaluations were reused."""
@@ -119,7 +131,13 @@ class GreedySession:
     def plugin(self, name: str) -> Plugin | None:
         """The profile's instance of plugin ``name`` (to configure it), None when not enabled."""
         p = self.profile
-        for pl in (*p.filters, *(x for x, _ in p.scorers), *p.placement_generators, *(x for x, _ in p.placement_scorers), *p.reservers):
+        for pl in (
+            *p.filters,
+            *(x for x, _ in p.scorers),
+            *p.placement_generators,
+            *(x for x, _ in p.placement_scorers),
+            *p.reservers,
+        ):
             if pl.name == name:
                 return pl
         return None
@@ -135,11 +153,27 @@ class GreedySession:
         return self._reserved.get(pod_key, ())
 
     # ---- the batch run -----------------------------------------------------------------------
-    def run(self, *, fixed: Mapping[str, str] | None = None, preemption: bool = False, observer: RunObserver | None = None, requeue: bool = True) -> WorkloadCycle:
+    def run(
+        self,
+        *,
+        fixed: Mapping[str, str] | None = None,
+        preemption: bool = False,
+        observer: RunObserver | None = None,
+        requeue: bool = True,
+    ) -> WorkloadCycle:
         """Every queue entity of the cluster once in queue order, then again when an event of the
         run may help it; the returned cycle's state holds placements, reasons and the trace."""
         with gc_paused():  # the run's objects hold no cycles (gangplan.gcpause)
-            cycle = WorkloadCycle(RunState.start(self.cluster, self.nodes, self.scheduler, fixed=dict(fixed or {}), preemption=preemption, observer=observer))
+            cycle = WorkloadCycle(
+                RunState.start(
+                    self.cluster,
+                    self.nodes,
+                    self.scheduler,
+                    fixed=dict(fixed or {}),
+                    preemption=preemption,
+                    observer=observer,
+                )
+            )
             cycle.run(entities(self.cluster), requeue=requeue)
         return cycle
 
@@ -148,13 +182,17 @@ class GreedySession:
         """One scheduling cycle of ``pod`` on the current state (inside ``within`` when given);
         nothing is assumed."""
         s = self.scheduler
-        s.placement, s.placement_name = (None, None) if within is None else (within.nodes, within.label)
+        s.placement, s.placement_name = (
+            (None, None) if within is None else (within.nodes, within.label)
+        )
         try:
             return s.schedule(pod)
         finally:
             s.placement, s.placement_name = None, None
 
-    def assume(self, pod: Pod, node: int, reserved: tuple[object, ...] | None = None) -> tuple[object, ...]:
+    def assume(
+        self, pod: Pod, node: int, reserved: tuple[object, ...] | None = None
+    ) -> tuple[object, ...]:
         """Take ``pod`` onto node position ``node``: the Reserve plugins first (``reserved``: what
         they set aside for it before, taken again as it is), then the node table. Returns the
         reservations."""
@@ -165,7 +203,9 @@ class GreedySession:
         got: list[object] = []
         try:
             for k, pl in enumerate(reservers):
-                got.append(pl.reserve(pod, self.nodes, node, None if reserved is None else reserved[k]))
+                got.append(
+                    pl.reserve(pod, self.nodes, node, None if reserved is None else reserved[k])
+                )
         except BaseException:
             for pl in reservers[: len(got)]:
                 pl.unreserve(pod, self.nodes)
@@ -183,8 +223,14 @@ class GreedySession:
         self.nodes.forget(pod)
 
     # ---- one gang ----------------------------------------------------------------------------
-    def place_group(self, group: PodGroup | None, pods: list[Pod], *, may_fit: Callable[[np.ndarray | None], bool] | None = None,
-                    reuse_key: Hashable | None = None) -> GroupOutcome:
+    def place_group(
+        self,
+        group: PodGroup | None,
+        pods: list[Pod],
+        *,
+        may_fit: Callable[[np.ndarray | None], bool] | None = None,
+        reuse_key: Hashable | None = None,
+    ) -> GroupOutcome:
         """The pod-group cycle of ``group`` with ``pods`` (none assumed yet), all or nothing
         (module docstring); ``group`` None: a gang without a topology constraint, whose object
         the cycle does not read. ``may_fit(nodes)``: the caller's necessary test (``None``: the
@@ -196,7 +242,9 @@ class GreedySession:
             return GroupOutcome(self._cycles(pods, None, None)[0], False)
         snap = self.nodes
         info = self._group_info(group, pods)
-        placements, status = run_placement_generate(self.profile.placement_generators, snap, info, Placement("", snap.all_nodes))
+        placements, status = run_placement_generate(
+            self.profile.placement_generators, snap, info, Placement("", snap.all_nodes)
+        )
         if placements is None:  # no plugin constrains it: the parent placement, as the cycle does
             return GroupOutcome(self._cycles(pods, None, None)[0], False)
         if not status.ok:  # no node has the label (or an Error): no state helps
@@ -211,34 +259,60 @@ class GreedySession:
             return GroupOutcome(None, not candidates)
         at = 0
         if len(feasible) > 1:
-            scores = run_placement_score(self.profile.placement_scorers, snap, info, [pl for pl, _ in feasible],
-                                         [[(p, i) for p, i, _ in got] for _, got in feasible])
-            at, _ = best_placement([sum(s.values()) for s in scores], self.scheduler.tie_break, self.scheduler.rng)
+            scores = run_placement_score(
+                self.profile.placement_scorers,
+                snap,
+                info,
+                [pl for pl, _ in feasible],
+                [[(p, i) for p, i, _ in got] for _, got in feasible],
+            )
+            at, _ = best_placement(
+                [sum(s.values()) for s in scores], self.scheduler.tie_break, self.scheduler.rng
+            )
         chosen = feasible[at][1]
         for p, i, res in chosen:  # assumeSubtreeWithRevert: the evaluated proposals again
             self.assume(p, i, res)
         return GroupOutcome(chosen, False, feasible[at][0].label)
 
     def _group_info(self, group: PodGroup, pods: list[Pod]) -> PodGroupInfo:
-        node = GroupNode(key=group.key, kind=EntityKind.POD_GROUP, obj=group, parent=None, children=(), root=group.key, depth=1,
-                         leaves=(group.key,), members=tuple(pods))
+        node = GroupNode(
+            key=group.key,
+            kind=EntityKind.POD_GROUP,
+            obj=group,
+            parent=None,
+            children=(),
+            root=group.key,
+            depth=1,
+            leaves=(group.key,),
+            members=tuple(pods),
+        )
         return PodGroupInfo(node, node.members, self.nodes.node_of)
 
     def _state_of(self, nodes: np.ndarray) -> bytes:
         """Everything a pod's cycle reads of ``nodes`` that placements change."""
         snap = self.nodes
-        parts = [snap.free[nodes].tobytes(), snap.nonzero[nodes].tobytes(), snap.pod_count[nodes].tobytes()]
+        parts = [
+            snap.free[nodes].tobytes(),
+            snap.nonzero[nodes].tobytes(),
+            snap.pod_count[nodes].tobytes(),
+        ]
         parts += [pl.node_state(snap, nodes) for pl in self.profile.reservers]
         return b"|".join(parts)
 
-    def _evaluate_or_reuse(self, reuse_key: Hashable | None, pods: list[Pod], placement: Placement) -> list[Proposal] | None:
+    def _evaluate_or_reuse(
+        self, reuse_key: Hashable | None, pods: list[Pod], placement: Placement
+    ) -> list[Proposal] | None:
         """:meth:`_evaluate`, or the outcome of the last evaluation of the same gang in the same
         placement when none of its nodes changed since (module docstring). Not reused: sampled
         placements, and outcomes whose scan start did not move to ``start % size``."""
         snap = self.nodes
         size = len(placement.nodes)
-        if (reuse_key is None or not self.reuse_evaluations or not self.profile.has_scoring
-                or num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, size) < size):
+        if (
+            reuse_key is None
+            or not self.reuse_evaluations
+            or not self.profile.has_scoring
+            or num_feasible_nodes_to_find(self.profile.percentage_of_nodes_to_score, size) < size
+        ):
             return self._evaluate(pods, placement)[0]
         key = (reuse_key, placement.label)
         state = self._state_of(placement.nodes)
@@ -248,23 +322,35 @@ class GreedySession:
             _, proposals, scanned = hit
             if scanned:
                 snap.next_start_node_index %= size
-            return None if proposals is None else [(pods[w], i, res) for w, (i, res) in enumerate(proposals)]
+            return (
+                None
+                if proposals is None
+                else [(pods[w], i, res) for w, (i, res) in enumerate(proposals)]
+            )
         start = snap.next_start_node_index
         got, scanned = self._evaluate(pods, placement)
         if snap.next_start_node_index == (start % size if scanned else start):
             if len(self._evaluations) >= MAX_REUSED:
                 self._evaluations.clear()
-            self._evaluations[key] = (state, None if got is None else [(i, res) for _, i, res in got], scanned)
+            self._evaluations[key] = (
+                state,
+                None if got is None else [(i, res) for _, i, res in got],
+                scanned,
+            )
         return got
 
-    def _evaluate(self, pods: list[Pod], placement: Placement) -> tuple[list[Proposal] | None, bool]:
+    def _evaluate(
+        self, pods: list[Pod], placement: Placement
+    ) -> tuple[list[Proposal] | None, bool]:
         """``evaluatePlacement``: :meth:`_cycles` inside ``placement``, then everything reverted."""
         got, scanned = self._cycles(pods, placement.nodes, placement.label)
         for p, _, _ in got or ():
             self.forget(p)
         return got, scanned
 
-    def _cycles(self, pods: list[Pod], nodes: np.ndarray | None, name: str | None) -> tuple[list[Proposal] | None, bool]:
+    def _cycles(
+        self, pods: list[Pod], nodes: np.ndarray | None, name: str | None
+    ) -> tuple[list[Proposal] | None, bool]:
         """The pods' cycles (inside ``nodes`` unless None), each assumed before the next: the
         proposals, left assumed, or None with every pod taken back when one does not fit; and
         whether the first cycle scanned nodes (it moved the scan start)."""

@@ -66,10 +66,16 @@ class NodeTable:
                 names.append(r)
         self.resources: list[str] = names
         self.res_index = {r: i for i, r in enumerate(names)}
-        self.alloc = np.array([[n.allocatable.get(r, 0) for r in names] for n in self.nodes], dtype=np.int64).reshape(self.n, len(names))
-        self.allowed_pods = np.array([n.allocatable.get(PODS, 0) for n in self.nodes], dtype=np.int64)
+        self.alloc = np.array(
+            [[n.allocatable.get(r, 0) for r in names] for n in self.nodes], dtype=np.int64
+        ).reshape(self.n, len(names))
+        self.allowed_pods = np.array(
+            [n.allocatable.get(PODS, 0) for n in self.nodes], dtype=np.int64
+        )
         dra = cluster.dra
-        if dra:  # KEP-5004: NodeResourcesFit leaves a DRA-served extended resource to DynamicResources
+        if (
+            dra
+        ):  # KEP-5004: NodeResourcesFit leaves a DRA-served extended resource to DynamicResources
             for i, node in enumerate(self.nodes):
                 for r in dra.mapped_on(node):
                     if r in self.res_index:
@@ -133,7 +139,10 @@ class NodeTable:
         got = self._vectors.get(key)
         if got is None or got[2] is not pod:
             req = np.array([pod.requests.get(r, 0) for r in self.resources], dtype=np.int64)
-            nz = np.array([pod.nonzero_requests.get(CPU, 0), pod.nonzero_requests.get(MEMORY, 0)], dtype=np.int64)
+            nz = np.array(
+                [pod.nonzero_requests.get(CPU, 0), pod.nonzero_requests.get(MEMORY, 0)],
+                dtype=np.int64,
+            )
             got = (req, nz, pod, req.tobytes() + b"|" + nz.tobytes())
             self._vectors[key] = got
         return got[0], got[1]
@@ -149,7 +158,7 @@ class NodeTable:
             entry = [compute(self.all_nodes), now]
             self._node_cache[key] = entry
         elif entry[1] < now:
-            dirty = np.unique(np.array(self.changes[entry[1]:], dtype=np.int64))
+            dirty = np.unique(np.array(self.changes[entry[1] :], dtype=np.int64))
             entry[0][dirty] = compute(dirty)
             entry[1] = now
         return entry[0]
@@ -182,7 +191,10 @@ class NodeTable:
         pod-group cycle that begins (``models.version.stale_affinity_lists``); returns what was
         frozen before, for :attr:`affinity_lists` to be set back to when the cycle ends."""
         before = self.affinity_lists
-        self.affinity_lists = (frozenset(i for _, i in self.affinity_pods.values()), frozenset(i for _, i in self.anti_affinity_pods.values()))
+        self.affinity_lists = (
+            frozenset(i for _, i in self.affinity_pods.values()),
+            frozenset(i for _, i in self.anti_affinity_pods.values()),
+        )
         return before
 
     def forget(self, pod: Pod) -> None:
@@ -198,7 +210,9 @@ class NodeTable:
         # The same object is on the node (node_of holds one entry per key), so an identity
         # match removes exactly what the key comparison would; a copy of it falls back to keys.
         at = next((k for k, p in enumerate(on) if p is pod), None)
-        self.pods_on[i] = on[:at] + on[at + 1 :] if at is not None else [p for p in on if p.key != pod.key]
+        self.pods_on[i] = (
+            on[:at] + on[at + 1 :] if at is not None else [p for p in on if p.key != pod.key]
+        )
         self._unplace(pod, i)
 
     def _unplace(self, pod: Pod, i: int) -> None:

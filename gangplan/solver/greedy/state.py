@@ -106,7 +106,10 @@ class TraceRecorder:
     def cycle(self, pod_key: str, r: PodResult) -> None:
         """Record one pod cycle."""
         results = self.results
-        self._journal += (("order", len(self.order)), ("set", "results", pod_key, results.get(pod_key, _MISSING)))
+        self._journal += (
+            ("order", len(self.order)),
+            ("set", "results", pod_key, results.get(pod_key, _MISSING)),
+        )
         self.order.append(pod_key)
         results[pod_key] = r
 
@@ -181,7 +184,9 @@ class TraceRecorder:
                 _, table, key, _ = entry
                 entries.setdefault((table, key), None)
             elif entry[0] == "replace":
-                raise RuntimeError("take: the order was rewritten since the mark (only appends can be taken)")
+                raise RuntimeError(
+                    "take: the order was rewritten since the mark (only appends can be taken)"
+                )
         for table, key in entries:
             entries[(table, key)] = getattr(self, table).get(key, _MISSING)
         self.restore(mark)
@@ -255,9 +260,28 @@ class RunState:
     placement's pod cycles, :mod:`.placement_cycle`)."""
 
     @classmethod
-    def start(cls, cluster: Cluster, snap: NodeTable, sched: PodScheduler, *, fixed: dict[str, str] | None = None, preemption: bool = False, observer: RunObserver | None = None) -> RunState:
+    def start(
+        cls,
+        cluster: Cluster,
+        snap: NodeTable,
+        sched: PodScheduler,
+        *,
+        fixed: dict[str, str] | None = None,
+        preemption: bool = False,
+        observer: RunObserver | None = None,
+    ) -> RunState:
         """A fresh run over ``snap`` (which may already hold state, e.g. a replay's)."""
-        return cls(cluster, snap, sched, AssumedPods(snap), TraceRecorder(), {p.key for p in queued_pods(cluster)}, dict(fixed or {}), preemption, observer)
+        return cls(
+            cluster,
+            snap,
+            sched,
+            AssumedPods(snap),
+            TraceRecorder(),
+            {p.key for p in queued_pods(cluster)},
+            dict(fixed or {}),
+            preemption,
+            observer,
+        )
 
 
 __all__ = ["AssumedPods", "Mark", "RunObserver", "RunState", "Segment", "TraceRecorder"]

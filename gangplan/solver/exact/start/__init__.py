@@ -36,8 +36,15 @@ from gangplan.solver.exact.variables import Counts
 __all__ = ["default_incumbent", "model_accepts", "placements_from_counts", "warm_start"]
 
 
-def warm_start(built: BuiltModel, hint: Result | None, *, budget: Budget, workers: int, seed: int,
-               timing: ExactTiming) -> tuple[Counts | None, HintUse]:
+def warm_start(
+    built: BuiltModel,
+    hint: Result | None,
+    *,
+    budget: Budget,
+    workers: int,
+    seed: int,
+    timing: ExactTiming,
+) -> tuple[Counts | None, HintUse]:
     """The best start for a solve within ``budget`` (:class:`..budget.Budget`): the repaired
     ``hint`` (or first fit), improved by the packed start, then by the class-level start when
     nothing is forced; one the model rejects is replaced by placing nothing. ``timing`` gets
@@ -48,12 +55,23 @@ def warm_start(built: BuiltModel, hint: Result | None, *, budget: Budget, worker
     t1 = time.perf_counter()
     time_limit = budget.work
     incumbent, info = starting_solution(built, hint)
-    incumbent = improved_start(built, incumbent, info, timing, seconds=pack_seconds(time_limit), budget=budget)
-    if default_incumbent(built.em) is not None:  # nothing forced: the class-level start may do better
+    incumbent = improved_start(
+        built, incumbent, info, timing, seconds=pack_seconds(time_limit), budget=budget
+    )
+    if (
+        default_incumbent(built.em) is not None
+    ):  # nothing forced: the class-level start may do better
         t3 = time.perf_counter()
         seconds = class_budget(time_limit, budget.used)
-        better = class_start(built, incumbent, seconds=seconds, workers=workers, seed=seed,
-                             first_restart=max(0, (timing.packing_runs or 1) - 1), budget=budget)
+        better = class_start(
+            built,
+            incumbent,
+            seconds=seconds,
+            workers=workers,
+            seed=seed,
+            first_restart=max(0, (timing.packing_runs or 1) - 1),
+            budget=budget,
+        )
         timing.class_packing = round(time.perf_counter() - t3, 4)
         if better is not None:
             incumbent, info.start = better, "class-level packing"

@@ -14,7 +14,9 @@ CHECK_SECONDS = 30.0
 """The wall-clock seconds a check may take whatever the run's cap has left."""
 
 
-def model_accepts(em: BuiltModel, counts: Counts, *, time_limit: float = 30.0, budget: Budget | None = None) -> bool:
+def model_accepts(
+    em: BuiltModel, counts: Counts, *, time_limit: float = 30.0, budget: Budget | None = None
+) -> bool:
     """Does the model itself accept this complete assignment? Every variable is fixed to its
     hinted value (``fix_variables_to_their_hinted_value``), so this is a check, not a search
     (under a second on the 243,000-variable affinity benchmark model). The starting solution

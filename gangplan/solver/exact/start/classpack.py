@@ -97,7 +97,9 @@ def _unit_sizes(em, classes: list[int]) -> tuple[np.ndarray, dict[int, int]] | N
             return None
         sizes[c] = g
     if any(not np.all(q == small * sizes[c]) for c, q in reqs.items()):
-        small = np.max([-(-q // sizes[c]) for c, q in reqs.items()], axis=0)  # ceil(q / g), the largest
+        small = np.max(
+            [-(-q // sizes[c]) for c, q in reqs.items()], axis=0
+        )  # ceil(q / g), the largest
         if any(not np.all(q <= small * sizes[c]) for c, q in reqs.items()):
             return None
     levels = sorted(set(sizes.values()))
@@ -106,10 +108,19 @@ def _unit_sizes(em, classes: list[int]) -> tuple[np.ndarray, dict[int, int]] | N
     return small, sizes
 
 
-def level_start(built: BuiltModel, base: Counts, entities: list[tuple[list[int], str | None]],
-                hint: Counts | None, *, seconds: float, workers: int = 2, seed: int = 0,
-                lean: bool = False, more: Callable[[str, int, float], Counts | None] | None = None,
-                budget: Budget | None = None) -> Counts | None:
+def level_start(
+    built: BuiltModel,
+    base: Counts,
+    entities: list[tuple[list[int], str | None]],
+    hint: Counts | None,
+    *,
+    seconds: float,
+    workers: int = 2,
+    seed: int = 0,
+    lean: bool = False,
+    more: Callable[[str, int, float], Counts | None] | None = None,
+    budget: Budget | None = None,
+) -> Counts | None:
     """The class start for one-dimensional divisible requests (every pending request is ``g`` times
     one unit vector, the ``g`` each dividing the next: GPU pods whose CPU and memory go per GPU).
     A node then holds ``h = min_r floor(free_r / u_r)`` units, and pods of divisible sizes fit a
@@ -152,7 +163,9 @@ def level_start(built: BuiltModel, base: Counts, entities: list[tuple[list[int],
         t = types.setdefault(em.req[c].tobytes() + em.elig[c].eligible.tobytes(), len(types))
         if t == len(type_rep):
             type_rep.append(c)
-        shapes.setdefault((key, t, 1 if cls.entity is None else cls.size, cls.priority), []).append(i)
+        shapes.setdefault((key, t, 1 if cls.entity is None else cls.size, cls.priority), []).append(
+            i
+        )
     shape_list = list(shapes.items())
     tsize = [size[c] for c in type_rep]
     elig = np.array([em.elig[c].eligible for c in type_rep])
@@ -161,7 +174,9 @@ def level_start(built: BuiltModel, base: Counts, entities: list[tuple[list[int],
         return None  # pod slots could bind: not one-dimensional
     pool_of: dict[tuple, list[int]] = {}
     for n in np.nonzero(usable)[0].tolist():
-        pool_of.setdefault((elig[:, n].tobytes(), tuple(int(ids[k][n]) for k in keys)), []).append(n)
+        pool_of.setdefault((elig[:, n].tobytes(), tuple(int(ids[k][n]) for k in keys)), []).append(
+            n
+        )
     pools = list(pool_of.items())
     if len(pools) > MAX_POOLS:
         return None
@@ -188,7 +203,9 @@ def level_start(built: BuiltModel, base: Counts, entities: list[tuple[list[int],
     for (key, t, p), var in y.items():
         d = None if key is None else pools[p][0][1][keys.index(key)]
         link[(key, t, d)].append(var)
-    room: dict[tuple, int] = defaultdict(int)  # (key, type, domain) -> pods of the type it holds alone
+    room: dict[tuple, int] = defaultdict(
+        int
+    )  # (key, type, domain) -> pods of the type it holds alone
     for (key, t, p), var in y.items():
         if key is not None:
             room[(key, t, pools[p][0][1][keys.index(key)])] += var.proto.domain[1]
@@ -215,9 +232,14 @@ def level_start(built: BuiltModel, base: Counts, entities: list[tuple[list[int],
         if lk not in link:  # a type no pool holds: none of its entities is admitted
             model.add(sum(terms_) == 0)
     prios = sorted({pr for (_, _, _, pr) in shapes}, reverse=True)
-    terms = [[(w, 1) for s, ((_, _, _, pr), _) in enumerate(shape_list) if pr == p for _, w in count[s]] for p in prios]
+    terms = [
+        [(w, 1) for s, ((_, _, _, pr), _) in enumerate(shape_list) if pr == p for _, w in count[s]]
+        for p in prios
+    ]
     uppers = [sum(len(m) for (_, _, _, pr), m in shape_list if pr == p) for p in prios]
-    terms.append([(w, need) for s, ((_, _, need, _), _) in enumerate(shape_list) for _, w in count[s]])
+    terms.append(
+        [(w, need) for s, ((_, _, need, _), _) in enumerate(shape_list) for _, w in count[s]]
+    )
     uppers.append(sum(need * len(m) for (_, _, need, _), m in shape_list))
     tiers = [sum(k * v for v, k in tt) for tt in terms]
     current: dict[int, int] = {}
@@ -241,13 +263,17 @@ def level_start(built: BuiltModel, base: Counts, entities: list[tuple[list[int],
     if done < 0:
         return None  # the LP bound shows the start cannot be beaten on the tiers HiGHS would solve
     if values is None:
-        values = _cpsat_tiers(model, tiers, terms, uppers, current, deadline, seconds, workers, seed)
+        values = _cpsat_tiers(
+            model, tiers, terms, uppers, current, deadline, seconds, workers, seed
+        )
     elif done < len(tiers):
         values = _cpsat_polish(model, terms, uppers, values, done, deadline, workers, seed)
     if values is None:
         return None
     try:
-        return _level_decode(base, entities, shape_list, tsize, pools, keys, h, y, count, lambda v: values[v.index])
+        return _level_decode(
+            base, entities, shape_list, tsize, pools, keys, h, y, count, lambda v: values[v.index]
+        )
     except (RuntimeError, IndexError, StopIteration):
         return None  # a MIP solution off by its tolerances: no class start
 
@@ -267,8 +293,16 @@ def _quiet_stdout():
         os.close(saved)
 
 
-def _mip_tiers(model: cp_model.CpModel, terms, uppers, start: list[int], deadline: Budget,
-               seconds: float, lean: bool = False, on_cap=None) -> tuple[list[int] | None, int]:
+def _mip_tiers(
+    model: cp_model.CpModel,
+    terms,
+    uppers,
+    start: list[int],
+    deadline: Budget,
+    seconds: float,
+    lean: bool = False,
+    on_cap=None,
+) -> tuple[list[int] | None, int]:
     """The level model's tiers maximised one after the other by HiGHS (through OR-tools'
     ``pywraplp``), each later one with the earlier ones held at their values; the last solution
     (rounded), or None when HiGHS is missing or found nothing. A MIP solver fits here: the model is
@@ -426,8 +460,16 @@ def _mip_groups(n: int, floor: int, lean: bool) -> list[list[int]]:
     return admitted if floor > 0 else [[0], *(admitted if n > 2 else [])]
 
 
-def _cpsat_polish(model: cp_model.CpModel, terms, uppers, values: list[int], done: int, deadline: Budget,
-                  workers: int, seed: int) -> list[int]:
+def _cpsat_polish(
+    model: cp_model.CpModel,
+    terms,
+    uppers,
+    values: list[int],
+    done: int,
+    deadline: Budget,
+    workers: int,
+    seed: int,
+) -> list[int]:
     """The tiers below the ``done`` ones HiGHS maximised, improved by CP-SAT from HiGHS's solution
     (a complete hint: CP-SAT starts from a feasible solution, which HiGHS does not: its later
     group found no solution at all within 1-3 s in each busy 1,000 x 2,048 seed once the earlier
@@ -449,7 +491,9 @@ def _cpsat_polish(model: cp_model.CpModel, terms, uppers, values: list[int], don
     for up in reversed(uppers[done:]):
         weights.insert(0, w)
         w *= up + 1
-    model.maximize(sum(wt * k * v for wt, tt in zip(weights, terms[done:], strict=True) for v, k in tt))
+    model.maximize(
+        sum(wt * k * v for wt, tt in zip(weights, terms[done:], strict=True) for v, k in tt)
+    )
     solver = cp_model.CpSolver()
     configure_solver(solver.parameters, deadline, left, workers=workers, seed=seed)
     status = solver.solve(model)
@@ -462,7 +506,9 @@ def _cpsat_polish(model: cp_model.CpModel, terms, uppers, values: list[int], don
     return values
 
 
-def _cpsat_tiers(model, tiers, terms, uppers, current, deadline: Budget, seconds: float, workers: int, seed: int) -> list[int] | None:
+def _cpsat_tiers(
+    model, tiers, terms, uppers, current, deadline: Budget, seconds: float, workers: int, seed: int
+) -> list[int] | None:
     """The same with CP-SAT (when HiGHS is missing)."""
     values = None
     for i, (tier, up) in enumerate(zip(tiers, uppers, strict=True)):
@@ -472,7 +518,13 @@ def _cpsat_tiers(model, tiers, terms, uppers, current, deadline: Budget, seconds
         model.maximize(tier)
         model.add(tier <= up)
         trial = cp_model.CpSolver()
-        configure_solver(trial.parameters, deadline, tier_budget(left, len(tiers) - i - 1, seconds), workers=workers, seed=seed)
+        configure_solver(
+            trial.parameters,
+            deadline,
+            tier_budget(left, len(tiers) - i - 1, seconds),
+            workers=workers,
+            seed=seed,
+        )
         st = trial.solve(model)
         deadline.after(trial, st in (cp_model.OPTIMAL, cp_model.INFEASIBLE))
         if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
@@ -488,7 +540,9 @@ def _cpsat_tiers(model, tiers, terms, uppers, current, deadline: Budget, seconds
     return values
 
 
-def _level_hint(model, hint: Counts, base: Counts, entities, shape_list, pools, keys, ids, y, count) -> dict[int, int]:
+def _level_hint(
+    model, hint: Counts, base: Counts, entities, shape_list, pools, keys, ids, y, count
+) -> dict[int, int]:
     """Hint the level model with ``hint``'s entities (those in pools); returns variable -> value."""
     pool_at = {n: p for p, (_, m) in enumerate(pools) for n in m}
     ys: dict = defaultdict(int)
@@ -497,7 +551,11 @@ def _level_hint(model, hint: Counts, base: Counts, entities, shape_list, pools, 
         per_dom: dict = defaultdict(int)
         for i in members:
             c = entities[i][0][0]
-            placed = {n: k - base.per_class[c].get(n, 0) for n, k in hint.per_class[c].items() if k - base.per_class[c].get(n, 0)}
+            placed = {
+                n: k - base.per_class[c].get(n, 0)
+                for n, k in hint.per_class[c].items()
+                if k - base.per_class[c].get(n, 0)
+            }
             if sum(placed.values()) < need or any(n not in pool_at for n in placed):
                 continue
             per_dom[None if key is None else int(ids[key][next(iter(placed))])] += 1
@@ -512,7 +570,9 @@ def _level_hint(model, hint: Counts, base: Counts, entities, shape_list, pools, 
     return out
 
 
-def _level_decode(base: Counts, entities, shape_list, tsize, pools, keys, h, y, count, value) -> Counts:
+def _level_decode(
+    base: Counts, entities, shape_list, tsize, pools, keys, h, y, count, value
+) -> Counts:
     per_class = [dict(d) for d in base.per_class]
     room = {n: int(h[n]) for _, m in pools for n in m}
     pool_rows: dict = defaultdict(list)  # (key, type, domain) -> [[pool, pods]]
@@ -522,7 +582,9 @@ def _level_decode(base: Counts, entities, shape_list, tsize, pools, keys, h, y, 
             d = None if key is None else pools[p][0][1][keys.index(key)]
             pool_rows[(key, t, d)].append([p, k])
     # Each entity's pods to pools, then per pool largest first into the node with least room.
-    wanted: dict[int, list[tuple[int, int, int]]] = defaultdict(list)  # pool -> [(size, class, pods)]
+    wanted: dict[int, list[tuple[int, int, int]]] = defaultdict(
+        list
+    )  # pool -> [(size, class, pods)]
     for s, ((key, t, need, _), members) in enumerate(shape_list):
         queue = iter(members)
         for d, w in count[s]:
@@ -542,7 +604,9 @@ def _level_decode(base: Counts, entities, shape_list, tsize, pools, keys, h, y, 
         nodes = pools[p][1]
         for g, c, k in sorted(items, key=lambda x: -x[0]):
             for _ in range(k):
-                n = min((n for n in nodes if room[n] >= g), key=lambda n: (room[n], n), default=None)
+                n = min(
+                    (n for n in nodes if room[n] >= g), key=lambda n: (room[n], n), default=None
+                )
                 if n is None:
                     raise RuntimeError("class start: level model and decoding disagree")
                 room[n] -= g
@@ -550,8 +614,16 @@ def _level_decode(base: Counts, entities, shape_list, tsize, pools, keys, h, y, 
     return Counts(per_class, base.evicted)
 
 
-def class_start(built: BuiltModel, best: Counts | None, *, seconds: float, workers: int = 2, seed: int = 0,
-                first_restart: int = 0, budget: Budget | None = None) -> Counts | None:
+def class_start(
+    built: BuiltModel,
+    best: Counts | None,
+    *,
+    seconds: float,
+    workers: int = 2,
+    seed: int = 0,
+    first_restart: int = 0,
+    budget: Budget | None = None,
+) -> Counts | None:
     """The class-level start from nothing (callers use it only when nothing is forced), hinted
     with ``best``, when it beats ``best`` on the decision tiers and both the validator (nothing
     blamed) and the model (:func:`.check.model_accepts`) accept it; else None. A lean start
@@ -575,15 +647,38 @@ def class_start(built: BuiltModel, best: Counts | None, *, seconds: float, worke
         def reaches(c: Counts) -> bool:
             return tier.value(c) >= cap and better(built.tiers, c, best)
 
-        got, _ = packed_start(em, built.tiers, base, entities, seconds=secs, restarts=MORE_RESTARTS, first=first_restart, budget=budget,
-                              stop=reaches)
+        got, _ = packed_start(
+            em,
+            built.tiers,
+            base,
+            entities,
+            seconds=secs,
+            restarts=MORE_RESTARTS,
+            first=first_restart,
+            budget=budget,
+            stop=reaches,
+        )
         return got if reaches(got) else None
 
-    found = level_start(built, base, entities, best, seconds=seconds, workers=workers, seed=seed, lean=True, more=more,
-                        budget=budget)
+    found = level_start(
+        built,
+        base,
+        entities,
+        best,
+        seconds=seconds,
+        workers=workers,
+        seed=seed,
+        lean=True,
+        more=more,
+        budget=budget,
+    )
     if found is None or (best is not None and not better(built.tiers, found, best)):
         return None
     checked, dropped, _ = repaired(em, placements_from_counts(em, found), repairs=1)
-    if checked is None or dropped or not model_accepts(built, checked, time_limit=5.0, budget=budget):
+    if (
+        checked is None
+        or dropped
+        or not model_accepts(built, checked, time_limit=5.0, budget=budget)
+    ):
         return None
     return checked

@@ -28,7 +28,9 @@ from gangplan.solver.outcome import build_result, entity_of
 from gangplan.solver.validate import validate
 
 
-def counts_from_placements(em: ExactModel, placements: Mapping[str, str]) -> tuple[Counts, list[str]]:
+def counts_from_placements(
+    em: ExactModel, placements: Mapping[str, str]
+) -> tuple[Counts, list[str]]:
     """Counts of a placement, dropping whole entities the model cannot represent.
 
     Returns the counts and the keys of the dropped pods (not candidates, or on a node the
@@ -133,8 +135,14 @@ def placements_from_counts(em: ExactModel, cnt: Counts) -> dict[str, str]:
     return out
 
 
-def _split_slots(em: ExactModel, confinement: Confinement, s: int, slots: dict, solution: list[int],
-                 per_class: list[dict[int, int]]) -> None:
+def _split_slots(
+    em: ExactModel,
+    confinement: Confinement,
+    s: int,
+    slots: dict,
+    solution: list[int],
+    per_class: list[dict[int, int]],
+) -> None:
     """Hand a shape's slots to its classes: split and confined classes inside their domains first,
     then the rest anywhere, nodes in index order, classes in class order."""
     left = {n: solution[var.index] for n, var in sorted(slots.items()) if solution[var.index]}
@@ -164,7 +172,9 @@ def _split_slots(em: ExactModel, confinement: Confinement, s: int, slots: dict, 
         _take(left, list(left), c, need, per_class)
 
 
-def _take(left: dict[int, int], nodes: list[int], c: int, need: int, per_class: list[dict[int, int]]) -> None:
+def _take(
+    left: dict[int, int], nodes: list[int], c: int, need: int, per_class: list[dict[int, int]]
+) -> None:
     for n in nodes:
         if need <= 0:
             break
@@ -215,14 +225,22 @@ def starting_solution(built: BuiltModel, hint: Result | None) -> tuple[Counts | 
     if default is not None:
         return _completed(em, default, info), info
     if default is None:
-        forced = {p.key: em.inst.cluster.nodes[c.fixed_node].name for c in em.inst.classes
-                  if c.fixed_node is not None for p in c.pods}
+        forced = {
+            p.key: em.inst.cluster.nodes[c.fixed_node].name
+            for c in em.inst.classes
+            if c.fixed_node is not None
+            for p in c.pods
+        }
         counts, dropped, _ = repaired(em, forced, repairs=1)
         if counts is not None and not dropped:
             # Completed first-fit like any start: a diff's decisive-step probes fix a prefix of
             # the greedy choices and need the rest placed to prove anything quickly.
             start = _completed(em, counts, info)
-            info.start = "the fixed placements alone" if start is counts else "the fixed placements, completed first-fit"
+            info.start = (
+                "the fixed placements alone"
+                if start is counts
+                else "the fixed placements, completed first-fit"
+            )
             return start, info
     return default, info
 
@@ -249,8 +267,12 @@ def _keeps_fixed(em: ExactModel, counts: Counts) -> bool:
     return all(counts.total(c.index) == c.size for c in em.inst.classes if c.fixed_node is not None)
 
 
-def repaired(em: ExactModel, placements: Mapping[str, str], repairs: int | None = None,
-              evicted: frozenset[int] = frozenset()):
+def repaired(
+    em: ExactModel,
+    placements: Mapping[str, str],
+    repairs: int | None = None,
+    evicted: frozenset[int] = frozenset(),
+):
     """(counts, dropped pod keys, violations seen) of a placement made valid by dropping the
     entities the validator blames; counts None when it is still invalid after the repairs.
     Evictions (preemption) are kept while the validator accepts them, all dropped at its first
@@ -260,8 +282,14 @@ def repaired(em: ExactModel, placements: Mapping[str, str], repairs: int | None 
     blamed: list[str] = []
     for _ in range(repairs or MAX_HINT_REPAIRS):
         kept = placements_from_counts(em, counts)
-        check = build_result(em.inst.cluster, engine="hint", status=Status.HEURISTIC, placements=kept,
-                             victims=victims_of(em, counts.evicted), name_devices=False)
+        check = build_result(
+            em.inst.cluster,
+            engine="hint",
+            status=Status.HEURISTIC,
+            placements=kept,
+            victims=victims_of(em, counts.evicted),
+            name_devices=False,
+        )
         violations = validate(em.inst.cluster, check)
         if not violations:
             return counts, dropped, blamed
@@ -296,7 +324,9 @@ def _blamed_pods(em: ExactModel, kept: Mapping[str, str], violations) -> set[str
 def _completed(em: ExactModel, counts: Counts, info: HintUse) -> Counts:
     """The start completed first-fit, kept only when the validator accepts the whole of it."""
     more = complete_first_fit(em, counts)
-    added = sum(more.total(c) for c in range(len(em.inst.classes))) - sum(counts.total(c) for c in range(len(em.inst.classes)))
+    added = sum(more.total(c) for c in range(len(em.inst.classes))) - sum(
+        counts.total(c) for c in range(len(em.inst.classes))
+    )
     if not added:
         return counts
     checked, dropped, _ = repaired(em, placements_from_counts(em, more))
@@ -324,7 +354,9 @@ def complete_first_fit(em: ExactModel, counts: Counts) -> Counts:
         ids = inst.domains(key)[0] if key else None
         domains = [None] if ids is None else _roomy_domains(em, classes, ids, free, free_pods)
         for d in domains:
-            trial = _fit_entity(em, classes, free.copy(), free_pods.copy(), None if d is None else ids == d)
+            trial = _fit_entity(
+                em, classes, free.copy(), free_pods.copy(), None if d is None else ids == d
+            )
             if trial is not None:
                 free, free_pods, placed = trial
                 for c, nodes in placed.items():
@@ -334,7 +366,9 @@ def complete_first_fit(em: ExactModel, counts: Counts) -> Counts:
     return Counts(per_class, counts.evicted)
 
 
-def _roomy_domains(em: ExactModel, classes: list[int], ids: np.ndarray, free, free_pods) -> list[int]:
+def _roomy_domains(
+    em: ExactModel, classes: list[int], ids: np.ndarray, free, free_pods
+) -> list[int]:
     """The candidate domains in id order, without those where the first class alone cannot fit
     (a domain skipped here would fail :func:`_fit_entity` anyway: same first-fit choice, fewer
     trials)."""
@@ -351,7 +385,9 @@ def _roomy_domains(em: ExactModel, classes: list[int], ids: np.ndarray, free, fr
     return sorted(d for d in candidates if d < len(held) and held[d] >= need)
 
 
-def free_after(em: ExactModel, per_class: list[dict[int, int]], per_class_evicted: frozenset[int] = frozenset()):
+def free_after(
+    em: ExactModel, per_class: list[dict[int, int]], per_class_evicted: frozenset[int] = frozenset()
+):
     free = em.inst.free.copy()
     free_pods = em.inst.free_pods.copy()
     for c, nodes in enumerate(per_class):
@@ -375,7 +411,9 @@ def entities_in_queue_order(em: ExactModel, per_class: list[dict[int, int]]):
         if c.entity is None:
             if not em.private[c.index]:
                 done = sum(per_class[c.index].values())
-                out.extend(((c.priority, c.pods[i].key), [c.index], None) for i in range(done, c.size))
+                out.extend(
+                    ((c.priority, c.pods[i].key), [c.index], None) for i in range(done, c.size)
+                )
         else:
             groups.setdefault(c.entity, []).append(c.index)
     for ent, classes in groups.items():
@@ -385,7 +423,13 @@ def entities_in_queue_order(em: ExactModel, per_class: list[dict[int, int]]):
         if leaf.bound + sum(inst.classes[c].size for c in classes) < leaf.min_count:
             continue
         first = inst.classes[classes[0]]
-        out.append(((first.priority, first.rep.key), classes, leaf.topology_key if leaf.bound == 0 else None))
+        out.append(
+            (
+                (first.priority, first.rep.key),
+                classes,
+                leaf.topology_key if leaf.bound == 0 else None,
+            )
+        )
     order = {p.key: i for i, p in enumerate(inst.cluster.pods)}
     out.sort(key=lambda e: (-e[0][0], order[e[0][1]]))
     return [(classes, key) for _, classes, key in out]
@@ -410,7 +454,9 @@ def _fit_entity(em: ExactModel, classes: list[int], free, free_pods, domain):
         hit = np.nonzero(take > 0)[0]
         pairs = zip(nodes[hit].tolist(), take[hit].tolist(), strict=True)
         if c in em.anti:  # one pod per domain of its anti-affinity key
-            pairs = take_nodes(em, c, nodes.tolist(), dict(zip(nodes.tolist(), room.tolist(), strict=True)), need)
+            pairs = take_nodes(
+                em, c, nodes.tolist(), dict(zip(nodes.tolist(), room.tolist(), strict=True)), need
+            )
         for n, k in pairs:
             placed.setdefault(c, {})[n] = k
             free[n] -= req * k

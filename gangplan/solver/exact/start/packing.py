@@ -82,8 +82,15 @@ class _Entity:
     """Domain id -> the candidate nodes in it (confined entities)."""
 
 
-def improved_start(built: BuiltModel, start: Counts | None, info: HintUse, timing: ExactTiming, *,
-                   seconds: float = PACK_SECONDS, budget: Budget | None = None) -> Counts | None:
+def improved_start(
+    built: BuiltModel,
+    start: Counts | None,
+    info: HintUse,
+    timing: ExactTiming,
+    *,
+    seconds: float = PACK_SECONDS,
+    budget: Budget | None = None,
+) -> Counts | None:
     """The better (lexicographically, decision tiers) of ``start`` and a packed start: from
     nothing when nothing is forced, else on top of ``start`` (which keeps the forced pods). A
     packed start is only taken once the validator accepts it (entities it blames dropped, as for
@@ -101,12 +108,22 @@ def improved_start(built: BuiltModel, start: Counts | None, info: HintUse, timin
     best, how = start, None
     timing.packing_runs = 0
     for name, base in bases:
-        more, timing.packing_runs = packed_start(em, tiers, base, entities_in_queue_order(em, base.per_class), seconds=seconds,
-                                                 budget=budget)
+        more, timing.packing_runs = packed_start(
+            em,
+            tiers,
+            base,
+            entities_in_queue_order(em, base.per_class),
+            seconds=seconds,
+            budget=budget,
+        )
         if best is not None and not better(tiers, more, best):
             continue
         checked, _, _ = repaired(em, placements_from_counts(em, more), evicted=more.evicted)
-        if checked is not None and _keeps_fixed(em, checked, more) and (best is None or better(tiers, checked, best)):
+        if (
+            checked is not None
+            and _keeps_fixed(em, checked, more)
+            and (best is None or better(tiers, checked, best))
+        ):
             best, how = checked, name
     timing.packing = round(time.perf_counter() - t0, 4)
     if how:
@@ -115,12 +132,25 @@ def improved_start(built: BuiltModel, start: Counts | None, info: HintUse, timin
 
 
 def _keeps_fixed(em: ExactModel, checked: Counts, more: Counts) -> bool:
-    return all(checked.total(c.index) == more.total(c.index) for c in em.inst.classes if c.fixed_node is not None)
+    return all(
+        checked.total(c.index) == more.total(c.index)
+        for c in em.inst.classes
+        if c.fixed_node is not None
+    )
 
 
-def packed_start(em: ExactModel, tiers: list[Tier], counts: Counts, entities: list[tuple[list[int], str | None]],
-                 *, seconds: float = PACK_SECONDS, restarts: int = RESTARTS, first: int | None = None,
-                 stop: Callable[[Counts], bool] | None = None, budget: Budget | None = None) -> tuple[Counts, int]:
+def packed_start(
+    em: ExactModel,
+    tiers: list[Tier],
+    counts: Counts,
+    entities: list[tuple[list[int], str | None]],
+    *,
+    seconds: float = PACK_SECONDS,
+    restarts: int = RESTARTS,
+    first: int | None = None,
+    stop: Callable[[Counts], bool] | None = None,
+    budget: Budget | None = None,
+) -> tuple[Counts, int]:
     """``counts`` plus the entities (``(classes, topology key)`` as the first-fit start lists
     them) selected and packed as the module doc says; the best of the plain order and up to
     ``restarts`` perturbed ones (each entity's cost times ``1 + u``, ``u`` uniform in
@@ -166,16 +196,32 @@ class _Packer:
         self.shapes = sorted(vectors.values(), key=lambda q: -float((q / total).max()))[:MAX_SHAPES]
         """The largest request vectors pending (by dominant share): what fragmentation is measured on."""
         big = np.iinfo(np.int64).max // 4
-        self.shape_req = np.array([np.where(q > 0, q, big) for q in self.shapes], dtype=np.int64).reshape(len(self.shapes), len(em.inst.resources))
+        self.shape_req = np.array(
+            [np.where(q > 0, q, big) for q in self.shapes], dtype=np.int64
+        ).reshape(len(self.shapes), len(em.inst.resources))
         for classes, key in entities:
             need = [1 if inst.classes[c].entity is None else inst.classes[c].size for c in classes]
             demand = sum(em.req[c] * k for c, k in zip(classes, need, strict=True))
             ids = inst.domains(key)[0] if key else None
-            sig = (key, tuple((em.req[c].tobytes(), k, em.elig[c].eligible.tobytes()) for c, k in zip(classes, need, strict=True)))
-            self.entities.append(_Entity(
-                classes=classes, need=need, ids=ids, demand=demand, cost=float((demand / total).max()),
-                pod=max(float((em.req[c] / total).max()) for c in classes),
-                priority=inst.classes[classes[0]].priority, signature=sig))
+            sig = (
+                key,
+                tuple(
+                    (em.req[c].tobytes(), k, em.elig[c].eligible.tobytes())
+                    for c, k in zip(classes, need, strict=True)
+                ),
+            )
+            self.entities.append(
+                _Entity(
+                    classes=classes,
+                    need=need,
+                    ids=ids,
+                    demand=demand,
+                    cost=float((demand / total).max()),
+                    pod=max(float((em.req[c] / total).max()) for c in classes),
+                    priority=inst.classes[classes[0]].priority,
+                    signature=sig,
+                )
+            )
             e = self.entities[-1]
             union = np.zeros(inst.n_nodes, dtype=bool)
             for c in classes:
@@ -183,16 +229,25 @@ class _Packer:
             e.cand = np.nonzero(union)[0]
             if ids is not None:
                 doms = ids[e.cand]
-                e.by_domain = {int(d): e.cand[doms == d] for d in np.unique(doms[doms >= 0]).tolist()}
+                e.by_domain = {
+                    int(d): e.cand[doms == d] for d in np.unique(doms[doms >= 0]).tolist()
+                }
 
     def run(self) -> Counts:
         chosen: list[_Entity] = []
         state = ([dict(d) for d in self.base], self.free0.copy(), self.pods0.copy())
         for prio in sorted({e.priority for e in self.entities}, reverse=True):
-            left = self._pass(sorted((e for e in self.entities if e.priority == prio), key=lambda e: e.cost), chosen, state)
+            left = self._pass(
+                sorted((e for e in self.entities if e.priority == prio), key=lambda e: e.cost),
+                chosen,
+                state,
+            )
             tried: set[tuple] = set()
             while left and not self.meter.done():
-                e = next((e for e in left if e.signature not in tried and self._could_fit(e, chosen)), None)
+                e = next(
+                    (e for e in left if e.signature not in tried and self._could_fit(e, chosen)),
+                    None,
+                )
                 if e is None:
                     break
                 tried.add(e.signature)
@@ -310,13 +365,21 @@ class _Packer:
             local = np.nonzero(room)[0]
             local = local[np.argsort(room[local], kind="stable")]
             if c in em.anti:
-                taken = take_nodes(em, c, nodes[local].tolist(), dict(zip(nodes[local].tolist(), room[local].tolist(), strict=True)), need)
+                taken = take_nodes(
+                    em,
+                    c,
+                    nodes[local].tolist(),
+                    dict(zip(nodes[local].tolist(), room[local].tolist(), strict=True)),
+                    need,
+                )
                 if sum(k for _, k in taken) < need:
                     return None
                 at = {n: i for i, n in zip(local.tolist(), nodes[local].tolist(), strict=True)}
                 pairs = [(at[n], k) for n, k in taken]
             else:
-                take = np.minimum(room[local], np.maximum(need - (np.cumsum(room[local]) - room[local]), 0))
+                take = np.minimum(
+                    room[local], np.maximum(need - (np.cumsum(room[local]) - room[local]), 0)
+                )
                 hit = np.nonzero(take)[0]
                 pairs = list(zip(local[hit].tolist(), take[hit].tolist(), strict=True))
             mine = placed.setdefault(c, {})
@@ -326,4 +389,3 @@ class _Packer:
                     f[i] -= req * k
                     p[i] -= k
         return placed
-

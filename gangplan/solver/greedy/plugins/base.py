@@ -62,7 +62,11 @@ EXTENSION_POINTS: dict[str, tuple[str, ...]] = {
 
 def extension_points(cls: type) -> frozenset[str]:
     """The points ``cls`` implements: those with a method defined below :class:`Plugin`."""
-    return frozenset(point for point, methods in EXTENSION_POINTS.items() if any(getattr(cls, m, None) is not getattr(Plugin, m) for m in methods))
+    return frozenset(
+        point
+        for point, methods in EXTENSION_POINTS.items()
+        if any(getattr(cls, m, None) is not getattr(Plugin, m) for m in methods)
+    )
 
 
 class Plugin:
@@ -91,9 +95,13 @@ class Plugin:
 
     def filter_mask(self, cs: CycleState, pod: Pod, snap: NodeTable, idx: np.ndarray) -> np.ndarray:
         """Pass mask over the node positions ``idx``. Default: ``filter_one`` per node."""
-        return np.fromiter((self.filter_one(cs, pod, snap, int(i)).ok for i in idx), dtype=bool, count=len(idx))
+        return np.fromiter(
+            (self.filter_one(cs, pod, snap, int(i)).ok for i in idx), dtype=bool, count=len(idx)
+        )
 
-    def filter_reasons(self, cs: CycleState, pod: Pod, snap: NodeTable, idx: np.ndarray) -> tuple[list[tuple[str, np.ndarray]], np.ndarray]:
+    def filter_reasons(
+        self, cs: CycleState, pod: Pod, snap: NodeTable, idx: np.ndarray
+    ) -> tuple[list[tuple[str, np.ndarray]], np.ndarray]:
         """The failing statuses of the nodes ``idx``, which this plugin rejects, vectorised for
         FitError histograms: per reason the mask over ``idx`` of the nodes whose status carries
         it, and the mask of UnschedulableAndUnresolvable statuses. Must agree with
@@ -115,11 +123,15 @@ class Plugin:
     def score(self, cs: CycleState, pod: Pod, snap: NodeTable, feasible: np.ndarray) -> np.ndarray:
         return np.zeros(len(feasible), dtype=np.int64)
 
-    def normalize(self, cs: CycleState, pod: Pod, snap: NodeTable, feasible: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    def normalize(
+        self, cs: CycleState, pod: Pod, snap: NodeTable, feasible: np.ndarray, scores: np.ndarray
+    ) -> np.ndarray:
         return scores
 
     # ---- PlacementGenerate -------------------------------------------------------------------
-    def generate_placements(self, snap: NodeTable, info: PodGroupInfo, parent: Placement) -> tuple[list[Placement], Status]:
+    def generate_placements(
+        self, snap: NodeTable, info: PodGroupInfo, parent: Placement
+    ) -> tuple[list[Placement], Status]:
         """``GeneratePlacements``: the candidate placements of the group inside ``parent``.
 
         Return ``[parent]`` (the very object) when the plugin does not constrain this group;
@@ -128,7 +140,13 @@ class Plugin:
         return [parent], SUCCESS
 
     # ---- PlacementScore ----------------------------------------------------------------------
-    def score_placements(self, snap: NodeTable, info: PodGroupInfo, placements: list[Placement], proposals: list[list[tuple[Pod, int]]]) -> list[int]:
+    def score_placements(
+        self,
+        snap: NodeTable,
+        info: PodGroupInfo,
+        placements: list[Placement],
+        proposals: list[list[tuple[Pod, int]]],
+    ) -> list[int]:
         """``ScorePlacement`` of every feasible placement of one decision: raw scores.
 
         ``proposals[k]`` are placement ``k``'s (pod, node) assignments, already reverted in
@@ -138,7 +156,9 @@ class Plugin:
         left out of counting (``placement_fast.COUNTABLE_PLACEMENT_SCORERS``)."""
         return [0] * len(placements)
 
-    def normalize_placement_scores(self, snap: NodeTable, info: PodGroupInfo, scores: list[int]) -> list[int]:
+    def normalize_placement_scores(
+        self, snap: NodeTable, info: PodGroupInfo, scores: list[int]
+    ) -> list[int]:
         """``NormalizePlacementScore`` (``PlacementScoreExtensions``). Default: unchanged."""
         return scores
 
@@ -172,7 +192,9 @@ class Plugin:
         return st.with_plugin(self.name)
 
 
-def constant_reason(reason: str, idx: np.ndarray, *, unresolvable: bool) -> tuple[list[tuple[str, np.ndarray]], np.ndarray]:
+def constant_reason(
+    reason: str, idx: np.ndarray, *, unresolvable: bool
+) -> tuple[list[tuple[str, np.ndarray]], np.ndarray]:
     """``filter_reasons`` of a plugin whose every rejection carries one reason and one code."""
     return [(reason, np.ones(len(idx), dtype=bool))], np.full(len(idx), unresolvable, dtype=bool)
 

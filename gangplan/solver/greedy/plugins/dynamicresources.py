@@ -59,7 +59,11 @@ class DynamicResources(Plugin):
         self._chain: list = []
         self._serial = 0
         self._log: list[tuple] = []
-        self._live = (set(self.dra.in_use), {d: dict(v) for d, v in self.dra.consumed.items()}, {}) if self._global else None
+        self._live = (
+            (set(self.dra.in_use), {d: dict(v) for d, v in self.dra.consumed.items()}, {})
+            if self._global
+            else None
+        )
 
     def _countable(self, pod):
         """(probe request, devices the claims ask for, (extended resource, count) pairs) when
@@ -72,15 +76,32 @@ class DynamicResources(Plugin):
         dra, pair, n, out = self.dra, None, 0, None
         for key in dict.fromkeys(dra.pod_claims.get(pod.key, ())):
             c = dra.claims[key]
-            if c.allocated is not None or len(self._users.get(key, ())) > 1 or c.unsupported is not None or dra.constraints.get(key):
+            if (
+                c.allocated is not None
+                or len(self._users.get(key, ())) > 1
+                or c.unsupported is not None
+                or dra.constraints.get(key)
+            ):
                 break
-            if any(r.capacity or r.all or r.alternatives or r.admin_access or (pair is not None and (r.device_class, selector_key(r)) != pair) for r in c.requests):
+            if any(
+                r.capacity
+                or r.all
+                or r.alternatives
+                or r.admin_access
+                or (pair is not None and (r.device_class, selector_key(r)) != pair)
+                for r in c.requests
+            ):
                 break
             for r in c.requests:
                 pair, n = (r.device_class, selector_key(r)), n + r.count
         else:
-            ext = tuple((r, q) for r, q in sorted(pod.requests.items()) if q > 0 and r in dra.extended)
-            if all(pair is None or (dra.extended[r], ()) == pair for r, _ in ext) and len({dra.extended[r] for r, _ in ext}) <= 1:
+            ext = tuple(
+                (r, q) for r, q in sorted(pod.requests.items()) if q > 0 and r in dra.extended
+            )
+            if (
+                all(pair is None or (dra.extended[r], ()) == pair for r, _ in ext)
+                and len({dra.extended[r] for r, _ in ext}) <= 1
+            ):
                 pair = pair or ((dra.extended[ext[0][0]], ()) if ext else None)
                 out = (None if pair is None else probe(pair[0], pair[1]), n, ext)
         self._counts[pod.key] = out
@@ -97,7 +118,9 @@ class DynamicResources(Plugin):
         if probe is None or n == 0:
             return (n, 0, []) if probe is None else (0, 0, [])
         devices = self.dra.devices_by_node.get(node.name, ())
-        free = countable_mask(devices, probe, self.dra.classes, self.dra.alloc_cache, state[0], state[1])
+        free = countable_mask(
+            devices, probe, self.dra.classes, self.dra.alloc_cache, state[0], state[1]
+        )
         return None if free is None else (n, free, devices)
 
     def pre_filter(self, cs, pod, snap):
@@ -112,7 +135,11 @@ class DynamicResources(Plugin):
         out: dict[str, str] = {}
         for key in self.dra.pod_claims.get(pod.key, ()):
             for other in self._users.get(key, ()):
-                if other != pod.key and other in snap.node_of and snap.cluster.pod_by_key[other].node_name is None:
+                if (
+                    other != pod.key
+                    and other in snap.node_of
+                    and snap.cluster.pod_by_key[other].node_name is None
+                ):
                     out[key] = snap.names[snap.node_of[other]]
                     break
         return out
@@ -156,17 +183,27 @@ class DynamicResources(Plugin):
         by_key = snap.cluster.pod_by_key
 
         def wanted(items) -> list:
-            return [(by_key[k], j) for k, j in items if by_key[k].node_name is None and self._uses(by_key[k])]
+            return [
+                (by_key[k], j)
+                for k, j in items
+                if by_key[k].node_name is None and self._uses(by_key[k])
+            ]
 
         chain = self._chain  # [((pod key, node), delta, serial)] of the pods replayed, in order
         if at is not None and at[1] is snap and size - at[3] == now - at[0] > 0:
             # only assumes since (each appends one entry to node_of and one change): the new
             # entries are node_of's last ones, in order, after what the chain holds
-            new = wanted(reversed(list(itertools.islice(reversed(snap.node_of.items()), size - at[3]))))
+            new = wanted(
+                reversed(list(itertools.islice(reversed(snap.node_of.items()), size - at[3])))
+            )
         else:
             placed = wanted(snap.node_of.items())
             keep = 0
-            while keep < len(chain) and keep < len(placed) and chain[keep][0] == (placed[keep][0].key, placed[keep][1]):
+            while (
+                keep < len(chain)
+                and keep < len(placed)
+                and chain[keep][0] == (placed[keep][0].key, placed[keep][1])
+            ):
                 keep += 1
             while len(chain) > keep:
                 self._undo(chain.pop()[1])
@@ -193,12 +230,22 @@ class DynamicResources(Plugin):
                     low = free & -free
                     free ^= low
                     taken.append(devices[low.bit_length() - 1].id)
-                sites = dict.fromkeys(self.dra.pod_claims.get(pod.key, ()), node.name)  # (unshared: where they are usable matters to no other pod)
+                sites = dict.fromkeys(
+                    self.dra.pod_claims.get(pod.key, ()), node.name
+                )  # (unshared: where they are usable matters to no other pod)
         else:
-            got, _ = rules.try_node_results(self.dra, pod, node, in_use, allocated, consumed, self._distinct)
+            got, _ = rules.try_node_results(
+                self.dra, pod, node, in_use, allocated, consumed, self._distinct
+            )
             for ck, results in (got or {}).items():
-                taken.extend(r.device for r in results if r.takes)  # (not admin access: foreachAllocatedDevice)
-                used.extend((r.device, r.consumed) for r in results if r.consumed is not None and not r.admin)
+                taken.extend(
+                    r.device for r in results if r.takes
+                )  # (not admin access: foreachAllocatedDevice)
+                used.extend(
+                    (r.device, r.consumed)
+                    for r in results
+                    if r.consumed is not None and not r.admin
+                )
                 if not ck.endswith("/extended-resources"):
                     sites[ck] = rules.allocation_site(self.dra, results, node)
         in_use.update(taken)
@@ -241,7 +288,7 @@ class DynamicResources(Plugin):
             self._replays.clear()
         for n in range(j, len(keys)):
             state = self._step(state, pending[n], node_of(pending[n]))
-            self._replays[(head, keys[:n + 1])] = state
+            self._replays[(head, keys[: n + 1])] = state
         return key, state
 
     def _step(self, state, pod, node):
@@ -256,14 +303,28 @@ class DynamicResources(Plugin):
                     low = free & -free
                     free ^= low
                     taken.add(devices[low.bit_length() - 1].id)
-                claims = dict.fromkeys(self.dra.pod_claims.get(pod.key, ()))  # (unshared: where they are usable matters to no other pod)
-                state = (frozenset(taken), consumed, {**allocated, **dict.fromkeys(claims, node.name)} if claims else allocated)
+                claims = dict.fromkeys(
+                    self.dra.pod_claims.get(pod.key, ())
+                )  # (unshared: where they are usable matters to no other pod)
+                state = (
+                    frozenset(taken),
+                    consumed,
+                    {**allocated, **dict.fromkeys(claims, node.name)} if claims else allocated,
+                )
             return state
-        got, _ = rules.try_node_results(self.dra, pod, node, in_use, allocated, consumed, self._distinct)
+        got, _ = rules.try_node_results(
+            self.dra, pod, node, in_use, allocated, consumed, self._distinct
+        )
         if got:
-            in_use, consumed, allocated = set(in_use), {d: dict(v) for d, v in consumed.items()}, dict(allocated)
+            in_use, consumed, allocated = (
+                set(in_use),
+                {d: dict(v) for d, v in consumed.items()},
+                dict(allocated),
+            )
             for ck, results in got.items():
-                in_use.update(r.device for r in results if r.takes)  # (not admin access: foreachAllocatedDevice)
+                in_use.update(
+                    r.device for r in results if r.takes
+                )  # (not admin access: foreachAllocatedDevice)
                 add_consumed(consumed, results)
                 if not ck.endswith("/extended-resources"):
                     allocated[ck] = rules.allocation_site(self.dra, results, node)
@@ -274,15 +335,26 @@ class DynamicResources(Plugin):
         """The snapshot's devices in use and consumed capacity on node ``i``, nothing allocated."""
         devices = self.dra.devices_by_node.get(snap.nodes[i].name, ())
         # (KEP-4815: a counter pool's allocated devices on other nodes take their counters too)
-        others = {u.id for d in devices if d.counter_pool is not None for u in d.counter_pool.users if u.id in self.dra.in_use}
-        return (frozenset({d.id for d in devices if d.id in self.dra.in_use} | others),
-                {d.id: dict(self.dra.consumed[d.id]) for d in devices if d.id in self.dra.consumed}, {})
+        others = {
+            u.id
+            for d in devices
+            if d.counter_pool is not None
+            for u in d.counter_pool.users
+            if u.id in self.dra.in_use
+        }
+        return (
+            frozenset({d.id for d in devices if d.id in self.dra.in_use} | others),
+            {d.id: dict(self.dra.consumed[d.id]) for d in devices if d.id in self.dra.consumed},
+            {},
+        )
 
     def filter_one(self, cs, pod, snap, i):
         key, state = self._node_state(snap, i)
         in_use, consumed, _ = state
         fast = self._counted(pod, snap.nodes[i], state)
-        if fast is not None:  # counting decides (NodeResourcesFit-like): enough free matching devices
+        if (
+            fast is not None
+        ):  # counting decides (NodeResourcesFit-like): enough free matching devices
             return SUCCESS if fast[0] <= fast[1].bit_count() else self._cannot
         sig = self._signatures.get(pod.key, False)
         if sig is False:
@@ -294,7 +366,9 @@ class DynamicResources(Plugin):
             if hit is not None:
                 return hit
         claim_nodes = state[2] if self._global else self._claim_nodes(snap, pod)
-        got, why = rules.try_node(self.dra, pod, snap.nodes[i], in_use, claim_nodes, consumed, self._distinct)
+        got, why = rules.try_node(
+            self.dra, pod, snap.nodes[i], in_use, claim_nodes, consumed, self._distinct
+        )
         out = SUCCESS if got is not None else self.status(unschedulable(why, unresolvable=True))
         if sig is not None:
             if len(self._outcomes) > 200_000:
@@ -310,8 +384,29 @@ class DynamicResources(Plugin):
             c = self.dra.claims[key]
             if c.allocated is not None or len(self._users.get(key, ())) > 1:
                 return None
-            sig.append((c.unsupported, tuple((r.device_class, r.selectors, r.count, r.capacity, r.all, r.alternatives, r.tolerations, r.admin_access) for r in c.requests), c.constraints))
-        return (tuple(sig), tuple(sorted((r, q) for r, q in pod.requests.items() if r in self.dra.extended)))
+            sig.append(
+                (
+                    c.unsupported,
+                    tuple(
+                        (
+                            r.device_class,
+                            r.selectors,
+                            r.count,
+                            r.capacity,
+                            r.all,
+                            r.alternatives,
+                            r.tolerations,
+                            r.admin_access,
+                        )
+                        for r in c.requests
+                    ),
+                    c.constraints,
+                )
+            )
+        return (
+            tuple(sig),
+            tuple(sorted((r, q) for r, q in pod.requests.items() if r in self.dra.extended)),
+        )
 
     def filter_mask(self, cs, pod, snap, idx):
         sig = self._signature(pod)
@@ -321,7 +416,11 @@ class DynamicResources(Plugin):
             return self._global_mask(cs, pod, snap, sig)[idx]
 
         def compute(nodes: np.ndarray) -> np.ndarray:
-            return np.fromiter((self.filter_one(cs, pod, snap, int(i)).ok for i in nodes), dtype=bool, count=len(nodes))
+            return np.fromiter(
+                (self.filter_one(cs, pod, snap, int(i)).ok for i in nodes),
+                dtype=bool,
+                count=len(nodes),
+            )
 
         return snap.node_array((NAME, sig), compute)[idx]
 
@@ -345,9 +444,17 @@ class DynamicResources(Plugin):
                     arr = None
                 elif dirty:
                     idx = np.fromiter(sorted(dirty), dtype=np.int64, count=len(dirty))
-                    arr[idx] = np.fromiter((self.filter_one(cs, pod, snap, int(i)).ok for i in idx), dtype=bool, count=len(idx))
+                    arr[idx] = np.fromiter(
+                        (self.filter_one(cs, pod, snap, int(i)).ok for i in idx),
+                        dtype=bool,
+                        count=len(idx),
+                    )
         if arr is None:
-            arr = np.fromiter((self.filter_one(cs, pod, snap, i).ok for i in range(snap.n)), dtype=bool, count=snap.n)
+            arr = np.fromiter(
+                (self.filter_one(cs, pod, snap, i).ok for i in range(snap.n)),
+                dtype=bool,
+                count=snap.n,
+            )
         if len(self._gmasks) > 4096:
             self._gmasks.clear()
         self._gmasks[sig] = (arr, len(self._log), snap)
@@ -366,7 +473,12 @@ class DynamicResources(Plugin):
                 continue
             for d in devs:
                 out.setdefault(d.id, set()).add(i)
-        pools = {id(d.counter_pool): d.counter_pool for devs in self.dra.devices_by_node.values() for d in devs if d.counter_pool is not None}
+        pools = {
+            id(d.counter_pool): d.counter_pool
+            for devs in self.dra.devices_by_node.values()
+            for d in devs
+            if d.counter_pool is not None
+        }
         for cp in pools.values():
             nodes = set().union(*(out.get(u.id, set()) for u in cp.users))
             for u in cp.users:

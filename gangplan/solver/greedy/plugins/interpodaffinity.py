@@ -66,7 +66,9 @@ def _add(counts: dict[str, np.ndarray], snap: NodeTable, key: str, per_node: np.
     counts[key] = counts[key] + add if key in counts else add
 
 
-def _at(counts: dict[str, np.ndarray], snap: NodeTable, key: str, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _at(
+    counts: dict[str, np.ndarray], snap: NodeTable, key: str, idx: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """(node has label ``key``, the count at its value) over ``idx``."""
     codes = snap.label_codes(key)[0][idx]
     has = codes >= 0
@@ -82,11 +84,23 @@ class InterPodAffinity(Plugin):
     def _matches(self, term: PodAffinityTerm, owner_ns: str, pod: Pod) -> bool:
         return term_matches(term, owner_ns, pod, self.cluster.namespaces)
 
-    def _per_node(self, snap: NodeTable, tag: str, terms: tuple[PodAffinityTerm, ...], owner_ns: str) -> np.ndarray:
+    def _per_node(
+        self, snap: NodeTable, tag: str, terms: tuple[PodAffinityTerm, ...], owner_ns: str
+    ) -> np.ndarray:
         """Per node: existing pods matching every term in ``terms`` (cached, incremental)."""
 
         def compute(nodes: np.ndarray) -> np.ndarray:
-            return np.array([sum(1 for p in snap.pods_on[i] if all(self._matches(t, owner_ns, p) for t in terms)) for i in nodes], dtype=np.int64)
+            return np.array(
+                [
+                    sum(
+                        1
+                        for p in snap.pods_on[i]
+                        if all(self._matches(t, owner_ns, p) for t in terms)
+                    )
+                    for i in nodes
+                ],
+                dtype=np.int64,
+            )
 
         return snap.node_array((NAME, tag, repr(terms), owner_ns), compute)
 
@@ -99,7 +113,9 @@ class InterPodAffinity(Plugin):
             if lists is not None and i not in lists[1]:
                 continue  # v1.36: not on a node of the cycle's HavePodsWithRequiredAntiAffinityList
             for t in existing.affinity.pod_anti_affinity_required:
-                if t.topology_key in snap.nodes[i].labels and self._matches(t, existing.namespace, pod):
+                if t.topology_key in snap.nodes[i].labels and self._matches(
+                    t, existing.namespace, pod
+                ):
                     blocking[t.topology_key][i] += 1
         for key, per_node in blocking.items():
             _add(st.existing_anti, snap, key, per_node)
@@ -116,7 +132,9 @@ class InterPodAffinity(Plugin):
         cs[NAME] = st
         return SUCCESS
 
-    def _masks(self, cs, pod: Pod, snap: NodeTable, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _masks(
+        self, cs, pod: Pod, snap: NodeTable, idx: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(affinity ok, anti-affinity ok, existing pods' anti-affinity ok) over ``idx``."""
         st: _FilterState = cs[NAME]
         terms = pod.affinity.pod_affinity_required
@@ -126,7 +144,11 @@ class InterPodAffinity(Plugin):
             has, cnt = _at(st.affinity, snap, t.topology_key, idx)
             all_keys &= has
             pods_exist &= cnt > 0
-        first_pod = bool(terms) and not any(v.any() for v in st.affinity.values()) and all(self._matches(t, pod.namespace, pod) for t in terms)
+        first_pod = (
+            bool(terms)
+            and not any(v.any() for v in st.affinity.values())
+            and all(self._matches(t, pod.namespace, pod) for t in terms)
+        )
         aff_ok = all_keys & (pods_exist | first_pod)
         anti_ok = np.ones(len(idx), dtype=bool)
         for t in pod.affinity.pod_anti_affinity_required:
@@ -157,7 +179,11 @@ class InterPodAffinity(Plugin):
         aff = ~aff_ok
         anti = aff_ok & ~anti_ok
         existing = aff_ok & anti_ok & ~existing_ok
-        return [(ERR_REASON_AFFINITY, aff), (ERR_REASON_ANTI_AFFINITY, anti), (ERR_REASON_EXISTING_ANTI_AFFINITY, existing)], aff
+        return [
+            (ERR_REASON_AFFINITY, aff),
+            (ERR_REASON_ANTI_AFFINITY, anti),
+            (ERR_REASON_EXISTING_ANTI_AFFINITY, existing),
+        ], aff
 
     # ---- Score -------------------------------------------------------------------------------
     def pre_score(self, cs, pod, snap, feasible):
@@ -171,14 +197,24 @@ class InterPodAffinity(Plugin):
                 touched |= bool(per_node[has].any())
                 _add(topo, snap, w.term.topology_key, per_node * (sign * w.weight))
         lists = snap.affinity_lists
-        stale = lists[0] if lists is not None and not (a.pod_affinity_preferred or a.pod_anti_affinity_preferred) else None
+        stale = (
+            lists[0]
+            if lists is not None and not (a.pod_affinity_preferred or a.pod_anti_affinity_preferred)
+            else None
+        )
         touched |= self._existing_terms(pod, snap, topo, stale)
         if not touched:
             return SKIP
         cs[NAME + "/score"] = topo
         return SUCCESS
 
-    def _existing_terms(self, pod: Pod, snap: NodeTable, topo: dict[str, np.ndarray], only: frozenset[int] | None = None) -> bool:
+    def _existing_terms(
+        self,
+        pod: Pod,
+        snap: NodeTable,
+        topo: dict[str, np.ndarray],
+        only: frozenset[int] | None = None,
+    ) -> bool:
         """Existing pods' required (x hardPodAffinityWeight) and preferred terms that match the
         incoming pod, credited at the existing pod's topology value (``only``: the pods on these
         nodes, the cycle's stale ``HavePodsWithAffinityList``)."""

@@ -84,7 +84,14 @@ class NodeAffinity(Plugin):
 
         def build() -> np.ndarray:
             return np.array(
-                [sum(t.weight for t in terms if t.weight != 0 and node_selector_term_matches(t.preference, n)) for n in snap.nodes],
+                [
+                    sum(
+                        t.weight
+                        for t in terms
+                        if t.weight != 0 and node_selector_term_matches(t.preference, n)
+                    )
+                    for n in snap.nodes
+                ],
                 dtype=np.int64,
             )
 

@@ -32,6 +32,8 @@ class NodeUnschedulable(Plugin):
 
     def filter_mask(self, cs, pod, snap, idx):
         def build() -> np.ndarray:
-            return np.array([not blocked_by_unschedulable(n, pod.tolerations) for n in snap.nodes], dtype=bool)
+            return np.array(
+                [not blocked_by_unschedulable(n, pod.tolerations) for n in snap.nodes], dtype=bool
+            )
 
         return self._cache.get(pod.tolerations, build)[idx]

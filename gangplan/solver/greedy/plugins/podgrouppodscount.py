@@ -24,7 +24,9 @@ def pods_count_scores(raw: list[int]) -> list[int]:
     """
     top = max(raw, default=0)
     if top == 0:
-        raise PlacementError("no pods from pod group are assigned to any of the candidate placements")
+        raise PlacementError(
+            "no pods from pod group are assigned to any of the candidate placements"
+        )
     return [v * MAX_NODE_SCORE // top for v in raw]
 
 

@@ -47,25 +47,49 @@ MAX_INT32 = 2**31 - 1
 
 def _count_matching(pods: list[Pod], c: TopologySpreadConstraint, namespace: str) -> int:
     """``countPodsMatchSelector``: same namespace, selector matches, not being deleted."""
-    return sum(1 for p in pods if not p.terminating and p.namespace == namespace and selector_matches(c.label_selector, p.labels))
+    return sum(
+        1
+        for p in pods
+        if not p.terminating
+        and p.namespace == namespace
+        and selector_matches(c.label_selector, p.labels)
+    )
 
 
 def _included(c: TopologySpreadConstraint, pod: Pod, node) -> bool:
     """``MatchNodeInclusionPolicies``."""
     if c.node_affinity_policy == "Honor" and not node_matches_pod_selector(pod, node):
         return False
-    return not (c.node_taints_policy == "Honor" and first_untolerated_taint(node.taints, pod.tolerations) is not None)
+    return not (
+        c.node_taints_policy == "Honor"
+        and first_untolerated_taint(node.taints, pod.tolerations) is not None
+    )
 
 
 def matching_counts(snap: NodeTable, c: TopologySpreadConstraint, namespace: str) -> np.ndarray:
     """Per node: pods matching the constraint's selector in ``namespace`` (cached, incremental)."""
     key = (NAME, "match", repr(c.label_selector), namespace)
-    return snap.node_array(key, lambda nodes: np.array([_count_matching(snap.pods_on[i], c, namespace) for i in nodes], dtype=np.int64))
+    return snap.node_array(
+        key,
+        lambda nodes: np.array(
+            [_count_matching(snap.pods_on[i], c, namespace) for i in nodes], dtype=np.int64
+        ),
+    )
 
 
 def included_nodes(snap: NodeTable, c: TopologySpreadConstraint, pod: Pod) -> np.ndarray:
-    key = (NAME, "included", c.node_affinity_policy, c.node_taints_policy, repr(sorted(pod.node_selector.items())), repr(pod.affinity.node_required), pod.tolerations)
-    return snap.static_array(key, lambda: np.array([_included(c, pod, n) for n in snap.nodes], dtype=bool))
+    key = (
+        NAME,
+        "included",
+        c.node_affinity_policy,
+        c.node_taints_policy,
+        repr(sorted(pod.node_selector.items())),
+        repr(pod.affinity.node_required),
+        pod.tolerations,
+    )
+    return snap.static_array(
+        key, lambda: np.array([_included(c, pod, n) for n in snap.nodes], dtype=bool)
+    )
 
 
 def nodes_with_all_keys(snap: NodeTable, constraints) -> np.ndarray:
@@ -87,7 +111,10 @@ class _Domains:
     def min_match(self) -> int:
         exists = self.present.any()
         low = int(self.counts[self.present].min()) if exists else MAX_INT32
-        if self.constraint.min_domains is not None and int(self.present.sum()) < self.constraint.min_domains:
+        if (
+            self.constraint.min_domains is not None
+            and int(self.present.sum()) < self.constraint.min_domains
+        ):
             return 0
         return low
 
@@ -105,7 +132,11 @@ class PodTopologySpread(Plugin):
         for c in constraints:
             codes, values, _ = snap.label_codes(c.topology_key)
             valid = all_keys & included_nodes(snap, c, pod)
-            counts = np.bincount(codes[valid], weights=matching_counts(snap, c, pod.namespace)[valid], minlength=len(values)).astype(np.int64)
+            counts = np.bincount(
+                codes[valid],
+                weights=matching_counts(snap, c, pod.namespace)[valid],
+                minlength=len(values),
+            ).astype(np.int64)
             present = np.bincount(codes[valid], minlength=len(values)) > 0
             domains.append(_Domains(c, codes, counts, present))
         cs[NAME] = domains
@@ -131,7 +162,9 @@ class PodTopologySpread(Plugin):
         for d in cs[NAME]:
             has, within = self._skew_ok(d, pod, idx)
             if not has[0]:
-                return self.status(unschedulable(ERR_REASON_NODE_LABEL_NOT_MATCH, unresolvable=True))
+                return self.status(
+                    unschedulable(ERR_REASON_NODE_LABEL_NOT_MATCH, unresolvable=True)
+                )
             if not within[0]:
                 return self.status(unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH))
         return SUCCESS
@@ -146,7 +179,10 @@ class PodTopologySpread(Plugin):
             pending &= has
             skewed |= pending & ~within
             pending &= within
-        return [(ERR_REASON_NODE_LABEL_NOT_MATCH, missing), (ERR_REASON_CONSTRAINTS_NOT_MATCH, skewed)], missing
+        return [
+            (ERR_REASON_NODE_LABEL_NOT_MATCH, missing),
+            (ERR_REASON_CONSTRAINTS_NOT_MATCH, skewed),
+        ], missing
 
     # ---- Score -------------------------------------------------------------------------------
     def pre_score(self, cs, pod, snap, feasible):
@@ -166,7 +202,11 @@ class PodTopologySpread(Plugin):
             domain[codes[candidates]] = True
             valid = all_keys & included_nodes(snap, c, pod)
             valid &= domain[np.maximum(codes, 0)] & (codes >= 0)
-            counts = np.bincount(codes[valid], weights=matching_counts(snap, c, pod.namespace)[valid], minlength=len(values)).astype(np.int64)
+            counts = np.bincount(
+                codes[valid],
+                weights=matching_counts(snap, c, pod.namespace)[valid],
+                minlength=len(values),
+            ).astype(np.int64)
             parts.append((c, counts, np.log(float(domain.sum() + 2))))
         cs[NAME + "/score"] = (parts, ignored)
         return SUCCESS

@@ -39,7 +39,9 @@ class Registry(dict[str, type[Plugin]]):
             if not cls.name:
                 raise ValueError(f"{cls.__name__} has no name")
             if out.get(cls.name, cls) is not cls:
-                raise ValueError(f"a plugin named {cls.name!r} is already registered ({out[cls.name].__name__})")
+                raise ValueError(
+                    f"a plugin named {cls.name!r} is already registered ({out[cls.name].__name__})"
+                )
             out[cls.name] = cls
         return out
 
@@ -49,23 +51,25 @@ class Registry(dict[str, type[Plugin]]):
         return {n: cls.points for n, cls in self.items()}
 
 
-REGISTRY: Registry = Registry({
-    NodeUnschedulable.name: NodeUnschedulable,
-    NodeName.name: NodeName,
-    TaintToleration.name: TaintToleration,
-    NodeAffinity.name: NodeAffinity,
-    NodePorts.name: NodePorts,
-    Fit.name: Fit,
-    PodTopologySpread.name: PodTopologySpread,
-    InterPodAffinity.name: InterPodAffinity,
-    DynamicResources.name: DynamicResources,
-    BalancedAllocation.name: BalancedAllocation,
-    ImageLocality.name: ImageLocality,
-    GangScheduling.name: GangScheduling,
-    TopologyPlacementGenerator.name: TopologyPlacementGenerator,
-    PlacementBinPacking.name: PlacementBinPacking,
-    PodGroupPodsCount.name: PodGroupPodsCount,
-})
+REGISTRY: Registry = Registry(
+    {
+        NodeUnschedulable.name: NodeUnschedulable,
+        NodeName.name: NodeName,
+        TaintToleration.name: TaintToleration,
+        NodeAffinity.name: NodeAffinity,
+        NodePorts.name: NodePorts,
+        Fit.name: Fit,
+        PodTopologySpread.name: PodTopologySpread,
+        InterPodAffinity.name: InterPodAffinity,
+        DynamicResources.name: DynamicResources,
+        BalancedAllocation.name: BalancedAllocation,
+        ImageLocality.name: ImageLocality,
+        GangScheduling.name: GangScheduling,
+        TopologyPlacementGenerator.name: TopologyPlacementGenerator,
+        PlacementBinPacking.name: PlacementBinPacking,
+        PodGroupPodsCount.name: PodGroupPodsCount,
+    }
+)
 
 
 def register(plugin: type[Plugin]) -> type[Plugin]:
@@ -74,7 +78,9 @@ def register(plugin: type[Plugin]) -> type[Plugin]:
     if not plugin.name:
         raise ValueError(f"{plugin.__name__} has no name")
     if REGISTRY.get(plugin.name, plugin) is not plugin:
-        raise ValueError(f"a plugin named {plugin.name!r} is already registered ({REGISTRY[plugin.name].__name__})")
+        raise ValueError(
+            f"a plugin named {plugin.name!r} is already registered ({REGISTRY[plugin.name].__name__})"
+        )
     REGISTRY[plugin.name] = plugin
     declare(plugin.name, plugin.points)  # the loader's view (gangplan.models.plugins)
     return plugin
@@ -84,4 +90,3 @@ def unregister(name: str) -> None:
     """Remove a plugin :func:`register` added (tests)."""
     REGISTRY.pop(name, None)
     forget(name)
-

@@ -43,17 +43,28 @@ class TaintToleration(Plugin):
 
     def filter_mask(self, cs, pod, snap, idx):
         def build() -> np.ndarray:
-            return np.array([first_untolerated_taint(n.taints, pod.tolerations) is None for n in snap.nodes], dtype=bool)
+            return np.array(
+                [first_untolerated_taint(n.taints, pod.tolerations) is None for n in snap.nodes],
+                dtype=bool,
+            )
 
         return self._masks.get(pod.tolerations, build)[idx]
 
     def score(self, cs, pod, snap, feasible):
         def build() -> np.ndarray:
-            return np.array([count_intolerable_prefer_no_schedule(n.taints, pod.tolerations) for n in snap.nodes], dtype=np.int64)
+            return np.array(
+                [
+                    count_intolerable_prefer_no_schedule(n.taints, pod.tolerations)
+                    for n in snap.nodes
+                ],
+                dtype=np.int64,
+            )
 
         return self._counts.get(pod.tolerations, build)[feasible]
 
     def normalize(self, cs, pod, snap, feasible, scores):
-        if self._counts.get(("none", pod.tolerations), lambda: not self.score(cs, pod, snap, snap.all_nodes).any()):
+        if self._counts.get(
+            ("none", pod.tolerations), lambda: not self.score(cs, pod, snap, snap.all_nodes).any()
+        ):
             return np.full(len(scores), 100, dtype=np.int64)  # no PreferNoSchedule taint anywhere
         return default_normalize_score(scores, reverse=True)

@@ -38,7 +38,9 @@ NAME = names.TOPOLOGY_PLACEMENT_GENERATOR
 class TopologyPlacementGenerator(Plugin):
     name = NAME
 
-    def generate_placements(self, snap: NodeTable, info: PodGroupInfo, parent: Placement) -> tuple[list[Placement], Status]:
+    def generate_placements(
+        self, snap: NodeTable, info: PodGroupInfo, parent: Placement
+    ) -> tuple[list[Placement], Status]:
         key = info.group.topology_key
         if not key:
             return [parent], SUCCESS
@@ -47,11 +49,15 @@ class TopologyPlacementGenerator(Plugin):
         except PlacementError as err:
             return [], self.status(Status(Code.ERROR, (str(err),)))
         if not got:
-            return [], self.status(unschedulable(f"no node of the parent placement has the label {key!r}"))
+            return [], self.status(
+                unschedulable(f"no node of the parent placement has the label {key!r}")
+            )
         return got, SUCCESS
 
 
-def generate_placements(snap: NodeTable, topology_key: str, parent: np.ndarray, scheduled_nodes: list[tuple[str, int]]) -> list[Placement]:
+def generate_placements(
+    snap: NodeTable, topology_key: str, parent: np.ndarray, scheduled_nodes: list[tuple[str, int]]
+) -> list[Placement]:
     """One placement per value of ``topology_key`` among the ``parent`` nodes (snapshot
     positions), restricted to the domain of ``scheduled_nodes`` ((pod key, node position) of the
     group's already scheduled pods) when there are any. Raises :class:`PlacementError`."""
@@ -77,20 +83,29 @@ def placements_of(snap: NodeTable, topology_key: str, parent: np.ndarray) -> lis
     cuts = np.flatnonzero(np.diff(codes[grouped])) + 1
     parts = {int(codes[part[0]]): part for part in np.split(grouped, cuts) if len(part)}
     seen, first = np.unique(codes[nodes], return_index=True)  # where each value first appears
-    out = [Placement(values[int(code)], parts[int(code)], topology_key) for code in seen[np.argsort(first)]]
+    out = [
+        Placement(values[int(code)], parts[int(code)], topology_key)
+        for code in seen[np.argsort(first)]
+    ]
     cache[(topology_key, id(parent))] = (parent, out)
     return out
 
 
-def required_domain(codes: np.ndarray, values: list[str], scheduled: list[tuple[str, int]]) -> int | None:
+def required_domain(
+    codes: np.ndarray, values: list[str], scheduled: list[tuple[str, int]]
+) -> int | None:
     """The label code every scheduled pod's node shares, None without scheduled pods;
     :class:`PlacementError` when they do not share one (``getScheduledPodsTopologyDomain``)."""
     domain: int | None = None
     for pod_key, i in scheduled:
         c = int(codes[i])
         if c < 0:
-            raise PlacementError(f"cannot determine domain for already scheduled pods: no topology domain found for pod {pod_key}")
+            raise PlacementError(
+                f"cannot determine domain for already scheduled pods: no topology domain found for pod {pod_key}"
+            )
         if domain is not None and c != domain:
-            raise PlacementError(f"cannot determine domain for already scheduled pods: more than 1 domain found for pod group: {values[domain]}, {values[c]}")
+            raise PlacementError(
+                f"cannot determine domain for already scheduled pods: more than 1 domain found for pod group: {values[domain]}, {values[c]}"
+            )
         domain = c
     return domain

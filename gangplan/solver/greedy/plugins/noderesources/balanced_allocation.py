@@ -100,7 +100,9 @@ class BalancedAllocation(Plugin):
             with_pod = balanced_allocation_scores(requested, alloc)
             if not with_change:
                 return with_pod
-            pod_req = np.array(pod_request_list(pod, self._resources(), True), dtype=np.int64)[:, None]
+            pod_req = np.array(pod_request_list(pod, self._resources(), True), dtype=np.int64)[
+                :, None
+            ]
             without = np.where(alloc > 0, requested - pod_req, 0)
             return balance_change_score(with_pod, balanced_allocation_scores(without, alloc))
 

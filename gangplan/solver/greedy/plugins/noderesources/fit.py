@@ -37,24 +37,37 @@ def _reason_order(resources: tuple[str, ...]) -> list[int]:
     """cpu, memory, ephemeral-storage, then extended resources by name (Go map order is random;
     each reason is counted on its own, so the order never reaches a FitError)."""
     head = [resources.index(r) for r in (CPU, MEMORY, EPHEMERAL) if r in resources]
-    tail = sorted((i for i, r in enumerate(resources) if r not in (CPU, MEMORY, EPHEMERAL)), key=lambda i: resources[i])
+    tail = sorted(
+        (i for i, r in enumerate(resources) if r not in (CPU, MEMORY, EPHEMERAL)),
+        key=lambda i: resources[i],
+    )
     return head + tail
 
 
-def fit_failures(snap, req: np.ndarray, idx: np.ndarray, added: np.ndarray | int = 0) -> tuple[list[tuple[str, np.ndarray]], np.ndarray]:
+def fit_failures(
+    snap, req: np.ndarray, idx: np.ndarray, added: np.ndarray | int = 0
+) -> tuple[list[tuple[str, np.ndarray]], np.ndarray]:
     """Filter's reasons over the nodes ``idx`` (``filter_reasons``): per reason the mask of the
     nodes that report it, and the mask of unresolvable ones (a request above the whole
     allocatable), with ``added`` more copies of the pod (request ``req``) already on each node:
     the state a group of identical pods leaves once it used a node's room (the counting
     evaluation of :mod:`gangplan.solver.greedy.placement_fast`)."""
     every = idx is snap.all_nodes  # read the columns in place instead of gathering them
-    pod_count, allowed = (snap.pod_count, snap.allowed_pods) if every else (snap.pod_count[idx], snap.allowed_pods[idx])
+    pod_count, allowed = (
+        (snap.pod_count, snap.allowed_pods)
+        if every
+        else (snap.pod_count[idx], snap.allowed_pods[idx])
+    )
     reasons = [(TOO_MANY_PODS, pod_count + added + 1 > allowed)]
     unresolvable = np.zeros(len(idx), dtype=bool)
     for j in _reason_order(tuple(snap.resources)):
         q = int(req[j])
         if q > 0:
-            free, alloc = (snap.free[:, j], snap.alloc[:, j]) if every else (snap.free[idx, j], snap.alloc[idx, j])
+            free, alloc = (
+                (snap.free[:, j], snap.alloc[:, j])
+                if every
+                else (snap.free[idx, j], snap.alloc[idx, j])
+            )
             short = q > free - added * q
             reasons.append((f"Insufficient {snap.resources[j]}", short))
             unresolvable |= short & (q > alloc)
@@ -95,7 +108,9 @@ class Fit(Plugin):
         return fit_failures(snap, snap.request_vector(pod), idx)
 
     def score(self, cs, pod, snap, feasible):
-        return snap.node_array((NAME, "score", snap.signature(pod)), lambda nodes: self._scores(pod, snap, nodes))[feasible]
+        return snap.node_array(
+            (NAME, "score", snap.signature(pod)), lambda nodes: self._scores(pod, snap, nodes)
+        )[feasible]
 
     def _scores(self, pod, snap, nodes: np.ndarray) -> np.ndarray:
         resources = list(self.profile.fit_resources)
@@ -105,5 +120,7 @@ class Fit(Plugin):
         if strategy == "MostAllocated":
             return most_allocated_scores(requested, alloc, weights)
         if strategy == "RequestedToCapacityRatio":
-            return requested_to_capacity_ratio_scores(requested, alloc, weights, self.profile.requested_to_capacity_shape)
+            return requested_to_capacity_ratio_scores(
+                requested, alloc, weights, self.profile.requested_to_capacity_shape
+            )
         return least_allocated_scores(requested, alloc, weights)

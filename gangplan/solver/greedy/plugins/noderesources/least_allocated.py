@@ -17,5 +17,7 @@ def least_requested_score(requested: np.ndarray, capacity: np.ndarray) -> np.nda
     return np.where((capacity == 0) | (requested > capacity), 0, score)
 
 
-def least_allocated_scores(requested: np.ndarray, alloc: np.ndarray, weights: list[int]) -> np.ndarray:
+def least_allocated_scores(
+    requested: np.ndarray, alloc: np.ndarray, weights: list[int]
+) -> np.ndarray:
     return weighted_average(least_requested_score(requested, alloc), alloc, weights)

@@ -17,5 +17,7 @@ def most_requested_score(requested: np.ndarray, capacity: np.ndarray) -> np.ndar
     return np.where(capacity == 0, 0, score)
 
 
-def most_allocated_scores(requested: np.ndarray, alloc: np.ndarray, weights: list[int]) -> np.ndarray:
+def most_allocated_scores(
+    requested: np.ndarray, alloc: np.ndarray, weights: list[int]
+) -> np.ndarray:
     return weighted_average(most_requested_score(requested, alloc), alloc, weights)

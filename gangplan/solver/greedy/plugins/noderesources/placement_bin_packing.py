@@ -33,17 +33,29 @@ class PlacementBinPacking(Plugin):
     name = NAME
 
     def score_placements(self, snap, info, placements, proposals):
-        return bin_packing_scores(snap, dict(self.profile.fit_resources), [p.nodes for p in placements], proposals)
+        return bin_packing_scores(
+            snap, dict(self.profile.fit_resources), [p.nodes for p in placements], proposals
+        )
 
 
-def bin_packing_score(snap: NodeTable, fit_resources: dict[str, int], nodes: np.ndarray, assigned: list[tuple[Pod, int]]) -> int:
+def bin_packing_score(
+    snap: NodeTable,
+    fit_resources: dict[str, int],
+    nodes: np.ndarray,
+    assigned: list[tuple[Pod, int]],
+) -> int:
     """The raw score of one placement (see the module docstring).
 
     ``assigned`` are (pod, node) proposals; they must not be assumed in ``snap`` any more."""
     return bin_packing_scores(snap, fit_resources, [nodes], [assigned])[0]
 
 
-def bin_packing_scores(snap: NodeTable, fit_resources: dict[str, int], node_sets: list[np.ndarray], proposals: list[list[tuple[Pod, int]]]) -> list[int]:
+def bin_packing_scores(
+    snap: NodeTable,
+    fit_resources: dict[str, int],
+    node_sets: list[np.ndarray],
+    proposals: list[list[tuple[Pod, int]]],
+) -> list[int]:
     """:func:`bin_packing_score` of several placements at once: per resource the proposals'
     requests plus the placement's usage (``NonZeroRequested`` for cpu / memory) over its total
     allocatable; an extended resource counts only if the placement's proposals request it."""
@@ -55,7 +67,9 @@ def bin_packing_scores(snap: NodeTable, fit_resources: dict[str, int], node_sets
         for pod, _node in assigned:
             v = vectors.get(id(pod))
             if v is None:
-                v = vectors[id(pod)] = np.array(pod_request_list(pod, resources, use_requested=False), dtype=np.int64)
+                v = vectors[id(pod)] = np.array(
+                    pod_request_list(pod, resources, use_requested=False), dtype=np.int64
+                )
             wanted[m] += v
     concat = np.concatenate(node_sets) if node_sets else np.zeros(0, dtype=np.int64)
     starts = np.cumsum([0] + [len(s) for s in node_sets[:-1]])
@@ -65,7 +79,11 @@ def bin_packing_scores(snap: NodeTable, fit_resources: dict[str, int], node_sets
         j = snap.res_index.get(r)
         if j is None:
             continue
-        counted = np.ones(len(node_sets), dtype=bool) if r in (CPU, MEMORY, EPHEMERAL) else wanted[:, k] != 0
+        counted = (
+            np.ones(len(node_sets), dtype=bool)
+            if r in (CPU, MEMORY, EPHEMERAL)
+            else wanted[:, k] != 0
+        )
         if r in (CPU, MEMORY):
             used = np.add.reduceat(snap.nonzero[concat, 0 if r == CPU else 1], starts)
         else:

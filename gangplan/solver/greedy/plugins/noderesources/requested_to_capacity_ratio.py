@@ -37,7 +37,12 @@ def broken_linear(shape: Sequence[tuple[int, int]], p: np.ndarray) -> np.ndarray
     return out
 
 
-def requested_to_capacity_ratio_scores(requested: np.ndarray, alloc: np.ndarray, weights: list[int], points: Sequence[UtilizationShapePoint]) -> np.ndarray:
+def requested_to_capacity_ratio_scores(
+    requested: np.ndarray,
+    alloc: np.ndarray,
+    weights: list[int],
+    points: Sequence[UtilizationShapePoint],
+) -> np.ndarray:
     scale = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
     shape = [(pt.utilization, pt.score * scale) for pt in points]
     over = (alloc == 0) | (requested > alloc)

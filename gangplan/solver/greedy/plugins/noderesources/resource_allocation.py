@@ -29,7 +29,9 @@ def pod_request_list(pod: Pod, resources: list[str], use_requested: bool) -> lis
     return out
 
 
-def requested_and_allocatable(snap: NodeTable, pod: Pod, resources: list[str], use_requested: bool, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def requested_and_allocatable(
+    snap: NodeTable, pod: Pod, resources: list[str], use_requested: bool, nodes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """(requested, allocatable), each shaped (len(resources), len(nodes)), pod included."""
     reqs = pod_request_list(pod, resources, use_requested)
     requested = np.zeros((len(resources), len(nodes)), dtype=np.int64)
