@@ -156,7 +156,7 @@ def _outcome(admitted: bool, placed: int, domain: str | None, wide: bool) -> Tex
 
 def _cut(items, n: int) -> tuple[list, int]:
     """The first ``n`` of ``items`` and how many are left out, but never just one: "(+1)" takes
-    about the room of the name it hides (issue 41: ``gpu-b1, gpu-b2, ... (+1)`` of three nodes)."""
+    about the room of the name it hides (``gpu-b1, gpu-b2, gpu-b3``, never ``gpu-b1, gpu-b2, ... (+1)``)."""
     items = list(items)
     if len(items) <= n + 1:
         return items, 0

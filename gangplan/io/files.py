@@ -121,9 +121,9 @@ def _is_snapshot_file(f: Path) -> bool:
 
 
 def skipped_files(path: str | os.PathLike) -> list[str]:
-    """Notes naming the files of a snapshot directory that are not read, with the reason (issue 41:
-    a ``.bin`` or ``.txt`` beside the cluster was skipped without a word). Hidden files and READMEs
-    are passed over silently; a ``.zip`` is read only when named itself."""
+    """Notes naming the files of a snapshot directory that are not read (a ``.bin`` or ``.txt``
+    beside the cluster), with the reason. Hidden files and READMEs are passed over silently; a
+    ``.zip`` is read only when named itself."""
     p = Path(path)
     if not p.is_dir():
         return []

@@ -491,9 +491,7 @@ def load_with_expansion(
 
     The cyclic garbage collector is paused for the whole load (:mod:`gangplan.gcpause`): the
     documents, the builder's records and the models hold no cycles, and every collection would
-    walk all of them again (10,000 nodes / 105,000 pods as a 114 MB JSON List,
-    ``benchmarks/huge_clusters.py``: ``json.loads`` alone 4.6 s with the collector on, 1.7 s
-    paused; the whole load 11.2-11.8 s CPU on, 5.6-6.0 s paused)."""
+    walk all of them again (what that saves: docs/explanation/loading.md)."""
     with (
         gc_paused(),
         validating_for(kube_version),
@@ -598,9 +596,9 @@ KUEUE_REQUIRED = "kueue.x-k8s.io/podset-required-topology"
 
 
 def missing_topology_keys(nodes: list, pods: list, groups: dict, cpgs: dict) -> tuple[str, ...]:
-    """Warnings for a required topology key that no Node carries as a label (issue 41): every
-    placement of such a gang is refused (TopologyPlacement finds no domain), so a misspelled key
-    (``topology.kubernetes.io/racks``) read as "0 placements" before. Each names the object, the
+    """Warnings for a required topology key that no Node carries as a label: every placement of
+    such a gang is refused (TopologyPlacement finds no domain), so a misspelled key
+    (``topology.kubernetes.io/racks``) would otherwise show only as "0 placements". Each names the object, the
     field it came from (the PodGroup's ``spec.schedulingConstraints.topology[0].key``, or the
     Kueue annotation of its pods), the key and the closest node label key; ``--strict`` refuses them."""
     import difflib

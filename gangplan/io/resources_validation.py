@@ -1,9 +1,9 @@
 """Container resource requirements checked as the API server checks them at pod creation.
 
 A pod the API server would refuse is bad input (:class:`SnapshotError`, exit 2), not a pod that
-waits: before issue 41 an ``nvidia.com/gpu: 8Gi`` request beside a limit of ``"8"`` read as 8 Gi
-GPUs and the pod stayed Pending with "Insufficient nvidia.com/gpu", and ``"7.5"`` GPUs were
-rounded up to 8 and admitted.
+waits: an ``nvidia.com/gpu: 8Gi`` request beside a limit of ``"8"`` is refused (not read as 8 Gi
+GPUs that never fit), and so is ``"7.5"`` GPUs (not rounded up to 8). docs/validation.md, "Checks
+the API server makes", lists every rule with an example.
 
 Re-stated (not copied) from kubernetes/kubernetes ``pkg/apis/core/validation/validation.go`` and
 ``pkg/apis/core/helper/helpers.go`` as stored at commit

@@ -83,7 +83,7 @@ class Cluster(BaseModel):
     (:mod:`gangplan.models.version`); the newest unless the loader or a run is told otherwise."""
     dra: Any = None
     """The snapshot's Dynamic Resource Allocation objects (:class:`gangplan.dra.DraState`), or None
-    without any: snapshots without DRA behave exactly as before."""
+    without any (then no DRA rule applies)."""
 
     def at_version(self, version: KubeVersion | str | None) -> Cluster:
         """This snapshot as kube-scheduler ``version`` sees it (itself when None or the same).

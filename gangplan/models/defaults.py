@@ -1,6 +1,5 @@
-"""The engines' option defaults, written once (issue 38: ``time_limit=10.0`` was spelled in the
-CLI twice, the API twice, the diff and the exact engine, and a changed default had to be changed
-in each). The options model (:mod:`gangplan.models.options`, which the CLI builds from its
+"""The engines' option defaults, written once: a default is changed here and nowhere else. The
+options model (:mod:`gangplan.models.options`, which the CLI builds from its
 flags and :mod:`gangplan.api` from its keyword options), the CLI's flags,
 :func:`gangplan.solver.diff.diff_snapshot` and :func:`gangplan.solver.exact.solve_exact` read
 them from here."""

@@ -147,9 +147,9 @@ class Engines(_Doc):
 
 
 class _Evidence(_Doc):
-    """A typed evidence record that still reads like the dict it replaced (``step.placement["misledBy"]``,
-    ``.get("total")``), by JSON key or field name, so code written against the earlier Python API
-    keeps working (issue 24: evidence became typed additively)."""
+    """A typed evidence record that also reads as a mapping, by JSON key or field name
+    (``step.placement["misledBy"]``, ``.get("total")``, ``"total" in node``): both ways of
+    reading it are part of the Python API."""
 
     def _field(self, key: str) -> str:
         fields = type(self).model_fields
@@ -190,7 +190,7 @@ class NodeEvidence(_Evidence):
 
 class NoEvidence(_Evidence):
     """No node evidence (``{}``): the node was not evaluated, or there is no such node. False in
-    a boolean test, as the empty dict it replaced."""
+    a boolean test, as an empty mapping is."""
 
     def __bool__(self) -> bool:
         return False

@@ -2,9 +2,9 @@
 group and placement decision, and the exact engine's model size, hint use and solve phases.
 
 ``Result.trace`` is one of :class:`GreedyTrace`, :class:`ExactTrace` or :class:`EmptyTrace`,
-chosen by ``Result.engine`` (:func:`trace_for_engine`). The JSON is the one the engines wrote as
-plain dicts before these models existed, key for key and in the same order: a key that only
-appears in some traces (``preemption``, a group's ``placements``, the hint's ``violations``, ...)
+chosen by ``Result.engine`` (:func:`trace_for_engine`). The JSON keys and their order are part
+of the Result contract (a model's field order is its key order): a key that only appears in some
+traces (``preemption``, a group's ``placements``, the hint's ``violations``, ...)
 is a field that is left out of the JSON while it is None. Keys follow the Result's convention
 (camelCase, only ever added); keys that hold data (pod keys, plugin names, node names, label
 values) keep the data's spelling.

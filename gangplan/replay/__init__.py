@@ -1,4 +1,4 @@
-"""Replay over time (issue 22, first slice): a trace of jobs played against a cluster with the
+"""Replay over time: a trace of jobs played against a cluster with the
 greedy engine's plugins, in fill mode (the FGD paper's experiment) or timed mode (a
 discrete-event clock). See docs/tutorials/replay.md.
 

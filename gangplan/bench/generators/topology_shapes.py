@@ -357,7 +357,8 @@ DEFAULT_GANGS = 32
 """Defaults of ``gangplan generate``, chosen so a default draw shows the point: with 32 gangs of
 mixed sizes on 144 nodes at 40 % load the free GPUs are oversubscribed and greedy usually admits
 fewer gangs than the optimum (measured over seeds 0-11 with default `gangplan diff`: gb200-nvl72
-11 of 12, dgx-h100-superpod 12 of 12 greedy-suboptimal; at the old 8 gangs / 50 %: 0 of 24).
+11 of 12, dgx-h100-superpod 12 of 12 greedy-suboptimal; docs/benchmarks.md has the smaller
+draws that showed it less often).
 scheduler-perf-tas is upstream's throughput benchmark, identical 4-pod gangs of 100m pods: greedy
 matches the optimum there at any load (0 of 12), by design of that benchmark."""
 

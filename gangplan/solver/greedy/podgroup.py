@@ -78,7 +78,7 @@ class WorkloadCycle:
         """Every entity through the scheduling queue (:mod:`.scheduling_queue`): first in
         PrioritySort order, then again whenever an event of the run (pods bound, pods evicted) may
         make a failed one schedulable, until no entity can change state. ``requeue=False``: one
-        pass, no retries (what gangplan did before the queue; ``benchmarks/requeue_cost.py``)."""
+        pass, no retries (``benchmarks/requeue_cost.py`` compares the two)."""
         st = self.state
         sizes = {e.key: len(self._queued_pods(e.key)) for e in queue}
         q = SchedulingQueue.of(
