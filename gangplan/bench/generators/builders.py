@@ -104,8 +104,11 @@ def pod_object(
     topology_spread: Iterable[Mapping[str, Any]] = (),
     created: int | str | None = None,
     image: str = "registry.k8s.io/pause:3.10",
+    owner: tuple[str, str] | None = None,
 ) -> Obj:
     """A v1 Pod with one container. A pod with ``node_name`` is written as bound and Running.
+    ``owner``: (kind, name) of its controller (``metadata.ownerReferences``, ``apps/v1`` for a
+    ReplicaSet / StatefulSet / DaemonSet, ``batch/v1`` for a Job).
 
     Extended resources (``nvidia.com/gpu``) get a limit equal to the request, as the API requires.
     ``created`` is seconds after :data:`BASE_TIME` or a ready RFC 3339 string.
@@ -115,6 +118,20 @@ def pod_object(
         meta["labels"] = dict(labels)
     if created is not None:
         meta["creationTimestamp"] = created if isinstance(created, str) else timestamp(created)
+    if owner is not None:
+        kind, oname = owner
+        api = {"Job": "batch/v1", "JobSet": "jobset.x-k8s.io/v1alpha2"}.get(kind, "apps/v1")
+        if kind == "LeaderWorkerSet":
+            api = "leaderworkerset.x-k8s.io/v1"
+        meta["ownerReferences"] = [
+            {
+                "apiVersion": api,
+                "kind": kind,
+                "name": oname,
+                "uid": f"uid-{oname}",
+                "controller": True,
+            }
+        ]
     container: Obj = {"name": "main", "image": image}
     reqs = {k: str(v) for k, v in (requests or {}).items()}
     if reqs:

@@ -65,13 +65,18 @@ def build_model(
     skip: frozenset[str] = frozenset(),
     preemption: bool = False,
     families: Sequence[Family] | None = None,
+    given: Sequence[object] = (),
 ) -> BuiltModel:
     """The model of ``cluster`` (see the module docstring). ``victims`` are removed from the
     bound state up front; ``preemption`` lets the model choose evictions itself
-    (:mod:`.preemption`); ``families`` (default: the registry) are built in the order given."""
+    (:mod:`.preemption`); ``families`` (default: the registry) are built in the order given;
+    ``given``: typed inputs the families read as outputs (the make-room objective's
+    :class:`~gangplan.models.room.RoomSpec`)."""
     families = registry.FAMILIES if families is None else tuple(families)
     inst = build_instance(cluster, fixed=fixed, victims=victims, preemption=preemption)
     outputs = Outputs()
+    for item in given:
+        outputs.put(item)
     caps = [c.size for c in inst.classes]
     per_node: set[int] = set()
     wanted_by: dict[int, set[str]] = {}

@@ -9,6 +9,7 @@ import time
 from gangplan.models import defaults as D
 from gangplan.models.cluster import Cluster
 from gangplan.models.result import Result, Status
+from gangplan.models.room import RoomSpec
 from gangplan.models.trace import ExactTiming, ExactTrace, ModelStats
 from gangplan.solver.exact.budget import BUILD_VARIABLES_PER_UNIT, Budget
 from gangplan.solver.exact.build import BuiltModel, build_model
@@ -17,6 +18,7 @@ from gangplan.solver.exact.domain_start import domain_start
 from gangplan.solver.exact.locality import SPREAD, TOPOLOGY
 from gangplan.solver.exact.objective import GPUS, TIEBREAK
 from gangplan.solver.exact.preemption import disruption_report, nominated_pods, victims_of
+from gangplan.solver.exact.room import MAKE_ROOM
 from gangplan.solver.exact.solve import solve_phases
 from gangplan.solver.exact.start import default_incumbent, placements_from_counts, warm_start
 from gangplan.solver.exact.variables import Counts
@@ -38,6 +40,7 @@ def solve_exact(
     snapshot: str | None = None,
     preemption: bool | None = None,
     tiebreak: bool = True,
+    room: RoomSpec | None = None,
 ) -> Result:
     """The optimum placement (or the best found within ``time_limit``, with its bound).
 
@@ -89,15 +92,24 @@ def solve_exact(
     replaces the start when it is better (``trace.hint.start`` says ``domain LP start``) where the
     start is short of that bound; ``params.domainBound.start`` is then the top tier's value of the
     start the phases begin from.
+
+    ``room`` (:class:`~gangplan.models.room.RoomSpec`): the make-room objective (:mod:`.room`) on a
+    cluster marked for it (:mod:`gangplan.solver.room`): the targets admitted, then the cheapest
+    moves and evictions; ``objective`` is then ``"make-room"``.
     """
     t0 = time.perf_counter()
     budget = Budget(time_limit, wall_limit)
+    given: tuple[object, ...] = ()
+    if room is not None:
+        objective, given = MAKE_ROOM, (room,)
     params = {"timeLimit": time_limit, "workers": workers, "seed": seed, "objective": objective}
     if fixed:
         params["fixed"] = len(fixed)
     preemption, params["preemptionFrom"] = cluster.profile.resolve_preemption(preemption)
     params["preemption"] = preemption
-    built = build_model(cluster, fixed=fixed, objective=objective, preemption=preemption)
+    built = build_model(
+        cluster, fixed=fixed, objective=objective, preemption=preemption, given=given
+    )
     budget.charge(len(built.em.model.proto.variables) / BUILD_VARIABLES_PER_UNIT)
     build_seconds = time.perf_counter() - t0
     trace = ExactTrace(model=model_stats(built), build_seconds=round(build_seconds, 4))
@@ -132,7 +144,9 @@ def solve_exact(
         # The trusted hint's bound contradicted the model: never let a hint make the answer fail.
         trace.hint.retried = "hint bound made the model infeasible; solved again without it"
         first = outcome
-        built = build_model(cluster, fixed=fixed, objective=objective, preemption=preemption)
+        built = build_model(
+            cluster, fixed=fixed, objective=objective, preemption=preemption, given=given
+        )
         outcome = solve_phases(
             built,
             budget=budget,

@@ -14,6 +14,8 @@ Tiers, highest first, the first ones exactly the shared tiers named, ordered and
                    groups packed into one domain of their preferred level; see :mod:`.locality`.
 ``spread``         (annotated groups, or every multi-pod group with objective="compact") network
                    distance: level-weighted domains spanned beyond the first, as domains saved.
+``admitted[p=P]`` of the targets, then ``roomCost``: objective="make-room" (:mod:`.room`)
+                   replaces every tier above.
 ``tiebreak``       a cheap proxy for the greedy's NodeResourcesFit scoring: every placed pod earns
                    its node's weight, the node's requested fraction before the run (0..100,
                    averaged over the profile's scoring resources with their weights) for
@@ -33,10 +35,11 @@ from gangplan.solver.exact.family import Outputs
 from gangplan.solver.exact.gang import Admission
 from gangplan.solver.exact.locality import COMPACT, Locality
 from gangplan.solver.exact.preemption import disruption_tiers
+from gangplan.solver.exact.room import MAKE_ROOM, RoomTiers
 from gangplan.solver.exact.variables import Counts, ExactModel, Tier
 
 GPUS, TIEBREAK = "gpus", "tiebreak"
-OBJECTIVES = ("default", "gpus", COMPACT)
+OBJECTIVES = ("default", "gpus", COMPACT, MAKE_ROOM)
 
 
 def build_tiers(em: ExactModel, outputs: Outputs, objective: str) -> list[Tier]:
@@ -44,6 +47,8 @@ def build_tiers(em: ExactModel, outputs: Outputs, objective: str) -> list[Tier]:
     :class:`.gang.Admission`, the :class:`.locality.Locality` terms)."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, not {objective!r}")
+    if objective == MAKE_ROOM:  # the targets admitted, then the plan's cost (:mod:`.room`)
+        return [*outputs.get(RoomTiers).tiers, _tiebreak_tier(em)]
     admitted = outputs.get(Admission).roots
     inst, cluster = em.inst, em.inst.cluster
     tiers = [_admitted_tier(em, admitted, pr) for pr in admitted_priorities(cluster)]

@@ -5,7 +5,8 @@
 ``rule`` families one at a time, and each family reads only outputs of families above it. The
 node rules (no model part) come first; ``capacity`` before the groups, ``preemption`` right after
 them (it reads their admission), ``locality`` last (it reads the groups' ``act``, and adds
-objective terms, not rules). Adding a family: its module with a ``Family`` record, one line here,
+objective terms, not rules), then ``room`` (objective="make-room" only: it reads the groups' admission and the
+victim units). Adding a family: its module with a ``Family`` record, one line here,
 its tests (docs/how-to/extend.md).
 """
 
@@ -19,6 +20,7 @@ from gangplan.solver.exact import (
     noderules,
     ports,
     preemption,
+    room,
     spread,
     topology,
 )
@@ -39,4 +41,5 @@ FAMILIES: tuple[Family, ...] = (
     affinity.AFFINITY_FAMILY,
     spread.FAMILY,
     locality.FAMILY,
+    room.FAMILY,
 )

@@ -1,0 +1,301 @@
+"""The make-room objective (``solve_exact(..., room=RoomSpec(...))``, issue 40): the cheapest
+change that admits the target groups, by moving running pods their controllers re-create and,
+with ``evict``, stopping lower-priority work.
+
+The cluster arrives marked (:mod:`gangplan.models.room`): every movable running pod is pending
+again with ``gangplan.io/moved-from: <node>``, the targets carry ``gangplan.io/make-room-target``,
+other pending pods are gated. So every other family reads the question as an ordinary placement:
+a moved pod lands only where it fits with all its own rules (capacity, node rules, affinity,
+spread, topology, ports), and a target as any pending group. This family adds what makes it a
+question of moves, all inert under any other objective:
+
+* ``left[c, n] >= orig[c, n] - x[c, n]``: pods of movable class ``c`` that leave node ``n``
+  (``orig``: how many of the class run there now). Pods of a class are interchangeable, so the
+  pods that stay are the ones already there, and make-room's decoding pairs them that way.
+* A movable pod must run again (``placed[c] == size``) unless ``evict`` allows it to stop: its
+  priority below every target's (then ``size - placed[c]`` of them are evicted).
+* A group whose ``disruptionMode`` is ``all`` (its root's) moves whole or not at all:
+  ``moved[g]`` forces every pod back onto its node when 0, and counts every pod when 1.
+* Plans cordon the nodes the targets take while the moved pods are re-created, so a moved pod
+  never lands on such a node: ``x[c, n] <= orig[c, n] + ub * (1 - target_on[n])``.
+* PodDisruptionBudgets hold: pods matching one that leave (moved or evicted, the preemption
+  family's victims included) stay within ``status.disruptionsAllowed``.
+
+Tiers (maximised, highest first): ``admitted[p=P]`` of the targets per priority, then
+``roomCost`` (reported as a cost, minimised): the weighted sum of groups disrupted, pods moved,
+pods evicted and GPUs interrupted (:class:`gangplan.models.room.RoomWeights`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ortools.sat.python import cp_model
+
+from gangplan.models.objective import admitted_tier, pdb_counts
+from gangplan.models.room import MOVED_FROM, TARGET, RoomSpec
+from gangplan.models.well_known import GPU
+from gangplan.solver.exact.family import BuildContext, Family, Layout
+from gangplan.solver.exact.gang import Admission
+from gangplan.solver.exact.instance import Instance
+from gangplan.solver.exact.variables import Counts, Tier
+
+MAKE_ROOM = "make-room"
+ROOM = "room"
+ROOM_COST = "roomCost"
+
+
+def movable_classes(inst: Instance) -> list[int]:
+    return [c.index for c in inst.classes if MOVED_FROM in c.rep.annotations]
+
+
+def target_classes(inst: Instance) -> list[int]:
+    return [c.index for c in inst.classes if c.rep.annotations.get(TARGET) == "true"]
+
+
+def _layout(inst: Instance, objective: str) -> Layout:
+    if objective != MAKE_ROOM:
+        return Layout()
+    classes = movable_classes(inst) + target_classes(inst)
+    return Layout(per_node={c: inst.classes[c].size for c in classes})
+
+
+@dataclass
+class RoomTiers:
+    """The make-room tiers, and how a placement's cost splits (for the Result)."""
+
+    tiers: list[Tier]
+    parts: Callable[[Counts], dict[str, int]]
+
+
+def _build(ctx: BuildContext) -> RoomTiers | None:
+    if ctx.objective != MAKE_ROOM:
+        return None
+    spec = ctx.outputs.find(RoomSpec) or RoomSpec()
+    em, inst = ctx.em, ctx.em.inst
+    model, tree = em.model, inst.cluster.groups
+    movable, targets = movable_classes(inst), target_classes(inst)
+    node_of = inst.cluster.node_index
+    orig: dict[int, Counter] = {
+        c: Counter(node_of[p.annotations[MOVED_FROM]] for p in inst.classes[c].pods)
+        for c in movable
+    }
+    target_prios = {inst.classes[t].priority for t in targets}
+    floor = min(target_prios) if target_prios else None
+
+    # Nodes a target takes (cordoned while moved pods are re-created).
+    target_on: dict[int, cp_model.IntVar] = {}
+    landing = {n for c in movable for n in em.x[c]}
+    for n in sorted(landing):
+        xs = [(em.x[t][n], em.x_ub[t][n], t) for t in targets if n in em.x[t]]
+        if not xs:
+            continue
+        ts = tuple(t for _, _, t in xs)
+        b = em.new_aux(
+            0, 1, lambda cnt, n=n, ts=ts: int(any(cnt.per_class[t].get(n, 0) for t in ts))
+        )
+        for var, ub, _ in xs:
+            model.add(var <= ub * b)
+        target_on[n] = b
+        for c in movable:
+            var = em.x[c].get(n)
+            if var is not None:
+                ub = em.x_ub[c][n]
+                model.add(var <= orig[c][n] + ub - ub * b)
+
+    # Pods leaving their node, per movable class and origin.
+    left: dict[int, list[tuple[int, cp_model.LinearExprT, Callable[[Counts], int]]]] = {}
+    for c in movable:
+        out = []
+        for n, k in sorted(orig[c].items()):
+            var = em.x[c].get(n)
+
+            def value(cnt: Counts, c=c, n=n, k=k) -> int:
+                return max(0, k - cnt.per_class[c].get(n, 0))
+
+            if var is None:
+                out.append((n, k, value))
+                continue
+            lv = em.new_aux(0, k, value)
+            model.add(lv >= k - var)
+            out.append((n, lv, value))
+        left[c] = out
+        evictable = spec.evict and floor is not None and inst.classes[c].priority < floor
+        if not evictable:
+            model.add(em.placed[c] == inst.classes[c].size)
+
+    # Groups: disruption mode ``all`` moves whole; any root losing a pod is disrupted.
+    by_root: dict[str, list[int]] = {}
+    for c in movable:
+        root = inst.classes[c].entity
+        if root is not None:
+            by_root.setdefault(root, []).append(c)
+    whole: dict[str, cp_model.IntVar] = {}
+    disrupted: list[tuple[cp_model.IntVar, Callable[[Counts], int]]] = []
+    for root, cs in sorted(by_root.items()):
+
+        def moved_value(cnt: Counts, cs=tuple(cs)) -> int:
+            return int(
+                any(
+                    cnt.per_class[c].get(n, 0) != orig[c][n]
+                    for c in cs
+                    for n in set(orig[c]) | set(cnt.per_class[c])
+                )
+            )
+
+        if tree.node(root).disruption_mode == "all":
+            g = em.new_aux(0, 1, moved_value)
+            for c in cs:
+                for n in set(orig[c]) | set(em.x[c]):
+                    k, var = orig[c][n], em.x[c].get(n)
+                    if var is None:
+                        if k:  # a pod that cannot stay: the group moves
+                            model.add(g == 1)
+                        continue
+                    model.add(var - k <= em.x_ub[c][n] * g)
+                    model.add(k - var <= k * g)
+            whole[root] = g
+            disrupted.append((g, moved_value))
+            continue
+
+        def any_left(cnt: Counts, cs=tuple(cs)) -> int:
+            return int(any(v(cnt) for c in cs for _, _, v in left[c]))
+
+        d = em.new_aux(0, 1, any_left)
+        for c in cs:
+            for _, lv, _ in left[c]:
+                model.add(lv <= inst.classes[c].size * d)
+        disrupted.append((d, any_left))
+
+    def class_left(c: int) -> cp_model.LinearExprT:
+        return cp_model.LinearExpr.sum([lv for _, lv, _ in left[c]])
+
+    def class_left_value(cnt: Counts, c: int) -> int:
+        return sum(v(cnt) for _, _, v in left[c])
+
+    # Moved and evicted pods per class (an all-mode group's pods all count once it moves).
+    def evicted_expr(c: int) -> cp_model.LinearExprT:
+        return inst.classes[c].size - em.placed[c]
+
+    def pods_out_expr(c: int) -> cp_model.LinearExprT:
+        root = inst.classes[c].entity
+        if root in whole:
+            return inst.classes[c].size * whole[root]
+        return class_left(c)
+
+    def pods_out_value(cnt: Counts, c: int) -> int:
+        root = inst.classes[c].entity
+        if root in whole:
+            return inst.classes[c].size * int(
+                any(
+                    cnt.per_class[k].get(n, 0) != orig[k][n]
+                    for k in by_root[root]
+                    for n in set(orig[k]) | set(cnt.per_class[k])
+                )
+            )
+        return class_left_value(cnt, c)
+
+    units = inst.units
+    unit_gpus = [sum(int(p.requests.get(GPU, 0)) for p in u.pods) for u in units]
+    unit_groups = [
+        sorted({tree.root_of(p.group_key) for p in u.pods if p.group_key in tree}) for u in units
+    ]
+
+    # PodDisruptionBudgets: leaving pods within disruptionsAllowed.
+    for pdb in inst.cluster.pdbs:
+        terms = [pods_out_expr(c) for c in movable if pdb_counts(pdb, inst.classes[c].rep)]
+        terms += [
+            len([p for p in u.pods if pdb_counts(pdb, p)]) * em.evict[i]
+            for i, u in enumerate(units)
+            if any(pdb_counts(pdb, p) for p in u.pods)
+        ]
+        if terms:
+            model.add(cp_model.LinearExpr.sum(terms) <= max(0, pdb.disruptions_allowed))
+
+    # Victim units' groups count as disrupted too.
+    unit_root_vars: list[tuple[cp_model.IntVar, Callable[[Counts], int]]] = []
+    roots_of_units = sorted({r for rs in unit_groups for r in rs} - set(by_root))
+    for r in roots_of_units:
+        idx = tuple(i for i, rs in enumerate(unit_groups) if r in rs)
+
+        def hit(cnt: Counts, idx=idx) -> int:
+            return int(any(i in cnt.evicted for i in idx))
+
+        b = em.new_aux(0, 1, hit)
+        for i in idx:
+            model.add(b >= em.evict[i])
+        unit_root_vars.append((b, hit))
+
+    w = spec.weights
+
+    def parts(cnt: Counts) -> dict[str, int]:
+        moved = evicted = gpus = 0
+        for c in movable:
+            size = inst.classes[c].size
+            ev = size - cnt.total(c)
+            out = pods_out_value(cnt, c)
+            evicted += ev
+            moved += max(0, out - ev)
+            gpus += out * int(inst.classes[c].rep.requests.get(GPU, 0))
+        for i in cnt.evicted:
+            evicted += len(units[i].pods)
+            gpus += unit_gpus[i]
+        groups = sum(f(cnt) for _, f in disrupted) + sum(f(cnt) for _, f in unit_root_vars)
+        return {"groups": groups, "moves": moved, "evictions": evicted, "gpus": gpus}
+
+    cost_terms: list[cp_model.LinearExprT] = []
+    upper = 0
+    for c in movable:
+        size, g = inst.classes[c].size, int(inst.classes[c].rep.requests.get(GPU, 0))
+        out = pods_out_expr(c)
+        ev = evicted_expr(c)
+        # moved = out - evicted (an evicted pod leaves its node too)
+        cost_terms.append(w.moves * (out - ev) + w.evictions * ev + w.gpus * g * out)
+        upper += size * max(w.moves, w.evictions) + w.gpus * g * size
+    for i, u in enumerate(units):
+        cost_terms.append((w.evictions * len(u.pods) + w.gpus * unit_gpus[i]) * em.evict[i])
+        upper += w.evictions * len(u.pods) + w.gpus * unit_gpus[i]
+    for var, _ in disrupted + unit_root_vars:
+        cost_terms.append(w.groups * var)
+        upper += w.groups
+    cost = cp_model.LinearExpr.sum(cost_terms)
+
+    tiers = _target_tiers(ctx, targets)
+    tiers.append(
+        Tier(
+            ROOM_COST,
+            upper - cost,
+            lambda cnt: upper - w.cost(**parts(cnt)),
+            upper,
+            cost=True,
+        )
+    )
+    return RoomTiers(tiers=tiers, parts=parts)
+
+
+def _target_tiers(ctx: BuildContext, targets: list[int]) -> list[Tier]:
+    """``admitted[p=P]`` over the target roots (and target single pods), highest P first."""
+    em, inst = ctx.em, ctx.em.inst
+    admitted = ctx.outputs.get(Admission).roots
+    tiers = []
+    for prio in sorted({inst.classes[t].priority for t in targets}, reverse=True):
+        cls = [t for t in targets if inst.classes[t].priority == prio]
+        roots = sorted({inst.classes[t].entity for t in cls if inst.classes[t].entity})
+        singles = [t for t in cls if inst.classes[t].entity is None]
+        terms = [admitted[r] for r in roots if not isinstance(admitted.get(r, 0), int)]
+        terms += [em.placed[t] for t in singles]
+        leaves = {r: [t for t in cls if inst.classes[t].entity == r] for r in roots}
+
+        def value(cnt: Counts, roots=tuple(roots), leaves=leaves, singles=tuple(singles)) -> int:
+            return sum(1 for r in roots if any(cnt.total(c) for c in leaves[r])) + sum(
+                cnt.total(t) for t in singles
+            )
+
+        upper = len(roots) + sum(inst.classes[t].size for t in singles)
+        tiers.append(Tier(admitted_tier(prio), cp_model.LinearExpr.sum(terms), value, upper))
+    return tiers
+
+
+FAMILY = Family(name=ROOM, layout=_layout, build=_build, rule=False)

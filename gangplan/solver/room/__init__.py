@@ -1,0 +1,247 @@
+"""What would it take to admit pending groups (``gangplan make-room``, issue 40).
+
+:func:`make_room` answers with two plans for the same targets:
+
+* **optimal**: the exact engine's make-room objective (:mod:`gangplan.solver.exact.room`) on the
+  marked cluster (:mod:`.mark`): the targets admitted first, then the cheapest moves of running
+  pods their controllers re-create and, with ``evict``, evictions of lower-priority work, as
+  weighed by :class:`~gangplan.models.room.RoomWeights`; proven or with what stays open;
+* **baseline**: a greedy heuristic in the spirit of KAI-Scheduler's consolidation
+  (:mod:`.baseline`).
+
+Both are then run through kube-scheduler's own cycle (:mod:`.verify`): a plan is ``verified``
+only when, after its steps, the greedy engine admits every target and every moved pod runs
+again. The document is :class:`~gangplan.models.room.RoomDocument`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from gangplan.models import defaults as D
+from gangplan.models.cluster import Cluster
+from gangplan.models.objects import Pod
+from gangplan.models.result import Result, Status
+from gangplan.models.room import (
+    Move,
+    RoomCost,
+    RoomDocument,
+    RoomPlan,
+    RoomSpec,
+    RoomWeights,
+)
+from gangplan.solver.exact import solve_exact
+from gangplan.solver.exact.instance import pod_signature
+from gangplan.solver.exact.room import ROOM_COST
+from gangplan.solver.greedy import solve_greedy
+from gangplan.solver.outcome import build_result
+from gangplan.solver.room.baseline import baseline_plan
+from gangplan.solver.room.cost import check_doc, plan_cost
+from gangplan.solver.room.mark import marked, movable_pods, pair_moves, target_pods
+from gangplan.solver.room.verify import admitted_roots, check_plan
+
+
+class TargetError(ValueError):
+    """A named target is not a pending group (or pod) of the snapshot."""
+
+
+def resolve_targets(cluster: Cluster, names: Sequence[str] | None, greedy: Result) -> list[str]:
+    """Root entity keys to admit. ``names``: PodGroup / CompositePodGroup keys (``ns/name``, or a
+    bare name when unique) or pending pod keys; a child group names its root. Default: every
+    pending root the greedy run leaves unadmitted."""
+    tree = cluster.groups
+    pending_roots: dict[str, list[Pod]] = {}
+    for p in cluster.queued_pods:
+        pending_roots.setdefault(tree.entity_of(p).key, []).append(p)
+    if not names:
+        done = set(admitted_roots(cluster, [greedy], pending_roots))
+        return sorted(k for k in pending_roots if k not in done)
+    out = []
+    for name in names:
+        key = _resolve(cluster, name, pending_roots)
+        if key not in out:
+            out.append(key)
+    return out
+
+
+def _resolve(cluster: Cluster, name: str, pending_roots: dict[str, list[Pod]]) -> str:
+    tree = cluster.groups
+    keys = [name] if "/" in name else [k for k in tree.nodes if k.split("/", 1)[1] == name]
+    keys += [
+        p.key for p in cluster.pending_pods if p.key == name or ("/" not in name and p.name == name)
+    ]
+    hits = []
+    for k in keys:
+        if k in tree:
+            hits.append(tree.node(k).root)
+        elif k in cluster.pod_by_key:
+            hits.append(tree.entity_of(cluster.pod_by_key[k]).key)
+    hits = sorted(set(hits))
+    if len(hits) > 1:
+        raise TargetError(f"{name!r} names several groups: {', '.join(hits)}; give namespace/name")
+    if not hits:
+        raise TargetError(
+            f"{name!r} is no PodGroup, CompositePodGroup or pending pod of the snapshot"
+        )
+    if hits[0] not in pending_roots:
+        raise TargetError(f"{hits[0]} has no pending pod kube-scheduler would queue")
+    return hits[0]
+
+
+def optimal_plan(
+    cluster: Cluster,
+    roots: list[str],
+    movable: list[Pod],
+    *,
+    weights: RoomWeights,
+    evict: bool,
+    time_limit: float,
+    wall_limit: float | None,
+    workers: int,
+    seed: int,
+) -> tuple[RoomPlan, Result]:
+    """The exact engine's plan (see the module docstring) and its Result on the marked cluster."""
+    question = marked(cluster, roots, movable)
+    stay = build_result(
+        question,
+        engine="greedy",
+        status=Status.FEASIBLE,
+        placements={p.key: p.node_name for p in movable},
+    )
+    result = solve_exact(
+        question,
+        room=RoomSpec(weights=weights, evict=evict),
+        hint=stay,
+        preemption=evict,
+        time_limit=time_limit,
+        wall_limit=wall_limit,
+        workers=workers,
+        seed=seed,
+    )
+    placed = {k: o.node for k, o in result.pods.items()}
+    where = pair_moves(movable, placed, pod_signature)
+    tree = question.groups
+    all_mode = {
+        tree.entity_of(p).key
+        for p in movable
+        if p.group_key in tree
+        and tree.node(tree.entity_of(p).key).disruption_mode == "all"
+        and where.get(p.key) != p.node_name
+    }
+    moves, gone = [], []
+    for p in movable:
+        to = where.get(p.key)
+        if to is None:
+            gone.append(p.key)
+        elif to != p.node_name or (p.group_key in tree and tree.entity_of(p).key in all_mode):
+            moves.append(Move(pod=p.key, from_=p.node_name, to=to))
+    evictions = sorted(gone + list(result.victims))
+    goal = target_pods(question, roots)
+    cordon = sorted({o.node for k, o in result.pods.items() if k in goal and o.node})
+    admitted = admitted_roots(question, [result], roots)
+    found = result.status in (Status.OPTIMAL, Status.FEASIBLE) and set(admitted) == set(roots)
+    plan = RoomPlan(
+        found=found,
+        targets_admitted=admitted,
+        cordon=cordon if found else [],
+        moves=moves if found else [],
+        evictions=evictions if found else [],
+        cost=plan_cost(cluster, [m.pod for m in moves], evictions, weights)
+        if found
+        else RoomCost(),
+    )
+    return plan, result
+
+
+def _cost_bound(result: Result, cost: RoomCost) -> int | None:
+    """The lowest total cost the search could not rule out."""
+    trace = result.exact_trace
+    for ph in (trace.phases or []) if trace else []:
+        if ph.tier == ROOM_COST and ph.bound is not None:
+            return max(0, cost.total - int(round(float(ph.bound) - float(ph.value))))
+    return None
+
+
+def make_room(
+    cluster: Cluster,
+    targets: Sequence[str] | None = None,
+    *,
+    evict: bool = False,
+    weights: RoomWeights | None = None,
+    time_limit: float = D.TIME_LIMIT,
+    wall_limit: float | None = None,
+    workers: int = D.WORKERS,
+    seed: int = D.SEED,
+    snapshot: str | None = None,
+) -> RoomDocument:
+    """The cheapest change that admits ``targets`` (default: every pending group kube-scheduler
+    leaves pending), the greedy baseline's, and the greedy check of both (module docstring)."""
+    weights = weights or RoomWeights()
+    greedy = solve_greedy(cluster, seed=seed)
+    roots = resolve_targets(cluster, targets, greedy)
+    movable, why = movable_pods(cluster, roots)
+    not_movable = dict(sorted(Counter(why.values()).items()))
+    notes: list[str] = []
+    common = dict(
+        snapshot=snapshot,
+        kube_version=cluster.kube_version.value,
+        targets=roots,
+        weights=weights,
+        evict=evict,
+        not_movable=not_movable,
+    )
+    if not roots:
+        empty = RoomPlan(found=True)
+        notes.append("kube-scheduler admits every pending group as the snapshot is: nothing to do")
+        return RoomDocument(
+            **common,
+            verified=True,
+            proven=True,
+            status="OPTIMAL",
+            bound=0,
+            optimal=empty,
+            baseline=empty,
+            notes=notes,
+        )
+    plan, result = optimal_plan(
+        cluster,
+        roots,
+        movable,
+        weights=weights,
+        evict=evict,
+        time_limit=time_limit,
+        wall_limit=wall_limit,
+        workers=workers,
+        seed=seed,
+    )
+    if plan.found:
+        check = check_plan(
+            cluster,
+            targets=roots,
+            moved=[m.pod for m in plan.moves],
+            evicted=plan.evictions,
+            cordoned=plan.cordon,
+            seed=seed,
+        )
+        plan = plan.model_copy(update={"check": check_doc(check)})
+    base = baseline_plan(cluster, roots, movable, weights=weights, evict=evict, seed=seed)
+    proven = result.status == Status.OPTIMAL
+    if not plan.found and proven:
+        notes.append(
+            "no plan admits every target: the exact engine proved it "
+            f"(at most {len(plan.targets_admitted)} of {len(roots)} admitted)"
+        )
+    return RoomDocument(
+        **common,
+        verified=bool(plan.found and plan.check and plan.check.verified),
+        proven=proven,
+        status=result.status.value,
+        bound=plan.cost.total if proven else _cost_bound(result, plan.cost),
+        optimal=plan,
+        baseline=base,
+        notes=notes,
+    )
+
+
+__all__ = ["TargetError", "make_room", "plan_cost", "resolve_targets"]
