@@ -23,6 +23,10 @@ _EXPORTS = {
     "validate": "gangplan.api",
     "SolveOptions": "gangplan.api",
     "DiffOptions": "gangplan.api",
+    "make_room": "gangplan.api",
+    "RoomOptions": "gangplan.api",
+    "RoomDocument": "gangplan.models.room",
+    "RoomWeights": "gangplan.models.room",
     "Cluster": "gangplan.models.cluster",
     "Result": "gangplan.models.result",
     "Diff": "gangplan.solver.diff",
@@ -37,20 +41,34 @@ __all__ = [
     "DiffOptions",
     "GreedySession",
     "Result",
+    "RoomDocument",
+    "RoomOptions",
+    "RoomWeights",
     "SnapshotError",
     "SolveOptions",
     "Violation",
     "diff",
     "load",
+    "make_room",
     "solve",
     "validate",
 ]
 
 if TYPE_CHECKING:
-    from gangplan.api import DiffOptions, SolveOptions, diff, load, solve, validate
+    from gangplan.api import (
+        DiffOptions,
+        RoomOptions,
+        SolveOptions,
+        diff,
+        load,
+        make_room,
+        solve,
+        validate,
+    )
     from gangplan.io.errors import SnapshotError
     from gangplan.models.cluster import Cluster
     from gangplan.models.result import Result
+    from gangplan.models.room import RoomDocument, RoomWeights
     from gangplan.solver.diff import Diff
     from gangplan.solver.greedy import GreedySession
     from gangplan.solver.validate import Violation

@@ -1,5 +1,6 @@
 """The Python API, re-exported by ``gangplan`` (``import gangplan as gp``): load, solve, diff,
-validate; and whatif and suite, what ``gangplan whatif`` and ``gangplan diff --suite`` run. The
+validate; whatif and suite, what ``gangplan whatif`` and ``gangplan diff --suite`` run; and
+make_room, what ``gangplan make-room`` answers. The
 options are the CLI's flags as keyword arguments (``--time-limit`` -> ``time_limit``), read by
 one model (:mod:`gangplan.models.options`: :class:`SolveOptions`, :class:`DiffOptions`); the
 ``gangplan`` command runs every engine through these functions. docs/python-api.md describes
@@ -19,6 +20,7 @@ from gangplan.models.options import (
     DiffOptions,
     Engine,
     EngineOptions,
+    RoomOptions,
     SolveOptions,
 )
 from gangplan.models.result import Result
@@ -27,6 +29,7 @@ from gangplan.models.result import attach_cluster as attach
 if TYPE_CHECKING:
     from gangplan.io.overlay import Layer
     from gangplan.models.cluster import Cluster
+    from gangplan.models.room import RoomDocument
     from gangplan.solver.diff import Diff
     from gangplan.solver.suite import SuiteRow
     from gangplan.solver.validate import Violation
@@ -264,6 +267,51 @@ def suite(
     )
 
 
+def make_room(
+    cluster: Cluster,
+    targets: Sequence[str] | None = None,
+    *,
+    snapshot: str | None = None,
+    **options: Any,
+) -> RoomDocument:
+    """What it takes to admit ``targets`` (PodGroup / CompositePodGroup names or pending pods;
+    default: every pending group kube-scheduler leaves pending): the cheapest moves (and with
+    ``evict=True`` evictions) found by the exact engine, a greedy baseline beside it, both checked
+    by kube-scheduler's cycle, and the fewest nodes to add (what ``gangplan make-room`` prints;
+    :class:`gangplan.models.room.RoomDocument`). Options: :class:`RoomOptions`. A target that is
+    no pending group of the snapshot is a ValueError."""
+    from gangplan.models.cluster import Cluster
+    from gangplan.models.room import RoomWeights
+    from gangplan.solver.room import make_room as run
+
+    if not isinstance(cluster, Cluster):
+        raise TypeError(
+            f"make_room() takes a Cluster (gangplan.load), not {type(cluster).__name__}"
+        )
+    o = RoomOptions.of("make_room", options)
+    if o.weights is not None and not isinstance(o.weights, RoomWeights):
+        raise BadOptionType(
+            "make_room",
+            "weights",
+            f"must be a RoomWeights or None, not {type(o.weights).__name__} {o.weights!r}",
+        )
+    cluster = cluster.at_version(o.kube_version)
+    return run(
+        cluster,
+        list(targets) if targets else None,
+        evict=o.evict,
+        weights=o.weights,
+        time_limit=o.time_limit,
+        wall_limit=o.wall_limit,
+        workers=o.workers,
+        seed=o.seed,
+        snapshot=snapshot if snapshot is not None else _snapshot_name(cluster),
+        like=o.like,
+        add_nodes=o.add_nodes,
+        copies=o.copies,
+    )
+
+
 def validate(cluster: Cluster, result: Result) -> list[Violation]:
     """Every hard rule ``result`` breaks on ``cluster`` (capacity, filters, gangs, topology,
     victims, ...); ``[]`` when it is valid."""
@@ -274,10 +322,12 @@ def validate(cluster: Cluster, result: Result) -> list[Violation]:
 
 __all__ = [
     "DiffOptions",
+    "RoomOptions",
     "Progress",
     "SolveOptions",
     "diff",
     "load",
+    "make_room",
     "solve",
     "suite",
     "validate",

@@ -32,6 +32,10 @@ PUBLIC = {
     "SolveOptions",
     "DiffOptions",
     "GreedySession",
+    "make_room",
+    "RoomOptions",
+    "RoomDocument",
+    "RoomWeights",
 }
 
 

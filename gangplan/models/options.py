@@ -220,6 +220,22 @@ class DiffOptions(EngineOptions):
     """Search the decisive greedy step when greedy is suboptimal (default True)."""
 
 
+class RoomOptions(EngineOptions):
+    """Keyword options of :func:`gangplan.make_room` (the ``gangplan make-room`` flags; what
+    ``tie_break`` and ``preemption`` mean for the greedy runs of the check)."""
+
+    evict: bool = False
+    """Lower-priority running work may be stopped for good (``--evict``), as preemption would."""
+    weights: Any = None
+    """A :class:`gangplan.models.room.RoomWeights` (``--weight NAME=VALUE``); None: the defaults."""
+    like: str | None = None
+    """Nodes to add copy this node (``--like NODE``); None: the largest node classes."""
+    add_nodes: bool = True
+    """Also answer with the fewest nodes to add (``--add-nodes/--no-add-nodes``)."""
+    copies: int = Field(0, ge=0)
+    """Also count how many of this many copies of each target fit now (``--copies N``)."""
+
+
 class ReplayOptions(BaseModel):
     """The options of one replay (``gangplan replay`` flags, :func:`gangplan.replay.replay`),
     written once with their defaults (:mod:`gangplan.models.defaults`). The model holds values;

@@ -155,6 +155,18 @@ class NodesToAdd(_Doc):
     """Fewer nodes of this shape are proven not to admit the targets."""
 
 
+class CopiesThatFit(_Doc):
+    """How many copies of a target fit on the cluster as it runs now (nothing moved or evicted)."""
+
+    target: str
+    offered: int
+    greedy: int
+    """Copies kube-scheduler's cycle admits."""
+    optimal: int
+    """Copies the exact engine admits (the most, when ``proven``)."""
+    proven: bool
+
+
 class RoomDocument(_Doc):
     """``gangplan make-room --json``: the optimal plan, the greedy baseline beside it, and how
     sure the optimum is."""
@@ -176,6 +188,9 @@ class RoomDocument(_Doc):
     baseline: RoomPlan
     """The greedy heuristic's plan (:mod:`gangplan.solver.room.baseline`)."""
     nodes_to_add: list[NodesToAdd] = Field(default_factory=list, alias="nodesToAdd")
+    """With nothing moved: the fewest new nodes per shape (``--like``) that admit the targets."""
+    copies_that_fit: list[CopiesThatFit] = Field(default_factory=list, alias="copiesThatFit")
+    """``--copies N``: per target, how many copies fit now."""
     not_movable: dict[str, int] = Field(default_factory=dict, alias="notMovable")
     """Why running pods stay where they are -> how many."""
     notes: list[str] = Field(default_factory=list)
@@ -186,6 +201,7 @@ __all__ = [
     "MOVABLE_OWNERS",
     "MOVED_FROM",
     "TARGET",
+    "CopiesThatFit",
     "Move",
     "NodesToAdd",
     "RoomCheck",

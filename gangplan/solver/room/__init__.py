@@ -24,6 +24,7 @@ from gangplan.models.cluster import Cluster
 from gangplan.models.objects import Pod
 from gangplan.models.result import Result, Status
 from gangplan.models.room import (
+    CopiesThatFit,
     Move,
     RoomCost,
     RoomDocument,
@@ -38,6 +39,7 @@ from gangplan.solver.greedy import solve_greedy
 from gangplan.solver.outcome import build_result
 from gangplan.solver.room.baseline import baseline_plan
 from gangplan.solver.room.cost import check_doc, plan_cost
+from gangplan.solver.room.grow import copies_that_fit, nodes_to_add
 from gangplan.solver.room.mark import marked, movable_pods, pair_moves, target_pods
 from gangplan.solver.room.verify import admitted_roots, check_plan
 
@@ -174,9 +176,16 @@ def make_room(
     workers: int = D.WORKERS,
     seed: int = D.SEED,
     snapshot: str | None = None,
+    like: str | None = None,
+    add_nodes: bool = True,
+    copies: int = 0,
 ) -> RoomDocument:
     """The cheapest change that admits ``targets`` (default: every pending group kube-scheduler
-    leaves pending), the greedy baseline's, and the greedy check of both (module docstring)."""
+    leaves pending), the greedy baseline's, and the greedy check of both (module docstring).
+
+    ``add_nodes``: also the fewest new nodes per shape (``like``: the node to copy; default the
+    largest node classes) that admit the targets with nothing moved (:mod:`.grow`); ``copies``:
+    also how many of ``copies`` copies of each target fit now."""
     weights = weights or RoomWeights()
     greedy = solve_greedy(cluster, seed=seed)
     roots = resolve_targets(cluster, targets, greedy)
@@ -227,6 +236,12 @@ def make_room(
         plan = plan.model_copy(update={"check": check_doc(check)})
     base = baseline_plan(cluster, roots, movable, weights=weights, evict=evict, seed=seed)
     proven = result.status == Status.OPTIMAL
+    grow = dict(time_limit=time_limit, workers=workers, seed=seed)
+    more = nodes_to_add(cluster, roots, like=like, **grow) if add_nodes else []
+    fits = []
+    for root in roots if copies else []:
+        g, e, ok = copies_that_fit(cluster, root, most=copies, **grow)
+        fits.append(CopiesThatFit(target=root, offered=copies, greedy=g, optimal=e, proven=ok))
     if not plan.found and proven:
         notes.append(
             "no plan admits every target: the exact engine proved it "
@@ -240,6 +255,8 @@ def make_room(
         bound=plan.cost.total if proven else _cost_bound(result, plan.cost),
         optimal=plan,
         baseline=base,
+        nodes_to_add=more,
+        copies_that_fit=fits,
         notes=notes,
     )
 
