@@ -245,3 +245,16 @@ def test_the_plan_costs_no_more_than_any_other(layout, gang) -> None:
     assert doc.optimal.found and doc.optimal.cost.total == want
     assert doc.verified, doc.optimal.check
     assert doc.baseline.cost.total >= want or not doc.baseline.found
+
+
+def test_every_make_room_scenario_meets_its_expectations() -> None:
+    from pathlib import Path
+
+    from gangplan.solver.room.suite import run_room_suite
+
+    folder = Path(__file__).resolve().parent.parent / "scenarios" / "make-room"
+    rows = run_room_suite(folder, time_limit=5)
+    assert len(rows) >= 7
+    for row in rows:
+        assert row.ok and row.expectations >= 2, (row.scenario, row.error, row.failures)
+        assert row.doc.optimal.check is None or not row.doc.optimal.check.violations

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel
 from gangplan.models.base import Document
 from gangplan.models.replay import ReplaySummary
 from gangplan.models.result import PodOutcome, Result, result_json_schema
+from gangplan.models.room import RoomDocument
 from gangplan.models.trace import PodCycle
 
 if TYPE_CHECKING:
@@ -651,6 +652,7 @@ SCHEMAS: dict[str, tuple[type[BaseModel], str]] = {
     "whatif": (WhatIfDocument, "gangplan whatif --json: one row per variant"),
     "replay": (ReplaySummary, "gangplan replay --out DIR: DIR/summary.json"),
     "why": (WhyDocument, "gangplan why SNAPSHOT POD --json"),
+    "make-room": (RoomDocument, "gangplan make-room --json"),
 }
 
 

@@ -189,9 +189,19 @@ def make_room(
     weights = weights or RoomWeights()
     greedy = solve_greedy(cluster, seed=seed)
     roots = resolve_targets(cluster, targets, greedy)
+    notes: list[str] = []
+    as_is = set(admitted_roots(cluster, [greedy], roots))
+    asked = list(roots)
+    if as_is:
+        notes.append(f"kube-scheduler admits {', '.join(sorted(as_is))} as the snapshot is")
+        roots = [r for r in roots if r not in as_is]
+    grow = dict(time_limit=time_limit, workers=workers, seed=seed)
+    fits = []
+    for root in asked if copies else []:
+        g, e, ok = copies_that_fit(cluster, root, most=copies, **grow)
+        fits.append(CopiesThatFit(target=root, offered=copies, greedy=g, optimal=e, proven=ok))
     movable, why = movable_pods(cluster, roots)
     not_movable = dict(sorted(Counter(why.values()).items()))
-    notes: list[str] = []
     common = dict(
         snapshot=snapshot,
         kube_version=cluster.kube_version.value,
@@ -202,7 +212,9 @@ def make_room(
     )
     if not roots:
         empty = RoomPlan(found=True)
-        notes.append("kube-scheduler admits every pending group as the snapshot is: nothing to do")
+        if not as_is:
+            notes.append("kube-scheduler admits every pending group as the snapshot is")
+        notes.append("nothing to do")
         return RoomDocument(
             **common,
             verified=True,
@@ -211,6 +223,7 @@ def make_room(
             bound=0,
             optimal=empty,
             baseline=empty,
+            copies_that_fit=fits,
             notes=notes,
         )
     plan, result = optimal_plan(
@@ -236,12 +249,7 @@ def make_room(
         plan = plan.model_copy(update={"check": check_doc(check)})
     base = baseline_plan(cluster, roots, movable, weights=weights, evict=evict, seed=seed)
     proven = result.status == Status.OPTIMAL
-    grow = dict(time_limit=time_limit, workers=workers, seed=seed)
     more = nodes_to_add(cluster, roots, like=like, **grow) if add_nodes else []
-    fits = []
-    for root in roots if copies else []:
-        g, e, ok = copies_that_fit(cluster, root, most=copies, **grow)
-        fits.append(CopiesThatFit(target=root, offered=copies, greedy=g, optimal=e, proven=ok))
     if not plan.found and proven:
         notes.append(
             "no plan admits every target: the exact engine proved it "

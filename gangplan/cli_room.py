@@ -1,0 +1,188 @@
+"""``gangplan make-room``: what would it take to admit pending groups (issue 40); the work is
+:func:`gangplan.api.make_room`, registered on the app by :mod:`gangplan.cli`.
+
+Exit codes: 0 a plan that works (checked by kube-scheduler's cycle), or nothing to do; 2 bad
+input; 3 no working plan (none exists, none was found within the work limit, or the one found
+fails the check: the table says which).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from gangplan.cli_common import Output, console, load, source, spinner
+from gangplan.cli_options import (
+    KubeVersionOpt,
+    Seed,
+    SnapshotArg,
+    Strict,
+    TimeLimit,
+    WallLimit,
+    Workers,
+    bad_input,
+    json_flag,
+    kv,
+    output_option,
+)
+from gangplan.io.errors import SnapshotError
+from gangplan.models import defaults as D
+
+EXIT_NO_PLAN = 3
+"""``make-room``: no working plan (none exists, none found in time, or it fails the check)."""
+
+
+def _weights(given: list[str]):
+    from pydantic import ValidationError
+
+    from gangplan.models.room import RoomWeights
+
+    values: dict[str, int] = {}
+    for item in given:
+        name, sep, value = item.partition("=")
+        if not sep or name not in RoomWeights.model_fields:
+            raise SnapshotError(
+                "<arguments>",
+                f"--weight {item!r}: give NAME=VALUE, NAME one of {', '.join(RoomWeights.model_fields)}",
+            )
+        try:
+            values[name] = int(value)
+        except ValueError:
+            raise SnapshotError(
+                "<arguments>", f"--weight {item!r}: the value must be a whole number"
+            ) from None
+    try:
+        return RoomWeights(**values)
+    except ValidationError as e:
+        raise SnapshotError(
+            "<arguments>", f"--weight: {e.errors()[0]['loc'][0]} {e.errors()[0]['msg']}"
+        ) from None
+
+
+def make_room(
+    snapshot: SnapshotArg,
+    groups: Annotated[
+        list[str] | None,
+        typer.Argument(
+            help="The pending groups to admit: PodGroup or CompositePodGroup (namespace/name, or a bare name "
+            "when unique), or a pending pod. Default: every pending group kube-scheduler leaves pending.",
+            show_default=False,
+        ),
+    ] = None,
+    evict: Annotated[
+        bool,
+        typer.Option(
+            "--evict",
+            help="Lower-priority running work may be stopped for good, as preemption would (default: only moves).",
+        ),
+    ] = False,
+    weight: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--weight",
+            help="A cost weight, NAME=VALUE (repeatable): groups (per running group disrupted, default 1000000), "
+            "moves (per pod moved, 10000), evictions (per pod evicted, 10000), gpus (per GPU interrupted, 1).",
+            show_default=False,
+        ),
+    ] = None,
+    like: Annotated[
+        str | None,
+        typer.Option(
+            "--like",
+            help="Nodes to add copy this node; default: the largest node classes of the snapshot.",
+        ),
+    ] = None,
+    add_nodes: Annotated[
+        bool,
+        typer.Option(
+            "--add-nodes/--no-add-nodes", help="Also count the fewest nodes to add instead."
+        ),
+    ] = True,
+    copies: Annotated[
+        int,
+        typer.Option(
+            "--copies", help="Also count how many of this many copies of each target fit now.", min=0
+        ),
+    ] = 0,
+    plan: Annotated[
+        Path | None,
+        typer.Option(
+            "--plan",
+            help="Write the plan: this file gets the Evictions, a script beside it (same stem, .sh) "
+            "cordons, evicts, waits for the moved pods and uncordons.",
+        ),
+    ] = None,
+    time_limit: TimeLimit = D.TIME_LIMIT,
+    wall_limit: WallLimit = None,
+    workers: Workers = D.WORKERS,
+    seed: Seed = D.SEED,
+    kube_version: KubeVersionOpt = None,
+    strict: Strict = False,
+    as_json: Annotated[bool, json_flag("Print the plan document (gangplan schema make-room).")] = False,
+    output_arg: Annotated[
+        str, output_option("table, wide (every move), or json (same as --json).")
+    ] = Output.table.value,
+) -> None:
+    """What would it take to admit pending groups: the fewest moves of running pods (and, with
+    --evict, evictions), checked by kube-scheduler's own cycle, beside a greedy baseline; and the
+    fewest nodes to add.
+
+    Exit codes: 0 a plan that works (or nothing to do), 2 bad input, 3 no working plan."""
+    from gangplan import api
+    from gangplan.render_room import render_room
+
+    if output_arg not in Output.__members__:
+        raise bad_input(
+            SnapshotError("<arguments>", f"-o/--output: {output_arg!r} is none of table, wide, json")
+        )
+    output = Output(output_arg)
+    as_json = as_json or output == Output.json
+    try:
+        weights = _weights(weight or [])
+        cluster = load(snapshot, strict=strict, warn=True, kube_version=kv(kube_version))
+        if like is not None and like not in cluster.node_index:
+            raise SnapshotError("<arguments>", f"--like {like!r}: no such node in the snapshot")
+        with spinner(not as_json) as sp:
+            sp.update("make-room")
+            doc = api.make_room(
+                cluster,
+                groups or None,
+                snapshot=source(snapshot),
+                evict=evict,
+                weights=weights,
+                like=like,
+                add_nodes=add_nodes,
+                copies=copies,
+                time_limit=time_limit,
+                wall_limit=wall_limit,
+                workers=workers,
+                seed=seed,
+                kube_version=kv(kube_version),
+            )
+    except SnapshotError as e:
+        raise bad_input(e) from None
+    except ValueError as e:  # a target that is no pending group
+        raise bad_input(SnapshotError(source(snapshot), str(e))) from None
+    written = None
+    if plan is not None and doc.optimal.found:
+        from gangplan.io.room_plan import write_room_plan
+
+        try:
+            written = write_room_plan(doc, cluster, plan)
+        except OSError as e:
+            raise bad_input(SnapshotError(str(plan), f"cannot write: {e.strerror or e}")) from None
+    if as_json:
+        json.dump(doc.model_dump(mode="json", by_alias=True), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        shown = console(output)
+        render_room(shown, doc, wide=output == Output.wide)
+        if written is not None:
+            shown.print(f"plan: {written}; apply with: bash {written}", markup=False, soft_wrap=True)
+    works = not doc.targets or doc.verified
+    if not works:
+        raise typer.Exit(EXIT_NO_PLAN)
