@@ -89,16 +89,23 @@ def test_no_plan_is_proven_when_nothing_may_move() -> None:
 
 
 def test_evictions_need_evict_and_a_lower_priority() -> None:
-    objs = [_node(0), _running("low", "n0", owner=None, priority=1)]
-    objs += _gang("train", 1, 8, priority=100)
+    # n0: a bare priority-1 pod (only evictable); n1: a priority-100 web pod (movable, to n2).
+    objs = [_node(i) for i in range(3)]
+    objs += [
+        _running("low", "n0", owner=None, priority=1),
+        _running("web", "n1", priority=100),
+        _running("pinned", "n2", owner=None, priority=100),
+    ]
+    objs += _gang("train", 2, 8, priority=100)
     cluster = to_cluster(objs)
-    # kube-scheduler preempts the bare pod itself: nothing to do unless the gang is named.
-    assert make_room(cluster, time_limit=5).targets == []
-    without = make_room(cluster, ["train"], time_limit=5)
+    without = make_room(cluster, time_limit=5)
+    assert without.targets == ["default/train"]  # kube-scheduler's own preemption is not enough
     assert without.proven and not without.optimal.found
-    with_ = make_room(cluster, ["train"], evict=True, time_limit=5)
-    assert with_.optimal.found and with_.optimal.evictions == ["default/low"]
-    assert with_.optimal.cost.evictions == 1 and with_.verified
+    with_ = make_room(cluster, evict=True, time_limit=5)
+    plan = with_.optimal
+    assert plan.found and plan.evictions == ["default/low"]
+    assert [(m.pod, m.to) for m in plan.moves] == [("default/web", "n2")]
+    assert plan.cost.evictions == 1 and plan.cost.moves == 1 and with_.verified
 
 
 def test_a_pdb_holds_the_pods_it_protects() -> None:
