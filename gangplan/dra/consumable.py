@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from gangplan.dra.model import CapName, Device, DeviceRequest, RequestPolicy
+from gangplan.predicates.devices import share_fits
 
 
 def qualify(name: str, driver: str) -> CapName:
@@ -86,9 +87,10 @@ def consumption(device: Device, request: DeviceRequest) -> dict[CapName, int] | 
 def fits(
     device: Device, amounts: Mapping[CapName, int], *already: Mapping[CapName, int] | None
 ) -> bool:
-    """Whether ``amounts`` on top of ``already`` stay within every capacity value of ``device``."""
+    """Whether ``amounts`` on top of ``already`` stay within every capacity value of ``device``
+    (:func:`gangplan.predicates.devices.share_fits` per capacity)."""
     for (domain, name), q in amounts.items():
-        total = q + sum(a.get((domain, name), 0) for a in already if a)
-        if total > device.capacity[domain][name]:
+        used = sum(a.get((domain, name), 0) for a in already if a)
+        if not share_fits(device.capacity[domain][name] - used, q):
             return False
     return True

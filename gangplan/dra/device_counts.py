@@ -14,6 +14,7 @@ from gangplan.dra.counting import usable_mask
 from gangplan.dra.matching import AllocationError, matches, selectable
 from gangplan.dra.model import CapName, Device, DeviceRequest, DraState, probe
 from gangplan.dra.shared_counters import counters_fit_alone
+from gangplan.predicates.devices import share_fits, shares_held
 
 
 def _fits_alone(dra: DraState, node, key: str, distinct: bool = True) -> bool:
@@ -170,9 +171,9 @@ class _Shareable:
                 total += _BIG if d.allow_multiple else 1
                 continue
             if not d.allow_multiple:
-                total += left if at_least is None else int(left >= at_least)
+                total += left if at_least is None else int(share_fits(left, at_least))
             else:
-                total += max(left, 0) if at_least is None else max(left, 0) // at_least
+                total += max(left, 0) if at_least is None else shares_held(left, at_least)
         return total
 
 

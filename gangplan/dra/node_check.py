@@ -11,6 +11,7 @@ from gangplan.dra.counting import _SEARCH
 from gangplan.dra.matching import AllocationError, DeviceResult
 from gangplan.dra.model import DraState
 from gangplan.dra.rules import CANNOT_ALLOCATE, allocation_site, demand
+from gangplan.predicates.devices import share_fits
 
 
 def check_nodes(
@@ -274,7 +275,7 @@ def _recount(dra: DraState, devices, results, in_use=None) -> str | None:
     for did, per in total.items():
         caps = by_id[did].capacity
         for (dom, name), v in sorted(per.items()):
-            if v > caps.get(dom, {}).get(name, 0):
+            if not share_fits(caps.get(dom, {}).get(name, 0), v):
                 return f"{CANNOT_ALLOCATE}: device {'/'.join(did)} capacity {dom}/{name}: {v} consumed of {caps.get(dom, {}).get(name, 0)}"
     return None
 

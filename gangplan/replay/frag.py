@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gangplan.predicates.devices import share_fits
 from gangplan.replay.gpushare import GpuDevices
 from gangplan.replay.policies import TypicalPod
 
@@ -64,7 +65,7 @@ class FragMeter:
         cpu = dev.cpu_left(idx)
         codes = dev.model_codes[idx]
         if len(self.milli):
-            ge = free[None, :, :] >= self.milli[:, None, None]  # typical x node x device
+            ge = share_fits(free[None, :, :], self.milli[:, None, None])  # typical x node x device
             sat = (
                 (ge.sum(axis=2) >= self.num[:, None])
                 & (cpu[None, :] >= self.cpu[:, None])

@@ -17,11 +17,15 @@ seconds. The semantics are the allocator's for one device class whose devices ea
 one consumable capacity, with no selectors other than the GPU model (a node-affinity term on
 ``nvidia.com/gpu.product``, as the openb pods' ``gpu_spec``).
 
-**One fit rule** (:meth:`GpuDevices.fits`): a node fits a request of ``count`` x ``milli`` iff at
-least ``count`` of its devices have ``milli`` or more free. It is the FGD simulator's
-``GpuNodeInfo.AllocateGpuId`` / ``CanNodeHostPodOnGpuMemory`` (hkust-adsl/kubernetes-scheduler-simulator
-@8f3d641, ``pkg/type/open-gpu-share/cache/gpunodeinfo.go``, ``pkg/utils/frag.go``); the Filter
-plugin (:class:`GpuShareFilter`), every scorer and the placer use this one method.
+**The fit rule** is the DRA allocator's, written once in :mod:`gangplan.predicates.devices`: a
+node fits a request of ``count`` x ``milli`` iff at least ``count`` distinct devices have ``milli``
+or more free (:meth:`GpuDevices.fits`; :meth:`GpuDevices.slots` bounds how many such pods a node
+could still take). It is also the FGD simulator's ``GpuNodeInfo.AllocateGpuId`` /
+``CanNodeHostPodOnGpuMemory`` (hkust-adsl/kubernetes-scheduler-simulator @8f3d641,
+``pkg/type/open-gpu-share/cache/gpunodeinfo.go``, ``pkg/utils/frag.go``); the Filter plugin
+(:class:`GpuShareFilter`), the device choices, every scorer, the fragmentation meter and the
+placer read it. docs/explanation/gpus.md says where this model of a GPU meets the other two
+(DRA devices, whole ``nvidia.com/gpu``) and where it differs.
 
 **Which devices a pod gets** (:data:`SELECTION`), per policy:
 
@@ -59,6 +63,7 @@ import numpy as np
 
 from gangplan.models.objects import CPU, Pod
 from gangplan.models.well_known import GPU, GPU_PRODUCT
+from gangplan.predicates.devices import devices_fit, requests_held, share_fits
 from gangplan.solver.greedy import (
     SUCCESS,
     Code,
@@ -144,18 +149,18 @@ class GpuDevices:
 
     # ---- the fit rule ------------------------------------------------------------------------
     def fits(self, idx: np.ndarray, req: GpuRequest) -> np.ndarray:
-        """The one fit rule: ``count`` devices with ``milli`` free, on the nodes ``idx``."""
+        """Whether the nodes ``idx`` fit ``req``: ``count`` distinct devices with ``milli`` free
+        (:func:`gangplan.predicates.devices.devices_fit`)."""
         if req.count == 0 or req.milli == 0:
             return np.ones(len(idx), dtype=bool)
-        return (self.free[idx] >= req.milli).sum(axis=1) >= req.count
+        return devices_fit(self.free[idx], req.count, req.milli)
 
     def slots(self, req: GpuRequest) -> np.ndarray:
-        """How many pods of ``req`` each node could still take (a necessary bound for gangs)."""
+        """How many pods of ``req`` each node could still take at most (a necessary bound for
+        gangs: :func:`gangplan.predicates.devices.requests_held`)."""
         if req.count == 0 or req.milli == 0:
             return np.full(self.snap.n, 1 << 30, dtype=np.int64)
-        if req.shared:
-            return (self.free // req.milli).sum(axis=1)
-        return (self.free >= MILLI).sum(axis=1) // req.count
+        return requests_held(self.free, req.count, req.milli)
 
     # ---- node views --------------------------------------------------------------------------
     def cpu_left(self, idx: np.ndarray) -> np.ndarray:
@@ -178,12 +183,12 @@ class GpuDevices:
         """Per node of ``idx`` the device a shared request of ``milli`` takes under best fit
         (least free milli that fits, lowest index on ties), -1 where none fits."""
         f = self.free[idx]
-        masked = np.where(f >= milli, f, MILLI + 1)
+        masked = np.where(share_fits(f, milli), f, MILLI + 1)
         d = masked.argmin(axis=1)
         return np.where(masked[np.arange(len(idx)), d] <= MILLI, d, -1)
 
     def first_fit(self, i: int, req: GpuRequest) -> tuple[int, ...]:
-        return tuple(np.flatnonzero(self.free[i] >= req.milli)[: req.count].tolist())
+        return tuple(np.flatnonzero(share_fits(self.free[i], req.milli))[: req.count].tolist())
 
     def best_fit(self, i: int, req: GpuRequest) -> tuple[int, ...]:
         """``allocateGpuIdBasedOnBestFit`` / ``NodeResource.Sub``: the devices ``req`` takes."""
@@ -196,7 +201,7 @@ class GpuDevices:
 
     def random_fit(self, i: int, req: GpuRequest, rng: random.Random) -> tuple[int, ...]:
         if req.shared:
-            cand = np.flatnonzero(self.free[i] >= req.milli)
+            cand = np.flatnonzero(share_fits(self.free[i], req.milli))
             return (int(cand[rng.randrange(len(cand))]),) if len(cand) else ()
         return self.best_fit(i, req)
 
@@ -204,7 +209,7 @@ class GpuDevices:
     def take(self, pod: Pod, i: int, devices: tuple[int, ...], req: GpuRequest) -> None:
         """``pod`` (already assumed in the node table) holds ``devices`` of node ``i``."""
         for d in devices:
-            if self.free[i, d] < req.milli:
+            if not share_fits(self.free[i, d], req.milli):
                 raise ValueError(
                     f"device {d} of node {self.snap.names[i]} has {self.free[i, d]} milli free, {pod.key} asks {req.milli}"
                 )

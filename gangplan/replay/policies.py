@@ -46,6 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gangplan.models.objects import CPU, DEFAULT_FILTER_PLUGINS, MEMORY, SchedulerProfile
+from gangplan.predicates.devices import share_fits
 from gangplan.replay.gpushare import (
     GPU_SHARE,
     MILLI,
@@ -122,7 +123,7 @@ def sub_devices(free: np.ndarray, req: GpuRequest) -> np.ndarray:
         return np.zeros(free.shape, dtype=bool)
     order = np.argsort(free, axis=1, kind="stable")
     srt = np.take_along_axis(free, order, axis=1)
-    fit = srt >= req.milli
+    fit = share_fits(srt, req.milli)
     pick_sorted = fit & (np.cumsum(fit, axis=1) <= req.count)
     out = np.zeros(free.shape, dtype=bool)
     np.put_along_axis(out, order, pick_sorted, axis=1)
@@ -200,7 +201,7 @@ class FGDScore(Plugin):
         total = free.sum(axis=1).astype(np.float64)
         if len(num) == 0:
             return total * s_all
-        ge = free[None, :, :] >= mills[:, None, None]
+        ge = share_fits(free[None, :, :], mills[:, None, None])
         cnt = ge.sum(axis=2)
         fragsum = np.where(ge, 0, free[None, :, :]).sum(axis=2)
         sat = (cnt[jt] >= num[:, None]) & (cpu[None, :] >= tcpu[:, None]) & access[:, codes]
@@ -241,7 +242,7 @@ class FGDScore(Plugin):
             codes = dev.model_codes[stale]
             if req.shared:
                 s, w = free.shape
-                ok = free >= req.milli
+                ok = share_fits(free, req.milli)
                 rows, cols = np.nonzero(ok)
                 after_free = free[rows].copy()
                 after_free[np.arange(len(rows)), cols] -= req.milli
