@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 from ortools.sat.python import cp_model
 
 from gangplan.models.objective import admitted_tier, pdb_counts
@@ -125,6 +126,8 @@ def _build(ctx: BuildContext) -> RoomTiers | None:
         evictable = spec.evict and floor is not None and inst.classes[c].priority < floor
         if not evictable:
             model.add(em.placed[c] == inst.classes[c].size)
+
+    _hosting_cuts(em, movable, targets, orig, left, target_on)
 
     # Groups: disruption mode ``all`` moves whole; any root losing a pod is disrupted.
     by_root: dict[str, list[int]] = {}
@@ -261,6 +264,12 @@ def _build(ctx: BuildContext) -> RoomTiers | None:
         cost_terms.append(w.groups * var)
         upper += w.groups
     cost = cp_model.LinearExpr.sum(cost_terms)
+    floor = _cost_floor(em, movable, targets, orig, w)
+    if floor is not None:
+        root, value = floor
+        admitted = ctx.outputs.get(Admission).roots.get(root)
+        if admitted is not None and not isinstance(admitted, int):
+            model.add(cost >= value * admitted)
 
     tiers = _target_tiers(ctx, targets)
     tiers.append(
@@ -273,6 +282,111 @@ def _build(ctx: BuildContext) -> RoomTiers | None:
         )
     )
     return RoomTiers(tiers=tiers, parts=parts)
+
+
+def _hosting_cuts(em, movable, targets, orig, left, target_on) -> None:
+    """A valid inequality that makes the LP relaxation see the moves a target costs: a node that
+    hosts a target pod loses at least ``need[n]`` of its movable pods, the fewest whose removal
+    frees the smallest target request there (per resource, largest pods first: no fewer pods can
+    free as much; the most over the resources). Without it the relaxation spreads a target pod
+    fractionally over the free room of many nodes and bounds the cost at 0. Nodes with evictable
+    units are left out (evictions free room too)."""
+    inst = em.inst
+    evictable = set()
+    for u in inst.units:
+        evictable.update(u.usage)
+    for n, b in target_on.items():
+        if n in evictable:
+            continue
+        wants = [em.req[t] for t in targets if n in em.x[t]]
+        g = np.min(np.stack(wants), axis=0)
+        pods = [(em.req[c], c) for c in movable for _ in range(orig[c][n])]
+        if not pods:
+            continue
+        used = np.sum(np.stack([r for r, _ in pods]), axis=0)
+        deficit = used - (inst.free[n] - g)
+        need = 0
+        for r in np.nonzero(deficit > 0)[0].tolist():
+            sizes = sorted((int(req[r]) for req, _ in pods), reverse=True)
+            freed, count = 0, 0
+            for q in sizes:
+                if freed >= deficit[r]:
+                    break
+                freed, count = freed + q, count + 1
+            need = max(need, count)
+        lefts = [lv for c in movable for m, lv, _ in left[c] if m == n]
+        if need and lefts:
+            em.model.add(cp_model.LinearExpr.sum(lefts) >= need * b)
+
+
+def _hosting_cost(em, n: int, movable, orig, g: np.ndarray, j: int, w) -> int | None:
+    """A lower bound on what making room for ``j`` target pods of request ``g`` on node ``n``
+    costs: per resource, the fewest movable pods whose removal frees the deficit (largest first),
+    the most over the resources, at the cheaper of a move and an eviction, plus the GPUs of the
+    GPU deficit. None when even removing every movable pod leaves too little room."""
+    inst = em.inst
+    pods = [em.req[c] for c in movable for _ in range(orig[c][n])]
+    used = np.sum(np.stack(pods), axis=0) if pods else np.zeros_like(g)
+    deficit = used - (inst.free[n] - j * g)
+    count = 0
+    for r in np.nonzero(deficit > 0)[0].tolist():
+        freed, k = 0, 0
+        for q in sorted((int(req[r]) for req in pods), reverse=True):
+            if freed >= deficit[r]:
+                break
+            freed, k = freed + q, k + 1
+        if freed < deficit[r]:
+            return None
+        count = max(count, k)
+    gi = inst.resources.index(GPU) if GPU in inst.resources else None
+    gpus = max(0, int(deficit[gi])) if gi is not None else 0
+    return min(w.moves, w.evictions) * count + w.gpus * gpus
+
+
+def _cost_floor(em, movable, targets, orig, w) -> tuple[str, int] | None:
+    """(target root, a lower bound on the cost of any plan admitting it): the cheapest way to
+    host its minCount pods, node by node (:func:`_hosting_cost`), within one domain of its
+    topology key (or anywhere), by a small knapsack over the nodes. Only for one target PodGroup
+    of one kind of pod with nothing else evictable: the cases where the search otherwise has to
+    prove the floor by enumeration (the relaxation spreads the target thinly over free room)."""
+    inst = em.inst
+    if len(targets) != 1 or inst.units:
+        return None
+    t = targets[0]
+    cls = inst.classes[t]
+    tree = inst.cluster.groups
+    if cls.group is None or cls.entity != cls.group or not tree.node(cls.group).gang:
+        return None
+    root, k = cls.group, tree.node(cls.group).need
+    key = tree.node(root).obj.topology_key
+    ids = inst.domains(key)[0] if key else None
+    by_domain: dict[int, list[int]] = {}
+    for n in sorted(em.x[t]):
+        d = int(ids[n]) if ids is not None else 0
+        if d >= 0:
+            by_domain.setdefault(d, []).append(n)
+    best = None
+    inf = float("inf")
+    for nodes in by_domain.values():
+        dp = [0.0] + [inf] * k  # dp[i]: cheapest hosting of i pods on the nodes seen so far
+        for n in nodes:
+            costs = [0]
+            for j in range(1, min(em.x_ub[t][n], k) + 1):
+                c = _hosting_cost(em, n, movable, orig, em.req[t], j, w)
+                if c is None:
+                    break
+                costs.append(c)
+            new = list(dp)
+            for i in range(1, k + 1):
+                for j in range(1, min(len(costs) - 1, i) + 1):
+                    if dp[i - j] + costs[j] < new[i]:
+                        new[i] = dp[i - j] + costs[j]
+            dp = new
+        if dp[k] < inf and (best is None or dp[k] < best):
+            best = dp[k]
+    if best is None:
+        return None
+    return root, int(best)
 
 
 def _target_tiers(ctx: BuildContext, targets: list[int]) -> list[Tier]:

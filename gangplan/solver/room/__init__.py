@@ -40,7 +40,7 @@ from gangplan.solver.outcome import build_result
 from gangplan.solver.room.baseline import baseline_plan
 from gangplan.solver.room.cost import check_doc, plan_cost
 from gangplan.solver.room.grow import copies_that_fit, nodes_to_add
-from gangplan.solver.room.mark import marked, movable_pods, pair_moves, target_pods
+from gangplan.solver.room.mark import marked, movable_pods, move_order, pair_moves, target_pods
 from gangplan.solver.room.verify import admitted_roots, check_plan
 
 
@@ -102,15 +102,15 @@ def optimal_plan(
     wall_limit: float | None,
     workers: int,
     seed: int,
+    start: dict[str, str] | None = None,
 ) -> tuple[RoomPlan, Result]:
-    """The exact engine's plan (see the module docstring) and its Result on the marked cluster."""
+    """The exact engine's plan (see the module docstring) and its Result on the marked cluster.
+    ``start``: a plan's placements (pod -> node: the baseline's) the search starts from; every
+    movable pod where it runs otherwise."""
     question = marked(cluster, roots, movable)
-    stay = build_result(
-        question,
-        engine="greedy",
-        status=Status.FEASIBLE,
-        placements={p.key: p.node_name for p in movable},
-    )
+    placements = {p.key: p.node_name for p in movable}
+    placements.update(start or {})
+    stay = build_result(question, engine="greedy", status=Status.FEASIBLE, placements=placements)
     result = solve_exact(
         question,
         room=RoomSpec(weights=weights, evict=evict),
@@ -132,7 +132,8 @@ def optimal_plan(
         and where.get(p.key) != p.node_name
     }
     moves, gone = [], []
-    for p in movable:
+    order = {k: i for i, k in enumerate(move_order(cluster, [p.key for p in movable]))}
+    for p in sorted(movable, key=lambda p: order[p.key]):
         to = where.get(p.key)
         if to is None:
             gone.append(p.key)
@@ -226,10 +227,12 @@ def make_room(
             copies_that_fit=fits,
             notes=notes,
         )
+    base, start = baseline_plan(cluster, roots, movable, weights=weights, evict=evict, seed=seed)
     plan, result = optimal_plan(
         cluster,
         roots,
         movable,
+        start=start if base.found and not base.evictions else None,
         weights=weights,
         evict=evict,
         time_limit=time_limit,
@@ -247,7 +250,6 @@ def make_room(
             seed=seed,
         )
         plan = plan.model_copy(update={"check": check_doc(check)})
-    base = baseline_plan(cluster, roots, movable, weights=weights, evict=evict, seed=seed)
     proven = result.status == Status.OPTIMAL
     more = nodes_to_add(cluster, roots, like=like, **grow) if add_nodes else []
     if not plan.found and proven:

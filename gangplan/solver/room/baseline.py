@@ -8,13 +8,15 @@ Per target, highest priority first (then by key):
 
 1. Its domains: the values of its group's ``topology_key`` (a PodGroup's or its root's
    scheduling constraint), or the whole cluster when it has none.
-2. In each domain, the nodes ordered by the pods in the way (movable pods on the node, then
-   lower-priority pods when evictions are allowed; fewest first, then most free GPUs, then
-   name); a node with a pod that can neither move nor be evicted is used only for its free room.
-3. Domains ordered by the pods in the way of the cheapest nodes that hold the target's total
-   request (an aggregate, necessary test); the first domain whose plan the greedy check
-   (:func:`.verify.check_plan`) verifies wins: its nodes are emptied one more at a time, in
-   order, each time the aggregate test passes, until the check verifies or the domain is used up.
+2. In each domain, the nodes that can be emptied (every pod on them may move, or with
+   ``--evict`` be evicted for being of lower priority) ordered by the pods in the way (fewest
+   first, then most free GPUs, then name); the other nodes only lend their free room.
+3. Domains ordered by the pods in the way of the shortest prefix of that order whose room (and
+   the other nodes' free room) holds the target's pods by first fit decreasing; the first domain
+   whose plan the greedy check (:func:`.verify.check_plan`) verifies wins: its nodes are emptied
+   (their pods evicted) one more at a time, in order, each time the first-fit test passes, until
+   the check verifies or the domain is used up; the emptied nodes and the nodes whose free room
+   the first fit gives the target are cordoned while the moved pods are re-created.
 
 The state the next target sees is the one the verified plan left (the check's second step).
 """
@@ -22,13 +24,14 @@ The state the next target sees is the one the verified plan left (the check's se
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import Node, Pod
 from gangplan.models.room import Move, RoomCost, RoomPlan, RoomWeights
 from gangplan.models.well_known import GPU
 from gangplan.solver.room.cost import check_doc, plan_cost
-from gangplan.solver.room.mark import after_moves, bound, target_pods
+from gangplan.solver.room.mark import after_moves, bound, move_order, target_pods
 from gangplan.solver.room.verify import Check, check_plan
 
 MAX_CHECKS = 24
@@ -60,14 +63,6 @@ def _domains(cluster: Cluster, root: str) -> list[tuple[str, list[Node]]]:
     return sorted(out.items())
 
 
-def _need(pods: list[Pod]) -> dict[str, int]:
-    out: dict[str, int] = defaultdict(int)
-    for p in pods:
-        for r, q in p.requests.items():
-            out[r] += q
-    return out
-
-
 def baseline_plan(
     cluster: Cluster,
     roots: list[str],
@@ -76,8 +71,9 @@ def baseline_plan(
     weights: RoomWeights,
     evict: bool,
     seed: int = 0,
-) -> RoomPlan:
-    """The baseline plan for ``roots`` (see the module docstring)."""
+) -> tuple[RoomPlan, dict[str, str]]:
+    """The baseline plan for ``roots`` (see the module docstring), and where the plan leaves the
+    movable and target pods it placed (pod -> node, for the exact engine's start)."""
     movable_keys = {p.key for p in movable}
     order = sorted(roots, key=lambda r: (-_priority(cluster, r), r))
     state = cluster
@@ -89,10 +85,9 @@ def baseline_plan(
     for root in order:
         prio = _priority(cluster, root)
         goal = [state.pod_by_key[k] for k in sorted(target_pods(state, [root]))]
-        need = _need(goal)
         best = None
-        for _, nodes in _ranked_domains(state, root, movable_keys, prio, evict, need):
-            found = _empty_domain(state, root, nodes, movable_keys, prio, evict, need, seed)
+        for order_, others in _ranked_domains(state, root, movable_keys, prio, evict, goal):
+            found = _empty_domain(state, root, order_, others, goal, seed)
             if found is not None:
                 best = found
                 break
@@ -104,7 +99,7 @@ def baseline_plan(
         cordon.update(chosen)
         moves += [
             Move(pod=k, from_=state.pod_by_key[k].node_name, to=check.landed.get(k, ""))
-            for k in moved
+            for k in move_order(state, moved)
         ]
         evictions += gone
         r1, r2 = check.results
@@ -112,7 +107,14 @@ def baseline_plan(
         state = bound(bound(step1, r1, uncordon=chosen), r2)
     found = set(admitted) == set(roots)
     cost = plan_cost(cluster, [m.pod for m in moves], evictions, weights)
-    return RoomPlan(
+    goal = target_pods(cluster, roots)
+    now = state.pod_by_key
+    placed = {
+        k: now[k].node_name
+        for k in sorted(movable_keys | goal)
+        if found and k in now and now[k].node_name is not None
+    }
+    plan = RoomPlan(
         found=found,
         targets_admitted=sorted(admitted),
         cordon=sorted(cordon) if found else [],
@@ -121,6 +123,7 @@ def baseline_plan(
         cost=cost if found else RoomCost(),
         check=check_doc(last) if found and last is not None else None,
     )
+    return plan, placed
 
 
 def _priority(cluster: Cluster, root: str) -> int:
@@ -130,71 +133,133 @@ def _priority(cluster: Cluster, root: str) -> int:
     return cluster.pod_by_key[root].priority
 
 
+@dataclass
+class _Index:
+    """What the baseline reads of one state, computed once: bound pods and free room per node."""
+
+    state: Cluster
+    on_node: dict[str, list[Pod]]
+    free: dict[str, dict[str, int]]
+
+    @classmethod
+    def of(cls, state: Cluster) -> _Index:
+        on_node: dict[str, list[Pod]] = defaultdict(list)
+        for p in state.bound_pods:
+            on_node[p.node_name].append(p)
+        return cls(state, on_node, _free(state))
+
+
 def _in_way(
-    state: Cluster, node: str, movable: set[str], prio: int, evict: bool
+    index: _Index, node: str, movable: set[str], prio: int, evict: bool
 ) -> tuple[list[str], list[str], bool]:
-    """(pods to move, pods to evict, whether something that must stay is there)."""
+    """(pods to move, pods to evict, whether something that must stay is there). A pod of a
+    ``disruptionMode: all`` group brings every running pod of its root group along."""
+    state = index.state
+    tree = state.groups
     moved, gone, stuck = [], [], False
-    for p in state.bound_pods:
-        if p.node_name != node:
-            continue
+    for p in index.on_node.get(node, ()):
         if p.key in movable:
             moved.append(p.key)
         elif evict and p.priority < prio:
             gone.append(p.key)
         else:
             stuck = True
+    whole = {
+        tree.entity_of(state.pod_by_key[k]).key
+        for k in moved + gone
+        if state.pod_by_key[k].group_key in tree
+    }
+    whole = {r for r in whole if tree.node(r).disruption_mode == "all"}
+    siblings = (p for r in sorted(whole) for p in tree.entity_pods(tree.node(r).entity))
+    for p in siblings:
+        if p.node_name is not None and p.node_name != node:
+            if p.key in movable:
+                moved.append(p.key)
+            elif evict and p.priority < prio:
+                gone.append(p.key)
+            else:
+                stuck = True
     return moved, gone, stuck
 
 
-def _ranked_domains(state, root, movable, prio, evict, need):
-    out = []
-    for name, nodes in _domains(state, root):
-        ranked = []
-        for n in nodes:
-            moved, gone, stuck = _in_way(state, n.name, movable, prio, evict)
-            ranked.append((len(moved) + len(gone), -int(n.allocatable.get(GPU, 0)), n.name, n))
-        ranked.sort(key=lambda t: t[:3])
-        total = defaultdict(int)
-        cost = 0
-        for k, _, _, n in ranked:
-            for r, q in n.allocatable.items():
-                total[r] += q
-            cost += k
-            if all(total.get(r, 0) >= q for r, q in need.items()):
+def _fits(pods: list[Pod], bins: list[tuple[str, dict[str, int]]]) -> set[str] | None:
+    """First fit decreasing of ``pods`` (by GPUs, then CPU) into ``bins`` ((node, free room)): the
+    nodes it uses, or None when the target does not fit the room at all."""
+    room = [(name, dict(b)) for name, b in bins]
+    used = set()
+    for p in sorted(pods, key=lambda p: (-p.requests.get(GPU, 0), -p.requests.get("cpu", 0))):
+        for name, b in room:
+            if all(b.get(r, 0) >= q for r, q in p.requests.items()):
+                for r, q in p.requests.items():
+                    b[r] = b.get(r, 0) - q
+                used.add(name)
                 break
         else:
-            continue  # the whole domain cannot hold the target
-        out.append((cost, name, [n for *_, n in ranked]))
+            return None
+    return used
+
+
+def _candidates(index: _Index, nodes, movable, prio, evict):
+    """(emptiable nodes in order, the free room of the others): a node is emptiable when every pod
+    on it may move (or, with ``evict``, be evicted); fewest pods in the way first."""
+    free = index.free
+    ranked, others = [], []
+    for n in nodes:
+        if n.unschedulable:
+            continue
+        moved, gone, stuck = _in_way(index, n.name, movable, prio, evict)
+        if stuck or not (moved or gone):
+            others.append((n.name, free[n.name]))
+            continue
+        ranked.append((len(moved) + len(gone), -free[n.name].get(GPU, 0), n.name, n, moved, gone))
+    ranked.sort(key=lambda t: t[:3])
+    return [(n, moved, gone) for *_, n, moved, gone in ranked], others
+
+
+def _ranked_domains(state, root, movable, prio, evict, goal):
+    out = []
+    index = _Index.of(state)
+    for name, nodes in _domains(state, root):
+        order, others = _candidates(index, nodes, movable, prio, evict)
+        cost, bins = 0, list(others)
+        for n, moved, gone in order + [(None, [], [])]:
+            if _fits(goal, bins) is not None:
+                break
+            if n is None:
+                cost = None
+                break
+            bins.append((n.name, dict(n.allocatable)))
+            cost += len(moved) + len(gone)
+        if cost is not None:
+            out.append((cost, name, order, others))
     out.sort(key=lambda t: t[:2])
-    return [(name, nodes) for _, name, nodes in out]
+    return [(order, others) for _, _, order, others in out]
 
 
-def _empty_domain(state, root, nodes, movable, prio, evict, need, seed):
-    """Empty ``nodes`` one more at a time (in order) until the greedy check verifies."""
+def _empty_domain(state, root, order, others, goal, seed):
+    """Empty the domain's nodes one more at a time (in order) until the greedy check verifies."""
     chosen: list[str] = []
     moved: list[str] = []
     gone: list[str] = []
+    bins = list(others)
     checks = 0
-    free = _free(state)
-    room = defaultdict(int)
-    for n in nodes:
-        m, g, stuck = _in_way(state, n.name, movable, prio, evict)
+    for n, m, g in order:
         chosen.append(n.name)
         moved += m
         gone += g
-        for r, q in n.allocatable.items():
-            room[r] += q if not stuck else free[n.name].get(r, 0)
-        if not all(room.get(r, 0) >= q for r, q in need.items()):
+        bins.append((n.name, dict(n.allocatable)))
+        used = _fits(goal, bins)
+        if used is None:
             continue
         if checks >= MAX_CHECKS:
             return None
         checks += 1
+        fenced = sorted(set(chosen) | used)  # the emptied nodes and the free room the target takes
         check = check_plan(
-            state, targets=[root], moved=moved, evicted=gone, cordoned=chosen, seed=seed
+            state, targets=[root], moved=moved, evicted=gone, cordoned=fenced, seed=seed
         )
         if check.verified:
-            return list(chosen), check, list(moved), list(gone)
+            return fenced, check, list(moved), list(gone)
     return None
 
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from datetime import timedelta
 
 from gangplan.models.cluster import Cluster
-from gangplan.models.groups import GroupTree, gate
+from gangplan.models.groups import EPOCH, GroupTree, gate, parse_timestamp
 from gangplan.models.objects import Node, Pod
 from gangplan.models.result import Result
 from gangplan.models.room import HOLD_GATE, MOVED_FROM, TARGET, why_not_movable
+from gangplan.models.well_known import GPU
 
 
 def target_pods(cluster: Cluster, targets: Iterable[str]) -> set[str]:
@@ -43,6 +45,8 @@ def movable_pods(cluster: Cluster, targets: Iterable[str]) -> tuple[list[Pod], d
         reason = why_not_movable(p, names)
         if reason is None and tree.entity_of(p).key in wanted:
             reason = "part of a target"
+        if reason is None and p.pod_group and p.group_key not in tree:
+            reason = "its PodGroup is not in the snapshot (a re-created pod would wait for it)"
         if reason is None and p.key in claimed:
             reason = "holds DRA ResourceClaims (make-room does not move those yet)"
         if reason is None:
@@ -103,23 +107,46 @@ def marked(cluster: Cluster, targets: Iterable[str], movable: Iterable[Pod]) -> 
     return _with_pods(cluster, pods)
 
 
+def move_order(cluster: Cluster, keys: Iterable[str]) -> list[str]:
+    """The order a plan evicts the pods it moves: largest GPU request first, then CPU, then key.
+    Re-created in that order, they queue in it (kube-scheduler's queue sorts equal priorities by
+    creation time), so the large pods pick their room before the small ones fill it."""
+    pods = cluster.pod_by_key
+    return sorted(
+        set(keys),
+        key=lambda k: (
+            -pods[k].requests.get(GPU, 0),
+            -pods[k].requests.get("cpu", 0),
+            k,
+        ),
+    )
+
+
 def after_moves(
     cluster: Cluster, moved: Iterable[str], evicted: Iterable[str], cordoned: Iterable[str]
 ) -> Cluster:
     """The cluster once the plan has cordoned ``cordoned``, evicted ``evicted`` for good and
-    evicted ``moved`` (their controllers re-create them: pending again, same spec)."""
-    moved, gone, fenced = set(moved), set(evicted), set(cordoned)
+    evicted ``moved`` in :func:`move_order` (their controllers re-create them: pending again,
+    same spec, created one after the other after every pod of the snapshot)."""
+    order = move_order(cluster, moved)
+    gone, fenced = set(evicted), set(cordoned)
+    latest = max((parse_timestamp(p.creation_timestamp) for p in cluster.pods), default=EPOCH)
+    created = {
+        k: (latest + timedelta(seconds=i + 1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        for i, k in enumerate(order)
+    }
     pods = []
     for p in cluster.pods:
         if p.key in gone:
             continue
-        if p.key in moved:
+        if p.key in created:
             p = p.model_copy(
                 update={
                     "node_name": None,
                     "phase": "Pending",
                     "nominated_node_name": None,
                     "start_time": None,
+                    "creation_timestamp": created[p.key],
                 }
             )
         pods.append(p)
