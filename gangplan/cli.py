@@ -76,6 +76,7 @@ from gangplan.cli_options import (
 from gangplan.cli_options import bad_input as _bad_input
 from gangplan.cli_options import kv as _kv
 from gangplan.cli_replay import replay
+from gangplan.cli_room import make_room
 from gangplan.cli_solve import resolve_pod, run_engine, why_document
 from gangplan.io.errors import SnapshotError
 from gangplan.models import defaults as D
@@ -628,6 +629,7 @@ def schema_whatif() -> None:
 
 
 # ---- replay, bench, report, generate: their own modules, registered here in the help order ----
+app.command("make-room")(make_room)
 app.command()(replay)
 app.command()(bench)
 app.command()(report)
@@ -638,6 +640,12 @@ app.command()(generate)
 def schema_replay() -> None:
     """The JSON Schema of `replay --out DIR`'s summary.json."""
     _print_schema("replay")
+
+
+@schema_app.command("make-room")
+def schema_make_room() -> None:
+    """The JSON Schema of `make-room --json`."""
+    _print_schema("make-room")
 
 
 @schema_app.command("why")

@@ -17,9 +17,10 @@ import typer
 
 from gangplan.cli_common import Output, console, load, source, spinner
 from gangplan.cli_options import (
+    EXIT_VIOLATIONS,
     KubeVersionOpt,
+    OptionalSnapshotArg,
     Seed,
-    SnapshotArg,
     Strict,
     TimeLimit,
     WallLimit,
@@ -63,8 +64,53 @@ def _weights(given: list[str]):
         ) from None
 
 
+def _suite(directory: Path, *, as_json: bool, **options) -> None:
+    from rich.table import Table
+
+    from gangplan.solver.room.suite import run_room_suite
+
+    try:
+        rows = run_room_suite(directory, **options)
+    except SnapshotError as e:
+        raise bad_input(e) from None
+    if as_json:
+        docs = [
+            {
+                "scenario": r.scenario,
+                "error": r.error,
+                "expectations": r.expectations,
+                "failures": r.failures,
+                "plan": r.doc.model_dump(mode="json", by_alias=True) if r.doc else None,
+            }
+            for r in rows
+        ]
+        json.dump(docs, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        shown = console(Output.table)
+        table = Table(show_edge=False, header_style="bold")
+        for col in ("scenario", "expectations", "met", "optimal", "baseline", "s"):
+            table.add_column(col)
+        for r in rows:
+            o = r.doc.optimal if r.doc else None
+            b = r.doc.baseline if r.doc else None
+            table.add_row(
+                r.scenario,
+                str(r.expectations),
+                "yes" if r.ok else "NO: " + "; ".join(r.failures or [r.error or ""]),
+                f"{len(o.moves)} moved, {len(o.evictions)} evicted" if o and o.found else "no plan",
+                f"{len(b.moves)} moved, {len(b.evictions)} evicted" if b and b.found else "no plan",
+                f"{r.seconds:.1f}",
+            )
+        shown.print(table)
+        met = sum(1 for r in rows if r.ok)
+        shown.print(f"{met} of {len(rows)} scenarios meet every expectation")
+    if not all(r.ok for r in rows):
+        raise typer.Exit(EXIT_VIOLATIONS)
+
+
 def make_room(
-    snapshot: SnapshotArg,
+    snapshot: OptionalSnapshotArg = None,
     groups: Annotated[
         list[str] | None,
         typer.Argument(
@@ -105,9 +151,19 @@ def make_room(
     copies: Annotated[
         int,
         typer.Option(
-            "--copies", help="Also count how many of this many copies of each target fit now.", min=0
+            "--copies",
+            help="Also count how many of this many copies of each target fit now.",
+            min=0,
         ),
     ] = 0,
+    suite: Annotated[
+        Path | None,
+        typer.Option(
+            "--suite",
+            help="Run every scenario of this directory instead (targets and options from their "
+            "gangplan.io/expect-room* and room-* annotations) and check the expectations; exit 1 when one is not met.",
+        ),
+    ] = None,
     plan: Annotated[
         Path | None,
         typer.Option(
@@ -122,7 +178,9 @@ def make_room(
     seed: Seed = D.SEED,
     kube_version: KubeVersionOpt = None,
     strict: Strict = False,
-    as_json: Annotated[bool, json_flag("Print the plan document (gangplan schema make-room).")] = False,
+    as_json: Annotated[
+        bool, json_flag("Print the plan document (gangplan schema make-room).")
+    ] = False,
     output_arg: Annotated[
         str, output_option("table, wide (every move), or json (same as --json).")
     ] = Output.table.value,
@@ -131,13 +189,31 @@ def make_room(
     --evict, evictions), checked by kube-scheduler's own cycle, beside a greedy baseline; and the
     fewest nodes to add.
 
-    Exit codes: 0 a plan that works (or nothing to do), 2 bad input, 3 no working plan."""
+    Exit codes: 0 a plan that works (or nothing to do), 1 --suite: an expectation not met,
+    2 bad input, 3 no working plan."""
     from gangplan import api
     from gangplan.render_room import render_room
 
+    if suite is not None:
+        if snapshot is not None or groups:
+            raise bad_input(SnapshotError("<arguments>", "--suite DIR takes no SNAPSHOT or GROUP"))
+        _suite(
+            suite,
+            time_limit=time_limit,
+            wall_limit=wall_limit,
+            workers=workers,
+            seed=seed,
+            as_json=as_json or output_arg == Output.json.value,
+        )
+        return
+    if snapshot is None:
+        raise bad_input(SnapshotError("<arguments>", "give a SNAPSHOT (or --suite DIR)"))
+
     if output_arg not in Output.__members__:
         raise bad_input(
-            SnapshotError("<arguments>", f"-o/--output: {output_arg!r} is none of table, wide, json")
+            SnapshotError(
+                "<arguments>", f"-o/--output: {output_arg!r} is none of table, wide, json"
+            )
         )
     output = Output(output_arg)
     as_json = as_json or output == Output.json
@@ -182,7 +258,9 @@ def make_room(
         shown = console(output)
         render_room(shown, doc, wide=output == Output.wide)
         if written is not None:
-            shown.print(f"plan: {written}; apply with: bash {written}", markup=False, soft_wrap=True)
+            shown.print(
+                f"plan: {written}; apply with: bash {written}", markup=False, soft_wrap=True
+            )
     works = not doc.targets or doc.verified
     if not works:
         raise typer.Exit(EXIT_NO_PLAN)

@@ -54,6 +54,7 @@ def test_only_the_cli_module_imports_typer():
         "gangplan.cli_bench",
         "gangplan.cli_options",
         "gangplan.cli_replay",
+        "gangplan.cli_room",
     ]
 
 

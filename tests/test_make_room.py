@@ -269,3 +269,60 @@ def test_every_make_room_scenario_meets_its_expectations() -> None:
     for row in rows:
         assert row.ok and row.expectations >= 2, (row.scenario, row.error, row.failures)
         assert row.doc.optimal.check is None or not row.doc.optimal.check.violations
+
+
+def test_the_cli_prints_the_plan_and_exits_by_whether_it_works(tmp_path) -> None:
+    import json
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from gangplan.cli import app
+
+    folder = Path(__file__).resolve().parent.parent / "scenarios" / "make-room"
+    runner = CliRunner()
+    ok = runner.invoke(app, ["make-room", str(folder / "fragmented-8gpu.yaml"), "--json"])
+    assert ok.exit_code == 0, ok.output
+    doc = json.loads(ok.stdout)
+    assert doc["verified"] and doc["proven"] and len(doc["optimal"]["moves"]) == 4
+    assert {"pod", "from", "to"} <= set(doc["optimal"]["moves"][0])
+    assert doc["nodesToAdd"][0]["count"] == 2 and "baseline" in doc
+    plan = tmp_path / "room.yaml"
+    shown = runner.invoke(
+        app, ["make-room", str(folder / "fragmented-8gpu.yaml"), "--plan", str(plan)]
+    )
+    assert shown.exit_code == 0 and "proven cheapest" in shown.stdout
+    script = (tmp_path / "room.sh").read_text()
+    assert script.index("kubectl cordon") < script.index("/eviction") < script.index("uncordon")
+    assert "kubectl wait --for=condition=Ready pod -l app=infer -n serve" in script
+    assert plan.read_text().count("kind: Eviction") == 4
+    none = runner.invoke(app, ["make-room", str(folder / "bare-pods-need-nodes.yaml")])
+    assert none.exit_code == 3 and "no plan" in none.stdout
+    bad = runner.invoke(app, ["make-room", str(folder / "fragmented-8gpu.yaml"), "nope"])
+    assert bad.exit_code == 2 and "nope" in bad.output
+    weight = runner.invoke(
+        app, ["make-room", str(folder / "fragmented-8gpu.yaml"), "--weight", "moves=x"]
+    )
+    assert weight.exit_code == 2 and "whole number" in weight.output
+    suite = runner.invoke(app, ["make-room", "--suite", str(folder)])
+    assert suite.exit_code == 0 and "7 of 7 scenarios" in suite.stdout
+
+
+def test_the_check_refuses_evictions_a_pdb_forbids() -> None:
+    objs = [_node(0), _node(1)]
+    objs += [_running("db-0", "n0", labels={"app": "db"}, owner=("StatefulSet", "db"))]
+    objs.append(
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "db", "namespace": "default"},
+            "spec": {"selector": {"matchLabels": {"app": "db"}}},
+            "status": {"disruptionsAllowed": 0},
+        }
+    )
+    objs += _gang("train", 1, 8)
+    cluster = to_cluster(objs)
+    check = check_plan(
+        cluster, targets=["default/train"], moved=["default/db-0"], evicted=[], cordoned=["n0"]
+    )
+    assert not check.verified and "PodDisruptionBudget" in check.violations[0]

@@ -248,6 +248,7 @@ def make_room(
             evicted=plan.evictions,
             cordoned=plan.cordon,
             seed=seed,
+            evict=evict,
         )
         plan = plan.model_copy(update={"check": check_doc(check)})
     proven = result.status == Status.OPTIMAL

@@ -27,6 +27,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from gangplan.models.cluster import Cluster
+from gangplan.models.objective import pdb_violations
 from gangplan.models.objects import Node, Pod
 from gangplan.models.room import Move, RoomCost, RoomPlan, RoomWeights
 from gangplan.models.well_known import GPU
@@ -87,7 +88,7 @@ def baseline_plan(
         goal = [state.pod_by_key[k] for k in sorted(target_pods(state, [root]))]
         best = None
         for order_, others in _ranked_domains(state, root, movable_keys, prio, evict, goal):
-            found = _empty_domain(state, root, order_, others, goal, seed)
+            found = _empty_domain(state, root, order_, others, goal, seed, evict)
             if found is not None:
                 best = found
                 break
@@ -101,7 +102,7 @@ def baseline_plan(
             Move(pod=k, from_=state.pod_by_key[k].node_name, to=check.landed.get(k, ""))
             for k in move_order(state, moved)
         ]
-        evictions += gone
+        evictions += gone + [k for k in check.preempted if k not in gone]
         r1, r2 = check.results
         step1 = after_moves(state, moved, gone, chosen)
         state = bound(bound(step1, r1, uncordon=chosen), r2)
@@ -236,14 +237,18 @@ def _ranked_domains(state, root, movable, prio, evict, goal):
     return [(order, others) for _, _, order, others in out]
 
 
-def _empty_domain(state, root, order, others, goal, seed):
-    """Empty the domain's nodes one more at a time (in order) until the greedy check verifies."""
+def _empty_domain(state, root, order, others, goal, seed, evict):
+    """Empty the domain's nodes one more at a time (in order) until the greedy check verifies;
+    a node whose pods a PodDisruptionBudget would keep is skipped."""
     chosen: list[str] = []
     moved: list[str] = []
     gone: list[str] = []
     bins = list(others)
     checks = 0
+    pods = state.pod_by_key
     for n, m, g in order:
+        if pdb_violations(state, [pods[k] for k in moved + gone + m + g]):
+            continue
         chosen.append(n.name)
         moved += m
         gone += g
@@ -256,7 +261,13 @@ def _empty_domain(state, root, order, others, goal, seed):
         checks += 1
         fenced = sorted(set(chosen) | used)  # the emptied nodes and the free room the target takes
         check = check_plan(
-            state, targets=[root], moved=moved, evicted=gone, cordoned=fenced, seed=seed
+            state,
+            targets=[root],
+            moved=moved,
+            evicted=gone,
+            cordoned=fenced,
+            seed=seed,
+            evict=evict,
         )
         if check.verified:
             return fenced, check, list(moved), list(gone)

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from gangplan.models.cluster import Cluster
+from gangplan.models.objective import pdb_violations
 from gangplan.models.result import Result
 from gangplan.solver.greedy import solve_greedy
 from gangplan.solver.room.mark import after_moves, bound
@@ -36,7 +37,9 @@ class Check:
     preempted: list[str] = field(default_factory=list)
     """Pods kube-scheduler's own preemption evicted during the replay (not in the plan)."""
     violations: list[str] = field(default_factory=list)
-    """Validator findings on the replay's Results (a gangplan bug if any)."""
+    """Why the plan does not work beyond the targets and moved pods: evictions the Eviction API
+    refuses, preemptions not allowed, and validator findings on the replay's Results (a gangplan
+    bug if any)."""
     results: tuple[Result, Result] | None = None
 
 
@@ -78,9 +81,15 @@ def check_plan(
     cordoned: Iterable[str],
     seed: int = 0,
     tie_break: str = "first",
+    evict: bool = False,
 ) -> Check:
-    """Run the plan's steps with the greedy engine (see the module docstring)."""
+    """Run the plan's steps with the greedy engine (see the module docstring). The plan fails
+    when the Eviction API would refuse one of its evictions (a PodDisruptionBudget's
+    ``disruptionsAllowed``), and, unless ``evict`` lets lower-priority work stop, when
+    kube-scheduler's own preemption evicts anything on the way."""
     targets, moved, cordoned = sorted(set(targets)), sorted(set(moved)), sorted(set(cordoned))
+    evicted = sorted(set(evicted))
+    refused = pdb_violations(cluster, [cluster.pod_by_key[k] for k in moved + evicted])
     step1 = after_moves(cluster, moved, evicted, cordoned)
     r1 = solve_greedy(step1, seed=seed, tie_break=tie_break)
     violations = [f"step 1: {v}" for v in validate(step1, r1)]
@@ -91,6 +100,14 @@ def check_plan(
     admitted = admitted_roots(step1, [r1, r2], targets)
     preempted = sorted(set(r1.victims) | set(r2.victims))
     moved_pending = [k for k in moved if k not in landed or k in preempted]
+    if refused:
+        violations.append(
+            f"the Eviction API refuses {refused} of the evictions: a PodDisruptionBudget's disruptionsAllowed"
+        )
+    if preempted and not evict:
+        violations.append(
+            f"kube-scheduler preempts {len(preempted)} pod(s) on the way, which only --evict allows"
+        )
     ok = set(admitted) == set(targets) and not moved_pending and not violations
     return Check(
         verified=ok,
