@@ -16,129 +16,148 @@ from gangplan.cli_options import out_option
 from gangplan.io.errors import SnapshotError
 from gangplan.models import defaults as D
 
+# ---- the flags of replay ----------------------------------------------------------------------
+TraceArg = Annotated[
+    Path,
+    typer.Argument(
+        help="The jobs: an openb pod CSV, the Philly job CSV, or gangplan's jobs.csv (X.csv falls back to X.csv.xz)."
+    ),
+]
+NodesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--nodes",
+        help="The cluster: an openb node CSV, a snapshot (its nodes and bound pods), or 'unlimited' (one 8-GPU node per worker).",
+    ),
+]
+ModeOpt = Annotated[
+    str,
+    typer.Option(
+        "--mode",
+        help="fill (the FGD paper's experiment: one attempt each, nothing leaves) or timed (a discrete-event clock).",
+    ),
+]
+PolicyOpt = Annotated[
+    str,
+    typer.Option(
+        "--policy",
+        help="Comma-separated: default, mostallocated, bestfit, fgd, random, packing, dotprod, clustering; shadow (timed: the default greedy plus a per-epoch exact solve on its state, running pods fixed: the regret); optimal (timed: the per-epoch exact optimum starts the jobs of its own run); or a KubeSchedulerConfiguration file (named by its stem).",
+    ),
+]
+SeedsOpt = Annotated[str, typer.Option("--seeds", help="A..B, N or N,M,...")]
+OutDirOpt = Annotated[
+    Path | None,
+    out_option("Write summary.json, timeseries.csv and jobs.csv here.", short=False),
+]
+ArrivalScaleOpt = Annotated[
+    float,
+    typer.Option(
+        "--arrival-scale",
+        help="Timed mode: divide submit times by k (k > 1 compresses inter-arrival times).",
+    ),
+]
+VcOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--vc",
+        help="Philly: keep this VC's jobs and size the cluster from philly_vc.csv beside the trace (nodes x 8 GPUs).",
+    ),
+]
+IntervalOpt = Annotated[
+    float, typer.Option("--interval", help="Timed mode: seconds between timeseries.csv rows.")
+]
+EpochOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--epoch",
+        help="Shadow: solve at the first event instant with pending jobs in each S seconds; optimal: solve at the instants k*S after a change (default: every event instant with pending jobs).",
+    ),
+]
+ExactTimeLimitOpt = Annotated[
+    float,
+    typer.Option(
+        "--exact-time-limit",
+        help="Shadow / optimal: seconds per epoch's exact solve (one at the limit is a bound with its gap).",
+    ),
+]
+ExportEpochOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--export-epoch",
+        help="Shadow / optimal: write epoch N's state (running pods bound, pending jobs) to DIR/epoch-N.yaml, a snapshot for gangplan diff; needs --out.",
+    ),
+]
+BoundOpt = Annotated[
+    str,
+    typer.Option(
+        "--bound",
+        help="Fill mode's packing bound: lp (the aggregated LP, milliseconds, weak), patterns (column generation over node patterns, about a minute per arrived percent and seed on 1,213 nodes; try --bound-percents 100) or none.",
+    ),
+]
+BoundPercentsOpt = Annotated[
+    str,
+    typer.Option(
+        "--bound-percents",
+        help="Fill: the arrived percents (1..130, comma-separated) at which the packing bound is computed.",
+    ),
+]
+BoundWorkLimitOpt = Annotated[
+    float,
+    typer.Option(
+        "--bound-work-limit",
+        help="Fill with --bound patterns: CP-SAT deterministic seconds per bound's column generation (stopped there it is still a bound, with its gap).",
+    ),
+]
+MovableBoundOpt = Annotated[
+    bool,
+    typer.Option(
+        "--movable-bound",
+        help="Shadow / optimal: at each epoch also the bound with running pods movable (every running job still runs, anywhere): epochs.csv movable_* columns; one more solve per epoch.",
+    ),
+]
+ParquetOpt = Annotated[
+    bool,
+    typer.Option(
+        "--parquet",
+        help="Also write timeseries.parquet and jobs.parquet (and epochs.parquet) beside the CSVs; needs pyarrow: pip install 'gangplan[parquet]'.",
+    ),
+]
+ResumeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--resume",
+        help="Continue the killed replay in --out DIR: its finished runs (DIR/runs, each saved as it finishes) are read back, the rest run; exit 2 if they came from other inputs or flags.",
+    ),
+]
+GpuClassOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--gpu-class",
+        help="A --nodes snapshot with DRA GPUs: the DeviceClass whose ResourceSlice devices are the replay's GPUs (default: the one DeviceClass named like a GPU that selects devices).",
+    ),
+]
+
 
 def replay(
-    trace: Annotated[
-        Path,
-        typer.Argument(
-            help="The jobs: an openb pod CSV, the Philly job CSV, or gangplan's jobs.csv (X.csv falls back to X.csv.xz)."
-        ),
-    ],
-    nodes: Annotated[
-        str | None,
-        typer.Option(
-            "--nodes",
-            help="The cluster: an openb node CSV, a snapshot (its nodes and bound pods), or 'unlimited' (one 8-GPU node per worker).",
-        ),
-    ] = None,
-    mode: Annotated[
-        str,
-        typer.Option(
-            "--mode",
-            help="fill (the FGD paper's experiment: one attempt each, nothing leaves) or timed (a discrete-event clock).",
-        ),
-    ] = D.REPLAY_MODE,
-    policy: Annotated[
-        str,
-        typer.Option(
-            "--policy",
-            help="Comma-separated: default, mostallocated, bestfit, fgd, random, packing, dotprod, clustering; shadow (timed: the default greedy plus a per-epoch exact solve on its state, running pods fixed: the regret); optimal (timed: the per-epoch exact optimum starts the jobs of its own run); or a KubeSchedulerConfiguration file (named by its stem).",
-        ),
-    ] = ",".join(D.REPLAY_POLICIES),
-    seeds: Annotated[str, typer.Option("--seeds", help="A..B, N or N,M,...")] = ",".join(
-        map(str, D.REPLAY_SEEDS)
-    ),
-    out_dir: Annotated[
-        Path | None,
-        out_option("Write summary.json, timeseries.csv and jobs.csv here.", short=False),
-    ] = None,
-    arrival_scale: Annotated[
-        float,
-        typer.Option(
-            "--arrival-scale",
-            help="Timed mode: divide submit times by k (k > 1 compresses inter-arrival times).",
-        ),
-    ] = D.ARRIVAL_SCALE,
-    vc: Annotated[
-        str | None,
-        typer.Option(
-            "--vc",
-            help="Philly: keep this VC's jobs and size the cluster from philly_vc.csv beside the trace (nodes x 8 GPUs).",
-        ),
-    ] = None,
-    interval: Annotated[
-        float, typer.Option("--interval", help="Timed mode: seconds between timeseries.csv rows.")
-    ] = D.TIMESERIES_INTERVAL,
-    epoch: Annotated[
-        float | None,
-        typer.Option(
-            "--epoch",
-            help="Shadow: solve at the first event instant with pending jobs in each S seconds; optimal: solve at the instants k*S after a change (default: every event instant with pending jobs).",
-        ),
-    ] = None,
-    exact_time_limit: Annotated[
-        float,
-        typer.Option(
-            "--exact-time-limit",
-            help="Shadow / optimal: seconds per epoch's exact solve (one at the limit is a bound with its gap).",
-        ),
-    ] = D.EPOCH_TIME_LIMIT,
-    export_epoch: Annotated[
-        int | None,
-        typer.Option(
-            "--export-epoch",
-            help="Shadow / optimal: write epoch N's state (running pods bound, pending jobs) to DIR/epoch-N.yaml, a snapshot for gangplan diff; needs --out.",
-        ),
-    ] = None,
-    bound: Annotated[
-        str,
-        typer.Option(
-            "--bound",
-            help="Fill mode's packing bound: lp (the aggregated LP, milliseconds, weak), patterns (column generation over node patterns, about a minute per arrived percent and seed on 1,213 nodes; try --bound-percents 100) or none.",
-        ),
-    ] = D.BOUND_METHOD,
-    bound_percents: Annotated[
-        str,
-        typer.Option(
-            "--bound-percents",
-            help="Fill: the arrived percents (1..130, comma-separated) at which the packing bound is computed.",
-        ),
-    ] = ",".join(map(str, D.BOUND_PERCENTS)),
-    bound_work_limit: Annotated[
-        float,
-        typer.Option(
-            "--bound-work-limit",
-            help="Fill with --bound patterns: CP-SAT deterministic seconds per bound's column generation (stopped there it is still a bound, with its gap).",
-        ),
-    ] = D.BOUND_WORK_LIMIT,
-    movable: Annotated[
-        bool,
-        typer.Option(
-            "--movable-bound",
-            help="Shadow / optimal: at each epoch also the bound with running pods movable (every running job still runs, anywhere): epochs.csv movable_* columns; one more solve per epoch.",
-        ),
-    ] = False,
-    parquet: Annotated[
-        bool,
-        typer.Option(
-            "--parquet",
-            help="Also write timeseries.parquet and jobs.parquet (and epochs.parquet) beside the CSVs; needs pyarrow: pip install 'gangplan[parquet]'.",
-        ),
-    ] = False,
-    resume: Annotated[
-        bool,
-        typer.Option(
-            "--resume",
-            help="Continue the killed replay in --out DIR: its finished runs (DIR/runs, each saved as it finishes) are read back, the rest run; exit 2 if they came from other inputs or flags.",
-        ),
-    ] = False,
-    gpu_class: Annotated[
-        str | None,
-        typer.Option(
-            "--gpu-class",
-            help="A --nodes snapshot with DRA GPUs: the DeviceClass whose ResourceSlice devices are the replay's GPUs (default: the one DeviceClass named like a GPU that selects devices).",
-        ),
-    ] = None,
+    trace: TraceArg,
+    nodes: NodesOpt = None,
+    mode: ModeOpt = D.REPLAY_MODE,
+    policy: PolicyOpt = ",".join(D.REPLAY_POLICIES),
+    seeds: SeedsOpt = ",".join(map(str, D.REPLAY_SEEDS)),
+    out_dir: OutDirOpt = None,
+    arrival_scale: ArrivalScaleOpt = D.ARRIVAL_SCALE,
+    vc: VcOpt = None,
+    interval: IntervalOpt = D.TIMESERIES_INTERVAL,
+    epoch: EpochOpt = None,
+    exact_time_limit: ExactTimeLimitOpt = D.EPOCH_TIME_LIMIT,
+    export_epoch: ExportEpochOpt = None,
+    bound: BoundOpt = D.BOUND_METHOD,
+    bound_percents: BoundPercentsOpt = ",".join(map(str, D.BOUND_PERCENTS)),
+    bound_work_limit: BoundWorkLimitOpt = D.BOUND_WORK_LIMIT,
+    movable: MovableBoundOpt = False,
+    parquet: ParquetOpt = False,
+    resume: ResumeOpt = False,
+    gpu_class: GpuClassOpt = None,
 ) -> None:
     """Replay a trace over time with the greedy engine's plugins: unallocated GPUs vs arrived (fill), queueing delay, JCT and idle GPU-hours (timed)."""
     from gangplan.models.options import ReplayOptions
@@ -239,6 +258,19 @@ def _print_summary(s, *, seeds: str, out_dir: Path | None, parquet: bool) -> Non
             out.print(
                 f"  {name}: mean queueing delay {p.queueing_delay_mean or 0:.1f} s, mean JCT {p.jct_mean or 0:.1f} s, makespan {p.makespan_mean or 0:.0f} s, idle GPU-hours {p.idle_gpu_hours_mean or 0:.1f}"
             )
+    _print_runs(s)
+    if out_dir is not None:
+        extra = ", epochs.csv" if any(r.epochs is not None for r in s.runs) else ""
+        pq = (
+            (", timeseries.parquet, jobs.parquet" + (", epochs.parquet" if extra else ""))
+            if parquet
+            else ""
+        )
+        out.print(f"wrote {out_dir}/summary.json, timeseries.csv, jobs.csv{extra}, report.html{pq}")
+
+
+def _print_runs(s) -> None:
+    """Per run: its preemptions, and the regret of its exact epochs."""
     for r in s.runs:
         if r.preemptions:
             out.print(
@@ -256,14 +288,6 @@ def _print_summary(s, *, seeds: str, out_dir: Path | None, parquet: bool) -> Non
                 )
             if r.exported_epoch:
                 out.print(f"  wrote {r.exported_epoch}")
-    if out_dir is not None:
-        extra = ", epochs.csv" if any(r.epochs is not None for r in s.runs) else ""
-        pq = (
-            (", timeseries.parquet, jobs.parquet" + (", epochs.parquet" if extra else ""))
-            if parquet
-            else ""
-        )
-        out.print(f"wrote {out_dir}/summary.json, timeseries.csv, jobs.csv{extra}, report.html{pq}")
 
 
 def _replay_interruptible(run, out_dir: Path | None):
