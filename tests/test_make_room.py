@@ -326,3 +326,51 @@ def test_the_check_refuses_evictions_a_pdb_forbids() -> None:
         cluster, targets=["default/train"], moved=["default/db-0"], evicted=[], cordoned=["n0"]
     )
     assert not check.verified and "PodDisruptionBudget" in check.violations[0]
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    nodes=st.integers(2, 4),
+    gang_pods=st.integers(1, 2),
+)
+def test_the_cost_floor_never_cuts_the_optimum(seed, nodes, gang_pods) -> None:
+    """The floor (solver/exact/room.py) only speeds up the proof: with it and without it the
+    proven optimal cost is the same, on random clusters with all-mode gangs and single pods."""
+    import random
+
+    import gangplan.solver.exact.room as room_family
+
+    rng = random.Random(seed)
+    objs = [_node(i) for i in range(nodes + 1)]
+    free = {f"n{i}": 8 for i in range(nodes + 1)}
+    for g in range(nodes):
+        pg = pod_group_object(f"ray-{g}", min_count=2)
+        if rng.random() < 0.5:
+            pg["spec"]["disruptionMode"] = {"all": {}}
+        objs.append(pg)
+        for k in range(2):
+            node = rng.choice([n for n, f in free.items() if f >= 2])
+            free[node] -= 2
+            objs.append(
+                pod_object(
+                    f"ray-{g}-{k}",
+                    requests={"cpu": "1", GPU: 2},
+                    node_name=node,
+                    group=f"ray-{g}",
+                    owner=("Job", f"ray-{g}"),
+                )
+            )
+    for k in range(rng.randint(0, 4)):
+        node = rng.choice([n for n, f in free.items() if f >= 1])
+        free[node] -= 1
+        objs.append(_running(f"web-{k}", node))
+    objs += _gang("train", gang_pods, 8)
+    cluster = to_cluster(objs)
+    with_floor = make_room(cluster, ["train"], add_nodes=False, time_limit=5)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(room_family, "_cost_floor", lambda *a, **k: None)
+        without = make_room(cluster, ["train"], add_nodes=False, time_limit=5)
+    assert with_floor.proven and without.proven
+    assert with_floor.optimal.found == without.optimal.found
+    assert with_floor.optimal.cost.total == without.optimal.cost.total

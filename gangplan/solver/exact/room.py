@@ -343,6 +343,56 @@ def _hosting_cost(em, n: int, movable, orig, g: np.ndarray, j: int, w) -> int | 
     return min(w.moves, w.evictions) * count + w.gpus * gpus
 
 
+MAX_SUBSET_PODS = 12
+"""Movable pods on a node up to which :func:`_single_hosting_cost` enumerates their subsets."""
+
+
+def _single_hosting_cost(em, n: int, movable, orig, g: np.ndarray, w) -> int | None:
+    """The least cost of making room for one target pod of request ``g`` on node ``n``, groups
+    counted: the cheapest subset of its movable pods whose removal frees the deficit, a pod of a
+    ``disruptionMode: all`` group bringing its whole group (every pod moved, wherever it runs),
+    every group touched counted once. Enumerated when the node holds at most
+    :data:`MAX_SUBSET_PODS` movable pods, else None (the caller falls back to
+    :func:`_hosting_cost`)."""
+    inst = em.inst
+    tree = inst.cluster.groups
+    pods = [c for c in movable for _ in range(orig[c][n])]
+    if len(pods) > MAX_SUBSET_PODS:
+        return None
+    used = sum((em.req[c] for c in pods), np.zeros_like(g))
+    deficit = used - (inst.free[n] - g)
+    if not (deficit > 0).any():
+        return 0
+    by_root: dict[str, list[int]] = {}
+    for c in movable:
+        if inst.classes[c].entity is not None:
+            by_root.setdefault(inst.classes[c].entity, []).append(c)
+    gi = inst.resources.index(GPU) if GPU in inst.resources else None
+    per_pod = min(w.moves, w.evictions)
+    best = None
+    for mask in range(1, 1 << len(pods)):
+        chosen = [pods[i] for i in range(len(pods)) if mask >> i & 1]
+        roots = {inst.classes[c].entity for c in chosen if inst.classes[c].entity is not None}
+        whole = {r for r in roots if tree.node(r).disruption_mode == "all"}
+        freed = sum((em.req[c] for c in pods if inst.classes[c].entity in whole), np.zeros_like(g))
+        freed = freed + sum(
+            (em.req[c] for c in chosen if inst.classes[c].entity not in whole), np.zeros_like(g)
+        )
+        if (freed < deficit).any():
+            continue
+        moved = [c for c in chosen if inst.classes[c].entity not in whole]
+        count = len(moved) + sum(inst.classes[c].size for r in whole for c in by_root[r])
+        gpus = sum(int(em.req[c][gi]) for c in moved) if gi is not None else 0
+        if gi is not None:
+            gpus += sum(
+                inst.classes[c].size * int(em.req[c][gi]) for r in whole for c in by_root[r]
+            )
+        cost = w.groups * len(roots) + per_pod * count + w.gpus * gpus
+        if best is None or cost < best:
+            best = cost
+    return best
+
+
 def _cost_floor(em, movable, targets, orig, w) -> tuple[str, int] | None:
     """(target root, a lower bound on the cost of any plan admitting it): the cheapest way to
     host its minCount pods, node by node (:func:`_hosting_cost`), within one domain of its
@@ -371,6 +421,11 @@ def _cost_floor(em, movable, targets, orig, w) -> tuple[str, int] | None:
         dp = [0.0] + [inf] * k  # dp[i]: cheapest hosting of i pods on the nodes seen so far
         for n in nodes:
             costs = [0]
+            if k == 1:  # one pod: the exact least cost of a node, groups counted, when small
+                single = _single_hosting_cost(em, n, movable, orig, em.req[t], w)
+                if single is not None:
+                    dp[1] = min(dp[1], single)
+                    continue
             for j in range(1, min(em.x_ub[t][n], k) + 1):
                 c = _hosting_cost(em, n, movable, orig, em.req[t], j, w)
                 if c is None:
