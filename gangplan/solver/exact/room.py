@@ -284,60 +284,67 @@ def _build(ctx: BuildContext) -> RoomTiers | None:
     return RoomTiers(tiers=tiers, parts=parts)
 
 
+def _fewest_to_free(em, here: list[tuple[int, int]], deficit: np.ndarray) -> int | None:
+    """The fewest movable pods (``here``: (class, count) on the node) whose removal frees
+    ``deficit`` of every resource: per resource the largest pods first (no fewer pods free as
+    much), the most over the resources; None when removing them all is not enough."""
+    need = 0
+    for r in np.nonzero(deficit > 0)[0].tolist():
+        freed, count = 0, 0
+        for c, k in sorted(here, key=lambda ck: -int(em.req[ck[0]][r])):
+            q = int(em.req[c][r])
+            if freed >= deficit[r] or q <= 0:
+                break
+            take = min(k, -(-(int(deficit[r]) - freed) // q))
+            freed, count = freed + take * q, count + take
+        if freed < deficit[r]:
+            return None
+        need = max(need, count)
+    return need
+
+
+def _used(em, here: list[tuple[int, int]], like: np.ndarray) -> np.ndarray:
+    out = np.zeros_like(like)
+    for c, k in here:
+        out = out + k * em.req[c]
+    return out
+
+
 def _hosting_cuts(em, movable, targets, orig, left, target_on) -> None:
     """A valid inequality that makes the LP relaxation see the moves a target costs: a node that
     hosts a target pod loses at least ``need[n]`` of its movable pods, the fewest whose removal
-    frees the smallest target request there (per resource, largest pods first: no fewer pods can
-    free as much; the most over the resources). Without it the relaxation spreads a target pod
-    fractionally over the free room of many nodes and bounds the cost at 0. Nodes with evictable
-    units are left out (evictions free room too)."""
+    frees the smallest target request there (:func:`_fewest_to_free`). Without it the relaxation
+    spreads a target pod fractionally over the free room of many nodes and bounds the cost at 0.
+    Nodes with evictable units are left out (evictions free room too)."""
     inst = em.inst
     evictable = set()
     for u in inst.units:
         evictable.update(u.usage)
+    lefts: dict[int, list] = {}
+    for c in movable:
+        for m, lv, _ in left[c]:
+            lefts.setdefault(m, []).append(lv)
     for n, b in target_on.items():
-        if n in evictable:
+        if n in evictable or n not in lefts:
             continue
-        wants = [em.req[t] for t in targets if n in em.x[t]]
-        g = np.min(np.stack(wants), axis=0)
-        pods = [(em.req[c], c) for c in movable for _ in range(orig[c][n])]
-        if not pods:
-            continue
-        used = np.sum(np.stack([r for r, _ in pods]), axis=0)
-        deficit = used - (inst.free[n] - g)
-        need = 0
-        for r in np.nonzero(deficit > 0)[0].tolist():
-            sizes = sorted((int(req[r]) for req, _ in pods), reverse=True)
-            freed, count = 0, 0
-            for q in sizes:
-                if freed >= deficit[r]:
-                    break
-                freed, count = freed + q, count + 1
-            need = max(need, count)
-        lefts = [lv for c in movable for m, lv, _ in left[c] if m == n]
-        if need and lefts:
-            em.model.add(cp_model.LinearExpr.sum(lefts) >= need * b)
+        here = [(c, orig[c][n]) for c in movable if orig[c][n]]
+        g = np.min(np.stack([em.req[t] for t in targets if n in em.x[t]]), axis=0)
+        need = _fewest_to_free(em, here, _used(em, here, g) - (inst.free[n] - g))
+        if need:
+            em.model.add(cp_model.LinearExpr.sum(lefts[n]) >= need * b)
 
 
 def _hosting_cost(em, n: int, movable, orig, g: np.ndarray, j: int, w) -> int | None:
     """A lower bound on what making room for ``j`` target pods of request ``g`` on node ``n``
-    costs: per resource, the fewest movable pods whose removal frees the deficit (largest first),
-    the most over the resources, at the cheaper of a move and an eviction, plus the GPUs of the
-    GPU deficit. None when even removing every movable pod leaves too little room."""
+    costs: the fewest movable pods whose removal frees the deficit (:func:`_fewest_to_free`), at
+    the cheaper of a move and an eviction, plus the GPUs of the GPU deficit. None when even
+    removing every movable pod leaves too little room."""
     inst = em.inst
-    pods = [em.req[c] for c in movable for _ in range(orig[c][n])]
-    used = np.sum(np.stack(pods), axis=0) if pods else np.zeros_like(g)
-    deficit = used - (inst.free[n] - j * g)
-    count = 0
-    for r in np.nonzero(deficit > 0)[0].tolist():
-        freed, k = 0, 0
-        for q in sorted((int(req[r]) for req in pods), reverse=True):
-            if freed >= deficit[r]:
-                break
-            freed, k = freed + q, k + 1
-        if freed < deficit[r]:
-            return None
-        count = max(count, k)
+    here = [(c, orig[c][n]) for c in movable if orig[c][n]]
+    deficit = _used(em, here, g) - (inst.free[n] - j * g)
+    count = _fewest_to_free(em, here, deficit)
+    if count is None:
+        return None
     gi = inst.resources.index(GPU) if GPU in inst.resources else None
     gpus = max(0, int(deficit[gi])) if gi is not None else 0
     return min(w.moves, w.evictions) * count + w.gpus * gpus
