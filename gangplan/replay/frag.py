@@ -19,7 +19,9 @@
   common GPU shapes can use in the state reached. With no typical GPU pod every idle milli is
   stranded.
 
-:class:`FragMeter` keeps the per-node values and recomputes only nodes whose state changed
+The per-node rule (fragment and stranded milli of one node state against the typical pods) is
+written once, :func:`gangplan.predicates.fragment.node_fragment`, which ``gangplan inspect``
+calls too. :class:`FragMeter` keeps the per-node values and recomputes only nodes whose state changed
 (``GpuDevices.version``), so a fill samples them after every job at the cost of one node.
 """
 
@@ -27,32 +29,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from gangplan.predicates.devices import share_fits
+from gangplan.predicates.fragment import node_fragment, shape_mix
 from gangplan.replay.gpushare import GpuDevices
 from gangplan.replay.policies import TypicalPod
 
 
 class FragMeter:
-    """Cluster fragmentation and stranded GPU milli of ``dev``'s state (module docstring)."""
+    """Cluster fragmentation and stranded GPU milli of ``dev``'s state (module docstring); the
+    per-node rule is :func:`gangplan.predicates.fragment.node_fragment`."""
 
     def __init__(self, dev: GpuDevices, typical: list[TypicalPod]) -> None:
         self.dev = dev
-        gpu_t = [t for t in typical if t.gpu > 0 and t.gpu_milli > 0]
-        total_freq = float(sum(t.freq for t in typical)) or 1.0
-        self.cpu_freq = (
-            sum(t.freq for t in typical if not (t.gpu > 0 and t.gpu_milli > 0)) / total_freq
-        )
-        self.milli = np.array([t.gpu_milli for t in gpu_t], dtype=np.int64)
-        self.num = np.array([t.gpu for t in gpu_t], dtype=np.int64)
-        self.cpu = np.array([t.cpu_milli for t in gpu_t], dtype=np.int64)
-        self.freq = np.array([t.freq for t in gpu_t], dtype=np.float64) / total_freq
-        values = dev.model_values
-        self.access = np.ones(
-            (len(gpu_t), len(values) + 1), dtype=bool
-        )  # last column: no model label
-        for k, t in enumerate(gpu_t):
-            if t.models:
-                self.access[k] = [v in t.models for v in values] + [False]
+        self.mix = shape_mix(typical, dev.model_values)
         n = dev.snap.n
         self.frag_node = np.zeros(n)
         self.stranded_node = np.zeros(n, dtype=np.int64)
@@ -60,28 +48,11 @@ class FragMeter:
 
     def _compute(self, idx: np.ndarray) -> None:
         dev = self.dev
-        free = dev.free[idx]
-        total = free.sum(axis=1)
-        cpu = dev.cpu_left(idx)
-        codes = dev.model_codes[idx]
-        if len(self.milli):
-            ge = share_fits(free[None, :, :], self.milli[:, None, None])  # typical x node x device
-            sat = (
-                (ge.sum(axis=2) >= self.num[:, None])
-                & (cpu[None, :] >= self.cpu[:, None])
-                & self.access[:, codes]
-            )
-            small = np.where(ge, 0, free[None, :, :]).sum(
-                axis=2
-            )  # milli on devices short of t's milli
-            per_t = np.where(sat, small, total[None, :])
-            frag = (self.freq[:, None] * per_t).sum(axis=0) + self.cpu_freq * total
-            any_fit = sat.any(axis=0)
-        else:
-            frag = self.cpu_freq * total.astype(np.float64)
-            any_fit = np.zeros(len(idx), dtype=bool)
+        frag, stranded = node_fragment(
+            self.mix, dev.free[idx], dev.cpu_left(idx), dev.model_codes[idx]
+        )
         self.frag_node[idx] = frag
-        self.stranded_node[idx] = np.where(any_fit, 0, total)
+        self.stranded_node[idx] = stranded
         self.seen[idx] = dev.version[idx]
 
     def sample(self) -> tuple[float, int, int]:
