@@ -165,14 +165,22 @@ def inspect(
     as_json: Annotated[bool, json_flag("Print the summary as JSON.")] = False,
     kube_version: KubeVersionOpt = None,
     strict: Strict = False,
+    fit: Annotated[
+        bool,
+        typer.Option(
+            "--fit",
+            help="Also run the greedy and exact engines for the largest gang of each pending gang "
+            "shape that fits now (a few seconds on 1,000 nodes).",
+        ),
+    ] = False,
 ) -> None:
-    """Summarise a snapshot: node shapes, resources, topology, pending groups, gated pods, and the
-    kube-scheduler version its Nodes' kubelets suggest."""
+    """Summarise a snapshot: node shapes, resources, topology, pending groups, gated pods, the
+    kube-scheduler version its Nodes' kubelets suggest, and how fragmented its GPUs are."""
     from gangplan.render import render_summary
     from gangplan.summary import inspect_json, inspect_summary
 
     cluster = load(snapshot, strict=strict, kube_version=_kv(kube_version))
-    record = inspect_summary(cluster)
+    record = inspect_summary(cluster, fit=fit)
     if as_json:
         sys.stdout.write(json.dumps(inspect_json(record), indent=2) + "\n")
     else:

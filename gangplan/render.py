@@ -16,6 +16,9 @@ from rich.text import Text
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.documents import (
+    Fragmentation,
+    FragmentationLevel,
+    GangShapeFit,
     InspectDocument,
     KubeVersionSummary,
     NodeShape,
@@ -81,6 +84,8 @@ def render_summary(console: Console, s: InspectDocument | dict[str, Any]) -> Non
     console.print(f"  single pending pods (no group): {s.single_pending_pods}")
     if s.gated:
         console.print(_gated_table(s.gated))
+    if s.fragmentation is not None:
+        _fragmentation(console, s.fragmentation)
 
 
 def _summary_head(console: Console, s: InspectDocument) -> None:
@@ -171,6 +176,131 @@ def _topology_table(topo: TopologySummary) -> Table:
         if hidden:
             cells += f"\n... (+{hidden})"
         t.add_row(lv.label, str(lv.domains), str(lv.nodes_without_label), cells)
+    return t
+
+
+DOMAINS_SHOWN = 6
+"""Domains per level ``inspect`` lists (the most free GPUs first); a line sums up the rest."""
+
+
+def _g(x: float) -> str:
+    """GPUs as a person reads them: whole numbers without decimals."""
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def _fragmentation(console: Console, f: Fragmentation) -> None:
+    """``inspect``'s "how fragmented is the cluster": the totals, the pending mix and the FGD
+    measure against it, GPUs per domain, the largest gang of each pending shape."""
+    console.print(
+        f"[bold]GPU fragmentation[/bold] ({GPU}): {f.gpus} allocatable, {f.free} free, "
+        f"{f.free_on_idle_nodes} of them on {f.idle_nodes} idle nodes (every GPU free)"
+    )
+    if f.mix:
+        shown, hidden = _cut(f.mix, 5)
+        parts = [
+            f"{m.pods} x {{cpu {m.cpu}, {m.gpus} GPU"
+            + (f" of {m.gpu_milli}m" if m.gpus and m.gpu_milli != 1000 else "")
+            + (f" {'/'.join(m.models)}" if m.models else "")
+            + f"}} ({100 * m.share:.3g} %)"
+            for m in shown
+        ]
+        console.print(
+            "  pending mix: " + ", ".join(parts) + (f", ... (+{hidden} shapes)" if hidden else ""),
+            markup=False,
+        )
+    if f.fgd is not None:
+        d = f.fgd
+        console.print(
+            f"  FGD against the mix: fragment {_g(d.fragment_gpus)} GPUs "
+            f"({d.fragmentation_rate:g} % of the {_g(d.idle_gpus)} idle, {d.fragment_share:g} % "
+            f"of all), stranded {_g(d.stranded_gpus)} GPUs"
+        )
+    else:
+        console.print("  FGD: no pending pod, no mix to measure against")
+    for lv in f.levels:
+        console.print(_domains_table(lv))
+    if f.gangs:
+        console.print(_gangs_table(f))
+
+
+def _domains_table(lv: FragmentationLevel) -> Table:
+    t = Table(
+        title=f"GPUs per {lv.label} ({len(lv.domains)} domains, most free first)",
+        title_justify="left",
+    )
+    t.add_column("domain", overflow="fold")
+    for col in ("nodes", "GPUs", "free", "free on idle nodes", "fragment", "stranded"):
+        t.add_column(col, justify="right")
+    shown, hidden = _cut(lv.domains, DOMAINS_SHOWN)
+    for d in shown:
+        t.add_row(
+            d.domain,
+            str(d.nodes),
+            str(d.gpus),
+            str(d.free),
+            f"{d.free_on_idle_nodes} ({d.idle_nodes} nodes)",
+            _or_dash(None if d.fragment_gpus is None else _g(d.fragment_gpus)),
+            _or_dash(None if d.stranded_gpus is None else _g(d.stranded_gpus)),
+        )
+    if hidden:
+        rest = lv.domains[len(shown) :]
+        free = sorted(d.free for d in rest)
+        t.add_row(
+            f"... {hidden} more",
+            str(sum(d.nodes for d in rest)),
+            str(sum(d.gpus for d in rest)),
+            f"{free[0]}..{free[-1]}",
+            f"{sum(d.free_on_idle_nodes for d in rest)} ({sum(d.idle_nodes for d in rest)} nodes)",
+            _sum_or_dash([d.fragment_gpus for d in rest]),
+            _sum_or_dash([d.stranded_gpus for d in rest]),
+        )
+    if lv.nodes_without_label:
+        t.add_row(f"(no label: {lv.nodes_without_label} nodes)", "", "", "", "", "", "")
+    return t
+
+
+def _sum_or_dash(values: list[float | None]) -> str:
+    return "-" if any(v is None for v in values) else _g(round(sum(values), 3))  # type: ignore[arg-type]
+
+
+def _fits(g: GangShapeFit, fit: bool) -> str:
+    """Whether a gang of the shape fits now, by what is known."""
+    if g.bound < g.pods:
+        return "no"
+    if not fit or g.note or g.greedy is None or g.exact is None:
+        return "?"
+    if g.greedy >= g.pods:
+        return "yes"
+    if g.exact >= g.pods:
+        return "optimum only"
+    return "no" if g.proven else "not found"
+
+
+def _gangs_table(f: Fragmentation) -> Table:
+    title = "Largest gang of each pending shape that fits now" + (
+        "" if f.fit else " (bound: resources alone; --fit runs the engines)"
+    )
+    t = Table(title=title, title_justify="left")
+    t.add_column("gang", overflow="fold")
+    t.add_column("topology", overflow="fold")
+    t.add_column("groups", justify="right")
+    t.add_column("bound", justify="right")
+    if f.fit:
+        t.add_column("greedy", justify="right")
+        t.add_column("exact", justify="right")
+    t.add_column("fits")
+    for g in f.gangs:
+        req = ", ".join(f"{k}: {v}" for k, v in g.request.items() if k in ("cpu", GPU))
+        row = [f"{g.pods} x {{{req}}}", g.topology_key or "-", str(len(g.groups)), str(g.bound)]
+        if f.fit:
+            if g.note:
+                row += [g.note, ""]
+            else:
+                row += [
+                    _or_dash(g.greedy),
+                    _or_dash(g.exact) + (" proven" if g.proven else " (not proven)"),
+                ]
+        t.add_row(*row, _fits(g, f.fit))
     return t
 
 

@@ -55,6 +55,7 @@ JSON_KEYS = (
     "gated",
     "profile",
     "kubeVersion",
+    "fragmentation",
 )
 """The top-level keys of ``inspect --json`` in the order the command prints them."""
 
@@ -197,8 +198,12 @@ def _kube_version(cluster: Cluster) -> KubeVersionSummary:
     )
 
 
-def inspect_summary(cluster: Cluster) -> InspectDocument:
-    """What ``gangplan inspect`` shows of ``cluster``, as one typed record."""
+def inspect_summary(cluster: Cluster, *, fit: bool = False) -> InspectDocument:
+    """What ``gangplan inspect`` shows of ``cluster``, as one typed record; ``fit`` (``inspect
+    --fit``) runs the engines for the largest gang of each pending gang shape
+    (:func:`gangplan.fragmentation.fragmentation`)."""
+    from gangplan.fragmentation import fragmentation
+
     return InspectDocument(
         sources=list(cluster.sources),
         counts=_counts(cluster),
@@ -213,6 +218,7 @@ def inspect_summary(cluster: Cluster) -> InspectDocument:
         gated=dict(sorted(cluster.gated.items())),
         profile=_profile(cluster),
         kube_version=_kube_version(cluster),
+        fragmentation=fragmentation(cluster, fit=fit),
     )
 
 

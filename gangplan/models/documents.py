@@ -587,6 +587,103 @@ class KubeVersionSummary(_Doc):
     """What of the snapshot the reproduced release does not serve."""
 
 
+class DomainGpus(_Doc):
+    """One topology domain in ``inspect``'s fragmentation section (GPUs: whole ``nvidia.com/gpu``)."""
+
+    domain: str
+    """The domain id: its label values root to leaf joined by ``/`` (:mod:`gangplan.topology`)."""
+    nodes: int
+    gpus: int
+    """GPUs allocatable on its nodes."""
+    free: int
+    """GPUs no bound pod requests."""
+    idle_nodes: int
+    """Its nodes with GPUs, every one free."""
+    free_on_idle_nodes: int
+    """The free GPUs on those nodes."""
+    fragment_gpus: float | None = None
+    """FGD fragment of its nodes against the pending mix (``None``: no pending pod)."""
+    stranded_gpus: float | None = None
+    """Free GPUs of its nodes that no GPU shape of the pending mix fits."""
+
+
+class FragmentationLevel(_Doc):
+    label: str
+    nodes_without_label: int
+    domains: list[DomainGpus]
+    """Every domain of the level, the most free GPUs first."""
+
+
+class PendingShape(_Doc):
+    """One shape of the pending pods (the FGD simulator's ``PodResource``) and how many have it."""
+
+    cpu: str
+    """The non-zero cpu request (100m when none)."""
+    gpus: int
+    gpu_milli: int
+    """Milli of each GPU (1000: whole GPUs; 0 without GPU)."""
+    models: list[str] = Field(default_factory=list)
+    """GPU models the pods accept (``nvidia.com/gpu.product``); empty: any."""
+    pods: int
+    share: float
+    """Its pods over every pending pod: the shape's frequency in the mix."""
+
+
+class FgdMeasure(_Doc):
+    """The FGD fragmentation of the cluster against the pending mix (hkust-adsl/
+    kubernetes-scheduler-simulator @29a1e4c ``pkg/utils/frag.go``, ``analysis.go``)."""
+
+    idle_gpus: float
+    fragment_gpus: float
+    """Expected idle GPUs the next pod drawn from the mix could not use, summed over nodes."""
+    fragmentation_rate: float
+    """100 x fragment / idle (the simulator's ``Frag ratio``)."""
+    fragment_share: float
+    """100 x fragment / allocatable GPUs."""
+    stranded_gpus: float
+    """Idle GPUs on nodes no GPU shape of the mix fits."""
+
+
+class GangShapeFit(_Doc):
+    """A pending gang shape and the largest gang of it that fits now."""
+
+    pods: int
+    """The gang's minCount."""
+    request: dict[str, str]
+    """Each pod's request."""
+    topology_key: str | None = None
+    groups: list[str]
+    """The pending gang PodGroups of this shape (the first one's pod is copied)."""
+    bound: int
+    """The most such pods one domain of the key holds by free allocatable alone."""
+    cap: int | None = None
+    """With ``--fit``: the trial gang's size (``bound`` capped)."""
+    greedy: int | None = None
+    """With ``--fit``: the largest gang (minCount = pods) kube-scheduler admits now."""
+    exact: int | None = None
+    """With ``--fit``: the exact engine's most pods of one gang in one domain."""
+    proven: bool | None = None
+    """With ``--fit``: ``exact`` is proven the maximum."""
+    note: str | None = None
+    """Why the engines did not run for this shape."""
+
+
+class Fragmentation(_Doc):
+    """``inspect``'s "how fragmented is the cluster" (:mod:`gangplan.fragmentation`)."""
+
+    gpus: int
+    free: int
+    idle_nodes: int
+    free_on_idle_nodes: int
+    levels: list[FragmentationLevel]
+    mix: list[PendingShape]
+    fgd: FgdMeasure | None = None
+    """``None`` when no pod is pending."""
+    gangs: list[GangShapeFit]
+    fit: bool
+    """Whether the engines ran (``inspect --fit``)."""
+
+
 class InspectDocument(_Doc):
     """``gangplan inspect --json``."""
 
@@ -606,6 +703,9 @@ class InspectDocument(_Doc):
     """Foreign group APIs and workload controllers read as native groups, one line per kind."""
     kube_version: KubeVersionSummary | None = None
     """The kube-scheduler version a run would reproduce and the one the kubelets suggest."""
+    fragmentation: Fragmentation | None = None
+    """How fragmented the cluster is: free GPUs per domain, FGD fragmentation against the
+    pending mix, the largest gang of each pending shape that fits now."""
 
 
 class ViolationDocument(_Doc):
