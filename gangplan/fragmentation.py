@@ -36,7 +36,9 @@ pod held back and nothing preempted (the idea of ``make-room --copies``,
 :func:`gangplan.solver.room.grow.copies_that_fit`):
 
 * ``bound``: an upper bound from resources alone (per node the pods its free allocatable holds,
-  summed per domain of the key, the best domain; cordoned nodes hold none), always computed;
+  summed per domain of the key, the best domain; cordoned nodes hold none; an extended resource
+  a DRA DeviceClass serves, KEP-5004, bounds nothing on a node that does not list it), always
+  computed;
 * with ``inspect --fit`` (:func:`gang_fits`, ``fit=True``): ``exact``, the exact engine's most
   pods of one gang of ``min(bound, cap)`` pods with minCount 1 (``proven`` when optimal), and
   ``greedy``, the largest ``k`` by bisection for which kube-scheduler's cycle admits a gang of
@@ -330,14 +332,31 @@ def resource_bound(cluster: Cluster, pod: Pod, key: str | None) -> int:
         used[p.node_name][PODS] += 1  # type: ignore[index]
     req = {r: q for r, q in pod.requests.items() if q > 0}
     req[PODS] = 1
+    by_dra = _dra_extended(cluster)
     per_domain: Counter[str] = Counter()
     for nd in cluster.nodes:
         if nd.unschedulable or (key and key not in nd.labels):
             continue
         u = used.get(nd.name, Counter())
-        held = min(max(0, int(nd.allocatable.get(r, 0)) - u[r]) // q for r, q in req.items())
+        held = min(
+            max(0, int(nd.allocatable.get(r, 0)) - u[r]) // q
+            for r, q in req.items()
+            if r in nd.allocatable or r not in by_dra
+        )
         per_domain[nd.labels[key] if key else ""] += held
     return max(per_domain.values(), default=0)
+
+
+def _dra_extended(cluster: Cluster) -> set[str]:
+    """Extended resources a DRA driver may serve (KEP-5004: a DeviceClass's
+    ``extendedResourceName``); on a node that does not list them they bound nothing here."""
+    from gangplan.dra.model import EXTENDED_PREFIX
+
+    dra = cluster.dra
+    if dra is None:
+        return set()
+    names = {c.extended_resource_name for c in dra.classes.values() if c.extended_resource_name}
+    return names | {EXTENDED_PREFIX + c for c in dra.classes}
 
 
 def trial(cluster: Cluster, rep: Pod, group: PodGroup, pods: int, min_count: int) -> Cluster:

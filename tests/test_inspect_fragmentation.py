@@ -201,3 +201,21 @@ def test_inspect_and_the_replay_meter_agree_on_one_state(policy):
     # free GPUs per node after the fill: default [2, 5, 1, 1], fgd [0, 4, 1, 4]: a node with one
     # free GPU takes no 2- or 4-GPU pod and no A100 pod, so its GPU is stranded
     assert stranded == {"default": 2000, "fgd": 1000}[policy]
+
+
+def test_gpus_served_by_a_dra_driver_do_not_bound_the_gang():
+    """KEP-5004: the nodes list no nvidia.com/gpu, a DeviceClass serves it; the bound leaves it
+    out and the engines count the devices (solve admits ml/llm, 3 x 4 GPUs, and not ml/big,
+    2 x 8 GPUs: two 8-GPU nodes, one of them half used)."""
+    from pathlib import Path
+
+    from gangplan.io import load_snapshot
+
+    path = Path(__file__).parent.parent / "scenarios/showcase/h100-dra-extended-resource.yaml"
+    fits = gang_fits(load_snapshot(path), fit=True)
+    assert [(f.row.groups, f.row.pods, f.row.greedy, f.row.exact, f.row.proven) for f in fits] == [
+        (["ml/big"], 2, 1, 1, True),
+        (["ml/llm"], 3, 3, 3, True),
+    ]
+    assert all(f.row.bound >= f.row.exact for f in fits)
+    _check_runs(fits)
