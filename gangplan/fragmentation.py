@@ -322,14 +322,24 @@ def _shapes(cluster: Cluster) -> list[GangFit]:
     return out
 
 
-def resource_bound(cluster: Cluster, pod: Pod, key: str | None) -> int:
-    """The most pods like ``pod`` that one domain of ``key`` (the whole cluster without a key)
-    could hold by free allocatable alone: per schedulable node ``min_r free_r // request_r``
-    (``pods`` counted), summed per domain, the best domain."""
+def used_by_node(cluster: Cluster) -> dict[str, Counter[str]]:
+    """What the bound pods request on each node, the ``pods`` count included."""
     used: dict[str, Counter[str]] = defaultdict(Counter)
     for p in cluster.bound_pods:
         used[p.node_name].update(p.requests)  # type: ignore[index]
         used[p.node_name][PODS] += 1  # type: ignore[index]
+    return used
+
+
+def resource_bound(
+    cluster: Cluster, pod: Pod, key: str | None, used: dict[str, Counter[str]] | None = None
+) -> int:
+    """The most pods like ``pod`` that one domain of ``key`` (the whole cluster without a key)
+    could hold by free allocatable alone: per schedulable node ``min_r free_r // request_r``
+    (``pods`` counted), summed per domain, the best domain. ``used``: :func:`used_by_node`,
+    when the caller has it."""
+    if used is None:
+        used = used_by_node(cluster)
     req = {r: q for r, q in pod.requests.items() if q > 0}
     req[PODS] = 1
     by_dra = _dra_extended(cluster)
@@ -444,9 +454,10 @@ def gang_fits(cluster: Cluster, *, fit: bool = False, seed: int = 0) -> list[Gan
     kinds: dict[tuple, list[GangFit]] = defaultdict(list)
     for f in shapes:
         kinds[f.kind].append(f)
+    used = used_by_node(cluster) if shapes else {}
     for k, same in enumerate(kinds.values()):
         first = same[0]
-        bound = resource_bound(cluster, first.rep, first.group.topology_key)
+        bound = resource_bound(cluster, first.rep, first.group.topology_key, used)
         for f in same:
             f.row.bound = bound
         if not fit:
@@ -476,4 +487,5 @@ __all__ = [
     "pending_mix",
     "resource_bound",
     "trial",
+    "used_by_node",
 ]
