@@ -109,140 +109,94 @@ def _suite(directory: Path, *, as_json: bool, **options) -> None:
         raise typer.Exit(EXIT_VIOLATIONS)
 
 
-def make_room(
-    snapshot: OptionalSnapshotArg = None,
-    groups: Annotated[
-        list[str] | None,
-        typer.Argument(
-            help="The pending groups to admit: PodGroup or CompositePodGroup (namespace/name, or a bare name "
-            "when unique), or a pending pod. Default: every pending group kube-scheduler leaves pending.",
-            show_default=False,
-        ),
-    ] = None,
-    evict: Annotated[
-        bool,
-        typer.Option(
-            "--evict",
-            help="Lower-priority running work may be stopped for good, as preemption would (default: only moves).",
-        ),
-    ] = False,
-    weight: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--weight",
-            help="A cost weight, NAME=VALUE (repeatable): groups (per running group disrupted, default 1000000), "
-            "moves (per pod moved, 10000), evictions (per pod evicted, 10000), gpus (per GPU interrupted, 1).",
-            show_default=False,
-        ),
-    ] = None,
-    like: Annotated[
-        str | None,
-        typer.Option(
-            "--like",
-            help="Nodes to add copy this node; default: the largest node classes of the snapshot.",
-        ),
-    ] = None,
-    add_nodes: Annotated[
-        bool,
-        typer.Option(
-            "--add-nodes/--no-add-nodes", help="Also count the fewest nodes to add instead."
-        ),
-    ] = True,
-    copies: Annotated[
-        int,
-        typer.Option(
-            "--copies",
-            help="Also count how many of this many copies of each target fit now.",
-            min=0,
-        ),
-    ] = 0,
-    suite: Annotated[
-        Path | None,
-        typer.Option(
-            "--suite",
-            help="Run every scenario of this directory instead (targets and options from their "
-            "gangplan.io/expect-room* and room-* annotations) and check the expectations; exit 1 when one is not met.",
-        ),
-    ] = None,
-    plan: Annotated[
-        Path | None,
-        typer.Option(
-            "--plan",
-            help="Write the plan: this file gets the Evictions, a script beside it (same stem, .sh) "
-            "cordons, evicts, waits for the moved pods and uncordons.",
-        ),
-    ] = None,
-    time_limit: TimeLimit = D.TIME_LIMIT,
-    wall_limit: WallLimit = None,
-    workers: Workers = D.WORKERS,
-    seed: Seed = D.SEED,
-    kube_version: KubeVersionOpt = None,
-    strict: Strict = False,
-    as_json: Annotated[
-        bool, json_flag("Print the plan document (gangplan schema make-room).")
-    ] = False,
-    output_arg: Annotated[
-        str, output_option("table, wide (every move), or json (same as --json).")
-    ] = Output.table.value,
-) -> None:
-    """What would it take to admit pending groups: the fewest moves of running pods (and, with
-    --evict, evictions), checked by kube-scheduler's own cycle, beside a greedy baseline; and the
-    fewest nodes to add.
+Groups = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="The pending groups to admit: PodGroup or CompositePodGroup (namespace/name, or a bare name "
+        "when unique), or a pending pod. Default: every pending group kube-scheduler leaves pending.",
+        show_default=False,
+    ),
+]
+Evict = Annotated[
+    bool,
+    typer.Option(
+        "--evict",
+        help="Lower-priority running work may be stopped for good, as preemption would (default: only moves).",
+    ),
+]
+Weight = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--weight",
+        help="A cost weight, NAME=VALUE (repeatable): groups (per running group disrupted, default 1000000), "
+        "moves (per pod moved, 10000), evictions (per pod evicted, 10000), gpus (per GPU interrupted, 1).",
+        show_default=False,
+    ),
+]
+Like = Annotated[
+    str | None,
+    typer.Option(
+        "--like",
+        help="Nodes to add copy this node; default: the largest node classes of the snapshot.",
+    ),
+]
+AddNodes = Annotated[
+    bool,
+    typer.Option("--add-nodes/--no-add-nodes", help="Also count the fewest nodes to add instead."),
+]
+Copies = Annotated[
+    int,
+    typer.Option(
+        "--copies", help="Also count how many of this many copies of each target fit now.", min=0
+    ),
+]
+Suite = Annotated[
+    Path | None,
+    typer.Option(
+        "--suite",
+        help="Run every scenario of this directory instead (targets and options from their "
+        "gangplan.io/expect-room* and room-* annotations) and check the expectations; exit 1 when one is not met.",
+    ),
+]
+Plan = Annotated[
+    Path | None,
+    typer.Option(
+        "--plan",
+        help="Write the plan: this file gets the Evictions, a script beside it (same stem, .sh) "
+        "cordons, evicts, waits for the moved pods and uncordons.",
+    ),
+]
+AsJson = Annotated[bool, json_flag("Print the plan document (gangplan schema make-room).")]
+OutputArg = Annotated[str, output_option("table, wide (every move), or json (same as --json).")]
 
-    Exit codes: 0 a plan that works (or nothing to do), 1 --suite: an expectation not met,
-    2 bad input, 3 no working plan."""
+
+def _solve(snapshot: Path, groups, *, strict: bool, like: str | None, weight, **options):
+    """Load the snapshot and run :func:`gangplan.api.make_room`; bad input is SnapshotError."""
     from gangplan import api
-    from gangplan.render_room import render_room
 
-    if suite is not None:
-        if snapshot is not None or groups:
-            raise bad_input(SnapshotError("<arguments>", "--suite DIR takes no SNAPSHOT or GROUP"))
-        _suite(
-            suite,
-            time_limit=time_limit,
-            wall_limit=wall_limit,
-            workers=workers,
-            seed=seed,
-            as_json=as_json or output_arg == Output.json.value,
-        )
-        return
-    if snapshot is None:
-        raise bad_input(SnapshotError("<arguments>", "give a SNAPSHOT (or --suite DIR)"))
-
-    if output_arg not in Output.__members__:
-        raise bad_input(
-            SnapshotError(
-                "<arguments>", f"-o/--output: {output_arg!r} is none of table, wide, json"
-            )
-        )
-    output = Output(output_arg)
-    as_json = as_json or output == Output.json
-    try:
-        weights = _weights(weight or [])
-        cluster = load(snapshot, strict=strict, warn=True, kube_version=kv(kube_version))
-        if like is not None and like not in cluster.node_index:
-            raise SnapshotError("<arguments>", f"--like {like!r}: no such node in the snapshot")
-        with spinner(not as_json) as sp:
-            sp.update("make-room")
+    weights = _weights(weight or [])
+    cluster = load(snapshot, strict=strict, warn=True, kube_version=options["kube_version"])
+    if like is not None and like not in cluster.node_index:
+        raise SnapshotError("<arguments>", f"--like {like!r}: no such node in the snapshot")
+    with spinner(not options.pop("quiet")) as sp:
+        sp.update("make-room")
+        try:
             doc = api.make_room(
                 cluster,
                 groups or None,
                 snapshot=source(snapshot),
-                evict=evict,
                 weights=weights,
                 like=like,
-                add_nodes=add_nodes,
-                copies=copies,
-                time_limit=time_limit,
-                wall_limit=wall_limit,
-                workers=workers,
-                seed=seed,
-                kube_version=kv(kube_version),
+                **options,
             )
-    except SnapshotError as e:
-        raise bad_input(e) from None
-    except ValueError as e:  # a target that is no pending group
-        raise bad_input(SnapshotError(source(snapshot), str(e))) from None
+        except ValueError as e:  # a target that is no pending group
+            raise SnapshotError(source(snapshot), str(e)) from None
+    return cluster, doc
+
+
+def _print(doc, cluster, *, plan: Path | None, output: Output) -> None:
+    from gangplan.render_room import render_room
+
     written = None
     if plan is not None and doc.optimal.found:
         from gangplan.io.room_plan import write_room_plan
@@ -250,17 +204,73 @@ def make_room(
         try:
             written = write_room_plan(doc, cluster, plan)
         except OSError as e:
-            raise bad_input(SnapshotError(str(plan), f"cannot write: {e.strerror or e}")) from None
-    if as_json:
+            raise SnapshotError(str(plan), f"cannot write: {e.strerror or e}") from None
+    if output == Output.json:
         json.dump(doc.model_dump(mode="json", by_alias=True), sys.stdout, indent=2)
         sys.stdout.write("\n")
-    else:
-        shown = console(output)
-        render_room(shown, doc, wide=output == Output.wide)
-        if written is not None:
-            shown.print(
-                f"plan: {written}; apply with: bash {written}", markup=False, soft_wrap=True
+        return
+    shown = console(output)
+    render_room(shown, doc, wide=output == Output.wide)
+    if written is not None:
+        shown.print(f"plan: {written}; apply with: bash {written}", markup=False, soft_wrap=True)
+
+
+def make_room(
+    snapshot: OptionalSnapshotArg = None,
+    groups: Groups = None,
+    evict: Evict = False,
+    weight: Weight = None,
+    like: Like = None,
+    add_nodes: AddNodes = True,
+    copies: Copies = 0,
+    suite: Suite = None,
+    plan: Plan = None,
+    time_limit: TimeLimit = D.TIME_LIMIT,
+    wall_limit: WallLimit = None,
+    workers: Workers = D.WORKERS,
+    seed: Seed = D.SEED,
+    kube_version: KubeVersionOpt = None,
+    strict: Strict = False,
+    as_json: AsJson = False,
+    output_arg: OutputArg = Output.table.value,
+) -> None:
+    """What would it take to admit pending groups: the fewest moves of running pods (and, with
+    --evict, evictions), checked by kube-scheduler's own cycle, beside a greedy baseline; and the
+    fewest nodes to add.
+
+    Exit codes: 0 a plan that works (or nothing to do), 1 --suite: an expectation not met,
+    2 bad input, 3 no working plan."""
+    engine = dict(time_limit=time_limit, wall_limit=wall_limit, workers=workers, seed=seed)
+    if output_arg not in Output.__members__:
+        raise bad_input(
+            SnapshotError(
+                "<arguments>", f"-o/--output: {output_arg!r} is none of table, wide, json"
             )
-    works = not doc.targets or doc.verified
-    if not works:
+        )
+    output = Output.json if as_json else Output(output_arg)
+    if suite is not None:
+        if snapshot is not None or groups:
+            raise bad_input(SnapshotError("<arguments>", "--suite DIR takes no SNAPSHOT or GROUP"))
+        _suite(suite, as_json=output == Output.json, **engine)
+        return
+    if snapshot is None:
+        raise bad_input(SnapshotError("<arguments>", "give a SNAPSHOT (or --suite DIR)"))
+    try:
+        cluster, doc = _solve(
+            snapshot,
+            groups,
+            strict=strict,
+            like=like,
+            weight=weight,
+            evict=evict,
+            add_nodes=add_nodes,
+            copies=copies,
+            kube_version=kv(kube_version),
+            quiet=output == Output.json,
+            **engine,
+        )
+        _print(doc, cluster, plan=plan, output=output)
+    except SnapshotError as e:
+        raise bad_input(e) from None
+    if doc.targets and not doc.verified:
         raise typer.Exit(EXIT_NO_PLAN)

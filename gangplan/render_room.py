@@ -49,11 +49,7 @@ def _cost_cells(plan: RoomPlan) -> list[str]:
     ]
 
 
-def render_room(console: Console, doc: RoomDocument, *, wide: bool = False) -> None:
-    console.print(Text(f"make-room: {', '.join(doc.targets) or '(no target)'}", style="bold"))
-    console.print(_verdict(doc))
-    if not doc.targets:
-        return
+def _table(console: Console, doc: RoomDocument) -> None:
     table = Table(show_edge=False, header_style="bold")
     for col in ("plan", "admitted", "groups hit", "moved", "evicted", "GPUs hit", "works"):
         table.add_column(col, justify="left" if col == "plan" else "right")
@@ -65,31 +61,44 @@ def render_room(console: Console, doc: RoomDocument, *, wide: bool = False) -> N
             f"not proven: a plan might cost as little as {doc.bound} (this one {doc.optimal.cost.total}); "
             "rerun with a larger --time-limit"
         )
-    plan = doc.optimal
-    if plan.found:
-        if plan.cordon:
-            console.print(f"cordon: {', '.join(plan.cordon)}")
-        moves = plan.moves if wide else plan.moves[:MAX_MOVES]
-        for m in moves:
-            landed = plan.check.landed.get(m.pod) if plan.check else None
-            where = m.to if landed in (None, m.to) else f"{m.to} (kube-scheduler: {landed})"
-            console.print(f"  move {m.pod}: {m.from_} -> {where}")
-        if len(plan.moves) > len(moves):
-            console.print(
-                f"  ... and {len(plan.moves) - len(moves)} more (--output wide, or --json)"
-            )
-        for key in plan.evictions:
-            console.print(f"  evict {key}")
-        check = plan.check
-        if check is not None and not check.verified:
-            if check.targets_pending:
-                console.print(f"check: still pending: {', '.join(check.targets_pending)}")
-            if check.moved_pending:
-                console.print(f"check: moved pods left pending: {', '.join(check.moved_pending)}")
-            for v in check.violations:
-                console.print(f"check: {v}")
-        if check is not None and check.preempted:
-            console.print(f"check: kube-scheduler also preempted {', '.join(check.preempted)}")
+
+
+def _steps(console: Console, plan: RoomPlan, wide: bool) -> None:
+    """The plan's cordons, moves (and where kube-scheduler re-created each) and evictions."""
+    if plan.cordon:
+        console.print(f"cordon: {', '.join(plan.cordon)}")
+    moves = plan.moves if wide else plan.moves[:MAX_MOVES]
+    landed = plan.check.landed if plan.check else {}
+    for m in moves:
+        at = landed.get(m.pod)
+        where = m.to if at in (None, m.to) else f"{m.to} (kube-scheduler: {at})"
+        console.print(f"  move {m.pod}: {m.from_} -> {where}")
+    if len(plan.moves) > len(moves):
+        console.print(f"  ... and {len(plan.moves) - len(moves)} more (--output wide, or --json)")
+    for key in plan.evictions:
+        console.print(f"  evict {key}")
+
+
+def _check(console: Console, plan: RoomPlan) -> None:
+    """Why the greedy replay did not follow the plan, and what kube-scheduler preempted."""
+    check = plan.check
+    if check is None:
+        return
+    lines = []
+    if not check.verified:
+        if check.targets_pending:
+            lines.append(f"still pending: {', '.join(check.targets_pending)}")
+        if check.moved_pending:
+            lines.append(f"moved pods left pending: {', '.join(check.moved_pending)}")
+        lines += check.violations
+    if check.preempted:
+        lines.append(f"kube-scheduler also preempted {', '.join(check.preempted)}")
+    for line in lines:
+        console.print(f"check: {line}")
+
+
+def _more(console: Console, doc: RoomDocument) -> None:
+    """What could not move, the nodes to add instead, and the notes."""
     for why, count in doc.not_movable.items():
         console.print(f"not movable: {count} pod(s): {why}")
     for n in doc.nodes_to_add:
@@ -101,3 +110,15 @@ def render_room(console: Console, doc: RoomDocument, *, wide: bool = False) -> N
         )
     for note in doc.notes:
         console.print(note)
+
+
+def render_room(console: Console, doc: RoomDocument, *, wide: bool = False) -> None:
+    console.print(Text(f"make-room: {', '.join(doc.targets) or '(no target)'}", style="bold"))
+    console.print(_verdict(doc))
+    if not doc.targets:
+        return
+    _table(console, doc)
+    if doc.optimal.found:
+        _steps(console, doc.optimal, wide)
+        _check(console, doc.optimal)
+    _more(console, doc)

@@ -74,9 +74,7 @@ def build_model(
     :class:`~gangplan.models.room.RoomSpec`)."""
     families = registry.FAMILIES if families is None else tuple(families)
     inst = build_instance(cluster, fixed=fixed, victims=victims, preemption=preemption)
-    outputs = Outputs()
-    for item in given:
-        outputs.put(item)
+    outputs = Outputs(given)
     caps = [c.size for c in inst.classes]
     per_node: set[int] = set()
     wanted_by: dict[int, set[str]] = {}

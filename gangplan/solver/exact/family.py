@@ -25,7 +25,7 @@ value against the solver's).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -40,8 +40,12 @@ T = TypeVar("T")
 class Outputs:
     """The families' typed outputs, one per type, in build order."""
 
-    def __init__(self) -> None:
+    def __init__(self, given: Iterable[object] = ()) -> None:
+        """``given``: typed inputs for the families, put first (the make-room objective's
+        :class:`~gangplan.models.room.RoomSpec`)."""
         self._items: dict[type, object] = {}
+        for item in given:
+            self.put(item)
 
     def put(self, item: object | None) -> None:
         if item is None:

@@ -71,75 +71,86 @@ class RoomTiers:
     parts: Callable[[Counts], dict[str, int]]
 
 
-def _build(ctx: BuildContext) -> RoomTiers | None:
-    if ctx.objective != MAKE_ROOM:
-        return None
-    spec = ctx.outputs.find(RoomSpec) or RoomSpec()
-    em, inst = ctx.em, ctx.em.inst
-    model, tree = em.model, inst.cluster.groups
-    movable, targets = movable_classes(inst), target_classes(inst)
-    node_of = inst.cluster.node_index
-    orig: dict[int, Counter] = {
-        c: Counter(node_of[p.annotations[MOVED_FROM]] for p in inst.classes[c].pods)
-        for c in movable
-    }
-    target_prios = {inst.classes[t].priority for t in targets}
-    floor = min(target_prios) if target_prios else None
+Lefts = list[tuple[int, "cp_model.LinearExprT", Callable[[Counts], int]]]
+"""Per movable class: (origin node, pods of the class that leave it, their value from counts)."""
 
-    # Nodes a target takes (cordoned while moved pods are re-created).
-    target_on: dict[int, cp_model.IntVar] = {}
-    landing = {n for c in movable for n in em.x[c]}
-    for n in sorted(landing):
-        xs = [(em.x[t][n], em.x_ub[t][n], t) for t in targets if n in em.x[t]]
-        if not xs:
-            continue
-        ts = tuple(t for _, _, t in xs)
-        b = em.new_aux(
-            0, 1, lambda cnt, n=n, ts=ts: int(any(cnt.per_class[t].get(n, 0) for t in ts))
-        )
-        for var, ub, _ in xs:
-            model.add(var <= ub * b)
-        target_on[n] = b
-        for c in movable:
-            var = em.x[c].get(n)
-            if var is not None:
-                ub = em.x_ub[c][n]
-                model.add(var <= orig[c][n] + ub - ub * b)
 
-    # Pods leaving their node, per movable class and origin.
-    left: dict[int, list[tuple[int, cp_model.LinearExprT, Callable[[Counts], int]]]] = {}
-    for c in movable:
-        out = []
-        for n, k in sorted(orig[c].items()):
-            var = em.x[c].get(n)
+class _Room:
+    """The make-room part of one model, built in steps (see the module docstring)."""
 
-            def value(cnt: Counts, c=c, n=n, k=k) -> int:
-                return max(0, k - cnt.per_class[c].get(n, 0))
+    def __init__(self, ctx: BuildContext, spec: RoomSpec) -> None:
+        self.ctx, self.spec, self.w = ctx, spec, spec.weights
+        self.em = em = ctx.em
+        self.inst = inst = em.inst
+        self.model, self.tree = em.model, inst.cluster.groups
+        self.movable, self.targets = movable_classes(inst), target_classes(inst)
+        node_of = inst.cluster.node_index
+        self.orig: dict[int, Counter] = {
+            c: Counter(node_of[p.annotations[MOVED_FROM]] for p in inst.classes[c].pods)
+            for c in self.movable
+        }
+        self.by_root: dict[str, list[int]] = {}
+        for c in self.movable:
+            root = inst.classes[c].entity
+            if root is not None:
+                self.by_root.setdefault(root, []).append(c)
+        self.target_on: dict[int, cp_model.IntVar] = {}
+        self.left: dict[int, Lefts] = {}
+        self.whole: dict[str, cp_model.IntVar] = {}
+        self.disrupted: list[tuple[cp_model.IntVar, Callable[[Counts], int]]] = []
+        units = inst.units
+        self.unit_gpus = [sum(int(p.requests.get(GPU, 0)) for p in u.pods) for u in units]
 
-            if var is None:
-                out.append((n, k, value))
+    # ---- constraints -------------------------------------------------------------------------
+    def cordon(self) -> None:
+        """``target_on[n]``, and no moved pod lands on a node a target takes."""
+        em, model, orig = self.em, self.model, self.orig
+        landing = {n for c in self.movable for n in em.x[c]}
+        for n in sorted(landing):
+            xs = [(em.x[t][n], em.x_ub[t][n], t) for t in self.targets if n in em.x[t]]
+            if not xs:
                 continue
-            lv = em.new_aux(0, k, value)
-            model.add(lv >= k - var)
-            out.append((n, lv, value))
-        left[c] = out
-        evictable = spec.evict and floor is not None and inst.classes[c].priority < floor
-        if not evictable:
-            model.add(em.placed[c] == inst.classes[c].size)
+            ts = tuple(t for _, _, t in xs)
+            b = em.new_aux(
+                0, 1, lambda cnt, n=n, ts=ts: int(any(cnt.per_class[t].get(n, 0) for t in ts))
+            )
+            for var, ub, _ in xs:
+                model.add(var <= ub * b)
+            self.target_on[n] = b
+            for c in self.movable:
+                var = em.x[c].get(n)
+                if var is not None:
+                    ub = em.x_ub[c][n]
+                    model.add(var <= orig[c][n] + ub - ub * b)
 
-    _hosting_cuts(em, movable, targets, orig, left, target_on)
+    def leaving(self) -> None:
+        """``left[c, n]``, and every moved pod placed unless it may be evicted."""
+        em, inst = self.em, self.inst
+        prios = {inst.classes[t].priority for t in self.targets}
+        lowest = min(prios) if prios else None
+        for c in self.movable:
+            out: Lefts = []
+            for n, k in sorted(self.orig[c].items()):
+                var = em.x[c].get(n)
 
-    # Groups: disruption mode ``all`` moves whole; any root losing a pod is disrupted.
-    by_root: dict[str, list[int]] = {}
-    for c in movable:
-        root = inst.classes[c].entity
-        if root is not None:
-            by_root.setdefault(root, []).append(c)
-    whole: dict[str, cp_model.IntVar] = {}
-    disrupted: list[tuple[cp_model.IntVar, Callable[[Counts], int]]] = []
-    for root, cs in sorted(by_root.items()):
+                def value(cnt: Counts, c=c, n=n, k=k) -> int:
+                    return max(0, k - cnt.per_class[c].get(n, 0))
 
-        def moved_value(cnt: Counts, cs=tuple(cs)) -> int:
+                if var is None:
+                    out.append((n, k, value))
+                    continue
+                lv = em.new_aux(0, k, value)
+                self.model.add(lv >= k - var)
+                out.append((n, lv, value))
+            self.left[c] = out
+            evictable = self.spec.evict and lowest is not None and inst.classes[c].priority < lowest
+            if not evictable:
+                self.model.add(em.placed[c] == inst.classes[c].size)
+
+    def _moved_value(self, cs: tuple[int, ...]) -> Callable[[Counts], int]:
+        orig = self.orig
+
+        def value(cnt: Counts) -> int:
             return int(
                 any(
                     cnt.per_class[c].get(n, 0) != orig[c][n]
@@ -148,140 +159,154 @@ def _build(ctx: BuildContext) -> RoomTiers | None:
                 )
             )
 
-        if tree.node(root).disruption_mode == "all":
-            g = em.new_aux(0, 1, moved_value)
+        return value
+
+    def groups(self) -> None:
+        """``disruptionMode: all`` groups move whole (``moved[g]``); a root losing a pod is
+        disrupted."""
+        em, model = self.em, self.model
+        for root, cs in sorted(self.by_root.items()):
+            if self.tree.node(root).disruption_mode == "all":
+                moved = self._moved_value(tuple(cs))
+                g = em.new_aux(0, 1, moved)
+                for c in cs:
+                    for n in set(self.orig[c]) | set(em.x[c]):
+                        k, var = self.orig[c][n], em.x[c].get(n)
+                        if var is None:
+                            if k:  # a pod that cannot stay: the group moves
+                                model.add(g == 1)
+                            continue
+                        model.add(var - k <= em.x_ub[c][n] * g)
+                        model.add(k - var <= k * g)
+                self.whole[root] = g
+                self.disrupted.append((g, moved))
+                continue
+
+            def any_left(cnt: Counts, cs=tuple(cs)) -> int:
+                return int(any(v(cnt) for c in cs for _, _, v in self.left[c]))
+
+            d = em.new_aux(0, 1, any_left)
             for c in cs:
-                for n in set(orig[c]) | set(em.x[c]):
-                    k, var = orig[c][n], em.x[c].get(n)
-                    if var is None:
-                        if k:  # a pod that cannot stay: the group moves
-                            model.add(g == 1)
-                        continue
-                    model.add(var - k <= em.x_ub[c][n] * g)
-                    model.add(k - var <= k * g)
-            whole[root] = g
-            disrupted.append((g, moved_value))
-            continue
+                for _, lv, _ in self.left[c]:
+                    model.add(lv <= self.inst.classes[c].size * d)
+            self.disrupted.append((d, any_left))
 
-        def any_left(cnt: Counts, cs=tuple(cs)) -> int:
-            return int(any(v(cnt) for c in cs for _, _, v in left[c]))
+    def pods_out(self, c: int) -> cp_model.LinearExprT:
+        """Pods of class ``c`` moved or evicted (all of them once their all-mode group moves)."""
+        root = self.inst.classes[c].entity
+        if root in self.whole:
+            return self.inst.classes[c].size * self.whole[root]
+        return cp_model.LinearExpr.sum([lv for _, lv, _ in self.left[c]])
 
-        d = em.new_aux(0, 1, any_left)
-        for c in cs:
-            for _, lv, _ in left[c]:
-                model.add(lv <= inst.classes[c].size * d)
-        disrupted.append((d, any_left))
+    def pods_out_value(self, cnt: Counts, c: int) -> int:
+        root = self.inst.classes[c].entity
+        if root in self.whole:
+            moved = self._moved_value(tuple(self.by_root[root]))(cnt)
+            return self.inst.classes[c].size * moved
+        return sum(v(cnt) for _, _, v in self.left[c])
 
-    def class_left(c: int) -> cp_model.LinearExprT:
-        return cp_model.LinearExpr.sum([lv for _, lv, _ in left[c]])
+    def budgets(self) -> None:
+        """PodDisruptionBudgets: leaving pods within ``status.disruptionsAllowed``."""
+        inst, em = self.inst, self.em
+        for pdb in inst.cluster.pdbs:
+            terms = [self.pods_out(c) for c in self.movable if pdb_counts(pdb, inst.classes[c].rep)]
+            terms += [
+                len([p for p in u.pods if pdb_counts(pdb, p)]) * em.evict[i]
+                for i, u in enumerate(inst.units)
+                if any(pdb_counts(pdb, p) for p in u.pods)
+            ]
+            if terms:
+                self.model.add(cp_model.LinearExpr.sum(terms) <= max(0, pdb.disruptions_allowed))
 
-    def class_left_value(cnt: Counts, c: int) -> int:
-        return sum(v(cnt) for _, _, v in left[c])
-
-    # Moved and evicted pods per class (an all-mode group's pods all count once it moves).
-    def evicted_expr(c: int) -> cp_model.LinearExprT:
-        return inst.classes[c].size - em.placed[c]
-
-    def pods_out_expr(c: int) -> cp_model.LinearExprT:
-        root = inst.classes[c].entity
-        if root in whole:
-            return inst.classes[c].size * whole[root]
-        return class_left(c)
-
-    def pods_out_value(cnt: Counts, c: int) -> int:
-        root = inst.classes[c].entity
-        if root in whole:
-            return inst.classes[c].size * int(
-                any(
-                    cnt.per_class[k].get(n, 0) != orig[k][n]
-                    for k in by_root[root]
-                    for n in set(orig[k]) | set(cnt.per_class[k])
-                )
-            )
-        return class_left_value(cnt, c)
-
-    units = inst.units
-    unit_gpus = [sum(int(p.requests.get(GPU, 0)) for p in u.pods) for u in units]
-    unit_groups = [
-        sorted({tree.root_of(p.group_key) for p in u.pods if p.group_key in tree}) for u in units
-    ]
-
-    # PodDisruptionBudgets: leaving pods within disruptionsAllowed.
-    for pdb in inst.cluster.pdbs:
-        terms = [pods_out_expr(c) for c in movable if pdb_counts(pdb, inst.classes[c].rep)]
-        terms += [
-            len([p for p in u.pods if pdb_counts(pdb, p)]) * em.evict[i]
-            for i, u in enumerate(units)
-            if any(pdb_counts(pdb, p) for p in u.pods)
+    def victim_groups(self) -> None:
+        """The roots of evicted victim units (preemption) count as disrupted too."""
+        tree, em = self.tree, self.em
+        unit_groups = [
+            sorted({tree.root_of(p.group_key) for p in u.pods if p.group_key in tree})
+            for u in self.inst.units
         ]
-        if terms:
-            model.add(cp_model.LinearExpr.sum(terms) <= max(0, pdb.disruptions_allowed))
+        for r in sorted({r for rs in unit_groups for r in rs} - set(self.by_root)):
+            idx = tuple(i for i, rs in enumerate(unit_groups) if r in rs)
 
-    # Victim units' groups count as disrupted too.
-    unit_root_vars: list[tuple[cp_model.IntVar, Callable[[Counts], int]]] = []
-    roots_of_units = sorted({r for rs in unit_groups for r in rs} - set(by_root))
-    for r in roots_of_units:
-        idx = tuple(i for i, rs in enumerate(unit_groups) if r in rs)
+            def hit(cnt: Counts, idx=idx) -> int:
+                return int(any(i in cnt.evicted for i in idx))
 
-        def hit(cnt: Counts, idx=idx) -> int:
-            return int(any(i in cnt.evicted for i in idx))
+            b = em.new_aux(0, 1, hit)
+            for i in idx:
+                self.model.add(b >= em.evict[i])
+            self.disrupted.append((b, hit))
 
-        b = em.new_aux(0, 1, hit)
-        for i in idx:
-            model.add(b >= em.evict[i])
-        unit_root_vars.append((b, hit))
-
-    w = spec.weights
-
-    def parts(cnt: Counts) -> dict[str, int]:
+    # ---- the cost ----------------------------------------------------------------------------
+    def parts(self, cnt: Counts) -> dict[str, int]:
+        """A placement's cost, per part (:meth:`gangplan.models.room.RoomWeights.cost`)."""
+        inst = self.inst
         moved = evicted = gpus = 0
-        for c in movable:
-            size = inst.classes[c].size
-            ev = size - cnt.total(c)
-            out = pods_out_value(cnt, c)
+        for c in self.movable:
+            ev = inst.classes[c].size - cnt.total(c)
+            out = self.pods_out_value(cnt, c)
             evicted += ev
             moved += max(0, out - ev)
             gpus += out * int(inst.classes[c].rep.requests.get(GPU, 0))
         for i in cnt.evicted:
-            evicted += len(units[i].pods)
-            gpus += unit_gpus[i]
-        groups = sum(f(cnt) for _, f in disrupted) + sum(f(cnt) for _, f in unit_root_vars)
+            evicted += len(inst.units[i].pods)
+            gpus += self.unit_gpus[i]
+        groups = sum(f(cnt) for _, f in self.disrupted)
         return {"groups": groups, "moves": moved, "evictions": evicted, "gpus": gpus}
 
-    cost_terms: list[cp_model.LinearExprT] = []
-    upper = 0
-    for c in movable:
-        size, g = inst.classes[c].size, int(inst.classes[c].rep.requests.get(GPU, 0))
-        out = pods_out_expr(c)
-        ev = evicted_expr(c)
-        # moved = out - evicted (an evicted pod leaves its node too)
-        cost_terms.append(w.moves * (out - ev) + w.evictions * ev + w.gpus * g * out)
-        upper += size * max(w.moves, w.evictions) + w.gpus * g * size
-    for i, u in enumerate(units):
-        cost_terms.append((w.evictions * len(u.pods) + w.gpus * unit_gpus[i]) * em.evict[i])
-        upper += w.evictions * len(u.pods) + w.gpus * unit_gpus[i]
-    for var, _ in disrupted + unit_root_vars:
-        cost_terms.append(w.groups * var)
-        upper += w.groups
-    cost = cp_model.LinearExpr.sum(cost_terms)
-    floor = _cost_floor(em, movable, targets, orig, w)
-    if floor is not None:
-        root, value = floor
-        admitted = ctx.outputs.get(Admission).roots.get(root)
-        if admitted is not None and not isinstance(admitted, int):
-            model.add(cost >= value * admitted)
+    def cost(self) -> tuple[cp_model.LinearExprT, int]:
+        """The weighted cost as a linear expression, and an upper bound of it."""
+        inst, em, w = self.inst, self.em, self.w
+        terms: list[cp_model.LinearExprT] = []
+        upper = 0
+        for c in self.movable:
+            size, g = inst.classes[c].size, int(inst.classes[c].rep.requests.get(GPU, 0))
+            out, ev = self.pods_out(c), size - em.placed[c]
+            # moved = out - evicted (an evicted pod leaves its node too)
+            terms.append(w.moves * (out - ev) + w.evictions * ev + w.gpus * g * out)
+            upper += size * max(w.moves, w.evictions) + w.gpus * g * size
+        for i, u in enumerate(inst.units):
+            terms.append((w.evictions * len(u.pods) + w.gpus * self.unit_gpus[i]) * em.evict[i])
+            upper += w.evictions * len(u.pods) + w.gpus * self.unit_gpus[i]
+        for var, _ in self.disrupted:
+            terms.append(w.groups * var)
+            upper += w.groups
+        return cp_model.LinearExpr.sum(terms), upper
 
-    tiers = _target_tiers(ctx, targets)
+    def floor(self, cost: cp_model.LinearExprT) -> None:
+        """``cost >= floor * admitted`` (:func:`_cost_floor`)."""
+        found = _cost_floor(self.em, self.movable, self.targets, self.orig, self.w)
+        if found is None:
+            return
+        root, value = found
+        admitted = self.ctx.outputs.get(Admission).roots.get(root)
+        if admitted is not None and not isinstance(admitted, int):
+            self.model.add(cost >= value * admitted)
+
+
+def _build(ctx: BuildContext) -> RoomTiers | None:
+    if ctx.objective != MAKE_ROOM:
+        return None
+    room = _Room(ctx, ctx.outputs.find(RoomSpec) or RoomSpec())
+    room.cordon()
+    room.leaving()
+    _hosting_cuts(room.em, room.movable, room.targets, room.orig, room.left, room.target_on)
+    room.groups()
+    room.budgets()
+    room.victim_groups()
+    cost, upper = room.cost()
+    room.floor(cost)
+    w = room.w
+    tiers = _target_tiers(ctx, room.targets)
     tiers.append(
         Tier(
             ROOM_COST,
             upper - cost,
-            lambda cnt: upper - w.cost(**parts(cnt)),
+            lambda cnt: upper - w.cost(**room.parts(cnt)),
             upper,
             cost=True,
         )
     )
-    return RoomTiers(tiers=tiers, parts=parts)
+    return RoomTiers(tiers=tiers, parts=room.parts)
 
 
 def _fewest_to_free(em, here: list[tuple[int, int]], deficit: np.ndarray) -> int | None:
@@ -354,58 +379,90 @@ MAX_SUBSET_PODS = 12
 """Movable pods on a node up to which :func:`_single_hosting_cost` enumerates their subsets."""
 
 
+def _subset_cost(em, pods, chosen, by_root, deficit, w) -> int | None:
+    """What moving ``chosen`` (classes of pods of one node, ``pods`` all of them) costs, a pod of
+    a ``disruptionMode: all`` group bringing its whole group; None when it frees too little."""
+    inst, tree = em.inst, em.inst.cluster.groups
+    roots = {inst.classes[c].entity for c in chosen if inst.classes[c].entity is not None}
+    whole = {r for r in roots if tree.node(r).disruption_mode == "all"}
+    freed = np.zeros_like(deficit)
+    for c in pods:
+        if inst.classes[c].entity in whole:
+            freed = freed + em.req[c]
+    moved = [c for c in chosen if inst.classes[c].entity not in whole]
+    for c in moved:
+        freed = freed + em.req[c]
+    if (freed < deficit).any():
+        return None
+    gi = inst.resources.index(GPU) if GPU in inst.resources else None
+    gpu = (lambda c: int(em.req[c][gi])) if gi is not None else (lambda c: 0)
+    everyone = [(c, inst.classes[c].size) for r in whole for c in by_root[r]]
+    count = len(moved) + sum(k for _, k in everyone)
+    gpus = sum(gpu(c) for c in moved) + sum(k * gpu(c) for c, k in everyone)
+    return w.groups * len(roots) + min(w.moves, w.evictions) * count + w.gpus * gpus
+
+
 def _single_hosting_cost(em, n: int, movable, orig, g: np.ndarray, w) -> int | None:
     """The least cost of making room for one target pod of request ``g`` on node ``n``, groups
-    counted: the cheapest subset of its movable pods whose removal frees the deficit, a pod of a
-    ``disruptionMode: all`` group bringing its whole group (every pod moved, wherever it runs),
-    every group touched counted once. Enumerated when the node holds at most
-    :data:`MAX_SUBSET_PODS` movable pods, else None (the caller falls back to
+    counted: the cheapest subset of its movable pods whose removal frees the deficit
+    (:func:`_subset_cost`), every group touched counted once. Enumerated when the node holds at
+    most :data:`MAX_SUBSET_PODS` movable pods, else None (the caller falls back to
     :func:`_hosting_cost`)."""
     inst = em.inst
-    tree = inst.cluster.groups
     pods = [c for c in movable for _ in range(orig[c][n])]
     if len(pods) > MAX_SUBSET_PODS:
         return None
-    used = sum((em.req[c] for c in pods), np.zeros_like(g))
-    deficit = used - (inst.free[n] - g)
+    deficit = sum((em.req[c] for c in pods), np.zeros_like(g)) - (inst.free[n] - g)
     if not (deficit > 0).any():
         return 0
     by_root: dict[str, list[int]] = {}
     for c in movable:
         if inst.classes[c].entity is not None:
             by_root.setdefault(inst.classes[c].entity, []).append(c)
-    gi = inst.resources.index(GPU) if GPU in inst.resources else None
-    per_pod = min(w.moves, w.evictions)
-    best = None
-    for mask in range(1, 1 << len(pods)):
-        chosen = [pods[i] for i in range(len(pods)) if mask >> i & 1]
-        roots = {inst.classes[c].entity for c in chosen if inst.classes[c].entity is not None}
-        whole = {r for r in roots if tree.node(r).disruption_mode == "all"}
-        freed = sum((em.req[c] for c in pods if inst.classes[c].entity in whole), np.zeros_like(g))
-        freed = freed + sum(
-            (em.req[c] for c in chosen if inst.classes[c].entity not in whole), np.zeros_like(g)
+    costs = (
+        _subset_cost(
+            em, pods, [pods[i] for i in range(len(pods)) if mask >> i & 1], by_root, deficit, w
         )
-        if (freed < deficit).any():
-            continue
-        moved = [c for c in chosen if inst.classes[c].entity not in whole]
-        count = len(moved) + sum(inst.classes[c].size for r in whole for c in by_root[r])
-        gpus = sum(int(em.req[c][gi]) for c in moved) if gi is not None else 0
-        if gi is not None:
-            gpus += sum(
-                inst.classes[c].size * int(em.req[c][gi]) for r in whole for c in by_root[r]
-            )
-        cost = w.groups * len(roots) + per_pod * count + w.gpus * gpus
-        if best is None or cost < best:
-            best = cost
-    return best
+        for mask in range(1, 1 << len(pods))
+    )
+    return min((c for c in costs if c is not None), default=None)
+
+
+def _node_costs(em, t: int, n: int, k: int, movable, orig, w) -> list[int]:
+    """``[0, cost of hosting 1 pod, 2 pods, ...]`` of target class ``t`` on node ``n`` (lower
+    bounds), up to ``k`` pods or as many as can fit."""
+    if k == 1:  # one pod: the exact least cost of the node, groups counted, when small
+        single = _single_hosting_cost(em, n, movable, orig, em.req[t], w)
+        if single is not None:
+            return [0, single]
+    costs = [0]
+    for j in range(1, min(em.x_ub[t][n], k) + 1):
+        c = _hosting_cost(em, n, movable, orig, em.req[t], j, w)
+        if c is None:
+            break
+        costs.append(c)
+    return costs
+
+
+def _knapsack(per_node: list[list[int]], k: int) -> float:
+    """The cheapest way to host ``k`` pods given each node's costs of hosting 0, 1, ... pods."""
+    dp = [0.0] + [float("inf")] * k  # dp[i]: cheapest hosting of i pods on the nodes seen so far
+    for costs in per_node:
+        new = list(dp)
+        for i in range(1, k + 1):
+            for j in range(1, min(len(costs) - 1, i) + 1):
+                new[i] = min(new[i], dp[i - j] + costs[j])
+        dp = new
+    return dp[k]
 
 
 def _cost_floor(em, movable, targets, orig, w) -> tuple[str, int] | None:
     """(target root, a lower bound on the cost of any plan admitting it): the cheapest way to
-    host its minCount pods, node by node (:func:`_hosting_cost`), within one domain of its
-    topology key (or anywhere), by a small knapsack over the nodes. Only for one target PodGroup
-    of one kind of pod with nothing else evictable: the cases where the search otherwise has to
-    prove the floor by enumeration (the relaxation spreads the target thinly over free room)."""
+    host its minCount pods, node by node (:func:`_node_costs`), within one domain of its
+    topology key (or anywhere), by a small knapsack over the nodes (:func:`_knapsack`). Only for
+    one target PodGroup of one kind of pod with nothing else evictable: the cases where the
+    search otherwise has to prove the floor by enumeration (the relaxation spreads the target
+    thinly over free room)."""
     inst = em.inst
     if len(targets) != 1 or inst.units:
         return None
@@ -422,33 +479,12 @@ def _cost_floor(em, movable, targets, orig, w) -> tuple[str, int] | None:
         d = int(ids[n]) if ids is not None else 0
         if d >= 0:
             by_domain.setdefault(d, []).append(n)
-    best = None
-    inf = float("inf")
-    for nodes in by_domain.values():
-        dp = [0.0] + [inf] * k  # dp[i]: cheapest hosting of i pods on the nodes seen so far
-        for n in nodes:
-            costs = [0]
-            if k == 1:  # one pod: the exact least cost of a node, groups counted, when small
-                single = _single_hosting_cost(em, n, movable, orig, em.req[t], w)
-                if single is not None:
-                    dp[1] = min(dp[1], single)
-                    continue
-            for j in range(1, min(em.x_ub[t][n], k) + 1):
-                c = _hosting_cost(em, n, movable, orig, em.req[t], j, w)
-                if c is None:
-                    break
-                costs.append(c)
-            new = list(dp)
-            for i in range(1, k + 1):
-                for j in range(1, min(len(costs) - 1, i) + 1):
-                    if dp[i - j] + costs[j] < new[i]:
-                        new[i] = dp[i - j] + costs[j]
-            dp = new
-        if dp[k] < inf and (best is None or dp[k] < best):
-            best = dp[k]
-    if best is None:
-        return None
-    return root, int(best)
+    floors = [
+        _knapsack([_node_costs(em, t, n, k, movable, orig, w) for n in nodes], k)
+        for nodes in by_domain.values()
+    ]
+    best = min(floors, default=float("inf"))
+    return None if best == float("inf") else (root, int(best))
 
 
 def _target_tiers(ctx: BuildContext, targets: list[int]) -> list[Tier]:

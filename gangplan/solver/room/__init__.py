@@ -121,14 +121,44 @@ def optimal_plan(
         workers=workers,
         seed=seed,
     )
+    moves, gone = decoded_moves(cluster, question, movable, result)
+    evictions = sorted(gone + list(result.victims))
+    goal = target_pods(question, roots)
+    cordon = sorted({o.node for k, o in result.pods.items() if k in goal and o.node})
+    admitted = admitted_roots(question, [result], roots)
+    found = result.status in (Status.OPTIMAL, Status.FEASIBLE) and set(admitted) == set(roots)
+    if not found:
+        return RoomPlan(found=False, targets_admitted=admitted), result
+    cost = plan_cost(cluster, [m.pod for m in moves], evictions, weights)
+    plan = RoomPlan(
+        found=True,
+        targets_admitted=admitted,
+        cordon=cordon,
+        moves=moves,
+        evictions=evictions,
+        cost=cost,
+    )
+    return plan, result
+
+
+def decoded_moves(
+    cluster: Cluster, question: Cluster, movable: list[Pod], result: Result
+) -> tuple[list[Move], list[str]]:
+    """The exact Result on the marked cluster as moves (in :func:`.mark.move_order`) and the
+    movable pods it leaves unplaced (evicted). The pods of a ``disruptionMode: all`` group that
+    moves are all moves, even those that land where they ran (the group is re-created whole)."""
     placed = {k: o.node for k, o in result.pods.items()}
     where = pair_moves(movable, placed, pod_signature)
     tree = question.groups
-    all_mode = {
-        tree.entity_of(p).key
+
+    def root(p: Pod) -> str | None:
+        return tree.entity_of(p).key if p.group_key in tree else None
+
+    whole = {
+        root(p)
         for p in movable
-        if p.group_key in tree
-        and tree.node(tree.entity_of(p).key).disruption_mode == "all"
+        if root(p)
+        and tree.node(root(p)).disruption_mode == "all"
         and where.get(p.key) != p.node_name
     }
     moves, gone = [], []
@@ -137,24 +167,9 @@ def optimal_plan(
         to = where.get(p.key)
         if to is None:
             gone.append(p.key)
-        elif to != p.node_name or (p.group_key in tree and tree.entity_of(p).key in all_mode):
+        elif to != p.node_name or root(p) in whole:
             moves.append(Move(pod=p.key, from_=p.node_name, to=to))
-    evictions = sorted(gone + list(result.victims))
-    goal = target_pods(question, roots)
-    cordon = sorted({o.node for k, o in result.pods.items() if k in goal and o.node})
-    admitted = admitted_roots(question, [result], roots)
-    found = result.status in (Status.OPTIMAL, Status.FEASIBLE) and set(admitted) == set(roots)
-    plan = RoomPlan(
-        found=found,
-        targets_admitted=admitted,
-        cordon=cordon if found else [],
-        moves=moves if found else [],
-        evictions=evictions if found else [],
-        cost=plan_cost(cluster, [m.pod for m in moves], evictions, weights)
-        if found
-        else RoomCost(),
-    )
-    return plan, result
+    return moves, gone
 
 
 def _cost_bound(result: Result, cost: RoomCost) -> int | None:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from gangplan.models.cluster import Cluster
 from gangplan.models.objective import pdb_violations
 from gangplan.models.objects import Node, Pod
-from gangplan.models.room import Move, RoomCost, RoomPlan, RoomWeights
+from gangplan.models.room import Move, RoomPlan, RoomWeights
 from gangplan.models.well_known import GPU
 from gangplan.solver.room.cost import check_doc, plan_cost
 from gangplan.solver.room.mark import after_moves, bound, move_order, target_pods
@@ -64,6 +64,18 @@ def _domains(cluster: Cluster, root: str) -> list[tuple[str, list[Node]]]:
     return sorted(out.items())
 
 
+def _first_domain(state, root, movable_keys, evict, seed):
+    """The first domain (in the module docstring's order) whose emptied nodes verify, as
+    (nodes cordoned, its check, pods moved, pods evicted), or None."""
+    prio = _priority(state, root)
+    goal = [state.pod_by_key[k] for k in sorted(target_pods(state, [root]))]
+    for order, others in _ranked_domains(state, root, movable_keys, prio, evict, goal):
+        found = _empty_domain(state, root, order, others, goal, seed, evict)
+        if found is not None:
+            return found
+    return None
+
+
 def baseline_plan(
     cluster: Cluster,
     roots: list[str],
@@ -76,53 +88,42 @@ def baseline_plan(
     """The baseline plan for ``roots`` (see the module docstring), and where the plan leaves the
     movable and target pods it placed (pod -> node, for the exact engine's start)."""
     movable_keys = {p.key for p in movable}
-    order = sorted(roots, key=lambda r: (-_priority(cluster, r), r))
     state = cluster
     moves: list[Move] = []
     evictions: list[str] = []
     cordon: set[str] = set()
     admitted: list[str] = []
     last: Check | None = None
-    for root in order:
-        prio = _priority(cluster, root)
-        goal = [state.pod_by_key[k] for k in sorted(target_pods(state, [root]))]
-        best = None
-        for order_, others in _ranked_domains(state, root, movable_keys, prio, evict, goal):
-            found = _empty_domain(state, root, order_, others, goal, seed, evict)
-            if found is not None:
-                best = found
-                break
+    for root in sorted(roots, key=lambda r: (-_priority(cluster, r), r)):
+        best = _first_domain(state, root, movable_keys, evict, seed)
         if best is None:
             continue
-        chosen, check, moved, gone = best
-        last = check
+        chosen, last, moved, gone = best
         admitted.append(root)
         cordon.update(chosen)
         moves += [
-            Move(pod=k, from_=state.pod_by_key[k].node_name, to=check.landed.get(k, ""))
+            Move(pod=k, from_=state.pod_by_key[k].node_name, to=last.landed.get(k, ""))
             for k in move_order(state, moved)
         ]
-        evictions += gone + [k for k in check.preempted if k not in gone]
-        r1, r2 = check.results
-        step1 = after_moves(state, moved, gone, chosen)
-        state = bound(bound(step1, r1, uncordon=chosen), r2)
-    found = set(admitted) == set(roots)
-    cost = plan_cost(cluster, [m.pod for m in moves], evictions, weights)
-    goal = target_pods(cluster, roots)
+        evictions += gone + [k for k in last.preempted if k not in gone]
+        r1, r2 = last.results
+        state = bound(bound(after_moves(state, moved, gone, chosen), r1, uncordon=chosen), r2)
+    if set(admitted) != set(roots) or last is None:
+        return RoomPlan(found=False, targets_admitted=sorted(admitted)), {}
     now = state.pod_by_key
     placed = {
         k: now[k].node_name
-        for k in sorted(movable_keys | goal)
-        if found and k in now and now[k].node_name is not None
+        for k in sorted(movable_keys | target_pods(cluster, roots))
+        if k in now and now[k].node_name is not None
     }
     plan = RoomPlan(
-        found=found,
+        found=True,
         targets_admitted=sorted(admitted),
-        cordon=sorted(cordon) if found else [],
-        moves=moves if found else [],
-        evictions=sorted(evictions) if found else [],
-        cost=cost if found else RoomCost(),
-        check=check_doc(last) if found and last is not None else None,
+        cordon=sorted(cordon),
+        moves=moves,
+        evictions=sorted(evictions),
+        cost=plan_cost(cluster, [m.pod for m in moves], evictions, weights),
+        check=check_doc(last),
     )
     return plan, placed
 

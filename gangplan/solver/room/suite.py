@@ -65,56 +65,59 @@ def _targets(cluster: Cluster) -> tuple[list[str], dict[str, str]]:
     return keys, ann
 
 
+def verdict(doc: RoomDocument) -> str:
+    """The ``expect-room`` word for a document."""
+    if not doc.targets:
+        return "nothing"
+    if doc.verified:
+        return "plan"
+    if not doc.optimal.found:
+        return "no-plan" if doc.proven else "unproven"
+    return "plan-fails-check"
+
+
+def _baseline(doc: RoomDocument, want: str) -> object:
+    base = doc.baseline
+    if not want.isdigit():
+        return "plan" if base.found else "no-plan"
+    return len(base.moves) + len(base.evictions) if base.found else "no-plan"
+
+
+def _nodes(doc: RoomDocument) -> str:
+    first = doc.nodes_to_add[0] if doc.nodes_to_add else None
+    if first is None:
+        return "none"
+    return f"{first.count}" + ("" if first.proven else " (not proven)")
+
+
+def _copies(doc: RoomDocument) -> str:
+    fits = doc.copies_that_fit
+    if not fits:
+        return "none"
+    return f"{fits[0].greedy}/{fits[0].optimal}" + ("" if fits[0].proven else " (not proven)")
+
+
+READERS = {
+    EXPECT: (verdict, str),
+    MOVES: (lambda doc: len(doc.optimal.moves), int),
+    EVICTIONS: (lambda doc: len(doc.optimal.evictions), int),
+    NODES: (_nodes, str),
+    COPIES: (_copies, str),
+}
+"""Expectation -> (what the document says, how the annotation's value reads)."""
+
+
 def check(doc: RoomDocument, ann: dict[str, str]) -> tuple[int, list[str]]:
     """(expectations, failures) of one scenario's document."""
-    n, failures = 0, []
-    plan = doc.optimal
-
-    def expect(name: str, got: object, want: object) -> None:
-        nonlocal n
-        n += 1
-        if got != want:
-            failures.append(f"{name}: expected {want}, got {got}")
-
-    if EXPECT in ann:
-        got = (
-            "nothing"
-            if not doc.targets
-            else "plan"
-            if doc.verified
-            else "no-plan"
-            if doc.proven and not plan.found
-            else "unproven"
-            if not plan.found
-            else "plan-fails-check"
-        )
-        expect(EXPECT, got, ann[EXPECT])
-    if MOVES in ann:
-        expect(MOVES, len(plan.moves), int(ann[MOVES]))
-    if EVICTIONS in ann:
-        expect(EVICTIONS, len(plan.evictions), int(ann[EVICTIONS]))
+    found: list[tuple[str, object, object]] = []
+    for name, (read, kind) in READERS.items():
+        if name in ann:
+            found.append((name, read(doc), kind(ann[name])))
     if BASELINE in ann:
-        base = doc.baseline
         want = ann[BASELINE]
-        got = (
-            ("plan" if base.found else "no-plan")
-            if not want.isdigit()
-            else (len(base.moves) + len(base.evictions) if base.found else "no-plan")
-        )
-        expect(BASELINE, got, want if not want.isdigit() else int(want))
-    if NODES in ann:
-        first = doc.nodes_to_add[0] if doc.nodes_to_add else None
-        got = f"{first.count}" + ("" if first.proven else " (not proven)") if first else "none"
-        expect(NODES, got, ann[NODES])
-    if COPIES in ann:
-        fits = doc.copies_that_fit
-        got = (
-            f"{fits[0].greedy}/{fits[0].optimal}" + ("" if fits[0].proven else " (not proven)")
-            if fits
-            else "none"
-        )
-        expect(COPIES, got, ann[COPIES])
-    return n, failures
+        found.append((BASELINE, _baseline(doc, want), int(want) if want.isdigit() else want))
+    failures = [f"{name}: expected {want}, got {got}" for name, got, want in found if got != want]
+    return len(found), failures
 
 
 def run_room_suite(directory: str | Path, **options) -> list[RoomSuiteRow]:
