@@ -182,11 +182,8 @@ def _gpus(milli: float) -> float:
 
 
 def _domain_rows(
-    cluster: Cluster, ng: NodeGpus, frag: np.ndarray | None, stranded: np.ndarray | None
+    tree: Any, ng: NodeGpus, frag: np.ndarray | None, stranded: np.ndarray | None
 ) -> list[FragmentationLevel]:
-    from gangplan.topology import TopologyTree
-
-    tree = TopologyTree.from_cluster(cluster)
     idle = (ng.gpus > 0) & (ng.free == ng.gpus)
     levels = []
     for i, key in enumerate(tree.levels):
@@ -215,9 +212,16 @@ def _domain_rows(
     return levels
 
 
-def fragmentation(cluster: Cluster, *, fit: bool = False, seed: int = 0) -> Fragmentation:
+def fragmentation(
+    cluster: Cluster, *, fit: bool = False, seed: int = 0, tree: Any = None
+) -> Fragmentation:
     """The ``fragmentation`` section of ``inspect`` (module docstring); ``fit`` runs the engines
-    for the largest gang of each pending gang shape."""
+    for the largest gang of each pending gang shape; ``tree``: the cluster's
+    :class:`~gangplan.topology.TopologyTree` when the caller has it."""
+    if tree is None:
+        from gangplan.topology import TopologyTree
+
+        tree = TopologyTree.from_cluster(cluster)
     ng = NodeGpus.of(cluster)
     mix_rows, shapes = pending_mix(cluster)
     frag = stranded = None
@@ -242,7 +246,7 @@ def fragmentation(cluster: Cluster, *, fit: bool = False, seed: int = 0) -> Frag
         free=int(ng.free.sum()),
         idle_nodes=int(idle_nodes.sum()),
         free_on_idle_nodes=int(ng.free[idle_nodes].sum()),
-        levels=_domain_rows(cluster, ng, frag, stranded),
+        levels=_domain_rows(tree, ng, frag, stranded),
         mix=mix_rows,
         fgd=measure,
         gangs=[g.row for g in gang_fits(cluster, fit=fit, seed=seed)],

@@ -72,11 +72,13 @@ def node_shapes(cluster: Cluster) -> list[NodeShape]:
     ]
 
 
-def topology_levels(cluster: Cluster) -> TopologySummary:
-    """Levels of the domain tree with domain counts, and free capacity per domain where few."""
+def topology_levels(cluster: Cluster, tree: Any = None) -> TopologySummary:
+    """Levels of the domain tree with domain counts, and free capacity per domain where few
+    (``tree``: the cluster's :class:`~gangplan.topology.TopologyTree` when the caller has it)."""
     from gangplan.topology import TopologyTree
 
-    tree = TopologyTree.from_cluster(cluster)
+    if tree is None:
+        tree = TopologyTree.from_cluster(cluster)
     used = _used_by_node(cluster)
     levels = []
     for i, (key, count, missing) in enumerate(tree.domain_counts()):
@@ -203,7 +205,9 @@ def inspect_summary(cluster: Cluster, *, fit: bool = False) -> InspectDocument:
     --fit``) runs the engines for the largest gang of each pending gang shape
     (:func:`gangplan.fragmentation.fragmentation`)."""
     from gangplan.fragmentation import fragmentation
+    from gangplan.topology import TopologyTree
 
+    tree = TopologyTree.from_cluster(cluster)
     return InspectDocument(
         sources=list(cluster.sources),
         counts=_counts(cluster),
@@ -212,13 +216,13 @@ def inspect_summary(cluster: Cluster, *, fit: bool = False) -> InspectDocument:
         translations=list(cluster.translations),
         node_shapes=node_shapes(cluster),
         resources=_resources(cluster),
-        topology=topology_levels(cluster),
+        topology=topology_levels(cluster, tree),
         pending_groups=_pending_groups(cluster),
         single_pending_pods=sum(1 for p in cluster.pending_pods if p.group_key is None),
         gated=dict(sorted(cluster.gated.items())),
         profile=_profile(cluster),
         kube_version=_kube_version(cluster),
-        fragmentation=fragmentation(cluster, fit=fit),
+        fragmentation=fragmentation(cluster, fit=fit, tree=tree),
     )
 
 
