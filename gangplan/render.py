@@ -191,6 +191,11 @@ def _g(x: float) -> str:
 def _fragmentation(console: Console, f: Fragmentation) -> None:
     """``inspect``'s "how fragmented is the cluster": the totals, the pending mix and the FGD
     measure against it, GPUs per domain, the largest gang of each pending shape."""
+    if not f.gpus:
+        console.print(f"[bold]GPU fragmentation[/bold]: no node lists {GPU}")
+        if f.gangs:
+            console.print(_gangs_table(f))
+        return
     console.print(
         f"[bold]GPU fragmentation[/bold] ({GPU}): {f.gpus} allocatable, {f.free} free, "
         f"{f.free_on_idle_nodes} of them on {f.idle_nodes} idle nodes (every GPU free)"
@@ -225,7 +230,8 @@ def _fragmentation(console: Console, f: Fragmentation) -> None:
 
 def _domains_table(lv: FragmentationLevel) -> Table:
     t = Table(
-        title=f"GPUs per {lv.label} ({len(lv.domains)} domains, most free first)",
+        title=f"GPUs per {lv.label} ({len(lv.domains)} domain"
+        + ("s, most free first)" if len(lv.domains) != 1 else ")"),
         title_justify="left",
     )
     t.add_column("domain", overflow="fold")

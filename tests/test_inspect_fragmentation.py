@@ -219,3 +219,26 @@ def test_gpus_served_by_a_dra_driver_do_not_bound_the_gang():
     ]
     assert all(f.row.bound >= f.row.exact for f in fits)
     _check_runs(fits)
+
+
+def test_the_table_view_reads_the_section():
+    from rich.console import Console
+
+    from gangplan.render import render_summary
+
+    console = Console(record=True, width=140)
+    render_summary(console, inspect_summary(_cluster(taint_n2=True), fit=True))
+    text = console.export_text()
+    assert "28 allocatable, 15 free, 12 of them on 2 idle nodes" in text
+    assert "fragment 4 GPUs (26.67 % of the 15 idle, 14.29 % of all), stranded 1 GPUs" in text
+    assert "GPUs per topology.kubernetes.io/rack (2 domains, most free first)" in text
+    # bound (n2 counted), greedy, exact: neither gang fits with n2 tainted
+    rows = [
+        [c.strip() for c in line.strip("│ ").split("│")]
+        for line in text.splitlines()
+        if line.startswith("│ 2 x {") or line.startswith("│ 3 x {")
+    ]
+    assert rows == [
+        ["2 x {cpu: 1, nvidia.com/gpu: 4}", RACK, "1", "2", "1", "1 proven", "no"],
+        ["3 x {cpu: 1, nvidia.com/gpu: 2}", RACK, "1", "5", "2", "2 proven", "no"],
+    ]
