@@ -284,16 +284,20 @@ def _constraints(p: Pod) -> str:
 
 
 def _shapes(cluster: Cluster) -> list[GangFit]:
-    """Gang PodGroups with pending pods grouped by shape, the first group (by key) representing."""
+    """Gang PodGroups with pending pods (leaves of the group forest, :attr:`Cluster.groups`)
+    grouped by shape, the first group (by key) representing."""
     firsts: dict[str, Pod] = {}
     for p in cluster.pending_pods:
         if p.group_key and p.group_key not in firsts:
             firsts[p.group_key] = p
     by_shape: dict[tuple, list[str]] = defaultdict(list)
     reps: dict[tuple, tuple[Pod, PodGroup]] = {}
+    tree = cluster.groups
     for key in sorted(firsts):
-        g = cluster.pod_groups.get(key)
-        if g is None or g.policy != "gang":
+        if key not in tree or not tree.node(key).is_leaf:
+            continue
+        g = tree.node(key).obj
+        if not isinstance(g, PodGroup) or g.policy != "gang":
             continue
         rep = firsts[key]
         shape = (
