@@ -341,8 +341,6 @@ def pattern_bound(
     ``pricing_limit`` each solve of the last round (quick rounds use :data:`FAST_PRICING`); ``pool`` (a dict the caller keeps) carries the
     patterns found between calls on the same cluster (patterns do not depend on the arrived
     counts except through the per-shape cap, which the master enforces anyway)."""
-    from ortools.linear_solver import pywraplp
-
     t0 = time.perf_counter()
     classes, held = node_classes(base)
     capacity = sum(n * c[3] for c, n in classes.items()) * MILLI + held
@@ -361,52 +359,121 @@ def pattern_bound(
     pricers = {c: _Pricer(c, shapes, cap) for c in cls}
     if pool is None:
         pool = {}
-    solver = pywraplp.Solver.CreateSolver("GLOP")
-    row_c = {c: solver.Add(solver.Sum([]) <= classes[c]) for c in cls}
-    row_s = {s: solver.Add(solver.Sum([]) <= cap[s]) for s in shapes}
-    obj = solver.Objective()
-    obj.SetMaximization()
-    cols: list[tuple[NodeClass, dict[Shape, int], object]] = []
-    seen: set = set()
-
-    def add(c: NodeClass, raw: dict[Shape, int]) -> bool:
-        pat = {s: min(k, cap.get(s, 0)) for s, k in raw.items() if cap.get(s, 0) > 0 and k > 0}
-        key = (c, tuple(sorted(pat.items())))
-        if not pat or key in seen:
-            return False
-        seen.add(key)
-        pool.setdefault(c, {})[tuple(sorted(raw.items()))] = None
-        v = solver.NumVar(0.0, solver.infinity(), "")
-        row_c[c].SetCoefficient(v, 1)
-        for s, k in pat.items():
-            row_s[s].SetCoefficient(v, k)
-        obj.SetCoefficient(v, sum(gain[s] * k for s, k in pat.items()))
-        cols.append((c, pat, v))
-        return True
-
+    lp = _Master(classes, cls, shapes, cap, gain, pool)
     for c in cls:
         for pat in _homogeneous(pricers[c], cap):
-            add(c, pat)
+            lp.add(c, pat)
         for key in list(pool.get(c, {})):
-            add(c, dict(key))
+            lp.add(c, dict(key))
+    best, master, status, it = _generate(
+        lp,
+        pricers,
+        classes,
+        float(min(arrived, free_cap)),
+        free_cap,
+        work_limit=work_limit,
+        pricing_limit=pricing_limit,
+    )
+    bound = held + min(best, float(min(arrived, free_cap)))
+    cols = lp.cols
+    integral = (
+        _integer(cols, classes, cap, gain, max(1.0, min(10.0, work_limit / 3))) + held
+        if integer and cols
+        else None
+    )
+    return PackingBound(
+        arrived,
+        capacity,
+        bound,
+        status,
+        held + master,
+        integral,
+        it,
+        len(cols),
+        round(time.perf_counter() - t0, 3),
+    )
+
+
+class _Master:
+    """The restricted master LP (GLOP) of :func:`pattern_bound`: a column ``x[p] >= 0`` per
+    pattern, at most the class's node count per class (``row_c``) and at most the arrived count
+    of each shape (``row_s``), maximising GPU milli. Every pattern added is also kept in
+    ``pool`` (class -> patterns as found, before the per-shape cap)."""
+
+    def __init__(
+        self,
+        classes: Counter,
+        cls: list[NodeClass],
+        shapes: list[Shape],
+        cap: dict[Shape, int],
+        gain: dict[Shape, int],
+        pool: dict,
+    ) -> None:
+        from ortools.linear_solver import pywraplp
+
+        self.shapes, self.cap, self.gain, self.pool = shapes, cap, gain, pool
+        self.solver = solver = pywraplp.Solver.CreateSolver("GLOP")
+        self.row_c = {c: solver.Add(solver.Sum([]) <= classes[c]) for c in cls}
+        self.row_s = {s: solver.Add(solver.Sum([]) <= cap[s]) for s in shapes}
+        self.obj = solver.Objective()
+        self.obj.SetMaximization()
+        self.cols: list[tuple[NodeClass, dict[Shape, int], object]] = []
+        self.seen: set = set()
+
+    def add(self, c: NodeClass, raw: dict[Shape, int]) -> bool:
+        cap, gain, solver = self.cap, self.gain, self.solver
+        pat = {s: min(k, cap.get(s, 0)) for s, k in raw.items() if cap.get(s, 0) > 0 and k > 0}
+        key = (c, tuple(sorted(pat.items())))
+        if not pat or key in self.seen:
+            return False
+        self.seen.add(key)
+        self.pool.setdefault(c, {})[tuple(sorted(raw.items()))] = None
+        v = solver.NumVar(0.0, solver.infinity(), "")
+        self.row_c[c].SetCoefficient(v, 1)
+        for s, k in pat.items():
+            self.row_s[s].SetCoefficient(v, k)
+        self.obj.SetCoefficient(v, sum(gain[s] * k for s, k in pat.items()))
+        self.cols.append((c, pat, v))
+        return True
+
+    def solve(self) -> bool:
+        """Solve the master; False when GLOP ends without an optimum."""
+        from ortools.linear_solver import pywraplp
+
+        return self.solver.Solve() == pywraplp.Solver.OPTIMAL
+
+
+def _generate(
+    lp: _Master,
+    pricers: dict[NodeClass, _Pricer],
+    classes: Counter,
+    limit: float,
+    free_cap: int,
+    *,
+    work_limit: float,
+    pricing_limit: float,
+) -> tuple[float, float, str, int]:
+    """The column generation of :func:`pattern_bound` on the seeded master ``lp``: (the least
+    Lagrangian bound seen, the last master's value, ``optimal`` or ``limit``, iterations).
+    ``limit`` is what the master cannot exceed: every arrived milli, or every free GPU's."""
+    shapes = lp.shapes
     best = float("inf")
     master = 0.0
     status = "limit"
     it = 0
-    limit = float(min(arrived, free_cap))
     proving = False
     center: dict[Shape, float] | None = None
     mispriced = False
     final = False
     while True:
         it += 1
-        if solver.Solve() != pywraplp.Solver.OPTIMAL:
+        if not lp.solve():
             break
-        master = obj.Value()
+        master = lp.obj.Value()
         if master >= limit - 1e-6:  # every arrived milli (or every GPU) placed: nothing to price
             best, status = limit, "optimal"
             break
-        ylp = _duals(row_s, shapes)
+        ylp = _duals(lp.row_s, shapes)
         # Wentges smoothing: price at a point between the duals of the best bound so far and the
         # master's (any y >= 0 gives a valid bound); after a round without columns, at the master's
         y = (
@@ -414,20 +481,8 @@ def pattern_bound(
             if center is None or mispriced
             else {s: SMOOTH * center[s] + (1 - SMOOTH) * ylp[s] for s in shapes}
         )
-        value = {s: gain[s] - y[s] for s in shapes}
-        reduced = {s: gain[s] - ylp[s] for s in shapes}
-        lag = sum(y[s] * cap[s] for s in shapes)
-        added = 0
-        pis = {c: max(0.0, _dual(row_c[c])) for c in cls}
-        for c in cls:
-            tl = pricing_limit if proving else min(pricing_limit, FAST_PRICING)
-            pats, _, ub = pricers[c].solve(value, tl)
-            lag += classes[c] * max(0.0, ub)
-            for pat in pats:
-                if sum(reduced[s] * k for s, k in pat.items()) > pis[c] + 1e-6 * max(
-                    1.0, pis[c]
-                ) and add(c, pat):
-                    added += 1
+        tl = pricing_limit if proving else min(pricing_limit, FAST_PRICING)
+        lag, added = _price(lp, pricers, classes, y, ylp, tl)
         if lag < best:
             best, center = lag, y
         smoothed = y is not ylp
@@ -450,23 +505,35 @@ def pattern_bound(
             proving = True  # no column from the quick solves: price again with the long limit
         else:
             proving = False
-    bound = held + min(best, float(min(arrived, free_cap)))
-    integral = (
-        _integer(cols, classes, cap, gain, max(1.0, min(10.0, work_limit / 3))) + held
-        if integer and cols
-        else None
-    )
-    return PackingBound(
-        arrived,
-        capacity,
-        bound,
-        status,
-        held + master,
-        integral,
-        it,
-        len(cols),
-        round(time.perf_counter() - t0, 3),
-    )
+    return best, master, status, it
+
+
+def _price(
+    lp: _Master,
+    pricers: dict[NodeClass, _Pricer],
+    classes: Counter,
+    y: dict[Shape, float],
+    ylp: dict[Shape, float],
+    tl: float,
+) -> tuple[float, int]:
+    """One pricing round at the shape duals ``y`` (each class's solve limited to ``tl``): the
+    Lagrangian bound at ``y``, and how many columns of positive reduced cost under the master's
+    own duals ``ylp`` were added to ``lp``."""
+    shapes, cap, gain = lp.shapes, lp.cap, lp.gain
+    value = {s: gain[s] - y[s] for s in shapes}
+    reduced = {s: gain[s] - ylp[s] for s in shapes}
+    lag = sum(y[s] * cap[s] for s in shapes)
+    added = 0
+    pis = {c: max(0.0, _dual(lp.row_c[c])) for c in pricers}
+    for c in pricers:
+        pats, _, ub = pricers[c].solve(value, tl)
+        lag += classes[c] * max(0.0, ub)
+        for pat in pats:
+            if sum(reduced[s] * k for s, k in pat.items()) > pis[c] + 1e-6 * max(
+                1.0, pis[c]
+            ) and lp.add(c, pat):
+                added += 1
+    return lag, added
 
 
 def aggregated_bound(base: Cluster, jobs: list[ReplayJob]) -> PackingBound:
