@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from gangplan.gcpause import gc_paused
 from gangplan.models.cluster import Cluster
 from gangplan.models.documents import (
     DecisiveStep,
@@ -232,6 +233,9 @@ def search_decisive_step(
             tiebreak=False,
         )
         if r.status not in (Status.OPTIMAL, Status.FEASIBLE):
+            # INFEASIBLE: the prefix cannot hold, a proven no. UNKNOWN (no solution within the
+            # limit: 10,000-node GB200, a gang's first pod fixed alone is no start) proves nothing.
+            unproven[0] += r.status == Status.UNKNOWN
             return False, r
         # FEASIBLE but equal to the optimum also proves agreement; below it is undecided -> treat as
         # no, and counted (DecisiveStep.unproven_probes).
@@ -298,9 +302,10 @@ def search_decisive_step(
     kind = "placement" if opt_node is not None or still_admitted else "admission"
     nodes = [n for n in (node, opt_node) if n]
     try:  # greedy's own run (its options, preemption included), before the cycle that made the choice
-        scores = pod_scores_at_step(
-            cluster, pod, nodes, step="recorded", chosen=node, **replay_options(greedy)
-        )
+        with gc_paused():  # as solve_greedy runs (gangplan.gcpause)
+            scores = pod_scores_at_step(
+                cluster, pod, nodes, step="recorded", chosen=node, **replay_options(greedy)
+            )
     except ValueError:
         scores = {}
     placement = (

@@ -192,6 +192,99 @@ def group_diffs(greedy: Result, optimal: Result) -> list[GroupDiff]:
     return groups
 
 
+def _run_engines(
+    cluster: Cluster,
+    greedy: Result | None,
+    optimal: Result | None,
+    *,
+    snapshot: str,
+    time_limit: float,
+    wall_limit: float | None,
+    workers: int,
+    seed: int,
+    tie_break: str,
+    preemption: bool | None,
+    progress: Progress | None,
+) -> tuple[Result, Result]:
+    """The two Results: those given (checked to be of the right engine), the others computed."""
+    from gangplan.solver.exact import solve_exact
+    from gangplan.solver.greedy import solve_greedy
+
+    if greedy is not None and greedy.engine != "greedy":
+        raise ValueError(f"greedy= takes a greedy Result, not a {greedy.engine} one")
+    if optimal is not None and optimal.engine != "exact":
+        raise ValueError(f"optimal= takes an exact Result, not a {optimal.engine} one")
+    if greedy is None:
+        if progress:
+            progress("greedy: kube-scheduler's cycle")
+        greedy = solve_greedy(
+            cluster, tie_break=tie_break, seed=seed, snapshot=snapshot, preemption=preemption
+        )
+    if optimal is None:
+        if progress:
+            progress("exact: CP-SAT, tier by tier")
+        optimal = solve_exact(
+            cluster,
+            time_limit=time_limit,
+            wall_limit=wall_limit,
+            workers=workers,
+            seed=seed,
+            hint=greedy,
+            snapshot=snapshot,
+            preemption=preemption,
+        )
+    return greedy, optimal
+
+
+def greedy_in_model(cluster: Cluster, greedy: Result, optimal: Result) -> bool | list[str]:
+    """Does the exact model accept greedy's placement (:func:`~gangplan.solver.exact.check_feasible`:
+    True, or the rule families that reject it)? On a large model the exact run kept
+    (:mod:`gangplan.solver.exact.kept`) it is asked first, without building the model again
+    (10,000 nodes: 3-5 s); only its True is taken, anything else goes to ``check_feasible``."""
+    from gangplan.solver.exact import check_feasible
+    from gangplan.solver.exact.kept import accepts, take
+
+    kept = take(optimal, cluster)
+    if kept is not None and not greedy.victims and accepts(kept, greedy.placements()):
+        return True
+    return check_feasible(cluster, greedy.placements(), greedy.victims)
+
+
+def _explained(
+    cluster: Cluster,
+    greedy: Result,
+    optimal: Result,
+    violations: dict[str, list],
+    *,
+    time_limit: float,
+    workers: int,
+    seed: int,
+    preemption: bool | None,
+    progress: Progress | None,
+) -> tuple[Any, Result, list[str]]:
+    """The decisive step, the optimum the diff reports (:func:`closest_optimum`; ``violations``
+    updated when it is not ``optimal``) and the validator's findings on the probe's optimum
+    (non-empty: a model mismatch, ``optimal`` kept)."""
+    decisive, agreeing = search_decisive_step(
+        cluster,
+        greedy,
+        optimal,
+        time_limit=time_limit,
+        workers=workers,
+        seed=seed,
+        preemption=preemption,
+        progress=progress,
+    )
+    found = validate(cluster, agreeing) if agreeing is not optimal else []
+    broken = [f"exact (decisive-step probe): {v}" for v in found]
+    if broken:
+        return decisive, optimal, broken
+    closest = closest_optimum(cluster, optimal, agreeing, decisive, violations=found)
+    if closest is not optimal:  # a copy of agreeing: its placements and victims, validated above
+        violations["optimal"] = found
+    return decisive, closest, []
+
+
 def diff_snapshot(
     cluster: Cluster,
     *,
@@ -228,37 +321,24 @@ def diff_snapshot(
     deterministic work, :func:`gangplan.solver.exact.solve_exact`), ``wall_limit`` its wall-clock
     cap (None: the default). ``progress`` (optional) is called with a short description before
     each long step."""
-    from gangplan.solver.exact import check_feasible, solve_exact
-    from gangplan.solver.greedy import solve_greedy
-
     cluster = cluster.at_version(kube_version)
     t0 = time.perf_counter()
-    if greedy is not None and greedy.engine != "greedy":
-        raise ValueError(f"greedy= takes a greedy Result, not a {greedy.engine} one")
-    if optimal is not None and optimal.engine != "exact":
-        raise ValueError(f"optimal= takes an exact Result, not a {optimal.engine} one")
-    if greedy is None:
-        if progress:
-            progress("greedy: kube-scheduler's cycle")
-        greedy = solve_greedy(
-            cluster, tie_break=tie_break, seed=seed, snapshot=snapshot, preemption=preemption
-        )
-    if optimal is None:
-        if progress:
-            progress("exact: CP-SAT, tier by tier")
-        optimal = solve_exact(
-            cluster,
-            time_limit=time_limit,
-            wall_limit=wall_limit,
-            workers=workers,
-            seed=seed,
-            hint=greedy,
-            snapshot=snapshot,
-            preemption=preemption,
-        )
+    greedy, optimal = _run_engines(
+        cluster,
+        greedy,
+        optimal,
+        snapshot=snapshot,
+        time_limit=time_limit,
+        wall_limit=wall_limit,
+        workers=workers,
+        seed=seed,
+        tie_break=tie_break,
+        preemption=preemption,
+        progress=progress,
+    )
     if progress:
         progress("checking the greedy placement in the exact model")
-    feasible = check_feasible(cluster, greedy.placements(), greedy.victims)
+    feasible = greedy_in_model(cluster, greedy, optimal)
     feasible_ok = feasible is True or (isinstance(feasible, list) and not feasible)
     violations = {"greedy": validate(cluster, greedy), "optimal": validate(cluster, optimal)}
     proof = optimal_proof(greedy, optimal)
@@ -274,27 +354,19 @@ def diff_snapshot(
         problems += [f"exact model rejects the greedy placement: {p}" for p in feasible]
     decisive = None
     if explain and classification == GREEDY_SUBOPTIMAL:
-        decisive, agreeing = search_decisive_step(
+        decisive, optimal, broken = _explained(
             cluster,
             greedy,
             optimal,
+            violations,
             time_limit=probe_time_limit,
             workers=workers,
             seed=seed,
             preemption=preemption,
             progress=progress,
         )
-        found = validate(cluster, agreeing) if agreeing is not optimal else []
-        broken = [f"exact (decisive-step probe): {v}" for v in found]
-        if broken:  # the exact engine produced an invalid placement: a bug, like any other mismatch
+        if broken:  # the exact engine produced an invalid placement: a bug, like any mismatch
             classification, problems = MODEL_MISMATCH, problems + broken
-        else:
-            closest = closest_optimum(cluster, optimal, agreeing, decisive, violations=found)
-            if (
-                closest is not optimal
-            ):  # a copy of agreeing: its placements and victims, validated above
-                violations["optimal"] = found
-            optimal = closest
     groups = group_diffs(greedy, optimal)
     drawn = None
     if samples:
