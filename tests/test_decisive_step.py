@@ -48,10 +48,21 @@ def check_decisive_step(cluster: Cluster, d: Diff) -> None:
     s = d.decisive
     assert s is not None and s.why
     changed = differing(cluster, d)
-    assert changed, "a better optimum changes some outcome"
-    if s.pod is None:  # every candidate choice is shared by an optimum: admission, naming a group
+    # a better optimum changes some outcome, or only which pods are evicted (the disruption tiers)
+    victims_only = not changed
+    if victims_only:
+        assert set(d.greedy.victims) != set(d.optimal.victims), s.why
+    if s.pod is None and not victims_only:
+        # every candidate choice is shared by an optimum: admission, naming a group or single pod
+        # greedy leaves out, or an admitted group whose pods the optimum places more of
         assert s.kind == "admission" and s.group in changed
-        assert not d.greedy.groups[s.group].admitted and d.optimal.groups[s.group].admitted
+        if s.group in d.optimal.groups:
+            g, o = d.greedy.groups[s.group], d.optimal.groups[s.group]
+            assert (not g.admitted and o.admitted) or (g.admitted and o.placed > g.placed)
+        else:
+            assert not d.greedy.pods[s.group].node and d.optimal.pods[s.group].node
+        return
+    if s.pod is None:
         return
     # the choice is greedy's, at the step it names, and it left a trace or its group is admitted
     assert greedy_choices(d.greedy)[s.step - 1] == (s.pod, s.greedy_node)
@@ -66,7 +77,7 @@ def check_decisive_step(cluster: Cluster, d: Diff) -> None:
     # its group's outcome differs, exactly as the step says; else the step names one that does
     assert s.group_outcome_differs == (entity in changed)
     if not s.group_outcome_differs:
-        assert any(k in s.why for k in changed), s.why
+        assert any(k in s.why for k in changed) or victims_only, s.why
     assert d.optimal.pods[s.pod].node == s.optimal_node != s.greedy_node
     if s.kind == "placement":  # elsewhere, or left out of a group the optimum still admits
         assert s.optimal_node is not None or d.optimal.groups[s.group].admitted

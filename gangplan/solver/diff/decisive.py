@@ -336,26 +336,54 @@ def search_decisive_step(
     ), best_agreeing
 
 
+def _greedy_reason(cluster: Cluster, greedy: Result, key: str) -> str | None:
+    """Greedy's reason for ``key`` (a group, or a single pod): the group's, else that of its first
+    pod greedy left unplaced."""
+    if key in greedy.groups:
+        if greedy.groups[key].reason:
+            return greedy.groups[key].reason
+        left = [
+            p.key
+            for p in cluster.groups.members(key)
+            if p.key in greedy.pods and not greedy.pods[p.key].node
+        ]
+        return greedy.pods[left[0]].reason if left else None
+    o = greedy.pods.get(key)
+    return o.reason if o else None
+
+
 def _admission_only(
     cluster: Cluster, greedy: Result, optimal: Result, *, candidates: int, skipped: int, probes: int
 ) -> DecisiveStep:
-    """Every candidate choice is shared by an optimum: the difference is what greedy did not admit."""
+    """Every candidate choice is shared by an optimum: the difference is what greedy did not admit
+    (a group or single pod), or, where both admit the same, the pods of an admitted group greedy
+    left out that the optimum places (a basic group places its pods one by one)."""
+    differ = differing_groups(cluster, greedy, optimal)
     gained = [
         k
-        for k in differing_groups(cluster, greedy, optimal)
+        for k in differ
         if admitted_in(cluster, optimal, k) and not admitted_in(cluster, greedy, k)
     ]
-    first = gained[0] if gained else None
-    reason = None
-    if first is not None:
-        reason = (
-            greedy.groups[first].reason
-            if first in greedy.groups
-            else (greedy.pods[first].reason if first in greedy.pods else None)
+    more = [
+        k
+        for k in differ
+        if k in optimal.groups
+        and k in greedy.groups
+        and optimal.groups[k].placed > greedy.groups[k].placed
+    ]
+    first = gained[0] if gained else (more[0] if more else None)
+    reason = _greedy_reason(cluster, greedy, first) if first is not None else None
+    if gained or not more:
+        what = f"the optimum also admits {name_list(gained, full=ONLY_OPTIMAL)}"
+    else:
+        extra = optimal.groups[first].placed - greedy.groups[first].placed
+        what = (
+            f"both admit the same; the optimum also places {extra} more pod(s) of {first} "
+            f"({greedy.groups[first].placed} -> {optimal.groups[first].placed})"
         )
     why = (
         "every greedy choice that survives, or belongs to a group the optimum admits, is shared by an optimal placement; "
-        f"the optimum also admits {name_list(gained, full=ONLY_OPTIMAL)}"
+        + what
         + (f" (greedy: {reason})" if reason else "")
     )
     pre = None
