@@ -374,3 +374,20 @@ def test_the_cost_floor_never_cuts_the_optimum(seed, nodes, gang_pods) -> None:
     assert with_floor.proven and without.proven
     assert with_floor.optimal.found == without.optimal.found
     assert with_floor.optimal.cost.total == without.optimal.cost.total
+
+
+def test_a_pod_on_a_cordoned_node_stays_where_it_runs() -> None:
+    # n0 is cordoned: its pod stays (the model could not let it stay); n1's pod moves to n2.
+    objs = [
+        node_object("n0", cpu="64", memory="512Gi", gpus=8, unschedulable=True),
+        _node(1),
+        _node(2),
+    ]
+    objs += [_running("web-0", "n0"), _running("web-1", "n1"), _running("web-2", "n2")]
+    objs += _gang("train", 1, 8)
+    doc = make_room(to_cluster(objs), time_limit=5)
+    assert doc.not_movable == {
+        "its node no longer admits it (cordoned or tainted): it stays where it runs": 1
+    }
+    assert doc.verified and len(doc.optimal.moves) == 1
+    assert doc.optimal.moves[0].pod in {"default/web-1", "default/web-2"}

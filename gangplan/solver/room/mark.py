@@ -20,6 +20,7 @@ from gangplan.models.objects import Node, Pod
 from gangplan.models.result import Result
 from gangplan.models.room import HOLD_GATE, MOVED_FROM, TARGET, why_not_movable
 from gangplan.models.well_known import GPU
+from gangplan.predicates.taints import blocked_by_unschedulable, first_untolerated_taint
 
 
 def target_pods(cluster: Cluster, targets: Iterable[str]) -> set[str]:
@@ -38,11 +39,13 @@ def movable_pods(cluster: Cluster, targets: Iterable[str]) -> tuple[list[Pod], d
     """The running pods that may move (snapshot order), and why each other running pod may not."""
     tree = cluster.groups
     wanted = set(targets)
-    names = {n.name for n in cluster.nodes}
+    nodes = {n.name: n for n in cluster.nodes}
     claimed = _pods_with_claims(cluster)
     out, why = [], {}
     for p in cluster.bound_pods:
-        reason = why_not_movable(p, names)
+        reason = why_not_movable(p, set(nodes))
+        if reason is None and _refused_by(nodes[p.node_name], p):
+            reason = "its node no longer admits it (cordoned or tainted): it stays where it runs"
         if reason is None and tree.entity_of(p).key in wanted:
             reason = "part of a target"
         if reason is None and p.pod_group and p.group_key not in tree:
@@ -54,6 +57,16 @@ def movable_pods(cluster: Cluster, targets: Iterable[str]) -> tuple[list[Pod], d
         else:
             why[p.key] = reason
     return out, why
+
+
+def _refused_by(node: Node, pod: Pod) -> bool:
+    """Would ``node`` refuse ``pod`` were it scheduled now (cordoned, or a NoSchedule / NoExecute
+    taint it does not tolerate: the NodeUnschedulable and TaintToleration Filters)? Such a pod
+    runs there from before; the model cannot let it stay, so make-room leaves it out of the
+    moves instead of forcing it off."""
+    return blocked_by_unschedulable(node, pod.tolerations) or (
+        first_untolerated_taint(node.taints, pod.tolerations) is not None
+    )
 
 
 def _pods_with_claims(cluster: Cluster) -> set[str]:
