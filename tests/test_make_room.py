@@ -391,3 +391,20 @@ def test_a_pod_on_a_cordoned_node_stays_where_it_runs() -> None:
     }
     assert doc.verified and len(doc.optimal.moves) == 1
     assert doc.optimal.moves[0].pod in {"default/web-1", "default/web-2"}
+
+
+def test_pending_work_kube_scheduler_places_first_keeps_its_room() -> None:
+    # `other` (priority 10) takes n1 before the gang; the plan must empty n0, moving web to n2.
+    objs = [_node(0), _node(1), _node(2)]
+    objs += [_running("web-0", "n0"), _running("web-1", "n0")]
+    objs.append(_running("held", "n2", gpus=4, owner=None))
+    objs.append(pod_object("other", requests={"cpu": "4", GPU: 8}, priority=10, created=30))
+    objs += _gang("train", 1, 8)
+    doc = make_room(to_cluster(objs), time_limit=5)
+    assert doc.targets == ["default/train"]
+    assert doc.proven and doc.verified
+    assert sorted((m.pod, m.to) for m in doc.optimal.moves) == [
+        ("default/web-0", "n2"),
+        ("default/web-1", "n2"),
+    ]
+    assert doc.optimal.cordon == ["n0"]

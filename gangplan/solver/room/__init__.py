@@ -40,7 +40,14 @@ from gangplan.solver.outcome import build_result
 from gangplan.solver.room.baseline import baseline_plan
 from gangplan.solver.room.cost import check_doc, plan_cost
 from gangplan.solver.room.grow import copies_that_fit, nodes_to_add
-from gangplan.solver.room.mark import marked, movable_pods, move_order, pair_moves, target_pods
+from gangplan.solver.room.mark import (
+    bound,
+    marked,
+    movable_pods,
+    move_order,
+    pair_moves,
+    target_pods,
+)
 from gangplan.solver.room.verify import admitted_roots, check_plan
 
 
@@ -205,6 +212,8 @@ def make_room(
     weights = weights or RoomWeights()
     greedy = solve_greedy(cluster, seed=seed)
     roots = resolve_targets(cluster, targets, greedy)
+    # The state kube-scheduler reaches before any plan: what its run places stays placed there.
+    settled = bound(cluster, greedy)
     notes: list[str] = []
     as_is = set(admitted_roots(cluster, [greedy], roots))
     asked = list(roots)
@@ -242,11 +251,13 @@ def make_room(
             copies_that_fit=fits,
             notes=notes,
         )
-    base, start = baseline_plan(cluster, roots, movable, weights=weights, evict=evict, seed=seed)
+    base, start = baseline_plan(
+        cluster, roots, movable, weights=weights, evict=evict, seed=seed, expected=greedy.victims
+    )
     plan, result = optimal_plan(
-        cluster,
+        settled,
         roots,
-        movable,
+        [p for p in movable if p.key in settled.pod_by_key],
         start=start if base.found and not base.evictions else None,
         weights=weights,
         evict=evict,
@@ -264,6 +275,7 @@ def make_room(
             cordoned=plan.cordon,
             seed=seed,
             evict=evict,
+            expected=greedy.victims,
         )
         plan = plan.model_copy(update={"check": check_doc(check)})
     proven = result.status == Status.OPTIMAL

@@ -64,13 +64,13 @@ def _domains(cluster: Cluster, root: str) -> list[tuple[str, list[Node]]]:
     return sorted(out.items())
 
 
-def _first_domain(state, root, movable_keys, evict, seed):
+def _first_domain(state, root, movable_keys, evict, seed, expected=()):
     """The first domain (in the module docstring's order) whose emptied nodes verify, as
     (nodes cordoned, its check, pods moved, pods evicted), or None."""
     prio = _priority(state, root)
     goal = [state.pod_by_key[k] for k in sorted(target_pods(state, [root]))]
     for order, others in _ranked_domains(state, root, movable_keys, prio, evict, goal):
-        found = _empty_domain(state, root, order, others, goal, seed, evict)
+        found = _empty_domain(state, root, order, others, goal, seed, evict, expected)
         if found is not None:
             return found
     return None
@@ -84,9 +84,11 @@ def baseline_plan(
     weights: RoomWeights,
     evict: bool,
     seed: int = 0,
+    expected: tuple[str, ...] | list[str] = (),
 ) -> tuple[RoomPlan, dict[str, str]]:
     """The baseline plan for ``roots`` (see the module docstring), and where the plan leaves the
-    movable and target pods it placed (pod -> node, for the exact engine's start)."""
+    movable and target pods it placed (pod -> node, for the exact engine's start). ``expected``:
+    the pods kube-scheduler preempts without any plan (not the plan's evictions)."""
     movable_keys = {p.key for p in movable}
     state = cluster
     moves: list[Move] = []
@@ -95,7 +97,7 @@ def baseline_plan(
     admitted: list[str] = []
     last: Check | None = None
     for root in sorted(roots, key=lambda r: (-_priority(cluster, r), r)):
-        best = _first_domain(state, root, movable_keys, evict, seed)
+        best = _first_domain(state, root, movable_keys, evict, seed, expected)
         if best is None:
             continue
         chosen, last, moved, gone = best
@@ -105,7 +107,7 @@ def baseline_plan(
             Move(pod=k, from_=state.pod_by_key[k].node_name, to=last.landed.get(k, ""))
             for k in move_order(state, moved)
         ]
-        evictions += gone + [k for k in last.preempted if k not in gone]
+        evictions += gone + [k for k in last.preempted if k not in gone and k not in expected]
         r1, r2 = last.results
         state = bound(bound(after_moves(state, moved, gone, chosen), r1, uncordon=chosen), r2)
     if set(admitted) != set(roots) or last is None:
@@ -238,7 +240,7 @@ def _ranked_domains(state, root, movable, prio, evict, goal):
     return [(order, others) for _, _, order, others in out]
 
 
-def _empty_domain(state, root, order, others, goal, seed, evict):
+def _empty_domain(state, root, order, others, goal, seed, evict, expected=()):
     """Empty the domain's nodes one more at a time (in order) until the greedy check verifies;
     a node whose pods a PodDisruptionBudget would keep is skipped."""
     chosen: list[str] = []
@@ -269,6 +271,7 @@ def _empty_domain(state, root, order, others, goal, seed, evict):
             cordoned=fenced,
             seed=seed,
             evict=evict,
+            expected=expected,
         )
         if check.verified:
             return fenced, check, list(moved), list(gone)
