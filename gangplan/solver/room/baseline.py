@@ -160,29 +160,27 @@ def _in_way(
     ``disruptionMode: all`` group brings every running pod of its root group along."""
     state = index.state
     tree = state.groups
-    moved, gone, stuck = [], [], False
-    for p in index.on_node.get(node, ()):
+    moved: list[str] = []
+    gone: list[str] = []
+    stuck = False
+
+    def take(p: Pod) -> None:
+        nonlocal stuck
         if p.key in movable:
             moved.append(p.key)
         elif evict and p.priority < prio:
             gone.append(p.key)
         else:
             stuck = True
-    whole = {
-        tree.entity_of(state.pod_by_key[k]).key
-        for k in moved + gone
-        if state.pod_by_key[k].group_key in tree
-    }
-    whole = {r for r in whole if tree.node(r).disruption_mode == "all"}
-    siblings = (p for r in sorted(whole) for p in tree.entity_pods(tree.node(r).entity))
-    for p in siblings:
-        if p.node_name is not None and p.node_name != node:
-            if p.key in movable:
-                moved.append(p.key)
-            elif evict and p.priority < prio:
-                gone.append(p.key)
-            else:
-                stuck = True
+
+    for p in index.on_node.get(node, ()):
+        take(p)
+    roots = {tree.entity_of(state.pod_by_key[k]).key for k in moved + gone}
+    whole = sorted(r for r in roots if r in tree and tree.node(r).disruption_mode == "all")
+    for r in whole:
+        for p in tree.entity_pods(tree.node(r).entity):
+            if p.node_name is not None and p.node_name != node:
+                take(p)
     return moved, gone, stuck
 
 

@@ -40,10 +40,11 @@ def movable_pods(cluster: Cluster, targets: Iterable[str]) -> tuple[list[Pod], d
     tree = cluster.groups
     wanted = set(targets)
     nodes = {n.name: n for n in cluster.nodes}
+    names = set(nodes)
     claimed = _pods_with_claims(cluster)
     out, why = [], {}
     for p in cluster.bound_pods:
-        reason = why_not_movable(p, set(nodes))
+        reason = why_not_movable(p, names)
         if reason is None and _refused_by(nodes[p.node_name], p):
             reason = "its node no longer admits it (cordoned or tainted): it stays where it runs"
         if reason is None and tree.entity_of(p).key in wanted:
@@ -92,6 +93,20 @@ def _with_pods(cluster: Cluster, pods: list[Pod], held: Mapping[str, str] = {}) 
     return cluster.model_copy(update={"pods": tuple(pods), "gated": gated})
 
 
+def pending_again(pod: Pod, **update) -> Pod:
+    """``pod`` as its controller re-creates it after an eviction: same spec, no node, Pending
+    (``update``: what else differs, such as its creation time or an annotation)."""
+    return pod.model_copy(
+        update={
+            "node_name": None,
+            "phase": "Pending",
+            "nominated_node_name": None,
+            "start_time": None,
+            **update,
+        }
+    )
+
+
 def marked(cluster: Cluster, targets: Iterable[str], movable: Iterable[Pod]) -> Cluster:
     """The make-room question (see the module docstring)."""
     goal = target_pods(cluster, targets)
@@ -99,17 +114,7 @@ def marked(cluster: Cluster, targets: Iterable[str], movable: Iterable[Pod]) -> 
     pods = []
     for p in cluster.pods:
         if p.key in moving:
-            pods.append(
-                p.model_copy(
-                    update={
-                        "node_name": None,
-                        "phase": "Pending",
-                        "nominated_node_name": None,
-                        "start_time": None,
-                        "annotations": {**p.annotations, MOVED_FROM: p.node_name},
-                    }
-                )
-            )
+            pods.append(pending_again(p, annotations={**p.annotations, MOVED_FROM: p.node_name}))
         elif p.key in goal:
             pods.append(p.model_copy(update={"annotations": {**p.annotations, TARGET: "true"}}))
         elif p.node_name is None:
@@ -153,15 +158,7 @@ def after_moves(
         if p.key in gone:
             continue
         if p.key in created:
-            p = p.model_copy(
-                update={
-                    "node_name": None,
-                    "phase": "Pending",
-                    "nominated_node_name": None,
-                    "start_time": None,
-                    "creation_timestamp": created[p.key],
-                }
-            )
+            p = pending_again(p, creation_timestamp=created[p.key])
         pods.append(p)
     nodes = tuple(
         n.model_copy(update={"unschedulable": True}) if n.name in fenced else n
