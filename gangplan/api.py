@@ -309,6 +309,7 @@ def make_room(
         like=o.like,
         add_nodes=o.add_nodes,
         copies=o.copies,
+        samples=o.samples,
     )
 
 

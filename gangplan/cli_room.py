@@ -150,6 +150,15 @@ Copies = Annotated[
         "--copies", help="Also count how many of this many copies of each target fit now.", min=0
     ),
 ]
+Samples = Annotated[
+    int,
+    typer.Option(
+        "--samples",
+        help="Also replay the plan K times with seeded random score ties (kube-scheduler draws them "
+        "at random) and say in how many it works.",
+        min=0,
+    ),
+]
 Suite = Annotated[
     Path | None,
     typer.Option(
@@ -223,6 +232,7 @@ def make_room(
     like: Like = None,
     add_nodes: AddNodes = True,
     copies: Copies = 0,
+    samples: Samples = 0,
     suite: Suite = None,
     plan: Plan = None,
     time_limit: TimeLimit = D.TIME_LIMIT,
@@ -265,6 +275,7 @@ def make_room(
             evict=evict,
             add_nodes=add_nodes,
             copies=copies,
+            samples=samples,
             kube_version=kv(kube_version),
             quiet=output == Output.json,
             **engine,

@@ -93,6 +93,13 @@ def _check(console: Console, plan: RoomPlan) -> None:
         lines += check.violations
     if check.preempted:
         lines.append(f"kube-scheduler also preempted {', '.join(check.preempted)}")
+    if check.draws:
+        lines.append(
+            f"with random score ties, as kube-scheduler draws them: works in "
+            f"{check.draws_working} of {check.draws} draws"
+        )
+    else:
+        lines.append("score ties broken by snapshot order (--samples K draws them at random)")
     for line in lines:
         console.print(f"check: {line}")
 

@@ -408,3 +408,16 @@ def test_pending_work_kube_scheduler_places_first_keeps_its_room() -> None:
         ("default/web-1", "n2"),
     ]
     assert doc.optimal.cordon == ["n0"]
+
+
+def test_samples_replay_the_plan_with_random_ties() -> None:
+    from pathlib import Path
+
+    import gangplan as gp
+
+    folder = Path(__file__).resolve().parent.parent / "scenarios" / "make-room"
+    doc = gp.make_room(gp.load(folder / "fragmented-8gpu.yaml"), samples=6, add_nodes=False)
+    check = doc.optimal.check
+    assert check.ties == "first" and check.draws == 6 and check.draws_working == 6
+    plain = gp.make_room(gp.load(folder / "fragmented-8gpu.yaml"), add_nodes=False)
+    assert plain.optimal.check.draws == 0

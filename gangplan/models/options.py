@@ -234,6 +234,8 @@ class RoomOptions(EngineOptions):
     """Also answer with the fewest nodes to add (``--add-nodes/--no-add-nodes``)."""
     copies: int = Field(0, ge=0)
     """Also count how many of this many copies of each target fit now (``--copies N``)."""
+    samples: int = Field(0, ge=0)
+    """Also replay the plan this many times with seeded random score ties (``--samples K``)."""
 
 
 class ReplayOptions(BaseModel):

@@ -125,6 +125,13 @@ class RoomCheck(_Doc):
     preempted: list[str] = Field(default_factory=list)
     """Pods kube-scheduler's own preemption evicted during the replay (not in the plan)."""
     violations: list[str] = Field(default_factory=list)
+    ties: str = "first"
+    """How the replay broke kube-scheduler's score ties: ``first`` (snapshot order: one of the
+    outcomes upstream's random choice can give)."""
+    draws: int = 0
+    """``--samples K``: replays run again with seeded random ties (upstream draws them at random)."""
+    draws_working: int = Field(0, alias="drawsWorking")
+    """How many of those replays the plan works in."""
 
 
 class RoomPlan(_Doc):

@@ -202,13 +202,16 @@ def make_room(
     like: str | None = None,
     add_nodes: bool = True,
     copies: int = 0,
+    samples: int = 0,
 ) -> RoomDocument:
     """The cheapest change that admits ``targets`` (default: every pending group kube-scheduler
     leaves pending), the greedy baseline's, and the greedy check of both (module docstring).
 
     ``add_nodes``: also the fewest new nodes per shape (``like``: the node to copy; default the
     largest node classes) that admit the targets with nothing moved (:mod:`.grow`); ``copies``:
-    also how many of ``copies`` copies of each target fit now."""
+    also how many of ``copies`` copies of each target fit now. The check breaks kube-scheduler's
+    score ties by snapshot order; ``samples``: it also runs that many times with seeded random
+    ties (upstream draws them at random) and says in how many the plan works."""
     weights = weights or RoomWeights()
     greedy = solve_greedy(cluster, seed=seed)
     roots = resolve_targets(cluster, targets, greedy)
@@ -277,7 +280,24 @@ def make_room(
             evict=evict,
             expected=greedy.victims,
         )
-        plan = plan.model_copy(update={"check": check_doc(check)})
+        doc = check_doc(check)
+        if samples:
+            draws = [
+                check_plan(
+                    cluster,
+                    targets=roots,
+                    moved=[m.pod for m in plan.moves],
+                    evicted=plan.evictions,
+                    cordoned=plan.cordon,
+                    seed=s,
+                    tie_break="random",
+                    evict=evict,
+                    expected=greedy.victims,
+                ).verified
+                for s in range(seed, seed + samples)
+            ]
+            doc = doc.model_copy(update={"draws": samples, "draws_working": sum(draws)})
+        plan = plan.model_copy(update={"check": doc})
     proven = result.status == Status.OPTIMAL
     more = nodes_to_add(cluster, roots, like=like, **grow) if add_nodes else []
     if not plan.found and proven:
