@@ -84,6 +84,9 @@ class Cluster(BaseModel):
     dra: Any = None
     """The snapshot's Dynamic Resource Allocation objects (:class:`gangplan.dra.DraState`), or None
     without any (then no DRA rule applies)."""
+    kueue: Any = None
+    """The snapshot's Kueue admission objects (:class:`gangplan.models.kueue.KueueState`), or None
+    without a ClusterQueue (then no Kueue rule applies and kube-scheduler alone is reproduced)."""
 
     def at_version(self, version: KubeVersion | str | None) -> Cluster:
         """This snapshot as kube-scheduler ``version`` sees it (itself when None or the same).
