@@ -36,7 +36,11 @@ Sources (repo @ commit, what the commit is):
   ``pkg/apis/scheduling/v2alpha2/podgroup_types.go``, ``pkg/apis/kai/v1alpha1/topology_types.go``.
 * ``kubernetes-sigs/jobset`` @ ``08dfbdfd682714a9ab929633eca8dc95315187e7``: ``api/jobset/v1alpha2/jobset_types.go``.
 * ``kubernetes-sigs/lws`` @ ``060ab4da17eea1f0865fcbd3236bb1075e2cea32``: ``api/leaderworkerset/v1/leaderworkerset_types.go``.
-* ``kubernetes-sigs/kueue`` @ ``ff69552e79ad21652c36caa97038382e55625cf7``: ``apis/kueue/v1beta1|v1beta2/topology_types.go``.
+* ``kubernetes-sigs/kueue`` @ ``ff69552e79ad21652c36caa97038382e55625cf7`` (main 2026-08-22) and
+  @ ``8eab68778fc1b52affe165fdf5af29d1e9b4f3cb`` (tag v0.19.2): ``apis/kueue/v1beta1|v1beta2/``
+  ``{topology,clusterqueue,cohort,localqueue,resourceflavor,workload,workloadpriorityclass,
+  admissioncheck,fairsharing}_types.go`` and ``types.go`` (Topology, ClusterQueue, Cohort,
+  LocalQueue, ResourceFlavor, Workload, WorkloadPriorityClass).
 
 The same package at several commits (``core/v1`` at v1.35, v1.36, v1.37-beta and master) is the
 union of its fields: a field any of those releases serves is known (``spec.workloadRef`` of v1.35
@@ -76,6 +80,20 @@ from pathlib import Path
 
 # (repo, commit, label, [(path, import path, package id)])
 _API = "k8s.io/api/"
+_KUEUE_FILES = (
+    "topology_types",
+    "clusterqueue_types",
+    "cohort_types",
+    "localqueue_types",
+    "resourceflavor_types",
+    "workload_types",
+    "workloadpriorityclass_types",
+    "admissioncheck_types",
+    "fairsharing_types",
+    "types",
+)
+"""Kueue's API files read for its kinds (the types they name: AdmissionCheckReference,
+FairSharing, StopPolicy, ... live in the others)."""
 SOURCES: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
     (
         "kubernetes/api",
@@ -246,15 +264,26 @@ SOURCES: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
         "main 2026-08-22",
         [
             (
-                "apis/kueue/v1beta1/topology_types.go",
-                "sigs.k8s.io/kueue/apis/kueue/v1beta1",
-                "kueue/v1beta1",
-            ),
+                f"apis/kueue/{v}/{f}.go",
+                f"sigs.k8s.io/kueue/apis/kueue/{v}",
+                f"kueue/{v}",
+            )
+            for v in ("v1beta1", "v1beta2")
+            for f in _KUEUE_FILES
+        ],
+    ),
+    (
+        "kubernetes-sigs/kueue",
+        "8eab68778fc1b52affe165fdf5af29d1e9b4f3cb",
+        "v0.19.2",
+        [
             (
-                "apis/kueue/v1beta2/topology_types.go",
-                "sigs.k8s.io/kueue/apis/kueue/v1beta2",
-                "kueue/v1beta2",
-            ),
+                f"apis/kueue/{v}/{f}.go",
+                f"sigs.k8s.io/kueue/apis/kueue/{v}",
+                f"kueue/{v}",
+            )
+            for v in ("v1beta1", "v1beta2")
+            for f in _KUEUE_FILES
         ],
     ),
 ]
@@ -282,8 +311,8 @@ KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "kai.scheduler/v1alpha1": ("kai/v1alpha1", ("Topology",)),
     "jobset.x-k8s.io/v1alpha2": ("jobset/v1alpha2", ("JobSet",)),
     "leaderworkerset.x-k8s.io/v1": ("lws/v1", ("LeaderWorkerSet",)),
-    "kueue.x-k8s.io/v1beta1": ("kueue/v1beta1", ("Topology",)),
-    "kueue.x-k8s.io/v1beta2": ("kueue/v1beta2", ("Topology",)),
+    "kueue.x-k8s.io/v1beta1": ("kueue/v1beta1", ("Topology", "ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "Workload", "WorkloadPriorityClass")),
+    "kueue.x-k8s.io/v1beta2": ("kueue/v1beta2", ("Topology", "ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "Workload", "WorkloadPriorityClass")),
     "gangplan.io/v1alpha1": ("gangplan/v1alpha1", ("BenchSuite",)),
 }
 
