@@ -108,6 +108,51 @@ class CompositeOutcome(_Model):
     root: bool = False
 
 
+class PodSetOutcome(_Model):
+    """What Kueue assigned one PodSet of an admitted Workload."""
+
+    name: str
+    count: int
+    flavors: dict[str, str] = Field(default_factory=dict)
+    """Resource -> ResourceFlavor."""
+    topology: list[dict[str, Any]] = Field(default_factory=list, exclude_if=_empty)
+    """The TAS assignment: ``{"values": [...one per level...], "count": n}`` per domain (levels in
+    :attr:`KueueWorkloadOutcome.levels`); absent for a flavor without a Topology."""
+
+
+class KueueWorkloadOutcome(_Model):
+    """One Kueue Workload: admitted by the run (or already before it), or why not, in Kueue's
+    words (the message Kueue writes to the Workload's ``QuotaReserved`` condition)."""
+
+    cluster_queue: str | None = None
+    local_queue: str = ""
+    admitted: bool
+    recorded: bool = False
+    """Admitted before the run (``status.admission`` in the snapshot): it holds its quota."""
+    cycle: int | None = None
+    """The admission cycle that admitted it (1 = the first), None when not admitted by the run."""
+    borrows: bool = False
+    """Its quota in some flavor comes from the cohort (beyond the ClusterQueue's nominal quota)."""
+    priority: int = 0
+    pods: int = 0
+    podsets: list[PodSetOutcome] = Field(default_factory=list, alias="podSets")
+    levels: list[str] = Field(default_factory=list, exclude_if=_empty)
+    reason: str | None = None
+
+
+class KueueOutcome(_Model):
+    """The admission layer's part of a Result (absent without Kueue objects in the snapshot)."""
+
+    version: str
+    """The Kueue release whose admission was reproduced (greedy) or whose rules were applied."""
+    workloads: dict[str, KueueWorkloadOutcome] = Field(default_factory=dict)
+    """Every Kueue Workload not finished, keyed ``namespace/name``, admitted ones included."""
+    cycles: int = 0
+
+    def admitted(self) -> list[str]:
+        return sorted(k for k, w in self.workloads.items() if w.admitted)
+
+
 class Result(_Model):
     """One engine run on one snapshot."""
 
@@ -142,6 +187,9 @@ class Result(_Model):
     translations: list[str] = Field(default_factory=list)
     """What the loader translated into the native model (foreign group APIs, expanded Jobs /
     JobSets / LeaderWorkerSets), one line per kind (``Cluster.translations``); ``[]`` when none."""
+    kueue: KueueOutcome | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Kueue's admission (issue 42): which Workloads hold quota, with which flavors and topology
+    domains, and why the others wait; absent when the snapshot has no ClusterQueue."""
 
     @model_validator(mode="before")
     @classmethod

@@ -1,0 +1,1 @@
+"""Kueue as Kueue runs it (issue 42): admission cycles, flavor assignment with quota, TAS placement."""
