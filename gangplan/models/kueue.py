@@ -259,6 +259,9 @@ class KueueState(_Frozen):
     """``namespace/name`` -> LocalQueue."""
     workloads: dict[str, KueueWorkload] = Field(default_factory=dict)
     """``namespace/name`` -> Workload, in snapshot order."""
+    workload_priority_classes: dict[str, int] = Field(default_factory=dict)
+    """``WorkloadPriorityClass`` name -> value (a job's ``kueue.x-k8s.io/priority-class`` label
+    names one; the loader has already resolved each workload's ``priority`` from it)."""
     version: str = "0.19"
     """The Kueue release whose admission is reproduced."""
 
