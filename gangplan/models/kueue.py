@@ -230,6 +230,10 @@ class KueueWorkload(_Frozen):
     podsets: tuple[KueuePodSet, ...] = ()
     admission: KueueAdmission | None = None
     """``status.admission`` with the QuotaReserved condition true: the workload holds quota."""
+    reclaimable_pods: dict[str, int] = Field(default_factory=dict)
+    """``status.reclaimablePods``: PodSet name -> pods that finished and no longer hold quota
+    (Kueue's ReclaimablePods, GA in v0.17; ``pkg/workload/workload.go``,
+    ``podSetsCountsAfterReclaim``)."""
     active: bool = True
     finished: bool = False
     owner: str | None = None
@@ -270,9 +274,7 @@ class KueueState(_Frozen):
         return self.cluster_queues.get(lq.cluster_queue) if lq else None
 
     def pending(self) -> tuple[KueueWorkload, ...]:
-        return tuple(
-            w for w in self.workloads.values() if w.admission is None and not w.finished
-        )
+        return tuple(w for w in self.workloads.values() if w.admission is None and not w.finished)
 
     def admitted(self) -> tuple[KueueWorkload, ...]:
         return tuple(
