@@ -478,7 +478,7 @@ def tas_leaves(
       the flavor's (:func:`assign`'s ``flavor_tolerations``), only when the lowest level is the
       hostname, as upstream.
     * Non-TAS usage: the requests of bound, non-terminated pods without a TAS annotation
-      (:func:`is_tas_pod`), no ``pods`` count (``NewRequestsFromPodSpec``).
+      (:func:`is_tas_pod`) plus one ``pods`` each (``nonTasUsageCache.addNodeUsage``).
     * TAS usage: ``used_by_tas`` (node name -> usage with ``pods``), what the admitted TAS
       workloads' assignments hold; None: the bound TAS pods' requests plus one pod each.
     """
@@ -492,9 +492,9 @@ def tas_leaves(
             if used_by_tas is not None:
                 continue
             u = tas.setdefault(pod.node_name, {})
-            u["pods"] = u.get("pods", 0) + 1
         else:
             u = non_tas.setdefault(pod.node_name, {})
+        u["pods"] = u.get("pods", 0) + 1
         for r, q in pod.requests.items():
             u[r] = u.get(r, 0) + q
     if used_by_tas is not None:

@@ -76,8 +76,8 @@ def taint_string(t: Taint) -> str:
 class Leaf:
     """One node as Kueue's TAS flavor cache holds it (``nodesCache`` + ``nonTasUsageCache`` +
     ``TASFlavorCache.usage``): labels, taints, allocatable, the usage of bound pods not managed
-    by TAS (no ``pods`` count, as upstream's ``NewRequestsFromPodSpec``) and the usage of TAS
-    workloads already admitted (``pods`` counted). Quantities are scheduler integers."""
+    by TAS and the usage of TAS workloads already admitted (both with their ``pods`` count).
+    Quantities are scheduler integers."""
 
     name: str
     labels: Mapping[str, str]
