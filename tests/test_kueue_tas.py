@@ -33,8 +33,14 @@ from gangplan.solver.kueue.tas import (
 )
 
 FIXTURES = Path(__file__).parent / "fixtures" / "upstream_kueue_tas"
-TABLE = json.loads((FIXTURES / "find_topology_assignments.json").read_text())
+TABLES = {
+    path.stem.removeprefix("find_topology_assignments-"): json.loads(path.read_text())
+    for path in sorted(FIXTURES.glob("find_topology_assignments-v*.json"))
+}
+"""tag -> ported table: v0.19.2 (the algorithm of main as well), v0.18.6, v0.17.8."""
 KNOWN = json.loads((FIXTURES / "known_differences.json").read_text())
+"""``tag/case name`` -> why gangplan still differs (asserted to differ; none today)."""
+CASES = [(tag, case) for tag, table in TABLES.items() for case in table["cases"]]
 
 
 def _topology_request(tr: dict | None, group: str | None) -> TopologyRequest | None:
@@ -142,13 +148,13 @@ def _used_by_tas(case: dict, cluster: Cluster) -> dict[str, dict[str, int]] | No
     return out
 
 
-def run_case(case: dict) -> dict[str, tuple]:
+def run_case(table: dict, case: dict, version: str | None = None) -> dict[str, tuple]:
     cluster = _cluster(case)
     flavor = ResourceFlavor(name="tas", node_labels=case["node_labels"], topology_name="default")
     leaves = tas_leaves(cluster, flavor, case["levels"], _used_by_tas(case, cluster))
-    config = default_tas_config(TABLE["tag"], case["feature_gates"])
+    config = default_tas_config(version or table["tag"], case["feature_gates"])
     podsets = [_podset(ps) for ps in case["podsets"]]
-    result = assign(podsets, leaves, case["levels"], config, topology_name=TABLE["topology_name"])
+    result = assign(podsets, leaves, case["levels"], config, topology_name=table["topology_name"])
     got = {}
     for ps in podsets:
         ta = result.assignments.get(ps.name)
@@ -180,10 +186,30 @@ def want_of(case: dict) -> dict[str, tuple]:
     return out
 
 
-@pytest.mark.parametrize("case", TABLE["cases"], ids=[c["name"] for c in TABLE["cases"]])
-def test_upstream_find_topology_assignments(case: dict) -> None:
-    got, want = run_case(case), want_of(case)
-    if case["name"] in KNOWN:
+@pytest.mark.parametrize(("tag", "case"), CASES, ids=[f"{t}/{c['name']}" for t, c in CASES])
+def test_upstream_find_topology_assignments(tag: str, case: dict) -> None:
+    got, want = run_case(TABLES[tag], case), want_of(case)
+    if f"{tag}/{case['name']}" in KNOWN:
         assert got != want, "now matches upstream; drop it from known_differences.json"
     else:
         assert got == want
+
+
+def test_upstream_tables_cover_the_algorithm() -> None:
+    """At least 100 cases per release, and the left-out ones are the features not modelled."""
+    for tag, table in TABLES.items():
+        assert len(table["cases"]) >= 100, tag
+        assert table["commit"] and table["source"].endswith("TestFindTopologyAssignments")
+        for skipped in table["skipped"]:
+            assert any(
+                why in skipped["reason"]
+                for why in ("MakeWorkload", "V1Beta2From", "priorFlavorUsage", "func literal")
+            ), skipped
+
+
+def test_release_code_differences_matter() -> None:
+    """The v0.17 code (no prioritizeLeaderDomain, no preferred-affinity ranking) run on the
+    v0.19.2 table fails some cases, and v0.19 code fails some of v0.17.8's: the version
+    parameter selects real differences."""
+    new = [c for c in TABLES["v0.19.2"]["cases"] if not c["feature_gates"]]
+    assert any(run_case(TABLES["v0.19.2"], c, "0.17") != want_of(c) for c in new)

@@ -126,6 +126,19 @@ _GATE_DEFAULTS: dict[str, dict[str, bool]] = {
 }
 
 
+_NO_EFFECT_GATES = frozenset(
+    {
+        "TASHandleOverlappingFlavors",
+        "TASCacheNodeMatchResults",
+        "TASCachingRemainingResources",
+        "TASCacheTopologyTree",
+        "VectorizedResourceRequests",
+    }
+)
+"""Gates that change how Kueue caches or aggregates, not where this placement puts pods (the
+cross-flavor usage of TASHandleOverlappingFlavors is :func:`assign`'s ``assumed_usage``)."""
+
+
 def normalise_version(version: str) -> str:
     """``v0.19.2`` / ``0.19`` / ``main`` -> one of :data:`KUEUE_VERSIONS`."""
     v = version.strip().lstrip("v")
@@ -143,6 +156,8 @@ def default_tas_config(version: str = "0.19", gates: Mapping[str, bool] | None =
     v = normalise_version(version)
     on = {name: per[v] for name, per in _GATE_DEFAULTS.items()}
     for name, value in (gates or {}).items():
+        if name in _NO_EFFECT_GATES:
+            continue
         if name not in on:
             raise ValueError(f"unknown TAS feature gate {name!r} (known: {sorted(on)})")
         on[name] = bool(value)
