@@ -12,6 +12,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.kueue import ResourceFlavor, TopologyRequest
@@ -26,6 +28,7 @@ from gangplan.models.objects import (
 )
 from gangplan.solver.kueue.tas import (
     HOSTNAME,
+    Leaf,
     TASPodSet,
     assign,
     default_tas_config,
@@ -213,3 +216,182 @@ def test_release_code_differences_matter() -> None:
     parameter selects real differences."""
     new = [c for c in TABLES["v0.19.2"]["cases"] if not c["feature_gates"]]
     assert any(run_case(TABLES["v0.19.2"], c, "0.17") != want_of(c) for c in new)
+
+
+# -- properties on small random trees ----------------------------------------------------------
+
+
+LEVELS = ("block", "rack", HOSTNAME)
+
+
+@st.composite
+def placements(draw):
+    nodes = []
+    for b in range(draw(st.integers(1, 3))):
+        for r in range(draw(st.integers(1, 3))):
+            for h in range(draw(st.integers(1, 3))):
+                name = f"b{b}-r{r}-n{h}"
+                nodes.append(
+                    Node(
+                        name=name,
+                        labels={"block": f"b{b}", "rack": f"r{r}", HOSTNAME: name},
+                        allocatable={"cpu": 1000 * draw(st.integers(0, 6)), "pods": 110},
+                    )
+                )
+    level = draw(st.sampled_from(LEVELS))
+    mode = draw(st.sampled_from(("required", "preferred", "unconstrained", "implied")))
+    slice_size = draw(st.sampled_from((1, 2, 3)))
+    slice_level = draw(st.sampled_from(LEVELS[LEVELS.index(level) :]))
+    count = slice_size * draw(st.integers(1, 8))
+    if mode == "implied":
+        tr = None
+    else:
+        tr = TopologyRequest(
+            required=level if mode == "required" else None,
+            preferred=level if mode == "preferred" else None,
+            unconstrained=mode == "unconstrained",
+            slice_required=slice_level if slice_size > 1 else None,
+            slice_size=slice_size if slice_size > 1 else None,
+        )
+    gates = {
+        "TASBalancedPlacement": draw(st.booleans()),
+        "TASProfileMixed": draw(st.booleans()),
+    }
+    return (
+        nodes,
+        TASPodSet("main", count, {"cpu": 1000}, tr),
+        gates,
+        draw(st.sampled_from(("0.17", "0.19"))),
+    )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(placements())
+def test_assignment_properties(example) -> None:
+    nodes, ps, gates, version = example
+    leaves = tas_leaves(Cluster(nodes=tuple(nodes)), None, LEVELS)
+    result = assign([ps], leaves, LEVELS, default_tas_config(version, gates))
+    tr = ps.topology_request
+    slices = tr is not None and tr.slice_required is not None
+    size = tr.slice_size if slices else 1
+    if not result.ok:
+        assert result.assignments == {"main": None}
+        if tr is not None and tr.required is not None:
+            # Kueue fails a required request only when no domain at the level holds it
+            lvl = LEVELS.index(tr.required)
+            slice_lvl = LEVELS.index(tr.slice_required) if slices else len(LEVELS) - 1
+            per_slice_domain: dict[tuple, int] = {}
+            for n in nodes:
+                key = tuple(n.labels[k] for k in LEVELS[: slice_lvl + 1])
+                per_slice_domain[key] = per_slice_domain.get(key, 0) + n.allocatable["cpu"] // 1000
+            fits: dict[tuple, int] = {}
+            for key, pods in per_slice_domain.items():
+                fits[key[: lvl + 1]] = fits.get(key[: lvl + 1], 0) + pods // size
+            assert max(fits.values()) < ps.count // size
+        return
+    ta = result.assignments["main"]
+    assert ta is not None and ta.levels == (HOSTNAME,)
+    by_name = {n.name: n for n in nodes}
+    assert sum(d.count for d in ta.domains) == ps.count
+    assert len({d.values for d in ta.domains}) == len(ta.domains)
+    for d in ta.domains:
+        assert d.count > 0
+        assert d.count * 1000 <= by_name[d.values[0]].allocatable["cpu"]
+    if tr is not None and tr.required is not None:
+        lvl = LEVELS.index(tr.required)
+        assert (
+            len(
+                {
+                    tuple(by_name[d.values[0]].labels[k] for k in LEVELS[: lvl + 1])
+                    for d in ta.domains
+                }
+            )
+            == 1
+        )
+    if slices:
+        slice_lvl = LEVELS.index(tr.slice_required)
+        per: dict[tuple, int] = {}
+        for d in ta.domains:
+            key = tuple(by_name[d.values[0]].labels[k] for k in LEVELS[: slice_lvl + 1])
+            per[key] = per.get(key, 0) + d.count
+        assert all(v % size == 0 for v in per.values()), per
+
+
+def test_leaves_follow_kueues_caches() -> None:
+    """tas_leaves: unschedulable nodes and nodes off the flavor or without a level label are
+    dropped, tainted ones kept; bound non-TAS pods count with one pod each, terminated ones not,
+    TAS pods as TAS usage."""
+    labels = {"rack": "r1", HOSTNAME: "a", "pool": "gpu"}
+    nodes = (
+        Node(name="a", labels=labels, allocatable={"cpu": 4000, "pods": 10}),
+        Node(name="b", labels={**labels, HOSTNAME: "b"}, unschedulable=True),
+        Node(name="c", labels={**labels, HOSTNAME: "c", "pool": "cpu"}),
+        Node(name="d", labels={"pool": "gpu", HOSTNAME: "d"}),
+        Node(
+            name="e",
+            labels={**labels, HOSTNAME: "e"},
+            allocatable={"cpu": 1000, "pods": 10},
+            taints=(Taint(key="k", effect="NoSchedule"),),
+        ),
+    )
+    pods = (
+        Pod(namespace="n", name="p1", node_name="a", requests={"cpu": 500}, phase="Running"),
+        Pod(namespace="n", name="p2", node_name="a", requests={"cpu": 700}, phase="Succeeded"),
+        Pod(
+            namespace="n",
+            name="p3",
+            node_name="a",
+            requests={"cpu": 1000},
+            annotations={"kueue.x-k8s.io/podset-required-topology": "rack"},
+        ),
+    )
+    flavor = ResourceFlavor(name="f", node_labels={"pool": "gpu"})
+    leaves = tas_leaves(Cluster(nodes=nodes, pods=pods), flavor, ("rack", HOSTNAME))
+    assert [leaf.name for leaf in leaves] == ["a", "e"]
+    assert leaves[0].non_tas_usage == {"cpu": 500, "pods": 1}
+    assert leaves[0].tas_usage == {"cpu": 1000, "pods": 1}
+    ps = TASPodSet("main", 3, {"cpu": 1000}, TopologyRequest(required="rack"))
+    result = assign([ps], leaves, ("rack", HOSTNAME))
+    # a has 4000 - 500 - 1000 = 2500m free: 2 pods; e is tainted (excluded); 3 do not fit
+    assert result.reason == (
+        'topology "default" allows to fit only 2 out of 3 pod(s). Total nodes: 2; excluded: '
+        'taint "k:NoSchedule": 1'
+    )
+    tolerated = assign(
+        [ps],
+        leaves,
+        ("rack", HOSTNAME),
+        flavor_tolerations=(Toleration(key="k", operator="Exists"),),
+    )
+    assert tolerated.ok
+    assert [(d.values, d.count) for d in tolerated.assignments["main"].domains] == [
+        (("a",), 2),
+        (("e",), 1),
+    ]
+
+
+def test_default_config_per_release() -> None:
+    assert default_tas_config("v0.17.8").multi_layer is False
+    assert default_tas_config("0.18").gates().prioritize_leader_domain is True
+    assert default_tas_config("0.17").gates().prioritize_leader_domain is False
+    main = default_tas_config("main")
+    assert (main.profile, main.balanced, main.multi_layer) == ("Mixed", False, True)
+    assert default_tas_config("0.19", {"TASProfileMixed": False}).profile == "BestFit"
+    with pytest.raises(ValueError):
+        default_tas_config("0.12")
+    with pytest.raises(ValueError):
+        default_tas_config("0.19", {"NoSuchGate": True})
+    ps = TASPodSet(
+        "main",
+        4,
+        {"cpu": 1000},
+        TopologyRequest(required="rack", slice_constraints=(("rack", 4), (HOSTNAME, 2))),
+    )
+    leaves = (
+        Leaf(name="a", labels={"rack": "r", HOSTNAME: "a"}, allocatable={"cpu": 8000, "pods": 9}),
+    )
+    assert assign([ps], leaves, ("rack", HOSTNAME), default_tas_config("0.19")).ok
+    assert (
+        "TASMultiLayerTopology"
+        in assign([ps], leaves, ("rack", HOSTNAME), default_tas_config("0.18")).reason
+    )
