@@ -52,6 +52,9 @@ class Cluster(BaseModel):
     """On a capacity view: (the view, its :class:`gangplan.dra.capacity.CapacityRows`)."""
     _dra_source: Beside | None = PrivateAttr(default=None)
     """On a capacity view: (the view, the snapshot it was made of)."""
+    _kueue_admission: Beside | None = PrivateAttr(default=None)
+    """(this Cluster, Kueue's admission pass on it: :func:`gangplan.solver.kueue.admission_of`),
+    made once and read by every greedy run and probe of the snapshot."""
     _topology_tree: Beside | None = PrivateAttr(default=None)
     """(this Cluster, its topology tree), built once by the exact engine's Instance
     (:attr:`gangplan.solver.exact.instance.Instance.tree`) and read by every probe of a diff."""

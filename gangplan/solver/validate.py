@@ -627,8 +627,20 @@ def per_pod_preemption(result: Result, cluster: Cluster) -> bool:
 
 
 def validate(cluster: Cluster, result: Result) -> list[Violation]:
-    """Every violated hard rule of ``result`` on ``cluster``; empty when the result is valid."""
-    out = _shape(cluster, result)
+    """Every violated hard rule of ``result`` on ``cluster``; empty when the result is valid.
+    With Kueue objects and a Result that says what Kueue admits (``result.kueue``), the rules
+    below are checked on the snapshot with those admissions injected, plus Kueue's own
+    (quota, topology: :mod:`gangplan.solver.kueue.rules`)."""
+    extra: list[Violation] = []
+    if cluster.kueue is not None and result.kueue is not None:
+        from gangplan.solver.kueue.rules import kube_rules_view, kueue_violations
+
+        extra = [
+            Violation(rule, subject, msg)
+            for rule, subject, msg in kueue_violations(cluster, result)
+        ]
+        cluster = kube_rules_view(cluster, result)
+    out = extra + _shape(cluster, result)
     st = _State(cluster, result)
     out += _capacity(st)
     out += _dra(st, result) + _named_devices(st, result)

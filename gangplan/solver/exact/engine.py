@@ -45,6 +45,26 @@ def _gc_paused(fn: Callable[..., Result]) -> Callable[..., Result]:
     return run
 
 
+def _kueue_opened(fn: Callable[..., Result]) -> Callable[..., Result]:
+    """``fn`` run on the question Kueue's admission poses when the snapshot has Kueue objects
+    (:func:`gangplan.solver.kueue.apply.opened_cluster`: held Workloads' pods released, the
+    quota family deciding admission, :mod:`.quota`), and the Result's ``kueue`` part read off
+    its placement (:func:`gangplan.solver.kueue.derive.outcome_of`)."""
+
+    @functools.wraps(fn)
+    def run(cluster: Cluster, *args, **kwargs) -> Result:
+        if cluster.kueue is None:
+            return fn(cluster, *args, **kwargs)
+        from gangplan.solver.kueue.apply import opened_cluster
+        from gangplan.solver.kueue.derive import with_derived_admission
+
+        opened = opened_cluster(cluster)
+        return with_derived_admission(fn(opened, *args, **kwargs), opened)
+
+    return run
+
+
+@_kueue_opened
 @_gc_paused
 def solve_exact(
     cluster: Cluster,

@@ -6,7 +6,7 @@
 node rules (no model part) come first; ``capacity`` before the groups, ``preemption`` right after
 them (it reads their admission), ``locality`` last (it reads the groups' ``act``, and adds
 objective terms, not rules), then ``room`` (objective="make-room" only: it reads the groups' admission and the
-victim units). Adding a family: its module with a ``Family`` record, one line here,
+victim units). ``kueue-quota`` (:mod:`.quota`) is inert without Kueue objects. Adding a family: its module with a ``Family`` record, one line here,
 its tests (docs/how-to/extend.md).
 """
 
@@ -20,6 +20,7 @@ from gangplan.solver.exact import (
     noderules,
     ports,
     preemption,
+    quota,
     room,
     spread,
     topology,
@@ -36,6 +37,7 @@ FAMILIES: tuple[Family, ...] = (
     gang.COMPOSITE_FAMILY,
     preemption.FAMILY,
     topology.FAMILY,
+    quota.FAMILY,
     ports.FAMILY,
     affinity.ANTI_AFFINITY_FAMILY,
     affinity.AFFINITY_FAMILY,

@@ -17,6 +17,8 @@ from gangplan.solver.greedy.podgroup import WorkloadCycle
 from gangplan.solver.greedy.schedule_one import PodResult
 from gangplan.solver.greedy.session import GreedySession
 from gangplan.solver.greedy.state import RunObserver, RunState
+from gangplan.solver.kueue import admission_of, kube_view
+from gangplan.solver.kueue.outcome import with_admission
 from gangplan.solver.outcome import build_result
 
 ENGINE = "greedy"
@@ -39,7 +41,7 @@ def run_cycle(
     (:class:`~gangplan.solver.greedy.state.RunObserver`). ``kube_version``: reproduce that
     version's kube-scheduler (default: the cluster's, :attr:`Cluster.kube_version`).
     ``requeue=False`` makes one pass over the queue without retries (for benchmarks)."""
-    cluster = cluster.at_version(kube_version)
+    cluster = kube_view(cluster.at_version(kube_version))
     preemption, _ = cluster.profile.resolve_preemption(preemption)
     session = GreedySession(cluster, tie_break=tie_break, seed=seed, top_k=top_k)
     return session.run(fixed=fixed, preemption=preemption, observer=observer, requeue=requeue)
@@ -73,10 +75,13 @@ def solve_greedy(
     """
     start = time.perf_counter()
     cluster = cluster.at_version(kube_version)
+    admission = admission_of(cluster)
+    if admission is not None:  # Kueue first: it decides which jobs' pods kube-scheduler sees
+        cluster = admission.cluster
     check_fixed(cluster, fixed)
     preemption, source = cluster.profile.resolve_preemption(preemption)
     with gc_paused():  # the run's and the Result's objects hold no cycles (gangplan.gcpause)
-        return _solve(
+        result = _solve(
             cluster,
             start,
             tie_break=tie_break,
@@ -87,6 +92,7 @@ def solve_greedy(
             preemption=preemption,
             source=source,
         )
+    return with_admission(result, admission) if admission is not None else result
 
 
 def _solve(

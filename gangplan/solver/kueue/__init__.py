@@ -1,1 +1,38 @@
-"""Kueue as Kueue runs it (issue 42): admission cycles, flavor assignment with quota, TAS placement."""
+"""Kueue as Kueue runs it (issue 42): admission cycles, flavor assignment with quota, TAS placement.
+
+:func:`admission_of` is the entry point the engines use: Kueue's admission pass on a snapshot
+(:func:`gangplan.solver.kueue.admit.admit`), made once per snapshot and kept beside it; its
+``cluster`` is what kube-scheduler then sees (:func:`kube_view`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gangplan.models.base import Beside
+
+if TYPE_CHECKING:
+    from gangplan.models.cluster import Cluster
+    from gangplan.solver.kueue.admit import Admission
+
+
+def admission_of(cluster: Cluster) -> Admission | None:
+    """Kueue's admission on ``cluster`` (None without Kueue objects), computed once."""
+    if cluster.kueue is None:
+        return None
+    held = cluster._kueue_admission
+    if held is not None and held.value[0] is cluster:
+        return held.value[1]
+    from gangplan.solver.kueue.admit import admit
+
+    adm = admit(cluster)
+    cluster._kueue_admission = Beside((cluster, adm))
+    adm.cluster._kueue_admission = Beside((adm.cluster, adm))
+    return adm
+
+
+def kube_view(cluster: Cluster) -> Cluster:
+    """The snapshot kube-scheduler sees: after Kueue's admission when the snapshot has Kueue
+    objects (admitted Workloads' pods released with their flavors and domains), else itself."""
+    adm = admission_of(cluster)
+    return adm.cluster if adm is not None else cluster

@@ -80,11 +80,13 @@ def _pinned(pods: list[Pod], ps: PodSetAdmission) -> list[Pod]:
 
 
 def admitted_cluster(
-    cluster: Cluster, admissions: Mapping[str, tuple[PodSetAdmission, ...]]
+    cluster: Cluster, admissions: Mapping[str, tuple[PodSetAdmission, ...]], *, pin: bool = True
 ) -> Cluster:
     """``cluster`` after Kueue admitted the Workloads of ``admissions`` (Workload key -> its
     PodSets' assignments): their pods carry the injected selectors and tolerations and are no
-    longer held; the pods of every other pending Workload stay held (with the loader's reason)."""
+    longer held; the pods of every other pending Workload stay held (with the loader's reason).
+    ``pin`` False: no pod is given its topology domain (the validator counts pods per domain
+    instead, :mod:`.rules`)."""
     state: KueueState = cluster.kueue
     by_key = {p.key: p for p in cluster.pods}
     changed: dict[str, Pod] = {}
@@ -96,7 +98,8 @@ def admitted_cluster(
             if a is None:
                 continue
             pending = [by_key[k] for k in ps.pods if k in by_key and by_key[k].node_name is None]
-            pods = _pinned([_injected(p, a, state.flavors) for p in pending], a)
+            pods = [_injected(p, a, state.flavors) for p in pending]
+            pods = _pinned(pods, a) if pin else pods
             changed.update((p.key, p) for p in pods)
     return _rebuilt(cluster, changed, release=set(changed))
 

@@ -1,0 +1,179 @@
+"""Kueue's admission, cycle by cycle, on a snapshot: which pending Workloads get quota, where.
+
+Mirrors kubernetes-sigs/kueue v0.19.2 (and main @ ff69552e79, identical in what is modelled here):
+
+* ``pkg/cache/queue/cluster_queue.go`` (``baseCompareFunc``): a ClusterQueue's pending Workloads in
+  order of priority (highest first), then queue-order timestamp (creation; eviction timestamps do
+  not exist in a snapshot), then UID (gangplan: the Workload's key when UIDs are absent or equal);
+* ``pkg/scheduler/scheduler.go`` (``schedule``): each cycle takes the head of every ClusterQueue
+  (``Heads``), nominates it against a snapshot of the quota (``nominate`` -> the flavor assigner,
+  :mod:`.flavors`, with TAS for TAS flavors, :mod:`.tas`), orders the entries
+  (``makeClassicalIterator``: not borrowing before borrowing, then higher priority, then FIFO),
+  and processes them in order (``processEntry``): NoFit -> inadmissible with the assigner's
+  message; Fit -> admitted when it still fits after the cycle's earlier admissions
+  (``fits``), else "Workload no longer fits after processing another workload" and it stays the
+  head for the next cycle;
+* ``pkg/cache/queue/cluster_queue.go`` (``requeueIfNotPresent``) and ``inadmissible_workloads.go``:
+  under BestEffortFIFO an inadmissible Workload leaves the heap until an event requeues the
+  inadmissible ones (a Workload finishing, a quota or flavor change: none happens in a snapshot, so
+  it stays out); under StrictFIFO it stays the head, and the ClusterQueue admits nothing behind it.
+
+Not modelled (named in ``reason`` or in the Result's warnings): Kueue's own preemption (mode
+Preempt is reported with the assigner's message and "Kueue preemption is not modelled"), fair
+sharing and admission fair sharing (the classical iterator is used), admission checks (a Workload
+of a ClusterQueue with admission checks is admitted as QuotaReserved only, and the reason says the
+checks are not modelled), partial admission beyond what the assigner does, waitForPodsReady.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gangplan.models.cluster import Cluster
+from gangplan.models.kueue import ClusterQueue, KueueState, KueueWorkload, PodSetAdmission
+from gangplan.models.result import KueueOutcome, KueueWorkloadOutcome, PodSetOutcome
+from gangplan.solver.kueue.apply import admitted_cluster
+from gangplan.solver.kueue.books import Books
+from gangplan.solver.kueue.queues import queue_check
+
+NO_LONGER_FITS = "Workload no longer fits after processing another workload"
+PREEMPTION_NOT_MODELLED = "Kueue's preemption is not modelled (gangplan)"
+
+
+@dataclass
+class Admission:
+    """One admission pass: the admitted Cluster kube-scheduler then sees and the outcome."""
+
+    cluster: Cluster
+    outcome: KueueOutcome
+    admitted: dict[str, tuple[PodSetAdmission, ...]] = field(default_factory=dict)
+    """Workload key -> its PodSets' assignments, for the Workloads this pass admitted."""
+
+
+def _queue_key(wl: KueueWorkload) -> tuple:
+    return (-wl.priority, wl.creation_timestamp, wl.key)
+
+
+@dataclass
+class _Queue:
+    cq: ClusterQueue
+    heap: list[KueueWorkload]
+    blocked: bool = False
+
+
+def admit(cluster: Cluster) -> Admission:
+    """Run Kueue's admission cycles on ``cluster`` until no ClusterQueue has a head left."""
+    state: KueueState = cluster.kueue
+    books = Books.of(cluster)
+    outcomes: dict[str, KueueWorkloadOutcome] = {}
+    for wl in state.admitted():
+        outcomes[wl.key] = recorded_outcome(wl)
+    queues: dict[str, _Queue] = {}
+    for wl in sorted(state.pending(), key=_queue_key):
+        cq, why = queue_check(cluster, state, wl)
+        if why is not None or cq is None:
+            outcomes[wl.key] = KueueWorkloadOutcome(
+                cluster_queue=cq.name if cq else None,
+                local_queue=wl.queue_name,
+                admitted=False,
+                priority=wl.priority,
+                pods=_pods(wl),
+                reason=why,
+            )
+        else:
+            queues.setdefault(cq.name, _Queue(cq, [])).heap.append(wl)
+    admitted: dict[str, tuple[PodSetAdmission, ...]] = {}
+    cycle = 0
+    while True:
+        heads = [(q, q.heap[0]) for name, q in sorted(queues.items()) if q.heap and not q.blocked]
+        if not heads:
+            break
+        cycle += 1
+        entries = []
+        for q, wl in heads:
+            entries.append((q, wl, books.assign(wl, q.cq)))
+        entries.sort(
+            key=lambda e: (e[2].borrows, -e[1].priority, e[1].creation_timestamp, e[1].key)
+        )
+        for q, wl, a in entries:
+            base = {
+                "cluster_queue": q.cq.name,
+                "local_queue": wl.queue_name,
+                "priority": wl.priority,
+                "pods": _pods(wl),
+            }
+            if a.mode != "Fit":
+                reason = (
+                    a.message if a.mode == "NoFit" else f"{a.message}; {PREEMPTION_NOT_MODELLED}"
+                )
+                outcomes[wl.key] = KueueWorkloadOutcome(admitted=False, reason=reason, **base)
+                if q.cq.queueing_strategy == "StrictFIFO":
+                    q.blocked = True
+                    for rest in q.heap[1:]:
+                        outcomes[rest.key] = KueueWorkloadOutcome(
+                            admitted=False,
+                            reason=f"StrictFIFO: ClusterQueue {q.cq.name} is blocked by its head {wl.key}",
+                            **{**base, "priority": rest.priority, "pods": _pods(rest)},
+                        )
+                else:
+                    q.heap.pop(0)
+                continue
+            if not books.fits(a, q.cq):
+                outcomes[wl.key] = KueueWorkloadOutcome(
+                    admitted=False, reason=NO_LONGER_FITS, **base
+                )
+                continue  # stays the head: nominated again next cycle
+            books.reserve(a, q.cq)
+            q.heap.pop(0)
+            podsets = a.admissions()
+            admitted[wl.key] = podsets
+            outcomes[wl.key] = KueueWorkloadOutcome(
+                admitted=True,
+                cycle=cycle,
+                borrows=bool(a.borrows),
+                podsets=[podset_outcome(p) for p in podsets],
+                levels=admission_levels(podsets),
+                **base,
+            )
+    outcome = KueueOutcome(
+        version=state.version,
+        workloads={k: outcomes[k] for k in state.workloads if k in outcomes},
+        cycles=cycle,
+    )
+    return Admission(
+        cluster=admitted_cluster(cluster, admitted), outcome=outcome, admitted=admitted
+    )
+
+
+def _pods(wl: KueueWorkload) -> int:
+    return sum(ps.count for ps in wl.podsets)
+
+
+def admission_levels(podsets: tuple[PodSetAdmission, ...]) -> list[str]:
+    for p in podsets:
+        if p.topology_assignment is not None:
+            return list(p.topology_assignment.levels)
+    return []
+
+
+def podset_outcome(p: PodSetAdmission) -> PodSetOutcome:
+    topo: list[dict[str, Any]] = []
+    if p.topology_assignment is not None:
+        topo = [{"values": list(d.values), "count": d.count} for d in p.topology_assignment.domains]
+    return PodSetOutcome(name=p.name, count=p.count or 0, flavors=dict(p.flavors), topology=topo)
+
+
+def recorded_outcome(wl: KueueWorkload) -> KueueWorkloadOutcome:
+    adm = wl.admission
+    assert adm is not None
+    return KueueWorkloadOutcome(
+        cluster_queue=adm.cluster_queue,
+        local_queue=wl.queue_name,
+        admitted=True,
+        recorded=True,
+        priority=wl.priority,
+        pods=_pods(wl),
+        podsets=[podset_outcome(p) for p in adm.podsets],
+        levels=admission_levels(adm.podsets),
+    )

@@ -1,0 +1,184 @@
+"""The admission pass's books: quota usage and TAS usage as the run admits Workloads, and the
+nomination of a head through Kueue's flavor assigner (:mod:`.flavors`) with TAS (:mod:`.tas`).
+
+Kueue's cache (kubernetes-sigs/kueue v0.19.2 ``pkg/cache/scheduler``) holds, per ClusterQueue,
+the quota usage of admitted Workloads (:class:`gangplan.predicates.quota.QuotaUsage`) and, per
+TAS flavor, the TAS usage of their topology assignments. The snapshot's admitted Workloads start
+the books (their pods, bound, count in the TAS leaves as TAS usage,
+:func:`gangplan.solver.kueue.tas.tas_leaves`); each admission of the run adds its quota usage
+(:meth:`~gangplan.predicates.quota.QuotaTree.add`) and its assignment's usage per leaf domain.
+``fits`` is ``fits`` in ``pkg/scheduler/scheduler.go``: the nominated usage still fits the quota
+after the cycle's earlier admissions, and, for a TAS Workload, its placement is found again on the
+leaves as they are now (``TASRecomputeAssignmentWithinSchedulingCycle``, on by default since
+v0.17).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from gangplan.models.cluster import Cluster
+from gangplan.models.kueue import (
+    ClusterQueue,
+    KueueState,
+    KueueWorkload,
+    PodSetAdmission,
+    TopologyAssignment,
+)
+from gangplan.predicates.quota import FlavorResource, QuotaTree, QuotaUsage
+from gangplan.solver.kueue import flavors as fa
+from gangplan.solver.kueue import tas
+
+
+@dataclass
+class Nomination:
+    """A head's nomination: Kueue's Assignment and the TAS assignments found with it."""
+
+    workload: KueueWorkload
+    assignment: fa.Assignment
+    topology: dict[str, TopologyAssignment] = field(default_factory=dict)
+    tas_requests: dict[str, list[fa.TASRequest]] = field(default_factory=dict)
+
+    @property
+    def mode(self) -> str:
+        return {fa.Mode.Fit: "Fit", fa.Mode.NoFit: "NoFit"}.get(
+            self.assignment.representative_mode(), "Preempt"
+        )
+
+    @property
+    def borrows(self) -> int:
+        return self.assignment.borrowing
+
+    @property
+    def message(self) -> str:
+        return self.assignment.message() or self.assignment.no_fit_reason
+
+    @property
+    def usage(self) -> dict[FlavorResource, int]:
+        return dict(self.assignment.usage)
+
+    def admissions(self) -> tuple[PodSetAdmission, ...]:
+        out = []
+        for ps in self.assignment.podsets:
+            out.append(
+                PodSetAdmission(
+                    name=ps.name,
+                    flavors={r: f.name for r, f in sorted(ps.flavors.items())},
+                    resource_usage={r: q for r, q in sorted(ps.requests.items())},
+                    count=ps.count,
+                    topology_assignment=self.topology.get(ps.name),
+                )
+            )
+        return tuple(out)
+
+
+class Books:
+    """Quota and TAS usage during one admission pass (see the module docstring)."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.state: KueueState = cluster.kueue
+        self.tree = QuotaTree.build(self.state)
+        self.usage: QuotaUsage = self.tree.usage_from(self.state.admitted())
+        self.levels = {t.name: t.levels for t in cluster.topologies}
+        self.config = tas.default_tas_config(self.state.version)
+        self._leaves: dict[str, tuple] = {}
+        self.tas_usage: dict[str, dict[str, dict[str, int]]] = {}
+        """Flavor -> leaf domain id -> what this run's TAS admissions hold there."""
+
+    @classmethod
+    def of(cls, cluster: Cluster) -> Books:
+        return cls(cluster)
+
+    def _flavor_levels(self, flavor: str) -> tuple[str, ...]:
+        f = self.state.flavors.get(flavor)
+        return tuple(self.levels.get(f.topology_name, ())) if f and f.topology_name else ()
+
+    def leaves(self, flavor: str) -> tuple:
+        if flavor not in self._leaves:
+            self._leaves[flavor] = tas.tas_leaves(
+                self.cluster, self.state.flavors.get(flavor), self._flavor_levels(flavor)
+            )
+        return self._leaves[flavor]
+
+    def _place(
+        self, requests: Sequence[fa.TASRequest], flavor: str, simulate_empty: bool
+    ) -> tas.TASResult:
+        f = self.state.flavors.get(flavor)
+        podsets = [
+            tas.TASPodSet(
+                name=r.podset.name,
+                count=r.count,
+                requests=dict(r.podset.requests),
+                topology_request=None if r.implied else r.podset.topology_request,
+                node_selector=dict(r.podset.node_selector),
+                node_affinity_required=r.podset.node_affinity,
+                tolerations=tuple(r.podset.tolerations),
+            )
+            for r in requests
+        ]
+        return tas.assign(
+            podsets,
+            self.leaves(flavor),
+            self._flavor_levels(flavor),
+            self.config,
+            topology_name=f.topology_name if f and f.topology_name else flavor,
+            flavor_tolerations=tuple(f.tolerations) if f else (),
+            assumed_usage=None if simulate_empty else self.tas_usage.get(flavor),
+            simulate_empty=simulate_empty,
+        )
+
+    def assign(self, wl: KueueWorkload, cq: ClusterQueue) -> Nomination:
+        """Nominate ``wl`` (``getAssignments``) against the books as they are."""
+        found: dict[str, TopologyAssignment] = {}
+        asked: dict[str, list[fa.TASRequest]] = {}
+
+        def check(
+            requests: Sequence[fa.TASRequest], flavor: str, simulate_empty: bool
+        ) -> tuple[str, str] | None:
+            res = self._place(requests, flavor, simulate_empty)
+            if not res.ok:
+                return (res.failed_podset or requests[0].podset.name, res.reason)
+            if not simulate_empty:
+                asked[flavor] = list(requests)
+                found.update({k: v for k, v in res.assignments.items() if v is not None})
+            return None
+
+        a = fa.assign_flavors(
+            wl,
+            cq,
+            self.tree,
+            self.usage,
+            self.state.flavors,
+            tas_check=check,
+            topology_levels=self.levels,
+            version=self.state.version,
+        )
+        return Nomination(wl, a, found, asked)
+
+    def fits(self, nom: Nomination, cq: ClusterQueue) -> bool:
+        """Does the nomination still fit after the cycle's earlier admissions?"""
+        ok, _, _ = self.tree.fits(cq.name, nom.usage, self.usage)
+        if not ok:
+            return False
+        for flavor, requests in sorted(nom.tas_requests.items()):
+            res = self._place(requests, flavor, False)
+            if not res.ok:
+                return False
+            nom.topology.update({k: v for k, v in res.assignments.items() if v is not None})
+        return True
+
+    def reserve(self, nom: Nomination, cq: ClusterQueue) -> None:
+        self.tree.add(self.usage, cq.name, nom.usage)
+        for flavor, requests in nom.tas_requests.items():
+            held = self.tas_usage.setdefault(flavor, {})
+            for r in requests:
+                ta = nom.topology.get(r.podset.name)
+                if ta is None:
+                    continue
+                for d in ta.domains:
+                    u = held.setdefault(tas.domain_id(d.values), {})
+                    for res, q in r.podset.requests.items():
+                        u[res] = u.get(res, 0) + q * d.count
+                    u["pods"] = u.get("pods", 0) + d.count
