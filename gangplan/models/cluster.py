@@ -55,6 +55,9 @@ class Cluster(BaseModel):
     _kueue_admission: Beside | None = PrivateAttr(default=None)
     """(this Cluster, Kueue's admission pass on it: :func:`gangplan.solver.kueue.admission_of`),
     made once and read by every greedy run and probe of the snapshot."""
+    _kueue_opened: Beside | None = PrivateAttr(default=None)
+    """(this Cluster, the question the exact engine answers under Kueue:
+    :func:`gangplan.solver.kueue.apply.opened_view`)."""
     _topology_tree: Beside | None = PrivateAttr(default=None)
     """(this Cluster, its topology tree), built once by the exact engine's Instance
     (:attr:`gangplan.solver.exact.instance.Instance.tree`) and read by every probe of a diff."""

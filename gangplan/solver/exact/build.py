@@ -31,6 +31,7 @@ from gangplan.solver.exact.names import POD_ANTI_AFFINITY
 from gangplan.solver.exact.objective import build_tiers
 from gangplan.solver.exact.topology import Confinement
 from gangplan.solver.exact.variables import ExactModel, Tier, build_variables
+from gangplan.solver.kueue.apply import opened_view
 
 
 @dataclass
@@ -73,6 +74,7 @@ def build_model(
     ``given``: typed inputs the families read as outputs (the make-room objective's
     :class:`~gangplan.models.room.RoomSpec`)."""
     families = registry.FAMILIES if families is None else tuple(families)
+    cluster = opened_view(cluster)  # Kueue's question: held pods released (quota.py decides)
     inst = build_instance(cluster, fixed=fixed, victims=victims, preemption=preemption)
     outputs = Outputs(given)
     caps = [c.size for c in inst.classes]

@@ -46,20 +46,19 @@ def _gc_paused(fn: Callable[..., Result]) -> Callable[..., Result]:
 
 
 def _kueue_opened(fn: Callable[..., Result]) -> Callable[..., Result]:
-    """``fn`` run on the question Kueue's admission poses when the snapshot has Kueue objects
-    (:func:`gangplan.solver.kueue.apply.opened_cluster`: held Workloads' pods released, the
-    quota family deciding admission, :mod:`.quota`), and the Result's ``kueue`` part read off
-    its placement (:func:`gangplan.solver.kueue.derive.outcome_of`)."""
+    """``fn``'s Result with its ``kueue`` part read off its placement when the snapshot has Kueue
+    objects (:func:`gangplan.solver.kueue.derive.outcome_of`); the model itself answers the
+    question Kueue's admission poses (:func:`.build.build_model` opens the snapshot:
+    :func:`gangplan.solver.kueue.apply.opened_view`; :mod:`.quota` decides admission)."""
 
     @functools.wraps(fn)
     def run(cluster: Cluster, *args, **kwargs) -> Result:
         if cluster.kueue is None:
             return fn(cluster, *args, **kwargs)
-        from gangplan.solver.kueue.apply import opened_cluster
+        from gangplan.solver.kueue.apply import opened_view
         from gangplan.solver.kueue.derive import with_derived_admission
 
-        opened = opened_cluster(cluster)
-        return with_derived_admission(fn(opened, *args, **kwargs), opened)
+        return with_derived_admission(fn(cluster, *args, **kwargs), opened_view(cluster))
 
     return run
 

@@ -13,7 +13,7 @@ domain, under the same rules Kueue's admission and kube-scheduler apply together
   whether or not kube-scheduler then places every pod.
 * ``fl[ps, g, f]``: PodSet ``ps`` takes flavor ``f`` of the ClusterQueue's resource group ``g``
   (one per group that covers a resource it requests: ``sum_f fl = adm[w]``), only among the
-  flavors Kueue's assigner may give it (:func:`gangplan.solver.kueue.flavors.flavor_allowed`:
+  flavors Kueue's assigner may give it (:func:`gangplan.solver.kueue.derive.flavor_allowed`:
   the flavor's nodeLabels against the PodSet's nodeSelector / required node affinity, the flavor's
   taints against its tolerations). A pod lands only on a node every chosen flavor's nodeLabels
   select (``x[c, n] <= ub * sum(fl over the flavors node n matches)``), which is what the
@@ -132,7 +132,7 @@ class _Quota:
         return self.kc.by_podset.get((wl.key, ps.name), [])
 
     def build(self) -> KueueChoice:
-        from gangplan.solver.kueue.flavors import flavor_allowed
+        from gangplan.solver.kueue.derive import flavor_allowed
 
         em, model = self.em, self.model
         for wl in self.state.pending():

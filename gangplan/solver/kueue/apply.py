@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gangplan.models.base import Beside
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import GroupTree, gate
 from gangplan.models.kueue import (
@@ -123,6 +124,20 @@ def opened_cluster(cluster: Cluster) -> Cluster:
         if k in by_key
     }
     return _rebuilt(cluster, changed, release=release)
+
+
+def opened_view(cluster: Cluster) -> Cluster:
+    """:func:`opened_cluster`, made once per snapshot and kept beside it; ``cluster`` itself
+    without Kueue objects."""
+    if cluster.kueue is None:
+        return cluster
+    held = cluster._kueue_opened
+    if held is not None and held.value[0] is cluster:
+        return held.value[1]
+    opened = opened_cluster(cluster)
+    cluster._kueue_opened = Beside((cluster, opened))
+    opened._kueue_opened = Beside((opened, opened))
+    return opened
 
 
 def _rebuilt(cluster: Cluster, changed: Mapping[str, Pod], release: set[str]) -> Cluster:

@@ -20,6 +20,7 @@ from gangplan.models.kueue import (
     ClusterQueue,
     KueuePodSet,
     KueueState,
+    KueueWorkload,
     PodSetAdmission,
     TopologyAssignment,
     TopologyDomainAssignment,
@@ -33,12 +34,38 @@ def flavor_nodes_match(flavor_labels: Mapping[str, str], node: Node) -> bool:
     return all(node.labels.get(k) == v for k, v in flavor_labels.items())
 
 
+def flavor_allowed(
+    state: KueueState, cq: ClusterQueue, group: int, ps: KueuePodSet, flavor: str
+) -> bool:
+    """May Kueue's assigner give ``flavor`` of ``cq``'s resource group ``group`` to ``ps``
+    (``checkFlavorForPodSets``: TAS match, the flavor's taints, nodeSelector / affinity),
+    quota aside? The assigner's own check, asked for one PodSet."""
+    from gangplan.predicates.quota import QuotaTree
+    from gangplan.solver.kueue import flavors as fa
+
+    wl = KueueWorkload(namespace="", name="", podsets=(ps,))
+    tree = QuotaTree.build(state)
+    assigner = fa._Assigner(
+        wl,
+        cq,
+        tree,
+        tree.empty_usage(),
+        state.flavors,
+        fa.no_candidates_oracle,
+        False,
+        None,
+        None,
+        fa._Version.parse(state.version),
+        None,
+    )
+    status = assigner._check_flavor(flavor, [ps], cq.resource_groups[group])
+    return not status.reasons and status.error is None
+
+
 def implied_flavor(
     state: KueueState, cq: ClusterQueue, group: int, ps: KueuePodSet, nodes: Iterable[Node]
 ) -> str | None:
     """The flavor of ``cq``'s resource group ``group`` a placement on ``nodes`` implies."""
-    from gangplan.solver.kueue.flavors import flavor_allowed
-
     on = list(nodes)
     if not on:
         return None
