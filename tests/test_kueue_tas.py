@@ -257,26 +257,27 @@ def placements(draw):
         "TASBalancedPlacement": draw(st.booleans()),
         "TASProfileMixed": draw(st.booleans()),
     }
-    return (
-        nodes,
-        TASPodSet("main", count, {"cpu": 1000}, tr),
-        gates,
-        draw(st.sampled_from(("0.17", "0.19"))),
-    )
+    leader = None
+    if mode != "implied" and draw(st.booleans()):
+        tr = tr.model_copy(update={"podset_group": "g"})
+        leader = TASPodSet("leader", 1, {"cpu": 500 * draw(st.integers(1, 4))}, tr)
+    main = TASPodSet("main", count, {"cpu": 1000}, tr)
+    return nodes, main, leader, gates, draw(st.sampled_from(("0.17", "0.19")))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(placements())
 def test_assignment_properties(example) -> None:
-    nodes, ps, gates, version = example
+    nodes, ps, leader, gates, version = example
     leaves = tas_leaves(Cluster(nodes=tuple(nodes)), None, LEVELS)
-    result = assign([ps], leaves, LEVELS, default_tas_config(version, gates))
+    podsets = [ps] if leader is None else [ps, leader]
+    result = assign(podsets, leaves, LEVELS, default_tas_config(version, gates))
     tr = ps.topology_request
     slices = tr is not None and tr.slice_required is not None
     size = tr.slice_size if slices else 1
     if not result.ok:
-        assert result.assignments == {"main": None}
-        if tr is not None and tr.required is not None:
+        assert result.assignments == {p.name: None for p in podsets}
+        if tr is not None and tr.required is not None and leader is None:
             # Kueue fails a required request only when no domain at the level holds it
             lvl = LEVELS.index(tr.required)
             slice_lvl = LEVELS.index(tr.slice_required) if slices else len(LEVELS) - 1
@@ -289,29 +290,33 @@ def test_assignment_properties(example) -> None:
                 fits[key[: lvl + 1]] = fits.get(key[: lvl + 1], 0) + pods // size
             assert max(fits.values()) < ps.count // size
         return
-    ta = result.assignments["main"]
-    assert ta is not None and ta.levels == (HOSTNAME,)
+    if result.errors:
+        # upstream's errCodeAssumptionsViolated: only v0.17's code (no prioritizeLeaderDomain)
+        # with a leader runs out of domains in the descent
+        assert version == "0.17" and leader is not None, result.errors
+        return
     by_name = {n.name: n for n in nodes}
-    assert sum(d.count for d in ta.domains) == ps.count
-    assert len({d.values for d in ta.domains}) == len(ta.domains)
-    for d in ta.domains:
-        assert d.count > 0
-        assert d.count * 1000 <= by_name[d.values[0]].allocatable["cpu"]
+    used: dict[str, int] = {}
+    hosts: set[tuple] = set()
+    for p in podsets:
+        ta = result.assignments[p.name]
+        assert ta is not None and ta.levels == (HOSTNAME,)
+        assert sum(d.count for d in ta.domains) == p.count
+        assert len({d.values for d in ta.domains}) == len(ta.domains)
+        for d in ta.domains:
+            assert d.count > 0
+            used[d.values[0]] = used.get(d.values[0], 0) + d.count * p.requests["cpu"]
+            hosts.add(d.values)
+    for name, cpu in used.items():
+        assert cpu <= by_name[name].allocatable["cpu"]
     if tr is not None and tr.required is not None:
         lvl = LEVELS.index(tr.required)
-        assert (
-            len(
-                {
-                    tuple(by_name[d.values[0]].labels[k] for k in LEVELS[: lvl + 1])
-                    for d in ta.domains
-                }
-            )
-            == 1
-        )
+        domains = {tuple(by_name[h[0]].labels[k] for k in LEVELS[: lvl + 1]) for h in hosts}
+        assert len(domains) == 1
     if slices:
         slice_lvl = LEVELS.index(tr.slice_required)
         per: dict[tuple, int] = {}
-        for d in ta.domains:
+        for d in result.assignments["main"].domains:
             key = tuple(by_name[d.values[0]].labels[k] for k in LEVELS[: slice_lvl + 1])
             per[key] = per.get(key, 0) + d.count
         assert all(v % size == 0 for v in per.values()), per
@@ -395,3 +400,29 @@ def test_default_config_per_release() -> None:
         "TASMultiLayerTopology"
         in assign([ps], leaves, ("rack", HOSTNAME), default_tas_config("0.18")).reason
     )
+
+
+def test_v017_leader_descent_runs_out_of_domains() -> None:
+    """Kueue v0.17 places the leader on the rack with the most slices and then cannot fit the
+    workers (it logs errCodeAssumptionsViolated and admits a short assignment); v0.18 added
+    prioritizeLeaderDomain, which puts the leader where the workers still fit."""
+
+    def node(rack: str, cpu: int) -> Leaf:
+        return Leaf(
+            name=rack,
+            labels={"block": "b", "rack": rack, HOSTNAME: rack},
+            allocatable={"cpu": cpu, "pods": 110},
+        )
+
+    leaves = (node("r0", 3000), node("r1", 4000))
+    tr = TopologyRequest(required="block", slice_required="rack", slice_size=2, podset_group="g")
+    podsets = [TASPodSet("workers", 6, {"cpu": 1000}, tr), TASPodSet("leader", 1, {"cpu": 500}, tr)]
+    old = assign(podsets, leaves, LEVELS, default_tas_config("0.17"))
+    assert old.ok and old.errors and sum(d.count for d in old.assignments["workers"].domains) < 6
+    new = assign(podsets, leaves, LEVELS, default_tas_config("0.18"))
+    assert new.ok and not new.errors
+    assert [(d.values, d.count) for d in new.assignments["leader"].domains] == [(("r0",), 1)]
+    assert [(d.values, d.count) for d in new.assignments["workers"].domains] == [
+        (("r0",), 2),
+        (("r1",), 4),
+    ]

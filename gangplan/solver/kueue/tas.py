@@ -200,6 +200,10 @@ class TASResult:
     assignments: dict[str, TopologyAssignment | None]
     reason: str = ""
     failed_podset: str | None = None
+    errors: tuple[str, ...] = ()
+    """Upstream's ``errCodeAssumptionsViolated`` logs: the descent ran out of domains and an
+    assignment holds fewer pods than its PodSet (a Kueue defect reproduced as is; seen with a
+    leader on v0.17, whose code lacks ``prioritizeLeaderDomain``)."""
 
     @property
     def ok(self) -> bool:
@@ -439,7 +443,7 @@ def assign(
         for ps in group:
             result[ps.name] = found.get(ps.name)
         if reason:
-            return TASResult(result, reason, workers.name)
+            return TASResult(result, reason, workers.name, tuple(s.violations))
         for ps in group:
             ta = found.get(ps.name)
             if ta is None:
@@ -450,7 +454,7 @@ def assign(
                 for r, q in ps.requests.items():
                     usage[r] = usage.get(r, 0) + q * d.count
                 usage["pods"] = usage.get("pods", 0) + d.count
-    return TASResult(result)
+    return TASResult(result, errors=tuple(s.violations))
 
 
 def with_topology(ps: TASPodSet, **changes: object) -> TASPodSet:

@@ -235,6 +235,8 @@ class TASSnapshot:
         self.levels = tuple(levels)
         self.gates = gates
         self.flavor_tolerations = flavor_tolerations
+        self.violations: list[str] = []
+        """Upstream's ``errCodeAssumptionsViolated`` error logs, in order."""
         self.lowest_is_node = bool(levels) and levels[-1] == HOSTNAME
         self.per_level: list[dict[str, Domain]] = [{} for _ in levels]
         self.leaves: dict[str, Domain] = {}
@@ -691,7 +693,13 @@ class TASSnapshot:
                 return result
             rem[0] -= dom.pod_count
             result.append(dom)
-        # upstream logs errCodeAssumptionsViolated and returns nil
+        # upstream logs errCodeAssumptionsViolated and returns nil: the descent then continues
+        # with no domains and the PodSet gets an assignment short of its count
+        self.violations.append(
+            f"code assumptions violated: unexpected remainingCount {rem[0]} "
+            f"(remainingLeaderCount {rem[1]}, count {count}, leaderCount {leaders}, "
+            f"sliceSize {slice_size})"
+        )
         return []
 
     # -- messages ------------------------------------------------------------------------------
