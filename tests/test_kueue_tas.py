@@ -426,3 +426,48 @@ def test_v017_leader_descent_runs_out_of_domains() -> None:
         (("r0",), 2),
         (("r1",), 4),
     ]
+
+
+def test_upstream_gb200_nvl36_multi_layer() -> None:
+    """Kueue v0.19.2 tas_cache_test.go, TestFindTopologyAssignments, "multi-layer topology: mimic
+    a real-world GB200 cluster, with NVL36 arch (2GPUs/node); dc required; aizone slices of 48;
+    rack slices of 16; TASMultiLayerTopology" (its node set is a Go func literal, which the
+    extractor does not port, so it is written out here): 8 racks of 18 nodes with 2 GPUs, 96 pods
+    of 2 GPUs, 48 per aizone and 16 per rack: 6 racks of 16."""
+    racks = [
+        ("aizone0", "block0", "r0"),
+        ("aizone0", "block0", "r1"),
+        ("aizone0", "block1", "r2"),
+        ("aizone0", "block1", "r3"),
+        ("aizone1", "block2", "r4"),
+        ("aizone1", "block2", "r5"),
+        ("aizone1", "block3", "r6"),
+        ("aizone1", "block3", "r7"),
+    ]
+    levels = ("cloud.com/datacenter", "cloud.com/aizone", "cloud.com/topology-block")
+    levels += ("cloud.com/topology-rack",)
+    leaves = [
+        Leaf(
+            name=f"{block}-{rack}-{az}-n{i}",
+            labels=dict(zip(levels, ("dc0", az, block, rack), strict=True)),
+            allocatable={"nvidia.com/gpu": 2, "pods": 110},
+        )
+        for az, block, rack in racks
+        for i in range(18)
+    ]
+    tr = TopologyRequest(
+        required="cloud.com/datacenter",
+        slice_constraints=(("cloud.com/aizone", 48), ("cloud.com/topology-rack", 16)),
+    )
+    config = default_tas_config("v0.19.2", {"TASMultiLayerTopology": True})
+    result = assign([TASPodSet("", 96, {"nvidia.com/gpu": 2}, tr)], leaves, levels, config)
+    ta = result.assignments[""]
+    assert ta is not None and ta.levels == levels
+    assert [(d.values, d.count) for d in ta.domains] == [
+        (("dc0", "aizone0", "block0", "r0"), 16),
+        (("dc0", "aizone0", "block0", "r1"), 16),
+        (("dc0", "aizone0", "block1", "r2"), 16),
+        (("dc0", "aizone1", "block2", "r4"), 16),
+        (("dc0", "aizone1", "block2", "r5"), 16),
+        (("dc0", "aizone1", "block3", "r6"), 16),
+    ]
