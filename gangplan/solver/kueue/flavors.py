@@ -1,0 +1,916 @@
+"""Kueue's flavor assigner: for a pending workload, a ResourceFlavor per PodSet and resource, the
+mode (Fit / Preempt / NoFit) and the borrowing, or the reasons, in Kueue's words (issue 42).
+
+Reproduced from kubernetes-sigs/kueue ``pkg/scheduler/flavorassigner/flavorassigner.go`` at
+v0.19.2 (``assignFlavors``, ``findFlavorForPodSets``, ``checkFlavorForPodSets``,
+``fitsResourceQuota``, ``isPreferred``, ``shouldTryNextFlavor``, ``flavorSelector``,
+``resolvePodSetFlavors``, ``resolveNoFitReason``), ``flavor_assigner_attempts.go`` (the
+per-flavor attempts and their "does not provide resource" merge), ``tas_flavorassigner.go``
+(``checkPodSetAndFlavorMatchForTAS``) and ``podset_reducer.go`` (partial admission); ``main``
+ff69552e79 differs only in how the usage is stored. Quota arithmetic: :mod:`gangplan.predicates.
+quota`. Feature gates at their v0.19 defaults: FlavorFungibility, TopologyAwareScheduling,
+ReclaimablePods, PartialAdmission, VectorizedResourceRequests (resources in name order) on;
+UnadmittedWorkloadsObservability (the ``no_fit_reason`` fields) is computed always.
+
+Versions (``version``: "0.17", "0.18", "0.19", "main" or a patch "0.18.4"; a bare minor means
+its last patch): a flavor matches a PodSet's node selector / affinity on that flavor's own label
+keys from v0.17.6, v0.18.2 and v0.19.0 (before: the union of the resource group's flavors' keys,
+kueue #12449); a flavor whose preemption finds no candidates ranks below every flavor that can be
+used from v0.18.5 and v0.19.1 (kueue #13896).
+
+Preemption is not reproduced here. Where Kueue asks its preemption oracle
+(``pkg/scheduler/preemption/preemption_oracle.go``, ``SimulatePreemption``) whether preempting
+could make room, this module calls ``oracle(OracleQuery) -> (possibility, borrow)`` with
+possibility "NoCandidates", "Preempt" (a victim in the same ClusterQueue) or "Reclaim" (victims
+only elsewhere in the cohort). The default, :func:`no_candidates_oracle`, answers "NoCandidates"
+with the borrowing height of the quota as it is, which is what Kueue's oracle answers when nothing
+can be preempted; the flavor's mode is then Preempt (Kueue's ``FlavorAssignmentMode`` for
+``noPreemptionCandidates``), ranked below a flavor that fits.
+
+Topology-aware flavors. The static match (a TAS PodSet needs a TAS flavor whose topology has the
+requested levels, a non-TAS PodSet refuses a TAS flavor) is done here; the placement is not. After
+the quota step Kueue runs its TAS placement on the chosen TAS flavors: with the current usage if
+every PodSet fits (a failure turns that PodSet to Preempt with the placement's reason), then, if
+the mode is Preempt, on an empty cluster (a failure turns it to NoFit). ``tas_check`` is that
+placement: ``tas_check(requests, flavor, simulate_empty) -> (podset name, reason) | None``, called
+per TAS flavor in name order with that flavor's :class:`TASRequest` list; None means "not
+checked" (every placement succeeds).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Literal
+
+from gangplan.models.kueue import (
+    ClusterQueue,
+    KueuePodSet,
+    KueueWorkload,
+    ResourceFlavor,
+    ResourceGroup,
+)
+from gangplan.models.labels import requirement_matches
+from gangplan.models.objects import Taint
+from gangplan.predicates.quota import FlavorResource, QuotaTree, QuotaUsage, format_amount
+from gangplan.predicates.taints import tolerates
+
+__all__ = [
+    "Assignment",
+    "FlavorAssignment",
+    "FlavorAttempt",
+    "Mode",
+    "OracleQuery",
+    "PodSetAssignment",
+    "TASRequest",
+    "assign_flavors",
+    "assign_with_partial_admission",
+    "no_candidates_oracle",
+    "podset_reducer_search",
+]
+
+# Workload QuotaReserved reasons (apis/kueue/v1beta2/workload_types.go), by severity.
+NO_MATCHING_FLAVOR = "NoMatchingFlavor"
+EXCEEDS_MAX_QUOTA = "ExceedsMaxQuota"
+WAITING_FOR_QUOTA = "WaitingForQuota"
+TOPOLOGY_PLACEMENT_FAILED = "TopologyPlacementFailed"
+_SEVERITY = {
+    TOPOLOGY_PLACEMENT_FAILED: 1,
+    WAITING_FOR_QUOTA: 2,
+    EXCEEDS_MAX_QUOTA: 3,
+    NO_MATCHING_FLAVOR: 4,
+}
+
+
+def _most_severe(a: str, b: str) -> str:
+    return a if _SEVERITY.get(a, 0) >= _SEVERITY.get(b, 0) else b
+
+
+class Mode(IntEnum):
+    """``FlavorAssignmentMode``, lowest preference first."""
+
+    NoFit = 0
+    Preempt = 1
+    DeferredFit = 2
+    Fit = 3
+
+    def __str__(self) -> str:
+        return self.name
+
+
+# preemptionMode (granular, internal to the assigner)
+_NO_FIT, _NO_CANDIDATES, _PREEMPT, _RECLAIM, _FIT = range(5)
+_POSSIBILITY = {"NoCandidates": _NO_CANDIDATES, "Preempt": _PREEMPT, "Reclaim": _RECLAIM}
+_POSSIBILITY_NAME = {v: k for k, v in _POSSIBILITY.items()}
+_WORST = (_NO_FIT, 1 << 62)
+_BEST = (_FIT, 0)
+
+
+def _assignment_mode(pm: int) -> Mode:
+    return Mode.NoFit if pm == _NO_FIT else Mode.Fit if pm == _FIT else Mode.Preempt
+
+
+PreemptionPossibility = Literal["NoCandidates", "Preempt", "Reclaim"]
+
+
+@dataclass(frozen=True)
+class OracleQuery:
+    """What Kueue's ``SimulatePreemption`` is asked: can ``quantity`` of (flavor, resource) be
+    made available to the workload's ClusterQueue by preemption."""
+
+    tree: QuotaTree
+    usage: QuotaUsage
+    cluster_queue: str
+    workload: KueueWorkload
+    flavor: str
+    resource: str
+    quantity: int
+
+
+PreemptionOracle = Callable[[OracleQuery], tuple[PreemptionPossibility, int]]
+
+
+def no_candidates_oracle(q: OracleQuery) -> tuple[PreemptionPossibility, int]:
+    """Nothing can be preempted: Kueue's oracle without candidates answers NoCandidates and the
+    borrowing height of the quota as it is."""
+    fr = (q.flavor, q.resource)
+    return "NoCandidates", q.tree.lowest_subtree_height(q.cluster_queue, fr, q.quantity, q.usage)[0]
+
+
+@dataclass(frozen=True)
+class TASRequest:
+    """One PodSet for the TAS placement (``TASPodSetRequests``): its pods (``count``) on
+    ``flavor``; ``implied``: TAS only because the ClusterQueue has only TAS flavors."""
+
+    podset: KueuePodSet
+    count: int
+    flavor: str
+    implied: bool
+    group: str | None
+
+
+TASCheck = Callable[[Sequence[TASRequest], str, bool], "tuple[str, str] | None"]
+
+
+@dataclass(frozen=True)
+class FlavorAssignment:
+    name: str
+    mode: Mode
+    tried_flavor_idx: int = -1
+    borrow: int = 0
+
+
+@dataclass(frozen=True)
+class FlavorAttempt:
+    """``FlavorAssignmentAttempt``: one flavor tried for a PodSet, its worst outcome over the
+    requested resources."""
+
+    flavor: str
+    mode: Mode
+    borrow: int = 0
+    preemption_possibility: str | None = None
+    reasons: tuple[str, ...] = ()
+    no_fit_reason: str = ""
+
+
+@dataclass
+class PodSetAssignment:
+    name: str
+    flavors: dict[str, FlavorAssignment]
+    """Resource -> flavor; empty: no flavor (NoFit)."""
+    reasons: list[str]
+    error: str | None
+    requests: dict[str, int]
+    """The PodSet's total requests (all its pods), ``pods`` included when the ClusterQueue has
+    quota for it."""
+    count: int
+    attempts: tuple[FlavorAttempt, ...] = ()
+
+    @property
+    def fits(self) -> bool:
+        return self.error is None and not self.reasons
+
+    def representative_mode(self) -> Mode:
+        if self.fits:
+            return Mode.Fit
+        if self.error is not None or not self.flavors:
+            return Mode.NoFit
+        return min(f.mode for f in self.flavors.values())
+
+    def message(self) -> str:
+        """``Status.Message``: the reasons sorted, joined with ", "."""
+        return self.error if self.error is not None else ", ".join(sorted(self.reasons))
+
+    def _set_mode(self, mode: Mode) -> None:
+        self.flavors = {r: _replace_mode(f, mode) for r, f in self.flavors.items()}
+
+
+def _replace_mode(f: FlavorAssignment, mode: Mode) -> FlavorAssignment:
+    return FlavorAssignment(f.name, mode, f.tried_flavor_idx, f.borrow)
+
+
+@dataclass
+class Assignment:
+    """Kueue's ``Assignment``: per PodSet the flavors and status, the borrowing level (height of
+    the lowest cohort subtree that fits, 0: none), and the quota usage it would add."""
+
+    podsets: list[PodSetAssignment] = field(default_factory=list)
+    borrowing: int = 0
+    usage: dict[FlavorResource, int] = field(default_factory=dict)
+    no_fit_reason: str = ""
+    _mode: Mode | None = None
+
+    def representative_mode(self) -> Mode:
+        """The worst PodSet mode; NoFit without PodSets."""
+        if not self.podsets:
+            return Mode.NoFit
+        if self._mode is not None:
+            return self._mode
+        return min(ps.representative_mode() for ps in self.podsets)
+
+    @property
+    def requires_borrowing(self) -> bool:
+        return self.borrowing > 0
+
+    def message(self) -> str:
+        """``Assignment.Message``: "couldn't assign flavors to pod set NAME: REASONS" per PodSet
+        that does not fit, joined with "; "."""
+        parts = []
+        for ps in self.podsets:
+            if ps.fits:
+                continue
+            if ps.error is not None:
+                return f"failed to assign flavors to pod set {ps.name}: {ps.error}"
+            parts.append(f"couldn't assign flavors to pod set {ps.name}: {ps.message()}")
+        return "; ".join(parts)
+
+    def flavors_by_podset(self) -> dict[str, dict[str, str]]:
+        return {ps.name: {r: f.name for r, f in ps.flavors.items()} for ps in self.podsets}
+
+    def _append(self, requests: Mapping[str, int], ps: PodSetAssignment) -> None:
+        self.podsets.append(ps)
+        for res, f in ps.flavors.items():
+            self.borrowing = max(self.borrowing, f.borrow)
+            fr = (f.name, res)
+            self.usage[fr] = self.usage.get(fr, 0) + requests.get(res, 0)
+
+    def _update_mode(self, podset: str, mode: Mode) -> None:
+        for ps in self.podsets:
+            if ps.name == podset:
+                ps._set_mode(mode)
+                self._mode = mode
+
+
+@dataclass(frozen=True)
+class _Version:
+    minor: int
+    patch: int
+
+    @classmethod
+    def parse(cls, text: str) -> _Version:
+        if text in ("main", "", "latest"):
+            return cls(99, 0)
+        m = re.fullmatch(r"v?0\.(\d+)(?:\.(\d+))?", text.strip())
+        if not m:
+            raise ValueError(f"unknown Kueue version {text!r}")
+        return cls(int(m.group(1)), int(m.group(2)) if m.group(2) else 99)
+
+    def at_least(self, patches: Mapping[int, int], since_minor: int) -> bool:
+        """On for a minor >= since_minor, or a listed minor from that patch on."""
+        if self.minor in patches:
+            return self.patch >= patches[self.minor]
+        return self.minor >= since_minor
+
+    @property
+    def own_label_keys(self) -> bool:  # kueue #12449
+        return self.at_least({17: 6, 18: 2}, 19)
+
+    @property
+    def no_candidates_below(self) -> bool:  # kueue #13896
+        return self.at_least({18: 5, 19: 1}, 20)
+
+
+def _is_preferred(a: tuple[int, int], b: tuple[int, int], cq: ClusterQueue, v: _Version) -> bool:
+    """``isPreferred``: is granular mode ``a`` (preemption mode, borrowing level) better than
+    ``b`` under the ClusterQueue's ``flavorFungibility.preference``."""
+    if a[0] == _NO_FIT:
+        return False
+    if b[0] == _NO_FIT:
+        return True
+    if v.no_candidates_below:
+        a_none, b_none = a[0] == _NO_CANDIDATES, b[0] == _NO_CANDIDATES
+        if a_none != b_none:
+            return not a_none
+    if cq.flavor_fungibility.preference == "PreemptionOverBorrowing":
+        if a[1] != b[1]:
+            return a[1] < b[1]
+        return a[0] > b[0]
+    if a[0] != b[0]:
+        return a[0] > b[0]
+    return a[1] < b[1]
+
+
+def _should_try_next(mode: tuple[int, int], cq: ClusterQueue) -> bool:
+    """``shouldTryNextFlavor`` (``whenCanBorrow`` / ``whenCanPreempt``; v1beta1's ``Borrow`` and
+    ``Preempt`` are read as ``MayStopSearch``)."""
+    fung = cq.flavor_fungibility
+    if mode[0] in (_NO_FIT, _NO_CANDIDATES):
+        return True
+    if mode[0] in (_PREEMPT, _RECLAIM) and fung.when_can_preempt == "TryNextFlavor":
+        return True
+    return mode[1] != 0 and fung.when_can_borrow == "TryNextFlavor"
+
+
+def _taint_text(t: Taint) -> str:
+    """A ``corev1.Taint`` printed with ``%s`` (a struct: ``{key value effect <nil>}``)."""
+    return f"{{{t.key} {t.value} {t.effect} <nil>}}"
+
+
+def _flavor_matches_selector(
+    ps: KueuePodSet, node_labels: Mapping[str, str], keys: set[str]
+) -> bool:
+    """``flavorSelector`` then ``RequiredNodeAffinity.Match`` on a node carrying the flavor's
+    labels: the PodSet's nodeSelector and required affinity terms, restricted to ``keys``; a term
+    left empty makes the affinity match anything."""
+    for k, val in ps.node_selector.items():
+        if k in keys and node_labels.get(k) != val:
+            return False
+    terms = ps.node_affinity or ()
+    kept = []
+    for t in terms:
+        exprs = [e for e in t.match_expressions if e.key in keys]
+        if not exprs:
+            kept = []
+            break
+        kept.append(exprs)
+    if not kept:
+        return True
+    return any(all(requirement_matches(e, dict(node_labels)) for e in exprs) for exprs in kept)
+
+
+@dataclass
+class _Status:
+    reasons: list[str] = field(default_factory=list)
+    error: str | None = None
+    no_fit_reason: str = ""
+
+
+def _explicit_tas(ps: KueuePodSet) -> bool:
+    """``IsExplicitlyRequestingTAS``."""
+    tr = ps.topology_request
+    return tr is not None and bool(
+        tr.unconstrained
+        or tr.required
+        or tr.preferred
+        or tr.slice_required
+        or tr.slice_size is not None
+        or tr.slice_constraints
+    )
+
+
+def _has_level(ps: KueuePodSet, levels: Sequence[str]) -> bool:
+    """``TASFlavorSnapshot.HasLevel``: the requested level, the slice level and every
+    multi-layer slice level are levels of the flavor's topology."""
+    tr = ps.topology_request
+    if tr is None or not levels:
+        return False
+    constraints = list(tr.slice_constraints)
+    if not constraints and tr.slice_required:
+        constraints = [(tr.slice_required, tr.slice_size or 0)]
+    if tr.required:
+        main = tr.required
+    elif tr.preferred:
+        main = tr.preferred
+    elif constraints:
+        main = levels[0]
+    elif tr.unconstrained:
+        main = levels[-1]
+    else:
+        return False
+    slice_key = constraints[0][0] if constraints else levels[-1]
+    if main not in levels or slice_key not in levels:
+        return False
+    return all(level in levels for level, _ in constraints)
+
+
+class _Assigner:
+    def __init__(
+        self,
+        wl: KueueWorkload,
+        cq: ClusterQueue,
+        tree: QuotaTree,
+        usage: QuotaUsage,
+        flavors: Mapping[str, ResourceFlavor],
+        oracle: PreemptionOracle,
+        enable_fair_sharing: bool,
+        tas_check: TASCheck | None,
+        topology_levels: Mapping[str, Sequence[str]] | None,
+        version: _Version,
+        start_flavor: Mapping[tuple[int, str], int] | None,
+    ) -> None:
+        self.wl, self.cq, self.tree, self.usage = wl, cq, tree, usage
+        self.flavors, self.oracle = flavors, oracle
+        self.fair_sharing = enable_fair_sharing
+        self.tas_check, self.topology_levels = tas_check, topology_levels
+        self.v = version
+        self.start_flavor = start_flavor or {}
+        names = cq.flavor_names()
+        self.tas_flavors = {
+            n for n in names if n in flavors and flavors[n].topology_name is not None
+        }
+        self.tas_only = bool(names) and all(n in self.tas_flavors for n in names)
+
+    # -- TAS match ---------------------------------------------------------------------------
+
+    def _implied(self, ps: KueuePodSet) -> bool:
+        return not _explicit_tas(ps) and self.tas_only
+
+    def _tas_requested(self, ps: KueuePodSet) -> bool:
+        return _explicit_tas(ps) or self._implied(ps)
+
+    def _tas_mismatch(self, ps: KueuePodSet, flavor: ResourceFlavor, rg: ResourceGroup) -> str:
+        """``checkPodSetAndFlavorMatchForTAS``: "" when they match."""
+        if self._tas_requested(ps):
+            if self._implied(ps):
+                return ""
+            if flavor.topology_name is None:
+                if not any(r in rg.covered_resources for r in ps.requests):
+                    return ""
+                return f'Flavor "{flavor.name}" does not support TopologyAwareScheduling'
+            if self.topology_levels is not None:
+                levels = self.topology_levels.get(flavor.topology_name)
+                if levels is None:
+                    return f'Flavor "{flavor.name}" information missing in TAS cache'
+                if not _has_level(ps, levels):
+                    return f'Flavor "{flavor.name}" does not contain the requested level'
+            return ""
+        if flavor.topology_name is not None:
+            return f'Flavor "{flavor.name}" supports only TopologyAwareScheduling'
+        return ""
+
+    # -- one flavor against the PodSets ------------------------------------------------------
+
+    def _check_flavor(self, fname: str, podsets: list[KueuePodSet], rg: ResourceGroup) -> _Status:
+        """``checkFlavorForPodSets``: TAS match, untolerated taints, node selector / affinity."""
+        status = _Status()
+        flavor = self.flavors.get(fname)
+        if flavor is None:
+            status.reasons.append(f"flavor {fname} not found")
+            return status
+        if self.v.own_label_keys:
+            keys = set(flavor.node_labels)
+        else:
+            keys = set()
+            for f in rg.flavors:
+                if f.name in self.flavors:
+                    keys.update(self.flavors[f.name].node_labels)
+        for ps in podsets:
+            msg = self._tas_mismatch(ps, flavor, rg)
+            if msg:
+                status.reasons.append(msg)
+                return status
+            tols = (*ps.tolerations, *flavor.tolerations)
+            for taint in flavor.node_taints:
+                if taint.effect not in ("NoSchedule", "NoExecute"):
+                    continue
+                if not any(tolerates(t, taint) for t in tols):
+                    status.reasons.append(
+                        f"untolerated taint {_taint_text(taint)} in flavor {fname}"
+                    )
+                    return status
+            if not _flavor_matches_selector(ps, flavor.node_labels, keys):
+                status.reasons.append(f"flavor {fname} doesn't match node affinity")
+                return status
+        return status
+
+    def _can_preempt_while_borrowing(self) -> bool:
+        p = self.cq.preemption
+        bwc = p.borrow_within_cohort is not None and p.borrow_within_cohort.policy != "Never"
+        return bwc or (self.fair_sharing and p.reclaim_within_cohort != "Never")
+
+    def _fits_resource_quota(
+        self, fr: FlavorResource, assumed: int, request: int
+    ) -> tuple[int, int, _Status | None]:
+        """``fitsResourceQuota``: (preemption mode, borrowing level, status)."""
+        status = _Status(no_fit_reason=WAITING_FOR_QUOTA)
+        cq = self.cq.name
+        available = self.tree.available(cq, fr[0], fr[1], self.usage)
+        max_capacity = self.tree.potential_available(cq, fr[0], fr[1])
+        val = assumed + request
+        if val > max_capacity:
+            status.reasons.append(
+                f"insufficient quota for {fr[1]} in flavor {fr[0]}, previously considered "
+                f"podsets requests ({format_amount(fr[1], assumed)}) + current podset request "
+                f"({format_amount(fr[1], request)}) > maximum capacity "
+                f"({format_amount(fr[1], max_capacity)})"
+            )
+            status.no_fit_reason = EXCEEDS_MAX_QUOTA
+            return _NO_FIT, 0, status
+        borrow, may_reclaim = self.tree.lowest_subtree_height(cq, fr, val, self.usage)
+        if val <= available:
+            return _FIT, borrow, None
+        status.reasons.append(
+            f"insufficient unused quota for {fr[1]} in flavor {fr[0]}, "
+            f"{format_amount(fr[1], val - available)} more needed"
+        )
+        nominal = self.tree.cluster_queues[cq].quota(fr).nominal
+        if nominal >= val or may_reclaim or self._can_preempt_while_borrowing():
+            q = OracleQuery(self.tree, self.usage, cq, self.wl, fr[0], fr[1], val)
+            possibility, borrow_after = self.oracle(q)
+            mode = _POSSIBILITY[possibility]
+            status.no_fit_reason = ""
+            return mode, borrow_after, status
+        return _NO_FIT, borrow, status
+
+    def find_flavor(
+        self,
+        ps_ids: list[int],
+        requests: Mapping[str, int],
+        res_name: str,
+        assigned: Mapping[FlavorResource, int],
+    ) -> tuple[dict[str, FlavorAssignment] | None, _Status | None, list[FlavorAttempt]]:
+        """``findFlavorForPodSets``: the flavor for every resource of ``res_name``'s group."""
+        rg = self.cq.group_of(res_name)
+        if rg is None:
+            return None, _Status([f"resource {res_name} unavailable in ClusterQueue"]), []
+        status = _Status()
+        reqs = {r: q for r, q in sorted(requests.items()) if r in rg.covered_resources}
+        podsets = [self.wl.podsets[i] for i in ps_ids]
+        best: dict[str, FlavorAssignment] | None = None
+        best_mode = _WORST
+        attempts: list[FlavorAttempt] = []
+        attempted = -1
+        n = len(rg.flavors)
+        for idx in range(self.start_flavor.get((ps_ids[0], res_name), 0), n):
+            attempted = idx
+            fname = rg.flavors[idx].name
+            fstatus = self._check_flavor(fname, podsets, rg)
+            if fstatus.reasons or fstatus.error:
+                status.reasons += fstatus.reasons
+                attempts.append(
+                    FlavorAttempt(
+                        fname,
+                        Mode.NoFit,
+                        reasons=tuple(fstatus.reasons),
+                        no_fit_reason=NO_MATCHING_FLAVOR,
+                    )
+                )
+                continue
+            assignments: dict[str, FlavorAssignment] = {}
+            rep = _BEST
+            max_borrow = 0
+            flavor_reasons: list[str] = []
+            nfr = ""
+            for r, val in reqs.items():
+                fr = (fname, r)
+                pm, borrow, s = self._fits_resource_quota(fr, assigned.get(fr, 0), val)
+                if s is not None:
+                    flavor_reasons += s.reasons
+                    status.reasons += s.reasons
+                    nfr = _most_severe(nfr, s.no_fit_reason)
+                max_borrow = max(max_borrow, borrow)
+                mode = (pm, borrow)
+                if _is_preferred(rep, mode, self.cq, self.v):
+                    rep = mode
+                if rep[0] == _NO_FIT:
+                    continue
+                assignments[r] = FlavorAssignment(fname, _assignment_mode(pm), borrow=borrow)
+            attempts.append(
+                FlavorAttempt(
+                    fname,
+                    _assignment_mode(rep[0]),
+                    max_borrow,
+                    _POSSIBILITY_NAME.get(rep[0]),
+                    tuple(sorted(flavor_reasons)),
+                    nfr,
+                )
+            )
+            if not _should_try_next(rep, self.cq):
+                best, best_mode = assignments, rep
+                break
+            if _is_preferred(rep, best_mode, self.cq, self.v):
+                best, best_mode = assignments, rep
+        if best is not None:
+            tried = -1 if attempted == n - 1 else attempted
+            best = {r: FlavorAssignment(f.name, f.mode, tried, f.borrow) for r, f in best.items()}
+        if best_mode[0] == _FIT:
+            return best, None, attempts
+        return best, status, attempts
+
+    # -- the whole workload ------------------------------------------------------------------
+
+    def assign(self, counts: Sequence[int] | None) -> Assignment:
+        wl = self.wl
+        reclaim = wl.reclaimable_pods
+        has_pods_quota = self.cq.group_of("pods") is not None
+        totals: list[dict[str, int]] = []
+        ps_counts: list[int] = []
+        for i, ps in enumerate(wl.podsets):
+            if counts:
+                count = counts[i]
+            else:
+                count = ps.count - min(reclaim.get(ps.name, 0), ps.count)
+            req = {r: max(0, q) * count for r, q in ps.requests.items()}
+            if has_pods_quota:
+                req["pods"] = count
+            totals.append(dict(sorted(req.items())))
+            ps_counts.append(count)
+        groups: dict[str, list[int]] = {}
+        for i, ps in enumerate(wl.podsets):
+            tr = ps.topology_request
+            key = tr.podset_group if tr is not None and tr.podset_group else str(i)
+            groups.setdefault(key, []).append(i)
+        out = Assignment()
+        for ids in groups.values():
+            requests: dict[str, int] = {}
+            for i in ids:
+                for r, q in totals[i].items():
+                    requests[r] = requests.get(r, 0) + q
+            considered: dict[str, FlavorAttempt] = {}
+            group_flavors: dict[str, FlavorAssignment] | None = {}
+            group_status = _Status()
+            for res in sorted(requests):
+                q = requests[res]
+                if self.cq.group_of(res) is None and q == 0:
+                    continue  # kueue #8079
+                assert group_flavors is not None
+                if res in group_flavors:
+                    continue
+                found, status, attempts = self.find_flavor(ids, requests, res, out.usage)
+                self._merge_attempts(considered, attempts, res)
+                if (status is not None and status.error) or (not found and requests):
+                    group_flavors = None
+                    group_status = status or _Status()
+                    break
+                group_flavors.update(found or {})
+                if status is not None:
+                    group_status.reasons += status.reasons
+            final = tuple(considered[k] for k in sorted(considered))
+            failed = False
+            for i in ids:
+                ps = wl.podsets[i]
+                flv = self._resolve_podset_flavors(ps, totals[i], group_flavors or {})
+                psa = PodSetAssignment(
+                    ps.name,
+                    flv,
+                    list(group_status.reasons),
+                    group_status.error,
+                    totals[i],
+                    ps_counts[i],
+                    final,
+                )
+                out._append(totals[i], psa)
+                if psa.error is not None or (totals[i] and not flv):
+                    failed = True
+            if failed:
+                self._resolve_no_fit_reason(out)
+                return out
+        if out.representative_mode() == Mode.NoFit:
+            self._resolve_no_fit_reason(out)
+            return out
+        self._tas(out)
+        self._resolve_no_fit_reason(out)
+        return out
+
+    def _resolve_podset_flavors(
+        self, ps: KueuePodSet, requests: Mapping[str, int], group: Mapping[str, FlavorAssignment]
+    ) -> dict[str, FlavorAssignment]:
+        """``resolvePodSetFlavors``: the group's flavors for the resources this PodSet requests;
+        a PodSet requesting none in a PodSet group keeps the group's TAS flavors."""
+        if requests:
+            return {r: f for r, f in group.items() if r in requests}
+        if ps.topology_request is not None and ps.topology_request.podset_group:
+            return {r: f for r, f in group.items() if f.name in self.tas_flavors}
+        return {}
+
+    def _merge_attempts(
+        self, dst: dict[str, FlavorAttempt], src: list[FlavorAttempt], res: str
+    ) -> None:
+        """``mergeFlavorAttemptsForResource``: the worst outcome per flavor over resources, and
+        "flavor F does not provide resource R" for a flavor of R's group not tried for R."""
+        for at in src:
+            old = dst.get(at.flavor)
+            if old is None:
+                dst[at.flavor] = FlavorAttempt(
+                    at.flavor,
+                    at.mode,
+                    at.borrow,
+                    at.preemption_possibility,
+                    tuple(sorted(set(at.reasons))),
+                    at.no_fit_reason,
+                )
+                continue
+            pp = old.preemption_possibility
+            if at.preemption_possibility is not None and (
+                pp is None or _POSSIBILITY[at.preemption_possibility] < _POSSIBILITY[pp]
+            ):
+                pp = at.preemption_possibility
+            dst[at.flavor] = FlavorAttempt(
+                at.flavor,
+                min(at.mode, old.mode),
+                max(at.borrow, old.borrow),
+                pp,
+                tuple(sorted(set(old.reasons) | set(at.reasons))),
+                _most_severe(old.no_fit_reason, at.no_fit_reason),
+            )
+        if not src:
+            return
+        rg = self.cq.group_of(res)
+        rg_flavors = {f.name for f in rg.flavors} if rg else set()
+        present = {at.flavor for at in src}
+        for flv, at in list(dst.items()):
+            if flv in rg_flavors and flv not in present:
+                msg = f"flavor {flv} does not provide resource {res}"
+                dst[flv] = FlavorAttempt(
+                    flv,
+                    Mode.NoFit,
+                    at.borrow,
+                    at.preemption_possibility,
+                    tuple(sorted(set(at.reasons) | {msg})),
+                    NO_MATCHING_FLAVOR,
+                )
+
+    def _resolve_no_fit_reason(self, a: Assignment) -> None:
+        """``resolveNoFitReason``: per NoFit PodSet the least severe reason of each resource
+        group's flavors, the most severe over groups and PodSets."""
+        if a.representative_mode() != Mode.NoFit:
+            return
+        overall = ""
+        for ps in a.podsets:
+            if ps.representative_mode() != Mode.NoFit:
+                continue
+            if not ps.attempts:
+                overall = _most_severe(overall, NO_MATCHING_FLAVOR)
+                continue
+            rg_min: dict[int, str] = {}
+            for i, at in enumerate(ps.attempts):
+                if at.mode != Mode.NoFit:
+                    continue
+                idxs = [
+                    j
+                    for j, g in enumerate(self.cq.resource_groups)
+                    if at.flavor in {f.name for f in g.flavors}
+                ] or [-1 - i]
+                for j in idxs:
+                    old = rg_min.get(j)
+                    if old is None or _SEVERITY.get(at.no_fit_reason, 0) < _SEVERITY.get(old, 0):
+                        rg_min[j] = at.no_fit_reason
+            ps_reason = ""
+            for r in rg_min.values():
+                ps_reason = _most_severe(ps_reason, r)
+            overall = _most_severe(overall, ps_reason)
+        a.no_fit_reason = overall
+
+    def _tas(self, a: Assignment) -> None:
+        """The TAS step of ``assignFlavors`` through ``tas_check``."""
+        requests: dict[str, list[TASRequest]] = {}
+        for ps, psa in zip(self.wl.podsets, a.podsets, strict=True):
+            if not self._tas_requested(ps) or psa.error is not None or psa.count == 0:
+                continue
+            tas = sorted({f.name for f in psa.flavors.values() if f.name in self.tas_flavors})
+            if not self.tas_flavors:
+                psa.error = "workload requires Topology, but there is no TAS cache information"
+            elif not tas:
+                psa.error = "no TAS flavor assigned"
+            elif len(tas) > 1:
+                psa.error = f"more than one TAS flavor assigned: {', '.join(tas)}"
+            if psa.error is not None:
+                a._mode = None
+                continue
+            tr = ps.topology_request
+            requests.setdefault(tas[0], []).append(
+                TASRequest(
+                    ps, psa.count, tas[0], self._implied(ps), tr.podset_group if tr else None
+                )
+            )
+        if self.tas_check is None:
+            return
+
+        def run(simulate_empty: bool) -> tuple[str, str] | None:
+            assert self.tas_check is not None
+            for flavor in sorted(requests):
+                failure = self.tas_check(requests[flavor], flavor, simulate_empty)
+                if failure is not None:
+                    return failure
+            return None
+
+        if a.representative_mode() == Mode.Fit:
+            failure = run(False)
+            if failure is not None:
+                for psa in a.podsets:
+                    if psa.name == failure[0]:
+                        psa.reasons.append(failure[1])
+                a._update_mode(failure[0], Mode.Preempt)
+        if a.representative_mode() == Mode.Preempt:
+            failure = run(True)
+            if failure is not None:
+                a._update_mode(failure[0], Mode.NoFit)
+            else:
+                for reqs in requests.values():
+                    for r in reqs:
+                        a._update_mode(r.podset.name, Mode.Preempt)
+
+
+def assign_flavors(
+    wl: KueueWorkload,
+    cq: ClusterQueue,
+    tree: QuotaTree,
+    usage: QuotaUsage,
+    flavors: Mapping[str, ResourceFlavor],
+    *,
+    counts: Sequence[int] | None = None,
+    oracle: PreemptionOracle = no_candidates_oracle,
+    enable_fair_sharing: bool = False,
+    tas_check: TASCheck | None = None,
+    topology_levels: Mapping[str, Sequence[str]] | None = None,
+    version: str = "0.19",
+    start_flavor: Mapping[tuple[int, str], int] | None = None,
+) -> Assignment:
+    """Kueue's ``FlavorAssigner.Assign`` for ``wl`` in ``cq`` against ``usage`` (not changed).
+
+    ``counts``: pods per PodSet (partial admission), default each PodSet's count minus its
+    reclaimable pods. ``flavors``: the ResourceFlavors by name (``KueueState.flavors``).
+    ``oracle``: see the module docstring. ``topology_levels``: Topology name -> its level label
+    keys, for the TAS level check (None: not checked). ``start_flavor``: (first PodSet index of
+    the group, resource) -> flavor index to start from, Kueue's ``LastAssignment`` carried
+    between scheduling cycles (default: the first flavor).
+    """
+    return _Assigner(
+        wl,
+        cq,
+        tree,
+        usage,
+        flavors,
+        oracle,
+        enable_fair_sharing,
+        tas_check,
+        topology_levels,
+        _Version.parse(version),
+        start_flavor,
+    ).assign(counts)
+
+
+def podset_reducer_search(
+    podsets: Sequence[KueuePodSet], fits: Callable[[list[int]], bool]
+) -> list[int] | None:
+    """``PodSetReducer.Search``: the largest counts between ``min_count`` and ``count`` that
+    ``fits``, by binary search over one shared fraction of every PodSet's reducible pods (Go's
+    ``sort.Search``); None when nothing is reducible or nothing fits."""
+    full = [ps.count for ps in podsets]
+    deltas = [ps.count - (ps.min_count if ps.min_count is not None else ps.count) for ps in podsets]
+    total = sum(deltas)
+    if total == 0:
+        return None
+
+    def sizes(i: int) -> list[int]:
+        return [f - d * i // total for f, d in zip(full, deltas, strict=True)]
+
+    last_good: tuple[int, list[int]] | None = None
+    lo, hi = 0, total + 1
+    while lo < hi:
+        mid = (lo + hi) // 2
+        cur = sizes(mid)
+        if fits(cur):
+            last_good = (mid, cur)
+            hi = mid
+        else:
+            lo = mid + 1
+    if last_good is not None and last_good[0] == lo:
+        return last_good[1]
+    return None
+
+
+def assign_with_partial_admission(
+    wl: KueueWorkload,
+    cq: ClusterQueue,
+    tree: QuotaTree,
+    usage: QuotaUsage,
+    flavors: Mapping[str, ResourceFlavor],
+    *,
+    has_preemption_targets: Callable[[Assignment], bool] = lambda a: False,
+    **kwargs,
+) -> Assignment:
+    """``Scheduler.getInitialAssignments`` without the preemptor: the full assignment if it
+    fits (or needs preemption and ``has_preemption_targets``), else, for a workload with a
+    PodSet ``min_count``, the largest reduced counts that do (:func:`podset_reducer_search`),
+    else the full assignment."""
+    full = assign_flavors(wl, cq, tree, usage, flavors, **kwargs)
+    mode = full.representative_mode()
+    if mode == Mode.Fit or (mode == Mode.Preempt and has_preemption_targets(full)):
+        return full
+    if not any(ps.min_count is not None and ps.min_count < ps.count for ps in wl.podsets):
+        return full
+    found: dict[tuple[int, ...], Assignment] = {}
+
+    def fits(counts: list[int]) -> bool:
+        a = assign_flavors(wl, cq, tree, usage, flavors, counts=counts, **kwargs)
+        m = a.representative_mode()
+        ok = m == Mode.Fit or (m == Mode.Preempt and has_preemption_targets(a))
+        if ok:
+            found[tuple(counts)] = a
+        return ok
+
+    counts = podset_reducer_search(wl.podsets, fits)
+    return found[tuple(counts)] if counts is not None else full
