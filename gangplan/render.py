@@ -367,6 +367,10 @@ def render_result(console: Console, r: Result, cluster: Cluster, *, wide: bool =
         _result_composite_groups(console, r)
     if singles:
         _result_single_pods(console, singles, cluster, wide)
+    if r.kueue is not None:
+        from gangplan.render_kueue import render_kueue_outcome
+
+        render_kueue_outcome(console, r.kueue, wide=wide)
     if r.victims:
         _line(
             console,

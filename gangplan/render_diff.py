@@ -13,6 +13,7 @@ from rich.padding import Padding
 from rich.text import Text
 
 from gangplan.models.documents import NodeEvidence
+from gangplan.render_kueue import render_kueue_diff
 from gangplan.render_text import (
     _cut,
     _flex,
@@ -217,6 +218,7 @@ def render_diff(console: Console, d, *, wide: bool = False) -> None:
     """A people's view of a Diff (gangplan.solver.diff.Diff): the summary first, then details."""
     _diff_verdict(console, d, wide)
     _diff_admitted(console, d, wide)
+    render_kueue_diff(console, d, wide=wide)
     _diff_decisive_summary(console, d, wide)
     _objective_table(console, d)
     _groups_table(console, d.groups, wide)

@@ -339,6 +339,33 @@ class SamplesDocument(_Doc):
     """Runs whose objective equals the optimum's (diff only)."""
 
 
+class KueueStep(_Doc):
+    """The first of Kueue's admission choices the optimum makes otherwise (issue 42)."""
+
+    workload: str
+    cycle: int | None = None
+    greedy: str
+    """What Kueue did with it: ``admitted: flavors ...; domain ...`` or ``refused: <message>``."""
+    optimal: str
+    """What the optimum does with it."""
+    refused: list[str] = Field(default_factory=list)
+    """Workloads the optimum admits and Kueue refused, with Kueue's message."""
+
+
+class KueueDiff(_Doc):
+    """Kueue's admission against the optimum's, per Workload (absent without Kueue objects)."""
+
+    version: str
+    workloads: int
+    greedy_admitted: int
+    optimal_admitted: int
+    only_greedy: list[str] = Field(default_factory=list)
+    only_optimal: list[str] = Field(default_factory=list)
+    other_flavor: list[str] = Field(default_factory=list)
+    """Admitted by both, with other flavors or domains."""
+    decisive: KueueStep | None = None
+
+
 class DiffDocument(_Doc):
     """``gangplan diff --json``."""
 
@@ -376,6 +403,8 @@ class DiffDocument(_Doc):
     """The greedy Result (absent in ``diff --suite`` rows)."""
     optimal: Result | None = None
     """The exact Result (absent in ``diff --suite`` rows)."""
+    kueue: KueueDiff | None = Field(default=None, exclude_if=lambda v: v is None)
+    """Kueue's admission against the optimum's (issue 42; absent without Kueue objects)."""
 
 
 class SuiteRowDocument(_Doc):

@@ -30,6 +30,7 @@ from gangplan.solver.diff.decisive import Progress, closest_optimum, search_deci
 from gangplan.solver.diff.evidence import admission, engine_side, single_pods
 from gangplan.solver.diff.proof import optimal_proof
 from gangplan.solver.greedy import Samples, sample_greedy
+from gangplan.solver.kueue.compare import compare as compare_admission
 from gangplan.solver.validate import validate
 
 FRAME_COLUMNS = (
@@ -99,6 +100,9 @@ class Diff:
         "single_pods", "One :class:`SinglePodDiff` per pending pod outside any group."
     )
     admission = _document_field("admission", "Admission counts per engine (:class:`Admission`).")
+    kueue = _document_field(
+        "kueue", "Kueue's admission against the optimum's (:class:`KueueDiff`), None without Kueue."
+    )
     engines = _document_field(
         "engines", "Each engine's capacity use and victims (:class:`Engines`)."
     )
@@ -402,5 +406,6 @@ def diff_snapshot(
         optimal_proof=proof,
         greedy=greedy,
         optimal=optimal,
+        kueue=compare_admission(greedy, optimal),
     )
     return Diff(doc=doc, seconds=seconds, samples=drawn, violations=violations)

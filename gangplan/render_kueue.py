@@ -1,0 +1,94 @@
+"""Rich rendering of Kueue's admission (issue 42): one Result's Workloads (``solve``), and Kueue
+against the optimum in a diff. The JSON twins are ``Result.kueue`` and the diff's ``kueue``."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.text import Text
+
+from gangplan.models.result import KueueOutcome, KueueWorkloadOutcome
+from gangplan.render_text import _flex, _heading, _line, _name_col, _names, _table
+
+
+def _flavors(w: KueueWorkloadOutcome) -> str:
+    parts = []
+    for p in w.podsets:
+        names = sorted(set(p.flavors.values()))
+        text = ",".join(names) or "-"
+        if p.topology:
+            doms = sorted({"/".join(d["values"][:1]) for d in p.topology})
+            text += f" [{w.levels[0] if w.levels else 'domain'}: {', '.join(doms)}]"
+        parts.append(text if len(w.podsets) == 1 else f"{p.name}: {text}")
+    return "; ".join(parts) or "-"
+
+
+def _state(w: KueueWorkloadOutcome) -> Text:
+    if not w.admitted:
+        return Text("pending", style="red")
+    if w.recorded:
+        return Text("admitted before", style="dim")
+    text = Text(f"admitted c{w.cycle}" if w.cycle else "admitted", style="green")
+    if w.borrows:
+        text.append(" (borrows)", style="yellow")
+    return text
+
+
+def render_kueue_outcome(console: Console, k: KueueOutcome, *, wide: bool = False) -> None:
+    """The Workloads of one Result: queue, outcome, flavors (and TAS domains), Kueue's reason."""
+    run = {key: w for key, w in k.workloads.items() if not w.recorded}
+    admitted = sum(1 for w in run.values() if w.admitted)
+    note = (
+        f"(Kueue v{k.version} admission, {k.cycles} cycle(s))"
+        if k.cycles
+        else f"(Kueue v{k.version} rules)"
+    )
+    _heading(console, "Kueue Workloads", note)
+    _line(console, f"  admitted {admitted}/{len(run)} pending Workloads", wide)
+    if not run:
+        return
+    t = _table()
+    _name_col(t, "workload", run)
+    t.add_column("ClusterQueue", no_wrap=True)
+    t.add_column("outcome", no_wrap=True)
+    t.add_column("pods", justify="right", no_wrap=True)
+    t.add_column("flavors", no_wrap=not wide)
+    t.add_column("reason")
+    for key, w in run.items():
+        t.add_row(
+            key,
+            w.cluster_queue or "-",
+            _state(w),
+            str(w.pods),
+            _flex(_flavors(w), wide),
+            _flex(w.reason or "", wide),
+        )
+    console.print(t)
+
+
+def render_kueue_diff(console: Console, d, *, wide: bool = False) -> None:
+    """The diff's Kueue lines: admissions per engine, the Workloads only one admits, and the
+    decisive step in Kueue's terms."""
+    k = d.kueue
+    if k is None:
+        return
+    _line(
+        console,
+        f"  kueue      greedy admits {k.greedy_admitted}/{k.workloads} Workloads, optimal {k.optimal_admitted}"
+        + (f"; other flavors or domains: {_names(k.other_flavor, 3)}" if k.other_flavor else ""),
+        wide,
+    )
+    if k.only_greedy or k.only_optimal:
+        n = 50 if wide else 3
+        _line(
+            console,
+            f"             only Kueue: {_names(k.only_greedy, n)}; only optimal: {_names(k.only_optimal, n)}",
+            wide,
+        )
+    s = k.decisive
+    if s is None:
+        return
+    where = f"cycle {s.cycle}: " if s.cycle else ""
+    _line(console, f"  kueue step {where}{s.workload} {s.greedy}", wide, style="yellow")
+    _line(console, f"             the optimum: {s.optimal}", wide)
+    for r in s.refused[: None if wide else 3]:
+        _line(console, f"             then refused {r}", wide)
