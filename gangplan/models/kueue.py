@@ -239,6 +239,9 @@ class KueueWorkload(_Frozen):
     owner: str | None = None
     """``Kind/name`` of the job it stands for."""
     synthesized: bool = False
+    annotations: dict[str, str] = Field(default_factory=dict)
+    """The Workload object's annotations, or for a synthesized one its job's (where a scenario's
+    ``gangplan.io/expect-kueue*`` expectations live)."""
     source: str = ""
 
     @property
