@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from gangplan.gcpause import gc_paused
-from gangplan.io import dra_parse, foreign, schema
+from gangplan.io import dra_parse, foreign, kueue_workloads, schema
 from gangplan.io.config import parse_scheduler_config
 from gangplan.io.dra_build import build_state
 from gangplan.io.errors import SnapshotError
@@ -191,6 +191,11 @@ class _Builder:
         """(kind, namespace/name, field path) of the unknown fields found (not noted twice)."""
         self.file_notes: list[str] = []
         """Files of a snapshot directory not read (empty, or not a snapshot file): warnings."""
+        self.kueue_raw: list[tuple[str, dict]] = []
+        """Kueue's objects (gangplan.io.kueue_workloads): read when the snapshot has a ClusterQueue."""
+        self.kueue_parsed: Any = None
+        self.kueue_state: Any = None
+        self.kueue_pods: frozenset[str] = frozenset()
         self.dra_objects: list[tuple[Ctx, str, dict]] = []
         """resource.k8s.io DeviceClasses, ResourceSlices, ResourceClaims, ResourceClaimTemplates, DeviceTaintRules (gangplan.dra)."""
 
@@ -282,6 +287,8 @@ class _Builder:
 
     def add(self, file: str, raw: dict) -> None:
         kind = raw.get("kind")
+        if kueue_workloads.collect(self, file, raw):
+            return
         if foreign.claims(kind, raw.get("apiVersion")):
             self.foreign.append((file, raw))
             return
@@ -690,6 +697,7 @@ def _assemble(
         kube_version=KubeVersion(kube_version) if kube_version else NEWEST,
         api_versions=dict(sorted(b.api_versions.items())),
         dra=dra.for_version(KubeVersion(kube_version) if kube_version else NEWEST) if dra else None,
+        kueue=b.kueue_state,
     )
     # Validated here, so that hierarchy validation runs at load time; the forest is the one above
     # (the Cluster holds the objects it was given: the comparison is one of identities).

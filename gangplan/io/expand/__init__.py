@@ -114,7 +114,7 @@ def expand(
             objs = []
             for job in jobs:
                 jctx = Ctx(file, f"Job/{meta.namespace}/{job['metadata']['name']} (from {ref})")
-                res = expand_job(jctx, job, env)
+                res = expand_job(jctx, job, env, kueue="kueue.x-k8s.io/queue-name" in meta.labels)
                 objs += [job, *res.objects]
                 groups[kind][res.groups or f"no pods: {res.skipped}"] += 1
         else:

@@ -249,7 +249,11 @@ def _delegated(ctx: Ctx, env: ExpandEnv, meta: Meta, source: str) -> tuple[dict 
     )
 
 
-def expand_job(ctx: Ctx, raw: dict, env: ExpandEnv, *, meta: Meta | None = None) -> JobExpansion:
+def expand_job(
+    ctx: Ctx, raw: dict, env: ExpandEnv, *, meta: Meta | None = None, kueue: bool = False
+) -> JobExpansion:
+    """``kueue``: the Job belongs to a JobSet labelled ``kueue.x-k8s.io/queue-name`` (suspended by
+    Kueue until admission, like a Job with the label)."""
     meta = meta or env.meta(ctx, raw, "Job")
     ref = f"Job/{meta.namespace}/{meta.name}"
     spec = ctx.map(raw.get("spec"), "spec", required=True)
@@ -290,7 +294,7 @@ def expand_job(ctx: Ctx, raw: dict, env: ExpandEnv, *, meta: Meta | None = None)
     if conditions.get("Complete") == "True" or conditions.get("Failed") == "True":
         return JobExpansion(skipped="it has finished")
     if ctx.bool(spec.get("suspend"), "spec.suspend"):
-        if "kueue.x-k8s.io/queue-name" not in meta.labels:
+        if "kueue.x-k8s.io/queue-name" not in meta.labels and not kueue:
             return JobExpansion(skipped="it is suspended (the Job controller creates no pods)")
         env.note(
             "Job",

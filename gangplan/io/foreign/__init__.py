@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from gangplan.io import expand as _expand
+from gangplan.io import kueue_workloads
 from gangplan.io.foreign import coscheduling, kai, kueue, volcano
 from gangplan.io.foreign.common import Env
 from gangplan.models.objects import PREEMPT_LOWER_PRIORITY
@@ -79,6 +80,7 @@ def apply(b: Any) -> None:
     ``b.translations`` and ``b.held`` and records hierarchies for :func:`align`."""
     env = Env(b)
     b.foreign_env = env
+    kueue_workloads.prepare(b)  # Kueue's objects, read when the snapshot has a ClusterQueue
     objs = list(b.foreign)
     controllers = [(f, r) for f, r in objs if r.get("kind") in _expand.CONTROLLER_KINDS]
     if controllers:
@@ -98,6 +100,8 @@ def apply(b: Any) -> None:
                     obj,
                 )
         env.lines += ex.lines
+    # Kueue's workloads, their pods (the expanded ones included) and the pods held until admission.
+    kueue_workloads.build(b)
     objs = [(f, r) for f, r in b.foreign if r.get("kind") not in _expand.CONTROLLER_KINDS]
 
     def of(kind: str, group: str) -> list[tuple[str, dict]]:
@@ -116,7 +120,7 @@ def apply(b: Any) -> None:
         of("PodGroup", "scheduling.run.ai"),
         kai.read_topologies(env, of("Topology", "kai.scheduler")),
     )
-    kueue.translate(env)
+    kueue.translate(env, managed=b.kueue_pods)
     singles: dict[str, int] = {}
     for key, pod, _ in env.pods():
         if (

@@ -17,8 +17,9 @@ the level), preferred level -> ``gangplan.io/preferred-topology``. Pods without 
 PodGroup ``<owner>-<podset>`` (the PodSet name from ``kueue.x-k8s.io/podset``, else ``main``); pods
 that all form one native PodGroup (the Job controller's basic group, say) have it made a gang of the
 PodSet with the constraint, unless it already has another topology key (warned). Slices
-(``podset-slice-*``) and ``podset-group-name`` are not translated (warned); the quota objects
-(ClusterQueue, LocalQueue, ResourceFlavor, Workload) stay in the warnings.
+(``podset-slice-*``) and ``podset-group-name`` are not translated (warned). Without a ClusterQueue the quota
+objects (ClusterQueue, LocalQueue, ResourceFlavor, Workload) stay in the warnings; with one, the pods
+of Kueue's workloads are left to Kueue (:mod:`gangplan.io.kueue_workloads`) and not translated.
 """
 
 from __future__ import annotations
@@ -38,10 +39,14 @@ _UNTRANSLATED = (
 )
 
 
-def translate(env: Env) -> None:
+def translate(env: Env, managed: frozenset[str] | set[str] = frozenset()) -> None:
+    """``managed``: pods of Kueue workloads when the snapshot has a ClusterQueue
+    (:mod:`gangplan.io.kueue_workloads`): Kueue places them, their annotations are read there."""
     podsets: dict[tuple[str, str, str], list[str]] = {}
     for key, pod, raw in env.pods():
         if REQUIRED not in pod.annotations and PREFERRED_KUEUE not in pod.annotations:
+            continue
+        if key in managed:
             continue
         for a in _UNTRANSLATED:
             if a in pod.annotations:
