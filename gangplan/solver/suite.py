@@ -16,6 +16,12 @@ Expectations live on PodGroups:
 ``gangplan.io/expect-placed``    integer: the group's pods on nodes after the greedy run
 ``gangplan.io/expect-greedy-victims``, ``gangplan.io/expect-optimal-victims``
                                  integer: pods the engine evicts in the whole scenario
+
+and, for Kueue (issue 42), on a Kueue ``Workload`` or the job it stands for:
+
+``gangplan.io/expect-kueue``          ``admitted`` | ``pending`` (Kueue's admission in the greedy run)
+``gangplan.io/expect-kueue-optimal``  ``admitted`` | ``pending`` (the optimum's; met only when proven)
+``gangplan.io/expect-kueue-reason``   text Kueue's message for the Workload must contain
 """
 
 from __future__ import annotations
@@ -40,6 +46,9 @@ SUITE_SAMPLES = 20
 """Runs a scenario with a ``sometimes`` expectation is sampled with when ``--samples`` is not given."""
 EXPECT_OPTIMAL = "gangplan.io/expect-optimal"
 EXPECT_PLACED = "gangplan.io/expect-placed"
+EXPECT_KUEUE = "gangplan.io/expect-kueue"
+EXPECT_KUEUE_OPTIMAL = "gangplan.io/expect-kueue-optimal"
+EXPECT_KUEUE_REASON = "gangplan.io/expect-kueue-reason"
 EXPECT_VICTIMS = {
     "greedy": "gangplan.io/expect-greedy-victims",
     "optimal": "gangplan.io/expect-optimal-victims",
@@ -174,6 +183,42 @@ def check_expectations(cluster: Cluster, diff: Diff) -> tuple[int, list[str]]:
                     failures.append(
                         f"{key}: {engine} evicted {got_v} pods, expected {want_v} (kube-scheduler v{cluster.kube_version})"
                     )
+    k, more = _kueue_expectations(cluster, diff)
+    return n + k, failures + more
+
+
+def _kueue_state(result: Result, key: str) -> str:
+    w = result.kueue.workloads.get(key) if result.kueue is not None else None
+    return "absent" if w is None else "admitted" if w.admitted else "pending"
+
+
+def _kueue_expectations(cluster: Cluster, diff: Diff) -> tuple[int, list[str]]:
+    if cluster.kueue is None:
+        return 0, []
+    n, failures = 0, []
+    for key, wl in sorted(cluster.kueue.workloads.items()):
+        ann = wl.annotations
+        want = expectation(cluster, ann, EXPECT_KUEUE)
+        if want is not None:
+            n += 1
+            got = _kueue_state(diff.greedy, key)
+            if got != want:
+                failures.append(f"Workload {key}: Kueue {got}, expected {want}")
+        want = expectation(cluster, ann, EXPECT_KUEUE_OPTIMAL)
+        if want is not None:
+            n += 1
+            got = _kueue_state(diff.optimal, key)
+            if got != want:
+                failures.append(f"Workload {key}: optimal {got}, expected {want}")
+            elif not admission_proven(diff.proof):
+                failures.append(f"Workload {key}: optimal {got} as expected, but not proven")
+        want = expectation(cluster, ann, EXPECT_KUEUE_REASON)
+        if want is not None:
+            n += 1
+            w = diff.greedy.kueue.workloads.get(key) if diff.greedy.kueue else None
+            got = (w.reason or "") if w is not None else ""
+            if want not in got:
+                failures.append(f"Workload {key}: Kueue's reason {got!r} lacks {want!r}")
     return n, failures
 
 

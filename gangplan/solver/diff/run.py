@@ -357,7 +357,12 @@ def diff_snapshot(
     if isinstance(feasible, list) and feasible:
         problems += [f"exact model rejects the greedy placement: {p}" for p in feasible]
     decisive = None
-    if explain and classification == GREEDY_SUBOPTIMAL:
+    kueue = compare_admission(greedy, optimal)
+    kueue_decided = kueue is not None and (kueue.only_optimal or kueue.other_flavor)
+    # Kueue decided what kube-scheduler then saw (which jobs, which flavors and domains): the
+    # decisive step is Kueue's (``kueue.decisive``); kube-scheduler's probes would only find
+    # that a pod could not go where Kueue's admission did not send it.
+    if explain and classification == GREEDY_SUBOPTIMAL and not kueue_decided:
         decisive, optimal, broken = _explained(
             cluster,
             greedy,
@@ -406,6 +411,6 @@ def diff_snapshot(
         optimal_proof=proof,
         greedy=greedy,
         optimal=optimal,
-        kueue=compare_admission(greedy, optimal),
+        kueue=kueue,
     )
     return Diff(doc=doc, seconds=seconds, samples=drawn, violations=violations)

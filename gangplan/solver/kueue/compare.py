@@ -38,18 +38,8 @@ def describe(w: KueueWorkloadOutcome | None) -> str:
 
 
 def _same_place(g: KueueWorkloadOutcome, o: KueueWorkloadOutcome) -> bool:
-    """Same flavors, and (with TAS) the same domains at the coarsest level the two name."""
-    if [sorted(p.flavors.items()) for p in g.podsets] != [
-        sorted(p.flavors.items()) for p in o.podsets
-    ]:
-        return False
-    for gp, op in zip(g.podsets, o.podsets, strict=False):
-        if gp.topology and op.topology:
-            if {tuple(d["values"][:1]) for d in gp.topology} != {
-                tuple(d["values"][:1]) for d in op.topology
-            }:
-                return False
-    return True
+    """Same flavors and, with TAS, the same domains with the same counts."""
+    return _choice(g) == _choice(o)
 
 
 def compare(greedy: Result, optimal: Result) -> KueueDiff | None:

@@ -27,6 +27,7 @@ from gangplan.models.kueue import (
 )
 from gangplan.models.objects import Node
 from gangplan.models.result import KueueOutcome, KueueWorkloadOutcome, Result
+from gangplan.models.well_known import HOSTNAME
 from gangplan.solver.kueue.admit import admission_levels, podset_outcome, recorded_outcome
 
 
@@ -99,6 +100,8 @@ def podset_admission(
         if f is not None:
             flavors[r] = f
     levels = topology_levels(cluster, state, flavors.values())
+    if levels and levels[-1] == HOSTNAME:  # Kueue names the node alone (``buildAssignment``)
+        levels = (HOSTNAME,)
     ta = None
     if levels:
         counts = Counter(tuple(n.labels.get(k, "") for k in levels) for n in nodes)

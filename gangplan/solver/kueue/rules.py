@@ -25,6 +25,7 @@ from gangplan.models.kueue import (
 from gangplan.models.result import KueueWorkloadOutcome, Result
 from gangplan.predicates.quota import QuotaTree, QuotaUsage, format_amount
 from gangplan.solver.kueue.apply import admitted_cluster
+from gangplan.solver.kueue.derive import topology_levels
 
 
 def admissions_of(outcome: KueueWorkloadOutcome) -> tuple[PodSetAdmission, ...]:
@@ -143,9 +144,14 @@ def kueue_violations(cluster: Cluster, result: Result) -> list[tuple[str, str, s
                         )
                     )
             tr = ps.topology_request
-            if tr is not None and tr.required and tr.required in ta.levels:
-                depth = ta.levels.index(tr.required) + 1
-                paths = {d.values[:depth] for d in ta.domains if d.count}
+            levels = topology_levels(cluster, state, a.flavors.values())
+            if tr is not None and tr.required and tr.required in levels:
+                keys = levels[: levels.index(tr.required) + 1]
+                paths = {
+                    tuple(nodes[placements[k]].labels.get(lv, "") for lv in keys)
+                    for k in ps.pods
+                    if k in placements
+                }
                 if len(paths) > 1:
                     out.append(
                         (
