@@ -19,6 +19,7 @@ import yaml
 from gangplan.models.kueue import (
     BorrowWithinCohort,
     ClusterQueue,
+    Cohort,
     FlavorFungibility,
     FlavorQuotas,
     KueuePodSet,
@@ -432,3 +433,81 @@ def test_podset_reducer_search_matches_upstream_steps() -> None:
     assert podset_reducer_search(podsets, lambda c: sum(c) <= 6) == [3, 3]
     assert podset_reducer_search(podsets, lambda c: False) is None
     assert podset_reducer_search([KueuePodSet(name="a", count=3)], lambda c: True) is None
+
+
+# --- TestReclaimBeforePriorityPreemption and TestHierarchical -----------------------------------
+
+SMALL = yaml.safe_load((FIXTURES / "reclaim_and_hierarchical.yaml").read_text())
+
+
+def _quota_groups(quotas: dict) -> tuple[ResourceGroup, ...]:
+    """{flavor: {resource: nominal or [nominal, borrowingLimit]}} as one resource group."""
+    flavors = []
+    covered: list[str] = []
+    for fname, res in quotas.items():
+        qs = []
+        for r, v in res.items():
+            nominal, borrowing = (v[0], v[1]) if isinstance(v, list) else (v, None)
+            qs.append(ResourceQuota(name=r, nominal=nominal, borrowing_limit=borrowing))
+            if r not in covered:
+                covered.append(r)
+        flavors.append(FlavorQuotas(name=fname, resources=tuple(qs)))
+    return (ResourceGroup(covered_resources=tuple(covered), flavors=tuple(flavors)),)
+
+
+def _fungibility(d: dict) -> FlavorFungibility:
+    # Go's zero value "" acts as MayStopSearch: shouldTryNextFlavor only asks "== TryNextFlavor".
+    return FlavorFungibility(
+        when_can_borrow=d.get("when_can_borrow") or "MayStopSearch",
+        when_can_preempt=d.get("when_can_preempt") or "MayStopSearch",
+        preference=d.get("preference"),
+    )
+
+
+def _small_cases():
+    for table in SMALL["tests"]:
+        for case in table["cases"]:
+            yield pytest.param(table, case, id=f"{table['test']}:L{case['line']}:{case['name']}")
+
+
+@pytest.mark.parametrize(("table", "case"), list(_small_cases()))
+def test_upstream_reclaim_and_hierarchical(table: dict, case: dict) -> None:
+    setup = table["setup"]
+    tcq, ocq = setup["test_cluster_queue"], setup["other_cluster_queue"]
+    pre = tcq["preemption"]
+    cq = ClusterQueue(
+        name=tcq["name"],
+        cohort=tcq["cohort"],
+        resource_groups=_quota_groups(case.get("quotas") or tcq["quotas"]),
+        flavor_fungibility=_fungibility(
+            case.get("flavor_fungibility") or tcq["flavor_fungibility"]
+        ),
+        preemption=KueuePreemption(
+            within_cluster_queue=pre["within_cluster_queue"],
+            reclaim_within_cohort=pre["reclaim_within_cohort"],
+        ),
+    )
+    other = ClusterQueue(
+        name=ocq["name"], cohort=ocq["cohort"], resource_groups=_quota_groups(ocq["quotas"])
+    )
+    cohorts = [
+        Cohort(name=c["name"], parent=c.get("parent"), resource_groups=_quota_groups(c["quotas"]))
+        for c in setup["cohorts"]
+    ]
+    tree = QuotaTree.from_objects([cq, other], cohorts)
+    usage = tree.empty_usage()
+    tree.add(usage, other.name, {(f, r): q for f, r, q in case["other_usage"]})
+    tree.add(usage, cq.name, {(f, r): q for f, r, q in case["test_usage"]})
+    sim = {(f, r): (p, b) for f, r, p, b in case.get("simulation_result", ())}
+    flavors = {n: ResourceFlavor(name=n) for n in setup["flavors"]}
+    wl = _wl(KueuePodSet(name="main", count=1, requests=case["requests"]))
+    a = assign_flavors(
+        wl,
+        cq,
+        tree,
+        usage,
+        flavors,
+        oracle=lambda q: sim.get((q.flavor, q.resource), ("Preempt", 0)),
+    )
+    assert str(a.representative_mode()) == case["want_mode"]
+    assert a.flavors_by_podset()["main"] == case["want_flavors"]
