@@ -119,7 +119,7 @@ def podset(d: dict) -> KueuePodSet:
     )
 
 
-def run_case(case: dict, version: str = "0.19.2") -> Assignment:
+def run_case(case: dict, flavors: dict | None = None, version: str = "0.19.2") -> Assignment:
     cq = cluster_queue(case["cluster_queue"])
     cqs = [cq]
     if case.get("secondary_cluster_queue"):
@@ -152,7 +152,7 @@ def run_case(case: dict, version: str = "0.19.2") -> Assignment:
         cq,
         tree,
         usage,
-        FLAVORS,
+        FLAVORS if flavors is None else flavors,
         oracle=test_oracle,
         enable_fair_sharing=bool(case.get("enable_fair_sharing")),
         topology_levels=case.get("topologies"),
@@ -251,8 +251,8 @@ def _does_not_provide_only(a: dict) -> bool:
     )
 
 
-def differences(case: dict) -> list[str]:
-    got = run_case(case)
+def differences(case: dict, flavors: dict | None = None) -> list[str]:
+    got = run_case(case, flavors)
     obs = observed(got)
     want = case["want"]
     out = []
@@ -511,3 +511,35 @@ def test_upstream_reclaim_and_hierarchical(table: dict, case: dict) -> None:
     )
     assert str(a.representative_mode()) == case["want_mode"]
     assert a.flavors_by_podset()["main"] == case["want_flavors"]
+
+
+# --- TestDeletedFlavors and TestIsPreferred -----------------------------------------------------
+
+DELETED = yaml.safe_load((FIXTURES / "deleted_flavors.yaml").read_text())
+
+
+@pytest.mark.parametrize(
+    "case", DELETED["cases"], ids=[f"L{c['line']}:{c['name']}" for c in DELETED["cases"]]
+)
+def test_upstream_deleted_flavors(case: dict) -> None:
+    """The ClusterQueue still lists "deleted-flavor"; the ResourceFlavors offered do not."""
+    problems = differences(case, {d["name"]: _flavor(d) for d in DELETED["resource_flavors"]})
+    assert not problems, "\n".join(problems)
+
+
+PREFERRED = yaml.safe_load((FIXTURES / "is_preferred.yaml").read_text())
+_GRANULAR = {"noFit": 0, "noPreemptionCandidates": 1, "preempt": 2, "reclaim": 3, "fit": 4}
+
+
+@pytest.mark.parametrize(
+    "case", PREFERRED["cases"], ids=[f"L{c['line']}:{c['name']}" for c in PREFERRED["cases"]]
+)
+def test_upstream_is_preferred(case: dict) -> None:
+    from gangplan.solver.kueue.flavors import _is_preferred, _Version
+
+    cq = ClusterQueue(
+        name="cq", flavor_fungibility=FlavorFungibility(preference=case["preference"])
+    )
+    a = (_GRANULAR[case["a"][0]], case["a"][1])
+    b = (_GRANULAR[case["b"][0]], case["b"][1])
+    assert _is_preferred(a, b, cq, _Version.parse("0.19.2")) is case["want"]
