@@ -26,6 +26,22 @@ def run_engine(cluster, engine: str, *, snapshot: str, options: SolveOptions, pr
     ), greedy
 
 
+def _kueue_pod(cluster, name: str) -> str | None:
+    """A Kueue Workload (``namespace/name``) or the job it stands for (``namespace/job``,
+    ``Job/namespace/name``): its first pending pod, so ``why`` answers for a job."""
+    state = cluster.kueue
+    if state is None:
+        return None
+    pending = {p.key for p in cluster.pending_pods}
+    for wl in state.workloads.values():
+        owner = wl.owner or ""
+        job = f"{wl.namespace}/{owner.split('/', 1)[-1]}" if owner else None
+        names = {wl.key, job, f"{owner.split('/', 1)[0]}/{job}" if job else None}
+        if name in names:
+            return next((k for ps in wl.podsets for k in ps.pods if k in pending), None)
+    return None
+
+
 def resolve_pod(cluster, name: str, snapshot: Path, field: str = "--explain") -> str:
     """``--explain`` argument -> a pending pod's ``namespace/name``: exact keys, or a bare name
     when exactly one pending pod has it; otherwise bad input naming close matches."""
@@ -34,6 +50,9 @@ def resolve_pod(cluster, name: str, snapshot: Path, field: str = "--explain") ->
     pending = [p.key for p in cluster.pending_pods]
     if name in pending:
         return name
+    kueue = _kueue_pod(cluster, name)
+    if kueue is not None:
+        return kueue
     bound = {p.key: p.node_name for p in cluster.bound_pods}
     if name in bound:
         raise SnapshotError(

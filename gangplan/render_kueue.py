@@ -92,3 +92,38 @@ def render_kueue_diff(console: Console, d, *, wide: bool = False) -> None:
     _line(console, f"             the optimum: {s.optimal}", wide)
     for r in s.refused[: None if wide else 3]:
         _line(console, f"             then refused {r}", wide)
+
+
+def _amount(resource: str, value: int) -> str:
+    from gangplan.predicates.quota import format_amount
+
+    return format_amount(resource, value)
+
+
+def kueue_context(r, cluster, pod_key: str) -> list[str]:
+    """What Kueue did with the Workload of ``pod_key`` (``why``, ``--explain``): admitted with
+    which flavors and domains, or pending with Kueue's message and the quota numbers of every
+    (flavor, resource) it lacks."""
+    if r.kueue is None or cluster is None or cluster.kueue is None:
+        return []
+    from gangplan.solver.kueue.apply import kueue_pods
+
+    owner = kueue_pods(cluster.kueue).get(pod_key)
+    w = r.kueue.workloads.get(owner[0]) if owner else None
+    if owner is None or w is None:
+        return []
+    head = f"Kueue: Workload {owner[0]} (LocalQueue {w.local_queue or '-'} -> ClusterQueue {w.cluster_queue or '-'})"
+    if w.admitted:
+        when = "before the snapshot" if w.recorded else f"in cycle {w.cycle}" if w.cycle else ""
+        borrow = ", borrowing from its cohort" if w.borrows else ""
+        return [f"{head}: admitted {when}{borrow}: {_flavors(w)}"]
+    lines = [f"{head}: pending: {w.reason}"]
+    for q in w.quota:
+        if q.requested <= q.available:
+            continue
+        lines.append(
+            f"quota {q.resource} in flavor {q.flavor}: asks {_amount(q.resource, q.requested)}, "
+            f"{_amount(q.resource, q.available)} available (nominal {_amount(q.resource, q.nominal)}, "
+            f"used {_amount(q.resource, q.used)}, at most {_amount(q.resource, q.most)} with borrowing)"
+        )
+    return lines

@@ -120,6 +120,26 @@ class PodSetOutcome(_Model):
     :attr:`KueueWorkloadOutcome.levels`); absent for a flavor without a Topology."""
 
 
+class QuotaLine(_Model):
+    """One (flavor, resource) a pending Workload asks of its ClusterQueue, after the pass: the
+    numbers behind Kueue's quota message (what it would take to admit it)."""
+
+    flavor: str
+    resource: str
+    requested: int
+    """The Workload's request: every pod of the PodSets that ask for the resource."""
+    nominal: int
+    """The ClusterQueue's nominal quota."""
+    used: int
+    """What the ClusterQueue's admitted Workloads hold (the run's admissions included)."""
+    available: int
+    """What it can still admit, cohort borrowing included (Kueue's ``Available``)."""
+    most: int
+    """The most it could ever hold, every other Workload gone, within its borrowing limit."""
+    borrowing: int
+    """How much of the request would come from the cohort: ``max(0, used + requested - nominal)``."""
+
+
 class KueueWorkloadOutcome(_Model):
     """One Kueue Workload: admitted by the run (or already before it), or why not, in Kueue's
     words (the message Kueue writes to the Workload's ``QuotaReserved`` condition)."""
@@ -138,6 +158,9 @@ class KueueWorkloadOutcome(_Model):
     podsets: list[PodSetOutcome] = Field(default_factory=list, alias="podSets")
     levels: list[str] = Field(default_factory=list, exclude_if=_empty)
     reason: str | None = None
+    quota: list[QuotaLine] = Field(default_factory=list, exclude_if=_empty)
+    """For a pending Workload: per flavor and resource of its ClusterQueue it asks for, the
+    quota numbers after the pass (absent when not pending or without a ClusterQueue)."""
 
 
 class KueueOutcome(_Model):

@@ -32,7 +32,12 @@ from typing import Any
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.kueue import ClusterQueue, KueueState, KueueWorkload, PodSetAdmission
-from gangplan.models.result import KueueOutcome, KueueWorkloadOutcome, PodSetOutcome
+from gangplan.models.result import (
+    KueueOutcome,
+    KueueWorkloadOutcome,
+    PodSetOutcome,
+    QuotaLine,
+)
 from gangplan.solver.kueue.apply import admitted_cluster
 from gangplan.solver.kueue.books import Books
 from gangplan.solver.kueue.queues import queue_check
@@ -104,9 +109,9 @@ def admit(cluster: Cluster) -> Admission:
                 "pods": _pods(wl),
             }
             if a.mode != "Fit":
-                reason = (
-                    a.message if a.mode == "NoFit" else f"{a.message}; {PREEMPTION_NOT_MODELLED}"
-                )
+                reason = a.message
+                if a.mode != "NoFit" and q.cq.preemption.enabled:
+                    reason = f"{reason}; {PREEMPTION_NOT_MODELLED}"
                 outcomes[wl.key] = KueueWorkloadOutcome(admitted=False, reason=reason, **base)
                 if q.cq.queueing_strategy == "StrictFIFO":
                     q.blocked = True
@@ -136,6 +141,10 @@ def admit(cluster: Cluster) -> Admission:
                 levels=admission_levels(podsets),
                 **base,
             )
+    for key, o in outcomes.items():
+        if not o.admitted and o.cluster_queue in state.cluster_queues:
+            lines = quota_lines(books, state.workloads[key], state.cluster_queues[o.cluster_queue])
+            outcomes[key] = o.model_copy(update={"quota": lines})
     outcome = KueueOutcome(
         version=state.version,
         workloads={k: outcomes[k] for k in state.workloads if k in outcomes},
@@ -144,6 +153,39 @@ def admit(cluster: Cluster) -> Admission:
     return Admission(
         cluster=admitted_cluster(cluster, admitted), outcome=outcome, admitted=admitted
     )
+
+
+def quota_lines(books: Books, wl: KueueWorkload, cq: ClusterQueue) -> list[QuotaLine]:
+    """The quota numbers behind a pending Workload's message, per (flavor, resource) of every
+    resource group that covers what it requests, after the pass."""
+    need: dict[str, int] = {}
+    for ps in wl.podsets:
+        for r, q in ps.requests.items():
+            if q > 0:
+                need[r] = need.get(r, 0) + q * ps.count
+    tree, usage = books.tree, books.usage
+    lines = []
+    for rg in cq.resource_groups:
+        for fq in rg.flavors:
+            for r in rg.covered_resources:
+                if r not in need:
+                    continue
+                q = fq.quota(r)
+                nominal = q.nominal if q else 0
+                used = usage.of_cluster_queue(cq.name).get((fq.name, r), 0)
+                lines.append(
+                    QuotaLine(
+                        flavor=fq.name,
+                        resource=r,
+                        requested=need[r],
+                        nominal=nominal,
+                        used=used,
+                        available=tree.available(cq.name, fq.name, r, usage),
+                        most=tree.potential_available(cq.name, fq.name, r),
+                        borrowing=max(0, used + need[r] - nominal),
+                    )
+                )
+    return lines
 
 
 def _pods(wl: KueueWorkload) -> int:
