@@ -543,3 +543,19 @@ def test_upstream_is_preferred(case: dict) -> None:
     a = (_GRANULAR[case["a"][0]], case["a"][1])
     b = (_GRANULAR[case["b"][0]], case["b"][1])
     assert _is_preferred(a, b, cq, _Version.parse("0.19.2")) is case["want"]
+
+
+def test_next_cycle_starts_after_the_last_tried_flavor() -> None:
+    """LastTriedFlavorIdx: the first flavor fits and stops the search (tried index 0); the next
+    cycle starts at the second flavor; after the last flavor it starts over (-1)."""
+    cq = _simple_cq()
+    tree = QuotaTree.from_objects([cq], [])
+    wl = _wl(KueuePodSet(name="main", count=1, requests={"cpu": 1000}))
+    first = assign_flavors(wl, cq, tree, tree.empty_usage(), FLAVORS)
+    assert first.flavors_by_podset() == {"main": {"cpu": "one"}}
+    assert first.next_start_flavors() == {(0, "cpu"): 1}
+    second = assign_flavors(
+        wl, cq, tree, tree.empty_usage(), FLAVORS, start_flavor=first.next_start_flavors()
+    )
+    assert second.flavors_by_podset() == {"main": {"cpu": "two"}}
+    assert second.next_start_flavors() == {(0, "cpu"): 0}

@@ -249,6 +249,19 @@ class Assignment:
     def flavors_by_podset(self) -> dict[str, dict[str, str]]:
         return {ps.name: {r: f.name for r, f in ps.flavors.items()} for ps in self.podsets}
 
+    def next_start_flavors(self) -> dict[tuple[int, str], int]:
+        """``LastState`` for the next cycle (``AssignmentClusterQueueState.
+        NextFlavorToTryForPodSetResource``, ``pkg/workload/workload.go``): the flavor index after
+        the last one tried, per (position of the PodSet in this assignment, resource); pass it as
+        ``start_flavor`` while the ClusterQueue's quota is unchanged. Kueue looks it up by the
+        first PodSet index of a group, which is the position only without PodSet groups; this
+        keeps that."""
+        return {
+            (i, r): f.tried_flavor_idx + 1
+            for i, ps in enumerate(self.podsets)
+            for r, f in ps.flavors.items()
+        }
+
     def _append(self, requests: Mapping[str, int], ps: PodSetAssignment) -> None:
         self.podsets.append(ps)
         for res, f in ps.flavors.items():
