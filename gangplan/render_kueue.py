@@ -94,6 +94,10 @@ def render_kueue_diff(console: Console, d, *, wide: bool = False) -> None:
         _line(console, f"             then refused {r}", wide)
 
 
+KUEUE_PENDING = ": pending:"
+"""How :func:`kueue_context`'s first line says Kueue holds the Workload back."""
+
+
 def _amount(resource: str, value: int) -> str:
     from gangplan.predicates.quota import format_amount
 
@@ -117,7 +121,7 @@ def kueue_context(r, cluster, pod_key: str) -> list[str]:
         when = "before the snapshot" if w.recorded else f"in cycle {w.cycle}" if w.cycle else ""
         borrow = ", borrowing from its cohort" if w.borrows else ""
         return [f"{head}: admitted {when}{borrow}: {_flavors(w)}"]
-    lines = [f"{head}: pending: {w.reason}"]
+    lines = [f"{head}{KUEUE_PENDING} {w.reason}"]
     for q in w.quota:
         if q.requested <= q.available:
             continue

@@ -12,7 +12,7 @@ from rich.table import Table
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.result import Result
-from gangplan.render_kueue import kueue_context
+from gangplan.render_kueue import KUEUE_PENDING, kueue_context
 from gangplan.render_text import _para, _short, short_reason, with_blockers
 
 
@@ -21,20 +21,19 @@ def explain_context(r: Result, cluster: Cluster | None, pod_key: str) -> list[st
     not evaluated, why (gated at PreEnqueue, the group failed validation, or GangScheduling's
     PlacementFeasible stopped the gang's cycle at an earlier pod). Never "not evaluated" for a pod
     that was."""
-    trace = r.greedy_trace
-    pod = cluster.pod_by_key.get(pod_key) if cluster is not None else None
     kueue = kueue_context(r, cluster, pod_key)
     if kueue and cluster is not None:  # what kube-scheduler saw: after Kueue's admission
         from gangplan.solver.kueue import kube_view
 
-        cluster = kube_view(cluster)
-        if pod_key in cluster.gated:
-            return (
-                kueue
-                if "pending" in kueue[0]
-                else kueue + [f"not evaluated: gated at PreEnqueue ({cluster.gated[pod_key]})"]
-            )
-        return kueue + explain_context(r, cluster, pod_key)
+        if kueue[0].endswith(KUEUE_PENDING) or KUEUE_PENDING + " " in kueue[0]:
+            return kueue
+        return kueue + _kube_context(r, kube_view(cluster), pod_key)
+    return _kube_context(r, cluster, pod_key)
+
+
+def _kube_context(r: Result, cluster: Cluster | None, pod_key: str) -> list[str]:
+    trace = r.greedy_trace
+    pod = cluster.pod_by_key.get(pod_key) if cluster is not None else None
     if cluster is not None and pod_key in cluster.gated:
         return [f"not evaluated: gated at PreEnqueue ({cluster.gated[pod_key]})"]
     group = pod.group_key if pod is not None else None
