@@ -6,8 +6,8 @@ Sources, kubernetes-sigs/kueue at tag v0.19.2 (8eab68778fc1b52affe165fdf5af29d1e
 
 * ``apis/kueue/v1beta2/{clusterqueue,cohort,localqueue,resourceflavor,workloadpriorityclass}_types.go``
   (v1beta2, the storage version) and ``apis/kueue/v1beta1/`` with its ``*_conversion.go``: v1beta1
-  ``spec.cohort`` is v1beta2 ``spec.cohortName``, Cohort ``spec.parent`` is ``spec.parentName``,
-  ``whenCanBorrow: Borrow`` and ``whenCanPreempt: Preempt`` convert to ``MayStopSearch``, a
+  ``spec.cohort`` is v1beta2 ``spec.cohortName`` (a Cohort's ``spec.parentName`` is the same in
+  both; ``spec.parent`` was v1alpha1's, not read), ``whenCanBorrow: Borrow`` and ``whenCanPreempt: Preempt`` convert to ``MayStopSearch``, a
   v1beta1 ``spec.admissionChecks`` list becomes ``admissionChecksStrategy`` rules. Each field is
   read under the name of the object's own apiVersion; the other version's name is an unknown field
   (warned, as kubectl's strict field validation names it) and not read.
@@ -557,11 +557,11 @@ def _preemption(ctx: Ctx, raw: Any) -> KueuePreemption:
 
 # ---- Cohort, LocalQueue, WorkloadPriorityClass -----------------------------------------------
 def parse_cohort(ctx: Ctx, raw: dict, note: Any) -> Cohort:
-    """A Cohort object (``spec.parent`` in v1beta1, ``spec.parentName`` in v1beta2)."""
+    """A Cohort object: ``spec.parentName`` in both v1beta1 and v1beta2 (``spec.parent`` was the
+    v1alpha1 name, Kueue v0.11-v0.12, a version gangplan does not read)."""
     _, name, _ = metadata(ctx, raw, namespaced=False)
     spec = ctx.map(raw.get("spec"), "spec")
-    fld = "parent" if version_of(raw) == "v1beta1" else "parentName"
-    parent = ctx.str(spec.get(fld), f"spec.{fld}") or None
+    parent = ctx.str(spec.get("parentName"), "spec.parentName") or None
     if spec.get("fairSharing") is not None:
         note(
             "spec.fairSharing",
