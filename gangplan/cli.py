@@ -568,6 +568,22 @@ def whatif(
             show_default=False,
         ),
     ] = None,
+    quota: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--quota",
+            help="A variant with a Kueue ClusterQueue's nominal quota set, CQ:FLAVOR:RESOURCE=QUANTITY, or raised, =+QUANTITY (repeatable: one variant each).",
+            show_default=False,
+        ),
+    ] = None,
+    cohort: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--cohort",
+            help="A variant with a Kueue ClusterQueue put in a cohort, CQ=COHORT (CQ= leaves it; repeatable: one variant each).",
+            show_default=False,
+        ),
+    ] = None,
     time_limit: Annotated[float, time_limit_option()] = D.TIME_LIMIT,
     wall_limit: WallLimit = None,
     probe_time_limit: Annotated[float, probe_time_limit_option()] = D.PROBE_TIME_LIMIT,
@@ -590,8 +606,9 @@ def whatif(
 ) -> None:
     """What if: the snapshot and each variant of it, greedy against optimal, one row each.
 
-    Rows: groups admitted by greedy and by the optimum, idle GPUs after each, the classification
-    and the kind of decisive step. Exit codes: 0, 4 if a variant's diff is a model mismatch (a
+    Rows: groups admitted by greedy and by the optimum (and, with Kueue, Workloads admitted by
+    Kueue and by the optimum), idle GPUs after each, the classification and the kind of
+    decisive step. Exit codes: 0, 4 if a variant's diff is a model mismatch (a
     bug), else 5 if a variant's diff is unproven, 2 bad input.
     """
     from gangplan import cli_diff
@@ -604,6 +621,8 @@ def whatif(
         add_nodes=add_nodes,
         like=like,
         drain=drain or [],
+        quota=quota or [],
+        cohort=cohort or [],
     )
     options = engine_options(
         DiffOptions,

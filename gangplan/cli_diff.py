@@ -92,9 +92,12 @@ def whatif_layers(
     add_nodes: int | None,
     like: str | None,
     drain: list[str],
+    quota: list[str] = (),
+    cohort: list[str] = (),
 ):
     """``(base, layers)``: the snapshot and the variants ``whatif`` lays over it (files or
-    directories, then ``--scoring``, ``--add-nodes N --like NODE`` and ``--drain``, in that order)."""
+    directories, then ``--scoring``, ``--add-nodes N --like NODE``, ``--drain``, ``--quota`` and
+    ``--cohort``, in that order)."""
     from gangplan.io import overlay as ov
 
     if (add_nodes is None) != (like is None):
@@ -105,10 +108,12 @@ def whatif_layers(
     if add_nodes is not None and like is not None:
         layers.append(ov.add_nodes(base, add_nodes, like))
     layers += [ov.drain(base, t) for t in drain]
+    layers += [ov.quota(base, q) for q in quota]
+    layers += [ov.cohort(base, c) for c in cohort]
     if not layers:
         raise SnapshotError(
             "<arguments>",
-            "no variant: give VARIANT files or directories, --scoring, --add-nodes N --like NODE or --drain",
+            "no variant: give VARIANT files or directories, --scoring, --add-nodes N --like NODE, --drain, --quota or --cohort",
         )
     return base, layers
 

@@ -569,6 +569,19 @@ def render_whatif(console: Console, rows, *, title: str, wide: bool = False) -> 
         style="dim",
     )
     for r in rows:
+        if r.kueue is not None:
+            k = r.kueue
+            pending = (
+                f"; pending: {_names(r.kueue_pending, 50 if wide else 3)}"
+                if r.kueue_pending
+                else ""
+            )
+            _line(
+                console,
+                f"  {r.variant}: Kueue admits {k.greedy_admitted}/{k.workloads} Workloads, optimal {k.optimal_admitted}{pending}",
+                wide,
+            )
+    for r in rows:
         if r.advice:
             _line(console, f"  {r.variant}: {r.advice}", wide, style="magenta")
         for note in r.notes:

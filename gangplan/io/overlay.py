@@ -283,8 +283,90 @@ def drain(base: Layer, target: str) -> Layer:
     return layer
 
 
+def _cluster_queue(base: Layer, name: str, flag: str) -> Obj:
+    found = [
+        o
+        for _, o in base.objects
+        if o.get("kind") == "ClusterQueue"
+        and str(o.get("apiVersion", "")).startswith("kueue.x-k8s.io/")
+        and (o.get("metadata") or {}).get("name") == name
+    ]
+    if not found:
+        names = sorted(
+            str((o.get("metadata") or {}).get("name"))
+            for _, o in base.objects
+            if o.get("kind") == "ClusterQueue"
+        )
+        raise SnapshotError(
+            flag,
+            f"no ClusterQueue {name!r} in the snapshot"
+            + (f" (ClusterQueues: {', '.join(names[:5])})" if names else ""),
+        )
+    return copy.deepcopy(found[0])
+
+
+def quota(base: Layer, spec: str) -> Layer:
+    """A ClusterQueue's nominal quota of one flavor and resource set (``CQ:FLAVOR:RESOURCE=Q``)
+    or raised (``...=+Q``): the flavor and resource entries are added when the ClusterQueue has
+    none (the resource then joins the first resource group covering it, else a flavor's group is
+    the first that lists the flavor)."""
+    from gangplan.models.quantity import QuantityError, format_quantity, to_scheduler_int
+
+    target, sep, value = spec.partition("=")
+    parts = target.split(":")
+    if not sep or len(parts) != 3 or not all(parts) or not value.lstrip("+"):
+        raise SnapshotError(
+            "--quota", f"expected CQ:FLAVOR:RESOURCE=QUANTITY or =+QUANTITY, got {spec!r}"
+        )
+    cq_name, flavor, resource = parts
+    cq = _cluster_queue(base, cq_name, "--quota")
+    add = value.startswith("+")
+    try:
+        amount = to_scheduler_int(resource, value.lstrip("+"))
+    except (QuantityError, ValueError) as e:
+        raise SnapshotError("--quota", f"{spec!r}: {e}") from None
+    groups = (cq.setdefault("spec", {})).setdefault("resourceGroups", [])
+    group = next((g for g in groups if resource in (g.get("coveredResources") or [])), None)
+    if group is None:
+        group = next(
+            (g for g in groups if any(f.get("name") == flavor for f in g.get("flavors") or [])),
+            None,
+        )
+        if group is None:
+            group = {"coveredResources": [], "flavors": []}
+            groups.append(group)
+        group.setdefault("coveredResources", []).append(resource)
+    fq = next((f for f in group.setdefault("flavors", []) if f.get("name") == flavor), None)
+    if fq is None:
+        fq = {"name": flavor, "resources": []}
+        group["flavors"].append(fq)
+    rq = next((r for r in fq.setdefault("resources", []) if r.get("name") == resource), None)
+    if rq is None:
+        rq = {"name": resource, "nominalQuota": "0"}
+        fq["resources"].append(rq)
+    before = to_scheduler_int(resource, str(rq.get("nominalQuota", "0"))) if add else 0
+    rq["nominalQuota"] = format_quantity(resource, before + amount)
+    return Layer(f"quota {cq_name}:{flavor}:{resource}={value}", [("--quota", cq)])
+
+
+def cohort(base: Layer, spec: str) -> Layer:
+    """A ClusterQueue put in a cohort (``CQ=COHORT``; ``CQ=`` leaves its cohort)."""
+    name, sep, value = spec.partition("=")
+    if not sep or not name:
+        raise SnapshotError("--cohort", f"expected CQ=COHORT, got {spec!r}")
+    cq = _cluster_queue(base, name, "--cohort")
+    field_name = "cohort" if str(cq.get("apiVersion", "")).endswith("/v1beta1") else "cohortName"
+    if value:
+        cq.setdefault("spec", {})[field_name] = value
+    else:
+        (cq.get("spec") or {}).pop(field_name, None)
+    return Layer(f"cohort {name}={value or '-'}", [("--cohort", cq)])
+
+
 __all__ = [
     "CONFIG_KIND",
+    "cohort",
+    "quota",
     "REMOVE_ANNOTATION",
     "STRATEGIES",
     "Layer",

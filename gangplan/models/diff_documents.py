@@ -455,6 +455,11 @@ class WhatIfRowDocument(_Doc):
     """What the variant changed beyond its objects (evicted pods)."""
     warnings: list[str] = Field(default_factory=list)
     """The loaded variant's warnings (inputs not modelled, unknown fields, version hints)."""
+    kueue: KueueDiff | None = Field(default=None, exclude_if=lambda v: v is None)
+    """With Kueue objects: Kueue's admission against the optimum's in this variant (the
+    diff's ``kueue``; issue 42)."""
+    kueue_pending: list[str] = Field(default_factory=list, exclude_if=lambda v: not v)
+    """Workloads Kueue leaves pending in this variant (absent when none)."""
 
 
 class WhatIfDocument(RootModel[list[WhatIfRowDocument]]):

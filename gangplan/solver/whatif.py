@@ -50,6 +50,12 @@ class WhatIfRow:
             advice=d.proof.advice if d.proof is not None else None,
             notes=list(self.notes),
             warnings=list(self.cluster.warnings) + list(self.cluster.version_warnings),
+            kueue=d.kueue,
+            kueue_pending=sorted(
+                k
+                for k, w in (d.greedy.kueue.workloads.items() if d.greedy.kueue else ())
+                if not w.admitted
+            ),
         )
 
 
