@@ -274,7 +274,8 @@ def forests(draw):
     n_cqs = draw(st.integers(1, 5))
     cqs = []
     for i in range(n_cqs):
-        parent = draw(st.one_of(st.none(), st.integers(0, n_cohorts - 1))) if n_cohorts else None
+        # index n_cohorts: a cohort named only by ClusterQueues (no Cohort object)
+        parent = draw(st.one_of(st.none(), st.integers(0, n_cohorts)))
         cqs.append(
             ClusterQueue(
                 name=f"cq{i}",

@@ -621,10 +621,9 @@ class _Assigner:
         totals: list[dict[str, int]] = []
         ps_counts: list[int] = []
         for i, ps in enumerate(wl.podsets):
-            if counts:
+            count = ps.count - min(reclaim.get(ps.name, 0), ps.count)
+            if counts and count != 0:  # PodSetResources.ScaledTo keeps a PodSet of 0 pods
                 count = counts[i]
-            else:
-                count = ps.count - min(reclaim.get(ps.name, 0), ps.count)
             req = {r: max(0, q) * count for r, q in ps.requests.items()}
             if has_pods_quota:
                 req["pods"] = count
