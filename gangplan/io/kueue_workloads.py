@@ -439,6 +439,14 @@ class _Builder:
         self.made = 0
         self.synthesized = 0
         self.owners: dict[tuple[str, str, str], str] = {}
+        self._index: dict[tuple[str, str, str], list[str]] | None = None
+        self._order: dict[str, int] = {}
+        self._roles: dict[str, str] = {}
+
+    def role(self, key: str) -> str:
+        if key not in self._roles:
+            self._roles[key] = role_hash(self.b.pods[key][1])
+        return self._roles[key]
 
     # priority ---------------------------------------------------------------------------------
     def priority(self, labels: dict[str, str], class_name: str) -> tuple[int, str, str | None]:
@@ -503,8 +511,17 @@ class _Builder:
         """Fill ``KueuePodSet.pods`` from the snapshot's pods."""
         names = [ps.name for ps in wl.podsets]
         found: dict[str, list[str]] = {n: [] for n in names}
-        for key, (pod, raw, _) in self.b.pods.items():
-            if pod.namespace != wl.namespace or key in self.linked:
+        index = self._pod_index()
+        ns = wl.namespace
+        wanted = [("Annot", ns, wl.name)]
+        if owner is not None:
+            wanted.append((owner[0], ns, owner[1]))
+        if group:
+            wanted.append(("Group", ns, wl.name))
+        candidates = sorted({k for w in wanted for k in index.get(w, ())}, key=self._order.get)
+        for key in candidates:
+            pod, raw, _ = self.b.pods[key]
+            if key in self.linked:
                 continue
             ps: str | None = None
             mine = False
@@ -521,8 +538,8 @@ class _Builder:
                 mine = _group_name(pod) == wl.name or any(
                     o.get("kind") == "Workload" and o.get("name") == wl.name for o in owners
                 )
-                if mine and role_hash(raw) in found:
-                    ps = role_hash(raw)
+                if mine and self.role(key) in found:
+                    ps = self.role(key)
             if not mine:
                 mine = pod.annotations.get(WORKLOAD_ANNOTATION) == wl.name
             if not mine:
@@ -549,6 +566,32 @@ class _Builder:
                 )
             }
         )
+
+    def _pod_index(self) -> dict[tuple[str, str, str], list[str]]:
+        """Pods by what can tie them to a Workload (built once: ``link`` runs per workload)."""
+        if self._index is not None:
+            return self._index
+        index: dict[tuple[str, str, str], list[str]] = {}
+        self._order = {}
+        for i, (key, (pod, raw, _)) in enumerate(self.b.pods.items()):
+            self._order[key] = i
+            ns = pod.namespace
+            ties = [("Pod", ns, pod.name)]
+            for o in _owner_of(raw):
+                if o.get("kind") == "Job":
+                    ties.append(("Job", ns, str(o.get("name"))))
+                elif o.get("kind") == "Workload":
+                    ties.append(("Group", ns, str(o.get("name"))))
+            if pod.labels.get(JOBSET_NAME):
+                ties.append(("JobSet", ns, pod.labels[JOBSET_NAME]))
+            if _group_name(pod):
+                ties.append(("Group", ns, _group_name(pod)))
+            if pod.annotations.get(WORKLOAD_ANNOTATION):
+                ties.append(("Annot", ns, pod.annotations[WORKLOAD_ANNOTATION]))
+            for t in ties:
+                index.setdefault(t, []).append(key)
+        self._index = index
+        return index
 
     def make_pods(self, wl: KueueWorkload, templates: list[dict], source: str) -> KueueWorkload:
         """Pending pods for the podSets of a Workload whose job is not in the snapshot."""
@@ -787,7 +830,7 @@ def build(b: Any) -> None:
         roles: dict[str, tuple[int, Any, Any]] = {}
         for x in keys:
             pod, raw, pctx = b.pods[x]
-            h = role_hash(raw)
+            h = k.role(x)
             if h in roles:
                 roles[h] = (roles[h][0] + 1, roles[h][1], roles[h][2])
             else:
