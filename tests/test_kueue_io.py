@@ -971,3 +971,43 @@ def test_without_a_clusterqueue_kueue_objects_stay_not_read(tmp_path: Path) -> N
         "LocalQueue: 3 objects (emergency-queue, llm-model-queue, agi-model-queue): not read: a Kueue object: quota, admission and ResourceFlavor node labels are not modelled",
     )
     assert cluster.skipped_kinds == {"LocalQueue": 3}
+
+
+def test_a_clusterqueue_missing_its_flavor_or_topology_is_inactive(tmp_path: Path) -> None:
+    cq = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors: [{name: tas, resources: [{name: cpu, nominalQuota: 9}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: default}
+spec: {clusterQueue: cq}
+"""
+    flavor = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: tas}
+spec: {nodeLabels: {pool: a}, topologyName: racks}
+"""
+    why = "Kueue has not admitted Workload default/{} (LocalQueue lq): ClusterQueue cq is inactive"
+    uid = _uid("Pod", "p")
+    name = workload_name("p", uid, "", "Pod")
+    for parts in ((cq, _pod("p", "lq")), (cq, flavor, _pod("p", "lq"))):
+        cluster = _load(tmp_path, *parts)
+        assert cluster.gated == {"default/p": why.format(name)}
+    topology = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Topology
+metadata: {name: racks}
+spec: {levels: [{nodeLabel: rack}]}
+"""
+    cluster = _load(tmp_path, cq, flavor, topology, _pod("p", "lq"))
+    assert cluster.gated == {
+        "default/p": f"Kueue has not admitted Workload default/{name} (LocalQueue lq)"
+    }

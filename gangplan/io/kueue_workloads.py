@@ -53,7 +53,9 @@ pods per podSet made from the podSet template (named ``<workload>-<podset>-<i>``
 (``Cluster.gated``): ``Kueue has not admitted Workload NS/NAME (LocalQueue LQ)``, with Kueue's
 reason when it has one (``pkg/controller/core/workload_controller.go``: ``LocalQueue X doesn't
 exist``, ``LocalQueue X is inactive``, ``ClusterQueue X doesn't exist``, ``ClusterQueue X is
-inactive``, ``The workload is deactivated``). Kueue keeps such a job suspended (or its pods gated),
+inactive``, ``The workload is deactivated``; a ClusterQueue is inactive when stopped or when one
+of its ResourceFlavors, or a flavor's Topology, is missing: ``ClusterQueueActiveReason``
+``Stopped`` / ``FlavorNotFound`` / ``TopologyNotFound``). Kueue keeps such a job suspended (or its pods gated),
 so kube-scheduler never sees them. Pods of an admitted workload are not held here. Pods labelled
 with a queue name that no workload takes (an incomplete pod group) are held with the reason.
 
@@ -647,7 +649,16 @@ class _Builder:
             detail = f"ClusterQueue {lq.cluster_queue} doesn't exist"
         else:
             cq = self.p.cqs[lq.cluster_queue]
-            if cq.stop_policy != "None" or any(f not in self.p.flavors for f in cq.flavor_names()):
+            topologies = {t.name for t in self.b.topologies.values()}
+            if (
+                cq.stop_policy != "None"
+                or any(f not in self.p.flavors for f in cq.flavor_names())
+                or any(
+                    self.p.flavors[f].topology_name not in (None, *topologies)
+                    for f in cq.flavor_names()
+                    if f in self.p.flavors
+                )
+            ):
                 detail = f"ClusterQueue {cq.name} is inactive"
         return f"{base}: {detail}" if detail else base
 
