@@ -559,3 +559,58 @@ def test_next_cycle_starts_after_the_last_tried_flavor() -> None:
     )
     assert second.flavors_by_podset() == {"main": {"cpu": "two"}}
     assert second.next_start_flavors() == {(0, "cpu"): 0}
+
+
+# --- TestIsNoFitDueToCapacityAndLimits ----------------------------------------------------------
+
+NO_FIT = yaml.safe_load((FIXTURES / "no_fit_reason.yaml").read_text())
+NO_FIT_NOT_PORTED = {
+    "flavor mismatch for workload slices": "workload slices are not modelled",
+    "flavor not allowed by annotations": "ConcurrentAdmission's allowed-flavors annotation is not "
+    "modelled",
+}
+
+
+def no_nodes_tas_check(requests, flavor, simulate_empty):
+    """The Go test's cache holds Topologies but no Node: every TAS placement fails."""
+    return requests[0].podset.name, "no topology domain has the pods' resources"
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        pytest.param(
+            c,
+            id=f"L{c['line']}:{c['name']}",
+            marks=[pytest.mark.skip(reason=NO_FIT_NOT_PORTED[c["name"]])]
+            if c["name"] in NO_FIT_NOT_PORTED
+            else [],
+        )
+        for c in NO_FIT["cases"]
+    ],
+)
+def test_upstream_no_fit_reason(case: dict) -> None:
+    cq = cluster_queue(case["cluster_queue"])
+    siblings = [cluster_queue(c) for c in case.get("sibling_cluster_queues", ())]
+    tree = QuotaTree.from_objects([cq, *siblings], [])
+    usage = tree.empty_usage()
+    if case.get("cluster_queue_usage"):
+        tree.add(usage, cq.name, {(f, r): q for f, r, q in case["cluster_queue_usage"]})
+    for name, rows in (case.get("sibling_usage") or {}).items():
+        tree.add(usage, name, {(f, r): q for f, r, q in rows})
+    sim = {(f, r): (p, b) for f, r, p, b in case.get("simulation_result", ())}
+    a = assign_flavors(
+        _wl(podset(case["podset"])),
+        cq,
+        tree,
+        usage,
+        {d["name"]: _flavor(d) for d in case["resource_flavors"]},
+        oracle=lambda q: sim.get((q.flavor, q.resource), ("Preempt", 0)),
+        tas_check=no_nodes_tas_check,
+        topology_levels=case.get("topologies") or {},
+    )
+    assert a.no_fit_reason == case["want_no_fit_reason"]
+    for ps in a.podsets:
+        for at in ps.attempts:
+            if at.flavor in case["want_flavor_attempts"]:
+                assert at.no_fit_reason == case["want_flavor_attempts"][at.flavor], at

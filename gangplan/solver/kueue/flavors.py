@@ -800,12 +800,12 @@ class _Assigner:
         if self.tas_check is None:
             return
 
-        def run(simulate_empty: bool) -> tuple[str, str] | None:
+        def run(simulate_empty: bool) -> tuple[str, str, str] | None:
             assert self.tas_check is not None
             for flavor in sorted(requests):
                 failure = self.tas_check(requests[flavor], flavor, simulate_empty)
                 if failure is not None:
-                    return failure
+                    return failure[0], failure[1], flavor
             return None
 
         if a.representative_mode() == Mode.Fit:
@@ -818,6 +818,25 @@ class _Assigner:
         if a.representative_mode() == Mode.Preempt:
             failure = run(True)
             if failure is not None:
+                # markFlavorAttempt: Go's PodSets of one group share the attempts' backing
+                # array, so the mark shows on every PodSet of the failing one's group.
+                shared = next(p.attempts for p in a.podsets if p.name == failure[0])
+                marked = tuple(
+                    FlavorAttempt(
+                        at.flavor,
+                        Mode.NoFit,
+                        at.borrow,
+                        at.preemption_possibility,
+                        at.reasons,
+                        TOPOLOGY_PLACEMENT_FAILED,
+                    )
+                    if at.flavor == failure[2]
+                    else at
+                    for at in shared
+                )
+                for psa in a.podsets:
+                    if psa.attempts is shared:
+                        psa.attempts = marked
                 a._update_mode(failure[0], Mode.NoFit)
             else:
                 for reqs in requests.values():
