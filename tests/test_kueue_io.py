@@ -1011,3 +1011,48 @@ spec: {levels: [{nodeLabel: rack}]}
     assert cluster.gated == {
         "default/p": f"Kueue has not admitted Workload default/{name} (LocalQueue lq)"
     }
+
+
+def test_a_kueue_jobsets_suspended_jobs_in_the_snapshot_get_their_pods(tmp_path: Path) -> None:
+    jobset = """
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: js, namespace: default, uid: js-uid, labels: {kueue.x-k8s.io/queue-name: lq}}
+spec:
+  suspend: true
+  replicatedJobs:
+  - name: Workers
+    replicas: 1
+    template:
+      spec:
+        parallelism: 2
+        completions: 2
+        template:
+          spec:
+            restartPolicy: Never
+            containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: js-workers-0
+  namespace: default
+  ownerReferences: [{apiVersion: jobset.x-k8s.io/v1alpha2, kind: JobSet, name: js, uid: js-uid, controller: true}]
+spec:
+  suspend: true
+  parallelism: 2
+  completions: 2
+  completionMode: Indexed
+  template:
+    metadata:
+      labels: {jobset.sigs.k8s.io/jobset-name: js, jobset.sigs.k8s.io/replicatedjob-name: Workers}
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+"""
+    cluster = _load(tmp_path, SETUP, jobset)
+    (wl,) = cluster.kueue.workloads.values()
+    assert wl.name == workload_name("js", "js-uid", "jobset.x-k8s.io", "JobSet")
+    (ps,) = wl.podsets
+    assert ps.name == "workers" and ps.count == 2  # NewPodSetReference lowercases the name
+    assert len(ps.pods) == 2 and all(k in cluster.gated for k in ps.pods)

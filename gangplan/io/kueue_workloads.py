@@ -776,7 +776,9 @@ def build(b: Any) -> None:
     groups: dict[tuple[str, str], list[str]] = {}
     for key, (pod, raw, ctx) in b.pods.items():
         queue = pod.labels.get(QUEUE_NAME_LABEL)
-        if not queue or any(o.get("controller") for o in _owner_of(raw)):
+        if not queue or any(
+            o.get("controller") and o.get("kind") in ("Job", "JobSet") for o in _owner_of(raw)
+        ):  # a job's pods belong to the job's Workload
             continue
         g = _group_name(pod)
         if g:

@@ -94,6 +94,17 @@ def expand(
     groups: dict[str, Counter[str]] = {k: Counter() for k in CONTROLLER_KINDS}
     providers: Counter[str] = Counter()
     skipped: dict[tuple[str, str], list[str]] = {}
+    # JobSets labelled for Kueue: their Jobs are suspended until admission, not for good.
+    kueue_jobsets = {
+        (
+            str((raw.get("metadata") or {}).get("namespace") or "default"),
+            (raw.get("metadata") or {}).get("name"),
+        )
+        for _, raw in controllers
+        if raw.get("kind") == "JobSet"
+        and isinstance(raw.get("metadata"), dict)
+        and "kueue.x-k8s.io/queue-name" in (raw["metadata"].get("labels") or {})
+    }
     for file, raw in controllers:
         kind = raw["kind"]
         m = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
@@ -105,7 +116,15 @@ def expand(
         ref = f"{kind}/{meta.namespace}/{meta.name}"
         ctx = Ctx(file, ref)
         if kind == "Job":
-            res = expand_job(ctx, raw, env, meta=meta)
+            parent = meta.controller or {}
+            res = expand_job(
+                ctx,
+                raw,
+                env,
+                meta=meta,
+                kueue=parent.get("kind") == "JobSet"
+                and (meta.namespace, parent.get("name")) in kueue_jobsets,
+            )
             objs, why = res.objects, res.skipped
             if why is None:
                 groups[kind][res.groups] += 1
