@@ -614,3 +614,21 @@ def test_upstream_no_fit_reason(case: dict) -> None:
         for at in ps.attempts:
             if at.flavor in case["want_flavor_attempts"]:
                 assert at.no_fit_reason == case["want_flavor_attempts"][at.flavor], at
+
+
+# --- TestSearch (PodSetReducer) -----------------------------------------------------------------
+
+REDUCER = yaml.safe_load((FIXTURES / "podset_reducer.yaml").read_text())
+
+
+@pytest.mark.parametrize(
+    "case", REDUCER["cases"], ids=[f"L{c['line']}:{c['name']}" for c in REDUCER["cases"]]
+)
+def test_upstream_podset_reducer(case: dict) -> None:
+    podsets = [
+        KueuePodSet(name=f"ps{i + 1}", count=count, min_count=min_count)
+        for i, (count, min_count) in enumerate(case["podsets"])
+    ]
+    counts = podset_reducer_search(podsets, lambda c: sum(c) <= case["count_limit"])
+    assert (counts is not None) == case["want_found"]
+    assert (sum(counts) if counts is not None else 0) == case["want_count"]
