@@ -584,8 +584,11 @@ def parse_local_queue(ctx: Ctx, raw: dict, note: Any) -> LocalQueue:
 
 
 def parse_workload_priority_class(ctx: Ctx, raw: dict) -> tuple[str, int]:
+    """``WorkloadPriorityClass.value`` (int32, required)."""
     _, name, _ = metadata(ctx, raw, namespaced=False)
-    return name, ctx.int32(raw.get("value"), "value", required=True)
+    if raw.get("value") is None:
+        raise E.required(ctx, "value")
+    return name, ctx.int32(raw.get("value"), "value")
 
 
 __all__ = [
