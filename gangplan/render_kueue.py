@@ -44,6 +44,17 @@ def render_kueue_outcome(console: Console, k: KueueOutcome, *, wide: bool = Fals
     )
     _heading(console, "Kueue Workloads", note)
     _line(console, f"  admitted {admitted}/{len(run)} pending Workloads", wide)
+    before = {key: w for key, w in k.workloads.items() if w.recorded}
+    if before:
+        other = {key: w.recheck for key, w in before.items() if w.recheck and w.recheck != "same"}
+        _line(
+            console,
+            f"  {len(before)} admitted before the snapshot; gangplan's Kueue agrees with "
+            f"{len(before) - len(other)} of them now",
+            wide,
+        )
+        for key, text in list(other.items())[: None if wide else 5]:
+            _line(console, f"    {key}: {text}", wide, style="yellow")
     if not run:
         return
     t = _table()

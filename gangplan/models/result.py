@@ -158,6 +158,10 @@ class KueueWorkloadOutcome(_Model):
     podsets: list[PodSetOutcome] = Field(default_factory=list, alias="podSets")
     levels: list[str] = Field(default_factory=list, exclude_if=_empty)
     reason: str | None = None
+    recheck: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    """For a Workload admitted before the snapshot: what gangplan's Kueue would choose for it
+    now (its own quota and pods taken off, the rest as the snapshot has it) against what Kueue
+    recorded: ``same``, or what differs in words (absent for the others)."""
     quota: list[QuotaLine] = Field(default_factory=list, exclude_if=_empty)
     """For a pending Workload: per flavor and resource of its ClusterQueue it asks for, the
     quota numbers after the pass (absent when not pending or without a ClusterQueue)."""

@@ -73,7 +73,7 @@ def admit(cluster: Cluster) -> Admission:
     books = Books.of(cluster)
     outcomes: dict[str, KueueWorkloadOutcome] = {}
     for wl in state.admitted():
-        outcomes[wl.key] = recorded_outcome(wl)
+        outcomes[wl.key] = recorded_outcome(wl).model_copy(update={"recheck": _recheck(books, wl)})
     queues: dict[str, _Queue] = {}
     for wl in sorted(state.pending(), key=_queue_key):
         cq, why = queue_check(cluster, state, wl)
@@ -153,6 +153,33 @@ def admit(cluster: Cluster) -> Admission:
     return Admission(
         cluster=admitted_cluster(cluster, admitted), outcome=outcome, admitted=admitted
     )
+
+
+def _recheck(books: Books, wl: KueueWorkload) -> str:
+    """Kueue's recorded admission of ``wl`` against :meth:`Books.recheck`'s."""
+    nom = books.recheck(wl)
+    if nom is None:
+        return "not rechecked: its ClusterQueue is not in the snapshot"
+    if nom.mode != "Fit":
+        return f"would not be admitted now: {nom.message}"
+    recorded = {p.name: p for p in wl.admission.podsets}
+    diffs = []
+    for p in nom.admissions():
+        r = recorded.get(p.name)
+        got = sorted(set(p.flavors.values()))
+        had = sorted(set(r.flavors.values())) if r else []
+        if got != had:
+            diffs.append(f"{p.name}: {', '.join(got) or '-'} (recorded {', '.join(had) or '-'})")
+        elif r is not None and p.topology_assignment and r.topology_assignment:
+            if _domains(p) != _domains(r):
+                diffs.append(f"{p.name}: other domains {_domains(p)} (recorded {_domains(r)})")
+    return "same" if not diffs else "would choose " + "; ".join(diffs)
+
+
+def _domains(p: PodSetAdmission) -> str:
+    ta = p.topology_assignment
+    assert ta is not None
+    return ", ".join(f"{'/'.join(d.values)} x{d.count}" for d in ta.domains)
 
 
 def quota_lines(books: Books, wl: KueueWorkload, cq: ClusterQueue) -> list[QuotaLine]:

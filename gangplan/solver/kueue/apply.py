@@ -67,6 +67,26 @@ def _injected(pod: Pod, ps: PodSetAdmission, flavors: Mapping[str, ResourceFlavo
     )
 
 
+def recorded_pods(state: KueueState, by_key: Mapping[str, Pod]) -> dict[str, Pod]:
+    """The pending pods of Workloads admitted before the snapshot, with their recorded flavors
+    injected (a job's pods created after its admission carry them; gangplan may have made them
+    from the Workload's templates). Their TAS domains are not pinned: pods the TopologyUngater
+    already ungated carry their own selector."""
+    out: dict[str, Pod] = {}
+    for wl in state.admitted():
+        assert wl.admission is not None
+        by_name = {a.name: a for a in wl.admission.podsets}
+        for ps in wl.podsets:
+            a = by_name.get(ps.name)
+            if a is None:
+                continue
+            for k in ps.pods:
+                p = by_key.get(k)
+                if p is not None and p.node_name is None:
+                    out[k] = _injected(p, a, state.flavors)
+    return out
+
+
 def _pinned(pods: list[Pod], ps: PodSetAdmission) -> list[Pod]:
     """The TopologyUngater's step: each pod gets one domain of the assignment, in order."""
     ta = ps.topology_assignment
@@ -90,7 +110,7 @@ def admitted_cluster(
     instead, :mod:`.rules`)."""
     state: KueueState = cluster.kueue
     by_key = {p.key: p for p in cluster.pods}
-    changed: dict[str, Pod] = {}
+    changed: dict[str, Pod] = recorded_pods(state, by_key)
     for wkey, podsets in admissions.items():
         wl = state.workloads[wkey]
         by_name = {a.name: a for a in podsets}
@@ -112,6 +132,7 @@ def opened_cluster(cluster: Cluster) -> Cluster:
     state: KueueState = cluster.kueue
     release = held_pods(state)
     by_key = {p.key: p for p in cluster.pods}
+    recorded = recorded_pods(state, by_key)
     changed = {
         k: by_key[k].model_copy(
             update={
@@ -123,7 +144,8 @@ def opened_cluster(cluster: Cluster) -> Cluster:
         for k in release
         if k in by_key
     }
-    return _rebuilt(cluster, changed, release=release)
+    changed.update(recorded)
+    return _rebuilt(cluster, changed, release=release | set(recorded))
 
 
 def opened_view(cluster: Cluster) -> Cluster:

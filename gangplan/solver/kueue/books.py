@@ -16,7 +16,7 @@ v0.17).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.kueue import (
@@ -168,6 +168,59 @@ class Books:
                 return False
             nom.topology.update({k: v for k, v in res.assignments.items() if v is not None})
         return True
+
+    def recheck(self, wl: KueueWorkload) -> Nomination | None:
+        """What Kueue would choose for the admitted ``wl`` now: its nomination against these
+        books with its own quota and its pods' node usage taken off (the snapshot as it is, not
+        as it was when Kueue admitted it). None when its ClusterQueue is unknown."""
+        from gangplan.predicates.quota import workload_usage
+
+        adm = wl.admission
+        cq = self.state.cluster_queues.get(adm.cluster_queue) if adm else None
+        if cq is None or cq.name not in self.tree.cluster_queues:
+            return None
+        usage, leaves = self.usage, self._leaves
+        try:
+            self.usage = self.tree.remove(usage.copy(), cq.name, workload_usage(wl))
+            self._leaves = {f: self._without(wl, f) for f in self._tas_flavors(cq)}
+            return self.assign(wl, cq)
+        finally:
+            self.usage, self._leaves = usage, leaves
+
+    def _tas_flavors(self, cq: ClusterQueue) -> list[str]:
+        return [f for f in cq.flavor_names() if self._flavor_levels(f)]
+
+    def _without(self, wl: KueueWorkload, flavor: str) -> tuple:
+        """The flavor's leaves with ``wl``'s bound pods' usage taken off their nodes."""
+        pods = self.cluster.pod_by_key
+        off: dict[str, dict[str, int]] = {}
+        for ps in wl.podsets:
+            for key in ps.pods:
+                p = pods.get(key)
+                if p is None or p.node_name is None:
+                    continue
+                u = off.setdefault(p.node_name, {"pods": 0})
+                u["pods"] += 1
+                for r, q in p.requests.items():
+                    u[r] = u.get(r, 0) + q
+        out = []
+        for leaf in self.leaves(flavor):
+            sub = off.get(leaf.name)
+            if sub is None:
+                out.append(leaf)
+                continue
+            tas_pod = any(
+                tas.is_tas_pod(pods[k].annotations)
+                for ps in wl.podsets
+                for k in ps.pods
+                if k in pods and pods[k].node_name == leaf.name
+            )
+            field_name = "tas_usage" if tas_pod else "non_tas_usage"
+            held = dict(getattr(leaf, field_name))
+            for r, q in sub.items():
+                held[r] = held.get(r, 0) - q
+            out.append(replace(leaf, **{field_name: held}))
+        return tuple(out)
 
     def reserve(self, nom: Nomination, cq: ClusterQueue) -> None:
         self.tree.add(self.usage, cq.name, nom.usage)
