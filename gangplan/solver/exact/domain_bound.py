@@ -260,59 +260,9 @@ def bound_of(rel: Relaxation, *, budget: Budget | None = None) -> DomainBound | 
     if lp is None:
         return None
     lp.SuppressOutput()
-    inf = lp.infinity()
-    key_index = {k: i for i, k in enumerate(rel.keys)}
-    # pods of (type, key or None, domain or None) in each pool
-    flows: dict[tuple[int, str | None, int | None], list] = defaultdict(list)
-    per_pool: list[list[tuple[int, object]]] = [[] for _ in rel.pool_caps]
-    pool_flows: list[tuple[tuple[int, str | None, int | None], int, object]] = []
-    wanted = sorted({(e.type, e.key) for e in rel.entities}, key=lambda x: (x[0], x[1] or ""))
-    for p, fit in enumerate(rel.pool_fit):
-        doms = rel.pool_domains[p]
-        for t, k in sorted(fit.items()):
-            by_type = []
-            for tt, key in wanted:
-                d = None if key is None else doms[key_index[key]]
-                if tt != t or (d is not None and d < 0):
-                    continue
-                x = lp.NumVar(0.0, float(k), "")
-                flows[(t, key, d)].append(x)
-                pool_flows.append(((t, key, d), p, x))
-                per_pool[p].append((t, x))
-                by_type.append(x)
-            if len(by_type) > 1:  # the type's pods in the pool, whichever entity they belong to
-                _row(lp, -inf, float(k), [(1.0, x) for x in by_type])
-    for p, caps in enumerate(rel.pool_caps):
-        for q, cap in caps.items():
-            terms = [(float(rel.sizes[t] // q), x) for t, x in per_pool[p] if rel.sizes[t] >= q]
-            if terms:
-                _row(lp, -inf, float(cap), terms)
-    room = {k: sum(x.ub() for x in xs) for k, xs in flows.items()}
-    doms_of: dict[tuple[int, str | None], list[int | None]] = defaultdict(list)
-    for t, k, d in flows:
-        doms_of[(t, k)].append(d)
-    demand: dict[tuple, list[tuple[float, object]]] = defaultdict(list)
-    counted = []
-    admits: dict[_Entity, list[tuple[int | None, object]]] = {}
-    for e, m in sorted(
-        rel.entities.items(), key=lambda kv: (kv[0].type, kv[0].key or "", kv[0].need)
-    ):
-        ws = []
-        for d in doms_of.get((e.type, e.key), []):
-            r = room[(e.type, e.key, d)]
-            if r + 1e-9 < e.need:
-                continue
-            w = lp.NumVar(0.0, float(min(m, math.floor(r / e.need + 1e-9))), "")
-            demand[(e.type, e.key, d)].append((-float(e.need), w))
-            ws.append(w)
-            admits.setdefault(e, []).append((d, w))
-        if len(ws) > 1:
-            _row(lp, -inf, float(m), [(1.0, w) for w in ws])
-        counted += ws
-    for k, xs in flows.items():  # pods in the pools == pods the admitted entities need
-        _row(lp, 0.0, 0.0, [(1.0, x) for x in xs] + demand.get(k, []))
+    pooled = pooled_model(rel, _LpRows(lp))
     obj = lp.Objective()
-    for w in counted:
+    for w in pooled.counted:
         obj.SetCoefficient(w, 1.0)
     obj.SetMaximization()
     with _quiet_stdout():
@@ -322,9 +272,9 @@ def bound_of(rel: Relaxation, *, budget: Budget | None = None) -> DomainBound | 
     if status != pywraplp.Solver.OPTIMAL:
         return None
     value = obj.Value()
-    plan = {e: {d: w.solution_value() for d, w in ws} for e, ws in admits.items()}
+    plan = {e: {d: w.solution_value() for d, w in ws} for e, ws in pooled.admits.items()}
     pods: dict[tuple[int, str | None, int | None], dict[int, float]] = defaultdict(dict)
-    for k, p, x in pool_flows:
+    for k, p, x in pooled.pool_flows:
         if x.solution_value() > 1e-9:
             pods[k][p] = x.solution_value()
     return DomainBound(
@@ -336,6 +286,97 @@ def bound_of(rel: Relaxation, *, budget: Budget | None = None) -> DomainBound | 
         rel,
         dict(pods),
     )
+
+
+@dataclass
+class Pooled:
+    """The rows and columns of :func:`pooled_model`: what a caller reads or adds to."""
+
+    counted: list = field(default_factory=list)
+    """The entity counts (one per kind and domain): the objective is their sum."""
+    admits: dict[_Entity, list[tuple[int | None, object]]] = field(default_factory=dict)
+    """Per kind its counts, with their domain."""
+    pool_flows: list[tuple[tuple[int, str | None, int | None], int, object]] = field(
+        default_factory=list
+    )
+    """(type, key, domain), pool, pods of them in the pool."""
+    columns: int = 0
+
+
+class _LpRows:
+    """:func:`pooled_model`'s writer for a ``pywraplp`` solver."""
+
+    def __init__(self, lp) -> None:
+        self.lp = lp
+
+    def var(self, ub: float, integral: bool = False):
+        return self.lp.IntVar(0.0, ub, "") if integral else self.lp.NumVar(0.0, ub, "")
+
+    def row(self, lo: float | None, hi: float, terms) -> None:
+        row = self.lp.Constraint(-self.lp.infinity() if lo is None else lo, hi)
+        for a, x in terms:
+            row.SetCoefficient(x, row.GetCoefficient(x) + a)
+
+
+def pooled_model(rel: Relaxation, rows, integral: frozenset[str] = frozenset()) -> Pooled:
+    """The relaxation of the module doc written through ``rows`` (``var(ub, integral)``,
+    ``row(lo or None, hi, [(coefficient, var)])``): pods of each (type, key, domain) per pool,
+    at most the type's fit and within the pool's capacity rows; entities per kind and domain,
+    at most the kind's count in all; the pods of a (type, key, domain) equal what its admitted
+    entities need. Every column is continuous except the entity counts of kinds whose key is in
+    ``integral`` (whole numbers: :mod:`.domain_mip`)."""
+    out = Pooled()
+    key_index = {k: i for i, k in enumerate(rel.keys)}
+    # pods of (type, key or None, domain or None) in each pool
+    flows: dict[tuple[int, str | None, int | None], list] = defaultdict(list)
+    room: dict[tuple[int, str | None, int | None], float] = defaultdict(float)
+    per_pool: list[list[tuple[int, object]]] = [[] for _ in rel.pool_caps]
+    wanted = sorted({(e.type, e.key) for e in rel.entities}, key=lambda x: (x[0], x[1] or ""))
+    for p, fit in enumerate(rel.pool_fit):
+        doms = rel.pool_domains[p]
+        for t, k in sorted(fit.items()):
+            by_type = []
+            for tt, key in wanted:
+                d = None if key is None else doms[key_index[key]]
+                if tt != t or (d is not None and d < 0):
+                    continue
+                x = rows.var(float(k))
+                out.columns += 1
+                flows[(t, key, d)].append(x)
+                room[(t, key, d)] += float(k)
+                out.pool_flows.append(((t, key, d), p, x))
+                per_pool[p].append((t, x))
+                by_type.append(x)
+            if len(by_type) > 1:  # the type's pods in the pool, whichever entity they belong to
+                rows.row(None, float(k), [(1.0, x) for x in by_type])
+    for p, caps in enumerate(rel.pool_caps):
+        for q, cap in caps.items():
+            terms = [(float(rel.sizes[t] // q), x) for t, x in per_pool[p] if rel.sizes[t] >= q]
+            if terms:
+                rows.row(None, float(cap), terms)
+    doms_of: dict[tuple[int, str | None], list[int | None]] = defaultdict(list)
+    for t, k, d in flows:
+        doms_of[(t, k)].append(d)
+    demand: dict[tuple, list[tuple[float, object]]] = defaultdict(list)
+    for e, m in sorted(
+        rel.entities.items(), key=lambda kv: (kv[0].type, kv[0].key or "", kv[0].need)
+    ):
+        ws = []
+        for d in doms_of.get((e.type, e.key), []):
+            r = room[(e.type, e.key, d)]
+            if r + 1e-9 < e.need:
+                continue
+            w = rows.var(float(min(m, math.floor(r / e.need + 1e-9))), e.key in integral)
+            out.columns += 1
+            demand[(e.type, e.key, d)].append((-float(e.need), w))
+            ws.append(w)
+            out.admits.setdefault(e, []).append((d, w))
+        if len(ws) > 1:
+            rows.row(None, float(m), [(1.0, w) for w in ws])
+        out.counted += ws
+    for k, xs in flows.items():  # pods in the pools == pods the admitted entities need
+        rows.row(0.0, 0.0, [(1.0, x) for x in xs] + demand.get(k, []))
+    return out
 
 
 LP_COLUMNS_PER_UNIT = 30_000
@@ -350,12 +391,6 @@ def lp_units(columns: int) -> float:
 
 BOUND_TOLERANCE = 1e-6
 """The LP optimum is rounded down after adding this (floating point): a bound 863.9999999 is 864."""
-
-
-def _row(lp, lo: float, hi: float, terms) -> None:
-    row = lp.Constraint(lo, hi)
-    for a, x in terms:
-        row.SetCoefficient(x, row.GetCoefficient(x) + a)
 
 
 MIN_VARIABLES = 20_000
@@ -387,4 +422,13 @@ def tightened(built, incumbent, budget: Budget | None = None) -> DomainBound | N
     return found
 
 
-__all__ = ["DomainBound", "Relaxation", "bound_of", "domain_bound", "relaxation", "tightened"]
+__all__ = [
+    "DomainBound",
+    "Pooled",
+    "Relaxation",
+    "bound_of",
+    "domain_bound",
+    "pooled_model",
+    "relaxation",
+    "tightened",
+]

@@ -1,0 +1,221 @@
+"""The top admission tier proven by the domain relaxation with whole entity counts (issue 37).
+
+The LP of :mod:`.domain_bound` may stay above every placement: on the 10,000-node DGX shape its
+value is 842.4, so its bound is 842, while the start admits 840. The LP spreads entities over
+domains in fractions (0.75 of a 12-pod rack gang and 0.33 of a 6-pod one fill a rack that holds
+one of them). This module asks the same relaxation, with the entity counts of the widest
+topology key's kinds made whole numbers, one question: does it admit at least ``value + 1``
+entities of the tier, where ``value`` is what the start admits? When the answer is no, no
+placement admits more than ``value`` and the start is optimal at the tier.
+
+Why a "no" is a proof. Every feasible solution of the exact model gives a point of
+:func:`.domain_bound.pooled_model` (the module doc of :mod:`.domain_bound`, steps 1-4) in which
+the number of entities of each kind admitted in each domain is a whole number: an entity is
+admitted in one domain or not at all. Requiring whole counts for some kinds therefore only drops
+points no placement maps to, so the model with them is still a relaxation, and "no point with at
+least ``value + 1`` entities" means no placement admits that many. The pods per pool stay
+continuous and the other kinds' counts too (fewer integrality requirements: a weaker relaxation,
+still valid).
+
+How: HiGHS's branch-and-cut (through OR-tools' ``model_builder``, which passes HiGHS options)
+on that model with the row ``sum of counts >= value + 1``, single-threaded, without presolve or
+primal heuristics, at most one node (:data:`HIGHS_OPTIONS`): its root cuts (mixed-integer
+rounding and knapsack covers on the domains' capacity rows) make the LP infeasible, and HiGHS
+reports INFEASIBLE. Anything else (a solution, the node limit, the time cap) proves nothing and
+changes nothing. HiGHS decides with floating-point tolerances (1e-6 on rows and integrality),
+like every LP-based bound of the engine; the LP optimum it cuts off is 2.4 entities above the
+claim on the measured case, far outside them.
+
+Only the widest key's kinds (the most nodes per domain, the blocks) get whole counts: on the
+10,000-node DGX shape (load ~4) that model was proven infeasible in 2.8 s of HiGHS (plus 3.7 s to
+pass it), with every keyed kind whole 7.7 s (plus 7.8 s), with only the racks' kinds whole
+not within 32 s.
+
+Budget (deterministic): the check is charged :func:`mip_units` of the model's size whatever it
+does (at most what the run has left, :data:`MIN_LEFT`); HiGHS's own time limit is the
+wall-clock safety net (:data:`WALL_PER_UNIT` per unit charged, at most what the run's cap has
+left), and when it, not HiGHS, ends an unproven check the run is marked as stopped by the wall
+clock (the answer may then differ on a faster machine).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from gangplan.solver.exact.budget import Budget
+from gangplan.solver.exact.domain_bound import DomainBound, Relaxation, pooled_model
+
+HIGHS_OPTIONS: dict[str, object] = {
+    "threads": 1,
+    "presolve": "off",
+    "mip_max_nodes": 1,
+    "mip_heuristic_effort": 0.0,
+    "mip_heuristic_run_feasibility_jump": False,
+    "mip_heuristic_run_rins": False,
+    "mip_heuristic_run_rens": False,
+    "mip_heuristic_run_root_reduced_cost": False,
+    "mip_heuristic_run_zi_round": False,
+    "mip_heuristic_run_shifting": False,
+    "output_flag": False,
+}
+"""One node, one thread, no primal heuristics (the question is infeasibility), no presolve (with
+the dense row of the counts it took 22 s of the 10,000-node DGX model; the root without it
+0.9 s)."""
+
+MIP_COLUMNS_PER_UNIT = 15_000
+"""What the check is charged: one unit per this many columns. Measured (10,000-node DGX, 55,510
+columns, 14,381 whole): about 6.5 s of wall at load ~4 (passing the model 3.7 s, HiGHS 2.8 s)."""
+WALL_PER_UNIT = 3.0
+"""HiGHS's time limit: this many seconds per unit charged (the safety net, like the run's)."""
+MIN_UNITS = 0.5
+MIN_LEFT = 1.0
+"""The check runs when the run has at least this much work left, and is charged at most what is
+left: it takes the place of the top tier's search phase, which it makes unnecessary when it
+proves the tier (the phase is then skipped) and which did not close the gap on the shapes it is
+for (10,000-node DGX: 840 of 842 after the phase's 1.9 units)."""
+
+
+def mip_units(columns: int) -> float:
+    return max(MIN_UNITS, columns / MIP_COLUMNS_PER_UNIT)
+
+
+@dataclass
+class IntegralCheck:
+    """The answer of :func:`integral_check`."""
+
+    value: int
+    """The start's value at the tier: the check asked for ``value + 1``."""
+    proven: bool
+    """True: no placement admits more than ``value`` (module doc)."""
+    key: str
+    """The topology key whose kinds' counts were whole numbers."""
+    columns: int
+    units: float
+    seconds: float
+    status: str
+    """HiGHS's answer (``INFEASIBLE`` is the proof)."""
+    wall_hit: bool = False
+
+    def record(self) -> dict[str, object]:
+        """What the Result's ``params.domainBound.integral`` says (no timing: same bytes)."""
+        out: dict[str, object] = {
+            "asked": self.value + 1,
+            "proven": self.proven,
+            "wholeCounts": self.key,
+            "units": round(self.units, 4),
+        }
+        if self.wall_hit:
+            out["stoppedBy"] = "wall-clock"
+        return out
+
+
+def widest_key(rel: Relaxation) -> str | None:
+    """The key of ``rel`` with the most nodes per domain (ties: the first in ``rel.keys``)."""
+    best, span = None, -1.0
+    for i, k in enumerate(rel.keys):
+        nodes: dict[int, int] = {}
+        for p, doms in enumerate(rel.pool_domains):
+            if doms[i] >= 0:
+                nodes[doms[i]] = nodes.get(doms[i], 0) + len(rel.pool_nodes[p])
+        if not nodes:
+            continue
+        mean = sum(nodes.values()) / len(nodes)
+        if mean > span:
+            best, span = k, mean
+    return best
+
+
+def integral_check(
+    rel: Relaxation, value: int, budget: Budget | None = None
+) -> IntegralCheck | None:
+    """Is ``value`` the most the tier of ``rel`` admits, by the relaxation with whole counts for
+    the widest key's kinds (module doc)? None when it does not apply (no keyed kind, nothing left
+    of ``budget``, no HiGHS)."""
+    from ortools.linear_solver.python import model_builder as mb
+
+    key = widest_key(rel)
+    if key is None or not any(e.key == key for e in rel.entities):
+        return None
+    t0 = time.perf_counter()
+    model = mb.Model()
+    pooled = pooled_model(rel, _ModelRows(model, mb), frozenset({key}))
+    units = mip_units(pooled.columns)
+    if budget is not None:
+        if budget.left() < MIN_LEFT:
+            return None
+        units = min(units, budget.left())
+    total = mb.LinearExpr.sum(pooled.counted)
+    model.add(total >= value + 1)
+    model.maximize(total)  # (the cuts aim at the LP optimum: without it the root did not end)
+    solver = mb.Solver("highs")
+    if not solver.solver_is_supported():
+        return None
+    cap = WALL_PER_UNIT * units
+    if budget is not None:
+        cap = min(cap, max(1.0, budget.wall_left()))
+    solver.set_solver_specific_parameters(
+        "\n".join(f"{k}={_option(v)}" for k, v in {**HIGHS_OPTIONS, "time_limit": cap}.items())
+    )
+    status = solver.solve(model)
+    seconds = time.perf_counter() - t0
+    if budget is not None:
+        budget.charge(units)
+    proven = status == mb.SolveStatus.INFEASIBLE
+    wall_hit = not proven and solver.wall_time >= cap * 0.99
+    if wall_hit and budget is not None:
+        budget.note_wall()
+    return IntegralCheck(
+        value=value,
+        proven=proven,
+        key=key,
+        columns=pooled.columns,
+        units=units,
+        seconds=seconds,
+        status=status.name,
+        wall_hit=wall_hit,
+    )
+
+
+def _option(v: object) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+class _ModelRows:
+    """:func:`.domain_bound.pooled_model`'s writer for an OR-tools ``model_builder`` model."""
+
+    def __init__(self, model, mb) -> None:
+        self.model, self.mb = model, mb
+
+    def var(self, ub: float, integral: bool = False):
+        return self.model.new_var(0.0, math.floor(ub) if integral else ub, integral, None)
+
+    def row(self, lo: float | None, hi: float, terms) -> None:
+        expr = self.mb.LinearExpr.weighted_sum([x for _, x in terms], [a for a, _ in terms])
+        self.model.add(expr <= hi if lo is None else expr == hi)  # (lo is only ever == hi)
+
+
+def proven_at_start(
+    built, domain: DomainBound, value: int, budget: Budget | None
+) -> IntegralCheck | None:
+    """The engine's hook: when the start admits ``value`` < the domain bound at the top tier and
+    :func:`integral_check` proves ``value``, the tier's upper bound (``Tier.upper``, which
+    :mod:`.solve` holds and proves a phase by) becomes ``value``. Returns the check (recorded in
+    ``params.domainBound.integral``), else None."""
+    from dataclasses import replace
+
+    if domain.relaxation is None or not built.tiers or value >= domain.bound:
+        return None
+    tier = built.tiers[0]
+    if tier.name != domain.tier:
+        return None
+    found = integral_check(domain.relaxation, value, budget)
+    if found is not None and found.proven:
+        built.tiers[0] = replace(tier, upper=value)
+    return found
+
+
+__all__ = ["IntegralCheck", "integral_check", "proven_at_start", "widest_key"]
