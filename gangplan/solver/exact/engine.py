@@ -17,6 +17,7 @@ from gangplan.models.trace import ExactTiming, ExactTrace, ModelStats
 from gangplan.solver.exact.budget import BUILD_VARIABLES_PER_UNIT, Budget
 from gangplan.solver.exact.build import BuiltModel, build_model
 from gangplan.solver.exact.domain_bound import tightened
+from gangplan.solver.exact.domain_mip import proven_at_start
 from gangplan.solver.exact.domain_start import domain_start
 from gangplan.solver.exact.kept import keep
 from gangplan.solver.exact.locality import SPREAD, TOPOLOGY
@@ -169,6 +170,9 @@ def solve_exact(
             if found is not None:
                 incumbent, trace.hint.start = found, "domain LP start"
             params["domainBound"]["start"] = built.tiers[0].value(incumbent)
+            check = proven_at_start(built, domain, built.tiers[0].value(incumbent), budget)
+            if check is not None:  # the start proven optimal at the tier by whole counts
+                params["domainBound"]["integral"] = check.record()
             trace.start_seconds = round(trace.start_seconds + time.perf_counter() - t2, 4)
     before_phases = len(built.model.proto.constraints)
     outcome = solve_phases(
