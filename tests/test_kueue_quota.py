@@ -153,7 +153,7 @@ def _lending_state() -> KueueState:
                 ),
             ),
         )
-        for name, w in LENDING["workloads"].items()
+        for name, w in LENDING["admitted_workloads"].items()
     }
     return KueueState(cluster_queues=cqs, workloads=workloads)
 
