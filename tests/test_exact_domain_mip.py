@@ -39,6 +39,13 @@ def test_whole_counts_prove_what_the_lp_bound_does_not():
     assert no is not None and not no.proven
 
 
+def test_one_round_of_domain_cuts_already_proves_the_three_racks():
+    # Per rack 5 a + 6 b <= 8 GPUs; with lam = 5: a + b <= 1, so at most one gang a rack.
+    bound = db.domain_bound(build_model(three_racks()))
+    cut = dm.cut_bound(bound.relaxation, Budget(10.0), bound.plan)
+    assert cut is not None and abs(cut - 3.0) < 1e-6
+
+
 def test_the_engine_proves_the_tier_by_whole_counts_and_says_so(monkeypatch):
     monkeypatch.setattr(db, "MIN_VARIABLES", 0)
     c = three_racks()
@@ -47,7 +54,8 @@ def test_the_engine_proves_the_tier_by_whole_counts_and_says_so(monkeypatch):
     assert r.objective[TIER] == 3 and r.bound[TIER] == 3
     record = r.params["domainBound"]
     assert record["bound"] == 4 and record["start"] == 3
-    assert record["integral"]["proven"] is True  # the start proven by whole counts, no search
+    assert record["integral"]["proven"] is True  # the start proven by the cuts, no search
+    assert record["integral"]["cutLp"] == 3.0
     assert r.status == Status.OPTIMAL
 
 
@@ -55,7 +63,7 @@ def test_no_check_without_work_left():
     built = build_model(three_racks())
     bound = db.domain_bound(built)
     spent = Budget(10.0)
-    spent.charge(9.5)
+    spent.charge(10.0 - dm.MIN_LEFT / 2)
     assert dm.integral_check(bound.relaxation, 3, spent) is None
 
 
@@ -74,6 +82,8 @@ def test_whole_counts_never_prove_less_than_the_proven_optimum(nodes, gangs, sin
     r = solve_exact(c, time_limit=10.0, workers=1)  # small: no domain bound inside
     assert r.status == Status.OPTIMAL
     best = int(r.objective[bound.tier])
+    cut = dm.cut_bound(bound.relaxation, Budget(10.0), bound.plan)
+    assert cut is None or cut >= best - 1e-6  # the cuts are valid: never below the optimum
     if best >= 1:
         below = dm.integral_check(bound.relaxation, best - 1, Budget(10.0))
         assert below is None or not below.proven  # the optimum admits ``best``
