@@ -21,7 +21,6 @@ RAW_READERS = {
     "solver/exact/locality.py": "reads the gangplan.io/preferred-topology annotation of each PodGroup",
     "solver/greedy/testing.py": "builds Clusters for plugin table tests",
     "summary.py": "inspect prints every PodGroup object, pending or not",
-    "solver/room/mark.py": "builds the group forest (GroupTree.build) of the pods a plan changes",
     "solver/room/grow.py": "adds renamed copies of a PodGroup object (copies that fit)",
     "solver/room/suite.py": "reads the gangplan.io/expect-room* annotations of each PodGroup",
 }

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from functools import cached_property
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from gangplan.models.base import Beside
-from gangplan.models.groups import GroupTree
+from gangplan.models.groups import GroupTree, gate
 from gangplan.models.hierarchy import validated
 from gangplan.models.objects import (
     CompositePodGroup,
@@ -212,6 +213,29 @@ class Cluster(BaseModel):
         loader's, which gated the pods with it): validated for the pods the scheduler queues."""
         queued = {p.key for p in self.pending_pods if p.key not in self.gated}
         return validated(structure, queued, self.profile, self.kube_version)
+
+    def with_pods(
+        self,
+        pods: Iterable[Pod],
+        *,
+        held: Mapping[str, str] | None = None,
+        released: Iterable[str] = (),
+    ) -> Cluster:
+        """This snapshot with ``pods`` in place of its own: the gates recomputed for the new pods
+        (scheduling gates, another scheduler, GangScheduling's PreEnqueue: :func:`gate`), the
+        loader's other holds kept for pending pods except ``released`` ones, and ``held`` (pod
+        key -> reason) added. The one way a question is rewritten as another snapshot
+        (make-room's marked snapshot, Kueue's admitted and opened views)."""
+        pods = tuple(pods)
+        tree = GroupTree.build(pods, self.pod_groups, self.composite_pod_groups)
+        pending = {p.key for p in pods if p.node_name is None}
+        release = set(released)
+        gated = {
+            **{k: v for k, v in self.gated.items() if k in pending and k not in release},
+            **gate(pods, tree, self.profile),
+            **(held or {}),
+        }
+        return self.model_copy(update={"pods": pods, "gated": gated})
 
     def model_copy(self, *, update: dict | None = None, deep: bool = False) -> Cluster:
         """A copy with ``update`` applied; derived (cached) views are rebuilt, never copied."""

@@ -21,7 +21,6 @@ from collections.abc import Mapping
 
 from gangplan.models.base import Beside
 from gangplan.models.cluster import Cluster
-from gangplan.models.groups import GroupTree, gate
 from gangplan.models.kueue import (
     ADMISSION_GATE,
     TOPOLOGY_GATE,
@@ -163,9 +162,4 @@ def opened_view(cluster: Cluster) -> Cluster:
 
 
 def _rebuilt(cluster: Cluster, changed: Mapping[str, Pod], release: set[str]) -> Cluster:
-    pods = [changed.get(p.key, p) for p in cluster.pods]
-    tree = GroupTree.build(pods, cluster.pod_groups, cluster.composite_pod_groups)
-    pending = {p.key for p in pods if p.node_name is None}
-    kept = {k: v for k, v in cluster.gated.items() if k in pending and k not in release}
-    gated = {**kept, **{k: v for k, v in gate(pods, tree, cluster.profile).items() if k in release}}
-    return cluster.model_copy(update={"pods": tuple(pods), "gated": gated})
+    return cluster.with_pods((changed.get(p.key, p) for p in cluster.pods), released=release)

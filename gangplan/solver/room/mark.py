@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from datetime import timedelta
 
 from gangplan.models.cluster import Cluster
-from gangplan.models.groups import EPOCH, GroupTree, gate, parse_timestamp
+from gangplan.models.groups import EPOCH, parse_timestamp
 from gangplan.models.objects import Node, Pod
 from gangplan.models.result import Result
 from gangplan.models.room import HOLD_GATE, MOVED_FROM, TARGET, why_not_movable
@@ -83,14 +83,7 @@ def _pods_with_claims(cluster: Cluster) -> set[str]:
 
 
 def _with_pods(cluster: Cluster, pods: list[Pod], held: Mapping[str, str] = {}) -> Cluster:
-    tree = GroupTree.build(pods, cluster.pod_groups, cluster.composite_pod_groups)
-    pending = {p.key for p in pods if p.node_name is None}
-    gated = {
-        **{k: v for k, v in cluster.gated.items() if k in pending},
-        **gate(pods, tree, cluster.profile),
-        **held,
-    }
-    return cluster.model_copy(update={"pods": tuple(pods), "gated": gated})
+    return cluster.with_pods(pods, held=held)
 
 
 def pending_again(pod: Pod, **update) -> Pod:
