@@ -34,10 +34,10 @@ from gangplan.models.objects import (
     Taint,
     Toleration,
 )
+from gangplan.models.well_known import HOSTNAME
 from gangplan.predicates.labels import node_matches_terms, node_selector_term_matches
 from gangplan.predicates.taints import first_untolerated_taint
 
-HOSTNAME = "kubernetes.io/hostname"
 MAX_INT32 = 2**31 - 1
 
 
