@@ -1056,3 +1056,32 @@ spec:
     (ps,) = wl.podsets
     assert ps.name == "workers" and ps.count == 2  # NewPodSetReference lowercases the name
     assert len(ps.pods) == 2 and all(k in cluster.gated for k in ps.pods)
+
+
+def test_a_job_without_the_label_goes_to_the_namespaces_default_local_queue(tmp_path: Path) -> None:
+    default_lq = """
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: default, namespace: default}
+spec: {clusterQueue: cq}
+"""
+    job = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: plain, namespace: %s, uid: plain-uid}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: x, resources: {requests: {cpu: "1"}}}]
+"""
+    cluster = _load(tmp_path, SETUP, default_lq, job % "default")
+    (wl,) = cluster.kueue.workloads.values()
+    assert wl.queue_name == "default" and wl.name == workload_name(
+        "plain", "plain-uid", "batch", "Job"
+    )
+    assert all(k in cluster.gated for k in wl.podsets[0].pods)
+    assert any("ApplyDefaultLocalQueue" in t for t in cluster.translations)
+    # no LocalQueue named default in the Job's namespace: Kueue leaves the Job alone
+    other = _load(tmp_path, SETUP, default_lq, job % "other", name="o.yaml")
+    assert other.kueue.workloads == {} and other.gated == {}

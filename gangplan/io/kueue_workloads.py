@@ -39,6 +39,9 @@ creates (``synthesized=True``), as kubernetes-sigs/kueue v0.19.2 (8eab6877) buil
   pod index label of the kind (``batch.kubernetes.io/job-completion-index``; JobSet adds
   ``jobset.sigs.k8s.io/job-index`` and the replicas; pods ``kueue.x-k8s.io/pod-group-pod-index``);
   the annotations are validated as ``jobframework/tas_validation.go`` does.
+* queue: the label; a top-level Job or JobSet without it in a namespace that has a LocalQueue
+  named ``default`` is queued there (``jobframework/defaults.go`` ``ApplyDefaultLocalQueue``, what
+  Kueue's job webhook does at creation; not in ``kube-system`` / ``kueue-system``).
 * priority: the ``kueue.x-k8s.io/priority-class`` WorkloadPriorityClass, else the template's
   PriorityClass, else the global default PriorityClass, else 0 (``ExtractPriority``).
 
@@ -119,6 +122,9 @@ SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
 SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
 SLICE_CONSTRAINTS = "kueue.x-k8s.io/podset-slice-required-topology-constraints"
 PODSET_GROUP = "kueue.x-k8s.io/podset-group-name"
+UNMANAGED_NAMESPACES = ("kube-system", "kueue-system")
+"""Namespaces the default ``managedJobsNamespaceSelector`` leaves out (``apis/config/v1beta2/
+defaults.go``: ``kube-system`` and Kueue's own namespace, ``kueue-system`` by default)."""
 _GVK = {"Job": ("batch", "Job"), "JobSet": ("jobset.x-k8s.io", "JobSet"), "Pod": ("", "Pod")}
 _GENERIC = (
     "not read: a Kueue object: quota, admission and ResourceFlavor node labels are not modelled"
@@ -719,10 +725,20 @@ def build(b: Any) -> None:
     # Jobs and JobSets with the queue-name label and no Workload.
     jobs = _controllers(b)
     jobsets = {(j.ns, j.name) for j in jobs if j.kind == "JobSet"}
+    defaulted: list[str] = []
     for j in jobs:
         queue = j.meta.labels.get(QUEUE_NAME_LABEL)
         ctrl = j.meta.controller
-        if not queue or (ctrl is not None and (j.ns, str(ctrl.get("name"))) in jobsets):
+        owned = ctrl is not None and (j.ns, str(ctrl.get("name"))) in jobsets
+        if (
+            not queue
+            and not owned
+            and f"{j.ns}/default" in p.lqs
+            and j.ns not in UNMANAGED_NAMESPACES
+        ):
+            queue = "default"  # ApplyDefaultLocalQueue: Kueue's job webhook sets the label
+            defaulted.append(f"{j.kind}/{j.ns}/{j.name}")
+        if not queue or owned:
             continue
         if (j.ns, j.kind, j.name) in k.owners:
             continue
@@ -904,6 +920,14 @@ def build(b: Any) -> None:
     for c in list(cohorts.values()):
         if c.parent and c.parent not in cohorts:
             cohorts[c.parent] = Cohort(name=c.parent)
+    if defaulted:
+        env_lines = getattr(b, "foreign_env", None)
+        (env_lines.lines if env_lines is not None else b.translations).append(
+            f"{len(defaulted)} Job/JobSet without {QUEUE_NAME_LABEL} in a namespace with a LocalQueue named 'default' "
+            f"queued there, as Kueue's job webhook labels them at creation (ApplyDefaultLocalQueue): "
+            + ", ".join(defaulted[:3])
+            + (", ..." if len(defaulted) > 3 else "")
+        )
     b.kueue_state = KueueState(
         flavors=p.flavors,
         cluster_queues=p.cqs,
