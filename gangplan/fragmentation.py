@@ -91,6 +91,11 @@ class MixShape:
     freq: float
 
 
+MAX_DEVICES = 4096
+"""The most GPUs of one node FGD's per-device model is built for; a snapshot claiming more (a
+typo, a fuzzed quantity) gets no FGD measure rather than an array of that width."""
+
+
 @dataclass
 class NodeGpus:
     """Per node of the snapshot (snapshot order): GPUs allocatable and free, free cpu milli, the
@@ -124,7 +129,12 @@ class NodeGpus:
             if v is not None:
                 codes[j] = values.setdefault(v, len(values))
         width = max(1, int(gpus.max()) if n else 1)
-        devices = np.where(np.arange(width)[None, :] < free[:, None], MILLI, 0).astype(np.int64)
+        if width > MAX_DEVICES:  # no such node exists: FGD's per-device model is not built
+            devices = np.zeros((n, 0), dtype=np.int64)
+        else:
+            devices = np.where(np.arange(width)[None, :] < free[:, None], MILLI, 0).astype(
+                np.int64
+            )
         return cls(gpus, free, cpu - used_cpu, codes, list(values), devices)
 
 
@@ -226,7 +236,7 @@ def fragmentation(
     mix_rows, shapes = pending_mix(cluster)
     frag = stranded = None
     measure = None
-    if shapes:
+    if shapes and ng.devices.shape[1]:
         frag, stranded = node_fragment(
             shape_mix(shapes, ng.models), ng.devices, ng.cpu_left, ng.codes
         )

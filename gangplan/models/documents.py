@@ -289,7 +289,8 @@ class Fragmentation(_Doc):
     levels: list[FragmentationLevel]
     mix: list[PendingShape]
     fgd: FgdMeasure | None = None
-    """``None`` when no pod is pending."""
+    """``None`` when no pod is pending, or when a node claims more than 4,096 GPUs (FGD's
+    per-device model is not built for it)."""
     gangs: list[GangShapeFit]
     fit: bool
     """Whether the engines ran (``inspect --fit``)."""
