@@ -267,6 +267,7 @@ def test_a_suspended_kueue_job_gets_its_workload_and_pods_held(tmp_path: Path) -
     name = workload_name("train", "0b6b7b7e-1111-2222-3333-444455556666", "batch", "Job")
     wl = cluster.kueue.workloads[f"default/{name}"]
     assert wl.synthesized and wl.owner == "Job/train" and wl.queue_name == "lq"
+    assert wl.annotations == {"kueue.x-k8s.io/job-min-parallelism": "2"}  # the Job's
     (ps,) = wl.podsets
     assert (ps.name, ps.count, ps.min_count, ps.requests) == ("main", 3, 2, {"cpu": CPU})
     assert ps.topology_request.required == "topology.kubernetes.io/zone"
@@ -676,6 +677,9 @@ def _flavors(n: int) -> str:
     )
 
 
+RECLAIM = """  reclaimablePods: [{name: workers, count: %d}]
+"""
+
 BAD = [
     (
         "a flavor quota naming a resource not in coveredResources (webhook)",
@@ -878,6 +882,15 @@ status:
   conditions: [{type: QuotaReserved, status: "True"}]
 """,
         "Workload/default/w: status.admission: Required value: must be set while the QuotaReserved condition is true",
+    ),
+    (
+        "a reclaimable count above the podSet's (webhook)",
+        SETUP
+        + "---\n"
+        + WPC.format(v="v1beta2")
+        + "---\n"
+        + _workload("v1beta2", status=ADMITTED_V1BETA2 + RECLAIM % 3),
+        "Workload/default/wl: status.reclaimablePods[workers].count: Invalid value: 3: should be less or equal to 2",
     ),
     (
         "a ResourceFlavor with a topology but no node labels (CEL)",
@@ -1085,3 +1098,12 @@ spec:
     # no LocalQueue named default in the Job's namespace: Kueue leaves the Job alone
     other = _load(tmp_path, SETUP, default_lq, job % "other", name="o.yaml")
     assert other.kueue.workloads == {} and other.gated == {}
+
+
+def test_a_workload_keeps_its_annotations_and_reclaimable_pods(tmp_path: Path) -> None:
+    wl = _workload("v1beta2", status=ADMITTED_V1BETA2 + RECLAIM % 1).replace(
+        "  namespace: default\n", "  namespace: default\n  annotations: {team: ml}\n", 1
+    )
+    k = _load(tmp_path, SETUP, WPC.format(v="v1beta2"), wl).kueue
+    w = k.workloads["default/wl"]
+    assert w.annotations == {"team": "ml"} and w.reclaimable_pods == {"workers": 1}

@@ -16,6 +16,8 @@ Sources, kubernetes-sigs/kueue at tag v0.19.2 (8eab68778fc1b52affe165fdf5af29d1e
   true, assignments naming a podSet that exists, ``resourceUsage`` a multiple of ``count``, and
   ``validateTASSliceSize`` (``podSetSliceRequiredTopology`` and ``podSetSliceSize`` together, a
   size above 0).
+  ``status.reclaimablePods`` naming a podSet of the Workload with a count not above its count
+  (``validateReclaimablePods``).
 * ``pkg/workload/workload.go`` ``HasQuotaReservation`` (condition ``QuotaReserved`` true) and
   ``IsFinished`` (condition ``Finished`` true); ``pkg/util/priority`` ``Priority`` (an unset
   priority is 0, ``constants.DefaultPriority``).
@@ -68,6 +70,8 @@ class ParsedWorkload:
     owners: list[dict] = field(default_factory=list)
     labels: dict[str, str] = field(default_factory=dict)
     uid: str = ""
+    annotations: dict[str, str] = field(default_factory=dict)
+    reclaimable_pods: dict[str, int] = field(default_factory=dict)
 
 
 def template_view(ctx: Ctx, ns: str, template: Any, path: str) -> tuple[dict, dict[str, str], Any]:
@@ -404,6 +408,7 @@ def parse_kueue_workload(ctx: Ctx, raw: dict) -> ParsedWorkload:
                 ctx, "status.admission", "must be set while the QuotaReserved condition is true"
             )
         admission = _admission(ctx, status["admission"], names, v1beta1)
+    reclaimable = _reclaimable(ctx, status.get("reclaimablePods"), podsets)
     return ParsedWorkload(
         namespace=ns,
         name=name,
@@ -420,7 +425,29 @@ def parse_kueue_workload(ctx: Ctx, raw: dict) -> ParsedWorkload:
         owners=[o for _, o in ctx.maps(meta.get("ownerReferences"), "metadata.ownerReferences")],
         labels=ctx.str_map(meta.get("labels"), "metadata.labels"),
         uid=ctx.str(meta.get("uid"), "metadata.uid"),
+        annotations=ctx.str_map(meta.get("annotations"), "metadata.annotations"),
+        reclaimable_pods=reclaimable,
     )
+
+
+def _reclaimable(ctx: Ctx, raw: Any, podsets: list[KueuePodSet]) -> dict[str, int]:
+    """``status.reclaimablePods`` (at most 18, a map keyed by name) as the webhook's
+    ``validateReclaimablePods`` checks it: a podSet of the Workload, a count not above its count."""
+    path = "status.reclaimablePods"
+    counts = {ps.name: ps.count for ps in podsets}
+    out: dict[str, int] = {}
+    for i, r in enumerate(E.items(ctx, raw, path, most=MAX_PODSETS)):
+        r = ctx.map(r, f"{path}[{i}]", required=True)
+        name = ctx.str(r.get("name"), f"{path}[{i}].name", required=True)
+        count = E.minimum(ctx, r.get("count"), f"{path}[{i}].count", 0, default=0) or 0
+        if name not in counts:
+            raise E.unsupported(ctx, f"{path}[{name}].name", name, tuple(counts))
+        if count > counts[name]:
+            raise E.invalid(
+                ctx, f"{path}[{name}].count", count, f"should be less or equal to {counts[name]}"
+            )
+        out[name] = count
+    return out
 
 
 def _admission(ctx: Ctx, raw: Any, podsets: list[str], v1beta1: bool) -> KueueAdmission:

@@ -42,6 +42,7 @@ creates (``synthesized=True``), as kubernetes-sigs/kueue v0.19.2 (8eab6877) buil
 * queue: the label; a top-level Job or JobSet without it in a namespace that has a LocalQueue
   named ``default`` is queued there (``jobframework/defaults.go`` ``ApplyDefaultLocalQueue``, what
   Kueue's job webhook does at creation; not in ``kube-system`` / ``kueue-system``).
+* annotations: the job's (a pod group's: its first pod's), where scenario expectations live.
 * priority: the ``kueue.x-k8s.io/priority-class`` WorkloadPriorityClass, else the template's
   PriorityClass, else the global default PriorityClass, else 0 (``ExtractPriority``).
 
@@ -712,6 +713,8 @@ def build(b: Any) -> None:
             active=w.active,
             finished=w.finished,
             owner=f"{owner[0]}/{owner[1]}" if owner else None,
+            annotations=w.annotations,
+            reclaimable_pods=w.reclaimable_pods,
             source=w.ctx.file,
         )
         for o in w.owners:
@@ -777,6 +780,7 @@ def build(b: Any) -> None:
             finished=finished,
             owner=f"{j.kind}/{j.name}",
             synthesized=True,
+            annotations=dict(j.meta.annotations),
             source=j.ctx.file,
         )
         if problem:
@@ -823,6 +827,7 @@ def build(b: Any) -> None:
             podsets=(podset_from_pod("main", 1, None, view, tr),),
             owner=f"Pod/{pod.name}",
             synthesized=True,
+            annotations=dict(pod.annotations),
             source=ctx.file,
         )
         if problem:
@@ -884,6 +889,7 @@ def build(b: Any) -> None:
             podsets=podsets,
             owner=f"PodGroup/{g}",
             synthesized=True,
+            annotations=dict(first_pod.annotations),
             source=ctx.file,
         )
         plans.append((wl, None, True, None, ctx.file))
