@@ -277,6 +277,7 @@ def test_a_suspended_kueue_job_gets_its_workload_and_pods_held(tmp_path: Path) -
         cluster.gated[k] == f"Kueue has not admitted Workload default/{name} (LocalQueue lq)"
         for k in ps.pods
     )
+    assert cluster.warnings == ()  # "suspended by Kueue" is no loss: Kueue's admission is read
     # with a ClusterQueue, the TAS annotation is Kueue's: no gang PodGroup is made from it
     assert not any("Kueue TAS PodSet" in t for t in cluster.translations)
     assert all(g.topology_key is None for g in cluster.pod_groups.values())

@@ -934,6 +934,15 @@ def build(b: Any) -> None:
             + ", ".join(defaulted[:3])
             + (", ..." if len(defaulted) > 3 else "")
         )
+    # The expansion's "suspended by Kueue" warning is no loss once Kueue's admission is modelled:
+    # the Jobs' pods are held until their Workload is admitted.
+    managed = {f"{w.namespace}/{w.owner.split('/', 1)[1]}" for w in k.workloads.values() if w.owner}
+    for note_key in [n for n in b.notes if n[:2] == ("Job", "spec.suspend")]:
+        names = [n for n in b.notes[note_key] if n not in managed]
+        if names:
+            b.notes[note_key] = names
+        else:
+            del b.notes[note_key]
     b.kueue_state = KueueState(
         flavors=p.flavors,
         cluster_queues=p.cqs,
