@@ -1108,3 +1108,68 @@ def test_a_workload_keeps_its_annotations_and_reclaimable_pods(tmp_path: Path) -
     k = _load(tmp_path, SETUP, WPC.format(v="v1beta2"), wl).kueue
     w = k.workloads["default/wl"]
     assert w.annotations == {"team": "ml"} and w.reclaimable_pods == {"workers": 1}
+
+
+# ---- pod group roles -----------------------------------------------------------------------------
+def test_role_hashes_equal_kueues_unit_tests() -> None:
+    """``pkg/controller/jobs/pod/pod_controller_test.go`` at v0.19.2: ``basePodWrapper`` (one
+    container requesting cpu 1, no priority) has role ``dc85db45``; with memory 1Gi too,
+    ``4ebdd4a6``. ``pod_webhook_test.go``: ``MakePod`` (an empty, non-nil requests map) has
+    ``a9f06f3a``, checked on the JSON it hashes."""
+    import hashlib
+
+    from gangplan.io.kueue_role_hash import canonical_quantity, go_json, role_hash
+
+    base = {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}
+    assert role_hash(base, None) == "dc85db45"
+    both = {"cpu": "1000m", "memory": "1024Mi"}  # written otherwise, the same canonical quantities
+    assert (
+        role_hash({"spec": {"containers": [{"name": "c", "resources": {"requests": both}}]}}, None)
+        == "4ebdd4a6"
+    )
+    empty = {
+        "spec": {
+            "affinity": None,
+            "containers": [{"ports": None, "resources": {"requests": {}}}],
+            "initContainers": None,
+            "nodeSelector": None,
+            "overhead": None,
+            "priority": None,
+            "resourceClaims": None,
+            "runtimeClassName": None,
+            "tolerations": None,
+            "topologySpreadConstraints": None,
+        }
+    }
+    assert hashlib.sha256(go_json(empty).encode()).hexdigest()[:8] == "a9f06f3a"
+    annotated = {"metadata": {"annotations": {"kueue.x-k8s.io/role-hash": "cafe0001"}}, **base}
+    assert role_hash(annotated, None) == "cafe0001"  # what the webhook wrote wins
+    assert [canonical_quantity(q) for q in ("0.5", "2000", "0.5Gi", 3)] == [
+        "500m",
+        "2k",
+        "512Mi",
+        "3",
+    ]
+
+
+def test_a_pod_group_with_two_shapes_has_two_podsets_sorted_by_role(tmp_path: Path) -> None:
+    def member(name: str, cpu: str) -> str:
+        return f"""
+apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  namespace: default
+  labels: {{kueue.x-k8s.io/queue-name: lq, kueue.x-k8s.io/pod-group-name: g}}
+  annotations: {{kueue.x-k8s.io/pod-group-total-count: "3"}}
+spec:
+  containers: [{{name: c, image: x, resources: {{requests: {{cpu: "{cpu}"}}}}}}]
+"""
+
+    cluster = _load(tmp_path, SETUP, member("leader", "2"), member("w1", "1"), member("w2", "1"))
+    wl = cluster.kueue.workloads["default/g"]
+    assert [ps.name for ps in wl.podsets] == sorted(ps.name for ps in wl.podsets)
+    by_count = {ps.count: ps for ps in wl.podsets}
+    assert set(by_count[2].pods) == {"default/w1", "default/w2"}
+    assert by_count[1].pods == ("default/leader",)
+    assert by_count[1].requests == {"cpu": 2 * CPU}

@@ -30,8 +30,8 @@ creates (``synthesized=True``), as kubernetes-sigs/kueue v0.19.2 (8eab6877) buil
   (lowercased), ``count`` = replicas x min(parallelism, completions)
   (``pkg/controller/jobs/jobset/jobset_controller.go``); a plain pod one ``main`` of 1; a pod
   group one per role (the ``kueue.x-k8s.io/role-hash`` annotation Kueue's pod webhook writes; for a
-  pod without it, sha256 of the pod's shape as ``GenerateRoleHash`` builds it, which equals
-  Kueue's only when the snapshot's pod spec is what the API server stored), podSets sorted by name,
+  pod without it, ``GenerateRoleHash`` of its spec: :mod:`gangplan.io.kueue_role_hash`), podSets
+  sorted by name,
   and no Workload while the group has fewer pods than ``kueue.x-k8s.io/pod-group-total-count``.
 * topology request from the template annotations (``jobframework/tas.go``
   ``NewPodSetTopologyRequest``: required, else preferred, else unconstrained; slices with
@@ -89,6 +89,7 @@ from gangplan.io.kueue_objects import (
     parse_workload_priority_class,
     ref,
 )
+from gangplan.io.kueue_role_hash import role_hash
 from gangplan.io.kueue_workload_parse import (
     ParsedWorkload,
     parse_kueue_workload,
@@ -143,48 +144,6 @@ def workload_name(owner_name: str, owner_uid: str, group: str, kind: str) -> str
     prefix = (kind.lower() + "-" + owner_name)[: 253 - 1 - 5]
     h = hashlib.sha1(f"{kind}\n{group}\n{owner_name}\n{owner_uid}".encode()).hexdigest()
     return f"{prefix}-{h[:5]}"
-
-
-def _go_json(v: Any) -> str:
-    """``encoding/json`` of maps and lists: keys sorted, no spaces, HTML characters escaped."""
-    s = json.dumps(v, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return s.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def role_hash(pod_raw: dict) -> str:
-    """A pod's role in its group: the ``kueue.x-k8s.io/role-hash`` annotation (written by Kueue's
-    pod webhook), else ``GenerateRoleHash`` (``pkg/util/pod/pod.go``) of the spec as written."""
-    meta = pod_raw.get("metadata") or {}
-    if (meta.get("annotations") or {}).get(ROLE_HASH):
-        return str(meta["annotations"][ROLE_HASH])
-    spec = pod_raw.get("spec") or {}
-
-    def containers(cs: Any) -> Any:
-        if not cs:
-            return None
-        return [
-            {
-                "resources": {"requests": ((c.get("resources") or {}).get("requests")) or None},
-                "ports": c.get("ports") or None,
-            }
-            for c in cs
-        ]
-
-    shape: dict[str, Any] = {
-        "initContainers": containers(spec.get("initContainers")),
-        "containers": containers(spec.get("containers")),
-        "nodeSelector": spec.get("nodeSelector") or None,
-        "affinity": spec.get("affinity"),
-        "tolerations": spec.get("tolerations") or None,
-        "runtimeClassName": spec.get("runtimeClassName"),
-        "priority": spec.get("priority"),
-        "topologySpreadConstraints": spec.get("topologySpreadConstraints") or None,
-        "overhead": spec.get("overhead") or None,
-        "resourceClaims": spec.get("resourceClaims") or None,
-    }
-    if isinstance(spec.get("resources"), dict):
-        shape["resources"] = spec["resources"].get("requests")
-    return hashlib.sha256(_go_json({"spec": shape}).encode()).hexdigest()[:8]
 
 
 # ---- topology annotations -----------------------------------------------------------------------
@@ -453,8 +412,20 @@ class _Builder:
         self._roles: dict[str, str] = {}
 
     def role(self, key: str) -> str:
+        """The pod's role hash (:mod:`gangplan.io.kueue_role_hash`), with the priority the
+        Priority admission plugin gives it before Kueue's webhook hashes it."""
         if key not in self._roles:
-            self._roles[key] = role_hash(self.b.pods[key][1])
+            pod, raw, _ = self.b.pods[key]
+            cls = self.b.priority_classes.get(pod.priority_class_name)
+            defaults = [c.value for c in self.b.priority_classes.values() if c.global_default]
+            prio = (
+                cls.value
+                if cls is not None
+                else 0
+                if pod.priority_class_name or not defaults
+                else max(defaults)
+            )
+            self._roles[key] = role_hash(raw, prio)
         return self._roles[key]
 
     # priority ---------------------------------------------------------------------------------
@@ -988,4 +959,4 @@ def _uid(kind: str, ns: str, name: str) -> str:
     return deterministic_uid(kind, ns, name)
 
 
-__all__ = ["build", "collect", "prepare", "role_hash", "topology_from_annotations", "workload_name"]
+__all__ = ["build", "collect", "prepare", "topology_from_annotations", "workload_name"]
