@@ -16,8 +16,10 @@ domain, under the same rules Kueue's admission and kube-scheduler apply together
   flavors Kueue's assigner may give it (:func:`gangplan.solver.kueue.derive.flavor_allowed`:
   the flavor's nodeLabels against the PodSet's nodeSelector / required node affinity, the flavor's
   taints against its tolerations). A pod lands only on a node every chosen flavor's nodeLabels
-  select (``x[c, n] <= ub * sum(fl over the flavors node n matches)``), which is what the
-  injected nodeSelector does.
+  select, which is what the injected nodeSelector does: statically, a class may use only the
+  nodes some allowed flavor of each group selects (the family's mask); where a group allows one
+  flavor that is all (``fl = adm``, and the class stays pooled); where it allows several,
+  ``sum(x[c, n] for n the flavor's nodes) <= size * fl[f]`` per flavor (per-node counts).
 * Quota: the usage of each ClusterQueue in each flavor and resource is the admitted Workloads'
   (recorded ones as constants) and every cap of the quota tree holds
   (:meth:`gangplan.predicates.quota.QuotaTree.caps`: nominal quota, cohort borrowing, borrowing
@@ -36,21 +38,19 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+import numpy as np
 from ortools.sat.python import cp_model
 
 from gangplan.models.kueue import ClusterQueue, KueuePodSet, KueueState, KueueWorkload
 from gangplan.predicates.quota import QuotaTree
+from gangplan.solver.exact.eligibility import ClassView, Conditions
 from gangplan.solver.exact.family import BuildContext, Family, Layout
 from gangplan.solver.exact.instance import Instance
 from gangplan.solver.exact.variables import Counts
-from gangplan.solver.kueue.derive import implied_flavor, topology_levels
+from gangplan.solver.kueue.derive import flavor_allowed, flavor_nodes_match, topology_levels
 from gangplan.solver.kueue.queues import queue_check
 
 QUOTA = "kueue-quota"
-
-
-def _state(inst: Instance) -> KueueState | None:
-    return getattr(inst.cluster, "kueue", None)
 
 
 def podset_of_pods(state: KueueState) -> dict[str, tuple[str, str]]:
@@ -60,16 +60,51 @@ def podset_of_pods(state: KueueState) -> dict[str, tuple[str, str]]:
 
 
 @dataclass
-class KueueClasses:
-    """Which classes hold the pods of which pending PodSet."""
+class GroupChoice:
+    """One resource group a PodSet requests from: the flavors it may take, with their nodes."""
 
-    by_podset: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    index: int
+    flavors: list[tuple[str, np.ndarray]]
+    """(flavor, bool per node: its nodeLabels select the node), in the ClusterQueue's order."""
+
+
+@dataclass
+class PodSetPlan:
+    workload: KueueWorkload
+    podset: KueuePodSet
+    cq: ClusterQueue | None
+    """None when Kueue would never admit the Workload (its pods are then never placed)."""
+    classes: list[int]
+    groups: list[GroupChoice] = field(default_factory=list)
+    nodes: np.ndarray | None = None
+    """Bool per node: some allowed flavor of every group selects it."""
+
+    @property
+    def choosing(self) -> bool:
+        """Does some group leave a choice between flavors with different nodes?"""
+        return any(
+            len({m.tobytes() for _, m in g.flavors}) > 1 for g in self.groups if len(g.flavors) > 1
+        )
+
+    @property
+    def topology(self) -> bool:
+        tr = self.podset.topology_request
+        return tr is not None and bool(tr.required or tr.slice_required or tr.slice_constraints)
+
+
+@dataclass
+class KueuePlan:
+    """Per pending PodSet its classes, ClusterQueue, allowed flavors and nodes; decided once per
+    model (the family's layout, mask and build all read it)."""
+
+    podsets: list[PodSetPlan]
+    of_class: dict[int, PodSetPlan]
 
     @classmethod
-    def of(cls, inst: Instance, state: KueueState) -> KueueClasses:
+    def of(cls, inst: Instance, state: KueueState) -> KueuePlan:
         owner = podset_of_pods(state)
-        pending = {w.key for w in state.pending()}
-        out: dict[tuple[str, str], list[int]] = defaultdict(list)
+        pending = {w.key: w for w in state.pending()}
+        by_podset: dict[tuple[str, str], list[int]] = defaultdict(list)
         for c in inst.classes:
             owners = {owner.get(p.key) for p in c.pods}
             if len(owners) != 1 or None in owners:
@@ -81,18 +116,86 @@ class KueueClasses:
             (o,) = owners
             assert o is not None
             if o[0] in pending:
-                out[o].append(c.index)
-        return cls(dict(out))
+                by_podset[o].append(c.index)
+        nodes = inst.cluster.nodes
+        label_masks: dict[str, np.ndarray] = {}
+
+        def selects(flavor: str) -> np.ndarray:
+            if flavor not in label_masks:
+                f = state.flavors[flavor]
+                label_masks[flavor] = np.array(
+                    [flavor_nodes_match(f.node_labels, n) for n in nodes], dtype=bool
+                )
+            return label_masks[flavor]
+
+        plans: list[PodSetPlan] = []
+        for wl in pending.values():
+            cq, why = queue_check(inst.cluster, state, wl)
+            for ps in wl.podsets:
+                plan = PodSetPlan(wl, ps, None if why else cq, by_podset.get((wl.key, ps.name), []))
+                plans.append(plan)
+                if plan.cq is None:
+                    plan.nodes = np.zeros(len(nodes), dtype=bool)
+                    continue
+                mask = np.ones(len(nodes), dtype=bool)
+                for g in _groups_of(plan.cq, ps):
+                    if g is None:  # a resource no group covers: Kueue never admits it
+                        mask[:] = False
+                        plan.groups = []
+                        break
+                    rg = plan.cq.resource_groups[g]
+                    allowed = [
+                        (fq.name, selects(fq.name))
+                        for fq in rg.flavors
+                        if fq.name in state.flavors
+                        and flavor_allowed(state, plan.cq, g, ps, fq.name)
+                    ]
+                    plan.groups.append(GroupChoice(g, allowed))
+                    mask &= np.logical_or.reduce([m for _, m in allowed]) if allowed else False
+                plan.nodes = mask
+        of_class = {c: p for p in plans for c in p.classes}
+        return cls(plans, of_class)
+
+
+def _groups_of(cq: ClusterQueue, ps: KueuePodSet) -> list[int | None]:
+    out: list[int | None] = []
+    for r, q in sorted(ps.requests.items()):
+        if q <= 0:
+            continue
+        g = next((i for i, rg in enumerate(cq.resource_groups) if r in rg.covered_resources), None)
+        if g not in out:
+            out.append(g)
+    return out
+
+
+def plan_of(inst: Instance) -> KueuePlan | None:
+    """The Instance's :class:`KueuePlan`, made once and kept on it (None without Kueue)."""
+    state = getattr(inst.cluster, "kueue", None)
+    if state is None:
+        return None
+    plan = inst.__dict__.get("_kueue_plan")
+    if plan is None:
+        plan = inst.__dict__["_kueue_plan"] = KueuePlan.of(inst, state)
+    return plan
+
+
+def _mask(view: ClassView, cond: Conditions) -> np.ndarray | None:
+    plan = plan_of(view.inst)
+    p = plan.of_class.get(view.cls.index) if plan is not None else None
+    return None if p is None else p.nodes
 
 
 def _layout(inst: Instance, objective: str) -> Layout:
-    state = _state(inst)
-    if state is None:
+    plan = plan_of(inst)
+    if plan is None:
         return Layout()
-    kc = KueueClasses.of(inst, state)
     return Layout(
-        per_node={c: inst.classes[c].size for cs in kc.by_podset.values() for c in cs},
-        output=kc,
+        per_node={
+            c: inst.classes[c].size
+            for p in plan.podsets
+            if p.cq is not None and (p.choosing or p.topology)
+            for c in p.classes
+        }
     )
 
 
@@ -112,53 +215,47 @@ class KueueChoice:
     """The family's variables, for decoding the Result's ``kueue`` part."""
 
     adm: dict[str, cp_model.IntVar] = field(default_factory=dict)
-    flavor: dict[tuple[str, str, int, str], cp_model.IntVar] = field(default_factory=dict)
-    """(Workload, PodSet, resource group index, flavor) -> its choice variable."""
+    flavor: dict[tuple[str, str, int, str], cp_model.LinearExprT] = field(default_factory=dict)
+    """(Workload, PodSet, resource group index, flavor) -> its choice (a variable, or ``adm``
+    where the group allows one flavor)."""
 
 
 class _Quota:
-    def __init__(self, ctx: BuildContext, state: KueueState, kc: KueueClasses) -> None:
-        self.ctx, self.state, self.kc = ctx, state, kc
+    def __init__(self, ctx: BuildContext, state: KueueState, plan: KueuePlan) -> None:
+        self.ctx, self.state, self.plan = ctx, state, plan
         self.em = ctx.em
         self.inst = self.em.inst
         self.model = self.em.model
         self.tree = QuotaTree.build(state)
-        self.nodes = self.inst.cluster.nodes
         self.out = KueueChoice()
         self.usage: dict[tuple[str, str, str], list] = defaultdict(list)
-        """(cq, flavor, resource) -> terms (coefficient * variable)."""
-
-    def classes(self, wl: KueueWorkload, ps: KueuePodSet) -> list[int]:
-        return self.kc.by_podset.get((wl.key, ps.name), [])
+        """(cq, flavor, resource) -> terms (coefficient, variable)."""
 
     def build(self) -> KueueChoice:
-        from gangplan.solver.kueue.derive import flavor_allowed
-
         em, model = self.em, self.model
-        for wl in self.state.pending():
-            cq, why = queue_check(self.inst.cluster, self.state, wl)
-            all_classes = [c for ps in wl.podsets for c in self.classes(wl, ps)]
-            if why is not None or cq is None:
-                for c in all_classes:
+        by_wl: dict[str, list[PodSetPlan]] = defaultdict(list)
+        for p in self.plan.podsets:
+            by_wl[p.workload.key].append(p)
+        for key, plans in by_wl.items():
+            classes = tuple(c for p in plans for c in p.classes)
+            if plans[0].cq is None:
+                for c in classes:
                     model.add(em.placed[c] == 0)
                 continue
-            adm = em.new_aux(
-                0, 1, lambda cnt, cs=tuple(all_classes): int(any(cnt.total(c) for c in cs))
-            )
-            self.out.adm[wl.key] = adm
-            for c in all_classes:
+            adm = em.new_aux(0, 1, lambda cnt, cs=classes: int(any(cnt.total(c) for c in cs)))
+            self.out.adm[key] = adm
+            for c in classes:
                 model.add(em.placed[c] <= self.inst.classes[c].size * adm)
-            for ps in wl.podsets:
-                self._podset(wl, ps, cq, adm, flavor_allowed)
+            for p in plans:
+                self._podset(p, adm)
+        recorded = self._recorded()
         for cap in self.tree.caps():
             terms = [
                 t
                 for q in cap.cluster_queues
                 for t in self.usage.get((q, cap.flavor, cap.resource), [])
             ]
-            held = sum(
-                self._recorded.get((q, cap.flavor, cap.resource), 0) for q in cap.cluster_queues
-            )
+            held = sum(recorded.get((q, cap.flavor, cap.resource), 0) for q in cap.cluster_queues)
             if terms:
                 model.add(
                     cp_model.LinearExpr.weighted_sum([v for _, v in terms], [k for k, _ in terms])
@@ -166,84 +263,70 @@ class _Quota:
                 )
         return self.out
 
-    @property
     def _recorded(self) -> dict[tuple[str, str, str], int]:
-        if not hasattr(self, "_rec"):
-            usage = self.tree.usage_from(self.state.admitted())
-            rec: dict[tuple[str, str, str], int] = {}
-            for cq in self.tree.cluster_queues:
-                for (f, r), q in usage.of_cluster_queue(cq).items():
-                    rec[(cq, f, r)] = q
-            self._rec = rec
-        return self._rec
+        usage = self.tree.usage_from(self.state.admitted())
+        rec: dict[tuple[str, str, str], int] = {}
+        for cq in self.tree.cluster_queues:
+            for (f, r), q in usage.of_cluster_queue(cq).items():
+                rec[(cq, f, r)] = q
+        return rec
 
-    def _podset(self, wl, ps: KueuePodSet, cq: ClusterQueue, adm, flavor_allowed) -> None:
-        em, model, inst = self.em, self.model, self.inst
-        classes = self.classes(wl, ps)
-        wanted = [r for r, q in sorted(ps.requests.items()) if q > 0]
-        groups = []
-        for r in wanted:
-            g = next(
-                (i for i, rg in enumerate(cq.resource_groups) if r in rg.covered_resources), None
-            )
-            if g is None:  # Kueue: "resource r unavailable in ClusterQueue": never admitted
-                model.add(adm == 0)
-                return
-            if g not in groups:
-                groups.append(g)
-        allow_sets: list[list[tuple[set[int], cp_model.IntVar]]] = []
-        for g in groups:
-            rg = cq.resource_groups[g]
+    def _podset(self, p: PodSetPlan, adm) -> None:
+        em, model = self.em, self.model
+        cq, ps, classes = p.cq, p.podset, p.classes
+        assert cq is not None
+        if not p.groups or any(not g.flavors for g in p.groups):
+            model.add(adm == 0)
+            return
+        for g in p.groups:
             choices = []
-            for fq in rg.flavors:
-                flavor = self.state.flavors.get(fq.name)
-                if flavor is None or not flavor_allowed(self.state, cq, g, ps, fq.name):
-                    continue
-                nodes = {
-                    i
-                    for i, n in enumerate(inst.cluster.nodes)
-                    if all(n.labels.get(k) == v for k, v in flavor.node_labels.items())
-                }
-
-                def value(cnt: Counts, cs=tuple(classes), g=g, name=fq.name) -> int:
-                    on = [self.nodes[n] for c in cs for n, k in cnt.per_class[c].items() if k]
-                    return int(implied_flavor(self.state, cq, g, ps, on) == name)
-
-                var = em.new_aux(0, 1, value)
-                self.out.flavor[(wl.key, ps.name, g, fq.name)] = var
-                choices.append((nodes, var))
+            if len(g.flavors) == 1:
+                choices = [(g.flavors[0][0], adm)]
+            else:
+                for name, nodes in g.flavors:
+                    var = em.new_aux(0, 1, self._flavor_value(p, g, name))
+                    choices.append((name, var))
+                    for c in classes:
+                        xs = [v for n, v in em.x[c].items() if nodes[n]] if em.private[c] else []
+                        if xs:
+                            model.add(
+                                cp_model.LinearExpr.sum(xs) <= self.inst.classes[c].size * var
+                            )
+                model.add(cp_model.LinearExpr.sum([v for _, v in choices]) == adm)
+            rg = cq.resource_groups[g.index]
+            for name, var in choices:
+                self.out.flavor[(p.workload.key, ps.name, g.index, name)] = var
                 for r in rg.covered_resources:
                     q = ps.requests.get(r, 0) * ps.count
                     if q:
-                        self.usage[(cq.name, fq.name, r)].append((q, var))
-            if not choices:
-                model.add(adm == 0)
-                return
-            model.add(cp_model.LinearExpr.sum([v for _, v in choices]) == adm)
-            allow_sets.append(choices)
-        for c in classes:
-            for n, var in em.x[c].items():
-                for choices in allow_sets:
-                    fitting = [v for nodes, v in choices if n in nodes]
-                    ub = em.x_ub[c][n]
-                    if not fitting:
-                        model.add(var == 0)
-                    else:
-                        model.add(var <= ub * cp_model.LinearExpr.sum(fitting))
-        self._topology(wl, ps, classes, adm)
+                        self.usage[(cq.name, name, r)].append((q, var))
+        self._topology(p, adm)
 
-    def _levels(self, cq: ClusterQueue) -> tuple[str, ...]:
-        return topology_levels(
-            self.inst.cluster, self.state, (f.name for rg in cq.resource_groups for f in rg.flavors)
-        )
+    def _flavor_value(self, p: PodSetPlan, g: GroupChoice, name: str):
+        """The hint value of ``fl``: the first allowed flavor, in the ClusterQueue's order, whose
+        nodes hold every placed pod of the PodSet (:func:`gangplan.solver.kueue.derive.implied_flavor`'s
+        rule, on the plan's masks)."""
+        classes = tuple(p.classes)
 
-    def _topology(self, wl: KueueWorkload, ps: KueuePodSet, classes: list[int], adm) -> None:
-        tr = ps.topology_request
-        if tr is None or not classes:
+        def value(cnt: Counts) -> int:
+            on = [n for c in classes for n, k in cnt.per_class[c].items() if k]
+            if not on:
+                return 0
+            first = next((f for f, m in g.flavors if all(m[n] for n in on)), None)
+            return int(first == name)
+
+        return value
+
+    def _topology(self, p: PodSetPlan, adm) -> None:
+        tr = p.podset.topology_request
+        if tr is None or not p.classes or p.cq is None:
             return
-        cq = self.state.cluster_queue_of(wl)
-        levels = self._levels(cq) if cq else ()
-        em, model = self.em, self.model
+        levels = topology_levels(
+            self.inst.cluster,
+            self.state,
+            (f.name for rg in p.cq.resource_groups for f in rg.flavors),
+        )
+        em, model, classes = self.em, self.model, p.classes
         if tr.required:
             doms = _path_domains(self.inst, levels, tr.required)
             by_dom: dict[tuple, list] = defaultdict(list)
@@ -296,13 +379,12 @@ class _Quota:
 
 
 def _build(ctx: BuildContext) -> KueueChoice | None:
-    state = _state(ctx.em.inst)
-    if state is None:
+    plan = plan_of(ctx.em.inst)
+    if plan is None:
         return None
-    kc = ctx.outputs.get(KueueClasses)
-    return _Quota(ctx, state, kc).build()
+    return _Quota(ctx, ctx.em.inst.cluster.kueue, plan).build()
 
 
-FAMILY = Family(name=QUOTA, layout=_layout, build=_build)
+FAMILY = Family(name=QUOTA, mask=_mask, layout=_layout, build=_build)
 
-__all__ = ["FAMILY", "KueueChoice", "KueueClasses", "QUOTA", "podset_of_pods"]
+__all__ = ["FAMILY", "KueueChoice", "KueuePlan", "QUOTA", "plan_of", "podset_of_pods"]
