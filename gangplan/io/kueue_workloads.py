@@ -17,7 +17,8 @@ When a snapshot holds a Kueue ``ClusterQueue``, the loader builds :class:`KueueS
 ``Job``, ``JobSet``, ``Pod``, or the pods of a pod group owned by it). A top-level batch/v1 Job or
 JobSet (v1alpha2) labelled ``kueue.x-k8s.io/queue-name`` without one, and plain pods with the
 label (a pod group: ``kueue.x-k8s.io/pod-group-name``), get the Workload Kueue's job reconciler
-creates (``synthesized=True``), as kubernetes-sigs/kueue v0.19.2 (8eab6877) builds it:
+creates (``synthesized=True``), as kubernetes-sigs/kueue v0.19.2 (8eab6877) builds it
+(names, job podSets and topology annotations: :mod:`gangplan.io.kueue_jobs`):
 
 * name ``GetWorkloadNameForOwnerWithGVK`` (``pkg/controller/jobframework/workload_names.go``):
   ``<lowercase kind>-<owner name>`` cut to 247 characters, ``-``, the first 5 hex digits of
@@ -70,15 +71,19 @@ Kueue-managed pods are not translated into gang PodGroups from their TAS annotat
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 import re
 from collections import Counter
 from typing import Any
 
-from gangplan.io import kueue_errors as E
 from gangplan.io.errors import SnapshotError
 from gangplan.io.fields import Ctx
+from gangplan.io.kueue_jobs import (
+    Job,
+    controllers,
+    job_podsets,
+    topology_from_annotations,
+    workload_name,
+)
 from gangplan.io.kueue_objects import (
     UNUSED_KINDS,
     claims,
@@ -99,31 +104,19 @@ from gangplan.io.kueue_workload_parse import (
 from gangplan.models.kueue import (
     QUEUE_NAME_LABEL,
     Cohort,
-    KueuePodSet,
     KueueState,
     KueueWorkload,
-    TopologyRequest,
 )
 
 PRIORITY_CLASS_LABEL = "kueue.x-k8s.io/priority-class"
-MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
 POD_GROUP = "kueue.x-k8s.io/pod-group-name"
 POD_GROUP_TOTAL = "kueue.x-k8s.io/pod-group-total-count"
 ROLE_HASH = "kueue.x-k8s.io/role-hash"
 PODSET_LABEL = "kueue.x-k8s.io/podset"
 WORKLOAD_ANNOTATION = "kueue.x-k8s.io/workload"
-COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 JOBSET_RJOB = "jobset.sigs.k8s.io/replicatedjob-name"
-JOBSET_JOB_INDEX = "jobset.sigs.k8s.io/job-index"
 POD_INDEX = "kueue.x-k8s.io/pod-group-pod-index"
-REQUIRED = "kueue.x-k8s.io/podset-required-topology"
-PREFERRED = "kueue.x-k8s.io/podset-preferred-topology"
-UNCONSTRAINED = "kueue.x-k8s.io/podset-unconstrained-topology"
-SLICE_REQUIRED = "kueue.x-k8s.io/podset-slice-required-topology"
-SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
-SLICE_CONSTRAINTS = "kueue.x-k8s.io/podset-slice-required-topology-constraints"
-PODSET_GROUP = "kueue.x-k8s.io/podset-group-name"
 UNMANAGED_NAMESPACES = ("kube-system", "kueue-system")
 """Namespaces the default ``managedJobsNamespaceSelector`` leaves out (``apis/config/v1beta2/
 defaults.go``: ``kube-system`` and Kueue's own namespace, ``kueue-system`` by default)."""
@@ -132,140 +125,6 @@ _GENERIC = (
     "not read: a Kueue object: quota, admission and ResourceFlavor node labels are not modelled"
 )
 """The loader's "not read" message for kueue.x-k8s.io objects (``loader._SCHEDULING_GROUPS``)."""
-
-
-# ---- names -----------------------------------------------------------------------------------
-def workload_name(owner_name: str, owner_uid: str, group: str, kind: str) -> str:
-    """``GetWorkloadNameForOwnerWithGVK`` (v0.19.2, ShortWorkloadNames off: 253 characters).
-
-    >>> workload_name("name", "uid", "batch", "Job")
-    'job-name-ef3a1'
-    """
-    prefix = (kind.lower() + "-" + owner_name)[: 253 - 1 - 5]
-    h = hashlib.sha1(f"{kind}\n{group}\n{owner_name}\n{owner_uid}".encode()).hexdigest()
-    return f"{prefix}-{h[:5]}"
-
-
-# ---- topology annotations -----------------------------------------------------------------------
-def topology_from_annotations(
-    ctx: Ctx,
-    ann: dict[str, str],
-    path: str,
-    *,
-    pod_index_label: str | None,
-    sub_group: tuple[str, int] | None = None,
-) -> TopologyRequest | None:
-    """``ValidateTASPodSetRequest`` then ``NewPodSetTopologyRequest(...).Build()``
-    (``pkg/controller/jobframework/tas_validation.go``, ``tas.go``, v0.19.2). ``path``: the
-    template's ``metadata.annotations``."""
-
-    def key(k: str) -> str:
-        return f"{path}[{k}]"
-
-    found = [k for k in (REQUIRED, PREFERRED, UNCONSTRAINED) if k in ann]
-    if len(found) > 1:
-        raise ctx.fail(
-            path,
-            f'Invalid value: must not contain more than one topology annotation: ["{REQUIRED}", "{PREFERRED}", "{UNCONSTRAINED}"]',
-        )
-    for k in (REQUIRED, PREFERRED, SLICE_REQUIRED):
-        if k in ann:
-            from gangplan.io.kueue_objects import _label_key_problem
-
-            problem = _label_key_problem(ann[k])
-            if problem:
-                raise E.invalid(ctx, key(k), ann[k], problem)
-    if PODSET_GROUP in ann:
-        if ann[PODSET_GROUP].isdigit():
-            raise E.invalid(ctx, key(PODSET_GROUP), ann[PODSET_GROUP], "must not be a number")
-        if SLICE_SIZE in ann:
-            raise E.forbidden(
-                ctx, key(PODSET_GROUP), f"may not be set when '{SLICE_SIZE}' is specified"
-            )
-        if SLICE_REQUIRED in ann:
-            raise E.forbidden(
-                ctx, key(PODSET_GROUP), f"may not be set when '{SLICE_REQUIRED}' is specified"
-            )
-        if REQUIRED not in ann and PREFERRED not in ann:
-            raise E.forbidden(
-                ctx,
-                key(PODSET_GROUP),
-                f"may not be set when neither '{PREFERRED}' nor '{REQUIRED}' is specified",
-            )
-    if UNCONSTRAINED in ann and ann[UNCONSTRAINED].lower() not in (
-        "1",
-        "t",
-        "true",
-        "0",
-        "f",
-        "false",
-    ):
-        raise E.invalid(ctx, key(UNCONSTRAINED), ann[UNCONSTRAINED], "must be a boolean value")
-    size: int | None = None
-    if SLICE_SIZE in ann:
-        if (
-            not re.fullmatch(r"[+-]?[0-9]+", ann[SLICE_SIZE])
-            or not -(2**31) <= int(ann[SLICE_SIZE]) < 2**31
-        ):
-            raise E.invalid(ctx, key(SLICE_SIZE), ann[SLICE_SIZE], "must be a numeric value")
-        size = int(ann[SLICE_SIZE])
-        if size < 1:
-            raise E.invalid(
-                ctx, key(SLICE_SIZE), ann[SLICE_SIZE], "must be greater than or equal to 1"
-            )
-    if SLICE_REQUIRED in ann and SLICE_SIZE not in ann:
-        raise E.required(ctx, key(SLICE_SIZE), f"must be set when '{SLICE_REQUIRED}' is specified")
-    if SLICE_SIZE in ann and SLICE_REQUIRED not in ann:
-        raise E.forbidden(
-            ctx, key(SLICE_SIZE), f"may not be set when '{SLICE_REQUIRED}' is not specified"
-        )
-    constraints: tuple[tuple[str, int], ...] = ()
-    if SLICE_CONSTRAINTS in ann:
-        if SLICE_REQUIRED in ann or SLICE_SIZE in ann:
-            raise E.forbidden(
-                ctx,
-                key(SLICE_CONSTRAINTS),
-                f"may not be set together with '{SLICE_REQUIRED}' or '{SLICE_SIZE}'",
-            )
-        try:
-            items = json.loads(ann[SLICE_CONSTRAINTS])
-            constraints = tuple((str(c["topology"]), int(c["size"])) for c in items)
-        except (ValueError, TypeError, KeyError):
-            raise E.invalid(
-                ctx,
-                key(SLICE_CONSTRAINTS),
-                ann[SLICE_CONSTRAINTS],
-                "failed to parse multi-layer topology constraints annotation",
-            ) from None
-        if not 1 <= len(constraints) <= 3:
-            raise E.invalid(
-                ctx,
-                key(SLICE_CONSTRAINTS),
-                ann[SLICE_CONSTRAINTS],
-                f"topology constraints must contain between 1 and 3 entries: got {len(constraints)}",
-            )
-    required = ann.get(REQUIRED)
-    preferred = ann.get(PREFERRED) if required is None else None
-    unconstrained = (
-        required is None
-        and preferred is None
-        and ann.get(UNCONSTRAINED, "").lower() in ("1", "t", "true")
-    )
-    has_slice = (SLICE_REQUIRED in ann and SLICE_SIZE in ann) or bool(constraints)
-    if not found and not has_slice and pod_index_label is None and sub_group is None:
-        return None
-    return TopologyRequest(
-        required=required,
-        preferred=preferred,
-        unconstrained=unconstrained,
-        slice_required=ann.get(SLICE_REQUIRED) if SLICE_SIZE in ann and not constraints else None,
-        slice_size=size if SLICE_REQUIRED in ann and not constraints else None,
-        slice_constraints=constraints,
-        podset_group=ann.get(PODSET_GROUP) if (REQUIRED in ann or PREFERRED in ann) else None,
-        pod_index_label=pod_index_label,
-        sub_group_index_label=sub_group[0] if sub_group else None,
-        sub_group_count=sub_group[1] if sub_group else None,
-    )
 
 
 # ---- 1 and 2: collect, prepare -------------------------------------------------------------------
@@ -335,67 +194,9 @@ def prepare(b: Any) -> None:
 
 
 # ---- 3: build ----------------------------------------------------------------------------------
-class _Job:
-    """A Kueue-managed Job, JobSet or pod (group) of the snapshot."""
-
-    def __init__(
-        self, kind: str, ns: str, name: str, uid: str, raw: dict, ctx: Ctx, meta: Any
-    ) -> None:
-        self.kind, self.ns, self.name, self.uid, self.raw, self.ctx, self.meta = (
-            kind,
-            ns,
-            name,
-            uid,
-            raw,
-            ctx,
-            meta,
-        )
-
-
 def _owner_of(raw: dict) -> list[dict]:
     meta = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
     return [o for o in meta.get("ownerReferences") or () if isinstance(o, dict)]
-
-
-def _controllers(b: Any) -> list[_Job]:
-    """The Jobs and JobSets gangplan expands, with the names and uids the expansion gave them
-    (``ExpandEnv.meta`` replayed in the same order: ``generateName`` completes the same way)."""
-    from gangplan.io.expand import CONTROLLER_KINDS
-    from gangplan.io.expand.env import ExpandEnv
-
-    env = ExpandEnv()
-    out = []
-    for file, raw in b.foreign:
-        kind = raw.get("kind")
-        if kind not in CONTROLLER_KINDS:
-            continue
-        m = raw.get("metadata") if isinstance(raw.get("metadata"), dict) else {}
-        ctx = Ctx(
-            file,
-            f"{kind}/{m.get('namespace') or 'default'}/{m.get('name') or m.get('generateName') or '?'}",
-        )
-        meta = env.meta(ctx, raw, kind)
-        if kind in ("Job", "JobSet"):
-            out.append(
-                _Job(
-                    kind,
-                    meta.namespace,
-                    meta.name,
-                    meta.uid,
-                    raw,
-                    Ctx(file, f"{kind}/{meta.namespace}/{meta.name}"),
-                    meta,
-                )
-            )
-    return out
-
-
-def _job_count(ctx: Ctx, spec: dict, path: str) -> int:
-    parallelism = ctx.int32(spec.get("parallelism"), path + ".parallelism", default=1)
-    completions = spec.get("completions")
-    if completions is not None:
-        parallelism = min(parallelism, ctx.int32(completions, path + ".completions"))
-    return parallelism
 
 
 class _Builder:
@@ -448,44 +249,6 @@ class _Builder:
         return 0, "", None
 
     # podsets of the job kinds ------------------------------------------------------------------
-    def job_podsets(self, j: _Job) -> tuple[list[KueuePodSet], list[dict]]:
-        ctx, spec = j.ctx, j.ctx.map(j.raw.get("spec"), "spec", required=True)
-        if j.kind == "Job":
-            t, ann, pod = template_view(ctx, j.ns, spec.get("template"), "spec.template")
-            count = _job_count(ctx, spec, "spec")
-            min_raw = j.meta.annotations.get(MIN_PARALLELISM)
-            min_count = (
-                int(min_raw) if min_raw is not None and re.fullmatch(r"[+-]?\d+", min_raw) else None
-            )
-            tr = topology_from_annotations(
-                ctx, ann, "spec.template.metadata.annotations", pod_index_label=COMPLETION_INDEX
-            )
-            return [podset_from_pod("main", count, min_count, pod, tr)], [t]
-        sets, templates = [], []
-        for i, rj in enumerate(ctx.list(spec.get("replicatedJobs"), "spec.replicatedJobs")):
-            rp = f"spec.replicatedJobs[{i}]"
-            rj = ctx.map(rj, rp, required=True)
-            replicas = ctx.int32(rj.get("replicas"), rp + ".replicas", default=1)
-            jt = ctx.map(rj.get("template"), rp + ".template", required=True)
-            js = ctx.map(jt.get("spec"), rp + ".template.spec", required=True)
-            tp = rp + ".template.spec.template"
-            t, ann, pod = template_view(ctx, j.ns, js.get("template"), tp)
-            tr = topology_from_annotations(
-                ctx,
-                ann,
-                tp + ".metadata.annotations",
-                pod_index_label=COMPLETION_INDEX,
-                sub_group=(JOBSET_JOB_INDEX, replicas),
-            )
-            name = ctx.str(rj.get("name"), rp + ".name", required=True).lower()
-            sets.append(
-                podset_from_pod(
-                    name, replicas * _job_count(ctx, js, rp + ".template.spec"), None, pod, tr
-                )
-            )
-            templates.append(t)
-        return sets, templates
-
     # linking ------------------------------------------------------------------------------------
     def link(self, wl: KueueWorkload, owner: tuple[str, str] | None, group: bool) -> KueueWorkload:
         """Fill ``KueuePodSet.pods`` from the snapshot's pods."""
@@ -656,17 +419,12 @@ def _group_name(pod: Any) -> str:
     return pod.annotations.get(POD_GROUP) or pod.labels.get(POD_GROUP, "")
 
 
-def build(b: Any) -> None:
-    """Workloads, their pods and the gating (module docstring); sets ``b.kueue_state`` (None
-    without a ClusterQueue) and ``b.kueue_pods`` (the pod keys Kueue manages)."""
-    p: _Parsed | None = getattr(b, "kueue_parsed", None)
-    b.kueue_state = None
-    b.kueue_pods = frozenset()
-    if p is None:
-        return
-    k = _Builder(b, p)
-    plans: list[tuple[KueueWorkload, tuple[str, str] | None, bool, list[dict] | None, str]] = []
-    # Workload objects of the snapshot, by the owner they stand for.
+def _snapshot_workloads(
+    k: _Builder,
+    plans: list[tuple[KueueWorkload, tuple[str, str] | None, bool, list[dict] | None, str]],
+) -> None:
+    """Workload objects of the snapshot, each standing for its owner (``ownerReferences``)."""
+    b, p = k.b, k.p
     for w in p.workloads:
         owner = next(
             ((str(o.get("kind")), str(o.get("name"))) for o in w.owners if o.get("controller")),
@@ -696,8 +454,15 @@ def build(b: Any) -> None:
             and any(_group_name(pod) == w.name for pod, _, _ in b.pods.values())
         )
         plans.append((wl, owner, is_group, w.templates, w.ctx.file))
-    # Jobs and JobSets with the queue-name label and no Workload.
-    jobs = _controllers(b)
+
+
+def _job_workloads(
+    k: _Builder,
+    plans: list[tuple[KueueWorkload, tuple[str, str] | None, bool, list[dict] | None, str]],
+) -> tuple[list[Job], list[str]]:
+    """Top-level Jobs and JobSets with the queue-name label (or the namespace's default LocalQueue) and no Workload: the Workload Kueue's reconciler makes."""
+    b, p = k.b, k.p
+    jobs = controllers(b)
     jobsets = {(j.ns, j.name) for j in jobs if j.kind == "JobSet"}
     defaulted: list[str] = []
     for j in jobs:
@@ -716,12 +481,12 @@ def build(b: Any) -> None:
             continue
         if (j.ns, j.kind, j.name) in k.owners:
             continue
-        podsets, _ = k.job_podsets(j)
+        podsets, _ = job_podsets(j)
         spec = j.ctx.map(j.raw.get("spec"), "spec")
         tmpl_class = next(
             (
                 str((t.get("spec") or {}).get("priorityClassName") or "")
-                for t in k.job_podsets(j)[1]
+                for t in job_podsets(j)[1]
                 if (t.get("spec") or {}).get("priorityClassName")
             ),
             "",
@@ -763,7 +528,15 @@ def build(b: Any) -> None:
                     )
             continue
         plans.append((wl, (j.kind, j.name), False, None, j.ctx.file))
-    # Plain pods and pod groups with the queue-name label.
+    return jobs, defaulted
+
+
+def _pod_workloads(
+    k: _Builder,
+    plans: list[tuple[KueueWorkload, tuple[str, str] | None, bool, list[dict] | None, str]],
+) -> dict[tuple[str, str], list[str]]:
+    """Plain pods with the queue-name label: one Workload each; pod groups are returned (namespace, group) -> pod keys."""
+    b = k.b
     groups: dict[tuple[str, str], list[str]] = {}
     for key, (pod, raw, ctx) in b.pods.items():
         queue = pod.labels.get(QUEUE_NAME_LABEL)
@@ -806,6 +579,16 @@ def build(b: Any) -> None:
             k.linked.add(key)
             continue
         plans.append((wl, ("Pod", pod.name), False, None, ctx.file))
+    return groups
+
+
+def _group_workloads(
+    k: _Builder,
+    plans: list[tuple[KueueWorkload, tuple[str, str] | None, bool, list[dict] | None, str]],
+    groups: dict[tuple[str, str], list[str]],
+) -> None:
+    """Pod groups: one Workload named after the group, a podSet per role; none while the group is incomplete or inconsistent (held with Kueue's reason)."""
+    b = k.b
     for (ns, g), keys in groups.items():
         first_pod, first_raw, ctx = b.pods[keys[0]]
         total_raw = first_pod.annotations.get(POD_GROUP_TOTAL, "")
@@ -864,7 +647,15 @@ def build(b: Any) -> None:
             source=ctx.file,
         )
         plans.append((wl, None, True, None, ctx.file))
-    # Link, make missing pods, hold.
+
+
+def _link_all(
+    k: _Builder,
+    plans: list[tuple[KueueWorkload, tuple[str, str] | None, bool, list[dict] | None, str]],
+    jobs: list[Job],
+) -> None:
+    """Link every planned Workload to its pods, make the pods of those whose job is not in the snapshot, hold the pending ones; then the pods labelled for Kueue that no Workload took."""
+    b = k.b
     present = {(j.ns, j.kind, j.name) for j in jobs} | {
         (pod.namespace, "Pod", pod.name) for pod, _, _ in b.pods.values()
     }
@@ -890,6 +681,23 @@ def build(b: Any) -> None:
                 f"Kueue has not admitted the workload of Pod/{key} (LocalQueue {q}): no Workload takes the pod",
             )
             k.linked.add(key)
+
+
+def build(b: Any) -> None:
+    """Workloads, their pods and the gating (module docstring); sets ``b.kueue_state`` (None
+    without a ClusterQueue) and ``b.kueue_pods`` (the pod keys Kueue manages)."""
+    p: _Parsed | None = getattr(b, "kueue_parsed", None)
+    b.kueue_state = None
+    b.kueue_pods = frozenset()
+    if p is None:
+        return
+    k = _Builder(b, p)
+    plans: list[tuple[KueueWorkload, tuple[str, str] | None, bool, list[dict] | None, str]] = []
+    _snapshot_workloads(k, plans)
+    jobs, defaulted = _job_workloads(k, plans)
+    groups = _pod_workloads(k, plans)
+    _group_workloads(k, plans, groups)
+    _link_all(k, plans, jobs)
     cohorts = dict(p.cohorts)
     for cq in p.cqs.values():
         if cq.cohort and cq.cohort not in cohorts:
