@@ -55,7 +55,7 @@ def test_the_engine_proves_the_tier_by_whole_counts_and_says_so(monkeypatch):
     record = r.params["domainBound"]
     assert record["bound"] == 4 and record["start"] == 3
     assert record["integral"]["proven"] is True  # the start proven by the cuts, no search
-    assert record["integral"]["cutLp"] == 3.0
+    assert record["integral"]["cutLp"] == 3.0 and record["integral"]["by"] == "domain cuts"
     assert r.status == Status.OPTIMAL
 
 

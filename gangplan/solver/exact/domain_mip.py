@@ -1,12 +1,20 @@
-"""The top admission tier proven by the domain relaxation with whole entity counts (issue 37).
+"""The top admission tier proven by a stronger domain relaxation (issue 37): domain cuts, then
+whole entity counts.
 
 The LP of :mod:`.domain_bound` may stay above every placement: on the 10,000-node DGX shape its
 value is 842.4, so its bound is 842, while the start admits 840. The LP spreads entities over
 domains in fractions (0.75 of a 12-pod rack gang and 0.33 of a 6-pod one fill a rack that holds
-one of them). This module asks the same relaxation, with the entity counts of the widest
-topology key's kinds made whole numbers, one question: does it admit at least ``value + 1``
-entities of the tier, where ``value`` is what the start admits? When the answer is no, no
-placement admits more than ``value`` and the start is optimal at the tier.
+one of them). When the start is below that bound, :func:`proven_at_start` (the engine's hook):
+
+1. adds one round of Chvatal-Gomory cuts on the domains' capacity rows to the LP
+   (:func:`cut_bound`, valid for whole entity counts, proof there). Its value rounded down is a
+   bound of the tier (DGX: 841.125, so 841), and proves the start when it reaches it. When the
+   cuts do not move the LP's floor (GB200: 864.0), the fractions are not where the start falls
+   short, and nothing more is tried;
+2. else asks the same relaxation, with the entity counts of the widest topology key's kinds made
+   whole numbers, one question (:func:`integral_check`): does it admit at least ``value + 1``
+   entities of the tier, where ``value`` is what the start admits? When the answer is no, no
+   placement admits more than ``value`` and the start is optimal at the tier.
 
 Why a "no" is a proof. Every feasible solution of the exact model gives a point of
 :func:`.domain_bound.pooled_model` (the module doc of :mod:`.domain_bound`, steps 1-4) in which
@@ -19,9 +27,8 @@ still valid).
 
 How: HiGHS's branch-and-cut (through OR-tools' ``model_builder``, which passes HiGHS options)
 on that model with the row ``sum of counts >= value + 1``, single-threaded, without presolve or
-primal heuristics, at most one node (:data:`HIGHS_OPTIONS`): its root cuts (mixed-integer
-rounding and knapsack covers on the domains' capacity rows) make the LP infeasible, and HiGHS
-reports INFEASIBLE. Anything else (a solution, the node limit, the time cap) proves nothing and
+primal heuristics, at most one node (:data:`HIGHS_OPTIONS`): on DGX its first round of root cuts
+makes the LP infeasible, and HiGHS reports INFEASIBLE. Anything else (a solution, the node limit, the time cap) proves nothing and
 changes nothing. HiGHS decides with floating-point tolerances (1e-6 on rows and integrality),
 like every LP-based bound of the engine; the LP optimum it cuts off is 2.4 entities above the
 claim on the measured case, far outside them.
@@ -107,14 +114,18 @@ class IntegralCheck:
 
     def record(self) -> dict[str, object]:
         """What the Result's ``params.domainBound.integral`` says (no timing: same bytes)."""
-        out: dict[str, object] = {
-            "asked": self.value + 1,
-            "proven": self.proven,
-            "wholeCounts": self.key,
-            "units": round(self.units, 4),
-        }
+        out: dict[str, object] = {"asked": self.value + 1, "proven": self.proven}
         if self.cut is not None:
             out["cutLp"] = round(self.cut, 4)
+        out["by"] = (
+            "domain cuts"
+            if self.status == "CUTS"
+            else f"whole counts of {self.key}"
+            if self.key
+            else "domain cuts (whole counts not run: no work left)"
+        )
+        if self.key:
+            out["units"] = round(self.units, 4)
         if self.wall_hit:
             out["stoppedBy"] = "wall-clock"
         return out
@@ -331,10 +342,11 @@ class _ModelRows:
 def proven_at_start(
     built, domain: DomainBound, value: int, budget: Budget | None
 ) -> IntegralCheck | None:
-    """The engine's hook: when the start admits ``value`` < the domain bound at the top tier and
-    :func:`integral_check` proves ``value``, the tier's upper bound (``Tier.upper``, which
-    :mod:`.solve` holds and proves a phase by) becomes ``value``. Returns the check (recorded in
-    ``params.domainBound.integral``), else None."""
+    """The engine's hook (module doc): when the start admits ``value`` < the domain bound at the
+    top tier, the tier's upper bound (``Tier.upper``, which :mod:`.solve` holds and proves a phase
+    by) becomes ``value`` when the cuts or the whole counts prove it, else the cut LP's floor when
+    that is lower. Returns the check (recorded in ``params.domainBound.integral``), else None (the
+    cuts did not move the bound)."""
     from dataclasses import replace
 
     if domain.relaxation is None or not built.tiers or value >= domain.bound:
@@ -345,14 +357,17 @@ def proven_at_start(
     cut = cut_bound(domain.relaxation, budget, domain.plan)
     if cut is None or math.floor(cut + BOUND_TOLERANCE) >= domain.bound:
         return None  # the cuts do not move the LP: whole counts are not where the gap is
-    if math.floor(cut + BOUND_TOLERANCE) <= value:  # the cuts alone prove the start
+    floor = max(value, math.floor(cut + BOUND_TOLERANCE))
+    if floor <= value:  # the cuts alone prove the start
         found = IntegralCheck(value, True, "", 0, 0.0, 0.0, "CUTS")
     else:
         found = integral_check(domain.relaxation, value, budget)
-    if found is not None:
-        found.cut = cut
-    if found is not None and found.proven:
-        built.tiers[0] = replace(tier, upper=value)
+        if found is None:
+            found = IntegralCheck(value, False, "", 0, 0.0, 0.0, "NOT RUN")
+    found.cut = cut
+    upper = value if found.proven else floor
+    if upper < tier.upper:
+        built.tiers[0] = replace(tier, upper=upper)
     return found
 
 
