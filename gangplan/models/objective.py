@@ -9,6 +9,8 @@ Tiers, highest first (``Result.objective`` keeps this order):
 ``admitted[p=<priority>]``  entities admitted at each priority, highest priority first. An entity is
                             a root group (a PodGroup without parent, or a root CompositePodGroup) or a
                             single pod without a group. A higher priority always dominates a lower one.
+                            With Kueue, an entity with a pod of a Workload that does not run whole
+                            does not count (:func:`kueue_incomplete`).
 ``placed``                  pending pods placed (extra pods past minCount included)
 
 The disruption tiers follow when the snapshot holds potential victims (bound pods whose unit
@@ -104,15 +106,47 @@ def group_placed_counts(
     return placed, newly
 
 
+def kueue_incomplete(
+    cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()
+) -> set[str]:
+    """Pod keys of the Kueue Workloads with a pending pod that do not have every pod on a node
+    after the run (issue 42): a job Kueue admits reserves quota for all its pods, and it runs
+    only when all of them do; empty without Kueue objects."""
+    state = cluster.kueue
+    if state is None:
+        return set()
+    gone = set(victims)
+    pods = cluster.pod_by_key
+    out: set[str] = set()
+    for wl in state.workloads.values():
+        if wl.finished:
+            continue
+        keys = [k for ps in wl.podsets for k in ps.pods if k in pods]
+        if not any(pods[k].node_name is None for k in keys):
+            continue
+        on = sum(
+            1 for k in keys if k in placements or (pods[k].node_name is not None and k not in gone)
+        )
+        if on < len(keys):
+            out.update(keys)
+    return out
+
+
 def admitted_entities(
     cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()
 ) -> set[EntityKey]:
-    """Entities with at least one newly placed pod whose group rules hold (root Success)."""
+    """Entities with at least one newly placed pod whose group rules hold (root Success). With
+    Kueue, an entity holding a pod of a Workload that does not run whole is not admitted
+    (:func:`kueue_incomplete`)."""
     placed, _ = group_placed_counts(cluster, placements, victims)
     tree = cluster.groups
+    incomplete = kueue_incomplete(cluster, placements, victims)
+    held = {tree.entity_of(cluster.pod_by_key[k]) for k in incomplete}
     out = set()
     for key in placements:
         ent = tree.entity_of(cluster.pod_by_key[key])
+        if ent in held:
+            continue
         if ent.is_pod or tree.satisfied(ent.key, placed):
             out.add(ent)
     return out
@@ -191,6 +225,7 @@ __all__ = [
     "VICTIMS_PREFIX",
     "VICTIM_PODS",
     "admitted_entities",
+    "kueue_incomplete",
     "admitted_priorities",
     "admitted_tier",
     "compare",

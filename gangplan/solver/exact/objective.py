@@ -35,6 +35,7 @@ from gangplan.solver.exact.family import Outputs
 from gangplan.solver.exact.gang import Admission
 from gangplan.solver.exact.locality import COMPACT, Locality
 from gangplan.solver.exact.preemption import disruption_tiers
+from gangplan.solver.exact.quota import KueueChoice
 from gangplan.solver.exact.room import MAKE_ROOM, RoomTiers
 from gangplan.solver.exact.variables import Counts, ExactModel, Tier
 
@@ -51,7 +52,8 @@ def build_tiers(em: ExactModel, outputs: Outputs, objective: str) -> list[Tier]:
         return [*outputs.get(RoomTiers).tiers, _tiebreak_tier(em)]
     admitted = outputs.get(Admission).roots
     inst, cluster = em.inst, em.inst.cluster
-    tiers = [_admitted_tier(em, admitted, pr) for pr in admitted_priorities(cluster)]
+    kueue = outputs.find(KueueChoice)
+    tiers = [_admitted_tier(em, admitted, pr, kueue) for pr in admitted_priorities(cluster)]
     if objective == "gpus":
         tiers.append(
             _weighted_tier(em, GPUS, [int(c.rep.requests.get(GPU, 0)) for c in inst.classes])
@@ -65,23 +67,58 @@ def build_tiers(em: ExactModel, outputs: Outputs, objective: str) -> list[Tier]:
     return tiers
 
 
-def _admitted_tier(em: ExactModel, admitted: dict[str, cp_model.IntVar], prio: int) -> Tier:
+def _admitted_tier(
+    em: ExactModel,
+    admitted: dict[str, cp_model.IntVar],
+    prio: int,
+    kueue: KueueChoice | None = None,
+) -> Tier:
+    """Roots and single pods admitted at ``prio``; with Kueue, one holding a pod of a Workload
+    counts only when the Workload runs whole (``KueueChoice.full``: the rule of
+    :func:`gangplan.models.objective.admitted_entities`)."""
     inst = em.inst
     roots = [r for r in inst.roots if r in admitted and _root_priority(em, r) == prio]
     singles = [c.index for c in inst.classes if c.entity is None and c.priority == prio]
-    terms = [admitted[r] for r in roots if not isinstance(admitted[r], int)] + [
-        em.placed[c] for c in singles
-    ]
     by_root: dict[str, list[int]] = {}
     wanted = set(roots)
     for c in inst.classes:
         if c.entity in wanted:
             by_root.setdefault(c.entity, []).append(c.index)
     leaves_of = {r: by_root.get(r, []) for r in roots}
+    of_class = kueue.workload_of_class if kueue is not None else {}
+    full_of = kueue.full if kueue is not None else {}
+
+    def whole(cnt: Counts, ws: tuple[str, ...]) -> bool:
+        return all(cnt.total(c) == inst.classes[c].size for c, w in of_class.items() if w in ws)
+
+    terms: list = []
+    for r in roots:
+        ws = tuple(sorted({of_class[c] for c in leaves_of[r] if c in of_class}))
+        if not ws:
+            if not isinstance(admitted[r], int):
+                terms.append(admitted[r])
+            continue
+        z = em.new_aux(
+            0,
+            1,
+            lambda cnt, r=r, ws=ws: int(any(cnt.total(c) for c in leaves_of[r]) and whole(cnt, ws)),
+        )
+        em.model.add(z <= admitted[r])
+        for w in ws:
+            em.model.add(z <= full_of[w])
+        terms.append(z)
+    for c in singles:
+        w = of_class.get(c)
+        terms.append(em.placed[c] if w is None else inst.classes[c].size * full_of[w])
 
     def value(cnt: Counts) -> int:
-        groups = sum(1 for r in roots if any(cnt.total(c) for c in leaves_of[r]))
-        return groups + sum(cnt.total(c) for c in singles)
+        groups = 0
+        for r in roots:
+            ws = tuple(sorted({of_class[c] for c in leaves_of[r] if c in of_class}))
+            if any(cnt.total(c) for c in leaves_of[r]) and (not ws or whole(cnt, ws)):
+                groups += 1
+        pods = sum(cnt.total(c) for c in singles if c not in of_class or whole(cnt, (of_class[c],)))
+        return groups + pods
 
     upper = len(roots) + sum(inst.classes[c].size for c in singles)
     return Tier(admitted_tier(prio), cp_model.LinearExpr.sum(terms), value, upper)

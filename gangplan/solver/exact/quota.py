@@ -24,10 +24,13 @@ domain, under the same rules Kueue's admission and kube-scheduler apply together
   (recorded ones as constants) and every cap of the quota tree holds
   (:meth:`gangplan.predicates.quota.QuotaTree.caps`: nominal quota, cohort borrowing, borrowing
   and lending limits; the same rule the greedy admission and the validator read).
-* TAS: a PodSet that requires a topology level is placed in one domain of it (a domain is the
-  path of label values down to that level, as Kueue's tree has it); a slice requirement puts its
-  pods in each domain of the slice level in whole slices (``count in d == size * k[d]``), for every
-  layer of a multi-layer request.
+* TAS: a PodSet with a topology request is placed whole or not at all (Kueue's TAS admits it
+  only with a domain for every pod); one that requires a level is placed in one domain of it (a
+  domain is the path of label values down to that level, as Kueue's tree has it); a slice
+  requirement puts its pods in each domain of the slice level in whole slices
+  (``count in d == size * k[d]``), for every layer of a multi-layer request. Should kube-scheduler
+  bind only part of a TAS Workload Kueue admitted (another pending pod took its node first), the
+  greedy run is outside this model and the diff names the family.
 
 Not modelled (the Result says so in its warnings): Kueue's preemption, PodSet groups placed
 together, preferred levels (a preference, not a rule), partial admission (``minCount``).
@@ -45,6 +48,7 @@ from gangplan.models.kueue import ClusterQueue, KueuePodSet, KueueState, KueueWo
 from gangplan.predicates.quota import QuotaTree
 from gangplan.solver.exact.eligibility import ClassView, Conditions
 from gangplan.solver.exact.family import BuildContext, Family, Layout
+from gangplan.solver.exact.gang import LeafAdmission
 from gangplan.solver.exact.instance import Instance
 from gangplan.solver.exact.variables import Counts
 from gangplan.solver.kueue.derive import flavor_allowed, flavor_nodes_match, topology_levels
@@ -99,12 +103,17 @@ class KueuePlan:
 
     podsets: list[PodSetPlan]
     of_class: dict[int, PodSetPlan]
+    workload_classes: dict[str, list[int]] = field(default_factory=dict)
+    """Every Workload not finished with a pending pod -> the classes of its pending pods (a
+    recorded admission's included): what "runs whole" counts."""
 
     @classmethod
     def of(cls, inst: Instance, state: KueueState) -> KueuePlan:
         owner = podset_of_pods(state)
         pending = {w.key: w for w in state.pending()}
+        alive = {w.key for w in state.workloads.values() if not w.finished}
         by_podset: dict[tuple[str, str], list[int]] = defaultdict(list)
+        workload_classes: dict[str, list[int]] = defaultdict(list)
         for c in inst.classes:
             owners = {owner.get(p.key) for p in c.pods}
             if len(owners) != 1 or None in owners:
@@ -117,6 +126,8 @@ class KueuePlan:
             assert o is not None
             if o[0] in pending:
                 by_podset[o].append(c.index)
+            if o[0] in alive:
+                workload_classes[o[0]].append(c.index)
         nodes = inst.cluster.nodes
         label_masks: dict[str, np.ndarray] = {}
 
@@ -154,7 +165,7 @@ class KueuePlan:
                     mask &= np.logical_or.reduce([m for _, m in allowed]) if allowed else False
                 plan.nodes = mask
         of_class = {c: p for p in plans for c in p.classes}
-        return cls(plans, of_class)
+        return cls(plans, of_class, dict(workload_classes))
 
 
 def _groups_of(cq: ClusterQueue, ps: KueuePodSet) -> list[int | None]:
@@ -218,6 +229,11 @@ class KueueChoice:
     flavor: dict[tuple[str, str, int, str], cp_model.LinearExprT] = field(default_factory=dict)
     """(Workload, PodSet, resource group index, flavor) -> its choice (a variable, or ``adm``
     where the group allows one flavor)."""
+    full: dict[str, cp_model.IntVar] = field(default_factory=dict)
+    """Workload -> 1 only when every pending pod of it is placed (it runs whole): the objective's
+    admission tiers count its entities only then
+    (:func:`gangplan.models.objective.kueue_incomplete`, :mod:`.objective`)."""
+    workload_of_class: dict[int, str] = field(default_factory=dict)
 
 
 class _Quota:
@@ -230,9 +246,16 @@ class _Quota:
         self.out = KueueChoice()
         self.usage: dict[tuple[str, str, str], list] = defaultdict(list)
         """(cq, flavor, resource) -> terms (coefficient, variable)."""
+        self.enforce = ctx.enforces(QUOTA)
+
+    def rule(self, constraint) -> None:
+        """A constraint of Kueue's rules: left out when ``check_feasible`` drops the family to
+        name it (the variables and the objective's ``full`` stay)."""
+        if self.enforce:
+            self.model.add(constraint)
 
     def build(self) -> KueueChoice:
-        em, model = self.em, self.model
+        em = self.em
         by_wl: dict[str, list[PodSetPlan]] = defaultdict(list)
         for p in self.plan.podsets:
             by_wl[p.workload.key].append(p)
@@ -240,14 +263,24 @@ class _Quota:
             classes = tuple(c for p in plans for c in p.classes)
             if plans[0].cq is None:
                 for c in classes:
-                    model.add(em.placed[c] == 0)
+                    self.rule(em.placed[c] == 0)
                 continue
             adm = em.new_aux(0, 1, lambda cnt, cs=classes: int(any(cnt.total(c) for c in cs)))
             self.out.adm[key] = adm
             for c in classes:
-                model.add(em.placed[c] <= self.inst.classes[c].size * adm)
+                self.rule(em.placed[c] <= self.inst.classes[c].size * adm)
+            self._link_groups(set(classes), adm)
             for p in plans:
                 self._podset(p, adm)
+        for key, classes in self.plan.workload_classes.items():
+            sizes = tuple((c, self.inst.classes[c].size) for c in classes)
+            full = em.new_aux(
+                0, 1, lambda cnt, sz=sizes: int(all(cnt.total(c) == n for c, n in sz))
+            )
+            for c, n in sizes:
+                self.model.add(em.placed[c] >= n * full)
+                self.out.workload_of_class[c] = key
+            self.out.full[key] = full
         recorded = self._recorded()
         for cap in self.tree.caps():
             terms = [
@@ -257,11 +290,29 @@ class _Quota:
             ]
             held = sum(recorded.get((q, cap.flavor, cap.resource), 0) for q in cap.cluster_queues)
             if terms:
-                model.add(
+                self.rule(
                     cp_model.LinearExpr.weighted_sum([v for _, v in terms], [k for k, _ in terms])
                     <= cap.value - held
                 )
         return self.out
+
+    def _link_groups(self, classes: set[int], adm) -> None:
+        """``adm >= act[g]`` for every leaf PodGroup made only of the Workload's pods: a group
+        that gets a pod admits the Workload, which then holds its whole request. Implied in
+        whole numbers (``placed <= size * adm``); in the relaxation it charges a group's whole
+        quota, not one pod's share of it, which is what bounds the admission tier."""
+        leaves = self.ctx.outputs.find(LeafAdmission)
+        if leaves is None:
+            return
+        for key, leaf in self.inst.leaves.items():
+            if not leaf.classes or not set(leaf.classes) <= classes:
+                continue
+            act = leaves.act.get(key)
+            if act is None or isinstance(act, (bool, int)):
+                if act:
+                    self.rule(adm == 1)
+                continue
+            self.rule(adm >= act)
 
     def _recorded(self) -> dict[tuple[str, str, str], int]:
         usage = self.tree.usage_from(self.state.admitted())
@@ -272,11 +323,11 @@ class _Quota:
         return rec
 
     def _podset(self, p: PodSetPlan, adm) -> None:
-        em, model = self.em, self.model
+        em = self.em
         cq, ps, classes = p.cq, p.podset, p.classes
         assert cq is not None
         if not p.groups or any(not g.flavors for g in p.groups):
-            model.add(adm == 0)
+            self.rule(adm == 0)
             return
         for g in p.groups:
             choices = []
@@ -289,10 +340,10 @@ class _Quota:
                     for c in classes:
                         xs = [v for n, v in em.x[c].items() if nodes[n]] if em.private[c] else []
                         if xs:
-                            model.add(
+                            self.rule(
                                 cp_model.LinearExpr.sum(xs) <= self.inst.classes[c].size * var
                             )
-                model.add(cp_model.LinearExpr.sum([v for _, v in choices]) == adm)
+                self.rule(cp_model.LinearExpr.sum([v for _, v in choices]) == adm)
             rg = cq.resource_groups[g.index]
             for name, var in choices:
                 self.out.flavor[(p.workload.key, ps.name, g.index, name)] = var
@@ -317,23 +368,44 @@ class _Quota:
 
         return value
 
-    def _topology(self, p: PodSetPlan, adm) -> None:
+    def _is_tas(self, p: PodSetPlan) -> bool:
+        """Does Kueue place the PodSet with TAS: an explicit topology request, or only TAS
+        flavors to choose from (a TAS-only ClusterQueue implies it)?"""
         tr = p.podset.topology_request
-        if tr is None or not p.classes or p.cq is None:
+        if tr is not None and (
+            tr.required
+            or tr.preferred
+            or tr.unconstrained
+            or tr.slice_required
+            or tr.slice_constraints
+        ):
+            return True
+        names = [f for g in p.groups for f, _ in g.flavors]
+        return bool(names) and all(self.state.flavors[f].topology_name for f in names)
+
+    def _topology(self, p: PodSetPlan, adm) -> None:
+        if not p.classes or p.cq is None or not self._is_tas(p):
+            return
+        tr = p.podset.topology_request
+        em, classes = self.em, p.classes
+        # Kueue's TAS admits a PodSet only with a domain for every pod (findTopologyAssignment
+        # places all ``count`` or fails): whole or not at all.
+        total = sum(self.inst.classes[c].size for c in classes)
+        self.rule(cp_model.LinearExpr.sum([em.placed[c] for c in classes]) == total * adm)
+        if tr is None:
             return
         levels = topology_levels(
             self.inst.cluster,
             self.state,
             (f.name for rg in p.cq.resource_groups for f in rg.flavors),
         )
-        em, model, classes = self.em, self.model, p.classes
         if tr.required:
             doms = _path_domains(self.inst, levels, tr.required)
             by_dom: dict[tuple, list] = defaultdict(list)
             for c in classes:
                 for n, var in em.x[c].items():
                     if doms[n] is None:
-                        model.add(var == 0)
+                        self.rule(var == 0)
                     else:
                         by_dom[doms[n]].append((c, n, var))
             picks = []
@@ -347,10 +419,10 @@ class _Quota:
                     ),
                 )
                 ub = sum(em.x_ub[c][n] for c, n, _ in items)
-                model.add(cp_model.LinearExpr.sum([v for _, _, v in items]) <= ub * u)
+                self.rule(cp_model.LinearExpr.sum([v for _, _, v in items]) <= ub * u)
                 picks.append(u)
             if picks:
-                model.add(cp_model.LinearExpr.sum(picks) <= adm)
+                self.rule(cp_model.LinearExpr.sum(picks) <= adm)
         layers = list(tr.slice_constraints)
         if tr.slice_required and tr.slice_size and not layers:
             layers = [(tr.slice_required, tr.slice_size)]
@@ -364,7 +436,7 @@ class _Quota:
                     if doms[n] is not None:
                         by_dom[doms[n]].append((c, n, var))
                     else:
-                        model.add(var == 0)
+                        self.rule(var == 0)
             for _d, items in sorted(by_dom.items()):
                 members = frozenset(n for _, n, _ in items)
                 ub = sum(em.x_ub[c][n] for c, n, _ in items) // size
@@ -375,7 +447,7 @@ class _Quota:
                         sum(cnt.in_nodes(c, m) for c in cs) // s
                     ),
                 )
-                model.add(cp_model.LinearExpr.sum([v for _, _, v in items]) == size * k)
+                self.rule(cp_model.LinearExpr.sum([v for _, _, v in items]) == size * k)
 
 
 def _build(ctx: BuildContext) -> KueueChoice | None:
