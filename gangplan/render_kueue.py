@@ -30,6 +30,8 @@ def _state(w: KueueWorkloadOutcome) -> Text:
     text = Text(f"admitted c{w.cycle}" if w.cycle else "admitted", style="green")
     if w.borrows:
         text.append(" (borrows)", style="yellow")
+    if not w.running:
+        text.append(" (not all pods placed)", style="red")
     return text
 
 
@@ -84,7 +86,7 @@ def render_kueue_diff(console: Console, d, *, wide: bool = False) -> None:
         return
     _line(
         console,
-        f"  kueue      greedy admits {k.greedy_admitted}/{k.workloads} Workloads, optimal {k.optimal_admitted}"
+        f"  kueue      greedy admits {k.greedy_admitted}/{k.workloads} Workloads ({k.greedy_running} run whole), optimal {k.optimal_admitted} ({k.optimal_running})"
         + (f"; other flavors or domains: {_names(k.other_flavor, 3)}" if k.other_flavor else ""),
         wide,
     )

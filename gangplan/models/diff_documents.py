@@ -364,6 +364,10 @@ class KueueDiff(_Doc):
     other_flavor: list[str] = Field(default_factory=list)
     """Admitted by both, with other flavors or domains."""
     decisive: KueueStep | None = None
+    greedy_running: int = 0
+    """Workloads with every pod on a node after the greedy run (Kueue admits by quota; kube-
+    scheduler may then place only part of a Workload)."""
+    optimal_running: int = 0
 
 
 class DiffDocument(_Doc):

@@ -149,6 +149,8 @@ class KueueWorkloadOutcome(_Model):
     admitted: bool
     recorded: bool = False
     """Admitted before the run (``status.admission`` in the snapshot): it holds its quota."""
+    running: bool = False
+    """Every pod of it is on a node after the run: it runs whole (what the objective counts)."""
     cycle: int | None = None
     """The admission cycle that admitted it (1 = the first), None when not admitted by the run."""
     borrows: bool = False
@@ -178,6 +180,17 @@ class KueueOutcome(_Model):
 
     def admitted(self) -> list[str]:
         return sorted(k for k, w in self.workloads.items() if w.admitted)
+
+    def with_running(self, running: set[str]) -> KueueOutcome:
+        """A copy with ``running`` set on the Workloads named."""
+        return self.model_copy(
+            update={
+                "workloads": {
+                    k: w.model_copy(update={"running": k in running})
+                    for k, w in self.workloads.items()
+                }
+            }
+        )
 
 
 class Result(_Model):

@@ -89,6 +89,8 @@ def compare(greedy: Result, optimal: Result) -> KueueDiff | None:
         only_optimal=only_o,
         other_flavor=other,
         decisive=step,
+        greedy_running=sum(1 for w in g.workloads.values() if w.running and not w.recorded),
+        optimal_running=sum(1 for w in o.workloads.values() if w.running and not w.recorded),
     )
 
 

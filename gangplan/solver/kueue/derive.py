@@ -163,7 +163,11 @@ def outcome_of(cluster: Cluster, placements: Mapping[str, str]) -> KueueOutcome:
 
 def with_derived_admission(result: Result, cluster: Cluster) -> Result:
     """An exact Result on the opened snapshot with its ``kueue`` part (:func:`outcome_of`)."""
-    outcome = outcome_of(cluster, result.placements())
+    from gangplan.solver.kueue.outcome import running_workloads
+
+    outcome = outcome_of(cluster, result.placements()).with_running(
+        running_workloads(cluster, result.placements(), result.victims)
+    )
     return result.model_copy(
         update={"kueue": outcome, "params": {**result.params, "kueueVersion": outcome.version}}
     )
