@@ -84,6 +84,8 @@ class Books:
         self.levels = {t.name: t.levels for t in cluster.topologies}
         self.config = tas.default_tas_config(self.state.version)
         self._leaves: dict[str, tuple] = {}
+        self._trees: dict[str, object] = {}
+        """Flavor -> the TAS tree of its leaves (built once, cleared by every placement)."""
         self.tas_usage: dict[str, dict[str, dict[str, int]]] = {}
         """Flavor -> leaf domain id -> what this run's TAS admissions hold there."""
 
@@ -106,6 +108,18 @@ class Books:
         self, requests: Sequence[fa.TASRequest], flavor: str, simulate_empty: bool
     ) -> tas.TASResult:
         f = self.state.flavors.get(flavor)
+        name = f.topology_name if f and f.topology_name else flavor
+        tolerations = tuple(f.tolerations) if f else ()
+        tree = self._trees.get(flavor)
+        if tree is None:
+            tree = tas.tas_snapshot(
+                self.leaves(flavor),
+                self._flavor_levels(flavor),
+                self.config,
+                topology_name=name,
+                flavor_tolerations=tolerations,
+            )
+            self._trees[flavor] = tree
         podsets = [
             tas.TASPodSet(
                 name=r.podset.name,
@@ -123,10 +137,11 @@ class Books:
             self.leaves(flavor),
             self._flavor_levels(flavor),
             self.config,
-            topology_name=f.topology_name if f and f.topology_name else flavor,
-            flavor_tolerations=tuple(f.tolerations) if f else (),
+            topology_name=name,
+            flavor_tolerations=tolerations,
             assumed_usage=None if simulate_empty else self.tas_usage.get(flavor),
             simulate_empty=simulate_empty,
+            snapshot=tree,
         )
 
     def assign(self, wl: KueueWorkload, cq: ClusterQueue) -> Nomination:
@@ -179,13 +194,14 @@ class Books:
         cq = self.state.cluster_queues.get(adm.cluster_queue) if adm else None
         if cq is None or cq.name not in self.tree.cluster_queues:
             return None
-        usage, leaves = self.usage, self._leaves
+        usage, leaves, trees = self.usage, self._leaves, self._trees
         try:
             self.usage = self.tree.remove(usage.copy(), cq.name, workload_usage(wl))
             self._leaves = {f: self._without(wl, f) for f in self._tas_flavors(cq)}
+            self._trees = {}
             return self.assign(wl, cq)
         finally:
-            self.usage, self._leaves = usage, leaves
+            self.usage, self._leaves, self._trees = usage, leaves, trees
 
     def _tas_flavors(self, cq: ClusterQueue) -> list[str]:
         return [f for f in cq.flavor_names() if self._flavor_levels(f)]

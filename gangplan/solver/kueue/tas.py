@@ -418,6 +418,7 @@ def assign(
     flavor_tolerations: Sequence[Toleration] = (),
     assumed_usage: Mapping[str, Mapping[str, int]] | None = None,
     simulate_empty: bool = False,
+    snapshot: TASSnapshot | None = None,
 ) -> TASResult:
     """``FindTopologyAssignmentsForFlavor``: place the PodSets of one workload on one flavor.
 
@@ -425,9 +426,15 @@ def assign(
     others by their position), groups are placed in order of first appearance, and each group's
     pods count as used for the next (``assumedUsage``). ``assumed_usage`` seeds it (leaf domain
     ID -> usage, ``pods`` included). ``simulate_empty`` ignores TAS usage (upstream's preemption
-    probe)."""
+    probe). ``snapshot``: the tree of these leaves built before (:func:`tas_snapshot`), reused:
+    every placement starts by clearing its counts (``fill_in_counts``), so one tree serves every
+    workload placed on the same leaves and their usage (the caller's own cache, as Kueue's
+    ``TASFlavorSnapshot`` lives for one scheduling cycle)."""
     config = config or default_tas_config()
-    s = TASSnapshot(topology_name, tuple(levels), leaves, tuple(flavor_tolerations), config.gates())
+    s = snapshot or TASSnapshot(
+        topology_name, tuple(levels), leaves, tuple(flavor_tolerations), config.gates()
+    )
+    s.violations.clear()  # a reused tree reports this placement's logs only
     assumed: dict[str, dict[str, int]] = {k: dict(v) for k, v in (assumed_usage or {}).items()}
     groups: dict[str, list[TASPodSet]] = {}
     for i, ps in enumerate(podsets):
@@ -455,6 +462,21 @@ def assign(
                     usage[r] = usage.get(r, 0) + q * d.count
                 usage["pods"] = usage.get("pods", 0) + d.count
     return TASResult(result, errors=tuple(s.violations))
+
+
+def tas_snapshot(
+    leaves: Iterable[Leaf],
+    levels: Sequence[str],
+    config: TASConfig | None = None,
+    *,
+    topology_name: str = "default",
+    flavor_tolerations: Sequence[Toleration] = (),
+) -> TASSnapshot:
+    """The tree :func:`assign` builds, for reuse across its calls on the same leaves."""
+    config = config or default_tas_config()
+    return TASSnapshot(
+        topology_name, tuple(levels), leaves, tuple(flavor_tolerations), config.gates()
+    )
 
 
 def with_topology(ps: TASPodSet, **changes: object) -> TASPodSet:
