@@ -9,9 +9,10 @@ Cases (built in memory, seeded):
 * ``flavors-N``: the same without TAS, two pools (a100 / h100 node labels) as two flavors in that
   order in every ClusterQueue, jobs of 1-4 pods of 2, 4 or 8 GPUs.
 
-Per case: the greedy run (Kueue's admission, then kube-scheduler) in seconds with its cycles and
-Workloads admitted, the exact engine's status and Workloads admitted, the diff's classification
-and its wall time. Prints a table and writes CSV (with the machine's load).
+Per case: the greedy run (Kueue's admission, then kube-scheduler) in seconds with its cycles,
+Workloads admitted and running whole (every pod placed: what the objective counts), the exact
+engine's status, Workloads admitted and running, whether the admission tiers are proven, the
+diff's classification and its wall time. Prints a table and writes CSV (with the machine's load).
 
 Run: ``python benchmarks/kueue_admission.py [--cases tas flavors] [--sizes 64 256 1024]
 [--time-limit 10] [--seed 0] [--out CSV]``.
@@ -201,7 +202,11 @@ def run(case: str, n: int, seed: int, time_limit: float) -> dict:
         "greedy_s": round(greedy_s, 2),
         "cycles": greedy.kueue.cycles,
         "kueue_admitted": k.greedy_admitted,
+        "kueue_running": k.greedy_running,
         "optimal_admitted": k.optimal_admitted,
+        "optimal_running": k.optimal_running,
+        "admission_proven": bool(d.proof and d.proof.first_open is None)
+        or bool(d.proof and not str(d.proof.first_open).startswith("admitted")),
         "exact_status": d.optimal_status,
         "classification": d.classification,
         "diff_s": round(diff_s + greedy_s, 2),
