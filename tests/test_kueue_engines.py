@@ -276,11 +276,12 @@ def test_scenarios_meet_their_expectations():
         assert row.error is None and not row.failures, (path.name, row.error, row.failures)
         total += row.expectations
         d = row.diff
-        assert d.classification == "greedy-suboptimal"
-        assert d.kueue is not None and d.kueue.decisive is not None
+        assert d.kueue is not None
+        if d.classification != "identical":  # borrowing-limit: quota alone, for both engines
+            assert d.classification == "greedy-suboptimal" and d.kueue.decisive is not None
         c = gp.load(path)
         assert validate(c, d.greedy) == [] and validate(c, d.optimal) == []
-    assert total >= 8
+    assert total >= 11
 
 
 # ---- the exact engine against a brute force -------------------------------------------------
