@@ -5,7 +5,8 @@ admits its Workload into a ClusterQueue, which reserves quota per ResourceFlavor
 for topology-aware scheduling (TAS), assigns every pod a topology domain; only then are its pods
 created / ungated, and kube-scheduler binds them inside the flavor's nodes and the assigned domains.
 
-These are *normalised* views built by the loader (:mod:`gangplan.io.kueue`), read from the
+These are *normalised* views built by the loader (:mod:`gangplan.io.kueue_objects`,
+:mod:`gangplan.io.kueue_workloads`), read from the
 ``kueue.x-k8s.io`` ``v1beta1`` and ``v1beta2`` APIs (v1beta2 is the storage version from Kueue
 v0.15; the two differ only in names this model hides: ``spec.cohort`` / ``spec.cohortName``,
 ``Cohort.spec.parent`` / ``parentName``, ``whenCanBorrow: Borrow`` / ``MayStopSearch``, a
