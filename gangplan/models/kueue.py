@@ -9,7 +9,7 @@ These are *normalised* views built by the loader (:mod:`gangplan.io.kueue_object
 :mod:`gangplan.io.kueue_workloads`), read from the
 ``kueue.x-k8s.io`` ``v1beta1`` and ``v1beta2`` APIs (v1beta2 is the storage version from Kueue
 v0.15; the two differ only in names this model hides: ``spec.cohort`` / ``spec.cohortName``,
-``Cohort.spec.parent`` / ``parentName``, ``whenCanBorrow: Borrow`` / ``MayStopSearch``, a
+``whenCanBorrow: Borrow`` / ``MayStopSearch``, a
 topology assignment as ``domains`` / as compressed ``slices``). Quantities are scheduler integers as
 everywhere in gangplan (cpu in millicores, memory in bytes, other resources in their unit).
 
