@@ -44,12 +44,14 @@ def load(
     *,
     kube_version: str | None = None,
     strict: bool = False,
+    kueue_version: str | None = None,
 ) -> Cluster:
     """A snapshot as a :class:`Cluster`: a file or directory of ``kubectl get -o yaml`` /
     JSON output, or Kubernetes objects already in memory (a list of dicts, as YAML gives them).
 
     ``kube_version``: the kube-scheduler version the engines reproduce ("1.35" .. "1.38"; default
-    the newest release). ``strict``: inputs that can change scheduling but are not modelled
+    the newest release). ``kueue_version``: with Kueue objects, the Kueue release whose admission
+    is reproduced ("0.17", "0.18", "0.19", "main" or a patch of one; default "0.19"). ``strict``: inputs that can change scheduling but are not modelled
     (``Cluster.warnings``) raise instead. Bad input raises :class:`SnapshotError` naming the
     file, object and field."""
     from gangplan.io.errors import SnapshotError
@@ -70,6 +72,10 @@ def load(
         raise TypeError(
             f"load() takes a path, or Kubernetes objects as dicts, not {type(path_or_objects).__name__}"
         )
+    if kueue_version is not None:
+        from gangplan.solver.kueue import with_kueue_version
+
+        cluster = with_kueue_version(cluster, kueue_version)
     if strict and cluster.warnings:
         lines = "\n  ".join(cluster.warnings)
         raise SnapshotError(

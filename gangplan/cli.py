@@ -47,6 +47,7 @@ from gangplan.cli_options import (
     Engine,
     EngineOpt,
     KubeVersionOpt,
+    KueueVersionOpt,
     Objective,
     ObjectiveOpt,
     OptionalSnapshotArg,
@@ -349,6 +350,7 @@ def solve(
     strict: Strict = False,
     kube_version: KubeVersionOpt = None,
     trace: Trace = TraceOpt.summary,
+    kueue_version: KueueVersionOpt = None,
 ) -> None:
     """Place the pending pods of a snapshot with one engine and print the outcome per group."""
     from gangplan.render import render_result, render_trace
@@ -376,7 +378,13 @@ def solve(
         preemption=preemption,
         kube_version=_kv(kube_version),
     )
-    cluster = load(snapshot, strict=strict, warn=True, kube_version=options.kube_version)
+    cluster = load(
+        snapshot,
+        strict=strict,
+        warn=True,
+        kube_version=options.kube_version,
+        kueue_version=kueue_version,
+    )
     pod = resolve_pod(cluster, explain, snapshot) if explain else None
     with _spinner(not as_json) as sp:
         result, greedy = run_engine(
@@ -406,6 +414,7 @@ def why(
     preemption: Preemption = None,
     strict: Strict = False,
     kube_version: KubeVersionOpt = None,
+    kueue_version: KueueVersionOpt = None,
     as_json: Annotated[
         bool,
         json_flag(
@@ -428,7 +437,13 @@ def why(
         preemption=preemption,
         kube_version=_kv(kube_version),
     )
-    cluster = load(snapshot, strict=strict, warn=True, kube_version=options.kube_version)
+    cluster = load(
+        snapshot,
+        strict=strict,
+        warn=True,
+        kube_version=options.kube_version,
+        kueue_version=kueue_version,
+    )
     key = resolve_pod(cluster, pod, snapshot, field="POD")
     _, greedy = run_engine(cluster, "greedy", snapshot=source(snapshot), options=options)
     if as_json:
@@ -486,6 +501,7 @@ def diff(
         ),
     ] = D.SAMPLES,
     trace: Trace = TraceOpt.summary,
+    kueue_version: KueueVersionOpt = None,
 ) -> None:
     """Greedy (kube-scheduler) against optimal (CP-SAT): classification and the decisive greedy step.
 
@@ -525,6 +541,7 @@ def diff(
             output=output,
             as_json=as_json,
             trace=trace.value,
+            kueue_version=kueue_version,
         )
     if code:
         raise typer.Exit(code)

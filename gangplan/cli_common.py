@@ -89,6 +89,7 @@ def load(
     warn: bool = False,
     kube_version: str | None = None,
     nodes: bool = False,
+    kueue_version: str | None = None,
 ):
     """Load a snapshot. ``warn`` prints the snapshot's warnings on stderr (and, when the Nodes'
     kubelets suggest another version than the one used, says so); ``strict`` makes any of them
@@ -96,6 +97,13 @@ def load(
     from gangplan.io.loader import load_snapshot
 
     cluster = load_snapshot(path, kube_version=kube_version, require_nodes=nodes)
+    if kueue_version is not None:
+        from gangplan.solver.kueue import with_kueue_version
+
+        try:
+            cluster = with_kueue_version(cluster, kueue_version)
+        except ValueError as e:
+            raise SnapshotError("--kueue-version", str(e)) from None
     return checked(cluster, path, strict=strict, warn=warn)
 
 

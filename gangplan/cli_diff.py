@@ -24,6 +24,7 @@ def diff_one(
     output: Output,
     as_json: bool,
     trace: str,
+    kueue_version: str | None = None,
 ) -> int:
     """``gangplan diff SNAPSHOT``: the diff printed (and ``--plan`` written); its exit code."""
     from gangplan import api
@@ -33,7 +34,13 @@ def diff_one(
         raise SnapshotError(
             "<arguments>", "--nominate only changes what --plan writes: give --plan plan.yaml too"
         )
-    cluster = load(snapshot, strict=strict, warn=True, kube_version=options.kube_version)
+    cluster = load(
+        snapshot,
+        strict=strict,
+        warn=True,
+        kube_version=options.kube_version,
+        kueue_version=kueue_version,
+    )
     with spinner(not as_json) as sp:
         d = api.diff(cluster, snapshot=source(snapshot), progress=sp.update, **dict(options))
     written = None

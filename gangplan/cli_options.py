@@ -130,6 +130,14 @@ def out_option(help: str, *, short: bool = True) -> Any:
 SnapshotArg = Annotated[Path, typer.Argument(help=SNAPSHOT_HELP)]
 OptionalSnapshotArg = Annotated[Path | None, typer.Argument(help=SNAPSHOT_HELP)]
 KubeVersionOpt = Annotated[KubeVersion | None, kube_version_option()]
+KueueVersionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--kueue-version",
+        help="With Kueue objects in the snapshot: the Kueue release whose admission is reproduced (0.17, 0.18, 0.19, main, or a patch such as 0.18.4).",
+        show_default="0.19",
+    ),
+]
 Strict = Annotated[bool, typer.Option("--strict", help=STRICT_HELP)]
 Preemption = Annotated[
     bool | None,
@@ -180,6 +188,7 @@ __all__ = [
     "Engine",
     "EngineOpt",
     "KubeVersionOpt",
+    "KueueVersionOpt",
     "Objective",
     "ObjectiveOpt",
     "OptionalSnapshotArg",

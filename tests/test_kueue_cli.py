@@ -80,3 +80,18 @@ def test_whatif_quota_bad_input_is_named():
     assert res.exit_code == 2 and "CQ:FLAVOR:RESOURCE=QUANTITY" in res.output
     res = runner.invoke(app, ["whatif", FLAVORS, "--quota", "research:a100:nvidia.com/gpu=lots"])
     assert res.exit_code == 2 and "--quota" in res.output
+
+
+def test_kueue_version_is_chosen_and_recorded():
+    for version in ("0.17", "0.18.4", "main"):
+        res = runner.invoke(app, ["solve", FLAVORS, "--kueue-version", version, "--json"])
+        assert res.exit_code == 0, res.output
+        doc = json.loads(res.stdout)
+        assert doc["params"]["kueueVersion"] == version == doc["kueue"]["version"]
+    res = runner.invoke(app, ["solve", FLAVORS, "--kueue-version", "0.5"])
+    assert (
+        res.exit_code == 2
+        and "--kueue-version" in res.output
+        and "0.17, 0.18, 0.19, main" in res.output
+    )
+    assert gp.load(FLAVORS, kueue_version="main").kueue.version == "main"

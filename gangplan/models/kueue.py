@@ -26,6 +26,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gangplan.models.objects import LabelSelector, Resources, Taint, Toleration
 
+KUEUE_VERSIONS = ("0.17", "0.18", "0.19", "main")
+"""The Kueue releases whose admission is reproduced (``main``: ff69552e79, 2026-08-22)."""
+DEFAULT_KUEUE_VERSION = "0.19"
+
 QueueingStrategy = Literal["StrictFIFO", "BestEffortFIFO"]
 FungibilityPolicy = Literal["MayStopSearch", "TryNextFlavor"]
 KueuePreemptionPolicy = Literal["Never", "Any", "LowerPriority", "LowerOrNewerEqualPriority"]
@@ -270,8 +274,9 @@ class KueueState(_Frozen):
     workload_priority_classes: dict[str, int] = Field(default_factory=dict)
     """``WorkloadPriorityClass`` name -> value (a job's ``kueue.x-k8s.io/priority-class`` label
     names one; the loader has already resolved each workload's ``priority`` from it)."""
-    version: str = "0.19"
-    """The Kueue release whose admission is reproduced."""
+    version: str = DEFAULT_KUEUE_VERSION
+    """The Kueue release whose admission is reproduced (one of :data:`KUEUE_VERSIONS`, or a patch
+    release of one, ``0.18.4``: the flavor assigner tells some patches apart)."""
 
     def cluster_queue_of(self, wl: KueueWorkload) -> ClusterQueue | None:
         lq = self.local_queues.get(f"{wl.namespace}/{wl.queue_name}")

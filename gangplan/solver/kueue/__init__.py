@@ -36,3 +36,24 @@ def kube_view(cluster: Cluster) -> Cluster:
     objects (admitted Workloads' pods released with their flavors and domains), else itself."""
     adm = admission_of(cluster)
     return adm.cluster if adm is not None else cluster
+
+
+def with_kueue_version(cluster: Cluster, version: str | None) -> Cluster:
+    """``cluster`` with Kueue's admission reproduced as ``version`` does it (``0.17``, ``0.18``,
+    ``0.19``, ``main``, or a patch such as ``0.18.4``); itself when None or without Kueue
+    objects. An unknown version is a ValueError naming the ones modelled."""
+    if version is None or cluster.kueue is None:
+        return cluster
+    from gangplan.models.kueue import KUEUE_VERSIONS
+    from gangplan.solver.kueue.tas import normalise_version
+
+    text = str(version).strip().lstrip("v")
+    try:
+        normalise_version(text)
+    except ValueError:
+        raise ValueError(
+            f"Kueue version {version!r} is not modelled (one of {', '.join(KUEUE_VERSIONS)}, "
+            "or a patch release of one)"
+        ) from None
+    state = cluster.kueue.model_copy(update={"version": text})
+    return cluster.model_copy(update={"kueue": state})
