@@ -44,6 +44,18 @@ def beside(holder: Beside | None) -> Any:
     return holder.value if holder is not None else None
 
 
+def kept_beside(owner: Any, attr: str, make: Any) -> Any:
+    """``make(owner)``, made once and kept beside ``owner`` in its private attribute ``attr`` as
+    ``Beside((owner, value))``: a copy of ``owner`` (which shares the holder) is not its owner and
+    makes its own."""
+    held = getattr(owner, attr)
+    if held is not None and held.value[0] is owner:
+        return held.value[1]
+    value = make(owner)
+    setattr(owner, attr, Beside((owner, value)))
+    return value
+
+
 TIME_KEYS = frozenset({"seconds", "timing", "budget"})
 """Keys of the printed documents that hold time (with every key ending in ``Seconds``)."""
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gangplan.models.base import Beside
+from gangplan.models.base import Beside, kept_beside
 
 if TYPE_CHECKING:
     from gangplan.models.cluster import Cluster
@@ -20,15 +20,14 @@ def admission_of(cluster: Cluster) -> Admission | None:
     """Kueue's admission on ``cluster`` (None without Kueue objects), computed once."""
     if cluster.kueue is None:
         return None
-    held = cluster._kueue_admission
-    if held is not None and held.value[0] is cluster:
-        return held.value[1]
     from gangplan.solver.kueue.admit import admit
 
-    adm = admit(cluster)
-    cluster._kueue_admission = Beside((cluster, adm))
-    adm.cluster._kueue_admission = Beside((adm.cluster, adm))
-    return adm
+    def made(c: Cluster) -> Admission:
+        adm = admit(c)
+        adm.cluster._kueue_admission = Beside((adm.cluster, adm))  # the admitted view is done
+        return adm
+
+    return kept_beside(cluster, "_kueue_admission", made)
 
 
 def kube_view(cluster: Cluster) -> Cluster:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gangplan.models.base import Beside
+from gangplan.models.base import Beside, kept_beside
 from gangplan.models.cluster import Cluster
 from gangplan.models.kueue import (
     ADMISSION_GATE,
@@ -152,13 +152,13 @@ def opened_view(cluster: Cluster) -> Cluster:
     without Kueue objects."""
     if cluster.kueue is None:
         return cluster
-    held = cluster._kueue_opened
-    if held is not None and held.value[0] is cluster:
-        return held.value[1]
-    opened = opened_cluster(cluster)
-    cluster._kueue_opened = Beside((cluster, opened))
-    opened._kueue_opened = Beside((opened, opened))
-    return opened
+
+    def made(c: Cluster) -> Cluster:
+        opened = opened_cluster(c)
+        opened._kueue_opened = Beside((opened, opened))  # opening it again changes nothing
+        return opened
+
+    return kept_beside(cluster, "_kueue_opened", made)
 
 
 def _rebuilt(cluster: Cluster, changed: Mapping[str, Pod], release: set[str]) -> Cluster:
