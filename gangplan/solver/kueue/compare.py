@@ -34,7 +34,8 @@ def describe(w: KueueWorkloadOutcome | None) -> str:
             doms = ", ".join(f"{'/'.join(d['values'])} x{d['count']}" for d in p.topology)
             text += f" [{doms}]"
         parts.append(text)
-    return "admitted: " + "; ".join(parts)
+    text = "admitted: " + "; ".join(parts)
+    return text if w.running else text + " (not every pod placed)"
 
 
 def _same_place(g: KueueWorkloadOutcome, o: KueueWorkloadOutcome) -> bool:
@@ -58,7 +59,7 @@ def compare(greedy: Result, optimal: Result) -> KueueDiff | None:
         and not _same_place(g.workloads[k], o.workloads[k])
     ]
     step = None
-    if only_o:
+    if only_o or other:
         order = sorted(
             (w.cycle, k) for k, w in g.workloads.items() if w.admitted and w.cycle is not None
         )
@@ -72,7 +73,7 @@ def compare(greedy: Result, optimal: Result) -> KueueDiff | None:
                 optimal=describe(o.workloads.get(first)),
                 refused=refused,
             )
-        else:
+        elif only_o:
             k = only_o[0]
             step = KueueStep(
                 workload=k,
