@@ -273,6 +273,30 @@ def group_pods_backoff_only(v: KubeVersion) -> bool:
     return v == KubeVersion.V1_36
 
 
+def async_workload_preemption(v: KubeVersion) -> bool:
+    """A successful workload-aware preemption does not place the group in its cycle (rule W of
+    issue 39): ``podGroupCycle`` marks every result ``waitingOnPreemption`` and
+    ``submitPodGroupAlgorithmResult`` sends the pods back to the queue with their nominations;
+    the simulation ran on a backed-up snapshot (``BackupSnapshot`` / ``restoreFn``,
+    ``pkg/scheduler/schedule_one_podgroup.go``); the victims only get a (graceful) delete call
+    (``pkg/scheduler/framework/preemption/executor.go``) and stay on their nodes until it
+    completes. Every release with workload-aware preemption (v1.36+) does so."""
+    return workload_aware_preemption(v)
+
+
+def wap_nominates_simulation(v: KubeVersion) -> bool:
+    """Which assignments a successful workload-aware preemption nominates the group's pods to.
+    v1.36.2: the failed pre-preemption attempt's (a pod that fitted there gets its node, a pod
+    that failed keeps its old nomination; no lower-priority nomination is cleared), and a retry
+    that fails runs the preemption again with no "ongoing preemption" check. Newer code
+    (``PodGroupEvaluator.Preempt``, ``podgrouppreemption.go``; its unit test
+    ``TestPodGroupEvaluator_Preempt_NominatedNodes``, kubernetes @805300d0): the simulation's
+    proposed assignments (``NominatingInfos``), lower-priority nominations on those nodes
+    cleared, and while the group's victims are still terminating Preempt returns Success with
+    the current nominations ("ongoing preemption on nominated nodes"), choosing no new victims."""
+    return v.at_least(KubeVersion.V1_37)
+
+
 def pod_group_claims(v: KubeVersion) -> bool:
     """PodGroups may carry ``spec.resourceClaims`` shared by their pods (KEP-5729, gate
     DRAWorkloadResourceClaims: alpha in v1.36, beta but still off by default in v1.37,
@@ -430,6 +454,15 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
             "1.37+": "single pods as before; a failed pod group goes back whole on any event, backoff capped at `10 s * sqrt(size)`",
         },
         "`pkg/scheduler/backend/queue/scheduling_queue.go` (`determineSchedulingHintForInFlightPod`, `AddUnschedulableIfNotPresent`), `backoff_queue.go`, `active_queue.go` `unlockedPop` (SchedulerPopFromBackoffQ), the plugins' `EventsToRegister` (release-1.36 / v1.36.2; v1.37 kubernetes#138567)",
+    ),
+    Behaviour(
+        "a successful workload-aware preemption",
+        {
+            "1.35": "none (per-pod DefaultPreemption; gangplan: its victims leave at once)",
+            "1.36": "asynchronous: the group is not placed in that cycle; its victims get a delete call and stay on their nodes (requests, labels, affinity terms) until removed; the pods that fitted in the failed attempt before preemption are nominated to their nodes there (others keep theirs); the group retries behind the queue with the victims still present (a nominated node is tried alone first), a failed retry preempts again over what is present (terminating victims are candidates, not deleted twice), then the victims go and the group retries",
+            "1.37+": "asynchronous as v1.36, but the pods are nominated to the simulation's nodes (lower-priority nominations there cleared), and while the group's victims are terminating a failed retry chooses no new victims (\"ongoing preemption on nominated nodes\")",
+        },
+        "`schedule_one_podgroup.go` `podGroupCycle` / `runWorkloadAwarePreemption` (`BackupSnapshot`) / `submitPodGroupAlgorithmResult` (`waitingOnPreemption`); `framework/preemption/executor.go` `actuatePodGroupPreemption`; `podgrouppreemption.go` `Preempt` (release-1.36 / v1.36.2; kubernetes @805300d0 `TestPodGroupEvaluator_Preempt`, `..._NominatedNodes`); `schedule_one.go` `evaluateNominatedNode`",
     ),
     Behaviour(
         "run-time hierarchy validation before a pod-group cycle",

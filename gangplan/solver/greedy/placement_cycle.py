@@ -560,7 +560,7 @@ class PlacementAlgorithm:
             return None
         counts: dict[int, int] = {}
         for p in group.members:
-            i = st.snap.index.get(p.nominated_node_name or "")
+            i = st.snap.nominated_node(p)
             if p.key in st.queued and i is not None:
                 counts[i] = counts.get(i, 0) + 1
         if not counts:

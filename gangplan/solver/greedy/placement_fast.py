@@ -229,7 +229,7 @@ class CountingPlan:
         fixed, observer = state.fixed, state.observer
         for p in pods:
             if (
-                p.nominated_node_name
+                snap.nominated_node(p) is not None
                 or p.key in fixed
                 or (observer is not None and observer.watches(p))
                 or p.node_name

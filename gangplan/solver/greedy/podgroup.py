@@ -38,6 +38,7 @@ from gangplan.models.trace import Requeue
 from gangplan.models.version import (
     group_pods_backoff_only,
     stale_affinity_lists,
+    wap_nominates_simulation,
     workload_aware_preemption,
 )
 from gangplan.solver.greedy.framework import Code, Status
@@ -62,6 +63,9 @@ from gangplan.solver.greedy.scheduling_queue import (
 from gangplan.solver.greedy.state import RunState
 
 STOPPED = "the run was stopped by its observer"
+WAITING_ON_PREEMPTION = "pod group is waiting for preemption to complete"
+"""The reason of a group whose workload-aware preemption succeeded (``podGroupSchedulingDefaultAlgorithm``'s
+status text for a group waiting on preemption, ``schedule_one_podgroup.go``)."""
 
 
 class WorkloadCycle:
@@ -88,8 +92,12 @@ class WorkloadCycle:
         while not st.stopped:
             qe = q.pop()
             if qe is None:
+                if st.deleting:  # nothing left to try before the victims are gone (rule W, e)
+                    self._complete_deletions(q, list(st.deleting))
+                    continue
                 break
             key = qe.key
+            issued = list(st.deleting)
             pods = self._queued_pods(key)
             before = {p.key for p in pods if p.key in st.placements}
             victims = len(st.victims)
@@ -140,7 +148,32 @@ class WorkloadCycle:
                 q.event(ClusterEvent(POD_DELETE, victim, victim.node_name or ""))
             for p in bound:
                 q.event(ClusterEvent(ASSIGNED_POD_ADD, p, names[st.placements[p.key]]))
+            if not key.is_pod:  # the preemptor's retry came while its victims were still there
+                self._complete_deletions(q, [d for d in issued if d[0] == key.key])
+        if st.deleting and not st.stopped:
+            self._complete_deletions(None, list(st.deleting))
         st.rejectors = None
+
+    def _complete_deletions(
+        self, q: SchedulingQueue | None, done: list[tuple[str, list[str]]]
+    ) -> None:
+        """The deletions ``done`` complete (rule W of issue 39, step e): their victims leave their
+        nodes, join ``victims`` and each sends a ``Pod/Delete`` event to the queue."""
+        st = self.state
+        if not done:
+            return
+        st.deleting = [d for d in st.deleting if all(d is not x for x in done)]
+        by_key, names = st.cluster.pod_by_key, st.snap.names
+        evicted = set(st.victims)
+        for _, keys in done:
+            for pod, i in st.snap.remove_terminating(keys):
+                if pod.key in evicted:
+                    continue
+                evicted.add(pod.key)
+                st.victims.append(pod.key)
+                if q is not None:
+                    victim = by_key[pod.key]
+                    q.event(ClusterEvent(POD_DELETE, victim, names[i]))
 
     def _queued_pods(self, key: EntityKey) -> list[Pod]:
         """The pending pods the run attempts for an entity."""
@@ -159,7 +192,8 @@ class WorkloadCycle:
         """A later attempt of an entity that failed: its pods' old cycles and reasons go (the new
         attempt gives its own); pods it already placed count as scheduled members (next cycle)."""
         st, tr = self.state, self.state.trace
-        tr.drop_cycles(tr.mark(), {p.key for p in pods})  # the new attempt's cycles replace them
+        # the new attempt's cycles replace the failed pods' (the placed ones keep theirs)
+        tr.drop_cycles(tr.mark(), {p.key for p in pods if p.key not in placed})
         for p in pods:
             tr.pop("pod_reasons", p.key)
         if not key.is_pod:
@@ -170,10 +204,12 @@ class WorkloadCycle:
             return
         queued = st.queued
         st.queued, st.next_cycle = queued - placed, True
+        st.wap_nominations = []
         try:
             self._schedule_root(key.key)
         finally:
             st.queued, st.next_cycle = queued, False
+        self._settle_nominations(key.key)
 
     def schedule_single(self, pod: Pod) -> None:
         st = self.state
@@ -202,14 +238,25 @@ class WorkloadCycle:
             )
 
     def schedule_root(self, root: str) -> None:
+        st = self.state
+        st.wap_nominations = []
         self._schedule_root(root)
-        if self.state.preemption and not group_pods_backoff_only(self.state.cluster.kube_version):
+        if st.preemption and not group_pods_backoff_only(st.cluster.kube_version):
             self._next_cycle(
                 root
             )  # v1.36: the leftovers wait in backoffQ behind activeQ (their retry)
-        # Every queued member now leaves the nominator: bound, or failed with its NNN cleared.
-        for p in self.state.cluster.groups.members(root):
-            self.state.snap.clear_nomination(p)
+        self._settle_nominations(root)
+
+    def _settle_nominations(self, root: str) -> None:
+        """After a root's attempt every queued member leaves the nominator (bound, or failed),
+        except the pods a successful workload-aware preemption nominated (rule W)."""
+        st = self.state
+        for p in st.cluster.groups.members(root):
+            st.snap.clear_nomination(p)
+        for p, i in st.wap_nominations:
+            if p.key not in st.placements:
+                st.snap.nominate(p, i)
+        st.wap_nominations = []
 
     def _schedule_root(self, root: str) -> None:
         st, tr, tree = self.state, self.state.trace, self.state.cluster.groups
@@ -221,11 +268,17 @@ class WorkloadCycle:
         attempt = tr.mark()
         stale = stale_affinity_lists(st.cluster.kube_version)
         frozen = st.snap.freeze_affinity_lists() if stale else None
+        outer = st.fitted is None
+        if outer:
+            st.fitted = {}
         try:
             run = self.schedule_group(root)
+            fitted = st.fitted
         finally:
             if stale:
                 st.snap.affinity_lists = frozen
+            if outer:
+                st.fitted = None
         if run.status == Code.SUCCESS and run.new == 0:
             run = GroupRun(
                 Code.UNSCHEDULABLE,
@@ -243,12 +296,26 @@ class WorkloadCycle:
             )
             if wap and stale:  # BackupSnapshot rebuilds the lists once, before the simulation
                 frozen = st.snap.freeze_affinity_lists()
+            by_key = st.cluster.pod_by_key
+            before = [(by_key[k], i) for k, i in (fitted or {}).items()]
             try:
-                why = self.preemption.preempt_group(root, attempt) if wap else reason
+                why = self.preemption.preempt_group(root, attempt, before) if wap else reason
             finally:
                 if wap and stale:
                     st.snap.affinity_lists = frozen
-            if why is not None:  # None: workload-aware preemption nominated the group's pods
+            waiting = why is None
+            if waiting:  # the group waits on its preemption: nothing of it is placed (rule W)
+                why = WAITING_ON_PREEMPTION
+            elif wap and not wap_nominates_simulation(st.cluster.kube_version):
+                # v1.36, a final failure: the pods that fitted lose their nomination (ModeOverride
+                # with no node), the others keep theirs (ModeNoop)
+                for pod, _ in before:
+                    st.snap.nominate(pod, None)
+            elif wap:  # newer code: an Unschedulable group's pods have their nominations cleared
+                for pod in tree.members(root):
+                    if pod.key in st.queued and pod.key in st.snap.nnn:
+                        st.snap.nominate(pod, None)
+            if why is not None:
                 self._fail_root(
                     root, reason if why is reason else f"{reason}; preemption: {why}", run.status
                 )
@@ -430,6 +497,8 @@ class WorkloadCycle:
         if st.stopped:
             return PodResult(pod=pod, status=Status(Code.ERROR, (STOPPED,)))
         r = st.sched.schedule(pod)
+        if st.fitted is not None and r.node is not None:
+            st.fitted[pod.key] = r.node
         if st.rejectors is not None:
             st.rejectors.update(r.rejections)
         if pod.key in st.fixed:

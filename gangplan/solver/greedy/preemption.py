@@ -83,6 +83,7 @@ from gangplan.models.version import (
     KubeVersion,
     placement_groups_preempt,
     rerun_reprieve,
+    wap_nominates_simulation,
     workload_aware_preemption,
 )
 from gangplan.solver.greedy.framework import (
@@ -301,14 +302,31 @@ class Preemption:
                 del st.snap.nominated[i]
 
     # ---- workload-aware preemption -----------------------------------------------------------
-    def preempt_group(self, root: str, attempt: Mark) -> str | None:
+    def preempt_group(
+        self, root: str, attempt: Mark, fitted: list[tuple[Pod, int]] | None = None
+    ) -> str | None:
         """WAP for ``root`` after its cycle (recorded since ``attempt``) failed and was reverted.
-        On success the preemptor's pods are assumed and None is returned; else the reason."""
+        Returns None when preemption succeeded, else the reason.
+
+        On success nothing of the group is placed (rule W of issue 39,
+        :func:`~gangplan.models.version.async_workload_preemption`): the victims get their delete
+        call (:attr:`RunState.deleting`) and stay on their nodes as terminating pods, and the
+        group's pods are nominated (:attr:`RunState.wap_nominations`): v1.36 to the nodes they
+        fitted on in the failed attempt (``fitted``), v1.37+ to the simulation's nodes."""
         st = self.state
         tree = st.cluster.groups
         group = tree.node(root)
+        version = st.cluster.kube_version
+        simulated = wap_nominates_simulation(version)
         pods = [p for p in tree.members(root) if p.key in st.queued]
         policy = tree.preemption_policy(group.entity)
+        if simulated and self._ineligible(root) is None and any(r == root for r, _ in st.deleting):
+            # PodGroupEvaluator.Preempt: Success with the current nominations, no new victims
+            # (the trace keeps the preemption that chose the victims)
+            snap = st.snap
+            current = [(p, snap.nominated_node(p)) for p in pods]
+            st.wap_nominations = [(p, i) for p, i in current if i is not None]
+            return None
         trace = WorkloadPreemption(
             priority=group.priority, policy=policy, status=Code.UNSCHEDULABLE.label
         )
@@ -316,7 +334,7 @@ class Preemption:
         ineligible = self._ineligible(root)
         if ineligible is not None:
             return _fail(trace, ineligible)
-        if self._ongoing(pods, group.priority):
+        if simulated and self._ongoing(pods, group.priority):
             return _fail(trace, "not eligible due to a terminating pod on the nominated node.")
         units = sorted(victims_below(st.cluster, st.snap, group.priority), key=self.importance)
         trace.candidates = [str(u.key) for u in units]
@@ -342,15 +360,32 @@ class Preemption:
             return _fail(trace, f"preemption cannot help: {run.reason or run.status.label}")
         assignments = st.assumed.since(checkpoint)
         st.assumed.rollback(checkpoint)
-        if rerun_reprieve(st.cluster.kube_version):
+        if rerun_reprieve(version):
             evicted, assignments = self._reprieve_rerun(root, units, assignments, trace)
         else:
             evicted = self._reprieve(units, assignments, trace)
-        for pod, i in assignments:
-            st.assumed.assume(pod, i)
-        self._actuate(evicted, assignments, group.priority)
+        # BackupSnapshot's restoreFn: the simulation leaves nothing behind; the victims stay on
+        # their nodes, terminating, until their deletion completes.
+        st.trace.restore(retry)
+        st.trace.extend_order(failed_cycles)
+        for u in evicted:
+            self._restore(u)
+        snap = st.snap
+        issued = {k for _, keys in st.deleting for k in keys}
+        new = [p for u in evicted for p in u.pods if p.key not in issued]
+        snap.mark_terminating(new)
+        if new:
+            st.deleting.append((root, [p.key for p in new]))
+        nominations = list(assignments) if simulated else list(fitted or [])
+        if simulated:
+            for _, i in nominations:  # the nominator drops lower-priority nominations there
+                for k, q in list(snap.nominated.get(i, {}).items()):
+                    if q.priority < group.priority:
+                        snap.clear_nomination(q)
+                        snap.nnn[k] = None
+        st.wap_nominations = nominations
         trace.status = Code.SUCCESS.label
-        trace.nominated = {p.key: st.snap.names[i] for p, i in assignments}
+        trace.nominated = {p.key: snap.names[i] for p, i in nominations}
         return None
 
     def _ineligible(self, root: str) -> str | None:

@@ -190,7 +190,7 @@ class PodScheduler:
         return None
 
     def _try_nominated(self, cs: CycleState, pod: Pod, res: PodResult) -> bool:
-        i = self.snap.index.get(pod.nominated_node_name or "")
+        i = self.snap.nominated_node(pod)
         if i is None or (self.placement is not None and not (self.placement == i).any()):
             return False  # upstream looks the node up with GetNodeInPlacement
         idx = np.array([i], dtype=np.int64)

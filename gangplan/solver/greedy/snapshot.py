@@ -115,6 +115,14 @@ class NodeTable:
         self.placement_cache: dict[tuple[str, int], tuple[np.ndarray, list]] = {}
         """(topology key, id of the parent node array) -> (that array, its placements): see
         :func:`gangplan.solver.greedy.placement.generate_placements`."""
+        self.terminating: dict[str, Pod] = {}
+        """Pod key -> a terminating copy of a victim whose deletion was issued in the run and has
+        not completed (rule W of issue 39): :meth:`assume` places the copy whatever object it is
+        given, so the victim keeps its requests, labels and affinity terms on its node while
+        PodTopologySpread, like ``countPodsMatchSelector``, skips it as being deleted."""
+        self.nnn: dict[str, int | None] = {}
+        """Pod key -> ``status.nominatedNodeName`` set (a node position) or cleared (None) during the
+        run; a pod not in it has its input's (:meth:`nominated_node`)."""
         for p in cluster.bound_pods:
             if p.node_name in self.index:
                 self.assume(p, self.index[p.node_name])
@@ -175,6 +183,8 @@ class NodeTable:
 
     def _place(self, pod: Pod, i: int) -> None:
         """What :meth:`assume` records besides the per-node arrays."""
+        if self.terminating:
+            pod = self.terminating.get(pod.key, pod)
         self.bound_on_nodes += pod.bound
         self.pods_on[i].append(pod)
         self.ports_on[i].extend(pod.host_ports)
@@ -266,9 +276,49 @@ class NodeTable:
         for i, keys in gone.items():
             self.pods_on[i] = [p for p in self.pods_on[i] if p.key not in keys]
 
+    def nominated_node(self, pod: Pod) -> int | None:
+        """The position of the pod's ``status.nominatedNodeName`` now: as set or cleared during
+        the run (:attr:`nnn`), else the input's (None: none, or not a node of the snapshot)."""
+        if pod.key in self.nnn:
+            return self.nnn[pod.key]
+        return self.index.get(pod.nominated_node_name or "")
+
+    def nominate(self, pod: Pod, i: int | None) -> None:
+        """Set (``i``) or clear (None) the pod's nomination: its ``status.nominatedNodeName`` and
+        its entry in the nominator (:attr:`nominated`, what other pods' Filter adds)."""
+        self.clear_nomination(pod)
+        self.nnn[pod.key] = i
+        if i is not None:
+            self.nominated.setdefault(i, {})[pod.key] = pod
+
+    def mark_terminating(self, pods: list[Pod]) -> None:
+        """The pods (on nodes) got a delete call: each stays on its node as a terminating copy."""
+        for p in pods:
+            i = self.node_of.get(p.key)
+            if i is None or p.key in self.terminating:
+                continue
+            self.forget(p)
+            self.terminating[p.key] = p.model_copy(update={"terminating": True})
+            self.assume(p, i)
+
+    def remove_terminating(self, keys: list[str]) -> list[tuple[Pod, int]]:
+        """The deletions of ``keys`` completed: those pods leave their nodes. Returns each removed
+        pod (the input's object) with the node it left."""
+        out = []
+        for k in keys:
+            copy = self.terminating.get(k)
+            i = self.node_of.get(k)
+            if copy is None or i is None:
+                self.terminating.pop(k, None)
+                continue
+            self.forget(copy)
+            del self.terminating[k]
+            out.append((copy, i))
+        return out
+
     def clear_nomination(self, pod: Pod) -> None:
         """A pod leaves the nominator once its own cycle runs (placed or failed)."""
-        i = self.index.get(pod.nominated_node_name or "")
+        i = self.nominated_node(pod)
         if i is not None and i in self.nominated:
             self.nominated[i].pop(pod.key, None)
             if not self.nominated[i]:

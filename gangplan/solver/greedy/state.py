@@ -244,7 +244,19 @@ class RunState:
     placements: dict[str, int] = field(default_factory=dict)
     """Pod key -> node position of every pod the run placed (or nominated)."""
     victims: list[str] = field(default_factory=list)
+    """Pods evicted, in the order their deletion completed (an asynchronous workload-aware
+    preemption's victims join when they leave their nodes, :attr:`deleting`)."""
     nominated: set[str] = field(default_factory=set)
+    deleting: list[tuple[str, list[str]]] = field(default_factory=list)
+    """Deletions issued by asynchronous workload-aware preemption (rule W of issue 39) and not
+    completed: (preemptor root, victim pod keys); the victims stay on their nodes as terminating
+    copies (:attr:`NodeTable.terminating`) until ``WorkloadCycle`` completes the deletion."""
+    fitted: dict[str, int] | None = None
+    """While a root's attempt runs: pod key -> the node each pod's cycle chose (v1.36 nominates
+    the pods that fitted in the failed attempt before preemption)."""
+    wap_nominations: list[tuple[Pod, int]] = field(default_factory=list)
+    """Nominations of the current root's successful workload-aware preemption, set once its
+    attempt ends (after its members leave the nominator)."""
     next_cycle: bool = False
     """True while a root's leftover pods get their next cycle (pods placed earlier in this run
     count as scheduled members)."""
