@@ -13,7 +13,7 @@ from gangplan.models.result import Result
 from gangplan.solver.validate import validate
 
 ROOT = Path(__file__).resolve().parent.parent
-FLAVORS = str(ROOT / "scenarios" / "kueue" / "flavor-order-strands.yaml")
+FLAVORS = str(ROOT / "scenarios" / "showcase" / "kueue-flavor-order-strands.yaml")
 runner = CliRunner()
 
 

@@ -16,7 +16,7 @@ import gangplan as gp
 from gangplan.solver.validate import validate
 
 ROOT = Path(__file__).resolve().parent.parent
-SCENARIOS = ROOT / "scenarios" / "kueue"
+SCENARIOS = ROOT / "scenarios" / "showcase"
 GPU = "nvidia.com/gpu"
 
 
@@ -268,7 +268,7 @@ def test_two_heads_of_a_cohort_in_one_cycle():
 def test_scenarios_meet_their_expectations():
     from gangplan.solver.suite import run_scenario
 
-    paths = sorted(SCENARIOS.glob("*.yaml"))
+    paths = sorted(SCENARIOS.glob("kueue-*.yaml"))
     assert len(paths) >= 2
     total = 0
     for path in paths:
