@@ -20,23 +20,52 @@ unit (rank 1 without a group, 2 inside one); otherwise the unit is keyed by its 
 ancestor (rank 2 for a PodGroup, 3 for a CompositePodGroup) and holds every pod on a node of every
 leaf PodGroup under it. A unit's priority is its root group's, else the pod's own.
 
-Simplifications (the run is a series of attempts on a virtual clock, :mod:`.scheduling_queue`):
+Workload-aware preemption is asynchronous (rule W of issue 39, v1.36+,
+:func:`~gangplan.models.version.async_workload_preemption`), on the run's virtual clock
+(:mod:`.scheduling_queue`):
 
-* "Victims deleted, the preemptor binds in its next cycle" is modelled as immediate: the victims
-  leave the snapshot at once, the preemptor's pods are assumed on their nominated nodes (reported
-  with ``PodOutcome.nominated``) and every later entity sees the freed and the taken resources.
-  Upstream the preemptor's next cycle re-runs Filter/Score and would normally take the same nodes.
+* (a) A successful preemption places nothing of the group in that cycle: the simulation's
+  assignments are thrown away with its trace records (``BackupSnapshot`` / ``restoreFn``); the
+  group fails with "pod group is waiting for preemption to complete" and goes back to the queue.
+  Its victims get their delete call (``RunState.deleting``) and stay on their nodes as terminating
+  pods (``NodeTable.terminating``: requests, labels and affinity terms count; PodTopologySpread
+  skips them, as ``countPodsMatchSelector`` skips pods being deleted).
+* (b) Nominations: v1.36 the pods that fitted in the failed attempt before preemption, to the node
+  they fitted on; v1.37+ the simulation's assignments, and lower-priority nominations on those
+  nodes are cleared (:func:`~gangplan.models.version.wap_nominates_simulation`). A nomination is
+  held against pods of no higher priority by Filter (``RunFilterPluginsWithNominatedPods``) and
+  makes the pod try its nominated node alone first (``evaluateNominatedNode``).
+* (c) Every other entity in the queue runs before the group's retry, as the queue orders them
+  (v1.36: the group's pods back off and are popped when activeQ drains; v1.37+: any event moves
+  the group), and sees the victims still there.
+* (d) The group's next attempt still sees the victims. If it fails, v1.36 preempts again over
+  what is present now (victims still terminating are candidates; those chosen again are not
+  deleted twice); v1.37+ returns Success with the current nominations and chooses no new victim
+  while its victims are terminating ("ongoing preemption on nominated nodes").
+* (e) The deletion completes right after that next attempt, or as soon as no entity can be tried
+  before it (``WorkloadCycle._complete_deletions``): the victims leave their nodes, join
+  ``Result.victims`` and send ``Pod/Delete`` events, which retry the group. Upstream the window
+  is the victims' grace period (30 s by default) against a backoff of 1-10 s, so the group's
+  retry normally falls inside it; the model gives it exactly one retry there.
+
+Simplifications:
+
+* Default preemption (a single pod, and v1.35's gang pods) is still immediate: its victims leave
+  the snapshot at once, and the preemptor is assumed on its nominated node (reported with
+  ``PodOutcome.nominated``), seen as such by every later entity.
 * A PodGroup root that succeeded with queued pods left over (a basic group, or extras past
-  minCount) gets the leftovers' next cycle at once, so that workload-aware preemption can run for
-  them; when that cycle places nothing its records are undone, except its
-  ``trace["preemption"]`` entry and the advanced scan start index. CompositePodGroup roots do not
-  get this second cycle.
+  minCount) gets the leftovers' next cycle at once (not in v1.36, whose leftovers wait in
+  backoffQ), so that workload-aware preemption can run for them; when that cycle places nothing
+  its records are undone, except its ``trace["preemption"]`` entry and the advanced scan start
+  index. CompositePodGroup roots do not get this second cycle.
 * A single pod that preempts keeps its failing Filter evidence in ``trace["pods"]``; its
   ``chosen`` is the nominated node.
-* Only pods bound in the snapshot can be victims. In the first pass over the queue, pods placed
-  earlier in the run have a priority at least the current entity's anyway; a retried entity
-  (requeued by an event) could upstream also evict lower-priority pods the run placed after its
-  first attempt, which gangplan does not do.
+* Only pods bound in the snapshot can be victims (rule V of issue 39 is not reproduced): a retried
+  entity could upstream also evict lower-priority pods the run placed after its first attempt.
+* Nominations a pod's own cycle clears: gangplan takes every pod of a group out of the nominator
+  after its attempt, except those a successful preemption nominates; when the group finally fails,
+  v1.36 clears the nominations of the pods that fitted (the others keep theirs), v1.37+ those the
+  run set.
 * Candidate nodes of default preemption are scanned from offset 0 in snapshot position order
   (upstream starts at a random offset), and the final tie goes to the lowest node position
   (upstream: the first of a Go map, effectively random).
@@ -44,7 +73,8 @@ Simplifications (the run is a series of attempts on a virtual clock, :mod:`.sche
   when that status is only Unschedulable).
 * "Terminating because of scheduler preemption" (the ongoing-preemption check) is read as
   "terminating" (the snapshot has no DisruptionTarget condition): a preemptor whose nominated node
-  holds a lower-priority terminating pod is not eligible, as in ``preemptorEligibleToPreemptOthers``.
+  holds a lower-priority terminating pod is not eligible, as in ``preemptorEligibleToPreemptOthers``
+  (single pods; groups from v1.37, v1.36 has no such check for groups).
 * Reprieve re-runs PreFilter on the current snapshot instead of updating the cycle states with the
   ``AddPod`` / ``RemovePod`` extensions (the same state, computed from scratch). Reserve plugins
   are modelled by assuming the preemptor pod.
