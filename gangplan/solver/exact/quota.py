@@ -409,7 +409,13 @@ class _Quota:
                     else:
                         by_dom[doms[n]].append((c, n, var))
             picks = []
+            total = sum(self.inst.classes[c].size for c in classes)
             for _d, items in sorted(by_dom.items()):
+                ub = sum(em.x_ub[c][n] for c, n, _ in items)
+                if ub < total:  # the domain cannot hold the whole PodSet even empty of others
+                    for _, _, v in items:
+                        self.rule(v == 0)
+                    continue
                 members = frozenset(n for _, n, _ in items)
                 u = em.new_aux(
                     0,
@@ -418,8 +424,8 @@ class _Quota:
                         any(cnt.in_nodes(c, m) for c in cs)
                     ),
                 )
-                ub = sum(em.x_ub[c][n] for c, n, _ in items)
-                self.rule(cp_model.LinearExpr.sum([v for _, _, v in items]) <= ub * u)
+                # whole or nothing, in one domain: the domain holds all ``total`` pods or none
+                self.rule(cp_model.LinearExpr.sum([v for _, _, v in items]) == total * u)
                 picks.append(u)
             if picks:
                 self.rule(cp_model.LinearExpr.sum(picks) <= adm)
