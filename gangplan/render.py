@@ -86,6 +86,59 @@ def render_summary(console: Console, s: InspectDocument | dict[str, Any]) -> Non
         console.print(_gated_table(s.gated))
     if s.fragmentation is not None:
         _fragmentation(console, s.fragmentation)
+    if s.kueue is not None:
+        _kueue_summary(console, s.kueue)
+
+
+def _kueue_summary(console: Console, k) -> None:
+    """Kueue's queues and quota (``inspect``)."""
+    from gangplan.predicates.quota import format_amount
+
+    _heading(console, "Kueue", f"(v{k.version} reproduced)")
+    t = _table()
+    for col in ("ClusterQueue", "strategy", "admitted", "pending", "LocalQueues"):
+        t.add_column(
+            col,
+            no_wrap=col != "LocalQueues",
+            justify="right" if col in ("admitted", "pending") else "left",
+        )
+    for q in k.queues:
+        t.add_row(
+            q.cluster_queue,
+            q.strategy,
+            str(q.admitted),
+            str(q.pending),
+            ", ".join(q.local_queues) or "-",
+        )
+    console.print(t)
+    t = _table()
+    for col in (
+        "ClusterQueue",
+        "cohort",
+        "flavor",
+        "resource",
+        "nominal",
+        "borrow",
+        "used",
+        "available",
+    ):
+        t.add_column(
+            col,
+            no_wrap=True,
+            justify="right" if col in ("nominal", "borrow", "used", "available") else "left",
+        )
+    for r in k.quota:
+        t.add_row(
+            r.cluster_queue,
+            r.cohort or "-",
+            r.flavor,
+            r.resource,
+            format_amount(r.resource, r.nominal),
+            "-" if r.borrowing_limit is None else format_amount(r.resource, r.borrowing_limit),
+            format_amount(r.resource, r.used),
+            format_amount(r.resource, r.available),
+        )
+    console.print(t)
 
 
 def _summary_head(console: Console, s: InspectDocument) -> None:

@@ -12,6 +12,9 @@ from gangplan.models.documents import (
     Counts,
     InspectDocument,
     KubeVersionSummary,
+    KueueQueueRow,
+    KueueQuotaRow,
+    KueueSummary,
     NodeShape,
     PendingGroup,
     ProfileSummary,
@@ -56,8 +59,10 @@ JSON_KEYS = (
     "profile",
     "kubeVersion",
     "fragmentation",
+    "kueue",
 )
-"""The top-level keys of ``inspect --json`` in the order the command prints them."""
+"""The top-level keys of ``inspect --json`` in the order the command prints them (``kueue`` only
+with Kueue objects)."""
 
 
 def node_shapes(cluster: Cluster) -> list[NodeShape]:
@@ -223,7 +228,65 @@ def inspect_summary(cluster: Cluster, *, fit: bool = False) -> InspectDocument:
         profile=_profile(cluster),
         kube_version=_kube_version(cluster),
         fragmentation=fragmentation(cluster, fit=fit, tree=tree),
+        kueue=kueue_summary(cluster),
     )
+
+
+def kueue_summary(cluster: Cluster) -> KueueSummary | None:
+    """The Kueue part of ``inspect``: each ClusterQueue's quota per flavor and resource with what
+    the Workloads admitted before the snapshot use and what is still available (the quota rule of
+    :mod:`gangplan.predicates.quota`), and its Workloads admitted and pending."""
+    state = cluster.kueue
+    if state is None:
+        return None
+    from gangplan.predicates.quota import QuotaTree
+
+    tree = QuotaTree.build(state)
+    usage = tree.usage_from(state.admitted())
+    flavors = {}
+    for name, f in sorted(state.flavors.items()):
+        flavors[name] = dict(f.node_labels) | (
+            {"topology": f.topology_name} if f.topology_name else {}
+        )
+    queues, quota = [], []
+    lqs: dict[str, list[str]] = {}
+    for key, lq in sorted(state.local_queues.items()):
+        lqs.setdefault(lq.cluster_queue, []).append(key)
+    for name, cq in sorted(state.cluster_queues.items()):
+        wls = [
+            w
+            for w in state.workloads.values()
+            if not w.finished and state.cluster_queue_of(w) is cq
+        ]
+        queues.append(
+            KueueQueueRow(
+                cluster_queue=name,
+                strategy=cq.queueing_strategy,
+                admitted=sum(1 for w in wls if w.admission is not None),
+                pending=sum(1 for w in wls if w.admission is None),
+                local_queues=lqs.get(name, []),
+            )
+        )
+        used = usage.of_cluster_queue(name)
+        for rg in cq.resource_groups:
+            for fq in rg.flavors:
+                for q in fq.resources:
+                    quota.append(
+                        KueueQuotaRow(
+                            cluster_queue=name,
+                            cohort=cq.cohort,
+                            flavor=fq.name,
+                            resource=q.name,
+                            nominal=q.nominal,
+                            borrowing_limit=q.borrowing_limit,
+                            lending_limit=q.lending_limit,
+                            used=used.get((fq.name, q.name), 0),
+                            available=tree.available(name, fq.name, q.name, usage)
+                            if name in tree.cluster_queues
+                            else 0,
+                        )
+                    )
+    return KueueSummary(version=state.version, flavors=flavors, queues=queues, quota=quota)
 
 
 def inspect_json(summary: InspectDocument) -> dict[str, Any]:
@@ -233,7 +296,7 @@ def inspect_json(summary: InspectDocument) -> dict[str, Any]:
     for level in data["topology"]["levels"]:
         if level["free"] is None:
             del level["free"]
-    return {k: data[k] for k in JSON_KEYS}
+    return {k: data[k] for k in JSON_KEYS if k in data}
 
 
 def summarize(cluster: Cluster) -> dict[str, Any]:

@@ -95,3 +95,25 @@ def test_kueue_version_is_chosen_and_recorded():
         and "0.17, 0.18, 0.19, main" in res.output
     )
     assert gp.load(FLAVORS, kueue_version="main").kueue.version == "main"
+
+
+def test_inspect_shows_kueue_queues_and_quota():
+    path = str(ROOT / "scenarios" / "showcase" / "kueue-borrowing-limit.yaml")
+    res = runner.invoke(app, ["inspect", path, "--json"])
+    assert res.exit_code == 0, res.output
+    k = json.loads(res.stdout)["kueue"]
+    assert [(q["clusterQueue"], q["admitted"], q["pending"]) for q in k["queues"]] == [
+        ("team-a", 0, 1),
+        ("team-b", 0, 0),
+    ]
+    gpu = {r["clusterQueue"]: r for r in k["quota"] if r["resource"] == "nvidia.com/gpu"}
+    assert (
+        gpu["team-a"]["nominal"],
+        gpu["team-a"]["borrowingLimit"],
+        gpu["team-a"]["available"],
+    ) == (8, 4, 12)
+    assert gpu["team-b"]["available"] == 24
+    res = runner.invoke(
+        app, ["inspect", str(ROOT / "scenarios" / "showcase" / "gang-fits.yaml"), "--json"]
+    )
+    assert "kueue" not in json.loads(res.stdout)

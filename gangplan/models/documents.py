@@ -296,6 +296,40 @@ class Fragmentation(_Doc):
     """Whether the engines ran (``inspect --fit``)."""
 
 
+class KueueQuotaRow(_Doc):
+    """One ClusterQueue's quota of one flavor and resource, with what its admitted Workloads use."""
+
+    cluster_queue: str
+    cohort: str | None = None
+    flavor: str
+    resource: str
+    nominal: int
+    borrowing_limit: int | None = None
+    lending_limit: int | None = None
+    used: int
+    """What the Workloads admitted before the snapshot hold (``status.admission``)."""
+    available: int
+    """What it can still admit now, cohort borrowing included (Kueue's ``Available``)."""
+
+
+class KueueQueueRow(_Doc):
+    cluster_queue: str
+    strategy: str
+    admitted: int
+    pending: int
+    local_queues: list[str] = Field(default_factory=list)
+
+
+class KueueSummary(_Doc):
+    """``inspect``'s Kueue part (issue 42): the queues and their quota as the snapshot has them."""
+
+    version: str
+    flavors: dict[str, dict[str, str]] = Field(default_factory=dict)
+    """Flavor -> its node labels (with ``topology`` for a TAS flavor's Topology)."""
+    queues: list[KueueQueueRow] = Field(default_factory=list)
+    quota: list[KueueQuotaRow] = Field(default_factory=list)
+
+
 class InspectDocument(_Doc):
     """``gangplan inspect --json``."""
 
@@ -318,6 +352,8 @@ class InspectDocument(_Doc):
     fragmentation: Fragmentation | None = None
     """How fragmented the cluster is: free GPUs per domain, FGD fragmentation against the
     pending mix, the largest gang of each pending shape that fits now."""
+    kueue: KueueSummary | None = Field(default=None, exclude_if=lambda v: v is None)
+    """With Kueue objects (absent otherwise): flavors, queues and their quota."""
 
 
 class ViolationDocument(_Doc):
