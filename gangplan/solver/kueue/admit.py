@@ -19,10 +19,10 @@ Mirrors kubernetes-sigs/kueue v0.19.2 (and main @ ff69552e79, identical in what 
   it stays out); under StrictFIFO it stays the head, and the ClusterQueue admits nothing behind it.
 
 Not modelled (named in ``reason`` or in the Result's warnings): Kueue's own preemption (mode
-Preempt is reported with the assigner's message and "Kueue preemption is not modelled"), fair
-sharing and admission fair sharing (the classical iterator is used), admission checks (a Workload
-of a ClusterQueue with admission checks is admitted as QuotaReserved only, and the reason says the
-checks are not modelled), partial admission beyond what the assigner does, waitForPodsReady.
+Preempt is reported with the assigner's message, and "Kueue's preemption is not modelled" where
+the ClusterQueue's policy could preempt), fair sharing and admission fair sharing (the classical
+iterator is used), admission checks (named in the loader's warnings; quota reserved counts as
+admitted), waitForPodsReady.
 """
 
 from __future__ import annotations
