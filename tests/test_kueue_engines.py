@@ -240,7 +240,7 @@ def test_queue_checks_before_nomination():
     ]
     _, g, x = solve_both(objs)
     got = outcomes(g)
-    assert got["wrong-ns"] == (False, "Workload namespace doesn't match ClusterQueue selector")
+    assert got["wrong-ns"] == (False, "workload namespace doesn't match ClusterQueue selector")
     assert got["no-queue"] == (False, "LocalQueue missing doesn't exist")
     assert not any(a for a, _ in outcomes(x).values())  # nor does the optimum admit them
 

@@ -10,6 +10,9 @@ from gangplan.models.cluster import Cluster
 from gangplan.models.kueue import ClusterQueue, KueueState, KueueWorkload
 from gangplan.models.labels import selector_matches
 
+NAMESPACE_MISMATCH = "workload namespace doesn't match ClusterQueue selector"
+"""``workload.ErrNamespaceMismatch`` (``pkg/workload/resources.go``, v0.19.2), word for word."""
+
 
 def queue_check(
     cluster: Cluster, state: KueueState, wl: KueueWorkload
@@ -30,5 +33,5 @@ def queue_check(
         return cq, f"LocalQueue {lq.name} is stopped"
     ns = cluster.namespaces.get(wl.namespace)
     if not selector_matches(cq.namespace_selector, ns.labels if ns else {}):
-        return cq, "Workload namespace doesn't match ClusterQueue selector"
+        return cq, NAMESPACE_MISMATCH
     return cq, None
