@@ -105,6 +105,9 @@ def admitted_cluster(
     """``cluster`` after Kueue admitted the Workloads of ``admissions`` (Workload key -> its
     PodSets' assignments): their pods carry the injected selectors and tolerations and are no
     longer held; the pods of every other pending Workload stay held (with the loader's reason).
+    A PodSet admitted partly (``count`` below its own, partial admission) has only that many
+    pods released, in snapshot order: Kueue's job integration shrinks the job to the admitted
+    counts (``RunWithPodSetsInfo``), so the others are never created; here they stay held.
     ``pin`` False: no pod is given its topology domain (the validator counts pods per domain
     instead, :mod:`.rules`)."""
     state: KueueState = cluster.kueue
@@ -118,6 +121,9 @@ def admitted_cluster(
             if a is None:
                 continue
             pending = [by_key[k] for k in ps.pods if k in by_key and by_key[k].node_name is None]
+            if a.count is not None and a.count < ps.count:  # partial admission: the job shrinks
+                bound = sum(1 for k in ps.pods if k in by_key and by_key[k].node_name)
+                pending = pending[: max(0, a.count - bound)]
             pods = [_injected(p, a, state.flavors) for p in pending]
             pods = _pinned(pods, a) if pin else pods
             changed.update((p.key, p) for p in pods)

@@ -145,7 +145,32 @@ class Books:
         )
 
     def assign(self, wl: KueueWorkload, cq: ClusterQueue) -> Nomination:
-        """Nominate ``wl`` (``getAssignments``) against the books as they are."""
+        """Nominate ``wl`` (``getAssignments``) against the books as they are.
+
+        Partial admission (``getInitialAssignments``, the PartialAdmission gate, on by default
+        since v0.5): when the full counts do not fit and a PodSet has a ``minCount``, the
+        largest reduced counts that fit (``PodSetReducer.Search``,
+        :func:`~gangplan.solver.kueue.flavors.podset_reducer_search`) are nominated instead.
+        Kueue first keeps a full assignment that needs preemption when its preemptor finds
+        targets; gangplan models no preemption, so a Preempt-mode assignment is reduced as one
+        without targets is."""
+        nom = self._assign(wl, cq, None)
+        if nom.mode == "Fit":
+            return nom
+        if not any(ps.min_count is not None and ps.min_count < ps.count for ps in wl.podsets):
+            return nom
+        found: dict[tuple[int, ...], Nomination] = {}
+
+        def fits(counts: list[int]) -> bool:
+            n = self._assign(wl, cq, counts)
+            if n.mode == "Fit":
+                found[tuple(counts)] = n
+            return n.mode == "Fit"
+
+        counts = fa.podset_reducer_search(wl.podsets, fits)
+        return found[tuple(counts)] if counts is not None else nom
+
+    def _assign(self, wl: KueueWorkload, cq: ClusterQueue, counts: list[int] | None) -> Nomination:
         found: dict[str, TopologyAssignment] = {}
         asked: dict[str, list[fa.TASRequest]] = {}
 
@@ -166,6 +191,7 @@ class Books:
             self.tree,
             self.usage,
             self.state.flavors,
+            counts=counts,
             tas_check=check,
             topology_levels=self.levels,
             version=self.state.version,
