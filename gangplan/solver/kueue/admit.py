@@ -16,13 +16,22 @@ Mirrors kubernetes-sigs/kueue v0.19.2 (and main @ ff69552e79, identical in what 
 * ``pkg/cache/queue/cluster_queue.go`` (``requeueIfNotPresent``) and ``inadmissible_workloads.go``:
   under BestEffortFIFO an inadmissible Workload leaves the heap until an event requeues the
   inadmissible ones (a Workload finishing, a quota or flavor change: none happens in a snapshot, so
-  it stays out); under StrictFIFO it stays the head, and the ClusterQueue admits nothing behind it.
+  it stays out); under StrictFIFO it stays the head, and the ClusterQueue admits nothing behind it;
+* ``pkg/scheduler/scheduler.go`` (``reserveCapacityForUnreclaimablePreempt``,
+  ``quotaResourcesToReserve``): a head that needs preemption and has no candidates (every one in
+  gangplan, which models no preemption) still holds, for the rest of its cycle, the quota it could
+  claim back (up to its nominal quota, or up to its borrowing limit when it borrows) unless its
+  ClusterQueue can always reclaim (``reclaimWithinCohort: Any``, ``CanAlwaysReclaim``): a later
+  entry of the cycle that would borrow that quota "no longer fits". TAS usage is not held.
 
 Not modelled (named in ``reason`` or in the Result's warnings): Kueue's own preemption (mode
 Preempt is reported with the assigner's message, and "Kueue's preemption is not modelled" where
 the ClusterQueue's policy could preempt), fair sharing and admission fair sharing (the classical
 iterator is used), admission checks (named in the loader's warnings; quota reserved counts as
-admitted), waitForPodsReady.
+admitted), waitForPodsReady. SchedulingEquivalenceHashing (on by default since v0.18) moves a
+BestEffortFIFO Workload's equivalent ones to the inadmissible list with it; here each is nominated
+in a later cycle and found not to fit on its own (the same outcome over a full run, not after one
+cycle: :attr:`Admission.inadmissible` lists only the Workloads actually nominated).
 """
 
 from __future__ import annotations
@@ -40,7 +49,7 @@ from gangplan.models.result import (
 )
 from gangplan.solver.kueue.apply import admitted_cluster
 from gangplan.solver.kueue.books import Books
-from gangplan.solver.kueue.queues import queue_check
+from gangplan.solver.kueue.queues import NAMESPACE_MISMATCH, queue_check
 
 NO_LONGER_FITS = "Workload no longer fits after processing another workload"
 PREEMPTION_NOT_MODELLED = "Kueue's preemption is not modelled (gangplan)"
@@ -54,6 +63,14 @@ class Admission:
     outcome: KueueOutcome
     admitted: dict[str, tuple[PodSetAdmission, ...]] = field(default_factory=dict)
     """Workload key -> its PodSets' assignments, for the Workloads this pass admitted."""
+    queued: dict[str, list[str]] = field(default_factory=dict)
+    """ClusterQueue -> the Workloads still in its heap after the pass, in queue order (Kueue's
+    ``Manager.Dump``): heads not yet nominated (only with ``max_cycles``), heads that "no longer
+    fit", and a StrictFIFO ClusterQueue's blocked head and everything behind it."""
+    inadmissible: dict[str, list[str]] = field(default_factory=dict)
+    """ClusterQueue -> the Workloads Kueue parks as inadmissible (``Manager.DumpInadmissible``):
+    a BestEffortFIFO head that does not fit, and a Workload whose namespace the ClusterQueue's
+    ``namespaceSelector`` does not match (requeue reason NamespaceMismatch, never immediate)."""
 
 
 def _queue_key(wl: KueueWorkload) -> tuple:
@@ -67,16 +84,21 @@ class _Queue:
     blocked: bool = False
 
 
-def admit(cluster: Cluster) -> Admission:
-    """Run Kueue's admission cycles on ``cluster`` until no ClusterQueue has a head left."""
+def admit(cluster: Cluster, *, max_cycles: int | None = None) -> Admission:
+    """Run Kueue's admission cycles on ``cluster`` until no ClusterQueue has a head left, or for
+    at most ``max_cycles`` cycles (Kueue's unit tests run one: ``scheduler.schedule(ctx)`` once;
+    the Workloads not reached stay in :attr:`Admission.queued` without an outcome)."""
     state: KueueState = cluster.kueue
     books = Books.of(cluster)
     outcomes: dict[str, KueueWorkloadOutcome] = {}
     for wl in state.admitted():
         outcomes[wl.key] = recorded_outcome(wl).model_copy(update={"recheck": _recheck(books, wl)})
     queues: dict[str, _Queue] = {}
+    inadmissible: dict[str, list[str]] = {}
     for wl in sorted(state.pending(), key=_queue_key):
         cq, why = queue_check(cluster, state, wl)
+        if cq is not None and why == NAMESPACE_MISMATCH:
+            inadmissible.setdefault(cq.name, []).append(wl.key)
         if why is not None or cq is None:
             outcomes[wl.key] = KueueWorkloadOutcome(
                 cluster_queue=cq.name if cq else None,
@@ -90,11 +112,12 @@ def admit(cluster: Cluster) -> Admission:
             queues.setdefault(cq.name, _Queue(cq, [])).heap.append(wl)
     admitted: dict[str, tuple[PodSetAdmission, ...]] = {}
     cycle = 0
-    while True:
+    while max_cycles is None or cycle < max_cycles:
         heads = [(q, q.heap[0]) for name, q in sorted(queues.items()) if q.heap and not q.blocked]
         if not heads:
             break
         cycle += 1
+        held: list[tuple[str, dict]] = []
         entries = []
         for q, wl in heads:
             entries.append((q, wl, books.assign(wl, q.cq)))
@@ -113,6 +136,10 @@ def admit(cluster: Cluster) -> Admission:
                 if a.mode != "NoFit" and q.cq.preemption.enabled:
                     reason = f"{reason}; {PREEMPTION_NOT_MODELLED}"
                 outcomes[wl.key] = KueueWorkloadOutcome(admitted=False, reason=reason, **base)
+                if a.mode == "Preempt" and q.cq.preemption.reclaim_within_cohort != "Any":
+                    amounts = books.to_reserve(a, q.cq)
+                    books.tree.add(books.usage, q.cq.name, amounts)
+                    held.append((q.cq.name, amounts))
                 if q.cq.queueing_strategy == "StrictFIFO":
                     q.blocked = True
                     for rest in q.heap[1:]:
@@ -123,6 +150,7 @@ def admit(cluster: Cluster) -> Admission:
                         )
                 else:
                     q.heap.pop(0)
+                    inadmissible.setdefault(q.cq.name, []).append(wl.key)
                 continue
             if not books.fits(a, q.cq):
                 outcomes[wl.key] = KueueWorkloadOutcome(
@@ -141,6 +169,8 @@ def admit(cluster: Cluster) -> Admission:
                 levels=admission_levels(podsets),
                 **base,
             )
+        for name, amounts in reversed(held):  # the next cycle's snapshot no longer holds them
+            books.tree.remove(books.usage, name, amounts)
     for key, o in outcomes.items():
         if not o.admitted and o.cluster_queue in state.cluster_queues:
             lines = quota_lines(books, state.workloads[key], state.cluster_queues[o.cluster_queue])
@@ -151,7 +181,11 @@ def admit(cluster: Cluster) -> Admission:
         cycles=cycle,
     )
     return Admission(
-        cluster=admitted_cluster(cluster, admitted), outcome=outcome, admitted=admitted
+        cluster=admitted_cluster(cluster, admitted),
+        outcome=outcome,
+        admitted=admitted,
+        queued={name: [w.key for w in q.heap] for name, q in sorted(queues.items()) if q.heap},
+        inadmissible=inadmissible,
     )
 
 

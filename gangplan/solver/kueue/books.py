@@ -264,6 +264,34 @@ class Books:
             out.append(replace(leaf, **{field_name: held}))
         return tuple(out)
 
+    def to_reserve(self, nom: Nomination, cq: ClusterQueue) -> dict[FlavorResource, int]:
+        """``quotaResourcesToReserve`` (``pkg/scheduler/scheduler.go``, v0.19.2) for a head that
+        needs preemption: per flavor and resource, what it asks up to what its ClusterQueue's
+        nominal quota leaves (not below 0), or, when it borrows, up to nominal quota plus
+        borrowing limit minus what the ClusterQueue uses (all it asks without a limit)."""
+        used = self.usage.of_cluster_queue(cq.name)
+        out: dict[FlavorResource, int] = {}
+        for fr, amount in nom.usage.items():
+            flavor, resource = fr
+            quota = next(
+                (
+                    f.quota(resource)
+                    for g in cq.resource_groups
+                    for f in g.flavors
+                    if f.name == flavor
+                ),
+                None,
+            )
+            nominal = quota.nominal if quota else 0
+            limit = quota.borrowing_limit if quota else None
+            if nom.borrows > 0:
+                out[fr] = (
+                    amount if limit is None else min(amount, nominal + limit - used.get(fr, 0))
+                )
+            else:
+                out[fr] = max(0, min(amount, nominal - used.get(fr, 0)))
+        return out
+
     def reserve(self, nom: Nomination, cq: ClusterQueue) -> None:
         self.tree.add(self.usage, cq.name, nom.usage)
         for flavor, requests in nom.tas_requests.items():
