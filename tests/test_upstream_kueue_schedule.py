@@ -189,3 +189,25 @@ def test_partial_admission_releases_only_the_admitted_pods(tmp_path: Path) -> No
     pods = set(wl.podsets[0].pods)
     assert len(pods) == 50 and pods <= set(cluster.gated)
     assert len(pods - set(adm.cluster.gated)) == 25
+
+
+def test_partial_admission_validates_with_the_admitted_counts(tmp_path: Path) -> None:
+    """The greedy engine on that case with a node: 25 pods placed, and the validator books the
+    admitted 25 pods' quota (50 cpu, the ClusterQueue's nominal), not the PodSet's 50."""
+    import gangplan as gp
+    from gangplan.solver.validate import validate
+
+    case = next(c for c in CASES if c["name"] == "partial admission single variable pod set")
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1"},
+        "status": {"allocatable": {"cpu": "200", "memory": "100Gi", "pods": "110"}},
+    }
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump_all(TABLE["base"] + case["objects"] + [node]))
+    cluster = load_snapshot(path)
+    result = gp.solve(cluster, "greedy")
+    assert result.kueue.workloads["sales/new"].admitted
+    assert sum(1 for po in result.pods.values() if po.node) == 25
+    assert validate(cluster, result) == []

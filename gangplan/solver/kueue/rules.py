@@ -82,8 +82,9 @@ def _usage(
             ps = by_name.get(a.name)
             if ps is None:
                 continue
+            count = a.count if a.count is not None else ps.count  # partial admission: fewer
             for r, f in a.flavors.items():
-                amounts[(f, r)] = amounts.get((f, r), 0) + ps.requests.get(r, 0) * ps.count
+                amounts[(f, r)] = amounts.get((f, r), 0) + ps.requests.get(r, 0) * count
         tree.add(total, cq.name, amounts)
     return recorded, total
 
