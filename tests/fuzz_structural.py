@@ -7,7 +7,7 @@ duplicated or renamed, a reference (node, group, class, workload) left dangling,
 injected where the base has none. Each mutant runs through ``inspect``, ``solve`` (greedy, and exact
 with a small time limit), ``diff`` and ``validate`` in-process, and :func:`check_mutant` returns what
 happened to each command so the caller can assert the property: exit 0 or 2 (``diff`` also 3, greedy
-suboptimal), never an internal error, and every Result of an exit-0 run passes ``validate``.
+suboptimal, and 5, unproven: an honest answer where the budget or the model does not decide), never an internal error, and every Result of an exit-0 run passes ``validate``.
 """
 
 from __future__ import annotations
@@ -260,7 +260,7 @@ ALLOWED = {
     "inspect": {0, 2},
     "solve-greedy": {0, 2},
     "solve-exact": {0, 2},
-    "diff": {0, 2, 3},
+    "diff": {0, 2, 3, 5},
     "validate": {0},
 }
 """Exit codes each command may end with on a mutant (validate runs only on exit-0 Results, so 0)."""

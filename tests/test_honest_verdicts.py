@@ -235,3 +235,26 @@ def test_the_suite_names_the_tier_that_differs() -> None:
         line for line in res.stdout.splitlines() if line.startswith("preempt-one-gang-not-five")
     )
     assert tier in row
+
+
+def test_a_restricted_exact_model_proves_nothing_and_is_no_mismatch():
+    """Where the exact model leaves devices out (multi-node ResourceSlices with shared counters),
+    its optimum may be below the true one: greedy placing more is no bug, and no tier is proven
+    (it was 'model-mismatch', exit 4, and before that claimed proven tiers)."""
+    from pathlib import Path
+
+    import gangplan as gp
+
+    path = (
+        Path(__file__).parent
+        / "fixtures"
+        / "dra"
+        / "scheduler-perf-network-attached-partitionable.yaml"
+    )
+    c = gp.load(path)
+    d = gp.diff(c)
+    assert d.classification == "unproven" and d.exit_code == 5
+    assert d.proof.stopped_by == "restricted-model" and not d.proof.proven
+    assert "leaves part of the snapshot out" in d.proof.advice
+    assert not d.problems
+    assert gp.validate(c, d.greedy) == [] and gp.validate(c, d.optimal) == []

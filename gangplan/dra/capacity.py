@@ -123,6 +123,10 @@ from gangplan.gcpause import gc_paused
 from gangplan.models.base import Beside
 from gangplan.models.objects import LabelSelector, PodAffinityTerm
 
+RESTRICTED = "the exact optimum may be below the true one"
+"""Said by every warning of a part of the snapshot the exact model leaves out: its bounds then
+hold for less than the snapshot (:func:`gangplan.solver.diff.proof.restricted_model`)."""
+
 
 def capacity_view(cluster):
     """``cluster`` with DRA demands and supplies as resources (itself without DRA); cached. Built
@@ -608,19 +612,20 @@ class _ViewBuilder:
         if any(None in v for v in self.fa_alts.values()):
             out.append(
                 "exact engine: firstAvailable subrequests with allocationMode All, capacity requests or "
-                "shared devices are not offered by the exact engine (the greedy engine and the validator allocate them)"
+                "shared devices are not offered by the exact engine (the greedy engine and the validator allocate them): "
+                f"{RESTRICTED}"
             )
         if self.dropped:
             out.append(
                 f"exact engine: {self.dropped} device(s) of multi-node ResourceSlices (nodeSelector / allNodes / "
-                "perDeviceNodeSelection) consume shared counters or allow multiple allocations and are not offered by the exact engine: "
-                "its optimum may be below the true one (the greedy engine and the validator allocate them)"
+                "perDeviceNodeSelection) consume shared counters or allow multiple allocations and are not offered by the exact engine "
+                f"(the greedy engine and the validator allocate them): {RESTRICTED}"
             )
         if mrows is not None and self.shared:
             out.append(
                 f"exact engine: {len(self.shared)} claim(s) shared by several pending pods keep their pods on one "
                 "node, which multi-node devices do not require (kube-scheduler may spread them over the nodes one allocation "
-                "reaches): there the exact optimum may be below the true one"
+                f"reaches): {RESTRICTED}"
             )
         if mrows is not None and (self.all_rows or rows is not None or hall):
             out.append(

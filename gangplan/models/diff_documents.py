@@ -315,10 +315,14 @@ class OptimalProof(_Doc):
     might_gain: float | None = None
     """At ``firstOpen``: how much better than greedy a placement might still be there (the bound
     minus greedy's value; for a cost, greedy's value minus the bound)."""
-    stopped_by: Literal["proof", "work-limit", "wall-clock", "no-solution"] = "proof"
+    stopped_by: Literal["proof", "work-limit", "wall-clock", "no-solution", "restricted-model"] = (
+        "proof"
+    )
     """What ended the exact search: every decision tier proven (``proof``), the deterministic
     work limit (``work-limit``), the wall-clock cap (``wall-clock``: the answer may differ on
-    another machine or under another load), or nothing found at all (``no-solution``)."""
+    another machine or under another load), or nothing found at all (``no-solution``); or
+    ``restricted-model`` (added): the exact model leaves part of the snapshot out (devices it does
+    not offer), so whatever it proved holds for less than the snapshot and no tier is proven."""
     advice: str | None = None
     """What to do when a tier is open, in words (also printed by the table)."""
     tiers: list[TierProof] = Field(default_factory=list)

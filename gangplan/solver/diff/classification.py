@@ -57,7 +57,9 @@ def classify(
     ``greedy-suboptimal`` needs no proof (a better placement was found). ``identical``,
     ``tie-break`` and ``equivalent`` say that greedy does as well as any placement: only when
     every compared tier is proven; otherwise ``unproven``. Greedy better than the exact answer
-    on a proven tier is a ``model-mismatch``."""
+    on a proven tier is a ``model-mismatch``; where the exact model leaves part of the snapshot out
+    (``restricted-model``: devices it does not offer) greedy may do better, and nothing is proven:
+    ``unproven`` unless the exact answer is better."""
     gv, ov = (
         violations
         if violations is not None
@@ -66,10 +68,11 @@ def classify(
     proof = proof if proof is not None else optimal_proof(greedy, optimal)
     problems = [f"greedy: {v}" for v in gv]
     problems += [f"exact: {v}" for v in ov]
-    if greedy_feasible_in_model is False:
+    restricted = proof.stopped_by == "restricted-model"
+    if greedy_feasible_in_model is False and not restricted:
         problems.append("the greedy placement is infeasible in the exact model")
     c = compare(optimal.objective, greedy.objective)
-    if c < 0:
+    if c < 0 and not restricted:
         beaten = _first_difference(optimal.objective, greedy.objective)
         tier = next((t for t in proof.tiers if t.tier == beaten), None)
         if tier is not None and tier.proven:

@@ -66,6 +66,15 @@ def optimal_proof(greedy: Result, optimal: Result) -> OptimalProof:
         stopped = "proof"
     else:
         stopped = stopped_by(optimal)
+    restricted = restricted_model(optimal)
+    if restricted:  # the bounds hold for the model, which leaves part of the snapshot out
+        for t in tiers:
+            if t.compared:
+                t.proven = False
+        open_tiers = [t for t in tiers if t.compared]
+        first = open_tiers[0] if open_tiers else None
+        gain = None
+        stopped = "restricted-model"
     proof = OptimalProof(
         proven=not open_tiers and solved,
         open_tiers=[t.tier for t in open_tiers],
@@ -120,11 +129,25 @@ def open_tier_words(tier: str, gain: float | None) -> str:
     return f"tier {tier} might be better by up to {k}"
 
 
+def restricted_model(optimal: Result) -> list[str]:
+    """The warnings of an exact Result whose model leaves part of the snapshot out (devices it
+    does not offer, claims it keeps on one node): its optimum may be below the true one, so no
+    tier it reports is a proof about the snapshot (:data:`gangplan.dra.capacity.RESTRICTED`)."""
+    from gangplan.dra.capacity import RESTRICTED
+
+    return [w for w in optimal.warnings if RESTRICTED in w]
+
+
 def advice(proof: OptimalProof, optimal: Result) -> str:
     """The open tier in words a person acts on, with the flag that would give the solver more.
     When the best placement found already beats greedy there, how far it might still be from the
     optimum is said too (``mightGain`` stays relative to greedy)."""
     first = next((t for t in proof.tiers if t.tier == proof.first_open), None)
+    if proof.stopped_by == "restricted-model":
+        return (
+            "not proven: the exact model leaves part of the snapshot out, so its optimum may be "
+            "below the true one: " + restricted_model(optimal)[0].removeprefix("exact engine: ")
+        )
     if proof.stopped_by == "no-solution":
         head = "not proven: the exact engine found no placement within its budget"
     elif (

@@ -354,7 +354,7 @@ def diff_snapshot(
         violations=(violations["greedy"], violations["optimal"]),
         proof=proof,
     )
-    if isinstance(feasible, list) and feasible:
+    if isinstance(feasible, list) and feasible and proof.stopped_by != "restricted-model":
         problems += [f"exact model rejects the greedy placement: {p}" for p in feasible]
     decisive = None
     kueue = compare_admission(greedy, optimal)
