@@ -173,6 +173,29 @@ def _valid(cluster, placements: dict[str, str], victims) -> bool:
     return not validate(cluster, r)
 
 
+def _room_taken_by_another(cluster, greedy) -> bool:
+    """Whether greedy evicted a pod from a node on which no placed pod may have preempted it (a
+    pending pod of higher priority whose preemption policy allows it). Workload-aware preemption
+    is asynchronous (rule W of issue 39): while the victims terminate, a higher-priority entity
+    that does not preempt (``preemptionPolicy: Never``) may take the freed room and the preemptor
+    go elsewhere. The validator accepts that Result; the model only evicts for a preemptor placed
+    on the victim's node (see .preemption), so such a start is no placement of the model."""
+    tree = cluster.groups
+    placed = greedy.placements()
+    by_node: dict[str, list[int]] = {}
+    for k, node in placed.items():
+        p = cluster.pod_by_key[k]
+        g = tree.node(tree.root_of(p.group_key)) if p.group_key else None
+        never = tree.preemption_policy(g.entity) if g is not None else p.preemption_policy
+        if never != "Never":
+            by_node.setdefault(node, []).append(tree.unit_priority(p))
+    for v in greedy.victims:
+        victim = cluster.pod_by_key[v]
+        if not any(q > tree.unit_priority(victim) for q in by_node.get(victim.node_name, [])):
+            return True
+    return False
+
+
 def check_model(
     cluster, *, objective: str = "default", preemption: bool = False, drop: int = 0
 ) -> int:
@@ -186,7 +209,7 @@ def check_model(
     checked += 1
     greedy = solve_greedy(cluster, preemption=preemption)
     start, _ = starting_solution(built, greedy)
-    if start is not None:
+    if start is not None and not _room_taken_by_another(cluster, greedy):
         check_hint(built, start, "starting solution from the greedy result")
         checked += 1
     best = solve_exact(

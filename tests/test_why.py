@@ -88,19 +88,22 @@ def test_why_refuses_a_pod_that_is_not_pending_naming_the_argument():
 
 
 def test_the_diff_says_when_the_decisive_choice_was_a_random_tie():
+    """The gang's node is a tie between two equal nodes, broken inside workload-aware preemption's
+    simulation; the pod binds later on its nominated node (rule W of issue 39), so the binding
+    cycle has no tie to name, but the samples still say how often the draw reaches the optimum.
+    (A decisive tie that the binding cycle itself breaks is named: test_honest_verdicts.py.)"""
     from gangplan.render import tie_note
 
     path = ROOT / "scenarios" / "showcase" / "preempt-one-gang-not-five.yaml"
     cluster = gp.load(path)
     d = gp.diff(cluster, samples=10)
     assert gp.validate(cluster, d.greedy) == [] and gp.validate(cluster, d.optimal) == []
-    note = tie_note(d)
-    assert note is not None and note.startswith(
-        "a tie among 2 nodes with the top score, the optimum's node among them"
-    )
-    assert f"{d.decisive.group} admitted in" in note and "of 10 runs" in note
-    out = RUN.invoke(app, ["diff", str(path)])
-    assert "a tie among 2 nodes" in " ".join(out.stdout.split())
+    assert tie_note(d) is None
+    assert d.samples is not None and 0 < d.samples.reaches_target < d.samples.runs
+    out = RUN.invoke(app, ["diff", str(path), "--samples", "10"])
+    text = " ".join(out.stdout.split())
+    assert "a tie among 2 nodes" not in text
+    assert f"optimum in {d.samples.reaches_target}/10" in text
     # a decisive choice that was no tie says nothing of the kind
     gb200 = gp.load(ROOT / "scenarios" / "showcase" / "tas-nvl72-fragmentation.yaml")
     assert tie_note(gp.diff(gb200)) is None
