@@ -12,6 +12,9 @@ workload-aware preemption: its gang pods preempt one by one, so a gang that stil
 its victims evicted (the versions table's row "workload-aware preemption of a group with
 ``schedulingConstraints.topology``"); that is checked on the one case where it shows.
 
+Workload-aware preemption is asynchronous from v1.36 on (rule W of issue 39,
+tests/test_wap_async.py): a preemptor that evicts binds in the cycle its victims' deletion triggers.
+
 Issue 39 names "Victim-aware scoring" cases of this file on master, where upstream would score
 placements by the victims they cost. No stored version of this file, of the unit test
 ``pkg/scheduler/framework/preemption/podgrouppreemption_test.go``, or of the evaluator
@@ -84,6 +87,11 @@ def test_greedy_evicts_the_upstream_victims(path: Path, version: KubeVersion) ->
         assert sorted(result.victims) == _names(ann[EXPECT_VICTIMS])
     else:
         assert len(result.victims) == 1 and result.victims[0] in _names(ann[EXPECT_ONE_OF])
+    if result.victims and group.admitted:
+        # rule W (issue 39): the preemptor binds in the cycle its victims' deletion triggers,
+        # not on a nomination in the cycle that preempted
+        assert not any(o.nominated for o in result.pods.values())
+        assert result.greedy_trace.requeues[-1].trigger.startswith("PodDelete ")
 
 
 @pytest.mark.parametrize("seed", range(8))
