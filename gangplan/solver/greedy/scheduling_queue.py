@@ -12,8 +12,10 @@ and the plugins' ``EventsToRegister`` / queueing hints:
 * **A failed attempt** goes to the unschedulable pool, remembering the plugins that rejected it
   (``UnschedulablePlugins``); its unschedulable count grows by one. An attempt without any
   rejecting plugin (an error, or a group failing on its own count) backs off instead.
-* **Events** a run produces, a pod bound (``AssignedPodAdd``) or a pod evicted (``Pod/Delete``),
-  are offered to every entity in the pool. The entity moves when a hint of one of its rejecting
+* **Events** a run produces, a pod bound (``AssignedPodAdd``) or a pod evicted (``Pod/Delete``;
+  for workload-aware preemption, when the deletion completes: after the preemptor's next attempt,
+  or once nothing else can run, rule W of issue 39, :mod:`.preemption`), are offered to every
+  entity in the pool. The entity moves when a hint of one of its rejecting
   plugins says Queue (:class:`QueueingHints`): to backoffQ while its backoff lasts, else to activeQ.
   v1.37 requeues a failed pod group as a whole without consulting hints (its failed members are
   merged back and the group goes to backoff, ``AddAttemptedPodGroupIfNeeded``): any event moves it.
