@@ -360,3 +360,20 @@ def test_a_recorded_admission_is_kept_and_rechecked():
     # its pod (made from the Workload's template) goes where the recorded flavor says
     assert {o.node for o in g.pods.values()} == {"h100-1"}
     assert {o.node for o in x.pods.values()} == {"h100-1"}
+
+
+def test_partial_admission_in_both_engines():
+    """A Job with kueue.x-k8s.io/job-min-parallelism: Kueue admits the largest count that fits the
+    quota (2 of 4 pods of 4 GPUs in 8 GPUs of quota), the exact engine may too (it said 'model
+    mismatch' before it modelled minCount), and neither runs the Workload whole."""
+    objs = BASE + [cluster_queue("cq", [("a", 8)]), local_queue("ml", "q", "cq")]
+    j = job("ml", "par", "q", 4, 4, 0)
+    j["metadata"]["annotations"] = {"kueue.x-k8s.io/job-min-parallelism": "2"}
+    c, g, x = solve_both(objs + [j])
+    (w,) = g.kueue.workloads.values()
+    assert w.admitted and w.podsets[0].count == 2 and not w.running
+    assert len(g.placements()) == 2
+    (xw,) = x.kueue.workloads.values()
+    assert xw.admitted and xw.podsets[0].count == 2 and len(x.placements()) == 2
+    d = gp.diff(c, greedy=g, optimal=x)
+    assert d.classification in ("identical", "tie-break", "equivalent") and not d.problems

@@ -329,6 +329,7 @@ class _Quota:
         if not p.groups or any(not g.flavors for g in p.groups):
             self.rule(adm == 0)
             return
+        admitted = self._admitted_count(p, adm)
         for g in p.groups:
             choices = []
             if len(g.flavors) == 1:
@@ -347,11 +348,57 @@ class _Quota:
             rg = cq.resource_groups[g.index]
             for name, var in choices:
                 self.out.flavor[(p.workload.key, ps.name, g.index, name)] = var
+                pods = self._pods_in(p, admitted, var, len(choices) == 1, name, g)
                 for r in rg.covered_resources:
-                    q = ps.requests.get(r, 0) * ps.count
-                    if q:
-                        self.usage[(cq.name, name, r)].append((q, var))
-        self._topology(p, adm)
+                    req = ps.requests.get(r, 0)
+                    if req and pods is None:
+                        self.usage[(cq.name, name, r)].append((req * ps.count, var))
+                    elif req:
+                        self.usage[(cq.name, name, r)].append((req, pods))
+        self._topology(p, adm, admitted)
+
+    def _admitted_count(self, p: PodSetPlan, adm):
+        """Partial admission (a PodSet with ``minCount``): how many of its pods Kueue admits,
+        ``minCount <= k <= count`` when admitted, 0 otherwise; the quota then counts ``k`` pods and
+        at most ``k`` are placed. None for a PodSet admitted whole (``count`` pods)."""
+        ps, em = p.podset, self.em
+        lo = ps.min_count
+        if lo is None or lo >= ps.count:
+            return None
+        classes = tuple(p.classes)
+
+        def value(cnt: Counts) -> int:
+            placed = sum(cnt.total(c) for c in classes)
+            return max(lo, placed) if placed else 0
+
+        k = em.new_aux(0, ps.count, value)
+        self.rule(k >= lo * adm)
+        self.rule(k <= ps.count * adm)
+        self.rule(cp_model.LinearExpr.sum([em.placed[c] for c in classes]) <= k)
+        return k
+
+    def _pods_in(self, p: PodSetPlan, admitted, var, only: bool, name: str, g: GroupChoice):
+        """The admitted pods the PodSet's quota counts in flavor ``name`` (None: its whole
+        ``count`` times the choice ``var``)."""
+        if admitted is None:
+            return None
+        if only:  # the one flavor of the group: every admitted pod
+            return admitted
+        ps, em = p.podset, self.em
+        flavor_value = self._flavor_value(p, g, name)
+        classes = tuple(p.classes)
+        lo = ps.min_count or 0
+
+        def value(cnt: Counts) -> int:
+            placed = sum(cnt.total(c) for c in classes)
+            return (max(lo, placed) if placed else 0) * flavor_value(cnt)
+
+        k_f = em.new_aux(0, ps.count, value)
+        self.rule(k_f <= ps.count * var)
+        self.rule(k_f >= lo * var)
+        self.rule(k_f <= admitted)
+        self.rule(k_f >= admitted - ps.count * (1 - var))
+        return k_f
 
     def _flavor_value(self, p: PodSetPlan, g: GroupChoice, name: str):
         """The hint value of ``fl``: the first allowed flavor, in the ClusterQueue's order, whose
@@ -383,15 +430,16 @@ class _Quota:
         names = [f for g in p.groups for f, _ in g.flavors]
         return bool(names) and all(self.state.flavors[f].topology_name for f in names)
 
-    def _topology(self, p: PodSetPlan, adm) -> None:
+    def _topology(self, p: PodSetPlan, adm, admitted=None) -> None:
         if not p.classes or p.cq is None or not self._is_tas(p):
             return
         tr = p.podset.topology_request
         em, classes = self.em, p.classes
-        # Kueue's TAS admits a PodSet only with a domain for every pod (findTopologyAssignment
-        # places all ``count`` or fails): whole or not at all.
+        # Kueue's TAS admits a PodSet only with a domain for every admitted pod
+        # (findTopologyAssignment places all of them or fails): whole or not at all.
         total = sum(self.inst.classes[c].size for c in classes)
-        self.rule(cp_model.LinearExpr.sum([em.placed[c] for c in classes]) == total * adm)
+        placed = cp_model.LinearExpr.sum([em.placed[c] for c in classes])
+        self.rule(placed == (total * adm if admitted is None else admitted))
         if tr is None:
             return
         levels = topology_levels(

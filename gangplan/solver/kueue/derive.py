@@ -111,9 +111,12 @@ def podset_admission(
                 TopologyDomainAssignment(values=v, count=k) for v, k in sorted(counts.items())
             ),
         )
-    usage = {r: q * ps.count for r, q in ps.requests.items() if r in flavors}
+    count = ps.count
+    if ps.min_count is not None and ps.min_count < ps.count:  # partial admission: what is placed
+        count = max(ps.min_count, len(nodes))
+    usage = {r: q * count for r, q in ps.requests.items() if r in flavors}
     return PodSetAdmission(
-        name=ps.name, flavors=flavors, resource_usage=usage, count=ps.count, topology_assignment=ta
+        name=ps.name, flavors=flavors, resource_usage=usage, count=count, topology_assignment=ta
     )
 
 
