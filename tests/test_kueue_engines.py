@@ -377,3 +377,64 @@ def test_partial_admission_in_both_engines():
     assert xw.admitted and xw.podsets[0].count == 2 and len(x.placements()) == 2
     d = gp.diff(c, greedy=g, optimal=x)
     assert d.classification in ("identical", "tie-break", "equivalent") and not d.problems
+
+
+def _rack_node(name: str, rack: str, gpus: int, pool: str) -> dict:
+    n = node(name, gpus, pool=pool)
+    n["metadata"]["labels"]["cloud.example.com/rack"] = rack
+    return n
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    racks=st.lists(
+        st.lists(st.sampled_from([4, 8]), min_size=1, max_size=3), min_size=1, max_size=3
+    ),
+    jobs=st.lists(
+        st.tuples(st.integers(1, 3), st.sampled_from([2, 4, 8]), st.booleans(), st.booleans()),
+        min_size=1,
+        max_size=4,
+    ),
+    quota=st.sampled_from([8, 16, 32]),
+    tas=st.booleans(),
+)
+def test_kueue_greedy_is_always_inside_the_exact_model(racks, jobs, quota, tas):
+    """Whatever Kueue admits and kube-scheduler then places is a placement the exact model
+    accepts: no diff of a Kueue snapshot is a model mismatch (random racks, TAS or plain flavors,
+    rack-held jobs, partial admission, two ClusterQueues in a cohort)."""
+    rack_label = "cloud.example.com/rack"
+    objs: list[dict] = [namespace("ml"), namespace("b")]
+    for r, gpus in enumerate(racks):
+        for i, g in enumerate(gpus):
+            objs.append(_rack_node(f"n{r}-{i}", f"r{r}", g, "a"))
+    fl = flavor("a", pool="a")
+    if tas:
+        fl["spec"]["topologyName"] = "racks"
+        objs.append(
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "Topology",
+                "metadata": {"name": "racks"},
+                "spec": {
+                    "levels": [{"nodeLabel": rack_label}, {"nodeLabel": "kubernetes.io/hostname"}]
+                },
+            }
+        )
+    objs += [
+        fl,
+        cluster_queue("qa", [("a", quota)], cohort="c"),
+        cluster_queue("qb", [("a", quota // 2)], cohort="c"),
+    ]
+    objs += [local_queue("ml", "q", "qa"), local_queue("b", "q", "qb")]
+    for i, (pods, gpus, held, partial) in enumerate(jobs):
+        j = job("ml" if i % 2 == 0 else "b", f"j{i}", "q", pods, gpus, i)
+        if held and tas:
+            j["spec"]["template"]["metadata"] = {
+                "annotations": {"kueue.x-k8s.io/podset-required-topology": rack_label}
+            }
+        if partial and pods > 1:
+            j["metadata"]["annotations"] = {"kueue.x-k8s.io/job-min-parallelism": "1"}
+        objs.append(j)
+    c, g, x = solve_both(objs)
+    d = gp.diff(c, greedy=g, optimal=x)
+    assert d.classification != "model-mismatch", d.problems

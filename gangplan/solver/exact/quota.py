@@ -458,9 +458,11 @@ class _Quota:
                         by_dom[doms[n]].append((c, n, var))
             picks = []
             total = sum(self.inst.classes[c].size for c in classes)
+            # the fewest pods Kueue may admit: all of them, or minCount with partial admission
+            least = total if admitted is None else max(1, p.podset.min_count or 1)
             for _d, items in sorted(by_dom.items()):
                 ub = sum(em.x_ub[c][n] for c, n, _ in items)
-                if ub < total:  # the domain cannot hold the whole PodSet even empty of others
+                if ub < least:  # the domain cannot hold what Kueue admits, even empty of others
                     for _, _, v in items:
                         self.rule(v == 0)
                     continue
@@ -472,8 +474,11 @@ class _Quota:
                         any(cnt.in_nodes(c, m) for c in cs)
                     ),
                 )
-                # whole or nothing, in one domain: the domain holds all ``total`` pods or none
-                self.rule(cp_model.LinearExpr.sum([v for _, _, v in items]) == total * u)
+                here = cp_model.LinearExpr.sum([v for _, _, v in items])
+                if admitted is None:  # in one domain, whole: it holds all ``total`` pods or none
+                    self.rule(here == total * u)
+                else:  # partial admission: the admitted pods, all in this one domain
+                    self.rule(here <= min(ub, total) * u)
                 picks.append(u)
             if picks:
                 self.rule(cp_model.LinearExpr.sum(picks) <= adm)

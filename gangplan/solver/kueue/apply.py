@@ -17,7 +17,7 @@ itself, under the same quota: :mod:`gangplan.solver.exact.quota`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 
 from gangplan.models.base import Beside, kept_beside
 from gangplan.models.cluster import Cluster
@@ -100,7 +100,11 @@ def _pinned(pods: list[Pod], ps: PodSetAdmission) -> list[Pod]:
 
 
 def admitted_cluster(
-    cluster: Cluster, admissions: Mapping[str, tuple[PodSetAdmission, ...]], *, pin: bool = True
+    cluster: Cluster,
+    admissions: Mapping[str, tuple[PodSetAdmission, ...]],
+    *,
+    pin: bool = True,
+    prefer: Collection[str] = (),
 ) -> Cluster:
     """``cluster`` after Kueue admitted the Workloads of ``admissions`` (Workload key -> its
     PodSets' assignments): their pods carry the injected selectors and tolerations and are no
@@ -109,7 +113,8 @@ def admitted_cluster(
     pods released, in snapshot order: Kueue's job integration shrinks the job to the admitted
     counts (``RunWithPodSetsInfo``), so the others are never created; here they stay held.
     ``pin`` False: no pod is given its topology domain (the validator counts pods per domain
-    instead, :mod:`.rules`)."""
+    instead, :mod:`.rules`). ``prefer``: pods released first when only some are (the validator's:
+    the pods a Result places; a PodSet's pods are interchangeable)."""
     state: KueueState = cluster.kueue
     by_key = {p.key: p for p in cluster.pods}
     changed: dict[str, Pod] = recorded_pods(state, by_key)
@@ -123,6 +128,8 @@ def admitted_cluster(
             pending = [by_key[k] for k in ps.pods if k in by_key and by_key[k].node_name is None]
             if a.count is not None and a.count < ps.count:  # partial admission: the job shrinks
                 bound = sum(1 for k in ps.pods if k in by_key and by_key[k].node_name)
+                if prefer:
+                    pending.sort(key=lambda p: p.key not in prefer)  # stable: snapshot order
                 pending = pending[: max(0, a.count - bound)]
             pods = [_injected(p, a, state.flavors) for p in pending]
             pods = _pinned(pods, a) if pin else pods

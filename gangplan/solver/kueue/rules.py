@@ -63,7 +63,9 @@ def run_admissions(cluster: Cluster, result: Result) -> dict[str, tuple[PodSetAd
 
 
 def kube_rules_view(cluster: Cluster, result: Result) -> Cluster:
-    return admitted_cluster(cluster, run_admissions(cluster, result), pin=False)
+    return admitted_cluster(
+        cluster, run_admissions(cluster, result), pin=False, prefer=set(result.placements())
+    )
 
 
 def _usage(
