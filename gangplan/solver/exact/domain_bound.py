@@ -250,15 +250,17 @@ def domain_bound(built, *, budget: Budget | None = None) -> DomainBound | None:
     return bound_of(rel, budget=budget)
 
 
-def bound_of(rel: Relaxation, *, budget: Budget | None = None) -> DomainBound | None:
-    """The LP of ``rel`` by HiGHS (through OR-tools' ``pywraplp``; GLOP without it). The result
-    also carries the LP's solution (``plan``, ``pods``) for :mod:`.domain_start`."""
+def pooled_lp(rel, *, glop: bool):
+    """A HiGHS LP of the pooled relaxation (:func:`pooled_model`) maximizing the admissions it
+    counts, GLOP when HiGHS is missing and ``glop``: (solver, model, objective), or None."""
     from ortools.linear_solver import pywraplp
 
     from gangplan.solver.exact.start.classpack import _quiet_stdout
 
     with _quiet_stdout():
-        lp = pywraplp.Solver.CreateSolver("HIGHS") or pywraplp.Solver.CreateSolver("GLOP")
+        lp = pywraplp.Solver.CreateSolver("HIGHS")
+        if lp is None and glop:
+            lp = pywraplp.Solver.CreateSolver("GLOP")
     if lp is None:
         return None
     lp.SuppressOutput()
@@ -267,6 +269,20 @@ def bound_of(rel: Relaxation, *, budget: Budget | None = None) -> DomainBound | 
     for w in pooled.counted:
         obj.SetCoefficient(w, 1.0)
     obj.SetMaximization()
+    return lp, pooled, obj
+
+
+def bound_of(rel: Relaxation, *, budget: Budget | None = None) -> DomainBound | None:
+    """The LP of ``rel`` by HiGHS (through OR-tools' ``pywraplp``; GLOP without it). The result
+    also carries the LP's solution (``plan``, ``pods``) for :mod:`.domain_start`."""
+    from ortools.linear_solver import pywraplp
+
+    from gangplan.solver.exact.start.classpack import _quiet_stdout
+
+    made = pooled_lp(rel, glop=True)
+    if made is None:
+        return None
+    lp, pooled, obj = made
     with _quiet_stdout():
         status = lp.Solve()
     if budget is not None:

@@ -224,19 +224,13 @@ def cut_bound(
     packing, not the counts), where the whole-count check would run into its time cap."""
     from ortools.linear_solver import pywraplp
 
-    from gangplan.solver.exact.domain_bound import _LpRows, lp_units
+    from gangplan.solver.exact.domain_bound import lp_units, pooled_lp
     from gangplan.solver.exact.start.classpack import _quiet_stdout
 
-    with _quiet_stdout():
-        lp = pywraplp.Solver.CreateSolver("HIGHS")
-    if lp is None:
+    made = pooled_lp(rel, glop=False)
+    if made is None:
         return None
-    lp.SuppressOutput()
-    pooled = pooled_model(rel, _LpRows(lp))
-    obj = lp.Objective()
-    for w in pooled.counted:
-        obj.SetCoefficient(w, 1.0)
-    obj.SetMaximization()
+    lp, pooled, obj = made
     values = None
     if plan is not None:  # the domain LP's solution: the first round's cuts without solving again
         values = {
