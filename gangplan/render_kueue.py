@@ -123,9 +123,7 @@ def kueue_context(r, cluster, pod_key: str) -> list[str]:
     (flavor, resource) it lacks."""
     if r.kueue is None or cluster is None or cluster.kueue is None:
         return []
-    from gangplan.solver.kueue.apply import kueue_pods
-
-    owner = kueue_pods(cluster.kueue).get(pod_key)
+    owner = cluster.kueue.pod_owners().get(pod_key)
     w = r.kueue.workloads.get(owner[0]) if owner else None
     if owner is None or w is None:
         return []

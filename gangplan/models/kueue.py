@@ -20,6 +20,7 @@ resourceflavor,workload}_types.go`` and ``apis/kueue/v1beta1/`` at v0.19.2 (and 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -82,6 +83,12 @@ class ResourceFlavor(_Frozen):
     topology_name: str | None = None
     """A Kueue Topology: the flavor is a TAS flavor, its pods are assigned domains."""
     source: str = ""
+
+    def selects(self, labels: Mapping[str, str]) -> bool:
+        """Does a node with ``labels`` belong to the flavor (it carries every ``nodeLabels``
+        entry; Kueue's ``NodeMatchesFlavor``)? The one rule for the injected nodeSelector, the TAS
+        leaves, the exact engine's flavor nodes and the reading of a placement."""
+        return all(labels.get(k) == v for k, v in self.node_labels.items())
 
 
 class FlavorFungibility(_Frozen):
@@ -277,6 +284,15 @@ class KueueState(_Frozen):
     version: str = DEFAULT_KUEUE_VERSION
     """The Kueue release whose admission is reproduced (one of :data:`KUEUE_VERSIONS`, or a patch
     release of one, ``0.18.4``: the flavor assigner tells some patches apart)."""
+
+    def pod_owners(self) -> dict[str, tuple[str, str]]:
+        """Pod key -> (Workload key, PodSet name) for every pod of a Workload."""
+        return {
+            k: (w.key, ps.name)
+            for w in self.workloads.values()
+            for ps in w.podsets
+            for k in ps.pods
+        }
 
     def cluster_queue_of(self, wl: KueueWorkload) -> ClusterQueue | None:
         lq = self.local_queues.get(f"{wl.namespace}/{wl.queue_name}")

@@ -106,12 +106,11 @@ def group_placed_counts(
     return placed, newly
 
 
-def kueue_incomplete(
+def kueue_running(
     cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()
 ) -> set[str]:
-    """Pod keys of the Kueue Workloads with a pending pod that do not have every pod on a node
-    after the run (issue 42): a job Kueue admits reserves quota for all its pods, and it runs
-    only when all of them do; empty without Kueue objects."""
+    """The Kueue Workloads (not finished) with every pod of the snapshot on a node after a run
+    with ``placements`` and ``victims``: they run whole (issue 42). Empty without Kueue objects."""
     state = cluster.kueue
     if state is None:
         return set()
@@ -119,15 +118,31 @@ def kueue_incomplete(
     pods = cluster.pod_by_key
     out: set[str] = set()
     for wl in state.workloads.values():
-        if wl.finished:
+        keys = [k for ps in wl.podsets for k in ps.pods if k in pods]
+        if wl.finished or not keys:
+            continue
+        if all(k in placements or (pods[k].node_name is not None and k not in gone) for k in keys):
+            out.add(wl.key)
+    return out
+
+
+def kueue_incomplete(
+    cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()
+) -> set[str]:
+    """Pod keys of the Kueue Workloads with a pending pod that do not run whole after the run
+    (:func:`kueue_running`): a job Kueue admits reserves quota for all its pods, and it runs only
+    when all of them do; empty without Kueue objects."""
+    state = cluster.kueue
+    if state is None:
+        return set()
+    running = kueue_running(cluster, placements, victims)
+    pods = cluster.pod_by_key
+    out: set[str] = set()
+    for wl in state.workloads.values():
+        if wl.finished or wl.key in running:
             continue
         keys = [k for ps in wl.podsets for k in ps.pods if k in pods]
-        if not any(pods[k].node_name is None for k in keys):
-            continue
-        on = sum(
-            1 for k in keys if k in placements or (pods[k].node_name is not None and k not in gone)
-        )
-        if on < len(keys):
+        if any(pods[k].node_name is None for k in keys):
             out.update(keys)
     return out
 
@@ -226,6 +241,7 @@ __all__ = [
     "VICTIM_PODS",
     "admitted_entities",
     "kueue_incomplete",
+    "kueue_running",
     "admitted_priorities",
     "admitted_tier",
     "compare",

@@ -51,16 +51,10 @@ from gangplan.solver.exact.family import BuildContext, Family, Layout
 from gangplan.solver.exact.gang import LeafAdmission
 from gangplan.solver.exact.instance import Instance
 from gangplan.solver.exact.variables import Counts
-from gangplan.solver.kueue.derive import flavor_allowed, flavor_nodes_match, topology_levels
+from gangplan.solver.kueue.derive import flavor_allowed, topology_levels
 from gangplan.solver.kueue.queues import queue_check
 
 QUOTA = "kueue-quota"
-
-
-def podset_of_pods(state: KueueState) -> dict[str, tuple[str, str]]:
-    return {
-        k: (w.key, ps.name) for w in state.workloads.values() for ps in w.podsets for k in ps.pods
-    }
 
 
 @dataclass
@@ -109,7 +103,7 @@ class KueuePlan:
 
     @classmethod
     def of(cls, inst: Instance, state: KueueState) -> KueuePlan:
-        owner = podset_of_pods(state)
+        owner = state.pod_owners()
         pending = {w.key: w for w in state.pending()}
         alive = {w.key for w in state.workloads.values() if not w.finished}
         by_podset: dict[tuple[str, str], list[int]] = defaultdict(list)
@@ -134,9 +128,7 @@ class KueuePlan:
         def selects(flavor: str) -> np.ndarray:
             if flavor not in label_masks:
                 f = state.flavors[flavor]
-                label_masks[flavor] = np.array(
-                    [flavor_nodes_match(f.node_labels, n) for n in nodes], dtype=bool
-                )
+                label_masks[flavor] = np.array([f.selects(n.labels) for n in nodes], dtype=bool)
             return label_masks[flavor]
 
         plans: list[PodSetPlan] = []
@@ -518,4 +510,4 @@ def _build(ctx: BuildContext) -> KueueChoice | None:
 
 FAMILY = Family(name=QUOTA, mask=_mask, layout=_layout, build=_build)
 
-__all__ = ["FAMILY", "KueueChoice", "KueuePlan", "QUOTA", "plan_of", "podset_of_pods"]
+__all__ = ["FAMILY", "KueueChoice", "KueuePlan", "QUOTA", "plan_of"]

@@ -33,16 +33,6 @@ from gangplan.models.objects import Pod, Toleration
 KUEUE_GATES = (ADMISSION_GATE, TOPOLOGY_GATE)
 
 
-def kueue_pods(state: KueueState) -> dict[str, tuple[str, str]]:
-    """Pod key -> (Workload key, PodSet name) for every pod of a Kueue Workload."""
-    out: dict[str, tuple[str, str]] = {}
-    for wkey, wl in state.workloads.items():
-        for ps in wl.podsets:
-            for k in ps.pods:
-                out[k] = (wkey, ps.name)
-    return out
-
-
 def held_pods(state: KueueState) -> set[str]:
     """Pods Kueue holds back: those of Workloads without quota reserved."""
     return {k for wl in state.pending() for ps in wl.podsets for k in ps.pods}

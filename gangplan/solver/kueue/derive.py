@@ -31,10 +31,6 @@ from gangplan.models.well_known import HOSTNAME
 from gangplan.solver.kueue.admit import admission_levels, podset_outcome, recorded_outcome
 
 
-def flavor_nodes_match(flavor_labels: Mapping[str, str], node: Node) -> bool:
-    return all(node.labels.get(k) == v for k, v in flavor_labels.items())
-
-
 def flavor_allowed(
     state: KueueState, cq: ClusterQueue, group: int, ps: KueuePodSet, flavor: str
 ) -> bool:
@@ -74,7 +70,7 @@ def implied_flavor(
         flavor = state.flavors.get(fq.name)
         if flavor is None or not flavor_allowed(state, cq, group, ps, fq.name):
             continue
-        if all(flavor_nodes_match(flavor.node_labels, n) for n in on):
+        if all(flavor.selects(n.labels) for n in on):
             return fq.name
     return None
 
@@ -166,10 +162,10 @@ def outcome_of(cluster: Cluster, placements: Mapping[str, str]) -> KueueOutcome:
 
 def with_derived_admission(result: Result, cluster: Cluster) -> Result:
     """An exact Result on the opened snapshot with its ``kueue`` part (:func:`outcome_of`)."""
-    from gangplan.solver.kueue.outcome import running_workloads
+    from gangplan.models.objective import kueue_running
 
     outcome = outcome_of(cluster, result.placements()).with_running(
-        running_workloads(cluster, result.placements(), result.victims)
+        kueue_running(cluster, result.placements(), result.victims)
     )
     return result.model_copy(
         update={"kueue": outcome, "params": {**result.params, "kueueVersion": outcome.version}}

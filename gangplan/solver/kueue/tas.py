@@ -523,7 +523,6 @@ def tas_leaves(
     * TAS usage: ``used_by_tas`` (node name -> usage with ``pods``), what the admitted TAS
       workloads' assignments hold; None: the bound TAS pods' requests plus one pod each.
     """
-    node_labels = dict(flavor.node_labels) if flavor is not None else {}
     non_tas: dict[str, dict[str, int]] = {}
     tas: dict[str, dict[str, int]] = {}
     for pod in cluster.bound_pods:  # type: ignore[attr-defined]
@@ -544,7 +543,7 @@ def tas_leaves(
     for node in cluster.nodes:  # type: ignore[attr-defined]
         if node.unschedulable:
             continue
-        if any(node.labels.get(k) != v for k, v in node_labels.items()):
+        if flavor is not None and not flavor.selects(node.labels):
             continue
         if any(level not in node.labels for level in levels):
             continue
