@@ -204,6 +204,18 @@ class KueuePodSet(_Frozen):
     are synthesized by the loader)."""
 
 
+def domain_path(
+    labels: Mapping[str, str], levels: tuple[str, ...], level: str
+) -> tuple[str, ...] | None:
+    """A node's domain at ``level`` of a Kueue Topology with ``levels``: the path of its label
+    values from the top level down to ``level`` (Kueue's tree: two racks with the same label in two
+    blocks are two domains); None when the node lacks one of those labels. A level the Topology
+    does not list is its plain label value."""
+    keys = levels[: levels.index(level) + 1] if level in levels else (level,)
+    values = tuple(labels.get(k) for k in keys)
+    return None if None in values else values  # type: ignore[return-value]
+
+
 class TopologyDomainAssignment(_Frozen):
     values: tuple[str, ...]
     """One value per level of :attr:`TopologyAssignment.levels`."""

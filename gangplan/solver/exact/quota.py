@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from ortools.sat.python import cp_model
 
-from gangplan.models.kueue import ClusterQueue, KueuePodSet, KueueState, KueueWorkload
+from gangplan.models.kueue import ClusterQueue, KueuePodSet, KueueState, KueueWorkload, domain_path
 from gangplan.predicates.quota import QuotaTree
 from gangplan.solver.exact.eligibility import ClassView, Conditions
 from gangplan.solver.exact.family import BuildContext, Family, Layout
@@ -203,14 +203,8 @@ def _layout(inst: Instance, objective: str) -> Layout:
 
 
 def _path_domains(inst: Instance, levels: tuple[str, ...], level: str) -> list[tuple | None]:
-    """Per node: its domain at ``level`` as the path of values down to it (None: unlabelled)."""
-    depth = levels.index(level) + 1 if level in levels else None
-    keys = levels[:depth] if depth else (level,)
-    out: list[tuple | None] = []
-    for node in inst.cluster.nodes:
-        vals = tuple(node.labels.get(k) for k in keys)
-        out.append(None if None in vals else vals)
-    return out
+    """Per node: its domain at ``level`` (:func:`gangplan.models.kueue.domain_path`)."""
+    return [domain_path(node.labels, levels, level) for node in inst.cluster.nodes]
 
 
 @dataclass

@@ -21,6 +21,7 @@ from gangplan.models.kueue import (
     PodSetAdmission,
     TopologyAssignment,
     TopologyDomainAssignment,
+    domain_path,
 )
 from gangplan.models.result import KueueWorkloadOutcome, Result
 from gangplan.predicates.quota import QuotaTree, QuotaUsage, format_amount
@@ -149,9 +150,8 @@ def kueue_violations(cluster: Cluster, result: Result) -> list[tuple[str, str, s
             tr = ps.topology_request
             levels = topology_levels(cluster, state, a.flavors.values())
             if tr is not None and tr.required and tr.required in levels:
-                keys = levels[: levels.index(tr.required) + 1]
                 paths = {
-                    tuple(nodes[placements[k]].labels.get(lv, "") for lv in keys)
+                    domain_path(nodes[placements[k]].labels, levels, tr.required)
                     for k in ps.pods
                     if k in placements
                 }
