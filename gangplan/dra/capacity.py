@@ -124,8 +124,9 @@ from gangplan.models.base import Beside
 from gangplan.models.objects import LabelSelector, PodAffinityTerm
 
 RESTRICTED = "the exact optimum may be below the true one"
-"""Said by every warning of a part of the snapshot the exact model leaves out: its bounds then
-hold for less than the snapshot (:func:`gangplan.solver.diff.proof.restricted_model`)."""
+"""How every warning of a part of the snapshot the exact model leaves out ends: those warnings are
+the view's ``CapacityRows.restricted``, and its bounds then hold for less than the snapshot
+(:func:`gangplan.solver.diff.proof.restricted_model`)."""
 
 
 def capacity_view(cluster):
@@ -537,7 +538,7 @@ class _ViewBuilder:
         )
         crows = _counter_rows(dra, cluster.nodes, probes) if distinct else None
         mrows = _multi_rows(dra, cluster.nodes, probes, distinct) if dra.multi_node else None
-        warnings = self._warnings(rows, crows, mrows, hall, hall_relaxed)
+        warnings, restricted = self._warnings(rows, crows, mrows, hall, hall_relaxed)
         if warnings:
             fields["warnings"] = (*fields.get("warnings", ()), *warnings)
         view = type(cluster)(**{**fields, "nodes": nodes, "pods": pods})
@@ -552,6 +553,7 @@ class _ViewBuilder:
                     first_available=self.fa_alts or None,
                     multi=mrows,
                     shared=demands or None,
+                    restricted=tuple(restricted),
                 ),
             )
         )
@@ -586,10 +588,13 @@ class _ViewBuilder:
             )
         return p.model_copy(update=update)
 
-    def _warnings(self, rows, crows, mrows, hall: dict, hall_relaxed: list) -> list[str]:
+    def _warnings(
+        self, rows, crows, mrows, hall: dict, hall_relaxed: list
+    ) -> tuple[list[str], list[str]]:
         """What the view's rows leave to the validator, or where the exact optimum may be below
-        the true one."""
-        out = []
+        the true one: (every warning, those of the second kind)."""
+        out: list[str] = []
+        restricted: list[str] = []
         if rows is not None and rows.relaxed:
             first = sorted(rows.relaxed)[0]
             out.append(
@@ -615,25 +620,28 @@ class _ViewBuilder:
                 "shared devices are not offered by the exact engine (the greedy engine and the validator allocate them): "
                 f"{RESTRICTED}"
             )
+            restricted.append(out[-1])
         if self.dropped:
             out.append(
                 f"exact engine: {self.dropped} device(s) of multi-node ResourceSlices (nodeSelector / allNodes / "
                 "perDeviceNodeSelection) consume shared counters or allow multiple allocations and are not offered by the exact engine "
                 f"(the greedy engine and the validator allocate them): {RESTRICTED}"
             )
+            restricted.append(out[-1])
         if mrows is not None and self.shared:
             out.append(
                 f"exact engine: {len(self.shared)} claim(s) shared by several pending pods keep their pods on one "
                 "node, which multi-node devices do not require (kube-scheduler may spread them over the nodes one allocation "
                 f"reaches): {RESTRICTED}"
             )
+            restricted.append(out[-1])
         if mrows is not None and (self.all_rows or rows is not None or hall):
             out.append(
                 "exact engine: multi-node devices are counted across nodes for ExactCount requests; "
                 "allocationMode All, matchAttribute / distinctAttribute and overlapping requests see them per node, a relaxation "
                 "the validator decides"
             )
-        return out
+        return out, restricted
 
 
 __all__ = ["capacity_view", "check_node", "replay", "try_node"]

@@ -106,6 +106,10 @@ class CapacityRows:
     first_available: dict | None = None
     multi: MultiRows | None = None
     shared: dict | None = None
+    restricted: tuple[str, ...] = ()
+    """The view's warnings of what the exact model leaves out (devices it does not offer, shared
+    claims kept on one node): there its optimum may be below the true one, and the exact Result
+    says so (``params.restrictedModel``)."""
 
 
 def _held(obj, name: str):

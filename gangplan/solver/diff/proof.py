@@ -130,12 +130,10 @@ def open_tier_words(tier: str, gain: float | None) -> str:
 
 
 def restricted_model(optimal: Result) -> list[str]:
-    """The warnings of an exact Result whose model leaves part of the snapshot out (devices it
-    does not offer, claims it keeps on one node): its optimum may be below the true one, so no
-    tier it reports is a proof about the snapshot (:data:`gangplan.dra.capacity.RESTRICTED`)."""
-    from gangplan.dra.capacity import RESTRICTED
-
-    return [w for w in optimal.warnings if RESTRICTED in w]
+    """What the model of an exact Result leaves out of the snapshot (devices it does not offer,
+    claims it keeps on one node: ``params.restrictedModel``): its optimum may be below the true
+    one, so no tier it reports is a proof about the snapshot."""
+    return list(optimal.params.get("restrictedModel") or [])
 
 
 def advice(proof: OptimalProof, optimal: Result) -> str:

@@ -8,6 +8,7 @@ import math
 import time
 from collections.abc import Callable
 
+from gangplan.dra.capacity_rows import view_rows
 from gangplan.gcpause import gc_paused
 from gangplan.models import defaults as D
 from gangplan.models.cluster import Cluster
@@ -251,6 +252,9 @@ def _result(
 ) -> Result:
     em, inst = built.em, built.inst
     t_decode = time.perf_counter()
+    rows = view_rows(inst.cluster)
+    if rows is not None and rows.restricted:  # what the model leaves out (the proof reads it)
+        params = {**params, "restrictedModel": list(rows.restricted)}
     placements = placements_from_counts(em, counts) if counts is not None else {}
     pod_reasons = dict(inst.excluded)
     why = {
