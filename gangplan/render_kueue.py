@@ -46,6 +46,8 @@ def render_kueue_outcome(console: Console, k: KueueOutcome, *, wide: bool = Fals
     )
     _heading(console, "Kueue Workloads", note)
     _line(console, f"  admitted {admitted}/{len(run)} pending Workloads", wide)
+    for t in k.ties:
+        _line(console, f"  tie: {t}", wide, style="yellow")
     before = {key: w for key, w in k.workloads.items() if w.recorded}
     if before:
         other = {key: w.recheck for key, w in before.items() if w.recheck and w.recheck != "same"}
@@ -97,6 +99,8 @@ def render_kueue_diff(console: Console, d, *, wide: bool = False) -> None:
             f"             only Kueue: {_names(k.only_greedy, n)}; only optimal: {_names(k.only_optimal, n)}",
             wide,
         )
+    for t in d.greedy.kueue.ties if d.greedy.kueue is not None else ():
+        _line(console, f"  kueue tie  {t}", wide, style="yellow")
     s = k.decisive
     if s is None:
         return

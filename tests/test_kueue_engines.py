@@ -438,3 +438,23 @@ def test_kueue_greedy_is_always_inside_the_exact_model(racks, jobs, quota, tas):
     c, g, x = solve_both(objs)
     d = gp.diff(c, greedy=g, optimal=x)
     assert d.classification != "model-mismatch", d.problems
+
+
+def test_a_tie_in_kueues_order_that_decides_is_said():
+    """Two jobs of equal priority and creation time, quota for one: Kueue orders them by UID, which
+    a job not yet submitted does not have, so which one it admits is random; gangplan takes them by
+    name and says so."""
+    objs = BASE + [
+        cluster_queue("cq", [("a", 8)]),
+        local_queue("ml", "q", "cq"),
+        job("ml", "x", "q", 1, 8, 0),
+        job("ml", "y", "q", 1, 8, 0),
+    ]
+    _, g, _ = solve_both(objs)
+    got = outcomes(g)
+    assert got["x"][0] and not got["y"][0]
+    (tie,) = g.kueue.ties
+    assert "ml/job-x-" in tie and "ml/job-y-" in tie and "random" in tie
+    objs[-1]["metadata"]["creationTimestamp"] = "2026-12-01T10:01:00Z"  # no longer a tie
+    _, g, _ = solve_both(objs)
+    assert g.kueue.ties == []

@@ -433,6 +433,7 @@ def _snapshot_workloads(
         wl = KueueWorkload(
             namespace=w.namespace,
             name=w.name,
+            uid=w.uid,
             queue_name=w.queue_name,
             priority=w.priority,
             priority_class=w.priority_class,

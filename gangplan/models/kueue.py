@@ -263,6 +263,9 @@ class KueueWorkload(_Frozen):
     owner: str | None = None
     """``Kind/name`` of the job it stands for."""
     synthesized: bool = False
+    uid: str = ""
+    """``metadata.uid`` of a Workload object (Kueue's last tie-break in queue order); empty for
+    one gangplan made: Kueue would give it a random one."""
     annotations: dict[str, str] = Field(default_factory=dict)
     """The Workload object's annotations, or for a synthesized one its job's (where a scenario's
     ``gangplan.io/expect-kueue*`` expectations live)."""

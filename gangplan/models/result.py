@@ -177,6 +177,12 @@ class KueueOutcome(_Model):
     workloads: dict[str, KueueWorkloadOutcome] = Field(default_factory=dict)
     """Every Kueue Workload not finished, keyed ``namespace/name``, admitted ones included."""
     cycles: int = 0
+    ties: list[str] = Field(default_factory=list, exclude_if=_empty)
+    """Where Kueue's order is random and it mattered: Workloads of equal priority and creation
+    time, without UIDs to order them (Kueue's queue) or heads of different ClusterQueues that
+    tie in one cycle (Kueue sorts them with an unstable sort over a map's order), of which one
+    was admitted and the other not. gangplan takes them by name; Kueue may take the other first
+    (absent when none)."""
 
     def admitted(self) -> list[str]:
         return sorted(k for k, w in self.workloads.items() if w.admitted)

@@ -74,7 +74,32 @@ class Admission:
 
 
 def _queue_key(wl: KueueWorkload) -> tuple:
-    return (-wl.priority, wl.creation_timestamp, wl.key)
+    """``baseCompareFunc``: priority, queue-order timestamp, UID; then the key, which stands
+    for the UIDs a snapshot lacks (a tie :func:`_ties` reports where it mattered)."""
+    return (-wl.priority, wl.creation_timestamp, wl.uid, wl.key)
+
+
+def _entry_key(e: tuple) -> tuple:
+    """``makeClassicalIterator``'s order of the cycle's entries (borrowing, priority, FIFO),
+    then the key: Go's sort is not stable and the heads come from a map."""
+    return (e[2].borrows, -e[1].priority, e[1].creation_timestamp, e[1].key)
+
+
+def _ties(
+    groups: list[list[KueueWorkload]], outcomes: dict[str, KueueWorkloadOutcome], where: str
+) -> list[str]:
+    """A line per group of tied Workloads (in the order gangplan took them) with mixed fates."""
+    out = []
+    for tied in groups:
+        fates = {w.key: outcomes.get(w.key) for w in tied}
+        got = [k for k, o in fates.items() if o is not None and o.admitted]
+        if got and len(got) < len(tied):
+            names = ", ".join(w.key for w in tied)
+            out.append(
+                f"{where}: {names} tie in Kueue's order and only {', '.join(got)} was admitted: "
+                "gangplan took them by name, Kueue's order there is random"
+            )
+    return out
 
 
 @dataclass
@@ -112,6 +137,14 @@ def admit(cluster: Cluster, *, max_cycles: int | None = None) -> Admission:
             queues.setdefault(cq.name, _Queue(cq, [])).heap.append(wl)
     admitted: dict[str, tuple[PodSetAdmission, ...]] = {}
     cycle = 0
+    cycle_ties: list[tuple[int, list[list[KueueWorkload]]]] = []
+    queue_ties: dict[str, list[list[KueueWorkload]]] = {}
+    for name, q in queues.items():
+        runs: dict[tuple, list[KueueWorkload]] = {}
+        for w in q.heap:
+            if not w.uid:
+                runs.setdefault((w.priority, w.creation_timestamp), []).append(w)
+        queue_ties[name] = [r for r in runs.values() if len(r) > 1]
     while max_cycles is None or cycle < max_cycles:
         heads = [(q, q.heap[0]) for name, q in sorted(queues.items()) if q.heap and not q.blocked]
         if not heads:
@@ -121,9 +154,11 @@ def admit(cluster: Cluster, *, max_cycles: int | None = None) -> Admission:
         entries = []
         for q, wl in heads:
             entries.append((q, wl, books.assign(wl, q.cq)))
-        entries.sort(
-            key=lambda e: (e[2].borrows, -e[1].priority, e[1].creation_timestamp, e[1].key)
-        )
+        entries.sort(key=_entry_key)
+        runs: dict[tuple, list[KueueWorkload]] = {}
+        for e in entries:
+            runs.setdefault(_entry_key(e)[:3], []).append(e[1])
+        cycle_ties.append((cycle, [r for r in runs.values() if len(r) > 1]))
         for q, wl, a in entries:
             base = {
                 "cluster_queue": q.cq.name,
@@ -175,10 +210,17 @@ def admit(cluster: Cluster, *, max_cycles: int | None = None) -> Admission:
         if not o.admitted and o.cluster_queue in state.cluster_queues:
             lines = quota_lines(books, state.workloads[key], state.cluster_queues[o.cluster_queue])
             outcomes[key] = o.model_copy(update={"quota": lines})
+    ties = [
+        line
+        for name, groups in sorted(queue_ties.items())
+        for line in _ties(groups, outcomes, f"ClusterQueue {name}")
+    ]
+    ties += [line for c, groups in cycle_ties for line in _ties(groups, outcomes, f"cycle {c}")]
     outcome = KueueOutcome(
         version=state.version,
         workloads={k: outcomes[k] for k in state.workloads if k in outcomes},
         cycles=cycle,
+        ties=list(dict.fromkeys(ties)),
     )
     return Admission(
         cluster=admitted_cluster(cluster, admitted),
