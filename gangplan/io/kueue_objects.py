@@ -462,6 +462,12 @@ def parse_cluster_queue(ctx: Ctx, raw: dict, note: Any) -> ClusterQueue:
             "spec.admissionChecksStrategy",
             "admission checks are not modelled: gangplan admits on quota alone",
         )
+    if preemption.enabled:
+        note(
+            "spec.preemption",
+            "Kueue's preemption is not modelled: a Workload that needs it stays pending with "
+            "Kueue's message (kube-scheduler's own preemption still runs)",
+        )
     for fld, why in (
         ("fairSharing", "fair sharing is not modelled: gangplan admits by Kueue's classical order"),
         ("admissionScope", "admission fair sharing is not modelled"),
