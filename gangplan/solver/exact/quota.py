@@ -13,7 +13,7 @@ domain, under the same rules Kueue's admission and kube-scheduler apply together
   whether or not kube-scheduler then places every pod.
 * ``fl[ps, g, f]``: PodSet ``ps`` takes flavor ``f`` of the ClusterQueue's resource group ``g``
   (one per group that covers a resource it requests: ``sum_f fl = adm[w]``), only among the
-  flavors Kueue's assigner may give it (:func:`gangplan.solver.kueue.derive.flavor_allowed`:
+  flavors Kueue's assigner may give it (:func:`gangplan.solver.kueue.flavors.flavor_allowed`:
   the flavor's nodeLabels against the PodSet's nodeSelector / required node affinity, the flavor's
   taints against its tolerations). A pod lands only on a node every chosen flavor's nodeLabels
   select, which is what the injected nodeSelector does: statically, a class may use only the
@@ -51,7 +51,8 @@ from gangplan.solver.exact.family import BuildContext, Family, Layout
 from gangplan.solver.exact.gang import LeafAdmission
 from gangplan.solver.exact.instance import Instance
 from gangplan.solver.exact.variables import Counts
-from gangplan.solver.kueue.derive import flavor_allowed, topology_levels
+from gangplan.solver.kueue.derive import topology_levels
+from gangplan.solver.kueue.flavors import flavor_allowed
 from gangplan.solver.kueue.queues import queue_check
 
 QUOTA = "kueue-quota"
@@ -131,6 +132,7 @@ class KueuePlan:
                 label_masks[flavor] = np.array([f.selects(n.labels) for n in nodes], dtype=bool)
             return label_masks[flavor]
 
+        levels = {t.name: t.levels for t in inst.cluster.topologies}
         plans: list[PodSetPlan] = []
         for wl in pending.values():
             cq, why = queue_check(inst.cluster, state, wl)
@@ -151,7 +153,7 @@ class KueuePlan:
                         (fq.name, selects(fq.name))
                         for fq in rg.flavors
                         if fq.name in state.flavors
-                        and flavor_allowed(state, plan.cq, g, ps, fq.name)
+                        and flavor_allowed(state, plan.cq, g, ps, fq.name, levels)
                     ]
                     plan.groups.append(GroupChoice(g, allowed))
                     mask &= np.logical_or.reduce([m for _, m in allowed]) if allowed else False

@@ -20,7 +20,6 @@ from gangplan.models.kueue import (
     ClusterQueue,
     KueuePodSet,
     KueueState,
-    KueueWorkload,
     PodSetAdmission,
     TopologyAssignment,
     TopologyDomainAssignment,
@@ -29,38 +28,16 @@ from gangplan.models.objects import Node
 from gangplan.models.result import KueueOutcome, KueueWorkloadOutcome, Result
 from gangplan.models.well_known import HOSTNAME
 from gangplan.solver.kueue.admit import admission_levels, podset_outcome, recorded_outcome
-
-
-def flavor_allowed(
-    state: KueueState, cq: ClusterQueue, group: int, ps: KueuePodSet, flavor: str
-) -> bool:
-    """May Kueue's assigner give ``flavor`` of ``cq``'s resource group ``group`` to ``ps``
-    (``checkFlavorForPodSets``: TAS match, the flavor's taints, nodeSelector / affinity),
-    quota aside? The assigner's own check, asked for one PodSet."""
-    from gangplan.predicates.quota import QuotaTree
-    from gangplan.solver.kueue import flavors as fa
-
-    wl = KueueWorkload(namespace="", name="", podsets=(ps,))
-    tree = QuotaTree.build(state)
-    assigner = fa._Assigner(
-        wl,
-        cq,
-        tree,
-        tree.empty_usage(),
-        state.flavors,
-        fa.no_candidates_oracle,
-        False,
-        None,
-        None,
-        fa._Version.parse(state.version),
-        None,
-    )
-    status = assigner._check_flavor(flavor, [ps], cq.resource_groups[group])
-    return not status.reasons and status.error is None
+from gangplan.solver.kueue.flavors import flavor_allowed
 
 
 def implied_flavor(
-    state: KueueState, cq: ClusterQueue, group: int, ps: KueuePodSet, nodes: Iterable[Node]
+    state: KueueState,
+    cq: ClusterQueue,
+    group: int,
+    ps: KueuePodSet,
+    nodes: Iterable[Node],
+    topology_levels: Mapping[str, tuple[str, ...]] | None = None,
 ) -> str | None:
     """The flavor of ``cq``'s resource group ``group`` a placement on ``nodes`` implies."""
     on = list(nodes)
@@ -68,7 +45,7 @@ def implied_flavor(
         return None
     for fq in cq.resource_groups[group].flavors:
         flavor = state.flavors.get(fq.name)
-        if flavor is None or not flavor_allowed(state, cq, group, ps, fq.name):
+        if flavor is None or not flavor_allowed(state, cq, group, ps, fq.name, topology_levels):
             continue
         if all(flavor.selects(n.labels) for n in on):
             return fq.name
@@ -92,7 +69,7 @@ def podset_admission(
         g = next((i for i, rg in enumerate(cq.resource_groups) if r in rg.covered_resources), None)
         if q <= 0 or g is None:
             continue
-        f = implied_flavor(state, cq, g, ps, nodes)
+        f = implied_flavor(state, cq, g, ps, nodes, {t.name: t.levels for t in cluster.topologies})
         if f is not None:
             flavors[r] = f
     levels = topology_levels(cluster, state, flavors.values())

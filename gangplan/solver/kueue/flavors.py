@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from gangplan.models.kueue import (
     ClusterQueue,
     KueuePodSet,
+    KueueState,
     KueueWorkload,
     ResourceFlavor,
     ResourceGroup,
@@ -769,3 +770,34 @@ def assign_with_partial_admission(
 
     counts = podset_reducer_search(wl.podsets, fits)
     return found[tuple(counts)] if counts is not None else full
+
+
+def flavor_allowed(
+    state: KueueState,
+    cq: ClusterQueue,
+    group: int,
+    ps: KueuePodSet,
+    flavor: str,
+    topology_levels: Mapping[str, Sequence[str]] | None = None,
+) -> bool:
+    """May the assigner give ``flavor`` of ``cq``'s resource group ``group`` to ``ps``, quota
+    aside (``checkFlavorForPodSets``: the TAS match, the flavor's taints, nodeSelector /
+    affinity)? The assigner's own check, asked for one PodSet: the exact engine's flavor choices
+    and the reading of a placement use it (``topology_levels``: Topology name -> levels, for the
+    TAS level check)."""
+    wl = KueueWorkload(namespace="", name="", podsets=(ps,))
+    assigner = _Assigner(
+        wl,
+        cq,
+        None,  # type: ignore[arg-type]  (the flavor check reads no quota)
+        None,  # type: ignore[arg-type]
+        state.flavors,
+        no_candidates_oracle,
+        False,
+        None,
+        topology_levels,
+        _Version.parse(state.version),
+        None,
+    )
+    status = assigner._check_flavor(flavor, [ps], cq.resource_groups[group])
+    return not status.reasons and status.error is None
