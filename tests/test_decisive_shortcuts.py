@@ -90,3 +90,55 @@ def test_the_pre_check_says_no_only_where_the_full_probe_says_no(name: str) -> N
             decided += 1
             assert not agrees, (name, k)
     assert decided > 0  # every case here has a prefix no optimum shares
+
+
+def _evidence_cases():
+    from gangplan.bench.generators.builders import to_cluster
+    from gangplan.bench.generators.small_snapshots import small_mixed, small_preemption
+
+    for name in ("preempt-nvlink-clique.yaml", "preempt-all-mode-unit.yaml", *CASES):
+        for version in ("1.35", "1.36", "1.37"):
+            yield f"{name}@{version}", load_snapshot(SHOWCASE / name).at_version(version)
+    for seed in range(8):
+        yield f"small_preemption_{seed}", to_cluster(small_preemption(seed))
+        yield f"small_mixed_{seed}", to_cluster(small_mixed(seed))
+
+
+def test_recorded_evidence_stops_the_replay_once_the_kept_cycle_is_final(monkeypatch) -> None:
+    """From v1.36 the replay stops after the entity that bound the pod (``settled``): the evidence
+    of every step is what the replay to the end gives, and the early steps' replays run fewer
+    cycles."""
+    from gangplan.solver.greedy import evidence as ev
+    from gangplan.solver.greedy.podgroup import WorkloadCycle
+
+    cycles = {"n": 0}
+    schedule_pod = WorkloadCycle.schedule_pod
+
+    def counted(self, pod):
+        cycles["n"] += 1
+        return schedule_pod(self, pod)
+
+    monkeypatch.setattr(WorkloadCycle, "schedule_pod", counted)
+    settled = ev._ScoresBefore.settled
+    shorter = compared = 0
+    for label, cluster in _evidence_cases():
+        greedy = valid(cluster, solve_greedy(cluster, preemption=True))
+        for pod, node in greedy_choices(greedy)[:6]:
+            if not greedy.greedy_trace.pods[pod].kept:
+                continue
+            others = [n.name for n in cluster.nodes if n.name != node][:2]
+            args = dict(step="recorded", chosen=node, **replay_options(greedy))
+            cycles["n"] = 0
+            fast = pod_scores_at_step(cluster, pod, [node, *others], **args)
+            n_fast = cycles["n"]
+            monkeypatch.setattr(ev._ScoresBefore, "settled", lambda self, state: False)
+            cycles["n"] = 0
+            full = pod_scores_at_step(cluster, pod, [node, *others], **args)
+            n_full = cycles["n"]
+            monkeypatch.setattr(ev._ScoresBefore, "settled", settled)
+            assert fast == full, (label, pod)
+            assert n_fast <= n_full
+            shorter += n_fast < n_full
+            compared += 1
+    assert compared > 50  # 77 when written
+    assert shorter > compared // 4, (shorter, compared)  # 43 of 77 when written

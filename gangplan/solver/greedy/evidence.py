@@ -12,7 +12,7 @@ from gangplan.models.documents import PlacementEvidence
 from gangplan.models.objects import Pod
 from gangplan.models.result import Result
 from gangplan.models.trace import PlacementDecision
-from gangplan.models.version import KubeVersion
+from gangplan.models.version import KubeVersion, workload_aware_preemption
 from gangplan.solver.greedy.engine import check_fixed, run_cycle
 from gangplan.solver.greedy.schedule_one import PodResult
 from gangplan.solver.greedy.state import RunState
@@ -24,7 +24,8 @@ class _ScoresBefore:
     ``step="first"``: its first cycle in a placement holding ``prefer`` (its first cycle when
     none does); the run stops there. ``step="recorded"``: the cycle whose result the run's trace
     keeps (the one that made the choice the Result shows: in the chosen placement, or after
-    workload-aware preemption removed the victims); the run goes to the end."""
+    workload-aware preemption removed the victims); the run goes on until that cycle is final
+    (:meth:`settled`)."""
 
     def __init__(
         self,
@@ -75,6 +76,21 @@ class _ScoresBefore:
         if pod.key == self.pod_key and self.pending is not None:
             self.cycles.append((result, self.pending))
             self.pending = None
+
+    def settled(self, state: RunState) -> bool:
+        """``step="recorded"``: the run can stop once the pod is placed after an entity's attempt
+        and one of its evaluated cycles is the one the trace keeps. From v1.36 a pod placed when
+        its entity's attempt ends is bound by the pod-group cycle: no later cycle of it is run or
+        recorded (an eviction removes it, it is not scheduled again), so the kept cycle is final.
+        v1.35 holds a gang's pods at Permit across other pods' cycles: the run goes to the end
+        there. Stopping early is what makes the evidence of an early step cheap on a large run
+        (a 10,000-node run: the whole replay 6.5-17 s, the first step's about 1.5 s)."""
+        if self.step != "recorded" or self.pod_key not in state.placements:
+            return False
+        if not workload_aware_preemption(state.cluster.kube_version):
+            return False
+        kept = state.trace.results.get(self.pod_key) if self.pod_key in state.trace.order else None
+        return kept is not None and any(r is kept for r, _ in self.cycles)
 
     def evidence(self, state: RunState) -> dict[int, dict] | None:
         if self.step == "recorded":

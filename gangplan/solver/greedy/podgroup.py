@@ -150,6 +150,9 @@ class WorkloadCycle:
                 q.event(ClusterEvent(ASSIGNED_POD_ADD, p, names[st.placements[p.key]]))
             if not key.is_pod:  # the preemptor's retry came while its victims were still there
                 self._complete_deletions(q, [d for d in issued if d[0] == key.key])
+            settled = getattr(st.observer, "settled", None)  # optional (RunObserver)
+            if settled is not None and settled(st):
+                st.stopped = True
         if st.deleting and not st.stopped:
             self._complete_deletions(None, list(st.deleting))
         st.rejectors = None

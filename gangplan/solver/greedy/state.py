@@ -225,6 +225,10 @@ class RunObserver(Protocol):
         trace keeps the result of the cycle whose outcome it shows)."""
         ...
 
+    # Optional: ``settled(state) -> bool``, called after each queue entity's attempt once its
+    # records are final (the trace's journal cleared); True stops the run there (what the observer
+    # watches can no longer change). An observer without it sees the run to its end.
+
 
 @dataclass
 class RunState:
