@@ -12,6 +12,7 @@ that end unproven by themselves are in ``test_work_limit.py``.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -197,27 +198,88 @@ def test_cli_diff_exits_5_on_an_unproven_verdict(tmp_path: Path, monkeypatch) ->
     assert doc["classification"] == "unproven" and doc["optimalProof"]["proven"] is False
 
 
-def test_a_decisive_choice_that_was_a_tie_is_named_in_the_summary() -> None:
-    """Issue 41: the plain diff names a random decisive choice in its summary, not only below.
-    At v1.35 the gang's pods preempt one by one and its placement decision, a tie between the two
-    cliques, is the cycle that places it. (From v1.36 the group binds in the cycle after its
-    workload-aware preemption, on the placement its nominations point to, rule W of issue 39: the
-    tie was broken inside the preemption's simulation, and ``--samples`` gives the odds.)"""
-    res = CliRunner().invoke(
-        app,
-        [
-            "diff",
-            str(ROOT / "scenarios" / "showcase" / "preempt-nvlink-clique.yaml"),
-            "--kube-version",
-            "1.35",
-        ],
-        env={"COLUMNS": "100"},
-    )
+def _rack_tie_snapshot() -> str:
+    """Two racks of two nodes, equal in cpu and memory; only rack ra has GPUs. Gang ``cpu`` (two
+    whole-node pods, rack-constrained) scores both racks alike and takes ra, the first; gang
+    ``gpu`` (rack-constrained, a GPU per pod) then fits nowhere. The optimum puts cpu in rb."""
+    docs = []
+    for name, rack, gpu in (
+        ("ra-1", "ra", True),
+        ("ra-2", "ra", True),
+        ("rb-1", "rb", False),
+        ("rb-2", "rb", False),
+    ):
+        alloc = {
+            "cpu": "4",
+            "memory": "16Gi",
+            "pods": "110",
+            **({"nvidia.com/gpu": "1"} if gpu else {}),
+        }
+        docs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {
+                    "name": name,
+                    "labels": {"kubernetes.io/hostname": name, "rack": rack},
+                },
+                "status": {"allocatable": alloc},
+            }
+        )
+    for i, group in enumerate(("cpu", "gpu")):
+        stamp = f"2026-01-01T00:0{i}:00Z"
+        docs.append(
+            {
+                "apiVersion": "scheduling.k8s.io/v1beta1",
+                "kind": "PodGroup",
+                "metadata": {"name": group, "namespace": "default", "creationTimestamp": stamp},
+                "spec": {
+                    "schedulingPolicy": {"gang": {"minCount": 2}},
+                    "schedulingConstraints": {"topology": [{"key": "rack"}]},
+                },
+            }
+        )
+        res = (
+            {"requests": {"cpu": "4"}}
+            if group == "cpu"
+            else {
+                "requests": {"cpu": "1", "nvidia.com/gpu": "1"},
+                "limits": {"nvidia.com/gpu": "1"},
+            }
+        )
+        for k in range(2):
+            docs.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {
+                        "name": f"{group}-{k}",
+                        "namespace": "default",
+                        "creationTimestamp": stamp,
+                    },
+                    "spec": {
+                        "schedulingGroup": {"podGroupName": group},
+                        "containers": [{"name": "c", "image": "x", "resources": res}],
+                    },
+                    "status": {"phase": "Pending"},
+                }
+            )
+    return "---\n".join(json.dumps(d) + "\n" for d in docs)
+
+
+def test_a_decisive_choice_that_was_a_tie_is_named_in_the_summary(tmp_path) -> None:
+    """Issue 41: the plain diff names a random decisive choice in its summary, not only below: a
+    placement tie between two racks that decides whether the second gang runs. (This used
+    preempt-nvlink-clique at v1.35 before v1.35 stopped reading topology constraints; from v1.36
+    that scenario's tie is broken inside workload-aware preemption's simulation, rule W.)"""
+    snap = tmp_path / "rack-tie.yaml"
+    snap.write_text(_rack_tie_snapshot())
+    res = CliRunner().invoke(app, ["diff", str(snap)], env={"COLUMNS": "100"})
     assert res.exit_code == 3, res.output
     lines = res.stdout.splitlines()
     summary = lines[: lines.index("")]
     text = " ".join(" ".join(summary).split())
-    assert "tie the decisive choice was a tie between placements clique-a and clique-b" in text
+    assert "tie the decisive choice was a tie between placements ra and rb" in text
     assert "kube-scheduler breaks it at random; diff --samples K gives the odds" in text
 
 

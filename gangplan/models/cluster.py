@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from functools import cached_property
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from gangplan.models.base import Beside
 from gangplan.models.groups import GroupTree, gate
@@ -29,6 +29,7 @@ from gangplan.models.version import (
     KubeVersion,
     VersionEvidence,
     hierarchy_checks,
+    topology_constraints_read,
     version_evidence,
 )
 
@@ -63,6 +64,12 @@ class Cluster(BaseModel):
     """(this Cluster, its topology tree), built once by the exact engine's Instance
     (:attr:`gangplan.solver.exact.instance.Instance.tree`) and read by every probe of a diff."""
 
+    _groups_as_read: tuple[dict, dict] | None = PrivateAttr(default=None)
+    """The PodGroups and CompositePodGroups as the snapshot has them, when ``pod_groups`` /
+    ``composite_pod_groups`` hold what this release sees instead (v1.35 reads no
+    ``schedulingConstraints.topology``: :func:`~gangplan.models.version.topology_constraints_read`);
+    None when the two are the same. :meth:`at_version` starts from these."""
+
     nodes: tuple[Node, ...] = ()
     pods: tuple[Pod, ...] = ()
     pod_groups: dict[str, PodGroup] = Field(default_factory=dict)
@@ -95,6 +102,19 @@ class Cluster(BaseModel):
     """The snapshot's Kueue admission objects (:class:`gangplan.models.kueue.KueueState`), or None
     without a ClusterQueue (then no Kueue rule applies and kube-scheduler alone is reproduced)."""
 
+    @model_validator(mode="after")
+    def _as_the_release_reads_them(self) -> Cluster:
+        """A snapshot made for a release that does not read a group field (v1.35: no
+        ``schedulingConstraints.topology``) holds its groups without it, and keeps them as read in
+        ``_groups_as_read`` (:func:`groups_seen_by`); every engine, the validator and the loader's
+        views then see what that release sees."""
+        seen = groups_seen_by(self.kube_version, self.pod_groups, self.composite_pod_groups)
+        if seen[0] is not self.pod_groups:
+            self._groups_as_read = (self.pod_groups, self.composite_pod_groups)
+            object.__setattr__(self, "pod_groups", seen[0])
+            object.__setattr__(self, "composite_pod_groups", seen[1])
+        return self
+
     def at_version(self, version: KubeVersion | str | None) -> Cluster:
         """This snapshot as kube-scheduler ``version`` sees it (itself when None or the same).
         The derived views are kept, except the group forest when the two versions validate
@@ -105,13 +125,20 @@ class Cluster(BaseModel):
         update: dict[str, Any] = {"kube_version": new}
         if self.dra:  # KEP-5055: which device taints the allocator checks depends on the release
             update["dra"] = self.dra.for_version(new)
+        read = self._groups_as_read or (self.pod_groups, self.composite_pod_groups)
+        seen = groups_seen_by(new, *read)
+        regrouped = seen[0] is not self.pod_groups or seen[1] is not self.composite_pod_groups
+        if regrouped:  # the release reads other group fields: every derived view is recomputed
+            update["pod_groups"], update["composite_pod_groups"] = seen
         copy = BaseModel.model_copy(self, update=update)
+        copy._groups_as_read = read if seen[0] is not read[0] else None
         keep_groups = hierarchy_checks(new) == hierarchy_checks(self.kube_version)
         for name, value in type(self).__dict__.items():
             if (
                 isinstance(value, cached_property)
                 and name in self.__dict__
                 and name != "version_warnings"
+                and not regrouped
                 and (keep_groups or name != "groups")
             ):
                 copy.__dict__[name] = self.__dict__[name]
@@ -140,6 +167,16 @@ class Cluster(BaseModel):
                     if ev.api_suggested
                     else "no release serves all of the snapshot's scheduling objects"
                 )
+            )
+        if self._groups_as_read is not None:
+            pgs, cpgs = self._groups_as_read
+            n = sum(1 for g in pgs.values() if g.topology_key) + sum(
+                1 for g in cpgs.values() if g.topology_key
+            )
+            out.append(
+                f"{n} group(s) with spec.schedulingConstraints.topology: kube-scheduler v{used} has "
+                "no topology-aware workload scheduling (TopologyAwareWorkloadScheduling is new in "
+                "v1.36), so the constraint is not applied (by either engine or the validator)"
             )
         if self.dra:
             out.extend(self.dra.version_notes(used))
@@ -341,3 +378,26 @@ class Cluster(BaseModel):
     def topology_levels(self) -> tuple[str, ...]:
         """The levels of the first Kueue Topology in the snapshot, or ``()``."""
         return self.topologies[0].levels if self.topologies else ()
+
+
+def groups_seen_by(
+    v: KubeVersion, pod_groups: dict[str, PodGroup], composites: dict[str, CompositePodGroup]
+) -> tuple[dict[str, PodGroup], dict[str, CompositePodGroup]]:
+    """The snapshot's groups as release ``v`` reads them: the same dicts where it reads every
+    field gangplan models, else copies without what it does not read (v1.35: no
+    ``schedulingConstraints.topology``, :func:`~gangplan.models.version.topology_constraints_read`)."""
+    if topology_constraints_read(v) or not (
+        any(g.topology_key for g in pod_groups.values())
+        or any(g.topology_key for g in composites.values())
+    ):
+        return pod_groups, composites
+    return (
+        {
+            k: g.model_copy(update={"topology_key": None}) if g.topology_key else g
+            for k, g in pod_groups.items()
+        },
+        {
+            k: g.model_copy(update={"topology_key": None}) if g.topology_key else g
+            for k, g in composites.items()
+        },
+    )

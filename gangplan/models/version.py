@@ -208,6 +208,19 @@ def quorum_pod_first(v: KubeVersion) -> bool:
     return v == KubeVersion.V1_36
 
 
+def topology_constraints_read(v: KubeVersion) -> bool:
+    """kube-scheduler reads a group's ``schedulingConstraints.topology`` and runs the placement
+    algorithm for it (KEP-5732, gate TopologyAwareWorkloadScheduling: alpha from v1.36,
+    ``pkg/features/kube_features.go``). v1.35 has neither: its only group API is the v1alpha1
+    Workload, whose ``spec.podGroups[]`` entries hold ``name`` and ``policy`` alone (``k8s.io/api``
+    ``scheduling/v1alpha1/types.go`` @ v0.35.0 = 9afe7de0), and its scheduler places a gang's pods
+    one by one with no notion of a domain (``gangscheduling.go`` of release-1.35: PreEnqueue,
+    Reserve, Permit). So a snapshot's topology constraints are not applied at v1.35, by either
+    engine or the validator (:meth:`gangplan.models.cluster.Cluster.at_version`), and a warning
+    says so."""
+    return v.at_least(KubeVersion.V1_36)
+
+
 def placement_groups_preempt(v: KubeVersion) -> bool:
     """A topology-constrained (placement-based) pod group may use workload-aware preemption.
     v1.36 refuses ("not eligible due to placement-based pod group scheduling limitation")."""
@@ -427,6 +440,14 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
             "1.37+": "arrival order (the queued group's `QueuedPodInfos`, no sort)",
         },
         "`schedule_one_podgroup.go` `podGroupInfoForPod` (release-1.36 @008b3652: sort by priority, `InitialAttemptTimestamp`); `backend/queue/scheduling_queue.go` `moveToActiveQ`; `plugins/gangscheduling/gangscheduling.go` PreEnqueue; v1.37: `QueuedPodGroupInfo` (kubernetes#138567)",
+    ),
+    Behaviour(
+        "a group's `schedulingConstraints.topology` (KEP-5732)",
+        {
+            "1.35": "not read: no such field in the v1alpha1 Workload, no placement algorithm; a gang's pods go wherever Filter and Score send them (gangplan warns and drops the constraint for both engines and the validator)",
+            "1.36+": "the placement algorithm: one placement per domain of the key, the best feasible one kept (TopologyAwareWorkloadScheduling alpha; gangplan models it on)",
+        },
+        "`k8s.io/api` `scheduling/v1alpha1/types.go` (v0.35.0 @9afe7de0: `PodGroup{name, policy}`); `pkg/features/kube_features.go` (TopologyAwareWorkloadScheduling alpha in v1.36); `schedule_one_podgroup.go` placements (v1.36+)",
     ),
     Behaviour(
         "workload-aware preemption of a group with `schedulingConstraints.topology`",

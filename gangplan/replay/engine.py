@@ -30,6 +30,7 @@ import numpy as np
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.objects import CPU, Pod, PodGroup
+from gangplan.models.version import topology_constraints_read
 from gangplan.replay.gpushare import GPU_SHARE, MILLI, GpuRequest, GpuShareFilter, devices_of
 from gangplan.replay.policies import (
     FGD,
@@ -171,7 +172,9 @@ class Placer:
             return False
         pods = [worker_pod(job, k, namespace=instance) for k in range(job.gang)]
         may_fit = lambda nodes: nodes is None or self._may_fit(job, nodes)  # noqa: E731 (the cluster passed above)
-        if not job.required_topology_key:  # the cycle reads no group object: none is built
+        if not job.required_topology_key or not topology_constraints_read(
+            self.cluster.kube_version
+        ):  # the cycle reads no group object (v1.35: no topology constraint): none is built
             out = self.session.place_group(None, pods, may_fit=may_fit)
         else:
             shape = (
