@@ -1,15 +1,18 @@
 """Run-time hierarchy validation as kube-scheduler does it, per version, in both engines.
 
-The structural cases (B1-B5) are the development code after v1.37 (``--kube-version 1.38``); the
-v1.37 release runs only the priority / preemption-policy / schedulerName checks, and v1.35 / v1.36
-none (:func:`gangplan.models.version.hierarchy_checks`): each structural case is also checked to
-be accepted by v1.37 and each v1.37 case by v1.36.
+v1.37 and the development code (``--kube-version 1.38``) run ``validatePodGroup``'s checks
+(priorities, preemption policies, schedulerName: master after kubernetes#141930); v1.35 / v1.36
+none (:func:`gangplan.models.version.hierarchy_checks`): each such case is also checked to be
+accepted by v1.36.
 
-Cases mirror ``test/integration/scheduler/podgroup/hierarchy_validation_test.go`` @45f0bf0f (B1-B5),
-the older queue-loop version @d6947b57 (A1-A3: cycles and missing parents, which the newest code
-holds back in the queue instead of failing) and ``cpg_test.go`` (newest indexed version), as
-restated in docs/upstream-hierarchy-validation.md §3. Setup as upstream: one node of 10 CPU, one
-pod ``<pg>-pod-0`` of 1 CPU per leaf, priority 100 everywhere.
+The structural cases (B1-B5) mirror ``test/integration/scheduler/podgroup/hierarchy_validation_test.go``
+@45f0bf0f, the proof of concept of the open kubernetes#142004 that no release or master carries
+(docs/upstream-hierarchy-validation.md §6): each is refused by those rules
+(``validate_hierarchies(checks="full")``) and scheduled by ``--kube-version 1.38``, as master's
+``cpg_test.go`` @16457a8a and ``cpg_tas_test.go`` @1361a25a expect of such trees. The older
+queue-loop version @d6947b57 (A1-A2: cycles and missing parents, held back in the queue) and
+``cpg_test.go`` cases follow, as restated in docs/upstream-hierarchy-validation.md §3. Setup as
+upstream: one node of 10 CPU, one pod ``<pg>-pod-0`` of 1 CPU per leaf, priority 100 everywhere.
 
 Every case runs the greedy engine, the exact engine and the validator: an invalid hierarchy places
 nothing in either engine (SchedulerError for the greedy's pods), the rest of the snapshot is
@@ -21,6 +24,8 @@ from __future__ import annotations
 import pytest
 
 from gangplan.io.loader import load_objects
+from gangplan.models.hierarchy import validate_hierarchies
+from gangplan.models.objects import SchedulerProfile
 from gangplan.solver.diff import diff_snapshot
 from gangplan.solver.exact import solve_exact
 from gangplan.solver.greedy import solve_greedy
@@ -123,8 +128,31 @@ def assert_refused(objs, root, message, *, others_placed=(), version=DEV, accept
     return c, greedy
 
 
-# ---- hierarchy_validation_test.go @45f0bf0f (version B, the newest) -----------------------------------
-def test_b1_pod_group_hierarchy_exceeding_workload_max_tree_depth_fails_validation_in_scheduling_cycle():
+# ---- hierarchy_validation_test.go @45f0bf0f (version B: the unmerged kubernetes#142004) -------------------
+def poc_error(c, root):
+    """What the proof of concept @45f0bf0f would say of ``root`` (``checks="full"``)."""
+    queued = {p.key for p in c.pending_pods}
+    return validate_hierarchies(c.groups, queued, SchedulerProfile(), checks="full").get(
+        f"{NS}/{root}"
+    )
+
+
+def assert_poc_refuses_and_dev_schedules(objs, root, message, *, placed=True):
+    """The POC rules refuse the tree with ``message``; ``--kube-version 1.38`` (master's checks)
+    and v1.37 accept it, and both engines place its pods (one node of ample CPU). ``placed=False``
+    for the depth cases, where master's queue-side bound of 4 hops (not modelled here, see
+    docs/upstream-hierarchy-validation.md §2.1) is what decides."""
+    for version in ("1.37", DEV):
+        c, greedy, exact = run(objs, version)
+        assert poc_error(c, root) == message
+        assert c.groups.validation_error(f"{NS}/{root}") is None
+        if placed:
+            pending = sorted(p.key for p in c.groups.members(f"{NS}/{root}") if not p.bound)
+            assert sorted(greedy.placements()) == sorted(exact.placements()) == pending
+    return c, greedy
+
+
+def test_b1_pod_group_hierarchy_exceeding_workload_max_tree_depth_fails_only_the_poc_validation():
     objs = [
         node(),
         cpg("cpg-root"),
@@ -134,17 +162,15 @@ def test_b1_pod_group_hierarchy_exceeding_workload_max_tree_depth_fails_validati
         pg("pg1", parent="cpg3"),
         *pods("pg1"),
     ]
-    _, greedy = assert_refused(
+    assert_poc_refuses_and_dev_schedules(
         objs,
         "cpg-root",
         f'hierarchy depth exceeds maximum allowed depth 4 at "{NS}/cpg3"',
-        accepted_by="1.37",
+        placed=False,
     )
-    assert greedy.greedy_trace.groups[f"{NS}/pg1"].status == "Error"
-    assert greedy.groups[f"{NS}/pg1"].reason.startswith("SchedulerError: hierarchy depth exceeds")
 
 
-def test_b2_composite_pod_group_at_depth_4_fails_validation_in_scheduling_cycle_and_takes_its_valid_sibling_along():
+def test_b2_composite_pod_group_at_depth_4_fails_only_the_poc_validation():
     objs = [
         node(),
         cpg("cpg-root"),
@@ -154,51 +180,46 @@ def test_b2_composite_pod_group_at_depth_4_fails_validation_in_scheduling_cycle_
         pg("pg1", parent="cpg-root"),
         *pods("pg1"),
     ]
-    assert_refused(
+    assert_poc_refuses_and_dev_schedules(
         objs,
         "cpg-root",
         f'hierarchy depth exceeds maximum allowed depth 4 at "{NS}/cpg3"',
-        accepted_by="1.37",
+        placed=False,
     )
 
 
-def test_b3_pod_group_hierarchy_referencing_multiple_distinct_workloads_fails_validation_in_scheduling_cycle():
+def test_b3_pod_group_hierarchy_referencing_multiple_distinct_workloads_fails_only_the_poc_validation():
     objs = [
         node(),
         cpg("cpg-root", workload="wl-1"),
         pg("pg1", parent="cpg-root", workload="wl-2"),
         *pods("pg1"),
     ]
-    assert_refused(
+    assert_poc_refuses_and_dev_schedules(
         objs,
         "cpg-root",
         f'pod group workload does not match root workload, got: "wl-2" ("{NS}/pg1") and "wl-1" ("{NS}/cpg-root")',
-        accepted_by="1.37",
     )
 
 
-def test_b4_gang_parent_composite_pod_group_with_basic_child_group_fails_validation_in_scheduling_cycle():
+def test_b4_gang_parent_composite_pod_group_with_basic_child_group_fails_only_the_poc_validation():
     objs = [node(), cpg("cpg-root", gang=1), pg("pg1", parent="cpg-root"), *pods("pg1")]
-    assert_refused(
-        objs,
-        "cpg-root",
-        f'gang parent "{NS}/cpg-root" cannot have basic child "{NS}/pg1"',
-        accepted_by="1.37",
+    assert_poc_refuses_and_dev_schedules(
+        objs, "cpg-root", f'gang parent "{NS}/cpg-root" cannot have basic child "{NS}/pg1"'
     )
 
 
-def test_b5_parent_with_all_disruption_mode_and_child_with_single_disruption_mode_fails_validation_in_scheduling_cycle():
+def test_b5_parent_with_all_disruption_mode_and_child_with_single_disruption_mode_fails_only_the_poc_validation():
     objs = [
         node(),
         cpg("cpg-root", mode="all"),
         pg("pg1", parent="cpg-root", mode="single"),
         *pods("pg1"),
     ]
-    assert_refused(
+    assert_poc_refuses_and_dev_schedules(
         objs,
         "cpg-root",
         f'parent "{NS}/cpg-root" with All disruption mode cannot have child "{NS}/pg1" with Single disruption mode',
-        accepted_by="1.37",
     )
 
 
@@ -206,7 +227,7 @@ def test_an_invalid_hierarchy_leaves_the_rest_of_the_snapshot_scheduled():
     objs = [
         node(),
         cpg("cpg-root", gang=1),
-        pg("pg1", parent="cpg-root"),
+        pg("pg1", parent="cpg-root", gang=1, priority=50),
         *pods("pg1"),
         pg("other", gang=1),
         *pods("other"),
@@ -214,9 +235,10 @@ def test_an_invalid_hierarchy_leaves_the_rest_of_the_snapshot_scheduled():
     assert_refused(
         objs,
         "cpg-root",
-        f'gang parent "{NS}/cpg-root" cannot have basic child "{NS}/pg1"',
+        "all pod groups in a hierarchy should have the same priority as the root pod group's "
+        f'priority, got 50 ("{NS}/pg1") and 100 ("{NS}/cpg-root")',
         others_placed=[f"{NS}/other-pod-0"],
-        accepted_by="1.37",
+        accepted_by="1.36",
     )
 
 
@@ -326,8 +348,9 @@ def test_a_bound_member_of_another_scheduler_fails_the_schedulername_check():
     )
 
 
-# ---- cpg_test.go cases under the newest rules --------------------------------------------------------------
-def test_cpg_gang_with_basic_children_is_refused_by_the_newest_validation():
+# ---- cpg_test.go cases ---------------------------------------------------------------------------------------
+def test_cpg_gang_with_basic_children_schedules_as_cpg_test_expects_at_every_version_with_cpgs():
+    # cpg_test.go @16457a8a TestCPGGangWithBasicChildren: pg1, pg2 scheduled, pg3 (10-CPU pods) not.
     objs = [
         node("node1", "8"),
         cpg("cpg-root", gang=2),
@@ -338,12 +361,16 @@ def test_cpg_gang_with_basic_children_is_refused_by_the_newest_validation():
         *pods("pg2", 3),
         *pods("pg3", 3, cpu="10"),
     ]
-    assert_refused(
-        objs,
-        "cpg-root",
-        f'gang parent "{NS}/cpg-root" cannot have basic child "{NS}/pg1"',
-        accepted_by="1.37",
-    )
+    for version in ("1.37", DEV):
+        c, greedy, exact = run(objs, version)
+        assert c.groups.validation_error(f"{NS}/cpg-root") is None
+        assert (
+            poc_error(c, "cpg-root")
+            == f'gang parent "{NS}/cpg-root" cannot have basic child "{NS}/pg1"'
+        )
+        placed = {k.split("/")[1].rsplit("-pod-", 1)[0] for k in greedy.placements()}
+        assert placed == {"pg1", "pg2"}
+        assert sorted(greedy.placements()) == sorted(exact.placements())
 
 
 @pytest.mark.parametrize(

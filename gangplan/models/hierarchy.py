@@ -1,24 +1,28 @@
 """Run-time validation of a group hierarchy, as kube-scheduler does it before a workload cycle.
 
-Mirrors ``validatePodGroupHierarchy`` / ``validatePodGroupSubtree`` in
-``pkg/scheduler/schedule_one_podgroup.go`` (kubernetes/kubernetes commit 45f0bf0fa76b, the newest
-version found; its integration test is ``test/integration/scheduler/podgroup/
-hierarchy_validation_test.go`` at the same commit). The rules, restated in
-``docs/upstream-hierarchy-validation.md`` §2.3, run as a pre-order walk from the root (depth 1),
-children in queue order, and the first failing check wins:
+Mirrors ``validatePodGroup`` / ``validatePodGroupHierarchy`` in
+``pkg/scheduler/schedule_one_podgroup.go`` (master after kubernetes#141930; gangplan runs the
+same checks for v1.37), restated in ``docs/upstream-hierarchy-validation.md`` §2.3 and §6. The rules run as a pre-order walk from the
+root (depth 1), children in queue order, and the first failing check wins; the letters are the
+ones of that document:
 
-A. a CompositePodGroup at depth ``WorkloadMaxTreeDepth`` (4) or deeper;
 for every group but the root:
-B. its ``workloadRef`` workload name differs from the root's (only the names are compared);
 C. its priority differs from the root's;
 D. its preemption policy differs from the root's (gate ``PodGroupPreemptionPolicy``, on here);
-E. a gang parent with a basic child;
-F. a parent with ``disruptionMode: all`` and a child with ``single``;
 for every pod of a leaf, queued pods first, then already scheduled ones:
 G. its schedulerName differs from the first queued pod's;
 H. its priority differs from the root group's;
 I. its preemption policy differs from the root group's;
 J. finally, no profile serves the schedulerName.
+
+The structural checks A (a CompositePodGroup at depth ``WorkloadMaxTreeDepth``), B (a
+``workloadRef`` workload name other than the root's), E (a gang parent with a basic child) and F
+(an ``all`` parent with a ``single`` child) are ``validatePodGroupHierarchy`` /
+``validatePodGroupSubtree`` at kubernetes commit 45f0bf0fa76b: the proof of concept of the open
+kubernetes#142004, which no release or master carries (the newest master tests,
+``cpg_tas_test.go`` @1361a25a, ``cpg_test.go`` @16457a8a and ``podgrouppreemption_test.go``,
+schedule trees those checks refuse). They are kept behind ``checks="full"`` of
+:func:`validate_hierarchies` for the day it merges; no :class:`KubeVersion` selects them.
 
 Any failure is SchedulerError-type: none of the hierarchy's pods is scheduled, every group of it
 gets the message, and the rest of the snapshot is scheduled. A missing parent or a cycle is not a
@@ -26,9 +30,7 @@ validation error upstream: the queue holds such pods back (``incompletePodGroupP
 are gated (:func:`gangplan.models.groups.gate`), not failed.
 
 Per version (:func:`gangplan.models.version.hierarchy_checks`): v1.35 and v1.36 run no such
-validation; the v1.37 release runs only checks C, D and G-J (``validatePodGroup``; so
-``cpg_test.go`` @16457a8a schedules a gang CompositePodGroup with a basic child, which rule E
-refuses); the development code after v1.37 (``--kube-version 1.38``) runs them all.
+validation; v1.37 and the development code (``--kube-version 1.38``) run C, D and G-J.
 
 Used through :meth:`GroupTree.validation_error` by the greedy engine, the exact engine and the
 validator alike.
@@ -47,13 +49,19 @@ V1ALPHA1 = "scheduling.k8s.io/v1alpha1"
 
 
 def validate_hierarchies(
-    tree: GroupTree, queued: set[str], profile: SchedulerProfile, version: KubeVersion = NEWEST
+    tree: GroupTree,
+    queued: set[str],
+    profile: SchedulerProfile,
+    version: KubeVersion = NEWEST,
+    checks: str | None = None,
 ) -> dict[str, str]:
     """Root key -> the first failed check of its hierarchy, for every root kube-scheduler would
     attempt (roots whose pods are all held back, e.g. on a cycle, are not validated), with the
-    checks ``version`` runs."""
+    checks ``version`` runs, or with ``checks`` when given (``none``, ``pods``, or ``full``: the
+    unmerged kubernetes#142004 proof of concept @45f0bf0f, which no version runs)."""
     out: dict[str, str] = {}
-    checks = hierarchy_checks(version)
+    if checks is None:
+        checks = hierarchy_checks(version)
     if checks == "none":
         return out
     for root in tree.roots:
@@ -97,7 +105,7 @@ class _Walk:
         self.tree = tree
         self.queued = queued
         self.structural = structural
-        """Checks A, B, E and F (the development code after v1.37)."""
+        """Checks A, B, E and F (kubernetes#142004 @45f0bf0f, unmerged; ``checks="full"``)."""
         r = tree.node(root)
         self.root = r
         self.first = first

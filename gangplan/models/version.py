@@ -244,13 +244,17 @@ def rerun_reprieve(v: KubeVersion) -> bool:
 def hierarchy_checks(v: KubeVersion) -> str:
     """Which run-time hierarchy validation a release runs before a pod-group cycle
     (:mod:`gangplan.models.hierarchy`): ``none`` (v1.35, v1.36: no such validation; v1.36 even
-    sorts a gang's pods by their own priorities), ``pods`` (v1.37 ``validatePodGroup``: group and
-    pod priority / preemption policy against the root, schedulerName, profile), ``full`` (the
-    development code after v1.37, ``validatePodGroupHierarchy`` @45f0bf0f: also depth, one
-    Workload, gang parent / basic child, ``all`` parent / ``single`` child)."""
+    sorts a gang's pods by their own priorities), ``pods`` (``validatePodGroup`` /
+    ``validatePodGroupHierarchy(pgi, validatePodGroup, validatePod)``: group and pod priority /
+    preemption policy against the root, schedulerName, profile) for v1.37 and for the development
+    code (master after kubernetes#141930). The structural checks of ``validatePodGroupHierarchy``
+    @45f0bf0f (depth, one Workload, gang parent / basic child, ``all`` parent / ``single`` child:
+    ``full``) belong to the unmerged proof of concept kubernetes#142004; no version runs them (the
+    newest master tests, ``cpg_tas_test.go`` @1361a25a and ``cpg_test.go`` @16457a8a, schedule
+    gang roots over basic children; docs/upstream-hierarchy-validation.md §6)."""
     if v.minor <= 36:
         return "none"
-    return "pods" if v == KubeVersion.V1_37 else "full"
+    return "pods"
 
 
 def groups_requeue_without_hints(v: KubeVersion) -> bool:
@@ -489,10 +493,9 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "run-time hierarchy validation before a pod-group cycle",
         {
             "1.35-1.36": "none",
-            "1.37": "group and pod priority / preemption policy equal the root's, one schedulerName, a profile for it (`validatePodGroup`)",
-            "1.38": "also: CompositePodGroup depth < 4, one Workload, no basic child under a gang, no `single` child under `all` (`validatePodGroupHierarchy`)",
+            "1.37+": "group and pod priority / preemption policy equal the root's, one schedulerName, a profile for it (`validatePodGroup`); no depth, Workload, gang / basic or disruption-mode check (those are the unmerged kubernetes#142004)",
         },
-        "`pkg/scheduler/schedule_one_podgroup.go` (v1.37 `validatePodGroup`; development @45f0bf0f `validatePodGroupHierarchy`, `hierarchy_validation_test.go`); docs/upstream-hierarchy-validation.md",
+        "`pkg/scheduler/schedule_one_podgroup.go` `validatePodGroup` (kubernetes#141930); POC `validatePodGroupHierarchy` @45f0bf0f (kubernetes#142004, unmerged) not modelled; `cpg_tas_test.go` @1361a25a, `cpg_test.go` @16457a8a; docs/upstream-hierarchy-validation.md §6",
     ),
     Behaviour(
         "nodes with (anti-)affinity pods inside a pod-group cycle",
