@@ -179,7 +179,10 @@ def _room_taken_by_another(cluster, greedy) -> bool:
     is asynchronous (rule W of issue 39): while the victims terminate, a higher-priority entity
     that does not preempt (``preemptionPolicy: Never``) may take the freed room and the preemptor
     go elsewhere. The validator accepts that Result; the model only evicts for a preemptor placed
-    on the victim's node (see .preemption), so such a start is no placement of the model."""
+    on the victim's node (see .preemption), so such a start is no placement of the model. So is a
+    start that evicted a pending pod it had placed (rule V of issue 39): the model never places a
+    pod only to evict it (the hint drops such a victim, :func:`snapshot_victims`, and the room it
+    freed may hold a preemptor the model would count as evicting nobody); not checked either."""
     tree = cluster.groups
     placed = greedy.placements()
     by_node: dict[str, list[int]] = {}
@@ -191,6 +194,8 @@ def _room_taken_by_another(cluster, greedy) -> bool:
             by_node.setdefault(node, []).append(tree.unit_priority(p))
     for v in greedy.victims:
         victim = cluster.pod_by_key[v]
+        if not victim.bound:
+            return True
         if not any(q > tree.unit_priority(victim) for q in by_node.get(victim.node_name, [])):
             return True
     return False

@@ -580,13 +580,30 @@ def test_a_group_member_preempts_with_its_groups_priority():
     assert rules(c, {"ml/w": "n1"}, victims=("default/low",)) == set()
 
 
-def test_a_victim_must_be_a_bound_pod_and_someone_must_be_placed():
+def test_a_victim_is_a_bound_pod_or_a_pending_pod_the_run_placed_and_someone_is_placed():
+    """Rule V of issue 39: a pending pod the run placed and a later preemptor evicted is a victim
+    (queued, placed nowhere in the Result, priority below the preemptor's); a key that is no pod,
+    a pending pod the Result still places, one no cycle attempts (terminating), or one of the
+    preemptor's priority is not."""
     c = Cluster(
         nodes=(node("n1"),),
-        pods=(pod("low", on="n1", priority=1), pod("pending", priority=0), pod("high", priority=9)),
+        pods=(
+            pod("low", on="n1", priority=1),
+            pod("pending", priority=0),
+            pod("peer", priority=9),
+            pod("deleted", priority=0, terminating=True),
+            pod("high", priority=9),
+        ),
     )
-    assert rules(c, {"default/high": "n1"}, victims=("default/pending",)) == {"victim"}
+    assert rules(c, {"default/high": "n1"}, victims=("default/pending",)) == set()
+    assert rules(c, {"default/high": "n1"}, victims=("default/made-up",)) == {"victim"}
+    assert rules(
+        c, {"default/high": "n1", "default/pending": "n1"}, victims=("default/pending",)
+    ) == {"victim"}
+    assert rules(c, {"default/high": "n1"}, victims=("default/deleted",)) == {"victim"}
+    assert rules(c, {"default/high": "n1"}, victims=("default/peer",)) == {"victim"}
     assert rules(c, {}, victims=("default/low",)) == {"victim"}
+    assert rules(c, {}, victims=("default/pending",)) == {"victim"}
 
 
 # ---- topology spread ----------------------------------------------------------------------------

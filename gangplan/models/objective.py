@@ -15,7 +15,11 @@ Tiers, highest first (``Result.objective`` keeps this order):
 
 The disruption tiers follow when the snapshot holds potential victims (bound pods whose unit
 priority is below the highest pending entity's), for every engine alike, as *costs* (lower is
-better, :func:`is_cost`), computed from ``Result.victims``:
+better, :func:`is_cost`), computed from the victims of ``Result.victims`` that are bound in the
+snapshot (:func:`snapshot_victims`). A pending pod the greedy run placed and a later preemptor
+evicted (rule V of issue 39) is also in ``Result.victims``, but the tiers see it as what it ends
+as, a pending pod not placed: the Result is the same point of the objective as one that never
+placed it (the exact model, which never evicts a pending pod, can reach that point).
 
 ``pdbViolations``           per PodDisruptionBudget, evicted matching pods (not already in
                             ``status.disruptedPods``) beyond ``status.disruptionsAllowed``
@@ -197,13 +201,22 @@ def victim_priorities(cluster: Cluster) -> list[int]:
     )
 
 
+def snapshot_victims(cluster: Cluster, victims: Iterable[str]) -> list[Pod]:
+    """The victims bound in the snapshot, sorted by key: the evictions that cost disruption and
+    that the exact model can express. ``Result.victims`` may also name pending pods the greedy run
+    placed and then evicted (rule V of issue 39); those end as pending pods not placed."""
+    by_key = cluster.pod_by_key
+    return [by_key[k] for k in sorted(set(victims)) if k in by_key and by_key[k].bound]
+
+
 def disruption(cluster: Cluster, victims: Iterable[str]) -> dict[str, float]:
-    """The disruption tiers (costs) of evicting ``victims``; empty without potential victims."""
+    """The disruption tiers (costs) of evicting ``victims`` (those bound in the snapshot,
+    :func:`snapshot_victims`); empty without potential victims."""
     prios = victim_priorities(cluster)
     if not prios:
         return {}
     tree = cluster.groups
-    gone = [cluster.pod_by_key[k] for k in sorted(set(victims)) if k in cluster.pod_by_key]
+    gone = snapshot_victims(cluster, victims)
     out: dict[str, float] = {PDB_VIOLATIONS: float(pdb_violations(cluster, gone))}
     for pr in prios:
         out[victims_tier(pr)] = float(sum(1 for p in gone if tree.unit_priority(p) == pr))
@@ -251,6 +264,7 @@ __all__ = [
     "objective",
     "pdb_counts",
     "pdb_violations",
+    "snapshot_victims",
     "victim_priorities",
     "victims_tier",
 ]

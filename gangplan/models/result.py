@@ -216,6 +216,9 @@ class Result(_Model):
     composite_groups: dict[str, CompositeOutcome] = Field(default_factory=dict, exclude_if=_empty)
     """Every CompositePodGroup with a pending pod below it (absent when there is none)."""
     victims: list[str] = Field(default_factory=list)
+    """Pods evicted to make room, sorted: bound pods of the snapshot, and (greedy) pending pods the
+    run placed and a later preemptor evicted (rule V of issue 39; such a pod is placed nowhere in
+    ``pods`` and the disruption tiers do not count it, :func:`~gangplan.models.objective.snapshot_victims`)."""
     objective: dict[str, float] = Field(default_factory=dict)
     """Objective value per lexicographic tier, highest tier first (insertion order)."""
     bound: dict[str, float] = Field(default_factory=dict)

@@ -516,6 +516,14 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
         "`moreImportantVictim`, `pkg/scheduler/framework/preemption/types.go`",
     ),
     Behaviour(
+        "preemption candidates (rule V of issue 39)",
+        {
+            "1.35": "every pod of the candidate node's `NodeInfo` with a strictly lower priority: bound in the input, bound or assumed earlier in the run, or terminating (a victim already being deleted is not deleted twice); all are removed before the dry run",
+            "1.36+": "as v1.35 for a single pod; a group's workload-aware preemption takes every such pod of every node (unit: its highest `disruptionMode: all` group, priority: its root group's), all removed before the simulation, so a group whose required affinity needs one of them finds that preemption cannot help",
+        },
+        "`newDomainForWorkloadPreemption` / `selectVictimsOnDomain` / `isPreemptionAllowed`, `framework/preemption/podgrouppreemption.go` (@00f22436); `getCrossNodesVictims`, `framework/preemption/types.go` (@06e67ba2); `SelectVictimsOnNode`, `plugins/defaultpreemption/default_preemption.go`; `AssumePod` / `AddPod` → `NodeInfo.AddPod`, `backend/cache/cache.go` (@03789157)",
+    ),
+    Behaviour(
         "DRA: `distinctAttribute` claim constraints; PodGroup `spec.resourceClaims` (KEP-5729)",
         {
             "1.35": '`distinctAttribute` fails the claim ("empty constraint", the stable allocator); no PodGroup object (its claims are read as v1.36 reads them)',

@@ -1,7 +1,9 @@
 """Independent validator: every hard rule, checked on the final state a Result describes.
 
 It imports no engine. The final state is: bound pods, minus victims, plus every placed (or
-nominated) pending pod. Victims are absent from it for capacity, anti-affinity, spread and host
+nominated) pending pod. A victim may also be a pending pod that the Result places nowhere: the run
+placed it and a later preemptor evicted it (rule V of issue 39); the Result does not say where it
+was, so it is absent from the final state and never counted as a pod-affinity supporter. Victims are absent from it for capacity, anti-affinity, spread and host
 ports; for required pod affinity (the one order-based rule) a victim may still count as an
 existing pod supporting a pending pod, which may have been placed before the victim was evicted
 (:mod:`gangplan.predicates.affinity_order`). Per pod x node checks come from :mod:`gangplan.predicates`, the same pure
@@ -34,12 +36,19 @@ Rules (``Violation.rule``):
 ``topology-spread``   a DoNotSchedule constraint's skew exceeds maxSkew in every order the pods could
                       have been placed in
 ``group-validation``  pods placed under a hierarchy kube-scheduler's run-time validation refuses
-``gang``              a PodGroup with newly placed pods but fewer than minCount on nodes
+``gang``              a PodGroup with newly placed pods but fewer than minCount on nodes (its pending
+                      victims, placed by the run and evicted later, count as on nodes: they were when
+                      it was admitted)
 ``composite``         a CompositePodGroup with newly placed pods but fewer than minGroupCount children
+                      (counted the same way)
 ``topology``          a group's pods not inside one domain of its ``schedulingConstraints.topology`` key
-``victim``            a victim that is not a bound pod, whose priority is not strictly lower than
-                      every group it made room for, or that leaves part of its victim unit (a
-                      ``disruptionMode: all`` group) on the nodes
+``victim``            a victim that is neither a bound pod nor a pending pod the run may have placed
+                      and evicted (rule V of issue 39: a pod a scheduling cycle attempts, not gated
+                      nor terminating, that the Result places nowhere), whose priority is not
+                      strictly lower than every group it made room for, or that leaves part of its
+                      victim unit (a ``disruptionMode: all`` group) on the nodes: the units over the
+                      bound pods and the pending victims, so a pending victim's unit takes every
+                      bound pod of its group with it
 """
 
 from __future__ import annotations
@@ -145,9 +154,29 @@ def _shape(cluster: Cluster, result: Result) -> list[Violation]:
             )
     for key in sorted(pending - set(result.pods)):
         out.append(Violation("result-shape", key, "pending pod missing from the result"))
+    queued = {p.key for p in cluster.queued_pods}
     for v in result.victims:
-        if v not in bound:
-            out.append(Violation("victim", v, "victim is not a bound pod of the snapshot"))
+        if v in bound:
+            continue
+        if v not in queued:
+            why = cluster.not_queued.get(v)
+            out.append(
+                Violation(
+                    "victim",
+                    v,
+                    f"victim is a pending pod no scheduling cycle attempts ({why})"
+                    if why
+                    else "victim is neither a bound nor a pending pod of the snapshot",
+                )
+            )
+        elif (o := result.pods.get(v)) is not None and o.node is not None:
+            out.append(
+                Violation(
+                    "victim",
+                    v,
+                    f"victim is a pending pod the Result places (on {o.node}): an evicted pod is gone",
+                )
+            )
     return out
 
 
@@ -473,6 +502,14 @@ def _groups(st: _State, result: Result) -> list[Violation]:
             members[g].append(key)
             if key in st.new:
                 newly[g] += 1
+    # A pending victim was placed by the run and evicted later (rule V of issue 39): its group
+    # had it on a node when it was admitted, so the gang and composite rules count it.
+    admitted_with = defaultdict(int, placed)
+    for key in st.victims:
+        p = st.cluster.pod_by_key.get(key)
+        if p is not None and not p.bound and p.group_key in tree:
+            admitted_with[p.group_key] += 1
+            newly[p.group_key] += 1
     for root in tree.roots:
         why = tree.validation_error(root)
         if why is not None and any(newly[g] for g in tree.leaves(root)):
@@ -486,13 +523,13 @@ def _groups(st: _State, result: Result) -> list[Violation]:
             )
     for gkey in tree.leaf_keys:
         g = tree.node(gkey)
-        if newly[gkey] and placed[gkey] < g.need:
+        if newly[gkey] and admitted_with[gkey] < g.need:
             out.append(
                 Violation.on(
                     "gang",
                     "PodGroup",
                     gkey,
-                    f"{placed[gkey]} pods on nodes < minCount {g.need} although {newly[gkey]} were placed",
+                    f"{admitted_with[gkey]} pods on nodes < minCount {g.need} although {newly[gkey]} were placed",
                 )
             )
         outcome = result.groups.get(gkey)
@@ -522,7 +559,7 @@ def _groups(st: _State, result: Result) -> list[Violation]:
     for ckey in tree.composite_keys:
         cg = tree.node(ckey)
         leaves = set(cg.leaves)
-        if any(newly[g] for g in leaves) and not tree.satisfied(ckey, placed):
+        if any(newly[g] for g in leaves) and not tree.satisfied(ckey, admitted_with):
             out.append(
                 Violation.on(
                     "composite",
@@ -593,7 +630,7 @@ def _victims(st: _State, result: Result) -> list[Violation]:
     out = []
     for v in sorted(result.victims):
         p = c.pod_by_key.get(v)
-        if p is not None and p.node_name is not None and tree.unit_priority(p) >= top:
+        if p is not None and tree.unit_priority(p) >= top:
             out.append(
                 Violation(
                     "victim",
@@ -602,7 +639,10 @@ def _victims(st: _State, result: Result) -> list[Violation]:
                 )
             )
     gone = set(result.victims)
-    for u in tree.victim_units(c.bound_pods):
+    # a pending victim (placed during the run, rule V) was on a node with the bound pods of its
+    # unit: they left together (the units over the bound pods and the pending victims)
+    pending = [p for p in c.pending_pods if p.key in gone]
+    for u in tree.victim_units(list(c.bound_pods) + pending):
         keys = {p.key for p in u.pods}
         if keys & gone and not keys <= gone:
             kept = ", ".join(sorted(keys - gone))

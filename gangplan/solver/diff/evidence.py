@@ -17,7 +17,7 @@ from gangplan.models.documents import (
     VictimRow,
 )
 from gangplan.models.groups import parse_timestamp
-from gangplan.models.objective import pdb_violations
+from gangplan.models.objective import pdb_violations, snapshot_victims
 from gangplan.models.preemption import PICK_CRITERIA, PickKey, deciding_index, pick_key
 from gangplan.models.quantity import format_quantity
 from gangplan.models.result import Result
@@ -112,7 +112,7 @@ def _victim_units(cluster: Cluster, result: Result) -> list[VictimRow]:
 
 def engine_side(cluster: Cluster, result: Result) -> EngineSide:
     placed = result.placements()
-    gone = [cluster.pod_by_key[k] for k in sorted(set(result.victims)) if k in cluster.pod_by_key]
+    gone = snapshot_victims(cluster, result.victims)  # the disruption tiers' (bound pods)
     units = _victim_units(cluster, result)
     by_prio: Counter[int] = Counter()
     for u in units:

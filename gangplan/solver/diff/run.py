@@ -15,6 +15,7 @@ from gangplan.models.documents import (
     Engines,
     GroupDiff,
 )
+from gangplan.models.objective import snapshot_victims
 from gangplan.models.result import Result
 from gangplan.models.trace import check_trace_level
 from gangplan.solver.diff.classification import (
@@ -251,7 +252,9 @@ def greedy_in_model(cluster: Cluster, greedy: Result, optimal: Result) -> bool |
     kept = take(optimal, cluster)
     if kept is not None and not greedy.victims and accepts(kept, greedy.placements()):
         return True
-    return check_feasible(cluster, greedy.placements(), greedy.victims)
+    # a pending pod greedy placed and evicted (rule V) is, in the model, a pod not placed
+    gone = [p.key for p in snapshot_victims(cluster, greedy.victims)]
+    return check_feasible(cluster, greedy.placements(), gone)
 
 
 def _explained(

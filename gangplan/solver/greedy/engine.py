@@ -115,6 +115,13 @@ def _solve(
     pod_reasons = dict(
         st.trace.pod_reasons
     )  # pods never attempted: Cluster.not_queued (build_result)
+    group_reasons = dict(st.trace.group_reasons)
+    by_key = cluster.pod_by_key
+    for k, (i, by) in st.evicted_placed.items():  # rule V: placed, then a later preemptor's victim
+        pod_reasons[k] = evicted_reason(names[i], by)
+        g = by_key[k].group_key
+        if g is not None and g not in group_reasons:
+            group_reasons[g] = f"its pods were placed, then evicted by the preemption of {by}"
     params: dict[str, Any] = {
         "tieBreak": tie_break,
         "seed": seed,
@@ -130,7 +137,7 @@ def _solve(
         status=Status.HEURISTIC,
         placements=placements,
         pod_reasons=pod_reasons,
-        group_reasons=st.trace.group_reasons,
+        group_reasons=group_reasons,
         wall_seconds=time.perf_counter() - start,
         params=params,
         trace=build_trace(st),
@@ -138,6 +145,12 @@ def _solve(
         victims=st.victims,
         nominated=st.nominated,
     )
+
+
+def evicted_reason(node: str, by: str) -> str:
+    """The reason of a pending pod the run placed and a later preemption evicted (rule V of issue
+    39): it is in ``Result.victims`` and placed nowhere."""
+    return f"placed on node {node}, then evicted: a victim of the preemption by {by}"
 
 
 def replay_options(result: Result) -> dict[str, Any]:

@@ -142,10 +142,11 @@ class WorkloadCycle:
                 )
             if left and requeue:
                 q.failed(qe, st.rejectors)
-            by_key = st.cluster.pod_by_key
+            by_key, gone = st.cluster.pod_by_key, st.evicted_placed
             for k in st.victims[victims:]:
                 victim = by_key[k]
-                q.event(ClusterEvent(POD_DELETE, victim, victim.node_name or ""))
+                where = victim.node_name or (names[gone[k][0]] if k in gone else "")
+                q.event(ClusterEvent(POD_DELETE, victim, where))
             for p in bound:
                 q.event(ClusterEvent(ASSIGNED_POD_ADD, p, names[st.placements[p.key]]))
             if not key.is_pod:  # the preemptor's retry came while its victims were still there
@@ -168,14 +169,14 @@ class WorkloadCycle:
         st.deleting = [d for d in st.deleting if all(d is not x for x in done)]
         by_key, names = st.cluster.pod_by_key, st.snap.names
         evicted = set(st.victims)
-        for _, keys in done:
+        for root, keys in done:
             for pod, i in st.snap.remove_terminating(keys):
                 if pod.key in evicted:
                     continue
                 evicted.add(pod.key)
-                st.victims.append(pod.key)
+                victim = by_key[pod.key]
+                st.evicted([victim], {pod.key: i}, root)
                 if q is not None:
-                    victim = by_key[pod.key]
                     q.event(ClusterEvent(POD_DELETE, victim, names[i]))
 
     def _queued_pods(self, key: EntityKey) -> list[Pod]:
@@ -231,7 +232,7 @@ class WorkloadCycle:
                 post_filter = st.trace.preemption[str(EntityKey.pod(pod.key))].reason
         if r.node is not None:
             st.assumed.assume(pod, r.node)
-            st.placements[pod.key] = r.node
+            st.place(pod, r.node)
         else:
             # FitError.Error() with the PostFilter message: "<filter reasons>. preemption: ..."
             st.trace.set(
@@ -332,7 +333,7 @@ class WorkloadCycle:
                             )
                 return
         for pod, node in st.assumed.since(checkpoint):
-            st.placements[pod.key] = node
+            st.place(pod, node)
         for g in tree.leaves(root):
             reason = tr.group_reasons.get(g) or f"PodGroup {g} was not attempted"
             for p in tree.node(g).members:

@@ -15,10 +15,32 @@ Two PostFilter paths, as kube-scheduler v1.37 runs them:
   (``Evaluator.Preempt``, ``SelectVictimsOnNode``, ``pickOneNodeForPreemption``): the nodes whose
   filter status was Unschedulable are dry-run one by one and the best candidate is picked.
 
-Victim units (``WorkloadPortion``): a bound pod with no ``disruptionMode: all`` ancestor is its own
+Victim units (``WorkloadPortion``): a pod with no ``disruptionMode: all`` ancestor is its own
 unit (rank 1 without a group, 2 inside one); otherwise the unit is keyed by its highest ``all``
 ancestor (rank 2 for a PodGroup, 3 for a CompositePodGroup) and holds every pod on a node of every
 leaf PodGroup under it. A unit's priority is its root group's, else the pod's own.
+
+The candidates are every pod on a node whose unit priority is strictly lower than the
+preemptor's (rule V of issue 39, :func:`victims_below`), the same at every version: workload-aware
+preemption lists the pods of every ``NodeInfo`` of the scheduler's snapshot
+(``newDomainForWorkloadPreemption`` in ``framework/preemption/podgrouppreemption.go`` @00f22436,
+``getCrossNodesVictims`` in ``framework/preemption/types.go`` @06e67ba2) and keeps those with
+``victim.Priority() < preemptor.Priority()`` (``isPreemptionAllowed``); default preemption's
+``SelectVictimsOnNode`` (``plugins/defaultpreemption/default_preemption.go``, v1.35 onwards) takes
+the lower-priority pods of ``nodeInfo.GetPods()``. A ``NodeInfo`` holds the pods bound in the
+cluster, the pods the scheduler assumed or bound since (``cacheImpl.AssumePod`` / ``AddPod`` →
+``addPod`` → ``NodeInfo.AddPod``, ``pkg/scheduler/backend/cache/cache.go`` @03789157) and pods
+being deleted until their deletion completes. So the candidates are: the snapshot's bound pods;
+the pending pods the run placed earlier (:attr:`RunState.placements`: bound, or assumed on the
+node default preemption nominated); victims still terminating (chosen again, they are not
+deleted twice). Every candidate is removed before the simulation (a group whose required
+affinity needs a lower-priority pod finds that "preemption cannot help"). A pod the run placed
+that a later preemption evicts leaves :attr:`RunState.placements` and the pods the run attempts
+(its object is deleted): ``Result.victims`` names it, and its ``PodOutcome`` is not placed, with
+the reason "placed on node N, then evicted: a victim of the preemption by E"
+(:meth:`RunState.evicted`). Pods assumed by the preemptor's own attempt are not candidates (not
+yet kept in :attr:`RunState.placements`); upstream they are in the ``NodeInfo`` too, but they
+belong to the preemptor's own group, whose pods share its priority.
 
 Workload-aware preemption is asynchronous (rule W of issue 39, v1.36+,
 :func:`~gangplan.models.version.async_workload_preemption`), on the run's virtual clock
@@ -60,8 +82,6 @@ Simplifications:
   index. CompositePodGroup roots do not get this second cycle.
 * A single pod that preempts keeps its failing Filter evidence in ``trace["pods"]``; its
   ``chosen`` is the nominated node.
-* Only pods bound in the snapshot can be victims (rule V of issue 39 is not reproduced): a retried
-  entity could upstream also evict lower-priority pods the run placed after its first attempt.
 * Nominations a pod's own cycle clears: gangplan takes every pod of a group out of the nominator
   after its attempt, except those a successful preemption nominates; when the group finally fails,
   v1.36 clears the nominations of the pods that fitted (the others keep theirs), v1.37+ those the
@@ -96,7 +116,7 @@ Trace (``Result.trace.preemption[entity]``, only with ``preemption=True``:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -186,14 +206,18 @@ def _start(p: Pod) -> datetime:
     return parse_timestamp(p.start_time) if p.start_time else FAR_FUTURE
 
 
-def victim_units(cluster: Cluster, snap: NodeTable) -> list[VictimUnit]:
-    """Every unit over the bound pods still on a node (``getCrossNodesVictims``), in pod order.
+def victim_units(cluster: Cluster, snap: NodeTable, placed: Iterable[Pod] = ()) -> list[VictimUnit]:
+    """Every unit over the pods on nodes that preemption may evict (``getCrossNodesVictims``): the
+    bound pods still on a node, in pod order, then the units over ``placed`` (pending pods the run
+    placed, rule V of issue 39) still on a node, in the given order. A ``disruptionMode: all``
+    group with pods of both kinds on nodes is one unit holding both.
 
     Bound pods leave only as whole units of this list (evictions) and come back the same way, so
-    the units over the pods still on nodes are the units over every bound pod whose first pod is
-    on a node: those are computed once per run and filtered. When their pods do not add up to
-    the bound pods on nodes (a unit partly on nodes, which evictions never leave), the pods are
-    grouped again."""
+    the units over the bound pods still on nodes are the units over every bound pod whose first
+    pod is on a node: those are computed once per run and filtered. When their pods do not add up
+    to the bound pods on nodes (a unit partly on nodes, which evictions never leave), the pods are
+    grouped again. The units over ``placed`` are built per call; one over the same pods is the
+    same object each time (:attr:`NodeTable.placed_units_cache`)."""
     cached = snap.victim_units_cache
     if cached is None:
         every = cluster.groups.victim_units(cluster.bound_pods)
@@ -201,24 +225,57 @@ def victim_units(cluster: Cluster, snap: NodeTable) -> list[VictimUnit]:
     on = snap.node_of
     out = [u for first, _, u in cached if first in on]
     if sum(n for first, n, _ in cached if first in on) != snap.bound_on_nodes:
-        return cluster.groups.victim_units(p for p in cluster.bound_pods if p.key in on)
+        out = cluster.groups.victim_units(p for p in cluster.bound_pods if p.key in on)
+    extra = [p for p in placed if p.key in on]
+    if not extra:
+        return out
+    at = {u.key: k for k, u in enumerate(out) if not u.key.is_pod}
+    units = snap.placed_units_cache
+    for u in cluster.groups.victim_units(extra):
+        k = at.get(u.key)
+        if k is not None:  # an all-mode unit: its bound pods and those the run placed
+            u = VictimUnit(u.key, u.kind, out[k].pods + u.pods, u.priority)
+        ident = (u.key, tuple(p.key for p in u.pods))
+        u = units.setdefault(ident, u)
+        if k is not None:
+            out[k] = u
+        else:
+            out.append(u)
     return out
 
 
-def victims_below(cluster: Cluster, snap: NodeTable, priority: int) -> list[VictimUnit]:
+def victims_below(state: RunState, priority: int) -> list[VictimUnit]:
     """The units of :func:`victim_units` with a priority below ``priority`` (the preemptor's):
-    the only ones preemption may evict. When no bound pod's unit is below it (every running pod
-    outranks the preemptor, as on a cluster whose running jobs have a higher class), that is
-    known without listing the units: the floor over every bound pod is computed once per run."""
+    the only ones preemption may evict (``isPreemptionAllowed``). The candidates are every pod on
+    a node (rule V of issue 39): bound pods of the snapshot, pods the run placed earlier
+    (:attr:`RunState.placements`: bound or nominated, with the victims of a preemption still
+    terminating), never the preemptor's own pods of its current attempt.
+
+    When no unit can be below it (every running pod outranks the preemptor, as on a cluster whose
+    running jobs have a higher class), that is known without listing the units: the floor over
+    every bound pod is computed once per run, and :attr:`RunState.placed_floor` bounds the pods
+    the run placed (a pod placed during the run lowers it)."""
+    cluster, snap = state.cluster, state.snap
     floor = snap.victim_priority_floor
     if floor is None:
         tree = cluster.groups
         floor = snap.victim_priority_floor = min(
             (tree.unit_priority(p) for p in cluster.bound_pods), default=None
         )
-    if floor is None or floor >= priority:
+    placed_floor = state.placed_floor
+    bound_below = floor is not None and floor < priority
+    placed_below = placed_floor is not None and placed_floor < priority
+    if not bound_below and not placed_below:
         return []
-    return [u for u in victim_units(cluster, snap) if u.priority < priority]
+    placed: list[Pod] = []
+    if placed_below:
+        tree, by_key = cluster.groups, cluster.pod_by_key
+        placed = [
+            p
+            for k in state.placements
+            if tree.unit_priority(p := by_key[k]) < priority and k in snap.node_of
+        ]
+    return [u for u in victim_units(cluster, snap, placed) if u.priority < priority]
 
 
 def classify_pdb(
@@ -299,10 +356,17 @@ class Preemption:
         for p in unit.pods:
             self.state.snap.forget(p)
 
+    def _home(self, p: Pod) -> int:
+        """The node a candidate victim is on (also while a dry run has it removed): a bound pod's
+        ``spec.nodeName``, else the node the run placed it on (rule V)."""
+        if p.bound:
+            return self.state.snap.index[p.node_name]  # type: ignore[index]
+        return self.state.placements[p.key]
+
     def _restore(self, unit: VictimUnit) -> None:
         snap = self.state.snap
         for p in unit.pods:
-            snap.assume(p, snap.index[p.node_name])  # type: ignore[index]
+            snap.assume(p, self._home(p))
 
     def _ongoing(self, pods: list[Pod], priority: int) -> bool:
         """A lower-priority terminating pod on a preemptor pod's nominated node."""
@@ -316,13 +380,14 @@ class Preemption:
         return False
 
     def _actuate(
-        self, victims: list[VictimUnit], nominated: list[tuple[Pod, int]], priority: int
+        self, victims: list[VictimUnit], nominated: list[tuple[Pod, int]], priority: int, by: str
     ) -> None:
-        """Victims leave the snapshot (already removed by the caller); the preemptor's pods are
+        """Victims leave the snapshot (already removed by the caller; those the run placed leave
+        its placements, :meth:`RunState.evicted`); the preemptor's pods (entity ``by``) are
         nominated, and lower-priority nominations on those nodes are cleared."""
         st = self.state
-        for u in victims:
-            st.victims.extend(p.key for p in u.pods)
+        pods = [p for u in victims for p in u.pods]
+        st.evicted(pods, {p.key: self._home(p) for p in pods}, by)
         for pod, i in nominated:
             st.nominated.add(pod.key)
             for k, q in list(st.snap.nominated.get(i, {}).items()):
@@ -366,7 +431,7 @@ class Preemption:
             return _fail(trace, ineligible)
         if simulated and self._ongoing(pods, group.priority):
             return _fail(trace, "not eligible due to a terminating pod on the nominated node.")
-        units = sorted(victims_below(st.cluster, st.snap, group.priority), key=self.importance)
+        units = sorted(victims_below(st, group.priority), key=self.importance)
         trace.candidates = [str(u.key) for u in units]
         if not units:
             return _fail(
@@ -386,7 +451,7 @@ class Preemption:
             st.trace.restore(retry)
             st.trace.extend_order(failed_cycles)
             snap = st.snap
-            snap.assume_all([(p, snap.index[p.node_name]) for u in units for p in u.pods])  # type: ignore[index]
+            snap.assume_all([(p, self._home(p)) for u in units for p in u.pods])
             return _fail(trace, f"preemption cannot help: {run.reason or run.status.label}")
         assignments = st.assumed.since(checkpoint)
         st.assumed.rollback(checkpoint)
@@ -436,16 +501,17 @@ class Preemption:
     def failure_binds_nothing(self, root: str) -> bool:
         """True when a failed cycle of ``root`` now cannot end with any pod placed: preemption is
         off, runs per pod only inside pod cycles (before v1.36, so not here), or workload-aware
-        preemption would give up before running the group again (ineligible, or no bound pod
-        below the group's priority). The node table's bound pods do not change while the group's
-        cycle runs (its own pods are assumed and forgotten), so this holds for the whole attempt."""
+        preemption would give up before running the group again (ineligible, or no pod on a node
+        below the group's priority, :func:`victims_below`). Neither the node table's bound pods nor
+        the run's kept placements change while the group's cycle runs (its own pods are assumed
+        and forgotten), so this holds for the whole attempt."""
         st = self.state
         if not st.preemption:
             return True
         if not workload_aware_preemption(st.cluster.kube_version):
             return False
         return self._ineligible(root) is not None or not victims_below(
-            st.cluster, st.snap, st.cluster.groups.node(root).priority
+            st, st.cluster.groups.node(root).priority
         )
 
     def _reprieve(
@@ -465,14 +531,13 @@ class Preemption:
         evicted: list[VictimUnit] = []
         local = self._local_reprieve(assignments)
         snap = self.state.snap
-        index = snap.index
         pending: list[tuple[Pod, int]] = []
         for u in bad + good:
             if local and not any(p.affinity.pod_anti_affinity_required for p in u.pods):
-                on = {index[p.node_name] for p in u.pods}  # type: ignore[index]
+                on = {self._home(p) for p in u.pods}
                 todo = [a for a in assignments if a[1] in on]
                 if not todo:
-                    pending.extend((p, index[p.node_name]) for p in u.pods)  # type: ignore[index]
+                    pending.extend((p, self._home(p)) for p in u.pods)
                     trace.reprieved.append(str(u.key))
                     continue
             else:
@@ -596,7 +661,7 @@ class Preemption:
         if not potential:
             _fail(trace, _no_candidates_error(snap.n, 0), Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
             return None
-        units = sorted(victims_below(st.cluster, snap, pod.priority), key=self.importance)
+        units = sorted(victims_below(st, pod.priority), key=self.importance)
         trace.candidates = [str(u.key) for u in units]
         if not units:  # SelectVictimsOnNode finds no lower-priority pod on any potential node
             names = snap.names
@@ -628,7 +693,7 @@ class Preemption:
         node, evicted, violations = pick_one_node(candidates)
         for u in evicted:
             self._remove(u)
-        self._actuate(evicted, [(pod, node)], pod.priority)
+        self._actuate(evicted, [(pod, node)], pod.priority, str(EntityKey.pod(pod.key)))
         trace.status, trace.chosen = Code.SUCCESS.label, snap.names[node]
         trace.victims, trace.pdb_violations = [p.key for u in evicted for p in u.pods], violations
         trace.nominated = {pod.key: snap.names[node]}

@@ -112,6 +112,9 @@ class NodeTable:
         """Victim units over every bound pod (:func:`gangplan.solver.greedy.preemption.victim_units`)."""
         self.victim_priority_floor: int | None = None
         """The lowest unit priority over every bound pod (:func:`gangplan.solver.greedy.preemption.victims_below`)."""
+        self.placed_units_cache: dict[tuple, object] = {}
+        """(unit key, pod keys) -> the victim unit over pods the run placed (rule V of issue 39),
+        one object per such set (:func:`gangplan.solver.greedy.preemption.victim_units`)."""
         self.placement_cache: dict[tuple[str, int], tuple[np.ndarray, list]] = {}
         """(topology key, id of the parent node array) -> (that array, its placements): see
         :func:`gangplan.solver.greedy.placement.generate_placements`."""

@@ -246,10 +246,20 @@ class RunState:
     preemption: bool = False
     observer: RunObserver | None = None
     placements: dict[str, int] = field(default_factory=dict)
-    """Pod key -> node position of every pod the run placed (or nominated)."""
+    """Pod key -> node position of every pod the run placed (or nominated) and did not evict
+    since (:meth:`place`, :meth:`evicted`)."""
+    placed_floor: int | None = None
+    """The lowest unit priority of any pod the run placed (:meth:`place`; an eviction does not
+    raise it, so it is a lower bound): no pod the run placed can be a victim of a preemptor of
+    this priority or lower (rule V, :func:`~gangplan.solver.greedy.preemption.victims_below`)."""
     victims: list[str] = field(default_factory=list)
     """Pods evicted, in the order their deletion completed (an asynchronous workload-aware
-    preemption's victims join when they leave their nodes, :attr:`deleting`)."""
+    preemption's victims join when they leave their nodes, :attr:`deleting`): bound pods of the
+    snapshot, and pending pods the run placed and a later preemptor evicted (rule V)."""
+    evicted_placed: dict[str, tuple[int, str]] = field(default_factory=dict)
+    """Pending pod the run placed and then evicted (rule V of issue 39) -> (the node it left, the
+    preempting entity): it is no longer in :attr:`placements` nor attempted again (its pod object
+    is deleted), and its reason in the Result says so."""
     nominated: set[str] = field(default_factory=set)
     deleting: list[tuple[str, list[str]]] = field(default_factory=list)
     """Deletions issued by asynchronous workload-aware preemption (rule W of issue 39) and not
@@ -274,6 +284,25 @@ class RunState:
     nothing (``Preemption.failure_binds_nothing``), in a run without an observer. A failed
     placement decision of that root may skip what only its records would show (the reported
     placement's pod cycles, :mod:`.placement_cycle`)."""
+
+    def place(self, pod: Pod, i: int) -> None:
+        """The run keeps ``pod`` on node ``i`` (bound, or nominated by default preemption)."""
+        self.placements[pod.key] = i
+        pr = self.cluster.groups.unit_priority(pod)
+        if self.placed_floor is None or pr < self.placed_floor:
+            self.placed_floor = pr
+
+    def evicted(self, pods: list[Pod], node_of: dict[str, int], by: str) -> None:
+        """``pods`` left their nodes as victims of ``by`` (their deletion completed, or default
+        preemption evicted them at once): they join :attr:`victims`; those the run had placed
+        (rule V) leave :attr:`placements`, :attr:`nominated` and the pods the run attempts."""
+        for p in pods:
+            self.victims.append(p.key)
+            if p.key in self.placements:
+                self.placements.pop(p.key)
+                self.nominated.discard(p.key)
+                self.queued.discard(p.key)
+                self.evicted_placed[p.key] = (node_of[p.key], by)
 
     @classmethod
     def start(

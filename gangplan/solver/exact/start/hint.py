@@ -16,6 +16,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from gangplan.models.groups import EntityKey
+from gangplan.models.objective import snapshot_victims
 from gangplan.models.result import Result, Status
 from gangplan.models.trace import HintUse
 from gangplan.solver.exact.aggregation import decode, take_nodes
@@ -249,9 +250,11 @@ def _hint_placements(em: ExactModel, hint: Result) -> tuple[dict[str, str], froz
     """The hint's placements and evicted units. Nominated pods (placed on room that victims
     free) only count when the model may evict and the hint's victims are whole evictable units."""
     placed = {k: o.node for k, o in hint.pods.items() if o.node is not None and not o.nominated}
-    if not em.evict or not hint.victims:
+    # a pending pod the greedy run placed and evicted (rule V) is, in the model, a pod not placed
+    victims = [p.key for p in snapshot_victims(em.inst.cluster, hint.victims)]
+    if not em.evict or not victims:
         return placed, frozenset()
-    evicted = units_of_victims(em, hint.victims)
+    evicted = units_of_victims(em, victims)
     if evicted is None:
         return placed, frozenset()
     return {k: o.node for k, o in hint.pods.items() if o.node is not None}, evicted
