@@ -315,21 +315,31 @@ def _leftover_snapshot() -> list[dict]:
 @pytest.mark.parametrize("version", ["1.36", "1.37"])
 def test_v136_leftovers_of_a_placed_gang_wait_behind_activeq(version):
     """Issue 39, rule Q (a): v1.36 sends the gang's leftover pod to backoffQ, so the single pod ``p``
-    (in activeQ) goes first and evicts ``low`` for itself; the leftover's retry then finds no room
-    and no victim (``p`` was placed by the run). v1.37 runs the leftover's next cycle at once: its
-    workload-aware preemption evicts ``low`` for ``g-2``, and ``p`` finds no room."""
+    (in activeQ) goes first and evicts ``low`` for itself; the leftover's retry then finds n1 full,
+    and its workload-aware preemption evicts ``p`` (rule V: a pod placed during the run is a
+    candidate), so ``g-2`` binds once ``p`` is gone. Upstream ``p`` would only be nominated while
+    ``low`` terminates and ``g-2`` (higher priority, ignoring that nomination) would bind first:
+    the same placements; gangplan's default preemption is immediate, so ``p`` counts as placed
+    and shows as a victim. v1.37 runs the leftover's next cycle at once: its workload-aware
+    preemption evicts ``low`` for ``g-2``, and ``p`` finds no room."""
     cluster = load_objects(_leftover_snapshot(), kube_version=version)
     r = solve_greedy(cluster, preemption=True)
     assert validate(cluster, r) == []
-    assert r.victims == ["default/low"]
     placed = {k: o.node for k, o in r.pods.items() if o.node is not None}
+    assert placed == {"default/g-0": "n1", "default/g-1": "n1", "default/g-2": "n1"}
     if version == "1.36":
-        assert placed == {"default/g-0": "n1", "default/g-1": "n1", "default/p": "n1"}
-        assert [(q.entity, q.outcome) for q in r.greedy_trace.requeues] == [
-            ("default/g", "Unschedulable")
+        assert r.victims == ["default/low", "default/p"]
+        assert r.pods["default/p"].reason.startswith("placed on node n1, then evicted")
+        assert [(q.entity, q.trigger, q.outcome) for q in r.greedy_trace.requeues] == [
+            (
+                "default/g",
+                "backoff (v1.36: a pod group's pods are requeued by backoff alone)",
+                "Unschedulable",
+            ),
+            ("default/g", "PodDelete default/p (n1)", "Success"),
         ]
     else:
-        assert placed == {"default/g-0": "n1", "default/g-1": "n1", "default/g-2": "n1"}
+        assert r.victims == ["default/low"]
 
 
 def test_v136_retries_a_failed_group_when_activeq_drains_without_a_hint():
