@@ -74,7 +74,10 @@ Simplifications:
 
 * Default preemption (a single pod, and v1.35's gang pods) is still immediate: its victims leave
   the snapshot at once, and the preemptor is assumed on its nominated node (reported with
-  ``PodOutcome.nominated``), seen as such by every later entity.
+  ``PodOutcome.nominated``), seen as such by every later entity, and so a candidate victim of a
+  later higher-priority preemptor (rule V) where upstream it is only nominated until its victims
+  are gone (``test_v136_leftovers_of_a_placed_gang_wait_behind_activeq``: same placements, the
+  nominated pod reported as a victim).
 * A PodGroup root that succeeded with queued pods left over (a basic group, or extras past
   minCount) gets the leftovers' next cycle at once (not in v1.36, whose leftovers wait in
   backoffQ), so that workload-aware preemption can run for them; when that cycle places nothing
