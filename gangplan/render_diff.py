@@ -133,16 +133,24 @@ def _placement_step_lines(s) -> list[str]:
 
 def tie_note(d) -> str | None:
     """Whether the decisive greedy choice was a tie kube-scheduler breaks at random: equal top
-    node scores (``selectHost`` picks one of them at random), or equal placement scores; with
-    ``--samples K``, how often greedy admitted the step's group."""
+    node scores (``selectHost`` picks one of them at random), equal placement scores, or a tie
+    inside the workload-aware preemption that placed the step's group (its simulation chose the
+    nodes, and so the victims); with ``--samples K``, how often greedy admitted the step's group
+    (for the preemption's tie: how often it reached the optimum)."""
     s = d.decisive
     if s is None or s.pod is None:
         return None
     note = _placement_tie(s.placement) or _node_tie(d, s)
+    inside = note is None and (note := _simulation_tie(d, s)) is not None
     if note is None:
         return None
     note += ": kube-scheduler breaks it at random"
-    if d.samples is not None and s.group in d.samples.admitted:
+    if inside and d.samples is not None and d.samples.reaches_optimum is not None:
+        # the group is admitted either way; what the draw changes is the victims
+        note += (
+            f"; greedy reaches the optimum in {d.samples.reaches_optimum} of {d.samples.runs} runs"
+        )
+    elif d.samples is not None and s.group in d.samples.admitted:
         note += f"; {s.group} admitted in {d.samples.admitted[s.group]} of {d.samples.runs} runs"
     else:
         note += "; diff --samples K gives the odds"
@@ -173,6 +181,26 @@ def _node_tie(d, s) -> str | None:
         return (
             f"a tie among {cycle.tie_count} nodes with the top score, the optimum's node among them"
         )
+    return None
+
+
+def _simulation_tie(d, s) -> str | None:
+    """The step's group was placed after a workload-aware preemption whose simulation broke a
+    score tie (``trace.preemption[root].simulationTied``): which nodes it chose, and so which
+    victims, was a draw (rule W of issue 39: the binding cycle after the victims' deletion is
+    what the step scores, not the simulation)."""
+    if d.greedy.engine != "greedy" or s.group is None:
+        return None
+    for root, pre in sorted(d.greedy.greedy_trace.preemption.items()):
+        if (
+            getattr(pre, "simulation_tied", False)
+            and pre.status == "Success"
+            and (root == s.group or s.pod in pre.nominated)
+        ):
+            return (
+                f"a tie inside the workload-aware preemption for {root}, whose simulation chose "
+                "the nodes and so the victims"
+            )
     return None
 
 

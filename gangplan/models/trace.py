@@ -256,6 +256,11 @@ class WorkloadPreemption(_PreemptionBase):
     """Workload-aware preemption (KEP-5710) for a root group."""
 
     kind: Literal["workload"] = "workload"
+    simulation_tied: Annotated[bool, Field(exclude_if=lambda v: not v)] = False
+    """A successful preemption whose simulation (the group's algorithm on the snapshot without
+    the candidates, and v1.36's reprieve re-runs) broke a score tie between nodes or placements:
+    kube-scheduler draws it at random, and another draw can choose other nodes and so other
+    victims (``diff --samples K`` gives the odds). Serialized only when true."""
 
 
 class PodPreemption(_PreemptionBase):

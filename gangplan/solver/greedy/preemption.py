@@ -448,8 +448,10 @@ class Preemption:
         retry = st.trace.mark()
         st.snap.forget_all([p for u in units for p in u.pods])
         checkpoint = st.assumed.checkpoint()
+        tied_before, st.sched.tied = st.sched.tied, False  # the simulation's own ties, below
         run = self.schedule_group(root)
         if run.status != Code.SUCCESS or run.new == 0:
+            st.sched.tied = tied_before or st.sched.tied
             st.assumed.rollback(checkpoint)
             st.trace.restore(retry)
             st.trace.extend_order(failed_cycles)
@@ -462,6 +464,8 @@ class Preemption:
             evicted, assignments = self._reprieve_rerun(root, units, assignments, trace)
         else:
             evicted = self._reprieve(units, assignments, trace)
+        trace.simulation_tied = st.sched.tied
+        st.sched.tied = tied_before or st.sched.tied
         # BackupSnapshot's restoreFn: the simulation leaves nothing behind; the victims stay on
         # their nodes, terminating, until their deletion completes.
         st.trace.restore(retry)
