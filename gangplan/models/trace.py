@@ -292,6 +292,29 @@ class Requeue(_Trace):
     """``Success``, ``Partial`` (some pods placed, some left) or ``Unschedulable``."""
 
 
+class PermitHold(_Trace):
+    """v1.35: a gang's pods waiting at Permit for the gang's quorum while other entities were
+    scheduled around them (:func:`gangplan.models.version.permit_hold`, :mod:`gangplan.solver.greedy.podgroup`)."""
+
+    entity: str
+    """The gang (its root group key)."""
+    pods: dict[str, str]
+    """Pod -> the node it held (assumed there, not bound), in the order the pods were assumed;
+    what no other entity could use meanwhile."""
+    since: float
+    """Virtual seconds when its first pod reached Permit (the deadline's start)."""
+    deadline: float
+    """``since`` + 300 s (``DefaultSchedulingTimeoutDuration``)."""
+    until: float
+    """When the hold ended: the deadline, or the retry that completed the quorum."""
+    outcome: str
+    """``quorum`` (every held pod bound with the pods that completed it) or ``timeout`` (every
+    held pod forgotten, an ``AssignedPodDelete`` event to every other entity)."""
+    failed_meanwhile: list[str] = Field(default_factory=list)
+    """Entities (``entities`` spelling) whose attempts failed while the pods were held: the ones
+    the held pods may have blocked."""
+
+
 class GreedyTrace(_Trace):
     """The greedy engine's trace (see :mod:`gangplan.solver.greedy`)."""
 
@@ -305,6 +328,9 @@ class GreedyTrace(_Trace):
     """Per entity, its PostFilter run; only when the run had preemption on."""
     requeues: list[Requeue] | None = optional_key()
     """Later attempts of failed entities, in order; only when the run made one."""
+    permit_holds: list[PermitHold] | None = optional_key()
+    """v1.35: gangs whose pods waited at Permit, in the order the holds ended; only when a gang
+    was held."""
 
     def chosen_steps(self) -> list[tuple[str, str]]:
         """(pod, node) for every successful pod choice, in scheduling order (reverted ones too)."""
@@ -484,6 +510,7 @@ __all__ = [
     "HintUse",
     "ModelStats",
     "NodeVictims",
+    "PermitHold",
     "PhaseTiming",
     "PlacementDecision",
     "PodCycle",

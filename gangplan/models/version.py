@@ -221,6 +221,19 @@ def topology_constraints_read(v: KubeVersion) -> bool:
     return v.at_least(KubeVersion.V1_36)
 
 
+def permit_hold(v: KubeVersion) -> bool:
+    """A gang's pods that pass Reserve wait at Permit, holding their nodes while the scheduler goes
+    on with other pods, until the gang has ``minCount`` pods assumed or bound, or a timeout
+    (v1.35): ``gangscheduling.go`` of release-1.35 (the v1alpha1 ``spec.workloadRef`` form) Reserve
+    (``AssumePod``), Permit (Wait while ``len(assumed | assigned) < minCount``, activating the
+    gang's unscheduled pods; the pod completing the quorum allows every waiting mate) and
+    Unreserve (``ForgetPod``); the timeout is ``podGroupInfo.SchedulingTimeout()``, a deadline
+    ``DefaultSchedulingTimeoutDuration = 5 * time.Minute`` after the gang's first Permit, renewed
+    once passed (``pkg/scheduler/backend/workloadmanager/podgroupinfo.go``). From v1.36 the
+    pod-group cycle decides the gang in one cycle and reverts a failed one at once."""
+    return v == KubeVersion.V1_35
+
+
 def placement_groups_preempt(v: KubeVersion) -> bool:
     """A topology-constrained (placement-based) pod group may use workload-aware preemption.
     v1.36 refuses ("not eligible due to placement-based pod group scheduling limitation")."""
@@ -461,6 +474,14 @@ BEHAVIOURS: tuple[Behaviour, ...] = (
             "1.37+": "runs (kubernetes#140683)",
         },
         "`schedule_one_podgroup.go` `runWorkloadAwarePreemption` (release-1.36, kubernetes#137606)",
+    ),
+    Behaviour(
+        "a gang short of `minCount` after its pods' cycles",
+        {
+            "1.35": "its assumed pods wait at Permit, holding their nodes while every other queued entity runs, until the quorum (a retry counts them as scheduled) or the 5-minute timeout from the gang's first Permit; then they are forgotten, an `AssignedPodDelete` event for every other pod (gangplan: every other entity), the gang's pods back in the queue; every pod of the gang gets its cycle (no early stop)",
+            "1.36+": "the pod-group cycle reverts it at once (PlacementFeasible stops as soon as `minCount` is out of reach)",
+        },
+        "`plugins/gangscheduling/gangscheduling.go` Reserve / Permit / Unreserve (release-1.35, v1alpha1 `spec.workloadRef` form), `backend/workloadmanager/podgroupinfo.go` (`DefaultSchedulingTimeoutDuration`, `SchedulingTimeout`), `framework/runtime/waiting_pods_map.go` (`rejected due to timeout after waiting ...`), `schedule_one.go` `handleBindingCycleError`; `schedule_one_podgroup.go` (v1.36+)",
     ),
     Behaviour(
         "workload-aware preemption's reprieve",

@@ -194,6 +194,7 @@ def build_trace(state: RunState) -> GreedyTrace:
         groups=groups,
         preemption=preemption,
         requeues=list(tr.requeues) or None,
+        permit_holds=list(tr.permit_holds) or None,
     )
 
 

@@ -34,9 +34,10 @@ from __future__ import annotations
 
 from gangplan.models.groups import EntityKey
 from gangplan.models.objects import Pod
-from gangplan.models.trace import Requeue
+from gangplan.models.trace import PermitHold, Requeue
 from gangplan.models.version import (
     group_pods_backoff_only,
+    permit_hold,
     stale_affinity_lists,
     wap_nominates_simulation,
     workload_aware_preemption,
@@ -60,9 +61,14 @@ from gangplan.solver.greedy.scheduling_queue import (
     QueueingHints,
     SchedulingQueue,
 )
-from gangplan.solver.greedy.state import RunState
+from gangplan.solver.greedy.state import PermitWait, RunState
 
 STOPPED = "the run was stopped by its observer"
+PERMIT_TIMEOUT = 300.0
+"""``DefaultSchedulingTimeoutDuration = 5 * time.Minute`` (``pkg/scheduler/backend/workloadmanager/
+podgroupinfo.go``, release-1.35): how long a v1.35 gang's pods wait at Permit for the quorum."""
+PERMIT_WAIT = "waiting for minCount pods from a gang to be waiting on permit"
+"""GangScheduling's Permit status while the quorum is not met (``gangscheduling.go``, release-1.35)."""
 WAITING_ON_PREEMPTION = "pod group is waiting for preemption to complete"
 """The reason of a group whose workload-aware preemption succeeded (``podGroupSchedulingDefaultAlgorithm``'s
 status text for a group waiting on preemption, ``schedule_one_podgroup.go``)."""
@@ -76,6 +82,12 @@ class WorkloadCycle:
         self.state = state
         self.placement = PlacementAlgorithm(state, self.schedule_in_placement, self.leaf_inputs)
         self.preemption = Preemption(state, self.schedule_group)
+        self.q: SchedulingQueue | None = None
+        """The run's queue (its clock dates a v1.35 Permit hold)."""
+        self.changes = 0
+        """Pods bound or evicted so far in the run (not counting v1.35 Permit releases)."""
+        self.hold_changes: dict[str, int] = {}
+        """Root gang -> :attr:`changes` when its last Permit hold began (v1.35)."""
 
     # ---- entities ----------------------------------------------------------------------------
     def run(self, queue: list[Entity], *, requeue: bool = True) -> None:
@@ -89,9 +101,14 @@ class WorkloadCycle:
             st.cluster, queue, sizes, QueueingHints(st.cluster, self._queued_pods)
         )
         names = st.snap.names
+        self.q, self.changes, self.hold_changes = q, 0, {}
+        hold = permit_hold(st.cluster.kube_version)
         while not st.stopped:
-            qe = q.pop()
+            qe = q.pop(min((h.deadline for h in st.held.values()), default=None))
             if qe is None:
+                if st.held:  # v1.35: the earliest Permit timeout comes before anything else
+                    self._permit_timeout(q)
+                    continue
                 if st.deleting:  # nothing left to try before the victims are gone (rule W, e)
                     self._complete_deletions(q, list(st.deleting))
                     continue
@@ -100,6 +117,9 @@ class WorkloadCycle:
             issued = list(st.deleting)
             pods = self._queued_pods(key)
             before = {p.key for p in pods if p.key in st.placements}
+            waiting = st.held.get(key.key) if not key.is_pod else None
+            n_held = len(waiting.pods) if waiting is not None else 0
+            st.holding = key.key if hold and self._gang_root(key) else None
             victims = len(st.victims)
             st.rejectors = set()
             st.sched.tied, st.sched.tie_shift = False, qe.tie_retries
@@ -110,16 +130,22 @@ class WorkloadCycle:
             else:
                 discard = (
                     not key.is_pod
+                    and not hold  # v1.35: a failed retry may hold more pods at Permit
                     and st.observer is None
                     and self.preemption.failure_binds_nothing(key.key)
                 )
                 st.discard_failure = key.key if discard else None
+                # v1.35: pods held at Permit count as scheduled members of the retry
+                held_keys = {p.key for p in waiting.pods} if waiting is not None else set()
                 try:
-                    self._retry(key, pods, before)
+                    self._retry(key, pods, before | held_keys)
                 finally:
                     st.discard_failure = None
+            st.holding = None
+            now_held = st.held.get(key.key) if not key.is_pod else None
+            newly_held = now_held is not None and len(now_held.pods) > n_held
             bound = [p for p in pods if p.key in st.placements and p.key not in before]
-            if qe.attempts > 1 and not bound and not st.stopped:
+            if qe.attempts > 1 and not bound and not newly_held and not st.stopped:
                 st.trace.restore(
                     mark
                 )  # a retry that places nothing leaves the first attempt's records
@@ -142,12 +168,18 @@ class WorkloadCycle:
                 )
             if left and requeue:
                 q.failed(qe, st.rejectors)
+            if left:
+                for h in st.held.values():  # the entities pods held at Permit may have blocked
+                    if h.root != key.key and str(key) not in h.failed:
+                        h.failed.append(str(key))
             by_key, gone = st.cluster.pod_by_key, st.evicted_placed
             for k in st.victims[victims:]:
                 victim = by_key[k]
+                self.changes += 1
                 where = victim.node_name or (names[gone[k][0]] if k in gone else "")
                 q.event(ClusterEvent(POD_DELETE, victim, where))
             for p in bound:
+                self.changes += 1
                 q.event(ClusterEvent(ASSIGNED_POD_ADD, p, names[st.placements[p.key]]))
             if not key.is_pod:  # the preemptor's retry came while its victims were still there
                 self._complete_deletions(q, [d for d in issued if d[0] == key.key])
@@ -157,6 +189,103 @@ class WorkloadCycle:
         if st.deleting and not st.stopped:
             self._complete_deletions(None, list(st.deleting))
         st.rejectors = None
+
+    # ---- v1.35: Permit ------------------------------------------------------------------------
+    def _gang_root(self, key: EntityKey) -> bool:
+        """A root gang PodGroup: the entities whose pods GangScheduling's Permit makes wait."""
+        tree = self.state.cluster.groups
+        return not key.is_pod and tree.is_leaf(key.key) and tree.node(key.key).gang
+
+    def _hold_or_forget(self, root: str, checkpoint: int) -> None:
+        """A failed attempt of ``root``: v1.35 keeps its pods that passed Reserve assumed, waiting at
+        Permit (:func:`gangplan.models.version.permit_hold`): GangScheduling's Permit returns Wait
+        with ``SchedulingTimeout()`` while fewer than ``minCount`` are assumed or bound, and the
+        scheduler goes on with other pods. The deadline is set at the gang's first Permit (the
+        attempt's virtual time) and kept by later ones until it passes. Anything else, and a gang
+        that would be held again when nothing was bound or evicted since its last hold began
+        (upstream would wait the same 5 minutes over the same cluster, again and again), forgets
+        them at once as the pod-group cycle does."""
+        st = self.state
+        new = [p for p, _ in st.assumed.since(checkpoint)]
+        h = st.held.get(root)
+        group = st.cluster.groups.node(root)
+        quorum = sum(1 for p in group.members if p.bound or p.key in st.placements) >= group.need
+        if (
+            st.holding != root
+            or quorum  # leftovers after the quorum pass Permit at once
+            or not new
+            or (h is None and self.hold_changes.get(root) == self.changes)
+        ):
+            st.assumed.rollback(checkpoint)
+            return
+        assert self.q is not None  # st.holding is only set inside run()
+        clock = self.q.clock
+        if h is None:
+            h = st.held[root] = PermitWait(root, [], clock, clock + PERMIT_TIMEOUT, self.changes)
+            self.hold_changes[root] = self.changes
+        for p in new:
+            h.pods.append(p)
+            h.held_at[p.key] = clock
+
+    def _permit_allowed(self, root: str) -> None:
+        """The quorum is met (``Permit``: every waiting mate is allowed): the held pods bind with
+        the pods that completed it."""
+        st = self.state
+        h = st.held.pop(root, None)
+        if h is None:
+            return
+        names = st.snap.names
+        for p in h.pods:
+            st.place(p, st.snap.node_of[p.key])
+            st.trace.pop("pod_reasons", p.key)
+        clock = self.q.clock if self.q is not None else h.since
+        st.trace.permit_holds.append(self._hold_record(h, clock, "quorum", names))
+
+    def _hold_record(self, h: PermitWait, until: float, outcome: str, names) -> PermitHold:
+        st = self.state
+        return PermitHold(
+            entity=h.root,
+            pods={p.key: names[st.snap.node_of[p.key]] for p in h.pods},
+            since=h.since,
+            deadline=h.deadline,
+            until=until,
+            outcome=outcome,
+            failed_meanwhile=list(h.failed),
+        )
+
+    def _permit_timeout(self, q: SchedulingQueue) -> None:
+        """The earliest Permit deadline: its gang's waiting pods are rejected ("rejected due to
+        timeout after waiting <d> at plugin GangScheduling", ``framework/runtime/waiting_pods_map.go``),
+        unreserved and forgotten, each forget an ``AssignedPodDelete`` event for every other entity
+        (``handleBindingCycleError``, ``schedule_one.go``, release-1.35: the pre-check skips the
+        forgotten pod; here the whole gang, see :meth:`SchedulingQueue.event`). The gang stays in
+        the unschedulable pool, retried by the events its failed pods' plugins wait for."""
+        st, tr, tree = self.state, self.state.trace, self.state.cluster.groups
+        h = min(st.held.values(), key=lambda w: (w.deadline, w.since))
+        del st.held[h.root]
+        q.clock = max(q.clock, h.deadline)
+        names = st.snap.names
+        tr.permit_holds.append(self._hold_record(h, q.clock, "timeout", names))
+        where = {p.key: names[st.snap.node_of[p.key]] for p in h.pods}
+        st.assumed.forget(h.pods)
+        for p in h.pods:
+            waited = _go_duration(h.deadline - h.held_at[p.key])
+            tr.set(
+                "pod_reasons",
+                p.key,
+                f"{PERMIT_WAIT}: rejected due to timeout after waiting {waited} at plugin GangScheduling",
+            )
+        note = (
+            f"{len(h.pods)} pods held at Permit from {h.since:g} s ({PERMIT_WAIT}), rejected at "
+            f"the timeout ({h.deadline:g} s)"
+        )
+        for g in tree.leaves(h.root):
+            old = tr.group_reasons.get(g)
+            tr.set("group_reasons", g, f"{old}; {note}" if old else note)
+        entity = tree.node(h.root).entity
+        q.permit_rejected(entity)
+        for p in h.pods:
+            q.event(ClusterEvent(POD_DELETE, p, where[p.key]), exclude=entity)
 
     def _complete_deletions(
         self, q: SchedulingQueue | None, done: list[tuple[str, list[str]]]
@@ -291,7 +420,10 @@ class WorkloadCycle:
             )
             self.record_group(root, run)
         if run.status != Code.SUCCESS:
-            st.assumed.rollback(checkpoint)
+            if run.status == Code.UNSCHEDULABLE and st.holding == root:
+                self._hold_or_forget(root, checkpoint)  # v1.35: waiting at Permit
+            else:
+                st.assumed.rollback(checkpoint)
             reason = run.reason or run.status.label
             wap = (
                 st.preemption
@@ -334,6 +466,8 @@ class WorkloadCycle:
                 return
         for pod, node in st.assumed.since(checkpoint):
             st.place(pod, node)
+        if root in st.held:
+            self._permit_allowed(root)
         for g in tree.leaves(root):
             reason = tr.group_reasons.get(g) or f"PodGroup {g} was not attempted"
             for p in tree.node(g).members:
@@ -448,12 +582,15 @@ class WorkloadCycle:
             st.assumed.assume(pod, r.node)
             return True, 1
 
+        # v1.35: every pod of the gang has its own cycle (no PlacementFeasible to stop early)
+        exhaust = permit_hold(st.cluster.kube_version)
         status, scheduled, new, progression = until_feasible(
-            pods, before, minimum, attempt, st.sched.profile.feasible
+            pods, before, minimum, attempt, st.sched.profile.feasible, exhaust=exhaust
         )
         reason = None
         if status != Code.SUCCESS:
-            st.assumed.rollback(checkpoint)
+            if not (status == Code.UNSCHEDULABLE and st.holding == key):
+                st.assumed.rollback(checkpoint)  # else held at Permit (``_hold_or_forget``)
             new = 0
             reason = leaf_reason(key, minimum, before, scheduled, len(pods), failures)
         run = GroupRun(status, new, reason)
@@ -532,7 +669,7 @@ class WorkloadCycle:
 
 
 def until_feasible(
-    items, scheduled: int, minimum: int, attempt, feasible=placement_feasible
+    items, scheduled: int, minimum: int, attempt, feasible=placement_feasible, *, exhaust=False
 ) -> tuple[Code, int, int, list[str]]:
     """The PlacementFeasible loop shared by leaf groups (items are pods) and composite groups
     (items are child groups), as ``schedule_one_podgroup.go`` does.
@@ -542,6 +679,8 @@ def until_feasible(
     place extra items greedily, and turns a final Wait into Unschedulable. Returns the status,
     the scheduled count, the newly placed pods and the status after each item. ``feasible``: the
     profile's PlacementFeasible (``Profile.feasible``; GangScheduling's rule by default).
+    ``exhaust``: every item is attempted even once minCount is out of reach (v1.35, whose gang
+    pods each have their own cycle and no PlacementFeasible).
     """
     remaining, new = len(items), 0
     status = feasible(remaining, scheduled, minimum)
@@ -558,6 +697,20 @@ def until_feasible(
             scheduled, new = scheduled + 1, new + added
         status = feasible(remaining, scheduled, minimum)
         progression.append(status.label)
-        if status == Code.UNSCHEDULABLE:
+        if status == Code.UNSCHEDULABLE and not exhaust:
             break
     return (Code.UNSCHEDULABLE if status == Code.WAIT else status), scheduled, new, progression
+
+
+def _go_duration(seconds: float) -> str:
+    """Go's ``time.Duration.String()`` for whole seconds (``5m0s``, ``45s``, ``1h0m0s``)."""
+    if seconds != int(seconds):
+        return f"{seconds:g}s"
+    total = int(seconds)
+    h, rest = divmod(total, 3600)
+    m, sec = divmod(rest, 60)
+    if h:
+        return f"{h}h{m}m{sec}s"
+    if m:
+        return f"{m}m{sec}s"
+    return f"{sec}s"

@@ -173,9 +173,13 @@ class SchedulingQueue:
         return min(INITIAL_BACKOFF * 2 ** (qe.unschedulable_count - 1), cap)
 
     # ---- pop ---------------------------------------------------------------------------------
-    def pop(self) -> QueuedEntity | None:
+    def pop(self, deadline: float | None = None) -> QueuedEntity | None:
         """The next entity to attempt, advancing the clock through backoff expiries and flushes;
-        None when no entity can change state (module docstring)."""
+        None when no entity can change state (module docstring), or when ``deadline`` (virtual
+        seconds: v1.35's Permit timeout of a gang whose pods are held, :mod:`.podgroup`) comes
+        first: nothing in activeQ, and the next backoff expiry or flush tick is at or after it.
+        The clock then stays where it is; the caller moves it to the deadline. At the deadline
+        itself the timeout goes first."""
         while True:
             self._flush_backoff()
             if self.active:
@@ -196,11 +200,12 @@ class SchedulingQueue:
                         head
                     )  # nothing changed since its last attempt: it waits for an event
                     continue
-                self.clock = max(
-                    self.clock, math.ceil(self.backoff[0][0][0])
-                )  # the 1 s backoff tick
+                tick = math.ceil(self.backoff[0][0][0])  # the 1 s backoff tick
+                if deadline is not None and max(self.clock, tick) >= deadline:
+                    return None
+                self.clock = max(self.clock, tick)
                 continue
-            if not self._flush_unschedulable():
+            if not self._flush_unschedulable(deadline):
                 return None
 
     def _flush_backoff(self) -> None:
@@ -208,14 +213,18 @@ class SchedulingQueue:
             qe = heapq.heappop(self.backoff)[2]
             self._push_active(qe)
 
-    def _flush_unschedulable(self) -> bool:
+    def _flush_unschedulable(self, deadline: float | None = None) -> bool:
         """``flushUnschedulablePodsLeftover`` at its next tick that finds a candidate: entities 5
-        minutes in the pool that saw an event since their last attempt go back (module docstring)."""
+        minutes in the pool that saw an event since their last attempt go back (module docstring).
+        False, the clock unchanged, when that tick is at or after ``deadline``."""
         stale = [qe for qe in self.unschedulable.values() if qe.last_event < self.events]
         if not stale:
             return False
         due = min(qe.timestamp[0] for qe in stale) + MAX_IN_UNSCHEDULABLE
-        self.clock = max(self.clock, math.ceil(due / FLUSH_INTERVAL) * FLUSH_INTERVAL)
+        tick = max(self.clock, math.ceil(due / FLUSH_INTERVAL) * FLUSH_INTERVAL)
+        if deadline is not None and tick >= deadline:
+            return False
+        self.clock = tick
         for qe in stale:
             if qe.timestamp[0] + MAX_IN_UNSCHEDULABLE <= self.clock:
                 self._leave_pool(qe.key)
@@ -237,6 +246,14 @@ class SchedulingQueue:
             return
         self._park(qe)
 
+    def permit_rejected(self, key: EntityKey) -> None:
+        """v1.35: the gang's pods held at Permit were rejected at its timeout and went back
+        through ``AddUnschedulableIfNotPresent``: its queue time is now (the 5-minute flush counts
+        from it). Its place (the pool, or backoffQ / activeQ if an event already moved it) stays."""
+        qe = self.unschedulable.get(key)
+        if qe is not None:
+            qe.timestamp = self._now()
+
     def _backoff_only(self, qe: QueuedEntity) -> bool:
         return not qe.key.is_pod and group_pods_backoff_only(self.cluster.kube_version)
 
@@ -247,13 +264,25 @@ class SchedulingQueue:
         if watches is None or watches(qe):
             self.add_watch[qe.key] = qe
 
-    def event(self, ev: ClusterEvent) -> None:
+    def event(self, ev: ClusterEvent, exclude: EntityKey | None = None) -> None:
         """``MoveAllToActiveOrBackoffQueue`` for one event: entities in the pool whose hint says
         Queue move out (``AssignedPodAdded`` asks only the entities a bound pod can move,
-        as upstream pre-filters to those with cross-topology terms)."""
+        as upstream pre-filters to those with cross-topology terms).
+
+        ``exclude``: the entity the event is no news to (v1.35: a gang whose own held pods are
+        forgotten at its Permit timeout; upstream's ``handleBindingCycleError`` pre-check skips
+        the forgotten pod itself). It is not moved, and when it had seen every earlier event it
+        counts this one as seen too, so the 5-minute flush does not retry it for its own release
+        (:mod:`.podgroup`)."""
         self.events += 1
+        if exclude is not None:
+            own = self.unschedulable.get(exclude)
+            if own is not None and own.last_event >= self.events - 1:
+                own.last_event = self.events
         pool = self.add_watch if ev.kind == ASSIGNED_POD_ADD else self.unschedulable
         for key, qe in list(pool.items()):
+            if key == exclude:
+                continue
             if self.hint(qe, ev):
                 self._leave_pool(key)
                 qe.trigger = str(ev)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gangplan.models.trace import GroupCycle, PreemptionAttempt, Requeue
+from gangplan.models.trace import GroupCycle, PermitHold, PreemptionAttempt, Requeue
 from gangplan.solver.greedy.queue import queued_pods
 
 if TYPE_CHECKING:
@@ -46,6 +46,14 @@ class AssumedPods:
         """Forget every pod assumed since ``checkpoint``."""
         while len(self.pods) > checkpoint:
             self.snap.forget(self.pods.pop())
+
+    def forget(self, pods: list[Pod]) -> None:
+        """Forget ``pods`` wherever they are in the stack (v1.35: a gang's pods held at Permit,
+        released at its timeout after other entities assumed theirs). Only between attempts:
+        no checkpoint taken before them is rolled back to afterwards."""
+        keys = {p.key for p in pods}
+        self.pods = [p for p in self.pods if p.key not in keys]
+        self.snap.forget_all(pods)
 
     def since(self, checkpoint: int) -> list[tuple[Pod, int]]:
         """(pod, node) of every pod assumed since ``checkpoint``, in order."""
@@ -90,6 +98,7 @@ class TraceRecorder:
         self.entities: list[str] = []
         self.preemption: dict[str, PreemptionAttempt] = {}
         self.requeues: list[Requeue] = []
+        self.permit_holds: list[PermitHold] = []
         self._journal: list[tuple] = []
 
     # ---- journaled changes -----------------------------------------------------------------
@@ -231,6 +240,23 @@ class RunObserver(Protocol):
 
 
 @dataclass
+class PermitWait:
+    """A v1.35 gang's pods waiting at Permit (GangScheduling returned Wait)."""
+
+    root: str
+    pods: list[Pod]
+    """Held pods, in the order they were assumed."""
+    since: float
+    deadline: float
+    changes: int
+    """The run's bind / evict count when the hold began (a gang is not held again without a change)."""
+    failed: list[str] = field(default_factory=list)
+    """Entities whose attempts failed while the pods were held."""
+    held_at: dict[str, float] = field(default_factory=dict)
+    """Pod key -> when it reached Permit (its wait ends at the gang's deadline)."""
+
+
+@dataclass
 class RunState:
     """Everything one greedy run reads and changes, passed to each collaborator."""
 
@@ -278,6 +304,12 @@ class RunState:
     """Set when the observer stopped the run."""
     rejectors: set[str] | None = None
     """Plugins that rejected a pod during the current entity's attempt (its ``UnschedulablePlugins``)."""
+    held: dict[str, PermitWait] = field(default_factory=dict)
+    """v1.35: root gang -> its pods waiting at Permit (assumed on the node table, not in
+    :attr:`placements`) until the quorum or the timeout (:mod:`.podgroup`)."""
+    holding: str | None = None
+    """While a v1.35 gang's attempt runs: its root, whose pods that passed Reserve are kept
+    assumed when the gang fails (held at Permit) instead of being forgotten."""
     discard_failure: str | None = None
     """The root group of the current attempt when a failure of it is certain to leave no record:
     a retry (a retry that places nothing is undone, ``WorkloadCycle.run``) whose failure binds
@@ -329,4 +361,12 @@ class RunState:
         )
 
 
-__all__ = ["AssumedPods", "Mark", "RunObserver", "RunState", "Segment", "TraceRecorder"]
+__all__ = [
+    "AssumedPods",
+    "Mark",
+    "PermitWait",
+    "RunObserver",
+    "RunState",
+    "Segment",
+    "TraceRecorder",
+]
