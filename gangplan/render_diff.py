@@ -145,11 +145,11 @@ def tie_note(d) -> str | None:
     if note is None:
         return None
     note += ": kube-scheduler breaks it at random"
-    if inside and d.samples is not None and d.samples.reaches_optimum is not None:
+    # a Diff's Samples says reaches_target, its document reaches_optimum
+    reached = getattr(d.samples, "reaches_optimum", getattr(d.samples, "reaches_target", None))
+    if inside and reached is not None:
         # the group is admitted either way; what the draw changes is the victims
-        note += (
-            f"; greedy reaches the optimum in {d.samples.reaches_optimum} of {d.samples.runs} runs"
-        )
+        note += f"; greedy reaches the optimum in {reached} of {d.samples.runs} runs"
     elif d.samples is not None and s.group in d.samples.admitted:
         note += f"; {s.group} admitted in {d.samples.admitted[s.group]} of {d.samples.runs} runs"
     else:

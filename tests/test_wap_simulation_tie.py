@@ -55,6 +55,7 @@ def test_the_diff_names_the_tie_and_samples_give_the_odds() -> None:
     reached = d.doc.samples.reaches_optimum
     assert 0 < reached < 16
     assert f"greedy reaches the optimum in {reached} of 16 runs" in note
+    assert tie_note(d) == note  # the Diff (what `why` and the CLI pass) and its document alike
 
 
 def test_v136_reprieve_reruns_reach_the_single_victim() -> None:

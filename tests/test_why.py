@@ -90,19 +90,26 @@ def test_why_refuses_a_pod_that_is_not_pending_naming_the_argument():
 def test_the_diff_says_when_the_decisive_choice_was_a_random_tie():
     """The gang's node is a tie between two equal nodes, broken inside workload-aware preemption's
     simulation; the pod binds later on its nominated node (rule W of issue 39), so the binding
-    cycle has no tie to name, but the samples still say how often the draw reaches the optimum.
-    (A decisive tie that the binding cycle itself breaks is named: test_honest_verdicts.py.)"""
+    cycle has no tie: the note names the simulation's (``simulationTied``), and the samples say
+    how often the draw reaches the optimum. (A decisive tie that the binding cycle itself breaks
+    is named: test_honest_verdicts.py.)"""
     from gangplan.render import tie_note
 
     path = ROOT / "scenarios" / "showcase" / "preempt-one-gang-not-five.yaml"
     cluster = gp.load(path)
     d = gp.diff(cluster, samples=10)
     assert gp.validate(cluster, d.greedy) == [] and gp.validate(cluster, d.optimal) == []
-    assert tie_note(d) is None
     assert d.samples is not None and 0 < d.samples.reaches_target < d.samples.runs
+    note = tie_note(d)
+    assert note == (
+        "a tie inside the workload-aware preemption for ml/train, whose simulation chose the "
+        "nodes and so the victims: kube-scheduler breaks it at random; greedy reaches the optimum "
+        f"in {d.samples.reaches_target} of 10 runs"
+    )
     out = RUN.invoke(app, ["diff", str(path), "--samples", "10"])
     text = " ".join(out.stdout.split())
     assert "a tie among 2 nodes" not in text
+    assert "the decisive choice was " + note in text
     assert f"optimum in {d.samples.reaches_target}/10" in text
     # a decisive choice that was no tie says nothing of the kind
     gb200 = gp.load(ROOT / "scenarios" / "showcase" / "tas-nvl72-fragmentation.yaml")
