@@ -131,3 +131,17 @@ def test_no_domain_start_with_forced_pods():
     c = two_racks()
     built = build_model(c, fixed={"default/g0-0": "n0"})
     assert db.relaxation(built) is None
+
+
+def test_a_pod_goes_where_it_breaks_no_slot_of_a_larger_size():
+    """A rack with a node of 2 GPUs free and one of 3 (and a full node elsewhere, so the rack is
+    the smaller domain). The rack-held 1-GPU pod is packed first;
+    on the 2-GPU node (the least room left) it would break the 2-GPU slot the two 2-GPU single
+    pods need; on the 3-GPU node it breaks none, and one packing admits all three."""
+    c = snapshot([("r0", 2, 0), ("r0", 4, 1), ("r1", 2, 2)], [(1, 1, True)], [2, 2])
+    built = build_model(c)
+    bound = db.domain_bound(built)
+    assert bound is not None and bound.bound == 3
+    packed = pack_plan(built, bound, Meter(None, 10.0))
+    assert packed is not None and checked(c, built, packed) == []
+    assert built.tiers[0].value(packed) == 3

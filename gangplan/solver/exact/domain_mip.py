@@ -220,8 +220,10 @@ def cut_bound(
 
     What it is for: a screen for :func:`integral_check`. On the 10,000-node DGX shape the round
     lowers the LP from 842.42 to 841.125 (its fractions are in the domain counts, where whole
-    counts may prove more); on GB200 it stays at 864.0 (the start is short because of the
-    packing, not the counts), where the whole-count check would run into its time cap."""
+    counts may prove more); on GB200 it stays at 864.0 (the start was short because of the
+    packing, not the counts: the domain LP start reaches 864 now), where the whole-count check
+    would run into its time cap. The domain LP start reads the same screen
+    (:func:`screened_cut`) to decide whether more packings are worth their work."""
     from ortools.linear_solver import pywraplp
 
     from gangplan.solver.exact.domain_bound import lp_units, pooled_lp
@@ -255,6 +257,17 @@ def cut_bound(
             for a, w in terms:
                 row.SetCoefficient(w, a)
     return obj.Value()
+
+
+def screened_cut(domain: DomainBound, budget: Budget | None = None) -> float | None:
+    """:func:`cut_bound` of ``domain``'s relaxation from its LP solution, computed once per
+    ``domain`` (kept on it): the domain LP start (:mod:`.domain_start`) reads it to decide whether
+    more packings may reach the bound, :func:`proven_at_start` after it."""
+    if not hasattr(domain, "_screened_cut"):
+        domain._screened_cut = (  # type: ignore[attr-defined]
+            None if domain.relaxation is None else cut_bound(domain.relaxation, budget, domain.plan)
+        )
+    return domain._screened_cut  # type: ignore[attr-defined]
 
 
 CUT_VIOLATION = 1e-4
@@ -348,7 +361,7 @@ def proven_at_start(
     tier = built.tiers[0]
     if tier.name != domain.tier:
         return None
-    cut = cut_bound(domain.relaxation, budget, domain.plan)
+    cut = screened_cut(domain, budget)
     if cut is None or math.floor(cut + BOUND_TOLERANCE) >= domain.bound:
         return None  # the cuts do not move the LP: whole counts are not where the gap is
     floor = max(value, math.floor(cut + BOUND_TOLERANCE))
@@ -365,4 +378,11 @@ def proven_at_start(
     return found
 
 
-__all__ = ["IntegralCheck", "cut_bound", "integral_check", "proven_at_start", "widest_key"]
+__all__ = [
+    "IntegralCheck",
+    "cut_bound",
+    "integral_check",
+    "proven_at_start",
+    "screened_cut",
+    "widest_key",
+]

@@ -14,11 +14,13 @@ pool of nodes). This start:
 2. packs them (:func:`pack_plan`): entities of the smallest domains first (rack-held before
    block-held before single pods), largest pods first among those, each in its planned domain
    when that holds it, else in the domain of its key that holds it most tightly, all its pods or
-   none; each pod onto the node that fits it with the least room left, first among the pools
-   where the LP put pods of its kind (best fit: for sizes dividing each other inside one domain
-   it never fails while the room suffices);
+   none; each pod onto a node that fits it, first among the pools where the LP put pods of its
+   kind, chosen by :func:`pack_plan`'s ``best_fit`` (below);
 3. packs again, up to :data:`ROUNDS` times, with the entities that did not fit first (the latest
-   failures before older ones), keeping the best packing;
+   failures before older ones), keeping the best packing; when the bound is still not reached,
+   and one round of domain cuts leaves the LP's floor where it is (so the bound is a placement's
+   as far as the cuts can tell, :func:`_more_rounds`), on to :data:`MAX_ROUNDS` packings within
+   :data:`MAX_START_UNITS`;
 4. tops it up with the entities left out, in queue order, first fit
    (:func:`.start.hint.complete_first_fit`).
 
@@ -28,10 +30,25 @@ keeps it only when the validator and the model accept it (:func:`domain_start`) 
 the start it has. A start, never a proof: when its top tier reaches the LP's bound the tier is
 proven by the bound (:mod:`.solve`), without a search.
 
-Measured (issue 37, 10 units, load ~4-5): 10,000-node GB200 862 of the bound 864 (the engine's
-start had 847), DGX 840 of 842 (835). With the LP's entity counts made integral (HiGHS with
-integral counts, 55 s, far over any budget) the same packing reached 864 on GB200 in four rounds:
-what is left is the rounding of the LP, not the packing.
+**Which node** (``best_fit``), with the sizes ``g`` of :mod:`.domain_bound` (a divisibility
+chain, room counted in them): a pod of size ``s`` on a node with room ``h`` takes
+``floor(h / q) - floor((h - s) / q)`` slots of each larger size ``q`` from it. The node taking the
+fewest slots of the largest size, then of the next, ..., then with the least room left, then in
+the domain of the widest key (the block) with the fewest nodes still free for a pod of the largest
+size, then the first. Why: pods of sizes dividing each other fit a set of nodes iff, for every
+size ``q``, the pods of size >= ``q`` need at most the nodes' ``sum floor(h / q)`` slots of it
+(the capacity rows of :mod:`.domain_bound`; place the largest first, each anywhere it fits: a
+pod of size ``s`` lowers the row of every size ``q <= s`` by exactly ``s / q``, and the rows of
+larger sizes no longer matter), so what a pod placed among others costs them is the slots of
+larger sizes it breaks. Plain least room left puts a 1-GPU pod on a 2-GPU hole before a 3-GPU
+one and breaks a 2-GPU slot the 3-GPU hole keeps; and among equal nodes (4-GPU single pods on
+free nodes) the lowest index filled the first blocks' free nodes, which the large block-held
+gangs needed.
+
+Measured (issue 37, 10 units): 10,000-node GB200, least room left: 862 of the bound 864 (the
+engine's start had 847; 30 packings never reached 864); with the slots: 864 in the 13th packing,
+3.4 units, so the tier is proven at the start (the whole run OPTIMAL, 9.8 units, 14.7 s at load
+~2.5); DGX 840 of 842 either way (proven by :mod:`.domain_mip`).
 
 Work: counted like the packer's (:class:`.budget.Meter`), one visit per :data:`VECTOR_VISITS`
 candidate nodes scanned, charged to the run's budget.
@@ -45,6 +62,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gangplan.solver.exact.budget import Budget, Meter
+from gangplan.solver.exact.domain_bound import BOUND_TOLERANCE
 from gangplan.solver.exact.start.check import model_accepts
 from gangplan.solver.exact.start.hint import (
     better,
@@ -69,10 +87,16 @@ VECTOR_VISITS = 2
 one packing of the 10,000-node GB200 counts 0.2-0.27 units and took 0.15-0.16 s, of DGX 0.09
 units and 0.13 s."""
 ROUNDS = 8
-"""At most this many packings (10,000-node GB200: 862 in the fifth; DGX: 840 in the second, the
-third leaves the same entities out and ends the rounds)."""
+"""Packings (or fewer, when :data:`START_UNITS` are spent) before :func:`_more_rounds` decides
+whether to go on (10,000-node GB200: 864 in the
+13th; DGX: 840 in the second, the third leaves the same entities out and ends the rounds)."""
 START_UNITS = 2.0
-"""At most this much work (units) for the packings."""
+"""At most this much work (units) for the first :data:`ROUNDS` packings."""
+MAX_ROUNDS = 32
+MAX_START_UNITS = 4.5
+START_RESERVE = 1.0
+"""Past :data:`ROUNDS` (:func:`_more_rounds`): at most :data:`MAX_ROUNDS` packings and this much
+work for all of them, leaving at least :data:`START_RESERVE` units of the run's work."""
 
 
 Item = tuple[int, "int | None", "str | None", int]
@@ -150,6 +174,23 @@ def pack_plan(
     unit = np.asarray(em.req[smallest], dtype=np.int64) // max(1, size_of[smallest])
     dims = np.nonzero(unit > 0)[0].tolist()
     big = np.iinfo(np.int64).max // 4
+    chain = sorted(set(rel.sizes))
+    span = {
+        k: float(np.mean([len(v) for (kk, _), v in nodes_of.items() if kk == k])) for k in rel.keys
+    }
+    wide = max(rel.keys, key=lambda k: span[k]) if rel.keys else None
+    wide_of = ids[wide] if wide is not None else np.full(n_nodes, -1, dtype=np.int64)
+
+    def whole(nodes: np.ndarray) -> np.ndarray:
+        """Which of ``nodes`` still have room for a pod of the largest size."""
+        room = np.full(len(nodes), big, dtype=np.int64)
+        for r in dims:
+            room = np.minimum(room, free[nodes, r] // unit[r])
+        return room >= chain[-1]
+
+    whole_free = np.zeros(max(1, int(wide_of.max(initial=-1)) + 1), dtype=np.int64)
+    inside = np.nonzero(wide_of >= 0)[0]
+    np.add.at(whole_free, wide_of[inside], whole(inside).astype(np.int64))
 
     def holds(c: int, nodes: np.ndarray) -> np.ndarray:
         """Pods of class ``c`` each of ``nodes`` takes now (its requests, the pod slots), where the
@@ -170,10 +211,24 @@ def pack_plan(
         room = np.full(len(nodes), big, dtype=np.int64)
         for r in dims:
             room = np.minimum(room, free[nodes, r] // unit[r])
-        return int(nodes[int(np.argmin(np.where(ok, room, big)))])
+        s = size_of[c]
+        wd = wide_of[nodes]
+        crowd = np.where(wd >= 0, whole_free[np.maximum(wd, 0)], big)
+        keys = [crowd, room]  # np.lexsort: the last key is the first compared
+        for q in chain:
+            if q > s:  # sizes of q the pod takes from the node
+                keys.append(room // q - np.maximum(room - s, 0) // q)
+        keys.append((~ok).astype(np.int8))
+        return int(nodes[int(np.lexsort(keys)[0])])
+
+    def whole_at(n: int) -> int:
+        return int(all(int(free[n, r]) // int(unit[r]) >= chain[-1] for r in dims))
 
     def put(c: int, n: int, kind: tuple, k: int) -> None:
+        was = whole_at(n)
         free[n] -= k * np.asarray(em.req[c], dtype=np.int64)
+        if wide_of[n] >= 0:
+            whole_free[wide_of[n]] += whole_at(n) - was
         pods[n] -= k
         left = quota.setdefault(kind, {})
         left[int(pool_at[n])] = left.get(int(pool_at[n]), 0.0) - k
@@ -221,10 +276,6 @@ def pack_plan(
                 return True
         return False
 
-    span = {
-        k: float(np.mean([len(v) for (kk, _), v in nodes_of.items() if kk == k])) for k in rel.keys
-    }
-
     def rank(i: int):
         c, _, key, need = plan[i]
         return (-first.get(i, 0), span.get(key, float(n_nodes)), -size_of[c], -need, i)
@@ -235,6 +286,22 @@ def pack_plan(
         if not anywhere(*plan[i]) and failed is not None:
             failed.add(i)
     return Counts(per_class, base.evicted)
+
+
+def _more_rounds(bound: DomainBound, meter: Meter, budget: Budget | None) -> bool:
+    """After :data:`ROUNDS` packings short of the bound: whether to go on, and how far (step 3
+    of the module doc). Only when one round of domain cuts (:func:`.domain_mip.screened_cut`,
+    computed once per bound and reused by the check that follows the start) leaves the LP's
+    floor where it is, so the bound may well be reached; then up to :data:`MAX_START_UNITS` in
+    all, keeping :data:`START_RESERVE` of the run's work for what follows."""
+    from gangplan.solver.exact.domain_mip import screened_cut
+
+    cut = screened_cut(bound, budget)
+    if cut is not None and math.floor(cut + BOUND_TOLERANCE) < bound.bound:
+        return False
+    spare = MAX_START_UNITS if budget is None else budget.left() - START_RESERVE
+    meter.cap = min(MAX_START_UNITS, meter.units + max(0.0, spare))
+    return not meter.done()
 
 
 def domain_start(
@@ -250,15 +317,22 @@ def domain_start(
     packed = None
     first: dict[int, int] = {}
     before: set[int] = set()
-    for r in range(ROUNDS):
+    extended = False
+    for r in range(MAX_ROUNDS):
         failed: set[int] = set()
         trial = pack_plan(built, bound, meter, first, failed)
         if trial is None:
             return None
         if packed is None or better(built.tiers, trial, packed):
             packed = trial
-        if not failed or failed == before or meter.done():
+        if not failed or failed == before:
             break  # (the same ones left out again: going on would repeat this packing)
+        if (r + 1 == ROUNDS or meter.done()) and not extended:
+            extended = True
+            if not _more_rounds(bound, meter, budget):
+                break
+        if meter.done():
+            break
         before = failed
         for (
             i
