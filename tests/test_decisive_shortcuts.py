@@ -142,3 +142,35 @@ def test_recorded_evidence_stops_the_replay_once_the_kept_cycle_is_final(monkeyp
             compared += 1
     assert compared > 50  # 77 when written
     assert shorter > compared // 4, (shorter, compared)  # 43 of 77 when written
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_pre_check_that_decides_nothing_hands_its_model_to_the_probe(name: str) -> None:
+    """The full probe after an undecided pre-check takes the pre-check's model (built once, not
+    changed: the held tiers went into a copy) and answers exactly what a fresh build answers."""
+    from gangplan.solver.exact import build as build_module
+
+    cluster = load_snapshot(SHOWCASE / name)
+    greedy = valid(cluster, solve_greedy(cluster))
+    optimal = valid(cluster, solve_exact(cluster, time_limit=10, workers=1, seed=0, hint=greedy))
+    choices, _ = candidate_choices(cluster, greedy, optimal)
+    handed = 0
+    for k in range(0, len(choices) + 1):  # k = 0: the optimum itself is the pre-check's answer
+        fixed = {pod: node for _, pod, node in choices[:k]}
+        build_module._HANDED.clear()
+        fresh = solve_exact(cluster, time_limit=10, workers=1, seed=0, fixed=fixed, tiebreak=False)
+        if cannot_reach(cluster, fixed, optimal, time_limit=10, workers=1, seed=0, preemption=None):
+            assert not build_module._HANDED
+            continue
+        assert build_module._HANDED and build_module._HANDED[0][0] is cluster
+        ready = build_module._HANDED[0][2]
+        taken = solve_exact(cluster, time_limit=10, workers=1, seed=0, fixed=fixed, tiebreak=False)
+        assert not build_module._HANDED  # taken by that build
+        assert ready.em.model.proto.constraints  # the probe solved the handed-over model
+        if taken.status in (Status.OPTIMAL, Status.FEASIBLE):
+            valid(cluster, taken)
+        assert taken.status == fresh.status and taken.objective == fresh.objective, (name, k)
+        assert taken.placements() == fresh.placements(), (name, k)
+        handed += 1
+    build_module._HANDED.clear()
+    assert handed > 0

@@ -117,7 +117,7 @@ def cannot_reach(
     (False: the full probe runs). Only for an ``OPTIMAL`` optimum. On the real-inventory shape
     (issue 27) this replaces a 1.3 s probe (build 0.45 s, decision 0.5 s, tie-break 0.35 s) by
     the build and one feasibility solve."""
-    from gangplan.solver.exact.build import build_model
+    from gangplan.solver.exact.build import build_model, hand_over
     from gangplan.solver.exact.objective import GPUS
     from gangplan.solver.exact.solve import feasible
 
@@ -127,19 +127,29 @@ def cannot_reach(
     built = build_model(cluster, fixed=dict(fixed), preemption=on)
     if built.inst.fixed_errors:
         return True  # solve_exact answers INFEASIBLE
+    model = built.model.clone()  # the built model stays as built: the full probe may take it
     held = 0
     for t in built.tiers:
         if t.cost or is_cost(t.name) or t.name not in optimal.objective:
             continue
         value = optimal.objective[t.name]
         if (t.name.startswith(ADMITTED_PREFIX) or t.name in (PLACED, GPUS)) and value == int(value):
-            built.model.add(t.expr >= int(value))  # fewer tiers held only weakens the check
+            model.add(t.expr >= int(value))  # fewer tiers held only weakens the check
             held += 1
-    return (
+    decided = (
         held > 0
-        and feasible(built, workers=workers, seed=seed, time_limit=time_limit * PRECHECK_SHARE)
+        and feasible(
+            built,
+            workers=workers,
+            seed=seed,
+            time_limit=time_limit * PRECHECK_SHARE,
+            model=model,
+        )
         is False
     )
+    if not decided:  # the full probe (solve_exact with the same fixed) builds this model next
+        hand_over(cluster, built, fixed=dict(fixed), preemption=on)
+    return decided
 
 
 def find_decisive_step(

@@ -453,10 +453,12 @@ def feasible(
     seed: int = 0,
     time_limit: float = 30.0,
     budget: Budget | None = None,
+    model: cp_model.CpModel | None = None,
 ) -> bool | None:
     """Is the model (without objective) feasible? None when the limit (``time_limit`` units of
-    deterministic work, at most what ``budget`` has left) hit first."""
-    model = em.model
+    deterministic work, at most what ``budget`` has left) hit first. ``model``: a copy of
+    ``em.model`` with constraints of the caller's to solve instead (its objective is cleared)."""
+    model = em.model if model is None else model
     model.clear_objective()
     budget = budget if budget is not None else Budget(time_limit)
     solver = solver_for(time_limit, workers, seed, budget)
