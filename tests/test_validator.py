@@ -865,3 +865,39 @@ spec:
         greedy.pods["ml/new"].node is None
     )  # asking for the resource the node lacks: Insufficient
     assert gp.validate(cluster, greedy) == []
+
+
+def test_the_kept_bound_pod_layout_gives_what_a_fresh_one_gives() -> None:
+    """validate keeps the bound pods' layout of the last cluster (``_bound``): validations of
+    other Results on that cluster (victims removed, new pods added) find exactly the violations a
+    fresh layout finds, and another cluster gets its own."""
+    from gangplan.bench.generators.builders import to_cluster
+    from gangplan.bench.generators.small_snapshots import small_mixed, small_preemption
+    from gangplan.solver import validate as module
+    from gangplan.solver.greedy import solve_greedy as greedy
+
+    compared = refused = 0
+    for seed in range(6):
+        for cluster in (to_cluster(small_preemption(seed)), to_cluster(small_mixed(seed))):
+            r = greedy(cluster, preemption=True)
+            bound = [p.key for p in cluster.bound_pods]
+            variants = [r]
+            for k in bound[:3]:  # made-up victims: valid or not, the answers must agree
+                variants.append(r.model_copy(update={"victims": [*r.victims, k]}))
+            if r.victims:
+                variants.append(r.model_copy(update={"victims": r.victims[1:]}))
+            fresh = []
+            for v in variants:
+                module._BOUND.clear()
+                fresh.append([str(x) for x in module.validate(cluster, v)])
+            for v, want in zip(variants, fresh, strict=True):  # one layout, kept across them all
+                assert [str(x) for x in module.validate(cluster, v)] == want
+                assert module._BOUND and module._BOUND[0][0] is cluster
+                compared += 1
+            refused += sum(1 for f in fresh if f)
+            # the layout of the previous cluster is not used for this one
+            other = to_cluster(small_mixed(seed + 100))
+            assert [str(x) for x in module.validate(other, greedy(other))] == []
+            assert module._BOUND[0][0] is other
+    assert compared > 40
+    assert 0 < refused < compared  # some variants are refused, some accepted

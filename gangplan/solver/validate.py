@@ -100,6 +100,39 @@ class Violation:
         return f"[{self.rule}] {self.subject}: {self.message}"
 
 
+class _Bound:
+    """Where the snapshot's bound pods are: what every validation of a Result on one cluster
+    starts from (pod -> node, pod objects, node -> pods in snapshot order, and the pods with
+    required anti-affinity). Read from the snapshot alone."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.node_of: dict[str, str] = {}
+        self.pods: dict[str, Pod] = {}
+        self.on_node: dict[str, list[Pod]] = {}
+        self.anti: list[Pod] = []
+        for p in cluster.bound_pods:
+            key, node = p.key, p.node_name
+            self.node_of[key] = node  # type: ignore[assignment]
+            self.pods[key] = p
+            self.on_node.setdefault(node, []).append(p)  # type: ignore[arg-type]
+            if p.affinity.pod_anti_affinity_required:
+                self.anti.append(p)
+
+
+_BOUND: list[tuple[Cluster, _Bound]] = []
+
+
+def _bound(cluster: Cluster) -> _Bound:
+    """The bound pods' layout of ``cluster``, kept for the last cluster validated (a diff
+    validates up to seven Results on one cluster: on 100,000 bound pods the layout is about
+    0.35 s of each). Clusters are not changed once loaded."""
+    if _BOUND and _BOUND[0][0] is cluster:
+        return _BOUND[0][1]
+    b = _Bound(cluster)
+    _BOUND[:] = [(cluster, b)]
+    return b
+
+
 class _State:
     """The final state: node -> pods on it, and pod -> node."""
 
@@ -107,12 +140,17 @@ class _State:
         self.cluster = cluster
         victims = set(result.victims)
         self.victims = victims
-        self.node_of: dict[str, str] = {}
-        self.pods: dict[str, Pod] = {}
-        for p in cluster.bound_pods:
-            if p.key not in victims:
-                self.node_of[p.key] = p.node_name  # type: ignore[assignment]
-                self.pods[p.key] = p
+        base = _bound(cluster)
+        self.node_of: dict[str, str] = dict(base.node_of)
+        self.pods: dict[str, Pod] = dict(base.pods)
+        on_node: dict[str, list[Pod]] = {n: list(ps) for n, ps in base.on_node.items()}
+        for v in victims:
+            n = self.node_of.pop(v, None)
+            if n is not None:
+                gone = self.pods.pop(v)
+                on_node[n] = [q for q in on_node[n] if q is not gone]
+                if not on_node[n]:
+                    del on_node[n]
         self.new: set[str] = set()
         for key, out in result.pods.items():
             p = cluster.pod_by_key.get(key)
@@ -125,9 +163,14 @@ class _State:
                 self.node_of[key] = out.node
                 self.pods[key] = p
                 self.new.add(key)
-        self.on_node: dict[str, list[Pod]] = defaultdict(list)
-        for key, n in self.node_of.items():
-            self.on_node[n].append(self.pods[key])
+                on_node.setdefault(out.node, []).append(p)
+        self.on_node: dict[str, list[Pod]] = defaultdict(list, on_node)
+        self.anti = [p for p in base.anti if p.key not in victims] + [
+            self.pods[k]
+            for k in self.node_of
+            if k in self.new and self.pods[k].affinity.pod_anti_affinity_required
+        ]
+        """Pods on nodes with required anti-affinity, in :attr:`node_of` order."""
         self.nodes = {n.name: n for n in cluster.nodes}
 
 
@@ -361,8 +404,12 @@ def _affinity(st: _State) -> list[Violation]:
     """
     out = []
     ns = st.cluster.namespaces
-    everyone = [(st.pods[k], st.nodes[n]) for k, n in st.node_of.items()]
-    anti_holders = [(p, n) for p, n in everyone if p.affinity.pod_anti_affinity_required]
+    everyone = (
+        [(st.pods[k], st.nodes[n]) for k, n in st.node_of.items()]
+        if any(st.pods[k].affinity.pod_anti_affinity_required for k in st.new)
+        else []  # read only for a new pod with required anti-affinity
+    )
+    anti_holders = [(p, st.nodes[st.node_of[p.key]]) for p in st.anti]
     if any(st.pods[k].affinity.pod_affinity_required for k in st.new):
         bound = [(st.pods[k], st.nodes[n]) for k, n in st.node_of.items() if k not in st.new]
         new = [(st.pods[k], st.nodes[st.node_of[k]]) for k in sorted(st.new)]
