@@ -24,8 +24,8 @@ import pytest
 from gangplan.io.loader import load_objects
 from gangplan.solver.greedy import solve_greedy
 from gangplan.solver.validate import validate
-
-NS = "default"
+from tests.v1alpha1_objects import pod as _pod
+from tests.v1alpha1_objects import workload
 
 
 def _node() -> dict:
@@ -38,37 +38,7 @@ def _node() -> dict:
 
 
 def _workload(name: str, gang: bool = True) -> dict:
-    policy = {"gang": {"minCount": 3}} if gang else {"basic": {}}
-    return {
-        "apiVersion": "scheduling.k8s.io/v1alpha1",
-        "kind": "Workload",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": {"podGroups": [{"name": "pg", "policy": policy}]},
-    }
-
-
-def _pod(
-    name: str, second: int, cpu: str = "1", *, workload: str | None = None, prio: int = 0, node=None
-) -> dict:
-    spec: dict = {
-        "priority": prio,
-        "containers": [{"name": "c", "image": "image", "resources": {"requests": {"cpu": cpu}}}],
-    }
-    if workload:
-        spec["workloadRef"] = {"name": workload, "podGroup": "pg"}
-    if node:
-        spec["nodeName"] = node
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": NS,
-            "creationTimestamp": f"2026-01-01T00:00:{second:02d}Z",
-        },
-        "spec": spec,
-        "status": {"phase": "Running" if node else "Pending"},
-    }
+    return workload(name, 3 if gang else None)
 
 
 def _gang(names, workload="workload", prio=0, start=10):

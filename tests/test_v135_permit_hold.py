@@ -30,8 +30,8 @@ from gangplan.solver.greedy.scheduling_queue import (
     SchedulingQueue,
 )
 from gangplan.solver.validate import validate
+from tests.v1alpha1_objects import NS, pod, workload
 
-NS = "default"
 TIMEOUT = "rejected due to timeout after waiting 5m0s at plugin GangScheduling"
 
 
@@ -45,38 +45,11 @@ def _node(name: str, cpu: str = "4") -> dict:
 
 
 def _gang(name: str, min_count: int) -> dict:
-    return {
-        "apiVersion": "scheduling.k8s.io/v1alpha1",
-        "kind": "Workload",
-        "metadata": {"name": name, "namespace": NS},
-        "spec": {"podGroups": [{"name": "pg", "policy": {"gang": {"minCount": min_count}}}]},
-    }
+    return workload(name, min_count)
 
 
 def _pod(name, second, cpu, *, gang=None, prio=0, node=None, on=None, never=False) -> dict:
-    spec: dict = {
-        "priority": prio,
-        "containers": [{"name": "c", "image": "image", "resources": {"requests": {"cpu": cpu}}}],
-    }
-    if gang:
-        spec["workloadRef"] = {"name": gang, "podGroup": "pg"}
-    if node:
-        spec["nodeName"] = node
-    if on:
-        spec["nodeSelector"] = {"n": on}
-    if never:
-        spec["preemptionPolicy"] = "Never"
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": name,
-            "namespace": NS,
-            "creationTimestamp": f"2026-01-01T00:00:{second:02d}Z",
-        },
-        "spec": spec,
-        "status": {"phase": "Running" if node else "Pending"},
-    }
+    return pod(name, second, cpu, workload=gang, prio=prio, node=node, on=on, never=never)
 
 
 def _run(objs, version="1.35", preemption=False):
