@@ -191,6 +191,35 @@ def search_decisive_step(
     with every candidate choice before the step (``optimal`` itself when the step is the first).
     ``preemption`` is the exact probes'; the greedy evidence replays greedy's own run
     (:func:`~gangplan.solver.greedy.replay_options`) or reads its trace."""
+    from gangplan.solver.exact.build import drop_handed
+
+    try:
+        return _search_decisive_step(
+            cluster,
+            greedy,
+            optimal,
+            time_limit=time_limit,
+            workers=workers,
+            seed=seed,
+            preemption=preemption,
+            progress=progress,
+        )
+    finally:
+        drop_handed()  # a pre-check's model not taken by a probe holds the cluster
+
+
+def _search_decisive_step(
+    cluster: Cluster,
+    greedy: Result,
+    optimal: Result,
+    *,
+    time_limit: float,
+    workers: int,
+    seed: int,
+    preemption: bool | None = None,
+    progress: Progress | None = None,
+) -> tuple[DecisiveStep | None, Result]:
+    """:func:`search_decisive_step` itself."""
     from gangplan.solver.exact import solve_exact
     from gangplan.solver.greedy import placement_evidence, pod_scores_at_step, replay_options
 

@@ -78,6 +78,12 @@ def hand_over(
     _HANDED.append((cluster, _handover_key(fixed, preemption), built))
 
 
+def drop_handed() -> None:
+    """Forget a model :func:`hand_over` kept (it holds its cluster): the caller that handed it
+    over is done."""
+    _HANDED.clear()
+
+
 def build_model(
     cluster: Cluster,
     *,
