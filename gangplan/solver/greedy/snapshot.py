@@ -109,12 +109,12 @@ class NodeTable:
         self._label_codes: dict[str, tuple] = {}
         self._static: dict[object, np.ndarray] = {}
         self.victim_units_cache: list | None = None
-        """Victim units over every bound pod (:func:`gangplan.solver.greedy.preemption.victim_units`)."""
+        """Victim units over every bound pod (:func:`gangplan.solver.greedy.victims.victim_units`)."""
         self.victim_priority_floor: int | None = None
-        """The lowest unit priority over every bound pod (:func:`gangplan.solver.greedy.preemption.victims_below`)."""
+        """The lowest unit priority over every bound pod (:func:`gangplan.solver.greedy.victims.victims_below`)."""
         self.placed_units_cache: dict[tuple, object] = {}
         """(unit key, pod keys) -> the victim unit over pods the run placed (rule V of issue 39),
-        one object per such set (:func:`gangplan.solver.greedy.preemption.victim_units`)."""
+        one object per such set (:func:`gangplan.solver.greedy.victims.victim_units`)."""
         self.placement_cache: dict[tuple[str, int], tuple[np.ndarray, list]] = {}
         """(topology key, id of the parent node array) -> (that array, its placements): see
         :func:`gangplan.solver.greedy.placement.generate_placements`."""

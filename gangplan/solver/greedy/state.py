@@ -277,7 +277,7 @@ class RunState:
     placed_floor: int | None = None
     """The lowest unit priority of any pod the run placed (:meth:`place`; an eviction does not
     raise it, so it is a lower bound): no pod the run placed can be a victim of a preemptor of
-    this priority or lower (rule V, :func:`~gangplan.solver.greedy.preemption.victims_below`)."""
+    this priority or lower (rule V, :func:`~gangplan.solver.greedy.victims.victims_below`)."""
     victims: list[str] = field(default_factory=list)
     """Pods evicted, in the order their deletion completed (an asynchronous workload-aware
     preemption's victims join when they leave their nodes, :attr:`deleting`): bound pods of the
