@@ -37,9 +37,8 @@ from gangplan.solver.kueue.flavors import (
     Mode,
     OracleQuery,
     assign_flavors,
-    assign_with_partial_admission,
-    podset_reducer_search,
 )
+from gangplan.solver.kueue.partial import assign_with_partial_admission, podset_reducer_search
 
 FIXTURES = Path(__file__).parent / "fixtures" / "upstream_kueue_flavors"
 TABLE = yaml.safe_load((FIXTURES / "assign_flavors.yaml").read_text())

@@ -29,6 +29,7 @@ from gangplan.models.kueue import (
 from gangplan.predicates.quota import FlavorResource, QuotaTree, QuotaUsage
 from gangplan.solver.kueue import flavors as fa
 from gangplan.solver.kueue import tas
+from gangplan.solver.kueue.partial import podset_reducer_search
 
 
 @dataclass
@@ -150,7 +151,7 @@ class Books:
         Partial admission (``getInitialAssignments``, the PartialAdmission gate, on by default
         since v0.5): when the full counts do not fit and a PodSet has a ``minCount``, the
         largest reduced counts that fit (``PodSetReducer.Search``,
-        :func:`~gangplan.solver.kueue.flavors.podset_reducer_search`) are nominated instead.
+        :func:`~gangplan.solver.kueue.partial.podset_reducer_search`) are nominated instead.
         Kueue first keeps a full assignment that needs preemption when its preemptor finds
         targets; gangplan models no preemption, so a Preempt-mode assignment is reduced as one
         without targets is."""
@@ -167,7 +168,7 @@ class Books:
                 found[tuple(counts)] = n
             return n.mode == "Fit"
 
-        counts = fa.podset_reducer_search(wl.podsets, fits)
+        counts = podset_reducer_search(wl.podsets, fits)
         return found[tuple(counts)] if counts is not None else nom
 
     def _assign(self, wl: KueueWorkload, cq: ClusterQueue, counts: list[int] | None) -> Nomination:

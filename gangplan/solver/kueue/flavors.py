@@ -6,7 +6,8 @@ v0.19.2 (``assignFlavors``, ``findFlavorForPodSets``, ``checkFlavorForPodSets``,
 ``fitsResourceQuota``, ``isPreferred``, ``shouldTryNextFlavor``, ``flavorSelector``,
 ``resolvePodSetFlavors``, ``resolveNoFitReason``), ``flavor_assigner_attempts.go`` (the
 per-flavor attempts and their "does not provide resource" merge), ``tas_flavorassigner.go``
-(``checkPodSetAndFlavorMatchForTAS``) and ``podset_reducer.go`` (partial admission); ``main``
+(``checkPodSetAndFlavorMatchForTAS``); partial admission (``podset_reducer.go``) is
+:mod:`.partial`. ``main``
 ff69552e79 differs only in how the usage is stored. Quota arithmetic: :mod:`gangplan.predicates.
 quota`. Feature gates at their v0.19 defaults: FlavorFungibility, TopologyAwareScheduling,
 ReclaimablePods, PartialAdmission, VectorizedResourceRequests (resources in name order) on;
@@ -40,7 +41,7 @@ checked" (every placement succeeds).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gangplan.models.kueue import (
@@ -95,9 +96,7 @@ __all__ = [
     "PodSetAssignment",
     "TASRequest",
     "assign_flavors",
-    "assign_with_partial_admission",
     "no_candidates_oracle",
-    "podset_reducer_search",
 ]
 
 
@@ -706,70 +705,6 @@ def assign_flavors(
         _Version.parse(version),
         start_flavor,
     ).assign(counts)
-
-
-def podset_reducer_search(
-    podsets: Sequence[KueuePodSet], fits: Callable[[list[int]], bool]
-) -> list[int] | None:
-    """``PodSetReducer.Search``: the largest counts between ``min_count`` and ``count`` that
-    ``fits``, by binary search over one shared fraction of every PodSet's reducible pods (Go's
-    ``sort.Search``); None when nothing is reducible or nothing fits."""
-    full = [ps.count for ps in podsets]
-    deltas = [ps.count - (ps.min_count if ps.min_count is not None else ps.count) for ps in podsets]
-    total = sum(deltas)
-    if total == 0:
-        return None
-
-    def sizes(i: int) -> list[int]:
-        return [f - d * i // total for f, d in zip(full, deltas, strict=True)]
-
-    last_good: tuple[int, list[int]] | None = None
-    lo, hi = 0, total + 1
-    while lo < hi:
-        mid = (lo + hi) // 2
-        cur = sizes(mid)
-        if fits(cur):
-            last_good = (mid, cur)
-            hi = mid
-        else:
-            lo = mid + 1
-    if last_good is not None and last_good[0] == lo:
-        return last_good[1]
-    return None
-
-
-def assign_with_partial_admission(
-    wl: KueueWorkload,
-    cq: ClusterQueue,
-    tree: QuotaTree,
-    usage: QuotaUsage,
-    flavors: Mapping[str, ResourceFlavor],
-    *,
-    has_preemption_targets: Callable[[Assignment], bool] = lambda a: False,
-    **kwargs,
-) -> Assignment:
-    """``Scheduler.getInitialAssignments`` without the preemptor: the full assignment if it
-    fits (or needs preemption and ``has_preemption_targets``), else, for a workload with a
-    PodSet ``min_count``, the largest reduced counts that do (:func:`podset_reducer_search`),
-    else the full assignment."""
-    full = assign_flavors(wl, cq, tree, usage, flavors, **kwargs)
-    mode = full.representative_mode()
-    if mode == Mode.Fit or (mode == Mode.Preempt and has_preemption_targets(full)):
-        return full
-    if not any(ps.min_count is not None and ps.min_count < ps.count for ps in wl.podsets):
-        return full
-    found: dict[tuple[int, ...], Assignment] = {}
-
-    def fits(counts: list[int]) -> bool:
-        a = assign_flavors(wl, cq, tree, usage, flavors, counts=counts, **kwargs)
-        m = a.representative_mode()
-        ok = m == Mode.Fit or (m == Mode.Preempt and has_preemption_targets(a))
-        if ok:
-            found[tuple(counts)] = a
-        return ok
-
-    counts = podset_reducer_search(wl.podsets, fits)
-    return found[tuple(counts)] if counts is not None else full
 
 
 def flavor_allowed(
