@@ -191,36 +191,8 @@ def search_decisive_step(
     with every candidate choice before the step (``optimal`` itself when the step is the first).
     ``preemption`` is the exact probes'; the greedy evidence replays greedy's own run
     (:func:`~gangplan.solver.greedy.replay_options`) or reads its trace."""
-    from gangplan.solver.exact.build import drop_handed
-
-    try:
-        return _search_decisive_step(
-            cluster,
-            greedy,
-            optimal,
-            time_limit=time_limit,
-            workers=workers,
-            seed=seed,
-            preemption=preemption,
-            progress=progress,
-        )
-    finally:
-        drop_handed()  # a pre-check's model not taken by a probe holds the cluster
-
-
-def _search_decisive_step(
-    cluster: Cluster,
-    greedy: Result,
-    optimal: Result,
-    *,
-    time_limit: float,
-    workers: int,
-    seed: int,
-    preemption: bool | None = None,
-    progress: Progress | None = None,
-) -> tuple[DecisiveStep | None, Result]:
-    """:func:`search_decisive_step` itself."""
     from gangplan.solver.exact import solve_exact
+    from gangplan.solver.exact.build import drop_handed
     from gangplan.solver.greedy import placement_evidence, pod_scores_at_step, replay_options
 
     if not greedy_choices(greedy):
@@ -261,16 +233,19 @@ def _search_decisive_step(
             pre["wasted"] += 1
         # The decision tiers answer the probe; the tie-break (which of equal optima) is solved only
         # for the probe whose optimum the diff reports (below), with the same budget and hint.
-        r = solve_exact(
-            cluster,
-            time_limit=time_limit,
-            workers=workers,
-            seed=seed,
-            fixed=fixed,
-            hint=optimal if k == 0 else None,
-            preemption=preemption,
-            tiebreak=False,
-        )
+        try:
+            r = solve_exact(
+                cluster,
+                time_limit=time_limit,
+                workers=workers,
+                seed=seed,
+                fixed=fixed,
+                hint=optimal if k == 0 else None,
+                preemption=preemption,
+                tiebreak=False,
+            )
+        finally:
+            drop_handed()  # the pre-check's model, if the probe did not take it (it holds the cluster)
         if r.status not in (Status.OPTIMAL, Status.FEASIBLE):
             # INFEASIBLE: the prefix cannot hold, a proven no. UNKNOWN (no solution within the
             # limit: 10,000-node GB200, a gang's first pod fixed alone is no start) proves nothing.
