@@ -59,7 +59,7 @@ WALL_LIMIT_HELP = (
     "Exact engine: the wall-clock cap in seconds, a safety net; the output says when it, "
     "not the work limit, stopped a search (then a rerun may differ)."
 )
-PROBE_TIME_LIMIT_HELP = "Work limit (units) of each exact solve while searching the decisive step."
+PROBE_TIME_LIMIT_HELP = "Work limit (units) of each probe of the decisive-step search (its feasibility pre-check and its exact solve together)."
 SNAPSHOT_HELP = "Snapshot file or directory; - reads it from standard input (kubectl get ... -o yaml | gangplan diff -)."
 STRICT_HELP = "Treat inputs that can change scheduling but are not modelled (see the warnings) as bad input (exit 2)."
 TRACE_HELP = (

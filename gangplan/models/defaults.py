@@ -12,7 +12,7 @@ TIME_LIMIT = 10.0
 """The exact engine's work limit, in units of deterministic work (``--time-limit``;
 :class:`gangplan.solver.exact.budget.Budget`)."""
 PROBE_TIME_LIMIT = 5.0
-"""The work limit of each exact solve while searching the decisive step (``--probe-time-limit``)."""
+"""The work limit of each probe of the decisive-step search, its feasibility pre-check and its exact solve together (``--probe-time-limit``)."""
 WORKERS = 1
 """CP-SAT workers (``--workers``): one is deterministic and was the fastest on every measured case;
 two or more run CP-SAT's deterministic parallel mode (issue 37)."""

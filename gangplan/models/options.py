@@ -213,7 +213,7 @@ class DiffOptions(EngineOptions):
     """Keyword options of :func:`gangplan.diff` (the ``gangplan diff`` and ``whatif`` flags)."""
 
     probe_time_limit: float = Field(D.PROBE_TIME_LIMIT, gt=0)
-    """The work limit of each exact solve while searching the decisive step (``--probe-time-limit``, default 5)."""
+    """The work limit of each probe of the decisive-step search, its feasibility pre-check and its exact solve together (``--probe-time-limit``, default 5)."""
     samples: int = Field(D.SAMPLES, ge=0)
     """Also run greedy this many times with random ties and pod orders (``--samples``, default 0)."""
     explain: bool = D.EXPLAIN

@@ -34,6 +34,7 @@ from gangplan.solver.diff.evidence import (
     why_text,
 )
 from gangplan.solver.diff.proof import TIEBREAK_TIER
+from gangplan.solver.exact.budget import Budget
 from gangplan.solver.validate import validate
 
 Progress = Callable[[str], None]
@@ -73,7 +74,10 @@ def candidate_choices(
 
 PRECHECK_SHARE = 0.5
 """The feasibility pre-check of a probe (:func:`cannot_reach`) gets this share of the probe's limit;
-when it runs out the full probe runs as before."""
+when it decides nothing the full probe runs with what the pre-check left of the limit: one probe,
+one work limit (``--probe-time-limit``). On the 10,000-node GB200 shape the first probe's
+pre-check spends its 2.5 units undecided and the full probe then ends UNKNOWN whatever it is
+given (no start: one pod of a gang fixed alone), so the pair cost 7.5 units, now 5."""
 
 
 PRECHECK_GIVE_UP = 2
@@ -104,6 +108,7 @@ def cannot_reach(
     workers: int,
     seed: int,
     preemption: bool | None,
+    budget: Budget | None = None,
 ) -> bool:
     """A probe's "no" decided without the probe's optimisation: True only when no placement that
     keeps ``fixed`` reaches the optimum's decision tiers, so the full probe (``solve_exact`` with
@@ -116,7 +121,8 @@ def cannot_reach(
     it), i.e. the probe answers no whatever its tie-break. FEASIBLE or a time-out decides nothing
     (False: the full probe runs). Only for an ``OPTIMAL`` optimum. On the real-inventory shape
     (issue 27) this replaces a 1.3 s probe (build 0.45 s, decision 0.5 s, tie-break 0.35 s) by
-    the build and one feasibility solve."""
+    the build and one feasibility solve. ``budget``: the probe's (the feasibility solve's work is
+    charged to it)."""
     from gangplan.solver.exact.build import build_model, hand_over
     from gangplan.solver.exact.objective import GPUS
     from gangplan.solver.exact.solve import feasible
@@ -143,6 +149,7 @@ def cannot_reach(
             workers=workers,
             seed=seed,
             time_limit=time_limit * PRECHECK_SHARE,
+            budget=budget,
             model=model,
         )
         is False
@@ -211,6 +218,7 @@ def search_decisive_step(
                 f"decisive step: exact probe {probes} (first {k} of {len(choices)} greedy choices fixed)"
             )
         fixed = {pod: node for _, pod, node in choices[:k]}
+        probe = Budget(time_limit)  # the pre-check and the full probe together (PRECHECK_SHARE)
         if (
             k > 0
             and pre["wasted"] < PRECHECK_GIVE_UP + pre["decided"]
@@ -224,6 +232,7 @@ def search_decisive_step(
                 workers=workers,
                 seed=seed,
                 preemption=preemption,
+                budget=probe,
             ):
                 pre["decided"] += 1
                 return (
@@ -236,7 +245,7 @@ def search_decisive_step(
         try:
             r = solve_exact(
                 cluster,
-                time_limit=time_limit,
+                time_limit=probe.left(),
                 workers=workers,
                 seed=seed,
                 fixed=fixed,
