@@ -24,4 +24,26 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-__all__ = ["gc_paused"]
+@contextmanager
+def gc_frozen() -> Iterator[None]:
+    """Leave every object alive on entry out of the collections inside (``gc.freeze``): the
+    snapshot's objects live through the whole step, and a collection that walks them buys
+    nothing. The collector keeps running for the objects the step creates, so cyclic garbage made
+    inside (a greedy session's framework and plugins refer to each other) is still freed. On exit
+    the objects go back to the oldest generation (``gc.unfreeze``). Only the outermost freeze
+    acts, and none when the caller has frozen objects itself (unfreezing would release theirs).
+
+    Measured (issue 37, the whole ``diff`` of the 10,000-node GB200 shape, 1.6 million objects
+    alive): the collector's time 1.97 s -> 0.69 s; its collections of the oldest generation
+    walked the snapshot each time (0.36-0.85 s each)."""
+    if gc.get_freeze_count() > 0:
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+__all__ = ["gc_frozen", "gc_paused"]

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from gangplan.gcpause import gc_frozen
 from gangplan.models import defaults as D
 from gangplan.models.cluster import Cluster
 from gangplan.models.documents import (
@@ -328,7 +329,42 @@ def diff_snapshot(
     deterministic work, :func:`gangplan.solver.exact.solve_exact`), ``wall_limit`` its wall-clock
     cap (None: the default). ``progress`` (optional) is called with a short description before
     each long step."""
-    cluster = cluster.at_version(kube_version)
+    with gc_frozen():  # the snapshot lives through the whole diff (gangplan.gcpause)
+        return _diff(
+            cluster.at_version(kube_version),
+            snapshot=snapshot,
+            time_limit=time_limit,
+            wall_limit=wall_limit,
+            probe_time_limit=probe_time_limit,
+            workers=workers,
+            seed=seed,
+            tie_break=tie_break,
+            explain=explain,
+            preemption=preemption,
+            progress=progress,
+            samples=samples,
+            greedy=greedy,
+            optimal=optimal,
+        )
+
+
+def _diff(
+    cluster: Cluster,
+    *,
+    snapshot: str,
+    time_limit: float,
+    wall_limit: float | None,
+    probe_time_limit: float,
+    workers: int,
+    seed: int,
+    tie_break: str,
+    explain: bool,
+    preemption: bool | None,
+    progress: Progress | None,
+    samples: int,
+    greedy: Result | None,
+    optimal: Result | None,
+) -> Diff:
     t0 = time.perf_counter()
     greedy, optimal = _run_engines(
         cluster,
