@@ -27,8 +27,32 @@ def explain_context(r: Result, cluster: Cluster | None, pod_key: str) -> list[st
 
         if kueue[0].endswith(KUEUE_PENDING) or KUEUE_PENDING + " " in kueue[0]:
             return kueue
-        return kueue + _kube_context(r, kube_view(cluster), pod_key)
-    return _kube_context(r, cluster, pod_key)
+        return kueue + _kube_context(r, kube_view(cluster), pod_key) + permit_hold_lines(r, pod_key)
+    return _kube_context(r, cluster, pod_key) + permit_hold_lines(r, pod_key)
+
+
+def permit_hold_lines(r: Result, pod_key: str) -> list[str]:
+    """v1.35 only: each time the pod waited at Permit for its gang's quorum
+    (``trace.permitHolds``, :class:`~gangplan.models.trace.PermitHold`): the node it held, from
+    when to when, how the hold ended and which entities failed meanwhile."""
+    lines = []
+    for h in r.greedy_trace.permit_holds or []:
+        if pod_key not in h.pods:
+            continue
+        end = (
+            "the gang's quorum was reached and its pods bound"
+            if h.outcome == "quorum"
+            else f"the {h.deadline - h.since:g} s Permit timeout released it (the pod forgotten, the node freed)"
+        )
+        lines.append(
+            f"waited at Permit on {h.pods[pod_key]} for gang {h.entity}'s quorum from {h.since:g} s "
+            f"to {h.until:g} s (assumed, not bound): {end}"
+        )
+        if h.failed_meanwhile:
+            lines.append(
+                f"meanwhile failed (the held pods may have blocked them): {_short(h.failed_meanwhile)}"
+            )
+    return lines
 
 
 def _kube_context(r: Result, cluster: Cluster | None, pod_key: str) -> list[str]:
@@ -294,4 +318,10 @@ def _render_choice(console: Console, tr, placed: str | None, decision, domain: s
         console.print("  no node chosen: no node fit the pod in its cycle", markup=False)
 
 
-__all__ = ["explain_context", "placement_decision_of", "placement_lines", "render_trace"]
+__all__ = [
+    "explain_context",
+    "permit_hold_lines",
+    "placement_decision_of",
+    "placement_lines",
+    "render_trace",
+]

@@ -246,3 +246,26 @@ def test_an_excluded_entity_is_not_moved_and_counts_the_event_as_seen():
 @pytest.mark.parametrize("version", ["1.36", "1.37", "1.38"])
 def test_only_v135_holds(version):
     assert _run(DEADLOCK, version).greedy_trace.permit_holds is None
+
+
+def test_why_tells_a_held_pods_wait_at_permit():
+    """``why`` / ``solve --explain`` (explain_context) read trace.permitHolds: the node held, from
+    when to when, how it ended and who failed meanwhile; nothing at v1.37."""
+    from gangplan.render_trace import explain_context
+
+    cluster = load_objects(DEADLOCK, kube_version="1.35")
+    r = solve_greedy(cluster)
+    a1 = [line for line in explain_context(r, cluster, f"{NS}/a1") if "Permit" in line]
+    assert a1 == [
+        "waited at Permit on n1 for gang default/a-pg's quorum from 0 s to 300 s (assumed, not "
+        "bound): the 300 s Permit timeout released it (the pod forgotten, the node freed)"
+    ]
+    assert any(
+        "meanwhile failed" in line and "default/b-pg" in line
+        for line in explain_context(r, cluster, f"{NS}/a1")
+    )
+    b1 = [line for line in explain_context(r, cluster, f"{NS}/b1") if "Permit" in line]
+    assert b1 and b1[0].endswith("the gang's quorum was reached and its pods bound")
+    assert not any("Permit" in line for line in explain_context(r, cluster, f"{NS}/b2"))
+    c37 = load_objects(DEADLOCK, kube_version="1.37")
+    assert not any("Permit" in line for line in explain_context(solve_greedy(c37), c37, f"{NS}/a1"))
