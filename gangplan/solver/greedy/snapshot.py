@@ -112,36 +112,34 @@ class NodeTableStart:
         placed = [(p, index[p.node_name]) for p in pods if p.node_name in index]
         if not placed:
             return
+        # Flat comprehensions and C-level dict updates: ~100,000 pods on a 10,000-node snapshot.
+        n, res = len(placed), self.resources
+        bound = [p for p, _ in placed]
         rows = [i for _, i in placed]
-        res = self.resources
         req = np.array(
-            [[p.requests.get(r, 0) for r in res] for p, _ in placed], dtype=np.int64
-        ).reshape(len(placed), len(res))
+            [p.requests.get(r, 0) for p in bound for r in res], dtype=np.int64
+        ).reshape(n, len(res))
         nz = np.array(
-            [
-                (p.nonzero_requests.get(CPU, 0), p.nonzero_requests.get(MEMORY, 0))
-                for p, _ in placed
-            ],
-            dtype=np.int64,
-        ).reshape(len(placed), 2)
+            [p.nonzero_requests.get(r, 0) for p in bound for r in (CPU, MEMORY)], dtype=np.int64
+        ).reshape(n, 2)
         at = np.array(rows, dtype=np.int64)
         np.add.at(self.requested, at, req)
         np.add.at(self.nonzero, at, nz)
         np.add.at(self.pod_count, at, 1)
-        self.bound_on_nodes = len(placed)
-        pods_on, ports_on, node_of = self.pods_on, self.ports_on, self.node_of
-        anti, any_terms = self.anti_affinity_pods, self.affinity_pods
+        self.bound_on_nodes = n
+        pods_on, ports_on = self.pods_on, self.ports_on
         for p, i in placed:
-            key = p.key
             pods_on[i].append(p)
             if p.host_ports:
                 ports_on[i].extend(p.host_ports)
-            node_of[key] = i
-            aff = p.affinity
-            if aff.pod_anti_affinity_required:
-                anti[key] = (p, i)
-            if aff.has_pod_terms:
-                any_terms[key] = (p, i)
+        keys = [p.key for p in bound]
+        self.node_of.update(zip(keys, rows))
+        # A pod with required anti-affinity has pod terms: both tables come from those pods.
+        terms = [(k, (p, i)) for k, (p, i) in zip(keys, placed) if p.affinity.has_pod_terms]
+        self.anti_affinity_pods.update(
+            (k, v) for k, v in terms if v[0].affinity.pod_anti_affinity_required
+        )
+        self.affinity_pods.update(terms)
         self.changes = rows
 
 
