@@ -63,6 +63,10 @@ class Cluster(BaseModel):
     _topology_tree: Beside | None = PrivateAttr(default=None)
     """(this Cluster, its topology tree), built once by the exact engine's Instance
     (:attr:`gangplan.solver.exact.instance.Instance.tree`) and read by every probe of a diff."""
+    _greedy_nodes: Beside | None = PrivateAttr(default=None)
+    """(this Cluster, the greedy node table's starting state:
+    :class:`gangplan.solver.greedy.snapshot.NodeTableStart`), made by the first greedy session on
+    the snapshot and copied by every later one (a diff's run and its decisive step's replay)."""
 
     _groups_as_read: tuple[dict, dict] | None = PrivateAttr(default=None)
     """The PodGroups and CompositePodGroups as the snapshot has them, when ``pod_groups`` /

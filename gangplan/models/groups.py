@@ -282,7 +282,8 @@ class GroupTree:
 
     # ---- entities ----------------------------------------------------------------------------
     def group_of(self, pod: Pod) -> GroupNode | None:
-        return self.nodes.get(pod.group_key) if pod.group_key else None
+        g = pod.group_key  # a property that formats the key: read once (called per bound pod)
+        return self.nodes.get(g) if g else None
 
     def entity_of(self, pod: Pod) -> EntityKey:
         """The queue entity a pod belongs to: its root group, or the pod itself."""

@@ -94,17 +94,22 @@ def admitted_priorities(cluster: Cluster) -> list[int]:
 def group_placed_counts(
     cluster: Cluster, placements: Mapping[str, str], victims: Iterable[str] = ()
 ) -> tuple[dict[str, int], dict[str, int]]:
-    """PodGroup key -> pods on nodes after the run, and -> pods newly placed."""
+    """PodGroup key -> pods on nodes after the run, and -> pods newly placed.
+
+    Every Result and every probe of a diff counts the snapshot's bound pods (100,000 on a
+    10,000-node snapshot), so each pod's group key is formatted once, and its own key only when
+    there are victims to leave out."""
     gone = set(victims)
-    tree = cluster.groups
+    groups = cluster.groups.nodes
     placed: dict[str, int] = defaultdict(int)
     newly: dict[str, int] = defaultdict(int)
     for p in cluster.bound_pods:
-        if p.group_key in tree and p.key not in gone:
-            placed[p.group_key] += 1
+        g = p.group_key
+        if g in groups and (not gone or p.key not in gone):
+            placed[g] += 1
     for key in placements:
         g = cluster.pod_by_key[key].group_key
-        if g in tree:
+        if g in groups:
             placed[g] += 1
             newly[g] += 1
     return placed, newly

@@ -49,6 +49,16 @@ class _ScoresBefore:
         """Each cycle of the pod and the evidence taken just before it (``step="recorded"``)."""
 
     def watches(self, pod: Pod) -> bool:
+        """Whether the pod's group must be evaluated cycle by cycle (never counted,
+        :mod:`.placement_fast`). ``step="first"`` may stop at a cycle of any placement, so it
+        must. ``step="recorded"`` with ``chosen`` reads only the kept cycle, and a kept cycle is
+        always one that really ran (a counted placement leaves no pod cycle in the trace: the one
+        kept is evaluated in full, from the node state and scan start its cycles had), so the
+        group may be counted as in the run the Result reports: on a 10,000-node snapshot the
+        replay of a rack gang then skips hundreds of placement evaluations. Without ``chosen``
+        every cycle of the pod is evaluated (the long way the shortcut is tested against)."""
+        if self.step == "recorded" and self.chosen is not None:
+            return False
         return pod.key == self.pod_key
 
     def before_cycle(self, state: RunState, pod: Pod) -> bool:

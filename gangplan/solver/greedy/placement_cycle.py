@@ -348,14 +348,15 @@ class PlacementAlgorithm:
             # No placement needs a full evaluation (the common case): the scan starts in one
             # pass, records only for the first placement and the feasible ones.
             starts = scan_starts(x, batch.advance, plan.sizes)  # starts[k + 1]: after placement k
+            at = starts.tolist()
             ok = np.flatnonzero(success).tolist()
             for k in [0, *(k for k in ok if k)]:
-                got = batch.counted(k, int(starts[k]), int(starts[k + 1]))
+                got = batch.counted(k, at[k], at[k + 1])
                 records.append(
                     PlacementRun(
                         placements[k],
                         GroupRun(got.status, got.new, got.reason),
-                        [(p, -1) for p in plan.pods[: got.new]],
+                        plan.proposals(got.new),
                         None,
                         counted=got,
                     )
@@ -365,7 +366,7 @@ class PlacementAlgorithm:
             failed[0] = False
             deferred_k.extend(np.flatnonzero(failed).tolist())
             positions.extend(deferred_k)  # no full evaluation: a placement's position is its index
-            snap.next_start_node_index = int(starts[-1])
+            snap.next_start_node_index = at[-1]
             batch.freeze()
             return self._select(key, pg, placements, records, d)
         closed = scan_starts(x, batch.advance, plan.sizes) if verify and not any(full) else None
@@ -396,7 +397,7 @@ class PlacementAlgorithm:
                 rec = PlacementRun(
                     placements[k],
                     GroupRun(got.status, got.new, got.reason),
-                    [(p, -1) for p in plan.pods[: got.new]],
+                    plan.proposals(got.new),
                     None,
                     counted=got,
                 )

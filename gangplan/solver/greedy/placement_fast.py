@@ -157,6 +157,18 @@ class CountingPlan:
         )
         self._bits: tuple[list[str], np.ndarray] | None = None
         self._rows: dict[int, tuple[list[str], list[str], np.ndarray, bool]] = {}
+        self._proposals: dict[int, list[tuple[Pod, int]]] = {}
+
+    def proposals(self, new: int) -> list[tuple[Pod, int]]:
+        """The proposals of a counted placement that places ``new`` pods: the first ``new`` pods,
+        on no node (-1). One list per count, shared by the decision's records (nothing changes a
+        record's proposals): a decision of a 10,000-node snapshot counts hundreds of feasible
+        placements placing the same number of pods, and PlacementBinPacking sums each distinct
+        list once."""
+        got = self._proposals.get(new)
+        if got is None:
+            got = self._proposals[new] = [(p, -1) for p in self.pods[:new]]
+        return got
 
     def _to_find(self, pct: int, n_scan: np.ndarray) -> np.ndarray:
         """:func:`num_feasible_nodes_to_find` per placement (0 where it scans nothing); for the
