@@ -144,6 +144,19 @@ class Instance:
         ids, names = self.domains(key)
         return ids, len(names)
 
+    @cached_property
+    def _domain_lists(self) -> dict[str, list[int]]:
+        return {}
+
+    def domain_list(self, key: str) -> list[int]:
+        """:meth:`domains`' ids as one list, kept per key (the same object every call): for the
+        value functions of auxiliary variables, which read one node's id at a time
+        (:meth:`.variables.Counts.per_domain`)."""
+        out = self._domain_lists.get(key)
+        if out is None:
+            out = self._domain_lists[key] = self.domains(key)[0].tolist()
+        return out
+
     def domains(self, key: str) -> tuple[np.ndarray, list[str]]:
         """Per node the id of its ``key`` domain (``NO_DOMAIN`` without the label), and the names."""
         cache = self._domain_cache

@@ -96,9 +96,10 @@ def hint_values(em: ExactModel, cnt: Counts) -> tuple[list[int], list[int]]:
     for u, var in enumerate(em.evict):
         idx.append(var.index)
         val.append(int(u in cnt.evicted))
+    read = cnt.tallied()  # per-domain sums once per placement, not once per variable
     for var, fn in em.aux:
         idx.append(var.index)
-        val.append(int(fn(cnt)))
+        val.append(int(fn(read)))
     return idx, val
 
 
