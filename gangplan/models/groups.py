@@ -366,15 +366,18 @@ class GroupTree:
         """The units over ``on_nodes`` (bound pods still on a node), in the order of their first
         pod; a unit holds only pods of ``on_nodes``. (:meth:`unit_of`, :meth:`group_of` and
         :meth:`unit_priority` inlined: each pod's group is looked up once.)"""
-        by_unit: dict[EntityKey, list[Pod]] = {}
-        first_group: dict[EntityKey, GroupNode | None] = {}  # the group of a unit's first pod
+        # A pod that is its own unit is keyed by its pod key (a str) until the units are made, a
+        # group unit by its EntityKey: the two never compare equal, and no EntityKey is made and
+        # hashed per pod (most of 100,000 bound pods are units of their own).
+        by_unit: dict[str | EntityKey, list[Pod]] = {}
+        first_group: dict[str | EntityKey, GroupNode | None] = {}  # a unit's first pod's group
         nodes = self.nodes
         for p in on_nodes:
             gk = p.group_key
             g = nodes.get(gk) if gk else None
-            unit = self._unit_key(g.key) if g is not None else None
+            unit: str | EntityKey | None = self._unit_key(g.key) if g is not None else None
             if unit is None:
-                unit = EntityKey.pod(p.key)
+                unit = p.key
             pods = by_unit.get(unit)
             if pods is None:
                 by_unit[unit] = [p]
@@ -382,12 +385,12 @@ class GroupTree:
             else:
                 pods.append(p)
         out = []
-        for key, pods in by_unit.items():
-            g = first_group[key]
-            if key.is_pod:
-                kind = "PodGroup" if g is not None else "Pod"
+        for unit, pods in by_unit.items():
+            g = first_group[unit]
+            if isinstance(unit, str):
+                key, kind = EntityKey.pod(unit), "PodGroup" if g is not None else "Pod"
             else:
-                kind = str(key.kind)
+                key, kind = unit, str(unit.kind)
             priority = nodes[g.root].priority if g is not None else pods[0].priority
             out.append(VictimUnit(key, kind, tuple(pods), priority))
         return out

@@ -570,7 +570,9 @@ def _groups(st: _State, result: Result) -> list[Violation]:
     placed: dict[str, int] = defaultdict(int)
     newly: dict[str, int] = defaultdict(int)
     members: dict[str, list[str]] = defaultdict(list)  # placed pods per PodGroup, in node_of order
-    grouped = [(k, g) for k, g in st.base.grouped if k not in st.victims]  # the bound ones left
+    grouped = st.base.grouped  # the bound ones left (the layout's list when no victim is bound)
+    if not st.victims.isdisjoint(st.base.bound_keys):
+        grouped = [kg for kg in grouped if kg[0] not in st.victims]
     added = [(k, g) for k in st.added if (g := st.pods[k].group_key) in tree]
     for key, g in grouped:
         placed[g] += 1

@@ -16,6 +16,7 @@ import numpy as np
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import EntityKey, VictimUnit
 from gangplan.models.objects import NEVER
+from gangplan.solver.exact.bound import bound_pods
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,7 +32,10 @@ class EvictUnit(VictimUnit):
 
 def victim_units(cluster: Cluster, bound_node_of: dict[str, int]) -> list[VictimUnit]:
     """Every unit over the bound pods on known nodes, in pod order (:meth:`GroupTree.victim_units`)."""
-    return cluster.groups.victim_units(p for p in cluster.bound_pods if p.key in bound_node_of)
+    bp = bound_pods(cluster)
+    return cluster.groups.victim_units(
+        p for p, key in zip(bp.pods, bp.keys, strict=True) if key in bound_node_of
+    )
 
 
 def preemptors(cluster: Cluster, classes) -> list[tuple[int, EntityKey]]:
@@ -55,7 +59,8 @@ def evictable_units(
     if not pre:
         return []
     top = pre[0][0]
-    ridx = {r: i for i, r in enumerate(resources)}
+    bp = bound_pods(cluster)
+    assert bp.resources == tuple(resources)  # (the rows below are in this order)
     out = []
     for unit in victim_units(cluster, bound_node_of):
         pods, prio = unit.pods, unit.priority
@@ -63,12 +68,12 @@ def evictable_units(
             continue
         usage: dict[int, np.ndarray] = {}
         slots: dict[int, int] = {}
-        for p in pods:
-            n = bound_node_of[p.key]
-            vec = usage.setdefault(n, np.zeros(len(resources), dtype=np.int64))
-            for r, q in p.requests.items():
-                if r in ridx:
-                    vec[ridx[r]] += q
+        for j in bp.rows_of(pods):
+            n = bound_node_of[bp.keys[j]]
+            if n in usage:
+                usage[n] = usage[n] + bp.requests[j]
+            else:
+                usage[n] = bp.requests[j].copy()
             slots[n] = slots.get(n, 0) + 1
         out.append(
             EvictUnit(

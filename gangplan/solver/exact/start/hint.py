@@ -21,6 +21,7 @@ from gangplan.models.result import Result, Status
 from gangplan.models.trace import HintUse
 from gangplan.solver.exact.aggregation import decode, take_nodes
 from gangplan.solver.exact.build import BuiltModel
+from gangplan.solver.exact.instance import snapshot_order
 from gangplan.solver.exact.objective import TIEBREAK
 from gangplan.solver.exact.preemption import evicted_units, units_of_victims, victims_of
 from gangplan.solver.exact.topology import Confinement
@@ -385,8 +386,8 @@ def _roomy_domains(
         room = np.minimum(room, free[:, r] // req[r])
     room = np.where(em.elig[c].eligible & (ids >= 0), np.maximum(room, 0), 0)
     held = np.bincount(ids[room > 0], weights=room[room > 0])
-    candidates = {int(d) for k in classes for d in ids[em.elig[k].eligible] if d >= 0}
-    return sorted(d for d in candidates if d < len(held) and held[d] >= need)
+    candidates = np.unique(np.concatenate([ids[em.elig[k].eligible] for k in classes]))
+    return [d for d in candidates.tolist() if 0 <= d < len(held) and held[d] >= need]
 
 
 def free_after(
@@ -434,7 +435,7 @@ def entities_in_queue_order(em: ExactModel, per_class: list[dict[int, int]]):
                 leaf.topology_key if leaf.bound == 0 else None,
             )
         )
-    order = {p.key: i for i, p in enumerate(inst.cluster.pods)}
+    order = snapshot_order(inst.cluster)
     out.sort(key=lambda e: (-e[0][0], order[e[0][1]]))
     return [(classes, key) for _, classes, key in out]
 
