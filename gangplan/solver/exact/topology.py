@@ -91,7 +91,7 @@ def add_topology_constraints(ctx: BuildContext) -> Confinement:
     pools: dict[tuple[int, int], list] = {}
     for _key, tkey, classes in _constrained_groups(em):
         ids, names = em.inst.domains(tkey)
-        domains = _eligible_domains(em, ids, classes)
+        domains = em.eligible_domains(classes, tkey)
         if len(domains) <= 1:
             continue
         id_list = em.inst.domain_list(tkey)
@@ -104,17 +104,11 @@ def add_topology_constraints(ctx: BuildContext) -> Confinement:
             elif c in em.split:
                 _split_class(em, c, ids, ys)
             else:
-                _pooled_class(em, c, ids, ys, pools, confined, id_list)
+                _pooled_class(em, c, tkey, ys, pools, confined, id_list)
         if ys:
             em.model.add_at_most_one(list(ys.values()))
     _pool_constraints(em, pools)
     return confined
-
-
-def _eligible_domains(em: ExactModel, ids: np.ndarray, classes: list[int]) -> list[int]:
-    """The domain ids (sorted) holding a node some class of ``classes`` is eligible on."""
-    found = np.unique(np.concatenate([ids[em.elig[c].eligible] for c in classes]))
-    return found[found >= 0].tolist()
 
 
 def _rooms(
@@ -197,17 +191,18 @@ def _forced_full(em: ExactModel, c: int) -> bool:
 def _pooled_class(
     em: ExactModel,
     c: int,
-    ids,
+    tkey: str,
     ys: dict,
     pools: dict,
     confined: Confinement,
     id_list: list[int],
 ) -> None:
-    """Shape-slot demand per domain (:mod:`.variables`); ``id_list``: ``ids`` as a list (the
-    count's value from a placement is its pods per domain, :meth:`.variables.Counts.in_domain`)."""
+    """Shape-slot demand per domain (:mod:`.variables`); ``id_list``: the ``tkey`` domain ids as
+    a list (the count's value from a placement is its pods per domain,
+    :meth:`.variables.Counts.in_domain`)."""
     size = em.inst.classes[c].size
     s = em.shape_of[c]
-    mine = [d for d in _eligible_domains(em, ids, [c]) if d in ys]
+    mine = [d for d in em.eligible_domains([c], tkey) if d in ys]
     own = confined.by_class[c] = {}
     if _forced_full(em, c):
         for d in mine:

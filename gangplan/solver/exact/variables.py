@@ -33,7 +33,7 @@ the node's free capacity. Names are empty: bulk variables build faster without t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -181,6 +181,9 @@ class ExactModel:
     _domain_vars: dict[tuple[int, str], dict[int, list[tuple[int, cp_model.IntVar]]]] = field(
         default_factory=dict
     )
+    _eligible_domains: dict[tuple[tuple[int, ...], str], tuple[int, ...]] = field(
+        default_factory=dict
+    )
 
     # ---- helpers shared by the families -----------------------------------------------------
     def new_aux(self, lo: int, hi: int, value: Callable[[Counts], int]) -> cp_model.IntVar:
@@ -204,6 +207,18 @@ class ExactModel:
             if d >= 0:
                 out.setdefault(d, []).append((n, var))
         self._domain_vars[(c, key)] = out
+        return out
+
+    def eligible_domains(self, classes: Sequence[int], key: str) -> tuple[int, ...]:
+        """The domain ids of ``key`` (ascending) holding a node where some class of ``classes``
+        is eligible; kept per (classes, key): the first-fit start asks for every entity's on
+        every call."""
+        k = (tuple(classes), key)
+        out = self._eligible_domains.get(k)
+        if out is None:
+            ids = self.inst.domains(key)[0]
+            found = np.unique(np.concatenate([ids[self.elig[c].eligible] for c in k[0]]))
+            out = self._eligible_domains[k] = tuple(found[found >= 0].tolist())
         return out
 
     def presence(self, c: int, key: str, d: int) -> cp_model.IntVar:

@@ -15,6 +15,7 @@ import numpy as np
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import EntityKey, VictimUnit
+from gangplan.models.memo import ClusterMemo
 from gangplan.models.objects import NEVER
 from gangplan.solver.exact.bound import bound_pods
 
@@ -31,11 +32,37 @@ class EvictUnit(VictimUnit):
 
 
 def victim_units(cluster: Cluster, bound_node_of: dict[str, int]) -> list[VictimUnit]:
-    """Every unit over the bound pods on known nodes, in pod order (:meth:`GroupTree.victim_units`)."""
+    """Every unit over the bound pods in ``bound_node_of`` (the bound pods on known nodes, less
+    any victims removed up front), in pod order (:meth:`GroupTree.victim_units`)."""
+    every = _every_unit(cluster)
+    if bound_node_of.keys() == every.keys:
+        return list(every.units)
+    return _units_over(cluster, bound_node_of.keys())
+
+
+def _units_over(cluster: Cluster, keys) -> list[VictimUnit]:
     bp = bound_pods(cluster)
     return cluster.groups.victim_units(
-        p for p, key in zip(bp.pods, bp.keys, strict=True) if key in bound_node_of
+        p for p, key in zip(bp.pods, bp.keys, strict=True) if key in keys
     )
+
+
+@dataclass(frozen=True)
+class _EveryUnit:
+    """The units over every bound pod on a known node: what each build without victims removed
+    up front asks for (the units are read only)."""
+
+    keys: frozenset[str]
+    units: tuple[VictimUnit, ...]
+
+
+def _every(cluster: Cluster) -> _EveryUnit:
+    bp = bound_pods(cluster)
+    keys = frozenset(bp.keys[j] for j in bp.on_known)
+    return _EveryUnit(keys, tuple(_units_over(cluster, keys)))
+
+
+_every_unit: ClusterMemo[_EveryUnit] = ClusterMemo(_every)
 
 
 def preemptors(cluster: Cluster, classes) -> list[tuple[int, EntityKey]]:

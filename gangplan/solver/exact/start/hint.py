@@ -357,7 +357,7 @@ def complete_first_fit(em: ExactModel, counts: Counts) -> Counts:
     free, free_pods = free_after(em, per_class, counts.evicted)
     for classes, key in entities_in_queue_order(em, per_class):
         ids = inst.domains(key)[0] if key else None
-        domains = [None] if ids is None else _roomy_domains(em, classes, ids, free, free_pods)
+        domains = [None] if ids is None else _roomy_domains(em, classes, key, free, free_pods)
         for d in domains:
             trial = _fit_entity(
                 em, classes, free.copy(), free_pods.copy(), None if d is None else ids == d
@@ -371,23 +371,21 @@ def complete_first_fit(em: ExactModel, counts: Counts) -> Counts:
     return Counts(per_class, counts.evicted)
 
 
-def _roomy_domains(
-    em: ExactModel, classes: list[int], ids: np.ndarray, free, free_pods
-) -> list[int]:
+def _roomy_domains(em: ExactModel, classes: list[int], key: str, free, free_pods) -> list[int]:
     """The candidate domains in id order, without those where the first class alone cannot fit
     (a domain skipped here would fail :func:`_fit_entity` anyway: same first-fit choice, fewer
     trials)."""
     c = classes[0]
     cls = em.inst.classes[c]
     need = 1 if cls.entity is None else cls.size
+    ids = em.inst.domains(key)[0]
     room = free_pods.copy()
     req = em.req[c]
     for r in np.nonzero(req > 0)[0]:
         room = np.minimum(room, free[:, r] // req[r])
     room = np.where(em.elig[c].eligible & (ids >= 0), np.maximum(room, 0), 0)
     held = np.bincount(ids[room > 0], weights=room[room > 0])
-    candidates = np.unique(np.concatenate([ids[em.elig[k].eligible] for k in classes]))
-    return [d for d in candidates.tolist() if 0 <= d < len(held) and held[d] >= need]
+    return [d for d in em.eligible_domains(classes, key) if d < len(held) and held[d] >= need]
 
 
 def free_after(
