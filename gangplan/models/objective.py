@@ -115,11 +115,13 @@ class _Snapshot:
             counts[g] = counts.get(g, 0) + 1
         pending_group: dict[str, str | None] = {}
         pending_entity: dict[str, EntityKey] = {}
+        prios: set[int] = set()
         for p in cluster.pending_pods:
             g = p.group_key
+            ent = tree.entity_of(p)
             pending_group[p.key] = g if g in tree else None
-            pending_entity[p.key] = tree.entity_of(p)
-        prios = {tree.entity_priority(e) for e in pending_entity.values()}
+            pending_entity[p.key] = ent
+            prios.add(tree.entity_priority(ent))
         victim_prios: set[int] = set()
         if prios:
             top = max(prios)
