@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import cached_property
 
 from gangplan.models.objects import (
     PREEMPT_LOWER_PRIORITY,
@@ -331,13 +332,30 @@ class GroupTree:
                 found = k
         return found
 
+    @cached_property
+    def _group_units(self) -> dict[str, EntityKey | None]:
+        """Group key -> the entity of its highest ``disruptionMode: all`` group, or None; filled
+        as groups are asked about (:meth:`_unit_key`). The forest never changes, so the answer is
+        kept: victim units are asked for every bound pod (100,000 on the largest shapes), many
+        times per run."""
+        return {}
+
+    def _unit_key(self, group_key: str) -> EntityKey | None:
+        """The unit entity of the pods of ``group_key`` (a group of the forest), or None when
+        each of them is its own unit (see :meth:`unit_of`)."""
+        memo = self._group_units
+        try:
+            return memo[group_key]
+        except KeyError:
+            top = self.highest_all_ancestor(group_key)
+            unit = memo[group_key] = None if top is None else self.nodes[top].entity
+            return unit
+
     def unit_of(self, pod: Pod) -> EntityKey:
         """The victim unit a bound pod belongs to."""
         g = self.group_of(pod)
-        top = self.highest_all_ancestor(g.key) if g is not None else None
-        if top is None:
-            return EntityKey.pod(pod.key)
-        return self.nodes[top].entity
+        unit = self._unit_key(g.key) if g is not None else None
+        return EntityKey.pod(pod.key) if unit is None else unit
 
     def unit_priority(self, pod: Pod) -> int:
         """A pod's priority as victim or preemptor: its root group's, else its own
@@ -347,18 +365,35 @@ class GroupTree:
 
     def victim_units(self, on_nodes: Iterable[Pod]) -> list[VictimUnit]:
         """The units over ``on_nodes`` (bound pods still on a node), in the order of their first
-        pod; a unit holds only pods of ``on_nodes``."""
-        on_nodes = list(on_nodes)
-        by_unit: dict[EntityKey, list[Pod]] = {}
+        pod; a unit holds only pods of ``on_nodes``. (:meth:`unit_of`, :meth:`group_of` and
+        :meth:`unit_priority` inlined: each pod's group is looked up once.)"""
+        # A pod that is its own unit is keyed by its pod key (a str) until the units are made, a
+        # group unit by its EntityKey: the two never compare equal, and no EntityKey is made and
+        # hashed per pod (most of 100,000 bound pods are units of their own).
+        by_unit: dict[str | EntityKey, list[Pod]] = {}
+        first_group: dict[str | EntityKey, GroupNode | None] = {}  # a unit's first pod's group
+        nodes = self.nodes
         for p in on_nodes:
-            by_unit.setdefault(self.unit_of(p), []).append(p)
-        out = []
-        for key, pods in by_unit.items():
-            if key.is_pod:
-                kind = "PodGroup" if self.group_of(pods[0]) is not None else "Pod"
+            gk = p.group_key
+            g = nodes.get(gk) if gk else None
+            unit: str | EntityKey | None = self._unit_key(g.key) if g is not None else None
+            if unit is None:
+                unit = p.key
+            pods = by_unit.get(unit)
+            if pods is None:
+                by_unit[unit] = [p]
+                first_group[unit] = g
             else:
-                kind = str(key.kind)
-            out.append(VictimUnit(key, kind, tuple(pods), self.unit_priority(pods[0])))
+                pods.append(p)
+        out = []
+        for unit, pods in by_unit.items():
+            g = first_group[unit]
+            if isinstance(unit, str):
+                key, kind = EntityKey.pod(unit), "PodGroup" if g is not None else "Pod"
+            else:
+                key, kind = unit, str(unit.kind)
+            priority = nodes[g.root].priority if g is not None else pods[0].priority
+            out.append(VictimUnit(key, kind, tuple(pods), priority))
         return out
 
     def broken_groups(self, evicted: Iterable[Pod]) -> list[str]:

@@ -181,54 +181,61 @@ def pack_plan(
     wide = max(rel.keys, key=lambda k: span[k]) if rel.keys else None
     wide_of = ids[wide] if wide is not None else np.full(n_nodes, -1, dtype=np.int64)
 
-    def whole(nodes: np.ndarray) -> np.ndarray:
-        """Which of ``nodes`` still have room for a pod of the largest size."""
-        room = np.full(len(nodes), big, dtype=np.int64)
-        for r in dims:
-            room = np.minimum(room, free[nodes, r] // unit[r])
-        return room >= chain[-1]
+    # Per node the pods of the largest size its room holds: free[:, r] // unit[r], smallest over
+    # the dimensions ``dims`` (``big`` without any), kept up to date as pods are put (``put``).
+    room_all = np.full(n_nodes, big, dtype=np.int64)
+    for r in dims:
+        room_all = np.minimum(room_all, free[:, r] // unit[r])
+    top_size = chain[-1]
 
     whole_free = np.zeros(max(1, int(wide_of.max(initial=-1)) + 1), dtype=np.int64)
     inside = np.nonzero(wide_of >= 0)[0]
-    np.add.at(whole_free, wide_of[inside], whole(inside).astype(np.int64))
+    np.add.at(whole_free, wide_of[inside], (room_all[inside] >= top_size).astype(np.int64))
+
+    rows: dict[int, tuple] = {}
+
+    def rows_of(c: int) -> tuple:
+        """Class ``c``'s request (int64), its requested dimensions and their requests, and the
+        nodes where it is eligible with a fit on the bound state (made once per class)."""
+        if c not in rows:
+            req = np.asarray(em.req[c], dtype=np.int64)
+            asked = np.nonzero(em.req[c] > 0)[0]
+            gate = em.elig[c].eligible & (np.asarray(em.elig[c].fit) > 0)
+            rows[c] = (req, asked, req[asked], gate)
+        return rows[c]
 
     def holds(c: int, nodes: np.ndarray) -> np.ndarray:
         """Pods of class ``c`` each of ``nodes`` takes now (its requests, the pod slots), where the
         class is eligible with a fit on the bound state."""
-        req = em.req[c]
+        _, asked, per_pod, gate = rows_of(c)
         k = pods[nodes]
-        for r in np.nonzero(req > 0)[0].tolist():
-            k = np.minimum(k, free[nodes, r] // req[r])
-        gate = em.elig[c].eligible[nodes] & (np.asarray(em.elig[c].fit)[nodes] > 0)
-        return np.where(gate, np.maximum(k, 0), 0)
+        if len(asked):
+            k = np.minimum(k, (free[nodes][:, asked] // per_pod).min(axis=1))
+        return np.where(gate[nodes], np.maximum(k, 0), 0)
 
     def best_fit(c: int, nodes: np.ndarray) -> int | None:
         """The node of ``nodes`` taking a pod of ``c`` with the least room left, or None."""
         meter.tick(-(-len(nodes) // VECTOR_VISITS))
-        ok = holds(c, nodes) > 0
-        if not ok.any():
+        fits = nodes[holds(c, nodes) > 0]  # (the order of ``nodes`` kept: ties go to the first)
+        if not len(fits):
             return None
-        room = np.full(len(nodes), big, dtype=np.int64)
-        for r in dims:
-            room = np.minimum(room, free[nodes, r] // unit[r])
+        room = room_all[fits]
         s = size_of[c]
-        wd = wide_of[nodes]
+        wd = wide_of[fits]
         crowd = np.where(wd >= 0, whole_free[np.maximum(wd, 0)], big)
         keys = [crowd, room]  # np.lexsort: the last key is the first compared
         for q in chain:
             if q > s:  # sizes of q the pod takes from the node
                 keys.append(room // q - np.maximum(room - s, 0) // q)
-        keys.append((~ok).astype(np.int8))
-        return int(nodes[int(np.lexsort(keys)[0])])
-
-    def whole_at(n: int) -> int:
-        return int(all(int(free[n, r]) // int(unit[r]) >= chain[-1] for r in dims))
+        return int(fits[int(np.lexsort(keys)[0])])
 
     def put(c: int, n: int, kind: tuple, k: int) -> None:
-        was = whole_at(n)
-        free[n] -= k * np.asarray(em.req[c], dtype=np.int64)
+        was = room_all[n] >= top_size
+        free[n] -= k * rows_of(c)[0]
+        if dims:
+            room_all[n] = min(big, *(int(free[n, r]) // int(unit[r]) for r in dims))
         if wide_of[n] >= 0:
-            whole_free[wide_of[n]] += whole_at(n) - was
+            whole_free[wide_of[n]] += int(room_all[n] >= top_size) - int(was)
         pods[n] -= k
         left = quota.setdefault(kind, {})
         left[int(pool_at[n])] = left.get(int(pool_at[n]), 0.0) - k

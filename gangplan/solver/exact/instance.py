@@ -23,7 +23,9 @@ import numpy as np
 from gangplan.dra.capacity import capacity_view
 from gangplan.models.base import Beside
 from gangplan.models.cluster import Cluster
+from gangplan.models.memo import ClusterMemo
 from gangplan.models.objects import PODS, Pod
+from gangplan.solver.exact.bound import bound_pods, resources_of
 from gangplan.solver.exact.victims import EvictUnit, evictable_units, eviction_room
 from gangplan.topology import TopologyTree
 
@@ -144,6 +146,19 @@ class Instance:
         ids, names = self.domains(key)
         return ids, len(names)
 
+    @cached_property
+    def _domain_lists(self) -> dict[str, list[int]]:
+        return {}
+
+    def domain_list(self, key: str) -> list[int]:
+        """:meth:`domains`' ids as one list, kept per key (the same object every call): for the
+        value functions of auxiliary variables, which read one node's id at a time
+        (:meth:`.variables.Counts.per_domain`)."""
+        out = self._domain_lists.get(key)
+        if out is None:
+            out = self._domain_lists[key] = self.domains(key)[0].tolist()
+        return out
+
     def domains(self, key: str) -> tuple[np.ndarray, list[str]]:
         """Per node the id of its ``key`` domain (``NO_DOMAIN`` without the label), and the names."""
         cache = self._domain_cache
@@ -175,26 +190,27 @@ def pod_signature(p: Pod) -> str:
     )
 
 
-def _bound_state(cluster: Cluster, victims: set[str], resources: tuple[str, ...]):
+def _bound_state(cluster: Cluster, victims: set[str]):
+    """Allocatable and free resources per node (:func:`.bound.resources_of` order), free pod
+    slots, blocked nodes, and the bound pods left (not ``victims``, on nodes of the snapshot) per
+    node and by key, from the cluster's :class:`.bound.BoundPods`."""
+    bp = bound_pods(cluster)
     n = len(cluster.nodes)
-    alloc = np.zeros((n, len(resources)), dtype=np.int64)
-    used = np.zeros_like(alloc)
-    ridx = {r: i for i, r in enumerate(resources)}
+    alloc = np.zeros((n, len(bp.resources)), dtype=np.int64)
+    ridx = {r: i for i, r in enumerate(bp.resources)}
     for i, node in enumerate(cluster.nodes):
         for r, q in node.allocatable.items():
             if r in ridx:
                 alloc[i, ridx[r]] = q
+    keys, node_of, pods = bp.keys, bp.node, bp.pods
+    kept = bp.on_known if not victims else [j for j in bp.on_known if keys[j] not in victims]
     bound_on_node: list[list[Pod]] = [[] for _ in range(n)]
-    bound_node_of: dict[str, int] = {}
-    for p in cluster.bound_pods:
-        if p.key in victims or p.node_name not in cluster.node_index:
-            continue
-        i = cluster.node_index[p.node_name]
-        bound_on_node[i].append(p)
-        bound_node_of[p.key] = i
-        for r, q in p.requests.items():
-            if r in ridx:
-                used[i, ridx[r]] += q
+    for j in kept:
+        bound_on_node[node_of[j]].append(pods[j])
+    bound_node_of: dict[str, int] = {keys[j]: node_of[j] for j in kept}
+    used = np.zeros_like(alloc)
+    if kept:  # integer sums: the same as adding the pods one by one
+        np.add.at(used, np.asarray([node_of[j] for j in kept]), bp.requests[kept])
     big = np.iinfo(np.int32).max
     free_pods = np.array(
         [
@@ -205,6 +221,15 @@ def _bound_state(cluster: Cluster, victims: set[str], resources: tuple[str, ...]
     )
     blocked = free_pods < 0
     return alloc, alloc - used, free_pods, blocked, bound_on_node, bound_node_of
+
+
+def _snapshot_order(cluster: Cluster) -> dict[str, int]:
+    return {p.key: i for i, p in enumerate(cluster.pods)}
+
+
+snapshot_order: ClusterMemo[dict[str, int]] = ClusterMemo(_snapshot_order)
+"""``snapshot_order(cluster)``: pod key -> position in ``cluster.pods`` (classes and queue order
+follow it), made once per cluster object. Read only."""
 
 
 def build_instance(
@@ -223,9 +248,9 @@ def build_instance(
     cluster = capacity_view(
         cluster
     )  # DRA devices as resource rows (gangplan.dra.capacity); itself without DRA
-    resources = tuple(r for r in cluster.resource_names if r != PODS)
+    resources = resources_of(cluster)
     alloc, free, free_pods, blocked, bound_on_node, bound_node_of = _bound_state(
-        cluster, set(victims), resources
+        cluster, set(victims)
     )
     tree = cluster.groups
     excluded: dict[str, str] = {}
@@ -269,7 +294,7 @@ def build_instance(
     classes: list[PodClass] = []
     class_of: dict[str, int] = {}
     # Classes in order of their first pod in the snapshot: deterministic model and decoding.
-    order = {p.key: i for i, p in enumerate(cluster.pods)}
+    order = snapshot_order(cluster)
     for (group, _sig, node_idx), pods in sorted(
         buckets.items(), key=lambda kv: order[kv[1][0].key]
     ):
@@ -288,6 +313,7 @@ def build_instance(
             class_of[p.key] = c.index
     leaves, composites, roots = _group_tree(cluster, classes, bound_node_of)
     units: list[EvictUnit] = []
+    unit_of: dict[str, int] = {}
     evict_room = evict_slots = None
     if preemption:
         units = evictable_units(cluster, classes, bound_node_of, resources)
@@ -295,13 +321,15 @@ def build_instance(
         # A node is only out of reach when it stays over-committed with every evictable unit gone
         # (capacity then asks for the evictions that fix it before a pod lands, see .capacity).
         blocked = free_pods + evict_slots < 0
+        bp = bound_pods(cluster)
         for i, u in enumerate(units):
             per_group: dict[str, int] = defaultdict(int)
-            for p in u.pods:
-                if p.group_key in leaves:
-                    per_group[p.group_key] += 1
+            for j in bp.rows_of(u.pods):
+                if bp.group[j] in leaves:
+                    per_group[bp.group[j]] += 1  # type: ignore[index]
             for g, k in sorted(per_group.items()):
                 leaves[g].evictable.append((i, k))
+        unit_of = {bp.keys[j]: i for i, u in enumerate(units) for j in bp.rows_of(u.pods)}
     gone = set(victims)
     return Instance(
         cluster=cluster,
@@ -322,10 +350,10 @@ def build_instance(
         units=units,
         evict_room=evict_room,
         evict_slots=evict_slots,
-        unit_of={p.key: i for i, u in enumerate(units) for p in u.pods},
+        unit_of=unit_of,
         victim_pods=[
             (p, cluster.node_index[p.node_name])
-            for p in cluster.bound_pods
+            for p in (cluster.bound_pods if gone else ())
             if p.key in gone and p.node_name in cluster.node_index
         ],
     )

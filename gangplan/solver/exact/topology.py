@@ -89,37 +89,26 @@ def add_topology_constraints(ctx: BuildContext) -> Confinement:
         return confined
     em = ctx.em
     pools: dict[tuple[int, int], list] = {}
-    members_of: dict[str, list[set[int]]] = {}
     for _key, tkey, classes in _constrained_groups(em):
         ids, names = em.inst.domains(tkey)
-        domains = sorted({int(d) for c in classes for d in ids[em.elig[c].eligible] if d >= 0})
+        domains = em.eligible_domains(classes, tkey)
         if len(domains) <= 1:
             continue
-        if tkey not in members_of:
-            members_of[tkey] = _domain_members(ids, len(names))
+        id_list = em.inst.domain_list(tkey)
         hosts = _hosting_domains(em, _rooms(em, ids, len(names), classes), classes)
-        ys = {d: _domain_literal(em, members_of[tkey][d], classes) for d in domains if hosts[d]}
+        members = tuple(classes)
+        ys = {d: _domain_literal(em, id_list, d, members) for d in domains if hosts[d]}
         for c in classes:
             if em.private[c]:
                 _private_class(em, c, tkey, ys)
             elif c in em.split:
                 _split_class(em, c, ids, ys)
             else:
-                _pooled_class(em, c, ids, ys, pools, confined, members_of[tkey])
+                _pooled_class(em, c, tkey, ys, pools, confined, id_list)
         if ys:
             em.model.add_at_most_one(list(ys.values()))
     _pool_constraints(em, pools)
     return confined
-
-
-def _domain_members(ids: np.ndarray, n_domains: int) -> list[set[int]]:
-    """Per domain id its node indices (one pass over the node vector per key, not one per
-    (group, domain))."""
-    out: list[set[int]] = [set() for _ in range(n_domains)]
-    for i, d in enumerate(ids.tolist()):
-        if d >= 0:
-            out[d].add(i)
-    return out
 
 
 def _rooms(
@@ -137,9 +126,12 @@ def _rooms(
     return out
 
 
-def _domain_literal(em: ExactModel, members: set[int], classes: list[int]):
+def _domain_literal(em: ExactModel, ids: list[int], d: int, classes: tuple[int, ...]):
+    """``y[g, d]``: the group's classes have pods in domain ``d`` of ``ids`` (its value from a
+    placement: the domains the classes use, tallied once per placement,
+    :meth:`.variables.Counts.domains_used`)."""
     return em.new_aux(
-        0, 1, lambda cnt, m=members, cl=classes: int(any(cnt.in_nodes(c, m) for c in cl))
+        0, 1, lambda cnt, ids=ids, d=d, cl=classes: int(d in cnt.domains_used(cl, ids))
     )
 
 
@@ -199,16 +191,18 @@ def _forced_full(em: ExactModel, c: int) -> bool:
 def _pooled_class(
     em: ExactModel,
     c: int,
-    ids,
+    tkey: str,
     ys: dict,
     pools: dict,
     confined: Confinement,
-    members_of: list[set[int]],
+    id_list: list[int],
 ) -> None:
-    """Shape-slot demand per domain (:mod:`.variables`)."""
+    """Shape-slot demand per domain (:mod:`.variables`); ``id_list``: the ``tkey`` domain ids as
+    a list (the count's value from a placement is its pods per domain,
+    :meth:`.variables.Counts.in_domain`)."""
     size = em.inst.classes[c].size
     s = em.shape_of[c]
-    mine = sorted({int(d) for d in ids[em.elig[c].eligible] if d >= 0 and d in ys})
+    mine = [d for d in em.eligible_domains([c], tkey) if d in ys]
     own = confined.by_class[c] = {}
     if _forced_full(em, c):
         for d in mine:
@@ -218,7 +212,7 @@ def _pooled_class(
         return
     counts = []
     for d in mine:
-        cd = em.new_aux(0, size, lambda cnt, m=members_of[d]: cnt.in_nodes(c, m))
+        cd = em.new_aux(0, size, lambda cnt, d=d: cnt.in_domain(c, id_list, d))
         em.model.add(cd <= size * ys[d])
         own[d] = (cd, ys[d], size)
         pools.setdefault((s, d), []).append(cd)

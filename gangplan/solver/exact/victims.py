@@ -15,7 +15,9 @@ import numpy as np
 
 from gangplan.models.cluster import Cluster
 from gangplan.models.groups import EntityKey, VictimUnit
+from gangplan.models.memo import ClusterMemo
 from gangplan.models.objects import NEVER
+from gangplan.solver.exact.bound import bound_pods
 
 
 @dataclass(frozen=True, eq=False)
@@ -30,8 +32,37 @@ class EvictUnit(VictimUnit):
 
 
 def victim_units(cluster: Cluster, bound_node_of: dict[str, int]) -> list[VictimUnit]:
-    """Every unit over the bound pods on known nodes, in pod order (:meth:`GroupTree.victim_units`)."""
-    return cluster.groups.victim_units(p for p in cluster.bound_pods if p.key in bound_node_of)
+    """Every unit over the bound pods in ``bound_node_of`` (the bound pods on known nodes, less
+    any victims removed up front), in pod order (:meth:`GroupTree.victim_units`)."""
+    every = _every_unit(cluster)
+    if bound_node_of.keys() == every.keys:
+        return list(every.units)
+    return _units_over(cluster, bound_node_of.keys())
+
+
+def _units_over(cluster: Cluster, keys) -> list[VictimUnit]:
+    bp = bound_pods(cluster)
+    return cluster.groups.victim_units(
+        p for p, key in zip(bp.pods, bp.keys, strict=True) if key in keys
+    )
+
+
+@dataclass(frozen=True)
+class _EveryUnit:
+    """The units over every bound pod on a known node: what each build without victims removed
+    up front asks for (the units are read only)."""
+
+    keys: frozenset[str]
+    units: tuple[VictimUnit, ...]
+
+
+def _every(cluster: Cluster) -> _EveryUnit:
+    bp = bound_pods(cluster)
+    keys = frozenset(bp.keys[j] for j in bp.on_known)
+    return _EveryUnit(keys, tuple(_units_over(cluster, keys)))
+
+
+_every_unit: ClusterMemo[_EveryUnit] = ClusterMemo(_every)
 
 
 def preemptors(cluster: Cluster, classes) -> list[tuple[int, EntityKey]]:
@@ -55,7 +86,8 @@ def evictable_units(
     if not pre:
         return []
     top = pre[0][0]
-    ridx = {r: i for i, r in enumerate(resources)}
+    bp = bound_pods(cluster)
+    assert bp.resources == tuple(resources)  # (the rows below are in this order)
     out = []
     for unit in victim_units(cluster, bound_node_of):
         pods, prio = unit.pods, unit.priority
@@ -63,12 +95,12 @@ def evictable_units(
             continue
         usage: dict[int, np.ndarray] = {}
         slots: dict[int, int] = {}
-        for p in pods:
-            n = bound_node_of[p.key]
-            vec = usage.setdefault(n, np.zeros(len(resources), dtype=np.int64))
-            for r, q in p.requests.items():
-                if r in ridx:
-                    vec[ridx[r]] += q
+        for j in bp.rows_of(pods):
+            n = bound_node_of[bp.keys[j]]
+            if n in usage:
+                usage[n] = usage[n] + bp.requests[j]
+            else:
+                usage[n] = bp.requests[j].copy()
             slots[n] = slots.get(n, 0) + 1
         out.append(
             EvictUnit(

@@ -21,6 +21,7 @@ from gangplan.models.result import Result, Status
 from gangplan.models.trace import HintUse
 from gangplan.solver.exact.aggregation import decode, take_nodes
 from gangplan.solver.exact.build import BuiltModel
+from gangplan.solver.exact.instance import snapshot_order
 from gangplan.solver.exact.objective import TIEBREAK
 from gangplan.solver.exact.preemption import evicted_units, units_of_victims, victims_of
 from gangplan.solver.exact.topology import Confinement
@@ -96,9 +97,10 @@ def hint_values(em: ExactModel, cnt: Counts) -> tuple[list[int], list[int]]:
     for u, var in enumerate(em.evict):
         idx.append(var.index)
         val.append(int(u in cnt.evicted))
+    read = cnt.tallied()  # per-domain sums once per placement, not once per variable
     for var, fn in em.aux:
         idx.append(var.index)
-        val.append(int(fn(cnt)))
+        val.append(int(fn(read)))
     return idx, val
 
 
@@ -355,7 +357,7 @@ def complete_first_fit(em: ExactModel, counts: Counts) -> Counts:
     free, free_pods = free_after(em, per_class, counts.evicted)
     for classes, key in entities_in_queue_order(em, per_class):
         ids = inst.domains(key)[0] if key else None
-        domains = [None] if ids is None else _roomy_domains(em, classes, ids, free, free_pods)
+        domains = [None] if ids is None else _roomy_domains(em, classes, key, free, free_pods)
         for d in domains:
             trial = _fit_entity(
                 em, classes, free.copy(), free_pods.copy(), None if d is None else ids == d
@@ -369,23 +371,21 @@ def complete_first_fit(em: ExactModel, counts: Counts) -> Counts:
     return Counts(per_class, counts.evicted)
 
 
-def _roomy_domains(
-    em: ExactModel, classes: list[int], ids: np.ndarray, free, free_pods
-) -> list[int]:
+def _roomy_domains(em: ExactModel, classes: list[int], key: str, free, free_pods) -> list[int]:
     """The candidate domains in id order, without those where the first class alone cannot fit
     (a domain skipped here would fail :func:`_fit_entity` anyway: same first-fit choice, fewer
     trials)."""
     c = classes[0]
     cls = em.inst.classes[c]
     need = 1 if cls.entity is None else cls.size
+    ids = em.inst.domains(key)[0]
     room = free_pods.copy()
     req = em.req[c]
     for r in np.nonzero(req > 0)[0]:
         room = np.minimum(room, free[:, r] // req[r])
     room = np.where(em.elig[c].eligible & (ids >= 0), np.maximum(room, 0), 0)
     held = np.bincount(ids[room > 0], weights=room[room > 0])
-    candidates = {int(d) for k in classes for d in ids[em.elig[k].eligible] if d >= 0}
-    return sorted(d for d in candidates if d < len(held) and held[d] >= need)
+    return [d for d in em.eligible_domains(classes, key) if d < len(held) and held[d] >= need]
 
 
 def free_after(
@@ -433,7 +433,7 @@ def entities_in_queue_order(em: ExactModel, per_class: list[dict[int, int]]):
                 leaf.topology_key if leaf.bound == 0 else None,
             )
         )
-    order = {p.key: i for i, p in enumerate(inst.cluster.pods)}
+    order = snapshot_order(inst.cluster)
     out.sort(key=lambda e: (-e[0][0], order[e[0][1]]))
     return [(classes, key) for _, classes, key in out]
 

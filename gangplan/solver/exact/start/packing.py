@@ -181,6 +181,19 @@ def packed_start(
     return best, runs
 
 
+def nodes_by_domain(nodes: np.ndarray, doms: np.ndarray) -> dict[int, np.ndarray]:
+    """``{d: nodes[doms == d]}`` for every domain id ``d >= 0`` of ``doms``, ascending (``doms``:
+    the domain of each of ``nodes``): one stable sort instead of one scan of ``nodes`` per domain
+    (556 domains of 10,000 nodes on the largest shapes)."""
+    keep = doms >= 0
+    nodes, doms = nodes[keep], doms[keep]
+    order = np.argsort(doms, kind="stable")
+    ranked = doms[order]
+    cuts = (np.flatnonzero(ranked[1:] != ranked[:-1]) + 1).tolist()
+    starts, ends = [0, *cuts], [*cuts, len(ranked)]
+    return {int(ranked[a]): nodes[order[a:b]] for a, b in zip(starts, ends, strict=True) if b > a}
+
+
 class _Packer:
     def __init__(self, em: ExactModel, counts: Counts, entities, meter: Meter) -> None:
         self.em = em
@@ -199,6 +212,7 @@ class _Packer:
         self.shape_req = np.array(
             [np.where(q > 0, q, big) for q in self.shapes], dtype=np.int64
         ).reshape(len(self.shapes), len(em.inst.resources))
+        splits: dict[tuple[str, bytes], dict[int, np.ndarray]] = {}
         for classes, key in entities:
             need = [1 if inst.classes[c].entity is None else inst.classes[c].size for c in classes]
             demand = sum(em.req[c] * k for c, k in zip(classes, need, strict=True))
@@ -228,10 +242,10 @@ class _Packer:
                 union |= em.elig[c].eligible
             e.cand = np.nonzero(union)[0]
             if ids is not None:
-                doms = ids[e.cand]
-                e.by_domain = {
-                    int(d): e.cand[doms == d] for d in np.unique(doms[doms >= 0]).tolist()
-                }
+                split = (key, union.tobytes())  # entities alike share their split (read only)
+                if split not in splits:
+                    splits[split] = nodes_by_domain(e.cand, ids[e.cand])
+                e.by_domain = splits[split]
 
     def run(self) -> Counts:
         chosen: list[_Entity] = []
