@@ -41,7 +41,8 @@ NodeResourcesFit's reasons copied at the decision's base state (one small intege
 Random tie-breaking (``tie_break="random"``) draws from the generator in every scored cycle (and a
 v1.36 tie retry shifts ``first`` ties, ``PodScheduler.tie_shift``), so
 counting is off with it, as it is for what-if replays of the group (``fixed`` pods, or a pod the
-run's observer watches).
+run's observer watches: a replay that may stop at any of the pod's cycles; the decisive step's
+replay of the kept cycle does not watch, since the kept placement is evaluated in full anyway).
 """
 
 from __future__ import annotations

@@ -116,9 +116,9 @@ class NodeTableStart:
         n, res = len(placed), self.resources
         bound = [p for p, _ in placed]
         rows = [i for _, i in placed]
-        req = np.array(
-            [p.requests.get(r, 0) for p in bound for r in res], dtype=np.int64
-        ).reshape(n, len(res))
+        req = np.array([p.requests.get(r, 0) for p in bound for r in res], dtype=np.int64).reshape(
+            n, len(res)
+        )
         nz = np.array(
             [p.nonzero_requests.get(r, 0) for p in bound for r in (CPU, MEMORY)], dtype=np.int64
         ).reshape(n, 2)
@@ -133,9 +133,11 @@ class NodeTableStart:
             if p.host_ports:
                 ports_on[i].extend(p.host_ports)
         keys = [p.key for p in bound]
-        self.node_of.update(zip(keys, rows))
+        self.node_of.update(zip(keys, rows, strict=True))
         # A pod with required anti-affinity has pod terms: both tables come from those pods.
-        terms = [(k, (p, i)) for k, (p, i) in zip(keys, placed) if p.affinity.has_pod_terms]
+        terms = [
+            (k, (p, i)) for k, (p, i) in zip(keys, placed, strict=True) if p.affinity.has_pod_terms
+        ]
         self.anti_affinity_pods.update(
             (k, v) for k, v in terms if v[0].affinity.pod_anti_affinity_required
         )
