@@ -194,9 +194,7 @@ class _State:
                 on_node[out.node].append(p)
         self.on_node: dict[str, list[Pod]] = defaultdict(list, on_node)
         self.anti = [p for p in base.anti if p.key not in victims] + [
-            self.pods[k]
-            for k in self.node_of
-            if k in self.new and self.pods[k].affinity.pod_anti_affinity_required
+            self.pods[k] for k in self.added if self.pods[k].affinity.pod_anti_affinity_required
         ]
         """Pods on nodes with required anti-affinity, in :attr:`node_of` order."""
         self.nodes = base.nodes

@@ -99,6 +99,11 @@ START_RESERVE = 1.0
 work for all of them, leaving at least :data:`START_RESERVE` units of the run's work."""
 
 
+SMALL_SCAN = 24
+"""Scans of at most this many candidate nodes run over Python lists instead of numpy (the same
+node chosen; only faster: two dozen numpy calls on a few elements cost more than the loop)."""
+
+
 Item = tuple[int, "int | None", "str | None", int]
 """(class, planned domain or None, topology key or None, pods it needs)."""
 
@@ -147,7 +152,9 @@ def pack_plan(
         return None
     first = first or {}
     free, pods = free_after(em, base.per_class, base.evicted)
-    free = free.astype(np.int64, copy=True)
+    # Free resources per resource row ([resources, nodes]): a scan reads a few rows at the
+    # candidate nodes, a contiguous take each.
+    free = np.ascontiguousarray(free.T, dtype=np.int64)
     pods = pods.astype(np.int64, copy=True)
     per_class = [dict(d) for d in base.per_class]
     size_of = {c: rel.sizes[ent.type] for ent, ms in rel.members.items() for c, _ in ms}
@@ -181,41 +188,69 @@ def pack_plan(
     wide = max(rel.keys, key=lambda k: span[k]) if rel.keys else None
     wide_of = ids[wide] if wide is not None else np.full(n_nodes, -1, dtype=np.int64)
 
-    # Per node the pods of the largest size its room holds: free[:, r] // unit[r], smallest over
+    # Per node the pods of the largest size its room holds: free[r] // unit[r], smallest over
     # the dimensions ``dims`` (``big`` without any), kept up to date as pods are put (``put``).
     room_all = np.full(n_nodes, big, dtype=np.int64)
     for r in dims:
-        room_all = np.minimum(room_all, free[:, r] // unit[r])
+        room_all = np.minimum(room_all, free[r] // unit[r])
     top_size = chain[-1]
 
     whole_free = np.zeros(max(1, int(wide_of.max(initial=-1)) + 1), dtype=np.int64)
     inside = np.nonzero(wide_of >= 0)[0]
     np.add.at(whole_free, wide_of[inside], (room_all[inside] >= top_size).astype(np.int64))
 
+    # The same state as Python lists, kept in step with the arrays (``put``): most scans are of
+    # a handful of nodes (a pool, a rack), where a loop over the nodes beats two dozen numpy calls
+    # (:data:`SMALL_SCAN`); whole-cluster scans stay with numpy.
+    free_py, pods_py, room_py = free.T.tolist(), pods.tolist(), room_all.tolist()
+    whole_py, wide_py, pool_py = whole_free.tolist(), wide_of.tolist(), pool_at.tolist()
+    pool_lists: dict[int, list[int]] = {}  # (converted as the pools are scanned)
+    unit_py = unit.tolist()
     rows: dict[int, tuple] = {}
 
     def rows_of(c: int) -> tuple:
-        """Class ``c``'s request (int64), its requested dimensions and their requests, and the
-        nodes where it is eligible with a fit on the bound state (made once per class)."""
+        """Class ``c``'s (resource row, request) pairs of what it requests, and the nodes where it
+        is eligible with a fit on the bound state; made once per class."""
         if c not in rows:
-            req = np.asarray(em.req[c], dtype=np.int64)
-            asked = np.nonzero(em.req[c] > 0)[0]
-            gate = em.elig[c].eligible & (np.asarray(em.elig[c].fit) > 0)
-            rows[c] = (req, asked, req[asked], gate)
+            req = em.req[c]
+            pairs = [(int(r), int(req[r])) for r in np.nonzero(req > 0)[0]]
+            rows[c] = (pairs, em.elig[c].eligible & (np.asarray(em.elig[c].fit) > 0))
         return rows[c]
 
-    def holds(c: int, nodes: np.ndarray) -> np.ndarray:
-        """Pods of class ``c`` each of ``nodes`` takes now (its requests, the pod slots), where the
-        class is eligible with a fit on the bound state."""
-        _, asked, per_pod, gate = rows_of(c)
+    def pool_list(p: int) -> list[int]:
+        if p not in pool_lists:
+            pool_lists[p] = pool_arrays[p].tolist()
+        return pool_lists[p]
+
+    def holds(c: int, nodes: np.ndarray | None) -> np.ndarray:
+        """Pods of class ``c`` each of ``nodes`` (None: every node) takes now (its requests, the
+        pod slots), where the class is eligible with a fit on the bound state."""
+        pairs, gate = rows_of(c)
+        if nodes is None:
+            k = pods
+            for r, q in pairs:
+                k = np.minimum(k, free[r] // q)
+            return np.where(gate, np.maximum(k, 0), 0)
         k = pods[nodes]
-        if len(asked):
-            k = np.minimum(k, (free[nodes][:, asked] // per_pod).min(axis=1))
+        for r, q in pairs:
+            k = np.minimum(k, free[r].take(nodes) // q)
         return np.where(gate[nodes], np.maximum(k, 0), 0)
 
-    def best_fit(c: int, nodes: np.ndarray) -> int | None:
+    def holds_py(c: int, n: int) -> int:
+        """:func:`holds` of one node, from the lists."""
+        pairs, gate = rows_of(c)
+        if not gate[n]:
+            return 0
+        k, row = pods_py[n], free_py[n]
+        for r, q in pairs:
+            k = min(k, row[r] // q)
+        return max(k, 0)
+
+    def best_fit(c: int, nodes) -> int | None:
         """The node of ``nodes`` taking a pod of ``c`` with the least room left, or None."""
         meter.tick(-(-len(nodes) // VECTOR_VISITS))
+        if len(nodes) <= SMALL_SCAN:
+            return _best_fit_py(c, nodes.tolist() if isinstance(nodes, np.ndarray) else nodes)
         fits = nodes[holds(c, nodes) > 0]  # (the order of ``nodes`` kept: ties go to the first)
         if not len(fits):
             return None
@@ -229,16 +264,44 @@ def pack_plan(
                 keys.append(room // q - np.maximum(room - s, 0) // q)
         return int(fits[int(np.lexsort(keys)[0])])
 
+    def _best_fit_py(c: int, nodes: list[int]) -> int | None:
+        """:func:`best_fit` over a few nodes, from the lists: the first node with the smallest
+        (slots taken of each larger size, largest first; room; crowd), as ``np.lexsort`` ranks."""
+        s = size_of[c]
+        larger = [q for q in reversed(chain) if q > s]
+        best, best_key = None, None
+        for n in nodes:
+            if holds_py(c, n) <= 0:
+                continue
+            room = room_py[n]
+            w = wide_py[n]
+            key = (
+                *[room // q - max(room - s, 0) // q for q in larger],
+                room,
+                whole_py[w] if w >= 0 else big,
+            )
+            if best_key is None or key < best_key:
+                best, best_key = n, key
+        return best
+
     def put(c: int, n: int, kind: tuple, k: int) -> None:
-        was = room_all[n] >= top_size
-        free[n] -= k * rows_of(c)[0]
+        pairs, _ = rows_of(c)
+        was = room_py[n] >= top_size
+        row = free_py[n]
+        for r, q in pairs:  # (the other dimensions are not requested: unchanged)
+            row[r] -= k * q
+            free[r, n] = row[r]
         if dims:
-            room_all[n] = min(big, *(int(free[n, r]) // int(unit[r]) for r in dims))
-        if wide_of[n] >= 0:
-            whole_free[wide_of[n]] += int(room_all[n] >= top_size) - int(was)
+            room_all[n] = room_py[n] = min(big, *(row[r] // unit_py[r] for r in dims))
+        w = wide_py[n]
+        if w >= 0:
+            step = int(room_py[n] >= top_size) - int(was)
+            whole_free[w] += step
+            whole_py[w] += step
         pods[n] -= k
+        pods_py[n] -= k
         left = quota.setdefault(kind, {})
-        left[int(pool_at[n])] = left.get(int(pool_at[n]), 0.0) - k
+        left[pool_py[n]] = left.get(pool_py[n], 0.0) - k
 
     def place(c: int, need: int, nodes: np.ndarray, kind: tuple) -> bool:
         """``need`` pods of ``c`` in ``nodes`` (all or none), each first in the pools where the LP
@@ -246,8 +309,13 @@ def pack_plan(
         chosen: list[int] = []
         left = quota.setdefault(kind, {})
         for _ in range(need):
-            planned = [pool_arrays[p] for p, v in left.items() if v > QUOTA_LEFT]
-            n = best_fit(c, np.concatenate(planned)) if planned else None
+            planned = [p for p, v in left.items() if v > QUOTA_LEFT]
+            n = None
+            if planned:
+                if sum(len(pool_arrays[p]) for p in planned) <= SMALL_SCAN:
+                    n = best_fit(c, [m for p in planned for m in pool_list(p)])
+                else:
+                    n = best_fit(c, np.concatenate([pool_arrays[p] for p in planned]))
             if n is None:
                 n = best_fit(c, nodes)
             if n is None:
@@ -268,14 +336,16 @@ def pack_plan(
         if key is None:
             return place(c, need, everything, (type_of[c], None, None))
         nodes = nodes_of.get((key, d))
-        if (
-            nodes is not None
-            and int(holds(c, nodes).sum()) >= need
-            and place(c, need, nodes, (type_of[c], key, d))
-        ):
-            return True
+        if nodes is not None:
+            room = (
+                sum(holds_py(c, n) for n in nodes.tolist())
+                if len(nodes) <= SMALL_SCAN
+                else int(holds(c, nodes).sum())
+            )
+            if room >= need and place(c, need, nodes, (type_of[c], key, d)):
+                return True
         meter.tick(-(-n_nodes // VECTOR_VISITS))
-        per_node = holds(c, np.arange(n_nodes))
+        per_node = holds(c, None)
         dom = ids[key]
         cap = np.bincount(dom[dom >= 0], weights=per_node[dom >= 0])
         for d2 in sorted((int(x) for x in np.nonzero(cap >= need)[0]), key=lambda x: (cap[x], x)):

@@ -21,6 +21,7 @@ from gangplan.predicates import (
     first_untolerated_taint,
     node_matches_pod_selector,
 )
+from gangplan.solver.exact.bound import bound_pods
 from gangplan.solver.exact.instance import NO_DOMAIN, Instance, PodClass, canonical
 from gangplan.solver.exact.names import CAPACITY
 
@@ -53,11 +54,11 @@ class EligibilityCache:
     def __init__(self, inst: Instance) -> None:
         self.inst = inst
         self.node_rules: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        c = inst.cluster
+        bp = bound_pods(inst.cluster)
         self.anti_holders = [
-            (q, t, inst.bound_node_of[q.key])
-            for q in c.bound_pods
-            if q.key in inst.bound_node_of
+            (q, t, inst.bound_node_of[key])
+            for q, key in zip(bp.pods, bp.keys, strict=True)
+            if key in inst.bound_node_of
             for t in q.affinity.pod_anti_affinity_required
         ]
         self.port_nodes = [

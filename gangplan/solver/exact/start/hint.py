@@ -39,21 +39,21 @@ def counts_from_placements(
     class may never use). Dropping the whole entity keeps gang rules intact.
     """
     inst = em.inst
+    entity = {key: _entity(em, key) for key in placements}  # (each pod's looked up once)
     bad_entities: set[EntityKey] = set()
     rows: list[tuple[str, int, int]] = []
     for key in sorted(placements):
         node = placements[key]
         c = inst.class_of.get(key)
         n = inst.cluster.node_index.get(node)
-        ent = _entity(em, key)
         if c is None or n is None or not _usable(em, c, n):
-            bad_entities.add(ent)
+            bad_entities.add(entity[key])
             continue
         rows.append((key, c, n))
     per_class: list[dict[int, int]] = [{} for _ in inst.classes]
-    dropped = sorted(k for k in placements if _entity(em, k) in bad_entities)
+    dropped = sorted(k for k in placements if entity[k] in bad_entities)
     for key, c, n in rows:
-        if _entity(em, key) in bad_entities:
+        if entity[key] in bad_entities:
             continue
         per_class[c][n] = per_class[c].get(n, 0) + 1
     return Counts(per_class), dropped
