@@ -127,7 +127,7 @@ class _Bound:
         """(pod key, PodGroup key) of the bound pods in a PodGroup of the forest, in
         :attr:`node_of` order."""
         self.pending_keys = frozenset(p.key for p in cluster.pending_pods)
-        self.bound_keys = frozenset(p.key for p in cluster.bound_pods)
+        self.bound_keys = frozenset(self.pods)
         self.queued_keys = frozenset(p.key for p in cluster.queued_pods)
         self.nodes: dict[str, Node] = {n.name: n for n in cluster.nodes}
 
@@ -175,6 +175,8 @@ class _State:
         self.new: set[str] = set()
         self.added: list[str] = []
         """The keys of :attr:`new` in :attr:`node_of` order (the Result's pod order)."""
+        self.new_on: dict[str, list[Pod]] = {}
+        """Node -> the Result's pods placed on it (in :attr:`added` order)."""
         copied: set[str] = set()
         for key, out in result.pods.items():
             p = cluster.pod_by_key.get(key)
@@ -188,6 +190,7 @@ class _State:
                 self.pods[key] = p
                 self.new.add(key)
                 self.added.append(key)
+                self.new_on.setdefault(out.node, []).append(p)
                 if out.node not in copied:
                     copied.add(out.node)
                     on_node[out.node] = list(on_node.get(out.node, ()))
@@ -265,7 +268,7 @@ def _capacity(st: _State) -> list[Violation]:
         # As NodeResourcesFit checks only what the incoming pod requests, a resource none of the
         # node's new pods asks for is not the Result's doing (a snapshot may hold bound pods that
         # overcommit a resource the node does not list).
-        asked = {r for p in pods if p.key in st.new for r, q in p.requests.items() if q > 0}
+        asked = {r for p in st.new_on[name] for r, q in p.requests.items() if q > 0}
         for r, q in sorted(used.items()):
             if r in served or r not in asked:
                 continue
