@@ -132,9 +132,7 @@ class NodeGpus:
         if width > MAX_DEVICES:  # no such node exists: FGD's per-device model is not built
             devices = np.zeros((n, 0), dtype=np.int64)
         else:
-            devices = np.where(np.arange(width)[None, :] < free[:, None], MILLI, 0).astype(
-                np.int64
-            )
+            devices = np.where(np.arange(width)[None, :] < free[:, None], MILLI, 0).astype(np.int64)
         return cls(gpus, free, cpu - used_cpu, codes, list(values), devices)
 
 

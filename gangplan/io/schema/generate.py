@@ -311,8 +311,30 @@ KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "kai.scheduler/v1alpha1": ("kai/v1alpha1", ("Topology",)),
     "jobset.x-k8s.io/v1alpha2": ("jobset/v1alpha2", ("JobSet",)),
     "leaderworkerset.x-k8s.io/v1": ("lws/v1", ("LeaderWorkerSet",)),
-    "kueue.x-k8s.io/v1beta1": ("kueue/v1beta1", ("Topology", "ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "Workload", "WorkloadPriorityClass")),
-    "kueue.x-k8s.io/v1beta2": ("kueue/v1beta2", ("Topology", "ClusterQueue", "Cohort", "LocalQueue", "ResourceFlavor", "Workload", "WorkloadPriorityClass")),
+    "kueue.x-k8s.io/v1beta1": (
+        "kueue/v1beta1",
+        (
+            "Topology",
+            "ClusterQueue",
+            "Cohort",
+            "LocalQueue",
+            "ResourceFlavor",
+            "Workload",
+            "WorkloadPriorityClass",
+        ),
+    ),
+    "kueue.x-k8s.io/v1beta2": (
+        "kueue/v1beta2",
+        (
+            "Topology",
+            "ClusterQueue",
+            "Cohort",
+            "LocalQueue",
+            "ResourceFlavor",
+            "Workload",
+            "WorkloadPriorityClass",
+        ),
+    ),
     "gangplan.io/v1alpha1": ("gangplan/v1alpha1", ("BenchSuite",)),
 }
 
