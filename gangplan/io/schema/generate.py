@@ -290,6 +290,17 @@ SOURCES: list[tuple[str, str, str, list[tuple[str, str, str]]]] = [
 REGISTER_SOURCE = ("kubernetes/api", "10b39a39bcee995dfe7cd5e8e7b922be5e46f1e2")
 """Where every built-in group/version's register.go is read (kinds served per apiVersion)."""
 
+KUEUE_KINDS = (
+    "Topology",
+    "ClusterQueue",
+    "Cohort",
+    "LocalQueue",
+    "ResourceFlavor",
+    "Workload",
+    "WorkloadPriorityClass",
+)
+"""The Kueue kinds gangplan reads, the same in v1beta1 and v1beta2."""
+
 # apiVersion -> (package id, kinds gangplan reads from it)
 KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "v1": ("core/v1", ("Pod", "Node", "Namespace")),
@@ -311,30 +322,8 @@ KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
     "kai.scheduler/v1alpha1": ("kai/v1alpha1", ("Topology",)),
     "jobset.x-k8s.io/v1alpha2": ("jobset/v1alpha2", ("JobSet",)),
     "leaderworkerset.x-k8s.io/v1": ("lws/v1", ("LeaderWorkerSet",)),
-    "kueue.x-k8s.io/v1beta1": (
-        "kueue/v1beta1",
-        (
-            "Topology",
-            "ClusterQueue",
-            "Cohort",
-            "LocalQueue",
-            "ResourceFlavor",
-            "Workload",
-            "WorkloadPriorityClass",
-        ),
-    ),
-    "kueue.x-k8s.io/v1beta2": (
-        "kueue/v1beta2",
-        (
-            "Topology",
-            "ClusterQueue",
-            "Cohort",
-            "LocalQueue",
-            "ResourceFlavor",
-            "Workload",
-            "WorkloadPriorityClass",
-        ),
-    ),
+    "kueue.x-k8s.io/v1beta1": ("kueue/v1beta1", KUEUE_KINDS),
+    "kueue.x-k8s.io/v1beta2": ("kueue/v1beta2", KUEUE_KINDS),
     "gangplan.io/v1alpha1": ("gangplan/v1alpha1", ("BenchSuite",)),
 }
 
