@@ -868,9 +868,9 @@ spec:
 
 
 def test_the_kept_bound_pod_layout_gives_what_a_fresh_one_gives() -> None:
-    """validate keeps the bound pods' layout of the last cluster (``_bound``): validations of
-    other Results on that cluster (victims removed, new pods added) find exactly the violations a
-    fresh layout finds, and another cluster gets its own."""
+    """validate keeps the bound pods' layout beside the cluster (``_bound``, a ClusterMemo):
+    validations of other Results on that cluster (victims removed, new pods added) find exactly
+    the violations a fresh layout finds, and another cluster gets its own."""
     from gangplan.bench.generators.builders import to_cluster
     from gangplan.bench.generators.small_snapshots import small_mixed, small_preemption
     from gangplan.solver import validate as module
@@ -888,16 +888,17 @@ def test_the_kept_bound_pod_layout_gives_what_a_fresh_one_gives() -> None:
                 variants.append(r.model_copy(update={"victims": r.victims[1:]}))
             fresh = []
             for v in variants:
-                module._BOUND.clear()
+                cluster._derived = None  # a fresh layout for each
                 fresh.append([str(x) for x in module.validate(cluster, v)])
+            kept = module._bound(cluster)
             for v, want in zip(variants, fresh, strict=True):  # one layout, kept across them all
                 assert [str(x) for x in module.validate(cluster, v)] == want
-                assert module._BOUND and module._BOUND[0][0]() is cluster
+                assert module._bound(cluster) is kept
                 compared += 1
             refused += sum(1 for f in fresh if f)
             # the layout of the previous cluster is not used for this one
             other = to_cluster(small_mixed(seed + 100))
             assert [str(x) for x in module.validate(other, greedy(other))] == []
-            assert module._BOUND[0][0]() is other
+            assert module._bound(other) is not kept and module._bound(cluster) is kept
     assert compared > 40
     assert 0 < refused < compared  # some variants are refused, some accepted

@@ -68,6 +68,11 @@ class Cluster(BaseModel):
     :class:`gangplan.solver.greedy.snapshot.NodeTableStart`), made by the first greedy session on
     the snapshot and copied by every later one (a diff's run and its decisive step's replay)."""
 
+    _derived: Beside | None = PrivateAttr(default=None)
+    """(this Cluster, {memo: value}): the snapshot-wide views of
+    :class:`gangplan.models.memo.ClusterMemo` (the objective's bound counts, the exact engine's
+    bound pods and victim units, the validator's bound layout), each made once."""
+
     _groups_as_read: tuple[dict, dict] | None = PrivateAttr(default=None)
     """The PodGroups and CompositePodGroups as the snapshot has them, when ``pod_groups`` /
     ``composite_pod_groups`` hold what this release sees instead (v1.35 reads no
